@@ -1,0 +1,37 @@
+# DLPerf Suite — `make help` lists the targets.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+LOG_DIR ?= data/raw_logs
+OUT ?= reports
+
+.DEFAULT_GOAL := help
+.PHONY: help setup all summarize test test-fast lint bench clean
+
+help:  ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+setup:  ## install Debian packages and the .venv (idempotent)
+	@bash scripts/setup.sh
+
+all: setup  ## the main job: summarise the bundled logs
+	$(VENV)/bin/dlperf summarize $(LOG_DIR) --format markdown
+
+summarize: setup  ## summarise LOG_DIR (default data/raw_logs)
+	$(VENV)/bin/dlperf summarize $(LOG_DIR)
+
+test: setup  ## run the whole test suite (what CI runs)
+	$(PY) -m pytest -q
+
+test-fast: setup  ## tests without the slow end-to-end ones
+	$(PY) -m pytest -q -m "not slow"
+
+lint: setup  ## ruff check
+	$(VENV)/bin/ruff check analysis tests benchmarks
+
+bench: setup  ## parse-speed benchmark (writes figures to stdout)
+	$(PY) benchmarks/parse_speed.py
+
+clean:  ## remove caches (keeps .venv)
+	rm -rf .pytest_cache .ruff_cache build *.egg-info
+	find . -name __pycache__ -prune -exec rm -rf {} +

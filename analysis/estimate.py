@@ -1,0 +1,61 @@
+"""The inputs and output of a per-run throughput method (shared by parsers and stats)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from analysis import metrics as M
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A run's throughput by one method, or why there is none."""
+
+    throughput: float = float("nan")  # samples/s over all devices
+    method: str = ""  # precise description of what was computed
+    iterations: int = 0  # iterations inside the measured window
+    latency: float = float("nan")  # seconds per iteration, when the method measures it
+    problem_kind: str = ""  # analysis.problems.KINDS key when the estimate is degraded/absent
+    problem: str = ""  # human-readable reason
+
+    @classmethod
+    def fail(cls, reason: str, kind: str = "method_fallback", method: str = "") -> Estimate:
+        return cls(method=method, problem_kind=kind, problem=reason)
+
+    @property
+    def ok(self) -> bool:
+        return bool(np.isfinite(self.throughput))
+
+
+@dataclass
+class RunData:
+    """One run's observations and case fields, as a throughput method sees them.
+
+    `train` holds the run's training-phase rows (columns step, timestamp, metric, value,
+    line, rank), sorted by line.
+    """
+
+    run_id: str
+    family: str
+    global_batch_size: float  # NaN when unknown
+    train: pd.DataFrame
+    meta: dict
+
+    def series(self, metric: str) -> pd.DataFrame:
+        """Rows of one training metric, one per printed line (first rank seen per step)."""
+        df = self.train[self.train["metric"] == metric]
+        return df
+
+    def clock(self) -> pd.DataFrame:
+        """One row per training line that carries a step: step, timestamp, line.
+
+        Uses the throughput rows when the family prints them, else any metric.
+        """
+        df = self.series(M.THROUGHPUT)
+        if df.empty:
+            df = self.train
+        df = df[df["step"].notna()]
+        return df.drop_duplicates("line")[["step", "timestamp", "line"]]

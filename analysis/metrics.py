@@ -1,0 +1,65 @@
+"""Every name that appears in the tidy frames' `phase`, `metric` and `unit` columns.
+
+Parsers map what a program printed onto these names, so the statistics never need to
+know which framework wrote a log (mlperf-logging keeps its keys in one module the same way).
+A metric a parser cannot map keeps its printed name, without its phase prefix.
+"""
+
+from __future__ import annotations
+
+# phase: which part of the run an observation belongs to
+TRAIN = "train"  # one training interval or iteration
+VAL = "val"  # validation
+EPOCH = "epoch"  # end-of-epoch summary line
+SUMMARY = "summary"  # end-of-run summary line (DLLogger step `()` / `Summary:`)
+MEMORY = "memory"  # GPU memory / utilisation sample
+PHASES = (TRAIN, VAL, EPOCH, SUMMARY, MEMORY)
+
+# metric: canonical names
+THROUGHPUT = "throughput"  # samples/s over all devices, as printed for the interval
+COMPUTE_THROUGHPUT = "compute_throughput"  # DLLogger compute_ips (no data loading)
+LOSS = "loss"
+TOP1 = "top1"
+TOPK = "topk"
+LR = "lr"
+LATENCY = "latency"  # seconds per iteration
+SAMPLES = "samples"  # cumulative samples consumed
+MEMORY_USED = "memory_used"  # MiB on one device
+MEMORY_TOTAL = "memory_total"  # MiB on one device
+MEMORY_MAX_ALLOCATED = "memory_max_allocated"  # MiB, framework allocator peak
+UTILIZATION = "utilization"  # percent
+
+# unit: canonical spellings
+SAMPLES_PER_S = "samples/s"
+SECONDS = "s"
+MIB = "MiB"
+PERCENT = "%"
+NONE = ""
+
+#: Printed metric names (any family) mapped to (canonical metric, unit).
+ALIASES: dict[str, tuple[str, str]] = {
+    "total_ips": (THROUGHPUT, SAMPLES_PER_S),
+    "imgs_per_sec": (THROUGHPUT, SAMPLES_PER_S),
+    "samples/s": (THROUGHPUT, SAMPLES_PER_S),
+    "throughput": (THROUGHPUT, SAMPLES_PER_S),
+    "throughput_train": (THROUGHPUT, SAMPLES_PER_S),
+    "train_throughput": (THROUGHPUT, SAMPLES_PER_S),
+    "compute_ips": (COMPUTE_THROUGHPUT, SAMPLES_PER_S),
+    "loss": (LOSS, NONE),
+    "total_loss": (LOSS, NONE),
+    "top1": (TOP1, PERCENT),
+    "top_1": (TOP1, NONE),
+    "top5": (TOPK, PERCENT),
+    "top_k": (TOPK, NONE),
+    "lr": (LR, NONE),
+    "learning_rate": (LR, NONE),
+    "latency": (LATENCY, SECONDS),
+}
+
+
+def canonical(printed: str) -> tuple[str, str | None]:
+    """Map a printed metric name to (canonical name, canonical unit or None if unknown)."""
+    hit = ALIASES.get(printed)
+    if hit:
+        return hit
+    return printed, None

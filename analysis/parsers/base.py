@@ -1,0 +1,165 @@
+"""What a log family module provides: a parser class registered by name.
+
+A family module defines one subclass of :class:`LogParser` decorated with
+:func:`analysis.parsers.register`. It says how to recognise its logs (`sniff`), how to read
+them into columnar observations (`parse`) and, when the DLPerf tooling had a rule for the
+family, how that rule computes a run's throughput (`dlperf`).
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from analysis.estimate import Estimate, RunData
+from analysis.logtext import LogText
+from analysis.problems import Problem
+
+#: Run fields a parser may report in ParsedLog.meta (all optional).
+META_FIELDS = (
+    "framework", "model", "precision", "num_nodes", "gpus_per_node", "batch_size_per_device",
+    "global_batch_size", "repeat", "case", "group", "data_parallel", "tensor_parallel",
+    "pipeline_parallel", "seq_length", "num_layers", "hidden_size", "num_heads", "vocab_size",
+)
+
+_STRING_FIELDS = ("phase", "metric", "unit")
+_INT_FIELDS = ("line", "rank", "device", "epoch", "step")
+_FLOAT_FIELDS = ("timestamp", "value")
+_MISSING_INT = -1  # sentinel inside the builder only; becomes <NA> in the tidy frame
+
+
+class Observations:
+    """Columnar builder of one file's observations.
+
+    Each `add` call appends a block of n rows. Any argument may be a scalar (repeated) or
+    an array of length n; strings stay scalars per block so large files cost no per-row
+    Python objects.
+    """
+
+    def __init__(self) -> None:
+        self.blocks: list[dict] = []
+
+    def add(self, *, line, metric, value, phase, unit="", step=None, epoch=None,
+            timestamp=None, rank=None, device=None) -> None:
+        value = np.asarray(value, dtype=np.float64)
+        n = value.size if value.ndim else 1
+        if n == 0:
+            return
+        block = {"n": n, "value": np.broadcast_to(value, (n,))}
+        for name, v in (("line", line), ("step", step), ("epoch", epoch),
+                        ("rank", rank), ("device", device)):
+            block[name] = np.broadcast_to(
+                np.asarray(_MISSING_INT if v is None else v, dtype=np.int64), (n,))
+        ts = np.nan if timestamp is None else timestamp
+        block["timestamp"] = np.broadcast_to(np.asarray(ts, dtype=np.float64), (n,))
+        for name, v in (("phase", phase), ("metric", metric), ("unit", unit)):
+            if not isinstance(v, str):
+                v = np.asarray(v, dtype=object)
+                if v.shape != (n,):
+                    raise ValueError(f"{name} has shape {v.shape}, expected ({n},)")
+            block[name] = v
+        self.blocks.append(block)
+
+    def __len__(self) -> int:
+        return sum(b["n"] for b in self.blocks)
+
+    def metrics(self) -> set[str]:
+        out: set[str] = set()
+        for b in self.blocks:
+            out.update([b["metric"]] if isinstance(b["metric"], str) else set(b["metric"]))
+        return out
+
+    def phases(self) -> set[str]:
+        out: set[str] = set()
+        for b in self.blocks:
+            out.update([b["phase"]] if isinstance(b["phase"], str) else set(b["phase"]))
+        return out
+
+
+@dataclass
+class ParsedLog:
+    """What a parser read from one file."""
+
+    family: str
+    obs: Observations = field(default_factory=Observations)
+    meta: dict = field(default_factory=dict)  # keys from META_FIELDS, log-stated values
+    meta_lines: dict = field(default_factory=dict)  # key -> line the log states it on
+    parameters: dict = field(default_factory=dict)  # raw parameter dump (strings)
+    problems: list[Problem] = field(default_factory=list)
+
+
+class LogParser(ABC):
+    """Base class of every log family."""
+
+    name: ClassVar[str]
+    framework: ClassVar[str]
+    description: ClassVar[str] = ""
+    #: True for files that only add to a run (memory sidecars): never a run on their own.
+    sidecar: ClassVar[bool] = False
+
+    @classmethod
+    @abstractmethod
+    def sniff(cls, head: bytes) -> int:
+        """Confidence 0..100 that `head` (first 64 KiB, cleaned) is this family."""
+
+    @abstractmethod
+    def parse(self, log: LogText) -> ParsedLog:
+        """Read every observation of `log`; report problems instead of raising."""
+
+    def dlperf(self, run: RunData) -> Estimate:
+        """The DLPerf extract-script rule of this family (FORMATS.md)."""
+        return Estimate.fail(f"the DLPerf tooling has no rule for {self.name} logs")
+
+
+# --- helpers shared by family modules -------------------------------------------------
+
+_NAN_WORDS = {b"nan": np.nan, b"NaN": np.nan, b"None": np.nan, b"inf": np.inf,
+              b"-inf": -np.inf, b"Infinity": np.inf, b"-nan": np.nan, b"": np.nan}
+
+
+def to_float(values: Iterable[bytes]) -> np.ndarray:
+    """Bytes to float64, accepting nan/inf/None and scientific notation."""
+    vals = list(values)
+    if not vals:
+        return np.empty(0, dtype=np.float64)
+    try:
+        return np.array(vals, dtype="S").astype(np.float64)
+    except ValueError:
+        out = np.empty(len(vals), dtype=np.float64)
+        for i, v in enumerate(vals):
+            try:
+                out[i] = float(v)
+            except ValueError:
+                out[i] = _NAN_WORDS.get(v.strip(), np.nan)
+        return out
+
+
+def to_int(values: Iterable[bytes]) -> np.ndarray:
+    vals = list(values)
+    if not vals:
+        return np.empty(0, dtype=np.int64)
+    return np.array(vals, dtype="S").astype(np.int64)
+
+
+_KV_DUMP = re.compile(rb"^\s*([A-Za-z_][\w.\-]*)\s*(?:=|\.{2,})\s*(.*?)\s*$", re.M)
+
+
+def parse_bool(text: str) -> bool | None:
+    t = text.strip().lower()
+    if t in ("true", "1", "yes", "on"):
+        return True
+    if t in ("false", "0", "no", "off", "none"):
+        return False
+    return None
+
+
+def finditer_lines(pattern: re.Pattern, log: LogText):
+    """Matches of `pattern` in `log.data` with their 1-based line numbers (arrays)."""
+    matches = list(pattern.finditer(log.data))
+    starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
+    return matches, log.lines_at(starts)

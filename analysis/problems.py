@@ -1,0 +1,56 @@
+"""Problems are data: what went wrong, where, and why — collected, never raised by default."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from analysis import schema
+
+#: Every problem kind with a one-line meaning (shown in reports' Problems section).
+KINDS = {
+    "unknown_format": "no parser recognises the file",
+    "undecodable_bytes": "the file holds bytes that are not valid UTF-8 (read with replacement)",
+    "bad_line": "a line looks like a metric line of the family but could not be read",
+    "no_training_lines": "the log has no training lines (e.g. a non-master node's log)",
+    "missing_timestamps": "the lines carry no timestamps, so timestamp windows are undefined",
+    "truncated": "fewer iterations than the method's window needs",
+    "metadata_conflict": "the path and the log disagree about the run; the log wins",
+    "missing_metadata": "a case field (nodes, GPUs, batch size, ...) is unknown",
+    "unreadable_file": "the file could not be opened or decompressed",
+    "parser_error": "the parser failed unexpectedly on this file (a bug: please report it)",
+    "method_fallback": "the requested method does not apply; another stated method was used",
+    "outlier": "the repeat is more than 3 MADs away from the case median",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    source: str
+    line: int | None
+    kind: str
+    reason: str
+    text: str = ""
+    run_id: str = ""
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown problem kind {self.kind!r}; valid: {sorted(KINDS)}")
+
+
+def to_frame(problems: list[Problem]) -> pd.DataFrame:
+    """Problems as a frame with the columns of `schema.PROBLEMS`."""
+    if not problems:
+        return schema.empty(schema.PROBLEMS)
+    df = pd.DataFrame(
+        {
+            "run_id": [p.run_id for p in problems],
+            "source": [p.source for p in problems],
+            "line": pd.array([p.line for p in problems], dtype="Int64"),
+            "kind": [p.kind for p in problems],
+            "reason": [p.reason for p in problems],
+            "text": [p.text for p in problems],
+        }
+    )
+    return schema.coerce(df, schema.PROBLEMS)

@@ -1,0 +1,152 @@
+"""The tidy frames of the suite, declared once: columns, dtypes, units and meaning.
+
+Every parser output is assembled into these frames by :mod:`analysis.collect` and
+validated here; statistics, plots and reports only ever see validated frames.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from analysis.errors import SchemaError
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    dtype: str  # pandas dtype name
+    unit: str
+    meaning: str
+
+
+def _cols(*specs: tuple[str, str, str, str]) -> tuple[Column, ...]:
+    return tuple(Column(*s) for s in specs)
+
+
+#: One row per observation (a number printed by the benchmarked program).
+OBSERVATIONS = _cols(
+    ("run_id", "category", "", "run identifier: log path relative to the scanned root, without suffix"),
+    ("source", "category", "", "file the observation was read from"),
+    ("line", "int64", "", "1-based line number in `source`"),
+    ("family", "category", "", "log family (parser) that read the line"),
+    ("framework", "category", "", "training framework, e.g. OneFlow, PyTorch, TensorFlow"),
+    ("model", "category", "", "model name, e.g. resnet50, bert_base, gpt"),
+    ("precision", "category", "", "fp32, amp (= fp16 mixed), tf32 or bf16"),
+    ("num_nodes", "Int64", "", "number of nodes"),
+    ("gpus_per_node", "Int64", "", "GPUs (devices) per node"),
+    ("batch_size_per_device", "Int64", "samples", "batch size per device (micro batch for GPT)"),
+    ("repeat", "Int64", "", "repeat number of the case, from 1"),
+    ("rank", "Int64", "", "global rank that printed the line, when known"),
+    ("device", "Int64", "", "GPU index of a memory sample"),
+    ("phase", "category", "", "train, val, epoch, summary or memory (analysis.metrics)"),
+    ("epoch", "Int64", "", "epoch as printed"),
+    ("step", "Int64", "", "training iterations completed (1-based) when the line was printed"),
+    ("timestamp", "float64", "s", "unix time of the line, NaN when the log has none"),
+    ("metric", "category", "", "canonical metric name (analysis.metrics)"),
+    ("value", "float64", "", "value of the metric, in `unit`"),
+    ("unit", "category", "", "unit of `value`"),
+)
+
+#: One row per run (one log file plus its sidecars).
+RUNS = _cols(
+    ("run_id", "string", "", "run identifier (see OBSERVATIONS)"),
+    ("source", "string", "", "main log file of the run"),
+    ("family", "string", "", "log family"),
+    ("framework", "string", "", "training framework"),
+    ("model", "string", "", "model name"),
+    ("precision", "string", "", "precision"),
+    ("num_nodes", "Int64", "", "nodes"),
+    ("gpus_per_node", "Int64", "", "GPUs per node"),
+    ("num_devices", "Int64", "", "nodes x GPUs per node"),
+    ("batch_size_per_device", "Int64", "samples", "batch size per device (micro batch for GPT)"),
+    ("global_batch_size", "Int64", "samples", "samples per iteration over all devices"),
+    ("repeat", "Int64", "", "repeat number"),
+    ("case", "string", "", "case label (GPT: <group>_<dp>x<tp>x<pp>_<global>_<hidden>x<layers>)"),
+    ("group", "string", "", "GPT parallelism group (DP, MP, 2D, DP_PP, MP_PP, 2D_PP)"),
+    ("data_parallel", "Int64", "", "GPT data-parallel size"),
+    ("tensor_parallel", "Int64", "", "GPT tensor-model-parallel size"),
+    ("pipeline_parallel", "Int64", "", "GPT pipeline-model-parallel size"),
+    ("seq_length", "Int64", "tokens", "GPT sequence length"),
+    ("num_layers", "Int64", "", "GPT layers"),
+    ("hidden_size", "Int64", "", "GPT hidden size"),
+    ("num_heads", "Int64", "", "GPT attention heads"),
+    ("vocab_size", "Int64", "", "GPT vocabulary size (51200 when the log does not say)"),
+    ("n_observations", "int64", "", "rows of the run in the observations frame"),
+    ("problems", "string", "", "problem kinds met in this run, ';'-separated ('' when clean)"),
+    ("parameters", "object", "", "dict of the run's parameter dump as printed (strings)"),
+)
+
+#: One row per problem met while reading logs or computing statistics.
+PROBLEMS = _cols(
+    ("run_id", "string", "", "run the problem belongs to"),
+    ("source", "string", "", "file"),
+    ("line", "Int64", "", "1-based line number, NA for whole-file problems"),
+    ("kind", "string", "", "short code, see analysis.problems.KINDS"),
+    ("reason", "string", "", "human-readable explanation"),
+    ("text", "string", "", "the offending line (or an excerpt), as read"),
+)
+
+#: Columns that describe a run and are repeated on every observation row.
+RUN_KEY_COLUMNS = (
+    "run_id",
+    "source",
+    "family",
+    "framework",
+    "model",
+    "precision",
+    "num_nodes",
+    "gpus_per_node",
+    "batch_size_per_device",
+    "repeat",
+)
+
+#: Columns that identify a benchmark case (runs of a case differ only in `repeat`).
+CASE_COLUMNS = (
+    "framework",
+    "model",
+    "precision",
+    "num_nodes",
+    "gpus_per_node",
+    "batch_size_per_device",
+    "case",
+)
+
+
+def names(schema: tuple[Column, ...]) -> list[str]:
+    return [c.name for c in schema]
+
+
+def empty(schema: tuple[Column, ...]) -> pd.DataFrame:
+    """An empty frame with the schema's columns and dtypes."""
+    return pd.DataFrame({c.name: pd.Series(dtype=c.dtype) for c in schema})
+
+
+def coerce(df: pd.DataFrame, schema: tuple[Column, ...]) -> pd.DataFrame:
+    """Order columns as declared and cast them to the declared dtypes."""
+    missing = [c.name for c in schema if c.name not in df.columns]
+    if missing:
+        raise SchemaError(f"missing columns {missing}; have {list(df.columns)}")
+    out = df[names(schema)].copy()
+    for c in schema:
+        if str(out[c.name].dtype) != c.dtype:
+            out[c.name] = out[c.name].astype(c.dtype)
+    return out
+
+
+def validate(df: pd.DataFrame, schema: tuple[Column, ...]) -> pd.DataFrame:
+    """Raise SchemaError unless `df` has exactly the schema's columns, order and dtypes."""
+    got = list(df.columns)
+    if got != names(schema):
+        raise SchemaError(f"columns {got} do not match schema {names(schema)}")
+    for c in schema:
+        dt = str(df[c.name].dtype)
+        if dt != c.dtype:
+            raise SchemaError(f"column {c.name!r} has dtype {dt}, schema says {c.dtype}")
+    return df
+
+
+def describe(schema: tuple[Column, ...]) -> pd.DataFrame:
+    """The schema itself as a frame (name, dtype, unit, meaning) for docs and reports."""
+    return pd.DataFrame([c.__dict__ for c in schema])

@@ -1,0 +1,20 @@
+"""Statistics: per-run throughput by named method and per-case summaries."""
+
+from analysis.stats.methods import describe_method
+from analysis.stats.methods import names as method_names
+from analysis.stats.summary import (
+    RUN_COLUMNS,
+    SUMMARY_COLUMNS,
+    bootstrap_median_ci,
+    gpt_tflops_per_gpu,
+    iteration_throughput,
+    run_throughput,
+    summarize,
+)
+
+METHODS = tuple(method_names())
+
+__all__ = [
+    "METHODS", "RUN_COLUMNS", "SUMMARY_COLUMNS", "bootstrap_median_ci", "describe_method",
+    "gpt_tflops_per_gpu", "iteration_throughput", "run_throughput", "summarize",
+]

@@ -1,0 +1,139 @@
+"""Per-run throughput methods, registered by name: `dlperf`, `window`, `reported`.
+
+- ``dlperf``: exactly the DLPerf extract-script rule of the run's log family
+  (each family module's ``dlperf``; FORMATS.md).
+- ``window``: skip `warmup` iterations, then measure over the next `measure` iterations:
+  global batch x iterations / elapsed time between the two lines' timestamps. Families
+  without timestamps (OneFlow GPT, Megatron) use the printed per-iteration latencies of the
+  same window instead.
+- ``reported``: median of the throughput values the program printed after `warmup`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis import parsers
+from analysis.errors import UnknownNameError
+from analysis.estimate import Estimate, RunData
+
+DEFAULT_WARMUP = 20
+DEFAULT_MEASURE = 100
+
+Method = Callable[[RunData, int, int], Estimate]
+_METHODS: dict[str, Method] = {}
+_DESCRIPTIONS: dict[str, str] = {}
+
+
+def register(name: str, description: str):
+    def deco(fn: Method) -> Method:
+        _METHODS[name] = fn
+        _DESCRIPTIONS[name] = description
+        return fn
+
+    return deco
+
+
+def get(name: str) -> Method:
+    try:
+        return _METHODS[name]
+    except KeyError:
+        raise UnknownNameError("throughput method", name, list(_METHODS)) from None
+
+
+def names() -> list[str]:
+    return list(_METHODS)
+
+
+def describe_method(name: str, warmup: int | None = None, measure: int | None = None) -> str:
+    """One sentence saying what `name` computes with these settings."""
+    get(name)
+    w = DEFAULT_WARMUP if warmup is None else warmup
+    m = DEFAULT_MEASURE if measure is None else measure
+    return _DESCRIPTIONS[name].format(warmup=w, measure=m)
+
+
+@register("dlperf", "the DLPerf extract-script rule of each log family (e.g. NVIDIA DLE "
+                    "PyTorch: skip iterations <= 5, then global batch x 100 / time between "
+                    "the 20th and 120th remaining lines; OneFlow: iterations 20 to 120)")
+def dlperf(run: RunData, warmup: int, measure: int) -> Estimate:
+    return parsers.get(run.family).dlperf(run)
+
+
+def _lowest_rank(df):
+    if "rank" not in df.columns or df["rank"].isna().all():
+        return df
+    r = df["rank"].min()
+    return df[(df["rank"] == r) | df["rank"].isna()]
+
+
+@register("window", "global batch x iterations / elapsed time over the {measure} iterations "
+                    "after a warm-up of {warmup} iterations, from the log lines' timestamps")
+def window(run: RunData, warmup: int, measure: int) -> Estimate:
+    label = f"window(warmup={warmup}, measure={measure})"
+    if not np.isfinite(run.global_batch_size):
+        return Estimate.fail("global batch size unknown", "missing_metadata", label)
+    clock = _lowest_rank(run.train)
+    clock = clock[clock["step"].notna()].drop_duplicates("line")
+    if clock.empty:
+        return Estimate.fail("no training lines", "no_training_lines", label)
+    steps = clock["step"].to_numpy(dtype=np.int64)
+    ts = clock["timestamp"].to_numpy(dtype=np.float64)
+    order = np.argsort(steps, kind="stable")
+    steps, ts = steps[order], ts[order]
+    if np.isfinite(ts).any():
+        keep = np.isfinite(ts)
+        steps, ts = steps[keep], ts[keep]
+        i0 = np.searchsorted(steps, warmup, side="left")
+        if i0 >= len(steps):
+            return _truncated(label, warmup, measure, int(steps[-1]))
+        i1 = np.searchsorted(steps, steps[i0] + measure, side="left")
+        if i1 >= len(steps):
+            return _truncated(label, warmup, measure, int(steps[-1]))
+        n_it = int(steps[i1] - steps[i0])
+        dt = ts[i1] - ts[i0]
+        if dt <= 0:
+            return Estimate.fail(f"non-increasing timestamps between steps {steps[i0]} and "
+                                 f"{steps[i1]}", "bad_line", label)
+        return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it)
+    return _latency_window(run, warmup, measure, label)
+
+
+def _truncated(label: str, warmup: int, measure: int, last: int) -> Estimate:
+    return Estimate.fail(f"the run stops at iteration {last}; the window needs iterations "
+                         f"{warmup} to {warmup + measure}", "truncated", label)
+
+
+def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Estimate:
+    lat = _lowest_rank(run.series(M.LATENCY))
+    lat = lat[lat["step"].notna()].sort_values("step")
+    if lat.empty:
+        return Estimate.fail("the log has neither timestamps nor per-iteration latencies",
+                             "missing_timestamps", label)
+    steps = lat["step"].to_numpy(dtype=np.int64)
+    prev = np.concatenate([[0], steps[:-1]])
+    inside = (prev >= warmup) & (steps <= warmup + measure)
+    if not inside.any() or steps[-1] < warmup + measure:
+        return _truncated(label, warmup, measure, int(steps[-1]))
+    n_it = steps[inside] - prev[inside]
+    seconds = float((lat["value"].to_numpy()[inside] * n_it).sum())
+    iters = int(n_it.sum())
+    latency = seconds / iters
+    return Estimate(run.global_batch_size / latency, label + " from printed latencies",
+                    iters, latency)
+
+
+@register("reported", "median of the throughput values the program printed after a "
+                      "warm-up of {warmup} iterations")
+def reported(run: RunData, warmup: int, measure: int) -> Estimate:
+    label = f"reported(warmup={warmup})"
+    df = _lowest_rank(run.series(M.THROUGHPUT))
+    df = df[df["step"].notna() & (df["step"] > warmup)]
+    vals = df["value"].to_numpy(dtype=np.float64)
+    vals = vals[np.isfinite(vals)]
+    if vals.size == 0:
+        return Estimate.fail(f"no printed throughput after iteration {warmup}", "truncated", label)
+    return Estimate(float(np.median(vals)), label, int(vals.size))

@@ -1,0 +1,249 @@
+"""Per-run throughput and per-case statistics: frames in, frames out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis import metrics as M
+from analysis.collect import ParseResult
+from analysis.estimate import Estimate, RunData
+from analysis.schema import CASE_COLUMNS
+from analysis.stats import methods
+
+#: Vocabulary size OneFlow GPT uses when the log does not state one (FORMATS.md §3).
+GPT_DEFAULT_VOCAB = 51200
+OUTLIER_MADS = 3.0
+_TRAIN_COLS = ["step", "timestamp", "metric", "value", "line", "rank"]
+
+RUN_COLUMNS = [
+    "run_id", "source", "family", "framework", "model", "precision", "num_nodes",
+    "gpus_per_node", "num_devices", "batch_size_per_device", "global_batch_size", "repeat",
+    "case", "group", "throughput", "latency_ms", "iterations", "method", "problem_kind",
+    "problem", "memory_mib_max", "outlier",
+]
+SUMMARY_COLUMNS = [
+    "framework", "model", "precision", "num_nodes", "gpus_per_node", "num_devices",
+    "batch_size_per_device", "case", "group", "repeats", "throughput_median",
+    "throughput_mean", "throughput_std", "throughput_min", "throughput_max", "ci_low",
+    "ci_high", "speedup", "scaling_efficiency", "memory_mib_max", "latency_ms",
+    "tflops_per_gpu", "outliers", "problems",
+]
+
+
+def _memory_by_run(obs: pd.DataFrame) -> pd.Series:
+    mem = obs[obs["phase"] == M.MEMORY]
+    used = mem[mem["metric"] == M.MEMORY_USED].groupby("run_id", observed=True)["value"].max()
+    alloc = mem[mem["metric"] == M.MEMORY_MAX_ALLOCATED].groupby("run_id", observed=True)["value"].max()
+    return used.combine_first(alloc)
+
+
+def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | None = None,
+                   measure: int | None = None) -> pd.DataFrame:
+    """One row per run: its throughput by `method` and why it has none.
+
+    Columns: run_id, source, family, framework, model, precision, num_nodes, gpus_per_node,
+    num_devices, batch_size_per_device, global_batch_size, repeat, case, group, throughput
+    (samples/s), latency_ms, iterations (in the measured window), method (what was computed),
+    problem_kind / problem (why the figure is absent or degraded), memory_mib_max, outlier
+    (more than 3 MADs from its case's median).
+    """
+    fn = methods.get(method)
+    warmup = methods.DEFAULT_WARMUP if warmup is None else int(warmup)
+    measure = methods.DEFAULT_MEASURE if measure is None else int(measure)
+    obs, runs = result.observations, result.runs
+    train = obs[obs["phase"] == M.TRAIN]
+    groups = {rid: df[_TRAIN_COLS] for rid, df in train.groupby("run_id", observed=True, sort=False)}
+    empty = train[_TRAIN_COLS].iloc[0:0]
+    memory = _memory_by_run(obs)
+    rows = []
+    for run in runs.itertuples(index=False):
+        gbs = run.global_batch_size
+        rd = RunData(run.run_id, run.family, float(gbs) if pd.notna(gbs) else float("nan"),
+                     groups.get(run.run_id, empty), run._asdict())
+        est = _estimate(fn, rd, warmup, measure)
+        rows.append({
+            **{c: getattr(run, c) for c in RUN_COLUMNS if c in runs.columns},
+            "throughput": est.throughput,
+            "latency_ms": est.latency * 1000.0,
+            "iterations": est.iterations,
+            "method": est.method,
+            "problem_kind": est.problem_kind,
+            "problem": est.problem,
+            "memory_mib_max": memory.get(run.run_id, np.nan),
+        })
+    df = pd.DataFrame(rows, columns=[c for c in RUN_COLUMNS if c != "outlier"])
+    for c in ("num_nodes", "gpus_per_node", "num_devices", "batch_size_per_device",
+              "global_batch_size", "repeat"):
+        df[c] = df[c].astype("Int64")
+    df["throughput"] = df["throughput"].astype(float)
+    df["memory_mib_max"] = df["memory_mib_max"].astype(float)
+    df["outlier"] = _outliers(df)
+    return df
+
+
+def _estimate(fn, rd: RunData, warmup: int, measure: int) -> Estimate:
+    if rd.train.empty:
+        return Estimate.fail("no training lines", "no_training_lines")
+    return fn(rd, warmup, measure)
+
+
+def _case_key(df: pd.DataFrame):
+    return [df[c].astype(object).where(df[c].notna(), None) for c in CASE_COLUMNS]
+
+
+def _outliers(runs: pd.DataFrame) -> pd.Series:
+    """True for repeats more than OUTLIER_MADS median absolute deviations from the case
+    median (MAD floored at 0.1% of the median, so identical repeats flag nothing)."""
+    out = pd.Series(False, index=runs.index)
+    if runs.empty:
+        return out
+    for _, g in runs.groupby(_case_key(runs), dropna=False, sort=False):
+        v = g["throughput"].to_numpy(dtype=float)
+        ok = np.isfinite(v)
+        if ok.sum() < 3:
+            continue
+        med = np.median(v[ok])
+        mad = max(np.median(np.abs(v[ok] - med)), 1e-3 * abs(med))
+        out.loc[g.index[ok]] = np.abs(v[ok] - med) > OUTLIER_MADS * mad
+    return out
+
+
+def bootstrap_median_ci(values: np.ndarray, confidence: float = 0.95, n_boot: int = 2000,
+                        seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap confidence interval of the median (NaN for < 2 values)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size < 2:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    meds = np.median(rng.choice(v, size=(n_boot, v.size), replace=True), axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(meds, [alpha, 1.0 - alpha])
+    return float(lo), float(hi)
+
+
+def gpt_tflops_per_gpu(global_batch: float, seq: float, layers: float, hidden: float,
+                       vocab: float, latency_s: float, gpus: float) -> float:
+    """Model TFLOP/s per GPU of a GPT iteration (FORMATS.md §3)."""
+    flops = 96.0 * global_batch * seq * layers * hidden**2 * (
+        1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden))
+    return flops / (latency_s * gpus) / 1e12
+
+
+def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = None,
+              measure: int | None = None, confidence: float = 0.95, n_boot: int = 2000,
+              seed: int = 0, runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per case (framework, model, precision, nodes, GPUs/node, batch size, case).
+
+    Columns: SUMMARY_COLUMNS — repeats (runs with a throughput), throughput_median / mean /
+    std / min / max over repeats (samples/s), ci_low / ci_high (bootstrap CI of the median),
+    speedup (median / median of the 1n1g case with the same framework, model, precision and
+    batch size), scaling_efficiency (speedup / devices), memory_mib_max, latency_ms and
+    tflops_per_gpu (GPT cases), outliers (flagged repeats), problems (runs of the case with
+    any problem). Pass `runs` (from run_throughput) to avoid computing it twice.
+    """
+    per_run = run_throughput(result, method, warmup, measure) if runs is None else runs
+    flagged = set(result.runs.loc[result.runs["problems"] != "", "run_id"])
+    flagged |= set(per_run.loc[per_run["problem_kind"] != "", "run_id"])
+    rows = []
+    for _, g in per_run.groupby(_case_key(per_run), dropna=False, sort=False):
+        first = g.iloc[0]
+        v = g["throughput"].to_numpy(dtype=float)
+        ok = v[np.isfinite(v)]
+        lo, hi = bootstrap_median_ci(ok, confidence, n_boot, seed)
+        lat = g["latency_ms"].to_numpy(dtype=float)
+        lat = lat[np.isfinite(lat)]
+        row = {c: first[c] for c in ("framework", "model", "precision", "num_nodes",
+                                     "gpus_per_node", "num_devices", "batch_size_per_device",
+                                     "case", "group")}
+        row.update(
+            repeats=int(ok.size),
+            throughput_median=float(np.median(ok)) if ok.size else np.nan,
+            throughput_mean=float(ok.mean()) if ok.size else np.nan,
+            throughput_std=float(ok.std(ddof=1)) if ok.size > 1 else np.nan,
+            throughput_min=float(ok.min()) if ok.size else np.nan,
+            throughput_max=float(ok.max()) if ok.size else np.nan,
+            ci_low=lo, ci_high=hi,
+            memory_mib_max=float(g["memory_mib_max"].max()) if g["memory_mib_max"].notna().any() else np.nan,
+            latency_ms=float(np.median(lat)) if lat.size else np.nan,
+            tflops_per_gpu=_tflops(result, g, lat),
+            outliers=int(g["outlier"].sum()),
+            problems=int(g["run_id"].isin(flagged).sum()),
+        )
+        rows.append(row)
+    df = pd.DataFrame(rows, columns=[c for c in SUMMARY_COLUMNS if c not in ("speedup", "scaling_efficiency")])
+    df = _add_speedup(df)
+    for c in ("num_nodes", "gpus_per_node", "num_devices", "batch_size_per_device"):
+        df[c] = df[c].astype("Int64")
+    df = df.sort_values(["framework", "model", "precision", "batch_size_per_device", "case",
+                         "num_devices", "num_nodes"], kind="stable", na_position="last")
+    return df[SUMMARY_COLUMNS].reset_index(drop=True)
+
+
+def _tflops(result: ParseResult, g: pd.DataFrame, lat_ms: np.ndarray) -> float:
+    if not lat_ms.size or g["model"].iloc[0] != "gpt":
+        return float("nan")
+    run = result.runs.set_index("run_id").loc[g["run_id"].iloc[0]]
+    need = (run["global_batch_size"], run["seq_length"], run["num_layers"], run["hidden_size"],
+            run["num_devices"])
+    if any(pd.isna(x) for x in need):
+        return float("nan")
+    vocab = run["vocab_size"] if pd.notna(run["vocab_size"]) else GPT_DEFAULT_VOCAB
+    gbs, seq, layers, hidden, gpus = (float(x) for x in need)
+    return gpt_tflops_per_gpu(gbs, seq, layers, hidden, float(vocab),
+                              float(np.median(lat_ms)) / 1000.0, gpus)
+
+
+def _add_speedup(df: pd.DataFrame) -> pd.DataFrame:
+    key = ["framework", "model", "precision", "batch_size_per_device"]
+    base = df[(df["num_nodes"] == 1) & (df["gpus_per_node"] == 1) & (df["case"] == "")]
+    base = base.drop_duplicates(key).set_index(key)["throughput_median"]
+    ref = [base.get(tuple(r), np.nan) for r in df[key].itertuples(index=False)]
+    ref = np.asarray(ref, dtype=float)
+    ref[df["case"].to_numpy() != ""] = np.nan  # GPT cases differ in more than device count
+    df["speedup"] = df["throughput_median"].to_numpy(dtype=float) / ref
+    df["scaling_efficiency"] = df["speedup"] / df["num_devices"].astype(float)
+    return df
+
+
+def iteration_throughput(result: ParseResult) -> pd.DataFrame:
+    """Per-iteration throughput traces: one row per training line of each run.
+
+    Columns: run_id, framework, model, precision, num_nodes, gpus_per_node,
+    batch_size_per_device, repeat, case, step, timestamp, throughput, basis
+    ('timestamps' = global batch x iterations / time since the previous line, else
+    'printed' = the value the program printed).
+    """
+    obs, runs = result.observations, result.runs.set_index("run_id")
+    train = obs[obs["phase"] == M.TRAIN]
+    out = []
+    for rid, df in train.groupby("run_id", observed=True, sort=False):
+        run = runs.loc[rid]
+        df = methods._lowest_rank(df)
+        clock = df[df["step"].notna()].drop_duplicates("line").sort_values("step")
+        steps = clock["step"].to_numpy(dtype=float)
+        ts = clock["timestamp"].to_numpy(dtype=float)
+        gbs = run["global_batch_size"]
+        if np.isfinite(ts).sum() >= 2 and pd.notna(gbs):
+            thr = float(gbs) * np.diff(steps) / np.diff(ts)
+            frame = pd.DataFrame({"step": steps[1:], "timestamp": ts[1:], "throughput": thr,
+                                  "basis": "timestamps"})
+        else:
+            p = df[df["metric"] == M.THROUGHPUT].sort_values("step")
+            frame = pd.DataFrame({"step": p["step"].to_numpy(dtype=float),
+                                  "timestamp": p["timestamp"].to_numpy(dtype=float),
+                                  "throughput": p["value"].to_numpy(dtype=float),
+                                  "basis": "printed"})
+        frame.insert(0, "run_id", rid)
+        for c in ("framework", "model", "precision", "num_nodes", "gpus_per_node",
+                  "batch_size_per_device", "repeat", "case"):
+            frame[c] = run[c]
+        out.append(frame)
+    cols = ["run_id", "framework", "model", "precision", "num_nodes", "gpus_per_node",
+            "batch_size_per_device", "repeat", "case", "step", "timestamp", "throughput", "basis"]
+    if not out:
+        return pd.DataFrame(columns=cols)
+    df = pd.concat(out, ignore_index=True)[cols]
+    df["step"] = df["step"].astype("Int64")
+    return df
