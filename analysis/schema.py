@@ -57,7 +57,7 @@ RUNS = _cols(
     ("framework", "string", "", "training framework"),
     ("model", "string", "", "model name"),
     ("precision", "string", "", "precision"),
-    ("num_nodes", "Int64", "", "nodes"),
+    ("num_nodes", "Int64", "", "number of nodes"),
     ("gpus_per_node", "Int64", "", "GPUs per node"),
     ("num_devices", "Int64", "", "nodes x GPUs per node"),
     ("batch_size_per_device", "Int64", "samples", "batch size per device (micro batch for GPT)"),
@@ -81,7 +81,7 @@ RUNS = _cols(
 #: One row per problem met while reading logs or computing statistics.
 PROBLEMS = _cols(
     ("run_id", "string", "", "run the problem belongs to"),
-    ("source", "string", "", "file"),
+    ("source", "string", "", "file the problem was found in"),
     ("line", "Int64", "", "1-based line number, NA for whole-file problems"),
     ("kind", "string", "", "short code, see analysis.problems.KINDS"),
     ("reason", "string", "", "human-readable explanation"),

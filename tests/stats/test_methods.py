@@ -1,0 +1,100 @@
+"""Throughput methods on hand-built runs (numbers checked by hand)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import metrics as M
+from analysis.errors import UnknownNameError
+from analysis.estimate import RunData
+from analysis.stats import describe_method, methods
+from analysis.stats.summary import bootstrap_median_ci, gpt_tflops_per_gpu
+
+
+def _run(steps, ts, thr=None, latency=None, gbs=256.0, ranks=None):
+    rows = []
+    for i, (s, t) in enumerate(zip(steps, ts)):
+        r = -1 if ranks is None else ranks[i]
+        if thr is not None:
+            rows.append((s, t, M.THROUGHPUT, thr[i], i + 1, r))
+        if latency is not None:
+            rows.append((s, t, M.LATENCY, latency[i], i + 1, r))
+        rows.append((s, t, M.LOSS, 1.0, i + 1, r))
+    df = pd.DataFrame(rows, columns=["step", "timestamp", "metric", "value", "line", "rank"])
+    df["step"] = df["step"].astype("Int64")
+    df["rank"] = df["rank"].astype("Int64").mask(df["rank"] < 0)
+    return RunData("r", "test", gbs, df, {})
+
+
+def test_window_uses_timestamps_of_the_window_edges():
+    steps = np.arange(1, 151)
+    ts = 1000.0 + 0.5 * steps  # 2 iterations per second
+    ts[:5] += np.array([-30.0, -3, -2, -1, -0.5])  # slow start is outside the window
+    est = methods.window(_run(steps, ts), warmup=20, measure=100)
+    assert est.ok and est.iterations == 100
+    assert est.throughput == pytest.approx(256 * 100 / 50.0)
+    assert est.latency == pytest.approx(0.5)
+
+
+def test_window_reports_truncation():
+    steps = np.arange(1, 60)
+    est = methods.window(_run(steps, 1000.0 + steps), warmup=20, measure=100)
+    assert not est.ok and est.problem_kind == "truncated"
+    assert "stops at iteration 59" in est.problem
+
+
+def test_window_falls_back_to_printed_latency_without_timestamps():
+    steps = np.arange(10, 210, 10)
+    lat = np.full(steps.size, 0.4)
+    lat[0] = 2.0  # start-up interval, outside the window
+    est = methods.window(_run(steps, np.full(steps.size, np.nan), latency=lat, gbs=2.0),
+                         warmup=10, measure=100)
+    assert est.ok and est.iterations == 100
+    assert est.latency == pytest.approx(0.4)
+    assert est.throughput == pytest.approx(5.0)
+
+
+def test_window_without_any_clock_says_so():
+    steps = np.arange(20, 220, 20)
+    est = methods.window(_run(steps, np.full(steps.size, np.nan), thr=np.ones(steps.size)), 20, 100)
+    assert est.problem_kind == "missing_timestamps"
+
+
+def test_window_uses_the_lowest_rank_only():
+    steps = np.repeat(np.arange(1, 151), 2)
+    ranks = np.tile([0, 1], 150)
+    ts = 1000.0 + steps.astype(float)
+    ts[ranks == 1] += 7.0  # rank 1 prints later; must be ignored
+    ts[(ranks == 1) & (steps == 120)] += 50.0
+    est = methods.window(_run(steps, ts, ranks=ranks), 20, 100)
+    assert est.throughput == pytest.approx(256.0)
+
+
+def test_reported_is_median_after_warmup():
+    steps = np.arange(20, 220, 20)
+    thr = np.array([100.0, 900, 1000, 1100, 1000, 1000, 990, 1010, 1000, 1000])
+    est = methods.reported(_run(steps, np.full(steps.size, np.nan), thr=thr), warmup=20, measure=0)
+    assert est.throughput == 1000.0 and est.iterations == 9
+
+
+def test_unknown_method_lists_valid_names():
+    with pytest.raises(UnknownNameError, match="dlperf, reported, window"):
+        methods.get("fastest")
+    assert "30" in describe_method("window", warmup=30, measure=50)
+
+
+def test_bootstrap_ci_brackets_the_median_and_is_deterministic():
+    v = np.array([802.4, 803.69, 802.9, 803.66, 793.9])
+    lo, hi = bootstrap_median_ci(v)
+    assert lo <= np.median(v) <= hi
+    assert (lo, hi) == bootstrap_median_ci(v)
+    assert 793.9 <= lo and hi <= 803.69
+    assert np.isnan(bootstrap_median_ci(np.array([1.0]))[0])
+
+
+def test_gpt_tflops_formula_seed_002_row():
+    # DP_1x1x1_2_1536x16: B=2, s=2048, l=16, h=1536, V=51200, 406.16 ms on 1 GPU
+    t = gpt_tflops_per_gpu(2, 2048, 16, 1536, 51200, 0.40616, 1)
+    flops = 96 * 2 * 2048 * 16 * 1536**2 * (1 + 2048 / (6 * 1536) + 51200 / (16 * 16 * 1536))
+    assert t == pytest.approx(flops / 0.40616 / 1e12)
+    assert 49 < t < 50
