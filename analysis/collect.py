@@ -18,7 +18,7 @@ import pandas as pd
 from analysis import metrics as M
 from analysis import parsers, schema
 from analysis.errors import LogProblemError, UsageError
-from analysis.layout import meta_from_path, run_stem
+from analysis.layout import meta_from_path, node_index, run_stem
 from analysis.logtext import LogText
 from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.problems import Problem, to_frame
@@ -189,15 +189,13 @@ def _with_run(p: Problem, rid: str) -> Problem:
 
 
 def _main_file(parsed_files):
-    """The run's log (not a sidecar): the first file whose family is not a sidecar."""
-    for item in parsed_files:
-        fam = item[2]
-        if fam and not parsers.get(fam).sidecar:
-            return item
-    for item in parsed_files:
-        if item[2]:
-            return item
-    return parsed_files[0]
+    """The run's log: node 0's non-sidecar file, else any non-sidecar, else the first."""
+    def rank(item):
+        path, _, fam = item
+        is_log = bool(fam) and not parsers.get(fam).sidecar
+        return (not is_log, node_index(path) != 0, not fam)
+
+    return min(parsed_files, key=rank)
 
 
 def _run_row(rid: str, source: str, fam: str, meta: dict, parsed: ParsedLog | None) -> dict:

@@ -1,0 +1,47 @@
+"""The `dlperf` console script: usage errors, exit codes, formats (real subprocesses)."""
+
+import subprocess
+
+
+def _run(exe, *args):
+    return subprocess.run([exe, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_help_lists_the_subcommands(dlperf_exe):
+    r = _run(dlperf_exe, "--help")
+    assert r.returncode == 0
+    for cmd in ("parse", "summarize"):
+        assert cmd in r.stdout
+
+
+def test_missing_path_is_a_usage_error(dlperf_exe, tmp_path):
+    r = _run(dlperf_exe, "summarize", str(tmp_path / "nope"))
+    assert r.returncode == 2
+    assert "no such file or folder" in r.stderr and "nope" in r.stderr
+
+
+def test_unknown_method_is_a_usage_error(dlperf_exe, tmp_path):
+    r = _run(dlperf_exe, "summarize", str(tmp_path), "--method", "fastest")
+    assert r.returncode == 2 and "invalid choice" in r.stderr
+
+
+def test_parse_rejects_unknown_output_suffix(dlperf_exe, tmp_path):
+    r = _run(dlperf_exe, "parse", str(tmp_path), "-o", str(tmp_path / "out.xlsx"))
+    assert r.returncode == 2 and ".parquet or .csv" in r.stderr
+
+
+def test_unknown_format_is_a_flagged_problem_not_an_error(dlperf_exe, tmp_path):
+    d = tmp_path / "1n1g"
+    d.mkdir()
+    (d / "r50_b64_fp32_1.log").write_text("hello\nnothing to see\n")
+    r = _run(dlperf_exe, "summarize", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "unknown_format" in r.stderr and "r50_b64_fp32_1.log" in r.stderr
+    strict = _run(dlperf_exe, "summarize", str(tmp_path), "--strict")
+    assert strict.returncode == 3 and "unknown_format" in strict.stderr
+
+
+def test_empty_folder_gives_an_empty_table(dlperf_exe, tmp_path):
+    r = _run(dlperf_exe, "summarize", str(tmp_path), "--format", "csv")
+    assert r.returncode == 0
+    assert r.stdout.splitlines()[0].startswith("framework,model,precision")
