@@ -34,8 +34,8 @@ class Estimate:
 class RunData:
     """One run's observations and case fields, as a throughput method sees them.
 
-    `train` holds the run's training-phase rows (columns step, timestamp, metric, value,
-    line, rank), sorted by line.
+    `train` holds the run's training-phase rows (columns epoch, step, timestamp, metric,
+    value, line, rank), sorted by line.
     """
 
     run_id: str

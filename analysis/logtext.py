@@ -30,6 +30,12 @@ _RANK_PREFIX = re.compile(
 _PREFIX_HINT = re.compile(rb"^(?:" + _ASCTIME + rb"\[\d+(?:,\d+)?\]<std|\[default\d+\]:| {0,3}\d{1,5}: \S)", re.M)
 
 
+def _has_rank_prefixes(raw: bytes) -> bool:
+    """Cheap test: launcher tags anywhere (substring search), or a prefix near the top."""
+    return (b"]<std" in raw or b"[default" in raw
+            or _PREFIX_HINT.search(raw, 0, 1 << 16) is not None)
+
+
 def _open_bytes(path: Path) -> bytes:
     with open(path, "rb") as fh:
         head = fh.read(2)
@@ -68,7 +74,7 @@ class LogText:
                             f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not UTF-8; "
                             "read with replacement characters", text.line_text(line))
                 )
-        if _PREFIX_HINT.search(raw, 0, 1 << 20) or _PREFIX_HINT.search(raw):
+        if _has_rank_prefixes(raw):
             text._strip_rank_prefixes()
         return text
 

@@ -14,7 +14,7 @@ from analysis.stats import methods
 #: Vocabulary size OneFlow GPT uses when the log does not state one (FORMATS.md §3).
 GPT_DEFAULT_VOCAB = 51200
 OUTLIER_MADS = 3.0
-_TRAIN_COLS = ["step", "timestamp", "metric", "value", "line", "rank"]
+_TRAIN_COLS = ["epoch", "step", "timestamp", "metric", "value", "line", "rank"]
 
 RUN_COLUMNS = [
     "run_id", "source", "family", "framework", "model", "precision", "num_nodes",

@@ -1,0 +1,32 @@
+"""`dlperf topo`: parse saved `nvidia-smi topo -m` output into JSON, CSV or Markdown."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+COMMAND = "topo"
+HELP = "parse a saved `nvidia-smi topo -m` output (validated) into json, csv or markdown"
+FORMATS = ("json", "csv", "markdown")
+
+
+def add_arguments(p) -> None:
+    p.add_argument("file", metavar="FILE", help="text file with the output ('-' reads stdin)")
+    p.add_argument("--format", choices=FORMATS, default="markdown",
+                   help="output format (default markdown)")
+
+
+def run(args) -> int:
+    from analysis.env.topology import parse_topology, read_topology
+    from analysis.errors import UsageError
+
+    if args.file == "-":
+        topo = parse_topology(sys.stdin.buffer.read())
+    else:
+        path = Path(args.file)
+        if not path.is_file():
+            raise UsageError(f"topology file {args.file!r} does not exist or is not a file")
+        topo = read_topology(path)
+    text = {"json": topo.to_json, "csv": topo.to_csv, "markdown": topo.to_markdown}[args.format]()
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0

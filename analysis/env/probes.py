@@ -1,0 +1,352 @@
+"""Small probes of one host, each returning what it found and what it could not find.
+
+Every probe is ``probe(timeout) -> Found`` and never raises for a missing tool, file or
+device: it fills ``Found.absent`` with a reason instead. External commands go through
+:func:`analysis.shell.run_command`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from analysis.env.topology import TopologyError, parse_topology
+from analysis.shell import CommandError, CommandNotFoundError, run_command
+
+
+@dataclass
+class Found:
+    """What a probe learnt (``values``, keyed like EnvRecord fields), where from, and gaps."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    absent: dict[str, str] = field(default_factory=dict)
+
+
+def why_absent(exc: CommandError) -> str:
+    if isinstance(exc, CommandNotFoundError):
+        return "not found on PATH"
+    detail = (exc.stderr.strip() or exc.stdout.strip()).splitlines()
+    return exc.reason + (f": {detail[-1][:200]}" if detail else "")
+
+
+def read_text_or_none(path: str | Path) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+# ---- GPUs (nvidia-smi, NVML) -------------------------------------------------------------
+GPU_QUERY = ("index", "name", "uuid", "pci.bus_id", "memory.total", "driver_version",
+             "power.limit", "clocks.max.sm", "compute_cap")
+_GPU_KEYS = ("index", "name", "uuid", "pci_bus_id", "memory_total_mib", "driver_version",
+             "power_limit_w", "max_sm_clock_mhz", "compute_cap")
+_NUMERIC = {"index": int, "memory_total_mib": int, "power_limit_w": float, "max_sm_clock_mhz": int}
+
+
+def _cell(key: str, text: str):
+    text = text.strip()
+    if not text or text.strip("[]") in ("N/A", "Not Supported", "Unknown Error"):
+        return None
+    conv = _NUMERIC.get(key)
+    if conv is None:
+        return text
+    try:
+        return conv(float(text)) if conv is int else conv(text)
+    except ValueError:
+        return None
+
+
+def parse_gpu_csv(text: str, query: tuple[str, ...] = GPU_QUERY) -> list[dict]:
+    """Rows of ``nvidia-smi --query-gpu=<query> --format=csv,noheader,nounits`` as GPU dicts."""
+    keys = [_GPU_KEYS[GPU_QUERY.index(q)] for q in query]
+    gpus = []
+    for row in csv.reader(io.StringIO(text)):
+        if not row or not "".join(row).strip():
+            continue
+        if len(row) != len(keys):
+            raise ValueError(f"nvidia-smi CSV row has {len(row)} fields, expected {len(keys)}: {row!r}")
+        gpu = dict.fromkeys(_GPU_KEYS)
+        gpu.update({k: _cell(k, v) for k, v in zip(keys, row, strict=True)})
+        gpus.append(gpu)
+    return gpus
+
+
+def _nvidia_smi_gpus(timeout: float) -> list[dict]:
+    query = GPU_QUERY
+    try:
+        res = run_command(["nvidia-smi", f"--query-gpu={','.join(query)}",
+                           "--format=csv,noheader,nounits"], timeout)
+    except CommandError as exc:
+        if "not a valid field" not in exc.stdout + exc.stderr:
+            raise
+        query = GPU_QUERY[:-1]  # drivers before R510 have no compute_cap
+        res = run_command(["nvidia-smi", f"--query-gpu={','.join(query)}",
+                           "--format=csv,noheader,nounits"], timeout)
+    return parse_gpu_csv(res.stdout, query)
+
+
+def _nvml() -> Any:
+    import pynvml  # nvidia-ml-py; optional
+
+    pynvml.nvmlInit()
+    return pynvml
+
+
+def _nvml_gpus() -> list[dict]:
+    nv = _nvml()
+    try:
+        gpus = []
+        for i in range(nv.nvmlDeviceGetCount()):
+            h = nv.nvmlDeviceGetHandleByIndex(i)
+            major, minor = nv.nvmlDeviceGetCudaComputeCapability(h)
+            gpu = dict.fromkeys(_GPU_KEYS)
+            gpu.update(index=i, name=_str(nv.nvmlDeviceGetName(h)), uuid=_str(nv.nvmlDeviceGetUUID(h)),
+                       pci_bus_id=_str(nv.nvmlDeviceGetPciInfo(h).busId),
+                       memory_total_mib=int(nv.nvmlDeviceGetMemoryInfo(h).total // 2**20),
+                       driver_version=_str(nv.nvmlSystemGetDriverVersion()),
+                       compute_cap=f"{major}.{minor}")
+            gpus.append(gpu)
+        return gpus
+    finally:
+        nv.nvmlShutdown()
+
+
+def _str(v) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def probe_gpus(timeout: float) -> Found:
+    """GPU list from nvidia-smi, or from NVML (pynvml) when nvidia-smi is missing."""
+    found = Found()
+    gpus: list[dict] = []
+    try:
+        gpus = _nvidia_smi_gpus(timeout)
+        found.sources["gpus"] = "nvidia-smi"
+    except CommandError as exc:
+        found.absent["nvidia-smi"] = why_absent(exc)
+    except ValueError as exc:
+        found.absent["gpus"] = f"unreadable nvidia-smi output: {exc}"
+    if "nvidia-smi" in found.absent:
+        try:
+            gpus = _nvml_gpus()
+            found.sources["gpus"] = "nvml"
+        except ImportError:
+            found.absent["nvml"] = "pynvml (nvidia-ml-py) is not installed"
+        except Exception as exc:  # NVMLError_* and driver/library failures
+            found.absent["nvml"] = f"{type(exc).__name__}: {exc}"
+    if not gpus and "gpus" not in found.absent:
+        found.absent["gpus"] = "no GPU found"
+    models = sorted({g["name"] for g in gpus if g["name"]})
+    mems = [g["memory_total_mib"] for g in gpus if g["memory_total_mib"]]
+    drivers = [g["driver_version"] for g in gpus if g["driver_version"]]
+    found.values.update(
+        gpus=gpus, gpu_count=len(gpus),
+        gpu_model=" + ".join(models) if models else None,
+        gpu_memory_mib=min(mems) if mems else None,
+        driver_version=drivers[0] if drivers else None)
+    return found
+
+
+def probe_cuda_driver(timeout: float) -> Found:
+    """The CUDA version the driver supports (NVML, else the `nvidia-smi` banner)."""
+    found = Found()
+    try:
+        nv = _nvml()
+        try:
+            v = nv.nvmlSystemGetCudaDriverVersion()
+        finally:
+            nv.nvmlShutdown()
+        found.values["cuda_version"] = f"{v // 1000}.{v % 1000 // 10}"
+        found.sources["cuda_version"] = "nvml"
+        return found
+    except Exception:  # ImportError, NVMLError_LibraryNotFound, …: fall back to nvidia-smi
+        pass
+    try:
+        res = run_command(["nvidia-smi"], timeout)
+    except CommandError as exc:
+        found.absent["cuda_version"] = f"nvidia-smi {why_absent(exc)}"
+        return found
+    m = re.search(r"CUDA Version:\s*([\d.]+)", res.stdout)
+    if m:
+        found.values["cuda_version"] = m.group(1)
+        found.sources["cuda_version"] = "nvidia-smi"
+    else:
+        found.absent["cuda_version"] = "nvidia-smi banner states no CUDA Version"
+    return found
+
+
+def probe_topology(timeout: float) -> Found:
+    """Raw `nvidia-smi topo -m` text and its parsed record."""
+    found = Found()
+    try:
+        res = run_command(["nvidia-smi", "topo", "-m"], timeout)
+    except CommandError as exc:
+        found.absent["topology"] = f"nvidia-smi topo -m {why_absent(exc)}"
+        return found
+    found.values["topology_text"] = res.stdout
+    found.sources["topology"] = "nvidia-smi topo -m"
+    try:
+        topo = parse_topology(res.stdout).to_dict()
+        del topo["text"]
+        found.values["topology"] = topo
+    except TopologyError as exc:
+        found.absent["topology"] = f"unparseable nvidia-smi topo -m output: {exc}"
+    return found
+
+
+# ---- CPU, memory, OS ---------------------------------------------------------------------
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def parse_lscpu(text: str) -> dict[str, Any]:
+    """`LC_ALL=C lscpu` output -> model, sockets, cores_per_socket, threads_per_core,
+    logical_cpus, numa_nodes, numa_cpus (node -> CPU list)."""
+    kv = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            kv[key.strip()] = value.strip()
+    numa_cpus = {m.group(1): v for k, v in kv.items() if (m := re.fullmatch(r"NUMA node(\d+) CPU\(s\)", k))}
+    return {
+        "model": kv.get("Model name"),
+        "sockets": _int(kv.get("Socket(s)")),
+        "cores_per_socket": _int(kv.get("Core(s) per socket")),
+        "threads_per_core": _int(kv.get("Thread(s) per core")),
+        "logical_cpus": _int(kv.get("CPU(s)")),
+        "numa_nodes": _int(kv.get("NUMA node(s)")),
+        "numa_cpus": numa_cpus,
+    }
+
+
+def _cpu_from_proc() -> dict[str, Any]:
+    text = read_text_or_none("/proc/cpuinfo") or ""
+    models = re.findall(r"^model name\s*:\s*(.+)$", text, re.M)
+    sockets = set(re.findall(r"^physical id\s*:\s*(\d+)$", text, re.M))
+    cores = re.findall(r"^cpu cores\s*:\s*(\d+)$", text, re.M)
+    nodes = sorted(p.name[4:] for p in Path("/sys/devices/system/node").glob("node[0-9]*"))
+    return {
+        "model": models[0].strip() if models else None,
+        "sockets": len(sockets) or None,
+        "cores_per_socket": int(cores[0]) if cores else None,
+        "threads_per_core": None,
+        "logical_cpus": len(re.findall(r"^processor\s*:", text, re.M)) or os.cpu_count(),
+        "numa_nodes": len(nodes) or None,
+        "numa_cpus": {n: (read_text_or_none(f"/sys/devices/system/node/node{n}/cpulist") or "").strip()
+                      for n in nodes},
+    }
+
+
+def probe_cpu(timeout: float) -> Found:
+    found = Found()
+    try:
+        env = {**os.environ, "LC_ALL": "C"}
+        cpu = parse_lscpu(run_command(["lscpu"], timeout, env=env).stdout)
+        found.sources["cpu"] = "lscpu"
+    except CommandError as exc:
+        found.absent["lscpu"] = why_absent(exc)
+        cpu = _cpu_from_proc()
+        found.sources["cpu"] = "/proc/cpuinfo"
+    found.values["cpu"] = cpu
+    return found
+
+
+def probe_memory_os(timeout: float) -> Found:
+    """Memory (/proc/meminfo), OS (/etc/os-release), kernel, architecture, Python."""
+    import platform
+
+    found = Found()
+    m = re.search(r"^MemTotal:\s*(\d+)\s*kB", read_text_or_none("/proc/meminfo") or "", re.M)
+    if m:
+        found.values["memory"] = {"total_mib": int(m.group(1)) // 1024}
+    else:
+        found.absent["memory"] = "/proc/meminfo has no MemTotal"
+    rel = read_text_or_none("/etc/os-release")
+    if rel is None:
+        found.absent["os"] = "/etc/os-release not readable"
+    else:
+        kv = dict(re.findall(r'^([A-Z_]+)="?(.*?)"?$', rel, re.M))
+        found.values["os"] = {"pretty_name": kv.get("PRETTY_NAME"), "id": kv.get("ID"),
+                              "name": kv.get("NAME"), "version_id": kv.get("VERSION_ID")}
+    u = platform.uname()
+    found.values.update(kernel=u.release or None, machine=u.machine or None)
+    found.values["python"] = {"version": platform.python_version(),
+                              "implementation": platform.python_implementation(),
+                              "executable": sys.executable}
+    return found
+
+
+# ---- InfiniBand / RoCE -------------------------------------------------------------------
+def _ib_from_sysfs(root: Path) -> list[dict]:
+    devices = []
+    for dev in sorted(root.iterdir()):
+        ports = []
+        for port in sorted((dev / "ports").glob("*"), key=lambda p: _int(p.name) or 0):
+            state = (read_text_or_none(port / "state") or "").strip()
+            ports.append({"port": _int(port.name), "state": state.split(":")[-1].strip() or None,
+                          "rate": (read_text_or_none(port / "rate") or "").strip() or None,
+                          "link_layer": (read_text_or_none(port / "link_layer") or "").strip() or None})
+        devices.append({"device": dev.name,
+                        "hca_type": (read_text_or_none(dev / "hca_type") or "").strip() or None,
+                        "board_id": (read_text_or_none(dev / "board_id") or "").strip() or None,
+                        "fw_ver": (read_text_or_none(dev / "fw_ver") or "").strip() or None,
+                        "ports": ports})
+    return devices
+
+
+def parse_ibv_devinfo(text: str) -> list[dict]:
+    """`ibv_devinfo` output -> devices with ports (state, rate is not printed, link_layer)."""
+    devices: list[dict] = []
+    port: dict | None = None
+    for line in text.splitlines():
+        key, sep, value = line.strip().partition(":")
+        if not sep:
+            continue
+        value = value.strip()
+        if key == "hca_id":
+            devices.append({"device": value, "hca_type": None, "board_id": None,
+                            "fw_ver": None, "ports": []})
+            port = None
+        elif not devices:
+            continue
+        elif key in ("fw_ver", "board_id") and port is None:
+            devices[-1][key] = value
+        elif key == "port":
+            port = {"port": _int(value), "state": None, "rate": None, "link_layer": None}
+            devices[-1]["ports"].append(port)
+        elif port is not None and key == "state":
+            port["state"] = re.sub(r"^PORT_|\s*\(\d+\)$", "", value)
+        elif port is not None and key == "link_layer":
+            port["link_layer"] = value
+    return devices
+
+
+def probe_infiniband(timeout: float, sysfs: str | Path = "/sys/class/infiniband") -> Found:
+    """RDMA devices (InfiniBand, or RoCE when ``link_layer`` is Ethernet)."""
+    found = Found()
+    root = Path(sysfs)
+    if root.is_dir() and any(root.iterdir()):
+        found.values["infiniband"] = _ib_from_sysfs(root)
+        found.sources["infiniband"] = str(root)
+        return found
+    try:
+        devs = parse_ibv_devinfo(run_command(["ibv_devinfo"], timeout).stdout)
+    except CommandError as exc:
+        found.absent["infiniband"] = f"no {root} and ibv_devinfo {why_absent(exc)}"
+        return found
+    found.values["infiniband"] = devs
+    found.sources["infiniband"] = "ibv_devinfo"
+    if not devs:
+        found.absent["infiniband"] = "ibv_devinfo lists no RDMA device"
+    return found

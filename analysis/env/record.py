@@ -1,0 +1,229 @@
+"""`EnvRecord`: the validated description of the machine a benchmark ran on.
+
+One record is stored next to each run's logs (``env.json``) and joined to the tidy frames by
+run id. Everything in it is plain JSON. Environment variables pass through
+:func:`redact_env` whenever a record is built or loaded, so a secret never reaches the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from analysis.env.topology import Topology, TopologyError
+from analysis.errors import SchemaError
+
+SCHEMA_VERSION = 1
+REDACTED = "<redacted>"
+_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|KEY", re.I)
+
+
+class EnvRecordError(SchemaError):
+    """An environment record (or its JSON file) does not match the EnvRecord schema."""
+
+
+def is_secret_name(name: str) -> bool:
+    """True when a variable's name says it holds a secret (TOKEN, SECRET, PASSWORD, KEY)."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def redact_env(env: Mapping[str, Any]) -> dict[str, str]:
+    """Copy of ``env`` with the value of every secret-named variable replaced by ``<redacted>``."""
+    return {str(k): (REDACTED if is_secret_name(str(k)) else str(v)) for k, v in env.items()}
+
+
+# JSON key -> (accepted types, may be None). The order is the order of the JSON file.
+_FIELD_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {
+    "schema_version": ((int,), False),
+    "captured_at": ((str,), False),
+    "capture_seconds": ((int, float), False),
+    "hostname": ((str,), False),
+    "gpu_model": ((str,), True),
+    "gpu_count": ((int,), False),
+    "gpu_memory_mib": ((int,), True),
+    "gpus": ((list,), False),
+    "driver_version": ((str,), True),
+    "cuda_version": ((str,), True),
+    "cuda_toolkit": ((str,), True),
+    "cudnn_version": ((str,), True),
+    "nccl_version": ((str,), True),
+    "frameworks": ((dict,), False),
+    "python": ((dict,), False),
+    "cpu": ((dict,), False),
+    "memory": ((dict,), False),
+    "os": ((dict,), False),
+    "kernel": ((str,), True),
+    "machine": ((str,), True),
+    "infiniband": ((list,), False),
+    "topology_text": ((str,), True),
+    "topology": ((dict,), True),
+    "env": ((dict,), False),
+    "sources": ((dict,), False),
+    "absent": ((dict,), False),
+}
+_GPU_KEYS = ("index", "name", "uuid", "pci_bus_id", "memory_total_mib", "driver_version",
+             "power_limit_w", "max_sm_clock_mhz", "compute_cap")
+
+
+@dataclass
+class EnvRecord:
+    """Hardware and software of one host (see ``_FIELD_TYPES`` for the JSON keys and types).
+
+    ``gpus`` holds one dict per GPU with keys ``index, name, uuid, pci_bus_id,
+    memory_total_mib, driver_version, power_limit_w, max_sm_clock_mhz, compute_cap``.
+    ``frameworks`` maps a package name to ``{"version": …}`` plus, when the framework was
+    imported, ``cuda``, ``cudnn``, ``nccl``. ``topology`` is the parsed ``topology_text``
+    (:meth:`Topology.to_dict` without the text). ``sources`` says where a value came from
+    (``{"gpus": "nvidia-smi", "cudnn_version": "torch"}``) and ``absent`` what could not be
+    recorded and why (``{"nvidia-smi": "not found on PATH"}``).
+    """
+
+    captured_at: str
+    hostname: str
+    capture_seconds: float = 0.0
+    gpu_model: str | None = None
+    gpu_count: int = 0
+    gpu_memory_mib: int | None = None
+    gpus: list[dict] = field(default_factory=list)
+    driver_version: str | None = None
+    cuda_version: str | None = None
+    cuda_toolkit: str | None = None
+    cudnn_version: str | None = None
+    nccl_version: str | None = None
+    frameworks: dict[str, dict] = field(default_factory=dict)
+    python: dict[str, Any] = field(default_factory=dict)
+    cpu: dict[str, Any] = field(default_factory=dict)
+    memory: dict[str, Any] = field(default_factory=dict)
+    os: dict[str, Any] = field(default_factory=dict)
+    kernel: str | None = None
+    machine: str | None = None
+    infiniband: list[dict] = field(default_factory=list)
+    topology_text: str | None = None
+    topology: dict | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    absent: dict[str, str] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    def __post_init__(self) -> None:
+        self.env = redact_env(self.env) if isinstance(self.env, Mapping) else self.env
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise :class:`EnvRecordError` naming the first field that breaks the schema."""
+        for key, (types, nullable) in _FIELD_TYPES.items():
+            value = getattr(self, key)
+            if value is None and nullable:
+                continue
+            if not isinstance(value, types) or isinstance(value, bool):
+                want = " or ".join(t.__name__ for t in types) + (" or null" if nullable else "")
+                raise EnvRecordError(f"env record field {key!r} is {value!r}; expected {want}")
+        if self.schema_version != SCHEMA_VERSION:
+            raise EnvRecordError(f"env record schema_version {self.schema_version}; "
+                                 f"this version reads {SCHEMA_VERSION}")
+        if self.gpu_count != len(self.gpus):
+            raise EnvRecordError(f"gpu_count is {self.gpu_count} but {len(self.gpus)} GPU "
+                                 "entries are listed")
+        for i, gpu in enumerate(self.gpus):
+            if not isinstance(gpu, dict) or set(gpu) != set(_GPU_KEYS):
+                raise EnvRecordError(f"gpus[{i}] must be a dict with keys {', '.join(_GPU_KEYS)}; "
+                                     f"got {gpu!r}")
+        for name in ("env", "sources", "absent"):
+            bad = {k: v for k, v in getattr(self, name).items() if not isinstance(v, str)}
+            if bad:
+                raise EnvRecordError(f"env record {name!r} values must be strings; got {bad!r}")
+        leaked = [k for k, v in self.env.items() if is_secret_name(k) and v != REDACTED]
+        if leaked:  # only reachable if someone edits .env after construction
+            raise EnvRecordError(f"secret-named variables not redacted: {', '.join(leaked)}")
+        if self.topology is not None and self.topology_text is None:
+            raise EnvRecordError("env record has a parsed topology but no topology_text")
+
+    # ---- views ---------------------------------------------------------------------------
+    def topology_record(self) -> Topology | None:
+        """The parsed topology (:class:`Topology`), or ``None`` when none was captured."""
+        if self.topology is None:
+            return None
+        return Topology.from_dict({**self.topology, "text": self.topology_text})
+
+    def summary(self) -> dict[str, str]:
+        """Short facts for a report's "Test Environment" list, in the order reports use.
+
+        Keys: ``gpu``, ``interconnect``, ``cpu``, ``memory``, ``os``, ``driver``, ``cudnn``,
+        ``nccl``, ``frameworks``; a key is left out when its value is unknown.
+        """
+        out: dict[str, str] = {}
+        if self.gpu_model:
+            mem = f", {self.gpu_memory_mib} MiB" if self.gpu_memory_mib else ""
+            out["gpu"] = f"{self.gpu_model} x {self.gpu_count}{mem}"
+        ports = [f"{d['device']} {p['rate']} ({p['link_layer']})" for d in self.infiniband
+                 for p in d.get("ports", []) if p.get("rate")]
+        if ports:
+            out["interconnect"] = "; ".join(ports)
+        if self.cpu.get("model"):
+            n = self.cpu.get("logical_cpus")
+            out["cpu"] = (f"{n} CPU(s), " if n else "") + self.cpu["model"]
+        if self.memory.get("total_mib"):
+            out["memory"] = f"{self.memory['total_mib'] / 1024:.0f} GiB"
+        if self.os.get("pretty_name"):
+            out["os"] = f"{self.os['pretty_name']} (Linux {self.kernel} {self.machine})"
+        if self.driver_version or self.cuda_version:
+            out["driver"] = (f"CUDA Version: {self.cuda_version or 'unknown'}, "
+                             f"Driver Version: {self.driver_version or 'unknown'}")
+        if self.cudnn_version:
+            out["cudnn"] = self.cudnn_version
+        if self.nccl_version:
+            out["nccl"] = self.nccl_version
+        if self.frameworks:
+            out["frameworks"] = ", ".join(f"{k} {v.get('version')}" for k, v in self.frameworks.items())
+        return out
+
+    # ---- (de)serialisation ---------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict with the keys of ``_FIELD_TYPES``, in that order."""
+        return {k: getattr(self, k) for k in _FIELD_TYPES}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EnvRecord:
+        """Build and validate a record from :meth:`to_dict` output; unknown or missing keys
+        raise :class:`EnvRecordError`. A stored topology is checked against its text."""
+        if not isinstance(data, Mapping):
+            raise EnvRecordError(f"env record must be a JSON object, not {type(data).__name__}")
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise EnvRecordError(f"unknown env record key(s) {', '.join(unknown)}; "
+                                 f"valid: {', '.join(_FIELD_TYPES)}")
+        missing = sorted(k for k in ("captured_at", "hostname") if k not in data)
+        if missing:
+            raise EnvRecordError(f"env record lacks required key(s) {', '.join(missing)}")
+        record = cls(**dict(data))
+        try:
+            record.topology_record()
+        except TopologyError as exc:
+            raise EnvRecordError(f"env record topology: {exc}") from None
+        return record
+
+    def save(self, path: str | Path) -> Path:
+        """Write the record as JSON (UTF-8) and return the path."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.to_json() + "\n", encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> EnvRecord:
+        """Read a record written by :meth:`save` (validated, env re-redacted)."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise EnvRecordError(f"cannot read env record {str(path)!r}: {exc.strerror}") from None
+        except json.JSONDecodeError as exc:
+            raise EnvRecordError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        return cls.from_dict(data)

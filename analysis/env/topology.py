@@ -1,0 +1,418 @@
+"""Parse `nvidia-smi topo -m` text into a validated :class:`Topology` record.
+
+Handles every variant we know of (FORMATS.md §9): the V100 DGX-1 layout with an ``mlx5_0``
+column and a NIC row without affinity; ``NUMA Affinity`` / ``GPU NUMA ID`` columns; ``NICn``
+columns explained by a ``NIC Legend:`` block; tab-separated cells, some of them empty; a header
+without a row-label cell, with multi-word names and ANSI underline escapes. The text is kept
+verbatim (``Topology.text``) so a report can quote it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.env.links import LinkClass, TopologyError, classify_link
+
+__all__ = ["Topology", "TopologyError", "parse_topology", "read_topology", "strip_ansi",
+           "parse_cpulist", "EXTRA_COLUMNS"]
+
+#: The multi-word columns nvidia-smi prints after the device columns (in this order).
+EXTRA_COLUMNS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\n]*\x07")
+_BARE_SGR = re.compile(r"\[[0-9;]*m")  # an SGR escape whose ESC byte was lost in a copy
+_EXTRA_RE = re.compile("|".join(re.escape(n) for n in EXTRA_COLUMNS))
+_HEADER_TOKEN = re.compile(_EXTRA_RE.pattern + r"|\S+")
+_GPU = re.compile(r"GPU\d+")
+_CELL_SPLIT = re.compile(r"\t+| {2,}")
+_LEGEND_ENTRY = re.compile(r"^\s*(\S+)\s*=\s*(.*?)\s*$")
+_NIC_ENTRY = re.compile(r"^\s*(\S+)\s*:\s*(\S.*?)\s*$")
+_CPULIST = re.compile(r"\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*")
+_NA = "N/A"
+# How each extra column's values must look; others are not checked.
+_VALUE_RULES = {"CPU Affinity": _CPULIST, "NUMA Affinity": _CPULIST, "GPU NUMA ID": re.compile(r"\d+")}
+
+
+def strip_ansi(text: str) -> str:
+    """Remove ANSI escapes (nvidia-smi underlines the header even when not on a TTY)."""
+    return _ANSI.sub("", text)
+
+
+def parse_cpulist(value: str | None) -> list[int] | None:
+    """``"0-11,24-35"`` -> ``[0, …, 11, 24, …, 35]``; ``None`` for ``None``/``"N/A"``/empty."""
+    if value is None or value.strip() in ("", _NA):
+        return None
+    value = value.strip()
+    if not _CPULIST.fullmatch(value):
+        raise TopologyError(f"bad CPU list {value!r}; expected e.g. '0-11,24-35' or N/A")
+    cpus: list[int] = []
+    for part in value.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.extend(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+@dataclass(frozen=True, eq=False)
+class Topology:
+    """A parsed `nvidia-smi topo -m`.
+
+    ``text`` is the input, verbatim. ``devices`` are the matrix's rows/columns in printed order
+    (``GPU0``…, then NICs as printed: ``mlx5_0`` or ``NIC0``…). ``matrix`` is a DataFrame of link
+    codes (index and columns = devices, diagonal ``X``). ``affinity`` has one row per device and
+    one column per extra header column (``CPU Affinity``, ``NUMA Affinity``, ``GPU NUMA ID``, as
+    present), values as printed (``"0-11,24-35"``, ``"0"``, ``"N/A"``) or ``None`` when the cell
+    is empty. ``legend`` maps codes to their meaning (``"NV#"`` -> …) and ``nic_legend`` NIC
+    columns to device names (``"NIC0"`` -> ``"mlx5_0"``).
+    """
+
+    text: str
+    devices: tuple[str, ...]
+    matrix: pd.DataFrame
+    affinity: pd.DataFrame
+    legend: dict[str, str]
+    nic_legend: dict[str, str]
+
+    # ---- lookups -------------------------------------------------------------------------
+    @property
+    def gpus(self) -> tuple[str, ...]:
+        return tuple(d for d in self.devices if _GPU.fullmatch(d))
+
+    @property
+    def nics(self) -> tuple[str, ...]:
+        return tuple(d for d in self.devices if not _GPU.fullmatch(d))
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The extra (non-device) header columns, in printed order."""
+        return tuple(self.affinity.columns)
+
+    def _column(self, name: str) -> dict[str, str | None]:
+        if name not in self.affinity.columns:
+            return dict.fromkeys(self.devices)
+        return {d: self.affinity.at[d, name] for d in self.devices}
+
+    @property
+    def cpu_affinity(self) -> dict[str, str | None]:
+        """Device -> ``CPU Affinity`` as printed (``None`` when empty or no such column)."""
+        return self._column("CPU Affinity")
+
+    @property
+    def numa_affinity(self) -> dict[str, str | None]:
+        return self._column("NUMA Affinity")
+
+    @property
+    def gpu_numa_id(self) -> dict[str, str | None]:
+        return self._column("GPU NUMA ID")
+
+    def _check_device(self, device: str) -> None:
+        if device not in self.devices:
+            raise TopologyError(f"unknown device {device!r}; valid: {', '.join(self.devices)}")
+
+    def cpus(self, device: str) -> list[int] | None:
+        """CPUs the device is close to, from ``CPU Affinity`` (``None`` when not stated)."""
+        self._check_device(device)
+        return parse_cpulist(self.cpu_affinity[device])
+
+    def numa_node(self, device: str) -> int | None:
+        """The device's NUMA node from ``NUMA Affinity`` (``None`` when N/A, absent or a range)."""
+        self._check_device(device)
+        value = self.numa_affinity[device]
+        return int(value) if value and value.isdigit() else None
+
+    def link(self, a: str, b: str) -> str:
+        """The code printed for the pair, e.g. ``link("GPU0", "GPU1") == "NV18"``."""
+        self._check_device(a)
+        self._check_device(b)
+        return self.matrix.at[a, b]
+
+    def link_class(self, a: str, b: str) -> LinkClass:
+        return classify_link(self.link(a, b), self.legend)
+
+    def nic_name(self, device: str) -> str:
+        """The NIC's real name (``NIC0`` -> ``mlx5_0``); other devices map to themselves."""
+        self._check_device(device)
+        return self.nic_legend.get(device, device)
+
+    # ---- frames --------------------------------------------------------------------------
+    def links(self) -> pd.DataFrame:
+        """Tidy pairs, one row per ordered pair of distinct devices.
+
+        Columns: ``src``, ``dst`` (device names), ``code`` (as printed), ``kind`` (a key of
+        :data:`analysis.env.links.LINK_KINDS`), ``nvlinks`` (bonded NVLinks, 0 if none),
+        ``tier`` (0 = closest … 7), ``color`` (default plot colour).
+        """
+        rows = []
+        for a in self.devices:
+            for b in self.devices:
+                if a != b:
+                    c = classify_link(self.matrix.at[a, b], self.legend)
+                    rows.append((a, b, c.code, c.kind, c.nvlinks, c.tier, c.color))
+        return pd.DataFrame(rows, columns=["src", "dst", "code", "kind", "nvlinks", "tier", "color"])
+
+    def frame(self) -> pd.DataFrame:
+        """The table as printed: device columns then the extra columns; index named ``device``."""
+        out = pd.concat([self.matrix, self.affinity], axis=1)
+        out.index.name = "device"
+        return out
+
+    @property
+    def display_text(self) -> str:
+        """The verbatim text without ANSI escapes and carriage returns (for reports)."""
+        return strip_ansi(self.text.replace("\r\n", "\n").replace("\r", "\n"))
+
+    # ---- conversions ---------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """JSON-ready dict; :meth:`from_dict` reads it back (the text is the source of truth)."""
+        return {
+            "text": self.text,
+            "devices": list(self.devices),
+            "gpus": list(self.gpus),
+            "nics": list(self.nics),
+            "matrix": {a: {b: self.matrix.at[a, b] for b in self.devices} for a in self.devices},
+            "columns": list(self.columns),
+            "affinity": {d: {c: self.affinity.at[d, c] for c in self.columns} for d in self.devices},
+            "legend": dict(self.legend),
+            "nic_legend": dict(self.nic_legend),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Topology:
+        """Rebuild from :meth:`to_dict` output by re-parsing ``text``; a stored matrix or
+        affinity that disagrees with the text raises :class:`TopologyError`."""
+        if not isinstance(data, dict) or not isinstance(data.get("text"), str):
+            raise TopologyError("a topology record needs a 'text' string (the nvidia-smi output)")
+        topo = parse_topology(data["text"])
+        stored = topo.to_dict()
+        for key in ("devices", "matrix", "affinity", "legend", "nic_legend"):
+            if key in data and data[key] != stored[key]:
+                raise TopologyError(f"stored topology {key!r} disagrees with its own text")
+        return topo
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    def to_csv(self, path: str | Path | None = None) -> str:
+        """The :meth:`frame` as CSV (empty cells stay empty); written to ``path`` when given."""
+        text = self.frame().to_csv(lineterminator="\n")
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    def to_markdown(self, nic_legend: bool = True) -> str:
+        """A Markdown table of :meth:`frame`, then the NIC legend as one line when there is one."""
+        cols = list(self.devices) + list(self.columns)
+        lines = ["| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+        for d in self.devices:
+            cells = [self.matrix.at[d, b] for b in self.devices]
+            cells += [self.affinity.at[d, c] or "" for c in self.columns]
+            lines.append(f"| {d} | " + " | ".join(cells) + " |")
+        if nic_legend and self.nic_legend:
+            lines += ["", "NIC Legend: " + ", ".join(f"{k} = {v}" for k, v in self.nic_legend.items())]
+        return "\n".join(lines) + "\n"
+
+
+# ---- parsing -------------------------------------------------------------------------------
+@dataclass
+class _Row:
+    lineno: int
+    label: str
+    tokens: list[tuple[int, str]]  # (column in the tab-expanded line, text), label excluded
+
+
+def _tokens(line: str, pattern: re.Pattern = re.compile(r"\S+")) -> list[tuple[int, str]]:
+    return [(m.start(), m.group()) for m in pattern.finditer(line.expandtabs(8))]
+
+
+def _find_header(lines: list[str]) -> int:
+    for i, line in enumerate(lines):
+        toks = _BARE_SGR.sub("", line).split()
+        # A header starts with GPU0…; a row also does, but its second cell is a link code (X).
+        if toks and _GPU.fullmatch(toks[0]) and (len(toks) == 1 or toks[1] != "X"):
+            return i
+    raise TopologyError("no `nvidia-smi topo -m` header found: expected a line starting "
+                        "with the device names 'GPU0 …'")
+
+
+def _read_rows(lines: list[str], start: int) -> tuple[list[_Row], int]:
+    rows: list[_Row] = []
+    i = start
+    while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith("Legend"):
+        toks = _tokens(lines[i])
+        rows.append(_Row(i + 1, toks[0][1], toks[1:]))
+        i += 1
+    if not rows:
+        raise TopologyError(f"line {start}: header is not followed by any device row")
+    return rows, i
+
+
+def _read_legends(lines: list[str], start: int) -> tuple[dict[str, str], dict[str, str]]:
+    legend: dict[str, str] = {}
+    nic: dict[str, str] = {}
+    mode = None
+    for line in lines[start:]:
+        s = line.strip()
+        if s.startswith("NIC Legend"):
+            mode = "nic"
+        elif s.startswith("Legend"):
+            mode = "legend"
+        elif mode == "legend" and (m := _LEGEND_ENTRY.match(line)):
+            legend[m.group(1)] = m.group(2)
+        elif mode == "nic" and (m := _NIC_ENTRY.match(line)):
+            nic[m.group(1)] = m.group(2)
+    return legend, nic
+
+
+def _header_columns(header: str, labels: list[str]) -> tuple[list[str], list[tuple[int, str]]]:
+    """Split the header into device names and (column, name) of the extra columns.
+
+    Cells are split on the header as printed (tabs intact); columns are measured on the
+    tab-expanded header, which is how the rows' cells line up under it.
+    """
+    known = set(labels)
+    devices, end = [], 0
+    for m in _HEADER_TOKEN.finditer(header):
+        if m.group() not in known:
+            break
+        devices.append(m.group())
+        end = m.end()
+    expanded = header.expandtabs(8)
+    pos = 0
+    for d in devices:
+        pos = expanded.index(d, pos) + len(d)
+    extras: list[tuple[int, str]] = []
+    for name in _split_extras(header[end:]):
+        at = expanded.index(name, pos)
+        extras.append((at, name))
+        pos = at + len(name)
+    return devices, extras
+
+
+def _split_extras(rest: str) -> list[str]:
+    out: list[str] = []
+    for cell in _CELL_SPLIT.split(rest):
+        cell = cell.strip()
+        if not cell:
+            continue
+        found = _EXTRA_RE.findall(cell)
+        if found and not _EXTRA_RE.sub("", cell).strip():
+            out.extend(found)
+        else:
+            out.append(cell)
+    return out
+
+
+def _assign_extras(row: _Row, cells: list[tuple[int, str]], extras: list[tuple[int, str]]):
+    """Map a row's cells after the links onto the extra columns (empty cells -> None)."""
+    values: list[str | None] = [None] * len(extras)
+    if len(cells) > len(extras):
+        names = ", ".join(n for _, n in extras) or "none"
+        raise TopologyError(f"line {row.lineno}: row {row.label} has {len(cells)} cells after its "
+                            f"links ({' '.join(t for _, t in cells)}) but the header has "
+                            f"{len(extras)} extra column(s) ({names})")
+    if len(cells) == len(extras):
+        return [t for _, t in cells]
+    # Some cells are empty: place each by its column, keeping the printed order.
+    nxt = 0
+    for i, (col, text) in enumerate(cells):
+        guess = max((j for j, (start, _) in enumerate(extras) if start <= col + 1), default=0)
+        j = min(max(guess, nxt), len(extras) - (len(cells) - i))
+        values[j] = text
+        nxt = j + 1
+    return values
+
+
+def _link_cells(row: _Row, n: int, legend: dict[str, str]) -> list[str]:
+    cells = [t for _, t in row.tokens[:n]]
+    for i, code in enumerate(cells):
+        if code == _NA or _CPULIST.fullmatch(code):  # an affinity value where a link belongs
+            raise TopologyError(f"line {row.lineno}: row {row.label} has {i} link cells before "
+                                f"{code!r}; the header names {n} devices")
+        try:
+            classify_link(code, legend)
+        except TopologyError as exc:
+            raise TopologyError(f"line {row.lineno}: row {row.label}, cell {i + 1}: {exc}") from None
+    return cells
+
+
+def _validate(topo_devices: list[str], matrix: pd.DataFrame, affinity: pd.DataFrame,
+              legend: dict[str, str], nic: dict[str, str]) -> None:
+    for a in topo_devices:
+        for b in topo_devices:
+            code = matrix.at[a, b]
+            cls = classify_link(code, legend)
+            if (a == b) != (cls.kind == "self"):
+                want = "X on the diagonal" if a == b else "a link code, not X, off the diagonal"
+                raise TopologyError(f"cell ({a}, {b}) is {code!r}; expected {want}")
+            if matrix.at[b, a] != code:
+                raise TopologyError(f"matrix is not symmetric: ({a}, {b}) is {code!r} but "
+                                    f"({b}, {a}) is {matrix.at[b, a]!r}")
+    for col, rule in _VALUE_RULES.items():
+        if col not in affinity.columns:
+            continue
+        for d, v in affinity[col].items():
+            if v is not None and v != _NA and not rule.fullmatch(v):
+                raise TopologyError(f"{col} of {d} is {v!r}; expected e.g. '0-11,24-35', '0' or N/A")
+    unknown = [k for k in nic if k not in topo_devices]
+    if unknown:
+        raise TopologyError(f"NIC Legend names {', '.join(unknown)}, which are not matrix "
+                            f"columns ({', '.join(topo_devices)})")
+
+
+def parse_topology(text: str | bytes) -> Topology:
+    """Parse `nvidia-smi topo -m` output (text before the header, e.g. a prompt, is ignored).
+
+    Raises :class:`TopologyError` naming the line and value when the text is not a valid
+    topology matrix.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    if not isinstance(text, str):
+        raise TopologyError(f"topology text must be str or bytes, not {type(text).__name__}")
+    lines = strip_ansi(text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
+    h = _find_header(lines)
+    header = _BARE_SGR.sub("", lines[h])
+    rows, end = _read_rows(lines, h + 1)
+    legend, nic = _read_legends(lines, end)
+    labels = [r.label for r in rows]
+    dupes = sorted({x for x in labels if labels.count(x) > 1})
+    if dupes:
+        raise TopologyError(f"device row(s) {', '.join(dupes)} appear more than once")
+    devices, extras = _header_columns(header, labels)
+    if devices != labels:
+        raise TopologyError(f"header devices ({' '.join(devices) or 'none'}) do not match the row "
+                            f"labels ({' '.join(labels)}) in number or order")
+    n = len(devices)
+    links, extra_values = [], []
+    for row in rows:
+        if len(row.tokens) < n:
+            raise TopologyError(f"line {row.lineno}: row {row.label} has {len(row.tokens)} link "
+                                f"cells; the header names {n} devices")
+        links.append(_link_cells(row, n, legend))
+        extra_values.append(_assign_extras(row, row.tokens[n:], extras))
+    matrix = pd.DataFrame(links, index=devices, columns=devices, dtype=object)
+    affinity = pd.DataFrame(extra_values, index=devices, columns=[name for _, name in extras],
+                            dtype=object)
+    affinity = affinity.astype(object).where(affinity.notna(), None)
+    _validate(devices, matrix, affinity, legend, nic)
+    return Topology(text, tuple(devices), matrix, affinity, legend, nic)
+
+
+def read_topology(path: str | Path) -> Topology:
+    """Read and parse a file holding `nvidia-smi topo -m` output."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise TopologyError(f"cannot read topology file {str(path)!r}: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("latin-1")  # keep going: the matrix itself is ASCII
+    try:
+        return parse_topology(text)
+    except TopologyError as exc:
+        raise TopologyError(f"{path}: {exc}") from None

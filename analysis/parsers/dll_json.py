@@ -1,0 +1,119 @@
+"""DLLogger JSON-stream backend (FORMATS.md §5): ``DLLL {json}`` records, one per line.
+
+``type`` LOG records carry ``step`` (``[]`` summary, ``[e]`` epoch, ``[e, i]`` training,
+``[e, i, v]`` validation, ``"PARAMETER"`` argument dump) and a ``data`` dict; METADATA
+records give a metric's unit. The timestamp is the record's ``timestamp`` field (unix
+seconds as text); ``datetime`` (with or without a UTC offset) is used only when it is
+missing. Bare ``NaN`` is accepted. Written by the PyTorch examples (``--raport-file``), so
+the DLPerf PyTorch rule applies (:func:`analysis.parsers.dll_pytorch.pytorch_rule`).
+Records are read with ``json.loads`` one by one: these files are small (one per run).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+
+import numpy as np
+
+from analysis.estimate import Estimate, RunData
+from analysis.logtext import LogText
+from analysis.parsers import _dllogger as dll
+from analysis.parsers import register
+from analysis.parsers.base import LogParser, ParsedLog
+from analysis.parsers.dll_pytorch import pytorch_rule
+from analysis.problems import Problem
+
+_RECORD = re.compile(rb"^DLLL (.*)$", re.M)
+_KIND_OF_LEN = {0: dll.SUMMARY, 1: dll.EPOCH, 2: dll.TRAIN, 3: dll.VAL}
+
+
+def _timestamp(rec: dict) -> float:
+    try:
+        return float(rec["timestamp"])
+    except (KeyError, TypeError, ValueError):
+        pass
+    try:
+        dt = datetime.fromisoformat(str(rec["datetime"]))
+    except (KeyError, ValueError):
+        return float("nan")
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+@register
+class DllJson(LogParser):
+    name = "dll_json"
+    framework = "PyTorch"
+    description = "DLLogger JSON-stream backend (DLLL records)"
+
+    @classmethod
+    def sniff(cls, head: bytes) -> int:
+        return 95 if re.search(rb"^DLLL \{", head, re.M) else 0
+
+    def parse(self, log: LogText) -> ParsedLog:
+        parsed = ParsedLog(self.name)
+        matches = list(_RECORD.finditer(log.data))
+        lines = log.lines_at(np.array([m.start() for m in matches], dtype=np.int64))
+        units: dict[str, str] = {}
+        rows: dict[tuple, list] = {}
+        params, plines = {}, {}
+        for m, line in zip(matches, lines.tolist(), strict=True):
+            text = m.group(1)
+            try:
+                rec = json.loads(text)
+                if not isinstance(rec, dict):
+                    raise ValueError("a record is a JSON object")
+            except ValueError as exc:
+                parsed.problems.append(self._bad(log, line, f"not JSON ({exc})"))
+                continue
+            if rec.get("type") == "METADATA":
+                meta = rec.get("metadata")
+                if isinstance(meta, dict) and isinstance(rec.get("metric"), str):
+                    units[rec["metric"]] = str(meta.get("unit") or "")
+                continue
+            step, data = rec.get("step"), rec.get("data")
+            if not isinstance(data, dict):
+                parsed.problems.append(self._bad(log, line, "no 'data' object"))
+                continue
+            if step == "PARAMETER":
+                for k, v in data.items():
+                    params[str(k)] = str(v)
+                    plines[str(k)] = line
+                continue
+            if (not isinstance(step, list) or len(step) not in _KIND_OF_LEN
+                    or not all(isinstance(x, int) and not isinstance(x, bool) for x in step)):
+                parsed.problems.append(self._bad(log, line, f"unrecognised step {step!r}"))
+                continue
+            kind = _KIND_OF_LEN[len(step)]
+            epoch = step[0] if step else -1
+            it = step[1] if len(step) > 1 else -1
+            ts = _timestamp(rec)
+            for name, val in data.items():
+                if isinstance(val, bool) or not isinstance(val, (int, float)) and val is not None:
+                    parsed.problems.append(self._bad(
+                        log, line, f"value {str(val)[:40]!r} of {name} is not a number"))
+                    continue
+                v = float("nan") if val is None else float(val)
+                rows.setdefault((kind, str(name)), []).append((line, ts, epoch, it, v))
+        groups = []
+        for (kind, name), vals in rows.items():
+            ln, ts, ep, st, v = (np.array(c) for c in zip(*vals, strict=True))
+            unit = units.get(name, "")
+            groups.append(dll.Group(kind, name, "" if unit == "None" else unit,
+                                    ln.astype(np.int64), ts.astype(np.float64),
+                                    ep.astype(np.int64), st.astype(np.int64),
+                                    v.astype(np.float64)))
+        dll.add_groups(parsed, log, groups)
+        dll.apply_parameters(parsed, params, plines, log.source)
+        return parsed
+
+    @staticmethod
+    def _bad(log: LogText, line: int, reason: str) -> Problem:
+        return Problem(log.source, line, "bad_line", f"unreadable DLLL record: {reason}",
+                       log.line_text(line)[:300])
+
+    def dlperf(self, run: RunData) -> Estimate:
+        return pytorch_rule(run)

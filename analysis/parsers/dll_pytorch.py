@@ -1,0 +1,95 @@
+"""NVIDIA DeepLearningExamples PyTorch DLLogger stdout (FORMATS.md §5, §6).
+
+Lines ``DLL <datetime> - <step> <metric> : <value> <unit> …`` with steps
+``Epoch: E Iteration: I`` (training), ``Epoch: E Iteration: I Validation Iteration: V``
+(validation, stored with step I), ``Epoch: E`` (epoch summary), ``Summary:`` / ``()``
+(end of run) and ``PARAMETER`` (argument dump → parameters and run fields). Both the 2020
+shape (``train.total_ips : 267.44 img/s``) and the current one (``train.compute_ips``,
+``images/s``, literal ``None`` units) are read; ``*_ips`` are global samples/s.
+Line reading is shared with the TensorFlow family (:mod:`analysis.parsers._dllogger`).
+
+DLPerf rule (``extract_pytorch_logs_time.py``): skip training lines with Iteration ≤ 5;
+counting the remaining training lines from 1, throughput = global batch × 100 /
+(t(line 120) − t(line 20)), rounded to 2 decimals.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from analysis.estimate import Estimate, RunData
+from analysis.logtext import LogText
+from analysis.parsers import _dllogger as dll
+from analysis.parsers import register
+from analysis.parsers.base import LogParser, ParsedLog
+
+_DT = rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? - "
+_PT_STEP = re.compile(rb"^DLL " + _DT + rb"(?:Epoch: \d+ |Summary:)", re.M)
+_PARAM = re.compile(rb"^DLL " + _DT + rb"PARAMETER ", re.M)
+_TF_STEP = re.compile(rb"^DLL " + _DT + rb"(?:\(|Iteration: )", re.M)
+# a non-master rank's log of the PyTorch ConvNets example has its text but no DLL lines
+_NON_MASTER = re.compile(rb"^(?:=> creating model '|RUNNING EPOCHS FROM )", re.M)
+
+RULE = ("DLPerf PyTorch rule: training lines with Iteration > 5, lines 20 and 120 of them; "
+        "global batch x 100 / (t120 - t20), rounded to 2 decimals")
+
+
+def pytorch_rule(run: RunData) -> Estimate:
+    """The DLPerf PyTorch DLL rule on a run's training lines (shared with the JSON backend)."""
+    clock = run.clock().sort_values("line")
+    n_all = len(clock)
+    clock = clock[pd.to_numeric(clock["step"], errors="coerce").astype("float64") > 5]
+    if n_all == 0:
+        return Estimate.fail("no training lines (a non-master log?)", "no_training_lines", RULE)
+    if len(clock) < 120:
+        return Estimate.fail(
+            f"only {len(clock)} training lines after Iteration 5 (of {n_all}); the rule needs 120",
+            "truncated", RULE)
+    t20, t120 = (float(x) for x in clock["timestamp"].iloc[[19, 119]])
+    if not (np.isfinite(t20) and np.isfinite(t120)):
+        return Estimate.fail("training lines 20 and 120 carry no timestamps",
+                             "missing_timestamps", RULE)
+    gb = run.global_batch_size
+    if gb is None or not np.isfinite(gb):
+        return Estimate.fail("the global batch size is unknown", "missing_metadata", RULE)
+    dt = t120 - t20
+    if dt <= 0:
+        return Estimate.fail(f"timestamps do not increase (t120 - t20 = {dt:g} s)",
+                             "missing_timestamps", RULE)
+    steps = clock["step"].iloc[[19, 119]].tolist()
+    return Estimate(throughput=round(gb * 100 / dt, 2), iterations=100, latency=dt / 100,
+                    method=f"{RULE} (Iterations {steps[0]} and {steps[1]}, {dt:.6f} s)")
+
+
+@register
+class DllPyTorch(LogParser):
+    name = "dll_pytorch"
+    framework = "PyTorch"
+    description = "NVIDIA DeepLearningExamples PyTorch DLLogger stdout (DLL lines)"
+
+    @classmethod
+    def sniff(cls, head: bytes) -> int:
+        pt = len(_PT_STEP.findall(head))
+        tf = len(_TF_STEP.findall(head))
+        if pt and pt >= tf:
+            return 90
+        if not tf and _PARAM.search(head):
+            return 60
+        if not tf and _NON_MASTER.search(head):
+            return 20
+        return 0
+
+    def parse(self, log: LogText) -> ParsedLog:
+        parsed = ParsedLog(self.name)
+        read = dll.read(log)
+        parsed.problems.extend(read.problems)
+        dll.add_groups(parsed, log, read.groups)
+        dll.apply_parameters(parsed, read.parameters, read.parameter_lines, log.source)
+        return parsed
+
+    def dlperf(self, run: RunData) -> Estimate:
+        return pytorch_rule(run)
+

@@ -1,0 +1,123 @@
+"""NVIDIA DeepLearningExamples TensorFlow DLLogger stdout (FORMATS.md §5, §7).
+
+ResNet50 v1.5 with Horovod/MPI prints ``DLL <datetime> - (epoch, global_step) imgs_per_sec :
+… cross_entropy : …`` (newer benchmark mode: ``total_ips``) from rank 0 only, never for the
+first 20 steps, and ``() train_throughput : …`` at the end; BERT prints
+``DLL … - Iteration: 20  throughput_train : 123.456 seq/s mlm_loss : …``. Launcher rank
+prefixes (Open MPI ``[1,0]<stdout>:``, horovodrun/Gloo ``[0]<stdout>:``) are stripped by
+:mod:`analysis.logtext`; every rank's DLL lines are kept with their ``rank``, other tagged
+noise (``INFO:tensorflow:…``, ``Iter #0: 592.3 img/sec per GPU``) is not a DLL line and is
+ignored.
+
+DLPerf rules (only rank-0 lines — or lines without a rank prefix — count):
+
+* ResNet, rule (a), the published one: the mean of the first 100 printed throughput values
+  (``imgs_per_sec``/``total_ips``, global steps 20–119), rounded to 2 decimals.
+* ResNet, rule (b), the "time" variant: global batch × 99 / (t(100th line) − t(1st line));
+  it is not the ``dlperf`` figure but is stated in ``Estimate.method``.
+* BERT (``Iteration: N`` steps, no epoch; or a model named ``bert*``): global batch × 100 /
+  (t(Iteration 120) − t(Iteration 20)), rounded to 2 decimals.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from analysis import metrics as M
+from analysis.estimate import Estimate, RunData
+from analysis.logtext import LogText
+from analysis.parsers import _dllogger as dll
+from analysis.parsers import register
+from analysis.parsers.base import LogParser, ParsedLog
+
+_DT = rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? - "
+_TF_STEP = re.compile(rb"^DLL " + _DT + rb"(?:\(|Iteration: )", re.M)
+_PT_STEP = re.compile(rb"^DLL " + _DT + rb"(?:Epoch: \d+ |Summary:)", re.M)
+_DLL = re.compile(rb"^DLL " + _DT, re.M)
+_TF_NOISE = re.compile(rb"INFO:tensorflow:|img/sec per GPU|horovod", re.I)
+
+RULE_A = ("DLPerf TensorFlow rule (a): mean of the first 100 printed rank-0 throughput values "
+          "(global steps 20-119), rounded to 2 decimals")
+RULE_BERT = ("DLPerf TensorFlow BERT rule: global batch x 100 / (t(Iteration 120) - "
+             "t(Iteration 20)), rounded to 2 decimals")
+
+
+def _rank0(df: pd.DataFrame) -> pd.DataFrame:
+    if "rank" not in df.columns:
+        return df
+    r = pd.to_numeric(df["rank"], errors="coerce").astype("float64")
+    return df[r.isna() | (r <= 0)]
+
+
+def _is_bert(run: RunData, tput: pd.DataFrame) -> bool:
+    model = str(run.meta.get("model") or "")
+    if model.startswith("bert"):
+        return True
+    if "epoch" in tput.columns and len(tput):
+        return bool(tput["epoch"].isna().all())
+    return False
+
+
+@register
+class DllTensorFlow(LogParser):
+    name = "dll_tensorflow"
+    framework = "TensorFlow"
+    description = "NVIDIA DeepLearningExamples TensorFlow DLLogger stdout (ResNet, BERT)"
+
+    @classmethod
+    def sniff(cls, head: bytes) -> int:
+        tf = len(_TF_STEP.findall(head))
+        pt = len(_PT_STEP.findall(head))
+        if tf and tf > pt:
+            return 90
+        if not pt and _DLL.search(head) and _TF_NOISE.search(head):
+            return 70
+        return 0
+
+    def parse(self, log: LogText) -> ParsedLog:
+        parsed = ParsedLog(self.name)
+        read = dll.read(log)
+        parsed.problems.extend(read.problems)
+        dll.add_groups(parsed, log, read.groups)
+        dll.apply_parameters(parsed, read.parameters, read.parameter_lines, log.source)
+        return parsed
+
+    def dlperf(self, run: RunData) -> Estimate:
+        tput = _rank0(run.series(M.THROUGHPUT)).sort_values("line").drop_duplicates("line")
+        if tput.empty:
+            return Estimate.fail("no rank-0 throughput lines", "no_training_lines", RULE_A)
+        gb = run.global_batch_size
+        if _is_bert(run, tput):
+            return self._bert(tput, gb)
+        vals = tput["value"].to_numpy(dtype=np.float64)
+        if len(vals) < 100:
+            return Estimate.fail(f"only {len(vals)} rank-0 throughput lines; the rule needs 100",
+                                 "truncated", RULE_A)
+        first = tput.iloc[:100]
+        steps = first["step"].tolist()
+        method = f"{RULE_A} (steps {steps[0]}-{steps[-1]})"
+        t0, t99 = (float(x) for x in first["timestamp"].iloc[[0, 99]])
+        if gb is not None and np.isfinite(gb) and np.isfinite(t99 - t0) and t99 > t0:
+            method += f"; rule (b), global batch x 99 / (t100 - t1): {gb * 99 / (t99 - t0):.2f}"
+        return Estimate(throughput=round(float(vals[:100].mean()), 2), iterations=100,
+                        method=method)
+
+    @staticmethod
+    def _bert(tput: pd.DataFrame, gb: float) -> Estimate:
+        steps = tput["step"].astype("float64")
+        at = {s: tput["timestamp"][steps == s] for s in (20, 120)}
+        if at[120].empty or at[20].empty:
+            return Estimate.fail(f"no Iteration {20 if at[20].empty else 120} line; "
+                                 "the rule needs Iterations 20 and 120", "truncated", RULE_BERT)
+        t20, t120 = float(at[20].iloc[0]), float(at[120].iloc[0])
+        if not np.isfinite(t120 - t20) or t120 <= t20:
+            return Estimate.fail("Iterations 20 and 120 carry no increasing timestamps",
+                                 "missing_timestamps", RULE_BERT)
+        if gb is None or not np.isfinite(gb):
+            return Estimate.fail("the global batch size is unknown", "missing_metadata", RULE_BERT)
+        dt = t120 - t20
+        return Estimate(throughput=round(gb * 100 / dt, 2), iterations=100, latency=dt / 100,
+                        method=f"{RULE_BERT} ({dt:.6f} s)")

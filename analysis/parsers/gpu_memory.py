@@ -1,0 +1,135 @@
+"""GPU memory sidecars of a run (FORMATS.md §8): ``<run stem>.mem`` and ``<run stem>.gpu.csv``.
+
+* ``.mem``: ``max device0 memory usage is: 12958302208`` (bytes, polled each second) →
+  ``memory_used`` in MiB, device from the line.
+* ``.gpu.csv``: ``nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total,
+  utilization.gpu --format=csv -lms 500`` (or NVML sampling writing the same header
+  ``timestamp, index, memory.used [MiB], memory.total [MiB], utilization.gpu [%]``) →
+  ``memory_used``, ``memory_total`` (MiB) and ``utilization`` (%) per ``device`` = index,
+  timestamps ``2026/11/21 10:00:00.123`` read as UTC unix seconds. Columns are found by
+  header name, units in cells are optional, ``[N/A]``/``[Not Supported]`` are NaN.
+
+Sidecars never form a run of their own; collect joins them to ``<run stem>.log``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis.logtext import LogText
+from analysis.parsers import register
+from analysis.parsers.base import LogParser, ParsedLog
+from analysis.problems import Problem
+
+_MEM = re.compile(rb"^\s*max device\s*(\d+) memory usage is:\s*(\S*)\s*$", re.M | re.I)
+_MEM_HINT = re.compile(rb"^\s*max device\s*\d+ memory usage is:", re.M | re.I)
+_HEADER = re.compile(rb"^\s*timestamp\s*,\s*index\s*,[^\n]*memory\.used", re.M)
+_COLUMNS = {"memory.used": (M.MEMORY_USED, M.MIB), "memory.total": (M.MEMORY_TOTAL, M.MIB),
+            "utilization.gpu": (M.UTILIZATION, M.PERCENT)}
+_CELL = re.compile(r"^\s*([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s*(MiB|%|W|MHz)?\s*$")
+_NA = re.compile(r"^\s*\[?(N/A|Not Supported|Unknown Error|GPU is lost)\]?\s*$", re.I)
+
+
+def _time(text: str) -> float | None:
+    t = text.strip().replace("/", "-")
+    try:
+        dt = datetime.fromisoformat(t)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+@register
+class GpuMemory(LogParser):
+    name = "gpu_memory"
+    framework = ""
+    description = "GPU memory sidecars: .mem (max bytes) and nvidia-smi/NVML sampling CSV"
+    sidecar = True
+
+    @classmethod
+    def sniff(cls, head: bytes) -> int:
+        return 95 if (_MEM_HINT.search(head) or _HEADER.search(head)) else 0
+
+    def parse(self, log: LogText) -> ParsedLog:
+        parsed = ParsedLog(self.name)
+        if _HEADER.search(log.data):
+            self._csv(log, parsed)
+        else:
+            self._mem(log, parsed)
+        return parsed
+
+    def _mem(self, log: LogText, parsed: ParsedLog) -> None:
+        matches = list(_MEM.finditer(log.data))
+        lines = log.lines_at(np.array([m.start() for m in matches], dtype=np.int64))
+        good_l, dev, val = [], [], []
+        for m, line in zip(matches, lines.tolist(), strict=True):
+            try:
+                v = float(m.group(2))
+            except ValueError:
+                parsed.problems.append(self._bad(log, line, "the byte count is not a number"))
+                continue
+            good_l.append(line)
+            dev.append(int(m.group(1)))
+            val.append(v / 2**20)
+        if val:
+            parsed.obs.add(line=np.array(good_l), metric=M.MEMORY_USED, value=np.array(val),
+                           phase=M.MEMORY, unit=M.MIB, device=np.array(dev))
+        for ln in self._unmatched(log, _MEM_HINT, set(good_l) | {p.line for p in parsed.problems}):
+            parsed.problems.append(self._bad(log, ln, "expected 'max deviceN memory usage is: <bytes>'"))
+
+    @staticmethod
+    def _unmatched(log: LogText, hint: re.Pattern, seen: set) -> list[int]:
+        starts = np.array([m.start() for m in hint.finditer(log.data)], dtype=np.int64)
+        return [ln for ln in log.lines_at(starts).tolist() if ln not in seen]
+
+    def _csv(self, log: LogText, parsed: ParsedLog) -> None:
+        text = log.decode().split("\n")
+        header_at = next(i for i, ln in enumerate(text) if _HEADER.match(ln.encode()))
+        names = [c.strip().split(" [")[0].strip() for c in text[header_at].split(",")]
+        col = {n: i for i, n in enumerate(names)}
+        cols = {k: col[k] for k in _COLUMNS if k in col}
+        acc = {k: ([], [], [], []) for k in cols}  # line, device, timestamp, value
+        for i in range(header_at + 1, len(text)):
+            raw = text[i]
+            if not raw.strip() or _HEADER.match(raw.encode()):
+                continue
+            cells = raw.split(",")
+            line = i + 1
+            if len(cells) != len(names):
+                parsed.problems.append(self._bad(log, line, f"{len(cells)} cells, header has {len(names)}"))
+                continue
+            ts = _time(cells[col["timestamp"]])
+            try:
+                device = int(cells[col["index"]])
+            except ValueError:
+                device = None
+            if ts is None or device is None:
+                parsed.problems.append(self._bad(log, line, "bad timestamp or GPU index"))
+                continue
+            for key, j in cols.items():
+                m = _CELL.match(cells[j])
+                if m:
+                    v = float(m.group(1))
+                elif _NA.match(cells[j]):
+                    v = float("nan")
+                else:
+                    parsed.problems.append(self._bad(log, line, f"{key} {cells[j].strip()!r} is not a number"))
+                    continue
+                for lst, x in zip(acc[key], (line, device, ts, v), strict=True):
+                    lst.append(x)
+        for key, (ln, dev, ts, val) in acc.items():
+            metric, unit = _COLUMNS[key]
+            if val:
+                parsed.obs.add(line=np.array(ln), metric=metric, value=np.array(val), phase=M.MEMORY,
+                               unit=unit, device=np.array(dev), timestamp=np.array(ts))
+
+    @staticmethod
+    def _bad(log: LogText, line: int, reason: str) -> Problem:
+        return Problem(log.source, line, "bad_line", f"unreadable memory sample: {reason}",
+                       log.line_text(line)[:300])

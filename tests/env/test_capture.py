@@ -1,0 +1,334 @@
+"""`capture()` and `EnvRecord` on this GPU-less host, and with a fake `nvidia-smi` on PATH.
+
+No GPU exists on CI machines, so the only stand-in used is a real executable named
+`nvidia-smi` written into tmp_path and put first on PATH; it prints what nvidia-smi prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from analysis.env.capture import capture, select_env
+from analysis.env.probes import parse_gpu_csv, parse_ibv_devinfo, parse_lscpu, probe_infiniband
+from analysis.env.record import REDACTED, EnvRecord, EnvRecordError, redact_env
+from analysis.env.topology import read_topology
+
+ROOT = Path(__file__).resolve().parents[2]
+DLPERF = ROOT / ".venv" / "bin" / "dlperf"
+TOPO = ROOT / "tests" / "data" / "topology" / "h200_x4" / "topo.txt"
+GPU_CSV = "".join(
+    f"{i}, NVIDIA H200, GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd, 00000000:{0x18 + i:02X}:00.0, "
+    f"143771, 560.35.03, 700.00, 1980, 9.0\n" for i in range(4))
+BANNER = """+-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 560.35.03              Driver Version: 560.35.03      CUDA Version: 12.6     |
+|-----------------------------------------+------------------------+----------------------+
+"""
+
+
+def write_exe(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def fake_nvidia_smi(bindir: Path, topo: str | None = None, csv: str = GPU_CSV,
+                    old_driver: bool = False) -> Path:
+    """A shell script answering the nvidia-smi calls capture() makes."""
+    (bindir / "topo.txt").parent.mkdir(parents=True, exist_ok=True)
+    with open(bindir / "topo.txt", "w", newline="") as fh:
+        fh.write(TOPO.read_text() if topo is None else topo)
+    (bindir / "gpus.csv").write_text(csv)
+    (bindir / "banner.txt").write_text(BANNER)
+    reject = ('*compute_cap*) echo \'Field "compute_cap" is not a valid field to query.\'; '
+              'exit 2 ;;') if old_driver else ""
+    return write_exe(bindir / "nvidia-smi", f"""#!/bin/sh
+here=$(dirname "$0")
+case "$*" in
+  "topo -m") cat "$here/topo.txt" ;;
+  {reject}
+  --query-gpu=*) cut -d, -f1-$(echo "$1" | tr -cd , | wc -c | xargs expr 1 +) "$here/gpus.csv" ;;
+  "") cat "$here/banner.txt" ;;
+  *) echo "fake nvidia-smi: unexpected arguments: $*" >&2; exit 2 ;;
+esac
+""")
+
+
+def on_path(monkeypatch, bindir: Path) -> None:
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
+def dlperf(*args: str, env: dict | None = None, stdin: str | None = None):
+    return subprocess.run([str(DLPERF), *args], capture_output=True, text=True, timeout=120,
+                          env=env, input=stdin)
+
+
+# ---- this host, as it is -------------------------------------------------------------------
+def test_capture_without_any_tool_records_what_is_absent(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # nothing can be found: no nvidia-smi, no lscpu
+    rec = capture(timeout=20)
+    assert rec.absent["nvidia-smi"] == "not found on PATH"
+    assert rec.absent["lscpu"] == "not found on PATH"
+    assert rec.absent["topology"] == "nvidia-smi topo -m not found on PATH"
+    assert rec.topology is None and rec.topology_text is None
+    assert rec.cpu["logical_cpus"] == os.cpu_count() and rec.sources["cpu"] == "/proc/cpuinfo"
+    assert rec.python["executable"] == sys.executable
+    # listed from package metadata and torch's version.py, without importing torch
+    assert rec.frameworks["torch"]["version"] == metadata.version("torch")
+    assert len(rec.frameworks["torch"]["git_version"]) == 40
+
+
+@pytest.mark.skipif(any((Path(d) / "nvidia-smi").exists()
+                        for d in os.environ.get("PATH", "").split(os.pathsep) if d),
+                    reason="this host has nvidia-smi")
+def test_capture_on_this_gpu_less_host():
+    rec = capture(import_frameworks=True)
+    assert rec.absent["nvidia-smi"] == "not found on PATH"
+    assert rec.gpu_count == 0 and rec.gpus == [] and rec.gpu_model is None
+    assert rec.cpu["logical_cpus"] == os.cpu_count() and rec.cpu["model"]
+    assert rec.memory["total_mib"] > 0 and rec.os["pretty_name"] and rec.kernel == os.uname().release
+    assert rec.frameworks["torch"]["version"] == metadata.version("torch")  # the workload extra
+    assert not [k for k in rec.absent if k.endswith(" import")]  # torch imported fine
+    assert rec.capture_seconds < 20  # ~2-5 s here (torch import); ~0.3 s without imports
+    assert EnvRecord.from_dict(json.loads(rec.to_json())).to_dict() == rec.to_dict()
+
+
+def _broken_framework(site: Path, body: str) -> None:
+    """An installed package named oneflow whose import fails or hangs."""
+    (site / "oneflow").mkdir(parents=True)
+    (site / "oneflow" / "__init__.py").write_text(textwrap.dedent(body))
+    (site / "oneflow-0.9.0.dist-info").mkdir()
+    (site / "oneflow-0.9.0.dist-info" / "METADATA").write_text("Name: oneflow\nVersion: 0.9.0\n")
+
+
+@pytest.mark.parametrize("body, reason", [
+    ("raise ImportError('libcudart.so.11.0: cannot open shared object file')",
+     "ImportError: libcudart.so.11.0: cannot open shared object file"),
+    ("import time\ntime.sleep(60)\n", "import timed out after 3 s"),
+])
+def test_broken_or_hanging_framework_import_is_recorded(monkeypatch, tmp_path, body, reason):
+    _broken_framework(tmp_path, body)
+    monkeypatch.syspath_prepend(str(tmp_path))  # for the metadata scan in this process
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # for the child that imports it
+    rec = capture(timeout=3, import_frameworks=True)
+    assert rec.frameworks["oneflow"] == {"version": "0.9.0"}
+    assert rec.absent["oneflow import"] == reason
+    assert rec.capture_seconds < 15
+
+
+# ---- a fake nvidia-smi ---------------------------------------------------------------------
+def test_fake_nvidia_smi_is_picked_up_and_parsed(monkeypatch, tmp_path):
+    on_path(monkeypatch, fake_nvidia_smi(tmp_path / "bin").parent)
+    rec = capture(timeout=20)
+    assert "nvidia-smi" not in rec.absent and rec.sources["gpus"] == "nvidia-smi"
+    assert (rec.gpu_count, rec.gpu_model, rec.gpu_memory_mib) == (4, "NVIDIA H200", 143771)
+    assert rec.driver_version == "560.35.03"
+    assert rec.gpus[3] == {"index": 3, "name": "NVIDIA H200",
+                           "uuid": "GPU-00000003-aaaa-bbbb-cccc-dddddddddddd",
+                           "pci_bus_id": "00000000:1B:00.0", "memory_total_mib": 143771,
+                           "driver_version": "560.35.03", "power_limit_w": 700.0,
+                           "max_sm_clock_mhz": 1980, "compute_cap": "9.0"}
+    if rec.sources["cuda_version"] == "nvidia-smi":  # NVML answers first on a real GPU host
+        assert rec.cuda_version == "12.6"
+    assert rec.topology_text == TOPO.read_text()
+    topo = rec.topology_record()
+    assert topo.devices == ("GPU0", "GPU1", "GPU2", "GPU3", "NIC0", "NIC1")
+    assert topo.link("GPU0", "GPU3") == "NV18" and topo.link("GPU3", "NIC1") == "PXB"
+    assert rec.topology["affinity"]["GPU2"]["CPU Affinity"] == "48-95,144-191"
+    assert rec.summary()["gpu"] == "NVIDIA H200 x 4, 143771 MiB"
+    assert rec.summary()["driver"].endswith("Driver Version: 560.35.03")
+
+
+def test_old_driver_without_compute_cap(monkeypatch, tmp_path):
+    on_path(monkeypatch, fake_nvidia_smi(tmp_path / "bin", old_driver=True).parent)
+    rec = capture(timeout=20)
+    assert rec.gpu_count == 4 and rec.gpus[0]["compute_cap"] is None
+    assert rec.gpus[0]["max_sm_clock_mhz"] == 1980
+
+
+def test_nvidia_smi_failure_and_bad_topology_are_recorded(monkeypatch, tmp_path):
+    bindir = tmp_path / "bin"
+    fake_nvidia_smi(bindir, topo="Failed to initialize NVML: Driver/library version mismatch\n")
+    on_path(monkeypatch, bindir)
+    rec = capture(timeout=20)
+    assert rec.topology is None
+    assert rec.topology_text.startswith("Failed to initialize NVML")
+    assert rec.absent["topology"].startswith("unparseable nvidia-smi topo -m output: no ")
+    write_exe(bindir / "nvidia-smi", "#!/bin/sh\necho 'No devices were found'\nexit 6\n")
+    rec = capture(timeout=20)
+    assert rec.absent["nvidia-smi"] == "exited with code 6: No devices were found"
+    assert rec.gpu_count == 0
+
+
+def test_hanging_nvidia_smi_times_out(monkeypatch, tmp_path):
+    on_path(monkeypatch, write_exe(tmp_path / "bin" / "nvidia-smi", "#!/bin/sh\nsleep 60\n").parent)
+    rec = capture(timeout=1)
+    assert rec.absent["topology"] == "nvidia-smi topo -m timed out after 1 s"
+    assert rec.absent["nvidia-smi"] == "timed out after 1 s"
+    assert rec.capture_seconds < 10
+
+
+def test_dlperf_env_subprocess_with_fake_nvidia_smi(tmp_path):
+    bindir = fake_nvidia_smi(tmp_path / "bin").parent
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+    out = tmp_path / "run" / "env.json"
+    res = dlperf("env", "-o", str(out), env=env)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith(f"wrote {out} (4 GPU(s); absent: ")
+    data = json.loads(out.read_text())
+    assert data["gpu_count"] == 4 and data["topology"]["devices"][-1] == "NIC1"
+    rec = EnvRecord.load(out)
+    assert rec.topology_record().link("GPU1", "NIC0") == "PXB"
+
+
+def test_python_m_analysis_env(tmp_path):
+    out = tmp_path / "env.json"
+    res = subprocess.run([sys.executable, "-m", "analysis", "env", "-o", str(out)],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert res.returncode == 0, res.stderr
+    assert EnvRecord.load(out).hostname == os.uname().nodename
+
+
+# ---- secrets ---------------------------------------------------------------------------------
+SECRETS = {"MY_API_TOKEN": "tok-123-SECRETVALUE", "DB_PASSWORD": "pw-456-SECRETVALUE",
+           "SOME_KEY": "key-789-SECRETVALUE", "NCCL_IB_SECRET": "nccl-SECRETVALUE",
+           "cuda_private_key": "lower-SECRETVALUE"}
+
+
+def test_dlperf_env_redacts_secrets():
+    env = {**os.environ, **SECRETS, "NCCL_IB_HCA": "mlx5_0", "OMP_NUM_THREADS": "4",
+           "CUDA_VISIBLE_DEVICES": "0,1"}
+    res = dlperf("env", "--env-var", "MY_*", "--env-var", "DB_*", "--env-var", "cuda_*", env=env)
+    assert res.returncode == 0, res.stderr
+    assert "SECRETVALUE" not in res.stdout + res.stderr
+    rec_env = json.loads(res.stdout)["env"]
+    assert rec_env["NCCL_IB_HCA"] == "mlx5_0" and rec_env["OMP_NUM_THREADS"] == "4"
+    assert rec_env["CUDA_VISIBLE_DEVICES"] == "0,1"
+    for name in ("MY_API_TOKEN", "DB_PASSWORD", "NCCL_IB_SECRET", "cuda_private_key"):
+        assert rec_env[name] == REDACTED
+    assert "SOME_KEY" not in rec_env  # not asked for, so not recorded at all
+
+
+def test_redaction_applies_to_every_record(tmp_path):
+    assert redact_env({"a_Token": "x", "Password2": "y", "ssh_key_file": "z", "PATH": "/bin"}) == {
+        "a_Token": REDACTED, "Password2": REDACTED, "ssh_key_file": REDACTED, "PATH": "/bin"}
+    assert select_env({"NCCL_DEBUG": "INFO", "NCCL_AUTH_TOKEN": "t", "HOME": "/root"}) == {
+        "NCCL_AUTH_TOKEN": REDACTED, "NCCL_DEBUG": "INFO"}
+    rec = EnvRecord(captured_at="2026-01-01T00:00:00+00:00", hostname="h",
+                    env={"GITHUB_TOKEN": "ghp_SECRETVALUE", "NCCL_DEBUG": "WARN"})
+    assert rec.env == {"GITHUB_TOKEN": REDACTED, "NCCL_DEBUG": "WARN"}
+    # a hand-edited file with a plain secret is redacted again on load
+    path = tmp_path / "env.json"
+    data = rec.to_dict() | {"env": {"AWS_SECRET_ACCESS_KEY": "SECRETVALUE"}}
+    path.write_text(json.dumps(data))
+    assert EnvRecord.load(path).env == {"AWS_SECRET_ACCESS_KEY": REDACTED}
+    rec_env = capture(environ={"NCCL_PASSWORD": "SECRETVALUE", "RANK": "3"}).env
+    assert rec_env == {"NCCL_PASSWORD": REDACTED, "RANK": "3"}
+
+
+# ---- the record ------------------------------------------------------------------------------
+def _record(**kw) -> dict:
+    return EnvRecord(captured_at="2026-01-01T00:00:00+00:00", hostname="h", **kw).to_dict()
+
+
+def test_save_load_round_trip_with_topology(tmp_path):
+    topo = read_topology(TOPO).to_dict()
+    text = topo.pop("text")
+    rec = EnvRecord(captured_at="2026-01-01T00:00:00+00:00", hostname="node1",
+                    topology_text=text, topology=topo, absent={"nvml": "not installed"})
+    path = rec.save(tmp_path / "a" / "env.json")
+    back = EnvRecord.load(path)
+    assert back.to_dict() == rec.to_dict()
+    assert list(json.loads(path.read_text())) == list(rec.to_dict())
+    assert back.topology_record().gpu_numa_id["GPU0"] == "N/A"
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"gpu_count": 2}, "gpu_count is 2 but 0 GPU entries"),
+    ({"gpu_count": "4"}, "field 'gpu_count' is '4'; expected int"),
+    ({"cuda_version": 12.6}, "field 'cuda_version' is 12.6; expected str or null"),
+    ({"gpus": [{"index": 0}], "gpu_count": 1}, r"gpus\[0\] must be a dict with keys index, name"),
+    ({"absent": {"x": 1}}, "'absent' values must be strings"),
+    ({"schema_version": 9}, "schema_version 9"),
+    ({"bogus": 1}, "unknown env record key.* bogus; valid: schema_version"),
+    ({"topology": {"devices": []}}, "parsed topology but no topology_text"),
+    ({"topology_text": TOPO.read_text(), "topology": {"devices": ["GPU0"]}},
+     "topology: stored topology 'devices' disagrees"),
+])
+def test_invalid_records_are_rejected(change, message):
+    with pytest.raises(EnvRecordError, match=message):
+        EnvRecord.from_dict(_record() | change)
+
+
+def test_load_reports_bad_files(tmp_path):
+    with pytest.raises(EnvRecordError, match="cannot read env record"):
+        EnvRecord.load(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(EnvRecordError, match="not JSON"):
+        EnvRecord.load(tmp_path / "bad.json")
+    (tmp_path / "partial.json").write_text('{"hostname": "h"}')
+    with pytest.raises(EnvRecordError, match="lacks required key.* captured_at"):
+        EnvRecord.load(tmp_path / "partial.json")
+
+
+# ---- probes' parsers -------------------------------------------------------------------------
+def test_parse_gpu_csv_handles_not_available_cells():
+    gpus = parse_gpu_csv("0, Tesla V100-SXM2-16GB, GPU-1, 00000000:1A:00.0, 16160, 440.33.01, "
+                         "[N/A], [Not Supported], 7.0\n\n")
+    assert gpus[0]["memory_total_mib"] == 16160 and gpus[0]["power_limit_w"] is None
+    assert gpus[0]["max_sm_clock_mhz"] is None and gpus[0]["compute_cap"] == "7.0"
+    with pytest.raises(ValueError, match="has 2 fields, expected 9"):
+        parse_gpu_csv("0, x\n")
+
+
+def test_parse_lscpu():
+    cpu = parse_lscpu("Architecture: x86_64\nCPU(s): 48\nThread(s) per core: 2\n"
+                      "Core(s) per socket: 12\nSocket(s): 2\nNUMA node(s): 2\n"
+                      "Model name: Intel(R) Xeon(R) Gold 5118 CPU @ 2.30GHz\n"
+                      "NUMA node0 CPU(s): 0-11,24-35\nNUMA node1 CPU(s): 12-23,36-47\n")
+    assert cpu == {"model": "Intel(R) Xeon(R) Gold 5118 CPU @ 2.30GHz", "sockets": 2,
+                   "cores_per_socket": 12, "threads_per_core": 2, "logical_cpus": 48,
+                   "numa_nodes": 2, "numa_cpus": {"0": "0-11,24-35", "1": "12-23,36-47"}}
+
+
+def test_infiniband_from_sysfs(tmp_path):
+    port = tmp_path / "mlx5_0" / "ports" / "1"
+    port.mkdir(parents=True)
+    (port / "state").write_text("4: ACTIVE\n")
+    (port / "rate").write_text("100 Gb/sec (4X EDR)\n")
+    (port / "link_layer").write_text("InfiniBand\n")
+    (tmp_path / "mlx5_0" / "hca_type").write_text("MT4115\n")
+    (tmp_path / "mlx5_0" / "fw_ver").write_text("12.23.1020\n")
+    found = probe_infiniband(5, sysfs=tmp_path)
+    assert found.values["infiniband"] == [{
+        "device": "mlx5_0", "hca_type": "MT4115", "board_id": None, "fw_ver": "12.23.1020",
+        "ports": [{"port": 1, "state": "ACTIVE", "rate": "100 Gb/sec (4X EDR)",
+                   "link_layer": "InfiniBand"}]}]
+    rec = EnvRecord(captured_at="t", hostname="h", infiniband=found.values["infiniband"])
+    assert rec.summary()["interconnect"] == "mlx5_0 100 Gb/sec (4X EDR) (InfiniBand)"
+
+
+def test_infiniband_from_ibv_devinfo_when_sysfs_is_missing(monkeypatch, tmp_path):
+    out = ("hca_id:\tmlx5_bond_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t28.39.1002\n"
+           "\tboard_id:\t\t\tMT_0000000838\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
+           "\t\t\tlink_layer:\t\tEthernet\n")
+    assert parse_ibv_devinfo(out)[0]["ports"] == [
+        {"port": 1, "state": "ACTIVE", "rate": None, "link_layer": "Ethernet"}]
+    bindir = tmp_path / "bin"
+    (bindir).mkdir()
+    (bindir / "out.txt").write_text(out)
+    write_exe(bindir / "ibv_devinfo", '#!/bin/sh\ncat "$(dirname "$0")/out.txt"\n')
+    on_path(monkeypatch, bindir)
+    found = probe_infiniband(5, sysfs=tmp_path / "none")
+    assert found.sources["infiniband"] == "ibv_devinfo"
+    assert found.values["infiniband"][0]["device"] == "mlx5_bond_0"
+    assert found.values["infiniband"][0]["board_id"] == "MT_0000000838"

@@ -1,0 +1,63 @@
+"""GPU memory sidecars: .mem files and nvidia-smi / NVML sampling CSVs, alone and joined to runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+
+from analysis import parsers
+from analysis.collect import parse_paths
+from analysis.logtext import LogText
+from analysis.stats import run_throughput
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "gpu_memory"
+
+
+def ts(*args) -> float:
+    return dt.datetime(*args, tzinfo=dt.timezone.utc).timestamp()
+
+
+def test_mem_sidecar_bytes_to_mib():
+    parsed = parsers.get("gpu_memory").parse(LogText.read(DATA / "mem_sidecar/1n1g/r50_b256_amp_1.mem"))
+    (b,) = parsed.obs.blocks
+    assert (b["metric"], b["phase"], b["unit"]) == ("memory_used", "memory", "MiB")
+    assert b["value"].tolist() == [12358.0] and b["device"].tolist() == [0] and b["line"].tolist() == [1]
+    assert np.isnan(b["timestamp"]).all() and parsed.problems == []
+
+
+def test_mem_bad_value_is_a_problem():
+    text = b"max device0 memory usage is: 1048576\nmax device1 memory usage is: lots\n"
+    parsed = parsers.get("gpu_memory").parse(LogText.from_bytes(text, "a.mem"))
+    assert [(p.line, p.kind) for p in parsed.problems] == [(2, "bad_line")]
+    assert parsed.obs.blocks[0]["value"].tolist() == [1.0]
+
+
+def test_smi_csv_samples():
+    parsed = parsers.get("gpu_memory").parse(LogText.read(DATA / "smi_csv/1n1g/r50_b256_amp_1.gpu.csv"))
+    by = {b["metric"]: b for b in parsed.obs.blocks}
+    used = by["memory_used"]
+    assert used["value"].tolist()[:4] == [1000.0, 1001.0, 1100.0, 1101.0]
+    assert np.isnan(used["value"][-1]) and used["device"].tolist()[:2] == [0, 1]
+    assert used["line"].tolist()[:2] == [2, 3]
+    assert used["timestamp"][2] == ts(2026, 11, 21, 10, 0, 0, 500000)
+    assert set(by["memory_total"]["value"]) == {16160.0}
+    assert by["utilization"]["unit"] == "%" and by["utilization"]["value"].tolist()[:3] == [50.0, 50.0, 51.0]
+    assert [(p.line, p.kind) for p in parsed.problems] == [(11, "bad_line")]
+
+
+def test_sidecars_join_their_run():
+    result = parse_paths([DATA])
+    runs = result.runs.set_index("run_id")
+    assert runs.loc["smi_csv/1n1g/r50_b256_amp_1", "family"] == "dll_pytorch"
+    assert runs.loc["mem_sidecar/1n1g/r50_b256_amp_1", "family"] == "dll_pytorch"
+    o = result.observations
+    mem = o[(o["run_id"] == "mem_sidecar/1n1g/r50_b256_amp_1") & (o["metric"] == "memory_used")]
+    assert mem["source"].astype(str).str.endswith(".mem").all() and mem["value"].tolist() == [12358.0]
+    per_run = run_throughput(result, "dlperf").set_index("run_id")
+    assert per_run.loc["smi_csv/1n1g/r50_b256_amp_1", "memory_mib_max"] == 1301.0
+    assert per_run.loc["smi_csv/1n1g/r50_b256_amp_1", "throughput"] == 800.0
+    nvml = o[(o["run_id"] == "nvml_csv/1n1g/r50_b256_amp_1") & (o["metric"] == "memory_used")]
+    assert nvml["value"].tolist() == [2048.0, 4096.0]
+    assert nvml["timestamp"].tolist() == [ts(2026, 11, 21, 10, 0, 0, 250000), ts(2026, 11, 21, 10, 0, 0, 750000)]
