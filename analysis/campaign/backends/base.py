@@ -1,0 +1,182 @@
+"""What every launch backend provides, and the records a launch produces.
+
+The runner turns a run into a :class:`Launch` (one :class:`NodeLaunch` per node: the workload's
+argument list, environment and output paths) and hands it to :meth:`Backend.execute`, which
+starts the node agents (``analysis/campaign/node.py``) concurrently, waits, stops every node
+when one fails, times out or the campaign is interrupted, and returns an :class:`Outcome`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analysis.campaign.commands import redact_argv, redact_env, shell_join
+
+NODE_AGENT = Path(__file__).resolve().parent.parent / "node.py"
+POLL_S = 0.05
+
+
+@dataclass
+class NodeLaunch:
+    """One node of a run: its command and where its outputs go (paths on the controller)."""
+
+    index: int
+    host: str
+    argv: list[str] | None  # None: the node runs nothing itself (head-node launchers)
+    env: dict[str, str]
+    log: Path  # <stem>[.node<k>].log.partial
+    env_json: Path
+    gpu_csv: Path
+    result: Path  # agent result (JSON) in the run's work folder
+    pidfile: Path
+
+
+@dataclass
+class Launch:
+    run_id: str
+    nodes: list[NodeLaunch]
+    timeout: float
+    workdir: str
+    work: Path  # <out>/.campaign/runs/<config>/<stem>/ : scripts, agent results
+    device: str = "cpu"
+    python: str = sys.executable
+    gpus_per_node: int = 1
+
+    def active(self) -> list[NodeLaunch]:
+        return [n for n in self.nodes if n.argv is not None]
+
+
+@dataclass
+class NodeOutcome:
+    index: int
+    host: str
+    rc: int | None
+    duration_s: float | None = None
+    stopped: str = ""
+    env_capture: str = ""
+    gpu_sampling: str = ""
+    command: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    ok: bool
+    reason: str
+    nodes: list[NodeOutcome]
+    wall_s: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+class Interrupted(KeyboardInterrupt):
+    """The campaign was interrupted (SIGINT/SIGTERM) while a run was going; its nodes were
+    stopped before this was raised."""
+
+
+class Backend(ABC):
+    """A way to start the nodes of a run. Subclasses set :attr:`name` and register."""
+
+    name: str = ""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self._gpus: int | None = None
+
+    # -- what the runner asks before building a launch -------------------------------
+    @abstractmethod
+    def probe_gpus(self) -> int:
+        """NVIDIA GPUs a node of this backend has (0: none, run on CPU)."""
+
+    def gpus_per_node(self) -> int:
+        if self._gpus is None:
+            self._gpus = self.probe_gpus()
+        return self._gpus
+
+    @abstractmethod
+    def node_hosts(self, num_nodes: int) -> list[str]:
+        """The address of each node as the other nodes reach it (node-rank order)."""
+
+    def master_port(self) -> int:
+        if self.spec.master_port != "auto":
+            return int(self.spec.master_port)
+        return random.randint(29500, 30999)
+
+    def node_env(self, index: int, gpus_per_node: int) -> dict[str, str]:
+        """Variables a node needs on top of the spec's ``env`` (e.g. its GPU set)."""
+        return {}
+
+    def check(self, case) -> str:
+        """Why `case` cannot run on this backend ('' when it can)."""
+        return ""
+
+    # -- running ----------------------------------------------------------------------
+    def prepare(self, out_dir: Path) -> None:  # noqa: B027 - optional hook
+        """Called once before the first run."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections; called once after the last run."""
+
+    @abstractmethod
+    def execute(self, launch: Launch) -> Outcome:
+        """Run every node of `launch` to the end, the first failure, the timeout or an
+        interruption (then stop all nodes and raise :class:`Interrupted`)."""
+
+    def describe(self, launch: Launch) -> list[str]:
+        """Dry run: the command of every node, as text (secrets redacted)."""
+        lines = []
+        for n in launch.nodes:
+            if n.argv is None:
+                lines.append(f"  node {n.index} @ {n.host}: (started by node 0's launcher)")
+                continue
+            shown = shell_join(f"{k}={v}" for k, v in redact_env(n.env).items())
+            cmd = shell_join(redact_argv(n.argv, n.env))
+            lines.append(f"  node {n.index} @ {n.host}: {shown + ' ' if shown else ''}{cmd}")
+        return lines
+
+    # -- helpers for subclasses -------------------------------------------------------
+    def agent_argv(self, launch: Launch, node: NodeLaunch, *, python: str, agent: str,
+                   paths: dict[str, str] | None = None, flags: tuple[str, ...] = ()) -> list[str]:
+        """The node agent's command line for `node` (`paths` override the output paths, for
+        backends whose nodes see other file names)."""
+        p = {"result": str(node.result), "pidfile": str(node.pidfile),
+             "env_json": str(node.env_json), "gpu_csv": str(node.gpu_csv), **(paths or {})}
+        return [python, agent, "--result", p["result"], "--pidfile", p["pidfile"],
+                "--env-json", p["env_json"], "--gpu-csv", p["gpu_csv"],
+                "--timeout", f"{launch.timeout + 30:g}", "--cwd", launch.workdir, *flags,
+                "--", *node.argv]
+
+    @staticmethod
+    def read_result(path: Path) -> dict:
+        try:
+            return json.loads(Path(path).read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def node_outcome(self, node: NodeLaunch, rc: int | None, started: float) -> NodeOutcome:
+        res = self.read_result(node.result)
+        rc = res.get("rc", rc)
+        if rc is not None and rc < 0:  # killed by signal N (no agent result) → 128 + N
+            rc = 128 - rc
+        return NodeOutcome(
+            index=node.index, host=node.host, rc=rc,
+            duration_s=res.get("duration_s", time.time() - started),
+            stopped=res.get("stopped", ""), env_capture=res.get("env_capture", "no result"),
+            gpu_sampling=res.get("gpu_sampling", "no result"),
+            command=redact_argv(node.argv or [], node.env))
+
+
+def first_failure(nodes: list[NodeOutcome]) -> str:
+    """'node k (host) exited with status s' for the first node that failed, or ''."""
+    bad = [n for n in nodes if n.rc not in (0, None)]
+    if not bad:
+        return ""
+    n = bad[0]
+    why = f"exited with status {n.rc}"
+    if n.rc and n.rc > 128:
+        why += f" (signal {n.rc - 128})"
+    return f"node {n.index} ({n.host}) {why}"

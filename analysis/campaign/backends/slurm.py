@@ -1,0 +1,200 @@
+"""``slurm``: one batch job per run, submitted with ``sbatch`` and polled with ``squeue``.
+
+The job asks for ``--nodes N --ntasks-per-node 1`` (and ``--gpus-per-node G`` when the
+partition has GPUs). Its script starts one ``srun --nodes 1 --ntasks 1 --relative k`` step per
+node, each running the node agent with that node's command, output to the node's log; the
+first step that fails stops the others. Node rank k is literal in each step; the master
+address is only known inside the job, so templates get the placeholder
+``{{DLPERF_MASTER_ADDR}}`` (and ``{{DLPERF_HOST_k}}``) which the script expands from
+``scontrol show hostnames``; every other word is single-quoted.
+
+The controller polls ``squeue`` every 0.3 s (``sbatch --wait`` notices the end of a job many
+seconds late), cancels on timeout or interruption (``scancel --signal TERM``, then
+``scancel``), and reads per-node exit codes from the agents' results (the output folder must
+be on a file system shared with the nodes, as usual with Slurm). The spec's environment goes
+through sbatch's environment (``--export ALL``), never into the script.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+
+from analysis.campaign.backends import register
+from analysis.campaign.backends.base import (
+    NODE_AGENT,
+    Backend,
+    Interrupted,
+    Launch,
+    Outcome,
+    first_failure,
+)
+from analysis.campaign.commands import CommandError, render_shell, run_command, shell_join
+from analysis.errors import DLPerfError
+
+POLL_S = 0.3
+
+
+class SlurmError(DLPerfError):
+    """sbatch/squeue/scancel failed."""
+
+
+@register
+class SlurmBackend(Backend):
+    """Submit each run as a Slurm batch job."""
+
+    name = "slurm"
+
+    def probe_gpus(self) -> int:
+        if "gpus_per_node" in self.spec.slurm:
+            return int(self.spec.slurm["gpus_per_node"])
+        argv = ["sinfo", "-h", "-o", "%G"]
+        if self.spec.slurm.get("partition"):
+            argv += ["-p", str(self.spec.slurm["partition"])]
+        try:
+            out = run_command(argv, timeout=30).stdout
+        except CommandError:
+            return 0
+        counts = [int(m.group(1)) for m in re.finditer(r"gpu(?::[^:,(\s]+)?:(\d+)", out)]
+        return max(counts, default=0)
+
+    def node_hosts(self, num_nodes: int) -> list[str]:
+        return ["{{DLPERF_MASTER_ADDR}}"] + [f"{{{{DLPERF_HOST_{k}}}}}"
+                                             for k in range(1, num_nodes)]
+
+    def sbatch_argv(self, launch: Launch, script_path: str, job_name: str) -> list[str]:
+        """The sbatch command line: every job option is its own argument (no #SBATCH text
+        built from spec values)."""
+        n, opts = len(launch.nodes), self.spec.slurm
+        minutes = math.ceil(float(opts.get("time_limit_s", launch.timeout + 120)) / 60)
+        argv = ["sbatch", "--parsable", "--export=ALL", f"--job-name={job_name}",
+                f"--nodes={n}", "--ntasks-per-node=1", f"--time={minutes}",
+                f"--output={launch.work / 'job.stdout'}", f"--chdir={launch.workdir}"]
+        if self.gpus_per_node() and launch.device == "cuda":
+            argv.append(f"--gpus-per-node={launch.gpus_per_node}")
+        for key, flag in (("partition", "--partition"), ("account", "--account"),
+                          ("cpus_per_task", "--cpus-per-task")):
+            if opts.get(key):
+                argv.append(f"{flag}={opts[key]}")
+        argv += [str(x) for x in opts.get("extra_args", [])]
+        return [*argv, script_path]
+
+    def script(self, launch: Launch) -> str:
+        """The batch script of `launch`: one srun step per node (no secrets: the environment
+        is inherited from sbatch)."""
+        n = len(launch.nodes)
+        lines = ["#!/bin/bash", f"# dlperf campaign {self.spec.name}: {launch.run_id}"]
+        lines += [
+            "set -u",
+            'mapfile -t DLPERF_HOSTS < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
+            'DLPERF_MASTER_ADDR="${DLPERF_HOSTS[0]}"',
+            *[f'DLPERF_HOST_{k}="${{DLPERF_HOSTS[{k}]}}"' for k in range(1, n)],
+            "export DLPERF_MASTER_ADDR",
+            "pids=()",
+        ]
+        for node in launch.active():
+            agent = self.agent_argv(launch, node, python=launch.python, agent=str(NODE_AGENT))
+            step = ["srun", "--nodes=1", "--ntasks=1", f"--relative={node.index}",
+                    "--kill-on-bad-exit=1", f"--output={node.log}", *agent]
+            lines += [render_shell(step) + " &", 'pids+=("$!")']
+        lines += [
+            "rc=0",
+            'for _ in "${pids[@]}"; do',
+            "  wait -n; r=$?",
+            '  if [ "$r" -ne 0 ]; then rc=$r; kill -TERM "${pids[@]}" 2>/dev/null; wait; break; fi',
+            "done",
+            'exit "$rc"', ""]
+        return "\n".join(lines)
+
+    def describe(self, launch: Launch) -> list[str]:
+        lines = super().describe(launch)
+        path = str(launch.work / "job.sbatch")
+        lines.append("  " + shell_join(self.sbatch_argv(launch, path, f"dlperf-{self.spec.name}")))
+        lines.append(f"  {path}:")
+        lines += ["    " + x for x in self.script(launch).splitlines()]
+        return lines
+
+    def _sbatch(self, launch: Launch) -> str:
+        launch.work.mkdir(parents=True, exist_ok=True)
+        path = launch.work / "job.sbatch"
+        path.write_text(self.script(launch))
+        env = {**os.environ, **self.spec.env}
+        argv = self.sbatch_argv(launch, str(path), f"dlperf-{self.spec.name}")
+        try:
+            out = run_command(argv, timeout=60, env=env).stdout
+        except CommandError as exc:
+            raise SlurmError(f"sbatch failed: {exc}") from None
+        return out.strip().split(";")[0]
+
+    @staticmethod
+    def job_state(job_id: str) -> tuple[str, str]:
+        """(state, exit code 'rc:signal') from scontrol; ('', '') when unknown."""
+        try:
+            out = run_command(["scontrol", "show", "job", job_id], timeout=30).stdout
+        except CommandError:
+            return "", ""
+        state = re.search(r"JobState=(\S+)", out)
+        code = re.search(r"\bExitCode=(\S+)", out)
+        return (state.group(1) if state else ""), (code.group(1) if code else "")
+
+    @staticmethod
+    def _queued(job_id: str) -> str:
+        """squeue's state of the job ('' once it left the queue)."""
+        try:
+            return run_command(["squeue", "-h", "-j", job_id, "-o", "%T"], timeout=30,
+                               check=False).stdout.strip()
+        except CommandError:
+            return ""
+
+    def _cancel(self, job_id: str) -> None:
+        for argv in (["scancel", "--signal=TERM", "--full", job_id], None, ["scancel", job_id]):
+            if argv is None:  # give the agents time to stop their trees
+                deadline = time.monotonic() + 8
+                while time.monotonic() < deadline and self._queued(job_id):
+                    time.sleep(POLL_S)
+                continue
+            try:
+                run_command(argv, timeout=30, check=False)
+            except CommandError:
+                pass
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self._queued(job_id):
+            time.sleep(POLL_S)
+
+    def execute(self, launch: Launch) -> Outcome:
+        t0, started = time.monotonic(), time.time()
+        try:
+            job_id = self._sbatch(launch)
+        except SlurmError as exc:
+            return Outcome(False, str(exc), [], wall_s=time.monotonic() - t0)
+        reason, running_since = "", None
+        try:
+            while True:
+                state = self._queued(job_id)
+                if not state:
+                    break
+                if state == "RUNNING" and running_since is None:
+                    running_since = time.monotonic()
+                if running_since and time.monotonic() - running_since > launch.timeout:
+                    reason = f"timeout after {launch.timeout:g} s"
+                    self._cancel(job_id)
+                    break
+                time.sleep(POLL_S)
+        except KeyboardInterrupt as exc:
+            self._cancel(job_id)
+            raise Interrupted(str(exc) or "interrupted") from None
+        final, code = self.job_state(job_id)
+        nodes = [self.node_outcome(n, None, started) for n in launch.active()]
+        if not reason:
+            reason = first_failure(nodes)
+        if not reason and final and final != "COMPLETED":
+            reason = f"slurm job {job_id} ended {final} (ExitCode {code})"
+        if not reason and any(n.rc is None for n in nodes):
+            reason = f"slurm job {job_id}: node agent(s) left no result (job state {final})"
+        if reason and not reason.startswith("slurm job"):
+            reason = f"slurm job {job_id}: {reason}"
+        return Outcome(ok=not reason, reason=reason, nodes=nodes, wall_s=time.monotonic() - t0,
+                       extra={"job_id": job_id, "job_state": final})
+

@@ -1,0 +1,82 @@
+"""What a campaign leaves on disk besides the logs: done markers, status, archived attempts.
+
+- ``<out>/<N>n<G>g/<stem>.done`` — JSON written after the logs were finalized: ``ok``,
+  ``state``, ``reason``, attempts, times, backend, device, and per node the host, exit status,
+  duration and command (secrets redacted). A run is complete only when its marker says ``ok``.
+- ``<out>/status.json`` — one entry per run: state (done / failed / pending), reason, attempts.
+- ``<out>/.campaign/failed/<N>n<G>g/<stem>.a<k>.<file>.failed`` — the partial outputs of failed
+  or interrupted attempts (suffix ``.failed`` so log walkers never take them for results).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pandas as pd
+
+STATUS_COLUMNS = ["run_id", "config", "model", "precision", "batch_size", "repeat", "state",
+                  "reason", "attempts", "duration_s", "log"]
+STATES = ("done", "failed", "pending")
+
+
+def write_json(path: Path, data: dict) -> None:
+    """Write JSON atomically (temp file + rename), so readers never see half a record."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, default=str))
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> dict | None:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def disk_state(run, out: Path) -> tuple[str, str, int]:
+    """(state, reason, attempts so far) of `run` from the files under `out`."""
+    marker = read_json(run.path(out, ".done"))
+    if marker is not None:
+        attempts = int(marker.get("attempts_total", marker.get("attempt", 1)) or 1)
+        if marker.get("ok") and run.log_path(out).exists():
+            return "done", "", attempts
+        if marker.get("ok"):
+            return "failed", "done marker present but the log is missing", attempts
+        return "failed", str(marker.get("reason", "failed")), attempts
+    if run.log_path(out).exists():
+        return "failed", ("log exists without a done marker; kept and not re-run "
+                          "(remove it to run again)"), 0
+    return "pending", "", 0
+
+
+def status_frame(rows: list[dict]) -> pd.DataFrame:
+    """The campaign status table, one row per run. Columns: run_id, config, model, precision,
+    batch_size, repeat, state (done / failed / pending), reason, attempts, duration_s, log."""
+    frame = pd.DataFrame(rows, columns=STATUS_COLUMNS)
+    return frame.astype({"attempts": "int64", "duration_s": "float64"}) if len(frame) else frame
+
+
+def write_status(out: Path, name: str, rows: list[dict]) -> None:
+    counts = {s: sum(r["state"] == s for r in rows) for s in STATES}
+    write_json(Path(out) / "status.json", {"campaign": name, "updated": time.time(),
+                                           "counts": counts, "runs": rows})
+
+
+def archive(paths: list[Path], out: Path, run, attempt: int) -> list[str]:
+    """Move a failed attempt's partial files out of the log folders; their new paths."""
+    dest = Path(out) / ".campaign" / "failed" / run.case.config
+    moved = []
+    for p in paths:
+        if p.exists():
+            dest.mkdir(parents=True, exist_ok=True)
+            name = p.name.removesuffix(".partial")
+            target = dest / f"{run.stem}.a{attempt}{name[len(run.stem):]}.failed"
+            os.replace(p, target)
+            moved.append(str(target.relative_to(out)))
+    return moved

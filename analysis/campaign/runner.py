@@ -1,0 +1,319 @@
+"""Run a campaign: every run of the spec on its backend, resumable.
+
+Per run: the node agents capture the environment on every node and sample GPU memory (when
+there are GPUs) next to the logs; logs are written as ``*.partial`` and renamed only when
+every node succeeded, then the done marker is written. Re-running skips completed runs,
+retries failed ones (``retry_failed``, ``retries``), and never overwrites a finished log. An
+interruption (SIGINT/SIGTERM) stops the nodes and leaves the run pending — never done.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import yaml
+
+from analysis import config
+from analysis.campaign import backends, records
+from analysis.campaign.backends.base import Interrupted, Launch, NodeLaunch, Outcome
+from analysis.campaign.commands import REDACTED, is_secret, redact_env
+from analysis.campaign.spec import BACKENDS, Run, Spec, SpecError, contained, load
+from analysis.campaign.workloads import LaunchContext, wrap_container
+from analysis.campaign.workloads import get as get_workload
+from analysis.errors import DLPerfError
+
+
+class CampaignInterrupted(DLPerfError):
+    """The campaign stopped on SIGINT/SIGTERM; the status table says what is left."""
+
+
+def _partial(p: Path) -> Path:
+    return p.with_name(p.name + ".partial")
+
+
+def _last_line(path: Path, limit: int = 200) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.path.getsize(path) - 4096))
+            lines = [x.strip() for x in f.read().decode("utf-8", "replace").splitlines()]
+    except OSError:
+        return ""
+    lines = [x for x in lines if x]
+    return lines[-1][:limit] if lines else ""
+
+
+class Campaign:
+    """A spec bound to an output folder and a backend.
+
+    ``plan()``/``status()`` read the state from disk; ``dry_run()`` prints every node's command;
+    ``run()`` runs what is not done and returns the status table.
+    """
+
+    def __init__(self, spec: Spec | str | Path, out_dir: str | Path | None = None,
+                 backend: str | None = None):
+        if not isinstance(spec, Spec):
+            spec = load(spec)
+        if backend and backend != spec.backend:
+            if backend not in BACKENDS:
+                raise SpecError(f"backend {backend!r} is unknown; valid: {', '.join(BACKENDS)}")
+            spec = replace(spec, backend=backend)
+        self.spec = spec
+        self.out = spec.resolve_out_dir(out_dir)
+        self.runs = spec.runs()
+        for run in self.runs:  # names were checked on load; paths are checked here too
+            contained(self.out, run.log_path(self.out, node=run.case.num_nodes))
+        self.workload = get_workload(spec.workload)
+        self._backend = None
+
+    # -- planning ---------------------------------------------------------------------
+    @property
+    def backend(self):
+        if self._backend is None:
+            self._backend = backends.get(self.spec.backend)(self.spec)
+        return self._backend
+
+    def _row(self, run: Run, state: str, reason: str, attempts: int,
+             duration: float | None = None) -> dict:
+        c = run.case
+        marker = records.read_json(run.path(self.out, ".done")) or {}
+        if duration is None:
+            duration = marker.get("duration_s")
+        return {"run_id": run.run_id, "config": c.config, "model": c.model,
+                "precision": c.precision, "batch_size": c.batch_size, "repeat": run.repeat,
+                "state": state, "reason": reason, "attempts": attempts,
+                "duration_s": float("nan") if duration is None else float(duration),
+                "log": str(run.log_path(self.out).relative_to(self.out))}
+
+    def status(self):
+        """The status table from the files on disk (see :func:`records.status_frame`)."""
+        return records.status_frame([self._row(r, *records.disk_state(r, self.out))
+                                     for r in self.runs])
+
+    plan = status
+
+    def resolve_device(self, probe: bool = True) -> tuple[str, str]:
+        """("cuda" | "cpu", note for the run record)."""
+        if self.spec.device != "auto":
+            return self.spec.device, f"device {self.spec.device} set in the spec"
+        if not probe:
+            return "cuda", "device auto: assumed cuda (not probed in a dry run)"
+        if self.backend.gpus_per_node():
+            return "cuda", ""
+        note = "no CUDA GPU found: ran on CPU with gloo"
+        if self.spec.scale != "full":
+            note += " at reduced size (--image-size 32 --width 8)"
+        return "cpu", note
+
+    def launch(self, run: Run, device: str, port: int | None = None) -> Launch:
+        """The node commands and output paths of `run`."""
+        b, case, spec = self.backend, run.case, self.spec
+        hosts = b.node_hosts(case.num_nodes)
+        python = spec.python or sys.executable
+        ctx = LaunchContext(spec, run, hosts, hosts[0], port or b.master_port(), device, python)
+        workdir = str(spec.workdir or config.PROJECT_DIR)
+        work = self.out / ".campaign" / "runs" / case.config / run.stem
+        nodes = []
+        for k, argv in enumerate(self.workload.commands(ctx)):
+            env = {**spec.env, **b.node_env(k, case.gpus_per_node)}
+            if argv is not None and spec.container:
+                argv = wrap_container(argv, spec.container, workdir, sorted(env), device == "cuda")
+            nodes.append(NodeLaunch(
+                index=k, host=hosts[k], argv=argv, env=env,
+                log=_partial(run.log_path(self.out, k)),
+                env_json=_partial(run.path(self.out, ".env.json", node=k)),
+                gpu_csv=_partial(run.path(self.out, ".gpu.csv", None if k == 0 else k)),
+                result=work / f"node{k}.result", pidfile=work / f"node{k}.pid"))
+        return Launch(run_id=run.run_id, nodes=nodes, timeout=spec.timeout, workdir=workdir,
+                      work=work, device=device, python=python,
+                      gpus_per_node=case.gpus_per_node)
+
+    def dry_run(self, file=None) -> list[str]:
+        """Print (to `file`, default stdout) and return every node's command of every run."""
+        probe = self.spec.backend == "local"
+        device, note = self.resolve_device(probe=probe)
+        lines = [f"# campaign {self.spec.name}: {len(self.runs)} runs, backend "
+                 f"{self.spec.backend}, workload {self.spec.workload}, device {device}"
+                 + (f" ({note})" if note else "") + f", out {self.out}"]
+        for run in self.runs:
+            launch = self.launch(run, device, port=self.spec.master_port
+                                 if self.spec.master_port != "auto" else 29500)
+            lines.append(f"run {run.run_id}:")
+            lines += self.backend.describe(launch)
+        print("\n".join(lines), file=file or sys.stdout)
+        return lines
+
+    # -- running ----------------------------------------------------------------------
+    def _write_spec(self) -> None:
+        raw = dict(self.spec.raw)
+        if raw.get("env"):
+            raw["env"] = {k: (REDACTED if is_secret(k) else v) for k, v in raw["env"].items()}
+        raw["backend"] = self.spec.backend
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "campaign.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+
+    def run(self, progress: bool = True):
+        """Run every run that is not done; returns the status table (also in status.json)."""
+        from tqdm import tqdm
+
+        self._write_spec()
+        rows = {r.run_id: self._row(r, *records.disk_state(r, self.out)) for r in self.runs}
+        todo = [r for r in self.runs if rows[r.run_id]["state"] == "pending" or (
+            rows[r.run_id]["state"] == "failed" and self.spec.retry_failed
+            and not self.run_blocked(r))]
+        self._save(rows)
+        if not todo:
+            return records.status_frame(list(rows.values()))
+        device, note = self.resolve_device()
+        bar = tqdm(total=len(self.runs), initial=len(self.runs) - len(todo), unit="run",
+                   desc=self.spec.name, disable=not progress, file=sys.stderr)
+        old = self._trap_sigterm()
+        self.backend.prepare(self.out)
+        current = None
+        try:
+            for run in todo:
+                current = run
+                bar.set_postfix_str(run.run_id)
+                self._run_one(run, rows, device, note)
+                bar.update(1)
+                current = None
+        except Interrupted as exc:
+            why = f"interrupted ({exc or 'SIGINT'}); nodes stopped, will run next time"
+            if current is not None:
+                prev = records.disk_state(current, self.out)
+                rows[current.run_id].update(state="pending", reason=why, attempts=prev[2])
+            self._save(rows)
+            raise CampaignInterrupted(f"campaign {self.spec.name} interrupted at "
+                                      f"{current.run_id if current else 'start'}; status in "
+                                      f"{self.out / 'status.json'}") from None
+        finally:
+            bar.close()
+            self.backend.close()
+            self._restore_sigterm(old)
+            self._save(rows)
+        return records.status_frame(list(rows.values()))
+
+    def run_blocked(self, run: Run) -> bool:
+        return run.log_path(self.out).exists() and not run.path(self.out, ".done").exists()
+
+    def _save(self, rows: dict) -> None:
+        records.write_status(self.out, self.spec.name, [rows[r.run_id] for r in self.runs])
+
+    @staticmethod
+    def _trap_sigterm():
+        if threading.current_thread() is not threading.main_thread():
+            return None
+
+        def on_term(signum, _frame):
+            raise Interrupted(signal.Signals(signum).name)
+
+        try:
+            return signal.signal(signal.SIGTERM, on_term)
+        except ValueError:
+            return None
+
+    @staticmethod
+    def _restore_sigterm(old) -> None:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+    def _run_one(self, run: Run, rows: dict, device: str, note: str) -> None:
+        _, _, before = records.disk_state(run, self.out)
+        why_not = self.backend.check(run.case)
+        attempts = 0
+        for _ in range(1 + self.spec.retries):
+            attempts += 1
+            total = before + attempts
+            if why_not:
+                outcome = Outcome(False, why_not, [])
+                launch = None
+            else:
+                launch = self.launch(run, device)
+                outcome = self._attempt(run, launch, total)
+            marker = self._marker(run, launch, outcome, device, note, attempts, total)
+            if outcome.ok:
+                records.write_json(run.path(self.out, ".done"), marker)
+                rows[run.run_id] = self._row(run, "done", "", total, marker["duration_s"])
+                return
+            records.write_json(run.path(self.out, ".done"), marker)
+            rows[run.run_id] = self._row(run, "failed", marker["reason"], total,
+                                         marker["duration_s"])
+            self._save(rows)
+            if why_not:
+                return
+
+    def _outputs(self, launch: Launch) -> list[Path]:
+        return [p for n in launch.nodes for p in (n.log, n.gpu_csv, n.env_json)]
+
+    def _attempt(self, run: Run, launch: Launch, attempt: int) -> Outcome:
+        launch.work.mkdir(parents=True, exist_ok=True)
+        run.log_path(self.out).parent.mkdir(parents=True, exist_ok=True)
+        records.archive(self._outputs(launch), self.out, run, 0)  # leftovers of a crash
+        for n in launch.nodes:
+            for p in (n.result, n.pidfile):
+                p.unlink(missing_ok=True)
+        try:
+            outcome = self.backend.execute(launch)
+        except Interrupted:
+            records.archive(self._outputs(launch), self.out, run, attempt)
+            raise
+        except (DLPerfError, OSError) as exc:
+            outcome = Outcome(False, f"{self.spec.backend} backend error: {exc}", [])
+        if outcome.ok:
+            problem = self._finalize(run, launch)
+            if not problem:
+                return outcome
+            outcome.ok, outcome.reason = False, problem
+        failing = next((n for n in outcome.nodes if n.rc not in (0, None)), None)
+        tail = _last_line(launch.nodes[failing.index if failing else 0].log)
+        if tail and "log:" not in outcome.reason:
+            outcome.reason += f"; log: {tail}"
+        outcome.extra["archived"] = records.archive(self._outputs(launch), self.out, run,
+                                                    attempt)
+        return outcome
+
+    def _finalize(self, run: Run, launch: Launch) -> str:
+        """Rename the partial files to their final names; '' or why it could not."""
+        moves = [(p, p.with_name(p.name.removesuffix(".partial")))
+                 for p in self._outputs(launch) if p.exists()]
+        if not launch.nodes[0].log.exists() and launch.nodes[0].argv is not None:
+            return "node 0 wrote no log"
+        clash = [str(dst) for _, dst in moves if dst.exists()]
+        if clash:
+            return f"finished file(s) already exist, not overwritten: {', '.join(clash)}"
+        for src, dst in moves:
+            os.replace(src, dst)
+        return ""
+
+    def _marker(self, run: Run, launch: Launch | None, outcome: Outcome, device: str,
+                note: str, attempt: int, total: int) -> dict:
+        c = run.case
+        nodes = [{"node": n.index, "host": n.host, "rc": n.rc, "duration_s": n.duration_s,
+                  "stopped": n.stopped, "env_capture": n.env_capture,
+                  "gpu_sampling": n.gpu_sampling, "command": n.command}
+                 for n in outcome.nodes]
+        return {
+            "run_id": run.run_id, "ok": outcome.ok, "state": "done" if outcome.ok else "failed",
+            "reason": outcome.reason, "attempt": attempt, "attempts_total": total,
+            "finished": time.time(), "duration_s": outcome.wall_s,
+            "campaign": self.spec.name, "backend": self.spec.backend,
+            "workload": self.spec.workload, "framework": self.spec.framework,
+            "device": device, "device_note": note, "timeout_s": self.spec.timeout,
+            "case": {"model": c.model, "num_nodes": c.num_nodes, "gpus_per_node": c.gpus_per_node,
+                     "precision": c.precision, "batch_size_per_device": c.batch_size,
+                     "repeat": run.repeat, "iterations": self.spec.iterations,
+                     "warmup": self.spec.warmup, **c.param},
+            "env": redact_env(launch.nodes[0].env) if launch else {},
+            "nodes": nodes, **outcome.extra,
+        }
+
+
+def run_campaign(spec, out_dir=None, backend=None, dry_run=False, progress=True):
+    """Convenience: dry-run (returns the command lines) or run (returns the status table)."""
+    c = Campaign(spec, out_dir=out_dir, backend=backend)
+    return c.dry_run() if dry_run else c.run(progress=progress)

@@ -1,0 +1,109 @@
+"""SSH backend against two real sshd on loopback; Slurm backend against a real slurmctld +
+slurmd + munged (fixtures in conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+import uuid
+
+import pytest
+import sleeper  # noqa: F401  (registers the test_sleeper workload)
+
+from analysis.campaign.runner import Campaign
+from analysis.campaign.spec import from_dict
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def leftovers(marker: str) -> str:
+    return subprocess.run(["pgrep", "-af", marker], capture_output=True, text=True).stdout
+
+
+def ssh_spec(sshd, **kw):
+    raw = {"name": "sshc", "workload": "builtin", "precisions": ["fp32"], "batch_sizes": [2],
+           "devices": ["2n1g"], "repeats": 1, "iterations": 8, "backend": "ssh",
+           "hosts": sshd["hosts"], "timeout": 240, "retries": 0,
+           "ssh": {"key_file": sshd["key"], "connect_timeout": 5,
+                   "remote_tmp": f"/tmp/dlperf-ssh-{uuid.uuid4().hex[:6]}"},
+           "env": {"GLOO_SOCKET_IFNAME": "lo", "SOME_TOKEN": "hidden-value"}}
+    raw.update(kw)
+    return from_dict(raw)
+
+
+def test_ssh_two_hosts_torchrun_rendezvous(sshd_hosts, tmp_path):
+    status = Campaign(ssh_spec(sshd_hosts), out_dir=tmp_path).run(progress=False)
+    assert list(status["state"]) == ["done"], status.to_string()
+    log0 = tmp_path / "2n1g" / "resnet50_b2_fp32_1.log"
+    text = log0.read_text()
+    assert "world_size : 2" in text and text.count("Iteration:") == 8
+    assert (tmp_path / "2n1g" / "resnet50_b2_fp32_1.node1.log").exists()
+    for k in (0, 1):  # fetched back over sftp
+        assert (tmp_path / "2n1g" / f"resnet50_b2_fp32_1.node{k}.env.json").exists()
+    marker = json.loads((tmp_path / "2n1g" / "resnet50_b2_fp32_1.done").read_text())
+    assert [n["rc"] for n in marker["nodes"]] == [0, 0]
+    assert marker["env"]["SOME_TOKEN"] == "***"
+    assert "hidden-value" not in "".join(p.read_text(errors="replace")
+                                         for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_ssh_refused_host_is_reported_without_hanging(sshd_hosts, tmp_path):
+    hosts = [sshd_hosts["hosts"][0], {"host": "127.0.0.1", "port": free_port(), "user": "root"}]
+    t = time.monotonic()
+    status = Campaign(ssh_spec(sshd_hosts, hosts=hosts), out_dir=tmp_path).run(progress=False)
+    assert time.monotonic() - t < 20
+    row = status.iloc[0]
+    assert row.state == "failed" and "cannot connect" in row.reason, row.reason
+    assert str(hosts[1]["port"]) in row.reason
+
+
+def test_ssh_timeout_kills_remote_processes(sshd_hosts, tmp_path):
+    marker = f"dlperf-t-{uuid.uuid4().hex[:8]}"
+    spec = ssh_spec(sshd_hosts, workload="test_sleeper", timeout=3,
+                    options={"marker": marker, "seconds": 60})
+    t = time.monotonic()
+    status = Campaign(spec, out_dir=tmp_path).run(progress=False)
+    assert time.monotonic() - t < 40
+    assert status.iloc[0].state == "failed" and "timeout after 3 s" in status.iloc[0].reason
+    time.sleep(0.5)
+    assert leftovers(marker) == ""  # killing the ssh client is not enough; the agent did it
+
+
+def slurm_spec(**kw):
+    raw = {"name": "slc", "workload": "builtin", "precisions": ["fp32"], "batch_sizes": [2],
+           "devices": ["1n2g"], "repeats": 1, "iterations": 8, "backend": "slurm",
+           "slurm": {"partition": "debug"}, "timeout": 240, "retries": 0}
+    raw.update(kw)
+    return from_dict(raw)
+
+
+def test_slurm_single_node_two_processes(slurm_cluster, tmp_path):
+    status = Campaign(slurm_spec(), out_dir=tmp_path).run(progress=False)
+    assert list(status["state"]) == ["done"], status.to_string()
+    text = (tmp_path / "1n2g" / "resnet50_b2_fp32_1.log").read_text()
+    assert "world_size : 2" in text and text.count("Iteration:") == 8
+    marker = json.loads((tmp_path / "1n2g" / "resnet50_b2_fp32_1.done").read_text())
+    assert marker["job_state"] == "COMPLETED" and marker["nodes"][0]["rc"] == 0
+    assert (tmp_path / "1n2g" / "resnet50_b2_fp32_1.node0.env.json").exists()
+
+
+def test_slurm_timeout_cancels_the_job(slurm_cluster, tmp_path):
+    marker = f"dlperf-t-{uuid.uuid4().hex[:8]}"
+    spec = slurm_spec(workload="test_sleeper", timeout=3, options={"marker": marker,
+                                                                    "seconds": 60})
+    status = Campaign(spec, out_dir=tmp_path).run(progress=False)
+    row = status.iloc[0]
+    assert row.state == "failed" and "timeout after 3 s" in row.reason, row.reason
+    job = json.loads((tmp_path / f"{row.run_id}.done").read_text())["job_id"]
+    assert subprocess.run(["squeue", "-h", "-j", job], capture_output=True,
+                          text=True).stdout.strip() == ""
+    time.sleep(0.5)
+    assert leftovers(marker) == ""

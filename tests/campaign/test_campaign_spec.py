@@ -1,0 +1,147 @@
+"""Spec validation, matrix expansion, run ids and paths, path-escape rejection (fast)."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis.campaign.runner import Campaign
+from analysis.campaign.spec import SpecError, from_dict, loads
+
+SMOKE = """
+name: smoke
+workload: builtin
+model: resnet50
+precisions: [fp32]
+batch_sizes: [4]
+devices: [1n1g, 1n2g]
+repeats: 2
+iterations: 30
+backend: local
+"""
+
+
+def base(**kw):
+    raw = {"name": "t", "workload": "builtin", "precisions": ["fp32"], "batch_sizes": [4],
+           "devices": ["1n1g"], "iterations": 30}
+    raw.update(kw)
+    return raw
+
+
+def test_minimal_spec_from_issue_expands_to_cases_and_runs(tmp_path):
+    spec = loads(SMOKE)
+    assert [c.config for c in spec.cases] == ["1n1g", "1n2g"]
+    runs = spec.runs()
+    assert [r.run_id for r in runs] == [
+        "1n1g/resnet50_b4_fp32_1", "1n1g/resnet50_b4_fp32_2",
+        "1n2g/resnet50_b4_fp32_1", "1n2g/resnet50_b4_fp32_2"]
+    assert runs[2].log_path(tmp_path) == tmp_path / "1n2g" / "resnet50_b4_fp32_1.log"
+    assert runs[2].log_path(tmp_path, 1) == tmp_path / "1n2g" / "resnet50_b4_fp32_1.node1.log"
+    assert runs[0].path(tmp_path, ".env.json", node=0).name == "resnet50_b4_fp32_1.node0.env.json"
+    assert spec.resolve_out_dir().parts[-3:] == ("data", "raw_logs", "smoke")
+
+
+def test_defaults_and_matrix_product():
+    spec = from_dict(base(precisions=["amp", "fp16", "fp32"], batch_sizes=[128, 256],
+                          devices=["1n1g", "1n4g"]))
+    assert spec.repeats == 5 and spec.retries == 1 and spec.timeout == 3600
+    assert len(spec.cases) == 2 * 2 * 2  # fp16 is an alias of amp: one case
+    assert [c.precision for c in spec.cases[:4]] == ["amp", "amp", "fp32", "fp32"]
+    assert len(spec.runs()) == 8 * 5
+    dup = {"devices": "1n1g", "batch_size": 4}
+    with pytest.raises(SpecError, match="share the id '1n1g/resnet50_b4_fp32_1'"):
+        from_dict(base(cases=[dup, dup], precisions=None))
+
+
+@pytest.mark.parametrize("key, value, words", [
+    ("workload", "tensorflow9", ["'workload'", "builtin", "dle_pytorch_rn50", "oneflow_gpt"]),
+    ("devices", ["8g"], ["'devices'", "<N>n<G>g"]),
+    ("devices", ["0n1g"], ["'devices'", "N, G >= 1"]),
+    ("precisions", ["fp64"], ["'precisions'", "fp32, amp, bf16, tf32"]),
+    ("batch_sizes", [0], ["'batch_sizes'", "integer >= 1"]),
+    ("repeats", "five", ["'repeats'", "integer"]),
+    ("backend", "k8s", ["'backend'", "local, ssh, slurm"]),
+    ("timeout", "soon", ["'timeout'", "'10m'"]),
+    ("device", "tpu", ["'device'", "auto, cuda, cpu"]),
+    ("name", "../evil", ["'name'", "no '/'"]),
+    ("model", "a/b", ["'model'", "no '/'"]),
+    ("env", {"BAD NAME": 1}, ["env.BAD NAME", "variable name"]),
+    ("env", {"X": "a\nb"}, ["env.X", "without newlines"]),
+    ("hosts", ["bad host!"], ["hosts[0]", "host"]),
+])
+def test_errors_name_key_value_and_allowed(key, value, words):
+    with pytest.raises(SpecError) as err:
+        from_dict(base(**{key: value}))
+    for w in words:
+        assert w in str(err.value)
+
+
+def test_unknown_and_missing_keys():
+    with pytest.raises(SpecError, match="unknown spec key 'batchsize'.*valid keys"):
+        from_dict(base(batchsize=[1]))
+    raw = base()
+    del raw["devices"]
+    with pytest.raises(SpecError, match="'devices' is required"):
+        from_dict(raw)
+    with pytest.raises(SpecError, match="needs at least 2 hosts"):
+        from_dict(base(backend="ssh", devices=["2n1g"], hosts=["a"]))
+    with pytest.raises(SpecError, match="precision 'tf32' is not supported by workload 'builtin'"):
+        from_dict(base(precisions=["tf32"]))
+    with pytest.raises(SpecError, match="'warmup'.*fewer than iterations"):
+        from_dict(base(warmup=30))
+
+
+def test_secret_values_are_not_echoed_in_errors():
+    with pytest.raises(SpecError) as err:
+        from_dict(base(env={"API_TOKEN": "line1\nline2"}))
+    assert "line1" not in str(err.value) and "hidden" in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["..", "../x", "a/../../b", "/abs", ".hidden", "-rf", "a b",
+                                  "x" * 200])
+def test_case_names_that_would_escape_are_rejected(name):
+    with pytest.raises(SpecError, match="cases\\[0\\].name"):
+        from_dict(base(cases=[{"devices": "1n1g", "batch_size": 4, "name": name}],
+                       precisions=None))
+
+
+def test_explicit_cases_and_named_stems(tmp_path):
+    spec = from_dict({"name": "c", "workload": "builtin", "repeats": 1, "iterations": 10,
+                      "cases": [{"devices": "1n1g", "precision": "amp", "batch_size": 256},
+                                {"devices": "2n2g", "precision": "fp32", "batch_size": 128,
+                                 "name": "rn50_custom", "args": ["--compile"]}]})
+    ids = [r.run_id for r in spec.runs()]
+    assert ids == ["1n1g/resnet50_b256_amp_1", "2n2g/rn50_custom_1"]
+    assert spec.cases[1].args == ("--compile",)
+    c = Campaign(spec, out_dir=tmp_path)
+    assert list(c.plan()["state"]) == ["pending", "pending"]
+
+
+def test_gpt_cases_need_consistent_parallel_sizes():
+    case = {"devices": "1n8g", "precision": "amp", "batch_size": 8,
+            "params": {"mp": 4, "pp": 1, "global_batch_size": 16, "seq_length": 2048,
+                       "num_layers": 16, "hidden_size": 1536, "num_heads": 16}}
+    spec = from_dict({"name": "g", "workload": "oneflow_gpt", "repeats": 1, "cases": [case]})
+    assert spec.runs()[0].run_id == \
+        "1n8g/pretrain_gpt_1n8d_dp2_mp4_pp1_mbz8_gbz16_s2048_l16_h1536_nh16_1"
+    bad = {**case, "params": {**case["params"], "dp": 4}}
+    with pytest.raises(SpecError, match="dp = 4 but 1n8g with mp 4 and pp 1 gives dp 2"):
+        from_dict({"name": "g", "workload": "oneflow_gpt", "cases": [bad]})
+    bad = {**case, "params": {"mp": 3, "pp": 1}}
+    with pytest.raises(SpecError, match="needs case params global_batch_size"):
+        from_dict({"name": "g", "workload": "oneflow_gpt", "cases": [bad]})
+
+
+def test_example_specs_load():
+    from pathlib import Path
+
+    from analysis.campaign.spec import load
+
+    examples = sorted((Path(__file__).resolve().parents[2] / "examples" / "campaigns")
+                      .glob("*.yaml"))
+    assert {"smoke.yaml", "rn50_4gpu.yaml"} <= {p.name for p in examples}
+    for p in examples:
+        assert load(p).runs()
+    four = load(examples[[p.name for p in examples].index("rn50_4gpu.yaml")])
+    configs = sorted({c.config for c in four.cases})
+    assert configs == ["1n1g", "1n2g", "1n4g", "2n2g"]
+    assert len(four.runs()) == 4 * 2 * 5
