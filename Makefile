@@ -6,7 +6,7 @@ LOG_DIR ?= data/raw_logs
 OUT ?= reports
 
 .DEFAULT_GOAL := help
-.PHONY: help setup all summarize test test-fast lint bench clean
+.PHONY: help setup all summarize test test-fast lint bench lab clean
 
 help:  ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -31,6 +31,9 @@ lint: setup  ## ruff check
 
 bench: setup  ## parse-speed benchmark (writes figures to stdout)
 	$(PY) benchmarks/parse_speed.py
+
+lab: setup  ## start JupyterLab on notebooks/ with the project kernel
+	bash scripts/lab.sh
 
 clean:  ## remove caches (keeps .venv)
 	rm -rf .pytest_cache .ruff_cache build *.egg-info

@@ -203,7 +203,8 @@ def _add_speedup(df: pd.DataFrame) -> pd.DataFrame:
     ref = np.asarray(ref, dtype=float)
     ref[df["case"].to_numpy() != ""] = np.nan  # GPT cases differ in more than device count
     df["speedup"] = df["throughput_median"].to_numpy(dtype=float) / ref
-    df["scaling_efficiency"] = df["speedup"] / df["num_devices"].astype(float)
+    devices = pd.to_numeric(df["num_devices"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    df["scaling_efficiency"] = df["speedup"].to_numpy(dtype=float) / devices
     return df
 
 

@@ -1,0 +1,36 @@
+"""`dlperf report LOG_DIR`: bilingual HTML/PDF reports from a log folder."""
+
+from __future__ import annotations
+
+import argparse
+
+COMMAND = "report"
+HELP = "publish the report of a log folder as HTML and PDF, in English and Chinese"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("log_dir", nargs="?", default=None,
+                   help="folder of logs (default: the bundled data/raw_logs); env.json, "
+                        "*.env.json and topo*.txt inside it are used automatically")
+    p.add_argument("--env", action="append", metavar="ENV.json",
+                   help="environment record from `dlperf env` (repeatable)")
+    p.add_argument("--topology", action="append", metavar="FILE",
+                   help="saved `nvidia-smi topo -m` output (repeatable)")
+    p.add_argument("--lang", default="en,zh", help="languages, comma-separated (default en,zh)")
+    p.add_argument("--to", default="html,pdf", help="formats, comma-separated (default html,pdf)")
+    p.add_argument("-o", "--out-dir", default=None, help="output folder (default: reports/)")
+    p.add_argument("--method", default="dlperf", help="throughput method (dlperf, window, reported)")
+    p.add_argument("--warmup", type=int, default=None, help="iterations skipped before measuring")
+    p.add_argument("--measure", type=int, default=None, help="iterations measured")
+    p.add_argument("--title", default=None, help="report title (default from the models)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from analysis.report.publish import publish
+
+    done = publish(args.log_dir, args.out_dir, langs=args.lang, to=args.to, env=args.env,
+                   topology=args.topology, method=args.method, warmup=args.warmup,
+                   measure=args.measure, title=args.title)
+    for path in done.all_files():
+        print(path)
+    return 0

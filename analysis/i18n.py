@@ -1,0 +1,126 @@
+"""User-facing text in English and Chinese: one catalogue keyed by id, locale-aware numbers.
+
+The catalogue lives in ``analysis/report/labels.yaml``: every id maps to one string per
+language (``en``, ``zh``) with ``str.format`` placeholders. Numbers and dates are formatted
+with Babel for the language's locale::
+
+    tr = Translator("zh")
+    tr("section.results")            # '测试结果'
+    tr.num(11548.451)                # '11,548.45'
+    tr.date(datetime.date(2020, 8, 8))  # '2020年8月8日'
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+from babel import dates as _dates
+from babel import numbers as _numbers
+
+from analysis.errors import UnknownNameError, UsageError
+
+#: Languages every catalogue entry must have.
+LANGS = ("en", "zh")
+#: Babel locale of each language.
+LOCALES = {"en": "en_US", "zh": "zh_Hans_CN"}
+#: HTML `lang` attribute of each language (Chromium picks CJK fonts by it).
+HTML_LANG = {"en": "en", "zh": "zh-CN"}
+CATALOGUE_PATH = Path(__file__).resolve().parent / "report" / "labels.yaml"
+
+
+@lru_cache(maxsize=4)
+def load_catalogue(path: str | Path = CATALOGUE_PATH) -> dict[str, dict[str, str]]:
+    """The catalogue as {id: {lang: text}} (read once per path)."""
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: the label catalogue must be a mapping of id -> languages")
+    return {str(k): {str(lang): str(text) for lang, text in (v or {}).items()}
+            for k, v in data.items()}
+
+
+def missing_translations(catalogue: dict[str, dict[str, str]] | None = None) -> list[tuple[str, str]]:
+    """(id, language) for every id that lacks a language of LANGS or has an empty text."""
+    cat = load_catalogue() if catalogue is None else catalogue
+    return [(key, lang) for key, texts in cat.items() for lang in LANGS
+            if not str(texts.get(lang, "")).strip()]
+
+
+def check_lang(lang: str) -> str:
+    if lang not in LANGS:
+        raise UnknownNameError("language", lang, LANGS)
+    return lang
+
+
+class Translator:
+    """Labels and number/date formatting for one language."""
+
+    def __init__(self, lang: str = "en", catalogue: dict[str, dict[str, str]] | None = None):
+        self.lang = check_lang(lang)
+        self.locale = LOCALES[lang]
+        self.html_lang = HTML_LANG[lang]
+        self._cat = load_catalogue() if catalogue is None else catalogue
+
+    def __call__(self, key: str, **kwargs) -> str:
+        """The text of `key` in this language, with `kwargs` filled in."""
+        try:
+            text = self._cat[key][self.lang]
+        except KeyError:
+            raise UnknownNameError("label", key, list(self._cat)) from None
+        return text.format(**kwargs) if kwargs else text
+
+    def has(self, key: str) -> bool:
+        return key in self._cat
+
+    def num(self, value, digits: int = 2, group: bool = True) -> str:
+        """`value` with exactly `digits` decimals in the locale ('-' for NaN/None)."""
+        if value is None or (isinstance(value, float) and not math.isfinite(value)):
+            return "-"
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            return str(value)
+        if not math.isfinite(v):
+            return "-"
+        pattern = ("#,##0" if group else "0") + ("." + "0" * digits if digits > 0 else "")
+        return _numbers.format_decimal(v, format=pattern, locale=self.locale)
+
+    def int(self, value, group: bool = False) -> str:
+        """An integer ('-' for NaN/None/NA); no grouping by default (node counts, MiB)."""
+        try:
+            if value is None or value != value:
+                return "-"
+            v = int(round(float(value)))
+        except (TypeError, ValueError):
+            return "-" if value is None else str(value)
+        return self.num(v, digits=0, group=group)
+
+    def percent(self, value, digits: int = 1) -> str:
+        """`value` (a fraction, 0.95) as a locale percentage ('95.0%')."""
+        if value is None or value != value:
+            return "-"
+        pattern = "0" + ("." + "0" * digits if digits else "") + "%"
+        return _numbers.format_percent(float(value), format=pattern, locale=self.locale)
+
+    def date(self, value: _dt.date | _dt.datetime | None = None) -> str:
+        """A date in the locale's medium/long style (today when None)."""
+        value = value or _dt.date.today()
+        if isinstance(value, _dt.datetime):
+            value = value.date()
+        return _dates.format_date(value, format="long", locale=self.locale)
+
+    def datetime(self, value: _dt.datetime) -> str:
+        return _dates.format_datetime(value, format="medium", locale=self.locale)
+
+    def join(self, items) -> str:
+        """A list in running text: 'a, b and c' / 'a、b和c'."""
+        items = [str(i) for i in items if str(i)]
+        if not items:
+            return self("report.none")
+        from babel.lists import format_list
+
+        return format_list(items, locale=self.locale)

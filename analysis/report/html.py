@@ -1,0 +1,84 @@
+"""Small HTML builders for report fragments. Every text that comes from data (log lines,
+file names, commands, environment values) goes through :func:`esc`, so a log line holding
+``<script>`` is shown as text and never runs."""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+
+_ID = re.compile(r"[^a-z0-9]+")
+
+
+def esc(value) -> str:
+    """HTML-escaped text of `value` (quotes too)."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def md_inline(text: str) -> str:
+    """Escape `text`, then render `code` spans (catalogue strings use backticks)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", esc(text))
+
+
+def slug(text: str) -> str:
+    return _ID.sub("-", str(text).lower()).strip("-") or "section"
+
+
+def heading(level: int, text: str, anchor: str) -> str:
+    return f'<h{level} id="{esc(anchor)}">{md_inline(text)}</h{level}>'
+
+
+def para(text: str, cls: str = "") -> str:
+    attr = f' class="{esc(cls)}"' if cls else ""
+    return f"<p{attr}>{md_inline(text)}</p>"
+
+
+def raw_para(inner_html: str) -> str:
+    return f"<p>{inner_html}</p>"
+
+
+def bullets(items: list[str], escape: bool = True) -> str:
+    """A <ul>; items are escaped unless `escape` is False (they are built HTML)."""
+    lis = "".join(f"<li>{md_inline(i) if escape else i}</li>" for i in items)
+    return f"<ul>{lis}</ul>"
+
+
+def code_block(text: str, cls: str = "") -> str:
+    attr = f' class="{esc(cls)}"' if cls else ""
+    return f"<pre{attr}><code>{esc(text)}</code></pre>"
+
+
+def table(header: list[str], rows: list[list[str]], cls: str = "dlperf-table",
+          row_classes: list[str] | None = None, cell_styles: list[list[str]] | None = None,
+          caption: str = "") -> str:
+    """A table of already formatted cells (escaped here)."""
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = []
+    for i, row in enumerate(rows):
+        rc = f' class="{esc(row_classes[i])}"' if row_classes and row_classes[i] else ""
+        cells = []
+        for j, cell in enumerate(row):
+            style = cell_styles[i][j] if cell_styles else ""
+            st = f' style="{esc(style)}"' if style else ""
+            cells.append(f"<td{st}>{esc(cell)}</td>")
+        body.append(f"<tr{rc}>{''.join(cells)}</tr>")
+    cap = f"<caption>{md_inline(caption)}</caption>" if caption else ""
+    return (f'<table class="{esc(cls)}">{cap}<thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table>")
+
+
+def link(href: str, text: str) -> str:
+    return f'<a href="{esc(href)}">{esc(text)}</a>'
+
+
+def figure(png: bytes, alt: str, caption: str = "") -> str:
+    """An embedded PNG (data URI: the report stays one self-contained file)."""
+    data = base64.b64encode(png).decode("ascii")
+    cap = f"<figcaption>{md_inline(caption)}</figcaption>" if caption else ""
+    return (f'<figure class="dlperf-figure"><img alt="{esc(alt)}" '
+            f'src="data:image/png;base64,{data}"/>{cap}</figure>')
+
+
+def section(anchor: str, inner: str) -> str:
+    return f'<section class="dlperf-section" id="sec-{esc(anchor)}">{inner}</section>'

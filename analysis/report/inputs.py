@@ -1,0 +1,178 @@
+"""What a report reads besides the logs: environment records, topology text and the
+campaign's launch records, found inside LOG_DIR or given explicitly.
+
+- environment: ``env.json`` / ``*.env.json`` (written by ``dlperf env``), JSON objects;
+- topology: ``topo*.txt`` (saved ``nvidia-smi topo -m`` output), or the raw text kept in an
+  environment record;
+- campaign: ``campaign.yaml`` (kept verbatim) and ``<stem>.done`` JSON markers holding the
+  command run on each node.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from analysis import config
+from analysis.errors import UsageError
+
+
+@dataclass
+class EnvInput:
+    name: str  # file name relative to LOG_DIR (or as given)
+    record: dict
+
+
+@dataclass
+class TopoInput:
+    name: str
+    text: str
+    topology: object | None = None  # analysis.env.topology.Topology when it parsed
+    error: str = ""
+
+
+@dataclass
+class Command:
+    run: str  # marker stem relative to LOG_DIR
+    node: str
+    command: str
+
+
+@dataclass
+class CampaignInput:
+    text: str = ""  # campaign.yaml verbatim
+    name: str = ""
+    commands: list[Command] = field(default_factory=list)
+
+
+def resolve_log_dir(log_dir: str | Path | None) -> Path:
+    """`log_dir`, or the bundled ``data/raw_logs`` when None/empty."""
+    path = Path(log_dir) if log_dir else config.RAW_LOGS_DIR
+    if not path.exists():
+        raise UsageError(f"no such log folder: {path}")
+    return path
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def load_env(path: str | Path, root: Path | None = None) -> EnvInput:
+    p = Path(path)
+    try:
+        record = json.loads(p.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read environment record {p}: {exc}") from exc
+    if not isinstance(record, dict):
+        raise UsageError(f"{p}: an environment record must be a JSON object")
+    return EnvInput(_rel(p, root) if root else p.name, record)
+
+
+def parse_topo(name: str, text: str) -> TopoInput:
+    """Parse with analysis.env.topology; keep the text even when it does not parse."""
+    try:
+        from analysis.env.topology import parse_topology
+
+        return TopoInput(name, text, parse_topology(text))
+    except Exception as exc:  # a bad topology file must not stop the report
+        return TopoInput(name, text, None, f"{type(exc).__name__}: {exc}")
+
+
+def env_topology_text(record: dict) -> str:
+    """The raw `nvidia-smi topo -m` text kept in an environment record, if any."""
+    for key in ("topology_text", "topology", "topo", "nvidia_smi_topo"):
+        val = record.get(key)
+        if isinstance(val, str) and val.strip():
+            return val
+        if isinstance(val, dict):
+            for sub in ("text", "raw", "verbatim"):
+                if isinstance(val.get(sub), str) and val[sub].strip():
+                    return val[sub]
+    return ""
+
+
+def _commands_of(marker: dict, stem: str) -> list[Command]:
+    """Commands in a `.done` marker: `command`/`cmd` (one node), `commands` as a mapping
+    node -> command or a list of {node|host|rank, command|cmd}, or `nodes` likewise."""
+    out: list[Command] = []
+
+    def text(cmd) -> str:
+        return " ".join(map(str, cmd)) if isinstance(cmd, (list, tuple)) else str(cmd)
+
+    for key in ("commands", "nodes"):
+        val = marker.get(key)
+        if isinstance(val, dict):
+            out += [Command(stem, str(k), text(v)) for k, v in val.items()
+                    if not isinstance(v, dict)]
+            out += [Command(stem, str(k), text(v.get("command") or v.get("cmd")))
+                    for k, v in val.items() if isinstance(v, dict) and (v.get("command") or v.get("cmd"))]
+        elif isinstance(val, list):
+            for i, item in enumerate(val):
+                if isinstance(item, dict) and (item.get("command") or item.get("cmd")):
+                    node = item.get("node", item.get("host", item.get("rank", i)))
+                    out.append(Command(stem, str(node), text(item.get("command") or item.get("cmd"))))
+                elif isinstance(item, (str, list)):
+                    out.append(Command(stem, str(i), text(item)))
+    if not out:
+        cmd = marker.get("command") or marker.get("cmd")
+        if cmd:
+            out.append(Command(stem, str(marker.get("node", marker.get("host", 0))), text(cmd)))
+    return out
+
+
+def load_campaign(root: Path) -> CampaignInput:
+    camp = CampaignInput()
+    spec = root / "campaign.yaml"
+    if spec.is_file():
+        camp.text, camp.name = spec.read_text(encoding="utf-8", errors="replace"), spec.name
+    for marker in sorted(root.rglob("*.done")):
+        try:
+            data = json.loads(marker.read_text(encoding="utf-8", errors="replace"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            stem = _rel(marker, root)[: -len(".done")]
+            camp.commands += _commands_of(data, stem)
+    return camp
+
+
+def gather(log_dir: Path, env: str | Path | list | None = None,
+           topology: str | Path | list | None = None) -> tuple[list[EnvInput], list[TopoInput], CampaignInput]:
+    """Environment records, topologies and campaign records for a report of `log_dir`.
+
+    Explicit `env` / `topology` files come first; files found inside `log_dir`
+    (``env.json``, ``*.env.json``, ``topo*.txt``) are added after them.
+    """
+    def listify(x):
+        return [] if not x else ([x] if isinstance(x, (str, Path)) else list(x))
+
+    envs = [load_env(p) for p in listify(env)]
+    topos = []
+    for p in listify(topology):
+        try:
+            topos.append(parse_topo(Path(p).name, Path(p).read_text(encoding="utf-8", errors="replace")))
+        except OSError as exc:
+            raise UsageError(f"cannot read topology file {p}: {exc}") from exc
+    given = {Path(p).resolve() for p in listify(env) + listify(topology)}
+    found_env = sorted(p for p in log_dir.rglob("*.json")
+                       if p.name == "env.json" or p.name.endswith(".env.json"))
+    envs += [load_env(p, log_dir) for p in found_env if p.resolve() not in given]
+    found_topo = sorted(p for p in log_dir.rglob("topo*.txt") if p.resolve() not in given)
+    topos += [parse_topo(_rel(p, log_dir), p.read_text(encoding="utf-8", errors="replace"))
+              for p in found_topo]
+    return envs, topos, load_campaign(log_dir)
+
+
+def campaign_yaml(camp: CampaignInput) -> dict:
+    """campaign.yaml as data ({} when absent or unreadable)."""
+    try:
+        data = yaml.safe_load(camp.text) if camp.text else {}
+    except yaml.YAMLError:
+        return {}
+    return data if isinstance(data, dict) else {}

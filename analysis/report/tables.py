@@ -1,0 +1,111 @@
+"""Report tables derived from the summary frame: the seed layouts, with localised headers.
+
+All functions take `analysis.stats.summarize` output and return plain frames of strings
+(already formatted for the language), ready for :func:`analysis.report.html.table` or
+for display in a notebook.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.i18n import Translator
+
+GROUP_KEY = ["framework", "model", "precision", "batch_size_per_device"]
+
+
+def scaling_groups(summary: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame]]:
+    """Non-GPT cases grouped as the seeds do: one group per framework, model, precision
+    and batch size per device, rows sorted by devices."""
+    df = summary[summary["case"].fillna("") == ""]
+    out = []
+    for key, g in df.groupby(GROUP_KEY, sort=True, dropna=False):
+        out.append((key, g.sort_values(["num_devices", "num_nodes"])))
+    return out
+
+
+def gpt_rows(summary: pd.DataFrame) -> pd.DataFrame:
+    return summary[summary["case"].fillna("") != ""]
+
+
+def results_table(group: pd.DataFrame, tr: Translator) -> pd.DataFrame:
+    """Seed 001 layout plus efficiency, CI and repeats:
+    node num | gpus/node | gpu num | bsz/gpu | GPU Memory Usage | Throughput | Speedup |
+    Scaling efficiency | 95% CI | repeats."""
+    rows = []
+    for r in group.itertuples(index=False):
+        ci = (f"{tr.num(r.ci_low)} – {tr.num(r.ci_high)}"
+              if pd.notna(r.ci_low) and pd.notna(r.ci_high) else "-")
+        rows.append([
+            tr.int(r.num_nodes), tr.int(r.gpus_per_node), tr.int(r.num_devices),
+            tr.int(r.batch_size_per_device), tr.int(r.memory_mib_max),
+            tr.num(r.throughput_median), tr.num(r.speedup), tr.percent(r.scaling_efficiency),
+            ci, tr.int(r.repeats),
+        ])
+    cols = ["col.node_num", "col.gpus_per_node", "col.gpu_num", "col.bsz_per_gpu", "col.memory",
+            "col.throughput", "col.speedup", "col.efficiency", "col.ci", "col.repeats"]
+    return pd.DataFrame(rows, columns=[tr(c) for c in cols])
+
+
+def gpt_table(summary: pd.DataFrame, tr: Translator) -> pd.DataFrame:
+    """Seed 002 layout plus TFLOP/s: group | case | latency | memory | throughput | TFLOP/s."""
+    df = gpt_rows(summary).sort_values(["group", "num_devices", "case"], kind="stable")
+    rows = []
+    for r in df.itertuples(index=False):
+        rows.append([
+            r.group, r.case,
+            f"{tr.num(r.latency_ms)} (ms)" if pd.notna(r.latency_ms) else "-",
+            f"{tr.int(r.memory_mib_max)} (MiB)" if pd.notna(r.memory_mib_max) else "-",
+            tr.num(r.throughput_median), tr.num(r.tflops_per_gpu),
+        ])
+    cols = ["col.group", "col.case", "col.latency", "col.gpt_memory", "col.gpt_throughput",
+            "col.tflops"]
+    return pd.DataFrame(rows, columns=[tr(c) for c in cols])
+
+
+def compare_frameworks(summary: pd.DataFrame, baseline: str | None = None) -> list[tuple[tuple, pd.DataFrame]]:
+    """DLPerf v1.0 summary shape per (model, precision, batch size per device): rows
+    `node num, device num`, one throughput column per framework, then one
+    `<framework>/<baseline>` relative-speed column per other framework (numbers, not text).
+
+    `baseline` defaults to the first framework in alphabetical order.
+    Columns: num_nodes, num_devices, <framework>..., <framework>/<baseline>...
+    """
+    df = summary[summary["case"].fillna("") == ""]
+    out = []
+    for key, g in df.groupby(["model", "precision", "batch_size_per_device"], sort=True):
+        wide = g.pivot_table(index=["num_nodes", "num_devices"], columns="framework",
+                             values="throughput_median", aggfunc="first", observed=True)
+        wide = wide.sort_index(level="num_devices")
+        fws = list(wide.columns)
+        base = baseline if baseline in fws else (sorted(fws)[0] if fws else None)
+        for fw in fws:
+            if fw != base:
+                wide[f"{fw}/{base}"] = wide[fw] / wide[base]
+        wide.columns.name = None
+        out.append((key, wide.reset_index()))
+    return out
+
+
+def format_compare(wide: pd.DataFrame, tr: Translator) -> pd.DataFrame:
+    """`compare_frameworks` table with localised headers and numbers."""
+    out = pd.DataFrame()
+    out[tr("col.node_num")] = wide["num_nodes"].map(tr.int)
+    out[tr("col.device_num")] = wide["num_devices"].map(tr.int)
+    for c in wide.columns[2:]:
+        out[c] = wide[c].map(tr.num)
+    return out
+
+
+def stack_comparison(comparison: list[tuple[tuple, pd.DataFrame]]) -> pd.DataFrame:
+    """`compare_frameworks` output as one frame with model, precision and
+    batch_size_per_device columns in front (for saving)."""
+    parts = []
+    for (model, precision, bsz), wide in comparison:
+        parts.append(wide.assign(model=model, precision=precision, batch_size_per_device=bsz))
+    if not parts:
+        return pd.DataFrame(columns=["model", "precision", "batch_size_per_device", "num_nodes",
+                                     "num_devices"])
+    df = pd.concat(parts, ignore_index=True)
+    front = ["model", "precision", "batch_size_per_device", "num_nodes", "num_devices"]
+    return df[front + [c for c in df.columns if c not in front]]

@@ -1,0 +1,73 @@
+"""nbconvert's WebPDF exporter driven by the system Chromium (Debian's /usr/bin/chromium).
+
+nbconvert 7.17 has no option for the browser executable and Playwright reads none from the
+environment, so this subclass injects ``executable_path`` (and the fontconfig file that keeps
+the AR PL fonts out) into Playwright's ``BrowserType.launch`` for the duration of one export.
+Never run ``playwright install``: the system browser is the one we use.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from nbconvert.exporters.webpdf import WebPDFExporter
+from traitlets import Unicode, default
+
+FONTS_CONF = Path(__file__).resolve().parent / "fonts.conf"
+#: Flags for headless Chromium on CI machines without a display, GPU or network.
+CHROMIUM_ARGS = ["--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--disable-dev-shm-usage"]
+_PATCH_LOCK = threading.Lock()
+
+
+def chromium_path() -> str:
+    return os.environ.get("DLPERF_CHROMIUM", "/usr/bin/chromium")
+
+
+def browser_env() -> dict[str, str]:
+    """Environment for Chromium: ours plus the report fontconfig file."""
+    env = dict(os.environ)
+    env.setdefault("FONTCONFIG_FILE", str(FONTS_CONF))
+    return env
+
+
+class SystemChromiumWebPDFExporter(WebPDFExporter):
+    """WebPDF through a Chromium binary given by path (default ``$DLPERF_CHROMIUM`` or
+    ``/usr/bin/chromium``)."""
+
+    executable_path = Unicode(help="Chromium binary Playwright launches").tag(config=True)
+
+    @default("executable_path")
+    def _executable_default(self):
+        return chromium_path()
+
+    @default("disable_sandbox")
+    def _sandbox_default(self):
+        return os.geteuid() == 0  # Chromium refuses its sandbox as root
+
+    @default("browser_args")
+    def _args_default(self):
+        return list(CHROMIUM_ARGS)
+
+    def run_playwright(self, html):
+        from playwright.async_api import BrowserType
+
+        exe, env = self.executable_path, browser_env()
+        # the parent appends --no-sandbox to browser_args on every call: keep ours clean
+        self.browser_args = [a for a in self.browser_args if a != "--no-sandbox"]
+        with _PATCH_LOCK:
+            original = BrowserType.launch
+
+            async def launch(browser_type, *args, **kwargs):
+                kwargs.setdefault("executable_path", exe)
+                kwargs.setdefault("env", env)
+                return await original(browser_type, *args, **kwargs)
+
+            BrowserType.launch = launch
+            try:
+                return super().run_playwright(html)
+            finally:
+                BrowserType.launch = original

@@ -1,0 +1,72 @@
+"""The label catalogue is complete in every language, and numbers/dates follow the locale."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import pytest
+
+from analysis import i18n
+from analysis.errors import UnknownNameError
+
+PKG = Path(i18n.__file__).resolve().parent
+
+
+def test_every_id_has_every_language():
+    missing = i18n.missing_translations()
+    assert missing == [], f"labels lacking a language: {missing}"
+
+
+def test_missing_language_is_detected():
+    cat = {"a": {"en": "A", "zh": "甲"}, "b": {"en": "B"}, "c": {"en": "C", "zh": "  "}}
+    assert i18n.missing_translations(cat) == [("b", "zh"), ("c", "zh")]
+
+
+def test_placeholders_agree_between_languages():
+    for key, texts in i18n.load_catalogue().items():
+        names = {lang: set(re.findall(r"\{(\w+)\}", t)) for lang, t in texts.items()}
+        assert names["en"] == names["zh"], f"{key}: placeholders differ {names}"
+
+
+def test_every_label_used_in_code_exists():
+    cat = i18n.load_catalogue()
+    used = set()
+    for path in [PKG / "plots.py", *(PKG / "report").glob("*.py"),
+                 *(PKG.parent / "notebooks").glob("*.ipynb")]:
+        used |= set(re.findall(r"""\btr\(\s*f?["']([a-z_]+\.[a-z_]+)["']""", path.read_text()))
+        used |= set(re.findall(
+            r"""["']((?:chart|col|desc|section|kind|results|report|scripts)\.[a-z_]+)["']""",
+            path.read_text()))
+    assert used, "no label ids found in the code"
+    used -= {"report.css"}  # a file name, not a label
+    assert sorted(used - set(cat)) == []
+
+
+def test_kinds_of_problems_are_translated():
+    from analysis.problems import KINDS
+
+    cat = i18n.load_catalogue()
+    assert sorted(k for k in KINDS if f"kind.{k}" not in cat) == []
+
+
+def test_translator_formats_per_locale():
+    en, zh = i18n.Translator("en"), i18n.Translator("zh")
+    assert en("section.environment") == "Test Environment"
+    assert zh("section.environment") == "测试环境"
+    assert en.num(11548.451) == "11,548.45" and zh.num(11548.451) == "11,548.45"
+    assert en.num(float("nan")) == "-" and en.int(None) == "-"
+    assert en.int(12565.0) == "12565"
+    assert en.percent(0.9412) == "94.1%"
+    assert en.date(dt.date(2020, 8, 8)) == "August 8, 2020"
+    assert zh.date(dt.date(2020, 8, 8)) == "2020年8月8日"
+    assert zh.join(["OneFlow", "PyTorch"]) == "OneFlow和PyTorch"
+    assert en("overview.devices", max=32) == "1 to 32 devices"
+
+
+def test_unknown_language_and_label_are_named():
+    with pytest.raises(UnknownNameError, match="fr"):
+        i18n.Translator("fr")
+    with pytest.raises(UnknownNameError, match="no.such"):
+        i18n.Translator("en")("no.such")

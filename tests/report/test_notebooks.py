@@ -1,0 +1,72 @@
+"""Each notebook executed with papermill on small data; the numbers it writes are asserted."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pandas as pd
+import papermill as pm
+import pytest
+from conftest import ROOT, expected_medians
+
+pytestmark = pytest.mark.slow
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def _run(name, out_dir, **params):
+    out = out_dir / name
+    pm.execute_notebook(str(NOTEBOOKS / name), str(out), parameters=params, cwd=str(out_dir),
+                        progress_bar=False)
+    return nbformat.read(out, as_version=4)
+
+
+@pytest.mark.parametrize("name", ["10_analyse.ipynb", "20_report.ipynb", "30_compare.ipynb"])
+def test_notebooks_are_thin_and_committed_clean(name):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    tagged = [i for i, c in enumerate(code) if "parameters" in c.metadata.get("tags", [])]
+    assert tagged == [1], "one parameters cell, right after the imports"
+    for c in code:
+        assert not c.outputs and c.execution_count is None, "commit notebooks without outputs"
+        assert "def " not in c.source and len(c.source.splitlines()) <= 15
+    assert "log_dir = None" in code[1].source  # default: the bundled data/raw_logs
+
+
+def test_analyse_notebook(campaign, tmp_path):
+    nb = _run("10_analyse.ipynb", tmp_path, log_dir=str(campaign),
+              summary_csv=str(tmp_path / "summary.csv"))
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    got = {(r.num_nodes, r.gpus_per_node): r.throughput_median for r in summary.itertuples()}
+    for k, v in expected_medians().items():
+        assert got[k] == pytest.approx(v, rel=1e-4)
+    assert list(summary["repeats"]) == [3, 3, 3]
+    assert summary.loc[summary["num_devices"] == 1, "speedup"].item() == pytest.approx(1.0)
+    pngs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+            if "image/png" in o.get("data", {})]
+    assert len(pngs) == 4  # throughput, speedup, traces, spread
+
+
+def test_report_notebook_numbers(campaign, tmp_path):
+    nb = _run("20_report.ipynb", tmp_path, log_dir=str(campaign), lang="zh",
+              numbers_json=str(tmp_path / "n.json"), title="测试报告 <b>x</b>")
+    numbers = json.loads((tmp_path / "n.json").read_text())
+    assert numbers["lang"] == "zh" and numbers["runs"] == 9 and numbers["problems"] == 3
+    speedups = {(c["num_nodes"], c["gpus_per_node"]): c["speedup"] for c in numbers["cases"]}
+    want = expected_medians()
+    assert speedups[(2, 8)] == pytest.approx(want[(2, 8)] / want[(1, 1)], rel=1e-3)
+    html = "".join(o["data"].get("text/html", "") for c in nb.cells if c.cell_type == "code"
+                   for o in c.outputs if "data" in o)
+    assert "测试报告 &lt;b&gt;x&lt;/b&gt;" in html  # the title is escaped too
+
+
+def test_compare_notebook(campaign, tmp_path):
+    _run("30_compare.ipynb", tmp_path, log_dir=str(campaign),
+         compare_csv=str(tmp_path / "compare.csv"))
+    df = pd.read_csv(tmp_path / "compare.csv")
+    assert list(df.columns[:5]) == ["model", "precision", "batch_size_per_device", "num_nodes",
+                                    "num_devices"]
+    assert list(df["num_devices"]) == [1, 8, 16]
+    want = expected_medians()
+    assert df["OneFlow"].tolist() == pytest.approx([want[(1, 1)], want[(1, 8)], want[(2, 8)]],
+                                                   rel=1e-4)

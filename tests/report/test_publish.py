@@ -1,0 +1,120 @@
+"""`dlperf report` end to end: HTML checked in headless Chromium, PDF rendered and read back."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from conftest import expected_medians
+
+pytestmark = pytest.mark.slow
+
+HEADINGS = {
+    "en": ["Overview", "Test Environment", "Test Descriptions", "Test Scripts", "Test Results",
+           "Charts", "Problems", "Logs"],
+    "zh": ["概述", "测试环境", "测试说明", "测试脚本", "测试结果", "图表", "问题", "日志"],
+}
+
+
+def test_all_outputs_written(published):
+    for lang in ("en", "zh"):
+        files = published.files[lang]
+        for kind in ("ipynb", "html", "pdf", "json"):
+            assert files[kind].is_file() and files[kind].stat().st_size > 0, (lang, kind)
+        assert files["ipynb"].parent == published.out_dir
+        numbers = json.loads(files["json"].read_text())
+        got = {(c["num_nodes"], c["gpus_per_node"]): c["throughput_median"] for c in numbers["cases"]}
+        want = expected_medians()
+        assert got.keys() == want.keys()
+        for k, v in want.items():
+            assert got[k] == pytest.approx(v, rel=1e-4), k
+        assert numbers["runs"] == 9
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_html_in_chromium(published, browser, lang, artifacts_dir):
+    html_path = published.files[lang]["html"]
+    text = html_path.read_text()
+    assert "cdnjs.cloudflare.com" not in text and "<script src=" not in text  # self-contained
+    assert "data:image/png;base64," in text  # charts embedded
+    assert "&lt;script&gt;document.title=" in text and "PWNED" in text
+    assert '<script>document.title' not in text
+    page = browser.new_page(viewport={"width": 1200, "height": 1600})
+    page.goto(html_path.as_uri())
+    # the <script> log line is text, and it did not run
+    assert page.title() != "PWNED"
+    assert page.evaluate("document.title") != "PWNED"
+    problems = page.locator("table.dlperf-problems").inner_text()
+    assert '<script>document.title="PWNED"</script>' in problems
+    assert page.locator("table.dlperf-problems script").count() == 0
+    # input cells hidden: no code of the notebook in the page
+    assert "report.build(" not in page.locator("body").inner_text()
+    headings = page.locator("h2").all_inner_texts()
+    for h in HEADINGS[lang]:
+        assert any(h in x for x in headings), (h, headings)
+    assert page.locator("html").get_attribute("lang") == lang
+    # table of contents links to every section
+    toc = page.locator("nav.dlperf-toc a").all_inner_texts()
+    assert toc == HEADINGS[lang]
+    # topology: verbatim block and coloured matrix
+    assert "Legend:" in page.locator("pre.dlperf-topo").first.inner_text()
+    matrix = page.locator("table.dlperf-topo-matrix").first
+    assert matrix.locator("tbody tr").count() == 9  # GPU0..7 + mlx5_0
+    nv_cell = matrix.locator("tbody tr").nth(0).locator("td").nth(2)
+    assert nv_cell.inner_text() == "NV1"
+    assert "background-color" in (nv_cell.get_attribute("style") or "")
+    # results: seed layout, one row per configuration, in order
+    table = page.locator("table.dlperf-results").first
+    header = table.locator("thead th").all_inner_texts()
+    if lang == "en":
+        assert header[:7] == ["node num", "gpus/node", "gpu num", "bsz/gpu", "GPU Memory Usage",
+                              "Throughput", "Speedup"]
+    assert len(header) == 10
+    rows = [table.locator("tbody tr").nth(i).locator("td").all_inner_texts() for i in range(3)]
+    assert [r[:4] for r in rows] == [["1", "1", "1", "128"], ["1", "8", "8", "128"],
+                                     ["2", "8", "16", "128"]]
+    want = expected_medians()
+    assert rows[0][5] == f"{want[(1, 1)]:,.2f}"
+    assert rows[2][5] == f"{want[(2, 8)]:,.2f}"
+    assert rows[0][6] == "1.00"
+    assert rows[2][6] == f"{want[(2, 8)] / want[(1, 1)]:.2f}"
+    # scripts recorded by the campaign, and the log index with relative links
+    assert "--node_rank=1" in page.locator("table.dlperf-commands").inner_text()
+    links = page.locator("table.dlperf-logs a")
+    assert links.count() == 9
+    href = links.first.get_attribute("href")
+    assert not href.startswith("/") and href.endswith("r50_b128_fp32_1.log")
+    assert (html_path.parent / href).resolve().is_file()
+    assert page.locator("figure.dlperf-figure img").count() == 4
+    shot = artifacts_dir / f"report_{lang}.png"
+    page.screenshot(path=str(shot), full_page=False)
+    page.locator("#sec-results").screenshot(path=str(artifacts_dir / f"results_{lang}.png"))
+    page.close()
+    assert shot.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_pdf_text_and_pages(published, lang, artifacts_dir):
+    pdf = published.files[lang]["pdf"]
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    for h in HEADINGS[lang]:
+        assert h in text, h
+    assert '<script>document.title="PWNED"</script>' in text.replace("\n", "")
+    assert "Legend:" in text
+    prefix = artifacts_dir / f"pdf_{lang}"
+    subprocess.run(["pdftoppm", "-png", "-r", "60", "-f", "1", "-l", "4", str(pdf), str(prefix)],
+                   check=True)
+    pages = sorted(artifacts_dir.glob(f"pdf_{lang}-*.png"))
+    assert len(pages) >= 3
+
+
+def test_pdf_fonts_are_noto_not_ar_pl(published):
+    if not shutil.which("pdffonts"):
+        pytest.skip("pdffonts missing")
+    fonts = subprocess.run(["pdffonts", str(published.files["zh"]["pdf"])], capture_output=True,
+                           text=True, check=True).stdout
+    assert "AR PL" not in fonts and "Kaiti" not in fonts and "Sungti" not in fonts
