@@ -31,11 +31,13 @@ SUMMARY_COLUMNS = [
 ]
 
 
-def _memory_by_run(obs: pd.DataFrame) -> pd.Series:
+def _memory_by_run(obs: pd.DataFrame) -> dict[str, float]:
+    """Max MiB per run: nvidia-smi style `memory_used`, else the allocator peak."""
     mem = obs[obs["phase"] == M.MEMORY]
     used = mem[mem["metric"] == M.MEMORY_USED].groupby("run_id", observed=True)["value"].max()
     alloc = mem[mem["metric"] == M.MEMORY_MAX_ALLOCATED].groupby("run_id", observed=True)["value"].max()
-    return used.combine_first(alloc)
+    both = used.combine_first(alloc)
+    return dict(zip(both.index.astype(str), both.to_numpy(dtype=float)))
 
 
 def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | None = None,

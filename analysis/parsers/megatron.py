@@ -1,0 +1,163 @@
+"""Megatron-LM training logs (compared against in the GPT reports), FORMATS.md §4.
+
+Only the last rank prints the iteration lines::
+
+     iteration       20/ 1000000 | consumed samples:           80 | elapsed time per iteration (ms): 140.6 | learning rate: 2.020E-08 | global batch size:     4 | lm loss: 1.005022E+01 | loss scale: 32768.0 | grad norm: 217.199 | number of skipped iterations:   0 | number of nan iterations:   0 |
+    [Rank 0] (after 10 iterations) memory (MB) | allocated: 1234.5 | max allocated: 2345.6 | reserved: 3000.0 | max reserved: 3000.0
+
+Fields come and go between versions and intervals (loss fields vanish when every iteration of
+the interval was skipped), so each known field is looked up by name. Newer versions prefix
+lines with ``[YYYY-MM-DD HH:MM:SS]`` (read as UTC).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis.estimate import Estimate, RunData
+from analysis.logtext import LogText
+from analysis.parsers import register
+from analysis.parsers._nvsmi import NUM, field_values, floats, ints
+from analysis.parsers.base import LogParser, ParsedLog
+from analysis.parsers.oneflow_cnn import bad_lines
+from analysis.parsers.oneflow_gpt import latency_rule, read_argument_dump
+
+_ITER = re.compile(rb"iteration +(\d+)/ *(\d+) *(\|[^\n]*)")
+_DATE = re.compile(rb"\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[.,]\d+)?\]")
+_SRUN_RANK = re.compile(rb"^ {0,3}(\d{1,5}): ")
+_MEMORY = re.compile(
+    rb"\[Rank (\d+)\] \(after (\d+) iterations\) memory \(MB\) \| allocated: (" + NUM
+    + rb") \| max allocated: (" + NUM + rb") \| reserved: (" + NUM + rb") \| max reserved: ("
+    + NUM + rb")")
+_SNIFF = re.compile(rb"iteration +\d+/ *\d+ \| consumed samples:|\(after \d+ iterations\) "
+                    rb"memory \(MB\)|> building GPT model|megatron", re.I)
+#: printed field -> (metric, unit, scale)
+_FIELDS = {
+    "consumed samples": (M.SAMPLES, M.NONE, 1.0),
+    "elapsed time per iteration (ms)": (M.LATENCY, M.SECONDS, 1e-3),
+    "throughput per GPU (TFLOP/s/GPU)": ("tflops_per_gpu", "TFLOP/s", 1.0),
+    "learning rate": (M.LR, M.NONE, 1.0),
+    "lm loss": (M.LOSS, M.NONE, 1.0),
+    "loss scale": ("loss_scale", M.NONE, 1.0),
+    "grad norm": ("grad_norm", M.NONE, 1.0),
+    "num zeros": ("num_zeros", M.NONE, 1.0),
+    "params norm": ("params_norm", M.NONE, 1.0),
+    "number of skipped iterations": ("skipped_iterations", M.NONE, 1.0),
+    "number of nan iterations": ("nan_iterations", M.NONE, 1.0),
+}
+_MEMORY_METRICS = ("memory_allocated", M.MEMORY_MAX_ALLOCATED, "memory_reserved",
+                   "memory_max_reserved")
+
+
+def _line_prefixes(log: LogText, starts: np.ndarray, lines: np.ndarray) -> list[bytes]:
+    """Text between each line's start and its match; only read where longer than the usual
+    single space (date or launcher prefixes), else b''."""
+    nl = log.newlines
+    begin = np.zeros_like(starts)
+    later = lines > 1
+    begin[later] = nl[lines[later] - 2] + 1
+    out = [b""] * len(starts)
+    data = log.data
+    for i in np.flatnonzero(starts - begin > 1).tolist():
+        out[i] = data[int(begin[i]):int(starts[i])]
+    return out
+
+
+def _timestamps(prefixes: list[bytes]) -> np.ndarray:
+    """Unix seconds of the ``[YYYY-MM-DD HH:MM:SS]`` prefixes (naive -> UTC); NaN without."""
+    out = np.full(len(prefixes), np.nan)
+    has = [i for i, p in enumerate(prefixes) if p]
+    if has:
+        dates = [_DATE.search(prefixes[i]) for i in has]
+        idx = [i for i, d in zip(has, dates, strict=True) if d]
+        if idx:
+            text = np.array([d.group(1).replace(b" ", b"T").decode() for d in dates if d])
+            out[idx] = text.astype("datetime64[s]").astype(np.int64).astype(float)
+    return out
+
+
+def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
+    matches = list(_ITER.finditer(log.data))
+    if not matches:
+        return
+    starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
+    groups = np.array([m.groups() for m in matches], dtype="S")
+    lines = log.lines_at(starts)
+    prefixes = _line_prefixes(log, starts, lines)
+    # a complete line ends with `|`; a cut one (killed run, truncated file) does not
+    ok = np.char.endswith(np.char.rstrip(groups[:, 2]), b"|")
+    bad_lines(log, lines[~ok], "Megatron-LM iteration", parsed)
+    if not ok.any():
+        return
+    groups, lines, starts = groups[ok], lines[ok], starts[ok]
+    prefixes = [p for p, k in zip(prefixes, ok.tolist(), strict=True) if k]
+    step, rest = ints(groups[:, 0]), groups[:, 2]
+    ts = _timestamps(prefixes)
+    ranks = _srun_ranks(log, prefixes, lines)
+    for field, (metric, unit, scale) in _FIELDS.items():
+        raw = field_values(rest, field.encode())
+        keep = raw != b""
+        if keep.any():
+            parsed.obs.add(line=lines[keep], metric=metric, value=floats(raw[keep]) * scale,
+                           phase=M.TRAIN, unit=unit, step=step[keep], timestamp=ts[keep],
+                           rank=None if ranks is None else ranks[keep])
+    gbs = field_values(rest, b"global batch size")
+    known = np.flatnonzero(gbs != b"")
+    if len(known):
+        last = known[-1]  # the steady-state value (batch-size ramp-up grows it)
+        parsed.meta["global_batch_size"] = int(gbs[last])
+        parsed.meta_lines["global_batch_size"] = int(lines[last])
+
+
+def _srun_ranks(log: LogText, prefixes: list[bytes], lines: np.ndarray) -> np.ndarray | None:
+    """Ranks of ``srun -l`` prefixes (``1:  iteration …``) that logtext keeps when the
+    Megatron line itself starts with a space; None when no line has one."""
+    found = {i: int(m.group(1)) for i, p in enumerate(prefixes)
+             if p and (m := _SRUN_RANK.match(p))}
+    if not found:
+        return None
+    ranks = log.ranks_at(lines)
+    for i, r in found.items():
+        ranks[i] = r
+    return ranks
+
+
+def _read_memory(log: LogText, parsed: ParsedLog) -> None:
+    matches = list(_MEMORY.finditer(log.data))
+    if not matches:
+        return
+    starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
+    groups = np.array([m.groups() for m in matches], dtype="S")
+    lines = log.lines_at(starts)
+    rank, step = ints(groups[:, 0]), ints(groups[:, 1])
+    for i, metric in enumerate(_MEMORY_METRICS):
+        parsed.obs.add(line=lines, metric=metric, value=floats(groups[:, 2 + i]),
+                       phase=M.MEMORY, unit=M.MIB, step=step, rank=rank)
+
+
+@register
+class MegatronParser(LogParser):
+    name = "megatron"
+    framework = "Megatron-LM"
+    description = "Megatron-LM pretrain_gpt/bert stdout logs (iteration and memory lines)"
+
+    @classmethod
+    def sniff(cls, head: bytes) -> int:
+        if _SNIFF.search(head):
+            return 90
+        if b" arguments " in head and b"  tensor_model_parallel_size ." in head:
+            return 40
+        return 0
+
+    def parse(self, log: LogText) -> ParsedLog:
+        parsed = ParsedLog(self.name)
+        read_argument_dump(log, parsed)
+        _read_iterations(log, parsed)
+        _read_memory(log, parsed)
+        return parsed
+
+    def dlperf(self, run: RunData) -> Estimate:
+        return latency_rule(run, "elapsed time per iteration")

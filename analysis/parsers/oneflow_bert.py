@@ -1,0 +1,87 @@
+"""OneFlow-Benchmark ``LanguageModeling/BERT`` pretraining logs, FORMATS.md §2.
+
+Same header dump as the CNN logs, then a line every 20 steps with a **0-based** step::
+
+    step: 19, total_loss: 11.078, mlm_loss: 10.407, nsp_loss: 0.671, throughput: 52.257
+    step: 119, total_loss: 8.010, mlm_loss: 7.331, nsp_loss: 0.679, throughput: 139.896 1598056537.0029895
+
+Steps are stored +1 (iterations completed), so printed step 19 is step 20.
+"""
+
+from __future__ import annotations
+
+import re
+
+from analysis import metrics as M
+from analysis.estimate import Estimate, RunData
+from analysis.logtext import LogText
+from analysis.parsers import register
+from analysis.parsers._nvsmi import NUM, add_memory_blocks, floats, ints, line_pattern, scan
+from analysis.parsers.base import LogParser, ParsedLog
+from analysis.parsers.oneflow_cnn import bad_lines, read_header, window_rule
+
+_N = rb"(" + NUM + rb")"
+_ANCHOR = b"step: "
+_STEP = line_pattern(
+    _ANCHOR,
+    rb"(\d+), total_loss: " + _N + rb", mlm_loss: " + _N + rb", nsp_loss: " + _N
+    + rb", throughput: " + _N + rb"(?:[ \t]+([0-9]+(?:\.[0-9]*)?))?[ \t]*$",
+    bad=rb"\d[^\n]*",  # `step: <digits>…` that does not parse; other `step: …` text is not ours
+)
+_SNIFF = re.compile(rb"^step: \d+, total_loss: ", re.M)
+_BANNER = re.compile(rb"^Running bert", re.M | re.I)
+#: (group, metric, unit) of the values after the step group
+_FIELDS = ((1, M.LOSS, M.NONE), (2, "mlm_loss", M.NONE), (3, "nsp_loss", M.NONE),
+           (4, M.THROUGHPUT, M.SAMPLES_PER_S))
+
+
+def _bert_model(parsed: ParsedLog) -> None:
+    """The banner says only `bert`: name the size from the dump's layers/hidden, else say nothing."""
+    if parsed.meta.get("model") not in ("bert", None):
+        return
+    shape = (parsed.parameters.get("num_hidden_layers", "").strip(),
+             parsed.parameters.get("hidden_size", "").strip())
+    model = {("12", "768"): "bert_base", ("24", "1024"): "bert_large"}.get(shape)
+    if model:
+        parsed.meta["model"] = model
+        parsed.meta_lines["model"] = parsed.meta_lines.get("model")
+    else:
+        parsed.meta.pop("model", None)
+        parsed.meta_lines.pop("model", None)
+
+
+@register
+class OneFlowBERTParser(LogParser):
+    name = "oneflow_bert"
+    framework = "OneFlow"
+    description = "OneFlow-Benchmark LanguageModeling/BERT pretraining stdout logs"
+
+    @classmethod
+    def sniff(cls, head: bytes) -> int:
+        if _SNIFF.search(head):
+            return 95
+        if _BANNER.search(head):
+            return 90
+        return 0
+
+    def parse(self, log: LogText) -> ParsedLog:
+        parsed = ParsedLog(self.name)
+        read_header(log, parsed)
+        _bert_model(parsed)
+        groups, lines = scan(log, _STEP, _ANCHOR)
+        if len(groups):
+            ok = groups[:, 0] != b""
+            bad_lines(log, lines[~ok & (groups[:, -1] != b"")], "OneFlow BERT", parsed)
+            g, lines = groups[ok], lines[ok]
+            step = ints(g[:, 0]) + 1  # printed 0-based
+            ts = floats(g[:, 5])
+            for col, metric, unit in _FIELDS:
+                parsed.obs.add(line=lines, metric=metric, value=floats(g[:, col]), phase=M.TRAIN,
+                               unit=unit, step=step, timestamp=ts)
+        add_memory_blocks(log, parsed.obs)
+        return parsed
+
+    def dlperf(self, run: RunData) -> Estimate:
+        return window_rule(run, 20, 120,
+                           "DLPerf OneFlow BERT rule: global batch × 100 / "
+                           "(ts(step 119) − ts(step 19)), printed 0-based steps")

@@ -1,0 +1,225 @@
+"""OneFlow GPT pretraining logs (``LanguageModeling/GPT``, oneflow_gpt), FORMATS.md §3.
+
+An argument dump (``  name ........ value`` between ``---- arguments ----`` and
+``---- end of arguments ----``), ``Training...``, then metrics as a table or as records::
+
+    | step     | micro_batches   | samples         | throughput | latency    | loss       |
+    | -------- | --------------- | --------------- | ---------- | ---------- | ---------- |
+    | 10       | 320             | 5120            | 35.88042   | 14.26962   | 11.23708   |
+    step=10,micro_batches=320,samples=5120,throughput=35.88042,latency=14.26962,loss=11.23708,
+
+Older versions name the first column ``batches``. ``latency`` is seconds per iteration,
+``throughput`` sequences/s, ``samples`` cumulative. Case fields come from the file name
+(:func:`analysis.layout.meta_from_path`); the dump's values go to ``meta`` so that
+disagreements are reported. The dump helpers are shared with :mod:`analysis.parsers.megatron`.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis.estimate import Estimate, RunData
+from analysis.logtext import LogText
+from analysis.parsers import register
+from analysis.parsers._nvsmi import (
+    add_memory_blocks,
+    field_values,
+    floats,
+    ints,
+    line_pattern,
+    scan,
+)
+from analysis.parsers.base import LogParser, ParsedLog, parse_bool
+from analysis.parsers.oneflow_cnn import bad_lines
+
+# --- the Megatron-style argument dump, shared with megatron ---------------------------------
+
+_ARGS_BEGIN = re.compile(rb"^-+ arguments -+[ \t]*$", re.M)
+_ARGS_END = re.compile(rb"^-+ end of arguments -+[ \t]*$", re.M)
+_ARG_LINE = re.compile(rb"^(?: {0,3}\d{1,5}: )?[ \t]*([A-Za-z_][A-Za-z0-9_\-]*) \.+ ?([^\n]*?)[ \t]*$", re.M)
+_DUMP_SPAN = 1 << 20
+#: argument name -> META_FIELDS key (integers)
+ARG_META = {
+    "num_layers": "num_layers", "hidden_size": "hidden_size",
+    "num_attention_heads": "num_heads", "seq_length": "seq_length",
+    "micro_batch_size": "batch_size_per_device", "global_batch_size": "global_batch_size",
+    "tensor_model_parallel_size": "tensor_parallel",
+    "pipeline_model_parallel_size": "pipeline_parallel",
+    "data_parallel_size": "data_parallel", "num_nodes": "num_nodes",
+    "num_gpus_per_node": "gpus_per_node", "vocab_size": "vocab_size",
+    "padded_vocab_size": "vocab_size",
+}
+
+
+def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
+    """Fill `parsed.parameters`, `meta` and `meta_lines` from the ``---- arguments ----`` dump.
+
+    Integers of :data:`ARG_META` go to `meta` (``padded_vocab_size`` wins over
+    ``vocab_size``); ``fp16``/``bf16`` flags give ``precision`` (amp, bf16 or fp32).
+    """
+    data = log.data
+    begin = _ARGS_BEGIN.search(data, 0, _DUMP_SPAN)
+    if not begin:
+        return
+    stop = _ARGS_END.search(data, begin.end(), begin.end() + _DUMP_SPAN)
+    end = stop.start() if stop else min(len(data), begin.end() + _DUMP_SPAN)
+    flags: dict[str, tuple[bool, int]] = {}
+    for m in _ARG_LINE.finditer(data, begin.end(), end):
+        name = m.group(1).decode().replace("-", "_")
+        value = m.group(2).decode("utf-8", "replace")
+        parsed.parameters[name] = value
+        line = int(log.lines_at(np.array([m.start()]))[0])
+        key = ARG_META.get(name)
+        if key:
+            try:
+                number = int(value)
+            except ValueError:
+                continue  # e.g. global_batch_size None
+            if name == "vocab_size" and "vocab_size" in parsed.meta and \
+                    parsed.parameters.get("padded_vocab_size"):
+                continue
+            parsed.meta[key], parsed.meta_lines[key] = number, line
+        elif name in ("fp16", "bf16"):
+            flag = parse_bool(value)
+            if flag is not None:
+                flags[name] = (flag, line)
+    if flags:
+        if flags.get("bf16", (False, 0))[0]:
+            parsed.meta["precision"], parsed.meta_lines["precision"] = "bf16", flags["bf16"][1]
+        elif flags.get("fp16", (False, 0))[0]:
+            parsed.meta["precision"], parsed.meta_lines["precision"] = "amp", flags["fp16"][1]
+        else:
+            parsed.meta["precision"] = "fp32"
+            parsed.meta_lines["precision"] = min(ln for _, ln in flags.values())
+
+
+# --- the latency rule, shared with megatron ---------------------------------------------------
+
+def latency_rule(run: RunData, what: str) -> Estimate:
+    """Latency = median of the printed per-interval latencies after the first (start-up) one;
+    throughput = global batch / latency."""
+    method = (f"median of the printed {what} of every interval after the first (start-up) "
+              "interval; throughput = global batch / latency")
+    rows = run.series(M.LATENCY).drop_duplicates("line")
+    if rows.empty:
+        return Estimate.fail("the log has no training lines with a latency",
+                             kind="no_training_lines", method=method)
+    gbs = float(run.global_batch_size)
+    if not np.isfinite(gbs):
+        return Estimate.fail("the global batch size is unknown", kind="missing_metadata",
+                             method=method)
+    kept = rows.iloc[1:]
+    values = kept["value"].to_numpy(dtype=float)
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return Estimate.fail(f"the log prints {len(rows)} latency interval(s); at least one "
+                             "after the first is needed", kind="truncated", method=method)
+    latency = float(np.median(values))
+    steps = rows["step"].dropna().to_numpy(dtype=float)
+    iters = int(steps[-1] - steps[0]) if len(steps) > 1 else 0
+    return Estimate(throughput=gbs / latency, method=method, iterations=iters, latency=latency)
+
+
+# --- the family -------------------------------------------------------------------------------
+
+#: printed column / key -> (metric, unit); `step`/`batches` is the step itself
+_COLUMNS = {
+    "micro_batches": ("micro_batches", M.NONE),
+    "samples": (M.SAMPLES, M.NONE),
+    "throughput": (M.THROUGHPUT, M.SAMPLES_PER_S),
+    "latency": (M.LATENCY, M.SECONDS),
+    "loss": (M.LOSS, M.NONE),
+}
+_DEFAULT_COLUMNS = ("micro_batches", "samples", "throughput", "latency", "loss")
+_TABLE_ANCHOR = b"|"
+_TABLE_ROW = line_pattern(_TABLE_ANCHOR, rb"[ \t]*(\d+)[ \t]*\|((?:[^|\n]*\|)+)[ \t]*$",
+                          bad=rb"[ \t]*\d[^\n]*")
+_TABLE_HEADER = re.compile(rb"\n\|[ \t]*(?:step|batches)[ \t]*\|([^\n]*)")
+_KV_ANCHORS = (b"step=", b"batches=")
+_KV = {a: line_pattern(a, rb"(\d+)((?:,[A-Za-z_][A-Za-z0-9_]*=[^,=\n]*)+),[ \t]*$",
+                       bad=rb"\d[^\n]*") for a in _KV_ANCHORS}
+_SNIFF = re.compile(rb"^(?:\|[ \t]*(?:step|batches)[ \t]*\|[ \t]*micro_batches"
+                    rb"|(?:step|batches)=\d+,(?:micro_batches=\d+,)?samples=)", re.M)
+
+
+def _header_columns(log: LogText) -> tuple[str, ...]:
+    m = _TABLE_HEADER.search(b"\n" + log.data)
+    if not m:
+        return _DEFAULT_COLUMNS
+    return tuple(c.strip().decode("utf-8", "replace") for c in m.group(1).split(b"|")[:-1])
+
+
+def _add_columns(parsed: ParsedLog, lines, step, names, values_of) -> None:
+    for i, name in enumerate(names):
+        metric, unit = _COLUMNS.get(name, (name, M.NONE))
+        raw = values_of(i, name)
+        keep = raw != b""
+        if keep.any():
+            parsed.obs.add(line=lines[keep], metric=metric, value=floats(raw[keep]),
+                           phase=M.TRAIN, unit=unit, step=step[keep])
+
+
+def _read_table(log: LogText, parsed: ParsedLog) -> None:
+    groups, lines = scan(log, _TABLE_ROW, _TABLE_ANCHOR)
+    if not len(groups):
+        return
+    names = _header_columns(log)
+    ok = groups[:, 0] != b""
+    cells = groups[:, 1]
+    if ok.any():
+        ok &= np.char.count(cells, b"|") == len(names)
+    bad_lines(log, lines[~ok & ((groups[:, 2] != b"") | (groups[:, 0] != b""))],
+              "OneFlow GPT table", parsed)
+    if not ok.any():
+        return
+    g, lines = groups[ok], lines[ok]
+    blob = b"\n".join(g[:, 1].tolist())
+    pat = re.compile(rb"^" + rb"[ \t]*([^|\n]*?)[ \t]*\|" * len(names) + rb"[ \t]*$", re.M)
+    table = np.array(pat.findall(blob), dtype="S").reshape(len(g), len(names))
+    _add_columns(parsed, lines, ints(g[:, 0]), names, lambda i, _: table[:, i])
+
+
+def _read_records(log: LogText, parsed: ParsedLog) -> None:
+    for anchor, pattern in _KV.items():
+        groups, lines = scan(log, pattern, anchor)
+        if not len(groups):
+            continue
+        ok = groups[:, 0] != b""
+        bad_lines(log, lines[~ok & (groups[:, 2] != b"")], "OneFlow GPT record", parsed)
+        if not ok.any():
+            continue
+        g, lines = groups[ok], lines[ok]
+        rest = g[:, 1]
+        names = [kv.split(b"=")[0].decode() for kv in rest[0].split(b",")[1:]]
+        _add_columns(parsed, lines, ints(g[:, 0]), names,
+                     lambda _, name, rest=rest: field_values(rest, name.encode(), sep=b"=", delim=b",",
+                                                  value=rb"[^,\n]*"))
+
+
+@register
+class OneFlowGPTParser(LogParser):
+    name = "oneflow_gpt"
+    framework = "OneFlow"
+    description = "OneFlow GPT (LanguageModeling/GPT) pretraining logs: table or key=value"
+
+    @classmethod
+    def sniff(cls, head: bytes) -> int:
+        if _SNIFF.search(head):
+            return 95
+        if _ARGS_BEGIN.search(head) and (b"num_gpus_per_node ." in head or b"oneflow" in head):
+            return 70
+        return 0
+
+    def parse(self, log: LogText) -> ParsedLog:
+        parsed = ParsedLog(self.name)
+        read_argument_dump(log, parsed)
+        _read_table(log, parsed)
+        _read_records(log, parsed)
+        add_memory_blocks(log, parsed.obs)
+        return parsed
+
+    def dlperf(self, run: RunData) -> Estimate:
+        return latency_rule(run, "latency (s/iteration)")

@@ -1,0 +1,143 @@
+"""Megatron-LM parser: fixtures in tests/data/megatron (SYNTHETIC, FORMATS.md §4)."""
+
+from __future__ import annotations
+
+import statistics
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from analysis import parsers
+from analysis.collect import parse_paths
+from analysis.estimate import RunData
+from analysis.logtext import LogText
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "megatron"
+PLAIN = "iterations/1n4g/gpt_b1_amp_1"
+DATED = "dated_torchrun/1n4g/gpt_b2_bf16_1"
+SRUN = "srun_prefix/2n8g/gpt_b2_amp_1"
+ELAPSED = [141.2, 140.1, 139.8, 140.6, 141.9, 140.3, 140.6, 139.5, 140.9,
+           142.0, 140.4, 140.6, 139.9, 140.8, 141.1, 140.2, 140.7, 140.5]
+
+
+def run_data(result, run_id: str) -> RunData:
+    obs = result.observations
+    train = obs[(obs["run_id"] == run_id) & (obs["phase"] == "train")].sort_values("line")
+    row = result.runs.set_index("run_id").loc[run_id]
+    return RunData(run_id, row["family"], float(row["global_batch_size"]),
+                   train[["step", "timestamp", "metric", "value", "line", "rank"]]
+                   .reset_index(drop=True).astype({"metric": str}), dict(row))
+
+
+def rows(result, run_id, metric, phase="train"):
+    o = result.observations
+    return o[(o["run_id"] == run_id) & (o["metric"] == metric) & (o["phase"] == phase)] \
+        .sort_values("line")
+
+
+@pytest.fixture(scope="module")
+def result():
+    return parse_paths([DATA])
+
+
+def test_family_framework_meta(result):
+    runs = result.runs.set_index("run_id")
+    assert set(runs["family"]) == {"megatron"} and set(runs["framework"]) == {"Megatron-LM"}
+    assert runs.loc[PLAIN, "precision"] == "amp" and runs.loc[DATED, "precision"] == "bf16"
+    assert runs.loc[PLAIN, "global_batch_size"] == 4
+    parsed = parsers.get("megatron").parse(LogText.read(DATA / (PLAIN + ".log")))
+    assert parsed.meta["global_batch_size"] == 4 and parsed.meta["batch_size_per_device"] == 1
+    assert parsed.meta["num_layers"] == 24 and parsed.meta["data_parallel"] == 4
+    assert parsed.meta_lines["global_batch_size"] == 38  # the last iteration line (200)
+    assert parsed.parameters["world_size"] == "4"
+
+
+def test_example_lines(result):
+    lat = rows(result, PLAIN, "latency")
+    assert lat["step"].tolist() == list(range(10, 201, 10))
+    assert lat["value"].iloc[:2].tolist() == pytest.approx([0.3562, 0.1406])
+    assert lat["unit"].unique().tolist() == ["s"]
+    loss = rows(result, PLAIN, "loss")
+    assert 10 not in loss["step"].tolist()  # fully skipped interval prints no loss
+    assert 100 not in loss["step"].tolist()  # nor does an all-NaN one
+    assert loss["value"].iloc[0] == 10.05022
+    assert rows(result, PLAIN, "samples")["value"].iloc[:2].tolist() == [40, 80]
+    assert rows(result, PLAIN, "loss_scale")["value"].iloc[:2].tolist() == [8388608.0, 32768.0]
+    assert rows(result, PLAIN, "grad_norm")["value"].iloc[0] == 217.199
+    assert rows(result, PLAIN, "skipped_iterations")["value"].iloc[0] == 10
+    nan_iters = rows(result, PLAIN, "nan_iterations")
+    assert nan_iters[nan_iters["step"] == 100]["value"].iloc[0] == 1
+    assert rows(result, PLAIN, "lr")["value"].iloc[1] == 2.02e-08
+    assert result.problems[result.problems["run_id"] == PLAIN].empty
+
+
+def test_memory_line(result):
+    mem = result.observations[(result.observations["run_id"] == PLAIN)
+                              & (result.observations["phase"] == "memory")]
+    got = dict(zip(mem["metric"].astype(str), mem["value"], strict=True))
+    assert got == {"memory_allocated": 1523.4, "memory_max_allocated": 2311.7,
+                   "memory_reserved": 2560.0, "memory_max_reserved": 2560.0}
+    assert set(mem["unit"]) == {"MiB"} and set(mem["step"]) == {10} and set(mem["rank"]) == {0}
+
+
+def test_dlperf_median_latency(result):
+    est = parsers.get("megatron").dlperf(run_data(result, PLAIN))
+    expected = statistics.median([140.6] + ELAPSED) / 1000  # intervals after the first
+    assert est.latency == pytest.approx(expected) == pytest.approx(0.1406)
+    assert est.throughput == pytest.approx(4 / expected)
+    assert "elapsed time per iteration" in est.method and est.problem_kind == ""
+
+
+def test_dates_torchrun_ranks_and_cut_line(result):
+    lat = rows(result, DATED, "latency")
+    assert lat["step"].tolist() == list(range(10, 101, 10))
+    first = datetime(2024, 5, 1, 10, 0, 7, tzinfo=timezone.utc).timestamp()
+    assert lat["timestamp"].iloc[0] == first
+    assert lat["timestamp"].diff().dropna().unique().tolist() == [2.0]
+    assert set(lat["rank"]) == {3}
+    assert rows(result, DATED, "tflops_per_gpu")["value"].iloc[0] == 12.3
+    mem = rows(result, DATED, "memory_max_allocated", "memory")
+    assert mem["value"].tolist() == [2311.7] and mem["rank"].tolist() == [0]
+    probs = result.problems[result.problems["run_id"] == DATED]
+    assert probs["kind"].tolist() == ["bad_line"]
+    assert probs["line"].iloc[0] == 29
+    assert probs["text"].iloc[0].endswith("iteration      110/ 1000000 | consumed samples:")
+    est = parsers.get("megatron").dlperf(run_data(result, DATED))
+    assert est.throughput == pytest.approx(8 / (statistics.median(ELAPSED[:9]) / 1000))
+
+
+def test_srun_prefix_and_batch_ramp_up(result):
+    lat = rows(result, SRUN, "latency")
+    assert len(lat) == 19 and set(lat["rank"]) == {15}
+    assert lat["value"].iloc[0] == 1.0
+    run = result.runs.set_index("run_id").loc[SRUN]
+    assert run["global_batch_size"] == 32  # the last printed, after ramp-up from 16
+    assert run["num_layers"] == 24  # dump lines behind `0:   ` prefixes still read
+    assert result.problems[result.problems["run_id"] == SRUN].empty
+
+
+def test_non_master(result):
+    probs = result.problems[result.problems["run_id"] == "non_master/2n8g/gpt_b2_amp_1"]
+    assert probs["kind"].tolist() == ["no_training_lines"]
+    est = parsers.get("megatron").dlperf(run_data(result, "non_master/2n8g/gpt_b2_amp_1"))
+    assert est.problem_kind == "no_training_lines"
+
+
+def test_garbage_never_raises():
+    parser = parsers.get("megatron")
+    for raw in (b"", b"iteration 1/", b"iteration 1/ 2 |", b"[Rank 0] (after 1 iterations) memory",
+                b"\xff iteration 5/ 9 | lm loss: nan | elapsed time per iteration (ms): x |\n"):
+        parser.parse(LogText.from_bytes(raw, "mem"))
+    parsed = parser.parse(LogText.from_bytes(
+        b" iteration 5/ 9 | lm loss: nan | elapsed time per iteration (ms): 1e3 |\n", "mem"))
+    assert parsed.problems == []
+    by_metric = {b["metric"]: b["value"][0] for b in parsed.obs.blocks}
+    assert by_metric["latency"] == 1.0 and by_metric["loss"] != by_metric["loss"]
+
+
+def test_sniff():
+    cls = type(parsers.get("megatron"))
+    assert cls.sniff(b" iteration       10/ 1000000 | consumed samples:           40 |") == 90
+    assert cls.sniff(b"[Rank 0] (after 10 iterations) memory (MB) | allocated: 1") == 90
+    assert cls.sniff(b"train: epoch 0, iter 20") == 0

@@ -1,0 +1,170 @@
+"""OneFlow GPT parser: fixtures in tests/data/oneflow_gpt (SYNTHETIC, FORMATS.md §3/§8).
+
+Each fixture reproduces one row of the seed 002 report (latency, memory, throughput).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis import parsers
+from analysis.collect import parse_paths
+from analysis.estimate import RunData
+from analysis.logtext import LogText
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "oneflow_gpt"
+DP1 = "table/pretrain_gpt_1n1d_dp1_mp1_pp1_mbz2_gbz2_s2048_l16_h1536_nh16"
+MPPP = "table/pretrain_gpt_4n8d_dp1_mp8_pp4_mbz16_gbz512_s2048_l24_h2304_nh24"
+KV = "key_value/pretrain_gpt_4n8d_dp8_mp1_pp4_mbz2_gbz512_s2048_l16_h1536_nh16"
+OLD = "batches_header/pretrain_gpt_1n1d_dp1_mp1_pp1_mbz8_gbz8_s2048_l12_h768_nh12"
+CONFLICT = "arg_conflict/pretrain_gpt_1n1d_dp1_mp1_pp1_mbz2_gbz2_s2048_l16_h1536_nh16"
+
+
+def run_data(result, run_id: str) -> RunData:
+    obs = result.observations
+    train = obs[(obs["run_id"] == run_id) & (obs["phase"] == "train")].sort_values("line")
+    row = result.runs.set_index("run_id").loc[run_id]
+    return RunData(run_id, row["family"], float(row["global_batch_size"]),
+                   train[["step", "timestamp", "metric", "value", "line", "rank"]]
+                   .reset_index(drop=True).astype({"metric": str}), dict(row))
+
+
+def rows(result, run_id, metric, phase="train"):
+    o = result.observations
+    return o[(o["run_id"] == run_id) & (o["metric"] == metric) & (o["phase"] == phase)] \
+        .sort_values("line")
+
+
+@pytest.fixture(scope="module")
+def result():
+    return parse_paths([DATA])
+
+
+# (run, seed 002 latency ms, memory MiB, throughput samples/s)
+SEED002 = [(DP1, 406.16, 11066, 4.92), (MPPP, 19196.65, 15670, 26.67),
+           (KV, 4006.318, 8712, 127.8), (OLD, 525.214, 7416, 15.23)]
+
+
+@pytest.mark.parametrize(("rid", "latency_ms", "memory", "throughput"), SEED002)
+def test_reproduces_seed_002_row(result, rid, latency_ms, memory, throughput):
+    est = parsers.get("oneflow_gpt").dlperf(run_data(result, rid))
+    assert est.problem_kind == ""
+    assert est.latency * 1000 == pytest.approx(latency_ms, abs=0.005)  # 5 printed decimals
+    assert round(est.throughput, 2) == pytest.approx(throughput, abs=0.005)
+    gbs = result.runs.set_index("run_id").loc[rid, "global_batch_size"]
+    assert est.throughput == pytest.approx(gbs / est.latency, rel=1e-12)
+    assert "median" in est.method and "after the first" in est.method
+    assert rows(result, rid, "memory_used", "memory")["value"].max() == memory
+
+
+def test_latency_is_median_of_intervals_after_first(result):
+    lat = rows(result, DP1, "latency")
+    assert lat["unit"].unique().tolist() == ["s"]
+    assert lat["value"].iloc[0] == 14.26962  # start-up interval, excluded
+    est = parsers.get("oneflow_gpt").dlperf(run_data(result, DP1))
+    assert est.latency == sorted(lat["value"].iloc[1:])[9] == 0.40616
+    assert est.throughput == pytest.approx(2 / 0.40616)
+    assert est.iterations == 190
+
+
+def test_table_columns_and_repeated_header(result):
+    tp = rows(result, MPPP, "throughput")
+    assert tp["step"].tolist() == list(range(10, 201, 10))
+    assert tp["value"].iloc[:2].tolist() == [35.88042, 39.02016]  # the FORMATS.md rows
+    assert tp["unit"].unique().tolist() == ["samples/s"]
+    samples = rows(result, MPPP, "samples")
+    assert samples["value"].iloc[:2].tolist() == [5120, 10240]
+    assert rows(result, MPPP, "micro_batches")["value"].iloc[:2].tolist() == [320, 640]
+    loss = rows(result, MPPP, "loss")
+    assert loss["value"].iloc[:2].tolist() == [11.23708, 10.43741]
+    assert math.isnan(loss[loss["step"] == 30]["value"].iloc[0])
+    log = LogText.read(DATA / (MPPP + ".log"))
+    row10, row20 = tp["line"].iloc[:2].tolist()
+    assert log.line_text(row10).startswith("| 10       | 320")
+    # between them: 8 memory rows + their header, then the table header again (2 lines)
+    assert row20 - row10 == 1 + 9 + 2
+    mem = rows(result, MPPP, "memory_used", "memory")
+    assert mem["device"].tolist() == list(range(8)) and mem["line"].min() == row10 + 2
+    assert result.problems[result.problems["run_id"] == MPPP].empty
+
+
+def test_key_value_records(result):
+    lat = rows(result, KV, "latency")
+    assert lat["step"].tolist() == list(range(10, 201, 10))
+    first = {m: rows(result, KV, m)["value"].iloc[0]
+             for m in ("micro_batches", "samples", "throughput", "latency", "loss")}
+    assert first == {"micro_batches": 320, "samples": 5120, "throughput": 35.88042,
+                     "latency": 14.26962, "loss": 11.23708}
+    assert result.problems[result.problems["run_id"] == KV].empty
+
+
+def test_batches_header_and_cut_row(result):
+    assert rows(result, OLD, "latency")["step"].tolist() == list(range(10, 201, 10))
+    probs = result.problems[result.problems["run_id"] == OLD]
+    assert probs["kind"].tolist() == ["bad_line"]
+    assert probs["text"].iloc[0] == "| 210      | 210             | 4"
+    log = LogText.read(DATA / (OLD + ".log"))
+    assert probs["line"].iloc[0] == log.data.count(b"\n") + 1
+
+
+def test_argument_dump_meta(result):
+    parsed = parsers.get("oneflow_gpt").parse(LogText.read(DATA / (MPPP + ".log")))
+    assert parsed.meta == {
+        "precision": "amp", "global_batch_size": 512, "hidden_size": 2304,
+        "batch_size_per_device": 16, "num_heads": 24, "gpus_per_node": 8, "num_layers": 24,
+        "num_nodes": 4, "vocab_size": 51200, "pipeline_parallel": 4, "seq_length": 2048,
+        "tensor_parallel": 8}
+    assert parsed.parameters["num_accumulation_steps"] == "32"
+    assert parsed.parameters["vocab_size"] == "50257"  # padded_vocab_size wins in meta
+    run = result.runs.set_index("run_id").loc[MPPP]
+    assert (run["case"], run["group"]) == ("MP_PP_1x8x4_512_2304x24", "MP_PP")
+    assert result.problems[result.problems["run_id"].str.startswith("table/")].empty
+
+
+def test_argument_conflict_reported(result):
+    probs = result.problems[result.problems["run_id"] == CONFLICT]
+    assert probs["kind"].tolist() == ["metadata_conflict"]
+    assert "num_layers=16" in probs["reason"].iloc[0]
+    assert "num_layers=24" in probs["reason"].iloc[0]
+    log = LogText.read(DATA / (CONFLICT + ".log"))
+    assert log.line_text(int(probs["line"].iloc[0])).lstrip().startswith("num_layers ....")
+    assert result.runs.set_index("run_id").loc[CONFLICT, "num_layers"] == 24
+
+
+def test_one_interval_is_truncated():
+    text = (b"| step | micro_batches | samples | throughput | latency | loss |\n"
+            b"| 10 | 1 | 2 | 0.2 | 10.0 | 11.0 |\n")
+    parser = parsers.get("oneflow_gpt")
+    parsed = parser.parse(LogText.from_bytes(text, "mem"))
+    assert parsed.problems == [] and len(parsed.obs) == 5
+    train = parse_like(parsed)
+    est = parser.dlperf(RunData("r", "oneflow_gpt", 2.0, train, {}))
+    assert est.problem_kind == "truncated" and not est.ok
+
+
+def parse_like(parsed):
+    parts = [pd.DataFrame({"step": b["step"], "timestamp": b["timestamp"], "metric": b["metric"],
+                           "value": b["value"], "line": b["line"], "rank": b["rank"]})
+             for b in parsed.obs.blocks]
+    return pd.concat(parts).sort_values("line").reset_index(drop=True)
+
+
+def test_garbage_never_raises():
+    parser = parsers.get("oneflow_gpt")
+    for raw in (b"", b"|", b"| 10 |", b"step=", b"step=1,", b"batches=x,y=1,\n|||\n",
+                b"---- arguments ----\n  a .... \n"):
+        parser.parse(LogText.from_bytes(raw, "mem"))
+    parsed = parser.parse(LogText.from_bytes(b"step=10,samples=20,latency=1.5,\nstep=20,sam", "m"))
+    assert [(p.line, p.kind) for p in parsed.problems] == [(2, "bad_line")]
+    assert len(parsed.obs) == 2
+
+
+def test_sniff():
+    cls = type(parsers.get("oneflow_gpt"))
+    assert cls.sniff(b"| step     | micro_batches   | samples |") == 95
+    assert cls.sniff(b"step=10,micro_batches=320,samples=5120,") == 95
+    assert cls.sniff(b" iteration       10/ 1000000 | consumed samples:") == 0
