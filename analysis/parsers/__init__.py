@@ -49,12 +49,23 @@ def get(name: str) -> LogParser:
         raise UnknownNameError("log family", name, list(_REGISTRY)) from None
 
 
+#: Sniff on a short head first (most logs say what they are in their first lines) and
+#: only look further when nothing is sure: sniffing every family over 64 KiB per file
+#: used to cost more than parsing.
+SNIFF_SIZES = (4096, 1 << 16)
+CONFIDENT = 90  # a line-level match; lower scores look further before deciding
+
+
 def detect(head: bytes) -> LogParser | None:
     """The family whose `sniff` is most confident about `head`, or None."""
     _load_all()
     best, score = None, 0
-    for cls in _REGISTRY.values():
-        s = cls.sniff(head)
-        if s > score:
-            best, score = cls, s
+    for size in SNIFF_SIZES:
+        part = head[:size]
+        for cls in _REGISTRY.values():
+            s = cls.sniff(part)
+            if s > score:
+                best, score = cls, s
+        if score >= CONFIDENT or len(part) == len(head):
+            break
     return best() if best else None

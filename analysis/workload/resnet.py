@@ -198,14 +198,15 @@ def traced_layers(model: nn.Module, image_size: int | tuple[int, int] = 224) -> 
     """Conv/linear layers of any model as a forward pass sees them, in call order:
     ``{"name", "kind", "weight_shape", "stride", "out_shape", "macs"}`` for one image.
 
-    The pass runs on the meta device (no memory, no arithmetic), on a copy of the model,
-    so it is quick even for the full-size network and works for any nn.Module (used to
-    count torchvision's resnet50 the same way as ours)."""
-    import copy
+    The pass runs on the meta device (no memory, no arithmetic) through
+    ``torch.func.functional_call`` with meta stand-ins for the parameters and buffers, so it is
+    quick even for the full-size network, leaves the model untouched (its train/eval mode
+    is restored) and works for any nn.Module (used to count torchvision's resnet50 the same
+    way as ours)."""
+    from torch.func import functional_call
 
     h, w = (image_size, image_size) if isinstance(image_size, int) else image_size
-    meta = copy.deepcopy(model).to("meta")
-    names = {m: n for n, m in meta.named_modules()}
+    names = {m: n for n, m in model.named_modules()}
     rows: list[dict] = []
 
     def hook(mod: nn.Module, inputs, output) -> None:
@@ -221,14 +222,20 @@ def traced_layers(model: nn.Module, image_size: int | tuple[int, int] = 224) -> 
                              stride=(1, 1), out_shape=tuple(output.shape[1:]),
                              macs=int(mod.in_features * mod.out_features)))
 
-    handles = [m.register_forward_hook(hook) for m in meta.modules()
+    stand_ins = {n: torch.empty_like(t, device="meta") for n, t in
+                 [*model.named_parameters(), *model.named_buffers()]}
+    handles = [m.register_forward_hook(hook) for m in model.modules()
                if isinstance(m, (nn.Conv2d, nn.Linear))]
+    modes = {m: m.training for m in model.modules()}
     try:
+        model.eval()  # batch of one: BN must not ask for batch statistics
         with torch.no_grad():
-            meta.eval()(torch.empty(1, 3, h, w, device="meta"))
+            functional_call(model, stand_ins, (torch.empty(1, 3, h, w, device="meta"),))
     finally:
         for hd in handles:
             hd.remove()
+        for m, training in modes.items():
+            m.training = training
     return rows
 
 

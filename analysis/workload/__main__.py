@@ -1,0 +1,5 @@
+import sys
+
+from analysis.workload.train import main
+
+sys.exit(main())
