@@ -5,11 +5,27 @@ Most users need three calls::
     from analysis import parse_paths, summarize
     result = parse_paths(["data/raw_logs"])      # tidy observations, runs, problems
     table = summarize(result, method="dlperf")   # one row per case
+
+The names below are imported lazily, so `python -m analysis.workload` runs on nodes that
+have torch but not pandas.
 """
 
-from analysis.collect import ParseResult, parse_paths
-from analysis.errors import DLPerfError
-from analysis.stats import run_throughput, summarize
+from __future__ import annotations
 
-__all__ = ["DLPerfError", "ParseResult", "parse_paths", "run_throughput", "summarize"]
+import importlib
+
 __version__ = "0.1.0"
+_EXPORTS = {
+    "DLPerfError": "analysis.errors",
+    "ParseResult": "analysis.collect",
+    "parse_paths": "analysis.collect",
+    "run_throughput": "analysis.stats",
+    "summarize": "analysis.stats",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'analysis' has no attribute {name!r}")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from analysis import metrics as M
-from analysis.layout import meta_from_path, normalize_model
+from analysis.layout import meta_from_path, normalize_model, normalize_precision
 from analysis.logtext import LogText
 from analysis.parsers.base import ParsedLog, parse_bool
 from analysis.problems import Problem
@@ -667,8 +667,9 @@ def _int(text: str | None) -> int | None:
 def apply_parameters(parsed: ParsedLog, params: dict, lines: dict, source: str) -> None:
     """Run fields from a PARAMETER dump into `parsed.meta` / `meta_lines` (FORMATS.md §6).
 
-    ``arch`` → model; ``batch_size`` → batch size per device; ``amp``/``fp16`` True → amp,
-    both False → fp32. ``world_size`` confirms the path's nodes × GPUs when they agree;
+    ``arch`` → model; ``batch_size`` → batch size per device; ``precision`` when stated,
+    else ``amp``/``fp16`` True → amp, both False → fp32; ``num_nodes``/``gpus_per_node`` when
+    stated. ``world_size`` confirms the path's nodes × GPUs when they agree;
     when they do not, a ``metadata_conflict`` is reported and the global batch is taken as
     batch_size × world_size (the log wins; nodes and GPUs stay the path's).
     """
@@ -689,12 +690,17 @@ def apply_parameters(parsed: ParsedLog, params: dict, lines: dict, source: str) 
             put("batch_size_per_device", _int(params[k]), k)
             break
     flags = {k: parse_bool(params[k]) for k in ("amp", "fp16") if k in params}
-    if any(flags.values()):
+    if params.get("precision"):  # the built-in workload states it (fp32, tf32, amp, bf16)
+        put("precision", normalize_precision(params["precision"]), "precision")
+    elif any(flags.values()):
         put("precision", "amp", next(k for k, v in flags.items() if v))
     elif flags and all(v is False for v in flags.values()):
         put("precision", "fp32", next(iter(flags)))
+    for k in ("num_nodes", "gpus_per_node"):  # stated by the built-in workload
+        if _int(params.get(k)) is not None:
+            put(k, _int(params[k]), k)
     ws = _int(params.get("world_size"))
-    if ws is None or ws <= 0:
+    if ws is None or ws <= 0 or "num_nodes" in meta and "gpus_per_node" in meta:
         return
     path = meta_from_path(source)
     n, g = path.get("num_nodes"), path.get("gpus_per_node")
