@@ -157,8 +157,13 @@ class Campaign:
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "campaign.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
 
-    def run(self, progress: bool = True):
-        """Run every run that is not done; returns the status table (also in status.json)."""
+    def run(self, progress: bool = True, time_budget: float | None = None):
+        """Run every run that is not done; returns the status table (also in status.json).
+
+        With `time_budget` (seconds), no run is started once the next one would probably
+        end past the budget (judged by the longest run so far); the rest stay pending and a
+        later call resumes them — for job time limits and lent machines.
+        """
         from tqdm import tqdm
 
         self._write_spec()
@@ -175,11 +180,17 @@ class Campaign:
         old = self._trap_sigterm()
         self.backend.prepare(self.out)
         current = None
+        start, longest = time.monotonic(), 0.0
         try:
             for run in todo:
+                elapsed = time.monotonic() - start
+                if time_budget is not None and elapsed + longest > time_budget:
+                    break
                 current = run
                 bar.set_postfix_str(run.run_id)
+                t0 = time.monotonic()
                 self._run_one(run, rows, device, note)
+                longest = max(longest, time.monotonic() - t0)
                 bar.update(1)
                 current = None
         except Interrupted as exc:

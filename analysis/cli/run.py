@@ -27,6 +27,9 @@ def add_arguments(p) -> None:
     p.add_argument("-o", "--out-dir", default=None,
                    help="output folder (default: data/raw_logs/<name>/)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+                   help="start no run that would probably end after SECONDS; the rest stay "
+                        "pending for the next invocation")
 
 
 def _forward_interrupts():
@@ -65,7 +68,7 @@ def run(args) -> int:
             str(config.NOTEBOOKS_DIR / "00_launch.ipynb"), str(out / "00_launch.ipynb"),
             parameters={"spec_path": str(Path(args.spec).resolve()), "spec_inline": None,
                         "backend": args.backend, "dry_run": False, "out_dir": str(out),
-                        "progress": not args.no_progress},
+                        "progress": not args.no_progress, "time_budget": args.time_budget},
             progress_bar=False, log_output=True, stdout_file=sys.stdout, stderr_file=sys.stderr,
             cwd=str(config.PROJECT_DIR))
         interrupted = False

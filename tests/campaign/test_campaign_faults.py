@@ -174,3 +174,14 @@ def test_secrets_never_written(tmp_path):
         assert secret not in p.read_text(errors="replace"), p
     done = json.loads((tmp_path / "1n1g" / "resnet50_b1_fp32_1.done").read_text())
     assert done["env"] == {"HF_TOKEN": "***", "DB_PASSWORD": "***", "PLAIN": "visible"}
+
+
+def test_time_budget_leaves_the_rest_pending_and_a_rerun_finishes(tmp_path):
+    marker = f"dlperf-t-{uuid.uuid4().hex[:8]}"
+    s = spec(marker, repeats=3)
+    st = Campaign(s, out_dir=tmp_path).run(progress=False, time_budget=0.01)
+    assert list(st["state"]) == ["done", "pending", "pending"]  # the first run always starts
+    first = (tmp_path / "1n1g" / "resnet50_b1_fp32_1.log").stat().st_mtime_ns
+    st = Campaign(s, out_dir=tmp_path).run(progress=False)
+    assert list(st["state"]) == ["done", "done", "done"]
+    assert (tmp_path / "1n1g" / "resnet50_b1_fp32_1.log").stat().st_mtime_ns == first
