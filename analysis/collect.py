@@ -27,6 +27,8 @@ from analysis.problems import Problem, to_frame
 WALK_SUFFIXES = (".log", ".out", ".mem", ".gpu.csv", ".json")
 #: File names never taken for logs when walking a folder (records the suite writes itself).
 IGNORED_NAMES = ("env.json", "status.json", "campaign.json", "summary.json")
+#: Problems not reported for the logs of nodes other than node 0 when node 0 trained.
+_QUIET_ON_OTHER_NODES = ("unknown_format", "no_training_lines")
 _INT_META = ("num_nodes", "gpus_per_node", "batch_size_per_device", "global_batch_size",
              "repeat", "data_parallel", "tensor_parallel", "pipeline_parallel", "seq_length",
              "num_layers", "hidden_size", "num_heads", "vocab_size")
@@ -146,18 +148,24 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     obs_parts: list[tuple[dict, ParsedLog, str]] = []
     for rid, members in by_run.items():
         parsed_files = []
+        file_problems: dict[Path, list[Problem]] = {}
         for path, explicit in members:
             parsed, probs, fam = _read_one(path, family, explicit)
             if fam == "skip":
                 continue
-            for p in probs:
-                all_problems.append(_with_run(p, rid))
+            file_problems[path] = probs
             parsed_files.append((path, parsed, fam))
         if not parsed_files:
             continue
         main = _main_file(parsed_files)
-        run_problems: list[Problem] = []
         path, parsed, fam = main
+        main_trains = parsed is not None and M.TRAIN in parsed.obs.phases()
+        for fpath, probs in file_problems.items():
+            if main_trains and fpath is not path and node_index(fpath) > 0:
+                # other nodes of a multi-node run print no training lines by design
+                probs = [p for p in probs if p.kind not in _QUIET_ON_OTHER_NODES]
+            all_problems += [_with_run(p, rid) for p in probs]
+        run_problems: list[Problem] = []
         meta = _merge_meta(rid, str(path), meta_from_path(path), parsed, run_problems)
         if parsed is not None:
             meta.setdefault("framework", parsers.get(fam).framework)

@@ -21,7 +21,7 @@ KINDS = {
     "unreadable_file": "the file could not be opened or decompressed",
     "parser_error": "the parser failed unexpectedly on this file (a bug: please report it)",
     "method_fallback": "the requested method does not apply; another stated method was used",
-    "outlier": "the repeat is more than 3 MADs away from the case median",
+    "outlier": "the repeat is more than 3 scaled MADs (at least 0.5 % each) from the case median",
 }
 
 

@@ -14,6 +14,8 @@ from analysis.stats import methods
 #: Vocabulary size OneFlow GPT uses when the log does not state one (FORMATS.md §3).
 GPT_DEFAULT_VOCAB = 51200
 OUTLIER_MADS = 3.0
+MAD_TO_SIGMA = 1.4826
+OUTLIER_MIN_SPREAD = 0.005  # 0.5 % of the median
 _TRAIN_COLS = ["epoch", "step", "timestamp", "metric", "value", "line", "rank"]
 
 RUN_COLUMNS = [
@@ -95,8 +97,10 @@ def _case_key(df: pd.DataFrame):
 
 
 def _outliers(runs: pd.DataFrame) -> pd.Series:
-    """True for repeats more than OUTLIER_MADS median absolute deviations from the case
-    median (MAD floored at 0.1% of the median, so identical repeats flag nothing)."""
+    """True for repeats more than OUTLIER_MADS scaled median absolute deviations from the
+    case median. The MAD is scaled by 1.4826 (a normal sigma) and floored at
+    OUTLIER_MIN_SPREAD of the median, so very repeatable cases do not flag run-to-run
+    noise of a fraction of a percent."""
     out = pd.Series(False, index=runs.index)
     if runs.empty:
         return out
@@ -106,7 +110,7 @@ def _outliers(runs: pd.DataFrame) -> pd.Series:
         if ok.sum() < 3:
             continue
         med = np.median(v[ok])
-        mad = max(np.median(np.abs(v[ok] - med)), 1e-3 * abs(med))
+        mad = max(MAD_TO_SIGMA * np.median(np.abs(v[ok] - med)), OUTLIER_MIN_SPREAD * abs(med))
         out.loc[g.index[ok]] = np.abs(v[ok] - med) > OUTLIER_MADS * mad
     return out
 
