@@ -35,7 +35,8 @@ class RunData:
     """One run's observations and case fields, as a throughput method sees them.
 
     `train` holds the run's training-phase rows (columns epoch, step, timestamp, metric,
-    value, line, rank), sorted by line.
+    value, line, rank), sorted by metric then line. `metric_rows` maps a metric to its
+    (start, stop) rows in `train`, so `series` is a cheap slice.
     """
 
     run_id: str
@@ -43,11 +44,14 @@ class RunData:
     global_batch_size: float  # NaN when unknown
     train: pd.DataFrame
     meta: dict
+    metric_rows: dict | None = None
 
     def series(self, metric: str) -> pd.DataFrame:
-        """Rows of one training metric, one per printed line (first rank seen per step)."""
-        df = self.train[self.train["metric"] == metric]
-        return df
+        """Rows of one training metric, one per printed line, in line order."""
+        if self.metric_rows is None:
+            return self.train[self.train["metric"] == metric].sort_values("line")
+        a, b = self.metric_rows.get(metric, (0, 0))
+        return self.train.iloc[a:b]
 
     def clock(self) -> pd.DataFrame:
         """One row per training line that carries a step: step, timestamp, line.
@@ -56,6 +60,7 @@ class RunData:
         """
         df = self.series(M.THROUGHPUT)
         if df.empty:
-            df = self.train
-        df = df[df["step"].notna()]
-        return df.drop_duplicates("line")[["step", "timestamp", "line"]]
+            df = self.train.drop_duplicates("line").sort_values("line")
+        if df["step"].hasnans:
+            df = df[df["step"].notna()]
+        return df[["step", "timestamp", "line"]]

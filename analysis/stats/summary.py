@@ -56,15 +56,12 @@ def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | No
     warmup = methods.DEFAULT_WARMUP if warmup is None else int(warmup)
     measure = methods.DEFAULT_MEASURE if measure is None else int(measure)
     obs, runs = result.observations, result.runs
-    train = obs[obs["phase"] == M.TRAIN]
-    groups = {rid: df[_TRAIN_COLS] for rid, df in train.groupby("run_id", observed=True, sort=False)}
-    empty = train[_TRAIN_COLS].iloc[0:0]
     memory = _memory_by_run(obs)
     rows = []
-    for run in runs.itertuples(index=False):
+    for run, train, metric_rows in _split_train(obs, runs):
         gbs = run.global_batch_size
         rd = RunData(run.run_id, run.family, float(gbs) if pd.notna(gbs) else float("nan"),
-                     groups.get(run.run_id, empty), run._asdict())
+                     train, run._asdict(), metric_rows)
         est = _estimate(fn, rd, warmup, measure)
         rows.append({
             **{c: getattr(run, c) for c in RUN_COLUMNS if c in runs.columns},
@@ -84,6 +81,37 @@ def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | No
     df["memory_mib_max"] = df["memory_mib_max"].astype(float)
     df["outlier"] = _outliers(df)
     return df
+
+
+def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
+    """Yield (run row, its training rows, metric -> row range) for every run.
+
+    One stable sort by (run, metric, line) and slicing: per-run boolean masks or a
+    groupby cost milliseconds per run, which dominates on campaigns of 10,000 runs.
+    """
+    train = obs.loc[obs["phase"] == M.TRAIN, _TRAIN_COLS + ["run_id"]]
+    run_codes = train["run_id"].cat.codes.to_numpy()
+    metric_codes = train["metric"].cat.codes.to_numpy()
+    order = np.lexsort((train["line"].to_numpy(), metric_codes, run_codes))
+    train = train.iloc[order]
+    run_codes, metric_codes = run_codes[order], metric_codes[order]
+    metrics = train["metric"].cat.categories
+    cats = train["run_id"].cat.categories
+    where = {rid: i for i, rid in enumerate(cats)}
+    bounds = np.searchsorted(run_codes, np.arange(len(cats) + 1))
+    cols = train.columns.drop("run_id")
+    empty = train[cols].iloc[0:0]
+    for run in runs.itertuples(index=False):
+        i = where.get(run.run_id)
+        if i is None or bounds[i] == bounds[i + 1]:
+            yield run, empty, {}
+            continue
+        a, b = bounds[i], bounds[i + 1]
+        mc = metric_codes[a:b]
+        starts = np.flatnonzero(np.r_[True, mc[1:] != mc[:-1]])
+        stops = np.r_[starts[1:], len(mc)]
+        yield run, train.iloc[a:b][cols], {
+            metrics[mc[s]]: (int(s), int(e)) for s, e in zip(starts, stops)}
 
 
 def _estimate(fn, rd: RunData, warmup: int, measure: int) -> Estimate:
