@@ -2,8 +2,10 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
-LOG_DIR ?= data/raw_logs
-OUT ?= reports
+CAMPAIGN ?= rn50_4gpu
+LOG_DIR ?= data/raw_logs/$(CAMPAIGN)
+OUT ?= reports/$(CAMPAIGN)
+TITLE ?= ResNet-50 v1.5 on 4x H200 (built-in PyTorch workload)
 
 .DEFAULT_GOAL := help
 .PHONY: help setup all summarize test test-fast lint bench lab clean
@@ -14,10 +16,11 @@ help:  ## list the targets
 setup:  ## install Debian packages and the .venv (idempotent)
 	@bash scripts/setup.sh
 
-all: setup  ## the main job: summarise the bundled logs
-	$(VENV)/bin/dlperf summarize $(LOG_DIR) --format markdown
+all: setup  ## the main job: summary + en/zh HTML/PDF reports of the bundled campaign
+	$(VENV)/bin/dlperf summarize $(LOG_DIR)
+	$(VENV)/bin/dlperf report $(LOG_DIR) -o $(OUT) --title "$(TITLE)"
 
-summarize: setup  ## summarise LOG_DIR (default data/raw_logs)
+summarize: setup  ## summarise LOG_DIR (default: the bundled campaign)
 	$(VENV)/bin/dlperf summarize $(LOG_DIR)
 
 test: setup  ## run the whole test suite (what CI runs)
