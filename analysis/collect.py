@@ -170,7 +170,7 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
         if parsed is not None:
             meta.setdefault("framework", parsers.get(fam).framework)
         row = _run_row(rid, str(path), fam, meta, parsed)
-        for spath, sparsed, sfam in parsed_files:
+        for spath, sparsed, _ in parsed_files:
             if sparsed is not None:
                 obs_parts.append((row, sparsed, str(spath)))
                 row["n_observations"] += len(sparsed.obs)

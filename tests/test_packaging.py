@@ -1,8 +1,8 @@
 """pyproject.toml, environment.yml, README and .ci/run agree with each other."""
 
 import re
-import tomllib
 
+import tomllib
 import yaml
 
 CONDA_NAMES = {"torch": "pytorch"}  # PyPI name -> conda-forge name
@@ -15,7 +15,7 @@ def _pyproject(root):
 def _pip_deps(root):
     proj = _pyproject(root)["project"]
     deps = list(proj["dependencies"])
-    for extra, items in proj["optional-dependencies"].items():
+    for items in proj["optional-dependencies"].values():
         deps += [d for d in items if not d.startswith("dlperf-suite")]
     return {CONDA_NAMES.get(re.split(r"[<>=!~ \[]", d)[0], re.split(r"[<>=!~ \[]", d)[0]):
             d[len(re.split(r"[<>=!~ \[]", d)[0]):] for d in deps}
