@@ -53,6 +53,17 @@ class RunData:
         a, b = self.metric_rows.get(metric, (0, 0))
         return self.train.iloc[a:b]
 
+    def clock_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(steps, timestamps) of `clock()` as float arrays in line order — for rules that
+        run on thousands of runs, where pandas indexing per run would dominate."""
+        df = self.series(M.THROUGHPUT)
+        if df.empty:
+            df = self.train.drop_duplicates("line").sort_values("line")
+        steps = df["step"].to_numpy(dtype=np.float64, na_value=np.nan)
+        ts = df["timestamp"].to_numpy(dtype=np.float64)
+        keep = ~np.isnan(steps)
+        return (steps, ts) if keep.all() else (steps[keep], ts[keep])
+
     def clock(self) -> pd.DataFrame:
         """One row per training line that carries a step: step, timestamp, line.
 

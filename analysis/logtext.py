@@ -33,7 +33,7 @@ _PREFIX_HINT = re.compile(rb"^(?:" + _ASCTIME + rb"\[\d+(?:,\d+)?\]<std|\[defaul
 def _has_rank_prefixes(raw: bytes) -> bool:
     """Cheap test: launcher tags anywhere (substring search), or a prefix near the top."""
     return (b"]<std" in raw or b"[default" in raw
-            or _PREFIX_HINT.search(raw, 0, 1 << 16) is not None)
+            or _PREFIX_HINT.search(raw, 0, 1 << 12) is not None)
 
 
 def _open_bytes(path: Path) -> bytes:

@@ -39,16 +39,17 @@ RULE = ("DLPerf PyTorch rule: training lines with Iteration > 5, lines 20 and 12
 
 def pytorch_rule(run: RunData) -> Estimate:
     """The DLPerf PyTorch DLL rule on a run's training lines (shared with the JSON backend)."""
-    clock = run.clock().sort_values("line")
-    n_all = len(clock)
-    clock = clock[pd.to_numeric(clock["step"], errors="coerce").astype("float64") > 5]
+    steps, ts = run.clock_arrays()
+    n_all = len(steps)
+    after = steps > 5
+    steps, ts = steps[after], ts[after]
     if n_all == 0:
         return Estimate.fail("no training lines (a non-master log?)", "no_training_lines", RULE)
-    if len(clock) < 120:
+    if len(steps) < 120:
         return Estimate.fail(
-            f"only {len(clock)} training lines after Iteration 5 (of {n_all}); the rule needs 120",
+            f"only {len(steps)} training lines after Iteration 5 (of {n_all}); the rule needs 120",
             "truncated", RULE)
-    t20, t120 = (float(x) for x in clock["timestamp"].iloc[[19, 119]])
+    t20, t120 = float(ts[19]), float(ts[119])
     if not (np.isfinite(t20) and np.isfinite(t120)):
         return Estimate.fail("training lines 20 and 120 carry no timestamps",
                              "missing_timestamps", RULE)
@@ -59,9 +60,9 @@ def pytorch_rule(run: RunData) -> Estimate:
     if dt <= 0:
         return Estimate.fail(f"timestamps do not increase (t120 - t20 = {dt:g} s)",
                              "missing_timestamps", RULE)
-    steps = clock["step"].iloc[[19, 119]].tolist()
     return Estimate(throughput=round(gb * 100 / dt, 2), iterations=100, latency=dt / 100,
-                    method=f"{RULE} (Iterations {steps[0]} and {steps[1]}, {dt:.6f} s)")
+                    method=f"{RULE} (Iterations {int(steps[19])} and {int(steps[119])}, "
+                           f"{dt:.6f} s)")
 
 
 @register

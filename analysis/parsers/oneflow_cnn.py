@@ -101,28 +101,28 @@ def window_rule(run: RunData, first: int, last: int, rule: str) -> Estimate:
     Without timestamps at those steps, falls back to the older rule of seed 001 (mean of
     the printed throughputs after the first) and says so with `missing_timestamps`.
     """
-    clock = run.clock()
-    if clock.empty:
+    steps, ts = run.clock_arrays()
+    if steps.size == 0:
         return Estimate.fail("the log has no training lines, so there is no window to measure",
                              kind="no_training_lines", method=rule)
     gbs = float(run.global_batch_size)
     if not np.isfinite(gbs):
         return Estimate.fail("the global batch size is unknown (nodes, GPUs or batch size "
                              "missing)", kind="missing_metadata", method=rule)
-    steps = clock.drop_duplicates("step").set_index("step")
-    top = int(steps.index.max())
-    if first not in steps.index or last not in steps.index:
+    uniq, first_at = np.unique(steps, return_index=True)  # first line of each step
+    at = dict(zip(uniq.tolist(), first_at.tolist()))
+    if first not in at or last not in at:
         return Estimate.fail(
             f"the rule needs training lines at iterations {first} and {last}; the log has "
-            f"{len(steps)} printed iterations, the last at iteration {top}",
+            f"{len(uniq)} printed iterations, the last at iteration {int(uniq.max())}",
             kind="truncated", method=rule)
-    t0, t1 = float(steps.at[first, "timestamp"]), float(steps.at[last, "timestamp"])
+    t0, t1 = float(ts[at[first]]), float(ts[at[last]])
     if np.isfinite(t0) and np.isfinite(t1) and t1 > t0:
         return Estimate(throughput=gbs * (last - first) / (t1 - t0), method=rule,
                         iterations=last - first, latency=(t1 - t0) / (last - first))
     if np.isfinite(t0) and np.isfinite(t1):
         why = f"the timestamps at iterations {first} and {last} do not increase ({t0} → {t1})"
-    elif clock["timestamp"].notna().any():
+    elif np.isfinite(ts).any():
         why = f"the lines of iterations {first} and {last} do not both carry a timestamp"
     else:
         why = "the log prints no timestamps (a version before 2020-08-21)"

@@ -99,8 +99,8 @@ def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
     cats = train["run_id"].cat.categories
     where = {rid: i for i, rid in enumerate(cats)}
     bounds = np.searchsorted(run_codes, np.arange(len(cats) + 1))
-    cols = train.columns.drop("run_id")
-    empty = train[cols].iloc[0:0]
+    train = train.drop(columns="run_id")
+    empty = train.iloc[0:0]
     for run in runs.itertuples(index=False):
         i = where.get(run.run_id)
         if i is None or bounds[i] == bounds[i + 1]:
@@ -110,7 +110,7 @@ def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
         mc = metric_codes[a:b]
         starts = np.flatnonzero(np.r_[True, mc[1:] != mc[:-1]])
         stops = np.r_[starts[1:], len(mc)]
-        yield run, train.iloc[a:b][cols], {
+        yield run, train.iloc[a:b], {
             metrics[mc[s]]: (int(s), int(e)) for s, e in zip(starts, stops)}
 
 
