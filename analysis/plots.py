@@ -12,6 +12,7 @@ import io
 import re
 
 import matplotlib
+import matplotlib.ticker
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -43,6 +44,8 @@ LINK_COLORS = {
     "NODE": "#f46d43",
     "SYS": "#d73027",
 }
+#: Throughput ticks with thousands separators (23,000 rather than 23000).
+_GROUPED = matplotlib.ticker.StrMethodFormatter("{x:,.0f}")
 _LINK_ORDER = ["X", "NV", "PIX", "PXB", "PHB", "NODE", "SYS"]
 
 
@@ -59,7 +62,9 @@ class ReportFigure(Figure):
 
     def png(self, dpi: int | None = None) -> bytes:
         buf = io.BytesIO()
-        self.savefig(buf, format="png", dpi=dpi or STYLE["savefig.dpi"], bbox_inches="tight")
+        # constrained layout already fits titles, labels and outside legends into the
+        # figure: no bbox_inches="tight", which would draw every figure twice
+        self.savefig(buf, format="png", dpi=dpi or STYLE["savefig.dpi"])
         return buf.getvalue()
 
     def _repr_png_(self) -> bytes:
@@ -120,10 +125,16 @@ def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigu
         y = g["throughput_median"].to_numpy(dtype=float)
         lo = np.nan_to_num(y - g["ci_low"].to_numpy(dtype=float), nan=0.0).clip(min=0)
         hi = np.nan_to_num(g["ci_high"].to_numpy(dtype=float) - y, nan=0.0).clip(min=0)
-        ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=label)
+        bars = ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=label)
+        multi = (g["num_nodes"].astype(float).to_numpy() > 1) if "num_nodes" in g else None
+        if multi is not None and multi.any():  # multi-node cases: hollow markers
+            ax.plot(x[multi], y[multi], linestyle="none", marker="o", markersize=7,
+                    markerfacecolor="white", markeredgecolor=bars.lines[0].get_color(),
+                    zorder=3)
     if not df.empty:
         _device_axis(ax, df["num_devices"])
         ax.legend(fontsize=8)
+    ax.yaxis.set_major_formatter(_GROUPED)
     ax.set_title(tr("chart.throughput_title"))
     ax.set_xlabel(tr("chart.devices"))
     ax.set_ylabel(tr("chart.throughput"))
@@ -162,7 +173,7 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en", max_cases: int = 8,
     """Per-iteration throughput of the first repeat of up to `max_cases` cases
     (`stats.iteration_throughput` frame in); `window` = (first, last) iteration shaded."""
     tr = Translator(lang)
-    fig, ax = _figure(height=4.0)
+    fig, ax = _figure(height=4.6)
     df = trace[trace["throughput"].notna()] if not trace.empty else trace
     if df.empty:
         _no_data(ax, tr)
@@ -177,7 +188,10 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en", max_cases: int = 8,
         if window:
             ax.axvspan(window[0], window[1], color="grey", alpha=0.15, linewidth=0)
         ax.set_ylim(bottom=0)
-        ax.legend(fontsize=7, ncol=2)
+        # below the axes: inside, the legend hides the traces of the slower cases
+        ax.legend(fontsize=7, ncol=min(4, len(chosen)), loc="upper center",
+                  bbox_to_anchor=(0.5, -0.14), frameon=False)
+    ax.yaxis.set_major_formatter(_GROUPED)
     ax.set_title(tr("chart.trace_title"))
     ax.set_xlabel(tr("chart.step"))
     ax.set_ylabel(tr("chart.throughput"))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import pandas as pd
 
 from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText

@@ -11,22 +11,37 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import pandas as pd
 
 from analysis import __version__, plots, stats
-from analysis.collect import ParseResult, parse_paths
+from analysis.collect import ParseResult
 from analysis.i18n import Translator
-from analysis.report import envinfo, inputs, tables
+from analysis.report import cache, envinfo, inputs, tables
 from analysis.report import html as H
 from analysis.report.inputs import CampaignInput, EnvInput, TopoInput
+from analysis.stats import methods as _methods
 
 #: Sections in report order (ids of `section.<id>` labels).
 SECTIONS = ("overview", "environment", "descriptions", "scripts", "results", "charts",
             "problems", "logs")
 CSS_PATH = Path(__file__).resolve().parent / "report.css"
+#: Display names of the built-in workload's models (analysis.workload).
+BUILTIN_MODELS = {"resnet50": "ResNet-50 v1.5"}
+#: Run parameters that identify a case, a host or a version rather than a workload option.
+CASE_PARAMETERS = {
+    "arch", "model", "batch_size", "batch_size_per_device", "global_batch_size", "precision",
+    "amp", "bf16", "fp16", "use_fp16", "world_size", "num_nodes", "gpus_per_node",
+    "gpu_num_per_node", "node_num", "distributed", "hostname", "device_name", "framework",
+    "iterations", "warmup_iterations", "num_parameters", "macs_per_image", "seed",
+    "print_freq", "device", "log_dir", "data_dir", "node_ips", "node_rank", "master_addr",
+    "master_port",
+}
+_TRUE = ("true", "1", "yes", "on")
 
 
 @dataclass
@@ -49,6 +64,7 @@ class Report:
     title: str = ""
     link_base: Path = field(default_factory=Path.cwd)
     generated: _dt.datetime = field(default_factory=_dt.datetime.now)
+    suite_commit: str = ""
 
     def __post_init__(self):
         self.tr = Translator(self.lang)
@@ -130,28 +146,87 @@ class Report:
             out.append(H.para(tr("overview.problems", count=len(flagged))))
         return "".join(out)
 
+    # ---- facts shared by several sections -----------------------------------------------
+    @cached_property
+    def params(self) -> dict[str, list[str]]:
+        """Run parameter (lower-case name) -> its distinct values over all runs, in order."""
+        out: dict[str, list[str]] = {}
+        for p in self.result.runs["parameters"] if len(self.result.runs) else []:
+            for k, v in (p or {}).items():
+                vals = out.setdefault(str(k).lower(), [])
+                if str(v) not in vals:
+                    vals.append(str(v))
+        return out
+
+    def param(self, *names: str) -> str | None:
+        """The value of the first of `names` that every run states alike (None otherwise)."""
+        for n in names:
+            vals = self.params.get(n)
+            if vals and len(vals) == 1:
+                return vals[0]
+        return None
+
+    @cached_property
+    def campaign_spec(self) -> dict:
+        return inputs.campaign_yaml(self.campaign)
+
+    @cached_property
+    def used_packages(self) -> list[str]:
+        """Package names of the frameworks the runs used (PyTorch -> torch)."""
+        fws = self.result.runs["framework"].dropna() if len(self.result.runs) else []
+        return envinfo.framework_packages(dict.fromkeys(str(f) for f in fws))
+
+    @property
+    def builtin(self) -> bool:
+        """Whether the runs are the suite's built-in workload (campaign `workload: builtin`)."""
+        return str(self.campaign_spec.get("workload", "")).lower() == "builtin"
+
+    def measured_window(self) -> tuple[int, int] | None:
+        """(first, last) iteration the throughput was measured over, when the method and
+        every run agree on one."""
+        if self.method in ("window", "reported"):
+            w = _methods.DEFAULT_WARMUP if self.warmup is None else self.warmup
+            m = _methods.DEFAULT_MEASURE if self.measure is None else self.measure
+            return (w, w + m)
+        found = set()
+        for text in self.runs["method"].dropna() if len(self.runs) else []:
+            m = re.search(r"[Ii]terations? (\d+) (?:and|to) (\d+)", str(text))
+            if m:
+                found.add((int(m.group(1)), int(m.group(2))))
+        return found.pop() if len(found) == 1 else None
+
     def _environment(self) -> str:
         tr = self.tr
         out = []
         if not self.envs:
             out.append(H.para(tr("env.none")))
+        shown_topos = {t.text for t in self.topologies}
+        shared = envinfo.shared_host_runs(self.envs)
         for i, group in enumerate(envinfo.node_types(self.envs), start=1):
-            hosts = ", ".join(envinfo.hostname(e) for e in group)
-            rec = group[0].record
-            out.append(H.heading(3, tr("env.node_type", index=i, hosts=hosts), f"node-type-{i}"))
-            out.append(H.para(tr("env.intro", nodes=len(group))))
+            names = ", ".join(h.name for h in group)
+            records = [e.record for h in group for e in h.records]
+            out.append(H.heading(3, tr("env.node_type", index=i, hosts=names), f"node-type-{i}"))
+            out.append(H.para(tr("env.intro", hosts=tr.int(len(group), group=True),
+                                 records=tr.int(len(records), group=True))))
+            mine = [(r, h) for r, h in shared if h in {x.name for x in group}]
+            if mine:
+                names = ", ".join(dict.fromkeys(h for _, h in mine))
+                out.append(H.para(tr("env.same_host", runs=len(mine), host=names), "dlperf-note"))
             out.append(f"<h4>{H.esc(tr('env.hardware'))}</h4>")
-            out.append(H.bullets([f"<b>{H.esc(k)}</b>: {H.esc(v)}"
-                                  for k, v in envinfo.hardware_lines(rec, tr)], escape=False))
+            out.append(_definition_list(_merge_lines(
+                [envinfo.hardware_lines(r, tr) for r in records])))
             out.append(f"<h4>{H.esc(tr('env.software'))}</h4>")
-            out.append(H.bullets([f"<b>{H.esc(k)}</b>: {H.esc(v)}"
-                                  for k, v in envinfo.software_lines(rec, tr)], escape=False))
-            text = inputs.env_topology_text(rec)
-            if text and not any(t.text == text for t in self.topologies):
-                out.append(self._topology_block(inputs.parse_topo(group[0].name, text)))
+            out.append(_definition_list(_merge_lines(
+                [envinfo.software_lines(r, tr, self.used_packages) for r in records])))
+            for host in group:
+                for text in dict.fromkeys(inputs.env_topology_text(e.record)
+                                          for e in host.records):
+                    if text and text not in shown_topos:
+                        shown_topos.add(text)
+                        out.append(self._topology_block(inputs.parse_topo(host.name, text)))
         for topo in self.topologies:
             out.append(self._topology_block(topo))
-        if not self.topologies and not any(inputs.env_topology_text(e.record) for e in self.envs):
+        if not shown_topos:
             out.append(H.para(tr("env.topology_none")))
         return "".join(out)
 
@@ -178,77 +253,175 @@ class Report:
 
     def _descriptions(self) -> str:
         tr, s = self.tr, self.summary
-        items = []
-        versions = {}
-        for e in self.envs:
-            versions.update(envinfo.frameworks(e.record))
-        camp = inputs.campaign_yaml(self.campaign)
+        items: list[tuple[str, str]] = []
+        models = sorted({str(x) for x in s["model"].dropna()}) if len(s) else []
+        if self.builtin:
+            names = ", ".join(BUILTIN_MODELS.get(m, m) for m in models) or tr("report.unknown")
+            items.append((tr("desc.benchmark"), tr("desc.builtin", model=names)))
+        items.append((tr("desc.suite"), tr("desc.suite_value", version=__version__,
+                                           commit=self.suite_commit or tr("report.unknown"))))
+        fws = sorted({str(x) for x in s["framework"].dropna()}) if len(s) else []
+        for fw in fws:
+            items.append((tr("desc.framework"), self._framework_text(fw)))
+        camp = self.campaign_spec
         for key in ("framework_version", "framework_commit", "repository", "benchmark_commit",
                     "benchmark_repository"):
             if camp.get(key):
-                versions[key.replace("_", " ")] = str(camp[key])
-        for name, ver in versions.items():
-            items.append(f"{tr('desc.version_of', name=name)}: {ver}")
+                items.append((tr("desc.version_of", name=key.replace("_", " ")), str(camp[key])))
         precs = sorted({str(p) for p in s["precision"].dropna()}) if len(s) else []
-        items.append(f"{tr('desc.precision')}: {', '.join(precs) or tr('report.unknown')}")
-        opts = self._options()
-        for key, val in opts.items():
-            items.append(f"{tr(key)}: {val}")
+        items.append((tr("desc.precision"), ", ".join(precs) or tr("report.unknown")))
+        items += [(tr(k), v) for k, v in self._options().items()]
+        iters = camp.get("iterations") or self.param("iterations")
+        warm = camp.get("warmup", self.param("warmup_iterations"))
+        if iters:
+            items.append((tr("desc.iterations"),
+                          tr("desc.iterations_value", iterations=iters, warmup=warm)
+                          if warm not in (None, "") else str(iters)))
+        text = [f"<b>{H.esc(k)}</b>: {H.md_inline(v)}" for k, v in items]
         groups = tables.scaling_groups(s) if len(s) else []
         devices = sorted({int(d) for d in s["num_devices"].dropna()}) if len(s) else []
         if groups:
-            items.append(tr("desc.groups", groups=len(groups),
-                            devices=", ".join(str(d) for d in devices)))
+            text.append(H.md_inline(tr("desc.groups", groups=len(groups),
+                                       devices=", ".join(str(d) for d in devices))))
         reps = sorted({int(r) for r in s["repeats"]}) if len(s) else []
         rep_text = (str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}") if reps else "0"
-        items.append(tr("desc.repeats", repeats=rep_text))
-        items.append(f"{tr('desc.method')}: `{self.method}` — "
-                     f"{stats.describe_method(self.method, self.warmup, self.measure)}")
-        window = (tr("desc.window_value", warmup=self.warmup, measure=self.measure)
-                  if self.warmup is not None and self.measure is not None
-                  else tr("desc.window_default"))
-        items.append(f"{tr('desc.window')}: {window}")
-        items.append(tr("desc.speedup"))
-        items.append(tr("desc.memory"))
-        return H.bullets(items)
+        text.append(H.md_inline(tr("desc.repeats", repeats=rep_text)))
+        text.append(f"<b>{H.esc(tr('desc.method'))}</b>: <code>{H.esc(self.method)}</code> — "
+                    f"{H.md_inline(self.method_text())}")
+        text.append(f"<b>{H.esc(tr('desc.window'))}</b>: {H.md_inline(self._window_text())}")
+        text.append(H.md_inline(tr("desc.speedup")))
+        text.append(H.md_inline(tr("desc.memory")))
+        return H.bullets(text, escape=False)
+
+    def method_text(self) -> str:
+        """The method's description in this language (the catalogue's `method.<name>`)."""
+        w = _methods.DEFAULT_WARMUP if self.warmup is None else self.warmup
+        m = _methods.DEFAULT_MEASURE if self.measure is None else self.measure
+        key = f"method.{self.method}"
+        if self.tr.has(key):
+            return self.tr(key, warmup=w, measure=m)
+        return stats.describe_method(self.method, self.warmup, self.measure)
+
+    def _window_text(self) -> str:
+        tr = self.tr
+        if self.method == "dlperf":
+            win = self.measured_window()
+            if win:
+                return tr("desc.window_dlperf", first=win[0], last=win[1],
+                          measure=win[1] - win[0])
+            return tr("desc.window_default")
+        w = _methods.DEFAULT_WARMUP if self.warmup is None else self.warmup
+        m = _methods.DEFAULT_MEASURE if self.measure is None else self.measure
+        return tr("desc.window_value", warmup=w, measure=m)
+
+    def _framework_text(self, framework: str) -> str:
+        """'PyTorch 2.11.0 (CUDA 13.0, git 70d99e998b49); as the runs report: ...'."""
+        tr = self.tr
+        pkgs = envinfo.framework_packages([framework])
+        detail = ""
+        for e in self.envs:
+            for p in pkgs:
+                detail = detail or envinfo.framework_detail(e.record, p)
+        runtime = []
+        for k, vals in self.params.items():
+            if k.endswith("_version") and len(vals) == 1 and vals[0] not in ("", "None"):
+                runtime.append(f"{k.removesuffix('_version')} {vals[0]}")
+        text = f"{framework} {detail}".strip()
+        if runtime:
+            text += "; " + tr("desc.runtime", items=", ".join(runtime))
+        return text
 
     def _options(self) -> dict[str, str]:
-        """AMP / XLA / loss scaling as the runs' parameter dumps state them."""
-        tr = self.tr
-        params: dict[str, set] = {}
-        for p in self.result.runs["parameters"]:
-            for k, v in (p or {}).items():
-                params.setdefault(str(k).lower(), set()).add(str(v))
+        """AMP / TF32 / XLA / loss scaling as the runs' parameter dumps state them."""
+        tr, params = self.tr, self.params
         out = {}
         precs = set(self.summary["precision"].dropna().astype(str)) if len(self.summary) else set()
+
+        def on(key_part: str, exact: bool = False) -> bool | None:
+            vals = {v for k, vs in params.items() if (k == key_part if exact else key_part in k)
+                    for v in vs}
+            return None if not vals else any(v.lower() in _TRUE for v in vals)
+
         if precs:
-            out["desc.amp"] = tr("desc.on") if "amp" in precs else tr("desc.off")
-        xla = {v for k, vals in params.items() if "xla" in k for v in vals}
-        if xla:
-            on = any(v.lower() in ("true", "1", "yes", "on") for v in xla)
-            out["desc.xla"] = tr("desc.on") if on else tr("desc.off")
+            if "amp" not in precs:
+                out["desc.amp"] = tr("desc.off")
+            elif on("bf16", exact=True):
+                out["desc.amp"] = tr("desc.amp_bf16")
+            elif self.builtin or on("amp", exact=True):
+                out["desc.amp"] = tr("desc.amp_fp16")
+            else:
+                out["desc.amp"] = tr("desc.on")
+        tf32 = on("tf32", exact=True)
+        if tf32 is not None:
+            out["desc.tf32"] = tr("desc.tf32_on") if tf32 else tr("desc.tf32_off")
+        xla = on("xla")
+        if xla is not None:
+            out["desc.xla"] = tr("desc.on") if xla else tr("desc.off")
         static = {v for k, vals in params.items() if k in ("static_loss_scale", "loss_scale")
                   for v in vals if v not in ("None", "0", "")}
-        dynamic = {v for k, vals in params.items() if "dynamic_loss_scale" in k for v in vals}
-        if any(v.lower() in ("true", "1") for v in dynamic):
+        if "desc.amp" in out and out["desc.amp"] == tr("desc.amp_fp16"):
+            pass  # dynamic loss scaling is part of the AMP line
+        elif on("dynamic_loss_scale"):
             out["desc.loss_scale"] = tr("desc.loss_scale_dynamic")
         elif static:
             out["desc.loss_scale"] = tr("desc.loss_scale_static", value=", ".join(sorted(static)))
         return out
 
+    def workload_options(self) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        """([(option, value)] the same in every run, [(option, 'a / b')] that differ), from
+        the runs' parameter dumps, without case, host and version fields."""
+        same, differ = [], []
+        for k, vals in self.params.items():
+            if k in CASE_PARAMETERS or k.endswith("_version"):
+                continue
+            applies = [v for v in vals if v not in ("None", "")] or vals  # None: n/a there
+            (same if len(applies) == 1 else differ).append((k, " / ".join(applies)))
+        return same, differ
+
     def _scripts(self) -> str:
         tr, camp = self.tr, self.campaign
-        if not camp.text and not camp.commands:
-            return H.para(tr("scripts.none"))
+        spec = self.campaign_spec
         out = []
+        settings = []
+        iters = spec.get("iterations") or self.param("iterations")
+        warm = spec.get("warmup", self.param("warmup_iterations"))
+        if iters:
+            settings.append((tr("desc.iterations"),
+                             tr("desc.iterations_value", iterations=iters, warmup=warm)
+                             if warm not in (None, "") else str(iters)))
+        if spec.get("repeats"):
+            settings.append((tr("scripts.repeats"), str(spec["repeats"])))
+        if isinstance(spec.get("env"), dict) and spec["env"]:
+            settings.append((tr("scripts.env"),
+                             " ".join(f"{k}={v}" for k, v in spec["env"].items())))
+        if settings:
+            out.append(f"<h3>{H.esc(tr('scripts.settings'))}</h3>")
+            out.append(_definition_list(settings, code_values={tr("scripts.env")}))
+        same, differ = self.workload_options()
+        if same:
+            out.append(f"<h4>{H.esc(tr('scripts.options'))}</h4>")
+            out.append('<p class="dlperf-options">' + " ".join(
+                f"<code>{H.esc(k)}={H.esc(v)}</code>" for k, v in same) + "</p>")
+        if differ:
+            out.append(f"<h4>{H.esc(tr('scripts.options_varying'))}</h4>")
+            out.append('<p class="dlperf-options">' + " ".join(
+                f"<code>{H.esc(k)}={H.esc(v)}</code>" for k, v in differ) + "</p>")
         if camp.commands:
+            groups = inputs.group_commands(camp.commands)
+            runs = {c.run for c in camp.commands}
             out.append(f"<h3>{H.esc(tr('scripts.commands'))}</h3>")
-            rows = [[c.run, tr("scripts.node", node=c.node), c.command] for c in camp.commands]
-            out.append(H.table([tr("col.run"), "node", tr("scripts.commands")], rows,
-                               cls="dlperf-table dlperf-commands"))
+            out.append(H.para(tr("scripts.intro", runs=len(runs), commands=len(groups))))
+            rows = [[g.case, g.node, tr.int(len(g.runs), group=True), g.command] for g in groups]
+            out.append(H.table([tr("col.case"), tr("col.node"), tr("col.runs"),
+                                tr("col.command")], rows,
+                               cls="dlperf-table dlperf-commands", align=["l", "r", "r", "cmd"]))
         if camp.text:
             out.append(f"<h3>{H.esc(tr('scripts.campaign'))}</h3>")
             out.append(H.code_block(camp.text.rstrip("\n")))
+        if not out:
+            return H.para(tr("scripts.none"))
+        if not camp.commands:
+            out.insert(0, H.para(tr("scripts.none")))
         return "".join(out)
 
     def _results(self) -> str:
@@ -262,7 +435,7 @@ class Report:
                                  f"group-{i}"))
             t = tables.results_table(g, tr)
             out.append(H.table(list(t.columns), t.to_numpy().tolist(),
-                               cls="dlperf-table dlperf-results",
+                               cls="dlperf-table dlperf-results", align=tables.RESULTS_ALIGN,
                                caption=tr("results.caption", framework=fw, model=model,
                                           bsz=bsz, precision=prec)))
         gpt = tables.gpt_rows(s)
@@ -271,14 +444,14 @@ class Report:
             for fw in sorted(gpt["framework"].dropna().unique()):
                 t = tables.gpt_table(gpt[gpt["framework"] == fw], tr)
                 out.append(H.table(list(t.columns), t.to_numpy().tolist(),
-                                   cls="dlperf-table dlperf-gpt",
+                                   cls="dlperf-table dlperf-gpt", align=tables.GPT_ALIGN,
                                    caption=tr("results.gpt_caption", framework=fw)))
         return "".join(out)
 
     def charts(self) -> list[tuple[str, plots.ReportFigure]]:
         """(caption, figure) for each chart of the report."""
         lang = self.lang
-        w = (self.warmup or 20, (self.warmup or 20) + (self.measure or 100))
+        w = self.measured_window()
         figs = [("chart.throughput_title", plots.throughput_vs_devices(self.summary, lang)),
                 ("chart.speedup_title", plots.speedup_vs_ideal(self.summary, lang)),
                 ("chart.trace_title", plots.iteration_traces(self.trace, lang, window=w)),
@@ -286,12 +459,15 @@ class Report:
         return figs
 
     def _charts(self) -> str:
-        out = []
+        tr, out = self.tr, []
+        w = self.measured_window()
+        notes = {"chart.throughput_title": tr("chart.throughput_note"),
+                 "chart.speedup_title": tr("chart.speedup_note"),
+                 "chart.trace_title": (tr("chart.trace_note", n=8, first=w[0], last=w[1])
+                                       if w else ""),
+                 "chart.spread_title": tr("chart.spread_note")}
         for key, fig in self.charts():
-            cap = self.tr(key)
-            if key == "chart.trace_title":
-                cap = f"{cap}. {self.tr('chart.trace_note', n=8)}"
-            out.append(H.figure(fig.png(), self.tr(key), cap))
+            out.append(H.figure(fig.png(), tr(key), notes.get(key, "")))
         return "".join(out)
 
     def _flagged_runs(self) -> set[str]:
@@ -314,13 +490,28 @@ class Report:
                 rows.append([r.run_id, self._kind(r.problem_kind), r.problem, "", ""])
             if bool(r.outlier) if pd.notna(r.outlier) else False:
                 rows.append([r.run_id, self._kind("outlier"),
-                             tr("problems.outlier_reason", value=tr.num(r.throughput)), "", ""])
+                             self._outlier_reason(r.throughput, r.run_id), "", ""])
         if not rows:
             return H.para(tr("problems.none"))
         n_runs = len({r[0] for r in rows})
         header = [tr("col.run"), tr("col.kind"), tr("col.reason"), tr("col.line"), tr("col.text")]
         return (H.para(tr("problems.intro", count=len(rows), runs=n_runs))
-                + H.table(header, rows, cls="dlperf-table dlperf-problems"))
+                + H.table(header, rows, cls="dlperf-table dlperf-problems",
+                          align=["l", "l", "l", "r", "code"]))
+
+    def _outlier_reason(self, value, run_id) -> str:
+        """Why a repeat is an outlier, with the rule of analysis.stats and its case median."""
+        from analysis.stats import summary as S
+
+        tr, runs = self.tr, self.runs
+        case = runs.loc[runs["run_id"] == run_id].iloc[0]
+        same = runs[(runs[tables.GROUP_KEY + ["num_nodes", "gpus_per_node", "case"]]
+                     .astype(str) == case[tables.GROUP_KEY + ["num_nodes", "gpus_per_node",
+                                                              "case"]].astype(str)).all(axis=1)]
+        median = same["throughput"].median()
+        return tr("problems.outlier_reason", value=tr.num(value), median=tr.num(median),
+                  mads=f"{S.OUTLIER_MADS:g}", scale=f"{S.MAD_TO_SIGMA:g}",
+                  floor=tr.percent(S.OUTLIER_MIN_SPREAD))
 
     def _kind(self, kind: str) -> str:
         key = f"kind.{kind}"
@@ -338,12 +529,32 @@ class Report:
                 size = tr.int(p.stat().st_size, group=True) + " B"
             except OSError:
                 size = "-"
-            rows.append(f"<tr><td>{H.link(Path(href).as_posix(), _display_path(p, self.log_dir))}"
-                        f"</td><td>{H.esc(size)}</td></tr>")
-        head = f"<tr><th>{H.esc(tr('col.file'))}</th><th>{H.esc(tr('col.size'))}</th></tr>"
+            rows.append(f'<tr><td class="dlperf-l">'
+                        f"{H.link(Path(href).as_posix(), _display_path(p, self.log_dir))}"
+                        f'</td><td class="dlperf-r">{H.esc(size)}</td></tr>')
+        head = (f'<tr><th class="dlperf-l">{H.esc(tr("col.file"))}</th>'
+                f'<th class="dlperf-r">{H.esc(tr("col.size"))}</th></tr>')
         return (H.para(tr("logs.intro", count=len(files)))
                 + f'<table class="dlperf-table dlperf-logs"><thead>{head}</thead>'
                   f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def _merge_lines(per_record: list[list[tuple[str, str]]]) -> list[tuple[str, str]]:
+    """(label, value) lines of several records as one list: a label whose records disagree
+    shows each distinct value, separated by ' | '."""
+    merged: dict[str, list[str]] = {}
+    for lines in per_record:
+        for k, v in lines:
+            vals = merged.setdefault(k, [])
+            if v not in vals:
+                vals.append(v)
+    return [(k, " | ".join(v)) for k, v in merged.items()]
+
+
+def _definition_list(lines: list[tuple[str, str]], code_values=()) -> str:
+    """'<b>label</b>: value' bullets (values escaped; in <code> for labels in code_values)."""
+    return H.bullets([f"<b>{H.esc(k)}</b>: " + (f"<code>{H.esc(v)}</code>" if k in code_values
+                                                 else H.esc(v)) for k, v in lines], escape=False)
 
 
 def _display_path(p: Path, root: Path) -> str:
@@ -364,19 +575,19 @@ def _float(v):
 def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None = None,
           env: str | Path | list | None = None, topology: str | Path | list | None = None,
           method: str = "dlperf", warmup: int | None = None, measure: int | None = None,
-          link_base: str | Path | None = None) -> Report:
+          link_base: str | Path | None = None, cache_dir: str | Path | None = None) -> Report:
     """Parse `log_dir` (default: bundled data/raw_logs) and gather everything a report shows.
 
     `env` / `topology` add files to those found inside `log_dir`; `link_base` is the folder
     the log links are relative to (default: the current directory, where the report is).
+    `cache_dir`: keep the parsed data there (see ``cache.prepare``) so that the other
+    language's report, or the next report of unchanged logs, does not parse them again.
     """
-    root = inputs.resolve_log_dir(log_dir)
-    result = parse_paths([root])
-    runs = stats.run_throughput(result, method=method, warmup=warmup, measure=measure)
-    summary = stats.summarize(result, method=method, warmup=warmup, measure=measure, runs=runs)
-    trace = stats.iteration_throughput(result)
-    envs, topos, camp = inputs.gather(root, env, topology)
-    return Report(lang=lang, log_dir=root, result=result, runs=runs, summary=summary,
-                  trace=trace, envs=envs, topologies=topos, campaign=camp, method=method,
+    data = cache.prepare(log_dir, env=env, topology=topology, method=method, warmup=warmup,
+                         measure=measure, cache_dir=cache_dir)
+    return Report(lang=lang, log_dir=data.log_dir, result=data.result, runs=data.runs,
+                  summary=data.summary, trace=data.trace, envs=data.envs,
+                  topologies=data.topologies, campaign=data.campaign, method=method,
                   warmup=warmup, measure=measure, title=title or "",
-                  link_base=Path(link_base) if link_base else Path.cwd())
+                  link_base=Path(link_base) if link_base else Path.cwd(),
+                  suite_commit=data.suite_commit)

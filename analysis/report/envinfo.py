@@ -7,6 +7,9 @@ as "not recorded" rather than dropped.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from analysis.i18n import Translator
 from analysis.report.inputs import EnvInput
 
@@ -29,6 +32,15 @@ SOFTWARE = {
     "env.nccl": ("nccl_version", "nccl"),
     "env.python": ("python.version", "python_version", "python"),
 }
+#: Package name(s) of each framework as the runs' `framework` column spells it.
+FRAMEWORK_PACKAGES = {
+    "pytorch": ("torch",), "torch": ("torch",), "tensorflow": ("tensorflow", "tensorflow-gpu"),
+    "oneflow": ("oneflow",), "mxnet": ("mxnet",), "paddle": ("paddle", "paddlepaddle"),
+    "paddlepaddle": ("paddle", "paddlepaddle"), "jax": ("jax", "jaxlib"),
+    "mindspore": ("mindspore",), "megatron": ("torch", "megatron"),
+    "megatron-lm": ("torch", "megatron"), "deepspeed": ("torch", "deepspeed"),
+}
+_NODE_SUFFIX = re.compile(r"(\.node\d+)?\.env\.json$|(^|/)env\.json$")
 _GPU_COUNT = ("gpu_count", "gpu.count")
 _HOST = ("hostname", "host", "node")
 _FRAMEWORKS = ("frameworks", "framework_versions", "packages")
@@ -103,6 +115,45 @@ def hostname(rec: EnvInput) -> str:
     return str(pick(rec.record, *_HOST) or rec.name)
 
 
+def run_stem(rec: EnvInput) -> str:
+    """The run an environment record belongs to ('1n2g/x_1.node1.env.json' -> '1n2g/x_1';
+    '' for a campaign-wide env.json)."""
+    return _NODE_SUFFIX.sub("", rec.name)
+
+
+@dataclass
+class Host:
+    """One machine: every environment record that names its hostname (a multi-node run
+    on one host and the repeats of a campaign all land on the same Host)."""
+
+    name: str
+    records: list[EnvInput]
+
+    @property
+    def record(self) -> dict:
+        """The most recent record (by `captured_at`, else the last one read)."""
+        return max(self.records, key=lambda e: str(e.record.get("captured_at") or "")).record
+
+
+def hosts(envs: list[EnvInput]) -> list[Host]:
+    """Records grouped by hostname, in order of first appearance (distinct hosts)."""
+    out: dict[str, Host] = {}
+    for e in envs:
+        out.setdefault(hostname(e), Host(hostname(e), [])).records.append(e)
+    return list(out.values())
+
+
+def shared_host_runs(envs: list[EnvInput]) -> list[tuple[str, str]]:
+    """(run, host) of every multi-node run whose nodes all ran on one host."""
+    by_run: dict[str, list[EnvInput]] = {}
+    for e in envs:
+        stem = run_stem(e)
+        if stem:
+            by_run.setdefault(stem, []).append(e)
+    return [(stem, hostname(recs[0])) for stem, recs in sorted(by_run.items())
+            if len(recs) > 1 and len({hostname(r) for r in recs}) == 1]
+
+
 def signature(record: dict) -> tuple:
     """What makes two nodes the same type: GPU model and count, CPU model, memory."""
     return (_text(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record),
@@ -110,12 +161,23 @@ def signature(record: dict) -> tuple:
             _text(pick(record, *HARDWARE["env.memory"]) or ""))
 
 
-def node_types(envs: list[EnvInput]) -> list[list[EnvInput]]:
-    """Records grouped by signature, in order of first appearance."""
-    groups: dict[tuple, list[EnvInput]] = {}
-    for e in envs:
-        groups.setdefault(signature(e.record), []).append(e)
+def node_types(envs: list[EnvInput]) -> list[list[Host]]:
+    """Distinct hosts grouped by signature (hardware), in order of first appearance."""
+    groups: dict[tuple, list[Host]] = {}
+    for h in hosts(envs):
+        groups.setdefault(signature(h.record), []).append(h)
     return list(groups.values())
+
+
+def framework_packages(names) -> list[str]:
+    """Package names of the frameworks the runs used ('PyTorch' -> 'torch'), in order."""
+    out: list[str] = []
+    for n in names:
+        key = str(n).strip().lower()
+        for pkg in FRAMEWORK_PACKAGES.get(key, (key,)):
+            if pkg and pkg not in out:
+                out.append(pkg)
+    return out
 
 
 def frameworks(record: dict) -> dict[str, str]:
@@ -133,6 +195,30 @@ def frameworks(record: dict) -> dict[str, str]:
     return out
 
 
+def framework_detail(record: dict, package: str) -> str:
+    """'2.11.0 (CUDA 13.0, git 70d99e998b49)' for a recorded framework package ('' if absent)."""
+    val = pick(record, *_FRAMEWORKS)
+    info = val.get(package) if isinstance(val, dict) else None
+    if isinstance(info, dict):
+        ver = str(info.get("version") or "")
+        extra = []
+        if info.get("cuda"):
+            extra.append(f"CUDA {info['cuda']}")
+        commit = info.get("git_version") or info.get("git") or info.get("commit")
+        if commit:
+            extra.append(f"git {str(commit)[:12]}")
+        return f"{ver} ({', '.join(extra)})" if ver and extra else ver
+    return "" if info in (None, "", False) else str(info)
+
+
+def split_frameworks(record: dict, used: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """([(package, detail)] of the `used` packages, ['name version'] of the other packages)."""
+    recorded = frameworks(record)
+    main = [(p, framework_detail(record, p)) for p in used if p in recorded]
+    others = [f"{k} {v}" for k, v in recorded.items() if k not in used]
+    return main, others
+
+
 def hardware_lines(record: dict, tr: Translator) -> list[tuple[str, str]]:
     lines = []
     for key, paths in HARDWARE.items():
@@ -148,11 +234,17 @@ def hardware_lines(record: dict, tr: Translator) -> list[tuple[str, str]]:
     return lines
 
 
-def software_lines(record: dict, tr: Translator) -> list[tuple[str, str]]:
-    lines = []
+def software_lines(record: dict, tr: Translator, used: list[str] | None = None
+                   ) -> list[tuple[str, str]]:
+    """Framework(s) the runs used first, then OS, driver, CUDA libraries and Python, then
+    the other importable packages on one line. `used`: package names (framework_packages);
+    None lists every recorded package as a framework."""
+    used = list(frameworks(record)) if used is None else used
+    main, others = split_frameworks(record, used)
+    lines = [(tr("env.framework", name=p), d) for p, d in main]
     for key, paths in SOFTWARE.items():
         val = pick(record, *paths)
         lines.append((tr(key), _text(val) if val is not None else tr("env.absent")))
-    for name, ver in frameworks(record).items():
-        lines.append((name, ver))
+    if others:
+        lines.append((tr("env.other_packages"), ", ".join(others)))
     return lines

@@ -49,19 +49,43 @@ def code_block(text: str, cls: str = "") -> str:
     return f"<pre{attr}><code>{esc(text)}</code></pre>"
 
 
+#: Cell classes of the column alignments ("l" text, "r" numbers, "c" centred, "code" commands).
+ALIGN_CLASSES = {"l": "dlperf-l", "r": "dlperf-r", "c": "dlperf-c", "code": "dlperf-l dlperf-code",
+                 "cmd": "dlperf-l dlperf-code"}
+
+
 def table(header: list[str], rows: list[list[str]], cls: str = "dlperf-table",
           row_classes: list[str] | None = None, cell_styles: list[list[str]] | None = None,
-          caption: str = "") -> str:
-    """A table of already formatted cells (escaped here)."""
-    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+          caption: str = "", align: str | list[str] | None = None) -> str:
+    """A table of already formatted cells (escaped here).
+
+    `align` gives each column's alignment: a string of ``l``/``r``/``c`` letters (one per
+    column) or a list of those, ``"code"`` (left-aligned monospace) and ``"cmd"`` (the same,
+    wrapped between words only: a command line). Text is left-aligned
+    and numbers right-aligned that way whatever the page's own table style says.
+    """
+    cols = list(align) if isinstance(align, str) else list(align or [])
+    klass = [ALIGN_CLASSES.get(a, "") for a in cols]
+
+    def attr(j: int, style: str = "") -> str:
+        c = f' class="{klass[j]}"' if j < len(klass) and klass[j] else ""
+        return c + (f' style="{esc(style)}"' if style else "")
+
+    head = "".join(f"<th{attr(j)}>{esc(h)}</th>" for j, h in enumerate(header))
     body = []
     for i, row in enumerate(rows):
         rc = f' class="{esc(row_classes[i])}"' if row_classes and row_classes[i] else ""
         cells = []
         for j, cell in enumerate(row):
             style = cell_styles[i][j] if cell_styles else ""
-            st = f' style="{esc(style)}"' if style else ""
-            cells.append(f"<td{st}>{esc(cell)}</td>")
+            text = esc(cell)
+            if j < len(cols) and cols[j] == "code":
+                text = f"<code>{text}</code>"
+            elif j < len(cols) and cols[j] == "cmd":  # lines break between words only
+                words = " ".join(f'<span class="dlperf-word">{esc(w)}</span>'
+                                 for w in str(cell).split(" "))
+                text = f"<code>{words}</code>"
+            cells.append(f"<td{attr(j, style)}>{text}</td>")
         body.append(f"<tr{rc}>{''.join(cells)}</tr>")
     cap = f"<caption>{md_inline(caption)}</caption>" if caption else ""
     return (f'<table class="{esc(cls)}">{cap}<thead><tr>{head}</tr></thead>'

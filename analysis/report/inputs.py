@@ -11,6 +11,7 @@ campaign's launch records, found inside LOG_DIR or given explicitly.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,6 +40,53 @@ class Command:
     run: str  # marker stem relative to LOG_DIR
     node: str
     command: str
+
+
+@dataclass
+class CommandGroup:
+    """Launch commands that differ only in their port (and the run's own name): one per
+    case and node, with the runs it stands for."""
+
+    case: str  # run stem without its repeat suffix
+    node: str
+    command: str  # with <port> / <run> placeholders
+    runs: list[str] = field(default_factory=list)
+
+
+#: Options whose values change from run to run without changing the run: shown as <port>.
+_PORT = re.compile(r"((?:--master[_-]port|--rdzv[_-]port|--port)[= ]|\bMASTER_PORT=|"
+                   r"--rdzv[_-]endpoint[= ]\S+?:|--dist[_-]url[= ]\S+?:)(\d+)")
+_REPEAT = re.compile(r"_(\d+)$")
+
+
+def command_template(command: str, run: str = "") -> str:
+    """`command` with port numbers replaced by ``<port>`` and the run's own name (the last
+    part of `run`) by ``<run>``."""
+    text = _PORT.sub(lambda m: m.group(1) + "<port>", command)
+    base = run.rsplit("/", 1)[-1]
+    if len(base) >= 2:
+        text = re.sub(rf"(?<!\w){re.escape(base)}(?!\w)", "<run>", text)
+    return text
+
+
+def case_of(run: str) -> str:
+    """The case a run stem belongs to: the stem without its trailing repeat number."""
+    return _REPEAT.sub("", run)
+
+
+def group_commands(commands: list[Command]) -> list[CommandGroup]:
+    """Commands collapsed to one row per (case, node, command template), in run order."""
+    groups: dict[tuple[str, str, str], CommandGroup] = {}
+    for c in commands:
+        key = (case_of(c.run), c.node, command_template(c.command, c.run))
+        g = groups.setdefault(key, CommandGroup(*key))
+        if c.run not in g.runs:
+            g.runs.append(c.run)
+    return sorted(groups.values(), key=lambda g: (g.case, _node_order(g.node), g.command))
+
+
+def _node_order(node: str):
+    return (0, int(node), "") if str(node).isdigit() else (1, 0, str(node))
 
 
 @dataclass

@@ -28,14 +28,25 @@ def gpt_rows(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[summary["case"].fillna("") != ""]
 
 
+#: Column alignment of results_table (text "l", numbers "r").
+RESULTS_ALIGN = "rrrrrrrrrr"
+GPT_ALIGN = "llrrrr"
+
+
+def ci_text(low, high, tr: Translator) -> str:
+    """A confidence interval as one compact cell: '6,006.60–6,061.02' ('-' when unknown)."""
+    if pd.isna(low) or pd.isna(high):
+        return "-"
+    return f"{tr.num(low)}\u2013{tr.num(high)}"
+
+
 def results_table(group: pd.DataFrame, tr: Translator) -> pd.DataFrame:
     """Seed 001 layout plus efficiency, CI and repeats:
     node num | gpus/node | gpu num | bsz/gpu | GPU Memory Usage | Throughput | Speedup |
     Scaling efficiency | 95% CI | repeats."""
     rows = []
     for r in group.itertuples(index=False):
-        ci = (f"{tr.num(r.ci_low)} – {tr.num(r.ci_high)}"
-              if pd.notna(r.ci_low) and pd.notna(r.ci_high) else "-")
+        ci = ci_text(r.ci_low, r.ci_high, tr)
         rows.append([
             tr.int(r.num_nodes), tr.int(r.gpus_per_node), tr.int(r.num_devices),
             tr.int(r.batch_size_per_device), tr.int(r.memory_mib_max),

@@ -53,7 +53,7 @@ def test_seed_results_table_layout():
     assert list(t.columns) == ["node num", "gpus/node", "gpu num", "bsz/gpu", "GPU Memory Usage",
                                "Throughput", "Speedup", "Scaling efficiency", "95% CI", "repeats"]
     assert t.iloc[2].tolist() == ["4", "8", "32", "256", "12565", "11,520.00", "28.80", "90.0%",
-                                  "11,519.00 – 11,521.00", "5"]
+                                  "11,519.00–11,521.00", "5"]
     zh = tables.results_table(_summary().iloc[:3], Translator("zh"))
     assert zh.columns[0] == "节点数"
 
@@ -111,3 +111,31 @@ def test_inputs_found_in_log_dir(tmp_path):
     assert topos[0].name == "topo_a.txt" and topos[0].topology is None and topos[0].error
     assert [(c.run, c.node, c.command) for c in camp.commands] == [
         ("1n1g/r50_b1_fp32_1", "h1", "torchrun --nnodes=2")]
+
+
+def test_parsed_data_cached_and_keyed_by_the_files(tmp_path, monkeypatch):
+    import os
+
+    from synth import write_campaign
+
+    from analysis.report import cache
+
+    logs = tmp_path / "logs"
+    paths = write_campaign(logs, configs=((1, 1),), repeats=2)
+    calls = []
+    real = cache.compute
+    monkeypatch.setattr(cache, "compute", lambda *a, **k: calls.append(a) or real(*a, **k))
+    first = cache.prepare(logs, cache_dir=tmp_path / "c")
+    again = cache.prepare(logs, cache_dir=tmp_path / "c")
+    assert len(calls) == 1 and len(again.runs) == len(first.runs) == 2
+    assert len(list((tmp_path / "c").glob("dlperf-data-*.pkl"))) == 1
+    key = cache.fingerprint(logs)
+    os.utime(paths[0], ns=(1, 1))  # a touched log is a new data set
+    assert cache.fingerprint(logs) != key
+    cache.prepare(logs, cache_dir=tmp_path / "c")
+    assert len(calls) == 2 and len(list((tmp_path / "c").glob("dlperf-data-*.pkl"))) == 1
+    assert cache.fingerprint(logs, method="window") != cache.fingerprint(logs)
+    # a lock left over from a crashed writer does not block for ever
+    (tmp_path / "c" / "stale.lock").write_text("")
+    os.utime(tmp_path / "c" / "stale.lock", (1, 1))
+    assert cache._lock_age(tmp_path / "c" / "stale.lock") > cache.LOCK_WAIT_S

@@ -49,6 +49,16 @@ def test_html_in_chromium(published, browser, lang, artifacts_dir):
     problems = page.locator("table.dlperf-problems").inner_text()
     assert '<script>document.title="PWNED"</script>' in problems
     assert page.locator("table.dlperf-problems script").count() == 0
+    # text left, numbers right, whatever JupyterLab's table style says
+    def align(loc):
+        return loc.evaluate("e => getComputedStyle(e).textAlign")
+
+    cells = page.locator("table.dlperf-problems tbody tr").first.locator("td")
+    assert [align(cells.nth(i)) for i in range(5)] == ["left", "left", "left", "right", "left"]
+    cmd = page.locator("table.dlperf-commands td.dlperf-code").first
+    assert align(cmd) == "left"
+    assert "Mono" in cmd.locator("code").evaluate("e => getComputedStyle(e).fontFamily")
+    assert align(page.locator("table.dlperf-results tbody td").nth(5)) == "right"
     # input cells hidden: no code of the notebook in the page
     assert "report.build(" not in page.locator("body").inner_text()
     headings = page.locator("h2").all_inner_texts()

@@ -1,0 +1,180 @@
+"""The report of a real campaign (data/raw_logs/rn50_4gpu: 40 runs of the built-in ResNet-50
+workload on 4x H200, one host, `.node<k>.env.json` records per run, `.done` markers with
+per-node commands): the defects a reader found in it, each checked where it shows."""
+
+from __future__ import annotations
+
+import html
+import re
+import subprocess
+
+import pytest
+from conftest import ROOT
+
+from analysis import stats
+from analysis.i18n import Translator
+from analysis.report import build, envinfo, inputs
+from analysis.report.inputs import Command, EnvInput
+
+REAL = ROOT / "data" / "raw_logs" / "rn50_4gpu"
+TITLE = "ResNet-50 v1.5 on 4× H200 (built-in PyTorch workload)"
+
+
+@pytest.fixture(scope="module")
+def reports():
+    return {lang: build(REAL, lang=lang, title=TITLE) for lang in ("en", "zh")}
+
+
+def _text(fragment: str) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", fragment)))
+
+
+# ---- 1. hosts, not env files ----------------------------------------------------------
+def test_env_records_grouped_by_host():
+    rec = {"hostname": "vm", "gpu_model": "H200", "gpu_count": 4}
+    envs = [EnvInput("1n1g/a_1.node0.env.json", rec), EnvInput("2n2g/b_1.node0.env.json", rec),
+            EnvInput("2n2g/b_1.node1.env.json", rec),
+            EnvInput("env.json", {"hostname": "other", "gpu_model": "V100", "gpu_count": 8})]
+    assert [h.name for h in envinfo.hosts(envs)] == ["vm", "other"]
+    types = envinfo.node_types(envs)
+    assert [[h.name for h in t] for t in types] == [["vm"], ["other"]]
+    assert len(types[0][0].records) == 3
+    assert envinfo.shared_host_runs(envs) == [("2n2g/b_1", "vm")]
+    assert envinfo.run_stem(envs[2]) == "2n2g/b_1"
+
+
+def test_environment_section_counts_hosts(reports):
+    for lang, rep in reports.items():
+        frag = rep.section("environment")
+        heading = re.search(r'<h3 id="node-type-1">(.*?)</h3>', frag).group(1)
+        assert heading.count("vm") == 1, heading
+        text = _text(frag)
+        want = ("Hosts of this type: 1 (50 environment records)" if lang == "en"
+                else "此类服务器共 1 台（50 份环境记录）")
+        assert want in text
+        assert "50 node" not in text and "50 台" not in text
+        # the topology is named by its host, shown once, never by an env file path
+        topo_headings = re.findall(r"<h4>[^<]*<code>nvidia-smi topo -m</code>[^<]*</h4>", frag)
+        assert len(topo_headings) == 1 and topo_headings[0].endswith("— vm</h4>")
+        assert ".env.json" not in frag
+        assert ("10 multi-node runs placed all their nodes on one host (vm)" in text
+                if lang == "en" else "有 10 次多节点运行的所有节点都位于同一台主机（vm）上" in text)
+
+
+# ---- 2. the frameworks the runs used, first ---------------------------------------------
+def test_software_lists_used_framework_first(reports):
+    tr = Translator("en")
+    rec = {"frameworks": {"jax": {"version": "0.4"}, "torch": {"version": "2.11.0",
+                                                               "git_version": "70d99e998b49ff"}},
+           "os": {"pretty_name": "Ubuntu"}}
+    lines = envinfo.software_lines(rec, tr, envinfo.framework_packages(["PyTorch"]))
+    assert lines[0] == ("Framework (torch)", "2.11.0 (git 70d99e998b49)")
+    assert lines[-1] == ("Other packages installed (not used by these runs)", "jax 0.4")
+    assert envinfo.framework_packages(["PyTorch", "TensorFlow"])[:2] == ["torch", "tensorflow"]
+    env = _text(reports["en"].section("environment"))
+    assert env.index("Framework (torch) : 2.11.0") < env.index("OS :")
+    assert "Other packages installed (not used by these runs) : jax 0.11.2" in env
+    desc = _text(reports["en"].section("descriptions"))
+    assert "PyTorch 2.11.0" in desc and "jax" not in desc and "transformers" not in desc
+
+
+# ---- 3. launch commands collapsed ---------------------------------------------------------
+def test_commands_collapse_ports():
+    cmds = [Command(f"2n2g/r_{i}", str(n), f"torchrun --node_rank {n} --master_port {5000 + i} "
+                                            f"--log r_{i}.log") for i in (1, 2, 3) for n in (0, 1)]
+    groups = inputs.group_commands(cmds)
+    assert [(g.case, g.node, len(g.runs)) for g in groups] == [("2n2g/r", "0", 3), ("2n2g/r", "1", 3)]
+    assert groups[1].command == "torchrun --node_rank 1 --master_port <port> --log <run>.log"
+    assert inputs.command_template("x --master_port=123 MASTER_PORT=9 --rdzv_endpoint h:29500") \
+        == "x --master_port=<port> MASTER_PORT=<port> --rdzv_endpoint h:<port>"
+
+
+def test_scripts_section_real_campaign(reports):
+    frag = reports["en"].section("scripts")
+    rows = re.findall(r"<tr>(.*?)</tr>", frag.split('class="dlperf-table dlperf-commands"')[1])
+    assert len(rows) == 1 + 10  # header + 8 cases, the two 2-node cases with 2 nodes each
+    assert "<port>" not in frag and "&lt;port&gt;" in frag
+    assert "--master_port 51713" not in frag
+    assert '<td class="dlperf-l dlperf-code"><code>' in frag  # left-aligned monospace
+    assert '<span class="dlperf-word">--warmup-iterations</span>' in frag  # no break inside
+    text = _text(frag)
+    assert "Iterations per run : 150, of which the first 20 are the workload's warm-up" in text
+    assert "channels_last=True" in text and "tf32=True" in text
+    assert "ddp_static_graph=True" in text and "ddp_bucket_cap_mb=25.0" in text
+    assert "40 runs, 10 distinct commands" in text
+
+
+# ---- 4. tables fit the page -----------------------------------------------------------------
+def test_ci_is_one_compact_cell(reports):
+    frag = reports["en"].section("results")
+    assert "6,006.60–6,061.02" in frag
+    assert 'class="dlperf-table dlperf-results"' in frag
+
+
+# ---- 5. alignment and the outlier rule ----------------------------------------------------
+def test_outlier_reason_states_the_rule(reports):
+    runs = reports["en"].runs
+    rid = runs["run_id"].iloc[0]
+    en = reports["en"]._outlier_reason(1234.5, rid)
+    assert "more than 3 scaled MADs (1.4826 × MAD, at least 0.5% of the median each)" in en
+    assert "case median 2,998.16" in en
+    zh = reports["zh"]._outlier_reason(1234.5, rid)
+    assert "3 个标度 MAD" in zh and "1.4826 × MAD" in zh and "0.5%" in zh
+    assert stats.summary.OUTLIER_MADS == 3.0  # the label states the rule's numbers from here
+
+
+def test_problem_table_aligns_text_left():
+    from analysis.report import html as H
+
+    out = H.table(["run", "line"], [["a", "12"]], align="lr")
+    assert '<td class="dlperf-l">a</td>' in out and '<td class="dlperf-r">12</td>' in out
+
+
+# ---- 6. method described in the report's language ---------------------------------------
+def test_method_described_in_each_language(reports):
+    cat = Translator("en")
+    for m in stats.METHODS:
+        assert cat.has(f"method.{m}"), m
+    zh = _text(reports["zh"].section("descriptions"))
+    assert "各日志类型对应的 DLPerf 提取脚本规则" in zh
+    assert stats.describe_method("dlperf") not in zh
+    assert "每次运行的第 25 至 125 次迭代（共 100 次）" in zh
+    en = _text(reports["en"].section("descriptions"))
+    assert "iterations 25 to 125 of every run (100 iterations)" in en
+
+
+# ---- 7. what was run ------------------------------------------------------------------------
+def test_descriptions_state_benchmark_and_options(reports):
+    en = _text(reports["en"].section("descriptions"))
+    assert ("DLPerf Suite built-in workload ( analysis.workload ): ResNet-50 v1.5, trained on "
+            "synthetic data generated on the device") in en
+    commit = reports["en"].suite_commit
+    from analysis import __version__
+    assert f"DLPerf Suite version : {__version__}, commit {commit or 'unknown'}" in en
+    assert "fp16 autocast with dynamic loss scaling" in en
+    assert "TF32 : on" in en
+    assert "Iterations per run : 150" in en
+    assert "torch 2.11.0+cu130" in en  # versions as the runs report them
+    zh = _text(reports["zh"].section("descriptions"))
+    assert "DLPerf Suite 内置测试负载" in zh and "TF32 : 开启" in zh
+
+
+# ---- the published PDF: nothing cut off on the right -----------------------------------
+@pytest.mark.slow
+def test_real_pdf_tables_fit_the_page(tmp_path_factory):
+    from analysis.report.publish import publish
+
+    out = tmp_path_factory.mktemp("real")
+    done = publish(REAL, out, langs="en,zh", to="pdf", title=TITLE)
+    for lang, last_col in (("en", "repeats"), ("zh", "重复次数")):
+        pdf = done.files[lang]["pdf"]
+        # pdftotext keeps only what lies on the page: a cut-off column loses its header
+        text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,
+                              text=True, check=True).stdout
+        assert text.count(last_col) >= 2, lang
+        assert "6,006.60–6,061.02" in text and "11,631.74–11,658.00" in text
+        bbox = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True,
+                              text=True, check=True).stdout
+        width = float(re.search(r'<page width="([\d.]+)"', bbox).group(1))
+        right = max(float(x) for x in re.findall(r'xMax="([\d.]+)"', bbox))
+        assert right <= width, (lang, right, width)
