@@ -18,7 +18,7 @@ import pandas as pd
 from analysis import metrics as M
 from analysis import parsers, schema
 from analysis.errors import LogProblemError, UsageError
-from analysis.layout import meta_from_path, node_index, run_stem
+from analysis.layout import gpt_case, gpt_group, meta_from_path, node_index, run_stem
 from analysis.logtext import LogText
 from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.problems import Problem, to_frame
@@ -219,6 +219,10 @@ def _run_row(rid: str, source: str, fam: str, meta: dict, parsed: ParsedLog | No
         row["repeat"] = 1
     row.update(run_id=rid, source=source, family=fam, n_observations=0, problems="",
                parameters=dict(parsed.parameters) if parsed else {})
+    gpt = [row[k] for k in ("data_parallel", "tensor_parallel", "pipeline_parallel",
+                            "global_batch_size", "hidden_size", "num_layers")]
+    if all(v is not None for v in gpt):  # from the final fields: the log may correct the path
+        row["case"], row["group"] = gpt_case(*gpt), gpt_group(*gpt[:3])
     row["case"] = row["case"] or ""
     row["group"] = row["group"] or ""
     return row
