@@ -171,11 +171,15 @@ class Backend(ABC):
 
 
 def first_failure(nodes: list[NodeOutcome]) -> str:
-    """'node k (host) exited with status s' for the first node that failed, or ''."""
+    """'node k (host) exited with status s' for the node that failed first, or ''.
+
+    Nodes stopped by the harness because another failed exit by SIGTERM/SIGKILL (143/137);
+    a node that failed on its own is named before them, since it holds the root cause.
+    """
     bad = [n for n in nodes if n.rc not in (0, None)]
     if not bad:
         return ""
-    n = bad[0]
+    n = min(bad, key=lambda b: b.rc in (137, 143))
     why = f"exited with status {n.rc}"
     if n.rc and n.rc > 128:
         why += f" (signal {n.rc - 128})"
