@@ -33,7 +33,10 @@ def detect(head: bytes) -> LogParser | None:
     best, score = None, 0
     for size in SNIFF_SIZES:
         part = head[:size]
+        lower = part.lower()
         for cls in families:
+            if cls.markers is not None and not any(m in lower for m in cls.markers):
+                continue
             s = cls.sniff(part)
             if s > score:
                 best, score = cls, s

@@ -101,6 +101,9 @@ class LogParser(ABC):
     description: ClassVar[str] = ""
     #: True for files that only add to a run (memory sidecars): never a run on their own.
     sidecar: ClassVar[bool] = False
+    #: Lower-case substrings of which a head must hold one before `sniff` is asked (a cheap
+    #: prefilter: substring search is ~100x faster than the sniff regexes). None: always ask.
+    markers: ClassVar[tuple[bytes, ...] | None] = None
 
     @classmethod
     @abstractmethod

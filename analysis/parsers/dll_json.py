@@ -46,6 +46,7 @@ def _timestamp(rec: dict) -> float:
 @register
 class DllJson(LogParser):
     name = "dll_json"
+    markers = (b'dlll {',)
     framework = "PyTorch"
     description = "DLLogger JSON-stream backend (DLLL records)"
 

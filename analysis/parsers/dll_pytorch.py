@@ -67,6 +67,7 @@ def pytorch_rule(run: RunData) -> Estimate:
 @register
 class DllPyTorch(LogParser):
     name = "dll_pytorch"
+    markers = (b'dll ', b'=> creating model', b'running epochs from')
     framework = "PyTorch"
     description = "NVIDIA DeepLearningExamples PyTorch DLLogger stdout (DLL lines)"
 

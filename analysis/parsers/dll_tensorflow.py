@@ -64,6 +64,7 @@ def _is_bert(run: RunData, tput: pd.DataFrame) -> bool:
 @register
 class DllTensorFlow(LogParser):
     name = "dll_tensorflow"
+    markers = (b'dll ',)
     framework = "TensorFlow"
     description = "NVIDIA DeepLearningExamples TensorFlow DLLogger stdout (ResNet, BERT)"
 

@@ -48,6 +48,7 @@ def _time(text: str) -> float | None:
 @register
 class GpuMemory(LogParser):
     name = "gpu_memory"
+    markers = (b'memory usage is', b'memory.used')
     framework = ""
     description = "GPU memory sidecars: .mem (max bytes) and nvidia-smi/NVML sampling CSV"
     sidecar = True

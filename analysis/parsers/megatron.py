@@ -141,6 +141,7 @@ def _read_memory(log: LogText, parsed: ParsedLog) -> None:
 @register
 class MegatronParser(LogParser):
     name = "megatron"
+    markers = (b'iteration', b'memory (mb)', b'building gpt model', b'megatron')
     framework = "Megatron-LM"
     description = "Megatron-LM pretrain_gpt/bert stdout logs (iteration and memory lines)"
 

@@ -53,6 +53,7 @@ def _bert_model(parsed: ParsedLog) -> None:
 @register
 class OneFlowBERTParser(LogParser):
     name = "oneflow_bert"
+    markers = (b'step: ', b'running bert')
     framework = "OneFlow"
     description = "OneFlow-Benchmark LanguageModeling/BERT pretraining stdout logs"
 

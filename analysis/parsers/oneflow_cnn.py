@@ -183,6 +183,7 @@ def _add_lines(log, parsed, pattern, anchor, phase, fields):
 @register
 class OneFlowCNNParser(LogParser):
     name = "oneflow_cnn"
+    markers = (b'train: epoch', b'validation: epoch', b'running ', b'loss_print_every_n_iter')
     framework = "OneFlow"
     description = "OneFlow-Benchmark Classification/cnns (ResNet50) stdout logs"
 

@@ -202,6 +202,7 @@ def _read_records(log: LogText, parsed: ParsedLog) -> None:
 @register
 class OneFlowGPTParser(LogParser):
     name = "oneflow_gpt"
+    markers = (b'micro_batches', b'samples=', b'arguments')
     framework = "OneFlow"
     description = "OneFlow GPT (LanguageModeling/GPT) pretraining logs: table or key=value"
 
