@@ -11,8 +11,3 @@ DATA_DIR = PROJECT_DIR / "data"
 RAW_LOGS_DIR = DATA_DIR / "raw_logs"
 REPORTS_DIR = PROJECT_DIR / "reports"
 NOTEBOOKS_DIR = PROJECT_DIR / "notebooks"
-
-#: Log files and sidecars the collector looks at when it walks a folder.
-LOG_SUFFIXES = (".log", ".txt", ".out", ".json")
-SIDECAR_SUFFIXES = (".mem", ".gpu.csv")
-COMPRESSED_SUFFIX = ".gz"

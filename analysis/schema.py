@@ -88,20 +88,6 @@ PROBLEMS = _cols(
     ("text", "string", "", "the offending line (or an excerpt), as read"),
 )
 
-#: Columns that describe a run and are repeated on every observation row.
-RUN_KEY_COLUMNS = (
-    "run_id",
-    "source",
-    "family",
-    "framework",
-    "model",
-    "precision",
-    "num_nodes",
-    "gpus_per_node",
-    "batch_size_per_device",
-    "repeat",
-)
-
 #: Columns that identify a benchmark case (runs of a case differ only in `repeat`).
 CASE_COLUMNS = (
     "framework",

@@ -8,7 +8,6 @@ family, how that rule computes a run's throughput (`dlperf`).
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -27,9 +26,6 @@ META_FIELDS = (
     "pipeline_parallel", "seq_length", "num_layers", "hidden_size", "num_heads", "vocab_size",
 )
 
-_STRING_FIELDS = ("phase", "metric", "unit")
-_INT_FIELDS = ("line", "rank", "device", "epoch", "step")
-_FLOAT_FIELDS = ("timestamp", "value")
 _MISSING_INT = -1  # sentinel inside the builder only; becomes <NA> in the tidy frame
 
 
@@ -142,16 +138,6 @@ def to_float(values: Iterable[bytes]) -> np.ndarray:
         return out
 
 
-def to_int(values: Iterable[bytes]) -> np.ndarray:
-    vals = list(values)
-    if not vals:
-        return np.empty(0, dtype=np.int64)
-    return np.array(vals, dtype="S").astype(np.int64)
-
-
-_KV_DUMP = re.compile(rb"^\s*([A-Za-z_][\w.\-]*)\s*(?:=|\.{2,})\s*(.*?)\s*$", re.M)
-
-
 def parse_bool(text: str) -> bool | None:
     t = text.strip().lower()
     if t in ("true", "1", "yes", "on"):
@@ -159,10 +145,3 @@ def parse_bool(text: str) -> bool | None:
     if t in ("false", "0", "no", "off", "none"):
         return False
     return None
-
-
-def finditer_lines(pattern: re.Pattern, log: LogText):
-    """Matches of `pattern` in `log.data` with their 1-based line numbers (arrays)."""
-    matches = list(pattern.finditer(log.data))
-    starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
-    return matches, log.lines_at(starts)
