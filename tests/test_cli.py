@@ -45,3 +45,19 @@ def test_empty_folder_gives_an_empty_table(dlperf_exe, tmp_path):
     r = _run(dlperf_exe, "summarize", str(tmp_path), "--format", "csv")
     assert r.returncode == 0
     assert r.stdout.splitlines()[0].startswith("framework,model,precision")
+
+
+def test_parse_writes_observations_runs_and_problems(dlperf_exe, data_dir, tmp_path):
+    import pandas as pd
+
+    src = data_dir / "dll_pytorch" / "seed003_2020"
+    for ext in ("parquet", "csv"):
+        out = tmp_path / f"obs.{ext}"
+        r = _run(dlperf_exe, "parse", str(src), "-o", str(out))
+        assert r.returncode == 0, r.stderr
+        read = pd.read_parquet if ext == "parquet" else pd.read_csv
+        obs, runs = read(out), read(tmp_path / f"obs.runs.{ext}")
+        assert (tmp_path / f"obs.problems.{ext}").exists()
+        assert f"{len(obs)} observations from {len(runs)} runs" in r.stdout
+        assert {"run_id", "line", "step", "timestamp", "metric", "value", "unit"} <= set(obs.columns)
+        assert obs["metric"].isin(["throughput", "loss"]).any()
