@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pandas as pd
 
 from analysis.cli._common import add_paths, report_problems
@@ -60,4 +62,8 @@ def run(args) -> int:
             "line": pd.array([None] * len(extra), dtype="Int64"),
             "kind": extra["problem_kind"], "reason": extra["problem"],
         }))
+    if args.method == "dlperf" and (runs["problem_kind"] == "truncated").any():
+        print("hint: runs shorter than the DLPerf window can be measured with "
+              "--method window --warmup N --measure M (e.g. --warmup 5 --measure 20)",
+              file=sys.stderr)
     return 0
