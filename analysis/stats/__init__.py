@@ -8,6 +8,7 @@ from analysis.stats.summary import (
     bootstrap_median_ci,
     gpt_tflops_per_gpu,
     iteration_throughput,
+    run_data,
     run_throughput,
     summarize,
 )
@@ -16,5 +17,5 @@ METHODS = tuple(method_names())
 
 __all__ = [
     "METHODS", "RUN_COLUMNS", "SUMMARY_COLUMNS", "bootstrap_median_ci", "describe_method",
-    "gpt_tflops_per_gpu", "iteration_throughput", "run_throughput", "summarize",
+    "gpt_tflops_per_gpu", "iteration_throughput", "run_data", "run_throughput", "summarize",
 ]

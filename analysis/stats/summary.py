@@ -7,6 +7,7 @@ import pandas as pd
 
 from analysis import metrics as M
 from analysis.collect import ParseResult
+from analysis.errors import UsageError
 from analysis.estimate import Estimate, RunData
 from analysis.schema import CASE_COLUMNS
 from analysis.stats import methods
@@ -59,10 +60,7 @@ def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | No
     memory = _memory_by_run(obs)
     rows = []
     for run, train, metric_rows in _split_train(obs, runs):
-        gbs = run.global_batch_size
-        rd = RunData(run.run_id, run.family, float(gbs) if pd.notna(gbs) else float("nan"),
-                     train, run._asdict(), metric_rows)
-        est = _estimate(fn, rd, warmup, measure)
+        est = _estimate(fn, _run_data(run, train, metric_rows), warmup, measure)
         rows.append({
             **{c: getattr(run, c) for c in RUN_COLUMNS if c in runs.columns},
             "throughput": est.throughput,
@@ -81,6 +79,20 @@ def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | No
     df["memory_mib_max"] = df["memory_mib_max"].astype(float)
     df["outlier"] = _outliers(df)
     return df
+
+
+def _run_data(run, train: pd.DataFrame, metric_rows: dict) -> RunData:
+    gbs = run.global_batch_size
+    return RunData(run.run_id, run.family, float(gbs) if pd.notna(gbs) else float("nan"),
+                   train, run._asdict(), metric_rows)
+
+
+def run_data(result: ParseResult, run_id: str) -> RunData:
+    """One run as the throughput methods see it (for notebooks, tests and new rules)."""
+    runs = result.runs[result.runs["run_id"] == run_id]
+    if runs.empty:
+        raise UsageError(f"no run {run_id!r}; runs: {', '.join(result.runs['run_id'][:5])}, ...")
+    return _run_data(*next(_split_train(result.observations, runs)))
 
 
 def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):

@@ -10,8 +10,8 @@ import pytest
 
 from analysis import parsers
 from analysis.collect import parse_paths
-from analysis.estimate import RunData
 from analysis.logtext import LogText
+from analysis.stats import run_data
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "megatron"
 PLAIN = "iterations/1n4g/gpt_b1_amp_1"
@@ -21,13 +21,6 @@ ELAPSED = [141.2, 140.1, 139.8, 140.6, 141.9, 140.3, 140.6, 139.5, 140.9,
            142.0, 140.4, 140.6, 139.9, 140.8, 141.1, 140.2, 140.7, 140.5]
 
 
-def run_data(result, run_id: str) -> RunData:
-    obs = result.observations
-    train = obs[(obs["run_id"] == run_id) & (obs["phase"] == "train")].sort_values("line")
-    row = result.runs.set_index("run_id").loc[run_id]
-    return RunData(run_id, row["family"], float(row["global_batch_size"]),
-                   train[["step", "timestamp", "metric", "value", "line", "rank"]]
-                   .reset_index(drop=True).astype({"metric": str}), dict(row))
 
 
 def rows(result, run_id, metric, phase="train"):

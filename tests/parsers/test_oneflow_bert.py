@@ -9,20 +9,13 @@ import pytest
 
 from analysis import parsers
 from analysis.collect import parse_paths
-from analysis.estimate import RunData
 from analysis.logtext import LogText
+from analysis.stats import run_data
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "oneflow_bert"
 T19, T119 = 1598056519.8844702, 1598056537.0029895
 
 
-def run_data(result, run_id: str) -> RunData:
-    obs = result.observations
-    train = obs[(obs["run_id"] == run_id) & (obs["phase"] == "train")].sort_values("line")
-    row = result.runs.set_index("run_id").loc[run_id]
-    return RunData(run_id, row["family"], float(row["global_batch_size"]),
-                   train[["step", "timestamp", "metric", "value", "line", "rank"]]
-                   .reset_index(drop=True).astype({"metric": str}), dict(row))
 
 
 def rows(result, run_id, metric, phase="train"):

@@ -10,8 +10,8 @@ import pytest
 
 from analysis import parsers
 from analysis.collect import parse_paths
-from analysis.estimate import RunData
 from analysis.logtext import LogText
+from analysis.stats import run_data
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "oneflow_cnn"
 T20, T120 = 1597933942.9863544, 1597933977.6064055
@@ -19,13 +19,6 @@ SEED001 = [288.088, 385.628, 386.264, 385.723, 384.622, 385.367, 384.704, 384.92
            384.517]
 
 
-def run_data(result, run_id: str) -> RunData:
-    obs = result.observations
-    train = obs[(obs["run_id"] == run_id) & (obs["phase"] == "train")].sort_values("line")
-    row = result.runs.set_index("run_id").loc[run_id]
-    return RunData(run_id, row["family"], float(row["global_batch_size"]),
-                   train[["step", "timestamp", "metric", "value", "line", "rank"]]
-                   .reset_index(drop=True).astype({"metric": str}), dict(row))
 
 
 def rows(result, run_id, metric, phase="train"):

@@ -15,6 +15,7 @@ from analysis import parsers
 from analysis.collect import parse_paths
 from analysis.estimate import RunData
 from analysis.logtext import LogText
+from analysis.stats import run_data
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "oneflow_gpt"
 DP1 = "table/pretrain_gpt_1n1d_dp1_mp1_pp1_mbz2_gbz2_s2048_l16_h1536_nh16"
@@ -24,13 +25,6 @@ OLD = "batches_header/pretrain_gpt_1n1d_dp1_mp1_pp1_mbz8_gbz8_s2048_l12_h768_nh1
 CONFLICT = "arg_conflict/pretrain_gpt_1n1d_dp1_mp1_pp1_mbz2_gbz2_s2048_l16_h1536_nh16"
 
 
-def run_data(result, run_id: str) -> RunData:
-    obs = result.observations
-    train = obs[(obs["run_id"] == run_id) & (obs["phase"] == "train")].sort_values("line")
-    row = result.runs.set_index("run_id").loc[run_id]
-    return RunData(run_id, row["family"], float(row["global_batch_size"]),
-                   train[["step", "timestamp", "metric", "value", "line", "rank"]]
-                   .reset_index(drop=True).astype({"metric": str}), dict(row))
 
 
 def rows(result, run_id, metric, phase="train"):
