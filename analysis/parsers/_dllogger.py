@@ -26,6 +26,7 @@ import numpy as np
 from analysis import metrics as M
 from analysis.layout import meta_from_path, normalize_model, normalize_precision
 from analysis.logtext import LogText
+from analysis.parsers._words import _BYTE_MASK, _HIGH, _LOW, _U, _equal
 from analysis.parsers.base import ParsedLog, parse_bool
 from analysis.problems import Problem
 
@@ -263,12 +264,8 @@ def _merge_constants(spec: list) -> list:
     return out
 
 
-_U = np.uint64
 _ZEROS = _U(0x3030303030303030)
-_LOW = _U(0x0101010101010101)
-_HIGH = _U(0x8080808080808080)
 _SEVEN6 = _U(0x7676767676767676)
-_BYTE_MASK = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 #: '0' bytes in the 8 - w low bytes: right-aligns a w-digit token for _swar8
 _FILL = np.array([0x3030303030303030 & ((1 << (8 * (8 - w))) - 1) for w in range(9)], np.uint64)
 _SHIFT = np.array([8 * (8 - w) if w else 0 for w in range(9)], dtype=np.uint64)
@@ -299,16 +296,6 @@ def _first_space(x: np.ndarray) -> np.ndarray:
     # low is 0x80 << 8k: its float64 exponent is 7 + 8k (+1023 bias)
     k = ((low.astype(np.float64).view(np.int64) >> 52) - 1030) // 8
     return np.where(low == 0, 8, k)
-
-
-def _equal(u64: np.ndarray, pos: np.ndarray, expect: bytes) -> np.ndarray:
-    """Rows whose bytes at `pos` equal `expect`."""
-    ok = np.ones(len(pos), bool)
-    for j in range(0, len(expect), 8):
-        part = expect[j:j + 8]
-        exp = _U(int.from_bytes(part, "little"))
-        ok &= (u64[pos + j] & _BYTE_MASK[len(part)]) == exp
-    return ok
 
 
 def _short_decimals(x: np.ndarray, w: np.ndarray):
