@@ -1,4 +1,4 @@
-"""Inline ``nvidia-smi`` CSV blocks (OneFlow logs) and the line scanning the families share.
+"""Inline ``nvidia-smi`` CSV blocks (OneFlow logs) as phase ``memory`` rows.
 
 OneFlow's benchmark scripts run ``nvidia-smi --query-gpu=utilization.gpu,memory.used
 --format=csv`` at step 10 and print its output into the log (FORMATS.md §8)::
@@ -8,11 +8,6 @@ OneFlow's benchmark scripts run ``nvidia-smi --query-gpu=utilization.gpu,memory.
     98 %, 11790 MiB
 
 :func:`add_memory_blocks` turns every such block into phase ``memory`` rows.
-
-:func:`scan` and :func:`floats` are the fast-path helpers of the OneFlow and Megatron
-modules: one C-level ``findall`` over the whole file, line numbers from a vectorised
-search of line starts, numbers converted column-wise. (They belong in ``parsers/base.py``;
-they live here because family authors may not edit the core.)
 """
 
 from __future__ import annotations
@@ -23,106 +18,7 @@ import numpy as np
 
 from analysis import metrics as M
 from analysis.logtext import LogText
-from analysis.parsers.base import Observations, to_float
-
-#: A number as the families print it (also nan/inf spellings and None).
-NUM = rb"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:nan|NaN|inf|Inf|Infinity)|None"
-
-
-# --- fast line scanning ------------------------------------------------------------
-
-def line_pattern(anchor: bytes, body: bytes, bad: bytes = rb"[^\n]*") -> re.Pattern:
-    """A whole-file pattern for lines that start with `anchor`.
-
-    The pattern is ``\\n<anchor>(?:<body>|(<bad>)|[^\\n]*)``: every line that starts with
-    `anchor` (except line 1, see :func:`scan`) yields exactly one match. `body` must hold at
-    least one group and must not cross a newline; its first group is empty only when the line
-    did not fit `body`. The last group captures lines that fit `bad` (they look like metric
-    lines but could not be read); lines that fit neither are ignored.
-    """
-    return re.compile(rb"\n" + re.escape(anchor) + rb"(?:" + body + rb"|(" + bad + rb")|[^\n]*)",
-                      re.M)
-
-
-def _line_starts(log: LogText) -> np.ndarray:
-    starts = np.empty(len(log.newlines) + 1, dtype=np.int64)
-    starts[0] = 0
-    starts[1:] = log.newlines + 1
-    return starts
-
-
-def scan(log: LogText, pattern: re.Pattern, anchor: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """Groups of every match of a :func:`line_pattern` and the 1-based line of each match.
-
-    Returns ``(groups, lines)``: `groups` is a 2-D bytes array (one row per line that starts
-    with `anchor`, one column per group of the pattern, b'' for groups that did not take
-    part), `lines` the matching line numbers. One ``findall`` runs in C over the whole file;
-    lines come from a vectorised test of line starts, which pairs one-to-one with the matches
-    because every anchored line matches exactly once.
-    """
-    data = log.data
-    ngroups = pattern.groups
-    rows = pattern.findall(data)
-    if ngroups == 1:
-        rows = [(r,) for r in rows]
-    if data.startswith(anchor):  # line 1 has no newline before it
-        end = data.find(b"\n")
-        rows.insert(0, pattern.match(b"\n" + (data if end < 0 else data[:end])).groups(b""))
-    if not rows:
-        return np.empty((0, ngroups), dtype="S1"), np.empty(0, dtype=np.int64)
-    buf = np.frombuffer(data, dtype=np.uint8)
-    starts = _line_starts(log)
-    starts = starts[starts + len(anchor) <= len(buf)]
-    for k, byte in enumerate(anchor):
-        starts = starts[buf[starts + k] == byte]
-    if len(starts) != len(rows):  # impossible for a line_pattern; stay exact anyway
-        matches = list(pattern.finditer(b"\n" + data))
-        starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
-        rows = [m.groups(b"") for m in matches]
-    return np.array(rows, dtype="S").reshape(len(rows), ngroups), log.lines_at(starts)
-
-
-def floats(col: np.ndarray) -> np.ndarray:
-    """A bytes column to float64: numbers, nan/inf spellings, None and b'' (missing) -> NaN."""
-    col = np.asarray(col, dtype="S")
-    if col.size == 0:
-        return np.empty(0, dtype=np.float64)
-    empty = col == b""
-    if empty.any():
-        col = np.where(empty, b"nan", col)
-    try:
-        return col.astype(np.float64)
-    except ValueError:
-        return to_float(col.tolist())
-
-
-def ints(col: np.ndarray) -> np.ndarray:
-    """A bytes column of digits to int64 (b'' -> -1, i.e. missing)."""
-    col = np.asarray(col, dtype="S")
-    if col.size == 0:
-        return np.empty(0, dtype=np.int64)
-    empty = col == b""
-    if empty.any():
-        col = np.where(empty, b"-1", col)
-    return col.astype(np.int64)
-
-
-def field_values(texts: np.ndarray, key: bytes, sep: bytes = rb": *", delim: bytes = b"|",
-                 value: bytes = rb"[^ |,\n]+") -> np.ndarray:
-    """The value printed after ``<delim>[ ]<key><sep>`` in each of `texts` (b'' where absent).
-
-    `texts` are single lines (no newline) made of fields that each start after `delim`; all
-    are searched with one ``findall`` over their join, whose pattern matches each line
-    exactly once (skipping whole fields, not characters), so the result aligns with `texts`.
-    """
-    if len(texts) == 0:
-        return np.empty(0, dtype="S1")
-    blob = b"\n".join(np.asarray(texts, dtype="S").tolist())
-    d = re.escape(delim)
-    pat = re.compile(rb"^(?:(?:[^" + d + rb"\n]*" + d + rb")*? ?" + re.escape(key) + sep
-                     + rb"(" + value + rb"))?[^\n]*$", re.M)
-    return np.array(pat.findall(blob), dtype="S")
-
+from analysis.parsers.base import Observations
 
 # --- inline nvidia-smi blocks ---------------------------------------------------------
 

@@ -20,7 +20,7 @@ from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import register
-from analysis.parsers._nvsmi import NUM, field_values, floats, ints
+from analysis.parsers._scan import NUM, field_values, floats, ints
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.parsers.oneflow_cnn import bad_lines
 from analysis.parsers.oneflow_gpt import latency_rule, read_argument_dump

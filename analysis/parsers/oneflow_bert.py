@@ -16,7 +16,8 @@ from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import register
-from analysis.parsers._nvsmi import NUM, add_memory_blocks, floats, ints, line_pattern, scan
+from analysis.parsers._nvsmi import add_memory_blocks
+from analysis.parsers._scan import NUM, floats, ints, line_pattern, scan
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.parsers.oneflow_cnn import bad_lines, read_header, window_rule
 

@@ -21,7 +21,8 @@ from analysis.estimate import Estimate, RunData
 from analysis.layout import normalize_model, normalize_precision
 from analysis.logtext import LogText
 from analysis.parsers import register
-from analysis.parsers._nvsmi import NUM, add_memory_blocks, floats, ints, line_pattern, scan
+from analysis.parsers._nvsmi import add_memory_blocks
+from analysis.parsers._scan import NUM, floats, ints, line_pattern, scan
 from analysis.parsers._words import _HIGH, _LOW, _U, _equal
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 from analysis.problems import Problem

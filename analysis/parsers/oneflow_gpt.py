@@ -24,14 +24,8 @@ from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import register
-from analysis.parsers._nvsmi import (
-    add_memory_blocks,
-    field_values,
-    floats,
-    ints,
-    line_pattern,
-    scan,
-)
+from analysis.parsers._nvsmi import add_memory_blocks
+from analysis.parsers._scan import field_values, floats, ints, line_pattern, scan
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 from analysis.parsers.oneflow_cnn import bad_lines
 
