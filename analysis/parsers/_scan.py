@@ -4,7 +4,6 @@ One C-level ``findall`` over the whole file, line numbers from a vectorised sear
 starts, numbers converted column-wise — no Python loop per line.
 """
 
-
 from __future__ import annotations
 
 import re
