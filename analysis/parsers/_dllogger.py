@@ -703,3 +703,13 @@ def apply_parameters(parsed: ParsedLog, params: dict, lines: dict, source: str) 
             f"using global batch = batch_size x world_size"))
     if bsz is not None:
         put("global_batch_size", int(bsz) * ws, "world_size")
+
+
+def parse_stdout(family: str, log: LogText) -> ParsedLog:
+    """A DLLogger stdout log of either framework read into a ParsedLog of `family`."""
+    parsed = ParsedLog(family)
+    found = read(log)
+    parsed.problems.extend(found.problems)
+    add_groups(parsed, log, found.groups)
+    apply_parameters(parsed, found.parameters, found.parameter_lines, log.source)
+    return parsed

@@ -84,12 +84,7 @@ class DllPyTorch(LogParser):
         return 0
 
     def parse(self, log: LogText) -> ParsedLog:
-        parsed = ParsedLog(self.name)
-        read = dll.read(log)
-        parsed.problems.extend(read.problems)
-        dll.add_groups(parsed, log, read.groups)
-        dll.apply_parameters(parsed, read.parameters, read.parameter_lines, log.source)
-        return parsed
+        return dll.parse_stdout(self.name, log)
 
     def dlperf(self, run: RunData) -> Estimate:
         return pytorch_rule(run)

@@ -79,12 +79,7 @@ class DllTensorFlow(LogParser):
         return 0
 
     def parse(self, log: LogText) -> ParsedLog:
-        parsed = ParsedLog(self.name)
-        read = dll.read(log)
-        parsed.problems.extend(read.problems)
-        dll.add_groups(parsed, log, read.groups)
-        dll.apply_parameters(parsed, read.parameters, read.parameter_lines, log.source)
-        return parsed
+        return dll.parse_stdout(self.name, log)
 
     def dlperf(self, run: RunData) -> Estimate:
         tput = _rank0(run.series(M.THROUGHPUT)).sort_values("line").drop_duplicates("line")

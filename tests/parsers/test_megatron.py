@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from _frames import rows
 
 from analysis import parsers
 from analysis.collect import parse_paths
@@ -19,14 +20,6 @@ DATED = "dated_torchrun/1n4g/gpt_b2_bf16_1"
 SRUN = "srun_prefix/2n8g/gpt_b2_amp_1"
 ELAPSED = [141.2, 140.1, 139.8, 140.6, 141.9, 140.3, 140.6, 139.5, 140.9,
            142.0, 140.4, 140.6, 139.9, 140.8, 141.1, 140.2, 140.7, 140.5]
-
-
-
-
-def rows(result, run_id, metric, phase="train"):
-    o = result.observations
-    return o[(o["run_id"] == run_id) & (o["metric"] == metric) & (o["phase"] == phase)] \
-        .sort_values("line")
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
+from _frames import rows
 
 from analysis import parsers
 from analysis.collect import parse_paths
@@ -14,14 +15,6 @@ from analysis.stats import run_data
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "oneflow_bert"
 T19, T119 = 1598056519.8844702, 1598056537.0029895
-
-
-
-
-def rows(result, run_id, metric, phase="train"):
-    o = result.observations
-    return o[(o["run_id"] == run_id) & (o["metric"] == metric) & (o["phase"] == phase)] \
-        .sort_values("line")
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _frames import rows
 
 from analysis import parsers
 from analysis.collect import parse_paths
@@ -17,14 +18,6 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "oneflow_cnn"
 T20, T120 = 1597933942.9863544, 1597933977.6064055
 SEED001 = [288.088, 385.628, 386.264, 385.723, 384.622, 385.367, 384.704, 384.927, 384.109,
            384.517]
-
-
-
-
-def rows(result, run_id, metric, phase="train"):
-    o = result.observations
-    return o[(o["run_id"] == run_id) & (o["metric"] == metric) & (o["phase"] == phase)] \
-        .sort_values("line")
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from _frames import rows
 
 from analysis import parsers
 from analysis.collect import parse_paths
@@ -23,14 +24,6 @@ MPPP = "table/pretrain_gpt_4n8d_dp1_mp8_pp4_mbz16_gbz512_s2048_l24_h2304_nh24"
 KV = "key_value/pretrain_gpt_4n8d_dp8_mp1_pp4_mbz2_gbz512_s2048_l16_h1536_nh16"
 OLD = "batches_header/pretrain_gpt_1n1d_dp1_mp1_pp1_mbz8_gbz8_s2048_l12_h768_nh12"
 CONFLICT = "arg_conflict/pretrain_gpt_1n1d_dp1_mp1_pp1_mbz2_gbz2_s2048_l16_h1536_nh16"
-
-
-
-
-def rows(result, run_id, metric, phase="train"):
-    o = result.observations
-    return o[(o["run_id"] == run_id) & (o["metric"] == metric) & (o["phase"] == phase)] \
-        .sort_values("line")
 
 
 @pytest.fixture(scope="module")
