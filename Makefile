@@ -35,8 +35,8 @@ lint: setup  ## ruff check
 bench: setup  ## parse-speed benchmark (writes figures to stdout)
 	$(PY) benchmarks/parse_speed.py
 
-lab: setup  ## start JupyterLab on notebooks/ with the project kernel
-	bash scripts/lab.sh
+lab: setup  ## start JupyterLab on notebooks/ (127.0.0.1, LAB_PORT=8888; prints the URL with its token)
+	VENV=$(VENV) bash scripts/lab.sh
 
 clean:  ## remove caches (keeps .venv)
 	rm -rf .pytest_cache .ruff_cache build *.egg-info
