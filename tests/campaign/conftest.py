@@ -4,8 +4,8 @@
 - ``slurm_cluster``: a private munged (own socket) + slurmctld + slurmd, single node, with its
   own ``SLURM_CONF`` and ports, so nothing else on the machine is touched.
 
-Each fixture skips with the reason only when the daemons truly cannot start here (not root,
-binaries missing).
+A fixture that cannot start its daemons (not root, binaries missing) FAILS with the reason
+and the fix: a skip would hide a broken install (CI runs as root after `make setup`).
 """
 
 from __future__ import annotations
@@ -61,11 +61,12 @@ def _kill_pidfile(path: Path, sig=signal.SIGTERM, wait: float = 5) -> None:
 
 def _need_root(*binaries: str) -> None:
     if os.geteuid() != 0:
-        pytest.skip("needs root to start the daemons")
+        pytest.fail("the campaign backend tests start sshd/Slurm daemons and need root "
+                    "(run the tests as root, as CI does)", pytrace=False)
     missing = [b for b in binaries if not shutil.which(b) and not Path(b).exists()]
     if missing:
-        pytest.skip(f"missing {', '.join(missing)} (apt-get install -y --no-install-recommends "
-                    "slurm-wlm munge openssh-server)")
+        pytest.fail(f"missing {', '.join(missing)}: run `make setup` as root (it installs "
+                    "slurm-wlm munge openssh-server)", pytrace=False)
 
 
 @pytest.fixture(scope="session")

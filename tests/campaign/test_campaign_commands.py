@@ -113,11 +113,9 @@ def test_oneflow_gpt(tmp_path):
         "pretrain_gpt_2n8d_dp2_mp8_pp1_mbz8_gbz16_s2048_l24_h2304_nh24_1.log.partial"
 
 
-@pytest.mark.parametrize("workload", workloads.names())
+@pytest.mark.parametrize("workload", [w for w in workloads.names() if w != "test_sleeper"])
 @pytest.mark.parametrize("backend", ["local", "ssh", "slurm"])
 def test_dry_run_prints_every_node_and_hides_secrets(workload, backend, tmp_path):
-    if workload == "test_sleeper":
-        pytest.skip("test workload")
     spec = spec_for(workload, backend=backend)
     buf = io.StringIO()
     lines = Campaign(spec, out_dir=tmp_path / "out").dry_run(file=buf)

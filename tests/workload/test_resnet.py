@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import torch
+from torch import nn
 
-torch = pytest.importorskip("torch")
-
-from torch import nn  # noqa: E402
-
-from analysis.workload import resnet as R  # noqa: E402
+from analysis.workload import resnet as R
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,12 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-
-from analysis.workload import dllog  # noqa: E402
-from analysis.workload.dist import DistEnv, WorkloadError  # noqa: E402
-from analysis.workload.options import parse_args  # noqa: E402
-from analysis.workload.train import build, main, parameters, summary_window, train  # noqa: E402
+from analysis.workload import dllog
+from analysis.workload.dist import DistEnv, WorkloadError
+from analysis.workload.options import parse_args
+from analysis.workload.train import build, main, parameters, summary_window, train
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--image-size", "32", "--width", "8", "--batch-size", "4", "--iterations", "6",
@@ -158,9 +157,8 @@ def test_summary_window():
     assert summary_window(21, 20) == 20
 
 
+@pytest.mark.no_gpu
 def test_asking_for_cuda_without_it_fails_clearly(capsys):
-    if torch.cuda.is_available():
-        pytest.skip("this machine has CUDA")
     assert main(["--device", "cuda", "--iterations", "1"]) == 1
     err = capsys.readouterr().err
     assert "--device cuda" in err and "is_available() is False" in err
@@ -231,8 +229,7 @@ def test_single_process_run_prints_dll_lines():
 @pytest.mark.slow
 def test_torchrun_two_processes_gloo(tmp_path):
     torchrun = Path(sys.executable).parent / "torchrun"
-    if not torchrun.exists():
-        pytest.skip("torchrun not installed next to the interpreter")
+    assert torchrun.exists(), f"{torchrun} missing: torch is installed without its scripts"
     logs = tmp_path / "logs"
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(
@@ -250,11 +247,8 @@ def test_torchrun_two_processes_gloo(tmp_path):
     assert p["ddp_static_graph"] == "True" and p["ddp_gradient_as_bucket_view"] == "True"
 
     # the suite's DLL reader takes the log as a campaign would save it
-    try:
-        from analysis.collect import parse_paths
-        from analysis.parsers import dll_pytorch  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - the parser is written by another issue
-        pytest.skip(f"DLL parser not available: {exc}")
+    from analysis.collect import parse_paths
+
     saved = tmp_path / "campaign" / "1n2g" / "resnet50_b4_fp32_1.log"
     saved.parent.mkdir(parents=True)
     saved.write_text(rank_out[0])

@@ -11,10 +11,8 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-
-from analysis.workload import dllog  # noqa: E402
-from analysis.workload.resnet import resnet50  # noqa: E402
+from analysis.workload import dllog
+from analysis.workload.resnet import resnet50
 
 ROOT = Path(__file__).resolve().parents[2]
 
