@@ -1,6 +1,6 @@
 """Parse `nvidia-smi topo -m` text into a validated :class:`Topology` record.
 
-Handles every variant we know of (FORMATS.md §9): the V100 DGX-1 layout with an ``mlx5_0``
+Handles every variant we know of (docs/formats.md §9): the V100 DGX-1 layout with an ``mlx5_0``
 column and a NIC row without affinity; ``NUMA Affinity`` / ``GPU NUMA ID`` columns; ``NICn``
 columns explained by a ``NIC Legend:`` block; tab-separated cells, some of them empty; a header
 without a row-label cell, with multi-word names and ANSI underline escapes. The text is kept

@@ -1,6 +1,6 @@
 """Shared reading of NVIDIA DLLogger stdout lines for the DLL families (not a family itself).
 
-A stdout line is ``DLL <datetime> - <step> <name> : <value> [<unit>] …`` (FORMATS.md §5):
+A stdout line is ``DLL <datetime> - <step> <name> : <value> [<unit>] …`` (docs/formats.md §5):
 metrics are separated by one space after a unit and by two when the unit is empty; the
 datetime lacks its fraction when the microseconds are 0. :func:`read` splits every DLL line
 of a log into a step kind, step numbers, a timestamp and (name, value, unit) triples and
@@ -652,7 +652,7 @@ def _int(text: str | None) -> int | None:
 
 
 def apply_parameters(parsed: ParsedLog, params: dict, lines: dict, source: str) -> None:
-    """Run fields from a PARAMETER dump into `parsed.meta` / `meta_lines` (FORMATS.md §6).
+    """Run fields from a PARAMETER dump into `parsed.meta` / `meta_lines` (docs/formats.md §6).
 
     ``arch`` → model; ``batch_size`` → batch size per device; ``precision`` when stated,
     else ``amp``/``fp16`` True → amp, both False → fp32; ``num_nodes``/``gpus_per_node`` when

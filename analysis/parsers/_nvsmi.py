@@ -1,7 +1,7 @@
 """Inline ``nvidia-smi`` CSV blocks (OneFlow logs) as phase ``memory`` rows.
 
 OneFlow's benchmark scripts run ``nvidia-smi --query-gpu=utilization.gpu,memory.used
---format=csv`` at step 10 and print its output into the log (FORMATS.md §8)::
+--format=csv`` at step 10 and print its output into the log (docs/formats.md §8)::
 
     utilization.gpu [%], memory.used [MiB]
     100 %, 11838 MiB

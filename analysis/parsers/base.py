@@ -111,7 +111,7 @@ class LogParser(ABC):
         """Read every observation of `log`; report problems instead of raising."""
 
     def dlperf(self, run: RunData) -> Estimate:
-        """The DLPerf extract-script rule of this family (FORMATS.md)."""
+        """The DLPerf extract-script rule of this family (docs/formats.md)."""
         return Estimate.fail(f"the DLPerf tooling has no rule for {self.name} logs")
 
 

@@ -1,4 +1,4 @@
-"""DLLogger JSON-stream backend (FORMATS.md §5): ``DLLL {json}`` records, one per line.
+"""DLLogger JSON-stream backend (docs/formats.md §5): ``DLLL {json}`` records, one per line.
 
 ``type`` LOG records carry ``step`` (``[]`` summary, ``[e]`` epoch, ``[e, i]`` training,
 ``[e, i, v]`` validation, ``"PARAMETER"`` argument dump) and a ``data`` dict; METADATA

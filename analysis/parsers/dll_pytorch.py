@@ -1,4 +1,4 @@
-"""NVIDIA DeepLearningExamples PyTorch DLLogger stdout (FORMATS.md §5, §6).
+"""NVIDIA DeepLearningExamples PyTorch DLLogger stdout (docs/formats.md §5, §6).
 
 Lines ``DLL <datetime> - <step> <metric> : <value> <unit> …`` with steps
 ``Epoch: E Iteration: I`` (training), ``Epoch: E Iteration: I Validation Iteration: V``

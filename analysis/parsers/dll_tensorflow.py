@@ -1,4 +1,4 @@
-"""NVIDIA DeepLearningExamples TensorFlow DLLogger stdout (FORMATS.md §5, §7).
+"""NVIDIA DeepLearningExamples TensorFlow DLLogger stdout (docs/formats.md §5, §7).
 
 ResNet50 v1.5 with Horovod/MPI prints ``DLL <datetime> - (epoch, global_step) imgs_per_sec :
 … cross_entropy : …`` (newer benchmark mode: ``total_ips``) from rank 0 only, never for the

@@ -1,4 +1,4 @@
-"""GPU memory sidecars of a run (FORMATS.md §8): ``<run stem>.mem`` and ``<run stem>.gpu.csv``.
+"""GPU memory sidecars of a run (docs/formats.md §8): ``<run stem>.mem`` and ``<run stem>.gpu.csv``.
 
 * ``.mem``: ``max device0 memory usage is: 12958302208`` (bytes, polled each second) →
   ``memory_used`` in MiB, device from the line.

@@ -1,4 +1,4 @@
-"""Megatron-LM training logs (compared against in the GPT reports), FORMATS.md §4.
+"""Megatron-LM training logs (compared against in the GPT reports), docs/formats.md §4.
 
 Only the last rank prints the iteration lines::
 

@@ -1,4 +1,4 @@
-"""OneFlow-Benchmark ``LanguageModeling/BERT`` pretraining logs, FORMATS.md §2.
+"""OneFlow-Benchmark ``LanguageModeling/BERT`` pretraining logs, docs/formats.md §2.
 
 Same header dump as the CNN logs, then a line every 20 steps with a **0-based** step::
 

@@ -1,4 +1,4 @@
-"""OneFlow-Benchmark ``Classification/cnns`` logs (ResNet50 and other CNNs), FORMATS.md §1.
+"""OneFlow-Benchmark ``Classification/cnns`` logs (ResNet50 and other CNNs), docs/formats.md §1.
 
 A log starts with a banner (``Running resnet50: num_gpu_per_node = 8, num_nodes = 1.``),
 one ``name = value`` line per argument, a dashed line and ``Time stamp: …``. Then::

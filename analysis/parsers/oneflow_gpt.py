@@ -1,4 +1,4 @@
-"""OneFlow GPT pretraining logs (``LanguageModeling/GPT``, oneflow_gpt), FORMATS.md §3.
+"""OneFlow GPT pretraining logs (``LanguageModeling/GPT``, oneflow_gpt), docs/formats.md §3.
 
 An argument dump (``  name ........ value`` between ``---- arguments ----`` and
 ``---- end of arguments ----``), ``Training...``, then metrics as a table or as records::

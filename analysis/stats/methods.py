@@ -1,7 +1,7 @@
 """Per-run throughput methods, registered by name: `dlperf`, `window`, `reported`.
 
 - ``dlperf``: exactly the DLPerf extract-script rule of the run's log family
-  (each family module's ``dlperf``; FORMATS.md).
+  (each family module's ``dlperf``; docs/formats.md).
 - ``window``: skip `warmup` iterations, then measure over the next `measure` iterations:
   global batch x iterations / elapsed time between the two lines' timestamps. Families
   without timestamps (OneFlow GPT, Megatron) use the printed per-iteration latencies of the

@@ -12,7 +12,7 @@ from analysis.estimate import Estimate, RunData
 from analysis.schema import CASE_COLUMNS
 from analysis.stats import methods
 
-#: Vocabulary size OneFlow GPT uses when the log does not state one (FORMATS.md §3).
+#: Vocabulary size OneFlow GPT uses when the log does not state one (docs/formats.md §3).
 GPT_DEFAULT_VOCAB = 51200
 OUTLIER_MADS = 3.0
 MAD_TO_SIGMA = 1.4826
@@ -171,7 +171,7 @@ def bootstrap_median_ci(values: np.ndarray, confidence: float = 0.95, n_boot: in
 
 def gpt_tflops_per_gpu(global_batch: float, seq: float, layers: float, hidden: float,
                        vocab: float, latency_s: float, gpus: float) -> float:
-    """Model TFLOP/s per GPU of a GPT iteration (FORMATS.md §3)."""
+    """Model TFLOP/s per GPU of a GPT iteration (docs/formats.md §3)."""
     flops = 96.0 * global_batch * seq * layers * hidden**2 * (
         1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden))
     return flops / (latency_s * gpus) / 1e12

@@ -1,4 +1,4 @@
-"""`nvidia-smi topo -m` parsing: every variant of FORMATS.md §9, conversions and bad input."""
+"""`nvidia-smi topo -m` parsing: every variant of docs/formats.md §9, conversions and bad input."""
 
 from __future__ import annotations
 

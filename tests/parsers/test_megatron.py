@@ -1,4 +1,4 @@
-"""Megatron-LM parser: fixtures in tests/data/megatron (SYNTHETIC, FORMATS.md §4)."""
+"""Megatron-LM parser: fixtures in tests/data/megatron (SYNTHETIC, docs/formats.md §4)."""
 
 from __future__ import annotations
 

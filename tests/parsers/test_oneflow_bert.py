@@ -1,4 +1,4 @@
-"""OneFlow BERT parser: fixtures in tests/data/oneflow_bert (SYNTHETIC, FORMATS.md §2/§8)."""
+"""OneFlow BERT parser: fixtures in tests/data/oneflow_bert (SYNTHETIC, docs/formats.md §2/§8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OneFlow CNN parser: fixtures in tests/data/oneflow_cnn (SYNTHETIC, FORMATS.md §1/§8)."""
+"""OneFlow CNN parser: fixtures in tests/data/oneflow_cnn (SYNTHETIC, docs/formats.md §1/§8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OneFlow GPT parser: fixtures in tests/data/oneflow_gpt (SYNTHETIC, FORMATS.md §3/§8).
+"""OneFlow GPT parser: fixtures in tests/data/oneflow_gpt (SYNTHETIC, docs/formats.md §3/§8).
 
 Each fixture reproduces one row of the seed 002 report (latency, memory, throughput).
 """
@@ -61,7 +61,7 @@ def test_latency_is_median_of_intervals_after_first(result):
 def test_table_columns_and_repeated_header(result):
     tp = rows(result, MPPP, "throughput")
     assert tp["step"].tolist() == list(range(10, 201, 10))
-    assert tp["value"].iloc[:2].tolist() == [35.88042, 39.02016]  # the FORMATS.md rows
+    assert tp["value"].iloc[:2].tolist() == [35.88042, 39.02016]  # the docs/formats.md rows
     assert tp["unit"].unique().tolist() == ["samples/s"]
     samples = rows(result, MPPP, "samples")
     assert samples["value"].iloc[:2].tolist() == [5120, 10240]

@@ -1,4 +1,4 @@
-"""Write the SYNTHETIC Megatron-LM fixtures of this folder (deterministic). FORMATS.md §4."""
+"""Write the SYNTHETIC Megatron-LM fixtures of this folder (deterministic). docs/formats.md §4."""
 
 from __future__ import annotations
 

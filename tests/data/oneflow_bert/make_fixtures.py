@@ -1,6 +1,6 @@
 """Write the SYNTHETIC OneFlow BERT fixtures of this folder (deterministic).
 
-Logs follow FORMATS.md §2 and §8; every example line of §2 appears in one of them.
+Logs follow docs/formats.md §2 and §8; every example line of §2 appears in one of them.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 HERE = Path(__file__).parent
-T19, T119 = 1598056519.8844702, 1598056537.0029895  # FORMATS.md §2 example timestamps
+T19, T119 = 1598056519.8844702, 1598056537.0029895  # docs/formats.md §2 example timestamps
 GLOG = "I0821 08:21:50.123456789  9102 ev_epoll_linux.c:82] Use engine: epollex\n"
 
 

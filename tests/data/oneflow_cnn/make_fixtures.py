@@ -1,6 +1,6 @@
 """Write the SYNTHETIC OneFlow CNN fixtures of this folder (run from anywhere; deterministic).
 
-Logs follow FORMATS.md §1 and §8; every example line of §1 appears in one of them.
+Logs follow docs/formats.md §1 and §8; every example line of §1 appears in one of them.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 GLOG = ("I0727 09:28:28.773988162  8411 ev_epoll_linux.c:82] Use engine: epollex\n"
         "I0727 09:28:28.774124573  8411 ev_epoll_linux.c:84] Using polling engine: epollex\n")
-T20, T120 = 1597933942.9863544, 1597933977.6064055  # FORMATS.md §1 example timestamps
+T20, T120 = 1597933942.9863544, 1597933977.6064055  # docs/formats.md §1 example timestamps
 
 
 def header(model="resnet50", gpus=8, nodes=1, bsz=128, fp16="False"):

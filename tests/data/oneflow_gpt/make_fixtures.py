@@ -1,6 +1,6 @@
 """Write the SYNTHETIC OneFlow GPT fixtures of this folder (deterministic).
 
-Logs follow FORMATS.md §3 and §8. Each is built so that the recommended method (median of
+Logs follow docs/formats.md §3 and §8. Each is built so that the recommended method (median of
 the printed latencies after the first interval; throughput = global batch / latency; memory =
 max memory.used) reproduces one row of the seed 002 report table.
 """
@@ -112,7 +112,7 @@ def kv_log(name, median, mem, given=()):
     return "".join(out)
 
 
-EXAMPLE_ROWS = (  # FORMATS.md §3, the table's data rows (latency 14.26962 / 13.12142)
+EXAMPLE_ROWS = (  # docs/formats.md §3, the table's data rows (latency 14.26962 / 13.12142)
     ("| 10       | 320             | 5120            | 35.88042   | 14.26962   | 11.23708   |\n",
      10, 14.26962),
     ("| 20       | 640             | 10240           | 39.02016   | 13.12142   | 10.43741   |\n",

@@ -1,0 +1,62 @@
+"""The docs follow the code: every format note the code cites ("docs/formats.md §N",
+"seed 00N") is a heading of docs/formats.md, and docs/ARCHITECTURE.md names every module."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FORMATS = ROOT / "docs" / "formats.md"
+CITED_IN = ("analysis", "tests", "benchmarks")
+CITATION = re.compile(r"([\w./-]*)formats\.md((?:\s*[,/]\s*§\d+|\s+§\d+)*)", re.I)
+SEED = re.compile(r"\bseed 00\d\b")
+
+
+def _sources():
+    me = Path(__file__).resolve()
+    for top in CITED_IN:
+        for p in sorted((ROOT / top).rglob("*.py")):
+            if p.resolve() != me:
+                yield p, p.read_text(errors="replace")
+
+
+def _headings() -> str:
+    return "\n".join(ln for ln in FORMATS.read_text().splitlines() if ln.startswith("#"))
+
+
+def format_citations() -> list[tuple[str, str, list[str]]]:
+    """(file:line, prefix before 'formats.md', [§ numbers]) of every citation."""
+    found = []
+    for path, text in _sources():
+        for m in CITATION.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            found.append((f"{path.relative_to(ROOT)}:{line}", m.group(1),
+                          re.findall(r"§\d+", m.group(2))))
+    return found
+
+
+def test_citations_name_docs_formats_md():
+    found = format_citations()
+    assert found, "no citation found: is the pattern still right?"
+    assert [(where, prefix) for where, prefix, _ in found if prefix != "docs/"] == []
+
+
+def test_cited_sections_exist():
+    headings = _headings()
+    missing = [(where, s) for where, _, sections in format_citations() for s in sections
+               if not re.search(rf"^## {s} ", headings, re.M)]
+    assert missing == []
+
+
+def test_cited_seeds_exist():
+    headings = _headings()
+    cited = {(f"{p.relative_to(ROOT)}", s) for p, text in _sources() for s in SEED.findall(text)}
+    assert cited, "no seed citation found: is the pattern still right?"
+    assert sorted((where, s) for where, s in cited if f"### {s} " not in headings) == []
+
+
+def test_the_citation_pattern_reads_lists_of_sections():
+    text = "see FORMATS.md §5, §7 and docs/formats.md §1/§8, docs/formats.md."
+    got = [(m.group(1), re.findall(r"§\d+", m.group(2))) for m in CITATION.finditer(text)]
+    assert got == [("", ["§5", "§7"]), ("docs/", ["§1", "§8"]), ("docs/", [])]
