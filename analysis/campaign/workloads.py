@@ -48,6 +48,14 @@ Templates (``names()``):
     --num-attention-heads NH --seq-length S --max-position-embeddings S --train-iters I
     --log-interval 1 [--fp16] [--dataset DATA]``. Log file
     ``pretrain_gpt_<N>n<G>d_dp.._mp.._pp.._mbz.._gbz.._s.._l.._h.._nh.._<repeat>.log``.
+``gpt``
+    The suite's own GPT (``workloads.gpt``, plain PyTorch) with the ``oneflow_gpt`` case params
+    and file names: ``python -m torch.distributed.run ... --nproc_per_node G -m workloads.gpt
+    --tensor-model-parallel-size MP --pipeline-model-parallel-size PP --micro-batch-size M
+    --global-batch-size GB --num-layers L --hidden-size H --num-attention-heads NH
+    --seq-length S --train-iters I --log-interval 1 --precision bf16|fp32 --device D
+    --dist-backend nccl|gloo``; a case's ``args`` add e.g. ``--compile`` or
+    ``--pipeline-schedule gpipe``. No reduced size on CPU: the case params are the model.
 """
 
 from __future__ import annotations
@@ -324,6 +332,34 @@ class OneFlowGPT(Workload):
         if ctx.opt("data_dir"):
             argv += ["--dataset", str(ctx.opt("data_dir"))]
         return [argv + ctx.extra() for _ in range(n)]
+
+
+@register
+class BuiltinGPT(OneFlowGPT):
+    """The suite's own GPT (``python -m workloads.gpt``) under torchrun."""
+
+    name, framework = "gpt", "pytorch"
+    precisions = ("bf16", "fp32")
+    default_iterations = 30
+
+    def commands(self, ctx):
+        c, p = ctx.case, ctx.case.param
+        cpu = ctx.device == "cpu"
+        out = []
+        for rank in range(c.num_nodes):
+            argv = [*_torchrun_head(ctx, rank), "--nproc_per_node", str(c.gpus_per_node),
+                    "-m", "workloads.gpt", "--tensor-model-parallel-size", str(p["mp"]),
+                    "--pipeline-model-parallel-size", str(p["pp"]),
+                    "--micro-batch-size", str(c.batch_size),
+                    "--global-batch-size", str(p["global_batch_size"]),
+                    "--num-layers", str(p["num_layers"]), "--hidden-size", str(p["hidden_size"]),
+                    "--num-attention-heads", str(p["num_heads"]),
+                    "--seq-length", str(p["seq_length"]),
+                    "--train-iters", str(ctx.spec.iterations), "--log-interval", "1",
+                    "--precision", c.precision, "--device", "cpu" if cpu else "cuda",
+                    "--dist-backend", "gloo" if cpu else "nccl"]
+            out.append(argv + ctx.extra())
+        return out
 
 
 def wrap_container(argv: list[str], container: dict | None, workdir: str, env_names: list[str],

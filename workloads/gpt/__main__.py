@@ -1,0 +1,5 @@
+import sys
+
+from workloads.gpt.train import main
+
+sys.exit(main())

@@ -1,0 +1,90 @@
+"""Command-line options of ``python -m workloads.gpt`` (Megatron/OneFlow GPT spellings)."""
+
+from __future__ import annotations
+
+import argparse
+
+SCHEDULES = ("1f1b", "gpipe")
+PRECISIONS = ("bf16", "fp32")
+COMPILE_MODES = ("default", "max-autotune-no-cudagraphs", "reduce-overhead", "max-autotune")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m workloads.gpt",
+        description="Train a GPT on synthetic tokens with data x tensor x pipeline parallelism "
+                    "(alone or under torchrun) and print OneFlow GPT style metric tables.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    g = p.add_argument_group("model")
+    g.add_argument("--num-layers", type=_positive_int, default=16)
+    g.add_argument("--hidden-size", type=_positive_int, default=1536)
+    g.add_argument("--num-attention-heads", type=_positive_int, default=16)
+    g.add_argument("--seq-length", type=_positive_int, default=2048)
+    g.add_argument("--vocab-size", type=_positive_int, default=51200)
+
+    g = p.add_argument_group("batch and parallelism")
+    g.add_argument("--micro-batch-size", type=_positive_int, default=8,
+                   help="sequences per micro-batch per data-parallel rank")
+    g.add_argument("--global-batch-size", type=_positive_int, default=None,
+                   help="sequences per iteration (default: micro-batch x data-parallel size); "
+                        "micro-batch x dp x micro-batches")
+    g.add_argument("--tensor-model-parallel-size", type=_positive_int, default=1)
+    g.add_argument("--pipeline-model-parallel-size", type=_positive_int, default=1)
+    g.add_argument("--pipeline-schedule", choices=SCHEDULES, default="1f1b")
+    g.add_argument("--data-parallel-impl", choices=("auto", "ddp", "fsdp"), default="auto",
+                   help="auto: DDP without tensor parallelism, FSDP2 (fully_shard) with it")
+
+    g = p.add_argument_group("run length and printing")
+    g.add_argument("--train-iters", type=_positive_int, default=30)
+    g.add_argument("--log-interval", type=_positive_int, default=1)
+    g.add_argument("--seed", type=int, default=1234)
+
+    g = p.add_argument_group("numerics and speed")
+    g.add_argument("--precision", choices=PRECISIONS, default="bf16",
+                   help="bf16 autocast (fp32 weights and optimizer) or fp32 throughout")
+    g.add_argument("--compile", action="store_true", help="torch.compile each block and the loss")
+    g.add_argument("--compile-mode", choices=COMPILE_MODES, default="default")
+    g.add_argument("--activation-checkpointing", action="store_true",
+                   help="recompute each block's activations in the backward pass")
+    g.add_argument("--lr", type=float, default=1e-4)
+    g.add_argument("--weight-decay", type=float, default=0.01)
+
+    g = p.add_argument_group("distributed")
+    g.add_argument("--device", choices=("auto", "cuda", "cpu"), default="auto")
+    g.add_argument("--dist-backend", choices=("auto", "nccl", "gloo"), default="auto")
+    return p
+
+
+def check(args: argparse.Namespace, world_size: int) -> str | None:
+    """The first inconsistency of the sizes, or None. Fills args.data_parallel_size,
+    args.num_micro_batches and args.global_batch_size."""
+    tp, pp = args.tensor_model_parallel_size, args.pipeline_model_parallel_size
+    if world_size % (tp * pp):
+        return f"tensor x pipeline parallel sizes {tp} x {pp} do not divide {world_size} processes"
+    dp = world_size // (tp * pp)
+    per_step = args.micro_batch_size * dp
+    gbs = args.global_batch_size or per_step
+    if gbs % per_step:
+        return (f"--global-batch-size {gbs} is not a multiple of micro-batch x data-parallel "
+                f"size = {per_step}")
+    if args.num_attention_heads % tp or args.hidden_size % args.num_attention_heads:
+        return (f"--num-attention-heads {args.num_attention_heads} must divide --hidden-size "
+                f"{args.hidden_size} and be a multiple of the tensor-parallel size {tp}")
+    if args.num_layers < pp:
+        return f"--num-layers {args.num_layers} is fewer than the {pp} pipeline stages"
+    if args.vocab_size % tp:
+        return f"--vocab-size {args.vocab_size} is not a multiple of the tensor-parallel size {tp}"
+    args.data_parallel_size, args.global_batch_size = dp, gbs
+    args.num_micro_batches = gbs // per_step
+    return None
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    return build_parser().parse_args(argv)

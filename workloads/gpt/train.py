@@ -1,0 +1,232 @@
+"""Train the GPT on one fixed synthetic batch of tokens; print OneFlow GPT metric tables.
+
+Every rank builds the whole model from the same seed and keeps its own part (pipeline stage,
+tensor shards), so a layout's weights equal the single-process model's; the global batch is
+made once on the device from the seed and each data-parallel rank takes its rows. The rank
+that prints is the last pipeline stage's first data- and tensor-parallel rank (it holds the
+loss, averaged over data-parallel ranks). Latency is wall time between iteration ends, after a
+device synchronisation on the printing rank.
+
+Exit codes: 0 success, 1 run-time error, 2 bad options, 3 non-finite final loss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sys
+import time
+
+import torch
+
+from analysis.workload import dist as wdist
+from analysis.workload.dist import DistEnv, WorkloadError
+from workloads.gpt import logfmt
+from workloads.gpt.flops import FORMULA, model_flops, parameter_count
+from workloads.gpt.model import GPT, GPTConfig, lm_loss
+from workloads.gpt.options import check, parse_args
+from workloads.gpt.parallel import (
+    Layout,
+    all_reduce_mean,
+    apply_data_parallel,
+    apply_tensor_parallel,
+    build_schedule,
+    make_layout,
+    stage_layers,
+)
+
+EXIT_ERROR, EXIT_USAGE, EXIT_NONFINITE = 1, 2, 3
+
+
+def build_model(args, layout: Layout, device: torch.device) -> GPT:
+    """The whole model from the seed, cut to this rank's stage and tensor shards."""
+    cfg = GPTConfig(args.num_layers, args.hidden_size, args.num_attention_heads,
+                    args.seq_length, args.vocab_size)
+    torch.manual_seed(args.seed)
+    with torch.device(device):
+        model = GPT(cfg, autocast=torch.bfloat16 if args.precision == "bf16" else None,
+                    checkpointing=args.activation_checkpointing)
+    if layout.pp > 1:
+        model.keep_layers(*stage_layers(args.num_layers, layout.pp, layout.pp_rank),
+                          args.num_layers)
+    if layout.tp > 1:
+        apply_tensor_parallel(model, layout, vocab_parallel=layout.pp == 1)
+    if args.compile:
+        for block in model.blocks.values():
+            block.compile(mode=args.compile_mode)
+    return model
+
+
+def parameter_groups(model: torch.nn.Module) -> list[dict]:
+    """Tensor-parallel (DTensor) and plain parameters in separate groups: the fused AdamW
+    kernel takes one group at a time and refuses a mix of the two."""
+    from torch.distributed.tensor import DTensor
+
+    params = list(model.parameters())
+    groups = [[p for p in params if isinstance(p, DTensor)],
+              [p for p in params if not isinstance(p, DTensor)]]
+    return [{"params": g} for g in groups if g]
+
+
+def synthetic_batch(args, layout: Layout, device: torch.device):
+    """(inputs, targets) of this data-parallel rank: rows of one seeded global batch."""
+    gen = torch.Generator(device=device)
+    gen.manual_seed(args.seed + 1)
+    tokens = torch.randint(0, args.vocab_size, (args.global_batch_size, args.seq_length + 1),
+                           device=device, generator=gen)
+    rows = args.global_batch_size // layout.dp
+    mine = tokens[layout.dp_rank * rows:(layout.dp_rank + 1) * rows]
+    return mine[:, :-1].contiguous(), mine[:, 1:].contiguous()
+
+
+class Trainer:
+    """One optimizer step over all micro-batches: plain gradient accumulation, or the
+    pipeline schedule when there are several stages. `step()` returns the mean loss on the
+    last stage (None elsewhere), not yet averaged over data-parallel ranks."""
+
+    def __init__(self, args, layout: Layout, device: torch.device):
+        self.args, self.layout, self.device = args, layout, device
+        self.model = build_model(args, layout, device)
+        impl = args.data_parallel_impl
+        if impl == "auto":
+            impl = "fsdp" if layout.tp > 1 else "ddp"
+        self.impl = impl
+        self.wrapped = apply_data_parallel(self.model, layout, impl, device)
+        self.vocab_parallel = layout.tp > 1 and layout.pp == 1
+        self.loss_fn = torch.compile(lm_loss) if args.compile and not self.vocab_parallel \
+            else lm_loss
+        self.optimizer = torch.optim.AdamW(parameter_groups(self.model), lr=args.lr,
+                                           weight_decay=args.weight_decay, fused=True)
+        self.schedule = None
+        if layout.pp > 1:
+            self.schedule = build_schedule(self.wrapped, layout, device, args.num_micro_batches,
+                                           args.pipeline_schedule, self.loss_fn)
+        self.inputs, self.targets = synthetic_batch(args, layout, device)
+
+    def _loss_context(self):
+        if not self.vocab_parallel:
+            return contextlib.nullcontext()
+        from torch.distributed.tensor.parallel import loss_parallel
+
+        return loss_parallel()
+
+    def _sync_context(self, last: bool):
+        if self.layout.dp == 1 or last:
+            return contextlib.nullcontext()
+        if self.impl == "ddp":
+            return self.wrapped.no_sync()
+        self.model.set_requires_gradient_sync(False)
+        return contextlib.nullcontext()
+
+    def _accumulate(self) -> torch.Tensor:
+        n = self.args.num_micro_batches
+        total = torch.zeros((), device=self.device)
+        for x, y, j in zip(self.inputs.chunk(n), self.targets.chunk(n), range(n), strict=True):
+            if self.impl == "fsdp" and self.layout.dp > 1:
+                self.model.set_requires_gradient_sync(j == n - 1)
+            with self._sync_context(j == n - 1), self._loss_context():
+                loss = self.loss_fn(self.wrapped(x), y) / n
+                loss.backward()
+            value = loss.detach()
+            total += value.full_tensor() if hasattr(value, "full_tensor") else value
+        return total
+
+    def _pipeline(self) -> torch.Tensor | None:
+        layout = self.layout
+        if layout.last_stage:
+            losses: list[torch.Tensor] = []
+            args = (self.inputs,) if layout.first_stage else ()
+            self.schedule.step(*args, target=self.targets, losses=losses)
+            return torch.stack([v.detach().float() for v in losses]).mean()
+        if layout.first_stage:
+            self.schedule.step(self.inputs)
+        else:
+            self.schedule.step()
+        return None
+
+    def step(self) -> torch.Tensor | None:
+        loss = self._pipeline() if self.schedule is not None else self._accumulate()
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return loss
+
+
+def _arguments(args, denv: DistEnv, layout: Layout, trainer_impl: str) -> dict:
+    return {
+        "framework": "pytorch", "workload": "workloads.gpt", "torch_version": torch.__version__,
+        "num_layers": args.num_layers, "hidden_size": args.hidden_size,
+        "num_attention_heads": args.num_attention_heads, "seq_length": args.seq_length,
+        "vocab_size": args.vocab_size, "padded_vocab_size": args.vocab_size,
+        "micro_batch_size": args.micro_batch_size, "global_batch_size": args.global_batch_size,
+        "num_accumulation_steps": args.num_micro_batches,
+        "data_parallel_size": layout.dp, "tensor_model_parallel_size": layout.tp,
+        "pipeline_model_parallel_size": layout.pp, "pipeline_schedule": args.pipeline_schedule,
+        "data_parallel_impl": trainer_impl, "num_nodes": denv.num_nodes,
+        "num_gpus_per_node": denv.local_world_size, "bf16": args.precision == "bf16",
+        "fp16": False, "compile": args.compile, "compile_mode": args.compile_mode,
+        "checkpoint_activations": args.activation_checkpointing, "train_iters": args.train_iters,
+        "log_interval": args.log_interval, "seed": args.seed, "lr": args.lr,
+        "parameters": parameter_count(args.num_layers, args.hidden_size, args.vocab_size,
+                                      args.seq_length),
+        "flops_formula": FORMULA.replace(" ", ""),
+    }
+
+
+def train(args, denv: DistEnv, device: torch.device) -> int:
+    layout = make_layout(args.data_parallel_size, args.tensor_model_parallel_size,
+                         args.pipeline_model_parallel_size, device)
+    printer = layout.last_stage and layout.dp_rank == 0 and layout.tp_rank == 0
+    trainer = Trainer(args, layout, device)
+    if printer:
+        print(logfmt.argument_dump(_arguments(args, denv, layout, trainer.impl)), flush=True)
+        print("Training...", flush=True)
+        print(logfmt.table_header(), flush=True)
+    flops = model_flops(args.global_batch_size, args.seq_length, args.num_layers,
+                        args.hidden_size, args.vocab_size)
+    micro_per_step = args.global_batch_size // args.micro_batch_size
+    cuda = device.type == "cuda"
+    last_time, last_step, loss_value = time.perf_counter(), 0, float("nan")
+    for step in range(1, args.train_iters + 1):
+        loss = trainer.step()
+        if step % args.log_interval and step != args.train_iters:
+            continue
+        if layout.last_stage:
+            loss_value = float(all_reduce_mean(loss, layout))
+        if cuda:
+            torch.cuda.synchronize(device)
+        now = time.perf_counter()
+        latency = (now - last_time) / (step - last_step)
+        last_time, last_step = now, step
+        if printer:
+            memory = torch.cuda.max_memory_allocated(device) / 2**20 if cuda else float("nan")
+            print(logfmt.table_row(step, step * micro_per_step, step * args.global_batch_size,
+                                   args.global_batch_size / latency, latency, loss_value,
+                                   flops / latency / denv.world_size / 1e12, memory), flush=True)
+    if layout.last_stage and not math.isfinite(loss_value):
+        print(f"workloads.gpt: the final loss is {loss_value}", file=sys.stderr)
+        return EXIT_NONFINITE
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        denv = DistEnv.from_env()
+        problem = check(args, denv.world_size)
+        if problem:
+            print(f"workloads.gpt: {problem}", file=sys.stderr)
+            return EXIT_USAGE
+        device = wdist.resolve_device(args.device, denv)
+        backend = wdist.resolve_backend(args.dist_backend, device)
+        wdist.init(denv, backend, device)
+        try:
+            return train(args, denv, device)
+        finally:
+            wdist.finish()
+    except WorkloadError as exc:
+        print(f"workloads.gpt: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except (RuntimeError, ValueError, torch.OutOfMemoryError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        print(f"workloads.gpt: {type(exc).__name__}: {first}", file=sys.stderr)
+        return EXIT_ERROR
