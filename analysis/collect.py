@@ -17,6 +17,7 @@ import pandas as pd
 
 from analysis import metrics as M
 from analysis import parsers, schema
+from analysis.checks import check_parsed
 from analysis.errors import LogProblemError, UsageError
 from analysis.layout import gpt_case, gpt_group, meta_from_path, node_index, run_stem
 from analysis.logtext import LogText
@@ -104,6 +105,7 @@ def _read_one(path: Path, family: str | None, explicit: bool) -> tuple[ParsedLog
             for b in parsed.obs.blocks:
                 if (b["rank"] < 0).all():
                     b["rank"] = log.ranks_at(b["line"])
+    check_parsed(parsed, log)
     return parsed, log.problems + parsed.problems, parser.name
 
 

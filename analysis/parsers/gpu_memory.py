@@ -7,7 +7,8 @@
   ``timestamp, index, memory.used [MiB], memory.total [MiB], utilization.gpu [%]``) →
   ``memory_used``, ``memory_total`` (MiB) and ``utilization`` (%) per ``device`` = index,
   timestamps ``2026/11/21 10:00:00.123`` read as UTC unix seconds. Columns are found by
-  header name, units in cells are optional, ``[N/A]``/``[Not Supported]`` are NaN.
+  header name, units in cells are optional, ``[N/A]``/``[Not Supported]`` cells give no
+  observation (the tool says there is no value).
 
 Sidecars never form a run of their own; collect joins them to ``<run stem>.log``.
 """
@@ -118,7 +119,7 @@ class GpuMemory(LogParser):
                 if m:
                     v = float(m.group(1))
                 elif _NA.match(cells[j]):
-                    v = float("nan")
+                    continue  # the tool says the value is not available: no observation
                 else:
                     parsed.problems.append(self._bad(log, line, f"{key} {cells[j].strip()!r} is not a number"))
                     continue

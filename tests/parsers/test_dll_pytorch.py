@@ -116,15 +116,16 @@ def test_json_backend(result):
     o = obs_of(result, "json_backend/1n1g/r50_b256_amp_1")
     train = o[o["phase"] == "train"]
     loss = train[train["metric"] == "loss"].set_index("step")
-    assert np.isnan(loss.loc[3, "value"]) and loss.loc[4, "value"] == pytest.approx(6.996)
+    assert 3 not in loss.index and loss.loc[4, "value"] == pytest.approx(6.996)  # bare NaN: no row
     tp = train[train["metric"] == "throughput"].set_index("step")
     assert tp.loc[1, "timestamp"] == pytest.approx(1616499912.0)
     assert tp.loc[2, "timestamp"] == pytest.approx(1616499912.32)  # datetime with offset
     assert tp.loc[1, "line"] == 4 and tp.loc[1, "unit"] == "samples/s"
     assert o[o["phase"] == "summary"].set_index("metric")["value"].to_dict() == {
         "throughput": 800.0, "top1": 71.5}
-    probs = result.problems[result.problems["run_id"] == "json_backend/1n1g/r50_b256_amp_1"]
-    assert probs[["line", "kind"]].values.tolist() == [[155, "bad_line"]]
+    probs = result.problems[result.problems["run_id"] == "json_backend/1n1g/r50_b256_amp_1"] \
+        .sort_values("line")
+    assert probs[["line", "kind"]].values.tolist() == [[6, "non_finite_value"], [155, "bad_line"]]
     assert result.runs.set_index("run_id").loc["json_backend/1n1g/r50_b256_amp_1", "family"] == "dll_json"
 
 

@@ -39,7 +39,10 @@ def test_smi_csv_samples():
     by = {b["metric"]: b for b in parsed.obs.blocks}
     used = by["memory_used"]
     assert used["value"].tolist()[:4] == [1000.0, 1001.0, 1100.0, 1101.0]
-    assert np.isnan(used["value"][-1]) and used["device"].tolist()[:2] == [0, 1]
+    assert used["device"].tolist()[:2] == [0, 1]
+    # line 10 prints [N/A] / [Not Supported]: no value, so no row (and no NaN), memory.total kept
+    assert 10 not in used["line"].tolist() and 10 not in by["utilization"]["line"].tolist()
+    assert 10 in by["memory_total"]["line"].tolist()
     assert used["line"].tolist()[:2] == [2, 3]
     assert used["timestamp"][2] == ts(2026, 11, 21, 10, 0, 0, 500000)
     assert set(by["memory_total"]["value"]) == {16160.0}

@@ -106,10 +106,12 @@ def test_validation_lines_nan_inf(result):
     assert rows(result, rid, "top1", "val")["value"].tolist() == [0.07462, 0.1013]
     assert rows(result, rid, "loss", "val").empty  # validation prints no loss
     loss = rows(result, rid, "loss")
-    assert math.isnan(loss[loss["step"] == 40]["value"].iloc[0])
-    assert loss[loss["step"] == 60]["value"].iloc[0] == np.inf
+    assert not {40, 60} & set(loss["step"])  # `nan` and `inf` are problems, not observations
     assert rows(result, rid, "throughput")["epoch"].unique().tolist() == [1]
-    assert result.problems[result.problems["run_id"] == rid].empty
+    probs = result.problems[result.problems["run_id"] == rid]
+    assert probs[["line", "kind"]].values.tolist() == [[39, "non_finite_value"]]
+    assert "train loss is not a finite number (inf/nan) on 2 line(s): lines 39, 40" \
+        in probs["reason"].iloc[0]
 
 
 def test_truncated_bad_line_and_rule(result):

@@ -1,0 +1,189 @@
+"""Checks every parsed log passes before its numbers become data (run once per file by collect).
+
+* ``non_finite_value``: a printed ``nan``/``inf``/``-inf`` (or ``None``) is not a measurement.
+  Its rows are removed from the observations and one problem per (phase, metric) names the
+  first line, how many lines and which.
+* ``timestamps_backwards``: per rank, a line whose timestamp is earlier than that of the
+  previous line that has one (a clock step, a displaced or edited line, files joined).
+* ``steps_backwards``: per rank, a training line whose (epoch, step) does not come after the
+  previous training line's (iterations repeated or restarted, e.g. a log appended twice).
+
+The order rules are the ones the throughput methods apply to their windows
+(:func:`window_fault`), so a flagged jump and a refused window are the same thing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis.problems import Problem
+
+if TYPE_CHECKING:
+    from analysis.logtext import LogText
+    from analysis.parsers.base import ParsedLog
+
+#: Lines named one by one in a problem's reason; the rest are counted.
+_LINES_SHOWN = 5
+
+
+def check_parsed(parsed: ParsedLog, log: LogText) -> None:
+    """Remove non-finite values from `parsed` and append the problems of all three checks."""
+    parsed.problems.extend(_drop_non_finite(parsed, log))
+    parsed.problems.extend(_order_problems(parsed, log))
+
+
+# --- the rules, on plain arrays in line order -------------------------------------------------
+
+def backwards_timestamps(ts: np.ndarray) -> np.ndarray:
+    """Positions whose finite timestamp is earlier than the previous finite one's."""
+    pos = np.flatnonzero(np.isfinite(ts))
+    return pos[1:][np.diff(ts[pos]) < 0]
+
+
+def backwards_steps(epoch: np.ndarray, step: np.ndarray) -> np.ndarray:
+    """Positions whose (epoch, step) is not after the previous one's (missing epoch = -1)."""
+    if len(step) < 2:
+        return np.empty(0, np.int64)
+    de, ds = np.diff(epoch), np.diff(step)
+    return np.flatnonzero((de < 0) | ((de == 0) & (ds <= 0))) + 1
+
+
+def window_fault(lines, epoch, step, ts, timestamps: bool = True) -> tuple[str, str] | None:
+    """(problem kind, reason) when one rank's training lines (arrays in line order) go back
+    in time (when `timestamps`) or in steps; None when the window is in order."""
+    if timestamps:
+        bad = backwards_timestamps(ts)
+        if len(bad):
+            return "timestamps_backwards", _time_reason(lines, ts, bad, "the window")
+    bad = backwards_steps(epoch, step)
+    if len(bad):
+        return "steps_backwards", _step_reason(lines, epoch, step, bad, "the window")
+    return None
+
+
+def _time_reason(lines, ts, bad, where: str) -> str:
+    finite = np.flatnonzero(np.isfinite(ts))
+    i = int(bad[0])
+    prev = int(finite[np.searchsorted(finite, i) - 1])
+    text = (f"the timestamp goes back {ts[prev] - ts[i]:.6g} s from line {int(lines[prev])} "
+            f"to line {int(lines[i])}")
+    if len(bad) > 1:
+        text += f" ({_count_lines(lines[bad], 'backwards jumps')} in {where})"
+    return text
+
+
+def _step_reason(lines, epoch, step, bad, where: str) -> str:
+    i = int(bad[0])
+
+    def at(k):
+        return f"epoch {int(epoch[k])}, step {int(step[k])}" if epoch[k] >= 0 else f"step {int(step[k])}"
+
+    text = (f"line {int(lines[i])} ({at(i)}) does not come after line {int(lines[i - 1])} "
+            f"({at(i - 1)}): repeated or restarted iterations")
+    if len(bad) > 1:
+        text += f" ({_count_lines(lines[bad], 'such lines')} in {where})"
+    return text
+
+
+def _count_lines(lines: np.ndarray, what: str) -> str:
+    shown = ", ".join(str(int(x)) for x in lines[:_LINES_SHOWN])
+    more = f", … {len(lines) - _LINES_SHOWN} more" if len(lines) > _LINES_SHOWN else ""
+    return f"{len(lines)} {what}: lines {shown}{more}"
+
+
+# --- non-finite values ------------------------------------------------------------------------
+
+def _drop_non_finite(parsed: ParsedLog, log: LogText) -> list[Problem]:
+    found: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
+    kept = []
+    for b in parsed.obs.blocks:
+        bad = ~np.isfinite(b["value"])
+        if not bad.any():
+            kept.append(b)
+            continue
+        phase, metric = _column(b, "phase"), _column(b, "metric")
+        for key in dict.fromkeys(zip(phase[bad].tolist(), metric[bad].tolist())):
+            sel = bad & (phase == key[0]) & (metric == key[1])
+            found.setdefault(key, []).append((b["line"][sel], b["value"][sel]))
+        if not bad.all():
+            kept.append(_select(b, ~bad))
+    parsed.obs.blocks[:] = kept
+    out = []
+    for (phase, metric), parts in found.items():
+        lines = np.concatenate([p[0] for p in parts])
+        values = np.concatenate([p[1] for p in parts])
+        order = np.argsort(lines, kind="stable")
+        lines, values = lines[order], values[order]
+        spelled = sorted({"nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+                          for v in values.tolist()})
+        first = int(lines[0])
+        out.append(Problem(
+            log.source, first, "non_finite_value",
+            f"{phase} {metric} is not a finite number ({'/'.join(spelled)}) on "
+            f"{_count_lines(np.unique(lines), 'line(s)')}; these values are left out of the "
+            "data and of every statistic", log.line_text(first)[:300]))
+    return sorted(out, key=lambda p: p.line)
+
+
+def _column(block: dict, name: str) -> np.ndarray:
+    v = block[name]
+    return np.full(block["n"], v, dtype=object) if isinstance(v, str) else np.asarray(v, dtype=object)
+
+
+def _select(block: dict, keep: np.ndarray) -> dict:
+    out = {"n": int(keep.sum())}
+    for name, v in block.items():
+        if name == "n":
+            continue
+        out[name] = v if isinstance(v, str) else np.asarray(v)[keep]
+    return out
+
+
+# --- order of lines ---------------------------------------------------------------------------
+
+def _order_problems(parsed: ParsedLog, log: LogText) -> list[Problem]:
+    blocks = parsed.obs.blocks
+    if not blocks:
+        return []
+    line, rank, ts, step, epoch = (np.concatenate([b[k] for b in blocks])
+                                   for k in ("line", "rank", "timestamp", "step", "epoch"))
+    train = np.concatenate([_column(b, "phase") == M.TRAIN for b in blocks])
+    out = []
+    timed = np.flatnonzero(np.isfinite(ts))
+    found = [(line[o], backwards_timestamps(ts[o]), ts[o]) for o in _by_rank(timed, rank, line)]
+    out += _file_problem(log, "timestamps_backwards", [
+        (ln, bad, _time_reason(ln, t, bad[:1], "")) for ln, bad, t in found if len(bad)])
+    counted = np.flatnonzero(train & (step >= 0))
+    found = [(line[o], backwards_steps(epoch[o], step[o]), (epoch[o], step[o]))
+             for o in _by_rank(counted, rank, line)]
+    out += _file_problem(log, "steps_backwards", [
+        (ln, bad, _step_reason(ln, *es, bad[:1], "") + ", e.g. a log appended twice")
+        for ln, bad, es in found if len(bad)])
+    return out
+
+
+def _by_rank(rows: np.ndarray, rank: np.ndarray, line: np.ndarray) -> list[np.ndarray]:
+    """`rows` split per rank, one row per line, each in line order."""
+    if not len(rows):
+        return []
+    order = rows[np.lexsort((line[rows], rank[rows]))]
+    r, ln = rank[order], line[order]
+    order = order[np.r_[True, (r[1:] != r[:-1]) | (ln[1:] != ln[:-1])]]
+    r = rank[order]
+    return np.split(order, np.flatnonzero(r[1:] != r[:-1]) + 1)
+
+
+def _file_problem(log: LogText, kind: str, faults: list) -> list[Problem]:
+    """One problem for the faults of every rank: the first one's reason and the count."""
+    if not faults:
+        return []
+    lines, bad, reason = min(faults, key=lambda f: int(f[0][f[1][0]]))
+    at = int(lines[bad[0]])
+    every = np.unique(np.concatenate([ln[b] for ln, b, _ in faults]))
+    if len(every) > 1:
+        reason += f" ({_count_lines(every, 'such lines')} in this file)"
+    reason += "; a throughput window that contains it gives no figure"
+    return [Problem(log.source, at, kind, reason, log.line_text(at)[:300])]
