@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from analysis import checks
 from analysis import metrics as M
 
 
@@ -45,6 +46,7 @@ class RunData:
     train: pd.DataFrame
     meta: dict
     metric_rows: dict | None = None
+    _timeline: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def series(self, metric: str) -> pd.DataFrame:
         """Rows of one training metric, one per printed line, in line order."""
@@ -53,16 +55,56 @@ class RunData:
         a, b = self.metric_rows.get(metric, (0, 0))
         return self.train.iloc[a:b]
 
-    def clock_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """(steps, timestamps) of `clock()` as float arrays in line order — for rules that
+    def clock_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(steps, timestamps, lines) of `clock()` as arrays in line order — for rules that
         run on thousands of runs, where pandas indexing per run would dominate."""
         df = self.series(M.THROUGHPUT)
         if df.empty:
             df = self.train.drop_duplicates("line").sort_values("line")
         steps = df["step"].to_numpy(dtype=np.float64, na_value=np.nan)
         ts = df["timestamp"].to_numpy(dtype=np.float64)
+        lines = df["line"].to_numpy(dtype=np.int64)
         keep = ~np.isnan(steps)
-        return (steps, ts) if keep.all() else (steps[keep], ts[keep])
+        return (steps, ts, lines) if keep.all() else (steps[keep], ts[keep], lines[keep])
+
+    def timeline(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(lines, epochs, steps, timestamps) of the lowest rank's training lines that carry
+        a step, one per line, in line order (epoch -1 where none is printed)."""
+        if self._timeline is None:
+            df = self.train
+            step = df["step"].to_numpy(dtype=np.float64, na_value=np.nan)
+            keep = ~np.isnan(step)
+            if "rank" in df.columns:
+                rank = df["rank"].to_numpy(dtype=np.float64, na_value=np.nan)
+                if not np.isnan(rank).all():
+                    keep &= np.isnan(rank) | (rank == np.nanmin(rank))
+            epoch = (df["epoch"].to_numpy(dtype=np.float64, na_value=-1.0)
+                     if "epoch" in df.columns else np.full(len(df), -1.0))
+            lines, first = np.unique(df["line"].to_numpy(dtype=np.int64)[keep], return_index=True)
+            ts = df["timestamp"].to_numpy(dtype=np.float64)
+            self._timeline = (lines, epoch[keep][first], step[keep][first], ts[keep][first])
+        return self._timeline
+
+    def window_fault(self, first_line: int, last_line: int,
+                     timestamps: bool = True) -> tuple[str, str] | None:
+        """(problem kind, reason) when the training lines from `first_line` to `last_line`,
+        with one more line on either side, go back in time (when `timestamps`) or in steps;
+        None when they are in order. The extra lines catch a window edge that was itself
+        displaced: its neighbour then steps back. The rules are :mod:`analysis.checks`'."""
+        lines, epoch, step, ts = self.timeline()
+        a, b = sorted((int(first_line), int(last_line)))
+        lo = max(int(np.searchsorted(lines, a, "left")) - 1, 0)
+        hi = int(np.searchsorted(lines, b, "right")) + 1
+        return checks.window_fault(lines[lo:hi], epoch[lo:hi], step[lo:hi], ts[lo:hi], timestamps)
+
+    def refuse(self, first_line: int, last_line: int, method: str,
+               timestamps: bool = True) -> Estimate | None:
+        """The failed Estimate of `method` when its window is out of order, else None."""
+        fault = self.window_fault(first_line, last_line, timestamps)
+        if fault is None:
+            return None
+        kind, reason = fault
+        return Estimate.fail(f"{reason}; no throughput from this window", kind, method)
 
     def clock(self) -> pd.DataFrame:
         """One row per training line that carries a step: step, timestamp, line.

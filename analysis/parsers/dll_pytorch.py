@@ -10,7 +10,8 @@ Line reading is shared with the TensorFlow family (:mod:`analysis.parsers._dllog
 
 DLPerf rule (``extract_pytorch_logs_time.py``): skip training lines with Iteration ≤ 5;
 counting the remaining training lines from 1, throughput = global batch × 100 /
-(t(line 120) − t(line 20)), rounded to 2 decimals.
+(t(line 120) − t(line 20)), rounded to 2 decimals. Lines 20 to 120 (and one line on either
+side) must not go back in time or in steps, else there is no figure (``RunData.window_fault``).
 """
 
 from __future__ import annotations
@@ -38,10 +39,10 @@ RULE = ("DLPerf PyTorch rule: training lines with Iteration > 5, lines 20 and 12
 
 def pytorch_rule(run: RunData) -> Estimate:
     """The DLPerf PyTorch DLL rule on a run's training lines (shared with the JSON backend)."""
-    steps, ts = run.clock_arrays()
+    steps, ts, lines = run.clock_arrays()
     n_all = len(steps)
     after = steps > 5
-    steps, ts = steps[after], ts[after]
+    steps, ts, lines = steps[after], ts[after], lines[after]
     if n_all == 0:
         return Estimate.fail("no training lines (a non-master log?)", "no_training_lines", RULE)
     if len(steps) < 120:
@@ -55,6 +56,9 @@ def pytorch_rule(run: RunData) -> Estimate:
     gb = run.global_batch_size
     if gb is None or not np.isfinite(gb):
         return Estimate.fail("the global batch size is unknown", "missing_metadata", RULE)
+    refused = run.refuse(lines[19], lines[119], RULE)
+    if refused is not None:
+        return refused
     dt = t120 - t20
     if dt <= 0:
         return Estimate.fail(f"timestamps do not increase (t120 - t20 = {dt:g} s)",

@@ -17,6 +17,9 @@ DLPerf rules (only rank-0 lines — or lines without a rank prefix — count):
   it is not the ``dlperf`` figure but is stated in ``Estimate.method``.
 * BERT (``Iteration: N`` steps, no epoch; or a model named ``bert*``): global batch × 100 /
   (t(Iteration 120) − t(Iteration 20)), rounded to 2 decimals.
+
+Lines of a rule that go back in steps give no figure; for the timestamp rules, lines that go
+back in time neither (``RunData.window_fault``, one more line on either side).
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ class DllTensorFlow(LogParser):
             return Estimate.fail("no rank-0 throughput lines", "no_training_lines", RULE_A)
         gb = run.global_batch_size
         if _is_bert(run, tput):
-            return self._bert(tput, gb)
+            return self._bert(run, tput, gb)
         vals = tput["value"].to_numpy(dtype=np.float64)
         if len(vals) < 100:
             return Estimate.fail(f"only {len(vals)} rank-0 throughput lines; the rule needs 100",
@@ -95,20 +98,28 @@ class DllTensorFlow(LogParser):
         first = tput.iloc[:100]
         steps = first["step"].tolist()
         method = f"{RULE_A} (steps {steps[0]}-{steps[-1]})"
+        a, b = (int(x) for x in first["line"].iloc[[0, 99]])
+        refused = run.refuse(a, b, method, timestamps=False)
+        if refused is not None:
+            return refused
         t0, t99 = (float(x) for x in first["timestamp"].iloc[[0, 99]])
-        if gb is not None and np.isfinite(gb) and np.isfinite(t99 - t0) and t99 > t0:
+        if (gb is not None and np.isfinite(gb) and np.isfinite(t99 - t0) and t99 > t0
+                and run.window_fault(a, b) is None):
             method += f"; rule (b), global batch x 99 / (t100 - t1): {gb * 99 / (t99 - t0):.2f}"
         return Estimate(throughput=round(float(vals[:100].mean()), 2), iterations=100,
                         method=method)
 
     @staticmethod
-    def _bert(tput: pd.DataFrame, gb: float) -> Estimate:
+    def _bert(run: RunData, tput: pd.DataFrame, gb: float) -> Estimate:
         steps = tput["step"].astype("float64")
-        at = {s: tput["timestamp"][steps == s] for s in (20, 120)}
+        at = {s: tput[steps == s] for s in (20, 120)}
         if at[120].empty or at[20].empty:
             return Estimate.fail(f"no Iteration {20 if at[20].empty else 120} line; "
                                  "the rule needs Iterations 20 and 120", "truncated", RULE_BERT)
-        t20, t120 = float(at[20].iloc[0]), float(at[120].iloc[0])
+        refused = run.refuse(at[20]["line"].iloc[0], at[120]["line"].iloc[0], RULE_BERT)
+        if refused is not None:
+            return refused
+        t20, t120 = float(at[20]["timestamp"].iloc[0]), float(at[120]["timestamp"].iloc[0])
         if not np.isfinite(t120 - t20) or t120 <= t20:
             return Estimate.fail("Iterations 20 and 120 carry no increasing timestamps",
                                  "missing_timestamps", RULE_BERT)

@@ -101,9 +101,10 @@ def window_rule(run: RunData, first: int, last: int, rule: str) -> Estimate:
     """global batch × (last − first) / (ts(last) − ts(first)), steps as stored (1-based).
 
     Without timestamps at those steps, falls back to the older rule of seed 001 (mean of
-    the printed throughputs after the first) and says so with `missing_timestamps`.
+    the printed throughputs after the first) and says so with `missing_timestamps`. Lines
+    that go back in time or in steps inside the window give no figure.
     """
-    steps, ts = run.clock_arrays()
+    steps, ts, lines = run.clock_arrays()
     if steps.size == 0:
         return Estimate.fail("the log has no training lines, so there is no window to measure",
                              kind="no_training_lines", method=rule)
@@ -119,6 +120,10 @@ def window_rule(run: RunData, first: int, last: int, rule: str) -> Estimate:
             f"{len(uniq)} printed iterations, the last at iteration {int(uniq.max())}",
             kind="truncated", method=rule)
     t0, t1 = float(ts[at[first]]), float(ts[at[last]])
+    refused = run.refuse(lines[at[first]], lines[at[last]], rule,
+                         timestamps=bool(np.isfinite(t0) and np.isfinite(t1)))
+    if refused is not None:
+        return refused
     if np.isfinite(t0) and np.isfinite(t1) and t1 > t0:
         return Estimate(throughput=gbs * (last - first) / (t1 - t0), method=rule,
                         iterations=last - first, latency=(t1 - t0) / (last - first))
@@ -134,7 +139,13 @@ def window_rule(run: RunData, first: int, last: int, rule: str) -> Estimate:
 def _older_rule(run: RunData, why: str) -> Estimate:
     method = ("older DLPerf rule (seed 001): mean of the printed throughputs, the first "
               "(start-up) one discarded")
-    values = run.series(M.THROUGHPUT).drop_duplicates("line")["value"].to_numpy(dtype=float)
+    rows = run.series(M.THROUGHPUT).drop_duplicates("line")
+    values = rows["value"].to_numpy(dtype=float)
+    if len(values) > 1:
+        lines = rows["line"].to_numpy()
+        refused = run.refuse(lines.min(), lines.max(), method, timestamps=False)
+        if refused is not None:
+            return refused
     if len(values) < 2:
         return Estimate.fail(f"{why}; the older rule needs at least two printed throughputs, "
                              f"the log has {len(values)}", kind="truncated", method=method)

@@ -94,7 +94,7 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
 
 def latency_rule(run: RunData, what: str) -> Estimate:
     """Latency = median of the printed per-interval latencies after the first (start-up) one;
-    throughput = global batch / latency."""
+    throughput = global batch / latency. Steps that repeat or go back give no figure."""
     method = (f"median of the printed {what} of every interval after the first (start-up) "
               "interval; throughput = global batch / latency")
     rows = run.series(M.LATENCY).drop_duplicates("line")
@@ -106,6 +106,11 @@ def latency_rule(run: RunData, what: str) -> Estimate:
         return Estimate.fail("the global batch size is unknown", kind="missing_metadata",
                              method=method)
     kept = rows.iloc[1:]
+    if len(kept):
+        lines = rows["line"].to_numpy()
+        refused = run.refuse(lines.min(), lines.max(), method, timestamps=False)
+        if refused is not None:
+            return refused
     values = kept["value"].to_numpy(dtype=float)
     values = values[np.isfinite(values)]
     if not len(values):

@@ -7,6 +7,11 @@
   without timestamps (OneFlow GPT, Megatron) use the printed per-iteration latencies of the
   same window instead.
 - ``reported``: median of the throughput values the program printed after `warmup`.
+
+A window whose lines (with one more line on either side) go back in time or in steps gives
+no figure: the estimate is NaN with kind ``timestamps_backwards`` / ``steps_backwards``
+(``RunData.window_fault``). Methods that read printed values (latencies, throughputs) check
+only the steps; timestamps do not enter their figure.
 """
 
 from __future__ import annotations
@@ -82,17 +87,21 @@ def window(run: RunData, warmup: int, measure: int) -> Estimate:
         return Estimate.fail("no training lines", "no_training_lines", label)
     steps = clock["step"].to_numpy(dtype=np.int64)
     ts = clock["timestamp"].to_numpy(dtype=np.float64)
+    lines = clock["line"].to_numpy(dtype=np.int64)
     order = np.argsort(steps, kind="stable")
-    steps, ts = steps[order], ts[order]
+    steps, ts, lines = steps[order], ts[order], lines[order]
     if np.isfinite(ts).any():
         keep = np.isfinite(ts)
-        steps, ts = steps[keep], ts[keep]
+        steps, ts, lines = steps[keep], ts[keep], lines[keep]
         i0 = np.searchsorted(steps, warmup, side="left")
         if i0 >= len(steps):
             return _truncated(label, warmup, measure, int(steps[-1]))
         i1 = np.searchsorted(steps, steps[i0] + measure, side="left")
         if i1 >= len(steps):
             return _truncated(label, warmup, measure, int(steps[-1]))
+        refused = run.refuse(lines[i0], lines[i1], label)
+        if refused is not None:
+            return refused
         n_it = int(steps[i1] - steps[i0])
         dt = ts[i1] - ts[i0]
         if dt <= 0:
@@ -118,6 +127,10 @@ def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Esti
     inside = (prev >= warmup) & (steps <= warmup + measure)
     if not inside.any() or steps[-1] < warmup + measure:
         return _truncated(label, warmup, measure, int(steps[-1]))
+    inside_lines = lat["line"].to_numpy(dtype=np.int64)[inside]
+    refused = run.refuse(inside_lines.min(), inside_lines.max(), label, timestamps=False)
+    if refused is not None:
+        return refused
     n_it = steps[inside] - prev[inside]
     seconds = float((lat["value"].to_numpy()[inside] * n_it).sum())
     iters = int(n_it.sum())
@@ -136,4 +149,8 @@ def reported(run: RunData, warmup: int, measure: int) -> Estimate:
     vals = vals[np.isfinite(vals)]
     if vals.size == 0:
         return Estimate.fail(f"no printed throughput after iteration {warmup}", "truncated", label)
+    lines = df["line"].to_numpy(dtype=np.int64)
+    refused = run.refuse(lines.min(), lines.max(), label, timestamps=False)
+    if refused is not None:
+        return refused
     return Estimate(float(np.median(vals)), label, int(vals.size))

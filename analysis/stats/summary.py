@@ -260,7 +260,9 @@ def iteration_throughput(result: ParseResult) -> pd.DataFrame:
     Columns: run_id, framework, model, precision, num_nodes, gpus_per_node,
     batch_size_per_device, repeat, case, step, timestamp, throughput, basis
     ('timestamps' = global batch x iterations / time since the previous line, else
-    'printed' = the value the program printed).
+    'printed' = the value the program printed). Lines are taken in line order; where the
+    step or the clock does not advance from the previous line (a new epoch, a repeated
+    step, a clock step back, two lines in one clock tick) the timestamp basis gives NaN.
     """
     obs, runs = result.observations, result.runs.set_index("run_id")
     train = obs[obs["phase"] == M.TRAIN]
@@ -268,12 +270,15 @@ def iteration_throughput(result: ParseResult) -> pd.DataFrame:
     for rid, df in train.groupby("run_id", observed=True, sort=False):
         run = runs.loc[rid]
         df = methods._lowest_rank(df)
-        clock = df[df["step"].notna()].drop_duplicates("line").sort_values("step")
+        clock = df[df["step"].notna()].drop_duplicates("line").sort_values("line")
         steps = clock["step"].to_numpy(dtype=float)
         ts = clock["timestamp"].to_numpy(dtype=float)
         gbs = run["global_batch_size"]
         if np.isfinite(ts).sum() >= 2 and pd.notna(gbs):
-            thr = float(gbs) * np.diff(steps) / np.diff(ts)
+            d_step, d_t = np.diff(steps), np.diff(ts)
+            ok = (d_step > 0) & (d_t > 0)
+            thr = np.full(d_t.shape, np.nan)
+            thr[ok] = float(gbs) * d_step[ok] / d_t[ok]
             frame = pd.DataFrame({"step": steps[1:], "timestamp": ts[1:], "throughput": thr,
                                   "basis": "timestamps"})
         else:

@@ -98,3 +98,50 @@ def test_gpt_tflops_formula_seed_002_row():
     flops = 96 * 2 * 2048 * 16 * 1536**2 * (1 + 2048 / (6 * 1536) + 51200 / (16 * 16 * 1536))
     assert t == pytest.approx(flops / 0.40616 / 1e12)
     assert 49 < t < 50
+
+
+def test_window_with_a_clock_step_back_inside_gives_no_figure():
+    steps = np.arange(1, 151)
+    ts = 1000.0 + 0.5 * steps
+    ts[59:] -= 3600.0  # the clock steps back an hour at iteration 60, inside 20..120
+    est = methods.window(_run(steps, ts), warmup=20, measure=100)
+    assert not est.ok and est.problem_kind == "timestamps_backwards"
+    assert "from line 59 to line 60" in est.problem
+    ts = 1000.0 + 0.5 * steps
+    ts[59:] += 3600.0  # a step forward keeps the order: the stated rule measures it
+    assert methods.window(_run(steps, ts), warmup=20, measure=100).ok
+
+
+def test_coarse_clock_with_equal_timestamps_is_in_order():
+    steps = np.arange(1, 151)
+    ts = 1000.0 + np.floor(steps / 3.0)  # whole seconds, three lines per tick
+    est = methods.window(_run(steps, ts), warmup=20, measure=100)
+    assert est.ok and est.throughput == pytest.approx(256 * 100 / (np.floor(120 / 3) - np.floor(20 / 3)))
+
+
+def test_repeated_steps_refuse_printed_value_methods():
+    steps = np.r_[np.arange(10, 110, 10), np.arange(10, 210, 10)]  # restarted and appended
+    lat = np.full(steps.size, 0.4)
+    thr = np.full(steps.size, 5.0)
+    run = _run(steps, np.full(steps.size, np.nan), thr=thr, latency=lat, gbs=2.0)
+    for est in (methods.reported(run, 20, 0), methods.window(run, 10, 50)):
+        assert not est.ok and est.problem_kind == "steps_backwards", est
+        assert "line 11 (step 10) does not come after line 10 (step 100)" in est.problem
+
+
+def test_iteration_trace_has_no_negative_or_infinite_throughput(tmp_path):
+    from pathlib import Path
+
+    from analysis.collect import parse_paths
+    from analysis.stats import iteration_throughput
+
+    src = Path(__file__).resolve().parents[1] / "data" / "dll_pytorch" / "no_fraction"
+    lines = (src / "1n1g" / "r50_b256_amp_1.log").read_text().split("\n")
+    lines[59] = lines[59].replace("2021-03-23 11:", "2021-03-23 10:")  # one line an hour back
+    (tmp_path / "1n1g").mkdir()
+    (tmp_path / "1n1g" / "r50_b256_amp_1.log").write_text("\n".join(lines))
+    for root in (src, tmp_path):  # whole-second clock: lines share a tick; and a step back
+        trace = iteration_throughput(parse_paths([root]))
+        thr = trace["throughput"].to_numpy(dtype=float)
+        assert not np.isinf(thr).any() and not (thr <= 0).any()
+        assert np.isfinite(thr).sum() > 50
