@@ -1,4 +1,4 @@
-"""External commands and their text: the one command wrapper, shell quoting, secret redaction.
+"""External commands and their text: the one command wrapper and shell quoting.
 
 ``run_command`` is :func:`analysis.shell.run_command` when that module exists; until then
 this package carries its own wrapper with the same signature and error.
@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from analysis.errors import DLPerfError
+from analysis.redact import redact_argv  # secrets are hidden by analysis.redact only
 
 try:  # the suite-wide wrapper, when present
     from analysis.shell import CommandError, run_command  # type: ignore[import-not-found]
@@ -43,32 +44,7 @@ except ImportError:  # pragma: no cover - depends on the other engineer's module
             raise CommandError(argv, proc.returncode, proc.stdout, proc.stderr)
         return proc
 
-__all__ = ["CommandError", "run_command", "is_secret", "redact_env", "redact_argv",
-           "shell_join", "render_shell"]
-
-_SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.I)
-REDACTED = "***"
-
-
-def is_secret(name: str) -> bool:
-    """Environment variable names whose values must never be written anywhere."""
-    return bool(_SECRET.search(name))
-
-
-def redact_env(env: Mapping[str, str]) -> dict[str, str]:
-    return {k: (REDACTED if is_secret(k) else str(v)) for k, v in env.items()}
-
-
-def redact_argv(argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
-    """`argv` with the values of secret variables of `env` replaced by ``***``."""
-    secrets = [str(v) for k, v in env.items() if is_secret(k) and str(v)]
-    out = []
-    for a in argv:
-        a = str(a)
-        for s in secrets:
-            a = a.replace(s, REDACTED)
-        out.append(a)
-    return out
+__all__ = ["CommandError", "run_command", "redact_argv", "shell_join", "render_shell"]
 
 
 def shell_join(argv: Sequence[str]) -> str:

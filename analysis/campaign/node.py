@@ -6,8 +6,8 @@ so that it needs nothing but the standard library on the node). It
 - writes its pid to ``--pidfile`` and becomes a session leader;
 - reads the spec's environment variables as one JSON line from stdin (``--env-stdin``), so
   secrets never appear on a command line;
-- starts the environment capture (``python -m analysis env -o ENV_JSON``, with secret variables
-  removed from its environment) and, when the node has NVIDIA GPUs, GPU sampling
+- starts the environment capture (``python -m analysis env -o ENV_JSON``, which records only
+  performance-relevant variables, secrets redacted) and, when the node has NVIDIA GPUs, GPU sampling
   (``nvidia-smi --query-gpu=... -lms 500`` into ``--gpu-csv``);
 - runs ARGV with the agent's stdout/stderr (the node log), stdin closed;
 - stops the whole process tree (torchrun puts its workers in new sessions, so the tree is
@@ -26,7 +26,6 @@ import argparse
 import ctypes
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -37,7 +36,6 @@ import time
 from pathlib import Path
 
 GPU_QUERY = "timestamp,index,memory.used,memory.total,utilization.gpu"
-_SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL", re.I)
 GRACE = 5.0
 
 
@@ -157,10 +155,10 @@ def _visible_gpus(env: dict) -> list[str]:
 
 
 def _start_env_capture(path: str, env: dict) -> tuple[subprocess.Popen | None, str]:
-    clean = {k: v for k, v in env.items() if not _SECRET.search(k)}
+    # `dlperf env` records an allow-list of variables, redacted by analysis.redact
     try:
         proc = subprocess.Popen([sys.executable, "-m", "analysis", "env", "-o", path],
-                                env=clean, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
     except OSError as exc:
         return None, f"failed: {exc}"

@@ -22,11 +22,11 @@ import yaml
 from analysis import config
 from analysis.campaign import backends, records
 from analysis.campaign.backends.base import Interrupted, Launch, NodeLaunch, Outcome
-from analysis.campaign.commands import REDACTED, is_secret, redact_env
 from analysis.campaign.spec import BACKENDS, Run, Spec, SpecError, contained, load
 from analysis.campaign.workloads import LaunchContext, wrap_container
 from analysis.campaign.workloads import get as get_workload
 from analysis.errors import DLPerfError
+from analysis.redact import redact_env, redact_tree
 
 
 class CampaignInterrupted(DLPerfError):
@@ -150,9 +150,7 @@ class Campaign:
 
     # -- running ----------------------------------------------------------------------
     def _write_spec(self) -> None:
-        raw = dict(self.spec.raw)
-        if raw.get("env"):
-            raw["env"] = {k: (REDACTED if is_secret(k) else v) for k, v in raw["env"].items()}
+        raw = redact_tree(dict(self.spec.raw), self.spec.secrets())
         raw["backend"] = self.spec.backend
         self.out.mkdir(parents=True, exist_ok=True)
         (self.out / "campaign.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
@@ -308,7 +306,7 @@ class Campaign:
                   "stopped": n.stopped, "env_capture": n.env_capture,
                   "gpu_sampling": n.gpu_sampling, "command": n.command}
                  for n in outcome.nodes]
-        return {
+        return redact_tree({
             "run_id": run.run_id, "ok": outcome.ok, "state": "done" if outcome.ok else "failed",
             "reason": outcome.reason, "attempt": attempt, "attempts_total": total,
             "finished": time.time(), "duration_s": outcome.wall_s,
@@ -321,7 +319,7 @@ class Campaign:
                      "warmup": self.spec.warmup, **c.param},
             "env": redact_env(launch.nodes[0].env) if launch else {},
             "nodes": nodes, **outcome.extra,
-        }
+        }, self.spec.secrets(), by_name=False)
 
 
 def run_campaign(spec, out_dir=None, backend=None, dry_run=False, progress=True):

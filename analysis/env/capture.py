@@ -27,15 +27,33 @@ from analysis.env.probes import (
     probe_memory_os,
     probe_topology,
 )
-from analysis.env.record import EnvRecord, redact_env
+from analysis.env.record import EnvRecord
 from analysis.env.software import probe_software
+from analysis.redact import redact_env
 
-#: Environment variables recorded by default (shell-style patterns, case-sensitive).
+#: Environment variables recorded by default: what can change performance (shell-style
+#: patterns, case-sensitive). An allow-list: nothing else is recorded unless asked for.
 DEFAULT_ENV_PATTERNS = (
-    "NCCL_*", "CUDA_*", "NVIDIA_*", "CUDNN_*", "NVSHMEM_*", "UCX_*", "OMPI_MCA_*", "GLOO_*",
+    "CUDA_*", "NCCL_*", "NVIDIA_*", "CUDNN_*", "NVSHMEM_*", "UCX_*", "OMPI_MCA_*", "GLOO_*",
     "OMP_*", "MKL_*", "KMP_*", "GOMP_*", "HOROVOD_*", "TF_*", "XLA_*", "ONEFLOW_*", "TORCH_*",
-    "PYTORCH_*", "SLURM_*", "DLPERF_*", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK",
-    "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", "LD_LIBRARY_PATH", "LD_PRELOAD",
+    "PYTORCH_*", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK",
+    "LOCAL_WORLD_SIZE", "NODE_RANK", "LD_LIBRARY_PATH", "LD_PRELOAD",
+    # Slurm job geometry
+    "SLURM_JOB_ID", "SLURM_JOB_PARTITION", "SLURM_JOB_NODELIST", "SLURM_JOB_NUM_NODES",
+    "SLURM_NNODES", "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_NTASKS_PER_NODE",
+    "SLURM_TASKS_PER_NODE", "SLURM_CPUS_PER_TASK", "SLURM_CPUS_ON_NODE",
+    "SLURM_JOB_CPUS_PER_NODE", "SLURM_GPUS", "SLURM_GPUS_PER_NODE", "SLURM_GPUS_PER_TASK",
+    "SLURM_GPUS_ON_NODE", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS", "SLURM_MEM_PER_NODE",
+    "SLURM_MEM_PER_CPU", "SLURM_DISTRIBUTION", "SLURM_CPU_BIND", "SLURM_CPU_BIND_TYPE",
+    "SLURM_HINT", "SLURM_NODEID", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_STEP_NUM_NODES",
+    "SLURM_STEP_NUM_TASKS", "SLURM_STEP_TASKS_PER_NODE",
+)
+#: Matched by a default pattern but not TensorFlow's: Terraform's ``TF_*`` variables.
+NOT_RECORDED = (
+    "TF_CLI_*", "TF_VAR_*", "TF_TOKEN_*", "TF_LOG", "TF_LOG_*", "TF_INPUT", "TF_DATA_DIR",
+    "TF_WORKSPACE", "TF_IN_AUTOMATION", "TF_REGISTRY_*", "TF_STATE_*", "TF_PLUGIN_*",
+    "TF_IGNORE", "TF_APPEND_USER_AGENT", "TF_ACC*", "TF_REATTACH_PROVIDERS", "TF_CLOUD_*",
+    "TF_HOSTNAME", "TF_ORGANIZATION", "TF_PROJECT", "TF_WORKDIR", "TF_SKIP_*",
 )
 
 #: Default timeout (s) of each external command; they run in parallel.
@@ -52,11 +70,18 @@ PROBES: dict[str, Callable[[float], Found]] = {
 }
 
 
-def select_env(environ: Mapping[str, str], patterns: Sequence[str] = DEFAULT_ENV_PATTERNS
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def select_env(environ: Mapping[str, str], extra_patterns: Sequence[str] = ()
                ) -> dict[str, str]:
-    """The variables of ``environ`` whose names match ``patterns``, sorted, secrets redacted."""
+    """The variables of ``environ`` on the allow-list (:data:`DEFAULT_ENV_PATTERNS` but not
+    :data:`NOT_RECORDED`) or matching ``extra_patterns``, sorted; secrets (by name or value,
+    :mod:`analysis.redact`) redacted."""
     chosen = {k: v for k, v in environ.items()
-              if any(fnmatch.fnmatchcase(k, p) for p in patterns)}
+              if (_matches(k, DEFAULT_ENV_PATTERNS) and not _matches(k, NOT_RECORDED))
+              or _matches(k, extra_patterns)}
     return redact_env(dict(sorted(chosen.items())))
 
 
@@ -94,7 +119,7 @@ def capture(timeout: float = DEFAULT_TIMEOUT, env_patterns: Sequence[str] = (),
     return EnvRecord(
         captured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         hostname=socket.gethostname(),
-        env=select_env(environ, tuple(DEFAULT_ENV_PATTERNS) + tuple(env_patterns)),
+        env=select_env(environ, tuple(env_patterns)),
         sources=sources,
         absent=absent,
         capture_seconds=round(time.monotonic() - start, 3),

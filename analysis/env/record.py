@@ -2,13 +2,13 @@
 
 One record is stored next to each run's logs (``env.json``) and joined to the tidy frames by
 run id. Everything in it is plain JSON. Environment variables pass through
-:func:`redact_env` whenever a record is built or loaded, so a secret never reaches the file.
+:func:`analysis.redact.redact_env` whenever a record is built or loaded, so a secret (by its
+name or its value) never reaches the file.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -16,24 +16,13 @@ from typing import Any
 
 from analysis.env.topology import Topology, TopologyError
 from analysis.errors import SchemaError
+from analysis.redact import redact_env, redact_value
 
 SCHEMA_VERSION = 1
-REDACTED = "<redacted>"
-_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|KEY", re.I)
 
 
 class EnvRecordError(SchemaError):
     """An environment record (or its JSON file) does not match the EnvRecord schema."""
-
-
-def is_secret_name(name: str) -> bool:
-    """True when a variable's name says it holds a secret (TOKEN, SECRET, PASSWORD, KEY)."""
-    return bool(_SECRET_NAME.search(name))
-
-
-def redact_env(env: Mapping[str, Any]) -> dict[str, str]:
-    """Copy of ``env`` with the value of every secret-named variable replaced by ``<redacted>``."""
-    return {str(k): (REDACTED if is_secret_name(str(k)) else str(v)) for k, v in env.items()}
 
 
 # JSON key -> (accepted types, may be None). The order is the order of the JSON file.
@@ -136,9 +125,9 @@ class EnvRecord:
             bad = {k: v for k, v in getattr(self, name).items() if not isinstance(v, str)}
             if bad:
                 raise EnvRecordError(f"env record {name!r} values must be strings; got {bad!r}")
-        leaked = [k for k, v in self.env.items() if is_secret_name(k) and v != REDACTED]
+        leaked = [k for k, v in self.env.items() if redact_value(k, v) != v]
         if leaked:  # only reachable if someone edits .env after construction
-            raise EnvRecordError(f"secret-named variables not redacted: {', '.join(leaked)}")
+            raise EnvRecordError(f"variables holding secrets not redacted: {', '.join(leaked)}")
         if self.topology is not None and self.topology_text is None:
             raise EnvRecordError("env record has a parsed topology but no topology_text")
 

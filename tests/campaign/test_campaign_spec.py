@@ -55,7 +55,7 @@ def test_defaults_and_matrix_product():
 @pytest.mark.parametrize("key, value, words", [
     ("workload", "tensorflow9", ["'workload'", "builtin", "dle_pytorch_rn50", "oneflow_gpt"]),
     ("devices", ["8g"], ["'devices'", "<N>n<G>g"]),
-    ("devices", ["0n1g"], ["'devices'", "N, G >= 1"]),
+    ("devices", ["0n1g"], ["'devices'", "1 <= N <= 4096"]),
     ("precisions", ["fp64"], ["'precisions'", "fp32, amp, bf16, tf32"]),
     ("batch_sizes", [0], ["'batch_sizes'", "integer >= 1"]),
     ("repeats", "five", ["'repeats'", "integer"]),
@@ -145,3 +145,143 @@ def test_example_specs_load():
     configs = sorted({c.config for c in four.cases})
     assert configs == ["1n1g", "1n2g", "1n4g", "2n2g"]
     assert len(four.runs()) == 4 * 2 * 5
+
+
+# ---- bounds: alias bombs, sizes, counts (issue 9, item 13) -----------------------------------
+def alias_bomb(levels: int) -> str:
+    """The classic "billion laughs": each level is 9 aliases of the one before (9**levels)."""
+    lines = ["options:", '  a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, levels):
+        refs = ",".join([f"*a{i - 1}"] * 9)
+        lines.append(f"  a{i}: &a{i} [{refs}]")
+    return "\n".join(lines) + f"\nname: *a{levels - 1}\nworkload: builtin\n"
+
+
+def test_alias_bomb_is_refused_before_expansion_and_not_echoed():
+    text = alias_bomb(7)  # 9**7 = 4.8 million "lol" once expanded
+    with pytest.raises(SpecError) as err:
+        loads(text)
+    msg = str(err.value)
+    assert "alias" in msg and len(msg) < 300 and "lol" not in msg
+
+
+def test_recursive_and_deep_documents_are_refused():
+    with pytest.raises(SpecError, match="refers to its own anchor"):
+        loads("name: &a [*a]\nworkload: builtin\n")
+    with pytest.raises(SpecError, match="nested more than"):
+        loads("name: " + "[" * 200 + "]" * 200 + "\nworkload: builtin\n")
+
+
+@pytest.mark.parametrize("key, value, words", [
+    ("repeats", 10_000_000, ["'repeats'", "<= 1000"]),
+    ("iterations", 10**12, ["'iterations'", "<= 10000000"]),
+    ("batch_sizes", [2**40], ["'batch_sizes'", "<= 1048576"]),
+    ("devices", ["99999999999999999999n99g"], ["'devices'", "N <= 4096"]),
+    ("timeout", float("inf"), ["'timeout'", "at most 30 days"]),
+    ("timeout", "99999999h", ["'timeout'", "at most 30 days"]),
+    ("retries", 10**6, ["'retries'", "<= 100"]),
+    ("batch_sizes", list(range(1, 1002)), ["'batch_sizes'", "at most 1000 items"]),
+])
+def test_sizes_are_bounded(key, value, words):
+    with pytest.raises(SpecError) as err:
+        from_dict(base(**{key: value}))
+    for w in words:
+        assert w in str(err.value)
+    assert len(str(err.value)) < 300
+
+
+def test_matrix_that_expands_to_too_many_runs_is_refused_before_expanding():
+    with pytest.raises(SpecError, match="= 1000000 runs; a campaign has at most 10000"):
+        from_dict(base(batch_sizes=list(range(1, 1001)),
+                       devices=[f"{n}n1g" for n in range(1, 1001)], repeats=1))
+
+
+def test_long_values_are_shortened_in_errors():
+    with pytest.raises(SpecError) as err:
+        from_dict(base(name="x" * 100_000))
+    assert len(str(err.value)) < 300
+
+
+# ---- one declaration per key, nested mappings checked (issue 9, item 22) ---------------------
+def test_slurm_keys_are_declared_once_and_used():
+    from analysis.campaign.spec import KEYS, SLURM_FIELDS
+
+    spec = from_dict(base(backend="slurm", devices=["2n1g"],
+                          slurm={"time_limit": "90m", "cpus_per_task": 4, "partition": "p"}))
+    assert spec.slurm == {"time_limit": 5400.0, "cpus_per_task": 4, "partition": "p"}
+    c = Campaign(spec, out_dir="/tmp/unused")
+    c.backend._gpus = 0
+    argv = c.backend.sbatch_argv(c.launch(c.runs[0], "cpu", port=29500), "/x.sbatch", "j")
+    assert "--time=90" in argv and "--cpus-per-task=4" in argv and "--partition=p" in argv
+    for name in SLURM_FIELDS:  # the documentation names every key that is read
+        assert name in KEYS["slurm"]
+
+
+@pytest.mark.parametrize("key, value, words", [
+    ("slurm", {"time_limit_s": 60}, ["'slurm.time_limit_s'", "time_limit", "cpus_per_task"]),
+    ("ssh", {"keyfile": "/k"}, ["'ssh.keyfile'", "key_file", "connect_timeout"]),
+    ("container", {"imgae": "x"}, ["'container.imgae'", "image, mounts"]),
+    ("hosts", [{"host": "h", "prot": 22}], ["'hosts[0].prot'", "host, port, user"]),
+    ("slurm", {"cpus_per_task": "four"}, ["'slurm.cpus_per_task'", "integer"]),
+    ("ssh", {"port": 70000}, ["'ssh.port'", "<= 65535"]),
+    ("container", {"runtime": "docker"}, ["'container.image' is required"]),
+    ("slurm", ["a"], ["'slurm'", "a mapping"]),
+])
+def test_nested_mappings_are_checked(key, value, words):
+    raw = base(backend="ssh", hosts=["h1"]) if key in ("ssh", "hosts") else base()
+    with pytest.raises(SpecError) as err:
+        from_dict({**raw, key: value})
+    for w in words:
+        assert w in str(err.value)
+
+
+@pytest.mark.parametrize("key, value", [
+    ("hosts", ["admin:hunter2@h1"]),
+    ("hosts", [{"host": "h1", "password": "hunter2"}]),
+    ("ssh", {"password": "hunter2"}),
+    ("ssh", {"passphrase": "hunter2"}),
+])
+def test_passwords_in_specs_are_refused(key, value):
+    with pytest.raises(SpecError) as err:
+        from_dict({**base(backend="ssh", hosts=["h1"]), key: value})
+    assert "use SSH keys or an agent" in str(err.value) and "hunter2" not in str(err.value)
+
+
+# ---- the spec file: one line, exit 2, no traceback (issue 9, items 10 and 13) ------------------
+def _limited_memory():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"name: t\xff\nworkload: builtin\n", ["line 1", "not UTF-8"]),
+    (alias_bomb(9).encode(), ["alias"]),  # the 600-byte billion laughs
+    (b"x: " + b"a" * (2 << 20), ["larger than 1024 KiB"]),
+    (SMOKE.replace("[1n1g, 1n2g]", '["99999999999999999999n99g"]').encode(), ["'devices'"]),
+    (b"name: t\nworkload: [unclosed\n", ["line 3", "not valid YAML"]),
+    (None, ["is a directory"]),
+    (b"/dev/zero", ["not a regular file"]),
+])
+def test_bad_spec_files_give_one_line_and_exit_2(tmp_path, content, words):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if content is None:
+        path = tmp_path
+    elif content == b"/dev/zero":
+        path = Path("/dev/zero")
+    else:
+        path = tmp_path / "spec.yaml"
+        path.write_bytes(content)
+    res = subprocess.run([sys.executable, "-m", "analysis", "run", str(path), "--dry-run"],
+                         capture_output=True, text=True, timeout=120,
+                         preexec_fn=_limited_memory)
+    assert res.returncode == 2, res.stderr[-2000:]
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    assert lines[0].startswith("dlperf: error: ") and str(path) in lines[0]
+    for w in words:
+        assert w in lines[0]
+    assert len(lines[0]) < 400

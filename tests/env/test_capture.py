@@ -19,8 +19,9 @@ import pytest
 
 from analysis.env.capture import capture, select_env
 from analysis.env.probes import parse_gpu_csv, parse_ibv_devinfo, parse_lscpu, probe_infiniband
-from analysis.env.record import REDACTED, EnvRecord, EnvRecordError, redact_env
+from analysis.env.record import EnvRecord, EnvRecordError
 from analysis.env.topology import read_topology
+from analysis.redact import REDACTED, redact_env
 
 ROOT = Path(__file__).resolve().parents[2]
 DLPERF = ROOT / ".venv" / "bin" / "dlperf"
@@ -217,8 +218,10 @@ def test_dlperf_env_redacts_secrets():
 
 
 def test_redaction_applies_to_every_record(tmp_path):
-    assert redact_env({"a_Token": "x", "Password2": "y", "ssh_key_file": "z", "PATH": "/bin"}) == {
-        "a_Token": REDACTED, "Password2": REDACTED, "ssh_key_file": REDACTED, "PATH": "/bin"}
+    assert redact_env({"a_Token": "x", "Password2": "y", "ssh_key": "z", "PATH": "/bin",
+                       "ssh_key_file": "/k"}) == {  # where a key lives is not a secret
+        "a_Token": REDACTED, "Password2": REDACTED, "ssh_key": REDACTED, "PATH": "/bin",
+        "ssh_key_file": "/k"}
     assert select_env({"NCCL_DEBUG": "INFO", "NCCL_AUTH_TOKEN": "t", "HOME": "/root"}) == {
         "NCCL_AUTH_TOKEN": REDACTED, "NCCL_DEBUG": "INFO"}
     rec = EnvRecord(captured_at="2026-01-01T00:00:00+00:00", hostname="h",
@@ -231,6 +234,51 @@ def test_redaction_applies_to_every_record(tmp_path):
     assert EnvRecord.load(path).env == {"AWS_SECRET_ACCESS_KEY": REDACTED}
     rec_env = capture(environ={"NCCL_PASSWORD": "SECRETVALUE", "RANK": "3"}).env
     assert rec_env == {"NCCL_PASSWORD": REDACTED, "RANK": "3"}
+
+
+# what leaked before the allow-list (issue 9, item 14), and Terraform's TF_* (item 21)
+LEAKED = {"DLPERF_DB": "mysql://root:pw-LEAK1@h", "CUDA_API_CREDENTIAL": "cred-LEAK2",
+          "SLURM_JOB_PASS": "slurm-LEAK3", "TORCH_HUB_AUTH": "hub-LEAK4", "OMP_PASS": "omp-LEAK5",
+          "HTTPS_PROXY": "http://proxyuser:proxy-LEAK6@proxy:3128", "MY_PASSWD": "passwd-LEAK7",
+          "TF_CLI_CONFIG_FILE": "/home/u/.terraformrc", "TF_VAR_db_password": "tfvar-LEAK8",
+          "NCCL_SOCKET_IFNAME": "postgres://admin:nccl-LEAK9@db/x"}
+
+
+def test_dlperf_env_records_an_allow_list_and_never_a_secret(tmp_path):
+    env = {**os.environ, **LEAKED, "OMP_NUM_THREADS": "4", "SLURM_JOB_NUM_NODES": "2",
+           "SLURM_NTASKS": "16", "TF_CPP_MIN_LOG_LEVEL": "2", "PYTORCH_CUDA_ALLOC_CONF": "x:1"}
+    out = tmp_path / "env.json"
+    res = dlperf("env", "-o", str(out), env=env)
+    assert res.returncode == 0, res.stderr
+    text = out.read_text() + res.stdout + res.stderr
+    assert "LEAK" not in text, [line for line in text.splitlines() if "LEAK" in line]
+    rec_env = EnvRecord.load(out).env
+    for name in ("OMP_NUM_THREADS", "SLURM_JOB_NUM_NODES", "SLURM_NTASKS",
+                 "TF_CPP_MIN_LOG_LEVEL", "PYTORCH_CUDA_ALLOC_CONF"):
+        assert rec_env[name] == env[name]
+    for name in ("DLPERF_DB", "HTTPS_PROXY", "MY_PASSWD", "TF_CLI_CONFIG_FILE",
+                 "TF_VAR_db_password"):
+        assert name not in rec_env  # not on the allow-list
+    for name in ("CUDA_API_CREDENTIAL", "SLURM_JOB_PASS", "TORCH_HUB_AUTH", "OMP_PASS"):
+        assert name not in rec_env or rec_env[name] == REDACTED
+    assert rec_env["NCCL_SOCKET_IFNAME"] == "postgres://admin:***@db/x"
+    # asked for by pattern: recorded, with the credentials still hidden
+    res = dlperf("env", "--env-var", "*PROXY*", "--env-var", "DLPERF_*", env=env)
+    assert res.returncode == 0 and "LEAK" not in res.stdout + res.stderr
+    rec_env = json.loads(res.stdout)["env"]
+    assert rec_env["HTTPS_PROXY"] == "http://proxyuser:***@proxy:3128"
+    assert rec_env["DLPERF_DB"] == "mysql://root:***@h"
+
+
+def test_a_record_with_a_url_password_is_scrubbed_on_load(tmp_path):
+    path = tmp_path / "env.json"
+    data = _record() | {"env": {"NCCL_X": "https://u:SECRETVALUE@host/p"}}
+    path.write_text(json.dumps(data))
+    assert EnvRecord.load(path).env == {"NCCL_X": "https://u:***@host/p"}
+    rec = EnvRecord.load(path)
+    rec.env["NCCL_X"] = "https://u:SECRETVALUE@host/p"
+    with pytest.raises(EnvRecordError, match="not redacted: NCCL_X"):
+        rec.validate()
 
 
 # ---- the record ------------------------------------------------------------------------------

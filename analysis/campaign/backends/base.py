@@ -16,7 +16,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.campaign.commands import redact_argv, redact_env, shell_join
+from analysis.campaign.commands import shell_join
+from analysis.redact import redact_argv, redact_env
 
 NODE_AGENT = Path(__file__).resolve().parent.parent / "node.py"
 POLL_S = 0.05

@@ -1,7 +1,9 @@
 """``slurm``: one batch job per run, submitted with ``sbatch`` and polled with ``squeue``.
 
 The job asks for ``--nodes N --ntasks-per-node 1`` (and ``--gpus-per-node G`` when the
-partition has GPUs). Its script starts one ``srun --nodes 1 --ntasks 1 --relative k`` step per
+partition has GPUs); the spec's ``slurm:`` keys (declared in ``spec.SLURM_FIELDS``: partition,
+account, time_limit, cpus_per_task, gpus_per_node, extra_args) add the other options. Its
+script starts one ``srun --nodes 1 --ntasks 1 --relative k`` step per
 node, each running the node agent with that node's command, output to the node's log; the
 first step that fails stops the others. Node rank k is literal in each step; the master
 address is only known inside the job, so templates get the placeholder
@@ -49,7 +51,7 @@ class SlurmBackend(Backend):
 
     def probe_gpus(self) -> int:
         if "gpus_per_node" in self.spec.slurm:
-            return int(self.spec.slurm["gpus_per_node"])
+            return self.spec.slurm["gpus_per_node"]
         argv = ["sinfo", "-h", "-o", "%G"]
         if self.spec.slurm.get("partition"):
             argv += ["-p", str(self.spec.slurm["partition"])]
@@ -68,7 +70,7 @@ class SlurmBackend(Backend):
         """The sbatch command line: every job option is its own argument (no #SBATCH text
         built from spec values)."""
         n, opts = len(launch.nodes), self.spec.slurm
-        minutes = math.ceil(float(opts.get("time_limit_s", launch.timeout + 120)) / 60)
+        minutes = math.ceil(opts.get("time_limit", launch.timeout + 120) / 60)
         argv = ["sbatch", "--parsable", "--export=ALL", f"--job-name={job_name}",
                 f"--nodes={n}", "--ntasks-per-node=1", f"--time={minutes}",
                 f"--output={launch.work / 'job.stdout'}", f"--chdir={launch.workdir}"]
@@ -78,7 +80,7 @@ class SlurmBackend(Backend):
                           ("cpus_per_task", "--cpus-per-task")):
             if opts.get(key):
                 argv.append(f"{flag}={opts[key]}")
-        argv += [str(x) for x in opts.get("extra_args", [])]
+        argv += opts.get("extra_args", [])
         return [*argv, script_path]
 
     def script(self, launch: Launch) -> str:

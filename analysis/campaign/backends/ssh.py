@@ -54,7 +54,7 @@ class SSHBackend(Backend):
         self._ready: set[str] = set()
         opts = spec.ssh
         self.remote_tmp = str(opts.get("remote_tmp", f"/tmp/dlperf-campaign-{spec.name}"))
-        self.connect_timeout = float(opts.get("connect_timeout", 10))
+        self.connect_timeout = opts.get("connect_timeout", 10.0)
 
     # -- connections --------------------------------------------------------------------
     def _key(self, h: dict) -> str:
@@ -121,7 +121,7 @@ class SSHBackend(Backend):
         return sum(1 for x in r.stdout.splitlines() if x.strip().isdigit()) if r.ok else 0
 
     def node_hosts(self, num_nodes: int) -> list[str]:
-        return [str(h.get("addr", h["host"])) for h in self.spec.hosts[:num_nodes]]
+        return [h["host"] for h in self.spec.hosts[:num_nodes]]
 
     def close(self) -> None:
         for conn in self._conns.values():

@@ -1,0 +1,138 @@
+"""Secrets never reach a file we write: the one place that decides what is secret and hides it.
+
+- by name: :func:`is_secret_name` (``DB_PASSWORD``, ``TORCH_HUB_AUTH``, ``SLURM_JOB_PASS``, …);
+- by value: :func:`scrub` hides the password of ``scheme://user:pass@host`` (any scheme), secret
+  query parameters (``?token=…``) and well-known token shapes (``ghp_…``, ``hf_…``, ``AKIA…``,
+  private-key blocks, ``Bearer …``);
+- both: :func:`redact_env` for a mapping of variables, :func:`redact_text` / :func:`redact_argv`
+  for text that may quote secret values, :func:`redact_tree` for a whole JSON/YAML document.
+
+Hidden parts become :data:`REDACTED`. Used by the campaign (done markers, ``campaign.yaml``,
+``status.json``, dry runs) and by environment records (``dlperf env``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+REDACTED = "***"
+
+_SECRET_NAME = re.compile(
+    r"TOKEN|SECRET|PASS|PWD|KEY|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE|SALT|CERT",
+    re.I)
+# A name that holds where a secret is, not the secret: ssh.key_file, SSL_CERT_FILE, ...
+_LOCATION_NAME = re.compile(r"[_.-]?(FILE|PATH|DIR|DIRECTORY)$", re.I)
+# scheme://user:password@host — keeps the user, hides the password
+_URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:)([^\s/]+)(@)")
+# the same without a scheme, as in ssh targets: user:password@host
+_USER_PASSWORD = re.compile(r"((?<![\w:/@.-])[\w.-]+:)([^\s/:@]+)(@[\w.-])")
+_SECRET_PARAM = re.compile(
+    r"((?:[?&;]|^-{1,2}|\s-{1,2})(?:[A-Za-z0-9_.-]*(?:password|passwd|pwd|token|secret|key|auth|signature|sig|"
+    r"credential)[A-Za-z0-9_.-]*)=)([^&;#\s]+)", re.I)
+_TOKEN_SHAPES = re.compile(
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"
+    r"|\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"
+    r"|\bglpat-[A-Za-z0-9_-]{16,}|\bxox[abprs]-[A-Za-z0-9-]{10,}|\bhf_[A-Za-z0-9]{20,}"
+    r"|\bsk-[A-Za-z0-9_-]{20,}|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+    r"|(?<=Bearer )[A-Za-z0-9._~+/=-]{8,}|(?<=Basic )[A-Za-z0-9+/=]{8,}",
+    re.S)
+
+
+def is_secret_name(name: str) -> bool:
+    """True when a variable or key named `name` holds a secret by its name (credential words
+    anywhere in it; names of files or folders, ``*_FILE`` / ``*_PATH`` / ``*_DIR``, do not)."""
+    name = str(name)
+    return bool(_SECRET_NAME.search(name)) and not _LOCATION_NAME.search(name)
+
+
+def scrub(text: str) -> str:
+    """`text` with URL passwords, secret query parameters and known token shapes hidden."""
+    text = _URL_PASSWORD.sub(rf"\g<1>{REDACTED}\g<3>", str(text))
+    text = _USER_PASSWORD.sub(rf"\g<1>{REDACTED}\g<3>", text)
+    text = _SECRET_PARAM.sub(rf"\g<1>{REDACTED}", text)
+    return _TOKEN_SHAPES.sub(REDACTED, text)
+
+
+def secret_parts(text: str) -> list[str]:
+    """The substrings of `text` that :func:`scrub` hides (to hide them elsewhere too)."""
+    text = str(text)
+    return [m.group(2) for m in _URL_PASSWORD.finditer(text)] + \
+        [m.group(2) for m in _USER_PASSWORD.finditer(text)] + \
+        [m.group(2) for m in _SECRET_PARAM.finditer(text)] + \
+        [m.group(0) for m in _TOKEN_SHAPES.finditer(text)]
+
+
+def redact_value(name: str, value: Any) -> str:
+    """The text of `value` as it may be written for a variable or key called `name`."""
+    return REDACTED if is_secret_name(name) else scrub(str(value))
+
+
+def redact_env(env: Mapping[str, Any]) -> dict[str, str]:
+    """Copy of `env` where secret-named variables read ``***`` and other values are scrubbed."""
+    return {str(k): redact_value(str(k), v) for k, v in env.items()}
+
+
+def secrets_in(data: Any) -> list[str]:
+    """Every secret string a JSON/YAML-shaped document holds (an environment, a spec): the
+    text values under secret-named keys and the secret parts of every string, longest first
+    (so that a longer secret is replaced before its parts)."""
+    found: set[str] = set()
+
+    def walk(x: Any, secret: bool) -> None:
+        if isinstance(x, Mapping):
+            for k, v in x.items():
+                walk(v, secret or is_secret_name(str(k)))
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v, secret)
+        elif isinstance(x, str):
+            found.update([x] if secret and x else [])
+            found.update(secret_parts(x))
+        elif secret and isinstance(x, (int, float)) and len(str(x)) >= 6:
+            found.add(str(x))  # a numeric PIN or password, not a flag or a count
+
+    walk(data, False)
+    return sorted(found, key=len, reverse=True)
+
+
+def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """`text` with each of `secrets` (exact strings) replaced, then :func:`scrub`-bed."""
+    text = str(text)
+    for s in sorted({str(s) for s in secrets if str(s)}, key=len, reverse=True):
+        # a very short secret is hidden where it is the whole text, not inside other words
+        if len(s) >= 3 or text == s:
+            text = text.replace(s, REDACTED)
+    return scrub(text)
+
+
+def redact_argv(argv: Sequence[str], env: Mapping[str, Any] = {}) -> list[str]:  # noqa: B006
+    """`argv` with the secrets of `env` (see :func:`secrets_in`), URL passwords and the value
+    after a secret-named option (``--db-password X``) hidden."""
+    secrets = secrets_in(env)
+    out, prev = [], ""
+    for a in map(str, argv):
+        secret_option = prev.startswith("-") and "=" not in prev and is_secret_name(prev)
+        out.append(REDACTED if secret_option and not a.startswith("-") else
+                   redact_text(a, secrets))
+        prev = a
+    return out
+
+
+def redact_tree(data: Any, secrets: Iterable[str] = (), by_name: bool = True) -> Any:
+    """A copy of a JSON/YAML-shaped document with every string passed through
+    :func:`redact_text`; with `by_name`, the value under a secret-named key becomes ``***``."""
+    secrets = list(secrets)
+
+    def walk(x: Any) -> Any:
+        if isinstance(x, Mapping):
+            return {k: (REDACTED if by_name and x[k] is not None and is_secret_name(str(k))
+                        else walk(x[k])) for k in x}
+        if isinstance(x, (list, tuple)):
+            return [walk(v) for v in x]
+        if isinstance(x, str):
+            return redact_text(x, secrets)
+        return x
+
+    return walk(data)
