@@ -60,3 +60,25 @@ def test_the_citation_pattern_reads_lists_of_sections():
     text = "see FORMATS.md §5, §7 and docs/formats.md §1/§8, docs/formats.md."
     got = [(m.group(1), re.findall(r"§\d+", m.group(2))) for m in CITATION.finditer(text)]
     assert got == [("", ["§5", "§7"]), ("docs/", ["§1", "§8"]), ("docs/", [])]
+
+
+ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
+NAMED_PY = re.compile(r"`([\w/]+\.py)`")
+
+
+def _modules() -> list[Path]:
+    pkg = ROOT / "analysis"
+    return sorted(p.relative_to(pkg) for p in pkg.rglob("*.py")
+                  if p.name not in ("__init__.py", "__main__.py"))
+
+
+def test_architecture_names_every_module():
+    text = ARCHITECTURE.read_text()
+    named = set(NAMED_PY.findall(text))
+    missing = [str(m) for m in _modules() if m.name not in named and str(m) not in named]
+    assert missing == []
+
+
+def test_architecture_names_no_module_that_is_gone():
+    names = {m.name for m in _modules()} | {str(m) for m in _modules()}
+    assert sorted(set(NAMED_PY.findall(ARCHITECTURE.read_text())) - names) == []
