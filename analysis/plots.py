@@ -3,7 +3,9 @@
 Every function takes a frame of `analysis.stats` (or the topology matrix) and a language,
 and returns a :class:`ReportFigure`, a matplotlib Figure that also displays itself in
 Jupyter without pyplot (``_repr_png_``). Labels come from the i18n catalogue; the fonts
-cover Chinese (Noto Sans CJK SC), so the same code draws both reports.
+cover Chinese (Noto Sans CJK SC), so the same code draws both reports. Text from the data
+(model names, case labels, topology cells) goes through :func:`plain`: a `$` in a model
+name is shown as a dollar sign, never read as a mathtext formula.
 """
 
 from __future__ import annotations
@@ -71,6 +73,12 @@ class ReportFigure(Figure):
         return self.png()
 
 
+def plain(text) -> str:
+    """`text` for a chart label, shown as written: dollar signs escaped, so that matplotlib
+    does not parse `$…$` as mathtext (which fails on names such as ``gpt$_$x``)."""
+    return str(text).replace("$", r"\$")
+
+
 def _figure(width: float = 7.5, height: float = 4.2) -> tuple[ReportFigure, object]:
     use_fonts()
     fig = ReportFigure(figsize=(width, height), layout="constrained")
@@ -125,7 +133,7 @@ def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigu
         y = g["throughput_median"].to_numpy(dtype=float)
         lo = np.nan_to_num(y - g["ci_low"].to_numpy(dtype=float), nan=0.0).clip(min=0)
         hi = np.nan_to_num(g["ci_high"].to_numpy(dtype=float) - y, nan=0.0).clip(min=0)
-        bars = ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=label)
+        bars = ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=plain(label))
         multi = (g["num_nodes"].astype(float).to_numpy() > 1) if "num_nodes" in g else None
         if multi is not None and multi.any():  # multi-node cases: hollow markers
             ax.plot(x[multi], y[multi], linestyle="none", marker="o", markersize=7,
@@ -154,7 +162,7 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure:
         ax.plot(devices, devices, linestyle="--", color="grey", label=tr("chart.ideal"))
         for label, g in df.groupby(df.apply(series_label, axis=1), sort=True):
             ax.plot(g["num_devices"].astype(float), g["speedup"].astype(float), marker="o",
-                    label=label)
+                    label=plain(label))
         _device_axis(ax, devices)
         if max(devices) > 1:
             ax.set_yscale("log", base=2)
@@ -184,7 +192,7 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en", max_cases: int = 8,
         for rid, label in zip(chosen["run_id"], chosen["_label"], strict=True):
             g = df[df["run_id"] == rid]
             ax.plot(g["step"].astype(float), g["throughput"].astype(float), linewidth=1,
-                    label=label)
+                    label=plain(label))
         if window:
             ax.axvspan(window[0], window[1], color="grey", alpha=0.15, linewidth=0)
         ax.set_ylim(bottom=0)
@@ -225,7 +233,7 @@ def repeat_spread(runs: pd.DataFrame, lang: str = "en") -> ReportFigure:
             ax.legend(fontsize=8)
         ax.axhline(100.0, color="grey", linewidth=1, linestyle="--")
         ax.set_xticks(range(len(labels)))
-        ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=7)
+        ax.set_xticklabels([plain(lab) for lab in labels], rotation=60, ha="right", fontsize=7)
         ax.grid(axis="x", visible=False)
     ax.set_title(tr("chart.spread_title"))
     ax.set_ylabel(tr("chart.relative"))
@@ -266,11 +274,11 @@ def topology_heatmap(matrix: pd.DataFrame, lang: str = "en") -> ReportFigure:
     ax.imshow(rgb, aspect="equal")
     for i in range(len(sub.index)):
         for j in range(len(cols)):
-            ax.text(j, i, sub.iat[i, j], ha="center", va="center", fontsize=7)
+            ax.text(j, i, plain(sub.iat[i, j]), ha="center", va="center", fontsize=7)
     ax.set_xticks(range(len(cols)))
-    ax.set_xticklabels([str(c) for c in cols], rotation=90, fontsize=8)
+    ax.set_xticklabels([plain(c) for c in cols], rotation=90, fontsize=8)
     ax.set_yticks(range(len(sub.index)))
-    ax.set_yticklabels([str(r) for r in sub.index], fontsize=8)
+    ax.set_yticklabels([plain(r) for r in sub.index], fontsize=8)
     ax.grid(False)
     used = [k for k in _LINK_ORDER if (codes.to_numpy() == _LINK_ORDER.index(k)).any()]
     ax.legend(handles=[Patch(color=LINK_COLORS[k], label="NV#" if k == "NV" else k) for k in used],

@@ -20,8 +20,9 @@ import pandas as pd
 
 from analysis import __version__, plots, stats
 from analysis.collect import ParseResult
+from analysis.fsutil import atomic_write_text
 from analysis.i18n import Translator
-from analysis.report import cache, envinfo, inputs, tables
+from analysis.report import envinfo, inputs, prepared, tables
 from analysis.report import html as H
 from analysis.report.inputs import CampaignInput, EnvInput, TopoInput
 from analysis.stats import methods as _methods
@@ -42,6 +43,13 @@ CASE_PARAMETERS = {
     "master_port",
 }
 _TRUE = ("true", "1", "yes", "on")
+#: Class of every report fragment; the *_ignore classes keep MathJax (JupyterLab typesets
+#: HTML outputs) from reading `$…$` in model names or log lines as formulas.
+REPORT_CLASS = "dlperf-report tex2jax_ignore mathjax_ignore"
+#: Problem rows listed in the report (the rest are counted), and characters of log text
+#: shown per row: one huge log line must not make a huge report.
+MAX_PROBLEM_ROWS = 100
+MAX_PROBLEM_TEXT = 300
 
 
 @dataclass
@@ -85,7 +93,7 @@ class Report:
         note = tr("report.generated", date=tr.date(self.generated), version=__version__,
                   runs=tr.int(len(self.result.runs), group=True),
                   cases=tr.int(len(self.summary), group=True), log_dir=self.log_dir.name or ".")
-        return (f'{self.style()}<div class="dlperf-report" lang="{tr.html_lang}">'
+        return (f'{self.style()}<div class="{REPORT_CLASS}" lang="{tr.html_lang}">'
                 f'<h1 id="report-title">{H.esc(self.title)}</h1>{H.para(note, "dlperf-note")}'
                 f'<nav class="dlperf-toc"><h2 id="toc">{H.esc(tr("report.toc"))}</h2>'
                 f"<ol>{toc}</ol></nav></div>")
@@ -98,7 +106,8 @@ class Report:
             raise UnknownNameError("report section", name, SECTIONS)
         body = getattr(self, f"_{name}")()
         heading = H.heading(2, self.tr(f"section.{name}"), name)
-        return f'<div class="dlperf-report" lang="{self.tr.html_lang}">{H.section(name, heading + body)}</div>'
+        return (f'<div class="{REPORT_CLASS}" lang="{self.tr.html_lang}">'
+                f"{H.section(name, heading + body)}</div>")
 
     def html(self) -> str:
         """All sections in one fragment (for tests and quick previews)."""
@@ -122,8 +131,7 @@ class Report:
     def save_numbers(self, path: str | Path | None) -> None:
         """Write :meth:`numbers` as JSON to `path` (nothing when None)."""
         if path:
-            Path(path).write_text(json.dumps(self.numbers(), indent=1, ensure_ascii=False),
-                                  encoding="utf-8")
+            atomic_write_text(path, json.dumps(self.numbers(), indent=1, ensure_ascii=False))
 
     # ---- sections ------------------------------------------------------------------------
     def _overview(self) -> str:
@@ -495,9 +503,12 @@ class Report:
             return H.para(tr("problems.none"))
         n_runs = len({r[0] for r in rows})
         header = [tr("col.run"), tr("col.kind"), tr("col.reason"), tr("col.line"), tr("col.text")]
+        shown = [[_excerpt(str(c)) for c in r] for r in rows[:MAX_PROBLEM_ROWS]]
+        more = len(rows) - len(shown)
         return (H.para(tr("problems.intro", count=len(rows), runs=n_runs))
-                + H.table(header, rows, cls="dlperf-table dlperf-problems",
-                          align=["l", "l", "l", "r", "code"]))
+                + H.table(header, shown, cls="dlperf-table dlperf-problems",
+                          align=["l", "l", "l", "r", "code"])
+                + (H.para(tr("problems.more", count=tr.int(more, group=True))) if more else ""))
 
     def _outlier_reason(self, value, run_id) -> str:
         """Why a repeat is an outlier, with the rule of analysis.stats and its case median."""
@@ -557,6 +568,13 @@ def _definition_list(lines: list[tuple[str, str]], code_values=()) -> str:
                                                  else H.esc(v)) for k, v in lines], escape=False)
 
 
+def _excerpt(text: str, limit: int = MAX_PROBLEM_TEXT) -> str:
+    """`text`, or its first `limit` characters and how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text):,} characters]"
+
+
 def _display_path(p: Path, root: Path) -> str:
     try:
         return p.resolve().relative_to(root.resolve()).as_posix()
@@ -575,16 +593,19 @@ def _float(v):
 def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None = None,
           env: str | Path | list | None = None, topology: str | Path | list | None = None,
           method: str = "dlperf", warmup: int | None = None, measure: int | None = None,
-          link_base: str | Path | None = None, cache_dir: str | Path | None = None) -> Report:
+          link_base: str | Path | None = None, data_dir: str | Path | None = None) -> Report:
     """Parse `log_dir` (default: bundled data/raw_logs) and gather everything a report shows.
 
     `env` / `topology` add files to those found inside `log_dir`; `link_base` is the folder
     the log links are relative to (default: the current directory, where the report is).
-    `cache_dir`: keep the parsed data there (see ``cache.prepare``) so that the other
-    language's report, or the next report of unchanged logs, does not parse them again.
+    `data_dir`: read the parsed frames `dlperf report` prepared there
+    (``prepared.save``) instead of parsing again.
     """
-    data = cache.prepare(log_dir, env=env, topology=topology, method=method, warmup=warmup,
-                         measure=measure, cache_dir=cache_dir)
+    if data_dir:
+        data = prepared.load(data_dir, env=env, topology=topology)
+    else:
+        data = prepared.compute(log_dir, env=env, topology=topology, method=method,
+                                warmup=warmup, measure=measure)
     return Report(lang=lang, log_dir=data.log_dir, result=data.result, runs=data.runs,
                   summary=data.summary, trace=data.trace, envs=data.envs,
                   topologies=data.topologies, campaign=data.campaign, method=method,

@@ -7,15 +7,23 @@ Outputs in OUT_DIR, per language L: ``report_L.ipynb`` (executed), ``report_L.ht
 ``report_L.pdf``, ``report_L.json`` (key figures).
 
 The languages are built concurrently, each in its own kernel (and thread here), and the
-logs are parsed once: the publisher fills ``OUT_DIR/.dlperf-cache`` while the kernels
-start, and each kernel reads the parsed data from there (``analysis.report.cache``).
+logs are parsed once: the publisher parses while the kernels start and hands the frames to
+them as Parquet files (``analysis.report.prepared``). Everything of a build in progress
+lives in a private temporary folder (mode 0700, removed at the end): the data, the
+notebooks being executed, the kernels' sockets. Outputs reach OUT_DIR only when complete,
+each by an atomic rename; an interrupted build (Ctrl-C) kills its kernels, writes nothing
+and re-raises KeyboardInterrupt.
 """
 
 from __future__ import annotations
 
 import copy
+import sys
+import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +31,10 @@ import nbformat
 
 from analysis import config
 from analysis.errors import DLPerfError, UsageError
+from analysis.fsutil import atomic_write_bytes
 from analysis.i18n import check_lang
+from analysis.report import prepared
+from analysis.report.kernels import Kernels
 
 REPORT_NOTEBOOK = config.NOTEBOOKS_DIR / "20_report.ipynb"
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
@@ -31,8 +42,13 @@ TEMPLATE = "dlperf"
 TARGETS = ("html", "pdf")
 #: ISO 639-1 code for nbconvert's <html lang> (Chromium chooses CJK fonts by it).
 LANGUAGE_CODE = {"en": "en", "zh": "zh"}
-#: Folder inside OUT_DIR holding the parsed logs shared by the languages.
-CACHE_DIR = ".dlperf-cache"
+_PRINT_LOCK = threading.Lock()
+
+
+def print_progress(message: str) -> None:
+    """One plain line per step on stderr ("en: html"), whole lines even from threads."""
+    with _PRINT_LOCK:
+        print(message, file=sys.stderr, flush=True)
 
 
 class PublishError(DLPerfError):
@@ -61,14 +77,16 @@ def _split(value, valid, what) -> list[str]:
 
 
 def execute(out_ipynb: Path, parameters: dict, notebook: Path = REPORT_NOTEBOOK,
-            kernel_name: str | None = None) -> nbformat.NotebookNode:
-    """Run the report notebook with papermill (cwd = the output folder)."""
+            kernel_name: str | None = None, kernels: Kernels | None = None) -> nbformat.NotebookNode:
+    """Run the report notebook with papermill into `out_ipynb` (in the kernels' folder of a
+    build when `kernels` is given)."""
     import papermill as pm
 
+    extra = {"config": kernels.config()} if kernels else {}
     try:
         return pm.execute_notebook(str(notebook), str(out_ipynb), parameters=parameters,
-                                   cwd=str(out_ipynb.parent), kernel_name=kernel_name,
-                                   progress_bar=False, log_output=False)
+                                   kernel_name=kernel_name, progress_bar=False,
+                                   log_output=False, **extra)
     except pm.PapermillExecutionError as exc:
         raise PublishError(f"{notebook.name} failed for {out_ipynb.name} "
                            f"(see the executed notebook there): {exc.ename}: {exc.evalue}") from exc
@@ -110,14 +128,41 @@ def to_pdf(nb: nbformat.NotebookNode, lang: str) -> bytes:
     return data
 
 
+@dataclass
+class _Staged:
+    """One language's outputs, complete, waiting in memory to be written to OUT_DIR."""
+
+    contents: dict[str, bytes] = field(default_factory=dict)  # target -> bytes
+    seconds: dict[str, float] = field(default_factory=dict)
+    error: PublishError | None = None
+
+
+def _in_thread(name: str, fn: Callable[[], _Staged]) -> Future:
+    """Run `fn` in a daemon thread (an interrupted build does not wait for it at exit)."""
+    fut: Future = Future()
+
+    def target():
+        if fut.set_running_or_notify_cancel():
+            try:
+                fut.set_result(fn())
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
+                fut.set_exception(exc)
+
+    threading.Thread(target=target, name=name, daemon=True).start()
+    return fut
+
+
 def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None,
             langs="en,zh", to="html,pdf", env=None, topology=None, method: str = "dlperf",
             warmup: int | None = None, measure: int | None = None, title: str | None = None,
-            notebook: str | Path = REPORT_NOTEBOOK, kernel_name: str | None = None) -> Published:
+            notebook: str | Path = REPORT_NOTEBOOK, kernel_name: str | None = None,
+            progress: Callable[[str], None] | None = print_progress) -> Published:
     """Write report_<lang>.{ipynb,html,pdf,json} for each language into `out_dir`.
 
     `log_dir` defaults to the bundled data/raw_logs, `out_dir` to reports/. `env` and
     `topology` are extra files (those inside `log_dir` are found automatically).
+    `progress` is called with one line per step ("parsing…", "en: executing…", "en: html");
+    None for silence.
     """
     from analysis.report.inputs import resolve_log_dir
     from analysis.stats import METHODS
@@ -129,6 +174,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     root = resolve_log_dir(log_dir).resolve()
     out = Path(out_dir or config.REPORTS_DIR).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    say = progress or (lambda _message: None)
 
     def absolute(x):
         if not x:
@@ -137,55 +183,63 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         return [str(Path(i).resolve()) for i in items]
 
     result = Published(out)
-    cache_dir = out / CACHE_DIR
+    with tempfile.TemporaryDirectory(prefix="dlperf-report-") as tmp:  # mode 0700
+        work = Path(tmp)
+        kernels = Kernels(work)
 
-    def one(lang: str) -> tuple[dict[str, Path], dict[str, float]]:
-        files: dict[str, Path] = {}
-        seconds: dict[str, float] = {}
-        params = dict(log_dir=str(root), lang=lang, title=title, env=absolute(env),
-                      topology=absolute(topology), method=method, warmup=warmup,
-                      measure=measure, link_base=str(out),
-                      numbers_json=str(out / f"report_{lang}.json"), cache_dir=str(cache_dir))
-        t0 = time.perf_counter()
-        files["ipynb"] = out / f"report_{lang}.ipynb"
-        nb = execute(files["ipynb"], params, Path(notebook), kernel_name)
-        files["json"] = out / f"report_{lang}.json"
-        t1 = time.perf_counter()
-        seconds[f"{lang}.execute"] = t1 - t0
-        nb = clean_for_export(nb, _title_of(files["json"]))
-        if "html" in targets:
-            files["html"] = out / f"report_{lang}.html"
-            files["html"].write_text(to_html(nb, lang), encoding="utf-8")
-        t2 = time.perf_counter()
-        seconds[f"{lang}.html"] = t2 - t1
-        if "pdf" in targets:
-            files["pdf"] = out / f"report_{lang}.pdf"
-            files["pdf"].write_bytes(to_pdf(nb, lang))
-        seconds[f"{lang}.pdf"] = time.perf_counter() - t2
-        return files, seconds
+        def one(lang: str) -> _Staged:
+            staged = _Staged()
+            ipynb, numbers = work / f"report_{lang}.ipynb", work / f"report_{lang}.json"
+            params = dict(log_dir=str(root), lang=lang, title=title, env=absolute(env),
+                          topology=absolute(topology), method=method, warmup=warmup,
+                          measure=measure, link_base=str(out), numbers_json=str(numbers),
+                          data_dir=str(work / "data"))
+            say(f"{lang}: executing…")
+            t0 = time.perf_counter()
+            try:
+                nb = execute(ipynb, params, Path(notebook), kernel_name, kernels)
+            except PublishError as exc:  # keep the failed notebook for the reader
+                staged.contents["ipynb"], staged.error = ipynb.read_bytes(), exc
+                return staged
+            staged.contents["ipynb"] = ipynb.read_bytes()
+            staged.contents["json"] = numbers.read_bytes()
+            t1 = time.perf_counter()
+            staged.seconds[f"{lang}.execute"] = t1 - t0
+            nb = clean_for_export(nb, _title_of(numbers))
+            if "html" in targets:
+                say(f"{lang}: html")
+                staged.contents["html"] = to_html(nb, lang).encode("utf-8")
+            t2 = time.perf_counter()
+            staged.seconds[f"{lang}.html"] = t2 - t1
+            if "pdf" in targets and not kernels.cancelled.is_set():
+                say(f"{lang}: pdf")
+                staged.contents["pdf"] = to_pdf(nb, lang)
+            staged.seconds[f"{lang}.pdf"] = time.perf_counter() - t2
+            return staged
 
-    with ThreadPoolExecutor(max_workers=len(langs), thread_name_prefix="dlperf-report") as pool:
-        futures = {lang: pool.submit(one, lang) for lang in langs}
-        t = time.perf_counter()
-        _prepare(root, env, topology, method, warmup, measure, cache_dir)  # while kernels start
-        result.seconds["prepare"] = time.perf_counter() - t
-        for lang, fut in futures.items():  # report order; the first failure is raised
-            files, seconds = fut.result()
-            result.files[lang] = files
-            result.seconds.update(seconds)
+        say("parsing…")
+        jobs = {lang: _in_thread(f"dlperf-report-{lang}", lambda lang=lang: one(lang))
+                for lang in langs}
+        try:
+            t = time.perf_counter()  # parse while the kernels start
+            prepared.save(prepared.compute(root, env, topology, method, warmup, measure),
+                          work / "data")
+            result.seconds["prepare"] = time.perf_counter() - t
+            staged = {lang: job.result() for lang, job in jobs.items()}
+        except BaseException:  # Ctrl-C, a bad input, a failed kernel: stop the others
+            kernels.stop(list(jobs.values()))
+            raise
+    for lang, done in staged.items():  # report order
+        result.files[lang] = {}
+        for target, data in done.contents.items():
+            path = out / f"report_{lang}.{target}"
+            atomic_write_bytes(path, data)
+            result.files[lang][target] = path
+        result.seconds.update(done.seconds)
+    errors = [done.error for done in staged.values() if done.error]
+    if errors:
+        raise errors[0]
     return result
-
-
-def _prepare(root, env, topology, method, warmup, measure, cache_dir: Path) -> None:
-    """Parse the logs into the shared cache (a failure here is left to the kernels, which
-    parse themselves and report the error in their notebook)."""
-    from analysis.report import cache
-
-    try:
-        cache.prepare(root, env=env, topology=topology, method=method, warmup=warmup,
-                      measure=measure, cache_dir=cache_dir)
-    except Exception:  # noqa: BLE001 - the notebook shows the real error
-        pass
 
 
 def _title_of(numbers_json: Path) -> str | None:

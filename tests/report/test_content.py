@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -10,8 +11,8 @@ import pytest
 
 from analysis import plots
 from analysis.i18n import Translator
+from analysis.report import SECTIONS, inputs, tables
 from analysis.report import html as H
-from analysis.report import inputs, tables
 
 
 def _summary(frameworks=("OneFlow",), gpt=False):
@@ -113,29 +114,102 @@ def test_inputs_found_in_log_dir(tmp_path):
         ("1n1g/r50_b1_fp32_1", "h1", "torchrun --nnodes=2")]
 
 
-def test_parsed_data_cached_and_keyed_by_the_files(tmp_path, monkeypatch):
-    import os
-
+def test_prepared_frames_round_trip_as_parquet(tmp_path):
     from synth import write_campaign
 
-    from analysis.report import cache
+    from analysis.report import prepared
 
     logs = tmp_path / "logs"
-    paths = write_campaign(logs, configs=((1, 1),), repeats=2)
-    calls = []
-    real = cache.compute
-    monkeypatch.setattr(cache, "compute", lambda *a, **k: calls.append(a) or real(*a, **k))
-    first = cache.prepare(logs, cache_dir=tmp_path / "c")
-    again = cache.prepare(logs, cache_dir=tmp_path / "c")
-    assert len(calls) == 1 and len(again.runs) == len(first.runs) == 2
-    assert len(list((tmp_path / "c").glob("dlperf-data-*.pkl"))) == 1
-    key = cache.fingerprint(logs)
-    os.utime(paths[0], ns=(1, 1))  # a touched log is a new data set
-    assert cache.fingerprint(logs) != key
-    cache.prepare(logs, cache_dir=tmp_path / "c")
-    assert len(calls) == 2 and len(list((tmp_path / "c").glob("dlperf-data-*.pkl"))) == 1
-    assert cache.fingerprint(logs, method="window") != cache.fingerprint(logs)
-    # a lock left over from a crashed writer does not block for ever
-    (tmp_path / "c" / "stale.lock").write_text("")
-    os.utime(tmp_path / "c" / "stale.lock", (1, 1))
-    assert cache._lock_age(tmp_path / "c" / "stale.lock") > cache.LOCK_WAIT_S
+    write_campaign(logs, configs=((1, 1), (1, 8)), repeats=2)
+    data = prepared.compute(logs)
+    # runs whose parameter dumps differ in keys and value types stay as they were
+    params = [{"lr": 0.1, "amp": True}, {"lr": "0.2", "tf32": None}, None, {"x": [1, 2]}]
+    data.result.runs["parameters"] = pd.Series(params, dtype=object)
+    prepared.save(data, tmp_path / "hand-over")
+    assert sorted(p.suffix for p in (tmp_path / "hand-over").iterdir()) == [".json"] + [
+        ".parquet"] * 6  # data only: nothing there is ever unpickled
+    back = prepared.load(tmp_path / "hand-over")
+    for name, frame in data.frames().items():
+        pd.testing.assert_frame_equal(back.frames()[name], frame, obj=name)
+    assert back.result.runs["parameters"].tolist() == params
+    assert back.log_dir == data.log_dir and back.suite_commit == data.suite_commit
+
+
+def test_prepared_load_waits_for_the_data_then_gives_up(tmp_path):
+    from analysis.errors import DLPerfError
+    from analysis.report import prepared
+
+    with pytest.raises(DLPerfError, match="no parsed data"):
+        prepared.load(tmp_path, wait_s=0.2)
+
+
+def _shown_as(text) -> tuple[str, bool]:
+    """(what matplotlib draws for a Text, whether it parses it as mathtext)."""
+    return text._preprocess_math(text.get_text())
+
+
+def test_dollar_signs_in_names_are_plain_text_in_charts():
+    from matplotlib.text import Text
+
+    name = "gpt$_$x"  # mathtext cannot parse "$_$": the chart used to abort the report
+    s = _summary(("OneFlow", "Py$Torch$"))
+    s["model"] = name
+    runs = s.assign(run_id=[f"r{i}" for i in range(len(s))], throughput=s["throughput_median"],
+                    repeat=1, outlier=False)
+    trace = runs.loc[runs.index.repeat(3)].assign(step=[10, 20, 30] * len(runs))
+    topo = pd.DataFrame([["X", "NV$1$"], ["NV$1$", "X"]], index=["GPU$0$", "GPU1"],
+                        columns=["GPU$0$", "GPU1"])
+    figs = [plots.throughput_vs_devices(s), plots.speedup_vs_ideal(s, "zh"),
+            plots.iteration_traces(trace), plots.repeat_spread(runs),
+            plots.topology_heatmap(topo)]
+    for fig in figs:
+        assert fig.png()[:4] == b"\x89PNG"  # drawn, not aborted
+        shown = [_shown_as(t) for t in fig.findobj(Text) if "$" in t.get_text()]
+        assert shown, "the names with dollar signs are on the chart"
+        assert all(not math for _, math in shown)
+    legend = [_shown_as(t)[0] for t in figs[0].axes[0].get_legend().get_texts()]
+    assert "Py$Torch$ gpt$_$x amp b256" in legend
+
+
+def _report_with_names(tmp_path, model: str, extra_line: str):
+    from synth import write_campaign, write_markers
+
+    from analysis.report import build
+
+    logs = tmp_path / "logs"
+    paths = write_campaign(logs, configs=((1, 1), (1, 8)), repeats=2, extra_line=extra_line)
+    for p in paths:
+        p.write_text(p.read_text().replace("model = resnet50", f"model = {model}"))
+    write_markers(logs, paths)
+    return build(logs, lang="en")
+
+
+def test_report_html_shows_script_and_dollars_as_text(tmp_path):
+    line = 'train: epoch 0, iter 55, <script>alert("x")</script> cost $\\frac$ and $_$'
+    rep = _report_with_names(tmp_path, "gpt$_$x", line)
+    page = rep.html()  # charts included: no mathtext error
+    assert "<script>alert" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; cost $\\frac$ and $_$" in page
+    assert "gpt$_$x" in rep.title and "gpt$_$x" in page
+    # JupyterLab typesets `$…$` in HTML outputs with MathJax unless told not to
+    assert page.count('class="dlperf-report tex2jax_ignore mathjax_ignore"') == 1 + len(SECTIONS)
+
+
+def test_problem_rows_and_text_are_bounded(tmp_path):
+    import dataclasses
+
+    rep = _report_with_names(tmp_path, "resnet50", "")
+    huge = "<b>" + "x" * 100_000  # one long single line (think 200 MB)
+    n = 300
+    problems = pd.DataFrame({"run_id": [f"1n1g/r{i}" for i in range(n)], "source": "a.log",
+                             "line": pd.array([1] * n, dtype="Int64"), "kind": "bad_line",
+                             "reason": "unreadable", "text": [huge] * n})
+    rep.result = dataclasses.replace(rep.result, problems=problems)
+    frag = rep.section("problems")
+    assert len(frag) < 200_000, len(frag)  # was n x 100 KB
+    shown = frag.count("<tr>") - 1  # without the header
+    assert 10 <= shown <= 100
+    assert "&lt;b&gt;xxx" in frag and "<b>xxx" not in frag
+    assert "[100,003 characters]" in frag
+    more = re.search(r"… and ([\d,]+) more problems", frag)
+    assert more and int(more.group(1).replace(",", "")) >= n - shown

@@ -1,0 +1,129 @@
+"""The language-independent data of a report, computed once per build and handed to the
+report kernels as Parquet files.
+
+`dlperf report` parses the logs while the notebook kernels start, writes the frames with
+:func:`save` into a folder it made for this build only (``mkdtemp``: mode 0700, removed
+afterwards), and each kernel reads them with :func:`load`. The hand-over holds data only:
+nothing is unpickled, so a file planted in an output folder cannot run code. Environment,
+topology and campaign records are small; each kernel reads them again from LOG_DIR.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import config
+from analysis.collect import ParseResult
+from analysis.errors import DLPerfError
+from analysis.fsutil import atomic_write_text
+from analysis.report import inputs
+from analysis.report.inputs import CampaignInput, EnvInput, TopoInput
+
+#: Written last by :func:`save`: the frames beside it are complete.
+READY = "ready.json"
+#: How long :func:`load` waits for the publisher to finish parsing (seconds).
+WAIT_S = 900.0
+
+
+@dataclass
+class Prepared:
+    """Everything a report shows that does not depend on the language."""
+
+    log_dir: Path
+    result: ParseResult
+    runs: pd.DataFrame
+    summary: pd.DataFrame
+    trace: pd.DataFrame
+    envs: list[EnvInput]
+    topologies: list[TopoInput]
+    campaign: CampaignInput
+    suite_commit: str = ""
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """The frames :func:`save` writes, by file name."""
+        return {"observations": self.result.observations, "parsed_runs": self.result.runs,
+                "problems": self.result.problems, "runs": self.runs, "summary": self.summary,
+                "trace": self.trace}
+
+
+def suite_commit() -> str:
+    """`git rev-parse --short HEAD` of the project ('' when git or the repository is absent)."""
+    from analysis.shell import run_command
+
+    try:
+        done = run_command(["git", "rev-parse", "--short", "HEAD"], timeout=10, check=False,
+                           cwd=config.PROJECT_DIR)
+    except Exception:  # no git, no repository, a timeout: the commit is just unknown
+        return ""
+    return done.stdout.strip() if done.ok else ""
+
+
+def compute(log_dir=None, env=None, topology=None, method: str = "dlperf",
+            warmup: int | None = None, measure: int | None = None) -> Prepared:
+    """Parse and summarise `log_dir` (default: the bundled data/raw_logs)."""
+    from analysis import stats
+    from analysis.collect import parse_paths
+
+    root = inputs.resolve_log_dir(log_dir)
+    result = parse_paths([root])
+    runs = stats.run_throughput(result, method=method, warmup=warmup, measure=measure)
+    summary = stats.summarize(result, method=method, warmup=warmup, measure=measure, runs=runs)
+    trace = stats.iteration_throughput(result)
+    envs, topos, camp = inputs.gather(root, env, topology)
+    return Prepared(root, result, runs, summary, trace, envs, topos, camp, suite_commit())
+
+
+def _json_columns(frame: pd.DataFrame) -> list[str]:
+    """Object columns holding mappings or lists (run parameters): Parquet would turn them
+    into structs with every key of every row, so they travel as JSON text."""
+    return [c for c in frame.columns if frame[c].dtype == object
+            and frame[c].map(lambda v: isinstance(v, (dict, list))).any()]
+
+
+def save(data: Prepared, folder: str | Path) -> None:
+    """Write `data`'s frames into `folder` as Parquet, then the READY file."""
+    folder = Path(folder)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    as_json: dict[str, list[str]] = {}
+    for name, frame in data.frames().items():
+        cols = _json_columns(frame)
+        if cols:
+            frame = frame.assign(**{c: frame[c].map(
+                lambda v: None if v is None else json.dumps(v, default=str)) for c in cols})
+        as_json[name] = cols
+        frame.to_parquet(folder / f"{name}.parquet")
+    atomic_write_text(folder / READY, json.dumps({
+        "log_dir": str(data.log_dir), "suite_commit": data.suite_commit, "json_columns": as_json}))
+
+
+def _read(folder: Path, name: str, json_columns: list[str]) -> pd.DataFrame:
+    frame = pd.read_parquet(folder / f"{name}.parquet")
+    for c in json_columns:
+        frame[c] = pd.Series([json.loads(v) if isinstance(v, str) else None for v in frame[c]],
+                             index=frame.index, dtype=object)
+    return frame
+
+
+def load(folder: str | Path, env=None, topology=None, wait_s: float = WAIT_S) -> Prepared:
+    """The data :func:`save` wrote into `folder`, once it is complete (waiting up to `wait_s`
+    seconds for the publisher, which parses while the kernels start)."""
+    folder = Path(folder)
+    ready = folder / READY
+    deadline = time.monotonic() + wait_s
+    while not ready.exists():
+        if time.monotonic() > deadline:
+            raise DLPerfError(f"no parsed data in {folder} after {wait_s:.0f} s")
+        time.sleep(0.05)
+    meta = json.loads(ready.read_text(encoding="utf-8"))
+    cols = meta["json_columns"]
+    frames = {name: _read(folder, name, cols.get(name, [])) for name in cols}
+    root = Path(meta["log_dir"])
+    envs, topos, camp = inputs.gather(root, env, topology)
+    result = ParseResult(frames["observations"], frames["parsed_runs"], frames["problems"])
+    return Prepared(root, result, frames["runs"], frames["summary"], frames["trace"], envs,
+                    topos, camp, meta["suite_commit"])
