@@ -3,6 +3,8 @@
 * ``non_finite_value``: a printed ``nan``/``inf``/``-inf`` (or ``None``) is not a measurement.
   Its rows are removed from the observations and one problem per (phase, metric) names the
   first line, how many lines and which.
+* ``impossible_value``: likewise for a throughput, latency, sample count, memory or
+  utilisation below zero, and a latency of zero (it would make an infinite throughput).
 * ``timestamps_backwards``: per rank, a line whose timestamp is earlier than that of the
   previous line that has one (a clock step, a displaced or edited line, files joined).
 * ``steps_backwards``: per rank, a training line whose (epoch, step) does not come after the
@@ -30,8 +32,8 @@ _LINES_SHOWN = 5
 
 
 def check_parsed(parsed: ParsedLog, log: LogText) -> None:
-    """Remove non-finite values from `parsed` and append the problems of all three checks."""
-    parsed.problems.extend(_drop_non_finite(parsed, log))
+    """Remove values that are not measurements from `parsed`; append the problems found."""
+    parsed.problems.extend(_drop_bad_values(parsed, log))
     parsed.problems.extend(_order_problems(parsed, log))
 
 
@@ -94,38 +96,64 @@ def _count_lines(lines: np.ndarray, what: str) -> str:
     return f"{len(lines)} {what}: lines {shown}{more}"
 
 
-# --- non-finite values ------------------------------------------------------------------------
+# --- values that are not measurements ---------------------------------------------------------
 
-def _drop_non_finite(parsed: ParsedLog, log: LogText) -> list[Problem]:
-    found: dict[tuple[str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
+#: Metrics that cannot be below zero (rates, times, counts, MiB, %); a latency cannot be zero.
+_NOT_NEGATIVE = (M.THROUGHPUT, M.COMPUTE_THROUGHPUT, M.LATENCY, M.SAMPLES, M.MEMORY_USED,
+                 M.MEMORY_TOTAL, M.MEMORY_MAX_ALLOCATED, M.UTILIZATION)
+_POSITIVE = (M.LATENCY,)
+
+
+def _drop_bad_values(parsed: ParsedLog, log: LogText) -> list[Problem]:
+    """Remove non-finite and impossible values; one problem per (kind, phase, metric)."""
+    found: dict[tuple[str, str, str], list[tuple[np.ndarray, np.ndarray]]] = {}
     kept = []
     for b in parsed.obs.blocks:
-        bad = ~np.isfinite(b["value"])
+        non_finite = ~np.isfinite(b["value"])
+        impossible = _impossible(b)
+        bad = non_finite | impossible
         if not bad.any():
             kept.append(b)
             continue
         phase, metric = _column(b, "phase"), _column(b, "metric")
-        for key in dict.fromkeys(zip(phase[bad].tolist(), metric[bad].tolist())):
-            sel = bad & (phase == key[0]) & (metric == key[1])
-            found.setdefault(key, []).append((b["line"][sel], b["value"][sel]))
+        for kind, mask in (("non_finite_value", non_finite), ("impossible_value", impossible)):
+            for key in dict.fromkeys(zip(phase[mask].tolist(), metric[mask].tolist())):
+                sel = mask & (phase == key[0]) & (metric == key[1])
+                found.setdefault((kind, *key), []).append((b["line"][sel], b["value"][sel]))
         if not bad.all():
             kept.append(_select(b, ~bad))
     parsed.obs.blocks[:] = kept
     out = []
-    for (phase, metric), parts in found.items():
+    for (kind, phase, metric), parts in found.items():
         lines = np.concatenate([p[0] for p in parts])
         values = np.concatenate([p[1] for p in parts])
         order = np.argsort(lines, kind="stable")
         lines, values = lines[order], values[order]
-        spelled = sorted({"nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
-                          for v in values.tolist()})
         first = int(lines[0])
         out.append(Problem(
-            log.source, first, "non_finite_value",
-            f"{phase} {metric} is not a finite number ({'/'.join(spelled)}) on "
+            log.source, first, kind,
+            f"{phase} {metric} is {_what(kind, values)} on "
             f"{_count_lines(np.unique(lines), 'line(s)')}; these values are left out of the "
             "data and of every statistic", log.line_text(first)[:300]))
     return sorted(out, key=lambda p: p.line)
+
+
+def _impossible(block: dict) -> np.ndarray:
+    v, m = block["value"], block["metric"]
+    if isinstance(m, str):
+        if m not in _NOT_NEGATIVE:
+            return np.zeros(block["n"], bool)
+        return (v <= 0) if m in _POSITIVE else (v < 0)
+    names = np.asarray(m, dtype=object)
+    return ((np.isin(names, _NOT_NEGATIVE) & (v < 0))
+            | (np.isin(names, _POSITIVE) & (v == 0)))
+
+
+def _what(kind: str, values: np.ndarray) -> str:
+    if kind == "non_finite_value":
+        spelled = {"nan" if np.isnan(v) else ("inf" if v > 0 else "-inf") for v in values.tolist()}
+        return f"not a finite number ({'/'.join(sorted(spelled))})"
+    return "below zero" if (values < 0).all() else "zero or below zero"
 
 
 def _column(block: dict, name: str) -> np.ndarray:

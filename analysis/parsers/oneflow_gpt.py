@@ -117,6 +117,9 @@ def latency_rule(run: RunData, what: str) -> Estimate:
         return Estimate.fail(f"the log prints {len(rows)} latency interval(s); at least one "
                              "after the first is needed", kind="truncated", method=method)
     latency = float(np.median(values))
+    if latency <= 0:
+        return Estimate.fail(f"the median printed latency is {latency:g} s", "impossible_value",
+                             method)
     steps = rows["step"].dropna().to_numpy(dtype=float)
     iters = int(steps[-1] - steps[0]) if len(steps) > 1 else 0
     return Estimate(throughput=gbs / latency, method=method, iterations=iters, latency=latency)

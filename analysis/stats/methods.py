@@ -134,6 +134,9 @@ def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Esti
     n_it = steps[inside] - prev[inside]
     seconds = float((lat["value"].to_numpy()[inside] * n_it).sum())
     iters = int(n_it.sum())
+    if iters <= 0 or not seconds > 0:
+        return Estimate.fail(f"the printed latencies add up to {seconds:g} s over {iters} "
+                             "iterations", "impossible_value", label)
     latency = seconds / iters
     return Estimate(run.global_batch_size / latency, label + " from printed latencies",
                     iters, latency)

@@ -192,3 +192,23 @@ def test_genuine_logs_have_no_order_problems():
     result = parse_paths(roots + [ROOT / "data" / "raw_logs" / "rn50_4gpu"])
     assert len(result.runs) > 30
     assert not set(result.problems["kind"]) & ORDER_KINDS
+
+
+# --- values that cannot be measurements -----------------------------------------------------------
+
+def test_zero_or_negative_latency_and_throughput_are_problems(tmp_path):
+    """A zero latency made `summarize` die with ZeroDivisionError; a negative throughput
+    became a negative median."""
+    gpt = tmp_path / "gpt" / "pretrain_gpt_1n1d_dp1_mp1_pp1_mbz2_gbz2_s2048_l16_h1536_nh16.log"
+    gpt.parent.mkdir()
+    gpt.write_text("".join(f"step={i * 10},micro_batches=320,samples=5120,throughput=-35.9,"
+                           f"latency=0,loss=11.2,\n" for i in range(1, 20)))
+    result = parse_paths([gpt])
+    found = problems_of(result, "impossible_value").sort_values("reason")
+    assert found["line"].tolist() == [1, 1]
+    assert "train latency is zero or below zero on 19 line(s)" in found["reason"].iloc[0]
+    assert "train throughput is below zero" in found["reason"].iloc[1]
+    obs = result.observations
+    assert obs[obs["metric"].isin(["latency", "throughput"])].empty
+    for method in ("dlperf", "window", "reported"):
+        assert np.isnan(run_throughput(result, method).iloc[0]["throughput"]), method
