@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import pandas as pd
 
 from analysis import parsers
+from analysis.errors import UsageError
+from analysis.user_meta import USER_KEYS, parse_meta_option
 
 
 def add_paths(p) -> None:
@@ -16,6 +19,25 @@ def add_paths(p) -> None:
                    help="force this log family instead of detecting it per file")
     p.add_argument("--strict", action="store_true",
                    help="treat any problem as an error (exit status 3)")
+    p.add_argument("--meta", action=_MetaAction, default=None, metavar="KEY=VALUE[,...]",
+                   help="state run fields the logs and paths do not, for every run read "
+                        "(repeatable), e.g. num_nodes=2,gpus_per_node=8,batch_size_per_device=4;"
+                        f" keys: {', '.join(USER_KEYS)}. A dlperf-meta.yaml (folder) or "
+                        "<stem>.meta.yaml (one run) beside the logs states them in a file")
+
+
+class _MetaAction(argparse.Action):
+    """``--meta`` values merged into one validated mapping; a bad key or value is a usage
+    error naming it (exit 2)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            fields = parse_meta_option(values)
+        except UsageError as exc:
+            raise argparse.ArgumentError(self, str(exc).removeprefix("--meta: ")) from None
+        setattr(namespace, self.dest, {**(getattr(namespace, self.dest) or {}), **fields})
+
+
 
 
 def report_problems(problems: pd.DataFrame, stream=sys.stderr, limit: int = 20) -> None:

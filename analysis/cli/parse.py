@@ -30,7 +30,7 @@ def run(args) -> int:
     out = Path(args.output)
     if out.suffix not in (".parquet", ".csv"):
         raise UsageError(f"output must end in .parquet or .csv, got {out.name!r}")
-    result = parse_paths(args.paths, family=args.family, strict=args.strict)
+    result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta)
     out.parent.mkdir(parents=True, exist_ok=True)
     _write(result.observations, out)
     runs = result.runs.drop(columns=["parameters"])

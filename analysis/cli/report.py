@@ -26,8 +26,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from analysis.discover import find_logs
     from analysis.report.publish import publish
 
+    if args.log_dir:
+        find_logs([args.log_dir])  # an empty folder: "no logs found" before any kernel starts
     done = publish(args.log_dir, args.out_dir, langs=args.lang, to=args.to, env=args.env,
                    topology=args.topology, method=args.method, warmup=args.warmup,
                    measure=args.measure, title=args.title)

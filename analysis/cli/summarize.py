@@ -38,7 +38,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    result = parse_paths(args.paths, family=args.family, strict=args.strict)
+    result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta)
     runs = run_throughput(result, args.method, args.warmup, args.measure)
     bad = runs[runs["problem_kind"] != ""]
     if args.strict and not bad.empty:

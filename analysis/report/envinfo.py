@@ -115,6 +115,31 @@ def hostname(rec: EnvInput) -> str:
     return str(pick(rec.record, *_HOST) or rec.name)
 
 
+def _gib(value) -> int | str:
+    try:
+        return round(float(value) / 1024)
+    except (TypeError, ValueError):
+        return str(value or "")
+
+
+def fingerprint(record: dict) -> tuple:
+    """The stable hardware of the machine a record describes: GPU model, count and UUIDs,
+    CPU model and logical CPUs, memory (GiB), architecture. Two records with the same
+    hostname but different fingerprints are different machines (a CPU box and a GPU box
+    both called ``vm``)."""
+    gpus = record.get("gpus") if isinstance(record.get("gpus"), list) else []
+    uuids = sorted(str(g["uuid"]) for g in gpus if isinstance(g, dict) and g.get("uuid"))
+    return (_text(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record) or 0,
+            tuple(uuids), _text(pick(record, *HARDWARE["env.cpu"]) or ""),
+            str(pick(record, *HARDWARE["env.cpu_cores"]) or ""),
+            _gib(pick(record, *HARDWARE["env.memory"])), str(pick(record, "machine") or ""))
+
+
+def host_key(rec: EnvInput) -> tuple:
+    """What identifies the host of a record: its hostname and its hardware fingerprint."""
+    return hostname(rec), fingerprint(rec.record)
+
+
 def run_stem(rec: EnvInput) -> str:
     """The run an environment record belongs to ('1n2g/x_1.node1.env.json' -> '1n2g/x_1';
     '' for a campaign-wide env.json)."""
@@ -123,8 +148,8 @@ def run_stem(rec: EnvInput) -> str:
 
 @dataclass
 class Host:
-    """One machine: every environment record that names its hostname (a multi-node run
-    on one host and the repeats of a campaign all land on the same Host)."""
+    """One machine: every environment record with its hostname and hardware fingerprint (a
+    multi-node run on one host and the repeats of a campaign all land on the same Host)."""
 
     name: str
     records: list[EnvInput]
@@ -135,23 +160,43 @@ class Host:
         return max(self.records, key=lambda e: str(e.record.get("captured_at") or "")).record
 
 
+def _hardware_label(record: dict) -> str:
+    gpu, n = _text(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record)
+    return f"{n}x {gpu}" if gpu and n else (gpu or "no GPU")
+
+
 def hosts(envs: list[EnvInput]) -> list[Host]:
-    """Records grouped by hostname, in order of first appearance (distinct hosts)."""
-    out: dict[str, Host] = {}
+    """Records grouped by host (hostname + hardware fingerprint), in order of first
+    appearance. Machines that share a hostname are named '<host> (<GPUs>)', and numbered
+    when even that is the same."""
+    groups: dict[tuple, list[EnvInput]] = {}
     for e in envs:
-        out.setdefault(hostname(e), Host(hostname(e), [])).records.append(e)
-    return list(out.values())
+        groups.setdefault(host_key(e), []).append(e)
+    per_name: dict[str, list[tuple]] = {}
+    for key in groups:
+        per_name.setdefault(key[0], []).append(key)
+    out = []
+    for key, records in groups.items():
+        name, same = key[0], per_name[key[0]]
+        if len(same) > 1:
+            label = _hardware_label(records[0].record)
+            twins = [k for k in same if _hardware_label(groups[k][0].record) == label]
+            name = f"{name} ({label}" + (f" #{twins.index(key) + 1}" if len(twins) > 1
+                                         else "") + ")"
+        out.append(Host(name, records))
+    return out
 
 
 def shared_host_runs(envs: list[EnvInput]) -> list[tuple[str, str]]:
     """(run, host) of every multi-node run whose nodes all ran on one host."""
+    names = {id(e): h.name for h in hosts(envs) for e in h.records}
     by_run: dict[str, list[EnvInput]] = {}
     for e in envs:
         stem = run_stem(e)
         if stem:
             by_run.setdefault(stem, []).append(e)
-    return [(stem, hostname(recs[0])) for stem, recs in sorted(by_run.items())
-            if len(recs) > 1 and len({hostname(r) for r in recs}) == 1]
+    return [(stem, names[id(recs[0])]) for stem, recs in sorted(by_run.items())
+            if len(recs) > 1 and len({names[id(r)] for r in recs}) == 1]
 
 
 def signature(record: dict) -> tuple:
