@@ -2,14 +2,18 @@
 
 One bad file never hides the good ones: every failure becomes a row of the problems
 frame (and a flag on its run), unless `strict` asks for the first one to be raised.
+A run is counted once: a second file of the same role in one run (``x.log`` beside
+``x.log.gz``) or a run whose log has the same content as another's is a ``duplicate_run``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 import traceback
 import zlib
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -18,21 +22,30 @@ import pandas as pd
 from analysis import metrics as M
 from analysis import parsers, schema
 from analysis.checks import check_parsed
-from analysis.errors import LogProblemError, UsageError
-from analysis.layout import gpt_case, gpt_group, meta_from_path, node_index, run_stem
-from analysis.logtext import LogText
+from analysis.discover import Found, NoLogsError, find_logs
+from analysis.errors import LogProblemError
+from analysis.layout import gpt_case, gpt_group, meta_from_path, node_index
+from analysis.logtext import LogText, max_log_bytes
 from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.problems import Problem, to_frame
+from analysis.user_meta import MetaFiles, merge_meta
 
-#: Suffixes (before an optional .gz) of files picked up when walking a folder.
-WALK_SUFFIXES = (".log", ".out", ".mem", ".gpu.csv", ".json")
-#: File names never taken for logs when walking a folder (records the suite writes itself).
-IGNORED_NAMES = ("env.json", "status.json", "campaign.json", "summary.json")
+__all__ = ["NoLogsError", "ParseResult", "discover", "parse_paths"]
+
 #: Problems not reported for the logs of nodes other than node 0 when node 0 trained.
 _QUIET_ON_OTHER_NODES = ("unknown_format", "no_training_lines")
 _INT_META = ("num_nodes", "gpus_per_node", "batch_size_per_device", "global_batch_size",
              "repeat", "data_parallel", "tensor_parallel", "pipeline_parallel", "seq_length",
              "num_layers", "hidden_size", "num_heads", "vocab_size")
+#: Case fields a file's path states, by which a file no parser reads joins its case.
+_PATH_CASE = ("model", "precision", "num_nodes", "gpus_per_node", "batch_size_per_device")
+_RUN_CASE = ("framework", "model", "precision", "num_nodes", "gpus_per_node", "num_devices",
+             "batch_size_per_device", "global_batch_size", "case", "group")
+_VISIBLE = re.compile(rb"\S")
+#: How missing_metadata tells users to state what the log does not.
+_STATE_IT = ("state it: --meta num_nodes=N,gpus_per_node=G,batch_size_per_device=B, a "
+             "dlperf-meta.yaml or <stem>.meta.yaml beside the log, or the DLPerf layout "
+             "<N>n<G>g/<model>_b<bsz>_<precision>_<repeat>.log")
 
 
 @dataclass
@@ -49,70 +62,77 @@ class ParseResult:
         return summarize(self, **kwargs)
 
 
-def _walk(path: Path) -> list[Path]:
-    out = []
-    for p in sorted(path.rglob("*")):
-        if not p.is_file() or p.name in IGNORED_NAMES or p.name.endswith(".env.json"):
-            continue
-        name = p.name[:-3] if p.name.endswith(".gz") else p.name
-        if name.endswith(WALK_SUFFIXES):
-            out.append(p)
-    return out
+@dataclass
+class FileRead:
+    """What reading one file gave: its parse (None when no parser read it) and problems."""
+
+    path: Path
+    parsed: ParsedLog | None
+    problems: list[Problem]
+    family: str = ""  # "" when no parser recognised it
+    digest: bytes = b""  # of the cleaned text, to find runs read twice
+    skip: bool = field(default=False)  # a JSON file beside the logs that is not a log
 
 
 def discover(paths: Iterable[str | Path]) -> list[tuple[Path, str, bool]]:
-    """(file, run id, named explicitly) for every file under `paths`, in a stable order."""
-    found: list[tuple[Path, str, bool]] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for f in _walk(path):
-                rel = f.parent.relative_to(path).as_posix()
-                rid = run_stem(f) if rel == "." else f"{rel}/{run_stem(f)}"
-                found.append((f, rid, False))
-        elif path.is_file():
-            found.append((path, run_stem(path), True))
-        else:
-            raise UsageError(f"no such file or folder: {path}")
-    return found
+    """(file, run id, named explicitly) for every log file under `paths`, each file once
+    (:func:`analysis.discover.find_logs` also returns what could not be read)."""
+    return [(f.path, f.run_id, f.explicit) for f in find_logs(paths)[0]]
 
 
-def _read_one(path: Path, family: str | None, explicit: bool) -> tuple[ParsedLog | None, list[Problem], str]:
-    """Parse one file; returns (parsed or None, problems, family name or '')."""
+def _read_one(path: Path, family: str | None, explicit: bool, max_bytes: int) -> FileRead:
+    """Read and parse one file; never raises for what the file holds."""
     source = str(path)
     try:
-        log = LogText.read(path, source)
+        log = LogText.read(path, source, max_bytes)
     except (OSError, EOFError, zlib.error) as exc:
-        return None, [Problem(source, None, "unreadable_file", f"cannot read: {exc}")], ""
+        return FileRead(path, None, [Problem(source, None, "unreadable_file", f"cannot read: {exc}")])
     parser = parsers.get(family) if family else parsers.detect(log.head())
     if parser is None:
         if not explicit and path.name.endswith((".json", ".json.gz")):
-            return None, [], "skip"  # some other JSON file living next to the logs
-        first = next((ln for ln in log.decode().splitlines() if ln.strip()), "")
-        return None, log.problems + [Problem(
-            source, None, "unknown_format",
-            f"no parser recognises this file (families: {', '.join(parsers.names())})",
-            first[:200])], ""
+            return FileRead(path, None, [], skip=True)  # some other JSON file beside the logs
+        head = log.head(4096).decode("utf-8", "replace")
+        first = next((ln for ln in head.splitlines() if ln.strip()), "")
+        reason = ("the file is empty or blank" if not _VISIBLE.search(log.data) else
+                  f"no parser recognises this file (families: {', '.join(parsers.names())})")
+        return FileRead(path, None, log.problems + [
+            Problem(source, None, "unknown_format", reason, first)])
     try:
         parsed = parser.parse(log)
     except Exception as exc:  # a parser bug must not hide the other files
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return None, log.problems + [Problem(source, None, "parser_error",
-                                             f"{parser.name} parser failed: {tb}")], parser.name
-    if parsed.obs.blocks:
-        ranks_known = bool(log.line_ranks)
-        if ranks_known:
-            for b in parsed.obs.blocks:
-                if (b["rank"] < 0).all():
-                    b["rank"] = log.ranks_at(b["line"])
+        return FileRead(path, None, log.problems + [
+            Problem(source, None, "parser_error", f"{parser.name} parser failed: {tb}")],
+            parser.name)
+    if parsed.obs.blocks and log.line_ranks:
+        for b in parsed.obs.blocks:
+            if (b["rank"] < 0).all():
+                b["rank"] = log.ranks_at(b["line"])
     check_parsed(parsed, log)
-    return parsed, log.problems + parsed.problems, parser.name
+    digest = hashlib.blake2b(log.data, digest_size=16).digest()
+    return FileRead(path, parsed, log.problems + parsed.problems, parser.name, digest)
 
 
-def _merge_meta(run_id: str, source: str, path_meta: dict, parsed: ParsedLog | None,
+def _role(path: Path) -> tuple[int, str]:
+    """What a file is to its run: (node, kind); two files of one role are one too many."""
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    kind = ".gpu.csv" if name.endswith(".gpu.csv") else (".mem" if name.endswith(".mem") else "log")
+    return node_index(path), kind
+
+
+def _stated_meta(path_meta: dict, stated: list[tuple[str, dict]]) -> tuple[dict, dict]:
+    """Path fields overridden by the user's (meta files, then --meta); and each key's origin."""
+    meta, origin = dict(path_meta), dict.fromkeys(path_meta, "the path")
+    for where, fields in stated:
+        meta.update(fields)
+        origin.update(dict.fromkeys(fields, where))
+    return meta, origin
+
+
+def _merge_meta(run_id: str, source: str, stated: dict, origin: dict, parsed: ParsedLog | None,
                 problems: list[Problem]) -> dict:
-    """Path fields overridden by log-stated ones; each disagreement becomes a problem."""
-    meta = dict(path_meta)
+    """Stated fields overridden by log-stated ones; each disagreement becomes a problem."""
+    meta = dict(stated)
     if parsed is None:
         return meta
     for key, val in parsed.meta.items():
@@ -123,64 +143,47 @@ def _merge_meta(run_id: str, source: str, path_meta: dict, parsed: ParsedLog | N
             line = parsed.meta_lines.get(key)
             problems.append(Problem(
                 source, line, "metadata_conflict",
-                f"the path says {key}={old}, the log says {key}={val}; using the log's value",
-                run_id=run_id))
+                f"{origin.get(key, 'the path')} says {key}={old}, the log says {key}={val}; "
+                "using the log's value", run_id=run_id))
         meta[key] = val
     return meta
 
 
 def parse_paths(paths: Iterable[str | Path], family: str | None = None,
-                strict: bool = False) -> ParseResult:
+                strict: bool = False, meta: Mapping | Iterable[Mapping] | None = None,
+                max_bytes: int | str | None = None) -> ParseResult:
     """Parse every log under `paths` (files or folders, searched recursively).
 
-    `family` forces one parser instead of sniffing each file. With `strict`, the first
-    problem raises LogProblemError; otherwise problems are returned as data.
+    `family` forces one parser instead of sniffing each file. `meta` states run fields the
+    logs and paths do not (``{"num_nodes": 2, "gpus_per_node": 8}``, see
+    :mod:`analysis.user_meta`; meta files beside the logs are read too). `max_bytes` caps the
+    decompressed bytes read per file (default ``$DLPERF_MAX_LOG_BYTES`` or 4 GiB). With
+    `strict`, the first problem raises LogProblemError; otherwise problems are returned as data.
+    Raises NoLogsError when `paths` hold no log at all.
     Returns a ParseResult with frames `observations` (schema.OBSERVATIONS), `runs`
     (schema.RUNS) and `problems` (schema.PROBLEMS).
     """
     if family:
         parsers.get(family)  # fail fast on an unknown name
-    files = discover(paths)
-    by_run: dict[str, list[tuple[Path, bool]]] = {}
-    for f, rid, explicit in files:
-        by_run.setdefault(rid, []).append((f, explicit))
+    user_meta = merge_meta(meta)
+    limit = max_log_bytes(max_bytes)
+    files, all_problems = find_logs(paths)
+    by_run: dict[tuple[str, str], list[Found]] = {}
+    for f in files:
+        by_run.setdefault(f.run_key, []).append(f)
 
-    all_problems: list[Problem] = []
-    run_rows: list[dict] = []
-    obs_parts: list[tuple[dict, ParsedLog, str]] = []
-    for rid, members in by_run.items():
-        parsed_files = []
-        file_problems: dict[Path, list[Problem]] = {}
-        for path, explicit in members:
-            parsed, probs, fam = _read_one(path, family, explicit)
-            if fam == "skip":
-                continue
-            file_problems[path] = probs
-            parsed_files.append((path, parsed, fam))
-        if not parsed_files:
-            continue
-        main = _main_file(parsed_files)
-        path, parsed, fam = main
-        main_trains = parsed is not None and M.TRAIN in parsed.obs.phases()
-        for fpath, probs in file_problems.items():
-            if main_trains and fpath is not path and node_index(fpath) > 0:
-                # other nodes of a multi-node run print no training lines by design
-                probs = [p for p in probs if p.kind not in _QUIET_ON_OTHER_NODES]
-            all_problems += [_with_run(p, rid) for p in probs]
-        run_problems: list[Problem] = []
-        meta = _merge_meta(rid, str(path), meta_from_path(path), parsed, run_problems)
-        if parsed is not None:
-            meta.setdefault("framework", parsers.get(fam).framework)
-        row = _run_row(rid, str(path), fam, meta, parsed)
-        for spath, sparsed, _ in parsed_files:
-            if sparsed is not None:
-                obs_parts.append((row, sparsed, str(spath)))
-                row["n_observations"] += len(sparsed.obs)
-                if sparsed is not parsed:
-                    row["parameters"].update(sparsed.parameters)
-        run_problems += _run_level_problems(row, parsed, fam)
-        all_problems += run_problems
-        run_rows.append(row)
+    meta_files = MetaFiles()
+    runs: list[_Run] = []
+    for members in by_run.values():
+        run = _read_run(members, family, limit, meta_files, user_meta)
+        if run is not None:
+            runs.append(run)
+    kept = _drop_duplicate_content(runs, all_problems)
+    for run in kept:
+        all_problems += run.problems
+    run_rows = _place_unread_runs(kept)
+    if not run_rows and not all_problems:
+        raise NoLogsError([str(p) for p in paths])
 
     problems = to_frame(all_problems)
     if strict and all_problems:
@@ -189,23 +192,132 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     kinds = problems.groupby("run_id")["kind"].agg(lambda s: ";".join(dict.fromkeys(s)))
     for row in run_rows:
         row["problems"] = kinds.get(row["run_id"], "")
-    runs = _runs_frame(run_rows)
-    observations = _observations_frame(obs_parts)
-    return ParseResult(observations, runs, problems)
+    placed = {id(row) for row in run_rows}
+    obs_parts = [part for run in kept if id(run.row) in placed for part in run.obs_parts]
+    return ParseResult(_observations_frame(obs_parts), _runs_frame(run_rows), problems)
+
+
+@dataclass
+class _Run:
+    """One run while it is assembled: its row, parsed parts and problems."""
+
+    row: dict
+    main: FileRead
+    relative_id: str  # as named under its command-line path (the same in a copied folder)
+    path_case: dict
+    obs_parts: list[tuple[dict, ParsedLog, str]]
+    problems: list[Problem]
+
+
+def _read_run(members: list[Found], family: str | None, limit: int, meta_files: MetaFiles,
+              user_meta: dict) -> _Run | None:
+    """Read the files of one run (one file per role) into its row; None when there is none."""
+    rid = members[0].run_id
+    problems: list[Problem] = []
+    reads: list[FileRead] = []
+    roles: dict[tuple[int, str], Path] = {}
+    for f in members:
+        first = roles.setdefault(_role(f.path), f.path)
+        if first is not f.path:
+            problems.append(Problem(
+                str(f.path), None, "duplicate_run",
+                f"a second file of this run beside {first}; only {first.name} is read",
+                run_id=rid))
+            continue
+        read = _read_one(f.path, family, f.explicit, limit)
+        if not read.skip:
+            reads.append(read)
+    if not reads:
+        return None
+    main = _main_file(reads)
+    parsed, fam = main.parsed, main.family
+    main_trains = parsed is not None and M.TRAIN in parsed.obs.phases()
+    for read in reads:
+        probs = read.problems
+        if main_trains and read is not main and node_index(read.path) > 0:
+            # other nodes of a multi-node run print no training lines by design
+            probs = [p for p in probs if p.kind not in _QUIET_ON_OTHER_NODES]
+        problems += [_with_run(p, rid) for p in probs]
+    path_meta = meta_from_path(main.path)
+    stated = meta_files.for_log(main.path) + ([("--meta", user_meta)] if user_meta else [])
+    merged, origin = _stated_meta(path_meta, stated)
+    run_problems: list[Problem] = []
+    merged = _merge_meta(rid, str(main.path), merged, origin, parsed, run_problems)
+    if parsed is not None:
+        merged.setdefault("framework", parsers.get(fam).framework)
+    row = _run_row(rid, str(main.path), fam, merged, parsed)
+    obs_parts = []
+    for read in reads:
+        if read.parsed is not None:
+            obs_parts.append((row, read.parsed, str(read.path)))
+            row["n_observations"] += len(read.parsed.obs)
+            if read.parsed is not parsed:
+                row["parameters"].update(read.parsed.parameters)
+    problems += run_problems + _run_level_problems(row, parsed, fam)
+    path_case = {k: path_meta[k] for k in _PATH_CASE if k in path_meta}
+    return _Run(row, main, members[0].relative_id, path_case, obs_parts, problems)
+
+
+def _drop_duplicate_content(runs: list[_Run], problems: list[Problem]) -> list[_Run]:
+    """A run whose training log has the same content as an earlier run's in the same folder
+    (a repeat copied under another number) or under the same relative name (a copied
+    campaign folder named too) is a duplicate: a `duplicate_run` problem names both and only
+    the first is kept. Equal logs of differently named runs elsewhere are left alone."""
+    seen: dict[tuple, _Run] = {}
+    kept = []
+    for run in runs:
+        main = run.main
+        if main.parsed is not None and M.TRAIN in main.parsed.obs.phases():
+            first = None
+            for key in ((main.digest, "folder", str(_folder(run))), (main.digest, "id", run.relative_id)):
+                first = first or seen.get(key)
+                seen.setdefault(key, run)
+            if first is not None:
+                problems.append(Problem(
+                    str(main.path), None, "duplicate_run",
+                    f"the same content as {first.main.path} (run {first.row['run_id']}); "
+                    "counted once", run_id=first.row["run_id"]))
+                continue
+        kept.append(run)
+    return kept
+
+
+def _folder(run: _Run) -> Path:
+    return run.main.path.resolve().parent
+
+
+def _place_unread_runs(runs: list[_Run]) -> list[dict]:
+    """Rows of the runs; a run no parser could read is no case of its own: it joins the case
+    its path names when a run read in the same folder has that case (its problem then counts
+    there, not its repeat), and has no row otherwise."""
+    cases: dict[tuple, list[dict]] = {}
+    for run in runs:
+        if run.main.family and run.path_case:
+            key = (_folder(run), tuple(sorted(run.path_case.items())))
+            cases.setdefault(key, []).append(run.row)
+    rows = []
+    for run in runs:
+        if not run.main.family:
+            key = (_folder(run), tuple(sorted(run.path_case.items())))
+            like = {tuple(r[k] for k in _RUN_CASE) for r in cases.get(key, [])}
+            if not run.path_case or len(like) != 1:
+                continue
+            run.row.update(zip(_RUN_CASE, next(iter(like))))
+        rows.append(run.row)
+    return rows
 
 
 def _with_run(p: Problem, rid: str) -> Problem:
     return p if p.run_id else Problem(p.source, p.line, p.kind, p.reason, p.text, rid)
 
 
-def _main_file(parsed_files):
+def _main_file(reads: list[FileRead]) -> FileRead:
     """The run's log: node 0's non-sidecar file, else any non-sidecar, else the first."""
-    def rank(item):
-        path, _, fam = item
-        is_log = bool(fam) and not parsers.get(fam).sidecar
-        return (not is_log, node_index(path) != 0, not fam)
+    def rank(read: FileRead):
+        is_log = bool(read.family) and not parsers.get(read.family).sidecar
+        return (not is_log, node_index(read.path) != 0, not read.family)
 
-    return min(parsed_files, key=rank)
+    return min(reads, key=rank)
 
 
 def _run_row(rid: str, source: str, fam: str, meta: dict, parsed: ParsedLog | None) -> dict:
@@ -213,8 +325,10 @@ def _run_row(rid: str, source: str, fam: str, meta: dict, parsed: ParsedLog | No
     for k in _INT_META:
         if row[k] is not None:
             row[k] = int(row[k])
+    _complete_devices(row, parsed)
     n, g, b = row["num_nodes"], row["gpus_per_node"], row["batch_size_per_device"]
-    row["num_devices"] = n * g if n is not None and g is not None else None
+    if row.get("num_devices") is None:
+        row["num_devices"] = n * g if n is not None and g is not None else None
     if row["global_batch_size"] is None and row["num_devices"] and b is not None:
         row["global_batch_size"] = row["num_devices"] * b
     if row["repeat"] is None:
@@ -230,6 +344,24 @@ def _run_row(rid: str, source: str, fam: str, meta: dict, parsed: ParsedLog | No
     return row
 
 
+def _complete_devices(row: dict, parsed: ParsedLog | None) -> None:
+    """Devices from the world size a log states (Megatron's argument dump): the total, and
+    nodes or GPUs per node when the other is known and divides it."""
+    try:
+        world = int(parsed.parameters.get("world_size", "")) if parsed else 0
+    except ValueError:
+        world = 0
+    if world < 1:
+        return
+    n, g = row["num_nodes"], row["gpus_per_node"]
+    if n is None and g is not None and world % g == 0:
+        row["num_nodes"] = world // g
+    elif g is None and n is not None and world % n == 0:
+        row["gpus_per_node"] = world // n
+    if row["num_nodes"] is None or row["gpus_per_node"] is None:
+        row["num_devices"] = world
+
+
 def _run_level_problems(row: dict, parsed: ParsedLog | None, fam: str) -> list[Problem]:
     if parsed is None or not fam or parsers.get(fam).sidecar:
         return []
@@ -240,11 +372,12 @@ def _run_level_problems(row: dict, parsed: ParsedLog | None, fam: str) -> list[P
                            f"no training lines found by the {fam} parser "
                            "(a non-master node's log, or the run died before training)",
                            run_id=rid))
-    missing = [k for k in ("num_nodes", "gpus_per_node", "batch_size_per_device") if row[k] is None]
+    missing = [k for k in ("num_nodes", "gpus_per_node") if row[k] is None]
+    if row["batch_size_per_device"] is None and row["global_batch_size"] is None:
+        missing.append("batch_size_per_device")
     if missing:
         out.append(Problem(src, None, "missing_metadata",
-                           f"unknown {', '.join(missing)}: name the file in the DLPerf layout "
-                           "(<N>n<G>g/<model>_b<bsz>_<precision>_<repeat>.log)", run_id=rid))
+                           f"unknown {', '.join(missing)}: {_STATE_IT}", run_id=rid))
     return out
 
 

@@ -5,18 +5,37 @@ gzip is opened transparently, CR before LF is dropped, ANSI escapes are removed,
 launcher rank prefixes (Open MPI ``[1,0]<stdout>:``, horovodrun ``[0]<stdout>:``, torchrun
 ``[default3]:``, ``srun -l`` ``3: ``) are stripped while the rank is kept per line.
 Undecodable bytes are left in place (parsers work on bytes) and reported once.
+
+Reading is capped so that one file cannot exhaust memory (a small gzip can hold gigabytes of
+newlines): at most :func:`max_log_bytes` decompressed bytes (``DLPERF_MAX_LOG_BYTES``, default
+4 GiB) and one line per :data:`BYTES_PER_LINE` bytes of that limit are read; the rest of the
+file is never decompressed, the part read is kept whole lines only, and a ``too_large``
+problem says so.
 """
 
 from __future__ import annotations
 
 import gzip
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from analysis.errors import UsageError
 from analysis.problems import Problem
+
+#: Environment variable that sets the cap on the decompressed bytes read from one log.
+MAX_BYTES_ENV = "DLPERF_MAX_LOG_BYTES"
+#: Default cap: above any realistic benchmark log, below what parsing could hold in memory.
+DEFAULT_MAX_LOG_BYTES = 4 << 30
+#: A log may hold at most one line (LF or CR) per this many bytes of the cap (its line index
+#: costs 8 bytes a line; the 4 GiB default allows 128 Mi lines).
+BYTES_PER_LINE = 32
+_CHUNK = 8 << 20
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)(?:i?b)?\s*$", re.I)
 
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\n]*\x07")
 _ASCTIME = rb"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})?"
@@ -36,14 +55,82 @@ def _has_rank_prefixes(raw: bytes) -> bool:
             or _PREFIX_HINT.search(raw, 0, 1 << 12) is not None)
 
 
-def _open_bytes(path: Path) -> bytes:
+def max_log_bytes(value: int | str | None = None) -> int:
+    """The cap on decompressed bytes per log: `value`, else ``$DLPERF_MAX_LOG_BYTES``, else
+    4 GiB. Sizes are bytes or a number with K/M/G/T (binary units: ``512M``, ``8GiB``)."""
+    where = "max_bytes"
+    if value is None:
+        value, where = os.environ.get(MAX_BYTES_ENV), MAX_BYTES_ENV
+        if value is None or not value.strip():
+            return DEFAULT_MAX_LOG_BYTES
+    if isinstance(value, int) and not isinstance(value, bool):
+        size = value
+    else:
+        m = _SIZE.match(str(value))
+        if not m:
+            raise UsageError(f"{where}={value!r} is not a size (bytes, or e.g. 512M, 8G)")
+        size = int(m.group(1)) * _UNITS[m.group(2).lower()]
+    if size < 1:
+        raise UsageError(f"{where}={value!r}: the size limit must be at least 1 byte")
+    return size
+
+
+def _line_ends(chunk: bytes) -> int:
+    """Lines ended in `chunk`: LF, CRLF and a lone CR (which cleaning turns into LF)."""
+    n = chunk.count(b"\n")
+    if b"\r" in chunk:
+        n += chunk.count(b"\r") - chunk.count(b"\r\n")
+    return n
+
+
+def _read_capped(path: Path, max_bytes: int) -> tuple[bytes, str]:
+    """The file's bytes (gunzipped when it starts with the gzip magic), streamed in chunks
+    and never read past the cap; returns (whole lines read, why it stopped early or '')."""
+    max_lines = max(1, max_bytes // BYTES_PER_LINE)
+    chunks: list[bytes] = []
+    total = lines = 0
     with open(path, "rb") as fh:
-        head = fh.read(2)
+        magic = fh.read(2)
         fh.seek(0)
-        if head == b"\x1f\x8b":
-            with gzip.open(fh) as gz:
-                return gz.read()
-        return fh.read()
+        stream = gzip.GzipFile(fileobj=fh, mode="rb") if magic == b"\x1f\x8b" else fh
+        while True:
+            chunk = stream.read(min(_CHUNK, max_bytes + 1 - total))
+            if not chunk:
+                return b"".join(chunks), ""
+            total += len(chunk)
+            lines += _line_ends(chunk)
+            chunks.append(chunk)
+            if total > max_bytes or lines > max_lines:
+                break
+    data = b"".join(chunks)
+    del chunks
+    cut, why = len(data), ""
+    if total > max_bytes:
+        cut, why = data.rfind(b"\n", 0, max_bytes) + 1, f"more than {max_bytes:,} bytes"
+    if lines > max_lines:
+        last = total - len(chunk)
+        at = _after_line_end(data, last, max_lines - (lines - _line_ends(chunk)))
+        if at <= cut:
+            cut, why = at, f"more than {max_lines:,} lines"
+    return data[:cut], why
+
+
+def _after_line_end(data: bytes, start: int, k: int) -> int:
+    """Offset just after the `k`-th (1-based) line end at or after `start`, looked up block
+    by block so that the temporary arrays stay small."""
+    block = 1 << 20
+    while k > 0:
+        part = data[start:start + block]
+        n = _line_ends(part)
+        if n >= k or len(part) < block:
+            arr = np.frombuffer(part, np.uint8)
+            lf, cr = arr == 10, arr == 13
+            cr[:-1] &= ~lf[1:]  # the CR of a CRLF is no line end of its own
+            ends = np.flatnonzero(lf | cr)
+            return start + int(ends[min(k, len(ends)) - 1]) + 1 if len(ends) else start
+        k -= n
+        start += block
+    return start
 
 
 @dataclass
@@ -79,10 +166,23 @@ class LogText:
         return text
 
     @classmethod
-    def read(cls, path: str | Path, source: str | None = None) -> LogText:
-        """Read and clean `path` (plain or gzip). Raises OSError/EOFError if unreadable."""
+    def read(cls, path: str | Path, source: str | None = None,
+             max_bytes: int | None = None) -> LogText:
+        """Read and clean `path` (plain or gzip), at most `max_bytes` decompressed bytes
+        (default :func:`max_log_bytes`). Raises OSError/EOFError/zlib.error if unreadable."""
         path = Path(path)
-        return cls.from_bytes(_open_bytes(path), source or str(path))
+        source = source or str(path)
+        limit = max_log_bytes() if max_bytes is None else max_bytes
+        data, cut = _read_capped(path, limit)
+        text = cls.from_bytes(data, source)
+        if cut:
+            n_lines = data.count(b"\n")
+            text.problems.insert(0, Problem(
+                source, None, "too_large",
+                f"the file holds {cut} (the limit is {limit:,} bytes and one line per "
+                f"{BYTES_PER_LINE} bytes, {MAX_BYTES_ENV}); only its first {len(data):,} bytes "
+                f"({n_lines:,} lines) were read"))
+        return text
 
     def _strip_rank_prefixes(self) -> None:
         data = self.data

@@ -18,7 +18,10 @@ KINDS = {
     "truncated": "fewer iterations than the method's window needs",
     "metadata_conflict": "the path and the log disagree about the run; the log wins",
     "missing_metadata": "a case field (nodes, GPUs, batch size, ...) is unknown",
-    "unreadable_file": "the file could not be opened or decompressed",
+    "unreadable_file": "the file or folder could not be opened, listed or decompressed",
+    "too_large": "the file exceeds the size limit (DLPERF_MAX_LOG_BYTES); only its beginning was read",
+    "duplicate_run": "the same run was found twice (another file of the same run, or the same "
+                     "content); it is counted once",
     "parser_error": "the parser failed unexpectedly on this file (a bug: please report it)",
     "method_fallback": "the requested method does not apply; another stated method was used",
     "outlier": "the repeat is more than 3 scaled MADs (at least 0.5 % each) from the case median",
@@ -30,6 +33,17 @@ KINDS = {
     "steps_backwards": "training steps repeat or go back, e.g. a log appended twice "
                        "(no throughput from a window across it)",
 }
+
+#: Longest `text` kept on a problem; longer text (a 200 MB line) becomes an excerpt.
+EXCERPT_CHARS = 300
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """`text` itself when short, else its first `limit` characters, an ellipsis and the
+    original length."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text):,} characters]"
 
 
 @dataclass(frozen=True)
@@ -44,6 +58,8 @@ class Problem:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"unknown problem kind {self.kind!r}; valid: {sorted(KINDS)}")
+        if len(self.text) > EXCERPT_CHARS:
+            object.__setattr__(self, "text", excerpt(self.text))
 
 
 def to_frame(problems: list[Problem]) -> pd.DataFrame:

@@ -38,8 +38,6 @@ class _MetaAction(argparse.Action):
         setattr(namespace, self.dest, {**(getattr(namespace, self.dest) or {}), **fields})
 
 
-
-
 def report_problems(problems: pd.DataFrame, stream=sys.stderr, limit: int = 20) -> None:
     """Print problems as `file:line: kind: reason` lines (at most `limit`)."""
     if problems.empty:

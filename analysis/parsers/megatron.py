@@ -18,6 +18,7 @@ import numpy as np
 
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
+from analysis.layout import normalize_model
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._scan import NUM, field_values, floats, ints
@@ -32,8 +33,16 @@ _MEMORY = re.compile(
     rb"\[Rank (\d+)\] \(after (\d+) iterations\) memory \(MB\) \| allocated: (" + NUM
     + rb") \| max allocated: (" + NUM + rb") \| reserved: (" + NUM + rb") \| max reserved: ("
     + NUM + rb")")
-_SNIFF = re.compile(rb"iteration +\d+/ *\d+ \| consumed samples:|\(after \d+ iterations\) "
-                    rb"memory \(MB\)|> building GPT model|megatron", re.I)
+#: Lines only Megatron-LM prints (an iteration line, optionally dated or behind an ``srun -l``
+#: rank, the memory report, model building); prose that merely names Megatron or
+#: iterations (a README) does not match.
+_SNIFF = re.compile(
+    rb"^(?: {0,3}\d{1,5}:)? *(?:\[[^\]\n]{1,40}\] *)?iteration +\d+/ *\d+ *\| "
+    rb"(?:consumed samples|elapsed time per iteration)"
+    rb"|\(after \d+ iterations\) memory \(MB\) \| allocated:"
+    rb"|^> building (?:GPT|BERT|T5)\w* model \.\.\."
+    rb"|^> initializing tensor model parallel with size \d+", re.M)
+_MODEL = re.compile(rb"^> building (GPT|BERT|T5)\w* model", re.M)
 #: printed field -> (metric, unit, scale)
 _FIELDS = {
     "consumed samples": (M.SAMPLES, M.NONE, 1.0),
@@ -141,7 +150,7 @@ def _read_memory(log: LogText, parsed: ParsedLog) -> None:
 @register
 class MegatronParser(LogParser):
     name = "megatron"
-    markers = (b'iteration', b'memory (mb)', b'building gpt model', b'megatron')
+    markers = (b"iteration", b"memory (mb)", b"> building ", b"tensor model parallel")
     framework = "Megatron-LM"
     description = "Megatron-LM pretrain_gpt/bert stdout logs (iteration and memory lines)"
 
@@ -156,6 +165,10 @@ class MegatronParser(LogParser):
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
         read_argument_dump(log, parsed)
+        model = _MODEL.search(log.data, 0, 1 << 20)
+        if model:
+            parsed.meta["model"] = normalize_model(model.group(1).decode())
+            parsed.meta_lines["model"] = int(log.lines_at(np.array([model.start()]))[0])
         _read_iterations(log, parsed)
         _read_memory(log, parsed)
         return parsed

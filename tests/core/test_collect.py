@@ -1,8 +1,15 @@
 """Collecting runs: multi-node logs, sidecars, and bad files next to good ones."""
 
 import gzip
+import os
+import shutil
+import subprocess
+from pathlib import Path
 
-from analysis.collect import parse_paths
+import pytest
+
+from analysis.collect import NoLogsError, parse_paths
+from analysis.errors import LogProblemError
 
 BANNER = ("*****************************************\n"
           "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default\n"
@@ -42,8 +49,9 @@ def test_a_single_node_log_without_training_lines_is_flagged(tmp_path):
     d.mkdir()
     (d / "resnet50_b4_amp_1.log").write_text(BANNER)
     r = parse_paths([tmp_path])
-    assert set(r.problems["kind"]) & {"unknown_format", "no_training_lines"}
-    assert r.runs["problems"].iloc[0] != ""
+    assert r.problems["kind"].tolist() == ["unknown_format"]
+    assert r.problems["run_id"].tolist() == ["1n1g/resnet50_b4_amp_1"]
+    assert r.runs.empty  # no case of its own (no run read in its case to count it on)
 
 
 def test_a_corrupt_file_never_hides_the_good_ones(tmp_path):
@@ -59,3 +67,156 @@ def test_a_corrupt_file_never_hides_the_good_ones(tmp_path):
     assert by_run["1n1g/resnet50_b4_amp_3"] != ""
     good = r.observations[r.observations["run_id"] == "1n1g/resnet50_b4_amp_1"]
     assert good["step"].max() == 150
+
+
+# --- a run counted once (issue 9, item 1) ----------------------------------------------------
+
+def _case_folder(root, n_runs=1):
+    d = root / "1n1g"
+    d.mkdir(parents=True)
+    for rep in range(1, n_runs + 1):
+        (d / f"resnet50_b4_amp_{rep}.log").write_text(_dll(world=1).replace("160.0", f"{rep}60.0"))
+    return d
+
+
+def _throughput(result):
+    from analysis.stats import run_throughput
+
+    return run_throughput(result, "reported", 5, 20)["throughput"].tolist()
+
+
+def test_a_log_beside_its_gzip_is_one_run_and_a_duplicate_problem(tmp_path):
+    d = _case_folder(tmp_path)
+    (d / "resnet50_b4_amp_1.log.gz").write_bytes(gzip.compress((d / "resnet50_b4_amp_1.log").read_bytes()))
+    r = parse_paths([tmp_path])
+    assert r.runs["run_id"].tolist() == ["1n1g/resnet50_b4_amp_1"]
+    [p] = r.problems.itertuples()
+    assert p.kind == "duplicate_run" and p.source.endswith(".log.gz") and "amp_1.log;" in p.reason
+    assert r.observations["source"].astype(str).str.endswith(".log").all()
+    alone = parse_paths([d / "resnet50_b4_amp_1.log"])
+    assert len(r.observations) == len(alone.observations)
+    assert _throughput(r) == _throughput(alone) == pytest.approx([160.0])
+    with pytest.raises(LogProblemError, match="duplicate_run"):
+        parse_paths([tmp_path], strict=True)
+
+
+def test_a_path_named_twice_or_through_a_link_is_read_once(tmp_path):
+    _case_folder(tmp_path / "r")
+    (tmp_path / "link").symlink_to(tmp_path / "r")
+    once = parse_paths([tmp_path / "r"])
+    for paths in ([tmp_path / "r", tmp_path / "r"], [tmp_path / "r", f"{tmp_path}/./r"],
+                  [tmp_path / "r", tmp_path / "link"], [tmp_path / "r", tmp_path / "r" / "1n1g"]):
+        r = parse_paths(paths, strict=True)  # the same file twice is no problem at all
+        assert r.runs["run_id"].tolist() == ["1n1g/resnet50_b4_amp_1"], paths
+        assert len(r.observations) == len(once.observations), paths
+
+
+def test_a_copy_of_a_run_elsewhere_or_under_another_name_is_a_duplicate(tmp_path):
+    import shutil
+
+    _case_folder(tmp_path / "a", n_runs=2)
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    (tmp_path / "b" / "1n1g" / "resnet50_b4_amp_3.log").symlink_to("resnet50_b4_amp_1.log")
+    r = parse_paths([tmp_path / "a", tmp_path / "b"])
+    assert sorted(r.runs["run_id"]) == ["1n1g/resnet50_b4_amp_1", "1n1g/resnet50_b4_amp_2"]
+    dups = r.problems[r.problems["kind"] == "duplicate_run"]
+    assert len(dups) == 3 and len(r.problems) == 3
+    assert all("counted once" in reason for reason in dups["reason"])
+    assert r.summary(method="window", warmup=5, measure=20)["repeats"].tolist() == [2]
+
+
+def test_different_runs_with_the_same_relative_name_stay_two_runs(tmp_path):
+    _case_folder(tmp_path / "a")
+    d = _case_folder(tmp_path / "b")
+    (d / "resnet50_b4_amp_1.log").write_text(_dll(world=1).replace("160.0", "170.0"))
+    r = parse_paths([tmp_path / "a", tmp_path / "b"], strict=True)
+    assert len(r.runs) == 2 and r.runs["run_id"].is_unique
+    assert sorted(_throughput(r)) == pytest.approx([160.0, 170.0])
+
+
+# --- what cannot be read says so (item 4) ----------------------------------------------------
+
+def test_an_empty_folder_or_one_without_logs_is_no_logs_found(tmp_path):
+    with pytest.raises(NoLogsError, match=f"no logs found under {tmp_path}"):
+        parse_paths([tmp_path])
+    (tmp_path / "notes.txt").write_text("hello\n")
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(NoLogsError, match="no logs found under"):
+        parse_paths([tmp_path])
+
+
+@pytest.mark.parametrize("command", ["summarize", "parse", "report"])
+def test_the_cli_says_no_logs_found_and_exits_1(tmp_path, dlperf_exe, command):
+    (tmp_path / "empty").mkdir()
+    extra = {"parse": ["-o", str(tmp_path / "o.csv")], "report": ["-o", str(tmp_path / "rep")]}
+    done = subprocess.run([dlperf_exe, command, str(tmp_path / "empty"), *extra.get(command, [])],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done
+    assert done.stderr.strip().splitlines() == [f"dlperf: error: no logs found under {tmp_path / 'empty'}"]
+    assert done.stdout == ""
+
+
+def test_a_fifo_a_dangling_link_and_a_link_loop_are_unreadable_problems(tmp_path):
+    d = _case_folder(tmp_path)
+    os.mkfifo(d / "resnet50_b4_amp_2.log")  # opening it would block forever
+    (d / "resnet50_b4_amp_3.log").symlink_to("gone.log")
+    (d / "loop").symlink_to("loop")
+    r = parse_paths([tmp_path])
+    bad = r.problems[r.problems["kind"] == "unreadable_file"]
+    assert sorted(Path(s).name for s in bad["source"]) == [
+        "loop", "resnet50_b4_amp_2.log", "resnet50_b4_amp_3.log"]
+    assert r.runs["run_id"].tolist() == ["1n1g/resnet50_b4_amp_1"]
+
+
+def _without_dac_override(argv: list[str]) -> list[str]:
+    """`argv` run so that file permissions apply even to root (tests run as root)."""
+    if os.geteuid() != 0:
+        return argv
+    setpriv = shutil.which("setpriv")
+    assert setpriv, "setpriv (util-linux) is needed to drop root's permission override"
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", *argv]
+
+
+def test_an_unreadable_subfolder_is_a_problem_and_strict_fails(tmp_path, dlperf_exe):
+    _case_folder(tmp_path)
+    locked = tmp_path / "2n8g"
+    locked.mkdir()
+    (locked / "resnet50_b4_amp_1.log").write_text(_dll())
+    locked.chmod(0)
+    try:
+        argv = _without_dac_override([dlperf_exe, "parse", str(tmp_path), "-o"])
+        done = subprocess.run(argv + [str(tmp_path / "o.csv")], capture_output=True, text=True,
+                              timeout=120)
+        strict = subprocess.run(argv + [str(tmp_path / "s.csv"), "--strict"],
+                                capture_output=True, text=True, timeout=120)
+    finally:
+        locked.chmod(0o755)
+    assert done.returncode == 0, done.stderr
+    assert f"{locked}: unreadable_file: cannot list this folder: Permission denied" in done.stderr
+    assert "from 1 runs" in done.stdout
+    assert strict.returncode == 3 and "unreadable_file" in strict.stderr
+
+
+# --- a file no parser reads is a problem of its case (item 5) --------------------------------
+
+def test_an_unrecognised_file_in_a_case_folder_counts_on_its_case(tmp_path):
+    d = _case_folder(tmp_path, n_runs=2)
+    (d / "resnet50_b4_amp_4.log").write_text("")
+    (d / "resnet50_b4_amp_5.log").write_text("no parser reads this\n")
+    r = parse_paths([tmp_path])
+    probs = r.problems.set_index("run_id")
+    assert probs.loc["1n1g/resnet50_b4_amp_4", "kind"] == "unknown_format"
+    assert probs.loc["1n1g/resnet50_b4_amp_4", "reason"] == "the file is empty or blank"
+    assert probs.loc["1n1g/resnet50_b4_amp_5", "text"] == "no parser reads this"
+    [case] = r.summary(method="window", warmup=5, measure=20).itertuples()
+    assert (case.framework, case.model, case.num_nodes, case.batch_size_per_device) == (
+        "PyTorch", "resnet50", 1, 4)
+    assert (case.repeats, case.problems) == (2, 2)
+
+
+def test_prose_mentioning_megatron_and_iterations_is_unknown_format(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("# Notes\nWe compared against Megatron-LM: 150 iterations, "
+                      "iteration lines, memory line.\n| `megatron` | Megatron-LM |\n")
+    r = parse_paths([readme])
+    assert r.problems["kind"].tolist() == ["unknown_format"] and r.runs.empty

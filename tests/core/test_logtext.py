@@ -1,6 +1,19 @@
 import gzip
+import os
+import subprocess
+import sys
 
-from analysis.logtext import LogText
+import pytest
+
+from analysis.errors import UsageError
+from analysis.logtext import (
+    BYTES_PER_LINE,
+    DEFAULT_MAX_LOG_BYTES,
+    MAX_BYTES_ENV,
+    LogText,
+    max_log_bytes,
+)
+from analysis.problems import excerpt
 
 
 def test_crlf_and_ansi_are_removed_and_lines_kept():
@@ -49,3 +62,85 @@ def test_lines_at_maps_offsets_to_one_based_lines():
     log = LogText.from_bytes(b"a\nbb\nccc", "c.log")
     assert log.lines_at([0, 1, 2, 4, 5, 7]).tolist() == [1, 1, 2, 2, 3, 3]
     assert log.line_text(3) == "ccc"
+
+
+# --- reading is capped (issue 9, item 12) ----------------------------------------------------
+
+def _newline_bomb(path, mib: int) -> None:
+    """A gzip of `mib` MiB of newlines, a few KB on disk (members of 1 MiB each)."""
+    member = gzip.compress(b"\n" * (1 << 20), compresslevel=9)
+    path.write_bytes(member * mib)
+
+
+def test_a_gzip_bomb_is_never_decompressed_past_the_cap(tmp_path):
+    """Peak memory of parsing a 256 MiB newline bomb stays far below its size; the file is
+    flagged too_large (before: read whole, ~10 bytes of memory per newline, no problem)."""
+    bomb = tmp_path / "bomb.log.gz"
+    _newline_bomb(bomb, 256)
+    assert bomb.stat().st_size < 300_000
+    code = (
+        "import resource, sys\n"
+        "from analysis.collect import parse_paths\n"
+        "parse_paths([sys.argv[2]])  # imports every parser first\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "r = parse_paths([sys.argv[1]])\n"
+        "grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before\n"
+        "print(grown // 1024, ';'.join(r.problems['kind']))\n"
+        "print(r.problems['reason'].iloc[0])\n"
+    )
+    (tmp_path / "small.log").write_text(" iteration 1/ 2 | consumed samples: 1 |\n")
+    done = subprocess.run([sys.executable, "-c", code, str(bomb), str(tmp_path / "small.log")],
+                          capture_output=True,
+                          text=True, timeout=300, env={**os.environ, MAX_BYTES_ENV: "64M"})
+    assert done.returncode == 0, done.stderr
+    grown_mib, kinds = done.stdout.splitlines()[0].split()
+    assert kinds == "too_large;unknown_format"
+    assert int(grown_mib) < 64, done.stdout  # at most 2 Mi lines (64 MiB / 32) were read
+    assert "more than 2,097,152 lines" in done.stdout and "2,097,152 bytes" in done.stdout
+
+
+def test_the_caps_keep_whole_lines_and_say_so(tmp_path):
+    p = tmp_path / "big.log"
+    p.write_bytes((b"x" * 39 + b"\n") * 100)  # 4,000 bytes of 40-byte lines
+    log = LogText.read(p, max_bytes=220)
+    assert log.data == (b"x" * 39 + b"\n") * 5
+    [prob] = log.problems
+    assert prob.kind == "too_large" and "more than 220 bytes" in prob.reason
+    assert "first 200 bytes (5 lines)" in prob.reason
+    assert LogText.read(p, max_bytes=4000).problems == []
+    p.write_bytes(b"0123456789\r\n" * 100)  # short lines: the line cap (one per 32 bytes)
+    log = LogText.read(p, max_bytes=100)
+    assert log.data == b"0123456789\n" * 3  # a CRLF is one line end
+    assert "more than 3 lines" in log.problems[0].reason
+
+
+def test_max_log_bytes_default_environment_and_bad_values(monkeypatch):
+    monkeypatch.delenv(MAX_BYTES_ENV, raising=False)
+    assert max_log_bytes() == DEFAULT_MAX_LOG_BYTES == 4 << 30
+    for text, size in (("512M", 512 << 20), ("8GiB", 8 << 30), ("1000", 1000), ("2 kb", 2048)):
+        monkeypatch.setenv(MAX_BYTES_ENV, text)
+        assert max_log_bytes() == size
+    for bad in ("lots", "-5", "0"):
+        monkeypatch.setenv(MAX_BYTES_ENV, bad)
+        with pytest.raises(UsageError, match=MAX_BYTES_ENV):
+            max_log_bytes()
+
+
+def test_a_huge_line_becomes_a_short_excerpt_in_problems(tmp_path):
+    p = tmp_path / "r50_b256_amp_1.log"
+    p.write_bytes(b"x" * 50 + b"\xff" + b"y" * 2_000_000 + b"\n")
+    log = LogText.read(p)
+    [prob] = log.problems
+    assert prob.kind == "undecodable_bytes"
+    assert len(prob.text) < 400 and prob.text.startswith("x" * 50)
+    assert prob.text.endswith("… [2,000,051 characters]")
+    assert excerpt("short") == "short"
+
+
+def test_the_line_cap_reached_exactly_at_a_read_chunk_boundary(tmp_path):
+    p = tmp_path / "blank.log"
+    p.write_bytes(b"\n" * (9 << 20))
+    limit = BYTES_PER_LINE * (8 << 20)  # 8 Mi lines: exactly the first 8 MiB chunk
+    log = LogText.read(p, max_bytes=limit)
+    assert len(log.data) == 8 << 20
+    assert "more than 8,388,608 lines" in log.problems[0].reason

@@ -1,0 +1,141 @@
+"""Find the log files under the paths a user names, each file once, with the run it belongs to.
+
+A file is identified by its real path (``r`` and ``./r``, a folder named twice, a symbolic link
+to a file already found: read once). Folders are walked recursively, following links to
+folders once each (a link loop ends there). What cannot be walked or opened (a folder
+without permission, a link loop, a dangling link or a FIFO named like a log) becomes an
+``unreadable_file`` problem instead of being skipped without a word; a second name for a file
+already found (``r50_b256_amp_2.log -> r50_b256_amp_1.log``) is a ``duplicate_run``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis.errors import DLPerfError, UsageError
+from analysis.layout import run_stem
+from analysis.problems import Problem
+
+#: Suffixes (before an optional .gz) of files picked up when walking a folder.
+WALK_SUFFIXES = (".log", ".out", ".mem", ".gpu.csv", ".json")
+#: File names never taken for logs when walking a folder (records the suite writes itself).
+IGNORED_NAMES = ("env.json", "status.json", "campaign.json", "summary.json")
+
+
+class NoLogsError(DLPerfError):
+    """The paths hold no log file at all (an empty folder, or one without logs)."""
+
+    def __init__(self, paths: list[str]):
+        super().__init__(f"no logs found under {', '.join(paths)}")
+        self.paths = paths
+
+
+@dataclass(frozen=True)
+class Found:
+    """One log file: where it was reached, the run it belongs to, how it was named."""
+
+    path: Path
+    run_id: str  # the stem's path relative to the folder named on the command line
+    relative_id: str  # the same, before two runs of one name in two folders were told apart
+    run_key: tuple[str, str]  # (real folder, stem): files of one run share it
+    explicit: bool  # named on the command line (not found by walking)
+
+
+def is_log_name(name: str) -> bool:
+    """True for file names the walk takes for logs (or their sidecars)."""
+    if name in IGNORED_NAMES or name.endswith(".env.json"):
+        return False
+    base = name[:-3] if name.endswith(".gz") else name
+    return base.endswith(WALK_SUFFIXES)
+
+
+def _unreadable(path: Path, what: str, exc: OSError | None = None) -> Problem:
+    why = f": {exc.strerror or exc}" if exc is not None else ""
+    return Problem(str(path), None, "unreadable_file", f"{what}{why}")
+
+
+def _walk(folder: Path, seen_dirs: set[str], problems: list[Problem]) -> Iterator[Path]:
+    """Log files under `folder`, depth first in name order; problems for what cannot be read."""
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        problems.append(_unreadable(folder, "cannot list this folder", exc))
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        try:
+            st = os.stat(path)  # follows links
+        except OSError as exc:
+            dangling = exc.errno == errno.ENOENT
+            if not dangling or is_log_name(entry.name):
+                what = "a dangling link" if dangling else "cannot open"
+                problems.append(_unreadable(path, what, None if dangling else exc))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            real = os.path.realpath(path)
+            if real not in seen_dirs:  # a second link to a folder, or a link loop
+                seen_dirs.add(real)
+                yield from _walk(path, seen_dirs, problems)
+        elif is_log_name(entry.name):
+            if stat.S_ISREG(st.st_mode):
+                yield path
+            else:
+                problems.append(_unreadable(path, "not a regular file (a FIFO, socket or device)"))
+
+
+def _candidates(raw: str | os.PathLike, problems: list[Problem]) -> Iterator[tuple[Path, str, bool]]:
+    """(file, run id, explicit) under one command-line path."""
+    path = Path(raw)
+    if path.is_dir():
+        seen_dirs = {os.path.realpath(path)}
+        for f in _walk(path, seen_dirs, problems):
+            rel = f.parent.relative_to(path).as_posix()
+            yield f, run_stem(f) if rel == "." else f"{rel}/{run_stem(f)}", False
+    elif path.is_file():
+        yield path, run_stem(path), True
+    elif path.exists():
+        raise UsageError(f"not a regular file or folder: {path}")
+    else:
+        raise UsageError(f"no such file or folder: {path}")
+
+
+def find_logs(paths: Iterable[str | os.PathLike]) -> tuple[list[Found], list[Problem]]:
+    """Every log file under `paths` once, in a stable order, and the problems met walking.
+
+    Raises UsageError for a path that does not exist and NoLogsError when nothing at all
+    (no log, no problem) is found.
+    """
+    paths = list(paths)
+    problems: list[Problem] = []
+    found: list[Found] = []
+    by_real: dict[str, Path] = {}
+    run_ids: dict[tuple[str, str], str] = {}  # run key -> run id
+    used: set[str] = set()
+    for raw in paths:
+        for f, relative_id, explicit in _candidates(raw, problems):
+            rid = relative_id
+            real = os.path.realpath(f)
+            first = by_real.get(real)
+            if first is not None:
+                if first.name != f.name:  # another name for it: a run found twice
+                    problems.append(Problem(
+                        str(f), None, "duplicate_run",
+                        f"the same file as {first} (a link); counted once", run_id=rid))
+                continue
+            by_real[real] = f
+            key = (os.path.dirname(real), run_stem(f))
+            if key not in run_ids:
+                if rid in used:  # the same relative name in another folder
+                    rid = f.parent.joinpath(run_stem(f)).as_posix()
+                run_ids[key] = rid
+                used.add(rid)
+            found.append(Found(f, run_ids[key], relative_id, key, explicit))
+    if not found and not problems:
+        raise NoLogsError([str(p) for p in paths])
+    return found, problems

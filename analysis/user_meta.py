@@ -1,0 +1,144 @@
+"""Run fields a user states for logs that do not say them: ``--meta`` and meta files.
+
+Most real logs are named ``slurm-123456.out``, not ``1n8g/r50_b256_amp_1.log``, so the
+fields the path would give (nodes, GPUs per node, batch size, ...) can be stated instead:
+
+- on the command line: ``--meta num_nodes=2,gpus_per_node=8`` (repeatable; applies to every
+  run read);
+- in a YAML mapping beside the logs: ``dlperf-meta.yaml`` (every run in that folder) or
+  ``<stem>.meta.yaml`` (the run whose files share that stem, e.g. ``slurm-1234.meta.yaml``
+  for ``slurm-1234.out``).
+
+Keys are :data:`USER_KEYS`; integers must be positive, precision one of :data:`PRECISIONS`
+(aliases such as fp16/float16/bfloat16 accepted). An unknown key or a bad value is a usage
+error naming the key (and the file).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from analysis.errors import UsageError
+from analysis.layout import normalize_model, normalize_precision, run_stem
+from analysis.parsers.base import META_FIELDS
+
+#: Keys a user may state (the derived `case` and `group` are not among them).
+USER_KEYS = tuple(k for k in META_FIELDS if k not in ("case", "group"))
+INT_KEYS = ("num_nodes", "gpus_per_node", "batch_size_per_device", "global_batch_size",
+            "repeat", "data_parallel", "tensor_parallel", "pipeline_parallel", "seq_length",
+            "num_layers", "hidden_size", "num_heads", "vocab_size")
+PRECISIONS = ("fp32", "tf32", "bf16", "amp")
+FOLDER_FILE = "dlperf-meta.yaml"
+STEM_SUFFIX = ".meta.yaml"
+#: Meta files are a handful of lines; anything larger is not one.
+MAX_FILE_BYTES = 64 << 10
+
+
+def check_meta(values: Mapping[str, object], where: str = "--meta") -> dict:
+    """Validated, normalised copy of `values` (raises UsageError naming `where` and the key)."""
+    out: dict = {}
+    for key, value in values.items():
+        if key not in USER_KEYS:
+            raise UsageError(f"{where}: unknown key {key!r}; valid: {', '.join(USER_KEYS)}")
+        if isinstance(value, (dict, list, tuple, set)) or value is None:
+            raise UsageError(f"{where}: {key} needs a single value, got {value!r}")
+        text = str(value).strip()
+        if key in INT_KEYS:
+            try:
+                number = int(text)
+            except ValueError:
+                number = 0
+            if number < 1 or isinstance(value, (bool, float)):
+                raise UsageError(f"{where}: {key} must be a positive integer, got {value!r}")
+            out[key] = number
+        elif key == "precision":
+            prec = normalize_precision(text)
+            if prec not in PRECISIONS:
+                raise UsageError(f"{where}: precision must be one of {', '.join(PRECISIONS)} "
+                                 f"(or fp16, float16, bfloat16, float32), got {value!r}")
+            out[key] = prec
+        elif not text:
+            raise UsageError(f"{where}: {key} is empty")
+        else:
+            out[key] = normalize_model(text) if key == "model" else text
+    return out
+
+
+def parse_meta_option(text: str) -> dict:
+    """``key=value[,key=value...]`` as given to ``--meta``, validated."""
+    values: dict[str, str] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--meta: expected KEY=VALUE, got {item.strip()!r}")
+        values[key.strip()] = value
+    if not values:
+        raise UsageError("--meta: expected KEY=VALUE[,KEY=VALUE...], got nothing")
+    return check_meta(values)
+
+
+def merge_meta(items: Iterable[Mapping[str, object]] | Mapping[str, object] | None) -> dict:
+    """One validated mapping from one mapping or several (later ones win)."""
+    if not items:
+        return {}
+    if isinstance(items, Mapping):
+        return check_meta(items)
+    out: dict = {}
+    for m in items:
+        out.update(check_meta(m))
+    return out
+
+
+def load_meta_file(path: str | os.PathLike) -> dict:
+    """The validated mapping of one meta file (UsageError naming the file on any fault)."""
+    import yaml
+
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read this meta file: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_FILE_BYTES:
+        raise UsageError(f"{path}: a meta file holds a few KEY: VALUE lines; this one is over "
+                         f"{MAX_FILE_BYTES // 1024} KiB")
+    try:
+        data = yaml.safe_load(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte offset {exc.start})") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or "not valid YAML"
+        raise UsageError(f"{where}: {problem}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: expected a mapping of KEY: VALUE lines "
+                         f"({', '.join(USER_KEYS)})")
+    return check_meta({str(k): v for k, v in data.items()}, str(path))
+
+
+class MetaFiles:
+    """Meta files beside the logs, each read once per parse."""
+
+    def __init__(self) -> None:
+        self._cache: dict[Path, dict] = {}
+
+    def _get(self, path: Path) -> dict:
+        if path not in self._cache:
+            self._cache[path] = load_meta_file(path) if path.is_file() else {}
+        return self._cache[path]
+
+    def for_log(self, log: Path) -> list[tuple[str, dict]]:
+        """(origin, fields) of the folder's file, then the run's own (which wins)."""
+        out = []
+        for path in (log.parent / FOLDER_FILE, log.parent / f"{run_stem(log)}{STEM_SUFFIX}"):
+            fields = self._get(path)
+            if fields:
+                out.append((str(path), fields))
+        return out
