@@ -1,9 +1,12 @@
 """The one way DLPerf Suite runs an external command.
 
-Every external program (nvidia-smi, lscpu, ssh, sbatch, torchrun, ...) goes through
-:func:`run_command`: an argument list (never a shell string), a timeout that kills the whole
-process group, and, on failure, a :class:`CommandError` that carries the command, its output and
-its exit code.
+Every external program (nvidia-smi, lscpu, ssh, sbatch, torchrun, ...) goes through this module,
+always as an argument list (never a shell string):
+
+- :func:`run_command` runs a command to its end: a timeout that kills the whole process group,
+  and, on failure, a :class:`CommandError` that carries the command, its output and exit code;
+- :func:`start_process` starts a long-running child (a node agent, a workload, a sampler) and
+  returns a :class:`Process` to poll, wait for or stop while the caller does other work.
 """
 
 from __future__ import annotations
@@ -99,6 +102,96 @@ def _kill_group(proc: subprocess.Popen) -> None:
         proc.kill()
 
 
+#: Where a child's stream goes besides a file object: nowhere, a pipe read by
+#: :meth:`Process.communicate`, or (stderr only) the same place as stdout.
+DEVNULL, PIPE, STDOUT = subprocess.DEVNULL, subprocess.PIPE, subprocess.STDOUT
+
+
+def _popen(args: tuple[str, ...], *, stdin, stdout, stderr, env, cwd,
+           new_session: bool) -> subprocess.Popen:
+    try:
+        return subprocess.Popen(args, stdin=stdin, stdout=stdout, stderr=stderr,
+                                env=dict(env) if env is not None else None, cwd=cwd,
+                                start_new_session=new_session)
+    except FileNotFoundError as exc:
+        raise CommandNotFoundError(args, None, reason=f"cannot be started: {exc.strerror}") from None
+    except (PermissionError, OSError) as exc:
+        raise CommandError(args, None, reason=f"cannot be started: {exc}") from None
+
+
+class Process:
+    """A child started by :func:`start_process`; it runs until it ends or is stopped."""
+
+    def __init__(self, popen: subprocess.Popen, argv: tuple[str, ...], new_session: bool):
+        self._popen, self.argv, self._group = popen, argv, new_session
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once ended (``-N`` when killed by signal N), else ``None``."""
+        return self._popen.returncode
+
+    def poll(self) -> int | None:
+        return self._popen.poll()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Wait up to `timeout` seconds (forever when ``None``); the exit status, or ``None``
+        when it is still running."""
+        try:
+            return self._popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        """SIGKILL the child (and its process group when started in a new session)."""
+        if self._popen.poll() is not None:
+            return
+        if self._group:
+            _kill_group(self._popen)
+        else:
+            self._popen.kill()
+
+    def communicate(self, timeout: float) -> tuple[str, str]:
+        """Wait for the end and return what went to ``PIPE`` streams (as text); past `timeout`
+        the child is killed and :class:`CommandTimeoutError` is raised."""
+        try:
+            out, err = self._popen.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            out, err = _drain(self._popen)
+            raise CommandTimeoutError(self.argv, timeout, _text(out), _text(err)) from None
+        return _text(out), _text(err)
+
+
+def start_process(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+                  cwd: str | os.PathLike | None = None, stdout=None, stderr=None,
+                  new_session: bool = False) -> Process:
+    """Start ``argv`` (no shell) and return at once.
+
+    stdin is ``/dev/null``; `stdout`/`stderr` are ``None`` (inherited), a binary file object,
+    :data:`DEVNULL`, :data:`PIPE` or (stderr) :data:`STDOUT`. ``env`` replaces the whole
+    environment when given. ``new_session`` puts the child in its own session, so that
+    :meth:`Process.kill` stops its process group and a terminal's Ctrl-C does not reach it.
+    A program that cannot be started raises :class:`CommandNotFoundError` / :class:`CommandError`.
+    """
+    args = _check_argv(argv)
+    popen = _popen(args, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env,
+                   cwd=cwd, new_session=new_session)
+    return Process(popen, args, new_session)
+
+
+def _drain(proc: subprocess.Popen) -> tuple[bytes | None, bytes | None]:
+    """What a killed child printed; nothing when a grandchild escaped its group and still
+    holds a pipe."""
+    try:
+        return proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        return b"", b""
+
+
 def run_command(argv: Sequence[str], timeout: float, check: bool = True,
                 env: Mapping[str, str] | None = None, cwd: str | os.PathLike | None = None,
                 input: str | None = None) -> CompletedCommand:
@@ -113,24 +206,15 @@ def run_command(argv: Sequence[str], timeout: float, check: bool = True,
     if not timeout or timeout <= 0:
         raise UsageError(f"run_command timeout must be a positive number of seconds, not {timeout!r}")
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            args, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True)
-    except FileNotFoundError as exc:
-        raise CommandNotFoundError(args, None, reason=f"cannot be started: {exc.strerror}") from None
-    except (PermissionError, OSError) as exc:
-        raise CommandError(args, None, reason=f"cannot be started: {exc}") from None
+    proc = _popen(args, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+                  new_session=True)
     data = input.encode() if input is not None else None
     try:
         out, err = proc.communicate(data, timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
-        try:
-            out, err = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:  # a grandchild escaped the group and holds a pipe
-            out, err = b"", b""
+        out, err = _drain(proc)
         raise CommandTimeoutError(args, timeout, _text(out), _text(err)) from None
     result = CompletedCommand(args, proc.returncode, _text(out), _text(err),
                               time.monotonic() - start)

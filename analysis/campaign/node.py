@@ -1,7 +1,9 @@
 """Node agent: runs one node's command of a run and everything around it, on that node.
 
-Started by every backend as ``python /path/to/node.py [options] -- ARGV...`` (run as a file,
-so that it needs nothing but the standard library on the node). It
+Started by every backend as ``python /path/to/node.py [options] -- ARGV...`` (run as a file).
+Besides the standard library it needs only ``analysis.shell`` (the one command wrapper) and
+``analysis.errors``: from the package when the node's Python has it, else from the source tree
+the file lies in, else from an ``analysis/`` folder copied beside it. It
 
 - writes its pid to ``--pidfile`` and becomes a session leader;
 - reads the spec's environment variables as one JSON line from stdin (``--env-stdin``), so
@@ -12,8 +14,9 @@ so that it needs nothing but the standard library on the node). It
 - runs ARGV with the agent's stdout/stderr (the node log), stdin closed;
 - stops the whole process tree (torchrun puts its workers in new sessions, so the tree is
   walked through /proc) on SIGTERM/SIGINT/SIGHUP, on ``--timeout``, when its parent dies
-  (``--die-with-parent``) or when stdin reaches EOF (``--watch-stdin``: the ssh connection
-  is gone);
+  (``--die-with-parent``: PR_SET_PDEATHSIG, and the parent pid is polled) or when stdin
+  reaches EOF (``--watch-stdin``: the ssh connection is gone). Signal handlers only record
+  the signal; a self-pipe (``signal.set_wakeup_fd``) wakes the main loop, which does the work;
 - writes ``--result`` (JSON: rc, times, host, what happened to env capture and sampling) and
   exits with the command's exit status (128 + signal when killed).
 
@@ -26,14 +29,39 @@ import argparse
 import ctypes
 import json
 import os
+import select
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+
+
+def _find_package() -> None:
+    """Make ``analysis`` importable when this file is run by a Python that lacks the package:
+    from the source tree around this file, or an ``analysis/`` folder copied beside it."""
+    here = Path(__file__).resolve().parent
+    for root in (here.parent.parent, here):
+        if (root / "analysis" / "shell.py").is_file():
+            if str(root) not in sys.path:
+                sys.path.append(str(root))
+            return
+
+
+if __package__ in (None, ""):
+    _find_package()
+
+from analysis.shell import (  # noqa: E402  (after the path set-up above)
+    DEVNULL,
+    PIPE,
+    CommandError,
+    CommandTimeoutError,
+    Process,
+    run_command,
+    start_process,
+)
 
 GPU_QUERY = "timestamp,index,memory.used,memory.total,utilization.gpu"
 GRACE = 5.0
@@ -135,16 +163,13 @@ def _stop_orphans(keep: set[int]) -> None:
             pass
 
 
-def _visible_gpus(env: dict) -> list[str]:
+def visible_gpus(env: dict) -> list[str]:
     """Indices of the NVIDIA GPUs this node may use ([] when there are none)."""
     if not shutil.which("nvidia-smi"):
         return []
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    if out.returncode != 0:
+        out = run_command(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], 20)
+    except CommandError:
         return []
     found = [x.strip() for x in out.stdout.splitlines() if x.strip().isdigit()]
     want = env.get("CUDA_VISIBLE_DEVICES")
@@ -154,23 +179,22 @@ def _visible_gpus(env: dict) -> list[str]:
     return found
 
 
-def _start_env_capture(path: str, env: dict) -> tuple[subprocess.Popen | None, str]:
+def _start_env_capture(path: str, env: dict) -> tuple[Process | None, str]:
     # `dlperf env` records an allow-list of variables, redacted by analysis.redact
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "analysis", "env", "-o", path],
-                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
-    except OSError as exc:
-        return None, f"failed: {exc}"
+        proc = start_process([sys.executable, "-m", "analysis", "env", "-o", path], env=env,
+                             stdout=DEVNULL, stderr=PIPE, new_session=True)
+    except CommandError as exc:
+        return None, f"failed: {exc.reason}"
     return proc, "started"
 
 
-def _finish_env_capture(proc: subprocess.Popen | None, status: str, path: str) -> str:
+def _finish_env_capture(proc: Process | None, status: str, path: str) -> str:
     if proc is None:
         return status
     try:
         _, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
+    except CommandTimeoutError:
         kill_tree(proc.pid, grace=1)
         return "failed: env capture took more than 60 s"
     if proc.returncode == 0 and Path(path).exists():
@@ -182,17 +206,65 @@ def _finish_env_capture(proc: subprocess.Popen | None, status: str, path: str) -
 def _start_gpu_sampling(path: str, gpus: list[str]):
     if not gpus:
         return None, "none: no NVIDIA GPU on this node"
-    f = open(path, "w")
-    try:
-        proc = subprocess.Popen(["nvidia-smi", f"--query-gpu={GPU_QUERY}", "--format=csv",
-                                 "-lms", "500", "-i", ",".join(gpus)],
-                                stdout=f, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    except OSError as exc:
-        f.close()
-        return None, f"failed: {exc}"
-    finally:
-        f.close()
+    with open(path, "wb") as f:
+        try:
+            proc = start_process(["nvidia-smi", f"--query-gpu={GPU_QUERY}", "--format=csv",
+                                  "-lms", "500", "-i", ",".join(gpus)], stdout=f, stderr=DEVNULL)
+        except CommandError as exc:
+            return None, f"failed: {exc.reason}"
     return proc, "nvidia-smi"
+
+
+class _StopFlag:
+    """Why the agent must stop ('' while it need not).
+
+    Signal handlers only append the signal number to a list (no lock, nothing else); the
+    interpreter's C-level handler writes to a self-pipe (``signal.set_wakeup_fd``), which wakes
+    :meth:`wait`. Other threads call :meth:`set`, which records a reason and writes to the same
+    pipe. The main loop reads :attr:`reason` and does the stopping itself.
+    """
+
+    def __init__(self):
+        self._why = ""
+        self._signals: list[int] = []
+        self._read, self._write = os.pipe()
+        for fd in (self._read, self._write):
+            os.set_blocking(fd, False)
+        signal.set_wakeup_fd(self._write)
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(s, self._on_signal)
+
+    def _on_signal(self, signum, _frame):
+        self._signals.append(signum)
+
+    @property
+    def reason(self) -> str:
+        if not self._why and self._signals:
+            self._why = f"signal {signal.Signals(self._signals[0]).name}"
+        return self._why
+
+    def set(self, reason: str) -> None:
+        """Record `reason` (the first one wins) and wake the main loop; safe from any thread."""
+        if not self.reason:
+            self._why = reason
+        try:
+            os.write(self._write, b"\0")
+        except OSError:  # the pipe is full: the loop is awake anyway
+            pass
+
+    def wait(self, timeout: float) -> None:
+        """Sleep until a signal, :meth:`set` or `timeout` seconds."""
+        select.select([self._read], [], [], timeout)
+        try:
+            os.read(self._read, 4096)
+        except BlockingIOError:
+            pass
+
+
+def _parent_gone(parent: int | None) -> str:
+    if parent is not None and os.getppid() != parent:
+        return f"parent process {parent} is gone"
+    return ""
 
 
 def run_agent(opts) -> int:
@@ -201,7 +273,9 @@ def run_agent(opts) -> int:
         os.setsid()
     except OSError:  # already a session leader (e.g. started by sshd or start_new_session)
         pass
+    parent = None
     if opts.die_with_parent:
+        parent = opts.parent_pid or os.getppid()
         _set_pdeathsig(signal.SIGTERM)
     _become_subreaper()
     if opts.pidfile:
@@ -210,23 +284,14 @@ def run_agent(opts) -> int:
     if opts.env_stdin:
         line = sys.stdin.readline()
         env.update({str(k): str(v) for k, v in json.loads(line or "{}").items()})
-    stop = {"reason": ""}
-    done = threading.Event()
-
-    def on_signal(signum, _frame):
-        stop["reason"] = stop["reason"] or f"signal {signal.Signals(signum).name}"
-        done.set()
-
-    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(s, on_signal)
-    if opts.die_with_parent and os.getppid() == 1:
-        stop["reason"] = "parent gone before start"
+    stop = _StopFlag()
+    if _parent_gone(parent):
+        stop.set(f"{_parent_gone(parent)} before the start")
     if opts.watch_stdin:
         def watch():
             while sys.stdin.buffer.read(4096):
                 pass
-            stop["reason"] = stop["reason"] or "connection to the controller lost (stdin EOF)"
-            done.set()
+            stop.set("connection to the controller lost (stdin EOF)")
         threading.Thread(target=watch, daemon=True).start()
 
     env_proc, env_status = (None, "skipped")
@@ -234,35 +299,36 @@ def run_agent(opts) -> int:
         env_proc, env_status = _start_env_capture(opts.env_json, env)
     sampler, gpu_status = (None, "skipped")
     if opts.gpu_csv:
-        sampler, gpu_status = _start_gpu_sampling(opts.gpu_csv, _visible_gpus(env))
-    rc, child = None, None
-    if not stop["reason"]:
+        sampler, gpu_status = _start_gpu_sampling(opts.gpu_csv, visible_gpus(env))
+    rc, child, cannot_start = None, None, False
+    if not stop.reason:
         try:
-            child = subprocess.Popen(opts.argv, env=env, stdin=subprocess.DEVNULL,
-                                     cwd=opts.cwd or None)
-        except OSError as exc:
-            print(f"dlperf node agent: cannot start {opts.argv[0]!r}: {exc}", file=sys.stderr)
-            rc, stop["reason"] = 127, f"cannot start {opts.argv[0]!r}: {exc.strerror or exc}"
+            child = start_process(opts.argv, env=env, cwd=opts.cwd or None)
+        except CommandError as exc:
+            print(f"dlperf node agent: cannot start {opts.argv[0]!r}: {exc.reason}",
+                  file=sys.stderr)
+            rc, cannot_start = 127, True
+            stop.set(f"cannot start {opts.argv[0]!r}: {exc.reason}")
     deadline = time.monotonic() + opts.timeout if opts.timeout else None
     while child is not None and rc is None:
         rc = child.poll()
         if rc is not None:
             break
         if deadline and time.monotonic() > deadline:
-            stop["reason"] = stop["reason"] or f"timeout after {opts.timeout:g} s"
-        if stop["reason"]:
+            stop.set(f"timeout after {opts.timeout:g} s")
+        if _parent_gone(parent):
+            stop.set(_parent_gone(parent))
+        if stop.reason:
             kill_tree(child.pid, grace=GRACE)
-            child.wait()
-            rc = child.returncode
+            rc = child.wait()
             break
-        done.wait(0.1)
+        stop.wait(0.1)
     _stop_orphans({p.pid for p in (sampler, env_proc) if p is not None})
     if sampler is not None:
         kill_tree(sampler.pid, grace=1)
         sampler.wait()
     env_status = _finish_env_capture(env_proc, env_status, opts.env_json or "")
-    if stop["reason"] and rc is not None and rc >= 0 and child is not None and \
-            not stop["reason"].startswith("cannot start"):
+    if stop.reason and rc is not None and rc >= 0 and child is not None and not cannot_start:
         rc = rc or 143
     rc = 128 - rc if rc is not None and rc < 0 else rc  # killed by signal N → 128 + N
     if opts.result:
@@ -270,7 +336,7 @@ def run_agent(opts) -> int:
         tmp.write_text(json.dumps({
             "rc": rc, "host": socket.gethostname(), "pid": os.getpid(),
             "started": started, "ended": time.time(), "duration_s": time.time() - started,
-            "stopped": stop["reason"], "env_capture": env_status, "gpu_sampling": gpu_status,
+            "stopped": stop.reason, "env_capture": env_status, "gpu_sampling": gpu_status,
         }))
         tmp.replace(opts.result)
     return 1 if rc is None else rc
@@ -314,7 +380,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=0)
     p.add_argument("--env-stdin", action="store_true")
     p.add_argument("--watch-stdin", action="store_true")
-    p.add_argument("--die-with-parent", action="store_true")
+    p.add_argument("--die-with-parent", action="store_true",
+                   help="stop when the parent process dies")
+    p.add_argument("--parent-pid", type=int, default=None,
+                   help="with --die-with-parent: the parent's pid as its starter knows it "
+                        "(default: the parent at start)")
     p.add_argument("--kill", metavar="PIDFILE")
     p.add_argument("argv", nargs=argparse.REMAINDER)
     opts = p.parse_args(argv)

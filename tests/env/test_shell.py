@@ -1,20 +1,25 @@
-"""`analysis.shell.run_command`: the one wrapper for external commands."""
+"""`analysis.shell`: the one wrapper for external commands (run_command, start_process)."""
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from analysis.errors import DLPerfError, UsageError
 from analysis.shell import (
+    PIPE,
+    STDOUT,
     CommandError,
     CommandNotFoundError,
     CommandTimeoutError,
     CompletedCommand,
     run_command,
+    start_process,
 )
 
 PY = sys.executable
@@ -102,3 +107,66 @@ def test_argv_must_be_a_list_of_strings(argv):
 def test_timeout_must_be_positive():
     with pytest.raises(UsageError, match="timeout must be a positive"):
         run_command(["true"], 0)
+
+
+def test_start_process_returns_at_once_and_reports_the_exit(tmp_path):
+    out = tmp_path / "out.txt"
+    t0 = time.monotonic()
+    with open(out, "wb") as f:
+        proc = start_process([PY, "-c", "import sys, time; time.sleep(1); print('o'); "
+                                        "print('e', file=sys.stderr); sys.exit(4)"],
+                             stdout=f, stderr=STDOUT)
+    assert time.monotonic() - t0 < 0.9 and proc.poll() is None and proc.returncode is None
+    assert proc.wait(0.05) is None  # still running
+    assert proc.wait() == 4 and proc.returncode == 4
+    assert sorted(out.read_text().split()) == ["e", "o"]
+
+
+def test_start_process_stdin_is_closed_and_pipes_are_text():
+    proc = start_process([PY, "-c", "import sys; print(repr(sys.stdin.read())); "
+                                    "print('warn', file=sys.stderr)"], stdout=PIPE, stderr=PIPE)
+    assert proc.communicate(30) == ("''\n", "warn\n")
+
+
+def test_start_process_missing_program_and_bad_argv():
+    with pytest.raises(CommandNotFoundError, match="no-such-tool-dlperf"):
+        start_process(["no-such-tool-dlperf"])
+    with pytest.raises(UsageError):
+        start_process("sleep 1")
+
+
+def test_start_process_kill_stops_its_session(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    proc = start_process(["sh", "-c", f"sleep 60 & echo $! > {pidfile}; wait"], new_session=True)
+    for _ in range(100):
+        if pidfile.exists() and pidfile.read_text().strip():
+            break
+        time.sleep(0.05)
+    proc.kill()
+    assert proc.wait(10) == -9
+    child = int(pidfile.read_text())
+    for _ in range(50):
+        if not _alive(child):
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"grandchild {child} survived kill()")
+
+
+def test_communicate_past_its_timeout_kills_and_raises():
+    proc = start_process([PY, "-c", "import time; print('started', flush=True); time.sleep(60)"],
+                         stdout=PIPE, stderr=PIPE, new_session=True)
+    with pytest.raises(CommandTimeoutError) as info:
+        proc.communicate(1.0)
+    assert info.value.stdout == "started\n" and proc.returncode == -9
+
+
+def test_shell_is_the_only_module_that_starts_processes():
+    """Every external command of the package goes through analysis.shell (issue 9, item 23)."""
+    root = Path(__file__).resolve().parents[2] / "analysis"
+    starts = re.compile(r"\bsubprocess\b|\bos\.(system|popen|spawn\w*|exec\w*|fork)\b"
+                        r"|\bpty\.spawn\b|asyncio\.create_subprocess")
+    offenders = [f"{p.relative_to(root.parent)}:{n}" for p in sorted(root.rglob("*.py"))
+                 if p.name != "shell.py"
+                 for n, line in enumerate(p.read_text().splitlines(), 1) if starts.search(line)]
+    assert offenders == []

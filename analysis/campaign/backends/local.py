@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import subprocess
 import time
 
 from analysis.campaign import node as agent
@@ -25,6 +24,7 @@ from analysis.campaign.backends.base import (
     Outcome,
     first_failure,
 )
+from analysis.shell import STDOUT, Process, start_process
 
 
 def _start_time(pid: int) -> str:
@@ -55,7 +55,7 @@ class LocalBackend(Backend):
     name = "local"
 
     def _gpu_ids(self) -> list[str]:
-        ids = agent._visible_gpus(dict(os.environ))
+        ids = agent.visible_gpus(dict(os.environ))
         if self.spec.gpus_per_host:
             ids = ids[: self.spec.gpus_per_host]
         return ids
@@ -89,16 +89,17 @@ class LocalBackend(Backend):
 
     def execute(self, launch: Launch) -> Outcome:
         t0, started = time.monotonic(), time.time()
-        procs: dict[int, subprocess.Popen] = {}
+        procs: dict[int, Process] = {}
         reason = ""
+        flags = ("--die-with-parent", "--parent-pid", str(os.getpid()))
         try:
             for node in launch.active():
                 with open(node.log, "wb") as log:
-                    procs[node.index] = subprocess.Popen(
+                    procs[node.index] = start_process(
                         self.agent_argv(launch, node, python=launch.python, agent=str(NODE_AGENT),
-                                        flags=("--die-with-parent",)),
-                        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                        env={**os.environ, **node.env}, start_new_session=True)
+                                        flags=flags),
+                        stdout=log, stderr=STDOUT, env={**os.environ, **node.env},
+                        new_session=True)
             seen: set[tuple[int, str]] = set()
             last_scan = 0.0
             while True:
@@ -121,7 +122,7 @@ class LocalBackend(Backend):
             for p in procs.values():
                 p.wait()
             if isinstance(exc, KeyboardInterrupt):
-                raise Interrupted(str(exc) or "interrupted") from None
+                raise Interrupted(str(exc) or "SIGINT") from None
             raise
         agent.stop_agents([p.pid for p in procs.values() if p.poll() is None])
         for p in procs.values():
