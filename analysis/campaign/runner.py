@@ -5,6 +5,10 @@ there are GPUs) next to the logs; logs are written as ``*.partial`` and renamed 
 every node succeeded, then the done marker is written. Re-running skips completed runs,
 retries failed ones (``retry_failed``, ``retries``), and never overwrites a finished log. An
 interruption (SIGINT/SIGTERM) stops the nodes and leaves the run pending — never done.
+
+One run of a campaign at a time per output folder (:mod:`analysis.campaign.lock`). Every
+process of every run gets ``OMP_NUM_THREADS`` (:data:`OMP_THREADS`, unless the spec's ``env``
+sets it), so that 1 and N processes per node compute with the same threads per process.
 """
 
 from __future__ import annotations
@@ -22,11 +26,21 @@ import yaml
 from analysis import config
 from analysis.campaign import backends, records
 from analysis.campaign.backends.base import Interrupted, Launch, NodeLaunch, Outcome
+from analysis.campaign.lock import CampaignLock
+from analysis.campaign.node import visible_gpus
+from analysis.campaign.progress import CampaignProgress
 from analysis.campaign.spec import BACKENDS, Run, Spec, SpecError, contained, load
 from analysis.campaign.workloads import LaunchContext, wrap_container
 from analysis.campaign.workloads import get as get_workload
 from analysis.errors import DLPerfError
+from analysis.fsutil import atomic_write_text
 from analysis.redact import redact_env, redact_tree
+
+#: Threads per process when the spec's ``env`` does not set ``OMP_NUM_THREADS``. torchrun
+#: sets 1 only when it starts more than one process, so a 1-process case would otherwise use
+#: every core while an N-process case uses one per process (the CPU smoke campaign showed a
+#: "speedup" of 25x with 2 processes).
+OMP_THREADS = 1
 
 
 class CampaignInterrupted(DLPerfError):
@@ -120,7 +134,8 @@ class Campaign:
         work = self.out / ".campaign" / "runs" / case.config / run.stem
         nodes = []
         for k, argv in enumerate(self.workload.commands(ctx)):
-            env = {**spec.env, **b.node_env(k, case.gpus_per_node)}
+            env = {"OMP_NUM_THREADS": str(OMP_THREADS), **spec.env,
+                   **b.node_env(k, case.gpus_per_node)}
             if argv is not None and spec.container:
                 argv = wrap_container(argv, spec.container, workdir, sorted(env), device == "cuda")
             nodes.append(NodeLaunch(
@@ -137,6 +152,11 @@ class Campaign:
         """Print (to `file`, default stdout) and return every node's command of every run."""
         probe = self.spec.backend == "local"
         device, note = self.resolve_device(probe=probe)
+        if device == "cuda" and not visible_gpus(dict(os.environ)):
+            where = "" if self.spec.backend == "local" else \
+                f" (they are needed on the {self.spec.backend} nodes, not here)"
+            print(f"warning: campaign {self.spec.name} asks for GPUs (device cuda) but no "
+                  f"NVIDIA GPU is visible on this machine{where}", file=sys.stderr)
         lines = [f"# campaign {self.spec.name}: {len(self.runs)} runs, backend "
                  f"{self.spec.backend}, workload {self.spec.workload}, device {device}"
                  + (f" ({note})" if note else "") + f", out {self.out}"]
@@ -153,49 +173,67 @@ class Campaign:
         raw = redact_tree(dict(self.spec.raw), self.spec.secrets())
         raw["backend"] = self.spec.backend
         self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / "campaign.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+        atomic_write_text(self.out / "campaign.yaml", yaml.safe_dump(raw, sort_keys=False))
 
     def run(self, progress: bool = True, time_budget: float | None = None):
         """Run every run that is not done; returns the status table (also in status.json).
 
         With `time_budget` (seconds), no run is started once the next one would probably
         end past the budget (judged by the longest run so far); the rest stay pending and a
-        later call resumes them — for job time limits and lent machines.
+        later call resumes them — for job time limits and lent machines. Raises
+        :class:`~analysis.campaign.lock.CampaignBusy` at once when another process runs a
+        campaign in the same output folder, :class:`CampaignInterrupted` on SIGINT/SIGTERM.
         """
-        from tqdm import tqdm
+        with CampaignLock(self.out):
+            return self._run_locked(progress, time_budget)
 
+    def _skipped_line(self, rows: dict, todo: list[Run]) -> str:
+        done = sum(rows[r.run_id]["state"] == "done" for r in self.runs)
+        kept = len(self.runs) - done - len(todo)
+        if not done and not kept:
+            return ""
+        line = f"{self.spec.name}: skipping {done} run(s) already done"
+        if kept:
+            line += f" and {kept} failed run(s) not retried (reasons in status.json)"
+        return line + f"; {len(todo)} to run"
+
+    def _run_locked(self, progress: bool, time_budget: float | None):
         self._write_spec()
         rows = {r.run_id: self._row(r, *records.disk_state(r, self.out)) for r in self.runs}
         todo = [r for r in self.runs if rows[r.run_id]["state"] == "pending" or (
             rows[r.run_id]["state"] == "failed" and self.spec.retry_failed
             and not self.run_blocked(r))]
         self._save(rows)
+        skipped = self._skipped_line(rows, todo)
+        if skipped:
+            print(skipped, file=sys.stderr, flush=True)
         if not todo:
             return records.status_frame(list(rows.values()))
         device, note = self.resolve_device()
-        bar = tqdm(total=len(self.runs), initial=len(self.runs) - len(todo), unit="run",
-                   desc=self.spec.name, disable=not progress, file=sys.stderr)
+        bar = CampaignProgress(self.spec.name, len(self.runs), len(self.runs) - len(todo),
+                               enabled=progress)
         old = self._trap_sigterm()
-        self.backend.prepare(self.out)
         current = None
         start, longest = time.monotonic(), 0.0
         try:
+            self.backend.prepare(self.out)
             for run in todo:
                 elapsed = time.monotonic() - start
                 if time_budget is not None and elapsed + longest > time_budget:
                     break
                 current = run
-                bar.set_postfix_str(run.run_id)
+                bar.start(run.run_id)
                 t0 = time.monotonic()
                 self._run_one(run, rows, device, note)
                 longest = max(longest, time.monotonic() - t0)
-                bar.update(1)
+                bar.finish(run.run_id, rows[run.run_id]["state"], time.monotonic() - t0)
                 current = None
-        except Interrupted as exc:
+        except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM through _trap_sigterm
             why = f"interrupted ({exc or 'SIGINT'}); nodes stopped, will run next time"
             if current is not None:
-                prev = records.disk_state(current, self.out)
-                rows[current.run_id].update(state="pending", reason=why, attempts=prev[2])
+                state, _, attempts = records.disk_state(current, self.out)
+                if state != "done":
+                    rows[current.run_id].update(state="pending", reason=why, attempts=attempts)
             self._save(rows)
             raise CampaignInterrupted(f"campaign {self.spec.name} interrupted at "
                                       f"{current.run_id if current else 'start'}; status in "
@@ -268,7 +306,7 @@ class Campaign:
                 p.unlink(missing_ok=True)
         try:
             outcome = self.backend.execute(launch)
-        except Interrupted:
+        except KeyboardInterrupt:
             records.archive(self._outputs(launch), self.out, run, attempt)
             raise
         except (DLPerfError, OSError) as exc:

@@ -1,91 +1,76 @@
-"""`dlperf run SPEC.yaml`: run a benchmark campaign through notebooks/00_launch.ipynb.
+"""`dlperf run SPEC.yaml`: run a benchmark campaign.
 
 The spec is validated first (clear errors, nothing started). ``--dry-run`` prints every node's
-command of every run and writes nothing. Otherwise the launch notebook is executed with
-papermill and kept with the logs as ``<out>/00_launch.ipynb``; the status table is printed at
-the end. Exit status: 0 all runs done, 1 some failed or pending, 130 interrupted.
+command of every run and writes nothing. Otherwise the campaign runs in this process (one run at
+a time per output folder; Ctrl-C or SIGTERM stops the nodes and leaves the current run pending),
+then the launch notebook is executed read-only as the record ``<out>/00_launch.ipynb`` (see
+:mod:`analysis.campaign.launch_record`) and the status table is printed. Exit status: 0 all
+runs done, 1 some failed or pending (or another run holds the folder), 130 interrupted.
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-from pathlib import Path
 
 COMMAND = "run"
-HELP = "run a benchmark campaign (spec YAML) through the launch notebook"
+HELP = "run a benchmark campaign (spec YAML); the launch notebook is kept as its record"
 EXIT_INTERRUPTED = 130
 
 
 def add_arguments(p) -> None:
     p.add_argument("spec", metavar="SPEC.yaml", help="campaign spec (see examples/campaigns/)")
     p.add_argument("--backend", choices=("local", "ssh", "slurm"), default=None,
-                   help="override the spec's backend")
+                   help="override the spec's backend (default: the spec's)")
     p.add_argument("--dry-run", action="store_true",
                    help="print every command per node and run nothing")
     p.add_argument("-o", "--out-dir", default=None,
                    help="output folder (default: data/raw_logs/<name>/)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar or per-run lines (default: a bar on a terminal, "
+                        "one line per run otherwise)")
     p.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                    help="start no run that would probably end after SECONDS; the rest stay "
-                        "pending for the next invocation")
+                        "pending for the next invocation (default: no budget)")
 
 
-def _forward_interrupts():
-    """Make SIGINT/SIGTERM reach the notebook's kernel (it runs in its own session), so the
-    campaign stops its nodes and records the run as pending before papermill returns."""
-    from analysis.campaign.node import descendants
+def _record(campaign, args) -> bool:
+    """Write the launch-notebook record; False (with one line on stderr) when it could not."""
+    from analysis.campaign.launch_record import record_launch_notebook
 
-    def forward(signum, _frame):
-        for pid in descendants(os.getpid()):
-            try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-                if b"ipykernel" in cmd:
-                    os.kill(pid, signal.SIGINT)
-            except (OSError, ProcessLookupError):
-                continue
-
-    return {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        record_launch_notebook(campaign.out, args.spec, args.backend)
+    except KeyboardInterrupt:
+        print("dlperf run: interrupted while writing the launch notebook record",
+              file=sys.stderr)
+        return False
+    except Exception as exc:  # papermill and the kernel raise errors of many kinds
+        first = str(exc).strip().splitlines()[:1] or [type(exc).__name__]
+        print(f"dlperf run: warning: the launch notebook record {campaign.out}/00_launch.ipynb "
+              f"was not written: {first[0][:300]}", file=sys.stderr)
+    return True
 
 
 def run(args) -> int:
-    from analysis import config
     from analysis.campaign import records
-    from analysis.campaign.runner import Campaign
+    from analysis.campaign.runner import Campaign, CampaignInterrupted
 
     campaign = Campaign(args.spec, out_dir=args.out_dir, backend=args.backend)  # validates
     if args.dry_run:
         campaign.dry_run()
         return 0
-    import papermill as pm
-
-    out = campaign.out
-    out.mkdir(parents=True, exist_ok=True)
-    old = _forward_interrupts()
+    interrupted = False
     try:
-        pm.execute_notebook(
-            str(config.NOTEBOOKS_DIR / "00_launch.ipynb"), str(out / "00_launch.ipynb"),
-            parameters={"spec_path": str(Path(args.spec).resolve()), "spec_inline": None,
-                        "backend": args.backend, "dry_run": False, "out_dir": str(out),
-                        "progress": not args.no_progress, "time_budget": args.time_budget},
-            progress_bar=False, log_output=True, stdout_file=sys.stdout, stderr_file=sys.stderr,
-            cwd=str(config.PROJECT_DIR))
-        interrupted = False
-    except pm.PapermillExecutionError as exc:
-        interrupted = exc.ename in ("CampaignInterrupted", "KeyboardInterrupt")
-        if not interrupted:
-            print(f"dlperf run: the launch notebook failed: {exc.ename}: {exc.evalue}",
-                  file=sys.stderr)
-            return 1
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+        campaign.run(progress=not args.no_progress, time_budget=args.time_budget)
+    except (CampaignInterrupted, KeyboardInterrupt) as exc:
+        interrupted = True
+        print(f"dlperf run: {exc or 'interrupted'}", file=sys.stderr)
+    if not _record(campaign, args):
+        interrupted = True
     status = campaign.status()
     print(status[["run_id", "state", "attempts", "duration_s", "reason"]].to_string(index=False))
     counts = status["state"].value_counts().to_dict()
     print(f"campaign {campaign.spec.name}: " + ", ".join(
-        f"{counts.get(s, 0)} {s}" for s in records.STATES) + f"; logs in {out}")
+        f"{counts.get(s, 0)} {s}" for s in records.STATES) + f"; logs in {campaign.out}")
     if interrupted:
         print("dlperf run: interrupted; run the same command again to resume", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -173,7 +173,8 @@ def test_secrets_never_written(tmp_path):
     for p in files:
         assert secret not in p.read_text(errors="replace"), p
     done = json.loads((tmp_path / "1n1g" / "resnet50_b1_fp32_1.done").read_text())
-    assert done["env"] == {"HF_TOKEN": "***", "DB_PASSWORD": "***", "PLAIN": "visible"}
+    assert done["env"] == {"OMP_NUM_THREADS": "1", "HF_TOKEN": "***", "DB_PASSWORD": "***",
+                           "PLAIN": "visible"}
 
 
 def test_time_budget_leaves_the_rest_pending_and_a_rerun_finishes(tmp_path):
