@@ -73,7 +73,7 @@ def _time_reason(lines, ts, bad, where: str) -> str:
     text = (f"the timestamp goes back {ts[prev] - ts[i]:.6g} s from line {int(lines[prev])} "
             f"to line {int(lines[i])}")
     if len(bad) > 1:
-        text += f" ({_count_lines(lines[bad], 'backwards jumps')} in {where})"
+        text += f" ({_lines_text(lines[bad], 'backwards jumps in ' + where)})"
     return text
 
 
@@ -86,14 +86,17 @@ def _step_reason(lines, epoch, step, bad, where: str) -> str:
     text = (f"line {int(lines[i])} ({at(i)}) does not come after line {int(lines[i - 1])} "
             f"({at(i - 1)}): repeated or restarted iterations")
     if len(bad) > 1:
-        text += f" ({_count_lines(lines[bad], 'such lines')} in {where})"
+        text += f" ({_lines_text(lines[bad], 'such lines in ' + where)})"
     return text
 
 
-def _count_lines(lines: np.ndarray, what: str) -> str:
+def _lines_text(lines: np.ndarray, what: str = "lines") -> str:
+    """'line 7', or '3 <what>: 7, 9, 12' (the first few named, the rest counted)."""
+    if len(lines) == 1:
+        return f"line {int(lines[0])}"
     shown = ", ".join(str(int(x)) for x in lines[:_LINES_SHOWN])
     more = f", … {len(lines) - _LINES_SHOWN} more" if len(lines) > _LINES_SHOWN else ""
-    return f"{len(lines)} {what}: lines {shown}{more}"
+    return f"{len(lines)} {what}: {shown}{more}"
 
 
 # --- values that are not measurements ---------------------------------------------------------
@@ -110,7 +113,7 @@ def _drop_bad_values(parsed: ParsedLog, log: LogText) -> list[Problem]:
     kept = []
     for b in parsed.obs.blocks:
         non_finite = ~np.isfinite(b["value"])
-        impossible = _impossible(b)
+        impossible = _impossible(b) & ~non_finite
         bad = non_finite | impossible
         if not bad.any():
             kept.append(b)
@@ -133,7 +136,7 @@ def _drop_bad_values(parsed: ParsedLog, log: LogText) -> list[Problem]:
         out.append(Problem(
             log.source, first, kind,
             f"{phase} {metric} is {_what(kind, values)} on "
-            f"{_count_lines(np.unique(lines), 'line(s)')}; these values are left out of the "
+            f"{_lines_text(np.unique(lines))}; these values are left out of the "
             "data and of every statistic", log.line_text(first)[:300]))
     return sorted(out, key=lambda p: p.line)
 
@@ -212,6 +215,6 @@ def _file_problem(log: LogText, kind: str, faults: list) -> list[Problem]:
     at = int(lines[bad[0]])
     every = np.unique(np.concatenate([ln[b] for ln, b, _ in faults]))
     if len(every) > 1:
-        reason += f" ({_count_lines(every, 'such lines')} in this file)"
+        reason += f" ({_lines_text(every, 'such lines in this file')})"
     reason += "; a throughput window that contains it gives no figure"
     return [Problem(log.source, at, kind, reason, log.line_text(at)[:300])]

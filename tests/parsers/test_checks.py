@@ -83,6 +83,13 @@ def test_reported_and_rule_a_never_see_inf(tmp_path):
     assert result.runs["problems"].iloc[0] == "non_finite_value"
 
 
+def test_minus_inf_is_one_problem_not_two(tmp_path):
+    edited(tmp_path, PT, 46, "train.total_ips : 800.00", "train.total_ips : -inf")
+    found = parse_paths([tmp_path]).problems
+    assert found[["line", "kind"]].values.tolist() == [[46, "non_finite_value"]]
+    assert "train throughput is not a finite number (-inf) on line 46;" in found["reason"].iloc[0]
+
+
 def test_printed_none_is_not_a_value(tmp_path):
     edited(tmp_path, PT, 40, "train.lr : 0.009472", "train.lr : None")
     result = parse_paths([tmp_path])
@@ -206,7 +213,7 @@ def test_zero_or_negative_latency_and_throughput_are_problems(tmp_path):
     result = parse_paths([gpt])
     found = problems_of(result, "impossible_value").sort_values("reason")
     assert found["line"].tolist() == [1, 1]
-    assert "train latency is zero or below zero on 19 line(s)" in found["reason"].iloc[0]
+    assert "train latency is zero or below zero on 19 lines: 1, 2, 3" in found["reason"].iloc[0]
     assert "train throughput is below zero" in found["reason"].iloc[1]
     obs = result.observations
     assert obs[obs["metric"].isin(["latency", "throughput"])].empty

@@ -110,7 +110,7 @@ def test_validation_lines_nan_inf(result):
     assert rows(result, rid, "throughput")["epoch"].unique().tolist() == [1]
     probs = result.problems[result.problems["run_id"] == rid]
     assert probs[["line", "kind"]].values.tolist() == [[39, "non_finite_value"]]
-    assert "train loss is not a finite number (inf/nan) on 2 line(s): lines 39, 40" \
+    assert "train loss is not a finite number (inf/nan) on 2 lines: 39, 40" \
         in probs["reason"].iloc[0]
 
 
