@@ -498,6 +498,9 @@ def from_dict(raw: dict) -> Spec:
     """Validate a spec mapping (as loaded from YAML) into a :class:`Spec`."""
     from analysis.campaign import workloads
 
+    if raw is None:
+        raise SpecError("the spec is empty; a campaign spec is a mapping of keys (name, "
+                        "workload, ...)")
     if not isinstance(raw, dict):
         raise SpecError(f"a campaign spec is a mapping of keys; got {type(raw).__name__}")
     for k in ("name", "workload"):

@@ -112,8 +112,9 @@ def parse_yaml(text: str, source: str = "<text>") -> Any:
     """The Python value of a YAML document, within :data:`LIMITS`."""
     if len(text.encode("utf-8", "replace")) > LIMITS["bytes"]:
         raise SpecError(f"spec {source} is larger than {LIMITS['bytes'] // 1024} KiB")
-    loader = _CountingLoader(text)
+    loader = None
     try:
+        loader = _CountingLoader(text)  # checks that every character is printable
         node = loader.get_single_node()
         if node is None:
             return None
@@ -127,13 +128,17 @@ def parse_yaml(text: str, source: str = "<text>") -> Any:
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         what = " ".join(str(exc.problem or exc.context or "syntax error").split())
         raise SpecError(f"spec {source}{where}: not valid YAML: {what[:200]}") from None
+    except yaml.reader.ReaderError as exc:
+        line = text[:exc.position].count("\n") + 1
+        raise SpecError(f"spec {source} line {line}: not valid YAML: {exc.reason}") from None
     except yaml.YAMLError as exc:
         what = " ".join(str(exc).split())
         raise SpecError(f"spec {source}: not valid YAML: {what[:200]}") from None
     except RecursionError:
         raise SpecError(f"spec {source}: nested too deeply") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def load_yaml_file(path: str | Path) -> Any:

@@ -262,6 +262,9 @@ def _limited_memory():
     (b"name: t\nworkload: [unclosed\n", ["line 3", "not valid YAML"]),
     (None, ["is a directory"]),
     (b"/dev/zero", ["not a regular file"]),
+    (b"/proc/self/environ", ["line 1", "not valid YAML"]),
+    (b"name: t\nworkload: \x00builtin\n", ["line 2", "not valid YAML"]),
+    (b"", ["the spec is empty"]),
 ])
 def test_bad_spec_files_give_one_line_and_exit_2(tmp_path, content, words):
     import subprocess
@@ -270,8 +273,8 @@ def test_bad_spec_files_give_one_line_and_exit_2(tmp_path, content, words):
 
     if content is None:
         path = tmp_path
-    elif content == b"/dev/zero":
-        path = Path("/dev/zero")
+    elif content in (b"/dev/zero", b"/proc/self/environ"):
+        path = Path(content.decode())
     else:
         path = tmp_path / "spec.yaml"
         path.write_bytes(content)

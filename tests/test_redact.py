@@ -1,0 +1,71 @@
+"""analysis.redact: the one place that decides what is secret (issue 9, item 14)."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis.redact import (
+    REDACTED,
+    is_secret_name,
+    redact_argv,
+    redact_env,
+    redact_text,
+    redact_tree,
+    scrub,
+    secrets_in,
+)
+
+
+@pytest.mark.parametrize("name", ["CUDA_API_CREDENTIAL", "SLURM_JOB_PASS", "TORCH_HUB_AUTH",
+                                  "OMP_PASS", "MY_PASSWD", "DB_PASSWORD", "GITHUB_TOKEN",
+                                  "AWS_SECRET_ACCESS_KEY", "hub_token", "SESSION_COOKIE",
+                                  "NCCL_IB_PKEY"])
+def test_secret_names(name):
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", ["NCCL_DEBUG", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
+                                  "SLURM_NTASKS", "key_file", "SSL_CERT_FILE", "TOKENIZER_DIR",
+                                  "LD_LIBRARY_PATH"])
+def test_names_that_are_not_secrets(name):
+    assert not is_secret_name(name)
+
+
+@pytest.mark.parametrize("text, want", [
+    ("mysql://root:pw@h", "mysql://root:***@h"),
+    ("postgres://admin:p@ss@db/x", "postgres://admin:***@db/x"),
+    ("http://proxyuser:hunter2@proxy:3128", "http://proxyuser:***@proxy:3128"),
+    ("admin:hunter2@h1", "admin:***@h1"),
+    ("https://h/x?user=a&token=abc123&n=1", "https://h/x?user=a&token=***&n=1"),
+    ("--password=hunter2", "--password=***"),
+    ("Authorization: Bearer abc.def.ghi", "Authorization: Bearer ***"),
+    ("ghp_" + "a" * 36, REDACTED),
+    ("hf_" + "B" * 34, REDACTED),
+    # nothing secret: unchanged
+    ("http://host:8080/a@b", "http://host:8080/a@b"),
+    ("git@github.com:org/repo.git", "git@github.com:org/repo.git"),
+    ("root@h1:22", "root@h1:22"),
+    ("NCCL_SOCKET_IFNAME=eth0", "NCCL_SOCKET_IFNAME=eth0"),
+])
+def test_scrub(text, want):
+    assert scrub(text) == want
+
+
+def test_env_argv_text_and_tree():
+    env = {"API_TOKEN": "tok-123456", "DB_URL": "postgres://u:dbpass99@db/x", "PIN_PASSWORD": 123456,
+           "NCCL_DEBUG": "INFO"}
+    assert redact_env(env) == {"API_TOKEN": REDACTED, "DB_URL": "postgres://u:***@db/x",
+                               "PIN_PASSWORD": REDACTED, "NCCL_DEBUG": "INFO"}
+    assert set(secrets_in(env)) == {"tok-123456", "dbpass99", "123456"}
+    argv = ["run", "--tok", "tok-123456", "--db-password", "x1", "dbpass99", "INFO"]
+    assert redact_argv(argv, env) == ["run", "--tok", REDACTED, "--db-password", REDACTED,
+                                      REDACTED, "INFO"]
+    assert redact_text("failed: tok-123456 rejected", secrets_in(env)) == \
+        "failed: *** rejected"
+    tree = {"env": env, "options": {"hub_token": "t0k", "n": 3},
+            "runs": [{"reason": "ssh: dbpass99 refused"}]}
+    out = redact_tree(tree, secrets_in(tree))
+    assert out["env"]["API_TOKEN"] == REDACTED and out["options"] == {"hub_token": REDACTED,
+                                                                       "n": 3}
+    assert out["runs"][0]["reason"] == "ssh: *** refused"
+    assert redact_tree({"tokens_per_s": 5}, by_name=False) == {"tokens_per_s": 5}
