@@ -69,3 +69,14 @@ def test_env_argv_text_and_tree():
                                                                        "n": 3}
     assert out["runs"][0]["reason"] == "ssh: *** refused"
     assert redact_tree({"tokens_per_s": 5}, by_name=False) == {"tokens_per_s": 5}
+
+
+def test_campaign_records_are_written_scrubbed(tmp_path):
+    from analysis.campaign import records
+
+    row = {"run_id": "1n1g/x_1", "state": "failed", "attempts": 1,
+           "reason": "git clone https://u:S3CRET-clone@git.example/r failed"}
+    records.write_status(tmp_path, "c", [row])
+    text = (tmp_path / "status.json").read_text()
+    assert "S3CRET" not in text and "https://u:***@git.example/r" in text
+    assert not [p for p in tmp_path.iterdir() if p.name != "status.json"]  # no temp file left

@@ -17,18 +17,20 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.fsutil import atomic_write_text
+from analysis.redact import redact_tree
+
 STATUS_COLUMNS = ["run_id", "config", "model", "precision", "batch_size", "repeat", "state",
                   "reason", "attempts", "duration_s", "log"]
 STATES = ("done", "failed", "pending")
 
 
 def write_json(path: Path, data: dict) -> None:
-    """Write JSON atomically (temp file + rename), so readers never see half a record."""
+    """Write JSON atomically (temp file + rename), so readers never see half a record; URL
+    passwords and token-shaped strings are hidden (:func:`analysis.redact.redact_tree`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str))
-    os.replace(tmp, path)
+    atomic_write_text(path, json.dumps(redact_tree(data, by_name=False), indent=1, default=str))
 
 
 def read_json(path: Path) -> dict | None:
