@@ -10,6 +10,7 @@ campaign.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from analysis import config
@@ -26,12 +27,21 @@ def record_launch_notebook(out: Path, spec_path: str | Path, backend: str | None
     """
     import papermill as pm
 
+    from analysis.report.kernels import Kernels
+
     target = Path(out) / NOTEBOOK
-    with atomic_path(target) as tmp:
-        pm.execute_notebook(
-            str(config.NOTEBOOKS_DIR / NOTEBOOK), str(tmp),
-            parameters={"spec_path": str(Path(spec_path).resolve()), "spec_inline": None,
-                        "backend": backend, "dry_run": True, "out_dir": str(out),
-                        "progress": False, "time_budget": None},
-            progress_bar=False, log_output=False, cwd=str(config.PROJECT_DIR))
+    # the kernel talks over IPC sockets in a private folder (no TCP), and dies with the record
+    with tempfile.TemporaryDirectory(prefix="dlperf-launch-") as folder:
+        kernels = Kernels(folder)
+        try:
+            with atomic_path(target) as tmp:
+                pm.execute_notebook(
+                    str(config.NOTEBOOKS_DIR / NOTEBOOK), str(tmp),
+                    parameters={"spec_path": str(Path(spec_path).resolve()),
+                                "spec_inline": None, "backend": backend, "dry_run": True,
+                                "out_dir": str(Path(out).resolve()), "progress": False,
+                                "time_budget": None},
+                    progress_bar=False, log_output=False, config=kernels.config())
+        finally:
+            kernels.kill()
     return target
