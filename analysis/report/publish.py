@@ -117,10 +117,10 @@ def to_html(nb: nbformat.NotebookNode, lang: str) -> str:
     return body
 
 
-def to_pdf(nb: nbformat.NotebookNode, lang: str) -> bytes:
+def to_pdf(nb: nbformat.NotebookNode, lang: str, temp_dir: str | Path = "") -> bytes:
     from analysis.report.webpdf import SystemChromiumWebPDFExporter
 
-    exporter = SystemChromiumWebPDFExporter(**_exporter_config(lang))
+    exporter = SystemChromiumWebPDFExporter(**_exporter_config(lang), temp_dir=str(temp_dir))
     try:
         data, _ = exporter.from_notebook_node(nb)
     except RuntimeError as exc:
@@ -213,7 +213,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
             staged.seconds[f"{lang}.html"] = t2 - t1
             if "pdf" in targets and not kernels.cancelled.is_set():
                 say(f"{lang}: pdf")
-                staged.contents["pdf"] = to_pdf(nb, lang)
+                staged.contents["pdf"] = to_pdf(nb, lang, temp_dir=work)
             staged.seconds[f"{lang}.pdf"] = time.perf_counter() - t2
             return staged
 

@@ -27,10 +27,14 @@ def chromium_path() -> str:
     return os.environ.get("DLPERF_CHROMIUM", "/usr/bin/chromium")
 
 
-def browser_env() -> dict[str, str]:
-    """Environment for Chromium: ours plus the report fontconfig file."""
+def browser_env(temp_dir: str = "") -> dict[str, str]:
+    """Environment for Chromium: ours plus the report fontconfig file, and `temp_dir` as its
+    TMPDIR when given (a Chromium killed by Ctrl-C leaves its temporary files behind: in
+    the build's private folder they go with it)."""
     env = dict(os.environ)
     env.setdefault("FONTCONFIG_FILE", str(FONTS_CONF))
+    if temp_dir:
+        env["TMPDIR"] = temp_dir
     return env
 
 
@@ -39,6 +43,7 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
     ``/usr/bin/chromium``)."""
 
     executable_path = Unicode(help="Chromium binary Playwright launches").tag(config=True)
+    temp_dir = Unicode("", help="TMPDIR of the browser ('' for the caller's)").tag(config=True)
 
     @default("executable_path")
     def _executable_default(self):
@@ -55,7 +60,7 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
     def run_playwright(self, html):
         from playwright.async_api import BrowserType
 
-        exe, env = self.executable_path, browser_env()
+        exe, env = self.executable_path, browser_env(self.temp_dir)
         # the parent appends --no-sandbox to browser_args on every call: keep ours clean
         self.browser_args = [a for a in self.browser_args if a != "--no-sandbox"]
         with _PATCH_LOCK:
