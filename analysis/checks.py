@@ -176,12 +176,14 @@ def _select(block: dict, keep: np.ndarray) -> dict:
 # --- order of lines ---------------------------------------------------------------------------
 
 def _order_problems(parsed: ParsedLog, log: LogText) -> list[Problem]:
-    blocks = parsed.obs.blocks
+    blocks = _distinct_lines(parsed.obs.blocks)
     if not blocks:
         return []
     line, rank, ts, step, epoch = (np.concatenate([b[k] for b in blocks])
                                    for k in ("line", "rank", "timestamp", "step", "epoch"))
-    train = np.concatenate([_column(b, "phase") == M.TRAIN for b in blocks])
+    train = np.concatenate([np.broadcast_to(b["phase"] == M.TRAIN, (b["n"],))
+                            if isinstance(b["phase"], str) else np.asarray(b["phase"]) == M.TRAIN
+                            for b in blocks])
     out = []
     timed = np.flatnonzero(np.isfinite(ts))
     found = [(line[o], backwards_timestamps(ts[o]), ts[o]) for o in _by_rank(timed, rank, line)]
@@ -196,11 +198,31 @@ def _order_problems(parsed: ParsedLog, log: LogText) -> list[Problem]:
     return out
 
 
+def _distinct_lines(blocks: list[dict]) -> list[dict]:
+    """The blocks less those that repeat an earlier one's lines, timestamps and steps (the
+    metrics of one printed line are one block each; the order checks need them once)."""
+    out: list[dict] = []
+    for b in blocks:
+        if isinstance(b["phase"], str) and any(
+                o["n"] == b["n"] and o["phase"] == b["phase"]
+                and all(np.array_equal(o[k], b[k]) for k in ("line", "step", "epoch"))
+                and np.array_equal(o["timestamp"], b["timestamp"], equal_nan=True)
+                for o in out if isinstance(o["phase"], str)):
+            continue
+        out.append(b)
+    return out
+
+
 def _by_rank(rows: np.ndarray, rank: np.ndarray, line: np.ndarray) -> list[np.ndarray]:
     """`rows` split per rank, one row per line, each in line order."""
     if not len(rows):
         return []
-    order = rows[np.lexsort((line[rows], rank[rows]))]
+    r, ln = rank[rows], line[rows]
+    if (r == r[0]).all():  # the usual case: one rank
+        if (ln[1:] > ln[:-1]).all():
+            return [rows]
+        return [rows[np.unique(ln, return_index=True)[1]]]
+    order = rows[np.lexsort((ln, r))]
     r, ln = rank[order], line[order]
     order = order[np.r_[True, (r[1:] != r[:-1]) | (ln[1:] != ln[:-1])]]
     r = rank[order]
