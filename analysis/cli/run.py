@@ -10,6 +10,7 @@ runs done, 1 some failed or pending (or another run holds the folder), 130 inter
 
 from __future__ import annotations
 
+import signal
 import sys
 
 COMMAND = "run"
@@ -34,9 +35,14 @@ def add_arguments(p) -> None:
 
 
 def _record(campaign, args) -> bool:
-    """Write the launch-notebook record; False (with one line on stderr) when it could not."""
+    """Write the launch-notebook record; False when interrupted. Any other failure is one
+    warning line: the campaign itself is done by then."""
     from analysis.campaign.launch_record import record_launch_notebook
 
+    def on_term(_signum, _frame):  # stop like Ctrl-C: the kernel is killed, no half record
+        raise KeyboardInterrupt("SIGTERM")
+
+    old = signal.signal(signal.SIGTERM, on_term)
     try:
         record_launch_notebook(campaign.out, args.spec, args.backend)
     except KeyboardInterrupt:
@@ -47,6 +53,8 @@ def _record(campaign, args) -> bool:
         first = str(exc).strip().splitlines()[:1] or [type(exc).__name__]
         print(f"dlperf run: warning: the launch notebook record {campaign.out}/00_launch.ipynb "
               f"was not written: {first[0][:300]}", file=sys.stderr)
+    finally:
+        signal.signal(signal.SIGTERM, old)
     return True
 
 
