@@ -18,6 +18,7 @@ and re-raises KeyboardInterrupt.
 from __future__ import annotations
 
 import copy
+import logging
 import sys
 import tempfile
 import threading
@@ -220,6 +221,8 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         say("parsing…")
         jobs = {lang: _in_thread(f"dlperf-report-{lang}", lambda lang=lang: one(lang))
                 for lang in langs}
+        quiet = _QuietWhenStopped(kernels)
+        logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
         try:
             t = time.perf_counter()  # parse while the kernels start
             prepared.save(prepared.compute(root, env, topology, method, warmup, measure),
@@ -229,6 +232,8 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         except BaseException:  # Ctrl-C, a bad input, a failed kernel: stop the others
             kernels.stop(list(jobs.values()))
             raise
+        finally:
+            logging.getLogger("papermill").removeFilter(quiet)
     for lang, done in staged.items():  # report order
         result.files[lang] = {}
         for target, data in done.contents.items():
@@ -240,6 +245,18 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     if errors:
         raise errors[0]
     return result
+
+
+class _QuietWhenStopped(logging.Filter):
+    """Drops log records once the build is stopped: the kernels it killed on purpose
+    ("Kernel died before replying") are not errors to show."""
+
+    def __init__(self, kernels: Kernels):
+        super().__init__()
+        self.kernels = kernels
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not self.kernels.cancelled.is_set()
 
 
 def _title_of(numbers_json: Path) -> str | None:

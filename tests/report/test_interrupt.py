@@ -91,4 +91,21 @@ def test_ctrl_c_leaves_nothing_behind(tmp_path, dlperf_exe, phase):
     # one line, no traceback (the CLI's handler turns KeyboardInterrupt into it)
     assert proc.returncode == 130, stderr
     assert stderr.splitlines()[-1] == "dlperf: interrupted", stderr
-    assert "Traceback" not in stderr
+    assert [x for x in stderr.splitlines()[:-1] if not x.startswith(("parsing", "en: ", "zh: "))
+            ] == [], "only progress lines before it"
+
+
+def test_bad_input_stops_the_kernels_in_one_line(tmp_path, dlperf_exe):
+    logs, out, tmp = (tmp_path / n for n in ("logs", "out", "tmp"))
+    write_campaign(logs, configs=((1, 1),), repeats=2)
+    tmp.mkdir()
+    missing = tmp_path / "no-such.env.json"
+    done = subprocess.run([dlperf_exe, "report", str(logs), "-o", str(out), "--to", "html",
+                           "--env", str(missing)], capture_output=True, text=True,
+                          env=dict(os.environ, TMPDIR=str(tmp)), cwd=tmp_path, timeout=300)
+    assert done.returncode == 2, done.stderr
+    progress = {"parsing…", "en: executing…", "zh: executing…"}
+    assert [x for x in done.stderr.splitlines() if x not in progress] == [
+        f"dlperf: error: cannot read environment record {missing}: [Errno 2] No such file or "
+        f"directory: '{missing}'"]
+    assert list(out.iterdir()) == [] and list(tmp.iterdir()) == []
