@@ -18,6 +18,7 @@ and re-raises KeyboardInterrupt.
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import sys
 import tempfile
@@ -153,6 +154,36 @@ def _in_thread(name: str, fn: Callable[[], _Staged]) -> Future:
     return fut
 
 
+def _build_language(lang: str, params: dict, notebook: Path, kernel_name: str | None,
+                    kernels: Kernels, targets: list[str], say: Callable[[str], None]) -> _Staged:
+    """Execute the report notebook for `lang` in the build's folder and export it."""
+    staged = _Staged()
+    ipynb, numbers = kernels.folder / f"report_{lang}.ipynb", kernels.folder / f"report_{lang}.json"
+    say(f"{lang}: executing…")
+    t0 = time.perf_counter()
+    try:
+        nb = execute(ipynb, dict(params, numbers_json=str(numbers)), notebook, kernel_name,
+                     kernels)
+    except PublishError as exc:  # keep the failed notebook for the reader
+        staged.contents["ipynb"], staged.error = ipynb.read_bytes(), exc
+        return staged
+    staged.contents["ipynb"] = ipynb.read_bytes()
+    staged.contents["json"] = numbers.read_bytes()
+    t1 = time.perf_counter()
+    staged.seconds[f"{lang}.execute"] = t1 - t0
+    nb = clean_for_export(nb, _title_of(numbers))
+    if "html" in targets:
+        say(f"{lang}: html")
+        staged.contents["html"] = to_html(nb, lang).encode("utf-8")
+    t2 = time.perf_counter()
+    staged.seconds[f"{lang}.html"] = t2 - t1
+    if "pdf" in targets and not kernels.cancelled.is_set():
+        say(f"{lang}: pdf")
+        staged.contents["pdf"] = to_pdf(nb, lang, temp_dir=kernels.folder)
+    staged.seconds[f"{lang}.pdf"] = time.perf_counter() - t2
+    return staged
+
+
 def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None,
             langs="en,zh", to="html,pdf", env=None, topology=None, method: str = "dlperf",
             warmup: int | None = None, measure: int | None = None, title: str | None = None,
@@ -183,50 +214,23 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         items = [x] if isinstance(x, (str, Path)) else list(x)
         return [str(Path(i).resolve()) for i in items]
 
+    params = dict(log_dir=str(root), title=title, env=absolute(env),
+                  topology=absolute(topology), method=method, warmup=warmup, measure=measure,
+                  link_base=str(out))
     result = Published(out)
+    say("parsing…")
     with tempfile.TemporaryDirectory(prefix="dlperf-report-") as tmp:  # mode 0700
-        work = Path(tmp)
-        kernels = Kernels(work)
-
-        def one(lang: str) -> _Staged:
-            staged = _Staged()
-            ipynb, numbers = work / f"report_{lang}.ipynb", work / f"report_{lang}.json"
-            params = dict(log_dir=str(root), lang=lang, title=title, env=absolute(env),
-                          topology=absolute(topology), method=method, warmup=warmup,
-                          measure=measure, link_base=str(out), numbers_json=str(numbers),
-                          data_dir=str(work / "data"))
-            say(f"{lang}: executing…")
-            t0 = time.perf_counter()
-            try:
-                nb = execute(ipynb, params, Path(notebook), kernel_name, kernels)
-            except PublishError as exc:  # keep the failed notebook for the reader
-                staged.contents["ipynb"], staged.error = ipynb.read_bytes(), exc
-                return staged
-            staged.contents["ipynb"] = ipynb.read_bytes()
-            staged.contents["json"] = numbers.read_bytes()
-            t1 = time.perf_counter()
-            staged.seconds[f"{lang}.execute"] = t1 - t0
-            nb = clean_for_export(nb, _title_of(numbers))
-            if "html" in targets:
-                say(f"{lang}: html")
-                staged.contents["html"] = to_html(nb, lang).encode("utf-8")
-            t2 = time.perf_counter()
-            staged.seconds[f"{lang}.html"] = t2 - t1
-            if "pdf" in targets and not kernels.cancelled.is_set():
-                say(f"{lang}: pdf")
-                staged.contents["pdf"] = to_pdf(nb, lang, temp_dir=work)
-            staged.seconds[f"{lang}.pdf"] = time.perf_counter() - t2
-            return staged
-
-        say("parsing…")
-        jobs = {lang: _in_thread(f"dlperf-report-{lang}", lambda lang=lang: one(lang))
-                for lang in langs}
+        kernels = Kernels(tmp)
+        data_dir = kernels.folder / "data"
+        jobs = {lang: _in_thread(f"dlperf-report-{lang}", functools.partial(
+            _build_language, lang, dict(params, lang=lang, data_dir=str(data_dir)),
+            Path(notebook), kernel_name, kernels, targets, say)) for lang in langs}
         quiet = _QuietWhenStopped(kernels)
         logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
         try:
             t = time.perf_counter()  # parse while the kernels start
             prepared.save(prepared.compute(root, env, topology, method, warmup, measure),
-                          work / "data")
+                          data_dir)
             result.seconds["prepare"] = time.perf_counter() - t
             staged = {lang: job.result() for lang, job in jobs.items()}
         except BaseException:  # Ctrl-C, a bad input, a failed kernel: stop the others
@@ -234,10 +238,16 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
             raise
         finally:
             logging.getLogger("papermill").removeFilter(quiet)
-    for lang, done in staged.items():  # report order
+    return _commit(staged, result)
+
+
+def _commit(staged: dict[str, _Staged], result: Published) -> Published:
+    """Write the staged outputs into OUT_DIR (each atomically), in report order; raise the
+    first language's error after writing what there is (a failed notebook included)."""
+    for lang, done in staged.items():
         result.files[lang] = {}
         for target, data in done.contents.items():
-            path = out / f"report_{lang}.{target}"
+            path = result.out_dir / f"report_{lang}.{target}"
             atomic_write_bytes(path, data)
             result.files[lang][target] = path
         result.seconds.update(done.seconds)
