@@ -1,7 +1,6 @@
 """Command lines as text: shell quoting for remote and batch-script command lines.
 
-Commands are run by :mod:`analysis.shell` only (``CommandError`` and ``run_command`` are
-re-exported here for the backends that import them from this module).
+Commands are run by :mod:`analysis.shell` only; secrets are hidden by :mod:`analysis.redact`.
 """
 
 from __future__ import annotations
@@ -10,10 +9,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from analysis.redact import redact_argv  # secrets are hidden by analysis.redact only
-from analysis.shell import CommandError, run_command
-
-__all__ = ["CommandError", "run_command", "redact_argv", "shell_join", "render_shell"]
+__all__ = ["shell_join", "render_shell"]
 
 
 def shell_join(argv: Sequence[str]) -> str:

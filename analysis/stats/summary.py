@@ -228,7 +228,8 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
 
 
 def _tflops(result: ParseResult, g: pd.DataFrame, lat_ms: np.ndarray) -> float:
-    if not lat_ms.size or g["model"].iloc[0] != "gpt":
+    model = g["model"].iloc[0]
+    if not lat_ms.size or (pd.notna(model) and model != "gpt"):  # unknown model: GPT fields decide
         return float("nan")
     run = result.runs.set_index("run_id").loc[g["run_id"].iloc[0]]
     need = (run["global_batch_size"], run["seq_length"], run["num_layers"], run["hidden_size"],

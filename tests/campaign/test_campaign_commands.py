@@ -10,9 +10,10 @@ import subprocess
 import pytest
 
 from analysis.campaign import workloads
-from analysis.campaign.commands import redact_argv, render_shell, shell_join
+from analysis.campaign.commands import render_shell, shell_join
 from analysis.campaign.runner import Campaign
 from analysis.campaign.spec import from_dict
+from analysis.redact import redact_argv
 
 HOSTILE = "a b; rm -rf / $(touch /tmp/pwned) `id` 'q' \"d\""
 GPT_CASE = {"devices": "2n8g", "precision": "amp", "batch_size": 8,
@@ -26,6 +27,8 @@ def spec_for(workload, backend="local", devices="2n8g", **kw):
            "hosts": ["node-a", "root@node-b:2200"], "env": {"HF_TOKEN": "tok-123", "X": HOSTILE}}
     if workload == "oneflow_gpt":
         raw["cases"] = [GPT_CASE]
+    elif workload == "gpt":  # the suite's own GPT: same case params, bf16 instead of amp
+        raw["cases"] = [dict(GPT_CASE, precision="bf16")]
     else:
         raw.update(precisions=["amp"], batch_sizes=[256], devices=[devices])
     raw.update(kw)

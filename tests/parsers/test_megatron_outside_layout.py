@@ -111,3 +111,13 @@ def test_cli_meta_and_its_usage_errors(tmp_path, dlperf_exe):
         done = summarize("--meta", bad)
         assert done.returncode == 2, (bad, done.stderr)
         assert named in done.stderr and "Traceback" not in done.stderr
+
+
+def test_summarize_of_pasted_lines_without_meta_gives_the_throughput(tmp_path):
+    """No model, no devices stated: the case row still carries what the log supports."""
+    from analysis.stats import summarize
+
+    r = parse_paths([_pasted(tmp_path / "train.log")])
+    [row] = summarize(r).itertuples()
+    assert row.throughput_median == pytest.approx(7.36, abs=0.005)
+    assert row.latency_ms == pytest.approx(MS)

@@ -33,8 +33,9 @@ from analysis.campaign.backends.base import (
     Outcome,
     first_failure,
 )
-from analysis.campaign.commands import CommandError, render_shell, run_command, shell_join
+from analysis.campaign.commands import render_shell, shell_join
 from analysis.errors import DLPerfError
+from analysis.shell import CommandError, run_command
 
 POLL_S = 0.3
 
@@ -186,7 +187,7 @@ class SlurmBackend(Backend):
                 time.sleep(POLL_S)
         except KeyboardInterrupt as exc:
             self._cancel(job_id)
-            raise Interrupted(str(exc) or "interrupted") from None
+            raise Interrupted(str(exc) or "SIGINT") from None
         final, code = self.job_state(job_id)
         nodes = [self.node_outcome(n, None, started) for n in launch.active()]
         if not reason:

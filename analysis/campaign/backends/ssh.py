@@ -3,8 +3,9 @@
 - Connections come from fabric (``~/.ssh/config`` or ``ssh.config_file``, ``ssh.key_file``,
   ``ssh.user``, ``ssh.port``, ``ssh.connect_timeout``). A host that refuses the connection
   fails the run at once with the reason.
-- The agent (``node.py``, standard library only) is copied to ``ssh.remote_tmp`` on every host
-  (sftp), so hosts need Python but not this package (the built-in workload needs it).
+- The agent (``node.py``) and the three standard-library-only modules it imports
+  (``AGENT_MODULES``) are copied to ``ssh.remote_tmp`` on every host (sftp), so hosts need
+  Python but not this package (the built-in workload needs it).
 - The remote command is one shell line in which every word is ``shlex.quote``-d; the spec's
   environment goes as one JSON line on stdin, never on a command line.
 - Output (stdout+stderr) streams back over the channel into the per-node log here. The env
@@ -23,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+import analysis
 from analysis.campaign.backends import register
 from analysis.campaign.backends.base import (
     NODE_AGENT,
@@ -36,6 +38,10 @@ from analysis.campaign.backends.base import (
 )
 from analysis.campaign.commands import shell_join
 from analysis.errors import DLPerfError
+
+#: The package modules the node agent imports, copied beside it on every host.
+PACKAGE_DIR = Path(analysis.__file__).resolve().parent
+AGENT_MODULES = ("__init__.py", "errors.py", "shell.py")
 
 
 class SSHError(DLPerfError):
@@ -100,11 +106,14 @@ class SSHBackend(Backend):
         key = self._key(h)
         if key in self._ready:
             return
-        r = self._run(h, ["mkdir", "-p", self.remote_tmp])
+        r = self._run(h, ["mkdir", "-p", f"{self.remote_tmp}/analysis"])
         if r.exited != 0:
             raise SSHError(f"ssh {key}: mkdir {self.remote_tmp} failed: {r.stderr.strip()}")
         try:
-            self._connect(h).put(str(NODE_AGENT), self._agent_path())
+            conn = self._connect(h)
+            conn.put(str(NODE_AGENT), self._agent_path())
+            for name in AGENT_MODULES:  # what node.py imports, for hosts without the package
+                conn.put(str(PACKAGE_DIR / name), f"{self.remote_tmp}/analysis/{name}")
         except Exception as exc:  # sftp missing, disk full, ...
             raise SSHError(f"ssh {key}: cannot copy the node agent (sftp): {exc}") from None
         self._ready.add(key)
@@ -181,7 +190,7 @@ class SSHBackend(Backend):
                 time.sleep(POLL_S)
         except KeyboardInterrupt as exc:
             self._stop(launch, active, chans, rcs)
-            raise Interrupted(str(exc) or "interrupted") from None
+            raise Interrupted(str(exc) or "SIGINT") from None
         self._stop(launch, active, chans, rcs)
         for t in readers:
             t.join(timeout=10)
