@@ -62,8 +62,8 @@ def planted(tmp_path_factory, dlperf_exe):
         [Path(dlperf_exe).with_name("python"), "-c",
          "import analysis; print(analysis.__file__); print(analysis.__version__)"],
         env=env, cwd=tmp, capture_output=True, text=True, check=True).stdout.split()
-    places = [_old_cache_file(out, logs, Path(code).parent, version), out / ".dlperf-cache" / "dlperf-data-0.pkl",
-              out / "report_en.pkl"]
+    places = [_old_cache_file(out, logs, Path(code).parent, version),
+              out / ".dlperf-cache" / "dlperf-data-0.pkl", out / "report_en.pkl"]
     for place in places:
         place.parent.mkdir(parents=True, exist_ok=True)
         place.write_bytes(payload)
@@ -92,7 +92,7 @@ def test_progress_lines_and_no_transport_warning(planted):
 
 
 def test_publish_leaves_no_temporary_files(planted):
-    done, out, _ = planted
+    _, out, _ = planted
     tmp = out.parent  # TMPDIR of the run
     assert not list(tmp.glob("dlperf-report-*")), "the build's private folder was left"
     assert not [p for p in out.iterdir() if ".tmp" in p.name]
