@@ -213,3 +213,18 @@ def test_problem_rows_and_text_are_bounded(tmp_path):
     assert "[100,003 characters]" in frag
     more = re.search(r"… and ([\d,]+) more problems", frag)
     assert more and int(more.group(1).replace(",", "")) >= n - shown
+
+
+def test_single_huge_line_log_makes_a_small_report(tmp_path):
+    from synth import write_campaign
+
+    from analysis.report import build
+
+    logs = tmp_path / "logs"
+    line = "train: epoch 0, iter 55, loss: <script>" + "y" * 20_000_000  # one 20 MB line
+    write_campaign(logs, configs=((1, 1),), repeats=2, extra_line=line)
+    rep = build(logs, lang="en")
+    assert rep.result.problems["text"].str.contains("<script>yyy").any()
+    page = rep.html()
+    assert len(page) < 2_000_000, len(page)
+    assert "&lt;script&gt;yyy" in page and "<script>yyy" not in page
