@@ -19,7 +19,7 @@ import pandas as pd
 
 from analysis import config
 from analysis.collect import ParseResult
-from analysis.errors import DLPerfError
+from analysis.errors import DLPerfError, UsageError
 from analysis.fsutil import atomic_write_text
 from analysis.report import inputs
 from analysis.report.inputs import CampaignInput, EnvInput, TopoInput
@@ -111,8 +111,10 @@ def _read(folder: Path, name: str, json_columns: list[str]) -> pd.DataFrame:
 
 def load(folder: str | Path, env=None, topology=None, wait_s: float = WAIT_S) -> Prepared:
     """The data :func:`save` wrote into `folder`, once it is complete (waiting up to `wait_s`
-    seconds for the publisher, which parses while the kernels start)."""
+    seconds for the publisher, which made the folder and parses while the kernels start)."""
     folder = Path(folder)
+    if not folder.is_dir():
+        raise UsageError(f"no such data folder: {folder}")
     ready = folder / READY
     deadline = time.monotonic() + wait_s
     while not ready.exists():

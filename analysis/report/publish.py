@@ -222,6 +222,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     with tempfile.TemporaryDirectory(prefix="dlperf-report-") as tmp:  # mode 0700
         kernels = Kernels(tmp)
         data_dir = kernels.folder / "data"
+        data_dir.mkdir()  # the kernels wait in it for the parsed data
         jobs = {lang: _in_thread(f"dlperf-report-{lang}", functools.partial(
             _build_language, lang, dict(params, lang=lang, data_dir=str(data_dir)),
             Path(notebook), kernel_name, kernels, targets, say)) for lang in langs}

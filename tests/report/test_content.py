@@ -141,6 +141,8 @@ def test_prepared_load_waits_for_the_data_then_gives_up(tmp_path):
 
     with pytest.raises(DLPerfError, match="no parsed data"):
         prepared.load(tmp_path, wait_s=0.2)
+    with pytest.raises(DLPerfError, match="no such data folder"):
+        prepared.load(tmp_path / "missing")
 
 
 def _shown_as(text) -> tuple[str, bool]:
