@@ -119,3 +119,21 @@ def test_data_parallel_gradients_equal_single_process(tmp_path):
         assert r["grads"].keys() == single.keys()
         for name, g in single.items():
             torch.testing.assert_close(r["grads"][name], g, rtol=1e-4, atol=1e-6, msg=name)
+
+
+@pytest.mark.timeout(240)
+def test_data_x_tensor_parallel_2x2_matches_single_process(tmp_path, single_losses):
+    """2D: FSDP2 over the data-parallel pairs of tensor-parallel shards (4 processes)."""
+    two_d = _losses(_launch(tmp_path, 4, ["--global-batch-size", "8",
+                                          "--tensor-model-parallel-size", "2"]))
+    assert two_d == pytest.approx(single_losses, rel=LOSS_RTOL)
+
+
+
+@pytest.mark.timeout(240)
+def test_data_x_pipeline_parallel_2x2_matches_single_process(tmp_path, single_losses):
+    """DDP-wrapped pipeline stages (the schedule skips the all-reduce but for the last
+    micro-batch), 2 micro-batches of 2 per data-parallel rank (4 processes)."""
+    dp_pp = _losses(_launch(tmp_path, 4, ["--global-batch-size", "8",
+                                          "--pipeline-model-parallel-size", "2"]))
+    assert dp_pp == pytest.approx(single_losses, rel=LOSS_RTOL)

@@ -3,7 +3,8 @@ table (FORMATS.md §3), so ``dlperf`` reads the logs with its ``oneflow_gpt`` fa
 
 Columns: step, micro_batches and samples (cumulative), throughput (sequences/s), latency
 (seconds per iteration), loss, then two of ours: model TFLOP/s per GPU by
-:data:`workloads.gpt.flops.FORMULA` and the printing rank's peak allocated memory (MiB).
+:data:`workloads.gpt.flops.FORMULA` and the printing rank's peak memory in MiB (CUDA:
+allocator peak; CPU: the process's peak resident set).
 """
 
 from __future__ import annotations

@@ -39,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--pipeline-model-parallel-size", type=_positive_int, default=1)
     g.add_argument("--pipeline-schedule", choices=SCHEDULES, default="1f1b")
     g.add_argument("--data-parallel-impl", choices=("auto", "ddp", "fsdp"), default="auto",
-                   help="auto: DDP without tensor parallelism, FSDP2 (fully_shard) with it")
+                   help="auto: DDP for data parallelism alone, FSDP2 (fully_shard) with tensor "
+                        "or pipeline parallelism")
 
     g = p.add_argument_group("run length and printing")
     g.add_argument("--train-iters", type=_positive_int, default=30)

@@ -9,8 +9,9 @@ fastest links), pipeline stages the farthest apart.
   ``loss_parallel`` (no gathered logits);
 - pipeline parallel: contiguous layer ranges, ``PipelineStage`` + ``ScheduleGPipe`` or
   ``Schedule1F1B``;
-- data parallel: DDP without tensor parallelism, FSDP2 ``fully_shard`` over the data-parallel
-  sub-mesh with it.
+- data parallel: DDP alone, FSDP2 ``fully_shard`` over the data-parallel sub-mesh with tensor
+  or pipeline parallelism (DDP's reducer asserts when a pipeline schedule runs several
+  backward passes under ``no_sync`` in the first iteration).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import resource
 import sys
 import time
 
@@ -88,8 +89,8 @@ class Trainer:
         self.args, self.layout, self.device = args, layout, device
         self.model = build_model(args, layout, device)
         impl = args.data_parallel_impl
-        if impl == "auto":
-            impl = "fsdp" if layout.tp > 1 else "ddp"
+        if impl == "auto":  # DDP's reducer asserts on pipelined no_sync backward passes
+            impl = "fsdp" if layout.tp > 1 or layout.pp > 1 else "ddp"
         self.impl = impl
         self.wrapped = apply_data_parallel(self.model, layout, impl, device)
         self.vocab_parallel = layout.tp > 1 and layout.pp == 1
@@ -198,7 +199,8 @@ def train(args, denv: DistEnv, device: torch.device) -> int:
         latency = (now - last_time) / (step - last_step)
         last_time, last_step = now, step
         if printer:
-            memory = torch.cuda.max_memory_allocated(device) / 2**20 if cuda else float("nan")
+            memory = torch.cuda.max_memory_allocated(device) / 2**20 if cuda else \
+                resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
             print(logfmt.table_row(step, step * micro_per_step, step * args.global_batch_size,
                                    args.global_batch_size / latency, latency, loss_value,
                                    flops / latency / denv.world_size / 1e12, memory), flush=True)
@@ -227,6 +229,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"workloads.gpt: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except (RuntimeError, ValueError, torch.OutOfMemoryError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        print(f"workloads.gpt: {type(exc).__name__}: {first}", file=sys.stderr)
+        print(f"workloads.gpt: {error_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def error_line(exc: BaseException) -> str:
+    """One line: the first line of the innermost cause (the pipeline stage wraps the real
+    error in "[Stage k] failed to run forward:"), after the outer error's when they differ."""
+    root = exc
+    while root.__cause__ is not None:
+        root = root.__cause__
+
+    def first(e: BaseException) -> str:
+        lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+        return f"{type(e).__name__}: {lines[0] if lines else ''}"
+
+    return first(root) if root is exc else f"{first(exc)} {first(root)}"
