@@ -3,18 +3,42 @@
 Every file the suite writes for a user (CLI outputs, done markers, status, reports) goes
 through :func:`atomic_path`: the content is written to a temporary file in the target's
 folder and renamed over the target only when complete; on any error (a full disk, Ctrl-C)
-the temporary file is removed and the target is left as it was.
+the temporary file is removed and the target is left as it was. An error names the target,
+never the temporary file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text", "display_path"]
+
+
+def display_path(path: str | os.PathLike) -> str:
+    """`path` as printable text: bytes that are not UTF-8 become ``\\xNN`` escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _new_file_mode(target: Path) -> int:
+    """Permissions for the new file: the old file's, else what `open()` would give (umask)."""
+    with contextlib.suppress(OSError):
+        return stat.S_IMODE(target.stat().st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _name_target(exc: OSError, target: Path, tmp_prefix: str | None) -> None:
+    """Make `exc` name `target` where it names a temporary file or nothing."""
+    named = exc.filename
+    if named is None or (tmp_prefix and os.path.basename(os.fsdecode(named)).startswith(tmp_prefix)):
+        exc.filename = str(target)
 
 
 @contextlib.contextmanager
@@ -23,21 +47,40 @@ def atomic_path(target: str | os.PathLike, suffix: str | None = None) -> Iterato
 
     The temporary file is hidden (leading dot), marked ``.tmp`` and ends with `target`'s
     suffix (or `suffix`), so writers that choose a format by extension still see the right one.
+    A symbolic link is followed (the link stays, the file it points to is replaced). A target
+    that is a device or a pipe (``/dev/stdout``, ``/dev/full``) is written in place: there is
+    nothing to rename. A folder raises IsADirectoryError.
     """
     target = Path(target)
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
+    if target.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target))
+    if target.exists() and not target.is_file():
+        try:
+            yield target
+        except OSError as exc:
+            _name_target(exc, target, None)
+            raise
+        return
     folder = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix or ".tmp" + target.suffix,
-                               dir=folder)
-    os.close(fd)
-    tmp_path = Path(tmp)
+    prefix = f".{target.name}."
+    tmp = None
     try:
-        yield tmp_path
-        with open(tmp_path, "rb+") as fh:
+        fd, tmp = tempfile.mkstemp(prefix=prefix,
+                                   suffix=suffix or ".tmp" + target.suffix, dir=folder)
+        os.close(fd)
+        os.chmod(tmp, _new_file_mode(target))
+        yield Path(tmp)
+        with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
-        os.replace(tmp_path, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp_path.unlink()
+        os.replace(tmp, target)
+    except BaseException as exc:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError):
+            _name_target(exc, target, prefix)
         raise
 
 
