@@ -41,9 +41,16 @@ def test_unknown_format_is_a_flagged_problem_not_an_error(dlperf_exe, tmp_path):
     assert strict.returncode == 3 and "unknown_format" in strict.stderr
 
 
-def test_empty_folder_gives_an_empty_table(dlperf_exe, tmp_path):
+def test_empty_folder_is_one_error_line_and_no_table(dlperf_exe, tmp_path):
     r = _run(dlperf_exe, "summarize", str(tmp_path), "--format", "csv")
-    assert r.returncode == 0
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == f"dlperf: error: no logs found under {tmp_path}\n"
+
+
+def test_csv_header_names_the_summary_columns(dlperf_exe, data_dir):
+    r = _run(dlperf_exe, "summarize", str(data_dir / "dll_pytorch" / "seed003_2020"),
+             "--format", "csv")
+    assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0].startswith("framework,model,precision")
 
 

@@ -2,20 +2,31 @@
 
 A subcommand module defines ``COMMAND`` (its name), ``HELP`` (one line),
 ``add_arguments(parser)`` and ``run(args) -> int``; it gathers options and makes library
-calls, nothing more. Exit status: 0 success, 2 usage error, 3 problems under --strict.
+calls, nothing more. Exit status: 0 success, 1 runtime error (a file that cannot be written,
+a full disk, an unexpected error), 2 usage error, 3 problems under --strict, 130 interrupted.
+No traceback reaches the user unless ``DLPERF_DEBUG`` is set in the environment.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
+import select
 import sys
+import traceback
 
+from analysis.cli._options import HelpFormatter
 from analysis.errors import DLPerfError, LogProblemError, UsageError
+from analysis.fsutil import display_path
 
+EXIT_RUNTIME = 1
 EXIT_USAGE = 2
 EXIT_STRICT = 3
+EXIT_INTERRUPTED = 130
+#: Set this environment variable (to anything but "" or "0") to see tracebacks.
+DEBUG_VARIABLE = "DLPERF_DEBUG"
 
 
 def _commands():
@@ -28,29 +39,95 @@ def _commands():
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="dlperf", description="DLPerf Suite: parse, analyse, launch and publish DL benchmarks.")
+        prog="dlperf", description="DLPerf Suite: parse, analyse, launch and publish DL benchmarks.",
+        formatter_class=HelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for mod in _commands():
-        p = sub.add_parser(mod.COMMAND, help=mod.HELP, description=mod.HELP)
+        p = sub.add_parser(mod.COMMAND, help=mod.HELP, description=mod.HELP,
+                           formatter_class=HelpFormatter)
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _debug() -> bool:
+    return os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"dlperf: {message}", file=sys.stderr)
+    return status
+
+
+def _one_line(text: object, limit: int = 300) -> str:
+    """The first line of `text`, cut to `limit` characters."""
+    lines = str(text).strip().splitlines() or [""]
+    first = lines[0]
+    return first if len(first) <= limit else first[:limit] + "…"
+
+
+def _os_error_message(exc: OSError) -> str:
+    """`path: reason` for an OSError (ENOSPC, EACCES, EISDIR, …), naming the path when known."""
+    reason = exc.strerror or _one_line(exc)
+    if exc.filename is None:
+        return f"error: {reason}"
+    where = display_path(exc.filename)
+    if exc.filename2 is not None:
+        where += f" -> {display_path(exc.filename2)}"
+    return f"error: {where}: {reason}"
+
+
+def _stdout_is_gone() -> bool:
+    """True when stdout is a pipe whose reader has left (``dlperf summarize … | head``)."""
     try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        gone = any(events & select.POLLERR for _fd, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+    if gone:  # keep Python's exit-time flush of stdout from raising again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+    return gone
+
+
+def _tolerant_streams() -> None:
+    """Print any text: characters the terminal cannot show (or bytes of non-UTF-8 file
+    names) come out as backslash escapes instead of raising UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            continue
+
+
+def main(argv: list[str] | None = None) -> int:
+    _tolerant_streams()
+    try:
+        args = build_parser().parse_args(argv)
         return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        if _debug():
+            traceback.print_exc()
+        return _fail("interrupted", EXIT_INTERRUPTED)
     except LogProblemError as exc:
-        print(f"dlperf: problem (strict): {exc}", file=sys.stderr)
-        return EXIT_STRICT
+        return _fail(f"problem (strict): {exc}", EXIT_STRICT)
     except UsageError as exc:
-        print(f"dlperf: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(f"error: {exc}", EXIT_USAGE)
     except DLPerfError as exc:
-        print(f"dlperf: error: {exc}", file=sys.stderr)
-        return 1
+        return _fail(f"error: {exc}", EXIT_RUNTIME)
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError) and _stdout_is_gone():
+            return EXIT_RUNTIME
+        if _debug():
+            traceback.print_exc()
+        return _fail(_os_error_message(exc), EXIT_RUNTIME)
+    except Exception as exc:  # a bug: one line for the user, the traceback on request
+        if _debug():
+            traceback.print_exc()
+            return _fail(f"internal error: {type(exc).__name__}: {_one_line(exc)}", EXIT_RUNTIME)
+        return _fail(f"internal error: {type(exc).__name__}: {_one_line(exc)} "
+                     f"(run with {DEBUG_VARIABLE}=1 for the traceback)", EXIT_RUNTIME)
 
 
 if __name__ == "__main__":  # pragma: no cover

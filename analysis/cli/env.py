@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from analysis.cli._options import positive_float
+
 COMMAND = "env"
 HELP = "record this host's GPUs, drivers, libraries, CPU, topology and environment (JSON)"
 
@@ -15,23 +19,23 @@ def add_arguments(p) -> None:
     p.add_argument("--import-frameworks", action="store_true",
                    help="also import each framework (in a child process) to ask which "
                         "CUDA/cuDNN/NCCL it loads; slower (a few seconds)")
-    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--timeout", type=positive_float, default=None, metavar="SECONDS",
                    help="timeout of each external command (default 10)")
 
 
 def run(args) -> int:
     from analysis.env.capture import DEFAULT_TIMEOUT, capture
-    from analysis.errors import UsageError
+    from analysis.fsutil import atomic_write_text, display_path
 
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
-    if timeout <= 0:
-        raise UsageError(f"--timeout must be a positive number of seconds, not {timeout:g}")
     record = capture(timeout=timeout, env_patterns=args.env_var,
                      import_frameworks=args.import_frameworks)
     if args.output is None:
         print(record.to_json())
         return 0
-    path = record.save(args.output)
+    path = Path(args.output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, record.to_json() + "\n")
     missing = ", ".join(sorted(record.absent)) or "nothing"
-    print(f"wrote {path} ({record.gpu_count} GPU(s); absent: {missing})")
+    print(f"wrote {display_path(path)} ({record.gpu_count} GPU(s); absent: {missing})")
     return 0
