@@ -16,7 +16,7 @@ def add_paths(p) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="log files or folders (searched recursively)")
     p.add_argument("--family", choices=parsers.names(), default=None,
-                   help="force this log family instead of detecting it per file")
+                   help="force this log family (default: detect it from each file's content)")
     p.add_argument("--strict", action="store_true",
                    help="treat any problem as an error (exit status 3)")
     p.add_argument("--meta", action=_MetaAction, default=None, metavar="KEY=VALUE[,...]",

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from analysis.cli._options import non_negative_int, positive_int
+from analysis.stats import METHODS
+
 COMMAND = "report"
 HELP = "publish the report of a log folder as HTML and PDF, in English and Chinese"
 
@@ -13,16 +16,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="folder of logs (default: the bundled data/raw_logs); env.json, "
                         "*.env.json and topo*.txt inside it are used automatically")
     p.add_argument("--env", action="append", metavar="ENV.json",
-                   help="environment record from `dlperf env` (repeatable)")
+                   help="environment record from `dlperf env` (repeatable; default: only "
+                        "those found in LOG_DIR)")
     p.add_argument("--topology", action="append", metavar="FILE",
-                   help="saved `nvidia-smi topo -m` output (repeatable)")
-    p.add_argument("--lang", default="en,zh", help="languages, comma-separated (default en,zh)")
-    p.add_argument("--to", default="html,pdf", help="formats, comma-separated (default html,pdf)")
+                   help="saved `nvidia-smi topo -m` output (repeatable; default: only those "
+                        "found in LOG_DIR)")
+    p.add_argument("--lang", default="en,zh", metavar="LANGS",
+                   help="languages, comma-separated, from: en, zh")
+    p.add_argument("--to", default="html,pdf", metavar="FORMATS",
+                   help="output formats, comma-separated, from: html, pdf")
     p.add_argument("-o", "--out-dir", default=None, help="output folder (default: reports/)")
-    p.add_argument("--method", default="dlperf", help="throughput method (dlperf, window, reported)")
-    p.add_argument("--warmup", type=int, default=None, help="iterations skipped before measuring")
-    p.add_argument("--measure", type=int, default=None, help="iterations measured")
-    p.add_argument("--title", default=None, help="report title (default from the models)")
+    p.add_argument("--method", choices=METHODS, default="dlperf",
+                   help="per-run throughput method")
+    p.add_argument("--warmup", type=non_negative_int, default=None, metavar="N",
+                   help="iterations skipped before measuring (window/reported; default 20)")
+    p.add_argument("--measure", type=positive_int, default=None, metavar="M",
+                   help="iterations measured (window; default 100)")
+    p.add_argument("--title", default=None, help="report title (default: from the models)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,15 +7,16 @@ import sys
 import pandas as pd
 
 from analysis.cli._common import add_paths, report_problems
+from analysis.cli._options import non_negative_int, positive_int
 from analysis.collect import parse_paths
 from analysis.errors import LogProblemError
 from analysis.stats import METHODS, run_throughput, summarize
-from analysis.tables import FORMATS, render
+from analysis.tables import FORMATS, fit_width, render
 
 COMMAND = "summarize"
 HELP = "median throughput, speedup and scaling efficiency per case"
 
-#: Columns printed by default (GPT columns are added when GPT cases are present).
+#: Columns of the csv, json and markdown outputs (GPT columns are added for GPT cases).
 DEFAULT_COLUMNS = [
     "framework", "model", "precision", "num_nodes", "gpus_per_node", "num_devices",
     "batch_size_per_device", "repeats", "throughput_median", "throughput_mean",
@@ -24,17 +25,58 @@ DEFAULT_COLUMNS = [
 ]
 GPT_COLUMNS = ["case", "latency_ms", "tflops_per_gpu"]
 
+#: The text table (the default format) is for reading in a terminal: at most this wide.
+TABLE_WIDTH = 120
+#: Its columns ("config" is `<nodes>n<gpus per node>g`, the DLPerf folder name).
+TABLE_COLUMNS = [
+    "framework", "model", "precision", "config", "batch_size_per_device", "case", "latency_ms",
+    "tflops_per_gpu", "repeats", "throughput_median", "ci_low", "ci_high", "speedup",
+    "scaling_efficiency", "memory_mib_max", "problems",
+]
+#: Its headers where the column name is long.
+TABLE_HEADERS = {
+    "batch_size_per_device": "bsz", "latency_ms": "ms/iter", "tflops_per_gpu": "TFLOP/s/gpu",
+    "repeats": "runs", "throughput_median": "samples/s", "scaling_efficiency": "efficiency",
+    "memory_mib_max": "MiB max",
+}
+#: Columns given up, first to last, when a table is still wider than TABLE_WIDTH.
+TABLE_DROP_ORDER = [("ci_low", "ci_high"), "memory_mib_max", "tflops_per_gpu", "latency_ms",
+                    "problems", "repeats", "scaling_efficiency", "speedup"]
+TABLE_NOTE = ("samples/s: median over runs, with its 95 % CI; bsz: batch size per device; "
+              "--all-columns shows every column")
+
 
 def add_arguments(p) -> None:
     add_paths(p)
     p.add_argument("--method", choices=METHODS, default="dlperf",
-                   help="per-run throughput method (default: dlperf)")
-    p.add_argument("--warmup", type=int, default=None, metavar="N",
+                   help="per-run throughput method")
+    p.add_argument("--warmup", type=non_negative_int, default=None, metavar="N",
                    help="iterations skipped before the window (window/reported; default 20)")
-    p.add_argument("--measure", type=int, default=None, metavar="M",
+    p.add_argument("--measure", type=positive_int, default=None, metavar="M",
                    help="iterations in the measured window (window; default 100)")
-    p.add_argument("--format", choices=FORMATS, default="table")
-    p.add_argument("--all-columns", action="store_true", help="print every summary column")
+    p.add_argument("--format", choices=FORMATS, default="table",
+                   help="table: aligned text for a terminal, at most "
+                        f"{TABLE_WIDTH} characters wide, rounded; csv and json: full precision")
+    p.add_argument("--all-columns", action="store_true",
+                   help="print every summary column (the table is then wider)")
+
+
+def _text_table(table: pd.DataFrame) -> str:
+    """The default terminal table: the essential columns, short headers, fits TABLE_WIDTH."""
+    shown = table.assign(
+        config=[f"{n}n{g}g" for n, g in zip(table["num_nodes"], table["gpus_per_node"])],
+        memory_mib_max=table["memory_mib_max"].round().astype("Int64"))
+    cols = [c for c in TABLE_COLUMNS if c not in GPT_COLUMNS or (table["case"] != "").any()]
+    shown = fit_width(shown[cols], TABLE_WIDTH, TABLE_DROP_ORDER, TABLE_HEADERS)
+    return render(shown, "table", headers=TABLE_HEADERS, note=TABLE_NOTE)
+
+
+def _selected(table: pd.DataFrame) -> pd.DataFrame:
+    cols = list(DEFAULT_COLUMNS)
+    if (table["case"] != "").any():
+        at = cols.index("batch_size_per_device") + 1
+        cols[at:at] = GPT_COLUMNS
+    return table[cols]
 
 
 def run(args) -> int:
@@ -45,13 +87,13 @@ def run(args) -> int:
         r = bad.iloc[0]
         raise LogProblemError(r["source"], None, f"{r['problem_kind']}: {r['problem']}")
     table = summarize(result, args.method, args.warmup, args.measure, runs=runs)
-    if not args.all_columns:
-        cols = list(DEFAULT_COLUMNS)
-        if (table["case"] != "").any():
-            at = cols.index("batch_size_per_device") + 1
-            cols[at:at] = GPT_COLUMNS
-        table = table[cols]
-    print(render(table, args.format), end="")
+    if args.all_columns:
+        text = render(table, args.format)
+    elif args.format == "table":
+        text = _text_table(table)
+    else:
+        text = render(_selected(table), args.format)
+    print(text, end="")
     report_problems(result.problems)
     # problems found by the method (e.g. truncated runs) that parsing did not already report
     known = set(zip(result.problems["run_id"], result.problems["kind"]))
