@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
 import pandas as pd
 
 from analysis.cli._common import add_paths, report_problems
@@ -65,7 +66,8 @@ def _text_table(table: pd.DataFrame) -> str:
     """The default terminal table: the essential columns, short headers, fits TABLE_WIDTH."""
     shown = table.assign(
         config=[f"{n}n{g}g" for n, g in zip(table["num_nodes"], table["gpus_per_node"])],
-        memory_mib_max=table["memory_mib_max"].round().astype("Int64"))
+        memory_mib_max=pd.to_numeric(table["memory_mib_max"], errors="coerce").astype(float)
+        .replace([np.inf, -np.inf], np.nan).round().astype("Int64"))
     cols = [c for c in TABLE_COLUMNS if c not in GPT_COLUMNS or (table["case"] != "").any()]
     shown = fit_width(shown[cols], TABLE_WIDTH, TABLE_DROP_ORDER, TABLE_HEADERS)
     return render(shown, "table", headers=TABLE_HEADERS, note=TABLE_NOTE)
