@@ -91,6 +91,19 @@ def _stdout_is_gone() -> bool:
     return gone
 
 
+def _flush_stdout() -> None:
+    """Write out what the command printed now, so that a full disk or a closed pipe behind
+    stdout is reported like any other error (not by the interpreter at exit)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = "standard output"
+        raise
+
+
 def _tolerant_streams() -> None:
     """Print any text: characters the terminal cannot show (or bytes of non-UTF-8 file
     names) come out as backslash escapes instead of raising UnicodeEncodeError."""
@@ -105,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     _tolerant_streams()
     try:
         args = build_parser().parse_args(argv)
-        return int(args._run(args) or 0)
+        status = int(args._run(args) or 0)
+        _flush_stdout()
+        return status
     except KeyboardInterrupt:
         if _debug():
             traceback.print_exc()

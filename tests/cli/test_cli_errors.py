@@ -148,3 +148,12 @@ def test_a_bug_is_one_line_unless_debugging(monkeypatch, capsys, data_dir):
     assert cli.main(["topo", "-"]) == 1
     err = capsys.readouterr().err
     assert "Traceback" in err and "ZeroDivisionError" in err
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "csv"])
+def test_full_disk_behind_stdout_is_one_line(dlperf_exe, fmt):
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([dlperf_exe, "topo", str(_some_topology_file()), "--format", fmt],
+                           stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert r.returncode == 1
+    assert_one_clean_line(r.stderr, "No space left on device")
