@@ -1,25 +1,42 @@
-"""Parse speed: `dlperf parse` + `summarize` against an extract-script style baseline.
+"""Parse speed: `dlperf` against a faithful re-implementation of DLPerf's extract scripts.
 
-Generates a corpus of NVIDIA DLE PyTorch DLLogger logs and OneFlow CNN logs in the DLPerf
-layout (default ≥ 1 GB in ≥ 10,000 files), then times, in this one process (one core):
+Generates, in the DLPerf layout, NVIDIA DLE PyTorch DLLogger logs (3 of every 5 files) and
+OneFlow CNN logs (2 of 5), 1,000 iterations each (the issue-10 corpus: 3,000 files), then
+measures on that one corpus, in one run, with the page cache warm:
 
-- baseline: per file `readlines()` then `re.findall` per line, timestamps with
-  `datetime.strptime`, the DLPerf rule per file — the style of the DLPerf extract scripts;
-- suite: `analysis.parse_paths` (full tidy frame of every metric) + `run_throughput` +
-  `summarize` with the `dlperf` method.
+- scripts: the algorithm of DLPerf's ``extract_pytorch_logs_time.py`` and OneFlow
+  ``extract_cnn_result.py`` re-implemented (not copied), each as its own process
+  (``--script pytorch|oneflow``). PyTorch: glob ``<dir>/*/*.log``, case fields from the
+  file and folder names, ``readlines()``, count the lines holding ``Iteration: `` whose
+  iteration is > 5, datetimes of the 20th and 120th counted line, global batch × 100 / Δt
+  (``datetime`` subtraction, exact microseconds), rounded to 2 decimals, stop reading.
+  OneFlow: ``str.split`` of the training lines, ``float`` timestamps of iterations 20 and
+  120, global batch × 100 / Δt, stop reading. Median over repeats (numpy), speedup vs 1n1g;
+- floor: a plain Python read of every file;
+- ``dlperf summarize --method dlperf --format csv`` as a whole process (imports included).
 
-It checks that both give the same per-run throughput and prints MB/s, files/s and the ratio.
-Usage: python benchmarks/parse_speed.py [--files 10000] [--iterations 1000] [--dir DIR] [--keep]
+Every measurement is repeated `--rounds` times, interleaved; the median is reported.
+Per-run equality: the scripts' figure of every run against the suite's (`run_throughput`
+with the dlperf method, the code path of `summarize`), and each case's median against the
+CLI's csv. Peak memory is each process's maximum RSS.
+Usage: python benchmarks/parse_speed.py [--files 3000] [--iterations 1000] [--rounds 3]
+       [--dir DIR] [--keep] [--json OUT]
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime as dt
+import glob
+import importlib.util
+import io
 import json
 import os
-import re
 import shutil
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 CONFIGS = [(1, 1), (1, 2), (1, 4), (1, 8), (2, 8), (4, 8)]
+DLPERF = Path(sys.executable).with_name("dlperf")
 
 
 # --- corpus ----------------------------------------------------------------------------
@@ -75,7 +93,7 @@ def _oneflow_log(rng, bsz: int, n: int, g: int, iters: int) -> str:
 
 
 def make_corpus(root: Path, files: int, iterations: int, seed: int = 0) -> int:
-    """Write `files` logs under `root`; returns total bytes."""
+    """Write `files` logs under `root` (``pytorch/`` and ``oneflow/``); returns total bytes."""
     rng = np.random.default_rng(seed)
     total = 0
     for k in range(files):
@@ -93,98 +111,210 @@ def make_corpus(root: Path, files: int, iterations: int, seed: int = 0) -> int:
     return total
 
 
-# --- baseline: the extract-script style ---------------------------------------------------
-_DLL_LINE = re.compile(r"DLL (\d+-\d+-\d+ \d+:\d+:\d+(?:\.\d+)?) - Epoch: \d+ Iteration: (\d+)\s+train\.loss")
-_OF_LINE = re.compile(r"train: epoch \d+, iter (\d+), .*samples/s: [\d.]+ ([\d.]+)")
-_CFG = re.compile(r"(\d+)n(\d+)g")
-_BSZ = re.compile(r"_b(\d+)_")
+# --- the DLPerf scripts' algorithm -------------------------------------------------------
+def _case_of(path: str) -> tuple[str, int, int, int, str, str]:
+    """(model, batch, nodes, gpus, precision, repeat) from ``<N>n<G>g/<model>_b<B>_<prec>_<r>.log``."""
+    folder = os.path.basename(os.path.dirname(path))
+    nodes, gpus = folder[:-1].split("n")
+    model, bsz, precision, repeat = os.path.basename(path)[:-4].split("_")
+    return model, int(bsz[1:]), int(nodes), int(gpus), precision, repeat
 
 
-def _strptime(s: str) -> float:
-    fmt = "%Y-%m-%d %H:%M:%S.%f" if "." in s else "%Y-%m-%d %H:%M:%S"
-    return dt.datetime.strptime(s, fmt).replace(tzinfo=dt.timezone.utc).timestamp()
-
-
-def baseline(root: Path) -> dict[str, float]:
-    """Per-run throughput the way the DLPerf extract scripts compute it."""
-    out = {}
-    for dirpath, _, names in os.walk(root):
-        for name in sorted(names):
-            path = os.path.join(dirpath, name)
-            n, g = map(int, _CFG.search(dirpath).groups())
-            gbs = int(_BSZ.search(name).group(1)) * n * g
-            with open(path) as fh:
-                lines = fh.readlines()
-            if "oneflow" in path:
-                ts = {}
-                for line in lines:
-                    for it, stamp in re.findall(_OF_LINE, line):
-                        ts[int(it)] = float(stamp)
-                thr = gbs * 100 / (ts[120] - ts[20])
+def _pytorch_run(path: str, gbs: int) -> float | None:
+    with open(path) as fh:
+        lines = fh.readlines()
+    counted, t20 = 0, None
+    for line in lines:
+        if "Iteration: " not in line:
+            continue
+        if int(line.split("Iteration: ")[1].split()[0]) <= 5:
+            continue
+        counted += 1
+        if counted in (20, 120):
+            day, clock = line.split()[1:3]
+            fmt = "%Y-%m-%d %H:%M:%S.%f" if "." in clock else "%Y-%m-%d %H:%M:%S"
+            stamp = dt.datetime.strptime(f"{day} {clock}", fmt)
+            if counted == 20:
+                t20 = stamp
             else:
-                kept = []
-                for line in lines:
-                    for stamp, it in re.findall(_DLL_LINE, line):
-                        if int(it) > 5:
-                            kept.append(_strptime(stamp))
-                thr = round(gbs * 100 / (kept[119] - kept[19]), 2)
-            out[os.path.relpath(path, root)[: -len(".log")]] = thr
-    return out
+                return round(gbs * 100 / (stamp - t20).total_seconds(), 2)
+    return None
 
 
-def suite(root: Path):
+def _oneflow_run(path: str, gbs: int) -> float | None:
+    with open(path) as fh:
+        lines = fh.readlines()
+    t20 = None
+    for line in lines:
+        if not line.startswith("train: "):
+            continue
+        words = line.split()
+        it = int(words[4].rstrip(","))
+        if it == 20:
+            t20 = float(words[-1])
+        elif it == 120:
+            return gbs * 100 / (float(words[-1]) - t20)
+    return None
+
+
+def scripts(family: str, root: str) -> dict:
+    """What one DLPerf script computes for ``<root>/<family>``: per-run figures, medians
+    per case and speedup against 1n1g."""
+    read = _pytorch_run if family == "pytorch" else _oneflow_run
+    per_run, cases = {}, {}
+    for path in sorted(glob.glob(os.path.join(root, family, "*", "*.log"))):
+        model, bsz, nodes, gpus, precision, _ = _case_of(path)
+        thr = read(path, bsz * nodes * gpus)
+        per_run[os.path.relpath(path, root)[:-4]] = thr
+        if thr is not None:
+            cases.setdefault((model, bsz, precision, nodes, gpus), []).append(thr)
+    medians = {k: float(np.median(v)) for k, v in cases.items()}
+    table = [{"model": m, "bsz": b, "precision": p, "nodes": n, "gpus": g, "median": v,
+              "speedup": round(v / medians[(m, b, p, 1, 1)], 2) if (m, b, p, 1, 1) in medians
+              else None}
+             for (m, b, p, n, g), v in sorted(medians.items())]
+    return {"runs": per_run, "cases": table}
+
+
+# --- measuring ---------------------------------------------------------------------------
+def _run_process(cmd: list[str]) -> tuple[float, int, str]:
+    """(wall seconds, peak RSS in MB, stdout) of one whole process. The peak is measured by
+    ``/usr/bin/time`` (a child started straight from this process would count this
+    process's memory too: it is vforked)."""
+    with tempfile.NamedTemporaryFile("r") as peak:
+        t0 = time.perf_counter()
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", peak.name, *cmd],
+                              capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        return wall, int(peak.read().split()[-1]) // 1024, proc.stdout
+
+
+def read_floor(root: Path) -> float:
+    t0 = time.perf_counter()
+    for path in root.rglob("*.log"):
+        with open(path, "rb") as fh:
+            fh.read()
+    return time.perf_counter() - t0
+
+
+def suite_per_run(root: Path) -> dict[str, float]:
+    """Per-run dlperf figures the suite gives (the code path of `dlperf summarize`)."""
     from analysis import parse_paths
-    from analysis.stats import run_throughput, summarize
+    from analysis.stats import run_throughput
 
-    result = parse_paths([root])
-    runs = run_throughput(result, "dlperf")
-    table = summarize(result, "dlperf", runs=runs)
-    return result, runs, table
+    runs = run_throughput(parse_paths([root]), "dlperf")
+    return dict(zip(runs["run_id"], runs["throughput"]))
+
+
+def _cli_medians(text: str) -> dict[tuple, float]:
+    """Case medians of the csv by (batch, nodes, GPUs): the two families' batches differ."""
+    rows = csv.DictReader(io.StringIO(text))
+    return {(int(r["batch_size_per_device"]), int(r["num_nodes"]), int(r["gpus_per_node"])):
+            float(r["throughput_median"]) for r in rows}
+
+
+def reference_check() -> list:
+    """The scripts' algorithm on the seed-003 logs of the tests (built so that DLPerf's
+    ``extract_pytorch_logs_time.py`` gives the published per-repeat figures): the figures
+    that differ from the published ones (none when the re-implementation is faithful)."""
+    spec = importlib.util.spec_from_file_location(
+        "seed003", Path(__file__).parents[1] / "tests/parsers/test_seed003_reproduction.py")
+    seed = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        published = {}
+        for (folder, prefix, bsz, world), figures in seed.CASES.items():
+            (Path(tmp) / "pytorch" / folder).mkdir(parents=True)
+            for r, fig in figures.items():
+                run = f"pytorch/{folder}/{prefix}_{r}"
+                (Path(tmp) / f"{run}.log").write_text(seed._log(bsz, world, fig, seed=r))
+                published[run] = fig
+        got = scripts("pytorch", tmp)["runs"]
+    return [(k, v, got.get(k)) for k, v in published.items() if got.get(k) != v]
+
+
+def _differences(ref: dict[str, float | None], got: dict[str, float]) -> list:
+    """Runs whose figures differ: exactly for PyTorch (both rounded to 2 decimals), to the
+    last bit for OneFlow (the same float operations on the same printed numbers)."""
+    return [(k, v, got.get(k)) for k, v in ref.items() if v is None or got.get(k) != v]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--files", type=int, default=10000)
+    ap.add_argument("--files", type=int, default=3000)
     ap.add_argument("--iterations", type=int, default=1000)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds (median reported)")
     ap.add_argument("--dir", type=Path, default=None, help="corpus folder (default: a temp dir)")
     ap.add_argument("--keep", action="store_true", help="keep the corpus afterwards")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    ap.add_argument("--script", choices=("pytorch", "oneflow"), default=None,
+                    help=argparse.SUPPRESS)  # run one DLPerf script's algorithm on --dir
     args = ap.parse_args()
+    if args.script:
+        json.dump(scripts(args.script, str(args.dir)), sys.stdout)
+        return
 
+    wrong = reference_check()
+    print(f"scripts' algorithm on the seed-003 logs: {10 - len(wrong)} of 10 published figures")
+    if wrong:
+        raise SystemExit(f"the re-implementation differs from DLPerf's published figures: {wrong}")
     root = args.dir or Path(tempfile.mkdtemp(prefix="dlperf-corpus-"))
     try:
-        t0 = time.perf_counter()
-        size = make_corpus(root, args.files, args.iterations)
-        gen = time.perf_counter() - t0
-        mb = size / 1e6
-        print(f"corpus: {args.files} files, {mb:.0f} MB, generated in {gen:.1f} s ({root})")
-
-        t0 = time.perf_counter()
-        ref = baseline(root)
-        t_base = time.perf_counter() - t0
-
-        t0 = time.perf_counter()
-        result, runs, table = suite(root)
-        t_suite = time.perf_counter() - t0
-
-        got = dict(zip(runs["run_id"], runs["throughput"]))
-        mismatch = [k for k, v in ref.items() if not np.isclose(got.get(k, np.nan), v, rtol=1e-9, atol=0.006)]
+        if not any(root.rglob("*.log")):
+            t0 = time.perf_counter()
+            make_corpus(root, args.files, args.iterations)
+            print(f"corpus generated in {time.perf_counter() - t0:.1f} s")
+        files = sorted(root.rglob("*.log"))
+        mb = sum(p.stat().st_size for p in files) / 1e6
+        print(f"corpus: {len(files)} files, {mb:.0f} MB ({root})")
+        me = [sys.executable, os.path.abspath(__file__), "--dir", str(root), "--script"]
+        cli = [str(DLPERF), "summarize", str(root), "--method", "dlperf", "--format", "csv"]
+        read_floor(root)  # warm the page cache
+        times: dict[str, list[float]] = {"scripts": [], "floor": [], "summarize": []}
+        peaks = {"scripts": 0, "summarize": 0}
+        for _ in range(args.rounds):
+            wall_pt, rss_pt, out_pt = _run_process(me + ["pytorch"])
+            wall_of, rss_of, out_of = _run_process(me + ["oneflow"])
+            times["scripts"].append(wall_pt + wall_of)
+            peaks["scripts"] = max(peaks["scripts"], rss_pt, rss_of)
+            times["floor"].append(read_floor(root))
+            wall, rss, out_cli = _run_process(cli)
+            times["summarize"].append(wall)
+            peaks["summarize"] = max(peaks["summarize"], rss)
+        ref_pt, ref_of = json.loads(out_pt), json.loads(out_of)
+        ref = {**ref_pt["runs"], **ref_of["runs"]}
+        got = suite_per_run(root)
+        diffs = _differences(ref, got)
+        cli_medians = _cli_medians(out_cli)
+        case_diffs = [(c, cli_medians.get((c["bsz"], c["nodes"], c["gpus"])))
+                      for c in ref_pt["cases"] + ref_of["cases"]
+                      if cli_medians.get((c["bsz"], c["nodes"], c["gpus"])) != c["median"]]
+        t = {k: statistics.median(v) for k, v in times.items()}
         figures = {
-            "files": args.files, "megabytes": round(mb, 1),
-            "observations": int(len(result.observations)), "cases": int(len(table)),
-            "baseline_s": round(t_base, 2), "suite_s": round(t_suite, 2),
-            "baseline_mb_per_s": round(mb / t_base, 1), "suite_mb_per_s": round(mb / t_suite, 1),
-            "baseline_files_per_s": round(args.files / t_base, 1),
-            "suite_files_per_s": round(args.files / t_suite, 1),
-            "speedup_vs_baseline": round(t_base / t_suite, 2),
-            "runs_compared": len(ref), "mismatches": len(mismatch),
+            "files": len(files), "megabytes": round(mb, 1), "rounds": args.rounds,
+            "cpus": os.cpu_count(), "load_avg_1min": round(os.getloadavg()[0], 2),
+            "scripts_s": round(t["scripts"], 2), "floor_s": round(t["floor"], 3),
+            "summarize_s": round(t["summarize"], 2),
+            "scripts_mb_per_s": round(mb / t["scripts"], 1),
+            "floor_mb_per_s": round(mb / t["floor"], 1),
+            "summarize_mb_per_s": round(mb / t["summarize"], 1),
+            "summarize_vs_scripts": round(t["scripts"] / t["summarize"], 2),
+            "all_times_s": {k: [round(x, 2) for x in v] for k, v in times.items()},
+            "peak_rss_mb": peaks,
+            "runs_compared": len(ref), "run_mismatches": len(diffs),
+            "cases_compared": len(ref_pt["cases"]) + len(ref_of["cases"]),
+            "case_median_mismatches": len(case_diffs),
         }
         for k, v in figures.items():
             print(f"{k:>22}: {v}")
-        if mismatch:
-            print("first mismatches:", [(k, ref[k], got.get(k)) for k in mismatch[:5]])
+        if diffs:
+            print("first run mismatches (run, scripts, suite):", diffs[:5])
+        if case_diffs:
+            print("first case mismatches (scripts, suite):", case_diffs[:3])
         if args.json:
-            args.json.write_text(json.dumps(figures, indent=2))
+            args.json.write_text(json.dumps(figures, indent=2) + "\n")
     finally:
         if not args.keep and args.dir is None:
             shutil.rmtree(root, ignore_errors=True)
