@@ -51,6 +51,12 @@ CASES = {
     "pp2-gpipe-compile8x8": (2, ["--micro-batch-size", "8", "--global-batch-size", "64",
                                  "--compile", "--pipeline-model-parallel-size", "2",
                                  "--pipeline-schedule", "gpipe"]),
+    "cudnn-compile8": (1, ["--micro-batch-size", "8", "--compile", "--sdpa-backend", "cudnn"]),
+    "cudnn-compile16x4": (1, ["--micro-batch-size", "16", "--global-batch-size", "64",
+                              "--compile", "--sdpa-backend", "cudnn"]),
+    "cudnn-compile32x2": (1, ["--micro-batch-size", "32", "--global-batch-size", "64",
+                              "--compile", "--sdpa-backend", "cudnn"]),
+    "flash-compile8": (1, ["--micro-batch-size", "8", "--compile", "--sdpa-backend", "flash"]),
     "pp2-eager4x8": (2, ["--micro-batch-size", "4", "--global-batch-size", "32",
                          "--pipeline-model-parallel-size", "2"]),
 }

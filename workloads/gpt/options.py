@@ -6,6 +6,7 @@ import argparse
 
 SCHEDULES = ("1f1b", "gpipe")
 PRECISIONS = ("bf16", "fp32")
+SDPA_BACKENDS = ("auto", "cudnn", "flash", "efficient")
 COMPILE_MODES = ("default", "max-autotune-no-cudagraphs", "reduce-overhead", "max-autotune")
 
 
@@ -52,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bf16 autocast (fp32 weights and optimizer) or fp32 throughout")
     g.add_argument("--compile", action="store_true", help="torch.compile each block and the loss")
     g.add_argument("--compile-mode", choices=COMPILE_MODES, default="default")
+    g.add_argument("--sdpa-backend", choices=SDPA_BACKENDS, default="auto",
+                   help="attention kernel: auto = torch's choice (flash on CUDA); cudnn / flash "
+                        "/ efficient allow only that one (and math, the CPU fallback)")
     g.add_argument("--activation-checkpointing", action="store_true",
                    help="recompute each block's activations in the backward pass")
     g.add_argument("--lr", type=float, default=1e-4)

@@ -39,6 +39,16 @@ from workloads.gpt.parallel import (
 EXIT_ERROR, EXIT_USAGE, EXIT_NONFINITE = 1, 2, 3
 
 
+def choose_attention(backend: str) -> None:
+    """Allow only one fused SDPA kernel (plus the math fallback); `auto` changes nothing."""
+    if backend == "auto":
+        return
+    cuda = torch.backends.cuda
+    cuda.enable_cudnn_sdp(backend == "cudnn")
+    cuda.enable_flash_sdp(backend == "flash")
+    cuda.enable_mem_efficient_sdp(backend == "efficient")
+
+
 def build_model(args, layout: Layout, device: torch.device) -> GPT:
     """The whole model from the seed, cut to this rank's stage and tensor shards."""
     cfg = GPTConfig(args.num_layers, args.hidden_size, args.num_attention_heads,
@@ -165,7 +175,8 @@ def _arguments(args, denv: DistEnv, layout: Layout, trainer_impl: str) -> dict:
         "data_parallel_impl": trainer_impl, "num_nodes": denv.num_nodes,
         "num_gpus_per_node": denv.local_world_size, "bf16": args.precision == "bf16",
         "fp16": False, "compile": args.compile, "compile_mode": args.compile_mode,
-        "checkpoint_activations": args.activation_checkpointing, "train_iters": args.train_iters,
+        "checkpoint_activations": args.activation_checkpointing,
+        "sdpa_backend": args.sdpa_backend, "train_iters": args.train_iters,
         "log_interval": args.log_interval, "seed": args.seed, "lr": args.lr,
         "parameters": parameter_count(args.num_layers, args.hidden_size, args.vocab_size,
                                       args.seq_length),
@@ -220,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_USAGE
         device = wdist.resolve_device(args.device, denv)
         backend = wdist.resolve_backend(args.dist_backend, device)
+        choose_attention(args.sdpa_backend)
         wdist.init(denv, backend, device)
         try:
             return train(args, denv, device)
