@@ -13,7 +13,8 @@ measures on that one corpus, in one run, with the page cache warm:
   OneFlow: ``str.split`` of the training lines, ``float`` timestamps of iterations 20 and
   120, global batch × 100 / Δt, stop reading. Median over repeats (numpy), speedup vs 1n1g;
 - floor: a plain Python read of every file;
-- ``dlperf summarize --method dlperf --format csv`` as a whole process (imports included).
+- ``dlperf summarize --method dlperf --format csv`` as a whole process (imports included),
+  the `analysis` package of the tree this file is in.
 
 Every measurement is repeated `--rounds` times, interleaved; the median is reported.
 Per-run equality: the scripts' figure of every run against the suite's (`run_throughput`
@@ -44,7 +45,9 @@ from pathlib import Path
 import numpy as np
 
 CONFIGS = [(1, 1), (1, 2), (1, 4), (1, 8), (2, 8), (4, 8)]
-DLPERF = Path(sys.executable).with_name("dlperf")
+#: The tree this file belongs to: its `analysis` is measured (run from a snapshot, e.g.
+#: ``git archive HEAD | tar -x -C /tmp/snap``, while others edit the working tree).
+TREE = Path(__file__).resolve().parents[1]
 
 
 # --- corpus ----------------------------------------------------------------------------
@@ -177,14 +180,14 @@ def scripts(family: str, root: str) -> dict:
 
 
 # --- measuring ---------------------------------------------------------------------------
-def _run_process(cmd: list[str]) -> tuple[float, int, str]:
+def _run_process(cmd: list[str], env: dict | None = None) -> tuple[float, int, str]:
     """(wall seconds, peak RSS in MB, stdout) of one whole process. The peak is measured by
     ``/usr/bin/time`` (a child started straight from this process would count this
     process's memory too: it is vforked)."""
     with tempfile.NamedTemporaryFile("r") as peak:
         t0 = time.perf_counter()
         proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", peak.name, *cmd],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env=env)
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -252,6 +255,7 @@ def main() -> None:
     ap.add_argument("--script", choices=("pytorch", "oneflow"), default=None,
                     help=argparse.SUPPRESS)  # run one DLPerf script's algorithm on --dir
     args = ap.parse_args()
+    sys.path.insert(0, str(TREE))
     if args.script:
         json.dump(scripts(args.script, str(args.dir)), sys.stdout)
         return
@@ -270,7 +274,10 @@ def main() -> None:
         mb = sum(p.stat().st_size for p in files) / 1e6
         print(f"corpus: {len(files)} files, {mb:.0f} MB ({root})")
         me = [sys.executable, os.path.abspath(__file__), "--dir", str(root), "--script"]
-        cli = [str(DLPERF), "summarize", str(root), "--method", "dlperf", "--format", "csv"]
+        # `dlperf` is `python -m analysis`: the same process, from this file's tree
+        cli = [sys.executable, "-m", "analysis", "summarize", str(root), "--method", "dlperf",
+               "--format", "csv"]
+        cli_env = {**os.environ, "PYTHONPATH": str(TREE)}
         read_floor(root)  # warm the page cache
         times: dict[str, list[float]] = {"scripts": [], "floor": [], "summarize": []}
         peaks = {"scripts": 0, "summarize": 0}
@@ -280,7 +287,7 @@ def main() -> None:
             times["scripts"].append(wall_pt + wall_of)
             peaks["scripts"] = max(peaks["scripts"], rss_pt, rss_of)
             times["floor"].append(read_floor(root))
-            wall, rss, out_cli = _run_process(cli)
+            wall, rss, out_cli = _run_process(cli, cli_env)
             times["summarize"].append(wall)
             peaks["summarize"] = max(peaks["summarize"], rss)
         ref_pt, ref_of = json.loads(out_pt), json.loads(out_of)
