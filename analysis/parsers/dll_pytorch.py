@@ -10,8 +10,10 @@ Line reading is shared with the TensorFlow family (:mod:`analysis.parsers._dllog
 
 DLPerf rule (``extract_pytorch_logs_time.py``): skip training lines with Iteration ≤ 5;
 counting the remaining training lines from 1, throughput = global batch × 100 /
-(t(line 120) − t(line 20)), rounded to 2 decimals. Lines 20 to 120 (and one line on either
-side) must not go back in time or in steps, else there is no figure (``RunData.window_fault``).
+(t(line 120) − t(line 20)), rounded to 2 decimals, the difference taken in exact
+microseconds like the script's ``datetime`` subtraction (``exact_elapsed_seconds``).
+Lines 20 to 120 (and one line on either side) must not go back in time or in steps, else
+there is no figure (``RunData.window_fault``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import re
 
 import numpy as np
 
-from analysis.estimate import Estimate, RunData
+from analysis.estimate import Estimate, RunData, exact_elapsed_seconds
 from analysis.logtext import LogText
 from analysis.parsers import _dllogger as dll
 from analysis.parsers import register
@@ -59,7 +61,7 @@ def pytorch_rule(run: RunData) -> Estimate:
     refused = run.refuse(lines[19], lines[119], RULE)
     if refused is not None:
         return refused
-    dt = t120 - t20
+    dt = exact_elapsed_seconds(t20, t120) if run.family == "dll_pytorch" else t120 - t20
     if dt <= 0:
         return Estimate.fail(f"timestamps do not increase (t120 - t20 = {dt:g} s)",
                              "missing_timestamps", RULE)
