@@ -24,9 +24,11 @@ from analysis import parsers, schema
 from analysis.checks import check_parsed
 from analysis.discover import Found, NoLogsError, find_logs
 from analysis.errors import LogProblemError
+from analysis.fsutil import display_path
 from analysis.layout import gpt_case, gpt_group, meta_from_path, node_index
 from analysis.logtext import LogText, max_log_bytes
 from analysis.parsers.base import META_FIELDS, ParsedLog
+from analysis.parsers.prefix import first_lines
 from analysis.problems import Problem, to_frame
 from analysis.user_meta import MetaFiles, merge_meta
 
@@ -80,8 +82,10 @@ def discover(paths: Iterable[str | Path]) -> list[tuple[Path, str, bool]]:
     return [(f.path, f.run_id, f.explicit) for f in find_logs(paths)[0]]
 
 
-def _read_one(path: Path, family: str | None, explicit: bool, max_bytes: int) -> FileRead:
-    """Read and parse one file; never raises for what the file holds."""
+def _read_one(path: Path, family: str | None, explicit: bool, max_bytes: int,
+              dlperf_only: bool = False) -> FileRead:
+    """Read and parse one file; never raises for what the file holds. With `dlperf_only`,
+    only the first lines its family's DLPerf rule reads are parsed (when it has such a rule)."""
     source = str(path)
     try:
         log = LogText.read(path, source, max_bytes)
@@ -97,18 +101,22 @@ def _read_one(path: Path, family: str | None, explicit: bool, max_bytes: int) ->
                   f"no parser recognises this file (families: {', '.join(parsers.names())})")
         return FileRead(path, None, log.problems + [
             Problem(source, None, "unknown_format", reason, first)])
-    try:
-        parsed = parser.parse(log)
-    except Exception as exc:  # a parser bug must not hide the other files
-        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return FileRead(path, None, log.problems + [
-            Problem(source, None, "parser_error", f"{parser.name} parser failed: {tb}")],
-            parser.name)
-    if parsed.obs.blocks and log.line_ranks:
-        for b in parsed.obs.blocks:
-            if (b["rank"] < 0).all():
-                b["rank"] = log.ranks_at(b["line"])
-    check_parsed(parsed, log)
+    parts = first_lines(log, parser.late_markers) if dlperf_only else iter([log])
+    for part in parts:
+        try:
+            parsed = parser.parse(part)
+        except Exception as exc:  # a parser bug must not hide the other files
+            tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            return FileRead(path, None, log.problems + [
+                Problem(source, None, "parser_error", f"{parser.name} parser failed: {tb}")],
+                parser.name)
+        if parsed.obs.blocks and log.line_ranks:
+            for b in parsed.obs.blocks:
+                if (b["rank"] < 0).all():
+                    b["rank"] = log.ranks_at(b["line"])
+        check_parsed(parsed, part)
+        if part is log or parser.dlperf_has_read(parsed):
+            break
     digest = hashlib.blake2b(log.data, digest_size=16).digest()
     return FileRead(path, parsed, log.problems + parsed.problems, parser.name, digest)
 
@@ -151,7 +159,7 @@ def _merge_meta(run_id: str, source: str, stated: dict, origin: dict, parsed: Pa
 
 def parse_paths(paths: Iterable[str | Path], family: str | None = None,
                 strict: bool = False, meta: Mapping | Iterable[Mapping] | None = None,
-                max_bytes: int | str | None = None) -> ParseResult:
+                max_bytes: int | str | None = None, dlperf_only: bool = False) -> ParseResult:
     """Parse every log under `paths` (files or folders, searched recursively).
 
     `family` forces one parser instead of sniffing each file. `meta` states run fields the
@@ -159,6 +167,9 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     :mod:`analysis.user_meta`; meta files beside the logs are read too). `max_bytes` caps the
     decompressed bytes read per file (default ``$DLPERF_MAX_LOG_BYTES`` or 4 GiB). With
     `strict`, the first problem raises LogProblemError; otherwise problems are returned as data.
+    With `dlperf_only` (for the ``dlperf`` throughput method and nothing else), a log whose
+    family's DLPerf rule reads only its first lines is parsed only that far: its figure is
+    the same, the observations hold those lines, problems are those of the lines read.
     Raises NoLogsError when `paths` hold no log at all.
     Returns a ParseResult with frames `observations` (schema.OBSERVATIONS), `runs`
     (schema.RUNS) and `problems` (schema.PROBLEMS).
@@ -175,7 +186,7 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     meta_files = MetaFiles()
     runs: list[_Run] = []
     for members in by_run.values():
-        run = _read_run(members, family, limit, meta_files, user_meta)
+        run = _read_run(members, family, limit, meta_files, user_meta, dlperf_only)
         if run is not None:
             runs.append(run)
     kept = _drop_duplicate_content(runs, all_problems)
@@ -210,7 +221,7 @@ class _Run:
 
 
 def _read_run(members: list[Found], family: str | None, limit: int, meta_files: MetaFiles,
-              user_meta: dict) -> _Run | None:
+              user_meta: dict, dlperf_only: bool = False) -> _Run | None:
     """Read the files of one run (one file per role) into its row; None when there is none."""
     rid = members[0].run_id
     problems: list[Problem] = []
@@ -224,7 +235,7 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
                 f"a second file of this run beside {first}; only {first.name} is read",
                 run_id=rid))
             continue
-        read = _read_one(f.path, family, f.explicit, limit)
+        read = _read_one(f.path, family, f.explicit, limit, dlperf_only)
         if not read.skip:
             reads.append(read)
     if not reads:
@@ -384,7 +395,7 @@ def _run_level_problems(row: dict, parsed: ParsedLog | None, fam: str) -> list[P
 def _runs_frame(rows: list[dict]) -> pd.DataFrame:
     if not rows:
         return schema.empty(schema.RUNS)
-    df = pd.DataFrame(rows)
+    df = pd.DataFrame([{k: _printable(v) for k, v in row.items()} for row in rows])
     for c in schema.RUNS:
         if c.dtype == "Int64":
             df[c.name] = pd.array([None if v is None or v != v else int(v) for v in df[c.name]],
@@ -405,7 +416,12 @@ def _categorical(parts: list[tuple[object, int]]) -> pd.Categorical:
             mapping = np.array([cats.setdefault(u, len(cats)) for u in uniq], dtype=np.int32)
             codes.append(mapping[inv])
     code_arr = np.concatenate(codes) if codes else np.empty(0, np.int32)
-    return pd.Categorical.from_codes(code_arr, categories=list(cats))
+    return pd.Categorical.from_codes(code_arr, categories=[_printable(c) for c in cats])
+
+
+def _printable(value):
+    """Strings from non-UTF-8 file names (surrogate escapes) as ``\\xNN`` text."""
+    return display_path(value) if isinstance(value, str) and not value.isascii() else value
 
 
 def _int_column(arrays: list[np.ndarray]) -> pd.arrays.IntegerArray:

@@ -59,7 +59,21 @@ def _unreadable(path: Path, what: str, exc: OSError | None = None) -> Problem:
     return Problem(str(path), None, "unreadable_file", f"{what}{why}")
 
 
-def _walk(folder: Path, seen_dirs: set[str], problems: list[Problem]) -> Iterator[Path]:
+#: Pseudo-filesystems: never walked (``/proc/self/root`` alone leads to the whole machine).
+PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
+
+
+def _is_pseudo(real: str) -> bool:
+    return any(real == r or real.startswith(r + "/") for r in PSEUDO_ROOTS)
+
+
+def _above(real: str, root_real: str) -> bool:
+    """True when folder `real` contains the walk's root (a link to it is a loop)."""
+    return root_real == real or root_real.startswith(real.rstrip("/") + "/")
+
+
+def _walk(folder: Path, seen_dirs: set[str], problems: list[Problem],
+          root_real: str) -> Iterator[Path]:
     """Log files under `folder`, depth first in name order; problems for what cannot be read."""
     try:
         with os.scandir(folder) as it:
@@ -79,9 +93,12 @@ def _walk(folder: Path, seen_dirs: set[str], problems: list[Problem]) -> Iterato
             continue
         if stat.S_ISDIR(st.st_mode):
             real = os.path.realpath(path)
-            if real not in seen_dirs:  # a second link to a folder, or a link loop
+            if _is_pseudo(real) or _above(real, root_real):
+                problems.append(_unreadable(path, "a link to a folder above this one or to a "
+                                                  "pseudo-filesystem; not followed"))
+            elif real not in seen_dirs:  # a second link to a folder, or a link loop
                 seen_dirs.add(real)
-                yield from _walk(path, seen_dirs, problems)
+                yield from _walk(path, seen_dirs, problems, root_real)
         elif is_log_name(entry.name):
             if stat.S_ISREG(st.st_mode):
                 yield path
@@ -93,8 +110,11 @@ def _candidates(raw: str | os.PathLike, problems: list[Problem]) -> Iterator[tup
     """(file, run id, explicit) under one command-line path."""
     path = Path(raw)
     if path.is_dir():
-        seen_dirs = {os.path.realpath(path)}
-        for f in _walk(path, seen_dirs, problems):
+        root_real = os.path.realpath(path)
+        if _is_pseudo(root_real):
+            raise UsageError(f"{path}: {', '.join(PSEUDO_ROOTS)} hold no logs; "
+                             "name log files or folders")
+        for f in _walk(path, {root_real}, problems, root_real):
             rel = f.parent.relative_to(path).as_posix()
             yield f, run_stem(f) if rel == "." else f"{rel}/{run_stem(f)}", False
     elif path.is_file():

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from analysis import schema
+from analysis.fsutil import display_path
 
 #: Every problem kind with a one-line meaning (shown in reports' Problems section).
 KINDS = {
@@ -58,6 +59,10 @@ class Problem:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"unknown problem kind {self.kind!r}; valid: {sorted(KINDS)}")
+        for name in ("source", "run_id", "reason", "text"):  # non-UTF-8 file names: \xNN
+            value = getattr(self, name)
+            if not value.isascii():
+                object.__setattr__(self, name, display_path(value))
         if len(self.text) > EXCERPT_CHARS:
             object.__setattr__(self, "text", excerpt(self.text))
 
