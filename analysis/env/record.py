@@ -16,6 +16,7 @@ from typing import Any
 
 from analysis.env.topology import Topology, TopologyError
 from analysis.errors import SchemaError
+from analysis.fsutil import atomic_write_text
 from analysis.redact import redact_env, redact_value
 
 SCHEMA_VERSION = 1
@@ -200,10 +201,10 @@ class EnvRecord:
         return record
 
     def save(self, path: str | Path) -> Path:
-        """Write the record as JSON (UTF-8) and return the path."""
+        """Write the record as JSON (UTF-8, atomically) and return the path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(self.to_json() + "\n", encoding="utf-8")
+        atomic_write_text(path, self.to_json() + "\n")
         return path
 
     @classmethod
