@@ -1,0 +1,149 @@
+"""Campaign against campaign: per case the two medians, NEW/BASE with its interval and a
+verdict (:mod:`analysis.changes.verdict`), scaling-efficiency and memory change, and what
+differs in the environment records. Cases on one side only are listed, not dropped."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from analysis.changes import environment, verdict
+from analysis.changes.sources import Campaign
+from analysis.errors import UsageError
+from analysis.schema import CASE_COLUMNS
+
+ONLY_BASE, ONLY_NEW = "only in base", "only in new"
+COLUMNS = [
+    "case_key", *CASE_COLUMNS, "base_repeats", "new_repeats", "base_median", "new_median",
+    "ratio", "ratio_low", "ratio_high", "threshold", "verdict", "base_efficiency",
+    "new_efficiency", "efficiency_change", "base_memory_mib", "new_memory_mib",
+    "memory_change", "env_changes",
+]
+
+
+def case_key(row) -> str:
+    """'PyTorch/resnet50/amp/b256/1n4g' (+ '/<case>' for GPT case labels)."""
+    def text(v):
+        return "?" if v is None or pd.isna(v) else str(v)
+
+    key = (f"{text(row['framework'])}/{text(row['model'])}/{text(row['precision'])}/"
+           f"b{text(row['batch_size_per_device'])}/{text(row['num_nodes'])}n"
+           f"{text(row['gpus_per_node'])}g")
+    case = row["case"]
+    return key + (f"/{case}" if isinstance(case, str) and case else "")
+
+
+def case_keys(frame: pd.DataFrame) -> list[str]:
+    return [case_key(r) for _, r in frame.iterrows()]
+
+
+def threshold_for(key: str, default: float, overrides: dict[str, float]) -> float:
+    """The threshold of a case: the last override whose glob pattern matches its key."""
+    value = default
+    for pattern, t in overrides.items():
+        if fnmatch.fnmatchcase(key, pattern):
+            value = t
+    return value
+
+
+@dataclass
+class Comparison:
+    """The per-case table (COLUMNS) and the environment differences of the whole campaign."""
+
+    table: pd.DataFrame
+    env_changes: list[str] = field(default_factory=list)
+    different_hardware: list[str] = field(default_factory=list)  # case keys
+    confidence: float = verdict.DEFAULT_CONFIDENCE
+
+    @property
+    def slower(self) -> pd.DataFrame:
+        return self.table[self.table["verdict"] == verdict.SLOWER]
+
+
+def _by_case(c: Campaign) -> tuple[dict, dict]:
+    runs = {k: g for k, g in c.runs.assign(case_key=case_keys(c.runs)).groupby("case_key")}
+    summary = {k: r for k, r in zip(case_keys(c.summary), c.summary.to_dict("records"))}
+    return runs, summary
+
+
+def _num(row: dict | None, col: str) -> float:
+    if row is None or row.get(col) is None or pd.isna(row.get(col)):
+        return float("nan")
+    return float(row[col])
+
+
+def hardware_mismatch(base: Campaign, new: Campaign) -> list[str]:
+    """Case keys in both campaigns whose recorded hardware types differ."""
+    base_runs, _ = _by_case(base)
+    new_runs, _ = _by_case(new)
+    out = []
+    for key in sorted(set(base_runs) & set(new_runs)):
+        a = environment.values(base.env, base_runs[key]["run_id"], "hardware")
+        b = environment.values(new.env, new_runs[key]["run_id"], "hardware")
+        if a and b and a != b:
+            out.append(key)
+    return out
+
+
+def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_THRESHOLD,
+            overrides: dict[str, float] | None = None,
+            confidence: float = verdict.DEFAULT_CONFIDENCE,
+            allow_different_hardware: bool = False) -> Comparison:
+    """Compare every case of `new` with the same case of `base`.
+
+    Raises UsageError when the hardware type of a case differs between the two (a change of
+    machine, not of software) unless `allow_different_hardware`.
+    """
+    mismatch = hardware_mismatch(base, new)
+    if mismatch and not allow_different_hardware:
+        first = mismatch[0]
+        b_runs, _ = _by_case(base)
+        n_runs, _ = _by_case(new)
+        raise UsageError(
+            f"hardware differs for {len(mismatch)} case(s), e.g. {first}: "
+            f"{environment.values(base.env, b_runs[first]['run_id'], 'hardware')} vs "
+            f"{environment.values(new.env, n_runs[first]['run_id'], 'hardware')}; "
+            "pass --allow-different-hardware to compare them anyway")
+    base_runs, base_sum = _by_case(base)
+    new_runs, new_sum = _by_case(new)
+    overrides = overrides or {}
+    rows = []
+    for key in list(dict.fromkeys([*base_sum, *new_sum])):
+        b, n = base_sum.get(key), new_sum.get(key)
+        first = b if b is not None else n
+        row = {"case_key": key, **{c: first[c] for c in CASE_COLUMNS}}
+        t = threshold_for(key, threshold, overrides)
+        br = base_runs[key] if key in base_runs else None
+        nr = new_runs[key] if key in new_runs else None
+        if b is None or n is None:
+            est = verdict.RatioEstimate(np.nan, np.nan, np.nan,
+                                        0 if b is None else int(b["repeats"]),
+                                        0 if n is None else int(n["repeats"]))
+            word, changes = (ONLY_NEW if b is None else ONLY_BASE), []
+        else:
+            est = verdict.ratio_interval(br["throughput"], nr["throughput"], confidence)
+            word = verdict.decide(est, t)
+            changes = environment.differences(base.env, br["run_id"], new.env, nr["run_id"],
+                                              environment.FACTS[:-1])
+        row.update(
+            base_repeats=est.base_repeats if b is not None else np.nan,
+            new_repeats=est.new_repeats if n is not None else np.nan,
+            base_median=_num(b, "throughput_median"), new_median=_num(n, "throughput_median"),
+            ratio=est.ratio, ratio_low=est.low, ratio_high=est.high, threshold=t,
+            verdict=word, base_efficiency=_num(b, "scaling_efficiency"),
+            new_efficiency=_num(n, "scaling_efficiency"),
+            base_memory_mib=_num(b, "memory_mib_max"), new_memory_mib=_num(n, "memory_mib_max"),
+            env_changes="; ".join(changes))
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in (
+        "efficiency_change", "memory_change")])
+    table["efficiency_change"] = table["new_efficiency"] - table["base_efficiency"]
+    table["memory_change"] = table["new_memory_mib"] / table["base_memory_mib"] - 1.0
+    for c in ("base_repeats", "new_repeats"):
+        table[c] = table[c].astype("Int64")
+    env_changes = environment.differences(base.env, base.runs["run_id"], new.env,
+                                          new.runs["run_id"], environment.FACTS[:-1])
+    return Comparison(table[COLUMNS], env_changes, mismatch, confidence)

@@ -1,0 +1,61 @@
+"""A comparison as text: csv and json carry the full table (analysis.changes.compare.COLUMNS);
+the table and markdown formats show changes as percentages, one line per case."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.changes.compare import Comparison
+from analysis.tables import render
+
+HEADERS = {"base_median": "base samples/s", "new_median": "new samples/s"}
+
+
+def _pct(x: float, digits: int = 2, unit: str = " %") -> str:
+    return "-" if not np.isfinite(x) else f"{x * 100:+.{digits}f}{unit}"
+
+
+def _interval(lo: float, hi: float) -> str:
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "-"
+    return f"[{(lo - 1) * 100:+.2f}, {(hi - 1) * 100:+.2f}] %"
+
+
+def _runs(b, n) -> str:
+    def text(v):
+        return "-" if v is None or pd.isna(v) else str(int(v))
+
+    return f"{text(b)}/{text(n)}"
+
+
+def shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The reading view: case, runs, medians, change with interval, verdict, efficiency and
+    memory change, environment changes."""
+    t = table
+    return pd.DataFrame({
+        "case": t["case_key"],
+        "runs": [_runs(b, n) for b, n in zip(t["base_repeats"], t["new_repeats"])],
+        "base_median": t["base_median"], "new_median": t["new_median"],
+        "change": [_pct(r - 1) for r in t["ratio"]],
+        "interval": [_interval(lo, hi) for lo, hi in zip(t["ratio_low"], t["ratio_high"])],
+        "verdict": t["verdict"],
+        "efficiency": [_pct(x, 1, " pt") for x in t["efficiency_change"]],
+        "memory": [_pct(x, 1) for x in t["memory_change"]],
+        "environment": t["env_changes"].replace("", "-"),
+    })
+
+
+def render_comparison(result: Comparison, fmt: str, base_label: str, new_label: str) -> str:
+    if fmt in ("csv", "json"):
+        return render(result.table, fmt)
+    threshold = result.table["threshold"]
+    limit = f"{threshold.iloc[0] * 100:g} %" if threshold.nunique() == 1 else "per case"
+    note = (f"base: {base_label}; new: {new_label}; change: NEW/BASE - 1 (ratio of geometric "
+            f"means) with its {result.confidence * 100:g} % Welch t interval on log throughput; threshold {limit}; "
+            "runs: repeats base/new")
+    if result.env_changes:
+        note += "; environment: " + "; ".join(result.env_changes)
+    if result.different_hardware:
+        note += f"; hardware differs for {len(result.different_hardware)} case(s)"
+    return render(shown(result.table), fmt, headers=HEADERS, note=note)

@@ -1,0 +1,122 @@
+"""One side of a comparison, read from a log folder, a Parquet export of ``dlperf parse`` or a
+results store: per-run throughput, the per-case summary and per-run environment facts.
+
+A campaign's key is a digest of its observations (without file paths), so the same logs give
+the same key wherever they lie and however they were handed over (folder or export).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.changes import environment
+from analysis.collect import ParseResult, parse_paths
+from analysis.errors import UsageError
+from analysis.fsutil import display_path
+from analysis.report import inputs
+from analysis.stats import run_throughput, summarize
+
+
+@dataclass
+class Campaign:
+    """What the comparison, the check and the store use of one campaign."""
+
+    label: str  # as the user named it (a path or a stored campaign)
+    name: str
+    started: str  # ISO 8601 UTC time of its first timestamped line ('' when none)
+    key: str  # digest of its observations
+    runs: pd.DataFrame  # analysis.stats.RUN_COLUMNS
+    summary: pd.DataFrame  # analysis.stats.SUMMARY_COLUMNS
+    env: pd.DataFrame  # environment.RUN_ENV_COLUMNS
+    suite_commit: str = ""
+
+
+def content_key(observations: pd.DataFrame) -> str:
+    """A digest of the observations (file paths left out)."""
+    frame = observations.drop(columns=[c for c in ("source",) if c in observations.columns])
+    hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return hashlib.sha256(hashes.tobytes()).hexdigest()[:16]
+
+
+def started_at(observations: pd.DataFrame) -> str:
+    ts = observations["timestamp"].to_numpy(dtype=float)
+    ts = ts[np.isfinite(ts)]
+    if not ts.size:
+        return ""
+    return datetime.fromtimestamp(float(ts.min()), tz=timezone.utc).isoformat(timespec="seconds")
+
+
+def from_result(result: ParseResult, label: str, name: str, envs, method: str = "dlperf"
+                ) -> Campaign:
+    """A Campaign from a parse (`envs`: analysis.report.inputs.EnvInput records)."""
+    runs = run_throughput(result, method)
+    summary = summarize(result, method, runs=runs)
+    return Campaign(label, name, started_at(result.observations),
+                    content_key(result.observations), runs, summary,
+                    environment.run_env(runs, envs))
+
+
+def _campaign_name(folder: Path) -> str:
+    spec = inputs.campaign_yaml(inputs.load_campaign(folder))
+    name = spec.get("name")
+    return str(name) if isinstance(name, (str, int)) and str(name) else folder.resolve().name
+
+
+def from_folder(folder: Path, method: str = "dlperf") -> Campaign:
+    envs, _topologies, _campaign = inputs.gather(folder)
+    return from_result(parse_paths([folder]), str(folder), _campaign_name(folder), envs, method)
+
+
+def export_paths(path: Path) -> tuple[Path, Path, Path]:
+    """The observations, runs and problems files of a ``dlperf parse -o OUT.parquet``."""
+    return (path, path.with_name(f"{path.stem}.runs{path.suffix}"),
+            path.with_name(f"{path.stem}.problems{path.suffix}"))
+
+
+def from_export(path: Path, method: str = "dlperf") -> Campaign:
+    """A Parquet export: its runs and problems files must lie beside it."""
+    paths = export_paths(path)
+    for p in paths:
+        if not p.is_file():
+            raise UsageError(f"{display_path(path)}: a Parquet export needs "
+                             f"{display_path(p.name)} beside it (written by dlperf parse -o)")
+    frames = []
+    for p in paths:
+        try:
+            frames.append(pd.read_parquet(p))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{display_path(p)}: not a readable Parquet file ({exc})") from None
+    obs, runs, problems = frames
+    if "run_id" not in obs.columns or "run_id" not in runs.columns:
+        raise UsageError(f"{display_path(path)}: not an export of dlperf parse (no run_id)")
+    if "parameters" not in runs.columns:  # dropped by the export
+        runs = runs.assign(parameters=[{} for _ in range(len(runs))])
+    for c in ("run_id", "metric", "source", "family", "framework", "model", "precision",
+              "phase", "unit"):
+        if c in obs.columns:
+            obs[c] = obs[c].astype("category")
+    return from_result(ParseResult(obs, runs, problems), str(path), path.stem, [], method)
+
+
+def load(label: str, store: str | Path | None = None, method: str = "dlperf") -> Campaign:
+    """A log folder, a ``.parquet`` export, or (with `store`) a stored campaign's key or name."""
+    path = Path(label)
+    if path.is_dir():
+        return from_folder(path, method)
+    if path.is_file() and path.suffix == ".parquet":
+        return from_export(path, method)
+    if path.exists():
+        raise UsageError(f"{display_path(path)}: expected a log folder or a .parquet export "
+                         "of dlperf parse")
+    if store is not None:
+        from analysis.changes import store as results_store
+
+        return results_store.load(store, label)
+    raise UsageError(f"no such log folder or export: {display_path(path)} "
+                     "(a stored campaign needs --store DIR)")

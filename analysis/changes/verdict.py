@@ -1,0 +1,97 @@
+"""Did a case get slower? The ratio NEW/BASE of throughputs with a confidence interval, and a
+verdict against a threshold.
+
+Method: Welch's t interval on log throughput. Run-to-run noise of a training benchmark is
+multiplicative (a slow node, a clock step costs a fraction of the rate), so logs turn the
+ratio into a difference of means; the estimate is the ratio of geometric means
+``exp(mean(log new) - mean(log base))`` and its interval is ``exp(d ± t·se)`` with Welch's
+standard error and Welch–Satterthwaite degrees of freedom (the two sides may have different
+spread, e.g. after a driver change).
+
+Why not a rank test or a bootstrap: with 3 repeats a side (DLPerf campaigns have 3–5) the
+exact Mann–Whitney test cannot go below p = 0.1, and a bootstrap of a median of 3 values takes
+only a handful of values and covers far less than it claims. The t interval uses the spread
+the repeats show, so 3 + 3 repeats decide when the shift is large against the spread (3 %
+against 0.1 %), and its calibration is checked by a seeded property test
+(tests/changes/test_verdict_calibration.py).
+
+Verdicts, for a threshold τ (0.02 = 2 %) and a two-sided interval [lo, hi] at `confidence`:
+
+- ``slower``: hi < 1 (the change is real) and the estimate ≤ 1 − τ (and big enough to matter);
+- ``faster``: lo > 1 and the estimate ≥ 1 + τ;
+- ``unchanged``: the whole interval lies within [1 − τ, 1 + τ] (no change that matters);
+- ``too few repeats``: fewer than 2 repeats on a side, or an interval too wide to say.
+
+A case whose true ratio is 1 is called slower with probability at most (1 − confidence) / 2
+(2.5 % at the default 95 %): that needs hi < 1, which the interval's coverage bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.changes.student_t import t_quantile
+
+SLOWER, FASTER, UNCHANGED, TOO_FEW = "slower", "faster", "unchanged", "too few repeats"
+VERDICTS = (SLOWER, FASTER, UNCHANGED, TOO_FEW)
+DEFAULT_THRESHOLD = 0.02
+DEFAULT_CONFIDENCE = 0.95
+MIN_REPEATS = 2
+
+
+@dataclass(frozen=True)
+class RatioEstimate:
+    """NEW/BASE as the ratio of geometric means with its interval (NaN when not computable)."""
+
+    ratio: float
+    low: float
+    high: float
+    base_repeats: int
+    new_repeats: int
+
+
+def _clean(values) -> np.ndarray:
+    v = np.asarray(values, dtype=float)
+    return v[np.isfinite(v) & (v > 0)]
+
+
+def ratio_interval(base, new, confidence: float = DEFAULT_CONFIDENCE) -> RatioEstimate:
+    """Welch t interval of NEW/BASE on log throughput (see the module docstring)."""
+    b, n = np.log(_clean(base)), np.log(_clean(new))
+    if b.size < MIN_REPEATS or n.size < MIN_REPEATS:
+        ratio = float(np.exp(n.mean() - b.mean())) if b.size and n.size else float("nan")
+        return RatioEstimate(ratio, float("nan"), float("nan"), int(b.size), int(n.size))
+    d = n.mean() - b.mean()
+    vb, vn = b.var(ddof=1) / b.size, n.var(ddof=1) / n.size
+    se = np.sqrt(vb + vn)
+    if se == 0.0:
+        half = 0.0
+    else:
+        df = (vb + vn) ** 2 / (vb**2 / (b.size - 1) + vn**2 / (n.size - 1))
+        half = t_quantile(0.5 + confidence / 2.0, df) * se
+    return RatioEstimate(float(np.exp(d)), float(np.exp(d - half)), float(np.exp(d + half)),
+                         int(b.size), int(n.size))
+
+
+def decide(est: RatioEstimate, threshold: float = DEFAULT_THRESHOLD) -> str:
+    """The verdict of an estimate against `threshold` (a fraction: 0.02 = 2 %)."""
+    if not np.isfinite(est.low) or not np.isfinite(est.high):
+        return TOO_FEW
+    if est.high < 1.0 and est.ratio <= 1.0 - threshold:
+        return SLOWER
+    if est.low > 1.0 and est.ratio >= 1.0 + threshold:
+        return FASTER
+    if est.low >= 1.0 - threshold and est.high <= 1.0 + threshold:
+        return UNCHANGED
+    return TOO_FEW
+
+
+def parse_threshold(text: str) -> float:
+    """'2%' or '0.02' -> 0.02; raises ValueError for anything else or a value outside (0, 1)."""
+    s = str(text).strip()
+    value = float(s[:-1]) / 100.0 if s.endswith("%") else float(s)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"threshold must be between 0 and 100 %, not {text!r}")
+    return value

@@ -1,0 +1,60 @@
+"""`dlperf compare BASE NEW`: did performance change between two campaigns?"""
+
+from __future__ import annotations
+
+import sys
+
+from analysis.changes import options, verdict
+from analysis.changes.compare import compare
+from analysis.changes.render import render_comparison
+from analysis.changes.sources import load
+from analysis.stats import METHODS
+from analysis.tables import FORMATS
+
+COMMAND = "compare"
+HELP = "compare two campaigns case by case: NEW/BASE with a 95 % interval and a verdict"
+
+EXIT_SLOWER = 1
+
+
+def add_arguments(p) -> None:
+    p.add_argument("base", metavar="BASE",
+                   help="log folder, Parquet export of dlperf parse, or stored campaign "
+                        "(key or name, with --store)")
+    p.add_argument("new", metavar="NEW", help="the campaign compared with BASE, same forms")
+    add_gate_options(p)
+    p.add_argument("--allow-different-hardware", action="store_true",
+                   help="compare cases whose recorded hardware type differs (refused otherwise)")
+    p.add_argument("--store", default=None, metavar="DIR",
+                   help="results store where BASE/NEW that are not paths are looked up")
+    p.add_argument("--method", choices=METHODS, default="dlperf", help="per-run throughput method")
+    p.add_argument("--format", choices=FORMATS, default="table",
+                   help="table and markdown are rounded for reading; csv and json keep full "
+                        "precision")
+
+
+def add_gate_options(p) -> None:
+    """--threshold, --case-threshold and --confidence (compare and check)."""
+    p.add_argument("--threshold", type=options.threshold, default=verdict.DEFAULT_THRESHOLD,
+                   metavar="PCT", help="smallest change that counts, e.g. 2%% or 0.02 "
+                                       "(default: 2%%)")
+    p.add_argument("--case-threshold", type=options.case_threshold, action="append", default=[],
+                   metavar="PATTERN=PCT",
+                   help="threshold of the cases whose key (e.g. PyTorch/resnet50/amp/b256/1n4g) "
+                        "matches the glob PATTERN; repeatable, the last match wins")
+    p.add_argument("--confidence", type=options.confidence,
+                   default=verdict.DEFAULT_CONFIDENCE, metavar="PCT",
+                   help="confidence of the intervals, e.g. 95%% (default: 95%%)")
+
+
+def run(args) -> int:
+    base = load(args.base, args.store, args.method)
+    new = load(args.new, args.store, args.method)
+    result = compare(base, new, args.threshold, dict(args.case_threshold), args.confidence,
+                     args.allow_different_hardware)
+    print(render_comparison(result, args.format, base.label, new.label), end="")
+    if not result.slower.empty:
+        print(f"dlperf: {len(result.slower)} case(s) slower beyond the threshold: "
+              + ", ".join(result.slower["case_key"]), file=sys.stderr)
+        return EXIT_SLOWER
+    return 0

@@ -1,0 +1,137 @@
+"""`dlperf compare BASE NEW` on the bundled campaign and altered copies (issue 12, "Done when"
+and Deliver 1)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pytest
+from cli._helpers import assert_one_clean_line, run_cli
+
+from analysis.cli import main
+
+from .campaigns import BUNDLED, stretched_copy
+
+CASES_1N4G = {"PyTorch/resnet50/amp/b256/1n4g", "PyTorch/resnet50/fp32/b128/1n4g"}
+
+
+@pytest.fixture(scope="module")
+def stretched(tmp_path_factory):
+    return stretched_copy(tmp_path_factory.mktemp("stretched") / "rn50_4gpu")
+
+
+def _records(tmp_path, *args):
+    out = tmp_path / "out.json"
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        status = main(["compare", *map(str, args), "--format", "json"])
+    out.write_text(buf.getvalue())
+    return status, pd.DataFrame(json.loads(buf.getvalue()))
+
+
+def test_done_when_1n4g_stretched_by_3_percent_is_slower_and_nothing_else(dlperf_exe, stretched):
+    done = run_cli(dlperf_exe, "compare", BUNDLED, stretched)
+    assert done.returncode == 1, done.stderr
+    lines = {ln.split()[0]: ln for ln in done.stdout.splitlines() if ln.startswith("PyTorch/")}
+    assert len(lines) == 8
+    slower = {k for k, ln in lines.items() if " slower " in ln}
+    assert slower == CASES_1N4G
+    assert all(" unchanged " in ln for k, ln in lines.items() if k not in slower)
+    assert_one_clean_line(done.stderr, "2 case(s) slower", "1n4g")
+
+
+def test_done_when_the_campaign_against_itself_is_unchanged(dlperf_exe):
+    done = run_cli(dlperf_exe, "compare", BUNDLED, BUNDLED, "--format", "markdown")
+    assert done.returncode == 0 and done.stderr == ""
+    rows = [ln for ln in done.stdout.splitlines() if ln.startswith("| PyTorch/")]
+    assert len(rows) == 8 and all("| unchanged |" in r for r in rows)
+
+
+def test_json_carries_ratio_interval_and_the_changes_of_efficiency(tmp_path, stretched):
+    status, df = _records(tmp_path, BUNDLED, stretched)
+    assert status == 1
+    slow = df[df["verdict"] == "slower"].set_index("case_key")
+    assert set(slow.index) == CASES_1N4G
+    for r in slow.itertuples():
+        assert r.ratio == pytest.approx(1 / 1.03, rel=0.005)
+        assert r.ratio_low < r.ratio < r.ratio_high < 0.98
+        assert r.new_median / r.base_median == pytest.approx(1 / 1.03, rel=0.005)
+        assert r.efficiency_change == pytest.approx(r.base_efficiency * (1 / 1.03 - 1), rel=0.05)
+        assert r.memory_change == 0.0
+    assert (df["threshold"] == 0.02).all()
+
+
+def test_a_raised_case_threshold_lets_the_slower_case_pass(tmp_path, stretched):
+    status, df = _records(tmp_path, BUNDLED, stretched, "--case-threshold", "*/1n4g=5%")
+    assert status == 0
+    assert set(df.loc[df["threshold"] == 0.05, "case_key"]) == CASES_1N4G
+    assert (df["verdict"] == "unchanged").all()
+
+
+def test_cases_on_one_side_are_listed(tmp_path):
+    new = tmp_path / "new"
+    shutil.copytree(BUNDLED, new)
+    shutil.rmtree(new / "2n2g")
+    status, df = _records(tmp_path, BUNDLED, new)
+    assert status == 0
+    only = df[df["verdict"] == "only in base"]
+    assert sorted(only["case_key"]) == ["PyTorch/resnet50/amp/b256/2n2g",
+                                        "PyTorch/resnet50/fp32/b128/2n2g"]
+    assert only["new_repeats"].isna().all() and (only["base_repeats"] == 5).all()
+    status, df = _records(tmp_path, new, BUNDLED)
+    assert (df["verdict"] == "only in new").sum() == 2
+
+
+def _edit_env(folder, **changes):
+    for p in folder.rglob("*.env.json"):
+        record = json.loads(p.read_text())
+        record.update(changes)
+        p.write_text(json.dumps(record))
+
+
+def test_environment_differences_are_shown_beside_the_numbers(tmp_path):
+    new = tmp_path / "new"
+    shutil.copytree(BUNDLED, new)
+    _edit_env(new, driver_version="590.1", nccl_version="2.29.1")
+    status, df = _records(tmp_path, BUNDLED, new)
+    assert status == 0
+    assert (df["env_changes"] == "driver 580.159.04 -> 590.1; nccl 2.28.9 -> 2.29.1").all()
+
+
+def test_different_hardware_is_refused_unless_allowed(dlperf_exe, tmp_path):
+    new = tmp_path / "new"
+    shutil.copytree(BUNDLED, new)
+    _edit_env(new, gpu_model="NVIDIA H100 80GB HBM3")
+    done = run_cli(dlperf_exe, "compare", BUNDLED, new)
+    assert done.returncode == 2 and done.stdout == ""
+    assert_one_clean_line(done.stderr, "hardware differs for 8 case(s)", "H100",
+                          "--allow-different-hardware")
+    status, df = _records(tmp_path, BUNDLED, new, "--allow-different-hardware")
+    assert status == 0
+    assert df["env_changes"].str.contains("hardware 4x NVIDIA H200").all()
+
+
+def test_a_parquet_export_compares_like_its_folder(dlperf_exe, tmp_path):
+    out = tmp_path / "export.parquet"
+    assert run_cli(dlperf_exe, "parse", BUNDLED, "-o", out).returncode == 0
+    status, df = _records(tmp_path, BUNDLED, out)
+    assert status == 0 and (df["verdict"] == "unchanged").all()
+    assert (df["base_median"] == df["new_median"]).all()
+
+
+def test_a_missing_side_or_a_bad_option_is_one_line_and_exit_2(dlperf_exe, tmp_path):
+    done = run_cli(dlperf_exe, "compare", BUNDLED, tmp_path / "nowhere")
+    assert done.returncode == 2
+    assert_one_clean_line(done.stderr, "nowhere", "--store")
+    lone = tmp_path / "lone.parquet"
+    lone.write_bytes(b"not parquet")
+    done = run_cli(dlperf_exe, "compare", BUNDLED, lone)
+    assert done.returncode == 2
+    assert_one_clean_line(done.stderr, "lone.parquet", "lone.runs.parquet")
+    done = run_cli(dlperf_exe, "compare", BUNDLED, BUNDLED, "--threshold", "150%")
+    assert done.returncode == 2 and "--threshold" in done.stderr
