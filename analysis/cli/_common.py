@@ -19,6 +19,11 @@ def add_paths(p) -> None:
                    help="force this log family (default: detect it from each file's content)")
     p.add_argument("--strict", action="store_true",
                    help="treat any problem as an error (exit status 3)")
+    add_meta(p)
+
+
+def add_meta(p) -> None:
+    """``--meta KEY=VALUE[,...]``: run fields the logs and paths do not state."""
     p.add_argument("--meta", action=_MetaAction, default=None, metavar="KEY=VALUE[,...]",
                    help="state run fields the logs and paths do not, for every run read "
                         "(repeatable), e.g. num_nodes=2,gpus_per_node=8,batch_size_per_device=4;"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from analysis.cli._common import add_meta
 from analysis.cli._options import non_negative_int, positive_int
 from analysis.stats import METHODS
 
@@ -33,6 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--measure", type=positive_int, default=None, metavar="M",
                    help="iterations measured (window; default 100)")
     p.add_argument("--title", default=None, help="report title (default: from the models)")
+    add_meta(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         find_logs([args.log_dir])  # an empty folder: "no logs found" before any kernel starts
     done = publish(args.log_dir, args.out_dir, langs=args.lang, to=args.to, env=args.env,
                    topology=args.topology, method=args.method, warmup=args.warmup,
-                   measure=args.measure, title=args.title)
+                   measure=args.measure, title=args.title, meta=args.meta)
     for path in done.all_files():
         print(path)
     return 0

@@ -64,13 +64,15 @@ def suite_commit() -> str:
 
 
 def compute(log_dir=None, env=None, topology=None, method: str = "dlperf",
-            warmup: int | None = None, measure: int | None = None) -> Prepared:
-    """Parse and summarise `log_dir` (default: the bundled data/raw_logs)."""
+            warmup: int | None = None, measure: int | None = None,
+            meta: dict | None = None) -> Prepared:
+    """Parse and summarise `log_dir` (default: the bundled data/raw_logs); `meta` states run
+    fields the logs and paths do not."""
     from analysis import stats
     from analysis.collect import parse_paths
 
     root = inputs.resolve_log_dir(log_dir)
-    result = parse_paths([root])
+    result = parse_paths([root], meta=meta)
     runs = stats.run_throughput(result, method=method, warmup=warmup, measure=measure)
     summary = stats.summarize(result, method=method, warmup=warmup, measure=measure, runs=runs)
     trace = stats.iteration_throughput(result)

@@ -188,11 +188,13 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
             langs="en,zh", to="html,pdf", env=None, topology=None, method: str = "dlperf",
             warmup: int | None = None, measure: int | None = None, title: str | None = None,
             notebook: str | Path = REPORT_NOTEBOOK, kernel_name: str | None = None,
-            progress: Callable[[str], None] | None = print_progress) -> Published:
+            progress: Callable[[str], None] | None = print_progress,
+            meta: dict | None = None) -> Published:
     """Write report_<lang>.{ipynb,html,pdf,json} for each language into `out_dir`.
 
     `log_dir` defaults to the bundled data/raw_logs, `out_dir` to reports/. `env` and
     `topology` are extra files (those inside `log_dir` are found automatically).
+    `meta` states run fields the logs and paths do not (as ``dlperf summarize --meta``).
     `progress` is called with one line per step ("parsing…", "en: executing…", "en: html");
     None for silence.
     """
@@ -230,7 +232,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
         try:
             t = time.perf_counter()  # parse while the kernels start
-            prepared.save(prepared.compute(root, env, topology, method, warmup, measure),
+            prepared.save(prepared.compute(root, env, topology, method, warmup, measure, meta),
                           data_dir)
             result.seconds["prepare"] = time.perf_counter() - t
             staged = {lang: job.result() for lang, job in jobs.items()}
