@@ -11,7 +11,8 @@ An argument dump (``  name ........ value`` between ``---- arguments ----`` and
 Older versions name the first column ``batches``. ``latency`` is seconds per iteration,
 ``throughput`` sequences/s, ``samples`` cumulative. Case fields come from the file name
 (:func:`analysis.layout.meta_from_path`); the dump's values go to ``meta`` so that
-disagreements are reported. The dump helpers are shared with :mod:`analysis.parsers.megatron`.
+disagreements are reported. The framework is OneFlow unless the dump names another (the
+suite's own PyTorch GPT, ``workloads.gpt``, writes this format with ``framework ... pytorch``). The dump helpers are shared with :mod:`analysis.parsers.megatron`.
 """
 
 from __future__ import annotations
@@ -46,13 +47,17 @@ ARG_META = {
     "num_gpus_per_node": "gpus_per_node", "vocab_size": "vocab_size",
     "padded_vocab_size": "vocab_size",
 }
+#: a dump's ``framework`` value (lower case) -> the framework name runs carry
+FRAMEWORK_NAMES = {"pytorch": "PyTorch", "torch": "PyTorch", "oneflow": "OneFlow",
+                   "megatron": "Megatron-LM", "megatron-lm": "Megatron-LM"}
 
 
 def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
     """Fill `parsed.parameters`, `meta` and `meta_lines` from the ``---- arguments ----`` dump.
 
     Integers of :data:`ARG_META` go to `meta` (``padded_vocab_size`` wins over
-    ``vocab_size``); ``fp16``/``bf16`` flags give ``precision`` (amp, bf16 or fp32).
+    ``vocab_size``); ``fp16``/``bf16`` flags give ``precision`` (amp, bf16 or fp32); a
+    ``framework`` entry (the suite's ``workloads.gpt`` states ``pytorch``) names the framework.
     """
     data = log.data
     begin = _ARGS_BEGIN.search(data, 0, _DUMP_SPAN)
@@ -76,6 +81,9 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
                     parsed.parameters.get("padded_vocab_size"):
                 continue
             parsed.meta[key], parsed.meta_lines[key] = number, line
+        elif name == "framework" and value.strip():
+            framework = FRAMEWORK_NAMES.get(value.strip().lower(), value.strip())
+            parsed.meta["framework"], parsed.meta_lines["framework"] = framework, line
         elif name in ("fp16", "bf16"):
             flag = parse_bool(value)
             if flag is not None:

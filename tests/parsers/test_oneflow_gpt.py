@@ -157,3 +157,39 @@ def test_sniff():
     assert cls.sniff(b"| step     | micro_batches   | samples |") == 95
     assert cls.sniff(b"step=10,micro_batches=320,samples=5120,") == 95
     assert cls.sniff(b" iteration       10/ 1000000 | consumed samples:") == 0
+
+
+OUR_GPT_HEAD = (b"------------------------ arguments ------------------------\n"
+                b"  bf16 ............................................ True\n"
+                b"  flops_formula ................................... "
+                b"72*B*s*l*h^2*(1+s/(6h)+V/(12*l*h))\n"
+                b"  framework ....................................... pytorch\n"
+                b"  global_batch_size ............................... 2\n"
+                b"  torch_version ................................... 2.11.0+cu130\n"
+                b"-------------------- end of arguments ---------------------\n"
+                b"Training...\n"
+                b"| step | micro_batches | samples | throughput | latency | loss |\n"
+                b"| 1 | 1 | 2 | 0.5 | 4.0 | 11.0 |\n| 2 | 2 | 4 | 5.0 | 0.4 | 10.9 |\n"
+                b"| 3 | 3 | 6 | 5.0 | 0.4 | 10.8 |\n")
+
+
+def test_dump_framework_sets_the_run_framework(tmp_path, result):
+    """`framework ... pytorch` (workloads.gpt) makes the run PyTorch; the line is recorded.
+    A OneFlow log without the entry stays OneFlow."""
+    parsed = parsers.get("oneflow_gpt").parse(LogText.from_bytes(OUR_GPT_HEAD, "mem"))
+    assert parsed.meta["framework"] == "PyTorch" and parsed.meta_lines["framework"] == 4
+    name = "pretrain_gpt_1n1d_dp1_mp1_pp1_mbz2_gbz2_s2048_l16_h1536_nh16_1.log"
+    (tmp_path / name).write_bytes(OUR_GPT_HEAD)
+    ours = parse_paths([tmp_path])
+    assert ours.runs["framework"].tolist() == ["PyTorch"]
+    assert ours.problems.empty
+    assert set(result.runs["framework"]) == {"OneFlow"}  # the fixtures state no framework
+
+
+@pytest.mark.parametrize(("stated", "framework"), [
+    (b"pytorch", "PyTorch"), (b"PyTorch", "PyTorch"), (b"torch", "PyTorch"),
+    (b"oneflow", "OneFlow"), (b"Megatron-LM", "Megatron-LM"), (b"jax", "jax"), (b"", None)])
+def test_dump_framework_names(stated, framework):
+    text = OUR_GPT_HEAD.replace(b"pytorch", stated)
+    parsed = parsers.get("oneflow_gpt").parse(LogText.from_bytes(text, "mem"))
+    assert parsed.meta.get("framework") == framework
