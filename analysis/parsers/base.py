@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.problems import Problem
@@ -76,6 +77,23 @@ class Observations:
             out.update([b["phase"]] if isinstance(b["phase"], str) else set(b["phase"]))
         return out
 
+    def train_lines(self, metric: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(lines, steps, timestamps) of the training rows that carry a step (of `metric` when
+        given), the first row of each line, in line order."""
+        parts = []
+        for b in self.blocks:
+            keep = (b["phase"] == M.TRAIN) & (b["step"] != _MISSING_INT)
+            if metric is not None:
+                keep = keep & (b["metric"] == metric)
+            keep = np.broadcast_to(keep, (b["n"],))
+            if keep.any():
+                parts.append((b["line"][keep], b["step"][keep], b["timestamp"][keep]))
+        if not parts:
+            return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64)
+        lines, steps, ts = (np.concatenate(col) for col in zip(*parts, strict=True))
+        lines, first = np.unique(lines, return_index=True)
+        return lines, steps[first], ts[first]
+
 
 @dataclass
 class ParsedLog:
@@ -110,9 +128,19 @@ class LogParser(ABC):
     def parse(self, log: LogText) -> ParsedLog:
         """Read every observation of `log`; report problems instead of raising."""
 
+    #: Substrings (memory lines, say) whose presence after a log's first lines means that the
+    #: rest is needed too, even when the DLPerf rule has what it reads (see `dlperf_has_read`).
+    late_markers: ClassVar[tuple[bytes, ...]] = ()
+
     def dlperf(self, run: RunData) -> Estimate:
         """The DLPerf extract-script rule of this family (docs/formats.md)."""
         return Estimate.fail(f"the DLPerf tooling has no rule for {self.name} logs")
+
+    def dlperf_has_read(self, parsed: ParsedLog) -> bool:
+        """Whether `parsed`, read from a log's first lines, holds all that `dlperf` reads (its
+        window and the training line after it), so that the rest of the log would not change
+        its figure. False (the default): the rule reads the whole log."""
+        return False
 
 
 # --- helpers shared by family modules -------------------------------------------------

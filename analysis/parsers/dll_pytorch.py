@@ -22,6 +22,7 @@ import re
 
 import numpy as np
 
+from analysis import metrics as M
 from analysis.estimate import Estimate, RunData, exact_elapsed_seconds
 from analysis.logtext import LogText
 from analysis.parsers import _dllogger as dll
@@ -92,6 +93,13 @@ class DllPyTorch(LogParser):
     def parse(self, log: LogText) -> ParsedLog:
         return dll.parse_stdout(self.name, log)
 
+    late_markers = (M.MEMORY_MAX_ALLOCATED.encode(),)
+
     def dlperf(self, run: RunData) -> Estimate:
         return pytorch_rule(run)
+
+    def dlperf_has_read(self, parsed: ParsedLog) -> bool:
+        """The rule reads the first 120 throughput lines after Iteration 5 (and the next)."""
+        _, steps, _ = parsed.obs.train_lines(M.THROUGHPUT)
+        return int((steps > 5).sum()) > 120
 

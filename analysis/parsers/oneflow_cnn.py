@@ -433,7 +433,18 @@ class OneFlowCNNParser(LogParser):
         add_memory_blocks(log, parsed.obs)
         return parsed
 
+    late_markers = (b"memory.used [",)
+
     def dlperf(self, run: RunData) -> Estimate:
         return window_rule(run, 20, 120,
                            "DLPerf OneFlow CNN rule: global batch × (120 − 20) / "
                            "(ts(iter 120) − ts(iter 20)); printed samples/s ignored")
+
+    def dlperf_has_read(self, parsed: ParsedLog) -> bool:
+        """The rule reads the first lines of iterations 20 and 120, timestamped (else the
+        older rule reads every line), and the training line after them."""
+        lines, steps, ts = parsed.obs.train_lines(M.THROUGHPUT)
+        at20, at120 = np.flatnonzero(steps == 20), np.flatnonzero(steps == 120)
+        if not (len(at20) and len(at120) and np.isfinite(ts[[at20[0], at120[0]]]).all()):
+            return False
+        return bool((parsed.obs.train_lines()[0] > lines[at120[0]]).any())
