@@ -1,0 +1,60 @@
+"""`dlperf check LOG_DIR --references FILE`: each case's median against reference bounds."""
+
+from __future__ import annotations
+
+import sys
+
+from analysis.changes import options, references, verdict
+from analysis.changes.sources import load
+from analysis.stats import METHODS
+from analysis.tables import FORMATS, render
+
+COMMAND = "check"
+HELP = "check each case's median throughput against a references file (exit 1 when slower)"
+HEADERS = {"median": "samples/s", "repeats": "runs"}
+READING_COLUMNS = ["case", "repeats", "median", "ci_low", "ci_high", "lower", "upper", "ratio",
+                   "verdict"]
+
+
+def add_arguments(p) -> None:
+    p.add_argument("log_dir", metavar="LOG_DIR",
+                   help="log folder, Parquet export of dlperf parse, or stored campaign "
+                        "(with --store)")
+    p.add_argument("--references", required=True, metavar="FILE",
+                   help="references file (.yaml/.yml or .csv): case, value, lower/upper or "
+                        "tolerance, unit, source; required")
+    p.add_argument("--tolerance", type=options.threshold, default=verdict.DEFAULT_THRESHOLD,
+                   metavar="PCT", help="band around a value that states neither bounds nor "
+                                       "a tolerance (default: 2%%)")
+    p.add_argument("--store", default=None, metavar="DIR",
+                   help="results store where a LOG_DIR that is not a path is looked up")
+    p.add_argument("--method", choices=METHODS, default="dlperf", help="per-run throughput method")
+    p.add_argument("--format", choices=FORMATS, default="table",
+                   help="table and markdown are rounded for reading; csv and json keep full "
+                        "precision")
+
+
+def _text(table, fmt: str) -> str:
+    """csv/json: every column; table/markdown: one short line per reference, sources below."""
+    if fmt in ("csv", "json"):
+        return render(table, fmt)
+    shown = table.assign(case=table["case_key"].where(table["case_key"] != "",
+                                                      table["reference"]))[READING_COLUMNS]
+    sources = "; ".join(dict.fromkeys(s for s in table["source"] if s))
+    note = ("samples/s: median over the repeats, ci: its 95 % bootstrap interval; ratio: "
+            "median / value; within: lower <= median <= upper"
+            + (f"; source: {sources}" if sources else ""))
+    return render(shown, fmt, headers=HEADERS, note=note)
+
+
+def run(args) -> int:
+    refs = references.load_references(args.references, args.tolerance)
+    campaign = load(args.log_dir, args.store, args.method)
+    table = references.check(campaign.summary, refs)
+    print(_text(table, args.format), end="")
+    slower = table[table["verdict"] == references.SLOWER]
+    if not slower.empty:
+        print(f"dlperf: {len(slower)} case(s) below their reference: "
+              + ", ".join(slower["case_key"]), file=sys.stderr)
+        return 1
+    return 0
