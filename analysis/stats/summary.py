@@ -10,7 +10,7 @@ from analysis.collect import ParseResult
 from analysis.errors import UsageError
 from analysis.estimate import Estimate, RunData
 from analysis.schema import CASE_COLUMNS
-from analysis.stats import methods
+from analysis.stats import gpt_flops, methods
 
 #: Vocabulary size OneFlow GPT uses when the log does not state one (docs/formats.md §3).
 GPT_DEFAULT_VOCAB = 51200
@@ -30,7 +30,7 @@ SUMMARY_COLUMNS = [
     "batch_size_per_device", "case", "group", "repeats", "throughput_median",
     "throughput_mean", "throughput_std", "throughput_min", "throughput_max", "ci_low",
     "ci_high", "speedup", "scaling_efficiency", "memory_mib_max", "latency_ms",
-    "tflops_per_gpu", "outliers", "problems",
+    "tflops_per_gpu", "tflops_formula", "tflops_per_gpu_seed002", "outliers", "problems",
 ]
 
 
@@ -171,10 +171,10 @@ def bootstrap_median_ci(values: np.ndarray, confidence: float = 0.95, n_boot: in
 
 def gpt_tflops_per_gpu(global_batch: float, seq: float, layers: float, hidden: float,
                        vocab: float, latency_s: float, gpus: float) -> float:
-    """Model TFLOP/s per GPU of a GPT iteration (docs/formats.md §3)."""
-    flops = 96.0 * global_batch * seq * layers * hidden**2 * (
-        1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden))
-    return flops / (latency_s * gpus) / 1e12
+    """Model TFLOP/s per GPU of a GPT iteration by seed 002's convention (96·…, counting
+    recomputation; docs/formats.md §3)."""
+    return gpt_flops.SEED002.tflops_per_gpu(global_batch, seq, layers, hidden, vocab,
+                                            latency_s, gpus)
 
 
 def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = None,
@@ -185,9 +185,11 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
     Columns: SUMMARY_COLUMNS — repeats (runs with a throughput), throughput_median / mean /
     std / min / max over repeats (samples/s), ci_low / ci_high (bootstrap CI of the median),
     speedup (median / median of the 1n1g case with the same framework, model, precision and
-    batch size), scaling_efficiency (speedup / devices), memory_mib_max, latency_ms and
-    tflops_per_gpu (GPT cases), outliers (flagged repeats), problems (runs of the case with
-    any problem). Pass `runs` (from run_throughput) to avoid computing it twice.
+    batch size), scaling_efficiency (speedup / devices), memory_mib_max, latency_ms, and for
+    GPT cases tflops_per_gpu by tflops_formula (the one the log states, else seed 002's; see
+    analysis.stats.gpt_flops) and tflops_per_gpu_seed002 (seed 002's 96 convention, to
+    compare with it), outliers (flagged repeats), problems (runs of the case with any
+    problem). Pass `runs` (from run_throughput) to avoid computing it twice.
     """
     per_run = run_throughput(result, method, warmup, measure) if runs is None else runs
     flagged = set(result.runs.loc[result.runs["problems"] != "", "run_id"])
@@ -213,7 +215,8 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
             ci_low=lo, ci_high=hi,
             memory_mib_max=float(g["memory_mib_max"].max()) if g["memory_mib_max"].notna().any() else np.nan,
             latency_ms=float(np.median(lat)) if lat.size else np.nan,
-            tflops_per_gpu=_tflops(result, g, lat),
+            **dict(zip(("tflops_per_gpu", "tflops_formula", "tflops_per_gpu_seed002"),
+                       _tflops(result, g, lat))),
             outliers=int(g["outlier"].sum()),
             problems=int(g["run_id"].isin(flagged).sum()),
         )
@@ -227,19 +230,38 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
     return df[SUMMARY_COLUMNS].reset_index(drop=True)
 
 
-def _tflops(result: ParseResult, g: pd.DataFrame, lat_ms: np.ndarray) -> float:
+def _tflops(result: ParseResult, g: pd.DataFrame, lat_ms: np.ndarray) -> tuple[float, str, float]:
+    """(TFLOP/s per GPU by the formula the case's log states, else seed 002's; that formula;
+    TFLOP/s per GPU by seed 002's). A formula we do not know gives the log's printed figures."""
+    nan = float("nan")
     model = g["model"].iloc[0]
     if not lat_ms.size or (pd.notna(model) and model != "gpt"):  # unknown model: GPT fields decide
-        return float("nan")
+        return nan, "", nan
     run = result.runs.set_index("run_id").loc[g["run_id"].iloc[0]]
+    params = run["parameters"] if isinstance(run["parameters"], dict) else {}
+    stated = str(params.get("flops_formula", "")).strip()
+    formula = gpt_flops.known_formula(stated) if stated else gpt_flops.SEED002
     need = (run["global_batch_size"], run["seq_length"], run["num_layers"], run["hidden_size"],
             run["num_devices"])
+    if formula is None:
+        return _printed_tflops(result, g["run_id"]), stated, nan
     if any(pd.isna(x) for x in need):
-        return float("nan")
+        return nan, formula.text, nan
     vocab = run["vocab_size"] if pd.notna(run["vocab_size"]) else GPT_DEFAULT_VOCAB
-    gbs, seq, layers, hidden, gpus = (float(x) for x in need)
-    return gpt_tflops_per_gpu(gbs, seq, layers, hidden, float(vocab),
-                              float(np.median(lat_ms)) / 1000.0, gpus)
+    args = [float(x) for x in need[:4]] + [float(vocab), float(np.median(lat_ms)) / 1000.0,
+                                           float(need[4])]
+    return (formula.tflops_per_gpu(*args), formula.text,
+            gpt_flops.SEED002.tflops_per_gpu(*args))
+
+
+def _printed_tflops(result: ParseResult, run_ids: pd.Series) -> float:
+    """Median over runs of each run's median printed `model_tflops_per_gpu` after its first
+    (start-up) line, as the latency rule treats latencies; NaN when none is printed."""
+    obs = result.observations
+    rows = obs[(obs["metric"] == "model_tflops_per_gpu") & obs["run_id"].isin(run_ids)]
+    per_run = [float(np.median(r.sort_values("line")["value"].to_numpy()[1:]))
+               for _, r in rows.groupby("run_id", observed=True) if len(r) > 1]
+    return float(np.median(per_run)) if per_run else float("nan")
 
 
 def _add_speedup(df: pd.DataFrame) -> pd.DataFrame:

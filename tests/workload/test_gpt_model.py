@@ -42,7 +42,7 @@ def test_model_flops_formula_matches_counted_training_flops(cfg):
 
 
 def test_seed_formula_is_the_recomputation_convention():
-    """Seed 002 (FORMATS.md §3): 96 instead of 72 and V/(16lh); a known value."""
+    """Seed 002 (docs/formats.md §3): 96 instead of 72 and V/(16lh); a known value."""
     b, s, layers, h, v = 2, 2048, 16, 1536, 51200
     expected = 96 * b * s * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))
     assert seed_flops(b, s, layers, h, v) == expected

@@ -1,0 +1,55 @@
+"""GPT model FLOPs per iteration by a named convention, and which one a run's figures follow.
+
+Two conventions are in use (docs/formats.md §3), with B the global batch, s the sequence
+length, l the layers, h the hidden size and V the vocabulary:
+
+- seed 002 (DLPerf's GPT report): 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)); it counts the
+  forward pass recomputed under activation checkpointing;
+- the suite's ``workloads.gpt``: 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)), the model's FLOPs
+  without recomputation. Its logs state it (``flops_formula``) and print the per-iteration
+  figure (``model_tflops_per_gpu``).
+
+The logit layer (6·B·s·h·V) is the same in both. A run's figures follow the formula its log
+states; logs that state none follow the seed's convention.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FlopsFormula:
+    """`factor`·B·s·l·h²·(1 + s/(6h) + V/(`vocab_divisor`·l·h)), written as logs state it."""
+
+    label: str  # short name used in column headers: "72" or "96"
+    text: str
+    factor: float
+    vocab_divisor: float
+
+    def flops(self, batch: float, seq: float, layers: float, hidden: float,
+              vocab: float) -> float:
+        """Model FLOPs of one iteration of `batch` sequences."""
+        return self.factor * batch * seq * layers * hidden**2 * (
+            1.0 + seq / (6.0 * hidden) + vocab / (self.vocab_divisor * layers * hidden))
+
+    def tflops_per_gpu(self, batch: float, seq: float, layers: float, hidden: float,
+                       vocab: float, latency_s: float, gpus: float) -> float:
+        """TFLOP/s per GPU of an iteration of `latency_s` seconds over `gpus` GPUs."""
+        return self.flops(batch, seq, layers, hidden, vocab) / (latency_s * gpus) / 1e12
+
+
+SEED002 = FlopsFormula("96", "96*B*s*l*h^2*(1+s/(6h)+V/(16*l*h))", 96.0, 16.0)
+NO_RECOMPUTATION = FlopsFormula("72", "72*B*s*l*h^2*(1+s/(6h)+V/(12*l*h))", 72.0, 12.0)
+FORMULAS = (SEED002, NO_RECOMPUTATION)
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"\s+", "", text).replace("·", "*").replace("²", "^2").replace("**", "^")
+
+
+def known_formula(stated: str) -> FlopsFormula | None:
+    """The convention a log's ``flops_formula`` text names (spacing, ``·``, ``²`` and ``**``
+    aside); None for a formula we do not know."""
+    return next((f for f in FORMULAS if _normal(f.text) == _normal(stated)), None)
