@@ -1,8 +1,8 @@
 """One side of a comparison, read from a log folder, a Parquet export of ``dlperf parse`` or a
 results store: per-run throughput, the per-case summary and per-run environment facts.
 
-A campaign's key is a digest of its observations (without file paths), so the same logs give
-the same key wherever they lie and however they were handed over (folder or export).
+A campaign's key is a digest of its observations (without file paths) and its environment
+facts, so the same logs and records give the same key wherever they lie.
 """
 
 from __future__ import annotations
@@ -37,11 +37,12 @@ class Campaign:
     suite_commit: str = ""
 
 
-def content_key(observations: pd.DataFrame) -> str:
-    """A digest of the observations (file paths left out)."""
+def content_key(observations: pd.DataFrame, env: pd.DataFrame) -> str:
+    """A digest of the observations (file paths left out) and the runs' environment facts."""
     frame = observations.drop(columns=[c for c in ("source",) if c in observations.columns])
-    hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
-    return hashlib.sha256(hashes.tobytes()).hexdigest()[:16]
+    digest = hashlib.sha256(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    digest.update(pd.util.hash_pandas_object(env, index=False).to_numpy().tobytes())
+    return digest.hexdigest()[:16]
 
 
 def started_at(observations: pd.DataFrame) -> str:
@@ -57,9 +58,9 @@ def from_result(result: ParseResult, label: str, name: str, envs, method: str = 
     """A Campaign from a parse (`envs`: analysis.report.inputs.EnvInput records)."""
     runs = run_throughput(result, method)
     summary = summarize(result, method, runs=runs)
+    env = environment.run_env(runs, envs)
     return Campaign(label, name, started_at(result.observations),
-                    content_key(result.observations), runs, summary,
-                    environment.run_env(runs, envs))
+                    content_key(result.observations, env), runs, summary, env)
 
 
 def _campaign_name(folder: Path) -> str:

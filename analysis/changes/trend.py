@@ -1,0 +1,99 @@
+"""Each case's median over stored campaigns, with its interval, hardware changes marked and
+change points flagged.
+
+A change point is a step beyond the threshold that persists: campaign *i* differs from the
+level of the current segment (the median of its campaigns' medians since the last change
+point) by more than the threshold, and so do the next ``persist - 1`` campaigns, all in the
+same direction. A step seen in fewer campaigns than that because the history ends there is
+flagged as unconfirmed (``step down?``); a step that comes back is a blip, not a change.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+import numpy as np
+import pandas as pd
+
+from analysis.changes import store as results_store
+from analysis.changes import verdict
+
+STEP_DOWN, STEP_UP = "step down", "step up"
+DEFAULT_PERSIST = 2
+COLUMNS = ["case_key", "campaign", "name", "started", "repeats", "throughput_median",
+           "ci_low", "ci_high", "change", "step", "hardware", "hardware_changed"]
+
+
+def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
+                  persist: int = DEFAULT_PERSIST) -> tuple[list[str], list[float]]:
+    """(flag, step) per point of a series in time order: flag '', 'step down', 'step up' or
+    the same with '?' (unconfirmed: the history ends before `persist` points); step is the
+    point's ratio to the level before it, minus 1 (NaN where no change is flagged)."""
+    m = np.asarray(medians, dtype=float)
+    flags, steps = [""] * len(m), [float("nan")] * len(m)
+    segment: list[float] = [m[0]] if len(m) else []
+    for i in range(1, len(m)):
+        level = float(np.median(segment))
+        rel = m[i] / level - 1.0
+        if abs(rel) > threshold:
+            sign = np.sign(rel)
+            window = m[i:i + persist]
+            lasting = all(sign * (x / level - 1.0) > threshold for x in window)
+            if lasting:
+                word = STEP_DOWN if sign < 0 else STEP_UP
+                flags[i] = word if len(window) == persist else word + "?"
+                steps[i] = rel
+                if len(window) == persist:
+                    segment = [m[i]]
+                    continue
+        segment.append(m[i])
+    return flags, steps
+
+
+def trend(store, case: str = "*", threshold: float = verdict.DEFAULT_THRESHOLD,
+          persist: int = DEFAULT_PERSIST) -> pd.DataFrame:
+    """One row per (case matching the glob `case`, campaign) in time order (COLUMNS):
+    by the time the campaign started, then by the time it was added."""
+    summary = results_store.summaries(store)
+    if summary.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    summary = summary[[fnmatch.fnmatchcase(k, case) for k in summary["case_key"]]]
+    out = []
+    for _key, g in summary.sort_values(["started", "added"], kind="stable").groupby(
+            "case_key", sort=True):
+        g = g.copy()
+        g["change"], g["step"] = change_points(g["throughput_median"], threshold, persist)
+        previous = g["hardware"].shift()
+        g["hardware_changed"] = ((g["hardware"] != previous) & previous.notna()
+                                 & (g["hardware"] != "") & (previous != ""))
+        out.append(g[COLUMNS])
+    if not out:
+        return pd.DataFrame(columns=COLUMNS)
+    return pd.concat(out, ignore_index=True)
+
+
+def plot(frame: pd.DataFrame):
+    """One panel per case: the median over time with its interval; change points as
+    triangles, hardware changes as dashed lines. Returns the matplotlib Figure."""
+    import matplotlib.pyplot as plt
+
+    cases = list(dict.fromkeys(frame["case_key"]))
+    fig, axes = plt.subplots(len(cases) or 1, 1, figsize=(8, 2.4 * max(len(cases), 1)),
+                             squeeze=False)
+    for ax, key in zip(axes[:, 0], cases):
+        g = frame[frame["case_key"] == key]
+        x = np.arange(len(g))
+        y = g["throughput_median"].to_numpy(dtype=float)
+        err = np.vstack([y - g["ci_low"].to_numpy(dtype=float),
+                         g["ci_high"].to_numpy(dtype=float) - y])
+        ax.errorbar(x, y, yerr=np.nan_to_num(err), fmt="o-", capsize=3)
+        for i, word in enumerate(g["change"]):
+            if word:
+                ax.plot(x[i], y[i], "v" if "down" in word else "^", color="red", ms=10)
+        for i in np.flatnonzero(g["hardware_changed"].to_numpy(dtype=bool)):
+            ax.axvline(x[i] - 0.5, ls="--", color="grey")
+        ax.set_xticks(x, list(g["name"]), rotation=30, ha="right", fontsize=7)
+        ax.set_title(key, fontsize=9)
+        ax.set_ylabel("samples/s")
+    fig.tight_layout()
+    return fig

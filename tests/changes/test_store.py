@@ -1,0 +1,140 @@
+"""`dlperf store add/list/trend` and notebooks/40_trends.ipynb (issue 12, Deliver 3 and
+"Done when": the store holds two campaigns and the trend notebook executes)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import shutil
+
+import nbformat
+import pandas as pd
+import papermill as pm
+import pytest
+from cli._helpers import ROOT, assert_one_clean_line, run_cli
+
+from analysis.changes.trend import change_points
+from analysis.cli import main
+
+from .campaigns import BUNDLED, stretched_copy
+
+
+def _main(*args) -> tuple[int, str]:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        status = main([str(a) for a in args])
+    return status, buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """A store with the bundled campaign and its copy whose 1n4g runs are 3 % slower."""
+    root = tmp_path_factory.mktemp("store")
+    slow = stretched_copy(root / "slow")
+    folder = root / "results"
+    assert _main("store", "add", BUNDLED, "--store", folder)[0] == 0
+    assert _main("store", "add", slow, "--store", folder, "--name", "slow")[0] == 0
+    return folder
+
+
+def test_adding_the_same_campaign_twice_is_a_no_op(tmp_path, dlperf_exe):
+    folder = tmp_path / "results"
+    first = run_cli(dlperf_exe, "store", "add", BUNDLED, "--store", folder)
+    assert first.returncode == 0 and first.stdout.startswith("added ")
+    files = sorted((p, p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file())
+    copy = tmp_path / "copy"
+    shutil.copytree(BUNDLED, copy)  # same logs elsewhere: the same campaign
+    again = run_cli(dlperf_exe, "store", "add", copy, "--store", folder)
+    assert again.returncode == 0 and again.stdout.startswith("already stored")
+    assert sorted((p, p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file()) == files
+    assert len(pd.read_parquet(folder / "campaigns")) == 1
+
+
+def test_the_store_is_a_partitioned_parquet_dataset_pandas_reads(store):
+    campaigns = pd.read_parquet(store / "campaigns")
+    assert sorted(campaigns["name"]) == ["rn50_4gpu", "slow"]
+    summary = pd.read_parquet(store / "summary")
+    assert len(summary) == 16 and summary["campaign"].nunique() == 2
+    runs = pd.read_parquet(store / "runs")
+    assert len(runs) == 80 and (runs["env_driver"] == "580.159.04").all()
+    status, text = _main("store", "list", "--store", store, "--format", "json")
+    listed = json.loads(text)
+    assert status == 0 and [c["runs"] for c in listed] == [40, 40]
+    assert all(c["suite_commit"] for c in listed)
+
+
+def test_compare_reads_stored_campaigns_by_name(store):
+    status, text = _main("compare", "--store", store, "rn50_4gpu", "slow", "--format", "json")
+    df = pd.DataFrame(json.loads(text))
+    assert status == 1
+    assert sorted(df.loc[df["verdict"] == "slower", "case_key"]) == [
+        "PyTorch/resnet50/amp/b256/1n4g", "PyTorch/resnet50/fp32/b128/1n4g"]
+    assert (df.loc[df["verdict"] != "slower", "verdict"] == "unchanged").all()
+
+
+def test_trend_flags_the_step_of_the_last_campaign_as_unconfirmed(store):
+    status, text = _main("store", "trend", "--store", store, "--case", "*/1n4g",
+                         "--format", "json")
+    df = pd.DataFrame(json.loads(text))
+    assert status == 0 and len(df) == 4
+    assert df.groupby("case_key")["change"].apply(list).tolist() == [["", "step down?"]] * 2
+    assert df["step"].dropna().tolist() == pytest.approx([1 / 1.03 - 1] * 2, rel=0.02)
+    assert not df["hardware_changed"].any()
+
+
+@pytest.mark.parametrize("series, flags", [
+    ([100, 100.5, 97, 97.2, 96.9], ["", "", "step down", "", ""]),
+    ([100, 97, 100, 100.2], ["", "", "", ""]),  # a blip is not a change
+    ([100, 100, 103], ["", "", "step up?"]),
+    ([100, 101, 99.5, 100.3], ["", "", "", ""]),  # within 2 %
+    ([100, 90, 90, 80, 80], ["", "step down", "", "step down", ""]),
+])
+def test_change_points_are_steps_beyond_the_threshold_that_persist(series, flags):
+    got, steps = change_points(series, 0.02, 2)
+    assert got == flags
+    assert [math.isnan(s) for s in steps] == [f == "" for f in flags]
+
+
+def test_a_hardware_change_is_marked(tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(BUNDLED, other)
+    for p in (other / "1n1g").glob("*.env.json"):
+        p.write_text(json.dumps({**json.loads(p.read_text()), "gpu_model": "NVIDIA H100"}))
+    folder = tmp_path / "results"
+    _main("store", "add", BUNDLED, "--store", folder)
+    _main("store", "add", other, "--store", folder, "--name", "h100")
+    status, text = _main("store", "trend", "--store", folder, "--format", "json")
+    df = pd.DataFrame(json.loads(text))
+    marked = df.loc[df["hardware_changed"], ["case_key", "name"]].values.tolist()
+    assert sorted(marked) == [["PyTorch/resnet50/amp/b256/1n1g", "h100"],
+                              ["PyTorch/resnet50/fp32/b128/1n1g", "h100"]]
+
+
+def test_a_missing_store_is_one_line_and_exit_2(dlperf_exe, tmp_path):
+    done = run_cli(dlperf_exe, "store", "list", "--store", tmp_path / "none")
+    assert done.returncode == 2
+    assert_one_clean_line(done.stderr, "no such store", "none")
+    done = run_cli(dlperf_exe, "compare", "--store", tmp_path, BUNDLED, "nothing-by-this-name")
+    assert done.returncode == 2
+    assert_one_clean_line(done.stderr, "nothing-by-this-name")
+
+
+def test_trends_notebook_is_thin_and_executes_on_two_campaigns(store, tmp_path):
+    src = ROOT / "notebooks" / "40_trends.ipynb"
+    nb = nbformat.read(src, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [i for i, c in enumerate(code) if "parameters" in c.metadata.get("tags", [])] == [1]
+    for c in code:
+        assert not c.outputs and c.execution_count is None
+        assert "def " not in c.source and len(c.source.splitlines()) <= 15
+    out = tmp_path / "out.ipynb"
+    pm.execute_notebook(str(src), str(out), cwd=str(tmp_path), progress_bar=False,
+                        parameters={"store_dir": str(store), "trend_csv": str(tmp_path / "t.csv")})
+    history = pd.read_csv(tmp_path / "t.csv")
+    assert len(history) == 16 and history["name"].nunique() == 2
+    assert (history["change"] == "step down?").sum() == 2
+    ran = nbformat.read(out, as_version=4)
+    assert any("image/png" in o.get("data", {}) for c in ran.cells if c.cell_type == "code"
+               for o in c.outputs)
