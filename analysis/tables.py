@@ -85,11 +85,11 @@ def fit_width(df: pd.DataFrame, width: int, drop_order: Iterable[str | tuple[str
 
 
 def render(df: pd.DataFrame, fmt: str = "table", headers: Mapping[str, str] | None = None,
-           note: str = "") -> str:
+           note: str | Iterable[str] = "") -> str:
     """`df` as text in `fmt` (one of FORMATS).
 
     `headers` renames columns in the table and markdown formats only (csv and json keep the
-    column names); `note` is a caption line added below them.
+    column names); `note` is a caption line (or several) added below them.
     """
     if fmt == "csv":
         return df.to_csv(index=False)
@@ -106,7 +106,8 @@ def render(df: pd.DataFrame, fmt: str = "table", headers: Mapping[str, str] | No
         lines += ["| " + " | ".join(r) + " |" for r in rows]
     else:
         lines = _table_lines(df, head)
-    captions = [f"({x})" for x in (ROUNDED_NOTE if _has_floats(df) else "", note) if x]
+    notes = [note] if isinstance(note, str) else list(note)
+    captions = [f"({x})" for x in (ROUNDED_NOTE if _has_floats(df) else "", *notes) if x]
     if captions and fmt == "markdown":
         captions = [""] + [c + "  " for c in captions[:-1]] + captions[-1:]  # markdown breaks
     return "\n".join(lines + captions) + "\n"

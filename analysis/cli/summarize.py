@@ -7,11 +7,11 @@ import sys
 import numpy as np
 import pandas as pd
 
-from analysis.cli._common import add_paths, report_problems
+from analysis.cli._common import add_jobs, add_paths, report_problems
 from analysis.cli._options import non_negative_int, positive_int
 from analysis.collect import parse_paths
 from analysis.errors import LogProblemError
-from analysis.stats import METHODS, run_throughput, summarize
+from analysis.stats import METHODS, gpt_flops, run_throughput, summarize
 from analysis.tables import FORMATS, fit_width, render
 
 COMMAND = "summarize"
@@ -24,7 +24,7 @@ DEFAULT_COLUMNS = [
     "throughput_std", "ci_low", "ci_high", "speedup", "scaling_efficiency",
     "memory_mib_max", "problems",
 ]
-GPT_COLUMNS = ["case", "latency_ms", "tflops_per_gpu"]
+GPT_COLUMNS = ["case", "latency_ms", "tflops_per_gpu", "tflops_formula", "tflops_per_gpu_seed002"]
 
 #: The text table (the default format) is for reading in a terminal: at most this wide.
 TABLE_WIDTH = 120
@@ -49,6 +49,7 @@ TABLE_NOTE = ("samples/s: median over runs, with its 95 % CI; bsz: batch size pe
 
 def add_arguments(p) -> None:
     add_paths(p)
+    add_jobs(p)
     p.add_argument("--method", choices=METHODS, default="dlperf",
                    help="per-run throughput method")
     p.add_argument("--warmup", type=non_negative_int, default=None, metavar="N",
@@ -69,8 +70,13 @@ def _text_table(table: pd.DataFrame) -> str:
         memory_mib_max=pd.to_numeric(table["memory_mib_max"], errors="coerce").astype(float)
         .replace([np.inf, -np.inf], np.nan).round().astype("Int64"))
     cols = [c for c in TABLE_COLUMNS if c not in GPT_COLUMNS or (table["case"] != "").any()]
-    shown = fit_width(shown[cols], TABLE_WIDTH, TABLE_DROP_ORDER, TABLE_HEADERS)
-    return render(shown, "table", headers=TABLE_HEADERS, note=TABLE_NOTE)
+    # TFLOP/s say which FLOPs formula they follow (the logs' own, else seed 002's)
+    formulas = list(table["tflops_formula"])
+    base = TABLE_HEADERS["tflops_per_gpu"]
+    headers = dict(TABLE_HEADERS, tflops_per_gpu=gpt_flops.header(base, formulas))
+    shown = fit_width(shown[cols], TABLE_WIDTH, TABLE_DROP_ORDER, headers)
+    notes = gpt_flops.notes(base, formulas) if "tflops_per_gpu" in shown.columns else []
+    return render(shown, "table", headers=headers, note=[TABLE_NOTE, *notes])
 
 
 def _selected(table: pd.DataFrame) -> pd.DataFrame:
@@ -84,7 +90,7 @@ def _selected(table: pd.DataFrame) -> pd.DataFrame:
 def run(args) -> int:
     # the dlperf rules read a log's first lines: the rest is not parsed (same figures)
     result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta,
-                         dlperf_only=args.method == "dlperf")
+                         dlperf_only=args.method == "dlperf", jobs=args.jobs)
     runs = run_throughput(result, args.method, args.warmup, args.measure)
     bad = runs[runs["problem_kind"] != ""]
     if args.strict and not bad.empty:

@@ -53,3 +53,33 @@ def known_formula(stated: str) -> FlopsFormula | None:
     """The convention a log's ``flops_formula`` text names (spacing, ``·``, ``²`` and ``**``
     aside); None for a formula we do not know."""
     return next((f for f in FORMULAS if _normal(f.text) == _normal(stated)), None)
+
+
+#: What each convention counts, in the CLI table's notes.
+_COUNTS = {"72": "no recomputation", "96": "seed 002's, counting recomputation"}
+
+
+def label(stated: str) -> str:
+    """Short name of a formula in a column header: '72', '96', or the text as stated."""
+    found = known_formula(stated)
+    return found.label if found else stated
+
+
+def header(base: str, formulas: list[str]) -> str:
+    """`base` with the formula(s) of its figures: 'TFLOP/s/gpu (72)'; `base` when none."""
+    labels = list(dict.fromkeys(label(f) for f in formulas if f))
+    return f"{base} ({'/'.join(labels)})" if labels else base
+
+
+def notes(base: str, formulas: list[str]) -> list[str]:
+    """Caption lines of a text table whose `base` column holds figures by `formulas`: what
+    each label stands for and, beside figures of another formula, where seed 002's are."""
+    texts = list(dict.fromkeys(f for f in formulas if f))
+    out = []
+    for text in texts:
+        counts = _COUNTS.get(label(text), "as the logs state")
+        out.append(f"{base} ({label(text)}): model FLOPs per iteration {text}, {counts}")
+    if any(label(t) != SEED002.label for t in texts):
+        out.append(f"seed 002's {SEED002.label} convention: tflops_per_gpu_seed002 "
+                   "(--all-columns)")
+    return out
