@@ -14,6 +14,7 @@ import traceback
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from analysis.errors import LogProblemError
 from analysis.fsutil import display_path
 from analysis.layout import gpt_case, gpt_group, meta_from_path, node_index
 from analysis.logtext import LogText, max_log_bytes
+from analysis.parse_pool import ordered_map
 from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.parsers.prefix import first_lines
 from analysis.problems import Problem, to_frame
@@ -159,7 +161,8 @@ def _merge_meta(run_id: str, source: str, stated: dict, origin: dict, parsed: Pa
 
 def parse_paths(paths: Iterable[str | Path], family: str | None = None,
                 strict: bool = False, meta: Mapping | Iterable[Mapping] | None = None,
-                max_bytes: int | str | None = None, dlperf_only: bool = False) -> ParseResult:
+                max_bytes: int | str | None = None, dlperf_only: bool = False,
+                jobs: int | None = None) -> ParseResult:
     """Parse every log under `paths` (files or folders, searched recursively).
 
     `family` forces one parser instead of sniffing each file. `meta` states run fields the
@@ -170,6 +173,8 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     With `dlperf_only` (for the ``dlperf`` throughput method and nothing else), a log whose
     family's DLPerf rule reads only its first lines is parsed only that far: its figure is
     the same, the observations hold those lines, problems are those of the lines read.
+    `jobs` processes read the files when there are many (default: one per CPU core; 1: this
+    process only); the frames are the same in every case.
     Raises NoLogsError when `paths` hold no log at all.
     Returns a ParseResult with frames `observations` (schema.OBSERVATIONS), `runs`
     (schema.RUNS) and `problems` (schema.PROBLEMS).
@@ -183,12 +188,9 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     for f in files:
         by_run.setdefault(f.run_key, []).append(f)
 
-    meta_files = MetaFiles()
-    runs: list[_Run] = []
-    for members in by_run.values():
-        run = _read_run(members, family, limit, meta_files, user_meta, dlperf_only)
-        if run is not None:
-            runs.append(run)
+    read_run = partial(_read_run, family=family, limit=limit, meta_files=MetaFiles(),
+                       user_meta=user_meta, dlperf_only=dlperf_only)
+    runs = [run for run in ordered_map(read_run, list(by_run.values()), jobs) if run is not None]
     kept = _drop_duplicate_content(runs, all_problems)
     for run in kept:
         all_problems += run.problems

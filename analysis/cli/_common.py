@@ -8,6 +8,7 @@ import sys
 import pandas as pd
 
 from analysis import parsers
+from analysis.cli._options import positive_int
 from analysis.errors import UsageError
 from analysis.user_meta import USER_KEYS, parse_meta_option
 
@@ -20,6 +21,13 @@ def add_paths(p) -> None:
     p.add_argument("--strict", action="store_true",
                    help="treat any problem as an error (exit status 3)")
     add_meta(p)
+
+
+def add_jobs(p) -> None:
+    """``-j N``: processes that read the logs."""
+    p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N",
+                   help="processes that read the logs when there are many (default: one per "
+                        "CPU core; 1: no worker processes)")
 
 
 def add_meta(p) -> None:
