@@ -6,6 +6,7 @@ import sys
 
 from analysis.changes import options, references, verdict
 from analysis.changes.sources import load
+from analysis.cli.compare import note_failed_runs
 from analysis.stats import METHODS
 from analysis.tables import FORMATS, render
 
@@ -52,6 +53,7 @@ def run(args) -> int:
     campaign = load(args.log_dir, args.store, args.method)
     table = references.check(campaign.summary, refs)
     print(_text(table, args.format), end="")
+    note_failed_runs(campaign)
     slower = table[table["verdict"] == references.SLOWER]
     if not slower.empty:
         print(f"dlperf: {len(slower)} case(s) below their reference: "

@@ -47,12 +47,25 @@ def add_gate_options(p) -> None:
                    help="confidence of the intervals, e.g. 95%% (default: 95%%)")
 
 
+def note_failed_runs(campaign) -> None:
+    """One stderr line per side whose runs gave no throughput (they are not repeats)."""
+    failed = campaign.runs[campaign.runs["throughput"].isna()]
+    if failed.empty:
+        return
+    kinds = failed["problem_kind"].replace("", "no throughput").value_counts()
+    print(f"dlperf: {campaign.label}: {len(failed)} run(s) without a throughput, not counted "
+          f"as repeats ({', '.join(f'{k}: {n}' for k, n in kinds.items())}), e.g. "
+          f"{failed['source'].iloc[0]}", file=sys.stderr)
+
+
 def run(args) -> int:
     base = load(args.base, args.store, args.method)
     new = load(args.new, args.store, args.method)
     result = compare(base, new, args.threshold, dict(args.case_threshold), args.confidence,
                      args.allow_different_hardware)
     print(render_comparison(result, args.format, base.label, new.label), end="")
+    for side in (base, new):
+        note_failed_runs(side)
     if not result.slower.empty:
         print(f"dlperf: {len(result.slower)} case(s) slower beyond the threshold: "
               + ", ".join(result.slower["case_key"]), file=sys.stderr)

@@ -3,6 +3,8 @@ and Deliver 1)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
 
@@ -23,14 +25,10 @@ def stretched(tmp_path_factory):
 
 
 def _records(tmp_path, *args):
-    out = tmp_path / "out.json"
-    import contextlib
-    import io
-
+    """`dlperf compare ARGS --format json` in this process: (exit status, the rows)."""
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         status = main(["compare", *map(str, args), "--format", "json"])
-    out.write_text(buf.getvalue())
     return status, pd.DataFrame(json.loads(buf.getvalue()))
 
 
@@ -135,3 +133,18 @@ def test_a_missing_side_or_a_bad_option_is_one_line_and_exit_2(dlperf_exe, tmp_p
     assert_one_clean_line(done.stderr, "lone.parquet", "lone.runs.parquet")
     done = run_cli(dlperf_exe, "compare", BUNDLED, BUNDLED, "--threshold", "150%")
     assert done.returncode == 2 and "--threshold" in done.stderr
+
+
+def test_a_broken_log_is_named_and_does_not_hide_the_good_repeats(dlperf_exe, tmp_path):
+    new = tmp_path / "new"
+    shutil.copytree(BUNDLED, new)
+    broken = new / "1n2g" / "resnet50_b128_fp32_1.log"
+    broken.write_bytes(broken.read_bytes()[:3000])  # cut before the DLPerf window
+    done = run_cli(dlperf_exe, "compare", BUNDLED, new, "--format", "csv")
+    assert done.returncode == 0
+    assert_one_clean_line(done.stderr, "1 run(s) without a throughput", "truncated: 1",
+                          "1n2g/resnet50_b128_fp32_1.log")
+    df = pd.read_csv(io.StringIO(done.stdout)).set_index("case_key")
+    row = df.loc["PyTorch/resnet50/fp32/b128/1n2g"]
+    assert (row["base_repeats"], row["new_repeats"], row["verdict"]) == (5, 4, "unchanged")
+    assert (df["verdict"] == "unchanged").all()
