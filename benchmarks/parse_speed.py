@@ -13,13 +13,14 @@ measures on that one corpus, in one run, with the page cache warm:
   OneFlow: ``str.split`` of the training lines, ``float`` timestamps of iterations 20 and
   120, global batch × 100 / Δt, stop reading. Median over repeats (numpy), speedup vs 1n1g;
 - floor: a plain Python read of every file;
-- ``dlperf summarize --method dlperf --format csv`` as a whole process (imports included),
-  the `analysis` package of the tree this file is in.
+- whole ``dlperf`` processes (imports included) of the `analysis` package of the tree this
+  file is in: ``summarize --method dlperf --format csv`` (all cores, and ``-j 1`` where the
+  tree has ``-j``) and ``parse -o x.parquet`` (the full tidy frame).
 
 Every measurement is repeated `--rounds` times, interleaved; the median is reported.
 Per-run equality: the scripts' figure of every run against the suite's (`run_throughput`
-with the dlperf method, the code path of `summarize`), and each case's median against the
-CLI's csv. Peak memory is each process's maximum RSS.
+with the dlperf method, the code path of `summarize`), and each case's median against each
+`summarize` csv. Peak memory is each process's maximum RSS.
 Usage: python benchmarks/parse_speed.py [--files 3000] [--iterations 1000] [--rounds 3]
        [--dir DIR] [--keep] [--json OUT]
 """
@@ -203,12 +204,34 @@ def read_floor(root: Path) -> float:
 
 
 def suite_per_run(root: Path) -> dict[str, float]:
-    """Per-run dlperf figures the suite gives (the code path of `dlperf summarize`)."""
+    """Per-run dlperf figures the suite gives (the code path of `dlperf summarize`: only the
+    lines the rule reads, where the tree can)."""
+    import inspect
+
     from analysis import parse_paths
     from analysis.stats import run_throughput
 
-    runs = run_throughput(parse_paths([root]), "dlperf")
+    lean = "dlperf_only" in inspect.signature(parse_paths).parameters
+    result = parse_paths([root], dlperf_only=True) if lean else parse_paths([root])
+    runs = run_throughput(result, "dlperf")
     return dict(zip(runs["run_id"], runs["throughput"]))
+
+
+def cli_commands(root: Path, out: Path) -> dict[str, list[str]]:
+    """The `dlperf` processes measured, by name (`-j 1` where the tree has `-j`)."""
+    dlperf = [sys.executable, "-m", "analysis"]
+    summarize = [*dlperf, "summarize", str(root), "--method", "dlperf", "--format", "csv"]
+    commands = {"summarize": summarize}
+    helptext = subprocess.run([*dlperf, "summarize", "--help"], capture_output=True, text=True,
+                              env=_tree_env()).stdout
+    if "--jobs" in helptext:
+        commands["summarize_1_core"] = [*summarize, "-j", "1"]
+    commands["parse_parquet"] = [*dlperf, "parse", str(root), "-o", str(out), "--force"]
+    return commands
+
+
+def _tree_env() -> dict:
+    return {**os.environ, "PYTHONPATH": str(TREE)}
 
 
 def _cli_medians(text: str) -> dict[tuple, float]:
@@ -274,40 +297,44 @@ def main() -> None:
         mb = sum(p.stat().st_size for p in files) / 1e6
         print(f"corpus: {len(files)} files, {mb:.0f} MB ({root})")
         me = [sys.executable, os.path.abspath(__file__), "--dir", str(root), "--script"]
-        # `dlperf` is `python -m analysis`: the same process, from this file's tree
-        cli = [sys.executable, "-m", "analysis", "summarize", str(root), "--method", "dlperf",
-               "--format", "csv"]
-        cli_env = {**os.environ, "PYTHONPATH": str(TREE)}
+        out_dir = Path(tempfile.mkdtemp(prefix="dlperf-parse-out-"))
+        commands = cli_commands(root, out_dir / "observations.parquet")
         read_floor(root)  # warm the page cache
-        times: dict[str, list[float]] = {"scripts": [], "floor": [], "summarize": []}
-        peaks = {"scripts": 0, "summarize": 0}
+        times: dict[str, list[float]] = {k: [] for k in ("scripts", "floor", *commands)}
+        peaks = dict.fromkeys(("scripts", *commands), 0)
+        outputs = {}
         for _ in range(args.rounds):
             wall_pt, rss_pt, out_pt = _run_process(me + ["pytorch"])
             wall_of, rss_of, out_of = _run_process(me + ["oneflow"])
             times["scripts"].append(wall_pt + wall_of)
             peaks["scripts"] = max(peaks["scripts"], rss_pt, rss_of)
             times["floor"].append(read_floor(root))
-            wall, rss, out_cli = _run_process(cli, cli_env)
-            times["summarize"].append(wall)
-            peaks["summarize"] = max(peaks["summarize"], rss)
+            for name, cmd in commands.items():
+                wall, rss, outputs[name] = _run_process(cmd, _tree_env())
+                times[name].append(wall)
+                peaks[name] = max(peaks[name], rss)
+        shutil.rmtree(out_dir, ignore_errors=True)
         ref_pt, ref_of = json.loads(out_pt), json.loads(out_of)
         ref = {**ref_pt["runs"], **ref_of["runs"]}
         got = suite_per_run(root)
         diffs = _differences(ref, got)
-        cli_medians = _cli_medians(out_cli)
-        case_diffs = [(c, cli_medians.get((c["bsz"], c["nodes"], c["gpus"])))
-                      for c in ref_pt["cases"] + ref_of["cases"]
-                      if cli_medians.get((c["bsz"], c["nodes"], c["gpus"])) != c["median"]]
+        case_diffs = []
+        for name in commands:
+            if name.startswith("summarize"):
+                medians = _cli_medians(outputs[name])
+                case_diffs += [(name, c, medians.get((c["bsz"], c["nodes"], c["gpus"])))
+                               for c in ref_pt["cases"] + ref_of["cases"]
+                               if medians.get((c["bsz"], c["nodes"], c["gpus"])) != c["median"]]
         t = {k: statistics.median(v) for k, v in times.items()}
         figures = {
             "files": len(files), "megabytes": round(mb, 1), "rounds": args.rounds,
             "cpus": os.cpu_count(), "load_avg_1min": round(os.getloadavg()[0], 2),
             "scripts_s": round(t["scripts"], 2), "floor_s": round(t["floor"], 3),
-            "summarize_s": round(t["summarize"], 2),
+            **{f"{k}_s": round(t[k], 2) for k in commands},
             "scripts_mb_per_s": round(mb / t["scripts"], 1),
             "floor_mb_per_s": round(mb / t["floor"], 1),
-            "summarize_mb_per_s": round(mb / t["summarize"], 1),
-            "summarize_vs_scripts": round(t["scripts"] / t["summarize"], 2),
+            **{f"{k}_mb_per_s": round(mb / t[k], 1) for k in commands},
+            **{f"{k}_vs_scripts": round(t["scripts"] / t[k], 2) for k in commands},
             "all_times_s": {k: [round(x, 2) for x in v] for k, v in times.items()},
             "peak_rss_mb": peaks,
             "runs_compared": len(ref), "run_mismatches": len(diffs),
@@ -319,7 +346,7 @@ def main() -> None:
         if diffs:
             print("first run mismatches (run, scripts, suite):", diffs[:5])
         if case_diffs:
-            print("first case mismatches (scripts, suite):", case_diffs[:3])
+            print("first case mismatches (command, scripts, suite):", case_diffs[:3])
         if args.json:
             args.json.write_text(json.dumps(figures, indent=2) + "\n")
     finally:
