@@ -454,6 +454,9 @@ class Report:
                 out.append(H.table(list(t.columns), t.to_numpy().tolist(),
                                    cls="dlperf-table dlperf-gpt", align=tables.GPT_ALIGN,
                                    caption=tr("results.gpt_caption", framework=fw)))
+            note = tables.tflops_note(gpt, tr)
+            if note:
+                out.append(H.para(note, "dlperf-note"))
         return "".join(out)
 
     def charts(self) -> list[tuple[str, plots.ReportFigure]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.i18n import Translator
+from analysis.stats import gpt_flops
 
 GROUP_KEY = ["framework", "model", "precision", "batch_size_per_device"]
 
@@ -30,7 +31,7 @@ def gpt_rows(summary: pd.DataFrame) -> pd.DataFrame:
 
 #: Column alignment of results_table (text "l", numbers "r").
 RESULTS_ALIGN = "rrrrrrrrrr"
-GPT_ALIGN = "llrrrr"
+GPT_ALIGN = "llrrrrr"
 
 
 def ci_text(low, high, tr: Translator) -> str:
@@ -58,9 +59,25 @@ def results_table(group: pd.DataFrame, tr: Translator) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[tr(c) for c in cols])
 
 
+def tflops_formulas(summary: pd.DataFrame) -> list[str]:
+    """The FLOPs formulas of the GPT rows' TFLOP/s, in order (see analysis.stats.gpt_flops)."""
+    if "tflops_formula" not in summary.columns:
+        return []
+    return list(dict.fromkeys(f for f in gpt_rows(summary)["tflops_formula"].fillna("") if f))
+
+
+def _seed_beside(formulas: list[str]) -> bool:
+    """Whether figures by another formula need seed 002's beside them."""
+    return any(gpt_flops.label(f) != gpt_flops.SEED002.label for f in formulas)
+
+
 def gpt_table(summary: pd.DataFrame, tr: Translator) -> pd.DataFrame:
-    """Seed 002 layout plus TFLOP/s: group | case | latency | memory | throughput | TFLOP/s."""
+    """Seed 002 layout plus TFLOP/s: group | case | latency | memory | throughput | TFLOP/s
+    by the logs' formula (named in the header), then, where that is not seed 002's, TFLOP/s
+    by seed 002's 96 convention."""
     df = gpt_rows(summary).sort_values(["group", "num_devices", "case"], kind="stable")
+    formulas = tflops_formulas(df)
+    beside = _seed_beside(formulas)
     rows = []
     for r in df.itertuples(index=False):
         rows.append([
@@ -68,10 +85,29 @@ def gpt_table(summary: pd.DataFrame, tr: Translator) -> pd.DataFrame:
             f"{tr.num(r.latency_ms)} (ms)" if pd.notna(r.latency_ms) else "-",
             f"{tr.int(r.memory_mib_max)} (MiB)" if pd.notna(r.memory_mib_max) else "-",
             tr.num(r.throughput_median), tr.num(r.tflops_per_gpu),
-        ])
-    cols = ["col.group", "col.case", "col.latency", "col.gpt_memory", "col.gpt_throughput",
-            "col.tflops"]
-    return pd.DataFrame(rows, columns=[tr(c) for c in cols])
+        ] + ([tr.num(r.tflops_per_gpu_seed002)] if beside else []))
+    labels = " / ".join(dict.fromkeys(gpt_flops.label(f) for f in formulas))
+    cols = [tr(c) for c in ("col.group", "col.case", "col.latency", "col.gpt_memory",
+                            "col.gpt_throughput")]
+    cols.append(tr("col.tflops_by", formula=labels) if labels else tr("col.tflops"))
+    if beside:
+        cols.append(tr("col.tflops_seed002"))
+    return pd.DataFrame(rows, columns=cols)
+
+
+def tflops_note(summary: pd.DataFrame, tr: Translator) -> str:
+    """What the TFLOP/s columns of the GPT tables count: each formula written out ('' when
+    the GPT rows have none)."""
+    formulas = tflops_formulas(summary)
+    if not formulas:
+        return ""
+    parts = []
+    for text in formulas:
+        found = gpt_flops.known_formula(text)
+        parts.append(tr(f"flops.{found.label}") if found else tr("flops.stated", formula=text))
+    if _seed_beside(formulas):
+        parts.append(tr(f"flops.{gpt_flops.SEED002.label}"))
+    return tr("results.tflops_note", formulas=" ".join(dict.fromkeys(parts)))
 
 
 def compare_frameworks(summary: pd.DataFrame, baseline: str | None = None) -> list[tuple[tuple, pd.DataFrame]]:

@@ -1,0 +1,66 @@
+"""The report of the committed GPT campaign (data/raw_logs/gpt_4gpu, workloads.gpt on H200):
+framework PyTorch, torch listed as used, TFLOP/s labelled with their formula (72, the logs'),
+seed 002's 96 figure beside them, and the formulas written out under the table."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from analysis.i18n import Translator
+from analysis.report import tables
+from analysis.report.build import build
+
+ROOT = Path(__file__).resolve().parents[2]
+GPT = ROOT / "data" / "raw_logs" / "gpt_4gpu"
+
+
+@pytest.fixture(scope="module")
+def reports():
+    return {lang: build(GPT, lang=lang) for lang in ("en", "zh")}
+
+
+def _text(fragment: str) -> str:
+    return unescape(re.sub(r"<[^>]+>", " ", fragment))
+
+
+def test_framework_is_pytorch_and_torch_is_used(reports):
+    rep = reports["en"]
+    assert set(rep.summary["framework"]) == {"PyTorch"}
+    env = _text(rep.section("environment"))
+    assert "Framework (torch) : 2.11.0" in env
+    others = re.search(r"Other packages installed \(not used by these runs\) : ([^\n]*?)   ", env)
+    assert others is None or "torch " not in others.group(1).replace("torchvision", "")
+    desc = re.sub(r"\s+", " ", _text(rep.section("descriptions")))
+    assert "Framework : PyTorch 2.11.0" in desc
+
+
+def test_tflops_columns_name_their_formula(reports):
+    rep = reports["en"]
+    table = tables.gpt_table(rep.summary, rep.tr)
+    assert list(table.columns[-2:]) == ["TFLOP/s per GPU (72 formula)",
+                                        "TFLOP/s per GPU (seed 002's 96 formula)"]
+    by_case = rep.summary.set_index("case")
+    row = table[table["case"] == "DP_1x1x1_8_1536x16"].iloc[0]
+    assert row.iloc[-2] == f"{by_case.loc['DP_1x1x1_8_1536x16', 'tflops_per_gpu']:,.2f}"
+    assert row.iloc[-1] == f"{by_case.loc['DP_1x1x1_8_1536x16', 'tflops_per_gpu_seed002']:,.2f}"
+    results = _text(rep.section("results"))
+    assert "72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h))" in results
+    assert "96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))" in results
+    zh = tables.gpt_table(reports["zh"].summary, reports["zh"].tr)
+    assert list(zh.columns[-2:]) == ["每卡 TFLOP/s（72 公式）", "每卡 TFLOP/s（种子报告 002 的 96 公式）"]
+
+
+def test_seed_convention_alone_where_the_logs_follow_it(data_dir):
+    from analysis import parse_paths, summarize
+
+    summary = summarize(parse_paths([data_dir / "oneflow_gpt"]))
+    tr = Translator("en")
+    table = tables.gpt_table(summary, tr)
+    assert table.columns[-1] == "TFLOP/s per GPU (96 formula)"
+    assert "seed 002's 96 formula" not in " ".join(table.columns)
+    note = tables.tflops_note(summary, tr)
+    assert note.count("96·B·s·l·h²") == 1 and "72·" not in note
