@@ -351,9 +351,10 @@ class Report:
             return None if not vals else any(v.lower() in _TRUE for v in vals)
 
         if precs:
-            if "amp" not in precs:
+            bf16 = on("bf16", exact=True)
+            if "amp" not in precs and not ("bf16" in precs and bf16):  # bf16 runs autocast too
                 out["desc.amp"] = tr("desc.off")
-            elif on("bf16", exact=True):
+            elif bf16:
                 out["desc.amp"] = tr("desc.amp_bf16")
             elif self.builtin or on("amp", exact=True):
                 out["desc.amp"] = tr("desc.amp_fp16")
