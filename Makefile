@@ -6,9 +6,12 @@ CAMPAIGN ?= rn50_4gpu
 LOG_DIR ?= data/raw_logs/$(CAMPAIGN)
 OUT ?= reports/$(CAMPAIGN)
 TITLE ?= ResNet-50 v1.5 on 4x H200 (built-in PyTorch workload)
+#: the GPT campaign (workloads.gpt), published apart from `all`
+GPT_CAMPAIGN ?= gpt_4gpu
+GPT_TITLE ?= GPT on 2x H200 (built-in PyTorch workload)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup all summarize test test-fast lint bench lab clean
+.PHONY: help setup all reports-gpt summarize test test-fast lint bench lab clean
 
 help:  ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -19,6 +22,10 @@ setup:  ## install Debian packages and the .venv (idempotent)
 all: setup  ## the main job: summary + en/zh HTML/PDF reports of the bundled campaign
 	$(VENV)/bin/dlperf summarize $(LOG_DIR)
 	$(VENV)/bin/dlperf report $(LOG_DIR) -o $(OUT) --title "$(TITLE)"
+
+reports-gpt: setup  ## summary + en/zh HTML/PDF reports of the GPT campaign (not part of all)
+	$(VENV)/bin/dlperf summarize data/raw_logs/$(GPT_CAMPAIGN)
+	$(VENV)/bin/dlperf report data/raw_logs/$(GPT_CAMPAIGN) -o reports/$(GPT_CAMPAIGN) --title "$(GPT_TITLE)"
 
 summarize: setup  ## summarise LOG_DIR (default: the bundled campaign)
 	$(VENV)/bin/dlperf summarize $(LOG_DIR)
