@@ -50,13 +50,30 @@ class Estimate:
         return bool(np.isfinite(self.throughput))
 
 
+def train_columns(df: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The columns of training rows the clock and timeline read, as arrays: step and rank as
+    float (NaN where none), epoch as float (-1 where none), timestamp, line."""
+    n = len(df)
+    return {
+        "step": df["step"].to_numpy(dtype=np.float64, na_value=np.nan),
+        "timestamp": df["timestamp"].to_numpy(dtype=np.float64),
+        "line": df["line"].to_numpy(dtype=np.int64),
+        "rank": (df["rank"].to_numpy(dtype=np.float64, na_value=np.nan)
+                 if "rank" in df.columns else np.full(n, np.nan)),
+        "epoch": (df["epoch"].to_numpy(dtype=np.float64, na_value=-1.0)
+                  if "epoch" in df.columns else np.full(n, -1.0)),
+    }
+
+
 @dataclass
 class RunData:
     """One run's observations and case fields, as a throughput method sees them.
 
     `train` holds the run's training-phase rows (columns epoch, step, timestamp, metric,
     value, line, rank), sorted by metric then line. `metric_rows` maps a metric to its
-    (start, stop) rows in `train`, so `series` is a cheap slice.
+    (start, stop) rows in `train`, so `series` is a cheap slice. `arrays` may hold
+    :func:`train_columns` of `train` (slices of one conversion for all runs: pandas access
+    per run would dominate on thousands of runs).
     """
 
     run_id: str
@@ -65,6 +82,7 @@ class RunData:
     train: pd.DataFrame
     meta: dict
     metric_rows: dict | None = None
+    arrays: dict | None = field(default=None, repr=False, compare=False)
     _timeline: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def series(self, metric: str) -> pd.DataFrame:
@@ -74,15 +92,27 @@ class RunData:
         a, b = self.metric_rows.get(metric, (0, 0))
         return self.train.iloc[a:b]
 
+    def columns(self) -> dict[str, np.ndarray]:
+        """`arrays` when given, else :func:`train_columns` of `train` as it is now."""
+        return train_columns(self.train) if self.arrays is None else self.arrays
+
     def clock_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(steps, timestamps, lines) of `clock()` as arrays in line order — for rules that
         run on thousands of runs, where pandas indexing per run would dominate."""
-        df = self.series(M.THROUGHPUT)
-        if df.empty:
-            df = self.train.drop_duplicates("line").sort_values("line")
-        steps = df["step"].to_numpy(dtype=np.float64, na_value=np.nan)
-        ts = df["timestamp"].to_numpy(dtype=np.float64)
-        lines = df["line"].to_numpy(dtype=np.int64)
+        a, b = (0, 0) if self.metric_rows is None else self.metric_rows.get(M.THROUGHPUT, (0, 0))
+        if self.metric_rows is None:
+            df = self.series(M.THROUGHPUT)
+            if df.empty:
+                df = self.train.drop_duplicates("line").sort_values("line")
+            cols = train_columns(df)
+            steps, ts, lines = cols["step"], cols["timestamp"], cols["line"]
+        elif a < b:
+            cols = self.columns()
+            steps, ts, lines = cols["step"][a:b], cols["timestamp"][a:b], cols["line"][a:b]
+        else:  # no throughput rows: the first row of every line
+            cols = self.columns()
+            lines, first = np.unique(cols["line"], return_index=True)
+            steps, ts = cols["step"][first], cols["timestamp"][first]
         keep = ~np.isnan(steps)
         return (steps, ts, lines) if keep.all() else (steps[keep], ts[keep], lines[keep])
 
@@ -90,17 +120,12 @@ class RunData:
         """(lines, epochs, steps, timestamps) of the lowest rank's training lines that carry
         a step, one per line, in line order (epoch -1 where none is printed)."""
         if self._timeline is None:
-            df = self.train
-            step = df["step"].to_numpy(dtype=np.float64, na_value=np.nan)
+            cols = self.columns()
+            step, rank, epoch, ts = cols["step"], cols["rank"], cols["epoch"], cols["timestamp"]
             keep = ~np.isnan(step)
-            if "rank" in df.columns:
-                rank = df["rank"].to_numpy(dtype=np.float64, na_value=np.nan)
-                if not np.isnan(rank).all():
-                    keep &= np.isnan(rank) | (rank == np.nanmin(rank))
-            epoch = (df["epoch"].to_numpy(dtype=np.float64, na_value=-1.0)
-                     if "epoch" in df.columns else np.full(len(df), -1.0))
-            lines, first = np.unique(df["line"].to_numpy(dtype=np.int64)[keep], return_index=True)
-            ts = df["timestamp"].to_numpy(dtype=np.float64)
+            if not np.isnan(rank).all():
+                keep &= np.isnan(rank) | (rank == np.nanmin(rank))
+            lines, first = np.unique(cols["line"][keep], return_index=True)
             self._timeline = (lines, epoch[keep][first], step[keep][first], ts[keep][first])
         return self._timeline
 

@@ -8,7 +8,7 @@ import pandas as pd
 from analysis import metrics as M
 from analysis.collect import ParseResult
 from analysis.errors import UsageError
-from analysis.estimate import Estimate, RunData
+from analysis.estimate import Estimate, RunData, train_columns
 from analysis.schema import CASE_COLUMNS
 from analysis.stats import gpt_flops, methods
 
@@ -59,8 +59,8 @@ def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | No
     obs, runs = result.observations, result.runs
     memory = _memory_by_run(obs)
     rows = []
-    for run, train, metric_rows in _split_train(obs, runs):
-        est = _estimate(fn, _run_data(run, train, metric_rows), warmup, measure)
+    for run, train, metric_rows, arrays in _split_train(obs, runs):
+        est = _estimate(fn, _run_data(run, train, metric_rows, arrays), warmup, measure)
         rows.append({
             **{c: getattr(run, c) for c in RUN_COLUMNS if c in runs.columns},
             "throughput": est.throughput,
@@ -81,10 +81,10 @@ def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | No
     return df
 
 
-def _run_data(run, train: pd.DataFrame, metric_rows: dict) -> RunData:
+def _run_data(run, train: pd.DataFrame, metric_rows: dict, arrays: dict | None) -> RunData:
     gbs = run.global_batch_size
     return RunData(run.run_id, run.family, float(gbs) if pd.notna(gbs) else float("nan"),
-                   train, run._asdict(), metric_rows)
+                   train, run._asdict(), metric_rows, arrays)
 
 
 def run_data(result: ParseResult, run_id: str) -> RunData:
@@ -92,11 +92,13 @@ def run_data(result: ParseResult, run_id: str) -> RunData:
     runs = result.runs[result.runs["run_id"] == run_id]
     if runs.empty:
         raise UsageError(f"no run {run_id!r}; runs: {', '.join(result.runs['run_id'][:5])}, ...")
-    return _run_data(*next(_split_train(result.observations, runs)))
+    run, train, metric_rows, _ = next(_split_train(result.observations, runs))
+    return _run_data(run, train, metric_rows, None)  # `train` may be changed before use
 
 
 def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
-    """Yield (run row, its training rows, metric -> row range) for every run.
+    """Yield (run row, its training rows, metric -> row range, their train_columns) for
+    every run.
 
     One stable sort by (run, metric, line) and slicing: per-run boolean masks or a
     groupby cost milliseconds per run, which dominates on campaigns of 10,000 runs.
@@ -112,18 +114,20 @@ def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
     where = {rid: i for i, rid in enumerate(cats)}
     bounds = np.searchsorted(run_codes, np.arange(len(cats) + 1))
     train = train.drop(columns="run_id")
+    columns = train_columns(train)
     empty = train.iloc[0:0]
     for run in runs.itertuples(index=False):
         i = where.get(run.run_id)
         if i is None or bounds[i] == bounds[i + 1]:
-            yield run, empty, {}
+            yield run, empty, {}, None
             continue
         a, b = bounds[i], bounds[i + 1]
         mc = metric_codes[a:b]
         starts = np.flatnonzero(np.r_[True, mc[1:] != mc[:-1]])
         stops = np.r_[starts[1:], len(mc)]
         yield run, train.iloc[a:b], {
-            metrics[mc[s]]: (int(s), int(e)) for s, e in zip(starts, stops)}
+            metrics[mc[s]]: (int(s), int(e)) for s, e in zip(starts, stops)}, {
+            k: v[a:b] for k, v in columns.items()}
 
 
 def _estimate(fn, rd: RunData, warmup: int, measure: int) -> Estimate:
