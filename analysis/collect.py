@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import metrics as M
-from analysis import parsers, schema
+from analysis import parse_cache, parsers, schema
 from analysis.checks import check_parsed
 from analysis.discover import Found, NoLogsError, find_logs
 from analysis.errors import LogProblemError
@@ -85,7 +85,25 @@ def discover(paths: Iterable[str | Path]) -> list[tuple[Path, str, bool]]:
 
 
 def _read_one(path: Path, family: str | None, explicit: bool, max_bytes: int,
-              dlperf_only: bool = False) -> FileRead:
+              dlperf_only: bool = False, cache: bool = False) -> FileRead:
+    """:func:`_read_file`, through the parse cache when `cache`."""
+    how = {"family": family, "explicit": explicit, "max_bytes": max_bytes,
+           "dlperf_only": dlperf_only}
+    key = parse_cache.file_key(path, how) if cache else None
+    hit = parse_cache.load(key) if key is not None else None
+    if hit is not None:
+        fields, parsed, problems = hit
+        return FileRead(path, parsed, problems, fields["family"], bytes.fromhex(fields["digest"]),
+                        fields["skip"])
+    read = _read_file(path, family, explicit, max_bytes, dlperf_only)
+    if key is not None and not any(p.kind == "unreadable_file" for p in read.problems):
+        parse_cache.save(key, {"family": read.family, "digest": read.digest.hex(),
+                               "skip": read.skip}, read.parsed, read.problems)
+    return read
+
+
+def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
+               dlperf_only: bool = False) -> FileRead:
     """Read and parse one file; never raises for what the file holds. With `dlperf_only`,
     only the first lines its family's DLPerf rule reads are parsed (when it has such a rule)."""
     source = str(path)
@@ -162,7 +180,7 @@ def _merge_meta(run_id: str, source: str, stated: dict, origin: dict, parsed: Pa
 def parse_paths(paths: Iterable[str | Path], family: str | None = None,
                 strict: bool = False, meta: Mapping | Iterable[Mapping] | None = None,
                 max_bytes: int | str | None = None, dlperf_only: bool = False,
-                jobs: int | None = None) -> ParseResult:
+                jobs: int | None = None, cache: bool = False) -> ParseResult:
     """Parse every log under `paths` (files or folders, searched recursively).
 
     `family` forces one parser instead of sniffing each file. `meta` states run fields the
@@ -174,7 +192,8 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     family's DLPerf rule reads only its first lines is parsed only that far: its figure is
     the same, the observations hold those lines, problems are those of the lines read.
     `jobs` processes read the files when there are many (default: one per CPU core; 1: this
-    process only); the frames are the same in every case.
+    process only); the frames are the same in every case. With `cache`, what each file gave
+    is kept between calls (:mod:`analysis.parse_cache`) and an unchanged file is not read again.
     Raises NoLogsError when `paths` hold no log at all.
     Returns a ParseResult with frames `observations` (schema.OBSERVATIONS), `runs`
     (schema.RUNS) and `problems` (schema.PROBLEMS).
@@ -189,7 +208,7 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
         by_run.setdefault(f.run_key, []).append(f)
 
     read_run = partial(_read_run, family=family, limit=limit, meta_files=MetaFiles(),
-                       user_meta=user_meta, dlperf_only=dlperf_only)
+                       user_meta=user_meta, dlperf_only=dlperf_only, cache=cache)
     runs = [run for run in ordered_map(read_run, list(by_run.values()), jobs) if run is not None]
     kept = _drop_duplicate_content(runs, all_problems)
     for run in kept:
@@ -223,7 +242,7 @@ class _Run:
 
 
 def _read_run(members: list[Found], family: str | None, limit: int, meta_files: MetaFiles,
-              user_meta: dict, dlperf_only: bool = False) -> _Run | None:
+              user_meta: dict, dlperf_only: bool = False, cache: bool = False) -> _Run | None:
     """Read the files of one run (one file per role) into its row; None when there is none."""
     rid = members[0].run_id
     problems: list[Problem] = []
@@ -237,7 +256,7 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
                 f"a second file of this run beside {first}; only {first.name} is read",
                 run_id=rid))
             continue
-        read = _read_one(f.path, family, f.explicit, limit, dlperf_only)
+        read = _read_one(f.path, family, f.explicit, limit, dlperf_only, cache)
         if not read.skip:
             reads.append(read)
     if not reads:

@@ -30,6 +30,14 @@ def add_jobs(p) -> None:
                         "CPU core; 1: no worker processes)")
 
 
+def add_cache(p) -> None:
+    """``--no-cache``: read every log again."""
+    p.add_argument("--no-cache", dest="cache", action="store_false",
+                   help="read every log again instead of reusing what an earlier run read "
+                        "from an unchanged file (cache: $DLPERF_CACHE_DIR, else "
+                        "~/.cache/dlperf/parse; default: use it)")
+
+
 def add_meta(p) -> None:
     """``--meta KEY=VALUE[,...]``: run fields the logs and paths do not state."""
     p.add_argument("--meta", action=_MetaAction, default=None, metavar="KEY=VALUE[,...]",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from analysis.cli._common import add_jobs, add_paths, report_problems
+from analysis.cli._common import add_cache, add_jobs, add_paths, report_problems
 from analysis.collect import discover, parse_paths
 from analysis.errors import UsageError
 from analysis.fsutil import atomic_path, display_path
@@ -18,6 +18,7 @@ SUFFIXES = (".parquet", ".csv")
 def add_arguments(p) -> None:
     add_paths(p)
     add_jobs(p)
+    add_cache(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT.parquet|OUT.csv",
                    help="observations file; runs and problems go next to it "
                         "(OUT.runs.<ext>, OUT.problems.<ext>); required")
@@ -61,7 +62,7 @@ def run(args) -> int:
     outputs = output_paths(out)
     check_outputs(outputs, [f for f, _rid, _explicit in discover(args.paths)], args.force)
     result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta,
-                         jobs=args.jobs)
+                         jobs=args.jobs, cache=args.cache)
     out.parent.mkdir(parents=True, exist_ok=True)
     runs = result.runs.drop(columns=["parameters"])
     for frame, path in zip((result.observations, runs, result.problems), outputs):

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from analysis.cli._common import add_jobs, add_paths, report_problems
+from analysis.cli._common import add_cache, add_jobs, add_paths, report_problems
 from analysis.cli._options import non_negative_int, positive_int
 from analysis.collect import parse_paths
 from analysis.errors import LogProblemError
@@ -50,6 +50,7 @@ TABLE_NOTE = ("samples/s: median over runs, with its 95 % CI; bsz: batch size pe
 def add_arguments(p) -> None:
     add_paths(p)
     add_jobs(p)
+    add_cache(p)
     p.add_argument("--method", choices=METHODS, default="dlperf",
                    help="per-run throughput method")
     p.add_argument("--warmup", type=non_negative_int, default=None, metavar="N",
@@ -90,7 +91,7 @@ def _selected(table: pd.DataFrame) -> pd.DataFrame:
 def run(args) -> int:
     # the dlperf rules read a log's first lines: the rest is not parsed (same figures)
     result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta,
-                         dlperf_only=args.method == "dlperf", jobs=args.jobs)
+                         dlperf_only=args.method == "dlperf", jobs=args.jobs, cache=args.cache)
     runs = run_throughput(result, args.method, args.warmup, args.measure)
     bad = runs[runs["problem_kind"] != ""]
     if args.strict and not bad.empty:

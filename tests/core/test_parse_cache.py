@@ -1,0 +1,112 @@
+"""The parse cache: an unchanged file is not read again and gives the same frames; a changed
+file is read again; a damaged entry is ignored and rewritten; `--no-cache` writes none."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from analysis import collect, parse_cache
+from analysis.collect import parse_paths
+from tests.cli._helpers import run_cli
+
+OLD = time.time() - 3600  # files older than parse_cache.SETTLE_S are cached
+
+
+def _log(k: int, total_ips: str = "800.00") -> str:
+    lines = [f"DLL 2026-11-21 10:00:00.{k:06d} - PARAMETER arch : resnet50  batch_size : 64  "
+             "amp : True  world_size : 1 ", "RUNNING EPOCHS FROM 0 TO 1"]
+    lines += [f"DLL 2026-11-21 10:{i // 60:02d}:{i % 60:02d}.{(k + i) % 999999:06d} - Epoch: 0 "
+              f"Iteration: {i}  train.loss : 6.5  train.total_ips : {total_ips} img/s"
+              for i in range(1, 131)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def logs(tmp_path, monkeypatch):
+    monkeypatch.setenv(parse_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    folder = tmp_path / "logs" / "1n1g"
+    folder.mkdir(parents=True)
+    for k in (1, 2, 3):
+        path = folder / f"r50_b64_amp_{k}.log"
+        path.write_text(_log(k, "nan" if k == 3 else "800.00"))
+        os.utime(path, (OLD, OLD))
+    return tmp_path / "logs"
+
+
+def _entries(tmp_path):
+    return sorted((tmp_path / "cache").rglob("*.npz"))
+
+
+def _count_reads(monkeypatch) -> list:
+    reads = []
+    real = collect._read_file
+    monkeypatch.setattr(collect, "_read_file", lambda path, *a: reads.append(path) or real(path, *a))
+    return reads
+
+
+def test_an_unchanged_file_is_not_read_again(logs, tmp_path, monkeypatch):
+    plain = parse_paths([logs], jobs=1)
+    first = parse_paths([logs], jobs=1, cache=True)
+    assert len(_entries(tmp_path)) == 3
+    reads = _count_reads(monkeypatch)
+    again = parse_paths([logs], jobs=1, cache=True)
+    assert reads == []
+    for a, b in ((plain, first), (plain, again)):
+        assert a.observations.equals(b.observations)
+        assert a.runs.equals(b.runs)
+        assert a.problems.equals(b.problems)
+    assert "non_finite_value" in set(again.problems["kind"])  # problems come back too
+
+
+def test_a_changed_file_is_read_again(logs, monkeypatch):
+    parse_paths([logs], jobs=1, cache=True)
+    path = logs / "1n1g" / "r50_b64_amp_1.log"
+    path.write_text(_log(1, "900.00"))  # same size, new time
+    os.utime(path, (OLD + 60, OLD + 60))
+    reads = _count_reads(monkeypatch)
+    result = parse_paths([logs], jobs=1, cache=True)
+    assert reads == [path]
+    obs = result.observations
+    ips = obs[(obs["run_id"] == "1n1g/r50_b64_amp_1") & (obs["metric"] == "throughput")]
+    assert set(ips["value"]) == {900.0}
+
+
+def test_a_fresh_file_is_not_cached(logs, tmp_path):
+    path = logs / "1n1g" / "r50_b64_amp_1.log"
+    os.utime(path, None)  # just written: a change in the same instant could go unseen
+    parse_paths([logs], jobs=1, cache=True)
+    assert len(_entries(tmp_path)) == 2
+
+
+@pytest.mark.parametrize("damage", [b"", b"PK\x03\x04 not a zip", None])
+def test_a_damaged_entry_is_ignored_and_rewritten(logs, tmp_path, monkeypatch, damage):
+    plain = parse_paths([logs], jobs=1)
+    parse_paths([logs], jobs=1, cache=True)
+    entry = _entries(tmp_path)[0]
+    if damage is None:  # a valid entry of another file under this one's name
+        entry.write_bytes(_entries(tmp_path)[1].read_bytes())
+    else:
+        entry.write_bytes(damage)
+    reads = _count_reads(monkeypatch)
+    result = parse_paths([logs], jobs=1, cache=True)
+    assert len(reads) == 1
+    assert result.observations.equals(plain.observations)
+    assert result.runs.equals(plain.runs)
+    reads.clear()
+    parse_paths([logs], jobs=1, cache=True)
+    assert reads == []  # rewritten
+
+
+def test_cli_no_cache(logs, tmp_path, dlperf_exe):
+    env = {**os.environ, parse_cache.CACHE_DIR_ENV: str(tmp_path / "cache")}
+    off = run_cli(dlperf_exe, "summarize", logs, "--format", "csv", "--no-cache", env=env)
+    assert off.returncode == 0, off.stderr
+    assert _entries(tmp_path) == []
+    on = run_cli(dlperf_exe, "summarize", logs, "--format", "csv", env=env)
+    again = run_cli(dlperf_exe, "summarize", logs, "--format", "csv", env=env)
+    assert len(_entries(tmp_path)) == 3
+    assert off.stdout == on.stdout == again.stdout
+    assert off.stderr == on.stderr == again.stderr
