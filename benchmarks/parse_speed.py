@@ -15,7 +15,9 @@ measures on that one corpus, in one run, with the page cache warm:
 - floor: a plain Python read of every file;
 - whole ``dlperf`` processes (imports included) of the `analysis` package of the tree this
   file is in: ``summarize --method dlperf --format csv`` (all cores, and ``-j 1`` where the
-  tree has ``-j``) and ``parse -o x.parquet`` (the full tidy frame).
+  tree has ``-j``) and ``parse -o x.parquet`` (the full tidy frame), each on an empty parse
+  cache; where the tree has one, ``summarize`` again on the cache it filled, and
+  ``parse_paths`` + ``run_throughput`` as a library call, first and cached.
 
 Every measurement is repeated `--rounds` times, interleaved; the median is reported.
 Per-run equality: the scripts' figure of every run against the suite's (`run_throughput`
@@ -224,14 +226,33 @@ def cli_commands(root: Path, out: Path) -> dict[str, list[str]]:
     commands = {"summarize": summarize}
     helptext = subprocess.run([*dlperf, "summarize", "--help"], capture_output=True, text=True,
                               env=_tree_env()).stdout
+    if "--no-cache" in helptext:
+        commands["summarize_cached"] = summarize  # again, on the cache the first one filled
     if "--jobs" in helptext:
         commands["summarize_1_core"] = [*summarize, "-j", "1"]
     commands["parse_parquet"] = [*dlperf, "parse", str(root), "-o", str(out), "--force"]
     return commands
 
 
-def _tree_env() -> dict:
-    return {**os.environ, "PYTHONPATH": str(TREE)}
+def _tree_env(cache: Path | None = None) -> dict:
+    """The environment of a `dlperf` process: this tree's package, parse cache in `cache`."""
+    env = {**os.environ, "PYTHONPATH": str(TREE)}
+    return env if cache is None else {**env, "DLPERF_CACHE_DIR": str(cache)}
+
+
+def library_cached(root: Path, cache: Path) -> tuple[float, float]:
+    """Seconds of `parse_paths` + `run_throughput` (dlperf) as a library call in this
+    process: the first (an empty cache) and the best of two re-runs on the filled cache."""
+    from analysis import parse_paths
+    from analysis.stats import run_throughput
+
+    os.environ["DLPERF_CACHE_DIR"] = str(cache)
+    times = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        run_throughput(parse_paths([root], dlperf_only=True, cache=True), "dlperf")
+        times.append(time.perf_counter() - t0)
+    return times[0], min(times[1:])
 
 
 def _cli_medians(text: str) -> dict[tuple, float]:
@@ -310,9 +331,15 @@ def main() -> None:
             peaks["scripts"] = max(peaks["scripts"], rss_pt, rss_of)
             times["floor"].append(read_floor(root))
             for name, cmd in commands.items():
-                wall, rss, outputs[name] = _run_process(cmd, _tree_env())
+                if name != "summarize_cached":  # every other run starts on an empty cache
+                    shutil.rmtree(out_dir / "cache", ignore_errors=True)
+                wall, rss, outputs[name] = _run_process(cmd, _tree_env(out_dir / "cache"))
                 times[name].append(wall)
                 peaks[name] = max(peaks[name], rss)
+        lib = ()
+        if "summarize_cached" in commands:
+            shutil.rmtree(out_dir / "cache", ignore_errors=True)
+            lib = library_cached(root, out_dir / "cache")
         shutil.rmtree(out_dir, ignore_errors=True)
         ref_pt, ref_of = json.loads(out_pt), json.loads(out_of)
         ref = {**ref_pt["runs"], **ref_of["runs"]}
@@ -335,6 +362,8 @@ def main() -> None:
             "floor_mb_per_s": round(mb / t["floor"], 1),
             **{f"{k}_mb_per_s": round(mb / t[k], 1) for k in commands},
             **{f"{k}_vs_scripts": round(t["scripts"] / t[k], 2) for k in commands},
+            **({"library_first_s": round(lib[0], 2), "library_cached_s": round(lib[1], 2),
+                "library_cached_speedup": round(lib[0] / lib[1], 1)} if lib else {}),
             "all_times_s": {k: [round(x, 2) for x in v] for k, v in times.items()},
             "peak_rss_mb": peaks,
             "runs_compared": len(ref), "run_mismatches": len(diffs),
