@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from analysis.changes import options, verdict
 from analysis.cli._common import add_meta
 from analysis.cli._options import non_negative_int, positive_int
 from analysis.stats import METHODS
@@ -34,6 +35,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--measure", type=positive_int, default=None, metavar="M",
                    help="iterations measured (window; default 100)")
     p.add_argument("--title", default=None, help="report title (default: from the models)")
+    p.add_argument("--baseline", default=None, metavar="OTHER",
+                   help="add a 'Changes since baseline' section comparing every case with "
+                        "OTHER: a log folder, a Parquet export of dlperf parse, or a stored "
+                        "campaign (key or name, with --store), as dlperf compare takes")
+    p.add_argument("--threshold", type=options.threshold, default=verdict.DEFAULT_THRESHOLD,
+                   metavar="PCT", help="smallest change the baseline section counts, e.g. 2%% "
+                                       "or 0.02 (default: 2%%)")
+    p.add_argument("--store", default=None, metavar="DIR",
+                   help="results store where a --baseline that is not a path is looked up")
     add_meta(p)
 
 
@@ -45,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         find_logs([args.log_dir])  # an empty folder: "no logs found" before any kernel starts
     done = publish(args.log_dir, args.out_dir, langs=args.lang, to=args.to, env=args.env,
                    topology=args.topology, method=args.method, warmup=args.warmup,
-                   measure=args.measure, title=args.title, meta=args.meta)
+                   measure=args.measure, title=args.title, meta=args.meta,
+                   baseline=args.baseline, store=args.store, threshold=args.threshold)
     for path in done.all_files():
         print(path)
     return 0

@@ -22,14 +22,17 @@ from analysis import __version__, plots, stats
 from analysis.collect import ParseResult
 from analysis.fsutil import atomic_write_text
 from analysis.i18n import Translator
-from analysis.report import envinfo, inputs, prepared, tables
+from analysis.report import baseline, envinfo, inputs, prepared, tables
 from analysis.report import html as H
+from analysis.report.baseline import Changes
 from analysis.report.inputs import CampaignInput, EnvInput, TopoInput
 from analysis.stats import methods as _methods
 
 #: Sections in report order (ids of `section.<id>` labels).
 SECTIONS = ("overview", "environment", "descriptions", "scripts", "results", "charts",
             "problems", "logs")
+#: The section shown only when the report has a baseline (`--baseline`), after the charts.
+CHANGES_SECTION = "changes"
 CSS_PATH = Path(__file__).resolve().parent / "report.css"
 #: Display names of the built-in workload's models (analysis.workload).
 BUILTIN_MODELS = {"resnet50": "ResNet-50 v1.5"}
@@ -73,6 +76,7 @@ class Report:
     link_base: Path = field(default_factory=Path.cwd)
     generated: _dt.datetime = field(default_factory=_dt.datetime.now)
     suite_commit: str = ""
+    changes: Changes | None = None  # the comparison with a baseline, when given
 
     def __post_init__(self):
         self.tr = Translator(self.lang)
@@ -89,7 +93,7 @@ class Report:
         """Style, title, generation note and table of contents."""
         tr = self.tr
         toc = "".join(f'<li><a href="#sec-{s}">{H.esc(tr("section." + s))}</a></li>'
-                      for s in SECTIONS)
+                      for s in self.sections())
         note = tr("report.generated", date=tr.date(self.generated), version=__version__,
                   runs=tr.int(len(self.result.runs), group=True),
                   cases=tr.int(len(self.summary), group=True), log_dir=self.log_dir.name or ".")
@@ -98,12 +102,22 @@ class Report:
                 f'<nav class="dlperf-toc"><h2 id="toc">{H.esc(tr("report.toc"))}</h2>'
                 f"<ol>{toc}</ol></nav></div>")
 
+    def sections(self) -> list[str]:
+        """The sections this report has, in order ("changes" only with a baseline)."""
+        out = list(SECTIONS)
+        if self.changes is not None:
+            out.insert(out.index("charts") + 1, CHANGES_SECTION)
+        return out
+
     def section(self, name: str) -> str:
-        """One section as an HTML fragment (heading included)."""
-        if name not in SECTIONS:
+        """One section as an HTML fragment (heading included); '' for the changes section
+        of a report without a baseline."""
+        if name == CHANGES_SECTION and self.changes is None:
+            return ""
+        if name not in self.sections():
             from analysis.errors import UnknownNameError
 
-            raise UnknownNameError("report section", name, SECTIONS)
+            raise UnknownNameError("report section", name, self.sections())
         body = getattr(self, f"_{name}")()
         heading = H.heading(2, self.tr(f"section.{name}"), name)
         return (f'<div class="{REPORT_CLASS}" lang="{self.tr.html_lang}">'
@@ -111,7 +125,7 @@ class Report:
 
     def html(self) -> str:
         """All sections in one fragment (for tests and quick previews)."""
-        return self.head() + "".join(self.section(s) for s in SECTIONS)
+        return self.head() + "".join(self.section(s) for s in self.sections())
 
     # ---- numbers for tests and for the record --------------------------------------------
     def numbers(self) -> dict:
@@ -125,8 +139,11 @@ class Report:
                 "repeats": int(r.repeats), "throughput_median": _float(r.throughput_median),
                 "speedup": _float(r.speedup), "memory_mib_max": _float(r.memory_mib_max),
             })
-        return {"lang": self.lang, "title": self.title, "runs": len(self.result.runs),
-                "problems": len(self.result.problems), "method": self.method, "cases": cases}
+        out = {"lang": self.lang, "title": self.title, "runs": len(self.result.runs),
+               "problems": len(self.result.problems), "method": self.method, "cases": cases}
+        if self.changes is not None:
+            out["changes"] = self.changes.numbers()
+        return out
 
     def save_numbers(self, path: str | Path | None) -> None:
         """Write :meth:`numbers` as JSON to `path` (nothing when None)."""
@@ -482,6 +499,9 @@ class Report:
             out.append(H.figure(fig.png(), tr(key), notes.get(key, "")))
         return "".join(out)
 
+    def _changes(self) -> str:
+        return baseline.section_html(self.changes, self.tr)
+
     def _flagged_runs(self) -> set[str]:
         p = set(self.result.problems["run_id"].dropna()) if len(self.result.problems) else set()
         r = self.runs
@@ -597,22 +617,27 @@ def _float(v):
 def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None = None,
           env: str | Path | list | None = None, topology: str | Path | list | None = None,
           method: str = "dlperf", warmup: int | None = None, measure: int | None = None,
-          link_base: str | Path | None = None, data_dir: str | Path | None = None) -> Report:
+          link_base: str | Path | None = None, data_dir: str | Path | None = None,
+          baseline: str | Path | None = None, store: str | Path | None = None,
+          threshold: float | None = None) -> Report:
     """Parse `log_dir` (default: bundled data/raw_logs) and gather everything a report shows.
 
     `env` / `topology` add files to those found inside `log_dir`; `link_base` is the folder
     the log links are relative to (default: the current directory, where the report is).
     `data_dir`: read the parsed frames `dlperf report` prepared there
-    (``prepared.save``) instead of parsing again.
+    (``prepared.save``) instead of parsing again. `baseline` (a log folder, a Parquet export
+    or, with `store`, a stored campaign) adds the "Changes since baseline" section, its
+    verdicts at `threshold` (a fraction; default 2 %).
     """
     if data_dir:
         data = prepared.load(data_dir, env=env, topology=topology)
     else:
         data = prepared.compute(log_dir, env=env, topology=topology, method=method,
-                                warmup=warmup, measure=measure)
+                                warmup=warmup, measure=measure, baseline=baseline,
+                                store=store, threshold=threshold)
     return Report(lang=lang, log_dir=data.log_dir, result=data.result, runs=data.runs,
                   summary=data.summary, trace=data.trace, envs=data.envs,
                   topologies=data.topologies, campaign=data.campaign, method=method,
                   warmup=warmup, measure=measure, title=title or "",
                   link_base=Path(link_base) if link_base else Path.cwd(),
-                  suite_commit=data.suite_commit)
+                  suite_commit=data.suite_commit, changes=data.changes)

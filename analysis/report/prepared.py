@@ -22,10 +22,13 @@ from analysis.collect import ParseResult
 from analysis.errors import DLPerfError, UsageError
 from analysis.fsutil import atomic_write_text
 from analysis.report import inputs
+from analysis.report.baseline import Changes
 from analysis.report.inputs import CampaignInput, EnvInput, TopoInput
 
 #: Written last by :func:`save`: the frames beside it are complete.
 READY = "ready.json"
+#: The comparison with a baseline (``--baseline``), when there is one.
+CHANGES = "changes"
 #: How long :func:`load` waits for the publisher to finish parsing (seconds).
 WAIT_S = 900.0
 
@@ -43,6 +46,7 @@ class Prepared:
     topologies: list[TopoInput]
     campaign: CampaignInput
     suite_commit: str = ""
+    changes: Changes | None = None  # the comparison with --baseline
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """The frames :func:`save` writes, by file name."""
@@ -65,9 +69,11 @@ def suite_commit() -> str:
 
 def compute(log_dir=None, env=None, topology=None, method: str = "dlperf",
             warmup: int | None = None, measure: int | None = None,
-            meta: dict | None = None) -> Prepared:
+            meta: dict | None = None, baseline: str | Path | None = None,
+            store: str | Path | None = None, threshold: float | None = None) -> Prepared:
     """Parse and summarise `log_dir` (default: the bundled data/raw_logs); `meta` states run
-    fields the logs and paths do not."""
+    fields the logs and paths do not. With `baseline` (a log folder, a Parquet export or, with
+    `store`, a stored campaign) the cases are also compared with it at `threshold`."""
     from analysis import stats
     from analysis.collect import parse_paths
 
@@ -77,7 +83,15 @@ def compute(log_dir=None, env=None, topology=None, method: str = "dlperf",
     summary = stats.summarize(result, method=method, warmup=warmup, measure=measure, runs=runs)
     trace = stats.iteration_throughput(result)
     envs, topos, camp = inputs.gather(root, env, topology)
-    return Prepared(root, result, runs, summary, trace, envs, topos, camp, suite_commit())
+    changes = None
+    if baseline is not None:
+        from analysis.changes.verdict import DEFAULT_THRESHOLD
+        from analysis.report.baseline import compare_with
+
+        changes = compare_with(baseline, store, root, runs, summary, envs, method,
+                               DEFAULT_THRESHOLD if threshold is None else threshold)
+    return Prepared(root, result, runs, summary, trace, envs, topos, camp, suite_commit(),
+                    changes)
 
 
 def _json_columns(frame: pd.DataFrame) -> list[str]:
@@ -99,8 +113,11 @@ def save(data: Prepared, folder: str | Path) -> None:
                 lambda v: None if v is None else json.dumps(v, default=str)) for c in cols})
         as_json[name] = cols
         frame.to_parquet(folder / f"{name}.parquet")
+    if data.changes is not None:
+        data.changes.table.to_parquet(folder / f"{CHANGES}.parquet")
     atomic_write_text(folder / READY, json.dumps({
-        "log_dir": str(data.log_dir), "suite_commit": data.suite_commit, "json_columns": as_json}))
+        "log_dir": str(data.log_dir), "suite_commit": data.suite_commit, "json_columns": as_json,
+        CHANGES: None if data.changes is None else data.changes.meta()}))
 
 
 def _read(folder: Path, name: str, json_columns: list[str]) -> pd.DataFrame:
@@ -129,5 +146,8 @@ def load(folder: str | Path, env=None, topology=None, wait_s: float = WAIT_S) ->
     root = Path(meta["log_dir"])
     envs, topos, camp = inputs.gather(root, env, topology)
     result = ParseResult(frames["observations"], frames["parsed_runs"], frames["problems"])
+    changes = None
+    if meta.get(CHANGES) is not None:
+        changes = Changes(pd.read_parquet(folder / f"{CHANGES}.parquet"), **meta[CHANGES])
     return Prepared(root, result, frames["runs"], frames["summary"], frames["trace"], envs,
-                    topos, camp, meta["suite_commit"])
+                    topos, camp, meta["suite_commit"], changes)

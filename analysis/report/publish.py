@@ -189,15 +189,20 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
             warmup: int | None = None, measure: int | None = None, title: str | None = None,
             notebook: str | Path = REPORT_NOTEBOOK, kernel_name: str | None = None,
             progress: Callable[[str], None] | None = print_progress,
-            meta: dict | None = None) -> Published:
+            meta: dict | None = None, baseline: str | Path | None = None,
+            store: str | Path | None = None, threshold: float | None = None) -> Published:
     """Write report_<lang>.{ipynb,html,pdf,json} for each language into `out_dir`.
 
     `log_dir` defaults to the bundled data/raw_logs, `out_dir` to reports/. `env` and
     `topology` are extra files (those inside `log_dir` are found automatically).
     `meta` states run fields the logs and paths do not (as ``dlperf summarize --meta``).
+    `baseline` (a log folder, a Parquet export or, with `store`, a stored campaign) adds the
+    "Changes since baseline" section, its verdicts at `threshold` (default 2 %); a baseline
+    that cannot be one is refused before any kernel starts.
     `progress` is called with one line per step ("parsing…", "en: executing…", "en: html");
     None for silence.
     """
+    from analysis.report.baseline import check_baseline
     from analysis.report.inputs import resolve_log_dir
     from analysis.stats import METHODS
 
@@ -206,6 +211,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
     root = resolve_log_dir(log_dir).resolve()
+    check_baseline(baseline, store)
     out = Path(out_dir or config.REPORTS_DIR).resolve()
     out.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda _message: None)
@@ -232,8 +238,8 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
         try:
             t = time.perf_counter()  # parse while the kernels start
-            prepared.save(prepared.compute(root, env, topology, method, warmup, measure, meta),
-                          data_dir)
+            prepared.save(prepared.compute(root, env, topology, method, warmup, measure, meta,
+                                           baseline, store, threshold), data_dir)
             result.seconds["prepare"] = time.perf_counter() - t
             staged = {lang: job.result() for lang, job in jobs.items()}
         except BaseException:  # Ctrl-C, a bad input, a failed kernel: stop the others
