@@ -106,7 +106,7 @@ def _signed(tr: Translator, value, digits: int, unit: str) -> str:
     if value is None or pd.isna(value) or not np.isfinite(float(value)):
         return "-"
     v = float(value)
-    return ("+" if v > 0 else "") + tr.num(v, digits) + unit
+    return ("+" if v > 0 else "") + tr.num(v, digits) + unit.replace(" ", "\u00a0")
 
 
 def _ratio_cell(tr: Translator, ratio, low, high) -> str:
@@ -114,7 +114,8 @@ def _ratio_cell(tr: Translator, ratio, low, high) -> str:
         return "-"
     if pd.isna(low) or pd.isna(high):
         return tr.num(ratio, 3)
-    return f"{tr.num(ratio, 3)} [{tr.num(low, 3)}, {tr.num(high, 3)}]"
+    # wraps between the ratio and its interval only
+    return f"{tr.num(ratio, 3)} [{tr.num(low, 3)},\u00a0{tr.num(high, 3)}]"
 
 
 def table_rows(changes: Changes, tr: Translator) -> tuple[list[str], list[list[str]], list]:
@@ -143,7 +144,7 @@ def section_html(changes: Changes, tr: Translator) -> str:
            H.para(tr("changes.method", confidence=conf, threshold=threshold), "dlperf-note")]
     header, rows, styles = table_rows(changes, tr)
     out.append(H.table(header, rows, cls="dlperf-table dlperf-changes", align=TABLE_ALIGN,
-                       cell_styles=styles))
+                       cell_styles=styles, caption=tr("changes.caption")))
     if changes.table["ratio"].notna().any():
         fig = plots.ratio_intervals(changes.table, tr.lang, changes.threshold,
                                     changes.confidence)
