@@ -74,13 +74,14 @@ def test_without_a_baseline_there_is_no_such_section():
     assert "changes" not in rep.numbers()
 
 
-@pytest.mark.parametrize("bad", ["no-such-folder", "a-file.txt"])
-def test_a_bad_baseline_is_one_line_exit_2_before_kernels_start(tmp_path, dlperf_exe, bad):
+@pytest.mark.parametrize(("bad", "why"), [("no-such-folder", "no such log folder"),
+                                          ("a-file.txt", "expected a log folder")])
+def test_a_bad_baseline_is_one_line_exit_2_before_kernels_start(tmp_path, dlperf_exe, bad, why):
     (tmp_path / "a-file.txt").write_text("not logs\n")
     out = tmp_path / "out"
     done = run_cli(dlperf_exe, "report", BUNDLED, "--baseline", tmp_path / bad, "--to", "html",
                    "-o", out, timeout=120)
     assert done.returncode == 2, done.stderr
-    assert_one_clean_line(done.stderr, "--baseline", bad)
+    assert_one_clean_line(done.stderr, "--baseline", bad, why)
     assert "parsing" not in done.stderr and "executing" not in done.stderr
     assert not out.exists() or not list(out.glob("report_*"))
