@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for mod in _commands():
-        p = sub.add_parser(mod.COMMAND, help=mod.HELP, description=mod.HELP,
+        # `help` is %-formatted by argparse (a "95 % interval" would break --help)
+        p = sub.add_parser(mod.COMMAND, help=mod.HELP.replace("%", "%%"), description=mod.HELP,
                            formatter_class=HelpFormatter)
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
