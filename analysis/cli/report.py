@@ -44,6 +44,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                        "or 0.02 (default: 2%%)")
     p.add_argument("--store", default=None, metavar="DIR",
                    help="results store where a --baseline that is not a path is looked up")
+    p.add_argument("--references", default=None, metavar="FILE",
+                   help="add a 'vs reference' column to the results tables: each case's "
+                        "median over the value of the references it matches in FILE "
+                        "(.yaml/.yml or .csv, as dlperf check reads)")
     add_meta(p)
 
 
@@ -56,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     done = publish(args.log_dir, args.out_dir, langs=args.lang, to=args.to, env=args.env,
                    topology=args.topology, method=args.method, warmup=args.warmup,
                    measure=args.measure, title=args.title, meta=args.meta,
-                   baseline=args.baseline, store=args.store, threshold=args.threshold)
+                   baseline=args.baseline, store=args.store, threshold=args.threshold,
+                   references=args.references)
     for path in done.all_files():
         print(path)
     return 0

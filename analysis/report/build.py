@@ -22,10 +22,11 @@ from analysis import __version__, plots, stats
 from analysis.collect import ParseResult
 from analysis.fsutil import atomic_write_text
 from analysis.i18n import Translator
-from analysis.report import baseline, envinfo, inputs, prepared, tables
+from analysis.report import baseline, envinfo, inputs, prepared, tables, vs_reference
 from analysis.report import html as H
 from analysis.report.baseline import Changes
 from analysis.report.inputs import CampaignInput, EnvInput, TopoInput
+from analysis.report.vs_reference import ReferenceRatios
 from analysis.stats import methods as _methods
 
 #: Sections in report order (ids of `section.<id>` labels).
@@ -77,6 +78,7 @@ class Report:
     generated: _dt.datetime = field(default_factory=_dt.datetime.now)
     suite_commit: str = ""
     changes: Changes | None = None  # the comparison with a baseline, when given
+    references: ReferenceRatios | None = None  # the matches of a references file, when given
 
     def __post_init__(self):
         self.tr = Translator(self.lang)
@@ -143,6 +145,8 @@ class Report:
                "problems": len(self.result.problems), "method": self.method, "cases": cases}
         if self.changes is not None:
             out["changes"] = self.changes.numbers()
+        if self.references is not None:
+            out["references"] = self.references.numbers()
         return out
 
     def save_numbers(self, path: str | Path | None) -> None:
@@ -459,11 +463,16 @@ class Report:
             fw, model, prec, bsz = key
             out.append(H.heading(3, tr("results.group", model=model, bsz=bsz, precision=prec),
                                  f"group-{i}"))
-            t = tables.results_table(g, tr)
+            refs = self.references
+            cells = None if refs is None else vs_reference.cells(tr, refs, g)
+            t = tables.results_table(g, tr, cells)
+            align = tables.RESULTS_ALIGN + ("" if refs is None else tables.VS_REFERENCE_ALIGN)
             out.append(H.table(list(t.columns), t.to_numpy().tolist(),
-                               cls="dlperf-table dlperf-results", align=tables.RESULTS_ALIGN,
+                               cls="dlperf-table dlperf-results", align=align,
                                caption=tr("results.caption", framework=fw, model=model,
                                           bsz=bsz, precision=prec)))
+            if refs is not None:
+                out.append(H.para(vs_reference.note(tr, refs), "dlperf-note"))
         gpt = tables.gpt_rows(s)
         if not gpt.empty:
             out.append(H.heading(3, tr("results.gpt"), "group-gpt"))
@@ -619,7 +628,7 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
           method: str = "dlperf", warmup: int | None = None, measure: int | None = None,
           link_base: str | Path | None = None, data_dir: str | Path | None = None,
           baseline: str | Path | None = None, store: str | Path | None = None,
-          threshold: float | None = None) -> Report:
+          threshold: float | None = None, references: str | Path | None = None) -> Report:
     """Parse `log_dir` (default: bundled data/raw_logs) and gather everything a report shows.
 
     `env` / `topology` add files to those found inside `log_dir`; `link_base` is the folder
@@ -627,17 +636,19 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
     `data_dir`: read the parsed frames `dlperf report` prepared there
     (``prepared.save``) instead of parsing again. `baseline` (a log folder, a Parquet export
     or, with `store`, a stored campaign) adds the "Changes since baseline" section, its
-    verdicts at `threshold` (a fraction; default 2 %).
+    verdicts at `threshold` (a fraction; default 2 %). `references` (a references file)
+    adds the results tables' "vs reference" column.
     """
     if data_dir:
         data = prepared.load(data_dir, env=env, topology=topology)
     else:
         data = prepared.compute(log_dir, env=env, topology=topology, method=method,
                                 warmup=warmup, measure=measure, baseline=baseline,
-                                store=store, threshold=threshold)
+                                store=store, threshold=threshold, references=references)
     return Report(lang=lang, log_dir=data.log_dir, result=data.result, runs=data.runs,
                   summary=data.summary, trace=data.trace, envs=data.envs,
                   topologies=data.topologies, campaign=data.campaign, method=method,
                   warmup=warmup, measure=measure, title=title or "",
                   link_base=Path(link_base) if link_base else Path.cwd(),
-                  suite_commit=data.suite_commit, changes=data.changes)
+                  suite_commit=data.suite_commit, changes=data.changes,
+                  references=data.references)

@@ -24,11 +24,14 @@ from analysis.fsutil import atomic_write_text
 from analysis.report import inputs
 from analysis.report.baseline import Changes
 from analysis.report.inputs import CampaignInput, EnvInput, TopoInput
+from analysis.report.vs_reference import ReferenceRatios
 
 #: Written last by :func:`save`: the frames beside it are complete.
 READY = "ready.json"
 #: The comparison with a baseline (``--baseline``), when there is one.
 CHANGES = "changes"
+#: The matches of a references file (``--references``), when there is one.
+REFERENCES = "references"
 #: How long :func:`load` waits for the publisher to finish parsing (seconds).
 WAIT_S = 900.0
 
@@ -47,6 +50,7 @@ class Prepared:
     campaign: CampaignInput
     suite_commit: str = ""
     changes: Changes | None = None  # the comparison with --baseline
+    references: ReferenceRatios | None = None  # the matches of --references
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """The frames :func:`save` writes, by file name."""
@@ -70,10 +74,12 @@ def suite_commit() -> str:
 def compute(log_dir=None, env=None, topology=None, method: str = "dlperf",
             warmup: int | None = None, measure: int | None = None,
             meta: dict | None = None, baseline: str | Path | None = None,
-            store: str | Path | None = None, threshold: float | None = None) -> Prepared:
+            store: str | Path | None = None, threshold: float | None = None,
+            references: str | Path | None = None) -> Prepared:
     """Parse and summarise `log_dir` (default: the bundled data/raw_logs); `meta` states run
     fields the logs and paths do not. With `baseline` (a log folder, a Parquet export or, with
-    `store`, a stored campaign) the cases are also compared with it at `threshold`."""
+    `store`, a stored campaign) the cases are also compared with it at `threshold`; with
+    `references` (a references file) they are matched with its references."""
     from analysis import stats
     from analysis.collect import parse_paths
 
@@ -90,8 +96,13 @@ def compute(log_dir=None, env=None, topology=None, method: str = "dlperf",
 
         changes = compare_with(baseline, store, root, runs, summary, envs, method,
                                DEFAULT_THRESHOLD if threshold is None else threshold)
+    ratios = None
+    if references is not None:
+        from analysis.report import vs_reference
+
+        ratios = vs_reference.match(references, summary)
     return Prepared(root, result, runs, summary, trace, envs, topos, camp, suite_commit(),
-                    changes)
+                    changes, ratios)
 
 
 def _json_columns(frame: pd.DataFrame) -> list[str]:
@@ -115,9 +126,12 @@ def save(data: Prepared, folder: str | Path) -> None:
         frame.to_parquet(folder / f"{name}.parquet")
     if data.changes is not None:
         data.changes.table.to_parquet(folder / f"{CHANGES}.parquet")
+    if data.references is not None:
+        data.references.table.to_parquet(folder / f"{REFERENCES}.parquet")
     atomic_write_text(folder / READY, json.dumps({
         "log_dir": str(data.log_dir), "suite_commit": data.suite_commit, "json_columns": as_json,
-        CHANGES: None if data.changes is None else data.changes.meta()}))
+        CHANGES: None if data.changes is None else data.changes.meta(),
+        REFERENCES: None if data.references is None else data.references.meta()}))
 
 
 def _read(folder: Path, name: str, json_columns: list[str]) -> pd.DataFrame:
@@ -149,5 +163,9 @@ def load(folder: str | Path, env=None, topology=None, wait_s: float = WAIT_S) ->
     changes = None
     if meta.get(CHANGES) is not None:
         changes = Changes(pd.read_parquet(folder / f"{CHANGES}.parquet"), **meta[CHANGES])
+    ratios = None
+    if meta.get(REFERENCES) is not None:
+        ratios = ReferenceRatios(pd.read_parquet(folder / f"{REFERENCES}.parquet"),
+                                 **meta[REFERENCES])
     return Prepared(root, result, frames["runs"], frames["summary"], frames["trace"], envs,
-                    topos, camp, meta["suite_commit"], changes)
+                    topos, camp, meta["suite_commit"], changes, ratios)

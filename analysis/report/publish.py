@@ -35,7 +35,7 @@ from analysis import config
 from analysis.errors import DLPerfError, UsageError
 from analysis.fsutil import atomic_write_bytes
 from analysis.i18n import check_lang
-from analysis.report import prepared
+from analysis.report import prepared, vs_reference
 from analysis.report.kernels import Kernels
 
 REPORT_NOTEBOOK = config.NOTEBOOKS_DIR / "20_report.ipynb"
@@ -190,7 +190,8 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
             notebook: str | Path = REPORT_NOTEBOOK, kernel_name: str | None = None,
             progress: Callable[[str], None] | None = print_progress,
             meta: dict | None = None, baseline: str | Path | None = None,
-            store: str | Path | None = None, threshold: float | None = None) -> Published:
+            store: str | Path | None = None, threshold: float | None = None,
+            references: str | Path | None = None) -> Published:
     """Write report_<lang>.{ipynb,html,pdf,json} for each language into `out_dir`.
 
     `log_dir` defaults to the bundled data/raw_logs, `out_dir` to reports/. `env` and
@@ -198,7 +199,9 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     `meta` states run fields the logs and paths do not (as ``dlperf summarize --meta``).
     `baseline` (a log folder, a Parquet export or, with `store`, a stored campaign) adds the
     "Changes since baseline" section, its verdicts at `threshold` (default 2 %); a baseline
-    that cannot be one is refused before any kernel starts.
+    that cannot be one is refused before any kernel starts. `references` (a references file,
+    as ``dlperf check`` reads) adds the results tables' "vs reference" column; a bad file is
+    refused before any kernel starts too.
     `progress` is called with one line per step ("parsing…", "en: executing…", "en: html");
     None for silence.
     """
@@ -212,6 +215,8 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         raise UsageError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
     root = resolve_log_dir(log_dir).resolve()
     check_baseline(baseline, store)
+    if references is not None:
+        vs_reference.load(references)
     out = Path(out_dir or config.REPORTS_DIR).resolve()
     out.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda _message: None)
@@ -239,7 +244,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         try:
             t = time.perf_counter()  # parse while the kernels start
             prepared.save(prepared.compute(root, env, topology, method, warmup, measure, meta,
-                                           baseline, store, threshold), data_dir)
+                                           baseline, store, threshold, references), data_dir)
             result.seconds["prepare"] = time.perf_counter() - t
             staged = {lang: job.result() for lang, job in jobs.items()}
         except BaseException:  # Ctrl-C, a bad input, a failed kernel: stop the others

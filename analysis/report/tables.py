@@ -29,8 +29,9 @@ def gpt_rows(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[summary["case"].fillna("") != ""]
 
 
-#: Column alignment of results_table (text "l", numbers "r").
+#: Column alignment of results_table (text "l", numbers "r"), and of its "vs reference" column.
 RESULTS_ALIGN = "rrrrrrrrrr"
+VS_REFERENCE_ALIGN = "l"
 GPT_ALIGN = "llrrrrr"
 
 
@@ -41,10 +42,12 @@ def ci_text(low, high, tr: Translator) -> str:
     return f"{tr.num(low)}\u2013{tr.num(high)}"
 
 
-def results_table(group: pd.DataFrame, tr: Translator) -> pd.DataFrame:
+def results_table(group: pd.DataFrame, tr: Translator,
+                  vs_reference: list[str] | None = None) -> pd.DataFrame:
     """Seed 001 layout plus efficiency, CI and repeats:
     node num | gpus/node | gpu num | bsz/gpu | GPU Memory Usage | Throughput | Speedup |
-    Scaling efficiency | 95% CI | repeats."""
+    Scaling efficiency | 95% CI | repeats, then "vs reference" when `vs_reference` gives
+    its cells (one per row of `group`, already formatted)."""
     rows = []
     for r in group.itertuples(index=False):
         ci = ci_text(r.ci_low, r.ci_high, tr)
@@ -56,6 +59,9 @@ def results_table(group: pd.DataFrame, tr: Translator) -> pd.DataFrame:
         ])
     cols = ["col.node_num", "col.gpus_per_node", "col.gpu_num", "col.bsz_per_gpu", "col.memory",
             "col.throughput", "col.speedup", "col.efficiency", "col.ci", "col.repeats"]
+    if vs_reference is not None:
+        rows = [row + [text] for row, text in zip(rows, vs_reference, strict=True)]
+        cols.append("col.vs_reference")
     return pd.DataFrame(rows, columns=[tr(c) for c in cols])
 
 
