@@ -19,7 +19,7 @@ from analysis.changes import store as results_store
 from analysis.changes import verdict
 
 STEP_DOWN, STEP_UP = "step down", "step up"
-DEFAULT_PERSIST = 2
+DEFAULT_PERSIST = verdict.DEFAULT_PERSIST
 COLUMNS = ["case_key", "campaign", "name", "started", "repeats", "throughput_median",
            "ci_low", "ci_high", "change", "step", "hardware", "hardware_changed"]
 

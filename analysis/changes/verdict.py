@@ -38,6 +38,8 @@ SLOWER, FASTER, UNCHANGED, TOO_FEW = "slower", "faster", "unchanged", "too few r
 VERDICTS = (SLOWER, FASTER, UNCHANGED, TOO_FEW)
 DEFAULT_THRESHOLD = 0.02
 DEFAULT_CONFIDENCE = 0.95
+#: Campaigns a step must last to be a change point in a trend.
+DEFAULT_PERSIST = 2
 MIN_REPEATS = 2
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from analysis.changes import options, references, verdict
-from analysis.changes.sources import load
+from analysis.changes import options, verdict
 from analysis.cli.compare import note_failed_runs
 from analysis.stats import METHODS
 from analysis.tables import FORMATS, render
@@ -49,6 +48,9 @@ def _text(table, fmt: str) -> str:
 
 
 def run(args) -> int:
+    from analysis.changes import references  # heavy: loaded for the command only
+    from analysis.changes.sources import load
+
     refs = references.load_references(args.references, args.tolerance)
     campaign = load(args.log_dir, args.store, args.method)
     table = references.check(campaign.summary, refs)

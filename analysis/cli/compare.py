@@ -5,9 +5,6 @@ from __future__ import annotations
 import sys
 
 from analysis.changes import options, verdict
-from analysis.changes.compare import compare
-from analysis.changes.render import render_comparison
-from analysis.changes.sources import load
 from analysis.stats import METHODS
 from analysis.tables import FORMATS
 
@@ -59,6 +56,10 @@ def note_failed_runs(campaign) -> None:
 
 
 def run(args) -> int:
+    from analysis.changes.compare import compare  # heavy: loaded for the command only
+    from analysis.changes.render import render_comparison
+    from analysis.changes.sources import load
+
     base = load(args.base, args.store, args.method)
     new = load(args.new, args.store, args.method)
     result = compare(base, new, args.threshold, dict(args.case_threshold), args.confidence,

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from analysis.changes import options, trend, verdict
-from analysis.changes import store as results_store
-from analysis.changes.sources import load
+from analysis.changes import options, verdict
 from analysis.cli._options import HelpFormatter, positive_int
 from analysis.fsutil import display_path
 from analysis.stats import METHODS
@@ -49,12 +47,16 @@ def add_arguments(p) -> None:
                    help="glob on the case key, e.g. '*/1n4g' (default: every case)")
     t.add_argument("--threshold", type=options.threshold, default=verdict.DEFAULT_THRESHOLD,
                    metavar="PCT", help="smallest step that is a change (default: 2%%)")
-    t.add_argument("--persist", type=positive_int, default=trend.DEFAULT_PERSIST, metavar="N",
+    t.add_argument("--persist", type=positive_int, default=verdict.DEFAULT_PERSIST, metavar="N",
                    help="campaigns a step must last to be a change point")
     _format_option(t)
 
 
 def run(args) -> int:
+    from analysis.changes import store as results_store  # heavy: loaded for the command only
+    from analysis.changes import trend
+    from analysis.changes.sources import load
+
     if args.action == "add":
         from analysis.report.prepared import suite_commit
 
