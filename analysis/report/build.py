@@ -466,9 +466,10 @@ class Report:
             refs = self.references
             cells = None if refs is None else vs_reference.cells(tr, refs, g)
             t = tables.results_table(g, tr, cells)
-            align = tables.RESULTS_ALIGN + ("" if refs is None else tables.VS_REFERENCE_ALIGN)
-            out.append(H.table(list(t.columns), t.to_numpy().tolist(),
-                               cls="dlperf-table dlperf-results", align=align,
+            align, cls = tables.RESULTS_ALIGN, "dlperf-table dlperf-results"
+            if refs is not None:
+                align, cls = align + tables.VS_REFERENCE_ALIGN, cls + " dlperf-vs-reference"
+            out.append(H.table(list(t.columns), t.to_numpy().tolist(), cls=cls, align=align,
                                caption=tr("results.caption", framework=fw, model=model,
                                           bsz=bsz, precision=prec)))
             if refs is not None:
