@@ -145,6 +145,19 @@ def get(name: str) -> Workload:
         raise UnknownNameError("workload", name, list(_REGISTRY)) from None
 
 
+def _gpt_model_args(case, iterations: int) -> list[str]:
+    """Megatron-style GPT sizes of a case (``oneflow_gpt`` case params), shared by the
+    OneFlow GPT and the built-in GPT command lines."""
+    p = case.param
+    return ["--tensor-model-parallel-size", str(p["mp"]),
+            "--pipeline-model-parallel-size", str(p["pp"]),
+            "--micro-batch-size", str(case.batch_size),
+            "--global-batch-size", str(p["global_batch_size"]),
+            "--num-layers", str(p["num_layers"]), "--hidden-size", str(p["hidden_size"]),
+            "--num-attention-heads", str(p["num_heads"]), "--seq-length", str(p["seq_length"]),
+            "--train-iters", str(iterations), "--log-interval", "1"]
+
+
 def _torchrun_head(ctx: LaunchContext, rank: int) -> list[str]:
     n = ctx.case.num_nodes
     if n == 1:
@@ -318,15 +331,8 @@ class OneFlowGPT(Workload):
         argv = [ctx.opt("python", "python3"), "-m", "oneflow_gpt.training",
                 "--num-nodes", str(n), "--num-gpus-per-node", str(c.gpus_per_node),
                 "--node-ips", ",".join(ctx.hosts[:n]),
-                "--tensor-model-parallel-size", str(p["mp"]),
-                "--pipeline-model-parallel-size", str(p["pp"]),
-                "--micro-batch-size", str(c.batch_size),
-                "--global-batch-size", str(p["global_batch_size"]),
-                "--num-layers", str(p["num_layers"]), "--hidden-size", str(p["hidden_size"]),
-                "--num-attention-heads", str(p["num_heads"]),
-                "--seq-length", str(p["seq_length"]),
-                "--max-position-embeddings", str(p["seq_length"]),
-                "--train-iters", str(ctx.spec.iterations), "--log-interval", "1"]
+                *_gpt_model_args(c, ctx.spec.iterations),
+                "--max-position-embeddings", str(p["seq_length"])]
         if c.precision == "amp":
             argv.append("--fp16")
         if ctx.opt("data_dir"):
@@ -343,19 +349,12 @@ class BuiltinGPT(OneFlowGPT):
     default_iterations = 30
 
     def commands(self, ctx):
-        c, p = ctx.case, ctx.case.param
+        c = ctx.case
         cpu = ctx.device == "cpu"
         out = []
         for rank in range(c.num_nodes):
             argv = [*_torchrun_head(ctx, rank), "--nproc_per_node", str(c.gpus_per_node),
-                    "-m", "workloads.gpt", "--tensor-model-parallel-size", str(p["mp"]),
-                    "--pipeline-model-parallel-size", str(p["pp"]),
-                    "--micro-batch-size", str(c.batch_size),
-                    "--global-batch-size", str(p["global_batch_size"]),
-                    "--num-layers", str(p["num_layers"]), "--hidden-size", str(p["hidden_size"]),
-                    "--num-attention-heads", str(p["num_heads"]),
-                    "--seq-length", str(p["seq_length"]),
-                    "--train-iters", str(ctx.spec.iterations), "--log-interval", "1",
+                    "-m", "workloads.gpt", *_gpt_model_args(c, ctx.spec.iterations),
                     "--precision", c.precision, "--device", "cpu" if cpu else "cuda",
                     "--dist-backend", "gloo" if cpu else "nccl"]
             out.append(argv + ctx.extra())
