@@ -37,7 +37,7 @@ test-fast: setup  ## tests without the slow end-to-end ones
 	$(PY) -m pytest -q -m "not slow"
 
 lint: setup  ## ruff check
-	$(VENV)/bin/ruff check analysis tests benchmarks
+	$(VENV)/bin/ruff check analysis workloads tests benchmarks
 
 bench: setup  ## parse-speed benchmark (writes figures to stdout)
 	$(PY) benchmarks/parse_speed.py
