@@ -13,6 +13,11 @@ lives in a private temporary folder (mode 0700, removed at the end): the data, t
 notebooks being executed, the kernels' sockets. Outputs reach OUT_DIR only when complete,
 each by an atomic rename; an interrupted build (Ctrl-C) kills its kernels, writes nothing
 and re-raises KeyboardInterrupt.
+
+The same logs and code give the same bytes (``reproducible``): the notebook is written
+without timings, with a fixed id for papermill's parameters cell and with the parameters a
+reader re-running it next to the outputs needs (paths relative to OUT_DIR, no build
+folder); the PDF's dates come from ``SOURCE_DATE_EPOCH`` (``webpdf``).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import copy
 import functools
 import logging
+import os
 import sys
 import tempfile
 import threading
@@ -42,6 +48,13 @@ REPORT_NOTEBOOK = config.NOTEBOOKS_DIR / "20_report.ipynb"
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "dlperf"
 TARGETS = ("html", "pdf")
+#: Id of papermill's injected parameters cell in what is written (papermill draws one at random).
+INJECTED_CELL_ID = "injected-parameters"
+#: Parameters that only point into the build's temporary folder.
+BUILD_ONLY_PARAMETERS = ("data_dir", "numbers_json")
+#: Parameters holding paths, written relative to OUT_DIR.
+PATH_PARAMETERS = ("log_dir", "link_base", "env", "topology")
+TIMING_KEYS = ("start_time", "end_time", "duration")
 #: ISO 639-1 code for nbconvert's <html lang> (Chromium chooses CJK fonts by it).
 LANGUAGE_CODE = {"en": "en", "zh": "zh"}
 _PRINT_LOCK = threading.Lock()
@@ -94,6 +107,44 @@ def execute(out_ipynb: Path, parameters: dict, notebook: Path = REPORT_NOTEBOOK,
                            f"(see the executed notebook there): {exc.ename}: {exc.evalue}") from exc
 
 
+def _relative(value, out_dir: Path):
+    if isinstance(value, list):
+        return [_relative(v, out_dir) for v in value]
+    return os.path.relpath(value, out_dir) if isinstance(value, str) else value
+
+
+def reproducible(nb: nbformat.NotebookNode, out_dir: Path, name: str) -> nbformat.NotebookNode:
+    """A copy of the executed notebook `nb`, to be written as OUT_DIR/`name`, that is the same
+    for the same inputs: no execution times, a fixed id for the injected parameters cell, and
+    parameters without the build folder (data_dir and numbers_json are None: re-run, the
+    notebook parses the logs itself) with paths relative to `out_dir`."""
+    from papermill.translators import translate_parameters
+
+    nb = copy.deepcopy(nb)
+    meta = nb.metadata.get("papermill", {})
+    for key in TIMING_KEYS:
+        meta.pop(key, None)
+    params = {k: (None if k in BUILD_ONLY_PARAMETERS else
+                  _relative(v, out_dir) if k in PATH_PARAMETERS else v)
+              for k, v in meta.get("parameters", {}).items()}
+    if "parameters" in meta:
+        meta["parameters"] = params
+    if meta.get("input_path"):
+        meta["input_path"] = _relative(meta["input_path"], out_dir)
+    if "output_path" in meta:
+        meta["output_path"] = name
+    kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
+    language = nb.metadata.get("language_info", {}).get("name", "python")
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)  # nbclient's iopub/shell timestamps
+        for key in TIMING_KEYS:
+            cell.metadata.get("papermill", {}).pop(key, None)
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell["id"] = INJECTED_CELL_ID
+            cell.source = translate_parameters(kernel, language, params)
+    return nb
+
+
 def clean_for_export(nb: nbformat.NotebookNode, title: str | None) -> nbformat.NotebookNode:
     """A copy without stderr streams (kernel warnings are not report content), titled."""
     nb = copy.deepcopy(nb)
@@ -119,10 +170,14 @@ def to_html(nb: nbformat.NotebookNode, lang: str) -> str:
     return body
 
 
-def to_pdf(nb: nbformat.NotebookNode, lang: str, temp_dir: str | Path = "") -> bytes:
-    from analysis.report.webpdf import SystemChromiumWebPDFExporter
+def to_pdf(nb: nbformat.NotebookNode, lang: str, temp_dir: str | Path = "",
+           epoch: int | None = None) -> bytes:
+    """The PDF of `nb`, dated `epoch` (default ``SOURCE_DATE_EPOCH`` or 0)."""
+    from analysis.report.webpdf import SystemChromiumWebPDFExporter, source_date_epoch
 
-    exporter = SystemChromiumWebPDFExporter(**_exporter_config(lang), temp_dir=str(temp_dir))
+    exporter = SystemChromiumWebPDFExporter(
+        **_exporter_config(lang), temp_dir=str(temp_dir),
+        epoch=source_date_epoch() if epoch is None else epoch)
     try:
         data, _ = exporter.from_notebook_node(nb)
     except RuntimeError as exc:
@@ -155,19 +210,24 @@ def _in_thread(name: str, fn: Callable[[], _Staged]) -> Future:
 
 
 def _build_language(lang: str, params: dict, notebook: Path, kernel_name: str | None,
-                    kernels: Kernels, targets: list[str], say: Callable[[str], None]) -> _Staged:
+                    kernels: Kernels, targets: list[str], say: Callable[[str], None],
+                    out_dir: Path, epoch: int) -> _Staged:
     """Execute the report notebook for `lang` in the build's folder and export it."""
     staged = _Staged()
-    ipynb, numbers = kernels.folder / f"report_{lang}.ipynb", kernels.folder / f"report_{lang}.json"
+    name = f"report_{lang}.ipynb"
+    ipynb, numbers = kernels.folder / name, kernels.folder / f"report_{lang}.json"
     say(f"{lang}: executing…")
     t0 = time.perf_counter()
     try:
-        nb = execute(ipynb, dict(params, numbers_json=str(numbers)), notebook, kernel_name,
-                     kernels)
+        execute(ipynb, dict(params, numbers_json=str(numbers)), notebook, kernel_name, kernels)
     except PublishError as exc:  # keep the failed notebook for the reader
-        staged.contents["ipynb"], staged.error = ipynb.read_bytes(), exc
+        staged.error = exc
+        if kernels.cancelled.is_set():  # stopped on purpose: nothing is written
+            return staged
+    nb = reproducible(nbformat.read(ipynb, as_version=4), out_dir, name)
+    staged.contents["ipynb"] = nbformat.writes(nb).encode("utf-8")
+    if staged.error:
         return staged
-    staged.contents["ipynb"] = ipynb.read_bytes()
     staged.contents["json"] = numbers.read_bytes()
     t1 = time.perf_counter()
     staged.seconds[f"{lang}.execute"] = t1 - t0
@@ -179,7 +239,7 @@ def _build_language(lang: str, params: dict, notebook: Path, kernel_name: str | 
     staged.seconds[f"{lang}.html"] = t2 - t1
     if "pdf" in targets and not kernels.cancelled.is_set():
         say(f"{lang}: pdf")
-        staged.contents["pdf"] = to_pdf(nb, lang, temp_dir=kernels.folder)
+        staged.contents["pdf"] = to_pdf(nb, lang, temp_dir=kernels.folder, epoch=epoch)
     staged.seconds[f"{lang}.pdf"] = time.perf_counter() - t2
     return staged
 
@@ -207,6 +267,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     """
     from analysis.report.baseline import check_baseline
     from analysis.report.inputs import resolve_log_dir
+    from analysis.report.webpdf import source_date_epoch
     from analysis.stats import METHODS
 
     langs = [check_lang(x) for x in _split(langs, ("en", "zh"), "language")]
@@ -215,6 +276,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         raise UsageError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
     root = resolve_log_dir(log_dir).resolve()
     check_baseline(baseline, store)
+    epoch = source_date_epoch()
     if references is not None:
         vs_reference.load(references)
     out = Path(out_dir or config.REPORTS_DIR).resolve()
@@ -238,7 +300,8 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         data_dir.mkdir()  # the kernels wait in it for the parsed data
         jobs = {lang: _in_thread(f"dlperf-report-{lang}", functools.partial(
             _build_language, lang, dict(params, lang=lang, data_dir=str(data_dir)),
-            Path(notebook), kernel_name, kernels, targets, say)) for lang in langs}
+            Path(notebook), kernel_name, kernels, targets, say, out, epoch))
+            for lang in langs}
         quiet = _QuietWhenStopped(kernels)
         logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
         try:
