@@ -59,13 +59,16 @@ class Prepared:
                 "trace": self.trace}
 
 
-def suite_commit() -> str:
-    """`git rev-parse --short HEAD` of the project ('' when git or the repository is absent)."""
+def suite_commit(project_dir: str | Path | None = None) -> str:
+    """The short hash of the last commit that changed the suite itself, i.e. anything but the
+    generated ``reports/`` ('' when git or the repository is absent). Committing rebuilt
+    reports therefore does not change the commit the next build shows, so rebuilding
+    unchanged logs with unchanged code leaves the tree clean."""
     from analysis.shell import run_command
 
     try:
-        done = run_command(["git", "rev-parse", "--short", "HEAD"], timeout=10, check=False,
-                           cwd=config.PROJECT_DIR)
+        done = run_command(["git", "log", "-1", "--format=%h", "--", ".", ":(exclude)reports"],
+                           timeout=10, check=False, cwd=project_dir or config.PROJECT_DIR)
     except Exception:  # no git, no repository, a timeout: the commit is just unknown
         return ""
     return done.stdout.strip() if done.ok else ""

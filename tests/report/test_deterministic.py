@@ -3,6 +3,8 @@ random, no timings, no temporary build paths, no PDF creation time."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 import synth
 
@@ -65,3 +67,21 @@ def test_bad_source_date_epoch_is_a_usage_error(monkeypatch, value):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", value)
     with pytest.raises(UsageError, match="SOURCE_DATE_EPOCH"):
         webpdf.source_date_epoch()
+
+
+def test_the_commit_shown_ignores_commits_of_generated_reports(tmp_path):
+    """Committing rebuilt reports must not change the commit the next build shows."""
+    from analysis.report.prepared import suite_commit
+
+    def git(*args):
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                              cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+
+    git("init", "-q")
+    (tmp_path / "analysis.py").write_text("x = 1\n")
+    git("add", "."), git("commit", "-qm", "code")
+    code = git("rev-parse", "--short", "HEAD").strip()
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "report_en.html").write_text("<p>1</p>\n")
+    git("add", "."), git("commit", "-qm", "reports")
+    assert suite_commit(tmp_path) == code != git("rev-parse", "--short", "HEAD").strip()
