@@ -38,6 +38,21 @@ def add_cache(p) -> None:
                         "~/.cache/dlperf/parse; default: use it)")
 
 
+def add_method(p, window: bool = True) -> None:
+    """``--method`` (the per-run throughput method) and, with `window`, the ``--warmup`` /
+    ``--measure`` iterations of the window and reported methods."""
+    from analysis.cli._options import non_negative_int, positive_int
+    from analysis.stats import METHODS
+
+    p.add_argument("--method", choices=METHODS, default="dlperf",
+                   help="per-run throughput method")
+    if window:
+        p.add_argument("--warmup", type=non_negative_int, default=None, metavar="N",
+                       help="iterations skipped before the window (window/reported; default 20)")
+        p.add_argument("--measure", type=positive_int, default=None, metavar="M",
+                       help="iterations in the measured window (window; default 100)")
+
+
 def add_meta(p) -> None:
     """``--meta KEY=VALUE[,...]``: run fields the logs and paths do not state."""
     p.add_argument("--meta", action=_MetaAction, default=None, metavar="KEY=VALUE[,...]",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 from analysis.changes import options, verdict
+from analysis.cli._common import add_method
 from analysis.cli.compare import note_failed_runs
-from analysis.stats import METHODS
 from analysis.tables import FORMATS, render
 
 COMMAND = "check"
@@ -28,7 +28,7 @@ def add_arguments(p) -> None:
                                        "a tolerance (default: 2%%)")
     p.add_argument("--store", default=None, metavar="DIR",
                    help="results store where a LOG_DIR that is not a path is looked up")
-    p.add_argument("--method", choices=METHODS, default="dlperf", help="per-run throughput method")
+    add_method(p, window=False)
     p.add_argument("--format", choices=FORMATS, default="table",
                    help="table and markdown are rounded for reading; csv and json keep full "
                         "precision")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from analysis.changes import options, verdict
-from analysis.stats import METHODS
+from analysis.cli._common import add_method
 from analysis.tables import FORMATS
 
 COMMAND = "compare"
@@ -24,7 +24,7 @@ def add_arguments(p) -> None:
                    help="compare cases whose recorded hardware type differs (refused otherwise)")
     p.add_argument("--store", default=None, metavar="DIR",
                    help="results store where BASE/NEW that are not paths are looked up")
-    p.add_argument("--method", choices=METHODS, default="dlperf", help="per-run throughput method")
+    add_method(p, window=False)
     p.add_argument("--format", choices=FORMATS, default="table",
                    help="table and markdown are rounded for reading; csv and json keep full "
                         "precision")

@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 
 from analysis.changes import options, verdict
-from analysis.cli._common import add_meta
-from analysis.cli._options import non_negative_int, positive_int
-from analysis.stats import METHODS
+from analysis.cli._common import add_meta, add_method
 
 COMMAND = "report"
 HELP = "publish the report of a log folder as HTML and PDF, in English and Chinese"
@@ -28,12 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--to", default="html,pdf", metavar="FORMATS",
                    help="output formats, comma-separated, from: html, pdf")
     p.add_argument("-o", "--out-dir", default=None, help="output folder (default: reports/)")
-    p.add_argument("--method", choices=METHODS, default="dlperf",
-                   help="per-run throughput method")
-    p.add_argument("--warmup", type=non_negative_int, default=None, metavar="N",
-                   help="iterations skipped before measuring (window/reported; default 20)")
-    p.add_argument("--measure", type=positive_int, default=None, metavar="M",
-                   help="iterations measured (window; default 100)")
+    add_method(p)
     p.add_argument("--title", default=None, help="report title (default: from the models)")
     p.add_argument("--baseline", default=None, metavar="OTHER",
                    help="add a 'Changes since baseline' section comparing every case with "

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from analysis.changes import options, verdict
+from analysis.cli._common import add_method
 from analysis.cli._options import HelpFormatter, positive_int
 from analysis.fsutil import display_path
-from analysis.stats import METHODS
 from analysis.tables import FORMATS, render
 
 COMMAND = "store"
@@ -34,8 +34,7 @@ def add_arguments(p) -> None:
     _store_option(a)
     a.add_argument("--name", default=None,
                    help="campaign name (default: campaign.yaml's name, else the folder name)")
-    a.add_argument("--method", choices=METHODS, default="dlperf",
-                   help="per-run throughput method")
+    add_method(a, window=False)
     ls = sub.add_parser("list", help="the stored campaigns, oldest first",
                         formatter_class=HelpFormatter)
     _store_option(ls)

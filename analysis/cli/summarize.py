@@ -7,11 +7,10 @@ import sys
 import numpy as np
 import pandas as pd
 
-from analysis.cli._common import add_cache, add_jobs, add_paths, report_problems
-from analysis.cli._options import non_negative_int, positive_int
+from analysis.cli._common import add_cache, add_jobs, add_method, add_paths, report_problems
 from analysis.collect import parse_paths
 from analysis.errors import LogProblemError
-from analysis.stats import METHODS, gpt_flops, run_throughput, summarize
+from analysis.stats import gpt_flops, run_throughput, summarize
 from analysis.tables import FORMATS, fit_width, render
 
 COMMAND = "summarize"
@@ -51,12 +50,7 @@ def add_arguments(p) -> None:
     add_paths(p)
     add_jobs(p)
     add_cache(p)
-    p.add_argument("--method", choices=METHODS, default="dlperf",
-                   help="per-run throughput method")
-    p.add_argument("--warmup", type=non_negative_int, default=None, metavar="N",
-                   help="iterations skipped before the window (window/reported; default 20)")
-    p.add_argument("--measure", type=positive_int, default=None, metavar="M",
-                   help="iterations in the measured window (window; default 100)")
+    add_method(p)
     p.add_argument("--format", choices=FORMATS, default="table",
                    help="table: aligned text for a terminal, at most "
                         f"{TABLE_WIDTH} characters wide, rounded; csv and json: full precision")
