@@ -22,6 +22,7 @@ from analysis import __version__, plots, stats
 from analysis.collect import ParseResult
 from analysis.fsutil import atomic_write_text
 from analysis.i18n import Translator
+from analysis.problems import excerpt
 from analysis.report import baseline, envinfo, inputs, prepared, tables, vs_reference
 from analysis.report import html as H
 from analysis.report.baseline import Changes
@@ -53,7 +54,6 @@ REPORT_CLASS = "dlperf-report tex2jax_ignore mathjax_ignore"
 #: Problem rows listed in the report (the rest are counted), and characters of log text
 #: shown per row: one huge log line must not make a huge report.
 MAX_PROBLEM_ROWS = 100
-MAX_PROBLEM_TEXT = 300
 
 
 @dataclass
@@ -537,7 +537,7 @@ class Report:
             return H.para(tr("problems.none"))
         n_runs = len({r[0] for r in rows})
         header = [tr("col.run"), tr("col.kind"), tr("col.reason"), tr("col.line"), tr("col.text")]
-        shown = [[_excerpt(str(c)) for c in r] for r in rows[:MAX_PROBLEM_ROWS]]
+        shown = [[excerpt(str(c)) for c in r] for r in rows[:MAX_PROBLEM_ROWS]]
         more = len(rows) - len(shown)
         return (H.para(tr("problems.intro", count=len(rows), runs=n_runs))
                 + H.table(header, shown, cls="dlperf-table dlperf-problems",
@@ -600,13 +600,6 @@ def _definition_list(lines: list[tuple[str, str]], code_values=()) -> str:
     """'<b>label</b>: value' bullets (values escaped; in <code> for labels in code_values)."""
     return H.bullets([f"<b>{H.esc(k)}</b>: " + (f"<code>{H.esc(v)}</code>" if k in code_values
                                                  else H.esc(v)) for k, v in lines], escape=False)
-
-
-def _excerpt(text: str, limit: int = MAX_PROBLEM_TEXT) -> str:
-    """`text`, or its first `limit` characters and how long it was."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… [{len(text):,} characters]"
 
 
 def _display_path(p: Path, root: Path) -> str:
