@@ -546,7 +546,7 @@ class Report:
 
     def _outlier_reason(self, value, run_id) -> str:
         """Why a repeat is an outlier, with the rule of analysis.stats and its case median."""
-        from analysis.stats import summary as S
+        from analysis.stats import per_run as S
 
         tr, runs = self.tr, self.runs
         case = runs.loc[runs["run_id"] == run_id].iloc[0]

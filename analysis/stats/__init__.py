@@ -2,14 +2,11 @@
 
 from analysis.stats.methods import describe_method
 from analysis.stats.methods import names as method_names
+from analysis.stats.per_run import RUN_COLUMNS, iteration_throughput, run_data, run_throughput
 from analysis.stats.summary import (
-    RUN_COLUMNS,
     SUMMARY_COLUMNS,
     bootstrap_median_ci,
     gpt_tflops_per_gpu,
-    iteration_throughput,
-    run_data,
-    run_throughput,
     summarize,
 )
 

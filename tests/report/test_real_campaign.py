@@ -120,7 +120,7 @@ def test_outlier_reason_states_the_rule(reports):
     assert "case median 2,998.16" in en
     zh = reports["zh"]._outlier_reason(1234.5, rid)
     assert "3 个标度 MAD" in zh and "1.4826 × MAD" in zh and "0.5%" in zh
-    assert stats.summary.OUTLIER_MADS == 3.0  # the label states the rule's numbers from here
+    assert stats.per_run.OUTLIER_MADS == 3.0  # the label states the rule's numbers from here
 
 
 def test_problem_table_aligns_text_left():

@@ -1,6 +1,6 @@
 import pandas as pd
 
-from analysis.stats.summary import _outliers
+from analysis.stats.per_run import _outliers
 
 
 def _runs(values):

@@ -1,0 +1,198 @@
+"""Per-run figures: each run's throughput by a named method, its memory peaks, and the
+per-iteration traces."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis import metrics as M
+from analysis.collect import ParseResult
+from analysis.errors import UsageError
+from analysis.estimate import Estimate, RunData, train_columns
+from analysis.schema import CASE_COLUMNS
+from analysis.stats import methods
+
+OUTLIER_MADS = 3.0
+MAD_TO_SIGMA = 1.4826
+OUTLIER_MIN_SPREAD = 0.005  # 0.5 % of the median
+_TRAIN_COLS = ["epoch", "step", "timestamp", "metric", "value", "line", "rank"]
+
+RUN_COLUMNS = [
+    "run_id", "source", "family", "framework", "model", "precision", "num_nodes",
+    "gpus_per_node", "num_devices", "batch_size_per_device", "global_batch_size", "repeat",
+    "case", "group", "throughput", "latency_ms", "iterations", "method", "problem_kind",
+    "problem", "memory_mib_max", "outlier",
+]
+
+
+def _case_key(df: pd.DataFrame):
+    return [df[c].astype(object).where(df[c].notna(), None) for c in CASE_COLUMNS]
+
+
+def _memory_by_run(obs: pd.DataFrame) -> dict[str, float]:
+    """Max MiB per run: nvidia-smi style `memory_used`, else the allocator peak."""
+    mem = obs[obs["phase"] == M.MEMORY]
+    used = mem[mem["metric"] == M.MEMORY_USED].groupby("run_id", observed=True)["value"].max()
+    alloc = mem[mem["metric"] == M.MEMORY_MAX_ALLOCATED].groupby("run_id", observed=True)["value"].max()
+    both = used.combine_first(alloc)
+    return dict(zip(both.index.astype(str), both.to_numpy(dtype=float)))
+
+
+def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | None = None,
+                   measure: int | None = None) -> pd.DataFrame:
+    """One row per run: its throughput by `method` and why it has none.
+
+    Columns: run_id, source, family, framework, model, precision, num_nodes, gpus_per_node,
+    num_devices, batch_size_per_device, global_batch_size, repeat, case, group, throughput
+    (samples/s), latency_ms, iterations (in the measured window), method (what was computed),
+    problem_kind / problem (why the figure is absent or degraded), memory_mib_max, outlier
+    (more than 3 MADs from its case's median).
+    """
+    fn = methods.get(method)
+    warmup = methods.DEFAULT_WARMUP if warmup is None else int(warmup)
+    measure = methods.DEFAULT_MEASURE if measure is None else int(measure)
+    obs, runs = result.observations, result.runs
+    memory = _memory_by_run(obs)
+    rows = []
+    for run, train, metric_rows, arrays in _split_train(obs, runs):
+        est = _estimate(fn, _run_data(run, train, metric_rows, arrays), warmup, measure)
+        rows.append({
+            **{c: getattr(run, c) for c in RUN_COLUMNS if c in runs.columns},
+            "throughput": est.throughput,
+            "latency_ms": est.latency * 1000.0,
+            "iterations": est.iterations,
+            "method": est.method,
+            "problem_kind": est.problem_kind,
+            "problem": est.problem,
+            "memory_mib_max": memory.get(run.run_id, np.nan),
+        })
+    df = pd.DataFrame(rows, columns=[c for c in RUN_COLUMNS if c != "outlier"])
+    for c in ("num_nodes", "gpus_per_node", "num_devices", "batch_size_per_device",
+              "global_batch_size", "repeat"):
+        df[c] = df[c].astype("Int64")
+    df["throughput"] = df["throughput"].astype(float)
+    df["memory_mib_max"] = df["memory_mib_max"].astype(float)
+    df["outlier"] = _outliers(df)
+    return df
+
+
+def _run_data(run, train: pd.DataFrame, metric_rows: dict, arrays: dict | None) -> RunData:
+    gbs = run.global_batch_size
+    return RunData(run.run_id, run.family, float(gbs) if pd.notna(gbs) else float("nan"),
+                   train, run._asdict(), metric_rows, arrays)
+
+
+def run_data(result: ParseResult, run_id: str) -> RunData:
+    """One run as the throughput methods see it (for notebooks, tests and new rules)."""
+    runs = result.runs[result.runs["run_id"] == run_id]
+    if runs.empty:
+        raise UsageError(f"no run {run_id!r}; runs: {', '.join(result.runs['run_id'][:5])}, ...")
+    run, train, metric_rows, _ = next(_split_train(result.observations, runs))
+    return _run_data(run, train, metric_rows, None)  # `train` may be changed before use
+
+
+def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
+    """Yield (run row, its training rows, metric -> row range, their train_columns) for
+    every run.
+
+    One stable sort by (run, metric, line) and slicing: per-run boolean masks or a
+    groupby cost milliseconds per run, which dominates on campaigns of 10,000 runs.
+    """
+    train = obs.loc[obs["phase"] == M.TRAIN, _TRAIN_COLS + ["run_id"]]
+    run_codes = train["run_id"].cat.codes.to_numpy()
+    metric_codes = train["metric"].cat.codes.to_numpy()
+    order = np.lexsort((train["line"].to_numpy(), metric_codes, run_codes))
+    train = train.iloc[order]
+    run_codes, metric_codes = run_codes[order], metric_codes[order]
+    metrics = train["metric"].cat.categories
+    cats = train["run_id"].cat.categories
+    where = {rid: i for i, rid in enumerate(cats)}
+    bounds = np.searchsorted(run_codes, np.arange(len(cats) + 1))
+    train = train.drop(columns="run_id")
+    columns = train_columns(train)
+    empty = train.iloc[0:0]
+    for run in runs.itertuples(index=False):
+        i = where.get(run.run_id)
+        if i is None or bounds[i] == bounds[i + 1]:
+            yield run, empty, {}, None
+            continue
+        a, b = bounds[i], bounds[i + 1]
+        mc = metric_codes[a:b]
+        starts = np.flatnonzero(np.r_[True, mc[1:] != mc[:-1]])
+        stops = np.r_[starts[1:], len(mc)]
+        yield run, train.iloc[a:b], {
+            metrics[mc[s]]: (int(s), int(e)) for s, e in zip(starts, stops)}, {
+            k: v[a:b] for k, v in columns.items()}
+
+
+def _estimate(fn, rd: RunData, warmup: int, measure: int) -> Estimate:
+    if rd.train.empty:
+        return Estimate.fail("no training lines", "no_training_lines")
+    return fn(rd, warmup, measure)
+
+
+def _outliers(runs: pd.DataFrame) -> pd.Series:
+    """True for repeats more than OUTLIER_MADS scaled median absolute deviations from the
+    case median. The MAD is scaled by 1.4826 (a normal sigma) and floored at
+    OUTLIER_MIN_SPREAD of the median, so very repeatable cases do not flag run-to-run
+    noise of a fraction of a percent."""
+    out = pd.Series(False, index=runs.index)
+    if runs.empty:
+        return out
+    for _, g in runs.groupby(_case_key(runs), dropna=False, sort=False):
+        v = g["throughput"].to_numpy(dtype=float)
+        ok = np.isfinite(v)
+        if ok.sum() < 3:
+            continue
+        med = np.median(v[ok])
+        mad = max(MAD_TO_SIGMA * np.median(np.abs(v[ok] - med)), OUTLIER_MIN_SPREAD * abs(med))
+        out.loc[g.index[ok]] = np.abs(v[ok] - med) > OUTLIER_MADS * mad
+    return out
+
+
+def iteration_throughput(result: ParseResult) -> pd.DataFrame:
+    """Per-iteration throughput traces: one row per training line of each run.
+
+    Columns: run_id, framework, model, precision, num_nodes, gpus_per_node,
+    batch_size_per_device, repeat, case, step, timestamp, throughput, basis
+    ('timestamps' = global batch x iterations / time since the previous line, else
+    'printed' = the value the program printed). Lines are taken in line order; where the
+    step or the clock does not advance from the previous line (a new epoch, a repeated
+    step, a clock step back, two lines in one clock tick) the timestamp basis gives NaN.
+    """
+    obs, runs = result.observations, result.runs.set_index("run_id")
+    train = obs[obs["phase"] == M.TRAIN]
+    out = []
+    for rid, df in train.groupby("run_id", observed=True, sort=False):
+        run = runs.loc[rid]
+        df = methods._lowest_rank(df)
+        clock = df[df["step"].notna()].drop_duplicates("line").sort_values("line")
+        steps = clock["step"].to_numpy(dtype=float)
+        ts = clock["timestamp"].to_numpy(dtype=float)
+        gbs = run["global_batch_size"]
+        if np.isfinite(ts).sum() >= 2 and pd.notna(gbs):
+            d_step, d_t = np.diff(steps), np.diff(ts)
+            ok = (d_step > 0) & (d_t > 0)
+            thr = np.full(d_t.shape, np.nan)
+            thr[ok] = float(gbs) * d_step[ok] / d_t[ok]
+            frame = pd.DataFrame({"step": steps[1:], "timestamp": ts[1:], "throughput": thr,
+                                  "basis": "timestamps"})
+        else:
+            p = df[df["metric"] == M.THROUGHPUT].sort_values("step")
+            frame = pd.DataFrame({"step": p["step"].to_numpy(dtype=float),
+                                  "timestamp": p["timestamp"].to_numpy(dtype=float),
+                                  "throughput": p["value"].to_numpy(dtype=float),
+                                  "basis": "printed"})
+        frame.insert(0, "run_id", rid)
+        for c in ("framework", "model", "precision", "num_nodes", "gpus_per_node",
+                  "batch_size_per_device", "repeat", "case"):
+            frame[c] = run[c]
+        out.append(frame)
+    cols = ["run_id", "framework", "model", "precision", "num_nodes", "gpus_per_node",
+            "batch_size_per_device", "repeat", "case", "step", "timestamp", "throughput", "basis"]
+    if not out:
+        return pd.DataFrame(columns=cols)
+    df = pd.concat(out, ignore_index=True)[cols]
+    df["step"] = df["step"].astype("Int64")
+    return df
