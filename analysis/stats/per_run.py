@@ -22,7 +22,7 @@ RUN_COLUMNS = [
     "run_id", "source", "family", "framework", "model", "precision", "num_nodes",
     "gpus_per_node", "num_devices", "batch_size_per_device", "global_batch_size", "repeat",
     "case", "group", "throughput", "latency_ms", "iterations", "method", "problem_kind",
-    "problem", "memory_mib_max", "outlier",
+    "problem", "memory_framework_mib", "memory_sampled_mib", "outlier",
 ]
 
 
@@ -30,13 +30,21 @@ def _case_key(df: pd.DataFrame):
     return [df[c].astype(object).where(df[c].notna(), None) for c in CASE_COLUMNS]
 
 
-def _memory_by_run(obs: pd.DataFrame) -> dict[str, float]:
-    """Max MiB per run: nvidia-smi style `memory_used`, else the allocator peak."""
+#: Per-run memory columns: the metric each is the maximum of, over the run's devices and lines.
+MEMORY_COLUMNS = {
+    "memory_framework_mib": M.MEMORY_MAX_ALLOCATED,  # the framework's own allocator peak
+    "memory_sampled_mib": M.MEMORY_USED,  # nvidia-smi samples (inline blocks or sidecars)
+}
+
+
+def _memory_by_run(obs: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """Per memory column (MEMORY_COLUMNS), each run's peak in MiB (runs without one absent)."""
     mem = obs[obs["phase"] == M.MEMORY]
-    used = mem[mem["metric"] == M.MEMORY_USED].groupby("run_id", observed=True)["value"].max()
-    alloc = mem[mem["metric"] == M.MEMORY_MAX_ALLOCATED].groupby("run_id", observed=True)["value"].max()
-    both = used.combine_first(alloc)
-    return dict(zip(both.index.astype(str), both.to_numpy(dtype=float)))
+    out = {}
+    for column, metric in MEMORY_COLUMNS.items():
+        peak = mem[mem["metric"] == metric].groupby("run_id", observed=True)["value"].max()
+        out[column] = dict(zip(peak.index.astype(str), peak.to_numpy(dtype=float)))
+    return out
 
 
 def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | None = None,
@@ -46,8 +54,11 @@ def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | No
     Columns: run_id, source, family, framework, model, precision, num_nodes, gpus_per_node,
     num_devices, batch_size_per_device, global_batch_size, repeat, case, group, throughput
     (samples/s), latency_ms, iterations (in the measured window), method (what was computed),
-    problem_kind / problem (why the figure is absent or degraded), memory_mib_max, outlier
-    (more than 3 MADs from its case's median).
+    problem_kind / problem (why the figure is absent or degraded), memory_framework_mib (the
+    framework's own allocator peak: DLLogger / Megatron ``memory_max_allocated``) and
+    memory_sampled_mib (the peak of the nvidia-smi samples), each the maximum over the run's
+    devices and lines and NaN where the logs hold none, outlier (more than 3 MADs from its
+    case's median).
     """
     fn = methods.get(method)
     warmup = methods.DEFAULT_WARMUP if warmup is None else int(warmup)
@@ -65,14 +76,15 @@ def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | No
             "method": est.method,
             "problem_kind": est.problem_kind,
             "problem": est.problem,
-            "memory_mib_max": memory.get(run.run_id, np.nan),
+            **{c: peaks.get(run.run_id, np.nan) for c, peaks in memory.items()},
         })
     df = pd.DataFrame(rows, columns=[c for c in RUN_COLUMNS if c != "outlier"])
     for c in ("num_nodes", "gpus_per_node", "num_devices", "batch_size_per_device",
               "global_batch_size", "repeat"):
         df[c] = df[c].astype("Int64")
     df["throughput"] = df["throughput"].astype(float)
-    df["memory_mib_max"] = df["memory_mib_max"].astype(float)
+    for c in MEMORY_COLUMNS:
+        df[c] = df[c].astype(float)
     df["outlier"] = _outliers(df)
     return df
 

@@ -78,7 +78,7 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
             throughput_min=float(ok.min()) if ok.size else np.nan,
             throughput_max=float(ok.max()) if ok.size else np.nan,
             ci_low=lo, ci_high=hi,
-            memory_mib_max=float(g["memory_mib_max"].max()) if g["memory_mib_max"].notna().any() else np.nan,
+            memory_mib_max=_memory_mib_max(g),
             latency_ms=float(np.median(lat)) if lat.size else np.nan,
             **dict(zip(("tflops_per_gpu", "tflops_formula", "tflops_per_gpu_seed002"),
                        _tflops(result, g, lat))),
@@ -93,6 +93,12 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
     df = df.sort_values(["framework", "model", "precision", "batch_size_per_device", "case",
                          "num_devices", "num_nodes"], kind="stable", na_position="last")
     return df[SUMMARY_COLUMNS].reset_index(drop=True)
+
+
+def _memory_mib_max(g: pd.DataFrame) -> float:
+    """The case's peak MiB: each run's nvidia-smi peak, else its allocator peak."""
+    per_run = g["memory_sampled_mib"].combine_first(g["memory_framework_mib"])
+    return float(per_run.max()) if per_run.notna().any() else np.nan
 
 
 def _tflops(result: ParseResult, g: pd.DataFrame, lat_ms: np.ndarray) -> tuple[float, str, float]:

@@ -86,12 +86,15 @@ def test_only_the_first_lines_are_parsed(both):
 
 def test_figures_problems_and_memory_equal_a_whole_parse(both):
     whole, lean = both
-    cols = ["run_id", "throughput", "iterations", "problem_kind", "memory_mib_max"]
+    cols = ["run_id", "throughput", "iterations", "problem_kind", "memory_framework_mib",
+            "memory_sampled_mib"]
     a = run_throughput(whole, "dlperf")[cols].set_index("run_id")
     b = run_throughput(lean, "dlperf")[cols].set_index("run_id")
     assert a.equals(b)
-    assert a.loc["pytorch/1n8g/r50_b256_amp_2", "memory_mib_max"] == 12345.0
-    assert a.loc["oneflow/1n8g/resnet50_b128_fp32_2", "memory_mib_max"] == 12565.0
+    assert a.loc["pytorch/1n8g/r50_b256_amp_2", "memory_framework_mib"] == 12345.0
+    assert np.isnan(a.loc["pytorch/1n8g/r50_b256_amp_2", "memory_sampled_mib"])
+    assert a.loc["oneflow/1n8g/resnet50_b128_fp32_2", "memory_sampled_mib"] == 12565.0
+    assert np.isnan(a.loc["oneflow/1n8g/resnet50_b128_fp32_2", "memory_framework_mib"])
     assert a.loc["pytorch/1n8g/r50_b256_amp_3", "problem_kind"] == "truncated"
     assert a.loc["pytorch/1n8g/r50_b256_amp_4", "problem_kind"] == "timestamps_backwards"
     assert a.loc["oneflow/1n8g/resnet50_b128_fp32_3", "problem_kind"] == "truncated"

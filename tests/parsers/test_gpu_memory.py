@@ -59,7 +59,11 @@ def test_sidecars_join_their_run():
     mem = o[(o["run_id"] == "mem_sidecar/1n1g/r50_b256_amp_1") & (o["metric"] == "memory_used")]
     assert mem["source"].astype(str).str.endswith(".mem").all() and mem["value"].tolist() == [12358.0]
     per_run = run_throughput(result, "dlperf").set_index("run_id")
-    assert per_run.loc["smi_csv/1n1g/r50_b256_amp_1", "memory_mib_max"] == 1301.0
+    # two peaks, kept apart: the allocator's (the log's Summary line) and nvidia-smi's samples
+    assert per_run.loc["smi_csv/1n1g/r50_b256_amp_1", "memory_framework_mib"] == 12345.0
+    assert per_run.loc["smi_csv/1n1g/r50_b256_amp_1", "memory_sampled_mib"] == 1301.0
+    assert per_run.loc["mem_sidecar/1n1g/r50_b256_amp_1", "memory_sampled_mib"] == 12358.0
+    assert np.isnan(per_run.loc["nvml_csv/1n1g/r50_b256_amp_1", "memory_framework_mib"])
     assert per_run.loc["smi_csv/1n1g/r50_b256_amp_1", "throughput"] == 800.0
     nvml = o[(o["run_id"] == "nvml_csv/1n1g/r50_b256_amp_1") & (o["metric"] == "memory_used")]
     assert nvml["value"].tolist() == [2048.0, 4096.0]
