@@ -6,8 +6,8 @@ Most users need three calls::
     result = parse_paths(["data/raw_logs"])      # tidy observations, runs, problems
     table = summarize(result, method="dlperf")   # one row per case
 
-The names below are imported lazily, so `python -m analysis.workload` runs on nodes that
-have torch but not pandas.
+The names below are imported lazily, so the campaign's node agent (which imports only
+`analysis.shell` and `analysis.errors`) runs on nodes that have torch but not pandas.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
     count, ordered parameter and buffer shapes, conv/linear layers of a traced forward, MACs
     at 224, and the same outputs once torchvision's weights are loaded into ours (CPU, fp32);
 (b) the bf16 (and TF32) matmul rate, 8192^3 on random data, timed with CUDA events;
-(c) ``python -m analysis.workload`` runs as subprocesses (exactly what a campaign runs):
+(c) ``python -m workloads.resnet`` runs as subprocesses (exactly what a campaign runs):
     amp bsz 256 and fp32 bsz 128, eager and ``--compile``, plus amp bsz 256 on all GPUs
     under torchrun when there are several; throughput from the printed DLL timestamps of
     iterations 25..125 (the DLPerf window), model FLOP utilisation =
@@ -19,9 +19,8 @@ JSON is written either way. Runs that would not fit the time budget (``--budget-
 skipped and listed. NVLink multicast stays off in every child (NCCL_NVLS_ENABLE=0, ...).
 
 Only the standard library and torch (torchvision for (a)) are imported here, and the
-workload children need only torch: when ``import analysis`` fails in the child interpreter
-(the suite's other dependencies missing on the GPU machine) the runs go through a shim
-package that holds nothing but ``analysis/workload`` (recorded as ``package_shim``).
+workload children need only torch: ``workloads.resnet`` never imports ``analysis``, so the
+suite's other dependencies may be missing on the GPU machine.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from datetime import datetime
@@ -139,7 +137,7 @@ def compare_models(ours, ref, image_size: int = 224, expected_params: int | None
     list of {"check", "ok", "detail"}."""
     import torch
 
-    from analysis.workload import resnet as R
+    from workloads.resnet import resnet as R
 
     checks: list[dict] = []
 
@@ -192,11 +190,11 @@ def compare_models(ours, ref, image_size: int = 224, expected_params: int | None
 
 
 def architecture_section(smoke: bool) -> dict:
-    from analysis.workload import resnet as R
+    from workloads.resnet import resnet as R
 
     out: dict = {"checks": []}
     if smoke:  # no torchvision needed: our model against a second copy of itself
-        out["reference"] = "analysis.workload.resnet (smoke)"
+        out["reference"] = "workloads.resnet.resnet (smoke)"
         out["checks"] = compare_models(R.resnet50(width=8), R.resnet50(width=8), image_size=64,
                                        expected_params=None, expected_macs=None)
         return out
@@ -262,38 +260,9 @@ def child_env(pythonpath: str) -> dict:
     return env
 
 
-def make_shim(where: Path) -> Path:
-    """A package root holding an `analysis` package with only `workload` in it (a link to ours),
-    for interpreters that cannot import the whole suite."""
-    pkg = where / "analysis"
-    pkg.mkdir(parents=True, exist_ok=True)
-    (pkg / "__init__.py").write_text('"""Shim: only analysis.workload (benchmarks/workload_gpu.py)."""\n')
-    link = pkg / "workload"
-    if not link.exists():
-        try:
-            link.symlink_to(ROOT / "analysis" / "workload", target_is_directory=True)
-        except OSError:
-            shutil.copytree(ROOT / "analysis" / "workload", link)
-    return where
-
-
-def package_root(python: str, tmp: Path, force_shim: bool = False) -> tuple[Path, bool, str]:
-    """(folder to run children from and put on PYTHONPATH, shim used, why)."""
-    if not force_shim:
-        probe = subprocess.run([python, "-c", "import analysis.workload.train"], cwd=ROOT,
-                               env=child_env(str(ROOT)), capture_output=True, text=True,
-                               timeout=300)
-        if probe.returncode == 0:
-            return ROOT, False, "import analysis works"
-        why = (probe.stderr.strip().splitlines() or ["?"])[-1]
-    else:
-        why = "forced"
-    return make_shim(tmp / "shim"), True, why
-
-
 def workload_command(python: str, case: str, args: argparse.Namespace, ngpus: int) -> list[str]:
     precision, batch, compiled, multi = CASES[case]
-    wl = ["-m", "analysis.workload", "--precision", precision, "--batch-size", str(batch),
+    wl = ["-m", "workloads.resnet", "--precision", precision, "--batch-size", str(batch),
           "--iterations", str(args.iterations), "--print-freq", "1"]
     if compiled:
         wl += ["--compile", "--compile-mode", args.compile_mode]
@@ -308,7 +277,7 @@ def workload_command(python: str, case: str, args: argparse.Namespace, ngpus: in
 
 def run_case(case: str, cmd: list[str], cwd: Path, env: dict, timeout: float,
              args: argparse.Namespace, peak: dict) -> dict:
-    from analysis.workload.resnet import analytic_macs, train_flops_per_image
+    from workloads.resnet.resnet import analytic_macs, train_flops_per_image
 
     res: dict = {"case": case, "command": cmd, "timeout_s": round(timeout, 1)}
     t0 = time.time()
@@ -382,8 +351,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget-s", type=float, default=225.0,
                    help="wall-clock budget of the whole script; cases that would not fit are skipped")
     p.add_argument("--python", default=sys.executable, help="interpreter of the workload runs")
-    p.add_argument("--force-shim", action="store_true",
-                   help="run the workload through the analysis/workload-only shim package")
     p.add_argument("--smoke", action="store_true",
                    help="CPU plumbing test: tiny model on the CPU, no torchvision")
     p.add_argument("--workload-arg", action="append", default=[],
@@ -455,35 +422,32 @@ def main(argv: list[str] | None = None) -> int:
                         f"(best {r['tflops_best']:.1f}), 8192^3")
             save()
 
-        with tempfile.TemporaryDirectory(prefix="workload_gpu_") as tmp:
-            root, shim, why = package_root(args.python, Path(tmp), args.force_shim)
-            result["package_shim"] = {"used": shim, "why": why}
-            env = child_env(str(root))
-            runs, skipped = [], []
-            result["runs"], result["skipped"] = runs, skipped
-            for name, reason in plan_cases(names, ngpus, args):
-                compiled = CASES[name][2]
-                left = args.budget_s - (time.time() - started)
-                if not reason and left < MIN_SECONDS[compiled] * (0.2 if args.smoke else 1.0):
-                    reason = f"budget: {left:.0f} s left of --budget-s {args.budget_s:.0f}"
-                if reason:
-                    skipped.append({"case": name, "reason": reason})
-                    log(f"SKIP run.{name}: {reason}")
-                    continue
-                cmd = workload_command(args.python, name, args, ngpus)
-                log(f"RUN  {name}: {' '.join(cmd[1:])}")
-                res = run_case(name, cmd, root, env, max(left, 10.0), args, peak)
-                runs.append(res)
-                ok &= res["ok"]
-                if res["ok"]:
-                    log(f"{'PASS'} run.{name}: {res['img_per_s']:.1f} img/s "
-                        f"(iterations {res['window']['start']}..{res['window']['end']}, "
-                        f"{res['wall_s']:.0f} s wall)")
-                else:
-                    why_failed = "timed out" if res.get("timed_out") else f"exit {res['returncode']}"
-                    log(f"FAIL run.{name}: {why_failed}; stderr tail:\n  "
-                        + "\n  ".join(res["stderr_tail"][-8:]))
-                save()
+        env = child_env(str(ROOT))
+        runs, skipped = [], []
+        result["runs"], result["skipped"] = runs, skipped
+        for name, reason in plan_cases(names, ngpus, args):
+            compiled = CASES[name][2]
+            left = args.budget_s - (time.time() - started)
+            if not reason and left < MIN_SECONDS[compiled] * (0.2 if args.smoke else 1.0):
+                reason = f"budget: {left:.0f} s left of --budget-s {args.budget_s:.0f}"
+            if reason:
+                skipped.append({"case": name, "reason": reason})
+                log(f"SKIP run.{name}: {reason}")
+                continue
+            cmd = workload_command(args.python, name, args, ngpus)
+            log(f"RUN  {name}: {' '.join(cmd[1:])}")
+            res = run_case(name, cmd, ROOT, env, max(left, 10.0), args, peak)
+            runs.append(res)
+            ok &= res["ok"]
+            if res["ok"]:
+                log(f"{'PASS'} run.{name}: {res['img_per_s']:.1f} img/s "
+                    f"(iterations {res['window']['start']}..{res['window']['end']}, "
+                    f"{res['wall_s']:.0f} s wall)")
+            else:
+                why_failed = "timed out" if res.get("timed_out") else f"exit {res['returncode']}"
+                log(f"FAIL run.{name}: {why_failed}; stderr tail:\n  "
+                    + "\n  ".join(res["stderr_tail"][-8:]))
+            save()
         result["scaling"] = scaling(runs)
     except Exception as exc:  # record what broke; the JSON is still written
         ok = False

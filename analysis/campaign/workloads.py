@@ -13,7 +13,7 @@ Templates (``names()``):
 
 ``builtin``
     ``python -m torch.distributed.run [--standalone | --nnodes N --node_rank R --master_addr A
-    --master_port P] --nproc_per_node G -m analysis.workload --arch MODEL --precision P
+    --master_port P] --nproc_per_node G -m workloads.resnet --arch MODEL --precision P
     --batch-size B --iterations I --print-freq 1 --device D --dist-backend nccl|gloo``; on CPU
     (no CUDA GPU, or ``device: cpu``) gloo and the reduced size ``--image-size 32 --width 8``.
 ``dle_pytorch_rn50``
@@ -168,7 +168,7 @@ def _torchrun_head(ctx: LaunchContext, rank: int) -> list[str]:
 
 @register
 class Builtin(Workload):
-    """The suite's own PyTorch ResNet-50 (``python -m analysis.workload``) under torchrun."""
+    """The suite's own PyTorch ResNet-50 (``python -m workloads.resnet``) under torchrun."""
 
     name, framework = "builtin", "pytorch"
     precisions = ("fp32", "amp", "bf16")
@@ -180,7 +180,7 @@ class Builtin(Workload):
         out = []
         for rank in range(c.num_nodes):
             argv = [*_torchrun_head(ctx, rank), "--nproc_per_node", str(c.gpus_per_node),
-                    "-m", "analysis.workload", "--arch", c.model, "--precision", c.precision,
+                    "-m", "workloads.resnet", "--arch", c.model, "--precision", c.precision,
                     "--batch-size", str(c.batch_size), "--iterations", str(ctx.spec.iterations),
                     "--print-freq", "1", "--device", "cpu" if cpu else "cuda",
                     "--dist-backend", "gloo" if cpu else "nccl"]

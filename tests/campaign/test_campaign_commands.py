@@ -48,7 +48,7 @@ def test_builtin_per_node_torchrun(tmp_path):
     assert a0[a0.index("--master_addr") + 1] == "127.0.0.1"
     assert a0[a0.index("--master_port") + 1] == "29511"
     assert a0[a0.index("--nproc_per_node") + 1] == "8"
-    i = a0.index("analysis.workload")
+    i = a0.index("workloads.resnet")
     assert a0[i + 1:i + 15] == ["--arch", "resnet50", "--precision", "amp", "--batch-size", "256",
                                 "--iterations", "120", "--print-freq", "1", "--device", "cuda",
                                 "--dist-backend", "nccl"]

@@ -104,7 +104,7 @@ def test_kill_9_of_dlperf_run_leaves_no_agent_or_workload(tmp_path):
         tree = descendants(run.pid)
         cmds = " ".join(Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace")
                         for p in tree if alive(p))
-        assert "node.py" in cmds and "analysis.workload" in cmds  # agent, torchrun, workers
+        assert "node.py" in cmds and "workloads.resnet" in cmds  # agent, torchrun, workers
         run.kill()
     finally:
         if run.poll() is None:

@@ -33,8 +33,8 @@ def _worker(rank: int, world: int, port: int, argv: list[str], mode: str, out: s
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                       WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world))
     torch.set_num_threads(1)
-    from analysis.workload import dist as wdist
-    from analysis.workload.dist import DistEnv
+    from workloads import dist as wdist
+    from workloads.dist import DistEnv
     from workloads.gpt.options import check, parse_args
     from workloads.gpt.parallel import all_reduce_mean, make_layout
     from workloads.gpt.train import Trainer

@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from analysis.workload import resnet as R
+from workloads.resnet import resnet as R
 
 
 @pytest.fixture(scope="module")

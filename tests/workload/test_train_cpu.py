@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from analysis.workload import dllog
-from analysis.workload.dist import DistEnv, WorkloadError
-from analysis.workload.options import parse_args
-from analysis.workload.train import build, main, parameters, summary_window, train
+from workloads.dist import DistEnv, WorkloadError
+from workloads.resnet import dllog
+from workloads.resnet.options import parse_args
+from workloads.resnet.train import build, main, parameters, summary_window, train
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--image-size", "32", "--width", "8", "--batch-size", "4", "--iterations", "6",
@@ -52,7 +52,7 @@ def parse_dll(text: str) -> dict:
 
 def run_workload(args: list[str], **kw) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "analysis.workload", *args], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "workloads.resnet", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=240, **kw)
 
 
@@ -234,7 +234,7 @@ def test_torchrun_two_processes_gloo(tmp_path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(
         [str(torchrun), "--standalone", "--nproc_per_node=2", "--log-dir", str(logs),
-         "--redirects", "1", "-m", "analysis.workload", *TINY],
+         "--redirects", "1", "-m", "workloads.resnet", *TINY],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rank_out = {int(p.parent.name): p.read_text() for p in logs.rglob("stdout.log")}

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from analysis.workload import dllog
-from analysis.workload.resnet import resnet50
+from workloads.resnet import dllog
+from workloads.resnet.resnet import resnet50
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,27 +77,12 @@ def test_commands_and_plan(wg):
     assert plan["amp-compile"] == "--skip-compile" and "2+ GPUs" in plan["amp-eager-multi"]
     cmd = wg.workload_command("py", "amp-eager-multi", args, 4)
     assert cmd[:5] == ["py", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=4"]
-    assert cmd[5:7] == ["-m", "analysis.workload"] and "--compile" not in cmd
+    assert cmd[5:7] == ["-m", "workloads.resnet"] and "--compile" not in cmd
     cmd = wg.workload_command("py", "fp32-compile", args, 1)
     i = cmd.index("--batch-size")
     assert cmd[i + 1] == "128" and cmd[cmd.index("--compile-mode") + 1] == "default"
     env = wg.child_env("/somewhere")
     assert env["NCCL_NVLS_ENABLE"] == "0" and env["PYTHONPATH"].startswith("/somewhere")
-
-
-@pytest.mark.slow
-def test_shim_package_runs_the_workload_without_the_suite(wg, tmp_path):
-    root, shim, why = wg.package_root(sys.executable, tmp_path, force_shim=True)
-    assert shim and why == "forced"
-    assert (root / "analysis" / "workload" / "train.py").exists()
-    env = {**wg.child_env(str(root)), "OMP_NUM_THREADS": "1"}
-    code = ("import sys, analysis.workload.train as t; "
-            "assert t.__file__.startswith(sys.argv[1]), t.__file__; "
-            "bad = [m for m in ('pandas', 'analysis.collect') if m in sys.modules]; "
-            "assert not bad, bad")
-    proc = subprocess.run([sys.executable, "-c", code, str(root)], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
 
 
 @pytest.mark.slow

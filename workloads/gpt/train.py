@@ -20,8 +20,8 @@ import time
 
 import torch
 
-from analysis.workload import dist as wdist
-from analysis.workload.dist import DistEnv, WorkloadError
+from workloads import dist as wdist
+from workloads.dist import DistEnv, WorkloadError
 from workloads.gpt import logfmt
 from workloads.gpt.flops import FORMULA, model_flops, parameter_count
 from workloads.gpt.model import GPT, GPTConfig, lm_loss

@@ -29,11 +29,11 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from analysis.workload import dist as wdist
-from analysis.workload import dllog
-from analysis.workload.dist import DistEnv, WorkloadError
-from analysis.workload.options import parse_args
-from analysis.workload.resnet import ARCHS, analytic_macs, count_parameters
+from workloads import dist as wdist
+from workloads.dist import DistEnv, WorkloadError
+from workloads.resnet import dllog
+from workloads.resnet.options import parse_args
+from workloads.resnet.resnet import ARCHS, analytic_macs, count_parameters
 
 EXIT_ERROR, EXIT_NONFINITE = 1, 3  # argparse exits 2 on bad options
 
@@ -351,21 +351,21 @@ def main(argv: list[str] | None = None) -> int:
         denv = DistEnv.from_env()
         return train(args, denv)
     except NonFiniteLoss as exc:
-        print(f"analysis.workload: rank {rank}: {exc}", file=sys.stderr, flush=True)
+        print(f"workloads.resnet: rank {rank}: {exc}", file=sys.stderr, flush=True)
         return EXIT_NONFINITE
     except WorkloadError as exc:
-        print(f"analysis.workload: rank {rank}: error: {exc}", file=sys.stderr, flush=True)
+        print(f"workloads.resnet: rank {rank}: error: {exc}", file=sys.stderr, flush=True)
         return EXIT_ERROR
     except torch.cuda.OutOfMemoryError as exc:
-        print(f"analysis.workload: rank {rank}: out of GPU memory with --batch-size "
+        print(f"workloads.resnet: rank {rank}: out of GPU memory with --batch-size "
               f"{args.batch_size}: {exc}", file=sys.stderr, flush=True)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        print(f"analysis.workload: rank {rank}: interrupted", file=sys.stderr, flush=True)
+        print(f"workloads.resnet: rank {rank}: interrupted", file=sys.stderr, flush=True)
         return 130
     except Exception as exc:  # anything else: the traceback, then one clear last line
         traceback.print_exc()
-        print(f"analysis.workload: rank {rank}: failed: {type(exc).__name__}: {exc}",
+        print(f"workloads.resnet: rank {rank}: failed: {type(exc).__name__}: {exc}",
               file=sys.stderr, flush=True)
         return EXIT_ERROR
     finally:

@@ -1,10 +1,10 @@
-"""Command-line options of ``python -m analysis.workload`` (declared once, here)."""
+"""Command-line options of ``python -m workloads.resnet`` (declared once, here)."""
 
 from __future__ import annotations
 
 import argparse
 
-from analysis.workload.resnet import ARCHS
+from workloads.resnet.resnet import ARCHS
 
 PRECISIONS = ("fp32", "tf32", "amp", "bf16")
 #: spellings accepted on the command line (the DLPerf layout's names included)
@@ -56,7 +56,7 @@ def _image_size(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m analysis.workload",
+        prog="python -m workloads.resnet",
         description="Train ResNet-50 v1.5 on synthetic device-resident data (alone or under "
                     "torchrun) and print DLLogger lines like NVIDIA DeepLearningExamples.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)

@@ -1,5 +1,0 @@
-import sys
-
-from analysis.workload.train import main
-
-sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from workloads.resnet.train import main
+
+sys.exit(main())
