@@ -135,7 +135,8 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             ratio=est.ratio, ratio_low=est.low, ratio_high=est.high, threshold=t,
             verdict=word, base_efficiency=_num(b, "scaling_efficiency"),
             new_efficiency=_num(n, "scaling_efficiency"),
-            base_memory_mib=_num(b, "memory_mib_max"), new_memory_mib=_num(n, "memory_mib_max"),
+            base_memory_mib=_num(b, "memory_sampled_mib"),
+            new_memory_mib=_num(n, "memory_sampled_mib"),
             env_changes="; ".join(changes))
         rows.append(row)
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in (

@@ -21,7 +21,7 @@ from analysis.changes import verdict
 STEP_DOWN, STEP_UP = "step down", "step up"
 DEFAULT_PERSIST = verdict.DEFAULT_PERSIST
 COLUMNS = ["case_key", "campaign", "name", "started", "repeats", "throughput_median",
-           "ci_low", "ci_high", "change", "step", "hardware", "hardware_changed"]
+           "interval_low", "interval_high", "change", "step", "hardware", "hardware_changed"]
 
 
 def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
@@ -84,8 +84,8 @@ def plot(frame: pd.DataFrame):
         g = frame[frame["case_key"] == key]
         x = np.arange(len(g))
         y = g["throughput_median"].to_numpy(dtype=float)
-        err = np.vstack([y - g["ci_low"].to_numpy(dtype=float),
-                         g["ci_high"].to_numpy(dtype=float) - y])
+        err = np.vstack([y - g["interval_low"].to_numpy(dtype=float),
+                         g["interval_high"].to_numpy(dtype=float) - y])
         ax.errorbar(x, y, yerr=np.nan_to_num(err), fmt="o-", capsize=3)
         for i, word in enumerate(g["change"]):
             if word:

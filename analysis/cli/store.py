@@ -12,8 +12,8 @@ COMMAND = "store"
 HELP = "keep campaigns in a results store (partitioned Parquet) and show each case over time"
 TREND_HEADERS = {"throughput_median": "samples/s", "repeats": "runs",
                  "hardware_changed": "new hardware"}
-TREND_SHOWN = ["case_key", "name", "started", "repeats", "throughput_median", "ci_low",
-               "ci_high", "change", "step", "hardware_changed"]
+TREND_SHOWN = ["case_key", "name", "started", "repeats", "throughput_median",
+               "interval_low", "interval_high", "change", "step", "hardware_changed"]
 
 
 def _store_option(p) -> None:

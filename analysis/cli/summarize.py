@@ -20,8 +20,8 @@ HELP = "median throughput, speedup and scaling efficiency per case"
 DEFAULT_COLUMNS = [
     "framework", "model", "precision", "num_nodes", "gpus_per_node", "num_devices",
     "batch_size_per_device", "repeats", "throughput_median", "throughput_mean",
-    "throughput_std", "ci_low", "ci_high", "speedup", "scaling_efficiency",
-    "memory_mib_max", "problems",
+    "throughput_std", "interval_low", "interval_high", "interval_kind", "speedup",
+    "scaling_efficiency", "memory_framework_mib", "memory_sampled_mib", "problems",
 ]
 GPT_COLUMNS = ["case", "latency_ms", "tflops_per_gpu", "tflops_formula", "tflops_per_gpu_seed002"]
 
@@ -30,20 +30,24 @@ TABLE_WIDTH = 120
 #: Its columns ("config" is `<nodes>n<gpus per node>g`, the DLPerf folder name).
 TABLE_COLUMNS = [
     "framework", "model", "precision", "config", "batch_size_per_device", "case", "latency_ms",
-    "tflops_per_gpu", "repeats", "throughput_median", "ci_low", "ci_high", "speedup",
-    "scaling_efficiency", "memory_mib_max", "problems",
+    "tflops_per_gpu", "repeats", "throughput_median", "interval_low", "interval_high", "speedup",
+    "scaling_efficiency", "memory_framework_mib", "memory_sampled_mib", "problems",
 ]
 #: Its headers where the column name is long.
 TABLE_HEADERS = {
     "batch_size_per_device": "bsz", "latency_ms": "ms/iter", "tflops_per_gpu": "TFLOP/s/gpu",
     "repeats": "runs", "throughput_median": "samples/s", "scaling_efficiency": "efficiency",
-    "memory_mib_max": "MiB max",
+    "memory_framework_mib": "MiB fw", "memory_sampled_mib": "MiB smi",
 }
 #: Columns given up, first to last, when a table is still wider than TABLE_WIDTH.
-TABLE_DROP_ORDER = [("ci_low", "ci_high"), "memory_mib_max", "tflops_per_gpu", "latency_ms",
-                    "problems", "repeats", "scaling_efficiency", "speedup"]
-TABLE_NOTE = ("samples/s: median over runs, with its 95 % CI; bsz: batch size per device; "
-              "--all-columns shows every column")
+TABLE_DROP_ORDER = [("interval_low", "interval_high"), "memory_sampled_mib",
+                    "memory_framework_mib", "tflops_per_gpu", "latency_ms", "problems",
+                    "repeats", "scaling_efficiency", "speedup"]
+TABLE_NOTES = [
+    "samples/s: median over runs, beside min–max (n < 7) or the order-statistic 95 % interval",
+    "MiB fw / smi: median over runs of the framework's / nvidia-smi's memory peak",
+    "bsz: batch size per device; --all-columns shows every column",
+]
 
 
 def add_arguments(p) -> None:
@@ -62,8 +66,9 @@ def _text_table(table: pd.DataFrame) -> str:
     """The default terminal table: the essential columns, short headers, fits TABLE_WIDTH."""
     shown = table.assign(
         config=[f"{n}n{g}g" for n, g in zip(table["num_nodes"], table["gpus_per_node"])],
-        memory_mib_max=pd.to_numeric(table["memory_mib_max"], errors="coerce").astype(float)
-        .replace([np.inf, -np.inf], np.nan).round().astype("Int64"))
+        **{c: pd.to_numeric(table[c], errors="coerce").astype(float)
+           .replace([np.inf, -np.inf], np.nan).round().astype("Int64")
+           for c in ("memory_framework_mib", "memory_sampled_mib")})
     cols = [c for c in TABLE_COLUMNS if c not in GPT_COLUMNS or (table["case"] != "").any()]
     # TFLOP/s say which FLOPs formula they follow (the logs' own, else seed 002's)
     formulas = list(table["tflops_formula"])
@@ -71,7 +76,7 @@ def _text_table(table: pd.DataFrame) -> str:
     headers = dict(TABLE_HEADERS, tflops_per_gpu=gpt_flops.header(base, formulas))
     shown = fit_width(shown[cols], TABLE_WIDTH, TABLE_DROP_ORDER, headers)
     notes = gpt_flops.notes(base, formulas) if "tflops_per_gpu" in shown.columns else []
-    return render(shown, "table", headers=headers, note=[TABLE_NOTE, *notes])
+    return render(shown, "table", headers=headers, note=[*TABLE_NOTES, *notes])
 
 
 def _selected(table: pd.DataFrame) -> pd.DataFrame:

@@ -10,13 +10,24 @@ length, l the layers, h the hidden size and V the vocabulary:
   figure (``model_tflops_per_gpu``).
 
 The logit layer (6·B·s·h·V) is the same in both. A run's figures follow the formula its log
-states; logs that state none follow the seed's convention.
+states; logs that state none follow the seed's convention. `case_tflops` gives a case's
+figures for the per-case summary.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    from analysis.collect import ParseResult
+
+#: Vocabulary size OneFlow GPT uses when the log does not state one (docs/formats.md §3).
+GPT_DEFAULT_VOCAB = 51200
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,49 @@ def known_formula(stated: str) -> FlopsFormula | None:
     """The convention a log's ``flops_formula`` text names (spacing, ``·``, ``²`` and ``**``
     aside); None for a formula we do not know."""
     return next((f for f in FORMULAS if _normal(f.text) == _normal(stated)), None)
+
+
+def gpt_tflops_per_gpu(global_batch: float, seq: float, layers: float, hidden: float,
+                       vocab: float, latency_s: float, gpus: float) -> float:
+    """Model TFLOP/s per GPU of a GPT iteration by seed 002's convention (96·…, counting
+    recomputation; docs/formats.md §3)."""
+    return SEED002.tflops_per_gpu(global_batch, seq, layers, hidden, vocab, latency_s, gpus)
+
+
+def case_tflops(result: ParseResult, run_ids: pd.Series,
+                latency_ms: float) -> tuple[float, str, float]:
+    """(TFLOP/s per GPU by the formula the case's log states, else seed 002's; that formula's
+    text; TFLOP/s per GPU by seed 002's) for a case of runs `run_ids` whose median latency is
+    `latency_ms`. (NaN, '', NaN) for a case that is not GPT or has no latency; a formula we
+    do not know gives the logs' printed figures (and no seed figure)."""
+    nan = float("nan")
+    runs = result.runs.set_index("run_id")
+    run = runs.loc[run_ids.iloc[0]]
+    model = run["model"]
+    if not np.isfinite(latency_ms) or (pd.notna(model) and model != "gpt"):
+        return nan, "", nan  # a model we do not know: the GPT fields below decide
+    params = run["parameters"] if isinstance(run["parameters"], dict) else {}
+    stated = str(params.get("flops_formula", "")).strip()
+    formula = known_formula(stated) if stated else SEED002
+    need = (run["global_batch_size"], run["seq_length"], run["num_layers"], run["hidden_size"],
+            run["num_devices"])
+    if formula is None:
+        return _printed_tflops(result, run_ids), stated, nan
+    if any(pd.isna(x) for x in need):
+        return nan, formula.text, nan
+    vocab = run["vocab_size"] if pd.notna(run["vocab_size"]) else GPT_DEFAULT_VOCAB
+    args = [float(x) for x in need[:4]] + [float(vocab), latency_ms / 1000.0, float(need[4])]
+    return formula.tflops_per_gpu(*args), formula.text, SEED002.tflops_per_gpu(*args)
+
+
+def _printed_tflops(result: ParseResult, run_ids: pd.Series) -> float:
+    """Median over runs of each run's median printed `model_tflops_per_gpu` after its first
+    (start-up) line, as the latency rule treats latencies; NaN when none is printed."""
+    obs = result.observations
+    rows = obs[(obs["metric"] == "model_tflops_per_gpu") & obs["run_id"].isin(run_ids)]
+    per_run = [float(np.median(r.sort_values("line")["value"].to_numpy()[1:]))
+               for _, r in rows.groupby("run_id", observed=True) if len(r) > 1]
+    return float(np.median(per_run)) if per_run else float("nan")
 
 
 #: What each convention counts, in the CLI table's notes.

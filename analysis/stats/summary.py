@@ -1,60 +1,73 @@
-"""Per-case statistics: median of repeats, interval, speedup, efficiency, GPT TFLOP/s."""
+"""Per-case statistics: median of repeats with an honestly labelled interval, spread, memory
+peaks, speedup and efficiency (and, for GPT, TFLOP/s through analysis.stats.gpt_flops)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from analysis import schema
 from analysis.collect import ParseResult
 from analysis.stats import gpt_flops
+from analysis.stats.intervals import median_interval
 from analysis.stats.per_run import _case_key, run_throughput
 
-#: Vocabulary size OneFlow GPT uses when the log does not state one (docs/formats.md §3).
-GPT_DEFAULT_VOCAB = 51200
-SUMMARY_COLUMNS = [
-    "framework", "model", "precision", "num_nodes", "gpus_per_node", "num_devices",
-    "batch_size_per_device", "case", "group", "repeats", "throughput_median",
-    "throughput_mean", "throughput_std", "throughput_min", "throughput_max", "ci_low",
-    "ci_high", "speedup", "scaling_efficiency", "memory_mib_max", "latency_ms",
-    "tflops_per_gpu", "tflops_formula", "tflops_per_gpu_seed002", "outliers", "problems",
-]
+#: A case's max memory peak "stands out" when it exceeds the median of its runs' peaks by more
+#: than this fraction: one run caught a transient sample (or really used more).
+MEMORY_FLAG_ABOVE = 0.10
 
-
-def bootstrap_median_ci(values: np.ndarray, confidence: float = 0.95, n_boot: int = 2000,
-                        seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap confidence interval of the median (NaN for < 2 values)."""
-    v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v)]
-    if v.size < 2:
-        return float("nan"), float("nan")
-    rng = np.random.default_rng(seed)
-    meds = np.median(rng.choice(v, size=(n_boot, v.size), replace=True), axis=1)
-    alpha = (1.0 - confidence) / 2.0
-    lo, hi = np.quantile(meds, [alpha, 1.0 - alpha])
-    return float(lo), float(hi)
-
-
-def gpt_tflops_per_gpu(global_batch: float, seq: float, layers: float, hidden: float,
-                       vocab: float, latency_s: float, gpus: float) -> float:
-    """Model TFLOP/s per GPU of a GPT iteration by seed 002's convention (96·…, counting
-    recomputation; docs/formats.md §3)."""
-    return gpt_flops.SEED002.tflops_per_gpu(global_batch, seq, layers, hidden, vocab,
-                                            latency_s, gpus)
+#: One row per case, declared once (checked by tests/stats/test_summary_columns.py).
+SUMMARY = tuple(schema.Column(*spec) for spec in (
+    ("framework", "object", "", "training framework"),
+    ("model", "object", "", "model name"),
+    ("precision", "object", "", "fp32, tf32, amp or bf16, as the runs say"),
+    ("num_nodes", "Int64", "", "number of nodes"),
+    ("gpus_per_node", "Int64", "", "GPUs per node"),
+    ("num_devices", "Int64", "", "nodes x GPUs per node"),
+    ("batch_size_per_device", "Int64", "samples", "batch size per device (micro batch for GPT)"),
+    ("case", "object", "", "case label ('' outside GPT)"),
+    ("group", "object", "", "GPT parallelism group"),
+    ("repeats", "int64", "", "n: runs of the case with a throughput"),
+    ("throughput_median", "float64", "samples/s", "median over repeats"),
+    ("throughput_mean", "float64", "samples/s", "mean over repeats"),
+    ("throughput_std", "float64", "samples/s", "sample standard deviation (NaN for n < 2)"),
+    ("throughput_min", "float64", "samples/s", "smallest repeat"),
+    ("throughput_max", "float64", "samples/s", "largest repeat"),
+    ("interval_low", "float64", "samples/s", "low end of the interval beside the median"),
+    ("interval_high", "float64", "samples/s", "high end of the interval beside the median"),
+    ("interval_kind", "object", "", "'n = 1', 'min–max' (n < 7) or 'order-statistic 95 %'"),
+    ("interval_coverage", "float64", "", "coverage the order-statistic interval achieves"),
+    ("spread_pct", "float64", "%", "(max - min) / median x 100 (NaN for n < 2)"),
+    ("speedup", "float64", "", "median / median of the 1n1g case of the same settings"),
+    ("scaling_efficiency", "float64", "", "speedup / devices"),
+    ("memory_framework_mib", "float64", "MiB", "median of the runs' framework-reported peaks"),
+    ("memory_framework_max_mib", "float64", "MiB", "largest run's framework-reported peak"),
+    ("memory_sampled_mib", "float64", "MiB", "median of the runs' nvidia-smi sampled peaks"),
+    ("memory_sampled_max_mib", "float64", "MiB", "largest run's nvidia-smi sampled peak"),
+    ("memory_flag", "bool", "", "a max peak stands out (> 10 % above the median of peaks)"),
+    ("latency_ms", "float64", "ms", "median over runs of the per-iteration latency"),
+    ("tflops_per_gpu", "float64", "TFLOP/s", "GPT: by tflops_formula"),
+    ("tflops_formula", "object", "", "GPT: the FLOPs formula the logs state, else seed 002's"),
+    ("tflops_per_gpu_seed002", "float64", "TFLOP/s", "GPT: by seed 002's 96 convention"),
+    ("outliers", "int64", "", "repeats flagged as outliers (kept, never dropped)"),
+    ("problems", "int64", "", "runs of the case with any problem"),
+))
+SUMMARY_COLUMNS = schema.names(SUMMARY)
+_TEXT_KEYS = ("framework", "model", "precision", "num_nodes", "gpus_per_node", "num_devices",
+              "batch_size_per_device", "case", "group")
 
 
 def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = None,
-              measure: int | None = None, confidence: float = 0.95, n_boot: int = 2000,
-              seed: int = 0, runs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per case (framework, model, precision, nodes, GPUs/node, batch size, case).
+              measure: int | None = None, confidence: float = 0.95,
+              runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per case (framework, model, precision, nodes, GPUs/node, batch size, case),
+    with the columns and dtypes of SUMMARY (see there for each column's meaning).
 
-    Columns: SUMMARY_COLUMNS — repeats (runs with a throughput), throughput_median / mean /
-    std / min / max over repeats (samples/s), ci_low / ci_high (bootstrap CI of the median),
-    speedup (median / median of the 1n1g case with the same framework, model, precision and
-    batch size), scaling_efficiency (speedup / devices), memory_mib_max, latency_ms, and for
-    GPT cases tflops_per_gpu by tflops_formula (the one the log states, else seed 002's; see
-    analysis.stats.gpt_flops) and tflops_per_gpu_seed002 (seed 002's 96 convention, to
-    compare with it), outliers (flagged repeats), problems (runs of the case with any
-    problem). Pass `runs` (from run_throughput) to avoid computing it twice.
+    The interval beside the median is min–max for n < 7 and the order-statistic confidence
+    interval at `confidence` from n = 7 (analysis.stats.intervals); `interval_kind` says
+    which. Memory: the median over runs of each run's peak, framework-reported and
+    nvidia-smi sampled apart, with the max beside it and `memory_flag` where it stands out.
+    Pass `runs` (from run_throughput) to avoid computing it twice.
     """
     per_run = run_throughput(result, method, warmup, measure) if runs is None else runs
     flagged = set(result.runs.loc[result.runs["problems"] != "", "run_id"])
@@ -62,77 +75,56 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
     rows = []
     for _, g in per_run.groupby(_case_key(per_run), dropna=False, sort=False):
         first = g.iloc[0]
-        v = g["throughput"].to_numpy(dtype=float)
-        ok = v[np.isfinite(v)]
-        lo, hi = bootstrap_median_ci(ok, confidence, n_boot, seed)
+        row = {c: first[c] for c in _TEXT_KEYS}
+        row.update(_throughput_stats(g["throughput"].to_numpy(dtype=float), confidence))
+        row.update(_memory_stats(g))
         lat = g["latency_ms"].to_numpy(dtype=float)
         lat = lat[np.isfinite(lat)]
-        row = {c: first[c] for c in ("framework", "model", "precision", "num_nodes",
-                                     "gpus_per_node", "num_devices", "batch_size_per_device",
-                                     "case", "group")}
-        row.update(
-            repeats=int(ok.size),
-            throughput_median=float(np.median(ok)) if ok.size else np.nan,
-            throughput_mean=float(ok.mean()) if ok.size else np.nan,
-            throughput_std=float(ok.std(ddof=1)) if ok.size > 1 else np.nan,
-            throughput_min=float(ok.min()) if ok.size else np.nan,
-            throughput_max=float(ok.max()) if ok.size else np.nan,
-            ci_low=lo, ci_high=hi,
-            memory_mib_max=_memory_mib_max(g),
-            latency_ms=float(np.median(lat)) if lat.size else np.nan,
-            **dict(zip(("tflops_per_gpu", "tflops_formula", "tflops_per_gpu_seed002"),
-                       _tflops(result, g, lat))),
-            outliers=int(g["outlier"].sum()),
-            problems=int(g["run_id"].isin(flagged).sum()),
-        )
+        row["latency_ms"] = float(np.median(lat)) if lat.size else np.nan
+        row.update(zip(("tflops_per_gpu", "tflops_formula", "tflops_per_gpu_seed002"),
+                       gpt_flops.case_tflops(result, g["run_id"], row["latency_ms"])))
+        row["outliers"] = int(g["outlier"].sum())
+        row["problems"] = int(g["run_id"].isin(flagged).sum())
         rows.append(row)
-    df = pd.DataFrame(rows, columns=[c for c in SUMMARY_COLUMNS if c not in ("speedup", "scaling_efficiency")])
-    df = _add_speedup(df)
-    for c in ("num_nodes", "gpus_per_node", "num_devices", "batch_size_per_device"):
-        df[c] = df[c].astype("Int64")
+    df = pd.DataFrame(rows, columns=[c for c in SUMMARY_COLUMNS
+                                     if c not in ("speedup", "scaling_efficiency")])
+    df = schema.coerce(_add_speedup(df), SUMMARY)
     df = df.sort_values(["framework", "model", "precision", "batch_size_per_device", "case",
                          "num_devices", "num_nodes"], kind="stable", na_position="last")
-    return df[SUMMARY_COLUMNS].reset_index(drop=True)
+    return df.reset_index(drop=True)
 
 
-def _memory_mib_max(g: pd.DataFrame) -> float:
-    """The case's peak MiB: each run's nvidia-smi peak, else its allocator peak."""
-    per_run = g["memory_sampled_mib"].combine_first(g["memory_framework_mib"])
-    return float(per_run.max()) if per_run.notna().any() else np.nan
+def _throughput_stats(values: np.ndarray, confidence: float) -> dict:
+    """repeats, median, mean, std, min, max, interval and spread of one case's throughputs."""
+    ok = values[np.isfinite(values)]
+    n = int(ok.size)
+    med = float(np.median(ok)) if n else np.nan
+    interval = median_interval(ok, confidence)
+    return {
+        "repeats": n, "throughput_median": med,
+        "throughput_mean": float(ok.mean()) if n else np.nan,
+        "throughput_std": float(ok.std(ddof=1)) if n > 1 else np.nan,
+        "throughput_min": float(ok.min()) if n else np.nan,
+        "throughput_max": float(ok.max()) if n else np.nan,
+        "interval_low": interval.low, "interval_high": interval.high,
+        "interval_kind": interval.kind, "interval_coverage": interval.coverage,
+        "spread_pct": float((ok.max() - ok.min()) / med * 100.0) if n > 1 else np.nan,
+    }
 
 
-def _tflops(result: ParseResult, g: pd.DataFrame, lat_ms: np.ndarray) -> tuple[float, str, float]:
-    """(TFLOP/s per GPU by the formula the case's log states, else seed 002's; that formula;
-    TFLOP/s per GPU by seed 002's). A formula we do not know gives the log's printed figures."""
-    nan = float("nan")
-    model = g["model"].iloc[0]
-    if not lat_ms.size or (pd.notna(model) and model != "gpt"):  # unknown model: GPT fields decide
-        return nan, "", nan
-    run = result.runs.set_index("run_id").loc[g["run_id"].iloc[0]]
-    params = run["parameters"] if isinstance(run["parameters"], dict) else {}
-    stated = str(params.get("flops_formula", "")).strip()
-    formula = gpt_flops.known_formula(stated) if stated else gpt_flops.SEED002
-    need = (run["global_batch_size"], run["seq_length"], run["num_layers"], run["hidden_size"],
-            run["num_devices"])
-    if formula is None:
-        return _printed_tflops(result, g["run_id"]), stated, nan
-    if any(pd.isna(x) for x in need):
-        return nan, formula.text, nan
-    vocab = run["vocab_size"] if pd.notna(run["vocab_size"]) else GPT_DEFAULT_VOCAB
-    args = [float(x) for x in need[:4]] + [float(vocab), float(np.median(lat_ms)) / 1000.0,
-                                           float(need[4])]
-    return (formula.tflops_per_gpu(*args), formula.text,
-            gpt_flops.SEED002.tflops_per_gpu(*args))
-
-
-def _printed_tflops(result: ParseResult, run_ids: pd.Series) -> float:
-    """Median over runs of each run's median printed `model_tflops_per_gpu` after its first
-    (start-up) line, as the latency rule treats latencies; NaN when none is printed."""
-    obs = result.observations
-    rows = obs[(obs["metric"] == "model_tflops_per_gpu") & obs["run_id"].isin(run_ids)]
-    per_run = [float(np.median(r.sort_values("line")["value"].to_numpy()[1:]))
-               for _, r in rows.groupby("run_id", observed=True) if len(r) > 1]
-    return float(np.median(per_run)) if per_run else float("nan")
+def _memory_stats(runs: pd.DataFrame) -> dict:
+    """Median and max of one case's per-run peaks (framework-reported and nvidia-smi sampled,
+    analysis.stats.per_run), and whether a max stands out."""
+    out, flag = {}, False
+    for source in ("framework", "sampled"):
+        v = runs[f"memory_{source}_mib"].to_numpy(dtype=float)
+        v = v[np.isfinite(v)]
+        med = float(np.median(v)) if v.size else np.nan
+        top = float(v.max()) if v.size else np.nan
+        out[f"memory_{source}_mib"], out[f"memory_{source}_max_mib"] = med, top
+        flag |= bool(v.size) and top > med * (1.0 + MEMORY_FLAG_ABOVE)
+    out["memory_flag"] = flag
+    return out
 
 
 def _add_speedup(df: pd.DataFrame) -> pd.DataFrame:

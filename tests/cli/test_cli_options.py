@@ -30,7 +30,7 @@ def test_all_columns_still_gives_every_column(dlperf_exe):
     r = run_cli(dlperf_exe, "summarize", CAMPAIGN, "--all-columns")
     assert r.returncode == 0, r.stderr
     head = r.stdout.splitlines()[0].split()
-    assert {"throughput_mean", "throughput_std", "num_devices", "ci_low", "outliers"} <= set(head)
+    assert {"throughput_mean", "throughput_std", "num_devices", "interval_low", "outliers"} <= set(head)
 
 
 def _subparsers():

@@ -15,8 +15,9 @@ from analysis.stats import summarize
 
 from ._helpers import CAMPAIGN, ONE_RUN_DIR, run_cli
 
-FLOATS = ["throughput_median", "throughput_mean", "throughput_std", "ci_low", "ci_high",
-          "speedup", "scaling_efficiency", "memory_mib_max"]
+FLOATS = ["throughput_median", "throughput_mean", "throughput_std", "interval_low",
+          "interval_high", "speedup", "scaling_efficiency", "memory_framework_mib",
+          "memory_sampled_mib"]
 
 
 @pytest.fixture(scope="module")

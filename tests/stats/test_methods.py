@@ -7,8 +7,7 @@ import pytest
 from analysis import metrics as M
 from analysis.errors import UnknownNameError
 from analysis.estimate import RunData
-from analysis.stats import describe_method, methods
-from analysis.stats.summary import bootstrap_median_ci, gpt_tflops_per_gpu
+from analysis.stats import describe_method, gpt_tflops_per_gpu, methods
 
 
 def _run(steps, ts, thr=None, latency=None, gbs=256.0, ranks=None):
@@ -81,15 +80,6 @@ def test_unknown_method_lists_valid_names():
     with pytest.raises(UnknownNameError, match="dlperf, reported, window"):
         methods.get("fastest")
     assert "30" in describe_method("window", warmup=30, measure=50)
-
-
-def test_bootstrap_ci_brackets_the_median_and_is_deterministic():
-    v = np.array([802.4, 803.69, 802.9, 803.66, 793.9])
-    lo, hi = bootstrap_median_ci(v)
-    assert lo <= np.median(v) <= hi
-    assert (lo, hi) == bootstrap_median_ci(v)
-    assert 793.9 <= lo and hi <= 803.69
-    assert np.isnan(bootstrap_median_ci(np.array([1.0]))[0])
 
 
 def test_gpt_tflops_formula_seed_002_row():

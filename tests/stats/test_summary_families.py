@@ -1,5 +1,6 @@
 """summarize over the fixture folders of each family gives the hand-checked figures."""
 
+import pandas as pd
 import pytest
 
 from analysis import parse_paths, summarize
@@ -14,7 +15,8 @@ def test_gpt_seed_002_row_with_latency_memory_and_tflops(data_dir):
     row = t.loc["DP_1x1x1_2_1536x16"]
     assert row["latency_ms"] == pytest.approx(406.16, abs=0.005)
     assert row["throughput_median"] == pytest.approx(4.92, abs=0.005)
-    assert row["memory_mib_max"] == 11066
+    assert row["memory_sampled_mib"] == 11066 and row["memory_sampled_max_mib"] == 11066
+    assert pd.isna(row["memory_framework_mib"]) and not row["memory_flag"]
     assert row["tflops_per_gpu"] == pytest.approx(49.43, abs=0.01)
     # the log's 24 layers override the file name's 16, and the case label follows the log
     assert "DP_1x1x1_2_1536x24" in t.index
