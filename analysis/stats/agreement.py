@@ -1,0 +1,74 @@
+"""Do the throughput methods agree? Per case, the median by each method and a flag where two
+differ by more than a threshold (e.g. the timestamps against the program's printed figure)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.collect import ParseResult
+from analysis.schema import CASE_COLUMNS
+from analysis.stats import methods
+from analysis.stats.per_run import _case_key, run_throughput
+
+DEFAULT_THRESHOLD = 0.05
+_SETTINGS = ["num_devices", "group"]
+
+
+def runs_by_method(result: ParseResult, warmup: int | None = None,
+                   measure: int | None = None) -> dict[str, pd.DataFrame]:
+    """run_throughput of `result` by every registered method, keyed by method name."""
+    return {name: run_throughput(result, name, warmup, measure) for name in methods.names()}
+
+
+def agreement_columns(names) -> list[str]:
+    """The columns of method_agreement's frame for methods `names`."""
+    per_method = [f"{kind}_{m}" for m in names for kind in ("median", "repeats")]
+    return [*CASE_COLUMNS, *_SETTINGS, *per_method, "methods", "lowest", "highest",
+            "difference", "disagree"]
+
+
+def method_agreement(source: ParseResult | dict[str, pd.DataFrame],
+                     threshold: float = DEFAULT_THRESHOLD, warmup: int | None = None,
+                     measure: int | None = None) -> pd.DataFrame:
+    """One row per case: its median throughput by each method, and whether they disagree.
+
+    `source` is a ParseResult (every registered method is run: dlperf, window, reported, with
+    `warmup` / `measure`) or a dict {method name: run_throughput frame}. For each method the
+    case gets ``median_<method>`` (median samples/s over the runs with a figure; NaN when the
+    method gives none for this family) and ``repeats_<method>`` (how many runs had one).
+    Then, over the methods with a median: ``methods`` (how many), ``lowest`` / ``highest``
+    (the methods with the smallest and largest median), ``difference`` = largest / smallest
+    − 1 (NaN with fewer than two methods) and ``disagree`` = difference > `threshold` (0.05:
+    two methods differ by more than 5 %). Columns: agreement_columns(names).
+    """
+    frames = runs_by_method(source, warmup, measure) if isinstance(source, ParseResult) else source
+    names = list(frames)
+    cases: dict[tuple, dict] = {}
+    for name, runs in frames.items():
+        for key, g in runs.groupby(_case_key(runs), dropna=False, sort=False):
+            row = cases.setdefault(key, {c: g[c].iloc[0] for c in (*CASE_COLUMNS, *_SETTINGS)})
+            v = g["throughput"].to_numpy(dtype=float)
+            v = v[np.isfinite(v)]
+            row[f"median_{name}"] = float(np.median(v)) if v.size else np.nan
+            row[f"repeats_{name}"] = int(v.size)
+    rows = [_compare(row, names, threshold) for row in cases.values()]
+    out = pd.DataFrame(rows, columns=agreement_columns(names))
+    for name in names:
+        out[f"repeats_{name}"] = out[f"repeats_{name}"].fillna(0).astype("int64")
+    out["disagree"] = out["disagree"].astype(bool)
+    return out
+
+
+def _compare(row: dict, names: list[str], threshold: float) -> dict:
+    medians = {m: row.get(f"median_{m}", np.nan) for m in names}
+    have = {m: v for m, v in medians.items() if np.isfinite(v) and v > 0}
+    row["methods"] = len(have)
+    if len(have) < 2:
+        row.update(lowest="", highest="", difference=np.nan, disagree=False)
+        return row
+    low, high = min(have, key=have.get), max(have, key=have.get)
+    difference = have[high] / have[low] - 1.0
+    row.update(lowest=low, highest=high, difference=difference,
+               disagree=bool(difference > threshold))
+    return row
