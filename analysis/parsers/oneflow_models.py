@@ -1,0 +1,168 @@
+"""OneFlow ≥ 0.5 ResNet-50 training logs (``Oneflow-Inc/models``), docs/formats.md §12.
+
+Written by ``Vision/classification/image/resnet50/train.py`` of ``Oneflow-Inc/models``
+(``Trainer.init_logger``, ``utils/logger.py`` ``Logger.print_metrics``; ``config.py``
+``_print_args`` for the dump). Rank 0 dumps the arguments, Megatron style::
+
+    ------------------------ arguments ------------------------
+      num_devices_per_node ............................ 8
+      train_batch_size ................................ 192
+    -------------------- end of arguments ---------------------
+
+then **every rank** (``--metric-local True``, the default; else rank 0 only) prints, every
+``--print-interval`` iterations (default 100) and at the end of an epoch::
+
+    [rank:0] [train], epoch: 0/50, iter: 100/834, loss: 6.89712, top1: 0.00130, throughput: 1183.31 | 2021-11-23 10:41:02.123
+
+``lr:`` follows ``loss:`` in eager mode only; ``--print-timestamp`` adds ``, timestamp: <s>``
+after the throughput (``time.perf_counter()``, seconds of a monotonic clock); the logger of
+late 2021 adds `` | <local date and time, ms>``, older ones stop earlier. ``[eval]`` lines
+(one per epoch) have the same fields; their ``loss`` is a placeholder 0. ``epoch`` counts
+from 0 and ``iter`` from 1 inside the epoch.
+
+What a value means (``utils/logger.py`` ``TimeMeter``): ``throughput`` is the printing rank's
+own samples/s since its previous print (``--train-batch-size`` is per device), so the run's
+throughput is it × world size (what OneAutoTest's ``onebench/models/ResNet50/extract_result.py``
+does: max throughput × devices × nodes). We store every rank's printed value as
+``throughput_per_device`` and, for the **lowest rank printed in the file** only, that value ×
+world size (``num_devices_per_node`` × ``num_nodes`` of the dump) as ``throughput``: one
+figure per print, never summed over ranks. A file without the dump (another node's log)
+gets no ``throughput`` rows. ``step`` is iterations completed: epoch × iters per epoch + iter.
+``timestamp`` is the date suffix (naive, read as UTC), else the ``timestamp:`` field; only
+their differences are used. The issue that asked for this family quotes the rank as ``[1]``;
+the sources print ``[rank:1]``; both are read. DLPerf had no rule for these logs.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis.logtext import LogText
+from analysis.parsers import register
+from analysis.parsers._nvsmi import add_memory_blocks
+from analysis.parsers._scan import NUM, floats, ints, line_pattern, scan
+from analysis.parsers.base import LogParser, ParsedLog, parse_bool
+from analysis.parsers.oneflow_cnn import bad_lines
+from analysis.parsers.oneflow_gpt import read_argument_dump
+
+_N = rb"(" + NUM + rb")"
+_ANCHOR = b"["
+_LINE = line_pattern(
+    _ANCHOR,
+    rb"(?:rank:)?(\d+)\] \[(train|eval)\], epoch: (\d+)/\d+, iter: (\d+)/(\d+), loss: " + _N
+    + rb", (?:lr: " + _N + rb", )?top1: " + _N + rb", throughput: " + _N
+    + rb"(?:, timestamp: ([0-9]+(?:\.[0-9]*)?))?"
+    + rb"(?: \| (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?))?[ \t]*$",
+    bad=rb"(?:rank:)?\d+\] \[(?:train|eval)\][^\n]*")
+# groups: 0 rank, 1 job, 2 epoch, 3 iter, 4 iters per epoch, 5 loss, 6 lr, 7 top1,
+# 8 throughput, 9 perf_counter, 10 date, 11 bad line
+_SNIFF = re.compile(rb"^\[(?:rank:)?\d+\] \[(?:train|eval)\], epoch: \d+/\d+, iter: \d+/\d+, ",
+                    re.M)
+_DUMP_KEYS = (b"num_devices_per_node .", b"ofrecord_path .")
+PER_DEVICE = "throughput_per_device"
+#: dump argument -> META_FIELDS key (integers)
+_INT_ARGS = {"num_nodes": "num_nodes", "num_devices_per_node": "gpus_per_node",
+             "train_batch_size": "batch_size_per_device",
+             "train_global_batch_size": "global_batch_size"}
+
+
+def _read_dump(log: LogText, parsed: ParsedLog) -> None:
+    """Run fields from the argument dump: nodes, devices per node, batch sizes, precision."""
+    read_argument_dump(log, parsed)
+    if not parsed.parameters:
+        return
+    lines = _dump_lines(log, parsed.parameters)
+    for name, key in _INT_ARGS.items():
+        try:
+            parsed.meta[key] = int(parsed.parameters.get(name, ""))
+        except ValueError:
+            continue
+        parsed.meta_lines[key] = lines.get(name)
+    flag = parse_bool(parsed.parameters.get("use_fp16", ""))
+    if flag is not None:
+        parsed.meta["precision"] = "amp" if flag else "fp32"
+        parsed.meta_lines["precision"] = lines.get("use_fp16")
+
+
+def _dump_lines(log: LogText, parameters: dict) -> dict[str, int]:
+    """Line of each dump argument of interest (the dump is small: one search per name)."""
+    out = {}
+    for name in (*_INT_ARGS, "use_fp16"):
+        if name in parameters:
+            m = re.search(rb"^[ \t]*" + name.encode() + rb" \.", log.data, re.M)
+            if m:
+                out[name] = int(log.lines_at(np.array([m.start()]))[0])
+    return out
+
+
+def _dates(col: np.ndarray) -> np.ndarray:
+    """``YYYY-MM-DD HH:MM:SS[.fff]`` bytes to unix seconds (naive, read as UTC); b'' -> NaN."""
+    out = np.full(len(col), np.nan)
+    has = col != b""
+    if has.any():
+        ms = col[has].astype("datetime64[ms]").astype(np.int64)
+        out[has] = ms / 1000.0
+    return out
+
+
+def _world_size(parsed: ParsedLog) -> int | None:
+    g, n = parsed.meta.get("gpus_per_node"), parsed.meta.get("num_nodes")
+    return g * n if g and n else None
+
+
+def _add(parsed: ParsedLog, g: np.ndarray, lines: np.ndarray, phase: str) -> None:
+    rank, epoch, it, per_epoch = (ints(g[:, k]) for k in (0, 2, 3, 4))
+    date = _dates(g[:, 10])
+    ts = np.where(np.isnan(date), floats(g[:, 9]), date)
+    step = epoch * per_epoch + it if phase == M.TRAIN else it
+    common = dict(line=lines, phase=phase, step=step, epoch=epoch, rank=rank, timestamp=ts)
+    if phase == M.TRAIN:  # the eval line's loss is a placeholder 0
+        parsed.obs.add(metric=M.LOSS, value=floats(g[:, 5]), unit=M.NONE, **common)
+    has_lr = g[:, 6] != b""
+    if has_lr.any():
+        parsed.obs.add(line=lines[has_lr], metric=M.LR, value=floats(g[has_lr, 6]),
+                       phase=phase, unit=M.NONE, step=step[has_lr], epoch=epoch[has_lr],
+                       rank=rank[has_lr], timestamp=ts[has_lr])
+    parsed.obs.add(metric=M.TOP1, value=floats(g[:, 7]), unit=M.NONE, **common)
+    printed = floats(g[:, 8])
+    parsed.obs.add(metric=PER_DEVICE, value=printed, unit=M.SAMPLES_PER_S, **common)
+    world = _world_size(parsed)
+    lowest = rank == rank.min()
+    if world and lowest.any():
+        parsed.obs.add(line=lines[lowest], metric=M.THROUGHPUT, value=printed[lowest] * world,
+                       phase=phase, unit=M.SAMPLES_PER_S, step=step[lowest],
+                       epoch=epoch[lowest], rank=rank[lowest], timestamp=ts[lowest])
+
+
+@register
+class OneFlowModelsParser(LogParser):
+    name = "oneflow_models"
+    markers = (b"[train], epoch: ", b"[eval], epoch: ", b"num_devices_per_node .")
+    framework = "OneFlow"
+    description = "OneFlow >= 0.5 ResNet-50 logs (Oneflow-Inc/models): [rank:N] [train] lines"
+
+    @classmethod
+    def sniff(cls, head: bytes) -> int:
+        if _SNIFF.search(head):
+            return 95
+        if b"-- arguments --" in head and all(k in head for k in _DUMP_KEYS):
+            return 80  # the dump alone (a log that died before training)
+        return 0
+
+    def parse(self, log: LogText) -> ParsedLog:
+        parsed = ParsedLog(self.name)
+        _read_dump(log, parsed)
+        groups, lines = scan(log, _LINE, _ANCHOR)
+        if len(groups):
+            ok = groups[:, 0] != b""
+            bad_lines(log, lines[~ok & (groups[:, -1] != b"")], "OneFlow models", parsed)
+            g, lines = groups[ok], lines[ok]
+            for job, phase in ((b"train", M.TRAIN), (b"eval", M.VAL)):
+                sel = g[:, 1] == job
+                if sel.any():
+                    _add(parsed, g[sel], lines[sel], phase)
+        add_memory_blocks(log, parsed.obs)
+        return parsed
