@@ -1,9 +1,12 @@
 """What a campaign leaves on disk besides the logs: done markers, status, archived attempts.
 
 - ``<out>/<N>n<G>g/<stem>.done`` — JSON written after the logs were finalized: ``ok``,
-  ``state``, ``reason``, attempts, times, backend, device, and per node the host, exit status,
-  duration and command (secrets redacted). A run is complete only when its marker says ``ok``.
-- ``<out>/status.json`` — one entry per run: state (done / failed / pending), reason, attempts.
+  ``state``, ``reason``, attempts, times, the suite that ran it (``suite``: version, commit,
+  dirty; :mod:`analysis.campaign.suite_version`), backend, device, and per node the host, exit
+  status, duration and command (secrets redacted). A run is complete only when its marker
+  says ``ok``.
+- ``<out>/status.json`` — one entry per run: state (done / failed / pending), reason,
+  attempts; and ``suite``, the suite of the last ``run`` that wrote it.
 - ``<out>/.campaign/failed/<N>n<G>g/<stem>.a<k>.<file>.failed`` — the partial outputs of failed
   or interrupted attempts (suffix ``.failed`` so log walkers never take them for results).
 """
@@ -64,10 +67,13 @@ def status_frame(rows: list[dict]) -> pd.DataFrame:
     return frame.astype({"attempts": "int64", "duration_s": "float64"}) if len(frame) else frame
 
 
-def write_status(out: Path, name: str, rows: list[dict]) -> None:
+def write_status(out: Path, name: str, rows: list[dict], suite: dict | None = None) -> None:
+    """``status.json``: counts per state, the rows, and the `suite` that ran the campaign."""
     counts = {s: sum(r["state"] == s for r in rows) for s in STATES}
-    write_json(Path(out) / "status.json", {"campaign": name, "updated": time.time(),
-                                           "counts": counts, "runs": rows})
+    record = {"campaign": name, "updated": time.time(), "counts": counts, "runs": rows}
+    if suite is not None:
+        record["suite"] = suite
+    write_json(Path(out) / "status.json", record)
 
 
 def archive(paths: list[Path], out: Path, run, attempt: int) -> list[str]:

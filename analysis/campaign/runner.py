@@ -30,6 +30,7 @@ from analysis.campaign.lock import CampaignLock
 from analysis.campaign.node import visible_gpus
 from analysis.campaign.progress import CampaignProgress
 from analysis.campaign.spec import BACKENDS, Run, Spec, SpecError, contained, load
+from analysis.campaign.suite_version import suite_version
 from analysis.campaign.workloads import LaunchContext, wrap_container
 from analysis.campaign.workloads import get as get_workload
 from analysis.errors import DLPerfError
@@ -84,6 +85,7 @@ class Campaign:
             contained(self.out, run.log_path(self.out, node=run.case.num_nodes))
         self.workload = get_workload(spec.workload)
         self._backend = None
+        self.suite: dict | None = None  # the suite that runs it (suite_version), set by run()
 
     # -- planning ---------------------------------------------------------------------
     @property
@@ -198,6 +200,7 @@ class Campaign:
         return line + f"; {len(todo)} to run"
 
     def _run_locked(self, progress: bool, time_budget: float | None):
+        self.suite = suite_version(exclude=[self.out])
         self._write_spec()
         rows = {r.run_id: self._row(r, *records.disk_state(r, self.out)) for r in self.runs}
         todo = [r for r in self.runs if rows[r.run_id]["state"] == "pending" or (
@@ -249,7 +252,8 @@ class Campaign:
         return run.log_path(self.out).exists() and not run.path(self.out, ".done").exists()
 
     def _save(self, rows: dict) -> None:
-        records.write_status(self.out, self.spec.name, [rows[r.run_id] for r in self.runs])
+        records.write_status(self.out, self.spec.name, [rows[r.run_id] for r in self.runs],
+                             suite=self.suite)
 
     @staticmethod
     def _trap_sigterm():
@@ -348,7 +352,7 @@ class Campaign:
             "run_id": run.run_id, "ok": outcome.ok, "state": "done" if outcome.ok else "failed",
             "reason": outcome.reason, "attempt": attempt, "attempts_total": total,
             "finished": time.time(), "duration_s": outcome.wall_s,
-            "campaign": self.spec.name, "backend": self.spec.backend,
+            "campaign": self.spec.name, "suite": self.suite, "backend": self.spec.backend,
             "workload": self.spec.workload, "framework": self.spec.framework,
             "device": device, "device_note": note, "timeout_s": self.spec.timeout,
             "case": {"model": c.model, "num_nodes": c.num_nodes, "gpus_per_node": c.gpus_per_node,

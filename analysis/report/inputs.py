@@ -94,6 +94,19 @@ class CampaignInput:
     text: str = ""  # campaign.yaml verbatim
     name: str = ""
     commands: list[Command] = field(default_factory=list)
+    #: commits of the suite that ran the finished runs (``suite`` of the done markers that say
+    #: ``ok``), "-dirty" appended when tracked files had changed; empty for markers written
+    #: before suites were recorded
+    suite_commits: set[str] = field(default_factory=set)
+
+
+def _suite_commit(marker: dict) -> str:
+    """The suite commit a finished run's done marker records ('' when none)."""
+    suite = marker.get("suite")
+    if marker.get("ok") is not True or not isinstance(suite, dict) \
+            or not isinstance(suite.get("commit"), str):
+        return ""
+    return suite["commit"] + ("-dirty" if suite.get("dirty") is True else "")
 
 
 def resolve_log_dir(log_dir: str | Path | None) -> Path:
@@ -187,6 +200,7 @@ def load_campaign(root: Path) -> CampaignInput:
         if isinstance(data, dict):
             stem = _rel(marker, root)[: -len(".done")]
             camp.commands += _commands_of(data, stem)
+            camp.suite_commits |= {_suite_commit(data)} - {""}
     return camp
 
 
