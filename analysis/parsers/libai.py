@@ -1,0 +1,259 @@
+"""LiBai training logs (``Oneflow-Inc/libai``, OneFlow's large-model toolbox), docs/formats.md §13.
+
+Only the main process writes to stdout (``libai/utils/logger.py`` ``setup_logger``:
+``[%(asctime)s %(name)s]: `` with date format ``%m/%d %H:%M:%S``, root name shortened to
+``lb``); its ``log.txt`` in ``train.output_dir`` has ``[%(asctime)s] %(name)s %(levelname)s: ``
+(other ranks write ``log.txt.rank<N>``). ``default_setup`` (``libai/engine/default.py``) logs::
+
+    [11/23 10:40:01 libai]: Rank of current process: 0. World size: 8
+    [11/23 10:40:01 libai]: Command line arguments: Namespace(config_file='configs/gpt2_pretrain.py', …, opts=['train.dist.tensor_parallel_size=2', …], resume=False)
+    [11/23 10:40:01 libai]: Contents of args.config_file=configs/gpt2_pretrain.py:
+    <the Python config file, lines such as ``model.cfg.num_layers = 24``>
+
+and ``CommonMetricPrinter`` (``libai/utils/events.py``, run by ``PeriodicWriter`` on the main
+process every ``train.log_period`` iterations, 0-based iteration printed) one line per write::
+
+    [11/23 10:41:02 lb.utils.events]:  eta: 0:01:07  iteration: 19/220  consumed_samples: 640  total_loss: 10.81  time: 0.3351 s/iter  data_time: 0.0016 s/iter total_throughput: 95.49 samples/s lr: 1.50e-04
+
+Early versions print ``consumed samples:`` and ``time: 0.3351(95.49)`` (seconds per iteration and
+samples/s) with no ``total_throughput`` field. ``time`` is the mean over every timed iteration
+so far (``IterationTimer`` skips the first 2 of a run) and the throughput is the global batch
+(all devices) / that mean. Stored: ``throughput`` as printed (samples/s over all devices,
+a running mean), ``time_avg`` as printed, and ``latency``: the mean seconds per iteration of
+each interval between two prints, from the running means (n = iteration − 1 timed
+iterations at printed iteration ``iteration``; a run that resumes from a checkpoint breaks
+this count, see docs/formats.md §13). ``consumed_samples`` = (iteration + 1) × global batch
+(``libai/engine/trainer.py``), which gives the global batch when the config does not state
+it. Steps are stored 1-based (printed 19 is step 20). The line prefix holds neither the year
+nor fractions of a second, so ``timestamp`` stays empty: ``window`` measures from the
+latencies. DLPerf had no rule for these logs.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis.logtext import LogText
+from analysis.parsers import register
+from analysis.parsers._nvsmi import add_memory_blocks
+from analysis.parsers._scan import NUM, floats, ints
+from analysis.parsers.base import LogParser, ParsedLog, parse_bool
+from analysis.parsers.oneflow_cnn import bad_lines
+
+_PREFIX = rb"^\[\d\d/\d\d \d\d:\d\d:\d\d(?: [\w.]+\]:|\] [\w.]+ [A-Z]+:)"
+_METRIC = re.compile(_PREFIX + rb" +(?:eta: [^\n]*?  +)?iteration: (\d+)/(\d+)([^\n]*)$", re.M)
+_WORLD = re.compile(_PREFIX + rb" Rank of current process: (\d+)\. World size: (\d+)", re.M)
+_ARGS = re.compile(_PREFIX + rb" Command line arguments: Namespace\(([^\n]*)\)[ \t]*$", re.M)
+_CONTENTS = re.compile(_PREFIX + rb" Contents of args\.config_file=([^\n]*):[ \t]*$", re.M)
+_NEXT_ENTRY = re.compile(_PREFIX, re.M)
+_ASSIGN = re.compile(rb"^((?:train|model)(?:\.\w+)+) = ([^\n#]*?)[ \t]*(?:#[^\n]*)?$", re.M)
+_OPT = re.compile(r"'((?:train|model)(?:\.\w+)+)=([^']*)'")
+_SPEED = re.compile(_PREFIX + rb" Overall training speed: (\d+) iterations in [^\n(]*\((" + NUM
+                    + rb") s / it\)", re.M)
+_LOSS_NAME = re.compile(rb"(?<![\w])(\w*loss\w*): ")
+#: config key -> META_FIELDS key (integers)
+_INT_KEYS = {
+    "train.train_micro_batch_size": "batch_size_per_device",
+    "train.global_batch_size": "global_batch_size",
+    "train.dist.tensor_parallel_size": "tensor_parallel",
+    "train.dist.pipeline_parallel_size": "pipeline_parallel",
+    "model.cfg.num_layers": "num_layers", "model.cfg.hidden_size": "hidden_size",
+    "model.cfg.num_attention_heads": "num_heads", "model.cfg.max_seq_length": "seq_length",
+    "model.cfg.vocab_size": "vocab_size",
+}
+#: printed key (regex) -> (group pattern, metric, unit)
+_FIELDS = (
+    (rb"consumed[_ ]samples: ", rb"(\d+)", M.SAMPLES, M.NONE),
+    (rb"time: ", rb"(" + NUM + rb")", "time_avg", M.SECONDS),
+    (rb"data_time: ", rb"(" + NUM + rb")", "data_time", M.SECONDS),
+    (rb"lr: ", rb"(" + NUM + rb"|N/A)", M.LR, M.NONE),
+    (rb"max_mem: ", rb"(" + NUM + rb")M", M.MEMORY_MAX_ALLOCATED, M.MIB),
+)
+_THROUGHPUT = (rb"total_throughput: (" + NUM + rb") samples/s",
+               rb"time: (?:" + NUM + rb")\((" + NUM + rb")\)")
+_TIMER_WARMUP = 2  # IterationTimer(warmup_iter=3) times iterations from the 3rd on
+
+
+def _column(texts: list[bytes], pattern: bytes) -> np.ndarray:
+    """The group of `pattern` (one group) where it starts a space-separated field of each text,
+    b'' where it does not occur; one ``findall`` over all texts."""
+    if not texts:
+        return np.empty(0, dtype="S1")
+    one = re.compile(rb"^(?:[^\n]*?(?<![^ ])" + pattern + rb")?[^\n]*$", re.M)
+    return np.array(one.findall(b"\n".join(texts)), dtype="S")
+
+
+def _interval_latency(step: np.ndarray, avg: np.ndarray) -> np.ndarray:
+    """Mean seconds per iteration between consecutive prints from the printed running means
+    (`step` iterations completed, ``step - 2`` of them timed). Where steps do not increase (a
+    log appended twice) a new run of prints starts: its first value is the running mean."""
+    timed = (step - _TIMER_WARMUP).astype(float)
+    total = avg * timed
+    out = avg.copy()
+    if len(step) > 1:
+        go_on = step[1:] > step[:-1]
+        diff = (total[1:] - total[:-1]) / np.where(go_on, timed[1:] - timed[:-1], 1.0)
+        out[1:] = np.where(go_on, diff, avg[1:])
+    out[timed <= 0] = np.nan
+    return out
+
+
+def _settings(log: LogText) -> dict[str, tuple[str, int]]:
+    """``key -> (value, line)`` from the printed config file, then the command line's opts
+    (which override it), then the world size line."""
+    data, out = log.data, {}
+    head = _CONTENTS.search(data)
+    if head:
+        out["config_file"] = (head.group(1).decode("utf-8", "replace").strip(),
+                              int(log.lines_at(np.array([head.start()]))[0]))
+        stop = _NEXT_ENTRY.search(data, head.end())
+        end = stop.start() if stop else len(data)
+        for m in _ASSIGN.finditer(data, head.end(), end):
+            out[m.group(1).decode()] = (m.group(2).decode("utf-8", "replace"),
+                                        int(log.lines_at(np.array([m.start()]))[0]))
+    args = _ARGS.search(data)
+    if args:
+        line = int(log.lines_at(np.array([args.start()]))[0])
+        text = args.group(1).decode("utf-8", "replace")
+        opts = re.search(r"opts=\[([^\]]*)\]", text)
+        for key, value in _OPT.findall(opts.group(1) if opts else ""):
+            out[key] = (value, line)
+        resume = re.search(r"\bresume=(\w+)", text)
+        if resume:
+            out["resume"] = (resume.group(1), line)
+    world = _WORLD.search(data)
+    if world:
+        line = int(log.lines_at(np.array([world.start()]))[0])
+        out["world_size"] = (world.group(2).decode(), line)
+    return out
+
+
+def _read_settings(log: LogText, parsed: ParsedLog) -> None:
+    """Run fields the log states: batch sizes, parallel sizes, model shape, precision."""
+    settings = _settings(log)
+    parsed.parameters.update({k: v for k, (v, _) in settings.items()})
+    meta, where = parsed.meta, parsed.meta_lines
+    for key, field in _INT_KEYS.items():
+        if key in settings:
+            try:
+                meta[field] = int(settings[key][0])
+            except ValueError:
+                continue  # an expression, e.g. `= model.cfg.num_layers`
+            where[field] = settings[key][1]
+    if "train.amp.enabled" in settings:
+        flag = parse_bool(settings["train.amp.enabled"][0])
+        if flag is not None:
+            meta["precision"] = "amp" if flag else "fp32"
+            where["precision"] = settings["train.amp.enabled"][1]
+    if "world_size" in settings:
+        _parallel_sizes(int(settings["world_size"][0]), settings["world_size"][1], parsed)
+
+
+def _parallel_sizes(world: int, line: int, parsed: ParsedLog) -> None:
+    """Tensor, pipeline and data parallel sizes as ``libai/utils/distributed.py`` sets them:
+    tensor = min(stated or 1, world), pipeline = min(stated or 1, world // tensor), data =
+    world // (tensor × pipeline) (a stated data parallel size is overwritten)."""
+    meta, where = parsed.meta, parsed.meta_lines
+    tp = min(meta.get("tensor_parallel", 1), world)
+    pp = min(meta.get("pipeline_parallel", 1), world // max(tp, 1))
+    if tp < 1 or pp < 1 or world % (tp * pp):
+        return  # LiBai would have refused to start
+    for field, value in (("tensor_parallel", tp), ("pipeline_parallel", pp),
+                         ("data_parallel", world // (tp * pp))):
+        if meta.get(field) != value:
+            meta[field], where[field] = value, line
+
+
+def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
+    matches = list(_METRIC.finditer(log.data))
+    if not matches:
+        return
+    lines = log.lines_at(np.fromiter((m.start() for m in matches), np.int64, len(matches)))
+    rest = [m.group(3) for m in matches]
+    lr = _column(rest, _FIELDS[3][0] + _FIELDS[3][1])
+    ok = lr != b""  # `lr:` closes every complete line (`N/A` when no scheduler)
+    bad_lines(log, lines[~ok], "LiBai", parsed)
+    if not ok.any():
+        return
+    keep = np.flatnonzero(ok)
+    lines = lines[keep]
+    rest = [rest[i] for i in keep]
+    step = ints([matches[i].group(1) for i in keep]) + 1  # printed 0-based
+    _first_global_batch(parsed, step[0], _column(rest[:1], _FIELDS[0][0] + _FIELDS[0][1]),
+                        int(lines[0]))
+
+    def add(metric, unit, raw, phase=M.TRAIN):
+        has = raw != b""
+        if has.any():
+            parsed.obs.add(line=lines[has], metric=metric, value=floats(raw[has]), phase=phase,
+                           unit=unit, step=step[has])
+
+    for key, group, metric, unit in _FIELDS:
+        raw = _column(rest, key + group)
+        if metric == M.LR:
+            raw = np.where(raw == b"N/A", b"", raw)
+        add(metric, unit, raw)
+    tput = _column(rest, _THROUGHPUT[0])
+    old = tput == b""
+    if old.any():  # early versions: `time: <s/iter>(<samples/s>)`
+        tput = np.where(old, _column(rest, _THROUGHPUT[1]), tput)
+    add(M.THROUGHPUT, M.SAMPLES_PER_S, tput)
+    for name in sorted(set(_LOSS_NAME.findall(b"\n".join(rest)))):
+        metric = M.LOSS if name == b"total_loss" else name.decode()
+        add(metric, M.NONE, _column(rest, re.escape(name) + rb": (" + NUM + rb")"))
+    avg = floats(_column(rest, _FIELDS[1][0] + _FIELDS[1][1]))
+    has = np.isfinite(avg)
+    if has.any() and parsed.parameters.get("resume") != "True":
+        latency = _interval_latency(step[has], avg[has])
+        good = np.isfinite(latency)
+        parsed.obs.add(line=lines[has][good], metric=M.LATENCY, value=latency[good],
+                       phase=M.TRAIN, unit=M.SECONDS, step=step[has][good])
+
+
+def _first_global_batch(parsed: ParsedLog, step: int, consumed: np.ndarray, line: int) -> None:
+    """The global batch from ``consumed_samples = (iteration + 1) × global batch`` of the first
+    metric line, when the config does not state it."""
+    if "global_batch_size" in parsed.meta or not len(consumed) or consumed[0] == b"":
+        return
+    samples = int(consumed[0])
+    if step > 0 and samples > 0 and samples % step == 0:
+        parsed.meta["global_batch_size"] = samples // step
+        parsed.meta_lines["global_batch_size"] = line
+
+
+def _read_summary(log: LogText, parsed: ParsedLog) -> None:
+    """``Overall training speed: N iterations in H:MM:SS (S s / it)`` at the end of a run."""
+    for m in _SPEED.finditer(log.data):
+        parsed.obs.add(line=int(log.lines_at(np.array([m.start()]))[0]), metric=M.LATENCY,
+                       value=float(m.group(2)), phase=M.SUMMARY, unit=M.SECONDS)
+
+
+_SNIFF_METRIC = re.compile(_PREFIX + rb" +(?:eta: [^\n]*?  +)?iteration: \d+/\d+  +consumed[_ ]"
+                           rb"samples: \d+", re.M)
+
+
+@register
+class LiBaiParser(LogParser):
+    name = "libai"
+    markers = (b"utils.events", b"rank of current process: ")
+    framework = "OneFlow"
+    description = "LiBai (Oneflow-Inc/libai) trainer logs: stdout or log.txt"
+
+    @classmethod
+    def sniff(cls, head: bytes) -> int:
+        if _SNIFF_METRIC.search(head):
+            return 95
+        if _WORLD.search(head):
+            return 90
+        return 0
+
+    def parse(self, log: LogText) -> ParsedLog:
+        parsed = ParsedLog(self.name)
+        _read_settings(log, parsed)
+        _read_metrics(log, parsed)
+        _read_summary(log, parsed)
+        add_memory_blocks(log, parsed.obs)
+        return parsed

@@ -1,0 +1,215 @@
+"""LiBai parser: fixtures in tests/data/libai (CONSTRUCTED from LiBai's print formats,
+docs/formats.md §13)."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _frames import rows
+
+from analysis import parsers
+from analysis.collect import parse_paths
+from analysis.logtext import LogText
+from analysis.stats import run_throughput
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "libai"
+STDOUT = "gpt2_stdout/1n8g/gpt2_b4_amp_1"
+CUT = "truncated/1n8g/gpt2_b4_amp_1"
+GZ = "crlf_gz/1n8g/gpt2_b4_amp_1"
+LOG_TXT = DATA / "v1_log_txt" / "1n8g" / "log.txt"
+STEPS = list(range(20, 221, 20))
+
+
+def _fixture_module():
+    spec = importlib.util.spec_from_file_location("libai_fixtures", DATA / "make_fixtures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+FIX = _fixture_module()
+
+
+@pytest.fixture(scope="module")
+def result():
+    return parse_paths([DATA, LOG_TXT])
+
+
+def figure(result, method, run_id):
+    return run_throughput(result, method).set_index("run_id").loc[run_id]
+
+
+def true_mean(first_step: int, last_step: int) -> float:
+    """Mean seconds of the iterations completed after `first_step` up to `last_step`."""
+    its = range(first_step, last_step)
+    return sum(FIX.iteration_seconds(i) for i in its) / len(its)
+
+
+def test_run_fields_from_config_command_line_and_world_size(result):
+    run = result.runs.set_index("run_id").loc[STDOUT]
+    assert (run["family"], run["framework"]) == ("libai", "OneFlow")
+    assert (run["batch_size_per_device"], run["global_batch_size"], run["precision"]) == (4, 32, "amp")
+    assert (run["data_parallel"], run["tensor_parallel"], run["pipeline_parallel"]) == (4, 2, 1)
+    assert (run["num_layers"], run["hidden_size"], run["num_heads"], run["seq_length"]) == (
+        24, 1024, 16, 1024)
+    assert run["case"] == "2D_4x2x1_32_1024x24"
+    parsed = parsers.get("libai").parse(LogText.read(DATA / (STDOUT + ".log")))
+    log = LogText.read(DATA / (STDOUT + ".log"))
+    assert "Command line arguments: Namespace(" in log.line_text(parsed.meta_lines["global_batch_size"])
+    assert log.line_text(parsed.meta_lines["num_layers"]) == "model.cfg.num_layers = 24"
+    assert "World size: 8" in log.line_text(parsed.meta_lines["data_parallel"])
+    assert parsed.parameters["world_size"] == "8"
+    assert parsed.parameters["train.dist.pipeline_num_layers"] == "model.cfg.num_layers"
+    assert "train.dist.pipeline_num_layers" not in parsed.meta
+    assert result.problems[result.problems["run_id"].isin([STDOUT, GZ])].empty
+
+
+def test_metric_lines(result):
+    tput = rows(result, STDOUT, "throughput")
+    assert tput["step"].tolist() == STEPS  # printed 0-based: 19, 39, … 219
+    assert tput["value"].iloc[0] == 60.36 and tput["unit"].unique().tolist() == ["samples/s"]
+    assert rows(result, STDOUT, "samples")["value"].tolist() == [32 * s for s in STEPS]
+    assert rows(result, STDOUT, "time_avg")["value"].iloc[0] == 0.5301
+    assert rows(result, STDOUT, "data_time")["value"].iloc[0] == 0.0016
+    assert set(rows(result, STDOUT, "lr")["value"]) == {1.5e-4}
+    assert rows(result, STDOUT, "loss")["value"].iloc[0] == 10.58
+    log = LogText.read(DATA / (STDOUT + ".log"))
+    line = log.line_text(int(tput["line"].iloc[0]))
+    assert line.startswith("[11/23 10:40:29 lb.utils.events]:  eta: 0:01:46  iteration: 19/220")
+    assert rows(result, STDOUT, "throughput")["timestamp"].isna().all()
+
+
+def test_interval_latency_from_the_running_means(result):
+    """Each interval's mean s/iteration, from the printed running means (4 decimals): within
+    the rounding of the two means it comes from."""
+    lat = rows(result, STDOUT, "latency")
+    assert lat["step"].tolist() == STEPS and lat["unit"].unique().tolist() == ["s"]
+    assert lat["value"].iloc[0] == 0.5301  # the first print: the running mean itself
+    for prev, step, value in zip(STEPS[:-1], STEPS[1:], lat["value"].iloc[1:], strict=True):
+        bound = 5e-5 * ((step - 2) + (prev - 2)) / (step - prev)
+        assert abs(value - true_mean(prev, step)) <= bound, (step, value)
+    summary = rows(result, STDOUT, "latency", phase="summary")
+    assert summary["value"].tolist() == [0.5025]
+
+
+def test_window_and_reported(result):
+    est = figure(result, "window", STDOUT)
+    exact = 32 / true_mean(20, 120)
+    assert exact == pytest.approx(64.0)
+    assert abs(est["throughput"] - exact) <= exact * 5e-5 * (118 + 18) / 100 / 0.5
+    assert est["iterations"] == 100
+    printed = rows(result, STDOUT, "throughput")
+    assert figure(result, "reported", STDOUT)["throughput"] == float(
+        np.median(printed[printed["step"] > 20]["value"]))
+
+
+def test_early_events_format_in_log_txt(result):
+    """`consumed samples:` and `time: <s/it>(<samples/s>)`, the log.txt prefix; named on the
+    command line (the folder walk takes no .txt files)."""
+    run = result.runs.set_index("run_id").loc["log"]
+    assert (run["global_batch_size"], run["tensor_parallel"], run["data_parallel"]) == (32, 2, 4)
+    tput = rows(result, "log", "throughput")
+    assert tput["value"].iloc[0] == 60.36 and tput["step"].tolist() == STEPS
+    assert rows(result, "log", "time_avg")["value"].iloc[0] == 0.5301
+    assert figure(result, "window", "log")["throughput"] == figure(result, "window", STDOUT)[
+        "throughput"]
+
+
+def test_global_batch_from_consumed_samples():
+    text = (b"[11/23 10:40:01 libai]: Rank of current process: 0. World size: 2\n"
+            b"[11/23 10:40:29 lb.utils.events]:  eta: 0:01:46  iteration: 19/220  "
+            b"consumed_samples: 1280  total_loss: 10.58  time: 0.5301 s/iter  data_time: "
+            b"0.0016 s/iter total_throughput: 120.72 samples/s lr: N/A  \n")
+    parsed = parsers.get("libai").parse(LogText.from_bytes(text, "mem"))
+    assert parsed.meta["global_batch_size"] == 64 and parsed.meta_lines["global_batch_size"] == 2
+    assert parsed.meta["data_parallel"] == 2  # world 2, tensor and pipeline 1 (LiBai's defaults)
+    assert "lr" not in {b["metric"] for b in parsed.obs.blocks}  # `N/A`: no scheduler
+
+
+def test_parallel_sizes_as_libai_sets_them():
+    """distributed.py caps tensor parallel at the world size and overwrites data parallel."""
+    text = (b"[11/23 10:40:01 libai]: Rank of current process: 0. World size: 8\n"
+            b"[11/23 10:40:01 libai]: Command line arguments: Namespace(config_file='c.py', "
+            b"eval_only=False, fast_dev_run=False, opts=['train.dist.tensor_parallel_size=16', "
+            b"'train.dist.data_parallel_size=3'], resume=False)\n")
+    parsed = parsers.get("libai").parse(LogText.from_bytes(text, "mem"))
+    assert (parsed.meta["tensor_parallel"], parsed.meta["pipeline_parallel"],
+            parsed.meta["data_parallel"]) == (8, 1, 1)
+    assert parsed.meta_lines["tensor_parallel"] == 1  # the world size decided it
+    assert parsed.parameters["train.dist.data_parallel_size"] == "3"
+
+
+def test_a_resumed_run_gives_no_interval_latencies():
+    """After --resume the first timed iteration is not iteration 2: the count is unknown."""
+    text = (FIX.training_log().replace("resume=False", "resume=True")).encode()
+    parsed = parsers.get("libai").parse(LogText.from_bytes(text, "mem"))
+    train = {b["metric"] for b in parsed.obs.blocks if b["phase"] == "train"}
+    assert "latency" not in train and "throughput" in train
+
+
+def test_truncated_log_and_nan_loss(result):
+    probs = result.problems[result.problems["run_id"] == CUT].sort_values("line")
+    log = LogText.read(DATA / (CUT + ".log"))
+    last = log.data.count(b"\n") + 1
+    assert probs[["line", "kind"]].values.tolist() == [[67, "non_finite_value"], [last, "bad_line"]]
+    assert "iteration: 99/220" in log.line_text(67)
+    assert probs["text"].iloc[1].endswith("total_loss: 8.362  ")
+    assert rows(result, CUT, "throughput")["step"].tolist() == STEPS[:9]
+    assert 100 not in rows(result, CUT, "loss")["step"].tolist()
+    assert figure(result, "window", CUT)["throughput"] == figure(result, "window", STDOUT)[
+        "throughput"]
+
+
+def test_gzip_crlf_and_ansi_read_like_the_plain_file(result):
+    raw = gzip.decompress((DATA / (GZ + ".log.gz")).read_bytes())
+    assert raw.count(b"\r\n") > 50 and b"\x1b[32m" in raw
+    cols = ["line", "step", "value"]
+    for metric in ("throughput", "latency", "loss"):
+        a, b = (rows(result, rid, metric)[cols].reset_index(drop=True) for rid in (STDOUT, GZ))
+        assert a.equals(b), metric
+
+
+def test_non_finite_throughput(tmp_path):
+    dst = tmp_path / "1n8g" / "gpt2_b4_amp_1.log"
+    dst.parent.mkdir()
+    shutil.copy(DATA / (STDOUT + ".log"), dst)
+    text = dst.read_text()
+    assert text.count("total_throughput: 62.22 samples/s") == 1
+    dst.write_text(text.replace("total_throughput: 62.22 samples/s", "total_throughput: inf samples/s"))
+    result = parse_paths([tmp_path])
+    found = result.problems[result.problems["kind"] == "non_finite_value"]
+    assert len(found) == 1 and "throughput is not a finite number (inf)" in found["reason"].iloc[0]
+    assert 40 not in rows(result, "1n8g/gpt2_b4_amp_1", "throughput")["step"].tolist()
+
+
+def test_other_ranks_log_has_no_training_lines():
+    """Only the main process prints metrics; `log.txt.rank1` holds the set-up lines."""
+    text = (b"[11/23 10:40:01] libai INFO: Rank of current process: 1. World size: 8\n"
+            b"[11/23 10:40:01] libai INFO: Command line arguments: Namespace(config_file='c.py', "
+            b"eval_only=False, fast_dev_run=False, opts=[], resume=False)\n")
+    parser = parsers.get("libai")
+    assert parser.sniff(text) == 90 and parsers.detect(text).name == "libai"
+    parsed = parser.parse(LogText.from_bytes(text, "rank1"))
+    assert len(parsed.obs) == 0 and parsed.parameters["world_size"] == "8"
+
+
+def test_sniff_steals_nothing():
+    others = [p for p in DATA.parent.rglob("*")
+              if p.is_file() and p.suffix not in (".py", ".md") and DATA not in p.parents]
+    assert len(others) > 30
+    for p in others:
+        assert parsers.get("libai").sniff(LogText.read(p).data[:1 << 16]) == 0, p
+
+
+def test_garbage_never_raises():
+    parser = parsers.get("libai")
+    for raw in (b"", b"[11/23 10:40:01 lb.utils.events]: iteration: 1/2",
+                b"[11/23 10:40:01 lb.utils.events]:  iteration: 1/2  consumed_samples: x  lr: y",
+                b"[11/23 10:40:01 libai]: Command line arguments: Namespace(opts=['train.x=')\n",
+                b"[11/23 10:40:01 libai]: Contents of args.config_file=:\ntrain.a = \n"):
+        parser.parse(LogText.from_bytes(raw, "mem"))
