@@ -213,3 +213,18 @@ def test_garbage_never_raises():
                 b"[11/23 10:40:01 libai]: Command line arguments: Namespace(opts=['train.x=')\n",
                 b"[11/23 10:40:01 libai]: Contents of args.config_file=:\ntrain.a = \n"):
         parser.parse(LogText.from_bytes(raw, "mem"))
+
+
+def test_log_appended_twice(tmp_path):
+    dst = tmp_path / "1n8g" / "gpt2_b4_amp_1.log"
+    dst.parent.mkdir()
+    text = (DATA / (STDOUT + ".log")).read_bytes()
+    dst.write_bytes(text + text)
+    result = parse_paths([tmp_path])
+    kinds = result.problems["kind"].tolist()
+    assert kinds == ["steps_backwards"]  # no negative latency across the seam
+    lat = rows(result, "1n8g/gpt2_b4_amp_1", "latency")
+    assert lat["value"].tolist()[11] == 0.5301  # the second copy starts a new run of prints
+    for method in ("reported", "window"):
+        est = run_throughput(result, method).iloc[0]
+        assert np.isnan(est["throughput"]) and est["problem_kind"] == "steps_backwards", method

@@ -188,3 +188,27 @@ def test_garbage_never_raises():
                 b"------------------------ arguments ------------------------\n  a .... \n"):
         parsed = parser.parse(LogText.from_bytes(raw, "mem"))
         assert all(p.kind == "bad_line" for p in parsed.problems)
+
+
+def test_a_clock_going_back_refuses_the_window(tmp_path):
+    path = _edited(tmp_path, "throughput: 1200.00 | 2021-11-23 10:41:18.123",
+                   "throughput: 1200.00 | 2021-11-23 10:40:18.123")
+    result = parse_paths([tmp_path])
+    line = 1 + path.read_text().split("\n").index(
+        next(t for t in path.read_text().split("\n") if "10:40:18.123" in t))
+    back = result.problems[result.problems["kind"] == "timestamps_backwards"]
+    assert back["line"].tolist() == [line]  # rank 0 only: rank 1's clock is in order
+    est = run_throughput(result, "window").iloc[0]
+    assert np.isnan(est["throughput"]) and est["problem_kind"] == "timestamps_backwards"
+
+
+def test_log_appended_twice(tmp_path):
+    dst = tmp_path / "1n2g" / "resnet50_b192_amp_1.log"
+    dst.parent.mkdir()
+    text = (DATA / (GRAPH + ".log")).read_bytes()
+    dst.write_bytes(text + text)
+    result = parse_paths([tmp_path])
+    steps = result.problems[result.problems["kind"] == "steps_backwards"]
+    assert len(steps) == 1 and steps["line"].iloc[0] > text.count(b"\n")
+    est = run_throughput(result, "reported").iloc[0]
+    assert np.isnan(est["throughput"]) and est["problem_kind"] == "steps_backwards"
