@@ -24,7 +24,8 @@ each interval between two prints, from the running means (n = iteration − 1 ti
 iterations at printed iteration ``iteration``; a run that resumes from a checkpoint breaks
 this count, see docs/formats.md §13). ``consumed_samples`` = (iteration + 1) × global batch
 (``libai/engine/trainer.py``), which gives the global batch when the config does not state
-it. Steps are stored 1-based (printed 19 is step 20). The line prefix holds neither the year
+it. In eager mode with gradient accumulation an iteration is one micro-step, so the run's
+``global_batch_size`` is the samples of one iteration (global batch / accumulation steps). Steps are stored 1-based (printed 19 is step 20). The line prefix holds neither the year
 nor fractions of a second, so ``timestamp`` stays empty: ``window`` measures from the
 latencies. DLPerf had no rule for these logs.
 """
@@ -49,8 +50,9 @@ _WORLD = re.compile(_PREFIX + rb" Rank of current process: (\d+)\. World size: (
 _ARGS = re.compile(_PREFIX + rb" Command line arguments: Namespace\(([^\n]*)\)[ \t]*$", re.M)
 _CONTENTS = re.compile(_PREFIX + rb" Contents of args\.config_file=([^\n]*):[ \t]*$", re.M)
 _NEXT_ENTRY = re.compile(_PREFIX, re.M)
-_ASSIGN = re.compile(rb"^((?:train|model)(?:\.\w+)+) = ([^\n#]*?)[ \t]*(?:#[^\n]*)?$", re.M)
-_OPT = re.compile(r"'((?:train|model)(?:\.\w+)+)=([^']*)'")
+_ASSIGN = re.compile(rb"^((?:train|model|graph)(?:\.\w+)+) = ([^\n#]*?)[ \t]*(?:#[^\n]*)?$",
+                     re.M)
+_OPT = re.compile(r"'((?:train|model|graph)(?:\.\w+)+)=([^']*)'")
 _SPEED = re.compile(_PREFIX + rb" Overall training speed: (\d+) iterations in [^\n(]*\((" + NUM
                     + rb") s / it\)", re.M)
 _LOSS_NAME = re.compile(rb"(?<![\w])(\w*loss\w*): ")
@@ -131,8 +133,9 @@ def _settings(log: LogText) -> dict[str, tuple[str, int]]:
     return out
 
 
-def _read_settings(log: LogText, parsed: ParsedLog) -> None:
-    """Run fields the log states: batch sizes, parallel sizes, model shape, precision."""
+def _read_settings(log: LogText, parsed: ParsedLog) -> dict[str, tuple[str, int]]:
+    """Run fields the log states: batch sizes, parallel sizes, model shape, precision; returns
+    the settings read."""
     settings = _settings(log)
     parsed.parameters.update({k: v for k, (v, _) in settings.items()})
     meta, where = parsed.meta, parsed.meta_lines
@@ -150,6 +153,7 @@ def _read_settings(log: LogText, parsed: ParsedLog) -> None:
             where["precision"] = settings["train.amp.enabled"][1]
     if "world_size" in settings:
         _parallel_sizes(int(settings["world_size"][0]), settings["world_size"][1], parsed)
+    return settings
 
 
 def _parallel_sizes(world: int, line: int, parsed: ParsedLog) -> None:
@@ -213,6 +217,26 @@ def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
                        phase=M.TRAIN, unit=M.SECONDS, step=step[has][good])
 
 
+def _eager_accumulation(parsed: ParsedLog, settings: dict[str, tuple[str, int]]) -> None:
+    """In eager mode (``graph.enabled=False``) an iteration is one micro-step of the gradient
+    accumulation: it holds global batch / accumulation steps samples (``DefaultTrainer``, which
+    also multiplies ``train_iter`` by the steps), so that is the batch the throughput methods
+    must count per iteration."""
+    graph = parse_bool(settings.get("graph.enabled", ("", 0))[0])
+    meta, gbs = parsed.meta, parsed.meta.get("global_batch_size")
+    if graph is not False or not gbs:
+        return
+    try:
+        acc = int(settings["train.num_accumulation_steps"][0])
+    except (KeyError, ValueError):
+        micro, dp = meta.get("batch_size_per_device"), meta.get("data_parallel")
+        acc = gbs // (micro * dp) if micro and dp and gbs % (micro * dp) == 0 else 1
+    if acc > 1 and gbs % acc == 0:
+        meta["global_batch_size"] = gbs // acc
+        parsed.meta_lines["global_batch_size"] = settings["graph.enabled"][1]
+        parsed.parameters["samples_per_optimizer_step"] = str(gbs)
+
+
 def _first_global_batch(parsed: ParsedLog, step: int, consumed: np.ndarray, line: int) -> None:
     """The global batch from ``consumed_samples = (iteration + 1) × global batch`` of the first
     metric line, when the config does not state it."""
@@ -252,8 +276,9 @@ class LiBaiParser(LogParser):
 
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
-        _read_settings(log, parsed)
+        settings = _read_settings(log, parsed)
         _read_metrics(log, parsed)
+        _eager_accumulation(parsed, settings)
         _read_summary(log, parsed)
         add_memory_blocks(log, parsed.obs)
         return parsed

@@ -228,3 +228,21 @@ def test_log_appended_twice(tmp_path):
     for method in ("reported", "window"):
         est = run_throughput(result, method).iloc[0]
         assert np.isnan(est["throughput"]) and est["problem_kind"] == "steps_backwards", method
+
+
+def test_eager_accumulation_counts_the_samples_of_one_iteration():
+    """graph.enabled=False: an iteration is a micro-step holding global batch / accumulation."""
+    text = (b"[11/23 10:40:01 libai]: Rank of current process: 0. World size: 8\n"
+            b"[11/23 10:40:01 libai]: Command line arguments: Namespace(config_file='c.py', "
+            b"eval_only=False, fast_dev_run=False, opts=['train.train_micro_batch_size=4', "
+            b"'train.global_batch_size=32', 'train.dist.tensor_parallel_size=2', "
+            b"'graph.enabled=False'], resume=False)\n"
+            b"[11/23 10:40:29 lb.utils.events]:  eta: 0:01:46  iteration: 19/440  "
+            b"consumed_samples: 640  total_loss: 10.58  time: 0.2650 s/iter  data_time: "
+            b"0.0016 s/iter total_throughput: 60.38 samples/s lr: 1.50e-04  \n")
+    parsed = parsers.get("libai").parse(LogText.from_bytes(text, "mem"))
+    assert parsed.meta["data_parallel"] == 4  # 4 x 4 x accumulation 2 = 32
+    assert parsed.meta["global_batch_size"] == 16 and parsed.meta_lines["global_batch_size"] == 2
+    assert parsed.parameters["samples_per_optimizer_step"] == "32"
+    graph = text.replace(b"'graph.enabled=False'", b"'graph.enabled=True'")
+    assert parsers.get("libai").parse(LogText.from_bytes(graph, "m")).meta["global_batch_size"] == 32
