@@ -45,8 +45,10 @@ from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 from analysis.parsers.oneflow_cnn import bad_lines
 
 _PREFIX = rb"^\[\d\d/\d\d \d\d:\d\d:\d\d(?: [\w.]+\]:|\] [\w.]+ [A-Z]+:)"
-_METRIC = re.compile(_PREFIX + rb" +(?:eta: [^\n]*?  +)?iteration: (\d+)/(\d+)([^\n]*)$", re.M)
-_WORLD = re.compile(_PREFIX + rb" Rank of current process: (\d+)\. World size: (\d+)", re.M)
+_METRIC = re.compile(_PREFIX + rb" +(?:eta: [^\n]*?  +)?iteration: (\d{1,12})/(\d+)([^\n]*)$",
+                     re.M)
+_WORLD = re.compile(_PREFIX + rb" Rank of current process: (\d+)\. World size: (\d{1,7})\b",
+                    re.M)
 _ARGS = re.compile(_PREFIX + rb" Command line arguments: Namespace\(([^\n]*)\)[ \t]*$", re.M)
 _CONTENTS = re.compile(_PREFIX + rb" Contents of args\.config_file=([^\n]*):[ \t]*$", re.M)
 _NEXT_ENTRY = re.compile(_PREFIX, re.M)
@@ -140,12 +142,9 @@ def _read_settings(log: LogText, parsed: ParsedLog) -> dict[str, tuple[str, int]
     parsed.parameters.update({k: v for k, (v, _) in settings.items()})
     meta, where = parsed.meta, parsed.meta_lines
     for key, field in _INT_KEYS.items():
-        if key in settings:
-            try:
-                meta[field] = int(settings[key][0])
-            except ValueError:
-                continue  # an expression, e.g. `= model.cfg.num_layers`
-            where[field] = settings[key][1]
+        value = settings.get(key, ("", 0))[0].strip()
+        if value.isdigit() and len(value) < 10:  # not an expression (`= model.cfg.num_layers`)
+            meta[field], where[field] = int(value), settings[key][1]
     if "train.amp.enabled" in settings:
         flag = parse_bool(settings["train.amp.enabled"][0])
         if flag is not None:

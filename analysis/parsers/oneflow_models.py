@@ -52,7 +52,8 @@ _N = rb"(" + NUM + rb")"
 _ANCHOR = b"["
 _LINE = line_pattern(
     _ANCHOR,
-    rb"(?:rank:)?(\d+)\] \[(train|eval)\], epoch: (\d+)/\d+, iter: (\d+)/(\d+), loss: " + _N
+    rb"(?:rank:)?(\d{1,9})\] \[(train|eval)\], epoch: (\d{1,9})/\d+, iter: (\d{1,9})/(\d{1,9}), "
+    rb"loss: " + _N
     + rb", (?:lr: " + _N + rb", )?top1: " + _N + rb", throughput: " + _N
     + rb"(?:, timestamp: ([0-9]+(?:\.[0-9]*)?))?"
     + rb"(?: \| (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?))?[ \t]*$",
@@ -76,11 +77,9 @@ def _read_dump(log: LogText, parsed: ParsedLog) -> None:
         return
     lines = _dump_lines(log, parsed.parameters)
     for name, key in _INT_ARGS.items():
-        try:
-            parsed.meta[key] = int(parsed.parameters.get(name, ""))
-        except ValueError:
-            continue
-        parsed.meta_lines[key] = lines.get(name)
+        value = parsed.parameters.get(name, "").strip()
+        if value.isdigit() and len(value) < 10:  # `None` when unset
+            parsed.meta[key], parsed.meta_lines[key] = int(value), lines.get(name)
     flag = parse_bool(parsed.parameters.get("use_fp16", ""))
     if flag is not None:
         parsed.meta["precision"] = "amp" if flag else "fp32"
@@ -99,12 +98,18 @@ def _dump_lines(log: LogText, parameters: dict) -> dict[str, int]:
 
 
 def _dates(col: np.ndarray) -> np.ndarray:
-    """``YYYY-MM-DD HH:MM:SS[.fff]`` bytes to unix seconds (naive, read as UTC); b'' -> NaN."""
+    """``YYYY-MM-DD HH:MM:SS[.fff]`` bytes to unix seconds (naive, read as UTC); b'' and
+    impossible dates (month 13) -> NaN."""
     out = np.full(len(col), np.nan)
-    has = col != b""
-    if has.any():
-        ms = col[has].astype("datetime64[ms]").astype(np.int64)
-        out[has] = ms / 1000.0
+    has = np.flatnonzero(col != b"")
+    try:
+        out[has] = col[has].astype("datetime64[ms]").astype(np.int64) / 1000.0
+    except ValueError:
+        for i in has:
+            try:
+                out[i] = np.datetime64(col[i].decode(), "ms").astype(np.int64) / 1000.0
+            except ValueError:
+                continue
     return out
 
 

@@ -211,7 +211,12 @@ def test_garbage_never_raises():
     for raw in (b"", b"[11/23 10:40:01 lb.utils.events]: iteration: 1/2",
                 b"[11/23 10:40:01 lb.utils.events]:  iteration: 1/2  consumed_samples: x  lr: y",
                 b"[11/23 10:40:01 libai]: Command line arguments: Namespace(opts=['train.x=')\n",
-                b"[11/23 10:40:01 libai]: Contents of args.config_file=:\ntrain.a = \n"):
+                b"[11/23 10:40:01 libai]: Contents of args.config_file=:\ntrain.a = \n",
+                b"[11/23 10:40:01 lb.utils.events]:  iteration: 99999999999999999999/1  "
+                b"consumed_samples: 1  time: 1 s/iter lr: 1",
+                b"[11/23 10:40:01 libai]: Rank of current process: 0. World size: 99999999999\n"
+                b"[11/23 10:40:01 libai]: Contents of args.config_file=c:\n"
+                b"model.cfg.num_layers = 99999999999999999999\ntrain.dist.tensor_parallel_size = 0\n"):
         parser.parse(LogText.from_bytes(raw, "mem"))
 
 

@@ -185,6 +185,11 @@ def test_garbage_never_raises():
     parser = parsers.get("oneflow_models")
     for raw in (b"", b"[", b"[rank:", b"[rank:0] [train]", b"[0] [eval], epoch: x",
                 b"[rank:0] [train], epoch: 0/1, iter: 1/1, loss: 1, top1: 1, throughput: ",
+                b"[rank:0] [train], epoch: 0/1, iter: 1/1, loss: 1, top1: 1, throughput: 1 | "
+                b"2021-13-45 99:99:99.000",
+                b"[rank:99999999999999999999] [train], epoch: 0/1, iter: 1/1, loss: 1, top1: 1, "
+                b"throughput: 1",
+                b"  num_nodes ...... 99999999999999999999\n",
                 b"------------------------ arguments ------------------------\n  a .... \n"):
         parsed = parser.parse(LogText.from_bytes(raw, "mem"))
         assert all(p.kind == "bad_line" for p in parsed.problems)
