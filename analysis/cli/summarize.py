@@ -37,17 +37,22 @@ TABLE_COLUMNS = [
 TABLE_HEADERS = {
     "batch_size_per_device": "bsz", "latency_ms": "ms/iter", "tflops_per_gpu": "TFLOP/s/gpu",
     "repeats": "runs", "throughput_median": "samples/s", "scaling_efficiency": "efficiency",
-    "memory_framework_mib": "MiB fw", "memory_sampled_mib": "MiB smi",
+    "memory_framework_mib": "MiB fw", "memory_sampled_mib": "MiB smi", "interval_low": "low",
+    "interval_high": "high",
 }
 #: Columns given up, first to last, when a table is still wider than TABLE_WIDTH.
 TABLE_DROP_ORDER = [("interval_low", "interval_high"), "memory_sampled_mib",
                     "memory_framework_mib", "tflops_per_gpu", "latency_ms", "problems",
                     "repeats", "scaling_efficiency", "speedup"]
-TABLE_NOTES = [
-    "samples/s: median over runs, beside min–max (n < 7) or the order-statistic 95 % interval",
-    "MiB fw / smi: median over runs of the framework's / nvidia-smi's memory peak",
-    "bsz: batch size per device; --all-columns shows every column",
-]
+#: Caption lines, each shown when the table keeps its column (None: always).
+TABLE_NOTES = {
+    "throughput_median": "samples/s: median over runs",
+    "interval_low": "low-high: min–max of the runs (n < 7), else the median's order-statistic "
+                    "95 % interval",
+    "memory_framework_mib": "MiB fw / smi: median over runs of the framework's / nvidia-smi's "
+                            "memory peak",
+    None: "bsz: batch size per device; --all-columns shows every column",
+}
 
 
 def add_arguments(p) -> None:
@@ -76,7 +81,8 @@ def _text_table(table: pd.DataFrame) -> str:
     headers = dict(TABLE_HEADERS, tflops_per_gpu=gpt_flops.header(base, formulas))
     shown = fit_width(shown[cols], TABLE_WIDTH, TABLE_DROP_ORDER, headers)
     notes = gpt_flops.notes(base, formulas) if "tflops_per_gpu" in shown.columns else []
-    return render(shown, "table", headers=headers, note=[*TABLE_NOTES, *notes])
+    captions = [text for col, text in TABLE_NOTES.items() if col is None or col in shown.columns]
+    return render(shown, "table", headers=headers, note=[*captions, *notes])
 
 
 def _selected(table: pd.DataFrame) -> pd.DataFrame:
