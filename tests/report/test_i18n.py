@@ -33,7 +33,7 @@ def test_placeholders_agree_between_languages():
 def test_every_label_used_in_code_exists():
     cat = i18n.load_catalogue()
     used = set()
-    for path in [PKG / "plots.py", *(PKG / "report").glob("*.py"),
+    for path in [*(PKG / "plots").glob("*.py"), *(PKG / "report").glob("*.py"),
                  *(PKG.parent / "notebooks").glob("*.ipynb")]:
         used |= set(re.findall(r"""\btr\(\s*f?["']([a-z_]+\.[a-z_]+)["']""", path.read_text()))
         used |= set(re.findall(

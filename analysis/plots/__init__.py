@@ -1,0 +1,40 @@
+"""Charts of benchmark frames: tidy frames in, seaborn/matplotlib figures out (nothing is
+written here).
+
+Every function takes a frame of `analysis.stats` (or the topology matrix, or a comparison
+table) and a language, and returns a :class:`ReportFigure` — a matplotlib Figure that also
+displays itself in Jupyter without pyplot — or None when the frame has nothing to draw (the
+caller leaves the chart out; a chart is never drawn empty). Colours and markers come from
+:mod:`.series`, the same for every chart; labels from the i18n catalogue; the fonts cover
+Chinese (Noto Sans CJK SC), so the same code draws both reports. Text from the data (model
+names, case labels, topology cells) goes through :func:`plain`: a `$` in a model name is
+shown as a dollar sign, never read as a mathtext formula.
+
+| module | charts |
+|---|---|
+| `scaling` | `throughput_vs_devices`, `speedup_vs_ideal` (summary frame) |
+| `traces` | `iteration_traces` (per-iteration frame) |
+| `spread` | `repeat_spread` (per-run frame) |
+| `gpt` | `gpt_configurations` (summary frame, GPT cases) |
+| `topology` | `topology_heatmap` (`nvidia-smi topo -m` matrix) |
+| `ratio` | `ratio_intervals` (comparison table) |
+"""
+
+import matplotlib
+import matplotlib.colors
+
+from .figure import FONT_STACK, STYLE, ReportFigure, plain, use_fonts
+from .gpt import gpt_configurations
+from .ratio import VERDICT_COLORS, ratio_intervals
+from .scaling import speedup_vs_ideal, throughput_vs_devices
+from .series import case_label, palette, series_color, series_label
+from .spread import repeat_spread
+from .topology import LINK_COLORS, link_class, link_color, topology_heatmap
+from .traces import iteration_traces
+
+__all__ = [
+    "FONT_STACK", "LINK_COLORS", "STYLE", "VERDICT_COLORS", "ReportFigure", "case_label",
+    "gpt_configurations", "iteration_traces", "link_class", "link_color", "matplotlib",
+    "palette", "plain", "ratio_intervals", "repeat_spread", "series_color", "series_label",
+    "speedup_vs_ideal", "throughput_vs_devices", "topology_heatmap", "use_fonts",
+]

@@ -1,0 +1,153 @@
+"""GPT parallel configurations (seed 002's cases): latency per iteration, model TFLOP/s per
+GPU (the formula named on the axis) and memory per GPU, one bar per DP×TP×PP configuration,
+one row of panels per model size (hidden × layers)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.lines import Line2D
+
+from analysis.i18n import Translator
+from analysis.stats import gpt_flops
+
+from .figure import PAGE_WIDTH, ReportFigure, compact_number, new_figure, plain
+from .series import hue_column, palette
+
+#: A GPT case name: <group>_<dp>x<tp>x<pp>_<global batch>_<hidden>x<layers> (analysis.schema).
+CASE_NAME = re.compile(r"^(?P<group>.+)_(?P<dp>\d+)x(?P<tp>\d+)x(?P<pp>\d+)_(?P<gbs>\d+)_"
+                       r"(?P<hidden>\d+)x(?P<layers>\d+)$")
+#: Columns of the summary with a GPT's sizes, when it carries them (else the case name has them).
+_SIZE_COLUMNS = {"dp": "data_parallel", "tp": "tensor_parallel", "pp": "pipeline_parallel",
+                 "gbs": "global_batch_size", "hidden": "hidden_size", "layers": "num_layers"}
+#: Memory columns in the order they are preferred, with the axis label of each.
+_MEMORY = (("memory_framework_mib", "chart.gpt_memory_framework"),
+           ("memory_sampled_mib", "chart.gpt_memory_sampled"),
+           ("memory_mib_max", "chart.gpt_memory"))
+
+
+def configurations(summary: pd.DataFrame) -> pd.DataFrame:
+    """The GPT rows with their sizes as columns dp, tp, pp, gbs, hidden, layers (from the
+    summary's columns where it has them, else parsed from the case name; NaN if neither)."""
+    df = summary[summary["case"].fillna("") != ""].copy()
+    parsed = df["case"].astype(str).str.extract(CASE_NAME)
+    for key, column in _SIZE_COLUMNS.items():
+        from_name = pd.to_numeric(parsed[key], errors="coerce")
+        own = (pd.to_numeric(df[column], errors="coerce") if column in df.columns
+               else pd.Series(np.nan, index=df.index))
+        df[key] = own.fillna(from_name).astype(float)
+    df["group"] = df["group"].where(df["group"].fillna("") != "", parsed["group"])
+    return df
+
+
+def _config_label(r) -> str:
+    if any(pd.isna(getattr(r, k)) for k in ("dp", "tp", "pp")):
+        return plain(r.case)
+    sizes = f"{int(r.dp)}×{int(r.tp)}×{int(r.pp)}"
+    batch = f" B{int(r.gbs)}" if pd.notna(r.gbs) else ""
+    return plain(f"{r.group} {sizes}{batch}" if pd.notna(r.group) else sizes + batch)
+
+
+def _model_label(hidden, layers, tr: Translator) -> str:
+    if pd.isna(hidden) or pd.isna(layers):
+        return tr("report.unknown")
+    return tr("chart.gpt_model", hidden=int(hidden), layers=int(layers))
+
+
+def formula_text(summary: pd.DataFrame) -> str:
+    """The FLOPs formula(s) of the TFLOP/s column, written for an axis: '72·B·s·l·h²·(…)'."""
+    if "tflops_formula" not in summary.columns:
+        return ""
+    texts = dict.fromkeys(str(f) for f in summary["tflops_formula"].dropna() if str(f))
+    return " / ".join(t.replace("*", "·").replace("^2", "²") for t in texts)
+
+
+def _metrics(df: pd.DataFrame, tr: Translator) -> list[tuple[str, str]]:
+    """(column, axis label) of each metric with data: latency, TFLOP/s per GPU, memory."""
+    out = []
+    if df["latency_ms"].notna().any():
+        out.append(("latency_ms", tr("chart.latency")))
+    if "tflops_per_gpu" in df.columns and df["tflops_per_gpu"].notna().any():
+        formula = formula_text(df)
+        out.append(("tflops_per_gpu", tr("chart.tflops_by", formula=formula) if formula
+                    else tr("chart.tflops")))  # the formula on a line of its own
+    for column, key in _MEMORY:
+        if column in df.columns and df[column].notna().any():
+            out.append((column, tr(key)))
+            break
+    return out
+
+
+def _seed002_beside(df: pd.DataFrame) -> bool:
+    """Whether the TFLOP/s are by another formula than seed 002's, which is then marked."""
+    if "tflops_per_gpu_seed002" not in df.columns or not df["tflops_per_gpu_seed002"].notna().any():
+        return False
+    labels = {gpt_flops.label(str(f)) for f in df.get("tflops_formula", pd.Series()).dropna()}
+    return bool(labels - {gpt_flops.SEED002.label})
+
+
+def _bars(ax, g: pd.DataFrame, column: str, pal: dict, seed002: bool) -> None:
+    """Horizontal bars of `column`, each value written after its bar (and after seed 002's
+    figure, marked by a diamond, on the TFLOP/s panel when `seed002`)."""
+    values = g[column].astype(float).to_numpy()
+    sns.barplot(data=g.assign(_v=values), x="_v", y="_config", hue="_hue", palette=pal,
+                dodge=False, legend=False, ax=ax, orient="h", width=0.7, saturation=1)
+    ends = values.copy()
+    if column == "tflops_per_gpu" and seed002:
+        seed = g["tflops_per_gpu_seed002"].astype(float).to_numpy()
+        ax.scatter(seed, range(len(g)), marker="d", s=24, facecolor="white", edgecolor="0.15",
+                   linewidth=1, zorder=4)
+        ends = np.fmax(ends, seed)
+    top = (np.nanmax(ends) if np.isfinite(ends).any() else 1.0) * 1.2
+    for y, (v, end) in enumerate(zip(values, ends, strict=True)):
+        if not np.isfinite(v):
+            continue
+        if v > 0.3 * top:  # inside the bar's end: clear of seed 002's diamond
+            ax.text(v, y, compact_number(v) + " ", va="center", ha="right", fontsize=7,
+                    color="white")
+        else:
+            ax.text(end, y, "  " + compact_number(v), va="center", fontsize=7)
+    ax.set_xlim(0, top)
+    ax.xaxis.set_major_formatter(compact_number)
+    ax.set_ylabel("")
+    ax.grid(axis="y", visible=False)
+
+
+def gpt_configurations(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | None:
+    """Seed 002's view of GPT cases: per model size (hidden × layers) a row of panels —
+    latency per iteration (ms), model TFLOP/s per GPU by the formula the logs state (named on
+    the axis; seed 002's 96 convention marked beside when that differs) and memory per GPU —
+    with a bar per parallel configuration (group DP×TP×PP, global batch B). None when the
+    summary has no GPT case with a figure."""
+    tr = Translator(lang)
+    df = configurations(summary)
+    metrics = _metrics(df, tr) if len(df) else []
+    if not metrics:
+        return None
+    df = df.sort_values(["hidden", "layers", "pp", "tp", "dp", "gbs", "case"], kind="stable")
+    df["_config"] = [_config_label(r) for r in df.itertuples(index=False)]
+    df["_hue"] = hue_column(df)
+    pal = palette(df)
+    groups = [(size, g) for size, g in df.groupby(["hidden", "layers"], sort=False, dropna=False)]
+    heights = [len(g) for _, g in groups]
+    seed002 = _seed002_beside(df)
+    fig = new_figure(PAGE_WIDTH, 0.28 * sum(heights) + 0.75 * len(heights) + 1.2)
+    axes = fig.subplots(len(heights), len(metrics), squeeze=False, sharey="row",
+                        gridspec_kw={"height_ratios": heights})
+    for i, (row, ((h, lay), g)) in enumerate(zip(axes, groups, strict=True)):
+        for ax, (column, label) in zip(row, metrics, strict=True):
+            _bars(ax, g, column, pal, seed002)
+            ax.tick_params(labelsize=7)
+            ax.set_xlabel(label if i == len(axes) - 1 else "", fontsize=7.5)
+        row[0].set_title(_model_label(h, lay, tr), loc="left", fontsize=9)
+    fig.supylabel(tr("chart.gpt_config"), fontsize=8)
+    handles = [Line2D([], [], linewidth=6, color=c, label=plain(h)) for h, c in pal.items()]
+    if seed002:
+        handles.append(Line2D([], [], linestyle="none", marker="d", color="0.15",
+                              label=tr("chart.seed002")))
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8)
+    fig.suptitle(tr("chart.gpt_title"))
+    return fig

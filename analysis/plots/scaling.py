@@ -1,0 +1,202 @@
+"""Scaling charts of the summary frame: throughput, speedup and scaling efficiency against
+the number of devices, one row of panels per model.
+
+Colours follow the precision (and framework), markers the node count; points of one device
+count that would cover each other (1n4g and 2n2g, equal throughputs) are moved apart
+sideways, so every case stays visible. Error bars are the summary's intervals, named in the
+legend with the widest of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.lines import Line2D
+
+from analysis.i18n import Translator
+
+from . import intervals
+from .figure import GROUPED, PAGE_WIDTH, ReportFigure, log2_axis, new_figure, plain
+from .series import hue_column, node_marker, palette, series_label
+
+#: Points of one device count closer than this share of the y range are moved apart.
+_COLLIDE = 0.05
+#: Sideways step between such points, in doublings of the device count (log2 units).
+_DODGE_STEP = 0.06
+#: Multi-node series are dashed, single-node ones solid.
+_MULTI_NODE_DASHES = (4, 2)
+
+
+def scaling_rows(summary: pd.DataFrame) -> pd.DataFrame:
+    """Non-GPT cases with a throughput (GPT cases differ in more than their device count),
+    with plain float/str columns for plotting."""
+    df = summary[(summary["case"].fillna("") == "") & summary["throughput_median"].notna()]
+    df = df.sort_values(["num_devices", "num_nodes"], kind="stable").copy()
+    for c in ("num_nodes", "num_devices"):
+        df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
+    df["_series"] = df.apply(series_label, axis=1).astype(object) if len(df) else []
+    df["_hue"] = hue_column(df) if len(df) else []
+    return df
+
+
+def dodge(devices: np.ndarray, y: np.ndarray, order: np.ndarray, span: float) -> np.ndarray:
+    """x positions: `devices`, moved apart sideways (on the log2 axis) where points of one
+    device count lie within _COLLIDE·`span` of each other; `order` ranks the points of a
+    cluster from left to right."""
+    shift = np.zeros(len(devices))
+    for dev in np.unique(devices):
+        idx = np.flatnonzero(devices == dev)
+        idx = idx[np.argsort(y[idx], kind="stable")]
+        clusters, current = [], [idx[0]]
+        for prev, i in zip(idx[:-1], idx[1:], strict=True):
+            if y[i] - y[prev] <= _COLLIDE * span:
+                current.append(i)
+            else:
+                clusters.append(current)
+                current = [i]
+        clusters.append(current)
+        for cl in clusters:
+            cl = sorted(cl, key=lambda i: order[i])
+            steps = (np.arange(len(cl)) - (len(cl) - 1) / 2) * _DODGE_STEP
+            shift[cl] = steps
+    return devices * np.exp2(shift)
+
+
+def _draw(ax, g: pd.DataFrame, y: np.ndarray, low: np.ndarray, high: np.ndarray, pal: dict,
+          span: float) -> None:
+    """One panel: a line per series and node count, markers by node count, error bars."""
+    order = g["num_nodes"].to_numpy() * 1000 + g["_hue"].map(list(pal).index).to_numpy()
+    x = dodge(g["num_devices"].to_numpy(), y, order, span)
+    d = pd.DataFrame({"x": x, "y": y, "hue": g["_hue"].to_numpy(),
+                      "nodes": g["num_nodes"].to_numpy(),
+                      "line": (g["_series"] + " " + g["num_nodes"].astype(str)).to_numpy()})
+    nodes = sorted(d["nodes"].unique())
+    sns.lineplot(data=d, x="x", y="y", hue="hue", style="nodes", units="line", estimator=None,
+                 palette=pal, markers={n: node_marker(n) for n in nodes},
+                 dashes={n: "" if n == 1 else _MULTI_NODE_DASHES for n in nodes},
+                 markersize=7, markeredgewidth=1.4, sort=True, legend=False, ax=ax, zorder=3)
+    for line in ax.lines:  # several nodes: hollow markers, so a marker behind still shows
+        if line.get_marker() not in ("o", "None", None, ""):
+            line.set_markerfacecolor("white")
+            line.set_markeredgecolor(line.get_color())
+    err = np.vstack([np.clip(y - low, 0, None), np.clip(high - y, 0, None)])
+    for hue, color in pal.items():
+        mine = (d["hue"] == hue).to_numpy() & np.isfinite(err).all(axis=0)
+        if mine.any():
+            ax.errorbar(x[mine], y[mine], yerr=err[:, mine], fmt="none", color=color, ecolor=color,
+                        elinewidth=1.2, capsize=4, capthick=1.2, zorder=4)
+
+
+def _legend_handles(g: pd.DataFrame, pal: dict, interval_label: str | None, tr: Translator):
+    handles = []
+    for label, hue in dict(zip(g["_series"], g["_hue"], strict=True)).items():
+        handles.append(Line2D([], [], color=pal[hue], linewidth=2, label=plain(label)))
+    for n in sorted(g["num_nodes"].dropna().unique()):
+        text = tr("chart.one_node") if n == 1 else tr("chart.nodes", n=int(n))
+        handles.append(Line2D([], [], color="0.35", linestyle="none", marker=node_marker(n),
+                              markerfacecolor="0.35" if n == 1 else "white",
+                              markeredgewidth=1.4, label=text))
+    if interval_label:
+        handles.append(Line2D([], [], color="0.35", marker="_", markersize=10,
+                              linestyle="-", linewidth=1.2, label=interval_label))
+    return handles
+
+
+def _model_rows(df: pd.DataFrame, columns: int, panel_height: float):
+    models = list(dict.fromkeys(df["model"].astype(str)))
+    fig = new_figure(PAGE_WIDTH, panel_height * len(models) + 0.4)
+    axes = fig.subplots(len(models), columns, squeeze=False)
+    return fig, models, axes
+
+
+def _widest_pct(y, low, high) -> float:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = np.maximum(y - low, high - y) / y * 100.0
+    half = half[np.isfinite(half)]
+    return float(half.max()) if half.size else float("nan")
+
+
+def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | None:
+    """Median throughput against devices (log2), a line per framework/model/precision/batch
+    size and node count, error bars from the summary's intervals; None when no non-GPT case
+    has a throughput."""
+    tr = Translator(lang)
+    df = scaling_rows(summary)
+    if df.empty:
+        return None
+    pal = palette(df)
+    fig, models, axes = _model_rows(df, 1, 3.2)
+    low_all, high_all, kinds = intervals.bounds(df)
+    for ax, model in zip(axes[:, 0], models, strict=True):
+        mine = (df["model"].astype(str) == model).to_numpy()
+        g, low, high = df[mine], low_all[mine], high_all[mine]
+        y = g["throughput_median"].to_numpy(dtype=float)
+        top = float(np.nanmax(np.concatenate([y, high[np.isfinite(high)]])))
+        _draw(ax, g, y, low, high, pal, top)
+        log2_axis(ax, "x", g["num_devices"])
+        ax.set_ylim(0, top * 1.08)
+        ax.yaxis.set_major_formatter(GROUPED)
+        ax.set_xlabel(tr("chart.devices"))
+        ax.set_ylabel(tr("chart.throughput"))
+        if len(models) > 1:
+            ax.set_title(plain(model))
+    drawn = [k for k in kinds if k]
+    label = (intervals.legend_text(drawn, _widest_pct(df["throughput_median"].to_numpy(float),
+                                                      low_all, high_all), tr)
+             if drawn else None)
+    axes[-1, 0].legend(handles=_legend_handles(df, pal, label, tr), loc="upper center",
+                       bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8)
+    fig.suptitle(tr("chart.throughput_title"))
+    return fig
+
+
+def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | None:
+    """Per model, two panels: speedup against devices beside the ideal linear speedup
+    (log2-log2), and scaling efficiency (%) with the summary's intervals scaled the same
+    way, where a loss of a few per cent is visible. None when no case has a speedup."""
+    tr = Translator(lang)
+    df = scaling_rows(summary)
+    df = df[df["speedup"].notna()]
+    if df.empty:
+        return None
+    pal = palette(df)
+    fig, models, axes = _model_rows(df, 2, 2.9)
+    low_all, high_all, kinds = intervals.bounds(df)
+    base = df["throughput_median"].to_numpy(float) / df["speedup"].to_numpy(float)
+    per_device = base * df["num_devices"].to_numpy(float) / 100.0  # throughput of 100 %
+    for row, model in zip(axes, models, strict=True):
+        mine = (df["model"].astype(str) == model).to_numpy()
+        g = df[mine]
+        devices = g["num_devices"].to_numpy(float)
+        ideal = sorted(set(devices))
+        ax = row[0]
+        ax.plot(ideal, ideal, linestyle="--", color="0.5", linewidth=1, label=tr("chart.ideal"))
+        speed = g["speedup"].to_numpy(float)
+        _draw(ax, g, speed, speed * np.nan, speed * np.nan, pal, max(ideal))
+        log2_axis(ax, "x", devices)
+        log2_axis(ax, "y", ideal)
+        ax.set_xlabel(tr("chart.devices"))
+        ax.set_ylabel(tr("chart.speedup"))
+        eff = g["scaling_efficiency"].to_numpy(float) * 100.0
+        low, high = low_all[mine] / per_device[mine], high_all[mine] / per_device[mine]
+        ax = row[1]
+        ax.axhline(100.0, linestyle="--", color="0.5", linewidth=1)
+        span = max(np.nanmax(np.concatenate([eff, high[np.isfinite(high)]])), 100.0)
+        bottom = np.nanmin(np.concatenate([eff, low[np.isfinite(low)]]))
+        _draw(ax, g, eff, low, high, pal, span - bottom + 1.0)
+        log2_axis(ax, "x", devices)
+        ax.set_ylim(min(bottom - 1.0, 99.0), span + 1.0)
+        ax.set_xlabel(tr("chart.devices"))
+        ax.set_ylabel(tr("chart.efficiency"))
+        if len(models) > 1:
+            row[0].set_title(plain(model))
+    drawn = [k for k in kinds if k]
+    label = (intervals.legend_text(drawn, _widest_pct(df["throughput_median"].to_numpy(float),
+                                                      low_all, high_all), tr)
+             if drawn else None)
+    handles = [Line2D([], [], linestyle="--", color="0.5", label=tr("chart.ideal")),
+               *_legend_handles(df, pal, label, tr)]
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8)
+    fig.suptitle(tr("chart.speedup_title"))
+    return fig

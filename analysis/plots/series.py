@@ -1,0 +1,113 @@
+"""Colours, markers and labels of the series in the charts, decided in one place.
+
+Each precision has a base colour (colour-blind safe), the same in every chart of every
+report. Where a frame holds several frameworks, each framework draws a fixed shade of it
+(PyTorch the base colour itself, TensorFlow darker, OneFlow lighter, …), so a framework's
+precision keeps its colour from chart to chart.
+A nodes × GPUs layout has its own marker, so 1n4g and 2n2g stay apart at 4 devices.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import pandas as pd
+import seaborn as sns
+
+#: Base colour of each precision, as the parsers write them (seaborn's colour-blind palette).
+PRECISION_COLORS = {
+    "fp32": "#0173b2", "tf32": "#56b4e9", "amp": "#de8f05", "fp16": "#d55e00",
+    "bf16": "#029e73", "fp8": "#cc78bc", "int8": "#ca9161",
+}
+#: Colours of precisions not listed above, picked by a stable hash of the name.
+_OTHER_COLORS = ("#949494", "#fbafe4", "#ece133", "#8c613c")
+#: Frameworks in the order of their shade; others take the shades left, by name.
+FRAMEWORK_ORDER = ("PyTorch", "TensorFlow", "OneFlow", "Megatron-LM", "MXNet", "PaddlePaddle")
+#: Shades of a base colour: 0 = itself, < 0 towards black, > 0 towards white.
+_SHADES = (0.0, -0.4, 0.45, -0.65, 0.7, -0.2)
+#: Marker of each node count (1 node filled, several nodes hollow), and the fallback.
+NODE_MARKERS = {1: "o", 2: "s", 4: "^", 8: "D", 16: "v"}
+OTHER_MARKER = "P"
+
+
+def _stable_index(name: str, size: int) -> int:
+    return zlib.crc32(name.encode("utf-8")) % size
+
+
+def precision_color(precision) -> str:
+    """The base colour of a precision (case-insensitive)."""
+    key = str(precision).strip().lower()
+    return PRECISION_COLORS.get(key) or _OTHER_COLORS[_stable_index(key, len(_OTHER_COLORS))]
+
+
+def framework_shade(framework) -> int:
+    """Index into the shades of a framework: its place in FRAMEWORK_ORDER, else by name."""
+    name = str(framework)
+    if name in FRAMEWORK_ORDER:
+        return FRAMEWORK_ORDER.index(name)
+    return len(FRAMEWORK_ORDER) + _stable_index(name, len(_SHADES) - len(FRAMEWORK_ORDER) or 1)
+
+
+def _shade(color: str, amount: float) -> tuple[float, float, float]:
+    rgb = sns.color_palette([color])[0]
+    target = 1.0 if amount > 0 else 0.0
+    return tuple(round(c + (target - c) * abs(amount), 4) for c in rgb)
+
+
+def series_color(framework, precision, several_frameworks: bool = True
+                 ) -> tuple[float, float, float]:
+    """The colour of a framework's precision: the precision's base colour, in the
+    framework's shade when a chart compares `several_frameworks`."""
+    shade = _SHADES[framework_shade(framework) % len(_SHADES)] if several_frameworks else 0.0
+    return _shade(precision_color(precision), shade)
+
+
+def hue_label(framework, precision, several_frameworks: bool) -> str:
+    """Legend text of a colour: the precision, with the framework when a chart has several."""
+    return f"{framework} {precision}" if several_frameworks else str(precision)
+
+
+def palette(frame: pd.DataFrame) -> dict[str, tuple[float, float, float]]:
+    """{hue label: colour} for every framework/precision of `frame` (the seaborn `palette`
+    argument of a chart whose `hue` is :func:`hue_column`)."""
+    several = frame["framework"].nunique() > 1
+    pairs = frame[["framework", "precision"]].astype(str).drop_duplicates()
+    return {hue_label(fw, p, several): series_color(fw, p, several)
+            for fw, p in sorted(pairs.itertuples(index=False))}
+
+
+def hue_column(frame: pd.DataFrame) -> pd.Series:
+    """The hue label of each row (see :func:`palette`)."""
+    several = frame["framework"].nunique() > 1
+    return pd.Series([hue_label(fw, p, several) for fw, p in
+                      zip(frame["framework"].astype(str), frame["precision"].astype(str),
+                          strict=True)], index=frame.index, dtype=object)
+
+
+def node_marker(num_nodes) -> str:
+    """The marker of a node count: o for 1 node, s for 2, ^ for 4, …"""
+    try:
+        return NODE_MARKERS.get(int(num_nodes), OTHER_MARKER)
+    except (TypeError, ValueError):
+        return OTHER_MARKER
+
+
+def series_label(row) -> str:
+    """Label of a scaling series: framework, model, precision and batch size."""
+    return f"{row['framework']} {row['model']} {row['precision']} b{row['batch_size_per_device']}"
+
+
+def case_label(row) -> str:
+    """Short label of a case: the GPT case name, else `<N>n<G>g <model> b<bsz> <precision>`."""
+    case = row.get("case", "")
+    if pd.notna(case) and str(case):
+        return str(case)
+    return (f"{row['num_nodes']}n{row['gpus_per_node']}g {row['model']} "
+            f"b{row['batch_size_per_device']} {row['precision']}")
+
+
+def case_labels(frame: pd.DataFrame) -> pd.Series:
+    """:func:`case_label` of every row (object dtype; an empty frame gives an empty Series)."""
+    if frame.empty:
+        return pd.Series([], index=frame.index, dtype=object)
+    return frame.apply(case_label, axis=1).astype(object)

@@ -1,0 +1,88 @@
+"""Per-iteration throughput: one small panel per case, every repeat a thin line in the
+case's colour, the measured iterations shaded."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import seaborn as sns
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from analysis.i18n import Translator
+
+from .figure import PAGE_WIDTH, ReportFigure, compact_number, new_figure, plain
+from .series import case_labels, hue_column, palette
+
+#: Most panels drawn (the title says how many cases are left out).
+MAX_FACETS = 24
+#: Panels per row.
+FACET_COLUMNS = 4
+#: How cases are ordered: as the summary orders them.
+CASE_ORDER = ["framework", "model", "precision", "batch_size_per_device", "case", "num_devices",
+              "num_nodes"]
+
+
+def _ordered_cases(df: pd.DataFrame) -> list[str]:
+    keys = [c for c in CASE_ORDER if c in df.columns]
+    return list(dict.fromkeys(df.sort_values(keys, kind="stable")["_case"]))
+
+
+def iteration_traces(trace: pd.DataFrame, lang: str = "en",
+                     window: tuple[int, int] | None = None, *,
+                     max_cases: int = MAX_FACETS) -> ReportFigure | None:
+    """Per-iteration throughput (`stats.iteration_throughput` frame in): one panel per case
+    (up to `max_cases`), each repeat a thin line; `window` = (first, last) measured
+    iteration, shaded. A panel whose figures are the program's printed throughput (not
+    timestamps) says so in its title. None when no iteration has a throughput."""
+    tr = Translator(lang)
+    df = trace[trace["throughput"].notna()].copy() if not trace.empty else trace
+    if df.empty:
+        return None
+    df["_case"] = case_labels(df)
+    df["_hue"] = hue_column(df)
+    df["step"] = pd.to_numeric(df["step"], errors="coerce").astype(float)
+    df["throughput"] = df["throughput"].astype(float)
+    pal = palette(df)
+    cases = _ordered_cases(df)
+    shown = cases[:max_cases]
+    cols = min(FACET_COLUMNS, len(shown))
+    rows = math.ceil(len(shown) / cols)
+    fig = new_figure(PAGE_WIDTH, 1.45 * rows + 1.1)
+    axes = fig.subplots(rows, cols, sharex=True, squeeze=False).ravel()
+    for ax in axes[len(shown):]:
+        fig.delaxes(ax)
+    for ax in axes[max(len(shown) - cols, 0):len(shown)]:  # the lowest panel of each column
+        ax.xaxis.set_tick_params(labelbottom=True)
+    for ax, case in zip(axes, shown, strict=False):
+        g = df[df["_case"] == case]
+        sns.lineplot(data=g, x="step", y="throughput", units="run_id", estimator=None,
+                     color=pal[g["_hue"].iloc[0]], linewidth=0.8, alpha=0.75, ax=ax,
+                     legend=False)
+        if window:
+            ax.axvspan(window[0], window[1], color="0.5", alpha=0.15, linewidth=0)
+        printed = "basis" in g.columns and (g["basis"] == "printed").all()
+        title = plain(case) + (f" ({tr('chart.printed')})" if printed else "")
+        ax.set_title(title, fontsize=7)
+        ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_formatter(compact_number)
+        ax.tick_params(labelsize=7)
+        ax.set_xlabel(tr("chart.step") if ax.xaxis.get_tick_params()["labelbottom"] else "",
+                      fontsize=8)
+        ax.set_ylabel("")
+    title = tr("chart.trace_title")
+    if len(cases) > len(shown):
+        title += " " + tr("chart.first_cases", shown=len(shown), total=len(cases))
+    fig.suptitle(title)
+    fig.supylabel(tr("chart.throughput"), fontsize=9)
+    handles = [Line2D([], [], color=c, linewidth=0.8, label=plain(h)) for h, c in pal.items()]
+    handles.append(Line2D([], [], color="0.35", linewidth=0.8, label=tr("chart.repeat_lines")))
+    if "basis" in df.columns and (df["basis"] == "timestamps").any():
+        handles.append(Line2D([], [], linestyle="none", label=tr("chart.from_timestamps")))
+    if window:
+        handles.append(Patch(color="0.5", alpha=0.15, label=tr("chart.measured",
+                                                                first=window[0], last=window[1])))
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(4, len(handles)),
+               fontsize=8)
+    return fig
