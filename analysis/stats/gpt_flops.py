@@ -73,15 +73,15 @@ def gpt_tflops_per_gpu(global_batch: float, seq: float, layers: float, hidden: f
     return SEED002.tflops_per_gpu(global_batch, seq, layers, hidden, vocab, latency_s, gpus)
 
 
-def case_tflops(result: ParseResult, run_ids: pd.Series,
+def case_tflops(result: ParseResult, runs_by_id: pd.DataFrame, run_ids: pd.Series,
                 latency_ms: float) -> tuple[float, str, float]:
     """(TFLOP/s per GPU by the formula the case's log states, else seed 002's; that formula's
     text; TFLOP/s per GPU by seed 002's) for a case of runs `run_ids` whose median latency is
-    `latency_ms`. (NaN, '', NaN) for a case that is not GPT or has no latency; a formula we
-    do not know gives the logs' printed figures (and no seed figure)."""
+    `latency_ms`; `runs_by_id` is ``result.runs`` indexed by run_id. (NaN, '', NaN) for a
+    case that is not GPT or has no latency; a formula we do not know gives the logs' printed
+    figures (and no seed figure)."""
     nan = float("nan")
-    runs = result.runs.set_index("run_id")
-    run = runs.loc[run_ids.iloc[0]]
+    run = runs_by_id.loc[run_ids.iloc[0]]
     model = run["model"]
     if not np.isfinite(latency_ms) or (pd.notna(model) and model != "gpt"):
         return nan, "", nan  # a model we do not know: the GPT fields below decide

@@ -53,7 +53,7 @@ SUMMARY = tuple(schema.Column(*spec) for spec in (
     ("problems", "int64", "", "runs of the case with any problem"),
 ))
 SUMMARY_COLUMNS = schema.names(SUMMARY)
-_TEXT_KEYS = ("framework", "model", "precision", "num_nodes", "gpus_per_node", "num_devices",
+_CASE_FIELDS = ("framework", "model", "precision", "num_nodes", "gpus_per_node", "num_devices",
               "batch_size_per_device", "case", "group")
 
 
@@ -72,17 +72,18 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
     per_run = run_throughput(result, method, warmup, measure) if runs is None else runs
     flagged = set(result.runs.loc[result.runs["problems"] != "", "run_id"])
     flagged |= set(per_run.loc[per_run["problem_kind"] != "", "run_id"])
+    runs_by_id = result.runs.set_index("run_id")
     rows = []
     for _, g in per_run.groupby(_case_key(per_run), dropna=False, sort=False):
         first = g.iloc[0]
-        row = {c: first[c] for c in _TEXT_KEYS}
+        row = {c: first[c] for c in _CASE_FIELDS}
         row.update(_throughput_stats(g["throughput"].to_numpy(dtype=float), confidence))
         row.update(_memory_stats(g))
         lat = g["latency_ms"].to_numpy(dtype=float)
         lat = lat[np.isfinite(lat)]
         row["latency_ms"] = float(np.median(lat)) if lat.size else np.nan
-        row.update(zip(("tflops_per_gpu", "tflops_formula", "tflops_per_gpu_seed002"),
-                       gpt_flops.case_tflops(result, g["run_id"], row["latency_ms"])))
+        tflops = gpt_flops.case_tflops(result, runs_by_id, g["run_id"], row["latency_ms"])
+        row.update(zip(("tflops_per_gpu", "tflops_formula", "tflops_per_gpu_seed002"), tflops))
         row["outliers"] = int(g["outlier"].sum())
         row["problems"] = int(g["run_id"].isin(flagged).sum())
         rows.append(row)
