@@ -41,8 +41,9 @@ def _text(table, fmt: str) -> str:
     shown = table.assign(case=table["case_key"].where(table["case_key"] != "",
                                                       table["reference"]))[READING_COLUMNS]
     sources = "; ".join(dict.fromkeys(s for s in table["source"] if s))
-    note = ("samples/s: median over the repeats, ci: its 95 % bootstrap interval; ratio: "
-            "median / value; within: lower <= median <= upper"
+    note = ("samples/s: median over the repeats, ci_low-ci_high: min–max of the repeats "
+            "(n < 7), else the median's order-statistic 95 % interval; ratio: median / value; "
+            "within: lower <= median <= upper"
             + (f"; source: {sources}" if sources else ""))
     return render(shown, fmt, headers=HEADERS, note=note)
 
