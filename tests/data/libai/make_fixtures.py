@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import gzip
+import statistics
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -96,9 +97,13 @@ def prefix(clock: Clock, name: str, stdout: bool) -> str:
     return f"[{clock}] {name} INFO: "
 
 
-def metric_line(it: int, mean: float, losses: dict, lr: float, old: bool) -> str:
-    """``CommonMetricPrinter.write`` for 0-based iteration `it` (running mean `mean` s/it)."""
-    eta = str(datetime.timedelta(seconds=int(mean * (TRAIN_ITER - it - 1))))
+def metric_line(it: int, timed: list[float], losses: dict, lr: float, old: bool) -> str:
+    """``CommonMetricPrinter.write`` for 0-based iteration `it`, `timed` the seconds of the
+    timed iterations so far: ``time`` is their mean (``global_avg``), the ETA their median
+    (``median(1000)``) times the iterations left."""
+    mean = sum(timed) / len(timed)
+    eta = str(datetime.timedelta(
+        seconds=int(statistics.median(timed[-1000:]) * (TRAIN_ITER - it - 1))))
     loss_text = "  ".join(f"{k}: {v:.4g}" for k, v in losses.items())
     samples = (it + 1) * GLOBAL_BATCH
     if old:  # events.py before the `total_throughput` field
@@ -151,10 +156,9 @@ def training_log(stdout: bool = True, old: bool = False, config: bool = True,
         if it >= 2:  # IterationTimer(warmup_iter=3): iter_done >= 3
             timed.append(seconds)
         if (it + 1) % LOG_PERIOD == 0 or it == TRAIN_ITER - 1:  # PeriodicWriter
-            mean = sum(timed) / len(timed)
             loss = float("nan") if it == nan_at else 10.81 - 0.0123 * it
             out.append(log("libai.utils.events",
-                           metric_line(it, mean, {"total_loss": loss}, 1.5e-4, old)))
+                           metric_line(it, timed, {"total_loss": loss}, 1.5e-4, old)))
             if it == 19:
                 out.append(NVSMI)
     total = sum(timed)
