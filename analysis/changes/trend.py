@@ -66,7 +66,7 @@ def trend(store, case: str = "*", threshold: float = verdict.DEFAULT_THRESHOLD,
         previous = g["hardware"].shift()
         g["hardware_changed"] = ((g["hardware"] != previous) & previous.notna()
                                  & (g["hardware"] != "") & (previous != ""))
-        out.append(g[COLUMNS])
+        out.append(g.reindex(columns=COLUMNS))  # stored before interval_*: none (NaN)
     if not out:
         return pd.DataFrame(columns=COLUMNS)
     return pd.concat(out, ignore_index=True)
