@@ -8,7 +8,6 @@ A run is counted once: a second file of the same role in one run (``x.log`` besi
 
 from __future__ import annotations
 
-import hashlib
 import re
 import traceback
 import zlib
@@ -27,7 +26,7 @@ from analysis.discover import Found, NoLogsError, find_logs
 from analysis.errors import LogProblemError
 from analysis.fsutil import display_path
 from analysis.layout import gpt_case, gpt_group, meta_from_path, node_index
-from analysis.logtext import LogText, max_log_bytes
+from analysis.logtext import LogText, contains, max_log_bytes
 from analysis.parse_pool import ordered_map
 from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.parsers.prefix import first_lines
@@ -54,16 +53,46 @@ _STATE_IT = ("state it: --meta num_nodes=N,gpus_per_node=G,batch_size_per_device
 
 @dataclass
 class ParseResult:
-    """The three tidy frames of a parse: observations, runs and problems."""
+    """The three tidy frames of a parse: observations, runs and problems.
 
-    observations: pd.DataFrame  # schema.OBSERVATIONS
+    `parse_paths` keeps what each file gave (`parts`: (run row, ParsedLog, source) of every
+    file read) and builds `observations` from it on first use: the per-run figures
+    (:func:`analysis.stats.run_throughput`) are computed from `parts` without it.
+    """
+
+    observations: pd.DataFrame | None  # schema.OBSERVATIONS; None: built from `parts`
     runs: pd.DataFrame  # schema.RUNS
     problems: pd.DataFrame  # schema.PROBLEMS
+    parts: list[tuple[dict, ParsedLog, str]] | None = field(default=None, repr=False,
+                                                             compare=False)
 
     def summary(self, **kwargs) -> pd.DataFrame:
         from analysis.stats import summarize
 
         return summarize(self, **kwargs)
+
+    def parsed_by_run(self) -> dict[str, list[ParsedLog]] | None:
+        """What each run's files gave, by run id (None for a result made from frames)."""
+        if self.parts is None:
+            return None
+        out: dict[str, list[ParsedLog]] = {}
+        for row, parsed, _ in self.parts:
+            out.setdefault(row["run_id"], []).append(parsed)
+        return out
+
+
+def _observations(self: ParseResult) -> pd.DataFrame:
+    if self._observations is None:
+        self._observations = _observations_frame(self.parts or [])
+    return self._observations
+
+
+def _set_observations(self: ParseResult, frame: pd.DataFrame | None) -> None:
+    self._observations = frame
+
+
+ParseResult.observations = property(_observations, _set_observations,
+                                     doc="schema.OBSERVATIONS, built on first use")
 
 
 @dataclass
@@ -74,7 +103,7 @@ class FileRead:
     parsed: ParsedLog | None
     problems: list[Problem]
     family: str = ""  # "" when no parser recognised it
-    digest: bytes = b""  # of the cleaned text, to find runs read twice
+    digest: bytes = b""  # content_key of the cleaned text, to find runs read twice
     skip: bool = field(default=False)  # a JSON file beside the logs that is not a log
 
 
@@ -121,15 +150,17 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
                   f"no parser recognises this file (families: {', '.join(parsers.names())})")
         return FileRead(path, None, log.problems + [
             Problem(source, None, "unknown_format", reason, first)])
-    parts = first_lines(log, parser.late_markers) if dlperf_only else iter([log])
+    try:
+        parsed = _parse_for_rule(parser, log) if dlperf_only else None
+    except Exception as exc:  # a parser bug must not hide the other files
+        return _parser_error(path, parser, log, exc)
+    parts = iter(()) if parsed is not None else (
+        first_lines(log, parser.late_markers) if dlperf_only else iter([log]))
     for part in parts:
         try:
             parsed = parser.parse(part)
         except Exception as exc:  # a parser bug must not hide the other files
-            tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            return FileRead(path, None, log.problems + [
-                Problem(source, None, "parser_error", f"{parser.name} parser failed: {tb}")],
-                parser.name)
+            return _parser_error(path, parser, log, exc)
         if parsed.obs.blocks and log.line_ranks:
             for b in parsed.obs.blocks:
                 if (b["rank"] < 0).all():
@@ -137,8 +168,46 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
         check_parsed(parsed, part)
         if part is log or parser.dlperf_has_read(parsed):
             break
-    digest = hashlib.blake2b(log.data, digest_size=16).digest()
-    return FileRead(path, parsed, log.problems + parsed.problems, parser.name, digest)
+    return FileRead(path, parsed, log.problems + parsed.problems, parser.name,
+                    content_key(log.data))
+
+
+#: Bytes at each end of a log that its content key covers.
+CONTENT_KEY_SPAN = 64 << 10
+
+
+def content_key(data: bytes) -> bytes:
+    """What tells a log read twice (a repeat copied under another name or folder): the size
+    of its cleaned text and the CRC-32 of its first and of its last 64 KiB. Two logs with
+    equal keys are taken for one (``duplicate_run``); the middle of a log longer than
+    128 KiB is not read for it (whole-file hashing cost more than parsing the lines the
+    DLPerf rules read)."""
+    span = CONTENT_KEY_SPAN
+    view = memoryview(data)
+    head, tail = zlib.crc32(view[:span]), zlib.crc32(view[-span:]) if len(data) > span else 0
+    return len(data).to_bytes(8, "little") + head.to_bytes(4, "little") + tail.to_bytes(4, "little")
+
+
+def _parser_error(path: Path, parser, log: LogText, exc: Exception) -> FileRead:
+    tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    return FileRead(path, None, log.problems + [
+        Problem(str(path), None, "parser_error", f"{parser.name} parser failed: {tb}")],
+        parser.name)
+
+
+def _parse_for_rule(parser, log: LogText) -> ParsedLog | None:
+    """The family's lean read of what its DLPerf rule needs (checked), or None when the log
+    needs the usual reading: launcher rank prefixes, memory lines (their peaks are reported),
+    or a read that does not hold all the rule reads."""
+    if log.line_ranks or any(contains(log.data, m) for m in parser.late_markers):
+        return None
+    parsed = parser.parse_for_rule(log)
+    if parsed is None:
+        return None
+    rows = len(parsed.obs)
+    check_parsed(parsed, log)
+    # the reader stops where the rule has what it reads, unless the checks took rows out
+    return parsed if len(parsed.obs) == rows or parser.dlperf_has_read(parsed) else None
 
 
 def _role(path: Path) -> tuple[int, str]:
@@ -226,7 +295,7 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
         row["problems"] = kinds.get(row["run_id"], "")
     placed = {id(row) for row in run_rows}
     obs_parts = [part for run in kept if id(run.row) in placed for part in run.obs_parts]
-    return ParseResult(_observations_frame(obs_parts), _runs_frame(run_rows), problems)
+    return ParseResult(None, _runs_frame(run_rows), problems, obs_parts)
 
 
 @dataclass

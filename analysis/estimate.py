@@ -73,13 +73,14 @@ class RunData:
     value, line, rank), sorted by metric then line. `metric_rows` maps a metric to its
     (start, stop) rows in `train`, so `series` is a cheap slice. `arrays` may hold
     :func:`train_columns` of `train` (slices of one conversion for all runs: pandas access
-    per run would dominate on thousands of runs).
+    per run would dominate on thousands of runs); with `arrays` (and their ``value``) and
+    `metric_rows`, `train` may be None: it is built when a method asks for it.
     """
 
     run_id: str
     family: str
     global_batch_size: float  # NaN when unknown
-    train: pd.DataFrame
+    train: pd.DataFrame | None  # None: built from `arrays` and `metric_rows` on first use
     meta: dict
     metric_rows: dict | None = None
     arrays: dict | None = field(default=None, repr=False, compare=False)
@@ -161,3 +162,34 @@ class RunData:
         if df["step"].hasnans:
             df = df[df["step"].notna()]
         return df[["step", "timestamp", "line"]]
+
+
+def _train(self: RunData) -> pd.DataFrame:
+    if self._train is None:
+        self._train = _train_frame(self.arrays, self.metric_rows)
+    return self._train
+
+
+def _set_train(self: RunData, frame: pd.DataFrame | None) -> None:
+    self._train = frame
+
+
+RunData.train = property(_train, _set_train, doc="the run's training rows (see RunData)")
+
+
+def _train_frame(arrays: dict, metric_rows: dict) -> pd.DataFrame:
+    """`RunData.train` from its arrays (steps, epochs and ranks missing as NA)."""
+    n = len(arrays["line"])
+    metric = np.empty(n, dtype=object)
+    for name, (a, b) in metric_rows.items():
+        metric[a:b] = name
+
+    def nullable(values: np.ndarray, missing: np.ndarray) -> pd.arrays.IntegerArray:
+        return pd.arrays.IntegerArray(np.where(missing, 0, values).astype(np.int64), missing)
+
+    step, rank, epoch = arrays["step"], arrays["rank"], arrays["epoch"]
+    return pd.DataFrame({
+        "epoch": nullable(epoch, epoch < 0), "step": nullable(step, np.isnan(step)),
+        "timestamp": arrays["timestamp"], "metric": metric, "value": arrays["value"],
+        "line": arrays["line"], "rank": nullable(rank, np.isnan(rank)),
+    })

@@ -35,6 +35,8 @@ def detect(head: bytes) -> LogParser | None:
         part = head[:size]
         lower = part.lower()
         for cls in families:
+            if cls.max_score <= score:
+                continue  # it could not win
             if cls.markers is not None and not any(m in lower for m in cls.markers):
                 continue
             s = cls.sniff(part)

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import islice
 
 import numpy as np
 
 from analysis import metrics as M
 from analysis.layout import meta_from_path, normalize_model, normalize_precision
 from analysis.logtext import LogText
+from analysis.parsers._scan import line_matches
 from analysis.parsers._words import _BYTE_MASK, _HIGH, _LOW, _U, _equal
 from analysis.parsers.base import ParsedLog, parse_bool
 from analysis.problems import Problem
@@ -600,6 +603,99 @@ def _bad(log: LogText, line: int, reason: str, text: bytes) -> Problem:
                    text[:300].decode("utf-8", "replace"))
 
 
+# --- the first training lines only (what a DLPerf rule reads) ---------------------------------
+#
+# The first training line's shape becomes one regex (its constant text escaped, its datetime,
+# step numbers and values as groups) whose matches are read column-wise; a DLL line of another
+# shape before the last line needed (PARAMETER, epoch and odd lines) goes through the general
+# path, so the result is what :func:`read` gives for those lines.
+
+_DLL_LINE = re.compile(rb"\nDLL [^\n]*")
+_VALUE = rb"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
+_SHAPE_LINES = 64  # DLL lines searched for the first training line
+
+
+@lru_cache(maxsize=32)
+def _shape(tokens: tuple, value: int) -> tuple[re.Pattern, tuple]:
+    """The regex of a template's lines, capturing the datetime, the step numbers and its
+    `value`-th printed value; what each group holds ("dt", a step role, "value")."""
+    parts, fields, values = [], [], 0
+    for tok in tokens:
+        if tok[0] == "const":
+            parts.append(re.escape(tok[1]))
+        elif tok[0] == "date":  # with the time token: one group
+            parts.append(b"(" + _DT + b")")
+            fields.append("dt")
+        elif tok[0] == "int":
+            parts.append(re.escape(tok[2]) + rb"(\d+)" + re.escape(tok[3]))
+            fields.append(tok[1])
+        elif tok[0] == "float":
+            parts.append(_VALUE if values == value else b"(?:" + _VALUE[1:-1] + b")")
+            fields += ["value"] if values == value else []
+            values += 1
+    return re.compile(rb"\n" + b" ".join(parts) + rb"(?=\n|\Z)"), tuple(fields)
+
+
+def _first_template(data: bytes) -> _Template | None:
+    for _, m in islice(line_matches(_DLL_LINE, data), _SHAPE_LINES):
+        tpl = _template(m.group()[1:])  # without its newline
+        if tpl is not None and tpl.kind == TRAIN:
+            return tpl
+    return None
+
+
+def read_first(log: LogText, lines_needed: int, after_step: int,
+               metric: str = M.THROUGHPUT) -> DllRead | None:
+    """What a rule reads of `log`: the step numbers, timestamps and `metric` values of its
+    training lines of the first training-line shape printing `metric`, up to the
+    `lines_needed`-th at an iteration above `after_step`, and the DLL lines of other shapes
+    before it (as :func:`read` gives them: PARAMETER, odd lines). The other metrics of the
+    training lines are not read. None when the log has no such shape or fewer such lines,
+    or a datetime numpy does not read (the caller then reads the log the usual way)."""
+    data = log.data
+    tpl = _first_template(data)
+    at = [map_metric(TRAIN, name, unit)[1] for name, unit in tpl.metrics] if tpl else []
+    if metric not in at:
+        return None
+    pattern, fields = _shape(tuple(tpl.tokens), at.index(metric))
+    if "step" not in fields:
+        return None
+    at_step = fields.index("step")
+    rows, starts = [], []
+    counted = 0
+    for start, m in line_matches(pattern, data):
+        groups = m.groups()
+        rows.append(groups)
+        starts.append(start)
+        if int(groups[at_step]) > after_step:
+            counted += 1
+            if counted == lines_needed:
+                cut = m.end()
+                break
+    else:
+        return None
+    columns = dict(zip(fields, zip(*rows, strict=True), strict=True))
+    try:
+        us = np.array([d.decode() for d in columns["dt"]], dtype="datetime64[us]")
+    except ValueError:
+        return None
+    newlines = np.flatnonzero(np.frombuffer(data, np.uint8, count=cut) == 10)
+    line = np.searchsorted(newlines, np.array(starts, np.int64)) + 1
+    steps = {role: (np.array(list(map(int, columns[role])), np.int64) if role in columns
+                    else np.full(len(rows), -1, np.int64)) for role in ("epoch", "step")}
+    name, unit = tpl.metrics[at.index(metric)]
+    out = DllRead(groups=[Group(
+        TRAIN, name, "" if unit == "None" else unit, line, us.astype(np.int64) / 1e6,
+        steps["epoch"], steps["step"], np.array(list(map(float, columns["value"])), np.float64))])
+    if data.count(b"\nDLL ", 0, cut) + data.startswith(b"DLL ") > len(rows):
+        known = set(starts)
+        others = [(start, start + len(m.group()) - 1)
+                  for start, m in line_matches(_DLL_LINE, data, cut) if start not in known]
+        begin, end = (np.array(c, np.int64) for c in zip(*others, strict=True))
+        _general(log, np.searchsorted(newlines, begin), begin, end, out)
+    return out
+
+
 # --- observations and run fields shared by the DLL families ----------------------------------
 
 _PHASE_OF_KIND = {TRAIN: M.TRAIN, VAL: M.VAL, EPOCH: M.EPOCH, SUMMARY: M.SUMMARY}
@@ -705,10 +801,11 @@ def apply_parameters(parsed: ParsedLog, params: dict, lines: dict, source: str) 
         put("global_batch_size", int(bsz) * ws, "world_size")
 
 
-def parse_stdout(family: str, log: LogText) -> ParsedLog:
-    """A DLLogger stdout log of either framework read into a ParsedLog of `family`."""
+def parse_stdout(family: str, log: LogText, found: DllRead | None = None) -> ParsedLog:
+    """A DLLogger stdout log of either framework read into a ParsedLog of `family` (from
+    `found`, its lines read already, when given)."""
     parsed = ParsedLog(family)
-    found = read(log)
+    found = read(log) if found is None else found
     parsed.problems.extend(found.problems)
     add_groups(parsed, log, found.groups)
     apply_parameters(parsed, found.parameters, found.parameter_lines, log.source)

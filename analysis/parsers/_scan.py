@@ -32,6 +32,18 @@ def line_pattern(anchor: bytes, body: bytes, bad: bytes = rb"[^\n]*") -> re.Patt
                       re.M)
 
 
+def line_matches(pattern: re.Pattern, data: bytes, end: int | None = None):
+    """(offset of the line, match) of each line before `end` that `pattern` matches, in
+    order, line 1 included (it gets a newline put before it). `pattern` starts with ``\n``:
+    a literal prefix is searched for fast, where ``^`` with re.M is tried at every byte."""
+    first = data.find(b"\n")
+    m = pattern.match(b"\n" + (data if first < 0 else data[:first]))
+    if m is not None:
+        yield 0, m
+    for m in pattern.finditer(data, 0, len(data) if end is None else end):
+        yield m.start() + 1, m
+
+
 def _line_starts(log: LogText) -> np.ndarray:
     starts = np.empty(len(log.newlines) + 1, dtype=np.int64)
     starts[0] = 0

@@ -118,6 +118,9 @@ class LogParser(ABC):
     #: Lower-case substrings of which a head must hold one before `sniff` is asked (a cheap
     #: prefilter: substring search is ~100x faster than the sniff regexes). None: always ask.
     markers: ClassVar[tuple[bytes, ...] | None] = None
+    #: The highest score `sniff` gives: once another family scored at least this, `sniff` is
+    #: not asked (it could not win). Keep it equal to the highest ``return`` of `sniff`.
+    max_score: ClassVar[int] = 100
 
     @classmethod
     @abstractmethod
@@ -135,6 +138,12 @@ class LogParser(ABC):
     def dlperf(self, run: RunData) -> Estimate:
         """The DLPerf extract-script rule of this family (docs/formats.md)."""
         return Estimate.fail(f"the DLPerf tooling has no rule for {self.name} logs")
+
+    def parse_for_rule(self, log: LogText) -> ParsedLog | None:
+        """The first lines of `log` that `dlperf` reads, read as `parse` reads them but without
+        looking further (``dlperf summarize`` reads thousands of logs). None (the default)
+        when the family has no such reader or `log` needs the usual one."""
+        return None
 
     def dlperf_has_read(self, parsed: ParsedLog) -> bool:
         """Whether `parsed`, read from a log's first lines, holds all that `dlperf` reads (its

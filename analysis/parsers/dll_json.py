@@ -50,6 +50,8 @@ class DllJson(LogParser):
     framework = "PyTorch"
     description = "DLLogger JSON-stream backend (DLLL records)"
 
+    max_score = 95
+
     @classmethod
     def sniff(cls, head: bytes) -> int:
         return 95 if re.search(rb"^DLLL \{", head, re.M) else 0

@@ -30,12 +30,16 @@ from analysis.parsers import register
 from analysis.parsers.base import LogParser, ParsedLog
 
 _DT = rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? - "
-_PT_STEP = re.compile(rb"^DLL " + _DT + rb"(?:Epoch: \d+ |Summary:)", re.M)
-_PARAM = re.compile(rb"^DLL " + _DT + rb"PARAMETER ", re.M)
-_TF_STEP = re.compile(rb"^DLL " + _DT + rb"(?:\(|Iteration: )", re.M)
+# line-start patterns begin with a newline (searched in "\n" + head): a literal prefix is
+# searched for fast, where ``^`` with re.M is tried at every byte
+_PT_STEP = re.compile(rb"\nDLL " + _DT + rb"(?:Epoch: \d+ |Summary:)")
+_PARAM = re.compile(rb"\nDLL " + _DT + rb"PARAMETER ")
+_TF_STEP = re.compile(rb"\nDLL " + _DT + rb"(?:\(|Iteration: )")
 # a non-master rank's log of the PyTorch ConvNets example has its text but no DLL lines
-_NON_MASTER = re.compile(rb"^(?:=> creating model '|RUNNING EPOCHS FROM )", re.M)
+_NON_MASTER = re.compile(rb"\n(?:=> creating model '|RUNNING EPOCHS FROM )")
 
+_RULE_SKIP = 5  # iterations up to this one are not counted
+_RULE_LINES = 120  # the counted line the window ends on
 RULE = ("DLPerf PyTorch rule: training lines with Iteration > 5, lines 20 and 120 of them; "
         "global batch x 100 / (t120 - t20), rounded to 2 decimals")
 
@@ -78,8 +82,11 @@ class DllPyTorch(LogParser):
     framework = "PyTorch"
     description = "NVIDIA DeepLearningExamples PyTorch DLLogger stdout (DLL lines)"
 
+    max_score = 90
+
     @classmethod
     def sniff(cls, head: bytes) -> int:
+        head = b"\n" + head
         pt = len(_PT_STEP.findall(head))
         tf = len(_TF_STEP.findall(head))
         if pt and pt >= tf:
@@ -98,8 +105,12 @@ class DllPyTorch(LogParser):
     def dlperf(self, run: RunData) -> Estimate:
         return pytorch_rule(run)
 
+    def parse_for_rule(self, log: LogText) -> ParsedLog | None:
+        found = dll.read_first(log, _RULE_LINES + 1, _RULE_SKIP)
+        return None if found is None else dll.parse_stdout(self.name, log, found)
+
     def dlperf_has_read(self, parsed: ParsedLog) -> bool:
         """The rule reads the first 120 throughput lines after Iteration 5 (and the next)."""
         _, steps, _ = parsed.obs.train_lines(M.THROUGHPUT)
-        return int((steps > 5).sum()) > 120
+        return int((steps > _RULE_SKIP).sum()) > _RULE_LINES
 

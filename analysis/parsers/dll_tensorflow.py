@@ -37,9 +37,10 @@ from analysis.parsers import register
 from analysis.parsers.base import LogParser, ParsedLog
 
 _DT = rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? - "
-_TF_STEP = re.compile(rb"^DLL " + _DT + rb"(?:\(|Iteration: )", re.M)
-_PT_STEP = re.compile(rb"^DLL " + _DT + rb"(?:Epoch: \d+ |Summary:)", re.M)
-_DLL = re.compile(rb"^DLL " + _DT, re.M)
+# line-start patterns begin with a newline (searched in "\n" + head): fast literal prefix
+_TF_STEP = re.compile(rb"\nDLL " + _DT + rb"(?:\(|Iteration: )")
+_PT_STEP = re.compile(rb"\nDLL " + _DT + rb"(?:Epoch: \d+ |Summary:)")
+_DLL = re.compile(rb"\nDLL " + _DT)
 _TF_NOISE = re.compile(rb"INFO:tensorflow:|img/sec per GPU|horovod", re.I)
 
 RULE_A = ("DLPerf TensorFlow rule (a): mean of the first 100 printed rank-0 throughput values "
@@ -71,8 +72,11 @@ class DllTensorFlow(LogParser):
     framework = "TensorFlow"
     description = "NVIDIA DeepLearningExamples TensorFlow DLLogger stdout (ResNet, BERT)"
 
+    max_score = 90
+
     @classmethod
     def sniff(cls, head: bytes) -> int:
+        head = b"\n" + head
         tf = len(_TF_STEP.findall(head))
         pt = len(_PT_STEP.findall(head))
         if tf and tf > pt:

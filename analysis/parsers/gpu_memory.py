@@ -54,6 +54,8 @@ class GpuMemory(LogParser):
     description = "GPU memory sidecars: .mem (max bytes) and nvidia-smi/NVML sampling CSV"
     sidecar = True
 
+    max_score = 95
+
     @classmethod
     def sniff(cls, head: bytes) -> int:
         return 95 if (_MEM_HINT.search(head) or _HEADER.search(head)) else 0

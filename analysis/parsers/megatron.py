@@ -154,6 +154,8 @@ class MegatronParser(LogParser):
     framework = "Megatron-LM"
     description = "Megatron-LM pretrain_gpt/bert stdout logs (iteration and memory lines)"
 
+    max_score = 90
+
     @classmethod
     def sniff(cls, head: bytes) -> int:
         if _SNIFF.search(head):

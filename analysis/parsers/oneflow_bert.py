@@ -58,6 +58,8 @@ class OneFlowBERTParser(LogParser):
     framework = "OneFlow"
     description = "OneFlow-Benchmark LanguageModeling/BERT pretraining stdout logs"
 
+    max_score = 95
+
     @classmethod
     def sniff(cls, head: bytes) -> int:
         if _SNIFF.search(head):

@@ -22,7 +22,7 @@ from analysis.layout import normalize_model, normalize_precision
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._nvsmi import add_memory_blocks
-from analysis.parsers._scan import NUM, floats, ints, line_pattern, scan
+from analysis.parsers._scan import NUM, floats, ints, line_matches, line_pattern, scan
 from analysis.parsers._words import _HIGH, _LOW, _U, _equal
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 from analysis.problems import Problem
@@ -169,7 +169,26 @@ _VAL = line_pattern(
     _VAL_ANCHOR,
     rb"(\d+), iter (\d+), (?:loss: " + _N + rb", )?top_1: " + _N + rb", top_[k5]: " + _N
     + rb", samples/s: " + _N + _TS)
-_SNIFF_TRAIN = re.compile(rb"^(?:train|validation): epoch \d+, iter \d+, ", re.M)
+#: A training line of the usual shape (`_TRAIN` reads it so): epoch, iteration, samples/s and
+#: the timestamp when there is one.
+_RULE_LINE = re.compile(
+    rb"\n" + re.escape(_TRAIN_ANCHOR) + rb"(\d+), iter (\d+), loss: (?:" + NUM
+    + rb"), top_1: (?:" + NUM + rb"), top_[k5]: (?:" + NUM + rb"), samples/s: (" + NUM + rb")"
+    + _TS, re.M)
+
+
+def _floats(texts: tuple[bytes, ...]) -> np.ndarray:
+    """:func:`floats` of a few numbers (plain ones through ``float``, the same values)."""
+    try:
+        return np.array(list(map(float, texts)), np.float64)
+    except ValueError:  # b"" (no timestamp), None
+        return floats(np.array(texts, dtype="S"))
+
+
+#: (metric, unit) of the value groups 2.. of `_TRAIN` and `_VAL`.
+_TRAIN_FIELDS = ((M.LOSS, M.NONE), M.canonical("top_1"), M.canonical("top_k"),
+                 (M.THROUGHPUT, M.SAMPLES_PER_S))
+_SNIFF_TRAIN = re.compile(rb"\n(?:train|validation): epoch \d+, iter \d+, ")  # in "\n" + head
 
 
 def _add_lines(log, parsed, pattern, anchor, phase, fields, fast=None):
@@ -408,9 +427,11 @@ class OneFlowCNNParser(LogParser):
     framework = "OneFlow"
     description = "OneFlow-Benchmark Classification/cnns (ResNet50) stdout logs"
 
+    max_score = 95
+
     @classmethod
     def sniff(cls, head: bytes) -> int:
-        if _SNIFF_TRAIN.search(head):
+        if _SNIFF_TRAIN.search(b"\n" + head):
             return 95
         banner = _BANNER.search(head)
         if banner and not banner.group(1).lower().startswith(b"bert"):
@@ -422,18 +443,43 @@ class OneFlowCNNParser(LogParser):
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
         read_header(log, parsed)
-        top1, topk = M.canonical("top_1"), M.canonical("top_k")
-        loss = (M.LOSS, M.NONE)
-        tput = (M.THROUGHPUT, M.SAMPLES_PER_S)
         # groups: 0 epoch, 1 iter, 2.. values, -2 timestamp, -1 bad line
-        _add_lines(log, parsed, _TRAIN, _TRAIN_ANCHOR, M.TRAIN,
-                   [(2, *loss), (3, *top1), (4, *topk), (5, *tput)], fast=_fast_train)
-        _add_lines(log, parsed, _VAL, _VAL_ANCHOR, M.VAL,
-                   [(2, *loss), (3, *top1), (4, *topk), (5, *tput)])
+        fields = [(col, *field) for col, field in enumerate(_TRAIN_FIELDS, start=2)]
+        _add_lines(log, parsed, _TRAIN, _TRAIN_ANCHOR, M.TRAIN, fields, fast=_fast_train)
+        _add_lines(log, parsed, _VAL, _VAL_ANCHOR, M.VAL, fields)
         add_memory_blocks(log, parsed.obs)
         return parsed
 
     late_markers = (b"memory.used [",)
+
+    def parse_for_rule(self, log: LogText) -> ParsedLog | None:
+        """What the rule reads: the epoch, iteration, samples/s and timestamp of the training
+        lines up to the one after the first of iteration 120, and the header; None when one
+        of those lines is not of the usual shape (`parse` reports it) or a validation line
+        comes first. Loss and accuracies are not read."""
+        data = log.data
+        rows, starts, cut = [], [], None
+        at_last = False
+        for start, m in line_matches(_RULE_LINE, data):
+            rows.append(m.groups(b""))
+            starts.append(start)
+            if at_last:
+                cut = start + len(m.group()) - 1
+                break
+            at_last = rows[-1][1] == b"120"
+        anchors = data.count(b"\n" + _TRAIN_ANCHOR, 0, cut or 0) + data.startswith(_TRAIN_ANCHOR)
+        if cut is None or anchors != len(rows) or data.startswith(_VAL_ANCHOR) \
+                or data.find(b"\n" + _VAL_ANCHOR, 0, cut) >= 0:
+            return None
+        parsed = ParsedLog(self.name)
+        read_header(log, parsed)
+        epoch, step, value, ts = zip(*rows, strict=True)
+        newlines = np.flatnonzero(np.frombuffer(data, np.uint8, count=cut) == 10)
+        parsed.obs.add(line=np.searchsorted(newlines, np.array(starts, np.int64)) + 1,
+                       metric=M.THROUGHPUT, value=_floats(value), phase=M.TRAIN,
+                       unit=M.SAMPLES_PER_S, step=np.array(list(map(int, step)), np.int64),
+                       epoch=np.array(list(map(int, epoch)), np.int64), timestamp=_floats(ts))
+        return parsed
 
     def dlperf(self, run: RunData) -> Estimate:
         return window_rule(run, 20, 120,

@@ -216,6 +216,8 @@ class OneFlowGPTParser(LogParser):
     framework = "OneFlow"
     description = "OneFlow GPT (LanguageModeling/GPT) pretraining logs: table or key=value"
 
+    max_score = 95
+
     @classmethod
     def sniff(cls, head: bytes) -> int:
         if _SNIFF.search(head):

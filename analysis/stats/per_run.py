@@ -10,6 +10,7 @@ from analysis import metrics as M
 from analysis.collect import ParseResult
 from analysis.errors import UsageError
 from analysis.estimate import Estimate, RunData, train_columns
+from analysis.parsers.base import ParsedLog
 from analysis.schema import CASE_COLUMNS
 from analysis.stats import methods
 
@@ -63,10 +64,16 @@ def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | No
     fn = methods.get(method)
     warmup = methods.DEFAULT_WARMUP if warmup is None else int(warmup)
     measure = methods.DEFAULT_MEASURE if measure is None else int(measure)
-    obs, runs = result.observations, result.runs
-    memory = _memory_by_run(obs)
+    runs = result.runs
+    by_run = result.parsed_by_run()
+    if by_run is None:  # a result made from frames (a Parquet export)
+        memory = _memory_by_run(result.observations)
+        split = _split_train(result.observations, runs)
+    else:
+        memory = _memory_from_parsed(by_run)
+        split = _split_parsed(by_run, runs)
     rows = []
-    for run, train, metric_rows, arrays in _split_train(obs, runs):
+    for run, train, metric_rows, arrays in split:
         est = _estimate(fn, _run_data(run, train, metric_rows, arrays), warmup, measure)
         rows.append({
             **{c: getattr(run, c) for c in RUN_COLUMNS if c in runs.columns},
@@ -138,8 +145,85 @@ def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
             k: v[a:b] for k, v in columns.items()}
 
 
+def _split_parsed(by_run: dict[str, list[ParsedLog]], runs: pd.DataFrame):
+    """What `_split_train` yields, from what each run's files gave (no frame): the training
+    rows of each metric in line order (rows of one line in the order read), train=None."""
+    for run in runs.itertuples(index=False):
+        per_metric: dict[str, list[dict]] = {}
+        for parsed in by_run.get(run.run_id, ()):
+            for block in parsed.obs.blocks:
+                for metric, part in _train_parts(block):
+                    per_metric.setdefault(metric, []).append(part)
+        if not per_metric:
+            yield run, None, {}, None
+            continue
+        metric_rows, columns, at = {}, {k: [] for k in _PART_COLUMNS}, 0
+        for metric, parts in per_metric.items():
+            cols = {k: np.concatenate([p[k] for p in parts]) for k in _PART_COLUMNS}
+            line = cols["line"]
+            if len(parts) > 1 or (line[1:] < line[:-1]).any():
+                order = np.argsort(line, kind="stable")
+                cols = {k: v[order] for k, v in cols.items()}
+            for k, v in cols.items():
+                columns[k].append(v)
+            metric_rows[metric] = (at, at + len(line))
+            at += len(line)
+        c = {k: np.concatenate(v) for k, v in columns.items()}
+        step, rank, epoch = c["step"], c["rank"], c["epoch"]
+        yield run, None, metric_rows, {
+            "step": np.where(step < 0, np.nan, step.astype(np.float64)),
+            "timestamp": c["timestamp"].astype(np.float64), "line": c["line"].astype(np.int64),
+            "rank": np.where(rank < 0, np.nan, rank.astype(np.float64)),
+            "epoch": np.where(epoch < 0, -1.0, epoch.astype(np.float64)),
+            "value": c["value"].astype(np.float64)}
+
+
+_PART_COLUMNS = ("line", "step", "epoch", "rank", "timestamp", "value")
+
+
+def _train_parts(block: dict):
+    """(metric, columns) of a block's training rows, one per metric."""
+    phase, metric = block["phase"], block["metric"]
+    if isinstance(phase, str):
+        if phase != M.TRAIN:
+            return
+        keep = None
+    else:
+        keep = np.asarray(phase, dtype=object) == M.TRAIN
+        if not keep.any():
+            return
+    if isinstance(metric, str):
+        yield metric, {k: block[k] if keep is None else block[k][keep] for k in _PART_COLUMNS}
+        return
+    names = np.asarray(metric, dtype=object)
+    for name in dict.fromkeys((names if keep is None else names[keep]).tolist()):
+        mask = names == name if keep is None else (names == name) & keep
+        yield name, {k: block[k][mask] for k in _PART_COLUMNS}
+
+
+def _memory_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, dict[str, float]]:
+    """`_memory_by_run` from what each run's files gave."""
+    out: dict[str, dict[str, float]] = {c: {} for c in MEMORY_COLUMNS}
+    for rid, parsed_logs in by_run.items():
+        for parsed in parsed_logs:
+            for block in parsed.obs.blocks:
+                if not (isinstance(block["phase"], str) and block["phase"] != M.MEMORY):
+                    _add_peaks(out, rid, block)
+    return out
+
+
+def _add_peaks(out: dict, rid: str, block: dict) -> None:
+    phase = np.broadcast_to(np.asarray(block["phase"], dtype=object), (block["n"],))
+    metric = np.broadcast_to(np.asarray(block["metric"], dtype=object), (block["n"],))
+    for column, name in MEMORY_COLUMNS.items():
+        values = block["value"][(phase == M.MEMORY) & (metric == name)]
+        values = values[~np.isnan(values)]
+        if len(values):
+            out[column][rid] = max(out[column].get(rid, -np.inf), float(values.max()))
+
+
 def _estimate(fn, rd: RunData, warmup: int, measure: int) -> Estimate:
-    if rd.train.empty:
+    if (rd.train.empty if rd.metric_rows is None else not rd.metric_rows):
         return Estimate.fail("no training lines", "no_training_lines")
     return fn(rd, warmup, measure)
 
