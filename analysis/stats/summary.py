@@ -35,7 +35,7 @@ SUMMARY = tuple(schema.Column(*spec) for spec in (
     ("throughput_max", "float64", "samples/s", "largest repeat"),
     ("interval_low", "float64", "samples/s", "low end of the interval beside the median"),
     ("interval_high", "float64", "samples/s", "high end of the interval beside the median"),
-    ("interval_kind", "object", "", "'n = 1', 'min–max' (n < 7) or 'order-statistic 95 %'"),
+    ("interval_kind", "object", "", "'n = 0' / 'n = 1' (none), 'min–max' (n < 7), 'order-statistic 95 %'"),
     ("interval_coverage", "float64", "", "coverage the order-statistic interval achieves"),
     ("spread_pct", "float64", "%", "(max - min) / median x 100 (NaN for n < 2)"),
     ("speedup", "float64", "", "median / median of the 1n1g case of the same settings"),
@@ -129,6 +129,8 @@ def _memory_stats(runs: pd.DataFrame) -> dict:
 
 
 def _add_speedup(df: pd.DataFrame) -> pd.DataFrame:
+    """speedup: median / median of the 1n1g case of the same framework, model, precision and
+    batch size (cases without a case label only); scaling_efficiency: speedup / devices."""
     key = ["framework", "model", "precision", "batch_size_per_device"]
     base = df[(df["num_nodes"] == 1) & (df["gpus_per_node"] == 1) & (df["case"] == "")]
     base = base.drop_duplicates(key).set_index(key)["throughput_median"]
