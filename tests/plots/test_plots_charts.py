@@ -99,7 +99,7 @@ def test_a_precision_has_one_colour_in_every_chart(frames):
         assert _data_colors(fig) == expected, fig.axes[0].get_title()
     for ax in charts[2].axes:  # each case's panel in its precision's colour
         prec = ax.get_title().split()[-1]
-        assert {_hex(ln.get_color()) for ln in ax.lines} == {_hex(pal[prec])}
+        assert {_hex(c) for c in ax.collections[0].get_colors()} == {_hex(pal[prec])}
     gpt = make_gpt_summary()
     assert _data_colors(plots.gpt_configurations(gpt)) == {P.PRECISION_COLORS["bf16"]}
 
@@ -141,8 +141,9 @@ def test_iteration_traces_one_panel_per_case_repeats_as_lines(frames):
     assert len(fig.axes) == len(cases)
     assert {ax.get_title() for ax in fig.axes} == cases
     for ax in fig.axes:
-        assert len(ax.lines) == 5  # one thin line per repeat
-        assert all(ln.get_linewidth() < 1 for ln in ax.lines)
+        [lines] = [c for c in ax.collections if isinstance(c, LineCollection)]
+        assert len(lines.get_segments()) == 5  # one thin line per repeat
+        assert max(lines.get_linewidths()) < 1
         assert len(ax.patches) == 1  # the measured window
     few = plots.iteration_traces(trace, "zh", max_cases=3)
     assert len(few.axes) == 3
@@ -153,7 +154,7 @@ def test_traces_say_when_a_case_shows_printed_throughput(frames):
     _, _, trace = frames
     printed = trace.assign(basis=np.where(trace["precision"] == "amp", "printed", "timestamps"))
     titles = [ax.get_title() for ax in plots.iteration_traces(printed).axes]
-    assert all(t.endswith("(printed)") == (" amp" in t) for t in titles)
+    assert all(t.endswith("\n(printed)") == (" amp" in t) for t in titles)
 
 
 def test_throughput_intervals_are_drawn_and_named(frames):
