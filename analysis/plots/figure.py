@@ -92,6 +92,7 @@ def log2_axis(ax, which: str, values) -> None:
     low, high = min(present), max(present)
     ticks = sorted(present | {2**k for k in range(64) if low <= 2**k <= high})
     getattr(ax, f"set_{which}scale")("log", base=2)
+    getattr(ax, f"set_{which}lim")(low / 2**0.3, high * 2**0.3)  # room for dodged markers
     axis = getattr(ax, f"{which}axis")
     axis.set_ticks(ticks)
     axis.set_ticklabels([str(t) for t in ticks])

@@ -104,8 +104,9 @@ def _legend_handles(g: pd.DataFrame, pal: dict, interval_label: str | None, tr: 
 
 
 def _model_rows(df: pd.DataFrame, columns: int, panel_height: float):
+    """A figure with a row of `columns` panels per model (later rows a little lower)."""
     models = list(dict.fromkeys(df["model"].astype(str)))
-    fig = new_figure(PAGE_WIDTH, panel_height * len(models) + 0.4)
+    fig = new_figure(PAGE_WIDTH, panel_height * (1 + 0.7 * (len(models) - 1)) + 0.4)
     axes = fig.subplots(len(models), columns, squeeze=False)
     return fig, models, axes
 

@@ -88,6 +88,6 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
     if window:
         handles.append(Patch(color="0.5", alpha=0.15, label=tr("chart.measured",
                                                                 first=window[0], last=window[1])))
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(4, len(handles)),
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(3, len(handles)),
                fontsize=8)
     return fig
