@@ -232,7 +232,7 @@ def test_gpt_configurations_latency_tflops_memory_per_model_size():
     latency, tflops, memory = fig.axes[3:6]
     assert latency.get_xlabel() == "latency per iteration (ms)"
     assert "72·B·s·l·h²·(1+s/(6h)+V/(12·l·h))" in tflops.get_xlabel()
-    assert memory.get_xlabel() == "memory per GPU, framework peak (MiB)"
+    assert memory.get_xlabel() == "memory per GPU,\nframework peak (MiB)"
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels == ["DP 1×1×1 B8", "DP 2×1×1 B16", "MP 1×2×1 B8", "DP_PP 1×1×2 B64"]
     assert fig.axes[0].get_title(loc="left") == "hidden size 1536 × 16 layers"
@@ -251,7 +251,7 @@ def test_gpt_configurations_without_formula_or_parsable_names():
     gpt.loc[0, "case"] = "my$case"
     fig = plots.gpt_configurations(gpt, "zh")
     assert fig.axes[-2].get_xlabel() == "每卡模型 TFLOP/s"
-    assert fig.axes[-1].get_xlabel() == "每卡显存，nvidia-smi 采样峰值（MiB）"
+    assert fig.axes[-1].get_xlabel() == "每卡显存，\nnvidia-smi 采样峰值（MiB）"
     assert not any(isinstance(c, PathCollection) for ax in fig.axes for c in ax.collections)
     ticks = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
     assert r"my\$case" in ticks  # shown as written, not as mathtext
