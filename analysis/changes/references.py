@@ -1,23 +1,30 @@
-"""References as gates: a file of expected throughputs per case, checked against a campaign.
+"""References: published or agreed throughputs per case and the hardware they were measured
+on, checked against a campaign (``dlperf check``) and shown beside it (``dlperf report
+--references``).
 
-A reference names a case by fields (any of ``framework, model, precision,
-batch_size_per_device, num_nodes, gpus_per_node, case``; strings compare without regard to
-case) or by ``key``, a glob on the case key (``PyTorch/resnet50/amp/b256/1n4g``), and gives
-``value`` with ``lower``/``upper`` bounds or a ``tolerance`` (``5%``) around it, plus ``unit``
-(samples/s) and ``source``. YAML: a mapping with ``references:`` (a list of such mappings)
-and defaults for every entry (``unit``, ``source``, ``tolerance``), or just the list. CSV:
-one reference per row, the same names as columns.
+Every reference names one case completely — ``framework, model, precision,
+batch_size_per_device, num_nodes, gpus_per_node`` (and ``case`` for GPT case labels) as
+fields, or ``key``, the case key (``PyTorch/resnet50/amp/b256/1n4g``), or both when they
+agree — and gives ``value`` with ``lower``/``upper`` bounds or a ``tolerance`` (``5%``)
+around it, ``unit`` (samples/s), ``source`` (a URL or citation) and ``hardware``, the GPU
+model and count of the machine it was measured on (``8x V100-SXM2-16GB``, see
+:mod:`analysis.changes.gpus`). YAML: a mapping with ``references:`` (a list of such
+mappings) and defaults for every entry (``unit``, ``source``, ``tolerance``, ``hardware``),
+or just the list. CSV: one reference per row, the same names as columns.
 
 A case passes when its median throughput lies within [lower, upper] (as ReFrame checks a
-performance reference); below is *slower*, above is *faster*. The median's bootstrap interval
-is shown beside it. References no case matches are listed (*no runs*), never dropped.
+performance reference); below is *slower*, above is *faster*. The median's interval (as the
+summary computes it) is shown beside it. Given the runs' GPUs (:func:`case_gpus`), a
+reference measured on other GPUs than the case's runs, or matched with runs whose records
+state no GPUs, is not a verdict: its row says *other hardware* / *hardware unknown* and why.
+References no case matches are listed (*no runs*), never dropped.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import io
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -25,21 +32,27 @@ import pandas as pd
 import yaml
 
 from analysis.campaign.spec_yaml import SpecError, parse_yaml
-from analysis.changes import verdict
+from analysis.changes import gpus, verdict
 from analysis.changes.compare import case_keys
 from analysis.errors import UsageError
 from analysis.fsutil import display_path
 
 FIELDS = ("framework", "model", "precision", "batch_size_per_device", "num_nodes",
           "gpus_per_node", "case")
+#: The fields every reference states (``case`` only for GPT case labels).
+REQUIRED_FIELDS = FIELDS[:-1]
 _INT_FIELDS = ("batch_size_per_device", "num_nodes", "gpus_per_node")
-KEYS = ("key", *FIELDS, "value", "lower", "upper", "tolerance", "unit", "source")
-DEFAULT_KEYS = ("unit", "source", "tolerance")
+KEYS = ("key", *FIELDS, "value", "lower", "upper", "tolerance", "unit", "source", "hardware")
+DEFAULT_KEYS = ("unit", "source", "tolerance", "hardware")
 UNITS = ("samples/s", "img/s", "images/s", "samples/sec", "sequences/s", "tokens/s")
 WITHIN, SLOWER, FASTER, NO_RUNS = "within", verdict.SLOWER, verdict.FASTER, "no runs"
+OTHER_HARDWARE, HARDWARE_UNKNOWN = "other hardware", "hardware unknown"
 MAX_BYTES = 1 << 20
 COLUMNS = ["reference", "case_key", "repeats", "median", "ci_low", "ci_high", "value",
-           "lower", "upper", "ratio", "verdict", "unit", "source"]
+           "lower", "upper", "ratio", "verdict", "unit", "source", "hardware", "run_hardware",
+           "excluded"]
+_KEY = re.compile(r"^([^/]+)/([^/]+)/([^/]+)/b(\d+)/(\d+)n(\d+)g(?:/(.+))?$")
+_GLOB = re.compile(r"[*?\[\]]")
 
 
 def _entries_yaml(text: str, where: str) -> list[tuple[int, dict]]:
@@ -88,6 +101,33 @@ def _number(entry: dict, key: str, at: str) -> float:
     return number
 
 
+def _case_fields(entry: dict, at: str) -> dict:
+    """The case the entry names, as fields: its fields, its key's parts, both when they agree."""
+    fields = {k: entry[k] for k in FIELDS if k in entry}
+    for k in _INT_FIELDS:
+        if k in fields and not str(fields[k]).strip().isdigit():
+            raise UsageError(f"{at}: {k} must be a whole number, not {fields[k]!r}")
+    if "key" in entry:
+        key = str(entry["key"])
+        found = _KEY.match(key)
+        if _GLOB.search(key) or not found:
+            raise UsageError(f"{at}: key {key!r} is not a case key such as "
+                             "PyTorch/resnet50/amp/b256/1n4g (no wildcards)")
+        for k, part in zip(FIELDS, found.groups()):
+            if part is None:
+                continue
+            have = fields.setdefault(k, part)
+            same = (int(have) == int(part) if k in _INT_FIELDS
+                    else str(have).lower() == part.lower())
+            if not same:
+                raise UsageError(f"{at}: key {key!r} says {k} {part}, the entry {have}")
+    missing = [k for k in REQUIRED_FIELDS if k not in fields]
+    if missing:
+        raise UsageError(f"{at}: name the case completely, by key or fields; missing "
+                         f"{', '.join(missing)}")
+    return {k: int(v) if k in _INT_FIELDS else str(v) for k, v in fields.items()}
+
+
 def _reference(entry, at: str, default_tolerance: float) -> dict:
     if not isinstance(entry, dict):
         raise UsageError(f"{at}: a reference is a mapping of {', '.join(KEYS)}")
@@ -96,9 +136,7 @@ def _reference(entry, at: str, default_tolerance: float) -> dict:
         raise UsageError(f"{at}: unknown key(s) {', '.join(unknown)}; valid: {', '.join(KEYS)}")
     if not any(k in entry for k in ("key", *FIELDS)):
         raise UsageError(f"{at}: name the case by key or by fields ({', '.join(FIELDS)})")
-    for k in _INT_FIELDS:
-        if k in entry and not str(entry[k]).strip().isdigit():
-            raise UsageError(f"{at}: {k} must be a whole number, not {entry[k]!r}")
+    match = _case_fields(entry, at)
     value, lower, upper = (_number(entry, k, at) for k in ("value", "lower", "upper"))
     if "tolerance" in entry:
         try:
@@ -120,9 +158,16 @@ def _reference(entry, at: str, default_tolerance: float) -> dict:
     unit = str(entry.get("unit", "samples/s"))
     if unit not in UNITS:
         raise UsageError(f"{at}: unit {unit!r} is not a throughput unit ({', '.join(UNITS)})")
-    match = {k: entry[k] for k in ("key", *FIELDS) if k in entry}
+    source = str(entry.get("source", "")).strip()
+    if not source:
+        raise UsageError(f"{at}: give the source of the figure (a URL or citation)")
+    hardware = gpus.parse(entry.get("hardware", ""))
+    if hardware is None:
+        raise UsageError(f"{at}: hardware must be the GPU count and model of the machine the "
+                         f"figure was measured on, such as '8x V100-SXM2-16GB', not "
+                         f"{entry.get('hardware')!r}")
     return {"match": match, "value": value, "lower": lower, "upper": upper, "unit": unit,
-            "source": str(entry.get("source", ""))}
+            "source": source, "hardware": hardware}
 
 
 def load_references(path: str | Path, default_tolerance: float = verdict.DEFAULT_THRESHOLD
@@ -142,58 +187,89 @@ def load_references(path: str | Path, default_tolerance: float = verdict.DEFAULT
     except UnicodeDecodeError:
         raise UsageError(f"references {where}: not UTF-8 text") from None
     entries = (_entries_csv if path.suffix.lower() == ".csv" else _entries_yaml)(text, where)
-    return [_reference(e, f"{where}:{line}", default_tolerance) for line, e in entries]
+    return [_reference(e, f"{where}:{line} (reference {i})", default_tolerance)
+            for i, (line, e) in enumerate(entries, 1)]
 
 
 def _label(match: dict) -> str:
-    """The reference's case as a key, '*' where it names no field
-    ('PyTorch/resnet50/fp32/b128/1n8g', '*/resnet50/amp/b*/1n1g')."""
-    if "key" in match:
-        return str(match["key"])
-    f = {k: str(match.get(k, "*")) for k in FIELDS}
-    label = (f"{f['framework']}/{f['model']}/{f['precision']}/b{f['batch_size_per_device']}/"
-             f"{f['num_nodes']}n{f['gpus_per_node']}g")
+    """The reference's case as a case key ('PyTorch/resnet50/fp32/b128/1n8g')."""
+    label = (f"{match['framework']}/{match['model']}/{match['precision']}/"
+             f"b{match['batch_size_per_device']}/{match['num_nodes']}n{match['gpus_per_node']}g")
     return label + (f"/{match['case']}" if match.get("case") else "")
 
 
-def _matches(match: dict, row: dict, key: str) -> bool:
-    if "key" in match and not fnmatch.fnmatchcase(key, str(match["key"])):
-        return False
-    for k in FIELDS:
-        if k not in match:
-            continue
+def _matches(match: dict, row: dict) -> bool:
+    for k, want in match.items():
         have = row.get(k)
         if have is None or (not isinstance(have, str) and pd.isna(have)):
             return False
         if k in _INT_FIELDS:
-            if int(have) != int(match[k]):
+            if int(have) != want:
                 return False
-        elif str(have).lower() != str(match[k]).lower():
+        elif str(have).lower() != want.lower():
             return False
     return True
 
 
-def check(summary: pd.DataFrame, references: list[dict]) -> pd.DataFrame:
+def case_gpus(runs: pd.DataFrame, env: pd.DataFrame) -> dict[str, str]:
+    """Case key -> the GPUs its runs ran on ('4x NVIDIA H200'; distinct values joined with
+    '; '; gpus.NOT_RECORDED when no run of the case has an environment record), from the runs
+    (analysis.stats.RUN_COLUMNS) and their environment facts (environment.RUN_ENV_COLUMNS)."""
+    hardware = dict(zip(env["run_id"].astype(str), env["hardware"].astype(str)))
+    out: dict[str, list[str]] = {}
+    for key, run_id in zip(case_keys(runs), runs["run_id"].astype(str)):
+        out.setdefault(key, []).append(gpus.of_hardware(hardware.get(run_id, "")))
+    return {k: "; ".join(dict.fromkeys(v for v in values if v)) for k, values in out.items()}
+
+
+def hardware_mismatch(reference: gpus.Gpus, run_gpus: str) -> tuple[str, str]:
+    """('', '') when the runs' GPUs are the reference's; else the verdict (OTHER_HARDWARE or
+    HARDWARE_UNKNOWN) and why, in words."""
+    if not run_gpus:
+        return HARDWARE_UNKNOWN, (f"reference measured on {reference}; the runs have no "
+                                  "environment record of their GPUs")
+    if ";" in run_gpus:
+        return OTHER_HARDWARE, (f"reference measured on {reference}; the runs ran on several "
+                                f"kinds of machine ({run_gpus})")
+    if not gpus.same(reference, gpus.parse(run_gpus)):
+        return OTHER_HARDWARE, f"reference measured on {reference}, the runs on {run_gpus}"
+    return "", ""
+
+
+def check(summary: pd.DataFrame, references: list[dict],
+          gpus_by_case: dict[str, str] | None = None) -> pd.DataFrame:
     """One row per (reference, matching case): the median, its interval, the bounds and the
-    verdict (COLUMNS); a reference no case matches gets one row with verdict *no runs*."""
+    verdict (COLUMNS); a reference no case matches gets one row with verdict *no runs*.
+
+    With `gpus_by_case` (:func:`case_gpus`), a reference is a verdict only for cases whose
+    runs ran on its hardware; the others get *other hardware* or *hardware unknown* (a case
+    absent from it), no ratio, and the reason in ``excluded``. Without it hardware is not
+    compared."""
     keys = case_keys(summary)
     records = summary.to_dict("records")
     rows = []
     for ref in references:
-        label = _label(ref["match"])
-        hits = [(k, r) for k, r in zip(keys, records) if _matches(ref["match"], r, k)]
-        base = {"reference": label, "value": ref["value"], "lower": ref["lower"],
-                "upper": ref["upper"], "unit": ref["unit"], "source": ref["source"]}
+        base = {"reference": _label(ref["match"]), "value": ref["value"],
+                "lower": ref["lower"], "upper": ref["upper"], "unit": ref["unit"],
+                "source": ref["source"], "hardware": str(ref["hardware"])}
+        hits = [(k, r) for k, r in zip(keys, records) if _matches(ref["match"], r)]
         if not hits:
             rows.append({**base, "case_key": "", "repeats": 0, "median": np.nan,
                          "ci_low": np.nan, "ci_high": np.nan, "ratio": np.nan,
-                         "verdict": NO_RUNS})
+                         "verdict": NO_RUNS, "run_hardware": "", "excluded": ""})
         for key, r in hits:
             median = float(r["throughput_median"])
-            word = (NO_RUNS if not np.isfinite(median) else SLOWER if median < ref["lower"]
-                    else FASTER if median > ref["upper"] else WITHIN)
-            rows.append({**base, "case_key": key, "repeats": int(r["repeats"]), "median": median,
-                         "ci_low": r["ci_low"], "ci_high": r["ci_high"],
-                         "ratio": median / ref["value"] if ref["value"] else np.nan,
-                         "verdict": word})
+            run_gpus = "" if gpus_by_case is None else gpus_by_case.get(key, "")
+            word, why = ("", "") if gpus_by_case is None else hardware_mismatch(
+                ref["hardware"], run_gpus)
+            if not word:
+                word = (NO_RUNS if not np.isfinite(median) else SLOWER
+                        if median < ref["lower"] else FASTER if median > ref["upper"]
+                        else WITHIN)
+            ratio = median / ref["value"] if ref["value"] and not why else np.nan
+            rows.append({**base, "case_key": key, "repeats": int(r["repeats"]),
+                         "median": median, "ci_low": r["interval_low"],
+                         "ci_high": r["interval_high"],
+                         "ratio": ratio, "verdict": word, "run_hardware": run_gpus,
+                         "excluded": why})
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -1,6 +1,9 @@
 """The results tables' "vs reference" column (``dlperf report LOG_DIR --references FILE``):
 each case's median throughput over the value of every reference it matches
-(:mod:`analysis.changes.references`), with the reference's source named beside the ratio.
+(:mod:`analysis.changes.references`), with the reference's source named beside the ratio —
+only where the reference was measured on the runs' hardware (GPU model and count from their
+environment records). References of the report's cases measured on other GPUs, or matched
+with runs whose GPUs no record states, are left out of the column and named under it.
 
 The publisher reads the file before any kernel starts (:func:`load`) and matches the
 references once (:func:`match`); the matches travel to the kernels with the other frames
@@ -17,14 +20,15 @@ import pandas as pd
 
 from analysis.i18n import Translator
 
-#: The cell of a case that matches no reference (or none with a value).
+#: The cell of a case that matches no reference (or none measured on its hardware).
 NO_REFERENCE = "–"
 
 
 @dataclass
 class ReferenceRatios:
     """The matches of a references file: one row per (reference, case) pair
-    (``references.COLUMNS``), and the file as the user named it."""
+    (``references.COLUMNS``; ``excluded`` says why a pair is not shown), and the file as the
+    user named it."""
 
     table: pd.DataFrame
     file: str
@@ -33,13 +37,25 @@ class ReferenceRatios:
         """Everything but the table, as plain data (for ``prepared``'s READY file)."""
         return {"file": self.file}
 
+    @property
+    def shown(self) -> pd.DataFrame:
+        """The pairs measured on the runs' hardware."""
+        return self.table[self.table["excluded"].fillna("") == ""]
+
+    @property
+    def left_out(self) -> pd.DataFrame:
+        """The pairs whose reference was measured on other (or unrecorded) hardware."""
+        return self.table[self.table["excluded"].fillna("") != ""]
+
     def numbers(self) -> list[dict]:
-        """Per match: case key, reference value, ratio median/value, source (report_L.json)."""
+        """Per shown match: case key, reference value, ratio median/value, source, hardware
+        (report_L.json)."""
         def num(v):
             return None if pd.isna(v) else round(float(v), 5)
 
         return [{"case_key": r.case_key, "value": num(r.value), "ratio": num(r.ratio),
-                 "source": r.source} for r in self.table.itertuples(index=False)]
+                 "source": r.source, "hardware": r.hardware}
+                for r in self.shown.itertuples(index=False)]
 
 
 def load(path: str | Path) -> list[dict]:
@@ -49,20 +65,26 @@ def load(path: str | Path) -> list[dict]:
     return references.load_references(path)
 
 
-def match(path: str | Path, summary: pd.DataFrame) -> ReferenceRatios:
+def match(path: str | Path, summary: pd.DataFrame, runs: pd.DataFrame | None = None,
+          envs=None) -> ReferenceRatios:
     """The references of `path` matched against the report's cases (references no case
-    matches are left out: the column is about the report's cases)."""
-    from analysis.changes import references
+    matches are left out: the column is about the report's cases). The runs' GPUs come from
+    `runs` (analysis.stats.RUN_COLUMNS) and their env records `envs`
+    (analysis.report.inputs.EnvInput); without `runs` no GPUs are known and no reference is
+    shown."""
+    from analysis.changes import environment, references
 
-    table = references.check(summary, load(path))
+    gpus_by_case = ({} if runs is None
+                    else references.case_gpus(runs, environment.run_env(runs, envs or [])))
+    table = references.check(summary, load(path), gpus_by_case=gpus_by_case)
     table = table[table["case_key"] != ""].reset_index(drop=True)
     return ReferenceRatios(table, str(path))
 
 
 def cell(tr: Translator, ratios: ReferenceRatios, key: str) -> str:
-    """'1.04× (source)' for each reference of the case `key` with a value ('; ' between
-    them), NO_REFERENCE when there is none."""
-    rows = ratios.table[ratios.table["case_key"] == key]
+    """'1.04× (source)' for each reference of the case `key` measured on its hardware with a
+    value ('; ' between them), NO_REFERENCE when there is none."""
+    rows = ratios.shown[ratios.shown["case_key"] == key]
     parts = [f"{tr.num(r.ratio, 2)}×" + (f" ({r.source})" if r.source else "")
              for r in rows.itertuples(index=False) if pd.notna(r.ratio)]
     return "; ".join(parts) or NO_REFERENCE
@@ -75,6 +97,26 @@ def cells(tr: Translator, ratios: ReferenceRatios, summary: pd.DataFrame) -> lis
     return [cell(tr, ratios, key) for key in case_keys(summary)]
 
 
+def left_out(tr: Translator, ratios: ReferenceRatios) -> list[str]:
+    """One sentence per reference of a report case not shown, saying on which hardware it
+    was measured and on which the runs ran."""
+    from analysis.changes import references, wording
+
+    kinds = {references.OTHER_HARDWARE: "other_hardware",
+             references.HARDWARE_UNKNOWN: "hardware_unknown"}
+    return [wording.say(tr.lang, f"refs.excluded.{kinds[r.verdict]}", case=r.case_key,
+                        reference=r.hardware, runs=r.run_hardware, source=r.source)
+            for r in ratios.left_out.itertuples(index=False)]
+
+
 def note(tr: Translator, ratios: ReferenceRatios) -> str:
-    """The sentence under a results table: which file, what the ratio is, what it is not."""
-    return tr("references.note", file=ratios.file)
+    """The sentence under the results tables: which file, what the ratio is, that only
+    references measured on the runs' hardware are shown, and which were left out and why."""
+    from analysis.changes import wording
+
+    text = wording.say(tr.lang, "refs.note", file=ratios.file)
+    excluded = left_out(tr, ratios)
+    if excluded:
+        text += " " + wording.say(tr.lang, "refs.excluded_intro", count=len(excluded)) + " " \
+            + "; ".join(excluded) + ("." if tr.lang == "en" else "。")
+    return text

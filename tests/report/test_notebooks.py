@@ -60,25 +60,4 @@ def test_report_notebook_numbers(campaign, tmp_path):
     assert "测试报告 &lt;b&gt;x&lt;/b&gt;" in html  # the title is escaped too
 
 
-def test_compare_notebook(campaign, tmp_path):
-    _run("30_compare.ipynb", tmp_path, log_dir=str(campaign),
-         compare_csv=str(tmp_path / "compare.csv"))
-    df = pd.read_csv(tmp_path / "compare.csv")
-    assert list(df.columns[:5]) == ["model", "precision", "batch_size_per_device", "num_nodes",
-                                    "num_devices"]
-    assert list(df["num_devices"]) == [1, 8, 16]
-    want = expected_medians()
-    assert df["OneFlow"].tolist() == pytest.approx([want[(1, 1)], want[(1, 8)], want[(2, 8)]],
-                                                   rel=1e-4)
-
-
-def test_compare_notebook_escapes_names(tmp_path):
-    from synth import write_campaign
-
-    logs = tmp_path / "logs"
-    for p in write_campaign(logs, configs=((1, 1), (1, 8)), repeats=1):
-        p.write_text(p.read_text().replace("model = resnet50", "model = <i>gpt$_$x</i>"))
-    nb = _run("30_compare.ipynb", tmp_path, log_dir=str(logs))
-    html = "".join(o["data"].get("text/html", "") for c in nb.cells if c.cell_type == "code"
-                   for o in c.outputs if "data" in o)
-    assert "&lt;i&gt;gpt$_$x&lt;/i&gt;" in html and "<i>gpt" not in html
+# 30_compare.ipynb is executed with real logs in tests/changes/test_frameworks_notebook.py.
