@@ -75,5 +75,6 @@ def test_without_the_runs_no_reference_is_shown(report_data, refs_file):
     ratios = vs_reference.match(refs_file, summary)
     assert ratios.numbers() == []
     assert set(vs_reference.cells(Translator("en"), ratios, summary)) == {"–"}
-    assert "no environment record states the runs' GPUs" in vs_reference.note(
-        Translator("en"), ratios)
+    note = vs_reference.note(Translator("en"), ratios)
+    assert f"{AMP_1N4G}: reference measured on 8x V100-SXM2-16GB; the runs' GPUs are not " \
+        "known (DLPerf seed 003)" in note
