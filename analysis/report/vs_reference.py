@@ -98,15 +98,18 @@ def cells(tr: Translator, ratios: ReferenceRatios, summary: pd.DataFrame) -> lis
 
 
 def left_out(tr: Translator, ratios: ReferenceRatios) -> list[str]:
-    """One sentence per reference of a report case not shown, saying on which hardware it
-    was measured and on which the runs ran."""
+    """One sentence per kind of mismatch (the reference's GPUs against the runs'), naming the
+    cases whose references were left out for it."""
     from analysis.changes import references, wording
 
     kinds = {references.OTHER_HARDWARE: "other_hardware",
              references.HARDWARE_UNKNOWN: "hardware_unknown"}
-    return [wording.say(tr.lang, f"refs.excluded.{kinds[r.verdict]}", case=r.case_key,
-                        reference=r.hardware, runs=r.run_hardware, source=r.source)
-            for r in ratios.left_out.itertuples(index=False)]
+    groups: dict[tuple, list[str]] = {}
+    for r in ratios.left_out.itertuples(index=False):
+        groups.setdefault((r.verdict, r.hardware, r.run_hardware), []).append(r.case_key)
+    return [wording.say(tr.lang, f"refs.excluded.{kinds[verdict]}", reference=hardware,
+                        runs=runs, cases=", ".join(dict.fromkeys(cases)))
+            for (verdict, hardware, runs), cases in groups.items()]
 
 
 def note(tr: Translator, ratios: ReferenceRatios) -> str:
@@ -117,6 +120,6 @@ def note(tr: Translator, ratios: ReferenceRatios) -> str:
     text = wording.say(tr.lang, "refs.note", file=ratios.file)
     excluded = left_out(tr, ratios)
     if excluded:
-        text += " " + wording.say(tr.lang, "refs.excluded_intro", count=len(excluded)) + " " \
-            + "; ".join(excluded) + ("." if tr.lang == "en" else "。")
+        text += (" " + wording.say(tr.lang, "refs.excluded_intro", count=len(ratios.left_out))
+                 + " " + "; ".join(excluded) + ("." if tr.lang == "en" else "。"))
     return text

@@ -54,12 +54,11 @@ def test_only_references_measured_on_the_runs_gpus_give_a_ratio(report_data, ref
 
 
 @pytest.mark.parametrize("lang, says", [
-    ("en", ["References of these cases not shown (2):",
-            f"{FP32_1N1G}: reference measured on 8x V100-SXM2-16GB, the runs on 4x NVIDIA H200",
-            f"{AMP_1N4G}: reference measured on 8x V100-SXM2-16GB, the runs on 4x NVIDIA H200",
+    ("en", ["References not shown (2): measured on 8x V100-SXM2-16GB, the runs on 4x NVIDIA "
+            f"H200: {FP32_1N1G}, {AMP_1N4G}.",
             "shown only where its hardware (GPU model and count) is the runs'"]),
-    ("zh", ["以下用例的参考值未显示（2 个）：",
-            f"{AMP_1N4G}：参考值测于 8x V100-SXM2-16GB，本次运行于 4x NVIDIA H200",
+    ("zh", ["未显示的参考值（2 个）： 参考值测于 8x V100-SXM2-16GB，本次运行于 4x NVIDIA H200："
+            f"{FP32_1N1G}, {AMP_1N4G}。",
             "仅当参考值的硬件（GPU 型号和数量）与本次运行相同时才显示"]),
 ])
 def test_the_note_names_each_reference_left_out_and_why(report_data, refs_file, lang, says):
@@ -76,5 +75,6 @@ def test_without_the_runs_no_reference_is_shown(report_data, refs_file):
     assert ratios.numbers() == []
     assert set(vs_reference.cells(Translator("en"), ratios, summary)) == {"–"}
     note = vs_reference.note(Translator("en"), ratios)
-    assert f"{AMP_1N4G}: reference measured on 8x V100-SXM2-16GB; the runs' GPUs are not " \
-        "known (DLPerf seed 003)" in note
+    assert ("References not shown (3): measured on 4x NVIDIA H200, the runs' GPUs not known: "
+            f"{FP32_1N1G}; measured on 8x V100-SXM2-16GB, the runs' GPUs not known: "
+            f"{FP32_1N1G}, {AMP_1N4G}.") in note
