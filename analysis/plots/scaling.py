@@ -18,12 +18,14 @@ from analysis.i18n import Translator
 
 from . import intervals
 from .figure import GROUPED, PAGE_WIDTH, ReportFigure, log2_axis, new_figure, plain
-from .series import hue_column, node_marker, palette, series_label
+from .series import hue_column, node_marker, palette, series_label, text
 
 #: Points of one device count closer than this share of the y range are moved apart.
 _COLLIDE = 0.05
 #: Sideways step between such points, in doublings of the device count (log2 units).
 _DODGE_STEP = 0.06
+#: Node count drawn for cases that do not state theirs.
+UNKNOWN_NODES = -1.0
 #: Multi-node series are dashed, single-node ones solid.
 _MULTI_NODE_DASHES = (4, 2)
 
@@ -31,10 +33,13 @@ _MULTI_NODE_DASHES = (4, 2)
 def scaling_rows(summary: pd.DataFrame) -> pd.DataFrame:
     """Non-GPT cases with a throughput (GPT cases differ in more than their device count),
     with plain float/str columns for plotting."""
-    df = summary[(summary["case"].fillna("") == "") & summary["throughput_median"].notna()]
+    df = summary[(summary["case"].fillna("") == "") & summary["throughput_median"].notna()
+                 & summary["num_devices"].notna()]  # a case without a device count has no place
     df = df.sort_values(["num_devices", "num_nodes"], kind="stable").copy()
-    for c in ("num_nodes", "num_devices"):
-        df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
+    df["num_devices"] = pd.to_numeric(df["num_devices"], errors="coerce").astype(float)
+    df["num_nodes"] = pd.to_numeric(df["num_nodes"], errors="coerce").astype(float).fillna(
+        UNKNOWN_NODES)
+    df["model"] = text(df["model"])
     df["_series"] = df.apply(series_label, axis=1).astype(object) if len(df) else []
     df["_hue"] = hue_column(df) if len(df) else []
     return df
@@ -70,7 +75,7 @@ def _draw(ax, g: pd.DataFrame, y: np.ndarray, low: np.ndarray, high: np.ndarray,
     x = dodge(g["num_devices"].to_numpy(), y, order, span)
     d = pd.DataFrame({"x": x, "y": y, "hue": g["_hue"].to_numpy(),
                       "nodes": g["num_nodes"].to_numpy(),
-                      "line": (g["_series"] + " " + g["num_nodes"].astype(str)).to_numpy()})
+                      "line": (g["_series"] + " " + text(g["num_nodes"])).to_numpy()})
     nodes = sorted(d["nodes"].unique())
     sns.lineplot(data=d, x="x", y="y", hue="hue", style="nodes", units="line", estimator=None,
                  palette=pal, markers={n: node_marker(n) for n in nodes},
@@ -93,10 +98,11 @@ def _legend_handles(g: pd.DataFrame, pal: dict, interval_label: str | None, tr: 
     for label, hue in dict(zip(g["_series"], g["_hue"], strict=True)).items():
         handles.append(Line2D([], [], color=pal[hue], linewidth=2, label=plain(label)))
     for n in sorted(g["num_nodes"].dropna().unique()):
-        text = tr("chart.one_node") if n == 1 else tr("chart.nodes", n=int(n))
+        label = (tr("chart.one_node") if n == 1 else
+                 tr("chart.nodes", n="?" if n == UNKNOWN_NODES else int(n)))
         handles.append(Line2D([], [], color="0.35", linestyle="none", marker=node_marker(n),
                               markerfacecolor="0.35" if n == 1 else "white",
-                              markeredgewidth=1.4, label=text))
+                              markeredgewidth=1.4, label=label))
     if interval_label:
         handles.append(Line2D([], [], color="0.35", marker="_", markersize=10,
                               linestyle="-", linewidth=1.2, label=interval_label))
@@ -105,7 +111,7 @@ def _legend_handles(g: pd.DataFrame, pal: dict, interval_label: str | None, tr: 
 
 def _model_rows(df: pd.DataFrame, columns: int, panel_height: float):
     """A figure with a row of `columns` panels per model (later rows a little lower)."""
-    models = list(dict.fromkeys(df["model"].astype(str)))
+    models = list(dict.fromkeys(df["model"]))
     fig = new_figure(PAGE_WIDTH, panel_height * (1 + 0.7 * (len(models) - 1)) + 0.4)
     axes = fig.subplots(len(models), columns, squeeze=False)
     return fig, models, axes
@@ -130,7 +136,7 @@ def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigu
     fig, models, axes = _model_rows(df, 1, 3.2)
     low_all, high_all, kinds = intervals.bounds(df)
     for ax, model in zip(axes[:, 0], models, strict=True):
-        mine = (df["model"].astype(str) == model).to_numpy()
+        mine = (df["model"] == model).to_numpy()
         g, low, high = df[mine], low_all[mine], high_all[mine]
         y = g["throughput_median"].to_numpy(dtype=float)
         top = float(np.nanmax(np.concatenate([y, high[np.isfinite(high)]])))
@@ -167,7 +173,7 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
     base = df["throughput_median"].to_numpy(float) / df["speedup"].to_numpy(float)
     per_device = base * df["num_devices"].to_numpy(float) / 100.0  # throughput of 100 %
     for row, model in zip(axes, models, strict=True):
-        mine = (df["model"].astype(str) == model).to_numpy()
+        mine = (df["model"] == model).to_numpy()
         g = df[mine]
         devices = g["num_devices"].to_numpy(float)
         ideal = sorted(set(devices))

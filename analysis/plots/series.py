@@ -67,21 +67,24 @@ def hue_label(framework, precision, several_frameworks: bool) -> str:
     return f"{framework} {precision}" if several_frameworks else str(precision)
 
 
+def text(values: pd.Series) -> pd.Series:
+    """Values as labels: str of each, '?' where missing (astype(str) keeps NaN in pandas 3)."""
+    return values.map(_shown).astype(object)
+
+
 def palette(frame: pd.DataFrame) -> dict[str, tuple[float, float, float]]:
     """{hue label: colour} for every framework/precision of `frame` (the seaborn `palette`
     argument of a chart whose `hue` is :func:`hue_column`)."""
     several = frame["framework"].nunique() > 1
-    pairs = frame[["framework", "precision"]].astype(str).drop_duplicates()
-    return {hue_label(fw, p, several): series_color(fw, p, several)
-            for fw, p in sorted(pairs.itertuples(index=False))}
+    pairs = set(zip(text(frame["framework"]), text(frame["precision"]), strict=True))
+    return {hue_label(fw, p, several): series_color(fw, p, several) for fw, p in sorted(pairs)}
 
 
 def hue_column(frame: pd.DataFrame) -> pd.Series:
     """The hue label of each row (see :func:`palette`)."""
     several = frame["framework"].nunique() > 1
     return pd.Series([hue_label(fw, p, several) for fw, p in
-                      zip(frame["framework"].astype(str), frame["precision"].astype(str),
-                          strict=True)], index=frame.index, dtype=object)
+                      zip(text(frame["framework"]), text(frame["precision"]), strict=True)], index=frame.index, dtype=object)
 
 
 def node_marker(num_nodes) -> str:
@@ -92,9 +95,16 @@ def node_marker(num_nodes) -> str:
         return OTHER_MARKER
 
 
+def _shown(value) -> str:
+    return "?" if pd.isna(value) else str(value)
+
+
 def series_label(row) -> str:
-    """Label of a scaling series: framework, model, precision and batch size."""
-    return f"{row['framework']} {row['model']} {row['precision']} b{row['batch_size_per_device']}"
+    """Label of a scaling series: framework, model, precision and batch size ('?' where
+    missing)."""
+    fw, model, prec, bsz = (_shown(row[c]) for c in ("framework", "model", "precision",
+                                                      "batch_size_per_device"))
+    return f"{fw} {model} {prec} b{bsz}"
 
 
 def case_label(row) -> str:
@@ -102,8 +112,9 @@ def case_label(row) -> str:
     case = row.get("case", "")
     if pd.notna(case) and str(case):
         return str(case)
-    return (f"{row['num_nodes']}n{row['gpus_per_node']}g {row['model']} "
-            f"b{row['batch_size_per_device']} {row['precision']}")
+    nodes, gpus, model, bsz, prec = (_shown(row[c]) for c in (
+        "num_nodes", "gpus_per_node", "model", "batch_size_per_device", "precision"))
+    return f"{nodes}n{gpus}g {model} b{bsz} {prec}"
 
 
 def case_labels(frame: pd.DataFrame) -> pd.Series:

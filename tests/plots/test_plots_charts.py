@@ -282,3 +282,23 @@ def test_bundled_campaigns(real_frames):
     gpt = plots.gpt_configurations(gpt_summary, "zh")
     assert len(gpt.axes) == 2 * 3
     assert "72·B·s·l·h²" in gpt.axes[-2].get_xlabel()
+
+
+@pytest.mark.parametrize("missing", ["num_nodes", "model", "precision", "framework",
+                                     "num_devices"])
+def test_cases_with_a_missing_field_are_still_drawn(frames, missing):
+    summary, _, _ = frames
+    broken = summary.copy()
+    if missing == "num_devices":  # a case with no device count has no place on the axis
+        broken["num_devices"] = broken["num_devices"].astype("Int64").mask(broken.index == 0)
+    else:
+        broken[missing] = pd.Series([pd.NA] * len(broken), dtype=broken[missing].dtype)
+    drawn = len(broken) - (missing == "num_devices")
+    for draw in (plots.throughput_vs_devices, plots.speedup_vs_ideal):
+        fig = draw(broken)
+        assert sum(len(ln.get_xdata()) for ln in fig.axes[0].lines
+                   if ln.get_marker() in DATA_MARKERS) == drawn
+        legend = _legend_texts(fig)
+        assert ("? nodes" in legend) == (missing == "num_nodes")
+        if missing in ("model", "precision", "framework"):
+            assert any("?" in t for t in legend)
