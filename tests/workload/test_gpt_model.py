@@ -71,6 +71,13 @@ def test_keep_layers_drops_what_other_stages_own():
     (["--num-attention-heads", "6", "--hidden-size", "36",
       "--tensor-model-parallel-size", "4"], 4, "multiple of the tensor-parallel size"),
     (["--num-layers", "2", "--pipeline-model-parallel-size", "4"], 4, "fewer than the 4"),
+    (["--param-dtype", "bf16"], 2, "--param-dtype bf16 needs --precision bf16 and one"),
+    (["--param-dtype", "bf16", "--precision", "fp32"], 1, "needs --precision bf16"),
+    (["--loss-chunk-tokens", "4096", "--tensor-model-parallel-size", "2"], 2,
+     "--loss-chunk-tokens needs the whole logit layer"),
+    (["--loss-chunk-tokens", "4096", "--pipeline-model-parallel-size", "2"], 4,
+     "no FSDP"),
+    (["--loss-chunk-tokens", "4096", "--data-parallel-impl", "fsdp"], 2, "no FSDP"),
 ])
 def test_inconsistent_sizes_are_named(argv, world, message):
     assert message in check(parse_args(argv), world)

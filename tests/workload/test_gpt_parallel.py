@@ -137,3 +137,14 @@ def test_data_x_pipeline_parallel_2x2_matches_single_process(tmp_path, single_lo
     dp_pp = _losses(_launch(tmp_path, 4, ["--global-batch-size", "8",
                                           "--pipeline-model-parallel-size", "2"]))
     assert dp_pp == pytest.approx(single_losses, rel=LOSS_RTOL)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("layout", [[], ["--pipeline-model-parallel-size", "2"]],
+                         ids=["dp2", "pp2"])
+def test_loss_chunks_on_two_processes_match_single_process(tmp_path, single_losses, layout):
+    """The chunked logit layer + loss under DDP (the logit weight's gradient arrives outside
+    DDP's forward and must still be all-reduced) and on the last pipeline stage."""
+    got = _losses(_launch(tmp_path, 2, ["--global-batch-size", "8", "--loss-chunk-tokens", "5",
+                                        *layout]))
+    assert got == pytest.approx(single_losses, rel=LOSS_RTOL)

@@ -72,12 +72,15 @@ class GPT(nn.Module):
     """Tokens (first stage) or hidden states in; logits (last stage) or hidden states out.
 
     `autocast` (a dtype or None) runs the forward under ``torch.autocast``; `checkpointing`
-    recomputes each block's activations in the backward pass."""
+    recomputes each block's activations in the backward pass. With ``logits = False`` the
+    last stage ends at the final LayerNorm and the loss applies ``head`` itself
+    (:class:`workloads.gpt.chunked_loss.ChunkedHeadLoss`)."""
 
     def __init__(self, cfg: GPTConfig, autocast: torch.dtype | None = None,
                  checkpointing: bool = False):
         super().__init__()
         self.cfg, self.autocast, self.checkpointing = cfg, autocast, checkpointing
+        self.logits = True
         self.tok = nn.Embedding(cfg.vocab, cfg.hidden)
         self.pos = nn.Embedding(cfg.seq, cfg.hidden)
         self.blocks = nn.ModuleDict({str(i): Block(cfg) for i in range(cfg.layers)})
@@ -120,8 +123,10 @@ class GPT(nn.Module):
                     x = checkpoint(block, x, use_reentrant=False)
                 else:
                     x = block(x)
-            if self.head is not None:
-                x = self.head(self.norm(x))
+            if self.norm is not None:
+                x = self.norm(x)
+                if self.logits:
+                    x = self.head(x)
             return x
 
 

@@ -6,6 +6,7 @@ import argparse
 
 SCHEDULES = ("1f1b", "gpipe")
 PRECISIONS = ("bf16", "fp32")
+PARAM_DTYPES = ("fp32", "bf16")
 SDPA_BACKENDS = ("auto", "cudnn", "flash", "efficient")
 COMPILE_MODES = ("default", "max-autotune-no-cudagraphs", "reduce-overhead", "max-autotune")
 
@@ -14,6 +15,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
     return value
 
 
@@ -50,7 +58,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = p.add_argument_group("numerics and speed")
     g.add_argument("--precision", choices=PRECISIONS, default="bf16",
-                   help="bf16 autocast (fp32 weights and optimizer) or fp32 throughout")
+                   help="bf16 matmuls and activations (under autocast, or on bf16 weights: "
+                        "--param-dtype) with an fp32 optimizer, or fp32 throughout")
+    g.add_argument("--param-dtype", choices=PARAM_DTYPES, default="fp32",
+                   help="weights in the forward and backward passes: fp32 (cast under bf16 "
+                        "autocast) or bf16 with fp32 master weights and fp32 gradient sums in "
+                        "the optimizer, no autocast (needs --precision bf16 and one process)")
+    g.add_argument("--loss-chunk-tokens", type=_non_negative_int, default=0,
+                   help="apply the logit layer and the cross-entropy this many tokens at a "
+                        "time, never holding all logits (0: one logit tensor, then the loss; "
+                        "needs --tensor-model-parallel-size 1 and no FSDP)")
     g.add_argument("--compile", action="store_true", help="torch.compile each block and the loss")
     g.add_argument("--compile-mode", choices=COMPILE_MODES, default="default")
     g.add_argument("--sdpa-backend", choices=SDPA_BACKENDS, default="auto",
@@ -86,6 +103,14 @@ def check(args: argparse.Namespace, world_size: int) -> str | None:
         return f"--num-layers {args.num_layers} is fewer than the {pp} pipeline stages"
     if args.vocab_size % tp:
         return f"--vocab-size {args.vocab_size} is not a multiple of the tensor-parallel size {tp}"
+    if args.param_dtype == "bf16" and (args.precision != "bf16" or world_size > 1):
+        return ("--param-dtype bf16 needs --precision bf16 and one process (parallel layouts "
+                "keep fp32 weights under bf16 autocast)")
+    fsdp = dp > 1 and (pp > 1 or args.data_parallel_impl == "fsdp")
+    if args.loss_chunk_tokens and (tp > 1 or fsdp):
+        return ("--loss-chunk-tokens needs the whole logit layer on the last stage: "
+                "--tensor-model-parallel-size 1 and no FSDP (pipeline stages with data "
+                "parallelism use FSDP)")
     args.data_parallel_size, args.global_batch_size = dp, gbs
     args.num_micro_batches = gbs // per_step
     return None

@@ -23,7 +23,9 @@ import torch
 from workloads import dist as wdist
 from workloads.dist import DistEnv, WorkloadError
 from workloads.gpt import logfmt
+from workloads.gpt.chunked_loss import ChunkedHeadLoss
 from workloads.gpt.flops import FORMULA, model_flops, parameter_count
+from workloads.gpt.master_weights import MasterWeights
 from workloads.gpt.model import GPT, GPTConfig, lm_loss
 from workloads.gpt.options import check, parse_args
 from workloads.gpt.parallel import (
@@ -54,9 +56,11 @@ def build_model(args, layout: Layout, device: torch.device) -> GPT:
     cfg = GPTConfig(args.num_layers, args.hidden_size, args.num_attention_heads,
                     args.seq_length, args.vocab_size)
     torch.manual_seed(args.seed)
+    autocast = args.precision == "bf16" and args.param_dtype == "fp32"
     with torch.device(device):
-        model = GPT(cfg, autocast=torch.bfloat16 if args.precision == "bf16" else None,
+        model = GPT(cfg, autocast=torch.bfloat16 if autocast else None,
                     checkpointing=args.activation_checkpointing)
+    model.logits = not args.loss_chunk_tokens
     if layout.pp > 1:
         model.keep_layers(*stage_layers(args.num_layers, layout.pp, layout.pp_rank),
                           args.num_layers)
@@ -104,15 +108,26 @@ class Trainer:
         self.impl = impl
         self.wrapped = apply_data_parallel(self.model, layout, impl, device)
         self.vocab_parallel = layout.tp > 1 and layout.pp == 1
-        self.loss_fn = torch.compile(lm_loss) if args.compile and not self.vocab_parallel \
-            else lm_loss
-        self.optimizer = torch.optim.AdamW(parameter_groups(self.model), lr=args.lr,
-                                           weight_decay=args.weight_decay, fused=True)
+        self.loss_fn = self._loss_function()
+        self.master = MasterWeights(self.model) if args.param_dtype == "bf16" else None
+        groups = [{"params": self.master.master}] if self.master else \
+            parameter_groups(self.model)
+        self.optimizer = torch.optim.AdamW(groups, lr=args.lr, weight_decay=args.weight_decay,
+                                           fused=True)
         self.schedule = None
         if layout.pp > 1:
             self.schedule = build_schedule(self.wrapped, layout, device, args.num_micro_batches,
                                            args.pipeline_schedule, self.loss_fn)
         self.inputs, self.targets = synthetic_batch(args, layout, device)
+
+    def _loss_function(self):
+        args = self.args
+        if args.loss_chunk_tokens and self.model.head is not None:
+            dtype = torch.bfloat16 if args.precision == "bf16" else None
+            return ChunkedHeadLoss(self.model.head, args.loss_chunk_tokens, dtype, args.compile)
+        if args.compile and not self.vocab_parallel:
+            return torch.compile(lm_loss)
+        return lm_loss
 
     def _loss_context(self):
         if not self.vocab_parallel:
@@ -159,6 +174,8 @@ class Trainer:
         loss = self._pipeline() if self.schedule is not None else self._accumulate()
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
+        if self.master is not None:
+            self.master.copy_to_model()
         return loss
 
 
@@ -174,7 +191,9 @@ def _arguments(args, denv: DistEnv, layout: Layout, trainer_impl: str) -> dict:
         "pipeline_model_parallel_size": layout.pp, "pipeline_schedule": args.pipeline_schedule,
         "data_parallel_impl": trainer_impl, "num_nodes": denv.num_nodes,
         "num_gpus_per_node": denv.local_world_size, "bf16": args.precision == "bf16",
-        "fp16": False, "compile": args.compile, "compile_mode": args.compile_mode,
+        "fp16": False, "param_dtype": args.param_dtype,
+        "loss_chunk_tokens": args.loss_chunk_tokens,
+        "compile": args.compile, "compile_mode": args.compile_mode,
         "checkpoint_activations": args.activation_checkpointing,
         "sdpa_backend": args.sdpa_backend, "train_iters": args.train_iters,
         "log_interval": args.log_interval, "seed": args.seed, "lr": args.lr,
