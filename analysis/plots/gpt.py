@@ -51,6 +51,21 @@ def _config_label(r) -> str:
     return plain(f"{r.group} {sizes}{batch}" if pd.notna(r.group) else sizes + batch)
 
 
+def config_labels(df: pd.DataFrame) -> list[str]:
+    """A bar label per row, unique within a model size: the configuration, then, only where
+    two rows would share it, the precision, micro-batch and framework that tell them apart
+    (bars of one label would be drawn over each other)."""
+    labels = [_config_label(r) for r in df.itertuples(index=False)]
+    sizes = list(zip(df["hidden"], df["layers"], strict=True))
+    extras = (("precision", "{}"), ("batch_size_per_device", "mb{}"), ("framework", "{}"))
+    for column, fmt in extras:
+        keys = list(zip(sizes, labels, strict=True))
+        clash = [keys.count(k) > 1 for k in keys]
+        labels = [f"{lab} {plain(fmt.format(v))}" if c else lab
+                  for lab, v, c in zip(labels, df[column], clash, strict=True)]
+    return labels
+
+
 def _model_label(hidden, layers, tr: Translator) -> str:
     if pd.isna(hidden) or pd.isna(layers):
         return tr("report.unknown")
@@ -128,7 +143,7 @@ def gpt_configurations(summary: pd.DataFrame, lang: str = "en") -> ReportFigure 
     if not metrics:
         return None
     df = df.sort_values(["hidden", "layers", "pp", "tp", "dp", "gbs", "case"], kind="stable")
-    df["_config"] = [_config_label(r) for r in df.itertuples(index=False)]
+    df["_config"] = config_labels(df)
     df["_hue"] = hue_column(df)
     pal = palette(df)
     groups = [(size, g) for size, g in df.groupby(["hidden", "layers"], sort=False, dropna=False)]

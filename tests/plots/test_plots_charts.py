@@ -302,3 +302,13 @@ def test_cases_with_a_missing_field_are_still_drawn(frames, missing):
         assert ("? nodes" in legend) == (missing == "num_nodes")
         if missing in ("model", "precision", "framework"):
             assert any("?" in t for t in legend)
+
+
+def test_gpt_cases_of_one_configuration_get_bars_of_their_own():
+    gpt = make_gpt_summary().iloc[[0, 0, 0]].reset_index(drop=True)
+    gpt.loc[1, "precision"] = "fp16"
+    gpt.loc[2, "batch_size_per_device"] = 4  # same global batch, more accumulation steps
+    fig = plots.gpt_configurations(gpt)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels == ["DP 1×1×1 B8 bf16 mb8", "DP 1×1×1 B8 fp16", "DP 1×1×1 B8 bf16 mb4"]
+    assert len([p for p in fig.axes[0].patches if p.get_width() > 0]) == 3
