@@ -113,24 +113,6 @@ def discover(paths: Iterable[str | Path]) -> list[tuple[Path, str, bool]]:
     return [(f.path, f.run_id, f.explicit) for f in find_logs(paths)[0]]
 
 
-def _read_one(path: Path, family: str | None, explicit: bool, max_bytes: int,
-              dlperf_only: bool = False, cache: bool = False) -> FileRead:
-    """:func:`_read_file`, through the parse cache when `cache`."""
-    how = {"family": family, "explicit": explicit, "max_bytes": max_bytes,
-           "dlperf_only": dlperf_only}
-    key = parse_cache.file_key(path, how) if cache else None
-    hit = parse_cache.load(key) if key is not None else None
-    if hit is not None:
-        fields, parsed, problems = hit
-        return FileRead(path, parsed, problems, fields["family"], bytes.fromhex(fields["digest"]),
-                        fields["skip"])
-    read = _read_file(path, family, explicit, max_bytes, dlperf_only)
-    if key is not None and not any(p.kind == "unreadable_file" for p in read.problems):
-        parse_cache.save(key, {"family": read.family, "digest": read.digest.hex(),
-                               "skip": read.skip}, read.parsed, read.problems)
-    return read
-
-
 def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
                dlperf_only: bool = False) -> FileRead:
     """Read and parse one file; never raises for what the file holds. With `dlperf_only`,
@@ -210,6 +192,12 @@ def _parse_for_rule(parser, log: LogText) -> ParsedLog | None:
     return parsed if len(parsed.obs) == rows or parser.dlperf_has_read(parsed) else None
 
 
+def _files_read(members: list[Found]) -> list[Found]:
+    """The files of a run that are read: the first of each role (see `_read_run`)."""
+    roles: dict[tuple[int, str], Path] = {}
+    return [f for f in members if roles.setdefault(_role(f.path), f.path) is f.path]
+
+
 def _role(path: Path) -> tuple[int, str]:
     """What a file is to its run: (node, kind); two files of one role are one too many."""
     name = path.name[:-3] if path.name.endswith(".gz") else path.name
@@ -277,8 +265,14 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
         by_run.setdefault(f.run_key, []).append(f)
 
     read_run = partial(_read_run, family=family, limit=limit, meta_files=MetaFiles(),
-                       user_meta=user_meta, dlperf_only=dlperf_only, cache=cache)
-    runs = [run for run in ordered_map(read_run, list(by_run.values()), jobs) if run is not None]
+                       user_meta=user_meta, dlperf_only=dlperf_only)
+    groups = list(by_run.values())
+    if cache:
+        runs = _read_runs_cached(groups, read_run, jobs,
+                                 {"family": family, "max_bytes": limit, "dlperf_only": dlperf_only})
+    else:
+        runs = ordered_map(read_run, groups, jobs)
+    runs = [run for run in runs if run is not None]
     kept = _drop_duplicate_content(runs, all_problems)
     for run in kept:
         all_problems += run.problems
@@ -298,6 +292,40 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     return ParseResult(None, _runs_frame(run_rows), problems, obs_parts)
 
 
+def _read_runs_cached(groups: list[list[Found]], read_run, jobs: int | None,
+                      how: dict) -> list[_Run | None]:
+    """`read_run` of every group, through the parse cache: runs whose files are all kept
+    are assembled here from what they gave, the others read (in `jobs` processes) and kept."""
+    stores: dict[str, parse_cache.FolderCache] = {}
+    known: dict[Path, FileRead] = {}
+    for members in groups:
+        for f in members:
+            store = stores.get(f.run_key[0])
+            if store is None:
+                store = stores[f.run_key[0]] = parse_cache.FolderCache(f.run_key[0], how)
+            hit = store.get(f.path, f.explicit)
+            if hit is not None:
+                fields, parsed, problems = hit
+                known[f.path] = FileRead(f.path, parsed, problems, fields["family"],
+                                         bytes.fromhex(fields["digest"]), fields["skip"])
+    todo = [i for i, members in enumerate(groups)
+            if any(f.path not in known for f in _files_read(members))]
+    unread = set(todo)
+    runs = [None if i in unread else read_run(members, known=known)
+            for i, members in enumerate(groups)]
+    for i, run in zip(todo, ordered_map(read_run, [groups[i] for i in todo], jobs), strict=True):
+        runs[i] = run
+        for f in groups[i]:
+            read = run.reads.get(f.path) if run is not None else None
+            if read is not None and not any(p.kind == "unreadable_file" for p in read.problems):
+                stores[f.run_key[0]].put(f.path, f.explicit, {
+                    "family": read.family, "digest": read.digest.hex(), "skip": read.skip},
+                    read.parsed, read.problems)
+    for store in stores.values():
+        store.save()
+    return runs
+
+
 @dataclass
 class _Run:
     """One run while it is assembled: its row, parsed parts and problems."""
@@ -305,17 +333,22 @@ class _Run:
     row: dict
     main: FileRead
     relative_id: str  # as named under its command-line path (the same in a copied folder)
+    folder: str  # the real folder of its files (`Found.run_key`)
     path_case: dict
     obs_parts: list[tuple[dict, ParsedLog, str]]
     problems: list[Problem]
+    reads: dict[Path, FileRead] = field(default_factory=dict)  # what each file gave
 
 
 def _read_run(members: list[Found], family: str | None, limit: int, meta_files: MetaFiles,
-              user_meta: dict, dlperf_only: bool = False, cache: bool = False) -> _Run | None:
-    """Read the files of one run (one file per role) into its row; None when there is none."""
+              user_meta: dict, dlperf_only: bool = False,
+              known: dict[Path, FileRead] | None = None) -> _Run | None:
+    """Read the files of one run (one file per role) into its row; None when there is none.
+    Files in `known` are not read again: what they gave is there."""
     rid = members[0].run_id
     problems: list[Problem] = []
     reads: list[FileRead] = []
+    every: dict[Path, FileRead] = {}
     roles: dict[tuple[int, str], Path] = {}
     for f in members:
         first = roles.setdefault(_role(f.path), f.path)
@@ -325,7 +358,9 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
                 f"a second file of this run beside {first}; only {first.name} is read",
                 run_id=rid))
             continue
-        read = _read_one(f.path, family, f.explicit, limit, dlperf_only, cache)
+        read = (known or {}).get(f.path) or _read_file(f.path, family, f.explicit, limit,
+                                                      dlperf_only)
+        every[f.path] = read
         if not read.skip:
             reads.append(read)
     if not reads:
@@ -356,7 +391,8 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
                 row["parameters"].update(read.parsed.parameters)
     problems += run_problems + _run_level_problems(row, parsed, fam)
     path_case = {k: path_meta[k] for k in _PATH_CASE if k in path_meta}
-    return _Run(row, main, members[0].relative_id, path_case, obs_parts, problems)
+    return _Run(row, main, members[0].relative_id, members[0].run_key[0], path_case, obs_parts,
+                problems, every)
 
 
 def _drop_duplicate_content(runs: list[_Run], problems: list[Problem]) -> list[_Run]:
@@ -370,7 +406,7 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem]) -> list[_
         main = run.main
         if main.parsed is not None and M.TRAIN in main.parsed.obs.phases():
             first = None
-            for key in ((main.digest, "folder", str(_folder(run))), (main.digest, "id", run.relative_id)):
+            for key in ((main.digest, "folder", run.folder), (main.digest, "id", run.relative_id)):
                 first = first or seen.get(key)
                 seen.setdefault(key, run)
             if first is not None:
@@ -383,10 +419,6 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem]) -> list[_
     return kept
 
 
-def _folder(run: _Run) -> Path:
-    return run.main.path.resolve().parent
-
-
 def _place_unread_runs(runs: list[_Run]) -> list[dict]:
     """Rows of the runs; a run no parser could read is no case of its own: it joins the case
     its path names when a run read in the same folder has that case (its problem then counts
@@ -394,12 +426,12 @@ def _place_unread_runs(runs: list[_Run]) -> list[dict]:
     cases: dict[tuple, list[dict]] = {}
     for run in runs:
         if run.main.family and run.path_case:
-            key = (_folder(run), tuple(sorted(run.path_case.items())))
+            key = (run.folder, tuple(sorted(run.path_case.items())))
             cases.setdefault(key, []).append(run.row)
     rows = []
     for run in runs:
         if not run.main.family:
-            key = (_folder(run), tuple(sorted(run.path_case.items())))
+            key = (run.folder, tuple(sorted(run.path_case.items())))
             like = {tuple(r[k] for k in _RUN_CASE) for r in cases.get(key, [])}
             if not run.path_case or len(like) != 1:
                 continue

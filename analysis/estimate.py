@@ -126,7 +126,11 @@ class RunData:
             keep = ~np.isnan(step)
             if not np.isnan(rank).all():
                 keep &= np.isnan(rank) | (rank == np.nanmin(rank))
-            lines, first = np.unique(cols["line"][keep], return_index=True)
+            lines = cols["line"][keep]
+            if (lines[1:] > lines[:-1]).all():  # one row per line, in order (one metric)
+                first = slice(None)
+            else:
+                lines, first = np.unique(lines, return_index=True)
             self._timeline = (lines, epoch[keep][first], step[keep][first], ts[keep][first])
         return self._timeline
 

@@ -1,12 +1,16 @@
-"""What reading one log gave, cached per file between runs (``--no-cache`` turns it off).
+"""What reading each log gave, kept between runs (``--no-cache`` turns it off).
 
-An entry is keyed by the file's real path, size and ``mtime_ns``, how it was read (forced
-family, byte cap, first lines only) and the parser version (a hash of the reading code), so
-a changed file or parser is read again. Entries are numpy ``.npz`` files read without
-pickle; one that cannot be read or names another key is ignored and rewritten, never
-trusted. A file changed in the last seconds is not cached (its next change could keep its
-size and ``mtime_ns``). Folder: ``$DLPERF_CACHE_DIR``, else ``$XDG_CACHE_HOME/dlperf/parse``,
-else ``~/.cache/dlperf/parse``.
+Entries are keyed per file: its real path, size and ``mtime_ns`` and whether it was named
+on the command line, in a store of its folder that also names how the files were read
+(forced family, byte cap, first lines only) and the parser version (a hash of the reading
+code); a changed file is read again, a deleted one forgotten when its folder's store is next
+written. One store per folder (a numpy ``.npz`` read without pickle: a JSON head and the
+numeric columns of every entry concatenated) is one read and one write per folder, where an
+entry per file cost more than reading the lines the DLPerf rules need. A store that cannot
+be read or names another key is ignored and rewritten, never trusted. A file changed in the
+last seconds is not cached (its next change could keep its size and ``mtime_ns``).
+Folder: ``$DLPERF_CACHE_DIR``, else ``$XDG_CACHE_HOME/dlperf/parse``, else
+``~/.cache/dlperf/parse``.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ CACHE_DIR_ENV = "DLPERF_CACHE_DIR"
 #: Files modified this recently (seconds) are not cached.
 SETTLE_S = 2.0
 _NUMERIC = ("value", "line", "step", "epoch", "rank", "device", "timestamp")
+_DTYPES = {"value": np.float64, "timestamp": np.float64}  # the others int64
 _NAMES = ("phase", "metric", "unit")
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -51,89 +56,131 @@ def parser_version() -> str:
     return h.hexdigest()
 
 
-def file_key(path: Path, how: dict) -> dict | None:
-    """The key of `path` read `how`; None when it is not to be cached (unreadable, or
-    changed in the last SETTLE_S seconds)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    if time.time_ns() - st.st_mtime_ns < SETTLE_S * 1e9:
-        return None
-    return {"path": os.path.realpath(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            "version": parser_version(), **how}
-
-
-def _entry(key: dict) -> Path:
-    name = hashlib.blake2b(json.dumps(key, sort_keys=True).encode(), digest_size=20).hexdigest()
-    return cache_dir() / name[:2] / f"{name}.npz"
-
-
 def _problem_row(p: Problem) -> list:
     return [p.source, p.line, p.kind, p.reason, p.text, p.run_id]
 
 
-def save(key: dict, fields: dict, parsed: ParsedLog | None, problems: list[Problem]) -> None:
-    """Store one read (`fields`: JSON-able scalars of it); what cannot be stored is not."""
-    try:
-        data = _encode(key, fields, parsed, problems)
-    except (TypeError, ValueError):  # a value JSON cannot hold: read the file next time
-        return
-    entry = _entry(key)
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(entry, data)
-    except OSError:
-        pass
+class FolderCache:
+    """The entries of one folder's logs read `how`: :meth:`get` one, :meth:`put` a new one,
+    :meth:`save` the store when it changed."""
 
+    def __init__(self, folder: str, how: dict) -> None:
+        self.folder = folder
+        self.key = {"folder": folder, "version": parser_version(), **how}
+        name = hashlib.blake2b(json.dumps(self.key, sort_keys=True).encode(),
+                               digest_size=20).hexdigest()
+        self.path = cache_dir() / name[:2] / f"{name}.npz"
+        self.entries: dict[str, dict] = {}
+        self.columns: dict[str, np.ndarray] = {}
+        self.new: dict[str, tuple] = {}
+        self._load()
 
-def _encode(key: dict, fields: dict, parsed: ParsedLog | None, problems: list[Problem]) -> bytes:
-    arrays: dict[str, np.ndarray] = {}
-    head = {"key": key, "fields": fields, "problems": [_problem_row(p) for p in problems]}
-    if parsed is not None:
-        blocks = []
-        for i, b in enumerate(parsed.obs.blocks):
-            block = {"n": int(b["n"])}
-            for name in _NUMERIC:
-                arrays[f"{i}.{name}"] = np.ascontiguousarray(b[name])
+    def _load(self) -> None:
+        try:
+            with np.load(self.path, allow_pickle=False) as z:
+                head = json.loads(z["head"].tobytes())
+                columns = {name: z[name] for name in _NUMERIC}
+        except Exception:  # noqa: BLE001 - a damaged or absent store is a miss, never an error
+            return
+        if head.get("key") != self.key:
+            return
+        self.entries, self.columns = head["entries"], columns
+
+    @staticmethod
+    def _stat(path: Path, explicit: bool) -> dict | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if time.time_ns() - st.st_mtime_ns < SETTLE_S * 1e9:
+            return None
+        return {"path": os.path.realpath(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                "explicit": explicit}
+
+    def get(self, path: Path, explicit: bool) -> tuple[dict, ParsedLog | None, list[Problem]] | None:
+        """(fields, parsed, problems) kept for `path` as it is now, or None."""
+        stat = self._stat(path, explicit)
+        entry = self.entries.get(os.path.basename(stat["path"])) if stat else None
+        if entry is None or entry["stat"] != stat:
+            return None
+        try:
+            return entry["fields"], self._parsed(entry.get("parsed")), [
+                Problem(*r) for r in entry["problems"]]
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def _parsed(self, p: dict | None) -> ParsedLog | None:
+        if p is None:
+            return None
+        parsed = ParsedLog(p["family"], Observations(), p["meta"],
+                           {k: int(v) for k, v in p["meta_lines"].items()}, p["parameters"],
+                           [Problem(*r) for r in p["problems"]])
+        for block in p["blocks"]:
+            at, n = block["at"], block["n"]
+            b = {"n": n, **{name: self.columns[name][at:at + n] for name in _NUMERIC}}
+            if any(len(b[name]) != n for name in _NUMERIC):
+                raise ValueError("a block beyond the columns")
             for name in _NAMES:
-                if isinstance(b[name], str):
-                    block[name] = b[name]
-                else:
-                    arrays[f"{i}.{name}"] = np.asarray(b[name], dtype=str)
-            blocks.append(block)
-        head["parsed"] = {"family": parsed.family, "meta": parsed.meta,
-                          "meta_lines": parsed.meta_lines, "parameters": parsed.parameters,
-                          "problems": [_problem_row(p) for p in parsed.problems],
-                          "blocks": blocks}
-    arrays["head"] = np.frombuffer(json.dumps(head).encode(), dtype=np.uint8)
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    return buf.getvalue()
+                v = block[name]
+                b[name] = v if isinstance(v, str) else np.array(v, dtype=object)
+            parsed.obs.blocks.append(b)
+        return parsed
 
+    def put(self, path: Path, explicit: bool, fields: dict, parsed: ParsedLog | None,
+            problems: list[Problem]) -> None:
+        """Keep what reading `path` gave (not when it changed in the last SETTLE_S)."""
+        stat = self._stat(path, explicit)
+        if stat is not None:
+            self.new[os.path.basename(stat["path"])] = (stat, fields, parsed, problems)
 
-def load(key: dict) -> tuple[dict, ParsedLog | None, list[Problem]] | None:
-    """(fields, parsed, problems) stored for `key`, or None (absent, unreadable, other key)."""
-    try:
-        with np.load(_entry(key), allow_pickle=False) as z:
-            head = json.loads(z["head"].tobytes())
-            if head["key"] != key:
-                return None
-            parsed = None
-            if head.get("parsed") is not None:
-                p = head["parsed"]
-                parsed = ParsedLog(p["family"], Observations(), p["meta"],
-                                   {k: int(v) for k, v in p["meta_lines"].items()},
-                                   p["parameters"], [Problem(*r) for r in p["problems"]])
-                for i, block in enumerate(p["blocks"]):
-                    b = {"n": int(block["n"])}
-                    for name in _NUMERIC:
-                        b[name] = z[f"{i}.{name}"]
-                        if len(b[name]) != b["n"]:
-                            return None
-                    for name in _NAMES:
-                        b[name] = block[name] if name in block else z[f"{i}.{name}"].astype(object)
-                    parsed.obs.blocks.append(b)
-            return head["fields"], parsed, [Problem(*r) for r in head["problems"]]
-    except Exception:  # noqa: BLE001 - any damage to an entry makes it a miss, never an error
-        return None
+    def save(self) -> None:
+        """Write the store when entries were added; entries of files gone are dropped. What
+        cannot be written is not (the next run reads those files again)."""
+        if not self.new:
+            return
+        entries = {name: e for name, e in self.entries.items()
+                   if name not in self.new and os.path.exists(e["stat"]["path"])}
+        parts = {name: [] for name in _NUMERIC}
+        at = 0
+        for entry in entries.values():  # kept entries: their blocks move to the new columns
+            for block in (entry.get("parsed") or {}).get("blocks", []):
+                for name in _NUMERIC:
+                    parts[name].append(self.columns[name][block["at"]:block["at"] + block["n"]])
+                block["at"] = at
+                at += block["n"]
+        try:
+            for name, (stat, fields, parsed, problems) in self.new.items():
+                entries[name], at = self._entry(stat, fields, parsed, problems, parts, at)
+            head = json.dumps({"key": self.key, "entries": entries}).encode()
+        except (TypeError, ValueError):  # a value JSON cannot hold: read the files next time
+            return
+        columns = {name: np.concatenate(v).astype(_DTYPES.get(name, np.int64)) if v else
+                   np.empty(0, _DTYPES.get(name, np.int64)) for name, v in parts.items()}
+        buf = io.BytesIO()
+        np.savez(buf, head=np.frombuffer(head, dtype=np.uint8), **columns)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.path, buf.getvalue())
+        except OSError:
+            pass
+
+    @staticmethod
+    def _entry(stat: dict, fields: dict, parsed: ParsedLog | None, problems: list[Problem],
+               parts: dict[str, list], at: int) -> tuple[dict, int]:
+        entry = {"stat": stat, "fields": fields, "problems": [_problem_row(p) for p in problems]}
+        if parsed is not None:
+            blocks = []
+            for b in parsed.obs.blocks:
+                block = {"at": at, "n": int(b["n"])}
+                for name in _NUMERIC:
+                    parts[name].append(np.broadcast_to(b[name], (b["n"],)))
+                for name in _NAMES:
+                    v = b[name]
+                    block[name] = v if isinstance(v, str) else [str(x) for x in v]
+                blocks.append(block)
+                at += block["n"]
+            entry["parsed"] = {"family": parsed.family, "meta": parsed.meta,
+                               "meta_lines": parsed.meta_lines, "parameters": parsed.parameters,
+                               "problems": [_problem_row(p) for p in parsed.problems],
+                               "blocks": blocks}
+        return entry, at

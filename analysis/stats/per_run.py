@@ -233,18 +233,28 @@ def _outliers(runs: pd.DataFrame) -> pd.Series:
     case median. The MAD is scaled by 1.4826 (a normal sigma) and floored at
     OUTLIER_MIN_SPREAD of the median, so very repeatable cases do not flag run-to-run
     noise of a fraction of a percent."""
-    out = pd.Series(False, index=runs.index)
-    if runs.empty:
-        return out
-    for _, g in runs.groupby(_case_key(runs), dropna=False, sort=False):
-        v = g["throughput"].to_numpy(dtype=float)
+    out = np.zeros(len(runs), bool)
+    throughput = runs["throughput"].to_numpy(dtype=float)
+    for rows in _case_rows(runs):
+        v = throughput[rows]
         ok = np.isfinite(v)
         if ok.sum() < 3:
             continue
         med = np.median(v[ok])
         mad = max(MAD_TO_SIGMA * np.median(np.abs(v[ok] - med)), OUTLIER_MIN_SPREAD * abs(med))
-        out.loc[g.index[ok]] = np.abs(v[ok] - med) > OUTLIER_MADS * mad
-    return out
+        out[rows[ok]] = np.abs(v[ok] - med) > OUTLIER_MADS * mad
+    return pd.Series(out, index=runs.index)
+
+
+def _case_rows(runs: pd.DataFrame) -> list[np.ndarray]:
+    """Row positions of each case (CASE_COLUMNS; missing values of any kind are one value):
+    what a groupby on `_case_key` gives, without its cost per group."""
+    keys = zip(*(runs[c].astype(object).where(runs[c].notna(), None).tolist()
+                 for c in CASE_COLUMNS))
+    groups: dict[tuple, list[int]] = {}
+    for i, key in enumerate(keys):
+        groups.setdefault(key, []).append(i)
+    return [np.array(rows) for rows in groups.values()]
 
 
 def iteration_throughput(result: ParseResult) -> pd.DataFrame:

@@ -1,5 +1,6 @@
 """The parse cache: an unchanged file is not read again and gives the same frames; a changed
-file is read again; a damaged entry is ignored and rewritten; `--no-cache` writes none."""
+file is read again; a damaged store is ignored and rewritten; `--no-cache` writes none.
+Entries are kept per file in one store per folder."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def _count_reads(monkeypatch) -> list:
 def test_an_unchanged_file_is_not_read_again(logs, tmp_path, monkeypatch):
     plain = parse_paths([logs], jobs=1)
     first = parse_paths([logs], jobs=1, cache=True)
-    assert len(_entries(tmp_path)) == 3
+    assert len(_entries(tmp_path)) == 1  # one store for the folder
     reads = _count_reads(monkeypatch)
     again = parse_paths([logs], jobs=1, cache=True)
     assert reads == []
@@ -74,25 +75,40 @@ def test_a_changed_file_is_read_again(logs, monkeypatch):
     assert set(ips["value"]) == {900.0}
 
 
-def test_a_fresh_file_is_not_cached(logs, tmp_path):
+def test_a_fresh_file_is_not_cached(logs, monkeypatch):
     path = logs / "1n1g" / "r50_b64_amp_1.log"
     os.utime(path, None)  # just written: a change in the same instant could go unseen
     parse_paths([logs], jobs=1, cache=True)
-    assert len(_entries(tmp_path)) == 2
+    reads = _count_reads(monkeypatch)
+    parse_paths([logs], jobs=1, cache=True)
+    assert reads == [path]
+
+
+def test_a_deleted_file_is_forgotten(logs, tmp_path, monkeypatch):
+    parse_paths([logs], jobs=1, cache=True)
+    (logs / "1n1g" / "r50_b64_amp_2.log").unlink()
+    changed = logs / "1n1g" / "r50_b64_amp_1.log"
+    os.utime(changed, (OLD + 60, OLD + 60))  # the store is written again
+    parse_paths([logs], jobs=1, cache=True)
+    head = parse_cache.FolderCache(str((logs / "1n1g").resolve()), {
+        "family": None, "max_bytes": 4 << 30, "dlperf_only": False})
+    assert sorted(head.entries) == ["r50_b64_amp_1.log", "r50_b64_amp_3.log"]
 
 
 @pytest.mark.parametrize("damage", [b"", b"PK\x03\x04 not a zip", None])
-def test_a_damaged_entry_is_ignored_and_rewritten(logs, tmp_path, monkeypatch, damage):
+def test_a_damaged_store_is_ignored_and_rewritten(logs, tmp_path, monkeypatch, damage):
     plain = parse_paths([logs], jobs=1)
     parse_paths([logs], jobs=1, cache=True)
     entry = _entries(tmp_path)[0]
-    if damage is None:  # a valid entry of another file under this one's name
-        entry.write_bytes(_entries(tmp_path)[1].read_bytes())
+    if damage is None:  # a valid store of another key (read another way) under this name
+        parse_paths([logs], jobs=1, cache=True, dlperf_only=True)
+        other = next(p for p in _entries(tmp_path) if p != entry)
+        entry.write_bytes(other.read_bytes())
     else:
         entry.write_bytes(damage)
     reads = _count_reads(monkeypatch)
     result = parse_paths([logs], jobs=1, cache=True)
-    assert len(reads) == 1
+    assert len(reads) == 3
     assert result.observations.equals(plain.observations)
     assert result.runs.equals(plain.runs)
     reads.clear()
@@ -107,6 +123,6 @@ def test_cli_no_cache(logs, tmp_path, dlperf_exe):
     assert _entries(tmp_path) == []
     on = run_cli(dlperf_exe, "summarize", logs, "--format", "csv", env=env)
     again = run_cli(dlperf_exe, "summarize", logs, "--format", "csv", env=env)
-    assert len(_entries(tmp_path)) == 3
+    assert len(_entries(tmp_path)) == 1
     assert off.stdout == on.stdout == again.stdout
     assert off.stderr == on.stderr == again.stderr
