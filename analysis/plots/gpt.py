@@ -15,7 +15,7 @@ from analysis.i18n import Translator
 from analysis.stats import gpt_flops
 
 from .figure import PAGE_WIDTH, ReportFigure, compact_number, new_figure, plain
-from .series import hue_column, palette
+from .series import distinct_labels, hue_column, palette
 
 #: A GPT case name: <group>_<dp>x<tp>x<pp>_<global batch>_<hidden>x<layers> (analysis.schema).
 CASE_NAME = re.compile(r"^(?P<group>.+)_(?P<dp>\d+)x(?P<tp>\d+)x(?P<pp>\d+)_(?P<gbs>\d+)_"
@@ -45,25 +45,18 @@ def configurations(summary: pd.DataFrame) -> pd.DataFrame:
 
 def _config_label(r) -> str:
     if any(pd.isna(getattr(r, k)) for k in ("dp", "tp", "pp")):
-        return plain(r.case)
+        return str(r.case)
     sizes = f"{int(r.dp)}×{int(r.tp)}×{int(r.pp)}"
     batch = f" B{int(r.gbs)}" if pd.notna(r.gbs) else ""
-    return plain(f"{r.group} {sizes}{batch}" if pd.notna(r.group) else sizes + batch)
+    return f"{r.group} {sizes}{batch}" if pd.notna(r.group) else sizes + batch
 
 
 def config_labels(df: pd.DataFrame) -> list[str]:
-    """A bar label per row, unique within a model size: the configuration, then, only where
-    two rows would share it, the precision, micro-batch and framework that tell them apart
-    (bars of one label would be drawn over each other)."""
+    """A bar label per row, unique within a model size (bars of one label would be drawn
+    over each other): the configuration, then what tells two cases apart where needed."""
     labels = [_config_label(r) for r in df.itertuples(index=False)]
     sizes = list(zip(df["hidden"], df["layers"], strict=True))
-    extras = (("precision", "{}"), ("batch_size_per_device", "mb{}"), ("framework", "{}"))
-    for column, fmt in extras:
-        keys = list(zip(sizes, labels, strict=True))
-        clash = [keys.count(k) > 1 for k in keys]
-        labels = [f"{lab} {plain(fmt.format(v))}" if c else lab
-                  for lab, v, c in zip(labels, df[column], clash, strict=True)]
-    return labels
+    return [plain(label) for label in distinct_labels(df, labels, scope=sizes)]
 
 
 def _model_label(hidden, layers, tr: Translator) -> str:

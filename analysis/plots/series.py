@@ -28,6 +28,11 @@ _SHADES = (0.0, -0.4, 0.45, -0.65, 0.7, -0.2)
 #: Marker of each node count (1 node filled, several nodes hollow), and the fallback.
 NODE_MARKERS = {1: "o", 2: "s", 4: "^", 8: "D", 16: "v"}
 OTHER_MARKER = "P"
+#: The fields that make a case (analysis.schema.CASE_COLUMNS), and those appended, in this
+#: order, to tell apart cases whose labels would be the same.
+CASE_FIELDS = ("framework", "model", "precision", "num_nodes", "gpus_per_node",
+               "batch_size_per_device", "case")
+_TIE_BREAKERS = (("precision", "{}"), ("batch_size_per_device", "mb{}"), ("framework", "{}"))
 
 
 def _stable_index(name: str, size: int) -> int:
@@ -117,8 +122,37 @@ def case_label(row) -> str:
     return f"{nodes}n{gpus}g {model} b{bsz} {prec}"
 
 
+def distinct_labels(frame: pd.DataFrame, labels: list[str], scope: list | None = None
+                    ) -> list[str]:
+    """`labels` of the rows of `frame`, made distinct where rows of different cases (within
+    one `scope` value) share one: the precision, then the micro-batch, then the framework is
+    appended where it differs among them. Rows of one case (its repeats) keep one label."""
+    fields = [c for c in CASE_FIELDS if c in frame.columns]
+    cases = [tuple(_shown(v) for v in row) for row in frame[fields].itertuples(index=False)]
+    scope = scope if scope is not None else [None] * len(labels)
+    for column, fmt in _TIE_BREAKERS:
+        if column not in frame.columns:
+            continue
+        values = [_shown(v) for v in frame[column]]
+        seen: dict = {}  # (scope, label) -> (its cases, their values of `column`)
+        for where, label, case, v in zip(scope, labels, cases, values, strict=True):
+            found = seen.setdefault((where, label), (set(), set()))
+            found[0].add(case)
+            found[1].add(v)
+        labels = [f"{label} {fmt.format(v)}" if all(len(x) > 1 for x in seen[(where, label)])
+                  else label for where, label, v in zip(scope, labels, values, strict=True)]
+    return labels
+
+
 def case_labels(frame: pd.DataFrame) -> pd.Series:
-    """:func:`case_label` of every row (object dtype; an empty frame gives an empty Series)."""
+    """:func:`case_label` of every row, distinct per case (see :func:`distinct_labels`;
+    object dtype; an empty frame gives an empty Series). Labels are made once per case."""
     if frame.empty:
         return pd.Series([], index=frame.index, dtype=object)
-    return frame.apply(case_label, axis=1).astype(object)
+    fields = [c for c in CASE_FIELDS if c in frame.columns]
+    keys = [tuple(map(_shown, row)) for row in frame[fields].itertuples(index=False)]
+    first = frame.iloc[sorted({k: i for i, k in reversed(list(enumerate(keys)))}.values())]
+    labels = distinct_labels(first, [case_label(r) for _, r in first.iterrows()])
+    by_case = dict(zip((tuple(map(_shown, r)) for r in first[fields].itertuples(index=False)),
+                       labels, strict=True))
+    return pd.Series([by_case[k] for k in keys], index=frame.index, dtype=object)

@@ -312,3 +312,18 @@ def test_gpt_cases_of_one_configuration_get_bars_of_their_own():
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels == ["DP 1×1×1 B8 bf16 mb8", "DP 1×1×1 B8 fp16", "DP 1×1×1 B8 bf16 mb4"]
     assert len([p for p in fig.axes[0].patches if p.get_width() > 0]) == 3
+
+
+def test_cases_of_two_frameworks_stay_apart_in_traces_and_spread():
+    summary = make_summary(frameworks=("PyTorch", "OneFlow"))
+    runs = make_runs(summary)
+    runs.loc[runs["framework"] == "OneFlow", "throughput"] *= 0.5
+    spread = plots.repeat_spread(runs)
+    labels = [t.get_text() for t in spread.axes[0].get_yticklabels()]
+    assert len(labels) == len(set(labels)) == 16
+    assert "1n4g resnet50 b256 amp OneFlow" in labels
+    [points] = [c for c in spread.axes[0].collections if isinstance(c, PathCollection)]
+    # each repeat against its own case's median, not the median of both frameworks
+    assert points.get_offsets()[:, 0].max() < 101
+    traces = plots.iteration_traces(make_trace(runs))
+    assert len(traces.axes) == 16
