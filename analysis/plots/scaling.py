@@ -28,6 +28,8 @@ _DODGE_STEP = 0.06
 UNKNOWN_NODES = -1.0
 #: Multi-node series are dashed, single-node ones solid.
 _MULTI_NODE_DASHES = (4, 2)
+#: Line patterns of a series' second, third, … batch size (same colour: same precision).
+_BATCH_DASHES = ((1, 1.5), (6, 1.5, 1, 1.5), (3, 1, 1, 1, 1, 1))
 
 
 def scaling_rows(summary: pd.DataFrame) -> pd.DataFrame:
@@ -42,7 +44,18 @@ def scaling_rows(summary: pd.DataFrame) -> pd.DataFrame:
     df["model"] = text(df["model"])
     df["_series"] = df.apply(series_label, axis=1).astype(object) if len(df) else []
     df["_hue"] = hue_column(df) if len(df) else []
+    # batch sizes of one colour (framework, model, precision) drawn in different line patterns
+    rank = df.groupby(["_hue", "model"], sort=False)["batch_size_per_device"].rank(method="dense")
+    df["_variant"] = rank.fillna(1).astype(int) - 1 if len(df) else []
     return df
+
+
+def _dashes(nodes: float, variant: int):
+    """Line pattern of a series: solid, dashed for several nodes, patterned for the second
+    and later batch sizes of one colour."""
+    if variant:
+        return _BATCH_DASHES[(variant - 1) % len(_BATCH_DASHES)]
+    return "" if nodes == 1 else _MULTI_NODE_DASHES
 
 
 def dodge(devices: np.ndarray, y: np.ndarray, order: np.ndarray, span: float) -> np.ndarray:
@@ -73,13 +86,14 @@ def _draw(ax, g: pd.DataFrame, y: np.ndarray, low: np.ndarray, high: np.ndarray,
     """One panel: a line per series and node count, markers by node count, error bars."""
     order = g["num_nodes"].to_numpy() * 1000 + g["_hue"].map(list(pal).index).to_numpy()
     x = dodge(g["num_devices"].to_numpy(), y, order, span)
+    styles = list(zip(g["num_nodes"], g["_variant"], strict=True))
     d = pd.DataFrame({"x": x, "y": y, "hue": g["_hue"].to_numpy(),
-                      "nodes": g["num_nodes"].to_numpy(),
+                      "style": [f"{n}|{v}" for n, v in styles],
                       "line": (g["_series"] + " " + text(g["num_nodes"])).to_numpy()})
-    nodes = sorted(d["nodes"].unique())
-    sns.lineplot(data=d, x="x", y="y", hue="hue", style="nodes", units="line", estimator=None,
-                 palette=pal, markers={n: node_marker(n) for n in nodes},
-                 dashes={n: "" if n == 1 else _MULTI_NODE_DASHES for n in nodes},
+    levels = {f"{n}|{v}": (n, v) for n, v in styles}
+    sns.lineplot(data=d, x="x", y="y", hue="hue", style="style", units="line", estimator=None,
+                 palette=pal, markers={k: node_marker(n) for k, (n, _) in levels.items()},
+                 dashes={k: _dashes(n, v) for k, (n, v) in levels.items()},
                  markersize=7, markeredgewidth=1.4, sort=True, legend=False, ax=ax, zorder=3)
     for line in ax.lines:  # several nodes: hollow markers, so a marker behind still shows
         if line.get_marker() not in ("o", "None", None, ""):
@@ -95,8 +109,12 @@ def _draw(ax, g: pd.DataFrame, y: np.ndarray, low: np.ndarray, high: np.ndarray,
 
 def _legend_handles(g: pd.DataFrame, pal: dict, interval_label: str | None, tr: Translator):
     handles = []
-    for label, hue in dict(zip(g["_series"], g["_hue"], strict=True)).items():
-        handles.append(Line2D([], [], color=pal[hue], linewidth=2, label=plain(label)))
+    series = {label: (hue, variant) for label, hue, variant
+              in zip(g["_series"], g["_hue"], g["_variant"], strict=True)}
+    for label, (hue, variant) in series.items():
+        dashes = _dashes(1, variant)
+        handles.append(Line2D([], [], color=pal[hue], linewidth=2, label=plain(label),
+                              linestyle=(0, dashes) if dashes else "-"))
     for n in sorted(g["num_nodes"].dropna().unique()):
         label = (tr("chart.one_node") if n == 1 else
                  tr("chart.nodes", n="?" if n == UNKNOWN_NODES else int(n)))

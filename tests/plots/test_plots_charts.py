@@ -327,3 +327,19 @@ def test_cases_of_two_frameworks_stay_apart_in_traces_and_spread():
     assert points.get_offsets()[:, 0].max() < 101
     traces = plots.iteration_traces(make_trace(runs))
     assert len(traces.axes) == 16
+
+
+def test_two_batch_sizes_of_one_precision_have_line_patterns_of_their_own():
+    summary = make_summary(precisions=("fp32",))
+    summary = pd.concat([summary, summary.assign(batch_size_per_device=192,
+                                                 throughput_median=summary["throughput_median"]
+                                                 * 1.03)], ignore_index=True)
+    fig = plots.throughput_vs_devices(summary)
+    legend = fig.axes[0].get_legend()
+    styles = {t.get_text(): h.get_linestyle() for t, h in zip(legend.get_texts(),
+                                                                legend.legend_handles,
+                                                                strict=True)}
+    assert styles["PyTorch resnet50 fp32 b256"] != styles["PyTorch resnet50 fp32 b192"]
+    single_node = [ln for ln in fig.axes[0].lines if ln.get_marker() == "o"]
+    assert len({ln.get_linestyle() for ln in single_node}) == 2
+    assert len({_hex(ln.get_color()) for ln in single_node}) == 1  # one precision, one colour
