@@ -48,7 +48,7 @@ UNITS = ("samples/s", "img/s", "images/s", "samples/sec", "sequences/s", "tokens
 WITHIN, SLOWER, FASTER, NO_RUNS = "within", verdict.SLOWER, verdict.FASTER, "no runs"
 OTHER_HARDWARE, HARDWARE_UNKNOWN = "other hardware", "hardware unknown"
 MAX_BYTES = 1 << 20
-COLUMNS = ["reference", "case_key", "repeats", "median", "ci_low", "ci_high", "value",
+COLUMNS = ["reference", "case_key", "repeats", "median", "interval_low", "interval_high", "value",
            "lower", "upper", "ratio", "verdict", "unit", "source", "hardware", "run_hardware",
            "excluded"]
 _KEY = re.compile(r"^([^/]+)/([^/]+)/([^/]+)/b(\d+)/(\d+)n(\d+)g(?:/(.+))?$")
@@ -255,7 +255,7 @@ def check(summary: pd.DataFrame, references: list[dict],
         hits = [(k, r) for k, r in zip(keys, records) if _matches(ref["match"], r)]
         if not hits:
             rows.append({**base, "case_key": "", "repeats": 0, "median": np.nan,
-                         "ci_low": np.nan, "ci_high": np.nan, "ratio": np.nan,
+                         "interval_low": np.nan, "interval_high": np.nan, "ratio": np.nan,
                          "verdict": NO_RUNS, "run_hardware": "", "excluded": ""})
         for key, r in hits:
             median = float(r["throughput_median"])
@@ -268,8 +268,8 @@ def check(summary: pd.DataFrame, references: list[dict],
                         else WITHIN)
             ratio = median / ref["value"] if ref["value"] and not why else np.nan
             rows.append({**base, "case_key": key, "repeats": int(r["repeats"]),
-                         "median": median, "ci_low": r["interval_low"],
-                         "ci_high": r["interval_high"],
+                         "median": median, "interval_low": r["interval_low"],
+                         "interval_high": r["interval_high"],
                          "ratio": ratio, "verdict": word, "run_hardware": run_gpus,
                          "excluded": why})
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -11,9 +11,10 @@ from analysis.tables import FORMATS, render
 
 COMMAND = "check"
 HELP = "check each case's median throughput against a references file (exit 1 when slower)"
-HEADERS = {"median": "samples/s", "repeats": "runs"}
-READING_COLUMNS = ["case", "repeats", "median", "ci_low", "ci_high", "lower", "upper", "ratio",
-                   "verdict"]
+HEADERS = {"median": "samples/s", "repeats": "runs", "interval_low": "low", "interval_high": "high",
+           "excluded": "why no verdict"}
+READING_COLUMNS = ["case", "repeats", "median", "interval_low", "interval_high", "lower", "upper",
+                   "ratio", "verdict", "excluded"]
 
 
 def add_arguments(p) -> None:
@@ -41,7 +42,7 @@ def _text(table, fmt: str) -> str:
     shown = table.assign(case=table["case_key"].where(table["case_key"] != "",
                                                       table["reference"]))[READING_COLUMNS]
     sources = "; ".join(dict.fromkeys(s for s in table["source"] if s))
-    note = ("samples/s: median over the repeats, ci_low-ci_high: min–max of the repeats "
+    note = ("samples/s: median over the repeats, low-high: min–max of the repeats "
             "(n < 7), else the median's order-statistic 95 % interval; ratio: median / value; "
             "within: lower <= median <= upper"
             + (f"; source: {sources}" if sources else ""))
@@ -54,7 +55,8 @@ def run(args) -> int:
 
     refs = references.load_references(args.references, args.tolerance)
     campaign = load(args.log_dir, args.store, args.method)
-    table = references.check(campaign.summary, refs)
+    table = references.check(campaign.summary, refs,
+                             references.case_gpus(campaign.runs, campaign.env))
     print(_text(table, args.format), end="")
     note_failed_runs(campaign)
     slower = table[table["verdict"] == references.SLOWER]

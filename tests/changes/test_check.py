@@ -31,15 +31,19 @@ def _check(*args) -> tuple[int, pd.DataFrame]:
     return status, pd.DataFrame(json.loads(buf.getvalue()))
 
 
-def test_the_bundled_dlperf_v100_references_are_all_beaten_or_listed():
+def test_the_bundled_dlperf_v100_references_are_other_hardware_or_listed():
+    """V100 references against the H200 campaign: no verdict, the reason names both GPUs."""
     status, df = _check("--references", EXAMPLE)
     assert status == 0
     assert len(df) == 10
-    faster = df[df["verdict"] == "faster"]
-    assert sorted(faster["case_key"]) == [
+    other = df[df["verdict"] == "other hardware"]
+    assert sorted(other["case_key"]) == [
         "PyTorch/resnet50/amp/b256/1n1g", "PyTorch/resnet50/amp/b256/1n4g",
         "PyTorch/resnet50/fp32/b128/1n1g", FP32_1N4G]
-    assert (df.loc[df["verdict"] != "faster", "verdict"] == "no runs").all()
+    assert other["ratio"].isna().all()
+    assert other["excluded"].str.contains("V100-SXM2-16GB").all()
+    assert other["excluded"].str.contains("H200").all()
+    assert (df.loc[df["verdict"] != "other hardware", "verdict"] == "no runs").all()
     one = df.set_index("case_key").loc["PyTorch/resnet50/fp32/b128/1n1g"]
     assert (one["value"], one["lower"], one["upper"]) == pytest.approx(
         (367.29, 367.29 * 0.95, 367.29 * 1.05))
