@@ -5,12 +5,13 @@ Besides the standard library it needs only ``analysis.shell`` (the one command w
 ``analysis.errors``: from the package when the node's Python has it, else from the source tree
 the file lies in, else from an ``analysis/`` folder copied beside it. It
 
-- writes its pid to ``--pidfile`` and becomes a session leader;
+- becomes a session leader, unless it leads a process group already (either way its pid names
+  its session or group) and writes its pid and start time to ``--pidfile``;
 - reads the spec's environment variables as one JSON line from stdin (``--env-stdin``), so
   secrets never appear on a command line;
-- starts the environment capture (``python -m analysis env -o ENV_JSON``, which records only
-  performance-relevant variables, secrets redacted) and, when the node has NVIDIA GPUs, GPU sampling
-  (``nvidia-smi --query-gpu=... -lms 500`` into ``--gpu-csv``);
+- starts, in its session, the environment capture (``python -m analysis env -o ENV_JSON``,
+  which records only performance-relevant variables, secrets redacted) and, when the node has
+  NVIDIA GPUs, GPU sampling (``nvidia-smi --query-gpu=... -lms 500`` into ``--gpu-csv``);
 - runs ARGV with the agent's stdout/stderr (the node log), stdin closed;
 - stops the whole process tree (torchrun puts its workers in new sessions, so the tree is
   walked through /proc) on SIGTERM/SIGINT/SIGHUP, on ``--timeout``, when its parent dies
@@ -20,7 +21,11 @@ the file lies in, else from an ``analysis/`` folder copied beside it. It
 - writes ``--result`` (JSON: rc, times, host, what happened to env capture and sampling) and
   exits with the command's exit status (128 + signal when killed).
 
-``node.py --kill PIDFILE`` stops the tree of the agent named in PIDFILE (used over ssh).
+An agent killed with SIGKILL can stop nothing: its workload (in its session) and the workload's
+children (in sessions of their own) run on, re-parented to init. Whoever started the agent
+therefore ends with :func:`stop_agents` (local) or ``node.py --kill PIDFILE`` (over ssh), which
+stop the agent if it still runs and then :func:`kill_session` of its session: every member and
+every descendant of one, stopped before it is looked at, so that nothing escapes.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -67,8 +73,10 @@ GPU_QUERY = "timestamp,index,memory.used,memory.total,utilization.gpu"
 GRACE = 5.0
 
 
-def _children_map() -> dict[int, list[int]]:
-    kids: dict[int, list[int]] = {}
+def _process_table() -> dict[int, list[str]]:
+    """Every process's ``/proc/PID/stat`` fields after the command name: state, ppid, pgrp,
+    session, ..., start time (index 19)."""
+    table: dict[int, list[str]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -78,14 +86,21 @@ def _children_map() -> dict[int, list[int]]:
             continue
         # "pid (comm) state ppid ..." — comm may hold spaces and parentheses.
         fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 1:
-            kids.setdefault(int(fields[1]), []).append(int(entry.name))
+        if len(fields) > 19:
+            table[int(entry.name)] = fields
+    return table
+
+
+def _children_map(table: dict[int, list[str]]) -> dict[int, list[int]]:
+    kids: dict[int, list[int]] = {}
+    for pid, fields in table.items():
+        kids.setdefault(int(fields[1]), []).append(pid)
     return kids
 
 
 def descendants(pid: int) -> list[int]:
     """Every live descendant of `pid` (children first, breadth-first)."""
-    kids = _children_map()
+    kids = _children_map(_process_table())
     out, todo = [], [pid]
     while todo:
         p = todo.pop(0)
@@ -93,6 +108,16 @@ def descendants(pid: int) -> list[int]:
             out.append(c)
             todo.append(c)
     return out
+
+
+def start_time(pid: int) -> str:
+    """When `pid` started (clock ticks since boot, as text; '' when there is no such process).
+    With the pid it names one process, even once the pid number is reused."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat[stat.rfind(")") + 2:].split()[19]
 
 
 def alive(pid: int) -> bool:
@@ -128,6 +153,52 @@ def kill_tree(pid: int, grace: float = 5.0, include_root: bool = True) -> None:
         time.sleep(0.02)
 
 
+def _kill_frozen(is_root: Callable[[int, list[str]], bool]) -> list[int]:
+    """SIGKILL every process that `is_root(pid, stat fields)` selects and all their
+    descendants, wherever these moved (torchrun's workers, like any process that calls setsid,
+    leave their session but not their parent); the pids killed.
+
+    Nothing escapes, by construction: a process found is stopped (SIGSTOP) before the next
+    pass reads the process table, so it can neither fork nor die and orphan a child unseen;
+    passes repeat until one finds nothing new, then all found are killed.
+    """
+    found: set[int] = set()
+    while True:
+        table = _process_table()
+        kids = _children_map(table)
+        todo = [p for p, f in table.items() if is_root(p, f)] + list(found)
+        reached = set(todo)
+        while todo:
+            for c in kids.get(todo.pop(), ()):
+                if c not in reached:
+                    reached.add(c)
+                    todo.append(c)
+        new = reached - found - {os.getpid()}
+        if not new:
+            break
+        _signal_all(sorted(new), signal.SIGSTOP)
+        found |= new
+    _signal_all(sorted(found), signal.SIGKILL)
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline and any(alive(p) for p in found):
+        time.sleep(0.02)
+    return sorted(found)
+
+
+def kill_session(sid: int, started: str = "") -> list[int]:
+    """SIGKILL what is left of session (or process group) `sid` — an agent's: the agent's pid —
+    and everything its members started (see :func:`_kill_frozen`); the pids killed.
+
+    The caller keeps the number `sid` from naming another session: the leader is its unreaped
+    child, or `started` (the leader's :func:`start_time`) is given, and processes older than
+    the leader are ignored.
+    """
+    def member(_pid: int, f: list[str]) -> bool:
+        return sid in (int(f[2]), int(f[3])) and (not started or int(f[19]) >= int(started))
+
+    return _kill_frozen(member)
+
+
 def _prctl(option: int, value: int) -> None:
     try:
         ctypes.CDLL(None, use_errno=True).prctl(option, value)
@@ -146,20 +217,26 @@ def _become_subreaper() -> None:
 
 
 def _stop_orphans(keep: set[int]) -> None:
-    """After the command exited: stop what it left behind (re-parented to us), then reap."""
-    keep = keep | {q for p in keep for q in descendants(p)}
-    orphans = [p for p in descendants(os.getpid()) if p not in keep]
-    if not orphans:
+    """After the command exited: stop what it left behind (re-parented to us, the subreaper)
+    and what that started — SIGTERM, then :func:`_kill_frozen` — and reap it."""
+    me = os.getpid()
+
+    def orphan(pid: int, f: list[str]) -> bool:
+        return int(f[1]) == me and pid not in keep
+
+    table = _process_table()
+    roots = [p for p, f in table.items() if orphan(p, f)]
+    if not roots:
         return
-    _signal_all(orphans, signal.SIGTERM)
+    tree = roots + [q for p in roots for q in descendants(p)]
+    _signal_all(tree, signal.SIGTERM)
     deadline = time.monotonic() + 3
-    while time.monotonic() < deadline and any(alive(p) for p in orphans):
+    while time.monotonic() < deadline and any(alive(p) for p in tree):
         time.sleep(0.05)
-    _signal_all([p for p in orphans if alive(p)], signal.SIGKILL)
-    for p in orphans:
+    for p in set(tree) | set(_kill_frozen(orphan)):
         try:
-            os.waitpid(p, 0)
-        except ChildProcessError:
+            os.waitpid(p, os.WNOHANG)
+        except ChildProcessError:  # not ours to reap
             pass
 
 
@@ -183,7 +260,7 @@ def _start_env_capture(path: str, env: dict) -> tuple[Process | None, str]:
     # `dlperf env` records an allow-list of variables, redacted by analysis.redact
     try:
         proc = start_process([sys.executable, "-m", "analysis", "env", "-o", path], env=env,
-                             stdout=DEVNULL, stderr=PIPE, new_session=True)
+                             stdout=DEVNULL, stderr=PIPE)  # in the agent's session
     except CommandError as exc:
         return None, f"failed: {exc.reason}"
     return proc, "started"
@@ -279,7 +356,7 @@ def run_agent(opts) -> int:
         _set_pdeathsig(signal.SIGTERM)
     _become_subreaper()
     if opts.pidfile:
-        Path(opts.pidfile).write_text(f"{os.getpid()}\n")
+        write_pidfile(opts.pidfile)
     env = dict(os.environ)
     if opts.env_stdin:
         line = sys.stdin.readline()
@@ -342,31 +419,44 @@ def run_agent(opts) -> int:
     return 1 if rc is None else rc
 
 
-def stop_agents(pids: list[int], grace: float = GRACE) -> None:
-    """SIGTERM agents (each stops its own tree), wait up to `grace` (+2) s, then SIGKILL
-    whatever of their trees — as seen before the signal, torchrun's workers included — is
-    still alive."""
-    pids = [p for p in pids if alive(p)]
-    if not pids:
-        return
-    tree = [q for p in pids for q in [p, *descendants(p)]]
-    _signal_all(pids, signal.SIGTERM)
+def _terminate(pids: list[int], grace: float) -> None:
+    """SIGTERM the live agents among `pids` (each stops its own tree and writes its result) and
+    wait up to `grace` (+2) s for them to end."""
+    live = [p for p in pids if alive(p)]
+    _signal_all(live, signal.SIGTERM)
     deadline = time.monotonic() + grace + 2
-    while time.monotonic() < deadline and any(alive(p) for p in pids):
+    while time.monotonic() < deadline and any(alive(p) for p in live):
         time.sleep(0.05)
-    left = [p for p in tree + [q for p in pids for q in descendants(p)] if alive(p)]
-    _signal_all(left, signal.SIGKILL)
-    deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline and any(alive(p) for p in left):
-        time.sleep(0.02)
+
+
+def stop_agents(pids: list[int], grace: float = GRACE) -> None:
+    """Stop agents — each pid an agent's, alive or an unreaped zombie of the caller's — and
+    everything they started: SIGTERM (see :func:`_terminate`), then :func:`kill_session` of
+    each agent, which kills an agent that did not stop and what a killed agent left running."""
+    _terminate(pids, grace)
+    for p in pids:
+        kill_session(p)
+
+
+def write_pidfile(path: str) -> None:
+    """The agent's pid and :func:`start_time`, read by :func:`kill_from_pidfile`."""
+    Path(path).write_text(f"{os.getpid()} {start_time(os.getpid())}\n")
 
 
 def kill_from_pidfile(path: str, grace: float = GRACE) -> int:
+    """``--kill PIDFILE``: stop the agent named in PIDFILE and what is left of its session —
+    also when the agent itself was killed and its workload runs on (used over ssh)."""
     try:
-        pid = int(Path(path).read_text().split()[0])
+        words = Path(path).read_text().split()
+        pid, started = int(words[0]), "".join(words[1:2])
     except (OSError, ValueError, IndexError):
         return 0
-    stop_agents([pid], grace)
+    now = start_time(pid)
+    if now and started and now != started:  # another process has the number: ours are gone
+        return 0
+    if now:
+        _terminate([pid], grace)
+    kill_session(pid, started)
     return 0
 
 

@@ -9,7 +9,6 @@ k*G .. k*G+G-1 of the visible ones).
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import time
 
@@ -27,30 +26,22 @@ from analysis.campaign.backends.base import (
 from analysis.shell import STDOUT, Process, start_process
 
 
-def _start_time(pid: int) -> str:
+def _exit_status(proc: Process) -> int | None:
+    """`proc`'s exit status once it ended (-N: killed by signal N), else None — without reaping
+    it: while it is an unreaped zombie, its pid (the id of its session) names nothing else."""
     try:
-        stat = open(f"/proc/{pid}/stat").read()
-    except OSError:
-        return ""
-    return stat[stat.rfind(")") + 2:].split()[19]
-
-
-def _reap(seen: set[tuple[int, str]]) -> None:
-    """SIGKILL processes of the runs' trees that outlived their agent (an agent killed with
-    SIGKILL cannot stop its workload); the start time guards against reused pids."""
-    seen = seen | {(q, _start_time(q)) for pid, st in seen if _start_time(pid) == st
-                   for q in agent.descendants(pid)}
-    for pid, started in seen:
-        if started and _start_time(pid) == started and agent.alive(pid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        res = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # reaped already
+        return proc.poll()
+    if res is None or res.si_pid == 0:
+        return None
+    return res.si_status if res.si_code == os.CLD_EXITED else -res.si_status
 
 
 @register
 class LocalBackend(Backend):
-    """Run the nodes as local processes (node agents in their own sessions)."""
+    """Run the nodes as local processes: node agents in their own sessions, not reaped before
+    :func:`~analysis.campaign.node.stop_agents` has killed what is left of each session."""
 
     name = "local"
 
@@ -100,14 +91,8 @@ class LocalBackend(Backend):
                                         flags=flags),
                         stdout=log, stderr=STDOUT, env={**os.environ, **node.env},
                         new_session=True)
-            seen: set[tuple[int, str]] = set()
-            last_scan = 0.0
             while True:
-                if time.monotonic() - last_scan > 0.25:  # remember the trees: see _reap
-                    seen |= {(q, _start_time(q)) for p in procs.values()
-                             for q in agent.descendants(p.pid)}
-                    last_scan = time.monotonic()
-                rcs = {i: p.poll() for i, p in procs.items()}
+                rcs = {i: _exit_status(p) for i, p in procs.items()}
                 bad = [i for i, rc in rcs.items() if rc not in (None, 0)]
                 if bad:
                     break
@@ -124,10 +109,10 @@ class LocalBackend(Backend):
             if isinstance(exc, KeyboardInterrupt):
                 raise Interrupted(str(exc) or "SIGINT") from None
             raise
-        agent.stop_agents([p.pid for p in procs.values() if p.poll() is None])
+        # every agent, ended or not: a killed agent's workload runs on in its session
+        agent.stop_agents([p.pid for p in procs.values()])
         for p in procs.values():
             p.wait()
-        _reap(seen)
         nodes = [self.node_outcome(n, procs[n.index].returncode, started)
                  for n in launch.active()]
         reason = reason or first_failure(nodes)

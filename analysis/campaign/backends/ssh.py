@@ -5,15 +5,18 @@
   fails the run at once with the reason.
 - The agent (``node.py``) and the three standard-library-only modules it imports
   (``AGENT_MODULES``) are copied to ``ssh.remote_tmp`` on every host (sftp), so hosts need
-  Python but not this package (the built-in workload needs it).
+  Python but not this package; the built-in workloads need only ``workloads/`` in the
+  workdir and torch.
 - The remote command is one shell line in which every word is ``shlex.quote``-d; the spec's
   environment goes as one JSON line on stdin, never on a command line.
 - Output (stdout+stderr) streams back over the channel into the per-node log here. The env
   record, GPU CSV and agent result are fetched with sftp afterwards.
 - Killing the ssh client does not kill remote processes: on failure, timeout or interruption
-  the controller runs ``node.py --kill PIDFILE`` on each host (the agent is a session leader
-  and stops torchrun and its workers); closing the channel also makes the agent stop itself
-  (it watches stdin for EOF).
+  the controller runs ``node.py --kill PIDFILE`` on each host whose agent still runs or ended
+  with a non-zero status: it stops the agent (which stops torchrun and its workers), then
+  kills what is left of the agent's session, also when the agent itself was killed and its
+  workload runs on. Closing the channel also makes the agent stop itself (it watches stdin
+  for EOF).
 """
 
 from __future__ import annotations
@@ -224,11 +227,13 @@ class SSHBackend(Backend):
         return chan
 
     def _stop(self, launch: Launch, active, chans: dict, rcs: dict) -> None:
-        """Kill the agents still running (on their hosts), then close the channels."""
-        running = [n for n in active if n.index in chans and rcs.get(n.index) is None
-                   and not chans[n.index].exit_status_ready()]
+        """On their hosts, stop the agents still running and what is left of every agent that
+        did not end with status 0 (a killed agent's workload runs on); close the channels."""
+        for i, ch in chans.items():
+            if rcs.get(i) is None and ch.exit_status_ready():
+                rcs[i] = ch.recv_exit_status()
         threads = []
-        for n in running:
+        for n in [n for n in active if n.index in chans and rcs.get(n.index) != 0]:
             argv = [self._python(), self._agent_path(), "--kill",
                     self._remote(launch, n)["pidfile"]]
             t = threading.Thread(target=self._kill_quietly,
