@@ -52,29 +52,34 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
     cols = min(FACET_COLUMNS if max(map(len, shown)) <= 24 else FACET_COLUMNS - 1, len(shown))
     rows = math.ceil(len(shown) / cols)
     fig = new_figure(PAGE_WIDTH, 1.45 * rows + 1.1)
-    axes = fig.subplots(rows, cols, sharex=True, squeeze=False).ravel()
+    last_steps = df[df["_case"].isin(shown)].groupby("_case")["step"].max()
+    same_range = last_steps.max() <= 1.2 * last_steps.min()  # else each panel its own range
+    axes = fig.subplots(rows, cols, sharex=bool(same_range), squeeze=False).ravel()
     for ax in axes[len(shown):]:
         fig.delaxes(ax)
     for ax in axes[max(len(shown) - cols, 0):len(shown)]:  # the lowest panel of each column
-        ax.xaxis.set_tick_params(labelbottom=True)
-    for ax, case in zip(axes, shown, strict=False):
+        ax.xaxis.set_tick_params(labelbottom=True)  # (sharex hid them where a panel is gone)
+    lowest = range(max(len(shown) - cols, 0), len(shown))  # the lowest panel of each column
+    for i, (ax, case) in enumerate(zip(axes, shown, strict=False)):
         g = df[df["_case"] == case]
         # one artist per panel, a line per repeat (a seaborn call per panel costs ~0.2 s)
         repeats = [np.column_stack([r["step"].to_numpy(), r["throughput"].to_numpy()])
                    for _, r in g.sort_values("step").groupby("run_id", sort=True)]
         ax.add_collection(LineCollection(repeats, colors=[pal[g["_hue"].iloc[0]]],
                                          linewidths=0.8, alpha=0.75))
-        ax.autoscale_view()
-        if window:
-            ax.axvspan(window[0], window[1], color="0.5", alpha=0.15, linewidth=0)
+        first, last = g["step"].min(), g["step"].max()
+        if window and window[0] < last:  # the measured window, where this case has it
+            ax.axvspan(max(window[0], first), min(window[1], last), color="0.5", alpha=0.15,
+                       linewidth=0)
+        pad = 0.02 * max(last - first, 25.0)
+        ax.set_xlim(first - pad, last + pad)
         printed = "basis" in g.columns and (g["basis"] == "printed").all()
         ax.set_title(plain(case) + (f"\n({tr('chart.printed')})" if printed else ""), fontsize=7)
         ax.set_ylim(bottom=0)
         ax.yaxis.set_major_formatter(compact_number)
         ax.yaxis.set_major_locator(MaxNLocator(nbins=4))
         ax.tick_params(labelsize=7)
-        ax.set_xlabel(tr("chart.step") if ax.xaxis.get_tick_params()["labelbottom"] else "",
-                      fontsize=8)
+        ax.set_xlabel(tr("chart.step") if i in lowest else "", fontsize=8)
         ax.set_ylabel("")
     title = tr("chart.trace_title")
     if len(cases) > len(shown):

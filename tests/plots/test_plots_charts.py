@@ -343,3 +343,17 @@ def test_two_batch_sizes_of_one_precision_have_line_patterns_of_their_own():
     single_node = [ln for ln in fig.axes[0].lines if ln.get_marker() == "o"]
     assert len({ln.get_linestyle() for ln in single_node}) == 2
     assert len({_hex(ln.get_color()) for ln in single_node}) == 1  # one precision, one colour
+
+
+def test_trace_panels_of_runs_of_different_lengths_keep_their_own_range(frames):
+    _, runs, _ = frames
+    short = make_trace(runs[runs["precision"] == "amp"], steps=20)
+    long = make_trace(runs[runs["precision"] == "fp32"], steps=150)
+    fig = plots.iteration_traces(pd.concat([short, long], ignore_index=True), window=(10, 119))
+    right_ends = {ax.get_title().split()[-1]: ax.get_xlim()[1] for ax in fig.axes}
+    assert right_ends["amp"] < 25 < 140 < right_ends["fp32"]
+    bands = {ax.get_title().split()[-1]: ax.patches[0].get_x() + ax.patches[0].get_width()
+             for ax in fig.axes}  # the measured window, cut to the iterations a case has
+    assert bands["amp"] == pytest.approx(20) and bands["fp32"] == pytest.approx(119)
+    same = plots.iteration_traces(make_trace(runs, steps=150))
+    assert len({ax.get_xlim() for ax in same.axes}) == 1  # one range: shared
