@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,6 +23,17 @@ from babel import dates as _dates
 from babel import numbers as _numbers
 
 from analysis.errors import UnknownNameError, UsageError
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff"
+_CJK_THEN_LATIN = re.compile(f"([{_CJK}])([A-Za-z0-9])")
+_LATIN_THEN_CJK = re.compile(f"([A-Za-z0-9%)])([{_CJK}])")
+
+
+def cjk_spacing(text: str) -> str:
+    """`text` with a space between a Chinese character and an adjacent Latin letter or
+    digit ('amp和fp32' -> 'amp 和 fp32'), as Chinese technical writing spaces them."""
+    return _LATIN_THEN_CJK.sub(r"\1 \2", _CJK_THEN_LATIN.sub(r"\1 \2", text))
+
 
 #: Languages every catalogue entry must have.
 LANGS = ("en", "zh")
@@ -123,4 +135,4 @@ class Translator:
             return self("report.none")
         from babel.lists import format_list
 
-        return format_list(items, locale=self.locale)
+        return cjk_spacing(format_list(items, locale=self.locale))

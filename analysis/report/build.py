@@ -1,42 +1,67 @@
-"""The report's content: one object holding the frames, and one HTML fragment per section.
+"""The report's content, one notebook cell per section, in one language.
 
-:func:`build` parses LOG_DIR, computes the statistics and gathers the environment,
-topology and campaign records; :class:`Report` renders each section as an HTML fragment
-in one language. The report notebook shows one section per cell; the publisher turns the
-executed notebook into HTML and PDF. Every string from data is escaped (see ``html.py``).
+:func:`build` gives a :class:`Report`: the :class:`~analysis.report.prepared.Prepared` data
+(parsed once, shared by both languages) and the language. Each cell of
+``notebooks/20_report.ipynb`` calls one of its methods, which returns what the cell shows:
+a pandas ``Styler`` (tables), a figure, or Markdown from the prose templates
+(``analysis/report/prose``); None leaves the section out. The answer comes first (key
+numbers and caveats), the seed-shaped tables next, the appendix (commands, YAML, logs)
+last. Environment, problems, scripts and logs are escaped HTML fragments (``html.py``).
 """
 
 from __future__ import annotations
 
-import datetime as _dt
+import dataclasses
 import json
 import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from analysis import __version__, plots, stats
-from analysis.collect import ParseResult
 from analysis.fsutil import atomic_write_text
 from analysis.i18n import Translator
 from analysis.problems import excerpt
-from analysis.report import baseline, envinfo, inputs, prepared, tables, vs_reference
+from analysis.report import (
+    baseline,
+    envinfo,
+    family,
+    headline,
+    inputs,
+    prepared,
+    prose,
+    styled,
+    tables,
+    vs_reference,
+)
 from analysis.report import html as H
-from analysis.report.baseline import Changes
-from analysis.report.inputs import CampaignInput, EnvInput, TopoInput
-from analysis.report.vs_reference import ReferenceRatios
+from analysis.report.caveats import headline_caveats
+from analysis.report.inputs import TopoInput
+from analysis.report.precision import precision_label
+from analysis.report.prepared import Prepared
+from analysis.report.title import pick_title
 from analysis.stats import methods as _methods
 
+if TYPE_CHECKING:
+    from pandas.io.formats.style import Styler
+
 #: Sections in report order (ids of `section.<id>` labels).
-SECTIONS = ("overview", "environment", "descriptions", "scripts", "results", "charts",
-            "problems", "logs")
-#: The section shown only when the report has a baseline (`--baseline`), after the charts.
+SECTIONS = ("descriptions", "environment", "problems", "scripts", "logs")
+#: Charts in report order (:meth:`Report.chart`).
+CHARTS = ("throughput", "speedup", "gpt", "trace", "spread")
+#: Options the precision labels already state (precision.py).
+PRECISION_OPTIONS = ("desc.amp", "desc.tf32", "desc.loss_scale")
+#: Prepared's fields a Report answers for (``rep.summary`` is ``rep.data.summary``).
+PREPARED_FIELDS = ("log_dir", "result", "runs", "summary", "trace", "envs", "topologies",
+                   "campaign", "suite_commit", "changes", "references")
+#: The section shown only when the report has a baseline (`--baseline`), first of them.
 CHANGES_SECTION = "changes"
 CSS_PATH = Path(__file__).resolve().parent / "report.css"
-#: Display names of the built-in workload's models (analysis.workload).
+#: Display names of the built-in workload's models (workloads.resnet).
 BUILTIN_MODELS = {"resnet50": "ResNet-50 v1.5"}
 #: Run parameters that identify a case, a host or a version rather than a workload option.
 CASE_PARAMETERS = {
@@ -58,80 +83,225 @@ MAX_PROBLEM_ROWS = 100
 
 @dataclass
 class Report:
-    """Everything a report shows, for one language. Frames: `summary` (stats.summarize),
-    `runs` (stats.run_throughput), `trace` (stats.iteration_throughput)."""
+    """A report in one language over :class:`Prepared` data (`data`): its frames are
+    `data.summary` (stats.summarize), `data.runs` (stats.run_throughput), `data.trace`
+    (stats.iteration_throughput), also reachable as ``rep.summary`` and so on."""
 
-    lang: str
-    log_dir: Path
-    result: ParseResult
-    runs: pd.DataFrame
-    summary: pd.DataFrame
-    trace: pd.DataFrame
-    envs: list[EnvInput]
-    topologies: list[TopoInput]
-    campaign: CampaignInput
+    data: Prepared
+    lang: str = "en"
     method: str = "dlperf"
     warmup: int | None = None
     measure: int | None = None
     title: str = ""
     link_base: Path = field(default_factory=Path.cwd)
-    generated: _dt.datetime = field(default_factory=_dt.datetime.now)
-    suite_commit: str = ""
-    changes: Changes | None = None  # the comparison with a baseline, when given
-    references: ReferenceRatios | None = None  # the matches of a references file, when given
 
     def __post_init__(self):
         self.tr = Translator(self.lang)
-        if not self.title:
-            models = sorted({str(m) for m in self.summary["model"].dropna()}) if len(self.summary) else []
-            self.title = self.tr("report.default_title", models=", ".join(models) or "DLPerf")
+        self.title = pick_title(self.title, self.lang) or self.tr(
+            "report.default_title", models=", ".join(self.models()) or "DLPerf")
 
-    # ---- whole document ------------------------------------------------------------------
-    def style(self) -> str:
-        """The report stylesheet (fonts that cover Chinese, table and figure styles)."""
-        return f"<style>{CSS_PATH.read_text(encoding='utf-8')}</style>"
+    def __getattr__(self, name):  # rep.summary, rep.runs, rep.result, ... are data's
+        if name in PREPARED_FIELDS:
+            return getattr(self.__dict__["data"], name)
+        raise AttributeError(name)
 
-    def head(self) -> str:
-        """Style, title, generation note and table of contents."""
+    def models(self) -> list[str]:
+        s = self.summary
+        return sorted({str(m) for m in s["model"].dropna()}) if len(s) else []
+
+    # ---- page 1: the answer ----------------------------------------------------------
+    def style(self) -> H.Fragment:
+        """The report stylesheet (A4 pages, fonts that cover Chinese, tables, figures)."""
+        return H.Fragment(f"<style>{CSS_PATH.read_text(encoding='utf-8')}</style>")
+
+    def title_block(self) -> prose.Markdown:
+        """Title, what the report covers, and the build note (suite version and commit)."""
+        s = self.summary
+        maxdev = int(s["num_devices"].max()) if len(s) and s["num_devices"].notna().any() else 0
+        return prose.render("title", self.tr, title=self.title, empty=s.empty,
+                            log_dir=self.log_dir.name or ".", version=__version__,
+                            commit=self.suite_commit, runs=len(self.result.runs), cases=len(s),
+                            frameworks=sorted({str(x) for x in s["framework"].dropna()}),
+                            models=self.models(), max_devices=maxdev,
+                            precisions=sorted({str(p) for p in s["precision"].dropna()}),
+                            contents=self.contents())
+
+    def contents(self) -> list[tuple[str, str]]:
+        """(anchor, heading) of the sections this report shows, in order."""
+        names = [n for n in ("results", "method", "charts") if self.has(n)]
+        names += self.sections()
+        return [(f"sec-{n}", self.tr(f"section.{n}")) for n in names]
+
+    def caveats(self) -> prose.Markdown | None:
+        """What changes how the numbers read, before the numbers (None when nothing does)."""
+        items = headline_caveats(self)
+        return prose.render("caveats", self.tr, items=items) if items else None
+
+    def key_numbers(self) -> Styler | None:
+        """Per comparable group: 1-GPU throughput, the largest configuration, speedup,
+        scaling efficiency, FP32→AMP ratio, spread, each throughput with its n."""
+        simulated = headline.simulated_cases(self.runs, envinfo.shared_host_runs(self.envs))
+        frame = headline.key_numbers(self.summary, self.tr, simulated)
+        return None if frame is None else styled.table(frame, "key-numbers", "lllrrrrlr")
+
+    def gpt_configurations(self) -> Styler | None:
+        """Seed 002's parallel-configuration table (None without GPT cases)."""
+        configs = tables.gpt_configurations(self.summary, self.result.runs)
+        if configs.empty:
+            return None
+        frame = tables.gpt_table(configs, self.tr)
+        return styled.table(frame, "gpt", "r" * len(frame.columns),
+                            caption=tables.tflops_note(configs, self.tr))
+
+    # ---- results -----------------------------------------------------------------------
+    def heading(self, name: str) -> prose.Markdown | None:
+        """A section heading, None when the section has nothing to show (no orphan)."""
+        if not self.has(name):
+            return None
+        return prose.Markdown(f'<a id="sec-{name}"></a>\n\n'
+                              f"## {prose.md(self.tr('section.' + name))}\n")
+
+    def has(self, name: str) -> bool:
+        """Whether section `name` has content in this report."""
+        scaling = bool(tables.scaling_groups(self.summary))
+        return {"results": scaling or not tables.gpt_rows(self.summary).empty,
+                "charts": scaling, "changes": self.changes is not None,
+                "environment": True, "method": not self.summary.empty,
+                "problems": True, "appendix": True, "key_numbers": not self.summary.empty,
+                }.get(name, True)
+
+    def results(self) -> Styler | None:
+        """The seed 001 tables, one block of rows per model, precision and batch size per
+        GPU (the group in the first column), framework memory peak first."""
+        groups = tables.scaling_groups(self.summary)
+        if not groups:
+            return None
+        disagree = self.disagreements()
+        parts = []
+        for (fw, model, prec, bsz), g in groups:
+            cells = (None if self.references is None
+                     else vs_reference.cells(self.tr, self.references, g))
+            t = tables.results_table(g, self.tr, cells, disagree)
+            label = headline._group_label(fw, model, prec, bsz, self.tr)
+            t.insert(0, self.tr("col.group"), [label] + [""] * (len(t) - 1))
+            parts.append(t)
+        frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+        align = "l" + tables.RESULTS_ALIGN + (tables.VS_REFERENCE_ALIGN
+                                              if self.references is not None else "")
+        caption = None
+        if self.references is not None:
+            caption = vs_reference.note(self.tr, self.references)
+        return styled.table(frame, "results", align, caption=caption)
+
+    def precision_comparison(self) -> Styler | None:
+        """FP32 and AMP side by side with the ratio (seed 004), where both precisions ran."""
+        pairs = tables.precision_pairs(self.summary)
+        if pairs.empty:
+            return None
+        return styled.table(tables.precision_table(pairs, self.tr), "precision", "lrrrrr")
+
+    def disagreements(self) -> dict[tuple, float]:
+        """:func:`tables.case_key` -> largest relative difference between the throughput
+        methods, for the cases where they differ by more than 5 %."""
+        return self.data.disagreements
+
+    def method_section(self) -> prose.Markdown | None:
+        """How the numbers were computed: each family's rule with one real log line, the
+        measured window, the intervals and n, speedup, memory and precision settings."""
+        if self.summary.empty:
+            return None
         tr = self.tr
-        toc = "".join(f'<li><a href="#sec-{s}">{H.esc(tr("section." + s))}</a></li>'
-                      for s in self.sections())
-        note = tr("report.generated", date=tr.date(self.generated), version=__version__,
-                  runs=tr.int(len(self.result.runs), group=True),
-                  cases=tr.int(len(self.summary), group=True), log_dir=self.log_dir.name or ".")
-        return (f'{self.style()}<div class="{REPORT_CLASS}" lang="{tr.html_lang}">'
-                f'<h1 id="report-title">{H.esc(self.title)}</h1>{H.para(note, "dlperf-note")}'
-                f'<nav class="dlperf-toc"><h2 id="toc">{H.esc(tr("report.toc"))}</h2>'
-                f"<ol>{toc}</ol></nav></div>")
+        rules = [self._rule_in_language(r) for r in
+                 family.family_rules(self.runs, self.result.observations, self.log_dir)]
+        kinds = sorted({str(k) for k in self.summary["interval_kind"].dropna() if str(k)})
+        reps = sorted({int(r) for r in self.summary["repeats"]})
+        return prose.render(
+            "method", self.tr, rules=rules, method=self.method, window=self._window_text(),
+            method_text=self.method_text() if self.method != "dlperf" else "",
+            interval_kinds=kinds,
+            repeats=(str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"),
+            options=[(tr(k), v) for k, v in self._options().items()
+                     if k not in PRECISION_OPTIONS],
+            precisions=self.precision_labels(), heading=self.tr("section.method"),
+            memory=tr("desc.memory", sources=tr.join(family.memory_sources(self.runs))
+                      if family.memory_sources(self.runs) else tr("memory.none")))
 
+    def _rule_in_language(self, rule: family.FamilyRule) -> family.FamilyRule:
+        """The rule as Markdown in this language: the catalogue's text of the family's DLPerf
+        rule, else the method's own text (escaped)."""
+        key = f"rule.{rule.family}"
+        if self.method == "dlperf" and self.tr.has(key):
+            return dataclasses.replace(rule, rule=self.tr(key))
+        return dataclasses.replace(rule, rule=prose.md(rule.rule))
+
+    def chart(self, name: str):
+        """One chart (throughput, speedup, trace, spread), None when it has no data."""
+        if name in ("throughput", "speedup") and not tables.scaling_groups(self.summary):
+            return None
+        if name == "throughput":
+            return plots.throughput_vs_devices(self.summary, self.lang)
+        if name == "speedup":
+            return plots.speedup_vs_ideal(self.summary, self.lang)
+        if name == "trace":
+            return (None if self.trace.empty else
+                    plots.iteration_traces(self.trace, self.lang, window=self.measured_window()))
+        if name == "spread":
+            return None if self.runs.empty else plots.repeat_spread(self.runs, self.lang)
+        if name == "gpt":
+            fn = getattr(plots, "gpt_configurations", None)
+            return None if fn is None or tables.gpt_rows(self.summary).empty else fn(
+                self.summary, self.lang)
+        from analysis.errors import UnknownNameError
+
+        raise UnknownNameError("chart", name, CHARTS)
+
+    def precision_labels(self) -> list[str]:
+        """What ran, per precision: 'fp32 (TF32 off)', 'amp (FP16 autocast, dynamic loss
+        scaling)', from the runs' parameters and environment facts."""
+        precs = sorted({str(p) for p in self.summary["precision"].dropna()}) if len(self.summary) else []
+        return [precision_label(p, self.params, self.builtin, self.tr) for p in precs]
+
+    # ---- the other sections (escaped HTML fragments) -----------------------------------
     def sections(self) -> list[str]:
-        """The sections this report has, in order ("changes" only with a baseline)."""
+        """The HTML sections this report has, in order ("changes" only with a baseline)."""
         out = list(SECTIONS)
         if self.changes is not None:
-            out.insert(out.index("charts") + 1, CHANGES_SECTION)
+            out.insert(0, CHANGES_SECTION)
         return out
 
-    def section(self, name: str) -> str:
-        """One section as an HTML fragment (heading included); '' for the changes section
-        of a report without a baseline."""
+    def section(self, name: str) -> H.Fragment:
+        """One section as an HTML fragment (heading included); empty for the changes
+        section of a report without a baseline."""
         if name == CHANGES_SECTION and self.changes is None:
-            return ""
+            return H.Fragment("")
         if name not in self.sections():
             from analysis.errors import UnknownNameError
 
             raise UnknownNameError("report section", name, self.sections())
         body = getattr(self, f"_{name}")()
         heading = H.heading(2, self.tr(f"section.{name}"), name)
-        return (f'<div class="{REPORT_CLASS}" lang="{self.tr.html_lang}">'
-                f"{H.section(name, heading + body)}</div>")
+        return H.Fragment(f'<div class="{REPORT_CLASS}" lang="{self.tr.html_lang}">'
+                          f"{H.section(name, heading + body)}</div>")
 
     def html(self) -> str:
-        """All sections in one fragment (for tests and quick previews)."""
-        return self.head() + "".join(self.section(s) for s in self.sections())
+        """Every cell's output as one HTML fragment (tests and quick previews)."""
+        from analysis.report.render import cell_html
+
+        return "".join(cell_html(x) for x in self.cells())
+
+    def cells(self) -> list:
+        """The outputs of the report notebook's cells, in order (None: left out)."""
+        out = [self.style(), self.title_block(), self.caveats(), self.key_numbers(),
+               self.gpt_configurations(), self.heading("results"), self.results(),
+               self.precision_comparison(), self.method_section(), self.heading("charts")]
+        out += [self.chart(c) for c in CHARTS]
+        out += [self.section(s) for s in self.sections()]
+        return out
 
     # ---- numbers for tests and for the record --------------------------------------------
     def numbers(self) -> dict:
-        """Key figures as plain data: per case median throughput, speedup and repeats."""
+        """Key figures as plain data: per case median throughput, n, interval, speedup and
+        memory (framework peak, nvidia-smi peak)."""
         cases = []
         for r in self.summary.itertuples(index=False):
             cases.append({
@@ -139,7 +309,11 @@ class Report:
                 "num_nodes": _int(r.num_nodes), "gpus_per_node": _int(r.gpus_per_node),
                 "batch_size_per_device": _int(r.batch_size_per_device), "case": r.case,
                 "repeats": int(r.repeats), "throughput_median": _float(r.throughput_median),
-                "speedup": _float(r.speedup), "memory_mib_max": _float(r.memory_mib_max),
+                "interval": [_float(r.interval_low), _float(r.interval_high)],
+                "interval_kind": r.interval_kind,
+                "speedup": _float(r.speedup),
+                "memory_framework_mib": _float(r.memory_framework_mib),
+                "memory_sampled_mib": _float(r.memory_sampled_mib),
             })
         out = {"lang": self.lang, "title": self.title, "runs": len(self.result.runs),
                "problems": len(self.result.problems), "method": self.method, "cases": cases}
@@ -153,27 +327,6 @@ class Report:
         """Write :meth:`numbers` as JSON to `path` (nothing when None)."""
         if path:
             atomic_write_text(path, json.dumps(self.numbers(), indent=1, ensure_ascii=False))
-
-    # ---- sections ------------------------------------------------------------------------
-    def _overview(self) -> str:
-        tr, s = self.tr, self.summary
-        if s.empty:
-            return H.para(tr("report.empty", log_dir=self.log_dir.name))
-        fws = tr.join(sorted({str(x) for x in s["framework"].dropna()}))
-        models = tr.join(sorted({str(x) for x in s["model"].dropna()}))
-        precs = tr.join(sorted({str(x) for x in s["precision"].dropna()}))
-        maxdev = int(s["num_devices"].max()) if s["num_devices"].notna().any() else 1
-        out = [H.para(tr("overview.intro", frameworks=fws, models=models, precisions=precs,
-                         devices=tr("overview.devices", max=maxdev)))]
-        ok = s[s["throughput_median"].notna()]
-        if not ok.empty:
-            best = ok.loc[ok["throughput_median"].idxmax()]
-            out.append(H.para(tr("overview.best", value=tr.num(best["throughput_median"]),
-                                 case=plots.case_label(best), repeats=int(best["repeats"]))))
-        flagged = self._flagged_runs()
-        if flagged:
-            out.append(H.para(tr("overview.problems", count=len(flagged))))
-        return "".join(out)
 
     # ---- facts shared by several sections -----------------------------------------------
     @cached_property
@@ -297,9 +450,7 @@ class Report:
                     "benchmark_repository"):
             if camp.get(key):
                 items.append((tr("desc.version_of", name=key.replace("_", " ")), str(camp[key])))
-        precs = sorted({str(p) for p in s["precision"].dropna()}) if len(s) else []
-        items.append((tr("desc.precision"), ", ".join(precs) or tr("report.unknown")))
-        items += [(tr(k), v) for k, v in self._options().items()]
+        items.append((tr("desc.precision"), tr.join(self.precision_labels())))
         iters = camp.get("iterations") or self.param("iterations")
         warm = camp.get("warmup", self.param("warmup_iterations"))
         if iters:
@@ -315,11 +466,6 @@ class Report:
         reps = sorted({int(r) for r in s["repeats"]}) if len(s) else []
         rep_text = (str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}") if reps else "0"
         text.append(H.md_inline(tr("desc.repeats", repeats=rep_text)))
-        text.append(f"<b>{H.esc(tr('desc.method'))}</b>: <code>{H.esc(self.method)}</code> — "
-                    f"{H.md_inline(self.method_text())}")
-        text.append(f"<b>{H.esc(tr('desc.window'))}</b>: {H.md_inline(self._window_text())}")
-        text.append(H.md_inline(tr("desc.speedup")))
-        text.append(H.md_inline(tr("desc.memory")))
         return H.bullets(text, escape=False)
 
     def method_text(self) -> str:
@@ -454,71 +600,8 @@ class Report:
             out.insert(0, H.para(tr("scripts.none")))
         return "".join(out)
 
-    def _results(self) -> str:
-        tr, s = self.tr, self.summary
-        if s.empty:
-            return H.para(tr("report.empty", log_dir=self.log_dir.name))
-        out = []
-        for i, (key, g) in enumerate(tables.scaling_groups(s), start=1):
-            fw, model, prec, bsz = key
-            out.append(H.heading(3, tr("results.group", model=model, bsz=bsz, precision=prec),
-                                 f"group-{i}"))
-            refs = self.references
-            cells = None if refs is None else vs_reference.cells(tr, refs, g)
-            t = tables.results_table(g, tr, cells)
-            align, cls = tables.RESULTS_ALIGN, "dlperf-table dlperf-results"
-            if refs is not None:
-                align, cls = align + tables.VS_REFERENCE_ALIGN, cls + " dlperf-vs-reference"
-            out.append(H.table(list(t.columns), t.to_numpy().tolist(), cls=cls, align=align,
-                               caption=tr("results.caption", framework=fw, model=model,
-                                          bsz=bsz, precision=prec)))
-            if refs is not None:
-                out.append(H.para(vs_reference.note(tr, refs), "dlperf-note"))
-        gpt = tables.gpt_rows(s)
-        if not gpt.empty:
-            out.append(H.heading(3, tr("results.gpt"), "group-gpt"))
-            for fw in sorted(gpt["framework"].dropna().unique()):
-                t = tables.gpt_table(gpt[gpt["framework"] == fw], tr)
-                out.append(H.table(list(t.columns), t.to_numpy().tolist(),
-                                   cls="dlperf-table dlperf-gpt", align=tables.GPT_ALIGN,
-                                   caption=tr("results.gpt_caption", framework=fw)))
-            note = tables.tflops_note(gpt, tr)
-            if note:
-                out.append(H.para(note, "dlperf-note"))
-        return "".join(out)
-
-    def charts(self) -> list[tuple[str, plots.ReportFigure]]:
-        """(caption, figure) for each chart of the report."""
-        lang = self.lang
-        w = self.measured_window()
-        figs = [("chart.throughput_title", plots.throughput_vs_devices(self.summary, lang)),
-                ("chart.speedup_title", plots.speedup_vs_ideal(self.summary, lang)),
-                ("chart.trace_title", plots.iteration_traces(self.trace, lang, window=w)),
-                ("chart.spread_title", plots.repeat_spread(self.runs, lang))]
-        return figs
-
-    def _charts(self) -> str:
-        tr, out = self.tr, []
-        w = self.measured_window()
-        notes = {"chart.throughput_title": tr("chart.throughput_note"),
-                 "chart.speedup_title": tr("chart.speedup_note"),
-                 "chart.trace_title": (tr("chart.trace_note", n=8, first=w[0], last=w[1])
-                                       if w else ""),
-                 "chart.spread_title": tr("chart.spread_note")}
-        for key, fig in self.charts():
-            out.append(H.figure(fig.png(), tr(key), notes.get(key, "")))
-        return "".join(out)
-
     def _changes(self) -> str:
         return baseline.section_html(self.changes, self.tr)
-
-    def _flagged_runs(self) -> set[str]:
-        p = set(self.result.problems["run_id"].dropna()) if len(self.result.problems) else set()
-        r = self.runs
-        if len(r):
-            p |= set(r.loc[r["problem_kind"].fillna("") != "", "run_id"])
-            p |= set(r.loc[r["outlier"].fillna(False).astype(bool), "run_id"])
-        return p
 
     def _problems(self) -> str:
         tr = self.tr
@@ -634,15 +717,10 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
     adds the results tables' "vs reference" column.
     """
     if data_dir:
-        data = prepared.load(data_dir, env=env, topology=topology)
+        data = prepared.load_once(data_dir, env=env, topology=topology)
     else:
         data = prepared.compute(log_dir, env=env, topology=topology, method=method,
                                 warmup=warmup, measure=measure, baseline=baseline,
                                 store=store, threshold=threshold, references=references)
-    return Report(lang=lang, log_dir=data.log_dir, result=data.result, runs=data.runs,
-                  summary=data.summary, trace=data.trace, envs=data.envs,
-                  topologies=data.topologies, campaign=data.campaign, method=method,
-                  warmup=warmup, measure=measure, title=title or "",
-                  link_base=Path(link_base) if link_base else Path.cwd(),
-                  suite_commit=data.suite_commit, changes=data.changes,
-                  references=data.references)
+    return Report(data, lang=lang, method=method, warmup=warmup, measure=measure,
+                  title=title or "", link_base=Path(link_base) if link_base else Path.cwd())

@@ -11,6 +11,13 @@ import re
 _ID = re.compile(r"[^a-z0-9]+")
 
 
+class Fragment(str):
+    """Built, escaped HTML that a notebook cell shows as HTML (``text/html`` output)."""
+
+    def _repr_html_(self) -> str:
+        return str(self)
+
+
 def esc(value) -> str:
     """HTML-escaped text of `value` (quotes too)."""
     return html.escape("" if value is None else str(value), quote=True)

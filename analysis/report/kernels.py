@@ -1,6 +1,7 @@
 """The notebook kernels of one report build: private, quiet, and stoppable.
 
-Each kernel talks to the publisher over IPC sockets inside the build's private folder (mode
+A build runs one kernel for all its languages (:meth:`Kernels.manager`); each kernel talks
+to the publisher over IPC sockets inside the build's private folder (mode
 0700) instead of TCP on loopback: no other user can reach it, and ipykernel has no reason
 to warn that it "is running over TCP without encryption". The kernel runs in that folder
 too, so nothing from the caller's folder lands on its ``sys.path``. Every kernel started is
@@ -60,6 +61,18 @@ class Kernels:
         """nbclient settings (``NotebookClient(config=...)``) that make its kernels ours."""
         return Config({"NotebookClient": {"kernel_manager_class": BuildKernelManager},
                        "BuildKernelManager": {"kernels": self}})
+
+    def manager(self, kernel_name: str) -> BuildKernelManager:
+        """A kernel manager of this build (its kernel starts on first use, registered)."""
+        return BuildKernelManager(kernels=self, kernel_name=kernel_name)
+
+    def shutdown(self, km: AsyncKernelManager) -> None:
+        """Stop `km`'s kernel when it runs (the build is done with it)."""
+        from jupyter_core.utils import run_sync
+
+        if km.has_kernel:
+            with contextlib.suppress(Exception):  # a kernel killed by stop() is gone already
+                run_sync(km.shutdown_kernel)(now=True)
 
     def socket_prefix(self) -> str:
         return str(self.folder / f"k{next(self._numbers)}")

@@ -51,12 +51,27 @@ class Prepared:
     suite_commit: str = ""
     changes: Changes | None = None  # the comparison with --baseline
     references: ReferenceRatios | None = None  # the matches of --references
+    agreement: pd.DataFrame | None = None  # stats.method_agreement: the methods per case
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """The frames :func:`save` writes, by file name."""
-        return {"observations": self.result.observations, "parsed_runs": self.result.runs,
-                "problems": self.result.problems, "runs": self.runs, "summary": self.summary,
-                "trace": self.trace}
+        out = {"observations": self.result.observations, "parsed_runs": self.result.runs,
+               "problems": self.result.problems, "runs": self.runs, "summary": self.summary,
+               "trace": self.trace}
+        if self.agreement is not None:
+            out["agreement"] = self.agreement
+        return out
+
+    @property
+    def disagreements(self) -> dict[tuple, float]:
+        """Case key (``tables.case_key``) -> largest / smallest median − 1 over the
+        throughput methods, for the cases where they differ by more than 5 %."""
+        from analysis.report.tables import case_key
+
+        a = self.agreement
+        if a is None or a.empty:
+            return {}
+        return {case_key(r): float(r["difference"]) for _, r in a[a["disagree"]].iterrows()}
 
 
 def suite_commit(project_dir: str | Path | None = None) -> str:
@@ -85,12 +100,14 @@ def compute(log_dir=None, env=None, topology=None, method: str = "dlperf",
     `references` (a references file) they are matched with its references."""
     from analysis import stats
     from analysis.collect import parse_paths
+    from analysis.stats.agreement import method_agreement
 
     root = inputs.resolve_log_dir(log_dir)
     result = parse_paths([root], meta=meta)
     runs = stats.run_throughput(result, method=method, warmup=warmup, measure=measure)
     summary = stats.summarize(result, method=method, warmup=warmup, measure=measure, runs=runs)
     trace = stats.iteration_throughput(result)
+    agreement = method_agreement(result, warmup=warmup, measure=measure)
     envs, topos, camp = inputs.gather(root, env, topology)
     changes = None
     if baseline is not None:
@@ -105,7 +122,7 @@ def compute(log_dir=None, env=None, topology=None, method: str = "dlperf",
 
         ratios = vs_reference.match(references, summary)
     return Prepared(root, result, runs, summary, trace, envs, topos, camp, suite_commit(),
-                    changes, ratios)
+                    changes, ratios, agreement)
 
 
 def _json_columns(frame: pd.DataFrame) -> list[str]:
@@ -120,8 +137,10 @@ def save(data: Prepared, folder: str | Path) -> None:
     folder = Path(folder)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     as_json: dict[str, list[str]] = {}
+    as_object: dict[str, list[str]] = {}  # text columns Parquet would read back as str
     for name, frame in data.frames().items():
         cols = _json_columns(frame)
+        as_object[name] = [c for c in frame.columns if frame[c].dtype == object and c not in cols]
         if cols:
             frame = frame.assign(**{c: frame[c].map(
                 lambda v: None if v is None else json.dumps(v, default=str)) for c in cols})
@@ -133,12 +152,16 @@ def save(data: Prepared, folder: str | Path) -> None:
         data.references.table.to_parquet(folder / f"{REFERENCES}.parquet")
     atomic_write_text(folder / READY, json.dumps({
         "log_dir": str(data.log_dir), "suite_commit": data.suite_commit, "json_columns": as_json,
+        "object_columns": as_object,
         CHANGES: None if data.changes is None else data.changes.meta(),
         REFERENCES: None if data.references is None else data.references.meta()}))
 
 
-def _read(folder: Path, name: str, json_columns: list[str]) -> pd.DataFrame:
+def _read(folder: Path, name: str, json_columns: list[str],
+          object_columns: list[str] = ()) -> pd.DataFrame:
     frame = pd.read_parquet(folder / f"{name}.parquet")
+    for c in object_columns:
+        frame[c] = frame[c].astype(object)
     for c in json_columns:
         frame[c] = pd.Series([json.loads(v) if isinstance(v, str) else None for v in frame[c]],
                              index=frame.index, dtype=object)
@@ -159,7 +182,9 @@ def load(folder: str | Path, env=None, topology=None, wait_s: float = WAIT_S) ->
         time.sleep(0.05)
     meta = json.loads(ready.read_text(encoding="utf-8"))
     cols = meta["json_columns"]
-    frames = {name: _read(folder, name, cols.get(name, [])) for name in cols}
+    objects = meta.get("object_columns", {})
+    frames = {name: _read(folder, name, cols.get(name, []), objects.get(name, []))
+              for name in cols}
     root = Path(meta["log_dir"])
     envs, topos, camp = inputs.gather(root, env, topology)
     result = ParseResult(frames["observations"], frames["parsed_runs"], frames["problems"])
@@ -171,4 +196,16 @@ def load(folder: str | Path, env=None, topology=None, wait_s: float = WAIT_S) ->
         ratios = ReferenceRatios(pd.read_parquet(folder / f"{REFERENCES}.parquet"),
                                  **meta[REFERENCES])
     return Prepared(root, result, frames["runs"], frames["summary"], frames["trace"], envs,
-                    topos, camp, meta["suite_commit"], changes, ratios)
+                    topos, camp, meta["suite_commit"], changes, ratios, frames.get("agreement"))
+
+
+_LOADED: dict[tuple, Prepared] = {}
+
+
+def load_once(folder: str | Path, env=None, topology=None, wait_s: float = WAIT_S) -> Prepared:
+    """:func:`load`, once per folder in this process: the report kernel builds both
+    languages from one reading of the data (the folder is private to one build)."""
+    key = (str(Path(folder).resolve()), repr(env), repr(topology))
+    if key not in _LOADED:
+        _LOADED[key] = load(folder, env, topology, wait_s)
+    return _LOADED[key]

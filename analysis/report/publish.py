@@ -6,11 +6,12 @@ system Chromium).
 Outputs in OUT_DIR, per language L: ``report_L.ipynb`` (executed), ``report_L.html``,
 ``report_L.pdf``, ``report_L.json`` (key figures).
 
-The languages are built concurrently, each in its own kernel (and thread here), and the
-logs are parsed once: the publisher parses while the kernels start and hands the frames to
-them as Parquet files (``analysis.report.prepared``). Everything of a build in progress
-lives in a private temporary folder (mode 0700, removed at the end): the data, the
-notebooks being executed, the kernels' sockets. Outputs reach OUT_DIR only when complete,
+The logs are parsed once and both languages are built in one kernel: the publisher parses
+while the kernel starts and hands the frames to it as Parquet files
+(``analysis.report.prepared``); the kernel reads them once and executes the notebook for
+each language in turn (the second reuses the imports and the data). Everything of a build
+in progress lives in a private temporary folder (mode 0700, removed at the end): the data,
+the notebooks being executed, the kernel's sockets. Outputs reach OUT_DIR only when complete,
 each by an atomic rename; an interrupted build (Ctrl-C) kills its kernels, writes nothing
 and re-raises KeyboardInterrupt.
 
@@ -92,12 +93,13 @@ def _split(value, valid, what) -> list[str]:
 
 
 def execute(out_ipynb: Path, parameters: dict, notebook: Path = REPORT_NOTEBOOK,
-            kernel_name: str | None = None, kernels: Kernels | None = None) -> nbformat.NotebookNode:
+            kernel_name: str | None = None, kernels: Kernels | None = None,
+            km=None) -> nbformat.NotebookNode:
     """Run the report notebook with papermill into `out_ipynb` (in the kernels' folder of a
-    build when `kernels` is given)."""
+    build when `kernels` is given; in the running kernel of `km` when given)."""
     import papermill as pm
 
-    extra = {"config": kernels.config()} if kernels else {}
+    extra = {"km": km} if km is not None else {"config": kernels.config()} if kernels else {}
     try:
         return pm.execute_notebook(str(notebook), str(out_ipynb), parameters=parameters,
                                    kernel_name=kernel_name, progress_bar=False,
@@ -209,17 +211,36 @@ def _in_thread(name: str, fn: Callable[[], _Staged]) -> Future:
     return fut
 
 
+def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name: str | None,
+                     kernels: Kernels, targets: list[str], say: Callable[[str], None],
+                     out_dir: Path, epoch: int) -> dict[str, _Staged]:
+    """Execute the report notebook for each of `langs` in one kernel, in turn, and export
+    each; the kernel is shut down at the end."""
+    km = kernels.manager(kernel_name or nbformat.read(notebook, as_version=4)
+                         .metadata.get("kernelspec", {}).get("name", "python3"))
+    staged = {}
+    try:
+        for lang in langs:
+            staged[lang] = _build_language(lang, dict(params, lang=lang), notebook, kernel_name,
+                                           kernels, targets, say, out_dir, epoch, km)
+    finally:
+        kernels.shutdown(km)
+    return staged
+
+
 def _build_language(lang: str, params: dict, notebook: Path, kernel_name: str | None,
                     kernels: Kernels, targets: list[str], say: Callable[[str], None],
-                    out_dir: Path, epoch: int) -> _Staged:
-    """Execute the report notebook for `lang` in the build's folder and export it."""
+                    out_dir: Path, epoch: int, km=None) -> _Staged:
+    """Execute the report notebook for `lang` in the build's folder (in `km`'s kernel when
+    given) and export it."""
     staged = _Staged()
     name = f"report_{lang}.ipynb"
     ipynb, numbers = kernels.folder / name, kernels.folder / f"report_{lang}.json"
     say(f"{lang}: executing…")
     t0 = time.perf_counter()
     try:
-        execute(ipynb, dict(params, numbers_json=str(numbers)), notebook, kernel_name, kernels)
+        execute(ipynb, dict(params, numbers_json=str(numbers)), notebook, kernel_name, kernels,
+                km)
     except PublishError as exc:  # keep the failed notebook for the reader
         staged.error = exc
         if kernels.cancelled.is_set():  # stopped on purpose: nothing is written
@@ -298,10 +319,9 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         kernels = Kernels(tmp)
         data_dir = kernels.folder / "data"
         data_dir.mkdir()  # the kernels wait in it for the parsed data
-        jobs = {lang: _in_thread(f"dlperf-report-{lang}", functools.partial(
-            _build_language, lang, dict(params, lang=lang, data_dir=str(data_dir)),
-            Path(notebook), kernel_name, kernels, targets, say, out, epoch))
-            for lang in langs}
+        jobs = [_in_thread("dlperf-report", functools.partial(
+            _build_languages, langs, dict(params, data_dir=str(data_dir)), Path(notebook),
+            kernel_name, kernels, targets, say, out, epoch))]
         quiet = _QuietWhenStopped(kernels)
         logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
         try:
@@ -309,9 +329,9 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
             prepared.save(prepared.compute(root, env, topology, method, warmup, measure, meta,
                                            baseline, store, threshold, references), data_dir)
             result.seconds["prepare"] = time.perf_counter() - t
-            staged = {lang: job.result() for lang, job in jobs.items()}
-        except BaseException:  # Ctrl-C, a bad input, a failed kernel: stop the others
-            kernels.stop(list(jobs.values()))
+            staged = jobs[0].result()
+        except BaseException:  # Ctrl-C, a bad input, a failed kernel: stop the kernel
+            kernels.stop(jobs)
             raise
         finally:
             logging.getLogger("papermill").removeFilter(quiet)

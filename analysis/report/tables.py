@@ -30,39 +30,111 @@ def gpt_rows(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 #: Column alignment of results_table (text "l", numbers "r"), and of its "vs reference" column.
-RESULTS_ALIGN = "rrrrrrrrrr"
+RESULTS_ALIGN = "rrrrrrrlrrr"
 VS_REFERENCE_ALIGN = "l"
 GPT_ALIGN = "llrrrrr"
 
 
-def ci_text(low, high, tr: Translator) -> str:
-    """A confidence interval as one compact cell: '6,006.60–6,061.02' ('-' when unknown)."""
+def interval_text(low, high, tr: Translator) -> str:
+    """An interval as one compact cell: '6,006.60–6,061.02' ('-' when there is none, n = 1)."""
     if pd.isna(low) or pd.isna(high):
         return "-"
     return f"{tr.num(low)}\u2013{tr.num(high)}"
 
 
+def interval_header(group: pd.DataFrame, tr: Translator) -> str:
+    """'Interval (min–max)': the kind of the intervals of `group` named in the header."""
+    kinds = [k for k in dict.fromkeys(group["interval_kind"].dropna().astype(str)) if k]
+    return tr("col.interval", kind=" / ".join(kinds) if kinds else "-")
+
+
+def memory_text(median, peak, flag, tr: Translator) -> str:
+    """'13,421' or, when this column's largest repeat stands out (the case is flagged and
+    its peak is more than stats' MEMORY_FLAG_ABOVE over the median), '13,421 (max 18,161)'."""
+    from analysis.stats.summary import MEMORY_FLAG_ABOVE
+
+    if pd.isna(median):
+        return "-"
+    text = tr.int(median, group=True)
+    if bool(flag) and pd.notna(peak) and peak > median * (1.0 + MEMORY_FLAG_ABOVE):
+        text = tr("results.memory_max", value=text, max=tr.int(peak, group=True))
+    return text
+
+
+def throughput_text(row, tr: Translator, disagree: dict | None = None) -> str:
+    """The median, followed by a warning when the methods disagree for its case."""
+    text = tr.num(row.throughput_median)
+    found = (disagree or {}).get(case_key(row))
+    if found is not None:
+        text += " " + tr("results.methods_differ", pct=tr.percent(found))
+    return text
+
+
+def case_key(row) -> tuple:
+    """(framework, model, precision, batch size per GPU, nodes, GPUs per node, case)."""
+    def part(name):
+        v = getattr(row, name, None) if not isinstance(row, dict) else row.get(name)
+        if v is None or (not isinstance(v, str) and pd.isna(v)):
+            return None
+        return int(v) if name in ("batch_size_per_device", "num_nodes", "gpus_per_node") else str(v)
+    return tuple(part(n) for n in ("framework", "model", "precision", "batch_size_per_device",
+                                   "num_nodes", "gpus_per_node", "case"))
+
+
 def results_table(group: pd.DataFrame, tr: Translator,
-                  vs_reference: list[str] | None = None) -> pd.DataFrame:
-    """Seed 001 layout plus efficiency, CI and repeats:
-    node num | gpus/node | gpu num | bsz/gpu | GPU Memory Usage | Throughput | Speedup |
-    Scaling efficiency | 95% CI | repeats, then "vs reference" when `vs_reference` gives
-    its cells (one per row of `group`, already formatted)."""
+                  vs_reference: list[str] | None = None,
+                  disagree: dict | None = None) -> pd.DataFrame:
+    """Seed 001 layout with the framework's memory peak first, the interval labelled by
+    kind and n: node num | gpus/node | gpu num | bsz/gpu | memory (framework) | memory
+    (nvidia-smi) | throughput | interval | n | speedup | scaling efficiency, then "vs
+    reference" when `vs_reference` gives its cells (one per row of `group`, formatted).
+    `disagree` maps :func:`case_key` to the methods' largest relative difference."""
     rows = []
     for r in group.itertuples(index=False):
-        ci = ci_text(r.ci_low, r.ci_high, tr)
         rows.append([
             tr.int(r.num_nodes), tr.int(r.gpus_per_node), tr.int(r.num_devices),
-            tr.int(r.batch_size_per_device), tr.int(r.memory_mib_max),
-            tr.num(r.throughput_median), tr.num(r.speedup), tr.percent(r.scaling_efficiency),
-            ci, tr.int(r.repeats),
+            tr.int(r.batch_size_per_device),
+            memory_text(r.memory_framework_mib, r.memory_framework_max_mib, r.memory_flag, tr),
+            memory_text(r.memory_sampled_mib, r.memory_sampled_max_mib, r.memory_flag, tr),
+            throughput_text(r, tr, disagree), interval_text(r.interval_low, r.interval_high, tr),
+            tr.int(r.repeats), tr.num(r.speedup), tr.percent(r.scaling_efficiency),
         ])
-    cols = ["col.node_num", "col.gpus_per_node", "col.gpu_num", "col.bsz_per_gpu", "col.memory",
-            "col.throughput", "col.speedup", "col.efficiency", "col.ci", "col.repeats"]
+    cols = [tr(c) for c in ("col.node_num", "col.gpus_per_node", "col.gpu_num",
+                            "col.bsz_per_gpu", "col.memory_framework", "col.memory_sampled",
+                            "col.throughput")]
+    cols += [interval_header(group, tr), tr("col.repeats"), tr("col.speedup"),
+             tr("col.efficiency")]
     if vs_reference is not None:
         rows = [row + [text] for row, text in zip(rows, vs_reference, strict=True)]
-        cols.append("col.vs_reference")
-    return pd.DataFrame(rows, columns=[tr(c) for c in cols])
+        cols.append(tr("col.vs_reference"))
+    return pd.DataFrame(rows, columns=cols)
+
+
+def precision_pairs(summary: pd.DataFrame) -> pd.DataFrame:
+    """``stats.precision_ratios`` of the scaling cases (GPT cases are compared in their own
+    table): FP32 and AMP of one framework, model and configuration, each at its batch size."""
+    from analysis.stats.precision import precision_ratios
+
+    pairs = precision_ratios(summary)
+    return pairs[(pairs["case"].fillna("") == "") & pairs["ratio"].notna()]
+
+
+def precision_table(pairs: pd.DataFrame, tr: Translator) -> pd.DataFrame:
+    """`precision_pairs` as a seed 004 table: model | node num | gpu num | FP32 (bsz) |
+    AMP (bsz) | AMP / FP32, throughputs with their n."""
+    rows = []
+    for p in pairs.sort_values(["framework", "model", "num_devices", "num_nodes"]).itertuples():
+        rows.append([f"{p.framework} {p.model}", tr.int(p.num_nodes), tr.int(p.num_devices),
+                     tr("results.precision_cell", precision=p.base_precision,
+                        bsz=tr.int(p.base_batch_size), value=tr.num(p.base_median),
+                        n=tr.int(p.base_repeats)),
+                     tr("results.precision_cell", precision=p.amp_precision,
+                        bsz=tr.int(p.amp_batch_size), value=tr.num(p.amp_median),
+                        n=tr.int(p.amp_repeats)),
+                     tr.num(p.ratio)])
+    return pd.DataFrame(rows, columns=[tr(c) for c in (
+        "col.model", "col.node_num", "col.gpu_num", "col.full_precision",
+        "col.half_precision", "col.precision_ratio")])
 
 
 def tflops_formulas(summary: pd.DataFrame) -> list[str]:
@@ -77,24 +149,48 @@ def _seed_beside(formulas: list[str]) -> bool:
     return any(gpt_flops.label(f) != gpt_flops.SEED002.label for f in formulas)
 
 
-def gpt_table(summary: pd.DataFrame, tr: Translator) -> pd.DataFrame:
-    """Seed 002 layout plus TFLOP/s: group | case | latency | memory | throughput | TFLOP/s
-    by the logs' formula (named in the header), then, where that is not seed 002's, TFLOP/s
-    by seed 002's 96 convention."""
-    df = gpt_rows(summary).sort_values(["group", "num_devices", "case"], kind="stable")
-    formulas = tflops_formulas(df)
+#: Seed 002's parallel-configuration columns: (parsed-run field, catalogue id).
+GPT_CONFIG_FIELDS = (("data_parallel", "col.dp"), ("tensor_parallel", "col.tp"),
+                     ("pipeline_parallel", "col.pp"), ("batch_size_per_device", "col.micro_batch"),
+                     ("global_batch_size", "col.global_batch"), ("hidden_size", "col.hidden"),
+                     ("num_layers", "col.layers"), ("num_heads", "col.heads"))
+
+
+def gpt_configurations(summary: pd.DataFrame, parsed_runs: pd.DataFrame) -> pd.DataFrame:
+    """The GPT rows of `summary` with seed 002's configuration fields taken from the parsed
+    runs of each case (the first run that states them)."""
+    df = gpt_rows(summary)
+    fields = [f for f, _ in GPT_CONFIG_FIELDS if f != "batch_size_per_device"]
+    have = [f for f in fields if f in parsed_runs.columns]
+    runs = parsed_runs[parsed_runs["case"].fillna("") != ""]
+    first = runs.groupby("case", sort=False)[have].first() if len(runs) else None
+    out = df.copy()
+    for f in fields:
+        out[f] = out["case"].map(first[f]) if first is not None and f in have else pd.NA
+    return out.sort_values(["num_devices", "data_parallel", "tensor_parallel",
+                            "pipeline_parallel", "case"], kind="stable")
+
+
+def gpt_table(configs: pd.DataFrame, tr: Translator) -> pd.DataFrame:
+    """Seed 002 layout: nodes | GPUs | DP | TP | PP | micro batch | global batch | hidden |
+    layers | heads → latency (ms) | memory (framework peak, MiB) | samples/s (with n) |
+    TFLOP/s per GPU by the logs' formula (named in the header), then, where that is not
+    seed 002's, TFLOP/s by seed 002's 96 convention. `configs` is :func:`gpt_configurations`."""
+    formulas = tflops_formulas(configs)
     beside = _seed_beside(formulas)
     rows = []
-    for r in df.itertuples(index=False):
-        rows.append([
-            r.group, r.case,
-            f"{tr.num(r.latency_ms)} (ms)" if pd.notna(r.latency_ms) else "-",
-            f"{tr.int(r.memory_mib_max)} (MiB)" if pd.notna(r.memory_mib_max) else "-",
-            tr.num(r.throughput_median), tr.num(r.tflops_per_gpu),
-        ] + ([tr.num(r.tflops_per_gpu_seed002)] if beside else []))
+    for r in configs.itertuples(index=False):
+        memory = r.memory_framework_mib if pd.notna(r.memory_framework_mib) else r.memory_sampled_mib
+        rows.append([tr.int(r.num_nodes), tr.int(r.num_devices)]
+                    + [tr.int(getattr(r, f)) for f, _ in GPT_CONFIG_FIELDS]
+                    + [tr.num(r.latency_ms), tr.int(memory, group=True),
+                       tr("headline.with_n", value=tr.num(r.throughput_median), n=int(r.repeats))
+                       if pd.notna(r.throughput_median) else "-",
+                       tr.num(r.tflops_per_gpu)]
+                    + ([tr.num(r.tflops_per_gpu_seed002)] if beside else []))
     labels = " / ".join(dict.fromkeys(gpt_flops.label(f) for f in formulas))
-    cols = [tr(c) for c in ("col.group", "col.case", "col.latency", "col.gpt_memory",
-                            "col.gpt_throughput")]
+    cols = [tr("col.node_num"), tr("col.gpu_num")] + [tr(c) for _, c in GPT_CONFIG_FIELDS]
+    cols += [tr("col.latency"), tr("col.gpt_memory"), tr("col.gpt_throughput")]
     cols.append(tr("col.tflops_by", formula=labels) if labels else tr("col.tflops"))
     if beside:
         cols.append(tr("col.tflops_seed002"))

@@ -92,7 +92,7 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
         return list(CHROMIUM_ARGS)
 
     def run_playwright(self, html):
-        from playwright.async_api import BrowserType
+        from playwright.async_api import BrowserType, Page
 
         exe, env = self.executable_path, browser_env(self.temp_dir)
         # the parent appends --no-sandbox to browser_args on every call: keep ours clean
@@ -105,9 +105,15 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
                 kwargs.setdefault("env", env)
                 return await original(browser_type, *args, **kwargs)
 
-            BrowserType.launch = launch
+            original_pdf = Page.pdf
+
+            async def pdf_css_size(page, *args, **kwargs):  # the page size of @page (A4)
+                kwargs.setdefault("prefer_css_page_size", True)
+                return await original_pdf(page, *args, **kwargs)
+
+            BrowserType.launch, Page.pdf = launch, pdf_css_size
             try:
                 pdf = super().run_playwright(html)
             finally:
-                BrowserType.launch = original
+                BrowserType.launch, Page.pdf = original, original_pdf
         return with_fixed_dates(pdf, self.epoch)

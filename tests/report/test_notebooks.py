@@ -55,9 +55,9 @@ def test_report_notebook_numbers(campaign, tmp_path):
     speedups = {(c["num_nodes"], c["gpus_per_node"]): c["speedup"] for c in numbers["cases"]}
     want = expected_medians()
     assert speedups[(2, 8)] == pytest.approx(want[(2, 8)] / want[(1, 1)], rel=1e-3)
-    html = "".join(o["data"].get("text/html", "") for c in nb.cells if c.cell_type == "code"
-                   for o in c.outputs if "data" in o)
-    assert "测试报告 &lt;b&gt;x&lt;/b&gt;" in html  # the title is escaped too
+    html = "".join(o["data"].get("text/html", "") + o["data"].get("text/markdown", "")
+                   for c in nb.cells if c.cell_type == "code" for o in c.outputs if "data" in o)
+    assert "# 测试报告 &lt;b&gt;x&lt;/b&gt;" in html  # the title is escaped too
 
 
 # 30_compare.ipynb is executed with real logs in tests/changes/test_frameworks_notebook.py.

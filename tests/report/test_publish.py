@@ -12,9 +12,16 @@ from conftest import expected_medians
 pytestmark = pytest.mark.slow
 
 HEADINGS = {
-    "en": ["Overview", "Test Environment", "Test Descriptions", "Test Scripts", "Test Results",
-           "Charts", "Problems", "Logs"],
-    "zh": ["概述", "测试环境", "测试说明", "测试脚本", "测试结果", "图表", "问题", "日志"],
+    "en": ["Test Results", "How the numbers were computed", "Charts", "Test Descriptions",
+           "Test Environment", "Problems", "Test Scripts", "Logs"],
+    "zh": ["测试结果", "计算方法", "图表", "测试说明", "测试环境", "问题", "测试脚本", "日志"],
+}
+#: What page 1 of the PDF answers: the key-numbers header, the caveats, n beside the numbers.
+PAGE_ONE = {
+    "en": ["Read the numbers with these caveats", "Few repeats", "1 GPU, samples/s",
+           "largest configuration", "2n8g", "(n = 3)", "Test Results"],
+    "zh": ["阅读以下数据前请注意", "重复次数少", "单卡吞吐率", "最大规模配置", "2n8g", "（n = 3）",
+           "测试结果"],
 }
 
 
@@ -58,15 +65,16 @@ def test_html_in_chromium(published, browser, lang, artifacts_dir):
     cmd = page.locator("table.dlperf-commands td.dlperf-code").first
     assert align(cmd) == "left"
     assert "Mono" in cmd.locator("code").evaluate("e => getComputedStyle(e).fontFamily")
-    assert align(page.locator("table.dlperf-results tbody td").nth(5)) == "right"
+    assert align(page.locator("table.dlperf-results tbody td").nth(7)) == "right"
+    assert align(page.locator("table.dlperf-results tbody td").nth(0)) == "left"
     # input cells hidden: no code of the notebook in the page
     assert "report.build(" not in page.locator("body").inner_text()
     headings = page.locator("h2").all_inner_texts()
     for h in HEADINGS[lang]:
         assert any(h in x for x in headings), (h, headings)
     assert page.locator("html").get_attribute("lang") == lang
-    # table of contents links to every section
-    toc = page.locator("nav.dlperf-toc a").all_inner_texts()
+    # the contents line links to every section
+    toc = page.locator("a[href^=\"#sec-\"]").all_inner_texts()
     assert toc == HEADINGS[lang]
     # topology: verbatim block and coloured matrix
     assert "Legend:" in page.locator("pre.dlperf-topo").first.inner_text()
@@ -75,21 +83,26 @@ def test_html_in_chromium(published, browser, lang, artifacts_dir):
     nv_cell = matrix.locator("tbody tr").nth(0).locator("td").nth(2)
     assert nv_cell.inner_text() == "NV1"
     assert "background-color" in (nv_cell.get_attribute("style") or "")
-    # results: seed layout, one row per configuration, in order
+    # results: seed layout, one row per configuration, in order, n beside the median
     table = page.locator("table.dlperf-results").first
     header = table.locator("thead th").all_inner_texts()
     if lang == "en":
-        assert header[:7] == ["node num", "gpus/node", "gpu num", "bsz/gpu", "GPU Memory Usage",
-                              "Throughput", "Speedup"]
-    assert len(header) == 10
+        assert header == ["group", "node num", "gpus/node", "gpu num", "bsz/gpu",
+                          "memory, framework peak (MiB)", "memory, nvidia-smi (MiB)",
+                          "Throughput", "interval (min–max)", "repeats", "Speedup",
+                          "Scaling efficiency"]
     rows = [table.locator("tbody tr").nth(i).locator("td").all_inner_texts() for i in range(3)]
-    assert [r[:4] for r in rows] == [["1", "1", "1", "128"], ["1", "8", "8", "128"],
-                                     ["2", "8", "16", "128"]]
+    assert [r[1:5] for r in rows] == [["1", "1", "1", "128"], ["1", "8", "8", "128"],
+                                      ["2", "8", "16", "128"]]
     want = expected_medians()
-    assert rows[0][5] == f"{want[(1, 1)]:,.2f}"
-    assert rows[2][5] == f"{want[(2, 8)]:,.2f}"
-    assert rows[0][6] == "1.00"
-    assert rows[2][6] == f"{want[(2, 8)] / want[(1, 1)]:.2f}"
+    assert rows[0][7] == f"{want[(1, 1)]:,.2f}"
+    assert rows[2][7] == f"{want[(2, 8)]:,.2f}"
+    assert rows[0][9] == "3"  # n
+    assert rows[0][10] == "1.00"
+    assert rows[2][10] == f"{want[(2, 8)] / want[(1, 1)]:.2f}"
+    # page 1: the key numbers come first
+    key = page.locator("table.dlperf-key-numbers tbody tr").first.locator("td")
+    assert key.nth(1).inner_text().startswith(f"{want[(1, 1)]:,.2f}")
     # scripts recorded by the campaign, and the log index with relative links
     assert "--node_rank=1" in page.locator("table.dlperf-commands").inner_text()
     links = page.locator("table.dlperf-logs a")
@@ -97,10 +110,10 @@ def test_html_in_chromium(published, browser, lang, artifacts_dir):
     href = links.first.get_attribute("href")
     assert not href.startswith("/") and href.endswith("r50_b128_fp32_1.log")
     assert (html_path.parent / href).resolve().is_file()
-    assert page.locator("figure.dlperf-figure img").count() == 4
+    assert page.locator("img").count() == 4  # no empty chart: nothing without data is drawn
     shot = artifacts_dir / f"report_{lang}.png"
     page.screenshot(path=str(shot), full_page=False)
-    page.locator("#sec-results").screenshot(path=str(artifacts_dir / f"results_{lang}.png"))
+    page.locator("table.dlperf-results").screenshot(path=str(artifacts_dir / f"results_{lang}.png"))
     page.close()
     assert shot.stat().st_size > 10_000
 
@@ -114,6 +127,13 @@ def test_pdf_text_and_pages(published, lang, artifacts_dir):
     for h in HEADINGS[lang]:
         assert h in text, h
     assert '<script>document.title="PWNED"</script>' in text.replace("\n", "")
+    first = " ".join(subprocess.run(["pdftotext", "-l", "1", str(pdf), "-"],
+                                    capture_output=True, text=True, check=True).stdout.split())
+    for words in PAGE_ONE[lang]:
+        assert words in first, words
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True,
+                          check=True).stdout
+    assert "(A4)" in info, info
     assert "Legend:" in text
     prefix = artifacts_dir / f"pdf_{lang}"
     subprocess.run(["pdftoppm", "-png", "-r", "60", "-f", "1", "-l", "4", str(pdf), str(prefix)],

@@ -106,7 +106,7 @@ def test_scripts_section_real_campaign(reports):
 
 # ---- 4. tables fit the page -----------------------------------------------------------------
 def test_ci_is_one_compact_cell(reports):
-    frag = reports["en"].section("results")
+    frag = reports["en"].results().to_html()
     assert "6,006.60–6,061.02" in frag
     assert 'class="dlperf-table dlperf-results"' in frag
 
@@ -135,28 +135,27 @@ def test_method_described_in_each_language(reports):
     cat = Translator("en")
     for m in stats.METHODS:
         assert cat.has(f"method.{m}"), m
-    zh = _text(reports["zh"].section("descriptions"))
-    assert "各日志类型对应的 DLPerf 提取脚本规则" in zh
+    zh = str(reports["zh"].method_section())
+    assert "DLLogger PyTorch 日志的 DLPerf 规则" in zh  # the rule of the family that ran
     assert stats.describe_method("dlperf") not in zh
     assert "每次运行的第 25 至 125 次迭代（共 100 次）" in zh
-    en = _text(reports["en"].section("descriptions"))
+    en = str(reports["en"].method_section())
     assert "iterations 25 to 125 of every run (100 iterations)" in en
 
 
 # ---- 7. what was run ------------------------------------------------------------------------
 def test_descriptions_state_benchmark_and_options(reports):
     en = _text(reports["en"].section("descriptions"))
-    assert ("DLPerf Suite built-in workload ( analysis.workload ): ResNet-50 v1.5, trained on "
+    assert ("DLPerf Suite built-in workload ( workloads.resnet ): ResNet-50 v1.5, trained on "
             "synthetic data generated on the device") in en
     commit = reports["en"].suite_commit
     from analysis import __version__
     assert f"DLPerf Suite version : {__version__}, commit {commit or 'unknown'}" in en
-    assert "fp16 autocast with dynamic loss scaling" in en
-    assert "TF32 : on" in en
+    assert "amp (FP16 autocast and dynamic loss scaling) and fp32 (TF32 matmuls on)" in en
     assert "Iterations per run : 150" in en
     assert "torch 2.11.0+cu130" in en  # versions as the runs report them
     zh = _text(reports["zh"].section("descriptions"))
-    assert "DLPerf Suite 内置测试负载" in zh and "TF32 : 开启" in zh
+    assert "DLPerf Suite 内置测试程序" in zh and "fp32（TF32 矩阵乘开启）" in zh
 
 
 # ---- the published PDF: nothing cut off on the right -----------------------------------
@@ -166,7 +165,7 @@ def test_real_pdf_tables_fit_the_page(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("real")
     done = publish(REAL, out, langs="en,zh", to="pdf", title=TITLE)
-    for lang, last_col in (("en", "repeats"), ("zh", "重复次数")):
+    for lang, last_col in (("en", "efficiency"), ("zh", "扩展效率")):
         pdf = done.files[lang]["pdf"]
         # pdftotext keeps only what lies on the page: a cut-off column loses its header
         text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True,

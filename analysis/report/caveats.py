@@ -1,0 +1,71 @@
+"""The caveats shown on page 1, before any number: what changes how the numbers read.
+
+- synthetic data (the built-in workloads, or runs whose parameters say so): no input pipeline;
+- multi-node runs whose "nodes" were one host (the env records of the nodes name the same
+  hostname): no network was measured, the configuration is simulated;
+- no environment record: the hardware and software are unknown;
+- throughput methods that disagree by more than 5 % for a case;
+- few repeats: the intervals are min–max, not confidence intervals.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from analysis.report import envinfo, headline, tables
+
+if TYPE_CHECKING:
+    from analysis.report.build import Report
+
+#: Parameter values that say the input was synthetic (DLE spells it "syntetic").
+SYNTHETIC_WORDS = ("synthetic", "syntetic")
+_TRUE = ("true", "1", "yes", "on")
+#: Campaign workloads of the suite that train on synthetic data.
+SYNTHETIC_WORKLOADS = ("builtin", "gpt")
+#: Repeats from which the summary gives an order-statistic confidence interval.
+CONFIDENCE_FROM_N = 7
+
+
+def synthetic_data(rep: Report) -> bool:
+    """Whether the runs trained on synthetic data (suite workload or a stated option)."""
+    if str(rep.campaign_spec.get("workload", "")).lower() in SYNTHETIC_WORKLOADS:
+        return True
+    for key, values in rep.params.items():
+        said = [v.lower() for v in values]
+        if any(w in key for w in SYNTHETIC_WORDS) and any(v in _TRUE for v in said):
+            return True  # --synthetic true
+        if ("data" in key or "backend" in key) and any(w in v for v in said
+                                                        for w in SYNTHETIC_WORDS):
+            return True  # --data-backend syntetic
+    return False
+
+
+def headline_caveats(rep: Report) -> list[str]:
+    """The caveats of `rep`, each one Markdown sentence in its language."""
+    tr, out = rep.tr, []
+    if rep.summary.empty:
+        return out
+    if synthetic_data(rep):
+        out.append(tr("caveat.synthetic"))
+    shared = envinfo.shared_host_runs(rep.envs)
+    if shared:
+        simulated = headline.simulated_cases(rep.runs, shared)
+        configs = sorted({f"{k[4]}n{k[5]}g" for k in simulated if k[4] and k[5]})
+        hosts = sorted({h for _, h in shared})
+        out.append(tr("caveat.same_host", configs=tr.join(configs) if configs else "-",
+                      hosts=tr.join(hosts), runs=len(shared)))
+    if not rep.envs:
+        out.append(tr("caveat.no_environment"))
+    disagree = rep.disagreements()
+    if disagree:
+        worst = max(disagree.values())
+        out.append(tr("caveat.methods_differ", cases=len(disagree), pct=tr.percent(worst),
+                      threshold=tr.percent(0.05, digits=0)))
+    n = rep.summary["repeats"]
+    if len(n) and int(n.min()) < CONFIDENCE_FROM_N:
+        low, high = int(n.min()), int(n.max())
+        out.append(tr("caveat.few_repeats", n=CONFIDENCE_FROM_N,
+                      repeats=str(low) if low == high else f"{low}–{high}"))
+    if not tables.gpt_rows(rep.summary).empty and tables.scaling_groups(rep.summary):
+        out.append(tr("caveat.gpt_separate"))
+    return out

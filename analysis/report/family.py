@@ -1,0 +1,96 @@
+"""What each log family's throughput rule is, said with one real line of the campaign.
+
+The rule text is the one the method computed with (``runs["method"]``: the DLPerf rule of
+the family, or the window / reported method), so a GPT report states the latency rule and
+a TensorFlow report the mean of 100 printed values, never another family's rule. The example
+is a training line of the first run of the family that has a figure: the first line at or
+after iteration 20 (where the DLPerf windows start), read back from its log.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import metrics as M
+from analysis.logtext import LogText
+from analysis.problems import excerpt
+
+#: A method text's per-run detail ("(Iterations 25 and 125, 4.269291 s)"), not the rule.
+_PER_RUN = re.compile(r"\s*\((?:[Ii]terations?|steps?|lines?) [^()]*\)\s*$")
+#: Iteration the DLPerf windows start at: the example line is the first at or after it.
+EXAMPLE_FROM_STEP = 20
+
+
+#: Where each family's logs state the framework's own memory peak (proper names, the same in
+#: every language).
+MEMORY_SOURCES = {
+    "dll_pytorch": "DLLogger `memory_max_allocated`",
+    "dll_json": "DLLogger `memory_max_allocated`",
+    "megatron": "Megatron-LM `max allocated` memory lines",
+    "oneflow_gpt": "OneFlow GPT memory lines",
+}
+
+
+def memory_sources(runs: pd.DataFrame) -> list[str]:
+    """The framework memory sources of the families whose runs have a framework peak."""
+    have = runs[runs["memory_framework_mib"].notna()] if len(runs) else runs
+    families = sorted({str(f) for f in have["family"].dropna()}) if len(have) else []
+    return list(dict.fromkeys(MEMORY_SOURCES[f] for f in families if f in MEMORY_SOURCES))
+
+
+@dataclass(frozen=True)
+class FamilyRule:
+    """One family's rule as computed, and a line of its logs it reads."""
+
+    family: str
+    framework: str
+    rule: str
+    runs: int
+    example_source: str = ""
+    example_line: int = 0
+    example_text: str = ""
+
+
+def family_rules(runs: pd.DataFrame, observations: pd.DataFrame,
+                 log_dir: Path | None = None) -> list[FamilyRule]:
+    """One :class:`FamilyRule` per log family of `runs` (``stats.run_throughput``), in order
+    of family name; families whose runs have no figure at all are left out."""
+    ok = runs[runs["throughput"].notna() & (runs["method"].fillna("") != "")]
+    out = []
+    for family, g in ok.groupby("family", sort=True, observed=True):
+        rule = _PER_RUN.sub("", g["method"].astype(str).value_counts().index[0])
+        framework = str(g["framework"].dropna().iloc[0]) if g["framework"].notna().any() else ""
+        first = g.sort_values("run_id").iloc[0]
+        src, line, text = _example(observations, str(first["run_id"]))
+        shown = src
+        if src and log_dir is not None:
+            try:
+                shown = Path(src).resolve().relative_to(Path(log_dir).resolve()).as_posix()
+            except ValueError:
+                shown = Path(src).name
+        out.append(FamilyRule(str(family), framework, rule, len(g), shown, line, text))
+    return out
+
+
+def _example(observations: pd.DataFrame, run_id: str) -> tuple[str, int, str]:
+    """(source, line, text) of the run's first training throughput or latency line at or
+    after iteration EXAMPLE_FROM_STEP (the first one when none is that late)."""
+    obs = observations[(observations["run_id"] == run_id)
+                       & (observations["phase"] == M.TRAIN)
+                       & observations["metric"].isin([M.THROUGHPUT, M.LATENCY])]
+    if obs.empty:
+        return "", 0, ""
+    obs = obs.sort_values(["line"])
+    late = obs[obs["step"].fillna(-1) >= EXAMPLE_FROM_STEP]
+    row = (late if len(late) else obs).iloc[0]
+    src, line = str(row["source"]), int(row["line"])
+    try:
+        text = LogText.read(src).line_text(line)
+    except (OSError, EOFError, ValueError, zlib.error):  # gone or unreadable since parsing
+        return src, line, ""
+    return src, line, excerpt(text.strip())

@@ -1,0 +1,123 @@
+"""Page 1 of a report: the key numbers of each group and the caveats that change how they
+read (synthetic data, "nodes" that were one host, no environment record, methods that
+disagree, few repeats).
+
+"Best" is never ranked across groups: each row is one comparable group (framework, model,
+precision, batch size per GPU); its largest configuration is the one with most GPUs, a real
+single-node run preferred over a same-host simulated multi-node run of the same size.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.i18n import Translator
+from analysis.report import tables
+
+#: Precisions whose key-numbers row shows the ratio to full precision (stats.precision).
+AMP_LABELS = ("amp", "fp16", "bf16")
+#: Catalogue ids of the key-numbers columns, in order.
+KEY_COLUMNS = ("col.group", "col.one_gpu", "col.largest", "col.throughput_largest",
+               "col.speedup", "col.efficiency", "col.amp_ratio", "col.spread")
+
+
+def with_n(value: str, n, tr: Translator) -> str:
+    """'2,938.40 (n = 5)': a headline number with its repeats."""
+    if value == "-" or pd.isna(n):
+        return value
+    return tr("headline.with_n", value=value, n=int(n))
+
+
+def config_label(row) -> str:
+    """'2n2g': nodes and GPUs per node, as the DLPerf tables name a configuration."""
+    if pd.isna(row["num_nodes"]) or pd.isna(row["gpus_per_node"]):
+        return "-"
+    return f"{int(row['num_nodes'])}n{int(row['gpus_per_node'])}g"
+
+
+def largest_case(group: pd.DataFrame, simulated: set[tuple]) -> pd.Series | None:
+    """The row with most GPUs; among equals, one not simulated on one host, then fewer nodes."""
+    ok = group[group["throughput_median"].notna()]
+    if ok.empty:
+        return None
+    top = ok[ok["num_devices"] == ok["num_devices"].max()]
+    order = top.assign(_sim=[_key(r) in simulated for _, r in top.iterrows()])
+    return order.sort_values(["_sim", "num_nodes"], kind="stable").iloc[0]
+
+
+def _key(row) -> tuple:
+    return (row["framework"], row["model"], row["precision"], _int(row["batch_size_per_device"]),
+            _int(row["num_nodes"]), _int(row["gpus_per_node"]))
+
+
+def _int(v):
+    return None if pd.isna(v) else int(v)
+
+
+def simulated_cases(runs: pd.DataFrame, shared: list[tuple[str, str]]) -> set[tuple]:
+    """Case keys (as :func:`_key`) of runs whose nodes all ran on one host; `shared` is
+    ``envinfo.shared_host_runs`` output (run, host)."""
+    ids = {run for run, _ in shared}
+    hit = runs[runs["run_id"].astype(str).isin(ids)]
+    return {_key(r) for _, r in hit.iterrows()}
+
+
+def key_numbers(summary: pd.DataFrame, tr: Translator,
+                simulated: set[tuple] = frozenset()) -> pd.DataFrame | None:
+    """One row per comparable group (None when the report has no scaling groups): 1-GPU
+    throughput, the largest configuration and its throughput, speedup and scaling
+    efficiency, the FP32→AMP ratio there where both precisions ran it, and the spread of
+    its repeats. Throughputs show their n."""
+    groups = tables.scaling_groups(summary)
+    if not groups:
+        return None
+    pairs = tables.precision_pairs(summary)
+    rows = []
+    for (fw, model, prec, bsz), g in groups:
+        one = g[(g["num_devices"] == 1) & g["throughput_median"].notna()]
+        top = largest_case(g, simulated)
+        one_text = (with_n(tr.num(one.iloc[0]["throughput_median"]), one.iloc[0]["repeats"], tr)
+                    if len(one) else "-")
+        if top is None:
+            rows.append([_group_label(fw, model, prec, bsz, tr), one_text] + ["-"] * 6)
+            continue
+        label = config_label(top)
+        if _key(top) in simulated:
+            label = tr("headline.simulated", config=label)
+        rows.append([
+            _group_label(fw, model, prec, bsz, tr), one_text, label,
+            with_n(tr.num(top["throughput_median"]), top["repeats"], tr),
+            tr.num(top["speedup"]), tr.percent(top["scaling_efficiency"]),
+            _ratio_text(pairs, top, tr), _spread_text(top, tr),
+        ])
+    return pd.DataFrame(rows, columns=[tr(c) for c in KEY_COLUMNS])
+
+
+def _group_label(fw, model, prec, bsz, tr: Translator) -> str:
+    return tr("headline.group", framework=fw, model=model, precision=prec,
+              bsz=tr.int(bsz))
+
+
+def _ratio_text(pairs: pd.DataFrame, row, tr: Translator) -> str:
+    """'2.31× (AMP b256 / FP32 b128)' at `row`'s configuration, '-' when one is missing."""
+    if pairs.empty or str(row["precision"]).lower() not in AMP_LABELS:
+        return "-"
+    hit = pairs[(pairs["amp_precision"] == str(row["precision"]).lower())
+                & (pairs["amp_batch_size"] == row["batch_size_per_device"])
+                & (pairs["framework"] == row["framework"]) & (pairs["model"] == row["model"])
+                & (pairs["num_nodes"] == row["num_nodes"])
+                & (pairs["gpus_per_node"] == row["gpus_per_node"])]
+    if hit.empty:
+        return "-"
+    p = hit.iloc[0]
+    return tr("headline.ratio", ratio=tr.num(p["ratio"]), half=p["amp_precision"],
+              half_bsz=tr.int(p["amp_batch_size"]), full=p["base_precision"],
+              full_bsz=tr.int(p["base_batch_size"]))
+
+
+def _spread_text(row, tr: Translator) -> str:
+    """The repeats' (max − min) / median, in percent."""
+    spread = row.get("spread_pct")
+    if spread is None or pd.isna(spread):
+        return "-"
+    return tr.percent(float(spread) / 100.0)

@@ -1,0 +1,53 @@
+"""What ran, per precision label: TF32 on or off for FP32, the autocast dtype and the loss
+scaling for AMP, from the runs' parameter dumps (and the built-in workload's known
+settings). A fact no log states is not invented: the label then is the precision alone."""
+
+from __future__ import annotations
+
+from analysis.i18n import Translator
+
+_TRUE = ("true", "1", "yes", "on")
+#: Parameter names (lower case) that state TF32 matmuls on or off.
+TF32_KEYS = ("tf32", "allow_tf32", "use_tf32")
+LOSS_SCALE_KEYS = ("static_loss_scale", "loss_scale")
+
+
+def _flag(params: dict[str, list[str]], keys) -> bool | None:
+    vals = [v for k in keys for v in params.get(k, [])]
+    return None if not vals else any(v.lower() in _TRUE for v in vals)
+
+
+def loss_scaling(params: dict[str, list[str]], tr: Translator) -> str:
+    """'dynamic loss scaling', 'static loss scale 128' or '' when the logs do not say."""
+    if _flag(params, ("dynamic_loss_scale",)):
+        return tr("precision.loss_dynamic")
+    static = sorted({v for k in LOSS_SCALE_KEYS for v in params.get(k, [])
+                     if v not in ("None", "0", "", "-1")})
+    return tr("precision.loss_static", value=", ".join(static)) if static else ""
+
+
+def precision_label(precision: str, params: dict[str, list[str]], builtin: bool,
+                    tr: Translator) -> str:
+    """'fp32 (TF32 off)', 'amp (FP16 autocast, dynamic loss scaling)', 'bf16 (BF16
+    autocast, no loss scaling)'; `params` maps lower-case parameter names to their values
+    over all runs, `builtin` says the runs are the suite's workload (FP16 autocast with a
+    dynamic GradScaler, TF32 as PyTorch's default: off for matmuls)."""
+    p = str(precision).lower()
+    details = []
+    if p in ("fp32", "tf32"):
+        tf32 = _flag(params, TF32_KEYS)
+        if p == "tf32" or tf32:
+            details.append(tr("precision.tf32_on"))
+        elif tf32 is False or builtin:
+            details.append(tr("precision.tf32_off"))
+    elif p in ("amp", "fp16"):
+        bf16 = _flag(params, ("bf16",))
+        details.append(tr("precision.autocast", dtype="BF16" if bf16 else "FP16"))
+        scaling = tr("precision.loss_dynamic") if builtin else loss_scaling(params, tr)
+        if scaling:
+            details.append(scaling)
+    elif p == "bf16":
+        details.append(tr("precision.autocast", dtype="BF16"))
+        details.append(tr("precision.loss_none"))
+    return tr("precision.label", precision=precision, details=tr.join(details)) if details \
+        else str(precision)

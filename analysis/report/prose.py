@@ -1,0 +1,70 @@
+"""Report prose: Markdown rendered from Jinja templates (``analysis/report/prose/*.md.j2``)
+with the label catalogue, returned as :class:`Markdown` so that a notebook cell shows it.
+
+Text that comes from data (model names, hosts, log lines) goes through the ``md`` filter
+(HTML and Markdown escaped) or the ``code`` filter (a code span): a log line holding
+``<script>`` or ``*`` is shown as written and never becomes markup.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from analysis.i18n import Translator
+
+PROSE_DIR = Path(__file__).resolve().parent / "prose"
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+
+
+class Markdown(str):
+    """Markdown text that Jupyter and nbconvert render (``text/markdown`` output)."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+def md(value) -> str:
+    """`value` as literal text inside Markdown: HTML and Markdown syntax escaped."""
+    text = html.escape("" if value is None else str(value), quote=False)
+    return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
+
+
+def code(value) -> str:
+    """`value` as a Markdown code span (a fence longer than any backtick run inside)."""
+    text = "" if value is None else str(value).replace("\n", " ")
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def code_block(value) -> str:
+    """`value` as a fenced code block (a fence longer than any backtick run inside)."""
+    text = "" if value is None else str(value)
+    runs = [len(r) for r in re.findall(r"`{3,}", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+@lru_cache(maxsize=1)
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(PROSE_DIR)),
+                             undefined=jinja2.StrictUndefined, autoescape=False,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["md"] = md
+    env.filters["code"] = code
+    env.filters["code_block"] = code_block
+    return env
+
+
+def render(name: str, tr: Translator, **context) -> Markdown:
+    """Template `name` (``prose/<name>.md.j2``) in `tr`'s language; `t` in the template is
+    the catalogue (``{{ t("section.results") }}``), `tr` the translator (numbers)."""
+    template = _environment().get_template(f"{name}.md.j2")
+    text = template.render(t=tr, tr=tr, lang=tr.lang, **context)
+    return Markdown(re.sub(r"\n{3,}", "\n\n", text).strip() + "\n")

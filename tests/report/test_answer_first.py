@@ -1,0 +1,199 @@
+"""The report answers first (issue 11): page-1 key numbers with n and the caveats that change
+how they read, seed-shaped tables, per-family method text with a real log line, precision
+labels that say what ran, sections without data left out, Chinese that reads as Chinese.
+Built without a kernel (``build``); the published PDF is checked in test_publish.py."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.i18n import Translator, load_catalogue
+from analysis.report import headline, prose, tables
+from analysis.report.build import build
+from analysis.report.precision import precision_label
+from analysis.report.render import cell_html
+from analysis.report.title import pick_title
+from analysis.stats.agreement import method_agreement
+from analysis.stats.precision import precision_ratios
+
+ROOT = Path(__file__).resolve().parents[2]
+RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu"
+GPT_TABLE = ROOT / "tests" / "data" / "oneflow_gpt" / "table"
+TF_BERT = ROOT / "tests" / "data" / "dll_tensorflow" / "tf_bert"
+#: Columns the report reads from stats.summarize (the stats engineer's contract, issue 11).
+CONTRACT = ("interval_low", "interval_high", "interval_kind", "memory_framework_mib",
+            "memory_sampled_mib", "memory_framework_max_mib", "memory_sampled_max_mib",
+            "memory_flag", "spread_pct", "repeats")
+
+
+@pytest.fixture(scope="module")
+def rn50():
+    return {lang: build(RN50, lang=lang) for lang in ("en", "zh")}
+
+
+@pytest.fixture(scope="module")
+def gpt():
+    return build(GPT_TABLE, lang="en")
+
+
+def _text(obj) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", cell_html(obj)))
+
+
+def test_summary_has_every_column_the_report_reads(rn50):
+    missing = [c for c in CONTRACT if c not in rn50["en"].summary.columns]
+    assert missing == [], f"stats.summarize lacks {missing}: the report cannot show them"
+    assert callable(precision_ratios) and callable(method_agreement)
+
+
+def _case(n, g, thr, repeats=5, precision="fp32", bsz=128):
+    return dict(framework="PyTorch", model="resnet50", precision=precision, num_nodes=n,
+                gpus_per_node=g, num_devices=n * g, batch_size_per_device=bsz, case="",
+                group="", repeats=repeats, throughput_median=thr, speedup=thr / 3000.0,
+                scaling_efficiency=thr / 3000.0 / (n * g), spread_pct=0.4)
+
+
+def test_largest_configuration_prefers_the_real_node_over_a_same_host_one():
+    s = pd.DataFrame([_case(1, 1, 3000.0), _case(1, 4, 11661.87), _case(2, 2, 11700.0)])
+    simulated = {("PyTorch", "resnet50", "fp32", 128, 2, 2)}
+    frame = headline.key_numbers(s, Translator("en"), simulated)
+    row = frame.iloc[0].tolist()
+    assert row[1] == "3,000.00 (n = 5)"
+    assert row[2] == "1n4g" and row[3] == "11,661.87 (n = 5)"  # not 2n2g's higher 11,700
+    only = headline.key_numbers(s.iloc[[0, 2]], Translator("en"), simulated)
+    assert only.iloc[0, 2] == "2n2g (one host)"  # said where it is the only 4-GPU row
+
+
+def test_key_numbers_of_the_rn50_campaign(rn50):
+    en = rn50["en"].key_numbers().data
+    assert list(en.columns) == ["group", "1 GPU, samples/s", "largest configuration",
+                                "samples/s there", "Speedup", "Scaling efficiency",
+                                "AMP / FP32", "spread (max − min) / median"]
+    amp = en[en["group"].str.contains("amp")].iloc[0]
+    assert amp["largest configuration"] == "1n4g"
+    assert amp["samples/s there"].endswith("(n = 5)")
+    assert re.fullmatch(r"2\.\d\d× \(amp b256 / fp32 b128\)", amp["AMP / FP32"])
+    zh = rn50["zh"].key_numbers().data
+    assert zh.iloc[0, 1].endswith("（n = 5）")
+
+
+def test_caveats_come_before_the_numbers(rn50):
+    rep = rn50["en"]
+    text = _text(rep.caveats())
+    assert "Synthetic data" in text
+    assert "2n2g" in text and "one machine" in text  # the nodes' env records name one host
+    assert "n = 5" in text and "min–max" in text
+    cells = rep.cells()
+    assert cells.index(rep.caveats()) < 3  # style, title, caveats, then the key numbers
+
+
+def test_missing_environment_is_a_caveat(tmp_path):
+    import shutil
+
+    logs = tmp_path / "logs"
+    shutil.copytree(TF_BERT, logs)
+    assert "No environment record" in _text(build(logs, lang="en").caveats())
+
+
+def test_results_show_framework_memory_first_interval_kind_and_n(rn50):
+    t = rn50["en"].results().data
+    cols = list(t.columns)
+    assert cols.index("memory, framework peak (MiB)") < cols.index("memory, nvidia-smi (MiB)")
+    assert "interval (min–max)" in cols and "repeats" in cols
+    fp32 = t.iloc[4:8]
+    assert fp32["memory, framework peak (MiB)"].tolist()[2] == "16,394"  # the log's own peak
+    assert "(max 18,161)" in " ".join(fp32["memory, nvidia-smi (MiB)"])  # the transient sample
+
+
+def test_fp32_and_amp_side_by_side_with_the_ratio(rn50):
+    t = rn50["en"].precision_comparison().data
+    assert list(t.columns)[-3:] == ["FP32, samples/s", "AMP, samples/s", "AMP / FP32"]
+    row = t.iloc[0]
+    assert "fp32, bsz 128, n = 5" in row["FP32, samples/s"]
+    assert "amp, bsz 256, n = 5" in row["AMP, samples/s"]
+
+
+def test_method_text_is_the_family_rule_with_a_real_line(rn50, gpt):
+    text = str(rn50["en"].method_section())
+    assert "DLLogger PyTorch" in text and "OneFlow" not in text
+    line = re.search(r"```text\n(.*)\n```", text).group(1)
+    src = re.search(r"line (\d+) of `([^`]+)`", text)
+    logged = (RN50 / src.group(2)).read_text().splitlines()[int(src.group(1)) - 1]
+    assert line == logged.strip()
+    g = str(gpt.method_section())
+    assert "latency (s/iteration)" in g and "DLLogger" not in g and "Iteration > 5" not in g
+    zh = str(rn50["zh"].method_section())
+    assert "DLLogger PyTorch 日志的 DLPerf 规则" in zh
+
+
+def test_gpt_report_has_the_seed_002_table_and_no_empty_sections(gpt):
+    t = gpt.gpt_configurations().data
+    assert list(t.columns)[:10] == ["node num", "gpu num", "DP", "TP", "PP", "micro batch",
+                                    "global batch", "hidden", "layers", "heads"]
+    big = t[t["gpu num"] == "32"].iloc[0]
+    assert big[["DP", "TP", "PP", "micro batch", "global batch", "hidden", "layers",
+                "heads"]].tolist() == ["1", "8", "4", "16", "512", "2304", "24", "24"]
+    assert "(n = 1)" in " ".join(t.iloc[:, 12])
+    assert gpt.results() is None and gpt.heading("charts") is None
+    assert gpt.chart("throughput") is None and gpt.chart("speedup") is None
+    assert gpt.key_numbers() is None and gpt.precision_comparison() is None
+
+
+def test_precision_labels_say_what_ran():
+    tr = Translator("en")
+    assert precision_label("fp32", {}, True, tr) == "fp32 (TF32 off)"
+    assert precision_label("fp32", {"tf32": ["True"]}, False, tr) == "fp32 (TF32 matmuls on)"
+    assert precision_label("fp32", {}, False, tr) == "fp32"  # nothing said, nothing claimed
+    assert precision_label("amp", {}, True, tr) == "amp (FP16 autocast and dynamic loss scaling)"
+    assert precision_label("bf16", {}, False, tr) == "bf16 (BF16 autocast and no loss scaling)"
+    assert precision_label("amp", {"static_loss_scale": ["128"]}, False, tr) == \
+        "amp (FP16 autocast and static loss scale 128)"
+    assert precision_label("amp", {}, True, Translator("zh")) == \
+        "amp（FP16 自动混合精度和动态 loss scaling）"
+
+
+def test_title_per_language():
+    assert pick_title("ResNet-50 on H200|H200 上的 ResNet-50", "zh") == "H200 上的 ResNet-50"
+    assert pick_title("ResNet-50 on H200|H200 上的 ResNet-50", "en") == "ResNet-50 on H200"
+    assert pick_title("Same", "zh") == "Same" and pick_title(None, "en") == ""
+
+
+def test_log_text_in_prose_is_text_not_markup():
+    assert "<script>" not in prose.md("<script>alert(1)</script> *x*")
+    html = cell_html(prose.Markdown(f"a {prose.code('<b>`x`</b>')}"))
+    assert "<b>" not in html and "&lt;b&gt;" in html
+    block = prose.code_block("```\n<img src=x>")
+    assert "<img" not in cell_html(prose.Markdown(block))
+
+
+def test_methods_that_disagree_are_marked_next_to_the_number():
+    row = pd.Series(_case(1, 1, 3000.0))
+    tr = Translator("en")
+    key = tables.case_key(row)
+    assert tables.throughput_text(row, tr, {key: 0.072}) == "3,000.00 ⚠ methods differ 7.2%"
+    assert tables.throughput_text(row, tr, {}) == "3,000.00"
+
+
+def test_chinese_reads_as_chinese():
+    cat = load_catalogue()
+    zh = " ".join(v["zh"] for v in cat.values())
+    for calque in ("测试活动", "测试负载", "没有运行被标记", "次重复的中位数"):
+        assert calque not in zh, calque
+    cjk, latin = "[\u4e00-\u9fff]", "[A-Za-z0-9]"
+    tight = [k for k, v in cat.items()
+             if re.search(f"{cjk}{latin}|{latin}{cjk}", v["zh"])]
+    assert tight == [], f"no space between Chinese and Latin words: {tight}"
+    tr = Translator("zh")
+    assert tr.join(["OneFlow", "PyTorch", "TensorFlow"]) == "OneFlow、PyTorch 和 TensorFlow"
+    assert tr("punct.colon") == "："
+
+
+def test_nan_spread_and_missing_pairs_read_as_dashes():
+    s = pd.DataFrame([_case(1, 1, 3000.0)]).assign(spread_pct=np.nan)
+    frame = headline.key_numbers(s, Translator("en"))
+    assert frame.iloc[0, -1] == "-" and frame.iloc[0, -2] == "-"
