@@ -135,11 +135,17 @@ def _model_rows(df: pd.DataFrame, columns: int, panel_height: float):
     return fig, models, axes
 
 
-def _widest_pct(y, low, high) -> float:
+def _interval_label(df: pd.DataFrame, low, high, kinds: list[str], tr: Translator
+                    ) -> str | None:
+    """Legend text of the error bars: their kind and the widest as ± % of its median (None
+    when no case has an interval)."""
+    drawn = [k for k in kinds if k]
+    if not drawn:
+        return None
+    y = df["throughput_median"].to_numpy(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         half = np.maximum(y - low, high - y) / y * 100.0
-    half = half[np.isfinite(half)]
-    return float(half.max()) if half.size else float("nan")
+    return intervals.legend_text(drawn, float(np.nanmax(half)), tr)
 
 
 def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | None:
@@ -166,10 +172,7 @@ def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigu
         ax.set_ylabel(tr("chart.throughput"))
         if len(models) > 1:
             ax.set_title(plain(model))
-    drawn = [k for k in kinds if k]
-    label = (intervals.legend_text(drawn, _widest_pct(df["throughput_median"].to_numpy(float),
-                                                      low_all, high_all), tr)
-             if drawn else None)
+    label = _interval_label(df, low_all, high_all, kinds, tr)
     axes[-1, 0].legend(handles=_legend_handles(df, pal, label, tr), loc="upper center",
                        bbox_to_anchor=(0.5, -0.2), ncol=2, fontsize=8)
     fig.suptitle(tr("chart.throughput_title"))
@@ -196,7 +199,7 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
         devices = g["num_devices"].to_numpy(float)
         ideal = sorted(set(devices))
         ax = row[0]
-        ax.plot(ideal, ideal, linestyle="--", color="0.5", linewidth=1, label=tr("chart.ideal"))
+        ax.plot(ideal, ideal, linestyle="--", color="0.5", linewidth=1)
         speed = g["speedup"].to_numpy(float)
         _draw(ax, g, speed, speed * np.nan, speed * np.nan, pal, max(ideal))
         log2_axis(ax, "x", devices)
@@ -216,10 +219,7 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
         ax.set_ylabel(tr("chart.efficiency"))
         if len(models) > 1:
             row[0].set_title(plain(model))
-    drawn = [k for k in kinds if k]
-    label = (intervals.legend_text(drawn, _widest_pct(df["throughput_median"].to_numpy(float),
-                                                      low_all, high_all), tr)
-             if drawn else None)
+    label = _interval_label(df, low_all, high_all, kinds, tr)
     handles = [Line2D([], [], linestyle="--", color="0.5", label=tr("chart.ideal")),
                *_legend_handles(df, pal, label, tr)]
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8)

@@ -21,10 +21,10 @@ PRECISION_COLORS = {
 }
 #: Colours of precisions not listed above, picked by a stable hash of the name.
 _OTHER_COLORS = ("#949494", "#fbafe4", "#ece133", "#8c613c")
-#: Frameworks in the order of their shade; others take the shades left, by name.
+#: Frameworks in the order of their shade; others take one of the shades left, by name.
 FRAMEWORK_ORDER = ("PyTorch", "TensorFlow", "OneFlow", "Megatron-LM", "MXNet", "PaddlePaddle")
 #: Shades of a base colour: 0 = itself, < 0 towards black, > 0 towards white.
-_SHADES = (0.0, -0.4, 0.45, -0.65, 0.7, -0.2)
+_SHADES = (0.0, -0.4, 0.45, -0.65, 0.7, -0.2, 0.25, -0.55)
 #: Marker of each node count (1 node filled, several nodes hollow), and the fallback.
 NODE_MARKERS = {1: "o", 2: "s", 4: "^", 8: "D", 16: "v"}
 OTHER_MARKER = "P"
@@ -50,7 +50,7 @@ def framework_shade(framework) -> int:
     name = str(framework)
     if name in FRAMEWORK_ORDER:
         return FRAMEWORK_ORDER.index(name)
-    return len(FRAMEWORK_ORDER) + _stable_index(name, len(_SHADES) - len(FRAMEWORK_ORDER) or 1)
+    return len(FRAMEWORK_ORDER) + _stable_index(name, len(_SHADES) - len(FRAMEWORK_ORDER))
 
 
 def _shade(color: str, amount: float) -> tuple[float, float, float]:
@@ -63,7 +63,7 @@ def series_color(framework, precision, several_frameworks: bool = True
                  ) -> tuple[float, float, float]:
     """The colour of a framework's precision: the precision's base colour, in the
     framework's shade when a chart compares `several_frameworks`."""
-    shade = _SHADES[framework_shade(framework) % len(_SHADES)] if several_frameworks else 0.0
+    shade = _SHADES[framework_shade(framework)] if several_frameworks else 0.0
     return _shade(precision_color(precision), shade)
 
 

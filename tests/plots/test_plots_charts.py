@@ -112,6 +112,11 @@ def test_several_frameworks_get_shades_of_their_precision():
     # a framework's colour does not depend on which others are drawn beside it
     other = plots.palette(make_summary(frameworks=("OneFlow", "TensorFlow")))
     assert other["OneFlow amp"] == pal["OneFlow amp"]
+    # a framework of no known name takes a shade of its own, never one of the known ones
+    known = {_hex(P.series_color(fw, "amp")) for fw in P.FRAMEWORK_ORDER}
+    assert len(known) == len(P.FRAMEWORK_ORDER)
+    assert {_hex(P.series_color(fw, "amp")) for fw in ("JAX", "LiBai", "Py$Torch$")}.isdisjoint(
+        known)
 
 
 def test_no_data_gives_no_chart(frames):
