@@ -39,7 +39,8 @@ def configurations(summary: pd.DataFrame) -> pd.DataFrame:
         own = (pd.to_numeric(df[column], errors="coerce") if column in df.columns
                else pd.Series(np.nan, index=df.index))
         df[key] = own.fillna(from_name).astype(float)
-    df["group"] = df["group"].where(df["group"].fillna("") != "", parsed["group"])
+    group = (df["group"] if "group" in df.columns else pd.Series(np.nan, index=df.index)).astype(object)
+    df["group"] = group.where(group.fillna("") != "", parsed["group"])
     return df
 
 
@@ -76,12 +77,12 @@ def formula_text(summary: pd.DataFrame) -> str:
 def _metrics(df: pd.DataFrame, tr: Translator) -> list[tuple[str, str]]:
     """(column, axis label) of each metric with data: latency, TFLOP/s per GPU, memory."""
     out = []
-    if df["latency_ms"].notna().any():
+    if "latency_ms" in df.columns and df["latency_ms"].notna().any():
         out.append(("latency_ms", tr("chart.latency")))
     if "tflops_per_gpu" in df.columns and df["tflops_per_gpu"].notna().any():
         formula = formula_text(df)
-        out.append(("tflops_per_gpu", tr("chart.tflops_by", formula=formula) if formula
-                    else tr("chart.tflops")))  # the formula on a line of its own
+        out.append(("tflops_per_gpu", tr("chart.tflops_by", formula=plain(formula)) if formula
+                    else tr("chart.tflops")))
     for column, key in _MEMORY:
         if column in df.columns and df[column].notna().any():
             out.append((column, tr(key)))

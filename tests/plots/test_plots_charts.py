@@ -252,7 +252,7 @@ def test_gpt_configurations_latency_tflops_memory_per_model_size():
 
 def test_gpt_configurations_without_formula_or_parsable_names():
     gpt = make_gpt_summary().drop(columns=["tflops_formula", "tflops_per_gpu_seed002",
-                                           "memory_framework_mib"])
+                                           "memory_framework_mib", "group"])
     gpt.loc[0, "case"] = "my$case"
     fig = plots.gpt_configurations(gpt, "zh")
     assert fig.axes[-2].get_xlabel() == "每卡模型 TFLOP/s"
@@ -261,6 +261,9 @@ def test_gpt_configurations_without_formula_or_parsable_names():
     ticks = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
     assert r"my\$case" in ticks  # shown as written, not as mathtext
     assert fig.png()[:4] == b"\x89PNG"
+    stated = plots.gpt_configurations(make_gpt_summary().assign(tflops_formula="$x$*B"), "en")
+    assert stated.axes[-2].get_xlabel().endswith(r"\$x\$·B")  # a stated formula, not mathtext
+    stated.png()
 
 
 def test_same_frames_give_the_same_bytes(frames):
