@@ -8,7 +8,9 @@
   Python but not this package; the built-in workloads need only ``workloads/`` in the
   workdir and torch.
 - The remote command is one shell line in which every word is ``shlex.quote``-d; the spec's
-  environment goes as one JSON line on stdin, never on a command line.
+  environment goes as one JSON line on stdin, never on a command line. The agent runs under
+  ``sh -c '"$@"; exit "$?"'`` (:data:`AGENT_PARENT`), so that an agent killed by a signal
+  still ends its channel with an exit status.
 - Output (stdout+stderr) streams back over the channel into the per-node log here. The env
   record, GPU CSV and agent result are fetched with sftp afterwards.
 - Killing the ssh client does not kill remote processes: on failure, timeout or interruption
@@ -45,6 +47,9 @@ from analysis.errors import DLPerfError
 #: The package modules the node agent imports, copied beside it on every host.
 PACKAGE_DIR = Path(analysis.__file__).resolve().parent
 AGENT_MODULES = ("__init__.py", "errors.py", "shell.py")
+#: The agent runs as a child of this shell, not in its place, so that sshd reports an exit
+#: status (137) when the agent is killed by a signal: paramiko ignores sshd's "exit-signal".
+AGENT_PARENT = ("sh", "-c", '"$@"; exit "$?"', "sh")
 
 
 class SSHError(DLPerfError):
@@ -155,7 +160,7 @@ class SSHBackend(Backend):
         argv = self.agent_argv(launch, node, python=self._python(), agent=self._agent_path(),
                                paths=self._remote(launch, node),
                                flags=("--env-stdin", "--watch-stdin"))
-        return shell_join(argv)
+        return shell_join([*AGENT_PARENT, *argv])
 
     def describe(self, launch: Launch) -> list[str]:
         lines = super().describe(launch)
