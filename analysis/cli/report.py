@@ -27,7 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="output formats, comma-separated, from: html, pdf")
     p.add_argument("-o", "--out-dir", default=None, help="output folder (default: reports/)")
     add_method(p)
-    p.add_argument("--title", default=None, help="report title (default: from the models)")
+    p.add_argument("--title", default=None, metavar="TITLE",
+                   help="report title, one for both languages or \"English|中文\" (default: "
+                        "from the models, in each language)")
     p.add_argument("--baseline", default=None, metavar="OTHER",
                    help="add a 'Changes since baseline' section comparing every case with "
                         "OTHER: a log folder, a Parquet export of dlperf parse, or a stored "

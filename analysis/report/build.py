@@ -141,7 +141,7 @@ class Report:
         """Per comparable group: 1-GPU throughput, the largest configuration, speedup,
         scaling efficiency, FP32→AMP ratio, spread, each throughput with its n."""
         simulated = headline.simulated_cases(self.runs, envinfo.shared_host_runs(self.envs))
-        frame = headline.key_numbers(self.summary, self.tr, simulated)
+        frame = headline.key_numbers(self.summary, self.tr, simulated, self.disagreements())
         return None if frame is None else styled.table(frame, "key-numbers", "lllrrrrlr")
 
     def gpt_configurations(self) -> Styler | None:
@@ -164,7 +164,7 @@ class Report:
     def has(self, name: str) -> bool:
         """Whether section `name` has content in this report."""
         scaling = bool(tables.scaling_groups(self.summary))
-        return {"results": scaling or not tables.gpt_rows(self.summary).empty,
+        return {"results": scaling,  # GPT configurations have their table on page 1
                 "charts": scaling, "changes": self.changes is not None,
                 "environment": True, "method": not self.summary.empty,
                 "problems": True, "appendix": True, "key_numbers": not self.summary.empty,
@@ -245,8 +245,9 @@ class Report:
         if name == "trace":
             return (None if self.trace.empty else
                     plots.iteration_traces(self.trace, self.lang, window=self.measured_window()))
-        if name == "spread":
-            return None if self.runs.empty else plots.repeat_spread(self.runs, self.lang)
+        if name == "spread":  # one repeat per case has no spread to show
+            single = self.summary.empty or int(self.summary["repeats"].max()) < 2
+            return None if single else plots.repeat_spread(self.runs, self.lang)
         if name == "gpt":
             fn = getattr(plots, "gpt_configurations", None)
             return None if fn is None or tables.gpt_rows(self.summary).empty else fn(

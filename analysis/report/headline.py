@@ -62,12 +62,13 @@ def simulated_cases(runs: pd.DataFrame, shared: list[tuple[str, str]]) -> set[tu
     return {_key(r) for _, r in hit.iterrows()}
 
 
-def key_numbers(summary: pd.DataFrame, tr: Translator,
-                simulated: set[tuple] = frozenset()) -> pd.DataFrame | None:
+def key_numbers(summary: pd.DataFrame, tr: Translator, simulated: set[tuple] = frozenset(),
+                disagree: dict | None = None) -> pd.DataFrame | None:
     """One row per comparable group (None when the report has no scaling groups): 1-GPU
     throughput, the largest configuration and its throughput, speedup and scaling
     efficiency, the FP32→AMP ratio there where both precisions ran it, and the spread of
-    its repeats. Throughputs show their n."""
+    its repeats. Throughputs show their n, and a warning where the throughput methods
+    disagree for that case (`disagree`: ``tables.case_key`` -> relative difference)."""
     groups = tables.scaling_groups(summary)
     if not groups:
         return None
@@ -76,8 +77,8 @@ def key_numbers(summary: pd.DataFrame, tr: Translator,
     for (fw, model, prec, bsz), g in groups:
         one = g[(g["num_devices"] == 1) & g["throughput_median"].notna()]
         top = largest_case(g, simulated)
-        one_text = (with_n(tr.num(one.iloc[0]["throughput_median"]), one.iloc[0]["repeats"], tr)
-                    if len(one) else "-")
+        one_text = (with_n(tables.throughput_text(one.iloc[0], tr, disagree),
+                           one.iloc[0]["repeats"], tr) if len(one) else "-")
         if top is None:
             rows.append([_group_label(fw, model, prec, bsz, tr), one_text] + ["-"] * 6)
             continue
@@ -86,7 +87,7 @@ def key_numbers(summary: pd.DataFrame, tr: Translator,
             label = tr("headline.simulated", config=label)
         rows.append([
             _group_label(fw, model, prec, bsz, tr), one_text, label,
-            with_n(tr.num(top["throughput_median"]), top["repeats"], tr),
+            with_n(tables.throughput_text(top, tr, disagree), top["repeats"], tr),
             tr.num(top["speedup"]), tr.percent(top["scaling_efficiency"]),
             _ratio_text(pairs, top, tr), _spread_text(top, tr),
         ])

@@ -8,8 +8,6 @@ import base64
 import html
 import re
 
-_ID = re.compile(r"[^a-z0-9]+")
-
 
 class Fragment(str):
     """Built, escaped HTML that a notebook cell shows as HTML (``text/html`` output)."""
@@ -28,10 +26,6 @@ def md_inline(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", esc(text))
 
 
-def slug(text: str) -> str:
-    return _ID.sub("-", str(text).lower()).strip("-") or "section"
-
-
 def heading(level: int, text: str, anchor: str) -> str:
     return f'<h{level} id="{esc(anchor)}">{md_inline(text)}</h{level}>'
 
@@ -39,10 +33,6 @@ def heading(level: int, text: str, anchor: str) -> str:
 def para(text: str, cls: str = "") -> str:
     attr = f' class="{esc(cls)}"' if cls else ""
     return f"<p{attr}>{md_inline(text)}</p>"
-
-
-def raw_para(inner_html: str) -> str:
-    return f"<p>{inner_html}</p>"
 
 
 def bullets(items: list[str], escape: bool = True) -> str:

@@ -63,7 +63,7 @@ def memory_text(median, peak, flag, tr: Translator) -> str:
 
 def throughput_text(row, tr: Translator, disagree: dict | None = None) -> str:
     """The median, followed by a warning when the methods disagree for its case."""
-    text = tr.num(row.throughput_median)
+    text = tr.num(row["throughput_median"] if isinstance(row, pd.Series) else row.throughput_median)
     found = (disagree or {}).get(case_key(row))
     if found is not None:
         text += " " + tr("results.methods_differ", pct=tr.percent(found))
@@ -73,7 +73,7 @@ def throughput_text(row, tr: Translator, disagree: dict | None = None) -> str:
 def case_key(row) -> tuple:
     """(framework, model, precision, batch size per GPU, nodes, GPUs per node, case)."""
     def part(name):
-        v = getattr(row, name, None) if not isinstance(row, dict) else row.get(name)
+        v = row.get(name) if isinstance(row, (dict, pd.Series)) else getattr(row, name, None)
         if v is None or (not isinstance(v, str) and pd.isna(v)):
             return None
         return int(v) if name in ("batch_size_per_device", "num_nodes", "gpus_per_node") else str(v)
@@ -173,7 +173,7 @@ def gpt_configurations(summary: pd.DataFrame, parsed_runs: pd.DataFrame) -> pd.D
 
 def gpt_table(configs: pd.DataFrame, tr: Translator) -> pd.DataFrame:
     """Seed 002 layout: nodes | GPUs | DP | TP | PP | micro batch | global batch | hidden |
-    layers | heads → latency (ms) | memory (framework peak, MiB) | samples/s (with n) |
+    layers | heads → latency (ms) | memory (framework peak, MiB) | samples/s | n |
     TFLOP/s per GPU by the logs' formula (named in the header), then, where that is not
     seed 002's, TFLOP/s by seed 002's 96 convention. `configs` is :func:`gpt_configurations`."""
     formulas = tflops_formulas(configs)
@@ -184,13 +184,11 @@ def gpt_table(configs: pd.DataFrame, tr: Translator) -> pd.DataFrame:
         rows.append([tr.int(r.num_nodes), tr.int(r.num_devices)]
                     + [tr.int(getattr(r, f)) for f, _ in GPT_CONFIG_FIELDS]
                     + [tr.num(r.latency_ms), tr.int(memory, group=True),
-                       tr("headline.with_n", value=tr.num(r.throughput_median), n=int(r.repeats))
-                       if pd.notna(r.throughput_median) else "-",
-                       tr.num(r.tflops_per_gpu)]
+                       tr.num(r.throughput_median), tr.int(r.repeats), tr.num(r.tflops_per_gpu)]
                     + ([tr.num(r.tflops_per_gpu_seed002)] if beside else []))
     labels = " / ".join(dict.fromkeys(gpt_flops.label(f) for f in formulas))
     cols = [tr("col.node_num"), tr("col.gpu_num")] + [tr(c) for _, c in GPT_CONFIG_FIELDS]
-    cols += [tr("col.latency"), tr("col.gpt_memory"), tr("col.gpt_throughput")]
+    cols += [tr("col.latency"), tr("col.gpt_memory"), tr("col.gpt_throughput"), "n"]
     cols.append(tr("col.tflops_by", formula=labels) if labels else tr("col.tflops"))
     if beside:
         cols.append(tr("col.tflops_seed002"))

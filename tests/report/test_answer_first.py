@@ -138,10 +138,12 @@ def test_gpt_report_has_the_seed_002_table_and_no_empty_sections(gpt):
     big = t[t["gpu num"] == "32"].iloc[0]
     assert big[["DP", "TP", "PP", "micro batch", "global batch", "hidden", "layers",
                 "heads"]].tolist() == ["1", "8", "4", "16", "512", "2304", "24", "24"]
-    assert "(n = 1)" in " ".join(t.iloc[:, 12])
+    assert t["n"].tolist() == ["1", "1"]
     assert gpt.results() is None and gpt.heading("charts") is None
     assert gpt.chart("throughput") is None and gpt.chart("speedup") is None
     assert gpt.key_numbers() is None and gpt.precision_comparison() is None
+    assert gpt.chart("spread") is None  # n = 1: no spread to draw
+    assert gpt.heading("results") is None  # its table is on page 1: no empty heading
 
 
 def test_precision_labels_say_what_ran():
@@ -177,6 +179,10 @@ def test_methods_that_disagree_are_marked_next_to_the_number():
     key = tables.case_key(row)
     assert tables.throughput_text(row, tr, {key: 0.072}) == "3,000.00 ⚠ methods differ 7.2%"
     assert tables.throughput_text(row, tr, {}) == "3,000.00"
+    s = pd.DataFrame([_case(1, 1, 3000.0), _case(1, 4, 11661.87)])
+    frame = headline.key_numbers(s, tr, disagree={key: 0.072})
+    assert frame.iloc[0, 1] == "3,000.00 ⚠ methods differ 7.2% (n = 5)"  # on page 1 too
+    assert frame.iloc[0, 3] == "11,661.87 (n = 5)"
 
 
 def test_chinese_reads_as_chinese():
