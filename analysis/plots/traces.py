@@ -32,11 +32,13 @@ def _ordered_cases(df: pd.DataFrame) -> list[str]:
 
 
 def iteration_traces(trace: pd.DataFrame, lang: str = "en",
-                     window: tuple[int, int] | None = None, *,
+                     window: tuple[int, int] | None = None, *, runs: pd.DataFrame | None = None,
                      max_cases: int = MAX_FACETS) -> ReportFigure | None:
     """Per-iteration throughput (`stats.iteration_throughput` frame in): one panel per case
     (up to `max_cases`), each repeat a thin line; `window` = (first, last) measured
-    iteration, shaded. A panel whose figures are the program's printed throughput (not
+    iteration, shaded. With `runs` (`stats.run_throughput` frame), the median of the case's
+    repeats by the throughput method is a dashed line, so a trace that reads otherwise than
+    the table shows it. A panel whose figures are the program's printed throughput (not
     timestamps) says so in its title. None when no iteration has a throughput."""
     tr = Translator(lang)
     df = trace[trace["throughput"].notna()].copy() if not trace.empty else trace
@@ -47,6 +49,8 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
     df["step"] = pd.to_numeric(df["step"], errors="coerce").astype(float)
     df["throughput"] = df["throughput"].astype(float)
     pal = palette(df)
+    measured = (runs.set_index("run_id")["throughput"].astype(float) if runs is not None
+                and len(runs) else pd.Series(dtype=float))
     cases = _ordered_cases(df)
     shown = cases[:max_cases]
     cols = min(FACET_COLUMNS if max(map(len, shown)) <= 24 else FACET_COLUMNS - 1, len(shown))
@@ -67,6 +71,9 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
                    for _, r in g.sort_values("step").groupby("run_id", sort=True)]
         ax.add_collection(LineCollection(repeats, colors=[pal[g["_hue"].iloc[0]]],
                                          linewidths=0.8, alpha=0.75))
+        median = measured.reindex(g["run_id"].unique()).median()
+        if np.isfinite(median):
+            ax.axhline(median, color="0.2", linewidth=0.9, linestyle="--", zorder=3)
         first, last = g["step"].min(), g["step"].max()
         if window and window[0] < last:  # the measured window, where this case has it
             ax.axvspan(max(window[0], first), min(window[1], last), color="0.5", alpha=0.15,
@@ -88,11 +95,14 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
     fig.supylabel(tr("chart.throughput"), fontsize=9)
     handles = [Line2D([], [], color=c, linewidth=0.8, label=plain(h)) for h, c in pal.items()]
     handles.append(Line2D([], [], color="0.35", linewidth=0.8, label=tr("chart.repeat_lines")))
+    if len(measured):
+        handles.append(Line2D([], [], color="0.2", linewidth=0.9, linestyle="--",
+                              label=tr("chart.method_median")))
     if "basis" in df.columns and (df["basis"] == "timestamps").any():
         handles.append(Line2D([], [], linestyle="none", label=tr("chart.from_timestamps")))
     if window:
         handles.append(Patch(color="0.5", alpha=0.15, label=tr("chart.measured",
                                                                 first=window[0], last=window[1])))
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(3, len(handles)),
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(2, len(handles)),
                fontsize=8)
     return fig

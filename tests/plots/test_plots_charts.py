@@ -365,3 +365,16 @@ def test_trace_panels_of_runs_of_different_lengths_keep_their_own_range(frames):
     assert bands["amp"] == pytest.approx(20) and bands["fp32"] == pytest.approx(119)
     same = plots.iteration_traces(make_trace(runs, steps=150))
     assert len({ax.get_xlim() for ax in same.axes}) == 1  # one range: shared
+
+
+def test_traces_show_the_method_figure_beside_the_iterations(frames):
+    _, runs, trace = frames
+    runs = runs.assign(throughput=runs["throughput"] * 1.4)  # the method reads otherwise
+    fig = plots.iteration_traces(trace, runs=runs)
+    labels = P.case_labels(runs)
+    for ax in fig.axes:
+        [dashed] = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
+        want = runs.loc[labels == ax.get_title(), "throughput"].median()
+        assert dashed.get_ydata()[0] == pytest.approx(want)
+    assert "dashed: the case median by the throughput method" in _legend_texts(fig)
+    assert not any(ax.lines for ax in plots.iteration_traces(trace).axes)  # without runs
