@@ -25,7 +25,8 @@ An agent killed with SIGKILL can stop nothing: its workload (in its session) and
 children (in sessions of their own) run on, re-parented to init. Whoever started the agent
 therefore ends with :func:`stop_agents` (local) or ``node.py --kill PIDFILE`` (over ssh), which
 stop the agent if it still runs and then :func:`kill_session` of its session: every member and
-every descendant of one, stopped before it is looked at, so that nothing escapes.
+every descendant of one, stopped before it is looked at, so that nothing escapes. Where no
+controller is at hand (Slurm), ``node.py --supervise ...`` does it on the node.
 """
 
 from __future__ import annotations
@@ -460,6 +461,29 @@ def kill_from_pidfile(path: str, grace: float = GRACE) -> int:
     return 0
 
 
+def supervise(agent_args: list[str]) -> int:
+    """``--supervise``: run the agent (this file with `agent_args` and ``--die-with-parent``) as
+    a child in a session of its own; once it has ended, even killed by SIGKILL, kill what is
+    left of its session (:func:`kill_session`: it is not reaped before) and exit with its
+    status. SIGTERM/SIGINT/SIGHUP are passed on to the agent. For nodes where no controller
+    is at hand when the agent dies (Slurm steps); its stdin is /dev/null."""
+    agent = start_process([sys.executable, str(Path(__file__).resolve()), "--die-with-parent",
+                           *agent_args], new_session=True)
+
+    def forward(signum, _frame):
+        _signal_all([agent.pid], signum)
+
+    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(s, forward)
+    try:
+        os.waitid(os.P_PID, agent.pid, os.WEXITED | os.WNOWAIT)
+    except ChildProcessError:
+        pass
+    kill_session(agent.pid)
+    rc = agent.wait()
+    return 128 - rc if rc is not None and rc < 0 else (1 if rc is None else rc)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="node.py", description=__doc__.split("\n")[0])
     p.add_argument("--result")
@@ -476,10 +500,17 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --die-with-parent: the parent's pid as its starter knows it "
                         "(default: the parent at start)")
     p.add_argument("--kill", metavar="PIDFILE")
+    p.add_argument("--supervise", action="store_true",
+                   help="run the agent as a child and kill what it leaves (see supervise)")
     p.add_argument("argv", nargs=argparse.REMAINDER)
-    opts = p.parse_args(argv)
+    args = sys.argv[1:] if argv is None else argv
+    opts = p.parse_args(args)
     if opts.kill:
         return kill_from_pidfile(opts.kill)
+    if opts.supervise:
+        own = args[:args.index("--")] if "--" in args else args
+        at = own.index("--supervise")
+        return supervise(args[:at] + args[at + 1:])
     if opts.argv and opts.argv[0] == "--":
         opts.argv = opts.argv[1:]
     if not opts.argv:

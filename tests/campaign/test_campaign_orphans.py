@@ -143,3 +143,19 @@ def test_kill_session_reaches_children_that_left_the_session(tmp_path):
         leader.kill()
         leader.wait()
         subprocess.run(["pkill", "-KILL", "-f", f"sleep {marker}"])
+
+
+def test_slurm_agent_killed_as_its_workload_starts_leaves_nothing(slurm_cluster, tmp_path):
+    """The step's ``node.py --supervise`` kills the agent's session once the agent is dead."""
+    marker, pids = agent_killer.new_marker(), tmp_path / "pids"
+    spec = killer_spec(marker, pids, backend="slurm", slurm={"partition": "debug"})
+    try:
+        t = time.monotonic()
+        status = Campaign(spec, out_dir=tmp_path / "out").run(progress=False)
+        elapsed = time.monotonic() - t
+        row = status.iloc[0]
+        assert row.state == "failed", row.reason
+        assert_nothing_left(marker, pids)
+        assert elapsed < 40, (elapsed, row.reason)
+    finally:
+        subprocess.run(["pkill", "-KILL", "-f", f"sleep {marker}"])

@@ -5,7 +5,9 @@ partition has GPUs); the spec's ``slurm:`` keys (declared in ``spec.SLURM_FIELDS
 account, time_limit, cpus_per_task, gpus_per_node, extra_args) add the other options. Its
 script starts one ``srun --nodes 1 --ntasks 1 --relative k`` step per
 node, each running the node agent with that node's command, output to the node's log; the
-first step that fails stops the others. Node rank k is literal in each step; the master
+first step that fails stops the others. The agent runs under ``node.py --supervise``, which
+kills what a killed agent leaves running (its workload, torchrun's workers): Slurm's
+``proctrack/linuxproc`` loses processes re-parented to init. Node rank k is literal in each step; the master
 address is only known inside the job, so templates get the placeholder
 ``{{DLPERF_MASTER_ADDR}}`` (and ``{{DLPERF_HOST_k}}``) which the script expands from
 ``scontrol show hostnames``; every other word is single-quoted.
@@ -98,7 +100,8 @@ class SlurmBackend(Backend):
             "pids=()",
         ]
         for node in launch.active():
-            agent = self.agent_argv(launch, node, python=launch.python, agent=str(NODE_AGENT))
+            agent = self.agent_argv(launch, node, python=launch.python, agent=str(NODE_AGENT),
+                                    flags=("--supervise",))
             step = ["srun", "--nodes=1", "--ntasks=1", f"--relative={node.index}",
                     "--kill-on-bad-exit=1", f"--output={node.log}", *agent]
             lines += [render_shell(step) + " &", 'pids+=("$!")']
