@@ -36,13 +36,18 @@ def run_stem(path: str | PurePath) -> str:
     """File name without node/log/sidecar/compression suffixes: the key that joins a run's
     log, its other nodes' logs (``<stem>.node1.log``) and its sidecars (``<stem>.mem``,
     ``<stem>.gpu.csv``)."""
-    return _LOG_SUFFIXES.sub("", PurePath(path).name, count=1)
+    return _LOG_SUFFIXES.sub("", _name(path), count=1)
 
 
 def node_index(path: str | PurePath) -> int:
     """0 for a run's main log, k for ``<stem>.node<k>.<suffix>`` files."""
-    m = _NODE_SUFFIX.search(PurePath(path).name)
+    m = _NODE_SUFFIX.search(_name(path))
     return int(m.group(1)) if m else 0
+
+
+def _name(path: str | PurePath) -> str:
+    """The file name (a Path's own, not parsed again: this runs for every file)."""
+    return path.name if isinstance(path, PurePath) else PurePath(path).name
 
 
 def normalize_precision(text: str) -> str:
@@ -65,7 +70,7 @@ def gpt_case(dp: int, tp: int, pp: int, gbz: int, hidden: int, layers: int) -> s
 
 def meta_from_path(path: str | PurePath) -> dict:
     """Case fields the path states (missing keys = the path says nothing)."""
-    p = PurePath(path)
+    p = path if isinstance(path, PurePath) else PurePath(path)
     stem = run_stem(p)
     meta: dict = {}
     m = _GPT_FILE.match(stem)

@@ -5,7 +5,7 @@
 records give a metric's unit. The timestamp is the record's ``timestamp`` field (unix
 seconds as text); ``datetime`` (with or without a UTC offset) is used only when it is
 missing. Bare ``NaN`` is accepted. Written by the PyTorch examples (``--raport-file``), so
-the DLPerf PyTorch rule applies (:func:`analysis.parsers.dll_pytorch.pytorch_rule`).
+the DLPerf PyTorch rule applies (:func:`analysis.parsers._rules.pytorch_rule`).
 Records are read with ``json.loads`` one by one: these files are small (one per run).
 """
 
@@ -21,8 +21,8 @@ from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import _dllogger as dll
 from analysis.parsers import register
+from analysis.parsers._rules import pytorch_rule
 from analysis.parsers.base import LogParser, ParsedLog
-from analysis.parsers.dll_pytorch import pytorch_rule
 from analysis.problems import Problem
 
 _RECORD = re.compile(rb"^DLLL (.*)$", re.M)

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from analysis import metrics as M
-from analysis.estimate import Estimate, RunData, exact_elapsed_seconds
+from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import _dllogger as dll
 from analysis.parsers import register
+from analysis.parsers._rules import PYTORCH_LINES, PYTORCH_SKIP, pytorch_rule
 from analysis.parsers.base import LogParser, ParsedLog
 
 _DT = rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? - "
@@ -37,43 +36,6 @@ _PARAM = re.compile(rb"\nDLL " + _DT + rb"PARAMETER ")
 _TF_STEP = re.compile(rb"\nDLL " + _DT + rb"(?:\(|Iteration: )")
 # a non-master rank's log of the PyTorch ConvNets example has its text but no DLL lines
 _NON_MASTER = re.compile(rb"\n(?:=> creating model '|RUNNING EPOCHS FROM )")
-
-_RULE_SKIP = 5  # iterations up to this one are not counted
-_RULE_LINES = 120  # the counted line the window ends on
-RULE = ("DLPerf PyTorch rule: training lines with Iteration > 5, lines 20 and 120 of them; "
-        "global batch x 100 / (t120 - t20), rounded to 2 decimals")
-
-
-def pytorch_rule(run: RunData) -> Estimate:
-    """The DLPerf PyTorch DLL rule on a run's training lines (shared with the JSON backend)."""
-    steps, ts, lines = run.clock_arrays()
-    n_all = len(steps)
-    after = steps > 5
-    steps, ts, lines = steps[after], ts[after], lines[after]
-    if n_all == 0:
-        return Estimate.fail("no training lines (a non-master log?)", "no_training_lines", RULE)
-    if len(steps) < 120:
-        return Estimate.fail(
-            f"only {len(steps)} training lines after Iteration 5 (of {n_all}); the rule needs 120",
-            "truncated", RULE)
-    t20, t120 = float(ts[19]), float(ts[119])
-    if not (np.isfinite(t20) and np.isfinite(t120)):
-        return Estimate.fail("training lines 20 and 120 carry no timestamps",
-                             "missing_timestamps", RULE)
-    gb = run.global_batch_size
-    if gb is None or not np.isfinite(gb):
-        return Estimate.fail("the global batch size is unknown", "missing_metadata", RULE)
-    refused = run.refuse(lines[19], lines[119], RULE)
-    if refused is not None:
-        return refused
-    dt = exact_elapsed_seconds(t20, t120) if run.family == "dll_pytorch" else t120 - t20
-    if dt <= 0:
-        return Estimate.fail(f"timestamps do not increase (t120 - t20 = {dt:g} s)",
-                             "missing_timestamps", RULE)
-    return Estimate(throughput=round(gb * 100 / dt, 2), iterations=100, latency=dt / 100,
-                    method=f"{RULE} (Iterations {int(steps[19])} and {int(steps[119])}, "
-                           f"{dt:.6f} s)")
-
 
 @register
 class DllPyTorch(LogParser):
@@ -106,11 +68,11 @@ class DllPyTorch(LogParser):
         return pytorch_rule(run)
 
     def parse_for_rule(self, log: LogText) -> ParsedLog | None:
-        found = dll.read_first(log, _RULE_LINES + 1, _RULE_SKIP)
+        found = dll.read_first(log, PYTORCH_LINES + 1, PYTORCH_SKIP)
         return None if found is None else dll.parse_stdout(self.name, log, found)
 
     def dlperf_has_read(self, parsed: ParsedLog) -> bool:
         """The rule reads the first 120 throughput lines after Iteration 5 (and the next)."""
         _, steps, _ = parsed.obs.train_lines(M.THROUGHPUT)
-        return int((steps > _RULE_SKIP).sum()) > _RULE_LINES
+        return int((steps > PYTORCH_SKIP).sum()) > PYTORCH_LINES
 

@@ -21,10 +21,11 @@ from analysis.estimate import Estimate, RunData
 from analysis.layout import normalize_model
 from analysis.logtext import LogText
 from analysis.parsers import register
+from analysis.parsers._rules import latency_rule
 from analysis.parsers._scan import NUM, field_values, floats, ints
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.parsers.oneflow_cnn import bad_lines
-from analysis.parsers.oneflow_gpt import latency_rule, read_argument_dump
+from analysis.parsers.oneflow_gpt import read_argument_dump
 
 _ITER = re.compile(rb"iteration +(\d+)/ *(\d+) *(\|[^\n]*)")
 _DATE = re.compile(rb"\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[.,]\d+)?\]")

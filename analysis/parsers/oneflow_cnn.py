@@ -22,6 +22,7 @@ from analysis.layout import normalize_model, normalize_precision
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._nvsmi import add_memory_blocks
+from analysis.parsers._rules import window_rule
 from analysis.parsers._scan import NUM, floats, ints, line_matches, line_pattern, scan
 from analysis.parsers._words import _HIGH, _LOW, _U, _equal
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
@@ -93,66 +94,6 @@ def bad_lines(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog) -
             log.source, int(ln), "bad_line",
             f"looks like a {family} metric line but does not have the documented fields "
             "(truncated or garbled)", log.line_text(int(ln))))
-
-
-# --- the DLPerf timestamp-window rule, shared with oneflow_bert ---------------------------
-
-def window_rule(run: RunData, first: int, last: int, rule: str) -> Estimate:
-    """global batch × (last − first) / (ts(last) − ts(first)), steps as stored (1-based).
-
-    Without timestamps at those steps, falls back to the older rule of seed 001 (mean of
-    the printed throughputs after the first) and says so with `missing_timestamps`. Lines
-    that go back in time or in steps inside the window give no figure.
-    """
-    steps, ts, lines = run.clock_arrays()
-    if steps.size == 0:
-        return Estimate.fail("the log has no training lines, so there is no window to measure",
-                             kind="no_training_lines", method=rule)
-    gbs = float(run.global_batch_size)
-    if not np.isfinite(gbs):
-        return Estimate.fail("the global batch size is unknown (nodes, GPUs or batch size "
-                             "missing)", kind="missing_metadata", method=rule)
-    uniq, first_at = np.unique(steps, return_index=True)  # first line of each step
-    at = dict(zip(uniq.tolist(), first_at.tolist()))
-    if first not in at or last not in at:
-        return Estimate.fail(
-            f"the rule needs training lines at iterations {first} and {last}; the log has "
-            f"{len(uniq)} printed iterations, the last at iteration {int(uniq.max())}",
-            kind="truncated", method=rule)
-    t0, t1 = float(ts[at[first]]), float(ts[at[last]])
-    refused = run.refuse(lines[at[first]], lines[at[last]], rule,
-                         timestamps=bool(np.isfinite(t0) and np.isfinite(t1)))
-    if refused is not None:
-        return refused
-    if np.isfinite(t0) and np.isfinite(t1) and t1 > t0:
-        return Estimate(throughput=gbs * (last - first) / (t1 - t0), method=rule,
-                        iterations=last - first, latency=(t1 - t0) / (last - first))
-    if np.isfinite(t0) and np.isfinite(t1):
-        why = f"the timestamps at iterations {first} and {last} do not increase ({t0} → {t1})"
-    elif np.isfinite(ts).any():
-        why = f"the lines of iterations {first} and {last} do not both carry a timestamp"
-    else:
-        why = "the log prints no timestamps (a version before 2020-08-21)"
-    return _older_rule(run, f"{why}, so the DLPerf rule ({rule}) is undefined")
-
-
-def _older_rule(run: RunData, why: str) -> Estimate:
-    method = ("older DLPerf rule (seed 001): mean of the printed throughputs, the first "
-              "(start-up) one discarded")
-    rows = run.series(M.THROUGHPUT).drop_duplicates("line")
-    values = rows["value"].to_numpy(dtype=float)
-    if len(values) > 1:
-        lines = rows["line"].to_numpy()
-        refused = run.refuse(lines.min(), lines.max(), method, timestamps=False)
-        if refused is not None:
-            return refused
-    if len(values) < 2:
-        return Estimate.fail(f"{why}; the older rule needs at least two printed throughputs, "
-                             f"the log has {len(values)}", kind="truncated", method=method)
-    kept = values[1:]
-    return Estimate(throughput=float(np.nanmean(kept)), method=method, iterations=len(kept),
-                    problem_kind="missing_timestamps",
-                    problem=f"{why}; used the older rule on {len(kept)} printed values")
 
 
 # --- the family ---------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._nvsmi import add_memory_blocks
+from analysis.parsers._rules import latency_rule
 from analysis.parsers._scan import field_values, floats, ints, line_pattern, scan
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 from analysis.parsers.oneflow_cnn import bad_lines
@@ -96,41 +97,6 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
         else:
             parsed.meta["precision"] = "fp32"
             parsed.meta_lines["precision"] = min(ln for _, ln in flags.values())
-
-
-# --- the latency rule, shared with megatron ---------------------------------------------------
-
-def latency_rule(run: RunData, what: str) -> Estimate:
-    """Latency = median of the printed per-interval latencies after the first (start-up) one;
-    throughput = global batch / latency. Steps that repeat or go back give no figure."""
-    method = (f"median of the printed {what} of every interval after the first (start-up) "
-              "interval; throughput = global batch / latency")
-    rows = run.series(M.LATENCY).drop_duplicates("line")
-    if rows.empty:
-        return Estimate.fail("the log has no training lines with a latency",
-                             kind="no_training_lines", method=method)
-    gbs = float(run.global_batch_size)
-    if not np.isfinite(gbs):
-        return Estimate.fail("the global batch size is unknown", kind="missing_metadata",
-                             method=method)
-    kept = rows.iloc[1:]
-    if len(kept):
-        lines = rows["line"].to_numpy()
-        refused = run.refuse(lines.min(), lines.max(), method, timestamps=False)
-        if refused is not None:
-            return refused
-    values = kept["value"].to_numpy(dtype=float)
-    values = values[np.isfinite(values)]
-    if not len(values):
-        return Estimate.fail(f"the log prints {len(rows)} latency interval(s); at least one "
-                             "after the first is needed", kind="truncated", method=method)
-    latency = float(np.median(values))
-    if latency <= 0:
-        return Estimate.fail(f"the median printed latency is {latency:g} s", "impossible_value",
-                             method)
-    steps = rows["step"].dropna().to_numpy(dtype=float)
-    iters = int(steps[-1] - steps[0]) if len(steps) > 1 else 0
-    return Estimate(throughput=gbs / latency, method=method, iterations=iters, latency=latency)
 
 
 # --- the family -------------------------------------------------------------------------------

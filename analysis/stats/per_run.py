@@ -73,10 +73,11 @@ def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | No
         memory = _memory_from_parsed(by_run)
         split = _split_parsed(by_run, runs)
     rows = []
+    copied = [c for c in RUN_COLUMNS if c in runs.columns]
     for run, train, metric_rows, arrays in split:
         est = _estimate(fn, _run_data(run, train, metric_rows, arrays), warmup, measure)
         rows.append({
-            **{c: getattr(run, c) for c in RUN_COLUMNS if c in runs.columns},
+            **{c: getattr(run, c) for c in copied},
             "throughput": est.throughput,
             "latency_ms": est.latency * 1000.0,
             "iterations": est.iterations,

@@ -1,0 +1,147 @@
+"""The DLPerf throughput rules shared by several log families (docs/formats.md): a family's
+``LogParser.dlperf`` calls one of them with its own window or wording.
+
+- :func:`pytorch_rule`: NVIDIA DLE PyTorch DLLogger (stdout and JSON backends);
+- :func:`window_rule`: OneFlow CNN and BERT, timestamps of two iterations;
+- :func:`latency_rule`: OneFlow GPT and Megatron, printed per-iteration latencies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis.estimate import Estimate, RunData, exact_elapsed_seconds
+
+# --- NVIDIA DLE PyTorch -------------------------------------------------------------------
+
+PYTORCH_SKIP = 5  # iterations up to this one are not counted
+PYTORCH_LINES = 120  # the counted line the window ends on
+PYTORCH_RULE = ("DLPerf PyTorch rule: training lines with Iteration > 5, lines 20 and 120 of them; "
+        "global batch x 100 / (t120 - t20), rounded to 2 decimals")
+
+
+def pytorch_rule(run: RunData) -> Estimate:
+    """The DLPerf PyTorch DLL rule on a run's training lines (shared with the JSON backend)."""
+    steps, ts, lines = run.clock_arrays()
+    n_all = len(steps)
+    after = steps > 5
+    steps, ts, lines = steps[after], ts[after], lines[after]
+    if n_all == 0:
+        return Estimate.fail("no training lines (a non-master log?)", "no_training_lines", PYTORCH_RULE)
+    if len(steps) < 120:
+        return Estimate.fail(
+            f"only {len(steps)} training lines after Iteration 5 (of {n_all}); the rule needs 120",
+            "truncated", PYTORCH_RULE)
+    t20, t120 = float(ts[19]), float(ts[119])
+    if not (np.isfinite(t20) and np.isfinite(t120)):
+        return Estimate.fail("training lines 20 and 120 carry no timestamps",
+                             "missing_timestamps", PYTORCH_RULE)
+    gb = run.global_batch_size
+    if gb is None or not np.isfinite(gb):
+        return Estimate.fail("the global batch size is unknown", "missing_metadata", PYTORCH_RULE)
+    refused = run.refuse(lines[19], lines[119], PYTORCH_RULE)
+    if refused is not None:
+        return refused
+    dt = exact_elapsed_seconds(t20, t120) if run.family == "dll_pytorch" else t120 - t20
+    if dt <= 0:
+        return Estimate.fail(f"timestamps do not increase (t120 - t20 = {dt:g} s)",
+                             "missing_timestamps", PYTORCH_RULE)
+    return Estimate(throughput=round(gb * 100 / dt, 2), iterations=100, latency=dt / 100,
+                    method=f"{PYTORCH_RULE} (Iterations {int(steps[19])} and {int(steps[119])}, "
+                           f"{dt:.6f} s)")
+
+
+# --- OneFlow CNN and BERT: a window between two timestamped iterations ---------------------
+
+def window_rule(run: RunData, first: int, last: int, rule: str) -> Estimate:
+    """global batch × (last − first) / (ts(last) − ts(first)), steps as stored (1-based).
+
+    Without timestamps at those steps, falls back to the older rule of seed 001 (mean of
+    the printed throughputs after the first) and says so with `missing_timestamps`. Lines
+    that go back in time or in steps inside the window give no figure.
+    """
+    steps, ts, lines = run.clock_arrays()
+    if steps.size == 0:
+        return Estimate.fail("the log has no training lines, so there is no window to measure",
+                             kind="no_training_lines", method=rule)
+    gbs = float(run.global_batch_size)
+    if not np.isfinite(gbs):
+        return Estimate.fail("the global batch size is unknown (nodes, GPUs or batch size "
+                             "missing)", kind="missing_metadata", method=rule)
+    uniq, first_at = np.unique(steps, return_index=True)  # first line of each step
+    at = dict(zip(uniq.tolist(), first_at.tolist()))
+    if first not in at or last not in at:
+        return Estimate.fail(
+            f"the rule needs training lines at iterations {first} and {last}; the log has "
+            f"{len(uniq)} printed iterations, the last at iteration {int(uniq.max())}",
+            kind="truncated", method=rule)
+    t0, t1 = float(ts[at[first]]), float(ts[at[last]])
+    refused = run.refuse(lines[at[first]], lines[at[last]], rule,
+                         timestamps=bool(np.isfinite(t0) and np.isfinite(t1)))
+    if refused is not None:
+        return refused
+    if np.isfinite(t0) and np.isfinite(t1) and t1 > t0:
+        return Estimate(throughput=gbs * (last - first) / (t1 - t0), method=rule,
+                        iterations=last - first, latency=(t1 - t0) / (last - first))
+    if np.isfinite(t0) and np.isfinite(t1):
+        why = f"the timestamps at iterations {first} and {last} do not increase ({t0} → {t1})"
+    elif np.isfinite(ts).any():
+        why = f"the lines of iterations {first} and {last} do not both carry a timestamp"
+    else:
+        why = "the log prints no timestamps (a version before 2020-08-21)"
+    return _older_rule(run, f"{why}, so the DLPerf rule ({rule}) is undefined")
+
+
+def _older_rule(run: RunData, why: str) -> Estimate:
+    method = ("older DLPerf rule (seed 001): mean of the printed throughputs, the first "
+              "(start-up) one discarded")
+    rows = run.series(M.THROUGHPUT).drop_duplicates("line")
+    values = rows["value"].to_numpy(dtype=float)
+    if len(values) > 1:
+        lines = rows["line"].to_numpy()
+        refused = run.refuse(lines.min(), lines.max(), method, timestamps=False)
+        if refused is not None:
+            return refused
+    if len(values) < 2:
+        return Estimate.fail(f"{why}; the older rule needs at least two printed throughputs, "
+                             f"the log has {len(values)}", kind="truncated", method=method)
+    kept = values[1:]
+    return Estimate(throughput=float(np.nanmean(kept)), method=method, iterations=len(kept),
+                    problem_kind="missing_timestamps",
+                    problem=f"{why}; used the older rule on {len(kept)} printed values")
+
+
+# --- OneFlow GPT and Megatron: printed latencies ---------------------------------------------
+
+def latency_rule(run: RunData, what: str) -> Estimate:
+    """Latency = median of the printed per-interval latencies after the first (start-up) one;
+    throughput = global batch / latency. Steps that repeat or go back give no figure."""
+    method = (f"median of the printed {what} of every interval after the first (start-up) "
+              "interval; throughput = global batch / latency")
+    rows = run.series(M.LATENCY).drop_duplicates("line")
+    if rows.empty:
+        return Estimate.fail("the log has no training lines with a latency",
+                             kind="no_training_lines", method=method)
+    gbs = float(run.global_batch_size)
+    if not np.isfinite(gbs):
+        return Estimate.fail("the global batch size is unknown", kind="missing_metadata",
+                             method=method)
+    kept = rows.iloc[1:]
+    if len(kept):
+        lines = rows["line"].to_numpy()
+        refused = run.refuse(lines.min(), lines.max(), method, timestamps=False)
+        if refused is not None:
+            return refused
+    values = kept["value"].to_numpy(dtype=float)
+    values = values[np.isfinite(values)]
+    if not len(values):
+        return Estimate.fail(f"the log prints {len(rows)} latency interval(s); at least one "
+                             "after the first is needed", kind="truncated", method=method)
+    latency = float(np.median(values))
+    if latency <= 0:
+        return Estimate.fail(f"the median printed latency is {latency:g} s", "impossible_value",
+                             method)
+    steps = rows["step"].dropna().to_numpy(dtype=float)
+    iters = int(steps[-1] - steps[0]) if len(steps) > 1 else 0
+    return Estimate(throughput=gbs / latency, method=method, iterations=iters, latency=latency)
