@@ -1,0 +1,212 @@
+"""GPT parallel strategies side by side: what tensor and pipeline parallelism cost against data
+parallelism and one GPU, the pipeline bubble measured beside the theory, memory per GPU.
+
+`strategies(summary, runs)` gives one row per GPT case (a summary row with a ``case``) with:
+
+- ``layout`` DP×TP×PP, ``micro_batch``, ``global_batch`` and ``micro_batches``: micro-batches
+  each pipeline runs per iteration, m = global batch / (micro-batch × DP);
+- ``samples_per_s`` (the summary's median over repeats, all GPUs together),
+  ``samples_per_s_per_gpu`` = samples_per_s / GPUs, ``tflops_per_gpu`` (the summary's, by
+  the formula the logs state), ``memory_framework_mib`` (median of the runs' framework
+  allocator peaks) and ``memory_sampled_mib`` (median of the runs' nvidia-smi peaks of the
+  fullest GPU) per GPU;
+- ``efficiency_vs_1gpu`` = samples/s per GPU of the case / samples/s of the 1-GPU case of
+  the same model (framework, precision, hidden, layers, heads, sequence, vocabulary) at the
+  same micro-batch (``baseline_case``): a per-GPU ratio, 1.0 = linear scaling;
+- ``efficiency_vs_dp`` = samples/s per GPU of the case / samples/s per GPU of the pure
+  data-parallel case (DP = GPUs) of the same model, micro-batch and GPU count
+  (``dp_case``); NaN for the DP case itself;
+- PP cases (PP > 1): ``bubble_measured`` = 1 − efficiency_vs_1gpu; ``bubble_theoretical``
+  = (p − 1)/(m + p − 1); ``bubble_imbalanced`` = the loss the same schedule has when the
+  stages are unequal by model FLOPs (:func:`stage_flops`: layers split as
+  ``workloads.gpt`` splits them, the logit layer on the last stage): 1 − m·Σtᵢ /
+  (p·((m − 1)·max tᵢ + Σtᵢ)), tᵢ each stage's FLOPs per micro-batch (the first micro-batch
+  crosses every stage, the other m − 1 follow at the slowest stage's pace; equal stages
+  give the theoretical bubble); ``bubble_note`` says what the difference is made of;
+- TP cases (TP > 1): ``tp_lost`` = 1 − efficiency_vs_1gpu, the share of the 1-GPU
+  per-GPU throughput lost;
+- ``reason``: why a comparison is NaN (no such case was measured), '' when none is.
+
+The 1-GPU case steps the optimizer after every micro-batch, a PP case after m of them: the
+baseline carries m times the optimizer steps per sample, so ``bubble_measured`` is, if
+anything, an underestimate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis.stats.gpt_flops import GPT_DEFAULT_VOCAB
+
+#: Run fields that name the model a case trains (same values: same model size).
+MODEL_FIELDS = ("framework", "precision", "hidden_size", "num_layers", "num_heads",
+                "seq_length", "vocab_size")
+#: Run fields taken from the parsed runs of each case.
+RUN_FIELDS = ("data_parallel", "tensor_parallel", "pipeline_parallel", "global_batch_size",
+              "hidden_size", "num_layers", "num_heads", "seq_length", "vocab_size")
+
+COLUMNS = ("case", "group", "num_devices", "layout", "data_parallel", "tensor_parallel",
+           "pipeline_parallel", "micro_batch", "global_batch", "micro_batches", "hidden_size",
+           "num_layers", "samples_per_s", "samples_per_s_per_gpu", "tflops_per_gpu",
+           "memory_framework_mib", "memory_sampled_mib", "baseline_case",
+           "efficiency_vs_1gpu", "dp_case", "efficiency_vs_dp", "bubble_measured",
+           "bubble_theoretical", "bubble_imbalanced", "bubble_note", "tp_lost", "reason")
+
+
+def strategies(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per GPT case of `summary` (analysis.stats.summary) with the columns of
+    COLUMNS, as the module docstring defines them; `runs` is the parsed runs frame
+    (``ParseResult.runs``), which gives each case's DP/TP/PP sizes and model fields.
+    Sorted by model, GPU count, then DP, TP, PP descending."""
+    cases = _cases(summary, runs)
+    if cases.empty:
+        return pd.DataFrame(columns=list(COLUMNS))
+    rows = [_row(case, cases) for _, case in cases.iterrows()]
+    out = pd.DataFrame(rows, columns=list(COLUMNS))
+    order = cases[["hidden_size", "num_layers", "num_devices", "data_parallel",
+                   "tensor_parallel", "pipeline_parallel"]].reset_index(drop=True)
+    order = order.sort_values(["hidden_size", "num_layers", "num_devices", "data_parallel",
+                               "tensor_parallel", "pipeline_parallel"],
+                              ascending=[True, True, True, False, False, False], kind="stable")
+    return out.loc[order.index].reset_index(drop=True)
+
+
+def stage_flops(layers: int, hidden: float, seq: float, vocab: float, pp: int) -> np.ndarray:
+    """Model FLOPs of one sequence through each of `pp` stages (72 convention, forward and
+    backward): a transformer layer is 72·s·h²·(1 + s/(6h)), the logit layer 6·s·h·V on the
+    last stage; layers split as ``workloads.gpt.parallel.stage_layers`` splits them (even,
+    earlier stages take the remainder)."""
+    base, extra = divmod(int(layers), int(pp))
+    counts = np.array([base + (1 if i < extra else 0) for i in range(int(pp))], dtype=float)
+    per_layer = 72.0 * seq * hidden**2 * (1.0 + seq / (6.0 * hidden))
+    flops = counts * per_layer
+    flops[-1] += 6.0 * seq * hidden * vocab
+    return flops
+
+
+def imbalanced_bubble(stage_work: np.ndarray, micro_batches: float) -> float:
+    """Share of p GPUs' time idle when m micro-batches cross stages of work tᵢ: the first
+    crosses all stages (Σtᵢ), the other m − 1 follow at the slowest stage's pace;
+    1 − m·Σtᵢ / (p·((m − 1)·max tᵢ + Σtᵢ))."""
+    p, m = len(stage_work), float(micro_batches)
+    total, slowest = float(stage_work.sum()), float(stage_work.max())
+    return 1.0 - m * total / (p * ((m - 1.0) * slowest + total))
+
+
+def _cases(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The GPT rows of `summary` with the run fields of each case (its first run stating
+    them) and derived micro-batch counts."""
+    gpt = summary[summary["case"].fillna("") != ""].copy()
+    if gpt.empty:
+        return gpt
+    have = [f for f in RUN_FIELDS if f in runs.columns]
+    stated = runs[runs["case"].fillna("") != ""].groupby("case", sort=False)[have].first()
+    for field in RUN_FIELDS:
+        values = gpt["case"].map(stated[field]) if field in have else pd.Series(np.nan, gpt.index)
+        gpt[field] = pd.to_numeric(values, errors="coerce")
+    gpt["vocab_size"] = gpt["vocab_size"].fillna(GPT_DEFAULT_VOCAB)
+    for field in ("data_parallel", "tensor_parallel", "pipeline_parallel"):
+        gpt[field] = gpt[field].fillna(1)
+    gpt["num_devices"] = pd.to_numeric(gpt["num_devices"], errors="coerce")
+    gpt["micro_batch"] = pd.to_numeric(gpt["batch_size_per_device"], errors="coerce")
+    gpt["micro_batches"] = gpt["global_batch_size"] / (gpt["micro_batch"] * gpt["data_parallel"])
+    gpt["per_gpu"] = gpt["throughput_median"] / gpt["num_devices"]
+    return gpt.reset_index(drop=True)
+
+
+def _same_model(cases: pd.DataFrame, case: pd.Series) -> pd.Series:
+    """Mask of `cases` that train the model `case` trains at its micro-batch."""
+    mask = cases["micro_batch"] == case["micro_batch"]
+    for field in MODEL_FIELDS:
+        mask &= cases[field].astype(object).eq(case[field]) | (cases[field].isna() & pd.isna(case[field]))
+    return mask
+
+
+def _pick(cases: pd.DataFrame, mask: pd.Series) -> pd.Series | None:
+    """The first case under `mask` with a throughput, or None."""
+    found = cases[mask & np.isfinite(cases["per_gpu"].astype(float))]
+    return None if found.empty else found.iloc[0]
+
+
+def _row(case: pd.Series, cases: pd.DataFrame) -> dict:
+    """One output row: the case's figures and its comparisons (module docstring)."""
+    dp, tp, pp = (int(case[f]) for f in ("data_parallel", "tensor_parallel", "pipeline_parallel"))
+    gpus, m = case["num_devices"], case["micro_batches"]
+    model = _same_model(cases, case)
+    reasons = []
+    one = _pick(cases, model & (cases["num_devices"] == 1) & (cases["data_parallel"] == 1)
+                & (cases["tensor_parallel"] == 1) & (cases["pipeline_parallel"] == 1))
+    eff_one = case["per_gpu"] / one["per_gpu"] if one is not None else np.nan
+    if one is None:
+        reasons.append(f"no 1-GPU case of this model at micro-batch {_text(case['micro_batch'])}")
+    is_dp = dp == gpus and tp == 1 and pp == 1
+    ref = None if is_dp else _pick(cases, model & (cases["num_devices"] == gpus)
+                                   & (cases["data_parallel"] == gpus)
+                                   & (cases["tensor_parallel"] == 1)
+                                   & (cases["pipeline_parallel"] == 1))
+    eff_dp = case["per_gpu"] / ref["per_gpu"] if ref is not None else np.nan
+    if ref is None and not is_dp:
+        reasons.append(f"no DP case of this model at {_text(gpus)} GPUs")
+    row = {
+        "case": case["case"], "group": case["group"], "num_devices": gpus,
+        "layout": f"{dp}×{tp}×{pp}", "data_parallel": dp, "tensor_parallel": tp,
+        "pipeline_parallel": pp, "micro_batch": case["micro_batch"],
+        "global_batch": case["global_batch_size"], "micro_batches": m,
+        "hidden_size": case["hidden_size"], "num_layers": case["num_layers"],
+        "samples_per_s": case["throughput_median"], "samples_per_s_per_gpu": case["per_gpu"],
+        "tflops_per_gpu": case["tflops_per_gpu"],
+        "memory_framework_mib": case["memory_framework_mib"],
+        "memory_sampled_mib": case["memory_sampled_mib"],
+        "baseline_case": "" if one is None else one["case"], "efficiency_vs_1gpu": eff_one,
+        "dp_case": "" if ref is None else ref["case"], "efficiency_vs_dp": eff_dp,
+        "bubble_measured": np.nan, "bubble_theoretical": np.nan, "bubble_imbalanced": np.nan,
+        "bubble_note": "", "tp_lost": 1.0 - eff_one if tp > 1 else np.nan,
+    }
+    if pp > 1:
+        row.update(_bubble(case, pp, m, eff_one, reasons))
+    row["reason"] = "; ".join(reasons)
+    return row
+
+
+def _bubble(case: pd.Series, pp: int, m: float, eff_one: float, reasons: list) -> dict:
+    """The bubble columns of a PP case (module docstring)."""
+    if not np.isfinite(m) or m < 1:
+        reasons.append("micro-batches per pipeline unknown (global batch not stated)")
+        return {"bubble_measured": 1.0 - eff_one}
+    theory = (pp - 1) / (m + pp - 1)
+    fields = [case[f] for f in ("num_layers", "hidden_size", "seq_length")]
+    skewed = np.nan
+    if all(pd.notna(x) for x in fields):
+        work = stage_flops(int(fields[0]), float(fields[1]), float(fields[2]),
+                           float(case["vocab_size"]), pp)
+        skewed = imbalanced_bubble(work, m)
+    measured = 1.0 - eff_one
+    return {"bubble_measured": measured, "bubble_theoretical": theory,
+            "bubble_imbalanced": skewed,
+            "bubble_note": _bubble_note(measured, theory, skewed, work if np.isfinite(skewed) else None)}
+
+
+def _bubble_note(measured: float, theory: float, skewed: float, work) -> str:
+    """What the measured bubble is made of, in one line."""
+    if not np.isfinite(measured):
+        return "no 1-GPU case to measure against"
+    excess = (measured - theory) * 100.0
+    parts = [f"{excess:+.1f} pp beyond the (p−1)/(m+p−1) bubble"]
+    if work is not None:
+        heavy = (work.max() / work.min() - 1.0) * 100.0
+        parts.append(f"unequal stages (slowest +{heavy:.1f} % FLOPs, logit layer on the last) "
+                     f"predict {skewed * 100:.1f} %")
+        rest = (measured - skewed) * 100.0
+        if rest > 0:
+            parts.append(f"{rest:.1f} pp more: p2p transfers and schedule overhead")
+        else:
+            parts.append(f"{-rest:.1f} pp less than FLOPs predict: stage time is not "
+                         "proportional to FLOPs (the logit layer is one large matmul) and "
+                         "the 1-GPU baseline steps the optimizer after every micro-batch")
+    return "; ".join(parts)
+
+
+def _text(value) -> str:
+    """A count as text ('8'; '?' when unknown)."""
+    return "?" if pd.isna(value) else f"{float(value):g}"

@@ -1,0 +1,135 @@
+"""analysis.stats.gpt_parallel: GPT strategies against one GPU and DP, the pipeline bubble,
+on a constructed summary with answers known by hand and on the committed H200 campaign."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.collect import parse_paths
+from analysis.config import RAW_LOGS_DIR
+from analysis.stats.gpt_parallel import COLUMNS, imbalanced_bubble, stage_flops, strategies
+from analysis.stats.summary import summarize
+
+#: case, group, GPUs, DP, TP, PP, micro-batch, global batch, hidden, samples/s, memory
+CASES = [
+    ("DP_1x1x1_8_1024x8", "DP", 1, 1, 1, 1, 8, 8, 1024, 100.0, 20000.0),
+    ("DP_2x1x1_16_1024x8", "DP", 2, 2, 1, 1, 8, 16, 1024, 190.0, 21000.0),
+    ("MP_1x2x1_8_1024x8", "MP", 2, 1, 2, 1, 8, 8, 1024, 120.0, 12000.0),
+    ("DP_PP_1x1x2_32_1024x8", "DP_PP", 2, 1, 1, 2, 8, 32, 1024, 150.0, 15000.0),
+    ("DP_PP_1x1x4_32_1024x8", "DP_PP", 4, 1, 1, 4, 8, 32, 1024, 200.0, 9000.0),
+    ("MP_1x2x1_8_2048x8", "MP", 2, 1, 2, 1, 8, 8, 2048, 50.0, 30000.0),
+]
+
+
+def constructed():
+    summary = pd.DataFrame([{
+        "framework": "PyTorch", "model": "gpt", "precision": "bf16", "case": c[0], "group": c[1],
+        "num_devices": c[2], "batch_size_per_device": c[6], "throughput_median": c[9],
+        "tflops_per_gpu": 1.0, "memory_framework_mib": c[10], "memory_sampled_mib": c[10] + 1000,
+    } for c in CASES] + [{"framework": "PyTorch", "model": "resnet50", "precision": "amp",
+                          "case": "", "group": "", "num_devices": 1,
+                          "batch_size_per_device": 256, "throughput_median": 3000.0}])
+    runs = pd.DataFrame([{
+        "case": c[0], "data_parallel": c[3], "tensor_parallel": c[4], "pipeline_parallel": c[5],
+        "global_batch_size": c[7], "hidden_size": c[8], "num_layers": 8, "num_heads": 16,
+        "seq_length": 1024, "vocab_size": 51200,
+    } for c in CASES])
+    return strategies(summary, runs).set_index("case")
+
+
+def test_columns_and_one_row_per_gpt_case():
+    got = constructed()
+    assert list(got.reset_index().columns) == list(COLUMNS)
+    assert sorted(got.index) == sorted(c[0] for c in CASES)
+    assert got.loc["DP_PP_1x1x4_32_1024x8", "layout"] == "1×1×4"
+
+
+def test_efficiency_against_one_gpu_is_per_gpu():
+    got = constructed()
+    assert got.loc["DP_1x1x1_8_1024x8", "efficiency_vs_1gpu"] == pytest.approx(1.0)
+    assert got.loc["DP_2x1x1_16_1024x8", "efficiency_vs_1gpu"] == pytest.approx(0.95)
+    assert got.loc["MP_1x2x1_8_1024x8", "efficiency_vs_1gpu"] == pytest.approx(0.60)
+    assert got.loc["MP_1x2x1_8_1024x8", "tp_lost"] == pytest.approx(0.40)
+    assert got.loc["MP_1x2x1_8_1024x8", "baseline_case"] == "DP_1x1x1_8_1024x8"
+
+
+def test_efficiency_against_dp_at_the_same_gpu_count():
+    got = constructed()
+    assert got.loc["MP_1x2x1_8_1024x8", "efficiency_vs_dp"] == pytest.approx(60 / 95)
+    assert got.loc["DP_PP_1x1x2_32_1024x8", "efficiency_vs_dp"] == pytest.approx(75 / 95)
+    assert got.loc["MP_1x2x1_8_1024x8", "dp_case"] == "DP_2x1x1_16_1024x8"
+    assert math.isnan(got.loc["DP_2x1x1_16_1024x8", "efficiency_vs_dp"])  # the DP case itself
+    assert got.loc["DP_2x1x1_16_1024x8", "reason"] == ""
+
+
+def test_pipeline_bubble_measured_beside_theory():
+    got = constructed()
+    pp2 = got.loc["DP_PP_1x1x2_32_1024x8"]
+    assert pp2["micro_batches"] == 4  # 32 / (8 x 1)
+    assert pp2["bubble_measured"] == pytest.approx(0.25)  # 1 - 75 / 100
+    assert pp2["bubble_theoretical"] == pytest.approx(1 / 5)  # (2-1)/(4+2-1)
+    assert "+5.0 pp beyond" in pp2["bubble_note"]
+    pp4 = got.loc["DP_PP_1x1x4_32_1024x8"]
+    assert pp4["bubble_measured"] == pytest.approx(0.5)
+    assert pp4["bubble_theoretical"] == pytest.approx(3 / 7)
+    assert math.isnan(got.loc["MP_1x2x1_8_1024x8", "bubble_measured"])
+
+
+def test_missing_comparison_cases_give_nan_with_a_reason():
+    got = constructed()
+    pp4 = got.loc["DP_PP_1x1x4_32_1024x8"]
+    assert math.isnan(pp4["efficiency_vs_dp"])
+    assert pp4["reason"] == "no DP case of this model at 4 GPUs"
+    wide = got.loc["MP_1x2x1_8_2048x8"]  # hidden 2048: another model, no 1-GPU or DP case
+    assert math.isnan(wide["efficiency_vs_1gpu"]) and math.isnan(wide["tp_lost"])
+    assert wide["reason"] == ("no 1-GPU case of this model at micro-batch 8; "
+                              "no DP case of this model at 2 GPUs")
+
+
+def test_memory_framework_first_sampled_beside():
+    got = constructed()
+    assert got.loc["MP_1x2x1_8_1024x8", ["memory_framework_mib", "memory_sampled_mib"]].tolist() \
+        == [12000.0, 13000.0]
+
+
+def test_unequal_stages_by_flops():
+    assert imbalanced_bubble(np.array([1.0, 1.0]), 4) == pytest.approx(1 / 5)  # equal: theory
+    assert imbalanced_bubble(np.array([1.0, 2.0]), 3) == pytest.approx(5 / 14)  # 1 - 9/(2*7)
+    work = stage_flops(5, 1024, 1024, 51200, 2)  # 3 layers, then 2 layers + logit layer
+    layer = 72.0 * 1024 * 1024**2 * (1 + 1024 / (6 * 1024))
+    assert work.tolist() == pytest.approx([3 * layer, 2 * layer + 6.0 * 1024 * 1024 * 51200])
+
+
+def test_no_gpt_cases_gives_an_empty_frame():
+    summary = pd.DataFrame({"case": [""], "throughput_median": [1.0]})
+    assert list(strategies(summary, pd.DataFrame({"case": [""]})).columns) == list(COLUMNS)
+
+
+@pytest.fixture(scope="module")
+def campaign():
+    parsed = parse_paths([RAW_LOGS_DIR / "gpt_4gpu"])
+    return strategies(summarize(parsed), parsed.runs).set_index("case")
+
+
+def test_h200_campaign_figures(campaign):
+    """The README's GPT-on-H200 figures: DP2 91.9 / 93.0 %, TP2 64 / 74 % of the one-GPU
+    per-GPU throughput, PP2 17.7 % lost against the 11.1 % bubble (m = 64 / 8 = 8)."""
+    eff = campaign["efficiency_vs_1gpu"]
+    assert eff["DP_2x1x1_16_1536x16"] == pytest.approx(121.497456 / 2 / 66.099314, rel=1e-6)
+    assert round(eff["DP_2x1x1_16_1536x16"] * 100, 1) == 91.9
+    assert round(eff["DP_2x1x1_16_2304x24"] * 100, 1) == 93.0
+    assert round(eff["MP_1x2x1_8_1536x16"] * 100, 1) == 64.5
+    assert round(eff["MP_1x2x1_8_2304x24"] * 100, 1) == 73.9
+    assert round(campaign.loc["MP_1x2x1_8_1536x16", "efficiency_vs_dp"] * 100, 1) == 70.1
+    assert round(campaign.loc["MP_1x2x1_8_2304x24", "efficiency_vs_dp"] * 100, 1) == 79.4
+    pp = campaign.loc["DP_PP_1x1x2_64_1536x16"]
+    assert pp["micro_batches"] == 8
+    assert round(pp["bubble_measured"] * 100, 1) == 17.7
+    assert pp["bubble_theoretical"] == pytest.approx(1 / 9)
+    assert round(pp["bubble_imbalanced"] * 100, 1) == 19.0
+    assert round(pp["efficiency_vs_dp"] * 100, 1) == 89.5
+    assert (campaign["reason"] == "").all()
