@@ -159,11 +159,10 @@ CONTENT_KEY_SPAN = 64 << 10
 
 
 def content_key(data: bytes) -> bytes:
-    """What tells a log read twice (a repeat copied under another name or folder): the size
-    of its cleaned text and the CRC-32 of its first and of its last 64 KiB. Two logs with
-    equal keys are taken for one (``duplicate_run``); the middle of a log longer than
-    128 KiB is not read for it (whole-file hashing cost more than parsing the lines the
-    DLPerf rules read)."""
+    """What finds a log read twice (a repeat copied under another name or folder): the size
+    of its cleaned text and the CRC-32 of its first and of its last 64 KiB. Only logs with
+    equal keys are read again and compared whole (``duplicate_run`` when equal): hashing
+    every whole file cost more than parsing the lines the DLPerf rules read."""
     span = CONTENT_KEY_SPAN
     view = memoryview(data)
     head, tail = zlib.crc32(view[:span]), zlib.crc32(view[-span:]) if len(data) > span else 0
@@ -273,7 +272,7 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     else:
         runs = ordered_map(read_run, groups, jobs)
     runs = [run for run in runs if run is not None]
-    kept = _drop_duplicate_content(runs, all_problems)
+    kept = _drop_duplicate_content(runs, all_problems, limit)
     for run in kept:
         all_problems += run.problems
     run_rows = _place_unread_runs(kept)
@@ -395,11 +394,13 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
                 problems, every)
 
 
-def _drop_duplicate_content(runs: list[_Run], problems: list[Problem]) -> list[_Run]:
+def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
+                            limit: int) -> list[_Run]:
     """A run whose training log has the same content as an earlier run's in the same folder
     (a repeat copied under another number) or under the same relative name (a copied
     campaign folder named too) is a duplicate: a `duplicate_run` problem names both and only
-    the first is kept. Equal logs of differently named runs elsewhere are left alone."""
+    the first is kept. Equal logs of differently named runs elsewhere are left alone.
+    Candidates are found by `content_key`; only they are read again and compared whole."""
     seen: dict[tuple, _Run] = {}
     kept = []
     for run in runs:
@@ -407,7 +408,10 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem]) -> list[_
         if main.parsed is not None and M.TRAIN in main.parsed.obs.phases():
             first = None
             for key in ((main.digest, "folder", run.folder), (main.digest, "id", run.relative_id)):
-                first = first or seen.get(key)
+                other = seen.get(key)
+                if first is None and other is not None and _same_text(other.main.path,
+                                                                      main.path, limit):
+                    first = other
                 seen.setdefault(key, run)
             if first is not None:
                 problems.append(Problem(
@@ -417,6 +421,14 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem]) -> list[_
                 continue
         kept.append(run)
     return kept
+
+
+def _same_text(a: Path, b: Path, limit: int) -> bool:
+    """Whether two logs read (and cleaned) to the same text; False when one cannot be read."""
+    try:
+        return LogText.read(a, max_bytes=limit).data == LogText.read(b, max_bytes=limit).data
+    except (OSError, EOFError, zlib.error):
+        return False
 
 
 def _place_unread_runs(runs: list[_Run]) -> list[dict]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from analysis import parsers
-from analysis.collect import ParseResult, parse_paths
+from analysis.collect import CONTENT_KEY_SPAN, ParseResult, content_key, parse_paths
 from analysis.logtext import LogText
 from analysis.stats import run_throughput
 
@@ -163,4 +163,24 @@ def test_duplicates_are_told_by_size_and_both_ends(tmp_path):
     r = parse_paths([tmp_path])
     dups = r.problems[r.problems["kind"] == "duplicate_run"]
     assert list(dups["source"].map(lambda s: Path(s).name)) == ["r50_b256_amp_2.log"]
+    assert len(r.runs) == 2
+
+
+def test_logs_that_differ_only_in_the_middle_are_two_runs(tmp_path):
+    """Equal sizes and ends make two logs candidates; they are compared whole before one is
+    called a copy of the other."""
+    d = tmp_path / "1n1g"
+    d.mkdir()
+    base = _dll(2000)
+    assert len(base) > 3 * CONTENT_KEY_SPAN
+    lines = base.split("\n")
+    middle = len(lines) // 2
+    changed = lines[middle].replace("train.loss : 6", "train.loss : 5")
+    assert changed != lines[middle] and len(changed) == len(lines[middle])
+    other = "\n".join(lines[:middle] + [changed] + lines[middle + 1:])
+    assert content_key(base.encode()) == content_key(other.encode())
+    (d / "r50_b256_amp_1.log").write_text(base)
+    (d / "r50_b256_amp_2.log").write_text(other)
+    r = parse_paths([tmp_path])
+    assert "duplicate_run" not in set(r.problems["kind"])
     assert len(r.runs) == 2
