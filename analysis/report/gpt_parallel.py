@@ -1,0 +1,74 @@
+"""The report's GPT strategies table (analysis.stats.gpt_parallel) in English or Chinese:
+each case against one GPU and DP, the pipeline bubble beside the theory, memory per GPU,
+and a Markdown note that states the definitions."""
+
+from __future__ import annotations
+
+import pandas as pd
+from pandas.io.formats.style import Styler
+
+from analysis.i18n import Translator
+from analysis.report import prose, styled
+from analysis.stats.gpt_parallel import strategies
+
+#: (label id, column alignment) of the table, in order.
+COLUMNS = (("gpt_parallel.case", "l"), ("gpt_parallel.layout", "c"), ("gpt_parallel.gpus", "r"),
+           ("gpt_parallel.micro_batch", "r"), ("gpt_parallel.micro_batches", "r"),
+           ("gpt_parallel.samples", "r"), ("gpt_parallel.samples_per_gpu", "r"),
+           ("gpt_parallel.tflops", "r"), ("gpt_parallel.memory_framework", "r"),
+           ("gpt_parallel.memory_sampled", "r"), ("gpt_parallel.vs_1gpu", "r"),
+           ("gpt_parallel.vs_dp", "r"), ("gpt_parallel.bubble_measured", "r"),
+           ("gpt_parallel.bubble_theoretical", "r"), ("gpt_parallel.bubble_imbalanced", "r"),
+           ("gpt_parallel.tp_lost", "r"), ("gpt_parallel.note", "l"))
+
+
+def section(summary: pd.DataFrame, runs: pd.DataFrame, lang: str = "en") -> Styler | None:
+    """The strategies table of the GPT cases of `summary` (runs: ``ParseResult.runs``) as
+    a Styler with :func:`definitions` in `lang` as its caption; None without GPT cases."""
+    frame = strategies(summary, runs)
+    if frame.empty:
+        return None
+    tr = Translator(lang)
+    rows = [_cells(r, tr) for _, r in frame.iterrows()]
+    table = pd.DataFrame(rows, columns=[tr(key) for key, _ in COLUMNS])
+    return styled.table(table, "gpt-parallel", "".join(a for _, a in COLUMNS),
+                        caption=tr("gpt_parallel.caption"))
+
+
+def definitions(lang: str = "en") -> prose.Markdown:
+    """The definitions of the strategies table's comparisons, as a Markdown list."""
+    tr = Translator(lang)
+    keys = ("def_vs_1gpu", "def_vs_dp", "def_micro_batches", "def_bubble", "def_imbalanced",
+            "def_tp_lost", "def_memory")
+    return prose.Markdown("\n".join(f"- {tr('gpt_parallel.' + k)}" for k in keys) + "\n")
+
+
+def _cells(row: pd.Series, tr: Translator) -> list[str]:
+    """One table row's cells, formatted in `tr`'s language."""
+    return [str(row["case"]), str(row["layout"]), tr.int(row["num_devices"]),
+            tr.int(row["micro_batch"]), tr.int(row["micro_batches"]),
+            tr.num(row["samples_per_s"]), tr.num(row["samples_per_s_per_gpu"]),
+            tr.num(row["tflops_per_gpu"]), tr.int(row["memory_framework_mib"], group=True),
+            tr.int(row["memory_sampled_mib"], group=True), tr.percent(row["efficiency_vs_1gpu"]),
+            tr.percent(row["efficiency_vs_dp"]), tr.percent(row["bubble_measured"]),
+            tr.percent(row["bubble_theoretical"]), tr.percent(row["bubble_imbalanced"]),
+            tr.percent(row["tp_lost"]), _note(row, tr)]
+
+
+def _note(row: pd.Series, tr: Translator) -> str:
+    """Why a comparison is missing, and what a measured bubble is made of."""
+    parts = []
+    if row["baseline_case"] == "":
+        parts.append(tr("gpt_parallel.no_1gpu", micro=tr.int(row["micro_batch"])))
+    is_dp = row["data_parallel"] == row["num_devices"] and row["layout"].endswith("×1×1")
+    if row["dp_case"] == "" and not is_dp:
+        parts.append(tr("gpt_parallel.no_dp", gpus=tr.int(row["num_devices"])))
+    measured, theory, skewed = (row[c] for c in ("bubble_measured", "bubble_theoretical",
+                                                 "bubble_imbalanced"))
+    if pd.notna(measured) and pd.notna(theory):
+        parts.append(tr("gpt_parallel.beyond", points=tr.num((measured - theory) * 100, 1)))
+        if pd.notna(skewed):
+            key = "gpt_parallel.rest_more" if measured > skewed else "gpt_parallel.rest_less"
+            parts.append(tr("gpt_parallel.imbalance", bubble=tr.percent(skewed)))
+            parts.append(tr(key, points=tr.num(abs(measured - skewed) * 100, 1)))
+    return tr("gpt_parallel.separator").join(parts)

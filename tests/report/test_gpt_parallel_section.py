@@ -1,0 +1,64 @@
+"""analysis.report.gpt_parallel: the GPT strategies table in English and Chinese, its note
+on the definitions, and no table without GPT cases."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.report.gpt_parallel import COLUMNS, definitions, section
+from analysis.report.prose import Markdown
+
+CASES = [  # case, GPUs, DP, TP, PP, global batch, samples/s
+    ("DP_1x1x1_8_1024x8", 1, 1, 1, 1, 8, 100.0),
+    ("DP_2x1x1_16_1024x8", 2, 2, 1, 1, 16, 190.0),
+    ("DP_PP_1x1x2_32_1024x8", 2, 1, 1, 2, 32, 150.0),
+    ("MP_1x4x1_8_1024x8<b>", 4, 1, 4, 1, 8, 200.0),
+]
+
+
+def frames():
+    summary = pd.DataFrame([{
+        "framework": "PyTorch", "precision": "bf16", "case": c[0], "group": "G",
+        "num_devices": c[1], "batch_size_per_device": 8, "throughput_median": c[6],
+        "tflops_per_gpu": 300.0, "memory_framework_mib": 20000.0, "memory_sampled_mib": 21000.0,
+    } for c in CASES])
+    runs = pd.DataFrame([{
+        "case": c[0], "data_parallel": c[2], "tensor_parallel": c[3], "pipeline_parallel": c[4],
+        "global_batch_size": c[5], "hidden_size": 1024, "num_layers": 8, "num_heads": 16,
+        "seq_length": 1024, "vocab_size": 51200,
+    } for c in CASES])
+    return summary, runs
+
+
+def test_english_table():
+    table = section(*frames(), "en").data.set_index("case")
+    assert len(table.columns) == len(COLUMNS) - 1
+    pp = table.loc["DP_PP_1x1x2_32_1024x8"]
+    assert pp["micro-batches m"] == "4"
+    assert (pp["efficiency vs 1 GPU"], pp["bubble, measured"], pp["bubble, (p−1)/(m+p−1)"]) \
+        == ("75.0%", "25.0%", "20.0%")
+    assert pp["note"].startswith("5.0 pp beyond the (p−1)/(m+p−1) bubble; ")
+    tp = table.loc["MP_1x4x1_8_1024x8<b>"]
+    assert tp["TP: share lost"] == "50.0%" and tp["efficiency vs DP"] == "-"
+    assert tp["note"] == "no DP case of this model at 4 GPUs"
+    assert tp["memory per GPU, framework peak (MiB)"] == "20,000"
+
+
+def test_chinese_table_and_escaped_case_names():
+    styler = section(*frames(), "zh")
+    assert "相对单卡效率" in styler.data.columns
+    assert styler.data.loc[3, "说明"] == "没有该模型 4 卡的数据并行用例"
+    html = styler.to_html()
+    assert "MP_1x4x1_8_1024x8&lt;b&gt;" in html and "<b>" not in html
+
+
+def test_definitions_in_both_languages():
+    en, zh = definitions("en"), definitions("zh")
+    assert isinstance(en, Markdown) and en.count("\n- ") == 6
+    assert "(p−1)/(m+p−1)" in en and "per-GPU ratio" in en
+    assert "相对单卡效率" in zh
+
+
+def test_no_gpt_cases_no_table():
+    summary = pd.DataFrame({"case": [""], "throughput_median": [1.0]})
+    assert section(summary, pd.DataFrame({"case": [""]}), "en") is None
