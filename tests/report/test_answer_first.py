@@ -203,3 +203,26 @@ def test_nan_spread_and_missing_pairs_read_as_dashes():
     s = pd.DataFrame([_case(1, 1, 3000.0)]).assign(spread_pct=np.nan)
     frame = headline.key_numbers(s, Translator("en"))
     assert frame.iloc[0, -1] == "-" and frame.iloc[0, -2] == "-"
+
+
+def test_each_notebook_section_is_one_library_call():
+    import ast
+
+    import nbformat
+
+    nb = nbformat.read(ROOT / "notebooks" / "20_report.ipynb", as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.outputs for c in code)  # committed without outputs
+    start = next(i for i, c in enumerate(code) if "report.build(" in c.source)
+    sections = code[start + 1:]
+    assert len(sections) >= 15
+    for cell in sections:
+        body = ast.parse(cell.source).body
+        assert len(body) == 1 and isinstance(body[0], ast.Expr), cell.source
+        call = body[0].value
+        assert isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute), cell.source
+        assert isinstance(call.func.value, ast.Name) and call.func.value.id == "rep", cell.source
+    order = [c.source.split("(")[0] for c in sections]
+    assert order.index("rep.key_numbers") < order.index("rep.results") < order.index(
+        "rep.method_section") < order.index("rep.chart")  # the answer first, the appendix last
+    assert order[-2:] == ['rep.section', 'rep.section'] and "scripts" in sections[-2].source
