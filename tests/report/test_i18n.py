@@ -34,7 +34,9 @@ def test_every_label_used_in_code_exists():
     cat = i18n.load_catalogue()
     used = set()
     for path in [*(PKG / "plots").glob("*.py"), *(PKG / "report").glob("*.py"),
+                 *(PKG / "report" / "prose").glob("*.j2"),
                  *(PKG.parent / "notebooks").glob("*.ipynb")]:
+        used |= set(re.findall(r"""\bt\(\s*["']([a-z_]+\.[a-z_]+)["']""", path.read_text()))
         used |= set(re.findall(r"""\btr\(\s*f?["']([a-z_]+\.[a-z_]+)["']""", path.read_text()))
         used |= set(re.findall(
             r"""["']((?:chart|col|desc|section|kind|results|report|scripts)\.[a-z_]+)["']""",
