@@ -63,6 +63,10 @@ def _note(row: pd.Series, tr: Translator) -> str:
     is_dp = row["data_parallel"] == row["num_devices"] and row["layout"].endswith("×1×1")
     if row["dp_case"] == "" and not is_dp:
         parts.append(tr("gpt_parallel.no_dp", gpus=tr.int(row["num_devices"])))
+    if pd.notna(row["samples_per_s"]):
+        for ref, ratio in (("baseline_case", "efficiency_vs_1gpu"), ("dp_case", "efficiency_vs_dp")):
+            if row[ref] != "" and pd.isna(row[ratio]):
+                parts.append(tr("gpt_parallel.no_throughput", case=row[ref]))
     measured, theory, skewed = (row[c] for c in ("bubble_measured", "bubble_theoretical",
                                                  "bubble_imbalanced"))
     if pd.notna(measured) and pd.notna(theory):

@@ -104,15 +104,21 @@ def _cases(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     stated = runs[runs["case"].fillna("") != ""].groupby("case", sort=False)[have].first()
     for field in RUN_FIELDS:
         values = gpt["case"].map(stated[field]) if field in have else pd.Series(np.nan, gpt.index)
-        gpt[field] = pd.to_numeric(values, errors="coerce")
+        gpt[field] = _floats(values)
     gpt["vocab_size"] = gpt["vocab_size"].fillna(GPT_DEFAULT_VOCAB)
     for field in ("data_parallel", "tensor_parallel", "pipeline_parallel"):
         gpt[field] = gpt[field].fillna(1)
-    gpt["num_devices"] = pd.to_numeric(gpt["num_devices"], errors="coerce")
-    gpt["micro_batch"] = pd.to_numeric(gpt["batch_size_per_device"], errors="coerce")
+    for field in ("num_devices", "throughput_median"):
+        gpt[field] = _floats(gpt[field])
+    gpt["micro_batch"] = _floats(gpt["batch_size_per_device"])
     gpt["micro_batches"] = gpt["global_batch_size"] / (gpt["micro_batch"] * gpt["data_parallel"])
     gpt["per_gpu"] = gpt["throughput_median"] / gpt["num_devices"]
     return gpt.reset_index(drop=True)
+
+
+def _floats(values: pd.Series) -> np.ndarray:
+    """`values` as float64, NaN for what is missing or not a number (Int64 NA included)."""
+    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
 def _same_model(cases: pd.DataFrame, case: pd.Series) -> pd.Series:
@@ -124,9 +130,23 @@ def _same_model(cases: pd.DataFrame, case: pd.Series) -> pd.Series:
 
 
 def _pick(cases: pd.DataFrame, mask: pd.Series) -> pd.Series | None:
-    """The first case under `mask` with a throughput, or None."""
-    found = cases[mask & np.isfinite(cases["per_gpu"].astype(float))]
-    return None if found.empty else found.iloc[0]
+    """The first case under `mask`, one with a throughput first; None when none is."""
+    found = cases[mask]
+    if found.empty:
+        return None
+    measured = found[np.isfinite(found["per_gpu"].to_numpy(dtype=float, na_value=np.nan))]
+    return (found if measured.empty else measured).iloc[0]
+
+
+def _ratio(case: pd.Series, ref: pd.Series | None, what: str, reasons: list) -> float:
+    """Per-GPU throughput of `case` / that of `ref` (NaN, with a reason, when `ref` is None
+    or has no throughput)."""
+    if ref is None:
+        reasons.append(what)
+        return np.nan
+    if not np.isfinite(float(ref["per_gpu"])):
+        reasons.append(f"the comparison case {ref['case']} has no throughput")
+    return float(case["per_gpu"]) / float(ref["per_gpu"])
 
 
 def _row(case: pd.Series, cases: pd.DataFrame) -> dict:
@@ -137,17 +157,15 @@ def _row(case: pd.Series, cases: pd.DataFrame) -> dict:
     reasons = []
     one = _pick(cases, model & (cases["num_devices"] == 1) & (cases["data_parallel"] == 1)
                 & (cases["tensor_parallel"] == 1) & (cases["pipeline_parallel"] == 1))
-    eff_one = case["per_gpu"] / one["per_gpu"] if one is not None else np.nan
-    if one is None:
-        reasons.append(f"no 1-GPU case of this model at micro-batch {_text(case['micro_batch'])}")
+    eff_one = _ratio(case, one, "no 1-GPU case of this model at micro-batch "
+                     f"{_text(case['micro_batch'])}", reasons)
     is_dp = dp == gpus and tp == 1 and pp == 1
     ref = None if is_dp else _pick(cases, model & (cases["num_devices"] == gpus)
                                    & (cases["data_parallel"] == gpus)
                                    & (cases["tensor_parallel"] == 1)
                                    & (cases["pipeline_parallel"] == 1))
-    eff_dp = case["per_gpu"] / ref["per_gpu"] if ref is not None else np.nan
-    if ref is None and not is_dp:
-        reasons.append(f"no DP case of this model at {_text(gpus)} GPUs")
+    eff_dp = np.nan if is_dp else _ratio(case, ref, "no DP case of this model at "
+                                         f"{_text(gpus)} GPUs", reasons)
     row = {
         "case": case["case"], "group": case["group"], "num_devices": gpus,
         "layout": f"{dp}×{tp}×{pp}", "data_parallel": dp, "tensor_parallel": tp,

@@ -62,3 +62,10 @@ def test_definitions_in_both_languages():
 def test_no_gpt_cases_no_table():
     summary = pd.DataFrame({"case": [""], "throughput_median": [1.0]})
     assert section(summary, pd.DataFrame({"case": [""]}), "en") is None
+
+
+def test_note_names_a_comparison_case_without_throughput():
+    summary, runs = frames()
+    summary.loc[0, "throughput_median"] = float("nan")
+    table = section(summary, runs, "zh").data
+    assert table.loc[1, "说明"] == "对比用例 DP_1x1x1_8_1024x8 没有吞吐率"

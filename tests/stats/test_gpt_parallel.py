@@ -133,3 +133,25 @@ def test_h200_campaign_figures(campaign):
     assert round(pp["bubble_imbalanced"] * 100, 1) == 19.0
     assert round(pp["efficiency_vs_dp"] * 100, 1) == 89.5
     assert (campaign["reason"] == "").all()
+
+
+def test_nullable_dtypes_and_a_comparison_case_without_throughput():
+    """As summarize gives them: Int64 counts; a 1-GPU case whose runs gave no throughput is
+    named, with NaN and a reason, not mistaken for a missing case."""
+    summary = pd.DataFrame([{
+        "framework": "PyTorch", "precision": "bf16", "case": c[0], "group": c[1],
+        "num_devices": c[2], "batch_size_per_device": c[6], "throughput_median": c[9],
+        "tflops_per_gpu": 1.0, "memory_framework_mib": np.nan, "memory_sampled_mib": c[10],
+    } for c in CASES[:3]]).astype({"num_devices": "Int64", "batch_size_per_device": "Int64"})
+    summary.loc[0, "throughput_median"] = np.nan
+    runs = pd.DataFrame([{"case": c[0], "data_parallel": c[3], "tensor_parallel": c[4],
+                          "pipeline_parallel": c[5], "global_batch_size": c[7],
+                          "hidden_size": c[8], "num_layers": 8, "num_heads": 16,
+                          "seq_length": 1024, "vocab_size": pd.NA} for c in CASES[:3]])
+    runs = runs.astype({"data_parallel": "Int64", "global_batch_size": "Int64",
+                        "vocab_size": "Int64"})
+    got = strategies(summary, runs).set_index("case")
+    tp = got.loc["MP_1x2x1_8_1024x8"]
+    assert tp["baseline_case"] == "DP_1x1x1_8_1024x8" and math.isnan(tp["efficiency_vs_1gpu"])
+    assert tp["reason"] == "the comparison case DP_1x1x1_8_1024x8 has no throughput"
+    assert tp["efficiency_vs_dp"] == pytest.approx(60 / 95)
