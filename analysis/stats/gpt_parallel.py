@@ -18,14 +18,17 @@ parallelism and one GPU, the pipeline bubble measured beside the theory, memory 
   (``dp_case``); NaN for the DP case itself;
 - PP cases (PP > 1): ``bubble_measured`` = 1 − efficiency_vs_1gpu; ``bubble_theoretical``
   = (p − 1)/(m + p − 1); ``bubble_imbalanced`` = the loss the same schedule has when the
-  stages are unequal by model FLOPs (:func:`stage_flops`: layers split as
-  ``workloads.gpt`` splits them, the logit layer on the last stage): 1 − m·Σtᵢ /
-  (p·((m − 1)·max tᵢ + Σtᵢ)), tᵢ each stage's FLOPs per micro-batch (the first micro-batch
-  crosses every stage, the other m − 1 follow at the slowest stage's pace; equal stages
-  give the theoretical bubble); ``bubble_note`` says what the difference is made of;
+  stages are unequal by model FLOPs (:func:`stage_flops`, by the formula the logs state,
+  else the 72 one; layers split as ``workloads.gpt`` splits them, the logit layer on the
+  last stage): 1 − m·Σtᵢ / (p·((m − 1)·max tᵢ + Σtᵢ)), tᵢ each stage's FLOPs per
+  micro-batch (the first micro-batch crosses every stage, the other m − 1 follow at the
+  slowest stage's pace; equal stages give the theoretical bubble); ``bubble_note`` says
+  what the difference is made of;
 - TP cases (TP > 1): ``tp_lost`` = 1 − efficiency_vs_1gpu, the share of the 1-GPU
-  per-GPU throughput lost;
-- ``reason``: why a comparison is NaN (no such case was measured), '' when none is.
+  per-GPU throughput lost. A case with DP or PP beside TP has all its losses in it (as
+  a PP case with TP or DP has in ``bubble_measured``);
+- ``reason``: why a comparison is NaN (no such case was measured, or it has no
+  throughput), '' when none is.
 
 The 1-GPU case steps the optimizer after every micro-batch, a PP case after m of them: the
 baseline carries m times the optimizer steps per sample, so ``bubble_measured`` is, if
@@ -37,7 +40,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.stats.gpt_flops import GPT_DEFAULT_VOCAB
+from analysis.stats.gpt_flops import (
+    GPT_DEFAULT_VOCAB,
+    NO_RECOMPUTATION,
+    FlopsFormula,
+    known_formula,
+)
 
 #: Run fields that name the model a case trains (same values: same model size).
 MODEL_FIELDS = ("framework", "precision", "hidden_size", "num_layers", "num_heads",
@@ -72,16 +80,18 @@ def strategies(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     return out.loc[order.index].reset_index(drop=True)
 
 
-def stage_flops(layers: int, hidden: float, seq: float, vocab: float, pp: int) -> np.ndarray:
-    """Model FLOPs of one sequence through each of `pp` stages (72 convention, forward and
-    backward): a transformer layer is 72·s·h²·(1 + s/(6h)), the logit layer 6·s·h·V on the
-    last stage; layers split as ``workloads.gpt.parallel.stage_layers`` splits them (even,
-    earlier stages take the remainder)."""
+def stage_flops(layers: int, hidden: float, seq: float, vocab: float, pp: int,
+                formula: FlopsFormula = NO_RECOMPUTATION) -> np.ndarray:
+    """Model FLOPs of one sequence through each of `pp` stages by `formula` (forward and
+    backward; gpt_flops): a transformer layer is factor·s·h²·(1 + s/(6h)), the logit layer
+    factor/vocab_divisor·s·h·V (6·s·h·V in both conventions) on the last stage; layers split
+    as ``workloads.gpt.parallel.stage_layers`` splits them (even, earlier stages take the
+    remainder)."""
     base, extra = divmod(int(layers), int(pp))
     counts = np.array([base + (1 if i < extra else 0) for i in range(int(pp))], dtype=float)
-    per_layer = 72.0 * seq * hidden**2 * (1.0 + seq / (6.0 * hidden))
+    per_layer = formula.factor * seq * hidden**2 * (1.0 + seq / (6.0 * hidden))
     flops = counts * per_layer
-    flops[-1] += 6.0 * seq * hidden * vocab
+    flops[-1] += formula.factor / formula.vocab_divisor * seq * hidden * vocab
     return flops
 
 
@@ -196,8 +206,9 @@ def _bubble(case: pd.Series, pp: int, m: float, eff_one: float, reasons: list) -
     fields = [case[f] for f in ("num_layers", "hidden_size", "seq_length")]
     skewed = np.nan
     if all(pd.notna(x) for x in fields):
+        formula = known_formula(str(case.get("tflops_formula", "") or "")) or NO_RECOMPUTATION
         work = stage_flops(int(fields[0]), float(fields[1]), float(fields[2]),
-                           float(case["vocab_size"]), pp)
+                           float(case["vocab_size"]), pp, formula)
         skewed = imbalanced_bubble(work, m)
     measured = 1.0 - eff_one
     return {"bubble_measured": measured, "bubble_theoretical": theory,

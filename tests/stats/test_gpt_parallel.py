@@ -11,6 +11,7 @@ import pytest
 
 from analysis.collect import parse_paths
 from analysis.config import RAW_LOGS_DIR
+from analysis.stats.gpt_flops import SEED002
 from analysis.stats.gpt_parallel import COLUMNS, imbalanced_bubble, stage_flops, strategies
 from analysis.stats.summary import summarize
 
@@ -132,6 +133,7 @@ def test_h200_campaign_figures(campaign):
     assert pp["bubble_theoretical"] == pytest.approx(1 / 9)
     assert round(pp["bubble_imbalanced"] * 100, 1) == 19.0
     assert round(pp["efficiency_vs_dp"] * 100, 1) == 89.5
+    assert pp["memory_sampled_mib"] == 54003  # the fuller GPU: the last stage (README)
     assert (campaign["reason"] == "").all()
 
 
@@ -155,3 +157,11 @@ def test_nullable_dtypes_and_a_comparison_case_without_throughput():
     assert tp["baseline_case"] == "DP_1x1x1_8_1024x8" and math.isnan(tp["efficiency_vs_1gpu"])
     assert tp["reason"] == "the comparison case DP_1x1x1_8_1024x8 has no throughput"
     assert tp["efficiency_vs_dp"] == pytest.approx(60 / 95)
+
+
+def test_stage_flops_follow_the_stated_formula():
+    """With seed 002's 96 convention (recomputation counted) the layers weigh 4/3 more and
+    the logit layer the same: the stages are less unequal."""
+    layer96 = 96.0 * 1024 * 1024**2 * (1 + 1024 / (6 * 1024))
+    work = stage_flops(4, 1024, 1024, 51200, 2, SEED002)
+    assert work.tolist() == pytest.approx([2 * layer96, 2 * layer96 + 6.0 * 1024 * 1024 * 51200])
