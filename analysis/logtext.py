@@ -51,10 +51,23 @@ _RANK_PREFIX = re.compile(
 _PREFIX_HINT = re.compile(rb"\n(?:" + _ASCTIME + rb"\[\d+(?:,\d+)?\]<std|\[default\d+\]:| {0,3}\d{1,5}: \S)")
 
 
+#: Occurrences of a needle's first byte checked one by one before a substring search.
+_FIRST_BYTE_TRIES = 32
+
+
 def contains(data: bytes, needle: bytes) -> bool:
-    """``needle in data``, quicker when one of its bytes is absent: single bytes are looked
-    for with memchr (tens of GB/s), a substring search runs at about 2 GB/s."""
-    return all(data.find(needle[i:i + 1]) >= 0 for i in range(len(needle))) and needle in data
+    """``needle in data``, quicker for needles with a rare byte: single bytes are looked for
+    with memchr (tens of GB/s), a substring search runs at about 1 GB/s. False at once when
+    a byte of `needle` is absent; else the first few places of its first byte are checked
+    before a substring search from there (put a rare byte first: ``[default``)."""
+    if not all(data.find(needle[i:i + 1]) >= 0 for i in range(len(needle))):
+        return False
+    pos = data.find(needle[:1])
+    for _ in range(_FIRST_BYTE_TRIES):
+        if pos < 0 or data.startswith(needle, pos):
+            return pos >= 0
+        pos = data.find(needle[:1], pos + 1)
+    return pos >= 0 and data.find(needle, pos) >= 0
 
 
 def _has_rank_prefixes(raw: bytes) -> bool:
@@ -102,7 +115,7 @@ def _read_capped(path: Path, max_bytes: int) -> tuple[bytes, str]:
         fh.seek(0)
         size = os.fstat(fh.fileno()).st_size
         if magic != b"\x1f\x8b" and size <= min(max_bytes, max_lines):
-            data = fh.read(max_bytes + 1)  # within both caps (a line end is a byte)
+            data = fh.read(size + 1)  # within both caps (a line end is a byte)
             if len(data) <= min(max_bytes, max_lines):  # unless it grew meanwhile
                 return data, ""
             fh.seek(0)

@@ -612,6 +612,7 @@ def _bad(log: LogText, line: int, reason: str, text: bytes) -> Problem:
 
 _DLL_LINE = re.compile(rb"\nDLL [^\n]*")
 _VALUE = rb"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
+_OTHER_VALUE = rb"[^ \n]+"  # a value not read: any token (the constant text fixes the shape)
 _SHAPE_LINES = 64  # DLL lines searched for the first training line
 
 
@@ -630,7 +631,7 @@ def _shape(tokens: tuple, value: int) -> tuple[re.Pattern, tuple]:
             parts.append(re.escape(tok[2]) + rb"(\d+)" + re.escape(tok[3]))
             fields.append(tok[1])
         elif tok[0] == "float":
-            parts.append(_VALUE if values == value else b"(?:" + _VALUE[1:-1] + b")")
+            parts.append(_VALUE if values == value else _OTHER_VALUE)
             fields += ["value"] if values == value else []
             values += 1
     return re.compile(rb"\n" + b" ".join(parts) + rb"(?=\n|\Z)"), tuple(fields)
@@ -661,12 +662,13 @@ def read_first(log: LogText, lines_needed: int, after_step: int,
     if "step" not in fields:
         return None
     at_step = fields.index("step")
-    rows, starts = [], []
+    rows, starts, ends = [], [], []
     counted = 0
     for start, m in line_matches(pattern, data):
         groups = m.groups()
         rows.append(groups)
         starts.append(start)
+        ends.append(start + len(m.group()) - 1)  # the match holds the newline before the line
         if int(groups[at_step]) > after_step:
             counted += 1
             if counted == lines_needed:
@@ -687,12 +689,21 @@ def read_first(log: LogText, lines_needed: int, after_step: int,
     out = DllRead(groups=[Group(
         TRAIN, name, "" if unit == "None" else unit, line, us.astype(np.int64) / 1e6,
         steps["epoch"], steps["step"], np.array(list(map(float, columns["value"])), np.float64))])
-    if data.count(b"\nDLL ", 0, cut) + data.startswith(b"DLL ") > len(rows):
-        known = set(starts)
-        others = [(start, start + len(m.group()) - 1)
-                  for start, m in line_matches(_DLL_LINE, data, cut) if start not in known]
+    others = [line for a, b in zip([0] + [e + 1 for e in ends[:-1]], starts, strict=True)
+              if b > a for line in _dll_lines_between(data, a, b)]
+    if others:
         begin, end = (np.array(c, np.int64) for c in zip(*others, strict=True))
         _general(log, np.searchsorted(newlines, begin), begin, end, out)
+    return out
+
+
+def _dll_lines_between(data: bytes, a: int, b: int) -> list[tuple[int, int]]:
+    """(start, end) of the DLL lines that start at or after `a` and before `b` (a line start)."""
+    out = []
+    if a == 0 and data.startswith(b"DLL "):
+        first = data.find(b"\n")
+        out.append((0, len(data) if first < 0 else first))
+    out += [(m.start() + 1, m.end()) for m in _DLL_LINE.finditer(data, max(a - 1, 0), b)]
     return out
 
 

@@ -144,3 +144,17 @@ def test_the_line_cap_reached_exactly_at_a_read_chunk_boundary(tmp_path):
     log = LogText.read(p, max_bytes=limit)
     assert len(log.data) == 8 << 20
     assert "more than 8,388,608 lines" in log.problems[0].reason
+
+
+def test_contains_is_a_substring_test():
+    """`contains` (memchr on single bytes first) answers what ``in`` answers, also past the
+    first-byte tries and for needles whose bytes are all present but never together."""
+    import random
+
+    from analysis.logtext import contains
+
+    rng = random.Random(1)
+    for _ in range(2000):
+        data = bytes(rng.choice(b"[]<stdefaul \n") for _ in range(rng.randint(0, 3000)))
+        for needle in (b"[default", b"]<std", b"la", b"[", b"memory_max_allocated"):
+            assert contains(data, needle) == (needle in data), (data, needle)
