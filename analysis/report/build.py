@@ -30,6 +30,7 @@ from analysis.report import (
     baseline,
     envinfo,
     family,
+    gpt_parallel,
     headline,
     inputs,
     prepared,
@@ -128,7 +129,7 @@ class Report:
 
     def contents(self) -> list[tuple[str, str]]:
         """(anchor, heading) of the sections this report shows, in order."""
-        names = [n for n in ("results", "method", "charts") if self.has(n)]
+        names = [n for n in ("results", "gpt_parallel", "method", "charts") if self.has(n)]
         names += self.sections()
         return [(f"sec-{n}", self.tr(f"section.{n}")) for n in names]
 
@@ -168,6 +169,7 @@ class Report:
                 "charts": scaling, "changes": self.changes is not None,
                 "environment": True, "method": not self.summary.empty,
                 "problems": True, "appendix": True, "key_numbers": not self.summary.empty,
+                "gpt_parallel": not tables.gpt_rows(self.summary).empty,
                 }.get(name, True)
 
     def results(self) -> Styler | None:
@@ -199,6 +201,14 @@ class Report:
         if pairs.empty:
             return None
         return styled.table(tables.precision_table(pairs, self.tr), "precision", "lrrrrr")
+
+    def gpt_strategies(self) -> Styler | None:
+        """The GPT parallel strategies compared (``report.gpt_parallel``), None without GPT."""
+        return gpt_parallel.section(self.summary, self.result.runs, self.lang)
+
+    def gpt_strategy_definitions(self) -> prose.Markdown | None:
+        """What the strategies table compares, under it (None without GPT cases)."""
+        return gpt_parallel.definitions(self.lang) if self.has("gpt_parallel") else None
 
     def disagreements(self) -> dict[tuple, float]:
         """:func:`tables.case_key` -> largest relative difference between the throughput
@@ -294,7 +304,8 @@ class Report:
         """The outputs of the report notebook's cells, in order (None: left out)."""
         out = [self.style(), self.title_block(), self.caveats(), self.key_numbers(),
                self.gpt_configurations(), self.heading("results"), self.results(),
-               self.precision_comparison(), self.method_section(), self.heading("charts")]
+               self.precision_comparison(), self.heading("gpt_parallel"), self.gpt_strategies(),
+               self.gpt_strategy_definitions(), self.method_section(), self.heading("charts")]
         out += [self.chart(c) for c in CHARTS]
         out += [self.section(s) for s in self.sections()]
         return out

@@ -69,6 +69,13 @@ def test_largest_configuration_prefers_the_real_node_over_a_same_host_one():
     assert only.iloc[0, 2] == "2n2g (one host)"  # said where it is the only 4-GPU row
 
 
+def test_no_gpt_sections_without_gpt_cases(rn50):
+    rep = rn50["en"]
+    assert rep.gpt_configurations() is None and rep.gpt_strategies() is None
+    assert rep.heading("gpt_parallel") is None and rep.gpt_strategy_definitions() is None
+    assert rep.chart("gpt") is None
+
+
 def test_key_numbers_of_the_rn50_campaign(rn50):
     en = rn50["en"].key_numbers().data
     assert list(en.columns) == ["group", "1 GPU, samples/s", "largest configuration",
@@ -144,6 +151,7 @@ def test_gpt_report_has_the_seed_002_table_and_no_empty_sections(gpt):
     assert gpt.key_numbers() is None and gpt.precision_comparison() is None
     assert gpt.chart("spread") is None  # n = 1: no spread to draw
     assert gpt.heading("results") is None  # its table is on page 1: no empty heading
+    assert gpt.gpt_strategies() is not None and gpt.heading("gpt_parallel") is not None
 
 
 def test_precision_labels_say_what_ran():
