@@ -3,8 +3,9 @@
 The rule text is the one the method computed with (``runs["method"]``: the DLPerf rule of
 the family, or the window / reported method), so a GPT report states the latency rule and
 a TensorFlow report the mean of 100 printed values, never another family's rule. The example
-is a training line of the first run of the family that has a figure: the first line at or
-after iteration 20 (where the DLPerf windows start), read back from its log.
+is a training line of the first run of the family that has a figure: the first line of the
+window the rule measured (as its method text states it; else the first at or after
+iteration 20, where the DLPerf windows start), read back from its log.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from analysis.problems import excerpt
 
 #: A method text's per-run detail ("(Iterations 25 and 125, 4.269291 s)"), not the rule.
 _PER_RUN = re.compile(r"\s*\((?:[Ii]terations?|steps?|lines?) [^()]*\)\s*$")
+#: The window a method text states ("Iterations 25 and 125").
+_WINDOW = re.compile(r"[Ii]terations? (\d+) (?:and|to) (\d+)")
 #: Iteration the DLPerf windows start at: the example line is the first at or after it.
 EXAMPLE_FROM_STEP = 20
 
@@ -63,10 +66,13 @@ def family_rules(runs: pd.DataFrame, observations: pd.DataFrame,
     ok = runs[runs["throughput"].notna() & (runs["method"].fillna("") != "")]
     out = []
     for family, g in ok.groupby("family", sort=True, observed=True):
-        rule = _PER_RUN.sub("", g["method"].astype(str).value_counts().index[0])
+        said = g["method"].astype(str).value_counts().index[0]
+        rule = _PER_RUN.sub("", said)
         framework = str(g["framework"].dropna().iloc[0]) if g["framework"].notna().any() else ""
         first = g.sort_values("run_id").iloc[0]
-        src, line, text = _example(observations, str(first["run_id"]))
+        window = _WINDOW.search(said)  # "(Iterations 25 and 125, …)": where the rule read
+        src, line, text = _example(observations, str(first["run_id"]),
+                                   int(window.group(1)) if window else EXAMPLE_FROM_STEP)
         shown = src
         if src and log_dir is not None:
             try:
@@ -77,16 +83,17 @@ def family_rules(runs: pd.DataFrame, observations: pd.DataFrame,
     return out
 
 
-def _example(observations: pd.DataFrame, run_id: str) -> tuple[str, int, str]:
+def _example(observations: pd.DataFrame, run_id: str,
+             from_step: int = EXAMPLE_FROM_STEP) -> tuple[str, int, str]:
     """(source, line, text) of the run's first training throughput or latency line at or
-    after iteration EXAMPLE_FROM_STEP (the first one when none is that late)."""
+    after iteration `from_step` (the first one when none is that late)."""
     obs = observations[(observations["run_id"] == run_id)
                        & (observations["phase"] == M.TRAIN)
                        & observations["metric"].isin([M.THROUGHPUT, M.LATENCY])]
     if obs.empty:
         return "", 0, ""
     obs = obs.sort_values(["line"])
-    late = obs[obs["step"].fillna(-1) >= EXAMPLE_FROM_STEP]
+    late = obs[obs["step"].fillna(-1) >= from_step]
     row = (late if len(late) else obs).iloc[0]
     src, line = str(row["source"]), int(row["line"])
     try:

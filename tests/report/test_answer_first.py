@@ -132,6 +132,7 @@ def test_method_text_is_the_family_rule_with_a_real_line(rn50, gpt):
     src = re.search(r"line (\d+) of `([^`]+)`", text)
     logged = (RN50 / src.group(2)).read_text().splitlines()[int(src.group(1)) - 1]
     assert line == logged.strip()
+    assert "Iteration: 25 " in line  # the first line of the window the rule measured (25-125)
     g = str(gpt.method_section())
     assert "latency (s/iteration)" in g and "DLLogger" not in g and "Iteration > 5" not in g
     zh = str(rn50["zh"].method_section())
