@@ -254,7 +254,8 @@ class Report:
             return plots.speedup_vs_ideal(self.summary, self.lang)
         if name == "trace":
             return (None if self.trace.empty else
-                    plots.iteration_traces(self.trace, self.lang, window=self.measured_window()))
+                    plots.iteration_traces(self.trace, self.lang, window=self.measured_window(),
+                                          runs=self.runs))
         if name == "spread":  # one repeat per case has no spread to show
             single = self.summary.empty or int(self.summary["repeats"].max()) < 2
             return None if single else plots.repeat_spread(self.runs, self.lang)

@@ -122,7 +122,7 @@ def compute(log_dir=None, env=None, topology=None, method: str = "dlperf",
     if references is not None:
         from analysis.report import vs_reference
 
-        ratios = vs_reference.match(references, summary)
+        ratios = vs_reference.match(references, summary, runs, envs)
     return Prepared(root, result, runs, summary, trace, envs, topos, camp, suite_commit(),
                     changes, ratios, agreement)
 

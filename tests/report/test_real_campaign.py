@@ -146,7 +146,7 @@ def test_method_described_in_each_language(reports):
 # ---- 7. what was run ------------------------------------------------------------------------
 def test_descriptions_state_benchmark_and_options(reports):
     en = _text(reports["en"].section("descriptions"))
-    assert ("DLPerf Suite built-in workload ( workloads.resnet ): ResNet-50 v1.5, trained on "
+    assert ("DLPerf Suite built-in workload: ResNet-50 v1.5, trained on "
             "synthetic data generated on the device") in en
     commit = reports["en"].suite_commit
     from analysis import __version__

@@ -82,8 +82,6 @@ def test_a_reference_measured_on_other_gpus_gives_no_ratio_and_is_named(built, l
     assert V100_CASE not in {r["case_key"] for r in numbers["references"]}
 
 
-@pytest.mark.xfail(strict=True, reason="needs analysis/report/prepared.py (not ours) to pass "
-                   "the runs: vs_reference.match(references, summary, runs, envs)")
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_references_on_the_runs_gpus_show_the_ratio_and_source(built, lang):
     page = (built / f"report_{lang}.html").read_text(encoding="utf-8")
