@@ -23,6 +23,8 @@ from analysis.problems import Problem
 
 #: Suffixes (before an optional .gz) of files picked up when walking a folder.
 WALK_SUFFIXES = (".log", ".out", ".mem", ".gpu.csv", ".json")
+#: Whole file names also picked up (LiBai's trainer writes ``<output_dir>/log.txt``).
+WALK_NAMES = ("log.txt",)
 #: File names never taken for logs when walking a folder (records the suite writes itself).
 IGNORED_NAMES = ("env.json", "status.json", "campaign.json", "summary.json")
 
@@ -51,7 +53,7 @@ def is_log_name(name: str) -> bool:
     if name in IGNORED_NAMES or name.endswith(".env.json"):
         return False
     base = name[:-3] if name.endswith(".gz") else name
-    return base.endswith(WALK_SUFFIXES)
+    return base.endswith(WALK_SUFFIXES) or base in WALK_NAMES
 
 
 def _unreadable(path: Path, what: str, exc: OSError | None = None) -> Problem:

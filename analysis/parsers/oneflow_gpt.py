@@ -128,14 +128,22 @@ def _header_columns(log: LogText) -> tuple[str, ...]:
     return tuple(c.strip().decode("utf-8", "replace") for c in m.group(1).split(b"|")[:-1])
 
 
+#: printed column -> the framework's own allocator peak (MiB), a memory observation
+#: (`workloads.gpt` prints the printing rank's `torch.cuda.max_memory_allocated`)
+_MEMORY_COLUMNS = {"max_allocated_mib"}
+
+
 def _add_columns(parsed: ParsedLog, lines, step, names, values_of) -> None:
     for i, name in enumerate(names):
         metric, unit = _COLUMNS.get(name, (name, M.NONE))
+        phase = M.TRAIN
+        if name in _MEMORY_COLUMNS:
+            metric, unit, phase = M.MEMORY_MAX_ALLOCATED, M.MIB, M.MEMORY
         raw = values_of(i, name)
         keep = raw != b""
         if keep.any():
             parsed.obs.add(line=lines[keep], metric=metric, value=floats(raw[keep]),
-                           phase=M.TRAIN, unit=unit, step=step[keep])
+                           phase=phase, unit=unit, step=step[keep])
 
 
 def _read_table(log: LogText, parsed: ParsedLog) -> None:

@@ -25,8 +25,7 @@ _SIZE_COLUMNS = {"dp": "data_parallel", "tp": "tensor_parallel", "pp": "pipeline
                  "gbs": "global_batch_size", "hidden": "hidden_size", "layers": "num_layers"}
 #: Memory columns in the order they are preferred, with the axis label of each.
 _MEMORY = (("memory_framework_mib", "chart.gpt_memory_framework"),
-           ("memory_sampled_mib", "chart.gpt_memory_sampled"),
-           ("memory_mib_max", "chart.gpt_memory"))
+           ("memory_sampled_mib", "chart.gpt_memory_sampled"))
 
 
 def configurations(summary: pd.DataFrame) -> pd.DataFrame:

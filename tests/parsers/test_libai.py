@@ -19,6 +19,7 @@ from analysis.stats import run_throughput
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "libai"
 STDOUT = "gpt2_stdout/1n8g/gpt2_b4_amp_1"
+LOG_TXT_RUN = "v1_log_txt/1n8g/log"
 CUT = "truncated/1n8g/gpt2_b4_amp_1"
 GZ = "crlf_gz/1n8g/gpt2_b4_amp_1"
 LOG_TXT = DATA / "v1_log_txt" / "1n8g" / "log.txt"
@@ -37,7 +38,7 @@ FIX = _fixture_module()
 
 @pytest.fixture(scope="module")
 def result():
-    return parse_paths([DATA, LOG_TXT])
+    return parse_paths([DATA])  # the walk finds log.txt too
 
 
 def figure(result, method, run_id):
@@ -109,14 +110,13 @@ def test_window_and_reported(result):
 
 
 def test_early_events_format_in_log_txt(result):
-    """`consumed samples:` and `time: <s/it>(<samples/s>)`, the log.txt prefix; named on the
-    command line (the folder walk takes no .txt files)."""
-    run = result.runs.set_index("run_id").loc["log"]
+    """`consumed samples:` and `time: <s/it>(<samples/s>)`, the log.txt prefix."""
+    run = result.runs.set_index("run_id").loc[LOG_TXT_RUN]
     assert (run["global_batch_size"], run["tensor_parallel"], run["data_parallel"]) == (32, 2, 4)
-    tput = rows(result, "log", "throughput")
+    tput = rows(result, LOG_TXT_RUN, "throughput")
     assert tput["value"].iloc[0] == 60.36 and tput["step"].tolist() == STEPS
-    assert rows(result, "log", "time_avg")["value"].iloc[0] == 0.5301
-    assert figure(result, "window", "log")["throughput"] == figure(result, "window", STDOUT)[
+    assert rows(result, LOG_TXT_RUN, "time_avg")["value"].iloc[0] == 0.5301
+    assert figure(result, "window", LOG_TXT_RUN)["throughput"] == figure(result, "window", STDOUT)[
         "throughput"]
 
 
@@ -251,3 +251,14 @@ def test_eager_accumulation_counts_the_samples_of_one_iteration():
     assert parsed.parameters["samples_per_optimizer_step"] == "32"
     graph = text.replace(b"'graph.enabled=False'", b"'graph.enabled=True'")
     assert parsers.get("libai").parse(LogText.from_bytes(graph, "m")).meta["global_batch_size"] == 32
+
+
+def test_a_folder_walk_finds_libai_log_txt(tmp_path):
+    """LiBai writes `<output_dir>/log.txt`: walking the campaign folder finds it."""
+    case = tmp_path / "1n8g"
+    case.mkdir()
+    shutil.copy(LOG_TXT, case / "log.txt")
+    (case / "notes.txt").write_text("not a log\n")
+    result = parse_paths([tmp_path])
+    assert list(result.runs["family"]) == ["libai"]
+    assert result.problems.empty or "notes.txt" not in " ".join(result.problems["source"])
