@@ -8,7 +8,9 @@ import html
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-ALIGN = {"l": "left", "r": "right", "c": "center"}
+ALIGN = {"l": "left", "r": "right", "c": "center", "w": "right"}
+#: alignment codes whose cells may wrap (an interval breaks after its dash on a narrow page)
+WRAP = {"w"}
 
 
 class ReportStyler(Styler):
@@ -21,13 +23,16 @@ class ReportStyler(Styler):
 
 def table(frame: pd.DataFrame, name: str, align: str = "", caption: str | None = None):
     """`frame` (cells already formatted) as a Styler with class ``dlperf-table
-    dlperf-<name>``, no index, column j aligned by ``align[j]`` (l/r/c), and `caption`
+    dlperf-<name>``, no index, column j aligned by ``align[j]`` (l/r/c; w: right, and the
+    cell may wrap), and `caption`
     (escaped) above it. Cell text is escaped: log text never becomes markup."""
     styler = ReportStyler(frame).hide(axis="index").format(escape="html").format_index(escape="html", axis=1)
     styler = styler.set_uuid(name).set_table_attributes(f'class="dlperf-table dlperf-{name}"')
     for j, col in enumerate(frame.columns):
-        side = ALIGN.get(align[j] if j < len(align) else "r", "right")
-        styler = styler.set_properties(subset=[col], **{"text-align": side})
+        code = align[j] if j < len(align) else "r"
+        side = ALIGN.get(code, "right")
+        props = {"text-align": side, **({"white-space": "normal"} if code in WRAP else {})}
+        styler = styler.set_properties(subset=[col], **props)
         styler = styler.set_table_styles({col: [{"selector": "th",
                                                  "props": f"text-align: {side}"}]},
                                          overwrite=False)

@@ -30,7 +30,7 @@ def gpt_rows(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 #: Column alignment of results_table (text "l", numbers "r"), and of its "vs reference" column.
-RESULTS_ALIGN = "rrrrrrrlrrr"
+RESULTS_ALIGN = "rrrrrrrwrrr"  # the interval (w) may wrap after its dash
 VS_REFERENCE_ALIGN = "l"
 GPT_ALIGN = "llrrrrr"
 
