@@ -11,15 +11,15 @@ from analysis.i18n import Translator
 from analysis.report import prose, styled
 from analysis.stats.gpt_parallel import strategies
 
-#: (label id, column alignment) of the table, in order.
+#: (label id, column alignment) of the table, in order (total samples/s, TFLOP/s and the
+#: sampled memory are in the configurations table above it; the note wraps: "t").
 COLUMNS = (("gpt_parallel.case", "l"), ("gpt_parallel.layout", "c"), ("gpt_parallel.gpus", "r"),
            ("gpt_parallel.micro_batch", "r"), ("gpt_parallel.micro_batches", "r"),
-           ("gpt_parallel.samples", "r"), ("gpt_parallel.samples_per_gpu", "r"),
-           ("gpt_parallel.tflops", "r"), ("gpt_parallel.memory_framework", "r"),
-           ("gpt_parallel.memory_sampled", "r"), ("gpt_parallel.vs_1gpu", "r"),
-           ("gpt_parallel.vs_dp", "r"), ("gpt_parallel.bubble_measured", "r"),
-           ("gpt_parallel.bubble_theoretical", "r"), ("gpt_parallel.bubble_imbalanced", "r"),
-           ("gpt_parallel.tp_lost", "r"), ("gpt_parallel.note", "l"))
+           ("gpt_parallel.samples_per_gpu", "r"), ("gpt_parallel.memory_framework", "r"),
+           ("gpt_parallel.vs_1gpu", "r"), ("gpt_parallel.vs_dp", "r"),
+           ("gpt_parallel.bubble_measured", "r"), ("gpt_parallel.bubble_theoretical", "r"),
+           ("gpt_parallel.bubble_imbalanced", "r"), ("gpt_parallel.tp_lost", "r"),
+           ("gpt_parallel.note", "t"))
 
 
 def section(summary: pd.DataFrame, runs: pd.DataFrame, lang: str = "en") -> Styler | None:
@@ -47,9 +47,8 @@ def _cells(row: pd.Series, tr: Translator) -> list[str]:
     """One table row's cells, formatted in `tr`'s language."""
     return [str(row["case"]), str(row["layout"]), tr.int(row["num_devices"]),
             tr.int(row["micro_batch"]), tr.int(row["micro_batches"]),
-            tr.num(row["samples_per_s"]), tr.num(row["samples_per_s_per_gpu"]),
-            tr.num(row["tflops_per_gpu"]), tr.int(row["memory_framework_mib"], group=True),
-            tr.int(row["memory_sampled_mib"], group=True), tr.percent(row["efficiency_vs_1gpu"]),
+            tr.num(row["samples_per_s_per_gpu"]), tr.int(row["memory_framework_mib"], group=True),
+            tr.percent(row["efficiency_vs_1gpu"]),
             tr.percent(row["efficiency_vs_dp"]), tr.percent(row["bubble_measured"]),
             tr.percent(row["bubble_theoretical"]), tr.percent(row["bubble_imbalanced"]),
             tr.percent(row["tp_lost"]), _note(row, tr)]

@@ -8,9 +8,9 @@ import html
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-ALIGN = {"l": "left", "r": "right", "c": "center", "w": "right"}
-#: alignment codes whose cells may wrap (an interval breaks after its dash on a narrow page)
-WRAP = {"w"}
+ALIGN = {"l": "left", "r": "right", "c": "center", "w": "right", "t": "left"}
+#: alignment codes whose cells may wrap (an interval after its dash, a note between words)
+WRAP = {"w", "t"}
 
 
 class ReportStyler(Styler):
@@ -23,8 +23,8 @@ class ReportStyler(Styler):
 
 def table(frame: pd.DataFrame, name: str, align: str = "", caption: str | None = None):
     """`frame` (cells already formatted) as a Styler with class ``dlperf-table
-    dlperf-<name>``, no index, column j aligned by ``align[j]`` (l/r/c; w: right, and the
-    cell may wrap), and `caption`
+    dlperf-<name>``, no index, column j aligned by ``align[j]`` (l/r/c; w: right, t: left,
+    and the cell may wrap), and `caption`
     (escaped) above it. Cell text is escaped: log text never becomes markup."""
     styler = ReportStyler(frame).hide(axis="index").format(escape="html").format_index(escape="html", axis=1)
     styler = styler.set_uuid(name).set_table_attributes(f'class="dlperf-table dlperf-{name}"')
