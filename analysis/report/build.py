@@ -16,13 +16,14 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from analysis import __version__, plots, stats
+from analysis.changes import frameworks, wording
 from analysis.fsutil import atomic_write_text
 from analysis.i18n import Translator
 from analysis.problems import excerpt
@@ -62,6 +63,13 @@ PREPARED_FIELDS = ("log_dir", "result", "runs", "summary", "trace", "envs", "top
 #: The section shown only when the report has a baseline (`--baseline`), first of them.
 CHANGES_SECTION = "changes"
 CSS_PATH = Path(__file__).resolve().parent / "report.css"
+#: Alignment of the frameworks table's columns, by the key of their header (styled.table).
+FRAMEWORK_ALIGN = {
+    "fw.col.model": "l", "fw.col.precision": "l", "fw.col.batch": "r", "fw.col.devices": "r",
+    "fw.col.case": "l", "fw.col.hardware": "t", "fw.col.framework": "l", "fw.col.version": "t",
+    "fw.col.source": "t", "fw.col.repeats": "r", "fw.col.median": "r", "fw.col.range": "w",
+    "fw.col.relative": "r", "fw.col.note": "t",
+}
 #: Display names of the built-in workload's models (workloads.resnet).
 BUILTIN_MODELS = {"resnet50": "ResNet-50 v1.5"}
 #: Run parameters that identify a case, a host or a version rather than a workload option.
@@ -129,7 +137,8 @@ class Report:
 
     def contents(self) -> list[tuple[str, str]]:
         """(anchor, heading) of the sections this report shows, in order."""
-        names = [n for n in ("results", "gpt_parallel", "method", "charts") if self.has(n)]
+        names = [n for n in ("results", "frameworks", "gpt_parallel", "method", "charts")
+                 if self.has(n)]
         names += self.sections()
         return [(f"sec-{n}", self.tr(f"section.{n}")) for n in names]
 
@@ -170,6 +179,7 @@ class Report:
                 "environment": True, "method": not self.summary.empty,
                 "problems": True, "appendix": True, "key_numbers": not self.summary.empty,
                 "gpt_parallel": not tables.gpt_rows(self.summary).empty,
+                "frameworks": len(self.frameworks_used()) > 1,
                 }.get(name, True)
 
     def results(self) -> Styler | None:
@@ -201,6 +211,53 @@ class Report:
         if pairs.empty:
             return None
         return styled.table(tables.precision_table(pairs, self.tr), "precision", "lrrrrr")
+
+    # ---- frameworks side by side (analysis.changes.frameworks) --------------------------
+    def frameworks_used(self) -> list[str]:
+        """The frameworks of the runs, by name."""
+        return sorted({str(f) for f in self.runs["framework"].dropna()}) if len(self.runs) else []
+
+    @cached_property
+    def framework_sides(self) -> tuple[pd.DataFrame, list[str]]:
+        """(the side-by-side table in this language, the sentences saying what was left out
+        and why); sources relative to the log folder."""
+        runs = self.runs.assign(source=[_display_path(Path(str(s)), self.log_dir)
+                                        for s in self.runs["source"]])
+        return frameworks.section(runs, self.envs, self.lang)
+
+    def framework_comparison(self) -> Styler | None:
+        """Frameworks side by side where they ran the same setting on identical hardware,
+        every measurement a row with its source and version (duplicates flagged); None with
+        fewer than two frameworks or nothing comparable (:meth:`framework_exclusions` says
+        why). One machine for every row is stated above the table, not in a column."""
+        if not self.has("frameworks"):
+            return None
+        table = self.framework_sides[0]
+        if table.empty:
+            return None
+        say = partial(wording.say, self.lang)
+        caption = say("fw.intro")
+        hardware = say("fw.col.hardware")
+        if table[hardware].nunique() == 1:
+            caption += " " + self.tr("frameworks.one_machine", hardware=table[hardware].iloc[0])
+            table = table.drop(columns=hardware)
+        codes = {say(key): code for key, code in FRAMEWORK_ALIGN.items()}
+        return styled.table(table, "frameworks", "".join(codes[c] for c in table.columns),
+                            caption=caption)
+
+    def framework_exclusions(self) -> prose.Markdown | None:
+        """Under the frameworks table: each measurement left out of it with the reason, and
+        that nothing could be compared when so (None with fewer than two frameworks, or when
+        nothing was left out)."""
+        if not self.has("frameworks"):
+            return None
+        table, excluded = self.framework_sides
+        if table.empty or excluded:
+            say = partial(wording.say, self.lang)
+            return prose.render(
+                "frameworks", self.tr, nothing_compared=say("fw.none") if table.empty else "",
+                excluded=excluded, excluded_intro=say("fw.excluded_intro", count=len(excluded)))
+        return None
 
     def gpt_strategies(self) -> Styler | None:
         """The GPT parallel strategies compared (``report.gpt_parallel``), None without GPT."""
@@ -305,7 +362,9 @@ class Report:
         """The outputs of the report notebook's cells, in order (None: left out)."""
         out = [self.style(), self.title_block(), self.caveats(), self.key_numbers(),
                self.gpt_configurations(), self.heading("results"), self.results(),
-               self.precision_comparison(), self.heading("gpt_parallel"), self.gpt_strategies(),
+               self.precision_comparison(), self.heading("frameworks"),
+               self.framework_comparison(), self.framework_exclusions(),
+               self.heading("gpt_parallel"), self.gpt_strategies(),
                self.gpt_strategy_definitions(), self.method_section(), self.heading("charts")]
         out += [self.chart(c) for c in CHARTS]
         out += [self.section(s) for s in self.sections()]
