@@ -229,7 +229,8 @@ class Report:
         """Frameworks side by side where they ran the same setting on identical hardware,
         every measurement a row with its source and version (duplicates flagged); None with
         fewer than two frameworks or nothing comparable (:meth:`framework_exclusions` says
-        why). One machine for every row is stated above the table, not in a column."""
+        why). One machine for every row is stated above the table, not in a column; the note
+        column is shown when a row has a note (a duplicate)."""
         if not self.has("frameworks"):
             return None
         table = self.framework_sides[0]
@@ -241,6 +242,9 @@ class Report:
         if table[hardware].nunique() == 1:
             caption += " " + self.tr("frameworks.one_machine", hardware=table[hardware].iloc[0])
             table = table.drop(columns=hardware)
+        note = say("fw.col.note")
+        if not table[note].astype(bool).any():
+            table = table.drop(columns=note)
         codes = {say(key): code for key, code in FRAMEWORK_ALIGN.items()}
         return styled.table(table, "frameworks", "".join(codes[c] for c in table.columns),
                             caption=caption)

@@ -13,6 +13,7 @@ import shutil
 import statistics
 
 import nbformat
+import pandas as pd
 import pytest
 import synth
 from conftest import ROOT
@@ -58,7 +59,7 @@ def test_frameworks_on_the_same_hardware_are_side_by_side_with_source_and_versio
     assert t.loc["PyTorch", "version"].startswith("torch ")
     assert (t.loc["PyTorch", "source"], t.loc["OneFlow", "source"]) == ("pytorch", "oneflow")
     # one machine for every row: said once above the table, not repeated in a wide column
-    assert "hardware" not in styler.data.columns
+    assert "hardware" not in styler.data.columns and "note" not in styler.data.columns
     html = cell_html(styler)
     assert f"Hardware of every row: {H200}" in html and 'class="dlperf-table dlperf-frameworks"' in html
 
@@ -85,6 +86,27 @@ def test_the_section_is_in_the_report_and_its_contents_in_both_languages(two):
     assert "框架" in shown.columns and "硬件" not in shown.columns
     assert f"各行的硬件：{H200}" in cell_html(zh.framework_comparison())
     assert "未参与比较（1 项）" in cell_html(zh.framework_exclusions())
+
+
+def test_a_second_measurement_of_a_framework_is_shown_and_flagged_not_dropped(two):
+    """The OneFlow runs again from a second folder, with their env records (same machine)."""
+    runs, envs = two.data.runs, two.data.envs
+    again = runs[runs["run_id"].str.startswith("oneflow/")].assign(
+        run_id=lambda r: "again_" + r["run_id"],
+        source=lambda r: r["source"].str.replace("/oneflow/", "/again_oneflow/"))
+    copies = [dataclasses.replace(e, name="again_" + e.name) for e in envs
+              if e.name.startswith("oneflow/")]
+    assert len(again) == len(copies) == 3
+    rep = Report(dataclasses.replace(two.data, runs=pd.concat([runs, again]),
+                                     envs=envs + copies))
+    t = rep.framework_comparison().data
+    oneflow = t[t["framework"] == "OneFlow"]
+    assert sorted(oneflow["source"]) == ["again_oneflow", "oneflow"]
+    assert (oneflow["note"] == "duplicate: 2 measurements of OneFlow for this setting and "
+            "hardware, all shown").all()
+    # no single OneFlow measurement to divide by: no ratio rather than an arbitrary pick
+    assert t.loc[t["framework"] == "PyTorch", "note"].item() == (
+        "no ratio: the baseline OneFlow has 2 measurements here")
 
 
 def test_nothing_comparable_says_so_instead_of_an_empty_table(two):
