@@ -29,20 +29,25 @@ EXIT_INTERRUPTED = 130
 DEBUG_VARIABLE = "DLPERF_DEBUG"
 
 
-def _commands():
-    mods = []
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("_"):
-            mods.append(importlib.import_module(f"{__name__}.{info.name}"))
-    return sorted(mods, key=lambda m: m.COMMAND)
+def _command_names() -> list[str]:
+    """The subcommands (a module's name is its ``COMMAND``), without importing them."""
+    return sorted(info.name for info in pkgutil.iter_modules(__path__)
+                  if not info.name.startswith("_"))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _commands(only: str | None = None):
+    names = [only] if only in _command_names() else _command_names()
+    return [importlib.import_module(f"{__name__}.{name}") for name in names]
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The `dlperf` parser with every subcommand, or only `command`'s when it names one: only
+    that subcommand's module is imported (``dlperf env`` does not wait for pandas)."""
     parser = argparse.ArgumentParser(
         prog="dlperf", description="DLPerf Suite: parse, analyse, launch and publish DL benchmarks.",
         formatter_class=HelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for mod in _commands():
+    for mod in _commands(command):
         # `help` is %-formatted by argparse (a "95 % interval" would break --help)
         p = sub.add_parser(mod.COMMAND, help=mod.HELP.replace("%", "%%"), description=mod.HELP,
                            formatter_class=HelpFormatter)
@@ -118,7 +123,9 @@ def _tolerant_streams() -> None:
 def main(argv: list[str] | None = None) -> int:
     _tolerant_streams()
     try:
-        args = build_parser().parse_args(argv)
+        argv = sys.argv[1:] if argv is None else list(argv)
+        # the command comes first (`dlperf` has no options of its own but -h)
+        args = build_parser(argv[0] if argv else None).parse_args(argv)
         status = int(args._run(args) or 0)
         _flush_stdout()
         return status
