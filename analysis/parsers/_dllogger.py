@@ -28,6 +28,7 @@ import numpy as np
 from analysis import metrics as M
 from analysis.layout import meta_from_path, normalize_model, normalize_precision
 from analysis.logtext import LogText
+from analysis.parsers._first_lines import line_batches
 from analysis.parsers._scan import line_matches
 from analysis.parsers._words import _BYTE_MASK, _HIGH, _LOW, _U, _equal
 from analysis.parsers.base import ParsedLog, parse_bool
@@ -614,6 +615,7 @@ _DLL_LINE = re.compile(rb"\nDLL [^\n]*")
 _VALUE = rb"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
 _OTHER_VALUE = rb"[^ \n]+"  # a value not read: any token (the constant text fixes the shape)
 _SHAPE_LINES = 64  # DLL lines searched for the first training line
+_LINE_GUESS = 128  # bytes a DLL training line takes, about: the first chunk matched
 
 
 @lru_cache(maxsize=32)
@@ -661,21 +663,12 @@ def read_first(log: LogText, lines_needed: int, after_step: int,
     pattern, fields = _shape(tuple(tpl.tokens), at.index(metric))
     if "step" not in fields:
         return None
-    at_step = fields.index("step")
-    rows, starts, ends = [], [], []
-    counted = 0
-    for start, m in line_matches(pattern, data):
-        groups = m.groups()
-        rows.append(groups)
-        starts.append(start)
-        ends.append(start + len(m.group()) - 1)  # the match holds the newline before the line
-        if int(groups[at_step]) > after_step:
-            counted += 1
-            if counted == lines_needed:
-                cut = m.end()
-                break
-    else:
+    found = _rows_up_to(pattern, data, fields.index("step"), after_step, lines_needed,
+                        _LINE_GUESS * (lines_needed + after_step))
+    if found is None:
         return None
+    starts, ends, rows = zip(*found, strict=True)
+    cut = ends[-1]
     columns = dict(zip(fields, zip(*rows, strict=True), strict=True))
     try:
         us = np.array([d.decode() for d in columns["dt"]], dtype="datetime64[us]")
@@ -695,6 +688,22 @@ def read_first(log: LogText, lines_needed: int, after_step: int,
         begin, end = (np.array(c, np.int64) for c in zip(*others, strict=True))
         _general(log, np.searchsorted(newlines, begin), begin, end, out)
     return out
+
+
+def _rows_up_to(pattern: re.Pattern, data: bytes, at_step: int, after_step: int,
+                lines_needed: int, first_chunk: int) -> list | None:
+    """The lines `pattern` matches from the top of `data` up to the `lines_needed`-th whose
+    step (group `at_step`) is above `after_step`, as (start, end, groups); None when fewer."""
+    rows: list = []
+    counted = 0
+    for batch in line_batches(pattern, data, first_chunk):
+        for k, (_, _, groups) in enumerate(batch):
+            if int(groups[at_step]) > after_step:
+                counted += 1
+                if counted == lines_needed:
+                    return rows + batch[:k + 1]
+        rows += batch
+    return None
 
 
 def _dll_lines_between(data: bytes, a: int, b: int) -> list[tuple[int, int]]:

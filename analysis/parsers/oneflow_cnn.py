@@ -21,9 +21,10 @@ from analysis.estimate import Estimate, RunData
 from analysis.layout import normalize_model, normalize_precision
 from analysis.logtext import LogText
 from analysis.parsers import register
+from analysis.parsers._first_lines import line_batches
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import window_rule
-from analysis.parsers._scan import NUM, floats, ints, line_matches, line_pattern, scan
+from analysis.parsers._scan import NUM, floats, ints, line_pattern, scan
 from analysis.parsers._words import _HIGH, _LOW, _U, _equal
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 from analysis.problems import Problem
@@ -116,6 +117,24 @@ _RULE_LINE = re.compile(
     rb"\n" + re.escape(_TRAIN_ANCHOR) + rb"(\d+), iter (\d+), loss: (?:" + NUM
     + rb"), top_1: (?:" + NUM + rb"), top_[k5]: (?:" + NUM + rb"), samples/s: (" + NUM + rb")"
     + _TS, re.M)
+
+
+#: Bytes of the first chunk searched for the rule's lines: ~125 lines of ~130 bytes.
+_RULE_CHUNK = 16 << 10
+
+
+def _rule_rows(data: bytes) -> list:
+    """(start, end, groups) of the `_RULE_LINE` lines up to the one after the first line of
+    iteration 120; empty when there is no such line."""
+    rows: list = []
+    at_last = False
+    for batch in line_batches(_RULE_LINE, data, _RULE_CHUNK):
+        for k, (_, _, groups) in enumerate(batch):
+            if at_last:
+                return rows + batch[:k + 1]
+            at_last = groups[1] == b"120"
+        rows += batch
+    return []
 
 
 def _floats(texts: tuple[bytes, ...]) -> np.ndarray:
@@ -399,21 +418,15 @@ class OneFlowCNNParser(LogParser):
         of those lines is not of the usual shape (`parse` reports it) or a validation line
         comes first. Loss and accuracies are not read."""
         data = log.data
-        rows, starts, cut = [], [], None
-        at_last = False
-        for start, m in line_matches(_RULE_LINE, data):
-            rows.append(m.groups(b""))
-            starts.append(start)
-            if at_last:
-                cut = start + len(m.group()) - 1
-                break
-            at_last = rows[-1][1] == b"120"
+        found = _rule_rows(data)
+        cut = found[-1][1] if found else None
         anchors = data.count(b"\n" + _TRAIN_ANCHOR, 0, cut or 0) + data.startswith(_TRAIN_ANCHOR)
-        if cut is None or anchors != len(rows) or data.startswith(_VAL_ANCHOR) \
+        if cut is None or anchors != len(found) or data.startswith(_VAL_ANCHOR) \
                 or data.find(b"\n" + _VAL_ANCHOR, 0, cut) >= 0:
             return None
         parsed = ParsedLog(self.name)
         read_header(log, parsed)
+        starts, _, rows = zip(*found, strict=True)
         epoch, step, value, ts = zip(*rows, strict=True)
         newlines = np.flatnonzero(np.frombuffer(data, np.uint8, count=cut) == 10)
         parsed.obs.add(line=np.searchsorted(newlines, np.array(starts, np.int64)) + 1,
