@@ -68,8 +68,11 @@ FRAMEWORK_ALIGN = {
     "fw.col.model": "l", "fw.col.precision": "l", "fw.col.batch": "r", "fw.col.devices": "r",
     "fw.col.case": "l", "fw.col.hardware": "t", "fw.col.framework": "l", "fw.col.version": "t",
     "fw.col.source": "t", "fw.col.repeats": "r", "fw.col.median": "r", "fw.col.range": "w",
-    "fw.col.relative": "r", "fw.col.note": "t",
+    "fw.col.relative": "w", "fw.col.note": "t",
 }
+#: The frameworks table's print type: small enough that its 12 to 14 columns fit an A4 page.
+FRAMEWORK_TABLE_STYLE = [{"selector": "", "props": "font-size: 0.72em"},
+                         {"selector": "th, td", "props": "padding: 2px 4px"}]
 #: Display names of the built-in workload's models (workloads.resnet).
 BUILTIN_MODELS = {"resnet50": "ResNet-50 v1.5"}
 #: Run parameters that identify a case, a host or a version rather than a workload option.
@@ -246,8 +249,9 @@ class Report:
         if not table[note].astype(bool).any():
             table = table.drop(columns=note)
         codes = {say(key): code for key, code in FRAMEWORK_ALIGN.items()}
-        return styled.table(table, "frameworks", "".join(codes[c] for c in table.columns),
-                            caption=caption)
+        styler = styled.table(table, "frameworks", "".join(codes[c] for c in table.columns),
+                              caption=caption)
+        return styler.set_table_styles(FRAMEWORK_TABLE_STYLE, overwrite=False)
 
     def framework_exclusions(self) -> prose.Markdown | None:
         """Under the frameworks table: each measurement left out of it with the reason, and
