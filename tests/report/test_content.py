@@ -78,17 +78,6 @@ def test_gpt_table_layout():
     assert len(tables.scaling_groups(_summary(gpt=True))) == 1  # GPT rows are not scaling rows
 
 
-def test_compare_frameworks_relative_speed():
-    [(key, wide)] = tables.compare_frameworks(_summary(("OneFlow", "PyTorch")), baseline="PyTorch")
-    assert key == ("resnet50", "amp", 256)
-    assert list(wide.columns) == ["num_nodes", "num_devices", "OneFlow", "PyTorch",
-                                  "OneFlow/PyTorch"]
-    assert wide["OneFlow/PyTorch"].tolist() == pytest.approx([400 / 350] * 3)
-    shown = tables.format_compare(wide, Translator("zh"))
-    assert list(shown.columns[:2]) == ["节点数", "设备数"]
-    assert shown["OneFlow/PyTorch"].tolist() == ["1.14"] * 3
-
-
 def test_charts_return_figures_in_both_languages():
     s = _summary(("OneFlow", "PyTorch"), gpt=True)
     for lang in ("en", "zh"):
