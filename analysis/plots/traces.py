@@ -55,10 +55,17 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
     shown = cases[:max_cases]
     cols = min(FACET_COLUMNS if max(map(len, shown)) <= 24 else FACET_COLUMNS - 1, len(shown))
     rows = math.ceil(len(shown) / cols)
-    fig = new_figure(PAGE_WIDTH, 1.45 * rows + 1.1)
+    height = 1.45 * rows + 1.1
+    fig = new_figure(PAGE_WIDTH, height)
+    fig.set_layout_engine("none")  # laid out by _grid
     last_steps = df[df["_case"].isin(shown)].groupby("_case")["step"].max()
     same_range = last_steps.max() <= 1.2 * last_steps.min()  # else each panel its own range
-    axes = fig.subplots(rows, cols, sharex=bool(same_range), squeeze=False).ravel()
+    printed_cases = _printed_cases(df)
+    title_lines = 2 if printed_cases.intersection(shown) else 1
+    legend_rows = math.ceil(_legend_size(df, measured, window, pal) / 2)
+    axes = fig.subplots(rows, cols, sharex=bool(same_range), squeeze=False, gridspec_kw=_grid(
+        rows, cols, height, title_lines, legend_rows, xlabels_between=not same_range
+        or len(shown) % cols != 0)).ravel()
     for ax in axes[len(shown):]:
         fig.delaxes(ax)
     for ax in axes[max(len(shown) - cols, 0):len(shown)]:  # the lowest panel of each column
@@ -80,8 +87,8 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
                        linewidth=0)
         pad = 0.02 * max(last - first, 25.0)
         ax.set_xlim(first - pad, last + pad)
-        printed = "basis" in g.columns and (g["basis"] == "printed").all()
-        ax.set_title(plain(case) + (f"\n({tr('chart.printed')})" if printed else ""), fontsize=7)
+        ax.set_title(plain(case) + (f"\n({tr('chart.printed')})" if case in printed_cases
+                                    else ""), fontsize=7)
         ax.set_ylim(bottom=0)
         ax.yaxis.set_major_formatter(compact_number)
         ax.yaxis.set_major_locator(MaxNLocator(nbins=4))
@@ -92,7 +99,7 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
     if len(cases) > len(shown):
         title += " " + tr("chart.first_cases", shown=len(shown), total=len(cases))
     fig.suptitle(title)
-    fig.supylabel(tr("chart.throughput"), fontsize=9)
+    fig.supylabel(tr("chart.throughput"), fontsize=9, x=0.1 / PAGE_WIDTH, ha="left")
     handles = [Line2D([], [], color=c, linewidth=0.8, label=plain(h)) for h, c in pal.items()]
     handles.append(Line2D([], [], color="0.35", linewidth=0.8, label=tr("chart.repeat_lines")))
     if len(measured):
@@ -103,6 +110,40 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
     if window:
         handles.append(Patch(color="0.5", alpha=0.15, label=tr("chart.measured",
                                                                 first=window[0], last=window[1])))
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(2, len(handles)),
-               fontsize=8)
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0),
+               ncol=min(2, len(handles)), fontsize=8)
     return fig
+
+
+def _printed_cases(df: pd.DataFrame) -> set[str]:
+    """Cases whose every point is the program's printed throughput (not timestamps)."""
+    if "basis" not in df.columns:
+        return set()
+    every = (df["basis"] == "printed").groupby(df["_case"], sort=False).all()
+    return set(every.index[every])
+
+
+def _legend_size(df: pd.DataFrame, measured: pd.Series, window, pal: dict) -> int:
+    """How many entries the legend has (the layout leaves room for its rows)."""
+    timestamps = "basis" in df.columns and (df["basis"] == "timestamps").any()
+    return len(pal) + 1 + bool(len(measured)) + bool(timestamps) + bool(window)
+
+
+def _grid(rows: int, cols: int, height: float, title_lines: int, legend_rows: int,
+          xlabels_between: bool) -> dict:
+    """Fixed margins and gaps (subplot parameters) for the panels, in place of constrained
+    layout, which measured every tick label of every panel (~0.1 s a panel): room for the
+    suptitle and panel titles above, the y label and tick labels left, tick labels, axis
+    label and legend rows below, and between rows a panel title plus, where a panel above
+    an empty slot or with its own range shows them, tick labels and the axis label."""
+    inch = 1 / 72
+    title = title_lines * 7 * 1.25 * inch + 0.06
+    ticks_x, label_x = 7 * 1.6 * inch, 8 * 1.5 * inch
+    top = 0.34 + title
+    bottom = ticks_x + label_x + legend_rows * 8 * 1.7 * inch + 0.16
+    left, right, gap_w = 0.62, 0.1, 0.42
+    gap_h = title + ticks_x + (label_x if xlabels_between else 0.0)
+    panel_h = (height - top - bottom - (rows - 1) * gap_h) / rows
+    panel_w = (PAGE_WIDTH - left - right - (cols - 1) * gap_w) / cols
+    return dict(left=left / PAGE_WIDTH, right=1 - right / PAGE_WIDTH, top=1 - top / height,
+                bottom=bottom / height, hspace=gap_h / panel_h, wspace=gap_w / panel_w)
