@@ -28,10 +28,9 @@ import numpy as np
 from analysis import metrics as M
 from analysis.layout import meta_from_path, normalize_model, normalize_precision
 from analysis.logtext import LogText
-from analysis.parsers._first_lines import line_batches
 from analysis.parsers._scan import line_matches
 from analysis.parsers._words import _BYTE_MASK, _HIGH, _LOW, _U, _equal
-from analysis.parsers.base import ParsedLog, parse_bool
+from analysis.parsers.base import ParsedLog, line_batches, parse_bool
 from analysis.problems import Problem
 
 # step kinds

@@ -8,8 +8,9 @@ family, how that rule computes a run's throughput (`dlperf`).
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -182,3 +183,25 @@ def parse_bool(text: str) -> bool | None:
     if t in ("false", "0", "no", "off", "none"):
         return False
     return None
+
+
+def line_batches(pattern: re.Pattern, data: bytes, first_chunk: int) -> Iterator[list[tuple]]:
+    """The lines of `data` that `pattern` matches, in order from line 1, as (offset of the
+    line, offset of its end, groups; b"" for a group that did not take part), one list per
+    chunk of `data` (at least one list, maybe empty): the lean readers stop at the chunk that
+    holds the last line a DLPerf rule reads, and match each chunk with one ``finditer``. The
+    first chunk holds about `first_chunk` bytes, each next one twice the last; a chunk ends
+    where a line does. `pattern` starts with ``\\n`` (line 1 gets one put before it) and
+    does not cross a line end."""
+    first = data.find(b"\n")
+    m = pattern.match(b"\n" + (data if first < 0 else data[:first]))
+    batch = [] if m is None else [(0, len(m.group()) - 1, m.groups(b""))]
+    lo, size = 0, max(first_chunk, 1)
+    while True:
+        hi = data.find(b"\n", lo + size)  # no line is cut
+        hi = len(data) if hi < 0 else hi
+        batch += [(m.start() + 1, m.end(), m.groups(b"")) for m in pattern.finditer(data, lo, hi)]
+        yield batch
+        if hi >= len(data):
+            return
+        batch, lo, size = [], hi, size * 2

@@ -21,12 +21,11 @@ from analysis.estimate import Estimate, RunData
 from analysis.layout import normalize_model, normalize_precision
 from analysis.logtext import LogText
 from analysis.parsers import register
-from analysis.parsers._first_lines import line_batches
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import window_rule
 from analysis.parsers._scan import NUM, floats, ints, line_pattern, scan
 from analysis.parsers._words import _HIGH, _LOW, _U, _equal
-from analysis.parsers.base import LogParser, ParsedLog, parse_bool
+from analysis.parsers.base import LogParser, ParsedLog, line_batches, parse_bool
 from analysis.problems import Problem
 
 # --- the OneFlow header (banner + `name = value` dump), shared with oneflow_bert ------------

@@ -10,8 +10,8 @@ import pytest
 
 from analysis.logtext import LogText
 from analysis.parsers import _dllogger, get, oneflow_cnn
-from analysis.parsers._first_lines import line_batches
 from analysis.parsers._scan import line_matches
+from analysis.parsers.base import line_batches
 from tests.core.test_lean_read import LOGS
 
 LINE = re.compile(rb"\nstep (\d+) value ([0-9.]+)(?:[ \t]+(x))?$", re.M)
