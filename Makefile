@@ -8,7 +8,7 @@ OUT ?= reports/$(CAMPAIGN)
 TITLE ?= ResNet-50 v1.5 on 4x H200 (built-in PyTorch workload)|4 × H200 上的 ResNet-50 v1.5（内置 PyTorch 测试程序）
 #: the GPT campaign (workloads.gpt), published apart from `all`
 GPT_CAMPAIGN ?= gpt_4gpu
-GPT_TITLE ?= GPT on 2x H200 (built-in PyTorch workload)|2 × H200 上的 GPT（内置 PyTorch 测试程序）
+GPT_TITLE ?= GPT on 1-4x H200 (built-in PyTorch workload)|1–4 × H200 上的 GPT（内置 PyTorch 测试程序）
 
 .DEFAULT_GOAL := help
 .PHONY: help setup all reports-gpt summarize test test-fast lint bench lab clean
