@@ -4,25 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from workloads.argtypes import non_negative_int, positive_int
+
 SCHEDULES = ("1f1b", "gpipe")
 PRECISIONS = ("bf16", "fp32")
 PARAM_DTYPES = ("fp32", "bf16")
 SDPA_BACKENDS = ("auto", "cudnn", "flash", "efficient")
 COMPILE_MODES = ("default", "max-autotune-no-cudagraphs", "reduce-overhead", "max-autotune")
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,28 +20,28 @@ def build_parser() -> argparse.ArgumentParser:
                     "(alone or under torchrun) and print OneFlow GPT style metric tables.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     g = p.add_argument_group("model")
-    g.add_argument("--num-layers", type=_positive_int, default=16)
-    g.add_argument("--hidden-size", type=_positive_int, default=1536)
-    g.add_argument("--num-attention-heads", type=_positive_int, default=16)
-    g.add_argument("--seq-length", type=_positive_int, default=2048)
-    g.add_argument("--vocab-size", type=_positive_int, default=51200)
+    g.add_argument("--num-layers", type=positive_int, default=16)
+    g.add_argument("--hidden-size", type=positive_int, default=1536)
+    g.add_argument("--num-attention-heads", type=positive_int, default=16)
+    g.add_argument("--seq-length", type=positive_int, default=2048)
+    g.add_argument("--vocab-size", type=positive_int, default=51200)
 
     g = p.add_argument_group("batch and parallelism")
-    g.add_argument("--micro-batch-size", type=_positive_int, default=8,
+    g.add_argument("--micro-batch-size", type=positive_int, default=8,
                    help="sequences per micro-batch per data-parallel rank")
-    g.add_argument("--global-batch-size", type=_positive_int, default=None,
+    g.add_argument("--global-batch-size", type=positive_int, default=None,
                    help="sequences per iteration (default: micro-batch x data-parallel size); "
                         "micro-batch x dp x micro-batches")
-    g.add_argument("--tensor-model-parallel-size", type=_positive_int, default=1)
-    g.add_argument("--pipeline-model-parallel-size", type=_positive_int, default=1)
+    g.add_argument("--tensor-model-parallel-size", type=positive_int, default=1)
+    g.add_argument("--pipeline-model-parallel-size", type=positive_int, default=1)
     g.add_argument("--pipeline-schedule", choices=SCHEDULES, default="1f1b")
     g.add_argument("--data-parallel-impl", choices=("auto", "ddp", "fsdp"), default="auto",
                    help="auto: DDP for data parallelism alone, FSDP2 (fully_shard) with tensor "
                         "or pipeline parallelism")
 
     g = p.add_argument_group("run length and printing")
-    g.add_argument("--train-iters", type=_positive_int, default=30)
-    g.add_argument("--log-interval", type=_positive_int, default=1)
+    g.add_argument("--train-iters", type=positive_int, default=30)
+    g.add_argument("--log-interval", type=positive_int, default=1)
     g.add_argument("--seed", type=int, default=1234)
 
     g = p.add_argument_group("numerics and speed")
@@ -64,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="weights in the forward and backward passes: fp32 (cast under bf16 "
                         "autocast) or bf16 with fp32 master weights and fp32 gradient sums in "
                         "the optimizer, no autocast (needs --precision bf16 and one process)")
-    g.add_argument("--loss-chunk-tokens", type=_non_negative_int, default=0,
+    g.add_argument("--loss-chunk-tokens", type=non_negative_int, default=0,
                    help="apply the logit layer and the cross-entropy this many tokens at a "
                         "time, never holding all logits (0: one logit tensor, then the loss; "
                         "needs --tensor-model-parallel-size 1 and no FSDP)")

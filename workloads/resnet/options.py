@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from workloads.argtypes import non_negative_int, positive_int
 from workloads.resnet.resnet import ARCHS
 
 PRECISIONS = ("fp32", "tf32", "amp", "bf16")
@@ -15,20 +16,6 @@ ARCH_ALIASES = {"r50": "resnet50", "rn50": "resnet50", "resnet50v1.5": "resnet50
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 OPTIMIZER_IMPLS = ("auto", "fused", "foreach", "loop")
 GRAD_COMPRESSION = ("none", "fp16", "bf16")
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
 
 
 def _precision(text: str) -> str:
@@ -64,17 +51,17 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("model and data")
     g.add_argument("--arch", type=_arch, default="resnet50",
                    help=f"{', '.join(ARCHS)} (aliases {', '.join(ARCH_ALIASES)})")
-    g.add_argument("--batch-size", type=_positive_int, default=256, help="images per device")
+    g.add_argument("--batch-size", type=positive_int, default=256, help="images per device")
     g.add_argument("--image-size", type=_image_size, default=224)
-    g.add_argument("--width", type=_positive_int, default=64, help="stem width (64 = real model)")
-    g.add_argument("--num-classes", type=_positive_int, default=1000)
+    g.add_argument("--width", type=positive_int, default=64, help="stem width (64 = real model)")
+    g.add_argument("--num-classes", type=positive_int, default=1000)
     g.add_argument("--seed", type=int, default=1)
 
     g = p.add_argument_group("run length and printing")
-    g.add_argument("--iterations", type=_positive_int, default=150)
-    g.add_argument("--print-freq", type=_positive_int, default=1,
+    g.add_argument("--iterations", type=positive_int, default=150)
+    g.add_argument("--print-freq", type=positive_int, default=1,
                    help="print every N iterations (and the last); each printed one syncs")
-    g.add_argument("--warmup-iterations", type=_non_negative_int, default=20,
+    g.add_argument("--warmup-iterations", type=non_negative_int, default=20,
                    help="iterations left out of the Summary's train.total_ips")
 
     g = p.add_argument_group("numerics and speed")
