@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from analysis import schema
 from analysis.fsutil import display_path
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Every problem kind with a one-line meaning (shown in reports' Problems section).
 KINDS = {
@@ -69,6 +70,10 @@ class Problem:
 
 def to_frame(problems: list[Problem]) -> pd.DataFrame:
     """Problems as a frame with the columns of `schema.PROBLEMS`."""
+    import pandas as pd  # not at import: discovery and the lean lane run without pandas
+
+    from analysis import schema
+
     if not problems:
         return schema.empty(schema.PROBLEMS)
     df = pd.DataFrame(

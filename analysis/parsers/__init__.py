@@ -7,8 +7,12 @@ one module with a :class:`~analysis.parsers.base.LogParser` subclass decorated w
 
 from __future__ import annotations
 
-from analysis.parsers.base import LogParser
+from typing import TYPE_CHECKING
+
 from analysis.registry import Registry
+
+if TYPE_CHECKING:  # the lean lane imports helper modules here without numpy
+    from analysis.parsers.base import LogParser
 
 _registry: Registry[LogParser] = Registry("log family", __name__, __path__)
 register = _registry.register

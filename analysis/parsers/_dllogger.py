@@ -26,11 +26,12 @@ from itertools import islice
 import numpy as np
 
 from analysis import metrics as M
-from analysis.layout import meta_from_path, normalize_model, normalize_precision
+from analysis.layout import meta_from_path
 from analysis.logtext import LogText
+from analysis.parsers._fields import dll_parameter_fields, parse_parameters, to_int
 from analysis.parsers._scan import line_matches
 from analysis.parsers._words import _BYTE_MASK, _HIGH, _LOW, _U, _equal
-from analysis.parsers.base import ParsedLog, line_batches, parse_bool
+from analysis.parsers.base import ParsedLog, line_batches
 from analysis.problems import Problem
 
 # step kinds
@@ -52,7 +53,6 @@ _STEPS = (
     (re.compile(rb"Iteration: (\d+)"), TRAIN, ("step",)),
 )
 _ROLES = ("epoch", "step", "val_step")
-_PARAM_KV = re.compile(rb"(?:^ ?|  )([^\s:][^\s]*) : (.*?) ?(?=  [^\s:][^\s]* : | *$)", re.S)
 _INT_TOKEN = re.compile(rb"(\D*)(\d+)(\D*)")
 _NAN_WORDS = {b"nan", b"NaN", b"-nan", b"None", b"none", b"null", b"NULL"}
 _POW10 = 10 ** np.arange(19, dtype=np.int64)
@@ -201,12 +201,6 @@ def parse_line(line: bytes):
     if isinstance(metrics, str):
         return metrics
     return dt, step[0], step[1], metrics
-
-
-def parse_parameters(rest: bytes) -> dict[str, str]:
-    """``name : value  name : value …`` of a PARAMETER line (values may be empty)."""
-    return {k.decode("utf-8", "replace"): v.decode("utf-8", "replace").strip()
-            for k, v in _PARAM_KV.findall(rest)}
 
 
 # --- fast path: one shape at a time ---------------------------------------------------------
@@ -759,21 +753,12 @@ def add_groups(parsed: ParsedLog, log: LogText, groups: list[Group]) -> None:
                        rank=rank)
 
 
-def _int(text: str | None) -> int | None:
-    try:
-        return int(str(text).strip())
-    except (TypeError, ValueError):
-        return None
-
-
 def apply_parameters(parsed: ParsedLog, params: dict, lines: dict, source: str) -> None:
-    """Run fields from a PARAMETER dump into `parsed.meta` / `meta_lines` (docs/formats.md §6).
-
-    ``arch`` → model; ``batch_size`` → batch size per device; ``precision`` when stated,
-    else ``amp``/``fp16`` True → amp, both False → fp32; ``num_nodes``/``gpus_per_node`` when
-    stated. ``world_size`` confirms the path's nodes × GPUs when they agree;
-    when they do not, a ``metadata_conflict`` is reported and the global batch is taken as
-    batch_size × world_size (the log wins; nodes and GPUs stay the path's).
+    """Run fields from a PARAMETER dump into `parsed.meta` / `meta_lines` (docs/formats.md §6):
+    those of :func:`~analysis.parsers._fields.dll_parameter_fields`, then ``world_size``, which
+    confirms the path's nodes × GPUs when they agree; when they do not, a
+    ``metadata_conflict`` is reported and the global batch is taken as batch_size ×
+    world_size (the log wins; nodes and GPUs stay the path's).
     """
     parsed.parameters.update(params)
     meta, mlines = parsed.meta, parsed.meta_lines
@@ -783,25 +768,9 @@ def apply_parameters(parsed: ParsedLog, params: dict, lines: dict, source: str) 
             meta[key] = val
             mlines[key] = lines.get(pkey)
 
-    for k in ("arch", "model", "model_name"):
-        if params.get(k):
-            put("model", normalize_model(params[k]), k)
-            break
-    for k in ("batch_size", "train_batch_size"):
-        if _int(params.get(k)) is not None:
-            put("batch_size_per_device", _int(params[k]), k)
-            break
-    flags = {k: parse_bool(params[k]) for k in ("amp", "fp16") if k in params}
-    if params.get("precision"):  # the built-in workload states it (fp32, tf32, amp, bf16)
-        put("precision", normalize_precision(params["precision"]), "precision")
-    elif any(flags.values()):
-        put("precision", "amp", next(k for k, v in flags.items() if v))
-    elif flags and all(v is False for v in flags.values()):
-        put("precision", "fp32", next(iter(flags)))
-    for k in ("num_nodes", "gpus_per_node"):  # stated by the built-in workload
-        if _int(params.get(k)) is not None:
-            put(k, _int(params[k]), k)
-    ws = _int(params.get("world_size"))
+    for key, val, pkey in dll_parameter_fields(params):
+        put(key, val, pkey)
+    ws = to_int(params.get("world_size"))
     if ws is None or ws <= 0 or "num_nodes" in meta and "gpus_per_node" in meta:
         return
     path = meta_from_path(source)

@@ -11,11 +11,8 @@ import re
 import numpy as np
 
 from analysis.logtext import LogText
+from analysis.parsers._fields import NUM  # noqa: F401  (re-exported)
 from analysis.parsers.base import to_float
-
-#: A number as the families print it (also nan/inf spellings and None).
-NUM = rb"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:nan|NaN|inf|Inf|Infinity)|None"
-
 
 # --- fast line scanning ------------------------------------------------------------
 

@@ -19,6 +19,7 @@ import numpy as np
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
+from analysis.parsers._fields import parse_bool  # noqa: F401  (re-exported for families)
 from analysis.problems import Problem
 
 #: Run fields a parser may report in ParsedLog.meta (all optional).
@@ -174,15 +175,6 @@ def to_float(values: Iterable[bytes]) -> np.ndarray:
             except ValueError:
                 out[i] = _NAN_WORDS.get(v.strip(), np.nan)
         return out
-
-
-def parse_bool(text: str) -> bool | None:
-    t = text.strip().lower()
-    if t in ("true", "1", "yes", "on"):
-        return True
-    if t in ("false", "0", "no", "off", "none"):
-        return False
-    return None
 
 
 def line_batches(pattern: re.Pattern, data: bytes, first_chunk: int) -> Iterator[list[tuple]]:

@@ -25,15 +25,12 @@ from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import _dllogger as dll
 from analysis.parsers import register
+from analysis.parsers._dll_lines import PARAM as _PARAM
+from analysis.parsers._dll_lines import PT_STEP as _PT_STEP
+from analysis.parsers._dll_lines import TF_STEP as _TF_STEP
 from analysis.parsers._rules import PYTORCH_LINES, PYTORCH_SKIP, pytorch_rule
 from analysis.parsers.base import LogParser, ParsedLog
 
-_DT = rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? - "
-# line-start patterns begin with a newline (searched in "\n" + head): a literal prefix is
-# searched for fast, where ``^`` with re.M is tried at every byte
-_PT_STEP = re.compile(rb"\nDLL " + _DT + rb"(?:Epoch: \d+ |Summary:)")
-_PARAM = re.compile(rb"\nDLL " + _DT + rb"PARAMETER ")
-_TF_STEP = re.compile(rb"\nDLL " + _DT + rb"(?:\(|Iteration: )")
 # a non-master rank's log of the PyTorch ConvNets example has its text but no DLL lines
 _NON_MASTER = re.compile(rb"\n(?:=> creating model '|RUNNING EPOCHS FROM )")
 

@@ -34,13 +34,11 @@ from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import _dllogger as dll
 from analysis.parsers import register
+from analysis.parsers._dll_lines import ANY as _DLL
+from analysis.parsers._dll_lines import PT_STEP as _PT_STEP
+from analysis.parsers._dll_lines import TF_STEP as _TF_STEP
 from analysis.parsers.base import LogParser, ParsedLog
 
-_DT = rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})? - "
-# line-start patterns begin with a newline (searched in "\n" + head): fast literal prefix
-_TF_STEP = re.compile(rb"\nDLL " + _DT + rb"(?:\(|Iteration: )")
-_PT_STEP = re.compile(rb"\nDLL " + _DT + rb"(?:Epoch: \d+ |Summary:)")
-_DLL = re.compile(rb"\nDLL " + _DT)
 _TF_NOISE = re.compile(rb"INFO:tensorflow:|img/sec per GPU|horovod", re.I)
 
 RULE_A = ("DLPerf TensorFlow rule (a): mean of the first 100 printed rank-0 throughput values "

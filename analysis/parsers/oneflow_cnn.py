@@ -12,39 +12,31 @@ The header helpers here are shared with :mod:`analysis.parsers.oneflow_bert` (sa
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
-from analysis.layout import normalize_model, normalize_precision
+from analysis.layout import normalize_model
 from analysis.logtext import LogText
 from analysis.parsers import register
+from analysis.parsers._fields import NUM, oneflow_dump_field
 from analysis.parsers._nvsmi import add_memory_blocks
+from analysis.parsers._oneflow_lines import BANNER as _BANNER
+from analysis.parsers._oneflow_lines import DUMP_END as _DUMP_END
+from analysis.parsers._oneflow_lines import DUMP_LINE as _DUMP_LINE
+from analysis.parsers._oneflow_lines import HEADER_SPAN as _HEADER_SPAN
+from analysis.parsers._oneflow_lines import RULE_LINE as _RULE_LINE
+from analysis.parsers._oneflow_lines import SNIFF_TRAIN as _SNIFF_TRAIN
+from analysis.parsers._oneflow_lines import TRAIN_ANCHOR as _TRAIN_ANCHOR
+from analysis.parsers._oneflow_lines import TS as _TS
+from analysis.parsers._oneflow_lines import VAL_ANCHOR as _VAL_ANCHOR
 from analysis.parsers._rules import window_rule
-from analysis.parsers._scan import NUM, floats, ints, line_pattern, scan
+from analysis.parsers._scan import floats, ints, line_pattern, scan
 from analysis.parsers._words import _HIGH, _LOW, _U, _equal
-from analysis.parsers.base import LogParser, ParsedLog, line_batches, parse_bool
+from analysis.parsers.base import LogParser, ParsedLog, line_batches
 from analysis.problems import Problem
 
 # --- the OneFlow header (banner + `name = value` dump), shared with oneflow_bert ------------
-
-_BANNER = re.compile(rb"^Running ([^\s:]+): num_gpu_per_node = (\d+), num_nodes = (\d+)\.?[ \t]*$",
-                     re.M)
-_DUMP_LINE = re.compile(rb"^([A-Za-z_][A-Za-z0-9_]*) = ([^\n]*?)[ \t]*$", re.M)
-_DUMP_END = re.compile(rb"^(?:-{10,}|Time stamp: )", re.M)
-_HEADER_SPAN = 1 << 16
-_GPUS_KEYS = ("gpu_num_per_node", "num_gpu_per_node", "device_num_per_node", "num_gpus_per_node")
-_FP16_KEYS = ("use_fp16", "fp16", "use_amp", "amp")
-
-
-def _int(text: str) -> int | None:
-    try:
-        return int(text.strip())
-    except ValueError:
-        return None
-
 
 def read_header(log: LogText, parsed: ParsedLog) -> None:
     """Fill `parsed.parameters`, `meta` and `meta_lines` from the OneFlow argument dump.
@@ -72,19 +64,9 @@ def read_header(log: LogText, parsed: ParsedLog) -> None:
         name = m.group(1).decode()
         value = m.group(2).decode("utf-8", "replace")
         parsed.parameters[name] = value
-        if name == "model":
-            put("model", normalize_model(value), m.start())
-        elif name == "batch_size_per_device":
-            put("batch_size_per_device", _int(value), m.start())
-        elif name == "num_nodes":
-            put("num_nodes", _int(value), m.start())
-        elif name in _GPUS_KEYS:
-            put("gpus_per_node", _int(value), m.start())
-        elif name in _FP16_KEYS:
-            flag = parse_bool(value)
-            put("precision", None if flag is None else ("amp" if flag else "fp32"), m.start())
-        elif name in ("precision", "dtype"):
-            put("precision", normalize_precision(value), m.start())
+        field = oneflow_dump_field(name, value)
+        if field is not None:
+            put(*field, m.start())
 
 
 def bad_lines(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog) -> None:
@@ -98,26 +80,15 @@ def bad_lines(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog) -
 
 # --- the family ---------------------------------------------------------------------------
 
-_TS = rb"(?:[ \t]+([0-9]+(?:\.[0-9]*)?))?[ \t]*$"
 _N = rb"(" + NUM + rb")"
-_TRAIN_ANCHOR = b"train: epoch "
 _TRAIN = line_pattern(
     _TRAIN_ANCHOR,
     rb"(\d+), iter (\d+), loss: " + _N + rb", top_1: " + _N + rb", top_[k5]: " + _N
     + rb", samples/s: " + _N + _TS)
-_VAL_ANCHOR = b"validation: epoch "
 _VAL = line_pattern(
     _VAL_ANCHOR,
     rb"(\d+), iter (\d+), (?:loss: " + _N + rb", )?top_1: " + _N + rb", top_[k5]: " + _N
     + rb", samples/s: " + _N + _TS)
-#: A training line of the usual shape (`_TRAIN` reads it so): epoch, iteration, samples/s and
-#: the timestamp when there is one.
-_RULE_LINE = re.compile(
-    rb"\n" + re.escape(_TRAIN_ANCHOR) + rb"(\d+), iter (\d+), loss: (?:" + NUM
-    + rb"), top_1: (?:" + NUM + rb"), top_[k5]: (?:" + NUM + rb"), samples/s: (" + NUM + rb")"
-    + _TS, re.M)
-
-
 #: Bytes of the first chunk searched for the rule's lines: ~125 lines of ~130 bytes.
 _RULE_CHUNK = 16 << 10
 
@@ -147,7 +118,6 @@ def _floats(texts: tuple[bytes, ...]) -> np.ndarray:
 #: (metric, unit) of the value groups 2.. of `_TRAIN` and `_VAL`.
 _TRAIN_FIELDS = ((M.LOSS, M.NONE), M.canonical("top_1"), M.canonical("top_k"),
                  (M.THROUGHPUT, M.SAMPLES_PER_S))
-_SNIFF_TRAIN = re.compile(rb"\n(?:train|validation): epoch \d+, iter \d+, ")  # in "\n" + head
 
 
 def _add_lines(log, parsed, pattern, anchor, phase, fields, fast=None):

@@ -1,18 +1,36 @@
-"""Statistics: per-run throughput by named method and per-case summaries."""
+"""Statistics: per-run throughput by named method and per-case summaries.
 
-from analysis.stats.agreement import method_agreement
-from analysis.stats.gpt_flops import gpt_tflops_per_gpu
-from analysis.stats.intervals import median_interval
-from analysis.stats.methods import describe_method
-from analysis.stats.methods import names as method_names
-from analysis.stats.per_run import RUN_COLUMNS, iteration_throughput, run_data, run_throughput
-from analysis.stats.precision import precision_ratios
-from analysis.stats.summary import SUMMARY, SUMMARY_COLUMNS, summarize
+The names below are imported lazily: :mod:`analysis.stats.case_stats` and
+:mod:`analysis.stats.intervals` are plain Python and the lean lane of ``dlperf summarize``
+imports them without pandas.
+"""
 
-METHODS = tuple(method_names())
+from __future__ import annotations
 
-__all__ = [
-    "METHODS", "RUN_COLUMNS", "SUMMARY", "SUMMARY_COLUMNS", "describe_method",
-    "gpt_tflops_per_gpu", "iteration_throughput", "median_interval", "method_agreement",
-    "precision_ratios", "run_data", "run_throughput", "summarize",
-]
+import importlib
+
+_EXPORTS = {
+    "RUN_COLUMNS": "analysis.stats.per_run",
+    "SUMMARY": "analysis.stats.summary",
+    "SUMMARY_COLUMNS": "analysis.stats.summary",
+    "describe_method": "analysis.stats.methods",
+    "gpt_tflops_per_gpu": "analysis.stats.gpt_flops",
+    "iteration_throughput": "analysis.stats.per_run",
+    "median_interval": "analysis.stats.intervals",
+    "method_agreement": "analysis.stats.agreement",
+    "precision_ratios": "analysis.stats.precision",
+    "run_data": "analysis.stats.per_run",
+    "run_throughput": "analysis.stats.per_run",
+    "summarize": "analysis.stats.summary",
+}
+__all__ = sorted([*_EXPORTS, "METHODS"])
+
+
+def __getattr__(name: str):
+    if name == "METHODS":
+        from analysis.stats.methods import names
+
+        return tuple(names())
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'analysis.stats' has no attribute {name!r}")

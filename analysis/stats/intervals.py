@@ -17,9 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from math import comb
-
-import numpy as np
+from math import comb, isfinite
 
 #: Repeats from which the order-statistic interval is used instead of min–max.
 ORDER_STATISTIC_MIN_N = 7
@@ -65,9 +63,8 @@ def median_interval(values, confidence: float = 0.95) -> MedianInterval:
     """The interval shown beside the median of `values` (non-finite values are ignored):
     none for n < 2, min–max for n < 7 (or when no pair reaches `confidence`), else the
     order-statistic confidence interval."""
-    v = np.sort(np.asarray(values, dtype=float))
-    v = v[np.isfinite(v)]
-    n = int(v.size)
+    v = sorted(x for x in map(float, values) if isfinite(x))
+    n = len(v)
     nan = float("nan")
     if n < 2:
         return MedianInterval(nan, nan, f"n = {n}", nan)

@@ -8,13 +8,9 @@ import pandas as pd
 
 from analysis import schema
 from analysis.collect import ParseResult
-from analysis.stats import gpt_flops
-from analysis.stats.intervals import median_interval
+from analysis.stats import case_stats, gpt_flops
+from analysis.stats.case_stats import MEMORY_FLAG_ABOVE  # noqa: F401  (report.tables reads it here)
 from analysis.stats.per_run import _case_key, run_throughput
-
-#: A case's max memory peak "stands out" when it exceeds the median of its runs' peaks by more
-#: than this fraction: one run caught a transient sample (or really used more).
-MEMORY_FLAG_ABOVE = 0.10
 
 #: One row per case, declared once (checked by tests/stats/test_summary_columns.py).
 SUMMARY = tuple(schema.Column(*spec) for spec in (
@@ -76,9 +72,10 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
     rows = []
     for _, g in per_run.groupby(_case_key(per_run), dropna=False, sort=False):
         first = g.iloc[0]
-        row = {c: first[c] for c in _CASE_FIELDS}
-        row.update(_throughput_stats(g["throughput"].to_numpy(dtype=float), confidence))
-        row.update(_memory_stats(g))
+        row = {c: _plain(first[c]) for c in _CASE_FIELDS}
+        row.update(case_stats.throughput_stats(g["throughput"].to_numpy(dtype=float), confidence))
+        row.update(case_stats.memory_stats(g["memory_framework_mib"].to_numpy(dtype=float),
+                                           g["memory_sampled_mib"].to_numpy(dtype=float)))
         lat = g["latency_ms"].to_numpy(dtype=float)
         lat = lat[np.isfinite(lat)]
         row["latency_ms"] = float(np.median(lat)) if lat.size else np.nan
@@ -87,57 +84,15 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
         row["outliers"] = int(g["outlier"].sum())
         row["problems"] = int(g["run_id"].isin(flagged).sum())
         rows.append(row)
-    df = pd.DataFrame(rows, columns=[c for c in SUMMARY_COLUMNS
-                                     if c not in ("speedup", "scaling_efficiency")])
-    df = schema.coerce(_add_speedup(df), SUMMARY)
+    case_stats.add_speedup(rows)
+    df = schema.coerce(pd.DataFrame(rows, columns=SUMMARY_COLUMNS), SUMMARY)
     df = df.sort_values(["framework", "model", "precision", "batch_size_per_device", "case",
                          "num_devices", "num_nodes"], kind="stable", na_position="last")
     return df.reset_index(drop=True)
 
 
-def _throughput_stats(values: np.ndarray, confidence: float) -> dict:
-    """repeats, median, mean, std, min, max, interval and spread of one case's throughputs."""
-    ok = values[np.isfinite(values)]
-    n = int(ok.size)
-    med = float(np.median(ok)) if n else np.nan
-    interval = median_interval(ok, confidence)
-    return {
-        "repeats": n, "throughput_median": med,
-        "throughput_mean": float(ok.mean()) if n else np.nan,
-        "throughput_std": float(ok.std(ddof=1)) if n > 1 else np.nan,
-        "throughput_min": float(ok.min()) if n else np.nan,
-        "throughput_max": float(ok.max()) if n else np.nan,
-        "interval_low": interval.low, "interval_high": interval.high,
-        "interval_kind": interval.kind, "interval_coverage": interval.coverage,
-        "spread_pct": float((ok.max() - ok.min()) / med * 100.0) if n > 1 else np.nan,
-    }
-
-
-def _memory_stats(runs: pd.DataFrame) -> dict:
-    """Median and max of one case's per-run peaks (framework-reported and nvidia-smi sampled,
-    analysis.stats.per_run), and whether a max stands out."""
-    out, flag = {}, False
-    for source in ("framework", "sampled"):
-        v = runs[f"memory_{source}_mib"].to_numpy(dtype=float)
-        v = v[np.isfinite(v)]
-        med = float(np.median(v)) if v.size else np.nan
-        top = float(v.max()) if v.size else np.nan
-        out[f"memory_{source}_mib"], out[f"memory_{source}_max_mib"] = med, top
-        flag |= bool(v.size) and top > med * (1.0 + MEMORY_FLAG_ABOVE)
-    out["memory_flag"] = flag
-    return out
-
-
-def _add_speedup(df: pd.DataFrame) -> pd.DataFrame:
-    """speedup: median / median of the 1n1g case of the same framework, model, precision and
-    batch size (cases without a case label only); scaling_efficiency: speedup / devices."""
-    key = ["framework", "model", "precision", "batch_size_per_device"]
-    base = df[(df["num_nodes"] == 1) & (df["gpus_per_node"] == 1) & (df["case"] == "")]
-    base = base.drop_duplicates(key).set_index(key)["throughput_median"]
-    ref = [base.get(tuple(r), np.nan) for r in df[key].itertuples(index=False)]
-    ref = np.asarray(ref, dtype=float)
-    ref[df["case"].to_numpy() != ""] = np.nan  # GPT cases differ in more than device count
-    df["speedup"] = df["throughput_median"].to_numpy(dtype=float) / ref
-    devices = pd.to_numeric(df["num_devices"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-    df["scaling_efficiency"] = df["speedup"].to_numpy(dtype=float) / devices
-    return df
+def _plain(value):
+    """A frame cell as plain Python: None for NA/NaN, numpy scalars as int/float/str."""
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return None
+    return value.item() if isinstance(value, np.generic) else value

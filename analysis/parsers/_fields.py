@@ -1,0 +1,87 @@
+"""Run fields stated in a log's argument dump, read without numpy or pandas: shared by the
+DLLogger and OneFlow CNN families and by the lean lane of ``dlperf summarize``
+(:mod:`analysis.lean`), so that both read a dump the same way."""
+
+from __future__ import annotations
+
+import re
+
+from analysis.layout import normalize_model, normalize_precision
+
+#: A number as the families print it (also nan/inf spellings and None).
+NUM = rb"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:nan|NaN|inf|Inf|Infinity)|None"
+_PARAM_KV = re.compile(rb"(?:^ ?|  )([^\s:][^\s]*) : (.*?) ?(?=  [^\s:][^\s]* : | *$)", re.S)
+#: OneFlow dump keys that state the GPUs per node, and those that switch FP16 on or off.
+ONEFLOW_GPUS_KEYS = ("gpu_num_per_node", "num_gpu_per_node", "device_num_per_node",
+                     "num_gpus_per_node")
+ONEFLOW_FP16_KEYS = ("use_fp16", "fp16", "use_amp", "amp")
+
+
+def parse_bool(text: str) -> bool | None:
+    t = text.strip().lower()
+    if t in ("true", "1", "yes", "on"):
+        return True
+    if t in ("false", "0", "no", "off", "none"):
+        return False
+    return None
+
+
+def to_int(text) -> int | None:
+    """`text` as an int (surrounding spaces allowed), or None."""
+    try:
+        return int(str(text).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_parameters(rest: bytes) -> dict[str, str]:
+    """``name : value  name : value …`` of a DLLogger PARAMETER line (values may be empty)."""
+    return {k.decode("utf-8", "replace"): v.decode("utf-8", "replace").strip()
+            for k, v in _PARAM_KV.findall(rest)}
+
+
+def dll_parameter_fields(params: dict) -> list[tuple[str, object, str]]:
+    """(run field, value, parameter it comes from) that a DLLogger PARAMETER dump states, in
+    the order they apply (docs/formats.md §6): ``arch`` → model; ``batch_size`` → batch
+    size per device; ``precision`` when stated, else ``amp``/``fp16`` True → amp, both
+    False → fp32; ``num_nodes``/``gpus_per_node`` when stated. ``world_size`` is left to
+    the caller (it needs the path)."""
+    out = []
+    for k in ("arch", "model", "model_name"):
+        if params.get(k):
+            out.append(("model", normalize_model(params[k]), k))
+            break
+    for k in ("batch_size", "train_batch_size"):
+        if to_int(params.get(k)) is not None:
+            out.append(("batch_size_per_device", to_int(params[k]), k))
+            break
+    flags = {k: parse_bool(params[k]) for k in ("amp", "fp16") if k in params}
+    if params.get("precision"):  # the built-in workload states it (fp32, tf32, amp, bf16)
+        out.append(("precision", normalize_precision(params["precision"]), "precision"))
+    elif any(flags.values()):
+        out.append(("precision", "amp", next(k for k, v in flags.items() if v)))
+    elif flags and all(v is False for v in flags.values()):
+        out.append(("precision", "fp32", next(iter(flags))))
+    for k in ("num_nodes", "gpus_per_node"):  # stated by the built-in workload
+        if to_int(params.get(k)) is not None:
+            out.append((k, to_int(params[k]), k))
+    return out
+
+
+def oneflow_dump_field(name: str, value: str) -> tuple[str, object] | None:
+    """(run field, value or None) that one ``name = value`` line of a OneFlow dump states;
+    None when the line states no run field."""
+    if name == "model":
+        return "model", normalize_model(value)
+    if name == "batch_size_per_device":
+        return "batch_size_per_device", to_int(value)
+    if name == "num_nodes":
+        return "num_nodes", to_int(value)
+    if name in ONEFLOW_GPUS_KEYS:
+        return "gpus_per_node", to_int(value)
+    if name in ONEFLOW_FP16_KEYS:
+        flag = parse_bool(value)
+        return "precision", None if flag is None else ("amp" if flag else "fp32")
+    if name in ("precision", "dtype"):
+        return "precision", normalize_precision(value)
+    return None

@@ -1,0 +1,98 @@
+"""A case's statistics from its runs' figures, in plain Python (no numpy, no pandas): used by
+:func:`analysis.stats.summary.summarize` and by the lean lane of ``dlperf summarize``
+(:mod:`analysis.lean`), so both give the same numbers to the last bit.
+
+Sums are exact (``math.fsum``), then rounded once: the mean and the standard deviation do
+not depend on the order of the runs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from analysis.stats.intervals import median_interval
+
+#: A case's max memory peak "stands out" when it exceeds the median of its runs' peaks by more
+#: than this fraction: one run caught a transient sample (or really used more).
+MEMORY_FLAG_ABOVE = 0.10
+NAN = float("nan")
+
+
+def finite(values: Iterable) -> list[float]:
+    """The finite values of `values` as floats, in order (None and NaN left out)."""
+    out = []
+    for v in values:
+        if v is None:
+            continue
+        f = float(v)
+        if math.isfinite(f):
+            out.append(f)
+    return out
+
+
+def median(values: list[float]) -> float:
+    """The median of finite `values` (NaN when there is none): the middle value, or the
+    mean of the two middle ones."""
+    v = sorted(values)
+    n = len(v)
+    if not n:
+        return NAN
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def throughput_stats(values: Iterable, confidence: float = 0.95) -> dict:
+    """repeats, median, mean, std, min, max, interval and spread of one case's throughputs
+    (non-finite values are not repeats)."""
+    ok = finite(values)
+    n = len(ok)
+    med = median(ok)
+    mean = math.fsum(ok) / n if n else NAN
+    interval = median_interval(ok, confidence)
+    return {
+        "repeats": n, "throughput_median": med, "throughput_mean": mean,
+        "throughput_std": math.sqrt(math.fsum((x - mean) ** 2 for x in ok) / (n - 1))
+        if n > 1 else NAN,
+        "throughput_min": min(ok) if n else NAN, "throughput_max": max(ok) if n else NAN,
+        "interval_low": interval.low, "interval_high": interval.high,
+        "interval_kind": interval.kind, "interval_coverage": interval.coverage,
+        "spread_pct": (max(ok) - min(ok)) / med * 100.0 if n > 1 else NAN,
+    }
+
+
+def memory_stats(framework: Iterable, sampled: Iterable) -> dict:
+    """Median and max of one case's per-run memory peaks (framework-reported and nvidia-smi
+    sampled, MiB), and whether a max stands out."""
+    out, flag = {}, False
+    for source, values in (("framework", framework), ("sampled", sampled)):
+        v = finite(values)
+        med, top = median(v), (max(v) if v else NAN)
+        out[f"memory_{source}_mib"], out[f"memory_{source}_max_mib"] = med, top
+        flag |= bool(v) and top > med * (1.0 + MEMORY_FLAG_ABOVE)
+    out["memory_flag"] = flag
+    return out
+
+
+#: What a case's speedup is measured against: its 1n1g case of the same settings.
+SPEEDUP_KEY = ("framework", "model", "precision", "batch_size_per_device")
+
+
+def add_speedup(rows: list[dict]) -> None:
+    """speedup: median / median of the 1n1g case of the same framework, model, precision and
+    batch size (the first such row; cases without a case label only: GPT cases differ in
+    more than device count); scaling_efficiency: speedup / devices. In place."""
+    base: dict[tuple, float] = {}
+    for r in rows:
+        if r["num_nodes"] == 1 and r["gpus_per_node"] == 1 and r["case"] == "":
+            base.setdefault(tuple(r[k] for k in SPEEDUP_KEY), r["throughput_median"])
+    for r in rows:
+        ref = base.get(tuple(r[k] for k in SPEEDUP_KEY), NAN) if r["case"] == "" else NAN
+        r["speedup"] = ratio(r["throughput_median"], ref)
+        devices = r["num_devices"]
+        r["scaling_efficiency"] = ratio(r["speedup"], NAN if devices is None else devices)
+
+
+def ratio(a: float, b: float) -> float:
+    """a / b as floating-point division gives it (IEEE: x / 0 is ±inf, 0 / 0 is NaN)."""
+    if b == 0:
+        return NAN if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
