@@ -1,6 +1,10 @@
 """The report's GPT strategies table (analysis.stats.gpt_parallel) in English or Chinese:
 each case against one GPU and DP, the pipeline bubble beside the theory, memory per GPU,
-and a Markdown note that states the definitions."""
+and a Markdown note that states the definitions.
+
+The table fits an A4 page: short header labels that wrap only between words, case names on
+one line, and each row's note (a sentence or two) numbered under the table, its number in
+the row's last column."""
 
 from __future__ import annotations
 
@@ -12,27 +16,35 @@ from analysis.report import prose, styled
 from analysis.stats.gpt_parallel import strategies
 
 #: (label id, column alignment) of the table, in order (total samples/s, TFLOP/s and the
-#: sampled memory are in the configurations table above it; the note wraps: "t").
+#: sampled memory are in the configurations table above it; the note column holds the
+#: number of the row's note under the table).
 COLUMNS = (("gpt_parallel.case", "l"), ("gpt_parallel.layout", "c"), ("gpt_parallel.gpus", "r"),
            ("gpt_parallel.micro_batch", "r"), ("gpt_parallel.micro_batches", "r"),
            ("gpt_parallel.samples_per_gpu", "r"), ("gpt_parallel.memory_framework", "r"),
            ("gpt_parallel.vs_1gpu", "r"), ("gpt_parallel.vs_dp", "r"),
            ("gpt_parallel.bubble_measured", "r"), ("gpt_parallel.bubble_theoretical", "r"),
            ("gpt_parallel.bubble_imbalanced", "r"), ("gpt_parallel.tp_lost", "r"),
-           ("gpt_parallel.note", "t"))
+           ("gpt_parallel.note", "c"))
 
 
 def section(summary: pd.DataFrame, runs: pd.DataFrame, lang: str = "en") -> Styler | None:
     """The strategies table of the GPT cases of `summary` (runs: ``ParseResult.runs``) as
-    a Styler with :func:`definitions` in `lang` as its caption; None without GPT cases."""
+    a Styler; its caption says what the table compares, then lists the rows' notes, each
+    numbered as in the row's note column. None without GPT cases."""
     frame = strategies(summary, runs)
     if frame.empty:
         return None
     tr = Translator(lang)
-    rows = [_cells(r, tr) for _, r in frame.iterrows()]
+    rows, notes = [], []
+    for _, r in frame.iterrows():
+        note = _note(r, tr)
+        if note:
+            notes.append(tr("gpt_parallel.note_line", index=len(notes) + 1,
+                            case=str(r["case"]), note=note))
+        rows.append(_cells(r, tr) + [f"[{len(notes)}]" if note else ""])
     table = pd.DataFrame(rows, columns=[tr(key) for key, _ in COLUMNS])
     return styled.table(table, "gpt-parallel", "".join(a for _, a in COLUMNS),
-                        caption=tr("gpt_parallel.caption"))
+                        caption=[tr("gpt_parallel.caption"), *notes])
 
 
 def definitions(lang: str = "en") -> prose.Markdown:
@@ -44,14 +56,14 @@ def definitions(lang: str = "en") -> prose.Markdown:
 
 
 def _cells(row: pd.Series, tr: Translator) -> list[str]:
-    """One table row's cells, formatted in `tr`'s language."""
+    """One table row's cells but its note's number, formatted in `tr`'s language."""
     return [str(row["case"]), str(row["layout"]), tr.int(row["num_devices"]),
             tr.int(row["micro_batch"]), tr.int(row["micro_batches"]),
             tr.num(row["samples_per_s_per_gpu"]), tr.int(row["memory_framework_mib"], group=True),
             tr.percent(row["efficiency_vs_1gpu"]),
             tr.percent(row["efficiency_vs_dp"]), tr.percent(row["bubble_measured"]),
             tr.percent(row["bubble_theoretical"]), tr.percent(row["bubble_imbalanced"]),
-            tr.percent(row["tp_lost"]), _note(row, tr)]
+            tr.percent(row["tp_lost"])]
 
 
 def _note(row: pd.Series, tr: Translator) -> str:

@@ -4,6 +4,7 @@ bytes), the report's table classes, and per-column alignment (text left, numbers
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 import pandas as pd
 from pandas.io.formats.style import Styler
@@ -21,11 +22,12 @@ class ReportStyler(Styler):
         return f"<table {self.uuid}: {self.data.shape[0]} rows>"
 
 
-def table(frame: pd.DataFrame, name: str, align: str = "", caption: str | None = None):
+def table(frame: pd.DataFrame, name: str, align: str = "",
+          caption: str | Sequence[str] | None = None):
     """`frame` (cells already formatted) as a Styler with class ``dlperf-table
     dlperf-<name>``, no index, column j aligned by ``align[j]`` (l/r/c; w: right, t: left,
-    and the cell may wrap), and `caption`
-    (escaped) above it. Cell text is escaped: log text never becomes markup."""
+    and the cell may wrap), and `caption` (escaped; a sequence: one line each, such as a
+    table's numbered notes). Cell text is escaped: log text never becomes markup."""
     styler = ReportStyler(frame).hide(axis="index").format(escape="html").format_index(escape="html", axis=1)
     styler = styler.set_uuid(name).set_table_attributes(f'class="dlperf-table dlperf-{name}"')
     for j, col in enumerate(frame.columns):
@@ -36,6 +38,7 @@ def table(frame: pd.DataFrame, name: str, align: str = "", caption: str | None =
         styler = styler.set_table_styles({col: [{"selector": "th",
                                                  "props": f"text-align: {side}"}]},
                                          overwrite=False)
-    if caption:
-        styler = styler.set_caption(html.escape(caption))
+    lines = [caption] if isinstance(caption, str) else list(caption or [])
+    if any(lines):
+        styler = styler.set_caption("<br>".join(html.escape(line) for line in lines if line))
     return styler

@@ -3,6 +3,8 @@ on the definitions, and no table without GPT cases."""
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 
 from analysis.report.gpt_parallel import COLUMNS, definitions, section
@@ -30,26 +32,34 @@ def frames():
     return summary, runs
 
 
+def notes(styler) -> dict[str, str]:
+    """The notes under the table (its caption's numbered lines), by their number."""
+    lines = styler.caption.split("<br>")[1:]
+    return {line.split("] ", 1)[0] + "]": html.unescape(line.split("] ", 1)[1]) for line in lines}
+
+
 def test_english_table():
-    table = section(*frames(), "en").data.set_index("case")
+    styler = section(*frames(), "en")
+    table, note = styler.data.set_index("case"), notes(styler)
     assert len(table.columns) == len(COLUMNS) - 1
     pp = table.loc["DP_PP_1x1x2_32_1024x8"]
     assert pp["micro-batches m"] == "4"
-    assert (pp["efficiency vs 1 GPU"], pp["bubble, measured"], pp["bubble, (p−1)/(m+p−1)"]) \
+    assert (pp["efficiency vs 1 GPU"], pp["bubble, measured"], pp["bubble, theory"]) \
         == ("75.0%", "25.0%", "20.0%")
-    assert pp["note"].startswith("5.0 pp beyond the (p−1)/(m+p−1) bubble; ")
+    assert note[pp["note"]].startswith(
+        "DP_PP_1x1x2_32_1024x8: 5.0 pp beyond the (p−1)/(m+p−1) bubble; ")
     tp = table.loc["MP_1x4x1_8_1024x8<b>"]
     assert tp["TP: share lost"] == "50.0%" and tp["efficiency vs DP"] == "-"
-    assert tp["note"] == "no DP case of this model at 4 GPUs"
-    assert tp["memory per GPU, framework peak (MiB)"] == "20,000"
+    assert note[tp["note"]] == "MP_1x4x1_8_1024x8<b>: no DP case of this model at 4 GPUs"
+    assert tp["memory per GPU (MiB)"] == "20,000"
 
 
 def test_chinese_table_and_escaped_case_names():
     styler = section(*frames(), "zh")
-    assert "相对单卡效率" in styler.data.columns
-    assert styler.data.loc[3, "说明"] == "没有该模型 4 卡的数据并行用例"
-    html = styler.to_html()
-    assert "MP_1x4x1_8_1024x8&lt;b&gt;" in html and "<b>" not in html
+    assert "相对单卡 效率" in styler.data.columns
+    assert notes(styler)[styler.data.loc[3, "说明"]] == "MP_1x4x1_8_1024x8<b>：没有该模型 4 卡的数据并行用例"
+    page = styler.to_html()
+    assert "MP_1x4x1_8_1024x8&lt;b&gt;" in page and "<b>" not in page
 
 
 def test_definitions_in_both_languages():
@@ -67,5 +77,6 @@ def test_no_gpt_cases_no_table():
 def test_note_names_a_comparison_case_without_throughput():
     summary, runs = frames()
     summary.loc[0, "throughput_median"] = float("nan")
-    table = section(summary, runs, "zh").data
-    assert table.loc[1, "说明"] == "对比用例 DP_1x1x1_8_1024x8 没有吞吐率"
+    styler = section(summary, runs, "zh")
+    assert notes(styler)[styler.data.loc[1, "说明"]] \
+        == "DP_2x1x1_16_1024x8：对比用例 DP_1x1x1_8_1024x8 没有吞吐率"

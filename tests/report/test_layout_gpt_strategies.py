@@ -1,0 +1,98 @@
+"""The GPT strategies table of the real 4-GPU GPT campaign (data/raw_logs/gpt_4gpu) on a
+printed A4 page, measured in headless Chromium: the table fits the page, a header wraps only
+between words or labels (never between two letters of an English word or two Chinese
+characters), a case name stays on one line, and the notes are readable sentences under the
+table instead of a column a few characters wide."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import ROOT
+
+from analysis.report import build
+from analysis.report.build import CSS_PATH
+
+GPT = ROOT / "data" / "raw_logs" / "gpt_4gpu"
+#: CSS pixels of an A4 page's printable width (210 mm less the report's 12 mm margins)
+PAGE_WIDTH = 702
+#: the report's body text size (JupyterLab's --jp-content-font-size1, which nbconvert embeds)
+BODY_PX = 14
+#: per character of each header and case cell: its text and the top of its line box
+LINES_JS = """sel => Array.from(document.querySelectorAll(sel)).map(cell => {
+    const out = [];
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+        for (let i = 0; i < node.length; i++) {
+            const r = document.createRange();
+            r.setStart(node, i); r.setEnd(node, i + 1);
+            const box = r.getClientRects()[0];
+            if (box) out.push([node.data[i], box.top]);
+        }
+    }
+    return out;
+})"""
+
+
+@pytest.fixture(scope="module")
+def strategies():
+    return {lang: build(GPT, lang=lang).gpt_strategies() for lang in ("en", "zh")}
+
+
+def _render(browser, styler):
+    page = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 1000})
+    page.emulate_media(media="print")
+    page.set_content(f"<html><head><style>{CSS_PATH.read_text(encoding='utf-8')}</style>"
+                     f'</head><body style="margin:0; font-size:{BODY_PX}px">'
+                     f'<div class="dlperf-report" id="page">'
+                     f"{styler.to_html()}</div></body></html>")
+    return page
+
+
+def _breaks(chars: list) -> list[tuple[str, str]]:
+    """The (last character, first character) around each line break of one cell."""
+    return [(a[0], b[0]) for a, b in zip(chars, chars[1:]) if b[1] > a[1] + 1]
+
+
+def _inside_word(a: str, b: str) -> bool:
+    return bool(re.fullmatch(r"\w", a) and re.fullmatch(r"\w", b))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_strategies_table_fits_a4_and_wraps_between_words(browser, strategies, lang):
+    page = _render(browser, strategies[lang])
+    right = page.evaluate("document.getElementById('page').getBoundingClientRect().right")
+    edges = page.evaluate("""() => Array.from(document.querySelectorAll(
+        'table.dlperf-gpt-parallel th, table.dlperf-gpt-parallel td'))
+        .map(e => e.getBoundingClientRect().right)""")
+    headers = page.evaluate(LINES_JS, "table.dlperf-gpt-parallel thead th")
+    cases = page.evaluate(LINES_JS, "table.dlperf-gpt-parallel tbody td:first-child")
+    rows = page.evaluate("""() => Array.from(document.querySelectorAll(
+        'table.dlperf-gpt-parallel tbody tr')).map(r => r.getBoundingClientRect().height)""")
+    page.close()
+    assert max(edges) <= right + 0.5, (max(edges), right)
+    for chars in headers:
+        label = "".join(c for c, _ in chars)
+        bad = [pair for pair in _breaks(chars) if _inside_word(*pair)]
+        assert not bad, f"header {label!r} wraps inside a word at {bad}"
+    assert len(cases) == 11
+    for chars in cases:
+        assert not _breaks(chars), "".join(c for c, _ in chars)
+    # a row is at most two lines high: no note squeezed into a narrow column
+    line = min(rows)
+    assert max(rows) < 2.5 * line, rows
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_strategies_notes_are_under_the_table(strategies, lang):
+    styler = strategies[lang]
+    html = styler.to_html()
+    caption = re.search(r"<caption>(.*?)</caption>", html, re.S).group(1)
+    pp4 = "DP_PP_1x1x4_64_1536x16"
+    note = ("11.4 pp beyond the (p−1)/(m+p−1) bubble" if lang == "en"
+            else "比 (p−1)/(m+p−1) 气泡多 11.4 个百分点")
+    assert f"{pp4}: {note}" in caption.replace("&nbsp;", " ") or \
+        f"{pp4}：{note}" in caption
+    marker = styler.data.loc[styler.data.iloc[:, 0] == pp4].iloc[0, -1]
+    assert re.fullmatch(r"\[\d+\]", marker), marker
