@@ -1,0 +1,54 @@
+"""The campaign YAML of the report's appendix, printed: the whole text, compact. The real
+GPT campaign's 197-line campaign.yaml filled four A4 pages as one narrow column; in print it
+is set in columns of small monospace type and takes at most one page, every line kept
+(measured in headless Chromium)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT
+
+from analysis.report import build
+from analysis.report.build import CSS_PATH
+
+GPT = ROOT / "data" / "raw_logs" / "gpt_4gpu"
+#: CSS pixels of an A4 page's printable width and height (210 x 297 mm less the report's
+#: 12 mm and 14 mm margins)
+PAGE_WIDTH, PAGE_HEIGHT = 702, 1016
+#: the report's body text size (JupyterLab's --jp-content-font-size1, which nbconvert embeds)
+BODY_PX = 14
+
+
+@pytest.fixture(scope="module")
+def report():
+    return build(GPT, lang="en")
+
+
+def _measure(browser, fragment: str, media: str) -> list:
+    page = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 1000})
+    page.emulate_media(media=media)
+    page.set_content(f"<html><head><style>{CSS_PATH.read_text(encoding='utf-8')}</style>"
+                     f'</head><body style="margin:0; font-size:{BODY_PX}px">{fragment}'
+                     "</body></html>")
+    found = page.evaluate("""() => Array.from(document.querySelectorAll('pre')).map(p => [
+        p.textContent, p.getBoundingClientRect().height, p.getBoundingClientRect().right])""")
+    page.close()
+    return found
+
+
+def test_campaign_yaml_prints_whole_on_one_page(browser, report):
+    yaml_text = (GPT / "campaign.yaml").read_text(encoding="utf-8").rstrip("\n")
+    assert yaml_text.count("\n") > 150  # the case this test is about: a long campaign
+    blocks = _measure(browser, report.section("scripts"), "print")
+    found = [(h, right) for text, h, right in blocks if text == yaml_text]
+    assert len(found) == 1, "the campaign YAML is shown whole, exactly as written"
+    height, right = found[0]
+    assert height <= PAGE_HEIGHT, f"{height:.0f} px: more than one A4 page"
+    assert right <= PAGE_WIDTH + 0.5
+
+
+def test_campaign_yaml_on_screen_is_one_column_as_written(browser, report):
+    yaml_text = (GPT / "campaign.yaml").read_text(encoding="utf-8").rstrip("\n")
+    blocks = _measure(browser, report.section("scripts"), "screen")
+    heights = [h for text, h, _ in blocks if text == yaml_text]
+    assert heights and heights[0] > 2 * PAGE_HEIGHT  # the HTML keeps the full listing
