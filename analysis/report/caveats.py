@@ -5,7 +5,8 @@
   hostname): no network was measured, the configuration is simulated;
 - no environment record: the hardware and software are unknown;
 - throughput methods that disagree by more than 5 % for a case;
-- few repeats: the intervals are min–max, not confidence intervals.
+- few repeats: the intervals are min–max, not confidence intervals;
+- `bsz = max` groups: the largest batch size that ran, not a measured memory limit.
 """
 
 from __future__ import annotations
@@ -68,4 +69,10 @@ def headline_caveats(rep: Report) -> list[str]:
                       repeats=str(low) if low == high else f"{low}–{high}"))
     if not tables.gpt_rows(rep.summary).empty and tables.scaling_groups(rep.summary):
         out.append(tr("caveat.gpt_separate"))
+    largest = [key for key, _ in tables.scaling_groups(rep.summary)
+               if tables.is_largest_batch(key)]
+    if largest:
+        out.append(tr("caveat.bsz_max", groups=tr.join(
+            [tr("caveat.bsz_max_group", framework=fw, model=model, precision=prec,
+                bsz=tr.int(bsz)) for fw, model, prec, bsz in largest])))
     return out

@@ -95,8 +95,10 @@ def key_numbers(summary: pd.DataFrame, tr: Translator, simulated: set[tuple] = f
 
 
 def _group_label(fw, model, prec, bsz, tr: Translator) -> str:
-    return tr("headline.group", framework=fw, model=model, precision=prec,
-              bsz=tr.int(bsz))
+    """'PyTorch resnet50, fp32, bsz 128'; 'bsz = max (256)' for a model's largest of several
+    batch sizes (:class:`tables.LargestBatch`)."""
+    key = "headline.group_max" if isinstance(bsz, tables.LargestBatch) else "headline.group"
+    return tr(key, framework=fw, model=model, precision=prec, bsz=tr.int(bsz))
 
 
 def _ratio_text(pairs: pd.DataFrame, row, tr: Translator) -> str:

@@ -15,13 +15,40 @@ from analysis.stats import gpt_flops
 GROUP_KEY = ["framework", "model", "precision", "batch_size_per_device"]
 
 
+class LargestBatch(int):
+    """A batch size per GPU that is the largest of several its framework, model and
+    precision ran: the seeds' ``bsz = max`` group. A scaling group's key holds it in place
+    of the plain number (it compares and hashes as that number)."""
+
+
 def scaling_groups(summary: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame]]:
     """Non-GPT cases grouped as the seeds do: one group per framework, model, precision
-    and batch size per device, rows sorted by devices."""
+    and batch size per device, rows sorted by devices. Where one framework, model and
+    precision ran at several batch sizes, the largest is a :class:`LargestBatch` in its
+    group's key (:func:`is_largest_batch`)."""
     df = summary[summary["case"].fillna("") == ""]
+    largest = _largest_batches(df)
     out = []
     for key, g in df.groupby(GROUP_KEY, sort=True, dropna=False):
+        if pd.notna(key[3]) and largest.get(key[:3]) == key[3]:
+            key = (*key[:3], LargestBatch(int(key[3])))
         out.append((key, g.sort_values(["num_devices", "num_nodes"])))
+    return out
+
+
+def is_largest_batch(key: tuple) -> bool:
+    """Whether a :func:`scaling_groups` key is the ``bsz = max`` group of its model."""
+    return isinstance(key[3], LargestBatch)
+
+
+def _largest_batches(cases: pd.DataFrame) -> dict[tuple, float]:
+    """(framework, model, precision) -> its largest batch size per GPU, for those that ran
+    at more than one."""
+    sized = cases[cases["batch_size_per_device"].notna()]
+    out = {}
+    for key, sizes in sized.groupby(GROUP_KEY[:3], sort=False)["batch_size_per_device"]:
+        if sizes.nunique() > 1:
+            out[key] = sizes.max()
     return out
 
 
