@@ -15,8 +15,10 @@ from analysis.report import build
 from analysis.report.build import CSS_PATH
 
 GPT = ROOT / "data" / "raw_logs" / "gpt_4gpu"
-#: CSS pixels of an A4 page's printable width (210 mm less the report's 12 mm margins)
-PAGE_WIDTH = 702
+#: CSS pixels a report's output has across a printed A4 page: 186 mm (210 mm less the 12 mm
+#: margins, 703 px) less the notebook output area's own margins (46 px), as measured in a
+#: published report
+PAGE_WIDTH = 657
 #: the report's body text size (JupyterLab's --jp-content-font-size1, which nbconvert embeds)
 BODY_PX = 14
 #: per character of each header and case cell: its text and the top of its line box
