@@ -6,13 +6,16 @@
 - no environment record: the hardware and software are unknown;
 - throughput methods that disagree by more than 5 % for a case;
 - few repeats: the intervals are min–max, not confidence intervals;
-- `bsz = max` groups: the largest batch size that ran, not a measured memory limit.
+- `bsz = max` groups: the largest batch size that ran, not a measured memory limit;
+- runs made by other suite code than the report's (another commit, uncommitted changes):
+  the commit that ran the campaign (its done markers) beside the one that built the report.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from analysis.i18n import cjk_spacing
 from analysis.report import envinfo, headline, tables
 
 if TYPE_CHECKING:
@@ -25,6 +28,8 @@ _TRUE = ("true", "1", "yes", "on")
 SYNTHETIC_WORKLOADS = ("builtin", "gpt")
 #: Repeats from which the summary gives an order-statistic confidence interval.
 CONFIDENCE_FROM_N = 7
+#: What a done marker's suite commit ends with when the suite had uncommitted changes.
+DIRTY = "-dirty"
 
 
 def synthetic_data(rep: Report) -> bool:
@@ -69,6 +74,11 @@ def headline_caveats(rep: Report) -> list[str]:
                       repeats=str(low) if low == high else f"{low}–{high}"))
     if not tables.gpt_rows(rep.summary).empty and tables.scaling_groups(rep.summary):
         out.append(tr("caveat.gpt_separate"))
+    ran = other_suite_commits(rep.campaign.suite_commits, rep.suite_commit)
+    if ran:
+        out.append(cjk_spacing(tr(  # a commit beside Chinese is spaced, a full-width ）not
+            "caveat.suite_commit", built=rep.suite_commit or tr("report.unknown"),
+            ran=tr.join([_commit_text(c, len(rep.suite_commit), tr) for c in ran]))))
     largest = [key for key, _ in tables.scaling_groups(rep.summary)
                if tables.is_largest_batch(key)]
     if largest:
@@ -76,3 +86,18 @@ def headline_caveats(rep: Report) -> list[str]:
             [tr("caveat.bsz_max_group", framework=fw, model=model, precision=prec,
                 bsz=tr.int(bsz)) for fw, model, prec, bsz in largest])))
     return out
+
+
+def other_suite_commits(ran: set[str], built: str) -> list[str]:
+    """The suite commits that ran the campaign (``CampaignInput.suite_commits``: full hashes,
+    `DIRTY` appended for uncommitted changes), sorted, when any differs from `built` (the
+    short hash of the report's suite; '' unknown); [] when they all are that commit."""
+    same = bool(built) and all(c.startswith(built) and not c.endswith(DIRTY) for c in ran)
+    return [] if same else sorted(ran)
+
+
+def _commit_text(commit: str, length: int, tr) -> str:
+    """'0123456 (with uncommitted changes)': a commit shortened as the build's is shown."""
+    dirty = commit.endswith(DIRTY)
+    short = commit.removesuffix(DIRTY)[:max(length, 7)]
+    return tr("caveat.suite_dirty", commit=short) if dirty else short
