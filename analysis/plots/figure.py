@@ -65,10 +65,13 @@ class ReportFigure(Figure):
         return self.png()
 
 
-def new_figure(width: float = PAGE_WIDTH, height: float = 3.8) -> ReportFigure:
-    """An empty figure in the chart style, laid out by constrained layout."""
+def new_figure(width: float = PAGE_WIDTH, height: float = 3.8,
+               layout: str | None = "constrained") -> ReportFigure:
+    """An empty figure in the chart style, laid out by constrained layout, or by its caller
+    with `layout` None (then saving it draws it once: a figure with any layout engine, even
+    one switched to "none", is drawn a second time to lay it out)."""
     use_fonts()
-    return ReportFigure(figsize=(width, height), layout="constrained")
+    return ReportFigure(figsize=(width, height), layout=layout)
 
 
 def plain(text) -> str:

@@ -56,8 +56,7 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
     cols = min(FACET_COLUMNS if max(map(len, shown)) <= 24 else FACET_COLUMNS - 1, len(shown))
     rows = math.ceil(len(shown) / cols)
     height = 1.45 * rows + 1.1
-    fig = new_figure(PAGE_WIDTH, height)
-    fig.set_layout_engine("none")  # laid out by _grid
+    fig = new_figure(PAGE_WIDTH, height, layout=None)  # laid out by _grid
     last_steps = df[df["_case"].isin(shown)].groupby("_case")["step"].max()
     same_range = last_steps.max() <= 1.2 * last_steps.min()  # else each panel its own range
     printed_cases = _printed_cases(df)
@@ -87,8 +86,10 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
                        linewidth=0)
         pad = 0.02 * max(last - first, 25.0)
         ax.set_xlim(first - pad, last + pad)
+        # y=1.0: where matplotlib would put it (no decorations above a panel), without
+        # measuring the panel's tick labels again for it at every draw
         ax.set_title(plain(case) + (f"\n({tr('chart.printed')})" if case in printed_cases
-                                    else ""), fontsize=7)
+                                    else ""), fontsize=7, y=1.0)
         ax.set_ylim(bottom=0)
         ax.yaxis.set_major_formatter(compact_number)
         ax.yaxis.set_major_locator(MaxNLocator(nbins=4))

@@ -96,14 +96,19 @@ def execute(out_ipynb: Path, parameters: dict, notebook: Path = REPORT_NOTEBOOK,
             kernel_name: str | None = None, kernels: Kernels | None = None,
             km=None) -> nbformat.NotebookNode:
     """Run the report notebook with papermill into `out_ipynb` (in the kernels' folder of a
-    build when `kernels` is given; in the running kernel of `km` when given)."""
+    build when `kernels` is given; in the running kernel of `km` when given).
+
+    `out_ipynb` is written once, when the notebook has run (or failed): papermill's default,
+    a save before and after every cell, re-encodes the growing notebook with its images
+    some 60 times per language, for a file no one reads before the build ends."""
     import papermill as pm
 
     extra = {"km": km} if km is not None else {"config": kernels.config()} if kernels else {}
     try:
         return pm.execute_notebook(str(notebook), str(out_ipynb), parameters=parameters,
                                    kernel_name=kernel_name, progress_bar=False,
-                                   log_output=False, **extra)
+                                   log_output=False, request_save_on_cell_execute=False,
+                                   **extra)
     except pm.PapermillExecutionError as exc:
         raise PublishError(f"{notebook.name} failed for {out_ipynb.name} "
                            f"(see the executed notebook there): {exc.ename}: {exc.evalue}") from exc
@@ -165,33 +170,81 @@ def _exporter_config(lang: str) -> dict:
                 exclude_anchor_links=True, language_code=LANGUAGE_CODE[lang], embed_images=True)
 
 
-def _load_exporters(targets: list[str]) -> None:
-    """Import nbconvert's exporters now (~2–3 s), while the kernel executes the first
-    language, rather than between its notebook and the next language's."""
-    if "html" in targets or "pdf" in targets:
-        import nbconvert.exporters.html  # noqa: F401
+#: A tiny PNG (1 x 1 pixel) for the notebook that warms the exporters up.
+_DOT_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVO"
+            "RK5CYII=")
+
+
+def _warm_up_notebook() -> nbformat.NotebookNode:
+    """A notebook with one output of each kind a report has (Markdown, HTML, PNG)."""
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    data = {"text/markdown": "## a\n\n| x |\n|---|\n| 1 |", "text/html": "<table><tr><td>1"
+            "</td></tr></table>", "image/png": _DOT_PNG, "text/plain": "a"}
+    return new_notebook(cells=[new_code_cell("", outputs=[new_output("display_data", data)])])
+
+
+class Exporters:
+    """The nbconvert exporters of one build, one per target for all its languages: a new
+    exporter compiles its templates again (~0.5 s). :meth:`warm` makes them and converts a
+    small notebook with them (compiling the templates and the filters' patterns) while the
+    kernel executes the first language, rather than after it."""
+
+    def __init__(self, temp_dir: str | Path = "", epoch: int | None = None):
+        self.temp_dir, self.epoch = str(temp_dir), epoch
+        self._lock = threading.Lock()  # one export at a time per exporter
+        self._made: dict[str, object] = {}
+
+    def _exporter(self, target: str):
+        if target not in self._made:
+            if target == "html":
+                from nbconvert import HTMLExporter
+
+                self._made[target] = HTMLExporter(**_exporter_config("en"))
+            else:
+                from analysis.report.webpdf import SystemChromiumWebPDFExporter, source_date_epoch
+
+                self._made[target] = SystemChromiumWebPDFExporter(
+                    **_exporter_config("en"), temp_dir=self.temp_dir,
+                    epoch=source_date_epoch() if self.epoch is None else self.epoch)
+        return self._made[target]
+
+    def warm(self, targets) -> None:
+        """Make the exporters of `targets` and compile the HTML templates (which the PDF's
+        HTML shares); no browser starts."""
+        with self._lock:
+            if "html" in targets and "html" not in self._made:
+                self._exporter("html").from_notebook_node(_warm_up_notebook())
+            if "pdf" in targets:
+                self._exporter("pdf")
+
+    def html(self, nb: nbformat.NotebookNode, lang: str) -> str:
+        with self._lock:
+            exporter = self._exporter("html")
+            exporter.language_code = LANGUAGE_CODE[lang]
+            body, _ = exporter.from_notebook_node(nb)
+        return body
+
+    def pdf(self, nb: nbformat.NotebookNode, lang: str) -> bytes:
+        with self._lock:
+            exporter = self._exporter("pdf")
+            exporter.language_code = LANGUAGE_CODE[lang]
+            try:
+                data, _ = exporter.from_notebook_node(nb)
+            except RuntimeError as exc:
+                raise PublishError(f"PDF export failed ({exporter.executable_path}): "
+                                   f"{exc}") from exc
+        return data
 
 
 def to_html(nb: nbformat.NotebookNode, lang: str) -> str:
-    from nbconvert import HTMLExporter
-
-    body, _ = HTMLExporter(**_exporter_config(lang)).from_notebook_node(nb)
-    return body
+    return Exporters().html(nb, lang)
 
 
 def to_pdf(nb: nbformat.NotebookNode, lang: str, temp_dir: str | Path = "",
            epoch: int | None = None) -> bytes:
     """The PDF of `nb`, dated `epoch` (default ``SOURCE_DATE_EPOCH`` or 0)."""
-    from analysis.report.webpdf import SystemChromiumWebPDFExporter, source_date_epoch
-
-    exporter = SystemChromiumWebPDFExporter(
-        **_exporter_config(lang), temp_dir=str(temp_dir),
-        epoch=source_date_epoch() if epoch is None else epoch)
-    try:
-        data, _ = exporter.from_notebook_node(nb)
-    except RuntimeError as exc:
-        raise PublishError(f"PDF export failed ({exporter.executable_path}): {exc}") from exc
-    return data
+    return Exporters(temp_dir, epoch).pdf(nb, lang)
 
 
 @dataclass
@@ -220,7 +273,7 @@ def _in_thread(name: str, fn: Callable[[], _Staged]) -> Future:
 
 def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name: str | None,
                      kernels: Kernels, targets: list[str], say: Callable[[str], None],
-                     out_dir: Path, epoch: int) -> dict[str, _Staged]:
+                     out_dir: Path, exporters: Exporters) -> dict[str, _Staged]:
     """Execute the report notebook for each of `langs` in one kernel, in turn, and export
     each; the kernel is shut down at the end."""
     km = kernels.manager(kernel_name or nbformat.read(notebook, as_version=4)
@@ -229,7 +282,7 @@ def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name
     try:
         for lang in langs:
             staged[lang] = _build_language(lang, dict(params, lang=lang), notebook, kernel_name,
-                                           kernels, targets, say, out_dir, epoch, km)
+                                           kernels, targets, say, out_dir, exporters, km)
     finally:
         kernels.shutdown(km)
     return staged
@@ -237,7 +290,7 @@ def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name
 
 def _build_language(lang: str, params: dict, notebook: Path, kernel_name: str | None,
                     kernels: Kernels, targets: list[str], say: Callable[[str], None],
-                    out_dir: Path, epoch: int, km=None) -> _Staged:
+                    out_dir: Path, exporters: Exporters, km=None) -> _Staged:
     """Execute the report notebook for `lang` in the build's folder (in `km`'s kernel when
     given) and export it."""
     staged = _Staged()
@@ -262,12 +315,12 @@ def _build_language(lang: str, params: dict, notebook: Path, kernel_name: str | 
     nb = clean_for_export(nb, _title_of(numbers))
     if "html" in targets:
         say(f"{lang}: html")
-        staged.contents["html"] = to_html(nb, lang).encode("utf-8")
+        staged.contents["html"] = exporters.html(nb, lang).encode("utf-8")
     t2 = time.perf_counter()
     staged.seconds[f"{lang}.html"] = t2 - t1
     if "pdf" in targets and not kernels.cancelled.is_set():
         say(f"{lang}: pdf")
-        staged.contents["pdf"] = to_pdf(nb, lang, temp_dir=kernels.folder, epoch=epoch)
+        staged.contents["pdf"] = exporters.pdf(nb, lang)
     staged.seconds[f"{lang}.pdf"] = time.perf_counter() - t2
     return staged
 
@@ -324,11 +377,12 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     say("parsing…")
     with tempfile.TemporaryDirectory(prefix="dlperf-report-") as tmp:  # mode 0700
         kernels = Kernels(tmp)
+        exporters = Exporters(kernels.folder, epoch)
         data_dir = kernels.folder / "data"
         data_dir.mkdir()  # the kernels wait in it for the parsed data
         jobs = [_in_thread("dlperf-report", functools.partial(
             _build_languages, langs, dict(params, data_dir=str(data_dir)), Path(notebook),
-            kernel_name, kernels, targets, say, out, epoch))]
+            kernel_name, kernels, targets, say, out, exporters))]
         quiet = _QuietWhenStopped(kernels)
         logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
         try:
@@ -336,7 +390,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
             prepared.save(prepared.compute(root, env, topology, method, warmup, measure, meta,
                                            baseline, store, threshold, references), data_dir)
             result.seconds["prepare"] = time.perf_counter() - t
-            _load_exporters(targets)  # while the kernel runs the first language
+            exporters.warm(targets)  # while the kernel runs the first language
             staged = jobs[0].result()
         except BaseException:  # Ctrl-C, a bad input, a failed kernel: stop the kernel
             kernels.stop(jobs)

@@ -1,0 +1,105 @@
+"""How a report build avoids work (issue 11, item 11): mechanisms, not timings.
+
+- papermill writes the executed notebook once, when it has run (not before and after every
+  cell, re-encoding the growing notebook with its images some 60 times per language);
+- one HTML exporter serves every language of a build, its templates compiled once, while the
+  kernel still executes the first language;
+- the per-iteration chart is drawn once when saved (no layout engine, not even a disabled
+  one, which makes matplotlib draw the figure a second time) and its panel titles are not
+  placed by measuring each panel's tick labels.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import jinja2
+import matplotlib.axis
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from analysis import plots, stats
+from analysis.collect import parse_paths
+from analysis.report import publish
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import synth  # noqa: E402
+
+KERNELSPEC = {"name": "python3", "language": "python", "display_name": "Python 3"}
+
+
+def test_executed_notebook_is_written_once_when_it_has_run(tmp_path):
+    out = tmp_path / "out.ipynb"
+    nb = new_notebook(metadata={"kernelspec": KERNELSPEC}, cells=[
+        new_code_cell("out = None", metadata={"tags": ["parameters"]}),
+        new_code_cell("import os\nprint('exists' if os.path.exists(out) else 'absent')")])
+    src = tmp_path / "check.ipynb"
+    nbformat.write(nb, src)
+    publish.execute(out, {"out": str(out)}, notebook=src)
+    done = nbformat.read(out, as_version=4)
+    printed = "".join(o.get("text", "") for o in done.cells[-1].outputs)
+    assert printed.strip() == "absent"  # papermill's default saves before the first cell
+
+
+def _report_like(lang: str) -> nbformat.NotebookNode:
+    md = "## Results\n\n| case | samples/s |\n|---|---|\n| 1n1g | 380 |"
+    return new_notebook(metadata={"kernelspec": KERNELSPEC}, cells=[
+        new_markdown_cell(f"# {lang}"),
+        new_code_cell("", outputs=[new_output("display_data", {"text/markdown": md,
+                                                               "text/plain": "md"})])])
+
+
+def test_one_html_exporter_compiles_its_templates_once_for_every_language(monkeypatch):
+    compiled = []
+    original = jinja2.Environment.compile
+
+    def counting(self, *args, **kwargs):
+        compiled.append(args[1] if len(args) > 1 else kwargs.get("name"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counting)
+    exporters = publish.Exporters()
+    exporters.warm(["html"])  # while the kernel executes the first language
+    assert compiled, "warm() compiles the templates"
+    compiled.clear()
+    nb_en, nb_zh = _report_like("en"), _report_like("zh")
+    en, zh = exporters.html(nb_en, "en"), exporters.html(nb_zh, "zh")
+    assert compiled == []
+    assert '<html lang="en">' in en and '<html lang="zh">' in zh
+    monkeypatch.setattr(jinja2.Environment, "compile", original)
+    assert zh == publish.to_html(nb_zh, "zh")  # as a fresh exporter gives
+
+
+def _trace_figure(tmp_path):
+    paths = synth.write_campaign(tmp_path / "logs", configs=((1, 1), (1, 2), (1, 4), (1, 8),
+                                                                 (2, 8)), repeats=2,
+                                 groups=(("fp32", 128), ("amp", 256)))
+    result = parse_paths([tmp_path / "logs"])
+    assert len(paths) == 20
+    return plots.iteration_traces(stats.iteration_throughput(result), "zh", window=(20, 120),
+                                  runs=stats.run_throughput(result))
+
+
+def test_trace_chart_is_drawn_once_without_measuring_panels_for_their_titles(
+        tmp_path, monkeypatch):
+    fig = _trace_figure(tmp_path)
+    assert len([ax for ax in fig.axes if ax.get_title()]) == 10
+    assert fig.get_layout_engine() is None
+    draws, measured = [], []
+    fig.canvas.mpl_connect("draw_event", lambda event: draws.append(event))
+    original = matplotlib.axis.Axis.get_tightbbox
+
+    def counting(self, *args, **kwargs):
+        measured.append(self)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axis.Axis, "get_tightbbox", counting)
+    png = fig.png()
+    assert png.startswith(b"\x89PNG")
+    assert len(draws) == 1
+    assert measured == []
+    for ax in fig.axes:  # each title just above its panel, as matplotlib would place it
+        assert ax.title.get_position()[1] == 1.0
