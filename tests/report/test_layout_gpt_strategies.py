@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT
 
 from analysis.report import build
-from analysis.report.build import CSS_PATH
+from analysis.report.build import CSS_PATH, Report
 
 GPT = ROOT / "data" / "raw_logs" / "gpt_4gpu"
 #: CSS pixels a report's output has across a printed A4 page: 186 mm (210 mm less the 12 mm
@@ -39,7 +39,8 @@ LINES_JS = """sel => Array.from(document.querySelectorAll(sel)).map(cell => {
 
 @pytest.fixture(scope="module")
 def strategies():
-    return {lang: build(GPT, lang=lang).gpt_strategies() for lang in ("en", "zh")}
+    data = build(GPT, lang="en").data  # parsed once, both languages
+    return {lang: Report(data, lang=lang).gpt_strategies() for lang in ("en", "zh")}
 
 
 def _render(browser, styler):
