@@ -1,12 +1,18 @@
 """Report speed: en+zh HTML for a 100-run synthetic campaign vs the floor (executing an empty
 notebook with the same kernel), and PDF time vs HTML time. Prints the figures.
 
-    .venv/bin/python benchmarks/report_speed.py [--runs 100]
+The main figure times ``publish()`` in this process, papermill and nbformat imported already,
+against papermill executing the empty notebook here. With ``--cli`` it also times what a user
+waits for, imports included: ``dlperf report`` in a new process against the ``papermill``
+command on the empty notebook.
+
+    .venv/bin/python benchmarks/report_speed.py [--runs 100] [--cli]
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import tempfile
 import time
@@ -39,9 +45,30 @@ def floor_seconds(tmp: Path, repeat: int = 3) -> float:
     return best
 
 
+def command_seconds(argv: list[str], cwd: Path) -> float:
+    """Wall seconds of one run of `argv` (which must succeed)."""
+    t = time.perf_counter()
+    subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def cli_seconds(tmp: Path) -> tuple[float, float]:
+    """(`dlperf report` of the campaign to en+zh HTML, the papermill command on the empty
+    notebook), each in a new process."""
+    bindir = Path(sys.executable).parent
+    report = command_seconds([str(bindir / "dlperf"), "report", str(tmp / "logs"), "-o",
+                              str(tmp / "out_cli"), "--lang", "en,zh", "--to", "html"], tmp)
+    floor = command_seconds([str(bindir / "papermill"), "--no-progress-bar",
+                             str(tmp / "empty.ipynb"), str(tmp / "empty_cli.ipynb")], tmp)
+    return report, floor
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=100, help="runs in the synthetic campaign")
+    ap.add_argument("--cli", action="store_true",
+                    help="also time `dlperf report` and `papermill` in new processes")
     args = ap.parse_args()
     configs = ((1, 1), (1, 2), (1, 4), (1, 8), (2, 8))
     groups = (("fp32", 128), ("amp", 256))
@@ -58,6 +85,7 @@ def main() -> None:
         both = publish(tmp / "logs", tmp / "out_pdf", langs="en,zh", to="html,pdf")
         both_s = time.perf_counter() - t
         pdf_s = sum(v for k, v in both.seconds.items() if k.endswith(".pdf"))
+        cli = cli_seconds(tmp) if args.cli else None
     print(f"campaign: {len(paths)} runs ({len(configs)} configs x {len(groups)} groups x {repeats} repeats)")
     print(f"floor (empty notebook, same kernel, best of 3): {floor:.2f} s")
     print(f"en+zh HTML: {html_s:.2f} s = {html_s / floor:.1f}x floor (goal <= 3x)")
@@ -65,6 +93,9 @@ def main() -> None:
         print(f"  {k}: {v:.2f} s")
     print(f"en+zh HTML+PDF: {both_s:.2f} s; PDF export alone {pdf_s:.2f} s = "
           f"{pdf_s / html_s:.2f}x the HTML time (goal <= 2x)")
+    if cli:
+        print(f"new processes: dlperf report (en+zh HTML) {cli[0]:.2f} s, papermill on the "
+              f"empty notebook {cli[1]:.2f} s = {cli[0] / cli[1]:.1f}x")
 
 
 if __name__ == "__main__":

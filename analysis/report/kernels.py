@@ -26,6 +26,9 @@ from traitlets.config import Config
 
 from analysis.errors import DLPerfError
 
+#: IPython's history database in the kernels (nbclient's default): in memory, not a file.
+HISTORY = ":memory:"
+
 
 class BuildCancelled(DLPerfError):
     """The build was stopped before this kernel started."""
@@ -65,6 +68,13 @@ class Kernels:
     def manager(self, kernel_name: str) -> BuildKernelManager:
         """A kernel manager of this build (its kernel starts on first use, registered)."""
         return BuildKernelManager(kernels=self, kernel_name=kernel_name)
+
+    def start(self, km: AsyncKernelManager) -> None:
+        """Start `km`'s kernel as nbclient would (IPython's history kept in memory), before
+        nbclient runs a notebook in it."""
+        from jupyter_core.utils import run_sync
+
+        run_sync(km.start_kernel)(extra_arguments=[f"--HistoryManager.hist_file={HISTORY}"])
 
     def shutdown(self, km: AsyncKernelManager) -> None:
         """Stop `km`'s kernel when it runs (the build is done with it)."""

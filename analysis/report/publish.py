@@ -36,6 +36,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.report import lean_nbformat  # noqa: F401 - before nbformat (see there)
+
+# isort: split
 import nbformat
 
 from analysis import config
@@ -280,6 +283,8 @@ def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name
                          .metadata.get("kernelspec", {}).get("name", "python3"))
     staged = {}
     try:
+        kernels.start(km)
+        import papermill  # noqa: F401 - while the kernel boots (and before "executing")
         for lang in langs:
             staged[lang] = _build_language(lang, dict(params, lang=lang), notebook, kernel_name,
                                            kernels, targets, say, out_dir, exporters, km)

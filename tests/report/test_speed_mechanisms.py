@@ -103,3 +103,34 @@ def test_trace_chart_is_drawn_once_without_measuring_panels_for_their_titles(
     assert measured == []
     for ax in fig.axes:  # each title just above its panel, as matplotlib would place it
         assert ax.title.get_position()[1] == 1.0
+
+
+def test_publisher_imports_nbformat_without_the_slow_iri_checker():
+    import subprocess
+
+    code = ("import sys, analysis.report.publish, nbformat\n"
+            "from nbformat.v4 import new_notebook\n"
+            "nbformat.validate(new_notebook())\n"
+            "print(sorted(m for m in ('jsonschema', 'rfc3987_syntax') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=HERE.parent.parent, timeout=120, check=True)
+    assert done.stdout.split("\n")[-2] == "['jsonschema']"  # no rfc3987_syntax, not even None
+
+
+def test_build_kernel_started_early_is_the_one_papermill_runs_in(tmp_path):
+    from analysis.report.kernels import Kernels
+
+    kernels = Kernels(tmp_path)
+    km = kernels.manager("python3")
+    kernels.start(km)  # as a build does, before papermill is imported
+    try:
+        pid = km.provisioner.process.pid
+        nb = new_notebook(metadata={"kernelspec": KERNELSPEC}, cells=[new_code_cell(
+            "import os\nprint(os.getpid(), get_ipython().history_manager.hist_file)")])
+        nbformat.write(nb, tmp_path / "pid.ipynb")
+        done = publish.execute(tmp_path / "out.ipynb", {}, notebook=tmp_path / "pid.ipynb",
+                               kernels=kernels, km=km)
+        printed = "".join(o.get("text", "") for o in done.cells[-1].outputs).split()
+        assert printed == [str(pid), ":memory:"]  # nbclient's history setting, no new kernel
+    finally:
+        kernels.shutdown(km)
