@@ -28,8 +28,8 @@ from analysis.fsutil import display_path
 from analysis.layout import gpt_case, gpt_group, meta_from_path, node_index
 from analysis.logtext import LogText, contains, max_log_bytes
 from analysis.parse_pool import ordered_map
+from analysis.parsers._prefix import first_lines
 from analysis.parsers.base import META_FIELDS, ParsedLog
-from analysis.parsers.prefix import first_lines
 from analysis.problems import Problem, to_frame
 from analysis.user_meta import MetaFiles, merge_meta
 

@@ -74,9 +74,11 @@ def _above(real: str, root_real: str) -> bool:
     return root_real == real or root_real.startswith(real.rstrip("/") + "/")
 
 
-def _walk(folder: Path, seen_dirs: set[str], problems: list[Problem],
-          root_real: str) -> Iterator[Path]:
-    """Log files under `folder`, depth first in name order; problems for what cannot be read."""
+def _walk(folder: Path, folder_real: str, seen_dirs: set[str], problems: list[Problem],
+          root_real: str) -> Iterator[tuple[Path, str]]:
+    """(log file, its real path) under `folder` (whose real path is `folder_real`), depth
+    first in name order; problems for what cannot be read. Plain files and folders are told
+    apart by the folder listing itself; links and anything odd are looked at with stat."""
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -86,41 +88,53 @@ def _walk(folder: Path, seen_dirs: set[str], problems: list[Problem],
     for entry in entries:
         path = Path(entry.path)
         try:
-            st = os.stat(path)  # follows links
-        except OSError as exc:
-            dangling = exc.errno == errno.ENOENT
-            if not dangling or is_log_name(entry.name):
-                what = "a dangling link" if dangling else "cannot open"
-                problems.append(_unreadable(path, what, None if dangling else exc))
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            real = os.path.realpath(path)
+            link = entry.is_symlink()
+            kind = "dir" if entry.is_dir() else ("file" if entry.is_file() else "")
+        except OSError:
+            link, kind = True, ""
+        if link or not kind:  # follow the link, or say what the entry is
+            try:
+                st = os.stat(path)
+            except OSError as exc:
+                dangling = exc.errno == errno.ENOENT
+                if not dangling or is_log_name(entry.name):
+                    what = "a dangling link" if dangling else "cannot open"
+                    problems.append(_unreadable(path, what, None if dangling else exc))
+                continue
+            kind = "dir" if stat.S_ISDIR(st.st_mode) else ("file" if stat.S_ISREG(st.st_mode)
+                                                           else "other")
+        if kind == "dir":
+            real = os.path.realpath(path) if link else os.path.join(folder_real, entry.name)
             if _is_pseudo(real) or _above(real, root_real):
                 problems.append(_unreadable(path, "a link to a folder above this one or to a "
                                                   "pseudo-filesystem; not followed"))
             elif real not in seen_dirs:  # a second link to a folder, or a link loop
                 seen_dirs.add(real)
-                yield from _walk(path, seen_dirs, problems, root_real)
+                yield from _walk(path, real, seen_dirs, problems, root_real)
         elif is_log_name(entry.name):
-            if stat.S_ISREG(st.st_mode):
-                yield path
+            if kind == "file":
+                yield path, (os.path.realpath(path) if link
+                             else os.path.join(folder_real, entry.name))
             else:
                 problems.append(_unreadable(path, "not a regular file (a FIFO, socket or device)"))
 
 
-def _candidates(raw: str | os.PathLike, problems: list[Problem]) -> Iterator[tuple[Path, str, bool]]:
-    """(file, run id, explicit) under one command-line path."""
+def _candidates(raw: str | os.PathLike,
+                problems: list[Problem]) -> Iterator[tuple[Path, str, str, str, bool]]:
+    """(file, its stem, run id, real path, explicit) under one command-line path."""
     path = Path(raw)
     if path.is_dir():
         root_real = os.path.realpath(path)
         if _is_pseudo(root_real):
             raise UsageError(f"{path}: {', '.join(PSEUDO_ROOTS)} hold no logs; "
                              "name log files or folders")
-        for f in _walk(path, {root_real}, problems, root_real):
+        for f, real in _walk(path, root_real, {root_real}, problems, root_real):
+            stem = run_stem(f)
             rel = f.parent.relative_to(path).as_posix()
-            yield f, run_stem(f) if rel == "." else f"{rel}/{run_stem(f)}", False
+            yield f, stem, stem if rel == "." else f"{rel}/{stem}", real, False
     elif path.is_file():
-        yield path, run_stem(path), True
+        stem = run_stem(path)
+        yield path, stem, stem, os.path.realpath(path), True
     elif path.exists():
         raise UsageError(f"not a regular file or folder: {path}")
     else:
@@ -140,9 +154,8 @@ def find_logs(paths: Iterable[str | os.PathLike]) -> tuple[list[Found], list[Pro
     run_ids: dict[tuple[str, str], str] = {}  # run key -> run id
     used: set[str] = set()
     for raw in paths:
-        for f, relative_id, explicit in _candidates(raw, problems):
+        for f, stem, relative_id, real, explicit in _candidates(raw, problems):
             rid = relative_id
-            real = os.path.realpath(f)
             first = by_real.get(real)
             if first is not None:
                 if first.name != f.name:  # another name for it: a run found twice
@@ -151,10 +164,10 @@ def find_logs(paths: Iterable[str | os.PathLike]) -> tuple[list[Found], list[Pro
                         f"the same file as {first} (a link); counted once", run_id=rid))
                 continue
             by_real[real] = f
-            key = (os.path.dirname(real), run_stem(f))
+            key = (os.path.dirname(real), stem)
             if key not in run_ids:
                 if rid in used:  # the same relative name in another folder
-                    rid = f.parent.joinpath(run_stem(f)).as_posix()
+                    rid = f.parent.joinpath(stem).as_posix()
                 run_ids[key] = rid
                 used.add(rid)
             found.append(Found(f, run_ids[key], relative_id, key, explicit))

@@ -94,3 +94,17 @@ def atomic_write_text(target: str | os.PathLike, text: str, encoding: str = "utf
     """Write `text` to `target` atomically."""
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding=encoding)
+
+
+#: Environment variable naming the folder of the parse caches.
+CACHE_DIR_ENV = "DLPERF_CACHE_DIR"
+#: Files modified this recently (seconds) are not cached: they may still be written.
+SETTLE_S = 2.0
+
+
+def cache_dir() -> Path:
+    """Where parsed logs are kept: ``$DLPERF_CACHE_DIR``, else ``~/.cache/dlperf/parse``."""
+    if os.environ.get(CACHE_DIR_ENV):
+        return Path(os.environ[CACHE_DIR_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "dlperf" / "parse"

@@ -71,7 +71,11 @@ def gpt_case(dp: int, tp: int, pp: int, gbz: int, hidden: int, layers: int) -> s
 def meta_from_path(path: str | PurePath) -> dict:
     """Case fields the path states (missing keys = the path says nothing)."""
     p = path if isinstance(path, PurePath) else PurePath(path)
-    stem = run_stem(p)
+    return meta_from_names(p.parent.name, run_stem(p))
+
+
+def meta_from_names(folder: str, stem: str) -> dict:
+    """Case fields that a log's folder name and file stem (:func:`run_stem`) state."""
     meta: dict = {}
     m = _GPT_FILE.match(stem)
     if m:
@@ -85,7 +89,7 @@ def meta_from_path(path: str | PurePath) -> dict:
             case=gpt_case(d["dp"], d["tp"], d["pp"], d["gbz"], d["hidden"], d["layers"]),
         )
         return meta
-    cfg = _CONFIG_DIR.match(p.parent.name)
+    cfg = _CONFIG_DIR.match(folder)
     if cfg:
         meta["num_nodes"], meta["gpus_per_node"] = int(cfg.group(1)), int(cfg.group(2))
     m = _CASE_FILE.match(stem)

@@ -20,11 +20,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from analysis.errors import UsageError
 from analysis.problems import Problem
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Environment variable that sets the cap on the decompressed bytes read from one log.
 MAX_BYTES_ENV = "DLPERF_MAX_LOG_BYTES"
@@ -145,6 +147,8 @@ def _read_capped(path: Path, max_bytes: int) -> tuple[bytes, str]:
 def _after_line_end(data: bytes, start: int, k: int) -> int:
     """Offset just after the `k`-th (1-based) line end at or after `start`, looked up block
     by block so that the temporary arrays stay small."""
+    import numpy as np  # not at import: the lean lane reads logs without numpy
+
     block = 1 << 20
     while k > 0:
         part = data[start:start + block]
@@ -212,6 +216,8 @@ class LogText:
         return text
 
     def _strip_rank_prefixes(self) -> None:
+        import numpy as np  # not at import: the lean lane reads logs without numpy
+
         data = self.data
         matches = list(_RANK_PREFIX.finditer(data))
         if not matches:
@@ -228,6 +234,8 @@ class LogText:
     # --- offsets and lines -------------------------------------------------------------
     @property
     def newlines(self) -> np.ndarray:
+        import numpy as np  # not at import: the lean lane reads logs without numpy
+
         if self._newlines is None:
             buf = np.frombuffer(self.data, dtype=np.uint8)
             self._newlines = np.flatnonzero(buf == 10)
@@ -235,6 +243,8 @@ class LogText:
 
     def lines_at(self, offsets: np.ndarray) -> np.ndarray:
         """1-based line numbers of byte offsets into `data`."""
+        import numpy as np  # not at import: the lean lane reads logs without numpy
+
         return np.searchsorted(self.newlines, np.asarray(offsets, dtype=np.int64), side="left") + 1
 
     def line_text(self, line: int) -> str:
@@ -246,6 +256,8 @@ class LogText:
 
     def ranks_at(self, lines: np.ndarray) -> np.ndarray:
         """Rank per line from the stripped prefixes; -1 where none was printed."""
+        import numpy as np  # not at import: the lean lane reads logs without numpy
+
         if not self.line_ranks:
             return np.full(len(lines), -1, dtype=np.int64)
         get = self.line_ranks.get

@@ -25,24 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.fsutil import atomic_write_bytes
+from analysis.fsutil import CACHE_DIR_ENV, SETTLE_S, atomic_write_bytes, cache_dir  # noqa: F401
 from analysis.parsers.base import Observations, ParsedLog
 from analysis.problems import Problem
 
-CACHE_DIR_ENV = "DLPERF_CACHE_DIR"
-#: Files modified this recently (seconds) are not cached.
-SETTLE_S = 2.0
 _NUMERIC = ("value", "line", "step", "epoch", "rank", "device", "timestamp")
 _DTYPES = {"value": np.float64, "timestamp": np.float64}  # the others int64
 _NAMES = ("phase", "metric", "unit")
 _PACKAGE = Path(__file__).resolve().parent
-
-
-def cache_dir() -> Path:
-    if os.environ.get(CACHE_DIR_ENV):
-        return Path(os.environ[CACHE_DIR_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "dlperf" / "parse"
 
 
 @cache

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_all_start_methods, get_context
 
 #: Below this many items, one process does them all.
 MIN_ITEMS = 48
@@ -27,6 +25,9 @@ def ordered_map(fn: Callable, items: Sequence, jobs: int | None = None) -> list:
     jobs = default_jobs() if jobs is None else jobs
     if jobs <= 1 or len(items) < MIN_ITEMS:
         return [fn(x) for x in items]
+    from concurrent.futures import ProcessPoolExecutor  # ~0.1 s: only when a pool is used
+    from multiprocessing import get_all_start_methods, get_context
+
     chunk = max(1, len(items) // (jobs * 8))
     ctx = get_context("fork" if "fork" in get_all_start_methods() else None)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:

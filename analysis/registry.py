@@ -39,6 +39,13 @@ class Registry(Generic[T]):
                 importlib.import_module(f"{self.package}.{mod.name}")
         self._loaded = True
 
+    def module_names(self) -> list[str]:
+        """The members' names without importing them: each member registers under the name
+        of its module (tests/test_registries.py checks it), so listing the package is enough
+        (``dlperf summarize --help`` does not load every log family)."""
+        return sorted(m.name for m in pkgutil.iter_modules(self.path)
+                      if m.name != "base" and not m.name.startswith("_"))
+
     def classes(self) -> list[type[T]]:
         self._load_all()
         return list(self._classes.values())

@@ -7,10 +7,12 @@ validated here; statistics, plots and reports only ever see validated frames.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from analysis.errors import SchemaError
+
+if TYPE_CHECKING:  # the declarations are read without pandas (the lean lane)
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,43 @@ PROBLEMS = _cols(
 )
 
 #: Columns that identify a benchmark case (runs of a case differ only in `repeat`).
+#: One row per case: analysis.stats.summarize (and the lean lane of `dlperf summarize`).
+SUMMARY = _cols(
+    ("framework", "object", "", "training framework"),
+    ("model", "object", "", "model name"),
+    ("precision", "object", "", "fp32, tf32, amp or bf16, as the runs say"),
+    ("num_nodes", "Int64", "", "number of nodes"),
+    ("gpus_per_node", "Int64", "", "GPUs per node"),
+    ("num_devices", "Int64", "", "nodes x GPUs per node"),
+    ("batch_size_per_device", "Int64", "samples", "batch size per device (micro batch for GPT)"),
+    ("case", "object", "", "case label ('' outside GPT)"),
+    ("group", "object", "", "GPT parallelism group"),
+    ("repeats", "int64", "", "n: runs of the case with a throughput"),
+    ("throughput_median", "float64", "samples/s", "median over repeats"),
+    ("throughput_mean", "float64", "samples/s", "mean over repeats"),
+    ("throughput_std", "float64", "samples/s", "sample standard deviation (NaN for n < 2)"),
+    ("throughput_min", "float64", "samples/s", "smallest repeat"),
+    ("throughput_max", "float64", "samples/s", "largest repeat"),
+    ("interval_low", "float64", "samples/s", "low end of the interval beside the median"),
+    ("interval_high", "float64", "samples/s", "high end of the interval beside the median"),
+    ("interval_kind", "object", "", "'n = 0' / 'n = 1' (none), 'min–max' (n < 7), 'order-statistic 95 %'"),
+    ("interval_coverage", "float64", "", "coverage the order-statistic interval achieves"),
+    ("spread_pct", "float64", "%", "(max - min) / median x 100 (NaN for n < 2)"),
+    ("speedup", "float64", "", "median / median of the 1n1g case of the same settings"),
+    ("scaling_efficiency", "float64", "", "speedup / devices"),
+    ("memory_framework_mib", "float64", "MiB", "median of the runs' framework-reported peaks"),
+    ("memory_framework_max_mib", "float64", "MiB", "largest run's framework-reported peak"),
+    ("memory_sampled_mib", "float64", "MiB", "median of the runs' nvidia-smi sampled peaks"),
+    ("memory_sampled_max_mib", "float64", "MiB", "largest run's nvidia-smi sampled peak"),
+    ("memory_flag", "bool", "", "a max peak stands out (> 10 % above the median of peaks)"),
+    ("latency_ms", "float64", "ms", "median over runs of the per-iteration latency"),
+    ("tflops_per_gpu", "float64", "TFLOP/s", "GPT: by tflops_formula"),
+    ("tflops_formula", "object", "", "GPT: the FLOPs formula the logs state, else seed 002's"),
+    ("tflops_per_gpu_seed002", "float64", "TFLOP/s", "GPT: by seed 002's 96 convention"),
+    ("outliers", "int64", "", "repeats flagged as outliers (kept, never dropped)"),
+    ("problems", "int64", "", "runs of the case with any problem"),
+)
+
 CASE_COLUMNS = (
     "framework",
     "model",
@@ -106,11 +145,14 @@ def names(schema: tuple[Column, ...]) -> list[str]:
 
 def empty(schema: tuple[Column, ...]) -> pd.DataFrame:
     """An empty frame with the schema's columns and dtypes."""
+    import pandas as pd
+
     return pd.DataFrame({c.name: pd.Series(dtype=c.dtype) for c in schema})
 
 
 def coerce(df: pd.DataFrame, schema: tuple[Column, ...]) -> pd.DataFrame:
     """Order columns as declared and cast them to the declared dtypes."""
+
     missing = [c.name for c in schema if c.name not in df.columns]
     if missing:
         raise SchemaError(f"missing columns {missing}; have {list(df.columns)}")
@@ -123,6 +165,7 @@ def coerce(df: pd.DataFrame, schema: tuple[Column, ...]) -> pd.DataFrame:
 
 def validate(df: pd.DataFrame, schema: tuple[Column, ...]) -> pd.DataFrame:
     """Raise SchemaError unless `df` has exactly the schema's columns, order and dtypes."""
+
     got = list(df.columns)
     if got != names(schema):
         raise SchemaError(f"columns {got} do not match schema {names(schema)}")
@@ -135,4 +178,6 @@ def validate(df: pd.DataFrame, schema: tuple[Column, ...]) -> pd.DataFrame:
 
 def describe(schema: tuple[Column, ...]) -> pd.DataFrame:
     """The schema itself as a frame (name, dtype, unit, meaning) for docs and reports."""
+    import pandas as pd
+
     return pd.DataFrame([c.__dict__ for c in schema])

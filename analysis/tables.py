@@ -1,16 +1,24 @@
-"""Render frames as text: CSV and JSON carry every float in full precision (they are data);
-the aligned table and markdown round floats for reading and say so in a caption."""
+"""Render tables as text: CSV and JSON carry every float in full precision (they are data);
+the aligned table and markdown round floats for reading and say so in a caption.
+
+The core works on plain records (one dict per row) and a :class:`Columns` description, so the
+lean lane of ``dlperf summarize`` renders without pandas; :func:`render` is the same for a
+DataFrame."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 from collections.abc import Iterable, Mapping
-
-import numpy as np
-import pandas as pd
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from analysis.errors import UsageError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FORMATS = ("table", "csv", "json", "markdown")
 #: Decimals of the floats shown in the table and markdown formats.
@@ -18,36 +26,67 @@ DECIMALS = 2
 ROUNDED_NOTE = f"numbers rounded to {DECIMALS} decimals; csv and json keep full precision"
 
 
-def _missing(v) -> bool:
-    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, (float, np.floating))
-                                                      and math.isnan(v))
+@dataclass(frozen=True)
+class Columns:
+    """The columns of a table in order, which of them hold numbers (right-aligned) and which
+    floats (rounded in the table and markdown formats)."""
+
+    names: tuple[str, ...]
+    numeric: frozenset[str] = field(default_factory=frozenset)
+    floats: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def of_dtypes(cls, dtypes: Mapping[str, str], names: Iterable[str]) -> Columns:
+        """Columns `names` typed by pandas dtype names (``Int64``, ``float64``, ``object``…)."""
+        names = tuple(names)
+        kinds = {n: str(dtypes.get(n, "object")) for n in names}
+        return cls(names,
+                   frozenset(n for n, d in kinds.items() if d.lower().startswith(("int", "float", "bool"))),
+                   frozenset(n for n, d in kinds.items() if d.startswith("float")))
+
+    def without(self, drop: Iterable[str]) -> Columns:
+        drop = set(drop)
+        return Columns(tuple(n for n in self.names if n not in drop), self.numeric, self.floats)
+
+
+def missing(v) -> bool:
+    """None, NaN and pandas' NA/NaT: what prints as "-" (and as an empty csv field)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return True
+    return type(v).__name__ in ("NAType", "NaTType") or (
+        hasattr(v, "dtype") and getattr(v, "shape", None) == () and v != v)
 
 
 def _cell(v) -> str:
-    if _missing(v):
+    if missing(v):
         return "-"
-    if isinstance(v, (float, np.floating)):
+    if isinstance(v, float) or type(v).__name__.startswith("float"):
         return f"{v:.{DECIMALS}f}"
     return str(v)
 
 
+def _plain(v):
+    """A JSON/CSV-ready scalar: numpy types to Python."""
+    return v.item() if hasattr(v, "item") and getattr(v, "shape", None) == () else v
+
+
 def _json_value(v):
     """A JSON-ready scalar: numpy types to Python, NaN/NA/inf to null, floats unrounded."""
-    if isinstance(v, np.generic):
-        v = v.item()
-    if _missing(v) or (isinstance(v, float) and not math.isfinite(v)):
+    v = _plain(v)
+    if missing(v) or (isinstance(v, float) and not math.isfinite(v)):
         return None
     return v
 
 
-def _has_floats(df: pd.DataFrame) -> bool:
-    return any(pd.api.types.is_float_dtype(df[c]) for c in df.columns)
+def _csv_value(v) -> str:
+    v = _plain(v)
+    return "" if missing(v) else str(v)
 
 
-def _table_lines(df: pd.DataFrame, head: list[str]) -> list[str]:
-    rows = [[_cell(v) for v in row] for row in df.itertuples(index=False)]
+def _table_lines(records: list[dict], cols: Columns, head: list[str]) -> list[str]:
+    rows = [[_cell(r[c]) for c in cols.names] for r in records]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
-    num = [pd.api.types.is_numeric_dtype(df[c]) for c in df.columns]
+    num = [c in cols.numeric for c in cols.names]
 
     def line(cells):
         return "  ".join(c.rjust(w) if n else c.ljust(w)
@@ -56,58 +95,84 @@ def _table_lines(df: pd.DataFrame, head: list[str]) -> list[str]:
     return [line(head)] + [line(r) for r in rows]
 
 
-def _headers(df: pd.DataFrame, headers: Mapping[str, str] | None) -> list[str]:
+def _headers(cols: Columns, headers: Mapping[str, str] | None) -> list[str]:
     headers = headers or {}
-    return [headers.get(c, str(c)) for c in df.columns]
+    return [headers.get(c, str(c)) for c in cols.names]
 
 
-def table_width(df: pd.DataFrame, headers: Mapping[str, str] | None = None) -> int:
-    """Characters of the widest line of `df` rendered as a table."""
-    return max(len(x) for x in _table_lines(df, _headers(df, headers)))
+def table_width(records: list[dict], cols: Columns,
+                headers: Mapping[str, str] | None = None) -> int:
+    """Characters of the widest line of `records` rendered as a table."""
+    return max(len(x) for x in _table_lines(records, cols, _headers(cols, headers)))
 
 
-def fit_width(df: pd.DataFrame, width: int, drop_order: Iterable[str | tuple[str, ...]],
-              headers: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """`df` without as few columns as needed for its table to fit in `width` characters.
+def fit_width(records: list[dict], cols: Columns, width: int,
+              drop_order: Iterable[str | tuple[str, ...]],
+              headers: Mapping[str, str] | None = None) -> Columns:
+    """`cols` without as few columns as needed for the table to fit in `width` characters.
 
     Columns are dropped only from `drop_order` (a name, or a tuple dropped together): first
     those that hold nothing, then in that order. Other columns are always kept.
     """
     groups = [(c,) if isinstance(c, str) else tuple(c) for c in drop_order]
-    groups = [tuple(c for c in g if c in df.columns) for g in groups]
+    groups = [tuple(c for c in g if c in cols.names) for g in groups]
     groups = [g for g in groups if g]
-    empty = [g for g in groups if all(df[c].isna().all() for c in g)]
+    empty = [g for g in groups if all(missing(r[c]) for c in g for r in records)]
     for group in empty + [g for g in groups if g not in empty]:
-        if table_width(df, headers) <= width:
+        if table_width(records, cols, headers) <= width:
             break
-        df = df.drop(columns=list(group))
-    return df
+        cols = cols.without(group)
+    return cols
 
 
-def render(df: pd.DataFrame, fmt: str = "table", headers: Mapping[str, str] | None = None,
-           note: str | Iterable[str] = "") -> str:
-    """`df` as text in `fmt` (one of FORMATS).
+def render_records(records: list[dict], cols: Columns, fmt: str = "table",
+                   headers: Mapping[str, str] | None = None,
+                   note: str | Iterable[str] = "") -> str:
+    """`records` (dicts holding at least `cols.names`) as text in `fmt` (one of FORMATS).
 
     `headers` renames columns in the table and markdown formats only (csv and json keep the
     column names); `note` is a caption line (or several) added below them.
     """
     if fmt == "csv":
-        return df.to_csv(index=False)
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(cols.names)
+        writer.writerows([_csv_value(r[c]) for c in cols.names] for r in records)
+        return out.getvalue()
     if fmt == "json":
-        recs = [{str(k): _json_value(v) for k, v in zip(df.columns, row)}
-                for row in df.itertuples(index=False)]
+        recs = [{str(c): _json_value(r[c]) for c in cols.names} for r in records]
         return json.dumps(recs, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if fmt not in FORMATS:
         raise UsageError(f"unknown output format {fmt!r}; valid: {', '.join(FORMATS)}")
-    head = _headers(df, headers)
+    head = _headers(cols, headers)
     if fmt == "markdown":
-        rows = [[_cell(v) for v in row] for row in df.itertuples(index=False)]
+        rows = [[_cell(r[c]) for c in cols.names] for r in records]
         lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
     else:
-        lines = _table_lines(df, head)
+        lines = _table_lines(records, cols, head)
     notes = [note] if isinstance(note, str) else list(note)
-    captions = [f"({x})" for x in (ROUNDED_NOTE if _has_floats(df) else "", *notes) if x]
+    rounded = ROUNDED_NOTE if cols.floats & set(cols.names) else ""
+    captions = [f"({x})" for x in (rounded, *notes) if x]
     if captions and fmt == "markdown":
         captions = [""] + [c + "  " for c in captions[:-1]] + captions[-1:]  # markdown breaks
     return "\n".join(lines + captions) + "\n"
+
+
+def frame_records(df: pd.DataFrame) -> tuple[list[dict], Columns]:
+    """The records and columns of a DataFrame (numeric and float columns by dtype)."""
+    from pandas.api.types import is_float_dtype, is_numeric_dtype
+
+    names = tuple(str(c) for c in df.columns)
+    cols = Columns(names,
+                   frozenset(n for n, c in zip(names, df.columns) if is_numeric_dtype(df[c])),
+                   frozenset(n for n, c in zip(names, df.columns) if is_float_dtype(df[c])))
+    records = [dict(zip(names, row)) for row in df.itertuples(index=False, name=None)]
+    return records, cols
+
+
+def render(df: pd.DataFrame, fmt: str = "table", headers: Mapping[str, str] | None = None,
+           note: str | Iterable[str] = "") -> str:
+    """`df` as text in `fmt` (one of FORMATS): :func:`render_records` of its rows."""
+    records, cols = frame_records(df)
+    return render_records(records, cols, fmt, headers, note)

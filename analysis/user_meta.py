@@ -22,7 +22,7 @@ from pathlib import Path
 
 from analysis.errors import UsageError
 from analysis.layout import normalize_model, normalize_precision, run_stem
-from analysis.parsers.base import META_FIELDS
+from analysis.parsers._fields import META_FIELDS
 
 #: Keys a user may state (the derived `case` and `group` are not among them).
 USER_KEYS = tuple(k for k in META_FIELDS if k not in ("case", "group"))

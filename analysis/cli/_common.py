@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from analysis import parsers
 from analysis.cli._options import positive_int
 from analysis.errors import UsageError
 from analysis.user_meta import USER_KEYS, parse_meta_option
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 def add_paths(p) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="log files or folders (searched recursively)")
-    p.add_argument("--family", choices=parsers.names(), default=None,
+    p.add_argument("--family", choices=parsers.module_names(), default=None,
                    help="force this log family (default: detect it from each file's content)")
     p.add_argument("--strict", action="store_true",
                    help="treat any problem as an error (exit status 3)")
@@ -42,7 +44,7 @@ def add_method(p, window: bool = True) -> None:
     """``--method`` (the per-run throughput method) and, with `window`, the ``--warmup`` /
     ``--measure`` iterations of the window and reported methods."""
     from analysis.cli._options import non_negative_int, positive_int
-    from analysis.stats import METHODS
+    from analysis.stats import METHOD_NAMES as METHODS
 
     p.add_argument("--method", choices=METHODS, default="dlperf",
                    help="per-run throughput method")
@@ -76,6 +78,8 @@ class _MetaAction(argparse.Action):
 
 def report_problems(problems: pd.DataFrame, stream=sys.stderr, limit: int = 20) -> None:
     """Print problems as `file:line: kind: reason` lines (at most `limit`)."""
+    import pandas as pd
+
     if problems.empty:
         return
     runs = problems["run_id"].nunique()

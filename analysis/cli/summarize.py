@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
-import numpy as np
-import pandas as pd
-
+from analysis import schema
 from analysis.cli._common import add_cache, add_jobs, add_method, add_paths, report_problems
-from analysis.collect import parse_paths
 from analysis.errors import LogProblemError
-from analysis.stats import gpt_flops, run_throughput, summarize
-from analysis.tables import FORMATS, fit_width, render
+from analysis.tables import FORMATS, Columns, fit_width, render_records
 
 COMMAND = "summarize"
 HELP = "median throughput, speedup and scaling efficiency per case"
@@ -67,33 +64,78 @@ def add_arguments(p) -> None:
                    help="print every summary column (the table is then wider)")
 
 
-def _text_table(table: pd.DataFrame) -> str:
+#: The summary's dtypes by column, and in the text table (memory rounded to whole MiB).
+_CSV_DTYPES = {c.name: c.dtype for c in schema.SUMMARY}
+_TABLE_DTYPES = {**_CSV_DTYPES, "config": "object", "memory_framework_mib": "Int64",
+                 "memory_sampled_mib": "Int64"}
+
+
+def _whole_mib(value):
+    """A memory peak as whole MiB for reading (None where there is none)."""
+    return None if value is None or not math.isfinite(value) else round(float(value))
+
+
+def _has_gpt(records: list[dict]) -> bool:
+    return any(r["case"] != "" for r in records)
+
+
+def _text_table(records: list[dict]) -> str:
     """The default terminal table: the essential columns, short headers, fits TABLE_WIDTH."""
-    shown = table.assign(
-        config=[f"{n}n{g}g" for n, g in zip(table["num_nodes"], table["gpus_per_node"])],
-        **{c: pd.to_numeric(table[c], errors="coerce").astype(float)
-           .replace([np.inf, -np.inf], np.nan).round().astype("Int64")
-           for c in ("memory_framework_mib", "memory_sampled_mib")})
-    cols = [c for c in TABLE_COLUMNS if c not in GPT_COLUMNS or (table["case"] != "").any()]
-    # TFLOP/s say which FLOPs formula they follow (the logs' own, else seed 002's)
-    formulas = list(table["tflops_formula"])
-    base = TABLE_HEADERS["tflops_per_gpu"]
-    headers = dict(TABLE_HEADERS, tflops_per_gpu=gpt_flops.header(base, formulas))
-    shown = fit_width(shown[cols], TABLE_WIDTH, TABLE_DROP_ORDER, headers)
-    notes = gpt_flops.notes(base, formulas) if "tflops_per_gpu" in shown.columns else []
-    captions = [text for col, text in TABLE_NOTES.items() if col is None or col in shown.columns]
-    return render(shown, "table", headers=headers, note=[*captions, *notes])
+    shown = [{**r, "config": f"{r['num_nodes']}n{r['gpus_per_node']}g",
+              "memory_framework_mib": _whole_mib(r["memory_framework_mib"]),
+              "memory_sampled_mib": _whole_mib(r["memory_sampled_mib"])} for r in records]
+    gpt = _has_gpt(records)
+    cols = Columns.of_dtypes(_TABLE_DTYPES, [c for c in TABLE_COLUMNS
+                                             if c not in GPT_COLUMNS or gpt])
+    headers, notes = dict(TABLE_HEADERS), []
+    if gpt:  # TFLOP/s say which FLOPs formula they follow (the logs' own, else seed 002's)
+        from analysis.stats import gpt_flops
+
+        formulas = [r["tflops_formula"] for r in records]
+        headers["tflops_per_gpu"] = gpt_flops.header(TABLE_HEADERS["tflops_per_gpu"], formulas)
+    cols = fit_width(shown, cols, TABLE_WIDTH, TABLE_DROP_ORDER, headers)
+    if gpt and "tflops_per_gpu" in cols.names:
+        notes = gpt_flops.notes(TABLE_HEADERS["tflops_per_gpu"], formulas)
+    captions = [text for col, text in TABLE_NOTES.items() if col is None or col in cols.names]
+    return render_records(shown, cols, "table", headers=headers, note=[*captions, *notes])
 
 
-def _selected(table: pd.DataFrame) -> pd.DataFrame:
-    cols = list(DEFAULT_COLUMNS)
-    if (table["case"] != "").any():
-        at = cols.index("batch_size_per_device") + 1
-        cols[at:at] = GPT_COLUMNS
-    return table[cols]
+def _selected(records: list[dict]) -> Columns:
+    names = list(DEFAULT_COLUMNS)
+    if _has_gpt(records):
+        at = names.index("batch_size_per_device") + 1
+        names[at:at] = GPT_COLUMNS
+    return Columns.of_dtypes(_CSV_DTYPES, names)
+
+
+def output(records: list[dict], fmt: str) -> str:
+    """The summary as `dlperf summarize` prints it (all but ``--all-columns``)."""
+    if fmt == "table":
+        return _text_table(records)
+    return render_records(records, _selected(records), fmt)
+
+
+def _lean(args) -> bool:
+    """Whether the lean lane may answer (analysis.lean): the dlperf rule, nothing forced or
+    stated by the user, the usual columns."""
+    return (args.method == "dlperf" and args.family is None and not args.meta
+            and not args.all_columns and args.warmup is None and args.measure is None)
 
 
 def run(args) -> int:
+    if _lean(args):
+        from analysis.lean.lane import summary_rows
+
+        rows = summary_rows(args.paths, args.jobs, args.cache)
+        if rows is not None:  # else the lane does not read these logs: the full path does
+            print(output(rows, args.format), end="")
+            return 0
+    import pandas as pd
+
+    from analysis.collect import parse_paths
+    from analysis.stats import run_throughput, summarize
+    from analysis.tables import frame_records, render
+
     # the dlperf rules read a log's first lines: the rest is not parsed (same figures)
     result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta,
                          dlperf_only=args.method == "dlperf", jobs=args.jobs, cache=args.cache)
@@ -105,10 +147,8 @@ def run(args) -> int:
     table = summarize(result, args.method, args.warmup, args.measure, runs=runs)
     if args.all_columns:
         text = render(table, args.format)
-    elif args.format == "table":
-        text = _text_table(table)
     else:
-        text = render(_selected(table), args.format)
+        text = output(frame_records(table)[0], args.format)
     print(text, end="")
     report_problems(result.problems)
     # problems found by the method (e.g. truncated runs) that parsing did not already report

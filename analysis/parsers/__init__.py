@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # the lean lane imports helper modules here without numpy
 _registry: Registry[LogParser] = Registry("log family", __name__, __path__)
 register = _registry.register
 names = _registry.names
+module_names = _registry.module_names
 
 
 def get(name: str) -> LogParser:

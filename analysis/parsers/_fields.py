@@ -8,6 +8,13 @@ import re
 
 from analysis.layout import normalize_model, normalize_precision
 
+#: Run fields a parser may report in ParsedLog.meta (all optional).
+META_FIELDS = (
+    "framework", "model", "precision", "num_nodes", "gpus_per_node", "batch_size_per_device",
+    "global_batch_size", "repeat", "case", "group", "data_parallel", "tensor_parallel",
+    "pipeline_parallel", "seq_length", "num_layers", "hidden_size", "num_heads", "vocab_size",
+)
+
 #: A number as the families print it (also nan/inf spellings and None).
 NUM = rb"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:nan|NaN|inf|Inf|Infinity)|None"
 _PARAM_KV = re.compile(rb"(?:^ ?|  )([^\s:][^\s]*) : (.*?) ?(?=  [^\s:][^\s]* : | *$)", re.S)

@@ -20,8 +20,8 @@ TRAIN_ANCHOR = b"train: epoch "
 VAL_ANCHOR = b"validation: epoch "
 #: A training line of the usual shape: epoch, iteration, samples/s and the timestamp when
 #: there is one (loss and accuracies are matched, not captured).
-RULE_LINE = re.compile(
-    rb"\n" + re.escape(TRAIN_ANCHOR) + rb"(\d+), iter (\d+), loss: (?:" + NUM
-    + rb"), top_1: (?:" + NUM + rb"), top_[k5]: (?:" + NUM + rb"), samples/s: (" + NUM + rb")"
-    + TS, re.M)
+RULE_BODY = (re.escape(TRAIN_ANCHOR) + rb"(\d+), iter (\d+), loss: (?:" + NUM
+             + rb"), top_1: (?:" + NUM + rb"), top_[k5]: (?:" + NUM + rb"), samples/s: (" + NUM
+             + rb")" + TS)
+RULE_LINE = re.compile(rb"\n" + RULE_BODY, re.M)
 SNIFF_TRAIN = re.compile(rb"\n(?:train|validation): epoch \d+, iter \d+, ")  # in "\n" + head

@@ -19,15 +19,8 @@ import numpy as np
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
-from analysis.parsers._fields import parse_bool  # noqa: F401  (re-exported for families)
+from analysis.parsers._fields import META_FIELDS, parse_bool  # noqa: F401  (re-exported)
 from analysis.problems import Problem
-
-#: Run fields a parser may report in ParsedLog.meta (all optional).
-META_FIELDS = (
-    "framework", "model", "precision", "num_nodes", "gpus_per_node", "batch_size_per_device",
-    "global_batch_size", "repeat", "case", "group", "data_parallel", "tensor_parallel",
-    "pipeline_parallel", "seq_length", "num_layers", "hidden_size", "num_heads", "vocab_size",
-)
 
 _MISSING_INT = -1  # sentinel inside the builder only; becomes <NA> in the tidy frame
 

@@ -12,42 +12,7 @@ from analysis.stats import case_stats, gpt_flops
 from analysis.stats.case_stats import MEMORY_FLAG_ABOVE  # noqa: F401  (report.tables reads it here)
 from analysis.stats.per_run import _case_key, run_throughput
 
-#: One row per case, declared once (checked by tests/stats/test_summary_columns.py).
-SUMMARY = tuple(schema.Column(*spec) for spec in (
-    ("framework", "object", "", "training framework"),
-    ("model", "object", "", "model name"),
-    ("precision", "object", "", "fp32, tf32, amp or bf16, as the runs say"),
-    ("num_nodes", "Int64", "", "number of nodes"),
-    ("gpus_per_node", "Int64", "", "GPUs per node"),
-    ("num_devices", "Int64", "", "nodes x GPUs per node"),
-    ("batch_size_per_device", "Int64", "samples", "batch size per device (micro batch for GPT)"),
-    ("case", "object", "", "case label ('' outside GPT)"),
-    ("group", "object", "", "GPT parallelism group"),
-    ("repeats", "int64", "", "n: runs of the case with a throughput"),
-    ("throughput_median", "float64", "samples/s", "median over repeats"),
-    ("throughput_mean", "float64", "samples/s", "mean over repeats"),
-    ("throughput_std", "float64", "samples/s", "sample standard deviation (NaN for n < 2)"),
-    ("throughput_min", "float64", "samples/s", "smallest repeat"),
-    ("throughput_max", "float64", "samples/s", "largest repeat"),
-    ("interval_low", "float64", "samples/s", "low end of the interval beside the median"),
-    ("interval_high", "float64", "samples/s", "high end of the interval beside the median"),
-    ("interval_kind", "object", "", "'n = 0' / 'n = 1' (none), 'min–max' (n < 7), 'order-statistic 95 %'"),
-    ("interval_coverage", "float64", "", "coverage the order-statistic interval achieves"),
-    ("spread_pct", "float64", "%", "(max - min) / median x 100 (NaN for n < 2)"),
-    ("speedup", "float64", "", "median / median of the 1n1g case of the same settings"),
-    ("scaling_efficiency", "float64", "", "speedup / devices"),
-    ("memory_framework_mib", "float64", "MiB", "median of the runs' framework-reported peaks"),
-    ("memory_framework_max_mib", "float64", "MiB", "largest run's framework-reported peak"),
-    ("memory_sampled_mib", "float64", "MiB", "median of the runs' nvidia-smi sampled peaks"),
-    ("memory_sampled_max_mib", "float64", "MiB", "largest run's nvidia-smi sampled peak"),
-    ("memory_flag", "bool", "", "a max peak stands out (> 10 % above the median of peaks)"),
-    ("latency_ms", "float64", "ms", "median over runs of the per-iteration latency"),
-    ("tflops_per_gpu", "float64", "TFLOP/s", "GPT: by tflops_formula"),
-    ("tflops_formula", "object", "", "GPT: the FLOPs formula the logs state, else seed 002's"),
-    ("tflops_per_gpu_seed002", "float64", "TFLOP/s", "GPT: by seed 002's 96 convention"),
-    ("outliers", "int64", "", "repeats flagged as outliers (kept, never dropped)"),
-    ("problems", "int64", "", "runs of the case with any problem"),
-))
+SUMMARY = schema.SUMMARY
 SUMMARY_COLUMNS = schema.names(SUMMARY)
 _CASE_FIELDS = ("framework", "model", "precision", "num_nodes", "gpus_per_node", "num_devices",
               "batch_size_per_device", "case", "group")

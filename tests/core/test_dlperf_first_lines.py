@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from analysis.collect import parse_paths
-from analysis.parsers.prefix import FIRST_LINES
+from analysis.parsers._prefix import FIRST_LINES
 from analysis.stats import run_throughput
 
 START = dt.datetime(2026, 11, 21, 10, 0, 0, 123457)

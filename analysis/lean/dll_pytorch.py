@@ -1,0 +1,123 @@
+"""Lean reader of NVIDIA DLE PyTorch DLLogger stdout logs for the DLPerf rule (the full
+reader: :mod:`analysis.parsers.dll_pytorch`).
+
+It reads the usual log only: training lines of the 2020 shape (``DLL <datetime> - Epoch: E
+Iteration: I  train.loss : L  train.total_ips : T img/s``, the throughput a plain decimal,
+datetimes with 6-digit fractions of a second), one epoch, iterations one by one, at most one
+PARAMETER line and any non-DLL lines, up to the line after the window (Iteration 126). Lines
+are handled a list at a time (one shape check per distinct line shape, ``map`` and
+``itemgetter``): per-line Python would cost more than the extract script's whole read.
+Anything else, and it gives up (the full path reads the log).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from itertools import repeat
+from operator import itemgetter
+
+from analysis.lean.clock import microseconds
+from analysis.lean.read import LeanRead
+from analysis.lean.sniff import HEAD, detected_as
+from analysis.logtext import contains
+from analysis.parsers._fields import dll_parameter_fields, parse_parameters, to_int
+
+FAMILY, FRAMEWORK = "dll_pytorch", "PyTorch"
+#: Bytes a log of this family has in its first 4 KiB (which reader to ask).
+MARKER = b"DLL "
+#: The rule: training lines after Iteration SKIP, the LAST-th minus the FIRST-th.
+SKIP, FIRST, LAST = 5, 20, 120
+#: A memory line anywhere: the full path reads the whole log for its peak.
+LATE_MARKER = b"memory_max_allocated"
+#: Digits to 0: a line's shape (one set of shapes is checked per log, not each line).
+ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+#: The shape of a usual training line (a subset of what the full reader takes), and of the
+#: PARAMETER line.
+_TRAIN_SHAPE = re.compile(rb"DLL 0000-00-00 00:00:00\.000000 - Epoch: 0 Iteration: 0+  "
+                          rb"train\.loss : [^ ]+  train\.total_ips : 0{1,30}(?:\.0*)? img/s")
+_PARAMETER_SHAPE = re.compile(rb"DLL 0000-00-00 00:00:00(?:\.0{1,6})? - PARAMETER[^\n]*")
+#: The line after the window (iterations printed one by one from 1): Iteration 126.
+_AFTER = b" Iteration: %d  " % (SKIP + LAST + 1)
+_DATETIME = 26  # bytes of "YYYY-MM-DD HH:MM:SS.ffffff"
+_HEAD_END = _DATETIME + len(b" - Epoch: 0 Iteration: ")
+#: Offset in a usual training line of the space after its epoch (where sniff's match ends).
+_EPOCH_SPACE = len(MARKER) + _DATETIME + len(b" - Epoch: 0")
+
+
+def read(data: bytes) -> LeanRead | None:
+    """The rule's window of `data` (a clean log), or None to give up: not this family, as
+    :func:`analysis.parsers.detect` decides, or not the usual log.
+
+    Detect's sniff sees only usual lines in the first 4 KiB (PyTorch steps, no TensorFlow
+    ones) and scores 90 when a training line starts there; no rival may score more."""
+    if contains(data, LATE_MARKER) or not detected_as(FAMILY, 90, data[:HEAD]):
+        return None
+    end = data.find(_AFTER)
+    if end < 0:
+        return None  # fewer lines, or not printed one by one: the full path reads it
+    cut = data.find(b"\n", end)
+    region = data[:len(data) if cut < 0 else cut]
+    if not region[region.rfind(b"\n") + 1:].startswith(MARKER):
+        return None  # the line after the window is no DLL line
+    shapes = region.translate(ZERO_DIGITS).split(b"\n")
+    param = None
+    for shape in set(shapes):
+        if shape[:4] != MARKER or _TRAIN_SHAPE.fullmatch(shape):
+            continue
+        if param is not None or not _PARAMETER_SHAPE.fullmatch(shape) \
+                or shapes.count(shape) != 1:
+            return None  # a DLL line of another shape (or a second PARAMETER line)
+        param = region.split(b"\n")[shapes.index(shape)]
+    parts = (b"\n" + region).split(b"\nDLL ")[1:]  # each DLL line (with any lines after it)
+    if param is not None:
+        parts = [p for p in parts if not p.startswith(param[4:])]
+    return _window(data, parts, param)
+
+
+def _window(data: bytes, parts: list[bytes], param: bytes | None) -> LeanRead | None:
+    """The read from the training lines (`parts`: each without "DLL ", any non-DLL lines
+    after it attached): each says the next iteration of one epoch; datetimes of one width
+    compare as text."""
+    head = parts[0][_DATETIME:_HEAD_END]  # " - Epoch: E Iteration: "
+    first = int(parts[0][_HEAD_END:parts[0].index(b" ", _HEAD_END)])
+    if not all(map(bytes.startswith, parts, _expected(head, first, len(parts)),
+                   repeat(_DATETIME))):
+        return None  # repeated, restarted or skipped iterations, or a second epoch
+    stamps = list(map(itemgetter(slice(0, _DATETIME)), parts))
+    days: dict[bytes, int] = {}
+    if sorted(stamps) != stamps:
+        return None  # back in time
+    if stamps[0][:10] == stamps[-1][:10]:  # one day: the latest hour is the largest
+        joined = b"".join(stamps)
+        if microseconds(stamps[-1][:10], stamps[-1][11:], days) is None \
+                or max(joined[14::_DATETIME]) > 53 or max(joined[17::_DATETIME]) > 53:
+            return None  # a minute or second of 60 or more ("5" is 53), or no date
+    elif any(microseconds(s[:10], s[11:], days) is None for s in stamps):  # past midnight
+        return None
+    skipped = max(0, SKIP + 1 - first)  # lines up to Iteration SKIP
+    if len(stamps) - skipped != LAST + 1 \
+            or data.find(MARKER + parts[0][:_HEAD_END]) + _EPOCH_SPACE >= HEAD:
+        return None  # not the window's lines, or sniff would not score 90 on the first 4 KiB
+    t_first, t_last = stamps[skipped + FIRST - 1], stamps[skipped + LAST - 1]
+    t_first = microseconds(t_first[:10], t_first[11:], days)
+    t_last = microseconds(t_last[:10], t_last[11:], days)
+    if t_first is None or t_last is None or t_last <= t_first:
+        return None
+    params = {}
+    if param is not None:
+        date, clock, rest = param[4:].split(b" ", 2)
+        if microseconds(date, clock, days) is None:
+            return None
+        params = parse_parameters(rest[len(b"- PARAMETER"):])
+    stated = {key: value for key, value, _ in dll_parameter_fields(params)}
+    ws = to_int(params.get("world_size"))
+    return LeanRead(FAMILY, FRAMEWORK, stated, (t_last - t_first) / 1e6, LAST - FIRST, True,
+                    ws if ws is not None and ws > 0 else None)
+
+
+@cache
+def _expected(head: bytes, first: int, n: int) -> list[bytes]:
+    """What n usual training lines say after their datetime: `head` (the epoch and the word
+    Iteration), then iterations `first`, `first` + 1, … one by one."""
+    return [head + b"%d  train.loss : " % i for i in range(first, first + n)]

@@ -1,0 +1,74 @@
+"""The lean lane keeps what it read per folder (analysis.lean.cache): an unchanged log is not
+read again, a changed one is, a deleted one is forgotten, a corrupt store is ignored."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from analysis.fsutil import CACHE_DIR_ENV
+from analysis.lean import cache as lean_cache
+from analysis.lean import lane
+
+from ._corpus import dll_logs, write_corpus
+
+
+@pytest.fixture
+def logs(tmp_path, monkeypatch):
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    root = write_corpus(tmp_path / "logs", files=14, iterations=130)  # 2 logs a folder
+    old = time.time() - 60  # settled files are kept
+    for p in root.rglob("*.log"):
+        os.utime(p, (old, old))
+    return root
+
+
+def _reads(monkeypatch) -> list[str]:
+    seen: list[str] = []
+    real = lane.read_log
+    monkeypatch.setattr(lane, "read_log", lambda path, limit: seen.append(path) or
+                        real(path, limit))
+    return seen
+
+
+def test_an_unchanged_log_is_not_read_again(logs, monkeypatch):
+    first = lane.summary_rows([logs], jobs=1)
+    seen = _reads(monkeypatch)
+    assert repr(lane.summary_rows([logs], jobs=1)) == repr(first)
+    assert seen == []
+
+
+def test_a_changed_log_is_read_again(logs, monkeypatch):
+    lane.summary_rows([logs], jobs=1)
+    log = dll_logs(logs)[0]
+    log.write_bytes(log.read_bytes() + b"one more line\n")
+    seen = _reads(monkeypatch)
+    lane.summary_rows([logs], jobs=1)
+    assert seen == [str(log)]
+
+
+def test_a_deleted_log_is_forgotten_and_a_corrupt_store_ignored(logs, monkeypatch):
+    lane.summary_rows([logs], jobs=1)
+    folder = dll_logs(logs)[0].parent
+    store = lean_cache.FolderStore(os.path.realpath(folder))
+    names = set(store.entries)
+    gone = dll_logs(logs)[0]
+    gone.unlink()
+    lane.summary_rows([logs], jobs=1)  # nothing new read: the store is not written ...
+    store.path.write_text("{not json")  # ... so break it
+    seen = _reads(monkeypatch)
+    lane.summary_rows([logs], jobs=1)
+    assert sorted(seen) == sorted(str(p) for p in folder.glob("*.log"))  # read again
+    kept = json.loads(store.path.read_text())["files"]
+    assert gone.name in names and gone.name not in kept
+
+
+def test_a_log_still_being_written_is_not_kept(logs):
+    log = dll_logs(logs)[0]
+    os.utime(log)  # modified just now
+    lane.summary_rows([logs], jobs=1)
+    store = lean_cache.FolderStore(os.path.realpath(log.parent))
+    assert log.name not in store.entries
