@@ -75,10 +75,11 @@ def _above(real: str, root_real: str) -> bool:
 
 
 def _walk(folder: Path, folder_real: str, seen_dirs: set[str], problems: list[Problem],
-          root_real: str) -> Iterator[tuple[Path, str]]:
-    """(log file, its real path) under `folder` (whose real path is `folder_real`), depth
-    first in name order; problems for what cannot be read. Plain files and folders are told
-    apart by the folder listing itself; links and anything odd are looked at with stat."""
+          root_real: str, rel: str = "") -> Iterator[tuple[Path, str, str]]:
+    """(log file, its real path, its folder relative to the walk's root as "a/b/" or "")
+    under `folder` (whose real path is `folder_real`), depth first in name order; problems
+    for what cannot be read. Plain files and folders are told apart by the folder listing
+    itself; links and anything odd are looked at with stat."""
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -110,11 +111,12 @@ def _walk(folder: Path, folder_real: str, seen_dirs: set[str], problems: list[Pr
                                                   "pseudo-filesystem; not followed"))
             elif real not in seen_dirs:  # a second link to a folder, or a link loop
                 seen_dirs.add(real)
-                yield from _walk(path, real, seen_dirs, problems, root_real)
+                yield from _walk(path, real, seen_dirs, problems, root_real,
+                                 f"{rel}{entry.name}/")
         elif is_log_name(entry.name):
             if kind == "file":
                 yield path, (os.path.realpath(path) if link
-                             else os.path.join(folder_real, entry.name))
+                             else os.path.join(folder_real, entry.name)), rel
             else:
                 problems.append(_unreadable(path, "not a regular file (a FIFO, socket or device)"))
 
@@ -128,10 +130,9 @@ def _candidates(raw: str | os.PathLike,
         if _is_pseudo(root_real):
             raise UsageError(f"{path}: {', '.join(PSEUDO_ROOTS)} hold no logs; "
                              "name log files or folders")
-        for f, real in _walk(path, root_real, {root_real}, problems, root_real):
+        for f, real, rel in _walk(path, root_real, {root_real}, problems, root_real):
             stem = run_stem(f)
-            rel = f.parent.relative_to(path).as_posix()
-            yield f, stem, stem if rel == "." else f"{rel}/{stem}", real, False
+            yield f, stem, rel + stem, real, False
     elif path.is_file():
         stem = run_stem(path)
         yield path, stem, stem, os.path.realpath(path), True

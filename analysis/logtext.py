@@ -72,10 +72,23 @@ def contains(data: bytes, needle: bytes) -> bool:
     return pos >= 0 and data.find(needle, pos) >= 0
 
 
+#: Bytes at the top of a log where a launcher's rank prefix is looked for.
+PREFIX_HEAD = 1 << 12
+
+
+def has_launcher_tags(raw: bytes) -> bool:
+    """Open MPI / horovodrun or torchrun tags anywhere (a substring search)."""
+    return contains(raw, b"]<std") or contains(raw, b"[default")
+
+
+def has_prefix_at_line_start(text: bytes) -> bool:
+    """A rank prefix at the start of a line of `text` (a log's first PREFIX_HEAD bytes)."""
+    return _PREFIX_HINT.search(b"\n" + text) is not None
+
+
 def _has_rank_prefixes(raw: bytes) -> bool:
-    """Cheap test: launcher tags anywhere (substring search), or a prefix near the top."""
-    return (contains(raw, b"]<std") or contains(raw, b"[default")
-            or _PREFIX_HINT.search(b"\n" + raw[:1 << 12]) is not None)
+    """Cheap test: launcher tags anywhere, or a prefix near the top."""
+    return has_launcher_tags(raw) or has_prefix_at_line_start(raw[:PREFIX_HEAD])
 
 
 def max_log_bytes(value: int | str | None = None) -> int:

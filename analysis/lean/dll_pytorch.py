@@ -13,13 +13,13 @@ Anything else, and it gives up (the full path reads the log).
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 from itertools import repeat
 from operator import itemgetter
 
 from analysis.lean.clock import microseconds
 from analysis.lean.read import LeanRead
-from analysis.lean.sniff import HEAD, detected_as
+from analysis.lean.sniff import HEAD, head_is
 from analysis.logtext import contains
 from analysis.parsers._fields import dll_parameter_fields, parse_parameters, to_int
 
@@ -40,6 +40,8 @@ _PARAMETER_SHAPE = re.compile(rb"DLL 0000-00-00 00:00:00(?:\.0{1,6})? - PARAMETE
 #: The line after the window (iterations printed one by one from 1): Iteration 126.
 _AFTER = b" Iteration: %d  " % (SKIP + LAST + 1)
 _DATETIME = 26  # bytes of "YYYY-MM-DD HH:MM:SS.ffffff"
+_EPOCH = b" - Epoch: "
+_AT_EPOCH = len(MARKER) + _DATETIME  # where a usual training line says " - Epoch: "
 _HEAD_END = _DATETIME + len(b" - Epoch: 0 Iteration: ")
 #: Offset in a usual training line of the space after its epoch (where sniff's match ends).
 _EPOCH_SPACE = len(MARKER) + _DATETIME + len(b" - Epoch: 0")
@@ -50,11 +52,12 @@ def read(data: bytes) -> LeanRead | None:
     :func:`analysis.parsers.detect` decides, or not the usual log.
 
     Detect's sniff sees only usual lines in the first 4 KiB (PyTorch steps, no TensorFlow
-    ones) and scores 90 when a training line starts there; no rival may score more."""
-    if contains(data, LATE_MARKER) or not detected_as(FAMILY, 90, data[:HEAD]):
+    ones) and scores 90 when a training line starts there; no rival may score more (only
+    the other lines of the head can hold a rival's marker or a rank prefix)."""
+    if contains(data, LATE_MARKER):
         return None
     end = data.find(_AFTER)
-    if end < 0:
+    if end < HEAD:
         return None  # fewer lines, or not printed one by one: the full path reads it
     cut = data.find(b"\n", end)
     region = data[:len(data) if cut < 0 else cut]
@@ -68,10 +71,16 @@ def read(data: bytes) -> LeanRead | None:
         if param is not None or not _PARAMETER_SHAPE.fullmatch(shape) \
                 or shapes.count(shape) != 1:
             return None  # a DLL line of another shape (or a second PARAMETER line)
-        param = region.split(b"\n")[shapes.index(shape)]
+        at = region.find(b" - PARAMETER")  # the one line of that shape
+        start = region.rfind(b"\n", 0, at) + 1
+        param = region[start:region.find(b"\n", at)]
+    others = b"\n".join(line for line in data[:HEAD].split(b"\n")  # but training lines
+                         if line[:4] != MARKER or line[_AT_EPOCH:_AT_EPOCH + 10] != _EPOCH)
+    if not head_is(FAMILY, 90, others):
+        return None
     parts = (b"\n" + region).split(b"\nDLL ")[1:]  # each DLL line (with any lines after it)
     if param is not None:
-        parts = [p for p in parts if not p.startswith(param[4:])]
+        del parts[next(i for i, p in enumerate(parts) if p.startswith(param[4:]))]
     return _window(data, parts, param)
 
 
@@ -85,35 +94,41 @@ def _window(data: bytes, parts: list[bytes], param: bytes | None) -> LeanRead | 
                    repeat(_DATETIME))):
         return None  # repeated, restarted or skipped iterations, or a second epoch
     stamps = list(map(itemgetter(slice(0, _DATETIME)), parts))
-    days: dict[bytes, int] = {}
     if sorted(stamps) != stamps:
         return None  # back in time
     if stamps[0][:10] == stamps[-1][:10]:  # one day: the latest hour is the largest
         joined = b"".join(stamps)
-        if microseconds(stamps[-1][:10], stamps[-1][11:], days) is None \
+        if microseconds(stamps[-1]) is None \
                 or max(joined[14::_DATETIME]) > 53 or max(joined[17::_DATETIME]) > 53:
             return None  # a minute or second of 60 or more ("5" is 53), or no date
-    elif any(microseconds(s[:10], s[11:], days) is None for s in stamps):  # past midnight
+    elif None in map(microseconds, stamps):  # past midnight: each one
         return None
     skipped = max(0, SKIP + 1 - first)  # lines up to Iteration SKIP
     if len(stamps) - skipped != LAST + 1 \
             or data.find(MARKER + parts[0][:_HEAD_END]) + _EPOCH_SPACE >= HEAD:
         return None  # not the window's lines, or sniff would not score 90 on the first 4 KiB
-    t_first, t_last = stamps[skipped + FIRST - 1], stamps[skipped + LAST - 1]
-    t_first = microseconds(t_first[:10], t_first[11:], days)
-    t_last = microseconds(t_last[:10], t_last[11:], days)
+    t_first = microseconds(stamps[skipped + FIRST - 1])
+    t_last = microseconds(stamps[skipped + LAST - 1])
     if t_first is None or t_last is None or t_last <= t_first:
         return None
-    params = {}
+    stated, ws = {}, None
     if param is not None:
-        date, clock, rest = param[4:].split(b" ", 2)
-        if microseconds(date, clock, days) is None:
+        stamp, rest = param[4:].split(b" - PARAMETER", 1)
+        if microseconds(stamp) is None:
             return None
-        params = parse_parameters(rest[len(b"- PARAMETER"):])
-    stated = {key: value for key, value, _ in dll_parameter_fields(params)}
+        stated, ws = _stated(rest)
+    return LeanRead(FAMILY, FRAMEWORK, dict(stated), (t_last - t_first) / 1e6, LAST - FIRST,
+                    True, ws)
+
+
+@lru_cache(maxsize=256)
+def _stated(payload: bytes) -> tuple[dict, int | None]:
+    """The run fields and world size a PARAMETER line states (the repeats of a case print
+    the same line: read once)."""
+    params = parse_parameters(payload)
     ws = to_int(params.get("world_size"))
-    return LeanRead(FAMILY, FRAMEWORK, stated, (t_last - t_first) / 1e6, LAST - FIRST, True,
-                    ws if ws is not None and ws > 0 else None)
+    return ({key: value for key, value, _ in dll_parameter_fields(params)},
+            ws if ws is not None and ws > 0 else None)
 
 
 @cache

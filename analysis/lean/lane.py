@@ -16,7 +16,7 @@ from analysis.lean import dll_pytorch, oneflow_cnn
 from analysis.lean.cache import FolderStore
 from analysis.lean.read import LeanRead
 from analysis.lean.sniff import HEAD
-from analysis.logtext import _has_rank_prefixes, max_log_bytes
+from analysis.logtext import has_launcher_tags, max_log_bytes
 from analysis.stats import case_stats
 from analysis.user_meta import FOLDER_FILE, STEM_SUFFIX
 
@@ -33,8 +33,8 @@ ORDER = ("framework", "model", "precision", "batch_size_per_device", "case", "nu
 
 def read_log(path: str, limit: int) -> LeanRead | None:
     """A lean read of the log at `path`, or None: unreadable, over `limit` bytes, anything
-    the full path would clean (gzip, CR, ANSI escapes, launcher rank prefixes, bytes that
-    are not UTF-8), or of no lean family."""
+    the full path would clean (gzip, CR, ANSI escapes, launcher tags, bytes that are not
+    UTF-8; the readers look for rank prefixes at the top), or of no lean family."""
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
@@ -44,7 +44,7 @@ def read_log(path: str, limit: int) -> LeanRead | None:
     except OSError:
         return None
     if len(data) != size or data[:2] == b"\x1f\x8b" \
-            or b"\r" in data or b"\x1b" in data or _has_rank_prefixes(data):
+            or b"\r" in data or b"\x1b" in data or has_launcher_tags(data):
         return None
     if not data.isascii():
         try:
@@ -72,12 +72,17 @@ class _Reader:
         return read_log(path, self.limit)
 
 
-def _has_meta_file(found: Found, folders: dict[str, bool]) -> bool:
-    folder = os.path.dirname(found.path)
+def _has_meta_file(found: Found, folders: dict[str, set[str]]) -> bool:
+    """Whether a meta file states fields of `found`'s run (analysis.user_meta)."""
+    folder, stem = os.path.dirname(found.path), found.run_key[1]  # beside the log as named
     if folder not in folders:
-        folders[folder] = os.path.exists(os.path.join(folder, FOLDER_FILE))
-    return folders[folder] or os.path.exists(
-        os.path.join(folder, found.run_key[1] + STEM_SUFFIX))
+        try:
+            folders[folder] = {n for n in os.listdir(folder) if n.endswith(STEM_SUFFIX)
+                               or n == FOLDER_FILE}
+        except OSError:
+            folders[folder] = {FOLDER_FILE}  # not sure: let the full path look
+    names = folders[folder]
+    return bool(names) and (FOLDER_FILE in names or stem + STEM_SUFFIX in names)
 
 
 def run_rows(paths: Iterable[str | os.PathLike], jobs: int | None = None,
@@ -91,7 +96,7 @@ def run_rows(paths: Iterable[str | os.PathLike], jobs: int | None = None,
     if problems or not found:
         return None
     limit = max_log_bytes()
-    folders: dict[str, bool] = {}
+    folders: dict[str, set[str]] = {}
     runs: dict[tuple[str, str], Found] = {}
     for f in found:
         if f.run_key in runs or not f.path.name.endswith(SUFFIXES) \

@@ -11,13 +11,13 @@ validation line before it. Lines are handled a list at a time, as in
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 from itertools import repeat
 from operator import itemgetter
 
 from analysis.layout import normalize_model
 from analysis.lean.read import LeanRead
-from analysis.lean.sniff import HEAD, detected_as
+from analysis.lean.sniff import HEAD, head_is
 from analysis.logtext import contains
 from analysis.parsers._fields import oneflow_dump_field
 from analysis.parsers._oneflow_lines import (
@@ -52,18 +52,26 @@ def header_fields(data: bytes, end: int) -> dict | None:
     the first training line), found as the full reader finds them
     (`analysis.parsers.oneflow_cnn.read_header`); None when it would look further (no
     banner here but a "Running " line later, or no end of the dump here)."""
-    banner = BANNER.search(data, 0, end)
-    if banner is None and data.find(b"\nRunning ", max(end - 1, 0), HEADER_SPAN) >= 0:
+    if BANNER.search(data, 0, end) is None \
+            and data.find(b"\nRunning ", max(end - 1, 0), HEADER_SPAN) >= 0:
         return None
+    fields = _header_fields(data[:end])
+    return None if fields is None else dict(fields)
+
+
+@lru_cache(maxsize=256)
+def _header_fields(header: bytes) -> dict | None:
+    """:func:`header_fields` of a header (the repeats of a case often print the same one)."""
+    banner = BANNER.search(header)
     begin = banner.end() if banner else 0
-    stop = DUMP_END.search(data, begin, end)
+    stop = DUMP_END.search(header, begin)
     if stop is None:
         return None
     fields: dict = {}
     if banner:
         fields.update(model=normalize_model(banner.group(1).decode("utf-8", "replace")),
                       gpus_per_node=int(banner.group(2)), num_nodes=int(banner.group(3)))
-    for m in DUMP_LINE.finditer(data, begin, stop.start()):
+    for m in DUMP_LINE.finditer(header, begin, stop.start()):
         field = oneflow_dump_field(m.group(1).decode(), m.group(2).decode("utf-8", "replace"))
         if field is not None and field[1] is not None:
             fields[field[0]] = field[1]
@@ -75,8 +83,9 @@ def read(data: bytes) -> LeanRead | None:
     :func:`analysis.parsers.detect` decides, or not the usual log.
 
     Detect's sniff scores 95 when the first training line starts in the first 4 KiB; no
-    rival may score as much."""
-    if contains(data, LATE_MARKER) or not detected_as(FAMILY, 95, data[:HEAD]):
+    rival may score as much (only the other lines of the head can hold a rival's marker or
+    a rank prefix)."""
+    if contains(data, LATE_MARKER):
         return None
     start = 0 if data.startswith(TRAIN_ANCHOR) else data.find(b"\n" + TRAIN_ANCHOR) + 1
     end = data.find(_LAST_LINE, start)  # the first line of iteration LAST, then the next one
@@ -88,22 +97,31 @@ def read(data: bytes) -> LeanRead | None:
     region = data[start:len(data) if cut < 0 else cut]
     named = region.replace(b", top_1: ", b", top_a: ").replace(b", top_5: ", b", top_b: ")
     shapes = set(named.translate(ZERO_DIGITS).split(b"\n"))
-    if any(s.startswith(VAL_ANCHOR) or s.startswith(TRAIN_ANCHOR) and not _TRAIN_SHAPE.fullmatch(s)
-           for s in shapes):
+    train = [s for s in shapes if s.startswith(TRAIN_ANCHOR)]
+    if any(s.startswith(VAL_ANCHOR) for s in shapes) \
+            or not all(map(_TRAIN_SHAPE.fullmatch, train)):
         return None  # a validation line, or a training line of another shape, in the window
+    if start + len(region) < HEAD or not head_is(FAMILY, 95, b"\n".join(
+            line for line in data[:HEAD].split(b"\n") if not line.startswith(TRAIN_ANCHOR))):
+        return None  # a short log, a rival's marker or a rank prefix at the top
     parts = (b"\n" + region).split(b"\n" + TRAIN_ANCHOR)[1:]  # "E, iter I, …" (+ other lines)
     epoch = parts[0][:parts[0].index(b",")]
     first = int(parts[0][len(epoch) + 7:parts[0].index(b",", len(epoch) + 7)])
     if not all(map(bytes.startswith, parts, _expected(epoch, first, len(parts)))):
         return None  # repeated, restarted or skipped iterations, or a second epoch
-    lines = map(itemgetter(0), map(bytes.split, parts, repeat(b"\n"), repeat(1)))
-    stamps = list(map(float, map(itemgetter(1), map(bytes.rsplit, lines, repeat(b" "),
-                                                      repeat(1)))))
+    lines = parts if region.count(b"\n") + 1 == len(parts) else list(  # no other lines
+        map(itemgetter(0), map(bytes.split, parts, repeat(b"\n"), repeat(1))))
+    widths = {s[s.rindex(b" "):] for s in train}  # " 0000000000.0000000"
+    if len(widths) == 1:  # timestamps of one width: in order as text is in order in time
+        stamps = list(map(itemgetter(slice(1 - len(widths.pop()), None)), lines))
+    else:
+        stamps = list(map(float, map(itemgetter(1), map(bytes.rsplit, lines, repeat(b" "),
+                                                          repeat(1)))))
     sniffed = start + len(TRAIN_ANCHOR) + len(_expected(epoch, first, 1)[0]) - len(b"loss: ")
     if sorted(stamps) != stamps or not FIRST >= first or len(stamps) != LAST - first + 2 \
             or sniffed > HEAD:
         return None  # back in time, not the window's lines, or sniff would not score 95
-    t_first, t_last = stamps[FIRST - first], stamps[LAST - first]
+    t_first, t_last = float(stamps[FIRST - first]), float(stamps[LAST - first])
     stated = header_fields(data, start)
     if stated is None or not t_last > t_first:
         return None

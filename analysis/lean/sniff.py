@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from functools import cache
 
+from analysis.logtext import PREFIX_HEAD, has_prefix_at_line_start
 from analysis.parsers._oneflow_lines import SNIFF_TRAIN
 
-#: Bytes of a log's head that detect looks at first (`analysis.parsers.SNIFF_SIZES[0]`).
-HEAD = 4096
+#: Bytes of a log's head that detect looks at first (`analysis.parsers.SNIFF_SIZES[0]`),
+#: and where launcher rank prefixes are looked for.
+HEAD = PREFIX_HEAD
 
 #: name: (markers, the highest score its sniff gives), for every registered family.
 FAMILIES: dict[str, tuple[tuple[bytes, ...], int]] = {
@@ -66,6 +68,13 @@ def _rivals(family: str, score: int) -> tuple[tuple[tuple[bytes, bytes], ...], t
         else:
             markers += marks
     return tuple((_probe(m), m) for m in markers), tuple(exact)
+
+
+def head_is(family: str, score: int, others: bytes) -> bool:
+    """Whether a log whose first HEAD bytes hold, besides lines of `family`'s usual shape
+    (which hold no marker and no rank prefix), the lines `others` (joined by newlines) is
+    read by the full path as `family` (scoring `score`) with no launcher rank prefixes."""
+    return not has_prefix_at_line_start(others) and detected_as(family, score, others)
 
 
 def detected_as(family: str, score: int, head: bytes) -> bool:
