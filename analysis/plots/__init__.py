@@ -23,6 +23,7 @@ shown as a dollar sign, never read as a mathtext formula.
 import matplotlib
 import matplotlib.colors
 
+from .bilingual import BilingualChart, Tokens, build_once
 from .figure import FONT_STACK, STYLE, ReportFigure, plain, use_fonts
 from .gpt import gpt_configurations
 from .ratio import VERDICT_COLORS, ratio_intervals
@@ -33,8 +34,9 @@ from .topology import LINK_COLORS, link_class, link_color, topology_heatmap
 from .traces import iteration_traces
 
 __all__ = [
-    "FONT_STACK", "LINK_COLORS", "STYLE", "VERDICT_COLORS", "ReportFigure", "case_label",
-    "gpt_configurations", "iteration_traces", "link_class", "link_color", "matplotlib",
-    "palette", "plain", "ratio_intervals", "repeat_spread", "series_color", "series_label",
-    "speedup_vs_ideal", "throughput_vs_devices", "topology_heatmap", "use_fonts",
+    "FONT_STACK", "LINK_COLORS", "STYLE", "VERDICT_COLORS", "BilingualChart", "ReportFigure",
+    "Tokens", "build_once", "case_label", "gpt_configurations", "iteration_traces",
+    "link_class", "link_color", "matplotlib", "palette", "plain", "ratio_intervals",
+    "repeat_spread", "series_color", "series_label", "speedup_vs_ideal",
+    "throughput_vs_devices", "topology_heatmap", "use_fonts",
 ]

@@ -10,6 +10,8 @@ import matplotlib.ticker
 import seaborn as sns
 from matplotlib.figure import Figure
 
+from analysis.i18n import Translator
+
 #: Font stack for charts: Latin from DejaVu Sans, CJK from Noto Sans CJK SC (never AR PL).
 FONT_STACK = ["DejaVu Sans", "Noto Sans CJK SC", "Noto Sans CJK JP"]
 #: seaborn's "whitegrid" look with our fonts and sizes for an A4 page.
@@ -72,6 +74,12 @@ def new_figure(width: float = PAGE_WIDTH, height: float = 3.8,
     one switched to "none", is drawn a second time to lay it out)."""
     use_fonts()
     return ReportFigure(figsize=(width, height), layout=layout)
+
+
+def translator(lang):
+    """The labels of a chart: the Translator of a language code, or a stand-in given in its
+    place (``bilingual.Tokens``: a chart built once for every language)."""
+    return Translator(lang) if isinstance(lang, str) else lang
 
 
 def plain(text) -> str:

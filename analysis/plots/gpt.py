@@ -14,7 +14,7 @@ from matplotlib.lines import Line2D
 from analysis.i18n import Translator
 from analysis.stats import gpt_flops
 
-from .figure import PAGE_WIDTH, ReportFigure, compact_number, new_figure, plain
+from .figure import PAGE_WIDTH, ReportFigure, compact_number, new_figure, plain, translator
 from .series import distinct_labels, hue_column, palette
 
 #: A GPT case name: <group>_<dp>x<tp>x<pp>_<global batch>_<hidden>x<layers> (analysis.schema).
@@ -130,7 +130,7 @@ def gpt_configurations(summary: pd.DataFrame, lang: str = "en") -> ReportFigure 
     the axis; seed 002's 96 convention marked beside when that differs) and memory per GPU —
     with a bar per parallel configuration (group DP×TP×PP, global batch B). None when the
     summary has no GPT case with a figure."""
-    tr = Translator(lang)
+    tr = translator(lang)
     df = configurations(summary)
     metrics = _metrics(df, tr) if len(df) else []
     if not metrics:

@@ -17,7 +17,7 @@ from matplotlib.lines import Line2D
 from analysis.i18n import Translator
 
 from . import intervals
-from .figure import GROUPED, PAGE_WIDTH, ReportFigure, log2_axis, new_figure, plain
+from .figure import GROUPED, PAGE_WIDTH, ReportFigure, log2_axis, new_figure, plain, translator
 from .series import hue_column, node_marker, palette, series_label, text
 
 #: Points of one device count closer than this share of the y range are moved apart.
@@ -152,7 +152,7 @@ def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigu
     """Median throughput against devices (log2), a line per framework/model/precision/batch
     size and node count, error bars from the summary's intervals; None when no non-GPT case
     has a throughput."""
-    tr = Translator(lang)
+    tr = translator(lang)
     df = scaling_rows(summary)
     if df.empty:
         return None
@@ -183,7 +183,7 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
     """Per model, two panels: speedup against devices beside the ideal linear speedup
     (log2-log2), and scaling efficiency (%) with the summary's intervals scaled the same
     way, where a loss of a few per cent is visible. None when no case has a speedup."""
-    tr = Translator(lang)
+    tr = translator(lang)
     df = scaling_rows(summary)
     df = df[df["speedup"].notna()]
     if df.empty:

@@ -10,9 +10,7 @@ import seaborn as sns
 from matplotlib.lines import Line2D
 from matplotlib.transforms import blended_transform_factory
 
-from analysis.i18n import Translator
-
-from .figure import PAGE_WIDTH, ReportFigure, new_figure, plain
+from .figure import PAGE_WIDTH, ReportFigure, new_figure, plain, translator
 from .series import case_labels, hue_column, palette
 from .traces import CASE_ORDER
 
@@ -33,7 +31,7 @@ def repeat_spread(runs: pd.DataFrame, lang: str = "en") -> ReportFigure | None:
     """Each repeat's throughput as a percentage of its case median, one row per case
     (`stats.run_throughput` frame in), n at the right; outliers drawn as crosses. None when
     no run has a throughput."""
-    tr = Translator(lang)
+    tr = translator(lang)
     df = runs[runs["throughput"].notna()].copy() if not runs.empty else runs
     if df.empty:
         return None

@@ -12,9 +12,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from analysis.i18n import Translator
-
-from .figure import PAGE_WIDTH, ReportFigure, compact_number, new_figure, plain
+from .figure import PAGE_WIDTH, ReportFigure, compact_number, new_figure, plain, translator
 from .series import case_labels, hue_column, palette
 
 #: Most panels drawn (the title says how many cases are left out).
@@ -40,7 +38,7 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
     repeats by the throughput method is a dashed line, so a trace that reads otherwise than
     the table shows it. A panel whose figures are the program's printed throughput (not
     timestamps) says so in its title. None when no iteration has a throughput."""
-    tr = Translator(lang)
+    tr = translator(lang)
     df = trace[trace["throughput"].notna()].copy() if not trace.empty else trace
     if df.empty:
         return None

@@ -310,24 +310,35 @@ class Report:
         return dataclasses.replace(rule, rule=prose.md(rule.rule))
 
     def chart(self, name: str):
-        """One chart (throughput, speedup, trace, spread), None when it has no data."""
+        """One chart (throughput, speedup, trace, spread), None when it has no data. On data
+        a build shares between its languages (``prepared.load``), each chart is built once
+        for all of them (``plots.bilingual``) and returned with this report's labels."""
+        cache = self.data.charts
+        if cache is None:
+            return self._draw_chart(name, self.lang)
+        if name not in cache:
+            cache[name] = plots.build_once(partial(self._draw_chart, name))
+        return cache[name].localized(self.lang)
+
+    def _draw_chart(self, name: str, lang):
+        """Chart `name` with the labels of `lang` (a language, or ``plots.Tokens``)."""
         if name in ("throughput", "speedup") and not tables.scaling_groups(self.summary):
             return None
         if name == "throughput":
-            return plots.throughput_vs_devices(self.summary, self.lang)
+            return plots.throughput_vs_devices(self.summary, lang)
         if name == "speedup":
-            return plots.speedup_vs_ideal(self.summary, self.lang)
+            return plots.speedup_vs_ideal(self.summary, lang)
         if name == "trace":
             return (None if self.trace.empty else
-                    plots.iteration_traces(self.trace, self.lang, window=self.measured_window(),
+                    plots.iteration_traces(self.trace, lang, window=self.measured_window(),
                                           runs=self.runs))
         if name == "spread":  # one repeat per case has no spread to show
             single = self.summary.empty or int(self.summary["repeats"].max()) < 2
-            return None if single else plots.repeat_spread(self.runs, self.lang)
+            return None if single else plots.repeat_spread(self.runs, lang)
         if name == "gpt":
             fn = getattr(plots, "gpt_configurations", None)
             return None if fn is None or tables.gpt_rows(self.summary).empty else fn(
-                self.summary, self.lang)
+                self.summary, lang)
         from analysis.errors import UnknownNameError
 
         raise UnknownNameError("chart", name, CHARTS)

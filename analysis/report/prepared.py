@@ -52,6 +52,9 @@ class Prepared:
     changes: Changes | None = None  # the comparison with --baseline
     references: ReferenceRatios | None = None  # the matches of --references
     agreement: pd.DataFrame | None = None  # stats.method_agreement: the methods per case
+    #: charts built once for all the languages of a build (``plots.bilingual``), by name;
+    #: None where data are not shared by languages (each chart built for its language)
+    charts: dict | None = None
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """The frames :func:`save` writes, by file name."""
@@ -198,7 +201,8 @@ def load(folder: str | Path, env=None, topology=None, wait_s: float = WAIT_S) ->
         ratios = ReferenceRatios(pd.read_parquet(folder / f"{REFERENCES}.parquet"),
                                  **meta[REFERENCES])
     return Prepared(root, result, frames["runs"], frames["summary"], frames["trace"], envs,
-                    topos, camp, meta["suite_commit"], changes, ratios, frames.get("agreement"))
+                    topos, camp, meta["suite_commit"], changes, ratios, frames.get("agreement"),
+                    charts={})
 
 
 _LOADED: dict[tuple, Prepared] = {}

@@ -229,6 +229,7 @@ class Exporters:
         return body
 
     def pdf(self, nb: nbformat.NotebookNode, lang: str) -> bytes:
+        """The PDF of `nb`, dated `epoch` (None: ``SOURCE_DATE_EPOCH``, 0 when unset)."""
         with self._lock:
             exporter = self._exporter("pdf")
             exporter.language_code = LANGUAGE_CODE[lang]
@@ -238,16 +239,6 @@ class Exporters:
                 raise PublishError(f"PDF export failed ({exporter.executable_path}): "
                                    f"{exc}") from exc
         return data
-
-
-def to_html(nb: nbformat.NotebookNode, lang: str) -> str:
-    return Exporters().html(nb, lang)
-
-
-def to_pdf(nb: nbformat.NotebookNode, lang: str, temp_dir: str | Path = "",
-           epoch: int | None = None) -> bytes:
-    """The PDF of `nb`, dated `epoch` (default ``SOURCE_DATE_EPOCH`` or 0)."""
-    return Exporters(temp_dir, epoch).pdf(nb, lang)
 
 
 @dataclass

@@ -70,7 +70,7 @@ def test_one_html_exporter_compiles_its_templates_once_for_every_language(monkey
     assert compiled == []
     assert '<html lang="en">' in en and '<html lang="zh">' in zh
     monkeypatch.setattr(jinja2.Environment, "compile", original)
-    assert zh == publish.to_html(nb_zh, "zh")  # as a fresh exporter gives
+    assert zh == publish.Exporters().html(nb_zh, "zh")  # as a fresh exporter gives
 
 
 def _trace_figure(tmp_path):
@@ -134,3 +134,49 @@ def test_build_kernel_started_early_is_the_one_papermill_runs_in(tmp_path):
         assert printed == [str(pid), ":memory:"]  # nbclient's history setting, no new kernel
     finally:
         kernels.shutdown(km)
+
+
+def test_tokens_stand_for_labels_in_any_language():
+    from analysis.i18n import Translator
+    from analysis.plots.bilingual import Tokens
+
+    tokens = Tokens()
+    kind = tokens("chart.interval_min_max", confidence="")
+    assert tokens("chart.interval_min_max", confidence="") == kind  # one label, one token
+    legend = tokens("chart.interval_legend", kind=f"{kind} / {kind}", widest="1.2%")
+    for lang in ("en", "zh"):
+        tr = Translator(lang)
+        one = tr("chart.interval_min_max", confidence="")
+        assert tokens.text(f"[{legend}]", tr) == "[" + tr(
+            "chart.interval_legend", kind=f"{one} / {one}", widest="1.2%") + "]"
+
+
+def test_each_chart_is_built_once_for_both_languages_and_draws_as_if_built_for_each(
+        tmp_path, monkeypatch):
+    import importlib
+
+    from analysis.report import prepared
+
+    build = importlib.import_module("analysis.report.build")
+    synth.write_campaign(tmp_path / "logs", configs=((1, 1), (1, 4), (2, 8)), repeats=3,
+                         groups=(("fp32", 128), ("amp", 256)))
+    prepared.save(prepared.compute(tmp_path / "logs"), tmp_path / "data")
+    shared = prepared.load(tmp_path / "data", wait_s=1)  # as the report kernel reads it
+    alone = prepared.load(tmp_path / "data", wait_s=1)
+    alone.charts = None  # each chart built for its language
+    chart_functions = ("throughput_vs_devices", "speedup_vs_ideal", "iteration_traces",
+                       "repeat_spread")
+    built = []
+    for name in chart_functions:
+        original = getattr(plots, name)
+        monkeypatch.setattr(plots, name, lambda *a, _f=original, _n=name, **k: (
+            built.append(_n), _f(*a, **k))[1])
+    drawn = {}
+    for lang in ("en", "zh", "en"):
+        for chart in ("throughput", "speedup", "trace", "spread"):
+            drawn[lang, chart] = build.Report(shared, lang=lang).chart(chart).png()
+    assert sorted(built) == sorted(chart_functions)  # once each, for every language
+    built.clear()
+    for (lang, chart), png in drawn.items():  # the same bytes as a chart of its own
+        assert png == build.Report(alone, lang=lang).chart(chart).png(), (lang, chart)
+    assert len(built) == len(drawn)  # the charts of their own were built each time
