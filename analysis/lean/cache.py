@@ -9,6 +9,7 @@ gave up on is left to the full path (and its own cache)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -16,7 +17,7 @@ import time
 from functools import cache
 from pathlib import Path
 
-from analysis.fsutil import SETTLE_S, atomic_write_bytes, cache_dir
+from analysis.fsutil import SETTLE_S, cache_dir
 from analysis.lean.read import LeanRead
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -77,8 +78,11 @@ class FolderStore:
         files = {k: v for k, v in self.entries.items()  # a deleted log is forgotten
                  if os.path.exists(os.path.join(self.folder, k))}
         doc = {"version": code_version(), "folder": self.folder, "files": files}
-        try:
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        try:  # renamed into place whole; not synced to disk: a cache lost in a crash is rebuilt
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(self.path, json.dumps(doc, separators=(",", ":")).encode())
+            tmp.write_bytes(json.dumps(doc, separators=(",", ":")).encode())
+            os.replace(tmp, self.path)
         except OSError:
-            pass
+            with contextlib.suppress(OSError):
+                tmp.unlink()

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import re
 
-from analysis.parsers._fields import NUM
-
 BANNER = re.compile(rb"^Running ([^\s:]+): num_gpu_per_node = (\d+), num_nodes = (\d+)\.?[ \t]*$",
                     re.M)
 DUMP_LINE = re.compile(rb"^([A-Za-z_][A-Za-z0-9_]*) = ([^\n]*?)[ \t]*$", re.M)
@@ -15,13 +13,7 @@ DUMP_END = re.compile(rb"^(?:-{10,}|Time stamp: )", re.M)
 #: Bytes from the banner (or the file start) within which the dump is searched.
 HEADER_SPAN = 1 << 16
 
-TS = rb"(?:[ \t]+([0-9]+(?:\.[0-9]*)?))?[ \t]*$"
 TRAIN_ANCHOR = b"train: epoch "
 VAL_ANCHOR = b"validation: epoch "
-#: A training line of the usual shape: epoch, iteration, samples/s and the timestamp when
-#: there is one (loss and accuracies are matched, not captured).
-RULE_BODY = (re.escape(TRAIN_ANCHOR) + rb"(\d+), iter (\d+), loss: (?:" + NUM
-             + rb"), top_1: (?:" + NUM + rb"), top_[k5]: (?:" + NUM + rb"), samples/s: (" + NUM
-             + rb")" + TS)
-RULE_LINE = re.compile(rb"\n" + RULE_BODY, re.M)
+
 SNIFF_TRAIN = re.compile(rb"\n(?:train|validation): epoch \d+, iter \d+, ")  # in "\n" + head

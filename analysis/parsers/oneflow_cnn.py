@@ -12,6 +12,8 @@ The header helpers here are shared with :mod:`analysis.parsers.oneflow_bert` (sa
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from analysis import metrics as M
@@ -25,10 +27,8 @@ from analysis.parsers._oneflow_lines import BANNER as _BANNER
 from analysis.parsers._oneflow_lines import DUMP_END as _DUMP_END
 from analysis.parsers._oneflow_lines import DUMP_LINE as _DUMP_LINE
 from analysis.parsers._oneflow_lines import HEADER_SPAN as _HEADER_SPAN
-from analysis.parsers._oneflow_lines import RULE_LINE as _RULE_LINE
 from analysis.parsers._oneflow_lines import SNIFF_TRAIN as _SNIFF_TRAIN
 from analysis.parsers._oneflow_lines import TRAIN_ANCHOR as _TRAIN_ANCHOR
-from analysis.parsers._oneflow_lines import TS as _TS
 from analysis.parsers._oneflow_lines import VAL_ANCHOR as _VAL_ANCHOR
 from analysis.parsers._rules import window_rule
 from analysis.parsers._scan import floats, ints, line_pattern, scan
@@ -81,6 +81,13 @@ def bad_lines(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog) -
 # --- the family ---------------------------------------------------------------------------
 
 _N = rb"(" + NUM + rb")"
+_TS = rb"(?:[ \t]+([0-9]+(?:\.[0-9]*)?))?[ \t]*$"
+#: A training line of the usual shape: epoch, iteration, samples/s and the timestamp when
+#: there is one (loss and accuracies are matched, not captured).
+_RULE_LINE = re.compile(
+    rb"\n" + re.escape(_TRAIN_ANCHOR) + rb"(\d+), iter (\d+), loss: (?:" + NUM
+    + rb"), top_1: (?:" + NUM + rb"), top_[k5]: (?:" + NUM + rb"), samples/s: (" + NUM
+    + rb")" + _TS, re.M)
 _TRAIN = line_pattern(
     _TRAIN_ANCHOR,
     rb"(\d+), iter (\d+), loss: " + _N + rb", top_1: " + _N + rb", top_[k5]: " + _N
