@@ -20,9 +20,9 @@ measures on that one corpus, in one run, with the page cache warm:
   ``parse_paths`` + ``run_throughput`` as a library call, first and cached.
 
 Every measurement is repeated `--rounds` times, interleaved; the median is reported.
-Per-run equality: the scripts' figure of every run against the suite's (`run_throughput`
-with the dlperf method, the code path of `summarize`), and each case's median against each
-`summarize` csv. Peak memory is each process's maximum RSS.
+Per-run equality: the scripts' figure of every run against the suite's full path
+(`run_throughput` with the dlperf method) and its lean lane (`analysis.lean`, what
+`summarize` runs on logs it reads), and each case's median against each `summarize` csv. Peak memory is each process's maximum RSS.
 Usage: python benchmarks/parse_speed.py [--files 3000] [--iterations 1000] [--rounds 3]
        [--dir DIR] [--keep] [--json OUT]
 """
@@ -219,6 +219,17 @@ def suite_per_run(root: Path) -> dict[str, float]:
     return dict(zip(runs["run_id"], runs["throughput"]))
 
 
+def lean_per_run(root: Path) -> dict[str, float] | None:
+    """Per-run figures of the lean lane of `dlperf summarize` (analysis.lean), where the tree
+    has one; None when it has none or does not read this corpus."""
+    try:
+        from analysis.lean.lane import run_rows
+    except ImportError:
+        return None
+    rows = run_rows([root], jobs=1, cache=False)
+    return None if rows is None else {r["run_id"]: r["throughput"] for r in rows}
+
+
 def cli_commands(root: Path, out: Path) -> dict[str, list[str]]:
     """The `dlperf` processes measured, by name (`-j 1` where the tree has `-j`)."""
     dlperf = [sys.executable, "-m", "analysis"]
@@ -345,6 +356,8 @@ def main() -> None:
         ref = {**ref_pt["runs"], **ref_of["runs"]}
         got = suite_per_run(root)
         diffs = _differences(ref, got)
+        lean = lean_per_run(root)
+        lean_diffs = None if lean is None else _differences(ref, lean)
         case_diffs = []
         for name in commands:
             if name.startswith("summarize"):
@@ -368,6 +381,8 @@ def main() -> None:
             "all_times_s": {k: [round(x, 2) for x in v] for k, v in times.items()},
             "peak_rss_mb": peaks,
             "runs_compared": len(ref), "run_mismatches": len(diffs),
+            "lean_lane_reads_corpus": lean is not None,
+            **({} if lean_diffs is None else {"lean_run_mismatches": len(lean_diffs)}),
             "cases_compared": len(ref_pt["cases"]) + len(ref_of["cases"]),
             "case_median_mismatches": len(case_diffs),
         }

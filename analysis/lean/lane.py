@@ -87,8 +87,9 @@ def _has_meta_file(found: Found, folders: dict[str, set[str]]) -> bool:
 
 def run_rows(paths: Iterable[str | os.PathLike], jobs: int | None = None,
              cache: bool = True) -> list[dict] | None:
-    """One row per run (its case fields and DLPerf figure), in the full path's order; None
-    when the lane does not read these logs."""
+    """One row per run (run id, source, case fields and DLPerf figure: the columns of
+    `analysis.stats.run_throughput` they share), in the full path's order; None when the
+    lane does not read these logs."""
     try:
         found, problems = find_logs(paths)
     except DLPerfError:
@@ -150,7 +151,8 @@ def _run_row(found: Found, read: LeanRead) -> dict | None:
         return None
     if read.world_size is not None and read.world_size != n * g:
         return None  # the full path reports a conflict or takes nodes from the world size
-    row = {"framework": read.framework, "model": meta["model"], "precision": meta["precision"],
+    row = {"run_id": found.run_id, "source": str(found.path),
+           "framework": read.framework, "model": meta["model"], "precision": meta["precision"],
            "num_nodes": int(n), "gpus_per_node": int(g), "num_devices": int(n) * int(g),
            "batch_size_per_device": int(bsz), "case": "", "group": ""}
     row["throughput"] = read.throughput(row["num_devices"] * row["batch_size_per_device"])
