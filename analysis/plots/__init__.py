@@ -23,8 +23,16 @@ shown as a dollar sign, never read as a mathtext formula.
 import matplotlib
 import matplotlib.colors
 
-from .bilingual import BilingualChart, Tokens, build_once
-from .figure import FONT_STACK, STYLE, ReportFigure, plain, use_fonts
+from .figure import (
+    FONT_STACK,
+    STYLE,
+    BilingualChart,
+    ReportFigure,
+    Tokens,
+    build_once,
+    plain,
+    use_fonts,
+)
 from .gpt import gpt_configurations
 from .ratio import VERDICT_COLORS, ratio_intervals
 from .scaling import speedup_vs_ideal, throughput_vs_devices

@@ -312,7 +312,7 @@ class Report:
     def chart(self, name: str):
         """One chart (throughput, speedup, trace, spread), None when it has no data. On data
         a build shares between its languages (``prepared.load``), each chart is built once
-        for all of them (``plots.bilingual``) and returned with this report's labels."""
+        for all of them (``plots.build_once``) and returned with this report's labels."""
         cache = self.data.charts
         if cache is None:
             return self._draw_chart(name, self.lang)

@@ -52,7 +52,7 @@ class Prepared:
     changes: Changes | None = None  # the comparison with --baseline
     references: ReferenceRatios | None = None  # the matches of --references
     agreement: pd.DataFrame | None = None  # stats.method_agreement: the methods per case
-    #: charts built once for all the languages of a build (``plots.bilingual``), by name;
+    #: charts built once for all the languages of a build (``plots.build_once``), by name;
     #: None where data are not shared by languages (each chart built for its language)
     charts: dict | None = None
 

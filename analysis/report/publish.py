@@ -35,11 +35,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from analysis.report import lean_nbformat  # noqa: F401 - before nbformat (see there)
-
-# isort: split
-import nbformat
+from typing import TYPE_CHECKING
 
 from analysis import config
 from analysis.errors import DLPerfError, UsageError
@@ -48,7 +44,12 @@ from analysis.i18n import check_lang
 from analysis.report import prepared, vs_reference
 from analysis.report.kernels import Kernels
 
+if TYPE_CHECKING:
+    import nbformat
+
 REPORT_NOTEBOOK = config.NOTEBOOKS_DIR / "20_report.ipynb"
+#: Optional jsonschema format checker the publisher leaves out (see :func:`import_nbformat`).
+SLOW_FORMAT_CHECKER = "rfc3987_syntax"
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "dlperf"
 TARGETS = ("html", "pdf")
@@ -62,6 +63,32 @@ TIMING_KEYS = ("start_time", "end_time", "duration")
 #: ISO 639-1 code for nbconvert's <html lang> (Chromium chooses CJK fonts by it).
 LANGUAGE_CODE = {"en": "en", "zh": "zh"}
 _PRINT_LOCK = threading.Lock()
+
+
+def import_nbformat():
+    """nbformat, imported (the first time) without jsonschema's optional IRI format checker;
+    before papermill or nbconvert, which import it.
+
+    nbformat imports jsonschema whatever ``NBFORMAT_VALIDATOR`` says (fastjsonschema, its
+    default, validates; jsonschema is imported anyway), and jsonschema loads every optional
+    format checker installed. JupyterLab's jupyter-events installs
+    ``jsonschema[format-nongpl]``, whose ``rfc3987_syntax`` builds a Lark grammar when
+    imported: 2-3.5 s of a 2-core machine, spent before a build could start its kernel. No
+    notebook field has the "iri" format, so jsonschema is imported with that module
+    unavailable (an ImportError jsonschema expects and skips); other code can still import
+    ``rfc3987_syntax`` afterwards. Nothing changes where jsonschema is imported already."""
+    if "jsonschema" not in sys.modules and SLOW_FORMAT_CHECKER not in sys.modules:
+        sys.modules[SLOW_FORMAT_CHECKER] = None  # type: ignore[assignment]  # -> ImportError
+        try:
+            import jsonschema  # noqa: F401
+        except ImportError:
+            pass  # not installed: nbformat's own import says so
+        finally:
+            if sys.modules.get(SLOW_FORMAT_CHECKER, 0) is None:
+                del sys.modules[SLOW_FORMAT_CHECKER]
+    import nbformat
+
+    return nbformat
 
 
 def print_progress(message: str) -> None:
@@ -104,6 +131,7 @@ def execute(out_ipynb: Path, parameters: dict, notebook: Path = REPORT_NOTEBOOK,
     `out_ipynb` is written once, when the notebook has run (or failed): papermill's default,
     a save before and after every cell, re-encodes the growing notebook with its images
     some 60 times per language, for a file no one reads before the build ends."""
+    import_nbformat()
     import papermill as pm
 
     extra = {"km": km} if km is not None else {"config": kernels.config()} if kernels else {}
@@ -180,6 +208,7 @@ _DOT_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAY
 
 def _warm_up_notebook() -> nbformat.NotebookNode:
     """A notebook with one output of each kind a report has (Markdown, HTML, PNG)."""
+    import_nbformat()
     from nbformat.v4 import new_code_cell, new_notebook, new_output
 
     data = {"text/markdown": "## a\n\n| x |\n|---|\n| 1 |", "text/html": "<table><tr><td>1"
@@ -200,6 +229,7 @@ class Exporters:
 
     def _exporter(self, target: str):
         if target not in self._made:
+            import_nbformat()
             if target == "html":
                 from nbconvert import HTMLExporter
 
@@ -270,6 +300,7 @@ def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name
                      out_dir: Path, exporters: Exporters) -> dict[str, _Staged]:
     """Execute the report notebook for each of `langs` in one kernel, in turn, and export
     each; the kernel is shut down at the end."""
+    nbformat = import_nbformat()
     km = kernels.manager(kernel_name or nbformat.read(notebook, as_version=4)
                          .metadata.get("kernelspec", {}).get("name", "python3"))
     staged = {}
@@ -301,6 +332,7 @@ def _build_language(lang: str, params: dict, notebook: Path, kernel_name: str | 
         staged.error = exc
         if kernels.cancelled.is_set():  # stopped on purpose: nothing is written
             return staged
+    nbformat = import_nbformat()
     nb = reproducible(nbformat.read(ipynb, as_version=4), out_dir, name)
     staged.contents["ipynb"] = nbformat.writes(nb).encode("utf-8")
     if staged.error:
@@ -342,6 +374,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     `progress` is called with one line per step ("parsing…", "en: executing…", "en: html");
     None for silence.
     """
+    import_nbformat()  # before anything here imports it
     from analysis.report.baseline import check_baseline
     from analysis.report.inputs import resolve_log_dir
     from analysis.report.webpdf import source_date_epoch

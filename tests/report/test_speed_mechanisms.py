@@ -108,7 +108,8 @@ def test_trace_chart_is_drawn_once_without_measuring_panels_for_their_titles(
 def test_publisher_imports_nbformat_without_the_slow_iri_checker():
     import subprocess
 
-    code = ("import sys, analysis.report.publish, nbformat\n"
+    code = ("import sys\nfrom analysis.report.publish import import_nbformat\n"
+            "nbformat = import_nbformat()\nimport papermill, nbconvert\n"
             "from nbformat.v4 import new_notebook\n"
             "nbformat.validate(new_notebook())\n"
             "print(sorted(m for m in ('jsonschema', 'rfc3987_syntax') if m in sys.modules))")
@@ -138,7 +139,7 @@ def test_build_kernel_started_early_is_the_one_papermill_runs_in(tmp_path):
 
 def test_tokens_stand_for_labels_in_any_language():
     from analysis.i18n import Translator
-    from analysis.plots.bilingual import Tokens
+    from analysis.plots import Tokens
 
     tokens = Tokens()
     kind = tokens("chart.interval_min_max", confidence="")
