@@ -316,9 +316,10 @@ class Report:
         cache = self.data.charts
         if cache is None:
             return self._draw_chart(name, self.lang)
-        if name not in cache:
-            cache[name] = plots.build_once(partial(self._draw_chart, name))
-        return cache[name].localized(self.lang)
+        key = (name, self.method, self.warmup, self.measure)  # the measured window
+        if key not in cache:
+            cache[key] = plots.build_once(partial(self._draw_chart, name))
+        return cache[key].localized(self.lang)
 
     def _draw_chart(self, name: str, lang):
         """Chart `name` with the labels of `lang` (a language, or ``plots.Tokens``)."""

@@ -52,8 +52,8 @@ class Prepared:
     changes: Changes | None = None  # the comparison with --baseline
     references: ReferenceRatios | None = None  # the matches of --references
     agreement: pd.DataFrame | None = None  # stats.method_agreement: the methods per case
-    #: charts built once for all the languages of a build (``plots.build_once``), by name;
-    #: None where data are not shared by languages (each chart built for its language)
+    #: charts built once for all the languages of a build (``plots.build_once``), by name
+    #: and settings; None where data are not shared by languages (each built for its own)
     charts: dict | None = None
 
     def frames(self) -> dict[str, pd.DataFrame]:

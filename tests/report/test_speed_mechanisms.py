@@ -181,3 +181,19 @@ def test_each_chart_is_built_once_for_both_languages_and_draws_as_if_built_for_e
     for (lang, chart), png in drawn.items():  # the same bytes as a chart of its own
         assert png == build.Report(alone, lang=lang).chart(chart).png(), (lang, chart)
     assert len(built) == len(drawn)  # the charts of their own were built each time
+
+
+def test_shared_charts_follow_each_reports_measured_window(tmp_path):
+    import importlib
+
+    from analysis.report import prepared
+
+    build = importlib.import_module("analysis.report.build")
+    synth.write_campaign(tmp_path / "logs", configs=((1, 1),), repeats=2)
+    prepared.save(prepared.compute(tmp_path / "logs"), tmp_path / "data")
+    shared = prepared.load(tmp_path / "data", wait_s=1)
+    windows = []
+    for warmup in (20, 50):
+        fig = build.Report(shared, "en", method="window", warmup=warmup).chart("trace")
+        windows.append([t.get_text() for t in fig.legends[0].get_texts()][-1])
+    assert windows[0] != windows[1] and "50" in windows[1], windows
