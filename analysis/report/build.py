@@ -41,7 +41,7 @@ from analysis.report import (
     vs_reference,
 )
 from analysis.report import html as H
-from analysis.report.caveats import headline_caveats
+from analysis.report.caveats import commit_text, headline_caveats
 from analysis.report.inputs import TopoInput
 from analysis.report.precision import precision_label
 from analysis.report.prepared import Prepared
@@ -534,6 +534,11 @@ class Report:
             items.append((tr("desc.benchmark"), tr("desc.builtin", model=names)))
         items.append((tr("desc.suite"), tr("desc.suite_value", version=__version__,
                                            commit=self.suite_commit or tr("report.unknown"))))
+        if self.campaign.name or self.campaign.commands:  # logs of a `dlperf run` campaign
+            ran = [commit_text(c, len(self.suite_commit), tr)
+                   for c in sorted(self.campaign.suite_commits)]
+            items.append((tr("desc.suite_ran"),
+                          tr.join(ran) if ran else tr("desc.suite_ran_unknown")))
         fws = sorted({str(x) for x in s["framework"].dropna()}) if len(s) else []
         for fw in fws:
             items.append((tr("desc.framework"), self._framework_text(fw)))

@@ -78,7 +78,7 @@ def headline_caveats(rep: Report) -> list[str]:
     if ran:
         out.append(cjk_spacing(tr(  # a commit beside Chinese is spaced, a full-width ）not
             "caveat.suite_commit", built=rep.suite_commit or tr("report.unknown"),
-            ran=tr.join([_commit_text(c, len(rep.suite_commit), tr) for c in ran]))))
+            ran=tr.join([commit_text(c, len(rep.suite_commit), tr) for c in ran]))))
     largest = [key for key, _ in tables.scaling_groups(rep.summary)
                if tables.is_largest_batch(key)]
     if largest:
@@ -96,7 +96,7 @@ def other_suite_commits(ran: set[str], built: str) -> list[str]:
     return [] if same else sorted(ran)
 
 
-def _commit_text(commit: str, length: int, tr) -> str:
+def commit_text(commit: str, length: int, tr) -> str:
     """'0123456 (with uncommitted changes)': a commit shortened as the build's is shown."""
     dirty = commit.endswith(DIRTY)
     short = commit.removesuffix(DIRTY)[:max(length, 7)]

@@ -54,3 +54,15 @@ def test_same_commit_needs_no_caveat(tmp_path):
     root = _campaign(tmp_path / "logs", built, dirty=False)
     text = _text(build(root, lang="en").caveats())
     assert "suite commit" not in text.lower() and "Few repeats" in text
+
+
+def test_the_descriptions_always_name_the_commit_that_ran_the_campaign(other_commit, tmp_path):
+    built = other_commit["en"].suite_commit
+    en = _text(other_commit["en"].section("descriptions"))
+    assert "DLPerf Suite commit that ran the campaign" in en and RAN[:len(built)] in en
+    zh = _text(other_commit["zh"].section("descriptions"))
+    assert "运行测试的 DLPerf Suite 提交" in zh and RAN[:len(built)] in zh
+    old = synth.write_campaign(tmp_path / "logs", configs=((1, 1),), repeats=2)
+    synth.write_markers(tmp_path / "logs", old)  # markers of a suite that did not record it
+    text = _text(build(tmp_path / "logs", lang="en").section("descriptions"))
+    assert "DLPerf Suite commit that ran the campaign</b>: not recorded" in text
