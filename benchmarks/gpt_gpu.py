@@ -5,7 +5,9 @@
 
 A case is a name of CASES followed by any technique suffixes of TECHNIQUES (``-bp`` bf16
 weights with fp32 master weights, ``-lc`` chunked logit layer + loss, ``-cg`` CUDA graphs,
-``-mat`` max-autotune, ``-flash`` / ``-cudnn`` attention kernel).
+``-mat`` max-autotune, ``-flash`` / ``-cudnn`` attention kernel; for DDP ``-gr16`` bf16
+gradient all-reduce, ``-sg`` static graph, ``-b100`` / ``-b400`` bucket MiB, ``-c4`` /
+``-m32`` etc. at most / at least that many NCCL thread blocks).
 
 Each case runs ``python -m torch.distributed.run --standalone --nproc_per_node N -m
 workloads.gpt ...`` (exactly what a campaign runs) at hidden 1536 x 16 layers, seq 2048,
@@ -70,13 +72,19 @@ for _mb, _gb in ((48, 96), (64, 64), (64, 128)):
         1, ["--micro-batch-size", str(_mb), "--global-batch-size", str(_gb), "--compile"])
 #: technique -> workload arguments, added to a case by a suffix ("compile32x2-bp-lc"): bf16
 #: weights with fp32 master weights, chunked logit layer and loss, max-autotune compilation,
-#: CUDA graphs (compile mode reduce-overhead), the flash or cuDNN attention kernel
+#: CUDA graphs (compile mode reduce-overhead), the flash or cuDNN attention kernel, and for
+#: DDP: the gradient all-reduce in bf16, a static graph, 100 or 400 MiB buckets, at most
+#: 2/4/8/16 or at least 16/24/32 thread blocks (SMs) per NCCL collective
 TECHNIQUES = {"bp": ["--param-dtype", "bf16"], "lc": ["--loss-chunk-tokens", "16384"],
               "mat": ["--compile-mode", "max-autotune-no-cudagraphs"],
               "cg": ["--compile-mode", "reduce-overhead"],
-              "flash": ["--sdpa-backend", "flash"], "cudnn": ["--sdpa-backend", "cudnn"]}
+              "flash": ["--sdpa-backend", "flash"], "cudnn": ["--sdpa-backend", "cudnn"],
+              "gr16": ["--grad-reduce-dtype", "bf16"], "sg": ["--ddp-static-graph"],
+              "b100": ["--ddp-bucket-mb", "100"], "b400": ["--ddp-bucket-mb", "400"],
+              **{f"c{n}": ["--nccl-max-ctas", str(n)] for n in (2, 4, 8, 16)},
+              **{f"m{n}": ["--nccl-min-ctas", str(n)] for n in (16, 24, 32)}}
 #: environment variables that change what is measured (recorded in the summary)
-TUNING_ENV = ("TORCHINDUCTOR_", "PYTORCH_CUDA_ALLOC_CONF", "CUDA_VISIBLE_DEVICES")
+TUNING_ENV = ("TORCHINDUCTOR_", "PYTORCH_CUDA_ALLOC_CONF", "CUDA_VISIBLE_DEVICES", "NCCL_")
 _ROW = re.compile(r"^\|\s*(\d+)\s*\|(.*)\|\s*$", re.M)
 
 

@@ -3,6 +3,7 @@ pipeline stage split; option checks; the printed log read back by the oneflow_gp
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -78,9 +79,33 @@ def test_keep_layers_drops_what_other_stages_own():
     (["--loss-chunk-tokens", "4096", "--pipeline-model-parallel-size", "2"], 4,
      "no FSDP"),
     (["--loss-chunk-tokens", "4096", "--data-parallel-impl", "fsdp"], 2, "no FSDP"),
+    (["--grad-reduce-dtype", "bf16", "--tensor-model-parallel-size", "2"], 4,
+     "--grad-reduce-dtype bf16 applies to DDP"),
+    (["--grad-reduce-dtype", "bf16", "--data-parallel-impl", "fsdp"], 2, "not to FSDP"),
+    (["--ddp-static-graph", "--global-batch-size", "32"], 2, "one micro-batch per iteration"),
 ])
 def test_inconsistent_sizes_are_named(argv, world, message):
     assert message in check(parse_args(argv), world)
+
+
+def test_ddp_bucket_size_must_be_positive(capsys):
+    assert parse_args(["--ddp-bucket-mb", "0.5"]).ddp_bucket_mb == 0.5
+    with pytest.raises(SystemExit):
+        parse_args(["--ddp-bucket-mb", "0"])
+    assert "must be > 0, got 0" in capsys.readouterr().err
+
+
+def test_nccl_thread_block_limits_reach_the_environment(monkeypatch):
+    from workloads.gpt.train import limit_nccl
+
+    monkeypatch.delenv("NCCL_MIN_CTAS", raising=False)
+    monkeypatch.setenv("NCCL_MAX_CTAS", "6")
+    limit_nccl(parse_args(["--nccl-min-ctas", "16"]), "gloo")
+    assert "NCCL_MIN_CTAS" not in os.environ
+    limit_nccl(parse_args(["--nccl-min-ctas", "16"]), "nccl")
+    assert os.environ["NCCL_MIN_CTAS"] == "16" and os.environ["NCCL_MAX_CTAS"] == "6"
+    limit_nccl(parse_args(["--nccl-max-ctas", "8"]), "nccl")
+    assert os.environ["NCCL_MAX_CTAS"] == "8"
 
 
 def test_sizes_fill_data_parallel_and_micro_batches():

@@ -61,6 +61,10 @@ def _worker(rank: int, world: int, port: int, argv: list[str], mode: str, out: s
             result["grads"] = {
                 n: (p.grad.full_tensor() if hasattr(p.grad, "full_tensor") else p.grad).clone()
                 for n, p in trainer.model.named_parameters()}
+            ddp = trainer.wrapped
+            if hasattr(ddp, "bucket_bytes_cap"):
+                result["ddp"] = {"bucket_bytes_cap": ddp.bucket_bytes_cap,
+                                 "static_graph": ddp.static_graph}
         torch.save(result, os.path.join(out, f"{rank}.pt"))
     finally:
         wdist.finish()
@@ -117,6 +121,42 @@ def test_data_parallel_gradients_equal_single_process(tmp_path):
     ranks = _launch(tmp_path, 2, ["--global-batch-size", "8"], mode="grad")
     for r in ranks:
         assert r["grads"].keys() == single.keys()
+        for name, g in single.items():
+            torch.testing.assert_close(r["grads"][name], g, rtol=1e-4, atol=1e-6, msg=name)
+
+
+def _bf16_exact(t: torch.Tensor) -> bool:
+    return torch.equal(t, t.to(torch.bfloat16).float())
+
+
+@pytest.mark.timeout(180)
+def test_bf16_gradient_all_reduce_sends_bf16_and_keeps_the_mean(tmp_path):
+    """--grad-reduce-dtype bf16: DDP averages the gradients in bf16 (each averaged gradient
+    is a bf16 value, cast back into the fp32 gradient), within bf16 rounding of the
+    1-process gradients (relative to each tensor's largest entry: halves that nearly cancel
+    keep their rounding error); the default fp32 all-reduce gives gradients that are not bf16
+    values (so the first check can fail)."""
+    single = _launch(tmp_path, 1, ["--global-batch-size", "8"], mode="grad")[0]["grads"]
+    fp32 = _launch(tmp_path, 2, ["--global-batch-size", "8"], mode="grad")[0]["grads"]
+    assert not all(_bf16_exact(g) for g in fp32.values())
+    for r in _launch(tmp_path, 2, ["--global-batch-size", "8", "--grad-reduce-dtype", "bf16"],
+                     mode="grad"):
+        for name, g in single.items():
+            got = r["grads"][name]
+            assert got.dtype == torch.float32 and _bf16_exact(got), name
+            # each rank's half rounded to bf16 (8 significant bits), then their sum
+            torch.testing.assert_close(got, g, rtol=2**-7, atol=2**-8 * float(g.abs().max()),
+                                       msg=name)
+
+
+@pytest.mark.timeout(120)
+def test_ddp_bucket_size_and_static_graph_reach_ddp(tmp_path):
+    """One micro-batch per rank (a static graph refuses accumulation under no_sync)."""
+    single = _launch(tmp_path, 1, ["--global-batch-size", "4"], mode="grad")[0]["grads"]
+    ranks = _launch(tmp_path, 2, ["--global-batch-size", "4", "--ddp-bucket-mb", "0.01",
+                                  "--ddp-static-graph"], mode="grad")
+    for r in ranks:
+        assert r["ddp"] == {"bucket_bytes_cap": int(0.01 * 2**20), "static_graph": True}
         for name, g in single.items():
             torch.testing.assert_close(r["grads"][name], g, rtol=1e-4, atol=1e-6, msg=name)
 

@@ -13,6 +13,14 @@ SDPA_BACKENDS = ("auto", "cudnn", "flash", "efficient")
 COMPILE_MODES = ("default", "max-autotune-no-cudagraphs", "reduce-overhead", "max-autotune")
 
 
+def positive_float(text: str) -> float:
+    """A number > 0, else argparse's one-line error."""
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m workloads.gpt",
@@ -38,6 +46,23 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--data-parallel-impl", choices=("auto", "ddp", "fsdp"), default="auto",
                    help="auto: DDP for data parallelism alone, FSDP2 (fully_shard) with tensor "
                         "or pipeline parallelism")
+    g.add_argument("--grad-reduce-dtype", choices=("fp32", "bf16"), default="fp32",
+                   help="dtype of DDP's gradient all-reduce: fp32, or bf16 (half the bytes; "
+                        "each bucket is cast to bf16, averaged in bf16 and cast back into "
+                        "the fp32 gradients)")
+    g.add_argument("--ddp-bucket-mb", type=positive_float, default=25.0,
+                   help="DDP gradient bucket size in MiB (bigger: fewer, longer all-reduces)")
+    g.add_argument("--nccl-max-ctas", type=non_negative_int, default=0,
+                   help="at most this many thread blocks (SMs) per NCCL collective "
+                        "(NCCL_MAX_CTAS; fewer leave more SMs to the compute that an "
+                        "overlapped all-reduce runs beside); 0: NCCL's choice, or the "
+                        "environment's NCCL_MAX_CTAS")
+    g.add_argument("--nccl-min-ctas", type=non_negative_int, default=0,
+                   help="at least this many thread blocks per NCCL collective (NCCL_MIN_CTAS; "
+                        "more move a bucket sooner); 0: NCCL's choice or the environment's")
+    g.add_argument("--ddp-static-graph", action="store_true",
+                   help="DDP static_graph=True: bucket order and hooks fixed after the first "
+                        "iteration (one micro-batch per iteration only)")
 
     g = p.add_argument_group("run length and printing")
     g.add_argument("--train-iters", type=positive_int, default=30)
@@ -94,6 +119,14 @@ def check(args: argparse.Namespace, world_size: int) -> str | None:
     if args.param_dtype == "bf16" and (args.precision != "bf16" or world_size > 1):
         return ("--param-dtype bf16 needs --precision bf16 and one process (parallel layouts "
                 "keep fp32 weights under bf16 autocast)")
+    impl = args.data_parallel_impl
+    if args.grad_reduce_dtype == "bf16" and dp > 1 and (
+            impl == "fsdp" or (impl == "auto" and (tp > 1 or pp > 1))):
+        return ("--grad-reduce-dtype bf16 applies to DDP (data parallelism alone or "
+                "--data-parallel-impl ddp), not to FSDP")
+    if args.ddp_static_graph and gbs > per_step:
+        return ("--ddp-static-graph needs one micro-batch per iteration (DDP's static graph "
+                "cannot accumulate gradients under no_sync)")
     fsdp = dp > 1 and (pp > 1 or args.data_parallel_impl == "fsdp")
     if args.loss_chunk_tokens and (tp > 1 or fsdp):
         return ("--loss-chunk-tokens needs the whole logit layer on the last stage: "

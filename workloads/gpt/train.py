@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import resource
 import sys
 import time
@@ -29,6 +30,7 @@ from workloads.gpt.master_weights import MasterWeights
 from workloads.gpt.model import GPT, GPTConfig, lm_loss
 from workloads.gpt.options import check, parse_args
 from workloads.gpt.parallel import (
+    DDPTuning,
     Layout,
     all_reduce_mean,
     apply_data_parallel,
@@ -49,6 +51,17 @@ def choose_attention(backend: str) -> None:
     cuda.enable_cudnn_sdp(backend == "cudnn")
     cuda.enable_flash_sdp(backend == "flash")
     cuda.enable_mem_efficient_sdp(backend == "efficient")
+
+
+def limit_nccl(args, backend: str) -> None:
+    """--nccl-min-ctas / --nccl-max-ctas as NCCL_MIN_CTAS / NCCL_MAX_CTAS, which NCCL reads
+    when the process group starts."""
+    if backend != "nccl":
+        return
+    for name, value in (("NCCL_MIN_CTAS", args.nccl_min_ctas),
+                        ("NCCL_MAX_CTAS", args.nccl_max_ctas)):
+        if value:
+            os.environ[name] = str(value)
 
 
 def build_model(args, layout: Layout, device: torch.device) -> GPT:
@@ -106,7 +119,9 @@ class Trainer:
         if impl == "auto":  # DDP's reducer asserts on pipelined no_sync backward passes
             impl = "fsdp" if layout.tp > 1 or layout.pp > 1 else "ddp"
         self.impl = impl
-        self.wrapped = apply_data_parallel(self.model, layout, impl, device)
+        self.wrapped = apply_data_parallel(
+            self.model, layout, impl, device,
+            DDPTuning(args.ddp_bucket_mb, args.ddp_static_graph, args.grad_reduce_dtype))
         self.vocab_parallel = layout.tp > 1 and layout.pp == 1
         self.loss_fn = self._loss_function()
         self.master = MasterWeights(self.model) if args.param_dtype == "bf16" else None
@@ -189,7 +204,11 @@ def _arguments(args, denv: DistEnv, layout: Layout, trainer_impl: str) -> dict:
         "num_accumulation_steps": args.num_micro_batches,
         "data_parallel_size": layout.dp, "tensor_model_parallel_size": layout.tp,
         "pipeline_model_parallel_size": layout.pp, "pipeline_schedule": args.pipeline_schedule,
-        "data_parallel_impl": trainer_impl, "num_nodes": denv.num_nodes,
+        "data_parallel_impl": trainer_impl, "grad_reduce_dtype": args.grad_reduce_dtype,
+        "ddp_bucket_mb": args.ddp_bucket_mb, "ddp_static_graph": args.ddp_static_graph,
+        "nccl_min_ctas": os.environ.get("NCCL_MIN_CTAS", "auto"),
+        "nccl_max_ctas": os.environ.get("NCCL_MAX_CTAS", "auto"),
+        "num_nodes": denv.num_nodes,
         "num_gpus_per_node": denv.local_world_size, "bf16": args.precision == "bf16",
         "fp16": False, "param_dtype": args.param_dtype,
         "loss_chunk_tokens": args.loss_chunk_tokens,
@@ -251,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         device = wdist.resolve_device(args.device, denv)
         backend = wdist.resolve_backend(args.dist_backend, device)
         choose_attention(args.sdpa_backend)
+        limit_nccl(args, backend)
         wdist.init(denv, backend, device)
         try:
             return train(args, denv, device)
