@@ -134,7 +134,12 @@ def test_h200_campaign_figures(campaign):
     assert round(pp["bubble_imbalanced"] * 100, 1) == 19.0
     assert round(pp["efficiency_vs_dp"] * 100, 1) == 89.5
     assert pp["memory_sampled_mib"] == 54003  # the fuller GPU: the last stage (README)
-    assert (campaign["reason"] == "").all()
+    # the campaign has no DP4 case of the larger model: its 4-GPU cases say so
+    no_dp = campaign.index[campaign["reason"] != ""]
+    assert sorted(no_dp) == ["2D_2x2x1_16_2304x24", "MP_1x4x1_8_2304x24", "MP_PP_1x2x2_64_2304x24"]
+    assert set(campaign.loc[no_dp, "reason"]) == {"no DP case of this model at 4 GPUs"}
+    assert round(eff["MP_PP_1x2x2_64_2304x24"] * 100, 1) == 62.8
+    assert round(campaign.loc["DP_PP_1x1x4_64_1536x16", "bubble_measured"] * 100, 1) == 37.9
 
 
 def test_nullable_dtypes_and_a_comparison_case_without_throughput():
