@@ -488,10 +488,11 @@ class Report:
                 out.append(H.para(tr("env.same_host", runs=len(mine), host=names), "dlperf-note"))
             out.append(f"<h4>{H.esc(tr('env.hardware'))}</h4>")
             out.append(_definition_list(_merge_lines(
-                [envinfo.hardware_lines(r, tr) for r in records])))
+                [envinfo.hardware_lines(r, tr) for r in records]), tr("punct.colon")))
             out.append(f"<h4>{H.esc(tr('env.software'))}</h4>")
             out.append(_definition_list(_merge_lines(
-                [envinfo.software_lines(r, tr, self.used_packages) for r in records])))
+                [envinfo.software_lines(r, tr, self.used_packages) for r in records]),
+                tr("punct.colon")))
             for host in group:
                 for text in dict.fromkeys(inputs.env_topology_text(e.record)
                                           for e in host.records):
@@ -554,7 +555,8 @@ class Report:
             items.append((tr("desc.iterations"),
                           tr("desc.iterations_value", iterations=iters, warmup=warm)
                           if warm not in (None, "") else str(iters)))
-        text = [f"<b>{H.esc(k)}</b>: {H.md_inline(v)}" for k, v in items]
+        colon = H.esc(tr("punct.colon"))
+        text = [f"<b>{H.esc(k)}</b>{colon}{H.md_inline(v)}" for k, v in items]
         groups = tables.scaling_groups(s) if len(s) else []
         devices = sorted({int(d) for d in s["num_devices"].dropna()}) if len(s) else []
         if groups:
@@ -669,7 +671,8 @@ class Report:
                              " ".join(f"{k}={v}" for k, v in spec["env"].items())))
         if settings:
             out.append(f"<h3>{H.esc(tr('scripts.settings'))}</h3>")
-            out.append(_definition_list(settings, code_values={tr("scripts.env")}))
+            out.append(_definition_list(settings, tr("punct.colon"),
+                                        code_values={tr("scripts.env")}))
         same, differ = self.workload_options()
         if same:
             out.append(f"<h4>{H.esc(tr('scripts.options'))}</h4>")
@@ -776,10 +779,12 @@ def _merge_lines(per_record: list[list[tuple[str, str]]]) -> list[tuple[str, str
     return [(k, " | ".join(v)) for k, v in merged.items()]
 
 
-def _definition_list(lines: list[tuple[str, str]], code_values=()) -> str:
-    """'<b>label</b>: value' bullets (values escaped; in <code> for labels in code_values)."""
-    return H.bullets([f"<b>{H.esc(k)}</b>: " + (f"<code>{H.esc(v)}</code>" if k in code_values
-                                                 else H.esc(v)) for k, v in lines], escape=False)
+def _definition_list(lines: list[tuple[str, str]], colon: str, code_values=()) -> str:
+    """'<b>label</b>: value' bullets, `colon` the language's ("：" in Chinese; values
+    escaped; in <code> for labels in code_values)."""
+    return H.bullets([f"<b>{H.esc(k)}</b>{H.esc(colon)}" + (
+        f"<code>{H.esc(v)}</code>" if k in code_values else H.esc(v)) for k, v in lines],
+        escape=False)
 
 
 def _display_path(p: Path, root: Path) -> str:
