@@ -18,7 +18,7 @@ from itertools import repeat
 from operator import itemgetter
 
 from analysis.lean.clock import microseconds
-from analysis.lean.read import LeanRead
+from analysis.lean.read import ZERO_DIGITS, LeanRead
 from analysis.lean.sniff import HEAD, head_is
 from analysis.logtext import contains
 from analysis.parsers._fields import dll_parameter_fields, parse_parameters, to_int
@@ -30,8 +30,6 @@ MARKER = b"DLL "
 SKIP, FIRST, LAST = 5, 20, 120
 #: A memory line anywhere: the full path reads the whole log for its peak.
 LATE_MARKER = b"memory_max_allocated"
-#: Digits to 0: a line's shape (one set of shapes is checked per log, not each line).
-ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 #: The shape of a usual training line (a subset of what the full reader takes), and of the
 #: PARAMETER line.
 _TRAIN_SHAPE = re.compile(rb"DLL 0000-00-00 00:00:00\.000000 - Epoch: 0 Iteration: 0+  "

@@ -16,7 +16,7 @@ from itertools import repeat
 from operator import itemgetter
 
 from analysis.layout import normalize_model
-from analysis.lean.read import LeanRead
+from analysis.lean.read import ZERO_DIGITS, LeanRead
 from analysis.lean.sniff import HEAD, head_is
 from analysis.logtext import contains
 from analysis.parsers._fields import oneflow_dump_field
@@ -36,7 +36,6 @@ MARKER = TRAIN_ANCHOR
 FIRST, LAST = 20, 120
 #: An nvidia-smi block anywhere: the full path reads the whole log for its peak.
 LATE_MARKER = b"memory.used ["
-ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 _N = rb"0+\.?0*"
 #: The shape of a usual training line (digits as 0, the digits of "top_1" and "top_5" as
 #: letters first; a subset of the full reader's `RULE_LINE`: plain non-negative numbers and

@@ -1,12 +1,12 @@
-"""What a lean reader gives for one log, and the reading of lines from the top of a log."""
+"""What a lean reader gives for one log."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-#: Bytes of the first chunk split into lines (~130 training lines of ~120 bytes and a header).
-FIRST_CHUNK = 32 << 10
+#: Digits to 0: a line's shape (the lean readers check one shape per distinct line, not
+#: each line).
+ZERO_DIGITS = bytes.maketrans(b"123456789", b"000000000")
 
 
 @dataclass(frozen=True)
@@ -27,14 +27,3 @@ class LeanRead:
         """The DLPerf rule's figure for a global batch, computed as the full path does."""
         value = global_batch * self.iterations / self.elapsed
         return round(value, 2) if self.rounded else value
-
-
-def lines(data: bytes, first_chunk: int = FIRST_CHUNK) -> Iterator[bytes]:
-    """The lines of `data` from the top (without their line ends), split a chunk at a time:
-    the first about `first_chunk` bytes, each next twice as large (readers stop early)."""
-    start, size, n = 0, first_chunk, len(data)
-    while start < n:
-        end = data.find(b"\n", start + size)
-        end = n if end < 0 else end
-        yield from data[start:end].split(b"\n")
-        start, size = end + 1, size * 2

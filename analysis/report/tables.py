@@ -78,7 +78,7 @@ def interval_header(group: pd.DataFrame, tr: Translator) -> str:
 def memory_text(median, peak, flag, tr: Translator) -> str:
     """'13,421' or, when this column's largest repeat stands out (the case is flagged and
     its peak is more than stats' MEMORY_FLAG_ABOVE over the median), '13,421 (max 18,161)'."""
-    from analysis.stats.summary import MEMORY_FLAG_ABOVE
+    from analysis.stats.case_stats import MEMORY_FLAG_ABOVE
 
     if pd.isna(median):
         return "-"

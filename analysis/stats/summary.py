@@ -9,7 +9,6 @@ import pandas as pd
 from analysis import schema
 from analysis.collect import ParseResult
 from analysis.stats import case_stats, gpt_flops
-from analysis.stats.case_stats import MEMORY_FLAG_ABOVE  # noqa: F401  (report.tables reads it here)
 from analysis.stats.per_run import _case_key, run_throughput
 
 SUMMARY = schema.SUMMARY
