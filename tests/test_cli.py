@@ -68,3 +68,16 @@ def test_parse_writes_observations_runs_and_problems(dlperf_exe, data_dir, tmp_p
         assert f"{len(obs)} observations from {len(runs)} runs" in r.stdout
         assert {"run_id", "line", "step", "timestamp", "metric", "value", "unit"} <= set(obs.columns)
         assert obs["metric"].isin(["throughput", "loss"]).any()
+
+
+def test_urllib3s_pysocks_warning_does_not_reach_the_user():
+    """requests loads urllib3's SOCKS support for a configured proxy; without PySocks urllib3
+    warns on import, and a Ctrl-C during a report's start-up let that line through."""
+    import subprocess
+    import sys
+
+    code = ("from analysis.cli import main\n"
+            "try:\n    main(['env', '--help'])\nexcept SystemExit:\n    pass\n"
+            "try:\n    import urllib3.contrib.socks\nexcept ImportError:\n    pass\n")
+    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stderr
+    assert "SOCKS support" not in err

@@ -16,6 +16,7 @@ import pkgutil
 import select
 import sys
 import traceback
+import warnings
 
 from analysis.cli._options import HelpFormatter
 from analysis.errors import DLPerfError, LogProblemError, UsageError
@@ -120,8 +121,15 @@ def _tolerant_streams() -> None:
             continue
 
 
+#: Third-party warnings that say nothing to a `dlperf` user (urllib3 warns, when requests
+#: loads its SOCKS support for a configured proxy, that PySocks is not installed).
+QUIET_WARNINGS = (r"SOCKS support in urllib3 requires",)
+
+
 def main(argv: list[str] | None = None) -> int:
     _tolerant_streams()
+    for message in QUIET_WARNINGS:
+        warnings.filterwarnings("ignore", message=message)
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         # the command comes first (`dlperf` has no options of its own but -h)
