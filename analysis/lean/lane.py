@@ -16,7 +16,7 @@ from analysis.lean import dll_pytorch, oneflow_cnn
 from analysis.lean.cache import FolderStore
 from analysis.lean.read import LeanRead
 from analysis.lean.sniff import HEAD
-from analysis.logtext import has_launcher_tags, max_log_bytes
+from analysis.logtext import BYTES_PER_LINE, has_launcher_tags, max_log_bytes
 from analysis.stats import case_stats
 from analysis.user_meta import FOLDER_FILE, STEM_SUFFIX
 
@@ -38,8 +38,8 @@ def read_log(path: str, limit: int) -> LeanRead | None:
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
-            if size > limit or size > limit // 32:
-                return None  # the full path reads what it can and says so
+            if size > limit // BYTES_PER_LINE:
+                return None  # may pass the full path's byte or line cap: it reads what it can and says so
             data = fh.read(size + 1)  # a buffer of the cap's size would cost more than reading
     except OSError:
         return None
