@@ -6,14 +6,14 @@ datetime lacks its fraction when the microseconds are 0. :func:`read` splits eve
 of a log into a step kind, step numbers, a timestamp and (name, value, unit) triples and
 returns them grouped per (kind, name, unit) as arrays, plus the PARAMETER dump.
 
-Speed: the training lines of one file nearly always share one *shape* — the same step
-labels, metric names, units and separators; only the numbers differ. The first line of a
-shape becomes a token template (split on single spaces) and every DLL line with the same
-number of spaces is checked against it with numpy: constant tokens byte-equal, numbers
-well formed. Matching lines are converted in bulk (datetimes and decimals by digit
-arithmetic, anything unusual through ``float``). Lines of no template shape (PARAMETER,
-epoch, summary and validation lines, odd lines) take the per-line general path, which is
-the reference the fast path agrees with (the tests compare both).
+Speed: the training lines of one file nearly always share one *shape* (the text with
+every run of digits written as one ``0``, :mod:`analysis.parsers._shapes`). The first
+line of a shape becomes a token template, read by the general path; the other lines of the
+shape differ only in their digits, so they are read as token columns (``int``, ``float``
+and one vectorised datetime conversion) — the same values the general path gives. Lines
+of a shape the template does not cover in every token (PARAMETER, a value spelled ``nan``,
+a time of another width, few lines) take the per-line general path, the reference
+(the tests compare both).
 """
 
 from __future__ import annotations
@@ -30,7 +30,17 @@ from analysis.layout import meta_from_path
 from analysis.logtext import LogText
 from analysis.parsers._fields import dll_parameter_fields, parse_parameters, to_int
 from analysis.parsers._scan import line_matches
-from analysis.parsers._words import _BYTE_MASK, _HIGH, _LOW, _U, _equal
+from analysis.parsers._shapes import (
+    DECIMAL_SHAPES,
+    datetime_columns,
+    floats,
+    has_digit,
+    ints,
+    line_shapes,
+    rows_by_shape,
+    token_columns,
+    unix_seconds,
+)
 from analysis.parsers.base import ParsedLog, line_batches
 from analysis.problems import Problem
 
@@ -55,11 +65,7 @@ _STEPS = (
 _ROLES = ("epoch", "step", "val_step")
 _INT_TOKEN = re.compile(rb"(\D*)(\d+)(\D*)")
 _NAN_WORDS = {b"nan", b"NaN", b"-nan", b"None", b"none", b"null", b"NULL"}
-_POW10 = 10 ** np.arange(19, dtype=np.int64)
-_POW10F = 10.0 ** np.arange(19)
-_FAST_MIN_LINES = 32  # fewer remaining lines than this: the general path is cheaper
-_MAX_SHAPES = 6
-_CHUNK_LINES = 1 << 14
+_FAST_MIN_LINES = 4  # fewer lines of one shape than this: the general path is cheaper
 
 
 def number(tok: bytes) -> float | None:
@@ -68,59 +74,6 @@ def number(tok: bytes) -> float | None:
         return float(tok)
     except ValueError:
         return float("nan") if tok.strip() in _NAN_WORDS else None
-
-
-# --- datetimes --------------------------------------------------------------------------
-
-def _civil_us(date: np.ndarray, time: np.ndarray, time_width: np.ndarray):
-    """Microseconds since the epoch (naive = UTC) from (n,10) date and (n,15) time bytes.
-
-    Returns (us int64, ok bool): ok is False where a field is out of range or malformed.
-    """
-    n = len(date)
-    d = date.astype(np.int64) - 48
-    t = time.astype(np.int64) - 48
-    ok = ((date[:, 4] == 45) & (date[:, 7] == 45) & (time[:, 2] == 58) & (time[:, 5] == 58))
-    ok &= ((d[:, [0, 1, 2, 3, 5, 6, 8, 9]] >= 0) & (d[:, [0, 1, 2, 3, 5, 6, 8, 9]] <= 9)).all(1)
-    ok &= ((t[:, [0, 1, 3, 4, 6, 7]] >= 0) & (t[:, [0, 1, 3, 4, 6, 7]] <= 9)).all(1)
-    y = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
-    mo = d[:, 5] * 10 + d[:, 6]
-    dd = d[:, 8] * 10 + d[:, 9]
-    hh = t[:, 0] * 10 + t[:, 1]
-    mi = t[:, 3] * 10 + t[:, 4]
-    ss = t[:, 6] * 10 + t[:, 7]
-    ok &= (mo >= 1) & (mo <= 12) & (dd >= 1) & (dd <= 31) & (hh < 24) & (mi < 60) & (ss <= 60)
-    # fraction: '.' then 1..6 digits, read left-aligned (".47" = 470000 us)
-    frac_cols = t[:, 9:15]
-    k = np.arange(6)
-    inside = k < (time_width - 9)[:, None]
-    has_frac = time_width > 8
-    ok &= ~has_frac | ((time[:, 8] == 46) & (time_width >= 10) & (time_width <= 15))
-    ok &= ~has_frac | ~(inside & ((frac_cols < 0) | (frac_cols > 9))).any(1)
-    ok &= (time_width == 8) | has_frac
-    us_frac = np.where(inside & has_frac[:, None], frac_cols, 0) @ (10 ** (5 - k))
-    yy = y - (mo <= 2)
-    era = yy // 400
-    yoe = yy - era * 400
-    doy = (153 * ((mo + 9) % 12) + 2) // 5 + dd - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    days = era * 146097 + doe - 719468
-    secs = days * 86400 + hh * 3600 + mi * 60 + ss
-    us = secs * 1_000_000 + us_frac
-    return (us if n else np.empty(0, np.int64)), ok
-
-
-def unix_seconds(datetimes: list[bytes]) -> np.ndarray:
-    """``YYYY-MM-DD HH:MM:SS[.ffffff]`` strings (naive, read as UTC) → unix seconds; NaN if bad."""
-    if not datetimes:
-        return np.empty(0, np.float64)
-    arr = np.array(datetimes, dtype="S26")
-    m = np.frombuffer(arr.tobytes(), dtype=np.uint8).reshape(len(arr), 26)
-    width = np.char.str_len(arr).astype(np.int64) - 11
-    us, ok = _civil_us(m[:, :10], m[:, 11:26], width)
-    out = us / 1e6
-    out[~ok] = np.nan
-    return out
 
 
 # --- results ------------------------------------------------------------------------------
@@ -204,22 +157,12 @@ def parse_line(line: bytes):
 
 
 # --- fast path: one shape at a time ---------------------------------------------------------
-#
-# Tokens are walked left to right for all lines of a chunk at once: a constant token (with
-# its separating space) is compared as little-endian 8-byte words read at any offset through
-# an unaligned uint64 view of the data; a number token is read as a 16-byte window whose
-# first space/newline gives its width. Lines that do not follow the template in every token
-# are left to the general path.
-
-_WIN = 16  # bytes read for a number token; wider tokens are measured again and use float()
-_WIDE = 48
-_TAIL = 64  # lines ending this close to the end of the data take the general path
-
 
 @dataclass
 class _Template:
     kind: str
-    tokens: list  # ("const", bytes) | ("date",) | ("time",) | ("int", role, pre, suf) | ("float",)
+    tokens: list  # per space-separated token: ("const", bytes) | ("date",) | ("time",) |
+    #              ("int", role, pre, suf) | ("float",)
     metrics: list  # (name, unit) per float token, in order
 
 
@@ -247,316 +190,88 @@ def _template(line: bytes):
         spec[i + 2] = ("float",)
         names.append((name.decode("utf-8", "replace"), unit.decode("utf-8", "replace")))
         i += 3 + (1 if unit else 0)
-    return _Template(kind=kind, tokens=_merge_constants(spec), metrics=names)
-
-
-def _merge_constants(spec: list) -> list:
-    """Join runs of constant tokens (with their separating spaces) into one constant."""
-    out: list = []
-    for tok in spec:
-        if tok[0] == "const" and out and out[-1][0] == "const":
-            out[-1] = ("const", out[-1][1] + b" " + tok[1])
-        else:
-            out.append(tok)
-    return out
-
-
-_ZEROS = _U(0x3030303030303030)
-_SEVEN6 = _U(0x7676767676767676)
-#: '0' bytes in the 8 - w low bytes: right-aligns a w-digit token for _swar8
-_FILL = np.array([0x3030303030303030 & ((1 << (8 * (8 - w))) - 1) for w in range(9)], np.uint64)
-_SHIFT = np.array([8 * (8 - w) if w else 0 for w in range(9)], dtype=np.uint64)
-
-
-def _swar8(x: np.ndarray):
-    """Eight ASCII digits per uint64 (first digit in the low byte) → (value, all digits)."""
-    t = x - _ZEROS
-    ok = (((t + _SEVEN6) | t) & _HIGH) == 0
-    t = (t * _U(10) + (t >> _U(8))) & _U(0x00FF00FF00FF00FF)
-    t = (t * _U(100) + (t >> _U(16))) & _U(0x0000FFFF0000FFFF)
-    t = (t * _U(10000) + (t >> _U(32))) & _U(0xFFFFFFFF)
-    return t.astype(np.int64), ok
-
-
-def _digits(x: np.ndarray, w: np.ndarray):
-    """The first `w` (1..8) bytes of each word as a decimal integer: (value, ok)."""
-    wc = np.clip(w, 0, 8)
-    v, ok = _swar8((x << _SHIFT[wc]) | _FILL[wc])
-    return v, ok & (w >= 1) & (w <= 8)
-
-
-def _first_space(x: np.ndarray) -> np.ndarray:
-    """Index (0..7) of the first space byte in each word, 8 when none."""
-    y = x ^ _U(0x2020202020202020)
-    marks = (y - _LOW) & ~y & _HIGH
-    low = marks & (~marks + _U(1))
-    # low is 0x80 << 8k: its float64 exponent is 7 + 8k (+1023 bias)
-    k = ((low.astype(np.float64).view(np.int64) >> 52) - 1030) // 8
-    return np.where(low == 0, 8, k)
-
-
-def _short_decimals(x: np.ndarray, w: np.ndarray):
-    """Plain decimals ``-?\\d*\\.?\\d*`` of at most 8 bytes, one uint64 each: (values, ok).
-
-    The mantissa is exact and 10**frac is exact, so one IEEE division gives the correctly
-    rounded value: exactly what float() returns.
-    """
-    neg = (x & _U(0xFF)) == _U(45)
-    x = np.where(neg, x >> _U(8), x)
-    w = w - neg
-    wc = np.clip(w, 0, 8)
-    y = x ^ _U(0x2E2E2E2E2E2E2E2E)
-    marks = (y - _LOW) & ~y & _HIGH
-    low = marks & (~marks + _U(1))
-    d = np.where(low == 0, 8, ((low.astype(np.float64).view(np.int64) >> 52) - 1030) // 8)
-    d = np.minimum(d, wc)  # dot position, = w when none
-    has_dot = d < wc
-    dc = np.clip(d, 0, 7)
-    low = x & _BYTE_MASK[dc]
-    high = (x >> (_U(8) * dc.astype(np.uint64))) >> _U(8)
-    merged = np.where(has_dot, low | (high << (_U(8) * dc.astype(np.uint64))), x)
-    nd = wc - has_dot
-    mant, ok = _digits(merged, nd)
-    frac = np.where(has_dot, wc - 1 - d, 0)
-    vals = mant / _POW10F[np.clip(frac, 0, 18)]
-    vals = np.where(neg, -vals, vals)
-    return vals, ok & (w >= 1)
-
-
-def _long_decimals(mat: np.ndarray, width: np.ndarray):
-    """Plain decimals of 9..15 bytes from an (n, 16) byte matrix: (values, simple)."""
-    cols = np.arange(mat.shape[1])
-    inside = cols < width[:, None]
-    sub = mat - np.uint8(48)
-    isdig = (sub < 10) & inside
-    isdot = (mat == 46) & inside
-    neg = mat[:, 0] == 45
-    other = inside & ~isdig & ~isdot
-    other[:, 0] &= ~neg
-    ndig = isdig.sum(1)
-    has_dot = isdot.any(1)
-    simple = ~other.any(1) & (isdot.sum(1) <= 1) & (ndig >= 1) & (ndig <= 15)
-    dot = np.where(has_dot, isdot.argmax(1), width)
-    expo = (width - 1)[:, None] - cols - ((cols < dot[:, None]) & has_dot[:, None])
-    np.clip(expo, 0, 18, out=expo)
-    mant = (np.where(isdig, sub, 0) * _POW10F[expo]).sum(1)
-    frac = np.clip(np.where(has_dot, width - 1 - dot, 0), 0, 18)
-    vals = mant / _POW10F[frac]
-    vals[neg] = -vals[neg]
-    return vals, simple
-
-
-def _slow_numbers(data: bytes, start: np.ndarray, end: np.ndarray):
-    vals = np.empty(len(start), np.float64)
-    ok = np.ones(len(start), bool)
-    for j, (a, b) in enumerate(zip(start.tolist(), end.tolist(), strict=True)):
-        v = number(data[a:b]) if b > a else None
-        ok[j] = v is not None
-        vals[j] = np.nan if v is None else v
-    return vals, ok
-
-
-def _var_token(u64, pos, e, last):
-    """First word and width of a number token at `pos`: (word, width, ok)."""
-    x0 = u64[pos]
-    if last:
-        width = e - pos
-        first = _first_space(x0)
-        ok = (width >= 1) & (first >= np.minimum(width, 8))
-        return x0, width, ok & (width <= 8)
-    width = _first_space(x0)
-    far = np.flatnonzero(width == 8)
-    if len(far):
-        for off in range(8, _WIDE, 8):
-            wf = _first_space(u64[pos[far] + off])
-            width[far] = off + wf
-            far = far[wf == 8]
-            if not len(far):
-                break
-        width[far] = -1
-    ok = (width >= 1) & (pos + width < e)
-    return x0, width, ok
-
-
-def _timestamps(u64: np.ndarray, s: np.ndarray, tw: np.ndarray):
-    """Unix seconds of fast-path lines from the datetime at s + 4 (time token width `tw`)."""
-    w0, w1, w2 = u64[s + 4], u64[s + 12], u64[s + 20]
-
-    def digits(w, positions):
-        mask = _U(sum(0xFF << (8 * p) for p in positions))
-        t = w - (_ZEROS & mask)
-        return t, ((((t + _SEVEN6) | t) & _HIGH & mask) == 0)
-
-    def seps(w, spec):
-        mask = _U(sum(0xFF << (8 * p) for p, _ in spec))
-        return (w & mask) == _U(sum(c << (8 * p) for p, c in spec))
-
-    t0, ok = digits(w0, (0, 1, 2, 3, 5, 6))
-    t1, ok1 = digits(w1, (0, 1, 3, 4, 6, 7))
-    t2, ok2 = digits(w2, (1, 2))
-    ok &= ok1 & ok2 & seps(w0, ((4, 45), (7, 45))) & seps(w1, ((2, 32), (5, 58)))
-    ok &= seps(w2, ((0, 58),))
-
-    def b(t, i):
-        return ((t >> _U(8 * i)) & _U(0xFF)).astype(np.int64)
-
-    y = b(t0, 0) * 1000 + b(t0, 1) * 100 + b(t0, 2) * 10 + b(t0, 3)
-    mo, dd = b(t0, 5) * 10 + b(t0, 6), b(t1, 0) * 10 + b(t1, 1)
-    hh, mi, ss = b(t1, 3) * 10 + b(t1, 4), b(t1, 6) * 10 + b(t1, 7), b(t2, 1) * 10 + b(t2, 2)
-    nf = tw - 9
-    frac, okf = _digits(u64[s + 24], nf)
-    has = tw > 8
-    ok &= (tw == 8) | (has & okf & (((w2 >> _U(24)) & _U(0xFF)) == _U(46)))
-    us_frac = np.where(has, frac * _POW10[np.clip(6 - nf, 0, 6)], 0)
-    ok &= (mo >= 1) & (mo <= 12) & (dd >= 1) & (dd <= 31) & (hh < 24) & (mi < 60) & (ss <= 60)
-    yy = y - (mo <= 2)
-    era = yy // 400
-    yoe = yy - era * 400
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + (153 * ((mo + 9) % 12) + 2) // 5 + dd - 1
-    secs = (era * 146097 + doe - 719468) * 86400 + hh * 3600 + mi * 60 + ss
-    return (secs * 1_000_000 + us_frac) / 1e6, ok
-
-
-def _scan_chunk(data: bytes, u64: np.ndarray, s: np.ndarray, e: np.ndarray, tpl: _Template):
-    """Match lines [s, e) against `tpl`: (matched mask, (timestamps, ints, values) of matches)."""
-    n = len(s)
-    pos = s.copy()
-    good = np.ones(n, bool)
-    ntok = len(tpl.tokens)
-    ints, values = {}, []
-    # tokens 0-2 ("DLL", date, time): 'DLL ' is known, the datetime is read in _timestamps
-    tw = _first_space(u64[s + 23]) + 8
-    good &= tw < 16
-    pos = s + 16 + tw
-    for k, spec in enumerate(tpl.tokens[3:], start=3):
-        last = k == ntok - 1
-        np.minimum(pos, e, out=pos)
-        if spec[0] == "const":
-            expect = spec[1] if last else spec[1] + b" "
-            if expect:
-                good &= _equal(u64, pos, expect)
-            if last:
-                good &= pos + len(expect) == e
-            pos = pos + len(expect)
-            continue
-        x0, width, ok = _var_token(u64, pos, e, last)
-        good &= ok
-        kind = spec[0]
-        if kind == "int":
-            _, role, pre, suf = spec
-            if pre:
-                good &= _equal(u64, pos, pre)
-            if suf:
-                good &= _equal(u64, np.maximum(pos + width - len(suf), pos), suf)
-            xi = u64[pos + len(pre)] if pre else x0
-            ints[role], ok_int = _digits(xi, width - len(pre) - len(suf))
-            good &= ok_int
-        else:
-            vals, simple = _short_decimals(x0, width)
-            simple &= width <= 8
-            mid = np.flatnonzero(good & ~simple & (width > 8) & (width < _WIN))
-            if len(mid):
-                mat = u64[pos[mid][:, None] + np.array([0, 8])].view(np.uint8).reshape(len(mid), 16)
-                v2, ok2 = _long_decimals(mat, width[mid])
-                vals[mid] = v2
-                simple[mid] = ok2
-            slow = np.flatnonzero(good & ~simple)
-            if len(slow):
-                v3, ok3 = _slow_numbers(data, pos[slow], pos[slow] + width[slow])
-                vals[slow] = v3
-                good[slow[~ok3]] = False
-            values.append(vals)
-        pos = pos + np.maximum(width, 0) + (0 if last else 1)
-    ts, ok = _timestamps(u64, s, tw)
-    good &= ok
-    keep = np.flatnonzero(good)
-    return good, (ts[keep], {r: v[keep] for r, v in ints.items()}, [v[keep] for v in values])
-
-
-def _scan(data: bytes, u64: np.ndarray, starts: np.ndarray, ends: np.ndarray, tpl: _Template):
-    """Fast-path match of every candidate line; returns (matched mask, chunk results)."""
-    n = len(starts)
-    matched = np.zeros(n, bool)
-    parts = []
-    usable = np.flatnonzero(ends + _TAIL <= len(data))
-    for i in range(0, len(usable), _CHUNK_LINES):
-        rows = usable[i:i + _CHUNK_LINES]
-        m, res = _scan_chunk(data, u64, starts[rows], ends[rows], tpl)
-        matched[rows] = m
-        parts.append((rows[m], res))
-    return matched, parts
-
-
-# --- the reader ------------------------------------------------------------------------------
-
-def _dll_lines(log: LogText):
-    """0-based indices, starts and ends (exclusive, before '\\n') of lines starting 'DLL '."""
-    data = log.data
-    nl = log.newlines
-    starts = np.concatenate(([0], nl + 1)).astype(np.int64)
-    ends = np.concatenate((nl, [len(data)])).astype(np.int64)
-    long = np.flatnonzero(ends - starts >= 4)
-    u32 = np.ndarray((max(len(data) - 3, 0),), dtype="<u4", buffer=data, strides=(1,))
-    idx = long[u32[starts[long]] == np.uint32(int.from_bytes(b"DLL ", "little"))]
-    return idx, starts[idx], ends[idx]
+    return _Template(kind=kind, tokens=spec, metrics=names)
 
 
 def read(log: LogText) -> DllRead:
-    """Every DLL line of `log`, grouped; unreadable DLL lines become ``bad_line`` problems."""
+    """Every DLL line of `log`, grouped per (step kind, metric, unit) in line order;
+    unreadable DLL lines become ``bad_line`` problems."""
     out = DllRead()
-    data = log.data
-    idx, starts, ends = _dll_lines(log)
-    out.dll_lines = len(idx)
-    u64 = (np.ndarray((len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
-           if len(data) > _TAIL else None)
-    remaining = np.arange(len(idx))
-    fast: list[tuple[_Template, np.ndarray, tuple]] = []
-    for _ in range(_MAX_SHAPES):
-        if len(remaining) < _FAST_MIN_LINES or u64 is None:
-            break
-        tpl = None
-        for r in remaining[:16].tolist():
-            tpl = _template(data[starts[r]:ends[r]])
-            if tpl is not None:
-                break
-        if tpl is None:
-            break
-        matched, parts = _scan(data, u64, starts[remaining], ends[remaining], tpl)
-        for where, res in parts:
-            fast.append((tpl, remaining[where], res))
-        if not matched.any():
-            break
-        remaining = remaining[~matched]
-    _collect_fast(fast, idx, out)
-    _general(log, idx[remaining], starts[remaining], ends[remaining], out)
+    lines = log.data.split(b"\n")
+    acc: dict[tuple, list] = {}
+    general: list[int] = []
+    for shape, rows in rows_by_shape(line_shapes(log.data), b"DLL ").items():
+        out.dll_lines += len(rows)
+        if len(rows) < _FAST_MIN_LINES or not _read_shape(lines, rows, shape, acc):
+            general += rows
+    general.sort()
+    _general(log, general, [lines[i] for i in general], out, acc)
+    _add_groups(acc, out)
     return out
 
 
-def _collect_fast(fast, idx, out: DllRead) -> None:
-    by_tpl: dict[int, list] = {}
-    for tpl, rows, res in fast:
-        by_tpl.setdefault(id(tpl), []).append((tpl, rows, res))
-    for items in by_tpl.values():
-        tpl = items[0][0]
-        line = np.concatenate([idx[rows] for _, rows, _ in items]) + 1
-        ts = np.concatenate([res[0] for _, _, res in items])
-        nums = {}
-        for role in ("epoch", "step"):
-            if any(role in res[1] for _, _, res in items):
-                nums[role] = np.concatenate([res[1][role] for _, _, res in items])
-            else:
-                nums[role] = np.full(len(line), -1, np.int64)
-        for j, (name, unit) in enumerate(tpl.metrics):
-            vals = np.concatenate([res[2][j] for _, _, res in items])
-            out.groups.append(Group(tpl.kind, name, "" if unit == "None" else unit, line, ts,
-                                    nums["epoch"], nums["step"], vals))
+def _read_shape(lines: list[bytes], rows: list[int], shape: bytes, acc: dict) -> bool:
+    """Read the lines `rows` (0-based, all of `shape`) as token columns into `acc`, as the
+    general path reads them; False (nothing added) when a token is not what the first
+    line's template says for every line."""
+    tpl = _template(lines[rows[0]])
+    if tpl is None:
+        return False
+    kinds = shape.split(b" ")
+    cols = token_columns([lines[i] for i in rows], len(tpl.tokens))
+    if cols is None or len(kinds) != len(tpl.tokens):
+        return False
+    ts = datetime_columns(cols[1], cols[2])
+    if ts is None:
+        return False
+    nums, values = {}, []
+    for k, tok in enumerate(tpl.tokens):
+        if tok[0] == "const":
+            if has_digit(tok[1]) and set(cols[k]) != {tok[1]}:
+                return False
+        elif tok[0] == "int":
+            _, role, pre, suf = tok
+            col = cols[k] if not (pre or suf) else [t[len(pre):len(t) - len(suf)] for t in cols[k]]
+            nums[role] = ints(col)
+            if nums[role] is None:
+                return False
+        elif tok[0] == "float":
+            if kinds[k] not in DECIMAL_SHAPES:
+                return False
+            values.append(floats(cols[k]))
+            if values[-1] is None:
+                return False
+    line = np.array(rows, np.int64) + 1
+    missing = np.full(len(rows), -1, np.int64)
+    epoch, step = nums.get("epoch", missing), nums.get("step", missing)
+    for (name, unit), vals in zip(tpl.metrics, values, strict=True):
+        key = (tpl.kind, name, "" if unit == "None" else unit)
+        acc.setdefault(key, []).append((line, ts, epoch, step, vals))
+    return True
 
 
-def _general(log: LogText, idx, starts, ends, out: DllRead) -> None:
-    data = log.data
-    acc: dict[tuple, list] = {}
-    for li, a, b in zip(idx.tolist(), starts.tolist(), ends.tolist(), strict=True):
-        text = data[a:b]
+def _add_groups(acc: dict, out: DllRead) -> None:
+    """One Group per (kind, name, unit) of `acc`, rows in line order, groups in the order of
+    their first line."""
+    found = []
+    for (kind, name, unit), parts in acc.items():
+        parts = [p for p in parts if len(p[0])]
+        if not parts:
+            continue
+        cols = parts[0] if len(parts) == 1 else [np.concatenate(c) for c in zip(*parts, strict=True)]
+        if len(parts) > 1:
+            order = np.argsort(cols[0], kind="stable")
+            cols = [c[order] for c in cols]
+        found.append((int(cols[0][0]), Group(kind, name, unit, *cols)))
+    found.sort(key=lambda item: item[0])
+    out.groups += [g for _, g in found]
+
+
+def _general(log: LogText, idx: list[int], texts: list[bytes], out: DllRead, acc: dict) -> None:
+    """The DLL lines `texts` (0-based line indices `idx`) read one at a time into `acc`:
+    the reference path."""
+    rows_of: dict[tuple, list] = {}
+    for li, text in zip(idx, texts, strict=True):
         parsed = parse_line(text)
         line = li + 1
         if isinstance(parsed, str):
@@ -576,9 +291,9 @@ def _general(log: LogText, idx, starts, ends, out: DllRead) -> None:
                 continue
             u = "" if unit in (b"", b"None") else unit.decode("utf-8", "replace")
             key = (kind, name.decode("utf-8", "replace"), u)
-            acc.setdefault(key, []).append((line, dt, nums.get("epoch", -1), nums.get("step", -1), v))
+            rows_of.setdefault(key, []).append((line, dt, nums.get("epoch", -1), nums.get("step", -1), v))
     bad_dt: set[int] = set()
-    for (kind, name, unit), rows in acc.items():
+    for key, rows in rows_of.items():
         line, dts, ep, st, vals = (np.array(c) for c in zip(*rows, strict=True))
         ts = unix_seconds(dts.tolist())
         keep = np.isfinite(ts)
@@ -587,9 +302,9 @@ def _general(log: LogText, idx, starts, ends, out: DllRead) -> None:
                 bad_dt.add(ln)
                 out.problems.append(_bad(log, ln, "the datetime is out of range",
                                          log.line_text(ln).encode()))
-        out.groups.append(Group(kind, name, unit, line[keep].astype(np.int64), ts[keep],
-                                ep[keep].astype(np.int64), st[keep].astype(np.int64),
-                                vals[keep].astype(np.float64)))
+        acc.setdefault(key, []).append((line[keep].astype(np.int64), ts[keep],
+                                        ep[keep].astype(np.int64), st[keep].astype(np.int64),
+                                        vals[keep].astype(np.float64)))
 
 
 def _bad(log: LogText, line: int, reason: str, text: bytes) -> Problem:
@@ -678,8 +393,11 @@ def read_first(log: LogText, lines_needed: int, after_step: int,
     others = [line for a, b in zip([0] + [e + 1 for e in ends[:-1]], starts, strict=True)
               if b > a for line in _dll_lines_between(data, a, b)]
     if others:
-        begin, end = (np.array(c, np.int64) for c in zip(*others, strict=True))
-        _general(log, np.searchsorted(newlines, begin), begin, end, out)
+        acc: dict[tuple, list] = {}
+        begin = np.array([a for a, _ in others], np.int64)
+        _general(log, np.searchsorted(newlines, begin).tolist(), [data[a:b] for a, b in others],
+                 out, acc)
+        _add_groups(acc, out)
     return out
 
 

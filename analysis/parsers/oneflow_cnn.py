@@ -20,7 +20,7 @@ from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.layout import normalize_model
 from analysis.logtext import LogText
-from analysis.parsers import register
+from analysis.parsers import _shapes, register
 from analysis.parsers._fields import NUM, oneflow_dump_field
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._oneflow_lines import BANNER as _BANNER
@@ -32,7 +32,6 @@ from analysis.parsers._oneflow_lines import TRAIN_ANCHOR as _TRAIN_ANCHOR
 from analysis.parsers._oneflow_lines import VAL_ANCHOR as _VAL_ANCHOR
 from analysis.parsers._rules import window_rule
 from analysis.parsers._scan import floats, ints, line_pattern, scan
-from analysis.parsers._words import _HIGH, _LOW, _U, _equal
 from analysis.parsers.base import LogParser, ParsedLog, line_batches
 from analysis.problems import Problem
 
@@ -192,92 +191,55 @@ def _scan_some(log, pattern, anchor, rest):
 
 # --- fast path of training lines --------------------------------------------------------
 #
-# ``train: epoch E, iter I, loss: L, top_1: A, top_k: B, samples/s: S[ T]`` is read for all
-# lines at once through an unaligned uint64 view of the data (the DLLogger fast path's
-# helpers): constants compared as words, integers and plain decimals by digit arithmetic,
-# the timestamp by numpy's own string conversion. A line that differs in any way (other
-# spacing, exponents, nan, wide numbers, tabs) is left to the regex path, the reference.
+# ``train: epoch E, iter I, loss: L, top_1: A, top_k: B, samples/s: S[ T]`` lines are read
+# a shape at a time (:mod:`analysis.parsers._shapes`): each distinct shape of the log's
+# ``train: epoch`` lines is checked once, token by token; the lines of a shape that is the
+# usual one are read as token columns. A line of any other shape (other spacing, exponents,
+# nan, tabs) is left to the regex path, the reference.
 
-_COMMA = _U(0x2C2C2C2C2C2C2C2C)
-_SPACE = _U(0x2020202020202020)
-_TAIL = 64  # lines ending this close to the end of the data take the regex path
-_TS_WIDTH = 24
 _FAST_MIN = 16
+#: Shapes of the first 12 tokens (None: a plain decimal and ","); samples/s and the
+#: timestamp follow.
+_USUAL = (b"train:", b"epoch", b",", b"iter", b",", b"loss:", None, b"top_:", None, b"top_k:",
+          None, b"samples/s:")
+#: The text of the tokens whose shape lost digits (checked on every line of the shape).
+_TOP_1, _TOP_5 = b"top_1:", b"top_5:"
+_DECIMAL_COMMA = frozenset(shape + b"," for shape in _shapes.DECIMAL_SHAPES)
 
 
-def _first_byte(x: np.ndarray, fill: np.uint64) -> np.ndarray:
-    """Index (0..7) of the first byte of each word equal to `fill`'s byte, 8 when none."""
-    y = x ^ fill
-    marks = (y - _LOW) & ~y & _HIGH
-    low = marks & (~marks + _U(1))
-    k = ((low.astype(np.float64).view(np.int64) >> 52) - 1030) // 8
-    return np.where(low == 0, 8, k)
+def _usual_shape(shape: bytes) -> bool:
+    """Whether `shape` is that of a usual training line (timestamp or not)."""
+    toks = shape.split(b" ")
+    if len(toks) not in (13, 14) or (len(toks) == 14 and toks[13] not in (b"", b".")):
+        return False
+    for tok, want in zip(toks, _USUAL, strict=False):
+        if want is None:
+            if tok not in _DECIMAL_COMMA:
+                return False
+        elif tok != want and not (want == b"top_k:" and tok == b"top_:"):
+            return False
+    return toks[12] in _shapes.DECIMAL_SHAPES
 
 
-def _token_width(u64, pos, fill):
-    """Bytes before the first `fill` byte in the 16 bytes at `pos` (16 when none)."""
-    w = _first_byte(u64[pos], fill)
-    far = np.flatnonzero(w == 8)
-    if len(far):
-        w[far] = 8 + _first_byte(u64[pos[far] + 8], fill)
-    return w
-
-
-def _const(u64, pos, text):
-    return _equal(u64, pos, text), pos + len(text)
-
-
-_P10 = 10 ** np.arange(19, dtype=np.int64)
-_P10F = 10.0 ** np.arange(19)
-#: x87 extended precision: 17-18 digit decimals are divided exactly enough to round right
-_EXTENDED = np.finfo(np.longdouble).nmant == 63 and np.dtype(np.longdouble).itemsize == 16
-
-
-def _plain(buf: np.ndarray, pos: np.ndarray, w: np.ndarray, integer: bool = False):
-    """Numbers ``-?[0-9]*.?[0-9]*`` (at least one digit) of `w` bytes at `pos`: (values, ok).
-
-    The digits make an exact int64 mantissa (at most 18 digits), then one correctly rounded
-    division by a power of ten gives the value ``float()`` gives (17-18 digits: through
-    x87 extended precision, except at the rare rounding midpoints). With `integer`, only
-    ``[0-9]+`` is accepted and int64 values are returned. Rows not read (ok False) are left
-    to the caller's general path. Needs pos + _TS_WIDTH <= len(buf).
-    """
-    n = len(pos)
-    width = min(max(int(w.max()) if n else 1, 1), _TS_WIDTH)
-    cols = np.arange(width)
-    mat = buf[pos[:, None] + cols]
-    inside = cols < w[:, None]
-    sub = mat - np.uint8(48)
-    isdig = (sub < 10) & inside
-    ndig = isdig.sum(1)
-    ok = (w >= 1) & (w <= _TS_WIDTH) & (ndig >= 1) & (ndig <= 18)
-    if integer:
-        ok &= ndig == w
-        expo = (w - 1)[:, None] - cols
+def _read_usual(lines: list[bytes], rows: list[int]):
+    """(epoch, step, timestamp, [loss, top_1, top_k, samples/s]) of usual lines `rows`, as
+    the regex path reads them; None when a token is not (a digit in the wrong place)."""
+    sel = [lines[i] for i in rows]
+    width = len(sel[0].split(b" "))
+    cols = _shapes.token_columns(sel, width, drop=b",")
+    if cols is None or set(cols[7]) != {_TOP_1} or not set(cols[9]) <= {b"top_k:", _TOP_5}:
+        return None
+    epoch, step = _shapes.ints(cols[2]), _shapes.ints(cols[4])
+    values = [_shapes.floats(cols[k]) for k in (6, 8, 10, 12)]
+    if width == 14:
+        if min(cols[13]).startswith(b"."):  # "." sorts before the digits
+            return None  # the timestamp must start with a digit
+        ts = _shapes.floats(cols[13])
     else:
-        isdot = (mat == 46) & inside
-        neg = mat[:, 0] == 45
-        ndot = isdot.sum(1)
-        ok &= (ndot <= 1) & (ndig + ndot + neg == w)
-        ok &= ~isdot[:, 0] | ~neg  # '-' only first: counted once, a dot there is not '-'
-        has_dot = isdot.any(1)
-        dot = np.where(has_dot, isdot.argmax(1), -1)
-        expo = (w - 1)[:, None] - cols - (cols < dot[:, None])
-    mant = (np.where(isdig, sub, 0).astype(np.int64) * np.take(_P10, expo, mode="clip")).sum(1)
-    if integer:
-        return mant, ok
-    frac = np.where(has_dot, w - 1 - dot, 0)
-    vals = mant / np.take(_P10F, frac, mode="clip")
-    wide = np.flatnonzero(ndig > 15)  # mantissa from 2**53: one rounding is not enough
-    if len(wide):
-        if _EXTENDED:  # 64-bit quotient: rounding it to 53 bits is exact unless a midpoint
-            q = mant[wide].astype(np.longdouble) / _P10F[frac[wide]].astype(np.longdouble)
-            sig = q.view(np.uint64).reshape(-1, 2)[:, 0]
-            ok[wide] &= (sig & np.uint64(0x7FF)) != np.uint64(0x400)
-            vals[wide] = q.astype(np.float64)
-        else:
-            ok[wide] = False
-    return np.where(neg, -vals, vals), ok
+        ts = np.full(len(rows), np.nan)
+    if epoch is None or step is None or ts is None or any(v is None for v in values):
+        return None
+    return epoch, step, ts, values
 
 
 def _fast_train(log: LogText):
@@ -285,75 +247,29 @@ def _fast_train(log: LogText):
     rest) with `rest` = (0-based index, start, end) of the other ``train: epoch`` lines; or
     None when there are too few lines for the bulk reading to pay."""
     data = log.data
+    lines = data.split(b"\n")
+    shapes = _shapes.rows_by_shape(_shapes.line_shapes(data), _TRAIN_ANCHOR)
+    if sum(map(len, shapes.values())) < _FAST_MIN:
+        return None
+    parts, rest = [], []
+    for shape, rows in shapes.items():
+        found = _read_usual(lines, rows) if _usual_shape(shape) else None
+        if found is None:
+            rest += rows
+        else:
+            parts.append((np.array(rows, np.int64) + 1, *found[:3], *found[3]))
+    if parts:
+        cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
+        order = np.argsort(cols[0], kind="stable")
+        line, epoch, step, ts, *values = (c[order] for c in cols)
+    else:
+        line = epoch = step = np.empty(0, np.int64)
+        ts, values = np.empty(0), [np.empty(0)] * 4
+    rest = np.array(sorted(rest), np.int64)
     nl = log.newlines
-    starts = np.empty(len(nl) + 1, np.int64)
-    starts[0] = 0
-    starts[1:] = nl + 1
-    ends = np.empty(len(nl) + 1, np.int64)
-    ends[:-1] = nl
-    ends[-1] = len(data)
-    if len(data) <= _TAIL:
-        return None
-    buf = np.frombuffer(data, np.uint8)
-    every = np.flatnonzero(ends - starts >= len(_TRAIN_ANCHOR))
-    for k, byte in enumerate(_TRAIN_ANCHOR):
-        every = every[buf[starts[every] + k] == byte]
-    end_ok = ends[every] + _TAIL <= len(data)  # word reads stay inside the data
-    cand, near = every[end_ok], every[~end_ok]
-    if len(cand) < _FAST_MIN:
-        return None
-    u64 = np.ndarray((len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
-    s, e = starts[cand], ends[cand]
-    pos = s + len(_TRAIN_ANCHOR)
-
-    def number(pos, integer=False):
-        w = _token_width(u64, pos, _COMMA)
-        v, ok = _plain(buf, pos, w, integer)
-        return v, ok & (w < 16) & (pos + w < e), np.minimum(pos + w, e)
-
-    epoch, good, pos = number(pos, True)
-    ok, pos = _const(u64, pos, b", iter ")
-    good &= ok
-    step, ok, pos = number(np.minimum(pos, e), True)
-    good &= ok
-    values = []
-    for label in (b", loss: ", b", top_1: "):
-        ok, pos = _const(u64, pos, label)
-        good &= ok
-        v, ok, pos = number(np.minimum(pos, e))
-        good &= ok
-        values.append(v)
-    ok, pos = _const(u64, pos, b", top_")
-    good &= ok
-    pos = np.minimum(pos, e)
-    b = buf[pos]
-    good &= (b == ord("k")) | (b == ord("5"))
-    ok, pos = _const(u64, pos + 1, b": ")
-    good &= ok
-    v, ok, pos = number(np.minimum(pos, e))
-    good &= ok
-    values.append(v)
-    ok, pos = _const(u64, pos, b", samples/s: ")
-    good &= ok
-    pos = np.minimum(pos, e)
-    w = np.minimum(_token_width(u64, pos, _SPACE), e - pos)  # a space or the line end closes it
-    v, ok = _plain(buf, pos, w)
-    good &= ok & (w < 16)
-    values.append(v)
-    # optional timestamp: exactly one space, then [0-9]+(.[0-9]*)? to the end of the line
-    t0 = pos + w + 1
-    has_ts = t0 <= e
-    ts = np.full(len(cand), np.nan)
-    at = np.flatnonzero(has_ts & good)
-    if len(at):
-        tv, ok = _plain(buf, t0[at], e[at] - t0[at])
-        first = buf[t0[at]]
-        good[at] &= ok & (first >= 48) & (first <= 57)
-        ts[at] = tv
-    keep = np.flatnonzero(good)
-    rest = np.concatenate((cand[~good], near))  # both ascending, `near` after the others
-    return (cand[keep] + 1, epoch[keep], step[keep], ts[keep], [v[keep] for v in values],
-            (rest, starts[rest], ends[rest]))
+    starts = np.concatenate(([0], nl + 1)).astype(np.int64)
+    ends = np.concatenate((nl, [len(data)])).astype(np.int64)
+    return line, epoch, step, ts, values, (rest, starts[rest], ends[rest])
 
 
 @register

@@ -83,23 +83,6 @@ def test_fast_path_equals_regex_path_on_a_long_run(monkeypatch):
     assert len(fast.obs) == 4 * (3000 - 2)
 
 
-def test_plain_numbers_round_like_float():
-    rng = np.random.default_rng(7)
-    texts = [b"%d.%07d" % (rng.integers(10**9, 2 * 10**9), rng.integers(0, 10**7)) for _ in range(20000)]
-    texts += [b"%.*f" % (int(rng.integers(0, 12)), rng.uniform(-1e6, 1e6)) for _ in range(5000)]
-    texts += [b"9007199254740993", b"9007199254740993.0", b"900719925474099.25", b"0.1", b"-0.0",
-              b"5.", b"-.5", b"123456789012345678"]
-    width = 32
-    raw = b"".join(t.ljust(width, b",") for t in texts) + b"," * 64
-    buf = np.frombuffer(raw, np.uint8)
-    pos = np.arange(len(texts), dtype=np.int64) * width
-    w = np.array([len(t) for t in texts], dtype=np.int64)
-    vals, ok = oneflow_cnn._plain(buf, pos, w)
-    expect = np.array([float(t) for t in texts])
-    assert ok.mean() > 0.99
-    assert vals[ok].tobytes() == expect[ok].tobytes()
-
-
 def test_long_run_takes_the_fast_path():
     lines = [GOOD % (0, i, b"1.5", b"0.5", b"0.25", b"1234.5", b" 1597933977.6064055") for i in range(100)]
     pre = oneflow_cnn._fast_train(LogText.from_bytes(b"\n".join(HEADER + lines) + b"\n", "a.log"))

@@ -1,0 +1,169 @@
+"""Lines of one shape, read a column at a time: the number and datetime reader of the
+line-based families' fast paths (DLLogger stdout, OneFlow CNN).
+
+A line's *shape* is its text without its digits. The lines of a log that share a shape
+differ only in their digits: split on single spaces they give the same number of tokens,
+equal wherever a token holds no digit. So a family checks each distinct shape once (a
+handful per log) and reads the lines of a shape it knows as token columns, through
+``int``/``float`` (exactly what its per-line reference path gives) and one vectorised
+datetime conversion. Lines of any other shape, or of a shape where one token is not what it
+should be, go to the reference path.
+"""
+
+from __future__ import annotations
+
+from itertools import compress
+
+import numpy as np
+
+_DIGITS = b"0123456789"
+#: More distinct shapes than this: the lines are grouped in one pass, not one pass per shape.
+_FEW_SHAPES = 8
+#: Digits an integer token may have (int64 holds 18 for sure).
+MAX_INT_DIGITS = 18
+#: Shapes of a plain decimal token (digits, at most one dot, a leading minus): ``float``
+#: reads them as the reference paths do (a token of no digit at all raises ValueError).
+DECIMAL_SHAPES = frozenset({b"", b".", b"-", b"-."})
+
+
+def line_shapes(data: bytes) -> list[bytes]:
+    """The shape of every line of `data`, aligned with ``data.split(b"\\n")``."""
+    return data.translate(None, _DIGITS).split(b"\n")
+
+
+def has_digit(text: bytes) -> bool:
+    return len(text.translate(None, _DIGITS)) != len(text)
+
+
+def rows_by_shape(shapes: list[bytes], prefix: bytes) -> dict[bytes, list[int]]:
+    """0-based indices of the lines of each shape that starts with `prefix` (a digit-free
+    text), in line order; shapes in the order of their first line."""
+    wanted = {s for s in set(shapes) if s.startswith(prefix)}
+    if len(wanted) > _FEW_SHAPES:
+        out: dict[bytes, list[int]] = {}
+        for i, s in enumerate(shapes):
+            if s in wanted:
+                out.setdefault(s, []).append(i)
+        return out
+    found = {s: list(compress(range(len(shapes)), map(s.__eq__, shapes))) for s in wanted}
+    return dict(sorted(found.items(), key=lambda item: item[1][0]))
+
+
+def token_columns(lines: list[bytes], width: int, drop: bytes = b"") -> list[list[bytes]] | None:
+    """The `width` space-separated tokens of each of `lines` (all of one shape), as columns,
+    without the bytes `drop` (a separator glued to numbers, say); None when a line does not
+    split into `width` tokens."""
+    text = b" ".join(lines)
+    tokens = (text.replace(drop, b"") if drop else text).split(b" ")
+    if len(tokens) != width * len(lines):
+        return None
+    return [tokens[k::width] for k in range(width)]
+
+
+def ints(tokens: list[bytes]) -> np.ndarray | None:
+    """Tokens of digits as int64; None when one is empty, not digits only, or too long for
+    int64."""
+    if tokens and (min(map(len, tokens)) == 0 or max(map(len, tokens)) > MAX_INT_DIGITS):
+        return None
+    try:
+        return np.array(list(map(int, tokens)), np.int64)
+    except ValueError:  # a token cut out of a longer one that was not digits only
+        return None
+
+
+def floats(tokens: list[bytes]) -> np.ndarray | None:
+    """Plain decimal tokens (shapes in :data:`DECIMAL_SHAPES`) as float64, as ``float``
+    reads them; None when one has no digit."""
+    try:
+        return np.array(list(map(float, tokens)), np.float64)
+    except ValueError:
+        return None
+
+
+# --- datetimes ----------------------------------------------------------------------------
+
+def civil_us(date: np.ndarray, time: np.ndarray, time_width: np.ndarray):
+    """Microseconds since the epoch (naive = UTC) from (n, 10) date bytes ``YYYY-MM-DD`` and
+    (n, 15) time bytes ``HH:MM:SS[.f…]`` of `time_width` bytes (8, or 10..15).
+
+    Returns (us int64, ok bool): ok is False where a field is out of range or malformed.
+    """
+    n = len(date)
+    d = date.astype(np.int64) - 48
+    t = time.astype(np.int64) - 48
+    ok = ((date[:, 4] == 45) & (date[:, 7] == 45) & (time[:, 2] == 58) & (time[:, 5] == 58))
+    ok &= ((d[:, [0, 1, 2, 3, 5, 6, 8, 9]] >= 0) & (d[:, [0, 1, 2, 3, 5, 6, 8, 9]] <= 9)).all(1)
+    ok &= ((t[:, [0, 1, 3, 4, 6, 7]] >= 0) & (t[:, [0, 1, 3, 4, 6, 7]] <= 9)).all(1)
+    y = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
+    mo = d[:, 5] * 10 + d[:, 6]
+    dd = d[:, 8] * 10 + d[:, 9]
+    hh = t[:, 0] * 10 + t[:, 1]
+    mi = t[:, 3] * 10 + t[:, 4]
+    ss = t[:, 6] * 10 + t[:, 7]
+    ok &= (mo >= 1) & (mo <= 12) & (dd >= 1) & (dd <= 31) & (hh < 24) & (mi < 60) & (ss <= 60)
+    # fraction: '.' then 1..6 digits, read left-aligned (".47" = 470000 us)
+    frac_cols = t[:, 9:15]
+    k = np.arange(6)
+    inside = k < (time_width - 9)[:, None]
+    has_frac = time_width > 8
+    ok &= ~has_frac | ((time[:, 8] == 46) & (time_width >= 10) & (time_width <= 15))
+    ok &= ~has_frac | ~(inside & ((frac_cols < 0) | (frac_cols > 9))).any(1)
+    ok &= (time_width == 8) | has_frac
+    us_frac = np.where(inside & has_frac[:, None], frac_cols, 0) @ (10 ** (5 - k))
+    yy = y - (mo <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * ((mo + 9) % 12) + 2) // 5 + dd - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    days = era * 146097 + doe - 719468
+    secs = days * 86400 + hh * 3600 + mi * 60 + ss
+    us = secs * 1_000_000 + us_frac
+    return (us if n else np.empty(0, np.int64)), ok
+
+
+def unix_seconds(datetimes: list[bytes]) -> np.ndarray:
+    """``YYYY-MM-DD HH:MM:SS[.ffffff]`` texts (naive, read as UTC) → unix seconds; NaN if bad."""
+    if not datetimes:
+        return np.empty(0, np.float64)
+    arr = np.array(datetimes, dtype="S26")
+    m = np.frombuffer(arr.tobytes(), dtype=np.uint8).reshape(len(arr), 26)
+    width = np.char.str_len(arr).astype(np.int64) - 11
+    us, ok = civil_us(m[:, :10], m[:, 11:26], width)
+    out = us / 1e6
+    out[~ok] = np.nan
+    return out
+
+
+def datetime_columns(dates: list[bytes], times: list[bytes]) -> np.ndarray | None:
+    """Unix seconds of date and time token columns (``YYYY-MM-DD``, ``HH:MM:SS[.f…]`` with
+    one time width throughout), as :func:`unix_seconds`; None when the widths differ or a
+    datetime is malformed or out of range (the reference path then says which)."""
+    n = len(dates)
+    widths = set(map(len, times))
+    if len(widths) != 1:
+        return None
+    width = widths.pop()
+    days = sorted(set(dates))
+    if not (width == 8 or 10 <= width <= 15) or any(len(d) != 10 for d in days):
+        return None
+    t = np.frombuffer(b"".join(times), np.uint8).reshape(n, width) - np.uint8(48)
+    digits = [0, 1, 3, 4, 6, 7] + list(range(9, width))
+    if (t[:, digits] > 9).any() or (t[:, [2, 5]] != 10).any() or (width > 8 and (t[:, 8] != 254).any()):
+        return None  # b":" - 48 == 10, b"." - 48 == 254 (uint8)
+    t = t.astype(np.int64)
+    hh, mi, ss = t[:, 0] * 10 + t[:, 1], t[:, 3] * 10 + t[:, 4], t[:, 6] * 10 + t[:, 7]
+    if (hh > 23).any() or (mi > 59).any() or (ss > 60).any():
+        return None
+    frac = t[:, 9:] @ (10 ** np.arange(5, 14 - width, -1)) if width > 8 else 0
+    zero = np.zeros((len(days), 15), np.uint8)
+    zero[:, :8] = np.frombuffer(b"00:00:00", np.uint8)
+    day_us, ok = civil_us(np.frombuffer(b"".join(days), np.uint8).reshape(len(days), 10), zero,
+                          np.full(len(days), 8, np.int64))
+    if not ok.all():
+        return None
+    if len(days) == 1:
+        base = int(day_us[0])
+    else:
+        at = dict(zip(days, day_us.tolist(), strict=True))
+        base = np.array([at[d] for d in dates], np.int64)
+    return (base + (hh * 3600 + mi * 60 + ss) * 1_000_000 + frac) / 1e6
