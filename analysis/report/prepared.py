@@ -103,15 +103,14 @@ def compute(log_dir=None, env=None, topology=None, method: str = "dlperf",
     `references` (a references file) they are matched with its references."""
     from analysis import stats
     from analysis.collect import parse_paths
-    from analysis.stats.agreement import method_agreement
+    from analysis.stats.agreement import method_agreement, runs_by_method
 
     root = inputs.resolve_log_dir(log_dir)
     result = parse_paths([root], meta=meta)
-    runs = stats.run_throughput(result, method=method, warmup=warmup, measure=measure)
+    by_method = runs_by_method(result, warmup, measure)  # the report's own method among them
+    runs = by_method[method]
     summary = stats.summarize(result, method=method, warmup=warmup, measure=measure, runs=runs)
     trace = stats.iteration_throughput(result)
-    by_method = {m: runs if m == method else stats.run_throughput(result, m, warmup, measure)
-                 for m in stats.METHODS}  # the report's own method is computed once
     agreement = method_agreement(by_method)
     envs, topos, camp = inputs.gather(root, env, topology)
     changes = None

@@ -9,7 +9,7 @@ import pandas as pd
 from analysis.collect import ParseResult
 from analysis.schema import CASE_COLUMNS
 from analysis.stats import methods
-from analysis.stats.per_run import _case_key, run_throughput
+from analysis.stats.per_run import _case_keys, _case_rows, run_throughputs
 
 DEFAULT_THRESHOLD = 0.05
 _SETTINGS = ["num_devices", "group"]
@@ -17,8 +17,9 @@ _SETTINGS = ["num_devices", "group"]
 
 def runs_by_method(result: ParseResult, warmup: int | None = None,
                    measure: int | None = None) -> dict[str, pd.DataFrame]:
-    """run_throughput of `result` by every registered method, keyed by method name."""
-    return {name: run_throughput(result, name, warmup, measure) for name in methods.names()}
+    """run_throughput of `result` by every registered method, keyed by method name (the runs
+    split once for all of them)."""
+    return run_throughputs(result, methods.names(), warmup, measure)
 
 
 def agreement_columns(names) -> list[str]:
@@ -46,9 +47,14 @@ def method_agreement(source: ParseResult | dict[str, pd.DataFrame],
     names = list(frames)
     cases: dict[tuple, dict] = {}
     for name, runs in frames.items():
-        for key, g in runs.groupby(_case_key(runs), dropna=False, sort=False):
-            row = cases.setdefault(key, {c: g[c].iloc[0] for c in (*CASE_COLUMNS, *_SETTINGS)})
-            v = g["throughput"].to_numpy(dtype=float)
+        throughput = runs["throughput"].to_numpy(dtype=float)
+        keys = _case_keys(runs)
+        for rows in _case_rows(runs):
+            key = keys[rows[0]]
+            if key not in cases:
+                cases[key] = {c: runs[c].iloc[rows[0]] for c in (*CASE_COLUMNS, *_SETTINGS)}
+            row = cases[key]
+            v = throughput[rows]
             v = v[np.isfinite(v)]
             row[f"median_{name}"] = float(np.median(v)) if v.size else np.nan
             row[f"repeats_{name}"] = int(v.size)

@@ -68,11 +68,32 @@ def dlperf(run: RunData, warmup: int, measure: int) -> Estimate:
     return parsers.get(run.family).dlperf(run)
 
 
-def _lowest_rank(df):
-    if "rank" not in df.columns or df["rank"].isna().all():
-        return df
-    r = df["rank"].min()
-    return df[(df["rank"] == r) | df["rank"].isna()]
+def _train_arrays(run: RunData) -> dict[str, np.ndarray]:
+    """The run's training rows as arrays, in the row order of `run.train` (step and rank
+    float, NaN where none; line int64; timestamp and value float): ``RunData.arrays`` where
+    the run has them, no frame is built."""
+    cols = run.columns()
+    if "value" not in cols:  # arrays of a frame's columns (a Parquet export), or a frame
+        cols = {**cols, "value": run.train["value"].to_numpy(dtype=np.float64, na_value=np.nan)}
+    return cols
+
+
+def _series_rows(run: RunData, cols: dict[str, np.ndarray], metric: str) -> np.ndarray:
+    """Positions in `cols` of the rows of `metric`, in the order ``run.series`` gives them
+    (line order; a frame without `metric_rows` is sorted by line as pandas sorts it)."""
+    if run.metric_rows is not None:
+        a, b = run.metric_rows.get(metric, (0, 0))
+        return np.arange(a, b)
+    rows = np.flatnonzero(run.train["metric"].to_numpy() == metric)
+    return rows[np.argsort(run.train["line"].to_numpy(dtype=np.int64)[rows], kind="quicksort")]
+
+
+def _lowest_rank(rank: np.ndarray) -> np.ndarray:
+    """Which rows (by their `rank`, NaN where none) the lowest rank printed, or name no rank:
+    one process's lines."""
+    if np.isnan(rank).all():
+        return np.ones(len(rank), dtype=bool)
+    return np.isnan(rank) | (rank == np.nanmin(rank))
 
 
 @register("window", "global batch x iterations / elapsed time over the {measure} iterations "
@@ -81,13 +102,14 @@ def window(run: RunData, warmup: int, measure: int) -> Estimate:
     label = f"window(warmup={warmup}, measure={measure})"
     if not np.isfinite(run.global_batch_size):
         return Estimate.fail("global batch size unknown", "missing_metadata", label)
-    clock = _lowest_rank(run.train)
-    clock = clock[clock["step"].notna()].drop_duplicates("line")
-    if clock.empty:
+    cols = _train_arrays(run)
+    keep = np.flatnonzero(_lowest_rank(cols["rank"]) & ~np.isnan(cols["step"]))
+    _, first = np.unique(cols["line"][keep], return_index=True)
+    clock = keep[np.sort(first)]  # the first row of each line, in row order
+    if clock.size == 0:
         return Estimate.fail("no training lines", "no_training_lines", label)
-    steps = clock["step"].to_numpy(dtype=np.int64)
-    ts = clock["timestamp"].to_numpy(dtype=np.float64)
-    lines = clock["line"].to_numpy(dtype=np.int64)
+    steps = cols["step"][clock].astype(np.int64)
+    ts, lines = cols["timestamp"][clock], cols["line"][clock]
     order = np.argsort(steps, kind="stable")
     steps, ts, lines = steps[order], ts[order], lines[order]
     if np.isfinite(ts).any():
@@ -117,22 +139,26 @@ def _truncated(label: str, warmup: int, measure: int, last: int) -> Estimate:
 
 
 def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Estimate:
-    lat = _lowest_rank(run.series(M.LATENCY))
-    lat = lat[lat["step"].notna()].sort_values("step")
-    if lat.empty:
+    cols = _train_arrays(run)
+    rows = _series_rows(run, cols, M.LATENCY)
+    rows = rows[_lowest_rank(cols["rank"][rows])]
+    rows = rows[~np.isnan(cols["step"][rows])]
+    if rows.size == 0:
         return Estimate.fail("the log has neither timestamps nor per-iteration latencies",
                              "missing_timestamps", label)
-    steps = lat["step"].to_numpy(dtype=np.int64)
+    steps = cols["step"][rows].astype(np.int64)
+    order = np.argsort(steps, kind="quicksort")  # as pandas sorts the Int64 steps
+    rows, steps = rows[order], steps[order]
     prev = np.concatenate([[0], steps[:-1]])
     inside = (prev >= warmup) & (steps <= warmup + measure)
     if not inside.any() or steps[-1] < warmup + measure:
         return _truncated(label, warmup, measure, int(steps[-1]))
-    inside_lines = lat["line"].to_numpy(dtype=np.int64)[inside]
+    inside_lines = cols["line"][rows][inside]
     refused = run.refuse(inside_lines.min(), inside_lines.max(), label, timestamps=False)
     if refused is not None:
         return refused
     n_it = steps[inside] - prev[inside]
-    seconds = float((lat["value"].to_numpy()[inside] * n_it).sum())
+    seconds = float((cols["value"][rows][inside] * n_it).sum())
     iters = int(n_it.sum())
     if iters <= 0 or not seconds > 0:
         return Estimate.fail(f"the printed latencies add up to {seconds:g} s over {iters} "
@@ -146,13 +172,16 @@ def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Esti
                       "warm-up of {warmup} iterations")
 def reported(run: RunData, warmup: int, measure: int) -> Estimate:
     label = f"reported(warmup={warmup})"
-    df = _lowest_rank(run.series(M.THROUGHPUT))
-    df = df[df["step"].notna() & (df["step"] > warmup)]
-    vals = df["value"].to_numpy(dtype=np.float64)
+    cols = _train_arrays(run)
+    rows = _series_rows(run, cols, M.THROUGHPUT)
+    rows = rows[_lowest_rank(cols["rank"][rows])]
+    step = cols["step"][rows]
+    rows = rows[~np.isnan(step) & (step > warmup)]
+    vals = cols["value"][rows]
     vals = vals[np.isfinite(vals)]
     if vals.size == 0:
         return Estimate.fail(f"no printed throughput after iteration {warmup}", "truncated", label)
-    lines = df["line"].to_numpy(dtype=np.int64)
+    lines = cols["line"][rows]
     refused = run.refuse(lines.min(), lines.max(), label, timestamps=False)
     if refused is not None:
         return refused

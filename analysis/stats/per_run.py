@@ -61,7 +61,14 @@ def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | No
     devices and lines and NaN where the logs hold none, outlier (more than 3 MADs from its
     case's median).
     """
-    fn = methods.get(method)
+    return run_throughputs(result, [method], warmup, measure)[method]
+
+
+def run_throughputs(result: ParseResult, names, warmup: int | None = None,
+                    measure: int | None = None) -> dict[str, pd.DataFrame]:
+    """:func:`run_throughput` by each method of `names`, keyed by name: the runs are split
+    and handed to the methods once for all of them."""
+    fns = {name: methods.get(name) for name in names}
     warmup = methods.DEFAULT_WARMUP if warmup is None else int(warmup)
     measure = methods.DEFAULT_MEASURE if measure is None else int(measure)
     runs = result.runs
@@ -72,20 +79,28 @@ def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | No
     else:
         memory = _memory_from_parsed(by_run)
         split = _split_parsed(by_run, runs)
-    rows = []
+    rows: dict[str, list[dict]] = {name: [] for name in fns}
     copied = [c for c in RUN_COLUMNS if c in runs.columns]
     for run, train, metric_rows, arrays in split:
-        est = _estimate(fn, _run_data(run, train, metric_rows, arrays), warmup, measure)
-        rows.append({
-            **{c: getattr(run, c) for c in copied},
-            "throughput": est.throughput,
-            "latency_ms": est.latency * 1000.0,
-            "iterations": est.iterations,
-            "method": est.method,
-            "problem_kind": est.problem_kind,
-            "problem": est.problem,
-            **{c: peaks.get(run.run_id, np.nan) for c, peaks in memory.items()},
-        })
+        about = {c: getattr(run, c) for c in copied}
+        peaks = {c: by_id.get(run.run_id, np.nan) for c, by_id in memory.items()}
+        rd = _run_data(run, train, metric_rows, arrays)
+        for name, fn in fns.items():
+            est = _estimate(fn, rd, warmup, measure)
+            rows[name].append({
+                **about,
+                "throughput": est.throughput,
+                "latency_ms": est.latency * 1000.0,
+                "iterations": est.iterations,
+                "method": est.method,
+                "problem_kind": est.problem_kind,
+                "problem": est.problem,
+                **peaks,
+            })
+    return {name: _runs_frame(per) for name, per in rows.items()}
+
+
+def _runs_frame(rows: list[dict]) -> pd.DataFrame:
     df = pd.DataFrame(rows, columns=[c for c in RUN_COLUMNS if c != "outlier"])
     for c in ("num_nodes", "gpus_per_node", "num_devices", "batch_size_per_device",
               "global_batch_size", "repeat"):
@@ -113,8 +128,8 @@ def run_data(result: ParseResult, run_id: str) -> RunData:
 
 
 def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
-    """Yield (run row, its training rows, metric -> row range, their train_columns) for
-    every run.
+    """Yield (run row, its training rows, metric -> row range, their train_columns and
+    values) for every run.
 
     One stable sort by (run, metric, line) and slicing: per-run boolean masks or a
     groupby cost milliseconds per run, which dominates on campaigns of 10,000 runs.
@@ -130,7 +145,8 @@ def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
     where = {rid: i for i, rid in enumerate(cats)}
     bounds = np.searchsorted(run_codes, np.arange(len(cats) + 1))
     train = train.drop(columns="run_id")
-    columns = train_columns(train)
+    columns = {**train_columns(train),
+               "value": train["value"].to_numpy(dtype=np.float64, na_value=np.nan)}
     empty = train.iloc[0:0]
     for run in runs.itertuples(index=False):
         i = where.get(run.run_id)
@@ -247,15 +263,19 @@ def _outliers(runs: pd.DataFrame) -> pd.Series:
     return pd.Series(out, index=runs.index)
 
 
+def _case_keys(runs: pd.DataFrame) -> list[tuple]:
+    """Each row's case (CASE_COLUMNS, a missing value of any kind as None)."""
+    return list(zip(*(runs[c].astype(object).where(runs[c].notna(), None).tolist()
+                      for c in CASE_COLUMNS)))
+
+
 def _case_rows(runs: pd.DataFrame) -> list[np.ndarray]:
-    """Row positions of each case (CASE_COLUMNS; missing values of any kind are one value):
-    what a groupby on `_case_key` gives, without its cost per group."""
-    keys = zip(*(runs[c].astype(object).where(runs[c].notna(), None).tolist()
-                 for c in CASE_COLUMNS))
+    """Row positions of each case (`_case_keys`), cases in order of their first row: what a
+    groupby on `_case_key` gives, without its cost per group."""
     groups: dict[tuple, list[int]] = {}
-    for i, key in enumerate(keys):
+    for i, key in enumerate(_case_keys(runs)):
         groups.setdefault(key, []).append(i)
-    return [np.array(rows) for rows in groups.values()]
+    return [np.array(rows, dtype=np.int64) for rows in groups.values()]
 
 
 #: Columns of :func:`iteration_throughput`: the run's identity, then one training line.
