@@ -71,6 +71,15 @@ class ParseResult:
 
         return summarize(self, **kwargs)
 
+    def observation_frames(self, rows: int | None = None) -> Iterable[pd.DataFrame]:
+        """The observations frame in consecutive parts of about `rows` rows (default
+        :data:`FRAME_ROWS`), built one at a time from `parts`: what writing it to a file
+        needs, without holding it whole."""
+        if self._observations is not None or self.parts is None:
+            yield self.observations
+        else:
+            yield from observation_frames(self.parts, rows or FRAME_ROWS)
+
     def parsed_by_run(self) -> dict[str, list[ParsedLog]] | None:
         """What each run's files gave, by run id (None for a result made from frames)."""
         if self.parts is None:
@@ -537,19 +546,23 @@ def _runs_frame(rows: list[dict]) -> pd.DataFrame:
     return schema.coerce(df, schema.RUNS)
 
 
-def _categorical(parts: list[tuple[object, int]]) -> pd.Categorical:
-    """Categorical from (scalar or object array, length) parts without per-row hashing."""
+def _categorical(per_block: list[object], lengths: np.ndarray) -> pd.Categorical:
+    """Categorical of blocks' values (a scalar, or an object array of the block's length),
+    without hashing a row of a scalar block."""
     cats: dict[str, int] = {}
-    codes = []
-    for v, n in parts:
-        if isinstance(v, str) or v is None:
-            key = "" if v is None else v
-            codes.append(np.full(n, cats.setdefault(key, len(cats)), dtype=np.int32))
-        else:
-            uniq, inv = np.unique(np.asarray(v, dtype=str), return_inverse=True)
-            mapping = np.array([cats.setdefault(u, len(cats)) for u in uniq], dtype=np.int32)
-            codes.append(mapping[inv])
-    code_arr = np.concatenate(codes) if codes else np.empty(0, np.int32)
+    if all(isinstance(v, str) or v is None for v in per_block):
+        codes = [cats.setdefault("" if v is None else v, len(cats)) for v in per_block]
+        code_arr = np.repeat(np.array(codes, np.int32), lengths)
+    else:
+        parts = []
+        for v, n in zip(per_block, lengths.tolist(), strict=True):
+            if isinstance(v, str) or v is None:
+                parts.append(np.full(n, cats.setdefault("" if v is None else v, len(cats)), np.int32))
+            else:
+                uniq, inv = np.unique(np.asarray(v, dtype=str), return_inverse=True)
+                mapping = np.array([cats.setdefault(u, len(cats)) for u in uniq], dtype=np.int32)
+                parts.append(mapping[inv])
+        code_arr = np.concatenate(parts) if parts else np.empty(0, np.int32)
     return pd.Categorical.from_codes(code_arr, categories=[_printable(c) for c in cats])
 
 
@@ -558,28 +571,49 @@ def _printable(value):
     return display_path(value) if isinstance(value, str) and not value.isascii() else value
 
 
-def _int_column(arrays: list[np.ndarray]) -> pd.arrays.IntegerArray:
-    a = np.concatenate(arrays) if arrays else np.empty(0, np.int64)
+def _int_column(a: np.ndarray) -> pd.arrays.IntegerArray:
     return pd.arrays.IntegerArray(a, a < 0)
+
+
+#: Rows of one frame of :func:`observation_frames` (about: runs are not split).
+FRAME_ROWS = 1 << 20
+
+
+def observation_frames(parts: list[tuple[dict, ParsedLog, str]],
+                       rows: int = FRAME_ROWS) -> Iterable[pd.DataFrame]:
+    """schema.OBSERVATIONS frames of `parts` in order, each of about `rows` rows (at least
+    one frame): written one after another they are the observations frame, never held
+    whole (``dlperf parse -o``)."""
+    chunk, held, done = [], 0, False
+    for part in parts:
+        chunk.append(part)
+        held += sum(b["n"] for b in part[1].obs.blocks)
+        if held >= rows:
+            yield _observations_frame(chunk)
+            chunk, held, done = [], 0, True
+    if chunk or not done:
+        yield _observations_frame(chunk)
 
 
 def _observations_frame(parts: list[tuple[dict, ParsedLog, str]]) -> pd.DataFrame:
     blocks = [(row, b, src) for row, parsed, src in parts for b in parsed.obs.blocks]
     if not blocks:
         return schema.empty(schema.OBSERVATIONS)
+    lengths = np.array([b["n"] for _, b, _ in blocks], np.int64)
     cols: dict[str, object] = {}
     for name in ("run_id", "family", "framework", "model", "precision"):
-        cols[name] = _categorical([(row[name], b["n"]) for row, b, _ in blocks])
-    cols["source"] = _categorical([(src, b["n"]) for _, b, src in blocks])  # sidecars: their own
+        cols[name] = _categorical([row[name] for row, _, _ in blocks], lengths)
+    cols["source"] = _categorical([src for _, _, src in blocks], lengths)  # sidecars: their own
     for name in ("num_nodes", "gpus_per_node", "batch_size_per_device", "repeat"):
-        cols[name] = _int_column([np.full(b["n"], -1 if row[name] is None else row[name], np.int64)
-                                  for row, b, _ in blocks])
-    cols["line"] = np.concatenate([b["line"] for _, b, _ in blocks]).astype(np.int64)
+        per_block = np.array([-1 if row[name] is None else row[name] for row, _, _ in blocks],
+                             np.int64)
+        cols[name] = _int_column(np.repeat(per_block, lengths))
+    cols["line"] = np.concatenate([b["line"] for _, b, _ in blocks]).astype(np.int64, copy=False)
     for name in ("rank", "device", "epoch", "step"):
-        cols[name] = _int_column([b[name] for _, b, _ in blocks])
+        cols[name] = _int_column(np.concatenate([b[name] for _, b, _ in blocks]))
     for name in ("phase", "metric", "unit"):
-        cols[name] = _categorical([(b[name], b["n"]) for _, b, _ in blocks])
+        cols[name] = _categorical([b[name] for _, b, _ in blocks], lengths)
     cols["timestamp"] = np.concatenate([b["timestamp"] for _, b, _ in blocks])
     cols["value"] = np.concatenate([b["value"] for _, b, _ in blocks])
-    df = pd.DataFrame(cols)[schema.names(schema.OBSERVATIONS)]
+    df = pd.DataFrame(cols, copy=False)[schema.names(schema.OBSERVATIONS)]
     return schema.validate(df, schema.OBSERVATIONS)

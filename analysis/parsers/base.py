@@ -30,7 +30,9 @@ class Observations:
 
     Each `add` call appends a block of n rows. Any argument may be a scalar (repeated) or
     an array of length n; strings stay scalars per block so large files cost no per-row
-    Python objects.
+    Python objects. An array of the right dtype is kept as it is (read-only), so blocks of
+    one line's metrics share their line, step and timestamp arrays — also when pickled to
+    another process, where a repeated scalar travels once, not n times.
     """
 
     def __init__(self) -> None:
@@ -42,13 +44,11 @@ class Observations:
         n = value.size if value.ndim else 1
         if n == 0:
             return
-        block = {"n": n, "value": np.broadcast_to(value, (n,))}
+        block = {"n": n, "value": _column(value, np.float64, n)}
         for name, v in (("line", line), ("step", step), ("epoch", epoch),
                         ("rank", rank), ("device", device)):
-            block[name] = np.broadcast_to(
-                np.asarray(_MISSING_INT if v is None else v, dtype=np.int64), (n,))
-        ts = np.nan if timestamp is None else timestamp
-        block["timestamp"] = np.broadcast_to(np.asarray(ts, dtype=np.float64), (n,))
+            block[name] = _column(_MISSING_INT if v is None else v, np.int64, n)
+        block["timestamp"] = _column(np.nan if timestamp is None else timestamp, np.float64, n)
         for name, v in (("phase", phase), ("metric", metric), ("unit", unit)):
             if not isinstance(v, str):
                 v = np.asarray(v, dtype=object)
@@ -56,6 +56,16 @@ class Observations:
                     raise ValueError(f"{name} has shape {v.shape}, expected ({n},)")
             block[name] = v
         self.blocks.append(block)
+
+    def __getstate__(self) -> dict:
+        return {"blocks": [{k: _Repeated(v[0].item(), v.dtype.str, len(v))
+                            if isinstance(v, np.ndarray) and v.ndim == 1 and len(v) > 1
+                            and v.strides == (0,) else v for k, v in b.items()}
+                           for b in self.blocks]}
+
+    def __setstate__(self, state: dict) -> None:
+        self.blocks = [{k: v.array() if isinstance(v, _Repeated) else v for k, v in b.items()}
+                       for b in state["blocks"]]
 
     def __len__(self) -> int:
         return sum(b["n"] for b in self.blocks)
@@ -88,6 +98,28 @@ class Observations:
         lines, steps, ts = (np.concatenate(col) for col in zip(*parts, strict=True))
         lines, first = np.unique(lines, return_index=True)
         return lines, steps[first], ts[first]
+
+
+def _column(v, dtype, n: int) -> np.ndarray:
+    """`v` as a read-only column of n rows: the array itself when it is one, else a view
+    repeating the scalar."""
+    a = np.asarray(v, dtype=dtype)
+    if a.shape == (n,):
+        a.flags.writeable = False
+        return a
+    return np.broadcast_to(a, (n,))
+
+
+@dataclass(frozen=True)
+class _Repeated:
+    """A column that repeats one value, as pickled."""
+
+    value: object
+    dtype: str
+    n: int
+
+    def array(self) -> np.ndarray:
+        return np.broadcast_to(np.asarray(self.value, dtype=np.dtype(self.dtype)), (self.n,))
 
 
 @dataclass
