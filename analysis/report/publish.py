@@ -32,7 +32,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -299,27 +299,35 @@ def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name
                      kernels: Kernels, targets: list[str], say: Callable[[str], None],
                      out_dir: Path, exporters: Exporters) -> dict[str, _Staged]:
     """Execute the report notebook for each of `langs` in one kernel, in turn, and export
-    each; the kernel is shut down at the end."""
+    each while the kernel executes the next; the kernel is shut down at the end."""
     nbformat = import_nbformat()
     km = kernels.manager(kernel_name or nbformat.read(notebook, as_version=4)
                          .metadata.get("kernelspec", {}).get("name", "python3"))
-    staged = {}
+    staged, exports = {}, []
     try:
         kernels.start(km)
         import papermill  # noqa: F401 - while the kernel boots (and before "executing")
         for lang in langs:
-            staged[lang] = _build_language(lang, dict(params, lang=lang), notebook, kernel_name,
-                                           kernels, targets, say, out_dir, exporters, km)
+            staged[lang], nb = _execute_language(lang, dict(params, lang=lang), notebook,
+                                                 kernel_name, kernels, say, out_dir, km)
+            if nb is not None:
+                exports.append(_in_thread(f"dlperf-export-{lang}", functools.partial(
+                    _export_language, staged[lang], nb, lang, targets, kernels, say,
+                    exporters)))
     finally:
         kernels.shutdown(km)
+        wait(exports)  # even when stopped: an export cleans up its temporary files
+    for done in exports:
+        done.result()
     return staged
 
 
-def _build_language(lang: str, params: dict, notebook: Path, kernel_name: str | None,
-                    kernels: Kernels, targets: list[str], say: Callable[[str], None],
-                    out_dir: Path, exporters: Exporters, km=None) -> _Staged:
+def _execute_language(lang: str, params: dict, notebook: Path, kernel_name: str | None,
+                      kernels: Kernels, say: Callable[[str], None], out_dir: Path,
+                      km=None) -> tuple[_Staged, nbformat.NotebookNode | None]:
     """Execute the report notebook for `lang` in the build's folder (in `km`'s kernel when
-    given) and export it."""
+    given): the staged notebook and numbers, and the notebook to export (None when it
+    failed)."""
     staged = _Staged()
     name = f"report_{lang}.ipynb"
     ipynb, numbers = kernels.folder / name, kernels.folder / f"report_{lang}.json"
@@ -331,16 +339,22 @@ def _build_language(lang: str, params: dict, notebook: Path, kernel_name: str | 
     except PublishError as exc:  # keep the failed notebook for the reader
         staged.error = exc
         if kernels.cancelled.is_set():  # stopped on purpose: nothing is written
-            return staged
+            return staged, None
     nbformat = import_nbformat()
     nb = reproducible(nbformat.read(ipynb, as_version=4), out_dir, name)
     staged.contents["ipynb"] = nbformat.writes(nb).encode("utf-8")
     if staged.error:
-        return staged
+        return staged, None
     staged.contents["json"] = numbers.read_bytes()
+    staged.seconds[f"{lang}.execute"] = time.perf_counter() - t0
+    return staged, clean_for_export(nb, _title_of(numbers))
+
+
+def _export_language(staged: _Staged, nb: nbformat.NotebookNode, lang: str,
+                     targets: list[str], kernels: Kernels, say: Callable[[str], None],
+                     exporters: Exporters) -> None:
+    """Export the executed notebook `nb` of `lang` to `targets` into `staged`."""
     t1 = time.perf_counter()
-    staged.seconds[f"{lang}.execute"] = t1 - t0
-    nb = clean_for_export(nb, _title_of(numbers))
     if "html" in targets:
         say(f"{lang}: html")
         staged.contents["html"] = exporters.html(nb, lang).encode("utf-8")
@@ -350,7 +364,6 @@ def _build_language(lang: str, params: dict, notebook: Path, kernel_name: str | 
         say(f"{lang}: pdf")
         staged.contents["pdf"] = exporters.pdf(nb, lang)
     staged.seconds[f"{lang}.pdf"] = time.perf_counter() - t2
-    return staged
 
 
 def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None,
@@ -416,9 +429,15 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
         try:
             t = time.perf_counter()  # parse while the kernels start
-            prepared.save(prepared.compute(root, env, topology, method, warmup, measure, meta,
-                                           baseline, store, threshold, references), data_dir)
+            data = prepared.compute(root, env, topology, method, warmup, measure, meta,
+                                    baseline, store, threshold, references)
+            plan = chart_plan(Path(notebook), langs, method, warmup, measure)
+            prepared.save(data, data_dir, plan)
             result.seconds["prepare"] = time.perf_counter() - t
+            if plan is not None:  # while the kernel imports and builds the tables
+                t = time.perf_counter()
+                prepared.draw_charts(data, data_dir, plan, kernels.cancelled.is_set)
+                result.seconds["charts"] = time.perf_counter() - t
             exporters.warm(targets)  # while the kernel runs the first language
             staged = jobs[0].result()
         except BaseException:  # Ctrl-C, a bad input, a failed kernel: stop the kernel
@@ -427,6 +446,18 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         finally:
             logging.getLogger("papermill").removeFilter(quiet)
     return _commit(staged, result)
+
+
+def chart_plan(notebook: Path, langs: list[str], method: str, warmup: int | None,
+               measure: int | None) -> prepared.ChartPlan | None:
+    """The charts the publisher draws for the kernel: every chart of the stock report
+    notebook, whose chart cells only show them (None for another notebook: its cells may
+    change a figure, so its kernel draws its own)."""
+    if notebook.resolve() != REPORT_NOTEBOOK.resolve():
+        return None
+    from analysis.report.build import CHARTS
+
+    return prepared.ChartPlan(CHARTS, tuple(langs), method, warmup, measure)
 
 
 def _commit(staged: dict[str, _Staged], result: Published) -> Published:
