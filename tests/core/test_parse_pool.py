@@ -25,6 +25,54 @@ def test_ordered_map_uses_other_processes_and_keeps_the_order():
     assert {pid for pid, _ in ordered_map(_pid_and, items[:MIN_ITEMS - 1], jobs=2)} == {os.getpid()}
 
 
+def _fail_at(x: int) -> int:
+    if x == 7:
+        raise ValueError(f"item {x} is bad")
+    return x
+
+
+def _die_at(x: int) -> int:
+    if x == 7 and os.getpid() != PARENT:
+        os._exit(3)  # a worker killed in the middle of its share
+    return x
+
+
+PARENT = os.getpid()
+
+
+def _no_children_left() -> bool:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_an_error_in_a_worker_is_raised_here_and_no_worker_is_left():
+    items = list(range(MIN_ITEMS * 2))
+    with pytest.raises(ValueError, match="item 7 is bad"):
+        ordered_map(_fail_at, items, jobs=2)  # 7 is odd: the child's share
+    with pytest.raises(ValueError, match="item 7 is bad"):
+        ordered_map(_fail_at, items, jobs=7)  # 7 is this process's share
+    assert _no_children_left()
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang():
+    with pytest.raises(RuntimeError, match="ended without its results"):
+        ordered_map(_die_at, list(range(MIN_ITEMS * 2)), jobs=2)
+    assert _no_children_left()
+
+
+def test_more_jobs_than_items_and_big_results():
+    items = list(range(MIN_ITEMS))
+    out = ordered_map(_pid_and, items, jobs=500)  # one process per item at most
+    assert [sq for _, sq in out] == [x * x for x in items]
+    assert len({pid for pid, _ in out}) == MIN_ITEMS
+    big = ordered_map(bytes, [1 << 20] * MIN_ITEMS, jobs=3)  # results far beyond a pipe's buffer
+    assert [len(b) for b in big] == [1 << 20] * MIN_ITEMS
+    assert _no_children_left()
+
+
 def _log(k: int, bad_line: bool) -> str:
     lines = [f"DLL 2026-11-21 10:00:00.{k:06d} - PARAMETER arch : resnet50  batch_size : 64  "
              "amp : True  world_size : 1 ", "RUNNING EPOCHS FROM 0 TO 1"]
