@@ -7,7 +7,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from analysis.cli._common import add_cache, add_jobs, add_paths, report_problems
-from analysis.collect import discover, parse_paths
 from analysis.errors import UsageError
 from analysis.fsutil import atomic_path, display_path
 
@@ -96,6 +95,8 @@ def _write_parquet(frames: Iterable, path: Path) -> None:
 
 
 def run(args) -> int:
+    from analysis.collect import discover, parse_paths  # pandas: not for `dlperf --help`
+
     out = Path(args.output)
     if out.suffix not in SUFFIXES:
         raise UsageError(f"output must end in .parquet or .csv, got {display_path(out.name)!r}")

@@ -46,3 +46,11 @@ def test_the_full_parser_still_lists_every_command():
     sub = next(a for a in parser._actions if a.dest == "command")
     assert sorted(sub.choices) == cli._command_names()
     assert len(cli._command_names()) >= 9
+
+
+def test_the_full_help_does_not_import_pandas():
+    """`dlperf --help` lists every command: their modules import pandas only to run."""
+    mods = _modules_after("from analysis.cli import main\ntry:\n    main(['--help'])\n"
+                          "except SystemExit:\n    pass")
+    assert {f"analysis.cli.{name}" for name in cli._command_names()} <= mods
+    assert "pandas" not in mods
