@@ -212,8 +212,10 @@ def load(folder: str | Path, env=None, topology=None, wait_s: float = WAIT_S) ->
                     topos, camp, meta["suite_commit"], changes, ratios, frames.get("agreement"),
                     charts={})
     if meta.get("charts"):  # drawn beside the kernel
-        plan = ChartPlan(**meta["charts"])
-        data.charts = ChartHandover(data, folder / CHARTS_DIR, plan, wait_s).charts()
+        handover = ChartHandover(data, folder / CHARTS_DIR, plan=ChartPlan(**meta["charts"]),
+                                 wait_s=wait_s)
+        data.charts = handover.charts()
+        handover.take_last()  # the publisher starts from the first
     return data
 
 
@@ -303,8 +305,9 @@ def claimed_by(folder: Path, name: str) -> str:
 
 class ChartHandover:
     """The kernel's side of a :class:`ChartPlan`: each chart as the publisher drew it, or
-    drawn here, where the kernel claimed it (the chart its cell asks for when no one has
-    started it, or the last one no one has started while it waits for another)."""
+    drawn here, where the kernel claimed it (the last chart, when the data is loaded: the
+    publisher starts from the first; the chart its cell asks for when no one has started
+    it; the last one no one has started while it waits for another)."""
 
     def __init__(self, data: Prepared, folder: Path, plan: ChartPlan, wait_s: float = WAIT_S):
         self.folder, self.plan, self.wait_s = Path(folder), plan, wait_s
@@ -339,10 +342,10 @@ class ChartHandover:
                 raise DLPerfError(f"chart {name!r} ({lang}): {error.read_text('utf-8')}")
             if time.monotonic() > deadline:
                 raise DLPerfError(f"chart {name!r} ({lang}) not drawn after {self.wait_s:.0f} s")
-            if not self._take_last():
+            if not self.take_last():
                 time.sleep(0.01)
 
-    def _take_last(self) -> bool:
+    def take_last(self) -> bool:
         """Claim and draw (in the first language) the last chart no one has started: the
         kernel shows it later. False when every chart is taken."""
         for name in reversed(self.plan.names):
