@@ -3,7 +3,9 @@ report kernels as Parquet files.
 
 `dlperf report` parses the logs while the notebook kernels start, writes the frames with
 :func:`save` into a folder it made for this build only (``mkdtemp``: mode 0700, removed
-afterwards), and each kernel reads them with :func:`load`. The hand-over holds data only:
+afterwards), and each kernel reads them with :func:`load`; the charts of the stock report
+notebook are drawn beside the kernel and handed over as PNG files (:func:`draw_charts`,
+:class:`ChartHandover`). The hand-over holds data only:
 nothing is unpickled, so a file planted in an output folder cannot run code. Environment,
 topology and campaign records are small; each kernel reads them again from LOG_DIR.
 """

@@ -9,7 +9,10 @@ Outputs in OUT_DIR, per language L: ``report_L.ipynb`` (executed), ``report_L.ht
 The logs are parsed once and both languages are built in one kernel: the publisher parses
 while the kernel starts and hands the frames to it as Parquet files
 (``analysis.report.prepared``); the kernel reads them once and executes the notebook for
-each language in turn (the second reuses the imports and the data). Everything of a build
+each language in turn (the second reuses the imports and the data), and each language is
+exported while the kernel executes the next. The charts of the stock notebook are drawn
+beside the kernel (``prepared.draw_charts``): the publisher draws them while the kernel
+imports and builds the tables, the kernel takes the last ones. Everything of a build
 in progress lives in a private temporary folder (mode 0700, removed at the end): the data,
 the notebooks being executed, the kernel's sockets. Outputs reach OUT_DIR only when complete,
 each by an atomic rename; an interrupted build (Ctrl-C) kills its kernels, writes nothing
