@@ -3,8 +3,8 @@ the report's campaign compared case by case with a baseline (:mod:`analysis.chan
 as a table, a chart of the ratios with their intervals and one sentence on the method.
 
 The comparison is computed once by the publisher (:func:`compare_with`) and handed to the
-kernels with the other frames (``analysis.report.prepared``); :func:`section_html` renders it
-in one language.
+kernels with the other frames (``analysis.report.prepared``); :func:`section_text`,
+:func:`table` and :func:`ratio_chart` show it in one language.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from analysis.changes import verdict
 from analysis.errors import UsageError
 from analysis.fsutil import display_path
 from analysis.i18n import Translator
-from analysis.report import html as H
+from analysis.report import prose, styled
 
 #: Column alignments of the section's table.
-TABLE_ALIGN = ["l", "r", "r", "r", "l", "r", "r", "l"]
+TABLE_ALIGN = "lrrrlrrl"
 
 
 @dataclass
@@ -118,8 +118,8 @@ def _ratio_cell(tr: Translator, ratio, low, high) -> str:
     return f"{tr.num(ratio, 3)} [{tr.num(low, 3)},\u00a0{tr.num(high, 3)}]"
 
 
-def table_rows(changes: Changes, tr: Translator) -> tuple[list[str], list[list[str]], list]:
-    """(header, rows, cell styles) of the section's table."""
+def table_frame(changes: Changes, tr: Translator) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(the section's table in this language, the CSS of each cell: verdicts coloured)."""
     conf = percent(tr, changes.confidence)
     header = [tr("col.case"), tr("col.base_median"), tr("col.new_median"),
               tr("col.ratio", confidence=conf), tr("col.verdict"), tr("col.efficiency_change"),
@@ -133,26 +133,31 @@ def table_rows(changes: Changes, tr: Translator) -> tuple[list[str], list[list[s
                      _signed(tr, r.memory_change * 100, 1, "%"),
                      r.env_changes or "-"])
         color = plots.VERDICT_COLORS.get(r.verdict)
-        styles.append([""] * 4 + [f"color:{color};font-weight:bold" if color else ""] + [""] * 3)
-    return header, rows, styles
+        styles.append([""] * 4 + [f"color: {color}; font-weight: bold" if color else ""]
+                      + [""] * 3)
+    return (pd.DataFrame(rows, columns=header),
+            pd.DataFrame(styles, columns=header) if styles else pd.DataFrame(columns=header))
 
 
-def section_html(changes: Changes, tr: Translator) -> str:
-    """The section's body: baseline and method, table, chart, environment notes."""
+def table(changes: Changes, tr: Translator):
+    """The section's table as a Styler (``report.styled``), its caption under it."""
+    frame, styles = table_frame(changes, tr)
+    return styled.table(frame, "changes", TABLE_ALIGN, caption=tr("changes.caption"),
+                        cell_styles=styles)
+
+
+def section_text(changes: Changes, tr: Translator):
+    """The section's heading and text: what was compared and how, how the chart reads,
+    the environment and hardware notes (Markdown from ``prose/changes.md.j2``)."""
     threshold, conf = percent(tr, changes.threshold), percent(tr, changes.confidence)
-    out = [H.para(tr("changes.intro", baseline=changes.baseline)),
-           H.para(tr("changes.method", confidence=conf, threshold=threshold), "dlperf-note")]
-    header, rows, styles = table_rows(changes, tr)
-    out.append(H.table(header, rows, cls="dlperf-table dlperf-changes", align=TABLE_ALIGN,
-                       cell_styles=styles, caption=tr("changes.caption")))
-    if changes.table["ratio"].notna().any():
-        fig = plots.ratio_intervals(changes.table, tr.lang, changes.threshold,
-                                    changes.confidence)
-        out.append(H.figure(fig.png(), tr("chart.ratio_title", confidence=conf),
-                            tr("chart.ratio_note", threshold=threshold)))
-    if changes.env_changes:
-        out.append(H.para(tr("changes.environment", items="; ".join(changes.env_changes))))
-    if changes.different_hardware:
-        out.append(H.para(tr("changes.hardware", count=len(changes.different_hardware),
-                             cases=", ".join(changes.different_hardware)), "dlperf-note"))
-    return "".join(out)
+    note = (tr("chart.ratio_note", threshold=threshold)
+            if changes.table["ratio"].notna().any() else "")
+    return prose.render("changes", tr, heading=tr("section.changes"),
+                        baseline=changes.baseline, confidence=conf, threshold=threshold,
+                        env_changes="; ".join(changes.env_changes),
+                        different_hardware=changes.different_hardware, chart_note=note)
+
+
+def ratio_chart(changes: Changes, lang: str):
+    """NEW/BASE of every case with its interval, the threshold band shaded."""
+    return plots.ratio_intervals(changes.table, lang, changes.threshold, changes.confidence)

@@ -6,7 +6,8 @@
 a pandas ``Styler`` (tables), a figure, or Markdown from the prose templates
 (``analysis/report/prose``); None leaves the section out. The answer comes first (key
 numbers and caveats), the seed-shaped tables next, the appendix (commands, YAML, logs)
-last. Environment, problems, scripts and logs are escaped HTML fragments (``html.py``).
+last. A section of text and tables is a few cells (:meth:`Report.section_cells`): its
+Markdown, then its tables; text from data is escaped in both.
 """
 
 from __future__ import annotations
@@ -85,9 +86,9 @@ CASE_PARAMETERS = {
     "master_port",
 }
 _TRUE = ("true", "1", "yes", "on")
-#: Class of every report fragment; the *_ignore classes keep MathJax (JupyterLab typesets
-#: HTML outputs) from reading `$…$` in model names or log lines as formulas.
-REPORT_CLASS = "dlperf-report tex2jax_ignore mathjax_ignore"
+#: Classes of the tables that hold log text, commands and file names: MathJax (JupyterLab
+#: typesets HTML outputs) must not read `$…$` in them as formulas.
+NO_MATH = "tex2jax_ignore mathjax_ignore"
 #: Problem rows listed in the report (the rest are counted), and characters of log text
 #: shown per row: one huge log line must not make a huge report.
 MAX_PROBLEM_ROWS = 100
@@ -350,27 +351,38 @@ class Report:
         precs = sorted({str(p) for p in self.summary["precision"].dropna()}) if len(self.summary) else []
         return [precision_label(p, self.params, self.builtin, self.tr) for p in precs]
 
-    # ---- the other sections (escaped HTML fragments) -----------------------------------
+    # ---- the sections after the charts: Markdown and tables ---------------------------
     def sections(self) -> list[str]:
-        """The HTML sections this report has, in order ("changes" only with a baseline)."""
+        """The sections after the charts this report has, in order ("changes", shown after
+        the key numbers, only with a baseline)."""
         out = list(SECTIONS)
         if self.changes is not None:
             out.insert(0, CHANGES_SECTION)
         return out
 
-    def section(self, name: str) -> H.Fragment:
-        """One section as an HTML fragment (heading included); empty for the changes
-        section of a report without a baseline."""
+    def section_cells(self, name: str) -> list:
+        """The outputs of section `name`'s notebook cells, in order (None: left out); none
+        for the changes section of a report without a baseline."""
         if name == CHANGES_SECTION and self.changes is None:
-            return H.Fragment("")
+            return []
         if name not in self.sections():
             from analysis.errors import UnknownNameError
 
             raise UnknownNameError("report section", name, self.sections())
-        body = getattr(self, f"_{name}")()
-        heading = H.heading(2, self.tr(f"section.{name}"), name)
-        return H.Fragment(f'<div class="{REPORT_CLASS}" lang="{self.tr.html_lang}">'
-                          f"{H.section(name, heading + body)}</div>")
+        return {CHANGES_SECTION: lambda: [self.changes_text(), self.changes_table(),
+                                          self.changes_chart()],
+                "descriptions": lambda: [self.descriptions()],
+                "environment": lambda: [self.environment(), self.topology()],
+                "problems": lambda: [self.heading("problems"), self.problems()],
+                "scripts": lambda: [self.scripts(), self.commands(), self.campaign_yaml()],
+                "logs": lambda: [self.heading("logs"), self.logs()]}[name]()
+
+    def section(self, name: str) -> str:
+        """Section `name` as HTML, as the published report shows its cells (tests and
+        quick previews); '' for the changes section of a report without a baseline."""
+        from analysis.report.render import cell_html
+
+        return "".join(cell_html(x) for x in self.section_cells(name))
 
     def html(self) -> str:
         """Every cell's output as one HTML fragment (tests and quick previews)."""
@@ -379,15 +391,17 @@ class Report:
         return "".join(cell_html(x) for x in self.cells())
 
     def cells(self) -> list:
-        """The outputs of the report notebook's cells, in order (None: left out)."""
+        """The outputs of the report notebook's cells, in its order (None: left out)."""
         out = [self.style(), self.title_block(), self.caveats(), self.key_numbers(),
-               self.gpt_configurations(), self.heading("results"), self.results(),
+               self.gpt_configurations(), *self.section_cells(CHANGES_SECTION),
+               self.heading("results"), self.results(),
                self.precision_comparison(), self.heading("frameworks"),
                self.framework_comparison(), self.framework_exclusions(),
                self.heading("gpt_parallel"), self.gpt_strategies(),
                self.gpt_strategy_definitions(), self.method_section(), self.heading("charts")]
         out += [self.chart(c) for c in CHARTS]
-        out += [self.section(s) for s in self.sections()]
+        for name in SECTIONS:
+            out += self.section_cells(name)
         return out
 
     # ---- numbers for tests and for the record --------------------------------------------
@@ -469,64 +483,9 @@ class Report:
                 found.add((int(m.group(1)), int(m.group(2))))
         return found.pop() if len(found) == 1 else None
 
-    def _environment(self) -> str:
-        tr = self.tr
-        out = []
-        if not self.envs:
-            out.append(H.para(tr("env.none")))
-        shown_topos = {t.text for t in self.topologies}
-        shared = envinfo.shared_host_runs(self.envs)
-        for i, group in enumerate(envinfo.node_types(self.envs), start=1):
-            names = ", ".join(h.name for h in group)
-            records = [e.record for h in group for e in h.records]
-            out.append(H.heading(3, tr("env.node_type", index=i, hosts=names), f"node-type-{i}"))
-            out.append(H.para(tr("env.intro", hosts=tr.int(len(group), group=True),
-                                 records=tr.int(len(records), group=True))))
-            mine = [(r, h) for r, h in shared if h in {x.name for x in group}]
-            if mine:
-                names = ", ".join(dict.fromkeys(h for _, h in mine))
-                out.append(H.para(tr("env.same_host", runs=len(mine), host=names), "dlperf-note"))
-            out.append(f"<h4>{H.esc(tr('env.hardware'))}</h4>")
-            out.append(_definition_list(_merge_lines(
-                [envinfo.hardware_lines(r, tr) for r in records]), tr("punct.colon")))
-            out.append(f"<h4>{H.esc(tr('env.software'))}</h4>")
-            out.append(_definition_list(_merge_lines(
-                [envinfo.software_lines(r, tr, self.used_packages) for r in records]),
-                tr("punct.colon")))
-            for host in group:
-                for text in dict.fromkeys(inputs.env_topology_text(e.record)
-                                          for e in host.records):
-                    if text and text not in shown_topos:
-                        shown_topos.add(text)
-                        out.append(self._topology_block(inputs.parse_topo(host.name, text)))
-        for topo in self.topologies:
-            out.append(self._topology_block(topo))
-        if not shown_topos:
-            out.append(H.para(tr("env.topology_none")))
-        return "".join(out)
-
-    def _topology_block(self, topo: TopoInput) -> str:
-        tr = self.tr
-        text = topo.topology.display_text if topo.topology is not None else topo.text
-        out = [f"<h4>{H.md_inline(tr('env.topology'))} — {H.esc(topo.name)}</h4>",
-               H.code_block(text.rstrip("\n"), "dlperf-topo")]
-        if topo.topology is not None:
-            frame = topo.topology.frame()
-            devices = list(topo.topology.devices)
-            header = [""] + [str(c) for c in frame.columns]
-            rows, styles = [], []
-            for dev, row in frame.iterrows():
-                cells = [str(dev)] + ["" if v is None or v != v else str(v) for v in row]
-                rows.append(cells)
-                styles.append([""] + [f"background-color:{plots.link_color(v)}"
-                                      if c in devices and plots.link_color(v) else ""
-                                      for c, v in zip(frame.columns, row, strict=True)])
-            out.append(f"<p><b>{H.esc(tr('env.topology_matrix'))}</b></p>")
-            out.append(H.table(header, rows, cls="dlperf-table dlperf-topo-matrix",
-                               cell_styles=styles))
-        return "".join(out)
-
-    def _descriptions(self) -> str:
+    def descriptions(self) -> prose.Markdown:
+        """What was run: suite (built and ran), benchmark, frameworks with their versions,
+        precision as it ran, iterations; the groups of tests and the repeats."""
         tr, s = self.tr, self.summary
         items: list[tuple[str, str]] = []
         models = sorted({str(x) for x in s["model"].dropna()}) if len(s) else []
@@ -555,17 +514,93 @@ class Report:
             items.append((tr("desc.iterations"),
                           tr("desc.iterations_value", iterations=iters, warmup=warm)
                           if warm not in (None, "") else str(iters)))
-        colon = H.esc(tr("punct.colon"))
-        text = [f"<b>{H.esc(k)}</b>{colon}{H.md_inline(v)}" for k, v in items]
-        groups = tables.scaling_groups(s) if len(s) else []
+        sentences = []
+        groups = len(tables.scaling_groups(s)) if len(s) else 0
         devices = sorted({int(d) for d in s["num_devices"].dropna()}) if len(s) else []
         if groups:
-            text.append(H.md_inline(tr("desc.groups", groups=len(groups),
-                                       devices=", ".join(str(d) for d in devices))))
+            sentences.append(groups_sentence(tr, groups, devices))
         reps = sorted({int(r) for r in s["repeats"]}) if len(s) else []
-        rep_text = (str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}") if reps else "0"
-        text.append(H.md_inline(tr("desc.repeats", repeats=rep_text)))
-        return H.bullets(text, escape=False)
+        sentences.append(repeats_sentence(tr, reps))
+        return prose.render("descriptions", tr, heading=tr("section.descriptions"),
+                            items=items, sentences=sentences)
+
+    def environment(self) -> prose.Markdown:
+        """Hardware and software per node type (hosts alike), which multi-node runs shared
+        one host, and each host's `nvidia-smi topo -m` text (the coloured matrices follow:
+        :meth:`topology`)."""
+        tr = self.tr
+        shared = envinfo.shared_host_runs(self.envs)
+        recorded = self._record_topologies()
+        node_types = []
+        for i, group in enumerate(envinfo.node_types(self.envs), start=1):
+            names = {h.name for h in group}
+            records = [e.record for h in group for e in h.records]
+            mine = [(r, h) for r, h in shared if h in names]
+            same_host = (tr("env.same_host", runs=len(mine),
+                            host=", ".join(dict.fromkeys(h for _, h in mine))) if mine else "")
+            node_types.append({
+                "index": i, "hosts": ", ".join(h.name for h in group),
+                "host_count": tr.int(len(group), group=True),
+                "record_count": tr.int(len(records), group=True), "same_host": same_host,
+                "hardware": _merge_lines([envinfo.hardware_lines(r, tr) for r in records]),
+                "software": _merge_lines([envinfo.software_lines(r, tr, self.used_packages)
+                                          for r in records]),
+                "topologies": [_topology_text(t) for k, t in recorded if k == i]})
+        return prose.render("environment", tr, heading=tr("section.environment"),
+                            node_types=node_types,
+                            no_topology=not recorded and not self.topologies,
+                            topologies=[_topology_text(t) for t in self.topologies])
+
+    def _record_topologies(self) -> list[tuple[int, TopoInput]]:
+        """(node type number, topology) of the env records' `nvidia-smi topo -m` texts, each
+        text once and none that a topology file given also holds."""
+        seen = {t.text for t in self.topologies}
+        out = []
+        for i, group in enumerate(envinfo.node_types(self.envs), start=1):
+            for host in group:
+                for e in host.records:
+                    text = inputs.env_topology_text(e.record)
+                    if text and text not in seen:
+                        seen.add(text)
+                        out.append((i, inputs.parse_topo(host.name, text)))
+        return out
+
+    def topology(self) -> Styler | None:
+        """The topology matrices coloured by link type, one block of rows per host (its
+        name in the first column when there are several), the device columns first; None
+        without a parsed one."""
+        shown = [t for _, t in self._record_topologies()] + list(self.topologies)
+        parsed = [t for t in shown if t.topology is not None]
+        if not parsed:
+            return None
+        tr = self.tr
+        lead = ([tr("env.hostname")] if len(parsed) > 1 else []) + [""]
+        frames, styles, devices, others = [], [], {}, {}
+        for topo in parsed:
+            frame = topo.topology.frame().reset_index(drop=False)
+            frame = frame.rename(columns={frame.columns[0]: ""})
+            cells = frame.map(lambda v: "" if v is None or v != v else str(v))
+            style = pd.DataFrame("", index=cells.index, columns=cells.columns)
+            for c in frame.columns[1:]:
+                if c in topo.topology.devices:
+                    devices[c] = None
+                    style[c] = [f"background-color: {plots.link_color(v)}"
+                                if plots.link_color(v) else "" for v in frame[c]]
+                else:
+                    others[c] = None
+            if len(parsed) > 1:
+                cells.insert(0, lead[0], [topo.name] + [""] * (len(cells) - 1))
+            frames.append(cells)
+            styles.append(style)
+        columns = lead + list(devices) + [c for c in others if c not in devices]
+        table = pd.concat(frames, ignore_index=True).reindex(columns=columns, fill_value="").fillna("")
+        style = pd.concat(styles, ignore_index=True).reindex(columns=columns, fill_value="").fillna("")
+        caption = tr("env.topology_matrix")
+        if len(parsed) == 1:
+            caption += " — " + parsed[0].name
+        align = "l" * len(lead) + "c" * (len(columns) - len(lead))
+        return styled.table(table, "topo-matrix", align, caption=caption, cell_styles=style,
+                            classes=NO_MATH)
 
     def method_text(self) -> str:
         """The method's description in this language (the catalogue's `method.<name>`)."""
@@ -653,57 +688,67 @@ class Report:
             (same if len(applies) == 1 else differ).append((k, " / ".join(applies)))
         return same, differ
 
-    def _scripts(self) -> str:
-        tr, camp = self.tr, self.campaign
-        spec = self.campaign_spec
-        out = []
+    def scripts(self) -> prose.Markdown:
+        """The appendix's run settings, workload options (the logs' parameter dumps) and the
+        launch commands' introduction (:meth:`commands` and :meth:`campaign_yaml` follow)."""
+        tr, camp, spec = self.tr, self.campaign, self.campaign_spec
         settings = []
         iters = spec.get("iterations") or self.param("iterations")
         warm = spec.get("warmup", self.param("warmup_iterations"))
         if iters:
             settings.append((tr("desc.iterations"),
                              tr("desc.iterations_value", iterations=iters, warmup=warm)
-                             if warm not in (None, "") else str(iters)))
+                             if warm not in (None, "") else str(iters), False))
         if spec.get("repeats"):
-            settings.append((tr("scripts.repeats"), str(spec["repeats"])))
+            settings.append((tr("scripts.repeats"), str(spec["repeats"]), False))
         if isinstance(spec.get("env"), dict) and spec["env"]:
             settings.append((tr("scripts.env"),
-                             " ".join(f"{k}={v}" for k, v in spec["env"].items())))
-        if settings:
-            out.append(f"<h3>{H.esc(tr('scripts.settings'))}</h3>")
-            out.append(_definition_list(settings, tr("punct.colon"),
-                                        code_values={tr("scripts.env")}))
+                             " ".join(f"{k}={v}" for k, v in spec["env"].items()), True))
         same, differ = self.workload_options()
-        if same:
-            out.append(f"<h4>{H.esc(tr('scripts.options'))}</h4>")
-            out.append('<p class="dlperf-options">' + " ".join(
-                f"<code>{H.esc(k)}={H.esc(v)}</code>" for k, v in same) + "</p>")
-        if differ:
-            out.append(f"<h4>{H.esc(tr('scripts.options_varying'))}</h4>")
-            out.append('<p class="dlperf-options">' + " ".join(
-                f"<code>{H.esc(k)}={H.esc(v)}</code>" for k, v in differ) + "</p>")
-        if camp.commands:
-            groups = inputs.group_commands(camp.commands)
-            runs = {c.run for c in camp.commands}
-            out.append(f"<h3>{H.esc(tr('scripts.commands'))}</h3>")
-            out.append(H.para(tr("scripts.intro", runs=len(runs), commands=len(groups))))
-            rows = [[g.case, g.node, tr.int(len(g.runs), group=True), g.command] for g in groups]
-            out.append(H.table([tr("col.case"), tr("col.node"), tr("col.runs"),
-                                tr("col.command")], rows,
-                               cls="dlperf-table dlperf-commands", align=["l", "r", "r", "cmd"]))
-        if camp.text:
-            out.append(f"<h3>{H.esc(tr('scripts.campaign'))}</h3>")
-            out.append(H.code_block(camp.text.rstrip("\n")))
-        if not out:
-            return H.para(tr("scripts.none"))
-        if not camp.commands:
-            out.insert(0, H.para(tr("scripts.none")))
-        return "".join(out)
+        return prose.render("scripts", tr, heading=tr("section.scripts"), settings=settings,
+                            same=same, differ=differ,
+                            runs=len({c.run for c in camp.commands}),
+                            commands=len(inputs.group_commands(camp.commands)))
 
-    def _changes(self) -> str:
-        return baseline.section_html(self.changes, self.tr)
+    def commands(self) -> Styler | None:
+        """The launch commands, one row per case and node (ports and run names as
+        placeholders), with the number of runs each stands for; None when not recorded."""
+        if not self.campaign.commands:
+            return None
+        tr = self.tr
+        rows = [[g.case, g.node, tr.int(len(g.runs), group=True), g.command]
+                for g in inputs.group_commands(self.campaign.commands)]
+        frame = pd.DataFrame(rows, columns=[tr("col.case"), tr("col.node"), tr("col.runs"),
+                                            tr("col.command")])
+        return styled.table(frame, "commands", "lrrl", classes=NO_MATH,
+                            markup={tr("col.command"): styled.code_words},
+                            code=[tr("col.command")])
 
-    def _problems(self) -> str:
+    def campaign_yaml(self) -> prose.Markdown | None:
+        """The campaign definition (campaign.yaml) verbatim; None without one."""
+        text = self.campaign.text.rstrip("\n")
+        return prose.render("campaign_yaml", self.tr, text=text) if text else None
+
+    def changes_text(self) -> prose.Markdown | None:
+        """The "Changes since baseline" section's heading and text (None without a
+        baseline); its table and chart follow."""
+        return None if self.changes is None else baseline.section_text(self.changes, self.tr)
+
+    def changes_table(self) -> Styler | None:
+        """Every case against the baseline: medians, NEW/BASE with its interval, the
+        verdict (coloured), efficiency, memory and environment changes."""
+        return None if self.changes is None else baseline.table(self.changes, self.tr)
+
+    def changes_chart(self):
+        """NEW/BASE of every case with its interval, the threshold band shaded (None
+        without a baseline or a ratio)."""
+        if self.changes is None or not self.changes.table["ratio"].notna().any():
+            return None
+        return baseline.ratio_chart(self.changes, self.lang)
+
+    def problems(self) -> Styler | prose.Markdown:
+        """Every problem found, outliers included: run, kind, reason, line and the log
+        text (escaped, shortened), at most MAX_PROBLEM_ROWS rows (the rest counted)."""
         tr = self.tr
         rows = []
         for p in self.result.problems.itertuples(index=False):
@@ -717,15 +762,16 @@ class Report:
                 rows.append([r.run_id, self._kind("outlier"),
                              self._outlier_reason(r.throughput, r.run_id), "", ""])
         if not rows:
-            return H.para(tr("problems.none"))
-        n_runs = len({r[0] for r in rows})
+            return prose.Markdown(prose.inline(tr("problems.none")) + "\n")
         header = [tr("col.run"), tr("col.kind"), tr("col.reason"), tr("col.line"), tr("col.text")]
-        shown = [[excerpt(str(c)) for c in r] for r in rows[:MAX_PROBLEM_ROWS]]
+        shown = pd.DataFrame([[excerpt(str(c)) for c in r] for r in rows[:MAX_PROBLEM_ROWS]],
+                             columns=header)
         more = len(rows) - len(shown)
-        return (H.para(tr("problems.intro", count=len(rows), runs=n_runs))
-                + H.table(header, shown, cls="dlperf-table dlperf-problems",
-                          align=["l", "l", "l", "r", "code"])
-                + (H.para(tr("problems.more", count=tr.int(more, group=True))) if more else ""))
+        caption = [problems_intro(tr, len(rows), len({r[0] for r in rows}))]
+        if more:
+            caption.append(tr("problems.more", count=tr.int(more, group=True)))
+        return styled.table(shown, "problems", "lllrl", caption=caption, classes=NO_MATH,
+                            markup={tr("col.text"): styled.code_text}, code=[tr("col.text")])
 
     def _outlier_reason(self, value, run_id) -> str:
         """Why a repeat is an outlier, with the rule of analysis.stats and its case median."""
@@ -745,26 +791,27 @@ class Report:
         key = f"kind.{kind}"
         return f"{self.tr(key)} ({kind})" if self.tr.has(key) else str(kind)
 
-    def _logs(self) -> str:
+    def logs(self) -> Styler:
+        """Every log file of the report with its size, linked relative to `link_base`."""
         tr = self.tr
         files = sorted({str(s) for s in self.result.runs["source"]} |
                        {str(s) for s in self.result.problems["source"].dropna()})
-        rows = []
+        names, sizes, hrefs = [], [], {}
         for f in files:
             p = Path(f)
-            href = os.path.relpath(p.resolve(), Path(self.link_base).resolve())
+            name = _display_path(p, self.log_dir)
+            hrefs[name] = Path(os.path.relpath(p.resolve(), Path(self.link_base).resolve())
+                               ).as_posix()
             try:
-                size = tr.int(p.stat().st_size, group=True) + " B"
+                sizes.append(tr.int(p.stat().st_size, group=True) + " B")
             except OSError:
-                size = "-"
-            rows.append(f'<tr><td class="dlperf-l">'
-                        f"{H.link(Path(href).as_posix(), _display_path(p, self.log_dir))}"
-                        f'</td><td class="dlperf-r">{H.esc(size)}</td></tr>')
-        head = (f'<tr><th class="dlperf-l">{H.esc(tr("col.file"))}</th>'
-                f'<th class="dlperf-r">{H.esc(tr("col.size"))}</th></tr>')
-        return (H.para(tr("logs.intro", count=len(files)))
-                + f'<table class="dlperf-table dlperf-logs"><thead>{head}</thead>'
-                  f"<tbody>{''.join(rows)}</tbody></table>")
+                sizes.append("-")
+            names.append(name)
+        frame = pd.DataFrame({tr("col.file"): names, tr("col.size"): sizes})
+        intro = (tr("logs.intro_one") if len(files) == 1
+                 else tr("logs.intro", count=tr.int(len(files), group=True)))
+        return styled.table(frame, "logs", "lr", caption=intro, classes=NO_MATH,
+                            markup={tr("col.file"): lambda name: styled.link(hrefs[name], name)})
 
 
 def _merge_lines(per_record: list[list[tuple[str, str]]]) -> list[tuple[str, str]]:
@@ -779,12 +826,41 @@ def _merge_lines(per_record: list[list[tuple[str, str]]]) -> list[tuple[str, str
     return [(k, " | ".join(v)) for k, v in merged.items()]
 
 
-def _definition_list(lines: list[tuple[str, str]], colon: str, code_values=()) -> str:
-    """'<b>label</b>: value' bullets, `colon` the language's ("：" in Chinese; values
-    escaped; in <code> for labels in code_values)."""
-    return H.bullets([f"<b>{H.esc(k)}</b>{H.esc(colon)}" + (
-        f"<code>{H.esc(v)}</code>" if k in code_values else H.esc(v)) for k, v in lines],
-        escape=False)
+def groups_sentence(tr: Translator, groups: int, devices: list[int]) -> str:
+    """'1 group of tests was run on 1 device.' / '2 groups of tests were run on 1, 2 and
+    4 devices.' (and the Chinese): singular and plural as the numbers need."""
+    if len(devices) > 1:
+        on = tr("desc.devices_list", counts=tr.join(devices))
+    elif devices == [1]:
+        on = tr("desc.devices_one")
+    else:
+        on = tr("desc.devices_count", count=devices[0] if devices else 0)
+    return (tr("desc.groups_one", devices=on) if groups == 1
+            else tr("desc.groups", groups=groups, devices=on))
+
+
+def repeats_sentence(tr: Translator, repeats: list[int]) -> str:
+    """How often each case ran and what its result is (one run: no median to speak of)."""
+    if repeats == [1]:
+        return tr("desc.repeats_one")
+    text = (str(repeats[0]) if len(repeats) == 1 else f"{repeats[0]}–{repeats[-1]}"
+            ) if repeats else "0"
+    return tr("desc.repeats", repeats=text)
+
+
+def problems_intro(tr: Translator, count: int, runs: int) -> str:
+    """'3 problems in 2 runs. …' / '1 problem in 1 run. …'."""
+    if count == 1:
+        return tr("problems.intro_one")
+    if runs == 1:
+        return tr("problems.intro_runs_one", count=tr.int(count, group=True))
+    return tr("problems.intro", count=tr.int(count, group=True), runs=tr.int(runs, group=True))
+
+
+def _topology_text(topo: TopoInput) -> dict:
+    """A topology as the environment template shows it: host name and the text."""
+    text = topo.topology.display_text if topo.topology is not None else topo.text
+    return {"name": topo.name, "text": text.rstrip("\n")}
 
 
 def _display_path(p: Path, root: Path) -> str:

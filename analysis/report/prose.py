@@ -16,7 +16,8 @@ from pathlib import Path
 from analysis.i18n import Translator
 
 PROSE_DIR = Path(__file__).resolve().parent / "prose"
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+#: Markdown syntax and ``$`` (JupyterLab typesets `$…$` in Markdown outputs as a formula)
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~$])")
 
 
 class Markdown(str):
@@ -30,6 +31,13 @@ def md(value) -> str:
     """`value` as literal text inside Markdown: HTML and Markdown syntax escaped."""
     text = html.escape("" if value is None else str(value), quote=False)
     return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
+
+
+def inline(value) -> str:
+    """`value` as literal Markdown text, except its `backtick` spans, which stay code spans
+    (catalogue strings mark commands and file names that way)."""
+    parts = re.split(r"`([^`]+)`", "" if value is None else str(value))
+    return "".join(code(p) if i % 2 else md(p) for i, p in enumerate(parts))
 
 
 def code(value) -> str:
@@ -58,6 +66,7 @@ def _environment():
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["md"] = md
     env.filters["code"] = code
+    env.filters["inline"] = inline
     env.filters["code_block"] = code_block
     return env
 

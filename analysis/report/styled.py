@@ -4,7 +4,8 @@ bytes), the report's table classes, and per-column alignment (text left, numbers
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 from pandas.io.formats.style import Styler
@@ -23,13 +24,28 @@ class ReportStyler(Styler):
 
 
 def table(frame: pd.DataFrame, name: str, align: str = "",
-          caption: str | Sequence[str] | None = None):
+          caption: str | Sequence[str] | None = None,
+          markup: Mapping[str, Callable[[object], str]] | None = None,
+          cell_styles: pd.DataFrame | None = None, classes: str = "",
+          code: Sequence[str] = ()):
     """`frame` (cells already formatted) as a Styler with class ``dlperf-table
     dlperf-<name>``, no index, column j aligned by ``align[j]`` (l/r/c; w: right, t: left,
-    and the cell may wrap), and `caption` (escaped; a sequence: one line each, such as a
-    table's numbered notes). Cell text is escaped: log text never becomes markup."""
+    and the cell may wrap), and `caption` (escaped, backtick spans as code; a sequence: one line each, such as a
+    table's numbered notes). Cell text is escaped: log text never becomes markup, except
+    in the columns of `markup`, whose function gives each cell's HTML (and escapes the
+    text it holds: :func:`code_words`, :func:`link`). `cell_styles`: CSS per cell (a frame
+    of `frame`'s shape). `classes`: more classes of the table. `code`: columns of
+    monospace text (their cells' class ``dlperf-code``: report.css wraps them)."""
     styler = ReportStyler(frame).hide(axis="index").format(escape="html").format_index(escape="html", axis=1)
-    styler = styler.set_uuid(name).set_table_attributes(f'class="dlperf-table dlperf-{name}"')
+    for col, to_html in (markup or {}).items():
+        styler = styler.format(to_html, subset=[col])
+    if cell_styles is not None:
+        styler = styler.apply(lambda _: cell_styles, axis=None)
+    if code:
+        styler = styler.set_td_classes(pd.DataFrame(
+            {c: "dlperf-code" if c in code else "" for c in frame.columns}, index=frame.index))
+    styler = styler.set_uuid(name).set_table_attributes(
+        f'class="{" ".join(filter(None, ("dlperf-table", f"dlperf-{name}", classes)))}"')
     for j, col in enumerate(frame.columns):
         code = align[j] if j < len(align) else "r"
         side = ALIGN.get(code, "right")
@@ -40,5 +56,28 @@ def table(frame: pd.DataFrame, name: str, align: str = "",
                                          overwrite=False)
     lines = [caption] if isinstance(caption, str) else list(caption or [])
     if any(lines):
-        styler = styler.set_caption("<br>".join(html.escape(line) for line in lines if line))
+        styler = styler.set_caption("<br>".join(caption_html(line) for line in lines if line))
     return styler
+
+
+def caption_html(line: str) -> str:
+    """A caption line escaped, its `backtick` spans (commands, formulas) as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(line))
+
+
+def code_words(text) -> str:
+    """A command as HTML code that breaks between its words only (each word a
+    ``dlperf-word`` span: no break after a hyphen inside ``--warmup-iterations``)."""
+    words = " ".join(f'<span class="dlperf-word">{html.escape(w)}</span>'
+                     for w in str(text).split(" "))
+    return f"<code>{words}</code>"
+
+
+def code_text(text) -> str:
+    """Log text as escaped HTML code."""
+    return f"<code>{html.escape(str(text))}</code>"
+
+
+def link(href: str, text) -> str:
+    """An escaped link."""
+    return f'<a href="{html.escape(str(href), quote=True)}">{html.escape(str(text))}</a>'

@@ -1,7 +1,7 @@
 """Report tables derived from the summary frame: the seed layouts, with localised headers.
 
 All functions take `analysis.stats.summarize` output and return plain frames of strings
-(already formatted for the language), ready for :func:`analysis.report.html.table` or
+(already formatted for the language), ready for :func:`analysis.report.styled.table` or
 for display in a notebook.
 """
 

@@ -3,9 +3,10 @@ long run ids wrap too, and no cell reaches past the page (measured in headless C
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
-from analysis.report import html as H
+from analysis.report import styled
 from analysis.report.build import CSS_PATH
 
 #: CSS pixels of a Letter page's printable width (816 px less Chromium's default margins);
@@ -23,8 +24,9 @@ HUGE_WORD = "--data-path=/" + "very_long_folder_name/" * 12 + "tokens.bin"
 
 
 def _page(rows) -> str:
-    table = H.table(["case", "node", "runs", "command"], rows,
-                    cls="dlperf-table dlperf-commands", align=["l", "r", "r", "cmd"])
+    frame = pd.DataFrame(rows, columns=["case", "node", "runs", "command"])
+    table = styled.table(frame, "commands", "lrrl", markup={"command": styled.code_words},
+                         code=["command"]).to_html()
     return (f"<html><head><style>{CSS_PATH.read_text(encoding='utf-8')}</style></head>"
             f'<body style="margin:0"><div class="dlperf-report" id="page">{table}</div>'
             "</body></html>")

@@ -11,8 +11,7 @@ import pytest
 
 from analysis import plots
 from analysis.i18n import Translator
-from analysis.report import SECTIONS, inputs, tables
-from analysis.report import html as H
+from analysis.report import inputs, tables
 
 
 def _summary(frameworks=("OneFlow",), gpt=False):
@@ -43,11 +42,14 @@ def _summary(frameworks=("OneFlow",), gpt=False):
 
 
 def test_escape_everything_from_data():
+    from analysis.report import prose, styled
+    from analysis.report.render import cell_html
+
     cell = '<script>alert("x")</script>'
-    out = H.table(["a<b"], [[cell]])
+    out = styled.table(pd.DataFrame({"a<b": [cell]}), "t").to_html()
     assert "<script>" not in out and "&lt;script&gt;" in out and "a&lt;b" in out
-    assert "<script>" not in H.code_block(cell)
-    assert H.md_inline("run `x<y`") == "run <code>x&lt;y</code>"
+    assert "<script>" not in cell_html(prose.Markdown(prose.code_block(cell)))
+    assert prose.inline("run `x<y` <b>") == "run `x<y` &lt;b&gt;"
 
 
 def test_seed_results_table_layout():
@@ -191,8 +193,10 @@ def test_report_html_shows_script_and_dollars_as_text(tmp_path):
     assert "<script>alert" not in page
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; cost $\\frac$ and $_$" in page
     assert "gpt$_$x" in rep.title and "gpt$_$x" in page
-    # JupyterLab typesets `$…$` in HTML outputs with MathJax unless told not to
-    assert page.count('class="dlperf-report tex2jax_ignore mathjax_ignore"') == len(SECTIONS)
+    # JupyterLab typesets `$…$` in outputs with MathJax unless told not to: the tables of
+    # log text carry the classes that tell it, Markdown escapes the dollar
+    assert 'class="dlperf-table dlperf-problems tex2jax_ignore mathjax_ignore"' in page
+    assert "gpt\\$\\_\\$x" in rep.title_block()
 
 
 def test_problem_rows_and_text_are_bounded(tmp_path):

@@ -65,4 +65,4 @@ def test_the_descriptions_always_name_the_commit_that_ran_the_campaign(other_com
     old = synth.write_campaign(tmp_path / "logs", configs=((1, 1),), repeats=2)
     synth.write_markers(tmp_path / "logs", old)  # markers of a suite that did not record it
     text = _text(build(tmp_path / "logs", lang="en").section("descriptions"))
-    assert "DLPerf Suite commit that ran the campaign</b>: not recorded" in text
+    assert "DLPerf Suite commit that ran the campaign</strong>: not recorded" in text

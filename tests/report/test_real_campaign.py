@@ -46,7 +46,8 @@ def test_env_records_grouped_by_host():
 def test_environment_section_counts_hosts(reports):
     for lang, rep in reports.items():
         frag = rep.section("environment")
-        heading = re.search(r'<h3 id="node-type-1">(.*?)</h3>', frag).group(1)
+        heading = re.search(r'<a id="node-type-1"></a>.*?<h3[^>]*>(.*?)<a class="anchor-link"',
+                            frag, re.S).group(1)
         assert heading.count("vm") == 1, heading
         text = _text(frag)
         want = ("Hosts of this type: 1 (50 environment records)" if lang == "en"
@@ -54,8 +55,8 @@ def test_environment_section_counts_hosts(reports):
         assert want in text
         assert "50 node" not in text and "50 台" not in text
         # the topology is named by its host, shown once, never by an env file path
-        topo_headings = re.findall(r"<h4>[^<]*<code>nvidia-smi topo -m</code>[^<]*</h4>", frag)
-        assert len(topo_headings) == 1 and topo_headings[0].endswith("— vm</h4>")
+        topo_headings = re.findall(r"<h4[^>]*>[^<]*<code>nvidia-smi topo -m</code>([^<]*)<", frag)
+        assert len(topo_headings) == 1 and html.unescape(topo_headings[0]).endswith("— vm")
         assert ".env.json" not in frag
         assert ("10 multi-node runs placed all their nodes on one host (vm)" in text
                 if lang == "en" else "有 10 次多节点运行的所有节点都位于同一台主机（vm）上" in text)
@@ -91,11 +92,12 @@ def test_commands_collapse_ports():
 
 def test_scripts_section_real_campaign(reports):
     frag = reports["en"].section("scripts")
-    rows = re.findall(r"<tr>(.*?)</tr>", frag.split('class="dlperf-table dlperf-commands"')[1])
+    rows = re.findall(r"<tr>(.*?)</tr>", frag.split('class="dlperf-table dlperf-commands')[1],
+                      re.S)
     assert len(rows) == 1 + 10  # header + 8 cases, the two 2-node cases with 2 nodes each
     assert "<port>" not in frag and "&lt;port&gt;" in frag
     assert "--master_port 51713" not in frag
-    assert '<td class="dlperf-l dlperf-code"><code>' in frag  # left-aligned monospace
+    assert re.search(r'<td [^>]*class="[^"]*dlperf-code"[^>]*><code>', frag)  # monospace
     assert '<span class="dlperf-word">--warmup-iterations</span>' in frag  # no break inside
     text = _text(frag)
     assert "Iterations per run : 150, of which the first 20 are the workload's warm-up" in text
@@ -124,10 +126,13 @@ def test_outlier_reason_states_the_rule(reports):
 
 
 def test_problem_table_aligns_text_left():
-    from analysis.report import html as H
+    import pandas as pd
 
-    out = H.table(["run", "line"], [["a", "12"]], align="lr")
-    assert '<td class="dlperf-l">a</td>' in out and '<td class="dlperf-r">12</td>' in out
+    from analysis.report import styled
+
+    out = styled.table(pd.DataFrame({"run": ["a"], "line": ["12"]}), "t", "lr").to_html()
+    assert re.search(r"#T_t_row0_col0 \{\s*text-align: left;", out)
+    assert re.search(r"#T_t_row0_col1 \{\s*text-align: right;", out)
 
 
 # ---- 6. method described in the report's language ---------------------------------------

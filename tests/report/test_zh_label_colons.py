@@ -20,6 +20,6 @@ def test_chinese_labels_take_a_full_width_colon(logs):
     zh = build(logs, lang="zh")
     for name in ("descriptions", "environment"):
         text = str(zh.section(name))
-        assert "</b>: " not in text, name
-    assert "</b>：" in str(zh.section("descriptions"))
-    assert "</b>: " in str(build(logs, lang="en").section("descriptions"))
+        assert "</strong>: " not in text, name
+    assert "</strong>：" in str(zh.section("descriptions"))
+    assert "</strong>: " in str(build(logs, lang="en").section("descriptions"))
