@@ -140,10 +140,11 @@ class Report:
                             contents=self.contents())
 
     def contents(self) -> list[tuple[str, str]]:
-        """(anchor, heading) of the sections this report shows, in order."""
-        names = [n for n in ("results", "frameworks", "gpt_parallel", "method", "charts")
-                 if self.has(n)]
-        names += self.sections()
+        """(anchor, heading) of the sections this report shows, in the page's order (the
+        changes section, with a baseline, right after the key numbers)."""
+        names = [n for n in (CHANGES_SECTION, "results", "frameworks", "gpt_parallel",
+                             "method", "charts") if self.has(n)]
+        names += SECTIONS
         return [(f"sec-{n}", self.tr(f"section.{n}")) for n in names]
 
     def caveats(self) -> prose.Markdown | None:

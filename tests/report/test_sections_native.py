@@ -131,3 +131,6 @@ def test_changes_section_is_markdown_a_table_and_a_chart(logs, tmp_path):
     assert isinstance(table, Styler) and 'class="dlperf-table dlperf-changes"' in table.to_html()
     assert hasattr(chart, "_repr_png_")
     assert build(logs, lang="en").section_cells("changes") == []
+    # the contents line lists it where the page shows it: after the key numbers
+    anchors = [a for a, _ in rep.contents()]
+    assert anchors[:2] == ["sec-changes", "sec-results"] and anchors[-1] == "sec-logs"
