@@ -209,3 +209,14 @@ def test_redaction_helpers():
     env = {"GITHUB_TOKEN": "ghp_x", "MY_PASSWORD": "pw", "PATH": "/bin"}
     assert redact_argv(["--token=ghp_x", "pw", "/bin"], env) == ["--token=***", "***", "/bin"]
     assert shell_join(["a b", "c"]) == "'a b' c"
+
+
+def test_each_workload_is_a_module_of_its_name():
+    """Adding a workload template is adding one module (the one Registry, as log families)."""
+    import analysis.campaign.workloads as package
+
+    members = package._registry.module_names()
+    assert {"builtin", "gpt", "oneflow_gpt", "dle_tf_rn50"} <= set(members)
+    assert set(members) <= set(workloads.names())
+    for name in members:
+        assert type(workloads.get(name)).__module__ == f"analysis.campaign.workloads.{name}"

@@ -1,0 +1,113 @@
+"""What workload templates share: the launch context, the template base class, the
+torchrun head and GPT model arguments of several templates, and the container wrapper."""
+
+from __future__ import annotations
+
+import sys
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from analysis.campaign.spec import Case, Run, Spec
+
+
+@dataclass
+class LaunchContext:
+    """Everything a template needs to build one run's node commands."""
+
+    spec: Spec
+    run: Run
+    hosts: list[str]  # one per node, node-rank order (host names the nodes reach each other by)
+    master_addr: str
+    master_port: int
+    device: str = "cuda"  # "cuda" or "cpu", resolved by the backend
+    python: str = field(default_factory=lambda: sys.executable)
+
+    @property
+    def case(self) -> Case:
+        return self.run.case
+
+    @property
+    def reduced(self) -> bool:
+        return self.spec.scale == "cpu" or (self.spec.scale == "auto" and self.device == "cpu")
+
+    def opt(self, key: str, default: Any = None) -> Any:
+        return self.spec.options.get(key, default)
+
+    def extra(self) -> list[str]:
+        return [*self.case.args, *self.spec.workload_args]
+
+
+class Workload(ABC):
+    """A workload template; subclasses are registered by :attr:`name`."""
+
+    name: str = ""
+    framework: str = ""
+    launch: str = "per_node"  # or "head"
+    default_model: str = "resnet50"
+    default_iterations: int = 100
+    precisions: tuple[str, ...] = ("fp32", "amp")
+
+    def check_case(self, case: Case) -> None:
+        """SpecError when the template cannot run `case`."""
+        from analysis.campaign.spec import SpecError
+
+        if case.precision not in self.precisions:
+            raise SpecError(f"spec: precision {case.precision!r} is not supported by workload "
+                            f"{self.name!r}; allowed: {', '.join(self.precisions)}")
+
+    def stem(self, case: Case, repeat: int) -> str:
+        """Log file stem in the DLPerf layout: ``<model>_b<bsz>_<precision>_<repeat>``."""
+        base = case.name or f"{case.model}_b{case.batch_size}_{case.precision}"
+        return f"{base}_{repeat}"
+
+    @abstractmethod
+    def commands(self, ctx: LaunchContext) -> list[list[str] | None]:
+        """One argument list per node (``None``: the node runs nothing itself)."""
+
+
+def gpt_model_args(case, iterations: int) -> list[str]:
+    """Megatron-style GPT sizes of a case (``oneflow_gpt`` case params), shared by the
+    OneFlow GPT and the built-in GPT command lines."""
+    p = case.param
+    return ["--tensor-model-parallel-size", str(p["mp"]),
+            "--pipeline-model-parallel-size", str(p["pp"]),
+            "--micro-batch-size", str(case.batch_size),
+            "--global-batch-size", str(p["global_batch_size"]),
+            "--num-layers", str(p["num_layers"]), "--hidden-size", str(p["hidden_size"]),
+            "--num-attention-heads", str(p["num_heads"]), "--seq-length", str(p["seq_length"]),
+            "--train-iters", str(iterations), "--log-interval", "1"]
+
+
+def torchrun_head(ctx: LaunchContext, rank: int) -> list[str]:
+    n = ctx.case.num_nodes
+    if n == 1:
+        return [ctx.python, "-m", "torch.distributed.run", "--standalone"]
+    return [ctx.python, "-m", "torch.distributed.run", "--nnodes", str(n), "--node_rank",
+            str(rank), "--master_addr", ctx.master_addr, "--master_port", str(ctx.master_port)]
+
+
+def wrap_container(argv: list[str], container: dict | None, workdir: str, env_names: list[str],
+                   gpus: bool) -> list[str]:
+    """`argv` run inside the spec's container (host network and IPC, workdir mounted)."""
+    if not container:
+        return argv
+    image, mounts = str(container["image"]), [str(m) for m in container.get("mounts", [])]
+    extra = [str(a) for a in container.get("args", [])]
+    if container.get("runtime", "docker") == "docker":
+        head = ["docker", "run", "--rm", "--net=host", "--ipc=host", "--shm-size=16g",
+                "-v", f"{workdir}:{workdir}", "-w", workdir]
+        if gpus:
+            head += ["--gpus", "all"]
+        for m in mounts:
+            head += ["-v", m]
+        for k in env_names:  # values come from the node's environment, never the command line
+            head += ["-e", k]
+        return [*head, *extra, image, *argv]
+    head = [container.get("runtime"), "exec", "--pwd", workdir, "-B", workdir]
+    if gpus:
+        head.append("--nv")
+    for m in mounts:
+        head += ["-B", m]
+    return [*head, *extra, image, *argv]

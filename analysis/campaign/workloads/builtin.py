@@ -1,0 +1,36 @@
+"""``builtin``: ``python -m torch.distributed.run [--standalone | --nnodes N --node_rank R --master_addr A
+--master_port P] --nproc_per_node G -m workloads.resnet --arch MODEL --precision P
+--batch-size B --iterations I --print-freq 1 --device D --dist-backend nccl|gloo``; on CPU
+(no CUDA GPU, or ``device: cpu``) gloo and the reduced size ``--image-size 32 --width 8``.
+"""
+
+from __future__ import annotations
+
+from analysis.campaign.workloads import register
+from analysis.campaign.workloads.base import Workload, torchrun_head
+
+
+@register
+class Builtin(Workload):
+    """The suite's own PyTorch ResNet-50 (``python -m workloads.resnet``) under torchrun."""
+
+    name, framework = "builtin", "pytorch"
+    precisions = ("fp32", "amp", "bf16")
+    default_iterations = 100
+
+    def commands(self, ctx):
+        c = ctx.case
+        cpu = ctx.device == "cpu"
+        out = []
+        for rank in range(c.num_nodes):
+            argv = [*torchrun_head(ctx, rank), "--nproc_per_node", str(c.gpus_per_node),
+                    "-m", "workloads.resnet", "--arch", c.model, "--precision", c.precision,
+                    "--batch-size", str(c.batch_size), "--iterations", str(ctx.spec.iterations),
+                    "--print-freq", "1", "--device", "cpu" if cpu else "cuda",
+                    "--dist-backend", "gloo" if cpu else "nccl"]
+            if "warmup" in ctx.spec.raw:
+                argv += ["--warmup-iterations", str(ctx.spec.warmup)]
+            if ctx.reduced:
+                argv += ["--image-size", "32", "--width", "8"]
+            out.append(argv + ctx.extra())
+        return out

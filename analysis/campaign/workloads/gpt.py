@@ -1,0 +1,35 @@
+"""``gpt``: The suite's own GPT (``workloads.gpt``, plain PyTorch) with the ``oneflow_gpt`` case params
+and file names: ``python -m torch.distributed.run ... --nproc_per_node G -m workloads.gpt
+--tensor-model-parallel-size MP --pipeline-model-parallel-size PP --micro-batch-size M
+--global-batch-size GB --num-layers L --hidden-size H --num-attention-heads NH
+--seq-length S --train-iters I --log-interval 1 --precision bf16|fp32 --device D
+--dist-backend nccl|gloo``; a case's ``args`` add e.g. ``--compile`` or
+``--pipeline-schedule gpipe``. No reduced size on CPU: the case params are the model.
+"""
+
+from __future__ import annotations
+
+from analysis.campaign.workloads import register
+from analysis.campaign.workloads.base import gpt_model_args, torchrun_head
+from analysis.campaign.workloads.oneflow_gpt import OneFlowGPT
+
+
+@register
+class BuiltinGPT(OneFlowGPT):
+    """The suite's own GPT (``python -m workloads.gpt``) under torchrun."""
+
+    name, framework = "gpt", "pytorch"
+    precisions = ("bf16", "fp32")
+    default_iterations = 30
+
+    def commands(self, ctx):
+        c = ctx.case
+        cpu = ctx.device == "cpu"
+        out = []
+        for rank in range(c.num_nodes):
+            argv = [*torchrun_head(ctx, rank), "--nproc_per_node", str(c.gpus_per_node),
+                    "-m", "workloads.gpt", *gpt_model_args(c, ctx.spec.iterations),
+                    "--precision", c.precision, "--device", "cpu" if cpu else "cuda",
+                    "--dist-backend", "gloo" if cpu else "nccl"]
+            out.append(argv + ctx.extra())
+        return out
