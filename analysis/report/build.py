@@ -52,7 +52,7 @@ from analysis.stats import methods as _methods
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
 
-#: Sections in report order (ids of `section.<id>` labels).
+#: The sections after the charts, in report order (ids of `section.<id>` labels).
 SECTIONS = ("descriptions", "environment", "problems", "scripts", "logs")
 #: Charts in report order (:meth:`Report.chart`).
 CHARTS = ("throughput", "speedup", "gpt", "trace", "spread")
@@ -352,10 +352,10 @@ class Report:
         precs = sorted({str(p) for p in self.summary["precision"].dropna()}) if len(self.summary) else []
         return [precision_label(p, self.params, self.builtin, self.tr) for p in precs]
 
-    # ---- the sections after the charts: Markdown and tables ---------------------------
+    # ---- sections of several cells: Markdown, then tables ---------------------------
     def sections(self) -> list[str]:
-        """The sections after the charts this report has, in order ("changes", shown after
-        the key numbers, only with a baseline)."""
+        """The sections of several cells (:meth:`section_cells`) this report has, in page
+        order: "changes" (only with a baseline, after the key numbers), then SECTIONS."""
         out = list(SECTIONS)
         if self.changes is not None:
             out.insert(0, CHANGES_SECTION)
