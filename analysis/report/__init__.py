@@ -1,4 +1,4 @@
-"""Reports: content (``build``), HTML fragments, and publishing to HTML/PDF (``publish``)."""
+"""Reports: content (``build``: one method per notebook cell, returning Markdown, a Styler or a figure) and publishing to HTML/PDF (``publish``)."""
 
 from analysis.report.build import SECTIONS, Report, build
 from analysis.report.inputs import resolve_log_dir
