@@ -58,9 +58,14 @@ def _worker(rank: int, world: int, port: int, argv: list[str], mode: str, out: s
             result["losses"] = losses
         else:
             trainer._accumulate()
+            result["grad_dtypes"] = sorted({str(p.grad.dtype) for p in trainer.model.parameters()
+                                            if p.grad is not None})
+            if trainer.master is not None and not trainer.master.hooks:
+                trainer.master.take_grads()
+                result["master_grads"] = [m.grad.clone() for m in trainer.master.master]
             result["grads"] = {
                 n: (p.grad.full_tensor() if hasattr(p.grad, "full_tensor") else p.grad).clone()
-                for n, p in trainer.model.named_parameters()}
+                for n, p in trainer.model.named_parameters() if p.grad is not None}
             ddp = trainer.wrapped
             if hasattr(ddp, "bucket_bytes_cap"):
                 result["ddp"] = {"bucket_bytes_cap": ddp.bucket_bytes_cap,
@@ -123,6 +128,38 @@ def test_data_parallel_gradients_equal_single_process(tmp_path):
         assert r["grads"].keys() == single.keys()
         for name, g in single.items():
             torch.testing.assert_close(r["grads"][name], g, rtol=1e-4, atol=1e-6, msg=name)
+
+
+BF16 = ["--precision", "bf16", "--param-dtype", "bf16"]
+
+
+@pytest.mark.timeout(180)
+def test_bf16_weights_under_data_parallel_follow_the_single_process(tmp_path):
+    """--param-dtype bf16 with DDP: the bf16 gradients are averaged over the ranks (in
+    bf16), then summed into the fp32 master weights; the trajectory is the one process's
+    (gradients summed in fp32 over its two micro-batches) within bf16 rounding."""
+    single = _losses(_launch(tmp_path, 1, ["--global-batch-size", "4", *BF16]))
+    dp = _losses(_launch(tmp_path, 2, ["--global-batch-size", "4", *BF16]))
+    assert dp == pytest.approx(single, rel=2e-3)
+    assert dp[-1] < dp[0] - 0.05
+    ranks = _launch(tmp_path, 2, ["--global-batch-size", "4", *BF16], mode="grad")
+    for r in ranks:
+        assert r["grad_dtypes"] == ["torch.bfloat16"]  # what DDP's buckets averaged
+        assert all(g.dtype == torch.float32 for g in r["master_grads"])
+    for a, b in zip(ranks[0]["master_grads"], ranks[1]["master_grads"], strict=True):
+        assert torch.equal(a, b)  # every rank steps the same averaged gradient
+
+
+def test_bf16_weights_refuse_layouts_they_do_not_support():
+    from workloads.gpt.options import check, parse_args
+
+    def problem(world, *extra):
+        return check(parse_args([*TINY[:-8], *BF16, *extra]), world)
+
+    assert problem(2, "--global-batch-size", "4") is None
+    assert "one micro-batch" in problem(2, "--global-batch-size", "8")
+    assert "tensor and pipeline" in problem(2, "--tensor-model-parallel-size", "2")
+    assert "bf16 already" in problem(2, "--global-batch-size", "4", "--grad-reduce-dtype", "bf16")
 
 
 def _bf16_exact(t: torch.Tensor) -> bool:

@@ -76,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--param-dtype", choices=PARAM_DTYPES, default="fp32",
                    help="weights in the forward and backward passes: fp32 (cast under bf16 "
                         "autocast) or bf16 with fp32 master weights and fp32 gradient sums in "
-                        "the optimizer, no autocast (needs --precision bf16 and one process)")
+                        "the optimizer, no autocast (needs --precision bf16; one process, or "
+                        "data parallelism alone with one micro-batch per iteration: DDP then "
+                        "averages bf16 gradients, half the bytes of fp32 ones)")
     g.add_argument("--loss-chunk-tokens", type=non_negative_int, default=0,
                    help="apply the logit layer and the cross-entropy this many tokens at a "
                         "time, never holding all logits (0: one logit tensor, then the loss; "
@@ -116,10 +118,14 @@ def check(args: argparse.Namespace, world_size: int) -> str | None:
         return f"--num-layers {args.num_layers} is fewer than the {pp} pipeline stages"
     if args.vocab_size % tp:
         return f"--vocab-size {args.vocab_size} is not a multiple of the tensor-parallel size {tp}"
-    if args.param_dtype == "bf16" and (args.precision != "bf16" or world_size > 1):
-        return ("--param-dtype bf16 needs --precision bf16 and one process (parallel layouts "
-                "keep fp32 weights under bf16 autocast)")
     impl = args.data_parallel_impl
+    if args.param_dtype == "bf16" and (args.precision != "bf16" or tp > 1 or pp > 1
+                                       or impl == "fsdp" or (dp > 1 and gbs > per_step)):
+        return ("--param-dtype bf16 needs --precision bf16 and one process, or data "
+                "parallelism alone (DDP) with one micro-batch per iteration (tensor and "
+                "pipeline layouts keep fp32 weights under bf16 autocast)")
+    if args.param_dtype == "bf16" and args.grad_reduce_dtype == "bf16":
+        return "--grad-reduce-dtype bf16 with --param-dtype bf16: the gradients are bf16 already"
     if args.grad_reduce_dtype == "bf16" and dp > 1 and (
             impl == "fsdp" or (impl == "auto" and (tp > 1 or pp > 1))):
         return ("--grad-reduce-dtype bf16 applies to DDP (data parallelism alone or "

@@ -115,6 +115,9 @@ class Trainer:
     def __init__(self, args, layout: Layout, device: torch.device):
         self.args, self.layout, self.device = args, layout, device
         self.model = build_model(args, layout, device)
+        # bf16 weights before DDP wraps the model: its buckets then hold bf16 gradients
+        self.master = MasterWeights(self.model, hooks=layout.dp == 1) \
+            if args.param_dtype == "bf16" else None
         impl = args.data_parallel_impl
         if impl == "auto":  # DDP's reducer asserts on pipelined no_sync backward passes
             impl = "fsdp" if layout.tp > 1 or layout.pp > 1 else "ddp"
@@ -124,7 +127,6 @@ class Trainer:
             DDPTuning(args.ddp_bucket_mb, args.ddp_static_graph, args.grad_reduce_dtype))
         self.vocab_parallel = layout.tp > 1 and layout.pp == 1
         self.loss_fn = self._loss_function()
-        self.master = MasterWeights(self.model) if args.param_dtype == "bf16" else None
         groups = [{"params": self.master.master}] if self.master else \
             parameter_groups(self.model)
         self.optimizer = torch.optim.AdamW(groups, lr=args.lr, weight_decay=args.weight_decay,
@@ -187,6 +189,8 @@ class Trainer:
 
     def step(self) -> torch.Tensor | None:
         loss = self._pipeline() if self.schedule is not None else self._accumulate()
+        if self.master is not None and not self.master.hooks:
+            self.master.take_grads()
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         if self.master is not None:
