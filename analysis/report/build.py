@@ -722,7 +722,8 @@ class Report:
         frame = pd.DataFrame(rows, columns=[tr("col.case"), tr("col.node"), tr("col.runs"),
                                             tr("col.command")])
         return styled.table(frame, "commands", "lrrl", classes=NO_MATH,
-                            markup={tr("col.command"): styled.code_words},
+                            markup={tr("col.command"): styled.code_words,
+                                    tr("col.case"): styled.label_words},
                             code=[tr("col.command")])
 
     def campaign_yaml(self) -> prose.Markdown | None:

@@ -25,8 +25,8 @@ HUGE_WORD = "--data-path=/" + "very_long_folder_name/" * 12 + "tokens.bin"
 
 def _page(rows) -> str:
     frame = pd.DataFrame(rows, columns=["case", "node", "runs", "command"])
-    table = styled.table(frame, "commands", "lrrl", markup={"command": styled.code_words},
-                         code=["command"]).to_html()
+    table = styled.table(frame, "commands", "lrrl", markup={
+        "command": styled.code_words, "case": styled.label_words}, code=["command"]).to_html()
     return (f"<html><head><style>{CSS_PATH.read_text(encoding='utf-8')}</style></head>"
             f'<body style="margin:0"><div class="dlperf-report" id="page">{table}</div>'
             "</body></html>")
@@ -45,10 +45,36 @@ def test_commands_table_fits_the_page(browser, command):
     heights = page.evaluate("""() => Array.from(document.querySelectorAll(
         'table.dlperf-commands span.dlperf-word')).map(e => [e.textContent,
         e.getBoundingClientRect().height])""")
-    text = page.locator("table.dlperf-commands tbody tr").first.inner_text()
+    text = page.locator("table.dlperf-commands tbody tr").first.inner_text().replace("\n", "")
     page.close()
     assert max(edges) <= right + 0.5, (max(edges), right)
     assert len(heights) == 2 * len(command.split(" ")) and RUN in text
     line = min(h for _, h in heights)
     # words of the real command stay whole (one line each): only the huge one breaks
     assert {w for w, h in heights if h > line * 1.5} <= {HUGE_WORD}
+
+
+def test_case_labels_break_after_slashes_and_underscores_only(browser):
+    """``1n1g/resnet50_b128_fp32`` may wrap after ``/`` and ``_``, never inside
+    ``resnet50`` (the column took 8 characters and cut it as ``1n1g/res|net50_b1|28_fp32``)."""
+    page = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 1000})
+    page.emulate_media(media="print")
+    page.set_content(_page([["1n1g/resnet50_b128_fp32", "0", "5", COMMAND], [RUN, "0", "5", COMMAND]]))
+    pieces = page.evaluate("""() => {
+        const out = [];
+        for (const td of document.querySelectorAll('table.dlperf-commands tbody tr td:first-child')) {
+            for (const node of td.childNodes) {
+                if (node.nodeType !== Node.TEXT_NODE) continue;
+                const range = document.createRange();
+                range.selectNodeContents(node);
+                out.push([node.textContent, range.getClientRects().length]);
+            }
+        }
+        return out; }""")
+    right = page.evaluate("document.getElementById('page').getBoundingClientRect().right")
+    edge = page.evaluate("""() => Math.max(...Array.from(document.querySelectorAll(
+        'table.dlperf-commands td')).map(e => e.getBoundingClientRect().right))""")
+    page.close()
+    assert ["resnet50_", 1] in pieces and ["pretrain_", 1] in pieces
+    assert all(lines == 1 for _, lines in pieces), pieces  # no piece is cut inside
+    assert edge <= right + 0.5
