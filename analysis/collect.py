@@ -311,7 +311,7 @@ def _read_runs_cached(groups: list[list[Found]], read_run, jobs: int | None,
             store = stores.get(f.run_key[0])
             if store is None:
                 store = stores[f.run_key[0]] = parse_cache.FolderCache(f.run_key[0], how)
-            hit = store.get(f.path, f.explicit)
+            hit = store.get(f.path, f.explicit, f.real_path)
             if hit is not None:
                 fields, parsed, problems = hit
                 known[f.path] = FileRead(f.path, parsed, problems, fields["family"],
@@ -328,7 +328,7 @@ def _read_runs_cached(groups: list[list[Found]], read_run, jobs: int | None,
             if read is not None and not any(p.kind == "unreadable_file" for p in read.problems):
                 stores[f.run_key[0]].put(f.path, f.explicit, {
                     "family": read.family, "digest": read.digest.hex(), "skip": read.skip},
-                    read.parsed, read.problems)
+                    read.parsed, read.problems, f.real_path)
     for store in stores.values():
         store.save()
     return runs

@@ -46,6 +46,7 @@ class Found:
     relative_id: str  # the same, before two runs of one name in two folders were told apart
     run_key: tuple[str, str]  # (real folder, stem): files of one run share it
     explicit: bool  # named on the command line (not found by walking)
+    real_path: str = ""  # the file's real path (links resolved), as found by the walk
 
 
 def is_log_name(name: str) -> bool:
@@ -171,7 +172,7 @@ def find_logs(paths: Iterable[str | os.PathLike]) -> tuple[list[Found], list[Pro
                     rid = f.parent.joinpath(stem).as_posix()
                 run_ids[key] = rid
                 used.add(rid)
-            found.append(Found(f, run_ids[key], relative_id, key, explicit))
+            found.append(Found(f, run_ids[key], relative_id, key, explicit, real))
     if not found and not problems:
         raise NoLogsError([str(p) for p in paths])
     return found, problems

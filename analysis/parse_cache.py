@@ -77,19 +77,21 @@ class FolderCache:
         self.entries, self.columns = head["entries"], columns
 
     @staticmethod
-    def _stat(path: Path, explicit: bool) -> dict | None:
+    def _stat(path: Path, explicit: bool, real: str = "") -> dict | None:
         try:
             st = os.stat(path)
         except OSError:
             return None
         if time.time_ns() - st.st_mtime_ns < SETTLE_S * 1e9:
             return None
-        return {"path": os.path.realpath(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-                "explicit": explicit}
+        return {"path": real or os.path.realpath(path), "size": st.st_size,
+                "mtime_ns": st.st_mtime_ns, "explicit": explicit}
 
-    def get(self, path: Path, explicit: bool) -> tuple[dict, ParsedLog | None, list[Problem]] | None:
-        """(fields, parsed, problems) kept for `path` as it is now, or None."""
-        stat = self._stat(path, explicit)
+    def get(self, path: Path, explicit: bool,
+            real: str = "") -> tuple[dict, ParsedLog | None, list[Problem]] | None:
+        """(fields, parsed, problems) kept for `path` (whose real path is `real`, when the
+        caller knows it) as it is now, or None."""
+        stat = self._stat(path, explicit, real)
         entry = self.entries.get(os.path.basename(stat["path"])) if stat else None
         if entry is None or entry["stat"] != stat:
             return None
@@ -117,9 +119,9 @@ class FolderCache:
         return parsed
 
     def put(self, path: Path, explicit: bool, fields: dict, parsed: ParsedLog | None,
-            problems: list[Problem]) -> None:
+            problems: list[Problem], real: str = "") -> None:
         """Keep what reading `path` gave (not when it changed in the last SETTLE_S)."""
-        stat = self._stat(path, explicit)
+        stat = self._stat(path, explicit, real)
         if stat is not None:
             self.new[os.path.basename(stat["path"])] = (stat, fields, parsed, problems)
 

@@ -128,16 +128,32 @@ class MetaFiles:
 
     def __init__(self) -> None:
         self._cache: dict[Path, dict] = {}
+        self._listed: dict[Path, set[str] | None] = {}
 
     def _get(self, path: Path) -> dict:
         if path not in self._cache:
             self._cache[path] = load_meta_file(path) if path.is_file() else {}
         return self._cache[path]
 
+    def _names(self, folder: Path) -> set[str] | None:
+        """The names of the meta files in `folder` (listed once; None: it cannot be listed,
+        every name is looked at)."""
+        if folder not in self._listed:
+            try:
+                self._listed[folder] = {n for n in os.listdir(folder)
+                                        if n == FOLDER_FILE or n.endswith(STEM_SUFFIX)}
+            except OSError:
+                self._listed[folder] = None
+        return self._listed[folder]
+
     def for_log(self, log: Path) -> list[tuple[str, dict]]:
         """(origin, fields) of the folder's file, then the run's own (which wins)."""
         out = []
-        for path in (log.parent / FOLDER_FILE, log.parent / f"{run_stem(log)}{STEM_SUFFIX}"):
+        names = self._names(log.parent)
+        for name in (FOLDER_FILE, f"{run_stem(log)}{STEM_SUFFIX}"):
+            if names is not None and name not in names:
+                continue
+            path = log.parent / name
             fields = self._get(path)
             if fields:
                 out.append((str(path), fields))
