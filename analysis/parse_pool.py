@@ -32,8 +32,9 @@ def default_jobs() -> int:
 
 def ordered_map(fn: Callable, items: Sequence, jobs: int | None = None) -> list:
     """``[fn(x) for x in items]``, spread over `jobs` processes (default: every core) when
-    there are at least MIN_ITEMS items. `fn` and the items must pickle; an exception in `fn`
-    is raised here as it would be in one process."""
+    there are at least MIN_ITEMS items. The children inherit `fn` and the items; what `fn`
+    returns (or raises) must pickle. An exception in `fn` is raised here as it would be in
+    one process."""
     jobs = min(default_jobs() if jobs is None else jobs, len(items))
     if jobs <= 1 or len(items) < MIN_ITEMS or not hasattr(os, "fork"):
         return [fn(x) for x in items]
