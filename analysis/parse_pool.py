@@ -19,6 +19,8 @@ import threading
 import traceback
 from collections.abc import Callable, Sequence
 
+from analysis.shell import fork_worker
+
 #: Below this many items, one process does them all.
 MIN_ITEMS = 48
 #: Results a child pickles and sends at a time.
@@ -66,7 +68,7 @@ class _Child:
         self.error: BaseException | None = None
         self.done = False
         read_end, write_end = os.pipe()
-        self.pid = os.fork()
+        self.pid = fork_worker()
         if self.pid == 0:  # the child: never returns
             os.close(read_end)
             _serve(fn, items, share, write_end)

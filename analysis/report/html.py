@@ -1,11 +1,13 @@
-"""The report's few outputs that are HTML of its own: the stylesheet cell
-(:class:`Fragment`) and an embedded figure (:func:`figure`). Text in them goes through
+"""The few outputs that are HTML of their own: the report's stylesheet cell
+(:class:`Fragment`), an embedded figure (:func:`figure`), and the paragraphs and lists of
+``notebooks/30_compare.ipynb`` (:func:`para`, :func:`bullets`). Text in them goes through
 :func:`esc`."""
 
 from __future__ import annotations
 
 import base64
 import html
+import re
 
 
 class Fragment(str):
@@ -18,6 +20,23 @@ class Fragment(str):
 def esc(value) -> str:
     """HTML-escaped text of `value` (quotes too)."""
     return html.escape("" if value is None else str(value), quote=True)
+
+
+def md_inline(text: str) -> str:
+    """Escape `text`, then render `code` spans (catalogue strings use backticks)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", esc(text))
+
+
+def para(text: str, cls: str = "") -> str:
+    """A paragraph of escaped text (`code` spans rendered)."""
+    attr = f' class="{esc(cls)}"' if cls else ""
+    return f"<p{attr}>{md_inline(text)}</p>"
+
+
+def bullets(items: list[str], escape: bool = True) -> str:
+    """A <ul>; items are escaped unless `escape` is False (they are built HTML)."""
+    lis = "".join(f"<li>{md_inline(i) if escape else i}</li>" for i in items)
+    return f"<ul>{lis}</ul>"
 
 
 def figure(png: bytes, alt: str) -> str:

@@ -9,8 +9,8 @@ Outputs in OUT_DIR, per language L: ``report_L.ipynb`` (executed), ``report_L.ht
 The logs are parsed once and both languages are built in one kernel: the publisher parses
 while the kernel starts and hands the frames to it as Parquet files
 (``analysis.report.prepared``); the kernel reads them once and executes the notebook for
-each language in turn (the second reuses the imports and the data), and each language is
-exported while the kernel executes the next. The charts of the stock notebook are drawn
+each language in turn (the second reuses the imports and the data), then each language is
+exported. The charts of the stock notebook are drawn
 beside the kernel (``prepared.draw_charts``): the publisher draws them while the kernel
 imports and builds the tables, the kernel takes the last ones. Everything of a build
 in progress lives in a private temporary folder (mode 0700, removed at the end): the data,
@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, wait
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -301,12 +301,14 @@ def _in_thread(name: str, fn: Callable[[], _Staged]) -> Future:
 def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name: str | None,
                      kernels: Kernels, targets: list[str], say: Callable[[str], None],
                      out_dir: Path, exporters: Exporters) -> dict[str, _Staged]:
-    """Execute the report notebook for each of `langs` in one kernel, in turn, and export
-    each while the kernel executes the next; the kernel is shut down at the end."""
+    """Execute the report notebook for each of `langs` in one kernel, in turn, then export
+    each; the kernel is shut down before the exports. (Exporting a language while the
+    kernel executed the next printed a PDF cut short after its charts in a fresh-clone CI
+    run, and once in a build by hand, its HTML whole: the exports wait for the kernel.)"""
     nbformat = import_nbformat()
     km = kernels.manager(kernel_name or nbformat.read(notebook, as_version=4)
                          .metadata.get("kernelspec", {}).get("name", "python3"))
-    staged, exports = {}, []
+    staged, executed = {}, []
     try:
         kernels.start(km)
         import papermill  # noqa: F401 - while the kernel boots (and before "executing")
@@ -314,14 +316,11 @@ def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name
             staged[lang], nb = _execute_language(lang, dict(params, lang=lang), notebook,
                                                  kernel_name, kernels, say, out_dir, km)
             if nb is not None:
-                exports.append(_in_thread(f"dlperf-export-{lang}", functools.partial(
-                    _export_language, staged[lang], nb, lang, targets, kernels, say,
-                    exporters)))
+                executed.append((lang, nb))
     finally:
         kernels.shutdown(km)
-        wait(exports)  # even when stopped: an export cleans up its temporary files
-    for done in exports:
-        done.result()
+    for lang, nb in executed:
+        _export_language(staged[lang], nb, lang, targets, kernels, say, exporters)
     return staged
 
 
