@@ -35,6 +35,7 @@ from analysis.parsers._shapes import (
     datetime_columns,
     floats,
     has_digit,
+    in_line_order,
     ints,
     line_shapes,
     rows_by_shape,
@@ -258,10 +259,7 @@ def _add_groups(acc: dict, out: DllRead) -> None:
         parts = [p for p in parts if len(p[0])]
         if not parts:
             continue
-        cols = parts[0] if len(parts) == 1 else [np.concatenate(c) for c in zip(*parts, strict=True)]
-        if len(parts) > 1:
-            order = np.argsort(cols[0], kind="stable")
-            cols = [c[order] for c in cols]
+        cols = in_line_order(parts)
         found.append((int(cols[0][0]), Group(kind, name, unit, *cols)))
     found.sort(key=lambda item: item[0])
     out.groups += [g for _, g in found]

@@ -80,6 +80,16 @@ def floats(tokens: list[bytes]) -> np.ndarray | None:
         return None
 
 
+def in_line_order(parts: list[tuple]) -> list[np.ndarray]:
+    """The columns of `parts` (tuples of equal-length arrays, line numbers first: the reads
+    of several shapes) joined, rows in line order."""
+    if len(parts) == 1:
+        return list(parts[0])
+    cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
+    order = np.argsort(cols[0], kind="stable")
+    return [c[order] for c in cols]
+
+
 # --- datetimes ----------------------------------------------------------------------------
 
 def civil_us(date: np.ndarray, time: np.ndarray, time_width: np.ndarray):

@@ -259,9 +259,7 @@ def _fast_train(log: LogText):
         else:
             parts.append((np.array(rows, np.int64) + 1, *found[:3], *found[3]))
     if parts:
-        cols = [np.concatenate(c) for c in zip(*parts, strict=True)]
-        order = np.argsort(cols[0], kind="stable")
-        line, epoch, step, ts, *values = (c[order] for c in cols)
+        line, epoch, step, ts, *values = _shapes.in_line_order(parts)
     else:
         line = epoch = step = np.empty(0, np.int64)
         ts, values = np.empty(0), [np.empty(0)] * 4
