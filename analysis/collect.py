@@ -8,10 +8,11 @@ A run is counted once: a second file of the same role in one run (``x.log`` besi
 
 from __future__ import annotations
 
+import os
 import re
 import traceback
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -20,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import metrics as M
-from analysis import parse_cache, parsers, schema
+from analysis import parse_cache, parsers, result_cache, schema
 from analysis.checks import check_parsed
 from analysis.discover import Found, NoLogsError, find_logs
 from analysis.errors import LogProblemError
@@ -65,6 +66,11 @@ class ParseResult:
     problems: pd.DataFrame  # schema.PROBLEMS
     parts: list[tuple[dict, ParsedLog, str]] | None = field(default=None, repr=False,
                                                              compare=False)
+    #: where a result kept between calls keeps what is computed from it (result_cache)
+    kept: result_cache.Entry | None = field(default=None, repr=False, compare=False)
+    #: reads `parts` on first use (a kept result: its files are read again, through the
+    #: per-file cache, only when observations are asked for)
+    read_parts: Callable[[], list] | None = field(default=None, repr=False, compare=False)
 
     def summary(self, **kwargs) -> pd.DataFrame:
         from analysis.stats import summarize
@@ -100,8 +106,20 @@ def _set_observations(self: ParseResult, frame: pd.DataFrame | None) -> None:
     self._observations = frame
 
 
+def _parts(self: ParseResult) -> list[tuple[dict, ParsedLog, str]] | None:
+    if self._parts is None and self.__dict__.get("read_parts") is not None:
+        self._parts, self.read_parts = self.read_parts(), None
+    return self._parts
+
+
+def _set_parts(self: ParseResult, parts: list | None) -> None:
+    self._parts = parts
+
+
 ParseResult.observations = property(_observations, _set_observations,
                                      doc="schema.OBSERVATIONS, built on first use")
+ParseResult.parts = property(_parts, _set_parts,
+                             doc="(run row, ParsedLog, source) of every file read")
 
 
 @dataclass
@@ -258,7 +276,9 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     the same, the observations hold those lines, problems are those of the lines read.
     `jobs` processes read the files when there are many (default: one per CPU core; 1: this
     process only); the frames are the same in every case. With `cache`, what each file gave
-    is kept between calls (:mod:`analysis.parse_cache`) and an unchanged file is not read again.
+    is kept between calls (:mod:`analysis.parse_cache`) and an unchanged file is not read again;
+    a call on files all unchanged returns the frames it gave last time, and the per-run figures
+    computed from them (:mod:`analysis.result_cache`), without reading a file.
     Raises NoLogsError when `paths` hold no log at all.
     Returns a ParseResult with frames `observations` (schema.OBSERVATIONS), `runs`
     (schema.RUNS) and `problems` (schema.PROBLEMS).
@@ -267,6 +287,29 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
         parsers.get(family)  # fail fast on an unknown name
     user_meta = merge_meta(meta)
     limit = max_log_bytes(max_bytes)
+    paths = [p if isinstance(p, str) else os.fspath(p) for p in paths]
+    read = partial(_parse, paths, family, user_meta, limit, dlperf_only, jobs, cache)
+    kept = result_cache.Entry({"family": family, "meta": user_meta, "max_bytes": limit,
+                               "dlperf_only": dlperf_only}, paths) if cache else None
+    frames = kept.frames() if kept is not None else None
+    if frames is not None:
+        result = ParseResult(None, *frames, kept=kept, read_parts=lambda: read().parts)
+    else:
+        result = read()
+        if kept is not None:
+            kept.keep(result.runs, result.problems)
+            result.kept = kept
+    if strict and len(result.problems):
+        p = result.problems.iloc[0]
+        line = None if pd.isna(p["line"]) else int(p["line"])
+        raise LogProblemError(p["source"], line, f"{p['kind']}: {p['reason']}",
+                              None if pd.isna(p["text"]) else p["text"])
+    return result
+
+
+def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
+           dlperf_only: bool, jobs: int | None, cache: bool) -> ParseResult:
+    """`parse_paths` of files as they are now (through the per-file cache with `cache`)."""
     files, all_problems = find_logs(paths)
     by_run: dict[tuple[str, str], list[Found]] = {}
     for f in files:
@@ -289,9 +332,6 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
         raise NoLogsError([str(p) for p in paths])
 
     problems = to_frame(all_problems)
-    if strict and all_problems:
-        p = all_problems[0]
-        raise LogProblemError(p.source, p.line, f"{p.kind}: {p.reason}", p.text)
     kinds = problems.groupby("run_id")["kind"].agg(lambda s: ";".join(dict.fromkeys(s)))
     for row in run_rows:
         row["problems"] = kinds.get(row["run_id"], "")

@@ -1,7 +1,8 @@
 """A registry of classes by name whose modules are discovered in one package.
 
 Used for the log families (`analysis.parsers`), the launch backends
-(`analysis.campaign.backends`) and the workload templates (`analysis.campaign.workloads`):
+(`analysis.campaign.backends`), the workload templates (`analysis.campaign.workloads`) and
+the per-run throughput methods (`analysis.stats.methods`):
 adding one means adding one module whose class is
 decorated with the registry's `register`; modules named `base` or starting with `_` are
 helpers and are not imported as members.

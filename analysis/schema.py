@@ -90,6 +90,33 @@ PROBLEMS = _cols(
     ("text", "string", "", "the offending line (or an excerpt), as read"),
 )
 
+#: One row per run for one throughput method: analysis.stats.run_throughput.
+PER_RUN = _cols(
+    ("run_id", "text", "", "run identifier (see OBSERVATIONS)"),
+    ("source", "text", "", "main log file of the run"),
+    ("family", "text", "", "log family"),
+    ("framework", "text", "", "training framework"),
+    ("model", "text", "", "model name"),
+    ("precision", "text", "", "precision"),
+    ("num_nodes", "Int64", "", "number of nodes"),
+    ("gpus_per_node", "Int64", "", "GPUs per node"),
+    ("num_devices", "Int64", "", "nodes x GPUs per node"),
+    ("batch_size_per_device", "Int64", "samples", "batch size per device (micro batch for GPT)"),
+    ("global_batch_size", "Int64", "samples", "samples per iteration over all devices"),
+    ("repeat", "Int64", "", "repeat number"),
+    ("case", "text", "", "case label ('' outside GPT)"),
+    ("group", "text", "", "GPT parallelism group"),
+    ("throughput", "float64", "samples/s", "the run's figure by the method, NaN when none"),
+    ("latency_ms", "float64", "ms", "seconds per iteration x 1000, where the method measures it"),
+    ("iterations", "int64", "", "iterations inside the measured window"),
+    ("method", "text", "", "what was computed, in words"),
+    ("problem_kind", "text", "", "why the figure is absent or degraded (analysis.problems.KINDS)"),
+    ("problem", "text", "", "the same, in words"),
+    ("memory_framework_mib", "float64", "MiB", "the framework's own allocator peak, max over devices"),
+    ("memory_sampled_mib", "float64", "MiB", "the peak of the nvidia-smi samples, max over devices"),
+    ("outlier", "bool", "", "more than 3 scaled MADs from its case's median"),
+)
+
 #: Columns that identify a benchmark case (runs of a case differ only in `repeat`).
 #: One row per case: analysis.stats.summarize (and the lean lane of `dlperf summarize`).
 SUMMARY = _cols(
@@ -143,11 +170,23 @@ def names(schema: tuple[Column, ...]) -> list[str]:
     return [c.name for c in schema]
 
 
+def dtype_name(column: Column) -> str:
+    """The pandas dtype of `column`: "text" is the dtype pandas gives Python strings
+    (``str`` from pandas 3, ``object`` before)."""
+    return _text_dtype() if column.dtype == "text" else column.dtype
+
+
+def _text_dtype() -> str:
+    import pandas as pd
+
+    return str(pd.Series(["a"]).dtype)
+
+
 def empty(schema: tuple[Column, ...]) -> pd.DataFrame:
     """An empty frame with the schema's columns and dtypes."""
     import pandas as pd
 
-    return pd.DataFrame({c.name: pd.Series(dtype=c.dtype) for c in schema})
+    return pd.DataFrame({c.name: pd.Series(dtype=dtype_name(c)) for c in schema})
 
 
 def coerce(df: pd.DataFrame, schema: tuple[Column, ...]) -> pd.DataFrame:
@@ -158,8 +197,8 @@ def coerce(df: pd.DataFrame, schema: tuple[Column, ...]) -> pd.DataFrame:
         raise SchemaError(f"missing columns {missing}; have {list(df.columns)}")
     out = df[names(schema)].copy()
     for c in schema:
-        if str(out[c.name].dtype) != c.dtype:
-            out[c.name] = out[c.name].astype(c.dtype)
+        if str(out[c.name].dtype) != dtype_name(c):
+            out[c.name] = out[c.name].astype(dtype_name(c))
     return out
 
 
@@ -171,8 +210,8 @@ def validate(df: pd.DataFrame, schema: tuple[Column, ...]) -> pd.DataFrame:
         raise SchemaError(f"columns {got} do not match schema {names(schema)}")
     for c in schema:
         dt = str(df[c.name].dtype)
-        if dt != c.dtype:
-            raise SchemaError(f"column {c.name!r} has dtype {dt}, schema says {c.dtype}")
+        if dt != dtype_name(c):
+            raise SchemaError(f"column {c.name!r} has dtype {dt}, schema says {dtype_name(c)}")
     return df
 
 

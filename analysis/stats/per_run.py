@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import metrics as M
+from analysis import schema
 from analysis.collect import ParseResult
 from analysis.errors import UsageError
 from analysis.estimate import Estimate, RunData, train_columns
@@ -19,12 +20,8 @@ MAD_TO_SIGMA = 1.4826
 OUTLIER_MIN_SPREAD = 0.005  # 0.5 % of the median
 _TRAIN_COLS = ["epoch", "step", "timestamp", "metric", "value", "line", "rank"]
 
-RUN_COLUMNS = [
-    "run_id", "source", "family", "framework", "model", "precision", "num_nodes",
-    "gpus_per_node", "num_devices", "batch_size_per_device", "global_batch_size", "repeat",
-    "case", "group", "throughput", "latency_ms", "iterations", "method", "problem_kind",
-    "problem", "memory_framework_mib", "memory_sampled_mib", "outlier",
-]
+#: The columns of a per-run frame (declared in schema.PER_RUN).
+RUN_COLUMNS = schema.names(schema.PER_RUN)
 
 
 def _case_key(df: pd.DataFrame):
@@ -72,6 +69,19 @@ def run_throughputs(result: ParseResult, names, warmup: int | None = None,
     warmup = methods.DEFAULT_WARMUP if warmup is None else int(warmup)
     measure = methods.DEFAULT_MEASURE if measure is None else int(measure)
     runs = result.runs
+    kept = result.kept
+    done = {name: kept.per_run(name, warmup, measure, runs) for name in fns} if kept else {}
+    fns = {name: fn for name, fn in fns.items() if done.get(name) is None}
+    if fns:
+        fresh = _compute(result, runs, fns, warmup, measure)
+        if kept is not None:
+            kept.keep_per_run({(n, warmup, measure): df for n, df in fresh.items()}, runs)
+        done.update(fresh)
+    return {name: done[name] for name in names}
+
+
+def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
+             measure: int) -> dict[str, pd.DataFrame]:
     by_run = result.parsed_by_run()
     if by_run is None:  # a result made from frames (a Parquet export)
         memory = _memory_by_run(result.observations)
@@ -109,7 +119,7 @@ def _runs_frame(rows: list[dict]) -> pd.DataFrame:
     for c in MEMORY_COLUMNS:
         df[c] = df[c].astype(float)
     df["outlier"] = _outliers(df)
-    return df
+    return schema.coerce(df, schema.PER_RUN)
 
 
 def _run_data(run, train: pd.DataFrame, metric_rows: dict, arrays: dict | None) -> RunData:
@@ -347,7 +357,7 @@ def iteration_throughput(result: ParseResult) -> pd.DataFrame:
 
 def _lowest_rank_rows(train: pd.DataFrame, code: np.ndarray, n_runs: int) -> np.ndarray:
     """Which rows of `train` are from their run's lowest rank (or name no rank): the rows
-    one process wrote, as ``methods._lowest_rank`` keeps them for each run."""
+    one process wrote, as ``methods.base.lowest_rank`` keeps them for each run."""
     if "rank" not in train.columns:
         return np.ones(len(train), dtype=bool)
     rank = train["rank"].to_numpy(dtype=float, na_value=np.nan)

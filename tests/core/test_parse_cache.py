@@ -5,6 +5,7 @@ Entries are kept per file in one store per folder."""
 from __future__ import annotations
 
 import os
+import shutil
 import time
 
 import pytest
@@ -42,6 +43,9 @@ def _entries(tmp_path):
 
 
 def _count_reads(monkeypatch) -> list:
+    """The files read from now on; whole results kept (analysis.result_cache) are forgotten
+    so that each file's entry is what is looked at."""
+    shutil.rmtree(parse_cache.cache_dir() / "results", ignore_errors=True)
     reads = []
     real = collect._read_file
     monkeypatch.setattr(collect, "_read_file", lambda path, *a: reads.append(path) or real(path, *a))

@@ -4,8 +4,10 @@ import pytest
 from analysis import schema
 from analysis.errors import SchemaError
 
+ALL = [schema.OBSERVATIONS, schema.RUNS, schema.PROBLEMS, schema.PER_RUN, schema.SUMMARY]
 
-@pytest.mark.parametrize("s", [schema.OBSERVATIONS, schema.RUNS, schema.PROBLEMS])
+
+@pytest.mark.parametrize("s", ALL)
 def test_empty_frames_validate(s):
     schema.validate(schema.empty(s), s)
 
@@ -25,6 +27,20 @@ def test_coerce_names_missing_columns():
 
 
 def test_every_column_is_documented():
-    for s in (schema.OBSERVATIONS, schema.RUNS, schema.PROBLEMS):
+    for s in ALL:
         d = schema.describe(s)
         assert (d["meaning"].str.len() > 5).all()
+
+
+def test_per_run_frames_have_the_declared_dtypes(data_dir):
+    """A per-run frame is schema.PER_RUN, whatever the family and whether a run has a
+    figure; text columns take the dtype this pandas gives strings."""
+    from analysis.collect import parse_paths
+    from analysis.stats import METHOD_NAMES
+    from analysis.stats.per_run import run_throughputs
+
+    for family in ("dll_pytorch", "oneflow_gpt", "megatron"):
+        frames = run_throughputs(parse_paths([data_dir / family], jobs=1), METHOD_NAMES)
+        for df in frames.values():
+            schema.validate(df, schema.PER_RUN)
+    assert schema.dtype_name(schema.PER_RUN[0]) == str(pd.Series(["x"]).dtype)

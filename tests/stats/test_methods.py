@@ -29,7 +29,7 @@ def test_window_uses_timestamps_of_the_window_edges():
     steps = np.arange(1, 151)
     ts = 1000.0 + 0.5 * steps  # 2 iterations per second
     ts[:5] += np.array([-30.0, -3, -2, -1, -0.5])  # slow start is outside the window
-    est = methods.window(_run(steps, ts), warmup=20, measure=100)
+    est = methods.get("window")(_run(steps, ts), warmup=20, measure=100)
     assert est.ok and est.iterations == 100
     assert est.throughput == pytest.approx(256 * 100 / 50.0)
     assert est.latency == pytest.approx(0.5)
@@ -37,7 +37,7 @@ def test_window_uses_timestamps_of_the_window_edges():
 
 def test_window_reports_truncation():
     steps = np.arange(1, 60)
-    est = methods.window(_run(steps, 1000.0 + steps), warmup=20, measure=100)
+    est = methods.get("window")(_run(steps, 1000.0 + steps), warmup=20, measure=100)
     assert not est.ok and est.problem_kind == "truncated"
     assert "stops at iteration 59" in est.problem
 
@@ -46,7 +46,7 @@ def test_window_falls_back_to_printed_latency_without_timestamps():
     steps = np.arange(10, 210, 10)
     lat = np.full(steps.size, 0.4)
     lat[0] = 2.0  # start-up interval, outside the window
-    est = methods.window(_run(steps, np.full(steps.size, np.nan), latency=lat, gbs=2.0),
+    est = methods.get("window")(_run(steps, np.full(steps.size, np.nan), latency=lat, gbs=2.0),
                          warmup=10, measure=100)
     assert est.ok and est.iterations == 100
     assert est.latency == pytest.approx(0.4)
@@ -55,7 +55,7 @@ def test_window_falls_back_to_printed_latency_without_timestamps():
 
 def test_window_without_any_clock_says_so():
     steps = np.arange(20, 220, 20)
-    est = methods.window(_run(steps, np.full(steps.size, np.nan), thr=np.ones(steps.size)), 20, 100)
+    est = methods.get("window")(_run(steps, np.full(steps.size, np.nan), thr=np.ones(steps.size)), 20, 100)
     assert est.problem_kind == "missing_timestamps"
 
 
@@ -65,14 +65,14 @@ def test_window_uses_the_lowest_rank_only():
     ts = 1000.0 + steps.astype(float)
     ts[ranks == 1] += 7.0  # rank 1 prints later; must be ignored
     ts[(ranks == 1) & (steps == 120)] += 50.0
-    est = methods.window(_run(steps, ts, ranks=ranks), 20, 100)
+    est = methods.get("window")(_run(steps, ts, ranks=ranks), 20, 100)
     assert est.throughput == pytest.approx(256.0)
 
 
 def test_reported_is_median_after_warmup():
     steps = np.arange(20, 220, 20)
     thr = np.array([100.0, 900, 1000, 1100, 1000, 1000, 990, 1010, 1000, 1000])
-    est = methods.reported(_run(steps, np.full(steps.size, np.nan), thr=thr), warmup=20, measure=0)
+    est = methods.get("reported")(_run(steps, np.full(steps.size, np.nan), thr=thr), warmup=20, measure=0)
     assert est.throughput == 1000.0 and est.iterations == 9
 
 
@@ -94,18 +94,18 @@ def test_window_with_a_clock_step_back_inside_gives_no_figure():
     steps = np.arange(1, 151)
     ts = 1000.0 + 0.5 * steps
     ts[59:] -= 3600.0  # the clock steps back an hour at iteration 60, inside 20..120
-    est = methods.window(_run(steps, ts), warmup=20, measure=100)
+    est = methods.get("window")(_run(steps, ts), warmup=20, measure=100)
     assert not est.ok and est.problem_kind == "timestamps_backwards"
     assert "from line 59 to line 60" in est.problem
     ts = 1000.0 + 0.5 * steps
     ts[59:] += 3600.0  # a step forward keeps the order: the stated rule measures it
-    assert methods.window(_run(steps, ts), warmup=20, measure=100).ok
+    assert methods.get("window")(_run(steps, ts), warmup=20, measure=100).ok
 
 
 def test_coarse_clock_with_equal_timestamps_is_in_order():
     steps = np.arange(1, 151)
     ts = 1000.0 + np.floor(steps / 3.0)  # whole seconds, three lines per tick
-    est = methods.window(_run(steps, ts), warmup=20, measure=100)
+    est = methods.get("window")(_run(steps, ts), warmup=20, measure=100)
     assert est.ok and est.throughput == pytest.approx(256 * 100 / (np.floor(120 / 3) - np.floor(20 / 3)))
 
 
@@ -114,7 +114,7 @@ def test_repeated_steps_refuse_printed_value_methods():
     lat = np.full(steps.size, 0.4)
     thr = np.full(steps.size, 5.0)
     run = _run(steps, np.full(steps.size, np.nan), thr=thr, latency=lat, gbs=2.0)
-    for est in (methods.reported(run, 20, 0), methods.window(run, 10, 50)):
+    for est in (methods.get("reported")(run, 20, 0), methods.get("window")(run, 10, 50)):
         assert not est.ok and est.problem_kind == "steps_backwards", est
         assert "line 11 (step 10) does not come after line 10 (step 100)" in est.problem
 
@@ -135,3 +135,17 @@ def test_iteration_trace_has_no_negative_or_infinite_throughput(tmp_path):
         thr = trace["throughput"].to_numpy(dtype=float)
         assert not np.isinf(thr).any() and not (thr <= 0).any()
         assert np.isfinite(thr).sum() > 50
+
+
+def test_each_method_is_a_module_of_its_name():
+    """Adding a throughput method is adding one module (the one Registry, as log families and
+    workloads); the order of presentation is dlperf, window, reported."""
+    import analysis.stats.methods as package
+
+    assert package._registry.module_names() == sorted(methods.names())
+    assert methods.names() == ["dlperf", "window", "reported"]
+    for cls in package._registry.classes():
+        assert cls.__module__ == f"analysis.stats.methods.{cls.name}"
+        assert methods.get(cls.name) is cls.estimate
+    with pytest.raises(UnknownNameError, match="dlperf"):
+        methods.get("fastest")

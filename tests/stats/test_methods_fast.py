@@ -14,6 +14,7 @@ from analysis import metrics as M
 from analysis.collect import ParseResult, parse_paths
 from analysis.estimate import Estimate, RunData
 from analysis.stats import methods, run_data, run_throughput
+from analysis.stats.methods.base import truncated
 
 FAMILIES = ["dll_pytorch", "dll_tensorflow", "megatron", "oneflow_bert", "oneflow_cnn",
             "oneflow_gpt", "oneflow_models", "libai", "gpu_memory"]
@@ -46,10 +47,10 @@ def ref_window(run: RunData, warmup: int, measure: int) -> Estimate:
         steps, ts, lines = steps[keep], ts[keep], lines[keep]
         i0 = np.searchsorted(steps, warmup, side="left")
         if i0 >= len(steps):
-            return methods._truncated(label, warmup, measure, int(steps[-1]))
+            return truncated(label, warmup, measure, int(steps[-1]))
         i1 = np.searchsorted(steps, steps[i0] + measure, side="left")
         if i1 >= len(steps):
-            return methods._truncated(label, warmup, measure, int(steps[-1]))
+            return truncated(label, warmup, measure, int(steps[-1]))
         refused = run.refuse(lines[i0], lines[i1], label)
         if refused is not None:
             return refused
@@ -68,7 +69,7 @@ def ref_window(run: RunData, warmup: int, measure: int) -> Estimate:
     prev = np.concatenate([[0], steps[:-1]])
     inside = (prev >= warmup) & (steps <= warmup + measure)
     if not inside.any() or steps[-1] < warmup + measure:
-        return methods._truncated(label, warmup, measure, int(steps[-1]))
+        return truncated(label, warmup, measure, int(steps[-1]))
     inside_lines = lat["line"].to_numpy(dtype=np.int64)[inside]
     refused = run.refuse(inside_lines.min(), inside_lines.max(), label, timestamps=False)
     if refused is not None:

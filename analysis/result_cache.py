@@ -1,0 +1,296 @@
+"""Whole parse results kept between calls: re-reading an unchanged campaign costs
+milliseconds (``parse_paths(..., cache=True)``, as notebooks and the CLI call it).
+
+An entry answers one call: the paths as named, the working folder and the options. It is
+used only while its fingerprint holds: every file and folder under the named paths (name,
+kind, size, ``mtime_ns``, inode: a new, changed or removed log or meta file is a miss) and
+the code version (a hash of the package's sources). It keeps the runs and problems frames
+and the per-run figures computed from the result (by method, warm-up and window), column by
+column in JSON with their dtypes (no pickle), rebuilt exactly. Observations are not kept:
+asked for, they are read again through the per-file cache (:mod:`analysis.parse_cache`).
+Nothing is kept while a file changed in the last SETTLE_S seconds; an entry that cannot be
+read, or whose frames cannot be rebuilt, is a miss and is rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import stat
+import time
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from analysis.discover import PSEUDO_ROOTS
+from analysis.fsutil import SETTLE_S, atomic_write_bytes, cache_dir
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_PACKAGE = Path(__file__).resolve().parent
+#: Format of an entry; a different one is a miss.
+_FORMAT = 1
+
+
+@cache
+def code_version() -> str:
+    """Hash of every source file of the package: any change to the code is a miss."""
+    h = hashlib.blake2b(digest_size=16)
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        h.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+class Unsettled(Exception):
+    """A file under the named paths changed in the last SETTLE_S seconds."""
+
+
+def fingerprint(paths: list[str]) -> str | None:
+    """A hash of everything under `paths` a parse could read (links followed, each folder
+    once, pseudo-filesystems not entered); None when a file is still being written."""
+    h = hashlib.blake2b(digest_size=20)
+    newest = time.time_ns() - int(SETTLE_S * 1e9)
+    try:
+        for raw in paths:
+            h.update(b"\1" + os.fsencode(raw))
+            try:
+                st = os.stat(raw)
+            except OSError as exc:
+                h.update(f"!{exc.errno}".encode())
+                continue
+            _add(h, st, newest)
+            if stat.S_ISDIR(st.st_mode):
+                _walk(h, os.fspath(raw), {os.path.realpath(raw)}, newest)
+            else:  # a named file: the meta files beside it count too
+                folder = os.path.dirname(os.fspath(raw)) or "."
+                for name in sorted(os.listdir(folder)):
+                    if name.endswith((".yaml", ".yml")):
+                        h.update(b"\2" + os.fsencode(name))
+                        _add(h, os.stat(os.path.join(folder, name)), newest)
+    except Unsettled:
+        return None
+    except OSError as exc:  # a folder vanished while walked: a state no entry matches
+        h.update(f"!{exc}".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def _add(h, st: os.stat_result, newest: int) -> None:
+    if st.st_mtime_ns > newest and not stat.S_ISDIR(st.st_mode):
+        raise Unsettled
+    h.update(b"%d %d %d %d %d" % (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev))
+
+
+def _walk(h, folder: str, seen: set[str], newest: int) -> None:
+    try:
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        h.update(f"!{exc.errno}".encode())
+        return
+    rows, folders = [], []
+    for entry in entries:
+        try:
+            st = entry.stat()
+        except OSError as exc:
+            rows.append((entry.name, exc.errno))
+            continue
+        rows.append((entry.name, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino))
+        if stat.S_ISDIR(st.st_mode):
+            folders.append(entry)
+        elif st.st_mtime_ns > newest:
+            raise Unsettled
+    h.update(repr(rows).encode("utf-8", "surrogateescape"))
+    for entry in folders:
+        if not entry.is_symlink():
+            _walk(h, entry.path, seen, newest)
+            continue
+        real = os.path.realpath(entry.path)
+        if real not in seen and not any(real == r or real.startswith(r + "/")
+                                        for r in PSEUDO_ROOTS):
+            seen.add(real)
+            _walk(h, entry.path, seen, newest)
+
+
+# --- frames as JSON columns ------------------------------------------------------------
+def _plain(value):
+    """`value` as JSON holds it (numpy scalars as Python ones, a missing value as None)."""
+    if isinstance(value, (str, dict, list, bool, int, float)) and not isinstance(value, np.generic):
+        return value
+    if isinstance(value, (np.integer, np.bool_)):
+        return value.item()
+    if isinstance(value, np.floating):
+        return float(value)
+    import pandas as pd
+
+    if value is None or (np.ndim(value) == 0 and pd.isna(value)):
+        return None
+    raise TypeError(f"cannot keep a {type(value).__name__}")
+
+
+def frame_to_json(df: pd.DataFrame, like: pd.DataFrame | None = None) -> dict:
+    """`df` as {"dtypes": [...], "columns": {name: values}}: numbers as they are, other
+    columns as their distinct values and a code per row, a column equal to the one of its
+    name in `like` by that name."""
+    columns = {}
+    for name in df.columns:
+        s = df[name]
+        if like is not None and name in like.columns and len(like) == len(df) and (
+                _like(like[name], s.dtype).equals(s.reset_index(drop=True))):
+            columns[name] = {"like": name}
+            continue
+        if s.dtype.kind in "fbiu" and str(s.dtype) == s.dtype.name.lower():
+            columns[name] = s.to_numpy().tolist()
+            continue
+        codes, distinct = [], {}
+        for v in s.to_numpy(dtype=object):
+            v = _plain(v)
+            key = json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else (
+                type(v), v)
+            codes.append(distinct.setdefault(key, (len(distinct), v))[0])
+        values = [v for _, v in distinct.values()]
+        columns[name] = {"values": values, "codes": (
+            None if len(values) == len(codes) else codes[0] if len(values) == 1 else codes)}
+    return {"rows": len(df), "dtypes": [str(t) for t in df.dtypes], "columns": columns}
+
+
+def _like(column: pd.Series, dtype) -> pd.Series:
+    """`column` in `dtype`, as a new array on a fresh index."""
+    return column.astype(dtype).reset_index(drop=True).copy()
+
+
+def frame_from_json(data: dict, like: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The frame `frame_to_json` kept (with the same `like`), with its dtypes."""
+    import pandas as pd
+
+    names, dtypes, rows = list(data["columns"]), data["dtypes"], int(data["rows"])
+    if len(names) != len(dtypes):
+        raise ValueError("columns and dtypes differ in number")
+    cols = {}
+    for name, dtype in zip(names, dtypes, strict=True):
+        kept = data["columns"][name]
+        if isinstance(kept, list):  # numbers
+            cols[name] = np.array([math.nan if v is None else v for v in kept], dtype=dtype)
+            if len(kept) != rows:
+                raise ValueError(f"column {name} has {len(kept)} rows, not {rows}")
+            continue
+        if "like" in kept:
+            if like is None or len(like) != rows:
+                raise ValueError(f"column {name} is not that of the frame it was like")
+            cols[name] = _like(like[kept["like"]], dtype).array
+            continue
+        values, codes = kept["values"], kept["codes"]
+        codes = (np.arange(rows) if codes is None else np.full(rows, codes, dtype=np.intp)
+                 if isinstance(codes, int) else np.array(codes, dtype=np.intp))
+        if len(codes) != rows:
+            raise ValueError(f"column {name} has {len(codes)} rows, not {rows}")
+        if dtype == "object":
+            distinct = np.empty(len(values), dtype=object)
+            distinct[:] = values
+            col = distinct[codes]
+            for i in np.flatnonzero([isinstance(v, dict) for v in col]):
+                col[i] = dict(col[i])  # each row its own dict, as parsed
+            cols[name] = col
+        else:
+            cols[name] = pd.array(values, dtype=dtype).take(codes)
+    return pd.DataFrame(cols, columns=names, index=pd.RangeIndex(rows), copy=False)
+
+
+# --- entries ---------------------------------------------------------------------------
+class Entry:
+    """The kept result of one call: `frames` (runs, problems) when it holds for the files
+    as they are now, else None; per-run figures by (method, warm-up, window)."""
+
+    def __init__(self, call: dict, paths: list[str]) -> None:
+        self.call = {"format": _FORMAT, "cwd": os.getcwd(), "paths": paths, **call}
+        name = hashlib.blake2b(json.dumps(self.call, sort_keys=True, default=str).encode(
+            "utf-8", "surrogateescape"), digest_size=20).hexdigest()
+        self.path = cache_dir() / "results" / f"{name}.json"
+        self.state = fingerprint(paths)
+        self.data: dict | None = None
+        self._runs: pd.DataFrame | None = None  # the runs frame handed out, and a copy of it
+        self._runs_copy: pd.DataFrame | None = None
+        if self.state is not None:
+            self._load()
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return
+        if (isinstance(data, dict) and data.get("call") == json.loads(json.dumps(
+                self.call, default=str)) and data.get("state") == self.state and
+                data.get("version") == code_version()):
+            self.data = data
+
+    def frames(self) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+        """(runs, problems) as the call gave them, or None."""
+        if self.data is None:
+            return None
+        try:
+            runs = frame_from_json(self.data["runs"])
+            problems = frame_from_json(self.data["problems"])
+        except Exception:  # noqa: BLE001 - a damaged entry is a miss, never an error
+            self.data = None
+            return None
+        self._hand_out(runs)
+        return runs, problems
+
+    def keep(self, runs: pd.DataFrame, problems: pd.DataFrame) -> None:
+        """Keep the frames of a fresh parse (not while a file is unsettled)."""
+        if self.state is None:
+            return
+        try:
+            self.data = {"call": self.call, "state": self.state, "version": code_version(),
+                         "runs": frame_to_json(runs), "problems": frame_to_json(problems),
+                         "per_run": {}}
+        except TypeError:  # a value JSON cannot hold: not kept
+            self.data = None
+            return
+        self._hand_out(runs)
+        self._write()
+
+    def per_run(self, name: str, warmup: int, measure: int,
+                runs: pd.DataFrame) -> pd.DataFrame | None:
+        """The per-run figures by `name` kept for these runs (`runs` as they are now: a
+        frame changed since the parse is not these runs), or None."""
+        got = (self.data or {}).get("per_run", {}).get(f"{name}|{warmup}|{measure}")
+        if got is None or not self._same_runs(runs):
+            return None
+        try:
+            return frame_from_json(got, like=runs)
+        except Exception:  # noqa: BLE001 - a damaged entry is a miss, never an error
+            return None
+
+    def keep_per_run(self, frames: dict[tuple[str, int, int], pd.DataFrame],
+                     runs: pd.DataFrame) -> None:
+        if self.data is None or not frames or not self._same_runs(runs):
+            return
+        try:
+            for (name, warmup, measure), df in frames.items():
+                self.data["per_run"][f"{name}|{warmup}|{measure}"] = frame_to_json(df, runs)
+        except TypeError:
+            return
+        self._write()
+
+    def _hand_out(self, runs: pd.DataFrame) -> None:
+        self._runs, self._runs_copy = runs, runs.copy()
+
+    def _same_runs(self, runs: pd.DataFrame) -> bool:
+        """Whether `runs` is the frame handed out, unchanged (not one a user edited or
+        replaced: figures kept for the parse are not its figures)."""
+        return runs is self._runs and runs.equals(self._runs_copy)
+
+    def _write(self) -> None:
+        try:
+            body = json.dumps(self.data, default=str, allow_nan=True).encode(
+                "utf-8", "surrogateescape")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.path, body)
+        except (OSError, ValueError):  # a full disk or a read-only cache: not kept
+            pass
+

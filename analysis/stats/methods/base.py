@@ -1,0 +1,59 @@
+"""What every throughput method shares: its class, the default window, and the helpers that
+read a run's training rows as arrays."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from analysis.estimate import Estimate, RunData
+
+DEFAULT_WARMUP = 20
+DEFAULT_MEASURE = 100
+
+
+class ThroughputMethod:
+    """A per-run throughput method: `estimate(run, warmup, measure)` gives the run's figure
+    or why there is none. Registered under `name` (its module's name)."""
+
+    name: ClassVar[str]
+    rank: ClassVar[int]  # order of presentation (tables, agreement columns)
+    description: ClassVar[str]  # one sentence; {warmup} and {measure} are filled in
+
+    @staticmethod
+    def estimate(run: RunData, warmup: int, measure: int) -> Estimate:
+        raise NotImplementedError
+
+
+def train_arrays(run: RunData) -> dict[str, np.ndarray]:
+    """The run's training rows as arrays, in the row order of `run.train` (step and rank
+    float, NaN where none; line int64; timestamp and value float): ``RunData.arrays`` where
+    the run has them, no frame is built."""
+    cols = run.columns()
+    if "value" not in cols:  # arrays of a frame's columns (a Parquet export), or a frame
+        cols = {**cols, "value": run.train["value"].to_numpy(dtype=np.float64, na_value=np.nan)}
+    return cols
+
+
+def series_rows(run: RunData, cols: dict[str, np.ndarray], metric: str) -> np.ndarray:
+    """Positions in `cols` of the rows of `metric`, in the order ``run.series`` gives them
+    (line order; a frame without `metric_rows` is sorted by line as pandas sorts it)."""
+    if run.metric_rows is not None:
+        a, b = run.metric_rows.get(metric, (0, 0))
+        return np.arange(a, b)
+    rows = np.flatnonzero(run.train["metric"].to_numpy() == metric)
+    return rows[np.argsort(run.train["line"].to_numpy(dtype=np.int64)[rows], kind="quicksort")]
+
+
+def lowest_rank(rank: np.ndarray) -> np.ndarray:
+    """Which rows (by their `rank`, NaN where none) the lowest rank printed, or name no rank:
+    one process's lines."""
+    if np.isnan(rank).all():
+        return np.ones(len(rank), dtype=bool)
+    return np.isnan(rank) | (rank == np.nanmin(rank))
+
+
+def truncated(label: str, warmup: int, measure: int, last: int) -> Estimate:
+    return Estimate.fail(f"the run stops at iteration {last}; the window needs iterations "
+                         f"{warmup} to {warmup + measure}", "truncated", label)

@@ -1,0 +1,91 @@
+"""``window``: skip `warmup` iterations, then global batch x iterations / elapsed time over the
+next `measure` iterations, between the two lines' timestamps. Families without timestamps
+(OneFlow GPT, Megatron) use the printed per-iteration latencies of the same window."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis.estimate import Estimate, RunData
+from analysis.stats.methods import register
+from analysis.stats.methods.base import (
+    ThroughputMethod,
+    lowest_rank,
+    series_rows,
+    train_arrays,
+    truncated,
+)
+
+
+@register
+class Window(ThroughputMethod):
+    name = "window"
+    rank = 1
+    description = ("global batch x iterations / elapsed time over the {measure} iterations "
+                   "after a warm-up of {warmup} iterations, from the log lines' timestamps")
+
+    @staticmethod
+    def estimate(run: RunData, warmup: int, measure: int) -> Estimate:
+        label = f"window(warmup={warmup}, measure={measure})"
+        if not np.isfinite(run.global_batch_size):
+            return Estimate.fail("global batch size unknown", "missing_metadata", label)
+        cols = train_arrays(run)
+        keep = np.flatnonzero(lowest_rank(cols["rank"]) & ~np.isnan(cols["step"]))
+        _, first = np.unique(cols["line"][keep], return_index=True)
+        clock = keep[np.sort(first)]  # the first row of each line, in row order
+        if clock.size == 0:
+            return Estimate.fail("no training lines", "no_training_lines", label)
+        steps = cols["step"][clock].astype(np.int64)
+        ts, lines = cols["timestamp"][clock], cols["line"][clock]
+        order = np.argsort(steps, kind="stable")
+        steps, ts, lines = steps[order], ts[order], lines[order]
+        if np.isfinite(ts).any():
+            keep = np.isfinite(ts)
+            steps, ts, lines = steps[keep], ts[keep], lines[keep]
+            i0 = np.searchsorted(steps, warmup, side="left")
+            if i0 >= len(steps):
+                return truncated(label, warmup, measure, int(steps[-1]))
+            i1 = np.searchsorted(steps, steps[i0] + measure, side="left")
+            if i1 >= len(steps):
+                return truncated(label, warmup, measure, int(steps[-1]))
+            refused = run.refuse(lines[i0], lines[i1], label)
+            if refused is not None:
+                return refused
+            n_it = int(steps[i1] - steps[i0])
+            dt = ts[i1] - ts[i0]
+            if dt <= 0:
+                return Estimate.fail(f"non-increasing timestamps between steps {steps[i0]} and "
+                                     f"{steps[i1]}", "bad_line", label)
+            return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it)
+        return _latency_window(run, warmup, measure, label)
+
+
+def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Estimate:
+    cols = train_arrays(run)
+    rows = series_rows(run, cols, M.LATENCY)
+    rows = rows[lowest_rank(cols["rank"][rows])]
+    rows = rows[~np.isnan(cols["step"][rows])]
+    if rows.size == 0:
+        return Estimate.fail("the log has neither timestamps nor per-iteration latencies",
+                             "missing_timestamps", label)
+    steps = cols["step"][rows].astype(np.int64)
+    order = np.argsort(steps, kind="quicksort")  # as pandas sorts the Int64 steps
+    rows, steps = rows[order], steps[order]
+    prev = np.concatenate([[0], steps[:-1]])
+    inside = (prev >= warmup) & (steps <= warmup + measure)
+    if not inside.any() or steps[-1] < warmup + measure:
+        return truncated(label, warmup, measure, int(steps[-1]))
+    inside_lines = cols["line"][rows][inside]
+    refused = run.refuse(inside_lines.min(), inside_lines.max(), label, timestamps=False)
+    if refused is not None:
+        return refused
+    n_it = steps[inside] - prev[inside]
+    seconds = float((cols["value"][rows][inside] * n_it).sum())
+    iters = int(n_it.sum())
+    if iters <= 0 or not seconds > 0:
+        return Estimate.fail(f"the printed latencies add up to {seconds:g} s over {iters} "
+                             "iterations", "impossible_value", label)
+    latency = seconds / iters
+    return Estimate(run.global_batch_size / latency, label + " from printed latencies",
+                    iters, latency)
