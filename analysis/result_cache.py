@@ -206,12 +206,15 @@ class Entry:
     as they are now, else None; per-run figures by (method, warm-up, window)."""
 
     def __init__(self, call: dict, paths: list[str]) -> None:
-        self.call = {"format": _FORMAT, "cwd": os.getcwd(), "paths": paths, **call}
-        name = hashlib.blake2b(json.dumps(self.call, sort_keys=True, default=str).encode(
-            "utf-8", "surrogateescape"), digest_size=20).hexdigest()
+        text = json.dumps({"format": _FORMAT, "cwd": os.getcwd(), "paths": paths, **call},
+                          sort_keys=True, default=str)
+        self.call = json.loads(text)  # as an entry holds it
+        name = hashlib.blake2b(text.encode("utf-8", "surrogateescape"),
+                               digest_size=20).hexdigest()
         self.path = cache_dir() / "results" / f"{name}.json"
         self.state = fingerprint(paths)
         self.data: dict | None = None
+        self._built: dict[str, pd.DataFrame] = {}  # frames built from `data`, by part
         self._runs: pd.DataFrame | None = None  # the runs frame handed out, and a copy of it
         self._runs_copy: pd.DataFrame | None = None
         if self.state is not None:
@@ -219,21 +222,37 @@ class Entry:
 
     def _load(self) -> None:
         try:
-            data = json.loads(self.path.read_bytes())
+            st = os.stat(self.path)
+            file_key = (st.st_size, st.st_mtime_ns, st.st_ino)
+            recent = _recent.get(self.path)
+            if recent is not None and recent[0] == file_key:
+                data, self._built = recent[1], recent[2]
+            else:
+                data = json.loads(self.path.read_bytes())
+                _remember(self.path, file_key, data, self._built)
         except (OSError, ValueError):
             return
-        if (isinstance(data, dict) and data.get("call") == json.loads(json.dumps(
-                self.call, default=str)) and data.get("state") == self.state and
+        if (isinstance(data, dict) and data.get("call") == self.call and
+                data.get("state") == self.state and
                 data.get("version") == code_version()):
             self.data = data
+
+    def _frame(self, part: str, like: pd.DataFrame | None = None) -> pd.DataFrame:
+        """A copy of the frame kept as `part` ("runs", "problems", "per_run|<method>|…"),
+        built once per process."""
+        df = self._built.get(part)
+        if df is None:
+            kept = self.data["per_run"][part[8:]] if part.startswith("per_run|") else \
+                self.data[part]
+            df = self._built[part] = frame_from_json(kept, like)
+        return _copy(df)
 
     def frames(self) -> tuple[pd.DataFrame, pd.DataFrame] | None:
         """(runs, problems) as the call gave them, or None."""
         if self.data is None:
             return None
         try:
-            runs = frame_from_json(self.data["runs"])
-            problems = frame_from_json(self.data["problems"])
+            runs, problems = self._frame("runs"), self._frame("problems")
         except Exception:  # noqa: BLE001 - a damaged entry is a miss, never an error
             self.data = None
             return None
@@ -244,6 +263,7 @@ class Entry:
         """Keep the frames of a fresh parse (not while a file is unsettled)."""
         if self.state is None:
             return
+        self._built = {}
         try:
             self.data = {"call": self.call, "state": self.state, "version": code_version(),
                          "runs": frame_to_json(runs), "problems": frame_to_json(problems),
@@ -258,11 +278,11 @@ class Entry:
                 runs: pd.DataFrame) -> pd.DataFrame | None:
         """The per-run figures by `name` kept for these runs (`runs` as they are now: a
         frame changed since the parse is not these runs), or None."""
-        got = (self.data or {}).get("per_run", {}).get(f"{name}|{warmup}|{measure}")
-        if got is None or not self._same_runs(runs):
+        key = f"{name}|{warmup}|{measure}"
+        if key not in (self.data or {}).get("per_run", {}) or not self._same_runs(runs):
             return None
         try:
-            return frame_from_json(got, like=runs)
+            return self._frame(f"per_run|{key}", like=runs)
         except Exception:  # noqa: BLE001 - a damaged entry is a miss, never an error
             return None
 
@@ -291,6 +311,35 @@ class Entry:
                 "utf-8", "surrogateescape")
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(self.path, body)
+            st = os.stat(self.path)
         except (OSError, ValueError):  # a full disk or a read-only cache: not kept
-            pass
+            return
+        _remember(self.path, (st.st_size, st.st_mtime_ns, st.st_ino), self.data, self._built)
+
+
+#: Entries read or written by this process, by path: (file size, mtime_ns, inode), the
+#: parsed JSON, the frames built from it. A notebook re-running a cell reads nothing again.
+_recent: dict[Path, tuple[tuple, dict, dict]] = {}
+_RECENT_MAX = 4
+
+
+def _remember(path: Path, file_key: tuple, data: dict, built: dict) -> None:
+    _recent.pop(path, None)
+    _recent[path] = (file_key, data, built)
+    while len(_recent) > _RECENT_MAX:
+        _recent.pop(next(iter(_recent)))
+
+
+def _copy(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `df` its receiver may change: the dicts of object columns copied too."""
+    import pandas as pd
+
+    out = df.copy()
+    for name in out.columns:
+        if out[name].dtype == object:
+            values = out[name].to_numpy(copy=True)
+            for i in np.flatnonzero([isinstance(v, dict) for v in values]):
+                values[i] = dict(values[i])
+            out[name] = pd.Series(values, index=out.index, dtype=object)
+    return out
 

@@ -147,6 +147,7 @@ def test_a_damaged_entry_is_ignored_and_rewritten(damage, tmp_path, cache, monke
         entry.write_text(json.dumps(data))
     else:
         entry.write_bytes(damage)
+    result_cache._recent.clear()  # as another process finds it (this one knows the entry)
     calls = _no_reading(monkeypatch)
     got = parse_paths([logs], jobs=1, cache=True)
     _assert_same(fresh, got)
@@ -194,3 +195,32 @@ def test_a_named_file_and_the_meta_files_beside_it(tmp_path, cache, monkeypatch)
     _touch_old(meta)
     parse_paths([log], jobs=1, cache=True)
     assert len(calls) == 1
+
+
+def test_a_process_reads_an_entry_once_and_hands_out_copies(tmp_path, cache, monkeypatch):
+    logs = _campaign(tmp_path)
+    first = _kept(logs)
+    run_throughputs(first, ["dlperf"])
+    built = []
+    real = result_cache.frame_from_json
+    monkeypatch.setattr(result_cache, "frame_from_json", lambda *a: built.append(1) or real(*a))
+    real_loads = json.loads
+
+    def no_entry_loads(text, **kw):
+        assert not isinstance(text, bytes), "an entry read again"
+        return real_loads(text, **kw)
+
+    monkeypatch.setattr(result_cache.json, "loads", no_entry_loads)
+    a = parse_paths([logs], jobs=1, cache=True)
+    a_runs = run_throughputs(a, ["dlperf"])["dlperf"]
+    assert len(built) == 1  # the kept figures (computed, not yet built from the entry)
+    built.clear()
+    a.runs.loc[0, "model"] = "changed"
+    a.runs["parameters"][0]["changed"] = "1"
+    a_runs.loc[0, "throughput"] = -1.0
+    b = parse_paths([logs], jobs=1, cache=True)
+    assert built == []  # the frames built by the first call of this process are used
+    _assert_same(first, b)
+    assert "changed" not in b.runs["parameters"][0]
+    assert run_throughputs(b, ["dlperf"])["dlperf"]["throughput"][0] != -1.0
+    assert built == []
