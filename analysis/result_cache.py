@@ -39,10 +39,13 @@ _FORMAT = 1
 
 @cache
 def code_version() -> str:
-    """Hash of every source file of the package: any change to the code is a miss."""
+    """Hash of the name, size and modification time of every source file of the package:
+    any change to the code (an edit, another version installed) is a miss."""
     h = hashlib.blake2b(digest_size=16)
     for path in sorted(_PACKAGE.rglob("*.py")):
-        h.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes())
+        st = path.stat()
+        h.update(b"%s %d %d\0" % (str(path.relative_to(_PACKAGE)).encode(), st.st_size,
+                                   st.st_mtime_ns))
     return h.hexdigest()
 
 
@@ -184,6 +187,11 @@ def frame_from_json(data: dict, like: pd.DataFrame | None = None) -> pd.DataFram
             cols[name] = _like(like[kept["like"]], dtype).array
             continue
         values, codes = kept["values"], kept["codes"]
+        if codes is None and dtype != "object":  # each row its own value
+            if len(values) != rows:
+                raise ValueError(f"column {name} has {len(values)} rows, not {rows}")
+            cols[name] = pd.array(values, dtype=dtype)
+            continue
         codes = (np.arange(rows) if codes is None else np.full(rows, codes, dtype=np.intp)
                  if isinstance(codes, int) else np.array(codes, dtype=np.intp))
         if len(codes) != rows:
