@@ -149,16 +149,30 @@ def frame_to_json(df: pd.DataFrame, like: pd.DataFrame | None = None) -> dict:
         if s.dtype.kind in "fbiu" and str(s.dtype) == s.dtype.name.lower():
             columns[name] = s.to_numpy().tolist()
             continue
-        codes, distinct = [], {}
-        for v in s.to_numpy(dtype=object):
-            v = _plain(v)
-            key = json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else (
-                type(v), v)
-            codes.append(distinct.setdefault(key, (len(distinct), v))[0])
-        values = [v for _, v in distinct.values()]
+        values, codes = _distinct(s)
         columns[name] = {"values": values, "codes": (
-            None if len(values) == len(codes) else codes[0] if len(values) == 1 else codes)}
+            None if codes == list(range(len(codes))) else codes[0] if len(values) == 1 else codes)}
     return {"rows": len(df), "dtypes": [str(t) for t in df.dtypes], "columns": columns}
+
+
+def _distinct(s: pd.Series) -> tuple[list, list[int]]:
+    """The distinct values of `s` (JSON's kind; a missing one as None) and each row's code:
+    by pandas' factorize where the dtype has no Python objects (strings, nullable ints)."""
+    if s.dtype != object:
+        import pandas as pd
+
+        codes, uniques = pd.factorize(s, use_na_sentinel=True)
+        values = [_plain(v) for v in uniques.to_numpy(dtype=object)]
+        if (codes < 0).any():
+            codes = np.where(codes < 0, len(values), codes)
+            values.append(None)
+        return values, codes.tolist()
+    codes, distinct = [], {}
+    for v in s.to_numpy(dtype=object):
+        v = _plain(v)
+        key = json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else (type(v), v)
+        codes.append(distinct.setdefault(key, (len(distinct), v))[0])
+    return [v for _, v in distinct.values()], codes
 
 
 def _like(column: pd.Series, dtype) -> pd.Series:
@@ -202,7 +216,7 @@ def frame_from_json(data: dict, like: pd.DataFrame | None = None) -> pd.DataFram
             col = distinct[codes]
             for i in np.flatnonzero([isinstance(v, dict) for v in col]):
                 col[i] = dict(col[i])  # each row its own dict, as parsed
-            cols[name] = col
+            cols[name] = pd.Series(col, index=pd.RangeIndex(rows), dtype=object, copy=False)
         else:
             cols[name] = pd.array(values, dtype=dtype).take(codes)
     return pd.DataFrame(cols, columns=names, index=pd.RangeIndex(rows), copy=False)

@@ -224,3 +224,25 @@ def test_a_process_reads_an_entry_once_and_hands_out_copies(tmp_path, cache, mon
     assert "changed" not in b.runs["parameters"][0]
     assert run_throughputs(b, ["dlperf"])["dlperf"]["throughput"][0] != -1.0
     assert built == []
+
+
+def test_frames_keep_every_dtype_and_missing_value_in_place():
+    """The JSON columns give back the frame exactly: missing values where they were (also
+    when a column's values are all distinct), nullable ints, strings of both string dtypes,
+    dicts, a file name that is not UTF-8, an empty frame."""
+    import numpy as np
+
+    df = pd.DataFrame({
+        "text": pd.array(["b", "a", None, "c", "a"], dtype="string"),
+        "plain": pd.Series(["x", None, "y", "z", "w"]),
+        "count": pd.array([3, None, 1, 2, None], dtype="Int64"),
+        "n": np.array([5, 4, 3, 2, 1], dtype=np.int64),
+        "value": [1.5, float("nan"), 2.25, -0.0, 1e300],
+        "flag": [True, False, True, True, False],
+        "params": pd.Series([{"a": "1"}, {}, {"a": "1"}, {"b": "2"}, {}], dtype=object),
+        "name": pd.Series(["ok", "bad\udcff", "ok", "ok", "ok"], dtype=object),
+    })
+    for frame in (df, df.iloc[::-1].reset_index(drop=True), df.iloc[:0]):
+        kept = json.loads(json.dumps(result_cache.frame_to_json(frame)))
+        pd.testing.assert_frame_equal(result_cache.frame_from_json(kept), frame,
+                                      check_exact=True)
