@@ -58,7 +58,9 @@ class ParseResult:
 
     `parse_paths` keeps what each file gave (`parts`: (run row, ParsedLog, source) of every
     file read) and builds `observations` from it on first use: the per-run figures
-    (:func:`analysis.stats.run_throughput`) are computed from `parts` without it.
+    (:func:`analysis.stats.run_throughput`) are computed from `parts` without it. A result
+    kept between calls (:mod:`analysis.result_cache`) comes without `parts`: its per-run
+    figures are kept too, and its files are read again only when `parts` are asked for.
     """
 
     observations: pd.DataFrame | None  # schema.OBSERVATIONS; None: built from `parts`

@@ -9,11 +9,13 @@ and the per-run figures computed from the result (by method, warm-up and window)
 column in JSON with their dtypes (no pickle), rebuilt exactly. Observations are not kept:
 asked for, they are read again through the per-file cache (:mod:`analysis.parse_cache`).
 Nothing is kept while a file changed in the last SETTLE_S seconds; an entry that cannot be
-read, or whose frames cannot be rebuilt, is a miss and is rewritten.
+read, or whose frames cannot be rebuilt, is a miss and is rewritten. Entries not written for
+MAX_AGE_DAYS are deleted when another is written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
 _PACKAGE = Path(__file__).resolve().parent
 #: Format of an entry; a different one is a miss.
 _FORMAT = 1
+#: Entries older than this are deleted when another is written.
+MAX_AGE_DAYS = 30
 
 
 @cache
@@ -337,6 +341,21 @@ class Entry:
         except (OSError, ValueError):  # a full disk or a read-only cache: not kept
             return
         _remember(self.path, (st.st_size, st.st_mtime_ns, st.st_ino), self.data, self._built)
+        _forget_old(self.path.parent, st.st_mtime_ns)
+
+
+def _forget_old(folder: Path, now_ns: int) -> None:
+    """Delete the entries of `folder` not written for MAX_AGE_DAYS (best effort)."""
+    oldest = now_ns - MAX_AGE_DAYS * 86400 * 10**9
+    try:
+        with os.scandir(folder) as it:
+            old = [e.path for e in it if e.name.endswith(".json")
+                   and e.stat(follow_symlinks=False).st_mtime_ns < oldest]
+    except OSError:
+        return
+    for path in old:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 #: Entries read or written by this process, by path: (file size, mtime_ns, inode), the

@@ -246,3 +246,17 @@ def test_frames_keep_every_dtype_and_missing_value_in_place():
         kept = json.loads(json.dumps(result_cache.frame_to_json(frame)))
         pd.testing.assert_frame_equal(result_cache.frame_from_json(kept), frame,
                                       check_exact=True)
+
+
+def test_entries_not_written_for_a_month_are_deleted(tmp_path, cache):
+    logs = _campaign(tmp_path)
+    _kept(logs)
+    [entry] = list(cache.iterdir())
+    stale = cache / ("0" * 40 + ".json")
+    stale.write_text("{}")
+    month = time.time() - (result_cache.MAX_AGE_DAYS + 1) * 86400
+    os.utime(stale, (month, month))
+    recent = cache / ("1" * 40 + ".json")
+    recent.write_text("{}")
+    parse_paths([logs], jobs=1, cache=True, dlperf_only=True)  # writes another entry
+    assert entry.exists() and recent.exists() and not stale.exists()
