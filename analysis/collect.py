@@ -26,7 +26,7 @@ from analysis.checks import check_parsed
 from analysis.discover import Found, NoLogsError, find_logs
 from analysis.errors import LogProblemError
 from analysis.fsutil import display_path
-from analysis.layout import gpt_case, gpt_group, meta_from_path, node_index
+from analysis.layout import meta_from_path, node_index
 from analysis.logtext import LogText, contains, max_log_bytes
 from analysis.parse_pool import ordered_map
 from analysis.parsers._prefix import first_lines
@@ -531,10 +531,9 @@ def _run_row(rid: str, source: str, fam: str, meta: dict, parsed: ParsedLog | No
         row["repeat"] = 1
     row.update(run_id=rid, source=source, family=fam, n_observations=0, problems="",
                parameters=dict(parsed.parameters) if parsed else {})
-    gpt = [row[k] for k in ("data_parallel", "tensor_parallel", "pipeline_parallel",
-                            "global_batch_size", "hidden_size", "num_layers")]
-    if all(v is not None for v in gpt):  # from the final fields: the log may correct the path
-        row["case"], row["group"] = gpt_case(*gpt), gpt_group(*gpt[:3])
+    label = parsers.get(fam).case_label(row) if fam else None
+    if label is not None:  # from the final fields: the log may correct the path
+        row["case"], row["group"] = label
     row["case"] = row["case"] or ""
     row["group"] = row["group"] or ""
     return row

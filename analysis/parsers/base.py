@@ -178,6 +178,20 @@ class LogParser(ABC):
         its figure. False (the default): the rule reads the whole log."""
         return False
 
+    # Hooks through which a family adds what only its runs have: the core (collect, the
+    # summary) asks the family of a run, and names no family or model itself.
+    def case_label(self, run: dict) -> tuple[str, str] | None:
+        """(case, group) of a run this family read, from its final fields (the log may
+        correct what its path says); None (the default): no label of the family's own."""
+        return None
+
+    def case_figures(self, result, runs_by_id, run_ids, latency_ms: float) -> dict:
+        """Summary columns (schema.SUMMARY) that a case of this family's runs fills besides
+        the common ones, e.g. GPT's TFLOP/s per GPU: `result` is the ParseResult,
+        `runs_by_id` its runs frame indexed by run_id, `run_ids` the case's runs,
+        `latency_ms` their median latency. {} (the default): none."""
+        return {}
+
 
 # --- helpers shared by family modules -------------------------------------------------
 

@@ -39,6 +39,7 @@ import numpy as np
 from analysis import metrics as M
 from analysis.logtext import LogText
 from analysis.parsers import register
+from analysis.parsers._gpt import GPTCases
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._scan import NUM, floats, ints
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
@@ -259,7 +260,7 @@ _SNIFF_METRIC = re.compile(_PREFIX + rb" +(?:eta: [^\n]*?  +)?iteration: \d+/\d+
 
 
 @register
-class LiBaiParser(LogParser):
+class LiBaiParser(GPTCases, LogParser):
     name = "libai"
     markers = (b"utils.events", b"rank of current process: ")
     framework = "OneFlow"

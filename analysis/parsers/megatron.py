@@ -21,6 +21,7 @@ from analysis.estimate import Estimate, RunData
 from analysis.layout import normalize_model
 from analysis.logtext import LogText
 from analysis.parsers import register
+from analysis.parsers._gpt import GPTCases
 from analysis.parsers._rules import latency_rule
 from analysis.parsers._scan import NUM, field_values, floats, ints
 from analysis.parsers.base import LogParser, ParsedLog
@@ -149,7 +150,7 @@ def _read_memory(log: LogText, parsed: ParsedLog) -> None:
 
 
 @register
-class MegatronParser(LogParser):
+class MegatronParser(GPTCases, LogParser):
     name = "megatron"
     markers = (b"iteration", b"memory (mb)", b"> building ", b"tensor model parallel")
     framework = "Megatron-LM"

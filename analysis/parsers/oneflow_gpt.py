@@ -25,6 +25,7 @@ from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import register
+from analysis.parsers._gpt import GPTCases
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import latency_rule
 from analysis.parsers._scan import field_values, floats, ints, line_pattern, scan
@@ -184,7 +185,7 @@ def _read_records(log: LogText, parsed: ParsedLog) -> None:
 
 
 @register
-class OneFlowGPTParser(LogParser):
+class OneFlowGPTParser(GPTCases, LogParser):
     name = "oneflow_gpt"
     markers = (b'micro_batches', b'samples=', b'arguments')
     framework = "OneFlow"

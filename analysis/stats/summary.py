@@ -1,18 +1,21 @@
 """Per-case statistics: median of repeats with an honestly labelled interval, spread, memory
-peaks, speedup and efficiency (and, for GPT, TFLOP/s through analysis.stats.gpt_flops)."""
+peaks, speedup and efficiency, and what a case's log family adds (GPT: TFLOP/s per GPU,
+`LogParser.case_figures`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from analysis import schema
+from analysis import parsers, schema
 from analysis.collect import ParseResult
-from analysis.stats import case_stats, gpt_flops
+from analysis.stats import case_stats
 from analysis.stats.per_run import _case_key, run_throughput
 
 SUMMARY = schema.SUMMARY
 SUMMARY_COLUMNS = schema.names(SUMMARY)
+#: Summary columns a family may fill (LogParser.case_figures), as they are when it does not.
+_NO_FIGURES = {"tflops_per_gpu": np.nan, "tflops_formula": "", "tflops_per_gpu_seed002": np.nan}
 _CASE_FIELDS = ("framework", "model", "precision", "num_nodes", "gpus_per_node", "num_devices",
               "batch_size_per_device", "case", "group")
 
@@ -43,8 +46,11 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
         lat = g["latency_ms"].to_numpy(dtype=float)
         lat = lat[np.isfinite(lat)]
         row["latency_ms"] = float(np.median(lat)) if lat.size else np.nan
-        tflops = gpt_flops.case_tflops(result, runs_by_id, g["run_id"], row["latency_ms"])
-        row.update(zip(("tflops_per_gpu", "tflops_formula", "tflops_per_gpu_seed002"), tflops))
+        row.update(_NO_FIGURES)
+        family = first["family"]
+        if isinstance(family, str) and family in parsers.names():  # what it adds (GPT: TFLOP/s)
+            row.update(parsers.get(family).case_figures(
+                result, runs_by_id, g["run_id"], row["latency_ms"]))
         row["outliers"] = int(g["outlier"].sum())
         row["problems"] = int(g["run_id"].isin(flagged).sum())
         rows.append(row)
