@@ -66,11 +66,12 @@ def _unreadable(path: Path, what: str, exc: OSError | None = None) -> Problem:
 PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
 
 
-def _is_pseudo(real: str) -> bool:
+def is_pseudo(real: str) -> bool:
+    """Whether real path `real` is on a pseudo-filesystem (PSEUDO_ROOTS)."""
     return any(real == r or real.startswith(r + "/") for r in PSEUDO_ROOTS)
 
 
-def _above(real: str, root_real: str) -> bool:
+def holds(real: str, root_real: str) -> bool:
     """True when folder `real` contains the walk's root (a link to it is a loop)."""
     return root_real == real or root_real.startswith(real.rstrip("/") + "/")
 
@@ -107,7 +108,7 @@ def _walk(folder: Path, folder_real: str, seen_dirs: set[str], problems: list[Pr
                                                            else "other")
         if kind == "dir":
             real = os.path.realpath(path) if link else os.path.join(folder_real, entry.name)
-            if _is_pseudo(real) or _above(real, root_real):
+            if is_pseudo(real) or holds(real, root_real):
                 problems.append(_unreadable(path, "a link to a folder above this one or to a "
                                                   "pseudo-filesystem; not followed"))
             elif real not in seen_dirs:  # a second link to a folder, or a link loop
@@ -128,7 +129,7 @@ def _candidates(raw: str | os.PathLike,
     path = Path(raw)
     if path.is_dir():
         root_real = os.path.realpath(path)
-        if _is_pseudo(root_real):
+        if is_pseudo(root_real):
             raise UsageError(f"{path}: {', '.join(PSEUDO_ROOTS)} hold no logs; "
                              "name log files or folders")
         for f, real, rel in _walk(path, root_real, {root_real}, problems, root_real):

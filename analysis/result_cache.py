@@ -4,7 +4,7 @@ milliseconds (``parse_paths(..., cache=True)``, as notebooks and the CLI call it
 An entry answers one call: the paths as named, the working folder and the options. It is
 used only while its fingerprint holds: every file and folder under the named paths (name,
 kind, size, ``mtime_ns``, inode: a new, changed or removed log or meta file is a miss) and
-the code version (a hash of the package's sources). It keeps the runs and problems frames
+the code version (the names, sizes and mtimes of the package's sources). It keeps the runs and problems frames
 and the per-run figures computed from the result (by method, warm-up and window), column by
 column in JSON with their dtypes (no pickle), rebuilt exactly. Observations are not kept:
 asked for, they are read again through the per-file cache (:mod:`analysis.parse_cache`).
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from analysis.discover import PSEUDO_ROOTS
+from analysis.discover import holds, is_pseudo
 from analysis.fsutil import SETTLE_S, atomic_write_bytes, cache_dir
 
 if TYPE_CHECKING:
@@ -72,7 +72,8 @@ def fingerprint(paths: list[str]) -> str | None:
                 continue
             _add(h, st, newest)
             if stat.S_ISDIR(st.st_mode):
-                _walk(h, os.fspath(raw), {os.path.realpath(raw)}, newest)
+                root = os.path.realpath(raw)
+                _walk(h, os.fspath(raw), {root}, newest, root)
             else:  # a named file: the meta files beside it count too
                 folder = os.path.dirname(os.fspath(raw)) or "."
                 for name in sorted(os.listdir(folder)):
@@ -92,7 +93,9 @@ def _add(h, st: os.stat_result, newest: int) -> None:
     h.update(b"%d %d %d %d %d" % (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev))
 
 
-def _walk(h, folder: str, seen: set[str], newest: int) -> None:
+def _walk(h, folder: str, seen: set[str], newest: int, root: str) -> None:
+    """Add `folder`'s entries to `h`, then its folders' (links to a folder followed once,
+    not to one holding `root` or on a pseudo-filesystem: as discovery walks)."""
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -114,13 +117,12 @@ def _walk(h, folder: str, seen: set[str], newest: int) -> None:
     h.update(repr(rows).encode("utf-8", "surrogateescape"))
     for entry in folders:
         if not entry.is_symlink():
-            _walk(h, entry.path, seen, newest)
+            _walk(h, entry.path, seen, newest, root)
             continue
         real = os.path.realpath(entry.path)
-        if real not in seen and not any(real == r or real.startswith(r + "/")
-                                        for r in PSEUDO_ROOTS):
+        if real not in seen and not is_pseudo(real) and not holds(real, root):
             seen.add(real)
-            _walk(h, entry.path, seen, newest)
+            _walk(h, entry.path, seen, newest, root)
 
 
 # --- frames as JSON columns ------------------------------------------------------------

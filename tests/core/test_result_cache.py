@@ -260,3 +260,23 @@ def test_entries_not_written_for_a_month_are_deleted(tmp_path, cache):
     recent.write_text("{}")
     parse_paths([logs], jobs=1, cache=True, dlperf_only=True)  # writes another entry
     assert entry.exists() and recent.exists() and not stale.exists()
+
+
+def test_the_fingerprint_walks_as_discovery_does(tmp_path):
+    """Links to a folder above the named one, or to /proc, are not followed (a loop, or the
+    whole machine); a link to a folder beside it is, once; a file written now: no entry."""
+    logs = _campaign(tmp_path)
+    before = result_cache.fingerprint([str(logs)])
+    (logs / "up").symlink_to(tmp_path)
+    (logs / "proc").symlink_to("/proc")
+    with_loops = result_cache.fingerprint([str(logs)])
+    assert with_loops is not None and with_loops != before  # the links are entries
+    other = _settled_copy(DATA / "oneflow_cnn", tmp_path / "other")
+    (logs / "more").symlink_to(other)
+    (logs / "again").symlink_to(other)
+    linked = result_cache.fingerprint([str(logs)])
+    log = next(other.rglob("*.log"))
+    os.utime(log, (OLD + 60, OLD + 60))
+    assert result_cache.fingerprint([str(logs)]) not in (linked, None)  # seen through the link
+    os.utime(log)
+    assert result_cache.fingerprint([str(logs)]) is None
