@@ -30,6 +30,7 @@ import numpy as np
 
 from analysis.discover import holds, is_pseudo
 from analysis.fsutil import SETTLE_S, atomic_write_bytes, cache_dir
+from analysis.user_meta import is_meta_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,7 +78,7 @@ def fingerprint(paths: list[str]) -> str | None:
             else:  # a named file: the meta files beside it count too
                 folder = os.path.dirname(os.fspath(raw)) or "."
                 for name in sorted(os.listdir(folder)):
-                    if name.endswith((".yaml", ".yml")):
+                    if is_meta_name(name):
                         h.update(b"\2" + os.fsencode(name))
                         _add(h, os.stat(os.path.join(folder, name)), newest)
     except Unsettled:
@@ -197,34 +198,27 @@ def frame_from_json(data: dict, like: pd.DataFrame | None = None) -> pd.DataFram
     for name, dtype in zip(names, dtypes, strict=True):
         kept = data["columns"][name]
         if isinstance(kept, list):  # numbers
-            cols[name] = np.array([math.nan if v is None else v for v in kept], dtype=dtype)
-            if len(kept) != rows:
-                raise ValueError(f"column {name} has {len(kept)} rows, not {rows}")
-            continue
-        if "like" in kept:
-            if like is None or len(like) != rows:
-                raise ValueError(f"column {name} is not that of the frame it was like")
-            cols[name] = _like(like[kept["like"]], dtype).array
-            continue
-        values, codes = kept["values"], kept["codes"]
-        if codes is None and dtype != "object":  # each row its own value
-            if len(values) != rows:
-                raise ValueError(f"column {name} has {len(values)} rows, not {rows}")
-            cols[name] = pd.array(values, dtype=dtype)
-            continue
-        codes = (np.arange(rows) if codes is None else np.full(rows, codes, dtype=np.intp)
-                 if isinstance(codes, int) else np.array(codes, dtype=np.intp))
-        if len(codes) != rows:
-            raise ValueError(f"column {name} has {len(codes)} rows, not {rows}")
-        if dtype == "object":
-            distinct = np.empty(len(values), dtype=object)
-            distinct[:] = values
-            col = distinct[codes]
-            for i in np.flatnonzero([isinstance(v, dict) for v in col]):
-                col[i] = dict(col[i])  # each row its own dict, as parsed
-            cols[name] = pd.Series(col, index=pd.RangeIndex(rows), dtype=object, copy=False)
+            col = np.array([math.nan if v is None else v for v in kept], dtype=dtype)
+        elif "like" in kept:
+            if like is None:
+                raise ValueError(f"column {name} is like a frame not given")
+            col = _like(like[kept["like"]], dtype).array
         else:
-            cols[name] = pd.array(values, dtype=dtype).take(codes)
+            values, codes = kept["values"], kept["codes"]
+            if codes is None and dtype != "object":  # each row its own value
+                col = pd.array(values, dtype=dtype)
+            else:
+                codes = (np.arange(rows) if codes is None else np.full(rows, codes, np.intp)
+                         if isinstance(codes, int) else np.array(codes, dtype=np.intp))
+                if dtype != "object":
+                    col = pd.array(values, dtype=dtype).take(codes)
+                else:  # rows share a dict here: Entry hands out copies (`_copy`)
+                    distinct = np.empty(len(values), dtype=object)
+                    distinct[:] = values
+                    col = pd.Series(distinct[codes], dtype=object, copy=False)
+        if len(col) != rows:
+            raise ValueError(f"column {name} has {len(col)} rows, not {rows}")
+        cols[name] = col
     return pd.DataFrame(cols, columns=names, index=pd.RangeIndex(rows), copy=False)
 
 

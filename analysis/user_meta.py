@@ -123,6 +123,11 @@ def load_meta_file(path: str | os.PathLike) -> dict:
     return check_meta({str(k): v for k, v in data.items()}, str(path))
 
 
+def is_meta_name(name: str) -> bool:
+    """Whether a file of this name beside a log is a meta file (the folder's or a run's)."""
+    return name == FOLDER_FILE or name.endswith(STEM_SUFFIX)
+
+
 class MetaFiles:
     """Meta files beside the logs, each read once per parse."""
 
@@ -135,13 +140,12 @@ class MetaFiles:
             self._cache[path] = load_meta_file(path) if path.is_file() else {}
         return self._cache[path]
 
-    def _names(self, folder: Path) -> set[str] | None:
+    def names(self, folder: Path) -> set[str] | None:
         """The names of the meta files in `folder` (listed once; None: it cannot be listed,
         every name is looked at)."""
         if folder not in self._listed:
             try:
-                self._listed[folder] = {n for n in os.listdir(folder)
-                                        if n == FOLDER_FILE or n.endswith(STEM_SUFFIX)}
+                self._listed[folder] = {n for n in os.listdir(folder) if is_meta_name(n)}
             except OSError:
                 self._listed[folder] = None
         return self._listed[folder]
@@ -149,7 +153,7 @@ class MetaFiles:
     def for_log(self, log: Path) -> list[tuple[str, dict]]:
         """(origin, fields) of the folder's file, then the run's own (which wins)."""
         out = []
-        names = self._names(log.parent)
+        names = self.names(log.parent)
         for name in (FOLDER_FILE, f"{run_stem(log)}{STEM_SUFFIX}"):
             if names is not None and name not in names:
                 continue

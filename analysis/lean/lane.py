@@ -18,7 +18,7 @@ from analysis.lean.read import LeanRead
 from analysis.lean.sniff import HEAD
 from analysis.logtext import BYTES_PER_LINE, has_launcher_tags, max_log_bytes
 from analysis.stats import case_stats
-from analysis.user_meta import FOLDER_FILE, STEM_SUFFIX
+from analysis.user_meta import FOLDER_FILE, STEM_SUFFIX, MetaFiles
 
 #: The lean readers: the first whose MARKER is in a log's first 4 KiB reads it.
 READERS = (dll_pytorch, oneflow_cnn)
@@ -72,17 +72,11 @@ class _Reader:
         return read_log(path, self.limit)
 
 
-def _has_meta_file(found: Found, folders: dict[str, set[str]]) -> bool:
-    """Whether a meta file states fields of `found`'s run (analysis.user_meta)."""
-    folder, stem = os.path.dirname(found.path), found.run_key[1]  # beside the log as named
-    if folder not in folders:
-        try:
-            folders[folder] = {n for n in os.listdir(folder) if n.endswith(STEM_SUFFIX)
-                               or n == FOLDER_FILE}
-        except OSError:
-            folders[folder] = {FOLDER_FILE}  # not sure: let the full path look
-    names = folders[folder]
-    return bool(names) and (FOLDER_FILE in names or stem + STEM_SUFFIX in names)
+def _has_meta_file(found: Found, meta: MetaFiles) -> bool:
+    """Whether a meta file states fields of `found`'s run (analysis.user_meta); True when
+    its folder cannot be listed (the full path looks)."""
+    names = meta.names(found.path.parent)  # beside the log as named
+    return names is None or FOLDER_FILE in names or found.run_key[1] + STEM_SUFFIX in names
 
 
 def run_rows(paths: Iterable[str | os.PathLike], jobs: int | None = None,
@@ -97,11 +91,11 @@ def run_rows(paths: Iterable[str | os.PathLike], jobs: int | None = None,
     if problems or not found:
         return None
     limit = max_log_bytes()
-    folders: dict[str, set[str]] = {}
+    meta = MetaFiles()
     runs: dict[tuple[str, str], Found] = {}
     for f in found:
         if f.run_key in runs or not f.path.name.endswith(SUFFIXES) \
-                or _has_meta_file(f, folders):
+                or _has_meta_file(f, meta):
             return None  # a run of several files, a sidecar, or stated fields
         runs[f.run_key] = f
     stats, reads, todo = [], [], []

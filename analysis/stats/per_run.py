@@ -111,15 +111,10 @@ def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
 
 
 def _runs_frame(rows: list[dict]) -> pd.DataFrame:
-    df = pd.DataFrame(rows, columns=[c for c in RUN_COLUMNS if c != "outlier"])
-    for c in ("num_nodes", "gpus_per_node", "num_devices", "batch_size_per_device",
-              "global_batch_size", "repeat"):
-        df[c] = df[c].astype("Int64")
-    df["throughput"] = df["throughput"].astype(float)
-    for c in MEMORY_COLUMNS:
-        df[c] = df[c].astype(float)
+    df = schema.coerce(pd.DataFrame(rows, columns=RUN_COLUMNS).assign(outlier=False),
+                       schema.PER_RUN)
     df["outlier"] = _outliers(df)
-    return schema.coerce(df, schema.PER_RUN)
+    return df
 
 
 def _run_data(run, train: pd.DataFrame, metric_rows: dict, arrays: dict | None) -> RunData:
