@@ -8,6 +8,7 @@ import datetime as dt
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis import parsers
@@ -184,3 +185,16 @@ def test_logs_that_differ_only_in_the_middle_are_two_runs(tmp_path):
     r = parse_paths([tmp_path])
     assert "duplicate_run" not in set(r.problems["kind"])
     assert len(r.runs) == 2
+
+
+def test_every_fixture_gets_the_figures_of_a_whole_parse():
+    """What `dlperf summarize` reads (the rule's lines) gives every fixture run the figure,
+    iterations, problem and memory of a whole parse: e.g. a OneFlow log without timestamps
+    and without memory lines, where the older rule averages every printed value."""
+    cols = ["throughput", "iterations", "problem_kind", "memory_framework_mib",
+            "memory_sampled_mib"]
+    lean = run_throughput(parse_paths([DATA], dlperf_only=True, jobs=1), "dlperf")
+    whole = run_throughput(parse_paths([DATA], jobs=1), "dlperf")
+    pd.testing.assert_frame_equal(lean.set_index("run_id")[cols], whole.set_index("run_id")[cols])
+    run = "oneflow_cnn/name_conflict/1n1g/bert_base_b128_fp32_1"
+    assert lean.set_index("run_id").loc[run, "iterations"] == 9
