@@ -157,7 +157,7 @@ class Report:
         scaling efficiency, FP32→AMP ratio, spread, each throughput with its n."""
         simulated = headline.simulated_cases(self.runs, envinfo.shared_host_runs(self.envs))
         frame = headline.key_numbers(self.summary, self.tr, simulated, self.disagreements())
-        return None if frame is None else styled.table(frame, "key-numbers", "lllrrrrlr")
+        return None if frame is None else styled.table(frame, "key-numbers", "lplbrrrl")
 
     def gpt_configurations(self) -> Styler | None:
         """Seed 002's parallel-configuration table (None without GPT cases)."""
@@ -194,11 +194,12 @@ class Report:
         if not groups:
             return None
         disagree = self.disagreements()
+        every = tables.scaling_cases(self.summary)  # one interval header for every group
         parts = []
         for (fw, model, prec, bsz), g in groups:
             cells = (None if self.references is None
                      else vs_reference.cells(self.tr, self.references, g))
-            t = tables.results_table(g, self.tr, cells, disagree)
+            t = tables.results_table(g, self.tr, cells, disagree, every)
             label = headline._group_label(fw, model, prec, bsz, self.tr)
             t.insert(0, self.tr("col.group"), [label] + [""] * (len(t) - 1))
             parts.append(t)
@@ -290,7 +291,7 @@ class Report:
         tr = self.tr
         rules = [self._rule_in_language(r) for r in
                  family.family_rules(self.runs, self.result.observations, self.log_dir)]
-        kinds = sorted({str(k) for k in self.summary["interval_kind"].dropna() if str(k)})
+        kinds = sorted(tables.interval_kinds(tables.scaling_cases(self.summary)))
         reps = sorted({int(r) for r in self.summary["repeats"]})
         return prose.render(
             "method", self.tr, rules=rules, method=self.method, window=self._window_text(),

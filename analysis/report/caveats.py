@@ -70,7 +70,10 @@ def headline_caveats(rep: Report) -> list[str]:
     n = rep.summary["repeats"]
     if len(n) and int(n.min()) < CONFIDENCE_FROM_N:
         low, high = int(n.min()), int(n.max())
-        out.append(tr("caveat.few_repeats", n=CONFIDENCE_FROM_N,
+        shown = ("caveat.few_repeats"  # GPT tables and n < 2 show medians alone
+                 if tables.interval_kinds(tables.scaling_cases(rep.summary))
+                 else "caveat.few_repeats_no_interval")
+        out.append(tr(shown, n=CONFIDENCE_FROM_N,
                       repeats=str(low) if low == high else f"{low}–{high}"))
     if not tables.gpt_rows(rep.summary).empty and tables.scaling_groups(rep.summary):
         out.append(tr("caveat.gpt_separate"))

@@ -74,10 +74,19 @@ def _note(row: pd.Series, tr: Translator) -> str:
     is_dp = row["data_parallel"] == row["num_devices"] and row["layout"].endswith("×1×1")
     if row["dp_case"] == "" and not is_dp:
         parts.append(tr("gpt_parallel.no_dp", gpus=tr.int(row["num_devices"])))
+    for field, key in (("no_pp_case", "pipeline_parallel"), ("no_tp_case", "tensor_parallel")):
+        if row[key] > 1 and row[field] == "" and row["baseline_case"] != "" \
+                and not _is_one_gpu_without(row, key):
+            parts.append(tr("gpt_parallel.no_layout", layout=_layout_without(row, key),
+                            micro=tr.int(row["micro_batch"])))
     if pd.notna(row["samples_per_s"]):
         for ref, ratio in (("baseline_case", "efficiency_vs_1gpu"), ("dp_case", "efficiency_vs_dp")):
             if row[ref] != "" and pd.isna(row[ratio]):
                 parts.append(tr("gpt_parallel.no_throughput", case=row[ref]))
+    for field, key in (("no_tp_case", "gpt_parallel.tp_against"),
+                       ("no_pp_case", "gpt_parallel.bubble_against")):
+        if row[field] not in ("", row["baseline_case"]):  # not the 1-GPU case: say which
+            parts.append(tr(key, case=row[field]))
     measured, theory, skewed = (row[c] for c in ("bubble_measured", "bubble_theoretical",
                                                  "bubble_imbalanced"))
     if pd.notna(measured) and pd.notna(theory):
@@ -87,3 +96,15 @@ def _note(row: pd.Series, tr: Translator) -> str:
             parts.append(tr("gpt_parallel.imbalance", bubble=tr.percent(skewed)))
             parts.append(tr(key, points=tr.num(abs(measured - skewed) * 100, 1)))
     return tr("gpt_parallel.separator").join(parts)
+
+
+def _layout_without(row: pd.Series, field: str) -> str:
+    """'1×1×2': the row's DP×TP×PP with `field` (a size column) 1."""
+    sizes = {f: int(row[f]) for f in ("data_parallel", "tensor_parallel", "pipeline_parallel")}
+    sizes[field] = 1
+    return "×".join(str(v) for v in sizes.values())
+
+
+def _is_one_gpu_without(row: pd.Series, field: str) -> bool:
+    """Whether the row's layout without `field` is one GPU (its absence is said already)."""
+    return _layout_without(row, field) == "1×1×1"

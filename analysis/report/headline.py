@@ -21,13 +21,6 @@ KEY_COLUMNS = ("col.group", "col.one_gpu", "col.largest", "col.throughput_larges
                "col.speedup", "col.efficiency", "col.amp_ratio", "col.spread")
 
 
-def with_n(value: str, n, tr: Translator) -> str:
-    """'2,938.40 (n = 5)': a headline number with its repeats."""
-    if value == "-" or pd.isna(n):
-        return value
-    return tr("headline.with_n", value=value, n=int(n))
-
-
 def config_label(row) -> str:
     """'2n2g': nodes and GPUs per node, as the DLPerf tables name a configuration."""
     if pd.isna(row["num_nodes"]) or pd.isna(row["gpus_per_node"]):
@@ -77,8 +70,8 @@ def key_numbers(summary: pd.DataFrame, tr: Translator, simulated: set[tuple] = f
     for (fw, model, prec, bsz), g in groups:
         one = g[(g["num_devices"] == 1) & g["throughput_median"].notna()]
         top = largest_case(g, simulated)
-        one_text = (with_n(tables.throughput_text(one.iloc[0], tr, disagree),
-                           one.iloc[0]["repeats"], tr) if len(one) else "-")
+        one_text = (tables.throughput_text(one.iloc[0], tr, disagree, one.iloc[0]["repeats"])
+                    if len(one) else "-")
         if top is None:
             rows.append([_group_label(fw, model, prec, bsz, tr), one_text] + ["-"] * 6)
             continue
@@ -87,7 +80,7 @@ def key_numbers(summary: pd.DataFrame, tr: Translator, simulated: set[tuple] = f
             label = tr("headline.simulated", config=label)
         rows.append([
             _group_label(fw, model, prec, bsz, tr), one_text, label,
-            with_n(tables.throughput_text(top, tr, disagree), top["repeats"], tr),
+            tables.throughput_text(top, tr, disagree, top["repeats"]),
             tr.num(top["speedup"]), tr.percent(top["scaling_efficiency"]),
             _ratio_text(pairs, top, tr), _spread_text(top, tr),
         ])

@@ -10,9 +10,12 @@ from collections.abc import Callable, Mapping, Sequence
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-ALIGN = {"l": "left", "r": "right", "c": "center", "w": "right", "t": "left"}
+ALIGN = {"l": "left", "r": "right", "c": "center", "w": "right", "t": "left", "b": "right",
+         "p": "left"}
 #: alignment codes whose cells may wrap (an interval after its dash, a note between words)
 WRAP = {"w", "t"}
+#: alignment codes whose cells break at their newlines only (a number, then its warning)
+LINES = {"b", "p"}
 
 
 class ReportStyler(Styler):
@@ -30,7 +33,7 @@ def table(frame: pd.DataFrame, name: str, align: str = "",
           code: Sequence[str] = ()):
     """`frame` (cells already formatted) as a Styler with class ``dlperf-table
     dlperf-<name>``, no index, column j aligned by ``align[j]`` (l/r/c; w: right, t: left,
-    and the cell may wrap), and `caption` (escaped, backtick spans as code; a sequence: one line each, such as a
+    and the cell may wrap; b: right, p: left, and the cell breaks at its newlines), and `caption` (escaped, backtick spans as code; a sequence: one line each, such as a
     table's numbered notes). Cell text is escaped: log text never becomes markup, except
     in the columns of `markup`, whose function gives each cell's HTML (and escapes the
     text it holds: :func:`code_words`, :func:`link`). `cell_styles`: CSS per cell (a frame
@@ -49,7 +52,8 @@ def table(frame: pd.DataFrame, name: str, align: str = "",
     for j, col in enumerate(frame.columns):
         code = align[j] if j < len(align) else "r"
         side = ALIGN.get(code, "right")
-        props = {"text-align": side, **({"white-space": "normal"} if code in WRAP else {})}
+        props = {"text-align": side, **({"white-space": "normal"} if code in WRAP else {}),
+                 **({"white-space": "pre"} if code in LINES else {})}
         styler = styler.set_properties(subset=[col], **props)
         styler = styler.set_table_styles({col: [{"selector": "th",
                                                  "props": f"text-align: {side}"}]},

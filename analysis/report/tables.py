@@ -36,6 +36,12 @@ def scaling_groups(summary: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame]]:
     return out
 
 
+def scaling_cases(summary: pd.DataFrame) -> pd.DataFrame:
+    """The rows of every :func:`scaling_groups` group: the cases the results tables show."""
+    groups = scaling_groups(summary)
+    return pd.concat([g for _, g in groups]) if groups else summary.iloc[:0]
+
+
 def is_largest_batch(key: tuple) -> bool:
     """Whether a :func:`scaling_groups` key is the ``bsz = max`` group of its model."""
     return isinstance(key[3], LargestBatch)
@@ -57,7 +63,7 @@ def gpt_rows(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 #: Column alignment of results_table (text "l", numbers "r"), and of its "vs reference" column.
-RESULTS_ALIGN = "rrrrrrrwrrr"  # the interval (w) may wrap after its dash
+RESULTS_ALIGN = "rrrrrrbwrrr"  # the interval (w) may wrap after its dash
 VS_REFERENCE_ALIGN = "l"
 GPT_ALIGN = "llrrrrr"
 
@@ -69,10 +75,17 @@ def interval_text(low, high, tr: Translator) -> str:
     return f"{tr.num(low)}\u2013{tr.num(high)}"
 
 
-def interval_header(group: pd.DataFrame, tr: Translator) -> str:
-    """'Interval (min–max)': the kind of the intervals of `group` named in the header."""
-    kinds = [k for k in dict.fromkeys(group["interval_kind"].dropna().astype(str)) if k]
-    return tr("col.interval", kind=" / ".join(kinds) if kinds else "-")
+def interval_kinds(cases: pd.DataFrame) -> list[str]:
+    """The kinds of the intervals `cases` show ('min–max', the order-statistic one), in
+    order; not those of cases with too few repeats for one ('n = 1', 'n = 0')."""
+    return [k for k in dict.fromkeys(cases["interval_kind"].dropna().astype(str))
+            if k and not k.startswith("n = ")]
+
+
+def interval_header(cases: pd.DataFrame, tr: Translator) -> str:
+    """'Interval (min–max)': the kinds of the intervals of `cases` named in the header."""
+    kinds = interval_kinds(cases)
+    return tr("col.interval", kind=" / ".join(kinds)) if kinds else tr("col.interval_none")
 
 
 def memory_text(median, peak, flag, tr: Translator) -> str:
@@ -88,12 +101,16 @@ def memory_text(median, peak, flag, tr: Translator) -> str:
     return text
 
 
-def throughput_text(row, tr: Translator, disagree: dict | None = None) -> str:
-    """The median, followed by a warning when the methods disagree for its case."""
+def throughput_text(row, tr: Translator, disagree: dict | None = None, n=None) -> str:
+    """The median (with its `n` when given: '2,938.40 (n = 5)'), and on a line of its own
+    a warning when the methods disagree for its case (its column's align code is b or p:
+    the cell breaks there and nowhere else)."""
     text = tr.num(row["throughput_median"] if isinstance(row, pd.Series) else row.throughput_median)
+    if n is not None and text != "-" and pd.notna(n):
+        text = tr("headline.with_n", value=text, n=int(n))
     found = (disagree or {}).get(case_key(row))
     if found is not None:
-        text += " " + tr("results.methods_differ", pct=tr.percent(found))
+        text += "\n" + tr("results.methods_differ", pct=tr.percent(found))
     return text
 
 
@@ -110,12 +127,15 @@ def case_key(row) -> tuple:
 
 def results_table(group: pd.DataFrame, tr: Translator,
                   vs_reference: list[str] | None = None,
-                  disagree: dict | None = None) -> pd.DataFrame:
+                  disagree: dict | None = None,
+                  all_cases: pd.DataFrame | None = None) -> pd.DataFrame:
     """Seed 001 layout with the framework's memory peak first, the interval labelled by
     kind and n: node num | gpus/node | gpu num | bsz/gpu | memory (framework) | memory
     (nvidia-smi) | throughput | interval | n | speedup | scaling efficiency, then "vs
     reference" when `vs_reference` gives its cells (one per row of `group`, formatted).
-    `disagree` maps :func:`case_key` to the methods' largest relative difference."""
+    `disagree` maps :func:`case_key` to the methods' largest relative difference. The
+    interval's header names the kinds of `all_cases` (default `group`): the tables of
+    several groups then share their columns."""
     rows = []
     for r in group.itertuples(index=False):
         rows.append([
@@ -129,7 +149,8 @@ def results_table(group: pd.DataFrame, tr: Translator,
     cols = [tr(c) for c in ("col.node_num", "col.gpus_per_node", "col.gpu_num",
                             "col.bsz_per_gpu", "col.memory_framework", "col.memory_sampled",
                             "col.throughput")]
-    cols += [interval_header(group, tr), tr("col.repeats"), tr("col.speedup"),
+    cols += [interval_header(group if all_cases is None else all_cases, tr),
+             tr("col.repeats"), tr("col.speedup"),
              tr("col.efficiency")]
     if vs_reference is not None:
         rows = [row + [text] for row, text in zip(rows, vs_reference, strict=True)]

@@ -16,7 +16,10 @@ parallelism and one GPU, the pipeline bubble measured beside the theory, memory 
 - ``efficiency_vs_dp`` = samples/s per GPU of the case / samples/s per GPU of the pure
   data-parallel case (DP = GPUs) of the same model, micro-batch and GPU count
   (``dp_case``); NaN for the DP case itself;
-- PP cases (PP > 1): ``bubble_measured`` = 1 − efficiency_vs_1gpu; ``bubble_theoretical``
+- PP cases (PP > 1): ``bubble_measured`` = 1 − samples/s per GPU of the case / that of
+  the same layout without pipeline stages (DP×TP×1 on DP·TP GPUs, ``no_pp_case``: the
+  1-GPU case for pure PP; TP 2 × PP 2 against TP 2), so that the losses of TP or DP are
+  not counted as bubble; ``bubble_theoretical``
   = (p − 1)/(m + p − 1); ``bubble_imbalanced`` = the loss the same schedule has when the
   stages are unequal by model FLOPs (:func:`stage_flops`, by the formula the logs state,
   else the 72 one; layers split as ``workloads.gpt`` splits them, the logit layer on the
@@ -24,15 +27,15 @@ parallelism and one GPU, the pipeline bubble measured beside the theory, memory 
   micro-batch (the first micro-batch crosses every stage, the other m − 1 follow at the
   slowest stage's pace; equal stages give the theoretical bubble); ``bubble_note`` says
   what the difference is made of;
-- TP cases (TP > 1): ``tp_lost`` = 1 − efficiency_vs_1gpu, the share of the 1-GPU
-  per-GPU throughput lost. A case with DP or PP beside TP has all its losses in it (as
-  a PP case with TP or DP has in ``bubble_measured``);
+- TP cases (TP > 1): ``tp_lost`` = 1 − samples/s per GPU of the case / that of the same
+  layout without tensor parallelism (DP×1×PP, ``no_tp_case``: the 1-GPU case for pure TP;
+  2D 2×2 against DP 2), the share of the per-GPU throughput TP costs;
 - ``reason``: why a comparison is NaN (no such case was measured, or it has no
   throughput), '' when none is.
 
-The 1-GPU case steps the optimizer after every micro-batch, a PP case after m of them: the
-baseline carries m times the optimizer steps per sample, so ``bubble_measured`` is, if
-anything, an underestimate.
+The baseline of a bubble (one micro-batch per iteration in this campaign's cases) steps the
+optimizer after every micro-batch, a PP case after m of them: the baseline carries m times
+the optimizer steps per sample, so ``bubble_measured`` is, if anything, an underestimate.
 """
 
 from __future__ import annotations
@@ -58,8 +61,9 @@ COLUMNS = ("case", "group", "num_devices", "layout", "data_parallel", "tensor_pa
            "pipeline_parallel", "micro_batch", "global_batch", "micro_batches", "hidden_size",
            "num_layers", "samples_per_s", "samples_per_s_per_gpu", "tflops_per_gpu",
            "memory_framework_mib", "memory_sampled_mib", "baseline_case",
-           "efficiency_vs_1gpu", "dp_case", "efficiency_vs_dp", "bubble_measured",
-           "bubble_theoretical", "bubble_imbalanced", "bubble_note", "tp_lost", "reason")
+           "efficiency_vs_1gpu", "dp_case", "efficiency_vs_dp", "no_pp_case", "bubble_measured",
+           "bubble_theoretical", "bubble_imbalanced", "bubble_note", "no_tp_case", "tp_lost",
+           "reason")
 
 
 def strategies(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
@@ -176,6 +180,8 @@ def _row(case: pd.Series, cases: pd.DataFrame) -> dict:
                                    & (cases["pipeline_parallel"] == 1))
     eff_dp = np.nan if is_dp else _ratio(case, ref, "no DP case of this model at "
                                          f"{_text(gpus)} GPUs", reasons)
+    no_pp = _without(cases, model, case, "pipeline_parallel", one, reasons) if pp > 1 else None
+    no_tp = _without(cases, model, case, "tensor_parallel", one, reasons) if tp > 1 else None
     row = {
         "case": case["case"], "group": case["group"], "num_devices": gpus,
         "layout": f"{dp}×{tp}×{pp}", "data_parallel": dp, "tensor_parallel": tp,
@@ -188,20 +194,53 @@ def _row(case: pd.Series, cases: pd.DataFrame) -> dict:
         "memory_sampled_mib": case["memory_sampled_mib"],
         "baseline_case": "" if one is None else one["case"], "efficiency_vs_1gpu": eff_one,
         "dp_case": "" if ref is None else ref["case"], "efficiency_vs_dp": eff_dp,
-        "bubble_measured": np.nan, "bubble_theoretical": np.nan, "bubble_imbalanced": np.nan,
-        "bubble_note": "", "tp_lost": 1.0 - eff_one if tp > 1 else np.nan,
+        "no_pp_case": "" if no_pp is None else no_pp["case"], "bubble_measured": np.nan,
+        "bubble_theoretical": np.nan, "bubble_imbalanced": np.nan, "bubble_note": "",
+        "no_tp_case": "" if no_tp is None else no_tp["case"],
+        "tp_lost": _lost(case, no_tp, reasons) if tp > 1 else np.nan,
     }
     if pp > 1:
-        row.update(_bubble(case, pp, m, eff_one, reasons))
+        row.update(_bubble(case, pp, m, _lost(case, no_pp, reasons), reasons))
     row["reason"] = "; ".join(reasons)
     return row
 
 
-def _bubble(case: pd.Series, pp: int, m: float, eff_one: float, reasons: list) -> dict:
-    """The bubble columns of a PP case (module docstring)."""
+def _lost(case: pd.Series, ref: pd.Series | None, reasons: list) -> float:
+    """1 − per-GPU throughput of `case` / that of `ref` (NaN when `ref` is None: its reason
+    is given already); a reason when `ref` has no throughput, unless given already."""
+    found: list = []
+    ratio = _ratio(case, ref, "", found)
+    reasons += [r for r in found if r and r not in reasons]
+    return 1.0 - ratio
+
+
+def _without(cases: pd.DataFrame, model: pd.Series, case: pd.Series, field: str,
+             one: pd.Series | None, reasons: list) -> pd.Series | None:
+    """The case of the same model and micro-batch with `case`'s layout but `field` (TP or
+    PP) 1, on as many fewer GPUs; the 1-GPU case `one` where that is the layout (its
+    absence is said already); None, with a reason, when it was not measured."""
+    sizes = {f: int(case[f]) for f in ("data_parallel", "tensor_parallel", "pipeline_parallel")}
+    gpus = case["num_devices"] / sizes[field]
+    sizes[field] = 1
+    if set(sizes.values()) == {1}:
+        return one
+    found = _pick(cases, model & (cases["num_devices"] == gpus)
+                  & (cases["data_parallel"] == sizes["data_parallel"])
+                  & (cases["tensor_parallel"] == sizes["tensor_parallel"])
+                  & (cases["pipeline_parallel"] == sizes["pipeline_parallel"]))
+    if found is None:
+        reasons.append(f"no {sizes['data_parallel']}×{sizes['tensor_parallel']}×"
+                       f"{sizes['pipeline_parallel']} case of this model at micro-batch "
+                       f"{_text(case['micro_batch'])}")
+    return found
+
+
+def _bubble(case: pd.Series, pp: int, m: float, measured: float, reasons: list) -> dict:
+    """The bubble columns of a PP case (module docstring); `measured` the share of its
+    per-GPU throughput lost against the same layout without pipeline stages."""
     if not np.isfinite(m) or m < 1:
         reasons.append("micro-batches per pipeline unknown (global batch not stated)")
-        return {"bubble_measured": 1.0 - eff_one}
+        return {"bubble_measured": measured}
     theory = (pp - 1) / (m + pp - 1)
     fields = [case[f] for f in ("num_layers", "hidden_size", "seq_length")]
     skewed = np.nan
@@ -210,7 +249,6 @@ def _bubble(case: pd.Series, pp: int, m: float, eff_one: float, reasons: list) -
         work = stage_flops(int(fields[0]), float(fields[1]), float(fields[2]),
                            float(case["vocab_size"]), pp, formula)
         skewed = imbalanced_bubble(work, m)
-    measured = 1.0 - eff_one
     return {"bubble_measured": measured, "bubble_theoretical": theory,
             "bubble_imbalanced": skewed,
             "bubble_note": _bubble_note(measured, theory, skewed, work if np.isfinite(skewed) else None)}
@@ -232,7 +270,7 @@ def _bubble_note(measured: float, theory: float, skewed: float, work) -> str:
         else:
             parts.append(f"{-rest:.1f} pp less than FLOPs predict: stage time is not "
                          "proportional to FLOPs (the logit layer is one large matmul) and "
-                         "the 1-GPU baseline steps the optimizer after every micro-batch")
+                         "the baseline steps the optimizer after every micro-batch")
     return "; ".join(parts)
 
 
