@@ -351,7 +351,8 @@ class Report:
         """What ran, per precision: 'fp32 (TF32 off)', 'amp (FP16 autocast, dynamic loss
         scaling)', from the runs' parameters and environment facts."""
         precs = sorted({str(p) for p in self.summary["precision"].dropna()}) if len(self.summary) else []
-        return [precision_label(p, self.params, self.builtin, self.tr) for p in precs]
+        return [precision_label(p, self._params_of(self.result.runs["precision"].astype(str) == p),
+                                self.builtin, self.tr) for p in precs]
 
     # ---- sections of several cells: Markdown, then tables ---------------------------
     def sections(self) -> list[str]:
@@ -440,8 +441,14 @@ class Report:
     @cached_property
     def params(self) -> dict[str, list[str]]:
         """Run parameter (lower-case name) -> its distinct values over all runs, in order."""
+        return self._params_of(None)
+
+    def _params_of(self, mask: pd.Series | None) -> dict[str, list[str]]:
+        """Run parameter (lower-case name) -> its distinct values over the runs of `mask`
+        (a mask of the runs frame; None: every run), in order."""
+        runs = self.result.runs if mask is None else self.result.runs[mask]
         out: dict[str, list[str]] = {}
-        for p in self.result.runs["parameters"] if len(self.result.runs) else []:
+        for p in runs["parameters"] if len(runs) else []:
             for k, v in (p or {}).items():
                 vals = out.setdefault(str(k).lower(), [])
                 if str(v) not in vals:

@@ -49,5 +49,5 @@ def precision_label(precision: str, params: dict[str, list[str]], builtin: bool,
     elif p == "bf16":
         details.append(tr("precision.autocast", dtype="BF16"))
         details.append(tr("precision.loss_none"))
-    return tr("precision.label", precision=precision, details=tr.join(details)) if details \
-        else str(precision)
+    return tr("precision.label", precision=precision,
+              details=tr("precision.separator").join(details)) if details else str(precision)

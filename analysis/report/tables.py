@@ -65,7 +65,6 @@ def gpt_rows(summary: pd.DataFrame) -> pd.DataFrame:
 #: Column alignment of results_table (text "l", numbers "r"), and of its "vs reference" column.
 RESULTS_ALIGN = "rrrrrrbwrrr"  # the interval (w) may wrap after its dash
 VS_REFERENCE_ALIGN = "l"
-GPT_ALIGN = "llrrrrr"
 
 
 def interval_text(low, high, tr: Translator) -> str:
@@ -221,22 +220,29 @@ def gpt_configurations(summary: pd.DataFrame, parsed_runs: pd.DataFrame) -> pd.D
 
 def gpt_table(configs: pd.DataFrame, tr: Translator) -> pd.DataFrame:
     """Seed 002 layout: nodes | GPUs | DP | TP | PP | micro batch | global batch | hidden |
-    layers | heads → latency (ms) | memory (framework peak, MiB) | samples/s | n |
-    TFLOP/s per GPU by the logs' formula (named in the header), then, where that is not
-    seed 002's, TFLOP/s by seed 002's 96 convention. `configs` is :func:`gpt_configurations`."""
+    layers | heads → latency (ms) | memory: framework peak, nvidia-smi peak (MiB; each
+    where some case has it) | samples/s | n | TFLOP/s per GPU by the logs' formula (named
+    in the header), then, where that is not seed 002's, TFLOP/s by seed 002's 96
+    convention. `configs` is :func:`gpt_configurations`."""
     formulas = tflops_formulas(configs)
     beside = _seed_beside(formulas)
+    memory = [(c, c.replace("_mib", "_max_mib"), label)  # (median, max over repeats, header)
+              for c, label in (("memory_framework_mib", "col.memory_framework"),
+                               ("memory_sampled_mib", "col.memory_sampled"))
+              if configs[c].notna().any()]
     rows = []
     for r in configs.itertuples(index=False):
-        memory = r.memory_framework_mib if pd.notna(r.memory_framework_mib) else r.memory_sampled_mib
         rows.append([tr.int(r.num_nodes), tr.int(r.num_devices)]
                     + [tr.int(getattr(r, f)) for f, _ in GPT_CONFIG_FIELDS]
-                    + [tr.num(r.latency_ms), tr.int(memory, group=True),
-                       tr.num(r.throughput_median), tr.int(r.repeats), tr.num(r.tflops_per_gpu)]
+                    + [tr.num(r.latency_ms)]
+                    + [memory_text(getattr(r, c), getattr(r, peak), r.memory_flag, tr)
+                       for c, peak, _ in memory]
+                    + [tr.num(r.throughput_median), tr.int(r.repeats), tr.num(r.tflops_per_gpu)]
                     + ([tr.num(r.tflops_per_gpu_seed002)] if beside else []))
     labels = " / ".join(dict.fromkeys(gpt_flops.label(f) for f in formulas))
     cols = [tr("col.node_num"), tr("col.gpu_num")] + [tr(c) for _, c in GPT_CONFIG_FIELDS]
-    cols += [tr("col.latency"), tr("col.gpt_memory"), tr("col.gpt_throughput"), "n"]
+    cols += [tr("col.latency"), *(tr(label) for _, _, label in memory),
+             tr("col.gpt_throughput"), "n"]
     cols.append(tr("col.tflops_by", formula=labels) if labels else tr("col.tflops"))
     if beside:
         cols.append(tr("col.tflops_seed002"))

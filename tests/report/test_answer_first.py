@@ -160,12 +160,19 @@ def test_precision_labels_say_what_ran():
     assert precision_label("fp32", {}, True, tr) == "fp32 (TF32 off)"
     assert precision_label("fp32", {"tf32": ["True"]}, False, tr) == "fp32 (TF32 matmuls on)"
     assert precision_label("fp32", {}, False, tr) == "fp32"  # nothing said, nothing claimed
-    assert precision_label("amp", {}, True, tr) == "amp (FP16 autocast and dynamic loss scaling)"
-    assert precision_label("bf16", {}, False, tr) == "bf16 (BF16 autocast and no loss scaling)"
+    assert precision_label("amp", {}, True, tr) == "amp (FP16 autocast, dynamic loss scaling)"
+    assert precision_label("bf16", {}, False, tr) == "bf16 (BF16 autocast, no loss scaling)"
     assert precision_label("amp", {"static_loss_scale": ["128"]}, False, tr) == \
-        "amp (FP16 autocast and static loss scale 128)"
+        "amp (FP16 autocast, static loss scale 128)"
     assert precision_label("amp", {}, True, Translator("zh")) == \
-        "amp（FP16 自动混合精度和动态 loss scaling）"
+        "amp（FP16 自动混合精度，动态 loss scaling）"
+
+
+def test_precision_labels_read_the_runs_of_that_precision():
+    """The Megatron fixtures: the amp runs state fp16 (bf16 False), another run bf16; the
+    amp label is FP16, not BF16 taken from the other run."""
+    rep = build(ROOT / "tests" / "data" / "megatron", lang="en")
+    assert rep.precision_labels() == ["amp (FP16 autocast)", "bf16 (BF16 autocast, no loss scaling)"]
 
 
 def test_title_per_language():
@@ -186,11 +193,12 @@ def test_methods_that_disagree_are_marked_next_to_the_number():
     row = pd.Series(_case(1, 1, 3000.0))
     tr = Translator("en")
     key = tables.case_key(row)
-    assert tables.throughput_text(row, tr, {key: 0.072}) == "3,000.00 ⚠ methods differ 7.2%"
+    # the warning on a line of its own: the cell breaks there and nowhere else
+    assert tables.throughput_text(row, tr, {key: 0.072}) == "3,000.00\n⚠ methods differ 7.2%"
     assert tables.throughput_text(row, tr, {}) == "3,000.00"
     s = pd.DataFrame([_case(1, 1, 3000.0), _case(1, 4, 11661.87)])
     frame = headline.key_numbers(s, tr, disagree={key: 0.072})
-    assert frame.iloc[0, 1] == "3,000.00 ⚠ methods differ 7.2% (n = 5)"  # on page 1 too
+    assert frame.iloc[0, 1] == "3,000.00 (n = 5)\n⚠ methods differ 7.2%"  # on page 1 too
     assert frame.iloc[0, 3] == "11,661.87 (n = 5)"
 
 

@@ -36,7 +36,7 @@ def test_framework_is_pytorch_and_torch_is_used(reports):
     assert others is None or "torch " not in others.group(1).replace("torchvision", "")
     desc = re.sub(r"\s+", " ", _text(rep.section("descriptions")))
     assert "Framework : PyTorch 2.11.0" in desc
-    assert "Precision : bf16 (BF16 autocast and no loss scaling)" in desc
+    assert "Precision : bf16 (BF16 autocast, no loss scaling)" in desc
 
 
 def test_tflops_columns_name_their_formula(reports):
@@ -44,7 +44,7 @@ def test_tflops_columns_name_their_formula(reports):
     configs = tables.gpt_configurations(rep.summary, rep.result.runs)
     table = tables.gpt_table(configs, rep.tr)
     assert list(table.columns[-2:]) == ["TFLOP/s per GPU (72 formula)",
-                                        "TFLOP/s per GPU (seed 002's 96 formula)"]
+                                        "TFLOP/s per GPU (DLPerf GPT report's 96 formula)"]
     by_case = rep.summary.set_index("case")
     row = table[(configs["case"] == "DP_1x1x1_8_1536x16").to_numpy()].iloc[0]
     assert row.iloc[-2] == f"{by_case.loc['DP_1x1x1_8_1536x16', 'tflops_per_gpu']:,.2f}"
@@ -54,7 +54,7 @@ def test_tflops_columns_name_their_formula(reports):
     assert "96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))" in results
     zh = tables.gpt_table(tables.gpt_configurations(reports["zh"].summary,
                                                     reports["zh"].result.runs), reports["zh"].tr)
-    assert list(zh.columns[-2:]) == ["每卡 TFLOP/s（72 公式）", "每卡 TFLOP/s（种子报告 002 的 96 公式）"]
+    assert list(zh.columns[-2:]) == ["每卡 TFLOP/s（72 公式）", "每卡 TFLOP/s（DLPerf GPT 报告的 96 公式）"]
 
 
 def test_seed_convention_alone_where_the_logs_follow_it(data_dir):
@@ -65,6 +65,23 @@ def test_seed_convention_alone_where_the_logs_follow_it(data_dir):
     tr = Translator("en")
     table = tables.gpt_table(tables.gpt_configurations(summary, result.runs), tr)
     assert table.columns[-1] == "TFLOP/s per GPU (96 formula)"
-    assert "seed 002's 96 formula" not in " ".join(table.columns)
+    assert "report's 96 formula" not in " ".join(table.columns)
     note = tables.tflops_note(summary, tr)
     assert note.count("96·B·s·l·h²") == 1 and "72·" not in note
+
+
+def test_memory_columns_name_their_source(reports, data_dir):
+    """The framework's allocator peak and the nvidia-smi peak, each in its own column
+    (the last stage of PP 2 holds 22,892 MiB more than PyTorch ever allocated); a folder
+    whose logs state no framework peak shows the nvidia-smi column alone."""
+    from analysis import parse_paths, summarize
+
+    rep = reports["en"]
+    configs = tables.gpt_configurations(rep.summary, rep.result.runs)
+    table = tables.gpt_table(configs, rep.tr)
+    row = table[(configs["case"] == "DP_PP_1x1x2_64_1536x16").to_numpy()].iloc[0]
+    assert row["memory, framework peak (MiB)"] == "31,111"
+    assert row["memory, nvidia-smi (MiB)"] == "54,003"
+    result = parse_paths([data_dir / "oneflow_gpt"])
+    other = tables.gpt_table(tables.gpt_configurations(summarize(result), result.runs), rep.tr)
+    assert [c for c in other.columns if c.startswith("memory")] == ["memory, nvidia-smi (MiB)"]

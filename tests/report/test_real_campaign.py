@@ -156,7 +156,7 @@ def test_descriptions_state_benchmark_and_options(reports):
     commit = reports["en"].suite_commit
     from analysis import __version__
     assert f"DLPerf Suite version : {__version__}, commit {commit or 'unknown'}" in en
-    assert "amp (FP16 autocast and dynamic loss scaling) and fp32 (TF32 matmuls on)" in en
+    assert "amp (FP16 autocast, dynamic loss scaling) and fp32 (TF32 matmuls on)" in en
     assert "Iterations per run : 150" in en
     assert "torch 2.11.0+cu130" in en  # versions as the runs report them
     zh = _text(reports["zh"].section("descriptions"))
