@@ -254,9 +254,12 @@ def _merge_meta(run_id: str, source: str, stated: dict, origin: dict, parsed: Pa
         old = meta.get(key)
         if old is not None and str(old) != str(val):
             line = parsed.meta_lines.get(key)
+            world = parsed.parameters.get("world_size") \
+                if key in ("num_nodes", "gpus_per_node") else None
+            said = f"{key}={val}" + (f" (its world_size={world})" if world else "")
             problems.append(Problem(
                 source, line, "metadata_conflict",
-                f"{origin.get(key, 'the path')} says {key}={old}, the log says {key}={val}; "
+                f"{origin.get(key, 'the path')} says {key}={old}, the log says {said}; "
                 "using the log's value", run_id=run_id))
         meta[key] = val
     return meta

@@ -23,6 +23,7 @@ import numpy as np
 
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
+from analysis.layout import meta_from_path
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._gpt import GPTCases
@@ -31,6 +32,7 @@ from analysis.parsers._rules import latency_rule
 from analysis.parsers._scan import field_values, floats, ints, line_pattern, scan
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 from analysis.parsers.oneflow_cnn import bad_lines
+from analysis.problems import Problem
 
 # --- the Megatron-style argument dump, shared with megatron ---------------------------------
 
@@ -68,11 +70,12 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
     stop = _ARGS_END.search(data, begin.end(), begin.end() + _DUMP_SPAN)
     end = stop.start() if stop else min(len(data), begin.end() + _DUMP_SPAN)
     flags: dict[str, tuple[bool, int]] = {}
+    lines: dict[str, int] = {}
     for m in _ARG_LINE.finditer(data, begin.end(), end):
         name = m.group(1).decode().replace("-", "_")
         value = m.group(2).decode("utf-8", "replace")
         parsed.parameters[name] = value
-        line = int(log.lines_at(np.array([m.start()]))[0])
+        line = lines[name] = int(log.lines_at(np.array([m.start()]))[0])
         key = ARG_META.get(name)
         if key:
             try:
@@ -98,6 +101,30 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
         else:
             parsed.meta["precision"] = "fp32"
             parsed.meta_lines["precision"] = min(ln for _, ln in flags.values())
+    _devices_from_world_size(log, parsed, lines)
+
+
+def _devices_from_world_size(log: LogText, parsed: ParsedLog, lines: dict[str, int]) -> None:
+    """GPUs per node from a stated ``world_size`` that the path's nodes × GPUs contradict
+    (Megatron's dump): the log wins, so the run's devices are the log's (per-GPU figures
+    divide by them) and the merge of run fields reports the conflict on that line."""
+    try:
+        world = int(parsed.parameters.get("world_size", ""))
+    except ValueError:
+        return
+    path = meta_from_path(log.source)
+    n, g = path.get("num_nodes"), path.get("gpus_per_node")
+    if world < 1 or n is None or g is None or n * g == world \
+            or "gpus_per_node" in parsed.meta or "num_nodes" in parsed.meta:
+        return
+    if world % n:  # no split over the path's nodes: keep the path's, say so
+        parsed.problems.append(Problem(
+            log.source, lines["world_size"], "metadata_conflict",
+            f"the path says {n}n{g}g ({n * g} devices), the log says world_size={world}, "
+            f"which {n} nodes do not divide; using the path's"))
+        return
+    parsed.meta["gpus_per_node"] = world // n
+    parsed.meta_lines["gpus_per_node"] = lines["world_size"]
 
 
 # --- the family -------------------------------------------------------------------------------

@@ -180,7 +180,8 @@ class Report:
         """Whether section `name` has content in this report."""
         scaling = bool(tables.scaling_groups(self.summary))
         return {"results": scaling,  # GPT configurations have their table on page 1
-                "charts": scaling, "changes": self.changes is not None,
+                "charts": any(map(self.chart_has_data, CHARTS)),
+                "changes": self.changes is not None,
                 "environment": True, "method": not self.summary.empty,
                 "problems": True, "appendix": True, "key_numbers": not self.summary.empty,
                 "gpt_parallel": not tables.gpt_rows(self.summary).empty,
@@ -324,28 +325,34 @@ class Report:
             cache[key] = plots.build_once(partial(self._draw_chart, name))
         return cache[key].localized(self.lang)
 
+    def chart_has_data(self, name: str) -> bool:
+        """Whether chart `name` has something to draw (else :meth:`chart` gives None)."""
+        if name in ("throughput", "speedup"):
+            return bool(tables.scaling_groups(self.summary))
+        if name == "trace":
+            return not self.trace.empty
+        if name == "spread":  # one repeat per case has no spread to show
+            return not self.summary.empty and int(self.summary["repeats"].max()) >= 2
+        if name == "gpt":
+            return not tables.gpt_rows(self.summary).empty
+        from analysis.errors import UnknownNameError
+
+        raise UnknownNameError("chart", name, CHARTS)
+
     def _draw_chart(self, name: str, lang):
         """Chart `name` with the labels of `lang` (a language, or ``plots.Tokens``)."""
-        if name in ("throughput", "speedup") and not tables.scaling_groups(self.summary):
+        if not self.chart_has_data(name):
             return None
         if name == "throughput":
             return plots.throughput_vs_devices(self.summary, lang)
         if name == "speedup":
             return plots.speedup_vs_ideal(self.summary, lang)
         if name == "trace":
-            return (None if self.trace.empty else
-                    plots.iteration_traces(self.trace, lang, window=self.measured_window(),
-                                          runs=self.runs))
-        if name == "spread":  # one repeat per case has no spread to show
-            single = self.summary.empty or int(self.summary["repeats"].max()) < 2
-            return None if single else plots.repeat_spread(self.runs, lang)
-        if name == "gpt":
-            fn = getattr(plots, "gpt_configurations", None)
-            return None if fn is None or tables.gpt_rows(self.summary).empty else fn(
-                self.summary, lang)
-        from analysis.errors import UnknownNameError
-
-        raise UnknownNameError("chart", name, CHARTS)
+            return plots.iteration_traces(self.trace, lang, window=self.measured_window(),
+                                          runs=self.runs)
+        if name == "spread":
+            return plots.repeat_spread(self.runs, lang)
+        return plots.gpt_configurations(self.summary, lang)
 
     def precision_labels(self) -> list[str]:
         """What ran, per precision: 'fp32 (TF32 off)', 'amp (FP16 autocast, dynamic loss
@@ -764,6 +771,9 @@ class Report:
         for p in self.result.problems.itertuples(index=False):
             rows.append([p.run_id, self._kind(p.kind), p.reason,
                          "" if pd.isna(p.line) else str(int(p.line)), p.text or ""])
+        rows += [[run, self._kind("failed_run"), tr("problems.failed_run", state=state,
+                                                        reason=reason or "-"), "", ""]
+                 for run, state, reason in self.campaign.failed]
         known = {(r[0], r[1]) for r in rows}
         for r in self.runs.itertuples(index=False):
             if r.problem_kind and (r.run_id, self._kind(r.problem_kind)) not in known:

@@ -6,6 +6,7 @@
 - no environment record: the hardware and software are unknown;
 - throughput methods that disagree by more than 5 % for a case;
 - few repeats: the intervals are min–max, not confidence intervals;
+- runs the campaign did not finish (done markers that say so): their cases have fewer repeats;
 - `bsz = max` groups: the largest batch size that ran, not a measured memory limit;
 - runs made by other suite code than the report's (another commit, uncommitted changes):
   the commit that ran the campaign (its done markers) beside the one that built the report.
@@ -75,6 +76,9 @@ def headline_caveats(rep: Report) -> list[str]:
                  else "caveat.few_repeats_no_interval")
         out.append(tr(shown, n=CONFIDENCE_FROM_N,
                       repeats=str(low) if low == high else f"{low}–{high}"))
+    if rep.campaign.failed:
+        out.append(tr("caveat.failed_runs", count=len(rep.campaign.failed),
+                      runs=tr.join([run for run, _, _ in rep.campaign.failed])))
     if not tables.gpt_rows(rep.summary).empty and tables.scaling_groups(rep.summary):
         out.append(tr("caveat.gpt_separate"))
     ran = other_suite_commits(rep.campaign.suite_commits, rep.suite_commit)

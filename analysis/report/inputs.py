@@ -98,6 +98,9 @@ class CampaignInput:
     #: ``ok``), "-dirty" appended when tracked files had changed; empty for markers written
     #: before suites were recorded
     suite_commits: set[str] = field(default_factory=set)
+    #: runs the campaign did not finish: (run, state, reason) of each done marker that says
+    #: ``"ok": false`` (a run with no log, or a log of a failed attempt)
+    failed: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def _suite_commit(marker: dict) -> str:
@@ -201,6 +204,9 @@ def load_campaign(root: Path) -> CampaignInput:
             stem = _rel(marker, root)[: -len(".done")]
             camp.commands += _commands_of(data, stem)
             camp.suite_commits |= {_suite_commit(data)} - {""}
+            if data.get("ok") is False:
+                camp.failed.append((str(data.get("run_id") or stem), str(data.get("state", "")),
+                                    str(data.get("reason", ""))))
     return camp
 
 

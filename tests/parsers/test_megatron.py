@@ -127,3 +127,31 @@ def test_sniff():
     assert cls.sniff(b" iteration       10/ 1000000 | consumed samples:           40 |") == 90
     assert cls.sniff(b"[Rank 0] (after 10 iterations) memory (MB) | allocated: 1") == 90
     assert cls.sniff(b"train: epoch 0, iter 20") == 0
+
+
+def test_world_size_against_the_path_the_log_wins(tmp_path):
+    """A log saved under 2n8g whose dump says world_size 4: the run has the log's 4 GPUs (2
+    per node; per-GPU figures divide by 4) and a metadata_conflict names the dump's line;
+    a world size the nodes do not divide keeps the path's, and says so."""
+    text = (DATA / PLAIN).with_suffix(".log").read_text()
+    (tmp_path / "2n8g").mkdir()
+    (tmp_path / "2n8g" / "gpt_b1_amp_1.log").write_text(text)
+    (tmp_path / "3n8g").mkdir()
+    (tmp_path / "3n8g" / "gpt_b1_amp_1.log").write_text(text)
+    got = parse_paths([tmp_path])
+    runs = got.runs.set_index("run_id")
+    assert runs.loc["2n8g/gpt_b1_amp_1", ["num_nodes", "gpus_per_node", "num_devices"]].tolist() \
+        == [2, 2, 4]
+    conflict = got.problems[got.problems["run_id"] == "2n8g/gpt_b1_amp_1"]
+    assert conflict["kind"].tolist() == ["metadata_conflict"]
+    assert conflict["reason"].iloc[0] == ("the path says gpus_per_node=8, the log says "
+                                          "gpus_per_node=2 (its world_size=4); using the "
+                                          "log's value")
+    world_line = text.splitlines().index(next(ln for ln in text.splitlines()
+                                              if ln.lstrip().startswith("world_size"))) + 1
+    assert conflict["line"].iloc[0] == world_line
+    assert runs.loc["3n8g/gpt_b1_amp_1", ["num_nodes", "gpus_per_node"]].tolist() == [3, 8]
+    kept = got.problems[got.problems["run_id"] == "3n8g/gpt_b1_amp_1"]
+    assert kept[["kind", "line"]].values.tolist() == [["metadata_conflict", world_line]]
+    assert kept["reason"].iloc[0].endswith("world_size=4, which 3 nodes do not divide; "
+                                           "using the path's")

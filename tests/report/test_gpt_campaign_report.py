@@ -32,7 +32,7 @@ def test_framework_is_pytorch_and_torch_is_used(reports):
     assert set(rep.summary["framework"]) == {"PyTorch"}
     env = _text(rep.section("environment"))
     assert "Framework (torch) : 2.11.0" in env
-    others = re.search(r"Other packages installed \(not used by these runs\) : ([^\n]*?)   ", env)
+    others = re.search(r"Other packages installed \(beside the framework\) : ([^\n]*?)   ", env)
     assert others is None or "torch " not in others.group(1).replace("torchvision", "")
     desc = re.sub(r"\s+", " ", _text(rep.section("descriptions")))
     assert "Framework : PyTorch 2.11.0" in desc
@@ -85,3 +85,19 @@ def test_memory_columns_name_their_source(reports, data_dir):
     result = parse_paths([data_dir / "oneflow_gpt"])
     other = tables.gpt_table(tables.gpt_configurations(summarize(result), result.runs), rep.tr)
     assert [c for c in other.columns if c.startswith("memory")] == ["memory, nvidia-smi (MiB)"]
+
+
+def test_runs_the_campaign_did_not_finish_are_named(reports):
+    """The two TP 2 x PP 2 repeats whose done markers say failed (a 2-GPU machine): a
+    caveat on page 1 names them, Problems gives the marker's reason."""
+    rep = reports["en"]
+    failed = [f"1n4g/pretrain_gpt_1n4d_dp1_mp2_pp2_mbz8_gbz64_s2048_l24_h2304_nh24_{k}"
+              for k in (4, 5)]
+    caveats = str(rep.caveats())
+    assert "**Failed runs**: 2 runs of the campaign did not finish" in caveats
+    assert all(run in caveats for run in failed)
+    problems = rep.problems().data
+    rows = problems[problems.iloc[:, 1] == "run did not finish (failed_run)"]
+    assert rows.iloc[:, 0].tolist() == failed
+    assert set(rows.iloc[:, 2]) == {"the campaign's done marker says failed: 1n4g needs 4 GPUs "
+                                    "on this host; it has 2"}

@@ -70,11 +70,11 @@ def test_software_lists_used_framework_first(reports):
            "os": {"pretty_name": "Ubuntu"}}
     lines = envinfo.software_lines(rec, tr, envinfo.framework_packages(["PyTorch"]))
     assert lines[0] == ("Framework (torch)", "2.11.0 (git 70d99e998b49)")
-    assert lines[-1] == ("Other packages installed (not used by these runs)", "jax 0.4")
+    assert lines[-1] == ("Other packages installed (beside the framework)", "jax 0.4")
     assert envinfo.framework_packages(["PyTorch", "TensorFlow"])[:2] == ["torch", "tensorflow"]
     env = _text(reports["en"].section("environment"))
     assert env.index("Framework (torch) : 2.11.0") < env.index("OS :")
-    assert "Other packages installed (not used by these runs) : jax 0.11.2" in env
+    assert "Other packages installed (beside the framework) : jax 0.11.2" in env
     desc = _text(reports["en"].section("descriptions"))
     assert "PyTorch 2.11.0" in desc and "jax" not in desc and "transformers" not in desc
 

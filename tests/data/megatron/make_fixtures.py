@@ -16,13 +16,15 @@ MEM = ("[Rank 0] (after 10 iterations) memory (MB) | allocated: 1523.4 | max all
        "reserved: 2560.0 | max reserved: 2560.0\n")
 
 
-def arguments(mbz, gbz, fp16="True", bf16="False"):
-    args = {"bf16": bf16, "data_parallel_size": 4, "fp16": fp16, "global_batch_size": gbz,
+def arguments(mbz, gbz, fp16="True", bf16="False", world=4):
+    """The argument dump of a data-parallel run on `world` GPUs (the path's nodes x GPUs)."""
+    args = {"bf16": bf16, "data_parallel_size": world, "fp16": fp16, "global_batch_size": gbz,
             "hidden_size": 1024, "micro_batch_size": mbz, "num_attention_heads": 16,
             "num_layers": 24, "pipeline_model_parallel_size": 1, "seq_length": 1024,
-            "tensor_model_parallel_size": 1, "world_size": 4}
+            "tensor_model_parallel_size": 1, "world_size": world}
     body = "\n".join(f"  {k} {'.' * (48 - len(k))} {v}" for k, v in sorted(args.items()))
-    return ("using world size: 4, data-parallel-size: 4, tensor-model-parallel size: 1\n"
+    return (f"using world size: {world}, data-parallel-size: {world}, tensor-model-parallel "
+            "size: 1\n"
             "------------------------ arguments ------------------------\n" + body
             + "\n-------------------- end of arguments ---------------------\n"
             "> building GPT2BPETokenizer tokenizer ...\n> building GPT model ...\n")
@@ -70,7 +72,7 @@ def dated_torchrun():
 
 def srun_prefix():
     """`srun -l` prefixes (`15:  iteration …`) and a global batch size ramp-up (16 → 32)."""
-    out = ["0: " + line + "\n" for line in arguments(2, 32).splitlines()]
+    out = ["0: " + line + "\n" for line in arguments(2, 32, world=16).splitlines()]
     for i, ms in enumerate([500.0] + ELAPSED):
         it = 10 * (i + 1)
         out.append(iteration(it, 16 if it <= 30 else 32, ms * 2, prefix="15:  "))
@@ -81,7 +83,8 @@ def main():
     files = {"iterations/1n4g/gpt_b1_amp_1.log": plain(),
              "dated_torchrun/1n4g/gpt_b2_bf16_1.log": dated_torchrun(),
              "srun_prefix/2n8g/gpt_b2_amp_1.log": srun_prefix(),
-             "non_master/2n8g/gpt_b2_amp_1.log": arguments(2, 32) + "> compiling dataset index\n"}
+             "non_master/2n8g/gpt_b2_amp_1.log": arguments(2, 32, world=16)
+             + "> compiling dataset index\n"}
     for rel, text in files.items():
         path = HERE / rel
         path.parent.mkdir(parents=True, exist_ok=True)
