@@ -25,6 +25,8 @@ from babel import numbers as _numbers
 from analysis.errors import UnknownNameError, UsageError
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
+#: "1 runs" in an English label filled with a count of one: the noun made singular.
+_ONE_PLURAL = re.compile(r"(?<![\d.,])(1 (?:log )?)(run|case|problem|command|file|repeat|GPU|device|node)s\b")
 _CJK_THEN_LATIN = re.compile(f"([{_CJK}])([A-Za-z0-9])")
 _LATIN_THEN_CJK = re.compile(f"([A-Za-z0-9%)])([{_CJK}])")
 
@@ -86,7 +88,10 @@ class Translator:
             text = self._cat[key][self.lang]
         except KeyError:
             raise UnknownNameError("label", key, list(self._cat)) from None
-        return text.format(**kwargs) if kwargs else text
+        if not kwargs:
+            return text
+        text = text.format(**kwargs)
+        return _ONE_PLURAL.sub(r"\1\2", text) if self.lang == "en" else text
 
     def has(self, key: str) -> bool:
         return key in self._cat

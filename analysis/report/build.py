@@ -812,26 +812,65 @@ class Report:
         return f"{self.tr(key)} ({kind})" if self.tr.has(key) else str(kind)
 
     def logs(self) -> Styler:
-        """Every log file of the report with its size, linked relative to `link_base`."""
+        """Every log file of the report with its size, linked relative to `link_base`, and
+        beside each run's main log the other files of that run (other nodes' logs, nvidia-smi
+        samples), linked too."""
         tr = self.tr
         files = sorted({str(s) for s in self.result.runs["source"]} |
                        {str(s) for s in self.result.problems["source"].dropna()})
-        names, sizes, hrefs = [], [], {}
+        others = self._other_files(files)
+        names, sizes, also, hrefs = [], [], [], {}
+
+        def href(p: Path) -> str:
+            return Path(os.path.relpath(p.resolve(), Path(self.link_base).resolve())).as_posix()
+
         for f in files:
             p = Path(f)
             name = _display_path(p, self.log_dir)
-            hrefs[name] = Path(os.path.relpath(p.resolve(), Path(self.link_base).resolve())
-                               ).as_posix()
+            hrefs[name] = href(p)
             try:
                 sizes.append(tr.int(p.stat().st_size, group=True) + " B")
             except OSError:
                 sizes.append("-")
             names.append(name)
+            stem = p.name.split(".", 1)[0]  # another file of the run by what follows its stem
+            also.append(" ".join(
+                styled.link(href(o), o.name[len(stem):] if o.parent == p.parent
+                            and o.name.startswith(stem + ".") else o.name)
+                for o in others.get(f, [])))
         frame = pd.DataFrame({tr("col.file"): names, tr("col.size"): sizes})
-        intro = (tr("logs.intro_one") if len(files) == 1
-                 else tr("logs.intro", count=tr.int(len(files), group=True)))
-        return styled.table(frame, "logs", "lr", caption=intro, classes=NO_MATH,
-                            markup={tr("col.file"): lambda name: styled.link(hrefs[name], name)})
+        markup = {tr("col.file"): lambda name: styled.link(hrefs[name], name)}
+        if any(also):
+            frame[tr("col.also_read")] = also
+            markup[tr("col.also_read")] = str  # links built above, their text escaped
+        count = len(files) + sum(len(v) for v in others.values())
+        intro = (tr("logs.intro_one") if count == 1
+                 else tr("logs.intro", count=tr.int(count, group=True)))
+        return styled.table(frame, "logs", "lrt", caption=intro, classes=NO_MATH,
+                            markup=markup)
+
+    def _other_files(self, mains: list[str]) -> dict[str, list[Path]]:
+        """Main log -> the other files discovery finds for its run (sorted), for the runs
+        under the report's log folder."""
+        from analysis.discover import find_logs
+        from analysis.errors import DLPerfError
+
+        try:
+            found = find_logs([self.log_dir])[0]
+        except DLPerfError:
+            return {}
+        by_run: dict[str, list[Path]] = {}
+        for f in found:
+            by_run.setdefault(f.run_id, []).append(f.path)
+        runs = self.result.runs
+        main_of = dict(zip(runs["source"].astype(str), runs["run_id"].astype(str)))
+        out = {}
+        for m in mains:
+            rest = sorted(p for p in by_run.get(main_of.get(m, ""), [])
+                          if p.resolve() != Path(m).resolve())
+            if rest:
+                out[m] = rest
+        return out
 
 
 def _merge_lines(per_record: list[list[tuple[str, str]]]) -> list[tuple[str, str]]:

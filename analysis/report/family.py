@@ -35,7 +35,7 @@ MEMORY_SOURCES = {
     "dll_pytorch": "DLLogger `memory_max_allocated`",
     "dll_json": "DLLogger `memory_max_allocated`",
     "megatron": "Megatron-LM `max allocated` memory lines",
-    "oneflow_gpt": "OneFlow GPT memory lines",
+    "oneflow_gpt": "`max_allocated_mib` column (`torch.cuda.max_memory_allocated`)",
 }
 
 

@@ -73,10 +73,11 @@ def test_gpt_table_layout():
     t = tables.gpt_table(tables.gpt_configurations(s, runs), Translator("en"))
     assert list(t.columns) == ["node num", "gpu num", "DP", "TP", "PP", "micro batch",
                                "global batch", "hidden", "layers", "heads", "latency (ms)",
-                               "memory, framework peak (MiB)", "samples/s", "n",
-                               "TFLOP/s per GPU"]
+                               "memory, framework peak (MiB)", "memory, nvidia-smi (MiB)",
+                               "samples/s", "n", "TFLOP/s per GPU"]
     assert t.iloc[0].tolist() == ["1", "8", "8", "1", "1", "256", "16", "1536", "16", "16",
-                                  "417.95", "11,263", "38.28", "5", "31.50"]
+                                  "417.95", "11,263", "12,404 (max 14,100)", "38.28", "5",
+                                  "31.50"]
     assert len(tables.scaling_groups(_summary(gpt=True))) == 1  # GPT rows are not scaling rows
 
 

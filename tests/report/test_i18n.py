@@ -72,3 +72,15 @@ def test_unknown_language_and_label_are_named():
         i18n.Translator("fr")
     with pytest.raises(UnknownNameError, match="no.such"):
         i18n.Translator("en")("no.such")
+
+
+def test_english_counts_of_one_are_singular():
+    tr = i18n.Translator("en")
+    built = "report.built"
+    assert "from 1 run (1 case) in" in tr(built, version="v", commit="c", runs=1, cases=1,
+                                             log_dir="d")
+    for runs, cases in (("11", "21"), ("1,001", "2"), ("0", "3")):
+        text = tr(built, version="v", commit="c", runs=runs, cases=cases, log_dir="d")
+        assert f"from {runs} runs ({cases} cases) in" in text
+    assert "1 次运行" in i18n.Translator("zh")(built, version="v", commit="c", runs=1, cases=1,
+                                         log_dir="d")

@@ -98,7 +98,7 @@ def test_log_links_work_and_are_escaped(reports, logs):
     for href, name in hrefs:
         assert (logs.parent / href.replace("&amp;", "&")).is_file()
         assert href.endswith(name)
-    assert "本报告使用的全部 4 个日志文件" in html
+    assert "本报告使用的全部 4 个文件" in html
 
 
 def test_topology_matrices_keep_their_colours_and_hosts(reports):
@@ -134,3 +134,17 @@ def test_changes_section_is_markdown_a_table_and_a_chart(logs, tmp_path):
     # the contents line lists it where the page shows it: after the key numbers
     anchors = [a for a, _ in rep.contents()]
     assert anchors[:2] == ["sec-changes", "sec-results"] and anchors[-1] == "sec-logs"
+
+
+def test_logs_list_every_file_of_each_run():
+    """rn50_4gpu: 40 runs' main logs, each with its nvidia-smi samples beside it, and the
+    2n2g runs' second node's log and samples: all 100 files read, each linked."""
+    rep = build(ROOT / "data" / "raw_logs" / "rn50_4gpu", lang="en", link_base=ROOT)
+    table = rep.logs()
+    assert len(table.data) == 40
+    assert table.caption.startswith("All 100 files of this report")
+    html = table.to_html()
+    row = table.data[table.data["log file"] == "2n2g/resnet50_b256_amp_3.log"].iloc[0]
+    assert re.findall(r">([^<]+)</a>", row["other files of the run"]) == [
+        ".gpu.csv", ".node1.gpu.csv", ".node1.log"]
+    assert 'href="data/raw_logs/rn50_4gpu/2n2g/resnet50_b256_amp_3.node1.log"' in html
