@@ -207,10 +207,12 @@ class Report:
         frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
         align = "l" + tables.RESULTS_ALIGN + (tables.VS_REFERENCE_ALIGN
                                               if self.references is not None else "")
-        caption = None
+        caption = []
+        if (every["memory_framework_mib"] > every["memory_sampled_mib"]).any():
+            caption.append(self.tr("results.sampled_below_framework"))
         if self.references is not None:
-            caption = vs_reference.note(self.tr, self.references)
-        return styled.table(frame, "results", align, caption=caption)
+            caption.append(vs_reference.note(self.tr, self.references))
+        return styled.table(frame, "results", align, caption=caption or None)
 
     def precision_comparison(self) -> Styler | None:
         """FP32 and AMP side by side with the ratio (seed 004), where both precisions ran."""
