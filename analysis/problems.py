@@ -28,6 +28,8 @@ KINDS = {
     "method_fallback": "the requested method does not apply; another stated method was used",
     "outlier": "the repeat is more than 3 scaled MADs (at least 0.5 % each) from the case median",
     "non_finite_value": "a printed value is nan, inf or -inf (or None): left out of the data",
+    "window_gap": "a training line inside the method's window has no readable throughput "
+                  "(garbled, or nan/inf): the window's lines cannot be counted, so no figure",
     "impossible_value": "a throughput, latency, memory or count below zero, or a zero latency: "
                         "left out of the data",
     "timestamps_backwards": "a line's timestamp is earlier than the previous line's "

@@ -43,6 +43,10 @@ def pytorch_rule(run: RunData) -> Estimate:
     refused = run.refuse(lines[19], lines[119], PYTORCH_RULE)
     if refused is not None:
         return refused
+    gap = _window_gap(run, steps[19:120], lines[19:120])
+    if gap is not None:
+        return Estimate.fail(f"{gap}; the rule counts lines, so no throughput from this window",
+                             "window_gap", PYTORCH_RULE)
     dt = exact_elapsed_seconds(t20, t120) if run.family == "dll_pytorch" else t120 - t20
     if dt <= 0:
         return Estimate.fail(f"timestamps do not increase (t120 - t20 = {dt:g} s)",
@@ -50,6 +54,25 @@ def pytorch_rule(run: RunData) -> Estimate:
     return Estimate(throughput=round(gb * 100 / dt, 2), iterations=100, latency=dt / 100,
                     method=f"{PYTORCH_RULE} (Iterations {int(steps[19])} and {int(steps[119])}, "
                            f"{dt:.6f} s)")
+
+
+def _window_gap(run: RunData, steps: np.ndarray, lines: np.ndarray) -> str | None:
+    """Why the training lines `lines` (the window's, with a throughput each; steps
+    `steps`) are not every training line from the first to the last: a line between them
+    with other values but no throughput (nan), or a step skipped where the others follow
+    one by one (a line the parser could not read at all); None when none is missing."""
+    every = run.timeline()[0]
+    inside = every[(every >= lines[0]) & (every <= lines[-1])]
+    if len(inside) != len(lines):
+        missing = np.setdiff1d(inside, lines)
+        return f"training line {int(missing[0])} in the window has no finite throughput"
+    stride = np.diff(steps)
+    if len(stride) and stride.min() > 0 and stride.max() > stride.min():
+        at = int(np.argmax(stride))
+        return (f"a training line is missing between line {int(lines[at])} (iteration "
+                f"{int(steps[at])}) and line {int(lines[at + 1])} (iteration "
+                f"{int(steps[at + 1])}): garbled, or no value finite")
+    return None
 
 
 # --- OneFlow CNN and BERT: a window between two timestamped iterations ---------------------

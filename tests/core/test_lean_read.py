@@ -54,11 +54,12 @@ LOGS = {
         40: f"+DLL {START} - Epoch: 0  train.loss : 6.9 ",
         41: f"+DLL {START + dt.timedelta(seconds=12.3)} - Epoch: 0 Iteration: 40 "
             "Validation Iteration: 1  val.top1 : 0.5 %"}),
-    # a printed nan inside the lines read: a problem at its line, the figure from the rest
+    # a printed nan inside the window: a problem at its line, and no figure (the rule counts
+    # lines, as DLPerf's script does: without that line's throughput the count is off)
     "pytorch/1n8g/r50_b256_amp_3.log": _dll(1000, {
         60: f"DLL {START + dt.timedelta(seconds=18)} - Epoch: 0 Iteration: 60  "
             "train.loss : 6.9  train.total_ips : nan img/s"}),
-    # a garbled line: the usual reading reports it
+    # a garbled line: the usual reading reports it; no figure either
     "pytorch/1n8g/r50_b256_amp_4.log": _dll(1000, {70: "DLL 2026-11-21 garbled"}),
     # the clock goes back one line after the window
     "pytorch/1n8g/r50_b256_amp_5.log": _dll(1000, {
@@ -94,6 +95,8 @@ def test_lean_figures_equal_a_whole_parse(both):
     assert a.equals(b)
     assert np.isfinite(a["throughput"]).sum() >= 6
     assert a.loc["pytorch/1n8g/r50_b256_amp_5", "problem_kind"] == "timestamps_backwards"
+    for run in ("pytorch/1n8g/r50_b256_amp_3", "pytorch/1n8g/r50_b256_amp_4"):
+        assert a.loc[run, "problem_kind"] == "window_gap" and np.isnan(a.loc[run, "throughput"])
     assert a.loc["oneflow/1n8g/resnet50_b128_fp32_5", "problem_kind"] == "truncated"
 
 
@@ -198,3 +201,28 @@ def test_every_fixture_gets_the_figures_of_a_whole_parse():
     pd.testing.assert_frame_equal(lean.set_index("run_id")[cols], whole.set_index("run_id")[cols])
     run = "oneflow_cnn/name_conflict/1n1g/bert_base_b128_fp32_1"
     assert lean.set_index("run_id").loc[run, "iterations"] == 9
+
+
+def test_a_nan_outside_the_window_leaves_the_figure(tmp_path):
+    """Iteration 3's throughput printed nan (before the rule's lines): the same figure as the
+    clean log; the same line inside the window: none (window_gap), never a figure over 100
+    intervals that spans 101."""
+    nan = "train.total_ips : nan img/s"
+    clean, before, inside = (tmp_path / n / "1n8g" for n in ("clean", "before", "inside"))
+    for folder, edit in ((clean, {}), (before, {3: 3}), (inside, {60: 60})):
+        folder.mkdir(parents=True)
+        text = _dll(1000)
+        for i in edit:
+            old = next(ln for ln in text.splitlines() if f" Iteration: {i}  " in ln)
+            text = text.replace(old, old.rsplit("train.total_ips", 1)[0] + nan)
+        (folder / "r50_b256_amp_1.log").write_text(text)
+    figures = {}
+    for name in ("clean", "before", "inside"):
+        for lean in (True, False):
+            runs = run_throughput(parse_paths([tmp_path / name], dlperf_only=lean, jobs=1),
+                                  "dlperf")
+            figures[name, lean] = (runs["throughput"].iloc[0], runs["problem_kind"].iloc[0])
+    assert figures["before", True] == figures["before", False] == figures["clean", True]
+    assert np.isfinite(figures["clean", True][0])
+    for lean in (True, False):
+        assert np.isnan(figures["inside", lean][0]) and figures["inside", lean][1] == "window_gap"
