@@ -451,9 +451,10 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
 def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
                             limit: int) -> list[_Run]:
     """A run whose training log has the same content as an earlier run's in the same folder
-    (a repeat copied under another number) or under the same relative name (a copied
-    campaign folder named too) is a duplicate: a `duplicate_run` problem names both and only
-    the first is kept. Equal logs of differently named runs elsewhere are left alone.
+    (a repeat copied under another number), under the same relative name (a copied campaign
+    folder named too) or under the same file name anywhere (a backup copy inside the tree
+    read) is a duplicate: a `duplicate_run` problem names both and only the first is kept.
+    Equal logs of differently named files in different folders are left alone.
     Candidates are found by `content_key`; only they are read again and compared whole."""
     seen: dict[tuple, _Run] = {}
     kept = []
@@ -461,7 +462,8 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
         main = run.main
         if main.parsed is not None and M.TRAIN in main.parsed.obs.phases():
             first = None
-            for key in ((main.digest, "folder", run.folder), (main.digest, "id", run.relative_id)):
+            for key in ((main.digest, "folder", run.folder), (main.digest, "id", run.relative_id),
+                        (main.digest, "name", main.path.name)):
                 other = seen.get(key)
                 if first is None and other is not None and _same_text(other.main.path,
                                                                       main.path, limit):

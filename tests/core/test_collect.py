@@ -125,6 +125,21 @@ def test_a_copy_of_a_run_elsewhere_or_under_another_name_is_a_duplicate(tmp_path
     assert r.summary(method="window", warmup=5, measure=20)["repeats"].tolist() == [2]
 
 
+def test_a_copied_folder_inside_the_tree_read_is_a_duplicate(tmp_path):
+    """A campaign and its backup copy under one folder (`summarize logs/`, not both named):
+    each copied log is a duplicate_run, the case counted once."""
+    import shutil
+
+    _case_folder(tmp_path / "logs" / "camp", n_runs=2)
+    shutil.copytree(tmp_path / "logs" / "camp", tmp_path / "logs" / "camp_backup" / "old")
+    r = parse_paths([tmp_path / "logs"])
+    assert sorted(r.runs["run_id"]) == ["camp/1n1g/resnet50_b4_amp_1", "camp/1n1g/resnet50_b4_amp_2"]
+    dups = r.problems[r.problems["kind"] == "duplicate_run"]
+    assert sorted(dups["source"].map(lambda s: Path(s).name)) == [
+        "resnet50_b4_amp_1.log", "resnet50_b4_amp_2.log"]
+    assert r.summary(method="window", warmup=5, measure=20)["repeats"].tolist() == [2]
+
+
 def test_different_runs_with_the_same_relative_name_stay_two_runs(tmp_path):
     _case_folder(tmp_path / "a")
     d = _case_folder(tmp_path / "b")

@@ -136,8 +136,8 @@ def test_world_size_against_the_path_the_log_wins(tmp_path):
     text = (DATA / PLAIN).with_suffix(".log").read_text()
     (tmp_path / "2n8g").mkdir()
     (tmp_path / "2n8g" / "gpt_b1_amp_1.log").write_text(text)
-    (tmp_path / "3n8g").mkdir()
-    (tmp_path / "3n8g" / "gpt_b1_amp_1.log").write_text(text)
+    (tmp_path / "3n8g").mkdir()  # another run: not the same bytes (else a duplicate_run)
+    (tmp_path / "3n8g" / "gpt_b1_amp_1.log").write_text(text + "training done\n")
     got = parse_paths([tmp_path])
     runs = got.runs.set_index("run_id")
     assert runs.loc["2n8g/gpt_b1_amp_1", ["num_nodes", "gpus_per_node", "num_devices"]].tolist() \
