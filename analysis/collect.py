@@ -27,7 +27,7 @@ from analysis.discover import Found, NoLogsError, find_logs
 from analysis.errors import LogProblemError
 from analysis.fsutil import display_path
 from analysis.layout import meta_from_path, node_index
-from analysis.logtext import LogText, contains, max_log_bytes
+from analysis.logtext import MAX_BYTES_ENV, LogText, contains, max_log_bytes
 from analysis.parse_pool import ordered_map
 from analysis.parsers._prefix import first_lines
 from analysis.parsers.base import META_FIELDS, ParsedLog
@@ -151,6 +151,10 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
         log = LogText.read(path, source, max_bytes)
     except (OSError, EOFError, zlib.error) as exc:
         return FileRead(path, None, [Problem(source, None, "unreadable_file", f"cannot read: {exc}")])
+    except MemoryError:  # one file too big for this machine: the others are still read
+        return FileRead(path, None, [Problem(
+            source, None, "unreadable_file", "cannot read: not enough memory for it (set "
+            f"{MAX_BYTES_ENV} lower to read only its beginning)")])
     parser = parsers.get(family) if family else parsers.detect(log.head())
     if parser is None:
         if not explicit and path.name.endswith((".json", ".json.gz")):

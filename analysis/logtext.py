@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,8 @@ from analysis.errors import UsageError
 from analysis.problems import Problem
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import numpy as np
 
 #: Environment variable that sets the cap on the decompressed bytes read from one log.
@@ -111,6 +114,40 @@ def max_log_bytes(value: int | str | None = None) -> int:
     return size
 
 
+def _gunzip(fh) -> Iterator[bytes]:
+    """The decompressed bytes of the gzip file `fh`, at most _CHUNK at a time however much
+    one compressed block expands; members one after another (as gzip writes appends).
+    Raises, after yielding what came before it, EOFError where the stream is cut short,
+    gzip.BadGzipFile where bytes that are no gzip member follow, zlib.error on damage."""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    raw = b""
+    while True:
+        if not raw:
+            raw = fh.read(1 << 16)
+            if not raw:
+                if d.eof:
+                    return
+                raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+        out = d.decompress(raw, _CHUNK)
+        raw = d.unconsumed_tail
+        if out:
+            yield out
+        if d.eof:
+            rest = d.unused_data + raw
+            raw = rest or fh.read(1 << 16)
+            if not raw:
+                return
+            if raw.lstrip(b"\0") == b"" and not fh.read(1):
+                return  # zero padding after the last member
+            if not raw.startswith(b"\x1f\x8b"):
+                raise gzip.BadGzipFile(f"Not a gzipped file ({raw[:2]!r})")
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+
+
+#: Bytes of one line, at most, that a streamed read holds (no log prints such a line).
+LONGEST_LINE = 64 << 20
+
+
 def _line_ends(chunk: bytes) -> int:
     """Lines ended in `chunk`: LF, CRLF and a lone CR (which cleaning turns into LF)."""
     n = chunk.count(b"\n")
@@ -119,12 +156,16 @@ def _line_ends(chunk: bytes) -> int:
     return n
 
 
-def _read_capped(path: Path, max_bytes: int) -> tuple[bytes, str]:
+def _read_capped(path: Path, max_bytes: int) -> tuple[bytes, str, str]:
     """The file's bytes (gunzipped when it starts with the gzip magic), streamed in chunks
-    and never read past the cap; returns (whole lines read, why it stopped early or '')."""
+    and never read past the cap, nor past a line longer than LONGEST_LINE (a stream of no
+    line ends, e.g. a gzip bomb of zeros, is not held up to the cap to be dropped); returns
+    (whole lines read, why it stopped early or '', why a gzip stream broke off or ''): a
+    cut or damaged gzip file gives the lines before the damage (gzip's own errors are
+    raised only when nothing could be read)."""
     max_lines = max(1, max_bytes // BYTES_PER_LINE)
     chunks: list[bytes] = []
-    total = lines = 0
+    total = lines = since = 0  # since: bytes after the last line end read
     with open(path, "rb") as fh:
         magic = fh.read(2)
         fh.seek(0)
@@ -132,21 +173,31 @@ def _read_capped(path: Path, max_bytes: int) -> tuple[bytes, str]:
         if magic != b"\x1f\x8b" and size <= min(max_bytes, max_lines):
             data = fh.read(size + 1)  # within both caps (a line end is a byte)
             if len(data) <= min(max_bytes, max_lines):  # unless it grew meanwhile
-                return data, ""
+                return data, "", ""
             fh.seek(0)
-        stream = gzip.GzipFile(fileobj=fh, mode="rb") if magic == b"\x1f\x8b" else fh
+        stream = _gunzip(fh) if magic == b"\x1f\x8b" else iter(lambda: fh.read(_CHUNK), b"")
         while True:
-            chunk = stream.read(min(_CHUNK, max_bytes + 1 - total))
+            try:
+                chunk = next(stream, b"")[:max_bytes + 1 - total]
+            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+                if not chunks:
+                    raise
+                data = b"".join(chunks)
+                return data[:data.rfind(b"\n") + 1], "", str(exc)
             if not chunk:
-                return b"".join(chunks), ""
+                return b"".join(chunks), "", ""
             total += len(chunk)
             lines += _line_ends(chunk)
             chunks.append(chunk)
-            if total > max_bytes or lines > max_lines:
+            end = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
+            since = since + len(chunk) if end < 0 else len(chunk) - end - 1
+            if total > max_bytes or lines > max_lines or since > LONGEST_LINE:
                 break
     data = b"".join(chunks)
     del chunks
     cut, why = len(data), ""
+    if since > LONGEST_LINE:
+        cut, why = total - since, f"a line of more than {LONGEST_LINE:,} bytes"
     if total > max_bytes:
         cut, why = data.rfind(b"\n", 0, max_bytes) + 1, f"more than {max_bytes:,} bytes"
     if lines > max_lines:
@@ -154,7 +205,7 @@ def _read_capped(path: Path, max_bytes: int) -> tuple[bytes, str]:
         at = _after_line_end(data, last, max_lines - (lines - _line_ends(chunk)))
         if at <= cut:
             cut, why = at, f"more than {max_lines:,} lines"
-    return data[:cut], why
+    return data[:cut], why, ""
 
 
 def _after_line_end(data: bytes, start: int, k: int) -> int:
@@ -217,15 +268,21 @@ class LogText:
         path = Path(path)
         source = source or str(path)
         limit = max_log_bytes() if max_bytes is None else max_bytes
-        data, cut = _read_capped(path, limit)
+        data, cut, broken = _read_capped(path, limit)
         text = cls.from_bytes(data, source)
+        if broken:
+            whole = data.count(b"\n")
+            text.problems.insert(0, Problem(
+                source, None, "unreadable_file",
+                f"the gzip stream breaks off after {len(data):,} bytes ({broken}); the "
+                f"{whole:,} whole lines before it were read"))
         if cut:
             n_lines = data.count(b"\n")
             text.problems.insert(0, Problem(
                 source, None, "too_large",
                 f"the file holds {cut} (the limit is {limit:,} bytes and one line per "
-                f"{BYTES_PER_LINE} bytes, {MAX_BYTES_ENV}); only its first {len(data):,} bytes "
-                f"({n_lines:,} lines) were read"))
+                f"{BYTES_PER_LINE} bytes, {MAX_BYTES_ENV}; a line at most {LONGEST_LINE:,} "
+                f"bytes); only its first {len(data):,} bytes ({n_lines:,} lines) were read"))
         return text
 
     def _strip_rank_prefixes(self) -> None:

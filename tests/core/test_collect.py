@@ -235,3 +235,25 @@ def test_prose_mentioning_megatron_and_iterations_is_unknown_format(tmp_path):
                       "iteration lines, memory line.\n| `megatron` | Megatron-LM |\n")
     r = parse_paths([readme])
     assert r.problems["kind"].tolist() == ["unknown_format"] and r.runs.empty
+
+
+def test_a_file_too_big_for_memory_is_a_problem_and_the_others_are_read(tmp_path, monkeypatch):
+    """MemoryError while reading one log (a machine with little memory): that file is an
+    unreadable_file problem saying what to do; the good run is still there."""
+    from analysis import collect
+    from analysis.logtext import LogText
+
+    d = _case_folder(tmp_path, n_runs=2)
+    real = LogText.read
+
+    def read(path, *args, **kwargs):
+        if Path(path).name == "resnet50_b4_amp_2.log":
+            raise MemoryError
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(collect.LogText, "read", staticmethod(read))
+    r = parse_paths([d], jobs=1, cache=False)
+    assert r.runs["run_id"].tolist() == ["resnet50_b4_amp_1"]
+    bad = r.problems[r.problems["kind"] == "unreadable_file"]
+    assert len(bad) == 1 and "not enough memory" in bad["reason"].iloc[0]
+    assert "DLPERF_MAX_LOG_BYTES" in bad["reason"].iloc[0]

@@ -158,3 +158,53 @@ def test_contains_is_a_substring_test():
         data = bytes(rng.choice(b"[]<stdefaul \n") for _ in range(rng.randint(0, 3000)))
         for needle in (b"[default", b"]<std", b"la", b"[", b"memory_max_allocated"):
             assert contains(data, needle) == (needle in data), (data, needle)
+
+
+def test_a_stream_without_line_ends_is_not_held_up_to_the_cap(tmp_path):
+    """A gzip bomb of zeros (no line end): reading stops after LONGEST_LINE bytes of one
+    line, not at the 4 GiB cap, and says so; memory stays near that line's size."""
+    from analysis.logtext import LONGEST_LINE
+
+    bomb = tmp_path / "zeros.log.gz"
+    with gzip.open(bomb, "wb", compresslevel=1) as fh:
+        block = b"\0" * (1 << 20)
+        for _ in range(2 * (LONGEST_LINE >> 20)):  # twice the longest line
+            fh.write(block)
+    code = (
+        "import resource, sys\n"
+        "from analysis.logtext import LogText\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "t = LogText.read(sys.argv[1])\n"
+        "grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before\n"
+        "print(grown // 1024, len(t.data), t.problems[0].kind)\n"
+        "print(t.problems[0].reason)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(bomb)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    grown_mib, size, kind = done.stdout.splitlines()[0].split()
+    assert (size, kind) == ("0", "too_large")
+    assert int(grown_mib) < 3 * (LONGEST_LINE >> 20), done.stdout
+    assert f"a line of more than {LONGEST_LINE:,} bytes" in done.stdout
+
+
+def test_a_cut_or_damaged_gzip_gives_the_lines_before_the_damage(tmp_path):
+    lines = "".join(f"train: iter {i}, samples/s: {1000 + i}.5\n" for i in range(1, 20001))
+    whole = gzip.compress(lines.encode())
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    t = LogText.read(cut)
+    assert 0 < t.data.count(b"\n") < 20000 and lines.encode().startswith(t.data)
+    assert t.problems[0].kind == "unreadable_file"
+    assert "breaks off" in t.problems[0].reason and "Compressed file ended" in t.problems[0].reason
+    junk = tmp_path / "junk.log.gz"
+    junk.write_bytes(whole + b"junk\n")
+    t = LogText.read(junk)
+    assert t.data == lines.encode() and "Not a gzipped file" in t.problems[0].reason
+    two = tmp_path / "two.log.gz"  # members appended: read as one text, no problem
+    two.write_bytes(gzip.compress(b"a\n") + gzip.compress(b"b\n"))
+    t = LogText.read(two)
+    assert t.data == b"a\nb\n" and t.problems == []
+    with pytest.raises(EOFError):  # nothing readable at all: the caller's unreadable_file
+        (tmp_path / "head.log.gz").write_bytes(whole[:12])
+        LogText.read(tmp_path / "head.log.gz")
