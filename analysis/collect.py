@@ -94,7 +94,7 @@ class ParseResult:
             return None
         out: dict[str, list[ParsedLog]] = {}
         for row, parsed, _ in self.parts:
-            out.setdefault(row["run_id"], []).append(parsed)
+            out.setdefault(_printable(row["run_id"]), []).append(parsed)  # as the runs frame
         return out
 
 
@@ -343,7 +343,7 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
     problems = to_frame(all_problems)
     kinds = problems.groupby("run_id")["kind"].agg(lambda s: ";".join(dict.fromkeys(s)))
     for row in run_rows:
-        row["problems"] = kinds.get(row["run_id"], "")
+        row["problems"] = kinds.get(_printable(row["run_id"]), "")  # problems print ids so
     placed = {id(row) for row in run_rows}
     obs_parts = [part for run in kept if id(run.row) in placed for part in run.obs_parts]
     return ParseResult(None, _runs_frame(run_rows), problems, obs_parts)
@@ -492,22 +492,28 @@ def _same_text(a: Path, b: Path, limit: int) -> bool:
 
 
 def _place_unread_runs(runs: list[_Run]) -> list[dict]:
-    """Rows of the runs; a run no parser could read is no case of its own: it joins the case
-    its path names when a run read in the same folder has that case (its problem then counts
-    there, not its repeat), and has no row otherwise."""
+    """Rows of the runs; a run whose log no parser could read is no case of its own: it
+    joins the case its path names when a run read in the same folder has that case (its
+    problem then counts there, not its repeat), and has no row otherwise. A run of sidecar
+    files alone (a crashed run's nvidia-smi samples beside an empty log) joins that case
+    too, and keeps a row of its own where there is none."""
+    def read_log(run: _Run) -> bool:
+        return bool(run.main.family) and not parsers.get(run.main.family).sidecar
+
     cases: dict[tuple, list[dict]] = {}
     for run in runs:
-        if run.main.family and run.path_case:
+        if read_log(run) and run.path_case:
             key = (run.folder, tuple(sorted(run.path_case.items())))
             cases.setdefault(key, []).append(run.row)
     rows = []
     for run in runs:
-        if not run.main.family:
+        if not read_log(run):
             key = (run.folder, tuple(sorted(run.path_case.items())))
             like = {tuple(r[k] for k in _RUN_CASE) for r in cases.get(key, [])}
-            if not run.path_case or len(like) != 1:
+            if run.path_case and len(like) == 1:
+                run.row.update(zip(_RUN_CASE, next(iter(like))))
+            elif not run.main.family:
                 continue
-            run.row.update(zip(_RUN_CASE, next(iter(like))))
         rows.append(run.row)
     return rows
 

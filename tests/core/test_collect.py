@@ -260,3 +260,29 @@ def test_a_file_too_big_for_memory_is_a_problem_and_the_others_are_read(tmp_path
     bad = r.problems[r.problems["kind"] == "unreadable_file"]
     assert len(bad) == 1 and "not enough memory" in bad["reason"].iloc[0]
     assert "DLPERF_MAX_LOG_BYTES" in bad["reason"].iloc[0]
+
+
+def test_a_log_whose_name_is_not_utf8_is_read_like_any_other(tmp_path):
+    """A good log named with bytes that are not UTF-8: its run has its figure (it was
+    dropped as 'no training lines'), its id printed with \\xNN; its problems are its own."""
+    d = _case_folder(tmp_path, n_runs=1)
+    odd = os.fsdecode(b"resnet50_b4_amp_2\xff\xfe.log")
+    (d / odd).write_text(_dll(world=1).replace("160.0", "260.0"))
+    r = parse_paths([tmp_path], jobs=1, cache=False)
+    figures = dict(zip(r.runs["run_id"], _throughput(r)))
+    assert figures["1n1g/resnet50_b4_amp_2\\xff\\xfe"] == pytest.approx(260.0)
+    assert r.runs.set_index("run_id").loc["1n1g/resnet50_b4_amp_2\\xff\\xfe", "problems"] == ""
+    assert "no_training_lines" not in set(r.problems["kind"])
+
+
+def test_an_empty_log_beside_its_samples_counts_against_its_case(tmp_path):
+    """A crashed run of a campaign: an empty log and its nvidia-smi samples. No case of its
+    own (with no framework); the case of its path counts the problem, not a repeat."""
+    d = _case_folder(tmp_path, n_runs=2)
+    (d / "resnet50_b4_amp_3.log").write_text("")
+    (d / "resnet50_b4_amp_3.gpu.csv").write_text(
+        "timestamp, index, memory.used [MiB]\n2026/11/21 10:00:00.250, 0, 2048 MiB\n")
+    r = parse_paths([tmp_path], jobs=1, cache=False)
+    summary = r.summary(method="window", warmup=5, measure=20)
+    assert len(summary) == 1 and summary["framework"].tolist() == ["PyTorch"]
+    assert summary["repeats"].tolist() == [2] and summary["problems"].tolist() == [1]
