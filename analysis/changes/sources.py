@@ -8,6 +8,7 @@ facts, so the same logs and records give the same key wherever they lie.
 from __future__ import annotations
 
 import hashlib
+import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -70,7 +71,11 @@ def _campaign_name(folder: Path) -> str:
 
 
 def from_folder(folder: Path, method: str = "dlperf") -> Campaign:
-    envs, _topologies, _campaign = inputs.gather(folder)
+    """A log folder as a campaign; records beside its logs that cannot be read are left
+    out, each said on stderr."""
+    envs, _topologies, camp = inputs.gather(folder)
+    for name, why in camp.unreadable:
+        print(f"dlperf: warning: {display_path(folder / name)}: {why}; left out", file=sys.stderr)
     return from_result(parse_paths([folder]), str(folder), _campaign_name(folder), envs, method)
 
 

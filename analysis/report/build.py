@@ -776,6 +776,8 @@ class Report:
         rows += [[run, self._kind("failed_run"), tr("problems.failed_run", state=state,
                                                         reason=reason or "-"), "", ""]
                  for run, state, reason in self.campaign.failed]
+        rows += [[name, self._kind("unreadable_file"), reason, "", ""]
+                 for name, reason in self.campaign.unreadable]
         known = {(r[0], r[1]) for r in rows}
         for r in self.runs.itertuples(index=False):
             if r.problem_kind and (r.run_id, self._kind(r.problem_kind)) not in known:

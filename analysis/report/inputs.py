@@ -101,6 +101,8 @@ class CampaignInput:
     #: runs the campaign did not finish: (run, state, reason) of each done marker that says
     #: ``"ok": false`` (a run with no log, or a log of a failed attempt)
     failed: list[tuple[str, str, str]] = field(default_factory=list)
+    #: records found beside the logs that could not be read, left out: (file, why)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _suite_commit(marker: dict) -> str:
@@ -127,10 +129,28 @@ def _rel(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
+#: Bytes a record beside the logs (environment, topology, done marker) may have.
+RECORD_BYTES = 16 << 20
+
+
+def read_record(path: Path) -> str:
+    """The text of a small record file; OSError for anything else than a regular file (a
+    FIFO would block) or one larger than RECORD_BYTES."""
+    import stat
+
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"{path.name} is not a regular file")
+    if st.st_size > RECORD_BYTES:
+        raise OSError(f"{path.name} holds {st.st_size:,} bytes, more than a record has "
+                      f"({RECORD_BYTES:,})")
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
 def load_env(path: str | Path, root: Path | None = None) -> EnvInput:
     p = Path(path)
     try:
-        record = json.loads(p.read_text(encoding="utf-8", errors="replace"))
+        record = json.loads(read_record(p))
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read environment record {p}: {exc}") from exc
     if not isinstance(record, dict):
@@ -197,8 +217,9 @@ def load_campaign(root: Path) -> CampaignInput:
         camp.text, camp.name = spec.read_text(encoding="utf-8", errors="replace"), spec.name
     for marker in sorted(root.rglob("*.done")):
         try:
-            data = json.loads(marker.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, ValueError):
+            data = json.loads(read_record(marker))
+        except (OSError, ValueError) as exc:
+            camp.unreadable.append((_rel(marker, root), f"not a done marker: {exc}"))
             continue
         if isinstance(data, dict):
             stem = _rel(marker, root)[: -len(".done")]
@@ -228,13 +249,21 @@ def gather(log_dir: Path, env: str | Path | list | None = None,
         except OSError as exc:
             raise UsageError(f"cannot read topology file {p}: {exc}") from exc
     given = {Path(p).resolve() for p in listify(env) + listify(topology)}
+    camp = load_campaign(log_dir)
     found_env = sorted(p for p in log_dir.rglob("*.json")
                        if p.name == "env.json" or p.name.endswith(".env.json"))
-    envs += [load_env(p, log_dir) for p in found_env if p.resolve() not in given]
-    found_topo = sorted(p for p in log_dir.rglob("topo*.txt") if p.resolve() not in given)
-    topos += [parse_topo(_rel(p, log_dir), p.read_text(encoding="utf-8", errors="replace"))
-              for p in found_topo]
-    return envs, topos, load_campaign(log_dir)
+    for p in found_env:  # one bad record found beside the logs is left out, and said so
+        if p.resolve() not in given:
+            try:
+                envs.append(load_env(p, log_dir))
+            except UsageError as exc:
+                camp.unreadable.append((_rel(p, log_dir), str(exc)))
+    for p in sorted(p for p in log_dir.rglob("topo*.txt") if p.resolve() not in given):
+        try:
+            topos.append(parse_topo(_rel(p, log_dir), read_record(p)))
+        except OSError as exc:
+            camp.unreadable.append((_rel(p, log_dir), f"cannot read topology file: {exc}"))
+    return envs, topos, camp
 
 
 def campaign_yaml(camp: CampaignInput) -> dict:

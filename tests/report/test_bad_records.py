@@ -1,0 +1,51 @@
+"""Records beside the logs that cannot be read (a truncated env record of an interrupted
+campaign, a FIFO that would block, a damaged done marker) are left out and said so: the
+report lists them under Problems, `dlperf compare` warns; nothing stops or hangs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+from conftest import ROOT
+
+from analysis.report.build import build
+from analysis.report.inputs import gather
+
+RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n1g"
+
+
+def _damaged(root):
+    shutil.copytree(RN50, root / "1n1g")
+    record = root / "1n1g" / "resnet50_b256_amp_1.node0.env.json"
+    record.write_bytes(record.read_bytes()[:300])
+    os.mkfifo(root / "1n1g" / "x.env.json")
+    os.mkfifo(root / "topo_x.txt")
+    os.mkfifo(root / "1n1g" / "y.done")
+    return root
+
+
+def test_unreadable_records_are_left_out_and_listed(tmp_path):
+    root = _damaged(tmp_path / "logs")
+    envs, topos, camp = gather(root)
+    names = sorted(name for name, _ in camp.unreadable)
+    assert names == ["1n1g/resnet50_b256_amp_1.node0.env.json", "1n1g/x.env.json",
+                     "1n1g/y.done", "topo_x.txt"]
+    assert len(envs) == 9 and topos == []  # the other nine records of the ten runs
+    problems = build(root, lang="en").problems().data
+    listed = problems[problems.iloc[:, 1] == "unreadable file (unreadable_file)"]
+    assert sorted(listed.iloc[:, 0]) == names
+
+
+def test_compare_warns_and_goes_on(tmp_path):
+    base = tmp_path / "base"
+    shutil.copytree(RN50, base / "1n1g")
+    new = _damaged(tmp_path / "new")
+    done = subprocess.run([sys.executable, "-m", "analysis", "compare", str(base), str(new)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    warnings = [ln for ln in done.stderr.splitlines() if ln.startswith("dlperf: warning:")]
+    assert len(warnings) == 4 and all(ln.endswith("; left out") for ln in warnings)
+    assert "unchanged" in done.stdout
