@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -21,8 +22,18 @@ __all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text", "display_pa
 
 
 def display_path(path: str | os.PathLike) -> str:
-    """`path` as printable text: bytes that are not UTF-8 become ``\\xNN`` escapes."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+    """`path` as printable text: bytes that are not UTF-8 and control characters (a name
+    with an escape sequence or a line end must not drive the terminal, nor forge a
+    ``file:line: kind`` line) become ``\\xNN`` escapes."""
+    text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return text if text.isprintable() else _CONTROL.sub(_escaped, text)
+
+
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab stays a tab
+
+
+def _escaped(m: re.Match) -> str:
+    return f"\\x{ord(m.group()):02x}"
 
 
 def _new_file_mode(target: Path) -> int:

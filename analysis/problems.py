@@ -62,9 +62,9 @@ class Problem:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"unknown problem kind {self.kind!r}; valid: {sorted(KINDS)}")
-        for name in ("source", "run_id", "reason", "text"):  # non-UTF-8 file names: \xNN
+        for name in ("source", "run_id", "reason", "text"):  # odd file names: \xNN
             value = getattr(self, name)
-            if not value.isascii():
+            if not (value.isascii() and value.isprintable()):
                 object.__setattr__(self, name, display_path(value))
         if len(self.text) > EXCERPT_CHARS:
             object.__setattr__(self, "text", excerpt(self.text))

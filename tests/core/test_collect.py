@@ -286,3 +286,18 @@ def test_an_empty_log_beside_its_samples_counts_against_its_case(tmp_path):
     summary = r.summary(method="window", warmup=5, measure=20)
     assert len(summary) == 1 and summary["framework"].tolist() == ["PyTorch"]
     assert summary["repeats"].tolist() == [2] and summary["problems"].tolist() == [1]
+
+
+def test_control_characters_in_a_file_name_never_reach_the_terminal(tmp_path):
+    """A name with an escape sequence and a line end: printed as \\xNN, so it can neither
+    drive the terminal nor forge a second `file:line: kind` line."""
+    from analysis.fsutil import display_path
+
+    name = "x\x1b[2J\x1b]0;PWN\x07y\nz.log"
+    assert display_path(f"d/{name}") == "d/x\\x1b[2J\\x1b]0;PWN\\x07y\\x0az.log"
+    assert display_path("a\tb.log") == "a\tb.log"
+    (tmp_path / "1n1g").mkdir()
+    (tmp_path / "1n1g" / name).write_text("hello\n")
+    r = parse_paths([tmp_path], jobs=1, cache=False)
+    sources = r.problems["source"].tolist()
+    assert sources and all(s.isprintable() and "\x1b" not in s for s in sources)
