@@ -24,7 +24,7 @@ from analysis import metrics as M
 from analysis import parse_cache, parsers, result_cache, schema
 from analysis.checks import check_parsed
 from analysis.discover import Found, NoLogsError, find_logs
-from analysis.errors import LogProblemError
+from analysis.errors import LogProblemError, UsageError
 from analysis.fsutil import display_path
 from analysis.layout import meta_from_path, node_index
 from analysis.logtext import MAX_BYTES_ENV, LogText, contains, max_log_bytes
@@ -297,6 +297,10 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     user_meta = merge_meta(meta)
     limit = max_log_bytes(max_bytes)
     paths = [p if isinstance(p, str) else os.fspath(p) for p in paths]
+    for p in paths:
+        if p.endswith(".parquet") and os.path.isfile(p):
+            raise UsageError(f"{display_path(p)} is a `dlperf parse` export, not a log: parsing "
+                             "reads logs; `dlperf compare`, `check` and `store add` take exports")
     read = partial(_parse, paths, family, user_meta, limit, dlperf_only, jobs, cache)
     kept = result_cache.Entry({"family": family, "meta": user_meta, "max_bytes": limit,
                                "dlperf_only": dlperf_only}, paths) if cache else None

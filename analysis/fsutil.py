@@ -114,7 +114,8 @@ SETTLE_S = 2.0
 
 
 def cache_dir() -> Path:
-    """Where parsed logs are kept: ``$DLPERF_CACHE_DIR``, else ``~/.cache/dlperf/parse``."""
+    """Where parsed logs are kept: ``$DLPERF_CACHE_DIR``, else ``$XDG_CACHE_HOME/dlperf/parse``,
+    else ``~/.cache/dlperf/parse``."""
     if os.environ.get(CACHE_DIR_ENV):
         return Path(os.environ[CACHE_DIR_ENV])
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"

@@ -25,7 +25,8 @@ KINDS = {
     "duplicate_run": "the same run was found twice (another file of the same run, or the same "
                      "content); it is counted once",
     "parser_error": "the parser failed unexpectedly on this file (a bug: please report it)",
-    "method_fallback": "the requested method does not apply; another stated method was used",
+    "method_fallback": "the requested method does not apply to the run: its reason names the "
+                       "method used instead, or the one to ask for",
     "outlier": "the repeat is more than 3 scaled MADs (at least 0.5 % each) from the case median",
     "non_finite_value": "a printed value is nan, inf or -inf (or None): left out of the data",
     "window_gap": "a training line inside the method's window has no readable throughput "

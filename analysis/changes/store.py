@@ -93,7 +93,8 @@ def campaigns(store: str | Path) -> pd.DataFrame:
     """One row per stored campaign (CAMPAIGN_COLUMNS), oldest first."""
     store = Path(store)
     if not store.is_dir():
-        raise UsageError(f"no such store: {display_path(store)}")
+        raise UsageError(f"no such store: {display_path(store)} (make one with "
+                         f"`dlperf store add LOG_DIR --store {display_path(store)}`)")
     frame = _read(store, "campaigns")
     if frame.empty:
         return pd.DataFrame(columns=CAMPAIGN_COLUMNS)

@@ -37,7 +37,8 @@ def add_cache(p) -> None:
     p.add_argument("--no-cache", dest="cache", action="store_false",
                    help="read every log again instead of reusing what an earlier run read "
                         "from an unchanged file (cache: $DLPERF_CACHE_DIR, else "
-                        "~/.cache/dlperf/parse; default: use it)")
+                        "$XDG_CACHE_HOME/dlperf/parse, else ~/.cache/dlperf/parse; default: "
+                        "use it)")
 
 
 def add_method(p, window: bool = True) -> None:

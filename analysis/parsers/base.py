@@ -164,7 +164,9 @@ class LogParser(ABC):
 
     def dlperf(self, run: RunData) -> Estimate:
         """The DLPerf extract-script rule of this family (docs/formats.md)."""
-        return Estimate.fail(f"the DLPerf tooling has no rule for {self.name} logs")
+        return Estimate.fail(f"the DLPerf tooling has no rule for {self.name} logs; measure "
+                             "them with --method window (timestamps or latencies) or --method "
+                             "reported (the printed throughput)")
 
     def parse_for_rule(self, log: LogText) -> ParsedLog | None:
         """The first lines of `log` that `dlperf` reads, read as `parse` reads them but without

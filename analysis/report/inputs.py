@@ -119,6 +119,9 @@ def resolve_log_dir(log_dir: str | Path | None) -> Path:
     path = Path(log_dir) if log_dir else config.RAW_LOGS_DIR
     if not path.exists():
         raise UsageError(f"no such log folder: {path}")
+    if path.suffix == ".parquet" and path.is_file():
+        raise UsageError(f"{path} is a `dlperf parse` export, not logs: a report reads a log "
+                         "folder (an export can be its --baseline)")
     return path
 
 

@@ -83,3 +83,18 @@ def test_negative_numbers_are_usage_errors(dlperf_exe, tmp_path, args, option):
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert option in r.stderr and "Traceback" not in r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_given_where_logs_are_read_is_a_usage_error(tmp_path):
+    """`summarize`/`report` of a `dlperf parse` Parquet export: a one-line usage error
+    naming the commands that take exports (was an empty table with exit 0)."""
+    from analysis.collect import parse_paths
+    from analysis.errors import UsageError
+    from analysis.report.inputs import resolve_log_dir
+
+    export = tmp_path / "x.parquet"
+    export.write_bytes(b"PAR1")
+    with pytest.raises(UsageError, match="is a `dlperf parse` export, not a log"):
+        parse_paths([export])
+    with pytest.raises(UsageError, match="a report reads a log folder"):
+        resolve_log_dir(export)
