@@ -13,6 +13,7 @@ sets it), so that 1 and N processes per node compute with the same threads per p
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import sys
@@ -181,7 +182,8 @@ class Campaign:
         """Run every run that is not done; returns the status table (also in status.json).
 
         With `time_budget` (seconds), no run is started once the next one would probably
-        end past the budget (judged by the longest run so far); the rest stay pending and a
+        end past the budget (judged by the longest run recorded in the folder or run so far;
+        with none yet, the first run starts); the rest stay pending and a
         later call resumes them — for job time limits and lent machines. Raises
         :class:`~analysis.campaign.lock.CampaignBusy` at once when another process runs a
         campaign in the same output folder, :class:`CampaignInterrupted` on SIGINT/SIGTERM.
@@ -217,7 +219,11 @@ class Campaign:
                                enabled=progress)
         old = self._trap_sigterm()
         current = None
-        start, longest = time.monotonic(), 0.0
+        # the longest run recorded in the folder (earlier invocations) or run here so far:
+        # without the record, each invocation started one run whatever the budget
+        recorded = [float(r["duration_s"]) for r in rows.values()
+                    if r.get("duration_s") is not None and math.isfinite(float(r["duration_s"]))]
+        start, longest = time.monotonic(), max(recorded, default=0.0)
         try:
             self.backend.prepare(self.out)
             for run in todo:
