@@ -79,6 +79,15 @@ def test_architecture_names_every_module():
     assert missing == []
 
 
+def test_architecture_names_every_workload_module():
+    """The built-in workloads (outside `analysis/`) are named by their dotted module names."""
+    text = ARCHITECTURE.read_text()
+    modules = [".".join(p.relative_to(ROOT).with_suffix("").parts)
+               for p in sorted((ROOT / "workloads").rglob("*.py"))
+               if p.name not in ("__init__.py", "__main__.py")]
+    assert [m for m in modules if f"`{m}`" not in text] == []
+
+
 def test_architecture_names_no_module_that_is_gone():
     names = {m.name for m in _modules()} | {str(m) for m in _modules()}
     assert sorted(set(NAMED_PY.findall(ARCHITECTURE.read_text())) - names) == []
