@@ -24,7 +24,6 @@ import pytest
 from analysis.campaign.node import alive
 
 ROOT = Path(__file__).resolve().parents[2]
-PY = ROOT / ".venv" / "bin" / "python"
 
 
 def free_port() -> int:

@@ -24,7 +24,7 @@ from analysis.env.topology import read_topology
 from analysis.redact import REDACTED, redact_env
 
 ROOT = Path(__file__).resolve().parents[2]
-DLPERF = ROOT / ".venv" / "bin" / "dlperf"
+DLPERF = Path(sys.executable).parent / "dlperf"  # the running environment's console script
 TOPO = ROOT / "tests" / "data" / "topology" / "h200_x4" / "topo.txt"
 GPU_CSV = "".join(
     f"{i}, NVIDIA H200, GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd, 00000000:{0x18 + i:02X}:00.0, "

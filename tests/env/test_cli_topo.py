@@ -5,13 +5,14 @@ from __future__ import annotations
 import io
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DLPERF = ROOT / ".venv" / "bin" / "dlperf"
+DLPERF = Path(sys.executable).parent / "dlperf"  # the running environment's console script
 DATA = ROOT / "tests" / "data" / "topology"
 
 
