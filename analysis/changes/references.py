@@ -84,6 +84,8 @@ def _entries_csv(text: str, where: str) -> list[tuple[int, dict]]:
     except (ValueError, pd.errors.ParserError) as exc:
         raise UsageError(f"{where}: not a readable CSV file ({' '.join(str(exc).split())})"
                          ) from None
+    if frame.empty:  # a header alone: a check against it could never fail
+        raise UsageError(f"{where}: no references (a header line and no rows)")
     return [(i + 2, {k: v for k, v in row.items() if v != ""})
             for i, row in enumerate(frame.to_dict("records"))]
 

@@ -93,6 +93,7 @@ def test_csv_references_with_bounds(tmp_path):
     ("r.yaml", "- {value: 3}\n", ["r.yaml:1", "name the case"]),
     ("r.yaml", "references: [unclosed\n", ["r.yaml", "not valid YAML"]),
     ("r.csv", "model,num_nodes,value\nresnet50,one,3\n", ["r.csv:2", "num_nodes"]),
+    ("r.csv", "key\tvalue\n", ["r.csv", "no references"]),  # a gate that could never fail
 ])
 def test_a_bad_references_file_is_one_line_naming_file_and_line(dlperf_exe, tmp_path, name,
                                                                  text, needles):
