@@ -57,6 +57,17 @@ def test_missing_file_is_a_usage_error(tmp_path):
     assert err.strip() == f"dlperf: error: topology file '{tmp_path / 'nope.txt'}' does not exist or is not a file"
 
 
+def test_endless_input_is_refused_without_reading_it_all(tmp_path):
+    """`cat /dev/zero | dlperf topo -` (or a huge file): one usage error after 4 MiB, not
+    all the memory there is."""
+    rc, out, err = dlperf("topo", "-", stdin=b"\0" * (5 << 20))
+    assert rc == 2 and out == "" and "stdin holds more than 4,194,304 bytes" in err
+    big = tmp_path / "topo.txt"
+    big.write_bytes(b"x" * (5 << 20))
+    rc, out, err = dlperf("topo", str(big))
+    assert rc == 2 and "holds more than 4,194,304 bytes" in err
+
+
 @pytest.mark.parametrize("text, message", [
     ("nvidia-smi: command not found\n", "no `nvidia-smi topo -m` header found"),
     ("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-7\nGPU1\tNV2\t X \t0-7\n",
