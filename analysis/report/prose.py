@@ -18,6 +18,8 @@ from analysis.i18n import Translator
 PROSE_DIR = Path(__file__).resolve().parent / "prose"
 #: Markdown syntax and ``$`` (JupyterLab typesets `$…$` in Markdown outputs as a formula)
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~$])")
+#: Where a renderer would start a link of its own (`https://`, `www.`): a backslash goes there
+_AUTOLINK = re.compile(r"(?<=[a-z])(?=://)|(?<=\bwww)(?=\.)", re.I)
 
 
 class Markdown(str):
@@ -30,7 +32,9 @@ class Markdown(str):
 def md(value) -> str:
     """`value` as literal text inside Markdown: HTML and Markdown syntax escaped."""
     text = html.escape("" if value is None else str(value), quote=False)
-    return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
+    text = _MD_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
+    # no autolink either: a renderer would link `https://x/run)` and take the escape in
+    return _AUTOLINK.sub(r"\\", text)
 
 
 def inline(value) -> str:

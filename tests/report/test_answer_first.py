@@ -188,6 +188,9 @@ def test_log_text_in_prose_is_text_not_markup():
     assert "<b>" not in html and "&lt;b&gt;" in html
     block = prose.code_block("```\n<img src=x>")
     assert "<img" not in cell_html(prose.Markdown(block))
+    # a URL in a title stays text: no link that took the escaped ')' into its address
+    title = cell_html(prose.Markdown(prose.md("H200 (details: https://example.com/run42)")))
+    assert "<a" not in title and "https://example.com/run42)" in title
 
 
 def test_methods_that_disagree_are_marked_next_to_the_number():
