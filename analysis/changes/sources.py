@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis import schema
 from analysis.changes import environment
 from analysis.collect import ParseResult, parse_paths
 from analysis.errors import UsageError
@@ -99,8 +100,13 @@ def from_export(path: Path, method: str = "dlperf") -> Campaign:
         except (OSError, ValueError) as exc:
             raise UsageError(f"{display_path(p)}: not a readable Parquet file ({exc})") from None
     obs, runs, problems = frames
-    if "run_id" not in obs.columns or "run_id" not in runs.columns:
-        raise UsageError(f"{display_path(path)}: not an export of dlperf parse (no run_id)")
+    for p, frame, columns in zip(paths, frames, (schema.OBSERVATIONS, schema.RUNS,
+                                                 schema.PROBLEMS)):
+        missing = [c for c in schema.names(columns) if c not in frame.columns
+                   and c != "parameters"]  # the export drops the parameter dumps
+        if missing:
+            raise UsageError(f"{display_path(p)}: not a file of a dlperf parse export "
+                             f"(no {', '.join(missing)} column{'s' if len(missing) > 1 else ''})")
     if "parameters" not in runs.columns:  # dropped by the export
         runs = runs.assign(parameters=[{} for _ in range(len(runs))])
     for c in ("run_id", "metric", "source", "family", "framework", "model", "precision",

@@ -84,7 +84,13 @@ def _read(store: Path, table: str) -> pd.DataFrame:
     folder = store / table
     if not folder.is_dir() or not any(folder.glob(f"campaign=*/{PART}")):
         return pd.DataFrame()
-    frame = pd.read_parquet(folder)
+    try:
+        frame = pd.read_parquet(folder)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise UsageError(f"{display_path(folder)}: a damaged store table ({' '.join(str(exc).split())[:200]}); "
+                         "remove the damaged campaign=… folder and add that campaign again") from None
+    if "campaign" not in frame.columns:
+        raise UsageError(f"{display_path(folder)}: not a store table (no campaign column)")
     frame["campaign"] = frame["campaign"].astype(str)
     return frame
 

@@ -138,3 +138,22 @@ def test_trends_notebook_is_thin_and_executes_on_two_campaigns(store, tmp_path):
     ran = nbformat.read(out, as_version=4)
     assert any("image/png" in o.get("data", {}) for c in ran.cells if c.cell_type == "code"
                for o in c.outputs)
+
+
+def test_a_damaged_store_or_export_is_one_clean_line(tmp_path, dlperf_exe):
+    """A store partition that is no Parquet file, and an export missing a column: exit 2
+    and one line naming the file (was `internal error: ArrowInvalid` / `KeyError`)."""
+    folder = tmp_path / "st"
+    assert run_cli(dlperf_exe, "store", "add", BUNDLED, "--store", folder).returncode == 0
+    part = next((folder / "summary").glob("campaign=*/part-0.parquet"))
+    part.write_text("x\n")
+    done = run_cli(dlperf_exe, "store", "trend", "--store", folder)
+    assert done.returncode == 2
+    assert_one_clean_line(done.stderr, "a damaged store table", "add that campaign again")
+    export = tmp_path / "x.parquet"
+    assert run_cli(dlperf_exe, "parse", BUNDLED, "-o", export).returncode == 0
+    pd.read_parquet(export).drop(columns=["timestamp"]).to_parquet(export)
+    done = run_cli(dlperf_exe, "compare", export, BUNDLED)
+    assert done.returncode == 2
+    assert_one_clean_line(done.stderr, "x.parquet: not a file of a dlperf parse export",
+                          "timestamp")
