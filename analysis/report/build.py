@@ -299,7 +299,7 @@ class Report:
         return prose.render(
             "method", self.tr, rules=rules, method=self.method, window=self._window_text(),
             method_text=self.method_text() if self.method != "dlperf" else "",
-            interval_kinds=kinds,
+            interval_kinds=kinds, speedup=bool(tables.scaling_groups(self.summary)),
             repeats=(str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"),
             options=[(tr(k), v) for k, v in self._options().items()
                      if k not in PRECISION_OPTIONS],

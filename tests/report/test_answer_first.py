@@ -135,6 +135,7 @@ def test_method_text_is_the_family_rule_with_a_real_line(rn50, gpt):
     assert "Iteration: 25 " in line  # the first line of the window the rule measured (25-125)
     g = str(gpt.method_section())
     assert "latency (s/iteration)" in g and "DLLogger" not in g and "Iteration > 5" not in g
+    assert "Speedup" not in g and "Intervals" not in g  # no table of the report shows them
     zh = str(rn50["zh"].method_section())
     assert "DLLogger PyTorch 日志的 DLPerf 规则" in zh
 
