@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 
 #: The sections after the charts, in report order (ids of `section.<id>` labels).
 SECTIONS = ("descriptions", "environment", "problems", "scripts", "logs")
+#: Spread of a case's repeats ((max − min) / median, %) above which the GPT table says so.
+SPREAD_NOTE_PCT = 5.0
 #: Charts in report order (:meth:`Report.chart`).
 CHARTS = ("throughput", "speedup", "gpt", "trace", "spread")
 #: Options the precision labels already state (precision.py).
@@ -165,8 +167,13 @@ class Report:
         if configs.empty:
             return None
         frame = tables.gpt_table(configs, self.tr)
+        wide = configs[configs["spread_pct"] > SPREAD_NOTE_PCT]  # repeats that disagree
+        spread = self.tr("gpt.spread_note", pct=self.tr.percent(SPREAD_NOTE_PCT / 100, 0),
+                         cases=self.tr.join([f"{c} ({self.tr.percent(p / 100)})" for c, p in
+                                             zip(wide["case"], wide["spread_pct"])]))
         return styled.table(frame, "gpt", "r" * len(frame.columns),
-                            caption=tables.tflops_note(configs, self.tr))
+                            caption=[tables.tflops_note(configs, self.tr)]
+                            + ([spread] if len(wide) else []))
 
     # ---- results -----------------------------------------------------------------------
     def heading(self, name: str) -> prose.Markdown | None:
