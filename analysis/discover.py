@@ -156,12 +156,14 @@ def find_logs(paths: Iterable[str | os.PathLike]) -> tuple[list[Found], list[Pro
     by_real: dict[str, Path] = {}
     run_ids: dict[tuple[str, str], str] = {}  # run key -> run id
     used: set[str] = set()
+    linked: set[Path] = set()  # links said once, however many named paths reach them
     for raw in paths:
         for f, stem, relative_id, real, explicit in _candidates(raw, problems):
             rid = relative_id
             first = by_real.get(real)
             if first is not None:
-                if first.name != f.name:  # another name for it: a run found twice
+                if first.name != f.name and f not in linked:  # another name: a run found twice
+                    linked.add(f)
                     problems.append(Problem(
                         str(f), None, "duplicate_run",
                         f"the same file as {first} (a link); counted once", run_id=rid))

@@ -301,3 +301,14 @@ def test_control_characters_in_a_file_name_never_reach_the_terminal(tmp_path):
     r = parse_paths([tmp_path], jobs=1, cache=False)
     sources = r.problems["source"].tolist()
     assert sources and all(s.isprintable() and "\x1b" not in s for s in sources)
+
+
+def test_overlapping_paths_report_a_link_once(tmp_path):
+    """`parse dup dup/1n1g dup/1n1g/x.log` where x.log links to a run of the folder: one
+    duplicate_run, not one per named path that reaches it."""
+    d = _case_folder(tmp_path / "dup")
+    link = d / "resnet50_b4_amp_9.log"
+    link.symlink_to("resnet50_b4_amp_1.log")
+    r = parse_paths([tmp_path / "dup", d, link], jobs=1, cache=False)
+    assert r.problems["kind"].tolist() == ["duplicate_run"]
+    assert len(r.runs) == 1
