@@ -35,7 +35,9 @@ def _logs(root, oneflow_record: dict, oneflow_folders=("oneflow",), model="resne
         shutil.copy(path, pytorch / path.name)
     for folder in oneflow_folders:
         for log in synth.write_campaign(root / folder, configs=((1, 1),)):
-            log.write_text(log.read_text().replace("model = resnet50", f"model = {model}"))
+            # each folder's own last line: two measurements, not a copied log (duplicate_run)
+            log.write_text(log.read_text().replace("model = resnet50", f"model = {model}")
+                           + f"measured into {folder}\n")
             log.with_name(f"{log.stem}.node0.env.json").write_text(json.dumps(oneflow_record))
     return root
 

@@ -247,7 +247,7 @@ def test_gpt_configurations_latency_tflops_memory_per_model_size():
     [seed] = [c for c in fig.axes[1].collections if isinstance(c, PathCollection)]
     assert sorted(seed.get_offsets()[:, 0]) == pytest.approx(
         sorted(gpt["tflops_per_gpu_seed002"][:4]))
-    assert any("seed 002" in t for t in _legend_texts(fig))
+    assert any("DLPerf GPT report" in t for t in _legend_texts(fig))
 
 
 def test_gpt_configurations_without_formula_or_parsable_names():
