@@ -25,7 +25,7 @@ from analysis import parse_cache, parsers, result_cache, schema
 from analysis.checks import check_parsed
 from analysis.discover import Found, NoLogsError, find_logs
 from analysis.errors import LogProblemError, UsageError
-from analysis.fsutil import display_path
+from analysis.fsutil import display_path, printable
 from analysis.layout import meta_from_path, node_index
 from analysis.logtext import MAX_BYTES_ENV, LogText, contains, max_log_bytes
 from analysis.parse_pool import ordered_map
@@ -94,7 +94,7 @@ class ParseResult:
             return None
         out: dict[str, list[ParsedLog]] = {}
         for row, parsed, _ in self.parts:
-            out.setdefault(_printable(row["run_id"]), []).append(parsed)  # as the runs frame
+            out.setdefault(row["run_id"], []).append(parsed)
         return out
 
 
@@ -347,7 +347,7 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
     problems = to_frame(all_problems)
     kinds = problems.groupby("run_id")["kind"].agg(lambda s: ";".join(dict.fromkeys(s)))
     for row in run_rows:
-        row["problems"] = kinds.get(_printable(row["run_id"]), "")  # problems print ids so
+        row["problems"] = kinds.get(row["run_id"], "")
     placed = {id(row) for row in run_rows}
     obs_parts = [part for run in kept if id(run.row) in placed for part in run.obs_parts]
     return ParseResult(None, _runs_frame(run_rows), problems, obs_parts)
@@ -406,7 +406,7 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
               known: dict[Path, FileRead] | None = None) -> _Run | None:
     """Read the files of one run (one file per role) into its row; None when there is none.
     Files in `known` are not read again: what they gave is there."""
-    rid = members[0].run_id
+    rid = printable(members[0].run_id)  # as frames and problems give it
     problems: list[Problem] = []
     reads: list[FileRead] = []
     every: dict[Path, FileRead] = {}
@@ -627,8 +627,8 @@ def _categorical(per_block: list[object], lengths: np.ndarray) -> pd.Categorical
 
 
 def _printable(value):
-    """Strings from non-UTF-8 file names (surrogate escapes) as ``\\xNN`` text."""
-    return display_path(value) if isinstance(value, str) and not value.isascii() else value
+    """Strings from odd file names (non-UTF-8, control characters) as ``\\xNN`` text."""
+    return printable(value) if isinstance(value, str) else value
 
 
 def _int_column(a: np.ndarray) -> pd.arrays.IntegerArray:

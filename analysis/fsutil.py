@@ -29,6 +29,12 @@ def display_path(path: str | os.PathLike) -> str:
     return text if text.isprintable() else _CONTROL.sub(_escaped, text)
 
 
+def printable(text: str) -> str:
+    """`text` as it is when printable ASCII, else as :func:`display_path` escapes it: the one
+    rule for file names and run ids in frames, problems and terminal lines."""
+    return text if text.isascii() and text.isprintable() else display_path(text)
+
+
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab stays a tab
 
 

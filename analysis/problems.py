@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from analysis.fsutil import display_path
+from analysis.fsutil import printable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,9 +64,7 @@ class Problem:
         if self.kind not in KINDS:
             raise ValueError(f"unknown problem kind {self.kind!r}; valid: {sorted(KINDS)}")
         for name in ("source", "run_id", "reason", "text"):  # odd file names: \xNN
-            value = getattr(self, name)
-            if not (value.isascii() and value.isprintable()):
-                object.__setattr__(self, name, display_path(value))
+            object.__setattr__(self, name, printable(getattr(self, name)))
         if len(self.text) > EXCERPT_CHARS:
             object.__setattr__(self, "text", excerpt(self.text))
 

@@ -76,7 +76,7 @@ def _note(row: pd.Series, tr: Translator) -> str:
         parts.append(tr("gpt_parallel.no_dp", gpus=tr.int(row["num_devices"])))
     for field, key in (("no_pp_case", "pipeline_parallel"), ("no_tp_case", "tensor_parallel")):
         if row[key] > 1 and row[field] == "" and row["baseline_case"] != "" \
-                and not _is_one_gpu_without(row, key):
+                and _layout_without(row, key) != "1×1×1":  # the 1-GPU case: said already
             parts.append(tr("gpt_parallel.no_layout", layout=_layout_without(row, key),
                             micro=tr.int(row["micro_batch"])))
     if pd.notna(row["samples_per_s"]):
@@ -103,8 +103,3 @@ def _layout_without(row: pd.Series, field: str) -> str:
     sizes = {f: int(row[f]) for f in ("data_parallel", "tensor_parallel", "pipeline_parallel")}
     sizes[field] = 1
     return "×".join(str(v) for v in sizes.values())
-
-
-def _is_one_gpu_without(row: pd.Series, field: str) -> bool:
-    """Whether the row's layout without `field` is one GPU (its absence is said already)."""
-    return _layout_without(row, field) == "1×1×1"

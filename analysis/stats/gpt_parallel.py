@@ -169,15 +169,11 @@ def _row(case: pd.Series, cases: pd.DataFrame) -> dict:
     gpus, m = case["num_devices"], case["micro_batches"]
     model = _same_model(cases, case)
     reasons = []
-    one = _pick(cases, model & (cases["num_devices"] == 1) & (cases["data_parallel"] == 1)
-                & (cases["tensor_parallel"] == 1) & (cases["pipeline_parallel"] == 1))
+    one = _layout_case(cases, model, 1, 1, 1)
     eff_one = _ratio(case, one, "no 1-GPU case of this model at micro-batch "
                      f"{_text(case['micro_batch'])}", reasons)
     is_dp = dp == gpus and tp == 1 and pp == 1
-    ref = None if is_dp else _pick(cases, model & (cases["num_devices"] == gpus)
-                                   & (cases["data_parallel"] == gpus)
-                                   & (cases["tensor_parallel"] == 1)
-                                   & (cases["pipeline_parallel"] == 1))
+    ref = None if is_dp else _layout_case(cases, model, gpus, 1, 1)
     eff_dp = np.nan if is_dp else _ratio(case, ref, "no DP case of this model at "
                                          f"{_text(gpus)} GPUs", reasons)
     no_pp = _without(cases, model, case, "pipeline_parallel", one, reasons) if pp > 1 else None
@@ -205,13 +201,22 @@ def _row(case: pd.Series, cases: pd.DataFrame) -> dict:
     return row
 
 
+def _layout_case(cases: pd.DataFrame, model: pd.Series, dp, tp, pp) -> pd.Series | None:
+    """The case of `model` (a mask: same model and micro-batch) laid out DP×TP×PP."""
+    return _pick(cases, model & (cases["num_devices"] == dp * tp * pp)
+                 & (cases["data_parallel"] == dp) & (cases["tensor_parallel"] == tp)
+                 & (cases["pipeline_parallel"] == pp))
+
+
 def _lost(case: pd.Series, ref: pd.Series | None, reasons: list) -> float:
     """1 − per-GPU throughput of `case` / that of `ref` (NaN when `ref` is None: its reason
     is given already); a reason when `ref` has no throughput, unless given already."""
-    found: list = []
-    ratio = _ratio(case, ref, "", found)
-    reasons += [r for r in found if r and r not in reasons]
-    return 1.0 - ratio
+    if ref is None:
+        return np.nan
+    why = f"the comparison case {ref['case']} has no throughput"
+    if not np.isfinite(float(ref["per_gpu"])) and why not in reasons:
+        reasons.append(why)
+    return 1.0 - float(case["per_gpu"]) / float(ref["per_gpu"])
 
 
 def _without(cases: pd.DataFrame, model: pd.Series, case: pd.Series, field: str,
@@ -220,14 +225,10 @@ def _without(cases: pd.DataFrame, model: pd.Series, case: pd.Series, field: str,
     PP) 1, on as many fewer GPUs; the 1-GPU case `one` where that is the layout (its
     absence is said already); None, with a reason, when it was not measured."""
     sizes = {f: int(case[f]) for f in ("data_parallel", "tensor_parallel", "pipeline_parallel")}
-    gpus = case["num_devices"] / sizes[field]
     sizes[field] = 1
     if set(sizes.values()) == {1}:
         return one
-    found = _pick(cases, model & (cases["num_devices"] == gpus)
-                  & (cases["data_parallel"] == sizes["data_parallel"])
-                  & (cases["tensor_parallel"] == sizes["tensor_parallel"])
-                  & (cases["pipeline_parallel"] == sizes["pipeline_parallel"]))
+    found = _layout_case(cases, model, *sizes.values())
     if found is None:
         reasons.append(f"no {sizes['data_parallel']}×{sizes['tensor_parallel']}×"
                        f"{sizes['pipeline_parallel']} case of this model at micro-batch "
