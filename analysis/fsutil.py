@@ -59,8 +59,11 @@ def _name_target(exc: OSError, target: Path, tmp_prefix: str | None) -> None:
 
 
 @contextlib.contextmanager
-def atomic_path(target: str | os.PathLike, suffix: str | None = None) -> Iterator[Path]:
-    """Yield a temporary path beside `target`; rename it onto `target` when the block ends.
+def atomic_path(target: str | os.PathLike, suffix: str | None = None,
+                sync: bool = True) -> Iterator[Path]:
+    """Yield a temporary path beside `target`; rename it onto `target` when the block ends,
+    its data synced to disk first (not when `sync` is False: for caches whose reader
+    detects a file cut short by a crash and rebuilds it).
 
     The temporary file is hidden (leading dot), marked ``.tmp`` and ends with `target`'s
     suffix (or `suffix`), so writers that choose a format by extension still see the right one.
@@ -89,8 +92,9 @@ def atomic_path(target: str | os.PathLike, suffix: str | None = None) -> Iterato
         os.close(fd)
         os.chmod(tmp, _new_file_mode(target))
         yield Path(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
+        if sync:
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException as exc:
         if tmp is not None:

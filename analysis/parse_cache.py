@@ -16,7 +16,6 @@ Folder: ``$DLPERF_CACHE_DIR``, else ``$XDG_CACHE_HOME/dlperf/parse``, else
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.fsutil import CACHE_DIR_ENV, SETTLE_S, atomic_write_bytes, cache_dir  # noqa: F401
+from analysis.fsutil import CACHE_DIR_ENV, SETTLE_S, atomic_path, cache_dir  # noqa: F401
 from analysis.parsers.base import Observations, ParsedLog
 from analysis.problems import Problem
 
@@ -148,11 +147,10 @@ class FolderCache:
             return
         columns = {name: np.concatenate(v).astype(_DTYPES.get(name, np.int64)) if v else
                    np.empty(0, _DTYPES.get(name, np.int64)) for name, v in parts.items()}
-        buf = io.BytesIO()
-        np.savez(buf, head=np.frombuffer(head, dtype=np.uint8), **columns)
-        try:
+        try:  # not synced: a store cut short by a crash fails its zip CRCs when read
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(self.path, buf.getvalue())
+            with atomic_path(self.path, sync=False) as tmp:
+                np.savez(tmp, head=np.frombuffer(head, dtype=np.uint8), **columns)
         except OSError:
             pass
 

@@ -99,7 +99,14 @@ def test_a_deleted_file_is_forgotten(logs, tmp_path, monkeypatch):
     assert sorted(head.entries) == ["r50_b64_amp_1.log", "r50_b64_amp_3.log"]
 
 
-@pytest.mark.parametrize("damage", [b"", b"PK\x03\x04 not a zip", None])
+def _garbled_middle(data: bytes) -> bytes:
+    """What a crash can leave of a store written without fsync: a block of other bytes."""
+    mid = len(data) // 2
+    return data[:mid] + bytes(b ^ 0xA5 for b in data[mid:mid + 512]) + data[mid + 512:]
+
+
+@pytest.mark.parametrize("damage", [b"", b"PK\x03\x04 not a zip", None, _garbled_middle,
+                                    lambda data: data[:len(data) * 2 // 3]])
 def test_a_damaged_store_is_ignored_and_rewritten(logs, tmp_path, monkeypatch, damage):
     plain = parse_paths([logs], jobs=1)
     parse_paths([logs], jobs=1, cache=True)
@@ -108,6 +115,8 @@ def test_a_damaged_store_is_ignored_and_rewritten(logs, tmp_path, monkeypatch, d
         parse_paths([logs], jobs=1, cache=True, dlperf_only=True)
         other = next(p for p in _entries(tmp_path) if p != entry)
         entry.write_bytes(other.read_bytes())
+    elif callable(damage):  # cut short or zeroed, as a crash before the data reached disk
+        entry.write_bytes(damage(entry.read_bytes()))
     else:
         entry.write_bytes(damage)
     reads = _count_reads(monkeypatch)
