@@ -101,7 +101,36 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
         else:
             parsed.meta["precision"] = "fp32"
             parsed.meta_lines["precision"] = min(ln for _, ln in flags.values())
+    _global_batch_from_parts(parsed, lines)
     _devices_from_world_size(log, parsed, lines)
+
+
+def _global_batch_from_parts(parsed: ParsedLog, lines: dict[str, int]) -> None:
+    """A global batch the dump does not state (``None`` or absent): micro batch × DP ×
+    accumulation steps (docs/formats.md §3), DP stated or nodes × GPUs / (TP × PP). Left
+    unset when a part is missing."""
+    if "global_batch_size" in parsed.meta:
+        return
+    get = {name: _int(parsed.parameters.get(name)) for name in (
+        "micro_batch_size", "num_accumulation_steps", "data_parallel_size", "num_nodes",
+        "num_gpus_per_node", "tensor_model_parallel_size", "pipeline_model_parallel_size")}
+    dp = get["data_parallel_size"]
+    sizes = [get[k] for k in ("num_nodes", "num_gpus_per_node", "tensor_model_parallel_size",
+                              "pipeline_model_parallel_size")]
+    if dp is None and all(sizes):
+        nodes, gpus, tp, pp = sizes
+        dp = nodes * gpus // (tp * pp) if nodes * gpus % (tp * pp) == 0 else None
+    micro, steps = get["micro_batch_size"], get["num_accumulation_steps"]
+    if dp and micro and steps:
+        parsed.meta["global_batch_size"] = micro * dp * steps
+        parsed.meta_lines["global_batch_size"] = lines["micro_batch_size"]
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
 
 
 def _devices_from_world_size(log: LogText, parsed: ParsedLog, lines: dict[str, int]) -> None:

@@ -193,3 +193,39 @@ def test_dump_framework_names(stated, framework):
     text = OUR_GPT_HEAD.replace(b"pytorch", stated)
     parsed = parsers.get("oneflow_gpt").parse(LogText.from_bytes(text, "mem"))
     assert parsed.meta.get("framework") == framework
+
+
+def _dump(**args) -> bytes:
+    lines = [f"  {k} {'.' * (48 - len(k))} {v}" for k, v in args.items()]
+    return ("------------------------ arguments ------------------------\n"
+            + "\n".join(lines) + "\n-------------------- end of arguments ---------------------\n"
+            "Training...\n| step | micro_batches | samples | throughput | latency | loss |\n"
+            "| 10 | 10 | 160 | 1.0 | 16.0 | 11.0 |\n| 20 | 20 | 320 | 25.0 | 0.64 | 10.9 |\n"
+            "| 30 | 30 | 480 | 25.0 | 0.64 | 10.8 |\n").encode()
+
+
+MP8 = dict(micro_batch_size=16, num_accumulation_steps=1, num_gpus_per_node=8, num_nodes=1,
+           pipeline_model_parallel_size=1, tensor_model_parallel_size=8)
+
+
+@pytest.mark.parametrize("stated", [{"global_batch_size": "None"}, {}])
+def test_global_batch_from_micro_batch_dp_and_accumulation(tmp_path, stated):
+    """A dump without a global batch: micro × DP × accumulation (docs/formats.md §3), not
+    micro × devices: 1n8g with TP 8 is 16 samples an iteration (the table's `samples` say
+    so), never 128."""
+    (tmp_path / "1n8g").mkdir()
+    (tmp_path / "1n8g" / "gpt_b16_amp_1.log").write_bytes(_dump(**MP8, **stated))
+    result = parse_paths([tmp_path])
+    run = result.runs.iloc[0]
+    assert run["global_batch_size"] == 16
+    est = parsers.get("oneflow_gpt").dlperf(run_data(result, run["run_id"]))
+    assert est.throughput == pytest.approx(16 / 0.64)
+
+
+@pytest.mark.parametrize(("args", "gbs"), [
+    (dict(MP8, tensor_model_parallel_size=2, pipeline_model_parallel_size=2,
+          num_accumulation_steps=4), 16 * 2 * 4),
+    (dict(MP8, data_parallel_size=2, num_accumulation_steps=3), 16 * 2 * 3)])
+def test_global_batch_parts_in_the_dump(args, gbs):
+    parsed = parsers.get("oneflow_gpt").parse(LogText.from_bytes(_dump(**args), "mem"))
+    assert parsed.meta["global_batch_size"] == gbs
