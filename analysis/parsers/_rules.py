@@ -25,7 +25,7 @@ def pytorch_rule(run: RunData) -> Estimate:
     """The DLPerf PyTorch DLL rule on a run's training lines (shared with the JSON backend)."""
     steps, ts, lines = run.clock_arrays()
     n_all = len(steps)
-    after = steps > 5
+    after = steps > PYTORCH_SKIP
     steps, ts, lines = steps[after], ts[after], lines[after]
     if n_all == 0:
         return Estimate.fail("no training lines (a non-master log?)", "no_training_lines", PYTORCH_RULE)
@@ -58,11 +58,13 @@ def pytorch_rule(run: RunData) -> Estimate:
 
 def _window_gap(run: RunData, steps: np.ndarray, lines: np.ndarray) -> str | None:
     """Why the training lines `lines` (the window's, with a throughput each; steps
-    `steps`) are not every training line from the first to the last: a line between them
-    with other values but no throughput (nan), or a step skipped where the others follow
-    one by one (a line the parser could not read at all); None when none is missing."""
-    every = run.timeline()[0]
-    inside = every[(every >= lines[0]) & (every <= lines[-1])]
+    `steps`) are not every counted training line (Iteration > 5, in any epoch) from the
+    first to the last: a line between them with other values but no throughput (nan), or a
+    step skipped where the others follow one by one (a line the parser could not read at
+    all); None when none is missing."""
+    every, _, every_step, _ = run.timeline()
+    counted = every[every_step > PYTORCH_SKIP]  # the rule skips the others in every epoch
+    inside = counted[(counted >= lines[0]) & (counted <= lines[-1])]
     if len(inside) != len(lines):
         missing = np.setdiff1d(inside, lines)
         return f"training line {int(missing[0])} in the window has no finite throughput"

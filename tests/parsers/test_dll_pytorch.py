@@ -218,3 +218,24 @@ def test_sniffing_separates_the_dll_families():
     assert parsers.detect(pt).name == "dll_pytorch"
     assert parsers.detect(tf).name == "dll_tensorflow"
     assert parsers.detect(js).name == "dll_json"
+
+
+def test_rule_skips_iterations_up_to_5_of_every_epoch(tmp_path):
+    """Epochs of 60 iterations: lines with Iteration <= 5 of epochs 1 and 2 are skipped by the
+    rule, not a gap in its window. Counted lines: epoch 0 Iterations 6-60 (55), epoch 1
+    6-60 (55), so line 20 is epoch 0 Iteration 25 and line 120 epoch 2 Iteration 15;
+    one second an iteration: 100 iterations, 256 x 100 / 110 s (epoch 1's 5 skipped lines
+    and epoch 2's 5 are inside the window)."""
+    start = dt.datetime(2020, 9, 15, 14, 29, 13, 473765)
+    out, k = [], 0
+    for epoch in range(3):
+        for it in range(1, 61):
+            k += 1
+            stamp = (start + dt.timedelta(seconds=k)).isoformat(" ")
+            out.append(f"DLL {stamp} - Epoch: {epoch} Iteration: {it}  train.loss : 6.45000  "
+                       "train.total_ips : 5120.00 img/s")
+    (tmp_path / "1n1g").mkdir()
+    (tmp_path / "1n1g" / "r50_b256_amp_1.log").write_text("\n".join(out) + "\n")
+    row = run_throughput(parse_paths([tmp_path]), "dlperf").iloc[0]
+    assert row["problem_kind"] == ""
+    assert row["throughput"] == round(256 * 100 / 110, 2)
