@@ -429,6 +429,7 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
     main = _main_file(reads)
     parsed, fam = main.parsed, main.family
     main_trains = parsed is not None and M.TRAIN in parsed.obs.phases()
+    trains = any(r.parsed is not None and M.TRAIN in r.parsed.obs.phases() for r in reads)
     for read in reads:
         probs = read.problems
         if main_trains and read is not main and node_index(read.path) > 0:
@@ -450,7 +451,7 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
             row["n_observations"] += len(read.parsed.obs)
             if read.parsed is not parsed:
                 row["parameters"].update(read.parsed.parameters)
-    problems += run_problems + _run_level_problems(row, parsed, fam)
+    problems += run_problems + _run_level_problems(row, parsed, fam, trains)
     path_case = {k: path_meta[k] for k in _PATH_CASE if k in path_meta}
     return _Run(row, main, members[0].relative_id, members[0].run_key[0], path_case, obs_parts,
                 problems, every)
@@ -576,12 +577,15 @@ def _complete_devices(row: dict, parsed: ParsedLog | None) -> None:
         row["num_devices"] = world
 
 
-def _run_level_problems(row: dict, parsed: ParsedLog | None, fam: str) -> list[Problem]:
+def _run_level_problems(row: dict, parsed: ParsedLog | None, fam: str,
+                        trains: bool) -> list[Problem]:
+    """The run's missing training lines (`trains`: whether any of its files, e.g. the last
+    node's of a Megatron run, has them) and missing run fields."""
     if parsed is None or not fam or parsers.get(fam).sidecar:
         return []
     out = []
     src, rid = row["source"], row["run_id"]
-    if M.TRAIN not in parsed.obs.phases():
+    if not trains:
         out.append(Problem(src, None, "no_training_lines",
                            f"no training lines found by the {fam} parser "
                            "(a non-master node's log, or the run died before training)",

@@ -155,3 +155,19 @@ def test_world_size_against_the_path_the_log_wins(tmp_path):
     assert kept[["kind", "line"]].values.tolist() == [["metadata_conflict", world_line]]
     assert kept["reason"].iloc[0].endswith("world_size=4, which 3 nodes do not divide; "
                                            "using the path's")
+
+
+def test_multi_node_run_trains_on_its_last_node(tmp_path):
+    """A 2-node run: node 0's log has the dump but no iteration lines (only the last rank
+    prints them, docs/formats.md §4), node 1's has them. The run trains: no
+    no_training_lines problem, and its figure is node 1's."""
+    (tmp_path / "2n8g").mkdir()
+    node0 = (DATA / "non_master/2n8g/gpt_b2_amp_1.log").read_text()
+    node1 = "".join(line for line in (DATA / "iterations/1n4g/gpt_b1_amp_1.log").open()
+                    if " iteration " in line)
+    (tmp_path / "2n8g" / "gpt_b2_amp_1.log").write_text(node0)
+    (tmp_path / "2n8g" / "gpt_b2_amp_1.node1.log").write_text(node1)
+    result = parse_paths([tmp_path])
+    assert result.problems.empty, result.problems[["kind", "reason"]]
+    est = parsers.get("megatron").dlperf(run_data(result, "2n8g/gpt_b2_amp_1"))
+    assert est.latency == pytest.approx(0.1406)
