@@ -121,7 +121,7 @@ def _global_batch_from_parts(parsed: ParsedLog, lines: dict[str, int]) -> None:
         nodes, gpus, tp, pp = sizes
         dp = nodes * gpus // (tp * pp) if nodes * gpus % (tp * pp) == 0 else None
     micro, steps = get["micro_batch_size"], get["num_accumulation_steps"]
-    if dp and micro and steps:
+    if dp and micro and steps and "micro_batch_size" in lines:
         parsed.meta["global_batch_size"] = micro * dp * steps
         parsed.meta_lines["global_batch_size"] = lines["micro_batch_size"]
 
