@@ -28,8 +28,18 @@ def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
                   persist: int = DEFAULT_PERSIST) -> tuple[list[str], list[float]]:
     """(flag, step) per point of a series in time order: flag '', 'step down', 'step up' or
     the same with '?' (unconfirmed: the history ends before `persist` points); step is the
-    point's ratio to the level before it, minus 1 (NaN where no change is flagged)."""
+    point's ratio to the level before it, minus 1 (NaN where no change is flagged). A point
+    without a median (every run of the case failed) is skipped: no flag, not in any level."""
     m = np.asarray(medians, dtype=float)
+    flags, steps = [""] * len(m), [float("nan")] * len(m)
+    known = np.flatnonzero(np.isfinite(m))
+    for i, flag, step in zip(known, *_steps(m[known], threshold, persist)):
+        flags[i], steps[i] = flag, step
+    return flags, steps
+
+
+def _steps(m: np.ndarray, threshold: float, persist: int) -> tuple[list[str], list[float]]:
+    """change_points of a series of finite medians."""
     flags, steps = [""] * len(m), [float("nan")] * len(m)
     segment: list[float] = [m[0]] if len(m) else []
     for i in range(1, len(m)):

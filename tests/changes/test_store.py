@@ -97,6 +97,19 @@ def test_change_points_are_steps_beyond_the_threshold_that_persist(series, flags
     assert [math.isnan(s) for s in steps] == [f == "" for f in flags]
 
 
+
+@pytest.mark.parametrize("series, flags", [
+    ([100, 100, math.nan, 100, 90, 90, 90], ["", "", "", "", "step down", "", ""]),
+    ([math.nan, 100, 100, 90, 90], ["", "", "", "step down", ""]),
+    ([100, 100, 90, math.nan, 90], ["", "", "step down", "", ""]),
+])
+def test_a_campaign_without_a_median_does_not_hide_later_steps(series, flags):
+    """A campaign whose runs of the case all failed (median NaN) is skipped, not taken into
+    the level (it made every later level NaN, so no step was ever flagged again)."""
+    got, steps = change_points(series, 0.02, 2)
+    assert got == flags
+    assert [math.isnan(s) for s in steps] == [f == "" for f in flags]
+
 def test_a_hardware_change_is_marked(tmp_path):
     other = tmp_path / "other"
     shutil.copytree(BUNDLED, other)
