@@ -44,7 +44,8 @@ REQUIRED_FIELDS = FIELDS[:-1]
 _INT_FIELDS = ("batch_size_per_device", "num_nodes", "gpus_per_node")
 KEYS = ("key", *FIELDS, "value", "lower", "upper", "tolerance", "unit", "source", "hardware")
 DEFAULT_KEYS = ("unit", "source", "tolerance", "hardware")
-UNITS = ("samples/s", "img/s", "images/s", "samples/sec", "sequences/s", "tokens/s")
+#: Names of samples/s, the unit of the medians a reference is checked against.
+UNITS = ("samples/s", "img/s", "images/s", "samples/sec", "sequences/s")
 WITHIN, SLOWER, FASTER, NO_RUNS = "within", verdict.SLOWER, verdict.FASTER, "no runs"
 OTHER_HARDWARE, HARDWARE_UNKNOWN = "other hardware", "hardware unknown"
 MAX_BYTES = 1 << 20
@@ -158,6 +159,9 @@ def _reference(entry, at: str, default_tolerance: float) -> dict:
     if lower > upper:
         raise UsageError(f"{at}: lower {lower:g} is above upper {upper:g}")
     unit = str(entry.get("unit", "samples/s"))
+    if unit == "tokens/s":
+        raise UsageError(f"{at}: unit tokens/s is not comparable with the medians (samples/s); "
+                         "give the figure in samples/s (tokens/s divided by the sequence length)")
     if unit not in UNITS:
         raise UsageError(f"{at}: unit {unit!r} is not a throughput unit ({', '.join(UNITS)})")
     source = str(entry.get("source", "")).strip()

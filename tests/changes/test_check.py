@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 from cli._helpers import ROOT, assert_one_clean_line, run_cli
 
+from analysis.changes import references
 from analysis.cli import main
+from analysis.errors import UsageError
 
 from .campaigns import BUNDLED
 
@@ -102,3 +104,12 @@ def test_a_bad_references_file_is_one_line_naming_file_and_line(dlperf_exe, tmp_
     done = run_cli(dlperf_exe, "check", BUNDLED, "--references", refs)
     assert done.returncode == 2 and done.stdout == ""
     assert_one_clean_line(done.stderr, *needles)
+
+
+def test_a_reference_in_tokens_per_second_is_refused_not_read_as_samples(tmp_path):
+    """The medians are samples/s: a tokens/s figure (samples/s x sequence length) was
+    compared as it stands, so a GPT case at its reference was 'slower' with ratio 0.00."""
+    refs = tmp_path / "r.yaml"
+    refs.write_text(f"- {{{CASE}, value: 135373, unit: tokens/s}}\n")
+    with pytest.raises(UsageError, match=r"r\.yaml:1 .*tokens/s.*sequence length"):
+        references.load_references(refs)
