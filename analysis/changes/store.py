@@ -80,15 +80,20 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None) -> Added
     return Added(key, name, True)
 
 
+def _read_parquet(path: Path) -> pd.DataFrame:
+    """A store table or partition; a UsageError naming it when it cannot be read."""
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise UsageError(f"{display_path(path)}: a damaged store table ({' '.join(str(exc).split())[:200]}); "
+                         "remove the damaged campaign=… folder and add that campaign again") from None
+
+
 def _read(store: Path, table: str) -> pd.DataFrame:
     folder = store / table
     if not folder.is_dir() or not any(folder.glob(f"campaign=*/{PART}")):
         return pd.DataFrame()
-    try:
-        frame = pd.read_parquet(folder)
-    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-        raise UsageError(f"{display_path(folder)}: a damaged store table ({' '.join(str(exc).split())[:200]}); "
-                         "remove the damaged campaign=… folder and add that campaign again") from None
+    frame = _read_parquet(folder)
     if "campaign" not in frame.columns:
         raise UsageError(f"{display_path(folder)}: not a store table (no campaign column)")
     frame["campaign"] = frame["campaign"].astype(str)
@@ -131,8 +136,8 @@ def load(store: str | Path, ref: str) -> Campaign:
     store = Path(store)
     key = resolve(store, ref)
     row = campaigns(store).set_index("campaign").loc[key]
-    runs = pd.read_parquet(_partition(store, "runs", key))
-    summary = pd.read_parquet(_partition(store, "summary", key))
+    runs = _read_parquet(_partition(store, "runs", key))
+    summary = _read_parquet(_partition(store, "summary", key))
     env_cols = [ENV_PREFIX + c for c in environment.FACTS]
     env = runs[["run_id", *env_cols]].rename(columns=lambda c: c.removeprefix(ENV_PREFIX))
     env = env.dropna(subset=["hardware"]).astype(str)

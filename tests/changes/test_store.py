@@ -170,3 +170,16 @@ def test_a_damaged_store_or_export_is_one_clean_line(tmp_path, dlperf_exe):
     assert done.returncode == 2
     assert_one_clean_line(done.stderr, "x.parquet: not a file of a dlperf parse export",
                           "timestamp")
+
+
+@pytest.mark.parametrize("table", ["runs", "summary"])
+def test_a_damaged_partition_of_a_compared_campaign_is_one_clean_line(tmp_path, dlperf_exe,
+                                                                      table):
+    """`compare --store` read the campaign's partitions unguarded: `internal error:
+    ArrowInvalid`, exit 1 (the exit status of a slower case)."""
+    folder = tmp_path / "st"
+    assert run_cli(dlperf_exe, "store", "add", BUNDLED, "--store", folder).returncode == 0
+    next((folder / table).glob("campaign=*/part-0.parquet")).write_text("x\n")
+    done = run_cli(dlperf_exe, "compare", "--store", folder, "rn50_4gpu", BUNDLED)
+    assert done.returncode == 2
+    assert_one_clean_line(done.stderr, "a damaged store table", table, "add that campaign again")
