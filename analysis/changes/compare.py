@@ -57,6 +57,7 @@ class Comparison:
     env_changes: list[str] = field(default_factory=list)
     different_hardware: list[str] = field(default_factory=list)  # case keys
     confidence: float = verdict.DEFAULT_CONFIDENCE
+    unchecked_hardware: list[str] = field(default_factory=list)  # case keys, not recorded
 
     @property
     def slower(self) -> pd.DataFrame:
@@ -75,17 +76,23 @@ def _num(row: dict | None, col: str) -> float:
     return float(row[col])
 
 
-def hardware_mismatch(base: Campaign, new: Campaign) -> list[str]:
-    """Case keys in both campaigns whose recorded hardware types differ."""
+def _hardware_pairs(base: Campaign, new: Campaign) -> dict[str, tuple[str, str]]:
+    """Case key -> (base, new) recorded hardware types ('' unrecorded), cases in both."""
     base_runs, _ = _by_case(base)
     new_runs, _ = _by_case(new)
-    out = []
-    for key in sorted(set(base_runs) & set(new_runs)):
-        a = environment.values(base.env, base_runs[key]["run_id"], "hardware")
-        b = environment.values(new.env, new_runs[key]["run_id"], "hardware")
-        if a and b and a != b:
-            out.append(key)
-    return out
+    return {key: (environment.values(base.env, base_runs[key]["run_id"], "hardware"),
+                  environment.values(new.env, new_runs[key]["run_id"], "hardware"))
+            for key in sorted(set(base_runs) & set(new_runs))}
+
+
+def hardware_mismatch(base: Campaign, new: Campaign) -> list[str]:
+    """Case keys in both campaigns whose recorded hardware types differ."""
+    return [k for k, (a, b) in _hardware_pairs(base, new).items() if a and b and a != b]
+
+
+def hardware_unchecked(base: Campaign, new: Campaign) -> list[str]:
+    """Case keys in both campaigns whose hardware is not recorded on one side or both."""
+    return [k for k, (a, b) in _hardware_pairs(base, new).items() if not (a and b)]
 
 
 def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_THRESHOLD,
@@ -147,4 +154,5 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
         table[c] = table[c].astype("Int64")
     env_changes = environment.differences(base.env, base.runs["run_id"], new.env,
                                           new.runs["run_id"], environment.FACTS[:-1])
-    return Comparison(table[COLUMNS], env_changes, mismatch, confidence)
+    return Comparison(table[COLUMNS], env_changes, mismatch, confidence,
+                      hardware_unchecked(base, new))

@@ -58,4 +58,7 @@ def render_comparison(result: Comparison, fmt: str, base_label: str, new_label: 
         note += "; environment: " + "; ".join(result.env_changes)
     if result.different_hardware:
         note += f"; hardware differs for {len(result.different_hardware)} case(s)"
+    if result.unchecked_hardware:
+        note += (f"; hardware not recorded on one side for {len(result.unchecked_hardware)} "
+                 "case(s): not checked")
     return render(shown(result.table), fmt, headers=HEADERS, note=note)

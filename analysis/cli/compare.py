@@ -67,6 +67,10 @@ def run(args) -> int:
     print(render_comparison(result, args.format, base.label, new.label), end="")
     for side in (base, new):
         note_failed_runs(side)
+    if result.unchecked_hardware:
+        print(f"dlperf: hardware not recorded on one side for {len(result.unchecked_hardware)} "
+              f"case(s), compared without the hardware check, e.g. "
+              f"{result.unchecked_hardware[0]}", file=sys.stderr)
     if not result.slower.empty:
         print(f"dlperf: {len(result.slower)} case(s) slower beyond the threshold: "
               + ", ".join(result.slower["case_key"]), file=sys.stderr)

@@ -122,6 +122,21 @@ def test_a_parquet_export_compares_like_its_folder(dlperf_exe, tmp_path):
     assert (df["base_median"] == df["new_median"]).all()
 
 
+
+def test_a_side_without_hardware_records_is_said_not_compared_silently(dlperf_exe, tmp_path):
+    """H100 runs against an export (no env records): the hardware is not checked, and the
+    output said nothing of it, so the verdicts read as a like-for-like comparison."""
+    h100 = tmp_path / "h100"
+    shutil.copytree(BUNDLED, h100)
+    _edit_env(h100, gpu_model="NVIDIA H100 80GB HBM3")
+    out = tmp_path / "export.parquet"
+    assert run_cli(dlperf_exe, "parse", BUNDLED, "-o", out).returncode == 0
+    done = run_cli(dlperf_exe, "compare", h100, out)
+    assert done.returncode == 0
+    assert_one_clean_line(done.stderr, "hardware not recorded on one side for 8 case(s)",
+                          "without the hardware check")
+    assert "hardware not recorded on one side for 8 case(s): not checked" in done.stdout
+
 def test_a_missing_side_or_a_bad_option_is_one_line_and_exit_2(dlperf_exe, tmp_path):
     done = run_cli(dlperf_exe, "compare", BUNDLED, tmp_path / "nowhere")
     assert done.returncode == 2
