@@ -109,8 +109,16 @@ def campaigns(store: str | Path) -> pd.DataFrame:
     frame = _read(store, "campaigns")
     if frame.empty:
         return pd.DataFrame(columns=CAMPAIGN_COLUMNS)
-    return frame[CAMPAIGN_COLUMNS].sort_values(["started", "added"], kind="stable"
-                                               ).reset_index(drop=True)
+    return in_time_order(frame[CAMPAIGN_COLUMNS])
+
+
+def in_time_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows of stored campaigns oldest first: by the time the campaign started, or where
+    that is unknown (logs without timestamps) the time it was added; ties by time added."""
+    started = frame["started"].fillna("").astype(str)
+    when = started.where(started != "", frame["added"].astype(str))
+    return (frame.assign(_when=when).sort_values(["_when", "added"], kind="stable")
+            .drop(columns="_when").reset_index(drop=True))
 
 
 def resolve(store: str | Path, ref: str) -> str:

@@ -63,14 +63,13 @@ def _steps(m: np.ndarray, threshold: float, persist: int) -> tuple[list[str], li
 def trend(store, case: str = "*", threshold: float = verdict.DEFAULT_THRESHOLD,
           persist: int = DEFAULT_PERSIST) -> pd.DataFrame:
     """One row per (case matching the glob `case`, campaign) in time order (COLUMNS):
-    by the time the campaign started, then by the time it was added."""
+    that of :func:`analysis.changes.store.in_time_order`."""
     summary = results_store.summaries(store)
     if summary.empty:
         return pd.DataFrame(columns=COLUMNS)
     summary = summary[[fnmatch.fnmatchcase(k, case) for k in summary["case_key"]]]
     out = []
-    for _key, g in summary.sort_values(["started", "added"], kind="stable").groupby(
-            "case_key", sort=True):
+    for _key, g in results_store.in_time_order(summary).groupby("case_key", sort=True):
         g = g.copy()
         g["change"], g["step"] = change_points(g["throughput_median"], threshold, persist)
         previous = g["hardware"].shift()

@@ -183,3 +183,14 @@ def test_a_damaged_partition_of_a_compared_campaign_is_one_clean_line(tmp_path, 
     done = run_cli(dlperf_exe, "compare", "--store", folder, "rn50_4gpu", BUNDLED)
     assert done.returncode == 2
     assert_one_clean_line(done.stderr, "a damaged store table", table, "add that campaign again")
+
+
+def test_a_campaign_without_a_start_time_takes_its_place_by_when_it_was_added():
+    from analysis.changes.store import in_time_order
+
+    listed = pd.DataFrame({
+        "campaign": ["a", "b", "c"],
+        "started": ["2026-11-01T10:00:00+00:00", "", "2026-11-03T10:00:00+00:00"],
+        "added": ["2026-11-01T11:00:00+00:00", "2026-11-05T09:00:00+00:00",
+                  "2026-11-03T11:00:00+00:00"]})
+    assert list(in_time_order(listed)["campaign"]) == ["a", "c", "b"]  # not first: added last
