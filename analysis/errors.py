@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import os
+import traceback
+
+#: Set this environment variable (to anything but "" or "0") to see tracebacks.
+DEBUG_VARIABLE = "DLPERF_DEBUG"
+
+
+def debug() -> bool:
+    """Tracebacks were asked for: ``DLPERF_DEBUG`` is set to anything but "" or "0"."""
+    return os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
+
 
 class DLPerfError(Exception):
     """Base class of every error raised on purpose by DLPerf Suite."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What Jupyter shows for this error: the message alone, as the CLI prints it (the
+        whole traceback when ``DLPERF_DEBUG`` is set)."""
+        if debug():
+            return "".join(traceback.format_exception(self)).splitlines()
+        return [f"{type(self).__name__}: {self}"]
 
 
 class UsageError(DLPerfError):

@@ -81,3 +81,18 @@ def test_urllib3s_pysocks_warning_does_not_reach_the_user():
             "try:\n    import urllib3.contrib.socks\nexcept ImportError:\n    pass\n")
     err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stderr
     assert "SOCKS support" not in err
+
+
+def test_jupyter_shows_a_dlperf_error_as_its_message_unless_debugging(monkeypatch):
+    from analysis.errors import UsageError
+
+    try:
+        raise UsageError("no such log folder: x")
+    except UsageError as exc:
+        error = exc
+    monkeypatch.delenv("DLPERF_DEBUG", raising=False)
+    assert error._render_traceback_() == ["UsageError: no such log folder: x"]
+    monkeypatch.setenv("DLPERF_DEBUG", "1")
+    shown = error._render_traceback_()
+    assert shown[0] == "Traceback (most recent call last):" and shown[-1] == shown[-1].strip()
+    assert shown[-1] == "analysis.errors.UsageError: no such log folder: x"

@@ -19,15 +19,14 @@ import traceback
 import warnings
 
 from analysis.cli._options import HelpFormatter
-from analysis.errors import DLPerfError, LogProblemError, UsageError
+from analysis.errors import DEBUG_VARIABLE, DLPerfError, LogProblemError, UsageError
+from analysis.errors import debug as _debug
 from analysis.fsutil import display_path
 
 EXIT_RUNTIME = 1
 EXIT_USAGE = 2
 EXIT_STRICT = 3
 EXIT_INTERRUPTED = 130
-#: Set this environment variable (to anything but "" or "0") to see tracebacks.
-DEBUG_VARIABLE = "DLPERF_DEBUG"
 
 
 def _command_names() -> list[str]:
@@ -55,10 +54,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
     return parser
-
-
-def _debug() -> bool:
-    return os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
 
 
 def _fail(message: str, status: int) -> int:

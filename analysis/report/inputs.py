@@ -19,6 +19,7 @@ import yaml
 
 from analysis import config
 from analysis.errors import UsageError
+from analysis.fsutil import display_path
 
 
 @dataclass
@@ -118,7 +119,8 @@ def resolve_log_dir(log_dir: str | Path | None) -> Path:
     """`log_dir`, or the bundled ``data/raw_logs`` when None/empty."""
     path = Path(log_dir) if log_dir else config.RAW_LOGS_DIR
     if not path.exists():
-        raise UsageError(f"no such log folder: {path}")
+        where = "" if path.is_absolute() else f" (relative to {display_path(Path.cwd())})"
+        raise UsageError(f"no such log folder: {display_path(path)}{where}")
     if path.suffix == ".parquet" and path.is_file():
         raise UsageError(f"{path} is a `dlperf parse` export, not logs: a report reads a log "
                          "folder (an export can be its --baseline)")

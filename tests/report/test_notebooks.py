@@ -14,6 +14,15 @@ pytestmark = pytest.mark.slow
 NOTEBOOKS = ROOT / "notebooks"
 
 
+def _failed_outputs(name, out_dir, **params):
+    """The error outputs of `name` executed with `params`, which must make it fail."""
+    with pytest.raises(pm.PapermillExecutionError):
+        _run(name, out_dir, **params)
+    nb = nbformat.read(out_dir / name, as_version=4)
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+            if o.output_type == "error"]
+
+
 def _run(name, out_dir, **params):
     out = out_dir / name
     pm.execute_notebook(str(NOTEBOOKS / name), str(out), parameters=params, cwd=str(out_dir),
@@ -58,6 +67,20 @@ def test_report_notebook_numbers(campaign, tmp_path):
     html = "".join(o["data"].get("text/html", "") + o["data"].get("text/markdown", "")
                    for c in nb.cells if c.cell_type == "code" for o in c.outputs if "data" in o)
     assert "# 测试报告 &lt;b&gt;x&lt;/b&gt;" in html  # the title is escaped too
+
+
+@pytest.mark.parametrize(("name", "params", "message"), [
+    ("10_analyse.ipynb", {"log_dir": "no/such"}, "UsageError: no such log folder: no/such "
+                                                 "(relative to {cwd})"),
+    ("20_report.ipynb", {"log_dir": "."}, "NoLogsError: no logs found under ."),
+    ("30_compare.ipynb", {"log_dir": "no/such"}, "UsageError: no such log folder: no/such "
+                                                 "(relative to {cwd})"),
+    ("40_trends.ipynb", {"store_dir": "nostore"}, "UsageError: no such store: nostore (make "
+                                                  "one with `dlperf store add LOG_DIR --store "
+                                                  "nostore`)")])
+def test_a_bad_parameter_shows_one_line_not_a_traceback(name, params, message, tmp_path):
+    [error] = _failed_outputs(name, tmp_path, **params)
+    assert error.traceback == [message.format(cwd=tmp_path)]
 
 
 # 30_compare.ipynb is executed with real logs in tests/changes/test_frameworks_notebook.py.
