@@ -26,7 +26,7 @@ import pandas as pd
 from analysis import __version__, plots, stats
 from analysis.changes import frameworks, wording
 from analysis.fsutil import atomic_write_text
-from analysis.i18n import Translator
+from analysis.i18n import Translator, check_lang
 from analysis.problems import excerpt
 from analysis.report import (
     baseline,
@@ -964,6 +964,8 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
     verdicts at `threshold` (a fraction; default 2 %). `references` (a references file)
     adds the results tables' "vs reference" column.
     """
+    check_lang(lang)  # a bad language or method fails before the logs are parsed
+    _methods.get(method)
     if data_dir:
         data = prepared.load_once(data_dir, env=env, topology=topology)
     else:

@@ -11,7 +11,7 @@ import pytest
 
 from analysis import plots
 from analysis.i18n import Translator
-from analysis.report import inputs, tables
+from analysis.report import inputs, prepared, tables
 
 
 def _summary(frameworks=("OneFlow",), gpt=False):
@@ -113,6 +113,17 @@ def test_inputs_found_in_log_dir(tmp_path):
     assert topos[0].name == "topo_a.txt" and topos[0].topology is None and topos[0].error
     assert [(c.run, c.node, c.command) for c in camp.commands] == [
         ("1n1g/r50_b1_fp32_1", "h1", "torchrun --nnodes=2")]
+
+
+@pytest.mark.parametrize(("option", "what"), [({"method": "windowz"}, "throughput method"),
+                                              ({"lang": "fr"}, "language")])
+def test_a_bad_method_or_language_is_named_before_parsing(option, what, monkeypatch):
+    from analysis import report
+    from analysis.errors import UnknownNameError
+
+    monkeypatch.setattr(prepared, "compute", lambda *a, **k: pytest.fail("parsed"))
+    with pytest.raises(UnknownNameError, match=f"unknown {what} '"):
+        report.build(**option)
 
 
 def test_prepared_frames_round_trip_as_parquet(tmp_path):
