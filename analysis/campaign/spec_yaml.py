@@ -1,6 +1,7 @@
 """Read a campaign spec's YAML safely: bounded size, bounded alias expansion, one-line errors.
 
-A 600-byte YAML file with nested anchors ("billion laughs") expands to 10^9 nodes; a spec
+A key given twice in one mapping is an error, not "the last one wins". A 600-byte YAML file
+with nested anchors ("billion laughs") expands to 10^9 nodes; a spec
 never needs that. The document is composed first (aliases are shared, nothing is expanded),
 its expanded size is counted on the node graph, and only a document within :data:`LIMITS`
 is turned into Python objects. Every failure is a :class:`SpecError` of one line that names
@@ -62,6 +63,19 @@ def decode_spec(data: bytes, source: str) -> str:
                         f"0x{data[exc.start]:02x}); save the file as UTF-8") from None
 
 
+def _check_unique_keys(node: yaml.MappingNode, source: str) -> None:
+    """SpecError when a mapping names a key twice (YAML would keep the last one silently)."""
+    first: dict[tuple[str, str], int] = {}
+    for key, _ in node.value:
+        if not isinstance(key, yaml.ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+            continue
+        line = key.start_mark.line + 1
+        seen = first.setdefault((key.tag, key.value), line)
+        if seen != line:
+            raise SpecError(f"spec {source} line {line}: key {key.value[:60]!r} appears twice "
+                            f"in one mapping (first on line {seen}); keep one")
+
+
 def _expanded_size(node: yaml.Node, source: str) -> int:
     """Nodes of the document once every alias is expanded, counted without expanding."""
     sizes: dict[int, int] = {}
@@ -82,6 +96,7 @@ def _expanded_size(node: yaml.Node, source: str) -> int:
         if isinstance(n, yaml.SequenceNode):
             total += sum(size(c, depth + 1) for c in n.value)
         elif isinstance(n, yaml.MappingNode):
+            _check_unique_keys(n, source)
             total += sum(size(k, depth + 1) + size(v, depth + 1) for k, v in n.value)
         open_nodes.discard(id(n))
         if total > limit:

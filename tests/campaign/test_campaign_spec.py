@@ -265,6 +265,10 @@ def _limited_memory():
     (b"/proc/self/environ", ["line 1", "not valid YAML"]),
     (b"name: t\nworkload: \x00builtin\n", ["line 2", "not valid YAML"]),
     (b"", ["the spec is empty"]),
+    (SMOKE.replace("repeats: 2", "repeats: 2\nrepeats: 500").encode(),
+     ["line 9", "'repeats' appears twice", "line 8"]),
+    (SMOKE.replace("backend: local", "env:\n  A: 1\n  A: 2").encode(),
+     ["line 12", "'A' appears twice", "line 11"]),
 ])
 def test_bad_spec_files_give_one_line_and_exit_2(tmp_path, content, words):
     import subprocess
