@@ -12,6 +12,7 @@ import uuid
 import pytest
 import sleeper  # noqa: F401  (registers the test_sleeper workload)
 
+from analysis.campaign.backends.slurm import SlurmError
 from analysis.campaign.runner import Campaign
 from analysis.campaign.spec import from_dict
 
@@ -107,3 +108,21 @@ def test_slurm_timeout_cancels_the_job(slurm_cluster, tmp_path):
                           text=True).stdout.strip() == ""
     time.sleep(0.5)
     assert leftovers(marker) == ""
+
+
+def test_slurm_output_folder_with_percent_and_space(slurm_cluster, tmp_path):
+    """Slurm expands %j, %N, ... in --output file names: a folder named '%j' is not a
+    pattern (the job failed with exit code 53, its log nowhere)."""
+    out = tmp_path / "run 100% %j"
+    spec = slurm_spec(workload="test_sleeper", options={"marker": "pct", "seconds": 1})
+    status = Campaign(spec, out_dir=out).run(progress=False)
+    assert list(status["state"]) == ["done"], status.to_string()
+    assert "Iteration:" in (out / "1n2g" / "resnet50_b2_fp32_1.log").read_text()
+    assert (out / ".campaign" / "runs" / "1n2g" / "resnet50_b2_fp32_1" / "job.stdout").exists()
+
+
+def test_slurm_output_folder_with_backslash_is_refused(tmp_path):
+    """Slurm drops backslashes from --output names: refused before anything is submitted."""
+    with pytest.raises(SlurmError, match=r"backslash"):
+        Campaign(slurm_spec(), out_dir=tmp_path / "a\\b").run(progress=False)
+    assert not (tmp_path / "a\\b" / "1n2g").exists()

@@ -25,6 +25,7 @@ import math
 import os
 import re
 import time
+from pathlib import Path
 
 from analysis.campaign.backends import register
 from analysis.campaign.backends.base import (
@@ -44,6 +45,12 @@ POLL_S = 0.3
 
 class SlurmError(DLPerfError):
     """sbatch/squeue/scancel failed."""
+
+
+def slurm_filename(path) -> str:
+    """`path` as sbatch/srun ``--output`` take it: ``%`` starts a pattern there (``%j``:
+    job id), ``%%`` is a literal ``%``."""
+    return str(path).replace("%", "%%")
 
 
 @register
@@ -76,7 +83,7 @@ class SlurmBackend(Backend):
         minutes = math.ceil(opts.get("time_limit", launch.timeout + 120) / 60)
         argv = ["sbatch", "--parsable", "--export=ALL", f"--job-name={job_name}",
                 f"--nodes={n}", "--ntasks-per-node=1", f"--time={minutes}",
-                f"--output={launch.work / 'job.stdout'}", f"--chdir={launch.workdir}"]
+                f"--output={slurm_filename(launch.work / 'job.stdout')}", f"--chdir={launch.workdir}"]
         if self.gpus_per_node() and launch.device == "cuda":
             argv.append(f"--gpus-per-node={launch.gpus_per_node}")
         for key, flag in (("partition", "--partition"), ("account", "--account"),
@@ -103,7 +110,7 @@ class SlurmBackend(Backend):
             agent = self.agent_argv(launch, node, python=launch.python, agent=str(NODE_AGENT),
                                     flags=("--supervise",))
             step = ["srun", "--nodes=1", "--ntasks=1", f"--relative={node.index}",
-                    "--kill-on-bad-exit=1", f"--output={node.log}", *agent]
+                    "--kill-on-bad-exit=1", f"--output={slurm_filename(node.log)}", *agent]
             lines += [render_shell(step) + " &", 'pids+=("$!")']
         lines += [
             "rc=0",
@@ -113,6 +120,13 @@ class SlurmBackend(Backend):
             "done",
             'exit "$rc"', ""]
         return "\n".join(lines)
+
+    def prepare(self, out_dir: Path) -> None:
+        """Refuse an output folder whose name Slurm would rewrite: a backslash in an
+        ``--output`` file name is dropped, with no way to escape it."""
+        if "\\" in str(out_dir):
+            raise SlurmError(f"output folder {out_dir}: Slurm drops the backslash from log "
+                             "file names; choose a folder name without '\\'")
 
     def describe(self, launch: Launch) -> list[str]:
         lines = super().describe(launch)
