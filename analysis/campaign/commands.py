@@ -17,13 +17,15 @@ def shell_join(argv: Sequence[str]) -> str:
     return " ".join(shlex.quote(str(a)) for a in argv)
 
 
-_PLACEHOLDER = re.compile(r"\{\{([A-Z][A-Z0-9_]*)\}\}")
+#: The suite's own placeholders only: a user's ``{{HOME}}`` is a literal word, not an expansion.
+_PLACEHOLDER = re.compile(r"\{\{(DLPERF_[A-Z0-9_]+)\}\}")
 
 
 def render_shell(argv: Sequence[str]) -> str:
-    """Like :func:`shell_join`, but ``{{NAME}}`` inside a word becomes ``"${NAME}"``, expanded
-    by the shell at run time (used for values only a batch job knows, such as the master
-    host). Everything else stays single-quoted; placeholders are the only expansion."""
+    """Like :func:`shell_join`, but ``{{DLPERF_NAME}}`` inside a word becomes
+    ``"${DLPERF_NAME}"``, expanded by the shell at run time (used for values only a batch job
+    knows, such as the master host). Everything else stays single-quoted; placeholders are
+    the only expansion."""
     words = []
     for a in map(str, argv):
         parts, pos = [], 0

@@ -156,6 +156,16 @@ def test_render_shell_expands_only_placeholders():
     assert out == ["torchrun", "--master_addr", "h 0", "--node_ips=h 0,h1", HOSTILE, "", "$(id)"]
 
 
+def test_render_shell_leaves_user_braces_alone():
+    """Only the suite's own DLPERF_ placeholders expand: a user argument '{{HOME}}' or
+    '{{UNSET}}' (fatal under the batch script's `set -u`) reaches the workload as written."""
+    argv = ["x", "--tag={{HOME}}", "{{UNSET_NAME}}", "{{DLPERF_MASTER_ADDR}}"]
+    script = f'set -u; DLPERF_MASTER_ADDR=h0; printf "%s\\n" {render_shell(argv)}'
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                         check=True).stdout.split("\n")[:-1]
+    assert out == ["x", "--tag={{HOME}}", "{{UNSET_NAME}}", "h0"]
+
+
 def test_sbatch_script_and_arguments(tmp_path):
     spec = spec_for("builtin", backend="slurm",
                     slurm={"partition": "gpu", "account": "acct; rm -rf /",
