@@ -74,10 +74,18 @@ def redact_env(env: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): redact_value(str(k), v) for k, v in env.items()}
 
 
+def _secret_option_value(prev: Any, word: Any) -> bool:
+    """True when `word` is the value of the secret-named option `prev` (``--db-password X``)."""
+    prev, word = str(prev), str(word)
+    return prev.startswith("-") and "=" not in prev and is_secret_name(prev) and \
+        not word.startswith("-")
+
+
 def secrets_in(data: Any) -> list[str]:
     """Every secret string a JSON/YAML-shaped document holds (an environment, a spec): the
-    text values under secret-named keys and the secret parts of every string, longest first
-    (so that a longer secret is replaced before its parts)."""
+    text values under secret-named keys, the value after a secret-named option in a list
+    (``[--api-key, X]``) and the secret parts of every string, longest first (so that a
+    longer secret is replaced before its parts)."""
     found: set[str] = set()
 
     def walk(x: Any, secret: bool) -> None:
@@ -85,8 +93,8 @@ def secrets_in(data: Any) -> list[str]:
             for k, v in x.items():
                 walk(v, secret or is_secret_name(str(k)))
         elif isinstance(x, (list, tuple)):
-            for v in x:
-                walk(v, secret)
+            for prev, v in zip([None, *x], x):
+                walk(v, secret or (isinstance(prev, str) and _secret_option_value(prev, v)))
         elif isinstance(x, str):
             found.update([x] if secret and x else [])
             found.update(secret_parts(x))
@@ -113,9 +121,7 @@ def redact_argv(argv: Sequence[str], env: Mapping[str, Any] = {}) -> list[str]: 
     secrets = secrets_in(env)
     out, prev = [], ""
     for a in map(str, argv):
-        secret_option = prev.startswith("-") and "=" not in prev and is_secret_name(prev)
-        out.append(REDACTED if secret_option and not a.startswith("-") else
-                   redact_text(a, secrets))
+        out.append(REDACTED if _secret_option_value(prev, a) else redact_text(a, secrets))
         prev = a
     return out
 

@@ -80,3 +80,18 @@ def test_campaign_records_are_written_scrubbed(tmp_path):
     text = (tmp_path / "status.json").read_text()
     assert "S3CRET" not in text and "https://u:***@git.example/r" in text
     assert not [p for p in tmp_path.iterdir() if p.name != "status.json"]  # no temp file left
+
+
+def test_value_after_a_secret_option_in_a_list_is_a_secret(tmp_path):
+    """A spec's ``workload_args: [--db-password, pw]``: the done marker hid ``pw`` (through
+    redact_argv) but campaign.yaml, saved with the spec's secrets, kept it."""
+    from analysis.campaign.runner import Campaign
+    from analysis.campaign.spec import from_dict
+
+    args = ["--db-password", "plainpw99", "--api-key", "k3y-abc", "--verbose", "--lr", "0.1"]
+    assert set(secrets_in({"workload_args": args})) == {"plainpw99", "k3y-abc"}
+    spec = from_dict({"name": "t", "workload": "builtin", "precisions": ["fp32"],
+                      "batch_sizes": [4], "devices": ["1n1g"], "workload_args": args})
+    Campaign(spec, out_dir=tmp_path)._write_spec()
+    text = (tmp_path / "campaign.yaml").read_text()
+    assert "plainpw99" not in text and "k3y-abc" not in text and "0.1" in text
