@@ -7,8 +7,9 @@
   says ``ok``.
 - ``<out>/status.json`` — one entry per run: state (done / failed / pending), reason,
   attempts; and ``suite``, the suite of the last ``run`` that wrote it.
-- ``<out>/.campaign/failed/<N>n<G>g/<stem>.a<k>.<file>.failed`` — the partial outputs of failed
-  or interrupted attempts (suffix ``.failed`` so log walkers never take them for results).
+- ``<out>/.campaign/failed/<N>n<G>g/<stem>.a<k>[-<n>].<file>.failed`` — the partial outputs of
+  failed or interrupted attempts (suffix ``.failed`` so log walkers never take them for
+  results; ``-<n>`` when attempt k was archived before, e.g. after two crashes).
 """
 
 from __future__ import annotations
@@ -76,15 +77,25 @@ def write_status(out: Path, name: str, rows: list[dict], suite: dict | None = No
     write_json(Path(out) / "status.json", record)
 
 
+def _archived(dest: Path, run, tag: str, path: Path) -> Path:
+    name = path.name.removesuffix(".partial")
+    return dest / f"{run.stem}.{tag}{name[len(run.stem):]}.failed"
+
+
 def archive(paths: list[Path], out: Path, run, attempt: int) -> list[str]:
-    """Move a failed attempt's partial files out of the log folders; their new paths."""
+    """Move a failed attempt's partial files out of the log folders; their new paths. An
+    earlier archive of the same attempt number (a crash, then another) is never replaced:
+    the later one is tagged ``a<k>-2``, ``a<k>-3``, ..."""
     dest = Path(out) / ".campaign" / "failed" / run.case.config
+    present = [p for p in paths if p.exists()]
+    tag, n = f"a{attempt}", 1
+    while any(_archived(dest, run, tag, p).exists() for p in present):
+        n += 1
+        tag = f"a{attempt}-{n}"
     moved = []
-    for p in paths:
-        if p.exists():
-            dest.mkdir(parents=True, exist_ok=True)
-            name = p.name.removesuffix(".partial")
-            target = dest / f"{run.stem}.a{attempt}{name[len(run.stem):]}.failed"
-            os.replace(p, target)
-            moved.append(str(target.relative_to(out)))
+    for p in present:
+        dest.mkdir(parents=True, exist_ok=True)
+        target = _archived(dest, run, tag, p)
+        os.replace(p, target)
+        moved.append(str(target.relative_to(out)))
     return moved

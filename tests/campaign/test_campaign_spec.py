@@ -292,3 +292,20 @@ def test_bad_spec_files_give_one_line_and_exit_2(tmp_path, content, words):
     for w in words:
         assert w in lines[0]
     assert len(lines[0]) < 400
+
+
+def test_archived_attempts_are_never_overwritten(tmp_path):
+    """Two crashes of the same run leave two sets of leftovers, archived as attempt 0 each
+    time: the second archive took the first one's name and the first crash's log was lost."""
+    from analysis.campaign import records
+
+    run = from_dict(base()).runs()[0]
+    log = run.log_path(tmp_path).with_name(run.log_path(tmp_path).name + ".partial")
+    log.parent.mkdir(parents=True)
+    moved = []
+    for text in ("first crash", "second crash"):
+        log.write_text(text)
+        moved += records.archive([log], tmp_path, run, 0)
+    assert len(set(moved)) == 2
+    assert sorted((tmp_path / m).read_text() for m in moved) == ["first crash", "second crash"]
+    assert all(m.endswith(".failed") for m in moved)
