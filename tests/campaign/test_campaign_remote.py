@@ -4,10 +4,13 @@ slurmd + munged (fixtures in conftest.py)."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
 import subprocess
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 import sleeper  # noqa: F401  (registers the test_sleeper workload)
@@ -126,3 +129,26 @@ def test_slurm_output_folder_with_backslash_is_refused(tmp_path):
     with pytest.raises(SlurmError, match=r"backslash"):
         Campaign(slurm_spec(), out_dir=tmp_path / "a\\b").run(progress=False)
     assert not (tmp_path / "a\\b" / "1n2g").exists()
+
+
+def test_ssh_refuses_a_remote_tmp_that_another_user_can_write(sshd_hosts, tmp_path):
+    """The agent runs as a script from remote_tmp (default /tmp/dlperf-campaign-<name>), so
+    its folder comes first on sys.path: another user who made that folder first and put an
+    argparse.py in it ran code as the campaign's user."""
+    planted = tmp_path / "pwned"
+    d = Path(f"/tmp/dlperf-plant-{uuid.uuid4().hex[:8]}")
+    d.mkdir(mode=0o777)
+    d.chmod(0o777)
+    os.chown(d, 65534, 65534)  # nobody
+    (d / "argparse.py").write_text(f"open({str(planted)!r}, 'w').write('x')\n")
+    try:
+        spec = ssh_spec(sshd_hosts, workload="test_sleeper",
+                        options={"marker": "plant", "seconds": 1})
+        spec.ssh["remote_tmp"] = str(d)
+        status = Campaign(spec, out_dir=tmp_path / "out").run(progress=False)
+    finally:
+        shutil.rmtree(d)
+    row = status.iloc[0]
+    assert not planted.exists()
+    assert row.state == "failed" and str(d) in row.reason and "another user" in row.reason, \
+        row.reason

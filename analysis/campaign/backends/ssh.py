@@ -4,7 +4,8 @@
   ``ssh.user``, ``ssh.port``, ``ssh.connect_timeout``). A host that refuses the connection
   fails the run at once with the reason.
 - The agent (``node.py``) and the three standard-library-only modules it imports
-  (``AGENT_MODULES``) are copied to ``ssh.remote_tmp`` on every host (sftp), so hosts need
+  (``AGENT_MODULES``) are copied to ``ssh.remote_tmp`` on every host (sftp), which must be a
+  folder of the login user that no one else can write (it is checked), so hosts need
   Python but not this package; the built-in workloads need only ``workloads/`` in the
   workdir and torch.
 - The remote command is one shell line in which every word is ``shlex.quote``-d; the spec's
@@ -24,6 +25,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import sys
 import threading
 import time
@@ -114,9 +116,11 @@ class SSHBackend(Backend):
         key = self._key(h)
         if key in self._ready:
             return
-        r = self._run(h, ["mkdir", "-p", f"{self.remote_tmp}/analysis"])
+        r = self._run(h, ["mkdir", "-p", "-m", "700", self.remote_tmp,
+                          f"{self.remote_tmp}/analysis"])
         if r.exited != 0:
             raise SSHError(f"ssh {key}: mkdir {self.remote_tmp} failed: {r.stderr.strip()}")
+        self._check_private(h)
         try:
             conn = self._connect(h)
             conn.put(str(NODE_AGENT), self._agent_path())
@@ -125,6 +129,24 @@ class SSHBackend(Backend):
         except Exception as exc:  # sftp missing, disk full, ...
             raise SSHError(f"ssh {key}: cannot copy the node agent (sftp): {exc}") from None
         self._ready.add(key)
+
+    def _check_private(self, h: dict) -> None:
+        """SSHError unless remote_tmp and its ``analysis/`` are real folders of the login user
+        that no one else can write: the agent runs from there, and its folder comes first on
+        its ``sys.path``."""
+        r = self._run(h, ["id", "-u"])
+        try:
+            uid, sftp = int(r.stdout.strip()), self._connect(h).sftp()
+            for path in (self.remote_tmp, f"{self.remote_tmp}/analysis"):
+                st = sftp.lstat(path)
+                if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o022:
+                    raise SSHError(f"ssh {self._key(h)}: {path} is not a private folder of "
+                                   f"uid {uid} (owner uid {st.st_uid}, mode "
+                                   f"{stat.filemode(st.st_mode)}): another user could put code "
+                                   "there that the agent would run; remove it or set "
+                                   "ssh.remote_tmp")
+        except (ValueError, OSError) as exc:
+            raise SSHError(f"ssh {self._key(h)}: cannot check {self.remote_tmp}: {exc}") from None
 
     # -- Backend ------------------------------------------------------------------------
     def probe_gpus(self) -> int:
