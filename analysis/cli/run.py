@@ -13,6 +13,8 @@ from __future__ import annotations
 import signal
 import sys
 
+from analysis.cli._options import positive_float
+
 COMMAND = "run"
 HELP = "run a benchmark campaign (spec YAML); the launch notebook is kept as its record"
 EXIT_INTERRUPTED = 130
@@ -29,7 +31,7 @@ def add_arguments(p) -> None:
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar or per-run lines (default: a bar on a terminal, "
                         "one line per run otherwise)")
-    p.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--time-budget", type=positive_float, default=None, metavar="SECONDS",
                    help="start no run that would probably end after SECONDS; the rest stay "
                         "pending for the next invocation (default: no budget)")
 

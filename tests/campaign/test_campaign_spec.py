@@ -309,3 +309,18 @@ def test_archived_attempts_are_never_overwritten(tmp_path):
     assert len(set(moved)) == 2
     assert sorted((tmp_path / m).read_text() for m in moved) == ["first crash", "second crash"]
     assert all(m.endswith(".failed") for m in moved)
+
+
+@pytest.mark.parametrize("budget", ["-5", "nan", "inf", "0"])
+def test_time_budget_must_be_a_positive_number(tmp_path, budget):
+    """'--time-budget -5' started nothing and said nothing; 'nan' was no budget at all."""
+    import subprocess
+    import sys
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SMOKE)
+    res = subprocess.run([sys.executable, "-m", "analysis", "run", str(spec), "-o",
+                          str(tmp_path / "out"), f"--time-budget={budget}"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "--time-budget" in res.stderr, res.stderr[-2000:]
+    assert "Traceback" not in res.stderr and not (tmp_path / "out").exists()
