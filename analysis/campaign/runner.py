@@ -30,7 +30,7 @@ from analysis.campaign.backends.base import Interrupted, Launch, NodeLaunch, Out
 from analysis.campaign.lock import CampaignLock
 from analysis.campaign.node import visible_gpus
 from analysis.campaign.progress import CampaignProgress
-from analysis.campaign.spec import BACKENDS, Run, Spec, SpecError, contained, load
+from analysis.campaign.spec import BACKENDS, Run, Spec, SpecError, check_hosts, contained, load
 from analysis.campaign.suite_version import suite_version
 from analysis.campaign.workloads import LaunchContext, wrap_container
 from analysis.campaign.workloads import get as get_workload
@@ -74,11 +74,12 @@ class Campaign:
     def __init__(self, spec: Spec | str | Path, out_dir: str | Path | None = None,
                  backend: str | None = None):
         if not isinstance(spec, Spec):
-            spec = load(spec)
+            spec = load(spec, overrides={"backend": backend})
         if backend and backend != spec.backend:
             if backend not in BACKENDS:
                 raise SpecError(f"backend {backend!r} is unknown; valid: {', '.join(BACKENDS)}")
             spec = replace(spec, backend=backend)
+            check_hosts(spec)
         self.spec = spec
         self.out = spec.resolve_out_dir(out_dir)
         self.runs = spec.runs()

@@ -28,8 +28,8 @@ from analysis.layout import normalize_model, normalize_precision
 from analysis.redact import is_secret_name, secrets_in
 
 __all__ = ["BACKENDS", "KEYS", "LIMITS", "PRECISIONS", "Case", "Run", "Spec", "SpecError",
-           "contained", "from_dict", "load", "loads", "parse_devices", "parse_duration",
-           "safe_name"]
+           "check_hosts", "contained", "from_dict", "load", "loads", "parse_devices",
+           "parse_duration", "safe_name"]
 
 #: Bounds of what one spec may ask for (a typo such as ``repeats: 10000000`` is an error).
 LIMITS = {"runs": 10_000, "repeats": 1_000, "iterations": 10_000_000, "batch_size": 1 << 20,
@@ -532,11 +532,16 @@ def from_dict(raw: dict) -> Spec:
     )
     if spec.warmup >= spec.iterations:
         raise _fail("warmup", spec.warmup, f"fewer than iterations ({spec.iterations})")
+    check_hosts(spec)
+    spec.runs()  # stable ids, no duplicates
+    return spec
+
+
+def check_hosts(spec: Spec) -> None:
+    """SpecError when backend ssh has fewer hosts than the largest case has nodes."""
     if spec.backend == "ssh" and len(spec.hosts) < spec.max_nodes():
         raise SpecError(f"spec key 'hosts': backend ssh needs at least {spec.max_nodes()} "
                         f"hosts for {spec.max_nodes()}-node cases; got {len(spec.hosts)}")
-    spec.runs()  # stable ids, no duplicates
-    return spec
 
 
 def _with_overrides(raw: Any, overrides: dict | None) -> Any:

@@ -324,3 +324,17 @@ def test_time_budget_must_be_a_positive_number(tmp_path, budget):
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "--time-budget" in res.stderr, res.stderr[-2000:]
     assert "Traceback" not in res.stderr and not (tmp_path / "out").exists()
+
+
+def test_backend_override_is_checked_like_the_spec(tmp_path):
+    """`dlperf run SPEC --backend ssh` of a spec without hosts was an internal IndexError."""
+    import subprocess
+    import sys
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SMOKE)
+    res = subprocess.run([sys.executable, "-m", "analysis", "run", str(spec), "--backend",
+                          "ssh", "--dry-run"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr[-2000:]
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "'hosts'" in lines[0] and str(spec) in lines[0], lines
