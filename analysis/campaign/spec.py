@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import config
-from analysis.campaign.spec_yaml import SpecError, load_yaml_file, parse_yaml
+from analysis.campaign.spec_yaml import SpecError, key_line, parse_yaml, read_spec_text
 from analysis.layout import normalize_model, normalize_precision
 from analysis.redact import is_secret_name, secrets_in
 
@@ -54,7 +54,7 @@ def _show(value: Any, limit: int = 60) -> str:
 
 def _fail(key: str, value: Any, allowed: str) -> SpecError:
     shown = "<value hidden>" if is_secret_name(key.rsplit(".", 1)[-1]) else _show(value)
-    return SpecError(f"spec key {key!r}: invalid value {shown}; allowed: {allowed}")
+    return SpecError(f"spec key {key!r}: invalid value {shown}; allowed: {allowed}", key)
 
 
 # ---- value checks: (key, value) -> validated value -----------------------------------------
@@ -216,12 +216,12 @@ def section(key: str, value: Any, fields: dict[str, Field], required: tuple[str,
     secrets = sorted(str(k) for k in raw if str(k).lower() in ("password", "passwd",
                                                                 "passphrase"))
     if secrets:
-        raise SpecError(f"spec key {path(secrets[0])!r}: {_NO_PASSWORDS}")
+        raise SpecError(f"spec key {path(secrets[0])!r}: {_NO_PASSWORDS}", path(secrets[0]))
     unknown = sorted(str(k) for k in raw if k not in fields)
     if unknown:
         where = f" of {key!r}" if key else ""
         raise SpecError(f"unknown spec key {path(unknown[0])!r}; valid keys{where}: "
-                        f"{', '.join(sorted(fields))}")
+                        f"{', '.join(sorted(fields))}", path(unknown[0]))
     for k in required:
         if raw.get(k) is None:
             raise SpecError(f"spec key {path(k)!r} is required")
@@ -285,7 +285,7 @@ def _host(key: str, value: Any) -> dict:
     if isinstance(value, str):
         m = re.match(r"^(?:([^@\s]+)@)?([^@\s]+?)(?::(\d+))?$", value)
         if m and m.group(1) and ":" in m.group(1):
-            raise SpecError(f"spec key {key!r}: {_NO_PASSWORDS}")
+            raise SpecError(f"spec key {key!r}: {_NO_PASSWORDS}", key)
         if not m:
             raise _fail(key, value, "'host', 'user@host' or 'user@host:port'")
         value = {"host": m.group(2), **({"user": m.group(1)} if m.group(1) else {}),
@@ -552,13 +552,16 @@ def _with_overrides(raw: Any, overrides: dict | None) -> Any:
 
 def load(path: str | Path, overrides: dict | None = None) -> Spec:
     """Read a YAML spec file; `overrides` (e.g. from the CLI) replace top-level keys.
-    Every error names the file."""
-    raw = load_yaml_file(path)
+    Every error names the file, and the line when it is about one key."""
+    text = read_spec_text(path)
+    raw = parse_yaml(text, str(path))  # its errors name the file and line already
     try:
         return from_dict(_with_overrides(raw, overrides))
     except SpecError as exc:
-        raise SpecError(f"spec {path}: {str(exc).removeprefix('spec: ').removeprefix('spec ')}"
-                        ) from None
+        line = key_line(text, exc.key)
+        where = f" line {line}" if line else ""
+        what = str(exc).removeprefix("spec: ").removeprefix("spec ")
+        raise SpecError(f"spec {path}{where}: {what}", exc.key) from None
 
 
 def loads(text: str, overrides: dict | None = None) -> Spec:

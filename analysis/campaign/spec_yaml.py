@@ -11,6 +11,7 @@ the file (and line) and says which limit was hit; no value is echoed.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,38 @@ LIMITS = {"bytes": 1 << 20, "nodes": 100_000, "aliases": 1_000, "depth": 64}
 
 
 class SpecError(UsageError):
-    """A campaign spec is invalid; the message names the key and the allowed values."""
+    """A campaign spec is invalid; the message names the key and the allowed values.
+    ``key`` is the key's path (``slurm.partition``, ``cases[0].batch_size``) when known."""
+
+    def __init__(self, message: str, key: str | None = None):
+        super().__init__(message)
+        self.key = key
+
+
+def key_line(text: str, key: str | None) -> int | None:
+    """The line of `key` (a path such as ``cases[0].batch_size``) in the YAML `text`, or of
+    the deepest part of it that exists; None when unknown. `text` was read by parse_yaml."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader) if key else None
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", key or ""):
+        if isinstance(node, yaml.SequenceNode) and part.startswith("["):
+            items = node.value
+            node = items[int(part[1:-1])] if int(part[1:-1]) < len(items) else None
+        elif isinstance(node, yaml.MappingNode):
+            node, mark = next(((v, k.start_mark) for k, v in node.value
+                               if isinstance(k, yaml.ScalarNode) and k.value == part),
+                              (None, None))
+            line = mark.line + 1 if mark else line
+            continue
+        else:
+            node = None
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+    return line
 
 
 def read_spec_bytes(path: str | Path) -> bytes:
@@ -156,6 +188,6 @@ def parse_yaml(text: str, source: str = "<text>") -> Any:
             loader.dispose()
 
 
-def load_yaml_file(path: str | Path) -> Any:
-    """Read, decode and parse a spec file within :data:`LIMITS`."""
-    return parse_yaml(decode_spec(read_spec_bytes(path), str(path)), str(path))
+def read_spec_text(path: str | Path) -> str:
+    """The UTF-8 text of a spec file within :data:`LIMITS`."""
+    return decode_spec(read_spec_bytes(path), str(path))
