@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis.campaign.commands import shell_join
-from analysis.redact import redact_argv, redact_env
+from analysis.redact import redact_argv, redact_env, redact_text
 
 NODE_AGENT = Path(__file__).resolve().parent.parent / "node.py"
 POLL_S = 0.05
@@ -140,6 +140,11 @@ class Backend(ABC):
         return lines
 
     # -- helpers for subclasses -------------------------------------------------------
+    def shown(self, text: str) -> str:
+        """`text` (a command line, a script line) as a dry run may print it: the spec's
+        secrets, URL passwords and token shapes hidden."""
+        return redact_text(text, self.spec.secrets())
+
     def agent_argv(self, launch: Launch, node: NodeLaunch, *, python: str, agent: str,
                    paths: dict[str, str] | None = None, flags: tuple[str, ...] = ()) -> list[str]:
         """The node agent's command line for `node` (`paths` override the output paths, for

@@ -131,9 +131,10 @@ class SlurmBackend(Backend):
     def describe(self, launch: Launch) -> list[str]:
         lines = super().describe(launch)
         path = str(launch.work / "job.sbatch")
-        lines.append("  " + shell_join(self.sbatch_argv(launch, path, f"dlperf-{self.spec.name}")))
+        sbatch = shell_join(self.sbatch_argv(launch, path, f"dlperf-{self.spec.name}"))
+        lines.append("  " + self.shown(sbatch))
         lines.append(f"  {path}:")
-        lines += ["    " + x for x in self.script(launch).splitlines()]
+        lines += ["    " + self.shown(x) for x in self.script(launch).splitlines()]
         return lines
 
     def _sbatch(self, launch: Launch) -> str:

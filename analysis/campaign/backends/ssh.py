@@ -188,7 +188,8 @@ class SSHBackend(Backend):
         lines = super().describe(launch)
         for n in launch.active():
             h = self.spec.hosts[n.index]
-            lines.append(f"  ssh {self._key(h)} (node {n.index}): {self.remote_command(launch, n)}")
+            lines.append(f"  ssh {self._key(h)} (node {n.index}): "
+                         + self.shown(self.remote_command(launch, n)))
         return lines
 
     def execute(self, launch: Launch) -> Outcome:
