@@ -139,11 +139,15 @@ def _older_rule(run: RunData, why: str) -> Estimate:
 
 # --- OneFlow GPT and Megatron: printed latencies ---------------------------------------------
 
-def latency_rule(run: RunData, what: str) -> Estimate:
-    """Latency = median of the printed per-interval latencies after the first (start-up) one;
-    throughput = global batch / latency. Steps that repeat or go back give no figure."""
+def latency_rule(run: RunData, what: str, ramp_up: np.ndarray = ()) -> Estimate:
+    """Latency = median of the printed per-interval latencies after the first (start-up) one,
+    the lines `ramp_up` (intervals at a smaller global batch) left out; throughput = global
+    batch / latency. Steps that repeat or go back give no figure."""
     method = (f"median of the printed {what} of every interval after the first (start-up) "
               "interval; throughput = global batch / latency")
+    if len(ramp_up):
+        method += (f"; the {len(ramp_up)} intervals of the batch-size ramp-up (another "
+                   "global batch size printed) left out")
     rows = run.series(M.LATENCY).drop_duplicates("line")
     if rows.empty:
         return Estimate.fail("the log has no training lines with a latency",
@@ -158,11 +162,12 @@ def latency_rule(run: RunData, what: str) -> Estimate:
         refused = run.refuse(lines.min(), lines.max(), method, timestamps=False)
         if refused is not None:
             return refused
-    values = kept["value"].to_numpy(dtype=float)
+    values = kept["value"].to_numpy(dtype=float)[~np.isin(kept["line"].to_numpy(), ramp_up)]
     values = values[np.isfinite(values)]
     if not len(values):
         return Estimate.fail(f"the log prints {len(rows)} latency interval(s); at least one "
-                             "after the first is needed", kind="truncated", method=method)
+                             "after the first and the ramp-up is needed", kind="truncated",
+                             method=method)
     latency = float(np.median(values))
     if latency <= 0:
         return Estimate.fail(f"the median printed latency is {latency:g} s", "impossible_value",

@@ -7,7 +7,9 @@ Only the last rank prints the iteration lines::
 
 Fields come and go between versions and intervals (loss fields vanish when every iteration of
 the interval was skipped), so each known field is looked up by name. Newer versions prefix
-lines with ``[YYYY-MM-DD HH:MM:SS]`` (read as UTC).
+lines with ``[YYYY-MM-DD HH:MM:SS]`` (read as UTC). ``global batch size`` is stored per line: a
+batch-size ramp-up (``--rampup-batch-size``) prints smaller ones first, and the rule leaves
+those intervals out.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ _FIELDS = {
     "elapsed time per iteration (ms)": (M.LATENCY, M.SECONDS, 1e-3),
     "throughput per GPU (TFLOP/s/GPU)": ("tflops_per_gpu", "TFLOP/s", 1.0),
     "learning rate": (M.LR, M.NONE, 1.0),
+    "global batch size": ("global_batch_size", M.NONE, 1.0),
     "lm loss": (M.LOSS, M.NONE, 1.0),
     "loss scale": ("loss_scale", M.NONE, 1.0),
     "grad norm": ("grad_norm", M.NONE, 1.0),
@@ -178,4 +181,12 @@ class MegatronParser(GPTCases, LogParser):
         return parsed
 
     def dlperf(self, run: RunData) -> Estimate:
-        return latency_rule(run, "elapsed time per iteration")
+        return latency_rule(run, "elapsed time per iteration", _ramp_up_lines(run))
+
+
+def _ramp_up_lines(run: RunData) -> np.ndarray:
+    """Lines whose printed global batch size is not the last one printed
+    (``--rampup-batch-size`` grows the batch to it): their latency is a smaller batch's."""
+    batch = run.series("global_batch_size")
+    value, lines = batch["value"].to_numpy(), batch["line"].to_numpy()
+    return lines[value != value[-1]] if len(value) else lines

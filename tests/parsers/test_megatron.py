@@ -171,3 +171,32 @@ def test_multi_node_run_trains_on_its_last_node(tmp_path):
     assert result.problems.empty, result.problems[["kind", "reason"]]
     est = parsers.get("megatron").dlperf(run_data(result, "2n8g/gpt_b2_amp_1"))
     assert est.latency == pytest.approx(0.1406)
+
+
+def _ramp_up_log(path: Path) -> None:
+    """--rampup-batch-size 16 16 …: 16 for iterations 1-100, 32 to 150, 48 to 200, 64 to 300;
+    the latency grows with the batch (160 samples/s throughout), the first interval 500 ms."""
+    out, consumed = [], 0
+    for it in range(1, 301):
+        batch = 16 if it <= 100 else 32 if it <= 150 else 48 if it <= 200 else 64
+        consumed += batch
+        if it % 10 == 0:
+            ms = 500.0 if it == 10 else batch / 160 * 1000
+            out.append(f" iteration {it:8d}/{300:8d} | consumed samples: {consumed:12d} | "
+                       f"elapsed time per iteration (ms): {ms:.1f} | learning rate: 1.0E-04 | "
+                       f"global batch size: {batch:5d} | lm loss: 7.0E+00 |\n")
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(out))
+
+
+def test_dlperf_leaves_the_batch_ramp_up_out(tmp_path):
+    """The run's global batch is the last printed (64); intervals printed at 16, 32 or 48 ran
+    smaller batches in less time. Their latencies (median of all after the first: 300 ms,
+    a 48 batch) over 64 gave 213.33 samples/s; the steady intervals give 64 / 0.4 = 160."""
+    _ramp_up_log(tmp_path / "1n1g" / "gpt_b64_fp16_1.log")
+    result = parse_paths([tmp_path])
+    est = parsers.get("megatron").dlperf(run_data(result, "1n1g/gpt_b64_fp16_1"))
+    assert est.latency == pytest.approx(0.4) and est.throughput == pytest.approx(160.0)
+    assert "ramp-up" in est.method and est.problem_kind == ""
+    assert rows(result, "1n1g/gpt_b64_fp16_1", "global_batch_size")["value"].iloc[[0, -1]].tolist(
+        ) == [16, 64]
