@@ -97,6 +97,8 @@ def test_slurm_single_node_two_processes(slurm_cluster, tmp_path):
     marker = json.loads((tmp_path / "1n2g" / "resnet50_b2_fp32_1.done").read_text())
     assert marker["job_state"] == "COMPLETED" and marker["nodes"][0]["rc"] == 0
     assert (tmp_path / "1n2g" / "resnet50_b2_fp32_1.node0.env.json").exists()
+    scripts = list((tmp_path / ".campaign").rglob("job.sbatch"))
+    assert scripts and all(p.stat().st_mode & 0o077 == 0 for p in scripts)  # args hold secrets
 
 
 def test_slurm_timeout_cancels_the_job(slurm_cluster, tmp_path):

@@ -53,6 +53,15 @@ def slurm_filename(path) -> str:
     return str(path).replace("%", "%%")
 
 
+def _write_private(path: Path, text: str) -> None:
+    """Write `text` to `path`, readable by its owner alone: a batch script holds the
+    workload's arguments, secrets included (sbatch reads it as that owner)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        os.fchmod(fh.fileno(), 0o600)  # a script left by an earlier attempt keeps its mode
+        fh.write(text)
+
+
 @register
 class SlurmBackend(Backend):
     """Submit each run as a Slurm batch job."""
@@ -140,7 +149,7 @@ class SlurmBackend(Backend):
     def _sbatch(self, launch: Launch) -> str:
         launch.work.mkdir(parents=True, exist_ok=True)
         path = launch.work / "job.sbatch"
-        path.write_text(self.script(launch))
+        _write_private(path, self.script(launch))
         env = {**os.environ, **self.spec.env}
         argv = self.sbatch_argv(launch, str(path), f"dlperf-{self.spec.name}")
         try:
