@@ -24,6 +24,7 @@ TOPK = "topk"
 LR = "lr"
 LATENCY = "latency"  # seconds per iteration
 SAMPLES = "samples"  # cumulative samples consumed
+GLOBAL_BATCH = "global_batch_size"  # the global batch of an interval (a ramp-up grows it)
 MEMORY_USED = "memory_used"  # MiB on one device
 MEMORY_TOTAL = "memory_total"  # MiB on one device
 MEMORY_MAX_ALLOCATED = "memory_max_allocated"  # MiB, framework allocator peak

@@ -53,7 +53,7 @@ _FIELDS = {
     "elapsed time per iteration (ms)": (M.LATENCY, M.SECONDS, 1e-3),
     "throughput per GPU (TFLOP/s/GPU)": ("tflops_per_gpu", "TFLOP/s", 1.0),
     "learning rate": (M.LR, M.NONE, 1.0),
-    "global batch size": ("global_batch_size", M.NONE, 1.0),
+    "global batch size": (M.GLOBAL_BATCH, M.NONE, 1.0),
     "lm loss": (M.LOSS, M.NONE, 1.0),
     "loss scale": ("loss_scale", M.NONE, 1.0),
     "grad norm": ("grad_norm", M.NONE, 1.0),
@@ -187,6 +187,6 @@ class MegatronParser(GPTCases, LogParser):
 def _ramp_up_lines(run: RunData) -> np.ndarray:
     """Lines whose printed global batch size is not the last one printed
     (``--rampup-batch-size`` grows the batch to it): their latency is a smaller batch's."""
-    batch = run.series("global_batch_size")
+    batch = run.series(M.GLOBAL_BATCH)
     value, lines = batch["value"].to_numpy(), batch["line"].to_numpy()
     return lines[value != value[-1]] if len(value) else lines

@@ -12,7 +12,7 @@ from _frames import rows
 from analysis import parsers
 from analysis.collect import parse_paths
 from analysis.logtext import LogText
-from analysis.stats import run_data
+from analysis.stats import run_data, run_throughput
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "megatron"
 PLAIN = "iterations/1n4g/gpt_b1_amp_1"
@@ -200,3 +200,18 @@ def test_dlperf_leaves_the_batch_ramp_up_out(tmp_path):
     assert "ramp-up" in est.method and est.problem_kind == ""
     assert rows(result, "1n1g/gpt_b64_fp16_1", "global_batch_size")["value"].iloc[[0, -1]].tolist(
         ) == [16, 64]
+
+
+@pytest.mark.parametrize("warmup, measure, expected", [
+    (20, 100, 160.0),  # 80 x 16 + 20 x 32 samples in 8 + 4 s (was 64 x 100 / 12 s = 533.33)
+    (150, 100, 160.0),  # 50 x 48 + 50 x 64 samples in 15 + 20 s
+    (0, 300, 12000 / 79),  # every sample, with the 10 x 500 ms start-up interval
+])
+def test_window_counts_each_interval_at_its_printed_batch(tmp_path, warmup, measure, expected):
+    """A window across the batch-size ramp-up: each interval's samples are its printed
+    global batch x its iterations, not the run's final batch."""
+    _ramp_up_log(tmp_path / "1n1g" / "gpt_b64_fp16_1.log")
+    row = run_throughput(parse_paths([tmp_path]), "window", warmup=warmup,
+                         measure=measure).iloc[0]
+    assert row["throughput"] == pytest.approx(expected)
+    assert "ramp-up" in row["method"] and not row["problem_kind"]

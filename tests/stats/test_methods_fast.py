@@ -15,6 +15,7 @@ from analysis.collect import ParseResult, parse_paths
 from analysis.estimate import Estimate, RunData
 from analysis.stats import methods, run_data, run_throughput
 from analysis.stats.methods.base import truncated
+from analysis.stats.methods.window import RAMP_UP
 
 FAMILIES = ["dll_pytorch", "dll_tensorflow", "megatron", "oneflow_bert", "oneflow_cnn",
             "oneflow_gpt", "oneflow_models", "libai", "gpu_memory"]
@@ -59,6 +60,10 @@ def ref_window(run: RunData, warmup: int, measure: int) -> Estimate:
         if dt <= 0:
             return Estimate.fail(f"non-increasing timestamps between steps {steps[i0]} and "
                                  f"{steps[i1]}", "bad_line", label)
+        batches = _ref_batches(run, lines[i0 + 1:i1 + 1])
+        if (batches != run.global_batch_size).any():  # a batch-size ramp-up
+            samples = float((batches * np.diff(steps[i0:i1 + 1])).sum())
+            return Estimate(samples / dt, label + RAMP_UP, n_it, dt / n_it)
         return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it)
     lat = _ref_lowest_rank(run.series(M.LATENCY))
     lat = lat[lat["step"].notna()].sort_values("step")
@@ -81,8 +86,18 @@ def ref_window(run: RunData, warmup: int, measure: int) -> Estimate:
         return Estimate.fail(f"the printed latencies add up to {seconds:g} s over {iters} "
                              "iterations", "impossible_value", label)
     latency = seconds / iters
-    return Estimate(run.global_batch_size / latency, label + " from printed latencies",
-                    iters, latency)
+    label += " from printed latencies"
+    batches = _ref_batches(run, lat["line"].to_numpy(dtype=np.int64)[inside])
+    if (batches != run.global_batch_size).any():
+        return Estimate(float((batches * n_it).sum()) / seconds, label + RAMP_UP, iters, latency)
+    return Estimate(run.global_batch_size / latency, label, iters, latency)
+
+
+def _ref_batches(run: RunData, lines: np.ndarray) -> np.ndarray:
+    """The global batch printed on each of `lines`, else the run's."""
+    printed = run.series(M.GLOBAL_BATCH)
+    at = dict(zip(printed["line"].astype(int), printed["value"].astype(float)))
+    return np.array([at.get(int(ln), run.global_batch_size) for ln in lines], dtype=float)
 
 
 def ref_reported(run: RunData, warmup: int, measure: int) -> Estimate:

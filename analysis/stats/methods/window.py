@@ -1,6 +1,8 @@
 """``window``: skip `warmup` iterations, then global batch x iterations / elapsed time over the
 next `measure` iterations, between the two lines' timestamps. Families without timestamps
-(OneFlow GPT, Megatron) use the printed per-iteration latencies of the same window."""
+(OneFlow GPT, Megatron) use the printed per-iteration latencies of the same window. Where a
+window's lines print a global batch other than the run's (Megatron's batch-size ramp-up),
+the samples are each interval's printed batch x its iterations."""
 
 from __future__ import annotations
 
@@ -57,6 +59,10 @@ class Window(ThroughputMethod):
             if dt <= 0:
                 return Estimate.fail(f"non-increasing timestamps between steps {steps[i0]} and "
                                      f"{steps[i1]}", "bad_line", label)
+            batches = printed_batches(run, cols, lines[i0 + 1:i1 + 1])
+            if (batches != run.global_batch_size).any():
+                samples = float((batches * np.diff(steps[i0:i1 + 1])).sum())
+                return Estimate(samples / dt, label + RAMP_UP, n_it, dt / n_it)
             return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it)
         return _latency_window(run, warmup, measure, label)
 
@@ -87,5 +93,28 @@ def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Esti
         return Estimate.fail(f"the printed latencies add up to {seconds:g} s over {iters} "
                              "iterations", "impossible_value", label)
     latency = seconds / iters
-    return Estimate(run.global_batch_size / latency, label + " from printed latencies",
-                    iters, latency)
+    label += " from printed latencies"
+    batches = printed_batches(run, cols, cols["line"][rows][inside])
+    if (batches != run.global_batch_size).any():
+        return Estimate(float((batches * n_it).sum()) / seconds, label + RAMP_UP, iters,
+                        latency)
+    return Estimate(run.global_batch_size / latency, label, iters, latency)
+
+
+#: What a window's method text adds when its intervals ran other global batches.
+RAMP_UP = "; samples = each interval's printed global batch x its iterations (batch ramp-up)"
+
+
+def printed_batches(run: RunData, cols: dict[str, np.ndarray], lines: np.ndarray) -> np.ndarray:
+    """The global batch each of `lines` printed for its interval (Megatron's ``global batch
+    size``, smaller during a batch-size ramp-up), else the run's."""
+    out = np.full(len(lines), run.global_batch_size, dtype=float)
+    rows = series_rows(run, cols, M.GLOBAL_BATCH)
+    if rows.size and len(lines):
+        printed = cols["line"][rows]
+        order = np.argsort(printed, kind="stable")
+        printed, values = printed[order], cols["value"][rows][order]
+        at = np.minimum(np.searchsorted(printed, lines), len(printed) - 1)
+        hit = printed[at] == lines
+        out[hit] = values[at][hit]
+    return out
