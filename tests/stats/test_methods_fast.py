@@ -103,11 +103,15 @@ def _ref_batches(run: RunData, lines: np.ndarray) -> np.ndarray:
 def ref_reported(run: RunData, warmup: int, measure: int) -> Estimate:
     label = f"reported(warmup={warmup})"
     df = _ref_lowest_rank(run.series(M.THROUGHPUT))
-    df = df[df["step"].notna() & (df["step"] > warmup)]
+    df = df[df["step"].notna()]
+    start = df["step"].shift(fill_value=0)  # the interval a printed value measured
+    start = start.where(start <= df["step"], 0)  # steps restart: from 0
+    df = df[(df["step"] > warmup) & (start >= warmup)]
     vals = df["value"].to_numpy(dtype=np.float64)
     vals = vals[np.isfinite(vals)]
     if vals.size == 0:
-        return Estimate.fail(f"no printed throughput after iteration {warmup}", "truncated", label)
+        return Estimate.fail(f"no throughput printed for an interval after iteration {warmup}",
+                             "truncated", label)
     lines = df["line"].to_numpy(dtype=np.int64)
     refused = run.refuse(lines.min(), lines.max(), label, timestamps=False)
     if refused is not None:

@@ -1,4 +1,7 @@
-"""``reported``: median of the throughput values the program printed after `warmup`."""
+"""``reported``: median of the throughput values the program printed for intervals after
+`warmup`: a value printed at step s covers the iterations since the previous printed step
+(since 0 for the first, or where steps restart), so with a print every 100 iterations the
+value at step 100 (start-up included) is not one after a warm-up of 20."""
 
 from __future__ import annotations
 
@@ -14,8 +17,8 @@ from analysis.stats.methods.base import ThroughputMethod, lowest_rank, series_ro
 class Reported(ThroughputMethod):
     name = "reported"
     rank = 2
-    description = ("median of the throughput values the program printed after a "
-                   "warm-up of {warmup} iterations")
+    description = ("median of the throughput values the program printed for intervals "
+                   "after a warm-up of {warmup} iterations")
 
     @staticmethod
     def estimate(run: RunData, warmup: int, measure: int) -> Estimate:
@@ -23,14 +26,24 @@ class Reported(ThroughputMethod):
         cols = train_arrays(run)
         rows = series_rows(run, cols, M.THROUGHPUT)
         rows = rows[lowest_rank(cols["rank"][rows])]
-        step = cols["step"][rows]
-        rows = rows[~np.isnan(step) & (step > warmup)]
+        rows = rows[~np.isnan(cols["step"][rows])]
+        rows = rows[after_warmup(cols["step"][rows], warmup)]
         vals = cols["value"][rows]
         vals = vals[np.isfinite(vals)]
         if vals.size == 0:
-            return Estimate.fail(f"no printed throughput after iteration {warmup}", "truncated", label)
+            return Estimate.fail(f"no throughput printed for an interval after iteration {warmup}",
+                                 "truncated", label)
         lines = cols["line"][rows]
         refused = run.refuse(lines.min(), lines.max(), label, timestamps=False)
         if refused is not None:
             return refused
         return Estimate(float(np.median(vals)), label, int(vals.size))
+
+
+def after_warmup(steps: np.ndarray, warmup: int) -> np.ndarray:
+    """Which printed values (their steps, in line order) measured only iterations after
+    `warmup`: the step is past it and so is the previous printed step (the interval's start;
+    0 for the first value and where steps restart, as in a new epoch)."""
+    start = np.concatenate([[0.0], steps[:-1]])
+    start[start > steps] = 0.0
+    return (steps > warmup) & (start >= warmup)
