@@ -149,3 +149,15 @@ def test_each_method_is_a_module_of_its_name():
         assert methods.get(cls.name) is cls.estimate
     with pytest.raises(UnknownNameError, match="dlperf"):
         methods.get("fastest")
+
+
+@pytest.mark.parametrize("steps, warmup, kept", [
+    ([100, 200, 300], 20, [False, True, True]),  # the first value measured steps 1-100
+    ([19, 20, 21, 22], 20, [False, False, True, True]),  # one value per iteration: step > 20
+    ([40, 60, 20, 40, 60], 20, [False, True, False, True, True]),  # a new epoch restarts steps
+    ([10, 30, 50], 30, [False, False, True]),
+])
+def test_reported_keeps_values_whose_interval_is_past_the_warmup(steps, warmup, kept):
+    from analysis.stats.methods.reported import after_warmup
+
+    assert after_warmup(np.array(steps, dtype=float), warmup).tolist() == kept
