@@ -42,7 +42,7 @@ def median(values: list[float]) -> float:
 
 def throughput_stats(values: Iterable, confidence: float = 0.95) -> dict:
     """repeats, median, mean, std, min, max, interval and spread of one case's throughputs
-    (non-finite values are not repeats)."""
+    (non-finite values are not repeats; a zero median gives the spread as `ratio` does)."""
     ok = finite(values)
     n = len(ok)
     med = median(ok)
@@ -55,7 +55,7 @@ def throughput_stats(values: Iterable, confidence: float = 0.95) -> dict:
         "throughput_min": min(ok) if n else NAN, "throughput_max": max(ok) if n else NAN,
         "interval_low": interval.low, "interval_high": interval.high,
         "interval_kind": interval.kind, "interval_coverage": interval.coverage,
-        "spread_pct": (max(ok) - min(ok)) / med * 100.0 if n > 1 else NAN,
+        "spread_pct": ratio(max(ok) - min(ok), med) * 100.0 if n > 1 else NAN,
     }
 
 

@@ -83,3 +83,15 @@ def test_min_max_below_seven_and_nan_values_ignored():
     assert median_interval([]).kind == "n = 0"
     # a confidence no pair of seven values reaches: min–max, said as such
     assert median_interval(range(7), confidence=0.99).kind == "min–max"
+
+
+def test_zero_median_gives_no_spread_and_does_not_stop_the_summary(campaign):
+    # `--method reported` on logs printing "samples/s: 0.000" raised ZeroDivisionError
+    runs = run_throughput(campaign)
+    case = runs[(runs["precision"] == "amp") & (runs["gpus_per_node"] == 1)].copy()
+    case["throughput"] = [0.0, 0.0, 0.0, 0.0, 0.0]
+    row = summarize(campaign, runs=case).iloc[0]
+    assert row["throughput_median"] == 0.0 and row["repeats"] == 5
+    assert np.isnan(row["spread_pct"])  # (0 − 0) / 0: no relative spread
+    case["throughput"] = [0.0, 0.0, 0.0, 10.0, 20.0]
+    assert summarize(campaign, runs=case).iloc[0]["spread_pct"] == np.inf
