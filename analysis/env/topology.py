@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.env.links import LinkClass, TopologyError, classify_link
+from analysis.env.links import LinkClass, TopologyError, classify_link, is_known_code
 
 __all__ = ["Topology", "TopologyError", "parse_topology", "read_topology", "strip_ansi",
            "parse_cpulist", "EXTRA_COLUMNS"]
@@ -351,6 +351,7 @@ def _validate(topo_devices: list[str], matrix: pd.DataFrame, affinity: pd.DataFr
             if matrix.at[b, a] != code:
                 raise TopologyError(f"matrix is not symmetric: ({a}, {b}) is {code!r} but "
                                     f"({b}, {a}) is {matrix.at[b, a]!r}")
+    _check_no_device_columns(affinity)
     for col, rule in _VALUE_RULES.items():
         if col not in affinity.columns:
             continue
@@ -361,6 +362,18 @@ def _validate(topo_devices: list[str], matrix: pd.DataFrame, affinity: pd.DataFr
     if unknown:
         raise TopologyError(f"NIC Legend names {', '.join(unknown)}, which are not matrix "
                             f"columns ({', '.join(topo_devices)})")
+
+
+def _check_no_device_columns(affinity: pd.DataFrame) -> None:
+    """Raise when a header column past the rows' devices is a device (``GPU3``, or link codes
+    in every row): its row is missing, e.g. the text was cut short."""
+    for col in affinity.columns:
+        if col in EXTRA_COLUMNS:
+            continue
+        cells = list(affinity[col])
+        if _GPU.fullmatch(col) or all(v is not None and is_known_code(v) for v in cells):
+            raise TopologyError(f"the header names device {col} but no row {col} follows: "
+                                "the text is truncated or a row is missing")
 
 
 def parse_topology(text: str | bytes) -> Topology:

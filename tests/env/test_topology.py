@@ -240,6 +240,18 @@ def test_bad_input_raises_a_clear_error(edit, message):
     assert isinstance(info.value, DLPerfError)
 
 
+@pytest.mark.parametrize("variant, cut, device", [
+    ("h200_x4", "NIC1\t", "NIC1"),  # a NIC row without affinity cells
+    ("h200_x4_captured", "GPU3\t", "GPU3"),
+    ("v100_dgx1_mlx5", "mlx5_0 ", "mlx5_0"),
+])
+def test_text_missing_its_last_row_is_rejected_not_a_smaller_matrix(variant, cut, device):
+    lines = raw(variant).split("\n")
+    text = "\n".join(line for line in lines if not line.startswith(cut))
+    with pytest.raises(TopologyError, match=f"header names device {device} but no row"):
+        parse_topology(text)
+
+
 def test_stored_record_that_disagrees_with_its_text_is_rejected():
     d = load("h200_x4").to_dict()
     d["matrix"]["GPU0"]["GPU1"] = "NV4"
