@@ -365,13 +365,13 @@ def _validate(topo_devices: list[str], matrix: pd.DataFrame, affinity: pd.DataFr
 
 
 def _check_no_device_columns(affinity: pd.DataFrame) -> None:
-    """Raise when a header column past the rows' devices is a device (``GPU3``, or link codes
-    in every row): its row is missing, e.g. the text was cut short."""
+    """Raise when a header column past the rows' devices is a device (``GPU3``, or only link
+    codes in its cells): its row is missing, e.g. the text was cut short."""
     for col in affinity.columns:
         if col in EXTRA_COLUMNS:
             continue
-        cells = list(affinity[col])
-        if _GPU.fullmatch(col) or all(v is not None and is_known_code(v) for v in cells):
+        cells = [v for v in affinity[col] if v is not None]
+        if _GPU.fullmatch(col) or (cells and all(is_known_code(v) for v in cells)):
             raise TopologyError(f"the header names device {col} but no row {col} follows: "
                                 "the text is truncated or a row is missing")
 

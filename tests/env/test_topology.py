@@ -252,6 +252,12 @@ def test_text_missing_its_last_row_is_rejected_not_a_smaller_matrix(variant, cut
         parse_topology(text)
 
 
+def test_text_cut_within_a_gpu_row_is_rejected():
+    text = "\n".join(_h200_lines()[:5]).rsplit("\tSYS", 1)[0]  # GPU3 row ends after " X "
+    with pytest.raises(TopologyError, match="header names device NIC0 but no row NIC0"):
+        parse_topology(text)
+
+
 def test_stored_record_that_disagrees_with_its_text_is_rejected():
     d = load("h200_x4").to_dict()
     d["matrix"]["GPU0"]["GPU1"] = "NV4"
