@@ -928,9 +928,10 @@ def problems_intro(tr: Translator, count: int, runs: int) -> str:
 
 
 def _topology_text(topo: TopoInput) -> dict:
-    """A topology as the environment template shows it: host name and the text."""
+    """A topology as the environment template shows it: host name, the text and why it is
+    not a matrix ('' when it parsed)."""
     text = topo.topology.display_text if topo.topology is not None else topo.text
-    return {"name": topo.name, "text": text.rstrip("\n")}
+    return {"name": topo.name, "text": text.rstrip("\n"), "error": topo.error}
 
 
 def _display_path(p: Path, root: Path) -> str:

@@ -15,6 +15,7 @@ from analysis.report.build import build
 from analysis.report.inputs import gather
 
 RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n1g"
+H200 = ROOT / "tests" / "data" / "topology" / "h200_x4" / "topo.txt"
 
 
 def _damaged(root):
@@ -49,3 +50,16 @@ def test_compare_warns_and_goes_on(tmp_path):
     warnings = [ln for ln in done.stderr.splitlines() if ln.startswith("dlperf: warning:")]
     assert len(warnings) == 4 and all(ln.endswith("; left out") for ln in warnings)
     assert "unchanged" in done.stdout
+
+
+def test_a_topology_cut_short_is_shown_and_said_not_to_be_a_matrix(tmp_path):
+    root = tmp_path / "logs"
+    shutil.copytree(RN50, root / "1n1g")
+    for record in (root / "1n1g").glob("*.env.json"):
+        record.unlink()
+    (root / "topo_node0.txt").write_text("\n".join(H200.read_text().split("\n")[:5]))
+    for lang, words in (("en", "not a valid"), ("zh", "不是有效的")):
+        rep = build(root, lang=lang)
+        md = str(rep.environment())
+        assert "GPU3" in md and words in md and "no row NIC0" in md
+        assert rep.topology() is None
