@@ -48,9 +48,11 @@ DEFAULT_ENV_PATTERNS = (
     "SLURM_HINT", "SLURM_NODEID", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_STEP_NUM_NODES",
     "SLURM_STEP_NUM_TASKS", "SLURM_STEP_TASKS_PER_NODE",
 )
-#: Matched by a default pattern but not TensorFlow's: Terraform's ``TF_*`` variables.
+#: Matched by a default pattern but not TensorFlow's: Terraform's and OpenTofu's ``TF_*``
+#: variables (``TF_ENCRYPTION`` holds the state encryption passphrase).
 NOT_RECORDED = (
-    "TF_CLI_*", "TF_VAR_*", "TF_TOKEN_*", "TF_LOG", "TF_LOG_*", "TF_INPUT", "TF_DATA_DIR",
+    "TF_CLI_*", "TF_VAR_*", "TF_TOKEN_*", "TF_ENCRYPTION", "TF_LOG", "TF_LOG_*", "TF_INPUT",
+    "TF_DATA_DIR",
     "TF_WORKSPACE", "TF_IN_AUTOMATION", "TF_REGISTRY_*", "TF_STATE_*", "TF_PLUGIN_*",
     "TF_IGNORE", "TF_APPEND_USER_AGENT", "TF_ACC*", "TF_REATTACH_PROVIDERS", "TF_CLOUD_*",
     "TF_HOSTNAME", "TF_ORGANIZATION", "TF_PROJECT", "TF_WORKDIR", "TF_SKIP_*",

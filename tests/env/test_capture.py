@@ -236,6 +236,12 @@ def test_redaction_applies_to_every_record(tmp_path):
     assert rec_env == {"NCCL_PASSWORD": REDACTED, "RANK": "3"}
 
 
+def test_opentofu_state_encryption_config_is_not_recorded():
+    tofu = 'key_provider "pbkdf2" "k" { passphrase = "tofu-LEAK-passphrase" }'
+    env = select_env({"TF_ENCRYPTION": tofu, "TF_CPP_MIN_LOG_LEVEL": "2"})
+    assert env == {"TF_CPP_MIN_LOG_LEVEL": "2"}
+
+
 # what leaked before the allow-list (issue 9, item 14), and Terraform's TF_* (item 21)
 LEAKED = {"DLPERF_DB": "mysql://root:pw-LEAK1@h", "CUDA_API_CREDENTIAL": "cred-LEAK2",
           "SLURM_JOB_PASS": "slurm-LEAK3", "TORCH_HUB_AUTH": "hub-LEAK4", "OMP_PASS": "omp-LEAK5",
