@@ -152,14 +152,22 @@ def read_record(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
+def _why(exc: Exception) -> str:
+    """Why a record could not be read, without the file's full path (reports are published)."""
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+
+
 def load_env(path: str | Path, root: Path | None = None) -> EnvInput:
+    """The record at `path`; named relative to `root` (the logs) in messages when given."""
     p = Path(path)
+    shown = _rel(p, root) if root else p
     try:
         record = json.loads(read_record(p))
     except (OSError, ValueError) as exc:
-        raise UsageError(f"cannot read environment record {p}: {exc}") from exc
+        why = _why(exc) if root else exc  # a file given on the command line: all of it
+        raise UsageError(f"cannot read environment record {shown}: {why}") from exc
     if not isinstance(record, dict):
-        raise UsageError(f"{p}: an environment record must be a JSON object")
+        raise UsageError(f"{shown}: an environment record must be a JSON object")
     return EnvInput(_rel(p, root) if root else p.name, record)
 
 
@@ -224,7 +232,7 @@ def load_campaign(root: Path) -> CampaignInput:
         try:
             data = json.loads(read_record(marker))
         except (OSError, ValueError) as exc:
-            camp.unreadable.append((_rel(marker, root), f"not a done marker: {exc}"))
+            camp.unreadable.append((_rel(marker, root), f"not a done marker: {_why(exc)}"))
             continue
         if isinstance(data, dict):
             stem = _rel(marker, root)[: -len(".done")]
@@ -267,7 +275,7 @@ def gather(log_dir: Path, env: str | Path | list | None = None,
         try:
             topos.append(parse_topo(_rel(p, log_dir), read_record(p)))
         except OSError as exc:
-            camp.unreadable.append((_rel(p, log_dir), f"cannot read topology file: {exc}"))
+            camp.unreadable.append((_rel(p, log_dir), f"cannot read topology file: {_why(exc)}"))
     return envs, topos, camp
 
 

@@ -63,3 +63,13 @@ def test_a_topology_cut_short_is_shown_and_said_not_to_be_a_matrix(tmp_path):
         md = str(rep.environment())
         assert "GPU3" in md and words in md and "no row NIC0" in md
         assert rep.topology() is None
+
+
+def test_problems_name_records_relative_to_the_logs(tmp_path):
+    root = _damaged(tmp_path / "logs")
+    (root / "1n1g" / "gone.env.json").symlink_to(tmp_path / "nowhere.json")
+    (root / "topo_gone.txt").symlink_to(tmp_path / "nowhere.txt")
+    _, _, camp = gather(root)
+    assert len(camp.unreadable) == 6
+    for _, reason in camp.unreadable:
+        assert str(tmp_path) not in reason, reason  # a published report shows no local path
