@@ -26,6 +26,7 @@ from analysis.estimate import Estimate, RunData
 from analysis.layout import meta_from_path
 from analysis.logtext import LogText
 from analysis.parsers import register
+from analysis.parsers._fields import to_int
 from analysis.parsers._gpt import GPTCases
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import latency_rule
@@ -111,7 +112,7 @@ def _global_batch_from_parts(parsed: ParsedLog, lines: dict[str, int]) -> None:
     unset when a part is missing."""
     if "global_batch_size" in parsed.meta:
         return
-    get = {name: _int(parsed.parameters.get(name)) for name in (
+    get = {name: to_int(parsed.parameters.get(name)) for name in (
         "micro_batch_size", "num_accumulation_steps", "data_parallel_size", "num_nodes",
         "num_gpus_per_node", "tensor_model_parallel_size", "pipeline_model_parallel_size")}
     dp = get["data_parallel_size"]
@@ -124,13 +125,6 @@ def _global_batch_from_parts(parsed: ParsedLog, lines: dict[str, int]) -> None:
     if dp and micro and steps and "micro_batch_size" in lines:
         parsed.meta["global_batch_size"] = micro * dp * steps
         parsed.meta_lines["global_batch_size"] = lines["micro_batch_size"]
-
-
-def _int(value: str | None) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def _devices_from_world_size(log: LogText, parsed: ParsedLog, lines: dict[str, int]) -> None:
