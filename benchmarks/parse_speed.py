@@ -13,6 +13,8 @@ measures on that one corpus, in one run, with the page cache warm:
   OneFlow: ``str.split`` of the training lines, ``float`` timestamps of iterations 20 and
   120, global batch × 100 / Δt, stop reading. Median over repeats (numpy), speedup vs 1n1g;
 - floor: a plain Python read of every file;
+- write floor: a new process importing pyarrow's Parquet writer and writing the table
+  ``parse -o`` wrote (whole, and its per-row columns only): a lower bound of ``parse -o``;
 - whole ``dlperf`` processes (imports included) of the `analysis` package of the tree this
   file is in: ``summarize --method dlperf --format csv`` (all cores, and ``-j 1`` where the
   tree has ``-j``) and ``parse -o x.parquet`` (the full tidy frame), each on an empty parse
@@ -247,8 +249,10 @@ def cli_commands(root: Path, out: Path) -> dict[str, list[str]]:
 
 
 def _tree_env(cache: Path | None = None) -> dict:
-    """The environment of a `dlperf` process: this tree's package, parse cache in `cache`."""
-    env = {**os.environ, "PYTHONPATH": str(TREE)}
+    """The environment of a `dlperf` process: this tree's package first (then whatever
+    PYTHONPATH held: packages installed with ``pip --target``), parse cache in `cache`."""
+    path = os.pathsep.join(p for p in (str(TREE), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
     return env if cache is None else {**env, "DLPERF_CACHE_DIR": str(cache)}
 
 
@@ -280,6 +284,41 @@ def library_cached(root: Path, cache: Path) -> tuple[float, float, float, dict[s
                                   capture_output=True, text=True, check=True,
                                   env=_tree_env(cache)).stdout) for _ in range(2)]
     return times[0], min(times[1:]), min(fresh), dict(zip(runs["run_id"], runs["throughput"]))
+
+
+#: The write floor of the full frame: a new process imports pyarrow's Parquet writer and
+#: writes the observations table `dlperf parse` wrote (read back first, not timed): the
+#: whole table, then only its per-row columns (run-constant ones dropped: what a frame
+#: that kept them in the runs frame alone would write). A lower bound of `parse -o`.
+_WRITE_FLOOR = """
+import sys, time
+t0 = time.perf_counter()
+import pyarrow.parquet as pq
+imported = time.perf_counter() - t0
+table = pq.read_table(sys.argv[1])
+per_row = table.select([c for c in sys.argv[3].split(",") if c in table.column_names])
+best = []
+for t in (table, per_row):
+    seconds = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        pq.write_table(t, sys.argv[2])
+        seconds.append(time.perf_counter() - t0)
+    best.append(imported + min(seconds))
+print(*best)
+"""
+#: Columns that vary within a run (the rest are the run's fields, constant per run).
+PER_ROW = ("run_id", "source", "line", "rank", "device", "phase", "epoch", "step",
+           "timestamp", "metric", "value", "unit")
+
+
+def write_floor(observations: Path) -> tuple[float, float]:
+    """(seconds to import the Parquet writer and write the whole observations table, the
+    same for its per-row columns only), best of two writes each, in a new process."""
+    out = subprocess.run([sys.executable, "-c", _WRITE_FLOOR, str(observations),
+                          str(observations.with_suffix(".floor.parquet")), ",".join(PER_ROW)],
+                         capture_output=True, text=True, check=True).stdout.split()
+    return float(out[0]), float(out[1])
 
 
 def _cli_medians(text: str) -> dict[tuple, float]:
@@ -348,7 +387,8 @@ def main() -> None:
         out_dir = Path(tempfile.mkdtemp(prefix="dlperf-parse-out-"))
         commands = cli_commands(root, out_dir / "observations.parquet")
         read_floor(root)  # warm the page cache
-        times: dict[str, list[float]] = {k: [] for k in ("scripts", "floor", *commands)}
+        times: dict[str, list[float]] = {k: [] for k in ("scripts", "floor", *commands,
+                                                          "write_floor", "write_floor_per_row")}
         peaks = dict.fromkeys(("scripts", *commands), 0)
         outputs = {}
         for _ in range(args.rounds):
@@ -363,6 +403,9 @@ def main() -> None:
                 wall, rss, outputs[name] = _run_process(cmd, _tree_env(out_dir / "cache"))
                 times[name].append(wall)
                 peaks[name] = max(peaks[name], rss)
+            whole, per_row = write_floor(out_dir / "observations.parquet")
+            times["write_floor"].append(whole)
+            times["write_floor_per_row"].append(per_row)
         lib = ()
         if "summarize_cached" in commands:
             shutil.rmtree(out_dir / "cache", ignore_errors=True)
@@ -391,6 +434,11 @@ def main() -> None:
             "floor_mb_per_s": round(mb / t["floor"], 1),
             **{f"{k}_mb_per_s": round(mb / t[k], 1) for k in commands},
             **{f"{k}_vs_scripts": round(t["scripts"] / t[k], 2) for k in commands},
+            "parquet_write_floor_s": round(t["write_floor"], 2),
+            "parquet_write_floor_vs_scripts": round(t["scripts"] / t["write_floor"], 2),
+            "parquet_write_floor_per_row_s": round(t["write_floor_per_row"], 2),
+            "parquet_write_floor_per_row_vs_scripts":
+                round(t["scripts"] / t["write_floor_per_row"], 2),
             **({"library_first_s": round(lib[0], 2), "library_cached_s": round(lib[1], 3),
                 "library_cached_speedup": round(lib[0] / lib[1], 1),
                 "library_cached_vs_scripts": round(t["scripts"] / lib[1], 1),

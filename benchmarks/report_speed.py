@@ -32,19 +32,25 @@ import synth  # noqa: E402
 from analysis.report.publish import publish  # noqa: E402
 
 
-def floor_seconds(tmp: Path, repeat: int = 3) -> float:
-    """Best of `repeat` papermill runs of a one-cell notebook (kernel start + execute + stop)."""
-    nb = new_notebook(cells=[new_code_cell("pass")],
+def floor_seconds(tmp: Path, repeat: int = 3, code: str = "pass",
+                  name: str = "empty") -> float:
+    """Best of `repeat` papermill runs of a one-cell notebook of `code` (kernel start +
+    execute + stop)."""
+    nb = new_notebook(cells=[new_code_cell(code)],
                       metadata={"kernelspec": {"name": "python3", "language": "python",
                                                "display_name": "Python 3"}})
-    src = tmp / "empty.ipynb"
+    src = tmp / f"{name}.ipynb"
     nbformat.write(nb, src)
     best = float("inf")
     for _ in range(repeat):
         t = time.perf_counter()
-        pm.execute_notebook(str(src), str(tmp / "empty_out.ipynb"), progress_bar=False)
+        pm.execute_notebook(str(src), str(tmp / f"{name}_out.ipynb"), progress_bar=False)
         best = min(best, time.perf_counter() - t)
     return best
+
+
+#: The report notebook's first cell.
+IMPORT_CELL = "from analysis import report"
 
 
 def command_seconds(argv: list[str], cwd: Path) -> float:
@@ -88,6 +94,9 @@ def main() -> None:
         paths = synth.write_campaign(tmp / "logs", configs, repeats, groups)
         synth.write_markers(tmp / "logs", paths)
         floor = floor_seconds(tmp)
+        # the first cell of notebooks/20_report.ipynb alone: the imports every report kernel
+        # makes (pandas, matplotlib, seaborn through analysis.report), no work
+        kernel_floor = floor_seconds(tmp, code=IMPORT_CELL, name="imports")
         cpu0 = cpu_seconds()
         t = time.perf_counter()
         html = publish(tmp / "logs", tmp / "out_html", langs="en,zh", to="html")
@@ -100,11 +109,15 @@ def main() -> None:
         cli = cli_seconds(tmp) if args.cli else None
     print(f"campaign: {len(paths)} runs ({len(configs)} configs x {len(groups)} groups x {repeats} repeats)")
     print(f"floor (empty notebook, same kernel, best of 3): {floor:.2f} s")
+    print(f"kernel with the report's imports only ({IMPORT_CELL!r}, best of 3): "
+          f"{kernel_floor:.2f} s = {kernel_floor / floor:.1f}x floor")
     print(f"en+zh HTML: {html_s:.2f} s = {html_s / floor:.1f}x floor (goal <= 3x)")
     for k, v in html.seconds.items():
         print(f"  {k}: {v:.2f} s")
     print(f"  CPU: publisher {cpu[0]:.2f} s, kernel and parse workers {cpu[1]:.2f} s "
-          f"(load average {os.getloadavg()[0]:.1f})")
+          f"(load average {os.getloadavg()[0]:.1f}); that CPU spread over all "
+          f"{os.cpu_count()} cores would take {sum(cpu) / os.cpu_count():.2f} s "
+          f"= {sum(cpu) / os.cpu_count() / floor:.1f}x floor")
     print(f"en+zh HTML+PDF: {both_s:.2f} s; PDF export alone {pdf_s:.2f} s = "
           f"{pdf_s / html_s:.2f}x the HTML time (goal <= 2x)")
     if cli:
