@@ -18,7 +18,7 @@ from analysis.schema import CASE_COLUMNS
 ONLY_BASE, ONLY_NEW = "only in base", "only in new"
 COLUMNS = [
     "case_key", *CASE_COLUMNS, "base_repeats", "new_repeats", "base_median", "new_median",
-    "ratio", "ratio_low", "ratio_high", "threshold", "verdict", "base_efficiency",
+    "ratio", "ratio_low", "ratio_high", "no_spread", "threshold", "verdict", "base_efficiency",
     "new_efficiency", "efficiency_change", "base_memory_mib", "new_memory_mib",
     "memory_change", "env_changes",
 ]
@@ -139,7 +139,8 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             base_repeats=est.base_repeats if b is not None else np.nan,
             new_repeats=est.new_repeats if n is not None else np.nan,
             base_median=_num(b, "throughput_median"), new_median=_num(n, "throughput_median"),
-            ratio=est.ratio, ratio_low=est.low, ratio_high=est.high, threshold=t,
+            ratio=est.ratio, ratio_low=est.low, ratio_high=est.high,
+            no_spread=est.no_spread, threshold=t,
             verdict=word, base_efficiency=_num(b, "scaling_efficiency"),
             new_efficiency=_num(n, "scaling_efficiency"),
             base_memory_mib=_num(b, "memory_sampled_mib"),

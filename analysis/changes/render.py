@@ -16,7 +16,13 @@ def _pct(x: float, digits: int = 2, unit: str = " %") -> str:
     return "-" if not np.isfinite(x) else f"{x * 100:+.{digits}f}{unit}"
 
 
-def _interval(lo: float, hi: float) -> str:
+#: The interval cell of a case whose repeats are all identical on both sides.
+NO_SPREAD = "no spread measured"
+
+
+def _interval(lo: float, hi: float, no_spread: bool = False) -> str:
+    if no_spread:
+        return NO_SPREAD
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return "-"
     return f"[{(lo - 1) * 100:+.2f}, {(hi - 1) * 100:+.2f}] %"
@@ -38,7 +44,8 @@ def shown(table: pd.DataFrame) -> pd.DataFrame:
         "runs": [_runs(b, n) for b, n in zip(t["base_repeats"], t["new_repeats"])],
         "base_median": t["base_median"], "new_median": t["new_median"],
         "change": [_pct(r - 1) for r in t["ratio"]],
-        "interval": [_interval(lo, hi) for lo, hi in zip(t["ratio_low"], t["ratio_high"])],
+        "interval": [_interval(lo, hi, bool(z)) for lo, hi, z in
+                     zip(t["ratio_low"], t["ratio_high"], t["no_spread"])],
         "verdict": t["verdict"],
         "efficiency": [_pct(x, 1, " pt") for x in t["efficiency_change"]],
         "memory": [_pct(x, 1) for x in t["memory_change"]],
@@ -54,6 +61,9 @@ def render_comparison(result: Comparison, fmt: str, base_label: str, new_label: 
     note = (f"base: {base_label}; new: {new_label}; change: NEW/BASE - 1 (ratio of geometric "
             f"means) with its {result.confidence * 100:g} % Welch t interval on log throughput; threshold {limit}; "
             "runs: repeats base/new")
+    if result.table["no_spread"].any():
+        note += (f"; {NO_SPREAD}: every repeat of both sides gave the same figure, so there is "
+                 "no interval and the verdict is by the threshold alone")
     if result.env_changes:
         note += "; environment: " + "; ".join(result.env_changes)
     if result.different_hardware:

@@ -22,6 +22,14 @@ Verdicts, for a threshold τ (0.02 = 2 %) and a two-sided interval [lo, hi] at `
 - ``unchanged``: the whole interval lies within [1 − τ, 1 + τ] (no change that matters);
 - ``too few repeats``: fewer than 2 repeats on a side, or an interval too wide to say.
 
+No spread measured: when every repeat of each side gave the same figure (a quantised printed
+value, copied logs), the sample variances are 0 and the t interval would have zero width,
+claiming certainty the repeats cannot give. The interval is then not estimable (NaN,
+``RatioEstimate.no_spread``) and the verdict falls back to the threshold alone: ``slower``
+when the ratio is at most 1 − τ, ``faster`` when at least 1 + τ, else ``unchanged``. A
+gate still fails on a drop all repeats agree on; the output says the verdict rests on the
+threshold, not on an interval.
+
 A case whose true ratio is 1 is called slower with probability at most (1 − confidence) / 2
 (2.5 % at the default 95 %): that needs hi < 1, which the interval's coverage bounds.
 """
@@ -52,6 +60,7 @@ class RatioEstimate:
     high: float
     base_repeats: int
     new_repeats: int
+    no_spread: bool = False  # both sides' repeats identical: no interval, threshold rule
 
 
 def _clean(values) -> np.ndarray:
@@ -61,24 +70,30 @@ def _clean(values) -> np.ndarray:
 
 def ratio_interval(base, new, confidence: float = DEFAULT_CONFIDENCE) -> RatioEstimate:
     """Welch t interval of NEW/BASE on log throughput (see the module docstring)."""
-    b, n = np.log(_clean(base)), np.log(_clean(new))
+    raw_b, raw_n = _clean(base), _clean(new)
+    b, n = np.log(raw_b), np.log(raw_n)
     if b.size < MIN_REPEATS or n.size < MIN_REPEATS:
         ratio = float(np.exp(n.mean() - b.mean())) if b.size and n.size else float("nan")
         return RatioEstimate(ratio, float("nan"), float("nan"), int(b.size), int(n.size))
+    if np.ptp(raw_b) == 0.0 and np.ptp(raw_n) == 0.0:  # exactly equal, not a variance near 0
+        return RatioEstimate(float(raw_n[0] / raw_b[0]), float("nan"), float("nan"),
+                             int(b.size), int(n.size), no_spread=True)
     d = n.mean() - b.mean()
     vb, vn = b.var(ddof=1) / b.size, n.var(ddof=1) / n.size
     se = np.sqrt(vb + vn)
-    if se == 0.0:
-        half = 0.0
-    else:
-        df = (vb + vn) ** 2 / (vb**2 / (b.size - 1) + vn**2 / (n.size - 1))
-        half = t_quantile(0.5 + confidence / 2.0, df) * se
+    df = (vb + vn) ** 2 / (vb**2 / (b.size - 1) + vn**2 / (n.size - 1))
+    half = t_quantile(0.5 + confidence / 2.0, df) * se
     return RatioEstimate(float(np.exp(d)), float(np.exp(d - half)), float(np.exp(d + half)),
                          int(b.size), int(n.size))
 
 
 def decide(est: RatioEstimate, threshold: float = DEFAULT_THRESHOLD) -> str:
-    """The verdict of an estimate against `threshold` (a fraction: 0.02 = 2 %)."""
+    """The verdict of an estimate against `threshold` (a fraction: 0.02 = 2 %); without a
+    measured spread, by the threshold alone (see the module docstring)."""
+    if est.no_spread:
+        if est.ratio <= 1.0 - threshold:
+            return SLOWER
+        return FASTER if est.ratio >= 1.0 + threshold else UNCHANGED
     if not np.isfinite(est.low) or not np.isfinite(est.high):
         return TOO_FEW
     if est.high < 1.0 and est.ratio <= 1.0 - threshold:

@@ -109,9 +109,11 @@ def _signed(tr: Translator, value, digits: int, unit: str) -> str:
     return ("+" if v > 0 else "") + tr.num(v, digits) + unit.replace(" ", "\u00a0")
 
 
-def _ratio_cell(tr: Translator, ratio, low, high) -> str:
+def _ratio_cell(tr: Translator, ratio, low, high, no_spread: bool = False) -> str:
     if pd.isna(ratio):
         return "-"
+    if no_spread:  # every repeat identical on both sides: no interval (verdict.py)
+        return f"{tr.num(ratio, 3)} ({tr('changes.no_spread')})"
     if pd.isna(low) or pd.isna(high):
         return tr.num(ratio, 3)
     # wraps between the ratio and its interval only
@@ -127,7 +129,8 @@ def table_frame(changes: Changes, tr: Translator) -> tuple[pd.DataFrame, pd.Data
     rows, styles = [], []
     for r in changes.table.itertuples(index=False):
         rows.append([r.case_key, tr.num(r.base_median), tr.num(r.new_median),
-                     _ratio_cell(tr, r.ratio, r.ratio_low, r.ratio_high),
+                     _ratio_cell(tr, r.ratio, r.ratio_low, r.ratio_high,
+                                 bool(getattr(r, "no_spread", False))),
                      verdict_text(tr, r.verdict),
                      _signed(tr, r.efficiency_change * 100, 1, " " + tr("unit.points")),
                      _signed(tr, r.memory_change * 100, 1, "%"),

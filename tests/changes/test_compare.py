@@ -163,3 +163,44 @@ def test_a_broken_log_is_named_and_does_not_hide_the_good_repeats(dlperf_exe, tm
     row = df.loc["PyTorch/resnet50/fp32/b128/1n2g"]
     assert (row["base_repeats"], row["new_repeats"], row["verdict"]) == (5, 4, "unchanged")
     assert (df["verdict"] == "unchanged").all()
+
+
+def _identical_runs(folder, repeats: int, factor: float):
+    """`repeats` OneFlow CNN fp32 b128 1n1g logs that all give the same throughput (the same
+    timed lines, stretched by `factor`; a last line of their own: not duplicate runs)."""
+    import re
+    import sys
+
+    from .campaigns import ROOT
+
+    sys.path.insert(0, str(ROOT / "tests" / "report"))
+    import synth
+
+    case = folder / "1n1g"
+    case.mkdir(parents=True)
+    text = synth.oneflow_cnn_log(1, 1, 128, "fp32", 3)
+
+    def moved(m):
+        return f"{synth.T0 + (float(m.group(1)) - synth.T0) * factor:.7f}"
+
+    text = re.sub(r"(?<=samples/s: )\S+ (\d+\.\d+)$", lambda m: m.group(0).split()[0] + " "
+                  + moved(m), text, flags=re.M)
+    for rep in range(1, repeats + 1):
+        (case / f"r50_b128_fp32_{rep}.log").write_text(text + f"repeat {rep}\n")
+    return folder
+
+
+def test_identical_repeats_on_both_sides_show_no_interval_not_a_certain_one(tmp_path):
+    base = _identical_runs(tmp_path / "base", 5, 1.0)
+    new = _identical_runs(tmp_path / "new", 5, 1 / 0.97)  # 3 % slower, every repeat alike
+    status, df = _records(tmp_path, base, new)
+    [row] = df.to_dict("records")
+    assert (row["base_repeats"], row["new_repeats"]) == (5, 5)
+    assert row["ratio"] == pytest.approx(0.97, rel=1e-6)
+    assert row["no_spread"] is True
+    assert row["ratio_low"] is None and row["ratio_high"] is None  # was [0.97, 0.97]
+    assert row["verdict"] == "slower" and status == 1  # the threshold still gates
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        main(["compare", str(base), str(new)])
+    assert "no spread measured" in buf.getvalue()

@@ -69,3 +69,20 @@ def test_thresholds_read_as_percent_or_fraction(text, want):
 def test_bad_thresholds_are_refused(text):
     with pytest.raises(ValueError):
         verdict.parse_threshold(text)
+
+
+def test_identical_repeats_on_both_sides_give_no_interval_and_the_threshold_decides():
+    """5 x 100.0 against 5 x 98.0: the variances are 0 and the t interval had zero width
+    ([0.98, 0.98], a certainty no repeats can give)."""
+    est = verdict.ratio_interval([100.0] * 5, [98.0] * 5)
+    assert est.no_spread and est.ratio == 0.98
+    assert math.isnan(est.low) and math.isnan(est.high)
+    assert verdict.decide(est, 0.02) == verdict.SLOWER
+    assert verdict.decide(est, 0.03) == verdict.UNCHANGED
+    assert verdict.decide(verdict.ratio_interval([98.0] * 5, [100.0] * 5)) == verdict.FASTER
+    assert verdict.decide(verdict.ratio_interval([99.0] * 3, [99.0] * 4)) == verdict.UNCHANGED
+
+
+def test_identical_repeats_on_one_side_only_keep_the_welch_interval():
+    est = verdict.ratio_interval([100.0] * 5, [97.0, 97.5, 96.5])
+    assert not est.no_spread and est.low < est.ratio < est.high < 1.0

@@ -84,3 +84,24 @@ def test_a_bad_baseline_is_one_line_exit_2_before_kernels_start(tmp_path, dlperf
     assert_one_clean_line(done.stderr, "--baseline", bad, why)
     assert "parsing" not in done.stderr and "executing" not in done.stderr
     assert not out.exists() or not list(out.glob("report_*"))
+
+
+@pytest.mark.parametrize("lang, words", [("en", "no spread measured"), ("zh", "未测得离散度")])
+def test_a_case_without_spread_shows_its_ratio_without_an_interval(lang, words):
+    """Identical repeats on both sides: the cell read '0.980 [0.980, 0.980]', a zero-width
+    interval."""
+    import pandas as pd
+
+    from analysis.changes import verdict
+    from analysis.i18n import Translator
+    from analysis.report import baseline
+
+    est = verdict.ratio_interval([100.0] * 5, [98.0] * 5)
+    table = pd.DataFrame([{
+        "case_key": "OneFlow/resnet50/fp32/b128/1n1g", "base_median": 100.0,
+        "new_median": 98.0, "ratio": est.ratio, "ratio_low": est.low,
+        "ratio_high": est.high, "no_spread": est.no_spread, "verdict": verdict.decide(est),
+        "efficiency_change": float("nan"), "memory_change": 0.0, "env_changes": ""}])
+    frame, _ = baseline.table_frame(baseline.Changes(table, "base"), Translator(lang))
+    cell = frame.iloc[0, 3]
+    assert words in cell and "[" not in cell
