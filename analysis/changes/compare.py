@@ -1,6 +1,8 @@
 """Campaign against campaign: per case the two medians, NEW/BASE with its interval and a
 verdict (:mod:`analysis.changes.verdict`), scaling-efficiency and memory change, and what
-differs in the environment records. Cases on one side only are listed, not dropped."""
+differs in the environment records. Cases on one side only are listed, not dropped, and so
+are cases whose runs on one side all failed (no throughput): `Comparison.missing_in_new`
+names the cases BASE measured and NEW did not (a breakage that a gate must not pass)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from analysis.errors import UsageError
 from analysis.schema import CASE_COLUMNS
 
 ONLY_BASE, ONLY_NEW = "only in base", "only in new"
+#: A case with runs on both sides, every run of one side (or of both) without a throughput.
+FAILED_NEW, FAILED_BASE, FAILED_BOTH = "failed in new", "failed in base", "failed in both"
 COLUMNS = [
     "case_key", *CASE_COLUMNS, "base_repeats", "new_repeats", "base_median", "new_median",
     "ratio", "ratio_low", "ratio_high", "no_spread", "threshold", "verdict", "base_efficiency",
@@ -63,6 +67,12 @@ class Comparison:
     def slower(self) -> pd.DataFrame:
         return self.table[self.table["verdict"] == verdict.SLOWER]
 
+    @property
+    def missing_in_new(self) -> pd.DataFrame:
+        """Cases BASE measured that NEW did not: absent from NEW, or every NEW run failed."""
+        return self.table[self.table["verdict"].isin((ONLY_BASE, FAILED_NEW))
+                          & (self.table["base_repeats"].fillna(0) > 0)]
+
 
 def _by_case(c: Campaign) -> tuple[dict, dict]:
     runs = {k: g for k, g in c.runs.assign(case_key=case_keys(c.runs)).groupby("case_key")}
@@ -74,6 +84,15 @@ def _num(row: dict | None, col: str) -> float:
     if row is None or row.get(col) is None or pd.isna(row.get(col)):
         return float("nan")
     return float(row[col])
+
+
+def _failed(est: verdict.RatioEstimate) -> str:
+    """The verdict of a case one of whose sides has no run with a throughput, else ''."""
+    if est.base_repeats and not est.new_repeats:
+        return FAILED_NEW
+    if est.new_repeats and not est.base_repeats:
+        return FAILED_BASE
+    return FAILED_BOTH if not (est.base_repeats or est.new_repeats) else ""
 
 
 def _hardware_pairs(base: Campaign, new: Campaign) -> dict[str, tuple[str, str]]:
@@ -132,7 +151,7 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             word, changes = (ONLY_NEW if b is None else ONLY_BASE), []
         else:
             est = verdict.ratio_interval(br["throughput"], nr["throughput"], confidence)
-            word = verdict.decide(est, t)
+            word = _failed(est) or verdict.decide(est, t)
             changes = environment.differences(base.env, br["run_id"], new.env, nr["run_id"],
                                               environment.FACTS[:-1])
         row.update(

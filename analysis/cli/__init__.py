@@ -50,7 +50,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for mod in _commands(command):
         # `help` is %-formatted by argparse (a "95 % interval" would break --help)
         p = sub.add_parser(mod.COMMAND, help=mod.HELP.replace("%", "%%"), description=mod.HELP,
-                           formatter_class=HelpFormatter)
+                           epilog=getattr(mod, "EPILOG", None), formatter_class=HelpFormatter)
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
     return parser

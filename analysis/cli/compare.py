@@ -12,6 +12,14 @@ COMMAND = "compare"
 HELP = "compare two campaigns case by case: NEW/BASE with a 95 % interval and a verdict"
 
 EXIT_SLOWER = 1
+#: A case BASE measured has no throughput in NEW (absent, or every run of it failed).
+EXIT_MISSING = 4
+EPILOG = """exit status:
+  0  no case slower beyond its threshold, and every case BASE measured was measured in NEW
+  1  a case is slower beyond its threshold (named on stderr), or a runtime error
+  2  usage error (bad option or side; hardware differs without --allow-different-hardware)
+  4  a case BASE measured has no throughput in NEW: absent from NEW, or every NEW run of it
+     failed (named on stderr); wins over 1, so a gate never passes a total breakage"""
 
 
 def add_arguments(p) -> None:
@@ -71,8 +79,16 @@ def run(args) -> int:
         print(f"dlperf: hardware not recorded on one side for {len(result.unchecked_hardware)} "
               f"case(s), compared without the hardware check, e.g. "
               f"{result.unchecked_hardware[0]}", file=sys.stderr)
+    status = 0
     if not result.slower.empty:
         print(f"dlperf: {len(result.slower)} case(s) slower beyond the threshold: "
               + ", ".join(result.slower["case_key"]), file=sys.stderr)
-        return EXIT_SLOWER
-    return 0
+        status = EXIT_SLOWER
+    missing = result.missing_in_new
+    if not missing.empty:
+        print(f"dlperf: {len(missing)} case(s) measured in {base.label} have no throughput in "
+              f"{new.label} (absent, or every run failed): " + ", ".join(
+                  f"{k} ({v})" for k, v in zip(missing["case_key"], missing["verdict"])),
+              file=sys.stderr)
+        status = EXIT_MISSING
+    return status

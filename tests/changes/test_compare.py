@@ -76,12 +76,13 @@ def test_cases_on_one_side_are_listed(tmp_path):
     shutil.copytree(BUNDLED, new)
     shutil.rmtree(new / "2n2g")
     status, df = _records(tmp_path, BUNDLED, new)
-    assert status == 0
+    assert status == 4  # cases BASE measured vanished from NEW: the gate fails
     only = df[df["verdict"] == "only in base"]
     assert sorted(only["case_key"]) == ["PyTorch/resnet50/amp/b256/2n2g",
                                         "PyTorch/resnet50/fp32/b128/2n2g"]
     assert only["new_repeats"].isna().all() and (only["base_repeats"] == 5).all()
     status, df = _records(tmp_path, new, BUNDLED)
+    assert status == 0  # a case added in NEW breaks nothing
     assert (df["verdict"] == "only in new").sum() == 2
 
 
@@ -204,3 +205,36 @@ def test_identical_repeats_on_both_sides_show_no_interval_not_a_certain_one(tmp_
     with contextlib.redirect_stdout(buf):
         main(["compare", str(base), str(new)])
     assert "no spread measured" in buf.getvalue()
+
+
+def test_a_case_whose_new_runs_all_failed_fails_the_gate(dlperf_exe, tmp_path):
+    """Every NEW run of 1n2g fp32 cut before the DLPerf window: before, 'too few repeats'
+    and exit 0 ('no slower case'), so a CI gate passed a total breakage."""
+    new = tmp_path / "new"
+    shutil.copytree(BUNDLED, new)
+    for log in (new / "1n2g").glob("resnet50_b128_fp32_*.log"):
+        log.write_bytes(log.read_bytes()[:3000])
+    done = run_cli(dlperf_exe, "compare", BUNDLED, new, "--format", "csv")
+    assert done.returncode == 4, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("dlperf: ") and "truncated: 5" in lines[0]
+    assert lines[1] == (f"dlperf: 1 case(s) measured in {BUNDLED} have no throughput in {new} "
+                        "(absent, or every run failed): PyTorch/resnet50/fp32/b128/1n2g "
+                        "(failed in new)")
+    df = pd.read_csv(io.StringIO(done.stdout)).set_index("case_key")
+    row = df.loc["PyTorch/resnet50/fp32/b128/1n2g"]
+    assert (row["base_repeats"], row["new_repeats"], row["verdict"]) == (5, 0, "failed in new")
+    assert (df.drop(index="PyTorch/resnet50/fp32/b128/1n2g")["verdict"] == "unchanged").all()
+    status, df = _records(tmp_path, new, BUNDLED)  # the other way round: nothing broke
+    assert status == 0
+    assert df.set_index("case_key").loc["PyTorch/resnet50/fp32/b128/1n2g", "verdict"] == (
+        "failed in base")
+
+
+def test_the_gate_statuses_are_in_compare_help(dlperf_exe):
+    done = run_cli(dlperf_exe, "compare", "--help")
+    assert done.returncode == 0
+    text = " ".join(done.stdout.split())
+    assert "4 a case BASE measured has no throughput in NEW" in text
+    assert "1 a case is slower beyond its threshold" in text
