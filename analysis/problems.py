@@ -33,6 +33,9 @@ KINDS = {
                   "(garbled, or nan/inf): the window's lines cannot be counted, so no figure",
     "impossible_value": "a throughput, latency, memory or count below zero, or a zero latency: "
                         "left out of the data",
+    "zero_throughput": "a printed throughput of zero (a stalled interval, or one not yet timed) "
+                       "is not a measurement of speed: the methods that read printed "
+                       "throughputs leave it out",
     "timestamps_backwards": "a line's timestamp is earlier than the previous line's "
                             "(no throughput from a window across it)",
     "steps_backwards": "training steps repeat or go back, e.g. a log appended twice "

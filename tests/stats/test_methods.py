@@ -161,3 +161,41 @@ def test_reported_keeps_values_whose_interval_is_past_the_warmup(steps, warmup, 
     from analysis.stats.methods.reported import after_warmup
 
     assert after_warmup(np.array(steps, dtype=float), warmup).tolist() == kept
+
+
+def test_reported_leaves_out_a_printed_zero_and_flags_the_run(tmp_path):
+    """A real OneFlow CNN log whose iteration-100 line prints samples/s 0.000 (a stalled
+    interval): it was a value of the median, pulling it down; now it is left out and the
+    run says why, naming the line."""
+    import sys
+    from pathlib import Path
+
+    from analysis.collect import parse_paths
+    from analysis.stats import run_throughput
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))
+    import synth
+
+    case = tmp_path / "1n1g"
+    case.mkdir()
+    lines = synth.oneflow_cnn_log(1, 1, 128, "fp32", 3).splitlines()
+    printed = [i for i, ln in enumerate(lines) if "samples/s:" in ln]
+    stalled = [i for i in printed if ", iter 100," in lines[i] or ", iter 110," in lines[i]]
+    for i in stalled:
+        head, _, tail = lines[i].partition("samples/s: ")
+        lines[i] = head + "samples/s: 0.000 " + tail.split()[1]
+    (case / "r50_b128_fp32_1.log").write_text("\n".join(lines) + "\n")
+    run = run_throughput(parse_paths([tmp_path]), "reported").iloc[0]
+    speed = synth.throughput("fp32", 128, 1, 1, 3)
+    assert run["throughput"] == pytest.approx(speed, rel=1e-6)  # not pulled towards 0
+    assert run["iterations"] == len(printed) - 2 - 2  # warm-up intervals and the zeros out
+    assert run["problem_kind"] == "zero_throughput"
+    assert f"lines {stalled[0] + 1}, {stalled[1] + 1}" in run["problem"]
+
+
+def test_reported_with_only_zeros_after_the_warmup_has_no_figure():
+    steps = np.arange(20, 120, 20)
+    thr = np.array([500.0, 0.0, 0.0, 0.0, 0.0])
+    est = methods.get("reported")(_run(steps, np.full(steps.size, np.nan), thr=thr), 20, 0)
+    assert not est.ok and est.problem_kind == "zero_throughput"
+    assert "lines 2, 3, 4, 5" in est.problem
