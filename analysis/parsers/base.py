@@ -148,6 +148,10 @@ class LogParser(ABC):
     #: The highest score `sniff` gives: once another family scored at least this, `sniff` is
     #: not asked (it could not win). Keep it equal to the highest ``return`` of `sniff`.
     max_score: ClassVar[int] = 100
+    #: True when the printed throughput is a running mean since the start of the run (LiBai),
+    #: not the interval's: the ``reported`` method then takes each interval's figure from the
+    #: per-interval ``latency`` the parser recovers, never a median of running means.
+    running_mean_throughput: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod

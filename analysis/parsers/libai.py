@@ -22,7 +22,9 @@ so far (``IterationTimer`` skips the first 2 of a run) and the throughput is the
 a running mean), ``time_avg`` as printed, and ``latency``: the mean seconds per iteration of
 each interval between two prints, from the running means (n = iteration − 1 timed
 iterations at printed iteration ``iteration``; a run that resumes from a checkpoint breaks
-this count, see docs/formats.md §13). ``consumed_samples`` = (iteration + 1) × global batch
+this count, see docs/formats.md §13); the ``reported`` method measures from those latencies
+(``LogParser.running_mean_throughput``), since a median of running means leans towards the
+start-up that every one of them averages in. ``consumed_samples`` = (iteration + 1) × global batch
 (``libai/engine/trainer.py``), which gives the global batch when the config does not state
 it. In eager mode with gradient accumulation an iteration is one micro-step, so the run's
 ``global_batch_size`` is the samples of one iteration (global batch / accumulation steps). Steps are stored 1-based (printed 19 is step 20). The line prefix holds neither the year
@@ -265,6 +267,7 @@ class LiBaiParser(GPTCases, LogParser):
     markers = (b"utils.events", b"rank of current process: ")
     framework = "OneFlow"
     description = "LiBai (Oneflow-Inc/libai) trainer logs: stdout or log.txt"
+    running_mean_throughput = True  # `time` and the throughput are global averages
 
     @classmethod
     def sniff(cls, head: bytes) -> int:

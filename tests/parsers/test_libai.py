@@ -104,9 +104,10 @@ def test_window_and_reported(result):
     assert exact == pytest.approx(64.0)
     assert abs(est["throughput"] - exact) <= exact * 5e-5 * (118 + 18) / 100 / 0.5
     assert est["iterations"] == 100
-    printed = rows(result, STDOUT, "throughput")
-    assert figure(result, "reported", STDOUT)["throughput"] == float(
-        np.median(printed[printed["step"] > 20]["value"]))
+    lat = rows(result, STDOUT, "latency")  # per interval, from the printed running means
+    reported = figure(result, "reported", STDOUT)
+    assert reported["throughput"] == float(np.median(32 / lat[lat["step"] > 20]["value"]))
+    assert reported["iterations"] == 10 and "from running means" in reported["method"]
 
 
 def test_early_events_format_in_log_txt(result):
@@ -262,3 +263,21 @@ def test_a_folder_walk_finds_libai_log_txt(tmp_path):
     result = parse_paths([tmp_path])
     assert list(result.runs["family"]) == ["libai"]
     assert result.problems.empty or "notes.txt" not in " ".join(result.problems["source"])
+
+
+def test_reported_is_not_a_median_of_running_means_after_a_slow_start(tmp_path):
+    """Iterations 0-59 take 1.5 s, the rest 0.5 s (64 samples/s). Every printed throughput
+    is a running mean that averages in the slow start, so their median after a warm-up of
+    60 was 35.8 samples/s; the intervals after the warm-up all ran at 64."""
+    log = tmp_path / "1n8g" / "gpt2_b4_amp_1.log"
+    log.parent.mkdir()
+    log.write_text(FIX.training_log(seconds_of=lambda i: 1.5 if i < 60 else 0.5))
+    result = parse_paths([tmp_path])
+    printed = rows(result, "1n8g/gpt2_b4_amp_1", "throughput")
+    biased = float(np.median(printed[printed["step"] > 80]["value"]))
+    assert biased < 0.85 * 64
+    est = run_throughput(result, "reported", warmup=60).iloc[0]
+    assert est["throughput"] == pytest.approx(64.0, rel=2e-3)
+    assert est["iterations"] == 8  # the intervals 60-80, …, 200-220
+    assert run_throughput(result, "window", warmup=60, measure=100).iloc[0][
+        "throughput"] == pytest.approx(64.0, rel=2e-3)

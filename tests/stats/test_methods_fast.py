@@ -15,6 +15,7 @@ from analysis.collect import ParseResult, parse_paths
 from analysis.estimate import Estimate, RunData
 from analysis.stats import methods, run_data, run_throughput
 from analysis.stats.methods.base import truncated
+from analysis.stats.methods.reported import RUNNING
 from analysis.stats.methods.window import RAMP_UP
 
 FAMILIES = ["dll_pytorch", "dll_tensorflow", "megatron", "oneflow_bert", "oneflow_cnn",
@@ -100,13 +101,32 @@ def _ref_batches(run: RunData, lines: np.ndarray) -> np.ndarray:
     return np.array([at.get(int(ln), run.global_batch_size) for ln in lines], dtype=float)
 
 
-def ref_reported(run: RunData, warmup: int, measure: int) -> Estimate:
-    label = f"reported(warmup={warmup})"
-    df = _ref_lowest_rank(run.series(M.THROUGHPUT))
+def _ref_intervals(run: RunData, metric: str, warmup: int) -> pd.DataFrame:
+    df = _ref_lowest_rank(run.series(metric))
     df = df[df["step"].notna()]
     start = df["step"].shift(fill_value=0)  # the interval a printed value measured
     start = start.where(start <= df["step"], 0)  # steps restart: from 0
-    df = df[(df["step"] > warmup) & (start >= warmup)]
+    return df[(df["step"] > warmup) & (start >= warmup)]
+
+
+def ref_reported(run: RunData, warmup: int, measure: int) -> Estimate:
+    label = f"reported(warmup={warmup})"
+    if run.family == "libai":  # running means: global batch / each interval's latency
+        label += RUNNING
+        df = _ref_intervals(run, M.LATENCY, warmup)
+        if df.empty:
+            return Estimate.fail(
+                f"the printed throughputs are running means since the start of the run and "
+                f"no interval after iteration {warmup} could be recovered from them (too "
+                "short, or resumed from a checkpoint: docs/formats.md)", "truncated", label)
+        lines = df["line"].to_numpy(dtype=np.int64)
+        refused = run.refuse(lines.min(), lines.max(), label, timestamps=False)
+        if refused is not None:
+            return refused
+        lat = df["value"].to_numpy(dtype=np.float64)
+        return Estimate(float(np.median(run.global_batch_size / lat)), label, len(lat),
+                        float(np.median(lat)))
+    df = _ref_intervals(run, M.THROUGHPUT, warmup)
     vals = df["value"].to_numpy(dtype=np.float64)
     vals = vals[np.isfinite(vals)]
     if vals.size == 0:
@@ -116,6 +136,7 @@ def ref_reported(run: RunData, warmup: int, measure: int) -> Estimate:
     refused = run.refuse(lines.min(), lines.max(), label, timestamps=False)
     if refused is not None:
         return refused
+    assert (vals > 0).all()  # the fixtures print no zero (test_methods covers those)
     return Estimate(float(np.median(vals)), label, int(vals.size))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from analysis import metrics as M
+from analysis import parsers
 from analysis.estimate import Estimate, RunData
 from analysis.stats.methods import register
 from analysis.stats.methods.base import ThroughputMethod, lowest_rank, series_rows, train_arrays
@@ -20,16 +21,17 @@ class Reported(ThroughputMethod):
     name = "reported"
     rank = 2
     description = ("median of the throughput values the program printed for intervals "
-                   "after a warm-up of {warmup} iterations")
+                   "after a warm-up of {warmup} iterations (for LiBai, which prints running "
+                   "means, global batch / each interval's mean latency recovered from them)")
 
     @staticmethod
     def estimate(run: RunData, warmup: int, measure: int) -> Estimate:
         label = f"reported(warmup={warmup})"
         cols = train_arrays(run)
-        rows = series_rows(run, cols, M.THROUGHPUT)
-        rows = rows[lowest_rank(cols["rank"][rows])]
-        rows = rows[~np.isnan(cols["step"][rows])]
-        rows = rows[after_warmup(cols["step"][rows], warmup)]
+        running = run.family in parsers.names() and parsers.get(run.family).running_mean_throughput
+        if running:
+            return _from_running_means(run, cols, warmup, label + RUNNING)
+        rows = _after_warmup(cols, series_rows(run, cols, M.THROUGHPUT), warmup)
         finite = np.isfinite(cols["value"][rows])
         if not finite.any():
             return Estimate.fail(f"no throughput printed for an interval after iteration {warmup}",
@@ -60,6 +62,41 @@ def _lines(lines: np.ndarray) -> str:
     shown = ", ".join(str(int(x)) for x in lines[:5])
     more = f", … {len(lines) - 5} more" if len(lines) > 5 else ""
     return f"line{'s' if len(lines) > 1 else ''} {shown}{more}"
+
+
+#: What the method text adds for a family that prints running means.
+RUNNING = (" from running means: global batch / each interval's mean latency, recovered from "
+           "the printed running means")
+
+
+def _after_warmup(cols: dict[str, np.ndarray], rows: np.ndarray, warmup: int) -> np.ndarray:
+    """`rows` of the lowest rank that carry a step and measured only iterations after
+    `warmup`."""
+    rows = rows[lowest_rank(cols["rank"][rows])]
+    rows = rows[~np.isnan(cols["step"][rows])]
+    return rows[after_warmup(cols["step"][rows], warmup)]
+
+
+def _from_running_means(run: RunData, cols: dict[str, np.ndarray], warmup: int,
+                        label: str) -> Estimate:
+    """The median over the intervals after `warmup` of global batch / the interval's mean
+    latency, for a family whose printed throughput is a running mean since the start (each
+    value averages in the start-up, so their median leans towards it)."""
+    if not np.isfinite(run.global_batch_size):
+        return Estimate.fail("global batch size unknown", "missing_metadata", label)
+    rows = _after_warmup(cols, series_rows(run, cols, M.LATENCY), warmup)
+    if rows.size == 0:
+        return Estimate.fail(
+            f"the printed throughputs are running means since the start of the run and no "
+            f"interval after iteration {warmup} could be recovered from them (too short, or "
+            "resumed from a checkpoint: docs/formats.md)", "truncated", label)
+    lines = cols["line"][rows]
+    refused = run.refuse(lines.min(), lines.max(), label, timestamps=False)
+    if refused is not None:
+        return refused
+    latency = cols["value"][rows]
+    return Estimate(float(np.median(run.global_batch_size / latency)), label, int(rows.size),
+                    float(np.median(latency)))
 
 
 def after_warmup(steps: np.ndarray, warmup: int) -> np.ndarray:

@@ -120,7 +120,8 @@ NVSMI = ("utilization.gpu [%], memory.used [MiB]\n"
 
 
 def training_log(stdout: bool = True, old: bool = False, config: bool = True,
-                 nan_at: int | None = None) -> str:
+                 nan_at: int | None = None, seconds_of=iteration_seconds) -> str:
+    """A run's stdout (or log.txt); `seconds_of(i)`: the seconds of 0-based iteration i."""
     clock = Clock()
 
     def log(name: str, message: str) -> str:
@@ -151,7 +152,7 @@ def training_log(stdout: bool = True, old: bool = False, config: bool = True,
     clock.add(14)  # graph compilation: iterations 0 and 1 are not timed
     timed = []
     for it in range(TRAIN_ITER):
-        seconds = iteration_seconds(it)
+        seconds = seconds_of(it)
         clock.add(seconds)
         if it >= 2:  # IterationTimer(warmup_iter=3): iter_done >= 3
             timed.append(seconds)
