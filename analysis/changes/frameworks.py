@@ -6,7 +6,8 @@ batch size per device, nodes, GPUs per node and GPT case label) on the same hard
 architecture, from the environment records). Every measurement — a framework's runs from
 one source folder with one recorded framework version — is a row: two of one framework in
 one setting are both shown and flagged as duplicates, never merged or dropped. What cannot
-be compared is listed with the reason (:data:`REASONS`).
+be compared is listed with the reason (:data:`REASONS`), a measurement of a single run
+included: one run shows no spread, so its median is not a figure to rank frameworks by.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ COLUMNS = [*SETTING, "hardware", "framework", "framework_version", "source", "re
 EXCLUDED_COLUMNS = [*SETTING, "framework", "hardware", "framework_version", "source",
                     "repeats", "reason", "elsewhere"]
 #: Why a measurement is left out.
-NOT_RECORDED, MIXED, ALONE, NO_THROUGHPUT = ("hardware_not_recorded", "mixed_hardware",
-                                             "alone", "no_throughput")
-REASONS = (NOT_RECORDED, MIXED, ALONE, NO_THROUGHPUT)
+NOT_RECORDED, MIXED, ALONE, NO_THROUGHPUT, SINGLE_RUN = (
+    "hardware_not_recorded", "mixed_hardware", "alone", "no_throughput", "single_run")
+REASONS = (NOT_RECORDED, MIXED, ALONE, NO_THROUGHPUT, SINGLE_RUN)
 _CASE_FOLDER = re.compile(r"^\d+n\d+[gd]$")
 
 
@@ -102,6 +103,8 @@ def compare(runs: pd.DataFrame, env: pd.DataFrame, baseline: str | None = None,
     for cell in cells:
         if cell["repeats"] == 0:
             excluded.append(_excluded(cell, NO_THROUGHPUT))
+        elif cell["repeats"] == 1:
+            excluded.append(_excluded(cell, SINGLE_RUN))
         elif ";" in cell["hardware"]:
             excluded.append(_excluded(cell, MIXED))
         elif not cell["hardware"] and not compare_unrecorded:

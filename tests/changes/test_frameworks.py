@@ -76,9 +76,10 @@ def test_the_same_setting_on_the_same_hardware_is_compared_with_source_and_versi
 
 
 def test_duplicates_are_all_shown_and_flagged_never_merged():
+    # (two runs a measurement: a single run is left out, test_a_single_run_is_listed_…)
     runs, env = _runs(("PyTorch", "campaign_a", H200, "torch 2.11.0", [3000.0, 3001.0]),
                       ("PyTorch", "campaign_b", H200, "torch 2.11.0", [2500.0, 2501.0]),
-                      ("OneFlow", "of", H200, "oneflow 0.9.0", [3300.0]))
+                      ("OneFlow", "of", H200, "oneflow 0.9.0", [3300.0, 3300.0]))
     by_oneflow = frameworks.compare(runs, env, baseline="OneFlow").table
     assert len(by_oneflow) == 3
     pytorch = by_oneflow[by_oneflow["framework"] == "PyTorch"].set_index("source")
@@ -96,10 +97,10 @@ def test_duplicates_are_all_shown_and_flagged_never_merged():
 
 
 def test_one_folder_with_two_framework_versions_is_two_measurements():
-    runs, env = _runs(("PyTorch", "pt", H200, "torch 2.4.0", [3000.0]),
-                      ("OneFlow", "of", H200, "oneflow 0.9.0", [3300.0]))
-    more, more_env = _runs(("PyTorch", "pt", H200, "torch 2.5.1", [3100.0]))
-    more["run_id"] = more_env["run_id"] = ["pt/1n1g/PyTorch_9"]
+    runs, env = _runs(("PyTorch", "pt", H200, "torch 2.4.0", [3000.0, 3000.0]),
+                      ("OneFlow", "of", H200, "oneflow 0.9.0", [3300.0, 3300.0]))
+    more, more_env = _runs(("PyTorch", "pt", H200, "torch 2.5.1", [3100.0, 3100.0]))
+    more["run_id"] = more_env["run_id"] = ["pt/1n1g/PyTorch_8", "pt/1n1g/PyTorch_9"]
     table = frameworks.compare(pd.concat([runs, more]), pd.concat([env, more_env])).table
     pytorch = table[table["framework"] == "PyTorch"]
     assert sorted(pytorch["framework_version"]) == ["torch 2.4.0", "torch 2.5.1"]
@@ -107,7 +108,8 @@ def test_one_folder_with_two_framework_versions_is_two_measurements():
 
 
 def test_runs_without_a_record_are_left_out_unless_asked_and_then_say_so():
-    runs, env = _runs(("PyTorch", "pt", None, "", [3000.0]), ("OneFlow", "of", None, "", [3300.0]))
+    runs, env = _runs(("PyTorch", "pt", None, "", [3000.0, 3000.0]),
+                      ("OneFlow", "of", None, "", [3300.0, 3300.0]))
     result = frameworks.compare(runs, env)
     assert result.table.empty and set(result.excluded["reason"]) == {NOT_RECORDED}
     assert "no environment record states the hardware it ran on" in " ".join(
@@ -119,15 +121,15 @@ def test_runs_without_a_record_are_left_out_unless_asked_and_then_say_so():
 
 
 def test_known_hardware_is_never_compared_with_unrecorded_hardware():
-    runs, env = _runs(("PyTorch", "pt", H200, "torch 2.11.0", [3000.0]),
-                      ("OneFlow", "of", None, "", [300.0]))
+    runs, env = _runs(("PyTorch", "pt", H200, "torch 2.11.0", [3000.0, 3000.0]),
+                      ("OneFlow", "of", None, "", [300.0, 300.0]))
     result = frameworks.compare(runs, env, compare_unrecorded=True)
     assert result.table.empty
     assert set(result.excluded["reason"]) == {ALONE}
 
 
 def test_a_run_across_different_machines_and_a_measurement_without_throughput():
-    runs, env = _runs(("PyTorch", "pt", f"{H200}; {V100}", "torch 2.11.0", [3000.0]),
+    runs, env = _runs(("PyTorch", "pt", f"{H200}; {V100}", "torch 2.11.0", [3000.0, 3000.0]),
                       ("OneFlow", "of", H200, "oneflow 0.9.0", [np.nan, np.nan]))
     result = frameworks.compare(runs, env)
     assert result.table.empty
@@ -138,9 +140,10 @@ def test_a_run_across_different_machines_and_a_measurement_without_throughput():
 
 
 def test_different_precision_or_batch_is_never_compared():
-    runs, env = _runs(("PyTorch", "pt", H200, "t", [3000.0], {"precision": "amp"}),
-                      ("OneFlow", "of", H200, "o", [3300.0]),
-                      ("MXNet", "mx", H200, "m", [3200.0], {"batch_size_per_device": 256}))
+    runs, env = _runs(("PyTorch", "pt", H200, "t", [3000.0, 3000.0], {"precision": "amp"}),
+                      ("OneFlow", "of", H200, "o", [3300.0, 3300.0]),
+                      ("MXNet", "mx", H200, "m", [3200.0, 3200.0],
+                       {"batch_size_per_device": 256}))
     result = frameworks.compare(runs, env)
     assert result.table.empty and set(result.excluded["reason"]) == {ALONE}
     assert (result.excluded["elsewhere"] == "").all()
@@ -186,3 +189,19 @@ def test_the_report_section_from_runs_and_env_records():
     table, left_out = frameworks.section(runs, envs, "zh")
     assert table.empty and "框架" in table.columns and len(left_out) == 8
     assert all("硬件 4x NVIDIA H200" in t and "没有其他框架" in t for t in left_out)
+
+
+def test_a_single_run_is_listed_with_why_not_compared():
+    """One OneFlow run beside three PyTorch runs: it was compared (its one value divided by
+    PyTorch's median, n = 1, no note); now both are listed with why."""
+    runs, env = _runs(("PyTorch", "pt", H200, "torch 2.11.0", [2990.0, 3000.0, 3010.0]),
+                      ("OneFlow", "of", H200, "oneflow 0.9", [np.nan, 3100.0, np.nan]))
+    result = frameworks.compare(runs, env)
+    assert result.table.empty
+    reasons = result.excluded.set_index("framework")["reason"].to_dict()
+    assert reasons == {"OneFlow": frameworks.SINGLE_RUN, "PyTorch": ALONE}
+    assert result.excluded.set_index("framework").loc["OneFlow", "repeats"] == 1
+    text = frameworks.excluded_text(result, "en")
+    assert any(t.startswith("OneFlow resnet50 fp32 b128 1n1g (logs/of)") and
+               "only one run gave a throughput" in t for t in text), text
+    assert any("只有一次运行得到吞吐率" in t for t in frameworks.excluded_text(result, "zh"))

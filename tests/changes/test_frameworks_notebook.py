@@ -91,3 +91,20 @@ def test_names_from_logs_are_escaped(tmp_path):
     logs = _logs(tmp_path / "logs", h200, model="<i>gpt$_$x</i>")
     _compared, _excluded, html = _run(tmp_path, logs)
     assert "&lt;i&gt;gpt$_$x&lt;/i&gt;" in html and "<i>gpt" not in html
+
+
+def test_a_single_run_is_listed_with_the_reason_not_compared(tmp_path):
+    """OneFlow with one run (its other two logs gone) beside five PyTorch runs on the same
+    H200 machine: the lone run was divided by PyTorch's median as if it were a median of
+    repeats; the notebook now lists both measurements with why they are not compared."""
+    h200 = json.loads(H200_RECORD.read_text())
+    logs = _logs(tmp_path / "logs", h200)
+    for stale in (logs / "oneflow" / "1n1g").glob("r50_b128_fp32_[23]*"):
+        stale.unlink()
+    compared, excluded, html = _run(tmp_path, logs)
+    assert compared.empty
+    reasons = excluded.set_index("framework")["reason"].to_dict()
+    assert reasons == {"OneFlow": "single_run", "PyTorch": "alone"}
+    assert excluded.set_index("framework").loc["OneFlow", "repeats"] == 1
+    assert "Left out of the comparison (2)" in html
+    assert "only one run gave a throughput; a single run shows no spread" in html
