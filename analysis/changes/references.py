@@ -47,6 +47,8 @@ DEFAULT_KEYS = ("unit", "source", "tolerance", "hardware")
 #: Names of samples/s, the unit of the medians a reference is checked against.
 UNITS = ("samples/s", "img/s", "images/s", "samples/sec", "sequences/s")
 WITHIN, SLOWER, FASTER, NO_RUNS = "within", verdict.SLOWER, verdict.FASTER, "no runs"
+#: A case matched whose runs all gave no throughput (truncated, no training lines, …).
+FAILED = "all runs failed"
 OTHER_HARDWARE, HARDWARE_UNKNOWN = "other hardware", "hardware unknown"
 MAX_BYTES = 1 << 20
 COLUMNS = ["reference", "case_key", "repeats", "median", "interval_low", "interval_high", "value",
@@ -245,7 +247,8 @@ def hardware_mismatch(reference: gpus.Gpus, run_gpus: str) -> tuple[str, str]:
 def check(summary: pd.DataFrame, references: list[dict],
           gpus_by_case: dict[str, str] | None = None) -> pd.DataFrame:
     """One row per (reference, matching case): the median, its interval, the bounds and the
-    verdict (COLUMNS); a reference no case matches gets one row with verdict *no runs*.
+    verdict (COLUMNS); a reference no case matches gets one row with verdict *no runs*,
+    a case whose runs all failed the verdict *all runs failed*.
 
     With `gpus_by_case` (:func:`case_gpus`), a reference is a verdict only for cases whose
     runs ran on its hardware; the others get *other hardware* or *hardware unknown* (a case
@@ -269,7 +272,7 @@ def check(summary: pd.DataFrame, references: list[dict],
             word, why = ("", "") if gpus_by_case is None else hardware_mismatch(
                 ref["hardware"], run_gpus)
             if not word:
-                word = (NO_RUNS if not np.isfinite(median) else SLOWER
+                word = (FAILED if not np.isfinite(median) else SLOWER
                         if median < ref["lower"] else FASTER if median > ref["upper"]
                         else WITHIN)
             ratio = median / ref["value"] if ref["value"] and not why else np.nan

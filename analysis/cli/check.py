@@ -10,9 +10,17 @@ from analysis.cli.compare import note_failed_runs
 from analysis.tables import FORMATS, render
 
 COMMAND = "check"
+#: A reference matched a case whose runs all failed (or, with --require-all, no case).
+EXIT_MISSING = 4
 HELP = "check each case's median throughput against a references file (exit 1 when slower)"
 HEADERS = {"median": "samples/s", "repeats": "runs", "interval_low": "low", "interval_high": "high",
            "excluded": "why no verdict"}
+EPILOG = """exit status:
+  0  no case below its reference's lower bound, and no matched case without a throughput
+  1  a case is below its reference's lower bound (named on stderr), or a runtime error
+  2  usage error (bad option, bad references file)
+  4  a reference matched a case whose runs all failed (no throughput), or, with
+     --require-all, a reference no case matches (named on stderr); wins over 1"""
 READING_COLUMNS = ["case", "repeats", "median", "interval_low", "interval_high", "lower", "upper",
                    "ratio", "verdict", "excluded"]
 
@@ -29,6 +37,10 @@ def add_arguments(p) -> None:
                                        "a tolerance (default: 2%%)")
     p.add_argument("--store", default=None, metavar="DIR",
                    help="results store where a LOG_DIR that is not a path is looked up")
+    p.add_argument("--require-all", action="store_true",
+                   help="fail (exit 4) when a reference matches no case (default: such "
+                        "references are listed as 'no runs': a file of published tables "
+                        "may cover more configurations than the campaign ran)")
     add_method(p, window=False)
     p.add_argument("--format", choices=FORMATS, default="table",
                    help="table and markdown are rounded for reading; csv and json keep full "
@@ -59,9 +71,20 @@ def run(args) -> int:
                              references.case_gpus(campaign.runs, campaign.env))
     print(_text(table, args.format), end="")
     note_failed_runs(campaign)
+    status = 0
     slower = table[table["verdict"] == references.SLOWER]
     if not slower.empty:
         print(f"dlperf: {len(slower)} case(s) below their reference: "
               + ", ".join(slower["case_key"]), file=sys.stderr)
-        return 1
-    return 0
+        status = 1
+    failed = table[table["verdict"] == references.FAILED]
+    if not failed.empty:
+        print(f"dlperf: {len(failed)} case(s) with a reference have no throughput (every run "
+              "failed): " + ", ".join(dict.fromkeys(failed["case_key"])), file=sys.stderr)
+        status = EXIT_MISSING
+    unmatched = table[table["verdict"] == references.NO_RUNS]
+    if args.require_all and not unmatched.empty:
+        print(f"dlperf: {len(unmatched)} reference(s) match no case (--require-all): "
+              + ", ".join(unmatched["reference"]), file=sys.stderr)
+        status = EXIT_MISSING
+    return status

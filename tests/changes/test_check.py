@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 
 import pandas as pd
 import pytest
@@ -113,3 +114,40 @@ def test_a_reference_in_tokens_per_second_is_refused_not_read_as_samples(tmp_pat
     refs.write_text(f"- {{{CASE}, value: 135373, unit: tokens/s}}\n")
     with pytest.raises(UsageError, match=r"r\.yaml:1 .*tokens/s.*sequence length"):
         references.load_references(refs)
+
+
+def test_a_reference_whose_case_failed_every_run_fails_the_gate(dlperf_exe, tmp_path):
+    """Every 1n2g fp32 run cut before the DLPerf window: the case still matches its
+    reference, but with no throughput it read 'no runs' and exited 0 — a CI gate passed a
+    total breakage. Now 'all runs failed', exit 4, the case named on stderr."""
+    logs = tmp_path / "logs"
+    shutil.copytree(BUNDLED, logs)
+    for log in (logs / "1n2g").glob("resnet50_b128_fp32_*.log"):
+        log.write_bytes(log.read_bytes()[:3000])
+    refs = tmp_path / "refs.yaml"
+    refs.write_text("hardware: 4x NVIDIA H200\nsource: ours\nreferences:\n"
+                    "  - {key: 'PyTorch/resnet50/fp32/b128/1n2g', value: 6000}\n"
+                    f"  - {{key: '{FP32_1N4G}', value: {MEDIAN_FP32_1N4G}}}\n")
+    done = run_cli(dlperf_exe, "check", logs, "--references", refs, "--format", "csv")
+    assert done.returncode == 4, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "dlperf: 1 case(s) with a reference have no throughput (every run failed): "
+        "PyTorch/resnet50/fp32/b128/1n2g")
+    df = pd.read_csv(io.StringIO(done.stdout)).set_index("case_key")
+    assert df.loc["PyTorch/resnet50/fp32/b128/1n2g", "verdict"] == "all runs failed"
+    assert df.loc[FP32_1N4G, "verdict"] == "within"
+
+
+def test_require_all_fails_on_a_reference_no_case_matches(dlperf_exe, tmp_path):
+    refs = tmp_path / "refs.yaml"
+    refs.write_text("hardware: 4x NVIDIA H200\nsource: ours\nreferences:\n"
+                    f"  - {{key: '{FP32_1N4G}', value: {MEDIAN_FP32_1N4G}}}\n"
+                    "  - {key: 'PyTorch/resnet50/fp32/b128/4n8g', value: 90000}\n")
+    assert run_cli(dlperf_exe, "check", BUNDLED, "--references", refs).returncode == 0
+    done = run_cli(dlperf_exe, "check", BUNDLED, "--references", refs, "--require-all")
+    assert done.returncode == 4
+    assert_one_clean_line(done.stderr, "1 reference(s) match no case (--require-all)",
+                          "PyTorch/resnet50/fp32/b128/4n8g")
+    help_text = " ".join(run_cli(dlperf_exe, "check", "--help").stdout.split())
+    assert "4 a reference matched a case whose runs all failed" in help_text
