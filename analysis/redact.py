@@ -24,6 +24,9 @@ _SECRET_NAME = re.compile(
     re.I)
 # A name that holds where a secret is, not the secret: ssh.key_file, SSL_CERT_FILE, ...
 _LOCATION_NAME = re.compile(r"[_.-]?(FILE|PATH|DIR|DIRECTORY)$", re.I)
+# An InfiniBand partition key (NCCL_IB_PKEY, UCX_IB_PKEY, OMPI_MCA_btl_openib_pkey): the index
+# of a fabric partition the subnet manager assigns, public like a VLAN id, not a credential
+_IB_PARTITION_KEY = re.compile(r"(?<![A-Z0-9])(?:IB|OPENIB)[_.-]PKEY(?![A-Z0-9])", re.I)
 # scheme://user:password@host — keeps the user, hides the password
 _URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:)([^\s/]+)(@)")
 # the same without a scheme, as in ssh targets: user:password@host
@@ -42,9 +45,11 @@ _TOKEN_SHAPES = re.compile(
 
 def is_secret_name(name: str) -> bool:
     """True when a variable or key named `name` holds a secret by its name (credential words
-    anywhere in it; names of files or folders, ``*_FILE`` / ``*_PATH`` / ``*_DIR``, do not)."""
+    anywhere in it; names of files or folders, ``*_FILE`` / ``*_PATH`` / ``*_DIR``, do not,
+    nor does an InfiniBand partition key, ``NCCL_IB_PKEY``, unless another word says so)."""
     name = str(name)
-    return bool(_SECRET_NAME.search(name)) and not _LOCATION_NAME.search(name)
+    return bool(_SECRET_NAME.search(_IB_PARTITION_KEY.sub("_", name))) and \
+        not _LOCATION_NAME.search(name)
 
 
 def scrub(text: str) -> str:

@@ -19,14 +19,18 @@ from analysis.redact import (
 @pytest.mark.parametrize("name", ["CUDA_API_CREDENTIAL", "SLURM_JOB_PASS", "TORCH_HUB_AUTH",
                                   "OMP_PASS", "MY_PASSWD", "DB_PASSWORD", "GITHUB_TOKEN",
                                   "AWS_SECRET_ACCESS_KEY", "hub_token", "SESSION_COOKIE",
-                                  "NCCL_IB_PKEY"])
+                                  "OPENAI_API_KEY", "AWS_SECRET_KEY", "HF_TOKEN", "NCCL_API_KEY",
+                                  "UCX_SECRET_KEY", "NCCL_IB_PKEY_PASSWORD", "SSL_PKEY",
+                                  "JWT_PKEY"])
 def test_secret_names(name):
     assert is_secret_name(name)
 
 
 @pytest.mark.parametrize("name", ["NCCL_DEBUG", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
                                   "SLURM_NTASKS", "key_file", "SSL_CERT_FILE", "TOKENIZER_DIR",
-                                  "LD_LIBRARY_PATH"])
+                                  "LD_LIBRARY_PATH", "NCCL_IB_PKEY", "UCX_IB_PKEY",
+                                  "OMPI_MCA_btl_openib_pkey", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX",
+                                  "UCX_TCP_KEEPIDLE", "UCX_IB_SL"])
 def test_names_that_are_not_secrets(name):
     assert not is_secret_name(name)
 

@@ -30,7 +30,7 @@ PLANTED = {
     "OMP_PASS": "S3CRET-omp-pass",
     "HTTPS_PROXY": "http://proxyuser:S3CRET-proxy@proxy.example:3128",
     "MY_PASSWD": "S3CRET-my-passwd",
-    "NCCL_IB_PKEY": "S3CRET-nccl-pkey",
+    "NCCL_API_KEY": "S3CRET-nccl-key",
 }
 SPEC_ENV = {
     "DB_URL": "postgres://admin:S3CRET-spec-db@db/x",

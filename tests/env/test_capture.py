@@ -242,6 +242,18 @@ def test_opentofu_state_encryption_config_is_not_recorded():
     assert env == {"TF_CPP_MIN_LOG_LEVEL": "2"}
 
 
+def test_infiniband_partition_keys_are_recorded_and_nccl_secrets_are_not():
+    env = select_env({"NCCL_IB_PKEY": "0x8001", "UCX_IB_PKEY": "0x8002",
+                      "OMPI_MCA_btl_openib_pkey": "0x8003", "NCCL_IB_HCA": "mlx5_0",
+                      "NCCL_API_KEY": "k-LEAK-123456", "UCX_SECRET_KEY": "s-LEAK-123456",
+                      "NCCL_IB_PKEY_PASSWORD": "p-LEAK-123456", "AWS_SECRET_ACCESS_KEY": "aws"})
+    assert env == {"NCCL_API_KEY": REDACTED, "NCCL_IB_HCA": "mlx5_0",
+                   "NCCL_IB_PKEY": "0x8001", "NCCL_IB_PKEY_PASSWORD": REDACTED,
+                   "OMPI_MCA_btl_openib_pkey": "0x8003", "UCX_IB_PKEY": "0x8002",
+                   "UCX_SECRET_KEY": REDACTED}
+    assert EnvRecord(captured_at="t", hostname="h", env=env).env["NCCL_IB_PKEY"] == "0x8001"
+
+
 # what leaked before the allow-list (issue 9, item 14), and Terraform's TF_* (item 21)
 LEAKED = {"DLPERF_DB": "mysql://root:pw-LEAK1@h", "CUDA_API_CREDENTIAL": "cred-LEAK2",
           "SLURM_JOB_PASS": "slurm-LEAK3", "TORCH_HUB_AUTH": "hub-LEAK4", "OMP_PASS": "omp-LEAK5",
