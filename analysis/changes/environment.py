@@ -4,24 +4,39 @@ software that may change between campaigns) and the differences between two side
 The hardware type is the report's host fingerprint (:func:`analysis.report.envinfo.fingerprint`)
 without the GPU serial numbers: two machines of the same type compare, a different GPU model,
 GPU count, CPU, memory size or architecture does not.
+
+The NCCL settings of a run are the ``NCCL_*`` variables of its records (recorded by
+``dlperf env``'s allow-list, redacted) that change how NCCL communicates; logging and
+per-job identifiers (:data:`NCCL_NOT_COMPARED`) are left out. A variable set on one side and
+unset on the other is a difference: unset means NCCL's default.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 
 import pandas as pd
 
+from analysis.redact import REDACTED
 from analysis.report import envinfo
 from analysis.report.inputs import EnvInput, env_topology_text
 
 #: Facts recorded per run, in the order differences are shown.
-SOFTWARE_FACTS = ("driver", "cuda", "cudnn", "nccl", "frameworks", "topology")
+SOFTWARE_FACTS = ("driver", "cuda", "cudnn", "nccl", "nccl_env", "frameworks", "topology")
 FACTS = ("hardware", *SOFTWARE_FACTS, "host")
 RUN_ENV_COLUMNS = ["run_id", *FACTS]
 _SOFTWARE_LABELS = {"driver": "env.driver", "cuda": "env.cuda", "cudnn": "env.cudnn",
                     "nccl": "env.nccl"}
+#: Variables compared as the NCCL settings (shell patterns on recorded variable names)...
+NCCL_COMPARED = ("NCCL_*",)
+#: ...but these: logging, per-job identifiers and the container's label of the NCCL version
+#: (the library's version is the fact ``nccl``).
+NCCL_NOT_COMPARED = ("NCCL_DEBUG", "NCCL_DEBUG_*", "NCCL_WARN_ENABLE_DEBUG_INFO",
+                     "NCCL_COMM_ID", "NCCL_HOSTID", "NCCL_TOPO_DUMP_FILE", "NCCL_GRAPH_DUMP_FILE",
+                     "NCCL_SET_THREAD_NAME", "NCCL_VERSION")
+UNSET = "unset"
 
 
 def hardware_type(record: dict) -> str:
@@ -43,6 +58,30 @@ def _topology(record: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:8] if text else ""
 
 
+def _compared(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in NCCL_COMPARED) and \
+        not any(fnmatch.fnmatchcase(name, p) for p in NCCL_NOT_COMPARED)
+
+
+def nccl_settings(record: dict) -> dict[str, str] | None:
+    """The compared NCCL variables of a record ({} when it records variables but none of
+    them; None when it records no variables at all)."""
+    env = record.get("env")
+    if not isinstance(env, dict):
+        return None
+    return {str(k): str(v) for k, v in sorted(env.items()) if _compared(str(k))}
+
+
+def _nccl_env(records: list[dict]) -> str:
+    """The NCCL settings of a run's records as JSON (variable -> its values on the nodes,
+    'unset' where a node does not set it); '' when no record lists its variables."""
+    per_node = [s for s in map(nccl_settings, records) if s is not None]
+    if not per_node:
+        return ""
+    names = sorted({k for s in per_node for k in s})
+    return json.dumps({k: sorted({s.get(k, UNSET) for s in per_node}) for k in names})
+
+
 def facts(record: dict, framework: str) -> dict[str, str]:
     """The FACTS of one record for runs of `framework` (its packages' versions only)."""
     out = {"hardware": hardware_type(record)}
@@ -52,6 +91,7 @@ def facts(record: dict, framework: str) -> dict[str, str]:
     versions = envinfo.frameworks(record)
     out["frameworks"] = ", ".join(f"{p} {versions[p]}" for p in envinfo.framework_packages(
         [framework]) if p in versions)
+    out["nccl_env"] = _nccl_env([record])
     out["topology"] = _topology(record)
     out["host"] = str(envinfo.pick(record, "hostname", "host", "node") or "")
     return out
@@ -71,7 +111,8 @@ def run_env(runs: pd.DataFrame, envs: list[EnvInput]) -> pd.DataFrame:
             continue
         per_node = [facts(r, "" if pd.isna(framework) else str(framework)) for r in records]
         rows.append({"run_id": str(run_id), **{
-            k: "; ".join(dict.fromkeys(f[k] for f in per_node if f[k])) for k in FACTS}})
+            k: "; ".join(dict.fromkeys(f[k] for f in per_node if f[k])) for k in FACTS},
+            "nccl_env": _nccl_env(records)})
     return pd.DataFrame(rows, columns=RUN_ENV_COLUMNS).astype(str)
 
 
@@ -81,12 +122,44 @@ def values(env: pd.DataFrame, run_ids, fact: str) -> str:
     return ", ".join(sorted({v for v in rows[fact] if v}))
 
 
+def _nccl_values(env: pd.DataFrame, run_ids) -> dict[str, set[str]] | None:
+    """Variable -> its values over the runs `run_ids` ('unset' where a run does not set it);
+    None when no run records its variables."""
+    if "nccl_env" not in env.columns:  # a store written before NCCL settings were kept
+        return None
+    rows = env.loc[env["run_id"].isin([str(r) for r in run_ids]), "nccl_env"]
+    runs = [json.loads(v) for v in rows if isinstance(v, str) and v]
+    if not runs:
+        return None
+    names = {k for r in runs for k in r}
+    return {k: {v for r in runs for v in r.get(k, [UNSET])} for k in names}
+
+
+def nccl_differences(base: pd.DataFrame, base_runs, new: pd.DataFrame, new_runs) -> list[str]:
+    """'NCCL_ALGO Ring -> Tree' for every compared NCCL variable whose values differ (unset
+    on one side included); none when a side records no variables, or where a value is
+    redacted (it cannot be compared)."""
+    a, b = _nccl_values(base, base_runs), _nccl_values(new, new_runs)
+    if a is None or b is None:
+        return []
+    out = []
+    for name in sorted(set(a) | set(b)):
+        va, vb = a.get(name, {UNSET}), b.get(name, {UNSET})
+        if va != vb and REDACTED not in va | vb:
+            out.append(f"{name} {', '.join(sorted(va))} -> {', '.join(sorted(vb))}")
+    return out
+
+
 def differences(base: pd.DataFrame, base_runs, new: pd.DataFrame, new_runs,
                 facts_shown=FACTS) -> list[str]:
-    """'driver 570.86 -> 580.95' for every fact whose values differ between two sets of runs;
-    a fact recorded on one side only is not a difference (it is unknown)."""
+    """'driver 570.86 -> 580.95' for every fact whose values differ between two sets of runs,
+    'NCCL_ALGO Ring -> Tree' for each NCCL setting that differs; a fact recorded on one side
+    only is not a difference (it is unknown)."""
     out = []
     for fact in facts_shown:
+        if fact == "nccl_env":
+            out += nccl_differences(base, base_runs, new, new_runs)
+            continue
         a, b = values(base, base_runs, fact), values(new, new_runs, fact)
         if a and b and a != b:
             out.append(f"{fact} {a} -> {b}")

@@ -146,9 +146,10 @@ def load(store: str | Path, ref: str) -> Campaign:
     row = campaigns(store).set_index("campaign").loc[key]
     runs = _read_parquet(_partition(store, "runs", key))
     summary = _read_parquet(_partition(store, "summary", key))
-    env_cols = [ENV_PREFIX + c for c in environment.FACTS]
+    # a store written before a fact was kept (env_nccl_env) lacks its column: unknown there
+    env_cols = [ENV_PREFIX + c for c in environment.FACTS if ENV_PREFIX + c in runs.columns]
     env = runs[["run_id", *env_cols]].rename(columns=lambda c: c.removeprefix(ENV_PREFIX))
-    env = env.dropna(subset=["hardware"]).astype(str)
+    env = env.dropna(subset=["hardware"]).fillna("").astype(str)
     for frame in (runs, summary):
         for c in frame.columns:
             if isinstance(frame[c].dtype, pd.StringDtype):

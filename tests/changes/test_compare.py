@@ -102,6 +102,31 @@ def test_environment_differences_are_shown_beside_the_numbers(tmp_path):
     assert (df["env_changes"] == "driver 580.159.04 -> 590.1; nccl 2.28.9 -> 2.29.1").all()
 
 
+def _edit_env_vars(folder, **changes):
+    """Set (a value) or unset (None) variables in every record's `env`."""
+    for p in folder.rglob("*.env.json"):
+        record = json.loads(p.read_text())
+        record["env"].update(changes)
+        record["env"] = {k: v for k, v in record["env"].items() if v is not None}
+        p.write_text(json.dumps(record))
+
+
+def test_nccl_settings_that_differ_are_environment_differences(dlperf_exe, tmp_path):
+    new = tmp_path / "new"
+    shutil.copytree(BUNDLED, new)  # the bundled records set NCCL_NVLS_ENABLE=0, NCCL_DEBUG=WARN
+    _edit_env_vars(new, NCCL_ALGO="Tree", NCCL_P2P_DISABLE="1", NCCL_NVLS_ENABLE=None,
+                   NCCL_IB_HCA="=mlx5_0:1", NCCL_DEBUG="INFO", NCCL_VERSION="2.29.1-1",
+                   NCCL_SECRET_KEY="***")
+    status, df = _records(tmp_path, BUNDLED, new)
+    assert status == 0
+    assert (df["env_changes"] == "NCCL_ALGO unset -> Tree; NCCL_IB_HCA unset -> =mlx5_0:1; "
+            "NCCL_NVLS_ENABLE 0 -> unset; NCCL_P2P_DISABLE unset -> 1").all()
+    done = run_cli(dlperf_exe, "compare", BUNDLED, new)
+    assert done.returncode == 0 and "NCCL_ALGO unset -> Tree" in done.stdout
+    status, df = _records(tmp_path, BUNDLED, BUNDLED)
+    assert (df["env_changes"] == "").all()
+
+
 def test_different_hardware_is_refused_unless_allowed(dlperf_exe, tmp_path):
     new = tmp_path / "new"
     shutil.copytree(BUNDLED, new)

@@ -74,6 +74,25 @@ def test_compare_reads_stored_campaigns_by_name(store):
     assert (df.loc[df["verdict"] != "slower", "verdict"] == "unchanged").all()
 
 
+def test_stored_nccl_settings_are_compared_and_older_stores_still_load(tmp_path):
+    new = tmp_path / "nccl_tree"
+    shutil.copytree(BUNDLED, new)
+    for p in new.rglob("*.env.json"):
+        record = json.loads(p.read_text())
+        record["env"]["NCCL_ALGO"] = "Tree"
+        p.write_text(json.dumps(record))
+    folder = tmp_path / "results"
+    assert _main("store", "add", BUNDLED, "--store", folder)[0] == 0
+    assert _main("store", "add", new, "--store", folder, "--name", "tree")[0] == 0
+    status, text = _main("compare", "--store", folder, "rn50_4gpu", "tree", "--format", "json")
+    assert status == 0
+    assert {r["env_changes"] for r in json.loads(text)} == {"NCCL_ALGO unset -> Tree"}
+    for part in (folder / "runs").rglob("*.parquet"):  # as written before NCCL settings were kept
+        pd.read_parquet(part).drop(columns=["env_nccl_env"]).to_parquet(part)
+    status, text = _main("compare", "--store", folder, "rn50_4gpu", "tree", "--format", "json")
+    assert status == 0 and {r["env_changes"] for r in json.loads(text)} == {""}
+
+
 def test_trend_flags_the_step_of_the_last_campaign_as_unconfirmed(store):
     status, text = _main("store", "trend", "--store", store, "--case", "*/1n4g",
                          "--format", "json")
