@@ -19,7 +19,7 @@ import json
 
 import pandas as pd
 
-from analysis.redact import REDACTED
+from analysis.redact import REDACTED, redact_env
 from analysis.report import envinfo
 from analysis.report.inputs import EnvInput, env_topology_text
 
@@ -69,7 +69,8 @@ def nccl_settings(record: dict) -> dict[str, str] | None:
     env = record.get("env")
     if not isinstance(env, dict):
         return None
-    return {str(k): str(v) for k, v in sorted(env.items()) if _compared(str(k))}
+    # a hand-written record may hold a secret in clear: hidden (then not compared) here too
+    return {k: v for k, v in sorted(redact_env(env).items()) if _compared(k)}
 
 
 def _nccl_env(records: list[dict]) -> str:

@@ -127,6 +127,17 @@ def test_nccl_settings_that_differ_are_environment_differences(dlperf_exe, tmp_p
     assert (df["env_changes"] == "").all()
 
 
+def test_a_hand_written_nccl_secret_is_not_shown_by_compare(tmp_path):
+    new = tmp_path / "new"
+    shutil.copytree(BUNDLED, new)
+    _edit_env_vars(new, NCCL_NET_PLUGIN_TOKEN="tok-LEAK-123456", NCCL_PROTO="Simple",
+                   NCCL_SOCKET_IFNAME="postgres://u:pw-LEAK-99@db/x")
+    status, df = _records(tmp_path, BUNDLED, new)
+    assert status == 0 and "LEAK" not in df.to_json()
+    assert (df["env_changes"] == "NCCL_PROTO unset -> Simple; "
+            "NCCL_SOCKET_IFNAME unset -> postgres://u:***@db/x").all()
+
+
 def test_different_hardware_is_refused_unless_allowed(dlperf_exe, tmp_path):
     new = tmp_path / "new"
     shutil.copytree(BUNDLED, new)
