@@ -21,6 +21,8 @@ KINDS = {
     "metadata_conflict": "the path and the log disagree about the run; the log wins",
     "missing_metadata": "a case field (nodes, GPUs, batch size, ...) is unknown",
     "unreadable_file": "the file or folder could not be opened, listed or decompressed",
+    "bad_record_field": "a field of an environment record has the wrong type (a number for a "
+                        "version, \"4\" for a GPU count): that field is not used, the rest is",
     "too_large": "the file exceeds the size limit (DLPERF_MAX_LOG_BYTES); only its beginning was read",
     "duplicate_run": "the same run was found twice (another file of the same run, or the same "
                      "content); it is counted once",

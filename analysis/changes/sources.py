@@ -72,11 +72,14 @@ def _campaign_name(folder: Path) -> str:
 
 
 def from_folder(folder: Path, method: str = "dlperf") -> Campaign:
-    """A log folder as a campaign; records beside its logs that cannot be read are left
-    out, each said on stderr."""
+    """A log folder as a campaign; records beside its logs that cannot be read, and fields of
+    a wrong type in them, are left out, each said on stderr."""
     envs, _topologies, camp = inputs.gather(folder)
     for name, why in camp.unreadable:
         print(f"dlperf: warning: {display_path(folder / name)}: {why}; left out", file=sys.stderr)
+    for e in envs:
+        for why in e.problems:
+            print(f"dlperf: warning: {display_path(folder / e.name)}: {why}", file=sys.stderr)
     return from_result(parse_paths([folder]), str(folder), _campaign_name(folder), envs, method)
 
 

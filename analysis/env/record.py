@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from analysis.env.fields import RECORD_KEYS, WRITTEN, accepts
 from analysis.env.topology import Topology, TopologyError
 from analysis.errors import SchemaError
 from analysis.fsutil import atomic_write_text
@@ -26,42 +27,14 @@ class EnvRecordError(SchemaError):
     """An environment record (or its JSON file) does not match the EnvRecord schema."""
 
 
-# JSON key -> (accepted types, may be None). The order is the order of the JSON file.
-_FIELD_TYPES: dict[str, tuple[tuple[type, ...], bool]] = {
-    "schema_version": ((int,), False),
-    "captured_at": ((str,), False),
-    "capture_seconds": ((int, float), False),
-    "hostname": ((str,), False),
-    "gpu_model": ((str,), True),
-    "gpu_count": ((int,), False),
-    "gpu_memory_mib": ((int,), True),
-    "gpus": ((list,), False),
-    "driver_version": ((str,), True),
-    "cuda_version": ((str,), True),
-    "cuda_toolkit": ((str,), True),
-    "cudnn_version": ((str,), True),
-    "nccl_version": ((str,), True),
-    "frameworks": ((dict,), False),
-    "python": ((dict,), False),
-    "cpu": ((dict,), False),
-    "memory": ((dict,), False),
-    "os": ((dict,), False),
-    "kernel": ((str,), True),
-    "machine": ((str,), True),
-    "infiniband": ((list,), False),
-    "topology_text": ((str,), True),
-    "topology": ((dict,), True),
-    "env": ((dict,), False),
-    "sources": ((dict,), False),
-    "absent": ((dict,), False),
-}
 _GPU_KEYS = ("index", "name", "uuid", "pci_bus_id", "memory_total_mib", "driver_version",
              "power_limit_w", "max_sm_clock_mhz", "compute_cap")
 
 
 @dataclass
 class EnvRecord:
-    """Hardware and software of one host (see ``_FIELD_TYPES`` for the JSON keys and types).
+    """Hardware and software of one host (:data:`analysis.env.fields.WRITTEN` declares the
+    JSON keys and types).
 
     ``gpus`` holds one dict per GPU with keys ``index, name, uuid, pci_bus_id,
     memory_total_mib, driver_version, power_limit_w, max_sm_clock_mhz, compute_cap``.
@@ -105,13 +78,11 @@ class EnvRecord:
 
     def validate(self) -> None:
         """Raise :class:`EnvRecordError` naming the first field that breaks the schema."""
-        for key, (types, nullable) in _FIELD_TYPES.items():
-            value = getattr(self, key)
-            if value is None and nullable:
-                continue
-            if not isinstance(value, types) or isinstance(value, bool):
-                want = " or ".join(t.__name__ for t in types) + (" or null" if nullable else "")
-                raise EnvRecordError(f"env record field {key!r} is {value!r}; expected {want}")
+        for key in RECORD_KEYS:  # the types written now (analysis.env.fields), no legacy
+            value, types = getattr(self, key), WRITTEN[key].types
+            if not accepts(types, value):
+                raise EnvRecordError(f"env record field {key!r} is {value!r}; "
+                                     f"expected {' or '.join(types)}")
         if self.schema_version != SCHEMA_VERSION:
             raise EnvRecordError(f"env record schema_version {self.schema_version}; "
                                  f"this version reads {SCHEMA_VERSION}")
@@ -173,8 +144,9 @@ class EnvRecord:
 
     # ---- (de)serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict with the keys of ``_FIELD_TYPES``, in that order."""
-        return {k: getattr(self, k) for k in _FIELD_TYPES}
+        """JSON-ready dict with the keys of :data:`analysis.env.fields.RECORD_KEYS`, in that
+        order."""
+        return {k: getattr(self, k) for k in RECORD_KEYS}
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
@@ -189,7 +161,7 @@ class EnvRecord:
         unknown = sorted(set(data) - names)
         if unknown:
             raise EnvRecordError(f"unknown env record key(s) {', '.join(unknown)}; "
-                                 f"valid: {', '.join(_FIELD_TYPES)}")
+                                 f"valid: {', '.join(RECORD_KEYS)}")
         missing = sorted(k for k in ("captured_at", "hostname") if k not in data)
         if missing:
             raise EnvRecordError(f"env record lacks required key(s) {', '.join(missing)}")

@@ -785,6 +785,8 @@ class Report:
                  for run, state, reason in self.campaign.failed]
         rows += [[name, self._kind("unreadable_file"), reason, "", ""]
                  for name, reason in self.campaign.unreadable]
+        rows += [[e.name, self._kind("bad_record_field"), why, "", ""]
+                 for e in self.envs for why in e.problems]
         known = {(r[0], r[1]) for r in rows}
         for r in self.runs.itertuples(index=False):
             if r.problem_kind and (r.run_id, self._kind(r.problem_kind)) not in known:

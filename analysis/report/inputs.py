@@ -1,7 +1,8 @@
 """What a report reads besides the logs: environment records, topology text and the
 campaign's launch records, found inside LOG_DIR or given explicitly.
 
-- environment: ``env.json`` / ``*.env.json`` (written by ``dlperf env``), JSON objects;
+- environment: ``env.json`` / ``*.env.json`` (written by ``dlperf env``), JSON objects; a
+  field of a wrong type (:mod:`analysis.env.fields`) is left out and listed;
 - topology: ``topo*.txt`` (saved ``nvidia-smi topo -m`` output), or the raw text kept in an
   environment record;
 - campaign: ``campaign.yaml`` (kept verbatim) and ``<stem>.done`` JSON markers holding the
@@ -18,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from analysis import config
+from analysis.env.fields import usable
 from analysis.errors import UsageError
 from analysis.fsutil import display_path
 
@@ -25,7 +27,9 @@ from analysis.fsutil import display_path
 @dataclass
 class EnvInput:
     name: str  # file name relative to LOG_DIR (or as given)
-    record: dict
+    record: dict  # without its fields of a wrong type (analysis.env.fields.usable)
+    #: the fields left out, 'gpu_count: "4" is a string, expected an integer; not used'
+    problems: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -168,7 +172,8 @@ def load_env(path: str | Path, root: Path | None = None) -> EnvInput:
         raise UsageError(f"cannot read environment record {shown}: {why}") from exc
     if not isinstance(record, dict):
         raise UsageError(f"{shown}: an environment record must be a JSON object")
-    return EnvInput(_rel(p, root) if root else p.name, record)
+    record, problems = usable(record)
+    return EnvInput(_rel(p, root) if root else p.name, record, [str(x) for x in problems])
 
 
 def parse_topo(name: str, text: str) -> TopoInput:

@@ -4,6 +4,7 @@ report lists them under Problems, `dlperf compare` warns; nothing stops or hangs
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -73,3 +74,56 @@ def test_problems_name_records_relative_to_the_logs(tmp_path):
     assert len(camp.unreadable) == 6
     for _, reason in camp.unreadable:
         assert str(tmp_path) not in reason, reason  # a published report shows no local path
+
+
+def _mistyped(root, **more):
+    """The bundled runs with one record of wrong field types (as a hand edit leaves them)."""
+    shutil.copytree(RN50, root / "1n1g")
+    path = root / "1n1g" / "resnet50_b256_amp_1.node0.env.json"
+    record = json.loads(path.read_text())
+    record.update(gpu_count="4", driver_version=580.95,
+                  frameworks={**record["frameworks"], "torch": {"version": 2.9}}, **more)
+    record["gpus"][0]["memory_total_mib"] = "141GB"
+    record["env"]["NCCL_ALGO"] = 1
+    path.write_text(json.dumps(record))
+    return root, path
+
+
+def test_fields_of_a_wrong_type_are_listed_and_the_rest_of_the_record_used(tmp_path):
+    root, path = _mistyped(tmp_path / "logs", cpu=["EPYC"])
+    envs, _, camp = gather(root)
+    assert camp.unreadable == [] and len(envs) == 10
+    env = next(e for e in envs if e.name == "1n1g/resnet50_b256_amp_1.node0.env.json")
+    assert env.problems == [
+        'gpu_count: "4" is a string, expected an integer; not used',
+        "gpus[0].memory_total_mib: \"141GB\" is a string, expected an integer or null; not used",
+        "driver_version: 580.95 is a number, expected a string or null; not used",
+        "frameworks.torch.version: 2.9 is a number, expected a string; not used",
+        'cpu: ["EPYC"] is a list, expected a mapping; not used',
+        "env.NCCL_ALGO: 1 is an integer, expected a string; not used"]
+    record = env.record
+    assert "gpu_count" not in record and "driver_version" not in record and "cpu" not in record
+    assert record["gpu_model"] == "NVIDIA H200" and record["gpus"][0]["name"] == "NVIDIA H200"
+    assert "NCCL_ALGO" not in record["env"] and record["env"]["NCCL_DEBUG"] == "WARN"
+    rep = build(root, lang="en")
+    problems = rep.problems().data
+    listed = problems[problems.iloc[:, 1] == "wrong field type (bad_record_field)"]
+    assert list(listed.iloc[:, 0]) == [env.name] * 6
+    assert list(listed.iloc[:, 2]) == env.problems
+    assert "580.95" not in str(rep.environment())  # the other nine records' driver is shown
+    assert json.loads(path.read_text())["gpu_count"] == "4"  # the file itself is untouched
+
+
+def test_compare_warns_of_fields_of_a_wrong_type_and_does_not_use_them(tmp_path):
+    base = tmp_path / "base"
+    shutil.copytree(RN50, base / "1n1g")
+    new, _ = _mistyped(tmp_path / "new")
+    done = subprocess.run([sys.executable, "-m", "analysis", "compare", str(base), str(new),
+                           "--format", "json"], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    warnings = [ln for ln in done.stderr.splitlines() if ln.startswith("dlperf: warning:")]
+    assert len(warnings) == 5
+    assert all("resnet50_b256_amp_1.node0.env.json: " in w for w in warnings)
+    changes = {r["env_changes"] for r in json.loads(done.stdout)}
+    assert changes == {""}, changes  # no "driver 580.159.04 -> 580.159.04, 580.95"

@@ -1,0 +1,229 @@
+"""The declared layout of an environment record (``env.json``): every JSON path a reader
+uses, with the types it may hold.
+
+One declaration, read two ways: :class:`analysis.env.record.EnvRecord` checks what ``dlperf
+env`` writes against ``types``; a report or a comparison reading records found beside logs
+(written by the campaign runner, or by hand, or by an older version) also accepts the
+``legacy`` spellings and, through :func:`usable`, leaves out each field of a wrong type with
+a :class:`FieldProblem` naming its JSON path, so the rest of the record is still used.
+
+Paths: ``a.b`` is key ``b`` of mapping ``a``, ``a.*`` any key of it, ``a[]`` any item of
+list ``a``. A path not declared here is not checked (a hand-written note is kept).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from analysis.redact import redact_value
+
+
+@dataclass(frozen=True)
+class Field:
+    """The JSON types of one path (``str int number bool dict list null``): ``types`` as
+    written now, ``legacy`` also read from older or hand-written records."""
+
+    types: tuple[str, ...]
+    legacy: tuple[str, ...] = ()
+
+
+def _f(*types: str, legacy: tuple[str, ...] = ()) -> Field:
+    return Field(types, legacy)
+
+
+_STR, _OPT_STR, _INT, _OPT_INT = _f("str"), _f("str", "null"), _f("int"), _f("int", "null")
+_OPT_NUM = _f("number", "null")
+
+#: What ``dlperf env`` writes (schema_version 1); the top-level keys in the order of the file.
+WRITTEN: dict[str, Field] = {
+    "schema_version": _INT,
+    "captured_at": _STR,
+    "capture_seconds": _f("number"),
+    "hostname": _STR,
+    "gpu_model": _OPT_STR,
+    "gpu_count": _INT,
+    "gpu_memory_mib": _OPT_INT,
+    "gpus": _f("list"),
+    "driver_version": _OPT_STR,
+    "cuda_version": _OPT_STR,
+    "cuda_toolkit": _OPT_STR,
+    "cudnn_version": _OPT_STR,
+    "nccl_version": _OPT_STR,
+    "frameworks": _f("dict"),
+    "python": _f("dict", legacy=("str",)),  # "python": "3.10.12"
+    "cpu": _f("dict"),
+    "memory": _f("dict"),
+    "os": _f("dict", legacy=("str",)),  # "os": "Ubuntu 22.04"
+    "kernel": _OPT_STR,
+    "machine": _OPT_STR,
+    "infiniband": _f("list"),
+    "topology_text": _OPT_STR,
+    "topology": _f("dict", "null", legacy=("str",)),  # the raw text under "topology"
+    "env": _f("dict"),
+    "sources": _f("dict"),
+    "absent": _f("dict"),
+    # inside them
+    "gpus[]": _f("dict"),
+    "gpus[].index": _INT,
+    "gpus[].name": _OPT_STR,
+    "gpus[].uuid": _OPT_STR,
+    "gpus[].pci_bus_id": _OPT_STR,
+    "gpus[].memory_total_mib": _OPT_INT,
+    "gpus[].driver_version": _OPT_STR,
+    "gpus[].power_limit_w": _OPT_NUM,
+    "gpus[].max_sm_clock_mhz": _OPT_INT,
+    "gpus[].compute_cap": _OPT_STR,
+    "frameworks.*": _f("dict", legacy=("str",)),  # "torch": "2.4.0"
+    "frameworks.*.version": _STR,
+    "frameworks.*.cuda": _OPT_STR,
+    "frameworks.*.cudnn": _OPT_STR,
+    "frameworks.*.nccl": _OPT_STR,
+    "frameworks.*.git_version": _OPT_STR,
+    "python.version": _STR,
+    "cpu.model": _OPT_STR,
+    "cpu.logical_cpus": _OPT_INT,
+    "cpu.numa_nodes": _OPT_INT,
+    "cpu.sockets": _OPT_INT,
+    "cpu.cores_per_socket": _OPT_INT,
+    "cpu.threads_per_core": _OPT_INT,
+    "cpu.numa_cpus": _f("dict"),
+    "cpu.numa_cpus.*": _STR,
+    "memory.total_mib": _f("int"),
+    "os.pretty_name": _OPT_STR,
+    "os.name": _OPT_STR,
+    "os.id": _OPT_STR,
+    "os.version_id": _OPT_STR,
+    "infiniband[]": _f("dict"),
+    "infiniband[].device": _STR,
+    "infiniband[].ports": _f("list"),
+    "infiniband[].ports[]": _f("dict"),
+    "infiniband[].ports[].port": _OPT_INT,
+    "infiniband[].ports[].rate": _OPT_STR,
+    "infiniband[].ports[].link_layer": _OPT_STR,
+    "infiniband[].ports[].state": _OPT_STR,
+    "env.*": _STR,
+    "sources.*": _STR,
+    "absent.*": _STR,
+}
+#: Spellings of older or hand-written records that readers still take (each is the last
+#: candidate of a value in :mod:`analysis.report.envinfo`); never written.
+LEGACY: dict[str, Field] = {
+    "gpu": _f("dict"),
+    "gpu.name": _STR,
+    "gpu.memory_mib": _INT,
+    "gpu.count": _INT,
+    "gpu.driver": _STR,
+    "cpu.cores": _INT,
+    "cpu_model": _STR,
+    "cpu_cores": _INT,
+    "numa_nodes": _INT,
+    "memory_mib": _INT,
+    "ib_devices": _f("list"),
+    "os.kernel": _STR,
+    "driver": _STR,
+    "cuda": _STR,
+    "cudnn": _STR,
+    "nccl": _STR,
+    "python_version": _STR,
+    "framework_versions": _f("dict"),
+    "framework_versions.*": _f("dict", "str"),
+    "packages": _f("dict"),
+    "packages.*": _f("dict", "str"),
+    "host": _STR,
+    "node": _STR,
+    "topo": _STR,
+    "nvidia_smi_topo": _STR,
+}
+#: The top-level keys ``dlperf env`` writes, in the order of the file.
+RECORD_KEYS = tuple(k for k in WRITTEN if "." not in k and "[" not in k)
+
+_NAMES = {"str": "a string", "int": "an integer", "number": "a number", "bool": "true/false",
+          "dict": "a mapping", "list": "a list", "null": "null"}
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of `value`: str, int, number (a float), bool, dict, list or null."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "str"
+    return "dict" if isinstance(value, Mapping) else "list" if isinstance(value, list) else \
+        type(value).__name__
+
+
+def accepts(types: tuple[str, ...], value: Any) -> bool:
+    """True when `value` is of one of `types` (an integer is a number too)."""
+    t = json_type(value)
+    return t in types or (t == "int" and "number" in types)
+
+
+def expected(types: tuple[str, ...]) -> str:
+    """'a string or null'."""
+    return " or ".join(_NAMES.get(t, t) for t in types)
+
+
+@dataclass(frozen=True)
+class FieldProblem:
+    """A field of a record that is not of its declared type (left out by :func:`usable`)."""
+
+    path: str  # as in the file: gpus[1].memory_total_mib, frameworks.torch.version
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+def _shown(key: str, value: Any) -> str:
+    """The value for a message: JSON, short, hidden when its name says it is a secret."""
+    text = redact_value(key, json.dumps(value, ensure_ascii=False, default=str))
+    return text if len(text) <= 40 else text[:40] + "…"
+
+
+def _declared(pattern: str) -> Field | None:
+    return WRITTEN.get(pattern) or LEGACY.get(pattern)
+
+
+def usable(record: Mapping[str, Any]) -> tuple[dict, list[FieldProblem]]:
+    """A copy of `record` without its fields of a wrong type (current or legacy spellings),
+    and a problem for each field left out."""
+    problems: list[FieldProblem] = []
+
+    def check(value: Any, pattern: str, path: str, key: str) -> bool:
+        field = _declared(pattern)
+        if field is None:
+            return True
+        allowed = field.types + field.legacy
+        if accepts(allowed, value):
+            return True
+        problems.append(FieldProblem(path, f"{_shown(key, value)} is {_NAMES.get(json_type(value), json_type(value))}, "
+                                           f"expected {expected(allowed)}; not used"))
+        return False
+
+    def walk(value: Any, pattern: str, path: str) -> Any:
+        if isinstance(value, Mapping):
+            out = {}
+            for k, v in value.items():
+                sub = next((p for p in (f"{pattern}.{k}" if pattern else str(k), f"{pattern}.*")
+                            if _declared(p)), f"{pattern}.{k}")
+                sub_path = f"{path}.{k}" if path else str(k)
+                if check(v, sub, sub_path, str(k)):
+                    out[k] = walk(v, sub, sub_path)
+            return out
+        if isinstance(value, list):
+            out_list = []
+            for i, v in enumerate(value):
+                if check(v, f"{pattern}[]", f"{path}[{i}]", path.rsplit(".", 1)[-1]):
+                    out_list.append(walk(v, f"{pattern}[]", f"{path}[{i}]"))
+            return out_list
+        return value
+
+    return walk(record, "", ""), problems
