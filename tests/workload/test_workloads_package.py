@@ -5,6 +5,7 @@ dependencies) cannot be imported."""
 from __future__ import annotations
 
 import ast
+import importlib
 import importlib.util
 import os
 import pkgutil
@@ -87,3 +88,13 @@ def test_gpt_workload_help_without_the_analysis_library():
     proc = run_blocked("workloads.gpt", "--help")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "--tensor-model-parallel-size" in proc.stdout
+
+
+@pytest.mark.parametrize("module", ["workloads.resnet", "workloads.gpt"])
+def test_an_unknown_secret_option_is_named_in_the_log_without_its_value(module, capsys):
+    options = importlib.import_module(f"{module}.options")
+    with pytest.raises(SystemExit) as exc:
+        options.parse_args(["--hf-token", "hf_tok_LEAK_42", "--db-password=pw-LEAK-99", "LEAK"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "LEAK" not in err
+    assert "unrecognized arguments: --hf-token --db-password and 3 value(s), not printed" in err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from workloads.argtypes import non_negative_int, positive_int
+from workloads.argtypes import Parser, non_negative_int, positive_int
 
 SCHEDULES = ("1f1b", "gpipe")
 PRECISIONS = ("bf16", "fp32")
@@ -22,7 +22,7 @@ def positive_float(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="python -m workloads.gpt",
         description="Train a GPT on synthetic tokens with data x tensor x pipeline parallelism "
                     "(alone or under torchrun) and print OneFlow GPT style metric tables.",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from workloads.argtypes import non_negative_int, positive_int
+from workloads.argtypes import Parser, non_negative_int, positive_int
 from workloads.resnet.resnet import ARCHS
 
 PRECISIONS = ("fp32", "tf32", "amp", "bf16")
@@ -42,7 +42,7 @@ def _image_size(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="python -m workloads.resnet",
         description="Train ResNet-50 v1.5 on synthetic device-resident data (alone or under "
                     "torchrun) and print DLLogger lines like NVIDIA DeepLearningExamples.",
