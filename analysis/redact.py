@@ -5,7 +5,8 @@
   query parameters (``?token=…``) and well-known token shapes (``ghp_…``, ``hf_…``, ``AKIA…``,
   private-key blocks, ``Bearer …``);
 - both: :func:`redact_env` for a mapping of variables, :func:`redact_text` / :func:`redact_argv`
-  for text that may quote secret values, :func:`redact_tree` for a whole JSON/YAML document.
+  for text that may quote secret values, :func:`redact_tree` for a whole JSON/YAML document,
+  :func:`redact_shown` for log text a report shows (the logs themselves stay intact).
 
 Hidden parts become :data:`REDACTED`. Used by the campaign (done markers, ``campaign.yaml``,
 ``status.json``, dry runs) and by environment records (``dlperf env``).
@@ -117,6 +118,26 @@ def redact_text(text: str, secrets: Iterable[str] = ()) -> str:
         # a very short secret is hidden where it is the whole text, not inside other words
         if len(s) >= 3 or text == s:
             text = text.replace(s, REDACTED)
+    return scrub(text)
+
+
+#: A secret known by its value is hidden in text a report shows only when at least this long:
+#: a shorter one ('1234', 'True') could equal a number or a word of an unrelated line.
+MIN_SHOWN_SECRET = 8
+# "--db-password X" / "-token X" inside a line of text: the option's name and its value
+_OPTION_VALUE = re.compile(r"((?:^|(?<=\s))-{1,2}([A-Za-z][\w.-]*)\s+)([^\s-]\S*)")
+
+
+def redact_shown(text: str, secrets: Iterable[str] = ()) -> str:
+    """Text a report shows from a log or a record, never the file itself: each of `secrets`
+    of :data:`MIN_SHOWN_SECRET` characters or more, the value after a secret-named option
+    (``--hf-token X``) and what :func:`scrub` finds, hidden."""
+    text = str(text)
+    for s in sorted({str(s) for s in secrets if len(str(s)) >= MIN_SHOWN_SECRET},
+                    key=len, reverse=True):
+        text = text.replace(s, REDACTED)
+    text = _OPTION_VALUE.sub(lambda m: m.group(1) + REDACTED if is_secret_name(m.group(2))
+                             else m.group(0), text)
     return scrub(text)
 
 

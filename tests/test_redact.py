@@ -9,6 +9,7 @@ from analysis.redact import (
     is_secret_name,
     redact_argv,
     redact_env,
+    redact_shown,
     redact_text,
     redact_tree,
     scrub,
@@ -99,3 +100,10 @@ def test_value_after_a_secret_option_in_a_list_is_a_secret(tmp_path):
     Campaign(spec, out_dir=tmp_path)._write_spec()
     text = (tmp_path / "campaign.yaml").read_text()
     assert "plainpw99" not in text and "k3y-abc" not in text and "0.1" in text
+
+
+def test_text_a_report_shows_hides_known_secrets_of_8_characters_and_secret_option_values():
+    line = "step 12 loss 1234 --hf-token abc --lr 0.1 --key-file /k --db-password x pw=hunter2hunter2"
+    assert redact_shown(line, ["hunter2hunter2", "1234"]) == \
+        "step 12 loss 1234 --hf-token *** --lr 0.1 --key-file /k --db-password *** pw=***"
+    assert redact_shown("mysql://root:pw@h ghp_" + "a" * 36) == "mysql://root:***@h ***"

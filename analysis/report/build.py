@@ -28,6 +28,7 @@ from analysis.changes import frameworks, wording
 from analysis.fsutil import atomic_write_text
 from analysis.i18n import Translator, check_lang
 from analysis.problems import excerpt
+from analysis.redact import REDACTED, is_secret_name, redact_shown, secrets_in
 from analysis.report import (
     baseline,
     envinfo,
@@ -88,6 +89,8 @@ CASE_PARAMETERS = {
     "master_port",
 }
 _TRUE = ("true", "1", "yes", "on")
+#: Values of a secret-named parameter that are a switch, not a secret (``use_auth_token True``).
+_NOT_SECRET_VALUES = ("true", "false", "none", "null", "", "0", "1", "yes", "no")
 #: Classes of the tables that hold log text, commands and file names: MathJax (JupyterLab
 #: typesets HTML outputs) must not read `$…$` in them as formulas.
 NO_MATH = "tex2jax_ignore mathjax_ignore"
@@ -318,6 +321,7 @@ class Report:
         """The rule as Markdown in this language: the catalogue's text of the family's DLPerf
         rule, else the method's own text (escaped)."""
         key = f"rule.{rule.family}"
+        rule = dataclasses.replace(rule, example_text=self.shown(rule.example_text))
         if self.method == "dlperf" and self.tr.has(key):
             return dataclasses.replace(rule, rule=self.tr(key))
         return dataclasses.replace(rule, rule=prose.md(rule.rule))
@@ -710,8 +714,23 @@ class Report:
             if k in CASE_PARAMETERS or k.endswith("_version"):
                 continue
             applies = [v for v in vals if v not in ("None", "")] or vals  # None: n/a there
-            (same if len(applies) == 1 else differ).append((k, " / ".join(applies)))
+            shown = [REDACTED if is_secret_name(k) and v.lower() not in _NOT_SECRET_VALUES
+                     else self.shown(v) for v in applies]
+            (same if len(applies) == 1 else differ).append((k, " / ".join(shown)))
         return same, differ
+
+    @cached_property
+    def known_secrets(self) -> list[str]:
+        """Secret values the campaign knows: those of secret-named parameters in the runs'
+        dumps (``hf_token``, ``db_password``) and of its campaign.yaml."""
+        dumped = [v for k, vals in self.params.items() if is_secret_name(k) for v in vals
+                  if v.lower() not in _NOT_SECRET_VALUES]
+        return sorted(set(dumped) | set(secrets_in(self.campaign_spec)), key=len, reverse=True)
+
+    def shown(self, text: str) -> str:
+        """Log or record text as the report shows it: :func:`analysis.redact.redact_shown`
+        with the :attr:`known_secrets` (the files themselves are never changed)."""
+        return redact_shown(text, self.known_secrets)
 
     def scripts(self) -> prose.Markdown:
         """The appendix's run settings, workload options (the logs' parameter dumps) and the
@@ -741,7 +760,7 @@ class Report:
         if not self.campaign.commands:
             return None
         tr = self.tr
-        rows = [[g.case, g.node, tr.int(len(g.runs), group=True), g.command]
+        rows = [[g.case, g.node, tr.int(len(g.runs), group=True), self.shown(g.command)]
                 for g in inputs.group_commands(self.campaign.commands)]
         frame = pd.DataFrame(rows, columns=[tr("col.case"), tr("col.node"), tr("col.runs"),
                                             tr("col.command")])
@@ -797,8 +816,8 @@ class Report:
         if not rows:
             return prose.Markdown(prose.inline(tr("problems.none")) + "\n")
         header = [tr("col.run"), tr("col.kind"), tr("col.reason"), tr("col.line"), tr("col.text")]
-        shown = pd.DataFrame([[excerpt(str(c)) for c in r] for r in rows[:MAX_PROBLEM_ROWS]],
-                             columns=header)
+        shown = pd.DataFrame([[excerpt(self.shown(str(c))) for c in r]
+                              for r in rows[:MAX_PROBLEM_ROWS]], columns=header)
         more = len(rows) - len(shown)
         caption = [problems_intro(tr, len(rows), len({r[0] for r in rows}))]
         if more:

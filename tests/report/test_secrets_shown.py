@@ -1,0 +1,56 @@
+"""A workload that prints its secret arguments keeps them in its log (raw data stays
+intact), but the published report shows none of them: not in the workload options of the
+appendix, the Problems table's log text, the example line or the launch commands."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from conftest import ROOT
+
+from analysis.report.build import build
+
+RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n1g"
+DUMPED = "db_password : hunter2hunter2  wandb_api_key : 0123456789abcdef  use_auth_token : True  "
+GARBLED = ("DLL 2026-11-21 20:32:50.602154 - Epoch: 0 Iteration: 10  train.loss : x "
+           "--db-password hunter2hunter2 --hf-token hf_tok_LEAK_42 n=4242 "
+           "train.total_ips : abc img/s")
+
+
+def _printing_secrets(root):
+    shutil.copytree(RN50, root / "1n1g")
+    for log in (root / "1n1g").glob("*.log"):
+        lines = log.read_text().split("\n")
+        lines[0] = lines[0].replace("PARAMETER arch : resnet50  ", "PARAMETER arch : resnet50  "
+                                    + DUMPED + "pin_password : 4242  ")
+        if log.name == "resnet50_b256_amp_1.log":
+            lines.insert(9, GARBLED)
+        log.write_text("\n".join(lines))
+    done = root / "1n1g" / "resnet50_b256_amp_1.done"  # a marker of a hand-run campaign
+    marker = json.loads(done.read_text())
+    marker["nodes"] = [{"node": 0, "command": "python -m workloads.resnet --hf-token "
+                                              "hf_tok_LEAK_42 --db-password=hunter2hunter2"}]
+    done.write_text(json.dumps(marker))
+    return root
+
+
+def test_the_report_shows_no_secret_the_logs_print(tmp_path):
+    root = _printing_secrets(tmp_path / "logs")
+    raw = (root / "1n1g" / "resnet50_b256_amp_1.log").read_text()
+    rep = build(root, lang="en")
+    same, _ = rep.workload_options()
+    options = dict(same)
+    assert options["db_password"] == options["wandb_api_key"] == options["pin_password"] == "***"
+    assert options["use_auth_token"] == "True"  # a switch, not a secret
+    problems = rep.problems().data.to_string()
+    assert "hunter2hunter2" not in problems and "hf_tok_LEAK_42" not in problems
+    assert "--db-password *** --hf-token ***" in problems
+    assert "n=4242" in problems  # a short secret is hidden by name only, not wherever 4242 is
+    commands = rep.commands().data.to_string()
+    assert "--hf-token *** --db-password=***" in commands
+    shown = "\n".join(str(x) for x in (rep.scripts(), rep.method_section(), problems, commands))
+    for secret in ("hunter2hunter2", "0123456789abcdef", "hf_tok_LEAK_42"):
+        assert secret not in shown
+    assert (root / "1n1g" / "resnet50_b256_amp_1.log").read_text() == raw  # logs untouched
+    assert "db_password : hunter2hunter2" in raw
