@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis import config
+from analysis.campaign.host_keys import MODES as HOST_KEY_MODES
 from analysis.campaign.spec_yaml import SpecError, key_line, parse_yaml, read_spec_text
 from analysis.layout import normalize_model, normalize_precision
 from analysis.redact import is_secret_name, secrets_in
@@ -236,6 +237,12 @@ SSH_FIELDS = {
     "config_file": Field("ssh config file (default ~/.ssh/config)", _text),
     "connect_timeout": Field("seconds to wait for a connection (default 10)",
                              lambda k, v: min(parse_duration(k, v), 600.0)),
+    "known_hosts": Field("known_hosts file of the hosts' keys (default ~/.ssh/known_hosts; "
+                         "/etc/ssh/ssh_known_hosts is read too)", _text),
+    "host_key_checking": Field("strict (default: an unknown host key is refused) | accept-new "
+                               "(trust on first use: an unknown key is added to known_hosts "
+                               "and recorded); a changed key is always refused",
+                               _choice(*HOST_KEY_MODES)),
     "remote_tmp": Field("folder on the hosts for the node agent (default "
                         "/tmp/dlperf-campaign-<name>)",
                         _pattern(re.compile(r"^/[A-Za-z0-9._/+-]*$"), "an absolute path")),

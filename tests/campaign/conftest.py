@@ -1,6 +1,7 @@
 """Real daemons for the campaign backends' tests, started by hand (no systemd), torn down.
 
-- ``sshd_hosts``: two private sshd on 127.0.0.1 (two "hosts" = two ports), key-only root login.
+- ``sshd_hosts``: two private sshd on 127.0.0.1 (two "hosts" = two ports), key-only root login,
+  and a known_hosts file with their host key (the ssh backend refuses unknown host keys).
 - ``slurm_cluster``: a private munged (own socket) + slurmctld + slurmd, single node, with its
   own ``SLURM_CONF`` and ports, so nothing else on the machine is touched.
 
@@ -70,7 +71,8 @@ def _need_root(*binaries: str) -> None:
 
 @pytest.fixture(scope="session")
 def sshd_hosts():
-    """Two sshd on 127.0.0.1; yields {'hosts': [...], 'key': path, 'dir': path}."""
+    """Two sshd on 127.0.0.1; yields {'hosts': [...], 'key': path, 'known_hosts': path,
+    'host_pub': the host key's public line, 'dir': path}."""
     _need_root("/usr/sbin/sshd", "ssh-keygen")
     d = Path(tempfile.mkdtemp(prefix="dlperf-sshd-"))
     Path("/run/sshd").mkdir(exist_ok=True, mode=0o755)
@@ -80,6 +82,9 @@ def sshd_hosts():
     shutil.copy(d / "client_key.pub", d / "authorized_keys")
     os.chmod(d / "authorized_keys", 0o600)
     ports, pidfiles = [free_port(), free_port()], []
+    host_pub = (d / "host_ed25519.pub").read_text().split()[:2]
+    (d / "known_hosts").write_text("".join(f"[127.0.0.1]:{p} {' '.join(host_pub)}\n"
+                                           for p in ports))
     try:
         for i, port in enumerate(ports):
             cfg = d / f"sshd_config.{i}"
@@ -97,7 +102,8 @@ def sshd_hosts():
                 pytest.fail(f"sshd on port {port} did not start: "
                             f"{(d / f'sshd.{i}.log').read_text()[-500:]}")
         yield {"hosts": [{"host": "127.0.0.1", "port": p, "user": "root"} for p in ports],
-               "key": str(d / "client_key"), "dir": d}
+               "key": str(d / "client_key"), "known_hosts": str(d / "known_hosts"),
+               "host_pub": " ".join(host_pub), "dir": d}
     finally:
         for pf in pidfiles:
             _kill_pidfile(pf)

@@ -111,6 +111,7 @@ def test_ssh_agent_killed_as_its_workload_starts_leaves_nothing(sshd_hosts, tmp_
     marker, pids = agent_killer.new_marker(), tmp_path / "pids"
     spec = killer_spec(marker, pids, backend="ssh", hosts=sshd_hosts["hosts"][:1],
                        ssh={"key_file": sshd_hosts["key"], "connect_timeout": 5,
+                            "known_hosts": sshd_hosts["known_hosts"],
                             "remote_tmp": str(tmp_path / "remote")})
     try:
         t = time.monotonic()

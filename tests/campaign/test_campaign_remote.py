@@ -37,6 +37,7 @@ def ssh_spec(sshd, **kw):
            "devices": ["2n1g"], "repeats": 1, "iterations": 8, "backend": "ssh",
            "hosts": sshd["hosts"], "timeout": 240, "retries": 0,
            "ssh": {"key_file": sshd["key"], "connect_timeout": 5,
+                   "known_hosts": sshd["known_hosts"],
                    "remote_tmp": f"/tmp/dlperf-ssh-{uuid.uuid4().hex[:6]}"},
            "env": {"GLOO_SOCKET_IFNAME": "lo", "SOME_TOKEN": "hidden-value"}}
     raw.update(kw)

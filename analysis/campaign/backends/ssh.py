@@ -3,6 +3,10 @@
 - Connections come from fabric (``~/.ssh/config`` or ``ssh.config_file``, ``ssh.key_file``,
   ``ssh.user``, ``ssh.port``, ``ssh.connect_timeout``). A host that refuses the connection
   fails the run at once with the reason.
+- Host keys are checked as OpenSSH does (:mod:`analysis.campaign.host_keys`; fabric alone
+  accepts any key): known keys from ``ssh.known_hosts`` (default ``~/.ssh/known_hosts``) and
+  ``/etc/ssh/ssh_known_hosts``; a changed key is refused, an unknown one too unless
+  ``ssh.host_key_checking: accept-new`` (then it is added and named in the run's record).
 - The agent (``node.py``) and the three standard-library-only modules it imports
   (``AGENT_MODULES``) are copied to ``ssh.remote_tmp`` on every host (sftp), which must be a
   folder of the login user that no one else can write (it is checked), so hosts need
@@ -44,6 +48,7 @@ from analysis.campaign.backends.base import (
     first_failure,
 )
 from analysis.campaign.commands import shell_join
+from analysis.campaign.host_keys import HostKeyError, HostKeys, key_name
 from analysis.errors import DLPerfError
 
 #: The package modules the node agent imports, copied beside it on every host.
@@ -56,6 +61,10 @@ AGENT_PARENT = ("sh", "-c", '"$@"; exit "$?"', "sh")
 
 class SSHError(DLPerfError):
     """A host could not be reached or a remote step failed."""
+
+
+class SSHHostKeyError(SSHError):
+    """A host's key is unknown or changed: nothing was sent to it."""
 
 
 @register
@@ -71,6 +80,8 @@ class SSHBackend(Backend):
         opts = spec.ssh
         self.remote_tmp = str(opts.get("remote_tmp", f"/tmp/dlperf-campaign-{spec.name}"))
         self.connect_timeout = opts.get("connect_timeout", 10.0)
+        self.host_keys = HostKeys(opts.get("host_key_checking", "strict"),
+                                  opts.get("known_hosts"))
 
     # -- connections --------------------------------------------------------------------
     def _key(self, h: dict) -> str:
@@ -81,6 +92,7 @@ class SSHBackend(Backend):
         if key in self._conns:
             return self._conns[key]
         from fabric import Config, Connection
+        from paramiko import BadHostKeyException
 
         opts = self.spec.ssh
         cfg = Config(runtime_ssh_path=opts["config_file"]) if opts.get("config_file") else None
@@ -92,8 +104,17 @@ class SSHBackend(Backend):
                           port=h.get("port", opts.get("port")), config=cfg,
                           connect_timeout=self.connect_timeout, connect_kwargs=kwargs)
         try:
+            self.host_keys.install(conn.client)
             conn.open()
+        except HostKeyError as exc:
+            conn.close()
+            raise SSHHostKeyError(f"ssh {key}: {exc}") from None
+        except BadHostKeyException as exc:
+            conn.close()
+            name = key_name(conn.host, conn.port)
+            raise SSHHostKeyError(f"ssh {key}: {self.host_keys.changed(name, exc)}") from None
         except Exception as exc:  # paramiko/socket errors of every kind
+            conn.close()
             raise SSHError(f"ssh {key}: cannot connect: {exc}") from None
         self._conns[key] = conn
         return conn
@@ -155,6 +176,8 @@ class SSHBackend(Backend):
         try:
             r = self._run(self.spec.hosts[0],
                           ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], 30)
+        except SSHHostKeyError:
+            raise  # not "no GPUs": the campaign stops before anything is sent
         except SSHError:
             return 0
         return sum(1 for x in r.stdout.splitlines() if x.strip().isdigit()) if r.ok else 0
@@ -204,7 +227,8 @@ class SSHBackend(Backend):
                 for n in active:  # connect everywhere first: a dead host fails fast
                     self._ensure_agent(self.spec.hosts[n.index])
             except SSHError as exc:
-                return Outcome(False, str(exc), [], wall_s=time.monotonic() - t0)
+                return Outcome(False, str(exc), [], wall_s=time.monotonic() - t0,
+                               extra=self._accepted_keys())
             for n in active:
                 chans[n.index] = self._start(launch, n, readers)
             while True:
@@ -230,7 +254,14 @@ class SSHBackend(Backend):
             self._fetch(launch, n)
             nodes.append(self.node_outcome(n, rcs.get(n.index), started))
         reason = reason or first_failure(nodes)
-        return Outcome(ok=not reason, reason=reason, nodes=nodes, wall_s=time.monotonic() - t0)
+        return Outcome(ok=not reason, reason=reason, nodes=nodes, wall_s=time.monotonic() - t0,
+                       extra=self._accepted_keys())
+
+    def _accepted_keys(self) -> dict:
+        """``{"host_keys_accepted": [...]}``: keys trusted on first use (accept-new) since the
+        last run, for this run's record; {} when none."""
+        added, self.host_keys.added = self.host_keys.added, []
+        return {"host_keys_accepted": added} if added else {}
 
     def _start(self, launch: Launch, n: NodeLaunch, readers: list) -> object:
         conn = self._connect(self.spec.hosts[n.index])
