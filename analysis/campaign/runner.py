@@ -26,7 +26,7 @@ import yaml
 
 from analysis import config
 from analysis.campaign import backends, records
-from analysis.campaign.backends.base import Interrupted, Launch, NodeLaunch, Outcome
+from analysis.campaign.backends.base import BudgetSpent, Interrupted, Launch, NodeLaunch, Outcome
 from analysis.campaign.lock import CampaignLock
 from analysis.campaign.node import visible_gpus
 from analysis.campaign.progress import CampaignProgress
@@ -128,8 +128,9 @@ class Campaign:
             note += " at reduced size (--image-size 32 --width 8)"
         return "cpu", note
 
-    def launch(self, run: Run, device: str, port: int | None = None) -> Launch:
-        """The node commands and output paths of `run`."""
+    def launch(self, run: Run, device: str, port: int | None = None,
+               start_by: float | None = None) -> Launch:
+        """The node commands and output paths of `run` (`start_by`: see Launch)."""
         b, case, spec = self.backend, run.case, self.spec
         hosts = b.node_hosts(case.num_nodes)
         python = spec.python or sys.executable
@@ -150,7 +151,7 @@ class Campaign:
                 result=work / f"node{k}.result", pidfile=work / f"node{k}.pid"))
         return Launch(run_id=run.run_id, nodes=nodes, timeout=spec.timeout, workdir=workdir,
                       work=work, device=device, python=python,
-                      gpus_per_node=case.gpus_per_node)
+                      gpus_per_node=case.gpus_per_node, start_by=start_by)
 
     def dry_run(self, file=None) -> list[str]:
         """Print (to `file`, default stdout) and return every node's command of every run."""
@@ -184,7 +185,8 @@ class Campaign:
 
         With `time_budget` (seconds), no run is started once the next one would probably
         end past the budget (judged by the longest run recorded in the folder or run so far;
-        with none yet, the first run starts); the rest stay pending and a
+        with none yet, the first run starts), and a queued Slurm job that has not started by
+        then is cancelled (its run stays pending); the rest stay pending and a
         later call resumes them — for job time limits and lent machines. Raises
         :class:`~analysis.campaign.lock.CampaignBusy` at once when another process runs a
         campaign in the same output folder, :class:`CampaignInterrupted` on SIGINT/SIGTERM.
@@ -234,7 +236,16 @@ class Campaign:
                 current = run
                 bar.start(run.run_id)
                 t0 = time.monotonic()
-                self._run_one(run, rows, device, note)
+                # a queued job must start early enough to end within the budget
+                start_by = None if time_budget is None else start + time_budget - longest
+                try:
+                    self._run_one(run, rows, device, note, start_by)
+                except BudgetSpent as exc:
+                    state, reason, attempts = records.disk_state(run, self.out)
+                    rows[run.run_id] = self._row(run, state, reason if state != "pending"
+                                                 else str(exc), attempts)
+                    current = None
+                    break
                 longest = max(longest, time.monotonic() - t0)
                 bar.finish(run.run_id, rows[run.run_id]["state"], time.monotonic() - t0)
                 current = None
@@ -280,7 +291,8 @@ class Campaign:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
 
-    def _run_one(self, run: Run, rows: dict, device: str, note: str) -> None:
+    def _run_one(self, run: Run, rows: dict, device: str, note: str,
+                 start_by: float | None = None) -> None:
         _, _, before = records.disk_state(run, self.out)
         why_not = self.backend.check(run.case)
         attempts = 0
@@ -291,7 +303,7 @@ class Campaign:
                 outcome = Outcome(False, why_not, [])
                 launch = None
             else:
-                launch = self.launch(run, device)
+                launch = self.launch(run, device, start_by=start_by)
                 outcome = self._attempt(run, launch, total)
             marker = self._marker(run, launch, outcome, device, note, attempts, total)
             if outcome.ok:
@@ -317,7 +329,7 @@ class Campaign:
                 p.unlink(missing_ok=True)
         try:
             outcome = self.backend.execute(launch)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, BudgetSpent):
             records.archive(self._outputs(launch), self.out, run, attempt)
             raise
         except (DLPerfError, OSError) as exc:

@@ -253,6 +253,9 @@ SLURM_FIELDS = {
     "account": Field("account (sbatch --account)", _text),
     "time_limit": Field("job time limit: seconds or '90s', '10m', '1h' (default: timeout + "
                         "2 min)", parse_duration),
+    "start_timeout": Field("how long a job may wait in the queue before it starts, then it "
+                           "is cancelled and the run fails: seconds or '30m', '12h' (default "
+                           "1h)", parse_duration),
     "cpus_per_task": Field("CPUs per node task (sbatch --cpus-per-task)", _ints(1, 4096)),
     "gpus_per_node": Field("GPUs per node (default: from sinfo)", _ints(0, 64)),
     "extra_args": Field("more sbatch arguments, e.g. ['--exclusive']", _texts),

@@ -155,3 +155,43 @@ def test_ssh_refuses_a_remote_tmp_that_another_user_can_write(sshd_hosts, tmp_pa
     assert not planted.exists()
     assert row.state == "failed" and str(d) in row.reason and "another user" in row.reason, \
         row.reason
+
+
+def test_slurm_job_that_never_starts_is_cancelled_after_start_timeout(slurm_cluster, tmp_path):
+    """A job that cannot start (here --begin an hour later) was waited for forever: now it is
+    cancelled after slurm.start_timeout, the run fails naming the job, its state and Slurm's
+    reason, and the campaign goes on to the next run."""
+    spec = slurm_spec(workload="test_sleeper", repeats=2, options={"seconds": 1},
+                      slurm={"partition": "debug", "start_timeout": 2,
+                             "extra_args": ["--begin=now+1hour"]})
+    t = time.monotonic()
+    status = Campaign(spec, out_dir=tmp_path).run(progress=False)
+    assert time.monotonic() - t < 40
+    assert list(status["state"]) == ["failed", "failed"], status.to_string()
+    for row in status.itertuples():
+        marker = json.loads((tmp_path / f"{row.run_id}.done").read_text())
+        job = marker["job_id"]
+        assert f"slurm job {job} did not start within 2 s" in row.reason, row.reason
+        assert "PENDING (BeginTime)" in row.reason, row.reason
+        assert marker["pending_reason"] == "BeginTime"
+        assert subprocess.run(["squeue", "-h", "-j", job], capture_output=True,
+                              text=True).stdout.strip() == ""
+
+
+def test_slurm_job_pending_past_the_time_budget_leaves_the_run_pending(slurm_cluster,
+                                                                      tmp_path):
+    """Under --time-budget, a job still queued when it could no longer end in time is
+    cancelled and its run stays pending (nothing ran); the start timeout is not waited for."""
+    spec = slurm_spec(workload="test_sleeper", repeats=2, options={"seconds": 1},
+                      slurm={"partition": "debug", "extra_args": ["--hold"]})
+    t = time.monotonic()
+    status = Campaign(spec, out_dir=tmp_path).run(progress=False, time_budget=3)
+    assert time.monotonic() - t < 30
+    assert list(status["state"]) == ["pending", "pending"], status.to_string()
+    row = status.iloc[0]
+    assert "time budget reached while slurm job" in row.reason, row.reason
+    assert "PENDING (JobHeldUser)" in row.reason, row.reason
+    assert not (tmp_path / f"{row.run_id}.done").exists()
+    job = row.reason.split("slurm job ")[1].split()[0]
+    assert subprocess.run(["squeue", "-h", "-j", job], capture_output=True,
+                          text=True).stdout.strip() == ""

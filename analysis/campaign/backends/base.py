@@ -48,6 +48,9 @@ class Launch:
     device: str = "cpu"
     python: str = sys.executable
     gpus_per_node: int = 1
+    #: time.monotonic() by which the run must have started to end within the campaign's time
+    #: budget (None: no budget); backends that queue (slurm) stop waiting then
+    start_by: float | None = None
 
     def active(self) -> list[NodeLaunch]:
         return [n for n in self.nodes if n.argv is not None]
@@ -72,6 +75,11 @@ class Outcome:
     nodes: list[NodeOutcome]
     wall_s: float = 0.0
     extra: dict = field(default_factory=dict)
+
+
+class BudgetSpent(Exception):
+    """The campaign's time budget ran out while the run waited to start (a queued job); the
+    backend cancelled it before it ran. The run stays pending."""
 
 
 class Interrupted(KeyboardInterrupt):

@@ -17,6 +17,13 @@ seconds late), cancels on timeout or interruption (``scancel --signal TERM``, th
 ``scancel``), and reads per-node exit codes from the agents' results (the output folder must
 be on a file system shared with the nodes, as usual with Slurm). The spec's environment goes
 through sbatch's environment (``--export ALL``), never into the script.
+
+A job that cannot start (partition down, held, ``--begin`` in the future, a constraint no node
+meets) is waited for at most ``slurm.start_timeout`` (default :data:`START_TIMEOUT`), then
+cancelled; the run fails with the job id, its state and Slurm's reason (``PENDING
+(BeginTime)``). The per-run ``timeout`` counts from the start. Under a campaign time budget
+the wait also ends when the job could no longer start in time (``Launch.start_by``): the job
+is cancelled and the run stays pending (:class:`~analysis.campaign.backends.base.BudgetSpent`).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from analysis.campaign.backends import register
 from analysis.campaign.backends.base import (
     NODE_AGENT,
     Backend,
+    BudgetSpent,
     Interrupted,
     Launch,
     Outcome,
@@ -41,6 +49,11 @@ from analysis.errors import DLPerfError
 from analysis.shell import CommandError, run_command
 
 POLL_S = 0.3
+#: Seconds a job may wait in the queue before it starts (``slurm.start_timeout``).
+START_TIMEOUT = 3600.0
+#: squeue states of a job whose workload has not started yet.
+NOT_STARTED = ("PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED",
+               "RESV_DEL_HOLD")
 
 
 class SlurmError(DLPerfError):
@@ -170,16 +183,26 @@ class SlurmBackend(Backend):
         return (state.group(1) if state else ""), (code.group(1) if code else "")
 
     @staticmethod
-    def _queued(job_id: str) -> str:
-        """squeue's state of the job ('' once it left the queue)."""
+    def _squeue(job_id: str) -> tuple[str, str]:
+        """squeue's (state, reason) of the job (('', '') once it left the queue)."""
         try:
-            return run_command(["squeue", "-h", "-j", job_id, "-o", "%T"], timeout=30,
-                               check=False).stdout.strip()
+            out = run_command(["squeue", "-h", "-j", job_id, "-o", "%T %r"], timeout=30,
+                              check=False).stdout.strip()
         except CommandError:
-            return ""
+            return "", ""
+        state, _, reason = out.partition(" ")
+        return state, reason.strip()
 
-    def _cancel(self, job_id: str) -> None:
-        for argv in (["scancel", "--signal=TERM", "--full", job_id], None, ["scancel", job_id]):
+    @classmethod
+    def _queued(cls, job_id: str) -> str:
+        """squeue's state of the job ('' once it left the queue)."""
+        return cls._squeue(job_id)[0]
+
+    def _cancel(self, job_id: str, started: bool = True) -> None:
+        """Cancel the job: its agents get SIGTERM first (time to stop their trees) when it
+        `started`; a job still waiting is simply removed."""
+        steps = [["scancel", "--signal=TERM", "--full", job_id], None] if started else []
+        for argv in (*steps, ["scancel", job_id]):
             if argv is None:  # give the agents time to stop their trees
                 deadline = time.monotonic() + 8
                 while time.monotonic() < deadline and self._queued(job_id):
@@ -199,21 +222,37 @@ class SlurmBackend(Backend):
             job_id = self._sbatch(launch)
         except SlurmError as exc:
             return Outcome(False, str(exc), [], wall_s=time.monotonic() - t0)
-        reason, running_since = "", None
+        start_timeout = self.spec.slurm.get("start_timeout", START_TIMEOUT)
+        start_by = t0 + start_timeout
+        by_budget = launch.start_by is not None and launch.start_by < start_by
+        if by_budget:
+            start_by = launch.start_by
+        reason, running_since, extra = "", None, {}
         try:
             while True:
-                state = self._queued(job_id)
+                state, why = self._squeue(job_id)
                 if not state:
                     break
-                if state == "RUNNING" and running_since is None:
+                if running_since is None and state not in NOT_STARTED:
                     running_since = time.monotonic()
+                if running_since is None and time.monotonic() > start_by:
+                    waiting = f"{state} ({why})" if why else state
+                    self._cancel(job_id, started=False)
+                    if by_budget:
+                        raise BudgetSpent(f"time budget reached while slurm job {job_id} was "
+                                          f"waiting to start ({waiting}); cancelled, the run "
+                                          "stays pending")
+                    reason = (f"slurm job {job_id} did not start within {start_timeout:g} s "
+                              f"(slurm.start_timeout): {waiting}; cancelled")
+                    extra = {"pending_state": state, "pending_reason": why}
+                    break
                 if running_since and time.monotonic() - running_since > launch.timeout:
                     reason = f"timeout after {launch.timeout:g} s"
                     self._cancel(job_id)
                     break
                 time.sleep(POLL_S)
         except KeyboardInterrupt as exc:
-            self._cancel(job_id)
+            self._cancel(job_id, started=running_since is not None)
             raise Interrupted(str(exc) or "SIGINT") from None
         final, code = self.job_state(job_id)
         nodes = [self.node_outcome(n, None, started) for n in launch.active()]
@@ -226,5 +265,5 @@ class SlurmBackend(Backend):
         if reason and not reason.startswith("slurm job"):
             reason = f"slurm job {job_id}: {reason}"
         return Outcome(ok=not reason, reason=reason, nodes=nodes, wall_s=time.monotonic() - t0,
-                       extra={"job_id": job_id, "job_state": final})
+                       extra={"job_id": job_id, "job_state": final, **extra})
 
