@@ -9,7 +9,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
-__all__ = ["shell_join", "render_shell"]
+__all__ = ["shell_join", "render_shell", "fill_placeholders"]
 
 
 def shell_join(argv: Sequence[str]) -> str:
@@ -38,3 +38,15 @@ def render_shell(argv: Sequence[str]) -> str:
             parts.append(shlex.quote(a[pos:]))
         words.append("".join(parts))
     return " ".join(words)
+
+
+def fill_placeholders(word: str, values: dict[str, str], unknown: str = "") -> str:
+    """`word` with each ``{{DLPERF_NAME}}`` replaced by ``values[NAME]`` — what the batch
+    script expanded it to, for records and messages. A name without a value becomes
+    `unknown` (formatted with ``name=``) when given, else it stays as written."""
+    def value(m: re.Match) -> str:
+        name = m.group(1)
+        if name in values:
+            return values[name]
+        return unknown.format(name=name) if unknown else m.group(0)
+    return _PLACEHOLDER.sub(value, str(word))

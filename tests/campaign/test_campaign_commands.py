@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from analysis.campaign import workloads
-from analysis.campaign.commands import render_shell, shell_join
+from analysis.campaign.commands import fill_placeholders, render_shell, shell_join
 from analysis.campaign.runner import Campaign
 from analysis.campaign.spec import from_dict
 from analysis.redact import redact_argv
@@ -244,3 +244,13 @@ def test_each_workload_is_a_module_of_its_name():
     assert set(members) <= set(workloads.names())
     for name in members:
         assert type(workloads.get(name)).__module__ == f"analysis.campaign.workloads.{name}"
+
+
+def test_fill_placeholders_names_what_the_script_expanded():
+    """Records say what ran: the suite's host placeholders become the job's hosts; user braces
+    stay; a placeholder without a value stays or gets the wording given."""
+    values = {"DLPERF_MASTER_ADDR": "n0", "DLPERF_HOST_1": "n1"}
+    word = "--node_ips={{DLPERF_MASTER_ADDR}},{{DLPERF_HOST_1}},{{HOME}}"
+    assert fill_placeholders(word, values) == "--node_ips=n0,n1,{{HOME}}"
+    assert fill_placeholders("{{DLPERF_HOST_2}}", values) == "{{DLPERF_HOST_2}}"
+    assert fill_placeholders("{{DLPERF_HOST_2}}", {}, "<{name}?>") == "<DLPERF_HOST_2?>"

@@ -174,6 +174,8 @@ def test_slurm_job_that_never_starts_is_cancelled_after_start_timeout(slurm_clus
         assert f"slurm job {job} did not start within 2 s" in row.reason, row.reason
         assert "PENDING (BeginTime)" in row.reason, row.reason
         assert marker["pending_reason"] == "BeginTime"
+        assert "{{" not in json.dumps(marker)  # no placeholder: the job ran on no host
+        assert marker["nodes"][0]["host"] == f"<DLPERF_MASTER_ADDR of slurm job {job}: not known>"
         assert subprocess.run(["squeue", "-h", "-j", job], capture_output=True,
                               text=True).stdout.strip() == ""
 
@@ -195,3 +197,26 @@ def test_slurm_job_pending_past_the_time_budget_leaves_the_run_pending(slurm_clu
     job = row.reason.split("slurm job ")[1].split()[0]
     assert subprocess.run(["squeue", "-h", "-j", job], capture_output=True,
                           text=True).stdout.strip() == ""
+
+
+def test_slurm_failure_reason_and_marker_name_the_host_not_the_placeholder(slurm_cluster,
+                                                                          tmp_path):
+    """The host placeholder {{DLPERF_MASTER_ADDR}} (expanded only inside the batch script) was
+    what the failure reason and the done marker named: 'node 0 ({{DLPERF_MASTER_ADDR}})
+    exited with status 3', and the recorded command held the placeholder too."""
+    spec = slurm_spec(workload="test_sleeper", options={"fail_node": 0, "seconds": 1},
+                      workload_args=["--peer={{DLPERF_MASTER_ADDR}}"])
+    row = Campaign(spec, out_dir=tmp_path).run(progress=False).iloc[0]
+    host = socket.gethostname().split(".")[0]  # the fixture's NodeName
+    assert row.state == "failed" and f"node 0 ({host}) exited with status 3" in row.reason, \
+        row.reason
+    marker = json.loads((tmp_path / f"{row.run_id}.done").read_text())
+    assert "{{DLPERF" not in json.dumps(marker)
+    assert marker["nodes"][0]["host"] == host and marker["job_hosts"] == [host]
+    assert marker["nodes"][0]["command"][-1] == f"--peer={host}"
+    # the batch script still expands it, and the workload got what the marker says
+    script = next((tmp_path / ".campaign").rglob("job.sbatch")).read_text()
+    assert '--peer="${DLPERF_MASTER_ADDR}"' in script
+    [log] = (tmp_path / ".campaign" / "failed").rglob("*.a1.log.failed")
+    assert f"args : --peer={host}" in log.read_text()
+

@@ -10,7 +10,9 @@ kills what a killed agent leaves running (its workload, torchrun's workers): Slu
 ``proctrack/linuxproc`` loses processes re-parented to init. Node rank k is literal in each step; the master
 address is only known inside the job, so templates get the placeholder
 ``{{DLPERF_MASTER_ADDR}}`` (and ``{{DLPERF_HOST_k}}``) which the script expands from
-``scontrol show hostnames``; every other word is single-quoted.
+``scontrol show hostnames``; every other word is single-quoted. What a run records (failure
+reason, the done marker's node hosts and commands, ``job_hosts``) names the job's hosts in
+their place (:meth:`SlurmBackend.resolve_nodes`), or says the host is not known.
 
 The controller polls ``squeue`` every 0.3 s (``sbatch --wait`` notices the end of a job many
 seconds late), cancels on timeout or interruption (``scancel --signal TERM``, then
@@ -44,7 +46,7 @@ from analysis.campaign.backends.base import (
     Outcome,
     first_failure,
 )
-from analysis.campaign.commands import render_shell, shell_join
+from analysis.campaign.commands import fill_placeholders, render_shell, shell_join
 from analysis.errors import DLPerfError
 from analysis.shell import CommandError, run_command
 
@@ -97,6 +99,29 @@ class SlurmBackend(Backend):
     def node_hosts(self, num_nodes: int) -> list[str]:
         return ["{{DLPERF_MASTER_ADDR}}"] + [f"{{{{DLPERF_HOST_{k}}}}}"
                                              for k in range(1, num_nodes)]
+
+    @staticmethod
+    def placeholder_values(hosts: list[str]) -> dict[str, str]:
+        """What the batch script sets each host placeholder to, given the job's hosts in
+        ``scontrol show hostnames`` order."""
+        return {("DLPERF_MASTER_ADDR" if k == 0 else f"DLPERF_HOST_{k}"): h
+                for k, h in enumerate(hosts)}
+
+    def resolve_nodes(self, nodes: list, launch: Launch, hosts: list[str], job_id: str
+                      ) -> None:
+        """Put the job's hosts in place of the placeholders in each node's host and command,
+        so that records and messages say what ran. Without the job's node list, a node's host
+        is the one its agent reported; what is still unknown (the job never ran) says so."""
+        values = self.placeholder_values(hosts)
+        results = {n.index: n.result for n in launch.nodes}
+        unknown = f"<{{name}} of slurm job {job_id}: not known>"
+        for n in nodes:
+            host = fill_placeholders(n.host, values)
+            if "{{DLPERF_" in host:
+                ran_on = str(self.read_result(results[n.index]).get("host") or "")
+                host = ran_on or fill_placeholders(host, {}, unknown)
+            n.host = host
+            n.command = [fill_placeholders(w, values, unknown) for w in n.command]
 
     def sbatch_argv(self, launch: Launch, script_path: str, job_name: str) -> list[str]:
         """The sbatch command line: every job option is its own argument (no #SBATCH text
@@ -172,15 +197,29 @@ class SlurmBackend(Backend):
         return out.strip().split(";")[0]
 
     @staticmethod
-    def job_state(job_id: str) -> tuple[str, str]:
-        """(state, exit code 'rc:signal') from scontrol; ('', '') when unknown."""
+    def job_info(job_id: str) -> tuple[str, str, list[str]]:
+        """(state, exit code 'rc:signal', hosts in node order) from scontrol; empty when
+        unknown (hosts: also when the job never had nodes)."""
         try:
             out = run_command(["scontrol", "show", "job", job_id], timeout=30).stdout
         except CommandError:
-            return "", ""
+            return "", "", []
         state = re.search(r"JobState=(\S+)", out)
         code = re.search(r"\bExitCode=(\S+)", out)
-        return (state.group(1) if state else ""), (code.group(1) if code else "")
+        nodes = re.search(r"^\s*NodeList=(\S+)", out, re.M)
+        hosts = []
+        if nodes and nodes.group(1) != "(null)":
+            try:  # the same expansion as the batch script's, so the same order
+                hosts = run_command(["scontrol", "show", "hostnames", nodes.group(1)],
+                                    timeout=30).stdout.split()
+            except CommandError:
+                pass
+        return (state.group(1) if state else ""), (code.group(1) if code else ""), hosts
+
+    @classmethod
+    def job_state(cls, job_id: str) -> tuple[str, str]:
+        """(state, exit code 'rc:signal') from scontrol; ('', '') when unknown."""
+        return cls.job_info(job_id)[:2]
 
     @staticmethod
     def _squeue(job_id: str) -> tuple[str, str]:
@@ -254,8 +293,9 @@ class SlurmBackend(Backend):
         except KeyboardInterrupt as exc:
             self._cancel(job_id, started=running_since is not None)
             raise Interrupted(str(exc) or "SIGINT") from None
-        final, code = self.job_state(job_id)
+        final, code, hosts = self.job_info(job_id)
         nodes = [self.node_outcome(n, None, started) for n in launch.active()]
+        self.resolve_nodes(nodes, launch, hosts, job_id)
         if not reason:
             reason = first_failure(nodes)
         if not reason and final and final != "COMPLETED":
@@ -265,5 +305,6 @@ class SlurmBackend(Backend):
         if reason and not reason.startswith("slurm job"):
             reason = f"slurm job {job_id}: {reason}"
         return Outcome(ok=not reason, reason=reason, nodes=nodes, wall_s=time.monotonic() - t0,
-                       extra={"job_id": job_id, "job_state": final, **extra})
+                       extra={"job_id": job_id, "job_state": final, "job_hosts": hosts,
+                              **extra})
 
