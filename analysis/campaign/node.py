@@ -367,7 +367,10 @@ def run_agent(opts) -> int:
         stop.set(f"{_parent_gone(parent)} before the start")
     if opts.watch_stdin:
         def watch():
-            while sys.stdin.buffer.read(4096):
+            # os.read, not sys.stdin: a daemon thread blocked inside the buffered reader
+            # holds its lock, and the interpreter's exit then aborts ("could not acquire
+            # lock for <stdin>", status 134) instead of returning the workload's status
+            while os.read(0, 4096):
                 pass
             stop.set("connection to the controller lost (stdin EOF)")
         threading.Thread(target=watch, daemon=True).start()

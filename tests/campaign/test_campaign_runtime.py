@@ -169,3 +169,25 @@ def test_dry_run_warns_once_when_the_spec_asks_for_gpus_and_none_is_visible():
                          cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
     assert cpu.returncode == 0 and "warning" not in cpu.stderr, cpu.stderr
     assert "--device cpu" in cpu.stdout
+
+
+def test_agent_watching_stdin_returns_the_workload_status_not_an_abort(tmp_path):
+    """The agent of an ssh run (--watch-stdin) whose workload ends while the connection is
+    still open: its stdin watcher held the buffered stdin's lock at the interpreter's exit,
+    which aborted every time ("could not acquire lock for <stdin>", status -6) and failed
+    the run (seen as a flaky two-host rendezvous test). It must return the status."""
+    for status in (0, 3):
+        agent = subprocess.Popen(
+            [sys.executable, "-m", "analysis.campaign.node", "--env-stdin", "--watch-stdin",
+             "--result", str(tmp_path / f"result{status}.json"), "--",
+             sys.executable, "-c", f"raise SystemExit({status})"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+        agent.stdin.write(b'{"DLPERF_TEST": "1"}\n')
+        agent.stdin.flush()  # and left open, as the ssh channel is
+        try:
+            assert agent.wait(timeout=60) == status, agent.stderr.read().decode()[-500:]
+            assert b"Fatal Python error" not in agent.stderr.read()
+        finally:
+            agent.stdin.close()
+            agent.stdout.close()
+            agent.stderr.close()
