@@ -5,7 +5,8 @@
   query parameters (``?token=…``) and well-known token shapes (``ghp_…``, ``hf_…``, ``AKIA…``,
   private-key blocks, ``Bearer …``);
 - both: :func:`redact_env` for a mapping of variables, :func:`redact_text` / :func:`redact_argv`
-  for text that may quote secret values, :func:`redact_tree` for a whole JSON/YAML document,
+  for text that may quote secret values, :func:`redact_tree` for a whole JSON/YAML document
+  (:func:`redact_yaml_text` for its text),
   :func:`redact_shown` for log text a report shows (the logs themselves stay intact).
 
 Hidden parts become :data:`REDACTED`. Used by the campaign (done markers, ``campaign.yaml``,
@@ -139,6 +140,22 @@ def redact_shown(text: str, secrets: Iterable[str] = ()) -> str:
     text = _OPTION_VALUE.sub(lambda m: m.group(1) + REDACTED if is_secret_name(m.group(2))
                              else m.group(0), text)
     return scrub(text)
+
+
+# "key: value" on a YAML line (a list item's too): indentation, key, separator, value
+_YAML_PAIR = re.compile(r"^(\s*(?:-\s+)?)([\"']?)([\w.-]+)\2(\s*:[ \t]+)(?![|>&*!#])(\S.*?)\s*$",
+                        re.M)
+
+
+def redact_yaml_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """YAML text as a report shows it (a hand-written campaign.yaml, say): the value of each
+    secret-named key on its line (``password: x``, however short), then `secrets` (the values
+    :func:`secrets_in` finds in the parsed document, e.g. after ``--hf-token`` in a list) and
+    what :func:`scrub` finds, hidden."""
+    text = _YAML_PAIR.sub(lambda m: m.group(1) + m.group(2) + m.group(3) + m.group(2)
+                          + m.group(4) + REDACTED if is_secret_name(m.group(3))
+                          else m.group(0), str(text))
+    return redact_text(text, secrets)
 
 
 def redact_argv(argv: Sequence[str], env: Mapping[str, Any] = {}) -> list[str]:  # noqa: B006

@@ -28,7 +28,14 @@ from analysis.changes import frameworks, wording
 from analysis.fsutil import atomic_write_text
 from analysis.i18n import Translator, check_lang
 from analysis.problems import excerpt
-from analysis.redact import REDACTED, is_secret_name, redact_shown, secrets_in
+from analysis.redact import (
+    REDACTED,
+    is_secret_name,
+    redact_env,
+    redact_shown,
+    redact_yaml_text,
+    secrets_in,
+)
 from analysis.report import (
     baseline,
     envinfo,
@@ -746,8 +753,8 @@ class Report:
         if spec.get("repeats"):
             settings.append((tr("scripts.repeats"), str(spec["repeats"]), False))
         if isinstance(spec.get("env"), dict) and spec["env"]:
-            settings.append((tr("scripts.env"),
-                             " ".join(f"{k}={v}" for k, v in spec["env"].items()), True))
+            settings.append((tr("scripts.env"), " ".join(
+                f"{k}={v}" for k, v in redact_env(spec["env"]).items()), True))
         same, differ = self.workload_options()
         return prose.render("scripts", tr, heading=tr("section.scripts"), settings=settings,
                             same=same, differ=differ,
@@ -770,8 +777,10 @@ class Report:
                             code=[tr("col.command")])
 
     def campaign_yaml(self) -> prose.Markdown | None:
-        """The campaign definition (campaign.yaml) verbatim; None without one."""
-        text = self.campaign.text.rstrip("\n")
+        """The campaign definition (campaign.yaml) as written, secrets hidden (the runner
+        writes it redacted; a hand-written one may not be); None without one."""
+        text = redact_yaml_text(self.campaign.text.rstrip("\n"),
+                                secrets_in(self.campaign_spec))
         return prose.render("campaign_yaml", self.tr, text=text) if text else None
 
     def changes_text(self) -> prose.Markdown | None:

@@ -54,3 +54,35 @@ def test_the_report_shows_no_secret_the_logs_print(tmp_path):
         assert secret not in shown
     assert (root / "1n1g" / "resnet50_b256_amp_1.log").read_text() == raw  # logs untouched
     assert "db_password : hunter2hunter2" in raw
+
+
+HAND_WRITTEN_SPEC = """name: by hand
+repeats: 1
+password: pw
+env:
+  WANDB_API_KEY: wandb0123456789
+  NCCL_ALGO: Tree
+ssh:
+  hosts: [gpu1]
+  passphrase: 'secret phrase'
+workload_args: [--hf-token, hf_tokenLEAK, --epochs, 1]
+data_url: https://alice:s3cr3tpass@example.org/data
+"""
+
+
+def test_a_hand_written_campaign_yaml_is_shown_without_its_secrets(tmp_path):
+    """The runner writes campaign.yaml redacted, but one written by hand was shown verbatim
+    in the appendix (and its env in the run settings): every secret of it, short ones too."""
+    root = tmp_path / "logs"
+    shutil.copytree(RN50, root / "1n1g")
+    (root / "campaign.yaml").write_text(HAND_WRITTEN_SPEC)
+    rep = build(root, lang="en")
+    shown = str(rep.campaign_yaml()) + str(rep.scripts())
+    for secret in ("pw", "wandb0123456789", "secret phrase", "hf_tokenLEAK", "s3cr3tpass"):
+        assert f": {secret}" not in shown and secret not in shown.replace("password", "")
+    assert "password: ***" in shown and "passphrase: ***" in shown
+    assert "WANDB_API_KEY: ***" in shown and "WANDB_API_KEY=***" in shown
+    assert "NCCL_ALGO: Tree" in shown and "NCCL_ALGO=Tree" in shown  # not a secret
+    assert "[--hf-token, ***, --epochs, 1]" in shown
+    assert "https://alice:***@example.org/data" in shown
+    assert (root / "campaign.yaml").read_text() == HAND_WRITTEN_SPEC  # the file untouched
