@@ -204,8 +204,11 @@ def excluded_text(comparison: FrameworkComparison, lang: str) -> list[str]:
     out = []
     for r in comparison.excluded.to_dict("records"):
         what = f"{r['framework']} {_setting_text(r)} ({r['source']})"
-        text = wording.say(lang, f"fw.excluded.{r['reason']}", what=what,
-                           hardware=r["hardware"])
+        if r["reason"] == ALONE and not r["hardware"]:  # compared unrecorded: none to name
+            text = wording.say(lang, "fw.excluded.alone_unrecorded", what=what)
+        else:
+            text = wording.say(lang, f"fw.excluded.{r['reason']}", what=what,
+                               hardware=r["hardware"])
         if r["elsewhere"]:
             text = wording.say(lang, "fw.excluded.others", text=text, others=r["elsewhere"])
         out.append(text)

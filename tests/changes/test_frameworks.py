@@ -205,3 +205,15 @@ def test_a_single_run_is_listed_with_why_not_compared():
     assert any(t.startswith("OneFlow resnet50 fp32 b128 1n1g (logs/of)") and
                "only one run gave a throughput" in t for t in text), text
     assert any("只有一次运行得到吞吐率" in t for t in frameworks.excluded_text(result, "zh"))
+
+
+def test_a_lone_measurement_without_a_hardware_record_says_so_not_on_blank():
+    """compare_unrecorded with one framework alone on unrecorded hardware read "PyTorch …
+    on : no other framework …" (the hardware blank)."""
+    runs, env = _runs(("PyTorch", "pt", None, "", [3000.0, 3000.0]))
+    result = frameworks.compare(runs, env, compare_unrecorded=True)
+    assert set(result.excluded["reason"]) == {ALONE}
+    for lang, blank, said in (("en", " on :", "hardware not recorded"),
+                              ("zh", "硬件 ：", "未记录")):
+        text = " ".join(frameworks.excluded_text(result, lang))
+        assert blank not in text and said in text, text
