@@ -176,12 +176,14 @@ class Report:
         configs = tables.gpt_configurations(self.summary, self.result.runs)
         if configs.empty:
             return None
-        frame = tables.gpt_table(configs, self.tr)
+        frame = tables.gpt_table(configs, self.tr, self.disagreements())
+        align = ["r"] * len(frame.columns)
+        align[tables.gpt_throughput_column(frame, self.tr)] = "b"  # a warning on its own line
         wide = configs[configs["spread_pct"] > SPREAD_NOTE_PCT]  # repeats that disagree
         spread = self.tr("gpt.spread_note", pct=self.tr.percent(SPREAD_NOTE_PCT / 100, 0),
                          cases=self.tr.join([f"{c} ({self.tr.percent(p / 100)})" for c, p in
                                              zip(wide["case"], wide["spread_pct"])]))
-        return styled.table(frame, "gpt", "r" * len(frame.columns),
+        return styled.table(frame, "gpt", "".join(align),
                             caption=[tables.tflops_note(configs, self.tr)]
                             + ([spread] if len(wide) else []))
 

@@ -218,12 +218,20 @@ def gpt_configurations(summary: pd.DataFrame, parsed_runs: pd.DataFrame) -> pd.D
                             "pipeline_parallel", "case"], kind="stable")
 
 
-def gpt_table(configs: pd.DataFrame, tr: Translator) -> pd.DataFrame:
+def gpt_throughput_column(frame: pd.DataFrame, tr: Translator) -> int:
+    """Index of the samples/s column of a :func:`gpt_table` frame."""
+    return list(frame.columns).index(tr("col.gpt_throughput"))
+
+
+def gpt_table(configs: pd.DataFrame, tr: Translator,
+              disagree: dict | None = None) -> pd.DataFrame:
     """Seed 002 layout: nodes | GPUs | DP | TP | PP | micro batch | global batch | hidden |
     layers | heads → latency (ms) | memory: framework peak, nvidia-smi peak (MiB; each
     where some case has it) | samples/s | n | TFLOP/s per GPU by the logs' formula (named
     in the header), then, where that is not seed 002's, TFLOP/s by seed 002's 96
-    convention. `configs` is :func:`gpt_configurations`."""
+    convention. `configs` is :func:`gpt_configurations`; `disagree` (:func:`case_key` ->
+    the methods' largest relative difference) marks samples/s as the results tables do
+    (:func:`gpt_throughput_column`: align it b)."""
     formulas = tflops_formulas(configs)
     beside = _seed_beside(formulas)
     memory = [(c, c.replace("_mib", "_max_mib"), label)  # (median, max over repeats, header)
@@ -237,7 +245,8 @@ def gpt_table(configs: pd.DataFrame, tr: Translator) -> pd.DataFrame:
                     + [tr.num(r.latency_ms)]
                     + [memory_text(getattr(r, c), getattr(r, peak), r.memory_flag, tr)
                        for c, peak, _ in memory]
-                    + [tr.num(r.throughput_median), tr.int(r.repeats), tr.num(r.tflops_per_gpu)]
+                    + [throughput_text(r, tr, disagree), tr.int(r.repeats),
+                       tr.num(r.tflops_per_gpu)]
                     + ([tr.num(r.tflops_per_gpu_seed002)] if beside else []))
     labels = " / ".join(dict.fromkeys(gpt_flops.label(f) for f in formulas))
     cols = [tr("col.node_num"), tr("col.gpu_num")] + [tr(c) for _, c in GPT_CONFIG_FIELDS]

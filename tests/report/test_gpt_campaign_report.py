@@ -109,3 +109,17 @@ def test_cases_whose_repeats_disagree_are_named_under_the_table(reports):
     caption = reports["en"].gpt_configurations().caption
     assert "Repeats that differ by more than 5%" in caption
     assert "2D_2x2x1_16_1536x16 (12.5%)" in caption and "MP_1x4x1_8_1536x16" not in caption
+
+
+def test_methods_that_disagree_are_marked_in_the_gpt_table(data_dir):
+    """Page 1's caveat says numbers whose methods disagree are marked in the results; a
+    GPT folder has no results table, so its configurations table carries the mark (the
+    Megatron 2n8g run: elapsed time against its timestamps, 5.3 %), on its own line."""
+    rep = build(data_dir / "megatron", lang="en")
+    assert "**Methods disagree**" in str(rep.caveats())
+    table = rep.gpt_configurations()
+    marked = [c for c in table.data["samples/s"] if "methods differ" in c]
+    assert marked == ["113.80\n⚠ methods differ 5.3%"]
+    assert re.search(r"white-space: pre;?\s*\}", table.to_html())
+    zh = build(data_dir / "megatron", lang="zh").gpt_configurations().data
+    assert [c for c in zh["吞吐率（samples/s）"] if "⚠" in c] == ["113.80\n⚠ 方法间相差 5.3%"]
