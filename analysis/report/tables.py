@@ -226,8 +226,8 @@ def gpt_throughput_column(frame: pd.DataFrame, tr: Translator) -> int:
 def gpt_table(configs: pd.DataFrame, tr: Translator,
               disagree: dict | None = None) -> pd.DataFrame:
     """Seed 002 layout: nodes | GPUs | DP | TP | PP | micro batch | global batch | hidden |
-    layers | heads → latency (ms) | memory: framework peak, nvidia-smi peak (MiB; each
-    where some case has it) | samples/s | n | TFLOP/s per GPU by the logs' formula (named
+    layers | heads (| precision, where the cases ran more than one) → latency (ms) |
+    memory: framework peak, nvidia-smi peak (MiB; each where some case has it) | samples/s | n | TFLOP/s per GPU by the logs' formula (named
     in the header), then, where that is not seed 002's, TFLOP/s by seed 002's 96
     convention. `configs` is :func:`gpt_configurations`; `disagree` (:func:`case_key` ->
     the methods' largest relative difference) marks samples/s as the results tables do
@@ -238,10 +238,12 @@ def gpt_table(configs: pd.DataFrame, tr: Translator,
               for c, label in (("memory_framework_mib", "col.memory_framework"),
                                ("memory_sampled_mib", "col.memory_sampled"))
               if configs[c].notna().any()]
+    mixed = configs["precision"].dropna().nunique() > 1  # else the rows cannot be told apart
     rows = []
     for r in configs.itertuples(index=False):
         rows.append([tr.int(r.num_nodes), tr.int(r.num_devices)]
                     + [tr.int(getattr(r, f)) for f, _ in GPT_CONFIG_FIELDS]
+                    + ([_text(r.precision)] if mixed else [])
                     + [tr.num(r.latency_ms)]
                     + [memory_text(getattr(r, c), getattr(r, peak), r.memory_flag, tr)
                        for c, peak, _ in memory]
@@ -250,12 +252,18 @@ def gpt_table(configs: pd.DataFrame, tr: Translator,
                     + ([tr.num(r.tflops_per_gpu_seed002)] if beside else []))
     labels = " / ".join(dict.fromkeys(gpt_flops.label(f) for f in formulas))
     cols = [tr("col.node_num"), tr("col.gpu_num")] + [tr(c) for _, c in GPT_CONFIG_FIELDS]
+    cols += [tr("col.precision")] if mixed else []
     cols += [tr("col.latency"), *(tr(label) for _, _, label in memory),
              tr("col.gpt_throughput"), "n"]
     cols.append(tr("col.tflops_by", formula=labels) if labels else tr("col.tflops"))
     if beside:
         cols.append(tr("col.tflops_seed002"))
     return pd.DataFrame(rows, columns=cols)
+
+
+def _text(value) -> str:
+    """A text cell: '-' where the value is missing."""
+    return "-" if value is None or pd.isna(value) else str(value)
 
 
 def tflops_note(summary: pd.DataFrame, tr: Translator) -> str:

@@ -123,3 +123,19 @@ def test_methods_that_disagree_are_marked_in_the_gpt_table(data_dir):
     assert re.search(r"white-space: pre;?\s*\}", table.to_html())
     zh = build(data_dir / "megatron", lang="zh").gpt_configurations().data
     assert [c for c in zh["吞吐率（samples/s）"] if "⚠" in c] == ["113.80\n⚠ 方法间相差 5.3%"]
+
+
+def test_gpt_rows_of_several_precisions_name_theirs(reports, data_dir):
+    """Megatron's folder ran the same 1024x24 GPT in amp (4 and 16 GPUs) and bf16 (4 GPUs):
+    without the precision the two 4-GPU rows read as one model at two batch sizes. A
+    campaign of one precision (gpt_4gpu, bf16) keeps seed 002's columns."""
+    for lang, header in (("en", "precision"), ("zh", "精度")):
+        rep = build(data_dir / "megatron", lang=lang)
+        configs = tables.gpt_configurations(rep.summary, rep.result.runs)
+        table = tables.gpt_table(configs, rep.tr)
+        assert table[header].tolist() == configs["precision"].tolist()
+        assert sorted(table[header]) == ["amp", "amp", "bf16"]
+        assert list(table.columns).index(header) == list(table.columns).index(rep.tr("col.heads")) + 1
+    one = tables.gpt_table(tables.gpt_configurations(reports["en"].summary,
+                                                     reports["en"].result.runs), reports["en"].tr)
+    assert "precision" not in one.columns
