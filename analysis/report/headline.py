@@ -89,9 +89,16 @@ def key_numbers(summary: pd.DataFrame, tr: Translator, simulated: set[tuple] = f
 
 def _group_label(fw, model, prec, bsz, tr: Translator) -> str:
     """'PyTorch resnet50, fp32, bsz 128'; 'bsz = max (256)' for a model's largest of several
-    batch sizes (:class:`tables.LargestBatch`)."""
+    batch sizes (:class:`tables.LargestBatch`); 'model unknown' where the logs name none."""
     key = "headline.group_max" if isinstance(bsz, tables.LargestBatch) else "headline.group"
-    return tr(key, framework=fw, model=model, precision=prec, bsz=tr.int(bsz))
+    return tr(key, framework=_stated(fw, tr), model=_stated(model, tr, "headline.model_unknown"),
+              precision=_stated(prec, tr), bsz=tr.int(bsz))
+
+
+def _stated(value, tr: Translator, unknown: str = "report.unknown") -> str:
+    """A group field as text; the catalogue's `unknown` wording where no log stated it
+    (never 'nan')."""
+    return tr(unknown) if value is None or pd.isna(value) or str(value) == "" else str(value)
 
 
 def _ratio_text(pairs: pd.DataFrame, row, tr: Translator) -> str:

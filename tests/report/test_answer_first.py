@@ -258,3 +258,15 @@ def test_an_nvidia_smi_peak_below_the_allocator_peak_is_explained(rn50):
     assert "nvidia-smi&#x27;s samples missed the moment of the peak" in results.caption
     summary = rn50["en"].summary
     assert (summary["memory_framework_mib"] > summary["memory_sampled_mib"]).any()
+
+
+def test_a_group_whose_logs_name_no_model_says_so(data_dir):
+    """LiBai's log.txt has no config dump: its run has no model, and page 1 and the results
+    table called its group 'OneFlow nan, amp, bsz 4'."""
+    for lang, said in (("en", "OneFlow model unknown, amp, bsz 4"),
+                       ("zh", "OneFlow 模型未知，amp，每卡批大小 4")):
+        rep = build(data_dir / "libai", lang=lang)
+        first = rep.key_numbers().data.iloc[:, 0].tolist()
+        results = rep.results().data.iloc[:, 0].tolist()
+        assert said in first and said in results
+        assert not any("nan" in str(c) for c in first + results)
