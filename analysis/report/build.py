@@ -314,7 +314,7 @@ class Report:
         rules = [self._rule_in_language(r) for r in
                  family.family_rules(self.runs, self.result.observations, self.log_dir)]
         kinds = sorted(tables.interval_kinds(tables.scaling_cases(self.summary)))
-        reps = sorted({int(r) for r in self.summary["repeats"]})
+        reps = tables.measured_repeats(self.summary) or [0]
         return prose.render(
             "method", self.tr, rules=rules, method=self.method, window=self._window_text(),
             method_text=self.method_text() if self.method != "dlperf" else "",
@@ -557,8 +557,9 @@ class Report:
         devices = sorted({int(d) for d in s["num_devices"].dropna()}) if len(s) else []
         if groups:
             sentences.append(groups_sentence(tr, groups, devices))
-        reps = sorted({int(r) for r in s["repeats"]}) if len(s) else []
-        sentences.append(repeats_sentence(tr, reps))
+        reps = tables.measured_repeats(s) if len(s) else []
+        if reps:  # nothing measured: the caveat on page 1 says so
+            sentences.append(repeats_sentence(tr, reps))
         return prose.render("descriptions", tr, heading=tr("section.descriptions"),
                             items=items, sentences=sentences)
 

@@ -5,7 +5,8 @@
   hostname): no network was measured, the configuration is simulated;
 - no environment record: the hardware and software are unknown;
 - throughput methods that disagree by more than 5 % for a case;
-- few repeats: the intervals are min–max, not confidence intervals;
+- cases no run measured (n = 0): their rows are dashes, Problems says why;
+- few repeats (of the measured cases): the intervals are min–max, not confidence intervals;
 - runs the campaign did not finish (done markers that say so): their cases have fewer repeats;
 - `bsz = max` groups: the largest batch size that ran, not a measured memory limit;
 - runs made by other suite code than the report's (another commit, uncommitted changes):
@@ -69,8 +70,12 @@ def headline_caveats(rep: Report) -> list[str]:
         out.append(tr("caveat.methods_differ", cases=len(disagree), pct=tr.percent(worst),
                       threshold=tr.percent(0.05, digits=0)))
     n = rep.summary["repeats"]
-    if len(n) and int(n.min()) < CONFIDENCE_FROM_N:
-        low, high = int(n.min()), int(n.max())
+    unmeasured = int((n.fillna(0) == 0).sum())
+    if unmeasured:
+        out.append(tr("caveat.no_throughput", cases=unmeasured, total=len(n)))
+    measured = tables.measured_repeats(rep.summary)
+    if measured and measured[0] < CONFIDENCE_FROM_N:
+        low, high = measured[0], measured[-1]
         shown = ("caveat.few_repeats"  # GPT tables and n < 2 show medians alone
                  if tables.interval_kinds(tables.scaling_cases(rep.summary))
                  else "caveat.few_repeats_no_interval")

@@ -58,6 +58,12 @@ def _largest_batches(cases: pd.DataFrame) -> dict[tuple, float]:
     return out
 
 
+def measured_repeats(summary: pd.DataFrame) -> list[int]:
+    """The distinct repeat counts of the cases that have a throughput (n ≥ 1), sorted: a
+    case no run measured (n = 0) has no repeats to speak of."""
+    return sorted({int(r) for r in summary["repeats"] if pd.notna(r) and int(r) > 0})
+
+
 def gpt_rows(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[summary["case"].fillna("") != ""]
 

@@ -270,3 +270,23 @@ def test_a_group_whose_logs_name_no_model_says_so(data_dir):
         results = rep.results().data.iloc[:, 0].tolist()
         assert said in first and said in results
         assert not any("nan" in str(c) for c in first + results)
+
+
+def test_cases_no_run_measured_are_named_not_counted_as_repeats(data_dir):
+    """OneFlow CNN's 2n8g case is a non-master log only (no training lines): n = 0. Page 1
+    said 'Few repeats: n = 0–2 per case' and the descriptions 'Each case was repeated 0–2
+    times; the median of the repeats is the result'. A folder whose every case is n = 0
+    (OneFlow models: no DLPerf rule) showed dashes under 'n = 0 per case; the medians are
+    shown without an interval'. Unmeasured cases now have their own caveat; the repeats
+    are those of the measured cases."""
+    cnn = build(data_dir / "oneflow_cnn", lang="en")
+    caveats = str(cnn.caveats())
+    assert ("**No throughput**: no run gave a throughput in 1 of the 4 cases; their rows show "
+            "dashes, and Problems says why for each run.") in caveats
+    assert "n = 1–2 per case" in caveats and "n = 0" not in caveats
+    assert "repeated 1–2 times" in str(cnn.descriptions())
+    models = build(data_dir / "oneflow_models", lang="zh")
+    caveats = str(models.caveats())
+    assert "**没有吞吐率**：2 个用例中有 2 个没有任何一次运行得出吞吐率" in caveats
+    assert "重复次数少" not in caveats
+    assert "重复 0 次" not in str(models.descriptions())
