@@ -57,12 +57,13 @@ def test_seed_results_table_layout():
     t = tables.results_table(_summary().iloc[:3], tr)
     assert list(t.columns) == ["node num", "gpus/node", "gpu num", "bsz/gpu",
                                "memory, framework peak (MiB)", "memory, nvidia-smi (MiB)",
-                               "Throughput", "interval (min–max)", "repeats", "Speedup",
+                               "Throughput (samples/s)", "interval (min–max)", "repeats", "Speedup",
                                "Scaling efficiency"]
     assert t.iloc[2].tolist() == ["4", "8", "32", "256", "11,263", "12,565 (max 14,100)",
                                   "11,520.00", "11,519.00–11,521.00", "5", "28.80", "90.0%"]
     zh = tables.results_table(_summary().iloc[:3], Translator("zh"))
     assert zh.columns[0] == "节点数"
+    assert zh.columns[6] == "吞吐率（samples/s）"  # the unit, as page 1 states it
 
 
 def test_gpt_table_layout():

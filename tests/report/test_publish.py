@@ -89,7 +89,7 @@ def test_html_in_chromium(published, browser, lang, artifacts_dir):
     if lang == "en":
         assert header == ["group", "node num", "gpus/node", "gpu num", "bsz/gpu",
                           "memory, framework peak (MiB)", "memory, nvidia-smi (MiB)",
-                          "Throughput", "interval (min–max)", "repeats", "Speedup",
+                          "Throughput (samples/s)", "interval (min–max)", "repeats", "Speedup",
                           "Scaling efficiency"]
     rows = [table.locator("tbody tr").nth(i).locator("td").all_inner_texts() for i in range(3)]
     assert [r[1:5] for r in rows] == [["1", "1", "1", "128"], ["1", "8", "8", "128"],
