@@ -676,7 +676,7 @@ class Report:
                 runtime.append(f"{k.removesuffix('_version')} {vals[0]}")
         text = f"{framework} {detail}".strip()
         if runtime:
-            text += "; " + tr("desc.runtime", items=", ".join(runtime))
+            text += tr("desc.runtime", items=tr("desc.runtime_separator").join(runtime))
         return text
 
     def _options(self) -> dict[str, str]:

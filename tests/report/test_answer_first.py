@@ -290,3 +290,14 @@ def test_cases_no_run_measured_are_named_not_counted_as_repeats(data_dir):
     assert "**没有吞吐率**：2 个用例中有 2 个没有任何一次运行得出吞吐率" in caveats
     assert "重复次数少" not in caveats
     assert "重复 0 次" not in str(models.descriptions())
+
+
+def test_framework_versions_the_runs_report_are_punctuated_per_language(rn50):
+    """The descriptions' framework line joined the versions the runs report with an ASCII
+    '; ' and ', ' in Chinese too ('…git 70d99e998b49); 运行时报告：torch 2.11.0+cu130, cuda 13.0')."""
+    en = str(rn50["en"].descriptions()).replace("\\", "")  # Markdown escapes
+    zh = str(rn50["zh"].descriptions()).replace("\\", "")
+    assert "; as the runs report: torch 2.11.0+cu130, cuda 13.0, cudnn 91900" in en
+    assert "；运行时报告：torch 2.11.0+cu130，cuda 13.0，cudnn 91900，nccl 2.28.9" in zh
+    line = next(x for x in zh.splitlines() if "运行时报告" in x)
+    assert ";" not in line and ", " not in line.split("运行时报告")[1]
