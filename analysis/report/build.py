@@ -323,8 +323,8 @@ class Report:
             options=[(tr(k), v) for k, v in self._options().items()
                      if k not in PRECISION_OPTIONS],
             precisions=self.precision_labels(), heading=self.tr("section.method"),
-            memory=tr("desc.memory", sources=tr.join(family.memory_sources(self.runs))
-                      if family.memory_sources(self.runs) else tr("memory.none")))
+            memory=tr("desc.memory", sources=tr.join(family.memory_sources(self.runs, tr))
+                      if family.memory_sources(self.runs, tr) else tr("memory.none")))
 
     def _rule_in_language(self, rule: family.FamilyRule) -> family.FamilyRule:
         """The rule as Markdown in this language: the catalogue's text of the family's DLPerf

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import metrics as M
+from analysis.i18n import Translator
 from analysis.logtext import LogText
 from analysis.problems import excerpt
 
@@ -29,21 +30,17 @@ _WINDOW = re.compile(r"[Ii]terations? (\d+) (?:and|to) (\d+)")
 EXAMPLE_FROM_STEP = 20
 
 
-#: Where each family's logs state the framework's own memory peak (proper names, the same in
-#: every language).
-MEMORY_SOURCES = {
-    "dll_pytorch": "DLLogger `memory_max_allocated`",
-    "dll_json": "DLLogger `memory_max_allocated`",
-    "megatron": "Megatron-LM `max allocated` memory lines",
-    "oneflow_gpt": "`max_allocated_mib` column (`torch.cuda.max_memory_allocated`)",
-}
+#: Where each family's logs state the framework's own memory peak: the catalogue id of its
+#: wording (``memory.source.<family>``; the names in it are the same in every language).
+MEMORY_SOURCES = ("dll_pytorch", "dll_json", "megatron", "oneflow_gpt")
 
 
-def memory_sources(runs: pd.DataFrame) -> list[str]:
-    """The framework memory sources of the families whose runs have a framework peak."""
+def memory_sources(runs: pd.DataFrame, tr: Translator) -> list[str]:
+    """The framework memory sources of the families whose runs have a framework peak, in
+    `tr`'s language."""
     have = runs[runs["memory_framework_mib"].notna()] if len(runs) else runs
     families = sorted({str(f) for f in have["family"].dropna()}) if len(have) else []
-    return list(dict.fromkeys(MEMORY_SOURCES[f] for f in families if f in MEMORY_SOURCES))
+    return list(dict.fromkeys(tr(f"memory.source.{f}") for f in families if f in MEMORY_SOURCES))
 
 
 @dataclass(frozen=True)

@@ -301,3 +301,16 @@ def test_framework_versions_the_runs_report_are_punctuated_per_language(rn50):
     assert "；运行时报告：torch 2.11.0+cu130，cuda 13.0，cudnn 91900，nccl 2.28.9" in zh
     line = next(x for x in zh.splitlines() if "运行时报告" in x)
     assert ";" not in line and ", " not in line.split("运行时报告")[1]
+
+
+def test_memory_sources_read_in_the_report_language(data_dir):
+    """The method's memory bullet named the framework's peak in English inside the Chinese
+    report ('`max_allocated_mib` column', 'Megatron-LM `max allocated` memory lines')."""
+    zh = str(build(RN50.parent / "gpt_4gpu", lang="zh").method_section())
+    assert "`max_allocated_mib` 列（`torch.cuda.max_memory_allocated`）" in zh
+    assert "column" not in zh
+    megatron = str(build(data_dir / "megatron", lang="zh").method_section())
+    assert "Megatron-LM 日志中的 `max allocated` 显存行" in megatron
+    assert "memory lines" not in megatron
+    en = str(build(data_dir / "megatron", lang="en").method_section())
+    assert "Megatron-LM `max allocated` memory lines" in en
