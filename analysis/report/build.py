@@ -181,8 +181,9 @@ class Report:
         align[tables.gpt_throughput_column(frame, self.tr)] = "b"  # a warning on its own line
         wide = configs[configs["spread_pct"] > SPREAD_NOTE_PCT]  # repeats that disagree
         spread = self.tr("gpt.spread_note", pct=self.tr.percent(SPREAD_NOTE_PCT / 100, 0),
-                         cases=self.tr.join([f"{c} ({self.tr.percent(p / 100)})" for c, p in
-                                             zip(wide["case"], wide["spread_pct"])]))
+                         cases=self.tr.join([self.tr("gpt.spread_case", case=c,
+                                                     pct=self.tr.percent(p / 100))
+                                             for c, p in zip(wide["case"], wide["spread_pct"])]))
         return styled.table(frame, "gpt", "".join(align),
                             caption=[tables.tflops_note(configs, self.tr)]
                             + ([spread] if len(wide) else []))

@@ -139,3 +139,9 @@ def test_gpt_rows_of_several_precisions_name_theirs(reports, data_dir):
     one = tables.gpt_table(tables.gpt_configurations(reports["en"].summary,
                                                      reports["en"].result.runs), reports["en"].tr)
     assert "precision" not in one.columns
+
+
+def test_chinese_spread_note_uses_full_width_parentheses(reports):
+    """The note under the Chinese GPT table read '2D_2x2x1_16_1536x16 (12.5%)'."""
+    caption = reports["zh"].gpt_configurations().caption
+    assert "2D_2x2x1_16_1536x16（12.5%）" in caption and "(12.5%)" not in caption
