@@ -179,13 +179,23 @@ def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigu
     return fig
 
 
+def speedup_rows(summary: pd.DataFrame) -> pd.DataFrame:
+    """The :func:`scaling_rows` with a speedup, of the series (framework, model, precision,
+    batch size) that ran on more than one device count: a lone point at speedup 1 says
+    nothing about scaling."""
+    df = scaling_rows(summary)
+    df = df[df["speedup"].notna()]
+    counts = df.groupby("_series", sort=False)["num_devices"].transform("nunique")
+    return df[counts > 1]
+
+
 def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | None:
     """Per model, two panels: speedup against devices beside the ideal linear speedup
     (log2-log2), and scaling efficiency (%) with the summary's intervals scaled the same
-    way, where a loss of a few per cent is visible. None when no case has a speedup."""
+    way, where a loss of a few per cent is visible. None when no series has a speedup on
+    more than one device count (:func:`speedup_rows`)."""
     tr = translator(lang)
-    df = scaling_rows(summary)
-    df = df[df["speedup"].notna()]
+    df = speedup_rows(summary)
     if df.empty:
         return None
     pal = palette(df)

@@ -350,8 +350,10 @@ class Report:
 
     def chart_has_data(self, name: str) -> bool:
         """Whether chart `name` has something to draw (else :meth:`chart` gives None)."""
-        if name in ("throughput", "speedup"):
+        if name == "throughput":
             return bool(tables.scaling_groups(self.summary))
+        if name == "speedup":  # scaling needs two device counts of one series
+            return not plots.scaling.speedup_rows(self.summary).empty
         if name == "trace":
             return not self.trace.empty
         if name == "spread":  # one repeat per case has no spread to show

@@ -378,3 +378,18 @@ def test_traces_show_the_method_figure_beside_the_iterations(frames):
         assert dashed.get_ydata()[0] == pytest.approx(want)
     assert "dashed: the case median by the throughput method" in _legend_texts(fig)
     assert not any(ax.lines for ax in plots.iteration_traces(trace).axes)  # without runs
+
+
+def test_speedup_chart_leaves_out_series_of_one_device_count(frames):
+    """A series that ran on one device count has nothing to scale: the TF BERT fixture's
+    1-GPU case alone drew a 'Speedup vs ideal linear scaling' chart of one point at (1, 1),
+    without even the ideal line. Such series are left out, and a summary with no other
+    gives no chart; the series that scale keep every point."""
+    summary, _, _ = frames
+    lone = summary[(summary["precision"] == "amp") & (summary["num_devices"] == 1)]
+    assert plots.speedup_vs_ideal(lone) is None
+    mixed = pd.concat([lone.assign(model="bert_base"),
+                       summary[summary["precision"] == "fp32"]])
+    fig = plots.speedup_vs_ideal(mixed)
+    assert [ax.get_title() for ax in fig.axes if ax.get_title()] == []  # one model: no titles
+    assert len(_segments(fig.axes[1])) == len(summary[summary["precision"] == "fp32"])

@@ -314,3 +314,10 @@ def test_memory_sources_read_in_the_report_language(data_dir):
     assert "memory lines" not in megatron
     en = str(build(data_dir / "megatron", lang="en").method_section())
     assert "Megatron-LM `max allocated` memory lines" in en
+
+
+def test_no_speedup_chart_without_two_device_counts():
+    """TF BERT ran on one GPU only: the report drew a speedup chart of a single point."""
+    rep = build(TF_BERT, lang="en")
+    assert rep.chart_has_data("throughput") and not rep.chart_has_data("speedup")
+    assert rep.chart("speedup") is None
