@@ -50,7 +50,7 @@ from analysis.report import (
     vs_reference,
 )
 from analysis.report import html as H
-from analysis.report.caveats import commit_text, headline_caveats
+from analysis.report.caveats import SYNTHETIC_WORKLOADS, commit_text, headline_caveats
 from analysis.report.inputs import TopoInput
 from analysis.report.precision import precision_label
 from analysis.report.prepared import Prepared
@@ -85,7 +85,7 @@ FRAMEWORK_ALIGN = {
 FRAMEWORK_TABLE_STYLE = [{"selector": "", "props": "font-size: 0.72em"},
                          {"selector": "th, td", "props": "padding: 2px 4px"}]
 #: Display names of the built-in workload's models (workloads.resnet).
-BUILTIN_MODELS = {"resnet50": "ResNet-50 v1.5"}
+BUILTIN_MODELS = {"resnet50": "ResNet-50 v1.5", "gpt": "GPT"}
 #: Run parameters that identify a case, a host or a version rather than a workload option.
 CASE_PARAMETERS = {
     "arch", "model", "batch_size", "batch_size_per_device", "global_batch_size", "precision",
@@ -530,7 +530,7 @@ class Report:
         tr, s = self.tr, self.summary
         items: list[tuple[str, str]] = []
         models = sorted({str(x) for x in s["model"].dropna()}) if len(s) else []
-        if self.builtin:
+        if str(self.campaign_spec.get("workload", "")).lower() in SYNTHETIC_WORKLOADS:
             names = ", ".join(BUILTIN_MODELS.get(m, m) for m in models) or tr("report.unknown")
             items.append((tr("desc.benchmark"), tr("desc.builtin", model=names)))
         items.append((tr("desc.suite"), tr("desc.suite_value", version=__version__,

@@ -145,3 +145,13 @@ def test_chinese_spread_note_uses_full_width_parentheses(reports):
     """The note under the Chinese GPT table read '2D_2x2x1_16_1536x16 (12.5%)'."""
     caption = reports["zh"].gpt_configurations().caption
     assert "2D_2x2x1_16_1536x16（12.5%）" in caption and "(12.5%)" not in caption
+
+
+def test_descriptions_name_the_suite_gpt_workload(reports):
+    """The GPT campaign ran the suite's own GPT workload on synthetic tokens; the ResNet
+    report's descriptions say what the benchmark was, the GPT report's said nothing."""
+    en = re.sub(r"\s+", " ", _text(reports["en"].section("descriptions")))
+    assert ("Benchmark : DLPerf Suite built-in workload: GPT, trained on synthetic data "
+            "generated on the device") in en
+    zh = re.sub(r"\s+", " ", _text(reports["zh"].section("descriptions")))
+    assert "DLPerf Suite 内置测试程序：GPT，使用在设备上生成的合成数据训练" in zh
