@@ -10,6 +10,9 @@ import papermill as pm
 import pytest
 from conftest import ROOT, expected_medians
 
+from analysis import notebook_params
+from analysis.errors import UsageError
+
 pytestmark = pytest.mark.slow
 NOTEBOOKS = ROOT / "notebooks"
 
@@ -81,6 +84,28 @@ def test_report_notebook_numbers(campaign, tmp_path):
 def test_a_bad_parameter_shows_one_line_not_a_traceback(name, params, message, tmp_path):
     [error] = _failed_outputs(name, tmp_path, **params)
     assert error.traceback == [message.format(cwd=tmp_path)]
+
+
+@pytest.mark.parametrize("name", ["00_launch.ipynb", "10_analyse.ipynb", "20_report.ipynb",
+                                  "30_compare.ipynb", "40_trends.ipynb"])
+def test_a_misspelt_parameter_is_an_error_not_a_run_on_the_defaults(name, tmp_path):
+    # papermill only warns of `-p log_dirr x` and runs on the bundled data: a wrong answer
+    [error] = _failed_outputs(name, tmp_path, log_dirr="x", store_dirr="x")
+    assert error.traceback[0].startswith("UsageError: unknown notebook parameters "
+                                         "'log_dirr'")
+    assert "'store_dirr'" in error.traceback[0] and "this notebook takes:" in error.traceback[0]
+    assert len(error.traceback) == 1
+
+
+def test_a_misspelt_parameter_names_the_closest_one():
+    history = ["", "import analysis", 'log_dir = None\nmethod = "dlperf"\nlang: str = "en"',
+               '# Parameters\nlog_dirr = "x"\nlang = "zh"\n', "analysis.check()"]
+    with pytest.raises(UsageError) as exc:
+        notebook_params.check(history)
+    assert str(exc.value) == ("unknown notebook parameter 'log_dirr' (did you mean 'log_dir'?); "
+                              "this notebook takes: log_dir, method, lang")
+    notebook_params.check(history[:3])  # run by hand in JupyterLab: nothing injected
+    notebook_params.check([*history[:3], '# Parameters\nlang = "zh"\n'])
 
 
 # 30_compare.ipynb is executed with real logs in tests/changes/test_frameworks_notebook.py.
