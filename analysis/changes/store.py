@@ -106,6 +106,10 @@ def campaigns(store: str | Path) -> pd.DataFrame:
     if not store.is_dir():
         raise UsageError(f"no such store: {display_path(store)} (make one with "
                          f"`dlperf store add LOG_DIR --store {display_path(store)}`)")
+    if not (store / "campaigns").is_dir():  # a log folder or a typo'd path: not an empty store
+        raise UsageError(f"{display_path(store)} is not a results store: it has no campaigns/ "
+                         f"folder (make one with `dlperf store add LOG_DIR --store "
+                         f"{display_path(store)}`)")
     frame = _read(store, "campaigns")
     if frame.empty:
         return pd.DataFrame(columns=CAMPAIGN_COLUMNS)
@@ -124,7 +128,10 @@ def in_time_order(frame: pd.DataFrame) -> pd.DataFrame:
 def resolve(store: str | Path, ref: str) -> str:
     """The key of the stored campaign `ref` names: its key, a unique prefix of it (4
     characters or more) or its name (the most recent campaign of that name)."""
-    listed = campaigns(store)
+    try:
+        listed = campaigns(store)
+    except UsageError as exc:
+        raise UsageError(f"no log folder, export or stored campaign {ref!r}: {exc}") from None
     if ref in set(listed["campaign"]):
         return ref
     prefixed = listed[listed["campaign"].str.startswith(ref)] if len(ref) >= 4 else listed[:0]

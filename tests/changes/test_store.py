@@ -153,6 +153,18 @@ def test_a_missing_store_is_one_line_and_exit_2(dlperf_exe, tmp_path):
     assert_one_clean_line(done.stderr, "nothing-by-this-name")
 
 
+def test_a_folder_that_is_not_a_store_is_one_line_not_an_empty_history(dlperf_exe, tmp_path):
+    # `--store data/raw_logs/x` (a log folder) printed an empty table and exit 0
+    for command in (["store", "list"], ["store", "trend"]):
+        done = run_cli(dlperf_exe, *command, "--store", BUNDLED)
+        assert done.returncode == 2 and done.stdout == ""
+        assert_one_clean_line(done.stderr, "is not a results store", "no campaigns/ folder",
+                              "dlperf store add LOG_DIR --store")
+    done = run_cli(dlperf_exe, "compare", "--store", BUNDLED, BUNDLED, "nightly")
+    assert done.returncode == 2
+    assert_one_clean_line(done.stderr, "'nightly'", "is not a results store")
+
+
 def test_trends_notebook_is_thin_and_executes_on_two_campaigns(store, tmp_path):
     src = ROOT / "notebooks" / "40_trends.ipynb"
     nb = nbformat.read(src, as_version=4)

@@ -80,7 +80,10 @@ def test_report_notebook_numbers(campaign, tmp_path):
                                                  "(relative to {cwd})"),
     ("40_trends.ipynb", {"store_dir": "nostore"}, "UsageError: no such store: nostore (make "
                                                   "one with `dlperf store add LOG_DIR --store "
-                                                  "nostore`)")])
+                                                  "nostore`)"),
+    ("40_trends.ipynb", {"store_dir": "."}, "UsageError: . is not a results store: it has no "
+                                            "campaigns/ folder (make one with `dlperf store "
+                                            "add LOG_DIR --store .`)")])
 def test_a_bad_parameter_shows_one_line_not_a_traceback(name, params, message, tmp_path):
     [error] = _failed_outputs(name, tmp_path, **params)
     assert error.traceback == [message.format(cwd=tmp_path)]
