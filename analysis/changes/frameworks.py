@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.changes import environment, wording
+from analysis.errors import UnknownNameError
 
 SETTING = ["model", "precision", "batch_size_per_device", "num_nodes", "gpus_per_node", "case"]
 COLUMNS = [*SETTING, "hardware", "framework", "framework_version", "source", "repeats",
@@ -92,9 +93,12 @@ def compare(runs: pd.DataFrame, env: pd.DataFrame, baseline: str | None = None,
     runs' environment facts (environment.RUN_ENV_COLUMNS, e.g. :func:`run_env`).
 
     `baseline` is the framework the others are divided by (default: the first by name in each
-    setting). Runs without an environment record are left out unless `compare_unrecorded`,
+    setting; one that no run has is an UnknownNameError listing those that ran). Runs without an environment record are left out unless `compare_unrecorded`,
     which compares them with each other as one unknown machine (their hardware shown empty).
     """
+    ran = sorted(set(runs["framework"].dropna()))
+    if baseline is not None and baseline not in ran:  # a typo must not pick another baseline
+        raise UnknownNameError("baseline framework", baseline, ran)
     frame = _measurements(runs, env)
     keys = [*SETTING, "hardware", "framework", "framework_version", "source"]
     cells = [_summary(k, g) for k, g in frame.groupby(keys, sort=False, dropna=False)]

@@ -13,6 +13,7 @@ import pytest
 
 from analysis.changes import frameworks, wording
 from analysis.changes.frameworks import ALONE, MIXED, NO_THROUGHPUT, NOT_RECORDED
+from analysis.errors import UnknownNameError
 from analysis.i18n import load_catalogue
 
 H200 = "4x NVIDIA H200, Intel(R) Xeon(R) Processor (64 CPUs), 504 GiB, x86_64"
@@ -73,6 +74,15 @@ def test_the_same_setting_on_the_same_hardware_is_compared_with_source_and_versi
     assert shown.loc["OneFlow", "median (samples/s)"] == "3,295.00"
     # default baseline: the first framework by name
     assert set(frameworks.compare(runs, env).table["baseline"]) == {"OneFlow"}
+
+
+def test_a_baseline_no_run_has_is_an_error_not_the_first_framework_by_name():
+    # baseline="pytorch" silently divided by OneFlow, the first by name
+    runs, env = _runs(("PyTorch", "pt", H200, "torch 2.11.0", [2990.0, 3000.0, 3010.0]),
+                      ("OneFlow", "of", H200, "oneflow 0.9.0", [3290.0, 3300.0, 3310.0]))
+    with pytest.raises(UnknownNameError, match=r"unknown baseline framework 'pytorch'; "
+                                               r"valid: OneFlow, PyTorch$"):
+        frameworks.compare(runs, env, baseline="pytorch")
 
 
 def test_duplicates_are_all_shown_and_flagged_never_merged():
