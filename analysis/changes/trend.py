@@ -64,6 +64,8 @@ def trend(store, case: str = "*", threshold: float = verdict.DEFAULT_THRESHOLD,
           persist: int = DEFAULT_PERSIST) -> pd.DataFrame:
     """One row per (case matching the glob `case`, campaign) in time order (COLUMNS):
     that of :func:`analysis.changes.store.in_time_order`."""
+    threshold = (verdict.DEFAULT_THRESHOLD if threshold is None
+                 else verdict.threshold_value(threshold))  # '2%' as the CLI takes it
     summary = results_store.summaries(store)
     if summary.empty:
         return pd.DataFrame(columns=COLUMNS)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.changes.student_t import t_quantile
+from analysis.errors import UsageError
 
 SLOWER, FASTER, UNCHANGED, TOO_FEW = "slower", "faster", "unchanged", "too few repeats"
 VERDICTS = (SLOWER, FASTER, UNCHANGED, TOO_FEW)
@@ -112,3 +113,17 @@ def parse_threshold(text: str) -> float:
     if not 0.0 < value < 1.0:
         raise ValueError(f"threshold must be between 0 and 100 %, not {text!r}")
     return value
+
+
+def threshold_value(value, name: str = "threshold") -> float | None:
+    """A threshold given from Python or a notebook parameter: 0.02 or '2%' as the CLI takes
+    it (None stays None); a UsageError naming `name` for anything else."""
+    if value is None:
+        return None
+    try:
+        if isinstance(value, bool):
+            raise ValueError(value)
+        return parse_threshold(value)
+    except ValueError:
+        raise UsageError(f"{name} must be a percentage between 0 and 100 such as '2%' (or a "
+                         f"fraction such as 0.02), not {value!r}") from None

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from analysis import __version__, plots, stats
-from analysis.changes import frameworks, wording
+from analysis.changes import frameworks, verdict, wording
 from analysis.fsutil import atomic_write_text
 from analysis.i18n import Translator, check_lang
 from analysis.problems import excerpt
@@ -998,11 +998,12 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
     `data_dir`: read the parsed frames `dlperf report` prepared there
     (``prepared.save``) instead of parsing again. `baseline` (a log folder, a Parquet export
     or, with `store`, a stored campaign) adds the "Changes since baseline" section, its
-    verdicts at `threshold` (a fraction; default 2 %). `references` (a references file)
+    verdicts at `threshold` (0.02 or '2%'; default 2 %). `references` (a references file)
     adds the results tables' "vs reference" column.
     """
-    check_lang(lang)  # a bad language or method fails before the logs are parsed
+    check_lang(lang)  # a bad language, method or threshold fails before the logs are parsed
     _methods.get(method)
+    threshold = verdict.threshold_value(threshold)
     if data_dir:
         data = prepared.load_once(data_dir, env=env, topology=topology)
     else:

@@ -15,8 +15,10 @@ import papermill as pm
 import pytest
 from cli._helpers import ROOT, assert_one_clean_line, run_cli
 
+from analysis.changes import trend
 from analysis.changes.trend import change_points
 from analysis.cli import main
+from analysis.errors import UsageError
 
 from .campaigns import BUNDLED, stretched_copy
 
@@ -128,6 +130,15 @@ def test_a_campaign_without_a_median_does_not_hide_later_steps(series, flags):
     got, steps = change_points(series, 0.02, 2)
     assert got == flags
     assert [math.isnan(s) for s in steps] == [f == "" for f in flags]
+
+
+def test_the_trend_threshold_is_taken_as_the_cli_takes_it(store):
+    # 40_trends with `-p threshold 2%` (as `dlperf store trend --threshold 2%`) raised a
+    # raw TypeError traceback
+    pd.testing.assert_frame_equal(trend.trend(store, "*", "2%"), trend.trend(store, "*", 0.02))
+    with pytest.raises(UsageError, match=r"^threshold must be a percentage .* not '2 pct'$"):
+        trend.trend(store, "*", "2 pct")
+
 
 def test_a_hardware_change_is_marked(tmp_path):
     other = tmp_path / "other"
