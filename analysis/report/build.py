@@ -56,6 +56,7 @@ from analysis.report.precision import precision_label
 from analysis.report.prepared import Prepared
 from analysis.report.title import pick_title
 from analysis.stats import methods as _methods
+from analysis.stats.per_run import window_counts
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -1004,6 +1005,7 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
     check_lang(lang)  # a bad language, method or threshold fails before the logs are parsed
     _methods.get(method)
     threshold = verdict.threshold_value(threshold)
+    window_counts(warmup, measure)
     if data_dir:
         data = prepared.load_once(data_dir, env=env, topology=topology)
     else:

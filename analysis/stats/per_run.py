@@ -61,13 +61,33 @@ def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | No
     return run_throughputs(result, [method], warmup, measure)[method]
 
 
+def _iterations(name: str, value, default: int, least: int) -> int:
+    """A warmup/measure count as the CLI takes it (None: `default`); a UsageError naming
+    `name` for a negative, fractional or non-numeric one (it gave NaN or a shifted window)."""
+    if value is None:
+        return default
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        count = None
+    if isinstance(value, bool) or count is None or count < least \
+            or (isinstance(value, float) and value != count):
+        raise UsageError(f"{name} must be an integer >= {least}, not {value!r}")
+    return count
+
+
+def window_counts(warmup, measure) -> tuple[int, int]:
+    """(warmup, measure) as the methods use them: the defaults for None, else checked."""
+    return (_iterations("warmup", warmup, methods.DEFAULT_WARMUP, 0),
+            _iterations("measure", measure, methods.DEFAULT_MEASURE, 1))
+
+
 def run_throughputs(result: ParseResult, names, warmup: int | None = None,
                     measure: int | None = None) -> dict[str, pd.DataFrame]:
     """:func:`run_throughput` by each method of `names`, keyed by name: the runs are split
     and handed to the methods once for all of them."""
     fns = {name: methods.get(name) for name in names}
-    warmup = methods.DEFAULT_WARMUP if warmup is None else int(warmup)
-    measure = methods.DEFAULT_MEASURE if measure is None else int(measure)
+    warmup, measure = window_counts(warmup, measure)
     runs = result.runs
     kept = result.kept
     done = {name: kept.per_run(name, warmup, measure, runs) for name in fns} if kept else {}

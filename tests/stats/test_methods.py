@@ -1,11 +1,16 @@
 """Throughput methods on hand-built runs (numbers checked by hand)."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import DATA
 
+import analysis
 from analysis import metrics as M
-from analysis.errors import UnknownNameError
+from analysis import report, stats
+from analysis.errors import UnknownNameError, UsageError
 from analysis.estimate import RunData
 from analysis.stats import describe_method, gpt_tflops_per_gpu, methods
 
@@ -199,3 +204,20 @@ def test_reported_with_only_zeros_after_the_warmup_has_no_figure():
     est = methods.get("reported")(_run(steps, np.full(steps.size, np.nan), thr=thr), 20, 0)
     assert not est.ok and est.problem_kind == "zero_throughput"
     assert "lines 2, 3, 4, 5" in est.problem
+
+
+@pytest.mark.parametrize(("warmup", "measure", "message"), [
+    (-5, None, "warmup must be an integer >= 0, not -5"),
+    (None, 0, "measure must be an integer >= 1, not 0"),
+    (2.5, None, "warmup must be an integer >= 0, not 2.5"),
+    ("twenty", None, "warmup must be an integer >= 0, not 'twenty'")])
+def test_a_bad_window_from_python_or_a_notebook_is_an_error(warmup, measure, message):
+    # the CLI refused these; from a notebook, warmup=-5 moved the window and measure=0 gave
+    # NaN for every run without a word
+    result = analysis.parse_paths([DATA / "dll_pytorch" / "seed003_2020"], cache=False)
+    with pytest.raises(UsageError, match=f"^{re.escape(message)}$"):
+        stats.run_throughput(result, method="window", warmup=warmup, measure=measure)
+    with pytest.raises(UsageError, match=f"^{re.escape(message)}$"):
+        report.build(DATA / "no-such-folder", warmup=warmup, measure=measure)  # before parsing
+    assert stats.run_throughput(result, method="window", warmup="20", measure=100.0)[
+        "throughput"].notna().all()
