@@ -17,6 +17,7 @@ import pandas as pd
 
 from analysis.changes import store as results_store
 from analysis.changes import verdict
+from analysis.errors import UsageError
 
 STEP_DOWN, STEP_UP = "step down", "step up"
 DEFAULT_PERSIST = verdict.DEFAULT_PERSIST
@@ -69,7 +70,12 @@ def trend(store, case: str = "*", threshold: float = verdict.DEFAULT_THRESHOLD,
     summary = results_store.summaries(store)
     if summary.empty:
         return pd.DataFrame(columns=COLUMNS)
+    stored = sorted(set(summary["case_key"]))
     summary = summary[[fnmatch.fnmatchcase(k, case) for k in summary["case_key"]]]
+    if summary.empty:  # a misspelt pattern must not read as "no history"
+        shown = ", ".join(stored[:5]) + (f", … ({len(stored)} in all)" if len(stored) > 5 else "")
+        raise UsageError(f"no stored case matches {case!r} (case keys are "
+                         f"framework/model/precision/bBATCH/NnGg; stored: {shown})")
     out = []
     for _key, g in results_store.in_time_order(summary).groupby("case_key", sort=True):
         g = g.copy()

@@ -140,6 +140,15 @@ def test_the_trend_threshold_is_taken_as_the_cli_takes_it(store):
         trend.trend(store, "*", "2 pct")
 
 
+def test_a_case_pattern_that_matches_nothing_is_one_line_not_an_empty_trend(store,
+                                                                          dlperf_exe):
+    # `--case '*/1n8g'` on a 4-GPU history (or `-p case resnet50`) printed an empty table
+    done = run_cli(dlperf_exe, "store", "trend", "--store", store, "--case", "resnet50")
+    assert done.returncode == 2 and done.stdout == ""
+    assert_one_clean_line(done.stderr, "no stored case matches 'resnet50'",
+                          "stored: PyTorch/resnet50/amp/b256/1n1g, ", "(8 in all)")
+
+
 def test_a_hardware_change_is_marked(tmp_path):
     other = tmp_path / "other"
     shutil.copytree(BUNDLED, other)
