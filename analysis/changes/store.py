@@ -102,7 +102,7 @@ def _read(store: Path, table: str) -> pd.DataFrame:
 
 def campaigns(store: str | Path) -> pd.DataFrame:
     """One row per stored campaign (CAMPAIGN_COLUMNS), oldest first."""
-    store = Path(store)
+    store = Path(store).expanduser()  # a notebook's "~/results", as a shell would
     if not store.is_dir():
         raise UsageError(f"no such store: {display_path(store)} (make one with "
                          f"`dlperf store add LOG_DIR --store {display_path(store)}`)")
@@ -167,7 +167,7 @@ def load(store: str | Path, ref: str) -> Campaign:
 
 def summaries(store: str | Path) -> pd.DataFrame:
     """Every stored case summary with its campaign's name, start time and hardware."""
-    store = Path(store)
+    store = Path(store).expanduser()
     listed = campaigns(store)
     summary = _read(store, "summary")
     if summary.empty:

@@ -120,8 +120,9 @@ def _suite_commit(marker: dict) -> str:
 
 
 def resolve_log_dir(log_dir: str | Path | None) -> Path:
-    """`log_dir`, or the bundled ``data/raw_logs`` when None/empty."""
-    path = Path(log_dir) if log_dir else config.RAW_LOGS_DIR
+    """`log_dir` (``~`` expanded, as a shell would), or the bundled ``data/raw_logs`` when
+    None/empty."""
+    path = Path(log_dir).expanduser() if log_dir else config.RAW_LOGS_DIR
     if not path.exists():
         where = "" if path.is_absolute() else f" (relative to {display_path(Path.cwd())})"
         raise UsageError(f"no such log folder: {display_path(path)}{where}")

@@ -15,6 +15,7 @@ import papermill as pm
 import pytest
 from cli._helpers import ROOT, assert_one_clean_line, run_cli
 
+from analysis.changes import store as results_store
 from analysis.changes import trend
 from analysis.changes.trend import change_points
 from analysis.cli import main
@@ -245,3 +246,9 @@ def test_a_campaign_without_a_start_time_takes_its_place_by_when_it_was_added():
         "added": ["2026-11-01T11:00:00+00:00", "2026-11-05T09:00:00+00:00",
                   "2026-11-03T11:00:00+00:00"]})
     assert list(in_time_order(listed)["campaign"]) == ["a", "c", "b"]  # not first: added last
+
+
+def test_a_store_under_home_is_found_as_a_shell_would_find_it(store, monkeypatch):
+    monkeypatch.setenv("HOME", str(store.parent))
+    assert len(results_store.campaigns(f"~/{store.name}")) == 2
+    assert len(trend.trend(f"~/{store.name}", "*/1n1g")) == 4

@@ -115,3 +115,11 @@ def test_a_misspelt_parameter_names_the_closest_one():
 
 
 # 30_compare.ipynb is executed with real logs in tests/changes/test_frameworks_notebook.py.
+
+
+def test_a_folder_under_home_is_found_as_a_shell_would_find_it(campaign, tmp_path, monkeypatch):
+    # log_dir = "~/runs" in a notebook was "no such log folder: ~/runs (relative to …)"
+    monkeypatch.setenv("HOME", str(campaign.parent))
+    _run("10_analyse.ipynb", tmp_path, log_dir=f"~/{campaign.name}",
+         summary_csv=str(tmp_path / "summary.csv"))
+    assert list(pd.read_csv(tmp_path / "summary.csv")["repeats"]) == [3, 3, 3]
