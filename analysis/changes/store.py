@@ -60,7 +60,7 @@ def _partition(store: Path, table: str, key: str) -> Path:
 
 def add(store: str | Path, campaign: Campaign, name: str | None = None) -> Added:
     """Store `campaign` (under `name`, default its own) unless its key is already there."""
-    store = Path(store)
+    store = Path(store).expanduser()  # never a folder named "~" in the working folder
     if store.exists() and not store.is_dir():
         raise UsageError(f"store {display_path(store)} is not a folder")
     key = campaign.key

@@ -15,8 +15,8 @@ import papermill as pm
 import pytest
 from cli._helpers import ROOT, assert_one_clean_line, run_cli
 
+from analysis.changes import sources, trend
 from analysis.changes import store as results_store
-from analysis.changes import trend
 from analysis.changes.trend import change_points
 from analysis.cli import main
 from analysis.errors import UsageError
@@ -252,3 +252,12 @@ def test_a_store_under_home_is_found_as_a_shell_would_find_it(store, monkeypatch
     monkeypatch.setenv("HOME", str(store.parent))
     assert len(results_store.campaigns(f"~/{store.name}")) == 2
     assert len(trend.trend(f"~/{store.name}", "*/1n1g")) == 4
+
+
+
+def test_adding_to_a_store_under_home_never_makes_a_folder_named_tilde(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    added = results_store.add("~/results", sources.load(str(BUNDLED)))
+    assert added.new and not (tmp_path / "~").exists()
+    assert len(results_store.campaigns(tmp_path / "home" / "results")) == 1
