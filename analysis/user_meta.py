@@ -9,9 +9,9 @@ fields the path would give (nodes, GPUs per node, batch size, ...) can be stated
   ``<stem>.meta.yaml`` (the run whose files share that stem, e.g. ``slurm-1234.meta.yaml``
   for ``slurm-1234.out``).
 
-Keys are :data:`USER_KEYS`; integers must be positive, precision one of :data:`PRECISIONS`
-(aliases such as fp16/float16/bfloat16 accepted). An unknown key or a bad value is a usage
-error naming the key (and the file).
+Keys are :data:`USER_KEYS`; integers must be positive (at most :data:`MAX_COUNT`), precision
+one of :data:`PRECISIONS` (aliases such as fp16/float16/bfloat16 accepted). An unknown key or
+a bad value is a usage error naming the key (and the file).
 """
 
 from __future__ import annotations
@@ -34,6 +34,23 @@ FOLDER_FILE = "dlperf-meta.yaml"
 STEM_SUFFIX = ".meta.yaml"
 #: Meta files are a handful of lines; anything larger is not one.
 MAX_FILE_BYTES = 64 << 10
+#: Largest count a run field may hold (nodes, GPUs, batch, sequence length, ...): far above
+#: any real run, and small enough that products of counts (devices x batch) stay exact.
+MAX_COUNT = (1 << 31) - 1
+
+
+def is_count(value: object) -> bool:
+    """Whether `value` is an int run fields can hold: 1 to MAX_COUNT (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_COUNT
+
+
+def _shown(value: object) -> str:
+    """`value` for a message: a collection by its type alone (a YAML alias bomb's repr
+    is exponential), anything else as repr cut to 80 characters."""
+    if isinstance(value, (dict, list, tuple, set)):
+        return f"a {type(value).__name__}"
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:80]}… ({len(text):,} characters)"
 
 
 def check_meta(values: Mapping[str, object], where: str = "--meta") -> dict:
@@ -43,21 +60,22 @@ def check_meta(values: Mapping[str, object], where: str = "--meta") -> dict:
         if key not in USER_KEYS:
             raise UsageError(f"{where}: unknown key {key!r}; valid: {', '.join(USER_KEYS)}")
         if isinstance(value, (dict, list, tuple, set)) or value is None:
-            raise UsageError(f"{where}: {key} needs a single value, got {value!r}")
+            raise UsageError(f"{where}: {key} needs a single value, got {_shown(value)}")
         text = str(value).strip()
         if key in INT_KEYS:
             try:
-                number = int(text)
+                number = int(text) if len(text) <= 20 else 0  # int() of 5000 digits raises
             except ValueError:
                 number = 0
-            if number < 1 or isinstance(value, (bool, float)):
-                raise UsageError(f"{where}: {key} must be a positive integer, got {value!r}")
+            if not is_count(number) or isinstance(value, (bool, float)):
+                raise UsageError(f"{where}: {key} must be a positive integer (at most "
+                                 f"{MAX_COUNT:,}), got {_shown(value)}")
             out[key] = number
         elif key == "precision":
             prec = normalize_precision(text)
             if prec not in PRECISIONS:
                 raise UsageError(f"{where}: precision must be one of {', '.join(PRECISIONS)} "
-                                 f"(or fp16, float16, bfloat16, float32), got {value!r}")
+                                 f"(or fp16, float16, bfloat16, float32), got {_shown(value)}")
             out[key] = prec
         elif not text:
             raise UsageError(f"{where}: {key} is empty")
@@ -115,6 +133,8 @@ def load_meta_file(path: str | os.PathLike) -> dict:
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         problem = getattr(exc, "problem", None) or "not valid YAML"
         raise UsageError(f"{where}: {problem}") from exc
+    except ValueError as exc:  # a constructor's own error: an int of thousands of digits
+        raise UsageError(f"{path}: a value YAML cannot read: {exc}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):

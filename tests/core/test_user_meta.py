@@ -47,3 +47,28 @@ def test_meta_files_errors_name_the_file_and_line(tmp_path):
         load_meta_file(p)
     p.write_text("# nothing stated yet\n")
     assert load_meta_file(p) == {}
+
+
+@pytest.mark.parametrize("value", [10**30, 2**31, "9" * 5000])
+def test_counts_beyond_what_a_run_frame_holds_are_usage_errors(value):
+    with pytest.raises(UsageError, match="repeat must be a positive integer .at most 2,147,483,647"):
+        check_meta({"repeat": value}, "x.meta.yaml")
+    assert check_meta({"repeat": 2**31 - 1}) == {"repeat": 2**31 - 1}
+
+
+def test_meta_file_with_an_integer_of_thousands_of_digits_names_the_file(tmp_path):
+    p = tmp_path / "dlperf-meta.yaml"
+    p.write_text("num_nodes: " + "9" * 5000 + "\n")
+    with pytest.raises(UsageError, match=f"^{p}: a value YAML cannot read"):
+        load_meta_file(p)
+
+
+def test_alias_bomb_in_a_meta_file_is_refused_at_once(tmp_path):
+    parts, prev = ['&a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'], "a"
+    for name in "bcdefghijklmnop":  # 9**16 strings once expanded
+        parts.append(f"&{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+        prev = name
+    p = tmp_path / "dlperf-meta.yaml"
+    p.write_text(f"num_nodes: [{', '.join(parts)}]\n")
+    with pytest.raises(UsageError, match="num_nodes needs a single value, got a list$"):
+        load_meta_file(p)
