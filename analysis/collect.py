@@ -31,8 +31,8 @@ from analysis.logtext import MAX_BYTES_ENV, LogText, contains, max_log_bytes
 from analysis.parse_pool import ordered_map
 from analysis.parsers._prefix import first_lines
 from analysis.parsers.base import META_FIELDS, ParsedLog
-from analysis.problems import Problem, to_frame
-from analysis.user_meta import MetaFiles, merge_meta
+from analysis.problems import Problem, excerpt, to_frame
+from analysis.user_meta import MAX_COUNT, MetaFiles, is_count, merge_meta
 
 __all__ = ["NoLogsError", "ParseResult", "discover", "parse_paths"]
 
@@ -255,6 +255,12 @@ def _merge_meta(run_id: str, source: str, stated: dict, origin: dict, parsed: Pa
     for key, val in parsed.meta.items():
         if val is None:
             continue
+        if key in _INT_META and not is_count(_as_int(val)):
+            problems.append(Problem(
+                source, parsed.meta_lines.get(key), "impossible_value",
+                f"the log says {key}={excerpt(str(val), 40)}, not a count from 1 to "
+                f"{MAX_COUNT:,}; not used", run_id=run_id))
+            continue
         old = meta.get(key)
         if old is not None and str(old) != str(val):
             line = parsed.meta_lines.get(key)
@@ -267,6 +273,26 @@ def _merge_meta(run_id: str, source: str, stated: dict, origin: dict, parsed: Pa
                 "using the log's value", run_id=run_id))
         meta[key] = val
     return meta
+
+
+def _as_int(value: object) -> int | None:
+    """`value` (an int, or the text of one) as an int; None for anything else."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = str(value).strip()
+    return int(text) if len(text) <= 20 and text.lstrip("+-").isdigit() else None
+
+
+def _derived_counts(row: dict, problems: list[Problem]) -> None:
+    """Devices and global batch computed from stated counts that pass MAX_COUNT (nodes x
+    GPUs x batch of counts each allowed) are impossible: not used, and said so."""
+    for key in ("num_devices", "global_batch_size"):
+        if row[key] is not None and not is_count(row[key]):
+            problems.append(Problem(
+                row["source"], None, "impossible_value",
+                f"{key} would be {row[key]:,} (more than {MAX_COUNT:,}); not used",
+                run_id=row["run_id"]))
+            row[key] = None
 
 
 def parse_paths(paths: Iterable[str | Path], family: str | None = None,
@@ -437,6 +463,10 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
             probs = [p for p in probs if p.kind not in _QUIET_ON_OTHER_NODES]
         problems += [_with_run(p, rid) for p in probs]
     path_meta = meta_from_path(main.path)
+    for key in [k for k in _INT_META if k in path_meta and not is_count(path_meta[k])]:
+        problems.append(Problem(str(main.path), None, "impossible_value",
+                                f"the path says {key}={path_meta.pop(key)}, not a count "
+                                f"from 1 to {MAX_COUNT:,}; not used", run_id=rid))
     stated = meta_files.for_log(main.path) + ([("--meta", user_meta)] if user_meta else [])
     merged, origin = _stated_meta(path_meta, stated)
     run_problems: list[Problem] = []
@@ -444,6 +474,7 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
     if parsed is not None:
         merged.setdefault("framework", parsers.get(fam).framework)
     row = _run_row(rid, str(main.path), fam, merged, parsed)
+    _derived_counts(row, run_problems)
     obs_parts = []
     for read in reads:
         if read.parsed is not None:

@@ -18,7 +18,7 @@ from analysis.lean.read import LeanRead
 from analysis.lean.sniff import HEAD
 from analysis.logtext import BYTES_PER_LINE, has_launcher_tags, max_log_bytes
 from analysis.stats import case_stats
-from analysis.user_meta import FOLDER_FILE, STEM_SUFFIX, MetaFiles
+from analysis.user_meta import FOLDER_FILE, INT_KEYS, STEM_SUFFIX, MetaFiles, is_count
 
 #: The lean readers: the first whose MARKER is in a log's first 4 KiB reads it.
 READERS = (dll_pytorch, oneflow_cnn)
@@ -145,6 +145,9 @@ def _run_row(found: Found, read: LeanRead) -> dict | None:
         return None
     if read.world_size is not None and read.world_size != n * g:
         return None  # the full path reports a conflict or takes nodes from the world size
+    if not all(is_count(v) for k, v in meta.items() if k in INT_KEYS) \
+            or not is_count(n * g * bsz):
+        return None  # the full path reports an impossible_value
     row = {"run_id": found.run_id, "source": str(found.path),
            "framework": read.framework, "model": meta["model"], "precision": meta["precision"],
            "num_nodes": int(n), "gpus_per_node": int(g), "num_devices": int(n) * int(g),

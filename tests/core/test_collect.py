@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis.collect import NoLogsError, parse_paths
@@ -312,3 +313,50 @@ def test_overlapping_paths_report_a_link_once(tmp_path):
     r = parse_paths([tmp_path / "dup", d, link], jobs=1, cache=False)
     assert r.problems["kind"].tolist() == ["duplicate_run"]
     assert len(r.runs) == 1
+
+
+@pytest.mark.parametrize("bsz", ["-4", "0", "9" * 25])
+def test_a_log_stating_an_impossible_batch_gives_no_figure_and_says_so(tmp_path, bsz):
+    from analysis.lean.lane import run_rows
+    from analysis.stats import run_throughput
+
+    d = tmp_path / "1n4g"
+    d.mkdir()
+    (d / "resnet50_b4_amp_1.log").write_text(_dll())
+    (d / "bad.log").write_text(_dll(bsz=bsz))
+    r = parse_paths([tmp_path], cache=False)
+    bad = r.problems[r.problems["run_id"] == "1n4g/bad"]
+    assert bad["kind"].tolist() == ["impossible_value", "missing_metadata"], bad
+    assert f"batch_size_per_device={bsz[:40]}" in bad["reason"].iloc[0]
+    assert bad["line"].iloc[0] == 1
+    figures = run_throughput(r).set_index("run_id")["throughput"]
+    assert figures["1n4g/resnet50_b4_amp_1"] == pytest.approx(160.0)
+    assert np.isnan(figures["1n4g/bad"])  # never a negative or zero samples/s
+    assert run_rows([tmp_path], cache=False) is None  # the lean lane leaves it to the full path
+
+
+def test_counts_whose_product_leaves_int64_are_impossible_not_a_crash(tmp_path):
+    d = tmp_path / "1n4g"
+    d.mkdir()
+    big = 2**31 - 1
+    (d / "big.log").write_text(_dll(bsz=big, world=big * big))
+    r = parse_paths([tmp_path], meta={"num_nodes": big, "gpus_per_node": big}, cache=False)
+    reasons = r.problems.loc[r.problems["kind"] == "impossible_value", "reason"].tolist()
+    assert any(x.startswith("num_devices would be 4,611,686,014,132,420,609") for x in reasons)
+    assert any("global_batch_size" in x for x in reasons), reasons
+    [run] = r.runs.itertuples()
+    assert run.num_devices is pd.NA and run.global_batch_size is pd.NA
+
+
+def test_a_path_stating_zero_nodes_or_batch_is_not_used(tmp_path):
+    from analysis.stats import run_throughput
+
+    d = tmp_path / "0n4g"
+    d.mkdir()
+    (d / "resnet50_b0_amp_1.log").write_text(_dll().replace("batch_size : 4  ", ""))
+    r = parse_paths([tmp_path], cache=False)
+    reasons = r.problems.loc[r.problems["kind"] == "impossible_value", "reason"].tolist()
+    assert "the path says num_nodes=0, not a count from 1 to 2,147,483,647; not used" in reasons
+    assert any(x.startswith("the path says batch_size_per_device=0") for x in reasons)
+    assert r.runs["batch_size_per_device"].isna().all()
+    assert run_throughput(r)["throughput"].isna().all()
