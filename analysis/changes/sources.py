@@ -110,6 +110,7 @@ def from_export(path: Path, method: str = "dlperf") -> Campaign:
         if missing:
             raise UsageError(f"{display_path(p)}: not a file of a dlperf parse export "
                              f"(no {', '.join(missing)} column{'s' if len(missing) > 1 else ''})")
+        _check_export_numbers(p, frame, columns)
     if "parameters" not in runs.columns:  # dropped by the export
         runs = runs.assign(parameters=[{} for _ in range(len(runs))])
     for c in ("run_id", "metric", "source", "family", "framework", "model", "precision",
@@ -117,6 +118,29 @@ def from_export(path: Path, method: str = "dlperf") -> Campaign:
         if c in obs.columns:
             obs[c] = obs[c].astype("category")
     return from_result(ParseResult(obs, runs, problems), str(path), path.stem, [], method)
+
+
+#: Run fields of an export that are counts: at least 1 where stated.
+_COUNTS = ("num_nodes", "gpus_per_node", "num_devices", "batch_size_per_device",
+           "global_batch_size")
+
+
+def _check_export_numbers(path: Path, frame: pd.DataFrame, columns) -> None:
+    """A UsageError naming `path` when a numeric column of the schema holds something else
+    (text compares as text: a memory change of -27 % from strings) or a run count is below 1
+    (an export edited by hand or written by another tool: its figures would be wrong)."""
+    for c in columns:
+        if c.name not in frame.columns or c.dtype in ("category", "object", "string", "text"):
+            continue
+        col = frame[c.name]
+        if (not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)) \
+                and not col.isna().all():
+            raise UsageError(f"{display_path(path)}: column {c.name} holds "
+                             f"{frame[c.name].dtype} values, not numbers: not a dlperf parse "
+                             "export as written")
+        if c.name in _COUNTS and (frame[c.name] < 1).any():
+            raise UsageError(f"{display_path(path)}: column {c.name} holds a count below 1 "
+                             f"({frame[c.name].min()}): not a dlperf parse export as written")
 
 
 def load(label: str, store: str | Path | None = None, method: str = "dlperf") -> Campaign:

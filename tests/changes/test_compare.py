@@ -274,3 +274,22 @@ def test_the_gate_statuses_are_in_compare_help(dlperf_exe):
     text = " ".join(done.stdout.split())
     assert "4 a case BASE measured has no throughput in NEW" in text
     assert "1 a case is slower beyond its threshold" in text
+
+
+@pytest.mark.parametrize("table, column, value, message", [
+    ("", "value", "text", "column value holds str values, not numbers"),
+    (".runs", "batch_size_per_device", -256, "column batch_size_per_device holds a count below 1"),
+])
+def test_an_export_edited_into_text_or_negative_counts_is_refused(dlperf_exe, tmp_path, table,
+                                                                   column, value, message):
+    """Text compares as text (the memory change of an export whose values were strings read
+    -27 %, a figure presented as right); a batch of -256 made cases of its own."""
+    out = tmp_path / "export.parquet"
+    assert run_cli(dlperf_exe, "parse", BUNDLED, "-o", out).returncode == 0
+    edited = out.with_name(f"export{table}.parquet")
+    frame = pd.read_parquet(edited)
+    frame[column] = frame[column].astype(str) if value == "text" else value
+    frame.to_parquet(edited)
+    done = run_cli(dlperf_exe, "compare", BUNDLED, out)
+    assert done.returncode == 2
+    assert_one_clean_line(done.stderr, edited.name, message)
