@@ -43,6 +43,10 @@ def _timestamp(rec: dict) -> float:
     return dt.timestamp()
 
 
+#: Steps are kept as int64.
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
 @register
 class DllJson(LogParser):
     name = "dll_json"
@@ -69,7 +73,7 @@ class DllJson(LogParser):
                 rec = json.loads(text)
                 if not isinstance(rec, dict):
                     raise ValueError("a record is a JSON object")
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # nested past the recursion limit
                 parsed.problems.append(self._bad(log, line, f"not JSON ({exc})"))
                 continue
             if rec.get("type") == "METADATA":
@@ -87,7 +91,8 @@ class DllJson(LogParser):
                     plines[str(k)] = line
                 continue
             if (not isinstance(step, list) or len(step) not in _KIND_OF_LEN
-                    or not all(isinstance(x, int) and not isinstance(x, bool) for x in step)):
+                    or not all(isinstance(x, int) and not isinstance(x, bool)
+                               and _INT64_MIN <= x <= _INT64_MAX for x in step)):
                 parsed.problems.append(self._bad(log, line, f"unrecognised step {step!r}"))
                 continue
             kind = _KIND_OF_LEN[len(step)]
@@ -99,7 +104,12 @@ class DllJson(LogParser):
                     parsed.problems.append(self._bad(
                         log, line, f"value {str(val)[:40]!r} of {name} is not a number"))
                     continue
-                v = float("nan") if val is None else float(val)
+                try:
+                    v = float("nan") if val is None else float(val)
+                except OverflowError:  # an int of hundreds of digits
+                    parsed.problems.append(self._bad(
+                        log, line, f"value {str(val)[:40]!r}… of {name} is beyond a float"))
+                    continue
                 rows.setdefault((kind, str(name)), []).append((line, ts, epoch, it, v))
         groups = []
         for (kind, name), vals in rows.items():

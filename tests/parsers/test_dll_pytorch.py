@@ -239,3 +239,23 @@ def test_rule_skips_iterations_up_to_5_of_every_epoch(tmp_path):
     row = run_throughput(parse_paths([tmp_path]), "dlperf").iloc[0]
     assert row["problem_kind"] == ""
     assert row["throughput"] == round(256 * 100 / 110, 2)
+
+
+@pytest.mark.parametrize("record, reason", [
+    ('{"type": "LOG", "step": [0, 5], "data": {"x": ' + "[" * 100_000 + "]" * 100_000 + "}}",
+     "not JSON (maximum recursion depth"),
+    ('{"type": "LOG", "step": [0, 99999999999999999999999], "data": {"train.loss": 1.0}}',
+     "unrecognised step [0, 99999999999999999999999]"),
+    ('{"type": "LOG", "step": [0, 5], "data": {"train.loss": ' + "9" * 400 + "}}",
+     "of train.loss is beyond a float"),
+])
+def test_one_absurd_json_record_is_a_bad_line_not_a_lost_run(tmp_path, record, reason):
+    src = DATA / "json_backend/1n1g/r50_b256_amp_1.json"
+    d = tmp_path / "1n1g"
+    d.mkdir()
+    (d / src.name).write_bytes(src.read_bytes() + f"DLLL {record}\n".encode())
+    r = parse_paths([tmp_path], cache=False)
+    bad = r.problems[r.problems["kind"] == "bad_line"]
+    assert bad["reason"].str.contains(reason, regex=False).any(), r.problems
+    assert "parser_error" not in set(r.problems["kind"])
+    assert run_throughput(r)["throughput"].tolist() == [800.0]  # the run's figure stays
