@@ -124,6 +124,9 @@ def _split_metrics(toks: list[bytes], i: int):
     return out
 
 
+_INT64_MAX = (1 << 63) - 1
+
+
 def _step_of(step_text: bytes):
     for pat, kind, roles in _STEPS:
         m = pat.fullmatch(step_text)
@@ -151,6 +154,8 @@ def parse_line(line: bytes):
     step = _step_of(step_text)
     if step is None:
         return f"unrecognised step {step_text[:60].decode('utf-8', 'replace')!r}"
+    if any(v > _INT64_MAX for v in step[1].values()):  # kept as int64
+        return f"a step number beyond int64 in {step_text[:60].decode('utf-8', 'replace')!r}"
     metrics = _split_metrics(toks, first) if first is not None else []
     if isinstance(metrics, str):
         return metrics

@@ -94,14 +94,20 @@ def floats(col: np.ndarray) -> np.ndarray:
 
 
 def ints(col: np.ndarray) -> np.ndarray:
-    """A bytes column of digits to int64 (b'' -> -1, i.e. missing)."""
+    """A bytes column of digits to int64 (b'' -> -1, i.e. missing; so is a number beyond
+    int64, which no log prints but a garbled line: the checks then see the step missing,
+    where it used to fail the whole file)."""
     col = np.asarray(col, dtype="S")
     if col.size == 0:
         return np.empty(0, dtype=np.int64)
     empty = col == b""
     if empty.any():
         col = np.where(empty, b"-1", col)
-    return col.astype(np.int64)
+    try:
+        return col.astype(np.int64)
+    except OverflowError:
+        return np.array([int(v) if int(v).bit_length() < 64 else -1 for v in col.tolist()],
+                        np.int64)
 
 
 def field_values(texts: np.ndarray, key: bytes, sep: bytes = rb": *", delim: bytes = b"|",

@@ -259,3 +259,22 @@ def test_one_absurd_json_record_is_a_bad_line_not_a_lost_run(tmp_path, record, r
     assert bad["reason"].str.contains(reason, regex=False).any(), r.problems
     assert "parser_error" not in set(r.problems["kind"])
     assert run_throughput(r)["throughput"].tolist() == [800.0]  # the run's figure stays
+
+
+@pytest.mark.parametrize("old, new", [
+    (b"Iteration: 29 ", b"Iteration: 99999999999999999999999 "),
+    (b"Epoch: 0 Iteration: 29 ", b"Epoch: 99999999999999999999999 Iteration: 29 "),
+])
+def test_a_step_number_beyond_int64_is_a_bad_line_not_a_lost_run(tmp_path, old, new):
+    d = tmp_path / "1n1g"
+    d.mkdir()
+    lines = ["DLL 2026-11-21 10:00:00.000001 - PARAMETER arch : resnet50  batch_size : 4  "
+             "precision : amp  world_size : 1 "]
+    lines += [f"DLL 2026-11-21 10:00:{i // 10:02d}.{(i % 10) * 100000:06d} - Epoch: 0 "
+              f"Iteration: {i}  train.loss : 6.9  train.total_ips : 160.0 img/s"
+              for i in range(1, 151)]
+    (d / "resnet50_b4_amp_1.log").write_bytes("\n".join(lines).encode().replace(old, new) + b"\n")
+    r = parse_paths([tmp_path], cache=False)
+    assert "parser_error" not in set(r.problems["kind"]), r.problems
+    [bad] = r.problems[r.problems["kind"] == "bad_line"].itertuples()
+    assert bad.line == 30 and "a step number beyond int64" in bad.reason

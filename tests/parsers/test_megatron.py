@@ -215,3 +215,17 @@ def test_window_counts_each_interval_at_its_printed_batch(tmp_path, warmup, meas
                          measure=measure).iloc[0]
     assert row["throughput"] == pytest.approx(expected)
     assert "ramp-up" in row["method"] and not row["problem_kind"]
+
+
+def test_an_iteration_number_beyond_int64_does_not_lose_the_run(tmp_path):
+    src = next((Path(__file__).resolve().parents[1] / "data" / "megatron" / "iterations")
+               .glob("*/gpt_b1_amp_1.log"))
+    d = tmp_path / "1n4g"
+    d.mkdir()
+    (d / "gpt_b1_amp_1.log").write_bytes(src.read_bytes())
+    (d / "gpt_b1_amp_2.log").write_bytes(src.read_bytes().replace(
+        b" iteration       20/", b" iteration 99999999999999999999999/", 1))
+    r = parse_paths([tmp_path], cache=False)
+    assert "parser_error" not in set(r.problems["kind"]), r.problems
+    figures = run_throughput(r)["throughput"].tolist()
+    assert len(figures) == 2 and figures[0] == figures[1]
