@@ -20,7 +20,7 @@ from analysis import schema
 from analysis.changes import environment
 from analysis.collect import ParseResult, parse_paths
 from analysis.errors import UsageError
-from analysis.fsutil import display_path
+from analysis.fsutil import display_path, printable
 from analysis.report import inputs
 from analysis.stats import run_throughput, summarize
 
@@ -68,7 +68,8 @@ def from_result(result: ParseResult, label: str, name: str, envs, method: str = 
 def _campaign_name(folder: Path) -> str:
     spec = inputs.campaign_yaml(inputs.load_campaign(folder))
     name = spec.get("name")
-    return str(name) if isinstance(name, (str, int)) and str(name) else folder.resolve().name
+    name = str(name) if isinstance(name, (str, int)) and str(name) else folder.resolve().name
+    return printable(name)  # a campaign.yaml from elsewhere: no escape sequence reaches a terminal
 
 
 def from_folder(folder: Path, method: str = "dlperf") -> Campaign:

@@ -22,7 +22,7 @@ import pandas as pd
 from analysis.changes import environment
 from analysis.changes.sources import Campaign
 from analysis.errors import UsageError
-from analysis.fsutil import atomic_path, display_path
+from analysis.fsutil import atomic_path, display_path, printable
 
 TABLES = ("runs", "summary", "campaigns")
 PART = "part-0.parquet"
@@ -64,7 +64,7 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None) -> Added
     if store.exists() and not store.is_dir():
         raise UsageError(f"store {display_path(store)} is not a folder")
     key = campaign.key
-    name = name or campaign.name
+    name = printable(name or campaign.name)  # shown on terminals: no escape sequences
     if _partition(store, "campaigns", key).is_file():
         return Added(key, name, False)
     env = campaign.env.rename(columns={c: ENV_PREFIX + c for c in environment.FACTS})

@@ -261,3 +261,22 @@ def test_adding_to_a_store_under_home_never_makes_a_folder_named_tilde(tmp_path,
     added = results_store.add("~/results", sources.load(str(BUNDLED)))
     assert added.new and not (tmp_path / "~").exists()
     assert len(results_store.campaigns(tmp_path / "home" / "results")) == 1
+
+
+def test_a_campaign_name_with_escape_sequences_never_reaches_the_terminal(tmp_path, dlperf_exe):
+    """A log folder from elsewhere names its campaign; `\\e]0;…\\a` retitles a terminal and
+    `\\e[2J` clears it when printed as is."""
+    logs = tmp_path / "logs"
+    shutil.copytree(BUNDLED, logs)
+    spec = logs / "campaign.yaml"
+    spec.write_text(spec.read_text().replace("name: rn50_4gpu",
+                                             'name: "evil\\e]0;pwned\\a\\e[2J\\n中文"', 1))
+    out = [run_cli(dlperf_exe, "store", "add", logs, "--store", tmp_path / "s"),
+           run_cli(dlperf_exe, "store", "list", "--store", tmp_path / "s"),
+           run_cli(dlperf_exe, "store", "add", BUNDLED, "--store", tmp_path / "t",
+                   "--name", "x\x1b[2Jy")]
+    for done in out:
+        assert done.returncode == 0, done.stderr
+        assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout
+    assert "evil\\x1b]0;pwned\\x07\\x1b[2J\\x0a中文" in out[0].stdout
+    assert "x\\x1b[2Jy" in out[2].stdout
