@@ -3,9 +3,10 @@
 A file is identified by its real path (``r`` and ``./r``, a folder named twice, a symbolic link
 to a file already found: read once). Folders are walked recursively, following links to
 folders once each (a link loop ends there). What cannot be walked or opened (a folder
-without permission, a link loop, a dangling link or a FIFO named like a log) becomes an
-``unreadable_file`` problem instead of being skipped without a word; a second name for a file
-already found (``r50_b256_amp_2.log -> r50_b256_amp_1.log``) is a ``duplicate_run``.
+without permission, a link loop, a dangling link, a FIFO named like a log, a link into /proc,
+/sys or /dev, whose files hold the reader's own environment) becomes an ``unreadable_file``
+problem instead of being skipped without a word; a second name for a file already found
+(``r50_b256_amp_2.log -> r50_b256_amp_1.log``) is a ``duplicate_run``.
 """
 
 from __future__ import annotations
@@ -116,9 +117,11 @@ def _walk(folder: Path, folder_real: str, seen_dirs: set[str], problems: list[Pr
                 yield from _walk(path, real, seen_dirs, problems, root_real,
                                  f"{rel}{entry.name}/")
         elif is_log_name(entry.name):
-            if kind == "file":
-                yield path, (os.path.realpath(path) if link
-                             else os.path.join(folder_real, entry.name)), rel
+            real = os.path.realpath(path) if link else os.path.join(folder_real, entry.name)
+            if kind == "file" and link and is_pseudo(real):  # /proc/self/environ: the reader's
+                problems.append(_unreadable(path, "a link to a pseudo-filesystem; not read"))
+            elif kind == "file":
+                yield path, real, rel
             else:
                 problems.append(_unreadable(path, "not a regular file (a FIFO, socket or device)"))
 
@@ -136,6 +139,9 @@ def _candidates(raw: str | os.PathLike,
             stem = run_stem(f)
             yield f, stem, rel + stem, real, False
     elif path.is_file():
+        if is_pseudo(os.path.realpath(path)):
+            raise UsageError(f"{path}: {', '.join(PSEUDO_ROOTS)} hold no logs; "
+                             "name log files or folders")
         stem = run_stem(path)
         yield path, stem, stem, os.path.realpath(path), True
     elif path.exists():

@@ -48,3 +48,20 @@ def test_links_to_a_folder_above_or_to_proc_are_not_followed(tmp_path):
     assert len(r.runs) == 1
     unread = r.problems[r.problems["kind"] == "unreadable_file"]
     assert sorted(os.path.basename(s) for s in unread["source"]) == ["to_proc", "to_root", "up"]
+
+
+def test_a_log_linked_to_proc_is_not_read_so_the_readers_environment_never_shows(tmp_path,
+                                                                                 monkeypatch):
+    monkeypatch.setenv("DLPERF_TEST_SECRET", "hunter2-in-environ")
+    d = _case_folder(tmp_path)
+    (d / "resnet50_b4_amp_2.log").symlink_to("/proc/self/environ")
+    (d / "resnet50_b4_amp_3.log").symlink_to("/proc/self/cmdline")
+    r = parse_paths([tmp_path], cache=False)
+    assert r.runs["run_id"].tolist() == ["1n1g/resnet50_b4_amp_1"]
+    unread = r.problems[r.problems["kind"] == "unreadable_file"]
+    assert sorted(os.path.basename(s) for s in unread["source"]) == [
+        "resnet50_b4_amp_2.log", "resnet50_b4_amp_3.log"]
+    assert (unread["reason"] == "a link to a pseudo-filesystem; not read").all()
+    assert "hunter2" not in r.problems.to_csv()
+    with pytest.raises(UsageError, match="hold no logs"):
+        parse_paths(["/proc/self/environ"])
