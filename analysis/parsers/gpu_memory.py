@@ -15,6 +15,7 @@ Sidecars never form a run of their own; collect joins them to ``<run stem>.log``
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime, timezone
 
@@ -32,6 +33,10 @@ _HEADER = re.compile(rb"^\s*timestamp\s*,\s*index\s*,[^\n]*memory\.used", re.M)
 _COLUMNS = {"memory.used": (M.MEMORY_USED, M.MIB), "memory.total": (M.MEMORY_TOTAL, M.MIB),
             "utilization.gpu": (M.UTILIZATION, M.PERCENT)}
 _CELL = re.compile(r"^\s*([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s*(MiB|%|W|MHz)?\s*$")
+#: No GPU holds a petabyte: a sample above this (MiB) is a garbled cell, not a measurement.
+MAX_MIB = float(1 << 30)
+#: GPU indices are small; a longer number is a garbled cell (and overflows int64).
+_MAX_INDEX = 1 << 20
 _NA = re.compile(r"^\s*\[?(N/A|Not Supported|Unknown Error|GPU is lost)\]?\s*$", re.I)
 
 
@@ -44,6 +49,21 @@ def _time(text: str) -> float | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return dt.timestamp()
+
+
+def _impossible(values: dict[str, float]) -> str:
+    """Why one sample row cannot be a measurement ('' when it can): memory above what any
+    GPU holds or above the row's own total, utilisation above 100 %."""
+    finite = {k: v for k, v in values.items() if math.isfinite(v)}  # inf: non_finite_value
+    used, total = finite.get("memory.used"), finite.get("memory.total")
+    for key in ("memory.used", "memory.total"):
+        if finite.get(key, 0.0) > MAX_MIB:
+            return f"{key} {values[key]:g} MiB is more than any GPU holds"
+    if used is not None and total is not None and used > total:
+        return f"memory.used {used:g} MiB is more than memory.total {total:g} MiB"
+    if finite.get("utilization.gpu", 0.0) > 100:
+        return f"utilization.gpu {values['utilization.gpu']:g} % is above 100 %"
+    return ""
 
 
 @register
@@ -78,6 +98,9 @@ class GpuMemory(LogParser):
             except ValueError:
                 parsed.problems.append(self._bad(log, line, "the byte count is not a number"))
                 continue
+            if math.isfinite(v) and v / 2**20 > MAX_MIB or len(m.group(1)) > 7:
+                parsed.problems.append(self._bad(log, line, "a device or byte count no GPU has"))
+                continue
             good_l.append(line)
             dev.append(int(m.group(1)))
             val.append(v / 2**20)
@@ -110,21 +133,26 @@ class GpuMemory(LogParser):
                 continue
             ts = _time(cells[col["timestamp"]])
             try:
-                device = int(cells[col["index"]])
+                device = int(cells[col["index"]]) if len(cells[col["index"]]) < 20 else None
             except ValueError:
+                device = None
+            if device is not None and not 0 <= device < _MAX_INDEX:
                 device = None
             if ts is None or device is None:
                 parsed.problems.append(self._bad(log, line, "bad timestamp or GPU index"))
                 continue
+            values = {}
             for key, j in cols.items():
                 m = _CELL.match(cells[j])
                 if m:
-                    v = float(m.group(1))
-                elif _NA.match(cells[j]):
-                    continue  # the tool says the value is not available: no observation
-                else:
+                    values[key] = float(m.group(1))
+                elif not _NA.match(cells[j]):  # N/A: the tool says there is no value
                     parsed.problems.append(self._bad(log, line, f"{key} {cells[j].strip()!r} is not a number"))
-                    continue
+            why = _impossible(values)
+            if why:
+                parsed.problems.append(self._bad(log, line, why))
+                continue
+            for key, v in values.items():
                 for lst, x in zip(acc[key], (line, device, ts, v), strict=True):
                     lst.append(x)
         for key, (ln, dev, ts, val) in acc.items():

@@ -68,3 +68,24 @@ def test_sidecars_join_their_run():
     nvml = o[(o["run_id"] == "nvml_csv/1n1g/r50_b256_amp_1") & (o["metric"] == "memory_used")]
     assert nvml["value"].tolist() == [2048.0, 4096.0]
     assert nvml["timestamp"].tolist() == [ts(2026, 11, 21, 10, 0, 0, 250000), ts(2026, 11, 21, 10, 0, 0, 750000)]
+
+
+def test_samples_no_gpu_can_give_are_bad_lines_not_the_runs_peak():
+    head = "timestamp, index, memory.used [MiB], memory.total [MiB], utilization.gpu [%]\n"
+    rows = ["2026/11/21 10:00:00.000, 0, 1000 MiB, 143771 MiB, 50 %",
+            "2026/11/21 10:00:00.500, 0, 9999999999999999999999999 MiB, 143771 MiB, 50 %",
+            "2026/11/21 10:00:01.000, 0, 150000 MiB, 143771 MiB, 50 %",
+            "2026/11/21 10:00:01.500, 0, 2000 MiB, 143771 MiB, 250 %",
+            "2026/11/21 10:00:02.000, 99999999999999999999999, 3000 MiB, 143771 MiB, 50 %"]
+    text = (head + "\n".join(rows) + "\n").encode()
+    parsed = parsers.get("gpu_memory").parse(LogText.from_bytes(text, "a.gpu.csv"))
+    assert [(p.line, p.kind) for p in parsed.problems] == [(n, "bad_line") for n in (3, 4, 5, 6)]
+    assert "1e+25 MiB is more than any GPU holds" in parsed.problems[0].reason
+    assert "150000 MiB is more than memory.total 143771 MiB" in parsed.problems[1].reason
+    assert "250 % is above 100 %" in parsed.problems[2].reason
+    used = next(b for b in parsed.obs.blocks if b["metric"] == "memory_used")
+    assert used["value"].tolist() == [1000.0]
+    mem = b"max device0 memory usage is: 1048576\nmax device99999999999999999999 memory usage " \
+          b"is: 1048576\nmax device0 memory usage is: 1e40\n"
+    parsed = parsers.get("gpu_memory").parse(LogText.from_bytes(mem, "a.mem"))
+    assert [(p.line, p.kind) for p in parsed.problems] == [(2, "bad_line"), (3, "bad_line")]
