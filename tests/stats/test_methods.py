@@ -1,11 +1,11 @@
 """Throughput methods on hand-built runs (numbers checked by hand)."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import DATA
 
 import analysis
 from analysis import metrics as M
@@ -13,6 +13,10 @@ from analysis import report, stats
 from analysis.errors import UnknownNameError, UsageError
 from analysis.estimate import RunData
 from analysis.stats import describe_method, gpt_tflops_per_gpu, methods
+
+#: The fixture logs (not `from conftest import DATA`: in a whole-suite run "conftest" may be
+#: another folder's).
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def _run(steps, ts, thr=None, latency=None, gbs=256.0, ranks=None):
