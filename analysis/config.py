@@ -11,3 +11,13 @@ DATA_DIR = PROJECT_DIR / "data"
 RAW_LOGS_DIR = DATA_DIR / "raw_logs"
 REPORTS_DIR = PROJECT_DIR / "reports"
 NOTEBOOKS_DIR = PROJECT_DIR / "notebooks"
+
+
+def project_path(path: str | os.PathLike | None) -> Path | None:
+    """`path` as the notebooks read a path parameter: ``~`` expanded, a relative one under the
+    project folder (a notebook's kernel runs in ``notebooks/``, a user means the project's
+    ``data/…``); None stays None."""
+    if path is None or str(path) == "":
+        return None
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else PROJECT_DIR / p

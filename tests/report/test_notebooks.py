@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import nbformat
 import pandas as pd
@@ -10,7 +11,7 @@ import papermill as pm
 import pytest
 from conftest import ROOT, expected_medians
 
-from analysis import notebook_params
+from analysis import config, notebook_params
 from analysis.errors import UsageError
 
 pytestmark = pytest.mark.slow
@@ -123,3 +124,29 @@ def test_a_folder_under_home_is_found_as_a_shell_would_find_it(campaign, tmp_pat
     _run("10_analyse.ipynb", tmp_path, log_dir=f"~/{campaign.name}",
          summary_csv=str(tmp_path / "summary.csv"))
     assert list(pd.read_csv(tmp_path / "summary.csv")["repeats"]) == [3, 3, 3]
+
+
+def test_launch_out_dir_is_under_the_project_folder_as_spec_path_is(tmp_path, monkeypatch):
+    """00_launch read spec_path under the project folder but out_dir under the kernel's
+    folder (notebooks/ in JupyterLab): `out_dir = "data/raw_logs/x"` wrote the logs to
+    notebooks/data/raw_logs/x."""
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.setenv("DLPERF_PROJECT_DIR", str(project))
+    kernel_dir = tmp_path / "notebooks"
+    kernel_dir.mkdir()
+    out = kernel_dir / "00_launch.ipynb"
+    pm.execute_notebook(str(NOTEBOOKS / "00_launch.ipynb"), str(out), cwd=str(kernel_dir),
+                        parameters={"out_dir": "data/raw_logs/x", "spec_path": str(
+                            ROOT / "examples" / "campaigns" / "smoke.yaml")}, progress_bar=False)
+    nb = nbformat.read(out, as_version=4)
+    text = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    assert f"out {project / 'data' / 'raw_logs' / 'x'}\n" in text
+    assert str(kernel_dir / "data") not in text
+
+
+def test_project_path_reads_a_notebook_path_parameter():
+    assert config.project_path("data/x") == config.PROJECT_DIR / "data" / "x"
+    assert config.project_path("/abs/x") == Path("/abs/x")
+    assert config.project_path("~/x") == Path.home() / "x"
+    assert config.project_path(None) is None and config.project_path("") is None
