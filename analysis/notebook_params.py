@@ -3,7 +3,9 @@
 Papermill only warns of it and runs the notebook on its defaults, so a typo silently gives
 results for other data. In the kernel, IPython's input history holds the notebook's
 ``parameters`` cell and, right after it, the cell papermill injected (it begins with
-``# Parameters``): :func:`check` compares the names the two assign.
+``# Parameters``): :func:`check` compares the names the two assign. It also checks the
+values of the parameters the analysis notebooks share (language, throughput method and its
+window), so that a typo fails before the logs are parsed, not after.
 """
 
 from __future__ import annotations
@@ -42,9 +44,28 @@ def unknown(history: list[str]) -> tuple[list[str], list[str]]:
     return [n for n in given if n not in declared], declared
 
 
-def check(history: list[str] | None = None) -> None:
+def check(history: list[str] | None = None, **values) -> None:
     """UsageError naming each parameter given to this notebook that it does not take, with
-    the closest declared name; `history` defaults to the running kernel's ``In``."""
+    the closest declared name; `history` defaults to the running kernel's ``In``. `values`
+    (``lang``, ``method``, ``warmup``, ``measure``) are checked as the command line checks
+    them."""
+    check_names(history)
+    if "lang" in values:
+        from analysis.i18n import check_lang
+
+        check_lang(values["lang"])
+    if "method" in values:
+        from analysis.stats import methods
+
+        methods.get(values["method"])
+    if "warmup" in values or "measure" in values:
+        from analysis.stats.per_run import window_counts
+
+        window_counts(values.get("warmup"), values.get("measure"))
+
+
+def check_names(history: list[str] | None = None) -> None:
+    """The name check of :func:`check`."""
     if history is None:
         from IPython import get_ipython
 

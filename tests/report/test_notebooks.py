@@ -150,3 +150,22 @@ def test_project_path_reads_a_notebook_path_parameter():
     assert config.project_path("/abs/x") == Path("/abs/x")
     assert config.project_path("~/x") == Path.home() / "x"
     assert config.project_path(None) is None and config.project_path("") is None
+
+
+@pytest.mark.parametrize("name", ["10_analyse.ipynb", "30_compare.ipynb"])
+@pytest.mark.parametrize("params", [{"method": "windw"}, {"lang": "fr"}, {"warmup": -5}])
+def test_a_bad_value_fails_in_the_check_cell_before_the_logs_are_parsed(name, params,
+                                                                       tmp_path):
+    """10_analyse and 30_compare parsed every log before a misspelt method or language (or
+    a negative warm-up) failed further down; the check cell now refuses it first, in one
+    line (20_report already did)."""
+    with pytest.raises(pm.PapermillExecutionError):
+        _run(name, tmp_path, **params)
+    nb = nbformat.read(tmp_path / name, as_version=4)
+    failed = [c for c in nb.cells if c.cell_type == "code"
+              and any(o.output_type == "error" for o in c.outputs)]
+    assert len(failed) == 1 and failed[0].source.startswith("notebook_params.check(")
+    [error] = [o for o in failed[0].outputs if o.output_type == "error"]
+    assert len(error.traceback) == 1
+    assert error.traceback[0].startswith(("UsageError: ", "UnknownNameError: "))
+    assert str(next(iter(params.values()))) in error.traceback[0]
