@@ -17,6 +17,7 @@ import pandas as pd
 
 from analysis import plots
 from analysis.changes import verdict
+from analysis.discover import NoLogsError
 from analysis.errors import UsageError
 from analysis.fsutil import display_path
 from analysis.i18n import Translator
@@ -83,7 +84,10 @@ def compare_with(baseline: str | Path, store, log_dir: Path, runs: pd.DataFrame,
     from analysis.changes import environment, sources
     from analysis.changes.compare import compare
 
-    base = sources.load(str(baseline), store, method)
+    try:
+        base = sources.load(str(baseline), store, method)
+    except (UsageError, NoLogsError) as exc:  # say which of the report's inputs it is
+        raise UsageError(f"baseline {baseline}: {exc}") from None
     new = sources.Campaign(str(log_dir), log_dir.name, "", "", runs, summary,
                            environment.run_env(runs, envs))
     result = compare(base, new, threshold, allow_different_hardware=True)

@@ -12,6 +12,9 @@ import pytest
 from changes.campaigns import BUNDLED, stretched_copy
 from cli._helpers import assert_one_clean_line, run_cli
 
+from analysis.errors import UsageError
+from analysis.report.build import build
+
 pytestmark = pytest.mark.slow
 
 HEADING = {"en": "Changes since baseline", "zh": "与比较基线相比的变化"}
@@ -63,8 +66,6 @@ def test_the_section_shows_1n4g_slower_and_the_rest_unchanged(built, lang):
 
 
 def test_without_a_baseline_there_is_no_such_section():
-    from analysis.report import build
-
     rep = build(BUNDLED, lang="en")
     page = rep.html()
     assert rep.changes is None and "changes" not in rep.sections()
@@ -105,3 +106,13 @@ def test_a_case_without_spread_shows_its_ratio_without_an_interval(lang, words):
     frame, _ = baseline.table_frame(baseline.Changes(table, "base"), Translator(lang))
     cell = frame.iloc[0, 3]
     assert words in cell and "[" not in cell
+
+
+def test_a_baseline_without_logs_from_python_names_itself(tmp_path):
+    """From a notebook or Python (20_report's `baseline` parameter), an empty baseline folder
+    said only "no logs found under …", as if the report's own logs were missing."""
+    empty = tmp_path / "base"
+    empty.mkdir()
+    with pytest.raises(UsageError) as exc:
+        build(BUNDLED, lang="en", baseline=empty)
+    assert str(exc.value) == f"baseline {empty}: no logs found under {empty}"
