@@ -121,6 +121,16 @@ def _tolerant_streams() -> None:
 QUIET_WARNINGS = (r"SOCKS support in urllib3 requires",)
 
 
+def _check_window_options(args) -> None:
+    """--warmup/--measure given to a method that does not read them is a usage error (it
+    was ignored: the user believed the window had changed)."""
+    if getattr(args, "warmup", None) is None and getattr(args, "measure", None) is None:
+        return
+    from analysis.stats import methods  # only then: the lean start-up path stays lean
+
+    methods.check_window_options(args.method, args.warmup, args.measure)
+
+
 def main(argv: list[str] | None = None) -> int:
     _tolerant_streams()
     for message in QUIET_WARNINGS:
@@ -129,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:] if argv is None else list(argv)
         # the command comes first (`dlperf` has no options of its own but -h)
         args = build_parser(argv[0] if argv else None).parse_args(argv)
+        _check_window_options(args)
         status = int(args._run(args) or 0)
         _flush_stdout()
         return status

@@ -98,3 +98,29 @@ def test_an_export_given_where_logs_are_read_is_a_usage_error(tmp_path):
         parse_paths([export])
     with pytest.raises(UsageError, match="a report reads a log folder"):
         resolve_log_dir(export)
+
+
+@pytest.mark.parametrize("args, said", [
+    (["summarize", CAMPAIGN, "--warmup", "30"],
+     "warmup has no effect with the dlperf method, which reads neither option"),
+    (["report", CAMPAIGN, "--measure", "50", "--to", "html"],
+     "measure has no effect with the dlperf method, which reads neither option"),
+    (["summarize", CAMPAIGN, "--method", "reported", "--warmup", "5", "--measure", "5"],
+     "measure has no effect with the reported method, which reads warmup"),
+])
+def test_a_window_option_the_method_does_not_read_is_a_usage_error(dlperf_exe, tmp_path,
+                                                                    args, said):
+    """`--warmup 30` with the default dlperf method was ignored without a word: the user
+    believed the window had moved (noticed by the notebook review)."""
+    r = run_cli(dlperf_exe, *args, cwd=tmp_path)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert r.stderr.strip().splitlines() == [f"dlperf: error: {said}; leave it out, or choose "
+                                             "the window method (warmup and measure) or "
+                                             "reported (warmup)"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_window_options_of_the_window_method_are_taken(dlperf_exe):
+    r = run_cli(dlperf_exe, "summarize", CAMPAIGN, "--method", "window", "--warmup", "30",
+                "--measure", "50")
+    assert r.returncode == 0, r.stderr

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from analysis.errors import UsageError
 from analysis.estimate import Estimate, RunData
 from analysis.registry import Registry
 from analysis.stats.methods.base import DEFAULT_MEASURE, DEFAULT_WARMUP, ThroughputMethod
 
-__all__ = ["DEFAULT_MEASURE", "DEFAULT_WARMUP", "Method", "describe_method", "get", "names",
-           "register"]
+__all__ = ["DEFAULT_MEASURE", "DEFAULT_WARMUP", "Method", "check_window_options",
+           "describe_method", "get", "names", "register"]
 
 Method = Callable[[RunData, int, int], Estimate]
 _registry: Registry[ThroughputMethod] = Registry("throughput method", __name__, __path__)
@@ -46,3 +47,16 @@ def describe_method(name: str, warmup: int | None = None, measure: int | None = 
     w = DEFAULT_WARMUP if warmup is None else warmup
     m = DEFAULT_MEASURE if measure is None else measure
     return _registry.get(name).description.format(warmup=w, measure=m)
+
+
+def check_window_options(name: str, warmup=None, measure=None) -> None:
+    """UsageError when `warmup` or `measure` is given to method `name` and it does not read
+    it (``--warmup 50 --method dlperf``: DLPerf's rule has its own fixed lines)."""
+    method = _registry.get(name)
+    given = [opt for opt, value in (("warmup", warmup), ("measure", measure))
+             if value is not None and opt not in method.window_options]
+    if given:
+        reads = " and ".join(method.window_options) or "neither option"
+        raise UsageError(f"{' and '.join(given)} has no effect with the {name} method, which "
+                         f"reads {reads}; leave it out, or choose the window method (warmup "
+                         "and measure) or reported (warmup)")

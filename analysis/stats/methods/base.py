@@ -20,6 +20,9 @@ class ThroughputMethod:
     name: ClassVar[str]
     rank: ClassVar[int]  # order of presentation (tables, agreement columns)
     description: ClassVar[str]  # one sentence; {warmup} and {measure} are filled in
+    #: The window options the method reads ("warmup", "measure"); a user setting another
+    #: would believe they changed the figure (:func:`analysis.stats.methods.check_window_options`).
+    window_options: ClassVar[tuple[str, ...]] = ()
 
     @staticmethod
     def estimate(run: RunData, warmup: int, measure: int) -> Estimate:
@@ -57,3 +60,4 @@ def lowest_rank(rank: np.ndarray) -> np.ndarray:
 def truncated(label: str, warmup: int, measure: int, last: int) -> Estimate:
     return Estimate.fail(f"the run stops at iteration {last}; the window needs iterations "
                          f"{warmup} to {warmup + measure}", "truncated", label)
+

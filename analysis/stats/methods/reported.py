@@ -19,6 +19,7 @@ from analysis.stats.methods.base import ThroughputMethod, lowest_rank, series_ro
 @register
 class Reported(ThroughputMethod):
     name = "reported"
+    window_options = ("warmup",)
     rank = 2
     description = ("median of the throughput values the program printed for intervals "
                    "after a warm-up of {warmup} iterations (for LiBai, which prints running "

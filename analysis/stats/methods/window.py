@@ -23,6 +23,7 @@ from analysis.stats.methods.base import (
 @register
 class Window(ThroughputMethod):
     name = "window"
+    window_options = ("warmup", "measure")
     rank = 1
     description = ("global batch x iterations / elapsed time over the {measure} iterations "
                    "after a warm-up of {warmup} iterations, from the log lines' timestamps")
