@@ -315,7 +315,8 @@ class Report:
         tr = self.tr
         rules = [self._rule_in_language(r) for r in
                  family.family_rules(self.runs, self.result.observations, self.log_dir)]
-        kinds = sorted(tables.interval_kinds(tables.scaling_cases(self.summary)))
+        kinds = [tables.kind_label(k, tr)
+                 for k in sorted(tables.interval_kinds(tables.scaling_cases(self.summary)))]
         reps = tables.measured_repeats(self.summary) or [0]
         return prose.render(
             "method", self.tr, rules=rules, method=self.method, window=self._window_text(),

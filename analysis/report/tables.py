@@ -87,9 +87,21 @@ def interval_kinds(cases: pd.DataFrame) -> list[str]:
             if k and not k.startswith("n = ")]
 
 
+#: Interval kinds of `analysis.stats.intervals` and their short labels (others as written).
+_KIND_LABELS = {"min–max": "interval.min_max", "order-statistic": "interval.order"}
+
+
+def kind_label(kind: str, tr: Translator) -> str:
+    """An interval kind in the language of `tr`: 'min–max' -> '最小–最大'."""
+    for prefix, key in _KIND_LABELS.items():
+        if kind.startswith(prefix):
+            return tr(key, confidence=kind[len(prefix):].strip())
+    return kind
+
+
 def interval_header(cases: pd.DataFrame, tr: Translator) -> str:
     """'Interval (min–max)': the kinds of the intervals of `cases` named in the header."""
-    kinds = interval_kinds(cases)
+    kinds = [kind_label(k, tr) for k in interval_kinds(cases)]
     return tr("col.interval", kind=" / ".join(kinds)) if kinds else tr("col.interval_none")
 
 

@@ -183,7 +183,7 @@ def test_intervals_fall_back_to_the_range_of_repeats_and_name_their_kind():
     assert _segments(plots.throughput_vs_devices(one).axes[0]) == []
     order = make_summary().assign(interval_kind="order-statistic 95 %")
     legend = " ".join(_legend_texts(plots.throughput_vs_devices(order, "zh")))
-    assert "中位数的 95 % 顺序统计量区间" in legend
+    assert "中位数的 95 % 次序统计量区间" in legend
 
 
 def test_scaling_efficiency_panel_shows_the_intervals(frames):

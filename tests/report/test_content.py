@@ -64,6 +64,7 @@ def test_seed_results_table_layout():
     zh = tables.results_table(_summary().iloc[:3], Translator("zh"))
     assert zh.columns[0] == "节点数"
     assert zh.columns[6] == "吞吐率（samples/s）"  # the unit, as page 1 states it
+    assert zh.columns[7] == "区间（最小–最大）"  # the interval's kind in Chinese, not "min–max"
 
 
 def test_gpt_table_layout():
