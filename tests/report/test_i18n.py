@@ -84,3 +84,11 @@ def test_english_counts_of_one_are_singular():
         assert f"from {runs} runs ({cases} cases) in" in text
     assert "1 次运行" in i18n.Translator("zh")(built, version="v", commit="c", runs=1, cases=1,
                                          log_dir="d")
+
+
+def test_chinese_labels_put_units_in_full_width_parentheses():
+    """'每卡显存 (MiB)' in the GPT strategies header (the report review): after Chinese
+    words a unit goes in full-width parentheses, '每卡显存（MiB）'."""
+    half_width = re.compile(r"[\u4e00-\u9fff]\s?\((?:MiB|GiB|samples/s|TFLOP/s|ms|s|%)\)")
+    for name, texts in i18n.load_catalogue().items():
+        assert not half_width.search(texts["zh"]), (name, texts["zh"])
