@@ -119,9 +119,11 @@ def test_outlier_reason_states_the_rule(reports):
     rid = runs["run_id"].iloc[0]
     en = reports["en"]._outlier_reason(1234.5, rid)
     assert "more than 3 scaled MADs (1.4826 × MAD, at least 0.5% of the median each)" in en
-    assert "case median 2,998.16" in en
+    assert en.startswith("throughput 1,234.50 samples/s is more than")  # with its unit
+    assert "case median 2,998.16 samples/s" in en
     zh = reports["zh"]._outlier_reason(1234.5, rid)
     assert "3 个标度 MAD" in zh and "1.4826 × MAD" in zh and "0.5%" in zh
+    assert "用例中位数 2,998.16 samples/s" in zh
     assert stats.per_run.OUTLIER_MADS == 3.0  # the label states the rule's numbers from here
 
 
