@@ -382,6 +382,20 @@ class _PromisedChart:
         return self.handover.localized(self.name, lang)
 
 
+def ipython_imported() -> None:
+    """Import IPython in full before the publisher draws: matplotlib's first canvas of a
+    class reads ``sys.modules["IPython"].version_info`` without importing it, and while the
+    build thread was importing IPython (for the kernel's client) a half-imported module
+    failed a chart ("partially initialized module 'IPython' has no attribute
+    'version_info'", once in a fresh-clone CI run). ``import`` waits on the module's import
+    lock, and once IPython is whole no later canvas can see it half-made (0.09 s, which
+    the build thread would spend anyway)."""
+    try:
+        import IPython  # noqa: F401
+    except ImportError:  # a publisher without IPython: nothing can half-import it
+        pass
+
+
 def draw_charts(data: Prepared, folder: str | Path, plan: ChartPlan,
                 stop: Callable[[], bool] = lambda: False) -> list[str]:
     """Draw `plan`'s charts of `data` into `folder`/charts, as the kernel's Reports would
@@ -390,6 +404,7 @@ def draw_charts(data: Prepared, folder: str | Path, plan: ChartPlan,
     when `stop()` says so. Returns the names of the charts drawn here."""
     from analysis.report.build import Report
 
+    ipython_imported()
     out = Path(folder) / CHARTS_DIR
     out.mkdir(exist_ok=True)
     data.charts = {}  # the charts' shared builds, as a kernel keeps them

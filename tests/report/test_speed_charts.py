@@ -10,6 +10,7 @@ tables (issue 11, item 11): two processes on two cores. Mechanisms, not timings:
 from __future__ import annotations
 
 import base64
+import subprocess
 import sys
 from pathlib import Path
 
@@ -147,3 +148,37 @@ def test_a_drawing_that_fails_fails_the_chart_cell(logs, tmp_path):
         Report(loaded, "en").chart("no_such_chart")
     with pytest.raises(DLPerfError, match="drawn for en, not 'zh'"):
         Report(loaded, "zh").chart("throughput")
+
+
+_HALF_IMPORTED = """
+import sys, threading, time
+sys.path.insert(0, sys.argv[1])
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from analysis.report import prepared
+threading.Thread(target=__import__, args=("IPython",), daemon=True).start()
+time.sleep(0.3)  # the other thread is inside IPython's import, as the build thread was
+if sys.argv[2] == "fixed":
+    prepared.ipython_imported()
+FigureCanvasAgg(Figure())  # matplotlib's first canvas reads IPython.version_info
+print("drawn")
+"""
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+def test_charts_wait_for_an_ipython_another_thread_is_importing(tmp_path, fixed):
+    """A fresh-clone CI run failed a chart with "partially initialized module 'IPython' has
+    no attribute 'version_info'": the publisher drew while its build thread imported
+    IPython. An IPython whose import takes 1 s stands in for the real one here; without
+    `ipython_imported` first the canvas fails, as it did."""
+    fake = tmp_path / "IPython"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("import time\ntime.sleep(1.0)\nversion_info = (9, 0)\n"
+                                      "def get_ipython():\n    return None\n")
+    done = subprocess.run([sys.executable, "-c", _HALF_IMPORTED, str(tmp_path),
+                           "fixed" if fixed else "not"], capture_output=True, text=True,
+                          timeout=60)
+    if fixed:
+        assert done.returncode == 0 and done.stdout == "drawn\n", done.stderr
+    else:  # the failure the fix prevents, so that this test can tell
+        assert "partially initialized module 'IPython'" in done.stderr
