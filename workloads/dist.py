@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -106,5 +107,10 @@ def init(denv: DistEnv, backend: str, device: torch.device) -> None:
 
 
 def finish() -> None:
+    """Leave the process group. Objects that still hold its pending work (DDP's reducer sits
+    in reference cycles) are collected first, while the group and the interpreter are whole:
+    left to the interpreter's exit, gloo's threads can meet them half torn down and abort the
+    rank (SIGABRT, "terminate called without an active exception") after a finished run."""
     if dist.is_available() and dist.is_initialized():
+        gc.collect()
         dist.destroy_process_group()
