@@ -84,7 +84,9 @@ def _nccl_env(records: list[dict]) -> str:
 
 
 def facts(record: dict, framework: str) -> dict[str, str]:
-    """The FACTS of one record for runs of `framework` (its packages' versions only)."""
+    """The FACTS of one record for runs of `framework` (its packages' versions only), but
+    ``nccl_env``: a run's NCCL settings are read from all its records at once
+    (:func:`run_env`), not joined per node."""
     out = {"hardware": hardware_type(record)}
     for key, label in _SOFTWARE_LABELS.items():
         value = envinfo.pick(record, *envinfo.SOFTWARE[label])
@@ -92,7 +94,6 @@ def facts(record: dict, framework: str) -> dict[str, str]:
     versions = envinfo.frameworks(record)
     out["frameworks"] = ", ".join(f"{p} {versions[p]}" for p in envinfo.framework_packages(
         [framework]) if p in versions)
-    out["nccl_env"] = _nccl_env([record])
     out["topology"] = _topology(record)
     out["host"] = str(envinfo.pick(record, "hostname", "host", "node") or "")
     return out
@@ -112,8 +113,8 @@ def run_env(runs: pd.DataFrame, envs: list[EnvInput]) -> pd.DataFrame:
             continue
         per_node = [facts(r, "" if pd.isna(framework) else str(framework)) for r in records]
         rows.append({"run_id": str(run_id), **{
-            k: "; ".join(dict.fromkeys(f[k] for f in per_node if f[k])) for k in FACTS},
-            "nccl_env": _nccl_env(records)})
+            k: "; ".join(dict.fromkeys(f[k] for f in per_node if f[k]))
+            for k in FACTS if k != "nccl_env"}, "nccl_env": _nccl_env(records)})
     return pd.DataFrame(rows, columns=RUN_ENV_COLUMNS).astype(str)
 
 
