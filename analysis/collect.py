@@ -29,6 +29,7 @@ from analysis.fsutil import display_path, printable
 from analysis.layout import meta_from_path, node_index
 from analysis.logtext import MAX_BYTES_ENV, LogText, contains, max_log_bytes
 from analysis.parse_pool import ordered_map
+from analysis.parsers._fields import to_int
 from analysis.parsers._prefix import first_lines
 from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.problems import Problem, excerpt, to_frame
@@ -255,7 +256,7 @@ def _merge_meta(run_id: str, source: str, stated: dict, origin: dict, parsed: Pa
     for key, val in parsed.meta.items():
         if val is None:
             continue
-        if key in _INT_META and not is_count(_as_int(val)):
+        if key in _INT_META and not is_count(to_int(val)):
             problems.append(Problem(
                 source, parsed.meta_lines.get(key), "impossible_value",
                 f"the log says {key}={excerpt(str(val), 40)}, not a count from 1 to "
@@ -273,14 +274,6 @@ def _merge_meta(run_id: str, source: str, stated: dict, origin: dict, parsed: Pa
                 "using the log's value", run_id=run_id))
         meta[key] = val
     return meta
-
-
-def _as_int(value: object) -> int | None:
-    """`value` (an int, or the text of one) as an int; None for anything else."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    text = str(value).strip()
-    return int(text) if len(text) <= 20 and text.lstrip("+-").isdigit() else None
 
 
 def _derived_counts(row: dict, problems: list[Problem]) -> None:
