@@ -55,17 +55,9 @@ def check(history: list[str] | None = None, **values) -> None:
 
         check_lang(values["lang"])
     if "method" in values:
-        from analysis.stats import methods
+        from analysis.stats.per_run import check_method_options
 
-        methods.get(values["method"])
-    if "warmup" in values or "measure" in values:
-        from analysis.stats import methods
-        from analysis.stats.per_run import window_counts
-
-        window_counts(values.get("warmup"), values.get("measure"))
-        if "method" in values:
-            methods.check_window_options(values["method"], values.get("warmup"),
-                                         values.get("measure"))
+        check_method_options(values["method"], values.get("warmup"), values.get("measure"))
 
 
 def check_names(history: list[str] | None = None) -> None:

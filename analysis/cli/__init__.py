@@ -126,9 +126,9 @@ def _check_window_options(args) -> None:
     was ignored: the user believed the window had changed)."""
     if getattr(args, "warmup", None) is None and getattr(args, "measure", None) is None:
         return
-    from analysis.stats import methods  # only then: the lean start-up path stays lean
+    from analysis.stats.per_run import check_method_options  # only then: a lean start-up
 
-    methods.check_window_options(args.method, args.warmup, args.measure)
+    check_method_options(args.method, args.warmup, args.measure)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,7 +56,7 @@ from analysis.report.precision import precision_label
 from analysis.report.prepared import Prepared
 from analysis.report.title import pick_title
 from analysis.stats import methods as _methods
-from analysis.stats.per_run import window_counts
+from analysis.stats.per_run import check_method_options
 
 if TYPE_CHECKING:
     from pandas.io.formats.style import Styler
@@ -1004,9 +1004,8 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
     adds the results tables' "vs reference" column.
     """
     check_lang(lang)  # a bad language, method or threshold fails before the logs are parsed
-    _methods.get(method)
+    check_method_options(method, warmup, measure)
     threshold = verdict.threshold_value(threshold)
-    window_counts(warmup, measure)
     if data_dir:
         data = prepared.load_once(data_dir, env=env, topology=topology)
     else:

@@ -82,6 +82,14 @@ def window_counts(warmup, measure) -> tuple[int, int]:
             _iterations("measure", measure, methods.DEFAULT_MEASURE, 1))
 
 
+def check_method_options(method: str, warmup=None, measure=None) -> None:
+    """What a user asked for, checked before any log is read: a known method, window counts
+    it can use, and no window option it does not read (UsageError / UnknownNameError)."""
+    methods.get(method)
+    window_counts(warmup, measure)
+    methods.check_window_options(method, warmup, measure)
+
+
 def run_throughputs(result: ParseResult, names, warmup: int | None = None,
                     measure: int | None = None) -> dict[str, pd.DataFrame]:
     """:func:`run_throughput` by each method of `names`, keyed by name: the runs are split

@@ -171,8 +171,10 @@ def test_a_bad_value_fails_in_the_check_cell_before_the_logs_are_parsed(name, pa
     assert str(next(iter(params.values()))) in error.traceback[0]
 
 
-def test_a_warmup_the_dlperf_method_does_not_read_is_an_error(tmp_path):
-    [error] = _failed_outputs("10_analyse.ipynb", tmp_path, warmup=30)
+@pytest.mark.parametrize("name", ["10_analyse.ipynb", "20_report.ipynb"])
+def test_a_warmup_the_dlperf_method_does_not_read_is_an_error(name, tmp_path):
+    # 20_report: report.build checks it, as the CLI and the other notebooks' check cell do
+    [error] = _failed_outputs(name, tmp_path, warmup=30)
     assert error.traceback == ["UsageError: warmup has no effect with the dlperf method, which "
                                "reads neither option; leave it out, or choose the window method "
                                "(warmup and measure) or reported (warmup)"]
