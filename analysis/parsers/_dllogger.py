@@ -28,7 +28,7 @@ import numpy as np
 from analysis import metrics as M
 from analysis.layout import meta_from_path
 from analysis.logtext import LogText
-from analysis.parsers._fields import dll_parameter_fields, parse_parameters, to_int
+from analysis.parsers._fields import INT64_MAX, dll_parameter_fields, parse_parameters, to_int
 from analysis.parsers._scan import line_matches
 from analysis.parsers._shapes import (
     DECIMAL_SHAPES,
@@ -124,9 +124,6 @@ def _split_metrics(toks: list[bytes], i: int):
     return out
 
 
-_INT64_MAX = (1 << 63) - 1
-
-
 def _step_of(step_text: bytes):
     for pat, kind, roles in _STEPS:
         m = pat.fullmatch(step_text)
@@ -154,7 +151,7 @@ def parse_line(line: bytes):
     step = _step_of(step_text)
     if step is None:
         return f"unrecognised step {step_text[:60].decode('utf-8', 'replace')!r}"
-    if any(v > _INT64_MAX for v in step[1].values()):  # kept as int64
+    if any(v > INT64_MAX for v in step[1].values()):  # kept as int64
         return f"a step number beyond int64 in {step_text[:60].decode('utf-8', 'replace')!r}"
     metrics = _split_metrics(toks, first) if first is not None else []
     if isinstance(metrics, str):

@@ -9,6 +9,8 @@ import re
 from analysis.layout import normalize_model, normalize_precision
 
 #: Run fields a parser may report in ParsedLog.meta (all optional).
+#: The range of steps and counts, kept as int64: a larger number is a garbled line.
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 META_FIELDS = (
     "framework", "model", "precision", "num_nodes", "gpus_per_node", "batch_size_per_device",
     "global_batch_size", "repeat", "case", "group", "data_parallel", "tensor_parallel",

@@ -21,6 +21,7 @@ from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import _dllogger as dll
 from analysis.parsers import register
+from analysis.parsers._fields import INT64_MAX, INT64_MIN
 from analysis.parsers._rules import pytorch_rule
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.problems import Problem
@@ -41,10 +42,6 @@ def _timestamp(rec: dict) -> float:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return dt.timestamp()
-
-
-#: Steps are kept as int64.
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 @register
@@ -92,7 +89,7 @@ class DllJson(LogParser):
                 continue
             if (not isinstance(step, list) or len(step) not in _KIND_OF_LEN
                     or not all(isinstance(x, int) and not isinstance(x, bool)
-                               and _INT64_MIN <= x <= _INT64_MAX for x in step)):
+                               and INT64_MIN <= x <= INT64_MAX for x in step)):
                 parsed.problems.append(self._bad(log, line, f"unrecognised step {step!r}"))
                 continue
             kind = _KIND_OF_LEN[len(step)]

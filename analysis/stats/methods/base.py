@@ -60,4 +60,3 @@ def lowest_rank(rank: np.ndarray) -> np.ndarray:
 def truncated(label: str, warmup: int, measure: int, last: int) -> Estimate:
     return Estimate.fail(f"the run stops at iteration {last}; the window needs iterations "
                          f"{warmup} to {warmup + measure}", "truncated", label)
-
