@@ -318,6 +318,7 @@ class Report:
         kinds = [tables.kind_label(k, tr)
                  for k in sorted(tables.interval_kinds(tables.scaling_cases(self.summary)))]
         reps = tables.measured_repeats(self.summary) or [0]
+        sources = family.memory_sources(self.runs, tr)
         return prose.render(
             "method", self.tr, rules=rules, method=self.method, window=self._window_text(),
             method_text=self.method_text() if self.method != "dlperf" else "",
@@ -326,8 +327,8 @@ class Report:
             options=[(tr(k), v) for k, v in self._options().items()
                      if k not in PRECISION_OPTIONS],
             precisions=self.precision_labels(), heading=self.tr("section.method"),
-            memory=tr("desc.memory", sources=tr.join(family.memory_sources(self.runs, tr))
-                      if family.memory_sources(self.runs, tr) else tr("memory.none")))
+            memory=tr("desc.memory", sources=tr.join(sources) if sources
+                      else tr("memory.none")))
 
     def _rule_in_language(self, rule: family.FamilyRule) -> family.FamilyRule:
         """The rule as Markdown in this language: the catalogue's text of the family's DLPerf
