@@ -216,11 +216,6 @@ class SlurmBackend(Backend):
                 pass
         return (state.group(1) if state else ""), (code.group(1) if code else ""), hosts
 
-    @classmethod
-    def job_state(cls, job_id: str) -> tuple[str, str]:
-        """(state, exit code 'rc:signal') from scontrol; ('', '') when unknown."""
-        return cls.job_info(job_id)[:2]
-
     @staticmethod
     def _squeue(job_id: str) -> tuple[str, str]:
         """squeue's (state, reason) of the job (('', '') once it left the queue)."""
