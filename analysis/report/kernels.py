@@ -17,21 +17,65 @@ import os
 import signal
 import threading
 import time
+import uuid
 from concurrent.futures import Future, wait
 from pathlib import Path
+from queue import Empty
 
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Any
+from traitlets import Any, List, Type
 from traitlets.config import Config
 
 from analysis.errors import DLPerfError
+from analysis.report.forked_kernel import ForkProvisioner, Zygote, usable
 
 #: IPython's history database in the kernels (nbclient's default): in memory, not a file.
 HISTORY = ":memory:"
+#: How long the readiness check waits for the IOPub status of its kernel_info request
+#: before it asks again (a subscription that connected late missed it).
+READY_POLL_S = 0.25
 
 
 class BuildCancelled(DLPerfError):
     """The build was stopped before this kernel started."""
+
+
+class BuildKernelClient(AsyncKernelClient):
+    """A kernel client whose readiness check does not sleep: jupyter_client's waits 0.2 s
+    for IOPub to be quiet after every kernel_info reply, twice per build. Here the kernel is
+    ready once it has answered kernel_info on the shell channel and published the status of
+    that request on IOPub (so IOPub is connected); nbclient reads only the IOPub messages of
+    its own requests, so earlier ones need no flushing."""
+
+    async def _async_wait_for_ready(self, timeout: float | None = None) -> None:
+        deadline = time.monotonic() + (float("inf") if timeout is None else timeout)
+        while True:
+            request = self.kernel_info()
+            reply = await self._reply_to(self.shell_channel, request, READY_POLL_S * 4)
+            if reply is not None and await self._reply_to(self.iopub_channel, request,
+                                                           READY_POLL_S) is not None:
+                self._handle_kernel_info_reply(reply)
+                return
+            if not await self._async_is_alive():
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {timeout:.0f} seconds")
+
+    wait_for_ready = _async_wait_for_ready
+
+    @staticmethod
+    async def _reply_to(channel, msg_id: str, within: float) -> dict | None:
+        """The first message on `channel` in reply to `msg_id` within `within` seconds."""
+        end = time.monotonic() + within
+        while (left := end - time.monotonic()) > 0:
+            try:
+                msg = await channel.get_msg(timeout=left)
+            except Empty:
+                return None
+            if msg.get("parent_header", {}).get("msg_id") == msg_id:
+                return msg
+        return None
 
 
 class BuildKernelManager(AsyncKernelManager):
@@ -39,23 +83,64 @@ class BuildKernelManager(AsyncKernelManager):
     it, and starts it over IPC in the build's folder."""
 
     kernels = Any(help="the Kernels of the build").tag(config=True)
+    _clients = List()
+    client_factory = Type(BuildKernelClient, klass=AsyncKernelClient)
 
     async def start_kernel(self, **kw):
         self.transport, self.ip = "ipc", self.kernels.socket_prefix()
         kw.setdefault("cwd", str(self.kernels.folder))
         self.kernels.register(self)
+        zygote = self.kernels.take_zygote()
+        if zygote is not None and self.provisioner is None:
+            self.kernel_id = self.kernel_id or str(uuid.uuid4())
+            self.provisioner = ForkProvisioner(kernel_id=self.kernel_id, zygote=zygote,
+                                               kernel_spec=self.kernel_spec, parent=self)
+        elif zygote is not None:
+            zygote.discard()
         await super().start_kernel(**kw)
+        if getattr(self.provisioner, "forked", False):
+            self.kernels.forked = True
+
+    def client(self, **kwargs) -> AsyncKernelClient:
+        """A client of the kernel (nbclient makes one per notebook and leaves its channels
+        running, a heartbeat thread among them, when the manager is not its own): kept to
+        be stopped with the kernel (:meth:`stop_clients`)."""
+        kc = super().client(**kwargs)
+        self._clients.append(kc)
+        return kc
+
+    def stop_clients(self) -> None:
+        for kc in self._clients:
+            with contextlib.suppress(Exception):
+                kc.stop_channels()
+        self._clients.clear()
 
 
 class Kernels:
     """The kernels of one build, their sockets in `folder`."""
 
-    def __init__(self, folder: str | Path):
+    def __init__(self, folder: str | Path, fork: bool = False):
+        """`fork`: fork the first kernel from this process (``forked_kernel``) where it can;
+        call this before the build starts its threads."""
         self.folder = Path(folder)
         self.cancelled = threading.Event()
         self._lock = threading.Lock()
         self._managers: list[AsyncKernelManager] = []
         self._numbers = itertools.count(1)
+        self._zygote = Zygote() if fork and usable() else None
+        self.forked = False  # whether a kernel of the build was forked from this process
+
+    def take_zygote(self) -> Zygote | None:
+        """The forked child waiting to become this build's first kernel (once), or None."""
+        with self._lock:
+            zygote, self._zygote = self._zygote, None
+        return zygote
+
+    def discard_zygote(self) -> None:
+        """End the waiting child when no kernel took it (a build that failed early)."""
+        zygote = self.take_zygote()
+        if zygote is not None:
+            zygote.discard()
 
     def __deepcopy__(self, memo):  # traitlets copies config values: a build has one Kernels
         return self
@@ -80,6 +165,8 @@ class Kernels:
         """Stop `km`'s kernel when it runs (the build is done with it)."""
         from jupyter_core.utils import run_sync
 
+        if isinstance(km, BuildKernelManager):
+            km.stop_clients()
         if km.has_kernel:
             with contextlib.suppress(Exception):  # a kernel killed by stop() is gone already
                 run_sync(km.shutdown_kernel)(now=True)
@@ -95,6 +182,7 @@ class Kernels:
 
     def kill(self) -> None:
         """SIGKILL every running kernel (its own process group: kernels start a session)."""
+        self.discard_zygote()
         with self._lock:
             managers = list(self._managers)
         for km in managers:

@@ -111,6 +111,7 @@ class Published:
     out_dir: Path
     files: dict[str, dict[str, Path]] = field(default_factory=dict)  # lang -> target -> path
     seconds: dict[str, float] = field(default_factory=dict)  # "<lang>.<step>" -> s
+    forked_kernel: bool = False  # the kernel was forked from this process (forked_kernel)
 
     def all_files(self) -> list[Path]:
         return [p for per in self.files.values() for p in per.values()]
@@ -261,17 +262,16 @@ class Exporters:
             body, _ = exporter.from_notebook_node(nb)
         return body
 
-    def pdf(self, nb: nbformat.NotebookNode, lang: str) -> bytes:
-        """The PDF of `nb`, dated `epoch` (None: ``SOURCE_DATE_EPOCH``, 0 when unset)."""
+    def pdfs(self, notebooks: list[tuple[nbformat.NotebookNode, str]]) -> list[bytes]:
+        """The PDF of each (notebook, language), printed in one browser, dated `epoch`
+        (None: ``SOURCE_DATE_EPOCH``, 0 when unset)."""
         with self._lock:
             exporter = self._exporter("pdf")
-            exporter.language_code = LANGUAGE_CODE[lang]
             try:
-                data, _ = exporter.from_notebook_node(nb)
+                return exporter.pdfs([(nb, LANGUAGE_CODE[lang]) for nb, lang in notebooks])
             except RuntimeError as exc:
                 raise PublishError(f"PDF export failed ({exporter.executable_path}): "
                                    f"{exc}") from exc
-        return data
 
 
 @dataclass
@@ -320,7 +320,9 @@ def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name
     finally:
         kernels.shutdown(km)
     for lang, nb in executed:
-        _export_language(staged[lang], nb, lang, targets, kernels, say, exporters)
+        _export_html(staged[lang], nb, lang, targets, say, exporters)
+    if "pdf" in targets and executed and not kernels.cancelled.is_set():
+        _export_pdfs(staged, executed, say, exporters)
     return staged
 
 
@@ -352,20 +354,27 @@ def _execute_language(lang: str, params: dict, notebook: Path, kernel_name: str 
     return staged, clean_for_export(nb, _title_of(numbers))
 
 
-def _export_language(staged: _Staged, nb: nbformat.NotebookNode, lang: str,
-                     targets: list[str], kernels: Kernels, say: Callable[[str], None],
-                     exporters: Exporters) -> None:
-    """Export the executed notebook `nb` of `lang` to `targets` into `staged`."""
-    t1 = time.perf_counter()
+def _export_html(staged: _Staged, nb: nbformat.NotebookNode, lang: str,
+                 targets: list[str], say: Callable[[str], None], exporters: Exporters) -> None:
+    """Export the executed notebook `nb` of `lang` to HTML into `staged` (when asked)."""
+    t = time.perf_counter()
     if "html" in targets:
         say(f"{lang}: html")
         staged.contents["html"] = exporters.html(nb, lang).encode("utf-8")
-    t2 = time.perf_counter()
-    staged.seconds[f"{lang}.html"] = t2 - t1
-    if "pdf" in targets and not kernels.cancelled.is_set():
+    staged.seconds[f"{lang}.html"] = time.perf_counter() - t
+
+
+def _export_pdfs(staged: dict[str, _Staged], executed: list, say: Callable[[str], None],
+                 exporters: Exporters) -> None:
+    """Print the executed notebooks to PDF into `staged`, all in one browser."""
+    t = time.perf_counter()
+    for lang, _ in executed:
         say(f"{lang}: pdf")
-        staged.contents["pdf"] = exporters.pdf(nb, lang)
-    staged.seconds[f"{lang}.pdf"] = time.perf_counter() - t2
+    printed = exporters.pdfs([(nb, lang) for lang, nb in executed])
+    seconds = (time.perf_counter() - t) / len(executed)  # printed side by side: a share each
+    for (lang, _), pdf in zip(executed, printed):
+        staged[lang].contents["pdf"] = pdf
+        staged[lang].seconds[f"{lang}.pdf"] = seconds
 
 
 def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None,
@@ -420,7 +429,8 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     result = Published(out)
     say("parsing…")
     with tempfile.TemporaryDirectory(prefix="dlperf-report-") as tmp:  # mode 0700
-        kernels = Kernels(tmp)
+        _import_kernel_modules()  # once, here: the forked kernel has them then
+        kernels = Kernels(tmp, fork=True)  # before any thread of the build starts
         exporters = Exporters(kernels.folder, epoch)
         data_dir = kernels.folder / "data"
         data_dir.mkdir()  # the kernels wait in it for the parsed data
@@ -442,12 +452,23 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
                 result.seconds["charts"] = time.perf_counter() - t
             exporters.warm(targets)  # while the kernel runs the first language
             staged = jobs[0].result()
+            result.forked_kernel = kernels.forked
         except BaseException:  # Ctrl-C, a bad input, a failed kernel: stop the kernel
             kernels.stop(jobs)
             raise
         finally:
             logging.getLogger("papermill").removeFilter(quiet)
+            kernels.discard_zygote()
     return _commit(staged, result)
+
+
+def _import_kernel_modules() -> None:
+    """What the report notebook's first cell imports, and IPython in full (which the
+    charts the publisher draws need anyway, ``prepared.ipython_imported``)."""
+    import analysis.notebook_params  # noqa: F401
+    import analysis.report.build  # noqa: F401
+
+    prepared.ipython_imported()
 
 
 def chart_plan(notebook: Path, langs: list[str], method: str, warmup: int | None,

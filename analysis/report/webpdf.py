@@ -1,8 +1,8 @@
 """nbconvert's WebPDF exporter driven by the system Chromium (Debian's /usr/bin/chromium).
 
 nbconvert 7.17 has no option for the browser executable and Playwright reads none from the
-environment, so this subclass injects ``executable_path`` (and the fontconfig file that keeps
-the AR PL fonts out) into Playwright's ``BrowserType.launch`` for the duration of one export.
+environment, so this subclass prints with Playwright itself: the system browser, the
+fontconfig file that keeps the AR PL fonts out, one browser for every page of a build.
 Never run ``playwright install``: the system browser is the one we use.
 
 Chromium dates each PDF with the time it printed it; the exporter replaces both dates by
@@ -11,12 +11,16 @@ Chromium dates each PDF with the time it printed it; the exporter replaces both 
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import os
 import re
-import threading
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
+from nbconvert.exporters.html import HTMLExporter
 from nbconvert.exporters.webpdf import WebPDFExporter
 from traitlets import Int, Unicode, default
 
@@ -27,8 +31,15 @@ FONTS_CONF = Path(__file__).resolve().parent / "fonts.conf"
 CHROMIUM_ARGS = ["--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--disable-dev-shm-usage"]
-_PATCH_LOCK = threading.Lock()
 #: A PDF date in the document information: 14 digits, then the zone ("Z" or "+HH'MM'").
+#: Script run on a page before it is printed: a link relative to the HTML file (the logs
+#: and files beside the report) would become a ``file://`` link into the build's temporary
+#: folder in the PDF, so it stays text; web, mail and in-document links stay links.
+UNLINK_RELATIVE = """() => {
+  for (const a of document.querySelectorAll("a[href]")) {
+    if (!/^(https?:|mailto:|#)/i.test(a.getAttribute("href"))) a.removeAttribute("href");
+  }
+}"""
 _PDF_DATE = re.compile(rb"/(CreationDate|ModDate) ?\(D:(\d{14})(Z|[+-]\d\d'\d\d')\)")
 _UTC = {1: b"Z", 7: b"+00'00'"}
 _YEAR_10000 = 253402300800  # the first second whose date no longer has 14 digits
@@ -73,7 +84,7 @@ def browser_env(temp_dir: str = "") -> dict[str, str]:
 
 class SystemChromiumWebPDFExporter(WebPDFExporter):
     """WebPDF through a Chromium binary given by path (default ``$DLPERF_CHROMIUM`` or
-    ``/usr/bin/chromium``)."""
+    ``/usr/bin/chromium``); :meth:`pdfs` prints several notebooks in one browser."""
 
     executable_path = Unicode(help="Chromium binary Playwright launches").tag(config=True)
     temp_dir = Unicode("", help="TMPDIR of the browser ('' for the caller's)").tag(config=True)
@@ -91,29 +102,64 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
     def _args_default(self):
         return list(CHROMIUM_ARGS)
 
+    def page_html(self, nb, language_code: str) -> str:
+        """The HTML page of `nb` that is printed (the HTML exporter's part of this one)."""
+        self.language_code = language_code
+        html, _ = HTMLExporter.from_notebook_node(self, nb)
+        return html
+
     def run_playwright(self, html):
-        from playwright.async_api import BrowserType, Page
+        return self.print_pages([html])[0]
 
-        exe, env = self.executable_path, browser_env(self.temp_dir)
-        # the parent appends --no-sandbox to browser_args on every call: keep ours clean
-        self.browser_args = [a for a in self.browser_args if a != "--no-sandbox"]
-        with _PATCH_LOCK:
-            original = BrowserType.launch
+    def pdfs(self, notebooks: list[tuple[object, str]]) -> list[bytes]:
+        """The PDF of each (notebook, language code), printed in one browser."""
+        return self.print_pages([self.page_html(nb, code) for nb, code in notebooks])
 
-            async def launch(browser_type, *args, **kwargs):
-                kwargs.setdefault("executable_path", exe)
-                kwargs.setdefault("env", env)
-                return await original(browser_type, *args, **kwargs)
+    def print_pages(self, pages: list[str]) -> list[bytes]:
+        """Each HTML page of `pages` printed to PDF (A4 as its CSS says, backgrounds on,
+        dated `epoch`) by one Chromium, the pages side by side. nbconvert's WebPDF starts a
+        browser per page and waits a fixed 0.7 s in each (network idle, two pauses) for
+        pages that have nothing to fetch: ours are self-contained (no script, images
+        embedded), so a page is ready when loaded and its fonts are."""
+        folder = tempfile.mkdtemp(prefix="pdf-", dir=self.temp_dir or None)
+        try:
+            files = []
+            for i, html in enumerate(pages):
+                path = Path(folder) / f"page{i}.html"
+                path.write_text(html, encoding="utf-8")
+                files.append(path.as_uri())
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:  # a loop of its own
+                printed = pool.submit(asyncio.run, self._print(files)).result()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return [with_fixed_dates(pdf, self.epoch) for pdf in printed]
 
-            original_pdf = Page.pdf
+    async def _print(self, urls: list[str]) -> list[bytes]:
+        from playwright.async_api import async_playwright
 
-            async def pdf_css_size(page, *args, **kwargs):  # the page size of @page (A4)
-                kwargs.setdefault("prefer_css_page_size", True)
-                return await original_pdf(page, *args, **kwargs)
-
-            BrowserType.launch, Page.pdf = launch, pdf_css_size
+        args = [a for a in self.browser_args if a != "--no-sandbox"]
+        if self.disable_sandbox:
+            args.append("--no-sandbox")
+        async with async_playwright() as playwright:
             try:
-                pdf = super().run_playwright(html)
+                browser = await playwright.chromium.launch(
+                    executable_path=self.executable_path, env=browser_env(self.temp_dir),
+                    args=args, handle_sigint=False, handle_sigterm=False, handle_sighup=False)
+            except Exception as exc:  # noqa: BLE001 - Playwright's errors have no common base
+                raise RuntimeError(f"Chromium did not start: {str(exc).splitlines()[0]}") from exc
+            try:
+                return list(await asyncio.gather(*(self._print_one(browser, u) for u in urls)))
             finally:
-                BrowserType.launch, Page.pdf = original, original_pdf
-        return with_fixed_dates(pdf, self.epoch)
+                await browser.close()
+
+    @staticmethod
+    async def _print_one(browser, url: str) -> bytes:
+        page = await browser.new_page()
+        try:
+            await page.emulate_media(media="print")
+            await page.goto(url, wait_until="load")
+            await page.evaluate(UNLINK_RELATIVE)
+            await page.evaluate("document.fonts.ready.then(() => true)")
+            return await page.pdf(print_background=True, prefer_css_page_size=True)
+        finally:
+            await page.close()

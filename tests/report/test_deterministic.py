@@ -41,6 +41,17 @@ def test_written_notebook_names_no_build_folder_and_no_times(two_builds):
     assert '"id": "injected-parameters"' in text
 
 
+def test_pdf_links_nothing_on_the_build_machine(two_builds):
+    """The HTML links the logs relative to itself; printed from a temporary copy, such a
+    link became file:///tmp/dlperf-report-XXXX/... (a new name each build, a dead link for
+    every reader). In the PDF the paths stay text; in-document links stay links."""
+    html = two_builds[0].files["en"]["html"].read_text(encoding="utf-8")
+    assert 'href="../logs/1n1g/' in html
+    pdf = two_builds[0].files["en"]["pdf"].read_bytes()
+    assert b"/URI (file:" not in pdf and b"dlperf-report-" not in pdf
+    assert b"/Dest" in pdf or b"/GoTo" in pdf  # the contents still jump to their sections
+
+
 def test_pdf_dates_are_fixed_at_the_same_length():
     pdf = (b"<</Producer (Skia/PDF m156)\n/CreationDate (D:20261122173853+00'00')\n"
            b"/ModDate (D:20261122173853+00'00')>>")

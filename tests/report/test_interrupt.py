@@ -14,11 +14,14 @@ from pathlib import Path
 import pytest
 from synth import write_campaign, write_markers
 
+from analysis.report.forked_kernel import PROCESS_NAME
+
 pytestmark = pytest.mark.slow
 
 
 def _kernels_of(pid: int) -> list[int]:
-    """Pids of the ipykernel processes whose parent is `pid`."""
+    """Pids of the kernel processes whose parent is `pid`: started as ipykernel, or forked
+    from the publisher (``forked_kernel``: named dlperf-kernel)."""
     found = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
@@ -26,9 +29,10 @@ def _kernels_of(pid: int) -> list[int]:
         try:
             ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
             cmd = (d / "cmdline").read_bytes()
+            name = (d / "comm").read_text().strip()
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == pid and b"ipykernel" in cmd:
+        if ppid == pid and (b"ipykernel" in cmd or name == PROCESS_NAME):
             found.append(int(d.name))
     return found
 

@@ -1,0 +1,246 @@
+"""Report kernels forked from the publisher instead of started as new processes.
+
+A kernel started as a new process spends most of its start importing what the publisher has
+imported already (pandas, matplotlib, seaborn, the report code): about 1.3 s of a 2-core
+machine before the notebook's first cell does any work. So when a build runs the stock
+``python3`` kernel of this very interpreter, the publisher forks itself once, before it
+starts any thread (a :class:`Zygote`): the child imports ipykernel while the publisher
+parses, then waits. When the build's kernel manager launches its kernel, the child is told
+the command line, environment and folder a new process would get, applies them, and runs
+the same ``IPKernelApp`` that ``python -m ipykernel_launcher`` runs, in its own session.
+
+What a new kernel would not have, the child drops: the publisher's exit handlers and signal
+handlers, its standard input, the caller's folder at the head of ``sys.path``; it ends with
+``os._exit`` (the publisher's objects it holds are not finalised twice). Anything else
+starts a new process as before (:func:`usable` says when): another kernel, a publisher
+running inside IPython, in an event loop or with other threads running (forking those is
+unsafe), a system other than Linux, or ``DLPERF_REPORT_KERNEL=spawn`` in the environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import gc
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from jupyter_client.provisioning import LocalProvisioner
+from traitlets import Any, Bool
+
+#: Environment variable that turns forked kernels off (``spawn``).
+SWITCH = "DLPERF_REPORT_KERNEL"
+#: The launcher module of the stock Python kernel (``python -m ipykernel_launcher``).
+LAUNCHER = "ipykernel_launcher"
+#: The forked kernel's process name (``ps -o comm``, ``top``; its command line is the
+#: publisher's).
+PROCESS_NAME = "dlperf-kernel"
+
+
+def usable() -> bool:
+    """Whether this process can fork a report kernel safely now: on Linux, not switched off,
+    only this thread runs, no event loop runs in it, and it is not an IPython session
+    (whose singletons the child would inherit)."""
+    if not sys.platform.startswith("linux") or os.environ.get(SWITCH, "").strip() == "spawn":
+        return False
+    if threading.active_count() != 1 or asyncio._get_running_loop() is not None:
+        return False
+    shell = sys.modules.get("IPython.core.interactiveshell")
+    if shell is not None and shell.InteractiveShell.initialized():
+        return False
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    # a backend pyplot has resolved here would be the kernel's too, not Jupyter's inline one
+    return pyplot is None or getattr(pyplot, "_backend_mod", None) is None
+
+
+def accepts(cmd: list[str]) -> bool:
+    """Whether `cmd` starts the stock Python kernel with this interpreter."""
+    return (len(cmd) >= 3 and os.path.abspath(os.path.expanduser(cmd[0]))
+            == os.path.abspath(sys.executable) and cmd[1:3] == ["-m", LAUNCHER])
+
+
+class ForkedProcess:
+    """What :class:`subprocess.Popen` offers a provisioner, for a forked child."""
+
+    stdin = stdout = stderr = None
+
+    def __init__(self, pid: int):
+        self.pid, self.returncode = pid, None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped by someone else: it has ended
+                self.returncode = -signal.SIGKILL
+                return self.returncode
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(str(self.pid), timeout)
+            time.sleep(0.01)
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signum)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+class Zygote:
+    """A child forked from this process that becomes a kernel when :meth:`launch` tells it
+    how, or ends when :meth:`discard` is called (or this process ends) first."""
+
+    def __init__(self):
+        read_end, write_end = os.pipe()
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
+            try:
+                stream.flush()
+            except (AttributeError, OSError, ValueError):
+                pass
+        pid = os.fork()
+        if pid == 0:  # the child
+            code = 1
+            try:
+                os.close(write_end)
+                code = _child(read_end)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+            except BaseException:  # noqa: BLE001 - the kernel's stderr is the one place to say it
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                try:
+                    atexit._run_exitfuncs()  # the kernel's own (the publisher's were cleared)
+                    for stream in (sys.stdout, sys.stderr):
+                        stream.flush()
+                finally:
+                    os._exit(code)
+        os.close(read_end)
+        self.process = ForkedProcess(pid)
+        self._pipe: int | None = write_end
+
+    def launch(self, cmd: list[str], env: dict[str, str], cwd: str | None) -> ForkedProcess:
+        """Make the child the kernel of `cmd` (see :func:`accepts`) with `env` and `cwd`.
+        OSError when the child has gone (the caller starts a new process instead)."""
+        if self._pipe is None:
+            raise OSError("the forked kernel was discarded")
+        spec = json.dumps({"argv": cmd[3:], "env": dict(env), "cwd": cwd}).encode("utf-8")
+        pipe, self._pipe = self._pipe, None
+        try:
+            view = memoryview(spec)
+            while view:
+                view = view[os.write(pipe, view):]
+        finally:
+            os.close(pipe)
+        return self.process
+
+    def discard(self) -> None:
+        """End the child if it has not become a kernel (it holds nothing worth a goodbye)."""
+        if self._pipe is not None:
+            pipe, self._pipe = self._pipe, None
+            os.close(pipe)
+            self.process.kill()
+            self.process.wait()
+
+
+def _child(read_end: int) -> int:
+    """The zygote's life: leave the publisher's session, import the kernel, wait for its
+    command line and become it. Returns the exit code."""
+    gc.freeze()  # the publisher's objects (its garbage too) are never finalised here
+    _name_process(PROCESS_NAME)
+    os.setsid()  # as jupyter_client starts kernels: a Ctrl-C in the terminal is not theirs
+    atexit._clear()  # the publisher's exit handlers (its temporary folders...) are not ours
+    asyncio.set_event_loop(asyncio.new_event_loop())  # not the publisher's: its epoll is shared
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGALRM,
+                   signal.SIGUSR1, signal.SIGUSR2, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.set_wakeup_fd(-1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    from ipykernel.kernelapp import IPKernelApp  # while the publisher parses
+
+    chunks = []
+    while chunk := os.read(read_end, 1 << 16):
+        chunks.append(chunk)
+    os.close(read_end)
+    if not chunks:
+        return 0  # discarded
+    spec = json.loads(b"".join(chunks))
+    # ipykernel_launcher's rule, for the folder the publisher was started in: its script's
+    # folder or the current one, which IPython replaces with "" (the kernel's folder)
+    if sys.path and (sys.path[0] == "" or os.path.abspath(sys.path[0]) == os.getcwd()):
+        del sys.path[0]
+    if spec["cwd"]:
+        os.chdir(spec["cwd"])
+    os.environ.clear()
+    os.environ.update(spec["env"])
+    sys.argv = [LAUNCHER, *spec["argv"]]
+    # the trait's default read JPY_PARENT_PID when the zygote imported ipykernel
+    app = IPKernelApp.instance(parent_handle=int(os.environ.get("JPY_PARENT_PID") or 0))
+    app.initialize(spec["argv"])
+    _backend_as_new_kernel()
+    app.start()
+    return 0
+
+
+def _name_process(name: str) -> None:
+    """Set this process's name (Linux ``prctl(PR_SET_NAME)``; nothing where that fails)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(15, name.encode()[:15], 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _backend_as_new_kernel() -> None:
+    """matplotlib read its backend from the environment when the publisher imported it; a
+    new kernel reads the inline backend ipykernel has just put there."""
+    matplotlib = sys.modules.get("matplotlib")
+    backend = os.environ.get("MPLBACKEND")
+    if matplotlib is not None and backend:
+        matplotlib.rcParams["backend"] = backend
+
+
+class ForkProvisioner(LocalProvisioner):
+    """The local provisioner, launching its kernel in a :class:`Zygote` when it can."""
+
+    zygote = Any(None, allow_none=True, help="the build's zygote")
+    forked = Bool(False, help="whether the kernel is the zygote (else a new process)")
+
+    async def launch_kernel(self, cmd: list[str], **kwargs):
+        zygote, self.zygote = self.zygote, None
+        if zygote is not None and accepts(cmd):
+            env = dict(kwargs.get("env") or os.environ)
+            env["JPY_PARENT_PID"] = str(os.getpid())  # as jupyter_client's launcher sets it
+            try:
+                self.process = zygote.launch(cmd, env, kwargs.get("cwd"))
+            except OSError:
+                zygote.discard()
+            else:
+                self.pid = self.pgid = self.process.pid  # it leads its own session
+                self.forked = True
+                self.cwd = kwargs.get("cwd") or os.getcwd()
+                return self.connection_info
+        elif zygote is not None:
+            zygote.discard()
+        return await super().launch_kernel(cmd, **kwargs)

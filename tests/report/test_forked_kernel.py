@@ -1,0 +1,194 @@
+"""The report kernel forked from the publisher (``analysis.report.forked_kernel``): it is
+used where it can be, it is the kernel a new process would be (folder, environment,
+matplotlib backend, ``sys.path``, parent watch), it gives the same report bytes, and it
+leaves no process behind when a build fails before its kernel starts.
+
+The builds run in new processes, as ``dlperf report`` does: this test process has threads
+of its own (Playwright's, from the session's browser fixture), and a process with other
+threads running never forks (:func:`forked_kernel.usable`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from analysis.report import forked_kernel
+from analysis.report.kernels import Kernels
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import synth  # noqa: E402
+
+ROOT = HERE.parent.parent
+#: Runs a one-cell notebook that describes its kernel, in a kernel of a build's Kernels.
+PROBE = r'''
+import json, os, sys
+from pathlib import Path
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+from analysis.report import publish
+from analysis.report.kernels import Kernels
+
+CELL = """
+import json, os, sys
+import matplotlib
+from ipykernel.kernelapp import IPKernelApp
+print(json.dumps({
+    "publisher_modules": "analysis.report.build" in sys.modules,
+    "pid": os.getpid(),
+    "cwd": os.getcwd(),
+    "parent": os.environ.get("JPY_PARENT_PID"),
+    "parent_handle": IPKernelApp.instance().parent_handle,
+    "backend": matplotlib.rcParams["backend"],
+    "path": sys.path,
+    "stdin": os.readlink("/proc/self/fd/0"),
+    "session_leader": os.getsid(0) == os.getpid(),
+    "name": open("/proc/self/comm").read().strip(),
+}))
+"""
+folder = Path(sys.argv[1])
+src = folder / "probe.ipynb"
+nbformat.write(new_notebook(cells=[new_code_cell(CELL)], metadata={"kernelspec": {
+    "name": "python3", "language": "python", "display_name": "Python 3"}}), src)
+import analysis.report.build  # what a publisher has imported when it forks
+kernels = Kernels(folder, fork=True)
+km = kernels.manager("python3")
+try:
+    kernels.start(km)
+    nb = publish.execute(folder / "out.ipynb", {}, src, None, kernels, km)
+finally:
+    kernels.shutdown(km)
+said = json.loads("".join(o.get("text", "") for o in nb.cells[0].outputs).strip())
+print(json.dumps(dict(said, forked=kernels.forked, publisher=os.getpid(),
+                      publisher_path=sys.path)))
+'''
+
+
+def _run(code: str, *args, env: dict | None = None, cwd: Path | None = None) -> str:
+    done = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _probe(folder: Path, mode: str) -> dict:
+    folder.mkdir()
+    env = dict(os.environ, **{forked_kernel.SWITCH: mode})
+    return json.loads(_run(PROBE, folder, env=env, cwd=folder.parent).strip().splitlines()[-1])
+
+
+def test_forked_kernel_is_the_kernel_a_new_process_would_be(tmp_path):
+    forked = _probe(tmp_path / "fork", "fork")
+    spawned = _probe(tmp_path / "spawn", "spawn")
+    assert (forked.pop("forked"), spawned.pop("forked")) == (True, False)
+    # the publisher's modules are imported already in the fork only
+    assert (forked.pop("publisher_modules"), spawned.pop("publisher_modules")) == (True, False)
+    assert forked.pop("cwd") == str(tmp_path / "fork")  # the build's folder, not ours
+    assert spawned.pop("cwd") == str(tmp_path / "spawn")
+    assert forked.pop("stdin") == "/dev/null"  # not the publisher's (a new one gets a pipe)
+    spawned.pop("stdin")
+    assert forked.pop("name") == forked_kernel.PROCESS_NAME
+    spawned.pop("name")
+    for said in (forked, spawned):  # watched by its publisher, as jupyter_client arranges
+        publisher = said.pop("publisher")
+        assert said.pop("pid") != publisher
+        assert said.pop("parent") == str(publisher) and said.pop("parent_handle") == publisher
+    # sys.path: a new kernel's, nothing of the publisher's but what it added to its own;
+    # the folder the publisher ran in is not at its head ("" stands for the kernel's)
+    forked_path, spawned_path = forked.pop("path"), spawned.pop("path")
+    assert set(spawned_path) <= set(forked_path)
+    assert set(forked_path) - set(spawned_path) <= set(forked.pop("publisher_path"))
+    assert str(tmp_path) not in forked_path
+    spawned.pop("publisher_path")
+    assert forked == spawned  # the backend, the session
+    assert forked["backend"] == "module://matplotlib_inline.backend_inline"
+    assert forked["session_leader"] is True
+
+
+BUILD = r'''
+import json, sys, threading
+from analysis.report import publish
+result = publish.publish(sys.argv[1], sys.argv[2], langs="en,zh", to="html", progress=None)
+print(json.dumps({"forked": result.forked_kernel,
+                  "threads": [t.name for t in threading.enumerate()]}))
+'''
+
+
+def test_forked_and_spawned_kernels_write_the_same_report(tmp_path):
+    logs = tmp_path / "logs"
+    synth.write_markers(logs, synth.write_campaign(logs, configs=((1, 1), (1, 4)), repeats=2))
+    outputs = {}
+    for mode in ("fork", "spawn"):
+        env = dict(os.environ, **{forked_kernel.SWITCH: mode})
+        said = json.loads(_run(BUILD, logs, tmp_path / mode, env=env).strip().splitlines()[-1])
+        assert said["forked"] is (mode == "fork")
+        # nothing of the build keeps running (its kernel clients' heartbeat threads did,
+        # and a later build in the process could not fork then)
+        assert said["threads"] == ["MainThread"]
+        outputs[mode] = {p.name: p.read_bytes() for p in (tmp_path / mode).iterdir()}
+    assert sorted(outputs["fork"]) == sorted(outputs["spawn"]) != []
+    for name, data in outputs["fork"].items():
+        assert data == outputs["spawn"][name], name
+
+
+FAILING = r'''
+import os, sys
+from analysis.report import forked_kernel, prepared, publish
+made = []
+original = forked_kernel.Zygote.__init__
+def recording(self):
+    original(self)
+    made.append(self.process.pid)
+def failing(*args, **kwargs):
+    raise RuntimeError("parse failed")
+forked_kernel.Zygote.__init__ = recording
+prepared.compute = failing
+try:
+    publish.publish(sys.argv[1], sys.argv[2], langs="en", to="html", progress=None)
+except RuntimeError as exc:
+    print("raised:", exc)
+print("forked:", made)
+try:
+    print("children:", os.waitpid(-1, os.WNOHANG))
+except ChildProcessError:
+    print("children: none")
+'''
+
+
+def test_a_build_that_fails_before_its_kernel_leaves_no_process(tmp_path):
+    logs = tmp_path / "logs"
+    synth.write_campaign(logs, configs=((1, 1),), repeats=1)
+    env = {k: v for k, v in os.environ.items() if k != forked_kernel.SWITCH}
+    said = _run(FAILING, logs, tmp_path / "out", env=env).splitlines()
+    assert said[0] == "raised: parse failed"
+    assert said[1].startswith("forked: [") and said[1] != "forked: []"
+    assert said[2] == "children: none"  # killed and reaped, not left as a zombie
+
+
+def test_no_fork_while_other_threads_run(tmp_path, monkeypatch):
+    monkeypatch.delenv(forked_kernel.SWITCH, raising=False)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not forked_kernel.usable()
+        assert Kernels(tmp_path, fork=True).take_zygote() is None
+    finally:
+        stop.set()
+        other.join()
+
+
+def test_switched_off_by_the_environment(monkeypatch):
+    monkeypatch.setenv(forked_kernel.SWITCH, "spawn")
+    assert not forked_kernel.usable()
+
+
+def test_only_the_stock_kernel_of_this_interpreter_is_forked():
+    assert forked_kernel.accepts([sys.executable, "-m", "ipykernel_launcher", "-f", "c.json"])
+    assert not forked_kernel.accepts(["/usr/bin/python3-other", "-m", "ipykernel_launcher"])
+    assert not forked_kernel.accepts([sys.executable, "-m", "other_kernel", "-f", "c.json"])
