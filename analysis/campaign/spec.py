@@ -237,8 +237,10 @@ SSH_FIELDS = {
     "config_file": Field("ssh config file (default ~/.ssh/config)", _text),
     "connect_timeout": Field("seconds to wait for a connection (default 10)",
                              lambda k, v: min(parse_duration(k, v), 600.0)),
-    "known_hosts": Field("known_hosts file of the hosts' keys (default ~/.ssh/known_hosts; "
-                         "/etc/ssh/ssh_known_hosts is read too)", _text),
+    "known_hosts": Field("known_hosts file of the hosts' keys (default: each host's "
+                         "UserKnownHostsFile in the ssh config, else ~/.ssh/known_hosts; its "
+                         "GlobalKnownHostsFile, default /etc/ssh/ssh_known_hosts, is read too)",
+                         _text),
     "host_key_checking": Field("strict (default: an unknown host key is refused) | accept-new "
                                "(trust on first use: an unknown key is added to known_hosts "
                                "and recorded); a changed key is always refused",

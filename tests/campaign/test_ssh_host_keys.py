@@ -5,6 +5,8 @@ host, or to a man in the middle, sent its workload and environment without a wor
 from __future__ import annotations
 
 import json
+import os
+import pwd
 import subprocess
 import uuid
 from pathlib import Path
@@ -12,7 +14,9 @@ from pathlib import Path
 import pytest
 import sleeper  # noqa: F401  (registers the test_sleeper workload)
 
+from analysis.campaign import known_hosts
 from analysis.campaign.backends.ssh import SSHHostKeyError
+from analysis.campaign.host_keys import HostKeyError, HostKeys
 from analysis.campaign.runner import Campaign
 from analysis.campaign.spec import SpecError, from_dict
 
@@ -102,3 +106,154 @@ def test_host_key_checking_takes_only_known_modes():
         from_dict({"name": "x", "workload": "builtin", "precisions": ["fp32"],
                    "batch_sizes": [1], "devices": ["1n1g"], "backend": "ssh",
                    "hosts": ["h"], "ssh": {"host_key_checking": "no"}})
+
+
+# -- the ssh config's UserKnownHostsFile, GlobalKnownHostsFile and HostKeyAlias ------------
+
+def ssh_config(tmp_path, *lines) -> Path:
+    """An ssh config (read by fabric through ssh.config_file) for the loopback hosts."""
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text("Host 127.0.0.1\n" + "".join(f"    {x}\n" for x in lines))
+    return cfg
+
+
+def ssh_says(sshd, cfg) -> bool:
+    """Whether OpenSSH's own client accepts the host key with config `cfg` (strict): the
+    answer the backend must give."""
+    port = sshd["hosts"][0]["port"]
+    r = subprocess.run(["ssh", "-F", str(cfg), "-o", "BatchMode=yes", "-o",
+                        "StrictHostKeyChecking=yes", "-i", sshd["key"], "-p", str(port),
+                        "root@127.0.0.1", "true"], capture_output=True, text=True, timeout=30)
+    return r.returncode == 0
+
+
+def config_spec(sshd, cfg, known_hosts=None, **ssh):
+    spec = key_spec(sshd, known_hosts or "unused", config_file=str(cfg), **ssh)
+    if known_hosts is None:
+        del spec.ssh["known_hosts"]
+    return spec
+
+
+def host_line(sshd, name=None) -> str:
+    return f"{name or name_of(sshd)} {sshd['host_pub']}\n"
+
+
+def other_key(tmp_path) -> str:
+    path = tmp_path / "other_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)],
+                   check=True)
+    return " ".join(Path(f"{path}.pub").read_text().split()[:2])
+
+
+@pytest.mark.parametrize("option", ["UserKnownHostsFile", "GlobalKnownHostsFile"])
+def test_known_hosts_files_of_the_ssh_config_are_read(sshd_hosts, tmp_path, monkeypatch,
+                                                      option):
+    """ssh reads the files the host's UserKnownHostsFile / GlobalKnownHostsFile name (several,
+    `~` and %-tokens in the user one); the backend read ~/.ssh/known_hosts and refused."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # where the old code looked: empty
+    port = sshd_hosts["hosts"][0]["port"]
+    (tmp_path / f"kh.127.0.0.1-{port}").write_text(host_line(sshd_hosts))
+    if option == "UserKnownHostsFile":  # ~ is the passwd home, as OpenSSH has it
+        rel = os.path.relpath(tmp_path, pwd.getpwuid(os.getuid()).pw_dir)
+        files = f"{tmp_path}/missing ~/{rel}/kh.%h-%p"
+        cfg = ssh_config(tmp_path, f"UserKnownHostsFile {files}",
+                         f"GlobalKnownHostsFile {tmp_path}/none")
+    else:
+        cfg = ssh_config(tmp_path, f"UserKnownHostsFile {tmp_path}/empty",
+                         f"GlobalKnownHostsFile {tmp_path}/missing "
+                         f"{tmp_path}/kh.127.0.0.1-{port}")
+    assert ssh_says(sshd_hosts, cfg)
+    row = Campaign(config_spec(sshd_hosts, cfg), out_dir=tmp_path / "out").run(
+        progress=False).iloc[0]
+    assert row.state == "done", row.reason
+
+
+def test_host_key_alias_is_the_name_looked_up(sshd_hosts, tmp_path, monkeypatch):
+    """With HostKeyAlias, ssh looks the key up under the alias as written (no [alias]:port):
+    the backend looked up [127.0.0.1]:port, so it accepted a key that ssh refuses as changed,
+    and refused one that ssh accepts. (The spec's ssh.known_hosts is the file ssh reads.)"""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    known = tmp_path / "known_hosts"
+    cfg = ssh_config(tmp_path, "HostKeyAlias login.cluster", f"UserKnownHostsFile {known}",
+                     f"GlobalKnownHostsFile {tmp_path}/none")
+    # the host's own name lists its key, the alias another one: ssh refuses
+    known.write_text(host_line(sshd_hosts) + f"login.cluster {other_key(tmp_path)}\n")
+    assert not ssh_says(sshd_hosts, cfg)
+    row = Campaign(config_spec(sshd_hosts, cfg, known_hosts=known),
+                   out_dir=tmp_path / "out").run(progress=False).iloc[0]
+    assert row.state == "failed" and "HOST KEY CHANGED for login.cluster" in row.reason, \
+        row.reason
+    assert f"ssh-keygen -R login.cluster -f {known}" in row.reason, row.reason
+    # the alias lists the key (and only the alias): ssh connects
+    known.write_text(host_line(sshd_hosts, "login.cluster"))
+    assert ssh_says(sshd_hosts, cfg)
+    row = Campaign(config_spec(sshd_hosts, cfg, known_hosts=known),
+                   out_dir=tmp_path / "out2").run(progress=False).iloc[0]
+    assert row.state == "done", row.reason
+
+
+def test_accept_new_writes_the_alias_to_the_first_user_file(sshd_hosts, tmp_path,
+                                                            monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    first, second = tmp_path / "a" / "known_hosts", tmp_path / "b" / "known_hosts"
+    cfg = ssh_config(tmp_path, "HostKeyAlias login.cluster",
+                     f"UserKnownHostsFile {first} {second}",
+                     f"GlobalKnownHostsFile {tmp_path}/none")
+    row = Campaign(config_spec(sshd_hosts, cfg, host_key_checking="accept-new"),
+                   out_dir=tmp_path / "out").run(progress=False).iloc[0]
+    assert row.state == "done", row.reason
+    assert first.read_text() == host_line(sshd_hosts, "login.cluster")
+    assert not second.exists() and not (tmp_path / ".ssh").exists()
+    assert ssh_says(sshd_hosts, cfg)  # what was written is what ssh looks up
+
+
+def test_unknown_key_under_an_alias_names_the_line_to_add(sshd_hosts, tmp_path):
+    known = tmp_path / "known_hosts"
+    known.write_text(host_line(sshd_hosts))  # under the host's name, not the alias
+    cfg = ssh_config(tmp_path, "HostKeyAlias login.cluster", f"UserKnownHostsFile {known}",
+                     f"GlobalKnownHostsFile {tmp_path}/none")
+    row = Campaign(config_spec(sshd_hosts, cfg), out_dir=tmp_path / "out").run(
+        progress=False).iloc[0]
+    port = sshd_hosts["hosts"][0]["port"]
+    assert row.state == "failed" and "host key of login.cluster is not known" in row.reason
+    assert (f"ssh-keyscan -p {port} 127.0.0.1 | awk -v n=login.cluster '{{$1=n}}1' >> "
+            f"{known}") in row.reason, row.reason
+
+
+def test_spec_known_hosts_wins_over_the_ssh_config(sshd_hosts, tmp_path):
+    wrong = tmp_path / "wrong"
+    wrong.write_text(f"{name_of(sshd_hosts)} {other_key(tmp_path)}\n")
+    cfg = ssh_config(tmp_path, f"UserKnownHostsFile {wrong}")
+    row = Campaign(config_spec(sshd_hosts, cfg, known_hosts=sshd_hosts["known_hosts"]),
+                   out_dir=tmp_path / "out").run(progress=False).iloc[0]
+    assert row.state == "done", row.reason
+
+
+def test_user_known_hosts_file_tokens_and_none():
+    keys = HostKeys()
+    home = pwd.getpwuid(os.getuid()).pw_dir
+    check = keys.check("10.0.0.5", 2222, {"userknownhostsfile": "%d/kh.%h.%p %%x ~/y",
+                                          "globalknownhostsfile": "none"},
+                       original_host="node5", user="bob")
+    assert check.user_files == [Path(f"{home}/kh.10.0.0.5.2222"), Path("%x"),
+                                Path(f"{home}/y")]
+    assert check.system_files == [] and check.name == "[10.0.0.5]:2222"
+    assert keys.check("n", 22, {"hostkeyalias": "Alias"}).name == "Alias"
+    assert keys.check("n", 22, {}).user_files == [Path(f"{home}/.ssh/known_hosts"),
+                                                  Path(f"{home}/.ssh/known_hosts2")]
+    with pytest.raises(HostKeyError, match=r"token %C is not supported"):
+        keys.check("n", 22, {"userknownhostsfile": "~/.ssh/kh-%C"})
+
+
+@pytest.mark.parametrize(("hosts", "name", "hit"), [
+    ("a.example,[b]:2222", "[b]:2222", True),
+    ("*.example", "A.EXAMPLE", True),
+    ("*.example,!bad.example", "bad.example", False),
+    ("node?", "node12", False),
+    ("[127.0.0.1]:22*", "[127.0.0.1]:2222", True),
+    # the hashed name of 'localhost' as `ssh-keygen -H` wrote it
+    ("|1|T3Q0XrmeNvG411jRJ9crw0I9bYA=|bX9+99Adt0ejuOVDczJcZPECosk=", "localhost", True),
+    ("|1|T3Q0XrmeNvG411jRJ9crw0I9bYA=|bX9+99Adt0ejuOVDczJcZPECosk=", "otherhost", False),
+])
+def test_known_hosts_patterns_match_as_openssh(hosts, name, hit):
+    assert known_hosts.matches(hosts, name) is hit

@@ -4,8 +4,10 @@
   ``ssh.user``, ``ssh.port``, ``ssh.connect_timeout``). A host that refuses the connection
   fails the run at once with the reason.
 - Host keys are checked as OpenSSH does (:mod:`analysis.campaign.host_keys`; fabric alone
-  accepts any key): known keys from ``ssh.known_hosts`` (default ``~/.ssh/known_hosts``) and
-  ``/etc/ssh/ssh_known_hosts``; a changed key is refused, an unknown one too unless
+  accepts any key): known keys from ``ssh.known_hosts`` (default: the host's
+  ``UserKnownHostsFile`` in the ssh config, else ``~/.ssh/known_hosts``) and its
+  ``GlobalKnownHostsFile`` (default ``/etc/ssh/ssh_known_hosts``), under its
+  ``HostKeyAlias`` if it has one; a changed key is refused, an unknown one too unless
   ``ssh.host_key_checking: accept-new`` (then it is added and named in the run's record).
 - The agent (``node.py``) and the three standard-library-only modules it imports
   (``AGENT_MODULES``) are copied to ``ssh.remote_tmp`` on every host (sftp), which must be a
@@ -48,7 +50,7 @@ from analysis.campaign.backends.base import (
     first_failure,
 )
 from analysis.campaign.commands import shell_join
-from analysis.campaign.host_keys import HostKeyError, HostKeys, key_name
+from analysis.campaign.host_keys import HostKeyError, HostKeys
 from analysis.errors import DLPerfError
 
 #: The package modules the node agent imports, copied beside it on every host.
@@ -92,7 +94,6 @@ class SSHBackend(Backend):
         if key in self._conns:
             return self._conns[key]
         from fabric import Config, Connection
-        from paramiko import BadHostKeyException
 
         opts = self.spec.ssh
         cfg = Config(runtime_ssh_path=opts["config_file"]) if opts.get("config_file") else None
@@ -104,15 +105,13 @@ class SSHBackend(Backend):
                           port=h.get("port", opts.get("port")), config=cfg,
                           connect_timeout=self.connect_timeout, connect_kwargs=kwargs)
         try:
-            self.host_keys.install(conn.client)
+            check = self.host_keys.check(conn.host, conn.port, conn.ssh_config,
+                                         conn.original_host, conn.user)
+            conn.connect_kwargs.update(check.install(conn.client))
             conn.open()
         except HostKeyError as exc:
             conn.close()
             raise SSHHostKeyError(f"ssh {key}: {exc}") from None
-        except BadHostKeyException as exc:
-            conn.close()
-            name = key_name(conn.host, conn.port)
-            raise SSHHostKeyError(f"ssh {key}: {self.host_keys.changed(name, exc)}") from None
         except Exception as exc:  # paramiko/socket errors of every kind
             conn.close()
             raise SSHError(f"ssh {key}: cannot connect: {exc}") from None
