@@ -13,14 +13,17 @@ middle), sent its workload, arguments and environment without a word. Here, per 
   ``UserKnownHostsFile`` takes ``~`` and OpenSSH's ``%`` tokens and ``${VAR}``;
 - the name looked up is its ``HostKeyAlias`` as written, else ``host`` or ``[host]:port``
   off port 22 (``host`` after ``HostName``);
-- the decision is made here (:meth:`HostCheck.judge`), not by paramiko's lookup, which
-  knows one name per host and one key per type: a key of a known type that is not listed is
-  a changed key and always refused; a key of an unknown type is refused
-  (``ssh.host_key_checking: strict``, the default) with the command that adds it, or, with
-  ``accept-new`` (OpenSSH's ``StrictHostKeyChecking accept-new``), added to the first user
-  file and reported;
+- the decision is made here (:meth:`HostCheck.judge`), not by paramiko's lookup, which cannot
+  read marker lines and knows one key per type: a key listed ``@revoked`` is refused whatever
+  other lines say; a key of a known type that is not listed is a changed key and always
+  refused; a key of an unknown type is refused (``ssh.host_key_checking: strict``, the
+  default) with the command that adds it, or, with ``accept-new`` (OpenSSH's
+  ``StrictHostKeyChecking accept-new``), added to the first user file and reported;
 - key types known for the host are asked for first, as OpenSSH orders its host key
-  algorithms.
+  algorithms;
+- paramiko cannot check host certificates: a host covered by a ``@cert-authority`` line whose
+  plain key is not listed is refused, under ``accept-new`` too (ssh would have checked the
+  host's certificate, not trusted it on first use).
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ ALGORITHMS = {"ssh-rsa": ("rsa-sha2-512", "rsa-sha2-256")}
 
 
 class HostKeyError(DLPerfError):
-    """A host's key is unknown or differs from the known one: the connection was refused."""
+    """A host's key is unknown, changed or revoked: the connection was refused."""
 
 
 def key_name(host: str, port: int | None) -> str:
@@ -183,16 +186,24 @@ class HostCheck:
         """Return when `key` (paramiko's) is this host's known key or is accepted new;
         HostKeyError otherwise."""
         blob = key.asbytes()
-        marked = next((e for e in self.entries if e.marker), None)
-        if marked is not None:  # never read past: paramiko refused such files as unreadable
-            raise HostKeyError(f"known hosts file {marked.path} line {marked.line}: "
-                               f"{marked.marker} lines are not checked; refused")
+        for e in self.entries:
+            if e.marker == "@revoked" and e.blob == blob:
+                raise HostKeyError(
+                    f"host key of {self.name} ({describe_key(key)}) is REVOKED: listed "
+                    f"@revoked in {e.path} line {e.line}; refused, whatever other lines say")
         plain = [e for e in self.entries if not e.marker]
         if any(e.blob == blob for e in plain):
             return
         same_type = [e for e in plain if e.key_type == known_hosts.blob_type(blob)]
         if same_type:
             raise self.changed(key, same_type[0])
+        authority = next((e for e in self.entries if e.marker == "@cert-authority"), None)
+        if authority is not None:
+            raise self.unknown(
+                key, f"{authority.path} line {authority.line} names a certificate authority "
+                "(@cert-authority) for it, but the ssh backend (paramiko) cannot check host "
+                "certificates, so the host's own key must be listed (accept-new does not "
+                "apply)")
         if self.keys.mode != "accept-new":
             raise self.unknown(key, "or set ssh.host_key_checking: accept-new to trust keys "
                                     "on first use")

@@ -1,7 +1,7 @@
 """known_hosts files read as OpenSSH reads them (``sshd(8)``, SSH_KNOWN_HOSTS FILE FORMAT).
 
-paramiko's reader matches host names only literally and knows one key per type. Here every
-line is an :class:`Entry` that keeps its marker (``@revoked``, ``@cert-authority``), file and
+paramiko's reader drops marker lines (``@revoked``, ``@cert-authority``) and matches host
+names only literally. Here every line is an :class:`Entry` that keeps its marker, file and
 line number, and :func:`matches` follows OpenSSH's ``match_hostname``: comma-separated
 patterns with ``*`` and ``?``, a ``!`` pattern that matches excludes the line, case does not
 matter, and hashed names (``|1|salt|hash``, HMAC-SHA1 of the name) are checked. Lines

@@ -257,3 +257,56 @@ def test_user_known_hosts_file_tokens_and_none():
 ])
 def test_known_hosts_patterns_match_as_openssh(hosts, name, hit):
     assert known_hosts.matches(hosts, name) is hit
+
+
+# -- @revoked and @cert-authority lines ----------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["strict", "accept-new"])
+def test_revoked_host_key_is_refused_whatever_other_lines_say(sshd_hosts, tmp_path, mode):
+    """A key listed @revoked is refused, as ssh refuses it, even where a plain line lists it
+    for the host (the backend read only the plain line and connected)."""
+    known = tmp_path / "known_hosts"
+    known.write_text(f"# keys\n{host_line(sshd_hosts)}@revoked * {sshd_hosts['host_pub']}\n")
+    cfg = ssh_config(tmp_path, f"UserKnownHostsFile {known}",
+                     f"GlobalKnownHostsFile {tmp_path}/none")
+    assert not ssh_says(sshd_hosts, cfg)
+    spec = key_spec(sshd_hosts, known, host_key_checking=mode)
+    row = Campaign(spec, out_dir=tmp_path / "out").run(progress=False).iloc[0]
+    port = sshd_hosts["hosts"][0]["port"]
+    assert row.state == "failed", row.reason
+    assert (f"ssh root@127.0.0.1:{port}: host key of {name_of(sshd_hosts)} (ssh-ed25519 "
+            f"SHA256:") in row.reason, row.reason
+    assert f"is REVOKED: listed @revoked in {known} line 3; refused" in row.reason, row.reason
+    assert "\n" not in row.reason
+    assert not Path(spec.ssh["remote_tmp"]).exists()  # nothing was sent
+    assert len(known.read_text().splitlines()) == 3  # accept-new added nothing
+
+
+def test_revoked_line_for_another_host_does_not_matter(sshd_hosts, tmp_path):
+    known = tmp_path / "known_hosts"
+    known.write_text(f"{host_line(sshd_hosts)}@revoked elsewhere.example "
+                     f"{sshd_hosts['host_pub']}\n")
+    row = Campaign(key_spec(sshd_hosts, known), out_dir=tmp_path / "out").run(
+        progress=False).iloc[0]
+    assert row.state == "done", row.reason
+
+
+@pytest.mark.parametrize("mode", ["strict", "accept-new"])
+def test_cert_authority_line_does_not_make_a_plain_key_trusted(sshd_hosts, tmp_path, mode):
+    """paramiko cannot check host certificates: a host that a @cert-authority line covers is
+    refused unless its own key is listed, accept-new included (ssh would check the host's
+    certificate, not trust the key on first use); the error says why."""
+    known = tmp_path / "known_hosts"
+    known.write_text(f"@cert-authority *.cluster,[127.0.0.1]:* {other_key(tmp_path)}\n")
+    spec = key_spec(sshd_hosts, known, host_key_checking=mode)
+    row = Campaign(spec, out_dir=tmp_path / "out").run(progress=False).iloc[0]
+    assert row.state == "failed", row.reason
+    assert (f"host key of {name_of(sshd_hosts)} is not known" in row.reason
+            and f"{known} line 1 names a certificate authority (@cert-authority)" in row.reason
+            and "cannot check host certificates" in row.reason), row.reason
+    assert len(known.read_text().splitlines()) == 1
+    # with the host's own key listed too, it connects
+    known.write_text(known.read_text() + host_line(sshd_hosts))
+    row = Campaign(key_spec(sshd_hosts, known), out_dir=tmp_path / "out2").run(
+        progress=False).iloc[0]
+    assert row.state == "done", row.reason

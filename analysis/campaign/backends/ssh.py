@@ -7,8 +7,9 @@
   accepts any key): known keys from ``ssh.known_hosts`` (default: the host's
   ``UserKnownHostsFile`` in the ssh config, else ``~/.ssh/known_hosts``) and its
   ``GlobalKnownHostsFile`` (default ``/etc/ssh/ssh_known_hosts``), under its
-  ``HostKeyAlias`` if it has one; a changed key is refused, an unknown one too unless
-  ``ssh.host_key_checking: accept-new`` (then it is added and named in the run's record).
+  ``HostKeyAlias`` if it has one; a changed or ``@revoked`` key is refused, an unknown one
+  too unless ``ssh.host_key_checking: accept-new`` (then it is added and named in the run's
+  record).
 - The agent (``node.py``) and the three standard-library-only modules it imports
   (``AGENT_MODULES``) are copied to ``ssh.remote_tmp`` on every host (sftp), which must be a
   folder of the login user that no one else can write (it is checked), so hosts need
