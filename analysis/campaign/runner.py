@@ -3,7 +3,9 @@
 Per run: the node agents capture the environment on every node and sample GPU memory (when
 there are GPUs) next to the logs; logs are written as ``*.partial`` and renamed only when
 every node succeeded, then the done marker is written. Re-running skips completed runs,
-retries failed ones (``retry_failed``, ``retries``), and never overwrites a finished log. An
+retries failed ones (``retry_failed``, ``retries``), and never overwrites a finished log. A
+failure that another attempt would only repeat (``Outcome.no_retry``: a Slurm job that never
+started) is not retried within the invocation; its reason says so. An
 interruption (SIGINT/SIGTERM) stops the nodes and leaves the run pending — never done.
 
 One run of a campaign at a time per output folder (:mod:`analysis.campaign.lock`). Every
@@ -305,6 +307,8 @@ class Campaign:
             else:
                 launch = self.launch(run, device, start_by=start_by)
                 outcome = self._attempt(run, launch, total)
+            if not outcome.ok and outcome.no_retry and attempts <= self.spec.retries:
+                outcome.reason += f"; not retried: {outcome.no_retry}"
             marker = self._marker(run, launch, outcome, device, note, attempts, total)
             if outcome.ok:
                 records.write_json(run.path(self.out, ".done"), marker)
@@ -314,7 +318,7 @@ class Campaign:
             rows[run.run_id] = self._row(run, "failed", marker["reason"], total,
                                          marker["duration_s"])
             self._save(rows)
-            if why_not:
+            if why_not or outcome.no_retry:
                 return
 
     def _outputs(self, launch: Launch) -> list[Path]:

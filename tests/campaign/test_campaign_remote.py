@@ -180,6 +180,26 @@ def test_slurm_job_that_never_starts_is_cancelled_after_start_timeout(slurm_clus
                               text=True).stdout.strip() == ""
 
 
+def test_slurm_job_that_never_starts_is_not_retried(slurm_cluster, tmp_path):
+    """With retries, a held job was cancelled after slurm.start_timeout, submitted again and
+    waited for again (retries + 1 times): a job that cannot start is not a transient failure,
+    so it is submitted once and its reason says why it was not retried."""
+    name = f"held{uuid.uuid4().hex[:8]}"
+    spec = slurm_spec(name=name, workload="test_sleeper", retries=2, options={"seconds": 1},
+                      slurm={"partition": "debug", "start_timeout": 2,
+                             "extra_args": ["--hold"]})
+    row = Campaign(spec, out_dir=tmp_path).run(progress=False).iloc[0]
+    assert row.state == "failed" and row.attempts == 1, row.reason
+    assert "did not start within 2 s (slurm.start_timeout): PENDING (JobHeldUser); " \
+           "cancelled; not retried: a job that did not start within slurm.start_timeout is " \
+           "not a transient failure: another would wait 2 s again" in row.reason, row.reason
+    marker = json.loads((tmp_path / f"{row.run_id}.done").read_text())
+    assert marker["attempts_total"] == 1 and marker["pending_reason"] == "JobHeldUser"
+    jobs = subprocess.run(["scontrol", "-o", "show", "jobs"], capture_output=True,
+                          text=True).stdout  # ended jobs stay listed for MinJobAge (300 s)
+    assert jobs.count(f"JobName=dlperf-{name} ") == 1, jobs
+
+
 def test_slurm_job_pending_past_the_time_budget_leaves_the_run_pending(slurm_cluster,
                                                                       tmp_path):
     """Under --time-budget, a job still queued when it could no longer end in time is

@@ -75,6 +75,9 @@ class Outcome:
     nodes: list[NodeOutcome]
     wall_s: float = 0.0
     extra: dict = field(default_factory=dict)
+    #: why another attempt now would only fail the same way ('': a failure worth retrying);
+    #: the runner then makes none and says so in the run's reason
+    no_retry: str = ""
 
 
 class BudgetSpent(Exception):

@@ -23,7 +23,7 @@ through sbatch's environment (``--export ALL``), never into the script.
 A job that cannot start (partition down, held, ``--begin`` in the future, a constraint no node
 meets) is waited for at most ``slurm.start_timeout`` (default :data:`START_TIMEOUT`), then
 cancelled; the run fails with the job id, its state and Slurm's reason (``PENDING
-(BeginTime)``). The per-run ``timeout`` counts from the start. Under a campaign time budget
+(BeginTime)``), and is not retried in this campaign invocation (``Outcome.no_retry``). The per-run ``timeout`` counts from the start. Under a campaign time budget
 the wait also ends when the job could no longer start in time (``Launch.start_by``): the job
 is cancelled and the run stays pending (:class:`~analysis.campaign.backends.base.BudgetSpent`).
 """
@@ -261,7 +261,7 @@ class SlurmBackend(Backend):
         by_budget = launch.start_by is not None and launch.start_by < start_by
         if by_budget:
             start_by = launch.start_by
-        reason, running_since, extra = "", None, {}
+        reason, running_since, extra, no_retry = "", None, {}, ""
         try:
             while True:
                 state, why = self._squeue(job_id)
@@ -279,6 +279,9 @@ class SlurmBackend(Backend):
                     reason = (f"slurm job {job_id} did not start within {start_timeout:g} s "
                               f"(slurm.start_timeout): {waiting}; cancelled")
                     extra = {"pending_state": state, "pending_reason": why}
+                    no_retry = (f"a job that did not start within slurm.start_timeout is not a "
+                                f"transient failure: another would wait {start_timeout:g} s "
+                                "again")
                     break
                 if running_since and time.monotonic() - running_since > launch.timeout:
                     reason = f"timeout after {launch.timeout:g} s"
@@ -301,5 +304,5 @@ class SlurmBackend(Backend):
             reason = f"slurm job {job_id}: {reason}"
         return Outcome(ok=not reason, reason=reason, nodes=nodes, wall_s=time.monotonic() - t0,
                        extra={"job_id": job_id, "job_state": final, "job_hosts": hosts,
-                              **extra})
+                              **extra}, no_retry=no_retry)
 
