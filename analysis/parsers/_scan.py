@@ -11,7 +11,7 @@ import re
 import numpy as np
 
 from analysis.logtext import LogText
-from analysis.parsers._fields import NUM  # noqa: F401  (re-exported)
+from analysis.parsers._fields import INT64_MAX, NUM  # noqa: F401  (NUM re-exported)
 from analysis.parsers.base import to_float
 
 # --- fast line scanning ------------------------------------------------------------
@@ -93,10 +93,20 @@ def floats(col: np.ndarray) -> np.ndarray:
         return to_float(col.tolist())
 
 
+def beyond_int64(col, offset: int = 0) -> np.ndarray:
+    """Which numbers of a bytes column of digits leave int64 once `offset` is added (1: a
+    0-based step stored +1). No log prints one; a garbled line does."""
+    col = np.asarray(col, dtype="S")
+    out = np.zeros(len(col), dtype=bool)
+    if col.size:
+        for i in np.flatnonzero(np.char.str_len(col) > 18).tolist():  # 18 digits always fit
+            out[i] = int(col[i]) + offset > INT64_MAX
+    return out
+
+
 def ints(col: np.ndarray) -> np.ndarray:
     """A bytes column of digits to int64 (b'' -> -1, i.e. missing; so is a number beyond
-    int64, which no log prints but a garbled line: the checks then see the step missing,
-    where it used to fail the whole file)."""
+    int64, which the families take out first with :func:`beyond_int64`, a `bad_line`)."""
     col = np.asarray(col, dtype="S")
     if col.size == 0:
         return np.empty(0, dtype=np.int64)

@@ -45,10 +45,10 @@ from analysis.parsers._gpt import GPTCases
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._scan import NUM, floats, ints
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
-from analysis.parsers.oneflow_cnn import bad_lines
+from analysis.parsers.oneflow_cnn import bad_lines, in_int64
 
 _PREFIX = rb"^\[\d\d/\d\d \d\d:\d\d:\d\d(?: [\w.]+\]:|\] [\w.]+ [A-Z]+:)"
-_METRIC = re.compile(_PREFIX + rb" +(?:eta: [^\n]*?  +)?iteration: (\d{1,12})/(\d+)([^\n]*)$",
+_METRIC = re.compile(_PREFIX + rb" +(?:eta: [^\n]*?  +)?iteration: (\d+)/(\d+)([^\n]*)$",
                      re.M)
 _WORLD = re.compile(_PREFIX + rb" Rank of current process: (\d+)\. World size: (\d{1,7})\b",
                     re.M)
@@ -182,6 +182,9 @@ def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
     lr = _column(rest, _FIELDS[3][0] + _FIELDS[3][1])
     ok = lr != b""  # `lr:` closes every complete line (`N/A` when no scheduler)
     bad_lines(log, lines[~ok], "LiBai", parsed)
+    ok[ok] = in_int64(log, lines[ok], "LiBai", parsed,
+                      [m.group(1) for m, k in zip(matches, ok.tolist(), strict=True) if k],
+                      offset=1)  # printed 0-based
     if not ok.any():
         return
     keep = np.flatnonzero(ok)

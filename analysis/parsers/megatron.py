@@ -27,7 +27,7 @@ from analysis.parsers._gpt import GPTCases
 from analysis.parsers._rules import latency_rule
 from analysis.parsers._scan import NUM, field_values, floats, ints
 from analysis.parsers.base import LogParser, ParsedLog
-from analysis.parsers.oneflow_cnn import bad_lines
+from analysis.parsers.oneflow_cnn import bad_lines, in_int64
 from analysis.parsers.oneflow_gpt import read_argument_dump
 
 _ITER = re.compile(rb"iteration +(\d+)/ *(\d+) *(\|[^\n]*)")
@@ -104,6 +104,7 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
     # a complete line ends with `|`; a cut one (killed run, truncated file) does not
     ok = np.char.endswith(np.char.rstrip(groups[:, 2]), b"|")
     bad_lines(log, lines[~ok], "Megatron-LM iteration", parsed)
+    ok[ok] = in_int64(log, lines[ok], "Megatron-LM iteration", parsed, groups[ok, 0])
     if not ok.any():
         return
     groups, lines, starts = groups[ok], lines[ok], starts[ok]
@@ -146,6 +147,8 @@ def _read_memory(log: LogText, parsed: ParsedLog) -> None:
     starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
     groups = np.array([m.groups() for m in matches], dtype="S")
     lines = log.lines_at(starts)
+    fit = in_int64(log, lines, "Megatron-LM memory", parsed, groups[:, 0], groups[:, 1])
+    groups, lines = groups[fit], lines[fit]
     rank, step = ints(groups[:, 0]), ints(groups[:, 1])
     for i, metric in enumerate(_MEMORY_METRICS):
         parsed.obs.add(line=lines, metric=metric, value=floats(groups[:, 2 + i]),

@@ -20,7 +20,7 @@ from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import window_rule
 from analysis.parsers._scan import NUM, floats, ints, line_pattern, scan
 from analysis.parsers.base import LogParser, ParsedLog
-from analysis.parsers.oneflow_cnn import bad_lines, read_header
+from analysis.parsers.oneflow_cnn import bad_lines, in_int64, read_header
 
 _N = rb"(" + NUM + rb")"
 _ANCHOR = b"step: "
@@ -78,6 +78,8 @@ class OneFlowBERTParser(LogParser):
             ok = groups[:, 0] != b""
             bad_lines(log, lines[~ok & (groups[:, -1] != b"")], "OneFlow BERT", parsed)
             g, lines = groups[ok], lines[ok]
+            fit = in_int64(log, lines, "OneFlow BERT", parsed, g[:, 0], offset=1)
+            g, lines = g[fit], lines[fit]
             step = ints(g[:, 0]) + 1  # printed 0-based
             ts = floats(g[:, 5])
             for col, metric, unit in _FIELDS:

@@ -31,7 +31,7 @@ from analysis.parsers._oneflow_lines import SNIFF_TRAIN as _SNIFF_TRAIN
 from analysis.parsers._oneflow_lines import TRAIN_ANCHOR as _TRAIN_ANCHOR
 from analysis.parsers._oneflow_lines import VAL_ANCHOR as _VAL_ANCHOR
 from analysis.parsers._rules import window_rule
-from analysis.parsers._scan import floats, ints, line_pattern, scan
+from analysis.parsers._scan import beyond_int64, floats, ints, line_pattern, scan
 from analysis.parsers.base import LogParser, ParsedLog, line_batches
 from analysis.problems import Problem
 
@@ -68,13 +68,27 @@ def read_header(log: LogText, parsed: ParsedLog) -> None:
             put(*field, m.start())
 
 
-def bad_lines(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog) -> None:
+def bad_lines(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog,
+              reason: str = "does not have the documented fields (truncated or garbled)"
+              ) -> None:
     """One `bad_line` problem per line number in `lines`."""
     for ln in lines.tolist():
         parsed.problems.append(Problem(
-            log.source, int(ln), "bad_line",
-            f"looks like a {family} metric line but does not have the documented fields "
-            "(truncated or garbled)", log.line_text(int(ln))))
+            log.source, int(ln), "bad_line", f"looks like a {family} metric line but {reason}",
+            log.line_text(int(ln))))
+
+
+def in_int64(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog, *cols,
+             offset: int = 0) -> np.ndarray:
+    """Which rows have every number of `cols` (bytes columns of digits: step, epoch, rank)
+    within int64 once `offset` is added; each other row is a `bad_line` problem, as the
+    DLL parsers report a step beyond int64, and is not read."""
+    big = np.zeros(len(lines), dtype=bool)
+    for col in cols:
+        big |= beyond_int64(col, offset)
+    bad_lines(log, lines[big], family, parsed,
+              "holds a step number beyond int64 (garbled); the line is not read")
+    return ~big
 
 
 # --- the family ---------------------------------------------------------------------------
@@ -144,6 +158,8 @@ def _add_lines(log, parsed, pattern, anchor, phase, fields, fast=None):
         ok = groups[:, 0] != b""
         bad_lines(log, lines[~ok], "OneFlow CNN", parsed)
         g, lines = groups[ok], lines[ok]
+        fit = in_int64(log, lines, "OneFlow CNN", parsed, g[:, 0], g[:, 1])
+        g, lines = g[fit], lines[fit]
     else:
         g = groups
     if len(g):
@@ -318,6 +334,8 @@ class OneFlowCNNParser(LogParser):
         read_header(log, parsed)
         starts, _, rows = zip(*found, strict=True)
         epoch, step, value, ts = zip(*rows, strict=True)
+        if beyond_int64(epoch).any() or beyond_int64(step).any():
+            return None  # a garbled line, that `parse` reports
         newlines = np.flatnonzero(np.frombuffer(data, np.uint8, count=cut) == 10)
         parsed.obs.add(line=np.searchsorted(newlines, np.array(starts, np.int64)) + 1,
                        metric=M.THROUGHPUT, value=_floats(value), phase=M.TRAIN,

@@ -32,7 +32,7 @@ from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import latency_rule
 from analysis.parsers._scan import field_values, floats, ints, line_pattern, scan
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
-from analysis.parsers.oneflow_cnn import bad_lines
+from analysis.parsers.oneflow_cnn import bad_lines, in_int64
 from analysis.problems import Problem
 
 # --- the Megatron-style argument dump, shared with megatron ---------------------------------
@@ -208,6 +208,7 @@ def _read_table(log: LogText, parsed: ParsedLog) -> None:
         ok &= np.char.count(cells, b"|") == len(names)
     bad_lines(log, lines[~ok & ((groups[:, 2] != b"") | (groups[:, 0] != b""))],
               "OneFlow GPT table", parsed)
+    ok[ok] = in_int64(log, lines[ok], "OneFlow GPT table", parsed, groups[ok, 0])
     if not ok.any():
         return
     g, lines = groups[ok], lines[ok]
@@ -224,6 +225,7 @@ def _read_records(log: LogText, parsed: ParsedLog) -> None:
             continue
         ok = groups[:, 0] != b""
         bad_lines(log, lines[~ok & (groups[:, 2] != b"")], "OneFlow GPT record", parsed)
+        ok[ok] = in_int64(log, lines[ok], "OneFlow GPT record", parsed, groups[ok, 0])
         if not ok.any():
             continue
         g, lines = groups[ok], lines[ok]
