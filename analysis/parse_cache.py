@@ -1,7 +1,10 @@
 """What reading each log gave, kept between runs (``--no-cache`` turns it off).
 
-Entries are keyed per file: its real path, size and ``mtime_ns`` and whether it was named
-on the command line, in a store of its folder that also names how the files were read
+Entries are keyed per file: its real path, size, ``mtime_ns``, inode, device and
+``ctime_ns`` and whether it was named on the command line (the inode catches a file replaced
+by another of the same size and mtime, ``mv``/``rsync -t``; ``ctime_ns``, which no tool sets,
+one rewritten in place with its mtime put back, ``cp -p``; a chmod or rename costs one
+read), in a store of its folder that also names how the files were read
 (forced family, byte cap, first lines only) and the parser version (a hash of the reading
 code); a changed file is read again, a deleted one forgotten when its folder's store is next
 written. One store per folder (a numpy ``.npz`` read without pickle: a JSON head and the
@@ -84,7 +87,8 @@ class FolderCache:
         if time.time_ns() - st.st_mtime_ns < SETTLE_S * 1e9:
             return None
         return {"path": real or os.path.realpath(path), "size": st.st_size,
-                "mtime_ns": st.st_mtime_ns, "explicit": explicit}
+                "mtime_ns": st.st_mtime_ns, "ino": st.st_ino, "dev": st.st_dev,
+                "ctime_ns": st.st_ctime_ns, "explicit": explicit}
 
     def get(self, path: Path, explicit: bool,
             real: str = "") -> tuple[dict, ParsedLog | None, list[Problem]] | None:

@@ -3,7 +3,8 @@ milliseconds (``parse_paths(..., cache=True)``, as notebooks and the CLI call it
 
 An entry answers one call: the paths as named, the working folder and the options. It is
 used only while its fingerprint holds: every file and folder under the named paths (name,
-kind, size, ``mtime_ns``, inode: a new, changed or removed log or meta file is a miss) and
+kind, size, ``mtime_ns``, inode, device, ``ctime_ns``: a new, changed, removed or replaced
+log or meta file is a miss, a ``cp -p`` onto it too) and
 the code version (the names, sizes and mtimes of the package's sources). It keeps the runs and problems frames
 and the per-run figures computed from the result (by method, warm-up and window), column by
 column in JSON with their dtypes (no pickle), rebuilt exactly. Observations are not kept:
@@ -91,7 +92,8 @@ def fingerprint(paths: list[str]) -> str | None:
 def _add(h, st: os.stat_result, newest: int) -> None:
     if st.st_mtime_ns > newest and not stat.S_ISDIR(st.st_mode):
         raise Unsettled
-    h.update(b"%d %d %d %d %d" % (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev))
+    h.update(b"%d %d %d %d %d %d" % (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino,
+                                     st.st_dev, st.st_ctime_ns))
 
 
 def _walk(h, folder: str, seen: set[str], newest: int, root: str) -> None:
@@ -110,7 +112,8 @@ def _walk(h, folder: str, seen: set[str], newest: int, root: str) -> None:
         except OSError as exc:
             rows.append((entry.name, exc.errno))
             continue
-        rows.append((entry.name, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino))
+        rows.append((entry.name, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev,
+                     st.st_ctime_ns))
         if stat.S_ISDIR(st.st_mode):
             folders.append(entry)
         elif st.st_mtime_ns > newest:

@@ -1,7 +1,8 @@
 """What the lean readers gave, kept between runs: one JSON file per folder of logs under the
 parse cache folder (``$DLPERF_CACHE_DIR``, see :func:`analysis.fsutil.cache_dir`).
 
-An entry is used only for the same real path, size, ``mtime_ns`` and lean code (a hash of
+An entry is used only for the same real path, size, ``mtime_ns``, inode, device and
+``ctime_ns`` (as :mod:`analysis.parse_cache` keys its entries) and lean code (a hash of
 the modules that read); files modified in the last :data:`~analysis.fsutil.SETTLE_S`
 seconds are not kept (they may still be written); an unreadable or malformed store is
 ignored and rebuilt, never trusted. Only reads that gave a figure are kept: a log the lane
@@ -36,6 +37,11 @@ def code_version() -> str:
     return h.hexdigest()
 
 
+def _file_key(st: os.stat_result) -> list[int]:
+    """What must not change for an entry to hold (a list, as JSON gives it back)."""
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, st.st_ctime_ns]
+
+
 class FolderStore:
     """The cached reads of the logs of one folder (by file name)."""
 
@@ -49,24 +55,24 @@ class FolderStore:
             doc = json.loads(self.path.read_bytes())
             if doc.get("version") == code_version() and doc.get("folder") == folder:
                 self.entries = {k: v for k, v in doc["files"].items()
-                                if isinstance(v, list) and len(v) == 9}
+                                if isinstance(v, list) and len(v) == 8}
         except (OSError, ValueError, TypeError, AttributeError, KeyError):
             pass  # absent or corrupt: rebuilt
 
     def get(self, name: str, st: os.stat_result) -> LeanRead | None:
         e = self.entries.get(name)
-        if e is None or e[0] != st.st_size or e[1] != st.st_mtime_ns:
+        if e is None or e[0] != _file_key(st):
             return None
         try:
-            return LeanRead(str(e[2]), str(e[3]), dict(e[4]), float(e[5]), int(e[6]),
-                            bool(e[7]), None if e[8] is None else int(e[8]))
+            return LeanRead(str(e[1]), str(e[2]), dict(e[3]), float(e[4]), int(e[5]),
+                            bool(e[6]), None if e[7] is None else int(e[7]))
         except (TypeError, ValueError):
             return None
 
     def put(self, name: str, st: os.stat_result, read: LeanRead) -> None:
         if time.time() - st.st_mtime < SETTLE_S:
             return
-        self.entries[name] = [st.st_size, st.st_mtime_ns, read.family, read.framework,
+        self.entries[name] = [_file_key(st), read.family, read.framework,
                               read.stated, read.elapsed, read.iterations, read.rounded,
                               read.world_size]
         self.changed = True

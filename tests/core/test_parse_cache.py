@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from analysis import collect, parse_cache
+from analysis import collect, parse_cache, result_cache
 from analysis.collect import parse_paths
 from tests.cli._helpers import run_cli
 
@@ -139,3 +139,40 @@ def test_cli_no_cache(logs, tmp_path, dlperf_exe):
     assert len(_entries(tmp_path)) == 1
     assert off.stdout == on.stdout == again.stdout
     assert off.stderr == on.stderr == again.stderr
+
+
+def _replace_keeping_size_and_mtime(path, data: str, how: str) -> None:
+    """Put `data` (of `path`'s size) in `path`, its mtime kept: ``cp -p other path`` (the
+    same inode rewritten, as cp does onto an existing file) or ``mv other path`` (another
+    inode, written in the same second)."""
+    st = os.stat(path)
+    assert len(data.encode()) == st.st_size
+    if how == "cp -p":
+        with open(path, "r+b") as fh:
+            fh.write(data.encode())
+    else:
+        other = path.with_name("other.tmp")
+        other.write_text(data)
+        os.replace(other, path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert (after.st_ino == st.st_ino) == (how == "cp -p")
+
+
+@pytest.mark.parametrize("how", ["cp -p", "mv"])
+@pytest.mark.parametrize("whole_result_kept", [True, False])
+def test_a_file_replaced_by_one_of_same_size_and_mtime_is_read_again(logs, monkeypatch, how,
+                                                                     whole_result_kept):
+    parse_paths([logs], jobs=1, cache=True)
+    state = result_cache.fingerprint([str(logs)])
+    path = logs / "1n1g" / "r50_b64_amp_1.log"
+    _replace_keeping_size_and_mtime(path, _log(1, "900.00"), how)
+    assert result_cache.fingerprint([str(logs)]) != state  # the whole result is not kept
+    if not whole_result_kept:  # the per-file entries alone
+        shutil.rmtree(parse_cache.cache_dir() / "results")
+    result = parse_paths([logs], jobs=1, cache=True)
+    obs = result.observations
+    ips = obs[(obs["run_id"] == "1n1g/r50_b64_amp_1") & (obs["metric"] == "throughput")]
+    assert set(ips["value"]) == {900.0}
+    assert obs.equals(parse_paths([logs], jobs=1).observations)

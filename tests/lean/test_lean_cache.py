@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from datetime import datetime
 
 import pytest
 
@@ -72,3 +73,37 @@ def test_a_log_still_being_written_is_not_kept(logs):
     lane.summary_rows([logs], jobs=1)
     store = lean_cache.FolderStore(os.path.realpath(log.parent))
     assert log.name not in store.entries
+
+
+def _earlier_iteration_125(data: bytes) -> bytes:
+    """`data` with the time of Iteration 125 (the window's last line) halfway back to that
+    of Iteration 124: the same size, another figure."""
+    lines = data.split(b"\n")
+    at = {int(ln.split(b"Iteration: ")[1].split()[0]): i for i, ln in enumerate(lines)
+          if b" Iteration: " in ln}
+    t124, t125 = (datetime.strptime(lines[at[k]][4:30].decode(), "%Y-%m-%d %H:%M:%S.%f")
+                  for k in (124, 125))
+    new = (t124 + (t125 - t124) / 2).strftime("%Y-%m-%d %H:%M:%S.%f").encode()
+    lines[at[125]] = lines[at[125]][:4] + new + lines[at[125]][30:]
+    return b"\n".join(lines)
+
+
+@pytest.mark.parametrize("how", ["cp -p", "mv"])
+def test_a_log_replaced_by_one_of_same_size_and_mtime_is_read_again(logs, how):
+    before = lane.summary_rows([logs], jobs=1)
+    log = dll_logs(logs)[0]
+    st = log.stat()
+    data = _earlier_iteration_125(log.read_bytes())
+    assert len(data) == st.st_size
+    if how == "cp -p":  # cp onto an existing file rewrites its inode
+        with open(log, "r+b") as fh:
+            fh.write(data)
+    else:
+        other = log.with_name("other.tmp")
+        other.write_bytes(data)
+        os.replace(other, log)
+    os.utime(log, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (log.stat().st_size, log.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    fresh = lane.summary_rows([logs], jobs=1, cache=False)
+    assert repr(fresh) != repr(before)
+    assert repr(lane.summary_rows([logs], jobs=1)) == repr(fresh)
