@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import traceback
 import zlib
 from collections.abc import Callable, Iterable, Mapping
@@ -148,6 +149,8 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
     """Read and parse one file; never raises for what the file holds. With `dlperf_only`,
     only the first lines its family's DLPerf rule reads are parsed (when it has such a rule)."""
     source = str(path)
+    if family is None and _zero_bytes(path):  # nothing to open, clean or sniff
+        return _unknown_format(path, explicit, LogText(source, b""))
     try:
         log = LogText.read(path, source, max_bytes)
     except (OSError, EOFError, zlib.error) as exc:
@@ -158,14 +161,7 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
             f"{MAX_BYTES_ENV} lower to read only its beginning)")])
     parser = parsers.get(family) if family else parsers.detect(log.head())
     if parser is None:
-        if not explicit and path.name.endswith((".json", ".json.gz")):
-            return FileRead(path, None, [], skip=True)  # some other JSON file beside the logs
-        head = log.head(4096).decode("utf-8", "replace")
-        first = next((ln for ln in head.splitlines() if ln.strip()), "")
-        reason = ("the file is empty or blank" if not _VISIBLE.search(log.data) else
-                  f"no parser recognises this file (families: {', '.join(parsers.names())})")
-        return FileRead(path, None, log.problems + [
-            Problem(source, None, "unknown_format", reason, first)])
+        return _unknown_format(path, explicit, log)
     try:
         parsed = _parse_for_rule(parser, log) if dlperf_only else None
     except Exception as exc:  # a parser bug must not hide the other files
@@ -186,6 +182,29 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
             break
     return FileRead(path, parsed, log.problems + parsed.problems, parser.name,
                     content_key(log.data))
+
+
+def _zero_bytes(path: Path) -> bool:
+    """Whether `path` is a regular file of no bytes (a pipe or a /proc file states size 0
+    but holds lines: those are read)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False  # reading it says why
+    return st.st_size == 0 and stat.S_ISREG(st.st_mode)
+
+
+def _unknown_format(path: Path, explicit: bool, log: LogText) -> FileRead:
+    """What a file no parser recognises gives: an `unknown_format` problem (empty or blank,
+    or of no family), or nothing for a JSON file beside the logs."""
+    if not explicit and path.name.endswith((".json", ".json.gz")):
+        return FileRead(path, None, [], skip=True)  # some other JSON file beside the logs
+    head = log.head(4096).decode("utf-8", "replace")
+    first = next((ln for ln in head.splitlines() if ln.strip()), "")
+    reason = ("the file is empty or blank" if not _VISIBLE.search(log.data) else
+              f"no parser recognises this file (families: {', '.join(parsers.names())})")
+    return FileRead(path, None, log.problems + [
+        Problem(log.source, None, "unknown_format", reason, first)])
 
 
 #: Bytes at each end of a log that its content key covers.
@@ -364,9 +383,11 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
         raise NoLogsError([str(p) for p in paths])
 
     problems = to_frame(all_problems)
-    kinds = problems.groupby("run_id")["kind"].agg(lambda s: ";".join(dict.fromkeys(s)))
+    kinds: dict[str, dict[str, None]] = {}  # per run, its problems' kinds in first-seen order
+    for p in all_problems:  # a loop, not a pandas groupby: one Python call per run there
+        kinds.setdefault(p.run_id, {})[p.kind] = None
     for row in run_rows:
-        row["problems"] = kinds.get(row["run_id"], "")
+        row["problems"] = ";".join(kinds.get(row["run_id"], ()))
     placed = {id(row) for row in run_rows}
     obs_parts = [part for run in kept if id(run.row) in placed for part in run.obs_parts]
     return ParseResult(None, _runs_frame(run_rows), problems, obs_parts)

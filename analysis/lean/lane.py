@@ -105,6 +105,8 @@ def run_rows(paths: Iterable[str | os.PathLike], jobs: int | None = None,
             st = os.stat(f.path)
         except OSError:
             return None
+        if st.st_size == 0:
+            return None  # an empty log: no lean read, and the full path flags it
         store = None
         if cache:
             store = stores.get(f.run_key[0]) or stores.setdefault(f.run_key[0],

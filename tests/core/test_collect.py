@@ -360,3 +360,29 @@ def test_a_path_stating_zero_nodes_or_batch_is_not_used(tmp_path):
     assert any(x.startswith("the path says batch_size_per_device=0") for x in reasons)
     assert r.runs["batch_size_per_device"].isna().all()
     assert run_throughput(r)["throughput"].isna().all()
+
+
+def test_an_empty_file_is_flagged_without_being_opened(tmp_path, monkeypatch):
+    """100,000 empty logs cost a stat each, not an open, a read and a sniff; each is still a
+    flagged run (a blank file of spaces is still opened and flagged the same way)."""
+    from analysis import collect
+    from analysis.lean import lane
+
+    d = _case_folder(tmp_path, n_runs=2)
+    empty, blank = d / "resnet50_b4_amp_4.log", d / "resnet50_b4_amp_5.log"
+    empty.write_text("")
+    blank.write_text(" \n")
+    opened = []
+    real_read, real_lean = collect.LogText.read, lane.read_log
+    monkeypatch.setattr(collect.LogText, "read", lambda path, *a: opened.append(Path(path))
+                        or real_read(path, *a))
+    monkeypatch.setattr(lane, "read_log", lambda path, limit: opened.append(Path(path))
+                        or real_lean(path, limit))
+    assert lane.run_rows([tmp_path], jobs=1, cache=False) is None  # the full path flags it
+    r = parse_paths([tmp_path], jobs=1)
+    assert empty not in opened and blank in opened
+    probs = r.problems.set_index("run_id")
+    for run in ("1n1g/resnet50_b4_amp_4", "1n1g/resnet50_b4_amp_5"):
+        assert (probs.loc[run, "kind"], probs.loc[run, "reason"]) == (
+            "unknown_format", "the file is empty or blank")
+        assert r.runs.set_index("run_id").loc[run, "problems"] == "unknown_format"
