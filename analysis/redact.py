@@ -21,9 +21,15 @@ from typing import Any
 
 REDACTED = "***"
 
-_SECRET_NAME = re.compile(
-    r"TOKEN|SECRET|PASS|PWD|KEY|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE|SALT|CERT",
-    re.I)
+# The words of a name (``_``/``.``/``-`` and camelCase split it): OPENAI_API_KEY, hfToken
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# A word naming a secret, alone or ending a compound (PGPASSWORD, DBPASS, OAUTH, SSL_PKEY);
+# plurals are not (--num-keys, --max-tokens, NUM_PASSES count things)
+_SECRET_WORD = re.compile(r"(?:token|secret|pass|passwd|password|passphrase|pwd|key|"
+                          r"credentials?|auth|cookie|session|private|signature|salt|cert)$")
+# A name of a count or size of the thing a secret word names (--num-keys, --key-size)
+_COUNT_FIRST = frozenset({"n", "num", "number", "max", "min", "count", "total"})
+_COUNT_LAST = frozenset({"size", "len", "length", "count", "num", "number", "bits"})
 # A name that holds where a secret is, not the secret: ssh.key_file, SSL_CERT_FILE, ...
 _LOCATION_NAME = re.compile(r"[_.-]?(FILE|PATH|DIR|DIRECTORY)$", re.I)
 # An InfiniBand partition key (NCCL_IB_PKEY, UCX_IB_PKEY, OMPI_MCA_btl_openib_pkey): the index
@@ -33,9 +39,9 @@ _IB_PARTITION_KEY = re.compile(r"(?<![A-Z0-9])(?:IB|OPENIB)[_.-]PKEY(?![A-Z0-9])
 _URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:)([^\s/]+)(@)")
 # the same without a scheme, as in ssh targets: user:password@host
 _USER_PASSWORD = re.compile(r"((?<![\w:/@.-])[\w.-]+:)([^\s/:@]+)(@[\w.-])")
-_SECRET_PARAM = re.compile(
-    r"((?:[?&;]|^-{1,2}|\s-{1,2})(?:[A-Za-z0-9_.-]*(?:password|passwd|pwd|token|secret|key|auth|signature|sig|"
-    r"credential)[A-Za-z0-9_.-]*)=)([^&;#\s]+)", re.I)
+# name=value in a query string or as --name=value: hidden when is_secret_name(name) (or sig,
+# the signature of an Azure SAS URL)
+_PARAM = re.compile(r"((?:[?&;]|^-{1,2}|\s-{1,2})([A-Za-z0-9_.-]+)=)([^&;#\s]+)")
 _TOKEN_SHAPES = re.compile(
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"
     r"|\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"
@@ -46,20 +52,33 @@ _TOKEN_SHAPES = re.compile(
 
 
 def is_secret_name(name: str) -> bool:
-    """True when a variable or key named `name` holds a secret by its name (credential words
-    anywhere in it; names of files or folders, ``*_FILE`` / ``*_PATH`` / ``*_DIR``, do not,
-    nor does an InfiniBand partition key, ``NCCL_IB_PKEY``, unless another word says so)."""
+    """True when a variable, key or option named `name` holds a secret by its name: one of
+    its words is a credential word or ends in one (``DB_PASSWORD``, ``--hub-token``,
+    ``AWS_SECRET_ACCESS_KEY``, ``PGPASSWORD``). Not: names of files or folders (``*_FILE`` /
+    ``*_PATH`` / ``*_DIR``), an InfiniBand partition key (``NCCL_IB_PKEY``), counts and
+    sizes (``--num-keys``, ``--max-tokens``, ``--key-size``: first word num/n/max/min/…,
+    or last word size/len/count/…), plurals and longer words (``--tokens-per-batch``,
+    ``TOKENIZERS_PARALLELISM``, ``--keyword``, ``AUTHOR``)."""
     name = str(name)
-    return bool(_SECRET_NAME.search(_IB_PARTITION_KEY.sub("_", name))) and \
-        not _LOCATION_NAME.search(name)
+    if _LOCATION_NAME.search(name):
+        return False
+    words = [w.lower() for w in _WORDS.findall(_IB_PARTITION_KEY.sub("_", name))]
+    if not words or words[0] in _COUNT_FIRST or words[-1] in _COUNT_LAST:
+        return False
+    return any(_SECRET_WORD.search(w) for w in words)
 
 
 def scrub(text: str) -> str:
     """`text` with URL passwords, secret query parameters and known token shapes hidden."""
     text = _URL_PASSWORD.sub(rf"\g<1>{REDACTED}\g<3>", str(text))
     text = _USER_PASSWORD.sub(rf"\g<1>{REDACTED}\g<3>", text)
-    text = _SECRET_PARAM.sub(rf"\g<1>{REDACTED}", text)
+    text = _PARAM.sub(lambda m: m.group(1) + REDACTED if _secret_param(m) else m.group(0),
+                      text)
     return _TOKEN_SHAPES.sub(REDACTED, text)
+
+
+def _secret_param(m: re.Match) -> bool:
+    return m.group(2).lower() == "sig" or is_secret_name(m.group(2))
 
 
 def secret_parts(text: str) -> list[str]:
@@ -67,7 +86,7 @@ def secret_parts(text: str) -> list[str]:
     text = str(text)
     return [m.group(2) for m in _URL_PASSWORD.finditer(text)] + \
         [m.group(2) for m in _USER_PASSWORD.finditer(text)] + \
-        [m.group(2) for m in _SECRET_PARAM.finditer(text)] + \
+        [m.group(3) for m in _PARAM.finditer(text) if _secret_param(m)] + \
         [m.group(0) for m in _TOKEN_SHAPES.finditer(text)]
 
 

@@ -12,6 +12,7 @@ from analysis.redact import (
     redact_shown,
     redact_text,
     redact_tree,
+    redact_yaml_text,
     scrub,
     secrets_in,
 )
@@ -107,3 +108,41 @@ def test_text_a_report_shows_hides_known_secrets_of_8_characters_and_secret_opti
     assert redact_shown(line, ["hunter2hunter2", "1234"]) == \
         "step 12 loss 1234 --hf-token *** --lr 0.1 --key-file /k --db-password *** pw=***"
     assert redact_shown("mysql://root:pw@h ghp_" + "a" * 36) == "mysql://root:***@h ***"
+
+
+#: Options whose value is a secret, and options of counts and sizes whose value a
+#: performance engineer must see (their names hold "key" or "token" too).
+SECRET_OPTIONS = ["--api-key", "--hub-token", "--password", "--secret",
+                  "--aws-secret-access-key", "--hf_token", "--apiKey", "--db-pass",
+                  "--pgpassword", "-token", "--oauth", "--ssl-pkey", "--session-cookie"]
+SHOWN_OPTIONS = ["--num-keys", "--key-size", "--tokens-per-batch", "--max-tokens",
+                 "--vocab-size", "--num-tokens", "--keyword", "--max-token-len",
+                 "--n-key", "--passes", "--author", "--tokenizer"]
+
+
+@pytest.mark.parametrize("option", SECRET_OPTIONS)
+def test_the_value_of_a_secret_option_is_hidden_in_shown_text(option):
+    assert redact_shown(f"run {option} 4096 --lr 0.1") == f"run {option} *** --lr 0.1"
+    assert redact_shown(f"run {option}=4096 --lr 0.1") == f"run {option}=*** --lr 0.1"
+    assert redact_argv(["run", option, "4096"]) == ["run", option, REDACTED]
+    assert is_secret_name(option.lstrip("-"))
+
+
+@pytest.mark.parametrize("option", SHOWN_OPTIONS)
+def test_the_value_of_a_count_or_size_option_is_shown(option):
+    line = f"run {option} 4096 --lr 0.1 {option}=16"
+    assert redact_shown(line) == line
+    assert redact_argv(["run", option, "4096"]) == ["run", option, "4096"]
+    assert secrets_in({"workload_args": [option, "4096"]}) == []
+    assert not is_secret_name(option.lstrip("-"))
+
+
+@pytest.mark.parametrize("name, secret", [
+    ("PGPASSWORD", True), ("SECRET_KEY_BASE", True), ("AWS_ACCESS_KEY_ID", True),
+    ("WANDB_API_KEY", True), ("hubToken", True),
+    ("TOKENIZERS_PARALLELISM", False), ("NUM_KEYS", False), ("MAX_TOKENS", False),
+    ("KEY_SIZE", False), ("NCCL_NTOKENS", False),
+])
+def test_env_and_yaml_names_by_the_same_rule(name, secret):
+    assert redact_env({name: "4096"}) == {name: REDACTED if secret else "4096"}
+    assert redact_yaml_text(f"{name}: 4096") == f"{name}: {REDACTED if secret else 4096}"
