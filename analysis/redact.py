@@ -30,6 +30,9 @@ _SECRET_WORD = re.compile(r"(?:token|secret|pass|passwd|password|passphrase|pwd|
 # A name of a count or size of the thing a secret word names (--num-keys, --key-size)
 _COUNT_FIRST = frozenset({"n", "num", "number", "max", "min", "count", "total"})
 _COUNT_LAST = frozenset({"size", "len", "length", "count", "num", "number", "bits"})
+# A plural that ends a name holds several secrets (API_KEYS, HF_TOKENS), not a count of them
+_SECRETS_LAST = frozenset({"keys", "tokens", "secrets", "passwords", "credentials",
+                           "cookies"})
 # A name that holds where a secret is, not the secret: ssh.key_file, SSL_CERT_FILE, ...
 _LOCATION_NAME = re.compile(r"[_.-]?(FILE|PATH|DIR|DIRECTORY)$", re.I)
 # An InfiniBand partition key (NCCL_IB_PKEY, UCX_IB_PKEY, OMPI_MCA_btl_openib_pkey): the index
@@ -57,15 +60,16 @@ def is_secret_name(name: str) -> bool:
     ``AWS_SECRET_ACCESS_KEY``, ``PGPASSWORD``). Not: names of files or folders (``*_FILE`` /
     ``*_PATH`` / ``*_DIR``), an InfiniBand partition key (``NCCL_IB_PKEY``), counts and
     sizes (``--num-keys``, ``--max-tokens``, ``--key-size``: first word num/n/max/min/…,
-    or last word size/len/count/…), plurals and longer words (``--tokens-per-batch``,
-    ``TOKENIZERS_PARALLELISM``, ``--keyword``, ``AUTHOR``)."""
+    or last word size/len/count/…), plurals inside a name and longer words
+    (``--tokens-per-batch``, ``TOKENIZERS_PARALLELISM``, ``--keyword``, ``AUTHOR``). A
+    plural that ends a name is secret (``OPENAI_API_KEYS``, ``HF_TOKENS``)."""
     name = str(name)
     if _LOCATION_NAME.search(name):
         return False
     words = [w.lower() for w in _WORDS.findall(_IB_PARTITION_KEY.sub("_", name))]
     if not words or words[0] in _COUNT_FIRST or words[-1] in _COUNT_LAST:
         return False
-    return any(_SECRET_WORD.search(w) for w in words)
+    return words[-1] in _SECRETS_LAST or any(_SECRET_WORD.search(w) for w in words)
 
 
 def scrub(text: str) -> str:

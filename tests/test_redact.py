@@ -142,6 +142,9 @@ def test_the_value_of_a_count_or_size_option_is_shown(option):
     ("WANDB_API_KEY", True), ("hubToken", True),
     ("TOKENIZERS_PARALLELISM", False), ("NUM_KEYS", False), ("MAX_TOKENS", False),
     ("KEY_SIZE", False), ("NCCL_NTOKENS", False),
+    # a plural ending a name holds several secrets, not a count (unless a count word says so)
+    ("OPENAI_API_KEYS", True), ("HF_TOKENS", True), ("DB_PASSWORDS", True),
+    ("NUM_API_KEYS", False), ("TOKENS_PER_BATCH", False),
 ])
 def test_env_and_yaml_names_by_the_same_rule(name, secret):
     assert redact_env({name: "4096"}) == {name: REDACTED if secret else "4096"}
