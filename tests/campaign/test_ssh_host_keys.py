@@ -83,6 +83,17 @@ def test_changed_host_key_is_always_refused(sshd_hosts, tmp_path, mode):
     assert not Path(spec.ssh["remote_tmp"]).exists()
 
 
+def test_refused_host_key_is_not_retried(sshd_hosts, tmp_path):
+    """retries are for what may pass next time; the same key is refused again."""
+    known = tmp_path / "known_hosts"
+    known.write_text("")
+    spec = key_spec(sshd_hosts, known)
+    spec.retries = 2
+    row = Campaign(spec, out_dir=tmp_path / "out").run(progress=False).iloc[0]
+    assert row.state == "failed" and row.attempts == 1, row.reason
+    assert "not retried: a refused host key is refused again" in row.reason, row.reason
+
+
 def test_accept_new_adds_the_key_and_records_it(sshd_hosts, tmp_path, capsys):
     known = tmp_path / "ssh" / "known_hosts"  # neither file nor folder exists yet
     row = Campaign(key_spec(sshd_hosts, known, host_key_checking="accept-new"),

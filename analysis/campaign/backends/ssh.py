@@ -227,8 +227,10 @@ class SSHBackend(Backend):
                 for n in active:  # connect everywhere first: a dead host fails fast
                     self._ensure_agent(self.spec.hosts[n.index])
             except SSHError as exc:
+                refused = isinstance(exc, SSHHostKeyError)  # the same key is refused again
                 return Outcome(False, str(exc), [], wall_s=time.monotonic() - t0,
-                               extra=self._accepted_keys())
+                               extra=self._accepted_keys(),
+                               no_retry="a refused host key is refused again" if refused else "")
             for n in active:
                 chans[n.index] = self._start(launch, n, readers)
             while True:
