@@ -76,9 +76,8 @@ def headline_caveats(rep: Report) -> list[str]:
     measured = tables.measured_repeats(rep.summary)
     if measured and measured[0] < CONFIDENCE_FROM_N:
         low, high = measured[0], measured[-1]
-        shown = ("caveat.few_repeats"  # GPT tables and n < 2 show medians alone
-                 if tables.interval_kinds(tables.scaling_cases(rep.summary))
-                 else "caveat.few_repeats_no_interval")
+        shown = ("caveat.few_repeats"  # n < 2 shows medians alone
+                 if tables.interval_kinds(rep.summary) else "caveat.few_repeats_no_interval")
         out.append(tr(shown, n=CONFIDENCE_FROM_N,
                       repeats=str(low) if low == high else f"{low}–{high}"))
     if rep.campaign.failed:

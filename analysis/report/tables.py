@@ -245,7 +245,9 @@ def gpt_table(configs: pd.DataFrame, tr: Translator,
               disagree: dict | None = None) -> pd.DataFrame:
     """Seed 002 layout: nodes | GPUs | DP | TP | PP | micro batch | global batch | hidden |
     layers | heads (| precision, where the cases ran more than one) → latency (ms) |
-    memory: framework peak, nvidia-smi peak (MiB; each where some case has it) | samples/s | n | TFLOP/s per GPU by the logs' formula (named
+    memory: framework peak, nvidia-smi peak (MiB; each where some case has it) | samples/s |
+    its interval (kind in the header, as the results tables) | n | TFLOP/s per GPU by the
+    logs' formula (named
     in the header), then, where that is not seed 002's, TFLOP/s by seed 002's 96
     convention. `configs` is :func:`gpt_configurations`; `disagree` (:func:`case_key` ->
     the methods' largest relative difference) marks samples/s as the results tables do
@@ -265,14 +267,15 @@ def gpt_table(configs: pd.DataFrame, tr: Translator,
                     + [tr.num(r.latency_ms)]
                     + [memory_text(getattr(r, c), getattr(r, peak), r.memory_flag, tr)
                        for c, peak, _ in memory]
-                    + [throughput_text(r, tr, disagree), tr.int(r.repeats),
+                    + [throughput_text(r, tr, disagree),
+                       interval_text(r.interval_low, r.interval_high, tr), tr.int(r.repeats),
                        tr.num(r.tflops_per_gpu)]
                     + ([tr.num(r.tflops_per_gpu_seed002)] if beside else []))
     labels = " / ".join(dict.fromkeys(gpt_flops.label(f) for f in formulas))
     cols = [tr("col.node_num"), tr("col.gpu_num")] + [tr(c) for _, c in GPT_CONFIG_FIELDS]
     cols += [tr("col.precision")] if mixed else []
     cols += [tr("col.latency"), *(tr(label) for _, _, label in memory),
-             tr("col.gpt_throughput"), "n"]
+             tr("col.gpt_throughput"), interval_header(configs, tr), "n"]
     cols.append(tr("col.tflops_by", formula=labels) if labels else tr("col.tflops"))
     if beside:
         cols.append(tr("col.tflops_seed002"))

@@ -34,6 +34,7 @@ def _summary(frameworks=("OneFlow",), gpt=False):
         rows.append(dict(rows[0], model="gpt", case="DP_8x1x1_16_1536x16", group="DP",
                          num_devices=8, gpus_per_node=8, latency_ms=417.952,
                          memory_sampled_mib=12404.0, throughput_median=38.28, tflops_per_gpu=31.5,
+                         interval_low=38.0, interval_high=38.5,
                          speedup=np.nan, scaling_efficiency=np.nan))
     df = pd.DataFrame(rows)
     for c in ("num_nodes", "gpus_per_node", "num_devices", "batch_size_per_device"):
@@ -76,10 +77,11 @@ def test_gpt_table_layout():
     assert list(t.columns) == ["node num", "gpu num", "DP", "TP", "PP", "micro batch",
                                "global batch", "hidden", "layers", "heads", "latency (ms)",
                                "memory, framework peak (MiB)", "memory, nvidia-smi (MiB)",
-                               "samples/s", "n", "TFLOP/s per GPU"]
+                               "samples/s", "interval (min–max)", "n", "TFLOP/s per GPU"]
+    # the interval of its n repeats, as the results tables show it (issue 11, item 6)
     assert t.iloc[0].tolist() == ["1", "8", "8", "1", "1", "256", "16", "1536", "16", "16",
-                                  "417.95", "11,263", "12,404 (max 14,100)", "38.28", "5",
-                                  "31.50"]
+                                  "417.95", "11,263", "12,404 (max 14,100)", "38.28",
+                                  "38.00–38.50", "5", "31.50"]
     assert len(tables.scaling_groups(_summary(gpt=True))) == 1  # GPT rows are not scaling rows
 
 

@@ -38,9 +38,14 @@ LINES_JS = """sel => Array.from(document.querySelectorAll(sel)).map(cell => {
 
 
 @pytest.fixture(scope="module")
-def strategies():
+def reports():
     data = build(GPT, lang="en").data  # parsed once, both languages
-    return {lang: Report(data, lang=lang).gpt_strategies() for lang in ("en", "zh")}
+    return {lang: Report(data, lang=lang) for lang in ("en", "zh")}
+
+
+@pytest.fixture(scope="module")
+def strategies(reports):
+    return {lang: rep.gpt_strategies() for lang, rep in reports.items()}
 
 
 def _render(browser, styler):
@@ -85,6 +90,24 @@ def test_strategies_table_fits_a4_and_wraps_between_words(browser, strategies, l
     # a row is at most two lines high: no note squeezed into a narrow column
     line = min(rows)
     assert max(rows) < 2.5 * line, rows
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_configurations_table_fits_a4_and_wraps_between_words(browser, reports, lang):
+    """Page 1's table of seed 002 has 17 columns since it shows each median's interval; the
+    Chinese headers of the configuration fields wrap between their words (a zero-width
+    space), which keeps the last column on the page."""
+    page = _render(browser, reports[lang].gpt_configurations())
+    right = page.evaluate("document.getElementById('page').getBoundingClientRect().right")
+    edges = page.evaluate("""() => Array.from(document.querySelectorAll(
+        'table.dlperf-gpt th, table.dlperf-gpt td')).map(e => e.getBoundingClientRect().right)""")
+    headers = page.evaluate(LINES_JS, "table.dlperf-gpt thead th")
+    page.close()
+    assert len(edges) > 17 * 14 and max(edges) <= right + 0.5, (max(edges), right)
+    for chars in headers:
+        label = "".join(c for c, _ in chars)
+        bad = [pair for pair in _breaks(chars) if _inside_word(*pair)]
+        assert not bad, f"header {label!r} wraps inside a word at {bad}"
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
