@@ -25,13 +25,14 @@ import gc
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
 
 from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Any, Bool
+
+from analysis.shell import fork_worker
 
 #: Environment variable that turns forked kernels off (``spawn``).
 SWITCH = "DLPERF_REPORT_KERNEL"
@@ -65,7 +66,7 @@ def accepts(cmd: list[str]) -> bool:
 
 
 class ForkedProcess:
-    """What :class:`subprocess.Popen` offers a provisioner, for a forked child."""
+    """What a Popen object offers a provisioner, for a forked child."""
 
     stdin = stdout = stderr = None
 
@@ -83,11 +84,8 @@ class ForkedProcess:
                 self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
 
-    def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
+    def wait(self) -> int:
         while self.poll() is None:
-            if deadline is not None and time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(str(self.pid), timeout)
             time.sleep(0.01)
         return self.returncode
 
@@ -113,7 +111,7 @@ class Zygote:
                 stream.flush()
             except (AttributeError, OSError, ValueError):
                 pass
-        pid = os.fork()
+        pid = fork_worker()
         if pid == 0:  # the child
             code = 1
             try:
