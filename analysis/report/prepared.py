@@ -348,12 +348,14 @@ class ChartHandover:
                 time.sleep(0.01)
 
     def take_last(self) -> bool:
-        """Claim and draw (in the first language) the last chart no one has started: the
-        kernel shows it later. False when every chart is taken."""
+        """Claim and draw, in every language, the last chart no one has started: the kernel
+        shows it later (drawn now, while the kernel waits anyway, the later languages do not
+        wait for it). False when every chart is taken."""
         for name in reversed(self.plan.names):
             if claim(self.folder, name, "kernel"):
                 try:
-                    self._draw(name, self.plan.langs[0])
+                    for lang in self.plan.langs:
+                        self._draw(name, lang)
                 except Exception as exc:  # noqa: BLE001 - raised by the chart's own cell
                     self._failed[name] = exc
                 return True
