@@ -302,9 +302,10 @@ def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name
                      kernels: Kernels, targets: list[str], say: Callable[[str], None],
                      out_dir: Path, exporters: Exporters) -> dict[str, _Staged]:
     """Execute the report notebook for each of `langs` in one kernel, in turn, then export
-    each; the kernel is shut down before the exports. (Exporting a language while the
-    kernel executed the next printed a PDF cut short after its charts in a fresh-clone CI
-    run, and once in a build by hand, its HTML whole: the exports wait for the kernel.)"""
+    each once the kernel has run them all. (Exporting a language while the kernel executed
+    the next printed a PDF cut short after its charts in a fresh-clone CI run, and once in a
+    build by hand, its HTML whole: the exports wait for the kernel.) The idle kernel is shut
+    down beside the exports: its end is awaited by polling every 0.1 s."""
     nbformat = import_nbformat()
     km = kernels.manager(kernel_name or nbformat.read(notebook, as_version=4)
                          .metadata.get("kernelspec", {}).get("name", "python3"))
@@ -317,12 +318,18 @@ def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name
                                                  kernel_name, kernels, say, out_dir, km)
             if nb is not None:
                 executed.append((lang, nb))
-    finally:
+    except BaseException:
         kernels.shutdown(km)
-    for lang, nb in executed:
-        _export_html(staged[lang], nb, lang, targets, say, exporters)
-    if "pdf" in targets and executed and not kernels.cancelled.is_set():
-        _export_pdfs(staged, executed, say, exporters)
+        raise
+    stopping = threading.Thread(target=kernels.shutdown, args=(km,), name="dlperf-kernel-stop")
+    stopping.start()
+    try:
+        for lang, nb in executed:
+            _export_html(staged[lang], nb, lang, targets, say, exporters)
+        if "pdf" in targets and executed and not kernels.cancelled.is_set():
+            _export_pdfs(staged, executed, say, exporters)
+    finally:
+        stopping.join()
     return staged
 
 
