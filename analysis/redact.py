@@ -166,8 +166,8 @@ def redact_shown(text: str, secrets: Iterable[str] = ()) -> str:
 
 
 # "key: value" on a YAML line (a list item's too): indentation, key, separator, value
-_YAML_PAIR = re.compile(r"^(\s*(?:-\s+)?)([\"']?)([\w.-]+)\2(\s*:[ \t]+)(?![|>&*!#])(\S.*?)\s*$",
-                        re.M)
+_YAML_PAIR = re.compile(r"^([ \t]*(?:-[ \t]+)?)([\"']?)([\w.-]+)\2([ \t]*:[ \t]+)(?![|>&*!#])"
+                        r"(\S.*?)[ \t]*$", re.M)  # within one line: blank lines stay
 
 
 def redact_yaml_text(text: str, secrets: Iterable[str] = ()) -> str:

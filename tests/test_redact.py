@@ -149,3 +149,10 @@ def test_the_value_of_a_count_or_size_option_is_shown(option):
 def test_env_and_yaml_names_by_the_same_rule(name, secret):
     assert redact_env({name: "4096"}) == {name: REDACTED if secret else "4096"}
     assert redact_yaml_text(f"{name}: 4096") == f"{name}: {REDACTED if secret else 4096}"
+
+
+def test_yaml_text_keeps_its_blank_lines_and_final_newline():
+    """The pattern of a key: value line ran past its line end (whitespace), so the blank
+    line after a secret and the file's last newline disappeared from the shown YAML."""
+    text = "a: 1\npassword: x\n\nb: 2\n  - token: y  \n"
+    assert redact_yaml_text(text) == f"a: 1\npassword: {REDACTED}\n\nb: 2\n  - token: {REDACTED}\n"
