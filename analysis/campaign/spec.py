@@ -234,7 +234,8 @@ SSH_FIELDS = {
                   _pattern(_USER, "a login name (letters, digits, . _ -)")),
     "port": Field("ssh port on every host (default 22)", _port),
     "key_file": Field("private key file (default: ssh agent and ~/.ssh keys)", _text),
-    "config_file": Field("ssh config file (default ~/.ssh/config)", _text),
+    "config_file": Field("ssh config file, read as ssh -F reads it, Include followed "
+                          "(default ~/.ssh/config then /etc/ssh/ssh_config)", _text),
     "connect_timeout": Field("seconds to wait for a connection (default 10)",
                              lambda k, v: min(parse_duration(k, v), 600.0)),
     "known_hosts": Field("known_hosts file of the hosts' keys (default: each host's "

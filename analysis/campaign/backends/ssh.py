@@ -1,8 +1,10 @@
 """``ssh``: one node agent per host, started concurrently over SSH (fabric/paramiko).
 
-- Connections come from fabric (``~/.ssh/config`` or ``ssh.config_file``, ``ssh.key_file``,
-  ``ssh.user``, ``ssh.port``, ``ssh.connect_timeout``). A host that refuses the connection
-  fails the run at once with the reason.
+- Connections come from fabric (``~/.ssh/config`` then ``/etc/ssh/ssh_config``, or
+  ``ssh.config_file``, read once with their ``Include`` lines followed as ssh follows them:
+  :mod:`analysis.campaign.ssh_config`; ``ssh.key_file``, ``ssh.user``, ``ssh.port``,
+  ``ssh.connect_timeout``). A host that refuses the connection fails the run at once with the
+  reason; a config that ssh could not read either stops the campaign before it starts.
 - Host keys are checked as OpenSSH does (:mod:`analysis.campaign.host_keys`; fabric alone
   accepts any key): known keys from ``ssh.known_hosts`` (default: the host's
   ``UserKnownHostsFile`` in the ssh config, else ``~/.ssh/known_hosts``) and its
@@ -52,6 +54,7 @@ from analysis.campaign.backends.base import (
 )
 from analysis.campaign.commands import shell_join
 from analysis.campaign.host_keys import HostKeyError, HostKeys
+from analysis.campaign.ssh_config import load as load_ssh_config
 from analysis.errors import DLPerfError
 
 #: The package modules the node agent imports, copied beside it on every host.
@@ -85,6 +88,8 @@ class SSHBackend(Backend):
         self.connect_timeout = opts.get("connect_timeout", 10.0)
         self.host_keys = HostKeys(opts.get("host_key_checking", "strict"),
                                   opts.get("known_hosts"))
+        #: the ssh config fabric and the host-key check look hosts up in (Includes followed)
+        self.ssh_config = load_ssh_config(opts.get("config_file"))
 
     # -- connections --------------------------------------------------------------------
     def _key(self, h: dict) -> str:
@@ -97,7 +102,7 @@ class SSHBackend(Backend):
         from fabric import Config, Connection
 
         opts = self.spec.ssh
-        cfg = Config(runtime_ssh_path=opts["config_file"]) if opts.get("config_file") else None
+        cfg = Config(ssh_config=self.ssh_config)  # an explicit config: fabric reads no file
         kwargs: dict = {}
         if opts.get("key_file"):
             kwargs.update(key_filename=str(opts["key_file"]), look_for_keys=False,
