@@ -321,3 +321,40 @@ def test_cert_authority_line_does_not_make_a_plain_key_trusted(sshd_hosts, tmp_p
     row = Campaign(key_spec(sshd_hosts, known), out_dir=tmp_path / "out2").run(
         progress=False).iloc[0]
     assert row.state == "done", row.reason
+
+
+def test_jump_host_keys_are_checked_too(sshd_hosts, tmp_path, monkeypatch):
+    """fabric opens a ProxyJump host as a Connection of its own, with paramiko's AutoAddPolicy:
+    the target's key was checked through the tunnel, the jump host's was accepted whatever it
+    was. ssh refuses an unknown jump host; so does the backend now, naming it."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    target, jump = (h["port"] for h in sshd_hosts["hosts"])
+    known = tmp_path / "known_hosts"
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(f"Host target\n    HostName 127.0.0.1\n    Port {target}\n"
+                   f"    ProxyJump jump\n"
+                   f"Host jump\n    HostName 127.0.0.1\n    Port {jump}\n    User root\n"
+                   f"    IdentityFile {sshd_hosts['key']}\n    HostKeyAlias jumphost\n"
+                   f"Host *\n    UserKnownHostsFile {known}\n"
+                   f"    GlobalKnownHostsFile {tmp_path}/none\n")
+
+    def run(name):
+        spec = key_spec(sshd_hosts, known, config_file=str(cfg))
+        spec.hosts = [{"host": "target", "user": "root"}]
+        return Campaign(spec, out_dir=tmp_path / name).run(progress=False).iloc[0]
+
+    def ssh_accepts() -> bool:
+        r = subprocess.run(["ssh", "-F", str(cfg), "-o", "BatchMode=yes", "-o",
+                            "StrictHostKeyChecking=yes", "-i", sshd_hosts["key"],
+                            "root@target", "true"], capture_output=True, text=True, timeout=30)
+        return r.returncode == 0
+
+    known.write_text(f"[127.0.0.1]:{target} {sshd_hosts['host_pub']}\n")  # not the jump host
+    assert not ssh_accepts()
+    row = run("unknown_jump")
+    assert row.state == "failed" and "jumphost" in row.reason and "is not known" in row.reason, \
+        row.reason
+    known.write_text(known.read_text() + f"jumphost {sshd_hosts['host_pub']}\n")
+    assert ssh_accepts()
+    row = run("known_jump")
+    assert row.state == "done", row.reason

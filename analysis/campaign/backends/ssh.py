@@ -11,7 +11,7 @@
   ``GlobalKnownHostsFile`` (default ``/etc/ssh/ssh_known_hosts``), under its
   ``HostKeyAlias`` if it has one; a changed or ``@revoked`` key is refused, an unknown one
   too unless ``ssh.host_key_checking: accept-new`` (then it is added and named in the run's
-  record).
+  record). ProxyJump hosts are checked the same way.
 - The agent (``node.py``) and the three standard-library-only modules it imports
   (``AGENT_MODULES``) are copied to ``ssh.remote_tmp`` on every host (sftp), which must be a
   folder of the login user that no one else can write (it is checked), so hosts need
@@ -111,9 +111,7 @@ class SSHBackend(Backend):
                           port=h.get("port", opts.get("port")), config=cfg,
                           connect_timeout=self.connect_timeout, connect_kwargs=kwargs)
         try:
-            check = self.host_keys.check(conn.host, conn.port, conn.ssh_config,
-                                         conn.original_host, conn.user)
-            conn.connect_kwargs.update(check.install(conn.client))
+            self._check_host_keys(conn)
             conn.open()
         except HostKeyError as exc:
             conn.close()
@@ -123,6 +121,19 @@ class SSHBackend(Backend):
             raise SSHError(f"ssh {key}: cannot connect: {exc}") from None
         self._conns[key] = conn
         return conn
+
+    def _check_host_keys(self, conn) -> None:
+        """Make the host-key check the policy of `conn` and of every jump host it goes
+        through: fabric opens a ProxyJump host as a Connection of its own, which would
+        accept any key (a ProxyCommand's host is the command's business, as in ssh)."""
+        from fabric import Connection
+
+        hop = conn
+        while isinstance(hop, Connection):
+            check = self.host_keys.check(hop.host, hop.port, hop.ssh_config,
+                                         hop.original_host, hop.user)
+            hop.connect_kwargs.update(check.install(hop.client))
+            hop = hop.gateway
 
     def _run(self, h: dict, argv: list[str], timeout: float = 60):
         conn = self._connect(h)
