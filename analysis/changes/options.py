@@ -13,9 +13,8 @@ def threshold(text: str) -> float:
     try:
         return verdict.parse_threshold(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be a percentage between 0 and 100 such as 2% (or a fraction such as 0.02), "
-            f"not {text!r}") from None
+        raise argparse.ArgumentTypeError(f"must be {verdict.THRESHOLD_FORM}, not {text!r}") \
+            from None
 
 
 def case_threshold(text: str) -> tuple[str, float]:

@@ -115,6 +115,10 @@ def parse_threshold(text: str) -> float:
     return value
 
 
+#: What a threshold may be, as the errors of the CLI and of notebook parameters say it.
+THRESHOLD_FORM = "a percentage between 0 and 100 such as 2% (or a fraction such as 0.02)"
+
+
 def threshold_value(value, name: str = "threshold") -> float | None:
     """A threshold given from Python or a notebook parameter: 0.02 or '2%' as the CLI takes
     it (None stays None); a UsageError naming `name` for anything else."""
@@ -125,5 +129,4 @@ def threshold_value(value, name: str = "threshold") -> float | None:
             raise ValueError(value)
         return parse_threshold(value)
     except ValueError:
-        raise UsageError(f"{name} must be a percentage between 0 and 100 such as '2%' (or a "
-                         f"fraction such as 0.02), not {value!r}") from None
+        raise UsageError(f"{name} must be {THRESHOLD_FORM}, not {value!r}") from None
