@@ -14,7 +14,8 @@ handlers, its standard input, the caller's folder at the head of ``sys.path``; i
 ``os._exit`` (the publisher's objects it holds are not finalised twice). Anything else
 starts a new process as before (:func:`usable` says when): another kernel, a publisher
 running inside IPython, in an event loop or with other threads running (forking those is
-unsafe), a system other than Linux, or ``DLPERF_REPORT_KERNEL=spawn`` in the environment.
+unsafe), an interpreter started with options (``python -O``, ``-W error``: a new kernel has
+none), a system other than Linux, or ``DLPERF_REPORT_KERNEL=spawn`` in the environment.
 """
 
 from __future__ import annotations
@@ -45,9 +46,12 @@ PROCESS_NAME = "dlperf-kernel"
 
 def usable() -> bool:
     """Whether this process can fork a report kernel safely now: on Linux, not switched off,
-    only this thread runs, no event loop runs in it, and it is not an IPython session
-    (whose singletons the child would inherit)."""
+    only this thread runs, no event loop runs in it, it is not an IPython session
+    (whose singletons the child would inherit) and it was started without
+    :func:`interpreter_options`."""
     if not sys.platform.startswith("linux") or os.environ.get(SWITCH, "").strip() == "spawn":
+        return False
+    if interpreter_options():
         return False
     if threading.active_count() != 1 or asyncio._get_running_loop() is not None:
         return False
@@ -57,6 +61,16 @@ def usable() -> bool:
     pyplot = sys.modules.get("matplotlib.pyplot")
     # a backend pyplot has resolved here would be the kernel's too, not Jupyter's inline one
     return pyplot is None or getattr(pyplot, "_backend_mod", None) is None
+
+
+def interpreter_options() -> bool:
+    """Whether this interpreter was started with options before its program (``python -O
+    -m analysis``, ``python -W error .venv/bin/dlperf``). A kernel forked from it would keep
+    them (-O skips the notebook's asserts, -W error makes its warnings errors, -I/-E/-s
+    change ``sys.path``), a new one is ``python -m ipykernel_launcher``, without them; those
+    set in the environment (``PYTHONOPTIMIZE``) reach a new kernel too and do not count."""
+    first = getattr(sys, "orig_argv", [])[1:2]
+    return bool(first) and first[0].startswith("-") and first[0] not in ("-m", "-c", "-")
 
 
 def accepts(cmd: list[str]) -> bool:

@@ -192,3 +192,61 @@ def test_only_the_stock_kernel_of_this_interpreter_is_forked():
     assert forked_kernel.accepts([sys.executable, "-m", "ipykernel_launcher", "-f", "c.json"])
     assert not forked_kernel.accepts(["/usr/bin/python3-other", "-m", "ipykernel_launcher"])
     assert not forked_kernel.accepts([sys.executable, "-m", "other_kernel", "-f", "c.json"])
+
+
+#: Runs a cell with an assert in a kernel of a build's Kernels; says whether it was forked
+#: and whether the assert ran.
+ASSERTING = r'''
+import json, sys
+from pathlib import Path
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+from analysis.report import publish
+from analysis.report.kernels import Kernels
+
+CELL = """
+try:
+    assert False
+    print("assert skipped")
+except AssertionError:
+    print("assert ran")
+"""
+folder = Path(sys.argv[1])
+src = folder / "assert.ipynb"
+nbformat.write(new_notebook(cells=[new_code_cell(CELL)], metadata={"kernelspec": {
+    "name": "python3", "language": "python", "display_name": "Python 3"}}), src)
+kernels = Kernels(folder, fork=True)
+km = kernels.manager("python3")
+try:
+    kernels.start(km)
+    nb = publish.execute(folder / "out.ipynb", {}, src, None, kernels, km)
+finally:
+    kernels.shutdown(km)
+print(json.dumps({"forked": kernels.forked,
+                  "said": "".join(o.get("text", "") for o in nb.cells[0].outputs).strip()}))
+'''
+
+
+def test_a_publisher_with_interpreter_options_starts_a_new_kernel(tmp_path):
+    # `python -O` strips asserts from what the interpreter compiles: a kernel forked from it
+    # skipped the notebook's asserts (and -W error, -X dev... would leak the same way); a
+    # new kernel is started as `python -m ipykernel_launcher`, without them
+    env = {k: v for k, v in os.environ.items() if k != forked_kernel.SWITCH}
+    done = subprocess.run([sys.executable, "-O", "-c", ASSERTING, str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said == {"forked": False, "said": "assert ran"}
+    assert forked_kernel.usable()  # this test process, started without such options, forks
+
+
+def test_interpreter_options_are_those_before_the_program(monkeypatch):
+    for argv, options in ((["python", "-m", "analysis", "report"], False),
+                          (["/venv/bin/python", "/venv/bin/dlperf", "report", "-O"], False),
+                          (["python", "-c", "code", "-W", "error"], False),
+                          (["python"], False),
+                          (["python", "-O", "-m", "analysis"], True),
+                          (["python", "-W", "error", "/venv/bin/dlperf"], True),
+                          (["python", "-Xdev", "-c", "code"], True)):
+        monkeypatch.setattr(sys, "orig_argv", argv)
+        assert forked_kernel.interpreter_options() is options, argv
