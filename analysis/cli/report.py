@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from analysis.changes import options, verdict
-from analysis.cli._common import add_meta, add_method
+from analysis.cli._common import add_meta, add_method, sigterm_as_interrupt
 
 COMMAND = "report"
 HELP = "publish the report of a log folder as HTML and PDF, in English and Chinese"
@@ -52,11 +52,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.log_dir:
         find_logs([args.log_dir])  # an empty folder: "no logs found" before any kernel starts
-    done = publish(args.log_dir, args.out_dir, langs=args.lang, to=args.to, env=args.env,
-                   topology=args.topology, method=args.method, warmup=args.warmup,
-                   measure=args.measure, title=args.title, meta=args.meta,
-                   baseline=args.baseline, store=args.store, threshold=args.threshold,
-                   references=args.references)
+    with sigterm_as_interrupt():  # its kernel and temporary folder go, as with Ctrl-C
+        done = publish(args.log_dir, args.out_dir, langs=args.lang, to=args.to, env=args.env,
+                       topology=args.topology, method=args.method, warmup=args.warmup,
+                       measure=args.measure, title=args.title, meta=args.meta,
+                       baseline=args.baseline, store=args.store, threshold=args.threshold,
+                       references=args.references)
     for path in done.all_files():
         print(path)
     return 0

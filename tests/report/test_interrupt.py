@@ -1,6 +1,7 @@
 """Ctrl-C during `dlperf report`: a real SIGINT to the command's process group (what a
 terminal sends) leaves no partial outputs, no temporary files and no kernel processes,
-and the command says "dlperf: interrupted"."""
+and the command says "dlperf: interrupted". SIGTERM to the command alone (`kill`,
+`timeout`, a cancelled CI job) stops it the same way."""
 
 from __future__ import annotations
 
@@ -55,8 +56,10 @@ def _wait_for(check, timeout: float, what: str):
     pytest.fail(f"timed out waiting for {what}")
 
 
-@pytest.mark.parametrize("phase", ["kernels", "en: pdf"])
-def test_ctrl_c_leaves_nothing_behind(tmp_path, dlperf_exe, phase):
+@pytest.mark.parametrize(("phase", "signum"), [("kernels", signal.SIGINT),
+                                               ("en: pdf", signal.SIGINT),
+                                               ("kernels", signal.SIGTERM)])
+def test_ctrl_c_or_sigterm_leaves_nothing_behind(tmp_path, dlperf_exe, phase, signum):
     logs, out, tmp, runtime = (tmp_path / n for n in ("logs", "out", "tmp", "runtime"))
     write_markers(logs, write_campaign(logs, configs=((1, 1), (1, 8)), repeats=2))
     for d in (out, tmp, runtime):
@@ -78,7 +81,10 @@ def test_ctrl_c_leaves_nothing_behind(tmp_path, dlperf_exe, phase):
         else:  # a progress line names the step
             _wait_for(lambda: phase + "\n" in lines, 300, phase)
             kernels = []
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in the terminal
+        if signum == signal.SIGINT:
+            os.killpg(proc.pid, signum)  # Ctrl-C in the terminal
+        else:
+            os.kill(proc.pid, signum)  # as kill and timeout send it
         proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
