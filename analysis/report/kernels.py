@@ -41,6 +41,11 @@ class BuildCancelled(DLPerfError):
     """The build was stopped before this kernel started."""
 
 
+class KernelStartError(DLPerfError, RuntimeError):
+    """The build's kernel ended, or did not answer in time, before it was ready (a
+    RuntimeError too, which nbclient expects of a readiness check)."""
+
+
 class BuildKernelClient(AsyncKernelClient):
     """A kernel client whose readiness check does not sleep: jupyter_client's waits 0.2 s
     for IOPub to be quiet after every kernel_info reply, twice per build. Here the kernel is
@@ -58,11 +63,29 @@ class BuildKernelClient(AsyncKernelClient):
                 self._handle_kernel_info_reply(reply)
                 return
             if not await self._async_is_alive():
-                raise RuntimeError("Kernel died before replying to kernel_info")
+                raise KernelStartError(f"the report kernel ({self._kernel_name()}) "
+                                       f"{self._how_it_ended()} before it was ready (what it "
+                                       f"printed, if anything, is above)")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"Kernel didn't respond in {timeout:.0f} seconds")
+                raise KernelStartError(f"the report kernel ({self._kernel_name()}) did not "
+                                       f"answer within {timeout:.0f} s of starting")
 
     wait_for_ready = _async_wait_for_ready
+
+    def _kernel_name(self) -> str:
+        return getattr(self.parent, "kernel_name", None) or "?"
+
+    def _how_it_ended(self) -> str:
+        """"exited with code 3", "was killed by SIGKILL" (its process, when this client's
+        manager has one)."""
+        process = getattr(getattr(self.parent, "provisioner", None), "process", None)
+        code = process.poll() if process is not None else None
+        if code is None:
+            return "ended"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return f"was killed by {signal.Signals(-code).name}"
+        return f"exited with code {code}"
 
     @staticmethod
     async def _reply_to(channel, msg_id: str, within: float) -> dict | None:

@@ -506,16 +506,23 @@ def _commit(staged: dict[str, _Staged], result: Published) -> Published:
     return result
 
 
+#: How nbclient logs a kernel that did not start, before it raises the error that says so.
+_NBCLIENT_START_ERROR = "Error occurred while starting new kernel client"
+
+
 class _QuietWhenStopped(logging.Filter):
     """Drops log records once the build is stopped: the kernels it killed on purpose
-    ("Kernel died before replying") are not errors to show."""
+    ("Kernel died before replying") are not errors to show; and nbclient's record of a
+    kernel that did not start, whose error the command shows (one line, not two)."""
 
     def __init__(self, kernels: Kernels):
         super().__init__()
         self.kernels = kernels
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not self.kernels.cancelled.is_set()
+        if self.kernels.cancelled.is_set():
+            return False
+        return not (isinstance(record.msg, str) and record.msg.startswith(_NBCLIENT_START_ERROR))
 
 
 def _title_of(numbers_json: Path) -> str | None:

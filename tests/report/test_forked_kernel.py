@@ -250,3 +250,23 @@ def test_interpreter_options_are_those_before_the_program(monkeypatch):
                           (["python", "-Xdev", "-c", "code"], True)):
         monkeypatch.setattr(sys, "orig_argv", argv)
         assert forked_kernel.interpreter_options() is options, argv
+
+
+def test_a_kernel_that_dies_at_start_is_one_line_naming_its_exit_code(tmp_path, dlperf_exe):
+    # an IPython profile whose kernel config ends the process: the kernel dies in
+    # IPKernelApp.initialize, before it answers (forked, and started as a new process)
+    profile = tmp_path / "ipython" / "profile_default"
+    profile.mkdir(parents=True)
+    (profile / "ipython_kernel_config.py").write_text("import os\nos._exit(3)\n")
+    logs = tmp_path / "logs"
+    synth.write_campaign(logs, configs=((1, 1),), repeats=1)
+    for mode in ("fork", "spawn"):
+        env = dict(os.environ, IPYTHONDIR=str(tmp_path / "ipython"),
+                   **{forked_kernel.SWITCH: mode})
+        done = subprocess.run([dlperf_exe, "report", str(logs), "-o", str(tmp_path / mode),
+                               "--lang", "en", "--to", "html"], capture_output=True,
+                              text=True, env=env, cwd=tmp_path, timeout=300)
+        assert done.returncode == 1, done.stderr
+        assert [x for x in done.stderr.splitlines() if x not in ("parsing…", "en: executing…")
+                ] == ["dlperf: error: the report kernel (python3) exited with code 3 before "
+                      "it was ready (what it printed, if anything, is above)"], mode
