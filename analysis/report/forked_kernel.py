@@ -29,6 +29,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 
 from jupyter_client.provisioning import LocalProvisioner
 from traitlets import Any, Bool
@@ -134,8 +135,6 @@ class Zygote:
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 1
             except BaseException:  # noqa: BLE001 - the kernel's stderr is the one place to say it
-                import traceback
-
                 traceback.print_exc()
             finally:
                 try:
@@ -174,10 +173,11 @@ class Zygote:
 
 def _child(read_end: int) -> int:
     """The zygote's life: leave the publisher's session, import the kernel, wait for its
-    command line and become it. Returns the exit code."""
+    command line and become it. Returns the exit code. A failed import is said only when
+    the child is asked to be the kernel: discarded, it has nothing to report."""
+    os.setsid()  # as jupyter_client starts kernels: a Ctrl-C in the terminal is not theirs
     gc.freeze()  # the publisher's objects (its garbage too) are never finalised here
     _name_process(PROCESS_NAME)
-    os.setsid()  # as jupyter_client starts kernels: a Ctrl-C in the terminal is not theirs
     atexit._clear()  # the publisher's exit handlers (its temporary folders...) are not ours
     asyncio.set_event_loop(asyncio.new_event_loop())  # not the publisher's: its epoll is shared
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGALRM,
@@ -188,14 +188,20 @@ def _child(read_end: int) -> int:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    from ipykernel.kernelapp import IPKernelApp  # while the publisher parses
-
+    failed = None
+    try:
+        from ipykernel.kernelapp import IPKernelApp  # while the publisher parses
+    except BaseException:  # noqa: BLE001 - said below, if this child is to be the kernel
+        failed = traceback.format_exc()
     chunks = []
     while chunk := os.read(read_end, 1 << 16):
         chunks.append(chunk)
     os.close(read_end)
     if not chunks:
         return 0  # discarded
+    if failed is not None:
+        sys.stderr.write(failed)
+        return 1
     spec = json.loads(b"".join(chunks))
     # ipykernel_launcher's rule, for the folder the publisher was started in: its script's
     # folder or the current one, which IPython replaces with "" (the kernel's folder)

@@ -270,3 +270,25 @@ def test_a_kernel_that_dies_at_start_is_one_line_naming_its_exit_code(tmp_path, 
         assert [x for x in done.stderr.splitlines() if x not in ("parsing…", "en: executing…")
                 ] == ["dlperf: error: the report kernel (python3) exited with code 3 before "
                       "it was ready (what it printed, if anything, is above)"], mode
+
+
+def test_a_kernel_that_cannot_import_ipykernel_says_so_once(tmp_path, dlperf_exe):
+    # an ipykernel that fails to import, first on the kernels' path: the zygote imports it
+    # while the publisher parses, long before it is asked to be the kernel
+    broken = tmp_path / "broken" / "ipykernel"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text('raise ImportError("ipykernel is broken here")\n')
+    logs = tmp_path / "logs"
+    synth.write_campaign(logs, configs=((1, 1),), repeats=1)
+    path = os.pathsep.join(filter(None, (os.environ.get("PYTHONPATH"), str(broken.parent))))
+    env = {k: v for k, v in os.environ.items() if k != forked_kernel.SWITCH}
+    done = subprocess.run([dlperf_exe, "report", str(logs), "-o", str(tmp_path / "out"),
+                           "--lang", "en", "--to", "html"], capture_output=True, text=True,
+                          env=dict(env, PYTHONPATH=path), cwd=tmp_path, timeout=300)
+    assert done.returncode == 1, done.stderr
+    # the kernel's traceback once (the zygote's, when it was the kernel asked for; not
+    # again from a new kernel process started in its place), then the error line
+    lines = done.stderr.splitlines()
+    assert lines.count("ImportError: ipykernel is broken here") == 1, done.stderr
+    assert lines[-1] == ("dlperf: error: the report kernel (python3) exited with code 1 "
+                         "before it was ready (what it printed, if anything, is above)")
