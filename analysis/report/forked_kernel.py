@@ -10,7 +10,8 @@ the command line, environment and folder a new process would get, applies them, 
 the same ``IPKernelApp`` that ``python -m ipykernel_launcher`` runs, in its own session.
 
 What a new kernel would not have, the child drops: the publisher's exit handlers and signal
-handlers, its standard input, the caller's folder at the head of ``sys.path``; it ends with
+handlers, its standard input, the descriptors its caller passed it, the caller's folder at
+the head of ``sys.path``; it ends with
 ``os._exit`` (the publisher's objects it holds are not finalised twice). Anything else
 starts a new process as before (:func:`usable` says when): another kernel, a publisher
 running inside IPython, in an event loop or with other threads running (forking those is
@@ -188,6 +189,7 @@ def _child(read_end: int) -> int:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
+    _close_inherited()
     failed = None
     try:
         from ipykernel.kernelapp import IPKernelApp  # while the publisher parses
@@ -218,6 +220,18 @@ def _child(read_end: int) -> int:
     _backend_as_new_kernel()
     app.start()
     return 0
+
+
+def _close_inherited() -> None:
+    """Close the descriptors beyond 0-2 that this process inherited from its caller (a lock
+    from flock, make's jobserver): a new kernel is started with ``close_fds``. Python opens
+    its own close-on-exec, so what is inheritable here came from outside."""
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if int(name) > 2 and os.get_inheritable(int(name)):
+                os.close(int(name))
+        except OSError:  # the listing's own descriptor, closed by now
+            pass
 
 
 def _name_process(name: str) -> None:

@@ -37,6 +37,17 @@ from analysis.report.kernels import Kernels
 CELL = """
 import json, os, sys
 import matplotlib
+
+def inherited():
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if int(name) > 2 and os.get_inheritable(int(name)):
+                found.append(os.readlink(f"/proc/self/fd/{name}"))
+        except OSError:  # the listing's own descriptor, closed by now
+            pass
+    return sorted(found)
+
 from ipykernel.kernelapp import IPKernelApp
 print(json.dumps({
     "publisher_modules": "analysis.report.build" in sys.modules,
@@ -49,6 +60,7 @@ print(json.dumps({
     "stdin": os.readlink("/proc/self/fd/0"),
     "session_leader": os.getsid(0) == os.getpid(),
     "name": open("/proc/self/comm").read().strip(),
+    "inherited": inherited(),
 }))
 """
 folder = Path(sys.argv[1])
@@ -69,17 +81,26 @@ print(json.dumps(dict(said, forked=kernels.forked, publisher=os.getpid(),
 '''
 
 
-def _run(code: str, *args, env: dict | None = None, cwd: Path | None = None) -> str:
+def _run(code: str, *args, env: dict | None = None, cwd: Path | None = None,
+         pass_fds=()) -> str:
     done = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True,
-                          text=True, timeout=300, env=env, cwd=cwd)
+                          text=True, timeout=300, env=env, cwd=cwd, pass_fds=pass_fds)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
 def _probe(folder: Path, mode: str) -> dict:
+    """What the kernel says, its publisher given a pipe by its caller (as flock(1) gives
+    its lock, make its jobserver): a new kernel does not keep such descriptors open."""
     folder.mkdir()
     env = dict(os.environ, **{forked_kernel.SWITCH: mode})
-    return json.loads(_run(PROBE, folder, env=env, cwd=folder.parent).strip().splitlines()[-1])
+    read_end, write_end = os.pipe()
+    try:
+        said = _run(PROBE, folder, env=env, cwd=folder.parent, pass_fds=(write_end,))
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    return json.loads(said.strip().splitlines()[-1])
 
 
 def test_forked_kernel_is_the_kernel_a_new_process_would_be(tmp_path):
@@ -94,6 +115,9 @@ def test_forked_kernel_is_the_kernel_a_new_process_would_be(tmp_path):
     spawned.pop("stdin")
     assert forked.pop("name") == forked_kernel.PROCESS_NAME
     spawned.pop("name")
+    # the caller's descriptors are not held open by the kernel (a caller waiting for the
+    # end of its pipe, or a lock held by flock, would wait for the kernel too)
+    assert forked["inherited"] == spawned["inherited"] == []
     for said in (forked, spawned):  # watched by its publisher, as jupyter_client arranges
         publisher = said.pop("publisher")
         assert said.pop("pid") != publisher
