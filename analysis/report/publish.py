@@ -268,7 +268,8 @@ class Exporters:
         with self._lock:
             exporter = self._exporter("pdf")
             try:
-                return exporter.pdfs([(nb, LANGUAGE_CODE[lang]) for nb, lang in notebooks])
+                return exporter.pdfs([(nb, LANGUAGE_CODE[lang]) for nb, lang in notebooks],
+                                     [f"report_{lang}.pdf" for _, lang in notebooks])
             except RuntimeError as exc:
                 raise PublishError(f"PDF export failed ({exporter.executable_path}): "
                                    f"{exc}") from exc

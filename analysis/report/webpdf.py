@@ -22,7 +22,7 @@ from pathlib import Path
 
 from nbconvert.exporters.html import HTMLExporter
 from nbconvert.exporters.webpdf import WebPDFExporter
-from traitlets import Int, Unicode, default
+from traitlets import Float, Int, Unicode, default
 
 from analysis.errors import UsageError
 
@@ -89,6 +89,7 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
     executable_path = Unicode(help="Chromium binary Playwright launches").tag(config=True)
     temp_dir = Unicode("", help="TMPDIR of the browser ('' for the caller's)").tag(config=True)
     epoch = Int(0, help="the PDF's creation date, seconds since 1970 (UTC)").tag(config=True)
+    load_timeout = Float(30.0, help="seconds a page may take to load").tag(config=True)
 
     @default("executable_path")
     def _executable_default(self):
@@ -111,16 +112,20 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
     def run_playwright(self, html):
         return self.print_pages([html])[0]
 
-    def pdfs(self, notebooks: list[tuple[object, str]]) -> list[bytes]:
-        """The PDF of each (notebook, language code), printed in one browser."""
-        return self.print_pages([self.page_html(nb, code) for nb, code in notebooks])
+    def pdfs(self, notebooks: list[tuple[object, str]],
+             names: list[str] | None = None) -> list[bytes]:
+        """The PDF of each (notebook, language code), printed in one browser (`names`: as
+        :meth:`print_pages`)."""
+        return self.print_pages([self.page_html(nb, code) for nb, code in notebooks], names)
 
-    def print_pages(self, pages: list[str]) -> list[bytes]:
+    def print_pages(self, pages: list[str], names: list[str] | None = None) -> list[bytes]:
         """Each HTML page of `pages` printed to PDF (A4 as its CSS says, backgrounds on,
         dated `epoch`) by one Chromium, the pages side by side. nbconvert's WebPDF starts a
         browser per page and waits a fixed 0.7 s in each (network idle, two pauses) for
         pages that have nothing to fetch: ours are self-contained (no script, images
-        embedded), so a page is ready when loaded and its fonts are."""
+        embedded), so a page is ready when loaded and its fonts are. A page that fails is
+        a RuntimeError of one line naming it (`names`, default "page 1"...)."""
+        names = names or [f"page {i + 1}" for i in range(len(pages))]
         folder = tempfile.mkdtemp(prefix="pdf-", dir=self.temp_dir or None)
         try:
             files = []
@@ -129,12 +134,12 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
                 path.write_text(html, encoding="utf-8")
                 files.append(path.as_uri())
             with concurrent.futures.ThreadPoolExecutor(1) as pool:  # a loop of its own
-                printed = pool.submit(asyncio.run, self._print(files)).result()
+                printed = pool.submit(asyncio.run, self._print(files, names)).result()
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return [with_fixed_dates(pdf, self.epoch) for pdf in printed]
 
-    async def _print(self, urls: list[str]) -> list[bytes]:
+    async def _print(self, urls: list[str], names: list[str]) -> list[bytes]:
         from playwright.async_api import async_playwright
 
         args = [a for a in self.browser_args if a != "--no-sandbox"]
@@ -148,18 +153,28 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
             except Exception as exc:  # noqa: BLE001 - Playwright's errors have no common base
                 raise RuntimeError(f"Chromium did not start: {str(exc).splitlines()[0]}") from exc
             try:
-                return list(await asyncio.gather(*(self._print_one(browser, u) for u in urls)))
+                return list(await asyncio.gather(*(self._print_one(browser, url, name)
+                                                   for url, name in zip(urls, names))))
             finally:
                 await browser.close()
 
-    @staticmethod
-    async def _print_one(browser, url: str) -> bytes:
+    async def _print_one(self, browser, url: str, name: str) -> bytes:
+        from playwright.async_api import Error
+        from playwright.async_api import TimeoutError as LoadTimeout
+
         page = await browser.new_page()
         try:
             await page.emulate_media(media="print")
-            await page.goto(url, wait_until="load")
+            try:
+                await page.goto(url, wait_until="load", timeout=self.load_timeout * 1000)
+            except LoadTimeout as exc:
+                raise RuntimeError(f"{name}: its page did not load within "
+                                   f"{self.load_timeout:g} s (an image or font it fetches "
+                                   f"does not answer)") from exc
             await page.evaluate(UNLINK_RELATIVE)
             await page.evaluate("document.fonts.ready.then(() => true)")
             return await page.pdf(print_background=True, prefer_css_page_size=True)
+        except Error as exc:
+            raise RuntimeError(f"{name}: {str(exc).strip().splitlines()[0]}") from exc
         finally:
             await page.close()
