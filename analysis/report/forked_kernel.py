@@ -27,6 +27,7 @@ import gc
 import json
 import os
 import signal
+import struct
 import sys
 import threading
 import time
@@ -41,6 +42,8 @@ from analysis.shell import fork_worker
 SWITCH = "DLPERF_REPORT_KERNEL"
 #: The launcher module of the stock Python kernel (``python -m ipykernel_launcher``).
 LAUNCHER = "ipykernel_launcher"
+#: The length of the launch message before it, in the zygote's pipe (struct format).
+_LENGTH = "!Q"
 #: The forked kernel's process name (``ps -o comm``, ``top``; its command line is the
 #: publisher's).
 PROCESS_NAME = "dlperf-kernel"
@@ -154,6 +157,7 @@ class Zygote:
         if self._pipe is None:
             raise OSError("the forked kernel was discarded")
         spec = json.dumps({"argv": cmd[3:], "env": dict(env), "cwd": cwd}).encode("utf-8")
+        spec = struct.pack(_LENGTH, len(spec)) + spec  # the child reads no further (below)
         pipe, self._pipe = self._pipe, None
         try:
             view = memoryview(spec)
@@ -195,16 +199,15 @@ def _child(read_end: int) -> int:
         from ipykernel.kernelapp import IPKernelApp  # while the publisher parses
     except BaseException:  # noqa: BLE001 - said below, if this child is to be the kernel
         failed = traceback.format_exc()
-    chunks = []
-    while chunk := os.read(read_end, 1 << 16):
-        chunks.append(chunk)
+    header = _read_exactly(read_end, struct.calcsize(_LENGTH))
+    spec = header and _read_exactly(read_end, struct.unpack(_LENGTH, header)[0])
     os.close(read_end)
-    if not chunks:
+    if spec is None:
         return 0  # discarded
     if failed is not None:
         sys.stderr.write(failed)
         return 1
-    spec = json.loads(b"".join(chunks))
+    spec = json.loads(spec)
     # ipykernel_launcher's rule, for the folder the publisher was started in: its script's
     # folder or the current one, which IPython replaces with "" (the kernel's folder)
     if sys.path and (sys.path[0] == "" or os.path.abspath(sys.path[0]) == os.getcwd()):
@@ -220,6 +223,19 @@ def _child(read_end: int) -> int:
     _backend_as_new_kernel()
     app.start()
     return 0
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    """`size` bytes from `fd`; None when it ends first. (Not "up to the end": any child the
+    publisher forks while it holds the pipe, a parse worker, holds its other end too, and
+    the end comes only when that child ends.)"""
+    data = b""
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
 
 
 def _close_inherited() -> None:

@@ -316,3 +316,43 @@ def test_a_kernel_that_cannot_import_ipykernel_says_so_once(tmp_path, dlperf_exe
     assert lines.count("ImportError: ipykernel is broken here") == 1, done.stderr
     assert lines[-1] == ("dlperf: error: the report kernel (python3) exited with code 1 "
                          "before it was ready (what it printed, if anything, is above)")
+
+
+#: Starts a build's kernel while another child forked from the publisher (as the parse
+#: pool's workers are, while the kernel starts) is alive and holds what it inherited.
+SIBLING = r'''
+import os, sys
+from pathlib import Path
+from jupyter_core.utils import run_sync
+from analysis.report.kernels import Kernels
+from analysis.shell import fork_worker
+
+kernels = Kernels(Path(sys.argv[1]), fork=True)
+hold, release = os.pipe()
+sibling = fork_worker()
+if sibling == 0:  # lives until the publisher closes `release`
+    os.close(release)
+    os.read(hold, 1)
+    os._exit(0)
+os.close(hold)
+km = kernels.manager("python3")
+try:
+    kernels.start(km)
+    kc = km.client()
+    kc.start_channels()
+    run_sync(kc.wait_for_ready)(timeout=20)
+    print("ready", kernels.forked, os.waitpid(sibling, os.WNOHANG) == (0, 0))
+finally:
+    kernels.shutdown(km)
+    os.close(release)
+    os.waitpid(sibling, 0)
+'''
+
+
+def test_the_kernel_starts_while_another_child_of_the_publisher_runs(tmp_path):
+    # the zygote read its command line until the end of its pipe: a child forked from the
+    # publisher after it held the pipe's other end too, and the kernel waited for that
+    # child to end (measured: kernel ready when a parse worker of 1,200 logs ended)
+    env = {k: v for k, v in os.environ.items() if k != forked_kernel.SWITCH}
+    said = _run(SIBLING, tmp_path, env=env).strip().splitlines()
+    assert said[-1] == "ready True True"
