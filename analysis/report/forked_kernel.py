@@ -10,8 +10,8 @@ the command line, environment and folder a new process would get, applies them, 
 the same ``IPKernelApp`` that ``python -m ipykernel_launcher`` runs, in its own session.
 
 What a new kernel would not have, the child drops: the publisher's exit handlers and signal
-handlers, its standard input, the descriptors its caller passed it, the caller's folder at
-the head of ``sys.path``; it ends with
+handlers, its standard input, the descriptors its caller passed it, its script's folder
+or the caller's folder at the head of ``sys.path``; it ends with
 ``os._exit`` (the publisher's objects it holds are not finalised twice). Anything else
 starts a new process as before (:func:`usable` says when): another kernel, a publisher
 running inside IPython, in an event loop or with other threads running (forking those is
@@ -208,10 +208,7 @@ def _child(read_end: int) -> int:
         sys.stderr.write(failed)
         return 1
     spec = json.loads(spec)
-    # ipykernel_launcher's rule, for the folder the publisher was started in: its script's
-    # folder or the current one, which IPython replaces with "" (the kernel's folder)
-    if sys.path and (sys.path[0] == "" or os.path.abspath(sys.path[0]) == os.getcwd()):
-        del sys.path[0]
+    _drop_program_folder()
     if spec["cwd"]:
         os.chdir(spec["cwd"])
     os.environ.clear()
@@ -223,6 +220,20 @@ def _child(read_end: int) -> int:
     _backend_as_new_kernel()
     app.start()
     return 0
+
+
+def _drop_program_folder() -> None:
+    """Take off ``sys.path`` the folder the interpreter put first for the publisher's
+    program: its script's folder (symbolic links resolved), whose modules would shadow
+    what the kernel imports, or for ``-c`` / ``-m`` "" or the current folder
+    (ipykernel_launcher's rule). IPython puts "" (the kernel's folder) there instead."""
+    main = sys.modules.get("__main__")
+    script = getattr(main, "__file__", None) if getattr(main, "__spec__", 0) is None else None
+    folder = os.path.dirname(os.path.realpath(script)) if script else None
+    if folder and not sys.flags.safe_path and folder in sys.path:
+        sys.path.remove(folder)
+    elif sys.path and (sys.path[0] == "" or os.path.abspath(sys.path[0]) == os.getcwd()):
+        del sys.path[0]
 
 
 def _read_exactly(fd: int, size: int) -> bytes | None:

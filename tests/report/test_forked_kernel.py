@@ -356,3 +356,51 @@ def test_the_kernel_starts_while_another_child_of_the_publisher_runs(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != forked_kernel.SWITCH}
     said = _run(SIBLING, tmp_path, env=env).strip().splitlines()
     assert said[-1] == "ready True True"
+
+
+#: A publisher script: runs a cell that says whether a module beside the script is
+#: importable in the kernel.
+BESIDE = r'''
+import json, sys
+from pathlib import Path
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook
+from analysis.report import publish
+from analysis.report.kernels import Kernels
+
+CELL = "import importlib.util; print(importlib.util.find_spec('dlperf_beside_publisher') is None)"
+folder = Path(sys.argv[1])
+src = folder / "beside.ipynb"
+nbformat.write(new_notebook(cells=[new_code_cell(CELL)], metadata={"kernelspec": {
+    "name": "python3", "language": "python", "display_name": "Python 3"}}), src)
+kernels = Kernels(folder, fork=True)
+km = kernels.manager("python3")
+try:
+    kernels.start(km)
+    nb = publish.execute(folder / "out.ipynb", {}, src, None, kernels, km)
+finally:
+    kernels.shutdown(km)
+print(json.dumps({"forked": kernels.forked,
+                  "hidden": "".join(o.get("text", "") for o in nb.cells[0].outputs).strip()}))
+'''
+
+
+def test_the_modules_beside_a_publisher_script_are_not_the_kernels(tmp_path):
+    # `python ~/bin/make_reports.py`: the interpreter puts the script's folder first on
+    # sys.path; the forked kernel kept it, so a module there (a utils.py, a thread.py that
+    # a library tries for Python 2) shadowed what the kernel imports. A new kernel's first
+    # entry is its own folder.
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "make_reports.py").write_text(BESIDE)
+    (scripts / "dlperf_beside_publisher.py").write_text("")
+    for mode in ("fork", "spawn"):
+        folder = tmp_path / mode
+        folder.mkdir()
+        env = dict(os.environ, **{forked_kernel.SWITCH: mode})
+        done = subprocess.run([sys.executable, str(scripts / "make_reports.py"), str(folder)],
+                              capture_output=True, text=True, timeout=300, env=env,
+                              cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        said = json.loads(done.stdout.strip().splitlines()[-1])
+        assert said == {"forked": mode == "fork", "hidden": "True"}, mode
