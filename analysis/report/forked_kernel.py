@@ -10,7 +10,7 @@ the command line, environment and folder a new process would get, applies them, 
 the same ``IPKernelApp`` that ``python -m ipykernel_launcher`` runs, in its own session.
 
 What a new kernel would not have, the child drops: the publisher's exit handlers and signal
-handlers, its standard input, the descriptors its caller passed it, its script's folder
+handlers, its root logger's handlers and level, its standard input, the descriptors its caller passed it, its script's folder
 or the caller's folder at the head of ``sys.path``; it ends with
 ``os._exit`` (the publisher's objects it holds are not finalised twice). Anything else
 starts a new process as before (:func:`usable` says when): another kernel, a publisher
@@ -25,6 +25,7 @@ import asyncio
 import atexit
 import gc
 import json
+import logging
 import os
 import signal
 import struct
@@ -190,6 +191,7 @@ def _child(read_end: int) -> int:
         signal.signal(signum, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.set_wakeup_fd(-1)
+    _root_logger_as_new()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
@@ -220,6 +222,20 @@ def _child(read_end: int) -> int:
     _backend_as_new_kernel()
     app.start()
     return 0
+
+
+def _root_logger_as_new() -> None:
+    """The root logger as a new process has it (level WARNING, no handler, no filter): the
+    handlers a script calling publish() gave it (``logging.basicConfig``: its stream, its
+    file) and its level are not the kernel's. The handlers are left open: they are the
+    publisher's."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    for log_filter in list(root.filters):
+        root.removeFilter(log_filter)
+    root.setLevel(logging.WARNING)
+    logging.disable(logging.NOTSET)
 
 
 def _drop_program_folder() -> None:
