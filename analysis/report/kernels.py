@@ -76,16 +76,7 @@ class BuildKernelClient(AsyncKernelClient):
         return getattr(self.parent, "kernel_name", None) or "?"
 
     def _how_it_ended(self) -> str:
-        """"exited with code 3", "was killed by SIGKILL" (its process, when this client's
-        manager has one)."""
-        process = getattr(getattr(self.parent, "provisioner", None), "process", None)
-        code = process.poll() if process is not None else None
-        if code is None:
-            return "ended"
-        if code < 0:
-            with contextlib.suppress(ValueError):
-                return f"was killed by {signal.Signals(-code).name}"
-        return f"exited with code {code}"
+        return how_it_ended(self.parent)
 
     @staticmethod
     async def _reply_to(channel, msg_id: str, within: float) -> dict | None:
@@ -99,6 +90,19 @@ class BuildKernelClient(AsyncKernelClient):
             if msg.get("parent_header", {}).get("msg_id") == msg_id:
                 return msg
         return None
+
+
+def how_it_ended(km) -> str:
+    """How the kernel of manager `km` ended: "exited with code 3", "was killed by SIGKILL",
+    or "ended" (no process known)."""
+    process = getattr(getattr(km, "provisioner", None), "process", None)
+    code = process.poll() if process is not None else None
+    if code is None:
+        return "ended"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
 
 
 class BuildKernelManager(AsyncKernelManager):

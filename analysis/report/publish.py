@@ -45,7 +45,7 @@ from analysis.errors import DLPerfError, UsageError
 from analysis.fsutil import atomic_write_bytes
 from analysis.i18n import check_lang
 from analysis.report import prepared, vs_reference
-from analysis.report.kernels import Kernels
+from analysis.report.kernels import Kernels, how_it_ended
 
 if TYPE_CHECKING:
     import nbformat
@@ -310,7 +310,9 @@ def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name
     nbformat = import_nbformat()
     km = kernels.manager(kernel_name or nbformat.read(notebook, as_version=4)
                          .metadata.get("kernelspec", {}).get("name", "python3"))
-    staged, executed = {}, []
+    from nbclient.exceptions import DeadKernelError
+
+    staged, executed, lang = {}, [], None
     try:
         kernels.start(km)
         import papermill  # noqa: F401 - while the kernel boots (and before "executing")
@@ -319,6 +321,13 @@ def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name
                                                  kernel_name, kernels, say, out_dir, km)
             if nb is not None:
                 executed.append((lang, nb))
+    except DeadKernelError as exc:  # killed (the OOM killer), crashed: not by the build
+        ended = how_it_ended(km)
+        kernels.shutdown(km)
+        if kernels.cancelled.is_set():
+            raise
+        raise PublishError(f"the report kernel ({km.kernel_name}) {ended} while it executed "
+                           f"the {lang} report; nothing was written") from exc
     except BaseException:
         kernels.shutdown(km)
         raise
@@ -507,14 +516,16 @@ def _commit(staged: dict[str, _Staged], result: Published) -> Published:
     return result
 
 
-#: How nbclient logs a kernel that did not start, before it raises the error that says so.
-_NBCLIENT_START_ERROR = "Error occurred while starting new kernel client"
+#: How nbclient logs a kernel that did not start or died, before it raises the error that
+#: the command shows.
+_NBCLIENT_KERNEL_ERRORS = ("Error occurred while starting new kernel client",
+                           "Kernel died while waiting for execute reply")
 
 
 class _QuietWhenStopped(logging.Filter):
     """Drops log records once the build is stopped: the kernels it killed on purpose
     ("Kernel died before replying") are not errors to show; and nbclient's record of a
-    kernel that did not start, whose error the command shows (one line, not two)."""
+    kernel that did not start or died, whose error the command shows (one line, not two)."""
 
     def __init__(self, kernels: Kernels):
         super().__init__()
@@ -523,7 +534,8 @@ class _QuietWhenStopped(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if self.kernels.cancelled.is_set():
             return False
-        return not (isinstance(record.msg, str) and record.msg.startswith(_NBCLIENT_START_ERROR))
+        return not (isinstance(record.msg, str)
+                    and record.msg.startswith(_NBCLIENT_KERNEL_ERRORS))
 
 
 def _title_of(numbers_json: Path) -> str | None:

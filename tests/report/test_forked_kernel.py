@@ -451,3 +451,27 @@ def test_the_publishers_logging_is_not_the_kernels(tmp_path):
     assert said["fork"] == said["spawn"]
     assert said["fork"]["outputs"] == [{"name": "stdout", "output_type": "stream",
                                         "text": "30 []\n"}]
+
+
+def test_a_kernel_killed_while_it_executes_is_one_line_naming_the_signal(tmp_path, dlperf_exe):
+    # an IPython startup file that SIGKILLs the kernel when it runs its first cell (as the
+    # OOM killer would), forked and started as a new process
+    startup = tmp_path / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-die.py").write_text(
+        "import os, signal\n"
+        "get_ipython().events.register('pre_run_cell',\n"
+        "                              lambda *_: os.kill(os.getpid(), signal.SIGKILL))\n")
+    logs = tmp_path / "logs"
+    synth.write_campaign(logs, configs=((1, 1),), repeats=1)
+    for mode in ("fork", "spawn"):
+        env = dict(os.environ, IPYTHONDIR=str(tmp_path / "ipython"),
+                   **{forked_kernel.SWITCH: mode})
+        done = subprocess.run([dlperf_exe, "report", str(logs), "-o", str(tmp_path / mode),
+                               "--lang", "en,zh", "--to", "html"], capture_output=True,
+                              text=True, env=env, cwd=tmp_path, timeout=300)
+        assert done.returncode == 1, done.stderr
+        assert [x for x in done.stderr.splitlines() if x not in ("parsing…", "en: executing…")
+                ] == ["dlperf: error: the report kernel (python3) was killed by SIGKILL while it "
+                      "executed the en report; nothing was written"], mode
+        assert not (tmp_path / mode).exists() or not list((tmp_path / mode).iterdir())
