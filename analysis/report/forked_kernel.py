@@ -10,9 +10,9 @@ the command line, environment and folder a new process would get, applies them, 
 the same ``IPKernelApp`` that ``python -m ipykernel_launcher`` runs, in its own session.
 
 What a new kernel would not have, the child drops: the publisher's exit handlers and signal
-handlers, its root logger's handlers and level, its standard input, the descriptors its caller passed it, its script's folder
-or the caller's folder at the head of ``sys.path``; it ends with
-``os._exit`` (the publisher's objects it holds are not finalised twice). Anything else
+handlers, its root logger's handlers and level, its standard input, the descriptors its
+caller passed it, its script's folder or the caller's folder at the head of ``sys.path``;
+it ends with ``os._exit`` (the publisher's objects it holds are not finalised twice). Anything else
 starts a new process as before (:func:`usable` says when): another kernel, a publisher
 running inside IPython, in an event loop or with other threads running (forking those is
 unsafe), an interpreter started with options (``python -O``, ``-W error``: a new kernel has
