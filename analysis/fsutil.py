@@ -15,6 +15,7 @@ import os
 import re
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,13 +43,30 @@ def _escaped(m: re.Match) -> str:
     return f"\\x{ord(m.group()):02x}"
 
 
+_UMASK_LOCK = threading.Lock()
+
+
 def _new_file_mode(target: Path) -> int:
     """Permissions for the new file: the old file's, else what `open()` would give (umask)."""
     with contextlib.suppress(OSError):
         return stat.S_IMODE(target.stat().st_mode)
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
+    return 0o666 & ~current_umask()
+
+
+def current_umask() -> int:
+    """This process's umask, read without changing it (Linux: /proc/self/status). Setting it
+    to read it back, the usual way, leaves it 0 for a moment in which another thread's new
+    files are created readable and writable by everyone (a report build writes files from
+    two threads); that way is left for systems without the Umask line."""
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    with _UMASK_LOCK:
+        umask = os.umask(0o077)  # the briefest window, and a safe one
+        os.umask(umask)
+    return umask
 
 
 def _name_target(exc: OSError, target: Path, tmp_prefix: str | None) -> None:

@@ -78,3 +78,20 @@ def test_display_path_escapes_undecodable_bytes():
     from analysis.fsutil import display_path
 
     assert display_path(os.fsdecode(b"/tmp/r\xff50.log")) == "/tmp/r\\xff50.log"
+
+
+def test_a_new_file_is_made_without_setting_the_umask(tmp_path, monkeypatch):
+    """Reading the umask by setting it (os.umask(0), then back) left it 0 for a moment in
+    which another thread's new files were made world-writable; it is read from
+    /proc/self/status now, and atomic writes never touch it."""
+    old = os.umask(0o027)
+    try:
+        def refuse(_mask):
+            raise AssertionError("os.umask called: the process umask changed for a moment")
+
+        monkeypatch.setattr(os, "umask", refuse)
+        atomic_write_text(tmp_path / "new.txt", "x")
+        assert stat.S_IMODE((tmp_path / "new.txt").stat().st_mode) == 0o640
+    finally:
+        monkeypatch.undo()
+        os.umask(old)
