@@ -427,6 +427,8 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         raise UsageError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
     root = resolve_log_dir(log_dir).resolve()
     check_baseline(baseline, store)
+    if "pdf" in targets:
+        _check_browser()
     epoch = source_date_epoch()
     if references is not None:
         vs_reference.load(references)
@@ -477,6 +479,17 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
             logging.getLogger("papermill").removeFilter(quiet)
             kernels.discard_zygote()
     return _commit(staged, result)
+
+
+def _check_browser() -> None:
+    """Refuse a PDF build whose Chromium is not there before any kernel starts (else it was
+    said after every language had run)."""
+    from analysis.report.webpdf import chromium_path
+
+    exe = chromium_path()
+    if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+        raise PublishError(f"PDF export needs Chromium, and {exe} is not an executable file "
+                           f"(set DLPERF_CHROMIUM to its path, or build --to html)")
 
 
 def _import_kernel_modules() -> None:

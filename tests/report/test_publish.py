@@ -147,3 +147,17 @@ def test_pdf_fonts_are_noto_not_ar_pl(published):
     fonts = subprocess.run(["pdffonts", str(published.files["zh"]["pdf"])], capture_output=True,
                            text=True, check=True).stdout
     assert "AR PL" not in fonts and "Kaiti" not in fonts and "Sungti" not in fonts
+
+
+def test_a_pdf_build_without_chromium_is_refused_before_any_kernel(tmp_path, monkeypatch):
+    """It was said after both languages had executed (seconds of work thrown away)."""
+    from analysis.report import publish as publishing
+
+    monkeypatch.setenv("DLPERF_CHROMIUM", str(tmp_path / "no-chromium"))
+    started = []
+    monkeypatch.setattr(publishing.Kernels, "start", lambda self, km: started.append(km))
+    with pytest.raises(publishing.PublishError, match=r"PDF export needs Chromium, and "
+                       r".*no-chromium is not an executable file \(set DLPERF_CHROMIUM"):
+        publishing.publish(tmp_path, tmp_path / "out", langs="en", to="html,pdf",
+                           progress=None)
+    assert started == [] and not (tmp_path / "out" / "report_en.html").exists()
