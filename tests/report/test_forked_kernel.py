@@ -261,7 +261,14 @@ def test_a_publisher_with_interpreter_options_starts_a_new_kernel(tmp_path):
     assert done.returncode == 0, done.stderr
     said = json.loads(done.stdout.strip().splitlines()[-1])
     assert said == {"forked": False, "said": "assert ran"}
-    assert forked_kernel.usable()  # this test process, started without such options, forks
+    # the same publisher without the option forks (this test process cannot show it: it has
+    # threads of its own, and a process with threads never forks)
+    (tmp_path / "plain").mkdir()
+    done = subprocess.run([sys.executable, "-c", ASSERTING, str(tmp_path / "plain")],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"forked": True,
+                                                               "said": "assert ran"}
 
 
 def test_interpreter_options_are_those_before_the_program(monkeypatch):
