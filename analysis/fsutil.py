@@ -46,6 +46,15 @@ def _escaped(m: re.Match) -> str:
 _UMASK_LOCK = threading.Lock()
 
 
+def file_identity(st: os.stat_result) -> list[int]:
+    """What must not change for a cache to keep what it read from a file: its size,
+    ``mtime_ns``, inode and device (a file replaced by another of the same size and mtime:
+    ``mv``, ``rsync -t``) and ``ctime_ns`` (one rewritten in place with its mtime put back,
+    ``cp -p``: no tool sets it; a chmod or rename costs one read). A list, as JSON gives it
+    back."""
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, st.st_ctime_ns]
+
+
 def _new_file_mode(target: Path) -> int:
     """Permissions for the new file: the old file's, else what `open()` would give (umask)."""
     with contextlib.suppress(OSError):

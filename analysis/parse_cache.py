@@ -27,7 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.fsutil import CACHE_DIR_ENV, SETTLE_S, atomic_path, cache_dir  # noqa: F401
+from analysis.fsutil import (  # noqa: F401  (CACHE_DIR_ENV re-exported)
+    CACHE_DIR_ENV,
+    SETTLE_S,
+    atomic_path,
+    cache_dir,
+    file_identity,
+)
 from analysis.parsers.base import Observations, ParsedLog
 from analysis.problems import Problem
 
@@ -86,9 +92,8 @@ class FolderCache:
             return None
         if time.time_ns() - st.st_mtime_ns < SETTLE_S * 1e9:
             return None
-        return {"path": real or os.path.realpath(path), "size": st.st_size,
-                "mtime_ns": st.st_mtime_ns, "ino": st.st_ino, "dev": st.st_dev,
-                "ctime_ns": st.st_ctime_ns, "explicit": explicit}
+        return {"path": real or os.path.realpath(path), "file": file_identity(st),
+                "explicit": explicit}
 
     def get(self, path: Path, explicit: bool,
             real: str = "") -> tuple[dict, ParsedLog | None, list[Problem]] | None:

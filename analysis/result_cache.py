@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from analysis.discover import holds, is_pseudo
-from analysis.fsutil import SETTLE_S, atomic_write_bytes, cache_dir
+from analysis.fsutil import SETTLE_S, atomic_write_bytes, cache_dir, file_identity
 from analysis.user_meta import is_meta_name
 
 if TYPE_CHECKING:
@@ -92,8 +92,7 @@ def fingerprint(paths: list[str]) -> str | None:
 def _add(h, st: os.stat_result, newest: int) -> None:
     if st.st_mtime_ns > newest and not stat.S_ISDIR(st.st_mode):
         raise Unsettled
-    h.update(b"%d %d %d %d %d %d" % (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino,
-                                     st.st_dev, st.st_ctime_ns))
+    h.update(b"%d %d %d %d %d %d" % (st.st_mode, *file_identity(st)))
 
 
 def _walk(h, folder: str, seen: set[str], newest: int, root: str) -> None:
@@ -112,8 +111,7 @@ def _walk(h, folder: str, seen: set[str], newest: int, root: str) -> None:
         except OSError as exc:
             rows.append((entry.name, exc.errno))
             continue
-        rows.append((entry.name, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev,
-                     st.st_ctime_ns))
+        rows.append((entry.name, st.st_mode, *file_identity(st)))
         if stat.S_ISDIR(st.st_mode):
             folders.append(entry)
         elif st.st_mtime_ns > newest:

@@ -18,7 +18,7 @@ import time
 from functools import cache
 from pathlib import Path
 
-from analysis.fsutil import SETTLE_S, cache_dir
+from analysis.fsutil import SETTLE_S, cache_dir, file_identity
 from analysis.lean.read import LeanRead
 
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -35,11 +35,6 @@ def code_version() -> str:
     for name in _CODE:
         h.update(name.encode() + b"\0" + (_PACKAGE / name).read_bytes())
     return h.hexdigest()
-
-
-def _file_key(st: os.stat_result) -> list[int]:
-    """What must not change for an entry to hold (a list, as JSON gives it back)."""
-    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, st.st_ctime_ns]
 
 
 class FolderStore:
@@ -61,7 +56,7 @@ class FolderStore:
 
     def get(self, name: str, st: os.stat_result) -> LeanRead | None:
         e = self.entries.get(name)
-        if e is None or e[0] != _file_key(st):
+        if e is None or e[0] != file_identity(st):
             return None
         try:
             return LeanRead(str(e[1]), str(e[2]), dict(e[3]), float(e[4]), int(e[5]),
@@ -72,7 +67,7 @@ class FolderStore:
     def put(self, name: str, st: os.stat_result, read: LeanRead) -> None:
         if time.time() - st.st_mtime < SETTLE_S:
             return
-        self.entries[name] = [_file_key(st), read.family, read.framework,
+        self.entries[name] = [file_identity(st), read.family, read.framework,
                               read.stated, read.elapsed, read.iterations, read.rounded,
                               read.world_size]
         self.changed = True
