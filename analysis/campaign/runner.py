@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import sys
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -38,6 +36,7 @@ from analysis.campaign.workloads import LaunchContext, wrap_container
 from analysis.campaign.workloads import get as get_workload
 from analysis.errors import DLPerfError
 from analysis.fsutil import atomic_write_text
+from analysis.interrupt import restore_sigterm, trap_sigterm
 from analysis.redact import redact_env, redact_tree
 
 #: Threads per process when the spec's ``env`` does not set ``OMP_NUM_THREADS``. torchrun
@@ -222,7 +221,7 @@ class Campaign:
         device, note = self.resolve_device()
         bar = CampaignProgress(self.spec.name, len(self.runs), len(self.runs) - len(todo),
                                enabled=progress)
-        old = self._trap_sigterm()
+        old = trap_sigterm(Interrupted)
         current = None
         # the longest run recorded in the folder (earlier invocations) or run here so far:
         # without the record, each invocation started one run whatever the budget
@@ -251,7 +250,7 @@ class Campaign:
                 longest = max(longest, time.monotonic() - t0)
                 bar.finish(run.run_id, rows[run.run_id]["state"], time.monotonic() - t0)
                 current = None
-        except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM through _trap_sigterm
+        except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM through trap_sigterm
             why = f"interrupted ({exc or 'SIGINT'}); nodes stopped, will run next time"
             if current is not None:
                 state, _, attempts = records.disk_state(current, self.out)
@@ -264,7 +263,7 @@ class Campaign:
         finally:
             bar.close()
             self.backend.close()
-            self._restore_sigterm(old)
+            restore_sigterm(old)
             self._save(rows)
         return records.status_frame(list(rows.values()))
 
@@ -274,24 +273,6 @@ class Campaign:
     def _save(self, rows: dict) -> None:
         records.write_status(self.out, self.spec.name, [rows[r.run_id] for r in self.runs],
                              suite=self.suite)
-
-    @staticmethod
-    def _trap_sigterm():
-        if threading.current_thread() is not threading.main_thread():
-            return None
-
-        def on_term(signum, _frame):
-            raise Interrupted(signal.Signals(signum).name)
-
-        try:
-            return signal.signal(signal.SIGTERM, on_term)
-        except ValueError:
-            return None
-
-    @staticmethod
-    def _restore_sigterm(old) -> None:
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
 
     def _run_one(self, run: Run, rows: dict, device: str, note: str,
                  start_by: float | None = None) -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -15,22 +13,6 @@ from analysis.user_meta import USER_KEYS, parse_meta_option
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-@contextlib.contextmanager
-def sigterm_as_interrupt():
-    """Within: SIGTERM (``kill``, ``timeout``, a cancelled CI job) stops the command as Ctrl-C
-    does: it cleans up (kernels killed, temporary folder removed) and says "interrupted",
-    instead of dying where it stands."""
-
-    def on_term(_signum, _frame):
-        raise KeyboardInterrupt("SIGTERM")
-
-    old = signal.signal(signal.SIGTERM, on_term)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
 
 
 def add_paths(p) -> None:

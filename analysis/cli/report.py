@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from analysis.changes import options, verdict
-from analysis.cli._common import add_meta, add_method, sigterm_as_interrupt
+from analysis.cli._common import add_meta, add_method
+from analysis.interrupt import sigterm_as_interrupt
 
 COMMAND = "report"
 HELP = "publish the report of a log folder as HTML and PDF, in English and Chinese"
