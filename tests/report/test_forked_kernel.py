@@ -25,15 +25,12 @@ sys.path.insert(0, str(HERE))
 import synth  # noqa: E402
 
 ROOT = HERE.parent.parent
+#: The head of each publisher script below: this folder appended to its sys.path (its head
+#: stays the script's own, which the kernel must not get) for one_cell.
+USES_ONE_CELL = (f"import json, os, sys\nfrom pathlib import Path\nsys.path.append({str(HERE)!r})\n"
+                 "from one_cell import printed, run_cell\n")
 #: Runs a one-cell notebook that describes its kernel, in a kernel of a build's Kernels.
-PROBE = r'''
-import json, os, sys
-from pathlib import Path
-import nbformat
-from nbformat.v4 import new_code_cell, new_notebook
-from analysis.report import publish
-from analysis.report.kernels import Kernels
-
+PROBE = USES_ONE_CELL + r'''
 CELL = """
 import json, os, sys
 import matplotlib
@@ -63,20 +60,8 @@ print(json.dumps({
     "inherited": inherited(),
 }))
 """
-folder = Path(sys.argv[1])
-src = folder / "probe.ipynb"
-nbformat.write(new_notebook(cells=[new_code_cell(CELL)], metadata={"kernelspec": {
-    "name": "python3", "language": "python", "display_name": "Python 3"}}), src)
-import analysis.report.build  # what a publisher has imported when it forks
-kernels = Kernels(folder, fork=True)
-km = kernels.manager("python3")
-try:
-    kernels.start(km)
-    nb = publish.execute(folder / "out.ipynb", {}, src, None, kernels, km)
-finally:
-    kernels.shutdown(km)
-said = json.loads("".join(o.get("text", "") for o in nb.cells[0].outputs).strip())
-print(json.dumps(dict(said, forked=kernels.forked, publisher=os.getpid(),
+forked, outputs = run_cell(Path(sys.argv[1]), CELL)
+print(json.dumps(dict(json.loads(printed(outputs)), forked=forked, publisher=os.getpid(),
                       publisher_path=sys.path)))
 '''
 
@@ -220,14 +205,7 @@ def test_only_the_stock_kernel_of_this_interpreter_is_forked():
 
 #: Runs a cell with an assert in a kernel of a build's Kernels; says whether it was forked
 #: and whether the assert ran.
-ASSERTING = r'''
-import json, sys
-from pathlib import Path
-import nbformat
-from nbformat.v4 import new_code_cell, new_notebook
-from analysis.report import publish
-from analysis.report.kernels import Kernels
-
+ASSERTING = USES_ONE_CELL + r'''
 CELL = """
 try:
     assert False
@@ -235,19 +213,8 @@ try:
 except AssertionError:
     print("assert ran")
 """
-folder = Path(sys.argv[1])
-src = folder / "assert.ipynb"
-nbformat.write(new_notebook(cells=[new_code_cell(CELL)], metadata={"kernelspec": {
-    "name": "python3", "language": "python", "display_name": "Python 3"}}), src)
-kernels = Kernels(folder, fork=True)
-km = kernels.manager("python3")
-try:
-    kernels.start(km)
-    nb = publish.execute(folder / "out.ipynb", {}, src, None, kernels, km)
-finally:
-    kernels.shutdown(km)
-print(json.dumps({"forked": kernels.forked,
-                  "said": "".join(o.get("text", "") for o in nb.cells[0].outputs).strip()}))
+forked, outputs = run_cell(Path(sys.argv[1]), CELL)
+print(json.dumps({"forked": forked, "said": printed(outputs)}))
 '''
 
 
@@ -367,28 +334,10 @@ def test_the_kernel_starts_while_another_child_of_the_publisher_runs(tmp_path):
 
 #: A publisher script: runs a cell that says whether a module beside the script is
 #: importable in the kernel.
-BESIDE = r'''
-import json, sys
-from pathlib import Path
-import nbformat
-from nbformat.v4 import new_code_cell, new_notebook
-from analysis.report import publish
-from analysis.report.kernels import Kernels
-
+BESIDE = USES_ONE_CELL + r'''
 CELL = "import importlib.util; print(importlib.util.find_spec('dlperf_beside_publisher') is None)"
-folder = Path(sys.argv[1])
-src = folder / "beside.ipynb"
-nbformat.write(new_notebook(cells=[new_code_cell(CELL)], metadata={"kernelspec": {
-    "name": "python3", "language": "python", "display_name": "Python 3"}}), src)
-kernels = Kernels(folder, fork=True)
-km = kernels.manager("python3")
-try:
-    kernels.start(km)
-    nb = publish.execute(folder / "out.ipynb", {}, src, None, kernels, km)
-finally:
-    kernels.shutdown(km)
-print(json.dumps({"forked": kernels.forked,
-                  "hidden": "".join(o.get("text", "") for o in nb.cells[0].outputs).strip()}))
+forked, outputs = run_cell(Path(sys.argv[1]), CELL)
+print(json.dumps({"forked": forked, "hidden": printed(outputs)}))
 '''
 
 
@@ -415,32 +364,16 @@ def test_the_modules_beside_a_publisher_script_are_not_the_kernels(tmp_path):
 
 #: A publisher that configured logging (a script's basicConfig) runs a cell that describes
 #: the kernel's root logger.
-LOGGING = r'''
-import json, logging, sys
-from pathlib import Path
-import nbformat
-from nbformat.v4 import new_code_cell, new_notebook
-from analysis.report import publish
-from analysis.report.kernels import Kernels
-
+LOGGING = USES_ONE_CELL + r'''
+import logging
 logging.basicConfig(level=logging.DEBUG, format="PUBLISHER %(message)s")
 CELL = """
 import logging
 root = logging.getLogger()
 print(root.level, [type(h).__name__ for h in root.handlers])
 """
-folder = Path(sys.argv[1])
-src = folder / "logging.ipynb"
-nbformat.write(new_notebook(cells=[new_code_cell(CELL)], metadata={"kernelspec": {
-    "name": "python3", "language": "python", "display_name": "Python 3"}}), src)
-kernels = Kernels(folder, fork=True)
-km = kernels.manager("python3")
-try:
-    kernels.start(km)
-    nb = publish.execute(folder / "out.ipynb", {}, src, None, kernels, km)
-finally:
-    kernels.shutdown(km)
-print(json.dumps({"forked": kernels.forked, "outputs": nb.cells[0].outputs}))
+forked, outputs = run_cell(Path(sys.argv[1]), CELL)
+print(json.dumps({"forked": forked, "outputs": outputs}))
 '''
 
 
