@@ -83,6 +83,9 @@ def headline_caveats(rep: Report) -> list[str]:
     if rep.campaign.failed:
         out.append(tr("caveat.failed_runs", count=len(rep.campaign.failed),
                       runs=tr.join([run for run, _, _ in rep.campaign.failed])))
+    if rep.campaign.pending:
+        out.append(tr("caveat.pending_runs", count=len(rep.campaign.pending),
+                      total=rep.campaign.planned))
     if not tables.gpt_rows(rep.summary).empty and tables.scaling_groups(rep.summary):
         out.append(tr("caveat.gpt_separate"))
     ran = other_suite_commits(rep.campaign.suite_commits, rep.suite_commit)

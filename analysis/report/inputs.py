@@ -106,6 +106,10 @@ class CampaignInput:
     #: runs the campaign did not finish: (run, state, reason) of each done marker that says
     #: ``"ok": false`` (a run with no log, or a log of a failed attempt)
     failed: list[tuple[str, str, str]] = field(default_factory=list)
+    #: runs the spec asks for that never started (``pending`` in ``status.json``: a device
+    #: budget or job time limit ended the campaign first), and how many runs it asks for
+    pending: list[str] = field(default_factory=list)
+    planned: int = 0
     #: records found beside the logs that could not be read, left out: (file, why)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
 
@@ -247,7 +251,28 @@ def load_campaign(root: Path) -> CampaignInput:
             if data.get("ok") is False:
                 camp.failed.append((str(data.get("run_id") or stem), str(data.get("state", "")),
                                     str(data.get("reason", ""))))
+    _read_status(root / "status.json", root, camp)
     return camp
+
+
+def _read_status(path: Path, root: Path, camp: CampaignInput) -> None:
+    """The runs ``status.json`` lists as pending, and how many it lists (nothing without
+    one; an unreadable one is named and left out)."""
+    if not path.is_file():
+        return
+    try:
+        data = json.loads(read_record(path))
+        rows = data["runs"] if isinstance(data, dict) else data
+        states = [(str(r["run_id"]), str(r["state"])) for r in rows]
+    except KeyError as exc:
+        camp.unreadable.append((_rel(path, root), f"not a campaign status: a run without "
+                                                  f"{exc.args[0]!r}"))
+        return
+    except (OSError, ValueError, TypeError) as exc:
+        camp.unreadable.append((_rel(path, root), f"not a campaign status: {_why(exc)}"))
+        return
+    camp.planned = len(states)
+    camp.pending = [run for run, state in states if state == "pending"]
 
 
 def gather(log_dir: Path, env: str | Path | list | None = None,

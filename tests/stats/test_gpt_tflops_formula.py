@@ -44,7 +44,7 @@ def test_our_logs_use_their_stated_72_formula_and_show_the_seed_beside():
     for log in GPT_1GPU.glob("*l16_h1536_nh16_*.log"):
         rows = [ln.split("|") for ln in log.read_text().splitlines() if ln.startswith("| ")]
         printed += [float(r[7]) for r in rows if r[1].strip().isdigit() and int(r[1]) > 1]
-    assert len(printed) == 5 * 19
+    assert len(printed) == 3 * 19
     assert row["tflops_per_gpu"] == pytest.approx(np.median(printed), rel=0.01)
 
 
