@@ -1,6 +1,7 @@
 """Checks every parsed log passes before its numbers become data (run once per file by collect).
 
-* ``non_finite_value``: a printed ``nan``/``inf``/``-inf`` (or ``None``) is not a measurement.
+* ``non_finite_value``: a printed ``nan``/``inf``/``-inf`` is not a measurement (a DLLogger
+  ``None`` means "not measured": no value, no problem).
   Its rows are removed from the observations and one problem per (phase, metric) names the
   first line, how many lines and which.
 * ``impossible_value``: likewise for a throughput, latency, sample count, memory or

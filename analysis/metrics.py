@@ -45,6 +45,7 @@ ALIASES: dict[str, tuple[str, str]] = {
     "throughput": (THROUGHPUT, SAMPLES_PER_S),
     "throughput_train": (THROUGHPUT, SAMPLES_PER_S),
     "train_throughput": (THROUGHPUT, SAMPLES_PER_S),
+    "training_sequences_per_second": (THROUGHPUT, SAMPLES_PER_S),  # DLE PyTorch BERT, closing
     "compute_ips": (COMPUTE_THROUGHPUT, SAMPLES_PER_S),
     "loss": (LOSS, NONE),
     "total_loss": (LOSS, NONE),

@@ -30,7 +30,7 @@ KINDS = {
     "method_fallback": "the requested method does not apply to the run: its reason names the "
                        "method used instead, or the one to ask for",
     "outlier": "the repeat is more than 3 scaled MADs (at least 0.5 % each) from the case median",
-    "non_finite_value": "a printed value is nan, inf or -inf (or None): left out of the data",
+    "non_finite_value": "a printed value is nan, inf or -inf: left out of the data",
     "window_gap": "a training line inside the method's window has no readable throughput "
                   "(garbled, or nan/inf): the window's lines cannot be counted, so no figure",
     "impossible_value": "a throughput, latency or memory below zero, a zero latency, or a "

@@ -55,9 +55,12 @@ _STEPS = (
     (re.compile(rb"Epoch: (\d+) Iteration: (\d+) Validation Iteration: (\d+)"), VAL,
      ("epoch", "step", "val_step")),
     (re.compile(rb"Epoch: (\d+) Iteration: (\d+)"), TRAIN, ("epoch", "step")),
+    # PyTorch BERT (run_pretraining.py) names its training steps with a formatter
+    (re.compile(rb"Training Epoch: (\d+) Training Iteration: (\d+)"), TRAIN, ("epoch", "step")),
     (re.compile(rb"Epoch: (\d+)"), EPOCH, ("epoch",)),
     (re.compile(rb"Summary:"), SUMMARY, ()),
     (re.compile(rb"\(\)"), SUMMARY, ()),
+    (re.compile(rb""), SUMMARY, ()),  # ``step=tuple()`` under a formatter prints nothing
     (re.compile(rb"\((\d+), (\d+), (\d+)\)"), VAL, ("epoch", "step", "val_step")),
     (re.compile(rb"\((\d+), (\d+)\)"), TRAIN, ("epoch", "step")),
     (re.compile(rb"\((\d+),?\)"), EPOCH, ("epoch",)),
@@ -65,12 +68,20 @@ _STEPS = (
 )
 _ROLES = ("epoch", "step", "val_step")
 _INT_TOKEN = re.compile(rb"(\D*)(\d+)(\D*)")
-_NAN_WORDS = {b"nan", b"NaN", b"-nan", b"None", b"none", b"null", b"NULL"}
+_NAN_WORDS = {b"nan", b"NaN", b"-nan"}
+#: A value the program did not measure (DLE ResNet prints ``val.top1 : None %`` in a
+#: training-only run): no observation and no problem, unlike a printed nan.
+_NOT_MEASURED = {b"None", b"none", b"null", b"NULL"}
 _FAST_MIN_LINES = 4  # fewer lines of one shape than this: the general path is cheaper
 
 
+def not_measured(tok: bytes) -> bool:
+    """Whether a printed value says "not measured" (``None``) rather than a number."""
+    return tok.strip() in _NOT_MEASURED
+
+
 def number(tok: bytes) -> float | None:
-    """A printed value as float (nan/None words → NaN), or None when it is not a number."""
+    """A printed value as float (nan words → NaN), or None when it is not a number."""
     try:
         return float(tok)
     except ValueError:
@@ -284,6 +295,8 @@ def _general(log: LogText, idx: list[int], texts: list[bytes], out: DllRead, acc
                 out.parameter_lines[key] = line
             continue
         for name, val, unit in payload:
+            if not_measured(val):
+                continue
             v = number(val)
             if v is None:
                 out.problems.append(_bad(log, line, f"value {val[:40].decode('utf-8', 'replace')!r} "
@@ -430,20 +443,23 @@ def _dll_lines_between(data: bytes, a: int, b: int) -> list[tuple[int, int]]:
 # --- observations and run fields shared by the DLL families ----------------------------------
 
 _PHASE_OF_KIND = {TRAIN: M.TRAIN, VAL: M.VAL, EPOCH: M.EPOCH, SUMMARY: M.SUMMARY}
-_PREFIX_PHASE = {"train": M.TRAIN, "val": M.VAL}
+_PREFIX_PHASE = {"train": M.TRAIN, "val": M.VAL, "eval": M.VAL}
 
 
 def map_metric(kind: str, printed: str, unit: str) -> tuple[str, str, str, float]:
     """(phase, canonical metric, unit, scale) of a printed metric on a line of step `kind`.
 
-    A ``train.``/``val.`` prefix moves to the phase on iteration lines; epoch and summary
-    lines keep their own phase. ``memory_max_allocated`` in MiB goes to the memory phase.
+    A ``train.``/``val.``/``eval.`` prefix moves to the phase on iteration lines. Epoch and
+    summary lines keep their own phase for ``train.`` and bare names, but ``val.``/``eval.``
+    figures go to the validation phase on every line: DLE ResNet prints ``train.total_ips``
+    and ``val.total_ips`` on one ``Summary:`` line, and they must not become one series.
+    ``memory_max_allocated`` in MiB goes to the memory phase.
     """
     prefix, dot, bare = printed.partition(".")
     if not dot or prefix not in _PREFIX_PHASE:
         prefix, bare = "", printed
     phase = _PHASE_OF_KIND.get(kind, M.TRAIN)
-    if kind == TRAIN and prefix:
+    if prefix and (kind == TRAIN or _PREFIX_PHASE[prefix] == M.VAL):
         phase = _PREFIX_PHASE[prefix]
     if bare == M.MEMORY_MAX_ALLOCATED and unit == M.MIB:
         return M.MEMORY, bare, M.MIB, 1.0

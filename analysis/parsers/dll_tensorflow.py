@@ -55,8 +55,8 @@ def _rank0(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _is_bert(run: RunData, tput: pd.DataFrame) -> bool:
-    model = str(run.meta.get("model") or "")
-    if model.startswith("bert"):
+    model = run.meta.get("model")  # pd.NA when no log or path states it
+    if isinstance(model, str) and model.startswith("bert"):
         return True
     if "epoch" in tput.columns and len(tput):
         return bool(tput["epoch"].isna().all())

@@ -90,11 +90,15 @@ def test_minus_inf_is_one_problem_not_two(tmp_path):
     assert "train throughput is not a finite number (-inf) on line 46;" in found["reason"].iloc[0]
 
 
-def test_printed_none_is_not_a_value(tmp_path):
+def test_printed_none_is_not_measured_not_a_problem(tmp_path):
+    """DLLogger prints `None` for what it did not measure (val.* of a training-only run):
+    no value and no problem, unlike a printed nan."""
     edited(tmp_path, PT, 40, "train.lr : 0.009472", "train.lr : None")
     result = parse_paths([tmp_path])
-    assert problems_of(result, "non_finite_value")["line"].tolist() == [40]
-    assert np.isfinite(result.observations["value"]).all()
+    assert problems_of(result, "non_finite_value").empty
+    o = result.observations
+    assert 40 not in o[o["metric"] == "lr"]["line"].tolist()
+    assert np.isfinite(o["value"]).all()
 
 
 # --- timestamps that go back (issue 9, item 2) ---------------------------------------------------
@@ -195,7 +199,9 @@ def test_log_appended_twice(tmp_path):
 def test_genuine_logs_have_no_order_problems():
     """Every fixture and the bundled campaign: no timestamps/steps problem (figures are pinned
     by the family tests and the bundled campaign test)."""
-    roots = [p for p in DATA.iterdir() if p.is_dir() and p.name != "topology"]
+    # real/: the fp16 PyTorch BERT log repeats an iteration number on each step AMP skipped
+    # (global_step does not advance) and is reported steps_backwards (test_real_dle_logs)
+    roots = [p for p in DATA.iterdir() if p.is_dir() and p.name not in ("topology", "real")]
     result = parse_paths(roots + [ROOT / "data" / "raw_logs" / "rn50_4gpu"])
     assert len(result.runs) > 30
     assert not set(result.problems["kind"]) & ORDER_KINDS

@@ -1,0 +1,130 @@
+"""Whole NVIDIA DeepLearningExamples DLLogger logs published by real runs (PaddlePaddle/Perf):
+the figure our parser reads versus the authors' figure, no false problems, and validation
+figures kept apart from training ones. Each folder's SOURCE says where a log comes from, the
+published figure and how it was computed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis import metrics as M
+from analysis.collect import parse_paths
+from analysis.logtext import LogText
+from analysis.parsers import detect
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "real"
+BERT = REAL / "paddle_perf_pytorch_bert"
+RESNET = REAL / "paddle_perf_pytorch_resnet"
+TF_BERT = REAL / "paddle_perf_tensorflow_bert"
+
+#: (file, family, run fields the path does not state, the published figure or — where the
+#: SOURCE says the README's figure is not this log's — the log's own closing figure, relative
+#: tolerance: the README's rounding)
+CASES = [
+    (BERT / "bert_base_lamb_pretraining.pyt_bert_pretraining_phase1_fp32_bs128_gpu1.log",
+     "dll_pytorch", dict(num_nodes=1, gpus_per_node=1, batch_size_per_device=128), 873.714, 1e-6),
+    (BERT / "bert_base_lamb_pretraining.pyt_bert_pretraining_phase1_fp16_bs128_gpu8.log",
+     "dll_pytorch", dict(num_nodes=1, gpus_per_node=8, batch_size_per_device=128), 12075.6292, 1e-7),
+    (RESNET / "pytorch_gpu32_amp_bs256.txt", "dll_pytorch",
+     dict(num_nodes=4, gpus_per_node=8), 21259.81, 0.0),
+    (RESNET / "pytorch_gpu8_amp_bs256.txt", "dll_pytorch",
+     dict(num_nodes=1, gpus_per_node=8), 10515.76, 0.0),
+    (TF_BERT / "tf_bert_pretraining_lamb_base_fp32_bs128_gpu1.log", "dll_tensorflow",
+     dict(num_nodes=1, gpus_per_node=1, batch_size_per_device=128), 704.708, 0.0),
+]
+IDS = [c[0].name[-32:] for c in CASES]
+
+
+def _parse(path: Path, meta: dict, strict: bool = False):
+    return parse_paths([path], meta=meta, strict=strict, jobs=1)
+
+
+def _rows(result, phase: str, metric: str):
+    o = result.observations
+    return o[(o["phase"] == phase) & (o["metric"] == metric)].sort_values("line")
+
+
+@pytest.mark.parametrize(("path", "family", "meta", "figure", "rel"), CASES, ids=IDS)
+def test_closing_figure_is_the_authors(path, family, meta, figure, rel):
+    result = _parse(path, meta)
+    assert result.runs["family"].tolist() == [family]
+    closing = _rows(result, M.SUMMARY, M.THROUGHPUT)["value"]
+    assert len(closing) == 1
+    assert closing.iloc[0] == pytest.approx(figure, rel=rel, abs=0 if rel else 5e-3)
+
+
+@pytest.mark.parametrize("path", [c[0] for c in CASES], ids=IDS)
+def test_sniffed_as_its_family(path):
+    family = next(c[1] for c in CASES if c[0] == path)
+    text = LogText.from_bytes(path.read_bytes(), str(path)).data  # rank prefixes stripped
+    assert detect(text[:65536]).name == family
+
+
+def test_pytorch_bert_training_lines_are_read():
+    """`Training Epoch: E Training Iteration: I` lines are training lines, not bad lines."""
+    path, _, meta, _, _ = CASES[0]
+    result = _parse(path, meta)
+    kinds = set(result.problems["kind"])
+    assert not kinds & {"bad_line", "no_training_lines"}
+    loss = _rows(result, M.TRAIN, "average_loss")
+    assert loss["step"].tolist() == list(range(1, 20))
+    assert _rows(result, M.TRAIN, M.LR)["epoch"].eq(0).all()
+    assert _rows(result, M.SUMMARY, "e2e_train_time")["value"].iloc[0] == pytest.approx(1569.0976169109344)
+
+
+@pytest.mark.parametrize("case", [0, 2, 3], ids=[IDS[0], IDS[2], IDS[3]])
+def test_strict_passes_on_healthy_runs(case):
+    path, _, meta, _, _ = CASES[case]
+    result = _parse(path, meta, strict=True)  # raises on the first problem
+    assert result.problems.empty
+
+
+def test_none_values_are_not_measured_not_problems():
+    """A training-only ResNet run prints 20 `val.* : None` per log: no rows, no problems."""
+    path, _, meta, _, _ = CASES[3]
+    assert path.read_bytes().count(b"val.") == 20
+    result = _parse(path, meta)
+    assert "non_finite_value" not in set(result.problems["kind"])
+    o = result.observations
+    assert o[o["phase"] == M.VAL].empty
+    assert o["value"].notna().all()
+
+
+@pytest.mark.parametrize("case", [2, 3], ids=[IDS[2], IDS[3]])
+def test_val_and_train_do_not_collide(case):
+    path, _, meta, _, _ = CASES[case]
+    result = _parse(path, meta)
+    for phase in (M.EPOCH, M.SUMMARY):
+        for metric in (M.THROUGHPUT, M.COMPUTE_THROUGHPUT, M.LOSS):
+            assert len(_rows(result, phase, metric)) == 1, (phase, metric)
+
+
+def test_val_figures_on_a_summary_line_go_to_the_val_phase(tmp_path):
+    """The real A100 log with the `None` values of its Summary line replaced by numbers:
+    val.total_ips is a validation figure, never the run's closing throughput."""
+    path, _, meta, _, _ = CASES[3]
+    text = path.read_bytes().replace(b"Summary: train.loss", b"Summary: train.loss", 1)
+    head, sep, tail = text.partition(b"- Summary: train.loss")
+    tail = tail.replace(b"val.total_ips : None", b"val.total_ips : 3000.5", 1) \
+               .replace(b"val.loss : None", b"val.loss : 1.25", 1)
+    edited = tmp_path / path.name
+    edited.write_bytes(head + sep + tail)
+    result = _parse(edited, meta)
+    assert _rows(result, M.SUMMARY, M.THROUGHPUT)["value"].tolist() == [10515.76]
+    assert _rows(result, M.VAL, M.THROUGHPUT)["value"].tolist() == [3000.5]
+    assert _rows(result, M.SUMMARY, M.LOSS)["value"].tolist() == [6.22588]
+    assert _rows(result, M.VAL, M.LOSS)["value"].tolist() == [1.25]
+
+
+def test_tensorflow_bert_closing_lines():
+    """Closing lines with an empty step are summaries; throughput_val stays apart; the one
+    line where TensorFlow's INFO text was printed onto a DLL line is a true bad_line."""
+    path, _, meta, _, _ = CASES[4]
+    result = _parse(path, meta)
+    problems = result.problems
+    assert problems["kind"].tolist() == ["bad_line"]
+    assert problems["line"].tolist() == [250]
+    assert _rows(result, M.SUMMARY, "throughput_val")["value"].iloc[0] == pytest.approx(713.3073570819813)
+    assert len(_rows(result, M.TRAIN, M.THROUGHPUT)) > 40
