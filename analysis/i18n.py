@@ -19,8 +19,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import yaml
-from babel import dates as _dates
-from babel import numbers as _numbers
 
 from analysis.errors import UnknownNameError, UsageError
 
@@ -107,7 +105,9 @@ class Translator:
         if not math.isfinite(v):
             return "-"
         pattern = ("#,##0" if group else "0") + ("." + "0" * digits if digits > 0 else "")
-        return _numbers.format_decimal(v, format=pattern, locale=self.locale)
+        from babel import numbers  # the report extra: loaded when a number is formatted
+
+        return numbers.format_decimal(v, format=pattern, locale=self.locale)
 
     def int(self, value, group: bool = False) -> str:
         """An integer ('-' for NaN/None/NA); no grouping by default (node counts, MiB)."""
@@ -124,17 +124,23 @@ class Translator:
         if value is None or value != value:
             return "-"
         pattern = "0" + ("." + "0" * digits if digits else "") + "%"
-        return _numbers.format_percent(float(value), format=pattern, locale=self.locale)
+        from babel import numbers
+
+        return numbers.format_percent(float(value), format=pattern, locale=self.locale)
 
     def date(self, value: _dt.date | _dt.datetime | None = None) -> str:
         """A date in the locale's medium/long style (today when None)."""
         value = value or _dt.date.today()
         if isinstance(value, _dt.datetime):
             value = value.date()
-        return _dates.format_date(value, format="long", locale=self.locale)
+        from babel import dates
+
+        return dates.format_date(value, format="long", locale=self.locale)
 
     def datetime(self, value: _dt.datetime) -> str:
-        return _dates.format_datetime(value, format="medium", locale=self.locale)
+        from babel import dates
+
+        return dates.format_datetime(value, format="medium", locale=self.locale)
 
     def join(self, items) -> str:
         """A list in running text: 'a, b and c' / 'a、b和c'."""

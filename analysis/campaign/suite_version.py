@@ -62,3 +62,16 @@ def _git(root: Path, *args: str) -> str | None:
     except (DLPerfError, OSError):
         return None
     return done.stdout if done.ok else None
+
+
+def suite_commit(project_dir: str | Path | None = None) -> str:
+    """The short hash of the last commit that changed the suite itself, i.e. anything but the
+    generated ``reports/`` ('' when git or the repository is absent). Committing rebuilt
+    reports therefore does not change the commit the next build shows, so rebuilding
+    unchanged logs with unchanged code leaves the tree clean."""
+    try:
+        done = run_command(["git", "log", "-1", "--format=%h", "--", ".", ":(exclude)reports"],
+                           timeout=10, check=False, cwd=project_dir or config.PROJECT_DIR)
+    except Exception:  # no git, no repository, a timeout: the commit is just unknown
+        return ""
+    return done.stdout.strip() if done.ok else ""

@@ -1,7 +1,7 @@
 """What a comparison needs from environment records: per-run facts (hardware type and the
 software that may change between campaigns) and the differences between two sides.
 
-The hardware type is the report's host fingerprint (:func:`analysis.report.envinfo.fingerprint`)
+The hardware type is the report's host fingerprint (:func:`analysis.env.describe.fingerprint`)
 without the GPU serial numbers: two machines of the same type compare, a different GPU model,
 GPU count, CPU, memory size or architecture does not.
 
@@ -19,9 +19,9 @@ import json
 
 import pandas as pd
 
+from analysis.env import describe
+from analysis.env.folder_records import EnvInput, env_topology_text
 from analysis.redact import REDACTED, redact_env
-from analysis.report import envinfo
-from analysis.report.inputs import EnvInput, env_topology_text
 
 #: Facts recorded per run, in the order differences are shown.
 SOFTWARE_FACTS = ("driver", "cuda", "cudnn", "nccl", "nccl_env", "frameworks", "topology")
@@ -41,7 +41,7 @@ UNSET = "unset"
 
 def hardware_type(record: dict) -> str:
     """'4x NVIDIA H200, Intel(R) Xeon(R) Processor (64 CPUs), 504 GiB, x86_64' ('' unknown)."""
-    gpu, count, _uuids, cpu, cpus, gib, machine = envinfo.fingerprint(record)
+    gpu, count, _uuids, cpu, cpus, gib, machine = describe.fingerprint(record)
     if not (gpu or cpu):
         return ""
     parts = [f"{count}x {gpu}" if gpu else "no GPU", f"{cpu} ({cpus} CPUs)" if cpus else cpu,
@@ -89,13 +89,13 @@ def facts(record: dict, framework: str) -> dict[str, str]:
     (:func:`run_env`), not joined per node."""
     out = {"hardware": hardware_type(record)}
     for key, label in _SOFTWARE_LABELS.items():
-        value = envinfo.pick(record, *envinfo.SOFTWARE[label])
+        value = describe.pick(record, *describe.SOFTWARE[label])
         out[key] = "" if value is None else str(value)
-    versions = envinfo.frameworks(record)
-    out["frameworks"] = ", ".join(f"{p} {versions[p]}" for p in envinfo.framework_packages(
+    versions = describe.frameworks(record)
+    out["frameworks"] = ", ".join(f"{p} {versions[p]}" for p in describe.framework_packages(
         [framework]) if p in versions)
     out["topology"] = _topology(record)
-    out["host"] = str(envinfo.pick(record, "hostname", "host", "node") or "")
+    out["host"] = str(describe.pick(record, "hostname", "host", "node") or "")
     return out
 
 
@@ -105,7 +105,7 @@ def run_env(runs: pd.DataFrame, envs: list[EnvInput]) -> pd.DataFrame:
     values are joined with '; '."""
     by_run: dict[str, list[dict]] = {}
     for e in envs:
-        by_run.setdefault(envinfo.run_stem(e), []).append(e.record)
+        by_run.setdefault(describe.run_stem(e), []).append(e.record)
     rows = []
     for run_id, framework in zip(runs["run_id"], runs["framework"]):
         records = by_run.get(str(run_id)) or by_run.get("") or []

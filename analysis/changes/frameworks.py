@@ -142,7 +142,7 @@ def _side_by_side(cells: list[dict], base: str) -> list[dict]:
 
 
 def run_env(runs: pd.DataFrame, envs) -> pd.DataFrame:
-    """The runs' environment facts from env records (analysis.report.inputs.EnvInput)."""
+    """The runs' environment facts from env records (analysis.env.folder_records.EnvInput)."""
     return environment.run_env(runs, envs)
 
 
@@ -222,6 +222,6 @@ def excluded_text(comparison: FrameworkComparison, lang: str) -> list[str]:
 def section(runs: pd.DataFrame, envs, lang: str = "en", baseline: str | None = None,
             compare_unrecorded: bool = False) -> tuple[pd.DataFrame, list[str]]:
     """A report section: the side-by-side table in `lang` and the sentences saying what was
-    left out and why (`envs`: the report's env records, analysis.report.inputs.EnvInput)."""
+    left out and why (`envs`: the report's env records, analysis.env.folder_records.EnvInput)."""
     comparison = compare(runs, run_env(runs, envs), baseline, compare_unrecorded)
     return table_text(comparison, lang), excluded_text(comparison, lang)

@@ -19,9 +19,9 @@ import pandas as pd
 from analysis import schema
 from analysis.changes import environment
 from analysis.collect import ParseResult, parse_paths
+from analysis.env import folder_records
 from analysis.errors import UsageError
 from analysis.fsutil import display_path, printable
-from analysis.report import inputs
 from analysis.stats import run_throughput, summarize
 
 
@@ -57,7 +57,7 @@ def started_at(observations: pd.DataFrame) -> str:
 
 def from_result(result: ParseResult, label: str, name: str, envs, method: str = "dlperf"
                 ) -> Campaign:
-    """A Campaign from a parse (`envs`: analysis.report.inputs.EnvInput records)."""
+    """A Campaign from a parse (`envs`: analysis.env.folder_records.EnvInput records)."""
     runs = run_throughput(result, method)
     summary = summarize(result, method, runs=runs)
     env = environment.run_env(runs, envs)
@@ -66,7 +66,7 @@ def from_result(result: ParseResult, label: str, name: str, envs, method: str = 
 
 
 def _campaign_name(folder: Path) -> str:
-    spec = inputs.campaign_yaml(inputs.load_campaign(folder))
+    spec = folder_records.campaign_yaml(folder_records.load_campaign(folder))
     name = spec.get("name")
     name = str(name) if isinstance(name, (str, int)) and str(name) else folder.resolve().name
     return printable(name)  # a campaign.yaml from elsewhere: no escape sequence reaches a terminal
@@ -75,7 +75,7 @@ def _campaign_name(folder: Path) -> str:
 def from_folder(folder: Path, method: str = "dlperf") -> Campaign:
     """A log folder as a campaign; records beside its logs that cannot be read, and fields of
     a wrong type in them, are left out, each said on stderr."""
-    envs, _topologies, camp = inputs.gather(folder)
+    envs, _topologies, camp = folder_records.gather(folder)
     for name, why in camp.unreadable:
         print(f"dlperf: warning: {display_path(folder / name)}: {why}; left out", file=sys.stderr)
     for e in envs:

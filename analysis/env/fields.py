@@ -109,7 +109,7 @@ WRITTEN: dict[str, Field] = {
     "absent.*": _STR,
 }
 #: Spellings of older or hand-written records that readers still take (each is the last
-#: candidate of a value in :mod:`analysis.report.envinfo`); never written.
+#: candidate of a value in :mod:`analysis.env.describe`); never written.
 LEGACY: dict[str, Field] = {
     "gpu": _f("dict"),
     "gpu.name": _STR,

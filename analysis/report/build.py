@@ -25,6 +25,8 @@ import pandas as pd
 
 from analysis import __version__, plots, stats
 from analysis.changes import frameworks, verdict, wording
+from analysis.env import describe, folder_records
+from analysis.env.folder_records import TopoInput
 from analysis.fsutil import atomic_write_text
 from analysis.i18n import Translator, check_lang
 from analysis.problems import excerpt
@@ -38,11 +40,9 @@ from analysis.redact import (
 )
 from analysis.report import (
     baseline,
-    envinfo,
     family,
     gpt_parallel,
     headline,
-    inputs,
     prepared,
     prose,
     styled,
@@ -51,7 +51,6 @@ from analysis.report import (
 )
 from analysis.report import html as H
 from analysis.report.caveats import SYNTHETIC_WORKLOADS, commit_text, headline_caveats
-from analysis.report.inputs import TopoInput
 from analysis.report.precision import precision_label
 from analysis.report.prepared import Prepared
 from analysis.report.title import pick_title
@@ -168,7 +167,7 @@ class Report:
     def key_numbers(self) -> Styler | None:
         """Per comparable group: 1-GPU throughput, the largest configuration, speedup,
         scaling efficiency, FP32→AMP ratio, spread, each throughput with its n."""
-        simulated = headline.simulated_cases(self.runs, envinfo.shared_host_runs(self.envs))
+        simulated = headline.simulated_cases(self.runs, describe.shared_host_runs(self.envs))
         frame = headline.key_numbers(self.summary, self.tr, simulated, self.disagreements())
         return None if frame is None else styled.table(frame, "key-numbers", "lplbrrrl")
 
@@ -501,13 +500,13 @@ class Report:
 
     @cached_property
     def campaign_spec(self) -> dict:
-        return inputs.campaign_yaml(self.campaign)
+        return folder_records.campaign_yaml(self.campaign)
 
     @cached_property
     def used_packages(self) -> list[str]:
         """Package names of the frameworks the runs used (PyTorch -> torch)."""
         fws = self.result.runs["framework"].dropna() if len(self.result.runs) else []
-        return envinfo.framework_packages(dict.fromkeys(str(f) for f in fws))
+        return describe.framework_packages(dict.fromkeys(str(f) for f in fws))
 
     @property
     def builtin(self) -> bool:
@@ -575,10 +574,10 @@ class Report:
         one host, and each host's `nvidia-smi topo -m` text (the coloured matrices follow:
         :meth:`topology`)."""
         tr = self.tr
-        shared = envinfo.shared_host_runs(self.envs)
+        shared = describe.shared_host_runs(self.envs)
         recorded = self._record_topologies()
         node_types = []
-        for i, group in enumerate(envinfo.node_types(self.envs), start=1):
+        for i, group in enumerate(describe.node_types(self.envs), start=1):
             names = {h.name for h in group}
             records = [e.record for h in group for e in h.records]
             mine = [(r, h) for r, h in shared if h in names]
@@ -588,8 +587,8 @@ class Report:
                 "index": i, "hosts": ", ".join(h.name for h in group),
                 "host_count": tr.int(len(group), group=True),
                 "record_count": tr.int(len(records), group=True), "same_host": same_host,
-                "hardware": _merge_lines([envinfo.hardware_lines(r, tr) for r in records]),
-                "software": _merge_lines([envinfo.software_lines(r, tr, self.used_packages)
+                "hardware": _merge_lines([describe.hardware_lines(r, tr) for r in records]),
+                "software": _merge_lines([describe.software_lines(r, tr, self.used_packages)
                                           for r in records]),
                 "topologies": [_topology_text(t) for k, t in recorded if k == i]})
         return prose.render("environment", tr, heading=tr("section.environment"),
@@ -602,13 +601,13 @@ class Report:
         text once and none that a topology file given also holds."""
         seen = {t.text for t in self.topologies}
         out = []
-        for i, group in enumerate(envinfo.node_types(self.envs), start=1):
+        for i, group in enumerate(describe.node_types(self.envs), start=1):
             for host in group:
                 for e in host.records:
-                    text = inputs.env_topology_text(e.record)
+                    text = folder_records.env_topology_text(e.record)
                     if text and text not in seen:
                         seen.add(text)
-                        out.append((i, inputs.parse_topo(host.name, text)))
+                        out.append((i, folder_records.parse_topo(host.name, text)))
         return out
 
     def topology(self) -> Styler | None:
@@ -672,11 +671,11 @@ class Report:
     def _framework_text(self, framework: str) -> str:
         """'PyTorch 2.11.0 (CUDA 13.0, git 70d99e998b49); as the runs report: ...'."""
         tr = self.tr
-        pkgs = envinfo.framework_packages([framework])
+        pkgs = describe.framework_packages([framework])
         detail = ""
         for e in self.envs:
             for p in pkgs:
-                detail = detail or envinfo.framework_detail(e.record, p)
+                detail = detail or describe.framework_detail(e.record, p)
         runtime = []
         for k, vals in self.params.items():
             if k.endswith("_version") and len(vals) == 1 and vals[0] not in ("", "None"):
@@ -769,7 +768,7 @@ class Report:
         return prose.render("scripts", tr, heading=tr("section.scripts"), settings=settings,
                             same=same, differ=differ,
                             runs=len({c.run for c in camp.commands}),
-                            commands=len(inputs.group_commands(camp.commands)))
+                            commands=len(folder_records.group_commands(camp.commands)))
 
     def commands(self) -> Styler | None:
         """The launch commands, one row per case and node (ports and run names as
@@ -778,7 +777,7 @@ class Report:
             return None
         tr = self.tr
         rows = [[g.case, g.node, tr.int(len(g.runs), group=True), self.shown(g.command)]
-                for g in inputs.group_commands(self.campaign.commands)]
+                for g in folder_records.group_commands(self.campaign.commands)]
         frame = pd.DataFrame(rows, columns=[tr("col.case"), tr("col.node"), tr("col.runs"),
                                             tr("col.command")])
         return styled.table(frame, "commands", "lrrl", classes=NO_MATH,

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from analysis.env import describe
 from analysis.i18n import cjk_spacing
-from analysis.report import envinfo, headline, tables
+from analysis.report import headline, tables
 
 if TYPE_CHECKING:
     from analysis.report.build import Report
@@ -55,7 +56,7 @@ def headline_caveats(rep: Report) -> list[str]:
         return out
     if synthetic_data(rep):
         out.append(tr("caveat.synthetic"))
-    shared = envinfo.shared_host_runs(rep.envs)
+    shared = describe.shared_host_runs(rep.envs)
     if shared:
         simulated = headline.simulated_cases(rep.runs, shared)
         configs = sorted({f"{k[4]}n{k[5]}g" for k in simulated if k[4] and k[5]})

@@ -49,7 +49,7 @@ def _int(v):
 
 def simulated_cases(runs: pd.DataFrame, shared: list[tuple[str, str]]) -> set[tuple]:
     """Case keys (as :func:`_key`) of runs whose nodes all ran on one host; `shared` is
-    ``envinfo.shared_host_runs`` output (run, host)."""
+    ``describe.shared_host_runs`` output (run, host)."""
     ids = {run for run, _ in shared}
     hit = runs[runs["run_id"].astype(str).isin(ids)]
     return {_key(r) for _, r in hit.iterrows()}

@@ -22,13 +22,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import config
+from analysis.campaign.suite_version import suite_commit
 from analysis.collect import ParseResult
+from analysis.env import folder_records
+from analysis.env.folder_records import CampaignInput, EnvInput, TopoInput
 from analysis.errors import DLPerfError, UsageError
 from analysis.fsutil import atomic_write_text
-from analysis.report import inputs
 from analysis.report.baseline import Changes
-from analysis.report.inputs import CampaignInput, EnvInput, TopoInput
 from analysis.report.vs_reference import ReferenceRatios
 
 #: Written last by :func:`save`: the frames beside it are complete.
@@ -85,21 +85,6 @@ class Prepared:
         return {case_key(r): float(r["difference"]) for _, r in a[a["disagree"]].iterrows()}
 
 
-def suite_commit(project_dir: str | Path | None = None) -> str:
-    """The short hash of the last commit that changed the suite itself, i.e. anything but the
-    generated ``reports/`` ('' when git or the repository is absent). Committing rebuilt
-    reports therefore does not change the commit the next build shows, so rebuilding
-    unchanged logs with unchanged code leaves the tree clean."""
-    from analysis.shell import run_command
-
-    try:
-        done = run_command(["git", "log", "-1", "--format=%h", "--", ".", ":(exclude)reports"],
-                           timeout=10, check=False, cwd=project_dir or config.PROJECT_DIR)
-    except Exception:  # no git, no repository, a timeout: the commit is just unknown
-        return ""
-    return done.stdout.strip() if done.ok else ""
-
-
 def compute(log_dir=None, env=None, topology=None, method: str = "dlperf",
             warmup: int | None = None, measure: int | None = None,
             meta: dict | None = None, baseline: str | Path | None = None,
@@ -113,14 +98,14 @@ def compute(log_dir=None, env=None, topology=None, method: str = "dlperf",
     from analysis.collect import parse_paths
     from analysis.stats.agreement import method_agreement, runs_by_method
 
-    root = inputs.resolve_log_dir(log_dir)
+    root = folder_records.resolve_log_dir(log_dir)
     result = parse_paths([root], meta=meta)
     by_method = runs_by_method(result, warmup, measure)  # the report's own method among them
     runs = by_method[method]
     summary = stats.summarize(result, method=method, warmup=warmup, measure=measure, runs=runs)
     trace = stats.iteration_throughput(result)
     agreement = method_agreement(by_method)
-    envs, topos, camp = inputs.gather(root, env, topology)
+    envs, topos, camp = folder_records.gather(root, env, topology)
     changes = None
     if baseline is not None:
         from analysis.changes.verdict import DEFAULT_THRESHOLD
@@ -201,7 +186,7 @@ def load(folder: str | Path, env=None, topology=None, wait_s: float = WAIT_S) ->
     frames = {name: _read(folder, name, cols.get(name, []), objects.get(name, []))
               for name in cols}
     root = Path(meta["log_dir"])
-    envs, topos, camp = inputs.gather(root, env, topology)
+    envs, topos, camp = folder_records.gather(root, env, topology)
     result = ParseResult(frames["observations"], frames["parsed_runs"], frames["problems"])
     changes = None
     if meta.get(CHANGES) is not None:

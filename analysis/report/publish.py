@@ -416,8 +416,8 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     None for silence.
     """
     import_nbformat()  # before anything here imports it
+    from analysis.env.folder_records import resolve_log_dir
     from analysis.report.baseline import check_baseline
-    from analysis.report.inputs import resolve_log_dir
     from analysis.report.webpdf import source_date_epoch
     from analysis.stats import METHODS
 

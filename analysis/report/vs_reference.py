@@ -70,7 +70,7 @@ def match(path: str | Path, summary: pd.DataFrame, runs: pd.DataFrame | None = N
     """The references of `path` matched against the report's cases (references no case
     matches are left out: the column is about the report's cases). The runs' GPUs come from
     `runs` (analysis.stats.RUN_COLUMNS) and their env records `envs`
-    (analysis.report.inputs.EnvInput); without `runs` no GPUs are known and no reference is
+    (analysis.env.folder_records.EnvInput); without `runs` no GPUs are known and no reference is
     shown."""
     from analysis.changes import environment, references
 

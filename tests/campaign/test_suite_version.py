@@ -15,7 +15,7 @@ import analysis
 from analysis.campaign import suite_version as sv
 from analysis.campaign.runner import Campaign
 from analysis.campaign.spec import from_dict
-from analysis.report.inputs import load_campaign
+from analysis.env.folder_records import load_campaign
 
 
 def git(repo: Path, *args: str) -> str:

@@ -190,12 +190,12 @@ def test_the_report_section_from_runs_and_env_records():
     nothing and says why for each of its 8 settings, in the report's language."""
     from analysis import stats
     from analysis.collect import parse_paths
-    from analysis.report import inputs
+    from analysis.env import folder_records
 
     from .campaigns import BUNDLED
 
     runs = stats.run_throughput(parse_paths([BUNDLED]))
-    envs, _topologies, _campaign = inputs.gather(BUNDLED)
+    envs, _topologies, _campaign = folder_records.gather(BUNDLED)
     table, left_out = frameworks.section(runs, envs, "zh")
     assert table.empty and "框架" in table.columns and len(left_out) == 8
     assert all("硬件 4x NVIDIA H200" in t and "没有其他框架" in t for t in left_out)

@@ -8,8 +8,9 @@ import pytest
 
 from analysis import stats
 from analysis.collect import parse_paths
+from analysis.env import folder_records
 from analysis.i18n import Translator
-from analysis.report import inputs, vs_reference
+from analysis.report import vs_reference
 
 from .campaigns import BUNDLED
 
@@ -30,7 +31,7 @@ def report_data():
     result = parse_paths([BUNDLED])
     runs = stats.run_throughput(result)
     summary = stats.summarize(result, runs=runs)
-    envs, _topologies, _campaign = inputs.gather(BUNDLED)
+    envs, _topologies, _campaign = folder_records.gather(BUNDLED)
     return summary, runs, envs
 
 

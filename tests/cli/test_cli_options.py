@@ -89,8 +89,8 @@ def test_an_export_given_where_logs_are_read_is_a_usage_error(tmp_path):
     """`summarize`/`report` of a `dlperf parse` Parquet export: a one-line usage error
     naming the commands that take exports (was an empty table with exit 0)."""
     from analysis.collect import parse_paths
+    from analysis.env.folder_records import resolve_log_dir
     from analysis.errors import UsageError
-    from analysis.report.inputs import resolve_log_dir
 
     export = tmp_path / "x.parquet"
     export.write_bytes(b"PAR1")

@@ -12,8 +12,8 @@ import sys
 
 from conftest import ROOT
 
+from analysis.env.folder_records import gather
 from analysis.report.build import build
-from analysis.report.inputs import gather
 
 RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n1g"
 H200 = ROOT / "tests" / "data" / "topology" / "h200_x4" / "topo.txt"

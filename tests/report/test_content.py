@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from analysis import plots
+from analysis.env import folder_records
 from analysis.i18n import Translator
-from analysis.report import inputs, prepared, tables
+from analysis.report import prepared, tables
 
 
 def _summary(frameworks=("OneFlow",), gpt=False):
@@ -112,7 +113,7 @@ def test_inputs_found_in_log_dir(tmp_path):
     (tmp_path / "topo_a.txt").write_text("not a topology")
     (tmp_path / "1n1g" / "r50_b1_fp32_1.done").write_text(json.dumps(
         {"commands": [{"host": "h1", "command": ["torchrun", "--nnodes=2"]}]}))
-    envs, topos, camp = inputs.gather(tmp_path)
+    envs, topos, camp = folder_records.gather(tmp_path)
     assert [e.name for e in envs] == ["env.json"]
     assert topos[0].name == "topo_a.txt" and topos[0].topology is None and topos[0].error
     assert [(c.run, c.node, c.command) for c in camp.commands] == [

@@ -99,7 +99,7 @@ def test_runs_the_campaign_never_started_are_counted(reports):
 
 
 def test_a_status_file_that_is_not_one_is_named_and_left_out(tmp_path):
-    from analysis.report.inputs import load_campaign
+    from analysis.env.folder_records import load_campaign
 
     (tmp_path / "status.json").write_text('{"runs": [{"state": "pending"}]}')
     camp = load_campaign(tmp_path)

@@ -12,9 +12,10 @@ import pytest
 from conftest import ROOT
 
 from analysis import stats
+from analysis.env import describe, folder_records
+from analysis.env.folder_records import Command, EnvInput
 from analysis.i18n import Translator
-from analysis.report import build, envinfo, inputs
-from analysis.report.inputs import Command, EnvInput
+from analysis.report import build
 
 REAL = ROOT / "data" / "raw_logs" / "rn50_4gpu"
 TITLE = "ResNet-50 v1.5 on 4× H200 (built-in PyTorch workload)"
@@ -35,12 +36,12 @@ def test_env_records_grouped_by_host():
     envs = [EnvInput("1n1g/a_1.node0.env.json", rec), EnvInput("2n2g/b_1.node0.env.json", rec),
             EnvInput("2n2g/b_1.node1.env.json", rec),
             EnvInput("env.json", {"hostname": "other", "gpu_model": "V100", "gpu_count": 8})]
-    assert [h.name for h in envinfo.hosts(envs)] == ["vm", "other"]
-    types = envinfo.node_types(envs)
+    assert [h.name for h in describe.hosts(envs)] == ["vm", "other"]
+    types = describe.node_types(envs)
     assert [[h.name for h in t] for t in types] == [["vm"], ["other"]]
     assert len(types[0][0].records) == 3
-    assert envinfo.shared_host_runs(envs) == [("2n2g/b_1", "vm")]
-    assert envinfo.run_stem(envs[2]) == "2n2g/b_1"
+    assert describe.shared_host_runs(envs) == [("2n2g/b_1", "vm")]
+    assert describe.run_stem(envs[2]) == "2n2g/b_1"
 
 
 def test_environment_section_counts_hosts(reports):
@@ -68,10 +69,10 @@ def test_software_lists_used_framework_first(reports):
     rec = {"frameworks": {"jax": {"version": "0.4"}, "torch": {"version": "2.11.0",
                                                                "git_version": "70d99e998b49ff"}},
            "os": {"pretty_name": "Ubuntu"}}
-    lines = envinfo.software_lines(rec, tr, envinfo.framework_packages(["PyTorch"]))
+    lines = describe.software_lines(rec, tr, describe.framework_packages(["PyTorch"]))
     assert lines[0] == ("Framework (torch)", "2.11.0 (git 70d99e998b49)")
     assert lines[-1] == ("Other packages installed (beside the framework)", "jax 0.4")
-    assert envinfo.framework_packages(["PyTorch", "TensorFlow"])[:2] == ["torch", "tensorflow"]
+    assert describe.framework_packages(["PyTorch", "TensorFlow"])[:2] == ["torch", "tensorflow"]
     env = _text(reports["en"].section("environment"))
     assert env.index("Framework (torch) : 2.11.0") < env.index("OS :")
     assert "Other packages installed (beside the framework) : jax 0.11.2" in env
@@ -83,10 +84,10 @@ def test_software_lists_used_framework_first(reports):
 def test_commands_collapse_ports():
     cmds = [Command(f"2n2g/r_{i}", str(n), f"torchrun --node_rank {n} --master_port {5000 + i} "
                                             f"--log r_{i}.log") for i in (1, 2, 3) for n in (0, 1)]
-    groups = inputs.group_commands(cmds)
+    groups = folder_records.group_commands(cmds)
     assert [(g.case, g.node, len(g.runs)) for g in groups] == [("2n2g/r", "0", 3), ("2n2g/r", "1", 3)]
     assert groups[1].command == "torchrun --node_rank 1 --master_port <port> --log <run>.log"
-    assert inputs.command_template("x --master_port=123 MASTER_PORT=9 --rdzv_endpoint h:29500") \
+    assert folder_records.command_template("x --master_port=123 MASTER_PORT=9 --rdzv_endpoint h:29500") \
         == "x --master_port=<port> MASTER_PORT=<port> --rdzv_endpoint h:<port>"
 
 

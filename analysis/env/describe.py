@@ -1,4 +1,5 @@
-"""Environment records as report lines: hardware and software per distinct node type.
+"""Environment records described: hardware and software per distinct node type, host
+fingerprints, framework versions (for reports and comparisons alike).
 
 Records are JSON objects written by ``dlperf env``; values are looked up under several
 spellings so older or hand-written records still render, and every absent value is shown
@@ -9,9 +10,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from analysis.i18n import Translator
-from analysis.report.inputs import EnvInput
+from analysis.env.folder_records import EnvInput
+
+if TYPE_CHECKING:  # babel (the report extra) stays out of the core install's imports
+    from analysis.i18n import Translator
 
 # label id -> candidate paths ("a.b" = nested key, "a.0.b" = first list item)
 HARDWARE = {
