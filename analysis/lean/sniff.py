@@ -35,6 +35,7 @@ FAMILIES: dict[str, tuple[tuple[bytes, ...], int]] = {
     "oneflow_gpt": ((b"micro_batches", b"samples=", b"arguments"), 95),
     "oneflow_models": ((b"[train], epoch: ", b"[eval], epoch: ", b"num_devices_per_node ."),
                        100),
+    "tf_keras_timehistory": ((b"timehistory: ", b"classifier_trainer.py:"), 95),
 }
 
 

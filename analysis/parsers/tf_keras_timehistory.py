@@ -1,0 +1,204 @@
+"""TensorFlow 2 Keras logs with the official models' ``TimeHistory`` callback (docs/formats.md §14).
+
+DLPerf's TF2 ResNet-50 v1.5 runs (``tensorflow/models`` r2.3.0,
+``official/vision/image_classification/classifier_trainer.py``) print, every ``log_steps``
+(100) global steps, through absl logging::
+
+    I0826 15:13:29.256277 140405777909504 keras_utils.py:133] TimeHistory: 39.13 seconds, 327.08 examples/second between steps 100 and 200
+
+``seconds`` runs from the start of the interval's first batch to the end of its last (the
+gap between intervals is not in it); ``examples/second`` = steps × the *global* batch
+(``train_builder.global_batch_size``, all workers) / seconds, so it is already the run's
+throughput. Steps are global steps (iterations completed). The absl prefix has no year: it
+is taken from the log's first dated line (TF C++ logging ``2020-08-26 15:10:08.207215:``),
+naive times read as UTC like every family's.
+
+Run fields the log states: ``Detected 16 devices.`` (all workers), ``Global batch size:
+2048``, and from the ``Final model parameters:`` dump ``'num_gpus': 8`` (per worker),
+``'worker_hosts': 'h1:port,h2:port'`` (nodes; None = 1) and the training set's
+``'dtype': 'float32'`` (``float16`` = amp). Batch per device = global batch / devices.
+
+DLPerf rule (``TensorFlow/resnet50v1.5/extract_tensorflow_logs.py``, the one its README
+publishes): counting every line that holds ``TimeHistory`` from 1, the mean of the printed
+examples/second of lines 2 to 6 (steps 100–600 with the defaults ``--warmup_batches 100
+--train_batches 600``), rounded to 2 decimals; a case is the median of its repeats.
+Its ``_time`` variant (global batch × 500 / (t(line 6) − t(line 1)), the absl clock times)
+is stated in ``Estimate.method`` beside the figure, not used.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis.estimate import Estimate, RunData
+from analysis.layout import normalize_precision
+from analysis.logtext import LogText
+from analysis.parsers import register
+from analysis.parsers._fields import NUM
+from analysis.parsers.base import LogParser, ParsedLog
+from analysis.parsers.oneflow_cnn import bad_lines
+
+ANCHOR = b"TimeHistory:"
+#: Any line holding the anchor (the DLPerf script counts every line with "TimeHistory").
+_ANY = re.compile(rb"^([^\n]*?)TimeHistory:([^\n]*)$", re.M)
+_BODY = re.compile(rb" *(" + NUM + rb") seconds, (" + NUM + rb") examples/second between steps "
+                   rb"(\d{1,18}) and (\d{1,18})[ \t]*$")
+#: absl prefix: ``I0826 15:13:29.256277 <thread> file.py:133] ``
+_ABSL = re.compile(rb"[IWEF](\d\d)(\d\d) (\d\d:\d\d:\d\d\.\d{6}) ")
+_YEAR = re.compile(rb"^(\d{4})-\d\d-\d\d \d\d:\d\d:\d\d", re.M)
+_SNIFF_TRAINER = re.compile(rb"classifier_trainer\.py:\d+\] ")
+
+_DEVICES = re.compile(rb"\] Detected (\d+) devices\.")
+_GLOBAL = re.compile(rb"\] Global batch size: (\d+)")
+_FINAL = re.compile(rb"\] Final model parameters: ")
+_GPUS = re.compile(rb"'num_gpus': (\d+)")
+_HOSTS = re.compile(rb"'worker_hosts': (None|'([^'\n]*)')")
+_TRAIN_SET = re.compile(rb"'train_dataset': \{")
+_DTYPE = re.compile(rb"'dtype': '(\w+)'")
+
+LINES = 6  # the rule reads the first six TimeHistory lines
+RULE = ("DLPerf TensorFlow 2 Keras rule (extract_tensorflow_logs.py): mean of the printed "
+        "examples/second of TimeHistory lines 2-6, rounded to 2 decimals")
+
+
+def _year(data: bytes) -> str | None:
+    m = _YEAR.search(data)
+    return m.group(1).decode() if m else None
+
+
+def _timestamps(prefixes: list[bytes], year: str | None) -> np.ndarray:
+    """Unix seconds of absl prefixes (NaN without a prefix or a year)."""
+    out = np.full(len(prefixes), np.nan)
+    for i, p in enumerate(prefixes):
+        m = _ABSL.search(p)
+        if m is None or year is None:
+            continue
+        text = f"{year}-{m.group(1).decode()}-{m.group(2).decode()}T{m.group(3).decode()}"
+        try:
+            out[i] = np.datetime64(text, "us").astype(np.int64) / 1e6
+        except ValueError:  # a garbled month or day
+            continue
+    return out
+
+
+def _read_fields(log: LogText, parsed: ParsedLog) -> None:
+    """Run fields the trainer prints (see the module docstring), with their lines."""
+    data = log.data
+
+    def put(key, value, offset):
+        parsed.meta[key] = value
+        parsed.meta_lines[key] = int(log.lines_at(np.array([offset]))[0])
+
+    devices = _DEVICES.search(data)
+    glob = _GLOBAL.search(data)
+    if glob:
+        put("global_batch_size", int(glob.group(1)), glob.start())
+    if devices and glob and int(devices.group(1)) and \
+            int(glob.group(1)) % int(devices.group(1)) == 0:
+        put("batch_size_per_device", int(glob.group(1)) // int(devices.group(1)), glob.start())
+    final = _FINAL.search(data)
+    if final is None:
+        return
+    start = final.end()
+    for pattern, key in ((_GPUS, "gpus_per_node"), (_HOSTS, "num_nodes")):
+        m = pattern.search(data, start)
+        if m is None:
+            continue
+        parsed.parameters[key] = m.group(1).decode("utf-8", "replace")
+        if key == "gpus_per_node":
+            put(key, int(m.group(1)), m.start())
+        else:
+            hosts = [h for h in (m.group(2) or b"").split(b",") if h.strip()]
+            put(key, max(len(hosts), 1), m.start())
+    train = _TRAIN_SET.search(data, start)
+    dtype = _DTYPE.search(data, train.end()) if train else None
+    if dtype:
+        parsed.parameters["train_dataset.dtype"] = dtype.group(1).decode()
+        put("precision", normalize_precision(dtype.group(1).decode()), dtype.start())
+
+
+@register
+class TfKerasTimeHistory(LogParser):
+    name = "tf_keras_timehistory"
+    markers = (b"timehistory: ", b"classifier_trainer.py:")
+    framework = "TensorFlow"
+    description = ("TensorFlow 2 Keras (tensorflow/models official) TimeHistory callback lines "
+                   "of DLPerf's TF2 ResNet-50 runs")
+
+    max_score = 95
+
+    @classmethod
+    def sniff(cls, head: bytes) -> int:
+        for m in _ANY.finditer(head):
+            if _BODY.match(m.group(2)):
+                return 95
+        return 80 if _SNIFF_TRAINER.search(head) else 0
+
+    def parse(self, log: LogText) -> ParsedLog:
+        parsed = ParsedLog(self.name)
+        _read_fields(log, parsed)
+        found = list(_ANY.finditer(log.data))
+        if not found:
+            return parsed
+        lines = log.lines_at(np.array([m.start() for m in found], dtype=np.int64))
+        bodies = [_BODY.match(m.group(2)) for m in found]
+        ok = np.array([b is not None for b in bodies])
+        bad_lines(log, lines[~ok], "TensorFlow Keras TimeHistory", parsed)
+        if not ok.any():
+            return parsed
+        good = [b for b in bodies if b is not None]
+        seconds = np.array([float(b.group(1)) for b in good])
+        tput = np.array([float(b.group(2)) for b in good])
+        first = np.array([int(b.group(3)) for b in good], dtype=np.int64)
+        last = np.array([int(b.group(4)) for b in good], dtype=np.int64)
+        lines = lines[ok]
+        ts = _timestamps([m.group(1) for m, k in zip(found, ok) if k], _year(log.data))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            latency = np.where(last > first, seconds / (last - first), np.nan)
+        parsed.obs.add(line=lines, metric=M.THROUGHPUT, value=tput, phase=M.TRAIN,
+                       unit=M.SAMPLES_PER_S, step=last, timestamp=ts)
+        parsed.obs.add(line=lines, metric=M.LATENCY, value=latency, phase=M.TRAIN,
+                       unit=M.SECONDS, step=last, timestamp=ts)
+        return parsed
+
+    def dlperf(self, run: RunData) -> Estimate:
+        rows = run.series(M.THROUGHPUT).drop_duplicates("line")
+        if rows.empty:
+            return Estimate.fail("no TimeHistory lines", "no_training_lines", RULE)
+        window = rows.iloc[:LINES]
+        steps = window["step"].to_numpy(dtype=np.int64)
+        lines = window["line"].to_numpy(dtype=np.int64)
+        if steps[0] <= 0 or not (steps == steps[0] * np.arange(1, len(steps) + 1)).all():
+            return Estimate.fail(
+                f"the first TimeHistory lines read end at steps {steps.tolist()}, not one "
+                "interval after another from step 0 (a line garbled or missing?); the rule "
+                "counts lines, so no throughput from them", "window_gap", RULE)
+        if len(rows) < LINES:
+            return Estimate.fail(f"only {len(rows)} TimeHistory lines; the rule needs {LINES}",
+                                 "truncated", RULE)
+        method = f"{RULE} (steps {steps[0]}-{steps[-1]})"
+        refused = run.refuse(lines[0], lines[-1], method, timestamps=False)
+        if refused is not None:
+            return refused
+        values = window["value"].to_numpy(dtype=np.float64)[1:]
+        if not np.isfinite(values).all():
+            return Estimate.fail("a printed examples/second in the window is not finite",
+                                 "window_gap", method)
+        method += self._time_variant(run, window, steps)
+        return Estimate(throughput=round(float(values.mean()), 2),
+                        iterations=int(steps[-1] - steps[0]), method=method)
+
+    @staticmethod
+    def _time_variant(run: RunData, window, steps: np.ndarray) -> str:
+        """The `_time` script's figure, in words, where the clock times allow it."""
+        ts = window["timestamp"].to_numpy(dtype=np.float64)
+        gb = run.global_batch_size
+        dt = ts[-1] - ts[0]
+        if gb is None or not np.isfinite(gb) or not np.isfinite(dt) or dt <= 0:
+            return ""
+        n = int(steps[-1] - steps[0])
+        return (f"; extract_tensorflow_logs_time.py, global batch x {n} / (t(line 6) - "
+                f"t(line 1)): {gb * n / dt:.2f}")
