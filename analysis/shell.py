@@ -116,7 +116,10 @@ def _popen(args: tuple[str, ...], *, stdin, stdout, stderr, env, cwd,
         return subprocess.Popen(args, stdin=stdin, stdout=stdout, stderr=stderr,
                                 env=dict(env) if env is not None else None, cwd=cwd,
                                 start_new_session=new_session)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        if cwd is not None and not os.path.isdir(cwd):  # not the program: its folder is missing
+            raise CommandError(args, None, reason=f"cannot be started: its working directory "
+                                                  f"{os.fspath(cwd)!r} does not exist") from None
         raise CommandNotFoundError(args, None, reason=f"cannot be started: {exc.strerror}") from None
     except (PermissionError, OSError) as exc:
         raise CommandError(args, None, reason=f"cannot be started: {exc}") from None

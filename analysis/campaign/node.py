@@ -382,7 +382,12 @@ def run_agent(opts) -> int:
     if opts.gpu_csv:
         sampler, gpu_status = _start_gpu_sampling(opts.gpu_csv, visible_gpus(env))
     rc, child, cannot_start = None, None, False
-    if not stop.reason:
+    if not stop.reason and opts.cwd and not os.path.isdir(opts.cwd):
+        why = f"the working directory {opts.cwd!r} (the spec's workdir) does not exist on {socket.gethostname()}"
+        print(f"dlperf node agent: {why}", file=sys.stderr)
+        rc, cannot_start = 127, True
+        stop.set(why)
+    elif not stop.reason:
         try:
             child = start_process(opts.argv, env=env, cwd=opts.cwd or None)
         except CommandError as exc:

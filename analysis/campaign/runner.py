@@ -25,8 +25,15 @@ from pathlib import Path
 import yaml
 
 from analysis import config
-from analysis.campaign import backends, records
-from analysis.campaign.backends.base import BudgetSpent, Interrupted, Launch, NodeLaunch, Outcome
+from analysis.campaign import backends, records, resume
+from analysis.campaign.backends.base import (
+    BudgetSpent,
+    Interrupted,
+    Launch,
+    NodeLaunch,
+    NodeOutcome,
+    Outcome,
+)
 from analysis.campaign.lock import CampaignLock
 from analysis.campaign.node import visible_gpus
 from analysis.campaign.progress import CampaignProgress
@@ -37,7 +44,7 @@ from analysis.campaign.workloads import get as get_workload
 from analysis.errors import DLPerfError
 from analysis.fsutil import atomic_write_text
 from analysis.interrupt import restore_sigterm, trap_sigterm
-from analysis.redact import redact_env, redact_tree
+from analysis.redact import redact_argv, redact_env, redact_tree
 
 #: Threads per process when the spec's ``env`` does not set ``OMP_NUM_THREADS``. torchrun
 #: sets 1 only when it starts more than one process, so a 1-process case would otherwise use
@@ -109,10 +116,27 @@ class Campaign:
                 "duration_s": float("nan") if duration is None else float(duration),
                 "log": str(run.log_path(self.out).relative_to(self.out))}
 
+    def disk_state(self, run: Run) -> tuple[str, str, int]:
+        """(state, reason, attempts) of `run` (:func:`records.disk_state`); a done run whose
+        log is gone says which files to delete to run it again."""
+        state, reason, attempts = records.disk_state(run, self.out)
+        if self._log_missing(run):
+            files = [run.path(self.out, ".done")] + [
+                p for k in range(run.case.num_nodes) for p in self.files(run, k) if p.exists()]
+            rel = [str(p.relative_to(self.out)) for p in files]
+            reason = (f"finished (done marker {rel[0]}) but its log "
+                      f"{run.log_path(self.out).relative_to(self.out)} is missing; not re-run "
+                      f"(its finished files would clash). To run it again, delete "
+                      f"{', '.join(rel)} (in {self.out})")
+        return state, reason, attempts
+
+    def _log_missing(self, run: Run) -> bool:
+        marker = records.read_json(run.path(self.out, ".done"))
+        return bool(marker and marker.get("ok")) and not run.log_path(self.out).exists()
+
     def status(self):
         """The status table from the files on disk (see :func:`records.status_frame`)."""
-        return records.status_frame([self._row(r, *records.disk_state(r, self.out))
-                                     for r in self.runs])
+        return records.status_frame([self._row(r, *self.disk_state(r)) for r in self.runs])
 
     plan = status
 
@@ -129,11 +153,17 @@ class Campaign:
             note += " at reduced size (--image-size 32 --width 8)"
         return "cpu", note
 
+    def files(self, run: Run, node: int) -> tuple[Path, Path, Path]:
+        """The finished log, environment record and GPU samples of `node` of `run`."""
+        return (run.log_path(self.out, node), run.path(self.out, ".env.json", node=node),
+                run.path(self.out, ".gpu.csv", None if node == 0 else node))
+
     def launch(self, run: Run, device: str, port: int | None = None,
-               start_by: float | None = None) -> Launch:
-        """The node commands and output paths of `run` (`start_by`: see Launch)."""
+               start_by: float | None = None, hosts: list[str] | None = None) -> Launch:
+        """The node commands and output paths of `run` (`start_by`: see Launch; `hosts`:
+        instead of the backend's)."""
         b, case, spec = self.backend, run.case, self.spec
-        hosts = b.node_hosts(case.num_nodes)
+        hosts = hosts or b.node_hosts(case.num_nodes)
         python = spec.python or sys.executable
         ctx = LaunchContext(spec, run, hosts, hosts[0], port or b.master_port(), device, python)
         workdir = str(spec.workdir or config.PROJECT_DIR)
@@ -146,9 +176,8 @@ class Campaign:
                 argv = wrap_container(argv, spec.container, workdir, sorted(env), device == "cuda")
             nodes.append(NodeLaunch(
                 index=k, host=hosts[k], argv=argv, env=env,
-                log=_partial(run.log_path(self.out, k)),
-                env_json=_partial(run.path(self.out, ".env.json", node=k)),
-                gpu_csv=_partial(run.path(self.out, ".gpu.csv", None if k == 0 else k)),
+                log=_partial(self.files(run, k)[0]), env_json=_partial(self.files(run, k)[1]),
+                gpu_csv=_partial(self.files(run, k)[2]),
                 result=work / f"node{k}.result", pidfile=work / f"node{k}.pid"))
         return Launch(run_id=run.run_id, nodes=nodes, timeout=spec.timeout, workdir=workdir,
                       work=work, device=device, python=python,
@@ -181,7 +210,8 @@ class Campaign:
         self.out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.out / "campaign.yaml", yaml.safe_dump(raw, sort_keys=False))
 
-    def run(self, progress: bool = True, time_budget: float | None = None):
+    def run(self, progress: bool = True, time_budget: float | None = None,
+            fresh: bool = False):
         """Run every run that is not done; returns the status table (also in status.json).
 
         With `time_budget` (seconds), no run is started once the next one would probably
@@ -190,10 +220,53 @@ class Campaign:
         then is cancelled (its run stays pending); the rest stay pending and a
         later call resumes them — for job time limits and lent machines. Raises
         :class:`~analysis.campaign.lock.CampaignBusy` at once when another process runs a
-        campaign in the same output folder, :class:`CampaignInterrupted` on SIGINT/SIGTERM.
+        campaign in the same output folder, :class:`~analysis.campaign.resume.FolderMismatch`
+        before anything runs when the folder holds done runs that this spec would run
+        differently (:meth:`changes`), :class:`CampaignInterrupted` on SIGINT/SIGTERM.
+        With `fresh`, the folder's contents are first moved aside into a dated folder beside
+        it (:func:`~analysis.campaign.resume.move_aside`; nothing is deleted).
         """
-        with CampaignLock(self.out):
+        with CampaignLock(self.out) as lock:
+            if fresh:
+                moved = resume.move_aside(self.out, keep=lock.path)
+                if moved:
+                    print(f"{self.spec.name}: moved the contents of {self.out} to {moved}",
+                          file=sys.stderr, flush=True)
+            changes = self.changes()
+            if changes:
+                raise resume.FolderMismatch(resume.mismatch_message(self.out, changes))
             return self._run_locked(progress, time_budget)
+
+    # -- resuming ---------------------------------------------------------------------
+    def expected_marker(self, run: Run, device: str, hosts: list[str], port: int) -> dict:
+        """The done marker this spec would write for `run` run on `hosts` with `port`."""
+        launch = self.launch(run, device, port=port, hosts=hosts)
+        nodes = [NodeOutcome(n.index, n.host, None, command=redact_argv(n.argv or [], n.env))
+                 for n in launch.active()]
+        return self._marker(run, launch, Outcome(True, "", nodes), device, "", 1, 1)
+
+    def changes(self) -> dict[str, list[str]]:
+        """``{run_id: ['key: old → new', ...]}`` for each done run in the folder that this
+        spec would run differently (see :mod:`analysis.campaign.resume`); a done run of a
+        case the spec no longer has is compared on the campaign-wide settings only."""
+        by_id = {r.run_id: r for r in self.runs}
+        found: dict[str, list[str]] = {}
+        for run_id, old in resume.done_markers(self.out).items() if self.runs else ():
+            run = by_id.get(run_id, self.runs[0])
+            device = self.spec.device if self.spec.device != "auto" else old.get("device")
+            n = run.case.num_nodes
+            builds = [self.expected_marker(run, device or "cpu",
+                                           [f"dlperf-host-{tag}{k}" for k in range(n)], port)
+                      for tag, port in (("a", 10001), ("b", 10002))]
+            drop = set(self.backend.node_env(0, run.case.gpus_per_node))
+            new, other = (resume.settings(m, drop) for m in builds)
+            was = resume.settings(old, drop)
+            if run_id not in by_id:
+                new, was = resume.spec_wide(new), resume.spec_wide(was)
+            lines = resume.differences(was, new, resume.masked_positions(new, other))
+            if lines:
+                found[run_id] = lines
+        return found
 
     def _skipped_line(self, rows: dict, todo: list[Run]) -> str:
         done = sum(rows[r.run_id]["state"] == "done" for r in self.runs)
@@ -208,7 +281,7 @@ class Campaign:
     def _run_locked(self, progress: bool, time_budget: float | None):
         self.suite = suite_version(exclude=[self.out])
         self._write_spec()
-        rows = {r.run_id: self._row(r, *records.disk_state(r, self.out)) for r in self.runs}
+        rows = {r.run_id: self._row(r, *self.disk_state(r)) for r in self.runs}
         todo = [r for r in self.runs if rows[r.run_id]["state"] == "pending" or (
             rows[r.run_id]["state"] == "failed" and self.spec.retry_failed
             and not self.run_blocked(r))]
@@ -216,6 +289,9 @@ class Campaign:
         skipped = self._skipped_line(rows, todo)
         if skipped:
             print(skipped, file=sys.stderr, flush=True)
+        for run in filter(self._log_missing, self.runs):
+            print(f"{self.spec.name}: {run.run_id}: {rows[run.run_id]['reason']}",
+                  file=sys.stderr, flush=True)
         if not todo:
             return records.status_frame(list(rows.values()))
         device, note = self.resolve_device()
@@ -268,6 +344,10 @@ class Campaign:
         return records.status_frame(list(rows.values()))
 
     def run_blocked(self, run: Run) -> bool:
+        """A failed run that is not retried: a log without a done marker (made by hand?), or
+        a done run whose log is gone (its other finished files would clash)."""
+        if self._log_missing(run):
+            return True
         return run.log_path(self.out).exists() and not run.path(self.out, ".done").exists()
 
     def _save(self, rows: dict) -> None:

@@ -1,7 +1,9 @@
 """`dlperf run SPEC.yaml`: run a benchmark campaign.
 
 The spec is validated first (clear errors, nothing started). ``--dry-run`` prints every node's
-command of every run and writes nothing. Otherwise the campaign runs in this process (one run at
+command of every run and writes nothing. A folder holding done runs that the spec would run
+differently is refused before anything runs, unless ``--fresh`` moves its contents aside
+(:mod:`analysis.campaign.resume`). Otherwise the campaign runs in this process (one run at
 a time per output folder; Ctrl-C or SIGTERM stops the nodes and leaves the current run pending),
 then the launch notebook is executed read-only as the record ``<out>/00_launch.ipynb`` (see
 :mod:`analysis.campaign.launch_record`) and the status table is printed. Exit status: 0 all
@@ -28,6 +30,10 @@ def add_arguments(p) -> None:
                    help="print every command per node and run nothing")
     p.add_argument("-o", "--out-dir", default=None,
                    help="output folder (default: data/raw_logs/<name>/)")
+    p.add_argument("--fresh", action="store_true",
+                   help="start afresh: move the output folder's contents aside into a dated "
+                        "folder beside it (OUT_DIR.YYYYmmdd-HHMMSS; nothing is deleted). "
+                        "Needed when the folder holds done runs the spec would run differently")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bar or per-run lines (default: a bar on a terminal, "
                         "one line per run otherwise)")
@@ -70,7 +76,8 @@ def run(args) -> int:
         return 0
     interrupted = False
     try:
-        campaign.run(progress=not args.no_progress, time_budget=args.time_budget)
+        campaign.run(progress=not args.no_progress, time_budget=args.time_budget,
+                     fresh=args.fresh)
     except (CampaignInterrupted, KeyboardInterrupt) as exc:
         interrupted = True
         print(f"dlperf run: {exc or 'interrupted'}", file=sys.stderr)

@@ -44,12 +44,14 @@ class LocalBackend(Backend):
     :func:`~analysis.campaign.node.stop_agents` has killed what is left of each session."""
 
     name = "local"
+    _ids: list[str] | None = None
 
     def _gpu_ids(self) -> list[str]:
-        ids = agent.visible_gpus(dict(os.environ))
-        if self.spec.gpus_per_host:
-            ids = ids[: self.spec.gpus_per_host]
-        return ids
+        # asked once: every launch built (and every done run compared on resuming) needs them
+        if self._ids is None:
+            ids = agent.visible_gpus(dict(os.environ))
+            self._ids = ids[: self.spec.gpus_per_host] if self.spec.gpus_per_host else ids
+        return self._ids
 
     def probe_gpus(self) -> int:
         return len(self._gpu_ids())

@@ -1,0 +1,180 @@
+"""May a spec resume in a campaign folder? What its done runs ran with, against what it would run.
+
+A done marker (:mod:`analysis.campaign.records`) records what defined its run: the fields in
+:data:`DEFINING` — the campaign's name, backend, workload, framework and device, the case
+(model, nodes, GPUs, precision, batch size, repeat, iterations, warmup and the case's own
+parameters), node 0's environment — and every node's command. The runner builds the marker
+the spec would write for the same run and :func:`differences` compares the two, setting aside
+where the run happened (the hosts and the rendezvous port, found by building the commands
+twice with different ones) and the variables the backend adds per node (its GPU set). Times,
+attempts, exit statuses and the suite version are how a run went, not what it ran: a newer
+suite may resume a campaign (each marker names its suite).
+
+A folder whose done runs differ is refused before anything runs (:class:`FolderMismatch`),
+unless the caller starts afresh: :func:`move_aside` moves the folder's contents, never
+deleting anything, into a dated sibling folder (outside the folder, so that a log walker such
+as ``dlperf summarize OUT`` never reads the old runs with the new ones).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import time
+from pathlib import Path
+
+from analysis.campaign import records
+from analysis.errors import UsageError
+
+#: The marker fields that say what a run ran (the others say how and when it went).
+DEFINING = ("campaign", "backend", "workload", "framework", "device", "case", "env")
+#: Case fields the runner takes from the spec, not from the case: a done run of a case the
+#: spec no longer has is compared on these (and the campaign-wide fields) only.
+SPEC_WIDE_CASE = ("iterations", "warmup")
+UNSET = "(unset)"
+
+
+class FolderMismatch(UsageError):
+    """The output folder holds done runs that the spec would run differently."""
+
+
+def done_markers(out: Path) -> dict[str, dict]:
+    """``{run_id: marker}`` of every done marker under `out` that says ``ok``."""
+    found = {}
+    for path in sorted(Path(out).glob("*/*.done")):
+        marker = records.read_json(path)
+        if marker and marker.get("ok"):
+            found[str(marker.get("run_id") or f"{path.parent.name}/{path.stem}")] = marker
+    return found
+
+
+def settings(marker: dict, drop_env: set[str] = frozenset(),
+             commands: bool = True) -> dict[str, object]:
+    """The defining fields of `marker`, flat (``case.iterations``, ``env.NCCL_ALGO``,
+    ``node 0 command``), without the variables in `drop_env`."""
+    flat: dict[str, object] = {}
+    for key in DEFINING:
+        value = marker.get(key)
+        if isinstance(value, dict):
+            flat.update({f"{key}.{k}": v for k, v in value.items()
+                         if not (key == "env" and k in drop_env)})
+        elif key in marker:
+            flat[key] = value
+    if commands:
+        for n in marker.get("nodes") or []:
+            flat[f"node {n.get('node')} command"] = [str(w) for w in n.get("command") or []]
+    return flat
+
+
+def spec_wide(flat: dict[str, object]) -> dict[str, object]:
+    """`flat` without what depends on the case (its commands and case fields but
+    :data:`SPEC_WIDE_CASE`)."""
+    return {k: v for k, v in flat.items()
+            if not k.endswith(" command") and not (
+                k.startswith("case.") and k.removeprefix("case.") not in SPEC_WIDE_CASE)}
+
+
+def _show(value: object) -> str:
+    return UNSET if value is None else str(value)
+
+
+def _command_change(old: list[str], new: list[str], masked: set[int]) -> str:
+    """'' when `old` and `new` agree outside the `masked` positions of `new`, else each
+    differing stretch as 'old words' → 'new words' (with the word before it)."""
+    if len(old) == len(new) and all(a == b or i in masked
+                                    for i, (a, b) in enumerate(zip(old, new))):
+        return ""
+    parts = []
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for op, a1, a2, b1, b2 in matcher.get_opcodes():
+        if op == "equal" or (a2 - a1 == b2 - b1 and set(range(b1, b2)) <= masked):
+            continue
+        before = old[a1 - 1:a1] if a1 and b1 else []
+        parts.append(f"'{' '.join(before + old[a1:a2])}' → '{' '.join(before + new[b1:b2])}'")
+    return "; ".join(parts)
+
+
+def differences(old: dict[str, object], new: dict[str, object],
+                masks: dict[str, set[int]] | None = None) -> list[str]:
+    """'key: old → new' for every key whose value differs (UNSET where one side lacks it).
+    `masks`: per command key, the word positions of the new command that say where the run
+    happens (not compared)."""
+    out = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if key.endswith(" command"):
+            change = _command_change(list(a or []), list(b or []), (masks or {}).get(key, set()))
+            if change:
+                out.append(f"{key}: {change}")
+        elif a != b:
+            out.append(f"{key}: {_show(a)} → {_show(b)}")
+    return out
+
+
+def masked_positions(first: dict[str, object], second: dict[str, object]) -> dict[str, set[int]]:
+    """Per command key, the positions where two builds of the same run's commands (other
+    hosts, other port) differ: the words that say where the run happens."""
+    masks = {}
+    for key, words in first.items():
+        if key.endswith(" command"):
+            other = second.get(key) or []
+            masks[key] = {i for i, w in enumerate(words)
+                          if i >= len(other) or other[i] != w}
+    return masks
+
+
+def mismatch_message(out: Path, changes: dict[str, list[str]]) -> str:
+    """The refusal: each difference once, with how many done runs (and the first) have it."""
+    by_change: dict[str, list[str]] = {}
+    for run_id, lines in changes.items():
+        for line in lines:
+            by_change.setdefault(line, []).append(run_id)
+    lines = [f"  {line} ({len(ids)} done run(s), e.g. {ids[0]})"
+             for line, ids in by_change.items()]
+    return (f"campaign folder {out} holds {len(changes)} done run(s) that this spec would run "
+            f"differently (old → new); nothing was run:\n" + "\n".join(lines) + "\n"
+            "Run the old spec to resume, give another folder (-o OUT_DIR), or start afresh "
+            "with --fresh (the folder's contents are moved aside into a dated folder beside "
+            "it, nothing is deleted).")
+
+
+def aside_path(out: Path) -> Path:
+    """``<out>.<YYYYmmdd-HHMMSS>`` beside `out` (``-2``, ``-3``, ... when taken)."""
+    out = Path(out)
+    base = out.with_name(f"{out.name}.{time.strftime('%Y%m%d-%H%M%S')}")
+    path, n = base, 1
+    while path.exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
+
+
+def move_aside(out: Path, keep: Path) -> Path | None:
+    """Move everything in `out` but `keep` (the lock, held by the caller) into
+    :func:`aside_path`; returns it, or None when there was nothing to move."""
+    out, keep = Path(out), Path(keep)
+    entries = _entries(out, keep)
+    if not entries:
+        return None
+    dest = aside_path(out)
+    for path in entries:
+        target = dest / path.relative_to(out)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(path, target)
+    return dest
+
+
+def _entries(folder: Path, keep: Path) -> list[Path]:
+    """The entries of `folder` to move: all but `keep`, and of a folder that holds `keep`, its
+    other entries."""
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.iterdir()):
+        if path == keep:
+            continue
+        if path.is_dir() and not path.is_symlink() and keep.is_relative_to(path):
+            found += _entries(path, keep)
+        else:
+            found.append(path)
+    return found
