@@ -159,7 +159,7 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
         return FileRead(path, None, [Problem(
             source, None, "unreadable_file", "cannot read: not enough memory for it (set "
             f"{MAX_BYTES_ENV} lower to read only its beginning)")])
-    parser = parsers.get(family) if family else parsers.detect(log.head())
+    parser = parsers.get(family) if family else parsers.detect(log.data)
     if parser is None:
         return _unknown_format(path, explicit, log)
     try:
