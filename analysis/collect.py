@@ -24,7 +24,7 @@ import pandas as pd
 from analysis import metrics as M
 from analysis import parse_cache, parsers, result_cache, schema
 from analysis.checks import check_parsed
-from analysis.discover import Found, NoLogsError, find_logs
+from analysis.discover import Found, NoKnownLogsError, NoLogsError, find_logs, is_probed_name
 from analysis.errors import LogProblemError, UsageError
 from analysis.fsutil import display_path, printable
 from analysis.layout import meta_from_path, node_index
@@ -36,7 +36,7 @@ from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.problems import Problem, excerpt, to_frame
 from analysis.user_meta import MAX_COUNT, MetaFiles, is_count, merge_meta
 
-__all__ = ["NoLogsError", "ParseResult", "discover", "parse_paths"]
+__all__ = ["NoKnownLogsError", "NoLogsError", "ParseResult", "discover", "parse_paths"]
 
 #: Problems not reported for the logs of nodes other than node 0 when node 0 trained.
 _QUIET_ON_OTHER_NODES = ("unknown_format", "no_training_lines")
@@ -75,6 +75,10 @@ class ParseResult:
     #: reads `parts` on first use (a kept result: its files are read again, through the
     #: per-file cache, only when observations are asked for)
     read_parts: Callable[[], list] | None = field(default=None, repr=False, compare=False)
+    #: files found under the paths, and of them those skipped as not logs (a README.txt);
+    #: None for a kept result (its files were not looked at this time)
+    files_found: int | None = field(default=None, compare=False)
+    files_skipped: int | None = field(default=None, compare=False)
 
     def summary(self, **kwargs) -> pd.DataFrame:
         from analysis.stats import summarize
@@ -159,7 +163,7 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
         return FileRead(path, None, [Problem(
             source, None, "unreadable_file", "cannot read: not enough memory for it (set "
             f"{MAX_BYTES_ENV} lower to read only its beginning)")])
-    parser = parsers.get(family) if family else parsers.detect(log.head())
+    parser = parsers.get(family) if family else parsers.detect(log.data)
     if parser is None:
         return _unknown_format(path, explicit, log)
     try:
@@ -196,9 +200,10 @@ def _zero_bytes(path: Path) -> bool:
 
 def _unknown_format(path: Path, explicit: bool, log: LogText) -> FileRead:
     """What a file no parser recognises gives: an `unknown_format` problem (empty or blank,
-    or of no family), or nothing for a JSON file beside the logs."""
-    if not explicit and path.name.endswith((".json", ".json.gz")):
-        return FileRead(path, None, [], skip=True)  # some other JSON file beside the logs
+    or of no family), or nothing for a JSON file beside the logs and for a ``.txt``,
+    ``.out`` or ``.err`` file found by walking (discover.PROBED_SUFFIXES: a README, notes)."""
+    if not explicit and (path.name.endswith((".json", ".json.gz")) or is_probed_name(path.name)):
+        return FileRead(path, None, [], skip=True)  # some other file beside the logs
     head = log.head(4096).decode("utf-8", "replace")
     first = next((ln for ln in head.splitlines() if ln.strip()), "")
     reason = ("the file is empty or blank" if not _VISIBLE.search(log.data) else
@@ -245,9 +250,28 @@ def _parse_for_rule(parser, log: LogText) -> ParsedLog | None:
 
 
 def _files_read(members: list[Found]) -> list[Found]:
-    """The files of a run that are read: the first of each role (see `_read_run`)."""
+    """The files of a run that are read: the first of each role (see `_read_run`), and every
+    probed file (``x.err`` beside ``x.log``): each may turn out not to be a log."""
     roles: dict[tuple[int, str], Path] = {}
-    return [f for f in members if roles.setdefault(_role(f.path), f.path) is f.path]
+    out = []
+    for f in _by_preference(members):
+        role, probed = _role(f.path), is_probed_name(f.path.name)
+        if role not in roles or probed:
+            out.append(f)
+            if not probed:
+                roles.setdefault(role, f.path)
+    return out
+
+
+def _by_preference(members: list[Found]) -> list[Found]:
+    """`members` with probed files (``.out``, ``.txt``, ``.err``, in that order) after the
+    others: of ``x.log`` and ``x.err``, the log is the run's (stable otherwise)."""
+    def rank(f: Found) -> int:
+        name = f.path.name[:-3] if f.path.name.endswith(".gz") else f.path.name
+        return next((i + 1 for i, suf in enumerate((".out", ".txt", ".err"))
+                     if name.endswith(suf) and is_probed_name(name)), 0)
+
+    return sorted(members, key=rank)
 
 
 def _role(path: Path) -> tuple[int, str]:
@@ -310,7 +334,8 @@ def _derived_counts(row: dict, problems: list[Problem]) -> None:
 def parse_paths(paths: Iterable[str | Path], family: str | None = None,
                 strict: bool = False, meta: Mapping | Iterable[Mapping] | None = None,
                 max_bytes: int | str | None = None, dlperf_only: bool = False,
-                jobs: int | None = None, cache: bool = False) -> ParseResult:
+                jobs: int | None = None, cache: bool = False,
+                require_runs: bool = False) -> ParseResult:
     """Parse every log under `paths` (files or folders, searched recursively).
 
     `family` forces one parser instead of sniffing each file. `meta` states run fields the
@@ -326,7 +351,8 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     is kept between calls (:mod:`analysis.parse_cache`) and an unchanged file is not read again;
     a call on files all unchanged returns the frames it gave last time, and the per-run figures
     computed from them (:mod:`analysis.result_cache`), without reading a file.
-    Raises NoLogsError when `paths` hold no log at all.
+    Raises NoLogsError when `paths` hold no log at all, and with `require_runs`,
+    NoKnownLogsError when files were found but none is a log of a known format (no run).
     Returns a ParseResult with frames `observations` (schema.OBSERVATIONS), `runs`
     (schema.RUNS) and `problems` (schema.PROBLEMS).
     """
@@ -355,6 +381,11 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
         line = None if pd.isna(p["line"]) else int(p["line"])
         raise LogProblemError(p["source"], line, f"{p['kind']}: {p['reason']}",
                               None if pd.isna(p["text"]) else p["text"])
+    if require_runs and result.runs.empty:
+        if result.files_found is None:  # a kept result: look at the files to say how many
+            result = read()
+        raise NoKnownLogsError(paths, result.files_found, result.files_skipped,
+                               result.problems["kind"].tolist())
     return result
 
 
@@ -374,13 +405,16 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
                                  {"family": family, "max_bytes": limit, "dlperf_only": dlperf_only})
     else:
         runs = ordered_map(read_run, groups, jobs)
+    skipped = sum(len(g) if run is None else sum(r.skip for r in run.reads.values())
+                  for g, run in zip(groups, runs, strict=True))
     runs = [run for run in runs if run is not None]
     kept = _drop_duplicate_content(runs, all_problems, limit)
     for run in kept:
         all_problems += run.problems
     run_rows = _place_unread_runs(kept)
-    if not run_rows and not all_problems:
-        raise NoLogsError([str(p) for p in paths])
+    if not run_rows and not all_problems:  # nothing found, or only files that are no logs
+        names = [str(p) for p in paths]
+        raise NoKnownLogsError(names, len(files), skipped, []) if files else NoLogsError(names)
 
     problems = to_frame(all_problems)
     kinds: dict[str, dict[str, None]] = {}  # per run, its problems' kinds in first-seen order
@@ -390,7 +424,8 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
         row["problems"] = ";".join(kinds.get(row["run_id"], ()))
     placed = {id(row) for row in run_rows}
     obs_parts = [part for run in kept if id(run.row) in placed for part in run.obs_parts]
-    return ParseResult(None, _runs_frame(run_rows), problems, obs_parts)
+    return ParseResult(None, _runs_frame(run_rows), problems, obs_parts,
+                       files_found=len(files), files_skipped=skipped)
 
 
 def _read_runs_cached(groups: list[list[Found]], read_run, jobs: int | None,
@@ -451,9 +486,10 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
     reads: list[FileRead] = []
     every: dict[Path, FileRead] = {}
     roles: dict[tuple[int, str], Path] = {}
-    for f in members:
-        first = roles.setdefault(_role(f.path), f.path)
-        if first is not f.path:
+    for f in _by_preference(members):
+        first = roles.get(_role(f.path))
+        probed = is_probed_name(f.path.name)
+        if first is not None and not probed:
             problems.append(Problem(
                 str(f.path), None, "duplicate_run",
                 f"a second file of this run beside {first}; only {first.name} is read",
@@ -462,7 +498,15 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
         read = (known or {}).get(f.path) or _read_file(f.path, family, f.explicit, limit,
                                                       dlperf_only)
         every[f.path] = read
-        if not read.skip:
+        if first is not None:  # a probed file beside the run's log: a second log, or none
+            if not read.skip:
+                problems.append(Problem(
+                    str(f.path), None, "duplicate_run",
+                    f"a second log of this run beside {first}; only {first.name} is read",
+                    run_id=rid))
+            continue
+        if not read.skip:  # a file that is no log does not take its role (x.err beside x.out)
+            roles[_role(f.path)] = f.path
             reads.append(read)
     if not reads:
         return None

@@ -23,11 +23,18 @@ from analysis.layout import run_stem
 from analysis.problems import Problem
 
 #: Suffixes (before an optional .gz) of files picked up when walking a folder.
-WALK_SUFFIXES = (".log", ".out", ".mem", ".gpu.csv", ".json")
-#: Whole file names also picked up (LiBai's trainer writes ``<output_dir>/log.txt``).
+WALK_SUFFIXES = (".log", ".out", ".err", ".txt", ".mem", ".gpu.csv", ".json")
+#: Of those, the suffixes of files that may as well not be logs (published logs are often
+#: ``.txt``, batch jobs write ``.out``/``.err``; so are READMEs and notes): found by walking,
+#: such a file is a log only when a family recognises its content, and is skipped otherwise
+#: (counted, not a problem). Named on the command line, it is read like any log.
+PROBED_SUFFIXES = (".out", ".err", ".txt")
+#: Whole file names read like ``.log`` files (LiBai's trainer writes ``<output_dir>/log.txt``).
 WALK_NAMES = ("log.txt",)
 #: File names never taken for logs when walking a folder (records the suite writes itself).
 IGNORED_NAMES = ("env.json", "status.json", "campaign.json", "summary.json")
+#: Saved ``nvidia-smi topo -m`` output (``topo*.txt``): read by reports, never a log.
+TOPOLOGY_PREFIX = "topo"
 
 
 class NoLogsError(DLPerfError):
@@ -36,6 +43,19 @@ class NoLogsError(DLPerfError):
     def __init__(self, paths: list[str]):
         super().__init__(f"no logs found under {', '.join(paths)}")
         self.paths = paths
+
+
+class NoKnownLogsError(NoLogsError):
+    """Files were found under the paths, but none is a log of a known format: no run."""
+
+    def __init__(self, paths: list[str], looked_at: int, skipped: int, kinds: list[str]):
+        parts = [f"{n} {what}" for n, what in (
+            (skipped, "skipped as not logs"), (kinds.count("unknown_format"), "of no known format"),
+            (kinds.count("unreadable_file"), "unreadable")) if n]
+        files = f"{looked_at} file{'' if looked_at == 1 else 's'} looked at"
+        DLPerfError.__init__(self, f"no log of a known format under {', '.join(paths)}: "
+                                   f"{files}" + (f" ({', '.join(parts)})" if parts else ""))
+        self.paths, self.looked_at, self.skipped = paths, looked_at, skipped
 
 
 @dataclass(frozen=True)
@@ -55,7 +75,15 @@ def is_log_name(name: str) -> bool:
     if name in IGNORED_NAMES or name.endswith(".env.json"):
         return False
     base = name[:-3] if name.endswith(".gz") else name
+    if base.startswith(TOPOLOGY_PREFIX) and base.endswith(".txt"):
+        return False  # analysis.report.inputs reads these
     return base.endswith(WALK_SUFFIXES) or base in WALK_NAMES
+
+
+def is_probed_name(name: str) -> bool:
+    """True for file names that are logs only when their content says so (PROBED_SUFFIXES)."""
+    base = name[:-3] if name.endswith(".gz") else name
+    return base.endswith(PROBED_SUFFIXES) and base not in WALK_NAMES
 
 
 def _unreadable(path: Path, what: str, exc: OSError | None = None) -> Problem:

@@ -28,7 +28,7 @@ _GPT_FILE = re.compile(
     r"_mbz(?P<mbz>\d+)_gbz(?P<gbz>\d+)_s(?P<seq>\d+)_l(?P<layers>\d+)_h(?P<hidden>\d+)"
     r"_nh(?P<heads>\d+)(?:_(?P<rep>\d+))?$"
 )
-_LOG_SUFFIXES = re.compile(r"(\.node\d+)?(\.gpu\.csv|\.mem|\.log|\.txt|\.out|\.json)?(\.gz)?$")
+_LOG_SUFFIXES = re.compile(r"(\.node\d+)?(\.gpu\.csv|\.mem|\.log|\.txt|\.out|\.err|\.json)?(\.gz)?$")
 _NODE_SUFFIX = re.compile(r"\.node(\d+)(?=\.[^/]*$)")
 
 

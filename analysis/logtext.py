@@ -1,9 +1,14 @@
 """Read a log file into clean bytes that parsers can match with whole-file regexes.
 
 Cleaning keeps the line count unchanged, so offsets map to the file's own line numbers:
-gzip is opened transparently, CR before LF is dropped, ANSI escapes are removed, and
-launcher rank prefixes (Open MPI ``[1,0]<stdout>:``, horovodrun ``[0]<stdout>:``, torchrun
-``[default3]:``, ``srun -l`` ``3: ``) are stripped while the rank is kept per line.
+gzip is opened transparently, CR before LF is dropped (a lone CR ends a line), ANSI escapes
+are removed, and launcher rank prefixes (Open MPI ``[1,0]<stdout>:``, horovodrun
+``[0]<stdout>:``, torchrun ``[default3]:``, ``srun -l`` ``3: ``) are stripped while the rank
+is kept per line. Output of two streams glued on one line (a progress bar on stderr ends
+without a line end, the next stdout line follows it) is cut where the second starts: the
+text before a launcher tag that is not at the line start, and before the end of a tqdm bar
+(``78/1147 [00:14<03:20, 5.33it/s]``) that more text follows, is dropped — so a DLL line
+printed after a bar starts its line like any other, and the line count stays the file's.
 Undecodable bytes are left in place (parsers work on bytes) and reported once.
 
 Reading is capped so that one file cannot exhaust memory (a small gzip can hold gigabytes of
@@ -54,6 +59,32 @@ _RANK_PREFIX = re.compile(
 #: A prefix at a line start, searched in "\n" + text: a pattern that starts with a literal is
 #: searched for fast, where ``^`` with re.M is tried at every byte.
 _PREFIX_HINT = re.compile(rb"\n(?:" + _ASCTIME + rb"\[\d+(?:,\d+)?\]<std|\[default\d+\]:| {0,3}\d{1,5}: \S)")
+
+
+#: Text before a launcher tag later on its line (greedy: up to the last tag), in "\n" + text.
+_GLUED_TAG = re.compile(rb"\n[^\n]+(?=\[\d+(?:,\d+)?\]<std(?:out|err)>:|\[default\d+\]:)")
+#: The end of a tqdm progress bar, ``[elapsed<remaining, rate]``, that more text follows.
+_BAR_END = rb"\[(?:\d+:)?\d\d:\d\d<(?:(?:\d+:)?\d\d:\d\d|\?)[^\]\n]*\](?=[^\n])"
+_GLUED_BAR_END = re.compile(_BAR_END)
+#: A line's text up to the end of the last such bar on it, in "\n" + text.
+_GLUED_BAR = re.compile(rb"\n[^\n]*" + _BAR_END)
+
+
+def has_glued_bar(text: bytes) -> bool:
+    """Whether a progress bar ends with more text after it on one line of `text` (cleaning
+    drops the bar and what came before it on that line)."""
+    return b"<" in text and _GLUED_BAR_END.search(text) is not None
+
+
+def _unglue_bars(text: bytes) -> bytes:
+    """`text` without a progress bar that more text follows on its line, nor what is before it."""
+    if not has_glued_bar(text):
+        return text
+    return _GLUED_BAR.sub(_keep_newline, b"\n" + text)[1:]
+
+
+def _keep_newline(m: re.Match) -> bytes:
+    return b"\n"
 
 
 #: Occurrences of a needle's first byte checked one by one before a substring search.
@@ -245,6 +276,7 @@ class LogText:
             raw = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         if b"\x1b" in raw:
             raw = _ANSI.sub(b"", raw)
+        raw = _unglue_bars(raw)
         text = cls(source=source, data=raw, problems=problems)
         if not raw.isascii():
             try:
@@ -290,6 +322,10 @@ class LogText:
 
         data = self.data
         matches = list(_RANK_PREFIX.finditer(data))
+        at_starts = sum(m.group(4) is None for m in matches)  # launcher tags at line starts
+        if data.count(b"]<std") + data.count(b"[default") > at_starts:  # some glued to text
+            data = _GLUED_TAG.sub(_keep_newline, b"\n" + data)[1:]
+            matches = list(_RANK_PREFIX.finditer(data))
         if not matches:
             return
         starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))

@@ -30,13 +30,14 @@ def test_parse_rejects_unknown_output_suffix(dlperf_exe, tmp_path):
     assert r.returncode == 2 and ".parquet or .csv" in r.stderr
 
 
-def test_unknown_format_is_a_flagged_problem_not_an_error(dlperf_exe, tmp_path):
+def test_unknown_format_alone_is_one_error_line(dlperf_exe, tmp_path):
     d = tmp_path / "1n1g"
     d.mkdir()
     (d / "r50_b64_fp32_1.log").write_text("hello\nnothing to see\n")
     r = _run(dlperf_exe, "summarize", str(tmp_path))
-    assert r.returncode == 0, r.stderr
-    assert "unknown_format" in r.stderr and "r50_b64_fp32_1.log" in r.stderr
+    assert r.returncode == 1 and r.stdout == "", r.stderr
+    assert r.stderr == (f"dlperf: error: no log of a known format under {tmp_path}: 1 file "
+                        "looked at (1 of no known format)\n")
     strict = _run(dlperf_exe, "summarize", str(tmp_path), "--strict")
     assert strict.returncode == 3 and "unknown_format" in strict.stderr
 

@@ -138,7 +138,8 @@ def run(args) -> int:
 
     # the dlperf rules read a log's first lines: the rest is not parsed (same figures)
     result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta,
-                         dlperf_only=args.method == "dlperf", jobs=args.jobs, cache=args.cache)
+                         dlperf_only=args.method == "dlperf", jobs=args.jobs, cache=args.cache,
+                         require_runs=True)
     runs = run_throughput(result, args.method, args.warmup, args.measure)
     bad = runs[runs["problem_kind"] != ""]
     if args.strict and not bad.empty:
@@ -150,6 +151,10 @@ def run(args) -> int:
     else:
         text = output(frame_records(table)[0], args.format)
     print(text, end="")
+    if result.files_skipped:
+        n = result.files_skipped
+        print(f"{n} file{'' if n == 1 else 's'} (.txt, .out, .err) skipped as not logs",
+              file=sys.stderr)
     report_problems(result.problems)
     # problems found by the method (e.g. truncated runs) that parsing did not already report
     known = set(zip(result.problems["run_id"], result.problems["kind"]))

@@ -16,7 +16,7 @@ from analysis.lean import dll_pytorch, oneflow_cnn
 from analysis.lean.cache import FolderStore
 from analysis.lean.read import LeanRead
 from analysis.lean.sniff import HEAD
-from analysis.logtext import BYTES_PER_LINE, has_launcher_tags, max_log_bytes
+from analysis.logtext import BYTES_PER_LINE, has_glued_bar, has_launcher_tags, max_log_bytes
 from analysis.stats import case_stats
 from analysis.user_meta import FOLDER_FILE, INT_KEYS, STEM_SUFFIX, MetaFiles, is_count
 
@@ -34,7 +34,8 @@ ORDER = ("framework", "model", "precision", "batch_size_per_device", "case", "nu
 def read_log(path: str, limit: int) -> LeanRead | None:
     """A lean read of the log at `path`, or None: unreadable, over `limit` bytes, anything
     the full path would clean (gzip, CR, ANSI escapes, launcher tags, bytes that are not
-    UTF-8; the readers look for rank prefixes at the top), or of no lean family."""
+    UTF-8, progress bars glued to the next line; the readers look for rank prefixes at the
+    top), or of no lean family."""
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
@@ -44,7 +45,8 @@ def read_log(path: str, limit: int) -> LeanRead | None:
     except OSError:
         return None
     if len(data) != size or data[:2] == b"\x1f\x8b" \
-            or b"\r" in data or b"\x1b" in data or has_launcher_tags(data):
+            or b"\r" in data or b"\x1b" in data or has_launcher_tags(data) \
+            or has_glued_bar(data):
         return None
     if not data.isascii():
         try:

@@ -30,14 +30,22 @@ def get(name: str) -> LogParser:
 #: used to cost more than parsing.
 SNIFF_SIZES = (4096, 1 << 16)
 CONFIDENT = 90  # a line-level match; lower scores look further before deciding
+#: Past the head, a log none is sure of is sniffed in windows of SNIFF_WINDOW bytes (cut at
+#: line ends), one after another, up to SNIFF_LIMIT bytes from its start: TensorFlow on 8
+#: GPUs prints ~150 KB of start-up before its first DLL line. The bound keeps a large file of
+#: no known format (or a non-master node's log, which never becomes sure) cheap to sniff:
+#: at most SNIFF_LIMIT / SNIFF_WINDOW windows, each a substring search before any regex.
+SNIFF_WINDOW = 1 << 20
+SNIFF_LIMIT = 4 << 20
 
 
-def detect(head: bytes) -> LogParser | None:
-    """The family whose `sniff` is most confident about `head`, or None."""
+def detect(data: bytes) -> LogParser | None:
+    """The family whose `sniff` is most confident about a part of `data` (a cleaned log, or
+    its head), or None: its first 4 KiB, then 64 KiB, then the windows after them up to
+    SNIFF_LIMIT bytes, until one family scores CONFIDENT."""
     families = _registry.classes()
     best, score = None, 0
-    for size in SNIFF_SIZES:
-        part = head[:size]
+    for part in _sniff_parts(data):
         lower = part.lower()
         for cls in families:
             if cls.max_score <= score:
@@ -47,6 +55,21 @@ def detect(head: bytes) -> LogParser | None:
             s = cls.sniff(part)
             if s > score:
                 best, score = cls, s
-        if score >= CONFIDENT or len(part) == len(head):
+        if score >= CONFIDENT:
             break
     return best() if best else None
+
+
+def _sniff_parts(data: bytes):
+    """The parts of `data` that `detect` sniffs, in order (see SNIFF_WINDOW)."""
+    for size in SNIFF_SIZES:
+        yield data[:size]
+        if size >= len(data):
+            return
+    lo = data.rfind(b"\n", 0, SNIFF_SIZES[-1]) + 1  # the line the head cut
+    limit = min(len(data), SNIFF_LIMIT)
+    while lo < limit:
+        hi = data.find(b"\n", min(lo + SNIFF_WINDOW, limit) - 1)
+        hi = len(data) if hi < 0 else hi + 1
+        yield data[lo:hi]
+        lo = hi

@@ -156,7 +156,9 @@ class LogParser(ABC):
     @classmethod
     @abstractmethod
     def sniff(cls, head: bytes) -> int:
-        """Confidence 0..100 that `head` (first 64 KiB, cleaned) is this family."""
+        """Confidence 0..100 that `head` (a part of a cleaned log that starts at a line:
+        its first 4 KiB or 64 KiB, or a window further on, see `analysis.parsers.detect`) is
+        this family."""
 
     @abstractmethod
     def parse(self, log: LogText) -> ParsedLog:

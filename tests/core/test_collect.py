@@ -156,9 +156,9 @@ def test_different_runs_with_the_same_relative_name_stay_two_runs(tmp_path):
 def test_an_empty_folder_or_one_without_logs_is_no_logs_found(tmp_path):
     with pytest.raises(NoLogsError, match=f"no logs found under {tmp_path}"):
         parse_paths([tmp_path])
-    (tmp_path / "notes.txt").write_text("hello\n")
+    (tmp_path / "notes.txt").write_text("hello\n")  # looked at (a .txt may be a log): not one
     (tmp_path / "sub").mkdir()
-    with pytest.raises(NoLogsError, match="no logs found under"):
+    with pytest.raises(NoLogsError, match="no log of a known format under .*: 1 file looked at"):
         parse_paths([tmp_path])
 
 
