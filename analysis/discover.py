@@ -76,7 +76,7 @@ def is_log_name(name: str) -> bool:
         return False
     base = name[:-3] if name.endswith(".gz") else name
     if base.startswith(TOPOLOGY_PREFIX) and base.endswith(".txt"):
-        return False  # analysis.report.inputs reads these
+        return False  # analysis.env.folder_records reads these
     return base.endswith(WALK_SUFFIXES) or base in WALK_NAMES
 
 
