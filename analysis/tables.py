@@ -78,9 +78,21 @@ def _json_value(v):
     return v
 
 
+#: First characters that make a spreadsheet read a text cell as a formula.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(text: str) -> str:
+    """`text` as a CSV cell a spreadsheet shows as text: one that would start a formula
+    (text from a log, such as ``=HYPERLINK(...)``) gets a leading apostrophe."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def _csv_value(v) -> str:
     v = _plain(v)
-    return "" if missing(v) else str(v)
+    if missing(v):
+        return ""
+    return csv_text(v) if isinstance(v, str) else str(v)
 
 
 def _table_lines(records: list[dict], cols: Columns, head: list[str]) -> list[str]:

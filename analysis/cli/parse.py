@@ -63,8 +63,26 @@ def _write(frames: Iterable, path: Path) -> int:
         else:
             with open(tmp, "w", newline="", encoding="utf-8") as fh:
                 for i, df in enumerate(counted()):
-                    df.to_csv(fh, index=False, header=i == 0)
+                    _formula_safe(df).to_csv(fh, index=False, header=i == 0)
     return rows
+
+
+def _formula_safe(df):
+    """`df` with its text cells as a spreadsheet shows text (:func:`analysis.tables.csv_text`);
+    numbers, negative ones included, stay numbers."""
+    from analysis.tables import csv_text
+
+    def safe(v):
+        return csv_text(v) if isinstance(v, str) else v
+
+    out = df
+    for c in df.columns:
+        kind = str(df[c].dtype)
+        if kind in ("object", "string", "category"):
+            out = out.copy() if out is df else out
+            col = df[c]
+            out[c] = (col.cat.rename_categories(safe) if kind == "category" else col.map(safe))
+    return out
 
 
 def _write_parquet(frames: Iterable, path: Path) -> None:

@@ -872,7 +872,9 @@ class Report:
         names, sizes, also, hrefs = [], [], [], {}
 
         def href(p: Path) -> str:
-            return Path(os.path.relpath(p.resolve(), Path(self.link_base).resolve())).as_posix()
+            rel = Path(os.path.relpath(p.resolve(), Path(self.link_base).resolve())).as_posix()
+            # a first segment with a colon ("javascript:...") would be read as a URL scheme
+            return "./" + rel if ":" in rel.split("/", 1)[0] else rel
 
         for f in files:
             p = Path(f)
