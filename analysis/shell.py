@@ -155,11 +155,12 @@ class Process:
 
     def close_stdin(self) -> None:
         """Close the child's stdin (it reads EOF); nothing when it has none or it is closed."""
-        if self._popen.stdin is not None and not self._popen.stdin.closed:
+        if self._popen.stdin is not None:
             try:
                 self._popen.stdin.close()
             except OSError:  # the child is gone: a broken pipe
                 pass
+            self._popen.stdin = None  # communicate() would flush the closed file
 
     def kill(self) -> None:
         """SIGKILL the child (and its process group when started in a new session)."""
