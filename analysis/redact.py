@@ -36,7 +36,7 @@ _SECRETS_LAST = frozenset({"keys", "tokens", "secrets", "passwords", "credential
 # A name that holds where a secret is, not the secret: ssh.key_file, SSL_CERT_FILE, ...
 _LOCATION_NAME = re.compile(r"[_.-]?(FILE|PATH|DIR|DIRECTORY)$", re.I)
 # An InfiniBand partition key (NCCL_IB_PKEY, UCX_IB_PKEY, OMPI_MCA_btl_openib_pkey): the index
-# of a fabric partition the subnet manager assigns, public like a VLAN id, not a credential
+# of an InfiniBand network partition the subnet manager assigns, public like a VLAN id, not a credential
 _IB_PARTITION_KEY = re.compile(r"(?<![A-Z0-9])(?:IB|OPENIB)[_.-]PKEY(?![A-Z0-9])", re.I)
 # scheme://user:password@host — keeps the user, hides the password
 _URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*:)([^\s/]+)(@)")

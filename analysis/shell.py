@@ -151,6 +151,20 @@ class Process:
         except subprocess.TimeoutExpired:
             return None
 
+    def send(self, data: bytes) -> None:
+        """Write `data` to the child's stdin (started with ``stdin=PIPE``) and flush it."""
+        self._popen.stdin.write(data)
+        self._popen.stdin.flush()
+
+    def close_stdin(self) -> None:
+        """Close the child's stdin (it reads EOF); nothing when it has none or it is closed."""
+        if self._popen.stdin is not None:
+            try:
+                self._popen.stdin.close()
+            except OSError:  # the child is gone: a broken pipe
+                pass
+            self._popen.stdin = None  # communicate() would flush the closed file
+
     def kill(self) -> None:
         """SIGKILL the child (and its process group when started in a new session)."""
         if self._popen.poll() is not None:
@@ -181,17 +195,20 @@ def fork_worker() -> int:
 
 def start_process(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
                   cwd: str | os.PathLike | None = None, stdout=None, stderr=None,
-                  new_session: bool = False) -> Process:
+                  new_session: bool = False, stdin=DEVNULL) -> Process:
     """Start ``argv`` (no shell) and return at once.
 
-    stdin is ``/dev/null``; `stdout`/`stderr` are ``None`` (inherited), a binary file object,
+    stdin is ``/dev/null``, or with ``stdin=PIPE`` a pipe fed by :meth:`Process.send`;
+    `stdout`/`stderr` are ``None`` (inherited), a binary file object,
     :data:`DEVNULL`, :data:`PIPE` or (stderr) :data:`STDOUT`. ``env`` replaces the whole
     environment when given. ``new_session`` puts the child in its own session, so that
     :meth:`Process.kill` stops its process group and a terminal's Ctrl-C does not reach it.
     A program that cannot be started raises :class:`CommandNotFoundError` / :class:`CommandError`.
     """
     args = _check_argv(argv)
-    popen = _popen(args, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env,
+    if stdin not in (DEVNULL, PIPE):
+        raise UsageError(f"start_process stdin must be DEVNULL or PIPE, not {stdin!r}")
+    popen = _popen(args, stdin=stdin, stdout=stdout, stderr=stderr, env=env,
                    cwd=cwd, new_session=new_session)
     return Process(popen, args, new_session)
 

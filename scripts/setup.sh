@@ -67,6 +67,6 @@ echo "torch==$tv" > "$VENV/constraints.txt"
 step "project… editable, with extras [all,dev]" \
   "$PY" -m pip install -q -c "$VENV/constraints.txt" -e ".[all,dev]"
 step "project… import check" "$PY" -W error::UserWarning -c \
-  "import analysis, numpy, torch, pandas, papermill, playwright, fabric"
+  "import analysis, numpy, torch, pandas, papermill, playwright"
 echo "$want" > "$STAMP"
 echo "setup: done ($VENV; dlperf is $VENV/bin/dlperf, or 'source $VENV/bin/activate'; tool output in $LOG)"

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from analysis import config
-from analysis.campaign.host_keys import MODES as HOST_KEY_MODES
 from analysis.campaign.spec_yaml import SpecError, key_line, parse_yaml, read_spec_text
 from analysis.layout import normalize_model, normalize_precision
 from analysis.redact import is_secret_name, secrets_in
@@ -43,6 +42,8 @@ _HOST_NAME = re.compile(r"^[A-Za-z0-9_.:%-]+$")
 _USER = re.compile(r"^[A-Za-z0-9._][A-Za-z0-9._-]*$")
 PRECISIONS = ("fp32", "amp", "bf16", "tf32")
 BACKENDS = ("local", "ssh", "slurm")
+#: ssh.host_key_checking: StrictHostKeyChecking=yes, or accept-new (trust on first use)
+HOST_KEY_MODES = ("strict", "accept-new")
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?\s*$")
 _NO_PASSWORDS = "passwords are not accepted in a spec; use SSH keys or an agent"
 
@@ -234,14 +235,13 @@ SSH_FIELDS = {
                   _pattern(_USER, "a login name (letters, digits, . _ -)")),
     "port": Field("ssh port on every host (default 22)", _port),
     "key_file": Field("private key file (default: ssh agent and ~/.ssh keys)", _text),
-    "config_file": Field("ssh config file, read as ssh -F reads it, Include followed "
-                          "(default ~/.ssh/config then /etc/ssh/ssh_config)", _text),
+    "config_file": Field("ssh config file, given to ssh as -F (default ~/.ssh/config then "
+                          "/etc/ssh/ssh_config)", _text),
     "connect_timeout": Field("seconds to wait for a connection (default 10)",
                              lambda k, v: min(parse_duration(k, v), 600.0)),
-    "known_hosts": Field("known_hosts file of the hosts' keys (default: each host's "
-                         "UserKnownHostsFile in the ssh config, else ~/.ssh/known_hosts; its "
-                         "GlobalKnownHostsFile, default /etc/ssh/ssh_known_hosts, is read too)",
-                         _text),
+    "known_hosts": Field("known_hosts file of the hosts' keys, given to ssh as "
+                         "-o UserKnownHostsFile (default: the ssh config's, else "
+                         "~/.ssh/known_hosts; its GlobalKnownHostsFile is read too)", _text),
     "host_key_checking": Field("strict (default: an unknown host key is refused) | accept-new "
                                "(trust on first use: an unknown key is added to known_hosts "
                                "and recorded); a changed key is always refused",

@@ -106,8 +106,8 @@ def test_kill_from_pidfile_leaves_a_process_that_reuses_the_pid_alone(tmp_path):
 
 
 def test_ssh_agent_killed_as_its_workload_starts_leaves_nothing(sshd_hosts, tmp_path):
-    """The agent's exit status comes back at once (its shell reports it; paramiko ignores
-    sshd's "exit-signal") and its session is killed on its host."""
+    """The agent's exit status comes back at once (its shell reports it and kills what the
+    agent left, which would hold ssh's session open) and its session is killed on its host."""
     marker, pids = agent_killer.new_marker(), tmp_path / "pids"
     spec = killer_spec(marker, pids, backend="ssh", hosts=sshd_hosts["hosts"][:1],
                        ssh={"key_file": sshd_hosts["key"], "connect_timeout": 5,

@@ -1,6 +1,7 @@
 """The ssh backend checks host keys as OpenSSH does, against the real sshd on loopback
-(``sshd_hosts`` in conftest.py): fabric alone accepted any key, so a campaign to an unknown
-host, or to a man in the middle, sent its workload and environment without a word."""
+(``sshd_hosts`` in conftest.py): the backend runs OpenSSH's ``ssh`` with BatchMode and
+StrictHostKeyChecking, so a campaign to an unknown host, or to a man in the middle, sends
+nothing, and the run fails with one line naming the host."""
 
 from __future__ import annotations
 
@@ -14,9 +15,7 @@ from pathlib import Path
 import pytest
 import sleeper  # noqa: F401  (registers the test_sleeper workload)
 
-from analysis.campaign import known_hosts
 from analysis.campaign.backends.ssh import SSHHostKeyError
-from analysis.campaign.host_keys import HostKeyError, HostKeys
 from analysis.campaign.runner import Campaign
 from analysis.campaign.spec import SpecError, from_dict
 
@@ -96,7 +95,10 @@ def test_refused_host_key_is_not_retried(sshd_hosts, tmp_path):
 
 def test_accept_new_adds_the_key_and_records_it(sshd_hosts, tmp_path, capsys):
     known = tmp_path / "ssh" / "known_hosts"  # neither file nor folder exists yet
-    row = Campaign(key_spec(sshd_hosts, known, host_key_checking="accept-new"),
+    empty = tmp_path / "ssh_config"  # not Debian's /etc/ssh/ssh_config: HashKnownHosts yes
+    empty.write_text("")
+    row = Campaign(key_spec(sshd_hosts, known, host_key_checking="accept-new",
+                            config_file=str(empty)),
                    out_dir=tmp_path / "out").run(progress=False).iloc[0]
     assert row.state == "done", row.reason
     assert known.read_text() == f"{name_of(sshd_hosts)} {sshd_hosts['host_pub']}\n"
@@ -122,7 +124,7 @@ def test_host_key_checking_takes_only_known_modes():
 # -- the ssh config's UserKnownHostsFile, GlobalKnownHostsFile and HostKeyAlias ------------
 
 def ssh_config(tmp_path, *lines) -> Path:
-    """An ssh config (read by fabric through ssh.config_file) for the loopback hosts."""
+    """An ssh config (given to ssh as -F through ssh.config_file) for the loopback hosts."""
     cfg = tmp_path / "ssh_config"
     cfg.write_text("Host 127.0.0.1\n" + "".join(f"    {x}\n" for x in lines))
     return cfg
@@ -240,36 +242,6 @@ def test_spec_known_hosts_wins_over_the_ssh_config(sshd_hosts, tmp_path):
     assert row.state == "done", row.reason
 
 
-def test_user_known_hosts_file_tokens_and_none():
-    keys = HostKeys()
-    home = pwd.getpwuid(os.getuid()).pw_dir
-    check = keys.check("10.0.0.5", 2222, {"userknownhostsfile": "%d/kh.%h.%p %%x ~/y",
-                                          "globalknownhostsfile": "none"},
-                       original_host="node5", user="bob")
-    assert check.user_files == [Path(f"{home}/kh.10.0.0.5.2222"), Path("%x"),
-                                Path(f"{home}/y")]
-    assert check.system_files == [] and check.name == "[10.0.0.5]:2222"
-    assert keys.check("n", 22, {"hostkeyalias": "Alias"}).name == "Alias"
-    assert keys.check("n", 22, {}).user_files == [Path(f"{home}/.ssh/known_hosts"),
-                                                  Path(f"{home}/.ssh/known_hosts2")]
-    with pytest.raises(HostKeyError, match=r"token %C is not supported"):
-        keys.check("n", 22, {"userknownhostsfile": "~/.ssh/kh-%C"})
-
-
-@pytest.mark.parametrize(("hosts", "name", "hit"), [
-    ("a.example,[b]:2222", "[b]:2222", True),
-    ("*.example", "A.EXAMPLE", True),
-    ("*.example,!bad.example", "bad.example", False),
-    ("node?", "node12", False),
-    ("[127.0.0.1]:22*", "[127.0.0.1]:2222", True),
-    # the hashed name of 'localhost' as `ssh-keygen -H` wrote it
-    ("|1|T3Q0XrmeNvG411jRJ9crw0I9bYA=|bX9+99Adt0ejuOVDczJcZPECosk=", "localhost", True),
-    ("|1|T3Q0XrmeNvG411jRJ9crw0I9bYA=|bX9+99Adt0ejuOVDczJcZPECosk=", "otherhost", False),
-])
-def test_known_hosts_patterns_match_as_openssh(hosts, name, hit):
-    assert known_hosts.matches(hosts, name) is hit
-
-
 # -- @revoked and @cert-authority lines ----------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["strict", "accept-new"])
@@ -302,31 +274,46 @@ def test_revoked_line_for_another_host_does_not_matter(sshd_hosts, tmp_path):
     assert row.state == "done", row.reason
 
 
-@pytest.mark.parametrize("mode", ["strict", "accept-new"])
-def test_cert_authority_line_does_not_make_a_plain_key_trusted(sshd_hosts, tmp_path, mode):
-    """paramiko cannot check host certificates: a host that a @cert-authority line covers is
-    refused unless its own key is listed, accept-new included (ssh would check the host's
-    certificate, not trust the key on first use); the error says why."""
-    known = tmp_path / "known_hosts"
-    known.write_text(f"@cert-authority *.cluster,[127.0.0.1]:* {other_key(tmp_path)}\n")
-    spec = key_spec(sshd_hosts, known, host_key_checking=mode)
-    row = Campaign(spec, out_dir=tmp_path / "out").run(progress=False).iloc[0]
-    assert row.state == "failed", row.reason
-    assert (f"host key of {name_of(sshd_hosts)} is not known" in row.reason
-            and f"{known} line 1 names a certificate authority (@cert-authority)" in row.reason
-            and "cannot check host certificates" in row.reason), row.reason
-    assert len(known.read_text().splitlines()) == 1
-    # with the host's own key listed too, it connects
-    known.write_text(known.read_text() + host_line(sshd_hosts))
-    row = Campaign(key_spec(sshd_hosts, known), out_dir=tmp_path / "out2").run(
-        progress=False).iloc[0]
-    assert row.state == "done", row.reason
+def test_host_certificate_is_checked_against_a_cert_authority_line(sshd_hosts, tmp_path):
+    """OpenSSH checks host certificates (the former Python SSH stack could not): a host
+    whose key is signed by a CA that a @cert-authority line names connects with no key of its
+    own listed; signed by another CA, it is refused."""
+    from conftest import _kill_pidfile, free_port, wait_port
+
+    d, port = sshd_hosts["dir"], free_port()
+    for name in ("ca", "other_ca", "host"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                        str(tmp_path / name)], check=True)
+    subprocess.run(["ssh-keygen", "-q", "-s", str(tmp_path / "ca"), "-I", "loopback", "-h",
+                    "-n", "127.0.0.1", str(tmp_path / "host.pub")], check=True)
+    cfg = tmp_path / "sshd_config"
+    cfg.write_text((d / "sshd_config.0").read_text()
+                   .replace(f"Port {sshd_hosts['hosts'][0]['port']}", f"Port {port}")
+                   .replace(f"HostKey {d / 'host_ed25519'}",
+                            f"HostKey {tmp_path / 'host'}\n"
+                            f"HostCertificate {tmp_path / 'host-cert.pub'}")
+                   .replace(f"PidFile {d / 'sshd.0.pid'}", f"PidFile {tmp_path / 'pid'}"))
+    subprocess.run(["/usr/sbin/sshd", "-f", str(cfg), "-E", str(tmp_path / "log")],
+                   check=True, timeout=30)
+    try:
+        assert wait_port(port), (tmp_path / "log").read_text()
+        known = tmp_path / "known_hosts"
+        for ca, state in (("ca", "done"), ("other_ca", "failed")):
+            ca_key = " ".join((tmp_path / f"{ca}.pub").read_text().split()[:2])
+            known.write_text(f"@cert-authority [127.0.0.1]:* {ca_key}\n")
+            spec = key_spec(sshd_hosts, known)
+            spec.hosts = [{"host": "127.0.0.1", "port": port, "user": "root"}]
+            row = Campaign(spec, out_dir=tmp_path / f"out_{ca}").run(progress=False).iloc[0]
+            assert row.state == state, row.reason
+            assert known.read_text().count("\n") == 1
+        assert f"[127.0.0.1]:{port}" in row.reason and "\n" not in row.reason, row.reason
+    finally:
+        _kill_pidfile(tmp_path / "pid")
 
 
 def test_jump_host_keys_are_checked_too(sshd_hosts, tmp_path, monkeypatch):
-    """fabric opens a ProxyJump host as a Connection of its own, with paramiko's AutoAddPolicy:
-    the target's key was checked through the tunnel, the jump host's was accepted whatever it
-    was. ssh refuses an unknown jump host; so does the backend now, naming it."""
+    """ssh refuses an unknown jump host (its own ssh has no terminal to ask on); so does the
+    backend, naming it."""
     monkeypatch.setenv("HOME", str(tmp_path))
     target, jump = (h["port"] for h in sshd_hosts["hosts"])
     known = tmp_path / "known_hosts"

@@ -170,3 +170,17 @@ def test_shell_is_the_only_module_that_starts_processes():
                  if p.name != "shell.py"
                  for n, line in enumerate(p.read_text().splitlines(), 1) if starts.search(line)]
     assert offenders == []
+
+
+def test_start_process_stdin_pipe_is_fed_and_closed():
+    """stdin=PIPE: what send() writes reaches the child, close_stdin() gives it EOF (the ssh
+    backend sends the environment so, and the remote agent stops at EOF)."""
+    p = start_process([PY, "-c", "import sys; print(sys.stdin.readline().strip()); "
+                                 "print(sys.stdin.read() == '')"], stdin=PIPE, stdout=PIPE)
+    p.send(b"hello\n")
+    p.close_stdin()
+    p.close_stdin()  # twice is fine
+    out, _ = p.communicate(30)
+    assert out.split() == ["hello", "True"] and p.returncode == 0
+    with pytest.raises(UsageError, match="stdin must be DEVNULL or PIPE"):
+        start_process([PY, "-c", "pass"], stdin=STDOUT)

@@ -1,44 +1,50 @@
-"""``ssh``: one node agent per host, started concurrently over SSH (fabric/paramiko).
+"""``ssh``: one node agent per host, started concurrently through OpenSSH's own client.
 
-- Connections come from fabric (``~/.ssh/config`` then ``/etc/ssh/ssh_config``, or
-  ``ssh.config_file``, read once with their ``Include`` lines followed as ssh follows them:
-  :mod:`analysis.campaign.ssh_config`; ``ssh.key_file``, ``ssh.user``, ``ssh.port``,
-  ``ssh.connect_timeout``). A host that refuses the connection fails the run at once with the
-  reason; a config that ssh could not read either stops the campaign before it starts.
-- Host keys are checked as OpenSSH does (:mod:`analysis.campaign.host_keys`; fabric alone
-  accepts any key): known keys from ``ssh.known_hosts`` (default: the host's
-  ``UserKnownHostsFile`` in the ssh config, else ``~/.ssh/known_hosts``) and its
-  ``GlobalKnownHostsFile`` (default ``/etc/ssh/ssh_known_hosts``), under its
-  ``HostKeyAlias`` if it has one; a changed or ``@revoked`` key is refused, an unknown one
-  too unless ``ssh.host_key_checking: accept-new`` (then it is added and named in the run's
-  record). ProxyJump hosts are checked the same way.
+- Every step is an ``ssh`` (files: ``scp``) run through :mod:`analysis.shell`, as
+  ``ssh -o BatchMode=yes -o StrictHostKeyChecking=yes|accept-new -o ConnectTimeout=N
+  [-F ssh.config_file] [-o UserKnownHostsFile=ssh.known_hosts] [-i ssh.key_file -o
+  IdentitiesOnly=yes] [-o User=…] [-o Port=…] -- HOST 'COMMAND'``. The ssh config (``Include``,
+  ``Match``, ``ProxyJump``, ``HostKeyAlias``), known_hosts files (markers, hashed names,
+  ``@revoked``, ``@cert-authority``), host certificates and the agent are OpenSSH's own.
+  Every host is looked up with ``ssh -G`` when the backend is made: a config that ssh cannot
+  read stops the campaign before it starts (:class:`SSHConfigError`).
+- Host keys: an unknown key is refused (``StrictHostKeyChecking=yes``) unless
+  ``ssh.host_key_checking: accept-new``; then ssh adds it to the host's first
+  ``UserKnownHostsFile`` (its folder is made first, 0700) and the run's record names it. A
+  changed or revoked key is always refused. ssh's many-line warnings become one line naming
+  the host (:func:`host_key_problem`); the run fails and is not retried.
 - The agent (``node.py``) and the three standard-library-only modules it imports
-  (``AGENT_MODULES``) are copied to ``ssh.remote_tmp`` on every host (sftp), which must be a
-  folder of the login user that no one else can write (it is checked), so hosts need
-  Python but not this package; the built-in workloads need only ``workloads/`` in the
-  workdir and torch.
+  (``AGENT_MODULES``) are copied to ``ssh.remote_tmp`` on every host (``scp``), which must be
+  a folder of the login user that no one else can write (checked first), so hosts need Python
+  but not this package; the built-in workloads need only ``workloads/`` in the workdir and
+  torch.
 - The remote command is one shell line in which every word is ``shlex.quote``-d; the spec's
-  environment goes as one JSON line on stdin, never on a command line. The agent runs under
-  ``sh -c '"$@"; exit "$?"'`` (:data:`AGENT_PARENT`), so that an agent killed by a signal
-  still ends its channel with an exit status.
-- Output (stdout+stderr) streams back over the channel into the per-node log here. The env
-  record, GPU CSV and agent result are fetched with sftp afterwards.
+  environment goes as one JSON line on ssh's stdin, never on a command line. The agent runs
+  under a ``sh -c`` (:data:`AGENT_PARENT`), so that an agent killed by a signal still ends
+  its session with an exit status (137), which ssh passes on, and what it left is killed.
+- Output (stdout+stderr) of the ``ssh`` client goes into the per-node log here. The env record,
+  GPU CSV and agent result are fetched with ``scp`` afterwards.
 - Killing the ssh client does not kill remote processes: on failure, timeout or interruption
   the controller runs ``node.py --kill PIDFILE`` on each host whose agent still runs or ended
   with a non-zero status: it stops the agent (which stops torchrun and its workers), then
   kills what is left of the agent's session, also when the agent itself was killed and its
-  workload runs on. Closing the channel also makes the agent stop itself (it watches stdin
+  workload runs on. Closing ssh's stdin also makes the agent stop itself (it watches stdin
   for EOF).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import math
+import re
 import stat
 import sys
-import threading
+import tempfile
 import time
 from pathlib import Path
+from threading import Thread
 
 import analysis
 from analysis.campaign.backends import register
@@ -53,16 +59,22 @@ from analysis.campaign.backends.base import (
     first_failure,
 )
 from analysis.campaign.commands import shell_join
-from analysis.campaign.host_keys import HostKeyError, HostKeys
-from analysis.campaign.ssh_config import load as load_ssh_config
 from analysis.errors import DLPerfError
+from analysis.shell import PIPE, STDOUT, CommandError, Process, run_command, start_process
 
 #: The package modules the node agent imports, copied beside it on every host.
 PACKAGE_DIR = Path(analysis.__file__).resolve().parent
 AGENT_MODULES = ("__init__.py", "errors.py", "shell.py")
-#: The agent runs as a child of this shell, not in its place, so that sshd reports an exit
-#: status (137) when the agent is killed by a signal: paramiko ignores sshd's "exit-signal".
-AGENT_PARENT = ("sh", "-c", '"$@"; exit "$?"', "sh")
+#: The agent runs as a child of this shell (``sh -c AGENT_PARENT sh PYTHON NODE_PY PIDFILE
+#: AGENT_ARGV…``), not in its place, so that sshd reports an exit status (137) when the agent
+#: is killed by a signal, not only an "exit-signal"; and an agent that ended badly has what is
+#: left of its session killed there and then (``node.py --kill``): its orphans would hold the
+#: session's output open, and ssh ends (with the status) only once that closes.
+AGENT_PARENT = ('py=$1 agent=$2 pidfile=$3; shift 3; "$@"; rc=$?; [ "$rc" -eq 0 ] || '
+                '"$py" "$agent" --kill "$pidfile" >/dev/null 2>&1; exit "$rc"')
+#: Made on the host and checked there: each path's ``uid st_uid st_mode`` (lstat, no link
+#: followed), for the private-folder check.
+_LSTAT = "import os, sys\nfor p in sys.argv[1:]: print(os.getuid(), os.lstat(p).st_uid, os.lstat(p).st_mode)"
 
 
 class SSHError(DLPerfError):
@@ -70,7 +82,91 @@ class SSHError(DLPerfError):
 
 
 class SSHHostKeyError(SSHError):
-    """A host's key is unknown or changed: nothing was sent to it."""
+    """A host's key is unknown, changed or revoked: nothing was sent to it."""
+
+
+class SSHConfigError(DLPerfError):
+    """ssh cannot read its config for a host (``ssh -G`` failed): the campaign stops."""
+
+
+_UNKNOWN = re.compile(r"No \S+ host key is known for (\S+) and you have requested strict")
+_CHANGED = re.compile(r"Host key for (\S+) has changed and you have requested strict")
+_FINGERPRINT = re.compile(r"^(SHA256:\S+?)\.?$", re.M)
+_OFFENDING = re.compile(r"^Offending \S+ key in (.+):(\d+)$", re.M)
+_REVOKED = re.compile(r"host key for (\S+) is marked as revoked")
+_ADDED = re.compile(r"Permanently added '([^']+)' \((\S+)\) to the list of known hosts")
+
+
+def host_key_problem(stderr: str, resolved: dict) -> str:
+    """One line for ssh's refusal of a host key in `stderr` ('' when it is not one);
+    `resolved` is what ``ssh -G`` says of the host (hostname, port, hostkeyalias,
+    userknownhostsfile), for the line that adds an unknown key."""
+    stderr = stderr.replace("\r", "")
+    if m := _UNKNOWN.search(stderr):
+        name, port = m.group(1), resolved.get("port", "22")
+        known = resolved.get("userknownhostsfile", "~/.ssh/known_hosts").split()[0]
+        scan = "ssh-keyscan " + ("" if port == "22" else f"-p {port} ") + \
+            resolved.get("hostname", name)
+        alias = resolved.get("hostkeyalias")
+        if alias:
+            scan += f" | awk -v n={alias} '{{$1=n}}1'"
+        return (f"host key of {name} is not known (StrictHostKeyChecking=yes): check its "
+                f"fingerprint, then add it with `{scan} >> {known}`, or set "
+                "ssh.host_key_checking: accept-new")
+    if m := _CHANGED.search(stderr):
+        fp = _FINGERPRINT.search(stderr)
+        off = _OFFENDING.search(stderr)
+        where = f" (listed in {off.group(1)} line {off.group(2)})" if off else ""
+        remove = f"ssh-keygen -R {m.group(1)}" + (f" -f {off.group(1)}" if off else "")
+        return (f"HOST KEY CHANGED for {m.group(1)}: it sent "
+                f"{fp.group(1) if fp else 'another key'}, not the key known{where}; refused "
+                f"(a man in the middle, or a reinstalled host: if you know it is the latter, "
+                f"`{remove}` and connect again)")
+    if m := _REVOKED.search(stderr):
+        files = [*resolved.get("userknownhostsfile", "").split(),
+                 *resolved.get("globalknownhostsfile", "").split()]
+        where = next(((f, n, line) for f, n, mark, line in known_lines(m.group(1), files)
+                      if mark == "REVOKED"), None)
+        if where:
+            return (f"host key of {m.group(1)} ({_fingerprint(where[2])}) is REVOKED: listed "
+                    f"@revoked in {where[0]} line {where[1]}; refused")
+        return f"host key of {m.group(1)} is REVOKED (listed @revoked); refused"
+    if "Host key verification failed" in stderr:
+        return f"host key verification failed: {_last_line(stderr)}"
+    return ""
+
+
+def _last_line(text: str) -> str:
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    lines = [x for x in lines if not x.startswith("Warning: Permanently added")] or lines
+    return lines[-1] if lines else "no message"
+
+
+def known_lines(name: str, files: list[str]) -> list[tuple[str, int, str, str]]:
+    """``(file, line number, marker, line)`` of each known_hosts line for host `name` in
+    `files`, as ``ssh-keygen -F`` finds them (hashed names too); marker is "" or e.g.
+    "REVOKED", "CA"."""
+    found = []
+    for f in files:
+        if f == "none" or not Path(f).is_file():
+            continue
+        out = run_command(["ssh-keygen", "-F", name, "-f", f], timeout=30, check=False).stdout
+        head = None
+        for line in out.splitlines():
+            if m := re.match(r"# Host .* found: line (\d+) ?(\S*)", line):
+                head = (int(m.group(1)), m.group(2))
+            elif head and line.strip():
+                found.append((f, head[0], head[1], line))
+                head = None
+    return found
+
+
+def _fingerprint(line: str) -> str:
+    """``type SHA256:…`` of a known_hosts line ``[@marker] names type base64 …``."""
+    words = line.split()
+    _, kind, blob = words[1:4] if words[0].startswith("@") else words[:3]
+    digest = hashlib.sha256(base64.b64decode(blob)).digest()
+    return f"{kind} SHA256:{base64.b64encode(digest).decode().rstrip('=')}"
 
 
 @register
@@ -81,67 +177,130 @@ class SSHBackend(Backend):
 
     def __init__(self, spec):
         super().__init__(spec)
-        self._conns: dict[str, object] = {}
         self._ready: set[str] = set()
+        self._resolved: dict[str, dict] = {}
+        self.added: list[dict] = []  # keys accepted (accept-new) since the last run
         opts = spec.ssh
         self.remote_tmp = str(opts.get("remote_tmp", f"/tmp/dlperf-campaign-{spec.name}"))
         self.connect_timeout = opts.get("connect_timeout", 10.0)
-        self.host_keys = HostKeys(opts.get("host_key_checking", "strict"),
-                                  opts.get("known_hosts"))
-        #: the ssh config fabric and the host-key check look hosts up in (Includes followed)
-        self.ssh_config = load_ssh_config(opts.get("config_file"))
+        self.accept_new = opts.get("host_key_checking", "strict") == "accept-new"
+        for h in spec.hosts:  # a config ssh cannot read stops the campaign here
+            self._resolve(h)
 
-    # -- connections --------------------------------------------------------------------
+    # -- ssh command lines --------------------------------------------------------------
     def _key(self, h: dict) -> str:
         return f"{h.get('user', '')}@{h['host']}:{h.get('port', '')}"
 
-    def _connect(self, h: dict):
-        key = self._key(h)
-        if key in self._conns:
-            return self._conns[key]
-        from fabric import Config, Connection
-
+    def _options(self, prog: str, h: dict) -> list[str]:
+        """``prog`` (ssh or scp) with the spec's options for host `h`; the first value of an
+        option wins in ssh, so these win over the ssh config."""
         opts = self.spec.ssh
-        cfg = Config(ssh_config=self.ssh_config)  # an explicit config: fabric reads no file
-        kwargs: dict = {}
+        argv = [prog, "-o", "BatchMode=yes", "-o",
+                f"StrictHostKeyChecking={'accept-new' if self.accept_new else 'yes'}",
+                "-o", f"ConnectTimeout={max(1, math.ceil(self.connect_timeout))}"]
+        if opts.get("config_file"):
+            argv += ["-F", str(opts["config_file"])]
+        if opts.get("known_hosts"):
+            argv += ["-o", f"UserKnownHostsFile={opts['known_hosts']}"]
         if opts.get("key_file"):
-            kwargs.update(key_filename=str(opts["key_file"]), look_for_keys=False,
-                          allow_agent=False)
-        conn = Connection(h["host"], user=h.get("user", opts.get("user")),
-                          port=h.get("port", opts.get("port")), config=cfg,
-                          connect_timeout=self.connect_timeout, connect_kwargs=kwargs)
+            argv += ["-i", str(opts["key_file"]), "-o", "IdentitiesOnly=yes"]
+        user, port = h.get("user", opts.get("user")), h.get("port", opts.get("port"))
+        if user:
+            argv += ["-o", f"User={user}"]
+        if port:
+            argv += ["-o", f"Port={port}"]
+        return argv
+
+    def _ssh(self, h: dict, command: str) -> list[str]:
+        """``ssh … -- HOST COMMAND``: `command` is one shell line, its words quoted."""
+        return [*self._options("ssh", h), "-T", "--", h["host"], command]
+
+    def _scp_host(self, h: dict) -> str:
+        return f"[{h['host']}]" if ":" in h["host"] else h["host"]
+
+    def _resolve(self, h: dict) -> dict:
+        """What ``ssh -G`` says of host `h` (lower-case option -> value); SSHConfigError when
+        ssh cannot read its config."""
+        key = self._key(h)
+        if key not in self._resolved:
+            argv = [*self._options("ssh", h), "-G", "--", h["host"]]
+            try:
+                out = run_command(argv, timeout=30, check=False)
+            except CommandError as exc:
+                raise SSHConfigError(f"ssh {key}: {exc.reason}") from None
+            if not out.ok:
+                cfg = self.spec.ssh.get("config_file", "~/.ssh/config or /etc/ssh/ssh_config")
+                raise SSHConfigError(f"ssh {key}: ssh cannot read its config {cfg} "
+                                     f"(`ssh -G`): {_last_line(out.stderr)}")
+            pairs = (x.split(" ", 1) for x in out.stdout.splitlines() if " " in x)
+            self._resolved[key] = {k: v for k, v in pairs}
+        return self._resolved[key]
+
+    def _prepare_known_hosts(self, h: dict) -> None:
+        """accept-new: make the folder (0700) and file (0600) ssh adds a new key to, as ssh
+        makes ~/.ssh only."""
+        if not self.accept_new:
+            return
+        files = self._resolve(h).get("userknownhostsfile", "").split()
+        if files and files[0] != "none":
+            path = Path(files[0])
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if not path.exists():
+                path.touch(mode=0o600)
+
+    def _call(self, h: dict, argv: list[str], timeout: float):
+        """Run a local ssh/scp command line for host `h`; SSHHostKeyError when ssh refused
+        the host's key, SSHError when it could not connect (exit status 255)."""
+        self._prepare_known_hosts(h)
         try:
-            self._check_host_keys(conn)
-            conn.open()
-        except HostKeyError as exc:
-            conn.close()
-            raise SSHHostKeyError(f"ssh {key}: {exc}") from None
-        except Exception as exc:  # paramiko/socket errors of every kind
-            conn.close()
-            raise SSHError(f"ssh {key}: cannot connect: {exc}") from None
-        self._conns[key] = conn
-        return conn
+            r = run_command(argv, timeout=timeout, check=False)
+        except CommandError as exc:
+            raise SSHError(f"ssh {self._key(h)}: {exc.reason}") from None
+        self._note_added(h, r.stderr)
+        problem = host_key_problem(r.stderr, self._resolve(h)) if r.returncode else ""
+        if problem.startswith("host key verification failed"):
+            problem = self._jump_problem(h) or problem
+        if problem:
+            raise SSHHostKeyError(f"ssh {self._key(h)}: {problem}")
+        if argv[0] == "scp" and not r.ok:
+            raise SSHError(f"ssh {self._key(h)}: scp failed: {_last_line(r.stderr)}")
+        if r.returncode == 255:
+            raise SSHError(f"ssh {self._key(h)}: cannot connect: {_last_line(r.stderr)}")
+        return r
 
-    def _check_host_keys(self, conn) -> None:
-        """Make the host-key check the policy of `conn` and of every jump host it goes
-        through: fabric opens a ProxyJump host as a Connection of its own, which would
-        accept any key (a ProxyCommand's host is the command's business, as in ssh)."""
-        from fabric import Connection
-
-        hop = conn
-        while isinstance(hop, Connection):
-            check = self.host_keys.check(hop.host, hop.port, hop.ssh_config,
-                                         hop.original_host, hop.user)
-            hop.connect_kwargs.update(check.install(hop.client))
-            hop = hop.gateway
+    def _jump_problem(self, h: dict) -> str:
+        """Which ProxyJump host's key ssh refused: its ssh (run by ssh, with the config
+        only) said nothing but "Host key verification failed"; '' when there is none or
+        its key passes a strict check."""
+        hop = self._resolve(h).get("proxyjump", "none").split(",")[0]
+        if hop == "none":
+            return ""
+        dest = f"ssh://{hop}" if hop.count(":") == 1 and "[" not in hop else hop
+        argv = ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o",
+                f"ConnectTimeout={max(1, math.ceil(self.connect_timeout))}"]
+        argv += ["-F", str(self.spec.ssh["config_file"])] if "config_file" in self.spec.ssh \
+            else []
+        try:
+            r = run_command([*argv, "-T", "--", dest, "true"], timeout=60, check=False)
+            resolved = run_command([*argv, "-G", "--", dest], timeout=30, check=False).stdout
+        except CommandError:
+            return ""
+        pairs = dict(x.split(" ", 1) for x in resolved.splitlines() if " " in x)
+        problem = host_key_problem(r.stderr, pairs)
+        return f"ProxyJump host {hop}: {problem}" if problem else ""
 
     def _run(self, h: dict, argv: list[str], timeout: float = 60):
-        conn = self._connect(h)
-        try:
-            return conn.run(shell_join(argv), hide=True, warn=True, timeout=timeout,
-                            in_stream=False)
-        except Exception as exc:
-            raise SSHError(f"ssh {self._key(h)}: {shell_join(argv)}: {exc}") from None
+        return self._call(h, self._ssh(h, shell_join(argv)), timeout)
+
+    def _note_added(self, h: dict, stderr: str) -> None:
+        """Record (and say) the keys ssh added under accept-new."""
+        for name, _ in _ADDED.findall(stderr):
+            files = self._resolve(h).get("userknownhostsfile", "").split()[:1]
+            lines = [x for *_, mark, x in known_lines(name, files) if not mark]
+            key = _fingerprint(lines[-1]) if lines else "?"
+            self.added.append({"host": name, "key": key, "file": files[0] if files else ""})
+            print(f"ssh: accepted the new host key of {name} ({key}) on first use "
+                  "(ssh.host_key_checking: accept-new)", file=sys.stderr)
 
     def _python(self) -> str:
         return self.spec.python or sys.executable
@@ -153,37 +312,37 @@ class SSHBackend(Backend):
         key = self._key(h)
         if key in self._ready:
             return
-        r = self._run(h, ["mkdir", "-p", "-m", "700", self.remote_tmp,
-                          f"{self.remote_tmp}/analysis"])
-        if r.exited != 0:
-            raise SSHError(f"ssh {key}: mkdir {self.remote_tmp} failed: {r.stderr.strip()}")
         self._check_private(h)
-        try:
-            conn = self._connect(h)
-            conn.put(str(NODE_AGENT), self._agent_path())
-            for name in AGENT_MODULES:  # what node.py imports, for hosts without the package
-                conn.put(str(PACKAGE_DIR / name), f"{self.remote_tmp}/analysis/{name}")
-        except Exception as exc:  # sftp missing, disk full, ...
-            raise SSHError(f"ssh {key}: cannot copy the node agent (sftp): {exc}") from None
+        host = self._scp_host(h)
+        scp = [*self._options("scp", h), "-q", "--"]
+        self._call(h, [*scp, str(NODE_AGENT), f"{host}:{self._agent_path()}"], 120)
+        # what node.py imports, for hosts without the package
+        self._call(h, [*scp, *(str(PACKAGE_DIR / m) for m in AGENT_MODULES),
+                       f"{host}:{self.remote_tmp}/analysis/"], 120)
         self._ready.add(key)
 
     def _check_private(self, h: dict) -> None:
-        """SSHError unless remote_tmp and its ``analysis/`` are real folders of the login user
-        that no one else can write: the agent runs from there, and its folder comes first on
-        its ``sys.path``."""
-        r = self._run(h, ["id", "-u"])
+        """Make remote_tmp and its ``analysis/``; SSHError unless they are real folders of the
+        login user that no one else can write: the agent runs from there, and its folder
+        comes first on its ``sys.path``."""
+        paths = [self.remote_tmp, f"{self.remote_tmp}/analysis"]
+        r = self._run(h, ["sh", "-c", 'mkdir -p -m 700 "$1" "$2" && shift 2 && exec "$@"',
+                          "sh", *paths, self._python(), "-c", _LSTAT, *paths])
+        if not r.ok:
+            raise SSHError(f"ssh {self._key(h)}: cannot make or check {self.remote_tmp}: "
+                           f"{_last_line(r.stderr)}")
         try:
-            uid, sftp = int(r.stdout.strip()), self._connect(h).sftp()
-            for path in (self.remote_tmp, f"{self.remote_tmp}/analysis"):
-                st = sftp.lstat(path)
-                if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o022:
-                    raise SSHError(f"ssh {self._key(h)}: {path} is not a private folder of "
-                                   f"uid {uid} (owner uid {st.st_uid}, mode "
-                                   f"{stat.filemode(st.st_mode)}): another user could put code "
-                                   "there that the agent would run; remove it or set "
-                                   "ssh.remote_tmp")
-        except (ValueError, OSError) as exc:
-            raise SSHError(f"ssh {self._key(h)}: cannot check {self.remote_tmp}: {exc}") from None
+            found = [tuple(int(x) for x in line.split()) for line in r.stdout.splitlines()]
+            assert len(found) == 2 and all(len(x) == 3 for x in found)
+        except (ValueError, AssertionError):
+            raise SSHError(f"ssh {self._key(h)}: cannot check {self.remote_tmp}: "
+                           f"{r.stdout.strip()[-200:]!r}") from None
+        for path, (uid, owner, mode) in zip(paths, found):
+            if not stat.S_ISDIR(mode) or owner != uid or mode & 0o022:
+                raise SSHError(f"ssh {self._key(h)}: {path} is not a private folder of uid "
+                               f"{uid} (owner uid {owner}, mode {stat.filemode(mode)}): another "
+                               "user could put code there that the agent would run; remove "
+                               "it or set ssh.remote_tmp")
 
     # -- Backend ------------------------------------------------------------------------
     def probe_gpus(self) -> int:
@@ -202,12 +361,6 @@ class SSHBackend(Backend):
         return [h["host"] for h in self.spec.hosts[:num_nodes]]
 
     def close(self) -> None:
-        for conn in self._conns.values():
-            try:
-                conn.close()
-            except Exception:
-                pass
-        self._conns.clear()
         self._ready.clear()
 
     def _remote(self, launch: Launch, node: NodeLaunch) -> dict[str, str]:
@@ -218,10 +371,11 @@ class SSHBackend(Backend):
 
     def remote_command(self, launch: Launch, node: NodeLaunch) -> str:
         """The shell line run on the node's host (every word quoted)."""
+        paths = self._remote(launch, node)
         argv = self.agent_argv(launch, node, python=self._python(), agent=self._agent_path(),
-                               paths=self._remote(launch, node),
-                               flags=("--env-stdin", "--watch-stdin"))
-        return shell_join([*AGENT_PARENT, *argv])
+                               paths=paths, flags=("--env-stdin", "--watch-stdin"))
+        return shell_join(["sh", "-c", AGENT_PARENT, "sh", self._python(), self._agent_path(),
+                           paths["pidfile"], *argv])
 
     def describe(self, launch: Launch) -> list[str]:
         lines = super().describe(launch)
@@ -234,8 +388,7 @@ class SSHBackend(Backend):
     def execute(self, launch: Launch) -> Outcome:
         t0, started = time.monotonic(), time.time()
         active = launch.active()
-        chans: dict[int, object] = {}
-        readers: list[threading.Thread] = []
+        procs: dict[int, Process] = {}
         rcs: dict[int, int | None] = {}
         reason = ""
         try:
@@ -248,25 +401,22 @@ class SSHBackend(Backend):
                                extra=self._accepted_keys(),
                                no_retry="a refused host key is refused again" if refused else "")
             for n in active:
-                chans[n.index] = self._start(launch, n, readers)
+                procs[n.index] = self._start(launch, n)
             while True:
-                for i, ch in chans.items():
-                    if rcs.get(i) is None and ch.exit_status_ready():
-                        rcs[i] = ch.recv_exit_status()
+                for i, p in procs.items():
+                    rcs[i] = p.poll()
                 if any(rc not in (None, 0) for rc in rcs.values()):
                     break
-                if len(rcs) == len(chans) and all(rc == 0 for rc in rcs.values()):
+                if all(rc == 0 for rc in rcs.values()):
                     break
                 if time.monotonic() - t0 > launch.timeout:
                     reason = f"timeout after {launch.timeout:g} s"
                     break
                 time.sleep(POLL_S)
         except KeyboardInterrupt as exc:
-            self._stop(launch, active, chans, rcs)
+            self._stop(launch, active, procs, rcs)
             raise Interrupted(str(exc) or "SIGINT") from None
-        self._stop(launch, active, chans, rcs)
-        for t in readers:
-            t.join(timeout=10)
+        self._stop(launch, active, procs, rcs)
         nodes = []
         for n in active:
             self._fetch(launch, n)
@@ -278,55 +428,45 @@ class SSHBackend(Backend):
     def _accepted_keys(self) -> dict:
         """``{"host_keys_accepted": [...]}``: keys trusted on first use (accept-new) since the
         last run, for this run's record; {} when none."""
-        added, self.host_keys.added = self.host_keys.added, []
+        added, self.added = self.added, []
         return {"host_keys_accepted": added} if added else {}
 
-    def _start(self, launch: Launch, n: NodeLaunch, readers: list) -> object:
-        conn = self._connect(self.spec.hosts[n.index])
-        chan = conn.client.get_transport().open_session()
-        chan.set_combine_stderr(True)
-        chan.exec_command(self.remote_command(launch, n))
-        chan.sendall((json.dumps(n.env) + "\n").encode())
-        log = open(n.log, "wb")
+    def _start(self, launch: Launch, n: NodeLaunch) -> Process:
+        """The node's ssh session, in a session of its own (a terminal's Ctrl-C reaches the
+        controller only, which then stops the node in order); the env goes on stdin, which
+        stays open: the agent stops when it closes."""
+        h = self.spec.hosts[n.index]
+        with open(n.log, "wb") as log:
+            proc = start_process(self._ssh(h, self.remote_command(launch, n)),
+                                 stdin=PIPE, stdout=log, stderr=STDOUT, new_session=True)
+        try:
+            proc.send((json.dumps(n.env) + "\n").encode())
+        except OSError:  # ssh already ended: its status says why
+            pass
+        return proc
 
-        def pump():
-            with log:
-                while True:
-                    data = chan.recv(65536)
-                    if not data:
-                        break
-                    log.write(data)
-                    log.flush()
-
-        t = threading.Thread(target=pump, daemon=True, name=f"ssh-log-{n.index}")
-        t.start()
-        readers.append(t)
-        return chan
-
-    def _stop(self, launch: Launch, active, chans: dict, rcs: dict) -> None:
+    def _stop(self, launch: Launch, active, procs: dict, rcs: dict) -> None:
         """On their hosts, stop the agents still running and what is left of every agent that
-        did not end with status 0 (a killed agent's workload runs on); close the channels."""
-        for i, ch in chans.items():
-            if rcs.get(i) is None and ch.exit_status_ready():
-                rcs[i] = ch.recv_exit_status()
+        did not end with status 0 (a killed agent's workload runs on); end the ssh clients."""
+        for i, p in procs.items():
+            rcs[i] = p.poll()
         threads = []
-        for n in [n for n in active if n.index in chans and rcs.get(n.index) != 0]:
+        for n in [n for n in active if n.index in procs and rcs.get(n.index) != 0]:
             argv = [self._python(), self._agent_path(), "--kill",
                     self._remote(launch, n)["pidfile"]]
-            t = threading.Thread(target=self._kill_quietly,
-                                 args=(self.spec.hosts[n.index], argv), daemon=True)
+            t = Thread(target=self._kill_quietly, args=(self.spec.hosts[n.index], argv),
+                       daemon=True)
             t.start()
             threads.append(t)
         for t in threads:
             t.join(timeout=30)
         deadline = time.monotonic() + 10
-        for i, ch in chans.items():
-            while rcs.get(i) is None and not ch.exit_status_ready() and \
-                    time.monotonic() < deadline:
-                time.sleep(POLL_S)
-            if rcs.get(i) is None and ch.exit_status_ready():
-                rcs[i] = ch.recv_exit_status()
-            ch.close()
+        for i, p in procs.items():
+            p.close_stdin()
+            rcs[i] = p.wait(max(0.0, deadline - time.monotonic()))
+            if rcs[i] is None:
+                p.kill()
+                p.wait(5)
 
     def _kill_quietly(self, h: dict, argv: list[str]) -> None:
         try:
@@ -335,21 +475,26 @@ class SSHBackend(Backend):
             pass
 
     def _fetch(self, launch: Launch, n: NodeLaunch) -> None:
-        """Copy the agent's result, env record and GPU CSV back; remove them remotely."""
+        """Copy the agent's result, env record and GPU CSV back (one scp; a file the agent
+        did not write is left out); remove them remotely."""
         h = self.spec.hosts[n.index]
         remote = self._remote(launch, n)
-        try:
-            sftp = self._connect(h).sftp()
-        except Exception:
-            return
-        for key, local in (("result", n.result), ("env_json", n.env_json),
-                           ("gpu_csv", n.gpu_csv)):
+        wanted = {"result": n.result, "env_json": n.env_json, "gpu_csv": n.gpu_csv}
+        Path(n.result).parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=Path(n.result).parent) as tmp:
+            host = self._scp_host(h)
             try:
-                sftp.get(remote[key], str(local))
-                sftp.remove(remote[key])
-            except OSError:  # sftp.get creates the local file before it reads the remote one
-                Path(local).unlink(missing_ok=True)
+                self._call(h, [*self._options("scp", h), "-q", "--",
+                               *(f"{host}:{remote[k]}" for k in wanted), tmp], 120)
+            except SSHError:
+                pass  # some were not written (the agent failed early): those left out
+            for k, local in wanted.items():
+                got = Path(tmp) / Path(remote[k]).name
+                if got.exists():
+                    got.replace(local)
+                else:
+                    Path(local).unlink(missing_ok=True)
         try:
-            sftp.remove(remote["pidfile"])
-        except OSError:
+            self._run(h, ["rm", "-f", *remote.values()], timeout=30)
+        except SSHError:
             pass
