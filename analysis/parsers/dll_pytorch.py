@@ -21,7 +21,8 @@ Run fields the log states besides its PARAMETER lines (docs/formats.md §6):
   ``python3 -m torch.distributed.launch --nproc_per_node=8 run_pretraining.py …``, or
   ``torchrun``): ``--nproc_per_node`` → GPUs per node, ``--nnodes`` → nodes (1, the
   launchers' default, where the command does not name it; unknown where either is not a
-  number). A PARAMETER line stating them wins.
+  number, or where they disagree with a printed ``world_size``). A PARAMETER line stating
+  them wins.
 * BERT's gradient accumulation (``gradient_accumulation_steps`` in its ``Config``
   Namespace): an iteration is an optimizer step of batch × accumulation steps × devices
   samples, the run's global batch when nodes, GPUs and batch are all stated in the log.
@@ -61,7 +62,9 @@ def _launch_fields(parsed: ParsedLog, log: LogText) -> ParsedLog:
         nnodes = _NNODES.search(m.group(1))
         gpus = to_int(nproc.group(1).decode("ascii", "replace")) if nproc else None
         nodes = to_int(nnodes.group(1).decode("ascii", "replace")) if nnodes else 1
-        if gpus is not None and gpus > 0 and nodes is not None and nodes > 0:
+        world = to_int(parsed.parameters.get("world_size"))
+        if gpus is not None and gpus > 0 and nodes is not None and nodes > 0 \
+                and world in (None, nodes * gpus):  # a stated world size must agree
             for key, value in (("num_nodes", nodes), ("gpus_per_node", gpus)):
                 if key not in parsed.meta:
                     parsed.meta[key] = value

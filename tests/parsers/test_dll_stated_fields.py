@@ -95,3 +95,14 @@ def test_namespace_items_and_precedence():
     # a PARAMETER line of its own wins over the Namespace
     assert ("precision", "fp32", "amp") in dll_parameter_fields(
         {"Config": text, "amp": "False", "fp16": "False"})
+
+
+def test_a_launch_command_that_disagrees_with_the_world_size_is_not_read(tmp_path):
+    """ResNet's PARAMETER line prints world_size: a launch command saying otherwise (its
+    --nnodes given elsewhere) does not set nodes or GPUs; the world size stays."""
+    param = "DLL 2023-08-04 05:46:48.062120 - PARAMETER arch : resnet50  batch_size : 256  world_size : 16 "
+    launch = "python -m torch.distributed.launch --nproc_per_node=8 ./main.py"
+    result = _log(tmp_path, [launch], [param])
+    run = result.runs.iloc[0]
+    assert str(run["num_nodes"]) == "<NA>" and str(run["gpus_per_node"]) == "<NA>"
+    assert run["num_devices"] == 16 and run["global_batch_size"] == 256 * 16
