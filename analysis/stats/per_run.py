@@ -268,20 +268,21 @@ def _memory_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, dict[st
 
 def _closing_by_run(obs: pd.DataFrame) -> dict[str, tuple[float, int]]:
     """Each run's closing figure (``RunData.closing``): the last finite summary-phase
-    throughput of its lowest rank, (value, line); runs without one absent."""
+    throughput of its lowest rank (lines without a rank count as the lowest rank's, as
+    ``methods.base.lowest_rank`` has them), (value, line); runs without one absent."""
     rows = obs[(obs["phase"] == M.SUMMARY) & (obs["metric"] == M.THROUGHPUT)]
-    out: dict[str, list] = {}
     rank = (rows["rank"].to_numpy(dtype=float, na_value=np.nan) if "rank" in rows.columns
             else np.full(len(rows), np.nan))
+    found: dict[str, list] = {}
     for rid, value, line, r in zip(rows["run_id"].astype(str), rows["value"].to_numpy(float),
                                    rows["line"].to_numpy(np.int64), rank):
-        _add_closing(out, rid, float(value), int(line), -1.0 if np.isnan(r) else float(r))
-    return {rid: (v, ln) for rid, (v, ln, _) in out.items()}
+        found.setdefault(rid, []).append((float(value), int(line), float(r)))
+    return _closing_of(found)
 
 
 def _closing_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, tuple[float, int]]:
     """`_closing_by_run` from what each run's files gave."""
-    out: dict[str, list] = {}
+    found: dict[str, list] = {}
     for rid, parsed_logs in by_run.items():
         for parsed in parsed_logs:
             for b in parsed.obs.blocks:
@@ -291,19 +292,25 @@ def _closing_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, tuple[
                 phase = np.broadcast_to(np.asarray(b["phase"], dtype=object), (n,))
                 metric = np.broadcast_to(np.asarray(b["metric"], dtype=object), (n,))
                 for i in np.flatnonzero((phase == M.SUMMARY) & (metric == M.THROUGHPUT)):
-                    _add_closing(out, rid, float(b["value"][i]), int(b["line"][i]),
-                                 float(max(b["rank"][i], -1)))
-    return {rid: (v, ln) for rid, (v, ln, _) in out.items()}
+                    r = int(b["rank"][i])
+                    found.setdefault(rid, []).append(
+                        (float(b["value"][i]), int(b["line"][i]), np.nan if r < 0 else float(r)))
+    return _closing_of(found)
 
 
-def _add_closing(out: dict, rid: str, value: float, line: int, rank: float) -> None:
-    """Keep in `out[rid]` the (value, line, rank) of the lowest rank's last finite figure
-    (rank -1: none printed, which is one process's line)."""
-    if not np.isfinite(value):
-        return
-    old = out.get(rid)
-    if old is None or rank < old[2] or (rank == old[2] and line > old[1]):
-        out[rid] = [value, line, rank]
+def _closing_of(found: dict[str, list]) -> dict[str, tuple[float, int]]:
+    """Per run, of its (value, line, rank) summary throughputs, the finite one on the last
+    line of the lowest rank or of no rank."""
+    out = {}
+    for rid, rows in found.items():
+        rows = [r for r in rows if np.isfinite(r[0])]
+        ranks = [r[2] for r in rows if not np.isnan(r[2])]
+        low = min(ranks) if ranks else np.nan
+        rows = [r for r in rows if np.isnan(r[2]) or r[2] == low]
+        if rows:
+            value, line, _ = max(rows, key=lambda r: r[1])
+            out[rid] = (value, line)
+    return out
 
 
 def _add_peaks(out: dict, rid: str, block: dict) -> None:
