@@ -149,9 +149,9 @@ class RunData:
         lo = max(int(np.searchsorted(lines, a, "left")) - 1, 0)
         hi = int(np.searchsorted(lines, b, "right")) + 1
         return checks.window_fault(lines[lo:hi], epoch[lo:hi], step[lo:hi], ts[lo:hi], timestamps,
-                                   self._skipped(lines[lo:hi]))
+                                   self.skipped_counts(lines[lo:hi]))
 
-    def _skipped(self, lines: np.ndarray) -> np.ndarray | None:
+    def skipped_counts(self, lines: np.ndarray) -> np.ndarray | None:
         """The printed skipped-step counts of `lines` (``metrics.SKIPPED_STEPS``, NaN where
         none), None when the run prints none: repeats they explain are no fault."""
         if self.metric_rows is not None:
