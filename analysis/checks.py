@@ -10,6 +10,10 @@
   previous line that has one (a clock step, a displaced or edited line, files joined).
 * ``steps_backwards``: per rank, a training line whose (epoch, step) does not come after the
   previous training line's (iterations repeated or restarted, e.g. a log appended twice).
+  A line that repeats the previous line's (epoch, step) while its printed running count of
+  skipped optimizer steps (``metrics.SKIPPED_STEPS``) is larger is not one: the program
+  numbers its lines by the steps taken less those skipped (DLE PyTorch BERT under AMP
+  repeats the iteration number on each step the loss scaler skipped).
 
 The order rules are the ones the throughput methods apply to their windows
 (:func:`window_fault`), so a flagged jump and a refused window are the same thing.
@@ -46,22 +50,32 @@ def backwards_timestamps(ts: np.ndarray) -> np.ndarray:
     return pos[1:][np.diff(ts[pos]) < 0]
 
 
-def backwards_steps(epoch: np.ndarray, step: np.ndarray) -> np.ndarray:
-    """Positions whose (epoch, step) is not after the previous one's (missing epoch = -1)."""
+def backwards_steps(epoch: np.ndarray, step: np.ndarray,
+                    skipped: np.ndarray | None = None) -> np.ndarray:
+    """Positions whose (epoch, step) is not after the previous one's (missing epoch = -1).
+    With `skipped` (each line's printed count of skipped optimizer steps, NaN where none), a
+    repeat of the previous (epoch, step) whose count is larger than the previous line's is
+    a skipped step, not a fault."""
     if len(step) < 2:
         return np.empty(0, np.int64)
     de, ds = np.diff(epoch), np.diff(step)
-    return np.flatnonzero((de < 0) | ((de == 0) & (ds <= 0))) + 1
+    repeat = (de == 0) & (ds == 0)
+    if skipped is not None:
+        with np.errstate(invalid="ignore"):
+            repeat &= ~(np.diff(skipped) > 0)  # NaN on either side: not explained
+    return np.flatnonzero((de < 0) | ((de == 0) & (ds < 0)) | repeat) + 1
 
 
-def window_fault(lines, epoch, step, ts, timestamps: bool = True) -> tuple[str, str] | None:
+def window_fault(lines, epoch, step, ts, timestamps: bool = True,
+                 skipped: np.ndarray | None = None) -> tuple[str, str] | None:
     """(problem kind, reason) when one rank's training lines (arrays in line order) go back
-    in time (when `timestamps`) or in steps; None when the window is in order."""
+    in time (when `timestamps`) or in steps (`skipped`: as for :func:`backwards_steps`);
+    None when the window is in order."""
     if timestamps:
         bad = backwards_timestamps(ts)
         if len(bad):
             return "timestamps_backwards", _time_reason(lines, ts, bad, "the window")
-    bad = backwards_steps(epoch, step)
+    bad = backwards_steps(epoch, step, skipped)
     if len(bad):
         return "steps_backwards", _step_reason(lines, epoch, step, bad, "the window")
     return None
@@ -191,12 +205,46 @@ def _order_problems(parsed: ParsedLog, log: LogText) -> list[Problem]:
     out += _file_problem(log, "timestamps_backwards", [
         (ln, bad, _time_reason(ln, t, bad[:1], "")) for ln, bad, t in found if len(bad)])
     counted = np.flatnonzero(train & (step >= 0))
-    found = [(line[o], backwards_steps(epoch[o], step[o]), (epoch[o], step[o]))
-             for o in _by_rank(counted, rank, line)]
+    sk = _skipped_rows(parsed.obs.blocks)
+    found = [(line[o], backwards_steps(epoch[o], step[o],
+                                       None if sk is None else skipped_at(*sk, line[o])),
+              (epoch[o], step[o])) for o in _by_rank(counted, rank, line)]
     out += _file_problem(log, "steps_backwards", [
         (ln, bad, _step_reason(ln, *es, bad[:1], "") + ", e.g. a log appended twice")
         for ln, bad, es in found if len(bad)])
     return out
+
+
+def skipped_at(sk_lines: np.ndarray, sk_values: np.ndarray, lines: np.ndarray) -> np.ndarray:
+    """The printed skipped-step count (``metrics.SKIPPED_STEPS``) of each of `lines`, from
+    the rows (`sk_lines`, `sk_values`) that print one; NaN where a line prints none."""
+    out = np.full(len(lines), np.nan)
+    if len(sk_lines):
+        order = np.argsort(sk_lines, kind="stable")
+        sk_lines, sk_values = sk_lines[order], sk_values[order]
+        at = np.clip(np.searchsorted(sk_lines, lines), 0, len(sk_lines) - 1)
+        hit = sk_lines[at] == lines
+        out[hit] = sk_values[at[hit]]
+    return out
+
+
+def _skipped_rows(blocks: list[dict]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(lines, values) of the training rows of ``SKIPPED_STEPS``; None when there are none."""
+    parts = []
+    for b in blocks:
+        metric, phase = b["metric"], b["phase"]
+        if (isinstance(metric, str) and metric != M.SKIPPED_STEPS) \
+                or (isinstance(phase, str) and phase != M.TRAIN):
+            continue  # the usual block: one metric of one phase, not this one
+        sel = np.ones(b["n"], dtype=bool)
+        for column, name in ((metric, M.SKIPPED_STEPS), (phase, M.TRAIN)):
+            if not isinstance(column, str):
+                sel &= np.asarray(column, dtype=object) == name
+        if sel.any():
+            parts.append((b["line"][sel], b["value"][sel]))
+    if not parts:
+        return None
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def _distinct_lines(blocks: list[dict]) -> list[dict]:

@@ -75,6 +75,9 @@ class RunData:
     :func:`train_columns` of `train` (slices of one conversion for all runs: pandas access
     per run would dominate on thousands of runs); with `arrays` (and their ``value``) and
     `metric_rows`, `train` may be None: it is built when a method asks for it.
+    `closing` is the run's own closing figure, (value, line): the last finite summary-phase
+    throughput its lowest rank printed (DLLogger ``Summary:`` / ``()`` lines), None when
+    the log prints none.
     """
 
     run_id: str
@@ -84,6 +87,7 @@ class RunData:
     meta: dict
     metric_rows: dict | None = None
     arrays: dict | None = field(default=None, repr=False, compare=False)
+    closing: tuple[float, int] | None = None
     _timeline: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def series(self, metric: str) -> pd.DataFrame:
@@ -144,7 +148,24 @@ class RunData:
         a, b = sorted((int(first_line), int(last_line)))
         lo = max(int(np.searchsorted(lines, a, "left")) - 1, 0)
         hi = int(np.searchsorted(lines, b, "right")) + 1
-        return checks.window_fault(lines[lo:hi], epoch[lo:hi], step[lo:hi], ts[lo:hi], timestamps)
+        return checks.window_fault(lines[lo:hi], epoch[lo:hi], step[lo:hi], ts[lo:hi], timestamps,
+                                   self.skipped_counts(lines[lo:hi]))
+
+    def skipped_counts(self, lines: np.ndarray) -> np.ndarray | None:
+        """The printed skipped-step counts of `lines` (``metrics.SKIPPED_STEPS``, NaN where
+        none), None when the run prints none: repeats they explain are no fault."""
+        if self.metric_rows is not None:
+            a, b = self.metric_rows.get(M.SKIPPED_STEPS, (0, 0))
+            if a == b:
+                return None
+            cols = self.columns()
+            values = cols["value"] if "value" in cols else \
+                self.train["value"].to_numpy(dtype=np.float64, na_value=np.nan)
+            return checks.skipped_at(cols["line"][a:b], values[a:b], lines)
+        df = self.series(M.SKIPPED_STEPS)
+        if df.empty:
+            return None
+        return checks.skipped_at(df["line"].to_numpy(np.int64), df["value"].to_numpy(float), lines)
 
     def refuse(self, first_line: int, last_line: int, method: str,
                timestamps: bool = True) -> Estimate | None:

@@ -29,6 +29,11 @@ MEMORY_USED = "memory_used"  # MiB on one device
 MEMORY_TOTAL = "memory_total"  # MiB on one device
 MEMORY_MAX_ALLOCATED = "memory_max_allocated"  # MiB, framework allocator peak
 UTILIZATION = "utilization"  # percent
+#: Optimizer steps skipped so far (AMP loss-scale overflow), a running count printed on each
+#: training line (DLE PyTorch BERT ``skipped_steps``). The printed iteration is the optimizer
+#: steps taken less those skipped, so a line that repeats the previous line's iteration with a
+#: larger count is the next step, skipped: not a step going back (analysis.checks).
+SKIPPED_STEPS = "skipped_steps"
 
 # unit: canonical spellings
 SAMPLES_PER_S = "samples/s"

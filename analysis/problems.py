@@ -42,7 +42,8 @@ KINDS = {
     "timestamps_backwards": "a line's timestamp is earlier than the previous line's "
                             "(no throughput from a window across it)",
     "steps_backwards": "training steps repeat or go back, e.g. a log appended twice "
-                       "(no throughput from a window across it)",
+                       "(no throughput from a window across it); a step repeated with a "
+                       "larger printed skipped_steps count (AMP skipped it) is not one",
 }
 
 #: Longest `text` kept on a problem; longer text (a 200 MB line) becomes an excerpt.

@@ -21,7 +21,7 @@ from analysis.lean.clock import microseconds
 from analysis.lean.read import ZERO_DIGITS, LeanRead
 from analysis.lean.sniff import HEAD, head_is
 from analysis.logtext import contains
-from analysis.parsers._fields import dll_parameter_fields, parse_parameters, to_int
+from analysis.parsers._fields import LAUNCH, dll_parameter_fields, parse_parameters, to_int
 
 FAMILY, FRAMEWORK = "dll_pytorch", "PyTorch"
 #: Bytes a log of this family has in its first 4 KiB (which reader to ask).
@@ -54,6 +54,9 @@ def read(data: bytes) -> LeanRead | None:
     the other lines of the head can hold a rival's marker or a rank prefix)."""
     if contains(data, LATE_MARKER):
         return None
+    first_dll = data.find(b"\nDLL ")
+    if LAUNCH.search(data, 0, len(data) if first_dll < 0 else first_dll):
+        return None  # the full path reads nodes and GPUs from the launch command
     end = data.find(_AFTER)
     if end < HEAD:
         return None  # fewer lines, or not printed one by one: the full path reads it
@@ -112,8 +115,8 @@ def _window(data: bytes, parts: list[bytes], param: bytes | None) -> LeanRead | 
     stated, ws = {}, None
     if param is not None:
         stamp, rest = param[4:].split(b" - PARAMETER", 1)
-        if microseconds(stamp) is None:
-            return None
+        if microseconds(stamp) is None or b"Namespace(" in rest:
+            return None  # a printed Namespace (BERT's Config): the full path reads it
         stated, ws = _stated(rest)
     return LeanRead(FAMILY, FRAMEWORK, dict(stated), (t_last - t_first) / 1e6, LAST - FIRST,
                     True, ws)

@@ -49,18 +49,55 @@ def parse_parameters(rest: bytes) -> dict[str, str]:
             for k, v in _PARAM_KV.findall(rest)}
 
 
+#: The PyTorch launchers' command line, its arguments in group 1 (DLE PyTorch logs that hold
+#: the launch command: analysis.parsers.dll_pytorch; the lean lane steps aside from them).
+LAUNCH = re.compile(rb"(?:-m torch\.distributed\.(?:launch|run)|\btorchrun)\b([^\n]*)")
+#: ``key=value`` of an ``argparse.Namespace(…)`` repr: a quoted string, or text up to the next
+#: comma or bracket.
+_NS_ITEM = re.compile(r"""(\w+)=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[^,()\[\]]*)""")
+#: Namespace keys that state run fields (the other keys are kept only in the printed value).
+NAMESPACE_KEYS = ("amp", "fp16", "gradient_accumulation_steps")
+
+
+def namespace_items(text: str) -> dict[str, str]:
+    """The ``key=value`` items of an ``argparse.Namespace(…)`` repr printed as a parameter
+    value (DLE PyTorch BERT: ``PARAMETER Config : ["Namespace(fp16=True, …)"]``), quotes
+    removed; {} when `text` holds none."""
+    start = text.find("Namespace(")
+    if start < 0:
+        return {}
+    out = {}
+    for key, value in _NS_ITEM.findall(text, start + len("Namespace(")):
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        out.setdefault(key, value)
+    return out
+
+
 def dll_parameter_fields(params: dict) -> list[tuple[str, object, str]]:
     """(run field, value, parameter it comes from) that a DLLogger PARAMETER dump states, in
-    the order they apply (docs/formats.md §6): ``arch`` → model; ``batch_size`` → batch
-    size per device; ``precision`` when stated, else ``amp``/``fp16`` True → amp, both
-    False → fp32; ``num_nodes``/``gpus_per_node`` when stated. ``world_size`` is left to
-    the caller (it needs the path)."""
+    the order they apply (docs/formats.md §6): ``arch`` → model; ``batch_size_per_gpu``
+    (DLE PyTorch BERT) or ``batch_size`` → batch size per device; ``precision`` when
+    stated, else ``amp``/``fp16`` True → amp, both False → fp32 (also from a printed
+    ``Namespace(…)``, BERT's ``Config``, where no PARAMETER line states them);
+    ``num_nodes``/``gpus_per_node`` when stated. ``world_size`` is left to the caller (it
+    needs the path)."""
+    stated, holder = {}, {}  # holder: the parameter whose Namespace states a key
+    for name, value in params.items():
+        if "Namespace(" in value:
+            items = namespace_items(value)
+            for k in NAMESPACE_KEYS:
+                if k in items and k not in stated:
+                    stated[k], holder[k] = items[k], name
+    holder = {k: v for k, v in holder.items() if k not in params}  # a PARAMETER line wins
+    params = {**stated, **params}
     out = []
     for k in ("arch", "model", "model_name"):
         if params.get(k):
             out.append(("model", normalize_model(params[k]), k))
             break
-    for k in ("batch_size", "train_batch_size"):
+    for k in ("batch_size_per_gpu", "batch_size", "train_batch_size"):
         if to_int(params.get(k)) is not None:
             out.append(("batch_size_per_device", to_int(params[k]), k))
             break
@@ -68,9 +105,11 @@ def dll_parameter_fields(params: dict) -> list[tuple[str, object, str]]:
     if params.get("precision"):  # the built-in workload states it (fp32, tf32, amp, bf16)
         out.append(("precision", normalize_precision(params["precision"]), "precision"))
     elif any(flags.values()):
-        out.append(("precision", "amp", next(k for k, v in flags.items() if v)))
+        k = next(k for k, v in flags.items() if v)
+        out.append(("precision", "amp", holder.get(k, k)))
     elif flags and all(v is False for v in flags.values()):
-        out.append(("precision", "fp32", next(iter(flags))))
+        k = next(iter(flags))
+        out.append(("precision", "fp32", holder.get(k, k)))
     for k in ("num_nodes", "gpus_per_node"):  # stated by the built-in workload
         if to_int(params.get(k)) is not None:
             out.append((k, to_int(params[k]), k))

@@ -14,6 +14,18 @@ counting the remaining training lines from 1, throughput = global batch × 100 /
 microseconds like the script's ``datetime`` subtraction (``exact_elapsed_seconds``).
 Lines 20 to 120 (and one line on either side) must not go back in time or in steps, else
 there is no figure (``RunData.window_fault``).
+
+Run fields the log states besides its PARAMETER lines (docs/formats.md §6):
+
+* the launch command, where the log holds it before its first DLL line (a shell trace,
+  ``python3 -m torch.distributed.launch --nproc_per_node=8 run_pretraining.py …``, or
+  ``torchrun``): ``--nproc_per_node`` → GPUs per node, ``--nnodes`` → nodes (1, the
+  launchers' default, where the command does not name it; unknown where either is not a
+  number, or where they disagree with a printed ``world_size``). A PARAMETER line stating
+  them wins.
+* BERT's gradient accumulation (``gradient_accumulation_steps`` in its ``Config``
+  Namespace): an iteration is an optimizer step of batch × accumulation steps × devices
+  samples, the run's global batch when nodes, GPUs and batch are all stated in the log.
 """
 
 from __future__ import annotations
@@ -28,11 +40,50 @@ from analysis.parsers import register
 from analysis.parsers._dll_lines import PARAM as _PARAM
 from analysis.parsers._dll_lines import PT_STEP as _PT_STEP
 from analysis.parsers._dll_lines import TF_STEP as _TF_STEP
+from analysis.parsers._fields import LAUNCH, namespace_items, to_int
 from analysis.parsers._rules import PYTORCH_LINES, PYTORCH_SKIP, pytorch_rule
 from analysis.parsers.base import LogParser, ParsedLog
 
 # a non-master rank's log of the PyTorch ConvNets example has its text but no DLL lines
 _NON_MASTER = re.compile(rb"\n(?:=> creating model '|RUNNING EPOCHS FROM )")
+_NPROC = re.compile(rb"--nproc[_-]per[_-]node[= ](\S+)")
+_NNODES = re.compile(rb"--nnodes[= ](\S+)")
+
+
+def _launch_fields(parsed: ParsedLog, log: LogText) -> ParsedLog:
+    """`parsed` with the nodes and GPUs of the launch command before the log's first DLL
+    line, and BERT's global batch under gradient accumulation (module docstring)."""
+    data = log.data
+    end = data.find(b"\nDLL ")
+    m = LAUNCH.search(data, 0, len(data) if end < 0 else end)
+    if m is not None:
+        line = data.count(b"\n", 0, m.start()) + 1
+        nproc = _NPROC.search(m.group(1))
+        nnodes = _NNODES.search(m.group(1))
+        gpus = to_int(nproc.group(1).decode("ascii", "replace")) if nproc else None
+        nodes = to_int(nnodes.group(1).decode("ascii", "replace")) if nnodes else 1
+        world = to_int(parsed.parameters.get("world_size"))
+        if gpus is not None and gpus > 0 and nodes is not None and nodes > 0 \
+                and world in (None, nodes * gpus):  # a stated world size must agree
+            for key, value in (("num_nodes", nodes), ("gpus_per_node", gpus)):
+                if key not in parsed.meta:
+                    parsed.meta[key] = value
+                    parsed.meta_lines[key] = line
+    _accumulation(parsed)
+    return parsed
+
+
+def _accumulation(parsed: ParsedLog) -> None:
+    """Global batch = batch × gradient accumulation steps × devices, all stated in the log."""
+    steps = to_int(namespace_items(parsed.parameters.get("Config", "")).get(
+        "gradient_accumulation_steps"))
+    meta = parsed.meta
+    need = ("num_nodes", "gpus_per_node", "batch_size_per_device")
+    if steps is None or steps < 2 or "global_batch_size" in meta or any(k not in meta for k in need):
+        return
+    meta["global_batch_size"] = (meta["batch_size_per_device"] * steps * meta["num_nodes"]
+                                 * meta["gpus_per_node"])
+    parsed.meta_lines["global_batch_size"] = parsed.meta_lines.get("batch_size_per_device")
 
 @register
 class DllPyTorch(LogParser):
@@ -57,7 +108,7 @@ class DllPyTorch(LogParser):
         return 0
 
     def parse(self, log: LogText) -> ParsedLog:
-        return dll.parse_stdout(self.name, log)
+        return _launch_fields(dll.parse_stdout(self.name, log), log)
 
     late_markers = (M.MEMORY_MAX_ALLOCATED.encode(),)
 
@@ -66,7 +117,7 @@ class DllPyTorch(LogParser):
 
     def parse_for_rule(self, log: LogText) -> ParsedLog | None:
         found = dll.read_first(log, PYTORCH_LINES + 1, PYTORCH_SKIP)
-        return None if found is None else dll.parse_stdout(self.name, log, found)
+        return None if found is None else _launch_fields(dll.parse_stdout(self.name, log, found), log)
 
     def dlperf_has_read(self, parsed: ParsedLog) -> bool:
         """The rule reads the first 120 throughput lines after Iteration 5 (and the next)."""

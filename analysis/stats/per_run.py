@@ -113,16 +113,18 @@ def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
     by_run = result.parsed_by_run()
     if by_run is None:  # a result made from frames (a Parquet export)
         memory = _memory_by_run(result.observations)
+        closing = _closing_by_run(result.observations)
         split = _split_train(result.observations, runs)
     else:
         memory = _memory_from_parsed(by_run)
+        closing = _closing_from_parsed(by_run)
         split = _split_parsed(by_run, runs)
     rows: dict[str, list[dict]] = {name: [] for name in fns}
     copied = [c for c in RUN_COLUMNS if c in runs.columns]
     for run, train, metric_rows, arrays in split:
         about = {c: getattr(run, c) for c in copied}
         peaks = {c: by_id.get(run.run_id, np.nan) for c, by_id in memory.items()}
-        rd = _run_data(run, train, metric_rows, arrays)
+        rd = _run_data(run, train, metric_rows, arrays, closing.get(run.run_id))
         for name, fn in fns.items():
             est = _estimate(fn, rd, warmup, measure)
             rows[name].append({
@@ -145,10 +147,11 @@ def _runs_frame(rows: list[dict]) -> pd.DataFrame:
     return df
 
 
-def _run_data(run, train: pd.DataFrame, metric_rows: dict, arrays: dict | None) -> RunData:
+def _run_data(run, train: pd.DataFrame, metric_rows: dict, arrays: dict | None,
+              closing: tuple[float, int] | None = None) -> RunData:
     gbs = run.global_batch_size
     return RunData(run.run_id, run.family, float(gbs) if pd.notna(gbs) else float("nan"),
-                   train, run._asdict(), metric_rows, arrays)
+                   train, run._asdict(), metric_rows, arrays, closing)
 
 
 def run_data(result: ParseResult, run_id: str) -> RunData:
@@ -157,7 +160,8 @@ def run_data(result: ParseResult, run_id: str) -> RunData:
     if runs.empty:
         raise UsageError(f"no run {run_id!r}; runs: {', '.join(result.runs['run_id'][:5])}, ...")
     run, train, metric_rows, _ = next(_split_train(result.observations, runs))
-    return _run_data(run, train, metric_rows, None)  # `train` may be changed before use
+    closing = _closing_by_run(result.observations[result.observations["run_id"] == run_id])
+    return _run_data(run, train, metric_rows, None, closing.get(run_id))  # `train` may be changed before use
 
 
 def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
@@ -259,6 +263,53 @@ def _memory_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, dict[st
             for block in parsed.obs.blocks:
                 if not (isinstance(block["phase"], str) and block["phase"] != M.MEMORY):
                     _add_peaks(out, rid, block)
+    return out
+
+
+def _closing_by_run(obs: pd.DataFrame) -> dict[str, tuple[float, int]]:
+    """Each run's closing figure (``RunData.closing``): the last finite summary-phase
+    throughput of its lowest rank (lines without a rank count as the lowest rank's, as
+    ``methods.base.lowest_rank`` has them), (value, line); runs without one absent."""
+    rows = obs[(obs["phase"] == M.SUMMARY) & (obs["metric"] == M.THROUGHPUT)]
+    rank = (rows["rank"].to_numpy(dtype=float, na_value=np.nan) if "rank" in rows.columns
+            else np.full(len(rows), np.nan))
+    found: dict[str, list] = {}
+    for rid, value, line, r in zip(rows["run_id"].astype(str), rows["value"].to_numpy(float),
+                                   rows["line"].to_numpy(np.int64), rank):
+        found.setdefault(rid, []).append((float(value), int(line), float(r)))
+    return _closing_of(found)
+
+
+def _closing_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, tuple[float, int]]:
+    """`_closing_by_run` from what each run's files gave."""
+    found: dict[str, list] = {}
+    for rid, parsed_logs in by_run.items():
+        for parsed in parsed_logs:
+            for b in parsed.obs.blocks:
+                if isinstance(b["phase"], str) and b["phase"] != M.SUMMARY:
+                    continue
+                n = b["n"]
+                phase = np.broadcast_to(np.asarray(b["phase"], dtype=object), (n,))
+                metric = np.broadcast_to(np.asarray(b["metric"], dtype=object), (n,))
+                for i in np.flatnonzero((phase == M.SUMMARY) & (metric == M.THROUGHPUT)):
+                    r = int(b["rank"][i])
+                    found.setdefault(rid, []).append(
+                        (float(b["value"][i]), int(b["line"][i]), np.nan if r < 0 else float(r)))
+    return _closing_of(found)
+
+
+def _closing_of(found: dict[str, list]) -> dict[str, tuple[float, int]]:
+    """Per run, of its (value, line, rank) summary throughputs, the finite one on the last
+    line of the lowest rank or of no rank."""
+    out = {}
+    for rid, rows in found.items():
+        rows = [r for r in rows if np.isfinite(r[0])]
+        ranks = [r[2] for r in rows if not np.isnan(r[2])]
+        low = min(ranks) if ranks else np.nan
+        rows = [r for r in rows if np.isnan(r[2]) or r[2] == low]
+        if rows:
+            value, line, _ = max(rows, key=lambda r: r[1])
+            out[rid] = (value, line)
     return out
 
 

@@ -127,6 +127,12 @@ CASES = {
                                               b"iter 7, loss: nan, x: "), False),
     "a log of an unknown format": (lambda r: (dll_logs(r)[0].parent / "notes.log").write_text(
         "hello\n"), False),
+    "a launch command before the DLL lines": (lambda r: dll_logs(r)[0].write_bytes(
+        b"+ python3 -m torch.distributed.launch --nproc_per_node=1 main.py\n"
+        + dll_logs(r)[0].read_bytes()), False),
+    "a printed Namespace on the PARAMETER line": (lambda r: _edit(
+        dll_logs(r)[0], b" - PARAMETER ", b' - PARAMETER Config : ["Namespace(fp16=True)"]  '),
+        False),
     "noise lines between training lines": (lambda r: _edit(
         dll_logs(r)[0], b"\nDLL", b"\nsome warning from a library\nDLL", 30), True),
 }

@@ -74,8 +74,10 @@ def test_non_finite_values_are_problems_not_data(tmp_path, fixture, line, old, n
 
 def test_reported_and_rule_a_never_see_inf(tmp_path):
     """`--method reported` and the TF rule (a) average printed values: inf is not one of them."""
-    edited(tmp_path, "dll_tensorflow/horovod_mpi_prefixes/1n8g/r50_b128_fp32_1.log", 20,
-           "imgs_per_sec : 1009.00000", "imgs_per_sec : inf")
+    path = edited(tmp_path, "dll_tensorflow/horovod_mpi_prefixes/1n8g/r50_b128_fp32_1.log", 20,
+                  "imgs_per_sec : 1009.00000", "imgs_per_sec : inf")
+    # without its closing `() train_throughput` line, which `reported` would take instead
+    path.write_text("\n".join(t for t in path.read_text().split("\n") if "()" not in t))
     result = parse_paths([tmp_path])
     for method in ("reported", "dlperf"):
         row = run_throughput(result, method).iloc[0]
@@ -199,12 +201,83 @@ def test_log_appended_twice(tmp_path):
 def test_genuine_logs_have_no_order_problems():
     """Every fixture and the bundled campaign: no timestamps/steps problem (figures are pinned
     by the family tests and the bundled campaign test)."""
-    # real/: the fp16 PyTorch BERT log repeats an iteration number on each step AMP skipped
-    # (global_step does not advance) and is reported steps_backwards (test_real_dle_logs)
-    roots = [p for p in DATA.iterdir() if p.is_dir() and p.name not in ("topology", "real")]
+    # real/: the fp16 PyTorch BERT log repeats an iteration number on each step AMP skipped,
+    # with a larger skipped_steps count each time: explained, so not a problem
+    roots = [p for p in DATA.iterdir() if p.is_dir() and p.name != "topology"]
     result = parse_paths(roots + [ROOT / "data" / "raw_logs" / "rn50_4gpu"])
     assert len(result.runs) > 30
     assert not set(result.problems["kind"]) & ORDER_KINDS
+
+
+def _bert_lines(steps_and_skipped) -> str:
+    """DLE PyTorch BERT training lines (run_pretraining.py) with these (iteration, skipped)
+    pairs, one second apart, and its closing line."""
+    out = []
+    for i, (step, skipped) in enumerate(steps_and_skipped):
+        out.append(f"DLL 2023-08-02 02:37:{i:02d}.000000 - Training Epoch: 0 Training Iteration: "
+                   f"{step}  average_loss : 11.1  learning_rate : 0.001  skipped_steps : {skipped} ")
+    out.append("DLL 2023-08-02 02:38:00.000000 -  e2e_train_time : 60.0 s "
+               "training_sequences_per_second : 1234.5 sequences/s final_loss : 8.5 None "
+               "raw_train_time : 50.0 s ")
+    return "\n".join(out) + "\n"
+
+
+def _bert_run(tmp_path, text: str):
+    path = tmp_path / "bert.log"
+    path.write_text(text)
+    return parse_paths([path], jobs=1)
+
+
+def test_a_step_amp_skipped_repeats_its_number_without_a_problem(tmp_path):
+    """run_pretraining.py prints the optimizer steps taken less those skipped: a step the
+    loss scaler skipped repeats the iteration number, with skipped_steps one larger."""
+    result = _bert_run(tmp_path, _bert_lines([(0, 1), (1, 1), (1, 2), (1, 3), (2, 3), (3, 3)]))
+    assert not set(result.problems["kind"]) & ORDER_KINDS
+    row = run_throughput(result, "reported").iloc[0]
+    assert row["throughput"] == 1234.5 and row["problem_kind"] == ""
+
+
+@pytest.mark.parametrize(("pairs", "line"), [
+    ([(0, 0), (1, 0), (1, 0), (2, 0)], 3),  # the same count: a repeated line, not a skip
+    ([(0, 0), (1, 0), (2, 0), (1, 1)], 4),  # back a step, even with a larger count
+    ([(0, 1), (1, 1), (1, 2), (0, 3)], 4),  # back after an explained repeat
+    ([(0, 0), (1, 2), (1, 1), (2, 2)], 3),  # the count goes down
+], ids=["same-count", "back-with-larger-count", "back-after-skip", "count-down"])
+def test_repeats_the_skipped_count_does_not_explain_are_flagged(tmp_path, pairs, line):
+    result = _bert_run(tmp_path, _bert_lines(pairs))
+    found = problems_of(result, "steps_backwards")
+    assert found["line"].tolist() == [line]
+    row = run_throughput(result, "reported").iloc[0]  # its closing figure is refused
+    assert np.isnan(row["throughput"]) and row["problem_kind"] == "steps_backwards"
+
+
+def test_the_real_amp_log_appended_twice_is_flagged(tmp_path):
+    """The real fp16 BERT log (8 explained repeats) twice in one file: the second copy's
+    Iteration 0 after Iteration 20 is flagged, its closing figure refused by every method."""
+    src = (DATA / "real" / "paddle_perf_pytorch_bert"
+           / "bert_base_lamb_pretraining.pyt_bert_pretraining_phase1_fp16_bs128_gpu8.log").read_bytes()
+    dst = tmp_path / "bert.log"
+    dst.write_bytes(src + src)
+    result = parse_paths([dst], jobs=1)
+    found = problems_of(result, "steps_backwards")
+    assert found["line"].tolist() == [src.count(b"\n") + 66]  # the copy's Iteration 0
+    assert "1 such" not in found["reason"].iloc[0]  # one fault, the explained repeats not
+    for method in ("reported", "dlperf"):
+        row = run_throughput(result, method).iloc[0]
+        assert np.isnan(row["throughput"]), method
+
+
+def test_window_fault_takes_the_skipped_counts():
+    from analysis.checks import backwards_steps, window_fault
+
+    epoch = np.zeros(4)
+    step = np.array([1.0, 2.0, 2.0, 3.0])
+    assert backwards_steps(epoch, step).tolist() == [2]
+    assert backwards_steps(epoch, step, np.array([0.0, 0.0, 1.0, 1.0])).tolist() == []
+    assert backwards_steps(epoch, step, np.array([0.0, 0.0, np.nan, 1.0])).tolist() == [2]
+    lines, ts = np.arange(4), np.arange(4.0)
+    assert window_fault(lines, epoch, step, ts, skipped=np.array([0.0, 0.0, 1.0, 1.0])) is None
+    assert window_fault(lines, epoch, step, ts)[0] == "steps_backwards"
 
 
 # --- values that cannot be measurements -----------------------------------------------------------
@@ -225,3 +298,11 @@ def test_zero_or_negative_latency_and_throughput_are_problems(tmp_path):
     assert obs[obs["metric"].isin(["latency", "throughput"])].empty
     for method in ("dlperf", "window", "reported"):
         assert np.isnan(run_throughput(result, method).iloc[0]["throughput"]), method
+
+
+def test_dlperf_says_why_it_has_no_fallback_figure(tmp_path):
+    """A run too short for the DLPerf rule whose lines go back: no figure, and the kind
+    is the fault (steps_backwards), not a fallback without a number."""
+    result = _bert_run(tmp_path, _bert_lines([(0, 0), (1, 0), (2, 0), (1, 0)]))
+    row = run_throughput(result, "dlperf").iloc[0]
+    assert np.isnan(row["throughput"]) and row["problem_kind"] == "steps_backwards"

@@ -14,7 +14,7 @@ from analysis import metrics as M
 from analysis.collect import ParseResult, parse_paths
 from analysis.estimate import Estimate, RunData
 from analysis.stats import methods, run_data, run_throughput
-from analysis.stats.methods.base import truncated
+from analysis.stats.methods.base import CLOSING, truncated
 from analysis.stats.methods.reported import RUNNING
 from analysis.stats.methods.window import RAMP_UP
 
@@ -110,6 +110,13 @@ def _ref_intervals(run: RunData, metric: str, warmup: int) -> pd.DataFrame:
 
 
 def ref_reported(run: RunData, warmup: int, measure: int) -> Estimate:
+    if run.closing is not None and run.closing[0] > 0:  # the log's own closing figure
+        method = CLOSING.format(line=run.closing[1])
+        lines = _ref_lowest_rank(run.train)
+        lines = lines.loc[lines["step"].notna(), "line"]
+        refused = run.refuse(lines.min(), lines.max(), method, timestamps=False) \
+            if len(lines) else None
+        return refused or Estimate(run.closing[0], method)
     label = f"reported(warmup={warmup})"
     if run.family == "libai":  # running means: global batch / each interval's latency
         label += RUNNING
@@ -173,7 +180,33 @@ def from_frames(parsed):
     return ParseResult(parsed.observations, parsed.runs, parsed.problems)
 
 
+def _ref_closing(result: ParseResult) -> dict:
+    """Each run's closing figure as first written with pandas: the lowest rank's (no rank
+    counts as lowest) last finite summary-phase throughput, (value, line)."""
+    o = result.observations
+    o = o[(o["phase"] == M.SUMMARY) & (o["metric"] == M.THROUGHPUT) & o["value"].notna()]
+    out = {}
+    for rid, g in o.groupby("run_id", observed=True):
+        g = _ref_lowest_rank(g).sort_values("line")
+        out[str(rid)] = (float(g["value"].iloc[-1]), int(g["line"].iloc[-1]))
+    return out
+
+
 # ---- fixtures: every family, every way in -------------------------------------------------
+def test_closing_figures_are_the_reference_ones(parsed, from_frames):
+    """`RunData.closing` from parsed files, from a frame export and for one run equals the
+    pandas reference; the fixtures have runs with and without one."""
+    ref = _ref_closing(parsed)
+    assert len(ref) >= 3 and len(ref) < len(parsed.runs)
+    for rid in parsed.runs["run_id"]:
+        assert run_data(parsed, rid).closing == ref.get(rid), rid
+        assert run_data(from_frames, rid).closing == ref.get(rid), rid
+    rows = run_throughput(parsed, "reported").set_index("run_id")
+    for rid, (value, line) in ref.items():
+        assert rows.loc[rid, "throughput"] == value
+        assert rows.loc[rid, "method"] == CLOSING.format(line=line)
+
+
 @pytest.mark.parametrize("name", ["window", "reported"])
 @pytest.mark.parametrize("warmup,measure", SETTINGS)
 def test_every_fixture_run_gives_the_reference_figures(parsed, from_frames, name, warmup,

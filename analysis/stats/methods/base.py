@@ -60,3 +60,27 @@ def lowest_rank(rank: np.ndarray) -> np.ndarray:
 def truncated(label: str, warmup: int, measure: int, last: int) -> Estimate:
     return Estimate.fail(f"the run stops at iteration {last}; the window needs iterations "
                          f"{warmup} to {warmup + measure}", "truncated", label)
+
+
+#: What the method text says of a figure taken from the log's own closing line.
+CLOSING = ("the program's own closing figure: the run's end-of-run summary throughput as "
+           "printed (DLLogger `Summary:` / `()` line, line {line}), computed by the program "
+           "from its own timers")
+
+
+def closing_figure(run: RunData) -> Estimate | None:
+    """The run's closing figure (``RunData.closing``) as an Estimate, None when the log
+    prints none (or prints 0, which is not a speed): the one figure the ``reported`` method
+    prefers and the ``dlperf`` method falls back to (``analysis.stats.methods``). A log whose
+    training lines go back in steps (a log appended twice, a restart) holds more than one
+    run's closing line: the failed Estimate (``steps_backwards``) says so."""
+    if run.closing is None or not run.closing[0] > 0:
+        return None
+    value, line = run.closing
+    method = CLOSING.format(line=line)
+    lines = run.timeline()[0]
+    if len(lines):
+        refused = run.refuse(lines[0], lines[-1], method, timestamps=False)
+        if refused is not None:
+            return refused
+    return Estimate(float(value), method)

@@ -1,4 +1,8 @@
-"""``reported``: median of the throughput values the program printed for intervals after
+"""``reported``: what the program itself reports. The log's own closing figure when it
+prints one (the end-of-run summary throughput, e.g. DLLogger ``Summary: train.total_ips``,
+BERT's ``training_sequences_per_second``, TensorFlow's ``() throughput_train``: the
+program's figure for the whole run from its own timers, whatever `warmup`); else the
+median of the throughput values the program printed for intervals after
 `warmup`: a value printed at step s covers the iterations since the previous printed step
 (since 0 for the first, or where steps restart), so with a print every 100 iterations the
 value at step 100 (start-up included) is not one after a warm-up of 20. A printed 0 is not
@@ -13,7 +17,13 @@ from analysis import metrics as M
 from analysis import parsers
 from analysis.estimate import Estimate, RunData
 from analysis.stats.methods import register
-from analysis.stats.methods.base import ThroughputMethod, lowest_rank, series_rows, train_arrays
+from analysis.stats.methods.base import (
+    ThroughputMethod,
+    closing_figure,
+    lowest_rank,
+    series_rows,
+    train_arrays,
+)
 
 
 @register
@@ -21,12 +31,17 @@ class Reported(ThroughputMethod):
     name = "reported"
     window_options = ("warmup",)
     rank = 2
-    description = ("median of the throughput values the program printed for intervals "
-                   "after a warm-up of {warmup} iterations (for LiBai, which prints running "
-                   "means, global batch / each interval's mean latency recovered from them)")
+    description = ("the program's own closing (end-of-run summary) throughput where the log "
+                   "prints one, else the median of the throughput values it printed for "
+                   "intervals after a warm-up of {warmup} iterations (for LiBai, which prints "
+                   "running means, global batch / each interval's mean latency recovered "
+                   "from them)")
 
     @staticmethod
     def estimate(run: RunData, warmup: int, measure: int) -> Estimate:
+        closing = closing_figure(run)
+        if closing is not None:
+            return closing
         label = f"reported(warmup={warmup})"
         cols = train_arrays(run)
         running = run.family in parsers.names() and parsers.get(run.family).running_mean_throughput

@@ -2,7 +2,10 @@
 next `measure` iterations, between the two lines' timestamps. Families without timestamps
 (OneFlow GPT, Megatron) use the printed per-iteration latencies of the same window. Where a
 window's lines print a global batch other than the run's (Megatron's batch-size ramp-up),
-the samples are each interval's printed batch x its iterations."""
+the samples are each interval's printed batch x its iterations. Steps the AMP loss scaler
+skipped inside the window (a printed ``skipped_steps`` count that grows; the log numbers
+iterations without them) ran a global batch each: they are counted as iterations, as the
+program's own closing figure counts them."""
 
 from __future__ import annotations
 
@@ -60,6 +63,11 @@ class Window(ThroughputMethod):
             if dt <= 0:
                 return Estimate.fail(f"non-increasing timestamps between steps {steps[i0]} and "
                                      f"{steps[i1]}", "bad_line", label)
+            skipped = run.skipped_counts(lines[[i0, i1]])
+            if skipped is not None and np.isfinite(skipped).all() and skipped[1] > skipped[0]:
+                # AMP skipped steps: their samples were processed, the iteration not counted
+                n_it += int(skipped[1] - skipped[0])
+                label += SKIPPED.format(n=int(skipped[1] - skipped[0]))
             batches = printed_batches(run, cols, lines[i0 + 1:i1 + 1])
             if (batches != run.global_batch_size).any():
                 samples = float((batches * np.diff(steps[i0:i1 + 1])).sum())
@@ -102,6 +110,9 @@ def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Esti
     return Estimate(run.global_batch_size / latency, label, iters, latency)
 
 
+#: What a window's method text adds when the loss scaler skipped steps inside it.
+SKIPPED = ("; iterations include {n} optimizer steps the AMP loss scaler skipped (printed "
+           "skipped_steps; the log numbers iterations without them)")
 #: What a window's method text adds when its intervals ran other global batches.
 RAMP_UP = "; samples = each interval's printed global batch x its iterations (batch ramp-up)"
 
