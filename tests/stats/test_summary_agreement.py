@@ -18,7 +18,7 @@ def test_tensorflow_window_contradicts_the_printed_figures(data_dir):
     fp32 = t.loc[("fp32", 8)]
     assert fp32["median_dlperf"] == pytest.approx(1049.50)
     assert fp32["median_window"] == pytest.approx(2048.0)
-    # reported is the log's own closing line, `() train_throughput : 362.4` (FORMATS.md §7)
+    # reported is the log's own closing line, `() train_throughput : 362.4` (docs/formats.md §7)
     assert fp32["median_reported"] == pytest.approx(362.4)
     assert (fp32["lowest"], fp32["highest"], fp32["methods"]) == ("reported", "window", 3)
     assert fp32["difference"] == pytest.approx(2048.0 / 362.4 - 1)
