@@ -69,6 +69,16 @@ def _need_root(*binaries: str) -> None:
                     "slurm-wlm munge openssh-server)", pytrace=False)
 
 
+@pytest.fixture
+def port_tools():
+    """free_port, wait_port and kill_pidfile for a test that starts its own daemon (a test
+    module cannot import them: several test folders have a conftest module)."""
+    import types
+
+    return types.SimpleNamespace(free_port=free_port, wait_port=wait_port,
+                                 kill_pidfile=_kill_pidfile)
+
+
 @pytest.fixture(scope="session")
 def sshd_hosts():
     """Two sshd on 127.0.0.1; yields {'hosts': [...], 'key': path, 'known_hosts': path,

@@ -274,12 +274,13 @@ def test_revoked_line_for_another_host_does_not_matter(sshd_hosts, tmp_path):
     assert row.state == "done", row.reason
 
 
-def test_host_certificate_is_checked_against_a_cert_authority_line(sshd_hosts, tmp_path):
+def test_host_certificate_is_checked_against_a_cert_authority_line(sshd_hosts, tmp_path,
+                                                                   port_tools):
     """OpenSSH checks host certificates (the former Python SSH stack could not): a host
     whose key is signed by a CA that a @cert-authority line names connects with no key of its
     own listed; signed by another CA, it is refused."""
-    from conftest import _kill_pidfile, free_port, wait_port
-
+    free_port, wait_port, _kill_pidfile = (port_tools.free_port, port_tools.wait_port,
+                                           port_tools.kill_pidfile)
     d, port = sshd_hosts["dir"], free_port()
     for name in ("ca", "other_ca", "host"):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
