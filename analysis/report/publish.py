@@ -7,8 +7,9 @@ Outputs in OUT_DIR, per language L: ``report_L.ipynb`` (executed), ``report_L.ht
 ``report_L.pdf``, ``report_L.json`` (key figures).
 
 The logs are parsed once, in the publisher, and handed to the kernels as Parquet files
-(``analysis.report.prepared``). Each language runs in a kernel of its own, started and
-stopped by papermill (``analysis.notebook_run``); the kernel draws its charts. Everything of a
+(``analysis.report.prepared``). The languages run in turn in one ordinary kernel that
+papermill starts (``analysis.notebook_run``); it reads the data once, draws each chart once
+for every language, and is killed when the last language has run. Everything of a
 build in progress lives in a private temporary folder (mode 0700, removed at the end): the
 data, the notebooks being executed, the kernel's sockets. Outputs reach OUT_DIR only when
 complete, each by an atomic rename; an interrupted build (Ctrl-C) stops its kernel (papermill
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from analysis import config
+from analysis import config, notebook_run
 from analysis.errors import DLPerfError, UsageError
 from analysis.fsutil import atomic_write_bytes
 from analysis.i18n import check_lang
@@ -88,18 +89,18 @@ def _split(value, valid, what) -> list[str]:
     return items
 
 
-def execute(out_ipynb: Path, parameters: dict, folder: Path, notebook: Path = REPORT_NOTEBOOK,
-            kernel_name: str | None = None, what: str = "") -> nbformat.NotebookNode:
-    """Run the report notebook with papermill into `out_ipynb`, in a new kernel private to
-    the build's `folder` (``notebook_run``). A failed cell is a :class:`PublishError`
+def execute(out_ipynb: Path, parameters: dict, km, folder: Path,
+            notebook: Path = REPORT_NOTEBOOK, what: str = "") -> nbformat.NotebookNode:
+    """Run the report notebook with papermill into `out_ipynb`, in the kernel of `km`
+    (``notebook_run.kernel``), private to the build's `folder`. A failed cell is a :class:`PublishError`
     naming the notebook; a kernel that did not start or died, a :class:`KernelDied` naming
     `what` it executed (default: `out_ipynb`'s name)."""
     import papermill as pm
     from nbclient.exceptions import DeadKernelError
 
-    name = kernel_name or "python3"
+    name = km.kernel_name
     try:
-        return execute_notebook(notebook, out_ipynb, parameters, folder, kernel_name)
+        return execute_notebook(notebook, out_ipynb, parameters, km, folder)
     except pm.PapermillExecutionError as exc:
         raise PublishError(f"{notebook.name} failed for {out_ipynb.name} "
                            f"(see the executed notebook there): {exc.ename}: {exc.evalue}") from exc
@@ -218,11 +219,12 @@ class _Staged:
     error: PublishError | None = None
 
 
-def _execute_language(lang: str, params: dict, notebook: Path, kernel_name: str | None,
-                      folder: Path, say: Callable[[str], None],
+def _execute_language(lang: str, params: dict, notebook: Path, km, folder: Path,
+                      say: Callable[[str], None],
                       out_dir: Path) -> tuple[_Staged, nbformat.NotebookNode | None]:
-    """Execute the report notebook for `lang` in the build's `folder`: the staged notebook
-    and numbers, and the notebook to export (None when it failed)."""
+    """Execute the report notebook for `lang` in the build's kernel (`km`, its files in
+    `folder`): the staged notebook and numbers, and the notebook to export (None when it
+    failed)."""
     import nbformat
 
     staged = _Staged()
@@ -231,8 +233,8 @@ def _execute_language(lang: str, params: dict, notebook: Path, kernel_name: str 
     say(f"{lang}: executing…")
     t0 = time.perf_counter()
     try:
-        execute(ipynb, dict(params, lang=lang, numbers_json=str(numbers)), folder, notebook,
-                kernel_name, what=f"the {lang} report")
+        execute(ipynb, dict(params, lang=lang, numbers_json=str(numbers)), km, folder, notebook,
+                f"the {lang} report")
     except KernelDied:
         raise
     except PublishError as exc:  # keep the failed notebook for the reader
@@ -334,11 +336,12 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         quiet = _QuietKernelErrors()
         logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
         try:
-            for lang in langs:
-                staged[lang], nb = _execute_language(lang, params, Path(notebook), kernel_name,
-                                                     folder, say, out)
-                if nb is not None:
-                    executed.append((lang, nb))
+            with notebook_run.kernel(folder, kernel_name or _kernel_name(notebook)) as km:
+                for lang in langs:
+                    staged[lang], nb = _execute_language(lang, params, Path(notebook), km,
+                                                         folder, say, out)
+                    if nb is not None:
+                        executed.append((lang, nb))
         finally:
             logging.getLogger("papermill").removeFilter(quiet)
         for lang, nb in executed:
@@ -394,6 +397,14 @@ class _QuietKernelErrors(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return not (isinstance(record.msg, str)
                     and record.msg.startswith(_NBCLIENT_KERNEL_ERRORS))
+
+
+def _kernel_name(notebook: str | Path) -> str:
+    """The kernel `notebook` names (papermill's choice too), ``python3`` when none."""
+    import nbformat
+
+    return nbformat.read(notebook, as_version=4).metadata.get("kernelspec", {}).get(
+        "name", "python3")
 
 
 def _title_of(numbers_json: Path) -> str | None:

@@ -80,6 +80,7 @@ import json, sys
 from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
+from analysis.notebook_run import kernel
 from analysis.report import publish
 
 folder = Path(sys.argv[1])
@@ -88,7 +89,8 @@ nbformat.write(new_notebook(cells=[new_code_cell(
     "import importlib.util; print(importlib.util.find_spec('dlperf_beside_publisher') is None)")],
     metadata={"kernelspec": {"name": "python3", "language": "python",
                              "display_name": "Python 3"}}), src)
-nb = publish.execute(folder / "out.ipynb", {}, folder, notebook=src)
+with kernel(folder) as km:
+    nb = publish.execute(folder / "out.ipynb", {}, km, folder, notebook=src)
 print(json.dumps({"hidden": nb.cells[0].outputs[0]["text"].strip()}))
 '''
 

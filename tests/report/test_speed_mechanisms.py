@@ -20,6 +20,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from analysis import plots, stats
 from analysis.collect import parse_paths
+from analysis.notebook_run import kernel
 from analysis.report import publish
 
 HERE = Path(__file__).resolve().parent
@@ -37,7 +38,8 @@ def test_executed_notebook_is_written_once_when_it_has_run(tmp_path):
         new_code_cell("import os\nprint('exists' if os.path.exists(out) else 'absent')")])
     src = tmp_path / "check.ipynb"
     nbformat.write(nb, src)
-    publish.execute(out, {"out": str(out)}, tmp_path, notebook=src)
+    with kernel(tmp_path) as km:
+        publish.execute(out, {"out": str(out)}, km, tmp_path, notebook=src)
     done = nbformat.read(out, as_version=4)
     printed = "".join(o.get("text", "") for o in done.cells[-1].outputs)
     assert printed.strip() == "absent"  # papermill's default saves before the first cell
