@@ -6,14 +6,14 @@ system Chromium).
 Outputs in OUT_DIR, per language L: ``report_L.ipynb`` (executed), ``report_L.html``,
 ``report_L.pdf``, ``report_L.json`` (key figures).
 
-The logs are parsed once, in the publisher, and handed to the kernels as Parquet files
+The logs are parsed once, in the publisher, and handed to the kernel as Parquet files
 (``analysis.report.prepared``). The languages run in turn in one ordinary kernel that
 papermill starts (``analysis.notebook_run``); it reads the data once, draws each chart once
 for every language, and is killed when the last language has run. Everything of a
 build in progress lives in a private temporary folder (mode 0700, removed at the end): the
 data, the notebooks being executed, the kernel's sockets. Outputs reach OUT_DIR only when
-complete, each by an atomic rename; an interrupted build (Ctrl-C) stops its kernel (papermill
-does), writes nothing and re-raises KeyboardInterrupt.
+complete, each by an atomic rename; an interrupted build (Ctrl-C, SIGTERM) kills its kernel
+(``notebook_run.kernel``), writes nothing and re-raises KeyboardInterrupt.
 
 The same logs and code give the same bytes (``reproducible``): the notebook is written
 without timings, with a fixed id for papermill's parameters cell and with the parameters a
@@ -92,9 +92,9 @@ def _split(value, valid, what) -> list[str]:
 def execute(out_ipynb: Path, parameters: dict, km, folder: Path,
             notebook: Path = REPORT_NOTEBOOK, what: str = "") -> nbformat.NotebookNode:
     """Run the report notebook with papermill into `out_ipynb`, in the kernel of `km`
-    (``notebook_run.kernel``), private to the build's `folder`. A failed cell is a :class:`PublishError`
-    naming the notebook; a kernel that did not start or died, a :class:`KernelDied` naming
-    `what` it executed (default: `out_ipynb`'s name)."""
+    (``notebook_run.kernel``), private to the build's `folder`. A failed cell is a
+    :class:`PublishError` naming the notebook; a kernel that did not start or died, a
+    :class:`KernelDied` naming `what` it executed (default: `out_ipynb`'s name)."""
     import papermill as pm
     from nbclient.exceptions import DeadKernelError
 
