@@ -23,6 +23,7 @@ folder); the PDF's dates come from ``SOURCE_DATE_EPOCH`` (``webpdf``).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import os
@@ -105,13 +106,28 @@ def execute(out_ipynb: Path, parameters: dict, km, folder: Path,
         raise PublishError(f"{notebook.name} failed for {out_ipynb.name} "
                            f"(see the executed notebook there): {exc.ename}: {exc.evalue}") from exc
     except DeadKernelError as exc:  # killed (the OOM killer), crashed: not by the build
-        raise KernelDied(f"the report kernel ({name}) died while it executed "
+        raise KernelDied(f"the report kernel ({name}) {_how_it_ended(km)} while it executed "
                          f"{what or out_ipynb.name}; nothing was written") from exc
     except RuntimeError as exc:
         if not str(exc).startswith(_KERNEL_DIED_AT_START):
             raise
-        raise KernelDied(f"the report kernel ({name}) died before it was ready (what it "
-                         f"printed, if anything, is above)") from exc
+        raise KernelDied(f"the report kernel ({name}) {_how_it_ended(km)} before it was "
+                         f"ready (what it printed, if anything, is above)") from exc
+
+
+def _how_it_ended(km) -> str:
+    """How the kernel of `km` ended: "exited with code 3", "was killed by SIGKILL", or
+    "died" (its process is not known)."""
+    import signal
+
+    process = getattr(km.provisioner, "process", None)
+    code = process.poll() if process is not None else None
+    if code is None:
+        return "died"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
 
 
 def _relative(value, out_dir: Path):

@@ -1,6 +1,6 @@
 """The report kernel is papermill's (``analysis.notebook_run``): a kernel that does not start
-or dies is one error line and writes nothing, and the kernel does not see the modules beside
-the script that publishes."""
+or dies is one error line naming how it ended (exit code, signal) and writes nothing, and the
+kernel does not see the modules beside the script that publishes."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def _report(dlperf_exe: str, logs: Path, out: Path, langs: str, env: dict, cwd: 
                           timeout=300)
 
 
-def test_a_kernel_that_dies_at_start_is_one_line(tmp_path, dlperf_exe):
+def test_a_kernel_that_dies_at_start_is_one_line_naming_its_exit_code(tmp_path, dlperf_exe):
     # an IPython profile whose kernel config ends the process: the kernel dies in
     # IPKernelApp.initialize, before it answers
     profile = tmp_path / "ipython" / "profile_default"
@@ -33,8 +33,8 @@ def test_a_kernel_that_dies_at_start_is_one_line(tmp_path, dlperf_exe):
     done = _report(dlperf_exe, logs, tmp_path / "out", "en", env, tmp_path)
     assert done.returncode == 1, done.stderr
     assert [x for x in done.stderr.splitlines() if x not in ("parsing…", "en: executing…")
-            ] == ["dlperf: error: the report kernel (python3) died before it was ready (what "
-                  "it printed, if anything, is above)"]
+            ] == ["dlperf: error: the report kernel (python3) exited with code 3 before it "
+                  "was ready (what it printed, if anything, is above)"]
 
 
 def test_a_kernel_that_cannot_import_ipykernel_says_so_once(tmp_path, dlperf_exe):
@@ -49,11 +49,11 @@ def test_a_kernel_that_cannot_import_ipykernel_says_so_once(tmp_path, dlperf_exe
     assert done.returncode == 1, done.stderr
     lines = done.stderr.splitlines()
     assert lines.count("ImportError: ipykernel is broken here") == 1, done.stderr
-    assert lines[-1] == ("dlperf: error: the report kernel (python3) died before it was "
-                         "ready (what it printed, if anything, is above)")
+    assert lines[-1] == ("dlperf: error: the report kernel (python3) exited with code 1 "
+                         "before it was ready (what it printed, if anything, is above)")
 
 
-def test_a_kernel_killed_while_it_executes_is_one_line_naming_the_report(tmp_path, dlperf_exe):
+def test_a_kernel_killed_while_it_executes_is_one_line_naming_the_signal(tmp_path, dlperf_exe):
     # an IPython startup file that SIGKILLs the kernel when it runs its first cell (as the
     # OOM killer would)
     startup = tmp_path / "ipython" / "profile_default" / "startup"
@@ -68,8 +68,8 @@ def test_a_kernel_killed_while_it_executes_is_one_line_naming_the_report(tmp_pat
     done = _report(dlperf_exe, logs, tmp_path / "out", "en,zh", env, tmp_path)
     assert done.returncode == 1, done.stderr
     assert [x for x in done.stderr.splitlines() if x not in ("parsing…", "en: executing…")
-            ] == ["dlperf: error: the report kernel (python3) died while it executed the en "
-                  "report; nothing was written"]
+            ] == ["dlperf: error: the report kernel (python3) was killed by SIGKILL while it "
+                  "executed the en report; nothing was written"]
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
 
 
