@@ -7,9 +7,8 @@ always as an argument list (never a shell string):
   and, on failure, a :class:`CommandError` that carries the command, its output and exit code;
 - :func:`start_process` starts a long-running child (a node agent, a workload, a sampler) and
   returns a :class:`Process` to poll, wait for or stop while the caller does other work;
-- :func:`fork_worker` forks this process for a worker of :mod:`analysis.parse_pool` or a
-  report kernel of :mod:`analysis.report.forked_kernel` (no external program: the child runs
-  code of the suite and exits).
+- :func:`fork_worker` forks this process for a worker of :mod:`analysis.parse_pool` (no
+  external program: the child runs code of the suite and exits).
 """
 
 from __future__ import annotations
@@ -188,8 +187,7 @@ class Process:
 
 def fork_worker() -> int:
     """Fork this process (0 in the child, the child's pid here) for a worker of
-    :mod:`analysis.parse_pool` or a report kernel (:mod:`analysis.report.forked_kernel`),
-    which reap it."""
+    :mod:`analysis.parse_pool`, which reaps it."""
     return os.fork()
 
 

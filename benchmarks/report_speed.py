@@ -121,7 +121,7 @@ def main() -> None:
           f"{statistics.median(floors):.2f} s")
     print(f"kernel with the report's imports only ({IMPORT_CELL!r}, best of {n}): "
           f"{kernel_floor:.2f} s = {kernel_floor / floor:.1f}x floor")
-    print(f"en+zh HTML (kernel forked: {html.forked_kernel}): best of {n} {html_s:.2f} s = "
+    print(f"en+zh HTML: best of {n} {html_s:.2f} s = "
           f"{html_s / floor:.1f}x floor (goal <= 3x); median {statistics.median(builds):.2f} s "
           f"= {statistics.median(builds) / statistics.median(floors):.1f}x the median floor")
     for k, v in html.seconds.items():

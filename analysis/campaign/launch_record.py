@@ -25,23 +25,15 @@ def record_launch_notebook(out: Path, spec_path: str | Path, backend: str | None
     Raises whatever papermill or the kernel raises; the record is written atomically, so a
     failure leaves the previous record (or none), never half of one.
     """
-    import papermill as pm
-
-    from analysis.report.kernels import Kernels
+    from analysis.notebook_run import execute_notebook, kernel
 
     target = Path(out) / NOTEBOOK
     # the kernel talks over IPC sockets in a private folder (no TCP), and dies with the record
-    with tempfile.TemporaryDirectory(prefix="dlperf-launch-") as folder:
-        kernels = Kernels(folder)
-        try:
-            with atomic_path(target) as tmp:
-                pm.execute_notebook(
-                    str(config.NOTEBOOKS_DIR / NOTEBOOK), str(tmp),
-                    parameters={"spec_path": str(Path(spec_path).resolve()),
-                                "spec_inline": None, "backend": backend, "dry_run": True,
-                                "out_dir": str(Path(out).resolve()), "progress": False,
-                                "time_budget": None},
-                    progress_bar=False, log_output=False, config=kernels.config())
-        finally:
-            kernels.kill()
+    with tempfile.TemporaryDirectory(prefix="dlperf-launch-") as folder, kernel(folder) as km:
+        with atomic_path(target) as tmp:
+            execute_notebook(
+                config.NOTEBOOKS_DIR / NOTEBOOK, tmp,
+                {"spec_path": str(Path(spec_path).resolve()), "spec_inline": None,
+                 "backend": backend, "dry_run": True, "out_dir": str(Path(out).resolve()),
+                 "progress": False, "time_budget": None}, km, folder)
     return target

@@ -6,17 +6,14 @@ system Chromium).
 Outputs in OUT_DIR, per language L: ``report_L.ipynb`` (executed), ``report_L.html``,
 ``report_L.pdf``, ``report_L.json`` (key figures).
 
-The logs are parsed once and both languages are built in one kernel: the publisher parses
-while the kernel starts and hands the frames to it as Parquet files
-(``analysis.report.prepared``); the kernel reads them once and executes the notebook for
-each language in turn (the second reuses the imports and the data), then each language is
-exported. The charts of the stock notebook are drawn
-beside the kernel (``prepared.draw_charts``): the publisher draws them while the kernel
-imports and builds the tables, the kernel takes the last ones. Everything of a build
-in progress lives in a private temporary folder (mode 0700, removed at the end): the data,
-the notebooks being executed, the kernel's sockets. Outputs reach OUT_DIR only when complete,
-each by an atomic rename; an interrupted build (Ctrl-C) kills its kernels, writes nothing
-and re-raises KeyboardInterrupt.
+The logs are parsed once, in the publisher, and handed to the kernel as Parquet files
+(``analysis.report.prepared``). The languages run in turn in one ordinary kernel that
+papermill starts (``analysis.notebook_run``); it reads the data once, draws each chart once
+for every language, and is killed when the last language has run. Everything of a
+build in progress lives in a private temporary folder (mode 0700, removed at the end): the
+data, the notebooks being executed, the kernel's sockets. Outputs reach OUT_DIR only when
+complete, each by an atomic rename; an interrupted build (Ctrl-C, SIGTERM) kills its kernel
+(``notebook_run.kernel``), writes nothing and re-raises KeyboardInterrupt.
 
 The same logs and code give the same bytes (``reproducible``): the notebook is written
 without timings, with a fixed id for papermill's parameters cell and with the parameters a
@@ -26,33 +23,29 @@ folder); the PDF's dates come from ``SOURCE_DATE_EPOCH`` (``webpdf``).
 
 from __future__ import annotations
 
+import contextlib
 import copy
-import functools
 import logging
 import os
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from analysis import config
+from analysis import config, notebook_run
 from analysis.errors import DLPerfError, UsageError
 from analysis.fsutil import atomic_write_bytes
 from analysis.i18n import check_lang
+from analysis.notebook_run import execute_notebook
 from analysis.report import prepared, vs_reference
-from analysis.report.kernels import Kernels, how_it_ended
 
 if TYPE_CHECKING:
     import nbformat
 
 REPORT_NOTEBOOK = config.NOTEBOOKS_DIR / "20_report.ipynb"
-#: Optional jsonschema format checker the publisher leaves out (see :func:`import_nbformat`).
-SLOW_FORMAT_CHECKER = "rfc3987_syntax"
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 TEMPLATE = "dlperf"
 TARGETS = ("html", "pdf")
@@ -65,39 +58,11 @@ PATH_PARAMETERS = ("log_dir", "link_base", "env", "topology")
 TIMING_KEYS = ("start_time", "end_time", "duration")
 #: ISO 639-1 code for nbconvert's <html lang> (Chromium chooses CJK fonts by it).
 LANGUAGE_CODE = {"en": "en", "zh": "zh"}
-_PRINT_LOCK = threading.Lock()
-
-
-def import_nbformat():
-    """nbformat, imported (the first time) without jsonschema's optional IRI format checker;
-    before papermill or nbconvert, which import it.
-
-    nbformat imports jsonschema whatever ``NBFORMAT_VALIDATOR`` says (fastjsonschema, its
-    default, validates; jsonschema is imported anyway), and jsonschema loads every optional
-    format checker installed. JupyterLab's jupyter-events installs
-    ``jsonschema[format-nongpl]``, whose ``rfc3987_syntax`` builds a Lark grammar when
-    imported: 2-3.5 s of a 2-core machine, spent before a build could start its kernel. No
-    notebook field has the "iri" format, so jsonschema is imported with that module
-    unavailable (an ImportError jsonschema expects and skips); other code can still import
-    ``rfc3987_syntax`` afterwards. Nothing changes where jsonschema is imported already."""
-    if "jsonschema" not in sys.modules and SLOW_FORMAT_CHECKER not in sys.modules:
-        sys.modules[SLOW_FORMAT_CHECKER] = None  # type: ignore[assignment]  # -> ImportError
-        try:
-            import jsonschema  # noqa: F401
-        except ImportError:
-            pass  # not installed: nbformat's own import says so
-        finally:
-            if sys.modules.get(SLOW_FORMAT_CHECKER, 0) is None:
-                del sys.modules[SLOW_FORMAT_CHECKER]
-    import nbformat
-
-    return nbformat
 
 
 def print_progress(message: str) -> None:
-    """One plain line per step on stderr ("en: html"), whole lines even from threads."""
-    with _PRINT_LOCK:
-        print(message, file=sys.stderr, flush=True)
+    """One plain line per step on stderr ("en: html")."""
+    print(message, file=sys.stderr, flush=True)
 
 
 class PublishError(DLPerfError):
@@ -111,7 +76,6 @@ class Published:
     out_dir: Path
     files: dict[str, dict[str, Path]] = field(default_factory=dict)  # lang -> target -> path
     seconds: dict[str, float] = field(default_factory=dict)  # "<lang>.<step>" -> s
-    forked_kernel: bool = False  # the kernel was forked from this process (forked_kernel)
 
     def all_files(self) -> list[Path]:
         return [p for per in self.files.values() for p in per.values()]
@@ -126,27 +90,44 @@ def _split(value, valid, what) -> list[str]:
     return items
 
 
-def execute(out_ipynb: Path, parameters: dict, notebook: Path = REPORT_NOTEBOOK,
-            kernel_name: str | None = None, kernels: Kernels | None = None,
-            km=None) -> nbformat.NotebookNode:
-    """Run the report notebook with papermill into `out_ipynb` (in the kernels' folder of a
-    build when `kernels` is given; in the running kernel of `km` when given).
-
-    `out_ipynb` is written once, when the notebook has run (or failed): papermill's default,
-    a save before and after every cell, re-encodes the growing notebook with its images
-    some 60 times per language, for a file no one reads before the build ends."""
-    import_nbformat()
+def execute(out_ipynb: Path, parameters: dict, km, folder: Path,
+            notebook: Path = REPORT_NOTEBOOK, what: str = "") -> nbformat.NotebookNode:
+    """Run the report notebook with papermill into `out_ipynb`, in the kernel of `km`
+    (``notebook_run.kernel``), private to the build's `folder`. A failed cell is a
+    :class:`PublishError` naming the notebook; a kernel that did not start or died, a
+    :class:`KernelDied` naming `what` it executed (default: `out_ipynb`'s name)."""
     import papermill as pm
+    from nbclient.exceptions import DeadKernelError
 
-    extra = {"km": km} if km is not None else {"config": kernels.config()} if kernels else {}
+    name = km.kernel_name
     try:
-        return pm.execute_notebook(str(notebook), str(out_ipynb), parameters=parameters,
-                                   kernel_name=kernel_name, progress_bar=False,
-                                   log_output=False, request_save_on_cell_execute=False,
-                                   **extra)
+        return execute_notebook(notebook, out_ipynb, parameters, km, folder)
     except pm.PapermillExecutionError as exc:
         raise PublishError(f"{notebook.name} failed for {out_ipynb.name} "
                            f"(see the executed notebook there): {exc.ename}: {exc.evalue}") from exc
+    except DeadKernelError as exc:  # killed (the OOM killer), crashed: not by the build
+        raise KernelDied(f"the report kernel ({name}) {_how_it_ended(km)} while it executed "
+                         f"{what or out_ipynb.name}; nothing was written") from exc
+    except RuntimeError as exc:
+        if not str(exc).startswith(_KERNEL_DIED_AT_START):
+            raise
+        raise KernelDied(f"the report kernel ({name}) {_how_it_ended(km)} before it was "
+                         f"ready (what it printed, if anything, is above)") from exc
+
+
+def _how_it_ended(km) -> str:
+    """How the kernel of `km` ended: "exited with code 3", "was killed by SIGKILL", or
+    "died" (its process is not known)."""
+    import signal
+
+    process = getattr(km.provisioner, "process", None)
+    code = process.poll() if process is not None else None
+    if code is None:
+        return "died"
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name}"
+    return f"exited with code {code}"
 
 
 def _relative(value, out_dir: Path):
@@ -205,35 +186,16 @@ def _exporter_config(lang: str) -> dict:
                 exclude_anchor_links=True, language_code=LANGUAGE_CODE[lang], embed_images=True)
 
 
-#: A tiny PNG (1 x 1 pixel) for the notebook that warms the exporters up.
-_DOT_PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVO"
-            "RK5CYII=")
-
-
-def _warm_up_notebook() -> nbformat.NotebookNode:
-    """A notebook with one output of each kind a report has (Markdown, HTML, PNG)."""
-    import_nbformat()
-    from nbformat.v4 import new_code_cell, new_notebook, new_output
-
-    data = {"text/markdown": "## a\n\n| x |\n|---|\n| 1 |", "text/html": "<table><tr><td>1"
-            "</td></tr></table>", "image/png": _DOT_PNG, "text/plain": "a"}
-    return new_notebook(cells=[new_code_cell("", outputs=[new_output("display_data", data)])])
-
-
 class Exporters:
     """The nbconvert exporters of one build, one per target for all its languages: a new
-    exporter compiles its templates again (~0.5 s). :meth:`warm` makes them and converts a
-    small notebook with them (compiling the templates and the filters' patterns) while the
-    kernel executes the first language, rather than after it."""
+    exporter compiles its templates again (~0.5 s)."""
 
     def __init__(self, temp_dir: str | Path = "", epoch: int | None = None):
         self.temp_dir, self.epoch = str(temp_dir), epoch
-        self._lock = threading.Lock()  # one export at a time per exporter
         self._made: dict[str, object] = {}
 
     def _exporter(self, target: str):
         if target not in self._made:
-            import_nbformat()
             if target == "html":
                 from nbconvert import HTMLExporter
 
@@ -246,33 +208,22 @@ class Exporters:
                     epoch=source_date_epoch() if self.epoch is None else self.epoch)
         return self._made[target]
 
-    def warm(self, targets) -> None:
-        """Make the exporters of `targets` and compile the HTML templates (which the PDF's
-        HTML shares); no browser starts."""
-        with self._lock:
-            if "html" in targets and "html" not in self._made:
-                self._exporter("html").from_notebook_node(_warm_up_notebook())
-            if "pdf" in targets:
-                self._exporter("pdf")
-
     def html(self, nb: nbformat.NotebookNode, lang: str) -> str:
-        with self._lock:
-            exporter = self._exporter("html")
-            exporter.language_code = LANGUAGE_CODE[lang]
-            body, _ = exporter.from_notebook_node(nb)
+        exporter = self._exporter("html")
+        exporter.language_code = LANGUAGE_CODE[lang]
+        body, _ = exporter.from_notebook_node(nb)
         return body
 
     def pdfs(self, notebooks: list[tuple[nbformat.NotebookNode, str]]) -> list[bytes]:
         """The PDF of each (notebook, language), printed in one browser, dated `epoch`
         (None: ``SOURCE_DATE_EPOCH``, 0 when unset)."""
-        with self._lock:
-            exporter = self._exporter("pdf")
-            try:
-                return exporter.pdfs([(nb, LANGUAGE_CODE[lang]) for nb, lang in notebooks],
-                                     [f"report_{lang}.pdf" for _, lang in notebooks])
-            except RuntimeError as exc:
-                raise PublishError(f"PDF export failed ({exporter.executable_path}): "
-                                   f"{exc}") from exc
+        exporter = self._exporter("pdf")
+        try:
+            return exporter.pdfs([(nb, LANGUAGE_CODE[lang]) for nb, lang in notebooks],
+                                 [f"report_{lang}.pdf" for _, lang in notebooks])
+        except RuntimeError as exc:
+            raise PublishError(f"PDF export failed ({exporter.executable_path}): "
+                               f"{exc}") from exc
 
 
 @dataclass
@@ -284,84 +235,26 @@ class _Staged:
     error: PublishError | None = None
 
 
-def _in_thread(name: str, fn: Callable[[], _Staged]) -> Future:
-    """Run `fn` in a daemon thread (an interrupted build does not wait for it at exit)."""
-    fut: Future = Future()
-
-    def target():
-        if fut.set_running_or_notify_cancel():
-            try:
-                fut.set_result(fn())
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
-                fut.set_exception(exc)
-
-    threading.Thread(target=target, name=name, daemon=True).start()
-    return fut
-
-
-def _build_languages(langs: list[str], params: dict, notebook: Path, kernel_name: str | None,
-                     kernels: Kernels, targets: list[str], say: Callable[[str], None],
-                     out_dir: Path, exporters: Exporters) -> dict[str, _Staged]:
-    """Execute the report notebook for each of `langs` in one kernel, in turn, then export
-    each once the kernel has run them all. (Exporting a language while the kernel executed
-    the next printed a PDF cut short after its charts in a fresh-clone CI run, and once in a
-    build by hand, its HTML whole: the exports wait for the kernel.) The idle kernel is shut
-    down beside the exports: its end is awaited by polling every 0.1 s."""
-    nbformat = import_nbformat()
-    km = kernels.manager(kernel_name or nbformat.read(notebook, as_version=4)
-                         .metadata.get("kernelspec", {}).get("name", "python3"))
-    from nbclient.exceptions import DeadKernelError
-
-    staged, executed, lang = {}, [], None
-    try:
-        kernels.start(km)
-        import papermill  # noqa: F401 - while the kernel boots (and before "executing")
-        for lang in langs:
-            staged[lang], nb = _execute_language(lang, dict(params, lang=lang), notebook,
-                                                 kernel_name, kernels, say, out_dir, km)
-            if nb is not None:
-                executed.append((lang, nb))
-    except DeadKernelError as exc:  # killed (the OOM killer), crashed: not by the build
-        ended = how_it_ended(km)
-        kernels.shutdown(km)
-        if kernels.cancelled.is_set():
-            raise
-        raise PublishError(f"the report kernel ({km.kernel_name}) {ended} while it executed "
-                           f"the {lang} report; nothing was written") from exc
-    except BaseException:
-        kernels.shutdown(km)
-        raise
-    stopping = threading.Thread(target=kernels.shutdown, args=(km,), name="dlperf-kernel-stop")
-    stopping.start()
-    try:
-        for lang, nb in executed:
-            _export_html(staged[lang], nb, lang, targets, say, exporters)
-        if "pdf" in targets and executed and not kernels.cancelled.is_set():
-            _export_pdfs(staged, executed, say, exporters)
-    finally:
-        stopping.join()
-    return staged
-
-
-def _execute_language(lang: str, params: dict, notebook: Path, kernel_name: str | None,
-                      kernels: Kernels, say: Callable[[str], None], out_dir: Path,
-                      km=None) -> tuple[_Staged, nbformat.NotebookNode | None]:
-    """Execute the report notebook for `lang` in the build's folder (in `km`'s kernel when
-    given): the staged notebook and numbers, and the notebook to export (None when it
+def _execute_language(lang: str, params: dict, notebook: Path, km, folder: Path,
+                      say: Callable[[str], None],
+                      out_dir: Path) -> tuple[_Staged, nbformat.NotebookNode | None]:
+    """Execute the report notebook for `lang` in the build's kernel (`km`, its files in
+    `folder`): the staged notebook and numbers, and the notebook to export (None when it
     failed)."""
+    import nbformat
+
     staged = _Staged()
     name = f"report_{lang}.ipynb"
-    ipynb, numbers = kernels.folder / name, kernels.folder / f"report_{lang}.json"
+    ipynb, numbers = folder / name, folder / f"report_{lang}.json"
     say(f"{lang}: executing…")
     t0 = time.perf_counter()
     try:
-        execute(ipynb, dict(params, numbers_json=str(numbers)), notebook, kernel_name, kernels,
-                km)
+        execute(ipynb, dict(params, lang=lang, numbers_json=str(numbers)), km, folder, notebook,
+                f"the {lang} report")
+    except KernelDied:
+        raise
     except PublishError as exc:  # keep the failed notebook for the reader
         staged.error = exc
-        if kernels.cancelled.is_set():  # stopped on purpose: nothing is written
-            return staged, None
-    nbformat = import_nbformat()
     nb = reproducible(nbformat.read(ipynb, as_version=4), out_dir, name)
     staged.contents["ipynb"] = nbformat.writes(nb).encode("utf-8")
     if staged.error:
@@ -415,7 +308,6 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     `progress` is called with one line per step ("parsing…", "en: executing…", "en: html");
     None for silence.
     """
-    import_nbformat()  # before anything here imports it
     from analysis.env.folder_records import resolve_log_dir
     from analysis.report.baseline import check_baseline
     from analysis.report.webpdf import source_date_epoch
@@ -448,36 +340,30 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     result = Published(out)
     say("parsing…")
     with tempfile.TemporaryDirectory(prefix="dlperf-report-") as tmp:  # mode 0700
-        _import_kernel_modules()  # once, here: the forked kernel has them then
-        kernels = Kernels(tmp, fork=True)  # before any thread of the build starts
-        exporters = Exporters(kernels.folder, epoch)
-        data_dir = kernels.folder / "data"
-        data_dir.mkdir()  # the kernels wait in it for the parsed data
-        jobs = [_in_thread("dlperf-report", functools.partial(
-            _build_languages, langs, dict(params, data_dir=str(data_dir)), Path(notebook),
-            kernel_name, kernels, targets, say, out, exporters))]
-        quiet = _QuietWhenStopped(kernels)
+        folder = Path(tmp)
+        t = time.perf_counter()
+        data = prepared.compute(root, env, topology, method, warmup, measure, meta, baseline,
+                                store, threshold, references)
+        prepared.save(data, folder / "data")
+        result.seconds["prepare"] = time.perf_counter() - t
+        params = dict(params, data_dir=str(folder / "data"))
+        exporters = Exporters(folder, epoch)
+        staged, executed = {}, []
+        quiet = _QuietKernelErrors()
         logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
         try:
-            t = time.perf_counter()  # parse while the kernels start
-            data = prepared.compute(root, env, topology, method, warmup, measure, meta,
-                                    baseline, store, threshold, references)
-            plan = chart_plan(Path(notebook), langs, method, warmup, measure)
-            prepared.save(data, data_dir, plan)
-            result.seconds["prepare"] = time.perf_counter() - t
-            if plan is not None:  # while the kernel imports and builds the tables
-                t = time.perf_counter()
-                prepared.draw_charts(data, data_dir, plan, kernels.cancelled.is_set)
-                result.seconds["charts"] = time.perf_counter() - t
-            exporters.warm(targets)  # while the kernel runs the first language
-            staged = jobs[0].result()
-            result.forked_kernel = kernels.forked
-        except BaseException:  # Ctrl-C, a bad input, a failed kernel: stop the kernel
-            kernels.stop(jobs)
-            raise
+            with notebook_run.kernel(folder, kernel_name or _kernel_name(notebook)) as km:
+                for lang in langs:
+                    staged[lang], nb = _execute_language(lang, params, Path(notebook), km,
+                                                         folder, say, out)
+                    if nb is not None:
+                        executed.append((lang, nb))
         finally:
             logging.getLogger("papermill").removeFilter(quiet)
-            kernels.discard_zygote()
+        for lang, nb in executed:
+            _export_html(staged[lang], nb, lang, targets, say, exporters)
+        if "pdf" in targets and executed:
+            _export_pdfs(staged, executed, say, exporters)
     return _commit(staged, result)
 
 
@@ -490,27 +376,6 @@ def _check_browser() -> None:
     if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
         raise PublishError(f"PDF export needs Chromium, and {exe} is not an executable file "
                            f"(set DLPERF_CHROMIUM to its path, or build --to html)")
-
-
-def _import_kernel_modules() -> None:
-    """What the report notebook's first cell imports, and IPython in full (which the
-    charts the publisher draws need anyway, ``prepared.ipython_imported``)."""
-    import analysis.notebook_params  # noqa: F401
-    import analysis.report.build  # noqa: F401
-
-    prepared.ipython_imported()
-
-
-def chart_plan(notebook: Path, langs: list[str], method: str, warmup: int | None,
-               measure: int | None) -> prepared.ChartPlan | None:
-    """The charts the publisher draws for the kernel: every chart of the stock report
-    notebook, whose chart cells only show them (None for another notebook: its cells may
-    change a figure, so its kernel draws its own)."""
-    if notebook.resolve() != REPORT_NOTEBOOK.resolve():
-        return None
-    from analysis.report.build import CHARTS
-
-    return prepared.ChartPlan(CHARTS, tuple(langs), method, warmup, measure)
 
 
 def _commit(staged: dict[str, _Staged], result: Published) -> Published:
@@ -533,22 +398,29 @@ def _commit(staged: dict[str, _Staged], result: Published) -> Published:
 #: the command shows.
 _NBCLIENT_KERNEL_ERRORS = ("Error occurred while starting new kernel client",
                            "Kernel died while waiting for execute reply")
+#: How jupyter_client says a kernel ended before it was ready.
+_KERNEL_DIED_AT_START = "Kernel died before replying to kernel_info"
 
 
-class _QuietWhenStopped(logging.Filter):
-    """Drops log records once the build is stopped: the kernels it killed on purpose
-    ("Kernel died before replying") are not errors to show; and nbclient's record of a
-    kernel that did not start or died, whose error the command shows (one line, not two)."""
+class KernelDied(PublishError):
+    """The report kernel did not start or died while it executed; nothing is written."""
 
-    def __init__(self, kernels: Kernels):
-        super().__init__()
-        self.kernels = kernels
+
+class _QuietKernelErrors(logging.Filter):
+    """Drops nbclient's record of a kernel that did not start or died, whose error the
+    command shows (one line, not two)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self.kernels.cancelled.is_set():
-            return False
         return not (isinstance(record.msg, str)
                     and record.msg.startswith(_NBCLIENT_KERNEL_ERRORS))
+
+
+def _kernel_name(notebook: str | Path) -> str:
+    """The kernel `notebook` names (papermill's choice too), ``python3`` when none."""
+    import nbformat
+
+    return nbformat.read(notebook, as_version=4).metadata.get("kernelspec", {}).get(
+        "name", "python3")
 
 
 def _title_of(numbers_json: Path) -> str | None:

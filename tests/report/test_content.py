@@ -152,12 +152,12 @@ def test_prepared_frames_round_trip_as_parquet(tmp_path):
     assert back.log_dir == data.log_dir and back.suite_commit == data.suite_commit
 
 
-def test_prepared_load_waits_for_the_data_then_gives_up(tmp_path):
+def test_prepared_load_refuses_a_folder_without_the_data(tmp_path):
     from analysis.errors import DLPerfError
     from analysis.report import prepared
 
     with pytest.raises(DLPerfError, match="no parsed data"):
-        prepared.load(tmp_path, wait_s=0.2)
+        prepared.load(tmp_path)
     with pytest.raises(DLPerfError, match="no such data folder"):
         prepared.load(tmp_path / "missing")
 

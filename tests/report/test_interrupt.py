@@ -15,14 +15,11 @@ from pathlib import Path
 import pytest
 from synth import write_campaign, write_markers
 
-from analysis.report.forked_kernel import PROCESS_NAME
-
 pytestmark = pytest.mark.slow
 
 
 def _kernels_of(pid: int) -> list[int]:
-    """Pids of the kernel processes whose parent is `pid`: started as ipykernel, or forked
-    from the publisher (``forked_kernel``: named dlperf-kernel)."""
+    """Pids of the kernel processes (ipykernel) whose parent is `pid`."""
     found = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
@@ -30,10 +27,9 @@ def _kernels_of(pid: int) -> list[int]:
         try:
             ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
             cmd = (d / "cmdline").read_bytes()
-            name = (d / "comm").read_text().strip()
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == pid and (b"ipykernel" in cmd or name == PROCESS_NAME):
+        if ppid == pid and b"ipykernel" in cmd:
             found.append(int(d.name))
     return found
 
@@ -74,7 +70,7 @@ def test_ctrl_c_or_sigterm_leaves_nothing_behind(tmp_path, dlperf_exe, phase, si
     reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
     reader.start()
     try:
-        if phase == "kernels":  # the notebook executing in the build's one kernel
+        if phase == "kernels":  # the notebook executing in the build's kernel
             kernels = _wait_for(lambda: "en: executing…\n" in lines and _kernels_of(proc.pid),
                                 300, "the kernel")
             time.sleep(1.0)

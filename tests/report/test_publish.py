@@ -155,7 +155,7 @@ def test_a_pdf_build_without_chromium_is_refused_before_any_kernel(tmp_path, mon
 
     monkeypatch.setenv("DLPERF_CHROMIUM", str(tmp_path / "no-chromium"))
     started = []
-    monkeypatch.setattr(publishing.Kernels, "start", lambda self, km: started.append(km))
+    monkeypatch.setattr(publishing, "execute_notebook", lambda *a, **k: started.append(a))
     with pytest.raises(publishing.PublishError, match=r"PDF export needs Chromium, and "
                        r".*no-chromium is not an executable file \(set DLPERF_CHROMIUM"):
         publishing.publish(tmp_path, tmp_path / "out", langs="en", to="html,pdf",

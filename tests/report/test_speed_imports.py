@@ -38,11 +38,11 @@ from analysis import report
 from analysis.report import prepared
 from analysis.report.build import CHARTS
 synth.write_campaign(Path({logs!r}), configs=((1, 1), (1, 4)), repeats=3)
-plan = prepared.ChartPlan(CHARTS, ("en", "zh"), "dlperf")
 data = prepared.compute({logs!r})
-prepared.save(data, {data_dir!r}, plan)
-prepared.draw_charts(data, {data_dir!r}, plan)
+prepared.save(data, {data_dir!r})
 for lang in ("en", "zh"):
-    page = report.build(lang=lang, data_dir={data_dir!r}).html()
+    rep = report.build(lang=lang, data_dir={data_dir!r})
+    page = rep.html()
+    charts = [rep.chart(name) for name in CHARTS]
 """
     assert not _imports_scipy(code)

@@ -2,8 +2,7 @@
 
 - papermill writes the executed notebook once, when it has run (not before and after every
   cell, re-encoding the growing notebook with its images some 60 times per language);
-- one HTML exporter serves every language of a build, its templates compiled once, while the
-  kernel still executes the first language;
+- one HTML exporter serves every language of a build, its templates compiled once;
 - the per-iteration chart is drawn once when saved (no layout engine, not even a disabled
   one, which makes matplotlib draw the figure a second time) and its panel titles are not
   placed by measuring each panel's tick labels.
@@ -21,6 +20,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from analysis import plots, stats
 from analysis.collect import parse_paths
+from analysis.notebook_run import kernel
 from analysis.report import publish
 
 HERE = Path(__file__).resolve().parent
@@ -38,7 +38,8 @@ def test_executed_notebook_is_written_once_when_it_has_run(tmp_path):
         new_code_cell("import os\nprint('exists' if os.path.exists(out) else 'absent')")])
     src = tmp_path / "check.ipynb"
     nbformat.write(nb, src)
-    publish.execute(out, {"out": str(out)}, notebook=src)
+    with kernel(tmp_path) as km:
+        publish.execute(out, {"out": str(out)}, km, tmp_path, notebook=src)
     done = nbformat.read(out, as_version=4)
     printed = "".join(o.get("text", "") for o in done.cells[-1].outputs)
     assert printed.strip() == "absent"  # papermill's default saves before the first cell
@@ -62,10 +63,10 @@ def test_one_html_exporter_compiles_its_templates_once_for_every_language(monkey
 
     monkeypatch.setattr(jinja2.Environment, "compile", counting)
     exporters = publish.Exporters()
-    exporters.warm(["html"])  # while the kernel executes the first language
-    assert compiled, "warm() compiles the templates"
-    compiled.clear()
     nb_en, nb_zh = _report_like("en"), _report_like("zh")
+    exporters.html(nb_en, "en")  # the first export compiles the templates
+    assert compiled, "the first export compiles the templates"
+    compiled.clear()
     en, zh = exporters.html(nb_en, "en"), exporters.html(nb_zh, "zh")
     assert compiled == []
     assert '<html lang="en">' in en and '<html lang="zh">' in zh
@@ -105,38 +106,6 @@ def test_trace_chart_is_drawn_once_without_measuring_panels_for_their_titles(
         assert ax.title.get_position()[1] == 1.0
 
 
-def test_publisher_imports_nbformat_without_the_slow_iri_checker():
-    import subprocess
-
-    code = ("import sys\nfrom analysis.report.publish import import_nbformat\n"
-            "nbformat = import_nbformat()\nimport papermill, nbconvert\n"
-            "from nbformat.v4 import new_notebook\n"
-            "nbformat.validate(new_notebook())\n"
-            "print(sorted(m for m in ('jsonschema', 'rfc3987_syntax') if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=HERE.parent.parent, timeout=120, check=True)
-    assert done.stdout.split("\n")[-2] == "['jsonschema']"  # no rfc3987_syntax, not even None
-
-
-def test_build_kernel_started_early_is_the_one_papermill_runs_in(tmp_path):
-    from analysis.report.kernels import Kernels
-
-    kernels = Kernels(tmp_path)
-    km = kernels.manager("python3")
-    kernels.start(km)  # as a build does, before papermill is imported
-    try:
-        pid = km.provisioner.process.pid
-        nb = new_notebook(metadata={"kernelspec": KERNELSPEC}, cells=[new_code_cell(
-            "import os\nprint(os.getpid(), get_ipython().history_manager.hist_file)")])
-        nbformat.write(nb, tmp_path / "pid.ipynb")
-        done = publish.execute(tmp_path / "out.ipynb", {}, notebook=tmp_path / "pid.ipynb",
-                               kernels=kernels, km=km)
-        printed = "".join(o.get("text", "") for o in done.cells[-1].outputs).split()
-        assert printed == [str(pid), ":memory:"]  # nbclient's history setting, no new kernel
-    finally:
-        kernels.shutdown(km)
-
-
 def test_tokens_stand_for_labels_in_any_language():
     from analysis.i18n import Translator
     from analysis.plots import Tokens
@@ -162,8 +131,8 @@ def test_each_chart_is_built_once_for_both_languages_and_draws_as_if_built_for_e
     synth.write_campaign(tmp_path / "logs", configs=((1, 1), (1, 4), (2, 8)), repeats=3,
                          groups=(("fp32", 128), ("amp", 256)))
     prepared.save(prepared.compute(tmp_path / "logs"), tmp_path / "data")
-    shared = prepared.load(tmp_path / "data", wait_s=1)  # as the report kernel reads it
-    alone = prepared.load(tmp_path / "data", wait_s=1)
+    shared = prepared.load(tmp_path / "data")  # as the report kernel reads it
+    alone = prepared.load(tmp_path / "data")
     alone.charts = None  # each chart built for its language
     chart_functions = ("throughput_vs_devices", "speedup_vs_ideal", "iteration_traces",
                        "repeat_spread")
@@ -191,7 +160,7 @@ def test_shared_charts_follow_each_reports_measured_window(tmp_path):
     build = importlib.import_module("analysis.report.build")
     synth.write_campaign(tmp_path / "logs", configs=((1, 1),), repeats=2)
     prepared.save(prepared.compute(tmp_path / "logs"), tmp_path / "data")
-    shared = prepared.load(tmp_path / "data", wait_s=1)
+    shared = prepared.load(tmp_path / "data")
     windows = []
     for warmup in (20, 50):
         fig = build.Report(shared, "en", method="window", warmup=warmup).chart("trace")
