@@ -53,6 +53,7 @@ import re
 import numpy as np
 
 from analysis import metrics as M
+from analysis.layout import meta_from_path
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._nvsmi import add_memory_blocks
@@ -126,12 +127,15 @@ def _dates(col: np.ndarray) -> np.ndarray:
     return out
 
 
-def _world_size(parsed: ParsedLog) -> int | None:
-    g, n = parsed.meta.get("gpus_per_node"), parsed.meta.get("num_nodes")
+def _world_size(parsed: ParsedLog, source: str) -> int | None:
+    """Devices of the run: the argument dump's, else the DLPerf path's (``1n8g/``)."""
+    stated = parsed.meta if parsed.meta.get("gpus_per_node") else meta_from_path(source)
+    g, n = stated.get("gpus_per_node"), stated.get("num_nodes")
     return g * n if g and n else None
 
 
-def _add(parsed: ParsedLog, g: np.ndarray, lines: np.ndarray, phase: str) -> None:
+def _add(parsed: ParsedLog, g: np.ndarray, lines: np.ndarray, phase: str,
+         world: int | None) -> None:
     rank, epoch, it, per_epoch = (ints(g[:, k]) for k in (0, 2, 3, 4))
     date = _dates(g[:, 10])
     ts = np.where(np.isnan(date), floats(g[:, 9]), date)
@@ -147,7 +151,7 @@ def _add(parsed: ParsedLog, g: np.ndarray, lines: np.ndarray, phase: str) -> Non
     parsed.obs.add(metric=M.TOP1, value=floats(g[:, 7]), unit=M.NONE, **common)
     printed = floats(g[:, 8])
     parsed.obs.add(metric=PER_DEVICE, value=printed, unit=M.SAMPLES_PER_S, **common)
-    at, value = _run_figures(rank, epoch, step, printed, _world_size(parsed))
+    at, value = _run_figures(rank, epoch, step, printed, world)
     if len(at):
         parsed.obs.add(line=lines[at], metric=M.THROUGHPUT, value=value, phase=phase,
                        unit=M.SAMPLES_PER_S, step=step[at], epoch=epoch[at], rank=rank[at],
@@ -216,6 +220,6 @@ class OneFlowModelsParser(LogParser):
             for job, phase in ((b"train", M.TRAIN), (b"eval", M.VAL)):
                 sel = g[:, 1] == job
                 if sel.any():
-                    _add(parsed, g[sel], lines[sel], phase)
+                    _add(parsed, g[sel], lines[sel], phase, _world_size(parsed, log.source))
         add_memory_blocks(log, parsed.obs)
         return parsed

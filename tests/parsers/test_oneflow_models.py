@@ -126,7 +126,7 @@ def test_gzip_and_crlf_read_like_the_plain_file(result):
 
 def _edited(tmp_path: Path, old: str, new: str) -> Path:
     dst = tmp_path / "1n2g" / "resnet50_b192_amp_1.log"
-    dst.parent.mkdir()
+    dst.parent.mkdir(parents=True)
     shutil.copy(DATA / (GRAPH + ".log"), dst)
     text = dst.read_text()
     assert text.count(old) == 1
@@ -212,7 +212,7 @@ def test_a_clock_going_back_refuses_the_window(tmp_path):
 
 def test_log_appended_twice(tmp_path):
     dst = tmp_path / "1n2g" / "resnet50_b192_amp_1.log"
-    dst.parent.mkdir()
+    dst.parent.mkdir(parents=True)
     text = (DATA / (GRAPH + ".log")).read_bytes()
     dst.write_bytes(text + text)
     result = parse_paths([tmp_path])
@@ -222,10 +222,11 @@ def test_log_appended_twice(tmp_path):
     assert np.isnan(est["throughput"]) and est["problem_kind"] == "steps_backwards"
 
 
-def _no_dump_log(tmp_path: Path, ranks, its=range(20, 201, 20)) -> Path:
+def _no_dump_log(tmp_path: Path, ranks, its=range(20, 201, 20),
+                 name: str = "1n2g/resnet50_b192_amp_1.log") -> Path:
     """The lines as the issue quotes them: `[k]` prefix, no argument dump, no timestamp."""
-    dst = tmp_path / "1n2g" / "resnet50_b192_amp_1.log"
-    dst.parent.mkdir()
+    dst = tmp_path / name
+    dst.parent.mkdir(parents=True)
     dst.write_text("".join(
         f"[{r}] [train], epoch: 0/1, iter: {it}/3000, loss: 6.9, top1: 0.001, "
         f"throughput: {1900 + r + it / 100:.2f}\n" for it in its for r in ranks))
@@ -246,8 +247,14 @@ def test_rank_lines_without_the_dump_sum_over_the_ranks(tmp_path):
     assert win["problem_kind"] == "missing_timestamps"
 
 
-def test_one_rank_without_the_dump_says_the_world_size_is_unknown(tmp_path):
-    _no_dump_log(tmp_path, (0,))
-    est = run_throughput(parse_paths([tmp_path]), "reported").iloc[0]
+def test_one_rank_without_the_dump_takes_the_world_size_from_the_path(tmp_path):
+    """Only rank 0 printed (--metric-local False) and no dump: the DLPerf path's 1n2g gives
+    the world size; a path that states nothing leaves it unknown, and reported says so."""
+    _no_dump_log(tmp_path / "a", (0,))
+    est = run_throughput(parse_paths([tmp_path / "a"]), "reported").iloc[0]
+    printed = [1900 + it / 100 for it in range(20, 201, 20)]
+    assert est["throughput"] == pytest.approx(2 * np.median(printed[1:]), rel=0.01)
+    _no_dump_log(tmp_path / "b", (0,), name="logs/train.log")
+    est = run_throughput(parse_paths([tmp_path / "b"]), "reported").iloc[0]
     assert np.isnan(est["throughput"]) and est["problem_kind"] == "missing_metadata"
     assert "world size is unknown" in est["problem"] and "truncated" not in est["problem"]
