@@ -157,6 +157,9 @@ def _read_memory(log: LogText, parsed: ParsedLog) -> None:
 
 @register
 class MegatronParser(GPTCases, LogParser):
+    no_throughput = ("the Megatron format prints no throughput in samples/s (its lines give "
+                     "the elapsed time per iteration, and newer versions TFLOP/s per GPU)",
+                     "method_fallback")
     name = "megatron"
     markers = (b"iteration", b"memory (mb)", b"> building ", b"tensor model parallel")
     framework = "Megatron-LM"

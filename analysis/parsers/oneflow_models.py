@@ -20,17 +20,30 @@ late 2021 adds `` | <local date and time, ms>``, older ones stop earlier. ``[eva
 (one per epoch) have the same fields; their ``loss`` is a placeholder 0. ``epoch`` counts
 from 0 and ``iter`` from 1 inside the epoch.
 
-What a value means (``utils/logger.py`` ``TimeMeter``): ``throughput`` is the printing rank's
-own samples/s since its previous print (``--train-batch-size`` is per device), so the run's
-throughput is it × world size (what OneAutoTest's ``onebench/models/ResNet50/extract_result.py``
-does: max throughput × devices × nodes). We store every rank's printed value as
-``throughput_per_device`` and, for the **lowest rank printed in the file** only, that value ×
-world size (``num_devices_per_node`` × ``num_nodes`` of the dump) as ``throughput``: one
-figure per print, never summed over ranks. A file without the dump (another node's log)
-gets no ``throughput`` rows. ``step`` is iterations completed: epoch × iters per epoch + iter.
-``timestamp`` is the date suffix (naive, read as UTC), else the ``timestamp:`` field; only
-their differences are used. The issue that asked for this family quotes the rank as ``[1]``;
-the sources print ``[rank:1]``; both are read. DLPerf had no rule for these logs.
+What a value means (``utils/logger.py`` ``TimeMeter``, ``train.py`` ``meter_train_iter``
+passing ``num_samples=self.train_batch_size``): ``throughput`` is the printing rank's own
+samples/s since its previous print (``--train-batch-size`` is per device; each rank times
+its own samples with ``time.perf_counter()``), a **per-rank** figure, not a global one. We
+store every rank's printed value as ``throughput_per_device`` and one run figure per print
+as ``throughput`` (on the lowest rank's row and line):
+
+- where every rank of the world printed that iteration, the **sum of the ranks' values**
+  (each rank's samples over its own interval); the world is ``num_devices_per_node`` ×
+  ``num_nodes`` of the dump, or, without the dump (a log cut from a console, another
+  launcher), the ranks the file prints when they are 0…k-1 with k ≥ 2; a print that not
+  every rank reached (a truncated log) gives no run figure;
+- where only the lowest rank printed (``--metric-local False``) and the dump states the
+  world size, that value × world size (what OneAutoTest's
+  ``onebench/models/ResNet50/extract_result.py`` does);
+- otherwise (one rank's lines and no dump, or ranks that do not start at 0) none: the
+  world size is not known (``no_throughput``, the reason the ``reported`` method gives).
+
+``step`` is iterations completed: epoch × iters per epoch + iter (the print interval is
+``--print-interval``, 100 by default; 20 and 10 are common in scripts). ``timestamp`` is the
+date suffix (naive, read as UTC), else the ``timestamp:`` field; only their differences are
+used, and a log with neither has no timestamp window. The rank prefix is ``[rank:1]`` in the
+sources and ``[1]`` in the issue that asked for this family; both are read. DLPerf had no
+rule for these logs.
 """
 
 from __future__ import annotations
@@ -40,6 +53,7 @@ import re
 import numpy as np
 
 from analysis import metrics as M
+from analysis.layout import meta_from_path
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._nvsmi import add_memory_blocks
@@ -113,12 +127,15 @@ def _dates(col: np.ndarray) -> np.ndarray:
     return out
 
 
-def _world_size(parsed: ParsedLog) -> int | None:
-    g, n = parsed.meta.get("gpus_per_node"), parsed.meta.get("num_nodes")
+def _world_size(parsed: ParsedLog, source: str) -> int | None:
+    """Devices of the run: the argument dump's, else the DLPerf path's (``1n8g/``)."""
+    stated = parsed.meta if parsed.meta.get("gpus_per_node") else meta_from_path(source)
+    g, n = stated.get("gpus_per_node"), stated.get("num_nodes")
     return g * n if g and n else None
 
 
-def _add(parsed: ParsedLog, g: np.ndarray, lines: np.ndarray, phase: str) -> None:
+def _add(parsed: ParsedLog, g: np.ndarray, lines: np.ndarray, phase: str,
+         world: int | None) -> None:
     rank, epoch, it, per_epoch = (ints(g[:, k]) for k in (0, 2, 3, 4))
     date = _dates(g[:, 10])
     ts = np.where(np.isnan(date), floats(g[:, 9]), date)
@@ -134,12 +151,43 @@ def _add(parsed: ParsedLog, g: np.ndarray, lines: np.ndarray, phase: str) -> Non
     parsed.obs.add(metric=M.TOP1, value=floats(g[:, 7]), unit=M.NONE, **common)
     printed = floats(g[:, 8])
     parsed.obs.add(metric=PER_DEVICE, value=printed, unit=M.SAMPLES_PER_S, **common)
-    world = _world_size(parsed)
-    lowest = rank == rank.min()
-    if world and lowest.any():
-        parsed.obs.add(line=lines[lowest], metric=M.THROUGHPUT, value=printed[lowest] * world,
-                       phase=phase, unit=M.SAMPLES_PER_S, step=step[lowest],
-                       epoch=epoch[lowest], rank=rank[lowest], timestamp=ts[lowest])
+    at, value = _run_figures(rank, epoch, step, printed, world)
+    if len(at):
+        parsed.obs.add(line=lines[at], metric=M.THROUGHPUT, value=value, phase=phase,
+                       unit=M.SAMPLES_PER_S, step=step[at], epoch=epoch[at], rank=rank[at],
+                       timestamp=ts[at])
+
+
+def _run_figures(rank: np.ndarray, epoch: np.ndarray, step: np.ndarray, printed: np.ndarray,
+                 world: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The run's throughput of each print (module docstring): row positions (the lowest
+    rank's row of the print) and values. Empty when the world size is not known."""
+    seen = np.unique(rank)
+    if world is None and len(seen) >= 2 and (seen == np.arange(len(seen))).all():
+        world = len(seen)  # no dump: every rank 0..k-1 printed its own line
+    if world is None or seen.min() != 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    if len(seen) == 1:  # only rank 0 printed (--metric-local False)
+        rows = np.arange(len(rank))
+        return rows, printed * world
+    # a print = one (epoch, step) and its n-th occurrence per rank (a log appended twice
+    # holds two prints of each step, each a whole one)
+    order = np.lexsort((step, epoch, rank))
+    key = np.stack([rank, epoch, step], axis=1)[order]
+    new = np.concatenate([[True], (key[1:] != key[:-1]).any(axis=1)])
+    start = np.maximum.accumulate(np.where(new, np.arange(len(new)), 0))
+    nth = np.empty(len(rank), dtype=np.int64)
+    nth[order] = np.arange(len(new)) - start
+    _, group = np.unique(np.stack([epoch, step, nth], axis=1), axis=0, return_inverse=True)
+    group = group.ravel()
+    pairs = np.unique(np.stack([group, rank], axis=1), axis=0)  # distinct ranks per print
+    in_world = pairs[pairs[:, 1] < world]
+    full = (np.bincount(group) == world) & (
+        np.bincount(in_world[:, 0], minlength=group.max() + 1) == world)
+    first = np.full(len(full), len(rank))  # the row of rank 0 (in the world, so present)
+    np.minimum.at(first, group, np.where(rank == 0, np.arange(len(rank)), len(rank)))
+    total = np.bincount(group, weights=printed)
+    return first[full], total[full]
 
 
 @register
@@ -148,6 +196,10 @@ class OneFlowModelsParser(LogParser):
     markers = (b"[train], epoch: ", b"[eval], epoch: ", b"num_devices_per_node .")
     framework = "OneFlow"
     description = "OneFlow >= 0.5 ResNet-50 logs (Oneflow-Inc/models): [rank:N] [train] lines"
+    no_throughput = ("the printed throughput is each rank's own samples/s and the run's is "
+                     "their sum over all ranks, but the world size is unknown: the log has "
+                     "no argument dump and does not print every rank 0..k-1",
+                     "missing_metadata")
 
     @classmethod
     def sniff(cls, head: bytes) -> int:
@@ -168,6 +220,6 @@ class OneFlowModelsParser(LogParser):
             for job, phase in ((b"train", M.TRAIN), (b"eval", M.VAL)):
                 sel = g[:, 1] == job
                 if sel.any():
-                    _add(parsed, g[sel], lines[sel], phase)
+                    _add(parsed, g[sel], lines[sel], phase, _world_size(parsed, log.source))
         add_memory_blocks(log, parsed.obs)
         return parsed

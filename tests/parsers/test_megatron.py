@@ -6,6 +6,7 @@ import statistics
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 from _frames import rows
 
@@ -229,3 +230,12 @@ def test_an_iteration_number_beyond_int64_does_not_lose_the_run(tmp_path):
     assert "parser_error" not in set(r.problems["kind"]), r.problems
     figures = run_throughput(r)["throughput"].tolist()
     assert len(figures) == 2 and figures[0] == figures[1]
+
+
+def test_reported_says_the_format_prints_no_throughput(result):
+    """Megatron prints latencies, no samples/s: `reported` said "truncated" (untrue)."""
+    table = run_throughput(result, "reported")
+    est = table[table["run_id"] == "iterations/1n4g/gpt_b1_amp_1"].iloc[0]
+    assert np.isnan(est["throughput"]) and est["problem_kind"] == "method_fallback"
+    assert "prints no throughput" in est["problem"] and "--method window" in est["problem"]
+    assert "truncated" not in est["problem"] and "after iteration" not in est["problem"]

@@ -58,11 +58,12 @@ def test_every_rank_printed_one_global_figure_per_print(result):
     assert per_device[per_device["rank"] == 1]["value"].tolist()[:2] == [987.30, 1199.65]
     glob = rows(result, GRAPH, "throughput")
     assert set(glob["rank"]) == {0} and glob["unit"].unique().tolist() == ["samples/s"]
-    assert glob["value"].tolist() == pytest.approx([2 * v for v in RANK0])  # world size 2
-    # `reported`: the median of the lowest rank's values x world size, never summed over
-    # ranks; not the value printed at step 100, whose interval (1-100) holds the warm-up
+    # the sum of both ranks' own samples/s (rank 1 prints 0.35 less), on rank 0's row
+    assert glob["value"].tolist() == pytest.approx([2 * v - 0.35 for v in RANK0])
+    # `reported`: the median of those sums; not the value printed at step 100, whose
+    # interval (1-100) holds the warm-up
     assert figure(result, "reported", GRAPH)["throughput"] == pytest.approx(
-        float(np.median([2 * v for v in RANK0[1:]])))
+        float(np.median([2 * v - 0.35 for v in RANK0[1:]])))
 
 
 def test_steps_count_iterations_across_epochs(result):
@@ -97,7 +98,7 @@ def test_eval_lines_are_validation_without_the_placeholder_loss(result):
     val = rows(result, GRAPH, "top1", phase="val")
     assert val[val["rank"] == 0]["value"].tolist() == [0.00244, 0.00488]
     assert rows(result, GRAPH, "loss", phase="val").empty
-    assert rows(result, GRAPH, "throughput", phase="val")["value"].tolist() == [7134.24] * 2
+    assert rows(result, GRAPH, "throughput", phase="val")["value"].tolist() == [7135.24] * 2
 
 
 def test_inline_nvidia_smi_block(result):
@@ -125,7 +126,7 @@ def test_gzip_and_crlf_read_like_the_plain_file(result):
 
 def _edited(tmp_path: Path, old: str, new: str) -> Path:
     dst = tmp_path / "1n2g" / "resnet50_b192_amp_1.log"
-    dst.parent.mkdir()
+    dst.parent.mkdir(parents=True)
     shutil.copy(DATA / (GRAPH + ".log"), dst)
     text = dst.read_text()
     assert text.count(old) == 1
@@ -211,7 +212,7 @@ def test_a_clock_going_back_refuses_the_window(tmp_path):
 
 def test_log_appended_twice(tmp_path):
     dst = tmp_path / "1n2g" / "resnet50_b192_amp_1.log"
-    dst.parent.mkdir()
+    dst.parent.mkdir(parents=True)
     text = (DATA / (GRAPH + ".log")).read_bytes()
     dst.write_bytes(text + text)
     result = parse_paths([tmp_path])
@@ -219,3 +220,41 @@ def test_log_appended_twice(tmp_path):
     assert len(steps) == 1 and steps["line"].iloc[0] > text.count(b"\n")
     est = run_throughput(result, "reported").iloc[0]
     assert np.isnan(est["throughput"]) and est["problem_kind"] == "steps_backwards"
+
+
+def _no_dump_log(tmp_path: Path, ranks, its=range(20, 201, 20),
+                 name: str = "1n2g/resnet50_b192_amp_1.log") -> Path:
+    """The lines as the issue quotes them: `[k]` prefix, no argument dump, no timestamp."""
+    dst = tmp_path / name
+    dst.parent.mkdir(parents=True)
+    dst.write_text("".join(
+        f"[{r}] [train], epoch: 0/1, iter: {it}/3000, loss: 6.9, top1: 0.001, "
+        f"throughput: {1900 + r + it / 100:.2f}\n" for it in its for r in ranks))
+    return dst
+
+
+def test_rank_lines_without_the_dump_sum_over_the_ranks(tmp_path):
+    """Regression: without the dump such logs gave no figure ("truncated: no throughput
+    printed ..."). Every rank 0..k-1 prints its own samples/s: the run's is their sum."""
+    _no_dump_log(tmp_path, (0, 1))
+    result = parse_paths([tmp_path])
+    glob = rows(result, "1n2g/resnet50_b192_amp_1", "throughput")
+    assert set(glob["rank"]) == {0} and glob["step"].tolist() == list(range(20, 201, 20))
+    assert glob["value"].tolist() == pytest.approx([3801 + it / 50 for it in range(20, 201, 20)])
+    est = run_throughput(result, "reported").iloc[0]  # prints at 40..200 follow the warm-up
+    assert est["throughput"] == pytest.approx(3801 + 120 / 50)
+    win = run_throughput(result, "window").iloc[0]
+    assert win["problem_kind"] == "missing_timestamps"
+
+
+def test_one_rank_without_the_dump_takes_the_world_size_from_the_path(tmp_path):
+    """Only rank 0 printed (--metric-local False) and no dump: the DLPerf path's 1n2g gives
+    the world size; a path that states nothing leaves it unknown, and reported says so."""
+    _no_dump_log(tmp_path / "a", (0,))
+    est = run_throughput(parse_paths([tmp_path / "a"]), "reported").iloc[0]
+    printed = [1900 + it / 100 for it in range(20, 201, 20)]
+    assert est["throughput"] == pytest.approx(2 * np.median(printed[1:]), rel=0.01)
+    _no_dump_log(tmp_path / "b", (0,), name="logs/train.log")
+    est = run_throughput(parse_paths([tmp_path / "b"]), "reported").iloc[0]
+    assert np.isnan(est["throughput"]) and est["problem_kind"] == "missing_metadata"
+    assert "world size is unknown" in est["problem"] and "truncated" not in est["problem"]

@@ -16,6 +16,7 @@ import numpy as np
 from analysis import metrics as M
 from analysis import parsers
 from analysis.estimate import Estimate, RunData
+from analysis.parsers.base import LogParser
 from analysis.stats.methods import register
 from analysis.stats.methods.base import (
     ThroughputMethod,
@@ -47,7 +48,10 @@ class Reported(ThroughputMethod):
         running = run.family in parsers.names() and parsers.get(run.family).running_mean_throughput
         if running:
             return _from_running_means(run, cols, warmup, label + RUNNING)
-        rows = _after_warmup(cols, series_rows(run, cols, M.THROUGHPUT), warmup)
+        printed = series_rows(run, cols, M.THROUGHPUT)
+        if printed.size == 0:
+            return _none_printed(run, cols, label)
+        rows = _after_warmup(cols, printed, warmup)
         finite = np.isfinite(cols["value"][rows])
         if not finite.any():
             return Estimate.fail(f"no throughput printed for an interval after iteration {warmup}",
@@ -67,6 +71,24 @@ class Reported(ThroughputMethod):
         kept = vals[~stalled]
         return Estimate(float(np.median(kept)), label, int(kept.size), problem_kind=ZERO,
                         problem=f"{why}: left out; the median of the {kept.size} other values")
+
+
+def _none_printed(run: RunData, cols: dict[str, np.ndarray], label: str) -> Estimate:
+    """Why a run without any printed run throughput has no `reported` figure: the family's
+    reason (``LogParser.no_throughput``) and the methods that measure the run instead."""
+    if cols["value"].size == 0:
+        return Estimate.fail("no training lines", "no_training_lines", label)
+    family = parsers.get(run.family) if run.family in parsers.names() else None
+    why, kind = family.no_throughput if family else LogParser.no_throughput
+    timed = (np.isfinite(cols["timestamp"]).any() or series_rows(run, cols, M.LATENCY).size > 0)
+    if not timed:
+        return Estimate.fail(f"{why}; and the lines carry neither timestamps nor per-iteration "
+                             "latencies, so no method measures it", kind, label)
+    also = (" or --method dlperf (the DLPerf rule)"
+            if family and type(family).dlperf is not LogParser.dlperf else "")
+    return Estimate.fail(f"{why}; --method window measures it (global batch x iterations / "
+                         f"time, from the lines' timestamps or printed latencies){also}",
+                         kind, label)
 
 
 #: Problem kind of a printed throughput of zero (analysis.problems.KINDS).
