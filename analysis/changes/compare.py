@@ -53,6 +53,16 @@ def threshold_for(key: str, default: float, overrides: dict[str, float]) -> floa
     return value
 
 
+def _check_patterns(overrides: dict[str, float], keys: list[str]) -> None:
+    """A per-case threshold whose pattern matches no case is a usage error (a typo must
+    not leave the case at the default threshold without a word)."""
+    for pattern in overrides:
+        if not any(fnmatch.fnmatchcase(k, pattern) for k in keys):
+            shown = ", ".join(keys[:5]) + (f", … ({len(keys)} in all)" if len(keys) > 5 else "")
+            raise UsageError(f"--case-threshold pattern {pattern!r} matches no case; the "
+                             f"cases are: {shown or 'none'}")
+
+
 @dataclass
 class Comparison:
     """The per-case table (COLUMNS) and the environment differences of the whole campaign."""
@@ -136,8 +146,10 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     base_runs, base_sum = _by_case(base)
     new_runs, new_sum = _by_case(new)
     overrides = overrides or {}
+    keys = list(dict.fromkeys([*base_sum, *new_sum]))
+    _check_patterns(overrides, keys)
     rows = []
-    for key in list(dict.fromkeys([*base_sum, *new_sum])):
+    for key in keys:
         b, n = base_sum.get(key), new_sum.get(key)
         first = b if b is not None else n
         row = {"case_key": key, **{c: first[c] for c in CASE_COLUMNS}}
@@ -148,7 +160,8 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             est = verdict.RatioEstimate(np.nan, np.nan, np.nan,
                                         0 if b is None else int(b["repeats"]),
                                         0 if n is None else int(n["repeats"]))
-            word, changes = (ONLY_NEW if b is None else ONLY_BASE), []
+            word = ONLY_NEW if b is None else (FAILED_NEW if new.failed_runs else ONLY_BASE)
+            changes = []
         else:
             est = verdict.ratio_interval(br["throughput"], nr["throughput"], confidence)
             word = _failed(est) or verdict.decide(est, t)

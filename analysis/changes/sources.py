@@ -19,6 +19,7 @@ import pandas as pd
 from analysis import schema
 from analysis.changes import environment
 from analysis.collect import ParseResult, parse_paths
+from analysis.discover import NoLogsError
 from analysis.env import folder_records
 from analysis.errors import UsageError
 from analysis.fsutil import display_path, printable
@@ -37,6 +38,9 @@ class Campaign:
     summary: pd.DataFrame  # analysis.stats.SUMMARY_COLUMNS
     env: pd.DataFrame  # environment.RUN_ENV_COLUMNS
     suite_commit: str = ""
+    #: runs its campaign records (done markers) say failed, when none left a log: each case
+    #: of the other side is then "failed" here, not "absent"
+    failed_runs: int = 0
 
 
 def content_key(observations: pd.DataFrame, env: pd.DataFrame) -> str:
@@ -81,7 +85,27 @@ def from_folder(folder: Path, method: str = "dlperf") -> Campaign:
     for e in envs:
         for why in e.problems:
             print(f"dlperf: warning: {display_path(folder / e.name)}: {why}", file=sys.stderr)
-    return from_result(parse_paths([folder]), str(folder), _campaign_name(folder), envs, method)
+    try:
+        result = parse_paths([folder])
+    except NoLogsError:
+        if not camp.failed:
+            raise
+        return _all_failed(folder, camp.failed)
+    return from_result(result, str(folder), _campaign_name(folder), envs, method)
+
+
+def _all_failed(folder: Path, failed: list[tuple[str, str, str]]) -> Campaign:
+    """A campaign whose every run failed before writing a log (``dlperf run`` moves a failed
+    attempt's files aside): no runs, its failed runs counted and named on stderr."""
+    run, _state, reason = failed[0]
+    print(f"dlperf: {display_path(folder)}: no logs, every run failed ({len(failed)} "
+          f"failed run(s) in its campaign records, e.g. {run}: {printable(reason)})",
+          file=sys.stderr)
+    from analysis.stats import RUN_COLUMNS, SUMMARY_COLUMNS
+
+    return Campaign(str(folder), _campaign_name(folder), "", "",
+                    pd.DataFrame(columns=RUN_COLUMNS), pd.DataFrame(columns=SUMMARY_COLUMNS),
+                    pd.DataFrame(columns=environment.RUN_ENV_COLUMNS), failed_runs=len(failed))
 
 
 def export_paths(path: Path) -> tuple[Path, Path, Path]:

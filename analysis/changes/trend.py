@@ -61,12 +61,15 @@ def _steps(m: np.ndarray, threshold: float, persist: int) -> tuple[list[str], li
     return flags, steps
 
 
-def trend(store, case: str = "*", threshold: float = verdict.DEFAULT_THRESHOLD,
+def trend(store, case: str = "*", threshold: float | str = verdict.DEFAULT_THRESHOLD,
           persist: int = DEFAULT_PERSIST) -> pd.DataFrame:
     """One row per (case matching the glob `case`, campaign) in time order (COLUMNS):
-    that of :func:`analysis.changes.store.in_time_order`."""
-    threshold = (verdict.DEFAULT_THRESHOLD if threshold is None
-                 else verdict.threshold_value(threshold))  # '2%' as the CLI takes it
+    that of :func:`analysis.changes.store.in_time_order`. `threshold`: a fraction (0.02),
+    or a notebook parameter's text, '2%' as the CLI takes it (a bare number is refused)."""
+    if threshold is None:
+        threshold = verdict.DEFAULT_THRESHOLD
+    elif not isinstance(threshold, float):
+        threshold = verdict.threshold_value(threshold)
     summary = results_store.summaries(store)
     if summary.empty:
         return pd.DataFrame(columns=COLUMNS)

@@ -107,25 +107,32 @@ def decide(est: RatioEstimate, threshold: float = DEFAULT_THRESHOLD) -> str:
 
 
 def parse_threshold(text: str) -> float:
-    """'2%' or '0.02' -> 0.02; raises ValueError for anything else or a value outside (0, 1)."""
+    """'2%' or '0.5 %' -> 0.02, 0.005: a percentage with its sign, the one form of every
+    threshold and tolerance. A bare number is refused (ValueError): is 0.5 half a percent or
+    fifty? The message says how to write it; a value outside (0 %, 100 %) is refused too."""
     s = str(text).strip()
-    value = float(s[:-1]) / 100.0 if s.endswith("%") else float(s)
+    if not s.endswith("%"):
+        float(s)  # not a number at all: the ordinary "could not convert" ValueError
+        raise ValueError(f"{text!r} has no % sign: write 2% for two percent, 0.5% for half "
+                         "a percent")
+    value = float(s[:-1]) / 100.0
     if not 0.0 < value < 1.0:
         raise ValueError(f"threshold must be between 0 and 100 %, not {text!r}")
     return value
 
 
 #: What a threshold may be, as the errors of the CLI and of notebook parameters say it.
-THRESHOLD_FORM = "a percentage between 0 and 100 such as 2% (or a fraction such as 0.02)"
+THRESHOLD_FORM = ("a percentage with its sign between 0% and 100%, such as 2% or 0.5% "
+                  "(write 2% for two percent)")
 
 
 def threshold_value(value, name: str = "threshold") -> float | None:
-    """A threshold given from Python or a notebook parameter: 0.02 or '2%' as the CLI takes
-    it (None stays None); a UsageError naming `name` for anything else."""
+    """A threshold given as a notebook parameter: '2%' as the CLI takes it (None stays
+    None); a UsageError naming `name` for anything else, a bare number included."""
     if value is None:
         return None
     try:
-        if isinstance(value, bool):
+        if not isinstance(value, str):
             raise ValueError(value)
         return parse_threshold(value)
     except ValueError:

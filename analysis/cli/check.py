@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from analysis.changes import options, verdict
+from analysis.changes import verdict
+from analysis.cli import _options
 from analysis.cli._common import add_method
 from analysis.cli.compare import note_failed_runs
 from analysis.tables import FORMATS, render
@@ -32,9 +33,8 @@ def add_arguments(p) -> None:
     p.add_argument("--references", required=True, metavar="FILE",
                    help="references file (.yaml/.yml or .csv): case, value, lower/upper or "
                         "tolerance, unit, source; required")
-    p.add_argument("--tolerance", type=options.threshold, default=verdict.DEFAULT_THRESHOLD,
-                   metavar="PCT", help="band around a value that states neither bounds nor "
-                                       "a tolerance (default: 2%%)")
+    _options.add_percentage(p, "--tolerance", "band around a value that states neither "
+                            "bounds nor a tolerance", verdict.DEFAULT_THRESHOLD)
     p.add_argument("--store", default=None, metavar="DIR",
                    help="results store where a LOG_DIR that is not a path is looked up")
     p.add_argument("--require-all", action="store_true",

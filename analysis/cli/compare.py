@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from analysis.changes import options, verdict
+from analysis.changes import verdict
+from analysis.cli import _options
 from analysis.cli._common import add_method
 from analysis.tables import FORMATS
 
@@ -40,14 +41,14 @@ def add_arguments(p) -> None:
 
 def add_gate_options(p) -> None:
     """--threshold, --case-threshold and --confidence (compare and check)."""
-    p.add_argument("--threshold", type=options.threshold, default=verdict.DEFAULT_THRESHOLD,
-                   metavar="PCT", help="smallest change that counts, e.g. 2%% or 0.02 "
-                                       "(default: 2%%)")
-    p.add_argument("--case-threshold", type=options.case_threshold, action="append", default=[],
+    _options.add_percentage(p, "--threshold", "smallest change that counts",
+                            verdict.DEFAULT_THRESHOLD)
+    p.add_argument("--case-threshold", type=_options.case_percentage, action="append", default=[],
                    metavar="PATTERN=PCT",
                    help="threshold of the cases whose key (e.g. PyTorch/resnet50/amp/b256/1n4g) "
-                        "matches the glob PATTERN; repeatable, the last match wins")
-    p.add_argument("--confidence", type=options.confidence,
+                        "matches the glob PATTERN, e.g. '*/1n1g=5%%'; repeatable, the last match "
+                        "wins; a PATTERN that matches no case is an error")
+    p.add_argument("--confidence", type=_options.confidence,
                    default=verdict.DEFAULT_CONFIDENCE, metavar="PCT",
                    help="confidence of the intervals, e.g. 95%% (default: 95%%)")
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from analysis.changes import options, verdict
+from analysis.changes import verdict
+from analysis.cli import _options
 from analysis.cli._common import add_meta, add_method
 from analysis.interrupt import sigterm_as_interrupt
 
@@ -35,9 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="add a 'Changes since baseline' section comparing every case with "
                         "OTHER: a log folder, a Parquet export of dlperf parse, or a stored "
                         "campaign (key or name, with --store), as dlperf compare takes")
-    p.add_argument("--threshold", type=options.threshold, default=verdict.DEFAULT_THRESHOLD,
-                   metavar="PCT", help="smallest change the baseline section counts, e.g. 2%% "
-                                       "or 0.02 (default: 2%%)")
+    _options.add_percentage(p, "--threshold", "smallest change the baseline section counts",
+                            verdict.DEFAULT_THRESHOLD)
     p.add_argument("--store", default=None, metavar="DIR",
                    help="results store where a --baseline that is not a path is looked up")
     p.add_argument("--references", default=None, metavar="FILE",

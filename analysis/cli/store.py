@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from analysis.changes import options, verdict
+from analysis.changes import verdict
 from analysis.cli._common import add_method
-from analysis.cli._options import HelpFormatter, positive_int
+from analysis.cli._options import HelpFormatter, add_percentage, positive_int
 from analysis.fsutil import display_path
 from analysis.tables import FORMATS, render
 
@@ -44,8 +44,7 @@ def add_arguments(p) -> None:
     _store_option(t)
     t.add_argument("--case", default="*", metavar="PATTERN",
                    help="glob on the case key, e.g. '*/1n4g' (default: every case)")
-    t.add_argument("--threshold", type=options.threshold, default=verdict.DEFAULT_THRESHOLD,
-                   metavar="PCT", help="smallest step that is a change (default: 2%%)")
+    add_percentage(t, "--threshold", "smallest step that is a change", verdict.DEFAULT_THRESHOLD)
     t.add_argument("--persist", type=positive_int, default=verdict.DEFAULT_PERSIST, metavar="N",
                    help="campaigns a step must last to be a change point")
     _format_option(t)

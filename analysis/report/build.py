@@ -1003,7 +1003,7 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
     `data_dir`: read the parsed frames `dlperf report` prepared there
     (``prepared.save``) instead of parsing again. `baseline` (a log folder, a Parquet export
     or, with `store`, a stored campaign) adds the "Changes since baseline" section, its
-    verdicts at `threshold` (0.02 or '2%'; default 2 %). `references` (a references file)
+    verdicts at `threshold` ('2%', a percentage with its sign; default 2 %). `references` (a references file)
     adds the results tables' "vs reference" column.
     """
     check_lang(lang)  # a bad language, method or threshold fails before the logs are parsed

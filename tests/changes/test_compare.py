@@ -293,3 +293,44 @@ def test_an_export_edited_into_text_or_negative_counts_is_refused(dlperf_exe, tm
     done = run_cli(dlperf_exe, "compare", BUNDLED, out)
     assert done.returncode == 2
     assert_one_clean_line(done.stderr, edited.name, message)
+
+
+@pytest.mark.parametrize("option, value", [("--threshold", "0.5"), ("--threshold", "2"),
+                                           ("--case-threshold", "*/1n1g=0.5"),
+                                           ("--confidence", "0.95")])
+def test_a_bare_number_is_refused_with_how_to_write_it(dlperf_exe, option, value):
+    """`--threshold 0.5` meant 50 % (a 10 % drop passed) while `--threshold 2` was refused."""
+    done = run_cli(dlperf_exe, "compare", BUNDLED, BUNDLED, option, value)
+    assert done.returncode == 2
+    assert option in done.stderr and "write 2% for two percent" in done.stderr
+
+
+def test_the_same_percentage_form_for_check_and_store(dlperf_exe, tmp_path):
+    for args in (["check", BUNDLED, "--references", tmp_path / "r.yaml", "--tolerance", "5"],
+                 ["store", "trend", "--store", tmp_path, "--threshold", "0.02"]):
+        done = run_cli(dlperf_exe, *args)
+        assert done.returncode == 2 and "write 2% for two percent" in done.stderr, args
+
+
+def test_a_case_threshold_pattern_that_matches_no_case_is_an_error(dlperf_exe):
+    done = run_cli(dlperf_exe, "compare", BUNDLED, BUNDLED, "--case-threshold", "*/1n8g=5%")
+    assert done.returncode == 2
+    assert_one_clean_line(done.stderr, "'*/1n8g' matches no case",
+                          "PyTorch/resnet50/amp/b256/1n1g")
+
+
+def test_a_new_campaign_whose_every_run_failed_is_failed_in_new_exit_4(dlperf_exe, tmp_path):
+    """`dlperf run` moves a failed attempt's files aside: NEW holds only done markers that
+    say ok: false. Before: 'no logs found under NEW', exit 1."""
+    new = tmp_path / "new"
+    (new / "1n1g").mkdir(parents=True)
+    shutil.copy(BUNDLED / "campaign.yaml", new)
+    (new / "1n1g" / "resnet50_b256_amp_1.done").write_text(json.dumps(
+        {"run_id": "1n1g/resnet50_b256_amp_1", "ok": False, "state": "failed",
+         "reason": "exit status 1"}))
+    done = run_cli(dlperf_exe, "compare", BUNDLED, new, "--format", "csv")
+    assert done.returncode == 4, done.stderr
+    assert "no logs, every run failed" in done.stderr
+    assert f"have no throughput in {new} (absent, or every run failed)" in done.stderr
+    df = pd.read_csv(io.StringIO(done.stdout))
+    assert (df["verdict"] == "failed in new").all() and len(df) == 8

@@ -137,6 +137,8 @@ def test_the_trend_threshold_is_taken_as_the_cli_takes_it(store):
     # 40_trends with `-p threshold 2%` (as `dlperf store trend --threshold 2%`) raised a
     # raw TypeError traceback
     pd.testing.assert_frame_equal(trend.trend(store, "*", "2%"), trend.trend(store, "*", 0.02))
+    with pytest.raises(UsageError, match=r"write 2% for two percent"):
+        trend.trend(store, "*", 2)
     with pytest.raises(UsageError, match=r"^threshold must be a percentage .* not '2 pct'$"):
         trend.trend(store, "*", "2 pct")
 

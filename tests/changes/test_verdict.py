@@ -60,12 +60,12 @@ def test_failed_runs_do_not_count_as_repeats():
     assert (est.base_repeats, est.new_repeats) == (2, 2)
 
 
-@pytest.mark.parametrize("text, want", [("2%", 0.02), ("0.5 %", 0.005), ("0.03", 0.03)])
+@pytest.mark.parametrize("text, want", [("2%", 0.02), ("0.5 %", 0.005), ("3%", 0.03)])
 def test_thresholds_read_as_percent_or_fraction(text, want):
     assert verdict.parse_threshold(text) == pytest.approx(want)
 
 
-@pytest.mark.parametrize("text", ["0", "100%", "-1%", "x", "nan"])
+@pytest.mark.parametrize("text", ["0", "100%", "-1%", "x", "nan", "0.5", "2", "0.03"])
 def test_bad_thresholds_are_refused(text):
     with pytest.raises(ValueError):
         verdict.parse_threshold(text)

@@ -83,8 +83,8 @@ def test_report_notebook_numbers(campaign, tmp_path):
                                                   "one with `dlperf store add LOG_DIR --store "
                                                   "nostore`)"),
     ("20_report.ipynb", {"log_dir": ".", "threshold": "2 percent"},
-     "UsageError: threshold must be a percentage between 0 and 100 such as 2% (or a "
-     "fraction such as 0.02), not '2 percent'"),
+     "UsageError: threshold must be a percentage with its sign between 0% and 100%, such as "
+     "2% or 0.5% (write 2% for two percent), not '2 percent'"),
     ("40_trends.ipynb", {"store_dir": "."}, "UsageError: . is not a results store: it has no "
                                             "campaigns/ folder (make one with `dlperf store "
                                             "add LOG_DIR --store .`)")])
