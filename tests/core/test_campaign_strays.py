@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from analysis import parse_cache
-from analysis.cli import main
 from analysis.collect import parse_paths
 from analysis.lean import lane
 from tests.conftest import ROOT
@@ -107,12 +108,14 @@ def test_a_stray_named_on_the_command_line_is_read(tmp_path):
     assert result.runs["repeat"].tolist() == [3] and _strays(result) == []
 
 
-def test_summarize_prints_strays_and_strict_fails(tmp_path, capsys):
+def test_summarize_prints_strays_and_strict_fails(tmp_path):
     camp = _campaign(tmp_path)
-    assert main(["summarize", "--no-cache", str(camp)]) == 0
-    out = capsys.readouterr()
-    assert "stray_log" in out.out + out.err
-    assert main(["summarize", "--no-cache", "--strict", str(camp)]) == 3
+    cli = [sys.executable, "-m", "analysis", "summarize", "--no-cache"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([*cli, str(camp)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and "stray_log" in done.stderr + done.stdout
+    strict = subprocess.run([*cli, "--strict", str(camp)], capture_output=True, env=env)
+    assert strict.returncode == 3
 
 
 def test_lean_lane_declines_a_campaign_folder_with_strays(tmp_path, monkeypatch):
