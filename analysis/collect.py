@@ -407,7 +407,7 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
         runs = ordered_map(read_run, groups, jobs)
     skipped = sum(len(g) if run is None else sum(r.skip for r in run.reads.values())
                   for g, run in zip(groups, runs, strict=True))
-    runs = [run for run in runs if run is not None]
+    runs = _leave_out_strays(groups, runs, all_problems)
     kept = _drop_duplicate_content(runs, all_problems, limit)
     for run in kept:
         all_problems += run.problems
@@ -426,6 +426,27 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
     obs_parts = [part for run in kept if id(run.row) in placed for part in run.obs_parts]
     return ParseResult(None, _runs_frame(run_rows), problems, obs_parts,
                        files_found=len(files), files_skipped=skipped)
+
+
+def _leave_out_strays(groups: list[list[Found]], runs: list[_Run | None],
+                      problems: list[Problem]) -> list[_Run]:
+    """The runs read, less the strays of campaign folders (:mod:`analysis.strays`): each
+    of those is a `stray_log` problem instead (its own problems are not the campaign's)."""
+    out = []
+    for members, run in zip(groups, runs, strict=True):
+        if run is None:
+            continue
+        why = next((f.stray for f in members if f.stray), "")
+        if not why:
+            out.append(run)
+            continue
+        others = len(run.reads) - 1
+        more = f" (nor its {others} other file{'s' * (others > 1)})" if others else ""
+        problems.append(Problem(
+            str(run.main.path), None, "stray_log",
+            f"{why}: a log the campaign did not run; not counted{more}",
+            run_id=run.row["run_id"]))
+    return out
 
 
 def _read_runs_cached(groups: list[list[Found]], read_run, jobs: int | None,

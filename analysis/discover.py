@@ -6,7 +6,8 @@ folders once each (a link loop ends there). What cannot be walked or opened (a f
 without permission, a link loop, a dangling link, a FIFO named like a log, a link into /proc,
 /sys or /dev, whose files hold the reader's own environment) becomes an ``unreadable_file``
 problem instead of being skipped without a word; a second name for a file already found
-(``r50_b256_amp_2.log -> r50_b256_amp_1.log``) is a ``duplicate_run``.
+(``r50_b256_amp_2.log -> r50_b256_amp_1.log``) is a ``duplicate_run``. A file found by walking
+a campaign folder that the campaign did not run is marked a stray (:mod:`analysis.strays`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from analysis.errors import DLPerfError, UsageError
 from analysis.layout import run_stem
 from analysis.problems import Problem
+from analysis.strays import CampaignFolders
 
 #: Suffixes (before an optional .gz) of files picked up when walking a folder.
 WALK_SUFFIXES = (".log", ".out", ".err", ".txt", ".mem", ".gpu.csv", ".json")
@@ -68,6 +70,8 @@ class Found:
     run_key: tuple[str, str]  # (real folder, stem): files of one run share it
     explicit: bool  # named on the command line (not found by walking)
     real_path: str = ""  # the file's real path (links resolved), as found by the walk
+    #: why the campaign folder it was found in did not run it (analysis.strays); "" if it did
+    stray: str = ""
 
 
 def is_log_name(name: str) -> bool:
@@ -191,6 +195,7 @@ def find_logs(paths: Iterable[str | os.PathLike]) -> tuple[list[Found], list[Pro
     run_ids: dict[tuple[str, str], str] = {}  # run key -> run id
     used: set[str] = set()
     linked: set[Path] = set()  # links said once, however many named paths reach them
+    campaigns = CampaignFolders()
     for raw in paths:
         for f, stem, relative_id, real, explicit in _candidates(raw, problems):
             rid = relative_id
@@ -209,7 +214,8 @@ def find_logs(paths: Iterable[str | os.PathLike]) -> tuple[list[Found], list[Pro
                     rid = f.parent.joinpath(stem).as_posix()
                 run_ids[key] = rid
                 used.add(rid)
-            found.append(Found(f, run_ids[key], relative_id, key, explicit, real))
+            stray = "" if explicit else campaigns.stray_reason(f.parent, stem)
+            found.append(Found(f, run_ids[key], relative_id, key, explicit, real, stray))
     if not found and not problems:
         raise NoLogsError([str(p) for p in paths])
     return found, problems

@@ -26,6 +26,9 @@ KINDS = {
     "too_large": "the file exceeds the size limit (DLPERF_MAX_LOG_BYTES); only its beginning was read",
     "duplicate_run": "the same run was found twice (another file of the same run, or the same "
                      "content); it is counted once",
+    "stray_log": "a log in a campaign folder that the campaign did not run (no done marker "
+                 "saying ok, not done in status.json; left by an earlier campaign or put there "
+                 "by hand): left out of the runs and the figures",
     "parser_error": "the parser failed unexpectedly on this file (a bug: please report it)",
     "method_fallback": "the requested method does not apply to the run: its reason names the "
                        "method used instead, or the one to ask for",

@@ -4,7 +4,8 @@ milliseconds (``parse_paths(..., cache=True)``, as notebooks and the CLI call it
 An entry answers one call: the paths as named, the working folder and the options. It is
 used only while its fingerprint holds: every file and folder under the named paths (name,
 kind, size, ``mtime_ns``, inode, device, ``ctime_ns``: a new, changed, removed or replaced
-log or meta file is a miss, a ``cp -p`` onto it too) and
+log, meta file or campaign record is a miss, a ``cp -p`` onto it too; a named folder's
+parent ``status.json`` counts too, as it says which of the folder's logs are runs) and
 the code version (the names, sizes and mtimes of the package's sources). It keeps the runs and problems frames
 and the per-run figures computed from the result (by method, warm-up and window), column by
 column in JSON with their dtypes (no pickle), rebuilt exactly. Observations are not kept:
@@ -31,6 +32,7 @@ import numpy as np
 
 from analysis.discover import holds, is_pseudo
 from analysis.fsutil import SETTLE_S, atomic_write_bytes, cache_dir, file_identity
+from analysis.strays import STATUS_NAME
 from analysis.user_meta import is_meta_name
 
 if TYPE_CHECKING:
@@ -76,6 +78,7 @@ def fingerprint(paths: list[str]) -> str | None:
             if stat.S_ISDIR(st.st_mode):
                 root = os.path.realpath(raw)
                 _walk(h, os.fspath(raw), {root}, newest, root)
+                _add_parent_status(h, os.fspath(raw), newest)
             else:  # a named file: the meta files beside it count too
                 folder = os.path.dirname(os.fspath(raw)) or "."
                 for name in sorted(os.listdir(folder)):
@@ -87,6 +90,18 @@ def fingerprint(paths: list[str]) -> str | None:
     except OSError as exc:  # a folder vanished while walked: a state no entry matches
         h.update(f"!{exc}".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
+
+
+def _add_parent_status(h, folder: str, newest: int) -> None:
+    """The campaign status beside a named folder (``camp/1n1g`` named: ``camp/status.json``),
+    which says whether the folder's logs are runs of the campaign (analysis.strays)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(folder)), STATUS_NAME)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    h.update(b"\3")
+    _add(h, st, newest)
 
 
 def _add(h, st: os.stat_result, newest: int) -> None:

@@ -90,8 +90,8 @@ def run_rows(paths: Iterable[str | os.PathLike], jobs: int | None = None,
         found, problems = find_logs(paths)
     except DLPerfError:
         return None  # the full path says what is wrong
-    if problems or not found:
-        return None
+    if problems or not found or any(f.stray for f in found):
+        return None  # the full path says what; strays of a campaign folder: it leaves them out
     limit = max_log_bytes()
     meta = MetaFiles()
     runs: dict[tuple[str, str], Found] = {}

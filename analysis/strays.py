@@ -1,0 +1,104 @@
+"""Logs in a campaign folder that the campaign did not run ("strays").
+
+``dlperf run`` writes, beside each log ``<N>n<G>g/<stem>.log``, a done marker ``<stem>.done``
+(JSON; ``ok`` once the logs were finalized) and, in the campaign folder, ``status.json``
+(each run's state: done / failed / pending). A folder holding done markers, or a
+``status.json`` of that shape (its own or its parent's), is a campaign folder: there a run
+counts only when its marker says ``ok`` or ``status.json`` lists it as done. Any other log in
+it (left by an earlier campaign, a failed attempt, or put there by hand) is a stray:
+:func:`analysis.discover.find_logs` marks it, the full path leaves it out of the runs and says
+why in a ``stray_log`` problem, and the lean lane declines the folder. A folder without markers
+or status (published logs) is read as before; so is a file named on the command line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+#: Suffix of a run's done marker, beside its log.
+MARKER_SUFFIX = ".done"
+#: The campaign's status record, in the campaign folder.
+STATUS_NAME = "status.json"
+
+
+def _read_json(path: str) -> dict | None:
+    try:
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _status_states(path: str) -> dict[str, str] | None:
+    """Run id (and log path without ``.log``) -> state of a campaign's ``status.json``;
+    None when the file is absent or not a campaign's status (no ``runs`` list)."""
+    data = _read_json(path)
+    runs = data.get("runs") if data is not None else None
+    if not isinstance(runs, list):
+        return None
+    states: dict[str, str] = {}
+    for run in runs:
+        if not isinstance(run, dict):
+            continue
+        state = str(run.get("state", ""))
+        for key in (run.get("run_id"), run.get("log")):
+            if isinstance(key, str) and key:
+                states.setdefault(key[:-4] if key.endswith(".log") else key, state)
+    return states
+
+
+class CampaignFolders:
+    """Why a run found in a folder is a stray ("" when it counts), each folder looked at once."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, tuple[set[str], dict[str, str] | None, str] | None] = {}
+
+    def _folder(self, folder: str):
+        """(stems with a marker, status states or None, run id prefix in the status) of a
+        campaign folder; None for a folder that is none."""
+        if folder not in self._folders:
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                names = []
+            markers = {n[: -len(MARKER_SUFFIX)] for n in names if n.endswith(MARKER_SUFFIX)}
+            status, prefix = None, ""
+            for where, pre in ((folder, ""), (os.path.dirname(folder), os.path.basename(folder) + "/")):
+                status = _status_states(os.path.join(where, STATUS_NAME))
+                if status is not None:
+                    prefix = pre
+                    break
+            self._folders[folder] = (markers, status, prefix) if markers or status is not None \
+                else None
+        return self._folders[folder]
+
+    def stray_reason(self, folder: Path, stem: str) -> str:
+        """Why run `stem` of `folder` (as walked) is not one the campaign ran; "" when it is,
+        or when `folder` is no campaign folder."""
+        info = self._folder(os.path.abspath(folder))
+        if info is None:
+            return ""
+        markers, status, prefix = info
+        why = []
+        if stem in markers:
+            marker = _read_json(os.path.join(folder, stem + MARKER_SUFFIX))
+            if marker is not None and marker.get("ok") is True:
+                return ""
+            if marker is None:
+                why.append("its done marker cannot be read")
+            else:
+                said = str(marker.get("state") or "not ok")
+                reason = str(marker.get("reason") or "")
+                why.append(f"its done marker says {said}" + (f" ({reason})" if reason else ""))
+        else:
+            why.append("no done marker")
+        if status is not None:
+            state = status.get(prefix + stem)
+            if state == "done":
+                return ""
+            why.append(f"{STATUS_NAME} lists it as {state}" if state else
+                       f"not in {STATUS_NAME}")
+        return ", ".join(why)
