@@ -4,7 +4,9 @@
 (JSON; ``ok`` once the logs were finalized) and, in the campaign folder, ``status.json``
 (each run's state: done / failed / pending). A folder holding done markers, or a
 ``status.json`` of that shape (its own or its parent's), is a campaign folder: there a run
-counts only when its marker says ``ok`` or ``status.json`` lists it as done. Any other log in
+counts only when it has a done marker that does not say ``"ok": false`` (markers written by
+other tools, without ``ok``, count as done, as reports read them) or ``status.json`` lists it
+as done. Any other log in
 it (left by an earlier campaign, a failed attempt, or put there by hand) is a stray:
 :func:`analysis.discover.find_logs` marks it, the full path leaves it out of the runs and says
 why in a ``stray_log`` problem, and the lean lane declines the folder. A folder without markers
@@ -85,7 +87,7 @@ class CampaignFolders:
         why = []
         if stem in markers:
             marker = _read_json(os.path.join(folder, stem + MARKER_SUFFIX))
-            if marker is not None and marker.get("ok") is True:
+            if marker is not None and marker.get("ok") is not False:
                 return ""
             if marker is None:
                 why.append("its done marker cannot be read")

@@ -76,6 +76,15 @@ def test_stray_whose_marker_says_failed(tmp_path):
     assert "done marker says failed (exit status 1)" in reason
 
 
+def test_a_marker_without_ok_written_by_another_tool_counts(tmp_path):
+    """Markers of other tools (``{"rc": 0, "commands": ...}``, no ``ok``) say the run is
+    done, as reports read them; only ``"ok": false`` says it failed."""
+    camp = _campaign(tmp_path, status=False)
+    (camp / "1n1g" / f"{STEM.format(3)}.done").write_text(json.dumps({"rc": 0}))
+    result = parse_paths([camp / "1n1g"])
+    assert sorted(result.runs["repeat"]) == [1, 2, 3] and _strays(result) == []
+
+
 def test_status_alone_makes_a_campaign_folder(tmp_path):
     """No markers: runs listed done in status.json count, the others are strays; the folder
     named below the campaign (its status.json in the parent) too."""
