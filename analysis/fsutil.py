@@ -157,3 +157,15 @@ def cache_dir() -> Path:
         return Path(os.environ[CACHE_DIR_ENV])
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "dlperf" / "parse"
+
+
+def read_json_object(path: str | Path) -> dict | None:
+    """The JSON object in `path` (a done marker, a status record); None when the file is
+    missing, unreadable, not JSON or not an object."""
+    import json
+
+    try:
+        data = json.loads(Path(path).read_bytes())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

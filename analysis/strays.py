@@ -15,9 +15,10 @@ or status (published logs) is read as before; so is a file named on the command 
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
+
+from analysis.fsutil import read_json_object
 
 #: Suffix of a run's done marker, beside its log.
 MARKER_SUFFIX = ".done"
@@ -25,19 +26,10 @@ MARKER_SUFFIX = ".done"
 STATUS_NAME = "status.json"
 
 
-def _read_json(path: str) -> dict | None:
-    try:
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def _status_states(path: str) -> dict[str, str] | None:
     """Run id (and log path without ``.log``) -> state of a campaign's ``status.json``;
     None when the file is absent or not a campaign's status (no ``runs`` list)."""
-    data = _read_json(path)
+    data = read_json_object(path)
     runs = data.get("runs") if data is not None else None
     if not isinstance(runs, list):
         return None
@@ -86,7 +78,7 @@ class CampaignFolders:
         markers, status, prefix = info
         why = []
         if stem in markers:
-            marker = _read_json(os.path.join(folder, stem + MARKER_SUFFIX))
+            marker = read_json_object(os.path.join(folder, stem + MARKER_SUFFIX))
             if marker is not None and marker.get("ok") is not False:
                 return ""
             if marker is None:

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.fsutil import atomic_write_text
+from analysis.fsutil import read_json_object as read_json
 from analysis.redact import redact_tree
 
 STATUS_COLUMNS = ["run_id", "config", "model", "precision", "batch_size", "repeat", "state",
@@ -35,14 +36,6 @@ def write_json(path: Path, data: dict) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps(redact_tree(data, by_name=False), indent=1, default=str))
-
-
-def read_json(path: Path) -> dict | None:
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def disk_state(run, out: Path) -> tuple[str, str, int]:

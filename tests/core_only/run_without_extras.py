@@ -8,7 +8,7 @@ import sys
 #: top-level packages of the report, campaign and workload extras (pyproject.toml)
 EXTRAS = {"matplotlib", "seaborn", "jinja2", "babel", "papermill", "nbformat", "nbclient",
           "nbconvert", "IPython", "ipykernel", "jupyter_client", "jupyterlab", "playwright",
-          "fabric", "paramiko", "tqdm", "pynvml", "torch"}
+          "tqdm", "pynvml", "torch"}
 
 
 class BlockExtras(importlib.abc.MetaPathFinder):
