@@ -44,6 +44,9 @@ KINDS = {
                        "throughputs leave it out",
     "timestamps_backwards": "a line's timestamp is earlier than the previous line's "
                             "(no throughput from a window across it)",
+    "timestamps_jump": "inside a throughput window, the time between two lines is far longer "
+                       "than the iterations between them take elsewhere in it (a clock step "
+                       "forward, a stall, validation): no throughput from that window",
     "steps_backwards": "training steps repeat or go back, e.g. a log appended twice "
                        "(no throughput from a window across it); a step repeated with a "
                        "larger printed skipped_steps count (AMP skipped it) is not one",

@@ -504,6 +504,7 @@ def apply_parameters(parsed: ParsedLog, params: dict, lines: dict, source: str) 
 
     for key, val, pkey in dll_parameter_fields(params):
         put(key, val, pkey)
+    _stated_global_batch(put, params)
     ws = to_int(params.get("world_size"))
     if ws is None or ws <= 0 or "num_nodes" in meta and "gpus_per_node" in meta:
         return
@@ -519,8 +520,17 @@ def apply_parameters(parsed: ParsedLog, params: dict, lines: dict, source: str) 
             source, lines.get("world_size"), "metadata_conflict",
             f"the path says {n}n{g}g ({n * g} devices), the log says world_size={ws}; "
             f"using global batch = batch_size x world_size"))
-    if bsz is not None:
+    if bsz is not None and "global_batch_size" not in params:
         put("global_batch_size", int(bsz) * ws, "world_size")
+
+
+def _stated_global_batch(put, params: dict) -> None:
+    """The global batch a ``global_batch_size`` PARAMETER states: the samples of one logged
+    iteration, gradient accumulation included, whatever devices x batch gives. (DLE
+    ResNet's ``optimizer_batch_size`` is not one: its lines count micro-batches.)"""
+    value = to_int(params.get("global_batch_size"))
+    if value is not None and value > 0:
+        put("global_batch_size", value, "global_batch_size")
 
 
 def parse_stdout(family: str, log: LogText, found: DllRead | None = None) -> ParsedLog:
