@@ -40,6 +40,10 @@ class Estimate:
     latency: float = float("nan")  # seconds per iteration, when the method measures it
     problem_kind: str = ""  # analysis.problems.KINDS key when the estimate is degraded/absent
     problem: str = ""  # human-readable reason
+    #: (first line, last line) of the training lines a figure from timestamps or latencies
+    #: was measured between; None for the others (analysis.stats.figure_checks compares it
+    #: with what the lines between print)
+    window: tuple[int, int] | None = None
 
     @classmethod
     def fail(cls, reason: str, kind: str = "method_fallback", method: str = "") -> Estimate:

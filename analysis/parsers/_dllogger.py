@@ -291,6 +291,9 @@ def _general(log: LogText, idx: list[int], texts: list[bytes], out: DllRead, acc
         dt, kind, nums, payload = parsed
         if kind == PARAMETER:
             for key, val in parse_parameters(payload).items():
+                if key in BATCH_KEYS and out.parameters.get(key, val) != val:
+                    out.problems.append(_batch_changed(log, key, out.parameters[key],
+                                                       out.parameter_lines[key], val, line))
                 out.parameters[key] = val
                 out.parameter_lines[key] = line
             continue
@@ -318,6 +321,20 @@ def _general(log: LogText, idx: list[int], texts: list[bytes], out: DllRead, acc
         acc.setdefault(key, []).append((line[keep].astype(np.int64), ts[keep],
                                         ep[keep].astype(np.int64), st[keep].astype(np.int64),
                                         vals[keep].astype(np.float64)))
+
+
+#: PARAMETER keys whose value sets the samples of an iteration: a second PARAMETER line
+#: stating another value is a job restarted in the same log with another batch.
+BATCH_KEYS = ("batch_size", "batch_size_per_gpu", "train_batch_size", "global_batch_size",
+              "world_size")
+
+
+def _batch_changed(log: LogText, key: str, old: str, old_line: int, new: str,
+                   line: int) -> Problem:
+    return Problem(log.source, line, "batch_changed",
+                   f"the log states {key} : {old} on line {old_line} and {key} : {new} on "
+                   f"line {line}: a job restarted in the same log with another batch, whose "
+                   "parts are two runs", log.line_text(line)[:300])
 
 
 def _bad(log: LogText, line: int, reason: str, text: bytes) -> Problem:

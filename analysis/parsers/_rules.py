@@ -61,7 +61,8 @@ def pytorch_rule(run: RunData) -> Estimate:
     if iters != 100:
         method += f"; {iters} iterations between them ({_stride(steps[19:120])})"
     return Estimate(throughput=round(gb * iters / dt, 2), iterations=iters,
-                    latency=dt / iters, method=f"{method}, {dt:.6f} s)")
+                    latency=dt / iters, method=f"{method}, {dt:.6f} s)",
+                    window=(int(lines[19]), int(lines[119])))
 
 
 #: What a rule's method text says of a window whose iteration counter restarts.
@@ -142,7 +143,8 @@ def window_rule(run: RunData, first: int, last: int, rule: str) -> Estimate:
         return refused
     if np.isfinite(t0) and np.isfinite(t1) and t1 > t0:
         return Estimate(throughput=gbs * (last - first) / (t1 - t0), method=rule,
-                        iterations=last - first, latency=(t1 - t0) / (last - first))
+                        iterations=last - first, latency=(t1 - t0) / (last - first),
+                        window=(int(lines[at[first]]), int(lines[at[last]])))
     if np.isfinite(t0) and np.isfinite(t1):
         why = f"the timestamps at iterations {first} and {last} do not increase ({t0} → {t1})"
     elif np.isfinite(ts).any():

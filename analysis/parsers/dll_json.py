@@ -52,6 +52,7 @@ class DllJson(LogParser):
     description = "DLLogger JSON-stream backend (DLLL records)"
 
     max_score = 95
+    printed_global_rate = True
 
     @classmethod
     def sniff(cls, head: bytes) -> int:

@@ -73,10 +73,12 @@ class Window(ThroughputMethod):
                 n_it += int(skipped[1] - skipped[0])
                 label += SKIPPED.format(n=int(skipped[1] - skipped[0]))
             batches = printed_batches(run, cols, lines[i0 + 1:i1 + 1])
+            edges = (int(lines[i0]), int(lines[i1]))
             if (batches != run.global_batch_size).any():
                 samples = float((batches * np.diff(steps[i0:i1 + 1])).sum())
-                return Estimate(samples / dt, label + RAMP_UP, n_it, dt / n_it)
-            return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it)
+                return Estimate(samples / dt, label + RAMP_UP, n_it, dt / n_it, window=edges)
+            return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it,
+                            window=edges)
         return _latency_window(run, warmup, measure, label)
 
 
@@ -115,7 +117,8 @@ def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
                              f"{lines[i1]}", "bad_line", label)
     if len(restarts):
         label += RESTARTS.format(n=len(restarts), line=int(lines[i0 + restarts[0]]))
-    return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it)
+    return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it,
+                    window=(int(lines[i0]), int(lines[i1])))
 
 
 def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Estimate:
