@@ -323,6 +323,14 @@ def _general(log: LogText, idx: list[int], texts: list[bytes], out: DllRead, acc
                                         vals[keep].astype(np.float64)))
 
 
+def _foreign_unit(log: LogText, g: Group, metric: str) -> Problem:
+    first = int(g.line[0])
+    return Problem(log.source, first, "unit_not_samples",
+                   f"{g.name} is printed in {g.unit} on {len(g.line)} line(s) from line {first}, "
+                   f"not in samples/s: kept as metric {metric!r}, not read as the run's "
+                   "throughput", log.line_text(first)[:300])
+
+
 #: PARAMETER keys whose value sets the samples of an iteration: a second PARAMETER line
 #: stating another value is a job restarted in the same log with another batch.
 BATCH_KEYS = ("batch_size", "batch_size_per_gpu", "train_batch_size", "global_batch_size",
@@ -486,7 +494,29 @@ def map_metric(kind: str, printed: str, unit: str) -> tuple[str, str, str, float
         cunit = M.SAMPLES_PER_S if bare.endswith("_ips") else unit
     elif cunit == M.SECONDS and unit == "ms":
         scale = 1e-3
+    if cunit == M.SAMPLES_PER_S and unit:
+        scale = sample_rate_scale(unit)
+        if scale is None:  # tokens/s, say: another quantity, kept under its own name
+            return phase, foreign_rate(metric, unit), unit, 1.0
     return phase, metric, cunit, scale
+
+
+#: Printed units of a rate of samples (images, sequences), with an optional k/M prefix.
+_SAMPLE_RATE = re.compile(r"([kKM]?)(?:img|imgs|image|images|sample|samples|seq|seqs|sequence|"
+                          r"sequences|sentences|ex|examples)/(?:s|sec|second)")
+_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6}
+
+
+def sample_rate_scale(unit: str) -> float | None:
+    """The factor that makes a printed rate of samples samples/s (``kimg/s``: 1,000), None
+    when `unit` is not a rate of samples (``tokens/s``)."""
+    m = _SAMPLE_RATE.fullmatch(unit)
+    return None if m is None else _PREFIX[m.group(1)]
+
+
+def foreign_rate(metric: str, unit: str) -> str:
+    """The metric name of a throughput printed in a unit that is not samples/s."""
+    return f"{metric} in {unit}"
 
 
 def add_groups(parsed: ParsedLog, log: LogText, groups: list[Group]) -> None:
@@ -494,6 +524,8 @@ def add_groups(parsed: ParsedLog, log: LogText, groups: list[Group]) -> None:
     ranks: dict[int, np.ndarray] = {}
     for g in groups:
         phase, metric, unit, scale = map_metric(g.kind, g.name, g.unit)
+        if g.unit and metric.endswith(foreign_rate("", g.unit)):
+            parsed.problems.append(_foreign_unit(log, g, metric))
         rank = None
         if log.line_ranks:
             if id(g.line) not in ranks:
