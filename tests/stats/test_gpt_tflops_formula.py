@@ -76,3 +76,25 @@ def test_non_gpt_cases_have_no_tflops(data_dir):
 def test_known_formula(stated, label):
     found = gpt_flops.known_formula(stated)
     assert (found.label if found else None) == label
+
+
+MEGATRON = ROOT / "tests" / "data" / "megatron" / "iterations" / "1n4g" / "gpt_b1_amp_1.log"
+
+
+@pytest.mark.parametrize(("stated", "text"), [
+    ("  checkpoint_activations .......................... False\n", OUR_TEXT),
+    ("  checkpoint_activations .......................... True\n", SEED_TEXT),
+    ("", SEED_TEXT),  # not stated: seed 002's convention, as before
+])
+def test_megatron_tflops_follow_the_stated_recomputation(tmp_path, stated, text):
+    """A run whose dump says `checkpoint_activations ... False` recomputes nothing: the 96
+    convention counted a forward pass it did not run (a third high)."""
+    lines = MEGATRON.read_text().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("  bf16 "))
+    (tmp_path / "1n4g").mkdir()
+    (tmp_path / "1n4g" / MEGATRON.name).write_text("".join(lines[:at] + [stated] + lines[at:]))
+    row = summarize(parse_paths([tmp_path])).iloc[0]
+    assert row["tflops_formula"] == text
+    ratio = row["tflops_per_gpu"] / row["tflops_per_gpu_seed002"]
+    assert ratio == (pytest.approx(1.0) if text == SEED_TEXT else pytest.approx(
+        _by_hand(72, 12, 4, 1024, 24, 1024) / _by_hand(96, 16, 4, 1024, 24, 1024)))
