@@ -55,6 +55,9 @@ KINDS = {
     "unit_not_samples": "a throughput is printed in a unit that is not samples per second "
                         "(tokens/s): kept under its own metric name, not read as the run's "
                         "throughput",
+    "meta_contradicted": "the log's lines contradict a run field its own argument dump "
+                         "states (the sequence length the iterations run): the lines' value "
+                         "is used, or the field is left unknown where they vary",
     "steps_backwards": "training steps repeat or go back, e.g. a log appended twice "
                        "(no throughput from a window across it); a step repeated with a "
                        "larger printed skipped_steps count (AMP skipped it) is not one",
