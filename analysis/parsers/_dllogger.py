@@ -292,7 +292,7 @@ def _general(log: LogText, idx: list[int], texts: list[bytes], out: DllRead, acc
         if kind == PARAMETER:
             for key, val in parse_parameters(payload).items():
                 if key in BATCH_KEYS and out.parameters.get(key, val) != val:
-                    out.problems.append(_batch_changed(log, key, out.parameters[key],
+                    out.problems.append(batch_changed(log, key, out.parameters[key],
                                                        out.parameter_lines[key], val, line))
                 out.parameters[key] = val
                 out.parameter_lines[key] = line
@@ -337,8 +337,9 @@ BATCH_KEYS = ("batch_size", "batch_size_per_gpu", "train_batch_size", "global_ba
               "world_size")
 
 
-def _batch_changed(log: LogText, key: str, old: str, old_line: int, new: str,
-                   line: int) -> Problem:
+def batch_changed(log: LogText, key: str, old: str, old_line: int, new: str,
+                  line: int) -> Problem:
+    """The problem of a PARAMETER `key` (BATCH_KEYS) stated again with another value."""
     return Problem(log.source, line, "batch_changed",
                    f"the log states {key} : {old} on line {old_line} and {key} : {new} on "
                    f"line {line}: a job restarted in the same log with another batch, whose "

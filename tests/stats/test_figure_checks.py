@@ -192,3 +192,17 @@ def test_no_check_flags_a_healthy_real_log(path, meta):
     assert not set(result.problems["kind"]) & CHECK_KINDS
     for method, row in runs.items():
         assert row["problem_kind"] not in CHECK_KINDS, (method, row["problem"])
+
+
+def test_a_batch_changed_in_a_json_log_gives_no_figure(tmp_path):
+    """The DLLogger JSON backend: a second PARAMETER record with batch_size 512."""
+    src = Path(__file__).resolve().parents[1] / "data" / "dll_pytorch" / "json_backend" / "1n1g"
+    lines = (src / "r50_b256_amp_1.json").read_text().splitlines()
+    at = len(lines) // 2
+    lines.insert(at, lines[0].replace('"batch_size": 256', '"batch_size": 512'))
+    S.write(tmp_path, lines, "1n1g/r50_b256_amp_1.json")
+    _, runs = figures(tmp_path)
+    for method in METHODS:
+        assert runs[method]["problem_kind"] == "batch_changed", method
+        assert np.isnan(runs[method]["throughput"]), method
+        assert f"batch_size : 512 on line {at + 1}" in runs[method]["problem"]
