@@ -106,6 +106,7 @@ def test_a_throughput_in_tokens_is_not_samples(tmp_path):
     S.write(tmp_path, S.lines(300, unit="tokens/s", printed=2621440))
     result, runs = figures(tmp_path)
     assert np.isnan(runs["reported"]["throughput"])
+    assert "prints its throughput only in tokens/s, not in samples/s" in runs["reported"]["problem"]
     found = result.problems[result.problems["kind"] == "unit_not_samples"]
     assert len(found) == 1 and "printed in tokens/s on 300 line(s)" in found["reason"].iloc[0]
     assert runs["dlperf"]["throughput"] == pytest.approx(2560.0)
