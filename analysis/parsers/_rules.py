@@ -47,7 +47,8 @@ def pytorch_rule(run: RunData) -> Estimate:
         return refused
     gap = _window_gap(run, steps[19:120], lines[19:120])
     if gap is not None:
-        return Estimate.fail(f"{gap}; the rule counts lines, so no throughput from this window",
+        return Estimate.fail(f"{gap}; the rule's window is its 20th and 120th counted lines, "
+                             "which a missing line moves, so no throughput from this window",
                              "window_gap", PYTORCH_RULE)
     iters, dt, restarts = checks.covered(steps[19:120], ts[19:120])
     method = f"{PYTORCH_RULE} (Iterations {int(steps[19])} and {int(steps[119])}"

@@ -150,19 +150,22 @@ def _printed_sequence(log: LogText, parsed: ParsedLog, rest: np.ndarray,
     if not len(at) or (stated is not None and np.all(seqs == stated)):
         return
     low, high = float(seqs.min()), float(seqs.max())
-    where = f"line {int(lines[at[0]])}" + (f" to {int(lines[at[-1]])}" if len(at) > 1 else "")
-    said = "" if stated is None else f"the argument dump says seq_length {stated}; "
-    if low == high and low.is_integer():
+    one = low == high and low.is_integer()
+    if one:
         parsed.meta["seq_length"] = int(low)
         parsed.meta_lines["seq_length"] = int(lines[at[0]])
-        reason = (f"{said}the iteration lines ({where}) run sequences of {low:g} tokens: "
-                  "using the lines' length")
+    if stated is None:
+        return  # nothing contradicted: the lines state it, or nothing does
+    where = f"line {int(lines[at[0]])}" + (f" to {int(lines[at[-1]])}" if len(at) > 1 else "")
+    if one:
+        reason = (f"the argument dump says seq_length {stated}; the iteration lines ({where}) "
+                  f"run sequences of {low:g} tokens: using the lines' length")
     else:
         parsed.meta.pop("seq_length", None)
         parsed.meta_lines.pop("seq_length", None)
-        reason = (f"{said}the iteration lines ({where}) run sequences of {low:g} to {high:g} "
-                  "tokens (curriculum learning, token dropping): no one sequence length, so "
-                  "no TFLOP/s")
+        reason = (f"the argument dump says seq_length {stated}; the iteration lines ({where}) "
+                  f"run sequences of {low:g} to {high:g} tokens (curriculum learning): no one "
+                  "sequence length, so no TFLOP/s")
     first = int(lines[at[0]])
     parsed.problems.append(Problem(log.source, first, "meta_contradicted", reason,
                                    log.line_text(first)[:300]))
