@@ -66,15 +66,55 @@ def backwards_steps(epoch: np.ndarray, step: np.ndarray,
     return np.flatnonzero((de < 0) | ((de == 0) & (ds < 0)) | repeat) + 1
 
 
+def covered(step: np.ndarray, ts: np.ndarray) -> tuple[int, float, np.ndarray]:
+    """(iterations, seconds, restarts) that one rank's training lines (arrays in line order)
+    cover: the iterations between consecutive lines (their step difference: a log printed
+    every 10 iterations covers 10 a line) and the seconds between them. Where the counter
+    restarts (a new epoch numbers its iterations from 1 again) the interval across the
+    restart is left out of both: its iterations are not all printed, and it holds the end of
+    an epoch (validation, a checkpoint). `restarts`: positions of the lines after one."""
+    ds, dt = np.diff(step), np.diff(ts)
+    same = ds > 0
+    return int(ds[same].sum()), float(dt[same].sum()), np.flatnonzero(~same) + 1
+
+
+#: An interval is a jump forward when its time per iteration is this many times the
+#: window's median and it lasts `JUMP_SECONDS` more than the median would: a clock step
+#: (daylight saving: 3,600 s; NTP) or a stall, never run-to-run noise.
+JUMP_FACTOR = 10.0
+JUMP_SECONDS = 30.0
+
+
+def forward_jumps(step: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, float]:
+    """(positions of the lines after a jump forward, the median seconds per iteration) of
+    one rank's lines in line order: intervals between lines whose step advances, far
+    longer than the others (`JUMP_FACTOR`, `JUMP_SECONDS`)."""
+    ds, dt = np.diff(step), np.diff(ts)
+    ok = np.flatnonzero((ds > 0) & np.isfinite(dt))
+    if len(ok) < 3:
+        return np.empty(0, np.int64), float("nan")
+    per = dt[ok] / ds[ok]
+    median = float(np.median(per))
+    far = (per > JUMP_FACTOR * median) & (dt[ok] - ds[ok] * median > JUMP_SECONDS)
+    return ok[far] + 1, median
+
+
 def window_fault(lines, epoch, step, ts, timestamps: bool = True,
-                 skipped: np.ndarray | None = None) -> tuple[str, str] | None:
+                 skipped: np.ndarray | None = None,
+                 inner: tuple[int, int] | None = None) -> tuple[str, str] | None:
     """(problem kind, reason) when one rank's training lines (arrays in line order) go back
-    in time (when `timestamps`) or in steps (`skipped`: as for :func:`backwards_steps`);
-    None when the window is in order."""
+    in time (when `timestamps`) or in steps (`skipped`: as for :func:`backwards_steps`), or
+    when their clock jumps forward between two lines from `inner` = (first line, last line)
+    (:func:`forward_jumps`); None when the window is in order."""
     if timestamps:
         bad = backwards_timestamps(ts)
         if len(bad):
             return "timestamps_backwards", _time_reason(lines, ts, bad, "the window")
+        a, b = (0, len(lines)) if inner is None else (
+            int(np.searchsorted(lines, inner[0])), int(np.searchsorted(lines, inner[1], "right")))
+        jumps, median = forward_jumps(step[a:b], ts[a:b])
+        if len(jumps):
+            return "timestamps_jump", _jump_reason(lines[a:b], step[a:b], ts[a:b], jumps, median)
     bad = backwards_steps(epoch, step, skipped)
     if len(bad):
         return "steps_backwards", _step_reason(lines, epoch, step, bad, "the window")
@@ -89,6 +129,17 @@ def _time_reason(lines, ts, bad, where: str) -> str:
             f"to line {int(lines[i])}")
     if len(bad) > 1:
         text += f" ({_lines_text(lines[bad], 'backwards jumps in ' + where)})"
+    return text
+
+
+def _jump_reason(lines, step, ts, jumps, median: float) -> str:
+    i = int(jumps[0])
+    text = (f"the timestamp jumps forward {ts[i] - ts[i - 1]:.6g} s from line {int(lines[i - 1])} "
+            f"to line {int(lines[i])} over {int(step[i] - step[i - 1])} iteration(s), where an "
+            f"iteration of the window takes {median:.4g} s (median): a clock step (daylight "
+            "saving, NTP), a stall or other work between the lines")
+    if len(jumps) > 1:
+        text += f" ({_lines_text(lines[jumps], 'such jumps in the window')})"
     return text
 
 

@@ -40,6 +40,10 @@ class Estimate:
     latency: float = float("nan")  # seconds per iteration, when the method measures it
     problem_kind: str = ""  # analysis.problems.KINDS key when the estimate is degraded/absent
     problem: str = ""  # human-readable reason
+    #: (first line, last line) of the training lines a figure from timestamps or latencies
+    #: was measured between; None for the others (analysis.stats.figure_checks compares it
+    #: with what the lines between print)
+    window: tuple[int, int] | None = None
 
     @classmethod
     def fail(cls, reason: str, kind: str = "method_fallback", method: str = "") -> Estimate:
@@ -149,7 +153,7 @@ class RunData:
         lo = max(int(np.searchsorted(lines, a, "left")) - 1, 0)
         hi = int(np.searchsorted(lines, b, "right")) + 1
         return checks.window_fault(lines[lo:hi], epoch[lo:hi], step[lo:hi], ts[lo:hi], timestamps,
-                                   self.skipped_counts(lines[lo:hi]))
+                                   self.skipped_counts(lines[lo:hi]), inner=(a, b))
 
     def skipped_counts(self, lines: np.ndarray) -> np.ndarray | None:
         """The printed skipped-step counts of `lines` (``metrics.SKIPPED_STEPS``, NaN where

@@ -44,6 +44,20 @@ KINDS = {
                        "throughputs leave it out",
     "timestamps_backwards": "a line's timestamp is earlier than the previous line's "
                             "(no throughput from a window across it)",
+    "timestamps_jump": "inside a throughput window, the time between two lines is far longer "
+                       "than the iterations between them take elsewhere in it (a clock step "
+                       "forward, a stall, validation): no throughput from that window",
+    "figure_mismatch": "a figure measured from timestamps (global batch x iterations / time) "
+                       "is more than 5 % from the throughput the log prints for the same "
+                       "lines: the figure is kept, both values are named",
+    "batch_changed": "the log states another batch size part-way (a job restarted in the "
+                     "same log with another batch): its parts are two runs, so no figure",
+    "unit_not_samples": "a throughput is printed in a unit that is not samples per second "
+                        "(tokens/s): kept under its own metric name, not read as the run's "
+                        "throughput",
+    "meta_contradicted": "the log's lines contradict a run field its own argument dump "
+                         "states (the sequence length the iterations run): the lines' value "
+                         "is used, or the field is left unknown where they vary",
     "steps_backwards": "training steps repeat or go back, e.g. a log appended twice "
                        "(no throughput from a window across it); a step repeated with a "
                        "larger printed skipped_steps count (AMP skipped it) is not one",

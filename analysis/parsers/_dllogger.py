@@ -291,6 +291,9 @@ def _general(log: LogText, idx: list[int], texts: list[bytes], out: DllRead, acc
         dt, kind, nums, payload = parsed
         if kind == PARAMETER:
             for key, val in parse_parameters(payload).items():
+                if key in BATCH_KEYS and out.parameters.get(key, val) != val:
+                    out.problems.append(batch_changed(log, key, out.parameters[key],
+                                                       out.parameter_lines[key], val, line))
                 out.parameters[key] = val
                 out.parameter_lines[key] = line
             continue
@@ -318,6 +321,29 @@ def _general(log: LogText, idx: list[int], texts: list[bytes], out: DllRead, acc
         acc.setdefault(key, []).append((line[keep].astype(np.int64), ts[keep],
                                         ep[keep].astype(np.int64), st[keep].astype(np.int64),
                                         vals[keep].astype(np.float64)))
+
+
+def _foreign_unit(log: LogText, g: Group, metric: str) -> Problem:
+    first = int(g.line[0])
+    return Problem(log.source, first, "unit_not_samples",
+                   f"{g.name} is printed in {g.unit} on {len(g.line)} line(s) from line {first}, "
+                   f"not in samples/s: kept as metric {metric!r}, not read as the run's "
+                   "throughput", log.line_text(first)[:300])
+
+
+#: PARAMETER keys whose value sets the samples of an iteration: a second PARAMETER line
+#: stating another value is a job restarted in the same log with another batch.
+BATCH_KEYS = ("batch_size", "batch_size_per_gpu", "train_batch_size", "global_batch_size",
+              "world_size")
+
+
+def batch_changed(log: LogText, key: str, old: str, old_line: int, new: str,
+                  line: int) -> Problem:
+    """The problem of a PARAMETER `key` (BATCH_KEYS) stated again with another value."""
+    return Problem(log.source, line, "batch_changed",
+                   f"the log states {key} : {old} on line {old_line} and {key} : {new} on "
+                   f"line {line}: a job restarted in the same log with another batch, whose "
+                   "parts are two runs", log.line_text(line)[:300])
 
 
 def _bad(log: LogText, line: int, reason: str, text: bytes) -> Problem:
@@ -469,7 +495,29 @@ def map_metric(kind: str, printed: str, unit: str) -> tuple[str, str, str, float
         cunit = M.SAMPLES_PER_S if bare.endswith("_ips") else unit
     elif cunit == M.SECONDS and unit == "ms":
         scale = 1e-3
+    if cunit == M.SAMPLES_PER_S and unit:
+        scale = sample_rate_scale(unit)
+        if scale is None:  # tokens/s, say: another quantity, kept under its own name
+            return phase, foreign_rate(metric, unit), unit, 1.0
     return phase, metric, cunit, scale
+
+
+#: Printed units of a rate of samples (images, sequences), with an optional k/M prefix.
+_SAMPLE_RATE = re.compile(r"([kKM]?)(?:img|imgs|image|images|sample|samples|seq|seqs|sequence|"
+                          r"sequences|sentences|ex|examples)/(?:s|sec|second)")
+_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6}
+
+
+def sample_rate_scale(unit: str) -> float | None:
+    """The factor that makes a printed rate of samples samples/s (``kimg/s``: 1,000), None
+    when `unit` is not a rate of samples (``tokens/s``)."""
+    m = _SAMPLE_RATE.fullmatch(unit)
+    return None if m is None else _PREFIX[m.group(1)]
+
+
+def foreign_rate(metric: str, unit: str) -> str:
+    """The metric name of a throughput printed in a unit that is not samples/s."""
+    return f"{metric} in {unit}"
 
 
 def add_groups(parsed: ParsedLog, log: LogText, groups: list[Group]) -> None:
@@ -477,6 +525,8 @@ def add_groups(parsed: ParsedLog, log: LogText, groups: list[Group]) -> None:
     ranks: dict[int, np.ndarray] = {}
     for g in groups:
         phase, metric, unit, scale = map_metric(g.kind, g.name, g.unit)
+        if g.unit and metric.endswith(foreign_rate("", g.unit)):
+            parsed.problems.append(_foreign_unit(log, g, metric))
         rank = None
         if log.line_ranks:
             if id(g.line) not in ranks:
@@ -504,6 +554,7 @@ def apply_parameters(parsed: ParsedLog, params: dict, lines: dict, source: str) 
 
     for key, val, pkey in dll_parameter_fields(params):
         put(key, val, pkey)
+    _stated_global_batch(put, params)
     ws = to_int(params.get("world_size"))
     if ws is None or ws <= 0 or "num_nodes" in meta and "gpus_per_node" in meta:
         return
@@ -519,8 +570,17 @@ def apply_parameters(parsed: ParsedLog, params: dict, lines: dict, source: str) 
             source, lines.get("world_size"), "metadata_conflict",
             f"the path says {n}n{g}g ({n * g} devices), the log says world_size={ws}; "
             f"using global batch = batch_size x world_size"))
-    if bsz is not None:
+    if bsz is not None and "global_batch_size" not in params:
         put("global_batch_size", int(bsz) * ws, "world_size")
+
+
+def _stated_global_batch(put, params: dict) -> None:
+    """The global batch a ``global_batch_size`` PARAMETER states: the samples of one logged
+    iteration, gradient accumulation included, whatever devices x batch gives. (DLE
+    ResNet's ``optimizer_batch_size`` is not one: its lines count micro-batches.)"""
+    value = to_int(params.get("global_batch_size"))
+    if value is not None and value > 0:
+        put("global_batch_size", value, "global_batch_size")
 
 
 def parse_stdout(family: str, log: LogText, found: DllRead | None = None) -> ParsedLog:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from analysis import checks
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData, exact_elapsed_seconds
 
@@ -18,7 +19,8 @@ from analysis.estimate import Estimate, RunData, exact_elapsed_seconds
 PYTORCH_SKIP = 5  # iterations up to this one are not counted
 PYTORCH_LINES = 120  # the counted line the window ends on
 PYTORCH_RULE = ("DLPerf PyTorch rule: training lines with Iteration > 5, lines 20 and 120 of them; "
-        "global batch x 100 / (t120 - t20), rounded to 2 decimals")
+        "global batch x the iterations between them (100 where every iteration is printed) / "
+        "(t120 - t20), rounded to 2 decimals")
 
 
 def pytorch_rule(run: RunData) -> Estimate:
@@ -45,15 +47,37 @@ def pytorch_rule(run: RunData) -> Estimate:
         return refused
     gap = _window_gap(run, steps[19:120], lines[19:120])
     if gap is not None:
-        return Estimate.fail(f"{gap}; the rule counts lines, so no throughput from this window",
+        return Estimate.fail(f"{gap}; the rule's window is its 20th and 120th counted lines, "
+                             "which a missing line moves, so no throughput from this window",
                              "window_gap", PYTORCH_RULE)
-    dt = exact_elapsed_seconds(t20, t120) if run.family == "dll_pytorch" else t120 - t20
+    iters, dt, restarts = checks.covered(steps[19:120], ts[19:120])
+    method = f"{PYTORCH_RULE} (Iterations {int(steps[19])} and {int(steps[119])}"
+    if not len(restarts):
+        dt = exact_elapsed_seconds(t20, t120) if run.family == "dll_pytorch" else t120 - t20
+    else:
+        method += RESTARTS.format(n=len(restarts), line=int(lines[19 + restarts[0]]))
     if dt <= 0:
         return Estimate.fail(f"timestamps do not increase (t120 - t20 = {dt:g} s)",
                              "missing_timestamps", PYTORCH_RULE)
-    return Estimate(throughput=round(gb * 100 / dt, 2), iterations=100, latency=dt / 100,
-                    method=f"{PYTORCH_RULE} (Iterations {int(steps[19])} and {int(steps[119])}, "
-                           f"{dt:.6f} s)")
+    if iters != 100:
+        method += f"; {iters} iterations between them ({_stride(steps[19:120])})"
+    return Estimate(throughput=round(gb * iters / dt, 2), iterations=iters,
+                    latency=dt / iters, method=f"{method}, {dt:.6f} s)",
+                    window=(int(lines[19]), int(lines[119])))
+
+
+#: What a rule's method text says of a window whose iteration counter restarts.
+RESTARTS = ("; the iteration counter restarts {n} time(s) inside the window (first at line "
+            "{line}): the intervals across a restart are left out")
+
+
+def _stride(steps: np.ndarray) -> str:
+    """How the printed steps advance: 'one line every 10 iterations', or the range."""
+    stride = np.diff(steps)
+    stride = stride[stride > 0]
+    if len(stride) and stride.min() == stride.max():
+        return f"one line every {int(stride[0])} iterations"
+    return "lines every " + ", ".join(str(int(x)) for x in np.unique(stride)[:5]) + " iterations"
 
 
 def _window_gap(run: RunData, steps: np.ndarray, lines: np.ndarray) -> str | None:
@@ -101,6 +125,18 @@ def window_rule(run: RunData, first: int, last: int, rule: str) -> Estimate:
             f"the rule needs training lines at iterations {first} and {last}; the log has "
             f"{len(uniq)} printed iterations, the last at iteration {int(uniq.max())}",
             kind="truncated", method=rule)
+    segment = np.concatenate([[0], np.cumsum(np.diff(steps) < 0)])  # epochs of a restarting counter
+    if segment[at[first]] != segment[at[last]]:
+        at = _one_epoch(steps, segment, first, last)
+        if at is None:
+            return Estimate.fail(
+                f"the iteration counter restarts each epoch and no epoch has both iterations "
+                f"{first} and {last} (iteration {last} first at line {int(lines[first_at[uniq == last][0]])}, "
+                f"in another epoch than iteration {first}); a window across epochs would hold "
+                "their end (validation, unprinted iterations)", kind="truncated", method=rule)
+        rule += (f"; iterations {first} and {last} of the epoch starting at line "
+                 f"{int(lines[np.flatnonzero(segment == segment[at[first]])[0]])} (the counter "
+                 "restarts each epoch and the first epoch holds no such window)")
     t0, t1 = float(ts[at[first]]), float(ts[at[last]])
     refused = run.refuse(lines[at[first]], lines[at[last]], rule,
                          timestamps=bool(np.isfinite(t0) and np.isfinite(t1)))
@@ -108,7 +144,8 @@ def window_rule(run: RunData, first: int, last: int, rule: str) -> Estimate:
         return refused
     if np.isfinite(t0) and np.isfinite(t1) and t1 > t0:
         return Estimate(throughput=gbs * (last - first) / (t1 - t0), method=rule,
-                        iterations=last - first, latency=(t1 - t0) / (last - first))
+                        iterations=last - first, latency=(t1 - t0) / (last - first),
+                        window=(int(lines[at[first]]), int(lines[at[last]])))
     if np.isfinite(t0) and np.isfinite(t1):
         why = f"the timestamps at iterations {first} and {last} do not increase ({t0} → {t1})"
     elif np.isfinite(ts).any():
@@ -116,6 +153,18 @@ def window_rule(run: RunData, first: int, last: int, rule: str) -> Estimate:
     else:
         why = "the log prints no timestamps (a version before 2020-08-21)"
     return _older_rule(run, f"{why}, so the DLPerf rule ({rule}) is undefined")
+
+
+def _one_epoch(steps: np.ndarray, segment: np.ndarray, first: int, last: int) -> dict | None:
+    """{step: position} of the first lines of `first` and `last` in the first counter
+    segment (epoch) that holds both, None when none does."""
+    for k in np.unique(segment):
+        rows = np.flatnonzero(segment == k)
+        hit = {s: int(rows[np.flatnonzero(steps[rows] == s)[0]])
+               for s in (first, last) if (steps[rows] == s).any()}
+        if len(hit) == 2:
+            return hit
+    return None
 
 
 def _older_rule(run: RunData, why: str) -> Estimate:

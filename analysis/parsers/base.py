@@ -152,6 +152,10 @@ class LogParser(ABC):
     #: not the interval's: the ``reported`` method then takes each interval's figure from the
     #: per-interval ``latency`` the parser recovers, never a median of running means.
     running_mean_throughput: ClassVar[bool] = False
+    #: True when the printed throughput is the interval's samples/s over all devices (what
+    #: global batch x iterations / time measures): a figure from timestamps is then checked
+    #: against it (analysis.stats.figure_checks).
+    printed_global_rate: ClassVar[bool] = False
     #: (reason, problem kind) the ``reported`` method gives for a run of the family with no
     #: run throughput rows at all; it adds which method measures the run instead.
     no_throughput: ClassVar[tuple[str, str]] = ("the log prints no throughput of the run",

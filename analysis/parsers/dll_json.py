@@ -52,6 +52,7 @@ class DllJson(LogParser):
     description = "DLLogger JSON-stream backend (DLLL records)"
 
     max_score = 95
+    printed_global_rate = True
 
     @classmethod
     def sniff(cls, head: bytes) -> int:
@@ -84,8 +85,12 @@ class DllJson(LogParser):
                 continue
             if step == "PARAMETER":
                 for k, v in data.items():
-                    params[str(k)] = str(v)
-                    plines[str(k)] = line
+                    k, v = str(k), str(v)
+                    if k in dll.BATCH_KEYS and params.get(k, v) != v:
+                        parsed.problems.append(dll.batch_changed(log, k, params[k], plines[k],
+                                                                 v, line))
+                    params[k] = v
+                    plines[k] = line
                 continue
             if (not isinstance(step, list) or len(step) not in _KIND_OF_LEN
                     or not all(isinstance(x, int) and not isinstance(x, bool)

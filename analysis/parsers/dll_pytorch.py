@@ -93,6 +93,7 @@ class DllPyTorch(LogParser):
     description = "NVIDIA DeepLearningExamples PyTorch DLLogger stdout (DLL lines)"
 
     max_score = 90
+    printed_global_rate = True
 
     @classmethod
     def sniff(cls, head: bytes) -> int:

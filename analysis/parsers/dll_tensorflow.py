@@ -71,6 +71,7 @@ class DllTensorFlow(LogParser):
     description = "NVIDIA DeepLearningExamples TensorFlow DLLogger stdout (ResNet, BERT)"
 
     max_score = 90
+    printed_global_rate = True
 
     @classmethod
     def sniff(cls, head: bytes) -> int:
@@ -129,4 +130,5 @@ class DllTensorFlow(LogParser):
             return Estimate.fail("the global batch size is unknown", "missing_metadata", RULE_BERT)
         dt = t120 - t20
         return Estimate(throughput=round(gb * 100 / dt, 2), iterations=100, latency=dt / 100,
-                        method=f"{RULE_BERT} ({dt:.6f} s)")
+                        method=f"{RULE_BERT} ({dt:.6f} s)",
+                        window=(int(at[20]["line"].iloc[0]), int(at[120]["line"].iloc[0])))

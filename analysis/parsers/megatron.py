@@ -29,6 +29,7 @@ from analysis.parsers._scan import NUM, field_values, floats, ints
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.parsers.oneflow_cnn import bad_lines, in_int64
 from analysis.parsers.oneflow_gpt import read_argument_dump
+from analysis.problems import Problem
 
 _ITER = re.compile(rb"iteration +(\d+)/ *(\d+) *(\|[^\n]*)")
 _DATE = re.compile(rb"\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[.,]\d+)?\]")
@@ -125,6 +126,49 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
         last = known[-1]  # the steady-state value (batch-size ramp-up grows it)
         parsed.meta["global_batch_size"] = int(gbs[last])
         parsed.meta_lines["global_batch_size"] = int(lines[last])
+    _printed_sequence(log, parsed, rest, lines)
+
+
+def _printed_sequence(log: LogText, parsed: ParsedLog, rest: np.ndarray,
+                      lines: np.ndarray) -> None:
+    """The sequence length the iterations ran, where their lines print it (``curriculum
+    seqlen``, or Megatron-DeepSpeed's ``consumed tokens`` per ``consumed samples`` of each
+    interval) and it is not the dump's ``seq_length``: one printed length replaces it, lengths
+    that change (curriculum learning) leave it unknown, either said as a problem."""
+    curriculum = field_values(rest, b"curriculum seqlen")
+    tokens, samples = field_values(rest, b"consumed tokens"), field_values(rest, b"consumed samples")
+    if (curriculum != b"").any():
+        at = np.flatnonzero(curriculum != b"")
+        seqs = floats(curriculum[at])
+    else:
+        at = np.flatnonzero((tokens != b"") & (samples != b""))
+        tok, smp = floats(tokens[at]), floats(samples[at])
+        d_tok, d_smp = np.diff(tok, prepend=0.0), np.diff(smp, prepend=0.0)
+        ok = d_smp > 0
+        at, seqs = at[ok], d_tok[ok] / d_smp[ok]
+    stated = parsed.meta.get("seq_length")
+    if not len(at) or (stated is not None and np.all(seqs == stated)):
+        return
+    low, high = float(seqs.min()), float(seqs.max())
+    one = low == high and low.is_integer()
+    if one:
+        parsed.meta["seq_length"] = int(low)
+        parsed.meta_lines["seq_length"] = int(lines[at[0]])
+    if stated is None:
+        return  # nothing contradicted: the lines state it, or nothing does
+    where = f"line {int(lines[at[0]])}" + (f" to {int(lines[at[-1]])}" if len(at) > 1 else "")
+    if one:
+        reason = (f"the argument dump says seq_length {stated}; the iteration lines ({where}) "
+                  f"run sequences of {low:g} tokens: using the lines' length")
+    else:
+        parsed.meta.pop("seq_length", None)
+        parsed.meta_lines.pop("seq_length", None)
+        reason = (f"the argument dump says seq_length {stated}; the iteration lines ({where}) "
+                  f"run sequences of {low:g} to {high:g} tokens (curriculum learning): no one "
+                  "sequence length, so no TFLOP/s")
+    first = int(lines[at[0]])
+    parsed.problems.append(Problem(log.source, first, "meta_contradicted", reason,
+                                   log.line_text(first)[:300]))
 
 
 def _srun_ranks(log: LogText, prefixes: list[bytes], lines: np.ndarray) -> np.ndarray | None:

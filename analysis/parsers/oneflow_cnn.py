@@ -294,6 +294,7 @@ class OneFlowCNNParser(LogParser):
     description = "OneFlow-Benchmark Classification/cnns (ResNet50) stdout logs"
 
     max_score = 95
+    printed_global_rate = True
 
     @classmethod
     def sniff(cls, head: bytes) -> int:

@@ -66,6 +66,21 @@ def known_formula(stated: str) -> FlopsFormula | None:
     return next((f for f in FORMULAS if _normal(f.text) == _normal(stated)), None)
 
 
+#: Argument-dump keys by which Megatron (-LM, -DeepSpeed) states activation recomputation.
+RECOMPUTE_KEYS = ("checkpoint_activations", "recompute_activations", "recompute_granularity",
+                  "activations_checkpoint_method")
+
+
+def stated_recomputation(params: dict) -> bool | None:
+    """Whether the argument dump says activations are recomputed (a flag true, or a method or
+    granularity named); False when it states the keys and none does; None when it states
+    none. The 96 convention counts a recomputed forward pass: a run without one is 72's."""
+    found = [str(params[k]).strip() for k in RECOMPUTE_KEYS if k in params]
+    if not found:
+        return None
+    return any(v.lower() not in ("false", "none", "0", "") for v in found)
+
+
 def gpt_tflops_per_gpu(global_batch: float, seq: float, layers: float, hidden: float,
                        vocab: float, latency_s: float, gpus: float) -> float:
     """Model TFLOP/s per GPU of a GPT iteration by seed 002's convention (96·…, counting
@@ -87,7 +102,8 @@ def case_tflops(result: ParseResult, runs_by_id: pd.DataFrame, run_ids: pd.Serie
         return nan, "", nan  # a model we do not know: the GPT fields below decide
     params = run["parameters"] if isinstance(run["parameters"], dict) else {}
     stated = str(params.get("flops_formula", "")).strip()
-    formula = known_formula(stated) if stated else SEED002
+    formula = known_formula(stated) if stated else (
+        NO_RECOMPUTATION if stated_recomputation(params) is False else SEED002)
     need = (run["global_batch_size"], run["seq_length"], run["num_layers"], run["hidden_size"],
             run["num_devices"])
     if formula is None:

@@ -14,6 +14,7 @@ from analysis.estimate import Estimate, RunData, train_columns
 from analysis.parsers.base import ParsedLog
 from analysis.schema import CASE_COLUMNS
 from analysis.stats import methods
+from analysis.stats.figure_checks import NO_FIGURE, check_figure
 
 OUTLIER_MADS = 3.0
 MAD_TO_SIGMA = 1.4826
@@ -121,12 +122,14 @@ def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
         split = _split_parsed(by_run, runs)
     rows: dict[str, list[dict]] = {name: [] for name in fns}
     copied = [c for c in RUN_COLUMNS if c in runs.columns]
+    stated = _stated_problems(result.problems)
     for run, train, metric_rows, arrays in split:
         about = {c: getattr(run, c) for c in copied}
         peaks = {c: by_id.get(run.run_id, np.nan) for c, by_id in memory.items()}
         rd = _run_data(run, train, metric_rows, arrays, closing.get(run.run_id))
         for name, fn in fns.items():
-            est = _estimate(fn, rd, warmup, measure)
+            est = check_figure(rd, _estimate(fn, rd, warmup, measure),
+                               stated.get(run.run_id, {}))
             rows[name].append({
                 **about,
                 "throughput": est.throughput,
@@ -138,6 +141,16 @@ def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
                 **peaks,
             })
     return {name: _runs_frame(per) for name, per in rows.items()}
+
+
+def _stated_problems(problems: pd.DataFrame) -> dict[str, dict[str, tuple[str, str]]]:
+    """Per run, {kind: (kind, reason)} of its first problem of each kind that
+    :func:`~analysis.stats.figure_checks.check_figure` reads (``NO_FIGURE``)."""
+    out: dict[str, dict[str, tuple[str, str]]] = {}
+    rows = problems[problems["kind"].isin(NO_FIGURE)]
+    for rid, kind, reason in zip(rows["run_id"].astype(str), rows["kind"], rows["reason"]):
+        out.setdefault(rid, {}).setdefault(kind, (kind, reason))
+    return out
 
 
 def _runs_frame(rows: list[dict]) -> pd.DataFrame:

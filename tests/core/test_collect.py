@@ -225,7 +225,7 @@ def test_an_unrecognised_file_in_a_case_folder_counts_on_its_case(tmp_path):
     assert probs.loc["1n1g/resnet50_b4_amp_4", "kind"] == "unknown_format"
     assert probs.loc["1n1g/resnet50_b4_amp_4", "reason"] == "the file is empty or blank"
     assert probs.loc["1n1g/resnet50_b4_amp_5", "text"] == "no parser reads this"
-    [case] = r.summary(method="window", warmup=5, measure=20).itertuples()
+    [case] = r.summary(method="reported", warmup=5).itertuples()
     assert (case.framework, case.model, case.num_nodes, case.batch_size_per_device) == (
         "PyTorch", "resnet50", 1, 4)
     assert (case.repeats, case.problems) == (2, 2)
@@ -284,7 +284,7 @@ def test_an_empty_log_beside_its_samples_counts_against_its_case(tmp_path):
     (d / "resnet50_b4_amp_3.gpu.csv").write_text(
         "timestamp, index, memory.used [MiB]\n2026/11/21 10:00:00.250, 0, 2048 MiB\n")
     r = parse_paths([tmp_path], jobs=1, cache=False)
-    summary = r.summary(method="window", warmup=5, measure=20)
+    summary = r.summary(method="reported", warmup=5)
     assert len(summary) == 1 and summary["framework"].tolist() == ["PyTorch"]
     assert summary["repeats"].tolist() == [2] and summary["problems"].tolist() == [1]
 

@@ -226,9 +226,10 @@ def test_sniffing_separates_the_dll_families():
 def test_rule_skips_iterations_up_to_5_of_every_epoch(tmp_path):
     """Epochs of 60 iterations: lines with Iteration <= 5 of epochs 1 and 2 are skipped by the
     rule, not a gap in its window. Counted lines: epoch 0 Iterations 6-60 (55), epoch 1
-    6-60 (55), so line 20 is epoch 0 Iteration 25 and line 120 epoch 2 Iteration 15;
-    one second an iteration: 100 iterations, 256 x 100 / 110 s (epoch 1's 5 skipped lines
-    and epoch 2's 5 are inside the window)."""
+    6-60 (55), so line 20 is epoch 0 Iteration 25 and line 120 epoch 2 Iteration 15; one
+    second an iteration. The intervals across the two restarts (which hold the skipped
+    iterations 1-5 that DLPerf's line count missed: 256 x 100 / 110 s, 9 % low) are left
+    out: 98 iterations in 98 s, the run's 256 img/s."""
     start = dt.datetime(2020, 9, 15, 14, 29, 13, 473765)
     out, k = [], 0
     for epoch in range(3):
@@ -236,12 +237,13 @@ def test_rule_skips_iterations_up_to_5_of_every_epoch(tmp_path):
             k += 1
             stamp = (start + dt.timedelta(seconds=k)).isoformat(" ")
             out.append(f"DLL {stamp} - Epoch: {epoch} Iteration: {it}  train.loss : 6.45000  "
-                       "train.total_ips : 5120.00 img/s")
+                       "train.total_ips : 256.00 img/s")
     (tmp_path / "1n1g").mkdir()
     (tmp_path / "1n1g" / "r50_b256_amp_1.log").write_text("\n".join(out) + "\n")
     row = run_throughput(parse_paths([tmp_path]), "dlperf").iloc[0]
     assert row["problem_kind"] == ""
-    assert row["throughput"] == round(256 * 100 / 110, 2)
+    assert row["throughput"] == 256.0
+    assert row["iterations"] == 98 and "restarts 2 time(s)" in row["method"]
 
 
 @pytest.mark.parametrize("record, reason", [

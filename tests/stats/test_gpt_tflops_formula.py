@@ -76,3 +76,65 @@ def test_non_gpt_cases_have_no_tflops(data_dir):
 def test_known_formula(stated, label):
     found = gpt_flops.known_formula(stated)
     assert (found.label if found else None) == label
+
+
+MEGATRON = ROOT / "tests" / "data" / "megatron" / "iterations" / "1n4g" / "gpt_b1_amp_1.log"
+
+
+@pytest.mark.parametrize(("stated", "text"), [
+    ("  checkpoint_activations .......................... False\n", OUR_TEXT),
+    ("  checkpoint_activations .......................... True\n", SEED_TEXT),
+    ("", SEED_TEXT),  # not stated: seed 002's convention, as before
+])
+def test_megatron_tflops_follow_the_stated_recomputation(tmp_path, stated, text):
+    """A run whose dump says `checkpoint_activations ... False` recomputes nothing: the 96
+    convention counted a forward pass it did not run (a third high)."""
+    lines = MEGATRON.read_text().splitlines(keepends=True)
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("  bf16 "))
+    (tmp_path / "1n4g").mkdir()
+    (tmp_path / "1n4g" / MEGATRON.name).write_text("".join(lines[:at] + [stated] + lines[at:]))
+    row = summarize(parse_paths([tmp_path])).iloc[0]
+    assert row["tflops_formula"] == text
+    ratio = row["tflops_per_gpu"] / row["tflops_per_gpu_seed002"]
+    assert ratio == (pytest.approx(1.0) if text == SEED_TEXT else pytest.approx(
+        _by_hand(72, 12, 4, 1024, 24, 1024) / _by_hand(96, 16, 4, 1024, 24, 1024)))
+
+
+def _with_fields(fields_of_step) -> str:
+    """The Megatron fixture with `fields_of_step(step)` put after each iteration line's
+    consumed samples."""
+    out = []
+    for ln in MEGATRON.read_text().splitlines(keepends=True):
+        if ln.startswith(" iteration ") and "| consumed samples:" in ln:
+            step = int(ln.split("/")[0].split()[-1])
+            head, _, tail = ln.partition(" | elapsed time")
+            ln = f"{head} |{fields_of_step(step)} elapsed time{tail}"
+        out.append(ln)
+    return "".join(out)
+
+
+@pytest.mark.parametrize(("fields", "seq", "kind"), [
+    # Megatron-DeepSpeed curriculum learning: the lines print the sequence each step ran
+    (lambda step: f" curriculum seqlen: {256 + 8 * (step // 10)} |", None, "meta_contradicted"),
+    # tokens per sample of each interval: 4 samples of 1,024 tokens, as the dump says
+    (lambda step: f" consumed tokens: {step * 4 * 1024} |", 1024, None),
+    # one length all along, not the dump's: the lines' length
+    (lambda step: f" consumed tokens: {step * 4 * 512} |", 512, "meta_contradicted"),
+])
+def test_tflops_use_the_sequence_the_lines_run(tmp_path, fields, seq, kind):
+    """Runs that print 256-352 token sequences were counted at the dump's 2048 (here 1024)."""
+    (tmp_path / "1n4g").mkdir()
+    (tmp_path / "1n4g" / MEGATRON.name).write_text(_with_fields(fields))
+    result = parse_paths([tmp_path])
+    seqs = result.runs["seq_length"]
+    assert seqs.isna().all() if seq is None else seqs.tolist() == [seq]
+    assert (result.problems["kind"] == "meta_contradicted").any() == (kind is not None)
+    row = summarize(result).iloc[0]
+    if seq is None:
+        assert np.isnan(row["tflops_per_gpu"])
+        reason = result.problems.set_index("kind").loc["meta_contradicted", "reason"]
+        assert "seq_length 1024" in reason and "264 to 416 tokens" in reason
+    else:
+        latency = row["latency_ms"] / 1000
+        assert row["tflops_per_gpu"] == pytest.approx(
+            _by_hand(96, 16, 4, seq, 24, 1024) / latency / 4 / 1e12, rel=1e-9)

@@ -107,8 +107,10 @@ def test_window_with_a_clock_step_back_inside_gives_no_figure():
     assert not est.ok and est.problem_kind == "timestamps_backwards"
     assert "from line 59 to line 60" in est.problem
     ts = 1000.0 + 0.5 * steps
-    ts[59:] += 3600.0  # a step forward keeps the order: the stated rule measures it
-    assert methods.get("window")(_run(steps, ts), warmup=20, measure=100).ok
+    ts[59:] += 3600.0  # a step forward keeps the order but is no hour of training either
+    est = methods.get("window")(_run(steps, ts), warmup=20, measure=100)
+    assert not est.ok and est.problem_kind == "timestamps_jump"
+    assert "jumps forward 3600.5 s from line 59 to line 60 over 1 iteration(s)" in est.problem
 
 
 def test_coarse_clock_with_equal_timestamps_is_in_order():

@@ -8,6 +8,7 @@ import pytest
 
 from analysis.collect import parse_paths
 from analysis.stats import methods, run_data, run_throughput
+from analysis.stats.figure_checks import check_figure
 
 FOLDERS = ["dll_pytorch", "oneflow_cnn", "dll_tensorflow", "megatron", "oneflow_gpt",
            "oneflow_bert"]
@@ -23,7 +24,7 @@ def test_sliced_columns_give_the_figures_of_each_runs_frame(data_dir, method):
         run = run_data(result, rid)
         if run.train.empty:
             continue
-        est = fn(run, methods.DEFAULT_WARMUP, methods.DEFAULT_MEASURE)
+        est = check_figure(run, fn(run, methods.DEFAULT_WARMUP, methods.DEFAULT_MEASURE), {})
         assert est.problem_kind == kind, rid
         assert (np.isnan(thr) and np.isnan(est.throughput)) or est.throughput == thr, rid
         checked += 1

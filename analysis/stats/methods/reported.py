@@ -80,6 +80,10 @@ def _none_printed(run: RunData, cols: dict[str, np.ndarray], label: str) -> Esti
         return Estimate.fail("no training lines", "no_training_lines", label)
     family = parsers.get(run.family) if run.family in parsers.names() else None
     why, kind = family.no_throughput if family else LogParser.no_throughput
+    foreign = _foreign_rates(run)
+    if foreign:  # printed, but not in samples/s (unit_not_samples says where)
+        why = (f"the log prints its throughput only in {', '.join(foreign)}, not in "
+               "samples/s")
     timed = (np.isfinite(cols["timestamp"]).any() or series_rows(run, cols, M.LATENCY).size > 0)
     if not timed:
         return Estimate.fail(f"{why}; and the lines carry neither timestamps nor per-iteration "
@@ -89,6 +93,15 @@ def _none_printed(run: RunData, cols: dict[str, np.ndarray], label: str) -> Esti
     return Estimate.fail(f"{why}; --method window measures it (global batch x iterations / "
                          f"time, from the lines' timestamps or printed latencies){also}",
                          kind, label)
+
+
+def _foreign_rates(run: RunData) -> list[str]:
+    """The units of the run's training throughputs printed in another unit than samples/s
+    (metric ``throughput in tokens/s``: ``analysis.parsers._dllogger.foreign_rate``)."""
+    names = (run.metric_rows.keys() if run.metric_rows is not None
+             else run.train["metric"].astype(str).unique())
+    return sorted(str(n).split(" in ", 1)[1] for n in names
+                  if str(n).startswith(M.THROUGHPUT + " in "))
 
 
 #: Problem kind of a printed throughput of zero (analysis.problems.KINDS).

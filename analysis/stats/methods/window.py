@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from analysis import checks
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
+from analysis.parsers._rules import RESTARTS
 from analysis.stats.methods import register
 from analysis.stats.methods.base import (
     ThroughputMethod,
@@ -44,6 +46,8 @@ class Window(ThroughputMethod):
             return Estimate.fail("no training lines", "no_training_lines", label)
         steps = cols["step"][clock].astype(np.int64)
         ts, lines = cols["timestamp"][clock], cols["line"][clock]
+        if np.isfinite(ts).any() and _restarts(cols["epoch"][clock], steps, lines):
+            return _across_epochs(run, steps, ts, lines, warmup, measure, label)
         order = np.argsort(steps, kind="stable")
         steps, ts, lines = steps[order], ts[order], lines[order]
         if np.isfinite(ts).any():
@@ -69,11 +73,52 @@ class Window(ThroughputMethod):
                 n_it += int(skipped[1] - skipped[0])
                 label += SKIPPED.format(n=int(skipped[1] - skipped[0]))
             batches = printed_batches(run, cols, lines[i0 + 1:i1 + 1])
+            edges = (int(lines[i0]), int(lines[i1]))
             if (batches != run.global_batch_size).any():
                 samples = float((batches * np.diff(steps[i0:i1 + 1])).sum())
-                return Estimate(samples / dt, label + RAMP_UP, n_it, dt / n_it)
-            return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it)
+                return Estimate(samples / dt, label + RAMP_UP, n_it, dt / n_it, window=edges)
+            return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it,
+                            window=edges)
         return _latency_window(run, warmup, measure, label)
+
+
+def _restarts(epoch: np.ndarray, steps: np.ndarray, lines: np.ndarray) -> bool:
+    """Whether the iteration counter restarts in a new epoch (lines in line order)."""
+    order = np.argsort(lines, kind="stable")
+    epoch, steps = epoch[order], steps[order]
+    return bool(((np.diff(epoch) > 0) & (np.diff(steps) <= 0)).any())
+
+
+def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
+                   label: str) -> Estimate:
+    """The window of a run whose counter restarts each epoch: the lines in line order, the
+    warm-up counted in iterations from the start (a new epoch's step counts its own), and
+    the `measure` iterations counted only between lines of one epoch
+    (:func:`analysis.checks.covered`: an interval across a restart is left out)."""
+    order = np.argsort(lines, kind="stable")
+    steps, ts, lines = steps[order], ts[order], lines[order]
+    keep = np.isfinite(ts)
+    steps, ts, lines = steps[keep], ts[keep], lines[keep]
+    ds = np.diff(steps)
+    inside = np.concatenate([[0], np.where(ds > 0, ds, 0)]).cumsum()
+    since_start = steps[0] + np.concatenate([[0], np.where(ds > 0, ds, steps[1:])]).cumsum()
+    i0 = int(np.searchsorted(since_start, warmup, side="left"))
+    if i0 >= len(steps):
+        return truncated(label, warmup, measure, int(since_start[-1]))
+    i1 = int(np.searchsorted(inside, inside[i0] + measure, side="left"))
+    if i1 >= len(steps):
+        return truncated(label, warmup, measure, int(since_start[-1]))
+    refused = run.refuse(lines[i0], lines[i1], label)
+    if refused is not None:
+        return refused
+    n_it, dt, restarts = checks.covered(steps[i0:i1 + 1], ts[i0:i1 + 1])
+    if not dt > 0:
+        return Estimate.fail(f"non-increasing timestamps between lines {lines[i0]} and "
+                             f"{lines[i1]}", "bad_line", label)
+    if len(restarts):
+        label += RESTARTS.format(n=len(restarts), line=int(lines[i0 + restarts[0]]))
+    return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it,
+                    window=(int(lines[i0]), int(lines[i1])))
 
 
 def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Estimate:

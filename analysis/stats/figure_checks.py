@@ -1,0 +1,64 @@
+"""Checks of a run's figure against what its log states, run once per run and method where
+the figure is made (:func:`analysis.stats.per_run.run_throughputs`): the log's parse-time
+checks are :mod:`analysis.checks`; these see the figure too.
+
+* ``batch_changed``: the log states another batch part-way (a job restarted in the same log
+  with another batch size): its parts are two runs, so no figure.
+* ``figure_mismatch``: a figure measured from timestamps or latencies and the throughput the
+  log prints for the same lines are more than `MISMATCH` apart (the stated global batch or
+  device count is not what ran, or the clock is not the run's): the figure is kept, flagged
+  with both values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis import parsers
+from analysis.estimate import Estimate, RunData
+from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
+
+#: Relative difference between a measured figure and the printed throughput that is flagged.
+MISMATCH = 0.05
+#: Printed values needed inside the window before a median of them is compared.
+MIN_PRINTED = 3
+#: Problem kinds of a run's log after which no method gives it a figure.
+NO_FIGURE = ("batch_changed",)
+
+
+def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]) -> Estimate:
+    """`est` as it stands against what the run's log states; `stated` maps the run's
+    problem kinds to (kind, reason) of the problems the log already has (NO_FIGURE ones)."""
+    for kind in NO_FIGURE:
+        if kind in stated:
+            return Estimate.fail(f"{stated[kind][1]}; no figure", kind, est.method)
+    if est.ok and not est.problem_kind and est.window is not None:
+        return _against_printed(run, est)
+    return est
+
+
+def _against_printed(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``figure_mismatch`` when the median throughput printed on the window's
+    lines (the lowest rank's, after its first line) is more than MISMATCH from it."""
+    if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
+        return est  # the printed value is another quantity (a running mean, per device, …)
+    cols = train_arrays(run)
+    rows = series_rows(run, cols, M.THROUGHPUT)
+    rows = rows[lowest_rank(cols["rank"][rows])]
+    lines = cols["line"][rows]
+    values = cols["value"][rows][(lines > est.window[0]) & (lines <= est.window[1])]
+    values = values[np.isfinite(values) & (values > 0)]
+    if len(values) < MIN_PRINTED:
+        return est
+    printed = float(np.median(values))
+    apart = abs(est.throughput - printed) / printed
+    if apart <= MISMATCH:
+        return est
+    return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
+        f"the figure {est.throughput:,.2f} samples/s (global batch {run.global_batch_size:,.0f} "
+        f"x iterations / time) and the throughput the log prints on lines {est.window[0]} to "
+        f"{est.window[1]}, {printed:,.2f} samples/s (median of {len(values)}), are "
+        f"{apart:.1%} apart: the stated global batch or devices may not be what ran"))

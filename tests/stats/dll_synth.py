@@ -1,0 +1,54 @@
+"""DLLogger stdout logs written line by line as DLE PyTorch prints them, for the checks of a
+run's figure against what its log states (batch 128 on 1 GPU at 50 ms per iteration unless
+told: 2,560 img/s)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+
+START = datetime(2021, 3, 23, 11, 45, 0)
+
+
+def stamp(t: datetime) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def parameter(t: datetime, **params) -> str:
+    body = "  ".join(f"{k} : {v}" for k, v in params.items())
+    return f"DLL {stamp(t)} - PARAMETER {body} "
+
+
+def train_line(t: datetime, epoch: int, it: int, ips: float, unit: str = "images/s",
+               name: str = "train.total_ips") -> str:
+    return (f"DLL {stamp(t)} - Epoch: {epoch} Iteration: {it}  train.loss : 6.90000 None "
+            f"{name} : {ips:.2f} {unit} train.lr : 0.000256 None ")
+
+
+def lines(n: int, *, batch: int = 128, gpus: int = 1, seconds: float = 0.05, every: int = 1,
+          epoch_len: int | None = None, start: datetime = START, jumps: dict | None = None,
+          unit: str = "images/s", printed: float | None = None, t0: datetime | None = None,
+          **params) -> list[str]:
+    """The PARAMETER line and `n` iterations, one line per `every` iterations (steps counting
+    from 1, restarting each `epoch_len` iterations); `jumps` {iteration: seconds} moves the
+    clock from that iteration on; `printed` is the throughput printed (default the truth)."""
+    t = start if t0 is None else t0
+    out = [parameter(t, arch="resnet50", batch_size=batch, amp=True, world_size=gpus,
+                     print_freq=every, **params)]
+    ips = batch * gpus / seconds if printed is None else printed
+    shift = 0.0
+    for i in range(1, n + 1):
+        shift += (jumps or {}).get(i, 0.0)
+        if i % every:
+            continue
+        epoch, it = (0, i) if epoch_len is None else ((i - 1) // epoch_len, (i - 1) % epoch_len + 1)
+        when = t + timedelta(seconds=20.0 + i * seconds + shift)
+        out.append(train_line(when, epoch, it, ips, unit))
+    return out
+
+
+def write(folder: Path, text_lines: list[str], name: str = "1n1g/r50_b128_amp_1.log") -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(text_lines) + "\n")
+    return path
