@@ -157,9 +157,10 @@ def _read_memory(log: LogText, parsed: ParsedLog) -> None:
 
 @register
 class MegatronParser(GPTCases, LogParser):
-    no_throughput = ("the Megatron format prints no throughput in samples/s (its lines give "
-                     "the elapsed time per iteration, and newer versions TFLOP/s per GPU)",
-                     "method_fallback")
+    no_throughput = ("Megatron's iteration lines print no throughput in samples/s (they give "
+                     "the elapsed time per iteration, and newer versions TFLOP/s per GPU; "
+                     "DeepSpeed's SamplesPerSec timer lines, where a log has them, are not "
+                     "read)", "method_fallback")
     name = "megatron"
     markers = (b"iteration", b"memory (mb)", b"> building ", b"tensor model parallel")
     framework = "Megatron-LM"
