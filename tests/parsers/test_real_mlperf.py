@@ -1,4 +1,4 @@
-"""Whole MLPerf Training v1.0 result logs of two frameworks (tests/data/real/mlperf_*/SOURCE):
+"""Whole MLPerf Training v1.0 result logs of three frameworks (tests/data/real/mlperf_*/SOURCE):
 each run's time to train, the round's score of the case against the published one, the
 aborted run counted as the rules count it, and the MXNet throughput lines."""
 
@@ -17,6 +17,7 @@ from analysis.stats.time_to_train import olympic
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"
 NVIDIA = REAL / "mlperf_v1_0_nvidia_mxnet_resnet"
 GOOGLE = REAL / "mlperf_v1_0_google_tf_resnet"
+UNET3D = REAL / "mlperf_v1_0_google_jax_unet3d"
 
 #: Per run (result_0..4) the time to train in minutes, None for the aborted run (SOURCE).
 NVIDIA_RUNS = [28.742366666666666, None, 28.828616666666665, 28.512133333333335, 28.7416]
@@ -130,3 +131,19 @@ def test_an_unreadable_line_is_a_bad_line_naming_it(tmp_path):
     assert bad["line"].tolist() == [24]
     assert "its JSON does not parse" in bad["reason"].iloc[0]
     assert _times(result)["result_0"] == pytest.approx(GOOGLE_RUNS[0], abs=1e-9)
+
+
+def test_unet3d_drops_four_and_counts_four_aborted_runs_as_the_slowest():
+    """Google's 40 JAX 3D U-Net runs, 4 aborted (status "abort"): the published 6.17."""
+    result = _parse(UNET3D)
+    aborted = result.problems[result.problems["kind"] == "run_aborted"]
+    assert sorted(Path(s).name for s in aborted["source"]) == [
+        "result_1.txt.gz", "result_10.txt.gz", "result_35.txt.gz", "result_7.txt.gz"]
+    assert len(_times(result)) == 36
+    row = summarize(result, "reported").iloc[0]
+    assert row["model"] == "unet3d" and row["framework"] == "MLPerf"
+    assert row["time_to_train_min"] == pytest.approx(6.165925, abs=1e-9)
+    assert round(row["time_to_train_min"], 2) == 6.17
+    assert row["time_to_train_rule"] == (
+        "MLPerf rule: mean of 32 of 40 runs' times to train after dropping the 4 fastest and "
+        "the 4 slowest (4 aborted runs counted as the slowest)")
