@@ -61,3 +61,14 @@ def test_reported_gives_a_true_reason():
     assert row["problem_kind"] == "method_fallback"
     assert row["problem"].startswith("Megatron's iteration lines print no throughput in samples/s")
     assert "SamplesPerSec timer lines" in row["problem"] and "--method window" in row["problem"]
+
+
+@pytest.mark.parametrize("path", [MOE, ORIGIN], ids=["moe", "origin"])
+def test_nodes_and_gpus_from_the_deepspeed_launcher_line(path):
+    """`[launch.py:142:main] nnodes=1, num_local_procs=8, node_rank=0`: the run's fields,
+    no missing_metadata problem."""
+    result = parse_paths([path], jobs=1)
+    run = result.runs.iloc[0]
+    assert (run["num_nodes"], run["gpus_per_node"], run["num_devices"]) == (1, 8, 8)
+    assert run["batch_size_per_device"] == 4 and run["global_batch_size"] == 256
+    assert "missing_metadata" not in set(result.problems["kind"])
