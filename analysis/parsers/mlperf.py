@@ -21,6 +21,7 @@ batch count restarts each epoch). Nodes, GPUs per node and precision are stated 
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import numpy as np
@@ -31,11 +32,11 @@ from analysis.layout import normalize_model
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import NUM
-from analysis.parsers.base import LogParser, ParsedLog
+from analysis.parsers.base import LogParser, ParsedLog, to_float
 from analysis.problems import Problem
 
 _MLLOG = re.compile(rb":::MLLOG (\{[^\n]*)")
-_SPEED = re.compile(rb"Epoch\[(\d{1,9})\] Batch \[(?:\d{1,18}-)?(\d{1,18})\]\tSpeed: (" + NUM
+_SPEED = re.compile(rb"Epoch\[(\d{1,9})\] Batch \[(?:\d{1,9}-)?(\d{1,9})\]\tSpeed: (" + NUM
                     + rb") samples/sec")
 _ASCTIME = re.compile(rb"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
 _STATED = {"global_batch_size": "global_batch_size", "number_of_nodes": "num_nodes",
@@ -72,7 +73,18 @@ def _records(log: LogText, parsed: ParsedLog) -> list[tuple[int, dict]]:
 
 
 def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+    """A finite JSON number that a float holds (a 400-digit integer is not)."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
+def _count(v) -> int | None:
+    """A whole number of epochs or devices within int32, else None."""
+    return int(v) if _is_number(v) and v == int(v) and 0 <= v < 2**31 else None
 
 
 def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
@@ -112,23 +124,22 @@ def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog)
     for line, rec in records:
         key, value = rec["key"], rec.get("value")
         meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-        if _is_number(meta.get("epoch_num")):
-            epoch = int(meta["epoch_num"])
+        if _count(meta.get("epoch_num")) is not None:
+            epoch = _count(meta["epoch_num"])
         if key in _SUBMISSION and isinstance(value, str):
             parsed.parameters[key] = value
             if key == "submission_benchmark":
                 parsed.meta.setdefault("model", normalize_model(value))
                 parsed.meta_lines.setdefault("model", line)
-        elif key in _STATED and _is_number(value) and value == int(value) and value > 0:
-            parsed.meta.setdefault(_STATED[key], int(value))
+        elif key in _STATED and _count(value):
+            parsed.meta.setdefault(_STATED[key], _count(value))
             parsed.meta_lines.setdefault(_STATED[key], line)
         elif key == "throughput" and _is_number(value):
             thr.append((line, float(value), epoch))
         elif key == "eval_accuracy" and _is_number(value):
             acc.append((line, float(value), epoch))
         elif key == "block_start":
-            first = meta.get("first_epoch_num")
-            block = (rec["time_ms"], int(first) if _is_number(first) else None)
+            block = (rec["time_ms"], _count(meta.get("first_epoch_num")))
         elif key == "block_stop" and block is not None:
             blocks.append((line, (rec["time_ms"] - block[0]) / 1e3, block[1]))
             block = None
@@ -155,11 +166,14 @@ def _read_speed(log: LogText, parsed: ParsedLog) -> None:
         head = log.data[log.data.rfind(b"\n", 0, m.start()) + 1:m.start()]
         t = _ASCTIME.search(head)
         if t:
-            ts[i] = (np.datetime64(t.group(1).decode().replace(" ", "T"), "ms").astype(np.int64)
-                     + int(t.group(2))) / 1e3
+            try:
+                ts[i] = (np.datetime64(t.group(1).decode().replace(" ", "T"), "ms")
+                         .astype(np.int64) + int(t.group(2))) / 1e3
+            except ValueError:  # a garbled date: no timestamp for the line
+                pass
     epoch = np.array([int(m.group(1)) for m in found], dtype=np.int64)
     parsed.obs.add(line=lines, metric=M.THROUGHPUT, phase=M.TRAIN, unit=M.SAMPLES_PER_S,
-                   value=np.array([float(m.group(3)) for m in found]), timestamp=ts,
+                   value=to_float([m.group(3) for m in found]), timestamp=ts,
                    epoch=epoch, step=_run_steps(epoch, [int(m.group(2)) for m in found]))
     parsed.meta.setdefault("framework", "MXNet")
     parsed.meta_lines.setdefault("framework", int(lines[0]))

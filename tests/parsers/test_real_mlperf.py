@@ -147,3 +147,20 @@ def test_unet3d_drops_four_and_counts_four_aborted_runs_as_the_slowest():
     assert row["time_to_train_rule"] == (
         "MLPerf rule: mean of 32 of 40 runs' times to train after dropping the 4 fastest and "
         "the 4 slowest (4 aborted runs counted as the slowest)")
+
+
+@pytest.mark.parametrize("line", [
+    b':::MLLOG {"key": "run_start", "time_ms": 1' + b"0" * 400 + b"}",
+    b':::MLLOG {"key": "run_stop", "time_ms": NaN, "metadata": {"status": "success"}}',
+    b':::MLLOG [1, 2]', b':::MLLOG {"key": 5, "time_ms": 1}', b":::MLLOG {",
+    b':::MLLOG {"key": "block_start", "time_ms": 1, "metadata": {"first_epoch_num": 1e300}}',
+    b':::MLLOG {"key": "eval_accuracy", "time_ms": 1, "value": 0.5, "metadata": {"epoch_num": -1e30}}',
+    b'2021-19-45 15:44:11,611 Node[0] Epoch[0] Batch [0-20]\tSpeed: None samples/sec',
+    b'Node[0] Epoch[999999999] Batch [999999999]\tSpeed: 1e400 samples/sec',
+])
+def test_garbled_lines_never_raise(tmp_path, line):
+    path = tmp_path / "result_0.txt"
+    path.write_bytes((GOOGLE / "result_0.txt").read_bytes() + line + b"\n")
+    result = parse_paths([path], jobs=1)
+    assert "parser_error" not in set(result.problems["kind"])
+    assert _times(result)["result_0"] == pytest.approx(GOOGLE_RUNS[0], abs=1e-9)
