@@ -16,6 +16,11 @@ the Speedometer lines ``Epoch[0] Batch [0-20]\\tSpeed: 15680.13 samples/sec`` th
 ``fit.py`` prints on rank 0 with the global batch (training throughput per 20 batches; the
 batch count restarts each epoch). Nodes, GPUs per node and precision are stated only by
 ``number_of_nodes`` / ``accelerators_per_node`` keys of later rounds; v1.0 logs state none.
+
+mlperf-logging's own reader (``compliance_checker/mlp_parser``, PyPI 4.1.68) is not used: it
+numbers the MLLOG lines among themselves, not the file's lines a problem must name, lets a
+line without ``time_ms`` or a JSON array raise KeyError/TypeError, and the package requires
+scipy, which nothing else here needs. What it reads is read the same way here.
 """
 
 from __future__ import annotations
