@@ -5,7 +5,7 @@ are cases whose runs on one side all failed (no throughput): `Comparison.missing
 names the cases BASE measured and NEW did not (a breakage that a gate must not pass).
 Cases with an MLPerf time to train on both sides (summary ``time_to_train_min``, one score
 per case) also get its change and a verdict by the threshold alone; lower is better, so a
-longer time is slower."""
+longer time is slower. Where neither side has a throughput, that verdict is the case's."""
 
 from __future__ import annotations
 
@@ -185,6 +185,9 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             word = _failed(est) or verdict.decide(est, t)
             changes = environment.differences(base.env, br["run_id"], new.env, nr["run_id"],
                                               environment.FACTS[:-1])
+        ttt = time_to_train_verdict(_num(b, "time_to_train_min"), _num(n, "time_to_train_min"), t)
+        if word == FAILED_BOTH and ttt:  # no throughput on either side: the score is the time
+            word = ttt
         row.update(
             base_repeats=est.base_repeats if b is not None else np.nan,
             new_repeats=est.new_repeats if n is not None else np.nan,
@@ -197,8 +200,7 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             new_memory_mib=_num(n, "memory_sampled_mib"),
             base_time_to_train_min=_num(b, "time_to_train_min"),
             new_time_to_train_min=_num(n, "time_to_train_min"),
-            time_to_train_verdict=time_to_train_verdict(
-                _num(b, "time_to_train_min"), _num(n, "time_to_train_min"), t),
+            time_to_train_verdict=ttt,
             env_changes="; ".join(changes))
         rows.append(row)
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in (

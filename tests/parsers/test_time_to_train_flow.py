@@ -52,6 +52,7 @@ def test_compare_says_a_longer_time_to_train_is_slower(campaigns):
     assert row["new_time_to_train_min"] == pytest.approx(SCORE * 1.10, rel=1e-6)
     assert row["time_to_train_change"] == pytest.approx(0.10, rel=1e-5)
     assert row["time_to_train_verdict"] == "slower"
+    assert row["verdict"] == "slower"  # no throughput on either side: the time decides
     assert result.slower["case_key"].tolist() == [row["case_key"]]
     back = compare.compare(new, base)
     assert back.table["time_to_train_verdict"].tolist() == ["faster"] and back.slower.empty
