@@ -66,8 +66,8 @@ def _records(log: LogText, parsed: ParsedLog) -> list[tuple[int, dict]]:
             rec = json.loads(m.group(1))
             why = "" if isinstance(rec, dict) and isinstance(rec.get("key"), str) \
                 and _is_number(rec.get("time_ms")) else "it lacks a key or a numeric time_ms"
-        except ValueError as e:  # JSON or UTF-8 errors
-            rec, why = None, f"its JSON does not parse ({e})"
+        except (ValueError, RecursionError) as e:  # JSON or UTF-8 errors, absurd nesting
+            rec, why = None, f"its JSON does not parse ({str(e)[:80]})"
         if why:
             parsed.problems.append(Problem(log.source, int(line), "bad_line",
                                            f"unreadable :::MLLOG line: {why}",

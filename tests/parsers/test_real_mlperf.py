@@ -153,6 +153,7 @@ def test_unet3d_drops_four_and_counts_four_aborted_runs_as_the_slowest():
     b':::MLLOG {"key": "run_start", "time_ms": 1' + b"0" * 400 + b"}",
     b':::MLLOG {"key": "run_stop", "time_ms": NaN, "metadata": {"status": "success"}}',
     b':::MLLOG [1, 2]', b':::MLLOG {"key": 5, "time_ms": 1}', b":::MLLOG {",
+    b':::MLLOG {"key": ' + b"[" * 100_000 + b"}", b':::MLLOG {"key": "\xff\xfe"}',
     b':::MLLOG {"key": "block_start", "time_ms": 1, "metadata": {"first_epoch_num": 1e300}}',
     b':::MLLOG {"key": "eval_accuracy", "time_ms": 1, "value": 0.5, "metadata": {"epoch_num": -1e30}}',
     b'2021-19-45 15:44:11,611 Node[0] Epoch[0] Batch [0-20]\tSpeed: None samples/sec',
