@@ -165,3 +165,15 @@ def test_garbled_lines_never_raise(tmp_path, line):
     result = parse_paths([path], jobs=1)
     assert "parser_error" not in set(result.problems["kind"])
     assert _times(result)["result_0"] == pytest.approx(GOOGLE_RUNS[0], abs=1e-9)
+
+
+def test_reported_is_the_median_of_the_printed_speeds():
+    """Per run, the median of the Speedometer figures after iteration 20 (SOURCE)."""
+    result = _parse(NVIDIA)
+    runs = run_throughput(result, "reported").sort_values("source")
+    assert runs["throughput"].tolist() == pytest.approx(
+        [26761.565, 26674.525, 26686.925, 26728.135, 26670.295], abs=1e-9)
+    o = result.observations
+    speed = o[(o["phase"] == M.TRAIN) & (o["metric"] == M.THROUGHPUT)
+              & o["source"].astype(str).str.endswith("result_0.txt.gz") & (o["step"] > 20)]
+    assert runs["throughput"].iloc[0] == pytest.approx(float(speed["value"].median()), abs=1e-9)
