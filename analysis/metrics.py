@@ -34,10 +34,14 @@ UTILIZATION = "utilization"  # percent
 #: steps taken less those skipped, so a line that repeats the previous line's iteration with a
 #: larger count is the next step, skipped: not a step going back (analysis.checks).
 SKIPPED_STEPS = "skipped_steps"
+#: Time to train (MLPerf): from the run's ``run_start`` to its ``run_stop`` with status
+#: success, in minutes as MLPerf scores it; a summary-phase row, one per run.
+TIME_TO_TRAIN = "time_to_train"
 
 # unit: canonical spellings
 SAMPLES_PER_S = "samples/s"
 SECONDS = "s"
+MINUTES = "min"
 MIB = "MiB"
 PERCENT = "%"
 NONE = ""

@@ -42,6 +42,9 @@ KINDS = {
     "zero_throughput": "a printed throughput of zero (a stalled interval, or one not yet timed) "
                        "is not a measurement of speed: the methods that read printed "
                        "throughputs leave it out",
+    "run_aborted": "an MLPerf run that did not finish: its run_stop has a status other than "
+                   "success, or the log has no run_stop; it has no time to train, and its "
+                   "case's score counts it as an aborted run",
     "timestamps_backwards": "a line's timestamp is earlier than the previous line's "
                             "(no throughput from a window across it)",
     "timestamps_jump": "inside a throughput window, the time between two lines is far longer "

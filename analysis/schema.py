@@ -151,6 +151,10 @@ SUMMARY = _cols(
     ("tflops_per_gpu", "float64", "TFLOP/s", "GPT: by tflops_formula"),
     ("tflops_formula", "object", "", "GPT: the FLOPs formula the logs state, else seed 002's"),
     ("tflops_per_gpu_seed002", "float64", "TFLOP/s", "GPT: by seed 002's 96 convention"),
+    ("time_to_train_min", "float64", "min", "MLPerf: the round's score of the runs' times to "
+     "train (lower is better; analysis.stats.time_to_train)"),
+    ("time_to_train_rule", "object", "", "MLPerf: how time_to_train_min was computed, or why "
+     "there is none ('' outside MLPerf)"),
     ("outliers", "int64", "", "repeats flagged as outliers (kept, never dropped)"),
     ("problems", "int64", "", "runs of the case with any problem"),
 )

@@ -2,7 +2,10 @@
 verdict (:mod:`analysis.changes.verdict`), scaling-efficiency and memory change, and what
 differs in the environment records. Cases on one side only are listed, not dropped, and so
 are cases whose runs on one side all failed (no throughput): `Comparison.missing_in_new`
-names the cases BASE measured and NEW did not (a breakage that a gate must not pass)."""
+names the cases BASE measured and NEW did not (a breakage that a gate must not pass).
+Cases with an MLPerf time to train on both sides (summary ``time_to_train_min``, one score
+per case) also get its change and a verdict by the threshold alone; lower is better, so a
+longer time is slower. Where neither side has a throughput, that verdict is the case's."""
 
 from __future__ import annotations
 
@@ -24,7 +27,8 @@ COLUMNS = [
     "case_key", *CASE_COLUMNS, "base_repeats", "new_repeats", "base_median", "new_median",
     "ratio", "ratio_low", "ratio_high", "no_spread", "threshold", "verdict", "base_efficiency",
     "new_efficiency", "efficiency_change", "base_memory_mib", "new_memory_mib",
-    "memory_change", "env_changes",
+    "memory_change", "base_time_to_train_min", "new_time_to_train_min", "time_to_train_change",
+    "time_to_train_verdict", "env_changes",
 ]
 
 
@@ -75,7 +79,9 @@ class Comparison:
 
     @property
     def slower(self) -> pd.DataFrame:
-        return self.table[self.table["verdict"] == verdict.SLOWER]
+        """Cases slower in throughput or in time to train."""
+        return self.table[(self.table["verdict"] == verdict.SLOWER)
+                          | (self.table["time_to_train_verdict"] == verdict.SLOWER)]
 
     @property
     def missing_in_new(self) -> pd.DataFrame:
@@ -94,6 +100,18 @@ def _num(row: dict | None, col: str) -> float:
     if row is None or row.get(col) is None or pd.isna(row.get(col)):
         return float("nan")
     return float(row[col])
+
+
+def time_to_train_verdict(base: float, new: float, threshold: float) -> str:
+    """slower / faster / unchanged of two time-to-train scores (minutes: lower is better) by
+    the threshold alone, '' unless both are measured: a score is one figure per case (the
+    MLPerf rule's mean), with no spread beside it."""
+    if not (np.isfinite(base) and np.isfinite(new) and base > 0):
+        return ""
+    change = new / base - 1.0
+    if change >= threshold:
+        return verdict.SLOWER
+    return verdict.FASTER if change <= -threshold else verdict.UNCHANGED
 
 
 def _failed(est: verdict.RatioEstimate) -> str:
@@ -167,6 +185,9 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             word = _failed(est) or verdict.decide(est, t)
             changes = environment.differences(base.env, br["run_id"], new.env, nr["run_id"],
                                               environment.FACTS[:-1])
+        ttt = time_to_train_verdict(_num(b, "time_to_train_min"), _num(n, "time_to_train_min"), t)
+        if word == FAILED_BOTH and ttt:  # no throughput on either side: the score is the time
+            word = ttt
         row.update(
             base_repeats=est.base_repeats if b is not None else np.nan,
             new_repeats=est.new_repeats if n is not None else np.nan,
@@ -177,11 +198,16 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             new_efficiency=_num(n, "scaling_efficiency"),
             base_memory_mib=_num(b, "memory_sampled_mib"),
             new_memory_mib=_num(n, "memory_sampled_mib"),
+            base_time_to_train_min=_num(b, "time_to_train_min"),
+            new_time_to_train_min=_num(n, "time_to_train_min"),
+            time_to_train_verdict=ttt,
             env_changes="; ".join(changes))
         rows.append(row)
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in (
-        "efficiency_change", "memory_change")])
+        "efficiency_change", "memory_change", "time_to_train_change")])
     table["efficiency_change"] = table["new_efficiency"] - table["base_efficiency"]
+    table["time_to_train_change"] = (table["new_time_to_train_min"]
+                                     / table["base_time_to_train_min"] - 1.0)
     table["memory_change"] = table["new_memory_mib"] / table["base_memory_mib"] - 1.0
     for c in ("base_repeats", "new_repeats"):
         table[c] = table[c].astype("Int64")

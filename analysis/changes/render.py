@@ -36,10 +36,11 @@ def _runs(b, n) -> str:
 
 
 def shown(table: pd.DataFrame) -> pd.DataFrame:
-    """The reading view: case, runs, medians, change with interval, verdict, efficiency and
-    memory change, environment changes."""
+    """The reading view: case, runs, medians, change with interval, verdict, the change of
+    MLPerf's time to train where a case has one, efficiency and memory change, environment
+    changes."""
     t = table
-    return pd.DataFrame({
+    view = pd.DataFrame({
         "case": t["case_key"],
         "runs": [_runs(b, n) for b, n in zip(t["base_repeats"], t["new_repeats"])],
         "base_median": t["base_median"], "new_median": t["new_median"],
@@ -51,6 +52,11 @@ def shown(table: pd.DataFrame) -> pd.DataFrame:
         "memory": [_pct(x, 1) for x in t["memory_change"]],
         "environment": t["env_changes"].replace("", "-"),
     })
+    if np.isfinite(t["time_to_train_change"].to_numpy(dtype=float)).any():  # MLPerf cases
+        view.insert(view.columns.get_loc("efficiency"), "time to train",
+                    [_pct(x) + (f" {v}" if v else "") for x, v in
+                     zip(t["time_to_train_change"], t["time_to_train_verdict"])])
+    return view
 
 
 def render_comparison(result: Comparison, fmt: str, base_label: str, new_label: str) -> str:

@@ -21,13 +21,16 @@ DEFAULT_COLUMNS = [
     "scaling_efficiency", "memory_framework_mib", "memory_sampled_mib", "problems",
 ]
 GPT_COLUMNS = ["case", "latency_ms", "tflops_per_gpu", "tflops_formula", "tflops_per_gpu_seed002"]
+#: Added after the throughput columns for MLPerf cases (their score is a time to train).
+TIME_TO_TRAIN_COLUMNS = ["time_to_train_min", "time_to_train_rule"]
 
 #: The text table (the default format) is for reading in a terminal: at most this wide.
 TABLE_WIDTH = 120
 #: Its columns ("config" is `<nodes>n<gpus per node>g`, the DLPerf folder name).
 TABLE_COLUMNS = [
     "framework", "model", "precision", "config", "batch_size_per_device", "case", "latency_ms",
-    "tflops_per_gpu", "repeats", "throughput_median", "interval_low", "interval_high", "speedup",
+    "tflops_per_gpu", "repeats", "throughput_median", "interval_low", "interval_high",
+    "time_to_train_min", "speedup",
     "scaling_efficiency", "memory_framework_mib", "memory_sampled_mib", "problems",
 ]
 #: Its headers where the column name is long.
@@ -35,7 +38,7 @@ TABLE_HEADERS = {
     "batch_size_per_device": "bsz", "latency_ms": "ms/iter", "tflops_per_gpu": "TFLOP/s/gpu",
     "repeats": "runs", "throughput_median": "samples/s", "scaling_efficiency": "efficiency",
     "memory_framework_mib": "MiB fw", "memory_sampled_mib": "MiB smi", "interval_low": "low",
-    "interval_high": "high",
+    "interval_high": "high", "time_to_train_min": "time to train min",
 }
 #: Columns given up, first to last, when a table is still wider than TABLE_WIDTH.
 TABLE_DROP_ORDER = [("interval_low", "interval_high"), "memory_sampled_mib",
@@ -48,6 +51,8 @@ TABLE_NOTES = {
                     "95 % interval",
     "memory_framework_mib": "MiB fw / smi: median over runs of the framework's / nvidia-smi's "
                             "memory peak",
+    "time_to_train_min": "time to train min: MLPerf's score of the case (the round's rule: "
+                         "--format csv gives it in words)",
     None: "bsz: batch size per device; --all-columns shows every column",
 }
 
@@ -79,14 +84,21 @@ def _has_gpt(records: list[dict]) -> bool:
     return any(r["case"] != "" for r in records)
 
 
+def _has_time_to_train(records: list[dict]) -> bool:
+    return any(math.isfinite(r.get("time_to_train_min", math.nan)) or r.get("time_to_train_rule")
+               for r in records)
+
+
 def _text_table(records: list[dict]) -> str:
     """The default terminal table: the essential columns, short headers, fits TABLE_WIDTH."""
     shown = [{**r, "config": f"{r['num_nodes']}n{r['gpus_per_node']}g",
               "memory_framework_mib": _whole_mib(r["memory_framework_mib"]),
               "memory_sampled_mib": _whole_mib(r["memory_sampled_mib"])} for r in records]
     gpt = _has_gpt(records)
+    ttt = _has_time_to_train(records)
     cols = Columns.of_dtypes(_TABLE_DTYPES, [c for c in TABLE_COLUMNS
-                                             if c not in GPT_COLUMNS or gpt])
+                                             if (c not in GPT_COLUMNS or gpt)
+                                             and (c not in TIME_TO_TRAIN_COLUMNS or ttt)])
     headers, notes = dict(TABLE_HEADERS), []
     if gpt:  # TFLOP/s say which FLOPs formula they follow (the logs' own, else seed 002's)
         from analysis.stats import gpt_flops
@@ -105,6 +117,9 @@ def _selected(records: list[dict]) -> Columns:
     if _has_gpt(records):
         at = names.index("batch_size_per_device") + 1
         names[at:at] = GPT_COLUMNS
+    if _has_time_to_train(records):
+        at = names.index("interval_kind") + 1
+        names[at:at] = TIME_TO_TRAIN_COLUMNS
     return Columns.of_dtypes(_CSV_DTYPES, names)
 
 

@@ -48,6 +48,8 @@ _SNIFF = re.compile(
     rb"|^> building (?:GPT|BERT|T5)\w* model \.\.\."
     rb"|^> initializing tensor model parallel with size \d+", re.M)
 _MODEL = re.compile(rb"^> building (GPT|BERT|T5)\w* model", re.M)
+#: The DeepSpeed launcher's line (Megatron-DeepSpeed runs): nodes and processes per node.
+_DS_LAUNCH = re.compile(rb"\[launch\.py:\d+:main\] nnodes=(\d{1,6}), num_local_procs=(\d{1,6}), ")
 #: printed field -> (metric, unit, scale)
 _FIELDS = {
     "consumed samples": (M.SAMPLES, M.NONE, 1.0),
@@ -184,6 +186,17 @@ def _srun_ranks(log: LogText, prefixes: list[bytes], lines: np.ndarray) -> np.nd
     return ranks
 
 
+def _read_launcher(log: LogText, parsed: ParsedLog) -> None:
+    """Nodes and GPUs per node from the DeepSpeed launcher's ``nnodes=1, num_local_procs=8``
+    line (one process per GPU), which Megatron-DeepSpeed logs print before the dump."""
+    m = _DS_LAUNCH.search(log.data, 0, 1 << 20)
+    if m is None or int(m.group(1)) < 1 or int(m.group(2)) < 1:
+        return
+    line = int(log.lines_at(np.array([m.start()]))[0])
+    for key, value in (("num_nodes", m.group(1)), ("gpus_per_node", m.group(2))):
+        parsed.meta[key], parsed.meta_lines[key] = int(value), line
+
+
 def _read_memory(log: LogText, parsed: ParsedLog) -> None:
     matches = list(_MEMORY.finditer(log.data))
     if not matches:
@@ -201,9 +214,10 @@ def _read_memory(log: LogText, parsed: ParsedLog) -> None:
 
 @register
 class MegatronParser(GPTCases, LogParser):
-    no_throughput = ("the Megatron format prints no throughput in samples/s (its lines give "
-                     "the elapsed time per iteration, and newer versions TFLOP/s per GPU)",
-                     "method_fallback")
+    no_throughput = ("Megatron's iteration lines print no throughput in samples/s (they give "
+                     "the elapsed time per iteration, and newer versions TFLOP/s per GPU; "
+                     "DeepSpeed's SamplesPerSec timer lines, where a log has them, are not "
+                     "read)", "method_fallback")
     name = "megatron"
     markers = (b"iteration", b"memory (mb)", b"> building ", b"tensor model parallel")
     framework = "Megatron-LM"
@@ -226,6 +240,7 @@ class MegatronParser(GPTCases, LogParser):
         if model:
             parsed.meta["model"] = normalize_model(model.group(1).decode())
             parsed.meta_lines["model"] = int(log.lines_at(np.array([model.start()]))[0])
+        _read_launcher(log, parsed)
         _read_iterations(log, parsed)
         _read_memory(log, parsed)
         return parsed

@@ -15,7 +15,8 @@ from analysis.stats.per_run import _case_key, run_throughput
 SUMMARY = schema.SUMMARY
 SUMMARY_COLUMNS = schema.names(SUMMARY)
 #: Summary columns a family may fill (LogParser.case_figures), as they are when it does not.
-_NO_FIGURES = {"tflops_per_gpu": np.nan, "tflops_formula": "", "tflops_per_gpu_seed002": np.nan}
+_NO_FIGURES = {"tflops_per_gpu": np.nan, "tflops_formula": "", "tflops_per_gpu_seed002": np.nan,
+               "time_to_train_min": np.nan, "time_to_train_rule": ""}
 _CASE_FIELDS = ("framework", "model", "precision", "num_nodes", "gpus_per_node", "num_devices",
               "batch_size_per_device", "case", "group")
 

@@ -281,3 +281,26 @@ def test_reported_is_not_a_median_of_running_means_after_a_slow_start(tmp_path):
     assert est["iterations"] == 8  # the intervals 60-80, …, 200-220
     assert run_throughput(result, "window", warmup=60, measure=100).iloc[0][
         "throughput"] == pytest.approx(64.0, rel=2e-3)
+
+
+#: The two metric lines LiBai's README prints for its Baichuan SFT run (Oneflow-Inc/libai at
+#: 9dcbe3b2, projects/Baichuan/README.md lines 32-33): an excerpt that begins mid-run.
+BAICHUAN_EXCERPT = (
+    b"[09/19 14:39:40 lb.utils.events]:  eta: 22:07:15  iteration: 87/18660  consumed_samples: "
+    b"704  total_loss: 10.36  time: 4.2893 s/iter  data_time: 0.0105 s/iter total_throughput: "
+    b"1.87 samples/s lr: 6.99e-07\n"
+    b"[09/19 14:39:44 lb.utils.events]:  eta: 22:07:07  iteration: 88/18660  consumed_samples: "
+    b"712  total_loss: nan  time: 4.2889 s/iter  data_time: 0.0104 s/iter total_throughput: "
+    b"1.87 samples/s lr: 7.07e-07\n"
+    b"NaN or Inf found in input tensor.\n")
+
+
+def test_a_window_before_an_excerpts_first_line_says_the_log_begins_late(tmp_path):
+    """The window (iterations 20-120) starts before the excerpt's first line: the reason says
+    where the lines begin and end, not that the run stops there."""
+    path = tmp_path / "baichuan.log"
+    path.write_bytes(BAICHUAN_EXCERPT)
+    row = run_throughput(parse_paths([path], family="libai", jobs=1), "window").iloc[0]
+    assert row["problem_kind"] == "truncated"
+    assert row["problem"].startswith("the log's first training line is at iteration 88, past "
+                                     "the window's start, and its last at iteration 89;")

@@ -237,5 +237,5 @@ def test_reported_says_the_format_prints_no_throughput(result):
     table = run_throughput(result, "reported")
     est = table[table["run_id"] == "iterations/1n4g/gpt_b1_amp_1"].iloc[0]
     assert np.isnan(est["throughput"]) and est["problem_kind"] == "method_fallback"
-    assert "prints no throughput" in est["problem"] and "--method window" in est["problem"]
+    assert "print no throughput in samples/s" in est["problem"] and "--method window" in est["problem"]
     assert "truncated" not in est["problem"] and "after iteration" not in est["problem"]

@@ -32,6 +32,12 @@ def _ref_lowest_rank(df):
     return df[(df["rank"] == r) | df["rank"].isna()]
 
 
+def _ref_first(run: RunData) -> int | None:
+    clock = _ref_lowest_rank(run.train)
+    steps = clock["step"].dropna()
+    return int(steps.min()) if len(steps) else None
+
+
 def ref_window(run: RunData, warmup: int, measure: int) -> Estimate:
     label = f"window(warmup={warmup}, measure={measure})"
     if not np.isfinite(run.global_batch_size):
@@ -50,10 +56,10 @@ def ref_window(run: RunData, warmup: int, measure: int) -> Estimate:
         steps, ts, lines = steps[keep], ts[keep], lines[keep]
         i0 = np.searchsorted(steps, warmup, side="left")
         if i0 >= len(steps):
-            return truncated(label, warmup, measure, int(steps[-1]))
+            return truncated(label, warmup, measure, int(steps[-1]), _ref_first(run))
         i1 = np.searchsorted(steps, steps[i0] + measure, side="left")
         if i1 >= len(steps):
-            return truncated(label, warmup, measure, int(steps[-1]))
+            return truncated(label, warmup, measure, int(steps[-1]), _ref_first(run))
         refused = run.refuse(lines[i0], lines[i1], label)
         if refused is not None:
             return refused
@@ -76,7 +82,7 @@ def ref_window(run: RunData, warmup: int, measure: int) -> Estimate:
     prev = np.concatenate([[0], steps[:-1]])
     inside = (prev >= warmup) & (steps <= warmup + measure)
     if not inside.any() or steps[-1] < warmup + measure:
-        return truncated(label, warmup, measure, int(steps[-1]))
+        return truncated(label, warmup, measure, int(steps[-1]), _ref_first(run))
     inside_lines = lat["line"].to_numpy(dtype=np.int64)[inside]
     refused = run.refuse(inside_lines.min(), inside_lines.max(), label, timestamps=False)
     if refused is not None:

@@ -57,9 +57,18 @@ def lowest_rank(rank: np.ndarray) -> np.ndarray:
     return np.isnan(rank) | (rank == np.nanmin(rank))
 
 
-def truncated(label: str, warmup: int, measure: int, last: int) -> Estimate:
-    return Estimate.fail(f"the run stops at iteration {last}; the window needs iterations "
-                         f"{warmup} to {warmup + measure}", "truncated", label)
+def truncated(label: str, warmup: int, measure: int, last: int,
+              first: int | None = None) -> Estimate:
+    """Why a window does not fit the run's iterations: where its training lines end and,
+    when that is past the window's start, where they begin (an excerpt or a resumed run
+    begins mid-run; a print interval longer than the window begins after it): a run that
+    begins late has not stopped early."""
+    need = f"the window needs iterations {warmup} to {warmup + measure}"
+    if first is not None and first > warmup:
+        return Estimate.fail(f"the log's first training line is at iteration {first}, past the "
+                             f"window's start, and its last at iteration {last}; {need}",
+                             "truncated", label)
+    return Estimate.fail(f"the run stops at iteration {last}; {need}", "truncated", label)
 
 
 #: What the method text says of a figure taken from the log's own closing line.

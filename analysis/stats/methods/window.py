@@ -55,10 +55,10 @@ class Window(ThroughputMethod):
             steps, ts, lines = steps[keep], ts[keep], lines[keep]
             i0 = np.searchsorted(steps, warmup, side="left")
             if i0 >= len(steps):
-                return truncated(label, warmup, measure, int(steps[-1]))
+                return truncated(label, warmup, measure, int(steps[-1]), _first_step(run))
             i1 = np.searchsorted(steps, steps[i0] + measure, side="left")
             if i1 >= len(steps):
-                return truncated(label, warmup, measure, int(steps[-1]))
+                return truncated(label, warmup, measure, int(steps[-1]), _first_step(run))
             refused = run.refuse(lines[i0], lines[i1], label)
             if refused is not None:
                 return refused
@@ -135,7 +135,7 @@ def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Esti
     prev = np.concatenate([[0], steps[:-1]])
     inside = (prev >= warmup) & (steps <= warmup + measure)
     if not inside.any() or steps[-1] < warmup + measure:
-        return truncated(label, warmup, measure, int(steps[-1]))
+        return truncated(label, warmup, measure, int(steps[-1]), _first_step(run))
     inside_lines = cols["line"][rows][inside]
     refused = run.refuse(inside_lines.min(), inside_lines.max(), label, timestamps=False)
     if refused is not None:
@@ -153,6 +153,12 @@ def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Esti
         return Estimate(float((batches * n_it).sum()) / seconds, label + RAMP_UP, iters,
                         latency)
     return Estimate(run.global_batch_size / latency, label, iters, latency)
+
+
+def _first_step(run: RunData) -> int | None:
+    """The first iteration the run's training lines print (None without any)."""
+    steps = run.timeline()[2]
+    return int(steps.min()) if steps.size else None
 
 
 #: What a window's method text adds when the loss scaler skipped steps inside it.

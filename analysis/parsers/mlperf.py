@@ -1,0 +1,234 @@
+"""MLPerf Training result logs, ``:::MLLOG {json}`` lines (docs/formats.md §15).
+
+Every line the ``mlperf_logging.mllog`` logger writes is one JSON object behind the token::
+
+    :::MLLOG {"namespace": "", "time_ms": 1621120371034, "event_type": "INTERVAL_END", "key": "run_stop", "value": null, "metadata": {"status": "success", ...}}
+
+Launcher text may come before the token on the same line (``0: :::MLLOG …`` under srun), as
+mlperf-logging's own reader allows. A run's score is its time to train: ``time_ms`` of
+``run_stop`` less that of the ``run_start`` before it, in minutes (mlperf-logging's result
+summarizer); a ``run_stop`` whose status is not ``success`` is an aborted run, which has no
+time of its own and counts against the case's score (analysis.stats.time_to_train).
+
+Also read: ``throughput`` keys (NVIDIA's per-epoch samples/s, epoch phase), ``eval_accuracy``
+(val phase), ``global_batch_size``, ``submission_benchmark`` (the model) and, in MXNet runs,
+the Speedometer lines ``Epoch[0] Batch [0-20]\\tSpeed: 15680.13 samples/sec`` that NVIDIA's
+``fit.py`` prints on rank 0 with the global batch (training throughput per 20 batches; the
+batch count restarts each epoch). Nodes, GPUs per node and precision are stated only by
+``number_of_nodes`` / ``accelerators_per_node`` keys of later rounds; v1.0 logs state none.
+
+mlperf-logging's own reader (``compliance_checker/mlp_parser``, PyPI 4.1.68) is not used: it
+numbers the MLLOG lines among themselves, not the file's lines a problem must name, lets a
+line without ``time_ms`` or a JSON array raise KeyError/TypeError, and the package requires
+scipy, which nothing else here needs. What it reads is read the same way here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis.estimate import Estimate, RunData
+from analysis.layout import normalize_model
+from analysis.logtext import LogText
+from analysis.parsers import register
+from analysis.parsers._fields import NUM
+from analysis.parsers.base import LogParser, ParsedLog, to_float
+from analysis.problems import Problem
+
+_MLLOG = re.compile(rb":::MLLOG (\{[^\n]*)")
+_SPEED = re.compile(rb"Epoch\[(\d{1,9})\] Batch \[(?:\d{1,9}-)?(\d{1,9})\]\tSpeed: (" + NUM
+                    + rb") samples/sec")
+_ASCTIME = re.compile(rb"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
+_STATED = {"global_batch_size": "global_batch_size", "number_of_nodes": "num_nodes",
+           "accelerators_per_node": "gpus_per_node"}
+_SUBMISSION = ("submission_benchmark", "submission_org", "submission_division",
+               "submission_platform", "submission_status")
+MS_PER_MINUTE = 60_000.0
+#: Seconds from a ``block_start`` to its ``block_stop`` (a block of training epochs, the
+#: evaluation after it included), train phase: MLPerf's own record of training progress.
+BLOCK_TIME = "block_time"
+
+
+def _records(log: LogText, parsed: ParsedLog) -> list[tuple[int, dict]]:
+    """(line, record) of every readable MLLOG line; each unreadable one a bad_line."""
+    found = list(_MLLOG.finditer(log.data))
+    if not found:
+        return []
+    lines = log.lines_at(np.array([m.start() for m in found], dtype=np.int64)).tolist()
+    out = []
+    for m, line in zip(found, lines):
+        try:
+            rec = json.loads(m.group(1))
+            why = "" if isinstance(rec, dict) and isinstance(rec.get("key"), str) \
+                and _is_number(rec.get("time_ms")) else "it lacks a key or a numeric time_ms"
+        except (ValueError, RecursionError) as e:  # JSON or UTF-8 errors, absurd nesting
+            rec, why = None, f"its JSON does not parse ({str(e)[:80]})"
+        if why:
+            parsed.problems.append(Problem(log.source, int(line), "bad_line",
+                                           f"unreadable :::MLLOG line: {why}",
+                                           log.line_text(int(line))))
+            continue
+        out.append((int(line), rec))
+    return out
+
+
+def _is_number(v) -> bool:
+    """A finite JSON number that a float holds (a 400-digit integer is not)."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
+def _count(v) -> int | None:
+    """A whole number of epochs or devices within int32, else None."""
+    return int(v) if _is_number(v) and v == int(v) and 0 <= v < 2**31 else None
+
+
+def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
+    """The run's time to train (summary phase, minutes) from the run_start before its first
+    run_stop, as mlperf-logging's summarizer pairs them; an aborted or unfinished run is a
+    problem instead."""
+    start = None
+    for line, rec in records:
+        if rec["key"] == "run_start":
+            start = (line, rec["time_ms"])
+        elif rec["key"] == "run_stop" and start is not None:
+            minutes = (rec["time_ms"] - start[1]) / MS_PER_MINUTE
+            meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+            status = meta.get("status")
+            if status == "success":
+                parsed.obs.add(line=line, metric=M.TIME_TO_TRAIN, value=minutes,
+                               phase=M.SUMMARY, unit=M.MINUTES)
+                return
+            parsed.problems.append(Problem(
+                log.source, line, "run_aborted",
+                f"run_stop has status {status!r} after {minutes:.4f} min (run_start on line "
+                f"{start[0]}): not a time to train; the case's score counts the run as its "
+                "slowest", log.line_text(line)))
+            return
+    where = "no run_start" if start is None else f"run_start on line {start[0]} but no run_stop"
+    parsed.problems.append(Problem(log.source, start[0] if start else None, "run_aborted",
+                                   f"{where}: the log ends before the run stopped (killed, or "
+                                   "cut); no time to train"))
+
+
+def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
+    """Case fields, the submission keys, per-epoch throughput, evaluation accuracy and the
+    training blocks' durations. No timestamps on these rows: ``time_ms`` is UTC while the
+    MXNet lines' clock is the machine's local time, and mixing them would read as time
+    going back."""
+    epoch, block, thr, acc, blocks = None, None, [], [], []
+    for line, rec in records:
+        key, value = rec["key"], rec.get("value")
+        meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+        if _count(meta.get("epoch_num")) is not None:
+            epoch = _count(meta["epoch_num"])
+        if key in _SUBMISSION and isinstance(value, str):
+            parsed.parameters[key] = value
+            if key == "submission_benchmark":
+                parsed.meta.setdefault("model", normalize_model(value))
+                parsed.meta_lines.setdefault("model", line)
+        elif key in _STATED and _count(value):
+            parsed.meta.setdefault(_STATED[key], _count(value))
+            parsed.meta_lines.setdefault(_STATED[key], line)
+        elif key == "throughput" and _is_number(value):
+            thr.append((line, float(value), epoch))
+        elif key == "eval_accuracy" and _is_number(value):
+            acc.append((line, float(value), epoch))
+        elif key == "block_start":
+            block = (rec["time_ms"], _count(meta.get("first_epoch_num")))
+        elif key == "block_stop" and block is not None:
+            blocks.append((line, (rec["time_ms"] - block[0]) / 1e3, block[1]))
+            block = None
+    for rows, phase, metric, unit in ((thr, M.EPOCH, M.THROUGHPUT, M.SAMPLES_PER_S),
+                                      (acc, M.VAL, "eval_accuracy", M.NONE),
+                                      (blocks, M.TRAIN, BLOCK_TIME, M.SECONDS)):
+        if rows:
+            line, value, ep = zip(*rows)
+            parsed.obs.add(line=np.array(line, dtype=np.int64), metric=metric,
+                           value=np.array(value), phase=phase, unit=unit,
+                           epoch=np.array([-1 if e is None else e for e in ep], dtype=np.int64))
+
+
+def _read_speed(log: LogText, parsed: ParsedLog) -> None:
+    """MXNet Speedometer lines: training throughput per interval, global (NVIDIA's fit.py
+    gives the Speedometer the global batch on rank 0)."""
+    found = list(_SPEED.finditer(log.data))
+    if not found:
+        return
+    starts = np.array([m.start() for m in found], dtype=np.int64)
+    lines = log.lines_at(starts)
+    ts = np.full(len(found), np.nan)
+    for i, m in enumerate(found):
+        head = log.data[log.data.rfind(b"\n", 0, m.start()) + 1:m.start()]
+        t = _ASCTIME.search(head)
+        if t:
+            try:
+                ts[i] = (np.datetime64(t.group(1).decode().replace(" ", "T"), "ms")
+                         .astype(np.int64) + int(t.group(2))) / 1e3
+            except ValueError:  # a garbled date: no timestamp for the line
+                pass
+    epoch = np.array([int(m.group(1)) for m in found], dtype=np.int64)
+    parsed.obs.add(line=lines, metric=M.THROUGHPUT, phase=M.TRAIN, unit=M.SAMPLES_PER_S,
+                   value=to_float([m.group(3) for m in found]), timestamp=ts,
+                   epoch=epoch, step=_run_steps(epoch, [int(m.group(2)) for m in found]))
+    parsed.meta.setdefault("framework", "MXNet")
+    parsed.meta_lines.setdefault("framework", int(lines[0]))
+
+
+def _run_steps(epoch: np.ndarray, batch: list[int]) -> np.ndarray:
+    """Batches since the start of the run: the Speedometer counts batches from 0 in each
+    epoch, so each epoch's count is put after the last one printed in the epochs before
+    it. The batches an epoch runs after its last Speedometer line are not printed and not
+    counted (fewer than the 20 between two lines)."""
+    steps = np.array(batch, dtype=np.int64)
+    offset, last_epoch, last = 0, None, 0
+    for i, e in enumerate(epoch.tolist()):
+        if e != last_epoch:
+            offset, last_epoch = offset + last, e
+        last = int(steps[i])
+        steps[i] += offset
+    return steps
+
+
+@register
+class MLPerfParser(LogParser):
+    name = "mlperf"
+    markers = (b":::mllog",)
+    framework = "MLPerf"
+    description = ("MLPerf Training result logs (:::MLLOG JSON lines; time to train; MXNet "
+                   "Speedometer lines)")
+    no_throughput = ("the MLPerf log prints no throughput; its score is the time to train "
+                     "(summary column time_to_train_min)", "method_fallback")
+    max_score = 95
+
+    @classmethod
+    def sniff(cls, head: bytes) -> int:
+        return 95 if re.search(rb":::MLLOG \{\"", head) else 0
+
+    def parse(self, log: LogText) -> ParsedLog:
+        parsed = ParsedLog(self.name)
+        records = _records(log, parsed)
+        if records:
+            _read_keys(log, records, parsed)
+            _time_to_train(log, records, parsed)
+        _read_speed(log, parsed)
+        return parsed
+
+    def dlperf(self, run: RunData) -> Estimate:
+        return Estimate.fail("the DLPerf tooling has no rule for MLPerf logs, which are scored "
+                             "by time to train (summary column time_to_train_min); --method "
+                             "reported gives the printed throughput where there is one")
+
+    def case_figures(self, result, runs_by_id, run_ids, latency_ms: float) -> dict:
+        from analysis.stats import time_to_train
+
+        return time_to_train.case_score(result, runs_by_id, run_ids)

@@ -1,0 +1,65 @@
+"""MLPerf's score of a case: the runs' times to train (minutes) combined by the round's rule
+(docs/formats.md §15).
+
+The rule, as mlperf-logging's result summarizer computes it (``_compute_strong_score_standalone``,
+``_compute_olympic_average``; training rules "Benchmark results"): sort the times of the runs
+that finished with status success, drop the `k` fastest, drop the `k` slowest less one for
+each aborted run (an aborted run counts as a slowest one), and average the rest; with more
+than `k` aborted runs there is no score. `k` is 4 for unet3d and 1 for every other benchmark.
+A round asks for a set number of runs per benchmark (RUNS); a case with another number gets
+its score with the difference said in `time_to_train_rule`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from analysis import metrics as M
+
+#: Runs a result needs per benchmark (mlperf-logging benchmark_meta, training).
+RUNS = {"bert": 10, "dlrm": 5, "dlrm_dcnv2": 10, "gnmt": 10, "gpt3": 3, "maskrcnn": 5,
+        "minigo": 10, "resnet": 5, "ssd": 5, "retinanet": 5, "stable_diffusion": 10,
+        "transformer": 10, "ncf": 10, "rnnt": 10, "unet3d": 40, "gnn": 10,
+        "llama2_70b_lora": 10}
+#: Fastest (and slowest) runs the score drops per benchmark; 1 for the others.
+DROPPED = {"unet3d": 4}
+
+
+def olympic(times: list[float], aborted: int, benchmark: str | None) -> tuple[float, str]:
+    """(score in minutes or NaN, how it was computed or why there is none)."""
+    k = DROPPED.get(benchmark or "", 1)
+    n = len(times) + aborted
+    if aborted > k:
+        return math.nan, (f"{aborted} of {n} runs aborted; the MLPerf rule drops at most {k}: "
+                          "no score")
+    kept = sorted(times)[k:len(times) - (k - aborted)]
+    if not kept:
+        return math.nan, (f"{n} run(s); the MLPerf rule drops the {k} fastest and the {k} "
+                          "slowest: none left, no score")
+    text = (f"MLPerf rule: mean of {len(kept)} of {n} runs' times to train after dropping "
+            f"the {k} fastest and the {k} slowest")
+    if aborted:
+        text += f" ({aborted} aborted run{'s' if aborted > 1 else ''} counted as the slowest)"
+    need = RUNS.get(benchmark or "")
+    if need is None:
+        text += f"; {benchmark or 'the benchmark'!s} has no run count in the rules known here"
+    elif need != n:
+        text += f"; the round asks for {need} runs of {benchmark}, these are {n}"
+    return math.fsum(kept) / len(kept), text
+
+
+def case_score(result, runs_by_id, run_ids) -> dict:
+    """Summary columns time_to_train_min and time_to_train_rule of a case of MLPerf runs:
+    `result` the ParseResult, `runs_by_id` its runs frame by run_id, `run_ids` the case's."""
+    ids = set(run_ids)
+    obs = result.observations
+    rows = obs[(obs["metric"] == M.TIME_TO_TRAIN) & (obs["phase"] == M.SUMMARY)
+               & obs["run_id"].isin(ids)]
+    times = rows["value"].astype(float).tolist()
+    problems = result.problems
+    aborted = int(problems.loc[(problems["kind"] == "run_aborted")
+                               & problems["run_id"].isin(ids), "run_id"].nunique())
+    model = runs_by_id.loc[list(run_ids), "model"].dropna()
+    benchmark = str(model.iloc[0]) if len(model) else None
+    score, rule = olympic(times, aborted, benchmark)
+    return {"time_to_train_min": score, "time_to_train_rule": rule}
