@@ -42,6 +42,9 @@ KINDS = {
     "zero_throughput": "a printed throughput of zero (a stalled interval, or one not yet timed) "
                        "is not a measurement of speed: the methods that read printed "
                        "throughputs leave it out",
+    "foreign_gpu_sample": "GPU samples beside a log that are not its run's: of a GPU the run "
+                          "did not use (its CUDA_VISIBLE_DEVICES) or taken outside the run's "
+                          "time: left out of its memory peak and energy",
     "timestamps_backwards": "a line's timestamp is earlier than the previous line's "
                             "(no throughput from a window across it)",
     "steps_backwards": "training steps repeat or go back, e.g. a log appended twice "
