@@ -37,9 +37,10 @@ from analysis.problems import Problem
 #: Seconds before a log's first timestamped line that still belong to its run, when no done
 #: marker states how long the run took.
 LEAD_S = 900.0
-#: Seconds after the last timestamped line that still belong to the run (the agent stops the
-#: sampler once the workload has exited).
-TAIL_S = 60.0
+#: Seconds after the last timestamped line that still belong to the run (the workload's
+#: shutdown; the agent stops the sampler once it has exited), and the slack before the start
+#: a done marker implies.
+TAIL_S = 30.0
 
 
 def run_gpus(log_path: Path, node: int = 0) -> tuple[frozenset[int] | None, str]:

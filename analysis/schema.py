@@ -148,6 +148,10 @@ SUMMARY = _cols(
     ("memory_sampled_max_mib", "float64", "MiB", "largest run's nvidia-smi sampled peak"),
     ("memory_flag", "bool", "", "a max peak stands out (> 10 % above the median of peaks)"),
     ("latency_ms", "float64", "ms", "median over runs of the per-iteration latency"),
+    ("power_w", "float64", "W", "median over runs of the mean power of all the run's GPUs "
+     "over its training lines (analysis.stats.energy)"),
+    ("energy_per_sample_j", "float64", "J/sample", "median over runs of power / throughput"),
+    ("samples_per_s_per_w", "float64", "samples/s/W", "median over runs of throughput / power"),
     ("tflops_per_gpu", "float64", "TFLOP/s", "GPT: by tflops_formula"),
     ("tflops_formula", "object", "", "GPT: the FLOPs formula the logs state, else seed 002's"),
     ("tflops_per_gpu_seed002", "float64", "TFLOP/s", "GPT: by seed 002's 96 convention"),
