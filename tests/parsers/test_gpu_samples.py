@@ -1,5 +1,5 @@
 """GPU samples that are not the run's (another GPU, another time) stay out of its memory peak
-and energy, and are said; on runs of the real H200 campaign data/raw_logs/energy_h200."""
+and energy, and are said; on runs of the real H200 campaign tests/data/energy_h200."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from analysis.logtext import LogText
 from analysis.stats import run_throughput
 
 ROOT = Path(__file__).resolve().parents[2]
-CAMPAIGN = ROOT / "data" / "raw_logs" / "energy_h200"
+CAMPAIGN = ROOT / "tests" / "data" / "energy_h200"
 RUN = "1n1g/resnet50_b256_amp_1"
 
 

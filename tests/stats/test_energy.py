@@ -1,4 +1,4 @@
-"""Energy per run and per case on the real H200 campaign data/raw_logs/energy_h200, recomputed
+"""Energy per run and per case on the real H200 campaign tests/data/energy_h200, recomputed
 here from the CSV and the log text without the package's readers."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from analysis.stats import run_throughput, summarize
 from analysis.stats.energy import run_energy
 
 ROOT = Path(__file__).resolve().parents[2]
-CAMPAIGN = ROOT / "data" / "raw_logs" / "energy_h200"
-ALL_GPUS = ROOT / "tests" / "data" / "energy_h200_all_gpus.gpu.csv"
+CAMPAIGN = ROOT / "tests" / "data" / "energy_h200"
+ALL_GPUS = ROOT / "tests" / "data" / "energy_h200_all_gpus.csv"
 _DLL = re.compile(r"^DLL (\S+ \S+) - Epoch: \d+ Iteration: \d+ ", re.M)
 
 

@@ -1,0 +1,38 @@
+"""The report's energy section: per case mean power, energy per sample and samples/s per
+watt (``stats.summarize``'s columns, from :mod:`analysis.stats.energy`), with how they were
+measured; left out when no case has power samples."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.i18n import Translator
+from analysis.report import html as H
+from analysis.report import styled
+
+#: The summary's energy columns and their headers.
+COLUMNS = {"power_w": "col.power_w", "energy_per_sample_j": "col.energy_per_sample",
+           "samples_per_s_per_w": "col.samples_per_watt"}
+
+
+def section(summary: pd.DataFrame, tr: Translator) -> H.Fragment | None:
+    """Heading, how power and energy were measured, and one row per case; None when no
+    case has an energy figure."""
+    if summary.empty or summary["energy_per_sample_j"].isna().all():
+        return None
+    rows = summary.sort_values(["model", "precision", "batch_size_per_device", "num_devices"],
+                               kind="stable")
+    frame = pd.DataFrame({
+        tr("col.model"): rows["model"].astype(str).to_numpy(),
+        tr("col.precision"): rows["precision"].astype(str).to_numpy(),
+        tr("col.bsz_per_gpu"): [tr.int(v) for v in rows["batch_size_per_device"]],
+        tr("col.node_num"): [tr.int(v) for v in rows["num_nodes"]],
+        tr("col.gpu_num"): [tr.int(v) for v in rows["num_devices"]],
+        tr("col.throughput"): [tr.num(v) for v in rows["throughput_median"]],
+        tr(COLUMNS["power_w"]): [tr.num(v, 0) for v in rows["power_w"]],
+        tr(COLUMNS["energy_per_sample_j"]): [tr.num(v, 4) for v in rows["energy_per_sample_j"]],
+        tr(COLUMNS["samples_per_s_per_w"]): [tr.num(v) for v in rows["samples_per_s_per_w"]]})
+    caption = [tr("energy.not_measured")] if rows["energy_per_sample_j"].isna().any() else None
+    table = styled.table(frame, "energy", "llrrrrrrr", caption=caption)
+    return H.Fragment(f'<a id="sec-energy"></a>\n<h2>{H.esc(tr("section.energy"))}</h2>\n'
+                      f'<p>{styled.caption_html(tr("energy.method"))}</p>\n{table.to_html()}')

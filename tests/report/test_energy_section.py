@@ -1,0 +1,42 @@
+"""The report's energy section on the real H200 campaign (tests/data/energy_h200): the
+summary's figures, how they were measured, in both languages; left out without power."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from analysis.report.build import build
+from analysis.report.render import cell_html
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_energy_section_shows_the_summary_figures_and_the_method(lang):
+    rep = build(ROOT / "tests" / "data" / "energy_h200", lang=lang)
+    html = cell_html(rep.energy())
+    s = rep.summary.set_index("num_devices")
+    for devices in (1, 2):
+        assert rep.tr.num(s.loc[devices, "energy_per_sample_j"], 4) in html
+        assert rep.tr.num(s.loc[devices, "samples_per_s_per_w"]) in html
+        assert rep.tr.num(s.loc[devices, "power_w"], 0) in html
+    assert ("every 500 ms" if lang == "en" else "每 500 ms") in html
+    assert "<code>power.draw</code>" in html and 'id="sec-energy"' in html
+    assert html.index('id="sec-energy"') < html.index("<table")
+    assert rep.energy() in rep.cells()
+
+
+def test_no_power_samples_no_section():
+    # rn50_4gpu was sampled before power was: no energy figure, no empty section
+    rep = build(ROOT / "data" / "raw_logs" / "rn50_4gpu")
+    assert rep.summary["energy_per_sample_j"].isna().all()
+    assert rep.energy() is None
+
+
+def test_the_report_notebook_calls_the_section_after_the_method():
+    nb = nbformat.read(ROOT / "notebooks" / "20_report.ipynb", as_version=4)
+    sources = [c.source.strip() for c in nb.cells if c.cell_type == "code"]
+    assert sources[sources.index("rep.method_section()") + 1] == "rep.energy()"
