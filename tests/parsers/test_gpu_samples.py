@@ -133,3 +133,12 @@ def test_node_gpus_from_records(tmp_path, visible):
                                 "r50_b256_amp_1.node1.env.json")
     assert run_gpus(log, 0) == (frozenset({5}), "r50_b256_amp_1.done")
     assert run_gpus(log, 2) == (None, "")
+
+
+def test_the_node_agent_samples_what_the_reader_reads():
+    from analysis.campaign import node
+    from analysis.parsers.gpu_memory import _COLUMNS
+
+    fields = node.GPU_QUERY.split(",")
+    assert fields[:2] == ["timestamp", "index"] and set(fields[2:]) == set(_COLUMNS)
+    assert "power.draw" in fields
