@@ -152,6 +152,8 @@ SUMMARY = _cols(
      "over its training lines (analysis.stats.energy)"),
     ("energy_per_sample_j", "float64", "J/sample", "median over runs of power / throughput"),
     ("samples_per_s_per_w", "float64", "samples/s/W", "median over runs of throughput / power"),
+    ("energy_window_s", "float64", "s", "median over runs of the window power is integrated "
+     "over: first to last timestamped training line"),
     ("tflops_per_gpu", "float64", "TFLOP/s", "GPT: by tflops_formula"),
     ("tflops_formula", "object", "", "GPT: the FLOPs formula the logs state, else seed 002's"),
     ("tflops_per_gpu_seed002", "float64", "TFLOP/s", "GPT: by seed 002's 96 convention"),

@@ -30,6 +30,8 @@ from analysis.collect import ParseResult
 SAMPLING = "nvidia-smi power.draw every 500 ms (the board's 1 s average on Ampere and newer)"
 #: Least part of the window the samples of each GPU must span.
 MIN_COVERAGE = 0.5
+#: The summary's columns of :func:`case_figures`.
+CASE_COLUMNS = ("power_w", "energy_per_sample_j", "samples_per_s_per_w", "energy_window_s")
 #: Columns of :func:`run_energy`.
 COLUMNS = ["run_id", "energy_j", "power_w", "window_s", "gpus", "power_samples", "note"]
 
@@ -44,16 +46,19 @@ def run_energy(result: ParseResult) -> pd.DataFrame:
 
 
 def case_figures(energy: pd.DataFrame, runs: pd.DataFrame) -> dict[str, float]:
-    """The summary's energy columns for one case, from `energy` (:func:`run_energy`) and the
-    case's per-run frame: medians over the runs with both a throughput and a power."""
+    """The summary's energy columns (CASE_COLUMNS) for one case, from `energy`
+    (:func:`run_energy`) and the case's per-run frame: medians over the runs with both a
+    throughput and a power."""
     power = energy.set_index("run_id")["power_w"].reindex(runs["run_id"]).to_numpy(dtype=float)
     thr = runs["throughput"].to_numpy(dtype=float)
     ok = np.isfinite(power) & np.isfinite(thr) & (thr > 0) & (power > 0)
     if not ok.any():
-        return {"power_w": np.nan, "energy_per_sample_j": np.nan, "samples_per_s_per_w": np.nan}
+        return dict.fromkeys(CASE_COLUMNS, np.nan)
+    window = energy.set_index("run_id")["window_s"].reindex(runs["run_id"]).to_numpy(dtype=float)
     return {"power_w": float(np.median(power[ok])),
             "energy_per_sample_j": float(np.median(power[ok] / thr[ok])),
-            "samples_per_s_per_w": float(np.median(thr[ok] / power[ok]))}
+            "samples_per_s_per_w": float(np.median(thr[ok] / power[ok])),
+            "energy_window_s": float(np.median(window[ok]))}
 
 
 def _one_run(rid: str, expected, train_ts: np.ndarray, power: dict) -> dict:

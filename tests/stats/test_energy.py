@@ -86,6 +86,8 @@ def test_summary_energy_per_sample_and_samples_per_watt():
         assert row["power_w"] == pytest.approx(np.median(power))
         assert row["energy_per_sample_j"] == pytest.approx(np.median(np.divide(power, thr)))
         assert row["samples_per_s_per_w"] == pytest.approx(np.median(np.divide(thr, power)))
+        windows = [np.subtract(*_window(CAMPAIGN / f"{r}.log")[::-1]) for r in rids]
+        assert row["energy_window_s"] == pytest.approx(np.median(windows))
 
 
 def test_a_second_sampler_of_all_gpus_agrees_and_its_other_gpu_is_left_out(tmp_path):

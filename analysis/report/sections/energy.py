@@ -11,8 +11,11 @@ from analysis.report import html as H
 from analysis.report import styled
 
 #: The summary's energy columns and their headers.
-COLUMNS = {"power_w": "col.power_w", "energy_per_sample_j": "col.energy_per_sample",
+COLUMNS = {"energy_window_s": "col.energy_window", "power_w": "col.power_w",
+           "energy_per_sample_j": "col.energy_per_sample",
            "samples_per_s_per_w": "col.samples_per_watt"}
+#: Windows shorter than this (s) get a caveat under the table.
+SHORT_WINDOW_S = 30
 
 
 def section(summary: pd.DataFrame, tr: Translator) -> H.Fragment | None:
@@ -29,10 +32,13 @@ def section(summary: pd.DataFrame, tr: Translator) -> H.Fragment | None:
         tr("col.node_num"): [tr.int(v) for v in rows["num_nodes"]],
         tr("col.gpu_num"): [tr.int(v) for v in rows["num_devices"]],
         tr("col.throughput"): [tr.num(v) for v in rows["throughput_median"]],
+        tr(COLUMNS["energy_window_s"]): [tr.num(v, 1) for v in rows["energy_window_s"]],
         tr(COLUMNS["power_w"]): [tr.num(v, 0) for v in rows["power_w"]],
         tr(COLUMNS["energy_per_sample_j"]): [tr.num(v, 4) for v in rows["energy_per_sample_j"]],
         tr(COLUMNS["samples_per_s_per_w"]): [tr.num(v) for v in rows["samples_per_s_per_w"]]})
-    caption = [tr("energy.not_measured")] if rows["energy_per_sample_j"].isna().any() else None
-    table = styled.table(frame, "energy", "llrrrrrrr", caption=caption)
+    caption = [tr("energy.not_measured")] if rows["energy_per_sample_j"].isna().any() else []
+    if (rows["energy_window_s"] < SHORT_WINDOW_S).any():
+        caption.append(tr("energy.short_window", seconds=SHORT_WINDOW_S))
+    table = styled.table(frame, "energy", "llrrrrrrrr", caption=caption or None)
     return H.Fragment(f'<a id="sec-energy"></a>\n<h2>{H.esc(tr("section.energy"))}</h2>\n'
                       f'<p>{styled.caption_html(tr("energy.method"))}</p>\n{table.to_html()}')
