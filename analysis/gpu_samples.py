@@ -1,8 +1,8 @@
 """Which GPU samples of a sidecar belong to its run: those of the GPUs the run used, taken
 while it ran.
 
-A sampling file beside a log (``<stem>.gpu.csv``, ``<stem>.mem``) may hold samples the run
-never made: of a GPU it did not use (another job's 70 GB on a shared node), or taken long
+A sampling file beside a log (``<stem>.gpu.csv``: timestamped, nvidia-smi indices) may hold
+samples the run never made: of a GPU it did not use (another job's 70 GB on a shared node), or taken long
 before or after it (a file left from an earlier run, a clock a year off). Those are left out
 of the run's observations, so of its memory peak and its energy, and said in one
 ``foreign_gpu_sample`` problem per file and cause.
@@ -11,8 +11,11 @@ of the run's observations, so of its memory peak and its energy, and said in one
   (``<stem>.node<k>.env.json``, captured in the node's workload environment) states it, else,
   for node 0, as the done marker (``<stem>.done``: what ``dlperf run`` set; a multi-node run
   on one host gives other nodes other GPUs) states it; GPU UUIDs are mapped to nvidia-smi
-  indices through the record's ``gpus`` list. When neither says, or an entry is neither an index nor a known
-  UUID, no sample is left out for its GPU.
+  indices through the record's ``gpus`` list. When neither says, or an entry is neither an
+  index nor a known UUID, or the node's GPUs differ in model without
+  ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (CUDA then numbers them fastest first, nvidia-smi by bus),
+  no sample is left out for its GPU. Samples without a time (``.mem`` files, whose device
+  numbers are the framework's, counted within CUDA_VISIBLE_DEVICES) are not checked.
 - The run's time: from the start its done marker implies (its duration before the log's
   first timestamped line; without a marker, :data:`LEAD_S` before it: model build and
   compilation come before the first line) to :data:`TAIL_S` after the log's last timestamped
@@ -55,14 +58,16 @@ def run_gpus(log_path: Path, node: int = 0) -> tuple[frozenset[int] | None, str]
         env = (data or {}).get("env")
         visible = env.get("CUDA_VISIBLE_DEVICES") if isinstance(env, dict) else None
         if isinstance(visible, str):
-            return _indices(visible, record), path.name
+            return _indices(visible, record, env.get("CUDA_DEVICE_ORDER")), path.name
     return None, ""
 
 
-def _indices(visible: str, record: dict) -> frozenset[int] | None:
+def _indices(visible: str, record: dict, order) -> frozenset[int] | None:
     """CUDA_VISIBLE_DEVICES as nvidia-smi indices; None when an entry cannot be placed."""
-    uuids = {str(g.get("uuid")): g.get("index") for g in record.get("gpus") or []
-             if isinstance(g, dict)}
+    gpus = [g for g in record.get("gpus") or [] if isinstance(g, dict)]
+    if order != "PCI_BUS_ID" and len({str(g.get("name")) for g in gpus}) > 1:
+        return None
+    uuids = {str(g.get("uuid")): g.get("index") for g in gpus}
     out = set()
     for entry in (e.strip() for e in visible.split(",") if e.strip()):
         index = int(entry) if entry.isdigit() and len(entry) < 6 else uuids.get(entry)
@@ -98,15 +103,15 @@ def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_pa
         return parsed
     kept, other_gpu, out_of_time = Observations(), {}, {}
     for block in parsed.obs.blocks:
-        n = block["n"]
-        keep = np.ones(n, dtype=bool)
+        sampled = np.isfinite(block["timestamp"])
+        keep = np.ones(block["n"], dtype=bool)
         if gpus is not None:
-            mine = np.isin(block["device"], list(gpus)) | (block["device"] < 0)
+            mine = np.isin(block["device"], list(gpus)) | (block["device"] < 0) | ~sampled
             _note(other_gpu, block, ~mine)
             keep &= mine
         if span is not None:
             ts = block["timestamp"]
-            inside = ~np.isfinite(ts) | ((ts >= span[0]) & (ts <= span[1]))
+            inside = ~sampled | ((ts >= span[0]) & (ts <= span[1]))
             _note(out_of_time, block, keep & ~inside)
             keep &= inside
         if keep.all():

@@ -142,3 +142,34 @@ def test_the_node_agent_samples_what_the_reader_reads():
     fields = node.GPU_QUERY.split(",")
     assert fields[:2] == ["timestamp", "index"] and set(fields[2:]) == set(_COLUMNS)
     assert "power.draw" in fields
+
+
+def test_gpus_of_two_models_without_bus_order_are_not_placed(tmp_path):
+    from analysis.gpu_samples import run_gpus
+
+    log = tmp_path / "r50_b256_amp_1.log"
+    record = {"env": {"CUDA_VISIBLE_DEVICES": "0"},
+              "gpus": [{"index": 0, "name": "NVIDIA H200"}, {"index": 1, "name": "NVIDIA L4"}]}
+    (tmp_path / "r50_b256_amp_1.node0.env.json").write_text(json.dumps(record))
+    # CUDA counts the fastest GPU first, nvidia-smi by bus: index 0 may be either board
+    assert run_gpus(log)[0] is None
+    record["env"]["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+    (tmp_path / "r50_b256_amp_1.node0.env.json").write_text(json.dumps(record))
+    assert run_gpus(log)[0] == frozenset({0})
+
+
+def test_mem_files_count_devices_within_the_visible_ones(tmp_path):
+    """A .mem file's ``device0`` is the framework's first visible GPU, whatever its
+    nvidia-smi index: CUDA_VISIBLE_DEVICES=1 does not make it another GPU's sample."""
+    csv = _copy_run(tmp_path)
+    record_path = csv.with_name(csv.name.replace(".gpu.csv", ".node0.env.json"))
+    record = json.loads(record_path.read_text())
+    record["env"]["CUDA_VISIBLE_DEVICES"] = "1"
+    record_path.write_text(json.dumps(record))
+    csv.unlink()
+    csv.with_name(csv.name.replace(".gpu.csv", ".mem")).write_text(
+        "max device0 memory usage is: 12958302208\n")
+    result = parse_paths([tmp_path])
+    assert _foreign(result).empty
+    peak = run_throughput(result).set_index("run_id").loc[RUN, "memory_sampled_mib"]
+    assert peak == 12958302208 / 2**20
