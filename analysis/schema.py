@@ -114,6 +114,11 @@ PER_RUN = _cols(
     ("problem", "text", "", "the same, in words"),
     ("memory_framework_mib", "float64", "MiB", "the framework's own allocator peak, max over devices"),
     ("memory_sampled_mib", "float64", "MiB", "the peak of the nvidia-smi samples, max over devices"),
+    ("energy_j", "float64", "J", "energy of the run's GPUs over its training lines "
+     "(analysis.stats.energy), NaN when not measured"),
+    ("power_w", "float64", "W", "the mean power of all its GPUs over the same window"),
+    ("energy_window_s", "float64", "s", "that window: first to last timestamped training line"),
+    ("energy_note", "text", "", "why there is no energy ('' when there is)"),
     ("outlier", "bool", "", "more than 3 scaled MADs from its case's median"),
 )
 

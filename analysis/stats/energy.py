@@ -18,8 +18,6 @@ fewer GPUs have power samples than the run used.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pandas as pd
 
@@ -34,42 +32,53 @@ MIN_COVERAGE = 0.5
 CASE_COLUMNS = ("power_w", "energy_per_sample_j", "samples_per_s_per_w", "energy_window_s")
 #: Columns of :func:`run_energy`.
 COLUMNS = ["run_id", "energy_j", "power_w", "window_s", "gpus", "power_samples", "note"]
+#: Per-run columns (schema.PER_RUN) of a run :func:`per_run_columns` has no row for.
+NONE = {"energy_j": np.nan, "power_w": np.nan, "energy_window_s": np.nan,
+        "energy_note": "no power samples (none sampled, or the tool printed [N/A])"}
 
 
 def run_energy(result: ParseResult) -> pd.DataFrame:
     """One row per run: energy (J) and mean power (W, all its GPUs) over its training window,
     the window (s), the GPUs integrated, the power samples used, and a note (why no energy,
     '' when there is one)."""
-    rows = [_one_run(rid, expected, train_ts, power)
-            for rid, expected, train_ts, power in _runs(result)]
+    windows, power = _from_parts(result) if result.parts is not None else _from_frame(result)
+    devices = result.runs["num_devices"].to_numpy(dtype=float, na_value=np.nan)
+    rows = [_one_run(rid, None if np.isnan(n) else int(n), windows.get(rid), power.get(rid, {}))
+            for rid, n in zip(result.runs["run_id"].astype(str), devices, strict=True)]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def case_figures(energy: pd.DataFrame, runs: pd.DataFrame) -> dict[str, float]:
-    """The summary's energy columns (CASE_COLUMNS) for one case, from `energy`
-    (:func:`run_energy`) and the case's per-run frame: medians over the runs with both a
-    throughput and a power."""
-    power = energy.set_index("run_id")["power_w"].reindex(runs["run_id"]).to_numpy(dtype=float)
+def per_run_columns(result: ParseResult) -> dict[str, dict]:
+    """Run id -> the per-run frame's energy columns (``energy_j``, ``power_w``,
+    ``energy_window_s``, ``energy_note``)."""
+    return {r.run_id: {"energy_j": r.energy_j, "power_w": r.power_w,
+                       "energy_window_s": r.window_s, "energy_note": r.note}
+            for r in run_energy(result).itertuples(index=False)}
+
+
+def case_figures(runs: pd.DataFrame) -> dict[str, float]:
+    """The summary's energy columns (CASE_COLUMNS) for one case's per-run rows: medians over
+    the runs with both a throughput and a power."""
+    power = runs["power_w"].to_numpy(dtype=float)
     thr = runs["throughput"].to_numpy(dtype=float)
     ok = np.isfinite(power) & np.isfinite(thr) & (thr > 0) & (power > 0)
     if not ok.any():
         return dict.fromkeys(CASE_COLUMNS, np.nan)
-    window = energy.set_index("run_id")["window_s"].reindex(runs["run_id"]).to_numpy(dtype=float)
     return {"power_w": float(np.median(power[ok])),
             "energy_per_sample_j": float(np.median(power[ok] / thr[ok])),
             "samples_per_s_per_w": float(np.median(thr[ok] / power[ok])),
-            "energy_window_s": float(np.median(window[ok]))}
+            "energy_window_s": float(np.median(runs["energy_window_s"].to_numpy(float)[ok]))}
 
 
-def _one_run(rid: str, expected, train_ts: np.ndarray, power: dict) -> dict:
+def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
+             power: dict) -> dict:
     row = dict.fromkeys(COLUMNS, np.nan) | {"run_id": rid, "gpus": 0, "power_samples": 0,
                                             "note": ""}
-    train_ts = train_ts[np.isfinite(train_ts)]
     if not power:
-        return row | {"note": "no power samples (none sampled, or the tool printed [N/A])"}
-    if train_ts.size < 2:
+        return row | {"note": NONE["energy_note"]}
+    if window is None or not window[1] > window[0]:
         return row | {"note": "the log's training lines carry no timestamps: no window"}
-    t0, t1 = float(train_ts.min()), float(train_ts.max())
+    t0, t1 = window
     row["window_s"] = t1 - t0
     energy = watts = 0.0
     used = 0
@@ -92,43 +101,52 @@ def _one_run(rid: str, expected, train_ts: np.ndarray, power: dict) -> dict:
                   "power_samples": used}
 
 
-def _runs(result: ParseResult) -> Iterator[tuple[str, int | None, np.ndarray, dict]]:
-    """Per run: (run id, GPUs it used or None, its training timestamps, its power samples by
-    (source, device): (timestamps, watts) with finite timestamps only)."""
-    devices = result.runs.set_index("run_id")["num_devices"]
-    for rid, blocks in _blocks_by_run(result):
-        n = devices.get(rid)
-        train, power = [], {}
-        for source, b in blocks:
-            phase = np.broadcast_to(np.asarray(b["phase"], dtype=object), (b["n"],))
-            metric = np.broadcast_to(np.asarray(b["metric"], dtype=object), (b["n"],))
-            train.append(b["timestamp"][phase == M.TRAIN])
-            sel = (phase == M.MEMORY) & (metric == M.POWER_DRAW) & np.isfinite(b["timestamp"]) \
-                & np.isfinite(b["value"])
+def _add_power(power: dict, key: tuple, ts: np.ndarray, watts: np.ndarray) -> None:
+    old_ts, old_w = power.get(key, (np.empty(0), np.empty(0)))
+    power[key] = (np.concatenate([old_ts, ts]), np.concatenate([old_w, watts]))
+
+
+def _from_parts(result: ParseResult) -> tuple[dict, dict]:
+    """Per run id: its training window (first, last finite training timestamp), and its
+    power samples by (source, device): (timestamps, watts), finite ones only."""
+    windows: dict[str, tuple[float, float]] = {}
+    power: dict[str, dict] = {}
+    for row, parsed, source in result.parts:
+        rid = row["run_id"]
+        for b in parsed.obs.blocks:
+            phase, metric, ts = b["phase"], b["metric"], b["timestamp"]
+            if isinstance(phase, str):
+                train = ts if phase == M.TRAIN else ts[:0]
+            else:
+                train = ts[np.asarray(phase, dtype=object) == M.TRAIN]
+            train = train[np.isfinite(train)]
+            if train.size:
+                lo, hi = windows.get(rid, (np.inf, -np.inf))
+                windows[rid] = (min(lo, float(train.min())), max(hi, float(train.max())))
+            if (isinstance(phase, str) and phase != M.MEMORY) or \
+                    (isinstance(metric, str) and metric != M.POWER_DRAW):
+                continue
+            sel = (np.asarray(phase, dtype=object) == M.MEMORY) \
+                & (np.asarray(metric, dtype=object) == M.POWER_DRAW) \
+                & np.isfinite(ts) & np.isfinite(b["value"])
             for device in np.unique(b["device"][sel]).tolist():
                 rows = sel & (b["device"] == device)
-                ts, w = power.get((source, device), (np.empty(0), np.empty(0)))
-                power[(source, device)] = (np.concatenate([ts, b["timestamp"][rows]]),
-                                           np.concatenate([w, b["value"][rows]]))
-        yield (rid, None if n is None or pd.isna(n) else int(n),
-               np.concatenate(train) if train else np.empty(0), power)
+                _add_power(power.setdefault(rid, {}), (source, device), ts[rows], b["value"][rows])
+    return windows, power
 
 
-def _blocks_by_run(result: ParseResult) -> Iterator[tuple[str, list[tuple[str, dict]]]]:
-    """(run id, [(source, observation block)]) from what the files gave, else from the
-    observations frame (a result made from frames)."""
-    if result.parts is not None:
-        by_run: dict[str, list] = {}
-        for row, parsed, source in result.parts:
-            by_run.setdefault(row["run_id"], []).extend((source, b) for b in parsed.obs.blocks)
-        yield from by_run.items()
-        return
+def _from_frame(result: ParseResult) -> tuple[dict, dict]:
+    """:func:`_from_parts` from the observations frame (a result made from frames)."""
     obs = result.observations
-    for rid, g in obs.groupby("run_id", observed=True, sort=False):
-        yield str(rid), [(str(source), {
-            "n": len(s), "phase": s["phase"].astype(str).to_numpy(dtype=object),
-            "metric": s["metric"].astype(str).to_numpy(dtype=object),
-            "timestamp": s["timestamp"].to_numpy(dtype=float),
-            "value": s["value"].to_numpy(dtype=float),
-            "device": s["device"].to_numpy(dtype=float, na_value=-1).astype(np.int64)})
-            for source, s in g.groupby("source", observed=True, sort=False)]
+    train = obs.loc[(obs["phase"] == M.TRAIN) & obs["timestamp"].notna(), ["run_id", "timestamp"]]
+    span = train.groupby("run_id", observed=True)["timestamp"].agg(["min", "max"])
+    windows = {str(rid): (float(lo), float(hi))
+               for rid, lo, hi in zip(span.index, span["min"], span["max"], strict=True)}
+    rows = obs[(obs["phase"] == M.MEMORY) & (obs["metric"] == M.POWER_DRAW)
+               & obs["timestamp"].notna() & obs["value"].notna()]
+    rows = rows.assign(device=rows["device"].fillna(-1))  # as the files give it: -1, no index
+    power: dict[str, dict] = {}
+    for (rid, source, device), g in rows.groupby(["run_id", "source", "device"], observed=True):
+        _add_power(power.setdefault(str(rid), {}), (str(source), int(device)),
+                   g["timestamp"].to_numpy(dtype=float), g["value"].to_numpy(dtype=float))
+    return windows, power

@@ -13,7 +13,7 @@ from analysis.errors import UsageError
 from analysis.estimate import Estimate, RunData, train_columns
 from analysis.parsers.base import ParsedLog
 from analysis.schema import CASE_COLUMNS
-from analysis.stats import methods
+from analysis.stats import energy, methods
 
 OUTLIER_MADS = 3.0
 MAD_TO_SIGMA = 1.4826
@@ -119,6 +119,7 @@ def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
         memory = _memory_from_parsed(by_run)
         closing = _closing_from_parsed(by_run)
         split = _split_parsed(by_run, runs)
+    power = energy.per_run_columns(result)
     rows: dict[str, list[dict]] = {name: [] for name in fns}
     copied = [c for c in RUN_COLUMNS if c in runs.columns]
     for run, train, metric_rows, arrays in split:
@@ -136,6 +137,7 @@ def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
                 "problem_kind": est.problem_kind,
                 "problem": est.problem,
                 **peaks,
+                **power.get(run.run_id, energy.NONE),
             })
     return {name: _runs_frame(per) for name, per in rows.items()}
 

@@ -36,7 +36,6 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
     flagged = set(result.runs.loc[result.runs["problems"] != "", "run_id"])
     flagged |= set(per_run.loc[per_run["problem_kind"] != "", "run_id"])
     runs_by_id = result.runs.set_index("run_id")
-    run_energy = energy.run_energy(result)
     rows = []
     for _, g in per_run.groupby(_case_key(per_run), dropna=False, sort=False):
         first = g.iloc[0]
@@ -47,7 +46,7 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
         lat = g["latency_ms"].to_numpy(dtype=float)
         lat = lat[np.isfinite(lat)]
         row["latency_ms"] = float(np.median(lat)) if lat.size else np.nan
-        row.update(energy.case_figures(run_energy, g))
+        row.update(energy.case_figures(g))
         row.update(_NO_FIGURES)
         family = first["family"]
         if isinstance(family, str) and family in parsers.names():  # what it adds (GPT: TFLOP/s)

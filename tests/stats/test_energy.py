@@ -68,10 +68,15 @@ def test_run_energy_is_the_trapezoid_over_the_training_window():
         assert row["window_s"] == pytest.approx(t1 - t0)
         # an H200 board draws at most 700 W; training holds it well above idle (~80 W)
         assert 300 * len(gpus) < watts < 700 * len(gpus)
-    # the same from the observations frame (a result made from frames, as an export gives)
+    # the same from the observations frame (a result made from frames, as an export gives),
+    # and in the per-run frame
     frames = ParseResult(result.observations, result.runs, result.problems)
     again = run_energy(frames).set_index("run_id")
     assert np.allclose(again.loc[list(RUNS), "energy_j"], energy.loc[list(RUNS), "energy_j"])
+    per_run = run_throughput(frames).set_index("run_id")
+    assert np.allclose(per_run.loc[list(RUNS), "energy_j"], energy.loc[list(RUNS), "energy_j"])
+    assert np.allclose(per_run.loc[list(RUNS), "energy_window_s"], energy.loc[list(RUNS), "window_s"])
+    assert (per_run["energy_note"] == "").all()
 
 
 def test_summary_energy_per_sample_and_samples_per_watt():
@@ -125,6 +130,7 @@ def test_power_not_measured_is_no_energy_never_zero(tmp_path):
     row = run_energy(result).set_index("run_id").loc[rid]
     assert np.isnan(row["energy_j"]) and np.isnan(row["power_w"])
     assert row["note"] == "power samples of 1 GPU(s), the run used 2"
+    assert run_throughput(result).loc[0, "energy_note"] == row["note"]
     summary = summarize(result)
     assert summary["energy_per_sample_j"].isna().all()
     # and with no power column at all (files sampled before power was): no energy, said
