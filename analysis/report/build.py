@@ -333,7 +333,7 @@ class Report:
 
     def energy(self) -> H.Fragment | None:
         """Power, energy per sample and samples/s per watt per case (report.sections.energy)."""
-        return energy_section.section(self.summary, self.tr)
+        return energy_section.section(self.summary, self.runs, self.tr)
 
     def _rule_in_language(self, rule: family.FamilyRule) -> family.FamilyRule:
         """The rule as Markdown in this language: the catalogue's text of the family's DLPerf

@@ -16,11 +16,14 @@ COLUMNS = {"energy_window_s": "col.energy_window", "power_w": "col.power_w",
            "samples_per_s_per_w": "col.samples_per_watt"}
 #: Windows shorter than this (s) get a caveat under the table.
 SHORT_WINDOW_S = 30
+#: Runs without energy named under the table (the rest are counted).
+MAX_LISTED = 10
 
 
-def section(summary: pd.DataFrame, tr: Translator) -> H.Fragment | None:
-    """Heading, how power and energy were measured, and one row per case; None when no
-    case has an energy figure."""
+def section(summary: pd.DataFrame, runs: pd.DataFrame, tr: Translator) -> H.Fragment | None:
+    """Heading, how power and energy were measured, one row per case (`summary`) and the
+    runs without energy with why (`runs`: the per-run frame); None when no case has an
+    energy figure."""
     if summary.empty or summary["energy_per_sample_j"].isna().all():
         return None
     rows = summary.sort_values(["model", "precision", "batch_size_per_device", "num_devices"],
@@ -39,6 +42,10 @@ def section(summary: pd.DataFrame, tr: Translator) -> H.Fragment | None:
     caption = [tr("energy.not_measured")] if rows["energy_per_sample_j"].isna().any() else []
     if (rows["energy_window_s"] < SHORT_WINDOW_S).any():
         caption.append(tr("energy.short_window", seconds=SHORT_WINDOW_S))
+    missing = runs[runs["energy_note"] != ""]
+    if len(missing):
+        listed = [f"{r.run_id} ({r.energy_note})" for r in missing.head(MAX_LISTED).itertuples()]
+        caption.append(tr("energy.runs_without", count=len(missing), runs="; ".join(listed)))
     table = styled.table(frame, "energy", "llrrrrrrrr", caption=caption or None)
     return H.Fragment(f'<a id="sec-energy"></a>\n<h2>{H.esc(tr("section.energy"))}</h2>\n'
                       f'<p>{styled.caption_html(tr("energy.method"))}</p>\n{table.to_html()}')
