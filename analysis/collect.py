@@ -504,6 +504,9 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
     """Read the files of one run (one file per role) into its row; None when there is none.
     Files in `known` are not read again: what they gave is there."""
     rid = printable(members[0].run_id)  # as frames and problems give it
+    # a run with GPU samples is read whole: which samples are its own, and its energy's
+    # window, come from its log's last lines too
+    dlperf_only = dlperf_only and all(_role(f.path)[1] == "log" for f in members)
     problems: list[Problem] = []
     reads: list[FileRead] = []
     every: dict[Path, FileRead] = {}

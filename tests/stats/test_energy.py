@@ -137,3 +137,21 @@ def test_power_not_measured_is_no_energy_never_zero(tmp_path):
     csv_path.write_text("\n".join(",".join(ln.split(",")[:5]) for ln in lines) + "\n")
     row = run_energy(parse_paths([tmp_path])).set_index("run_id").loc[rid]
     assert np.isnan(row["energy_j"]) and row["note"].startswith("no power samples")
+
+
+def test_the_dlperf_rules_short_read_gives_the_same_energy(tmp_path):
+    """`dlperf summarize` reads only the lines a family's rule needs; a log without the
+    closing line that makes it read on would stop near iteration 125: a run with GPU samples
+    is read whole, so its window and its own samples are the same either way."""
+    rid = "1n1g/resnet50_b256_amp_1"
+    dest = tmp_path / "1n1g"
+    dest.mkdir()
+    for f in CAMPAIGN.glob(rid + ".*"):
+        shutil.copy(f, dest / f.name)
+    log = dest / "resnet50_b256_amp_1.log"
+    log.write_text("".join(ln for ln in log.read_text().splitlines(True) if "Summary" not in ln))
+    whole, short = (parse_paths([tmp_path], dlperf_only=only) for only in (False, True))
+    assert short.problems.empty
+    a, b = (summarize(r).iloc[0] for r in (whole, short))
+    assert a["energy_window_s"] == b["energy_window_s"] > 30
+    assert a["energy_per_sample_j"] == b["energy_per_sample_j"]
