@@ -27,6 +27,7 @@ from analysis.checks import check_parsed
 from analysis.discover import Found, NoKnownLogsError, NoLogsError, find_logs, is_probed_name
 from analysis.errors import LogProblemError, UsageError
 from analysis.fsutil import display_path, printable
+from analysis.gpu_samples import own_samples
 from analysis.layout import meta_from_path, node_index
 from analysis.logtext import MAX_BYTES_ENV, LogText, contains, max_log_bytes
 from analysis.parse_pool import ordered_map
@@ -503,6 +504,9 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
     """Read the files of one run (one file per role) into its row; None when there is none.
     Files in `known` are not read again: what they gave is there."""
     rid = printable(members[0].run_id)  # as frames and problems give it
+    # a run with GPU samples is read whole: which samples are its own, and its energy's
+    # window, come from its log's last lines too
+    dlperf_only = dlperf_only and all(_role(f.path)[1] == "log" for f in members)
     problems: list[Problem] = []
     reads: list[FileRead] = []
     every: dict[Path, FileRead] = {}
@@ -557,8 +561,11 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
     obs_parts = []
     for read in reads:
         if read.parsed is not None:
-            obs_parts.append((row, read.parsed, str(read.path)))
-            row["n_observations"] += len(read.parsed.obs)
+            part = read.parsed
+            if read is not main and parsers.get(read.family).sidecar:
+                part = own_samples(read.path, part, parsed, main.path, rid, run_problems)
+            obs_parts.append((row, part, str(read.path)))
+            row["n_observations"] += len(part.obs)
             if read.parsed is not parsed:
                 row["parameters"].update(read.parsed.parameters)
     problems += run_problems + _run_level_problems(row, parsed, fam, trains)

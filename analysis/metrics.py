@@ -12,7 +12,7 @@ TRAIN = "train"  # one training interval or iteration
 VAL = "val"  # validation
 EPOCH = "epoch"  # end-of-epoch summary line
 SUMMARY = "summary"  # end-of-run summary line (DLLogger step `()` / `Summary:`)
-MEMORY = "memory"  # GPU memory / utilisation sample
+MEMORY = "memory"  # GPU memory / utilisation / power sample
 PHASES = (TRAIN, VAL, EPOCH, SUMMARY, MEMORY)
 
 # metric: canonical names
@@ -29,6 +29,7 @@ MEMORY_USED = "memory_used"  # MiB on one device
 MEMORY_TOTAL = "memory_total"  # MiB on one device
 MEMORY_MAX_ALLOCATED = "memory_max_allocated"  # MiB, framework allocator peak
 UTILIZATION = "utilization"  # percent
+POWER_DRAW = "power_draw"  # watts drawn by one device's board (nvidia-smi power.draw)
 #: Optimizer steps skipped so far (AMP loss-scale overflow), a running count printed on each
 #: training line (DLE PyTorch BERT ``skipped_steps``). The printed iteration is the optimizer
 #: steps taken less those skipped, so a line that repeats the previous line's iteration with a
@@ -44,6 +45,7 @@ SECONDS = "s"
 MINUTES = "min"
 MIB = "MiB"
 PERCENT = "%"
+WATT = "W"
 NONE = ""
 
 #: Printed metric names (any family) mapped to (canonical metric, unit).

@@ -45,6 +45,9 @@ KINDS = {
     "run_aborted": "an MLPerf run that did not finish: its run_stop has a status other than "
                    "success, or the log has no run_stop; it has no time to train, and its "
                    "case's score counts it as an aborted run",
+    "foreign_gpu_sample": "GPU samples beside a log that are not its run's: of a GPU the run "
+                          "did not use (its CUDA_VISIBLE_DEVICES) or taken outside the run's "
+                          "time: left out of its memory peak and energy",
     "timestamps_backwards": "a line's timestamp is earlier than the previous line's "
                             "(no throughput from a window across it)",
     "timestamps_jump": "inside a throughput window, the time between two lines is far longer "

@@ -114,6 +114,11 @@ PER_RUN = _cols(
     ("problem", "text", "", "the same, in words"),
     ("memory_framework_mib", "float64", "MiB", "the framework's own allocator peak, max over devices"),
     ("memory_sampled_mib", "float64", "MiB", "the peak of the nvidia-smi samples, max over devices"),
+    ("energy_j", "float64", "J", "energy of the run's GPUs over its training lines "
+     "(analysis.stats.energy), NaN when not measured"),
+    ("power_w", "float64", "W", "the mean power of all its GPUs over the same window"),
+    ("energy_window_s", "float64", "s", "that window: first to last timestamped training line"),
+    ("energy_note", "text", "", "why there is no energy ('' when there is)"),
     ("outlier", "bool", "", "more than 3 scaled MADs from its case's median"),
 )
 
@@ -148,6 +153,12 @@ SUMMARY = _cols(
     ("memory_sampled_max_mib", "float64", "MiB", "largest run's nvidia-smi sampled peak"),
     ("memory_flag", "bool", "", "a max peak stands out (> 10 % above the median of peaks)"),
     ("latency_ms", "float64", "ms", "median over runs of the per-iteration latency"),
+    ("power_w", "float64", "W", "median over runs of the mean power of all the run's GPUs "
+     "over its training lines (analysis.stats.energy)"),
+    ("energy_per_sample_j", "float64", "J/sample", "median over runs of power / throughput"),
+    ("samples_per_s_per_w", "float64", "samples/s/W", "median over runs of throughput / power"),
+    ("energy_window_s", "float64", "s", "median over runs of the window power is integrated "
+     "over: first to last timestamped training line"),
     ("tflops_per_gpu", "float64", "TFLOP/s", "GPT: by tflops_formula"),
     ("tflops_formula", "object", "", "GPT: the FLOPs formula the logs state, else seed 002's"),
     ("tflops_per_gpu_seed002", "float64", "TFLOP/s", "GPT: by seed 002's 96 convention"),

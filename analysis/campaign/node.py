@@ -70,7 +70,7 @@ from analysis.shell import (  # noqa: E402  (after the path set-up above)
     start_process,
 )
 
-GPU_QUERY = "timestamp,index,memory.used,memory.total,utilization.gpu"
+GPU_QUERY = "timestamp,index,memory.used,memory.total,utilization.gpu,power.draw"
 GRACE = 5.0
 
 

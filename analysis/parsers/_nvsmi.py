@@ -28,6 +28,7 @@ _COLUMNS = {
     b"utilization.gpu": (M.UTILIZATION, M.PERCENT),
     b"memory.used": (M.MEMORY_USED, M.MIB),
     b"memory.total": (M.MEMORY_TOTAL, M.MIB),
+    b"power.draw": (M.POWER_DRAW, M.WATT),
 }
 
 
@@ -48,7 +49,7 @@ def add_memory_blocks(log: LogText, obs: Observations) -> int:
 
     A block is a header line holding ``memory.used [MiB]`` (comma-separated ``name [unit]``
     columns) followed by one row per GPU with as many cells. Metrics: ``utilization`` (%),
-    ``memory_used`` and ``memory_total`` (MiB), one row per GPU; ``device`` is the row's
+    ``memory_used`` and ``memory_total`` (MiB), ``power_draw`` (W), one row per GPU; ``device`` is the row's
     ``index`` column when printed, else its position in the block. Returns the rows added.
     """
     data = log.data

@@ -3,9 +3,11 @@
 * ``.mem``: ``max device0 memory usage is: 12958302208`` (bytes, polled each second) →
   ``memory_used`` in MiB, device from the line.
 * ``.gpu.csv``: ``nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total,
-  utilization.gpu --format=csv -lms 500`` (or NVML sampling writing the same header
-  ``timestamp, index, memory.used [MiB], memory.total [MiB], utilization.gpu [%]``) →
-  ``memory_used``, ``memory_total`` (MiB) and ``utilization`` (%) per ``device`` = index,
+  utilization.gpu,power.draw --format=csv -lms 500`` (or NVML sampling writing the same
+  header ``timestamp, index, memory.used [MiB], memory.total [MiB], utilization.gpu [%],
+  power.draw [W]``; files without the power column are read as before) →
+  ``memory_used``, ``memory_total`` (MiB), ``utilization`` (%) and ``power_draw`` (W) per
+  ``device`` = index,
   timestamps ``2026/11/21 10:00:00.123`` read as UTC unix seconds. Columns are found by
   header name, units in cells are optional, ``[N/A]``/``[Not Supported]`` cells give no
   observation (the tool says there is no value).
@@ -31,12 +33,14 @@ _MEM = re.compile(rb"^\s*max device\s*(\d+) memory usage is:\s*(\S*)\s*$", re.M 
 _MEM_HINT = re.compile(rb"^\s*max device\s*\d+ memory usage is:", re.M | re.I)
 _HEADER = re.compile(rb"^\s*timestamp\s*,\s*index\s*,[^\n]*memory\.used", re.M)
 _COLUMNS = {"memory.used": (M.MEMORY_USED, M.MIB), "memory.total": (M.MEMORY_TOTAL, M.MIB),
-            "utilization.gpu": (M.UTILIZATION, M.PERCENT)}
+            "utilization.gpu": (M.UTILIZATION, M.PERCENT), "power.draw": (M.POWER_DRAW, M.WATT)}
 _CELL = re.compile(r"^\s*([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s*(MiB|%|W|MHz)?\s*$")
 #: No GPU holds a petabyte: a sample above this (MiB) is a garbled cell, not a measurement.
 MAX_MIB = float(1 << 30)
 #: GPU indices are small; a longer number is a garbled cell (and overflows int64).
 _MAX_INDEX = 1 << 20
+#: No GPU board draws 10 kW (an H200 is capped at 700 W): a larger reading is a garbled cell.
+MAX_WATTS = 10_000.0
 _NA = re.compile(r"^\s*\[?(N/A|Not Supported|Unknown Error|GPU is lost)\]?\s*$", re.I)
 
 
@@ -53,7 +57,8 @@ def _time(text: str) -> float | None:
 
 def _impossible(values: dict[str, float]) -> str:
     """Why one sample row cannot be a measurement ('' when it can): memory above what any
-    GPU holds or above the row's own total, utilisation above 100 %."""
+    GPU holds or above the row's own total, utilisation above 100 %, power below zero or
+    above what any board draws."""
     finite = {k: v for k, v in values.items() if math.isfinite(v)}  # inf: non_finite_value
     used, total = finite.get("memory.used"), finite.get("memory.total")
     for key in ("memory.used", "memory.total"):
@@ -63,6 +68,9 @@ def _impossible(values: dict[str, float]) -> str:
         return f"memory.used {used:g} MiB is more than memory.total {total:g} MiB"
     if finite.get("utilization.gpu", 0.0) > 100:
         return f"utilization.gpu {values['utilization.gpu']:g} % is above 100 %"
+    watts = finite.get("power.draw", 0.0)
+    if not 0.0 <= watts <= MAX_WATTS:
+        return f"power.draw {watts:g} W is not a power a GPU board draws"
     return ""
 
 
@@ -71,7 +79,7 @@ class GpuMemory(LogParser):
     name = "gpu_memory"
     markers = (b'memory usage is', b'memory.used')
     framework = ""
-    description = "GPU memory sidecars: .mem (max bytes) and nvidia-smi/NVML sampling CSV"
+    description = "GPU memory sidecars: .mem (max bytes) and nvidia-smi/NVML sampling CSV (power too)"
     sidecar = True
 
     max_score = 95

@@ -53,6 +53,7 @@ from analysis.report import html as H
 from analysis.report.caveats import SYNTHETIC_WORKLOADS, commit_text, headline_caveats
 from analysis.report.precision import precision_label
 from analysis.report.prepared import Prepared
+from analysis.report.sections import energy as energy_section
 from analysis.report.title import pick_title
 from analysis.stats import methods as _methods
 from analysis.stats.per_run import check_method_options
@@ -330,6 +331,10 @@ class Report:
             memory=tr("desc.memory", sources=tr.join(sources) if sources
                       else tr("memory.none")))
 
+    def energy(self) -> H.Fragment | None:
+        """Power, energy per sample and samples/s per watt per case (report.sections.energy)."""
+        return energy_section.section(self.summary, self.runs, self.tr)
+
     def _rule_in_language(self, rule: family.FamilyRule) -> family.FamilyRule:
         """The rule as Markdown in this language: the catalogue's text of the family's DLPerf
         rule, else the method's own text (escaped)."""
@@ -436,7 +441,8 @@ class Report:
                self.precision_comparison(), self.heading("frameworks"),
                self.framework_comparison(), self.framework_exclusions(),
                self.heading("gpt_parallel"), self.gpt_strategies(),
-               self.gpt_strategy_definitions(), self.method_section(), self.heading("charts")]
+               self.gpt_strategy_definitions(), self.method_section(), self.energy(),
+               self.heading("charts")]
         out += [self.chart(c) for c in CHARTS]
         for name in SECTIONS:
             out += self.section_cells(name)

@@ -13,7 +13,7 @@ from analysis.errors import UsageError
 from analysis.estimate import Estimate, RunData, train_columns
 from analysis.parsers.base import ParsedLog
 from analysis.schema import CASE_COLUMNS
-from analysis.stats import methods
+from analysis.stats import energy, methods
 from analysis.stats.figure_checks import NO_FIGURE, check_figure
 
 OUTLIER_MADS = 3.0
@@ -120,6 +120,7 @@ def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
         memory = _memory_from_parsed(by_run)
         closing = _closing_from_parsed(by_run)
         split = _split_parsed(by_run, runs)
+    power = energy.per_run_columns(result)
     rows: dict[str, list[dict]] = {name: [] for name in fns}
     copied = [c for c in RUN_COLUMNS if c in runs.columns]
     stated = _stated_problems(result.problems)
@@ -139,6 +140,7 @@ def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
                 "problem_kind": est.problem_kind,
                 "problem": est.problem,
                 **peaks,
+                **power.get(run.run_id, energy.NONE),
             })
     return {name: _runs_frame(per) for name, per in rows.items()}
 

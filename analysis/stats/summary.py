@@ -9,7 +9,7 @@ import pandas as pd
 
 from analysis import parsers, schema
 from analysis.collect import ParseResult
-from analysis.stats import case_stats
+from analysis.stats import case_stats, energy
 from analysis.stats.per_run import _case_key, run_throughput
 
 SUMMARY = schema.SUMMARY
@@ -47,6 +47,7 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
         lat = g["latency_ms"].to_numpy(dtype=float)
         lat = lat[np.isfinite(lat)]
         row["latency_ms"] = float(np.median(lat)) if lat.size else np.nan
+        row.update(energy.case_figures(g))
         row.update(_NO_FIGURES)
         family = first["family"]
         if isinstance(family, str) and family in parsers.names():  # what it adds (GPT: TFLOP/s)

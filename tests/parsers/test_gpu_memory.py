@@ -44,7 +44,7 @@ def test_smi_csv_samples():
     assert 10 not in used["line"].tolist() and 10 not in by["utilization"]["line"].tolist()
     assert 10 in by["memory_total"]["line"].tolist()
     assert used["line"].tolist()[:2] == [2, 3]
-    assert used["timestamp"][2] == ts(2026, 11, 21, 10, 0, 0, 500000)
+    assert used["timestamp"][2] == ts(2021, 3, 23, 11, 45, 0, 500000)
     assert set(by["memory_total"]["value"]) == {16160.0}
     assert by["utilization"]["unit"] == "%" and by["utilization"]["value"].tolist()[:3] == [50.0, 50.0, 51.0]
     assert [(p.line, p.kind) for p in parsed.problems] == [(11, "bad_line")]

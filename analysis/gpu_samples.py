@@ -1,0 +1,164 @@
+"""Which GPU samples of a sidecar belong to its run: those of the GPUs the run used, taken
+while it ran.
+
+A sampling file beside a log (``<stem>.gpu.csv``: timestamped, nvidia-smi indices) may hold
+samples the run never made: of a GPU it did not use (another job's 70 GB on a shared node), or taken long
+before or after it (a file left from an earlier run, a clock a year off). Those are left out
+of the run's observations, so of its memory peak and its energy, and said in one
+``foreign_gpu_sample`` problem per file and cause.
+
+- The run's GPUs on a node: ``CUDA_VISIBLE_DEVICES`` as the node's environment record
+  (``<stem>.node<k>.env.json``, captured in the node's workload environment) states it, else,
+  for node 0, as the done marker (``<stem>.done``: what ``dlperf run`` set; a multi-node run
+  on one host gives other nodes other GPUs) states it; GPU UUIDs are mapped to nvidia-smi
+  indices through the record's ``gpus`` list. When neither says, or an entry is neither an
+  index nor a known UUID, or the node's GPUs differ in model without
+  ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (CUDA then numbers them fastest first, nvidia-smi by bus),
+  no sample is left out for its GPU. Samples without a time (``.mem`` files, whose device
+  numbers are the framework's, counted within CUDA_VISIBLE_DEVICES) are not checked.
+- The run's time: from the start its done marker implies (its duration before the log's
+  first timestamped line; without a marker, :data:`LEAD_S` before it: model build and
+  compilation come before the first line) to :data:`TAIL_S` after the log's last timestamped
+  line. A log without timestamps leaves the samples' time unchecked. nvidia-smi and the logs
+  both print the node's wall clock, so the two are compared as printed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis.fsutil import read_json_object
+from analysis.layout import node_index, run_stem
+from analysis.parsers.base import Observations, ParsedLog
+from analysis.problems import Problem
+
+#: Seconds before a log's first timestamped line that still belong to its run, when no done
+#: marker states how long the run took.
+LEAD_S = 900.0
+#: Seconds after the last timestamped line that still belong to the run (the workload's
+#: shutdown; the agent stops the sampler once it has exited), and the slack before the start
+#: a done marker implies.
+TAIL_S = 30.0
+
+
+def run_gpus(log_path: Path, node: int = 0) -> tuple[frozenset[int] | None, str]:
+    """(nvidia-smi indices of the GPUs the run used on `node`, the file that says so);
+    (None, "") when nothing says."""
+    folder, stem = log_path.parent, run_stem(log_path)
+    marker = folder / f"{stem}.done"
+    record_path = folder / f"{stem}.node{node}.env.json"
+    record = read_json_object(record_path) or {}
+    sources = [(record_path, record)] + ([(marker, read_json_object(marker))] if node == 0 else [])
+    for path, data in sources:
+        env = (data or {}).get("env")
+        visible = env.get("CUDA_VISIBLE_DEVICES") if isinstance(env, dict) else None
+        if isinstance(visible, str):
+            return _indices(visible, record, env.get("CUDA_DEVICE_ORDER")), path.name
+    return None, ""
+
+
+def _indices(visible: str, record: dict, order) -> frozenset[int] | None:
+    """CUDA_VISIBLE_DEVICES as nvidia-smi indices; None when an entry cannot be placed."""
+    gpus = [g for g in record.get("gpus") or [] if isinstance(g, dict)]
+    if order != "PCI_BUS_ID" and len({str(g.get("name")) for g in gpus}) > 1:
+        return None
+    uuids = {str(g.get("uuid")): g.get("index") for g in gpus}
+    out = set()
+    for entry in (e.strip() for e in visible.split(",") if e.strip()):
+        index = int(entry) if entry.isdigit() and len(entry) < 6 else uuids.get(entry)
+        if not isinstance(index, int):
+            return None
+        out.add(index)
+    return frozenset(out)
+
+
+def run_span(main: ParsedLog | None, log_path: Path) -> tuple[float, float] | None:
+    """(earliest, latest) time a sample of the run may carry; None when the log has no
+    timestamps."""
+    stamps = [b["timestamp"] for b in (main.obs.blocks if main else ())
+              if not (isinstance(b["phase"], str) and b["phase"] == M.MEMORY)]
+    stamps = np.concatenate(stamps) if stamps else np.empty(0)
+    stamps = stamps[np.isfinite(stamps)]
+    if not stamps.size:
+        return None
+    marker = read_json_object(log_path.parent / f"{run_stem(log_path)}.done") or {}
+    took = marker.get("duration_s")
+    lead = float(took) + TAIL_S if isinstance(took, (int, float)) and math.isfinite(took) \
+        and 0 <= took < 1e7 else LEAD_S
+    return float(stamps.min()) - lead, float(stamps.max()) + TAIL_S
+
+
+def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_path: Path,
+                run_id: str, problems: list[Problem]) -> ParsedLog:
+    """`parsed` (a sidecar's read) less the samples that are not its run's (see the module);
+    a `foreign_gpu_sample` problem appended to `problems` for each cause that left any out."""
+    gpus, said_by = run_gpus(log_path, node_index(sidecar))
+    span = run_span(main, log_path)
+    if gpus is None and span is None:
+        return parsed
+    kept, other_gpu, out_of_time = Observations(), {}, {}
+    for block in parsed.obs.blocks:
+        sampled = np.isfinite(block["timestamp"])
+        keep = np.ones(block["n"], dtype=bool)
+        if gpus is not None:
+            mine = np.isin(block["device"], list(gpus)) | (block["device"] < 0) | ~sampled
+            _note(other_gpu, block, ~mine)
+            keep &= mine
+        if span is not None:
+            ts = block["timestamp"]
+            inside = ~sampled | ((ts >= span[0]) & (ts <= span[1]))
+            _note(out_of_time, block, keep & ~inside)
+            keep &= inside
+        if keep.all():
+            kept.blocks.append(block)
+        elif keep.any():
+            kept.blocks.append(_rows(block, keep))
+    if not other_gpu and not out_of_time:
+        return parsed
+    if other_gpu:
+        problems.append(_problem(sidecar, run_id, other_gpu,
+                                 f"of GPU {_list(other_gpu['devices'])}, which the run did not "
+                                 f"use ({said_by} gives CUDA_VISIBLE_DEVICES="
+                                 f"{','.join(map(str, sorted(gpus)))})"))
+    if out_of_time:
+        start, end = (_clock(t) for t in span)
+        problems.append(_problem(sidecar, run_id, out_of_time,
+                                 f"taken outside the run's time ({start} to {end}, from its "
+                                 "log's timestamps)"))
+    return dataclasses.replace(parsed, obs=kept)
+
+
+def _note(found: dict, block: dict, rows: np.ndarray) -> None:
+    """Count the sample lines (and GPUs) of `block` that `rows` selects into `found`."""
+    if rows.any():
+        found.setdefault("lines", set()).update(block["line"][rows].tolist())
+        found.setdefault("devices", set()).update(block["device"][rows].tolist())
+
+
+def _rows(block: dict, keep: np.ndarray) -> dict:
+    out = {"n": int(keep.sum())}
+    for key, value in block.items():
+        if key != "n":
+            out[key] = value[keep] if isinstance(value, np.ndarray) else value
+    return out
+
+
+def _problem(sidecar: Path, run_id: str, found: dict, what: str) -> Problem:
+    lines = sorted(found["lines"])
+    return Problem(str(sidecar), lines[0], "foreign_gpu_sample",
+                   f"{len(lines):,} sample line(s) {what}: left out of the run's memory peak "
+                   f"and energy (first on line {lines[0]}, last on line {lines[-1]})",
+                   run_id=run_id)
+
+
+def _list(devices: set[int]) -> str:
+    return ", ".join(map(str, sorted(devices)))
+
+
+def _clock(t: float) -> str:
+    return np.datetime64(int(round(t)), "s").astype(str).replace("T", " ")

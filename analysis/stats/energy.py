@@ -1,0 +1,152 @@
+"""Energy of each run from its GPUs' power samples, and per case energy per sample and
+samples/s per watt.
+
+The samples are ``power.draw`` of the nvidia-smi sidecar (``<stem>.gpu.csv``: every 500 ms,
+each GPU the run used; on Ampere and newer the board's average over the last second). Those
+that are not the run's were left out when it was read (:mod:`analysis.gpu_samples`).
+
+Window: the run's training lines, from the first timestamped one to the last (warm-up
+iterations included). Per GPU (a sidecar file and an index: nodes number their GPUs alike),
+the samples inside the window are integrated by the trapezoid rule; the run's energy is the
+sum over its GPUs, its power the sum of each GPU's energy over the time its samples span.
+A run's energy per sample is its power over its throughput (the method's figure), its
+samples/s per watt the inverse. No energy, and a note saying why, when the log has no
+timestamps, a GPU the run sampled has fewer than two power samples in the window (the tool
+printed ``[N/A]``: not measured, never 0 W), the samples span less than half the window, or
+fewer GPUs have power samples than the run used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis import metrics as M
+from analysis.collect import ParseResult
+
+#: Nominal interval of the campaign's sampler (analysis.campaign.node: ``-lms 500``).
+SAMPLING = "nvidia-smi power.draw every 500 ms (the board's 1 s average on Ampere and newer)"
+#: Least part of the window the samples of each GPU must span.
+MIN_COVERAGE = 0.5
+#: The summary's columns of :func:`case_figures`.
+CASE_COLUMNS = ("power_w", "energy_per_sample_j", "samples_per_s_per_w", "energy_window_s")
+#: Columns of :func:`run_energy`.
+COLUMNS = ["run_id", "energy_j", "power_w", "window_s", "gpus", "power_samples", "note"]
+#: Per-run columns (schema.PER_RUN) of a run :func:`per_run_columns` has no row for.
+NONE = {"energy_j": np.nan, "power_w": np.nan, "energy_window_s": np.nan,
+        "energy_note": "no power samples (none sampled, or the tool printed [N/A])"}
+
+
+def run_energy(result: ParseResult) -> pd.DataFrame:
+    """One row per run: energy (J) and mean power (W, all its GPUs) over its training window,
+    the window (s), the GPUs integrated, the power samples used, and a note (why no energy,
+    '' when there is one)."""
+    windows, power = _from_parts(result) if result.parts is not None else _from_frame(result)
+    devices = result.runs["num_devices"].to_numpy(dtype=float, na_value=np.nan)
+    rows = [_one_run(rid, None if np.isnan(n) else int(n), windows.get(rid), power.get(rid, {}))
+            for rid, n in zip(result.runs["run_id"].astype(str), devices, strict=True)]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def per_run_columns(result: ParseResult) -> dict[str, dict]:
+    """Run id -> the per-run frame's energy columns (``energy_j``, ``power_w``,
+    ``energy_window_s``, ``energy_note``)."""
+    return {r.run_id: {"energy_j": r.energy_j, "power_w": r.power_w,
+                       "energy_window_s": r.window_s, "energy_note": r.note}
+            for r in run_energy(result).itertuples(index=False)}
+
+
+def case_figures(runs: pd.DataFrame) -> dict[str, float]:
+    """The summary's energy columns (CASE_COLUMNS) for one case's per-run rows: medians over
+    the runs with both a throughput and a power."""
+    power = runs["power_w"].to_numpy(dtype=float)
+    thr = runs["throughput"].to_numpy(dtype=float)
+    ok = np.isfinite(power) & np.isfinite(thr) & (thr > 0) & (power > 0)
+    if not ok.any():
+        return dict.fromkeys(CASE_COLUMNS, np.nan)
+    return {"power_w": float(np.median(power[ok])),
+            "energy_per_sample_j": float(np.median(power[ok] / thr[ok])),
+            "samples_per_s_per_w": float(np.median(thr[ok] / power[ok])),
+            "energy_window_s": float(np.median(runs["energy_window_s"].to_numpy(float)[ok]))}
+
+
+def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
+             power: dict) -> dict:
+    row = dict.fromkeys(COLUMNS, np.nan) | {"run_id": rid, "gpus": 0, "power_samples": 0,
+                                            "note": ""}
+    if not power:
+        return row | {"note": NONE["energy_note"]}
+    if window is None or not window[1] > window[0]:
+        return row | {"note": "the log's training lines carry no timestamps: no window"}
+    t0, t1 = window
+    row["window_s"] = t1 - t0
+    energy = watts = 0.0
+    used = 0
+    for (source, device), (ts, w) in sorted(power.items()):
+        inside = (ts >= t0) & (ts <= t1)
+        ts, w = ts[inside], w[inside]
+        order = np.argsort(ts, kind="stable")
+        ts, w = ts[order], w[order]
+        span = float(ts[-1] - ts[0]) if ts.size >= 2 else 0.0
+        if ts.size < 2 or span < MIN_COVERAGE * (t1 - t0):
+            return row | {"note": f"GPU {device} of {source}: {ts.size} power sample(s) "
+                                  f"spanning {span:.1f} s of the {t1 - t0:.1f} s window"}
+        joules = float(np.trapezoid(w, ts))
+        energy += joules
+        watts += joules / span
+        used += ts.size
+    if expected is not None and len(power) < expected:
+        return row | {"note": f"power samples of {len(power)} GPU(s), the run used {expected}"}
+    return row | {"energy_j": energy, "power_w": watts, "gpus": len(power),
+                  "power_samples": used}
+
+
+def _add_power(power: dict, key: tuple, ts: np.ndarray, watts: np.ndarray) -> None:
+    old_ts, old_w = power.get(key, (np.empty(0), np.empty(0)))
+    power[key] = (np.concatenate([old_ts, ts]), np.concatenate([old_w, watts]))
+
+
+def _from_parts(result: ParseResult) -> tuple[dict, dict]:
+    """Per run id: its training window (first, last finite training timestamp), and its
+    power samples by (source, device): (timestamps, watts), finite ones only."""
+    windows: dict[str, tuple[float, float]] = {}
+    power: dict[str, dict] = {}
+    for row, parsed, source in result.parts:
+        rid = row["run_id"]
+        for b in parsed.obs.blocks:
+            phase, metric, ts = b["phase"], b["metric"], b["timestamp"]
+            if isinstance(phase, str):
+                train = ts if phase == M.TRAIN else ts[:0]
+            else:
+                train = ts[np.asarray(phase, dtype=object) == M.TRAIN]
+            train = train[np.isfinite(train)]
+            if train.size:
+                lo, hi = windows.get(rid, (np.inf, -np.inf))
+                windows[rid] = (min(lo, float(train.min())), max(hi, float(train.max())))
+            if (isinstance(phase, str) and phase != M.MEMORY) or \
+                    (isinstance(metric, str) and metric != M.POWER_DRAW):
+                continue
+            sel = (np.asarray(phase, dtype=object) == M.MEMORY) \
+                & (np.asarray(metric, dtype=object) == M.POWER_DRAW) \
+                & np.isfinite(ts) & np.isfinite(b["value"])
+            for device in np.unique(b["device"][sel]).tolist():
+                rows = sel & (b["device"] == device)
+                _add_power(power.setdefault(rid, {}), (source, device), ts[rows], b["value"][rows])
+    return windows, power
+
+
+def _from_frame(result: ParseResult) -> tuple[dict, dict]:
+    """:func:`_from_parts` from the observations frame (a result made from frames)."""
+    obs = result.observations
+    train = obs.loc[(obs["phase"] == M.TRAIN) & obs["timestamp"].notna(), ["run_id", "timestamp"]]
+    span = train.groupby("run_id", observed=True)["timestamp"].agg(["min", "max"])
+    windows = {str(rid): (float(lo), float(hi))
+               for rid, lo, hi in zip(span.index, span["min"], span["max"], strict=True)}
+    rows = obs[(obs["phase"] == M.MEMORY) & (obs["metric"] == M.POWER_DRAW)
+               & obs["timestamp"].notna() & obs["value"].notna()]
+    rows = rows.assign(device=rows["device"].fillna(-1))  # as the files give it: -1, no index
+    power: dict[str, dict] = {}
+    for (rid, source, device), g in rows.groupby(["run_id", "source", "device"], observed=True):
+        _add_power(power.setdefault(str(rid), {}), (str(source), int(device)),
+                   g["timestamp"].to_numpy(dtype=float), g["value"].to_numpy(dtype=float))
+    return windows, power
