@@ -36,8 +36,9 @@ test: setup  ## run the whole test suite (what CI runs)
 test-fast: setup  ## tests without the slow end-to-end ones
 	$(PY) -m pytest -q -m "not slow"
 
-lint: setup  ## ruff check
+lint: setup  ## ruff check, and the layer contracts (import-linter, pyproject.toml)
 	$(VENV)/bin/ruff check analysis workloads tests benchmarks
+	$(VENV)/bin/lint-imports
 
 schema: setup  ## write docs/campaign.schema.json (the campaign spec's JSON Schema, for editors)
 	$(PY) -m analysis.campaign.spec_schema > docs/campaign.schema.json
