@@ -26,7 +26,7 @@ import yaml
 
 from analysis import config
 from analysis.campaign import backends, records, resume
-from analysis.campaign.backends.base import (
+from analysis.campaign.backends import (
     BudgetSpent,
     Interrupted,
     Launch,

@@ -14,7 +14,7 @@ import time
 
 from analysis.campaign import node as agent
 from analysis.campaign.backends import register
-from analysis.campaign.backends.base import (
+from analysis.campaign.backends._backend import (
     NODE_AGENT,
     POLL_S,
     Backend,

@@ -25,7 +25,7 @@ meets) is waited for at most ``slurm.start_timeout`` (default :data:`START_TIMEO
 cancelled; the run fails with the job id, its state and Slurm's reason (``PENDING
 (BeginTime)``), and is not retried in this campaign invocation (``Outcome.no_retry``). The per-run ``timeout`` counts from the start. Under a campaign time budget
 the wait also ends when the job could no longer start in time (``Launch.start_by``): the job
-is cancelled and the run stays pending (:class:`~analysis.campaign.backends.base.BudgetSpent`).
+is cancelled and the run stays pending (:class:`~analysis.campaign.backends.BudgetSpent`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from analysis.campaign.backends import register
-from analysis.campaign.backends.base import (
+from analysis.campaign.backends._backend import (
     NODE_AGENT,
     Backend,
     BudgetSpent,

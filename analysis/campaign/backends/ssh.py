@@ -48,7 +48,7 @@ from threading import Thread
 
 import analysis
 from analysis.campaign.backends import register
-from analysis.campaign.backends.base import (
+from analysis.campaign.backends._backend import (
     NODE_AGENT,
     POLL_S,
     Backend,
