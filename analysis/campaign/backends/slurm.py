@@ -255,7 +255,7 @@ class SlurmBackend(Backend):
         try:
             job_id = self._sbatch(launch)
         except SlurmError as exc:
-            return Outcome(False, str(exc), [], wall_s=time.monotonic() - t0)
+            return self.outcome([], str(exc), t0)
         start_timeout = self.spec.slurm.get("start_timeout", START_TIMEOUT)
         start_by = t0 + start_timeout
         by_budget = launch.start_by is not None and launch.start_by < start_by
