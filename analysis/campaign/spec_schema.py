@@ -146,7 +146,8 @@ ModelName = Annotated[str, BeforeValidator(lambda v: _safe_name(normalize_model(
 Devices = Annotated[tuple[int, int], BeforeValidator(parse_devices),
                     WithJsonSchema({"type": "string", "pattern": _DEVICE.pattern})]
 Duration = Annotated[float, BeforeValidator(parse_duration), WithJsonSchema(
-    {"anyOf": [{"type": "number", "exclusiveMinimum": 0}, {"type": "string"}]})]
+    {"anyOf": [{"type": "number", "exclusiveMinimum": 0},
+               {"type": "string", "pattern": _DURATION.pattern}]})]
 Precision = Annotated[str, BeforeValidator(_precision), WithJsonSchema({"type": "string"})]
 Port = _count(1, 65535)
 VarName = _matching(r"^[A-Za-z_][A-Za-z0-9_]*$", "a variable name [A-Za-z_][A-Za-z0-9_]*")
@@ -386,7 +387,9 @@ def _error(err: dict) -> SpecError:
         where = f" of {key_path(loc[:-1])!r}" if len(loc) > 1 else ""
         return SpecError(f"unknown spec key {path!r}; valid keys{where}: "
                          f"{', '.join(sorted(model.model_fields)) if model else '?'}", path)
-    msg = "allowed: a mapping" if kind in ("model_type", "dict_type") else err["msg"]
+    msg = "allowed: a mapping" if kind in ("model_type", "dict_type") else \
+        re.sub(r"^Input should be ", "allowed: ", err["msg"])
+    msg = msg[:1].lower() + msg[1:]
     secret = bool(loc) and is_secret_name(str(loc[-1]))
     shown = "<value hidden>" if secret else _show(err["input"])
     return SpecError(f"spec key {path!r}: invalid value {shown}; {msg}", path)
