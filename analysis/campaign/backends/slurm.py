@@ -1,8 +1,8 @@
 """``slurm``: one batch job per run, submitted with ``sbatch`` and polled with ``squeue``.
 
 The job asks for ``--nodes N --ntasks-per-node 1`` (and ``--gpus-per-node G`` when the
-partition has GPUs); the spec's ``slurm:`` keys (declared in ``spec.SLURM_FIELDS``: partition,
-account, time_limit, cpus_per_task, gpus_per_node, extra_args) add the other options. Its
+partition has GPUs); the spec's ``slurm:`` keys (declared in ``spec_schema.SlurmOptions``:
+partition, account, time_limit, cpus_per_task, gpus_per_node, extra_args) add the others. Its
 script starts one ``srun --nodes 1 --ntasks 1 --relative k`` step per
 node, each running the node agent with that node's command, output to the node's log; the
 first step that fails stops the others. The agent runs under ``node.py --supervise``, which
