@@ -11,7 +11,7 @@ and the key.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,35 +77,36 @@ class Run:
 
 @dataclass
 class Spec:
-    """A validated campaign spec (see :data:`KEYS` for every key)."""
+    """A validated campaign spec: the schema's keys (:data:`KEYS`) with their defaults filled
+    in, nested mappings as dicts of the keys given, the cases and the mapping as written."""
 
     name: str
     workload: str
+    framework: str
     model: str
     cases: list[Case]
-    repeats: int = 5
-    iterations: int = 100
-    warmup: int = 0
-    backend: str = "local"
-    hosts: list[dict] = field(default_factory=list)
-    ssh: dict = field(default_factory=dict)
-    slurm: dict = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)
-    container: dict | None = None
-    timeout: float = 3600.0
-    retries: int = 1
-    retry_failed: bool = True
-    device: str = "auto"
-    scale: str = "auto"
-    workload_args: list[str] = field(default_factory=list)
-    options: dict = field(default_factory=dict)
-    python: str | None = None
-    workdir: str | None = None
-    master_port: int | str = "auto"
-    gpus_per_host: int | None = None
-    out_dir: str | None = None
-    framework: str = ""
-    raw: dict = field(default_factory=dict)
+    repeats: int
+    iterations: int
+    warmup: int
+    backend: str
+    hosts: list[dict]
+    ssh: dict
+    slurm: dict
+    env: dict[str, str]
+    container: dict | None
+    timeout: float
+    retries: int
+    retry_failed: bool
+    device: str
+    scale: str
+    workload_args: list[str]
+    options: dict
+    python: str | None
+    workdir: str | None
+    master_port: int | str
+    gpus_per_host: int | None
+    out_dir: str | None
+    raw: dict
 
     def runs(self) -> list[Run]:
         """Every case × repeat, in a stable order (cases in spec order, repeats 1..R)."""
@@ -179,16 +180,12 @@ def from_dict(raw: dict) -> Spec:
     _check_run_count(len(cases), v.repeats)
     for c in cases:
         wl.check_case(c)
-    spec = Spec(
-        name=v.name, workload=wl.name, model=model, cases=cases, repeats=v.repeats,
-        iterations=v.iterations or wl.default_iterations, warmup=v.warmup or 0,
-        backend=v.backend, hosts=[_given(h) for h in v.hosts], ssh=_given(v.ssh),
-        slurm=_given(v.slurm), env=dict(v.env), container=_given(v.container) or None,
-        timeout=v.timeout, retries=v.retries, retry_failed=v.retry_failed, device=v.device,
-        scale=v.scale, workload_args=list(v.workload_args), options=dict(v.options),
-        python=v.python, workdir=v.workdir, master_port=v.master_port,
-        gpus_per_host=v.gpus_per_host, out_dir=v.out_dir, framework=wl.framework,
-        raw=dict(raw))
+    nested = {"hosts": [_given(h) for h in v.hosts], "ssh": _given(v.ssh),
+              "slurm": _given(v.slurm), "container": _given(v.container) or None}
+    matrix = {"precisions", "batch_sizes", "devices", "cases"}
+    spec = Spec(**{**v.model_dump(exclude={*matrix, *nested}), **nested, "workload": wl.name,
+                   "framework": wl.framework, "model": model, "cases": cases, "iterations": v.iterations or wl.default_iterations,
+                   "warmup": v.warmup or 0, "raw": dict(raw)})
     if spec.warmup >= spec.iterations:
         raise invalid("warmup", spec.warmup, f"fewer than iterations ({spec.iterations})")
     check_hosts(spec)

@@ -249,7 +249,7 @@ class CaseSpec(_Section):
     precision: Precision = Field("fp32", description="fp32 | amp | bf16 | tf32")
     batch_size: _count(1, LIMITS["batch_size"]) = Field(description="batch size per device")
     name: SafeName = Field("", description="log file stem prefix")
-    args: Texts = Field((), description="extra workload arguments of this case")
+    args: Texts = Field([], description="extra workload arguments of this case")
     params: Options = Field({}, description="workload-specific parameters")
     model: ModelName | None = Field(None, description="model name of this case")
 
