@@ -184,7 +184,8 @@ def from_dict(raw: dict) -> Spec:
               "slurm": _given(v.slurm), "container": _given(v.container) or None}
     matrix = {"precisions", "batch_sizes", "devices", "cases"}
     spec = Spec(**{**v.model_dump(exclude={*matrix, *nested}), **nested, "workload": wl.name,
-                   "framework": wl.framework, "model": model, "cases": cases, "iterations": v.iterations or wl.default_iterations,
+                   "framework": wl.framework, "model": model, "cases": cases,
+                   "iterations": v.iterations or wl.default_iterations,
                    "warmup": v.warmup or 0, "raw": dict(raw)})
     if spec.warmup >= spec.iterations:
         raise invalid("warmup", spec.warmup, f"fewer than iterations ({spec.iterations})")
