@@ -29,7 +29,7 @@ from analysis.layout import normalize_model
 from analysis.redact import secrets_in
 
 __all__ = ["BACKENDS", "KEYS", "LIMITS", "PRECISIONS", "Case", "Run", "Spec", "SpecError",
-           "check_hosts", "contained", "from_dict", "load", "loads"]
+           "contained", "from_dict", "load", "loads"]
 
 
 @dataclass(frozen=True)
@@ -189,17 +189,12 @@ def from_dict(raw: dict) -> Spec:
                    "warmup": v.warmup or 0, "raw": dict(raw)})
     if spec.warmup >= spec.iterations:
         raise invalid("warmup", spec.warmup, f"fewer than iterations ({spec.iterations})")
-    check_hosts(spec)
-    spec.runs()  # stable ids, no duplicates
-    return spec
-
-
-def check_hosts(spec: Spec) -> None:
-    """SpecError when backend ssh has fewer hosts than the largest case has nodes."""
     if spec.backend == "ssh" and len(spec.hosts) < spec.max_nodes():
         raise SpecError(f"spec key 'hosts': backend ssh needs at least {spec.max_nodes()} "
                         f"hosts for {spec.max_nodes()}-node cases; got {len(spec.hosts)}",
                         "hosts")
+    spec.runs()  # stable ids, no duplicates
+    return spec
 
 
 def _with_overrides(raw: Any, overrides: dict | None) -> Any:
