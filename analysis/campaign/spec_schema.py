@@ -125,6 +125,12 @@ def _option(v: Any) -> Any:
     return _text(v) if isinstance(v, str) else v
 
 
+def _master_port(v: Any) -> int | str:
+    if v != "auto" and (isinstance(v, bool) or not isinstance(v, int) or not 0 < v < 65536):
+        raise _bad("'auto' or a port number 1-65535")
+    return v
+
+
 def _one_or_list(v: Any) -> Any:
     return [v] if isinstance(v, (str, int)) and not isinstance(v, bool) else v
 
@@ -150,6 +156,8 @@ Duration = Annotated[float, BeforeValidator(parse_duration), WithJsonSchema(
                {"type": "string", "pattern": _DURATION.pattern}]})]
 Precision = Annotated[str, BeforeValidator(_precision), WithJsonSchema({"type": "string"})]
 Port = _count(1, 65535)
+MasterPort = Annotated[Any, BeforeValidator(_master_port), WithJsonSchema(
+    {"anyOf": [{"const": "auto"}, {"type": "integer", "minimum": 1, "maximum": 65535}]})]
 VarName = _matching(r"^[A-Za-z_][A-Za-z0-9_]*$", "a variable name [A-Za-z_][A-Za-z0-9_]*")
 User = _matching(r"^[A-Za-z0-9._][A-Za-z0-9._-]*$", "a login name (letters, digits, . _ -)")
 Options = Annotated[dict[VarName, Annotated[Any, BeforeValidator(_option)]],
@@ -317,8 +325,8 @@ class SpecFile(_Section):
                                 "the one running the campaign)")
     workdir: Text | None = Field(None, description="working directory on the nodes (default: "
                                  "the project folder)")
-    master_port: Literal["auto"] | Port = Field("auto", description="rendezvous port, or "
-                                                "'auto' (a free port per run; default auto)")
+    master_port: MasterPort = Field("auto", description="rendezvous port, or 'auto' (a free "
+                                    "port per run; default auto)")
     gpus_per_host: _count(1, 4096) | None = Field(None, description="local multi-node: GPUs "
                                                   "of this host split among its 'nodes' "
                                                   "(default: all)")

@@ -67,6 +67,8 @@ def test_defaults_and_matrix_product():
     ("env", {"BAD NAME": 1}, ["env.BAD NAME", "variable name"]),
     ("env", {"X": "a\nb"}, ["env.X", "without newlines"]),
     ("hosts", ["bad host!"], ["hosts[0]", "host"]),
+    ("master_port", "x", ["spec key 'master_port':", "'auto' or a port"]),
+    ("retry_failed", "yes", ["spec key 'retry_failed':", "boolean"]),
 ])
 def test_errors_name_key_value_and_allowed(key, value, words):
     with pytest.raises(SpecError) as err:
