@@ -11,7 +11,7 @@ GPT_CAMPAIGN ?= gpt_4gpu
 GPT_TITLE ?= GPT on 1-4x H200 (built-in PyTorch workload)|1–4 × H200 上的 GPT（内置 PyTorch 测试程序）
 
 .DEFAULT_GOAL := help
-.PHONY: help setup all reports-gpt summarize test test-fast lint bench lab clean
+.PHONY: help setup all reports-gpt summarize test test-fast lint schema bench lab clean
 
 help:  ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -36,8 +36,12 @@ test: setup  ## run the whole test suite (what CI runs)
 test-fast: setup  ## tests without the slow end-to-end ones
 	$(PY) -m pytest -q -m "not slow"
 
-lint: setup  ## ruff check
+lint: setup  ## ruff check, and the layer contracts (import-linter, pyproject.toml)
 	$(VENV)/bin/ruff check analysis workloads tests benchmarks
+	$(VENV)/bin/lint-imports
+
+schema: setup  ## write docs/campaign.schema.json (the campaign spec's JSON Schema, for editors)
+	$(PY) -m analysis.campaign.spec_schema > docs/campaign.schema.json
 
 bench: setup  ## parse-speed benchmark (writes figures to stdout)
 	$(PY) benchmarks/parse_speed.py

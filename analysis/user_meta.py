@@ -113,28 +113,10 @@ def merge_meta(items: Iterable[Mapping[str, object]] | Mapping[str, object] | No
 
 def load_meta_file(path: str | os.PathLike) -> dict:
     """The validated mapping of one meta file (UsageError naming the file on any fault)."""
-    import yaml
+    from analysis import yamlio  # yaml only when a meta file is read
 
     path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read this meta file: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_FILE_BYTES:
-        raise UsageError(f"{path}: a meta file holds a few KEY: VALUE lines; this one is over "
-                         f"{MAX_FILE_BYTES // 1024} KiB")
-    try:
-        data = yaml.safe_load(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte offset {exc.start})") from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(exc, "problem", None) or "not valid YAML"
-        raise UsageError(f"{where}: {problem}") from exc
-    except ValueError as exc:  # a constructor's own error: an int of thousands of digits
-        raise UsageError(f"{path}: a value YAML cannot read: {exc}") from exc
+    data = yamlio.load(path, str(path), MAX_FILE_BYTES, "a few KEY: VALUE lines")
     if data is None:
         return {}
     if not isinstance(data, dict):

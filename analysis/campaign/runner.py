@@ -19,14 +19,13 @@ import math
 import os
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import yaml
 
 from analysis import config
 from analysis.campaign import backends, records, resume
-from analysis.campaign.backends.base import (
+from analysis.campaign.backends import (
     BudgetSpent,
     Interrupted,
     Launch,
@@ -37,7 +36,7 @@ from analysis.campaign.backends.base import (
 from analysis.campaign.lock import CampaignLock
 from analysis.campaign.node import visible_gpus
 from analysis.campaign.progress import CampaignProgress
-from analysis.campaign.spec import BACKENDS, Run, Spec, SpecError, check_hosts, contained, load
+from analysis.campaign.spec import Run, Spec, contained, from_dict, load
 from analysis.campaign.suite_version import suite_version
 from analysis.campaign.workloads import LaunchContext, wrap_container
 from analysis.campaign.workloads import get as get_workload
@@ -83,11 +82,8 @@ class Campaign:
                  backend: str | None = None):
         if not isinstance(spec, Spec):
             spec = load(spec, overrides={"backend": backend})
-        if backend and backend != spec.backend:
-            if backend not in BACKENDS:
-                raise SpecError(f"backend {backend!r} is unknown; valid: {', '.join(BACKENDS)}")
-            spec = replace(spec, backend=backend)
-            check_hosts(spec)
+        if backend and backend != spec.backend:  # checked like a spec that names it
+            spec = from_dict({**spec.raw, "backend": backend})
         self.spec = spec
         self.out = spec.resolve_out_dir(out_dir)
         self.runs = spec.runs()

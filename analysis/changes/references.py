@@ -29,9 +29,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from analysis.campaign.spec_yaml import SpecError, parse_yaml
+from analysis import yamlio
 from analysis.changes import gpus, verdict
 from analysis.changes.compare import case_keys
 from analysis.errors import UsageError
@@ -59,11 +58,8 @@ _GLOB = re.compile(r"[*?\[\]]")
 
 
 def _entries_yaml(text: str, where: str) -> list[tuple[int, dict]]:
-    try:
-        data = parse_yaml(text, where)
-    except SpecError as exc:
-        raise UsageError(str(exc).replace("spec ", "references ", 1)) from None
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    data = yamlio.parse(text, where)
+    key = ""
     defaults: dict = {}
     if isinstance(data, dict):
         unknown = sorted(set(data) - {"references", *DEFAULT_KEYS})
@@ -71,12 +67,11 @@ def _entries_yaml(text: str, where: str) -> list[tuple[int, dict]]:
             raise UsageError(f"{where}: unknown key(s) {', '.join(map(str, unknown))}; "
                              f"valid: references, {', '.join(DEFAULT_KEYS)}")
         defaults = {k: data[k] for k in DEFAULT_KEYS if k in data}
-        node = next((v for k, v in node.value if k.value == "references"), None)
-        data = data.get("references")
+        key, data = "references", data.get("references")
     if not isinstance(data, list) or not data:
         raise UsageError(f"{where}: expected a list of references (or a mapping with "
                          "'references:')")
-    lines = [n.start_mark.line + 1 for n in node.value]
+    lines = [n.start_mark.line + 1 for n in yamlio.node_at(text, key)[0].value]
     return [(line, {**defaults, **e} if isinstance(e, dict) else e)
             for line, e in zip(lines, data)]
 
@@ -184,16 +179,7 @@ def load_references(path: str | Path, default_tolerance: float = verdict.DEFAULT
     names the file and line of the first bad entry."""
     path = Path(path)
     where = display_path(path)
-    try:
-        data = path.read_bytes()[:MAX_BYTES + 1]
-    except OSError as exc:
-        raise UsageError(f"cannot read references {where}: {exc.strerror}") from None
-    if len(data) > MAX_BYTES:
-        raise UsageError(f"references {where} is larger than {MAX_BYTES // 1024} KiB")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"references {where}: not UTF-8 text") from None
+    text = yamlio.read_text(path, where, MAX_BYTES, "a references file")
     entries = (_entries_csv if path.suffix.lower() == ".csv" else _entries_yaml)(text, where)
     return [_reference(e, f"{where}:{line} (reference {i})", default_tolerance)
             for i, (line, e) in enumerate(entries, 1)]

@@ -66,7 +66,7 @@ def note_failed_runs(campaign) -> None:
 
 def run(args) -> int:
     from analysis.changes.compare import compare  # heavy: loaded for the command only
-    from analysis.changes.render import render_comparison
+    from analysis.changes.comparison_text import render_comparison
     from analysis.changes.sources import load
 
     base = load(args.base, args.store, args.method)

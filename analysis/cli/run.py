@@ -5,17 +5,23 @@ command of every run and writes nothing. A folder holding done runs that the spe
 differently is refused before anything runs, unless ``--fresh`` moves its contents aside
 (:mod:`analysis.campaign.resume`). Otherwise the campaign runs in this process (one run at
 a time per output folder; Ctrl-C or SIGTERM stops the nodes and leaves the current run pending),
-then the launch notebook is executed read-only as the record ``<out>/00_launch.ipynb`` (see
-:mod:`analysis.campaign.launch_record`) and the status table is printed. Exit status: 0 all
-runs done, 1 some failed or pending (or another run holds the folder), 130 interrupted.
+then the launch notebook is executed with ``dry_run = True`` as the record
+``<out>/00_launch.ipynb`` (the plan, every node's command and the status, read from the
+folder: what the campaign left, without running anything again) and the status table is
+printed. Exit status: 0 all runs done, 1 some failed or pending (or another run holds the
+folder), 130 interrupted.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
+import tempfile
+from pathlib import Path
 
+from analysis import config
 from analysis.cli._options import positive_float
+from analysis.fsutil import atomic_path
 
 COMMAND = "run"
 HELP = "run a benchmark campaign (spec YAML); the launch notebook is kept as its record"
@@ -42,10 +48,26 @@ def add_arguments(p) -> None:
                         "pending for the next invocation (default: no budget)")
 
 
+def record_launch_notebook(out: Path, spec_path: str | Path, backend: str | None) -> Path:
+    """Execute the launch notebook read-only for the campaign in `out`; the record's path.
+    Written atomically: a failure leaves the previous record (or none), never half of one."""
+    from analysis.notebook_run import execute_notebook, kernel
+
+    target = Path(out) / "00_launch.ipynb"
+    # the kernel talks over IPC sockets in a private folder (no TCP), and dies with the record
+    with tempfile.TemporaryDirectory(prefix="dlperf-launch-") as folder, kernel(folder) as km:
+        with atomic_path(target) as tmp:
+            execute_notebook(
+                config.NOTEBOOKS_DIR / target.name, tmp,
+                {"spec_path": str(Path(spec_path).resolve()), "spec_inline": None,
+                 "backend": backend, "dry_run": True, "out_dir": str(Path(out).resolve()),
+                 "progress": False, "time_budget": None}, km, folder)
+    return target
+
+
 def _record(campaign, args) -> bool:
     """Write the launch-notebook record; False when interrupted. Any other failure is one
     warning line: the campaign itself is done by then."""
-    from analysis.campaign.launch_record import record_launch_notebook
 
     def on_term(_signum, _frame):  # stop like Ctrl-C: the kernel is killed, no half record
         raise KeyboardInterrupt("SIGTERM")

@@ -21,7 +21,7 @@ MAX_BYTES = 4 << 20
 
 
 def run(args) -> int:
-    from analysis.env.topology import parse_topology, read_topology
+    from analysis.env.topo_matrix import parse_topology, read_topology
     from analysis.errors import UsageError
 
     if args.file == "-":

@@ -8,7 +8,7 @@
 from analysis.env.capture import capture
 from analysis.env.links import LinkClass, TopologyError, classify_link
 from analysis.env.record import EnvRecord, EnvRecordError
-from analysis.env.topology import Topology, parse_topology, read_topology
+from analysis.env.topo_matrix import Topology, parse_topology, read_topology
 
 __all__ = ["EnvRecord", "EnvRecordError", "LinkClass", "Topology", "TopologyError", "capture",
            "classify_link", "parse_topology", "read_topology"]

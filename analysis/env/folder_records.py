@@ -36,7 +36,7 @@ class EnvInput:
 class TopoInput:
     name: str
     text: str
-    topology: object | None = None  # analysis.env.topology.Topology when it parsed
+    topology: object | None = None  # analysis.env.topo_matrix.Topology when it parsed
     error: str = ""
 
 
@@ -182,9 +182,9 @@ def load_env(path: str | Path, root: Path | None = None) -> EnvInput:
 
 
 def parse_topo(name: str, text: str) -> TopoInput:
-    """Parse with analysis.env.topology; keep the text even when it does not parse."""
+    """Parse with analysis.env.topo_matrix; keep the text even when it does not parse."""
     try:
-        from analysis.env.topology import parse_topology
+        from analysis.env.topo_matrix import parse_topology
 
         return TopoInput(name, text, parse_topology(text))
     except Exception as exc:  # a bad topology file must not stop the report

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.env.topology import TopologyError, parse_topology
+from analysis.env.topo_matrix import TopologyError, parse_topology
 from analysis.shell import CommandError, CommandNotFoundError, run_command
 
 

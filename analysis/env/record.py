@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.env.fields import RECORD_KEYS, WRITTEN, accepts
-from analysis.env.topology import Topology, TopologyError
+from analysis.env.topo_matrix import Topology, TopologyError
 from analysis.errors import SchemaError
 from analysis.fsutil import atomic_write_text
 from analysis.redact import redact_env, redact_value

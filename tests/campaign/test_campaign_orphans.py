@@ -16,7 +16,7 @@ from pathlib import Path
 import agent_killer
 import pytest
 
-from analysis.campaign.backends.base import NODE_AGENT
+from analysis.campaign.backends import NODE_AGENT
 from analysis.campaign.node import alive, kill_from_pidfile
 from analysis.campaign.runner import Campaign
 from analysis.campaign.spec import from_dict

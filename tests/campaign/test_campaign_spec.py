@@ -54,19 +54,21 @@ def test_defaults_and_matrix_product():
 
 @pytest.mark.parametrize("key, value, words", [
     ("workload", "tensorflow9", ["'workload'", "builtin", "dle_pytorch_rn50", "oneflow_gpt"]),
-    ("devices", ["8g"], ["'devices'", "<N>n<G>g"]),
-    ("devices", ["0n1g"], ["'devices'", "1 <= N <= 4096"]),
-    ("precisions", ["fp64"], ["'precisions'", "fp32, amp, bf16, tf32"]),
-    ("batch_sizes", [0], ["'batch_sizes'", "integer >= 1"]),
+    ("devices", ["8g"], ["'devices[0]'", "<N>n<G>g"]),
+    ("devices", ["0n1g"], ["'devices[0]'", "1 <= N <= 4096"]),
+    ("precisions", ["fp64"], ["'precisions[0]'", "fp32, amp, bf16, tf32"]),
+    ("batch_sizes", [0], ["'batch_sizes[0]'", "greater than or equal to 1"]),
     ("repeats", "five", ["'repeats'", "integer"]),
-    ("backend", "k8s", ["'backend'", "local, ssh, slurm"]),
+    ("backend", "k8s", ["'backend'", "'local', 'ssh' or 'slurm'"]),
     ("timeout", "soon", ["'timeout'", "'10m'"]),
-    ("device", "tpu", ["'device'", "auto, cuda, cpu"]),
+    ("device", "tpu", ["'device'", "'auto', 'cuda' or 'cpu'"]),
     ("name", "../evil", ["'name'", "no '/'"]),
     ("model", "a/b", ["'model'", "no '/'"]),
     ("env", {"BAD NAME": 1}, ["env.BAD NAME", "variable name"]),
     ("env", {"X": "a\nb"}, ["env.X", "without newlines"]),
     ("hosts", ["bad host!"], ["hosts[0]", "host"]),
+    ("master_port", "x", ["spec key 'master_port':", "'auto' or a port"]),
+    ("retry_failed", "yes", ["spec key 'retry_failed':", "boolean"]),
 ])
 def test_errors_name_key_value_and_allowed(key, value, words):
     with pytest.raises(SpecError) as err:
@@ -173,13 +175,13 @@ def test_recursive_and_deep_documents_are_refused():
 
 
 @pytest.mark.parametrize("key, value, words", [
-    ("repeats", 10_000_000, ["'repeats'", "<= 1000"]),
-    ("iterations", 10**12, ["'iterations'", "<= 10000000"]),
-    ("batch_sizes", [2**40], ["'batch_sizes'", "<= 1048576"]),
-    ("devices", ["99999999999999999999n99g"], ["'devices'", "N <= 4096"]),
+    ("repeats", 10_000_000, ["'repeats'", "less than or equal to 1000"]),
+    ("iterations", 10**12, ["'iterations'", "less than or equal to 10000000"]),
+    ("batch_sizes", [2**40], ["'batch_sizes[0]'", "less than or equal to 1048576"]),
+    ("devices", ["99999999999999999999n99g"], ["'devices[0]'", "N <= 4096"]),
     ("timeout", float("inf"), ["'timeout'", "at most 30 days"]),
     ("timeout", "99999999h", ["'timeout'", "at most 30 days"]),
-    ("retries", 10**6, ["'retries'", "<= 100"]),
+    ("retries", 10**6, ["'retries'", "less than or equal to 100"]),
     ("batch_sizes", list(range(1, 1002)), ["'batch_sizes'", "at most 1000 items"]),
 ])
 def test_sizes_are_bounded(key, value, words):
@@ -204,7 +206,8 @@ def test_long_values_are_shortened_in_errors():
 
 # ---- one declaration per key, nested mappings checked (issue 9, item 22) ---------------------
 def test_slurm_keys_are_declared_once_and_used():
-    from analysis.campaign.spec import KEYS, SLURM_FIELDS
+    from analysis.campaign.spec import KEYS
+    from analysis.campaign.spec_schema import SlurmOptions
 
     spec = from_dict(base(backend="slurm", devices=["2n1g"],
                           slurm={"time_limit": "90m", "cpus_per_task": 4, "partition": "p"}))
@@ -213,7 +216,7 @@ def test_slurm_keys_are_declared_once_and_used():
     c.backend._gpus = 0
     argv = c.backend.sbatch_argv(c.launch(c.runs[0], "cpu", port=29500), "/x.sbatch", "j")
     assert "--time=90" in argv and "--cpus-per-task=4" in argv and "--partition=p" in argv
-    for name in SLURM_FIELDS:  # the documentation names every key that is read
+    for name in SlurmOptions.model_fields:  # the documentation names every key that is read
         assert name in KEYS["slurm"]
 
 
@@ -223,7 +226,7 @@ def test_slurm_keys_are_declared_once_and_used():
     ("container", {"imgae": "x"}, ["'container.imgae'", "image, mounts"]),
     ("hosts", [{"host": "h", "prot": 22}], ["'hosts[0].prot'", "host, port, user"]),
     ("slurm", {"cpus_per_task": "four"}, ["'slurm.cpus_per_task'", "integer"]),
-    ("ssh", {"port": 70000}, ["'ssh.port'", "<= 65535"]),
+    ("ssh", {"port": 70000}, ["'ssh.port'", "less than or equal to 65535"]),
     ("container", {"runtime": "docker"}, ["'container.image' is required"]),
     ("slurm", ["a"], ["'slurm'", "a mapping"]),
 ])
@@ -255,23 +258,23 @@ def _limited_memory():
 
 
 @pytest.mark.parametrize("content, words", [
-    (b"name: t\xff\nworkload: builtin\n", ["line 1", "not UTF-8"]),
+    (b"name: t\xff\nworkload: builtin\n", [":1:", "not UTF-8"]),
     (alias_bomb(9).encode(), ["alias"]),  # the 600-byte billion laughs
-    (b"x: " + b"a" * (2 << 20), ["larger than 1024 KiB"]),
-    (SMOKE.replace("[1n1g, 1n2g]", '["99999999999999999999n99g"]').encode(), ["'devices'"]),
-    (b"name: t\nworkload: [unclosed\n", ["line 3", "not valid YAML"]),
+    (b"x: " + b"a" * (2 << 20), ["over 1024 KiB"]),
+    (SMOKE.replace("[1n1g, 1n2g]", '["99999999999999999999n99g"]').encode(), ["'devices[0]'"]),
+    (b"name: t\nworkload: [unclosed\n", [":3:", "not valid YAML"]),
     (None, ["is a directory"]),
     (b"/dev/zero", ["not a regular file"]),
-    (b"/proc/self/environ", ["line 1", "not valid YAML"]),
-    (b"name: t\nworkload: \x00builtin\n", ["line 2", "not valid YAML"]),
+    (b"/proc/self/environ", [":1:", "not valid YAML"]),
+    (b"name: t\nworkload: \x00builtin\n", [":2:", "not valid YAML"]),
     (b"", ["the spec is empty"]),
     (SMOKE.replace("repeats: 2", "repeats: 2\nrepeats: 500").encode(),
-     ["line 9", "'repeats' appears twice", "line 8"]),
+     [":9:", "'repeats' appears twice", "line 8"]),
     (SMOKE.replace("backend: local", "env:\n  A: 1\n  A: 2").encode(),
-     ["line 12", "'A' appears twice", "line 11"]),
-    (SMOKE.replace("[4]", '[4, "x"]').encode(), ["line 6:", "'batch_sizes'", "'x'"]),
+     [":12:", "'A' appears twice", "line 11"]),
+    (SMOKE.replace("[4]", '[4, "x"]').encode(), [":6:", "'batch_sizes[1]'", "'x'"]),
     (SMOKE.replace("backend: local", "slurm:\n  partiton: x").encode(),
-     ["line 11:", "'slurm.partiton'"]),
+     [":11:", "'slurm.partiton'"]),
 ])
 def test_bad_spec_files_give_one_line_and_exit_2(tmp_path, content, words):
     import subprocess

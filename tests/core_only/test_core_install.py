@@ -1,5 +1,6 @@
-"""The core install (numpy, pandas, pyarrow, pyyaml) runs parse, summarize, compare, check and
-store: none of them may need an optional extra (matplotlib, babel, papermill, ...)."""
+"""The core install (numpy, pandas, pyarrow, pyyaml, pydantic) runs parse, summarize, compare,
+check, store and a campaign's dry run: none of them may need an optional extra (matplotlib,
+babel, papermill, ...). .ci/run also runs this file in a venv that has only the core."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def test_the_comparison_layer_imports_without_the_report_extra():
     ["compare", CAMPAIGN, CAMPAIGN],
     ["check", CAMPAIGN, "--references", "examples/references/dlperf_pytorch_resnet50_v100.yaml"],
     ["store", "add", CAMPAIGN, "--store", "{tmp}/store"],
+    ["run", "examples/campaigns/smoke.yaml", "--dry-run"],
 ], ids=lambda a: a[0] if a[0] != "store" else "store-add")
 def test_core_commands_run_on_the_bundled_campaign(tmp_path, args):
     done = _run(*(a.format(tmp=tmp_path) for a in args))

@@ -20,7 +20,7 @@ import pytest
 from analysis.env.capture import capture, select_env
 from analysis.env.probes import parse_gpu_csv, parse_ibv_devinfo, parse_lscpu, probe_infiniband
 from analysis.env.record import EnvRecord, EnvRecordError
-from analysis.env.topology import read_topology
+from analysis.env.topo_matrix import read_topology
 from analysis.redact import REDACTED, redact_env
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis.env.links import LINK_KINDS, TopologyError, classify_link
-from analysis.env.topology import Topology, parse_cpulist, parse_topology, read_topology
+from analysis.env.topo_matrix import Topology, parse_cpulist, parse_topology, read_topology
 from analysis.errors import DLPerfError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "topology"

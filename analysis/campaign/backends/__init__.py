@@ -3,10 +3,21 @@ with :func:`register`), looked up by name. Adding a backend means adding one mod
 
 from __future__ import annotations
 
-from analysis.campaign.backends.base import Backend
+from analysis.campaign.backends._backend import (
+    NODE_AGENT,
+    Backend,
+    BudgetSpent,
+    Interrupted,
+    Launch,
+    NodeLaunch,
+    NodeOutcome,
+    Outcome,
+)
 from analysis.registry import Registry
 
 _registry: Registry[Backend] = Registry("backend", __name__, __path__)
+__all__ = ["NODE_AGENT", "Backend", "BudgetSpent", "Interrupted", "Launch", "NodeLaunch",
+           "NodeOutcome", "Outcome", "get", "names", "register"]
 register = _registry.register
 names = _registry.names
 get = _registry.get

@@ -14,14 +14,12 @@ import time
 
 from analysis.campaign import node as agent
 from analysis.campaign.backends import register
-from analysis.campaign.backends.base import (
+from analysis.campaign.backends._backend import (
     NODE_AGENT,
-    POLL_S,
     Backend,
     Interrupted,
     Launch,
     Outcome,
-    first_failure,
 )
 from analysis.shell import STDOUT, Process, start_process
 
@@ -83,7 +81,6 @@ class LocalBackend(Backend):
     def execute(self, launch: Launch) -> Outcome:
         t0, started = time.monotonic(), time.time()
         procs: dict[int, Process] = {}
-        reason = ""
         flags = ("--die-with-parent", "--parent-pid", str(os.getpid()))
         try:
             for node in launch.active():
@@ -93,17 +90,8 @@ class LocalBackend(Backend):
                                         flags=flags),
                         stdout=log, stderr=STDOUT, env={**os.environ, **node.env},
                         new_session=True)
-            while True:
-                rcs = {i: _exit_status(p) for i, p in procs.items()}
-                bad = [i for i, rc in rcs.items() if rc not in (None, 0)]
-                if bad:
-                    break
-                if all(rc == 0 for rc in rcs.values()):
-                    break
-                if time.monotonic() - t0 > launch.timeout:
-                    reason = f"timeout after {launch.timeout:g} s"
-                    break
-                time.sleep(POLL_S)
+            reason = self.wait_nodes(lambda: {i: _exit_status(p) for i, p in procs.items()},
+                                     t0, launch.timeout)
         except BaseException as exc:
             agent.stop_agents([p.pid for p in procs.values()])
             for p in procs.values():
@@ -115,8 +103,5 @@ class LocalBackend(Backend):
         agent.stop_agents([p.pid for p in procs.values()])
         for p in procs.values():
             p.wait()
-        nodes = [self.node_outcome(n, procs[n.index].returncode, started)
-                 for n in launch.active()]
-        reason = reason or first_failure(nodes)
-        return Outcome(ok=not reason, reason=reason, nodes=nodes,
-                       wall_s=time.monotonic() - t0)
+        return self.outcome([self.node_outcome(n, procs[n.index].returncode, started)
+                             for n in launch.active()], reason, t0)

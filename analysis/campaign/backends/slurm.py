@@ -1,8 +1,8 @@
 """``slurm``: one batch job per run, submitted with ``sbatch`` and polled with ``squeue``.
 
 The job asks for ``--nodes N --ntasks-per-node 1`` (and ``--gpus-per-node G`` when the
-partition has GPUs); the spec's ``slurm:`` keys (declared in ``spec.SLURM_FIELDS``: partition,
-account, time_limit, cpus_per_task, gpus_per_node, extra_args) add the other options. Its
+partition has GPUs); the spec's ``slurm:`` keys (declared in ``spec_schema.SlurmOptions``:
+partition, account, time_limit, cpus_per_task, gpus_per_node, extra_args) add the others. Its
 script starts one ``srun --nodes 1 --ntasks 1 --relative k`` step per
 node, each running the node agent with that node's command, output to the node's log; the
 first step that fails stops the others. The agent runs under ``node.py --supervise``, which
@@ -25,7 +25,7 @@ meets) is waited for at most ``slurm.start_timeout`` (default :data:`START_TIMEO
 cancelled; the run fails with the job id, its state and Slurm's reason (``PENDING
 (BeginTime)``), and is not retried in this campaign invocation (``Outcome.no_retry``). The per-run ``timeout`` counts from the start. Under a campaign time budget
 the wait also ends when the job could no longer start in time (``Launch.start_by``): the job
-is cancelled and the run stays pending (:class:`~analysis.campaign.backends.base.BudgetSpent`).
+is cancelled and the run stays pending (:class:`~analysis.campaign.backends.BudgetSpent`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from analysis.campaign.backends import register
-from analysis.campaign.backends.base import (
+from analysis.campaign.backends._backend import (
     NODE_AGENT,
     Backend,
     BudgetSpent,
@@ -255,7 +255,7 @@ class SlurmBackend(Backend):
         try:
             job_id = self._sbatch(launch)
         except SlurmError as exc:
-            return Outcome(False, str(exc), [], wall_s=time.monotonic() - t0)
+            return self.outcome([], str(exc), t0)
         start_timeout = self.spec.slurm.get("start_timeout", START_TIMEOUT)
         start_by = t0 + start_timeout
         by_budget = launch.start_by is not None and launch.start_by < start_by

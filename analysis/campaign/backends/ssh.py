@@ -48,15 +48,13 @@ from threading import Thread
 
 import analysis
 from analysis.campaign.backends import register
-from analysis.campaign.backends.base import (
+from analysis.campaign.backends._backend import (
     NODE_AGENT,
-    POLL_S,
     Backend,
     Interrupted,
     Launch,
     NodeLaunch,
     Outcome,
-    first_failure,
 )
 from analysis.campaign.commands import shell_join
 from analysis.errors import DLPerfError
@@ -390,29 +388,20 @@ class SSHBackend(Backend):
         active = launch.active()
         procs: dict[int, Process] = {}
         rcs: dict[int, int | None] = {}
-        reason = ""
         try:
             try:
                 for n in active:  # connect everywhere first: a dead host fails fast
                     self._ensure_agent(self.spec.hosts[n.index])
             except SSHError as exc:
                 refused = isinstance(exc, SSHHostKeyError)  # the same key is refused again
-                return Outcome(False, str(exc), [], wall_s=time.monotonic() - t0,
-                               extra=self._accepted_keys(),
-                               no_retry="a refused host key is refused again" if refused else "")
+                return self.outcome([], str(exc), t0, extra=self._accepted_keys(),
+                                    no_retry="a refused host key is refused again" if refused
+                                    else "")
             for n in active:
                 procs[n.index] = self._start(launch, n)
-            while True:
-                for i, p in procs.items():
-                    rcs[i] = p.poll()
-                if any(rc not in (None, 0) for rc in rcs.values()):
-                    break
-                if all(rc == 0 for rc in rcs.values()):
-                    break
-                if time.monotonic() - t0 > launch.timeout:
-                    reason = f"timeout after {launch.timeout:g} s"
-                    break
-                time.sleep(POLL_S)
+            reason = self.wait_nodes(
+                lambda: rcs.update({i: p.poll() for i, p in procs.items()}) or rcs,
+                t0, launch.timeout)
         except KeyboardInterrupt as exc:
             self._stop(launch, active, procs, rcs)
             raise Interrupted(str(exc) or "SIGINT") from None
@@ -421,9 +410,7 @@ class SSHBackend(Backend):
         for n in active:
             self._fetch(launch, n)
             nodes.append(self.node_outcome(n, rcs.get(n.index), started))
-        reason = reason or first_failure(nodes)
-        return Outcome(ok=not reason, reason=reason, nodes=nodes, wall_s=time.monotonic() - t0,
-                       extra=self._accepted_keys())
+        return self.outcome(nodes, reason, t0, extra=self._accepted_keys())
 
     def _accepted_keys(self) -> dict:
         """``{"host_keys_accepted": [...]}``: keys trusted on first use (accept-new) since the

@@ -17,7 +17,7 @@ class, shared argument lists, the container wrapper) live in :mod:`.base`.
 
 from __future__ import annotations
 
-from analysis.campaign.workloads.base import LaunchContext, Workload, wrap_container
+from analysis.campaign.workloads._template import LaunchContext, Workload, wrap_container
 from analysis.registry import Registry
 
 __all__ = ["LaunchContext", "Workload", "get", "names", "register", "wrap_container"]

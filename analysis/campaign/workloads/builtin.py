@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from analysis.campaign.workloads import register
-from analysis.campaign.workloads.base import Workload, torchrun_head
+from analysis.campaign.workloads._template import Workload, torchrun_head
 
 
 @register

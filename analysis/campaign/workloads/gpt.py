@@ -10,7 +10,7 @@ and file names: ``python -m torch.distributed.run ... --nproc_per_node G -m work
 from __future__ import annotations
 
 from analysis.campaign.workloads import register
-from analysis.campaign.workloads.base import gpt_model_args, torchrun_head
+from analysis.campaign.workloads._template import gpt_model_args, torchrun_head
 from analysis.campaign.workloads.oneflow_gpt import OneFlowGPT
 
 

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from analysis.campaign.workloads import register
-from analysis.campaign.workloads.base import Workload
+from analysis.campaign.workloads._template import Workload
 
 
 @register

@@ -168,6 +168,25 @@ class Backend(ABC):
                 "--", *node.argv]
 
     @staticmethod
+    def wait_nodes(exit_statuses, t0: float, timeout: float) -> str:
+        """Poll ``exit_statuses()`` ({node: status or None}) until a node fails or all ended
+        with 0 (''), or `timeout` seconds after `t0` (the timeout as a reason)."""
+        while True:
+            rcs = exit_statuses().values()
+            if any(rc not in (None, 0) for rc in rcs) or all(rc == 0 for rc in rcs):
+                return ""
+            if time.monotonic() - t0 > timeout:
+                return f"timeout after {timeout:g} s"
+            time.sleep(POLL_S)
+
+    @staticmethod
+    def outcome(nodes: list[NodeOutcome], reason: str, t0: float, **more) -> Outcome:
+        """The run's outcome: `reason`, else the node that failed first; ok when neither."""
+        reason = reason or first_failure(nodes)
+        return Outcome(ok=not reason, reason=reason, nodes=nodes,
+                       wall_s=time.monotonic() - t0, **more)
+
+    @staticmethod
     def read_result(path: Path) -> dict:
         try:
             return json.loads(Path(path).read_text())
