@@ -5,8 +5,8 @@ Entries are keyed per file: its real path, size, ``mtime_ns``, inode, device and
 by another of the same size and mtime, ``mv``/``rsync -t``; ``ctime_ns``, which no tool sets,
 one rewritten in place with its mtime put back, ``cp -p``; a chmod or rename costs one
 read), in a store of its folder that also names how the files were read
-(forced family, byte cap, first lines only) and the parser version (a hash of the reading
-code); a changed file is read again, a deleted one forgotten when its folder's store is next
+(forced family, byte cap, first lines only) and the code version (a hash of the source of
+the whole `analysis` package); a changed file is read again, a deleted one forgotten when its folder's store is next
 written. One store per folder (a numpy ``.npz`` read without pickle: a JSON head and the
 numeric columns of every entry concatenated) is one read and one write per folder, where an
 entry per file cost more than reading the lines the DLPerf rules need. A store that cannot
@@ -44,13 +44,12 @@ _PACKAGE = Path(__file__).resolve().parent
 
 
 @cache
-def parser_version() -> str:
-    """Hash of the code that turns a file into what is cached."""
+def code_version() -> str:
+    """Hash of the source of every module of the `analysis` package: any change to the code
+    makes every entry stale, so no list of modules decides what a read depends on."""
     h = hashlib.blake2b(digest_size=16)
-    for path in sorted([*(_PACKAGE / "parsers").glob("*.py"),
-                        *(_PACKAGE / n for n in ("checks.py", "logtext.py", "collect.py",
-                                                 "metrics.py", "problems.py"))]):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        h.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -64,7 +63,7 @@ class FolderCache:
 
     def __init__(self, folder: str, how: dict) -> None:
         self.folder = folder
-        self.key = {"folder": folder, "version": parser_version(), **how}
+        self.key = {"folder": folder, "version": code_version(), **how}
         name = hashlib.blake2b(json.dumps(self.key, sort_keys=True).encode(),
                                digest_size=20).hexdigest()
         self.path = cache_dir() / name[:2] / f"{name}.npz"
