@@ -33,7 +33,7 @@ from analysis.fsutil import display_path, printable
 from analysis.layout import meta_from_path, node_index
 from analysis.logtext import MAX_BYTES_ENV, LogText, max_log_bytes
 from analysis.parsers._fields import to_int
-from analysis.parsers._prefix import first_lines
+from analysis.parsers._prefix import first_lines, rule_rows
 from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.problems import Problem, excerpt, to_frame
 from analysis.user_meta import MAX_COUNT, MetaFiles, is_count, merge_meta
@@ -154,7 +154,10 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
                 if (b["rank"] < 0).all():
                     b["rank"] = log.ranks_at(b["line"])
         check_parsed(parsed, part)
-        if part is log or parser.dlperf_has_read(parsed):
+        if part is log:
+            break
+        if parser.dlperf_has_read(parsed):
+            parsed = rule_rows(parsed)
             break
     return FileRead(path, parsed, log.problems + parsed.problems, parser.name,
                     content_key(log.data))

@@ -18,7 +18,7 @@ extract_pytorch_logs_time.py``, run unmodified from a checkout of Oneflow-Inc/DL
 Measured, interleaved over `--rounds` rounds, each a whole process (imports included, page
 cache warm): the script; ``dlperf summarize --method dlperf --format csv --no-cache``
 (cold); the same without ``--no-cache`` on the cache a previous call filled (warm). Wall
-time and peak RSS (``/usr/bin/time``) of each; every round's times are kept.
+time CPU seconds and peak RSS (``/usr/bin/time``) of each; every round's figures are kept.
 Checks: every run's figure from `parse_paths` + `run_throughput` (what `summarize` computes)
 equals the script's, and every case median of each `summarize` equals the script's.
 
@@ -111,16 +111,19 @@ def make_corpus(root: Path, files: int, iterations: int, seed: int = 0) -> int:
 
 # --- measuring -----------------------------------------------------------------------------
 def run_process(cmd: list[str], env: dict | None = None, cwd: Path | None = None
-                ) -> tuple[float, int, str]:
-    """(wall seconds, peak RSS in MB, stdout) of one whole process (peak by /usr/bin/time)."""
-    with tempfile.NamedTemporaryFile("r") as peak:
+                ) -> tuple[float, float, int, str]:
+    """(wall seconds, CPU seconds of it and its children, peak RSS in MB, stdout) of one
+    whole process (CPU and peak by /usr/bin/time). On a machine others load, the CPU
+    seconds move less than the wall time."""
+    with tempfile.NamedTemporaryFile("r") as used:
         t0 = time.perf_counter()
-        proc = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", peak.name, *cmd],
+        proc = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", used.name, *cmd],
                               capture_output=True, text=True, env=env, cwd=cwd)
         wall = time.perf_counter() - t0
         if proc.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-        return wall, int(peak.read().split()[-1]) // 1024, proc.stdout
+        user, system, peak = used.read().split()[-3:]
+        return wall, float(user) + float(system), int(peak) // 1024, proc.stdout
 
 
 def script_figures(stdout: str, root: Path) -> dict[str, float]:
@@ -191,14 +194,17 @@ def main() -> None:
         commands = {"script": (baseline, None), "cold": ([*summarize, "--no-cache"], "cold"),
                     "warm": (summarize, "warm")}
         run_process(summarize, tree_env(work / "warm"))  # fills the warm cache
+        load = os.getloadavg()[0]
         times = {k: [] for k in commands}
+        cpu = {k: [] for k in commands}
         peaks = dict.fromkeys(commands, 0)
         outputs = {}
         for _ in range(args.rounds):
             for name, (cmd, cache) in commands.items():
                 env = tree_env(work / (cache or "none"))
-                wall, rss, outputs[name] = run_process(cmd, env, cwd=work)
+                wall, seconds, rss, outputs[name] = run_process(cmd, env, cwd=work)
                 times[name].append(wall)
+                cpu[name].append(seconds)
                 peaks[name] = max(peaks[name], rss)
         ref = script_figures(outputs["script"], root)
         got = suite_figures(root)
@@ -213,11 +219,14 @@ def main() -> None:
         figures = {
             "logs": len(files), "iterations": args.iterations, "megabytes": round(mb, 1),
             "rounds": args.rounds, "cpus": len(os.sched_getaffinity(0)),
-            "load_avg_1min_at_end": round(os.getloadavg()[0], 2),
+            "load_avg_1min": [round(load, 2), round(os.getloadavg()[0], 2)],
             "times_s": {k: [round(x, 2) for x in v] for k, v in times.items()},
             "median_s": {k: round(v, 2) for k, v in t.items()},
             "speedup_vs_script": {k: [round(s / x, 2) for s, x in zip(times["script"], v)]
                                   for k, v in times.items() if k != "script"},
+            "cpu_s": {k: [round(x, 2) for x in v] for k, v in cpu.items()},
+            "cpu_ratio_vs_script": {k: [round(s / x, 2) for s, x in zip(cpu["script"], v)]
+                                    for k, v in cpu.items() if k != "script"},
             "peak_rss_mb": peaks,
             "runs_compared": len(ref), "run_mismatches": len(run_diffs),
             "runs_without_script_figure": len(missing),
