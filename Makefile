@@ -39,7 +39,7 @@ test-fast: setup  ## tests without the slow end-to-end ones
 lint: setup  ## ruff check
 	$(VENV)/bin/ruff check analysis workloads tests benchmarks
 
-bench: setup  ## parse-speed benchmark (writes figures to stdout)
+bench: setup  ## parse-speed benchmark, DLPERF_REPO=<checkout of Oneflow-Inc/DLPerf> (figures to stdout)
 	$(PY) benchmarks/parse_speed.py
 
 lab: setup  ## start JupyterLab on notebooks/ (127.0.0.1, LAB_PORT=8888; prints the URL with its token)

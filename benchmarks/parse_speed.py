@@ -13,7 +13,8 @@ read the fraction-less form DLLogger prints then).
 
 Baseline: DLPerf's own ``NVIDIADeepLearningExamples/PyTorch/resnet50v1.5/
 extract_pytorch_logs_time.py``, run unmodified from a checkout of Oneflow-Inc/DLPerf
-(``--dlperf DIR``; ``git clone https://github.com/Oneflow-Inc/DLPerf``), as its own process.
+(``--dlperf DIR`` or ``$DLPERF_REPO``; ``git clone https://github.com/Oneflow-Inc/DLPerf``),
+as its own process.
 
 Measured, interleaved over `--rounds` rounds, each a whole process (imports included, page
 cache warm): the script; ``dlperf summarize --method dlperf --format csv --no-cache``
@@ -168,16 +169,19 @@ def tree_env(cache: Path) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--dlperf", type=Path, required=True, help="a checkout of Oneflow-Inc/DLPerf")
+    ap.add_argument("--dlperf", type=Path, default=os.environ.get("DLPERF_REPO"),
+                    help="a checkout of Oneflow-Inc/DLPerf (default: $DLPERF_REPO)")
     ap.add_argument("--files", type=int, default=3000)
     ap.add_argument("--iterations", type=int, default=1000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dir", type=Path, default=None, help="corpus folder (kept; made if empty)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     args = ap.parse_args()
-    script = args.dlperf / SCRIPT
-    if not script.is_file():
-        raise SystemExit(f"{script} not found: --dlperf names a checkout of Oneflow-Inc/DLPerf")
+    script = args.dlperf / SCRIPT if args.dlperf else None
+    if script is None or not script.is_file():
+        raise SystemExit(f"{script or 'the DLPerf script'} not found: --dlperf DIR or "
+                         "DLPERF_REPO=DIR names a checkout of https://github.com/Oneflow-Inc/DLPerf, "
+                         "whose script is the baseline")
     work = Path(tempfile.mkdtemp(prefix="dlperf-bench-"))
     root = args.dir or work / "corpus"
     try:
