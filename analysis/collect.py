@@ -56,6 +56,21 @@ _STATE_IT = ("state it: --meta num_nodes=N,gpus_per_node=G,batch_size_per_device
              "<N>n<G>g/<model>_b<bsz>_<precision>_<repeat>.log")
 
 
+class _BuiltOnFirstUse:
+    """`ParseResult.observations`: the frame given, else built from `parts` when first read."""
+
+    def __get__(self, result, owner=None):
+        if result is None:
+            raise AttributeError("observations")  # a field without default
+        if result._observations is None:
+            result._observations = _observations_frame(result.parts or [])
+        return result._observations
+
+    def __set__(self, result, frame) -> None:
+        result._observations = frame
+
+
+@dataclass
 class ParseResult:
     """The three tidy frames of a parse: observations, runs and problems.
 
@@ -65,22 +80,14 @@ class ParseResult:
     made from frames (a Parquet export) has no `parts`.
     """
 
-    def __init__(self, observations: pd.DataFrame | None, runs: pd.DataFrame,
-                 problems: pd.DataFrame, parts: list[tuple[dict, ParsedLog, str]] | None = None,
-                 files_found: int | None = None, files_skipped: int | None = None) -> None:
-        self._observations = observations  # schema.OBSERVATIONS; None: built from `parts`
-        self.runs = runs  # schema.RUNS
-        self.problems = problems  # schema.PROBLEMS
-        self.parts = parts
-        #: files found under the paths, and of them those skipped as not logs (a README.txt)
-        self.files_found, self.files_skipped = files_found, files_skipped
-
-    @property
-    def observations(self) -> pd.DataFrame:
-        """schema.OBSERVATIONS, built from `parts` on first use."""
-        if self._observations is None:
-            self._observations = _observations_frame(self.parts or [])
-        return self._observations
+    observations: pd.DataFrame = _BuiltOnFirstUse()  # schema.OBSERVATIONS
+    runs: pd.DataFrame  # schema.RUNS
+    problems: pd.DataFrame  # schema.PROBLEMS
+    parts: list[tuple[dict, ParsedLog, str]] | None = field(default=None, repr=False,
+                                                             compare=False)
+    #: files found under the paths, and of them those skipped as not logs (a README.txt)
+    files_found: int | None = field(default=None, compare=False)
+    files_skipped: int | None = field(default=None, compare=False)
 
     def summary(self, **kwargs) -> pd.DataFrame:
         from analysis.stats import summarize
