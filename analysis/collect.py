@@ -312,7 +312,8 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     `strict`, the first problem raises LogProblemError; otherwise problems are returned as data.
     With `dlperf_only` (for the ``dlperf`` throughput method and nothing else), a log whose
     family's DLPerf rule reads only its first lines is parsed only that far: its figure is
-    the same, the observations hold those lines, problems are those of the lines read.
+    the same, the observations hold the rows the rule reads of those lines (`rule_rows`),
+    problems are those of the lines read.
     `jobs` processes read the files when there are many (default: one per CPU core; 1: this
     process only); the frames are the same in every case. With `cache`, what each file gave
     is kept between calls (:mod:`analysis.parse_cache`) and an unchanged file is not read again.
