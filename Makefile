@@ -43,7 +43,7 @@ lint: setup  ## ruff check, and the layer contracts (import-linter, pyproject.to
 schema: setup  ## write docs/campaign.schema.json (the campaign spec's JSON Schema, for editors)
 	$(PY) -m analysis.campaign.spec_schema > docs/campaign.schema.json
 
-bench: setup  ## parse-speed benchmark (writes figures to stdout)
+bench: setup  ## parse-speed benchmark, DLPERF_REPO=<checkout of Oneflow-Inc/DLPerf> (figures to stdout)
 	$(PY) benchmarks/parse_speed.py
 
 lab: setup  ## start JupyterLab on notebooks/ (127.0.0.1, LAB_PORT=8888; prints the URL with its token)

@@ -8,12 +8,15 @@ A run is counted once: a second file of the same role in one run (``x.log`` besi
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 import re
+import signal
 import stat
 import traceback
 import zlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -22,17 +25,16 @@ import numpy as np
 import pandas as pd
 
 from analysis import metrics as M
-from analysis import parse_cache, parsers, result_cache, schema
+from analysis import parse_cache, parsers, schema
 from analysis.checks import check_parsed
 from analysis.discover import Found, NoKnownLogsError, NoLogsError, find_logs, is_probed_name
 from analysis.errors import LogProblemError, UsageError
 from analysis.fsutil import display_path, printable
 from analysis.gpu_samples import own_samples
 from analysis.layout import meta_from_path, node_index
-from analysis.logtext import MAX_BYTES_ENV, LogText, contains, max_log_bytes
-from analysis.parse_pool import ordered_map
+from analysis.logtext import MAX_BYTES_ENV, LogText, max_log_bytes
 from analysis.parsers._fields import to_int
-from analysis.parsers._prefix import first_lines
+from analysis.parsers._prefix import first_lines, rule_rows
 from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.problems import Problem, excerpt, to_frame
 from analysis.user_meta import MAX_COUNT, MetaFiles, is_count, merge_meta
@@ -55,6 +57,20 @@ _STATE_IT = ("state it: --meta num_nodes=N,gpus_per_node=G,batch_size_per_device
              "<N>n<G>g/<model>_b<bsz>_<precision>_<repeat>.log")
 
 
+class _BuiltOnFirstUse:
+    """`ParseResult.observations`: the frame given, else built from `parts` when first read."""
+
+    def __get__(self, result, owner=None):
+        if result is None:
+            raise AttributeError("observations")  # a field without default
+        if result._observations is None:
+            result._observations = _observations_frame(result.parts or [])
+        return result._observations
+
+    def __set__(self, result, frame) -> None:
+        result._observations = frame
+
+
 @dataclass
 class ParseResult:
     """The three tidy frames of a parse: observations, runs and problems.
@@ -62,22 +78,15 @@ class ParseResult:
     `parse_paths` keeps what each file gave (`parts`: (run row, ParsedLog, source) of every
     file read) and builds `observations` from it on first use: the per-run figures
     (:func:`analysis.stats.run_throughput`) are computed from `parts` without it. A result
-    kept between calls (:mod:`analysis.result_cache`) comes without `parts`: its per-run
-    figures are kept too, and its files are read again only when `parts` are asked for.
+    made from frames (a Parquet export) has no `parts`.
     """
 
-    observations: pd.DataFrame | None  # schema.OBSERVATIONS; None: built from `parts`
+    observations: pd.DataFrame = _BuiltOnFirstUse()  # schema.OBSERVATIONS
     runs: pd.DataFrame  # schema.RUNS
     problems: pd.DataFrame  # schema.PROBLEMS
     parts: list[tuple[dict, ParsedLog, str]] | None = field(default=None, repr=False,
                                                              compare=False)
-    #: where a result kept between calls keeps what is computed from it (result_cache)
-    kept: result_cache.Entry | None = field(default=None, repr=False, compare=False)
-    #: reads `parts` on first use (a kept result: its files are read again, through the
-    #: per-file cache, only when observations are asked for)
-    read_parts: Callable[[], list] | None = field(default=None, repr=False, compare=False)
-    #: files found under the paths, and of them those skipped as not logs (a README.txt);
-    #: None for a kept result (its files were not looked at this time)
+    #: files found under the paths, and of them those skipped as not logs (a README.txt)
     files_found: int | None = field(default=None, compare=False)
     files_skipped: int | None = field(default=None, compare=False)
 
@@ -105,32 +114,6 @@ class ParseResult:
         return out
 
 
-def _observations(self: ParseResult) -> pd.DataFrame:
-    if self._observations is None:
-        self._observations = _observations_frame(self.parts or [])
-    return self._observations
-
-
-def _set_observations(self: ParseResult, frame: pd.DataFrame | None) -> None:
-    self._observations = frame
-
-
-def _parts(self: ParseResult) -> list[tuple[dict, ParsedLog, str]] | None:
-    if self._parts is None and self.__dict__.get("read_parts") is not None:
-        self._parts, self.read_parts = self.read_parts(), None
-    return self._parts
-
-
-def _set_parts(self: ParseResult, parts: list | None) -> None:
-    self._parts = parts
-
-
-ParseResult.observations = property(_observations, _set_observations,
-                                     doc="schema.OBSERVATIONS, built on first use")
-ParseResult.parts = property(_parts, _set_parts,
-                             doc="(run row, ParsedLog, source) of every file read")
-
-
 @dataclass
 class FileRead:
     """What reading one file gave: its parse (None when no parser read it) and problems."""
@@ -152,7 +135,8 @@ def discover(paths: Iterable[str | Path]) -> list[tuple[Path, str, bool]]:
 def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
                dlperf_only: bool = False) -> FileRead:
     """Read and parse one file; never raises for what the file holds. With `dlperf_only`,
-    only the first lines its family's DLPerf rule reads are parsed (when it has such a rule)."""
+    only as many of its first lines as its family's DLPerf rule reads are parsed
+    (:func:`~analysis.parsers._prefix.first_lines`)."""
     source = str(path)
     if family is None and _zero_bytes(path):  # nothing to open, clean or sniff
         return _unknown_format(path, explicit, LogText(source, b""))
@@ -167,12 +151,7 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
     parser = parsers.get(family) if family else parsers.detect(log.data)
     if parser is None:
         return _unknown_format(path, explicit, log)
-    try:
-        parsed = _parse_for_rule(parser, log) if dlperf_only else None
-    except Exception as exc:  # a parser bug must not hide the other files
-        return _parser_error(path, parser, log, exc)
-    parts = iter(()) if parsed is not None else (
-        first_lines(log, parser.late_markers) if dlperf_only else iter([log]))
+    parts = first_lines(log, parser.late_markers) if dlperf_only else (log,)
     for part in parts:
         try:
             parsed = parser.parse(part)
@@ -183,7 +162,10 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
                 if (b["rank"] < 0).all():
                     b["rank"] = log.ranks_at(b["line"])
         check_parsed(parsed, part)
-        if part is log or parser.dlperf_has_read(parsed):
+        if part is log:
+            break
+        if parser.dlperf_has_read(parsed):
+            parsed = rule_rows(parsed)
             break
     return FileRead(path, parsed, log.problems + parsed.problems, parser.name,
                     content_key(log.data))
@@ -233,21 +215,6 @@ def _parser_error(path: Path, parser, log: LogText, exc: Exception) -> FileRead:
     return FileRead(path, None, log.problems + [
         Problem(str(path), None, "parser_error", f"{parser.name} parser failed: {tb}")],
         parser.name)
-
-
-def _parse_for_rule(parser, log: LogText) -> ParsedLog | None:
-    """The family's lean read of what its DLPerf rule needs (checked), or None when the log
-    needs the usual reading: launcher rank prefixes, memory lines (their peaks are reported),
-    or a read that does not hold all the rule reads."""
-    if log.line_ranks or any(contains(log.data, m) for m in parser.late_markers):
-        return None
-    parsed = parser.parse_for_rule(log)
-    if parsed is None:
-        return None
-    check_parsed(parsed, log)
-    # the reader stops where the rule has what it reads; not enough when the checks took
-    # rows out, or when the rule reads more (a OneFlow log without timestamps: every line)
-    return parsed if parser.dlperf_has_read(parsed) else None
 
 
 def _files_read(members: list[Found]) -> list[Found]:
@@ -346,12 +313,11 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     `strict`, the first problem raises LogProblemError; otherwise problems are returned as data.
     With `dlperf_only` (for the ``dlperf`` throughput method and nothing else), a log whose
     family's DLPerf rule reads only its first lines is parsed only that far: its figure is
-    the same, the observations hold those lines, problems are those of the lines read.
+    the same, the observations hold the rows the rule reads of those lines (`rule_rows`),
+    problems are those of the lines read.
     `jobs` processes read the files when there are many (default: one per CPU core; 1: this
     process only); the frames are the same in every case. With `cache`, what each file gave
-    is kept between calls (:mod:`analysis.parse_cache`) and an unchanged file is not read again;
-    a call on files all unchanged returns the frames it gave last time, and the per-run figures
-    computed from them (:mod:`analysis.result_cache`), without reading a file.
+    is kept between calls (:mod:`analysis.parse_cache`) and an unchanged file is not read again.
     Raises NoLogsError when `paths` hold no log at all, and with `require_runs`,
     NoKnownLogsError when files were found but none is a log of a known format (no run).
     Returns a ParseResult with frames `observations` (schema.OBSERVATIONS), `runs`
@@ -366,25 +332,13 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
         if p.endswith(".parquet") and os.path.isfile(p):
             raise UsageError(f"{display_path(p)} is a `dlperf parse` export, not a log: parsing "
                              "reads logs; `dlperf compare`, `check` and `store add` take exports")
-    read = partial(_parse, paths, family, user_meta, limit, dlperf_only, jobs, cache)
-    kept = result_cache.Entry({"family": family, "meta": user_meta, "max_bytes": limit,
-                               "dlperf_only": dlperf_only}, paths) if cache else None
-    frames = kept.frames() if kept is not None else None
-    if frames is not None:
-        result = ParseResult(None, *frames, kept=kept, read_parts=lambda: read().parts)
-    else:
-        result = read()
-        if kept is not None:
-            kept.keep(result.runs, result.problems)
-            result.kept = kept
+    result = _parse(paths, family, user_meta, limit, dlperf_only, jobs, cache)
     if strict and len(result.problems):
         p = result.problems.iloc[0]
         line = None if pd.isna(p["line"]) else int(p["line"])
         raise LogProblemError(p["source"], line, f"{p['kind']}: {p['reason']}",
                               None if pd.isna(p["text"]) else p["text"])
     if require_runs and result.runs.empty:
-        if result.files_found is None:  # a kept result: look at the files to say how many
-            result = read()
         raise NoKnownLogsError(paths, result.files_found, result.files_skipped,
                                result.problems["kind"].tolist())
     return result
@@ -392,7 +346,7 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
 
 def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
            dlperf_only: bool, jobs: int | None, cache: bool) -> ParseResult:
-    """`parse_paths` of files as they are now (through the per-file cache with `cache`)."""
+    """`parse_paths` of the files as they are now (through the per-file cache with `cache`)."""
     files, all_problems = find_logs(paths)
     by_run: dict[tuple[str, str], list[Found]] = {}
     for f in files:
@@ -405,7 +359,7 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
         runs = _read_runs_cached(groups, read_run, jobs,
                                  {"family": family, "max_bytes": limit, "dlperf_only": dlperf_only})
     else:
-        runs = ordered_map(read_run, groups, jobs)
+        runs = map_in_processes(read_run, groups, jobs)
     skipped = sum(len(g) if run is None else sum(r.skip for r in run.reads.values())
                   for g, run in zip(groups, runs, strict=True))
     runs = _leave_out_strays(groups, runs, all_problems)
@@ -471,7 +425,7 @@ def _read_runs_cached(groups: list[list[Found]], read_run, jobs: int | None,
     unread = set(todo)
     runs = [None if i in unread else read_run(members, known=known)
             for i, members in enumerate(groups)]
-    for i, run in zip(todo, ordered_map(read_run, [groups[i] for i in todo], jobs), strict=True):
+    for i, run in zip(todo, map_in_processes(read_run, [groups[i] for i in todo], jobs), strict=True):
         runs[i] = run
         for f in groups[i]:
             read = run.reads.get(f.path) if run is not None else None
@@ -482,6 +436,27 @@ def _read_runs_cached(groups: list[list[Found]], read_run, jobs: int | None,
     for store in stores.values():
         store.save()
     return runs
+
+
+#: Below this many runs, this process reads them all: starting workers costs more.
+MIN_PARALLEL = 48
+
+
+def map_in_processes(fn, items: list, jobs: int | None = None) -> list:
+    """``[fn(x) for x in items]``, spread over `jobs` forked processes (default: one per CPU
+    core) when there are at least MIN_PARALLEL items. Workers ignore Ctrl-C: this process
+    gets it, cancels what is left and waits for them, so none stays behind."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    jobs = min(jobs or cores or 1, len(items))
+    if jobs <= 1 or len(items) < MIN_PARALLEL:
+        return [fn(x) for x in items]
+    context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else None)
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=signal.signal,
+                               initargs=(signal.SIGINT, signal.SIG_IGN))
+    try:  # chunks of a few dozen runs: few pickled batches, yet an even spread
+        return list(pool.map(fn, items, chunksize=max(1, min(64, len(items) // (jobs * 4)))))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @dataclass

@@ -242,7 +242,7 @@ def _read_capped(path: Path, max_bytes: int) -> tuple[bytes, str, str]:
 def _after_line_end(data: bytes, start: int, k: int) -> int:
     """Offset just after the `k`-th (1-based) line end at or after `start`, looked up block
     by block so that the temporary arrays stay small."""
-    import numpy as np  # not at import: the lean lane reads logs without numpy
+    import numpy as np  # not at import: discovery runs without numpy
 
     block = 1 << 20
     while k > 0:
@@ -318,7 +318,7 @@ class LogText:
         return text
 
     def _strip_rank_prefixes(self) -> None:
-        import numpy as np  # not at import: the lean lane reads logs without numpy
+        import numpy as np  # not at import: discovery runs without numpy
 
         data = self.data
         matches = list(_RANK_PREFIX.finditer(data))
@@ -340,7 +340,7 @@ class LogText:
     # --- offsets and lines -------------------------------------------------------------
     @property
     def newlines(self) -> np.ndarray:
-        import numpy as np  # not at import: the lean lane reads logs without numpy
+        import numpy as np  # not at import: discovery runs without numpy
 
         if self._newlines is None:
             buf = np.frombuffer(self.data, dtype=np.uint8)
@@ -349,7 +349,7 @@ class LogText:
 
     def lines_at(self, offsets: np.ndarray) -> np.ndarray:
         """1-based line numbers of byte offsets into `data`."""
-        import numpy as np  # not at import: the lean lane reads logs without numpy
+        import numpy as np  # not at import: discovery runs without numpy
 
         return np.searchsorted(self.newlines, np.asarray(offsets, dtype=np.int64), side="left") + 1
 
@@ -362,7 +362,7 @@ class LogText:
 
     def ranks_at(self, lines: np.ndarray) -> np.ndarray:
         """Rank per line from the stripped prefixes; -1 where none was printed."""
-        import numpy as np  # not at import: the lean lane reads logs without numpy
+        import numpy as np  # not at import: discovery runs without numpy
 
         if not self.line_ranks:
             return np.full(len(lines), -1, dtype=np.int64)

@@ -5,8 +5,8 @@ Entries are keyed per file: its real path, size, ``mtime_ns``, inode, device and
 by another of the same size and mtime, ``mv``/``rsync -t``; ``ctime_ns``, which no tool sets,
 one rewritten in place with its mtime put back, ``cp -p``; a chmod or rename costs one
 read), in a store of its folder that also names how the files were read
-(forced family, byte cap, first lines only) and the parser version (a hash of the reading
-code); a changed file is read again, a deleted one forgotten when its folder's store is next
+(forced family, byte cap, first lines only) and the code version (a hash of the source of
+the whole `analysis` package); a changed file is read again, a deleted one forgotten when its folder's store is next
 written. One store per folder (a numpy ``.npz`` read without pickle: a JSON head and the
 numeric columns of every entry concatenated) is one read and one write per folder, where an
 entry per file cost more than reading the lines the DLPerf rules need. A store that cannot
@@ -44,13 +44,12 @@ _PACKAGE = Path(__file__).resolve().parent
 
 
 @cache
-def parser_version() -> str:
-    """Hash of the code that turns a file into what is cached."""
+def code_version() -> str:
+    """Hash of the source of every module of the `analysis` package: any change to the code
+    makes every entry stale, so no list of modules decides what a read depends on."""
     h = hashlib.blake2b(digest_size=16)
-    for path in sorted([*(_PACKAGE / "parsers").glob("*.py"),
-                        *(_PACKAGE / n for n in ("checks.py", "logtext.py", "collect.py",
-                                                 "metrics.py", "problems.py"))]):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in sorted(_PACKAGE.rglob("*.py")):
+        h.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -64,7 +63,7 @@ class FolderCache:
 
     def __init__(self, folder: str, how: dict) -> None:
         self.folder = folder
-        self.key = {"folder": folder, "version": parser_version(), **how}
+        self.key = {"folder": folder, "version": code_version(), **how}
         name = hashlib.blake2b(json.dumps(self.key, sort_keys=True).encode(),
                                digest_size=20).hexdigest()
         self.path = cache_dir() / name[:2] / f"{name}.npz"
@@ -115,11 +114,22 @@ class FolderCache:
         parsed = ParsedLog(p["family"], Observations(), p["meta"],
                            {k: int(v) for k, v in p["meta_lines"].items()}, p["parameters"],
                            [Problem(*r) for r in p["problems"]])
+        shared: dict[tuple, np.ndarray] = {}  # one array per stored column part, as parsed
         for block in p["blocks"]:
-            at, n = block["at"], block["n"]
-            b = {"n": n, **{name: self.columns[name][at:at + n] for name in _NUMERIC}}
-            if any(len(b[name]) != n for name in _NUMERIC):
-                raise ValueError("a block beyond the columns")
+            n, cols = block["n"], block["cols"]
+            if set(cols) != set(_NUMERIC):
+                raise ValueError("a block without every column")
+            b = {"n": n}
+            for name, where in cols.items():
+                if isinstance(where, list):  # one value repeated
+                    b[name] = np.broadcast_to(np.asarray(where[0], _dtype(name)), (n,))
+                    continue
+                key = (name, where, n)
+                if key not in shared:
+                    shared[key] = self.columns[name][where:where + n]
+                    if len(shared[key]) != n:
+                        raise ValueError("a block beyond the columns")
+                b[name] = shared[key]
             for name in _NAMES:
                 v = block[name]
                 b[name] = v if isinstance(v, str) else np.array(v, dtype=object)
@@ -140,22 +150,26 @@ class FolderCache:
             return
         entries = {name: e for name, e in self.entries.items()
                    if name not in self.new and os.path.exists(e["stat"]["path"])}
-        parts = {name: [] for name in _NUMERIC}
-        at = 0
-        for entry in entries.values():  # kept entries: their blocks move to the new columns
+        parts: dict[str, list] = {name: [] for name in _NUMERIC}
+        ends = dict.fromkeys(_NUMERIC, 0)
+        for entry in entries.values():  # kept entries: their columns move to the new arrays
+            moved: dict[tuple, int] = {}
             for block in (entry.get("parsed") or {}).get("blocks", []):
-                for name in _NUMERIC:
-                    parts[name].append(self.columns[name][block["at"]:block["at"] + block["n"]])
-                block["at"] = at
-                at += block["n"]
+                for name, where in block["cols"].items():
+                    if isinstance(where, int):
+                        key = (name, where, block["n"])
+                        if key not in moved:
+                            moved[key] = _append(parts, ends, name,
+                                                 self.columns[name][where:where + block["n"]])
+                        block["cols"][name] = moved[key]
         try:
             for name, (stat, fields, parsed, problems) in self.new.items():
-                entries[name], at = self._entry(stat, fields, parsed, problems, parts, at)
+                entries[name] = self._entry(stat, fields, parsed, problems, parts, ends)
             head = json.dumps({"key": self.key, "entries": entries}).encode()
         except (TypeError, ValueError):  # a value JSON cannot hold: read the files next time
             return
-        columns = {name: np.concatenate(v).astype(_DTYPES.get(name, np.int64)) if v else
-                   np.empty(0, _DTYPES.get(name, np.int64)) for name, v in parts.items()}
+        columns = {name: np.concatenate(v).astype(_dtype(name)) if v else
+                   np.empty(0, _dtype(name)) for name, v in parts.items()}
         try:  # not synced: a store cut short by a crash fails its zip CRCs when read
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(self.path, sync=False) as tmp:
@@ -165,21 +179,41 @@ class FolderCache:
 
     @staticmethod
     def _entry(stat: dict, fields: dict, parsed: ParsedLog | None, problems: list[Problem],
-               parts: dict[str, list], at: int) -> tuple[dict, int]:
+               parts: dict[str, list], ends: dict[str, int]) -> dict:
+        """The entry of one file; its columns go to `parts`. A column repeating one value is
+        kept as that value, and an array several blocks share (a line's metrics share their
+        line, step and timestamp arrays) is stored once."""
         entry = {"stat": stat, "fields": fields, "problems": [_problem_row(p) for p in problems]}
         if parsed is not None:
-            blocks = []
+            blocks, stored = [], {}
             for b in parsed.obs.blocks:
-                block = {"at": at, "n": int(b["n"])}
+                n, cols = int(b["n"]), {}
                 for name in _NUMERIC:
-                    parts[name].append(np.broadcast_to(b[name], (b["n"],)))
+                    a = b[name]
+                    if n == 1 or a.strides == (0,):
+                        cols[name] = [a[0].item()]
+                    else:
+                        if (name, id(a)) not in stored:
+                            stored[name, id(a)] = _append(parts, ends, name, a)
+                        cols[name] = stored[name, id(a)]
+                block = {"n": n, "cols": cols}
                 for name in _NAMES:
                     v = b[name]
                     block[name] = v if isinstance(v, str) else [str(x) for x in v]
                 blocks.append(block)
-                at += block["n"]
             entry["parsed"] = {"family": parsed.family, "meta": parsed.meta,
                                "meta_lines": parsed.meta_lines, "parameters": parsed.parameters,
                                "problems": [_problem_row(p) for p in parsed.problems],
                                "blocks": blocks}
-        return entry, at
+        return entry
+
+
+def _dtype(name: str):
+    return _DTYPES.get(name, np.int64)
+
+
+def _append(parts: dict[str, list], ends: dict[str, int], name: str, a: np.ndarray) -> int:
+    """Add `a` to the column `name` to be written; its offset there."""
+    parts[name].append(a)
+    ends[name] += len(a)
+    return ends[name] - len(a)

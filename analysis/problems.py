@@ -101,7 +101,7 @@ class Problem:
 
 def to_frame(problems: list[Problem]) -> pd.DataFrame:
     """Problems as a frame with the columns of `schema.PROBLEMS`."""
-    import pandas as pd  # not at import: discovery and the lean lane run without pandas
+    import pandas as pd  # not at import: discovery runs without pandas
 
     from analysis import schema
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from analysis.errors import SchemaError
 
-if TYPE_CHECKING:  # the declarations are read without pandas (the lean lane)
+if TYPE_CHECKING:  # the declarations are read without pandas (`dlperf --help`)
     import pandas as pd
 
 
@@ -123,7 +123,7 @@ PER_RUN = _cols(
 )
 
 #: Columns that identify a benchmark case (runs of a case differ only in `repeat`).
-#: One row per case: analysis.stats.summarize (and the lean lane of `dlperf summarize`).
+#: One row per case: analysis.stats.summarize.
 SUMMARY = _cols(
     ("framework", "object", "", "training framework"),
     ("model", "object", "", "model name"),

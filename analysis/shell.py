@@ -6,9 +6,7 @@ always as an argument list (never a shell string):
 - :func:`run_command` runs a command to its end: a timeout that kills the whole process group,
   and, on failure, a :class:`CommandError` that carries the command, its output and exit code;
 - :func:`start_process` starts a long-running child (a node agent, a workload, a sampler) and
-  returns a :class:`Process` to poll, wait for or stop while the caller does other work;
-- :func:`fork_worker` forks this process for a worker of :mod:`analysis.parse_pool` (no
-  external program: the child runs code of the suite and exits).
+  returns a :class:`Process` to poll, wait for or stop while the caller does other work.
 """
 
 from __future__ import annotations
@@ -183,12 +181,6 @@ class Process:
             out, err = _drain(self._popen)
             raise CommandTimeoutError(self.argv, timeout, _text(out), _text(err)) from None
         return _text(out), _text(err)
-
-
-def fork_worker() -> int:
-    """Fork this process (0 in the child, the child's pid here) for a worker of
-    :mod:`analysis.parse_pool`, which reaps it."""
-    return os.fork()
 
 
 def start_process(argv: Sequence[str], *, env: Mapping[str, str] | None = None,

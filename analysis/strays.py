@@ -9,7 +9,7 @@ other tools, without ``ok``, count as done, as reports read them) or ``status.js
 as done. Any other log in
 it (left by an earlier campaign, a failed attempt, or put there by hand) is a stray:
 :func:`analysis.discover.find_logs` marks it, the full path leaves it out of the runs and says
-why in a ``stray_log`` problem, and the lean lane declines the folder. A folder without markers
+why in a ``stray_log`` problem. A folder without markers
 or status (published logs) is read as before; so is a file named on the command line.
 """
 

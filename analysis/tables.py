@@ -1,9 +1,8 @@
 """Render tables as text: CSV and JSON carry every float in full precision (they are data);
 the aligned table and markdown round floats for reading and say so in a caption.
 
-The core works on plain records (one dict per row) and a :class:`Columns` description, so the
-lean lane of ``dlperf summarize`` renders without pandas; :func:`render` is the same for a
-DataFrame."""
+The core works on plain records (one dict per row) and a :class:`Columns` description;
+:func:`render` is the same for a DataFrame."""
 
 from __future__ import annotations
 

@@ -130,21 +130,7 @@ def output(records: list[dict], fmt: str) -> str:
     return render_records(records, _selected(records), fmt)
 
 
-def _lean(args) -> bool:
-    """Whether the lean lane may answer (analysis.lean): the dlperf rule, nothing forced or
-    stated by the user, the usual columns."""
-    return (args.method == "dlperf" and args.family is None and not args.meta
-            and not args.all_columns and args.warmup is None and args.measure is None)
-
-
 def run(args) -> int:
-    if _lean(args):
-        from analysis.lean.lane import summary_rows
-
-        rows = summary_rows(args.paths, args.jobs, args.cache)
-        if rows is not None:  # else the lane does not read these logs: the full path does
-            print(output(rows, args.format), end="")
-            return 0
     import pandas as pd
 
     from analysis.collect import parse_paths

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from analysis.registry import Registry
 
-if TYPE_CHECKING:  # the lean lane imports helper modules here without numpy
+if TYPE_CHECKING:  # importing the registry imports no family (nor numpy)
     from analysis.parsers.base import LogParser
 
 _registry: Registry[LogParser] = Registry("log family", __name__, __path__)

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
-from itertools import islice
 
 import numpy as np
 
@@ -29,7 +27,6 @@ from analysis import metrics as M
 from analysis.layout import meta_from_path
 from analysis.logtext import LogText
 from analysis.parsers._fields import INT64_MAX, dll_parameter_fields, parse_parameters, to_int
-from analysis.parsers._scan import line_matches
 from analysis.parsers._shapes import (
     DECIMAL_SHAPES,
     datetime_columns,
@@ -42,13 +39,20 @@ from analysis.parsers._shapes import (
     token_columns,
     unix_seconds,
 )
-from analysis.parsers.base import ParsedLog, line_batches
+from analysis.parsers.base import ParsedLog
 from analysis.problems import Problem
 
 # step kinds
 TRAIN, VAL, EPOCH, SUMMARY, PARAMETER = "train", "val", "epoch", "summary", "parameter"
 
 _DT = rb"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?"
+# Line shapes by which the two DLL families sniff (searched in "\n" + head: a literal prefix
+# is searched for fast, where ``^`` with re.M is tried at every byte).
+_LINE = rb"\nDLL " + _DT + rb" - "
+PT_STEP = re.compile(_LINE + rb"(?:Epoch: \d+ |Summary:|Training Epoch: \d+ )")
+TF_STEP = re.compile(_LINE + rb"(?:\(|Iteration: )")
+PARAM = re.compile(_LINE + rb"PARAMETER ")
+ANY = re.compile(_LINE)
 _GENERAL = re.compile(rb"DLL (" + _DT + rb") - (.*)", re.S)
 #: (pattern on the stripped step text, kind, role of each captured number)
 _STEPS = (
@@ -349,121 +353,6 @@ def batch_changed(log: LogText, key: str, old: str, old_line: int, new: str,
 def _bad(log: LogText, line: int, reason: str, text: bytes) -> Problem:
     return Problem(log.source, line, "bad_line", f"unreadable DLL line: {reason}",
                    text[:300].decode("utf-8", "replace"))
-
-
-# --- the first training lines only (what a DLPerf rule reads) ---------------------------------
-#
-# The first training line's shape becomes one regex (its constant text escaped, its datetime,
-# step numbers and values as groups) whose matches are read column-wise; a DLL line of another
-# shape before the last line needed (PARAMETER, epoch and odd lines) goes through the general
-# path, so the result is what :func:`read` gives for those lines.
-
-_DLL_LINE = re.compile(rb"\nDLL [^\n]*")
-_VALUE = rb"([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)"
-_OTHER_VALUE = rb"[^ \n]+"  # a value not read: any token (the constant text fixes the shape)
-_SHAPE_LINES = 64  # DLL lines searched for the first training line
-_LINE_GUESS = 128  # bytes a DLL training line takes, about: the first chunk matched
-
-
-@lru_cache(maxsize=32)
-def _shape(tokens: tuple, value: int) -> tuple[re.Pattern, tuple]:
-    """The regex of a template's lines, capturing the datetime, the step numbers and its
-    `value`-th printed value; what each group holds ("dt", a step role, "value")."""
-    parts, fields, values = [], [], 0
-    for tok in tokens:
-        if tok[0] == "const":
-            parts.append(re.escape(tok[1]))
-        elif tok[0] == "date":  # with the time token: one group
-            parts.append(b"(" + _DT + b")")
-            fields.append("dt")
-        elif tok[0] == "int":
-            parts.append(re.escape(tok[2]) + rb"(\d+)" + re.escape(tok[3]))
-            fields.append(tok[1])
-        elif tok[0] == "float":
-            parts.append(_VALUE if values == value else _OTHER_VALUE)
-            fields += ["value"] if values == value else []
-            values += 1
-    return re.compile(rb"\n" + b" ".join(parts) + rb"(?=\n|\Z)"), tuple(fields)
-
-
-def _first_template(data: bytes) -> _Template | None:
-    for _, m in islice(line_matches(_DLL_LINE, data), _SHAPE_LINES):
-        tpl = _template(m.group()[1:])  # without its newline
-        if tpl is not None and tpl.kind == TRAIN:
-            return tpl
-    return None
-
-
-def read_first(log: LogText, lines_needed: int, after_step: int,
-               metric: str = M.THROUGHPUT) -> DllRead | None:
-    """What a rule reads of `log`: the step numbers, timestamps and `metric` values of its
-    training lines of the first training-line shape printing `metric`, up to the
-    `lines_needed`-th at an iteration above `after_step`, and the DLL lines of other shapes
-    before it (as :func:`read` gives them: PARAMETER, odd lines). The other metrics of the
-    training lines are not read. None when the log has no such shape or fewer such lines,
-    or a datetime numpy does not read (the caller then reads the log the usual way)."""
-    data = log.data
-    tpl = _first_template(data)
-    at = [map_metric(TRAIN, name, unit)[1] for name, unit in tpl.metrics] if tpl else []
-    if metric not in at:
-        return None
-    pattern, fields = _shape(tuple(tpl.tokens), at.index(metric))
-    if "step" not in fields:
-        return None
-    found = _rows_up_to(pattern, data, fields.index("step"), after_step, lines_needed,
-                        _LINE_GUESS * (lines_needed + after_step))
-    if found is None:
-        return None
-    starts, ends, rows = zip(*found, strict=True)
-    cut = ends[-1]
-    columns = dict(zip(fields, zip(*rows, strict=True), strict=True))
-    try:
-        us = np.array([d.decode() for d in columns["dt"]], dtype="datetime64[us]")
-    except ValueError:
-        return None
-    newlines = np.flatnonzero(np.frombuffer(data, np.uint8, count=cut) == 10)
-    line = np.searchsorted(newlines, np.array(starts, np.int64)) + 1
-    steps = {role: (np.array(list(map(int, columns[role])), np.int64) if role in columns
-                    else np.full(len(rows), -1, np.int64)) for role in ("epoch", "step")}
-    name, unit = tpl.metrics[at.index(metric)]
-    out = DllRead(groups=[Group(
-        TRAIN, name, "" if unit == "None" else unit, line, us.astype(np.int64) / 1e6,
-        steps["epoch"], steps["step"], np.array(list(map(float, columns["value"])), np.float64))])
-    others = [line for a, b in zip([0] + [e + 1 for e in ends[:-1]], starts, strict=True)
-              if b > a for line in _dll_lines_between(data, a, b)]
-    if others:
-        acc: dict[tuple, list] = {}
-        begin = np.array([a for a, _ in others], np.int64)
-        _general(log, np.searchsorted(newlines, begin).tolist(), [data[a:b] for a, b in others],
-                 out, acc)
-        _add_groups(acc, out)
-    return out
-
-
-def _rows_up_to(pattern: re.Pattern, data: bytes, at_step: int, after_step: int,
-                lines_needed: int, first_chunk: int) -> list | None:
-    """The lines `pattern` matches from the top of `data` up to the `lines_needed`-th whose
-    step (group `at_step`) is above `after_step`, as (start, end, groups); None when fewer."""
-    rows: list = []
-    counted = 0
-    for batch in line_batches(pattern, data, first_chunk):
-        for k, (_, _, groups) in enumerate(batch):
-            if int(groups[at_step]) > after_step:
-                counted += 1
-                if counted == lines_needed:
-                    return rows + batch[:k + 1]
-        rows += batch
-    return None
-
-
-def _dll_lines_between(data: bytes, a: int, b: int) -> list[tuple[int, int]]:
-    """(start, end) of the DLL lines that start at or after `a` and before `b` (a line start)."""
-    out = []
-    if a == 0 and data.startswith(b"DLL "):
-        first = data.find(b"\n")
-        out.append((0, len(data) if first < 0 else first))
-    out += [(m.start() + 1, m.end()) for m in _DLL_LINE.finditer(data, max(a - 1, 0), b)]
-    return out
 
 
 # --- observations and run fields shared by the DLL families ----------------------------------

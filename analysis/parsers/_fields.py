@@ -1,6 +1,5 @@
 """Run fields stated in a log's argument dump, read without numpy or pandas: shared by the
-DLLogger and OneFlow CNN families and by the lean lane of ``dlperf summarize``
-(:mod:`analysis.lean`), so that both read a dump the same way."""
+DLLogger and OneFlow families, so that each reads a dump the same way."""
 
 from __future__ import annotations
 
@@ -50,7 +49,7 @@ def parse_parameters(rest: bytes) -> dict[str, str]:
 
 
 #: The PyTorch launchers' command line, its arguments in group 1 (DLE PyTorch logs that hold
-#: the launch command: analysis.parsers.dll_pytorch; the lean lane steps aside from them).
+#: the launch command: analysis.parsers.dll_pytorch).
 LAUNCH = re.compile(rb"(?:-m torch\.distributed\.(?:launch|run)|\btorchrun)\b([^\n]*)")
 #: ``key=value`` of an ``argparse.Namespace(…)`` repr: a quoted string, or text up to the next
 #: comma or bracket.

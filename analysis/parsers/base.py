@@ -8,9 +8,8 @@ family, how that rule computes a run's throughput (`dlperf`).
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -182,16 +181,11 @@ class LogParser(ABC):
                              "them with --method window (timestamps or latencies) or --method "
                              "reported (the printed throughput)")
 
-    def parse_for_rule(self, log: LogText) -> ParsedLog | None:
-        """The first lines of `log` that `dlperf` reads, read as `parse` reads them but without
-        looking further (``dlperf summarize`` reads thousands of logs). None (the default)
-        when the family has no such reader or `log` needs the usual one."""
-        return None
-
     def dlperf_has_read(self, parsed: ParsedLog) -> bool:
-        """Whether `parsed`, read from a log's first lines, holds all that `dlperf` reads (its
-        window and the training line after it), so that the rest of the log would not change
-        its figure. False (the default): the rule reads the whole log."""
+        """Whether `parsed`, read from a log's first lines (``parsers._prefix.first_lines``),
+        holds all that `dlperf` reads (its window and the training line after it), so that
+        the rest of the log would not change its figure. False (the default): the rule reads
+        the whole log."""
         return False
 
     # Hooks through which a family adds what only its runs have: the core (collect, the
@@ -230,25 +224,3 @@ def to_float(values: Iterable[bytes]) -> np.ndarray:
             except ValueError:
                 out[i] = _NAN_WORDS.get(v.strip(), np.nan)
         return out
-
-
-def line_batches(pattern: re.Pattern, data: bytes, first_chunk: int) -> Iterator[list[tuple]]:
-    """The lines of `data` that `pattern` matches, in order from line 1, as (offset of the
-    line, offset of its end, groups; b"" for a group that did not take part), one list per
-    chunk of `data` (at least one list, maybe empty): the lean readers stop at the chunk that
-    holds the last line a DLPerf rule reads, and match each chunk with one ``finditer``. The
-    first chunk holds about `first_chunk` bytes, each next one twice the last; a chunk ends
-    where a line does. `pattern` starts with ``\\n`` (line 1 gets one put before it) and
-    does not cross a line end."""
-    first = data.find(b"\n")
-    m = pattern.match(b"\n" + (data if first < 0 else data[:first]))
-    batch = [] if m is None else [(0, len(m.group()) - 1, m.groups(b""))]
-    lo, size = 0, max(first_chunk, 1)
-    while True:
-        hi = data.find(b"\n", lo + size)  # no line is cut
-        hi = len(data) if hi < 0 else hi
-        batch += [(m.start() + 1, m.end(), m.groups(b"")) for m in pattern.finditer(data, lo, hi)]
-        yield batch
-        if hi >= len(data):
-            return
-        batch, lo, size = [], hi, size * 2

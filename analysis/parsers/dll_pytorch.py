@@ -37,9 +37,6 @@ from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import _dllogger as dll
 from analysis.parsers import register
-from analysis.parsers._dll_lines import PARAM as _PARAM
-from analysis.parsers._dll_lines import PT_STEP as _PT_STEP
-from analysis.parsers._dll_lines import TF_STEP as _TF_STEP
 from analysis.parsers._fields import LAUNCH, namespace_items, to_int
 from analysis.parsers._rules import PYTORCH_LINES, PYTORCH_SKIP, pytorch_rule
 from analysis.parsers.base import LogParser, ParsedLog
@@ -98,11 +95,11 @@ class DllPyTorch(LogParser):
     @classmethod
     def sniff(cls, head: bytes) -> int:
         head = b"\n" + head
-        pt = len(_PT_STEP.findall(head))
-        tf = len(_TF_STEP.findall(head))
+        pt = len(dll.PT_STEP.findall(head))
+        tf = len(dll.TF_STEP.findall(head))
         if pt and pt >= tf:
             return 90
-        if not tf and _PARAM.search(head):
+        if not tf and dll.PARAM.search(head):
             return 60
         if not tf and _NON_MASTER.search(head):
             return 20
@@ -115,10 +112,6 @@ class DllPyTorch(LogParser):
 
     def dlperf(self, run: RunData) -> Estimate:
         return pytorch_rule(run)
-
-    def parse_for_rule(self, log: LogText) -> ParsedLog | None:
-        found = dll.read_first(log, PYTORCH_LINES + 1, PYTORCH_SKIP)
-        return None if found is None else _launch_fields(dll.parse_stdout(self.name, log, found), log)
 
     def dlperf_has_read(self, parsed: ParsedLog) -> bool:
         """The rule reads the first 120 throughput lines after Iteration 5 (and the next)."""

@@ -34,9 +34,6 @@ from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import _dllogger as dll
 from analysis.parsers import register
-from analysis.parsers._dll_lines import ANY as _DLL
-from analysis.parsers._dll_lines import PT_STEP as _PT_STEP
-from analysis.parsers._dll_lines import TF_STEP as _TF_STEP
 from analysis.parsers.base import LogParser, ParsedLog
 
 _TF_NOISE = re.compile(rb"INFO:tensorflow:|img/sec per GPU|horovod", re.I)
@@ -76,11 +73,11 @@ class DllTensorFlow(LogParser):
     @classmethod
     def sniff(cls, head: bytes) -> int:
         head = b"\n" + head
-        tf = len(_TF_STEP.findall(head))
-        pt = len(_PT_STEP.findall(head))
+        tf = len(dll.TF_STEP.findall(head))
+        pt = len(dll.PT_STEP.findall(head))
         if tf and tf > pt:
             return 90
-        if not pt and _DLL.search(head) and _TF_NOISE.search(head):
+        if not pt and dll.ANY.search(head) and _TF_NOISE.search(head):
             return 70
         return 0
 

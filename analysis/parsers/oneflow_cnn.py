@@ -23,19 +23,19 @@ from analysis.logtext import LogText
 from analysis.parsers import _shapes, register
 from analysis.parsers._fields import NUM, oneflow_dump_field
 from analysis.parsers._nvsmi import add_memory_blocks
-from analysis.parsers._oneflow_lines import BANNER as _BANNER
-from analysis.parsers._oneflow_lines import DUMP_END as _DUMP_END
-from analysis.parsers._oneflow_lines import DUMP_LINE as _DUMP_LINE
-from analysis.parsers._oneflow_lines import HEADER_SPAN as _HEADER_SPAN
-from analysis.parsers._oneflow_lines import SNIFF_TRAIN as _SNIFF_TRAIN
-from analysis.parsers._oneflow_lines import TRAIN_ANCHOR as _TRAIN_ANCHOR
-from analysis.parsers._oneflow_lines import VAL_ANCHOR as _VAL_ANCHOR
 from analysis.parsers._rules import window_rule
 from analysis.parsers._scan import beyond_int64, floats, ints, line_pattern, scan
-from analysis.parsers.base import LogParser, ParsedLog, line_batches
+from analysis.parsers.base import LogParser, ParsedLog
 from analysis.problems import Problem
 
 # --- the OneFlow header (banner + `name = value` dump), shared with oneflow_bert ------------
+
+_BANNER = re.compile(rb"^Running ([^\s:]+): num_gpu_per_node = (\d+), num_nodes = (\d+)\.?[ \t]*$",
+                     re.M)
+_DUMP_LINE = re.compile(rb"^([A-Za-z_][A-Za-z0-9_]*) = ([^\n]*?)[ \t]*$", re.M)
+_DUMP_END = re.compile(rb"^(?:-{10,}|Time stamp: )", re.M)
+#: Bytes from the banner (or the file start) within which the dump is searched.
+_HEADER_SPAN = 1 << 16
 
 def read_header(log: LogText, parsed: ParsedLog) -> None:
     """Fill `parsed.parameters`, `meta` and `meta_lines` from the OneFlow argument dump.
@@ -95,12 +95,9 @@ def in_int64(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog, *c
 
 _N = rb"(" + NUM + rb")"
 _TS = rb"(?:[ \t]+([0-9]+(?:\.[0-9]*)?))?[ \t]*$"
-#: A training line of the usual shape: epoch, iteration, samples/s and the timestamp when
-#: there is one (loss and accuracies are matched, not captured).
-_RULE_LINE = re.compile(
-    rb"\n" + re.escape(_TRAIN_ANCHOR) + rb"(\d+), iter (\d+), loss: (?:" + NUM
-    + rb"), top_1: (?:" + NUM + rb"), top_[k5]: (?:" + NUM + rb"), samples/s: (" + NUM
-    + rb")" + _TS, re.M)
+_TRAIN_ANCHOR = b"train: epoch "
+_VAL_ANCHOR = b"validation: epoch "
+_SNIFF_TRAIN = re.compile(rb"\n(?:train|validation): epoch \d+, iter \d+, ")  # in "\n" + head
 _TRAIN = line_pattern(
     _TRAIN_ANCHOR,
     rb"(\d+), iter (\d+), loss: " + _N + rb", top_1: " + _N + rb", top_[k5]: " + _N
@@ -109,32 +106,6 @@ _VAL = line_pattern(
     _VAL_ANCHOR,
     rb"(\d+), iter (\d+), (?:loss: " + _N + rb", )?top_1: " + _N + rb", top_[k5]: " + _N
     + rb", samples/s: " + _N + _TS)
-#: Bytes of the first chunk searched for the rule's lines: ~125 lines of ~130 bytes.
-_RULE_CHUNK = 16 << 10
-
-
-def _rule_rows(data: bytes) -> list:
-    """(start, end, groups) of the `_RULE_LINE` lines up to the one after the first line of
-    iteration 120; empty when there is no such line."""
-    rows: list = []
-    at_last = False
-    for batch in line_batches(_RULE_LINE, data, _RULE_CHUNK):
-        for k, (_, _, groups) in enumerate(batch):
-            if at_last:
-                return rows + batch[:k + 1]
-            at_last = groups[1] == b"120"
-        rows += batch
-    return []
-
-
-def _floats(texts: tuple[bytes, ...]) -> np.ndarray:
-    """:func:`floats` of a few numbers (plain ones through ``float``, the same values)."""
-    try:
-        return np.array(list(map(float, texts)), np.float64)
-    except ValueError:  # b"" (no timestamp), None
-        return floats(np.array(texts, dtype="S"))
-
-
 #: (metric, unit) of the value groups 2.. of `_TRAIN` and `_VAL`.
 _TRAIN_FIELDS = ((M.LOSS, M.NONE), M.canonical("top_1"), M.canonical("top_k"),
                  (M.THROUGHPUT, M.SAMPLES_PER_S))
@@ -318,31 +289,6 @@ class OneFlowCNNParser(LogParser):
         return parsed
 
     late_markers = (b"memory.used [",)
-
-    def parse_for_rule(self, log: LogText) -> ParsedLog | None:
-        """What the rule reads: the epoch, iteration, samples/s and timestamp of the training
-        lines up to the one after the first of iteration 120, and the header; None when one
-        of those lines is not of the usual shape (`parse` reports it) or a validation line
-        comes first. Loss and accuracies are not read."""
-        data = log.data
-        found = _rule_rows(data)
-        cut = found[-1][1] if found else None
-        anchors = data.count(b"\n" + _TRAIN_ANCHOR, 0, cut or 0) + data.startswith(_TRAIN_ANCHOR)
-        if cut is None or anchors != len(found) or data.startswith(_VAL_ANCHOR) \
-                or data.find(b"\n" + _VAL_ANCHOR, 0, cut) >= 0:
-            return None
-        parsed = ParsedLog(self.name)
-        read_header(log, parsed)
-        starts, _, rows = zip(*found, strict=True)
-        epoch, step, value, ts = zip(*rows, strict=True)
-        if beyond_int64(epoch).any() or beyond_int64(step).any():
-            return None  # a garbled line, that `parse` reports
-        newlines = np.flatnonzero(np.frombuffer(data, np.uint8, count=cut) == 10)
-        parsed.obs.add(line=np.searchsorted(newlines, np.array(starts, np.int64)) + 1,
-                       metric=M.THROUGHPUT, value=_floats(value), phase=M.TRAIN,
-                       unit=M.SAMPLES_PER_S, step=np.array(list(map(int, step)), np.int64),
-                       epoch=np.array(list(map(int, epoch)), np.int64), timestamp=_floats(ts))
-        return parsed
 
     def dlperf(self, run: RunData) -> Estimate:
         return window_rule(run, 20, 120,

@@ -1,8 +1,6 @@
 """Statistics: per-run throughput by named method and per-case summaries.
 
-The names below are imported lazily: :mod:`analysis.stats.case_stats` and
-:mod:`analysis.stats.intervals` are plain Python and the lean lane of ``dlperf summarize``
-imports them without pandas.
+The names below are imported lazily: importing the package imports no pandas.
 """
 
 from __future__ import annotations

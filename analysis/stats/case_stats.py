@@ -1,6 +1,5 @@
 """A case's statistics from its runs' figures, in plain Python (no numpy, no pandas): used by
-:func:`analysis.stats.summary.summarize` and by the lean lane of ``dlperf summarize``
-(:mod:`analysis.lean`), so both give the same numbers to the last bit.
+:func:`analysis.stats.summary.summarize`.
 
 Sums are exact (``math.fsum``), then rounded once: the mean and the standard deviation do
 not depend on the order of the runs."""

@@ -97,15 +97,7 @@ def run_throughputs(result: ParseResult, names, warmup: int | None = None,
     and handed to the methods once for all of them."""
     fns = {name: methods.get(name) for name in names}
     warmup, measure = window_counts(warmup, measure)
-    runs = result.runs
-    kept = result.kept
-    done = {name: kept.per_run(name, warmup, measure, runs) for name in fns} if kept else {}
-    fns = {name: fn for name, fn in fns.items() if done.get(name) is None}
-    if fns:
-        fresh = _compute(result, runs, fns, warmup, measure)
-        if kept is not None:
-            kept.keep_per_run({(n, warmup, measure): df for n, df in fresh.items()}, runs)
-        done.update(fresh)
+    done = _compute(result, result.runs, fns, warmup, measure)
     return {name: done[name] for name in names}
 
 

@@ -1,6 +1,6 @@
 """Logs in a campaign folder that the campaign did not run (analysis.strays): left out of the
 runs and figures, each a `stray_log` problem; a folder without markers or status is read as
-before; the lean lane declines; a kept result does not hide a stray added or a marker removed."""
+before; a cached read does not hide a stray added or a marker removed."""
 
 from __future__ import annotations
 
@@ -16,9 +16,7 @@ import pytest
 
 from analysis import parse_cache
 from analysis.collect import parse_paths
-from analysis.lean import lane
 from tests.conftest import ROOT
-from tests.lean._corpus import write_corpus
 
 SRC = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n1g"
 STEM = "resnet50_b128_fp32_{}"
@@ -125,21 +123,6 @@ def test_summarize_prints_strays_and_strict_fails(tmp_path):
     assert done.returncode == 0 and "stray_log" in done.stderr + done.stdout
     strict = subprocess.run([*cli, "--strict", str(camp)], capture_output=True, env=env)
     assert strict.returncode == 3
-
-
-def test_lean_lane_declines_a_campaign_folder_with_strays(tmp_path, monkeypatch):
-    """Logs the lane reads, each with an ok marker: read lean; one marker removed: declined
-    (the full path leaves that log out)."""
-    monkeypatch.setenv(parse_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
-    root = write_corpus(tmp_path / "logs", files=14, iterations=130)
-    logs = sorted(root.rglob("*.log"))
-    for log in logs:
-        log.with_suffix(".done").write_text(json.dumps({"ok": True, "state": "done"}))
-    assert len(lane.run_rows([root], jobs=1)) == len(logs)
-    stray = next(log for log in logs if len(list(log.parent.glob("*.log"))) > 1)
-    stray.with_suffix(".done").unlink()  # its folder keeps a marker: a campaign folder
-    assert lane.run_rows([root], jobs=1) is None
-    assert len(parse_paths([root]).runs) == len(logs) - 1
 
 
 def test_kept_result_does_not_hide_a_stray_added_later(tmp_path, monkeypatch):

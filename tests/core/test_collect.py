@@ -317,7 +317,6 @@ def test_overlapping_paths_report_a_link_once(tmp_path):
 
 @pytest.mark.parametrize("bsz", ["-4", "0", "9" * 25])
 def test_a_log_stating_an_impossible_batch_gives_no_figure_and_says_so(tmp_path, bsz):
-    from analysis.lean.lane import run_rows
     from analysis.stats import run_throughput
 
     d = tmp_path / "1n4g"
@@ -332,7 +331,6 @@ def test_a_log_stating_an_impossible_batch_gives_no_figure_and_says_so(tmp_path,
     figures = run_throughput(r).set_index("run_id")["throughput"]
     assert figures["1n4g/resnet50_b4_amp_1"] == pytest.approx(160.0)
     assert np.isnan(figures["1n4g/bad"])  # never a negative or zero samples/s
-    assert run_rows([tmp_path], cache=False) is None  # the lean lane leaves it to the full path
 
 
 def test_counts_whose_product_leaves_int64_are_impossible_not_a_crash(tmp_path):
@@ -366,19 +364,15 @@ def test_an_empty_file_is_flagged_without_being_opened(tmp_path, monkeypatch):
     """100,000 empty logs cost a stat each, not an open, a read and a sniff; each is still a
     flagged run (a blank file of spaces is still opened and flagged the same way)."""
     from analysis import collect
-    from analysis.lean import lane
 
     d = _case_folder(tmp_path, n_runs=2)
     empty, blank = d / "resnet50_b4_amp_4.log", d / "resnet50_b4_amp_5.log"
     empty.write_text("")
     blank.write_text(" \n")
     opened = []
-    real_read, real_lean = collect.LogText.read, lane.read_log
+    real_read = collect.LogText.read
     monkeypatch.setattr(collect.LogText, "read", lambda path, *a: opened.append(Path(path))
                         or real_read(path, *a))
-    monkeypatch.setattr(lane, "read_log", lambda path, limit: opened.append(Path(path))
-                        or real_lean(path, limit))
-    assert lane.run_rows([tmp_path], jobs=1, cache=False) is None  # the full path flags it
     r = parse_paths([tmp_path], jobs=1)
     assert empty not in opened and blank in opened
     probs = r.problems.set_index("run_id")

@@ -13,7 +13,6 @@ import pytest
 from analysis import metrics as M
 from analysis import parsers
 from analysis.collect import parse_paths
-from analysis.lean.lane import read_log
 from analysis.logtext import LogText
 
 BAR = "Iteration:   7%|7         | 78/1147 [00:14<03:20,  5.33it/s]"
@@ -111,7 +110,6 @@ def test_untagged_dll_lines_glued_after_a_bar_are_read_and_detected(tmp_path):
     assert r.problems.empty, r.problems
     assert r.runs["family"].tolist() == ["dll_tensorflow"]
     assert _steps(r) == list(range(1, 131))
-    assert read_log(str(log), 1 << 30) is None  # the lean lane declines: the full path reads it
 
 
 def test_a_bar_at_a_line_end_is_kept():
