@@ -119,6 +119,12 @@ class RunData:
             lines, first = np.unique(cols["line"], return_index=True)
             steps, ts = cols["step"][first], cols["timestamp"][first]
         keep = ~np.isnan(steps)
+        if self.metric_rows is not None and a < b:
+            # lines of several ranks (launcher-tagged, in any order): the lowest rank's, as
+            # `timeline` keeps; counting every rank's lines would count each step twice
+            rank = cols["rank"][a:b]
+            if not np.isnan(rank).all():
+                keep &= np.isnan(rank) | (rank == np.nanmin(rank))
         return (steps, ts, lines) if keep.all() else (steps[keep], ts[keep], lines[keep])
 
     def timeline(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
