@@ -159,13 +159,41 @@ def cache_dir() -> Path:
     return Path(base) / "dlperf" / "parse"
 
 
-def read_json_object(path: str | Path) -> dict | None:
-    """The JSON object in `path` (a done marker, a status record); None when the file is
-    missing, unreadable, not JSON or not an object."""
+#: Deepest nesting of arrays and objects a JSON record of the suite may hold (records are a
+#: few levels deep; Python's reader recurses once per level and fails past ~1,000).
+MAX_JSON_DEPTH = 64
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_JSON_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def json_depth(data: bytes) -> int:
+    """How deep arrays and objects nest in the JSON `data` (brackets inside strings do not
+    count)."""
+    depth = deepest = 0
+    for m in _JSON_BRACKET.finditer(_JSON_STRING.sub(b'""', data)):
+        depth += 1 if m.group() in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def loads_json(data: bytes | str):
+    """``json.loads(data)`` for files a user or another tool wrote: ValueError (as for text
+    that is not JSON) when it nests deeper than MAX_JSON_DEPTH, before it is parsed."""
     import json
 
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    few = raw.count(b"[") + raw.count(b"{") <= MAX_JSON_DEPTH  # then no need to look
+    depth = 0 if few else json_depth(raw)
+    if depth > MAX_JSON_DEPTH:
+        raise ValueError(f"nested {depth:,} levels deep (at most {MAX_JSON_DEPTH} are read)")
+    return json.loads(data)
+
+
+def read_json_object(path: str | Path) -> dict | None:
+    """The JSON object in `path` (a done marker, a status record); None when the file is
+    missing, unreadable, not JSON, nested too deep or not an object."""
     try:
-        data = json.loads(Path(path).read_bytes())
+        data = loads_json(Path(path).read_bytes())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

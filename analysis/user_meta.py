@@ -135,6 +135,9 @@ def load_meta_file(path: str | os.PathLike) -> dict:
         raise UsageError(f"{where}: {problem}") from exc
     except ValueError as exc:  # a constructor's own error: an int of thousands of digits
         raise UsageError(f"{path}: a value YAML cannot read: {exc}") from exc
+    except RecursionError:  # the reader recurses once per level of nesting
+        raise UsageError(f"{path}: nested too deeply; a meta file holds a few KEY: VALUE "
+                         "lines") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

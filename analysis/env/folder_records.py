@@ -11,17 +11,15 @@ campaign's launch records, found inside LOG_DIR or given explicitly.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from analysis import config
 from analysis.env.fields import usable
 from analysis.errors import UsageError
-from analysis.fsutil import display_path
+from analysis.campaign.spec_yaml import parse_yaml  # bounded: size, aliases, depth
+from analysis.fsutil import display_path, loads_json
 
 
 @dataclass
@@ -171,7 +169,7 @@ def load_env(path: str | Path, root: Path | None = None) -> EnvInput:
     p = Path(path)
     shown = _rel(p, root) if root else p
     try:
-        record = json.loads(read_record(p))
+        record = loads_json(read_record(p))
     except (OSError, ValueError) as exc:
         why = _why(exc) if root else exc  # a file given on the command line: all of it
         raise UsageError(f"cannot read environment record {shown}: {why}") from exc
@@ -240,7 +238,7 @@ def load_campaign(root: Path) -> CampaignInput:
         camp.text, camp.name = spec.read_text(encoding="utf-8", errors="replace"), spec.name
     for marker in sorted(root.rglob("*.done")):
         try:
-            data = json.loads(read_record(marker))
+            data = loads_json(read_record(marker))
         except (OSError, ValueError) as exc:
             camp.unreadable.append((_rel(marker, root), f"not a done marker: {_why(exc)}"))
             continue
@@ -261,7 +259,7 @@ def _read_status(path: Path, root: Path, camp: CampaignInput) -> None:
     if not path.is_file():
         return
     try:
-        data = json.loads(read_record(path))
+        data = loads_json(read_record(path))
         rows = data["runs"] if isinstance(data, dict) else data
         states = [(str(r["run_id"]), str(r["state"])) for r in rows]
     except KeyError as exc:
@@ -313,7 +311,7 @@ def gather(log_dir: Path, env: str | Path | list | None = None,
 def campaign_yaml(camp: CampaignInput) -> dict:
     """campaign.yaml as data ({} when absent or unreadable)."""
     try:
-        data = yaml.safe_load(camp.text) if camp.text else {}
-    except yaml.YAMLError:
+        data = parse_yaml(camp.text, camp.name) if camp.text else {}
+    except UsageError:
         return {}
     return data if isinstance(data, dict) else {}
