@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis import config
+from analysis.campaign.spec_yaml import parse_yaml  # bounded: size, aliases, depth
 from analysis.env.fields import usable
 from analysis.errors import UsageError
-from analysis.campaign.spec_yaml import parse_yaml  # bounded: size, aliases, depth
 from analysis.fsutil import display_path, loads_json
 
 
