@@ -19,7 +19,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text", "display_path"]
+__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text", "check_outputs",
+           "display_path"]
 
 
 def display_path(path: str | os.PathLike) -> str:
@@ -94,13 +95,16 @@ def atomic_path(target: str | os.PathLike, suffix: str | None = None,
 
     The temporary file is hidden (leading dot), marked ``.tmp`` and ends with `target`'s
     suffix (or `suffix`), so writers that choose a format by extension still see the right one.
-    A symbolic link is followed (the link stays, the file it points to is replaced). A target
-    that is a device or a pipe (``/dev/stdout``, ``/dev/full``) is written in place: there is
-    nothing to rename. A folder raises IsADirectoryError.
+    A symbolic link is refused (OSError naming it and what it points to): writing through
+    it would replace a file the user did not name, such as a raw log a link in a report
+    folder points to. A target that is a device or a pipe (``/dev/stdout``, ``/dev/full``)
+    is written in place: there is nothing to rename. A folder raises IsADirectoryError.
     """
     target = Path(target)
     if target.is_symlink():
-        target = Path(os.path.realpath(target))
+        raise OSError(errno.ELOOP, "is a symbolic link: refusing to write through it (remove "
+                      "the link, or write elsewhere)", str(target), None,
+                      os.readlink(target))
     if target.is_dir():
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target))
     if target.exists() and not target.is_file():
@@ -130,6 +134,26 @@ def atomic_path(target: str | os.PathLike, suffix: str | None = None,
         if isinstance(exc, OSError):
             _name_target(exc, target, prefix)
         raise
+
+
+def check_outputs(outputs: list[Path], inputs: list[Path], force: bool) -> None:
+    """Refuse (UsageError) to write over an input file, through a symbolic link, onto a
+    folder, or over an existing file unless `force`. Paths are compared by their real paths
+    (links, `..`, relative paths)."""
+    from analysis.errors import UsageError
+
+    read = {os.path.realpath(p) for p in inputs}
+    for path in map(Path, outputs):
+        shown = display_path(path)
+        if os.path.realpath(path) in read:
+            raise UsageError(f"refusing to write {shown}: it is one of the input files")
+        if path.is_symlink():
+            raise UsageError(f"refusing to write {shown}: it is a symbolic link (to "
+                             f"{display_path(os.readlink(path))}); remove it or write elsewhere")
+        if path.is_dir():
+            raise UsageError(f"cannot write {shown}: it is a folder")
+        if path.exists() and not force:
+            raise UsageError(f"{shown} exists; pass --force to replace it")
 
 
 def atomic_write_bytes(target: str | os.PathLike, data: bytes) -> None:
