@@ -44,6 +44,11 @@ KINDS = {
                        "throughputs leave it out",
     "timestamps_backwards": "a line's timestamp is earlier than the previous line's "
                             "(no throughput from a window across it)",
+    "mixed_configuration": "repeats placed in one case state different configurations (their "
+                           "argument dumps differ in the keys named, e.g. compile or lr): they "
+                           "are not repeats of one case, and its median mixes them",
+    "wide_spread": "the repeats of a case are further apart than the spread threshold "
+                   "(--spread-threshold, default 5%): its median stands for runs that disagree",
     "steps_backwards": "training steps repeat or go back, e.g. a log appended twice "
                        "(no throughput from a window across it); a step repeated with a "
                        "larger printed skipped_steps count (AMP skipped it) is not one",

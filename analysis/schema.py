@@ -152,7 +152,9 @@ SUMMARY = _cols(
     ("tflops_formula", "object", "", "GPT: the FLOPs formula the logs state, else seed 002's"),
     ("tflops_per_gpu_seed002", "float64", "TFLOP/s", "GPT: by seed 002's 96 convention"),
     ("outliers", "int64", "", "repeats flagged as outliers (kept, never dropped)"),
-    ("problems", "int64", "", "runs of the case with any problem"),
+    ("problems", "int64", "", "runs of the case with any problem (every run of a flagged case)"),
+    ("flags", "object", "", "why the repeats are not one comparable set: the configuration "
+                            "keys that differ, a spread above the threshold ('' when none)"),
 )
 
 CASE_COLUMNS = (

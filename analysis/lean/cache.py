@@ -50,7 +50,7 @@ class FolderStore:
             doc = json.loads(self.path.read_bytes())
             if doc.get("version") == code_version() and doc.get("folder") == folder:
                 self.entries = {k: v for k, v in doc["files"].items()
-                                if isinstance(v, list) and len(v) == 8}
+                                if isinstance(v, list) and len(v) == 9}
         except (OSError, ValueError, TypeError, AttributeError, KeyError):
             pass  # absent or corrupt: rebuilt
 
@@ -60,7 +60,7 @@ class FolderStore:
             return None
         try:
             return LeanRead(str(e[1]), str(e[2]), dict(e[3]), float(e[4]), int(e[5]),
-                            bool(e[6]), None if e[7] is None else int(e[7]))
+                            bool(e[6]), None if e[7] is None else int(e[7]), str(e[8]))
         except (TypeError, ValueError):
             return None
 
@@ -69,7 +69,7 @@ class FolderStore:
             return
         self.entries[name] = [file_identity(st), read.family, read.framework,
                               read.stated, read.elapsed, read.iterations, read.rounded,
-                              read.world_size]
+                              read.world_size, read.configuration]
         self.changed = True
 
     def save(self) -> None:

@@ -22,6 +22,7 @@ from analysis.lean.read import ZERO_DIGITS, LeanRead
 from analysis.lean.sniff import HEAD, head_is
 from analysis.logtext import contains
 from analysis.parsers._fields import LAUNCH, dll_parameter_fields, parse_parameters, to_int
+from analysis.stats.case_stats import configuration_digest
 
 FAMILY, FRAMEWORK = "dll_pytorch", "PyTorch"
 #: Bytes a log of this family has in its first 4 KiB (which reader to ask).
@@ -112,24 +113,24 @@ def _window(data: bytes, parts: list[bytes], param: bytes | None) -> LeanRead | 
     t_last = microseconds(stamps[skipped + LAST - 1])
     if t_first is None or t_last is None or t_last <= t_first:
         return None
-    stated, ws = {}, None
+    stated, ws, config = {}, None, ""
     if param is not None:
         stamp, rest = param[4:].split(b" - PARAMETER", 1)
         if microseconds(stamp) is None or b"Namespace(" in rest:
             return None  # a printed Namespace (BERT's Config): the full path reads it
-        stated, ws = _stated(rest)
+        stated, ws, config = _stated(rest)
     return LeanRead(FAMILY, FRAMEWORK, dict(stated), (t_last - t_first) / 1e6, LAST - FIRST,
-                    True, ws)
+                    True, ws, config)
 
 
 @lru_cache(maxsize=256)
-def _stated(payload: bytes) -> tuple[dict, int | None]:
-    """The run fields and world size a PARAMETER line states (the repeats of a case print
-    the same line: read once)."""
+def _stated(payload: bytes) -> tuple[dict, int | None, str]:
+    """The run fields, world size and configuration digest a PARAMETER line states (the
+    repeats of a case print the same line: read once)."""
     params = parse_parameters(payload)
     ws = to_int(params.get("world_size"))
     return ({key: value for key, value, _ in dll_parameter_fields(params)},
-            ws if ws is not None and ws > 0 else None)
+            ws if ws is not None and ws > 0 else None, configuration_digest(params))
 
 
 @cache

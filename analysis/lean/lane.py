@@ -157,6 +157,7 @@ def _run_row(found: Found, read: LeanRead) -> dict | None:
            "num_nodes": int(n), "gpus_per_node": int(g), "num_devices": int(n) * int(g),
            "batch_size_per_device": int(bsz), "case": "", "group": ""}
     row["throughput"] = read.throughput(row["num_devices"] * row["batch_size_per_device"])
+    row["configuration"] = read.configuration
     return row
 
 
@@ -181,10 +182,13 @@ def _same_bytes(a: Path, b: Path) -> bool:
 
 
 def summary_rows(paths: Iterable[str | os.PathLike], jobs: int | None = None,
-                 cache: bool = True) -> list[dict] | None:
+                 cache: bool = True,
+                 spread_threshold: float = case_stats.DEFAULT_SPREAD_THRESHOLD
+                 ) -> list[dict] | None:
     """The rows `analysis.stats.summarize` gives for the dlperf method (its SUMMARY columns
     that do not need the full path: no latency, TFLOP/s or outliers), or None when the lane
-    does not read these logs."""
+    does not read these logs, or a case is flagged (its runs state different
+    configurations, or spread more than `spread_threshold`): the full path says why."""
     runs = run_rows(paths, jobs, cache)
     if runs is None:
         return None
@@ -195,8 +199,12 @@ def summary_rows(paths: Iterable[str | os.PathLike], jobs: int | None = None,
     for members in cases.values():
         row = {c: members[0][c] for c in CASE_FIELDS}
         row.update(case_stats.throughput_stats([r["throughput"] for r in members]))
+        if len({r["configuration"] for r in members}) > 1 \
+                or case_stats.spread_flagged(row["spread_pct"], spread_threshold):
+            return None
         row.update(case_stats.memory_stats((), ()))
         row["problems"] = 0
+        row["flags"] = ""
         rows.append(row)
     case_stats.add_speedup(rows)
     rows.sort(key=lambda r: tuple(r[c] for c in ORDER))

@@ -28,6 +28,7 @@ from analysis.parsers._oneflow_lines import (
     TRAIN_ANCHOR,
     VAL_ANCHOR,
 )
+from analysis.stats.case_stats import configuration_digest
 
 FAMILY, FRAMEWORK = "oneflow_cnn", "OneFlow"
 #: Bytes a log of this family has in its first 4 KiB (which reader to ask).
@@ -124,7 +125,20 @@ def read(data: bytes) -> LeanRead | None:
     stated = header_fields(data, start)
     if stated is None or not t_last > t_first:
         return None
-    return LeanRead(FAMILY, FRAMEWORK, stated, t_last - t_first, LAST - FIRST, False)
+    return LeanRead(FAMILY, FRAMEWORK, stated, t_last - t_first, LAST - FIRST, False,
+                    configuration=_configuration(data[:start]))
+
+
+@lru_cache(maxsize=256)
+def _configuration(header: bytes) -> str:
+    """The digest of the argument dump's configuration (case_stats.configuration_digest)."""
+    banner = BANNER.search(header)
+    begin = banner.end() if banner else 0
+    stop = DUMP_END.search(header, begin)
+    end = stop.start() if stop else len(header)
+    return configuration_digest({m.group(1).decode("utf-8", "replace"):
+                                 m.group(2).decode("utf-8", "replace").strip()
+                                 for m in DUMP_LINE.finditer(header, begin, end)})
 
 
 @cache

@@ -22,6 +22,9 @@ class LeanRead:
     iterations: int
     rounded: bool
     world_size: int | None = None  # DLLogger's PARAMETER world_size, checked against the path
+    #: digest of the argument dump's configuration (case_stats.configuration_digest): runs of
+    #: one case that differ in it are not repeats, and the lane leaves them to the full path
+    configuration: str = ""
 
     def throughput(self, global_batch: int) -> float:
         """The DLPerf rule's figure for a global batch, computed as the full path does."""

@@ -19,6 +19,9 @@ from analysis.lean.lane import run_rows, summary_rows
 from ._corpus import dll_logs, oneflow_logs, write_corpus
 
 FORMATS = ("csv", "json", "table", "markdown")
+#: The generated corpus's repeats spread up to ~10 %: not flagged here, where the lane is to
+#: answer (a flagged case: test_a_flagged_case_goes_to_the_full_path).
+WIDE = 0.5
 
 
 def _summarize(args: list[str], lean: bool, monkeypatch) -> tuple[int, str, str]:
@@ -32,7 +35,7 @@ def _summarize(args: list[str], lean: bool, monkeypatch) -> tuple[int, str, str]
 
 
 def _same_output(root, monkeypatch, fmt: str = "csv") -> str:
-    args = [str(root), "--format", fmt, "--no-cache"]
+    args = [str(root), "--format", fmt, "--no-cache", "--spread-threshold", "50%"]
     lean = _summarize(args, True, monkeypatch)
     full = _summarize(args, False, monkeypatch)
     assert lean == full
@@ -50,7 +53,7 @@ def _copy(corpus, tmp_path):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_the_lane_answers_clean_logs_as_the_full_path_does(corpus, monkeypatch, fmt):
-    assert summary_rows([corpus], jobs=1, cache=False) is not None
+    assert summary_rows([corpus], jobs=1, cache=False, spread_threshold=WIDE) is not None
     text = _same_output(corpus, monkeypatch, fmt)
     assert "PyTorch" in text and "OneFlow" in text
 
@@ -148,7 +151,7 @@ def test_what_the_lane_does_not_read_goes_to_the_full_path(corpus, tmp_path, mon
     root = _copy(corpus, tmp_path)
     change, answers = CASES[case]
     change(root)
-    assert (summary_rows([root], jobs=1, cache=False) is not None) is answers
+    assert (summary_rows([root], jobs=1, cache=False, spread_threshold=WIDE) is not None) is answers
     _same_output(root, monkeypatch, "csv")
     _same_output(root, monkeypatch, "table")
 
@@ -170,12 +173,12 @@ def test_a_run_past_midnight_is_read(tmp_path, monkeypatch):
                             int(ln.split("Iteration: ")[1].split()[0]) < 50 else
                             ln.replace(day, "2026-12-01", 1) for ln in lines)
         (root / f"r50_b256_amp_{k}.log").write_text(shifted)
-    assert summary_rows([tmp_path / "logs"], jobs=1, cache=False) is not None
+    assert summary_rows([tmp_path / "logs"], jobs=1, cache=False, spread_threshold=WIDE) is not None
     _same_output(tmp_path / "logs", monkeypatch, "csv")
 
 
 def test_many_logs_read_in_worker_processes(tmp_path, monkeypatch):
     root = write_corpus(tmp_path / "logs", files=60, iterations=130, seed=5)
-    serial = summary_rows([root], jobs=1, cache=False)
-    assert repr(summary_rows([root], jobs=2, cache=False)) == repr(serial)  # NaN == NaN
+    serial = summary_rows([root], jobs=1, cache=False, spread_threshold=WIDE)
+    assert repr(summary_rows([root], jobs=2, cache=False, spread_threshold=WIDE)) == repr(serial)  # NaN == NaN
     _same_output(root, monkeypatch, "json")
