@@ -20,6 +20,7 @@ from analysis.campaign.spec_yaml import parse_yaml  # bounded: size, aliases, de
 from analysis.env.fields import usable
 from analysis.errors import UsageError
 from analysis.fsutil import display_path, loads_json
+from analysis.problems import excerpt
 
 
 @dataclass
@@ -186,7 +187,13 @@ def parse_topo(name: str, text: str) -> TopoInput:
 
         return TopoInput(name, text, parse_topology(text))
     except Exception as exc:  # a bad topology file must not stop the report
+        if len(text) > UNPARSED_TOPOLOGY_CHARS:  # quoted in the report: not megabytes of it
+            text = excerpt(text, UNPARSED_TOPOLOGY_CHARS)
         return TopoInput(name, text, None, f"{type(exc).__name__}: {exc}")
+
+
+#: Characters of a topology file that does not parse kept to be quoted.
+UNPARSED_TOPOLOGY_CHARS = 16 << 10
 
 
 def env_topology_text(record: dict) -> str:
