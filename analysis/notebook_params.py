@@ -64,12 +64,11 @@ def _seconds(value) -> bool:
 
 
 def _percent(value) -> bool:
-    from analysis.changes.verdict import parse_threshold
+    """True for a threshold as the CLI takes it; else the UsageError of every threshold."""
+    from analysis.changes.verdict import threshold_value
 
-    try:
-        return isinstance(value, str) and parse_threshold(value) >= 0
-    except ValueError:
-        return False
+    threshold_value(value)
+    return True
 
 
 #: What each parameter the notebooks take must be, as the command line's options check it:

@@ -200,7 +200,9 @@ class Topology:
         """The :meth:`frame` as CSV (empty cells stay empty); written to ``path`` when given."""
         text = self.frame().to_csv(lineterminator="\n")
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            from analysis.fsutil import atomic_write_text  # never through a link
+
+            atomic_write_text(path, text)
         return text
 
     def to_markdown(self, nic_legend: bool = True) -> str:

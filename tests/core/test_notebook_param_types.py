@@ -35,12 +35,16 @@ def _check(**given):
     ({"case": 5}, "case=5 must be text"),
     ({"compare_unrecorded": "no"}, "compare_unrecorded='no' must be True or False"),
     ({"cache": "no"}, "cache='no' must be True or False"),
-    ({"threshold": "0.5"}, "threshold='0.5' must be a percentage"),
 ])
 def test_a_parameter_of_the_wrong_type_is_one_usage_error(given, message):
     with pytest.raises(UsageError, match="notebook parameter " + message.replace("(", r"\(")
                        .replace(")", r"\)").replace("*", r"\*")):
         _check(**given)
+
+
+def test_a_threshold_is_checked_as_every_threshold_is():
+    with pytest.raises(UsageError, match="threshold must be a percentage with its sign"):
+        _check(threshold="0.5")
 
 
 def test_parameters_of_the_right_type_pass(tmp_path):
