@@ -132,3 +132,16 @@ def test_where_and_when_a_run_ran_is_no_difference_of_configuration():
     assert case_stats.differing_keys([a, {}]) == {}  # a run that states nothing: unknown
     assert case_stats.differing_keys([a, {k: v for k, v in a.items() if k != "lr"}]) == {
         "lr": ["0.1", case_stats.ABSENT]}
+
+
+def test_a_report_lists_the_case_problems(tmp_path):
+    # the data a report is built from (also what `dlperf report` hands its notebook)
+    from analysis.report import prepared
+
+    data = prepared.compute(GPT)
+    prepared.save(data, tmp_path / "data")
+    problems = prepared.load(tmp_path / "data").result.problems
+    spread = problems[problems["kind"] == "wide_spread"]
+    assert sorted(spread["run_id"]) == ["PyTorch/gpt/bf16/b8/1n4g/2D_2x2x1_16_1536x16",
+                                        "PyTorch/gpt/bf16/b8/1n4g/MP_1x4x1_8_1536x16"]
+    assert data.summary.loc[data.summary["flags"] != "", "problems"].tolist() == [3, 3]
