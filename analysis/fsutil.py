@@ -213,11 +213,20 @@ def loads_json(data: bytes | str):
     return json.loads(data)
 
 
+#: Bytes a JSON record (done marker, status, environment record) may have.
+MAX_RECORD_BYTES = 16 << 20
+
+
 def read_json_object(path: str | Path) -> dict | None:
     """The JSON object in `path` (a done marker, a status record); None when the file is
-    missing, unreadable, not JSON, nested too deep or not an object."""
+    missing, unreadable, larger than MAX_RECORD_BYTES, not JSON, nested too deep or not an
+    object."""
     try:
-        data = loads_json(Path(path).read_bytes())
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_RECORD_BYTES + 1)
+        if len(raw) > MAX_RECORD_BYTES:
+            return None
+        data = loads_json(raw)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

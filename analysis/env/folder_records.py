@@ -19,7 +19,7 @@ from analysis import config
 from analysis.campaign.spec_yaml import parse_yaml  # bounded: size, aliases, depth
 from analysis.env.fields import usable
 from analysis.errors import UsageError
-from analysis.fsutil import display_path, loads_json
+from analysis.fsutil import MAX_RECORD_BYTES, display_path, loads_json
 from analysis.problems import excerpt
 
 
@@ -143,7 +143,7 @@ def _rel(path: Path, root: Path) -> str:
 
 
 #: Bytes a record beside the logs (environment, topology, done marker) may have.
-RECORD_BYTES = 16 << 20
+RECORD_BYTES = MAX_RECORD_BYTES
 
 
 def read_record(path: Path) -> str:

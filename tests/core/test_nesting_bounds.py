@@ -61,3 +61,14 @@ def test_deep_records_beside_logs_are_named_unreadable(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "analysis", *command], capture_output=True,
                               text=True, timeout=300, cwd=ROOT)
         assert "internal error" not in proc.stderr and proc.returncode == 0, proc.stderr
+
+
+def test_a_record_larger_than_any_record_is_not_read(tmp_path, monkeypatch):
+    import analysis.fsutil as fsutil
+
+    monkeypatch.setattr(fsutil, "MAX_RECORD_BYTES", 1 << 10)
+    marker = tmp_path / "run_1.done"
+    marker.write_text('{"ok": true, "pad": "' + "x" * 2000 + '"}')
+    assert read_json_object(marker) is None
+    marker.write_text('{"ok": true}')
+    assert read_json_object(marker) == {"ok": True}
