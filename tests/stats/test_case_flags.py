@@ -124,9 +124,9 @@ def test_real_published_logs_of_8_and_32_gpus_in_one_case_are_flagged():
 
 def test_where_and_when_a_run_ran_is_no_difference_of_configuration():
     a = {"hostname": "node1", "master_port": "29500", "seed": "1", "log_dir": "/a",
-         "compile": "False", "lr": "0.1"}
+         "save": "/ckpt/a", "exp_name": "rn50_1", "compile": "False", "lr": "0.1"}
     b = {"hostname": "node2", "master_port": "29501", "seed": "2", "log_dir": "/b",
-         "compile": "False", "lr": "0.1"}
+         "save": "/ckpt/b", "exp_name": "rn50_2", "compile": "False", "lr": "0.1"}
     assert case_stats.differing_keys([a, b]) == {}
     assert case_stats.differing_keys([a, {**b, "lr": "0.2"}]) == {"lr": ["0.1", "0.2"]}
     assert case_stats.differing_keys([a, {}]) == {}  # a run that states nothing: unknown
@@ -145,3 +145,21 @@ def test_a_report_lists_the_case_problems(tmp_path):
     assert sorted(spread["run_id"]) == ["PyTorch/gpt/bf16/b8/1n4g/2D_2x2x1_16_1536x16",
                                         "PyTorch/gpt/bf16/b8/1n4g/MP_1x4x1_8_1536x16"]
     assert data.summary.loc[data.summary["flags"] != "", "problems"].tolist() == [3, 3]
+
+
+def test_megatron_runs_of_other_arguments_are_not_repeats(tmp_path):
+    # Megatron-DeepSpeed experiments of other settings under one case name
+    src = ROOT / "tests" / "data" / "megatron" / "iterations" / "1n4g" / "gpt_b1_amp_1.log"
+    folder = tmp_path / "1n4g"
+    folder.mkdir()
+    text = src.read_text()
+    dump_end = "-------------------- end of arguments"
+    for i, (recompute, port) in enumerate((("False", 6000), ("True", 6001), ("False", 6002)), 1):
+        extra = (f"  checkpoint_activations .......................... {recompute}\n"
+                 f"  master_port ..................................... {port}\n")
+        (folder / f"gpt_b1_amp_{i}.log").write_text(text.replace(dump_end, extra + dump_end))
+    proc = _cli("summarize", tmp_path, "--format", "json", "--all-columns")
+    (row,) = json.loads(proc.stdout)
+    assert row["flags"] == "configuration differs in checkpoint_activations"
+    assert "checkpoint_activations: False (1n4g/gpt_b1_amp_1), True (1n4g/gpt_b1_amp_2), " \
+           "False (1n4g/gpt_b1_amp_3)" in proc.stderr
