@@ -47,7 +47,10 @@ def test_smoke_spec_through_cli_then_summarize_then_nothing_to_do(tmp_path):
     status = json.loads((out / "status.json").read_text())
     assert status["counts"] == {"done": 4, "failed": 0, "pending": 0}
 
-    s = subprocess.run([*DLPERF, "summarize", str(out), "--format", "csv"], capture_output=True,
+    # tiny CPU runs on a shared machine spread more than the 5 % that flags a case: this
+    # test is of the campaign, not of the machine's noise
+    s = subprocess.run([*DLPERF, "summarize", str(out), "--format", "csv",
+                        "--spread-threshold", "50%"], capture_output=True,
                        text=True, cwd=ROOT, timeout=120)
     assert s.returncode == 0, s.stderr
     assert "truncated" not in s.stderr and "problem" not in s.stderr, s.stderr
