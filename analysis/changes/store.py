@@ -110,7 +110,8 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
     if store.exists() and not store.is_dir():
         raise UsageError(f"store {display_path(store)} is not a folder")
     key = stored_key(campaign.key, method)
-    name = printable(name or campaign.name)  # shown on terminals: no escape sequences
+    given = name
+    name = printable(given or campaign.name)  # shown on terminals: no escape sequences
     stored = _partition(store, "campaigns", key)
     was_stored = stored.is_file()
     if was_stored:
@@ -118,7 +119,7 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
             row = _read_parquet(stored).iloc[0]
             if not _damage_of(store, key, row):
                 return Added(key, name, False)
-            name = printable(name or str(row.get("name")))
+            name = printable(given or str(row.get("name") or campaign.name))  # kept on repair
         except (UsageError, IndexError):
             pass  # its row itself is damaged: written again below
     env = campaign.env.rename(columns={c: ENV_PREFIX + c for c in environment.FACTS})
@@ -144,13 +145,9 @@ def _read_parquet(path: Path) -> pd.DataFrame:
                          "remove the damaged campaign=… folder and add that campaign again") from None
 
 
-def _read(store: Path, table: str, keys: list[str] | None = None) -> pd.DataFrame:
-    """The partitions of `table` (of the campaigns `keys`, default every one), each read
-    from its one part file, with its key as the ``campaign`` column."""
-    folder = store / table
-    if keys is None:
-        keys = [p.parent.name.removeprefix("campaign=")
-                for p in sorted(folder.glob(f"campaign=*/{PART}"))]
+def _read(store: Path, table: str, keys: list[str]) -> pd.DataFrame:
+    """The partitions of `table` of the campaigns `keys`, each read from its one part file,
+    with its key as the ``campaign`` column."""
     frames = [_read_parquet(_partition(store, table, k)).assign(campaign=k) for k in keys]
     frames = [f for f in frames if not f.empty]
     if not frames:
