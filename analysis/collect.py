@@ -309,7 +309,7 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     `family` forces one parser instead of sniffing each file. `meta` states run fields the
     logs and paths do not (``{"num_nodes": 2, "gpus_per_node": 8}``, see
     :mod:`analysis.user_meta`; meta files beside the logs are read too). `max_bytes` caps the
-    decompressed bytes read per file (default ``$DLPERF_MAX_LOG_BYTES`` or 4 GiB). With
+    decompressed bytes read per file (default ``$DLPERF_MAX_LOG_BYTES`` or 256 MiB). With
     `strict`, the first problem raises LogProblemError; otherwise problems are returned as data.
     With `dlperf_only` (for the ``dlperf`` throughput method and nothing else), a log whose
     family's DLPerf rule reads only its first lines is parsed only that far: its figure is

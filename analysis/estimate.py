@@ -109,20 +109,26 @@ class RunData:
         """(steps, timestamps, lines) of `clock()` as arrays in line order — for rules that
         run on thousands of runs, where pandas indexing per run would dominate."""
         a, b = (0, 0) if self.metric_rows is None else self.metric_rows.get(M.THROUGHPUT, (0, 0))
+        rank = None  # of throughput rows: several ranks' lines may be among them
         if self.metric_rows is None:
             df = self.series(M.THROUGHPUT)
             if df.empty:
                 df = self.train.drop_duplicates("line").sort_values("line")
             cols = train_columns(df)
-            steps, ts, lines = cols["step"], cols["timestamp"], cols["line"]
+            steps, ts, lines, rank = cols["step"], cols["timestamp"], cols["line"], cols["rank"]
         elif a < b:
             cols = self.columns()
             steps, ts, lines = cols["step"][a:b], cols["timestamp"][a:b], cols["line"][a:b]
+            rank = cols["rank"][a:b]
         else:  # no throughput rows: the first row of every line
             cols = self.columns()
             lines, first = np.unique(cols["line"], return_index=True)
             steps, ts = cols["step"][first], cols["timestamp"][first]
         keep = ~np.isnan(steps)
+        if rank is not None and not np.isnan(rank).all():
+            # lines of several ranks (launcher-tagged, in any order): the lowest rank's, as
+            # `timeline` keeps; counting every rank's lines would count each step twice
+            keep &= np.isnan(rank) | (rank == np.nanmin(rank))
         return (steps, ts, lines) if keep.all() else (steps[keep], ts[keep], lines[keep])
 
     def timeline(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -19,7 +19,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text", "display_path"]
+__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text", "check_outputs",
+           "display_path"]
 
 
 def display_path(path: str | os.PathLike) -> str:
@@ -94,13 +95,16 @@ def atomic_path(target: str | os.PathLike, suffix: str | None = None,
 
     The temporary file is hidden (leading dot), marked ``.tmp`` and ends with `target`'s
     suffix (or `suffix`), so writers that choose a format by extension still see the right one.
-    A symbolic link is followed (the link stays, the file it points to is replaced). A target
-    that is a device or a pipe (``/dev/stdout``, ``/dev/full``) is written in place: there is
-    nothing to rename. A folder raises IsADirectoryError.
+    A symbolic link is refused (OSError naming it and what it points to): writing through
+    it would replace a file the user did not name, such as a raw log a link in a report
+    folder points to. A target that is a device or a pipe (``/dev/stdout``, ``/dev/full``)
+    is written in place: there is nothing to rename. A folder raises IsADirectoryError.
     """
     target = Path(target)
     if target.is_symlink():
-        target = Path(os.path.realpath(target))
+        raise OSError(errno.ELOOP, "is a symbolic link: refusing to write through it (remove "
+                      "the link, or write elsewhere)", str(target), None,
+                      os.readlink(target))
     if target.is_dir():
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target))
     if target.exists() and not target.is_file():
@@ -132,6 +136,26 @@ def atomic_path(target: str | os.PathLike, suffix: str | None = None,
         raise
 
 
+def check_outputs(outputs: list[Path], inputs: list[Path], force: bool) -> None:
+    """Refuse (UsageError) to write over an input file, through a symbolic link, onto a
+    folder, or over an existing file unless `force`. Paths are compared by their real paths
+    (links, `..`, relative paths)."""
+    from analysis.errors import UsageError
+
+    read = {os.path.realpath(p) for p in inputs}
+    for path in map(Path, outputs):
+        shown = display_path(path)
+        if os.path.realpath(path) in read:
+            raise UsageError(f"refusing to write {shown}: it is one of the input files")
+        if path.is_symlink():
+            raise UsageError(f"refusing to write {shown}: it is a symbolic link (to "
+                             f"{display_path(os.readlink(path))}); remove it or write elsewhere")
+        if path.is_dir():
+            raise UsageError(f"cannot write {shown}: it is a folder")
+        if path.exists() and not force:
+            raise UsageError(f"{shown} exists; pass --force to replace it")
+
+
 def atomic_write_bytes(target: str | os.PathLike, data: bytes) -> None:
     """Write `data` to `target` atomically."""
     with atomic_path(target) as tmp:
@@ -159,13 +183,50 @@ def cache_dir() -> Path:
     return Path(base) / "dlperf" / "parse"
 
 
-def read_json_object(path: str | Path) -> dict | None:
-    """The JSON object in `path` (a done marker, a status record); None when the file is
-    missing, unreadable, not JSON or not an object."""
+#: Deepest nesting of arrays and objects a JSON record of the suite may hold (records are a
+#: few levels deep; Python's reader recurses once per level and fails past ~1,000).
+MAX_JSON_DEPTH = 64
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_JSON_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def json_depth(data: bytes) -> int:
+    """How deep arrays and objects nest in the JSON `data` (brackets inside strings do not
+    count)."""
+    depth = deepest = 0
+    for m in _JSON_BRACKET.finditer(_JSON_STRING.sub(b'""', data)):
+        depth += 1 if m.group() in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def loads_json(data: bytes | str):
+    """``json.loads(data)`` for files a user or another tool wrote: ValueError (as for text
+    that is not JSON) when it nests deeper than MAX_JSON_DEPTH, before it is parsed."""
     import json
 
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    few = raw.count(b"[") + raw.count(b"{") <= MAX_JSON_DEPTH  # then no need to look
+    depth = 0 if few else json_depth(raw)
+    if depth > MAX_JSON_DEPTH:
+        raise ValueError(f"nested {depth:,} levels deep (at most {MAX_JSON_DEPTH} are read)")
+    return json.loads(data)
+
+
+#: Bytes a JSON record (done marker, status, environment record) may have.
+MAX_RECORD_BYTES = 16 << 20
+
+
+def read_json_object(path: str | Path) -> dict | None:
+    """The JSON object in `path` (a done marker, a status record); None when the file is
+    missing, unreadable, larger than MAX_RECORD_BYTES, not JSON, nested too deep or not an
+    object."""
     try:
-        data = json.loads(Path(path).read_bytes())
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_RECORD_BYTES + 1)
+        if len(raw) > MAX_RECORD_BYTES:
+            return None
+        data = loads_json(raw)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -13,7 +13,7 @@ Undecodable bytes are left in place (parsers work on bytes) and reported once.
 
 Reading is capped so that one file cannot exhaust memory (a small gzip can hold gigabytes of
 newlines): at most :func:`max_log_bytes` decompressed bytes (``DLPERF_MAX_LOG_BYTES``, default
-4 GiB) and one line per :data:`BYTES_PER_LINE` bytes of that limit are read; the rest of the
+256 MiB) and one line per :data:`BYTES_PER_LINE` bytes of that limit are read; the rest of the
 file is never decompressed, the part read is kept whole lines only, and a ``too_large``
 problem says so.
 """
@@ -38,10 +38,14 @@ if TYPE_CHECKING:
 
 #: Environment variable that sets the cap on the decompressed bytes read from one log.
 MAX_BYTES_ENV = "DLPERF_MAX_LOG_BYTES"
-#: Default cap: above any realistic benchmark log, below what parsing could hold in memory.
-DEFAULT_MAX_LOG_BYTES = 4 << 30
+#: Default cap: above any realistic benchmark log (90 epochs of ResNet-50 printed every
+#: iteration: ~70 MB), and what keeps a parse in a few GB: the whole parse of a log holds
+#: about 11 times its size at its peak (a 250 MB DLLogger log of 2.2 M training lines,
+#: ``summarize --method window``: 2.75 GB resident; ``--method dlperf`` 0.6 GB), so a log of
+#: 2.5 GB needed tens of GB. A larger log is read up to the cap and flagged ``too_large``.
+DEFAULT_MAX_LOG_BYTES = 256 << 20
 #: A log may hold at most one line (LF or CR) per this many bytes of the cap (its line index
-#: costs 8 bytes a line; the 4 GiB default allows 128 Mi lines).
+#: costs 8 bytes a line; the 256 MiB default allows 8 Mi lines).
 BYTES_PER_LINE = 32
 _CHUNK = 8 << 20
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -127,7 +131,7 @@ def _has_rank_prefixes(raw: bytes) -> bool:
 
 def max_log_bytes(value: int | str | None = None) -> int:
     """The cap on decompressed bytes per log: `value`, else ``$DLPERF_MAX_LOG_BYTES``, else
-    4 GiB. Sizes are bytes or a number with K/M/G/T (binary units: ``512M``, ``8GiB``)."""
+    256 MiB. Sizes are bytes or a number with K/M/G/T (binary units: ``512M``, ``8GiB``)."""
     where = "max_bytes"
     if value is None:
         value, where = os.environ.get(MAX_BYTES_ENV), MAX_BYTES_ENV

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import difflib
+import os
+from pathlib import Path
 
 from analysis.errors import UsageError
 
@@ -44,12 +46,116 @@ def unknown(history: list[str]) -> tuple[list[str], list[str]]:
     return [n for n in given if n not in declared], declared
 
 
-def check(history: list[str] | None = None, **values) -> None:
+def _path(value) -> bool:
+    return isinstance(value, (str, os.PathLike)) and str(value) != ""
+
+
+def _paths(value) -> bool:
+    return _path(value) or (isinstance(value, (list, tuple)) and all(map(_path, value)))
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _seconds(value) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and 0 < value < float("inf"))
+
+
+def _percent(value) -> bool:
+    """True for a threshold as the CLI takes it; else the UsageError of every threshold."""
+    from analysis.changes.verdict import threshold_value
+
+    threshold_value(value)
+    return True
+
+
+#: What each parameter the notebooks take must be, as the command line's options check it:
+#: (test, what it must be, whether None is allowed). Papermill passes ``-p cache no`` as the
+#: text "no", which Python reads as true.
+TYPES = {
+    **{name: (_path, "a path (text)", True) for name in (
+        "log_dir", "summary_csv", "compare_csv", "excluded_csv", "trend_csv", "numbers_json",
+        "data_dir", "link_base", "store", "references", "out_dir")},
+    "spec_path": (_path, "a path (text)", False),
+    "store_dir": (_path, "a path (text)", False),
+    **{name: (_paths, "a path or a list of paths", True) for name in ("env", "topology")},
+    **{name: (lambda v: isinstance(v, bool), "True or False", False) for name in (
+        "cache", "compare_unrecorded", "dry_run", "progress")},
+    "persist": (_count, "an integer >= 1", False),
+    **{name: (lambda v: _count(v) or v == 0 and not isinstance(v, bool), "an integer >= 0",
+              True) for name in ("warmup", "measure")},
+    "time_budget": (_seconds, "a number of seconds > 0", True),
+    **{name: (lambda v: isinstance(v, str), "text", False) for name in (
+        "case", "lang", "method")},
+    **{name: (lambda v: isinstance(v, str), "text", True) for name in (
+        "title", "backend", "baseline")},
+    "threshold": (_percent, "a percentage with its sign such as \"2%\"", True),
+    "spec_inline": (lambda v: isinstance(v, dict), "a mapping of the spec's keys", True),
+}
+#: Parameters naming a file the notebook writes, and those naming the folders it reads.
+OUTPUTS = ("summary_csv", "compare_csv", "excluded_csv", "trend_csv", "numbers_json")
+
+
+def check_types(values: dict) -> None:
+    """UsageError naming the first parameter in `values` whose value is not of its kind."""
+    for name, value in values.items():
+        test, what, none_ok = TYPES.get(name, (None, "", True))
+        if test is None or (value is None and none_ok):
+            continue
+        if not test(value):
+            raise UsageError(f"notebook parameter {name}={value!r} must be {what}"
+                             + (" or None" if none_ok else ""))
+
+
+def check_outputs(values: dict) -> None:
+    """UsageError when a file the notebook would write is one it reads (a log under
+    ``log_dir``, a file of ``store_dir``), a link or a folder: the check of ``dlperf parse
+    -o``, with the files found under the folders read as inputs."""
+    from analysis.fsutil import check_outputs as refuse
+
+    outputs = [Path(values[n]).expanduser() for n in OUTPUTS if values.get(n)]
+    if not outputs:
+        return
+    inputs: list[Path] = []
+    if "log_dir" in values:
+        from analysis.discover import find_logs
+        from analysis.env.folder_records import resolve_log_dir
+
+        try:
+            found, _ = find_logs([resolve_log_dir(values["log_dir"])])
+        except UsageError:
+            found = []  # no log folder: the notebook says so itself
+        inputs += [f.path for f in found]
+    if values.get("store_dir") and Path(values["store_dir"]).is_dir():
+        inputs += [p for p in Path(values["store_dir"]).rglob("*") if p.is_file()]
+    refuse(outputs, inputs, force=True)
+
+
+def check(history: list[str] | None = None, namespace: dict | None = None, **values) -> None:
     """UsageError naming each parameter given to this notebook that it does not take, with
-    the closest declared name; `history` defaults to the running kernel's ``In``. `values`
+    the closest declared name; `history` and `namespace` default to the running kernel's
+    ``In`` and its variables. The declared parameters' values in `namespace` are checked
+    against TYPES, and files they would write against the files they read. `values`
     (``lang``, ``method``, ``warmup``, ``measure``) are checked as the command line checks
     them."""
+    if history is None or namespace is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if history is None:
+            history = list(shell.user_ns.get("In", [])) if shell is not None else []
+        if namespace is None and shell is not None:
+            namespace = shell.user_ns
     check_names(history)
+    if namespace is not None:
+        injected = [i for i, src in enumerate(history) if src.startswith(INJECTED_HEADER)]
+        cell = history[injected[-1] - 1] if injected and injected[-1] else \
+            next((src for src in reversed(history) if assigned_names(src)), "")
+        given = {n: namespace[n] for n in assigned_names(cell) if n in namespace}
+        check_types(given)
+        check_outputs(given)
     if "lang" in values:
         from analysis.i18n import check_lang
 

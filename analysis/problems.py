@@ -64,6 +64,11 @@ KINDS = {
     "meta_contradicted": "the log's lines contradict a run field its own argument dump "
                          "states (the sequence length the iterations run): the lines' value "
                          "is used, or the field is left unknown where they vary",
+    "mixed_configuration": "repeats placed in one case state different configurations (their "
+                           "argument dumps differ in the keys named, e.g. compile or lr): they "
+                           "are not repeats of one case, and its median mixes them",
+    "wide_spread": "the repeats of a case are further apart than the spread threshold "
+                   "(--spread-threshold, default 5%): its median stands for runs that disagree",
     "steps_backwards": "training steps repeat or go back, e.g. a log appended twice "
                        "(no throughput from a window across it); a step repeated with a "
                        "larger printed skipped_steps count (AMP skipped it) is not one",

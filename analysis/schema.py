@@ -167,7 +167,9 @@ SUMMARY = _cols(
     ("time_to_train_rule", "object", "", "MLPerf: how time_to_train_min was computed, or why "
      "there is none ('' outside MLPerf)"),
     ("outliers", "int64", "", "repeats flagged as outliers (kept, never dropped)"),
-    ("problems", "int64", "", "runs of the case with any problem"),
+    ("problems", "int64", "", "runs of the case with any problem (every run of a flagged case)"),
+    ("flags", "object", "", "why the repeats are not one comparable set: the configuration "
+                            "keys that differ, a spread above the threshold ('' when none)"),
 )
 
 CASE_COLUMNS = (

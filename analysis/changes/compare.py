@@ -19,6 +19,7 @@ from analysis.changes import environment, verdict
 from analysis.changes.sources import Campaign
 from analysis.errors import UsageError
 from analysis.schema import CASE_COLUMNS
+from analysis.stats import case_stats
 
 ONLY_BASE, ONLY_NEW = "only in base", "only in new"
 #: A case with runs on both sides, every run of one side (or of both) without a throughput.
@@ -28,7 +29,7 @@ COLUMNS = [
     "ratio", "ratio_low", "ratio_high", "no_spread", "threshold", "verdict", "base_efficiency",
     "new_efficiency", "efficiency_change", "base_memory_mib", "new_memory_mib",
     "memory_change", "base_time_to_train_min", "new_time_to_train_min", "time_to_train_change",
-    "time_to_train_verdict", "env_changes",
+    "time_to_train_verdict", "env_changes", "flags",
 ]
 
 
@@ -145,8 +146,11 @@ def hardware_unchecked(base: Campaign, new: Campaign) -> list[str]:
 def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_THRESHOLD,
             overrides: dict[str, float] | None = None,
             confidence: float = verdict.DEFAULT_CONFIDENCE,
-            allow_different_hardware: bool = False) -> Comparison:
-    """Compare every case of `new` with the same case of `base`.
+            allow_different_hardware: bool = False,
+            spread_threshold: float = case_stats.DEFAULT_SPREAD_THRESHOLD) -> Comparison:
+    """Compare every case of `new` with the same case of `base`. `flags` names, per side,
+    why a case's repeats are not one comparable set (case_stats.case_flags at
+    `spread_threshold`).
 
     Raises UsageError when the hardware type of a case differs between the two (a change of
     machine, not of software) unless `allow_different_hardware`.
@@ -201,7 +205,9 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             base_time_to_train_min=_num(b, "time_to_train_min"),
             new_time_to_train_min=_num(n, "time_to_train_min"),
             time_to_train_verdict=ttt,
-            env_changes="; ".join(changes))
+            env_changes="; ".join(changes),
+            flags="; ".join(f"{side}: {f}" for side, r in (("base", b), ("new", n))
+                            if r is not None for f in case_stats.case_flags(r, spread_threshold)))
         rows.append(row)
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in (
         "efficiency_change", "memory_change", "time_to_train_change")])

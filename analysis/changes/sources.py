@@ -181,6 +181,6 @@ def load(label: str, store: str | Path | None = None, method: str = "dlperf") ->
     if store is not None:
         from analysis.changes import store as results_store
 
-        return results_store.load(store, label)
+        return results_store.load(store, label, method)
     raise UsageError(f"no such log folder or export: {display_path(path)} "
                      "(a stored campaign needs --store DIR)")

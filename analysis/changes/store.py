@@ -9,10 +9,18 @@ Each table holds one folder per campaign, ``<table>/campaign=<key>/part-0.parque
 the key is the campaign's content digest (:func:`analysis.changes.sources.content_key`), so
 adding the same campaign twice is a no-op. The ``campaigns`` row is written last: a campaign
 is listed only once its runs and summary are complete.
+
+The ``campaigns`` row also records the throughput method the campaign was measured with
+(part of its key: the same logs by another method are another stored campaign) and a SHA-256
+of its runs and summary files. Every read checks the store against them: a partition edited,
+deleted or without its row, a second part file or any other file among the partitions is
+:class:`StoreDamage`, each named with how to repair it; adding a damaged campaign again
+rewrites its partitions.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,14 +36,39 @@ TABLES = ("runs", "summary", "campaigns")
 PART = "part-0.parquet"
 ENV_PREFIX = "env_"
 CAMPAIGN_COLUMNS = ["campaign", "name", "started", "added", "suite_commit", "source", "runs",
-                    "cases", "hardware"]
+                    "cases", "hardware", "method"]
+#: Partitions whose SHA-256 the campaigns row keeps (column ``<table>_sha256``).
+CHECKED = ("runs", "summary")
+#: The method of a campaign stored before the method was kept: unknown.
+UNRECORDED = ""
+
+
+class StoreDamage(UsageError):
+    """The store's files are not those its campaigns rows describe."""
 
 
 @dataclass
 class Added:
     key: str
     name: str
-    new: bool  # False: the campaign was already stored
+    new: bool  # False: the campaign was already stored, intact
+    repaired: bool = False  # True: it was stored, damaged, and has been written again
+
+
+def stored_key(content_key: str, method: str) -> str:
+    """The key of a campaign measured with `method`: its content key for the default method
+    (as stores kept it before the method was recorded), else a digest of both."""
+    if method == "dlperf":
+        return content_key
+    return hashlib.sha256(f"{content_key}:{method}".encode()).hexdigest()[:16]
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _portable(frame: pd.DataFrame) -> pd.DataFrame:
@@ -47,37 +80,60 @@ def _portable(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _write(store: Path, table: str, key: str, frame: pd.DataFrame) -> None:
+def _write(store: Path, table: str, key: str, frame: pd.DataFrame) -> str:
+    """Write one partition (any other file in its folder removed); its SHA-256."""
     folder = store / table / f"campaign={key}"
     folder.mkdir(parents=True, exist_ok=True)
+    for extra in _extra_files(folder):
+        extra.unlink()
     with atomic_path(folder / PART) as tmp:
         _portable(frame).to_parquet(tmp, index=False)
+        digest = _sha256(tmp)
+    return digest
+
+
+def _extra_files(folder: Path) -> list[Path]:
+    """Files of a partition folder other than its part file (hidden ones, such as a write
+    cut short, are not read by anyone and left alone)."""
+    return sorted(p for p in folder.iterdir() if p.name != PART and not p.name.startswith("."))
 
 
 def _partition(store: Path, table: str, key: str) -> Path:
     return store / table / f"campaign={key}" / PART
 
 
-def add(store: str | Path, campaign: Campaign, name: str | None = None) -> Added:
-    """Store `campaign` (under `name`, default its own) unless its key is already there."""
+def add(store: str | Path, campaign: Campaign, name: str | None = None,
+        method: str = "dlperf") -> Added:
+    """Store `campaign`, measured with `method`, under `name` (default its own) unless it is
+    there already and intact; a stored copy that is damaged is written again."""
     store = Path(store).expanduser()  # never a folder named "~" in the working folder
     if store.exists() and not store.is_dir():
         raise UsageError(f"store {display_path(store)} is not a folder")
-    key = campaign.key
-    name = printable(name or campaign.name)  # shown on terminals: no escape sequences
-    if _partition(store, "campaigns", key).is_file():
-        return Added(key, name, False)
+    key = stored_key(campaign.key, method)
+    given = name
+    name = printable(given or campaign.name)  # shown on terminals: no escape sequences
+    stored = _partition(store, "campaigns", key)
+    was_stored = stored.is_file()
+    if was_stored:
+        try:
+            row = _read_parquet(stored).iloc[0]
+            if not _damage_of(store, key, row):
+                return Added(key, name, False)
+            name = printable(given or str(row.get("name") or campaign.name))  # kept on repair
+        except (UsageError, IndexError):
+            pass  # its row itself is damaged: written again below
     env = campaign.env.rename(columns={c: ENV_PREFIX + c for c in environment.FACTS})
     runs = campaign.runs.merge(env, on="run_id", how="left")
-    _write(store, "runs", key, runs)
-    _write(store, "summary", key, campaign.summary)
+    digests = {"runs": _write(store, "runs", key, runs),
+               "summary": _write(store, "summary", key, campaign.summary)}
     hardware = "; ".join(sorted({h for h in campaign.env["hardware"] if h}))
     row = {"name": name, "started": campaign.started,
            "added": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
            "suite_commit": campaign.suite_commit, "source": campaign.label,
-           "runs": len(campaign.runs), "cases": len(campaign.summary), "hardware": hardware}
+           "runs": len(campaign.runs), "cases": len(campaign.summary), "hardware": hardware,
+           "method": method, **{f"{t}_sha256": digests[t] for t in CHECKED}}
     _write(store, "campaigns", key, pd.DataFrame([row]))
-    return Added(key, name, True)
+    return Added(key, name, True, repaired=was_stored)
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
@@ -89,14 +145,85 @@ def _read_parquet(path: Path) -> pd.DataFrame:
                          "remove the damaged campaign=… folder and add that campaign again") from None
 
 
-def _read(store: Path, table: str) -> pd.DataFrame:
-    folder = store / table
-    if not folder.is_dir() or not any(folder.glob(f"campaign=*/{PART}")):
+def _read(store: Path, table: str, keys: list[str]) -> pd.DataFrame:
+    """The partitions of `table` of the campaigns `keys`, each read from its one part file,
+    with its key as the ``campaign`` column."""
+    frames = [_read_parquet(_partition(store, table, k)).assign(campaign=k) for k in keys]
+    frames = [f for f in frames if not f.empty]
+    if not frames:
         return pd.DataFrame()
-    frame = _read_parquet(folder)
-    if "campaign" not in frame.columns:
-        raise UsageError(f"{display_path(folder)}: not a store table (no campaign column)")
-    frame["campaign"] = frame["campaign"].astype(str)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _damage_of(store: Path, key: str, row) -> list[str]:
+    """What is wrong with the stored campaign `key` (its campaigns `row`), each with how to
+    repair it; nothing when it is intact."""
+    source = display_path(str(row.get("source") or "its logs"))
+    again = f"add it again (dlperf store add {source} --store {display_path(store)})"
+    out = []
+    for table in CHECKED:
+        part = _partition(store, table, key)
+        recorded = row.get(f"{table}_sha256")
+        if not part.is_file():
+            out.append(f"{display_path(part)} is missing (deleted?): {again}")
+        elif isinstance(recorded, str) and recorded and _sha256(part) != recorded:
+            out.append(f"{display_path(part)} has changed since it was added (edited or "
+                       f"replaced): {again}")
+        extra = _extra_files(part.parent) if part.parent.is_dir() else []
+        out += [f"{display_path(p)}: a second file in the partition (a copy?) would count "
+                f"the campaign twice: remove it, or {again}" for p in extra]
+    folder = _partition(store, "campaigns", key).parent
+    extra = _extra_files(folder) if folder.is_dir() else []
+    out += [f"{display_path(p)}: a second file in the partition (a copy?): remove it, or "
+            f"{again}" for p in extra]
+    return out
+
+
+def damage(store: Path, listed: pd.DataFrame) -> list[str]:
+    """Every fault of the store: of each campaign listed in `listed` (its rows), and files
+    or partitions among the tables that no campaign row accounts for."""
+    out = []
+    keys = set(listed["campaign"]) if not listed.empty else set()
+    for _, row in listed.iterrows():
+        out += _damage_of(store, str(row["campaign"]), row)
+    for table in TABLES:
+        folder = store / table
+        if not folder.is_dir():
+            continue
+        for p in sorted(folder.iterdir()):
+            if p.name.startswith("."):
+                continue
+            key = p.name.removeprefix("campaign=")
+            if not p.is_dir() or not p.name.startswith("campaign="):
+                out.append(f"{display_path(p)}: not a partition of the store (a copy?): "
+                           "remove it")
+            elif key not in keys and table != "campaigns":
+                out.append(f"{display_path(p)}: a partition of no stored campaign (its "
+                           "campaigns row was deleted, or a copy of another partition): "
+                           "remove it, or add that campaign again")
+            elif key not in keys and (p / PART).exists():
+                out.append(f"{display_path(p / PART)}: not a readable campaigns row: remove "
+                           "the campaign=… folders of this key and add the campaign again")
+    return out
+
+
+def _listed(store: Path) -> pd.DataFrame:
+    """The campaigns rows as stored, each with its key; older rows lack the method and the
+    checksums (unknown: unrecorded, not verified)."""
+    folder = store / "campaigns"
+    frames = []
+    for part in sorted(folder.glob(f"campaign=*/{PART}")):
+        try:
+            frame = _read_parquet(part)
+        except UsageError:
+            continue  # named by damage(): a partition of no readable row
+        frames.append(frame.assign(campaign=part.parent.name.removeprefix("campaign=")))
+    if not frames:
+        return pd.DataFrame(columns=CAMPAIGN_COLUMNS)
+    frame = pd.concat(frames, ignore_index=True)
+    if "method" not in frame.columns:
+        frame["method"] = UNRECORDED
+    frame["method"] = frame["method"].fillna(UNRECORDED).astype(str)
     return frame
 
 
@@ -110,7 +237,10 @@ def campaigns(store: str | Path) -> pd.DataFrame:
         raise UsageError(f"{display_path(store)} is not a results store: it has no campaigns/ "
                          f"folder (make one with `dlperf store add LOG_DIR --store "
                          f"{display_path(store)}`)")
-    frame = _read(store, "campaigns")
+    frame = _listed(store)
+    faults = damage(store, frame)
+    if faults:
+        raise StoreDamage(f"store {display_path(store)} is damaged: " + "; ".join(faults))
     if frame.empty:
         return pd.DataFrame(columns=CAMPAIGN_COLUMNS)
     return in_time_order(frame[CAMPAIGN_COLUMNS])
@@ -125,13 +255,20 @@ def in_time_order(frame: pd.DataFrame) -> pd.DataFrame:
             .drop(columns="_when").reset_index(drop=True))
 
 
-def resolve(store: str | Path, ref: str) -> str:
+def resolve(store: str | Path, ref: str, method: str | None = None) -> str:
     """The key of the stored campaign `ref` names: its key, a unique prefix of it (4
-    characters or more) or its name (the most recent campaign of that name)."""
+    characters or more) or its name (the most recent campaign of that name measured with
+    `method`, when given)."""
     try:
         listed = campaigns(store)
+    except StoreDamage:
+        raise
     except UsageError as exc:
         raise UsageError(f"no log folder, export or stored campaign {ref!r}: {exc}") from None
+    if method is not None:
+        by_name = listed[(listed["name"] == ref) & listed["method"].isin([method, UNRECORDED])]
+        if not by_name.empty and ref not in set(listed["campaign"]):
+            return str(by_name["campaign"].iloc[-1])
     if ref in set(listed["campaign"]):
         return ref
     prefixed = listed[listed["campaign"].str.startswith(ref)] if len(ref) >= 4 else listed[:0]
@@ -146,11 +283,16 @@ def resolve(store: str | Path, ref: str) -> str:
                      f"{display_path(store)} (dlperf store list shows them)")
 
 
-def load(store: str | Path, ref: str) -> Campaign:
-    """A stored campaign as a :class:`Campaign` (for compare and check)."""
+def load(store: str | Path, ref: str, method: str | None = None) -> Campaign:
+    """A stored campaign as a :class:`Campaign` (for compare and check); UsageError when it
+    was measured with another method than `method` (None: any)."""
     store = Path(store)
-    key = resolve(store, ref)
+    key = resolve(store, ref, method)
     row = campaigns(store).set_index("campaign").loc[key]
+    if method is not None and row["method"] not in (method, UNRECORDED):
+        raise UsageError(f"stored campaign {ref!r} ({key}) was measured with --method "
+                         f"{row['method']}, not {method}: pass --method {row['method']}, or "
+                         f"add its logs again with --method {method}")
     runs = _read_parquet(_partition(store, "runs", key))
     summary = _read_parquet(_partition(store, "summary", key))
     # a store written before a fact was kept (env_nccl_env) lacks its column: unknown there
@@ -165,18 +307,29 @@ def load(store: str | Path, ref: str) -> Campaign:
                     runs.drop(columns=env_cols), summary, env, str(row["suite_commit"] or ""))
 
 
-def summaries(store: str | Path) -> pd.DataFrame:
-    """Every stored case summary with its campaign's name, start time and hardware."""
+def summaries(store: str | Path, method: str | None = None) -> pd.DataFrame:
+    """Every stored case summary (of the campaigns measured with `method`, when given; those
+    stored before the method was kept are taken as they are) with its campaign's name,
+    start time, method and hardware."""
     store = Path(store).expanduser()
     listed = campaigns(store)
-    summary = _read(store, "summary")
+    if method is not None:
+        other = listed[~listed["method"].isin([method, UNRECORDED])]
+        listed = listed[listed["method"].isin([method, UNRECORDED])]
+        if listed.empty and not other.empty:
+            raise UsageError(f"no campaign in store {display_path(store)} was measured with "
+                             f"--method {method}; stored: " + ", ".join(
+                                 f"{m} ({n})" for m, n in other["method"].value_counts().items()))
+    keys = list(listed["campaign"])
+    summary = _read(store, "summary", keys)
     if summary.empty:
         return summary
-    runs = _read(store, "runs")
+    runs = _read(store, "runs", keys)
     hw = runs.assign(case_key=_keys(runs)).groupby(["campaign", "case_key"])[
         ENV_PREFIX + "hardware"].agg(lambda v: "; ".join(sorted({x for x in v.dropna() if x})))
     summary = summary.assign(case_key=_keys(summary))
-    summary = summary.merge(listed[["campaign", "name", "started", "added"]], on="campaign")
+    summary = summary.merge(listed[["campaign", "name", "started", "added", "method"]],
+                            on="campaign")
     summary["hardware"] = [hw.get((c, k), "") for c, k in zip(summary["campaign"],
                                                                summary["case_key"])]
     return summary

@@ -21,8 +21,9 @@ from analysis.errors import UsageError
 
 STEP_DOWN, STEP_UP = "step down", "step up"
 DEFAULT_PERSIST = verdict.DEFAULT_PERSIST
-COLUMNS = ["case_key", "campaign", "name", "started", "repeats", "throughput_median",
-           "interval_low", "interval_high", "change", "step", "hardware", "hardware_changed"]
+COLUMNS = ["case_key", "campaign", "name", "started", "method", "repeats",
+           "throughput_median", "interval_low", "interval_high", "change", "step", "hardware",
+           "hardware_changed"]
 
 
 def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
@@ -62,15 +63,16 @@ def _steps(m: np.ndarray, threshold: float, persist: int) -> tuple[list[str], li
 
 
 def trend(store, case: str = "*", threshold: float | str = verdict.DEFAULT_THRESHOLD,
-          persist: int = DEFAULT_PERSIST) -> pd.DataFrame:
-    """One row per (case matching the glob `case`, campaign) in time order (COLUMNS):
-    that of :func:`analysis.changes.store.in_time_order`. `threshold`: a fraction (0.02),
-    or a notebook parameter's text, '2%' as the CLI takes it (a bare number is refused)."""
+          persist: int = DEFAULT_PERSIST, method: str = "dlperf") -> pd.DataFrame:
+    """One row per (case matching the glob `case`, campaign measured with `method`) in time
+    order (COLUMNS): that of :func:`analysis.changes.store.in_time_order`. `threshold`: a
+    fraction (0.02), or a notebook parameter's text, '2%' as the CLI takes it (a bare number
+    is refused). Campaigns of other methods are left out: their figures are not comparable."""
     if threshold is None:
         threshold = verdict.DEFAULT_THRESHOLD
     elif not isinstance(threshold, float):
         threshold = verdict.threshold_value(threshold)
-    summary = results_store.summaries(store)
+    summary = results_store.summaries(store, method)
     if summary.empty:
         return pd.DataFrame(columns=COLUMNS)
     stored = sorted(set(summary["case_key"]))

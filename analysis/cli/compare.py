@@ -7,6 +7,7 @@ import sys
 from analysis.changes import verdict
 from analysis.cli import _options
 from analysis.cli._common import add_method
+from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD
 from analysis.tables import FORMATS
 
 COMMAND = "compare"
@@ -48,6 +49,9 @@ def add_gate_options(p) -> None:
                    help="threshold of the cases whose key (e.g. PyTorch/resnet50/amp/b256/1n4g) "
                         "matches the glob PATTERN, e.g. '*/1n1g=5%%'; repeatable, the last match "
                         "wins; a PATTERN that matches no case is an error")
+    _options.add_percentage(p, "--spread-threshold", "spread of a case's repeats, (max - min) "
+                            "/ median, above which the case is flagged",
+                            DEFAULT_SPREAD_THRESHOLD)
     p.add_argument("--confidence", type=_options.confidence,
                    default=verdict.DEFAULT_CONFIDENCE, metavar="PCT",
                    help="confidence of the intervals, e.g. 95%% (default: 95%%)")
@@ -72,7 +76,7 @@ def run(args) -> int:
     base = load(args.base, args.store, args.method)
     new = load(args.new, args.store, args.method)
     result = compare(base, new, args.threshold, dict(args.case_threshold), args.confidence,
-                     args.allow_different_hardware)
+                     args.allow_different_hardware, args.spread_threshold)
     print(render_comparison(result, args.format, base.label, new.label), end="")
     for side in (base, new):
         note_failed_runs(side)
@@ -80,6 +84,11 @@ def run(args) -> int:
         print(f"dlperf: hardware not recorded on one side for {len(result.unchecked_hardware)} "
               f"case(s), compared without the hardware check, e.g. "
               f"{result.unchecked_hardware[0]}", file=sys.stderr)
+    flagged = result.table[result.table["flags"] != ""]
+    if not flagged.empty:  # their medians mix runs that disagree: a verdict to read with care
+        print(f"dlperf: {len(flagged)} case(s) flagged: " + ", ".join(
+            f"{k} ({f})" for k, f in zip(flagged["case_key"], flagged["flags"])),
+            file=sys.stderr)
     status = 0
     if not result.slower.empty:
         print(f"dlperf: {len(result.slower)} case(s) slower beyond the threshold: "

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from analysis.cli._common import add_cache, add_jobs, add_paths, report_problems
 from analysis.errors import UsageError
-from analysis.fsutil import atomic_path, display_path
+from analysis.fsutil import atomic_path, check_outputs, display_path
 
 COMMAND = "parse"
 HELP = "parse logs into the tidy observations frame"
@@ -30,20 +29,6 @@ def output_paths(out: Path) -> list[Path]:
     """The observations, runs and problems files written for `-o out`."""
     return [out, out.with_name(f"{out.stem}.runs{out.suffix}"),
             out.with_name(f"{out.stem}.problems{out.suffix}")]
-
-
-def check_outputs(outputs: list[Path], inputs: list[Path], force: bool) -> None:
-    """Refuse (UsageError) to write over an input file, a folder, or an existing file
-    unless `force`. Paths are compared by their real paths (links, `..`, relative paths)."""
-    read = {os.path.realpath(p) for p in inputs}
-    for path in outputs:
-        shown = display_path(path)
-        if os.path.realpath(path) in read:
-            raise UsageError(f"refusing to write {shown}: it is one of the input files")
-        if path.is_dir():
-            raise UsageError(f"cannot write {shown}: it is a folder")
-        if path.exists() and not force:
-            raise UsageError(f"{shown} exists; pass --force to replace it")
 
 
 def _write(frames: Iterable, path: Path) -> int:

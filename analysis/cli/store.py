@@ -45,6 +45,7 @@ def add_arguments(p) -> None:
     t.add_argument("--case", default="*", metavar="PATTERN",
                    help="glob on the case key, e.g. '*/1n4g' (default: every case)")
     add_percentage(t, "--threshold", "smallest step that is a change", verdict.DEFAULT_THRESHOLD)
+    add_method(t, window=False)
     t.add_argument("--persist", type=positive_int, default=verdict.DEFAULT_PERSIST, metavar="N",
                    help="campaigns a step must last to be a change point")
     _format_option(t)
@@ -60,15 +61,16 @@ def run(args) -> int:
 
         campaign = load(args.log_dir, None, args.method)
         campaign.suite_commit = suite_commit()
-        added = results_store.add(args.store, campaign, args.name)
-        what = "added" if added.new else "already stored, nothing added:"
+        added = results_store.add(args.store, campaign, args.name, args.method)
+        what = ("repaired (written again)" if added.repaired else "added") if added.new \
+            else "already stored, nothing added:"
         print(f"{what} {added.key} {added.name} ({len(campaign.runs)} runs, "
               f"{len(campaign.summary)} cases) in {display_path(args.store)}")
         return 0
     if args.action == "list":
         print(render(results_store.campaigns(args.store), args.format), end="")
         return 0
-    frame = trend.trend(args.store, args.case, args.threshold, args.persist)
+    frame = trend.trend(args.store, args.case, args.threshold, args.persist, args.method)
     if args.format in ("table", "markdown"):
         frame = frame[TREND_SHOWN]
     print(render(frame, args.format, headers=TREND_HEADERS,

@@ -7,7 +7,9 @@ import sys
 
 from analysis import schema
 from analysis.cli._common import add_cache, add_jobs, add_method, add_paths, report_problems
+from analysis.cli._options import add_percentage
 from analysis.errors import LogProblemError
+from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD
 from analysis.tables import FORMATS, Columns, fit_width, render_records
 
 COMMAND = "summarize"
@@ -67,6 +69,8 @@ def add_arguments(p) -> None:
                         f"{TABLE_WIDTH} characters wide, rounded; csv and json: full precision")
     p.add_argument("--all-columns", action="store_true",
                    help="print every summary column (the table is then wider)")
+    add_percentage(p, "--spread-threshold", "spread of a case's repeats, (max - min) / "
+                   "median, above which the case is flagged", DEFAULT_SPREAD_THRESHOLD)
 
 
 #: The summary's dtypes by column, and in the text table (memory rounded to whole MiB).
@@ -135,6 +139,7 @@ def run(args) -> int:
 
     from analysis.collect import parse_paths
     from analysis.stats import run_throughput, summarize
+    from analysis.stats.summary import CASE_KINDS
     from analysis.tables import frame_records, render
 
     # the dlperf rules read a log's first lines: the rest is not parsed (same figures)
@@ -146,7 +151,12 @@ def run(args) -> int:
     if args.strict and not bad.empty:
         r = bad.iloc[0]
         raise LogProblemError(r["source"], None, f"{r['problem_kind']}: {r['problem']}")
-    table = summarize(result, args.method, args.warmup, args.measure, runs=runs)
+    table = summarize(result, args.method, args.warmup, args.measure, runs=runs,
+                      spread_threshold=args.spread_threshold)
+    flagged = result.problems[result.problems["kind"].isin(CASE_KINDS)]
+    if args.strict and not flagged.empty:
+        p = flagged.iloc[0]
+        raise LogProblemError(p["source"], None, f"{p['kind']}: {p['reason']}")
     if args.all_columns:
         text = render(table, args.format)
     else:

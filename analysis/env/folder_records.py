@@ -11,17 +11,15 @@ campaign's launch records, found inside LOG_DIR or given explicitly.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from analysis import config
+from analysis import config, yamlio
 from analysis.env.fields import usable
 from analysis.errors import UsageError
-from analysis.fsutil import display_path
+from analysis.fsutil import MAX_RECORD_BYTES, display_path, loads_json
+from analysis.problems import excerpt
 
 
 @dataclass
@@ -144,7 +142,7 @@ def _rel(path: Path, root: Path) -> str:
 
 
 #: Bytes a record beside the logs (environment, topology, done marker) may have.
-RECORD_BYTES = 16 << 20
+RECORD_BYTES = MAX_RECORD_BYTES
 
 
 def read_record(path: Path) -> str:
@@ -171,7 +169,7 @@ def load_env(path: str | Path, root: Path | None = None) -> EnvInput:
     p = Path(path)
     shown = _rel(p, root) if root else p
     try:
-        record = json.loads(read_record(p))
+        record = loads_json(read_record(p))
     except (OSError, ValueError) as exc:
         why = _why(exc) if root else exc  # a file given on the command line: all of it
         raise UsageError(f"cannot read environment record {shown}: {why}") from exc
@@ -188,7 +186,13 @@ def parse_topo(name: str, text: str) -> TopoInput:
 
         return TopoInput(name, text, parse_topology(text))
     except Exception as exc:  # a bad topology file must not stop the report
+        if len(text) > UNPARSED_TOPOLOGY_CHARS:  # quoted in the report: not megabytes of it
+            text = excerpt(text, UNPARSED_TOPOLOGY_CHARS)
         return TopoInput(name, text, None, f"{type(exc).__name__}: {exc}")
+
+
+#: Characters of a topology file that does not parse kept to be quoted.
+UNPARSED_TOPOLOGY_CHARS = 16 << 10
 
 
 def env_topology_text(record: dict) -> str:
@@ -240,7 +244,7 @@ def load_campaign(root: Path) -> CampaignInput:
         camp.text, camp.name = spec.read_text(encoding="utf-8", errors="replace"), spec.name
     for marker in sorted(root.rglob("*.done")):
         try:
-            data = json.loads(read_record(marker))
+            data = loads_json(read_record(marker))
         except (OSError, ValueError) as exc:
             camp.unreadable.append((_rel(marker, root), f"not a done marker: {_why(exc)}"))
             continue
@@ -261,7 +265,7 @@ def _read_status(path: Path, root: Path, camp: CampaignInput) -> None:
     if not path.is_file():
         return
     try:
-        data = json.loads(read_record(path))
+        data = loads_json(read_record(path))
         rows = data["runs"] if isinstance(data, dict) else data
         states = [(str(r["run_id"]), str(r["state"])) for r in rows]
     except KeyError as exc:
@@ -313,7 +317,7 @@ def gather(log_dir: Path, env: str | Path | list | None = None,
 def campaign_yaml(camp: CampaignInput) -> dict:
     """campaign.yaml as data ({} when absent or unreadable)."""
     try:
-        data = yaml.safe_load(camp.text) if camp.text else {}
-    except yaml.YAMLError:
+        data = yamlio.parse(camp.text, camp.name) if camp.text else {}
+    except yamlio.YamlError:
         return {}
     return data if isinstance(data, dict) else {}

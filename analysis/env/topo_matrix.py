@@ -200,7 +200,9 @@ class Topology:
         """The :meth:`frame` as CSV (empty cells stay empty); written to ``path`` when given."""
         text = self.frame().to_csv(lineterminator="\n")
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            from analysis.fsutil import atomic_write_text  # never through a link
+
+            atomic_write_text(path, text)
         return text
 
     def to_markdown(self, nic_legend: bool = True) -> str:
@@ -376,20 +378,37 @@ def _check_no_device_columns(affinity: pd.DataFrame) -> None:
                                 "the text is truncated or a row is missing")
 
 
+#: The most GPUs, and devices (GPUs and NICs), one node's `nvidia-smi topo -m` is read with:
+#: its matrix grows with their square (800 GPUs: 3 MB, minutes to read, a report that
+#: cannot be laid out), and no node holds more.
+MAX_GPUS, MAX_DEVICES = 64, 160
+#: The longest topology text read: a matrix of MAX_DEVICES, with room for its legends.
+MAX_TEXT = 1 << 20
+
+
 def parse_topology(text: str | bytes) -> Topology:
     """Parse `nvidia-smi topo -m` output (text before the header, e.g. a prompt, is ignored).
 
     Raises :class:`TopologyError` naming the line and value when the text is not a valid
-    topology matrix.
+    topology matrix, or one of more than MAX_GPUS GPUs or MAX_DEVICES devices.
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     if not isinstance(text, str):
         raise TopologyError(f"topology text must be str or bytes, not {type(text).__name__}")
+    if len(text) > MAX_TEXT:
+        raise TopologyError(f"{len(text):,} characters: more than one node's `nvidia-smi topo "
+                            f"-m` holds (at most {MAX_GPUS} GPUs, {MAX_TEXT:,} characters); "
+                            "give the topology of each node in its own file")
     lines = strip_ansi(text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
     h = _find_header(lines)
     header = _BARE_SGR.sub("", lines[h])
     rows, end = _read_rows(lines, h + 1)
+    gpus = sum(bool(_GPU.fullmatch(r.label)) for r in rows)
+    if gpus > MAX_GPUS or len(rows) > MAX_DEVICES:
+        raise TopologyError(f"the matrix lists {gpus:,} GPUs and {len(rows) - gpus:,} other "
+                            f"devices; one node's `nvidia-smi topo -m` has at most {MAX_GPUS} "
+                            f"GPUs and {MAX_DEVICES} devices: give each node's in its own file")
     legend, nic = _read_legends(lines, end)
     labels = [r.label for r in rows]
     dupes = sorted({x for x in labels if labels.count(x) > 1})

@@ -6,7 +6,9 @@ not depend on the order of the runs."""
 
 from __future__ import annotations
 
+import hashlib
 import math
+import re
 from collections.abc import Iterable
 
 from analysis.stats.intervals import median_interval
@@ -78,10 +80,12 @@ SPEEDUP_KEY = ("framework", "model", "precision", "batch_size_per_device")
 def add_speedup(rows: list[dict]) -> None:
     """speedup: median / median of the 1n1g case of the same framework, model, precision and
     batch size (the first such row; cases without a case label only: GPT cases differ in
-    more than device count); scaling_efficiency: speedup / devices. In place."""
+    more than device count; not one whose runs state different configurations: its median
+    mixes them); scaling_efficiency: speedup / devices. In place."""
     base: dict[tuple, float] = {}
     for r in rows:
-        if r["num_nodes"] == 1 and r["gpus_per_node"] == 1 and r["case"] == "":
+        mixed = CONFIGURATION_DIFFERS in str(r.get("flags") or "")
+        if r["num_nodes"] == 1 and r["gpus_per_node"] == 1 and r["case"] == "" and not mixed:
             base.setdefault(tuple(r[k] for k in SPEEDUP_KEY), r["throughput_median"])
     for r in rows:
         ref = base.get(tuple(r[k] for k in SPEEDUP_KEY), NAN) if r["case"] == "" else NAN
@@ -95,3 +99,70 @@ def ratio(a: float, b: float) -> float:
     if b == 0:
         return NAN if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
+
+
+#: Spread of a case's repeats, (max - min) / median, above which the case is flagged.
+DEFAULT_SPREAD_THRESHOLD = 0.05
+#: Argument-dump keys that differ between repeats of one configuration: where and when a run
+#: ran (host, ranks, ports, its name, the paths of its checkpoints and outputs), its seed and
+#: its repeat number.
+PER_RUN_KEYS = re.compile(
+    r"^(hostname|host|hostfile|node_?rank|local_?rank|rank|master_addr|pid|run_?id|repeat|"
+    r"seed|date|time|timestamp|save|load|(run|job|exp|experiment)_?name)$"
+    r"|(_dir|_path|_file|_filename|_port)$", re.I)
+ABSENT = "(absent)"
+
+
+def configuration(params) -> dict[str, str]:
+    """The keys of an argument dump (a run's stated configuration) that say how it ran, as
+    text; {} for a run that states none."""
+    if not isinstance(params, dict):
+        return {}
+    return {str(k): str(v) for k, v in params.items() if not PER_RUN_KEYS.search(str(k))}
+
+
+def configuration_digest(params) -> str:
+    """A digest of :func:`configuration` (the lean lane compares runs by it)."""
+    items = sorted(configuration(params).items())
+    return hashlib.blake2b(repr(items).encode(), digest_size=8).hexdigest() if items else ""
+
+
+def differing_keys(dumps: list) -> dict[str, list[str]]:
+    """Of the runs of one case that state a configuration, each key whose value is not the
+    same in all of them, with the value of each such run (ABSENT where it lacks the key)."""
+    configs = [c for c in map(configuration, dumps) if c]
+    if len(configs) < 2:
+        return {}
+    keys = sorted(set().union(*configs))
+    out = {}
+    for k in keys:
+        values = [c.get(k, ABSENT) for c in configs]
+        if len(set(values)) > 1:
+            out[k] = values
+    return out
+
+
+def spread_flagged(spread_pct: float, threshold: float = DEFAULT_SPREAD_THRESHOLD) -> bool:
+    """Whether a case's spread (in %) is above `threshold` (a fraction: 0.05 is 5 %)."""
+    return math.isfinite(spread_pct) and spread_pct > threshold * 100.0
+
+
+def spread_text(spread_pct: float, threshold: float) -> str:
+    """How a flagged spread is named: ``spread 13.4 % > 5 %``."""
+    return f"spread {spread_pct:.1f} % > {threshold * 100:g} %"
+
+
+#: How a case flag of differing configurations begins.
+CONFIGURATION_DIFFERS = "configuration differs in"
+
+
+def case_flags(row: dict, threshold: float = DEFAULT_SPREAD_THRESHOLD) -> list[str]:
+    """The flags of a summary row at a spread `threshold`: the configuration flag it holds
+    (``flags``, when its summary has the column), and its spread when above `threshold`."""
+    held = row.get("flags")
+    out = [f for f in (held.split("; ") if isinstance(held, str) else [])
+           if f.startswith(CONFIGURATION_DIFFERS)]
+    spread = row.get("spread_pct")
+    if isinstance(spread, (int, float)) and spread_flagged(float(spread), threshold):
+        out.append(spread_text(float(spread), threshold))
+    return out

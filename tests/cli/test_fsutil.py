@@ -52,13 +52,17 @@ def test_folder_target_is_refused_by_name(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_symlink_is_followed_and_kept(tmp_path):
-    real = tmp_path / "real.txt"
+def test_a_symlink_is_refused_and_what_it_points_to_kept(tmp_path):
+    # a link in a report folder to a raw log: the report once replaced the log with HTML
+    real = tmp_path / "run_1.log"
     real.write_text("old")
-    link = tmp_path / "link.txt"
+    link = tmp_path / "report_en.html"
     link.symlink_to(real)
-    atomic_write_text(link, "new")
-    assert link.is_symlink() and real.read_text() == "new"
+    with pytest.raises(OSError, match="symbolic link") as info:
+        atomic_write_text(link, "new")
+    assert info.value.filename == str(link) and info.value.filename2 == str(real)
+    assert link.is_symlink() and real.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report_en.html", "run_1.log"]
 
 
 def test_a_pipe_is_written_in_place_not_replaced(tmp_path):

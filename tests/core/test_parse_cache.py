@@ -12,6 +12,7 @@ import pytest
 
 from analysis import collect, parse_cache
 from analysis.collect import parse_paths
+from analysis.logtext import max_log_bytes
 from tests.cli._helpers import run_cli
 
 OLD = time.time() - 3600  # files older than parse_cache.SETTLE_S are cached
@@ -93,7 +94,7 @@ def test_a_deleted_file_is_forgotten(logs, tmp_path, monkeypatch):
     os.utime(changed, (OLD + 60, OLD + 60))  # the store is written again
     parse_paths([logs], jobs=1, cache=True)
     head = parse_cache.FolderCache(str((logs / "1n1g").resolve()), {
-        "family": None, "max_bytes": 4 << 30, "dlperf_only": False})
+        "family": None, "max_bytes": max_log_bytes(), "dlperf_only": False})
     assert sorted(head.entries) == ["r50_b64_amp_1.log", "r50_b64_amp_3.log"]
 
 

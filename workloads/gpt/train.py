@@ -198,7 +198,10 @@ class Trainer:
         return loss
 
 
-def _arguments(args, denv: DistEnv, layout: Layout, trainer_impl: str) -> dict:
+def _arguments(args, denv: DistEnv, layout: Layout, trainer_impl: str,
+               device: torch.device) -> dict:
+    """The argument dump: every option as the run used it (the suite tells runs of other
+    configurations apart by it)."""
     return {
         "framework": "pytorch", "workload": "workloads.gpt", "torch_version": torch.__version__,
         "num_layers": args.num_layers, "hidden_size": args.hidden_size,
@@ -214,12 +217,15 @@ def _arguments(args, denv: DistEnv, layout: Layout, trainer_impl: str) -> dict:
         "nccl_max_ctas": os.environ.get("NCCL_MAX_CTAS", "auto"),
         "num_nodes": denv.num_nodes,
         "num_gpus_per_node": denv.local_world_size, "bf16": args.precision == "bf16",
-        "fp16": False, "param_dtype": args.param_dtype,
+        "fp16": False, "precision": args.precision, "param_dtype": args.param_dtype,
         "loss_chunk_tokens": args.loss_chunk_tokens,
         "compile": args.compile, "compile_mode": args.compile_mode,
         "checkpoint_activations": args.activation_checkpointing,
         "sdpa_backend": args.sdpa_backend, "train_iters": args.train_iters,
         "log_interval": args.log_interval, "seed": args.seed, "lr": args.lr,
+        "weight_decay": args.weight_decay, "device": device.type,
+        "dist_backend": (torch.distributed.get_backend() if torch.distributed.is_initialized()
+                         else None),
         "parameters": parameter_count(args.num_layers, args.hidden_size, args.vocab_size,
                                       args.seq_length),
         "flops_formula": FORMULA.replace(" ", ""),
@@ -232,7 +238,7 @@ def train(args, denv: DistEnv, device: torch.device) -> int:
     printer = layout.last_stage and layout.dp_rank == 0 and layout.tp_rank == 0
     trainer = Trainer(args, layout, device)
     if printer:
-        print(logfmt.argument_dump(_arguments(args, denv, layout, trainer.impl)), flush=True)
+        print(logfmt.argument_dump(_arguments(args, denv, layout, trainer.impl, device)), flush=True)
         print("Training...", flush=True)
         print(logfmt.table_header(), flush=True)
     flops = model_flops(args.global_batch_size, args.seq_length, args.num_layers,

@@ -215,7 +215,11 @@ def parameters(s: Setup) -> dict[str, object]:
         **({"amp": a.precision == "amp"} if a.precision in ("fp32", "amp") else {}),
         "bf16": a.precision == "bf16",
         "world_size": d.world_size, "num_nodes": d.num_nodes, "gpus_per_node": d.local_world_size,
-        "distributed": d.distributed, "channels_last": a.channels_last, "compile": a.compile,
+        "distributed": d.distributed,
+        # the parameters stay fp32 in every precision (autocast computes in fp16/bf16)
+        "param_dtype": "fp32",
+        "data_parallel_impl": "ddp" if d.distributed else "none",
+        "channels_last": a.channels_last, "compile": a.compile,
         "compile_mode": a.compile_mode if a.compile else None,
         "compile_backend": a.compile_backend if a.compile else None,
         "tf32": s.tf32, "cudnn_benchmark": a.cudnn_benchmark and s.device.type == "cuda",
@@ -232,6 +236,7 @@ def parameters(s: Setup) -> dict[str, object]:
         "ddp_grad_compression": a.grad_compression if d.distributed else None,
         "dist_backend": s.backend if d.distributed else None,
         "device": s.device.type, "device_name": device_name,
+        "allow_nonfinite": a.allow_nonfinite,
         "num_parameters": s.num_parameters, "macs_per_image": s.macs,
     }
     out.update(_versions(s.device))

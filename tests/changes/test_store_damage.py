@@ -1,0 +1,122 @@
+"""A results store that notices damage (a partition edited, deleted, duplicated, or a second
+part file) and the method each campaign was measured with: every read checks the files
+against the campaigns rows and names each fault with how to repair it; adding the campaign
+again repairs it; campaigns of another method are kept apart or refused, never mixed."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+
+import pandas as pd
+import pytest
+
+from analysis.changes import store as results_store
+from analysis.cli import main
+
+from .campaigns import BUNDLED, stretched_copy
+
+
+def _main(*args) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main([str(a) for a in args])
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """A store of the bundled campaign and its copy whose 1n4g runs are 10 % slower."""
+    root = tmp_path_factory.mktemp("damage")
+    slow = stretched_copy(root / "slow", factor=1.10)
+    folder = root / "results"
+    assert _main("store", "add", BUNDLED, "--store", folder)[0] == 0
+    assert _main("store", "add", slow, "--store", folder, "--name", "slow")[0] == 0
+    return folder, slow
+
+
+@pytest.fixture
+def store(pristine, tmp_path):
+    folder = tmp_path / "results"
+    shutil.copytree(pristine[0], folder)
+    return folder, pristine[1]
+
+
+def _key(folder, name):
+    listed = pd.read_parquet(folder / "campaigns")
+    return str(listed.loc[listed["name"] == name, "campaign"].iloc[0])
+
+
+def test_an_intact_store_compares_and_says_slower(store):
+    folder, _ = store
+    status, out, err = _main("compare", "--store", folder, "rn50_4gpu", "slow", "--format", "json")
+    assert status == 1 and "slower" in {r["verdict"] for r in json.loads(out)}
+
+
+def test_an_edited_partition_is_named_not_compared(store):
+    # the slow campaign's runs made 10 % faster again: compared as "unchanged" before
+    folder, _ = store
+    part = folder / "runs" / f"campaign={_key(folder, 'slow')}" / results_store.PART
+    runs = pd.read_parquet(part)
+    runs["throughput"] = runs["throughput"] * 1.10
+    runs.to_parquet(part, index=False)
+    status, out, err = _main("compare", "--store", folder, "rn50_4gpu", "slow")
+    assert status == 2 and out == ""
+    assert f"{part} has changed since it was added" in err and "store add" in err
+
+
+@pytest.mark.parametrize("copy", ["part file", "partition"])
+def test_a_duplicated_part_file_or_partition_is_named_not_counted_twice(store, copy):
+    folder, _ = store
+    key = _key(folder, "rn50_4gpu")
+    part = folder / "summary" / f"campaign={key}" / results_store.PART
+    if copy == "part file":
+        dup = part.with_name("part-0 (copy).parquet")
+        shutil.copy(part, dup)
+    else:
+        dup = folder / "summary" / "campaign=0123456789abcdef"
+        shutil.copytree(part.parent, dup)
+    status, out, err = _main("store", "trend", "--store", folder, "--format", "json")
+    assert status == 2 and str(dup) in err and "remove it" in err
+    dup.unlink() if dup.is_file() else shutil.rmtree(dup)
+    status, out, err = _main("store", "trend", "--store", folder, "--format", "json")
+    assert status == 0 and len(json.loads(out)) == 16  # 8 cases x 2 campaigns, each once
+
+
+def test_a_deleted_partition_is_named_and_adding_again_repairs_it(store):
+    folder, slow = store
+    key = _key(folder, "slow")
+    shutil.rmtree(folder / "summary" / f"campaign={key}")
+    status, out, err = _main("store", "trend", "--store", folder)
+    assert status == 2 and "is missing (deleted?)" in err and f"store add {slow}" in err
+    status, out, err = _main("store", "add", slow, "--store", folder, "--name", "slow")
+    assert status == 0 and out.startswith(f"repaired (written again) {key} slow")
+    status, out, err = _main("store", "trend", "--store", folder, "--format", "json")
+    assert status == 0 and {r["name"] for r in json.loads(out)} == {"rn50_4gpu", "slow"}
+    status, out, err = _main("store", "add", slow, "--store", folder)
+    assert out.startswith("already stored")
+
+
+def test_the_method_is_stored_and_trend_and_compare_honour_it(store):
+    folder, slow = store
+    status, out, _ = _main("store", "add", slow, "--store", folder, "--name", "slow",
+                           "--method", "reported")
+    assert status == 0 and out.startswith("added ")  # another measurement: another campaign
+    listed = json.loads(_main("store", "list", "--store", folder, "--format", "json")[1])
+    assert sorted((c["name"], c["method"]) for c in listed) == [
+        ("rn50_4gpu", "dlperf"), ("slow", "dlperf"), ("slow", "reported")]
+    trend = json.loads(_main("store", "trend", "--store", folder, "--format", "json")[1])
+    assert len(trend) == 16 and {r["method"] for r in trend} == {"dlperf"}
+    trend = json.loads(_main("store", "trend", "--store", folder, "--method", "reported",
+                             "--format", "json")[1])
+    assert len(trend) == 8 and {r["name"] for r in trend} == {"slow"}
+    reported_key = next(c["campaign"] for c in listed if c["method"] == "reported")
+    status, _, err = _main("compare", "--store", folder, "rn50_4gpu", reported_key)
+    assert status == 2 and "was measured with --method reported, not dlperf" in err
+    status, out, err = _main("compare", "--store", folder, BUNDLED, "slow", "--method",
+                             "reported")
+    # the stored slow campaign of that method, by its name: its logs print the speed they
+    # printed before they were stretched, so the reported method sees no change
+    assert status == 0 and f"new: slow ({reported_key})" in out, err

@@ -1,0 +1,146 @@
+"""Cases that are what they claim: repeats whose argument dumps state different
+configurations (an eager and a torch.compile run of our ResNet-50 workload), or whose spread
+is above --spread-threshold, are flagged as problems of the case in summarize, compare and
+--strict; nothing said so outside --all-columns before."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis.stats import case_stats
+
+ROOT = Path(__file__).resolve().parents[2]
+RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu"
+GPT = ROOT / "data" / "raw_logs" / "gpt_4gpu"
+REAL = ROOT / "tests" / "data" / "real" / "paddle_perf_pytorch_resnet"
+
+
+def _cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "analysis", *map(str, args)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+@pytest.fixture(scope="module")
+def eager_and_compiled(tmp_path_factory):
+    """Runs 1-3 of the bundled fp32 1n1g case, run 3 stating `compile : True` (as our
+    workload prints a --compile run), and the 1n2g case as it is."""
+    root = tmp_path_factory.mktemp("mixed") / "logs"
+    (root / "1n1g").mkdir(parents=True)
+    for i in (1, 2, 3):
+        text = (RN50 / "1n1g" / f"resnet50_b128_fp32_{i}.log").read_text()
+        if i == 3:
+            assert "compile : False  compile_mode : None" in text
+            text = text.replace("compile : False  compile_mode : None",
+                                "compile : True  compile_mode : default")
+        (root / "1n1g" / f"resnet50_b128_fp32_{i}.log").write_text(text)
+    shutil.copytree(RN50 / "1n2g", root / "1n2g",  # the logs alone
+                    ignore=lambda d, names: [n for n in names if not n.endswith("fp32_1.log")
+                                             and not n.endswith("fp32_2.log")])
+    return root
+
+
+def _rows(proc) -> dict:
+    assert proc.returncode == 0, proc.stderr
+    return {(r["num_nodes"], r["gpus_per_node"], r["case"]): r for r in json.loads(proc.stdout)}
+
+
+def test_runs_stating_different_configurations_are_a_flagged_case(eager_and_compiled):
+    proc = _cli("summarize", eager_and_compiled, "--format", "json", "--all-columns")
+    rows = _rows(proc)
+    mixed, two = rows[(1, 1, "")], rows[(1, 2, "")]
+    assert mixed["flags"] == "configuration differs in compile, compile_mode"
+    assert mixed["problems"] == 3 and two["problems"] == 0 and two["flags"] == ""
+    assert two["speedup"] is None  # not taken against a median of eager and compiled runs
+    assert "mixed_configuration: configuration differs in compile, compile_mode" in proc.stderr
+    assert "compile: False (1n1g/resnet50_b128_fp32_1), False (1n1g/resnet50_b128_fp32_2), " \
+           "True (1n1g/resnet50_b128_fp32_3)" in proc.stderr
+
+
+def test_the_default_table_counts_the_flagged_case_and_strict_fails(eager_and_compiled):
+    proc = _cli("summarize", eager_and_compiled)
+    line = next(s for s in proc.stdout.splitlines() if " 1n1g " in s)
+    assert proc.returncode == 0 and line.split()[-1] == "3"  # problems: every run of it
+    strict = _cli("summarize", eager_and_compiled, "--strict")
+    assert strict.returncode == 3 and "mixed_configuration" in strict.stderr
+
+
+def test_a_spread_above_the_threshold_is_flagged(tmp_path):
+    # the bundled GPT campaign: two cases' repeats are 10 % and 13.4 % apart
+    rows = _rows(_cli("summarize", GPT, "--format", "json", "--all-columns"))
+    flagged = {k[2]: r["flags"] for k, r in rows.items() if r["flags"]}
+    assert flagged == {"MP_1x4x1_8_1536x16": "spread 10.0 % > 5 %",
+                       "2D_2x2x1_16_1536x16": "spread 13.4 % > 5 %"}
+    assert all(r["problems"] == 3 for k, r in rows.items() if r["flags"])
+    rows = _rows(_cli("summarize", GPT, "--format", "json", "--all-columns",
+                      "--spread-threshold", "15%"))
+    assert not any(r["flags"] for r in rows.values())
+    bad = _cli("summarize", GPT, "--spread-threshold", "5")
+    assert bad.returncode == 2 and "--spread-threshold" in bad.stderr
+
+
+def test_compare_names_flagged_cases(eager_and_compiled):
+    proc = _cli("compare", RN50 / "1n1g", eager_and_compiled / "1n1g", "--format", "json")
+    rows = {r["case_key"]: r for r in json.loads(proc.stdout)}
+    assert rows["PyTorch/resnet50/fp32/b128/1n1g"]["flags"] == \
+        "new: configuration differs in compile, compile_mode"
+    assert rows["PyTorch/resnet50/amp/b256/1n1g"]["flags"] == ""
+    assert "1 case(s) flagged: PyTorch/resnet50/fp32/b128/1n1g (new: configuration differs " \
+           "in compile, compile_mode)" in proc.stderr
+
+
+def test_real_published_logs_of_8_and_32_gpus_in_one_case_are_flagged():
+    # PaddlePaddle's published DLE PyTorch logs: nodes unknown, so both fall in one case
+    proc = _cli("summarize", REAL, "--format", "json", "--all-columns")
+    (row,) = json.loads(proc.stdout)
+    assert row["flags"] == ("configuration differs in data, dynamic_loss_scale, "
+                            "gather_checkpoints, gpu_affinity, jit, model.fused_se, … 5 more; "
+                            "spread 67.6 % > 5 %")
+
+
+def test_where_and_when_a_run_ran_is_no_difference_of_configuration():
+    a = {"hostname": "node1", "master_port": "29500", "seed": "1", "log_dir": "/a",
+         "save": "/ckpt/a", "exp_name": "rn50_1", "compile": "False", "lr": "0.1"}
+    b = {"hostname": "node2", "master_port": "29501", "seed": "2", "log_dir": "/b",
+         "save": "/ckpt/b", "exp_name": "rn50_2", "compile": "False", "lr": "0.1"}
+    assert case_stats.differing_keys([a, b]) == {}
+    assert case_stats.differing_keys([a, {**b, "lr": "0.2"}]) == {"lr": ["0.1", "0.2"]}
+    assert case_stats.differing_keys([a, {}]) == {}  # a run that states nothing: unknown
+    assert case_stats.differing_keys([a, {k: v for k, v in a.items() if k != "lr"}]) == {
+        "lr": ["0.1", case_stats.ABSENT]}
+
+
+def test_a_report_lists_the_case_problems(tmp_path):
+    # the data a report is built from (also what `dlperf report` hands its notebook)
+    from analysis.report import prepared
+
+    data = prepared.compute(GPT)
+    prepared.save(data, tmp_path / "data")
+    problems = prepared.load(tmp_path / "data").result.problems
+    spread = problems[problems["kind"] == "wide_spread"]
+    assert sorted(spread["run_id"]) == ["PyTorch/gpt/bf16/b8/1n4g/2D_2x2x1_16_1536x16",
+                                        "PyTorch/gpt/bf16/b8/1n4g/MP_1x4x1_8_1536x16"]
+    assert data.summary.loc[data.summary["flags"] != "", "problems"].tolist() == [3, 3]
+
+
+def test_megatron_runs_of_other_arguments_are_not_repeats(tmp_path):
+    # Megatron-DeepSpeed experiments of other settings under one case name
+    src = ROOT / "tests" / "data" / "megatron" / "iterations" / "1n4g" / "gpt_b1_amp_1.log"
+    folder = tmp_path / "1n4g"
+    folder.mkdir()
+    text = src.read_text()
+    dump_end = "-------------------- end of arguments"
+    for i, (recompute, port) in enumerate((("False", 6000), ("True", 6001), ("False", 6002)), 1):
+        extra = (f"  checkpoint_activations .......................... {recompute}\n"
+                 f"  master_port ..................................... {port}\n")
+        (folder / f"gpt_b1_amp_{i}.log").write_text(text.replace(dump_end, extra + dump_end))
+    proc = _cli("summarize", tmp_path, "--format", "json", "--all-columns")
+    (row,) = json.loads(proc.stdout)
+    assert row["flags"] == "configuration differs in checkpoint_activations"
+    assert "checkpoint_activations: False (1n4g/gpt_b1_amp_1), True (1n4g/gpt_b1_amp_2), " \
+           "False (1n4g/gpt_b1_amp_3)" in proc.stderr
