@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from analysis.env.topology import MAX_GPUS, TopologyError, parse_topology
+from analysis.env.topo_matrix import MAX_GPUS, TopologyError, parse_topology
 
 from analysis.env import folder_records
 
