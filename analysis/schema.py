@@ -237,3 +237,18 @@ def describe(schema: tuple[Column, ...]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame([c.__dict__ for c in schema])
+
+
+def case_key(row) -> str:
+    """A case as one string: 'PyTorch/resnet50/amp/b256/1n4g' (+ '/<case>' for GPT case
+    labels); what comparisons, the store and case flags name cases by."""
+    import pandas as pd
+
+    def text(v):
+        return "?" if v is None or pd.isna(v) else str(v)
+
+    key = (f"{text(row['framework'])}/{text(row['model'])}/{text(row['precision'])}/"
+           f"b{text(row['batch_size_per_device'])}/{text(row['num_nodes'])}n"
+           f"{text(row['gpus_per_node'])}g")
+    case = row["case"]
+    return key + (f"/{case}" if isinstance(case, str) and case else "")

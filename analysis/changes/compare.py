@@ -18,7 +18,7 @@ import pandas as pd
 from analysis.changes import environment, verdict
 from analysis.changes.sources import Campaign
 from analysis.errors import UsageError
-from analysis.schema import CASE_COLUMNS
+from analysis.schema import CASE_COLUMNS, case_key
 from analysis.stats import case_stats
 
 ONLY_BASE, ONLY_NEW = "only in base", "only in new"
@@ -31,18 +31,6 @@ COLUMNS = [
     "memory_change", "base_time_to_train_min", "new_time_to_train_min", "time_to_train_change",
     "time_to_train_verdict", "env_changes", "flags",
 ]
-
-
-def case_key(row) -> str:
-    """'PyTorch/resnet50/amp/b256/1n4g' (+ '/<case>' for GPT case labels)."""
-    def text(v):
-        return "?" if v is None or pd.isna(v) else str(v)
-
-    key = (f"{text(row['framework'])}/{text(row['model'])}/{text(row['precision'])}/"
-           f"b{text(row['batch_size_per_device'])}/{text(row['num_nodes'])}n"
-           f"{text(row['gpus_per_node'])}g")
-    case = row["case"]
-    return key + (f"/{case}" if isinstance(case, str) and case else "")
 
 
 def case_keys(frame: pd.DataFrame) -> list[str]:

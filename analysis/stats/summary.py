@@ -12,6 +12,7 @@ import pandas as pd
 from analysis import parsers, schema
 from analysis.collect import ParseResult
 from analysis.problems import Problem, to_frame
+from analysis.schema import case_key
 from analysis.stats import case_stats, energy
 from analysis.stats.per_run import _case_key, run_throughput
 
@@ -94,8 +95,6 @@ def _case_flags(row: dict, g: pd.DataFrame, runs_by_id: pd.DataFrame,
                 spread_threshold: float) -> list[Problem]:
     """The case problems of one case: its runs' stated configurations differ, its spread is
     above the threshold. Each reason starts with a short ``flags`` text, then a colon."""
-    from analysis.changes.compare import case_key
-
     key = case_key(row)
     sources = [str(s) for s in g["source"]]
     where = os.path.commonpath(sources) if sources else ""

@@ -7,9 +7,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from analysis.env.topo_matrix import MAX_GPUS, TopologyError, parse_topology
 
 from analysis.env import folder_records
+from analysis.env.topo_matrix import MAX_GPUS, TopologyError, parse_topology
 
 LEGEND = ("\nLegend:\n\n  X    = Self\n"
           "  NV#  = Connection traversing a bonded set of # NVLinks\n")
