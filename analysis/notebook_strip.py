@@ -1,15 +1,17 @@
-"""The git clean filter of the committed notebooks (``.gitattributes``; scripts/setup.sh
-configures it): git stores a notebook as committed — no outputs, no execution counts, cell
-metadata only its tags, ``language_info`` only its name — so running and saving one in
-JupyterLab leaves ``git status`` clean while the file on disk keeps its outputs.
-
-``python -m analysis.notebook_strip`` reads a notebook on stdin and writes it stripped."""
+"""A notebook as it is committed — no outputs, no execution counts, cell metadata only its
+tags, ``language_info`` only its name, as the project's notebooks/ are committed. The
+JupyterLab that ``make lab`` starts saves those in this form (:func:`save_as_committed`, its
+``pre_save_hook``), so running and saving one leaves ``git status`` clean; the outputs stay in
+the open tab."""
 
 from __future__ import annotations
 
-import sys
+import subprocess
+from pathlib import Path
 
 import nbformat
+
+from analysis import config
 
 
 def stripped(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -21,21 +23,27 @@ def stripped(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         cell.metadata = nbformat.NotebookNode({"tags": tags} if tags else {})
     info = nb.metadata.get("language_info")
     if info:  # a kernel adds its version, lexer, mimetype…: they change with the venv
-        nb.metadata["language_info"] = {"name": info.get("name", "python")}
+        nb.metadata["language_info"] = nbformat.NotebookNode({"name": info.get("name", "python")})
     return nb
 
 
-def main() -> int:
-    text = sys.stdin.read()
-    # what is not a notebook (a merge conflict) is stored as it is: git must not lose it
+def tracked(path: str | Path) -> bool:
+    """Whether `path` is a file git tracks (False outside a git checkout, or without git)."""
+    path = Path(path)
     try:
-        nb = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
-    except ValueError:  # not JSON, or not a notebook
-        sys.stdout.write(text)
-        return 0
-    sys.stdout.write(nbformat.writes(stripped(nb)) + "\n")
-    return 0
+        done = subprocess.run(["git", "ls-files", "--error-unmatch", "--", path.name],
+                              cwd=path.parent, capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def save_as_committed(model: dict, path: str, contents_manager, **_kwargs) -> None:
+    """Jupyter's ``FileContentsManager.pre_save_hook``: a notebook of the project's notebooks/
+    that git tracks is written as committed. Others keep their outputs: a user's own, and the
+    executed records committed with theirs (reports/, the logs' 00_launch.ipynb)."""
+    if model.get("type") != "notebook" or model.get("content") is None:
+        return
+    file = Path(contents_manager.root_dir, path).resolve()
+    if file.parent == config.NOTEBOOKS_DIR.resolve() and tracked(file):
+        model["content"] = stripped(nbformat.from_dict(model["content"]))

@@ -68,11 +68,5 @@ step "project… editable, with extras [all,dev]" \
   "$PY" -m pip install -q -c "$VENV/constraints.txt" -e ".[all,dev]"
 step "project… import check" "$PY" -W error::UserWarning -c \
   "import analysis, numpy, torch, pandas, papermill, playwright"
-# git stores notebooks/*.ipynb without outputs (.gitattributes): saving one in JupyterLab
-# leaves git status clean. Set in this clone's own config: git runs no command a clone did not set.
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  step "git… notebook filter" git config filter.notebook-outputs.clean \
-    "'$(cd "$VENV" && pwd)/bin/python' -m analysis.notebook_strip"
-fi
 echo "$want" > "$STAMP"
 echo "setup: done ($VENV; dlperf is $VENV/bin/dlperf, or 'source $VENV/bin/activate'; tool output in $LOG)"
