@@ -18,6 +18,9 @@ def tables() -> None:
 
     itables.init_notebook_mode(all_interactive=True, connected=False)
     itables.options.paging = False
+    # the search box and the row count on every table (itables drops them from short ones)
+    itables.options.layout = {"topStart": None, "topEnd": "search", "bottomStart": "info",
+                              "bottomEnd": None}
     itables.options.text_in_header_can_be_selected = False  # else only the arrows sort
 
 
