@@ -1,0 +1,46 @@
+"""The JupyterLab of `make lab` saves the notebooks of notebooks/ that git tracks as they are
+committed (analysis.notebook_strip.save_as_committed), so that running and saving one leaves
+`git status` clean; other notebooks keep their outputs."""
+
+from __future__ import annotations
+
+import copy
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+from conftest import ROOT
+
+from analysis import notebook_strip
+
+
+def _run_by_hand(nb: dict) -> dict:
+    """`nb` as JupyterLab saves it after Run All: outputs, counts, the kernel's language_info."""
+    nb = copy.deepcopy(nb)
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] == "code":
+            cell["execution_count"] = i
+            cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "x\n"}]
+            cell["metadata"]["scrolled"] = True
+    nb["metadata"]["language_info"] = {"name": "python", "version": "3.11.7",
+                                       "pygments_lexer": "ipython3"}
+    return nb
+
+
+def _save(path: str, content: dict) -> dict:
+    model = {"type": "notebook", "content": content}
+    notebook_strip.save_as_committed(model, path, SimpleNamespace(root_dir=str(ROOT)))
+    return model["content"]
+
+
+def test_a_tracked_notebook_of_notebooks_is_saved_as_committed():
+    text = (ROOT / "notebooks" / "10_analyse.ipynb").read_text(encoding="utf-8")
+    saved = _save("notebooks/10_analyse.ipynb", _run_by_hand(nbformat.reads(text, 4)))
+    assert nbformat.writes(nbformat.from_dict(saved)) + "\n" == text
+
+
+@pytest.mark.parametrize("path", ["reports/rn50_4gpu/report_en.ipynb",  # committed with outputs
+                                  "notebooks/my_own.ipynb"])  # not tracked: the user's
+def test_other_notebooks_keep_their_outputs(path):
+    nb = _run_by_hand(nbformat.reads((ROOT / "notebooks" / "40_trends.ipynb").read_text(), 4))
+    assert _save(path, copy.deepcopy(nb)) == nb
