@@ -15,8 +15,8 @@ import urllib.request
 
 import nbformat
 import pytest
-from playwright.sync_api import expect
 from conftest import ROOT
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.slow
 
