@@ -15,4 +15,7 @@ nbconvert.exporters.WebPDFExporter = SystemChromiumWebPDFExporter
 
 # A notebook git tracks is saved as committed (no outputs): running and saving one in Lab
 # leaves `git status` clean.
-c.FileContentsManager.pre_save_hook = "analysis.notebook_strip.save_as_committed"
+c.FileContentsManager.pre_save_hook = "analysis.lab_contents.save_as_committed"
+# Lab's copy of each file it opens goes to a tree of its own, not beside the file: beside a
+# log under data/ it would be parsed as one more run.
+c.ContentsManager.checkpoints_class = "analysis.lab_contents.TreeCheckpoints"

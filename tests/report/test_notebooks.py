@@ -13,7 +13,7 @@ import pytest
 import synth
 from conftest import ROOT, expected_medians
 
-from analysis import config, notebook_params, notebook_strip, report
+from analysis import config, lab_contents, notebook_params, report
 from analysis.errors import UsageError
 
 pytestmark = pytest.mark.slow
@@ -58,7 +58,7 @@ def test_notebooks_are_committed_as_lab_saves_them(name):
     # save would change the file (git status: modified)
     text = (NOTEBOOKS / name).read_text(encoding="utf-8")
     nb = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
-    assert nbformat.writes(notebook_strip.stripped(nb)) + "\n" == text
+    assert nbformat.writes(lab_contents.stripped(nb)) + "\n" == text
 
 
 def test_analyse_notebook(campaign, tmp_path):

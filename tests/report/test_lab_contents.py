@@ -1,17 +1,19 @@
 """The JupyterLab of `make lab` saves the notebooks of notebooks/ that git tracks as they are
-committed (analysis.notebook_strip.save_as_committed), so that running and saving one leaves
+committed (analysis.lab_contents.save_as_committed), so that running and saving one leaves
 `git status` clean; other notebooks keep their outputs."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from types import SimpleNamespace
 
 import nbformat
 import pytest
 from conftest import ROOT
+from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
 
-from analysis import notebook_strip
+from analysis import lab_contents
 
 
 def _run_by_hand(nb: dict) -> dict:
@@ -29,7 +31,7 @@ def _run_by_hand(nb: dict) -> dict:
 
 def _save(path: str, content: dict) -> dict:
     model = {"type": "notebook", "content": content}
-    notebook_strip.save_as_committed(model, path, SimpleNamespace(root_dir=str(ROOT)))
+    lab_contents.save_as_committed(model, path, SimpleNamespace(root_dir=str(ROOT)))
     return model["content"]
 
 
@@ -44,3 +46,20 @@ def test_a_tracked_notebook_of_notebooks_is_saved_as_committed():
 def test_other_notebooks_keep_their_outputs(path):
     nb = _run_by_hand(nbformat.reads((ROOT / "notebooks" / "40_trends.ipynb").read_text(), 4))
     assert _save(path, copy.deepcopy(nb)) == nb
+
+
+def test_checkpoints_are_kept_out_of_the_log_folders(tmp_path):
+    """Opening a log in Lab left data/…/1n1g/.ipynb_checkpoints/<log>-checkpoint.log, which
+    the next parse of data/ read as one more run (42 runs, 15 cases instead of 41, 14)."""
+    served = tmp_path / "project"
+    (served / "data" / "1n1g").mkdir(parents=True)
+    (served / "data" / "1n1g" / "x_1.log").write_text("a log\n")
+    files = AsyncLargeFileManager(root_dir=str(served))  # Jupyter server's own
+    files.checkpoints = lab_contents.TreeCheckpoints(root_dir=str(served),
+                                                     root=str(tmp_path / "checkpoints"))
+    asyncio.run(files.create_checkpoint("data/1n1g/x_1.log"))  # Lab asks so on opening it
+    assert sorted(p.name for p in served.rglob("*")) == ["1n1g", "data", "x_1.log"]
+    assert (tmp_path / "checkpoints" / "data" / "1n1g" / "x_1-checkpoint.log").read_text() == \
+        "a log\n"
+    [listed] = asyncio.run(files.list_checkpoints("data/1n1g/x_1.log"))
+    assert listed["id"] == "checkpoint"

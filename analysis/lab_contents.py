@@ -1,15 +1,21 @@
-"""A notebook as it is committed — no outputs, no execution counts, cell metadata only its
-tags, ``language_info`` only its name, as the project's notebooks/ are committed. The
-JupyterLab that ``make lab`` starts saves those in this form (:func:`save_as_committed`, its
-``pre_save_hook``), so running and saving one leaves ``git status`` clean; the outputs stay in
-the open tab."""
+"""How the JupyterLab of ``make lab`` stores files (scripts/jupyter_server_config.py sets both):
+
+- :func:`save_as_committed`, its ``pre_save_hook``: the notebooks of notebooks/ that git tracks
+  are saved as committed (:func:`stripped`: no outputs, no execution counts, cell metadata only
+  its tags, ``language_info`` only its name), so running and saving one leaves ``git status``
+  clean; the outputs stay in the open tab.
+- :class:`TreeCheckpoints`, its checkpoints: Lab keeps a copy of each file it opens; beside a
+  log under data/ (Jupyter's ``.ipynb_checkpoints/``) that copy would be read as one more run."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import nbformat
+from jupyter_server.services.contents.filecheckpoints import AsyncFileCheckpoints
+from traitlets import Unicode, default
 
 from analysis import config
 
@@ -47,3 +53,23 @@ def save_as_committed(model: dict, path: str, contents_manager, **_kwargs) -> No
     file = Path(contents_manager.root_dir, path).resolve()
     if file.parent == config.NOTEBOOKS_DIR.resolve() and tracked(file):
         model["content"] = stripped(nbformat.from_dict(model["content"]))
+
+
+class TreeCheckpoints(AsyncFileCheckpoints):
+    """Checkpoints in a tree of their own (``root``, default the project's
+    ``.ipynb_checkpoints/``, which git ignores) that mirrors the served folders, instead of a
+    ``.ipynb_checkpoints/`` beside each file."""
+
+    root = Unicode(help="folder of the checkpoint tree").tag(config=True)
+
+    @default("root")
+    def _root_default(self):
+        return str(config.PROJECT_DIR / ".ipynb_checkpoints")
+
+    def checkpoint_path(self, checkpoint_id: str, path: str) -> str:
+        parent, _, name = path.strip("/").rpartition("/")
+        base, ext = os.path.splitext(name)
+        folder = Path(self.root, parent)
+        with self.perm_to_403():
+            folder.mkdir(parents=True, exist_ok=True)
+        return str(folder / f"{base}-{checkpoint_id}{ext}")
