@@ -5,6 +5,7 @@ committed (analysis.lab_contents.save_as_committed), so that running and saving 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import copy
 from types import SimpleNamespace
 
@@ -48,6 +49,13 @@ def test_other_notebooks_keep_their_outputs(path):
     assert _save(path, copy.deepcopy(nb)) == nb
 
 
+def _wait(coroutine):
+    """The result of `coroutine`, run on a loop of its own (the browser tests keep one running
+    in this thread)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def test_checkpoints_are_kept_out_of_the_log_folders(tmp_path):
     """Opening a log in Lab left data/…/1n1g/.ipynb_checkpoints/<log>-checkpoint.log, which
     the next parse of data/ read as one more run (42 runs, 15 cases instead of 41, 14)."""
@@ -57,9 +65,9 @@ def test_checkpoints_are_kept_out_of_the_log_folders(tmp_path):
     files = AsyncLargeFileManager(root_dir=str(served))  # Jupyter server's own
     files.checkpoints = lab_contents.TreeCheckpoints(root_dir=str(served),
                                                      root=str(tmp_path / "checkpoints"))
-    asyncio.run(files.create_checkpoint("data/1n1g/x_1.log"))  # Lab asks so on opening it
+    _wait(files.create_checkpoint("data/1n1g/x_1.log"))  # Lab asks for it on opening the log
     assert sorted(p.name for p in served.rglob("*")) == ["1n1g", "data", "x_1.log"]
     assert (tmp_path / "checkpoints" / "data" / "1n1g" / "x_1-checkpoint.log").read_text() == \
         "a log\n"
-    [listed] = asyncio.run(files.list_checkpoints("data/1n1g/x_1.log"))
+    [listed] = _wait(files.list_checkpoints("data/1n1g/x_1.log"))
     assert listed["id"] == "checkpoint"
