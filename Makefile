@@ -11,7 +11,7 @@ GPT_CAMPAIGN ?= gpt_4gpu
 GPT_TITLE ?= GPT on 1-4x H200 (built-in PyTorch workload)|1–4 × H200 上的 GPT（内置 PyTorch 测试程序）
 
 .DEFAULT_GOAL := help
-.PHONY: help setup all reports-gpt summarize test test-fast lint schema bench lab clean
+.PHONY: help setup all reports-gpt summarize test test-fast lint schema bench lab example-store clean
 
 help:  ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -46,8 +46,20 @@ schema: setup  ## write docs/campaign.schema.json (the campaign spec's JSON Sche
 bench: setup  ## parse-speed benchmark, DLPERF_REPO=<checkout of Oneflow-Inc/DLPerf> (figures to stdout)
 	$(PY) benchmarks/parse_speed.py
 
-lab: setup  ## start JupyterLab on notebooks/ (127.0.0.1, LAB_PORT=8888; prints the URL with its token)
+lab: setup example-store  ## start JupyterLab on the project folder, opening notebooks/10_analyse (127.0.0.1, LAB_PORT=8888; prints the URL)
 	VENV=$(VENV) bash scripts/lab.sh
+
+#: results store of the two bundled GPT campaigns (fp32, then bf16 weights) that 40_trends shows;
+#: made by `dlperf store add`, not committed, so it is always in the store's current format
+EXAMPLE_STORE := data/example_store
+EXAMPLE_CAMPAIGNS := data/raw_logs/gpt_4gpu data/raw_logs/gpt_4gpu_bf16w
+
+example-store: $(EXAMPLE_STORE)/campaigns  ## the results store 40_trends shows by default (data/example_store)
+
+$(EXAMPLE_STORE)/campaigns: $(addsuffix /status.json,$(EXAMPLE_CAMPAIGNS)) | setup
+	rm -rf $(EXAMPLE_STORE) $(EXAMPLE_STORE).tmp
+	for c in $(EXAMPLE_CAMPAIGNS); do $(VENV)/bin/dlperf store add $$c --store $(EXAMPLE_STORE).tmp || exit 1; done
+	mv $(EXAMPLE_STORE).tmp $(EXAMPLE_STORE)
 
 clean:  ## remove caches (keeps .venv)
 	rm -rf .pytest_cache .ruff_cache build *.egg-info

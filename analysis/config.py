@@ -14,9 +14,9 @@ NOTEBOOKS_DIR = PROJECT_DIR / "notebooks"
 
 
 def project_path(path: str | os.PathLike | None) -> Path | None:
-    """`path` as the notebooks read a path parameter: ``~`` expanded, a relative one under the
-    project folder (a notebook's kernel runs in ``notebooks/``, a user means the project's
-    ``data/…``); None stays None."""
+    """`path` as every notebook reads a path parameter: ``~`` expanded, a relative one under the
+    project folder, as for ``dlperf`` run there — wherever the kernel runs (``notebooks/`` in
+    JupyterLab, the caller's folder under papermill); None stays None."""
     if path is None or str(path) == "":
         return None
     p = Path(path).expanduser()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -123,3 +124,41 @@ def to_frame(problems: list[Problem]) -> pd.DataFrame:
         }
     )
     return schema.coerce(df, schema.PROBLEMS)
+
+
+#: Kinds of :func:`gathered` that no parser reports: a run the campaign did not finish.
+FAILED_RUN = "failed_run"
+
+
+def gathered(problems: pd.DataFrame, runs: pd.DataFrame,
+             failed: Iterable[tuple[str, str, str]] = ()) -> pd.DataFrame:
+    """Every problem of a log folder in one frame (the columns of `schema.PROBLEMS`): what
+    parsing found (`problems`), runs the campaign's done markers say did not finish
+    (`failed`: (run, state, reason), as ``folder_records.CampaignInput.failed``), what the
+    throughput method found in `runs` (``analysis.stats.run_throughput``) that parsing did not,
+    and each outlier repeat of `runs`. Parsing alone sees only the first of these."""
+    import pandas as pd
+
+    from analysis import schema
+
+    known = set(zip(problems["run_id"], problems["kind"]))
+    new = [k != "" and (r, k) not in known for r, k in zip(runs["run_id"], runs["problem_kind"])]
+    method = runs[new]
+    outliers = runs[runs["outlier"].fillna(False).astype(bool)]
+    rows = [
+        *({"run_id": run, "source": "", "kind": FAILED_RUN,
+           "reason": f"did not finish ({state or 'no state'}): {reason or 'no reason given'}"}
+          for run, state, reason in failed),
+        *({"run_id": r.run_id, "source": r.source, "kind": r.problem_kind, "reason": r.problem}
+          for r in method.itertuples(index=False)),
+        *({"run_id": r.run_id, "source": r.source, "kind": "outlier",
+           "reason": f"throughput {r.throughput:,.2f}: {KINDS['outlier']}"}
+          for r in outliers.itertuples(index=False)),
+    ]
+    extra = pd.DataFrame(rows, columns=["run_id", "source", "kind", "reason"]).assign(
+        line=pd.NA, text="")
+    frames = [f for f in (problems, extra) if not f.empty]
+    if not frames:
+        return schema.empty(schema.PROBLEMS)
+    return schema.coerce(pd.concat(frames, ignore_index=True)[list(problems.columns)],
+                         schema.PROBLEMS)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Start JupyterLab on the project's notebooks folder with the project's kernel (.venv).
+# Start JupyterLab on the project folder with the project's kernel (.venv), opening
+# notebooks/10_analyse.ipynb: data/, reports/ and the logs a report links to open in Lab.
 # Extra arguments go to `jupyter lab` (e.g. --ServerApp.open_browser=True).
 # LAB_IP / LAB_PORT choose the address (default 127.0.0.1:8888; loopback only by default),
 # LAB_TOKEN the access token (default: a fresh random one), LAB_ROOT the folder shown
-# (default notebooks/). As root (uid 0) it adds --allow-root. Prints the URL to open.
+# (default: the project folder). As root (uid 0) it adds --allow-root. Prints the URL to open.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -28,9 +29,10 @@ export FONTCONFIG_FILE="${FONTCONFIG_FILE:-$PWD/analysis/report/fonts.conf}"
 export JUPYTER_TOKEN="$token"  # through the environment: not visible in `ps`
 host=$ip
 case $ip in 0.0.0.0|'*'|'') host=127.0.0.1 ;; esac
-echo "lab: open http://$host:$port/lab?token=$token  (Ctrl-C stops the server)"
+open=lab/tree/notebooks/10_analyse.ipynb
+echo "lab: open http://$host:$port/$open?token=$token  (Ctrl-C stops the server)"
 # port_retries=0: fail on a busy port instead of moving to another one than printed above.
 exec "$VENV/bin/jupyter" lab --no-browser "${root_flag[@]}" \
   --ip="$ip" --port="$port" --ServerApp.port_retries=0 \
-  --ServerApp.root_dir="${LAB_ROOT:-$PWD/notebooks}" \
-  --LabApp.default_url=/lab/tree/10_analyse.ipynb "$@"
+  --config="$PWD/scripts/jupyter_server_config.py" \
+  --ServerApp.root_dir="${LAB_ROOT:-$PWD}" --LabApp.default_url="/$open" "$@"

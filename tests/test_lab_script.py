@@ -1,5 +1,6 @@
-"""`make lab` (scripts/lab.sh) starts JupyterLab that answers on loopback with the printed URL,
-also as root (the README's set-up runs as root)."""
+"""`make lab` (scripts/lab.sh) starts JupyterLab on the project folder that answers on loopback
+with the printed URL (10_analyse), also as root (the README's set-up runs as root); its PDF
+export prints through the system Chromium."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import urllib.request
 
 import pytest
 
-URL_LINE = re.compile(r"lab: open (http://127\.0\.0\.1:(\d+)/lab\?token=([0-9a-f]{48}))")
+URL_LINE = re.compile(r"lab: open (http://127\.0\.0\.1:(\d+)/lab/tree/notebooks/10_analyse\.ipynb"
+                      r"\?token=([0-9a-f]{48}))")
 
 
 def _free_port() -> int:
@@ -58,6 +60,15 @@ def test_lab_script_serves_the_printed_url(root, tmp_path):
         # the page itself, with the printed token; without a token the API refuses
         assert _status(match.group(1)) == 200
         assert _status(f"http://127.0.0.1:{port}/api/status") == 403
+        # the project folder is served: the logs a report links to and data/ open in Lab
+        token = match.group(3)
+        assert _status(f"http://127.0.0.1:{port}/files/data/raw_logs/rn50_4gpu/1n1g/"
+                       f"resnet50_b128_fp32_1.log?token={token}") == 200
+        # File › Save and Export › PDF was a raw 500 page (no pandoc, no xelatex)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/nbconvert/pdf/notebooks/"
+                                    f"40_trends.ipynb?download=true&token={token}",
+                                    timeout=60) as r:
+            assert r.read(5) == b"%PDF-"
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)

@@ -1,5 +1,7 @@
 """The interactive path in a real browser: scripts/lab.sh starts JupyterLab on loopback,
-headless Chromium opens 10_analyse.ipynb, runs all cells and sees the summary table."""
+headless Chromium opens notebooks/10_analyse.ipynb as the printed URL does, runs all cells and
+sees the problems, a summary table that sorts by a click on a header and filters by its search
+box, and the charts as widgets."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import urllib.request
 import nbformat
 import pytest
 from conftest import ROOT
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.slow
 
@@ -29,8 +32,10 @@ def lab(campaign, tmp_path):
     # the notebook as committed, with its parameters pointing at the small campaign
     nb = nbformat.read(ROOT / "notebooks" / "10_analyse.ipynb", as_version=4)
     params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
-    params.source = params.source.replace("log_dir = None", f"log_dir = {str(campaign)!r}")
-    nbformat.write(nb, tmp_path / "10_analyse.ipynb")
+    params.source = params.source.replace('log_dir = "data/raw_logs/gpt_4gpu"',
+                                          f"log_dir = {str(campaign)!r}")
+    (tmp_path / "notebooks").mkdir()
+    nbformat.write(nb, tmp_path / "notebooks" / "10_analyse.ipynb")
     # JupyterLab 4 renders only the cells in view; render all so the test can find outputs
     settings = tmp_path.parent / "lab-settings"
     tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
@@ -68,22 +73,39 @@ def lab(campaign, tmp_path):
 def test_lab_runs_analyse_notebook(lab, browser, artifacts_dir):
     url, token = lab
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{url}/lab/tree/10_analyse.ipynb?token={token}")
+    page.goto(f"{url}/lab/tree/notebooks/10_analyse.ipynb?token={token}")
     page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=60_000)
     # run only once the kernel is connected and idle (the status bar says so)
     page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
     page.locator(".jp-Notebook").first.click()
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_text("Run All Cells", exact=True).click()
-    header = page.locator(".jp-OutputArea-output table.dataframe th", has_text="throughput_median")
+    outputs = page.locator(".jp-OutputArea-output")
     try:
-        header.first.wait_for(state="attached", timeout=60_000)
+        page.locator(".jupyter-matplotlib-canvas-div").nth(3).wait_for(timeout=90_000)
     finally:
         page.screenshot(path=str(artifacts_dir / "jupyterlab.png"))
-    header.first.scroll_into_view_if_needed()
-    table = header.first.locator("xpath=ancestor::table[1]")
-    assert table.locator("tbody tr").count() == 3
-    assert "1n8g/r50_b128_fp32_1" in page.locator(".jp-OutputArea-output").all_inner_texts()[1]
-    page.locator(".jp-OutputArea-output img").nth(3).wait_for(state="attached", timeout=60_000)
+    text = "\n".join(outputs.all_inner_texts())
+    assert "3 problem(s) in 3 run(s)" in text  # as the report counts them
+    assert "Traceback" not in text
+    summary = page.locator(".jp-OutputArea-output table.dataTable",
+                           has=page.locator("th", has_text="scaling_efficiency"))
+    rows = summary.locator("tbody tr")
+    assert rows.count() == 3  # every case on one page
+    header = summary.locator("thead th", has_text="throughput_median")
+    header.scroll_into_view_if_needed()
+    header.click()  # ascending: the 1-GPU case first
+    expect(header).to_have_attribute("aria-sort", "ascending")
+    expect(rows.first.locator("td").nth(5)).to_have_text("1")  # gpus_per_node
+    page.wait_for_timeout(500)  # two quick clicks are not two sorts
+    header.click()
+    expect(header).to_have_attribute("aria-sort", "descending")
+    expect(rows.first.locator("td").nth(4)).to_have_text("2")  # num_nodes: 2n8g first
+    runs = page.locator(".jp-OutputArea-output table.dataTable",
+                        has=page.locator("th", has_text="n_observations"))
+    assert runs.locator("tbody tr").count() == 9
+    box = runs.locator("xpath=ancestor::div[contains(@class, 'dt-container')][1]")
+    box.locator("input[type=search]").fill("1n8g/")
+    expect(runs.locator("tbody tr")).to_have_count(3)  # the search box keeps one case's repeats
     page.screenshot(path=str(artifacts_dir / "jupyterlab.png"))
     page.close()

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import nbformat
 import pandas as pd
 import papermill as pm
 import pytest
+import synth
 from conftest import ROOT, expected_medians
 
-from analysis import config, notebook_params
+from analysis import config, lab_contents, notebook_params, report
 from analysis.errors import UsageError
 
 pytestmark = pytest.mark.slow
@@ -34,8 +36,12 @@ def _run(name, out_dir, **params):
     return nbformat.read(out, as_version=4)
 
 
-@pytest.mark.parametrize("name", ["10_analyse.ipynb", "20_report.ipynb", "30_compare.ipynb"])
-def test_notebooks_are_thin_and_committed_clean(name):
+@pytest.mark.parametrize(("name", "default"), [
+    ("10_analyse.ipynb", 'log_dir = "data/raw_logs/gpt_4gpu"'),  # one campaign: data/raw_logs
+    ("20_report.ipynb", "log_dir = None"),  # pools the two GPT campaigns' runs of one case
+    ("30_compare.ipynb", "log_dir = None"),
+    ("40_trends.ipynb", 'store_dir = "data/example_store"')])
+def test_notebooks_are_thin_and_committed_clean(name, default):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     tagged = [i for i, c in enumerate(code) if "parameters" in c.metadata.get("tags", [])]
@@ -43,7 +49,16 @@ def test_notebooks_are_thin_and_committed_clean(name):
     for c in code:
         assert not c.outputs and c.execution_count is None, "commit notebooks without outputs"
         assert "def " not in c.source and len(c.source.splitlines()) <= 15
-    assert "log_dir = None" in code[1].source  # default: the bundled data/raw_logs
+    assert default in code[1].source
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
+def test_notebooks_are_committed_as_lab_saves_them(name):
+    # make lab saves a tracked notebook of notebooks/ in this form: committed otherwise, a
+    # save would change the file (git status: modified)
+    text = (NOTEBOOKS / name).read_text(encoding="utf-8")
+    nb = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+    assert nbformat.writes(lab_contents.stripped(nb)) + "\n" == text
 
 
 def test_analyse_notebook(campaign, tmp_path):
@@ -58,6 +73,53 @@ def test_analyse_notebook(campaign, tmp_path):
     pngs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
             if "image/png" in o.get("data", {})]
     assert len(pngs) == 4  # throughput, speedup, traces, spread
+    # each chart is a widget (values on hover) that keeps its PNG for viewers without a kernel
+    assert all("application/vnd.jupyter.widget-view+json" in o["data"] for o in pngs)
+    # the lines the fixture's script line spoils, as the report counts them
+    assert "3 problem(s) in 3 run(s)" in _text(nb)
+
+
+def _text(nb) -> str:
+    return "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "")
+                   for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+def test_analyse_notebook_lists_the_problems_the_report_lists(campaign, tmp_path, monkeypatch):
+    """10_analyse showed only what parsing found: a run whose done marker says it failed
+    and an outlier repeat, which the report lists, were missing."""
+    logs = tmp_path / "logs"
+    shutil.copytree(campaign, logs)
+    (logs / "1n8g" / "r50_b128_fp32_4.done").write_text(json.dumps(
+        {"run_id": "1n8g/r50_b128_fp32_4", "ok": False, "state": "failed",
+         "reason": "1n8g needs 8 GPUs on this host; it has 4"}))
+    # a fourth 1-GPU repeat 20 % below the other three: an outlier
+    monkeypatch.setitem(synth.PER_DEVICE, ("fp32", 128), synth.PER_DEVICE[("fp32", 128)] * 0.8)
+    slow = logs / "1n1g" / "r50_b128_fp32_4.log"
+    slow.write_text(synth.oneflow_cnn_log(1, 1, 128, "fp32", 4))
+    slow.with_suffix(".done").write_text(json.dumps({"rc": 0}))  # a run of the campaign
+    nb = _run("10_analyse.ipynb", tmp_path, log_dir=str(logs))
+    [frame] = [c for c in nb.cells if c.source.startswith("found = problems.gathered(")]
+    shown = "".join(o.get("text", "") + o.get("data", {}).get("text/html", "")
+                    for o in frame.outputs)
+    assert "5 problem(s) in 5 run(s)" in shown  # the fixture's 3, a failed run, an outlier
+    assert "did not finish (failed): 1n8g needs 8 GPUs on this host; it has 4" in shown
+    assert "outlier" in shown and "1n1g/r50_b128_fp32_4" in shown
+    assert len(report.build(logs).problems().data) == 5
+
+
+def test_analyse_notebook_shows_gpt_strategies_and_a_narrow_summary(tmp_path):
+    """On the bundled GPT campaign the summary's speedup and efficiency are empty for every
+    case (its cases differ in more than the GPU count): the notebook leaves them out of its
+    summary and shows each strategy's efficiency against 1 GPU and data parallelism."""
+    nb = _run("10_analyse.ipynb", tmp_path)  # the default: data/raw_logs/gpt_4gpu
+    shown = {c.source.split("[", 1)[0]: c.outputs[-1]["data"]["text/html"]
+             for c in nb.cells if c.cell_type == "code" and c.outputs
+             and "text/html" in c.outputs[-1].get("data", {})}
+    summary, strategies = shown["summary"], shown["strategies = gpt_parallel.strategies(summary, result.runs)\nstrategies"]
+    assert "throughput_median" in summary and "scaling_efficiency" not in summary
+    assert summary.count("<th>") <= 14
+    assert "efficiency_vs_1gpu" in strategies and "MP_1x4x1_8_1536x16" in strategies
+    assert "&quot;NaN&quot;" not in strategies.split("efficiency_vs_1gpu")[0]
 
 
 def test_report_notebook_numbers(campaign, tmp_path):
@@ -74,23 +136,45 @@ def test_report_notebook_numbers(campaign, tmp_path):
 
 
 @pytest.mark.parametrize(("name", "params", "message"), [
-    ("10_analyse.ipynb", {"log_dir": "no/such"}, "UsageError: no such log folder: no/such "
-                                                 "(relative to {cwd})"),
+    # a relative path is under the project folder: the message names where it looked
+    ("10_analyse.ipynb", {"log_dir": "no/such"}, "UsageError: no such log folder: {project}/no/such"),
     ("20_report.ipynb", {"log_dir": "."}, "NoLogsError: no logs found under ."),
-    ("30_compare.ipynb", {"log_dir": "no/such"}, "UsageError: no such log folder: no/such "
-                                                 "(relative to {cwd})"),
-    ("40_trends.ipynb", {"store_dir": "nostore"}, "UsageError: no such store: nostore (make "
-                                                  "one with `dlperf store add LOG_DIR --store "
-                                                  "nostore`)"),
+    ("30_compare.ipynb", {"log_dir": "no/such"}, "UsageError: no such log folder: {project}/no/such"),
+    ("40_trends.ipynb", {"store_dir": "nostore"}, "UsageError: no such store: {project}/nostore "
+                                                  "(make one with `dlperf store add LOG_DIR "
+                                                  "--store {project}/nostore`)"),
     ("20_report.ipynb", {"log_dir": ".", "threshold": "2 percent"},
      "UsageError: threshold must be a percentage with its sign between 0% and 100%, such as "
      "2% or 0.5% (write 2% for two percent), not '2 percent'"),
-    ("40_trends.ipynb", {"store_dir": "."}, "UsageError: . is not a results store: it has no "
+    ("40_trends.ipynb", {"store_dir": "/"}, "UsageError: / is not a results store: it has no "
                                             "campaigns/ folder (make one with `dlperf store "
-                                            "add LOG_DIR --store .`)")])
+                                            "add LOG_DIR --store /`)")])
 def test_a_bad_parameter_shows_one_line_not_a_traceback(name, params, message, tmp_path):
     [error] = _failed_outputs(name, tmp_path, **params)
-    assert error.traceback == [message.format(cwd=tmp_path)]
+    assert error.traceback == [message.format(project=config.PROJECT_DIR)]
+
+
+@pytest.mark.parametrize(("name", "params", "written"), [
+    ("10_analyse.ipynb", {"log_dir": "data/x", "summary_csv": "summary.csv"}, "summary.csv"),
+    ("30_compare.ipynb", {"log_dir": "data/x", "compare_csv": "c.csv", "campaign_base": "data/x",
+                          "campaign_new": "data/x"}, "c.csv"),
+    ("40_trends.ipynb", {"store_dir": "store", "trend_csv": "t.csv"}, "t.csv")])
+def test_relative_paths_are_under_the_project_folder_wherever_the_kernel_runs(
+        name, params, written, campaign, tmp_path, monkeypatch):
+    """In JupyterLab the kernel runs in notebooks/, under papermill in the caller's folder,
+    and 00_launch read paths under the project folder: `log_dir = "data/raw_logs/x"` meant
+    three things. Every notebook now reads them under the project folder, as the CLI run
+    there does."""
+    from analysis.changes import sources, store
+
+    project = tmp_path / "project"
+    shutil.copytree(campaign, project / "data" / "x")
+    store.add(project / "store", sources.load(str(project / "data" / "x")))
+    monkeypatch.setenv("DLPERF_PROJECT_DIR", str(project))
+    kernel_dir = tmp_path / "notebooks"  # where Lab starts the kernel
+    kernel_dir.mkdir()
+    _run(name, kernel_dir, **params)
+    assert (project / written).is_file() and not (kernel_dir / written).exists()
 
 
 @pytest.mark.parametrize("name", ["00_launch.ipynb", "10_analyse.ipynb", "20_report.ipynb",
