@@ -99,6 +99,11 @@ def _unreadable(path: Path, what: str, exc: OSError | None = None) -> Problem:
 PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
 
 
+#: Folders of editors' own copies, never runs: Jupyter keeps ``<name>-checkpoint.log`` copies of
+#: every file opened in it under ``.ipynb_checkpoints``, which would count each log twice.
+COPY_FOLDERS = frozenset({".ipynb_checkpoints"})
+
+
 def is_pseudo(real: str) -> bool:
     """Whether real path `real` is on a pseudo-filesystem (PSEUDO_ROOTS)."""
     return any(real == r or real.startswith(r + "/") for r in PSEUDO_ROOTS)
@@ -140,6 +145,8 @@ def _walk(folder: Path, folder_real: str, seen_dirs: set[str], problems: list[Pr
             kind = "dir" if stat.S_ISDIR(st.st_mode) else ("file" if stat.S_ISREG(st.st_mode)
                                                            else "other")
         if kind == "dir":
+            if entry.name in COPY_FOLDERS:
+                continue
             real = os.path.realpath(path) if link else os.path.join(folder_real, entry.name)
             if is_pseudo(real) or holds(real, root_real):
                 problems.append(_unreadable(path, "a link to a folder above this one or to a "
