@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import nbformat
@@ -18,6 +17,7 @@ from jupyter_server.services.contents.filecheckpoints import AsyncFileCheckpoint
 from traitlets import Unicode, default
 
 from analysis import config
+from analysis.shell import CommandError, run_command
 
 
 def stripped(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -37,9 +37,9 @@ def tracked(path: str | Path) -> bool:
     """Whether `path` is a file git tracks (False outside a git checkout, or without git)."""
     path = Path(path)
     try:
-        done = subprocess.run(["git", "ls-files", "--error-unmatch", "--", path.name],
-                              cwd=path.parent, capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+        done = run_command(["git", "ls-files", "--error-unmatch", "--", path.name], 10,
+                           check=False, cwd=path.parent)
+    except (OSError, CommandError):
         return False
     return done.returncode == 0
 

@@ -101,10 +101,11 @@ def test_analyse_notebook_lists_the_problems_the_report_lists(campaign, tmp_path
     [frame] = [c for c in nb.cells if c.source.startswith("found = problems.gathered(")]
     shown = "".join(o.get("text", "") + o.get("data", {}).get("text/html", "")
                     for o in frame.outputs)
-    assert "5 problem(s) in 5 run(s)" in shown  # the fixture's 3, a failed run, an outlier
+    # the fixture's 3, a failed run, an outlier, and the outlier's case: its spread is wide
+    assert "6 problem(s) in 6 run(s)" in shown
     assert "did not finish (failed): 1n8g needs 8 GPUs on this host; it has 4" in shown
-    assert "outlier" in shown and "1n1g/r50_b128_fp32_4" in shown
-    assert len(report.build(logs).problems().data) == 5
+    assert "outlier" in shown and "1n1g/r50_b128_fp32_4" in shown and "wide_spread" in shown
+    assert len(report.build(logs).problems().data) == 6
 
 
 def test_analyse_notebook_shows_gpt_strategies_and_a_narrow_summary(tmp_path):

@@ -108,7 +108,7 @@ def test_without_references_there_is_no_column(refs_file):
 @pytest.mark.parametrize(("text", "why"), [
     ("references:\n  - {model: resnet50, value: 10, colour: red}\n",
      ("my-refs.yaml:2", "unknown key(s) colour")),
-    ("references: [\n", ("my-refs.yaml line 2", "not valid YAML")),
+    ("references: [\n", ("my-refs.yaml:2", "not valid YAML")),
 ])
 def test_a_bad_references_file_is_one_line_exit_2_before_kernels_start(tmp_path, dlperf_exe,
                                                                        text, why):
@@ -127,4 +127,4 @@ def test_a_missing_references_file_is_one_line_exit_2(tmp_path, dlperf_exe):
     done = run_cli(dlperf_exe, "report", BUNDLED, "--references", tmp_path / "nope.yaml",
                    "--to", "html", "-o", tmp_path / "out", timeout=120)
     assert done.returncode == 2, done.stderr
-    assert_one_clean_line(done.stderr, "cannot read references", "nope.yaml")
+    assert_one_clean_line(done.stderr, "nope.yaml: cannot read", "No such file")
