@@ -51,7 +51,7 @@ from analysis.report import (
 )
 from analysis.report import html as H
 from analysis.report.caveats import SYNTHETIC_WORKLOADS, commit_text, headline_caveats
-from analysis.report.precision import precision_label
+from analysis.report.precision import precision_label, short_name
 from analysis.report.prepared import Prepared
 from analysis.report.title import pick_title
 from analysis.stats import methods as _methods
@@ -129,6 +129,37 @@ class Report:
         if name in PREPARED_FIELDS:
             return getattr(self.__dict__["data"], name)
         raise AttributeError(name)
+
+    def part(self, name: str):
+        """Section `name` of ``analysis.report.sections`` (findings, reference, reproduce)
+        as its notebook cell shows it (None: left out)."""
+        from analysis.report import sections
+
+        return sections.get(name)(self).render()
+
+    def model_name(self, model) -> str:
+        """A model as the report names it: the built-in workload's by its full name
+        ('ResNet-50 v1.5'), any other as the logs write it."""
+        return BUILTIN_MODELS.get(str(model), str(model)) if self.builtin else str(model)
+
+    def precision_name(self, precision) -> str:
+        """'FP32 (TF32 on)', 'AMP', 'BF16': the precision as its runs ran it
+        (:func:`precision.short_name`)."""
+        runs = self.result.runs
+        mask = runs["precision"].astype(str).str.lower() == str(precision).lower()
+        return short_name(str(precision), self._params_of(mask), self.tr)
+
+    @cached_property
+    def shared_hosts(self) -> list[tuple[str, str]]:
+        """(run, host) of the runs whose "nodes" all ran on one host."""
+        return describe.shared_host_runs(self.envs)
+
+    @cached_property
+    def case_keys(self) -> list[str]:
+        """The summary's case keys ('PyTorch/resnet50/amp/b256/1n4g'), in its order."""
+        from analysis.changes.compare import case_keys
+
+        return case_keys(self.summary)
 
     def models(self) -> list[str]:
         s = self.summary
@@ -430,8 +461,9 @@ class Report:
 
     def cells(self) -> list:
         """The outputs of the report notebook's cells, in its order (None: left out)."""
-        out = [self.style(), self.title_block(), self.caveats(), self.key_numbers(),
-               self.gpt_configurations(), *self.section_cells(CHANGES_SECTION),
+        out = [self.style(), self.title_block(), self.part("findings"), self.key_numbers(),
+               self.gpt_configurations(), self.caveats(), self.part("reference"),
+               self.part("reproduce"), *self.section_cells(CHANGES_SECTION),
                self.heading("results"), self.results(),
                self.precision_comparison(), self.heading("frameworks"),
                self.framework_comparison(), self.framework_exclusions(),
