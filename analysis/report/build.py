@@ -106,6 +106,21 @@ NO_MATH = "tex2jax_ignore mathjax_ignore"
 MAX_PROBLEM_ROWS = 100
 
 
+@dataclass(frozen=True)
+class MeasuredSpan:
+    """The seconds of training the runs' measured windows covered (shortest, longest) and
+    the iterations measured per run ('100', '19–20')."""
+
+    low: float
+    high: float
+    iterations: str
+
+    def text(self, tr: Translator) -> str:
+        """'4.2–4.3 s' ('2.3 s' when all runs agree to the tenth)."""
+        low, high = tr.num(self.low, 1), tr.num(self.high, 1)
+        return low if low == high else f"{low}{tr('punct.range')}{high}"
+
+
 @dataclass
 class Report:
     """A report in one language over :class:`Prepared` data (`data`): its frames are
@@ -199,7 +214,8 @@ class Report:
         """Per comparable group: 1-GPU throughput, the largest configuration, speedup,
         scaling efficiency, FP32→AMP ratio, spread, each throughput with its n."""
         simulated = headline.simulated_cases(self.runs, describe.shared_host_runs(self.envs))
-        frame = headline.key_numbers(self.summary, self.tr, simulated, self.disagreements())
+        frame = headline.key_numbers(self.summary, self.tr, simulated, self.disagreements(),
+                                     self.precision_name)
         return None if frame is None else styled.table(frame, "key-numbers", "lplbrrrl")
 
     def gpt_configurations(self) -> Styler | None:
@@ -253,7 +269,7 @@ class Report:
             cells = (None if self.references is None
                      else vs_reference.cells(self.tr, self.references, g))
             t = tables.results_table(g, self.tr, cells, disagree, every)
-            label = headline._group_label(fw, model, prec, bsz, self.tr)
+            label = headline.group_label(fw, model, prec, bsz, self.tr, self.precision_name)
             t.insert(0, self.tr("col.group"), [label] + [""] * (len(t) - 1))
             parts.append(t)
         frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
@@ -690,15 +706,33 @@ class Report:
 
     def _window_text(self) -> str:
         tr = self.tr
+        seconds = self.measured_seconds()
+        span = "" if seconds is None else tr("desc.window_seconds", seconds=seconds.text(tr))
         if self.method == "dlperf":
             win = self.measured_window()
             if win:
                 return tr("desc.window_dlperf", first=win[0], last=win[1],
-                          measure=win[1] - win[0])
+                          measure=win[1] - win[0]) + span
+            if seconds is not None:
+                return tr("desc.window_iterations", iterations=seconds.iterations) + span
             return tr("desc.window_default")
         w = _methods.DEFAULT_WARMUP if self.warmup is None else self.warmup
         m = _methods.DEFAULT_MEASURE if self.measure is None else self.measure
-        return tr("desc.window_value", warmup=w, measure=m)
+        return tr("desc.window_value", warmup=w, measure=m) + span
+
+    def measured_seconds(self) -> MeasuredSpan | None:
+        """How long the measured window of the runs lasted: iterations measured × global
+        batch / throughput, the shortest and longest run (None when no run says)."""
+        runs = self.runs
+        if runs.empty:
+            return None
+        secs = runs["iterations"] * runs["global_batch_size"] / runs["throughput"]
+        ok = secs.notna() & (secs > 0)
+        if not ok.any():
+            return None
+        iters = sorted({int(i) for i in runs.loc[ok, "iterations"]})
+        return MeasuredSpan(float(secs[ok].min()), float(secs[ok].max()),
+                            str(iters[0]) if len(iters) == 1 else f"{iters[0]}–{iters[-1]}")
 
     def _framework_text(self, framework: str) -> str:
         """'PyTorch 2.11.0 (CUDA 13.0, git 70d99e998b49); as the runs report: ...'."""

@@ -81,7 +81,7 @@ def test_key_numbers_of_the_rn50_campaign(rn50):
     assert list(en.columns) == ["group", "1 GPU, samples/s", "largest configuration",
                                 "samples/s there", "Speedup", "Scaling efficiency",
                                 "AMP / FP32", "spread (max − min) / median"]
-    amp = en[en["group"].str.contains("amp")].iloc[0]
+    amp = en[en["group"].str.contains("AMP")].iloc[0]
     assert amp["largest configuration"] == "1n4g"
     assert amp["samples/s there"].endswith("(n = 5)")
     assert re.fullmatch(r"2\.\d\d× \(amp b256 / fp32 b128\)", amp["AMP / FP32"])
@@ -89,14 +89,17 @@ def test_key_numbers_of_the_rn50_campaign(rn50):
     assert zh.iloc[0, 1].endswith("（n = 5）")
 
 
-def test_caveats_come_before_the_numbers(rn50):
+def test_caveats_follow_the_answer(rn50):
     rep = rn50["en"]
     text = _text(rep.caveats())
     assert "Synthetic data" in text
     assert "2n2g" in text and "one machine" in text  # the nodes' env records name one host
     assert "n = 5" in text and "min–max" in text
     cells = rep.cells()
-    assert cells.index(rep.caveats()) < 3  # style, title, caveats, then the key numbers
+    # style, title, key findings, key numbers, (GPT table), caveats: the answer, then how
+    # to read it, on page 1 before any section
+    assert cells.index(rep.caveats()) == 5
+    assert cells.index(rep.part("findings")) == 2
 
 
 def test_missing_environment_is_a_caveat(tmp_path):
@@ -263,8 +266,8 @@ def test_an_nvidia_smi_peak_below_the_allocator_peak_is_explained(rn50):
 def test_a_group_whose_logs_name_no_model_says_so(data_dir):
     """LiBai's log.txt has no config dump: its run has no model, and page 1 and the results
     table called its group 'OneFlow nan, amp, bsz 4'."""
-    for lang, said in (("en", "OneFlow model unknown, amp, bsz 4"),
-                       ("zh", "OneFlow 模型未知，amp，每卡批大小 4")):
+    for lang, said in (("en", "OneFlow model unknown, AMP, bsz 4"),
+                       ("zh", "OneFlow 模型未知，AMP，每卡批大小 4")):
         rep = build(data_dir / "libai", lang=lang)
         first = rep.key_numbers().data.iloc[:, 0].tolist()
         results = rep.results().data.iloc[:, 0].tolist()

@@ -61,8 +61,10 @@ def test_the_notebook_calls_one_section_method_per_cell(reports):
     assert calls[calls.index("chart(spread)") + 1:] == [
         "descriptions", "environment", "topology", "heading(problems)", "problems", "scripts",
         "commands", "campaign_yaml", "heading(logs)", "logs"]
-    assert calls[calls.index("gpt_configurations") + 1:][:3] == [
-        "changes_text", "changes_table", "changes_chart"]
+    assert calls[calls.index("gpt_configurations") + 1:][:6] == [
+        "caveats", "part(reference)", "part(reproduce)", "changes_text", "changes_table",
+        "changes_chart"]
+    assert calls[:2] == ["title_block", "part(findings)"]
     # the notebook's cells are the Report's cells, in the same order
     rep = reports["en"]
     shown = [x for x in rep.cells() if x is not None]
