@@ -239,7 +239,7 @@ def test_gpt_configurations_latency_tflops_memory_per_model_size():
     assert "72·B·s·l·h²·(1+s/(6h)+V/(12·l·h))" in tflops.get_xlabel()
     assert memory.get_xlabel() == "memory per GPU,\nframework peak (MiB)"
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
-    assert labels == ["DP 1×1×1 B8", "DP 2×1×1 B16", "MP 1×2×1 B8", "DP_PP 1×1×2 B64"]
+    assert labels == ["DP 1×1×1 B8", "DP 2×1×1 B16", "MP 1×2×1 B8", "PP 1×1×2 B64"]
     assert fig.axes[0].get_title(loc="left") == "hidden size 1536 × 16 layers"
     bars = sorted(p.get_width() for p in latency.patches if p.get_width() > 0)
     assert bars == pytest.approx(sorted(c[7] for c in GPT_CASES if c[5] == 2304))

@@ -79,7 +79,7 @@ def test_memory_columns_name_their_source(reports, data_dir):
     rep = reports["en"]
     configs = tables.gpt_configurations(rep.summary, rep.result.runs)
     table = tables.gpt_table(configs, rep.tr)
-    row = table[(configs["case"] == "DP_PP_1x1x2_64_1536x16").to_numpy()].iloc[0]
+    row = table[(configs["case"] == "PP_1x1x2_64_1536x16").to_numpy()].iloc[0]
     assert row["memory, framework peak (MiB)"] == "31,111"
     assert row["memory, nvidia-smi (MiB)"] == "54,003"
     result = parse_paths([data_dir / "oneflow_gpt"])
