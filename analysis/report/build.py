@@ -219,21 +219,9 @@ class Report:
         return None if frame is None else styled.table(frame, "key-numbers", "lplbrrrl")
 
     def gpt_configurations(self) -> Styler | None:
-        """Seed 002's parallel-configuration table (None without GPT cases)."""
-        configs = tables.gpt_configurations(self.summary, self.result.runs)
-        if configs.empty:
-            return None
-        frame = tables.gpt_table(configs, self.tr, self.disagreements())
-        align = ["r"] * len(frame.columns)
-        align[tables.gpt_throughput_column(frame, self.tr)] = "b"  # a warning on its own line
-        wide = configs[configs["spread_pct"] > SPREAD_NOTE_PCT]  # repeats that disagree
-        spread = self.tr("gpt.spread_note", pct=self.tr.percent(SPREAD_NOTE_PCT / 100, 0),
-                         cases=self.tr.join([self.tr("gpt.spread_case", case=c,
-                                                     pct=self.tr.percent(p / 100))
-                                             for c, p in zip(wide["case"], wide["spread_pct"])]))
-        return styled.table(frame, "gpt", "".join(align),
-                            caption=[tables.tflops_note(configs, self.tr)]
-                            + ([spread] if len(wide) else []))
+        """Page 1 of a GPT report: every case grouped by model and strategy
+        (``sections/gpt_cases.py``); None without GPT cases."""
+        return self.part("gpt_cases")
 
     # ---- results -----------------------------------------------------------------------
     def heading(self, name: str) -> prose.Markdown | None:
@@ -343,7 +331,7 @@ class Report:
 
     def gpt_strategies(self) -> Styler | None:
         """The GPT parallel strategies compared (``report.gpt_parallel``), None without GPT."""
-        return gpt_parallel.section(self.summary, self.result.runs, self.lang)
+        return gpt_parallel.section(self.summary, self.result.runs, self.lang, self.envs)
 
     def gpt_strategy_definitions(self) -> prose.Markdown | None:
         """What the strategies table compares, under it (None without GPT cases)."""

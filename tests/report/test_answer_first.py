@@ -143,14 +143,13 @@ def test_method_text_is_the_family_rule_with_a_real_line(rn50, gpt):
     assert "DLLogger PyTorch 日志的 DLPerf 规则" in zh
 
 
-def test_gpt_report_has_the_seed_002_table_and_no_empty_sections(gpt):
+def test_gpt_report_has_its_cases_table_and_no_empty_sections(gpt):
     t = gpt.gpt_configurations().data
-    assert list(t.columns)[:10] == ["node num", "gpu num", "DP", "TP", "PP", "micro batch",
-                                    "global batch", "hidden", "layers", "heads"]
-    big = t[t["gpu num"] == "32"].iloc[0]
-    assert big[["DP", "TP", "PP", "micro batch", "global batch", "hidden", "layers",
-                "heads"]].tolist() == ["1", "8", "4", "16", "512", "2304", "24", "24"]
-    assert t["n"].tolist() == ["1", "1"]
+    assert list(t.columns)[:6] == ["model (parameters)", "group", "case", "GPUs", "DP impl.",
+                                   "GBS / MBS"]
+    big = t[t["GPUs"] == "32"].iloc[0]
+    assert big[["case", "GBS / MBS"]].tolist() == ["MP_PP_1x8x4_512_2304x24", "512 / 16"]
+    assert all("(n = 1)" in c for c in t["samples/s (n) min–max"])
     assert gpt.results() is None
     assert gpt.heading("charts") is not None and gpt.chart_has_data("gpt")  # its own chart
     assert gpt.chart("throughput") is None and gpt.chart("speedup") is None

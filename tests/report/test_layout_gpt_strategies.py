@@ -116,8 +116,8 @@ def test_strategies_notes_are_under_the_table(strategies, lang):
     html = styler.to_html()
     caption = re.search(r"<caption>(.*?)</caption>", html, re.S).group(1)
     pp4 = "PP_1x1x4_64_1536x16"
-    note = ("11.4 pp beyond the (p−1)/(m+p−1) bubble" if lang == "en"
-            else "比 (p−1)/(m+p−1) 气泡多 11.4 个百分点")
+    note = ("measured PP loss 11.4 pp beyond the (p−1)/(m+p−1) bubble" if lang == "en"
+            else "实测流水线并行损失比理论气泡 (p−1)/(m+p−1) 高 11.4 个百分点")
     assert f"{pp4}: {note}" in caption.replace("&nbsp;", " ") or \
         f"{pp4}：{note}" in caption
     marker = styler.data.loc[styler.data.iloc[:, 0] == pp4].iloc[0, -1]

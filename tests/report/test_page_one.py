@@ -26,7 +26,7 @@ def reports():
 
 
 def test_sections_are_registered_by_module_name():
-    assert sections.names() == ["findings", "reference", "reproduce"]
+    assert sections.names() == ["findings", "gpt_cases", "reference", "reproduce"]
     with pytest.raises(UnknownNameError):
         sections.get("nope")
 
