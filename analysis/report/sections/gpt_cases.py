@@ -1,5 +1,6 @@
-"""Page 1 of a GPT report: every case in one row, grouped by model size and strategy as
-seed 002 groups them (DP, MP, 2D, PP, …), in the columns LLM performance tables use today
+"""Page 1 of a GPT report: every case in one row, grouped by model size (a row naming the
+model) and strategy as seed 002 groups them (DP, MP, 2D, PP, …; a rule above each group),
+in the columns LLM performance tables use today
 (NVIDIA Megatron-Bridge: GBS, MBS, TP, PP, the data-parallel implementation, tokens/s and
 model TFLOP/s per GPU; llm-foundry: MFU and HFU).
 
@@ -26,7 +27,7 @@ DENSE_BF16_PEAK = {"NVIDIA H200": 989.5, "NVIDIA H200 NVL": 835.5}
 GROUP_ORDER = ("DP", "MP", "2D", "PP", "DP_PP", "MP_PP", "2D_PP")
 #: Spread of a case's repeats ((max − min) / median, %) above which the table says so.
 SPREAD_NOTE_PCT = 5.0
-ALIGN = "ltlrlrrpbrrr"
+ALIGN = "lrlrrbrrr"
 
 
 def gpu_peak(envs) -> tuple[str, float | None]:
@@ -63,14 +64,27 @@ class GptCases(Section):
         mixed = configs["precision"].dropna().nunique() > 1  # else rows read as one model
         recomputed = bool(peak) and any(f.recompute for f in facts.values())
         several_hosts = len({h for f in facts.values() for h in f.hosts}) > 1
-        rows, last_model, last_group = [], None, None
+        flops_header = (tr("col.tflops_by", formula=" / ".join(sorted(formulas)))
+                        if formulas else tr("col.tflops"))
+        columns = [tr("col.case")]
+        columns += [tr("col.precision")] if mixed else []
+        columns += [tr("gpt_cases.col.gpus"), tr("gpt_cases.col.dp_impl"),
+                   tr("gpt_cases.col.batch"), tr("gpt_cases.col.step"),
+                   tr("gpt_cases.col.samples"),
+                   tr("gpt_cases.col.tokens"), flops_header,
+                   tr("gpt_cases.col.mfu", gpu=gpu) if peak else "MFU"]
+        columns += [tr("gpt_cases.col.hfu")] if recomputed else []
+        columns += [tr("gpt_cases.col.host")] if several_hosts else []
+        rows, first_of_group, last_model, last_group = [], [], None, None
         for r in _order(configs).itertuples(index=False):
             f = facts.get(str(r.case), gpt_runs.CaseRuns("", None, None, None, ()))
             size = gpt_runs.model_size(f.parameters)
             model = tr("gpt_cases.model" if size else "gpt_cases.model_unsized", size=size,
                        hidden=tr.int(r.hidden_size), layers=tr.int(r.num_layers))
-            group_cell = "" if (model, r.group) == (last_model, last_group) else str(r.group)
-            model_cell = "" if model == last_model else model
+            if model != last_model:  # a row of its own names the model, as seed 002's groups
+                rows.append([model] + [""] * (len(columns) - 1))
+            first_of_group.append((model, r.group) != (last_model, last_group)
+                                  and model == last_model)
             last_model, last_group = model, r.group
             tokens = (r.throughput_median * f.seq_length / r.num_devices
                       if f.seq_length and pd.notna(r.throughput_median) else float("nan"))
@@ -78,32 +92,25 @@ class GptCases(Section):
                    and pd.notna(r.tflops_per_gpu) else float("nan"))
             samples = tables.throughput_text(r, tr, rep.disagreements(), r.repeats)
             if pd.notna(r.interval_low):
-                samples += "\n" + tables.interval_text(r.interval_low, r.interval_high, tr)
-            rows.append([
-                model_cell, group_cell, str(r.case)] + ([str(r.precision)] if mixed else []) + [
+                samples += "\n" + tr.num(r.interval_low, 1) + tr("punct.range") + tr.num(
+                    r.interval_high, 1)
+            rows.append([str(r.case)] + ([str(r.precision)] if mixed else []) + [
                 tr.int(r.num_devices), self._dp_impl(r, f),
                 f"{tr.int(r.global_batch_size)} / {tr.int(r.batch_size_per_device)}",
-                tr.num(r.latency_ms, 1), self._memory(r),
-                samples, tr.int(tokens, group=True) if pd.notna(tokens) else "-",
+                tr.num(r.latency_ms, 1), samples, tr.int(tokens, group=True) if pd.notna(tokens) else "-",
                 tr.num(r.tflops_per_gpu, 1), tr.percent(mfu) if pd.notna(mfu) else "-"]
                 + ([self._hfu(r, f, peak, mfu)] if recomputed else [])
                 + (["; ".join(f.hosts) or "-"] if several_hosts else []))
-        flops_header = (tr("col.tflops_by", formula=" / ".join(sorted(formulas)))
-                        if formulas else tr("col.tflops"))
-        columns = [tr("gpt_cases.col.model"), tr("col.group"), tr("col.case")]
-        columns += [tr("col.precision")] if mixed else []
-        columns += [tr("gpt_cases.col.gpus"), tr("gpt_cases.col.dp_impl"),
-                   tr("gpt_cases.col.batch"), tr("gpt_cases.col.step"),
-                   tr("gpt_cases.col.memory"), tr("gpt_cases.col.samples"),
-                   tr("gpt_cases.col.tokens"), flops_header,
-                   tr("gpt_cases.col.mfu", gpu=gpu) if peak else "MFU"]
-        columns += [tr("gpt_cases.col.hfu")] if recomputed else []
-        columns += [tr("gpt_cases.col.host")] if several_hosts else []
         frame = pd.DataFrame(rows, columns=columns)
-        align = ALIGN[:3] + "l" * mixed + ALIGN[3:] + "r" * recomputed + "t" * several_hosts
-        return styled.table(frame, "gpt-cases", align,
-                            caption=self._notes(configs, facts, gpu, peak, model_flops),
-                            markup={tr("col.case"): styled.label_words})
+        align = ALIGN[:1] + "l" * mixed + ALIGN[1:] + "r" * recomputed + "t" * several_hosts
+        model_rows = frame.iloc[:, 1].eq("")
+        styles = pd.DataFrame("", index=frame.index, columns=frame.columns)
+        styles.loc[model_rows, :] = "font-weight: bold"
+        # a rule above the first case of each strategy group (DP, MP, 2D, PP, ...)
+        starts = [i for i, first in zip(frame.index[~model_rows], first_of_group) if first]
+        styles.loc[starts, :] = "border-top: 1.5px solid #888"
+        return styled.table(frame, "gpt-cases", align, cell_styles=styles,
+                            caption=self._notes(configs, facts, gpu, peak, model_flops))
 
     def _dp_impl(self, r, f: gpt_runs.CaseRuns) -> str:
         """'DDP', 'FSDP2'; '–' without data parallelism; 'not stated' where the runs of a
@@ -123,27 +130,25 @@ class GptCases(Section):
         value = r.tflops_per_gpu_seed002
         return self.tr.percent(value / peak) if pd.notna(value) else "-"
 
-    def _memory(self, r) -> str:
-        """The framework's allocator peak, and under it nvidia-smi's where it is larger
-        (what the device held beside what the framework allocated)."""
-        tr = self.tr
-        own = tables.memory_text(r.memory_framework_mib, r.memory_framework_max_mib,
-                                 r.memory_flag, tr)
-        if pd.isna(r.memory_sampled_mib):
-            return own
-        smi = tables.memory_text(r.memory_sampled_mib, r.memory_sampled_max_mib,
-                                 r.memory_flag, tr)
-        if pd.isna(r.memory_framework_mib):
-            return tr("gpt_cases.memory_smi", value=smi)
-        return own + ("\n" + tr("gpt_cases.memory_smi", value=smi)
-                      if r.memory_sampled_mib > r.memory_framework_mib else "")
+    def _memory_note(self, configs: pd.DataFrame) -> str:
+        """Where nvidia-smi saw more than the framework's allocator peak, the largest gap
+        and its case (memory per GPU is in the strategies table)."""
+        gap = configs["memory_sampled_mib"] - configs["memory_framework_mib"]
+        if not gap.notna().any() or gap.max() <= 0:
+            return self.tr("gpt_cases.note_memory")
+        row = configs.loc[gap.idxmax()]
+        return self.tr("gpt_cases.note_memory_gap", case=row["case"],
+                       smi=self.tr.int(row["memory_sampled_mib"], group=True),
+                       framework=self.tr.int(row["memory_framework_mib"], group=True),
+                       gap=self.tr.int(gap.max(), group=True))
 
     def _notes(self, configs: pd.DataFrame, facts: dict, gpu: str, peak: float | None,
                model_flops: bool) -> list[str]:
         """What the columns count, which repeats disagree, what the campaign did not
         record."""
         tr = self.tr
-        out = [tr("gpt_cases.note_columns"), tables.tflops_note(configs, tr)]
+        out = [tr("gpt_cases.note_columns"), tables.tflops_note(configs, tr),
+               self._memory_note(configs)]
         wide = configs[configs["spread_pct"] > SPREAD_NOTE_PCT]
         if len(wide):
             out.append(tr("gpt.spread_note", pct=tr.percent(SPREAD_NOTE_PCT / 100, 0),
