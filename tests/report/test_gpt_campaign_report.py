@@ -146,7 +146,7 @@ def test_gpt_rows_of_several_precisions_name_theirs(reports, data_dir):
     campaign of one precision (gpt_4gpu, bf16) has no precision column."""
     for lang, header in (("en", "precision"), ("zh", "精度")):
         table = build(data_dir / "megatron", lang=lang).gpt_configurations().data
-        assert sorted(table[header]) == ["amp", "amp", "bf16"]
+        assert sorted(filter(None, table[header])) == ["amp", "amp", "bf16"]
         assert list(table.columns).index(header) == 1  # after the case
     assert "precision" not in reports["en"].gpt_configurations().data.columns
 
