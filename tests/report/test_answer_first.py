@@ -168,7 +168,7 @@ def test_precision_labels_say_what_ran():
     assert precision_label("amp", {"static_loss_scale": ["128"]}, False, tr) == \
         "amp (FP16 autocast, static loss scale 128)"
     assert precision_label("amp", {}, True, Translator("zh")) == \
-        "amp（FP16 自动混合精度，动态 loss scaling）"
+        "amp（FP16 自动混合精度，动态损失缩放）"
 
 
 def test_precision_labels_read_the_runs_of_that_precision():
@@ -295,13 +295,13 @@ def test_cases_no_run_measured_are_named_not_counted_as_repeats(data_dir):
 
 def test_framework_versions_the_runs_report_are_punctuated_per_language(rn50):
     """The descriptions' framework line joined the versions the runs report with an ASCII
-    '; ' and ', ' in Chinese too ('…git 70d99e998b49); 运行时报告：torch 2.11.0+cu130, cuda 13.0')."""
+    '; ' and ', ' in Chinese too ('…git 70d99e998b49); 日志中记录的版本：torch 2.11.0+cu130, cuda 13.0')."""
     en = str(rn50["en"].descriptions()).replace("\\", "")  # Markdown escapes
     zh = str(rn50["zh"].descriptions()).replace("\\", "")
     assert "; as the runs report: torch 2.11.0+cu130, cuda 13.0, cudnn 91900" in en
-    assert "；运行时报告：torch 2.11.0+cu130，cuda 13.0，cudnn 91900，nccl 2.28.9" in zh
-    line = next(x for x in zh.splitlines() if "运行时报告" in x)
-    assert ";" not in line and ", " not in line.split("运行时报告")[1]
+    assert "；日志中记录的版本：torch 2.11.0+cu130，cuda 13.0，cudnn 91900，nccl 2.28.9" in zh
+    line = next(x for x in zh.splitlines() if "日志中记录的版本" in x)
+    assert ";" not in line and ", " not in line.split("日志中记录的版本")[1]
 
 
 def test_memory_sources_read_in_the_report_language(data_dir):

@@ -40,7 +40,7 @@ def test_problem_counts_agree():
     assert problems_intro(EN, 1, 1).startswith("1 problem in 1 run.")
     assert problems_intro(EN, 3, 1).startswith("3 problems in 1 run.")
     assert problems_intro(EN, 3, 2).startswith("3 problems in 2 runs.")
-    assert problems_intro(ZH, 1, 1).startswith("1 次运行中有 1 个问题。")
+    assert problems_intro(ZH, 1, 1).startswith("1 次运行存在 1 个问题，")
 
 
 def test_a_one_case_campaign_reads_in_the_singular(tmp_path):
