@@ -825,19 +825,14 @@ class Report:
                             commands=len(folder_records.group_commands(camp.commands)))
 
     def commands(self) -> Styler | None:
-        """The launch commands, one row per case and node (ports and run names as
-        placeholders), with the number of runs each stands for; None when not recorded."""
-        if not self.campaign.commands:
-            return None
-        tr = self.tr
-        rows = [[g.case, g.node, tr.int(len(g.runs), group=True), self.shown(g.command)]
-                for g in folder_records.group_commands(self.campaign.commands)]
-        frame = pd.DataFrame(rows, columns=[tr("col.case"), tr("col.node"), tr("col.runs"),
-                                            tr("col.command")])
-        return styled.table(frame, "commands", "lrrl", classes=NO_MATH,
-                            markup={tr("col.command"): styled.code_words,
-                                    tr("col.case"): styled.label_words},
-                            code=[tr("col.command")])
+        """The launch commands: one template and the arguments that vary, per case and node
+        (``sections/commands.py``); None when not recorded."""
+        return self.part("commands")
+
+    @property
+    def no_math(self) -> str:
+        """Classes of the tables that hold log text, commands and file names (NO_MATH)."""
+        return NO_MATH
 
     def campaign_yaml(self) -> prose.Markdown | None:
         """The campaign definition (campaign.yaml) as written, secrets hidden (the runner
@@ -915,7 +910,34 @@ class Report:
         key = f"kind.{kind}"
         return f"{self.tr(key)} ({kind})" if self.tr.has(key) else str(kind)
 
-    def logs(self) -> Styler:
+    def logs(self) -> H.Fragment:
+        """The report's files as a reader needs them on paper: the folder, the layout of
+        the main logs and how many files of each kind lie beside them; on screen the full
+        list (:meth:`log_table`) opens under it (folded; not printed)."""
+        tr = self.tr
+        files = sorted({str(s) for s in self.result.runs["source"]} |
+                       {str(s) for s in self.result.problems["source"].dropna()})
+        others = self._other_files(files)
+        kinds: dict[str, int] = {}
+        for f, rest in others.items():
+            stem = Path(f).name.split(".", 1)[0]
+            for o in rest:
+                kind = o.name[len(stem):] if o.name.startswith(stem + ".") else o.suffix
+                kinds[kind] = kinds.get(kind, 0) + 1
+        folder = os.path.relpath(self.log_dir.resolve(), Path(self.link_base).resolve())
+        beside = tr.join([tr("logs.kind", kind=k, count=tr.int(n, group=True))
+                          for k, n in sorted(kinds.items())])
+        text = tr("logs.summary", logs=tr.int(len(files), group=True),
+                  folder=Path(folder).as_posix() + "/",
+                  pattern=log_pattern(files, self.log_dir),
+                  total=tr.int(len(files) + sum(kinds.values()), group=True))
+        if beside:
+            text += tr("punct.sentence_gap") + tr("logs.beside", kinds=beside)
+        table = self.log_table().to_html()
+        return H.Fragment(f"{H.para(text)}<details class=\"dlperf-logs-list\"><summary>"
+                          f"{H.esc(tr('logs.list'))}</summary>{table}</details>")
+
+    def log_table(self) -> Styler:
         """Every log file of the report with its size, linked relative to `link_base`, and
         beside each run's main log the other files of that run (other nodes' logs, nvidia-smi
         samples), linked too."""
@@ -977,6 +999,19 @@ class Report:
             if rest:
                 out[m] = rest
         return out
+
+
+def log_pattern(files: list[str], root: Path) -> str:
+    """The main logs' names as one pattern: the configuration folder (``1n4g``) and the
+    repeat number (``_3``) written ``<config>`` and ``<repeat>``, the case part as
+    ``<case>`` where the logs have more than one ('<config>/<case>_<repeat>.log')."""
+    names = [_display_path(Path(f), root) for f in files]
+    shapes = {re.sub(r"_\d+(\.[\w.]+)$", r"_<repeat>\1",
+                     re.sub(r"^\d+n\d+g/", "<config>/", n)) for n in names}
+    if len(shapes) == 1:
+        return shapes.pop()
+    return " ".join(sorted({re.sub(r"(^|/)[^/<]+_<repeat>", r"\1<case>_<repeat>", s)
+                            for s in shapes}))
 
 
 def _merge_lines(per_record: list[list[tuple[str, str]]]) -> list[tuple[str, str]]:

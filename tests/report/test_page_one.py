@@ -26,7 +26,7 @@ def reports():
 
 
 def test_sections_are_registered_by_module_name():
-    assert sections.names() == ["findings", "gpt_cases", "reference", "reproduce"]
+    assert sections.names() == ["commands", "findings", "gpt_cases", "reference", "reproduce"]
     with pytest.raises(UnknownNameError):
         sections.get("nope")
 
@@ -110,3 +110,17 @@ def test_short_window_caveat_and_window_in_seconds(reports):
 def test_key_numbers_name_tf32(reports):
     groups = list(reports["en"].key_numbers().data.iloc[:, 0])
     assert groups == ["PyTorch resnet50, AMP, bsz 256", "PyTorch resnet50, FP32 (TF32 on), bsz 128"]
+
+
+def test_commands_template_and_varying_arguments(reports):
+    """Ten launch commands of the bundled campaign: one template, and per case and node the
+    8 arguments that differ (the standalone flag, sizes, precision, batch, rendezvous)."""
+    table = reports["en"].part("commands")
+    assert list(table.data.columns) == [
+        "case", "node", "runs", "standalone", "nproc_per_node", "precision", "batch-size",
+        "nnodes", "node_rank", "master_addr", "master_port"]
+    row = table.data.iloc[-1]
+    assert row.tolist() == ["2n2g/resnet50_b256_amp", "1", "5", "–", "2", "amp", "256", "2",
+                            "1", "127.0.0.1", "<port>"]
+    assert ("-m torch.distributed.run [--standalone] --nproc_per_node &lt;nproc_per_node&gt; "
+            "-m analysis.workload --arch resnet50") in table.caption
