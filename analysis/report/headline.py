@@ -83,7 +83,7 @@ def key_numbers(summary: pd.DataFrame, tr: Translator, simulated: set[tuple] = f
             group_label(fw, model, prec, bsz, tr, precision_name), one_text, label,
             tables.throughput_text(top, tr, disagree, top["repeats"]),
             tr.num(top["speedup"]), tr.percent(top["scaling_efficiency"]),
-            _ratio_text(pairs, top, tr), _spread_text(top, tr),
+            _ratio_text(pairs, top, tr, precision_name), _spread_text(top, tr),
         ])
     return pd.DataFrame(rows, columns=[tr(c) for c in KEY_COLUMNS])
 
@@ -103,7 +103,7 @@ def _stated(value, tr: Translator, unknown: str = "report.unknown") -> str:
     return tr(unknown) if value is None or pd.isna(value) or str(value) == "" else str(value)
 
 
-def _ratio_text(pairs: pd.DataFrame, row, tr: Translator) -> str:
+def _ratio_text(pairs: pd.DataFrame, row, tr: Translator, precision_name=str) -> str:
     """'2.31× (AMP b256 / FP32 b128)' at `row`'s configuration, '-' when one is missing."""
     if pairs.empty or str(row["precision"]).lower() not in AMP_LABELS:
         return "-"
@@ -115,8 +115,8 @@ def _ratio_text(pairs: pd.DataFrame, row, tr: Translator) -> str:
     if hit.empty:
         return "-"
     p = hit.iloc[0]
-    return tr("headline.ratio", ratio=tr.num(p["ratio"]), half=p["amp_precision"],
-              half_bsz=tr.int(p["amp_batch_size"]), full=p["base_precision"],
+    return tr("headline.ratio", ratio=tr.num(p["ratio"]), half=precision_name(p["amp_precision"]),
+              half_bsz=tr.int(p["amp_batch_size"]), full=precision_name(p["base_precision"]),
               full_bsz=tr.int(p["base_batch_size"]))
 
 
