@@ -133,7 +133,7 @@ def test_changes_section_is_markdown_a_table_and_a_chart(logs, tmp_path):
     assert type(text) is Markdown and text.startswith('<a id="sec-changes"></a>')
     assert "## 与比较基线相比的变化" in text and "方法：" in text
     assert isinstance(table, Styler) and 'class="dlperf-table dlperf-changes"' in table.to_html()
-    assert hasattr(chart, "_repr_png_")
+    assert hasattr(chart, "_repr_svg_")
     assert build(logs, lang="en").section_cells("changes") == []
     # the contents line lists it where the page shows it: after the key numbers
     anchors = [a for a, _ in rep.contents()]
