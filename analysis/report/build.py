@@ -270,13 +270,6 @@ class Report:
             caption.append(vs_reference.note(self.tr, self.references))
         return styled.table(frame, "results", align, caption=caption or None)
 
-    def precision_comparison(self) -> Styler | None:
-        """FP32 and AMP side by side with the ratio (seed 004), where both precisions ran."""
-        pairs = tables.precision_pairs(self.summary)
-        if pairs.empty:
-            return None
-        return styled.table(tables.precision_table(pairs, self.tr), "precision", "lrrrrr")
-
     # ---- frameworks side by side (analysis.changes.frameworks) --------------------------
     def frameworks_used(self) -> list[str]:
         """The frameworks of the runs, by name."""
@@ -469,7 +462,7 @@ class Report:
                self.gpt_configurations(), self.caveats(), self.part("reference"),
                self.part("reproduce"), *self.section_cells(CHANGES_SECTION),
                self.heading("results"), self.results(),
-               self.precision_comparison(), self.heading("frameworks"),
+               self.heading("frameworks"),
                self.framework_comparison(), self.framework_exclusions(),
                self.heading("gpt_parallel"), self.gpt_strategies(),
                self.gpt_strategy_definitions(), self.method_section(), self.heading("charts")]

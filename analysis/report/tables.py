@@ -184,24 +184,6 @@ def precision_pairs(summary: pd.DataFrame) -> pd.DataFrame:
     return pairs[(pairs["case"].fillna("") == "") & pairs["ratio"].notna()]
 
 
-def precision_table(pairs: pd.DataFrame, tr: Translator) -> pd.DataFrame:
-    """`precision_pairs` as a seed 004 table: model | node num | gpu num | FP32 (bsz) |
-    AMP (bsz) | AMP / FP32, throughputs with their n."""
-    rows = []
-    for p in pairs.sort_values(["framework", "model", "num_devices", "num_nodes"]).itertuples():
-        rows.append([f"{p.framework} {p.model}", tr.int(p.num_nodes), tr.int(p.num_devices),
-                     tr("results.precision_cell", precision=p.base_precision,
-                        bsz=tr.int(p.base_batch_size), value=tr.num(p.base_median),
-                        n=tr.int(p.base_repeats)),
-                     tr("results.precision_cell", precision=p.amp_precision,
-                        bsz=tr.int(p.amp_batch_size), value=tr.num(p.amp_median),
-                        n=tr.int(p.amp_repeats)),
-                     tr.num(p.ratio)])
-    return pd.DataFrame(rows, columns=[tr(c) for c in (
-        "col.model", "col.node_num", "col.gpu_num", "col.full_precision",
-        "col.half_precision", "col.precision_ratio")])
-
-
 def tflops_formulas(summary: pd.DataFrame) -> list[str]:
     """The FLOPs formulas of the GPT rows' TFLOP/s, in order (see analysis.stats.gpt_flops)."""
     if "tflops_formula" not in summary.columns:

@@ -120,14 +120,6 @@ def test_results_show_framework_memory_first_interval_kind_and_n(rn50):
     assert "(max 18,161)" in " ".join(fp32["memory, nvidia-smi (MiB)"])  # the transient sample
 
 
-def test_fp32_and_amp_side_by_side_with_the_ratio(rn50):
-    t = rn50["en"].precision_comparison().data
-    assert list(t.columns)[-3:] == ["FP32, samples/s", "AMP, samples/s", "AMP / FP32"]
-    row = t.iloc[0]
-    assert "fp32, bsz 128, n = 5" in row["FP32, samples/s"]
-    assert "amp, bsz 256, n = 5" in row["AMP, samples/s"]
-
-
 def test_method_text_is_the_family_rule_with_a_real_line(rn50, gpt):
     text = str(rn50["en"].method_section())
     assert "DLLogger PyTorch" in text and "OneFlow" not in text
@@ -152,7 +144,7 @@ def test_gpt_report_has_its_cases_table_and_no_empty_sections(gpt):
     assert gpt.results() is None
     assert gpt.heading("charts") is not None and gpt.chart_has_data("gpt")  # its own chart
     assert gpt.chart("throughput") is None and gpt.chart("speedup") is None
-    assert gpt.key_numbers() is None and gpt.precision_comparison() is None
+    assert gpt.key_numbers() is None
     assert gpt.chart("spread") is None  # n = 1: no spread to draw
     assert gpt.heading("results") is None  # its table is on page 1: no empty heading
     assert gpt.gpt_strategies() is not None and gpt.heading("gpt_parallel") is not None
