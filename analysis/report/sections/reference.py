@@ -105,5 +105,5 @@ class Reference(Section):
         caption = [tr("reference.caption", file=rep.references.file)]
         if other_model:
             caption.append(tr("reference.other_model"))
-        return styled.table(pd.DataFrame(rows, columns=columns), "reference", "tttrrrw",
+        return styled.table(pd.DataFrame(rows, columns=columns), "reference", "tllrrrw",
                             caption=caption)
