@@ -857,19 +857,19 @@ class Report:
         tr = self.tr
         rows = []
         for p in self.result.problems.itertuples(index=False):
-            rows.append([p.run_id, self._kind(p.kind), p.reason,
+            rows.append([p.run_id, self._kind(p.kind), tr.reason(p.reason),
                          "" if pd.isna(p.line) else str(int(p.line)), p.text or ""])
-        rows += [[run, self._kind("failed_run"), tr("problems.failed_run", state=state,
-                                                        reason=reason or "-"), "", ""]
+        rows += [[run, self._kind("failed_run"), tr("problems.failed_run", state=tr.reason(state),
+                                                        reason=tr.reason(reason) or "-"), "", ""]
                  for run, state, reason in self.campaign.failed]
-        rows += [[name, self._kind("unreadable_file"), reason, "", ""]
+        rows += [[name, self._kind("unreadable_file"), tr.reason(reason), "", ""]
                  for name, reason in self.campaign.unreadable]
         rows += [[e.name, self._kind("bad_record_field"), why, "", ""]
                  for e in self.envs for why in e.problems]
         known = {(r[0], r[1]) for r in rows}
         for r in self.runs.itertuples(index=False):
             if r.problem_kind and (r.run_id, self._kind(r.problem_kind)) not in known:
-                rows.append([r.run_id, self._kind(r.problem_kind), r.problem, "", ""])
+                rows.append([r.run_id, self._kind(r.problem_kind), tr.reason(r.problem), "", ""])
             if bool(r.outlier) if pd.notna(r.outlier) else False:
                 rows.append([r.run_id, self._kind("outlier"),
                              self._outlier_reason(r.throughput, r.run_id), "", ""])
@@ -925,7 +925,7 @@ class Report:
                   pattern=log_pattern(files, self.log_dir),
                   total=tr.int(len(files) + sum(kinds.values()), group=True))
         if beside:
-            text += tr("punct.sentence_gap") + tr("logs.beside", kinds=beside)
+            text = tr("logs.with_beside", summary=text, beside=tr("logs.beside", kinds=beside))
         table = self.log_table().to_html()
         return H.Fragment(f"{H.para(text)}<details class=\"dlperf-logs-list\"><summary>"
                           f"{H.esc(tr('logs.list'))}</summary>{table}</details>")
