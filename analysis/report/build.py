@@ -193,8 +193,10 @@ class Report:
                             log_dir=self.log_dir.name or ".", version=__version__,
                             commit=self.suite_commit, runs=len(self.result.runs), cases=len(s),
                             frameworks=sorted({str(x) for x in s["framework"].dropna()}),
-                            models=self.models(), max_devices=maxdev,
-                            precisions=sorted({str(p) for p in s["precision"].dropna()}),
+                            models=[self.model_name(m) for m in self.models()],
+                            max_devices=maxdev,
+                            precisions=[self.precision_name(p) for p in
+                                        sorted({str(p) for p in s["precision"].dropna()})],
                             contents=self.contents())
 
     def contents(self) -> list[tuple[str, str]]:
@@ -920,7 +922,8 @@ class Report:
         folder = os.path.relpath(self.log_dir.resolve(), Path(self.link_base).resolve())
         beside = tr.join([tr("logs.kind", kind=k, count=tr.int(n, group=True))
                           for k, n in sorted(kinds.items())])
-        text = tr("logs.summary", logs=tr.int(len(files), group=True),
+        text = tr("logs.summary_one" if len(files) == 1 else "logs.summary",
+                  logs=tr.int(len(files), group=True),
                   folder=Path(folder).as_posix() + "/",
                   pattern=log_pattern(files, self.log_dir),
                   total=tr.int(len(files) + sum(kinds.values()), group=True))

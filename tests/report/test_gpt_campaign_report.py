@@ -164,4 +164,4 @@ def test_descriptions_name_the_suite_gpt_workload(reports):
     assert ("Benchmark : DLPerf Suite built-in workload: GPT, trained on synthetic data "
             "generated on the device") in en
     zh = re.sub(r"\s+", " ", _text(reports["zh"].section("descriptions")))
-    assert "DLPerf Suite 内置测试程序：GPT，使用在设备上生成的合成数据训练" in zh
+    assert "DLPerf Suite 内置 GPT，使用在 GPU 上生成的合成数据训练" in zh

@@ -124,3 +124,17 @@ def test_commands_template_and_varying_arguments(reports):
                             "1", "127.0.0.1", "<port>"]
     assert ("-m torch.distributed.run [--standalone] --nproc_per_node &lt;nproc_per_node&gt; "
             "-m analysis.workload --arch resnet50") in table.caption
+
+
+def test_gpt_findings_say_each_strategys_share_and_the_pipeline_loss():
+    """The GPT campaign's page 1: one GPU's figures per model size, each strategy's share of
+    them per GPU at 4 GPUs (the strategies table's efficiency vs 1 GPU), best first, and
+    PP 4's measured loss beside its theoretical bubble."""
+    rep = build(ROOT / "data" / "raw_logs" / "gpt_4gpu", lang="en")
+    text = str(rep.part("findings"))
+    assert ("one GPU trains 66.41 samples/s \\(median of n = 3; 136,012 tokens/s, "
+            "MFU 52.1%\\)") in text
+    assert ("DP\\_4x1x1\\_32\\_1536x16 \\(DDP\\) 90.4%, PP\\_1x1x4\\_64\\_1536x16 61.3%, "
+            "2D\\_2x2x1\\_16\\_1536x16 \\(FSDP2\\) 40.5%, and MP\\_1x4x1\\_8\\_1536x16 38.1%") in text
+    assert "loses 38.7% of one GPU's per-GPU throughput" in text and "against 27.3%" in text
+    assert text.count("\n- ") == 3

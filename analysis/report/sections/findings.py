@@ -2,7 +2,8 @@
 how well it scales and how it compares — per comparable group its largest configuration
 with n and interval, the speedup and scaling efficiency over one GPU; the AMP/FP32 ratio;
 the ratios to references on the same GPU model (``--references``); how far repeats
-spread. None for reports without scaling groups (GPT: its strategies table answers)."""
+spread. A GPT report gets, per model size, one GPU's figures and each strategy's share of
+them at the most GPUs, and the largest pipeline's measured loss beside the theory."""
 
 from __future__ import annotations
 
@@ -23,14 +24,63 @@ class Findings(Section):
 
     def render(self) -> prose.Markdown | None:
         groups = tables.scaling_groups(self.rep.summary)
-        if not groups:
-            return None
-        items = [s for s in (self._group(key, g) for key, g in groups[:MAX_GROUPS]) if s]
-        items += [s for s in (self._precision(), *self._references(), self._spread()) if s]
+        if groups:
+            items = [s for s in (self._group(key, g) for key, g in groups[:MAX_GROUPS]) if s]
+            items += [s for s in (self._precision(), *self._references(), self._spread()) if s]
+        else:
+            items = self._gpt()
         if not items:
             return None
         lines = "\n".join(f"- {prose.inline(s)}" for s in items[:5])
         return prose.Markdown(f"**{prose.md(self.tr('findings.heading'))}**\n\n{lines}\n")
+
+    def _gpt(self) -> list[str]:
+        """Per GPT model size: one GPU's figures (samples/s with n, tokens/s, MFU where the
+        page-1 table gives it), then at the most GPUs each strategy's share of one GPU's
+        per-GPU throughput, best first; and the largest pipeline's measured loss beside the
+        (p−1)/(m+p−1) bubble."""
+        from analysis.report import gpt_runs
+        from analysis.report.sections.gpt_cases import gpu_peak
+        from analysis.stats.gpt_parallel import strategies
+
+        tr, rep = self.tr, self.rep
+        frame = strategies(rep.summary, rep.result.runs)
+        if frame.empty:
+            return []
+        facts = gpt_runs.case_runs(rep.result.runs, rep.envs)
+        _, peak = gpu_peak(rep.envs)
+        by_case = rep.summary.set_index("case")
+        out = []
+        for (h, lay), g in frame.groupby(["hidden_size", "num_layers"], sort=True):
+            one = g[g["case"] == g["baseline_case"]]
+            top = g[g["num_devices"] == g["num_devices"].max()].dropna(
+                subset=["efficiency_vs_1gpu"]).sort_values("efficiency_vs_1gpu",
+                                                           ascending=False)
+            if one.empty or top.empty or int(top["num_devices"].iloc[0]) < 2:
+                continue
+            base = one.iloc[0]
+            f = facts.get(str(base["case"]))
+            row = by_case.loc[base["case"]]
+            size = gpt_runs.model_size(f.parameters if f else None)
+            tokens = (tr.int(row["throughput_median"] * f.seq_length, group=True)
+                      if f and f.seq_length else "-")
+            mfu = (tr.percent(row["tflops_per_gpu"] / peak) if peak and pd.notna(
+                row.get("tflops_per_gpu")) and "72" in str(row.get("tflops_formula", ""))
+                else "-")
+            shares = tr.join([tr("findings.gpt_share", case=c, impl=(
+                f" ({facts[c].dp_impl})" if c in facts and facts[c].dp_impl else ""),
+                share=tr.percent(e)) for c, e in zip(top["case"], top["efficiency_vs_1gpu"])])
+            out.append(tr("findings.gpt_model", model=tr(
+                "gpt_cases.model" if size else "gpt_cases.model_unsized", size=size,
+                hidden=tr.int(h), layers=tr.int(lay)), one=tr.num(row["throughput_median"]),
+                n=int(row["repeats"]), tokens=tokens, mfu=mfu,
+                gpus=int(top["num_devices"].iloc[0]), shares=shares))
+        pp = frame.dropna(subset=["bubble_measured", "bubble_theoretical"])
+        if len(pp):
+            r = pp.sort_values(["pipeline_parallel", "num_devices"]).iloc[-1]
+            out.append(tr("findings.gpt_pp", case=r["case"], loss=tr.percent(r["bubble_measured"]),
+                          theory=tr.percent(r["bubble_theoretical"])))
+        return out
 
     def _group(self, key, g: pd.DataFrame) -> str | None:
         tr, rep = self.tr, self.rep
