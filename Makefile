@@ -5,10 +5,12 @@ PY := $(VENV)/bin/python
 CAMPAIGN ?= rn50_4gpu
 LOG_DIR ?= data/raw_logs/$(CAMPAIGN)
 OUT ?= reports/$(CAMPAIGN)
-TITLE ?= ResNet-50 v1.5 on 4x H200 (built-in PyTorch workload)|4 × H200 上的 ResNet-50 v1.5（内置 PyTorch 测试程序）
+#: published figures the bundled campaign is compared with on page 1 (`--references`)
+REFERENCES ?= examples/references/rn50_4gpu.yaml
+TITLE ?= ResNet-50 v1.5 training on 4× H200 (built-in PyTorch workload)|ResNet-50 v1.5 训练性能：4 × H200（DLPerf 内置 PyTorch 实现）
 #: the GPT campaign (workloads.gpt), published apart from `all`
 GPT_CAMPAIGN ?= gpt_4gpu
-GPT_TITLE ?= GPT on 1-4x H200 (built-in PyTorch workload)|1–4 × H200 上的 GPT（内置 PyTorch 测试程序）
+GPT_TITLE ?= GPT training on 1–4× H200 (built-in PyTorch workload)|GPT 训练性能：1～4 × H200（DLPerf 内置 PyTorch 实现）
 
 .DEFAULT_GOAL := help
 .PHONY: help setup all reports-gpt summarize test test-fast lint schema bench lab example-store clean
@@ -21,7 +23,8 @@ setup:  ## install Debian packages and the .venv (idempotent)
 
 all: setup  ## the main job: summary + en/zh HTML/PDF reports of the bundled campaign
 	$(VENV)/bin/dlperf summarize $(LOG_DIR)
-	$(VENV)/bin/dlperf report $(LOG_DIR) -o $(OUT) --title "$(TITLE)"
+	$(VENV)/bin/dlperf report $(LOG_DIR) -o $(OUT) --title "$(TITLE)" \
+		$(if $(REFERENCES),--references $(REFERENCES))
 
 reports-gpt: setup  ## summary + en/zh HTML/PDF reports of the GPT campaign (not part of all)
 	$(VENV)/bin/dlperf summarize data/raw_logs/$(GPT_CAMPAIGN)

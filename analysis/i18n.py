@@ -71,6 +71,27 @@ def check_lang(lang: str) -> str:
     return lang
 
 
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+_REASON_PATTERNS: dict[int, list[tuple[re.Pattern, str]]] = {}
+
+
+def _reason_patterns(cat: dict) -> list[tuple[re.Pattern, str]]:
+    """(the English text of each ``reason.*`` entry of `cat` as a whole-text pattern, its
+    id), built once per catalogue."""
+    if id(cat) not in _REASON_PATTERNS:
+        out = []
+        for key, texts in cat.items():
+            if key.startswith("reason."):
+                parts = _PLACEHOLDER.split(texts["en"])
+                regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)"
+                                for i, p in enumerate(parts))
+                out.append((re.compile(f"^{regex}$", re.S), key))
+        _REASON_PATTERNS[id(cat)] = out
+    return _REASON_PATTERNS[id(cat)]
+
+
 class Translator:
     """Labels and number/date formatting for one language."""
 
@@ -141,6 +162,19 @@ class Translator:
         from babel import dates
 
         return dates.format_datetime(value, format="medium", locale=self.locale)
+
+    def reason(self, text: str) -> str:
+        """A problem's reason (written in English where it is found: a parser, a check, the
+        campaign runner) in this language: the ``reason.*`` entry of the catalogue whose
+        English text, its placeholders standing for any text, is `text` gives its
+        translation with those parts; a reason no entry knows stays as written."""
+        if self.lang == "en" or not text:
+            return text
+        for pattern, key in _reason_patterns(self._cat):
+            found = pattern.match(text)
+            if found:
+                return self(key, **found.groupdict())
+        return text
 
     def join(self, items) -> str:
         """A list in running text: 'a, b and c' / 'a、b和c'."""

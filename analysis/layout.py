@@ -59,7 +59,10 @@ def normalize_model(text: str) -> str:
 
 
 def gpt_group(dp: int, tp: int, pp: int) -> str:
-    """Seed 002's group names: DP, MP, 2D, and the same with _PP when pp > 1."""
+    """Seed 002's group names: DP, MP, 2D, and the same with _PP when pp > 1; a pure
+    pipeline (dp = tp = 1) is PP, not DP_PP (which seed 002 uses for DP and PP together)."""
+    if pp > 1 and dp == 1 and tp == 1:
+        return "PP"
     base = "2D" if dp > 1 and tp > 1 else ("MP" if tp > 1 else "DP")
     return f"{base}_PP" if pp > 1 else base
 

@@ -66,7 +66,7 @@ RUNS = _cols(
     ("global_batch_size", "Int64", "samples", "samples per iteration over all devices"),
     ("repeat", "Int64", "", "repeat number"),
     ("case", "string", "", "case label (GPT: <group>_<dp>x<tp>x<pp>_<global>_<hidden>x<layers>)"),
-    ("group", "string", "", "GPT parallelism group (DP, MP, 2D, DP_PP, MP_PP, 2D_PP)"),
+    ("group", "string", "", "GPT parallelism group (DP, MP, 2D, PP, DP_PP, MP_PP, 2D_PP)"),
     ("data_parallel", "Int64", "", "GPT data-parallel size"),
     ("tensor_parallel", "Int64", "", "GPT tensor-model-parallel size"),
     ("pipeline_parallel", "Int64", "", "GPT pipeline-model-parallel size"),

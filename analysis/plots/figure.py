@@ -54,7 +54,7 @@ use_fonts()
 
 
 class ReportFigure(Figure):
-    """A Figure that Jupyter displays as PNG without pyplot, and that encodes itself the
+    """A Figure that Jupyter displays as SVG without pyplot, and that encodes itself the
     same way every time (no date, fixed SVG ids)."""
 
     def png(self, dpi: int | None = None) -> bytes:
@@ -70,8 +70,9 @@ class ReportFigure(Figure):
             self.savefig(buf, format="svg", metadata=_SVG_METADATA)
         return buf.getvalue()
 
-    def _repr_png_(self) -> bytes:
-        return self.png()
+    def _repr_svg_(self) -> str:
+        """The figure as SVG: vector in the HTML page and in the PDF printed from it."""
+        return self.svg().decode("utf-8")
 
 
 def new_figure(width: float = PAGE_WIDTH, height: float = 3.8,

@@ -1,6 +1,8 @@
-"""GPT parallel configurations (seed 002's cases): latency per iteration, model TFLOP/s per
-GPU (the formula named on the axis) and memory per GPU, one bar per DP×TP×PP configuration,
-one row of panels per model size (hidden × layers)."""
+"""GPT parallel configurations (seed 002's cases) compared per GPU: samples/s per GPU (a
+line at the one-GPU case's: 100 % efficiency), model TFLOP/s per GPU (the formula named on
+the axis) and memory per GPU, one bar per DP×TP×PP configuration coloured by its strategy
+group (DP, MP, 2D, PP, …), one row of panels per model size (hidden × layers). Per-GPU
+figures compare across global batches; latencies at different batches would not."""
 
 from __future__ import annotations
 
@@ -12,10 +14,9 @@ import seaborn as sns
 from matplotlib.lines import Line2D
 
 from analysis.i18n import Translator
-from analysis.stats import gpt_flops
 
 from .figure import PAGE_WIDTH, ReportFigure, compact_number, new_figure, plain, translator
-from .series import distinct_labels, hue_column, palette
+from .series import distinct_labels
 
 #: A GPT case name: <group>_<dp>x<tp>x<pp>_<global batch>_<hidden>x<layers> (analysis.schema).
 CASE_NAME = re.compile(r"^(?P<group>.+)_(?P<dp>\d+)x(?P<tp>\d+)x(?P<pp>\d+)_(?P<gbs>\d+)_"
@@ -74,10 +75,11 @@ def formula_text(summary: pd.DataFrame) -> str:
 
 
 def _metrics(df: pd.DataFrame, tr: Translator) -> list[tuple[str, str]]:
-    """(column, axis label) of each metric with data: latency, TFLOP/s per GPU, memory."""
+    """(column, axis label) of each metric with data: samples/s per GPU, TFLOP/s per GPU,
+    memory per GPU."""
     out = []
-    if "latency_ms" in df.columns and df["latency_ms"].notna().any():
-        out.append(("latency_ms", tr("chart.latency")))
+    if df["_per_gpu"].notna().any():
+        out.append(("_per_gpu", tr("chart.gpt_per_gpu")))
     if "tflops_per_gpu" in df.columns and df["tflops_per_gpu"].notna().any():
         formula = formula_text(df)
         out.append(("tflops_per_gpu", tr("chart.tflops_by", formula=plain(formula)) if formula
@@ -89,35 +91,29 @@ def _metrics(df: pd.DataFrame, tr: Translator) -> list[tuple[str, str]]:
     return out
 
 
-def _seed002_beside(df: pd.DataFrame) -> bool:
-    """Whether the TFLOP/s are by another formula than seed 002's, which is then marked."""
-    if "tflops_per_gpu_seed002" not in df.columns or not df["tflops_per_gpu_seed002"].notna().any():
-        return False
-    labels = {gpt_flops.label(str(f)) for f in df.get("tflops_formula", pd.Series()).dropna()}
-    return bool(labels - {gpt_flops.SEED002.label})
+#: Seed 002's strategy groups in its order (others follow as met).
+GROUP_ORDER = ("DP", "MP", "2D", "PP", "DP_PP", "MP_PP", "2D_PP")
 
 
-def _bars(ax, g: pd.DataFrame, column: str, pal: dict, seed002: bool) -> None:
-    """Horizontal bars of `column`, each value written after its bar (and after seed 002's
-    figure, marked by a diamond, on the TFLOP/s panel when `seed002`)."""
+def _bars(ax, g: pd.DataFrame, column: str, pal: dict) -> None:
+    """Horizontal bars of `column`, each value written at its bar's end; on the per-GPU
+    panel a dashed line at the one-GPU case of the model (100 % scaling efficiency)."""
     values = g[column].astype(float).to_numpy()
     sns.barplot(data=g.assign(_v=values), x="_v", y="_config", hue="_hue", palette=pal,
                 dodge=False, legend=False, ax=ax, orient="h", width=0.7, saturation=1)
-    ends = values.copy()
-    if column == "tflops_per_gpu" and seed002:
-        seed = g["tflops_per_gpu_seed002"].astype(float).to_numpy()
-        ax.scatter(seed, range(len(g)), marker="d", s=24, facecolor="white", edgecolor="0.15",
-                   linewidth=1, zorder=4)
-        ends = np.fmax(ends, seed)
-    top = (np.nanmax(ends) if np.isfinite(ends).any() else 1.0) * 1.2
-    for y, (v, end) in enumerate(zip(values, ends, strict=True)):
+    top = (np.nanmax(values) if np.isfinite(values).any() else 1.0) * 1.2
+    for y, v in enumerate(values):
         if not np.isfinite(v):
             continue
-        if v > 0.3 * top:  # inside the bar's end: clear of seed 002's diamond
+        if v > 0.3 * top:
             ax.text(v, y, compact_number(v) + " ", va="center", ha="right", fontsize=7,
                     color="white")
         else:
-            ax.text(end, y, "  " + compact_number(v), va="center", fontsize=7)
+            ax.text(v, y, "  " + compact_number(v), va="center", fontsize=7)
+    if column == "_per_gpu":
+        one = g[(g["dp"] == 1) & (g["tp"] == 1) & (g["pp"] == 1)]["_per_gpu"].dropna()
+        if len(one):
+            ax.axvline(float(one.iloc[0]), color="0.25", linestyle="--", linewidth=1, zorder=5)
     ax.set_xlim(0, top)
     ax.xaxis.set_major_formatter(compact_number)
     ax.set_ylabel("")
@@ -125,37 +121,44 @@ def _bars(ax, g: pd.DataFrame, column: str, pal: dict, seed002: bool) -> None:
 
 
 def gpt_configurations(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | None:
-    """Seed 002's view of GPT cases: per model size (hidden × layers) a row of panels —
-    latency per iteration (ms), model TFLOP/s per GPU by the formula the logs state (named on
-    the axis; seed 002's 96 convention marked beside when that differs) and memory per GPU —
-    with a bar per parallel configuration (group DP×TP×PP, global batch B). None when the
-    summary has no GPT case with a figure."""
+    """The GPT cases per GPU: per model size (hidden × layers) a row of panels — samples/s
+    per GPU (a dashed line at the one-GPU case's), model TFLOP/s per GPU by the formula the
+    logs state (named on the axis) and memory per GPU — with a bar per parallel
+    configuration (group DP×TP×PP, global batch B), coloured by strategy group. None when
+    the summary has no GPT case with a figure."""
     tr = translator(lang)
     df = configurations(summary)
-    metrics = _metrics(df, tr) if len(df) else []
+    if not len(df):
+        return None
+    df["_per_gpu"] = (df["throughput_median"].astype(float)
+                      / pd.to_numeric(df["num_devices"], errors="coerce"))
+    metrics = _metrics(df, tr)
     if not metrics:
         return None
-    df = df.sort_values(["hidden", "layers", "pp", "tp", "dp", "gbs", "case"], kind="stable")
+    rank = {g: i for i, g in enumerate(GROUP_ORDER)}
+    df["_group_rank"] = [rank.get(str(g), len(rank)) for g in df["group"]]
+    df = df.sort_values(["hidden", "layers", "_group_rank", "num_devices", "pp", "tp", "dp",
+                         "gbs", "case"], kind="stable")
     df["_config"] = config_labels(df)
-    df["_hue"] = hue_column(df)
-    pal = palette(df)
+    df["_hue"] = [plain(str(g)) if pd.notna(g) else "?" for g in df["group"]]
+    colours = sns.color_palette("tab10", len(GROUP_ORDER) + 3)
+    pal = {h: colours[rank.get(h, len(rank) + i % 3)]
+           for i, h in enumerate(dict.fromkeys(df["_hue"]))}
     groups = [(size, g) for size, g in df.groupby(["hidden", "layers"], sort=False, dropna=False)]
     heights = [len(g) for _, g in groups]
-    seed002 = _seed002_beside(df)
     fig = new_figure(PAGE_WIDTH, 0.28 * sum(heights) + 0.75 * len(heights) + 1.2)
     axes = fig.subplots(len(heights), len(metrics), squeeze=False, sharey="row",
                         gridspec_kw={"height_ratios": heights})
     for i, (row, ((h, lay), g)) in enumerate(zip(axes, groups, strict=True)):
         for ax, (column, label) in zip(row, metrics, strict=True):
-            _bars(ax, g, column, pal, seed002)
+            _bars(ax, g, column, pal)
             ax.tick_params(labelsize=7)
             ax.set_xlabel(label if i == len(axes) - 1 else "", fontsize=7.5)
         row[0].set_title(_model_label(h, lay, tr), loc="left", fontsize=9)
     fig.supylabel(tr("chart.gpt_config"), fontsize=8)
-    handles = [Line2D([], [], linewidth=6, color=c, label=plain(h)) for h, c in pal.items()]
-    if seed002:
-        handles.append(Line2D([], [], linestyle="none", marker="d", color="0.15",
-                              label=tr("chart.seed002")))
+    handles = [Line2D([], [], linewidth=6, color=c, label=h) for h, c in pal.items()]
+    if metrics[0][0] == "_per_gpu":
+        handles.append(Line2D([], [], color="0.25", linestyle="--", label=tr("chart.gpt_one_gpu")))
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8)
     fig.suptitle(tr("chart.gpt_title"))
     return fig

@@ -157,7 +157,7 @@ def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigu
     if df.empty:
         return None
     pal = palette(df)
-    fig, models, axes = _model_rows(df, 1, 3.2)
+    fig, models, axes = _model_rows(df, 1, 2.6)
     low_all, high_all, kinds = intervals.bounds(df)
     for ax, model in zip(axes[:, 0], models, strict=True):
         mine = (df["model"] == model).to_numpy()
@@ -199,7 +199,7 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
     if df.empty:
         return None
     pal = palette(df)
-    fig, models, axes = _model_rows(df, 2, 2.9)
+    fig, models, axes = _model_rows(df, 2, 2.5)
     low_all, high_all, kinds = intervals.bounds(df)
     base = df["throughput_median"].to_numpy(float) / df["speedup"].to_numpy(float)
     per_device = base * df["num_devices"].to_numpy(float) / 100.0  # throughput of 100 %

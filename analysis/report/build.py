@@ -51,9 +51,8 @@ from analysis.report import (
 )
 from analysis.report import html as H
 from analysis.report.caveats import SYNTHETIC_WORKLOADS, commit_text, headline_caveats
-from analysis.report.precision import precision_label
+from analysis.report.precision import precision_label, short_name
 from analysis.report.prepared import Prepared
-from analysis.report.sections import energy as energy_section
 from analysis.report.title import pick_title
 from analysis.stats import methods as _methods
 from analysis.stats.per_run import check_method_options
@@ -107,6 +106,21 @@ NO_MATH = "tex2jax_ignore mathjax_ignore"
 MAX_PROBLEM_ROWS = 100
 
 
+@dataclass(frozen=True)
+class MeasuredSpan:
+    """The seconds of training the runs' measured windows covered (shortest, longest) and
+    the iterations measured per run ('100', '19–20')."""
+
+    low: float
+    high: float
+    iterations: str
+
+    def text(self, tr: Translator) -> str:
+        """'4.2–4.3 s' ('2.3 s' when all runs agree to the tenth)."""
+        low, high = tr.num(self.low, 1), tr.num(self.high, 1)
+        return low if low == high else f"{low}{tr('punct.range')}{high}"
+
+
 @dataclass
 class Report:
     """A report in one language over :class:`Prepared` data (`data`): its frames are
@@ -131,6 +145,37 @@ class Report:
             return getattr(self.__dict__["data"], name)
         raise AttributeError(name)
 
+    def part(self, name: str):
+        """Section `name` of ``analysis.report.sections`` (findings, reference, reproduce,
+        energy, …) as its notebook cell shows it (None: left out)."""
+        from analysis.report import sections
+
+        return sections.get(name)(self).render()
+
+    def model_name(self, model) -> str:
+        """A model as the report names it: the built-in workload's by its full name
+        ('ResNet-50 v1.5'), any other as the logs write it."""
+        return BUILTIN_MODELS.get(str(model), str(model)) if self.builtin else str(model)
+
+    def precision_name(self, precision) -> str:
+        """'FP32 (TF32 on)', 'AMP', 'BF16': the precision as its runs ran it
+        (:func:`precision.short_name`)."""
+        runs = self.result.runs
+        mask = runs["precision"].astype(str).str.lower() == str(precision).lower()
+        return short_name(str(precision), self._params_of(mask), self.tr)
+
+    @cached_property
+    def shared_hosts(self) -> list[tuple[str, str]]:
+        """(run, host) of the runs whose "nodes" all ran on one host."""
+        return describe.shared_host_runs(self.envs)
+
+    @cached_property
+    def case_keys(self) -> list[str]:
+        """The summary's case keys ('PyTorch/resnet50/amp/b256/1n4g'), in its order."""
+        from analysis.changes.compare import case_keys
+
+        return case_keys(self.summary)
+
     def models(self) -> list[str]:
         s = self.summary
         return sorted({str(m) for m in s["model"].dropna()}) if len(s) else []
@@ -148,8 +193,10 @@ class Report:
                             log_dir=self.log_dir.name or ".", version=__version__,
                             commit=self.suite_commit, runs=len(self.result.runs), cases=len(s),
                             frameworks=sorted({str(x) for x in s["framework"].dropna()}),
-                            models=self.models(), max_devices=maxdev,
-                            precisions=sorted({str(p) for p in s["precision"].dropna()}),
+                            models=[self.model_name(m) for m in self.models()],
+                            max_devices=maxdev,
+                            precisions=[self.precision_name(p) for p in
+                                        sorted({str(p) for p in s["precision"].dropna()})],
                             contents=self.contents())
 
     def contents(self) -> list[tuple[str, str]]:
@@ -169,25 +216,14 @@ class Report:
         """Per comparable group: 1-GPU throughput, the largest configuration, speedup,
         scaling efficiency, FP32→AMP ratio, spread, each throughput with its n."""
         simulated = headline.simulated_cases(self.runs, describe.shared_host_runs(self.envs))
-        frame = headline.key_numbers(self.summary, self.tr, simulated, self.disagreements())
+        frame = headline.key_numbers(self.summary, self.tr, simulated, self.disagreements(),
+                                     self.precision_name)
         return None if frame is None else styled.table(frame, "key-numbers", "lplbrrrl")
 
     def gpt_configurations(self) -> Styler | None:
-        """Seed 002's parallel-configuration table (None without GPT cases)."""
-        configs = tables.gpt_configurations(self.summary, self.result.runs)
-        if configs.empty:
-            return None
-        frame = tables.gpt_table(configs, self.tr, self.disagreements())
-        align = ["r"] * len(frame.columns)
-        align[tables.gpt_throughput_column(frame, self.tr)] = "b"  # a warning on its own line
-        wide = configs[configs["spread_pct"] > SPREAD_NOTE_PCT]  # repeats that disagree
-        spread = self.tr("gpt.spread_note", pct=self.tr.percent(SPREAD_NOTE_PCT / 100, 0),
-                         cases=self.tr.join([self.tr("gpt.spread_case", case=c,
-                                                     pct=self.tr.percent(p / 100))
-                                             for c, p in zip(wide["case"], wide["spread_pct"])]))
-        return styled.table(frame, "gpt", "".join(align),
-                            caption=[tables.tflops_note(configs, self.tr)]
-                            + ([spread] if len(wide) else []))
+        """Page 1 of a GPT report: every case grouped by model and strategy
+        (``sections/gpt_cases.py``); None without GPT cases."""
+        return self.part("gpt_cases")
 
     # ---- results -----------------------------------------------------------------------
     def heading(self, name: str) -> prose.Markdown | None:
@@ -223,7 +259,7 @@ class Report:
             cells = (None if self.references is None
                      else vs_reference.cells(self.tr, self.references, g))
             t = tables.results_table(g, self.tr, cells, disagree, every)
-            label = headline._group_label(fw, model, prec, bsz, self.tr)
+            label = headline.group_label(fw, model, prec, bsz, self.tr, self.precision_name)
             t.insert(0, self.tr("col.group"), [label] + [""] * (len(t) - 1))
             parts.append(t)
         frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
@@ -235,13 +271,6 @@ class Report:
         if self.references is not None:
             caption.append(vs_reference.note(self.tr, self.references))
         return styled.table(frame, "results", align, caption=caption or None)
-
-    def precision_comparison(self) -> Styler | None:
-        """FP32 and AMP side by side with the ratio (seed 004), where both precisions ran."""
-        pairs = tables.precision_pairs(self.summary)
-        if pairs.empty:
-            return None
-        return styled.table(tables.precision_table(pairs, self.tr), "precision", "lrrrrr")
 
     # ---- frameworks side by side (analysis.changes.frameworks) --------------------------
     def frameworks_used(self) -> list[str]:
@@ -297,7 +326,7 @@ class Report:
 
     def gpt_strategies(self) -> Styler | None:
         """The GPT parallel strategies compared (``report.gpt_parallel``), None without GPT."""
-        return gpt_parallel.section(self.summary, self.result.runs, self.lang)
+        return gpt_parallel.section(self.summary, self.result.runs, self.lang, self.envs)
 
     def gpt_strategy_definitions(self) -> prose.Markdown | None:
         """What the strategies table compares, under it (None without GPT cases)."""
@@ -333,7 +362,7 @@ class Report:
 
     def energy(self) -> H.Fragment | None:
         """Power, energy per sample and samples/s per watt per case (report.sections.energy)."""
-        return energy_section.section(self.summary, self.runs, self.tr)
+        return self.part("energy")
 
     def _rule_in_language(self, rule: family.FamilyRule) -> family.FamilyRule:
         """The rule as Markdown in this language: the catalogue's text of the family's DLPerf
@@ -435,10 +464,11 @@ class Report:
 
     def cells(self) -> list:
         """The outputs of the report notebook's cells, in its order (None: left out)."""
-        out = [self.style(), self.title_block(), self.caveats(), self.key_numbers(),
-               self.gpt_configurations(), *self.section_cells(CHANGES_SECTION),
+        out = [self.style(), self.title_block(), self.part("findings"), self.key_numbers(),
+               self.gpt_configurations(), self.caveats(), self.part("reference"),
+               self.part("reproduce"), *self.section_cells(CHANGES_SECTION),
                self.heading("results"), self.results(),
-               self.precision_comparison(), self.heading("frameworks"),
+               self.heading("frameworks"),
                self.framework_comparison(), self.framework_exclusions(),
                self.heading("gpt_parallel"), self.gpt_strategies(),
                self.gpt_strategy_definitions(), self.method_section(), self.energy(),
@@ -664,15 +694,33 @@ class Report:
 
     def _window_text(self) -> str:
         tr = self.tr
+        seconds = self.measured_seconds()
+        span = "" if seconds is None else tr("desc.window_seconds", seconds=seconds.text(tr))
         if self.method == "dlperf":
             win = self.measured_window()
             if win:
                 return tr("desc.window_dlperf", first=win[0], last=win[1],
-                          measure=win[1] - win[0])
+                          measure=win[1] - win[0]) + span
+            if seconds is not None:
+                return tr("desc.window_iterations", iterations=seconds.iterations) + span
             return tr("desc.window_default")
         w = _methods.DEFAULT_WARMUP if self.warmup is None else self.warmup
         m = _methods.DEFAULT_MEASURE if self.measure is None else self.measure
-        return tr("desc.window_value", warmup=w, measure=m)
+        return tr("desc.window_value", warmup=w, measure=m) + span
+
+    def measured_seconds(self) -> MeasuredSpan | None:
+        """How long the measured window of the runs lasted: iterations measured × global
+        batch / throughput, the shortest and longest run (None when no run says)."""
+        runs = self.runs
+        if runs.empty:
+            return None
+        secs = runs["iterations"] * runs["global_batch_size"] / runs["throughput"]
+        ok = secs.notna() & (secs > 0)
+        if not ok.any():
+            return None
+        iters = sorted({int(i) for i in runs.loc[ok, "iterations"]})
+        return MeasuredSpan(float(secs[ok].min()), float(secs[ok].max()),
+                            str(iters[0]) if len(iters) == 1 else f"{iters[0]}–{iters[-1]}")
 
     def _framework_text(self, framework: str) -> str:
         """'PyTorch 2.11.0 (CUDA 13.0, git 70d99e998b49); as the runs report: ...'."""
@@ -777,19 +825,14 @@ class Report:
                             commands=len(folder_records.group_commands(camp.commands)))
 
     def commands(self) -> Styler | None:
-        """The launch commands, one row per case and node (ports and run names as
-        placeholders), with the number of runs each stands for; None when not recorded."""
-        if not self.campaign.commands:
-            return None
-        tr = self.tr
-        rows = [[g.case, g.node, tr.int(len(g.runs), group=True), self.shown(g.command)]
-                for g in folder_records.group_commands(self.campaign.commands)]
-        frame = pd.DataFrame(rows, columns=[tr("col.case"), tr("col.node"), tr("col.runs"),
-                                            tr("col.command")])
-        return styled.table(frame, "commands", "lrrl", classes=NO_MATH,
-                            markup={tr("col.command"): styled.code_words,
-                                    tr("col.case"): styled.label_words},
-                            code=[tr("col.command")])
+        """The launch commands: one template and the arguments that vary, per case and node
+        (``sections/commands.py``); None when not recorded."""
+        return self.part("commands")
+
+    @property
+    def no_math(self) -> str:
+        """Classes of the tables that hold log text, commands and file names (NO_MATH)."""
+        return NO_MATH
 
     def campaign_yaml(self) -> prose.Markdown | None:
         """The campaign definition (campaign.yaml) as written, secrets hidden (the runner
@@ -821,19 +864,19 @@ class Report:
         tr = self.tr
         rows = []
         for p in self.result.problems.itertuples(index=False):
-            rows.append([p.run_id, self._kind(p.kind), p.reason,
+            rows.append([p.run_id, self._kind(p.kind), tr.reason(p.reason),
                          "" if pd.isna(p.line) else str(int(p.line)), p.text or ""])
-        rows += [[run, self._kind("failed_run"), tr("problems.failed_run", state=state,
-                                                        reason=reason or "-"), "", ""]
+        rows += [[run, self._kind("failed_run"), tr("problems.failed_run", state=tr.reason(state),
+                                                        reason=tr.reason(reason) or "-"), "", ""]
                  for run, state, reason in self.campaign.failed]
-        rows += [[name, self._kind("unreadable_file"), reason, "", ""]
+        rows += [[name, self._kind("unreadable_file"), tr.reason(reason), "", ""]
                  for name, reason in self.campaign.unreadable]
         rows += [[e.name, self._kind("bad_record_field"), why, "", ""]
                  for e in self.envs for why in e.problems]
         known = {(r[0], r[1]) for r in rows}
         for r in self.runs.itertuples(index=False):
             if r.problem_kind and (r.run_id, self._kind(r.problem_kind)) not in known:
-                rows.append([r.run_id, self._kind(r.problem_kind), r.problem, "", ""])
+                rows.append([r.run_id, self._kind(r.problem_kind), tr.reason(r.problem), "", ""])
             if bool(r.outlier) if pd.notna(r.outlier) else False:
                 rows.append([r.run_id, self._kind("outlier"),
                              self._outlier_reason(r.throughput, r.run_id), "", ""])
@@ -867,7 +910,35 @@ class Report:
         key = f"kind.{kind}"
         return f"{self.tr(key)} ({kind})" if self.tr.has(key) else str(kind)
 
-    def logs(self) -> Styler:
+    def logs(self) -> H.Fragment:
+        """The report's files as a reader needs them on paper: the folder, the layout of
+        the main logs and how many files of each kind lie beside them; on screen the full
+        list (:meth:`log_table`) opens under it (folded; not printed)."""
+        tr = self.tr
+        files = sorted({str(s) for s in self.result.runs["source"]} |
+                       {str(s) for s in self.result.problems["source"].dropna()})
+        others = self._other_files(files)
+        kinds: dict[str, int] = {}
+        for f, rest in others.items():
+            stem = Path(f).name.split(".", 1)[0]
+            for o in rest:
+                kind = o.name[len(stem):] if o.name.startswith(stem + ".") else o.suffix
+                kinds[kind] = kinds.get(kind, 0) + 1
+        folder = os.path.relpath(self.log_dir.resolve(), Path(self.link_base).resolve())
+        beside = tr.join([tr("logs.kind", kind=k, count=tr.int(n, group=True))
+                          for k, n in sorted(kinds.items())])
+        text = tr("logs.summary_one" if len(files) == 1 else "logs.summary",
+                  logs=tr.int(len(files), group=True),
+                  folder=Path(folder).as_posix() + "/",
+                  pattern=log_pattern(files, self.log_dir),
+                  total=tr.int(len(files) + sum(kinds.values()), group=True))
+        if beside:
+            text = tr("logs.with_beside", summary=text, beside=tr("logs.beside", kinds=beside))
+        table = self.log_table().to_html()
+        return H.Fragment(f"{H.para(text)}<details class=\"dlperf-logs-list\"><summary>"
+                          f"{H.esc(tr('logs.list'))}</summary>{table}</details>")
+
+    def log_table(self) -> Styler:
         """Every log file of the report with its size, linked relative to `link_base`, and
         beside each run's main log the other files of that run (other nodes' logs, nvidia-smi
         samples), linked too."""
@@ -929,6 +1000,19 @@ class Report:
             if rest:
                 out[m] = rest
         return out
+
+
+def log_pattern(files: list[str], root: Path) -> str:
+    """The main logs' names as one pattern: the configuration folder (``1n4g``) and the
+    repeat number (``_3``) written ``<config>`` and ``<repeat>``, the case part as
+    ``<case>`` where the logs have more than one ('<config>/<case>_<repeat>.log')."""
+    names = [_display_path(Path(f), root) for f in files]
+    shapes = {re.sub(r"_\d+(\.[\w.]+)$", r"_<repeat>\1",
+                     re.sub(r"^\d+n\d+g/", "<config>/", n)) for n in names}
+    if len(shapes) == 1:
+        return shapes.pop()
+    return " ".join(sorted({re.sub(r"(^|/)[^/<]+_<repeat>", r"\1<case>_<repeat>", s)
+                            for s in shapes}))
 
 
 def _merge_lines(per_record: list[list[tuple[str, str]]]) -> list[tuple[str, str]]:

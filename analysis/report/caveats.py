@@ -7,6 +7,7 @@
 - throughput methods that disagree by more than 5 % for a case;
 - cases no run measured (n = 0): their rows are dashes, Problems says why;
 - few repeats (of the measured cases): the intervals are min–max, not confidence intervals;
+- measured windows shorter than SUSTAINED_SECONDS of training: burst, not sustained figures;
 - runs the campaign did not finish (done markers that say so): their cases have fewer repeats;
 - `bsz = max` groups: the largest batch size that ran, not a measured memory limit;
 - runs made by other suite code than the report's (another commit, uncommitted changes):
@@ -31,6 +32,9 @@ _TRUE = ("true", "1", "yes", "on")
 SYNTHETIC_WORKLOADS = ("builtin", "gpt")
 #: Repeats from which the summary gives an order-statistic confidence interval.
 CONFIDENCE_FROM_N = 7
+#: Seconds of measured training below which a figure is a burst, not sustained: GPU clocks,
+#: power and temperature settle over tens of seconds.
+SUSTAINED_SECONDS = 30
 #: What a done marker's suite commit ends with when the suite had uncommitted changes.
 DIRTY = "-dirty"
 
@@ -81,6 +85,10 @@ def headline_caveats(rep: Report) -> list[str]:
                  if tables.interval_kinds(rep.summary) else "caveat.few_repeats_no_interval")
         out.append(tr(shown, n=CONFIDENCE_FROM_N,
                       repeats=str(low) if low == high else f"{low}–{high}"))
+    seconds = rep.measured_seconds()
+    if seconds is not None and seconds.high < SUSTAINED_SECONDS:
+        out.append(tr("caveat.short_window", iterations=seconds.iterations,
+                      seconds=seconds.text(tr), sustained=SUSTAINED_SECONDS))
     if rep.campaign.failed:
         out.append(tr("caveat.failed_runs", count=len(rep.campaign.failed),
                       runs=tr.join([run for run, _, _ in rep.campaign.failed])))

@@ -12,7 +12,7 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from analysis.i18n import Translator
-from analysis.report import prose, styled
+from analysis.report import gpt_runs, prose, styled
 from analysis.stats.gpt_parallel import strategies
 
 #: (label id, column alignment) of the table, in order (total samples/s, TFLOP/s and the
@@ -27,17 +27,21 @@ COLUMNS = (("gpt_parallel.case", "l"), ("gpt_parallel.layout", "c"), ("gpt_paral
            ("gpt_parallel.note", "c"))
 
 
-def section(summary: pd.DataFrame, runs: pd.DataFrame, lang: str = "en") -> Styler | None:
+def section(summary: pd.DataFrame, runs: pd.DataFrame, lang: str = "en",
+            envs=()) -> Styler | None:
     """The strategies table of the GPT cases of `summary` (runs: ``ParseResult.runs``) as
     a Styler; its caption says what the table compares, then lists the rows' notes, each
-    numbered as in the row's note column. None without GPT cases."""
+    numbered as in the row's note column (with `envs`, the runs' environment records, a
+    ratio whose baseline ran on another host says so). None without GPT cases."""
     frame = strategies(summary, runs)
     if frame.empty:
         return None
     tr = Translator(lang)
+    facts = gpt_runs.case_runs(runs, list(envs))
     rows, notes = [], []
     for _, r in frame.iterrows():
-        note = _note(r, tr)
+        note = tr("gpt_parallel.separator").join(filter(None, [_note(r, tr),
+                                                               *_baselines_differ(r, facts, tr)]))
         if note:
             notes.append(tr("gpt_parallel.note_line", index=len(notes) + 1,
                             case=str(r["case"]), note=note))
@@ -96,6 +100,28 @@ def _note(row: pd.Series, tr: Translator) -> str:
             parts.append(tr("gpt_parallel.imbalance", bubble=tr.percent(skewed)))
             parts.append(tr(key, points=tr.num(abs(measured - skewed) * 100, 1)))
     return tr("gpt_parallel.separator").join(parts)
+
+
+def _baselines_differ(row: pd.Series, facts: dict, tr: Translator) -> list[str]:
+    """A sentence for each baseline of the row's ratios that ran another data-parallel
+    implementation (both with data parallelism) or on another host."""
+    own = facts.get(str(row["case"]))
+    if own is None:
+        return []
+    out = []
+    refs = dict.fromkeys(str(row[c]) for c in ("baseline_case", "dp_case", "no_tp_case",
+                                                "no_pp_case"))
+    for ref in refs:
+        base = facts.get(ref)
+        if not ref or ref == row["case"] or base is None:
+            continue
+        if own.dp_impl and base.dp_impl and own.dp_impl != base.dp_impl:
+            out.append(tr("gpt_parallel.impl_differs", case=ref, base=base.dp_impl,
+                          impl=own.dp_impl))
+        if own.hosts and base.hosts and set(own.hosts) != set(base.hosts):
+            out.append(tr("gpt_parallel.host_differs", case=ref, base=", ".join(base.hosts),
+                          host=", ".join(own.hosts)))
+    return out
 
 
 def _layout_without(row: pd.Series, field: str) -> str:

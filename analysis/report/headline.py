@@ -56,12 +56,13 @@ def simulated_cases(runs: pd.DataFrame, shared: list[tuple[str, str]]) -> set[tu
 
 
 def key_numbers(summary: pd.DataFrame, tr: Translator, simulated: set[tuple] = frozenset(),
-                disagree: dict | None = None) -> pd.DataFrame | None:
+                disagree: dict | None = None, precision_name=str) -> pd.DataFrame | None:
     """One row per comparable group (None when the report has no scaling groups): 1-GPU
     throughput, the largest configuration and its throughput, speedup and scaling
     efficiency, the FP32→AMP ratio there where both precisions ran it, and the spread of
     its repeats. Throughputs show their n, and a warning where the throughput methods
-    disagree for that case (`disagree`: ``tables.case_key`` -> relative difference)."""
+    disagree for that case (`disagree`: ``tables.case_key`` -> relative difference);
+    `precision_name` names a precision as it ran ('FP32 (TF32 on)')."""
     groups = tables.scaling_groups(summary)
     if not groups:
         return None
@@ -73,26 +74,27 @@ def key_numbers(summary: pd.DataFrame, tr: Translator, simulated: set[tuple] = f
         one_text = (tables.throughput_text(one.iloc[0], tr, disagree, one.iloc[0]["repeats"])
                     if len(one) else "-")
         if top is None:
-            rows.append([_group_label(fw, model, prec, bsz, tr), one_text] + ["-"] * 6)
+            rows.append([group_label(fw, model, prec, bsz, tr, precision_name), one_text] + ["-"] * 6)
             continue
         label = config_label(top)
         if _key(top) in simulated:
             label = tr("headline.simulated", config=label)
         rows.append([
-            _group_label(fw, model, prec, bsz, tr), one_text, label,
+            group_label(fw, model, prec, bsz, tr, precision_name), one_text, label,
             tables.throughput_text(top, tr, disagree, top["repeats"]),
             tr.num(top["speedup"]), tr.percent(top["scaling_efficiency"]),
-            _ratio_text(pairs, top, tr), _spread_text(top, tr),
+            _ratio_text(pairs, top, tr, precision_name), _spread_text(top, tr),
         ])
     return pd.DataFrame(rows, columns=[tr(c) for c in KEY_COLUMNS])
 
 
-def _group_label(fw, model, prec, bsz, tr: Translator) -> str:
+def group_label(fw, model, prec, bsz, tr: Translator, precision_name=str) -> str:
     """'PyTorch resnet50, fp32, bsz 128'; 'bsz = max (256)' for a model's largest of several
     batch sizes (:class:`tables.LargestBatch`); 'model unknown' where the logs name none."""
     key = "headline.group_max" if isinstance(bsz, tables.LargestBatch) else "headline.group"
     return tr(key, framework=_stated(fw, tr), model=_stated(model, tr, "headline.model_unknown"),
-              precision=_stated(prec, tr), bsz=tr.int(bsz))
+              precision=_stated(prec, tr) if pd.isna(prec) or prec == "" else precision_name(prec),
+              bsz=tr.int(bsz))
 
 
 def _stated(value, tr: Translator, unknown: str = "report.unknown") -> str:
@@ -101,7 +103,7 @@ def _stated(value, tr: Translator, unknown: str = "report.unknown") -> str:
     return tr(unknown) if value is None or pd.isna(value) or str(value) == "" else str(value)
 
 
-def _ratio_text(pairs: pd.DataFrame, row, tr: Translator) -> str:
+def _ratio_text(pairs: pd.DataFrame, row, tr: Translator, precision_name=str) -> str:
     """'2.31× (AMP b256 / FP32 b128)' at `row`'s configuration, '-' when one is missing."""
     if pairs.empty or str(row["precision"]).lower() not in AMP_LABELS:
         return "-"
@@ -113,8 +115,8 @@ def _ratio_text(pairs: pd.DataFrame, row, tr: Translator) -> str:
     if hit.empty:
         return "-"
     p = hit.iloc[0]
-    return tr("headline.ratio", ratio=tr.num(p["ratio"]), half=p["amp_precision"],
-              half_bsz=tr.int(p["amp_batch_size"]), full=p["base_precision"],
+    return tr("headline.ratio", ratio=tr.num(p["ratio"]), half=precision_name(p["amp_precision"]),
+              half_bsz=tr.int(p["amp_batch_size"]), full=precision_name(p["base_precision"]),
               full_bsz=tr.int(p["base_batch_size"]))
 
 

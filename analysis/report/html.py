@@ -1,11 +1,10 @@
-"""The few outputs that are HTML of their own: the report's stylesheet cell
-(:class:`Fragment`), an embedded figure (:func:`figure`), and the paragraphs and lists of
+"""The few outputs that are HTML of their own: the report's stylesheet cell and the logs
+(:class:`Fragment`), and the paragraphs and lists of
 ``notebooks/30_compare.ipynb`` (:func:`para`, :func:`bullets`). Text in them goes through
 :func:`esc`."""
 
 from __future__ import annotations
 
-import base64
 import html
 import re
 
@@ -37,10 +36,3 @@ def bullets(items: list[str], escape: bool = True) -> str:
     """A <ul>; items are escaped unless `escape` is False (they are built HTML)."""
     lis = "".join(f"<li>{md_inline(i) if escape else i}</li>" for i in items)
     return f"<ul>{lis}</ul>"
-
-
-def figure(png: bytes, alt: str) -> str:
-    """An embedded PNG (data URI: the report stays one self-contained file)."""
-    data = base64.b64encode(png).decode("ascii")
-    return (f'<figure class="dlperf-figure"><img alt="{esc(alt)}" '
-            f'src="data:image/png;base64,{data}"/></figure>')

@@ -51,3 +51,13 @@ def precision_label(precision: str, params: dict[str, list[str]], builtin: bool,
         details.append(tr("precision.loss_none"))
     return tr("precision.label", precision=precision,
               details=tr("precision.separator").join(details)) if details else str(precision)
+
+
+def short_name(precision: str, params: dict[str, list[str]], tr: Translator) -> str:
+    """The precision as a table or sentence names it: 'FP32 (TF32 on)' where the runs
+    state TF32 matmuls on (an FP32 figure read as true FP32 would mislead), else the
+    precision in capitals ('AMP', 'BF16', 'FP32')."""
+    p = str(precision).lower()
+    if p == "tf32" or (p == "fp32" and _flag(params, TF32_KEYS)):
+        return tr("precision.fp32_tf32")
+    return str(precision).upper()

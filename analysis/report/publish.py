@@ -208,10 +208,13 @@ class Exporters:
                     epoch=source_date_epoch() if self.epoch is None else self.epoch)
         return self._made[target]
 
-    def html(self, nb: nbformat.NotebookNode, lang: str) -> str:
+    def html(self, nb: nbformat.NotebookNode, lang: str, others: list[str] = ()) -> str:
+        """The HTML page of `nb` in `lang`, linking the same report in the `others` languages
+        of the build (``report_<other>.html`` beside it)."""
         exporter = self._exporter("html")
         exporter.language_code = LANGUAGE_CODE[lang]
-        body, _ = exporter.from_notebook_node(nb)
+        body, _ = exporter.from_notebook_node(nb, resources={"dlperf_other_langs": list(others),
+                                                             "dlperf_screen": True})
         return body
 
     def pdfs(self, notebooks: list[tuple[nbformat.NotebookNode, str]]) -> list[bytes]:
@@ -265,12 +268,14 @@ def _execute_language(lang: str, params: dict, notebook: Path, km, folder: Path,
 
 
 def _export_html(staged: _Staged, nb: nbformat.NotebookNode, lang: str,
-                 targets: list[str], say: Callable[[str], None], exporters: Exporters) -> None:
-    """Export the executed notebook `nb` of `lang` to HTML into `staged` (when asked)."""
+                 targets: list[str], say: Callable[[str], None], exporters: Exporters,
+                 others: list[str] = ()) -> None:
+    """Export the executed notebook `nb` of `lang` to HTML into `staged` (when asked),
+    linking the build's `others` languages."""
     t = time.perf_counter()
     if "html" in targets:
         say(f"{lang}: html")
-        staged.contents["html"] = exporters.html(nb, lang).encode("utf-8")
+        staged.contents["html"] = exporters.html(nb, lang, others).encode("utf-8")
     staged.seconds[f"{lang}.html"] = time.perf_counter() - t
 
 
@@ -361,7 +366,8 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         finally:
             logging.getLogger("papermill").removeFilter(quiet)
         for lang, nb in executed:
-            _export_html(staged[lang], nb, lang, targets, say, exporters)
+            _export_html(staged[lang], nb, lang, targets, say, exporters,
+                         [other for other, _ in executed if other != lang])
         if "pdf" in targets and executed:
             _export_pdfs(staged, executed, say, exporters)
     return _commit(staged, result)

@@ -184,24 +184,6 @@ def precision_pairs(summary: pd.DataFrame) -> pd.DataFrame:
     return pairs[(pairs["case"].fillna("") == "") & pairs["ratio"].notna()]
 
 
-def precision_table(pairs: pd.DataFrame, tr: Translator) -> pd.DataFrame:
-    """`precision_pairs` as a seed 004 table: model | node num | gpu num | FP32 (bsz) |
-    AMP (bsz) | AMP / FP32, throughputs with their n."""
-    rows = []
-    for p in pairs.sort_values(["framework", "model", "num_devices", "num_nodes"]).itertuples():
-        rows.append([f"{p.framework} {p.model}", tr.int(p.num_nodes), tr.int(p.num_devices),
-                     tr("results.precision_cell", precision=p.base_precision,
-                        bsz=tr.int(p.base_batch_size), value=tr.num(p.base_median),
-                        n=tr.int(p.base_repeats)),
-                     tr("results.precision_cell", precision=p.amp_precision,
-                        bsz=tr.int(p.amp_batch_size), value=tr.num(p.amp_median),
-                        n=tr.int(p.amp_repeats)),
-                     tr.num(p.ratio)])
-    return pd.DataFrame(rows, columns=[tr(c) for c in (
-        "col.model", "col.node_num", "col.gpu_num", "col.full_precision",
-        "col.half_precision", "col.precision_ratio")])
-
-
 def tflops_formulas(summary: pd.DataFrame) -> list[str]:
     """The FLOPs formulas of the GPT rows' TFLOP/s, in order (see analysis.stats.gpt_flops)."""
     if "tflops_formula" not in summary.columns:
@@ -209,23 +191,16 @@ def tflops_formulas(summary: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(f for f in gpt_rows(summary)["tflops_formula"].fillna("") if f))
 
 
-def _seed_beside(formulas: list[str]) -> bool:
-    """Whether figures by another formula need seed 002's beside them."""
-    return any(gpt_flops.label(f) != gpt_flops.SEED002.label for f in formulas)
-
-
-#: Seed 002's parallel-configuration columns: (parsed-run field, catalogue id).
-GPT_CONFIG_FIELDS = (("data_parallel", "col.dp"), ("tensor_parallel", "col.tp"),
-                     ("pipeline_parallel", "col.pp"), ("batch_size_per_device", "col.micro_batch"),
-                     ("global_batch_size", "col.global_batch"), ("hidden_size", "col.hidden"),
-                     ("num_layers", "col.layers"), ("num_heads", "col.heads"))
+#: The parallel configuration of a GPT case, as its parsed runs state it.
+GPT_CONFIG_FIELDS = ("data_parallel", "tensor_parallel", "pipeline_parallel",
+                     "global_batch_size", "hidden_size", "num_layers", "num_heads")
 
 
 def gpt_configurations(summary: pd.DataFrame, parsed_runs: pd.DataFrame) -> pd.DataFrame:
-    """The GPT rows of `summary` with seed 002's configuration fields taken from the parsed
+    """The GPT rows of `summary` with their configuration fields taken from the parsed
     runs of each case (the first run that states them)."""
     df = gpt_rows(summary)
-    fields = [f for f, _ in GPT_CONFIG_FIELDS if f != "batch_size_per_device"]
+    fields = list(GPT_CONFIG_FIELDS)
     have = [f for f in fields if f in parsed_runs.columns]
     runs = parsed_runs[parsed_runs["case"].fillna("") != ""]
     first = runs.groupby("case", sort=False)[have].first() if len(runs) else None
@@ -234,57 +209,6 @@ def gpt_configurations(summary: pd.DataFrame, parsed_runs: pd.DataFrame) -> pd.D
         out[f] = out["case"].map(first[f]) if first is not None and f in have else pd.NA
     return out.sort_values(["num_devices", "data_parallel", "tensor_parallel",
                             "pipeline_parallel", "case"], kind="stable")
-
-
-def gpt_throughput_column(frame: pd.DataFrame, tr: Translator) -> int:
-    """Index of the samples/s column of a :func:`gpt_table` frame."""
-    return list(frame.columns).index(tr("col.gpt_throughput"))
-
-
-def gpt_table(configs: pd.DataFrame, tr: Translator,
-              disagree: dict | None = None) -> pd.DataFrame:
-    """Seed 002 layout: nodes | GPUs | DP | TP | PP | micro batch | global batch | hidden |
-    layers | heads (| precision, where the cases ran more than one) → latency (ms) |
-    memory: framework peak, nvidia-smi peak (MiB; each where some case has it) | samples/s |
-    its interval (kind in the header, as the results tables) | n | TFLOP/s per GPU by the
-    logs' formula (named
-    in the header), then, where that is not seed 002's, TFLOP/s by seed 002's 96
-    convention. `configs` is :func:`gpt_configurations`; `disagree` (:func:`case_key` ->
-    the methods' largest relative difference) marks samples/s as the results tables do
-    (:func:`gpt_throughput_column`: align it b)."""
-    formulas = tflops_formulas(configs)
-    beside = _seed_beside(formulas)
-    memory = [(c, c.replace("_mib", "_max_mib"), label)  # (median, max over repeats, header)
-              for c, label in (("memory_framework_mib", "col.memory_framework"),
-                               ("memory_sampled_mib", "col.memory_sampled"))
-              if configs[c].notna().any()]
-    mixed = configs["precision"].dropna().nunique() > 1  # else the rows cannot be told apart
-    rows = []
-    for r in configs.itertuples(index=False):
-        rows.append([tr.int(r.num_nodes), tr.int(r.num_devices)]
-                    + [tr.int(getattr(r, f)) for f, _ in GPT_CONFIG_FIELDS]
-                    + ([_text(r.precision)] if mixed else [])
-                    + [tr.num(r.latency_ms)]
-                    + [memory_text(getattr(r, c), getattr(r, peak), r.memory_flag, tr)
-                       for c, peak, _ in memory]
-                    + [throughput_text(r, tr, disagree),
-                       interval_text(r.interval_low, r.interval_high, tr), tr.int(r.repeats),
-                       tr.num(r.tflops_per_gpu)]
-                    + ([tr.num(r.tflops_per_gpu_seed002)] if beside else []))
-    labels = " / ".join(dict.fromkeys(gpt_flops.label(f) for f in formulas))
-    cols = [tr("col.node_num"), tr("col.gpu_num")] + [tr(c) for _, c in GPT_CONFIG_FIELDS]
-    cols += [tr("col.precision")] if mixed else []
-    cols += [tr("col.latency"), *(tr(label) for _, _, label in memory),
-             tr("col.gpt_throughput"), interval_header(configs, tr), "n"]
-    cols.append(tr("col.tflops_by", formula=labels) if labels else tr("col.tflops"))
-    if beside:
-        cols.append(tr("col.tflops_seed002"))
-    return pd.DataFrame(rows, columns=cols)
-
-
-def _text(value) -> str:
-    """A text cell: '-' where the value is missing."""
-    return "-" if value is None or pd.isna(value) else str(value)
 
 
 def tflops_note(summary: pd.DataFrame, tr: Translator) -> str:
@@ -297,6 +221,4 @@ def tflops_note(summary: pd.DataFrame, tr: Translator) -> str:
     for text in formulas:
         found = gpt_flops.known_formula(text)
         parts.append(tr(f"flops.{found.label}") if found else tr("flops.stated", formula=text))
-    if _seed_beside(formulas):
-        parts.append(tr(f"flops.{gpt_flops.SEED002.label}"))
     return tr("results.tflops_note", formulas=" ".join(dict.fromkeys(parts)))

@@ -173,7 +173,9 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
                                    f"does not answer)") from exc
             await page.evaluate(UNLINK_RELATIVE)
             await page.evaluate("document.fonts.ready.then(() => true)")
-            return await page.pdf(print_background=True, prefer_css_page_size=True)
+            # outline: the headings as PDF bookmarks (it needs the tagged structure)
+            return await page.pdf(print_background=True, prefer_css_page_size=True,
+                                  outline=True, tagged=True)
         except Error as exc:
             raise RuntimeError(f"{name}: {str(exc).strip().splitlines()[0]}") from exc
         finally:

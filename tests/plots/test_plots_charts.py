@@ -100,8 +100,8 @@ def test_a_precision_has_one_colour_in_every_chart(frames):
     for ax in charts[2].axes:  # each case's panel in its precision's colour
         prec = ax.get_title().split()[-1]
         assert {_hex(c) for c in ax.collections[0].get_colors()} == {_hex(pal[prec])}
-    gpt = make_gpt_summary()
-    assert _data_colors(plots.gpt_configurations(gpt)) == {P.PRECISION_COLORS["bf16"]}
+    gpt = make_gpt_summary()  # GPT bars are coloured by strategy group: DP, MP, PP
+    assert len(_data_colors(plots.gpt_configurations(gpt))) == 3
 
 
 def test_several_frameworks_get_shades_of_their_precision():
@@ -226,28 +226,31 @@ def test_spread_shows_every_repeat_apart_with_n_and_outliers(frames):
     assert "outlier" in _legend_texts(fig)
 
 
-def test_gpt_configurations_latency_tflops_memory_per_model_size():
+def test_gpt_configurations_per_gpu_tflops_memory_per_model_size():
+    """Per GPU, never latency across global batches: samples/s per GPU with the one-GPU
+    case's as a dashed line, model TFLOP/s (no 96-convention marks), memory."""
     gpt = make_gpt_summary()
     fig = plots.gpt_configurations(gpt)
-    assert len(fig.axes) == 2 * 3  # two model sizes x (latency, TFLOP/s, memory)
+    assert len(fig.axes) == 2 * 3  # two model sizes x (per GPU, TFLOP/s, memory)
     sizes = [sum(1 for c in GPT_CASES if c[5] == h) for h in (1536, 2304)]
     for row, n in zip((fig.axes[0:3], fig.axes[3:6]), sizes, strict=True):
         for ax in row:
             assert len([p for p in ax.patches if p.get_width() > 0]) == n
-    latency, tflops, memory = fig.axes[3:6]
-    assert latency.get_xlabel() == "latency per iteration (ms)"
+    per_gpu, tflops, memory = fig.axes[3:6]
+    assert per_gpu.get_xlabel() == "samples/s per GPU"
     assert "72·B·s·l·h²·(1+s/(6h)+V/(12·l·h))" in tflops.get_xlabel()
     assert memory.get_xlabel() == "memory per GPU,\nframework peak (MiB)"
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
-    assert labels == ["DP 1×1×1 B8", "DP 2×1×1 B16", "MP 1×2×1 B8", "DP_PP 1×1×2 B64"]
+    assert labels == ["DP 1×1×1 B8", "DP 2×1×1 B16", "MP 1×2×1 B8", "PP 1×1×2 B64"]
     assert fig.axes[0].get_title(loc="left") == "hidden size 1536 × 16 layers"
-    bars = sorted(p.get_width() for p in latency.patches if p.get_width() > 0)
-    assert bars == pytest.approx(sorted(c[7] for c in GPT_CASES if c[5] == 2304))
-    # the 72 formula's figures, with seed 002's 96 convention marked beside them
-    [seed] = [c for c in fig.axes[1].collections if isinstance(c, PathCollection)]
-    assert sorted(seed.get_offsets()[:, 0]) == pytest.approx(
-        sorted(gpt["tflops_per_gpu_seed002"][:4]))
-    assert any("DLPerf GPT report" in t for t in _legend_texts(fig))
+    rows = [c for c in GPT_CASES if c[5] == 2304]
+    bars = sorted(p.get_width() for p in per_gpu.patches if p.get_width() > 0)
+    assert bars == pytest.approx(sorted(c[4] / c[7] * 1000 / (c[1] * c[2] * c[3]) for c in rows))
+    one = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "--"]
+    assert len(one) == 1 and one[0].get_xdata()[0] == pytest.approx(
+        [c[4] / c[7] * 1000 for c in GPT_CASES if c[5] == 1536 and c[1:4] == (1, 1, 1)][0])
+    assert not any(isinstance(c, PathCollection) for ax in fig.axes for c in ax.collections)
+    assert "one GPU (100 % scaling efficiency)" in _legend_texts(fig)
 
 
 def test_gpt_configurations_without_formula_or_parsable_names():
@@ -288,7 +291,7 @@ def test_bundled_campaigns(real_frames):
     assert plots.throughput_vs_devices(gpt_summary) is None
     assert plots.speedup_vs_ideal(gpt_summary) is None
     gpt = plots.gpt_configurations(gpt_summary, "zh")
-    assert len(gpt.axes) == 2 * 3
+    assert len(gpt.axes) == 2 * 3 and gpt.axes[3].get_xlabel() == "每卡吞吐率（samples/s）"
     assert "72·B·s·l·h²" in gpt.axes[-2].get_xlabel()
 
 

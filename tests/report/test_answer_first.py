@@ -81,22 +81,25 @@ def test_key_numbers_of_the_rn50_campaign(rn50):
     assert list(en.columns) == ["group", "1 GPU, samples/s", "largest configuration",
                                 "samples/s there", "Speedup", "Scaling efficiency",
                                 "AMP / FP32", "spread (max − min) / median"]
-    amp = en[en["group"].str.contains("amp")].iloc[0]
+    amp = en[en["group"].str.contains("AMP")].iloc[0]
     assert amp["largest configuration"] == "1n4g"
     assert amp["samples/s there"].endswith("(n = 5)")
-    assert re.fullmatch(r"2\.\d\d× \(amp b256 / fp32 b128\)", amp["AMP / FP32"])
+    assert re.fullmatch(r"2\.\d\d× \(b256 / b128\)", amp["AMP / FP32"])  # the header names them
     zh = rn50["zh"].key_numbers().data
     assert zh.iloc[0, 1].endswith("（n = 5）")
 
 
-def test_caveats_come_before_the_numbers(rn50):
+def test_caveats_follow_the_answer(rn50):
     rep = rn50["en"]
     text = _text(rep.caveats())
     assert "Synthetic data" in text
     assert "2n2g" in text and "one machine" in text  # the nodes' env records name one host
     assert "n = 5" in text and "min–max" in text
     cells = rep.cells()
-    assert cells.index(rep.caveats()) < 3  # style, title, caveats, then the key numbers
+    # style, title, key findings, key numbers, (GPT table), caveats: the answer, then how
+    # to read it, on page 1 before any section
+    assert cells.index(rep.caveats()) == 5
+    assert cells.index(rep.part("findings")) == 2
 
 
 def test_missing_environment_is_a_caveat(tmp_path):
@@ -117,14 +120,6 @@ def test_results_show_framework_memory_first_interval_kind_and_n(rn50):
     assert "(max 18,161)" in " ".join(fp32["memory, nvidia-smi (MiB)"])  # the transient sample
 
 
-def test_fp32_and_amp_side_by_side_with_the_ratio(rn50):
-    t = rn50["en"].precision_comparison().data
-    assert list(t.columns)[-3:] == ["FP32, samples/s", "AMP, samples/s", "AMP / FP32"]
-    row = t.iloc[0]
-    assert "fp32, bsz 128, n = 5" in row["FP32, samples/s"]
-    assert "amp, bsz 256, n = 5" in row["AMP, samples/s"]
-
-
 def test_method_text_is_the_family_rule_with_a_real_line(rn50, gpt):
     text = str(rn50["en"].method_section())
     assert "DLLogger PyTorch" in text and "OneFlow" not in text
@@ -140,18 +135,16 @@ def test_method_text_is_the_family_rule_with_a_real_line(rn50, gpt):
     assert "DLLogger PyTorch 日志的 DLPerf 规则" in zh
 
 
-def test_gpt_report_has_the_seed_002_table_and_no_empty_sections(gpt):
+def test_gpt_report_has_its_cases_table_and_no_empty_sections(gpt):
     t = gpt.gpt_configurations().data
-    assert list(t.columns)[:10] == ["node num", "gpu num", "DP", "TP", "PP", "micro batch",
-                                    "global batch", "hidden", "layers", "heads"]
-    big = t[t["gpu num"] == "32"].iloc[0]
-    assert big[["DP", "TP", "PP", "micro batch", "global batch", "hidden", "layers",
-                "heads"]].tolist() == ["1", "8", "4", "16", "512", "2304", "24", "24"]
-    assert t["n"].tolist() == ["1", "1"]
+    assert list(t.columns)[:4] == ["case", "GPUs", "DP impl.", "GBS / MBS"]
+    big = t[t["GPUs"] == "32"].iloc[0]
+    assert big[["case", "GBS / MBS"]].tolist() == ["MP_PP_1x8x4_512_2304x24", "512 / 16"]
+    assert all("(n = 1)" in c for c in t["samples/s (n) min–max"] if c)
     assert gpt.results() is None
     assert gpt.heading("charts") is not None and gpt.chart_has_data("gpt")  # its own chart
     assert gpt.chart("throughput") is None and gpt.chart("speedup") is None
-    assert gpt.key_numbers() is None and gpt.precision_comparison() is None
+    assert gpt.key_numbers() is None
     assert gpt.chart("spread") is None  # n = 1: no spread to draw
     assert gpt.heading("results") is None  # its table is on page 1: no empty heading
     assert gpt.gpt_strategies() is not None and gpt.heading("gpt_parallel") is not None
@@ -167,7 +160,7 @@ def test_precision_labels_say_what_ran():
     assert precision_label("amp", {"static_loss_scale": ["128"]}, False, tr) == \
         "amp (FP16 autocast, static loss scale 128)"
     assert precision_label("amp", {}, True, Translator("zh")) == \
-        "amp（FP16 自动混合精度，动态 loss scaling）"
+        "amp（FP16 自动混合精度，动态损失缩放）"
 
 
 def test_precision_labels_read_the_runs_of_that_precision():
@@ -263,8 +256,8 @@ def test_an_nvidia_smi_peak_below_the_allocator_peak_is_explained(rn50):
 def test_a_group_whose_logs_name_no_model_says_so(data_dir):
     """LiBai's log.txt has no config dump: its run has no model, and page 1 and the results
     table called its group 'OneFlow nan, amp, bsz 4'."""
-    for lang, said in (("en", "OneFlow model unknown, amp, bsz 4"),
-                       ("zh", "OneFlow 模型未知，amp，每卡批大小 4")):
+    for lang, said in (("en", "OneFlow model unknown, AMP, bsz 4"),
+                       ("zh", "OneFlow 模型未知，AMP，每卡批大小 4")):
         rep = build(data_dir / "libai", lang=lang)
         first = rep.key_numbers().data.iloc[:, 0].tolist()
         results = rep.results().data.iloc[:, 0].tolist()
@@ -294,13 +287,13 @@ def test_cases_no_run_measured_are_named_not_counted_as_repeats(data_dir):
 
 def test_framework_versions_the_runs_report_are_punctuated_per_language(rn50):
     """The descriptions' framework line joined the versions the runs report with an ASCII
-    '; ' and ', ' in Chinese too ('…git 70d99e998b49); 运行时报告：torch 2.11.0+cu130, cuda 13.0')."""
+    '; ' and ', ' in Chinese too ('…git 70d99e998b49); 日志中记录的版本：torch 2.11.0+cu130, cuda 13.0')."""
     en = str(rn50["en"].descriptions()).replace("\\", "")  # Markdown escapes
     zh = str(rn50["zh"].descriptions()).replace("\\", "")
     assert "; as the runs report: torch 2.11.0+cu130, cuda 13.0, cudnn 91900" in en
-    assert "；运行时报告：torch 2.11.0+cu130，cuda 13.0，cudnn 91900，nccl 2.28.9" in zh
-    line = next(x for x in zh.splitlines() if "运行时报告" in x)
-    assert ";" not in line and ", " not in line.split("运行时报告")[1]
+    assert "；日志中记录的版本：torch 2.11.0+cu130，cuda 13.0，cudnn 91900，nccl 2.28.9" in zh
+    line = next(x for x in zh.splitlines() if "日志中记录的版本" in x)
+    assert ";" not in line and ", " not in line.split("日志中记录的版本")[1]
 
 
 def test_memory_sources_read_in_the_report_language(data_dir):

@@ -35,8 +35,8 @@ def test_largest_batch_of_several_is_the_max_group(reports):
 
 
 @pytest.mark.parametrize("lang, label, plain", [
-    ("en", "OneFlow resnet50, fp32, bsz = max (192)", "OneFlow resnet50, fp32, bsz 128"),
-    ("zh", "OneFlow resnet50，fp32，每卡批大小 = max（192）", "OneFlow resnet50，fp32，每卡批大小 128"),
+    ("en", "OneFlow resnet50, FP32, bsz = max (192)", "OneFlow resnet50, FP32, bsz 128"),
+    ("zh", "OneFlow resnet50，FP32，每卡批大小 = max（192）", "OneFlow resnet50，FP32，每卡批大小 128"),
 ])
 def test_key_numbers_and_results_show_a_bsz_max_row(reports, lang, label, plain):
     rep = reports[lang]

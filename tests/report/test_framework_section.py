@@ -127,9 +127,9 @@ def test_one_framework_leaves_the_section_out(two):
     assert "sec-frameworks" not in dict(alone.contents())
 
 
-def test_the_report_notebook_has_the_section_after_the_precision_table():
+def test_the_report_notebook_has_the_section_after_the_results():
     nb = nbformat.read(ROOT / "notebooks" / "20_report.ipynb", as_version=4)
     sources = [c.source.strip() for c in nb.cells if c.cell_type == "code"]
-    at = sources.index("rep.precision_comparison()")
+    at = sources.index("rep.results()")
     assert sources[at + 1:at + 4] == ['rep.heading("frameworks")', "rep.framework_comparison()",
                                       "rep.framework_exclusions()"]

@@ -1,6 +1,6 @@
 """The report of the committed GPT campaign (data/raw_logs/gpt_4gpu, workloads.gpt on H200):
-framework PyTorch, torch listed as used, TFLOP/s labelled with their formula (72, the logs'),
-seed 002's 96 figure beside them, and the formulas written out under the table."""
+framework PyTorch, torch listed as used, TFLOP/s labelled with their formula (72, the logs')
+and written out under the table, MFU against the datasheet peak, what each case ran."""
 
 from __future__ import annotations
 
@@ -40,51 +40,60 @@ def test_framework_is_pytorch_and_torch_is_used(reports):
 
 
 def test_tflops_columns_name_their_formula(reports):
+    """Page 1 shows the model's TFLOP/s (the 72 formula the logs state) and MFU; seed 002's
+    96 convention, which counts a recomputation that never ran, is not on it."""
     rep = reports["en"]
-    configs = tables.gpt_configurations(rep.summary, rep.result.runs)
-    table = tables.gpt_table(configs, rep.tr)
-    assert list(table.columns[-2:]) == ["TFLOP/s per GPU (72 formula)",
-                                        "TFLOP/s per GPU (DLPerf GPT report's 96 formula)"]
+    table = rep.gpt_configurations()
+    frame = table.data.set_index("case")
+    assert "TFLOP/s per GPU (72 formula)" in frame.columns
+    assert not [c for c in frame.columns if "96" in c]
     by_case = rep.summary.set_index("case")
-    row = table[(configs["case"] == "DP_1x1x1_8_1536x16").to_numpy()].iloc[0]
-    assert row.iloc[-2] == f"{by_case.loc['DP_1x1x1_8_1536x16', 'tflops_per_gpu']:,.2f}"
-    assert row.iloc[-1] == f"{by_case.loc['DP_1x1x1_8_1536x16', 'tflops_per_gpu_seed002']:,.2f}"
-    results = rep.gpt_configurations().caption
-    assert "72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h))" in results
-    assert "96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h))" in results
-    zh = tables.gpt_table(tables.gpt_configurations(reports["zh"].summary,
-                                                    reports["zh"].result.runs), reports["zh"].tr)
-    assert list(zh.columns[-2:]) == ["每卡 TFLOP/s（72 公式）", "每卡 TFLOP/s（DLPerf GPT 报告的 96 公式）"]
+    tflops = by_case.loc["DP_1x1x1_8_1536x16", "tflops_per_gpu"]
+    assert frame.loc["DP_1x1x1_8_1536x16", "TFLOP/s per GPU (72 formula)"] == f"{tflops:,.1f}"
+    assert frame.loc["DP_1x1x1_8_1536x16", "MFU vs NVIDIA H200 peak"] == \
+        f"{tflops / 989.5 * 100:.1f}%"
+    assert "72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h))" in table.caption
+    assert "96·B·s·l·h²" not in table.caption
+    zh = reports["zh"].gpt_configurations().data
+    assert "每卡 TFLOP/s（72 系数公式）" in zh.columns
 
 
 def test_seed_convention_alone_where_the_logs_follow_it(data_dir):
-    from analysis import parse_paths, summarize
-
-    result = parse_paths([data_dir / "oneflow_gpt"])
-    summary = summarize(result)
-    tr = Translator("en")
-    table = tables.gpt_table(tables.gpt_configurations(summary, result.runs), tr)
-    assert table.columns[-1] == "TFLOP/s per GPU (96 formula)"
-    assert "report's 96 formula" not in " ".join(table.columns)
-    note = tables.tflops_note(summary, tr)
+    rep = build(data_dir / "oneflow_gpt")
+    table = rep.gpt_configurations()
+    assert "TFLOP/s per GPU (96 formula)" in table.data.columns
+    assert "No MFU: the logs" in table.caption  # 96 counts recomputation: not model FLOPs
+    note = tables.tflops_note(rep.summary, Translator("en"))
     assert note.count("96·B·s·l·h²") == 1 and "72·" not in note
 
 
-def test_memory_columns_name_their_source(reports, data_dir):
-    """The framework's allocator peak and the nvidia-smi peak, each in its own column
-    (the last stage of PP 2 holds 22,892 MiB more than PyTorch ever allocated); a folder
-    whose logs state no framework peak shows the nvidia-smi column alone."""
-    from analysis import parse_paths, summarize
+def test_memory_gap_is_explained_under_the_table(reports):
+    """nvidia-smi's peak beside the framework's: the largest gap (TP 2 x PP 2's last stage)
+    named with both figures under page 1's table; memory per GPU is the strategies table's."""
+    caption = reports["en"].gpt_configurations().caption
+    assert ("nvidia-smi saw up to 25,579 MiB more (MP_PP_1x2x2_64_2304x24: 60,069 vs 34,490 "
+            "MiB)") in caption
+    assert "memory per GPU (MiB)" in reports["en"].gpt_strategies().data.columns
 
-    rep = reports["en"]
-    configs = tables.gpt_configurations(rep.summary, rep.result.runs)
-    table = tables.gpt_table(configs, rep.tr)
-    row = table[(configs["case"] == "DP_PP_1x1x2_64_1536x16").to_numpy()].iloc[0]
-    assert row["memory, framework peak (MiB)"] == "31,111"
-    assert row["memory, nvidia-smi (MiB)"] == "54,003"
-    result = parse_paths([data_dir / "oneflow_gpt"])
-    other = tables.gpt_table(tables.gpt_configurations(summarize(result), result.runs), rep.tr)
-    assert [c for c in other.columns if c.startswith("memory")] == ["memory, nvidia-smi (MiB)"]
+
+def test_page_one_says_what_ran(reports):
+    """Case names grouped by model and strategy, the data-parallel implementation per case
+    (from the argument dumps), parameters, tokens/s per GPU, and that every run had one
+    host."""
+    table = reports["en"].gpt_configurations()
+    frame = table.data
+    cases = frame["case"].tolist()
+    assert cases[0] == "GPT 0.61B (h1536, 16 layers)" and frame.iloc[0, 1:].eq("").all()
+    assert cases[1:5] == ["DP_1x1x1_8_1536x16", "DP_2x1x1_16_1536x16", "DP_4x1x1_32_1536x16",
+                          "MP_1x2x1_8_1536x16"]
+    assert cases[9] == "GPT 1.77B (h2304, 24 layers)"
+    impl = dict(zip(frame["case"], frame["DP impl."]))
+    assert impl["2D_2x2x1_16_1536x16"] == "FSDP2" and impl["DP_2x1x1_16_1536x16"] == "DDP"
+    assert impl["PP_1x1x2_64_1536x16"] == "–"
+    tokens = dict(zip(frame["case"], frame["tokens/s per GPU"]))
+    assert tokens["DP_1x1x1_8_1536x16"] == "136,012"  # 66.41 samples/s x 2048 / 1
+    assert "Every run ran on one host (vm" in table.caption
+    assert "HFU equals MFU: no run recomputed" in table.caption
 
 
 def test_runs_the_campaign_never_started_are_counted(reports):
@@ -123,27 +132,23 @@ def test_methods_that_disagree_are_marked_in_the_gpt_table(data_dir):
     rep = build(data_dir / "megatron", lang="en")
     assert "**Methods disagree**" in str(rep.caveats())
     table = rep.gpt_configurations()
-    marked = [c for c in table.data["samples/s"] if "methods differ" in c]
-    assert marked == ["113.80\n⚠ methods differ 5.3%"]
+    marked = [c for c in table.data["samples/s (n) min–max"] if "methods differ" in c]
+    assert marked == ["113.80 (n = 1)\n⚠ methods differ 5.3%"]
     assert re.search(r"white-space: pre;?\s*\}", table.to_html())
     zh = build(data_dir / "megatron", lang="zh").gpt_configurations().data
-    assert [c for c in zh["吞吐率（samples/s）"] if "⚠" in c] == ["113.80\n⚠ 方法间相差 5.3%"]
+    assert [c for c in zh["吞吐率（samples/s，n）最小～最大"] if "⚠" in c] == [
+        "113.80（n = 1）\n⚠ 方法间相差 5.3%"]
 
 
 def test_gpt_rows_of_several_precisions_name_theirs(reports, data_dir):
     """Megatron's folder ran the same 1024x24 GPT in amp (4 and 16 GPUs) and bf16 (4 GPUs):
     without the precision the two 4-GPU rows read as one model at two batch sizes. A
-    campaign of one precision (gpt_4gpu, bf16) keeps seed 002's columns."""
+    campaign of one precision (gpt_4gpu, bf16) has no precision column."""
     for lang, header in (("en", "precision"), ("zh", "精度")):
-        rep = build(data_dir / "megatron", lang=lang)
-        configs = tables.gpt_configurations(rep.summary, rep.result.runs)
-        table = tables.gpt_table(configs, rep.tr)
-        assert table[header].tolist() == configs["precision"].tolist()
-        assert sorted(table[header]) == ["amp", "amp", "bf16"]
-        assert list(table.columns).index(header) == list(table.columns).index(rep.tr("col.heads")) + 1
-    one = tables.gpt_table(tables.gpt_configurations(reports["en"].summary,
-                                                     reports["en"].result.runs), reports["en"].tr)
-    assert "precision" not in one.columns
+        table = build(data_dir / "megatron", lang=lang).gpt_configurations().data
+        assert sorted(filter(None, table[header])) == ["amp", "amp", "bf16"]
+        assert list(table.columns).index(header) == 1  # after the case
+    assert "precision" not in reports["en"].gpt_configurations().data.columns
 
 
 def test_chinese_spread_note_uses_full_width_parentheses(reports):
@@ -159,4 +164,4 @@ def test_descriptions_name_the_suite_gpt_workload(reports):
     assert ("Benchmark : DLPerf Suite built-in workload: GPT, trained on synthetic data "
             "generated on the device") in en
     zh = re.sub(r"\s+", " ", _text(reports["zh"].section("descriptions")))
-    assert "DLPerf Suite 内置测试程序：GPT，使用在设备上生成的合成数据训练" in zh
+    assert "DLPerf Suite 内置 GPT，使用在 GPU 上生成的合成数据训练" in zh

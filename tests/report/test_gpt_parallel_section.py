@@ -13,7 +13,7 @@ from analysis.report.prose import Markdown
 CASES = [  # case, GPUs, DP, TP, PP, global batch, samples/s
     ("DP_1x1x1_8_1024x8", 1, 1, 1, 1, 8, 100.0),
     ("DP_2x1x1_16_1024x8", 2, 2, 1, 1, 16, 190.0),
-    ("DP_PP_1x1x2_32_1024x8", 2, 1, 1, 2, 32, 150.0),
+    ("PP_1x1x2_32_1024x8", 2, 1, 1, 2, 32, 150.0),
     ("MP_1x4x1_8_1024x8<b>", 4, 1, 4, 1, 8, 200.0),
 ]
 
@@ -42,12 +42,12 @@ def test_english_table():
     styler = section(*frames(), "en")
     table, note = styler.data.set_index("case"), notes(styler)
     assert len(table.columns) == len(COLUMNS) - 1
-    pp = table.loc["DP_PP_1x1x2_32_1024x8"]
+    pp = table.loc["PP_1x1x2_32_1024x8"]
     assert pp["micro-batches m"] == "4"
-    assert (pp["efficiency vs 1 GPU"], pp["bubble, measured"], pp["bubble, theory"]) \
+    assert (pp["efficiency vs 1 GPU"], pp["PP loss (measured)"], pp["bubble, theory"]) \
         == ("75.0%", "25.0%", "20.0%")
     assert note[pp["note"]].startswith(
-        "DP_PP_1x1x2_32_1024x8: 5.0 pp beyond the (p−1)/(m+p−1) bubble; ")
+        "PP_1x1x2_32_1024x8: measured PP loss 5.0 pp beyond the (p−1)/(m+p−1) bubble; ")
     tp = table.loc["MP_1x4x1_8_1024x8<b>"]
     assert tp["TP: share lost"] == "50.0%" and tp["efficiency vs DP"] == "-"
     assert note[tp["note"]] == "MP_1x4x1_8_1024x8<b>: no DP case of this model at 4 GPUs"

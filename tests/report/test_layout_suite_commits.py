@@ -45,8 +45,8 @@ def test_other_suite_commit_is_named_beside_the_build_commit(other_commit):
     assert (f"the runs were made by DLPerf Suite commit {RAN[:len(built)]} (with uncommitted "
             f"changes); this report was built by commit {built}") in en
     zh = _text(other_commit["zh"].caveats())
-    assert f"由 DLPerf Suite 提交 {RAN[:len(built)]}（含未提交的修改）运行" in zh
-    assert f"本报告由提交 {built} 生成" in zh
+    assert f"各次运行使用 DLPerf Suite commit {RAN[:len(built)]}（含未提交的修改）" in zh
+    assert f"本报告由 commit {built} 生成" in zh
 
 
 def test_same_commit_needs_no_caveat(tmp_path):
@@ -61,7 +61,7 @@ def test_the_descriptions_always_name_the_commit_that_ran_the_campaign(other_com
     en = _text(other_commit["en"].section("descriptions"))
     assert "DLPerf Suite commit that ran the campaign" in en and RAN[:len(built)] in en
     zh = _text(other_commit["zh"].section("descriptions"))
-    assert "运行测试的 DLPerf Suite 提交" in zh and RAN[:len(built)] in zh
+    assert "运行时的 DLPerf Suite commit" in zh and RAN[:len(built)] in zh
     old = synth.write_campaign(tmp_path / "logs", configs=((1, 1),), repeats=2)
     synth.write_markers(tmp_path / "logs", old)  # markers of a suite that did not record it
     text = _text(build(tmp_path / "logs", lang="en").section("descriptions"))

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 HEADINGS = {
     "en": ["Test Results", "How the numbers were computed", "Charts", "Test Descriptions",
            "Test Environment", "Problems", "Test Scripts", "Logs"],
-    "zh": ["测试结果", "计算方法", "图表", "测试说明", "测试环境", "问题", "测试脚本", "日志"],
+    "zh": ["测试结果", "计算方法", "图表", "测试说明", "测试环境", "异常运行", "测试脚本", "日志"],
 }
 #: What page 1 of the PDF answers: the key-numbers header, the caveats, n beside the numbers.
 PAGE_ONE = {
@@ -45,11 +45,17 @@ def test_html_in_chromium(published, browser, lang, artifacts_dir):
     html_path = published.files[lang]["html"]
     text = html_path.read_text()
     assert "cdnjs.cloudflare.com" not in text and "<script src=" not in text  # self-contained
-    assert "data:image/png;base64," in text  # charts embedded
+    assert "data:image/svg+xml;base64," in text  # charts embedded, as vector images
     assert "&lt;script&gt;document.title=" in text and "PWNED" in text
     assert '<script>document.title' not in text
     page = browser.new_page(viewport={"width": 1200, "height": 1600})
     page.goto(html_path.as_uri())
+    # the appendix is folded on screen; a reader opens it
+    appendix = page.locator("details.dlperf-appendix")
+    assert appendix.count() == 1 and appendix.get_attribute("open") is None
+    appendix.evaluate("e => { e.open = true; }")
+    assert page.locator("nav.dlperf-langs a").get_attribute("href") == \
+        f"report_{'zh' if lang == 'en' else 'en'}.html"
     # the <script> log line is text, and it did not run
     assert page.title() != "PWNED"
     assert page.evaluate("document.title") != "PWNED"
@@ -62,9 +68,9 @@ def test_html_in_chromium(published, browser, lang, artifacts_dir):
 
     cells = page.locator("table.dlperf-problems tbody tr").first.locator("td")
     assert [align(cells.nth(i)) for i in range(5)] == ["left", "left", "left", "right", "left"]
-    cmd = page.locator("table.dlperf-commands td.dlperf-code").first
-    assert align(cmd) == "left"
-    assert "Mono" in cmd.locator("code").evaluate("e => getComputedStyle(e).fontFamily")
+    template = page.locator("table.dlperf-commands caption code").first  # the command template
+    assert "Mono" in template.evaluate("e => getComputedStyle(e).fontFamily")
+    assert align(page.locator("table.dlperf-commands tbody td").first) == "left"
     assert align(page.locator("table.dlperf-results tbody td").nth(7)) == "right"
     assert align(page.locator("table.dlperf-results tbody td").nth(0)) == "left"
     # input cells hidden: no code of the notebook in the page
@@ -76,8 +82,8 @@ def test_html_in_chromium(published, browser, lang, artifacts_dir):
     # the contents line links to every section
     toc = page.locator("a[href^=\"#sec-\"]").all_inner_texts()
     assert toc == HEADINGS[lang]
-    # topology: verbatim block and coloured matrix
-    assert "Legend:" in page.locator("pre", has_text="CPU Affinity").first.inner_text()
+    # topology: once, as the coloured matrix (no verbatim copy beside it)
+    assert page.locator("pre", has_text="CPU Affinity").count() == 0
     matrix = page.locator("table.dlperf-topo-matrix").first
     assert matrix.locator("tbody tr").count() == 9  # GPU0..7 + mlx5_0
     nv_cell = matrix.locator("tbody tr").nth(0).locator("td").nth(2)
@@ -104,13 +110,16 @@ def test_html_in_chromium(published, browser, lang, artifacts_dir):
     key = page.locator("table.dlperf-key-numbers tbody tr").first.locator("td")
     assert key.nth(1).inner_text().startswith(f"{want[(1, 1)]:,.2f}")
     # scripts recorded by the campaign, and the log index with relative links
-    assert "--node_rank=1" in page.locator("table.dlperf-commands").inner_text()
+    assert "node_rank" in page.locator("table.dlperf-commands thead").inner_text()
     links = page.locator("table.dlperf-logs a")
     assert links.count() == 9
     href = links.first.get_attribute("href")
     assert not href.startswith("/") and href.endswith("r50_b128_fp32_1.log")
     assert (html_path.parent / href).resolve().is_file()
-    assert page.locator("img").count() == 4  # no empty chart: nothing without data is drawn
+    charts = page.locator(".jp-RenderedSVG img")  # no empty chart is drawn
+    assert charts.count() == 4
+    assert all(charts.nth(i).get_attribute("src").startswith("data:image/svg+xml")
+               for i in range(4))
     shot = artifacts_dir / f"report_{lang}.png"
     page.screenshot(path=str(shot), full_page=False)
     page.locator("table.dlperf-results").screenshot(path=str(artifacts_dir / f"results_{lang}.png"))
@@ -134,7 +143,7 @@ def test_pdf_text_and_pages(published, lang, artifacts_dir):
     info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True,
                           check=True).stdout
     assert "(A4)" in info, info
-    assert "Legend:" in text
+    assert "NV1" in text  # the topology, once: its coloured matrix
     prefix = artifacts_dir / f"pdf_{lang}"
     subprocess.run(["pdftoppm", "-png", "-r", "60", "-f", "1", "-l", "4", str(pdf), str(prefix)],
                    check=True)

@@ -55,12 +55,12 @@ def test_environment_section_counts_hosts(reports):
                 else "此类服务器共 1 台（50 份环境记录）")
         assert want in text
         assert "50 node" not in text and "50 台" not in text
-        # the topology is named by its host, shown once, never by an env file path
-        topo_headings = re.findall(r"<h4[^>]*>[^<]*<code>nvidia-smi topo -m</code>([^<]*)<", frag)
-        assert len(topo_headings) == 1 and html.unescape(topo_headings[0]).endswith("— vm")
+        # the topology is shown once: the coloured matrix, named by its host in its caption
+        assert "<code>nvidia-smi topo -m</code>" not in frag
+        assert rep.topology().caption.endswith("— vm")
         assert ".env.json" not in frag
         assert ("10 multi-node runs placed all their nodes on one host (vm)" in text
-                if lang == "en" else "有 10 次多节点运行的所有节点都位于同一台主机（vm）上" in text)
+                if lang == "en" else "10 次“多机”运行的所有节点实际在同一台主机（vm）上" in text)
 
 
 # ---- 2. the frameworks the runs used, first ---------------------------------------------
@@ -98,8 +98,8 @@ def test_scripts_section_real_campaign(reports):
     assert len(rows) == 1 + 10  # header + 8 cases, the two 2-node cases with 2 nodes each
     assert "<port>" not in frag and "&lt;port&gt;" in frag
     assert "--master_port 51713" not in frag
-    assert re.search(r'<td [^>]*class="[^"]*dlperf-code"[^>]*><code>', frag)  # monospace
-    assert '<span class="dlperf-word">--warmup-iterations</span>' in frag  # no break inside
+    assert "<code>/opt/torch/.venv/bin/python3 -m torch.distributed.run [--standalone]" in frag
+    assert "--warmup-iterations 20" in frag  # the same in every command: in the template
     text = _text(frag)
     assert "Iterations per run : 150, of which the first 20 are the workload's warm-up" in text
     assert "channels_last=True" in text and "tf32=True" in text
@@ -123,7 +123,7 @@ def test_outlier_reason_states_the_rule(reports):
     assert en.startswith("throughput 1,234.50 samples/s is more than")  # with its unit
     assert "case median 2,998.16 samples/s" in en
     zh = reports["zh"]._outlier_reason(1234.5, rid)
-    assert "3 个标度 MAD" in zh and "1.4826 × MAD" in zh and "0.5%" in zh
+    assert "3 倍标准化 MAD" in zh and "1.4826 × MAD" in zh and "0.5%" in zh
     assert "用例中位数 2,998.16 samples/s" in zh
     assert stats.per_run.OUTLIER_MADS == 3.0  # the label states the rule's numbers from here
 
@@ -163,7 +163,7 @@ def test_descriptions_state_benchmark_and_options(reports):
     assert "Iterations per run : 150" in en
     assert "torch 2.11.0+cu130" in en  # versions as the runs report them
     zh = _text(reports["zh"].section("descriptions"))
-    assert "DLPerf Suite 内置测试程序" in zh and "fp32（TF32 矩阵乘开启）" in zh
+    assert "DLPerf Suite 内置 ResNet-50 v1.5" in zh and "fp32（开启 TF32 矩阵乘）" in zh
 
 
 # ---- the published PDF: nothing cut off on the right -----------------------------------

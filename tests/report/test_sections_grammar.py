@@ -40,7 +40,7 @@ def test_problem_counts_agree():
     assert problems_intro(EN, 1, 1).startswith("1 problem in 1 run.")
     assert problems_intro(EN, 3, 1).startswith("3 problems in 1 run.")
     assert problems_intro(EN, 3, 2).startswith("3 problems in 2 runs.")
-    assert problems_intro(ZH, 1, 1).startswith("1 次运行中有 1 个问题。")
+    assert problems_intro(ZH, 1, 1).startswith("1 次运行存在 1 个问题，")
 
 
 def test_a_one_case_campaign_reads_in_the_singular(tmp_path):
@@ -53,5 +53,6 @@ def test_a_one_case_campaign_reads_in_the_singular(tmp_path):
     zh = str(build(logs, lang="zh").descriptions())
     assert "共 1 组测试，使用 1 张 GPU。" in zh and "分别" not in zh
     assert "每个测试用例只运行 1 次" in zh
-    logs_en = build(logs, lang="en").logs()
-    assert "The one log file of this report" in logs_en.to_html()
+    rep = build(logs, lang="en")
+    assert "The one run&#x27;s main log in" in rep.logs()
+    assert "The one log file of this report" in rep.log_table().to_html()

@@ -19,12 +19,12 @@ def page(request, published, browser):
     page.close()
 
 
-def test_topology_text_is_monospace(page):
-    pre = page.locator("pre", has_text="CPU Affinity").first
-    assert "Legend:" in pre.inner_text()
-    assert "Mono" in pre.evaluate("e => getComputedStyle(e).fontFamily")
-    tabs = pre.evaluate("e => getComputedStyle(e).tabSize")
-    assert tabs == "8"
+def test_topology_is_shown_once_in_monospace(page):
+    """A topology that parses is its coloured matrix alone (no verbatim copy), in the
+    monospace type of the nvidia-smi text."""
+    assert page.locator("pre", has_text="CPU Affinity").count() == 0
+    cell = page.locator("table.dlperf-topo-matrix td").first
+    assert "Mono" in cell.evaluate("e => getComputedStyle(e).fontFamily")
 
 
 def test_empty_cells_take_no_room(page):

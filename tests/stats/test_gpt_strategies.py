@@ -20,8 +20,8 @@ CASES = [
     ("DP_1x1x1_8_1024x8", "DP", 1, 1, 1, 1, 8, 8, 1024, 100.0, 20000.0),
     ("DP_2x1x1_16_1024x8", "DP", 2, 2, 1, 1, 8, 16, 1024, 190.0, 21000.0),
     ("MP_1x2x1_8_1024x8", "MP", 2, 1, 2, 1, 8, 8, 1024, 120.0, 12000.0),
-    ("DP_PP_1x1x2_32_1024x8", "DP_PP", 2, 1, 1, 2, 8, 32, 1024, 150.0, 15000.0),
-    ("DP_PP_1x1x4_32_1024x8", "DP_PP", 4, 1, 1, 4, 8, 32, 1024, 200.0, 9000.0),
+    ("PP_1x1x2_32_1024x8", "DP_PP", 2, 1, 1, 2, 8, 32, 1024, 150.0, 15000.0),
+    ("PP_1x1x4_32_1024x8", "DP_PP", 4, 1, 1, 4, 8, 32, 1024, 200.0, 9000.0),
     ("MP_1x2x1_8_2048x8", "MP", 2, 1, 2, 1, 8, 8, 2048, 50.0, 30000.0),
 ]
 
@@ -46,7 +46,7 @@ def test_columns_and_one_row_per_gpt_case():
     got = constructed()
     assert list(got.reset_index().columns) == list(COLUMNS)
     assert sorted(got.index) == sorted(c[0] for c in CASES)
-    assert got.loc["DP_PP_1x1x4_32_1024x8", "layout"] == "1×1×4"
+    assert got.loc["PP_1x1x4_32_1024x8", "layout"] == "1×1×4"
 
 
 def test_efficiency_against_one_gpu_is_per_gpu():
@@ -61,7 +61,7 @@ def test_efficiency_against_one_gpu_is_per_gpu():
 def test_efficiency_against_dp_at_the_same_gpu_count():
     got = constructed()
     assert got.loc["MP_1x2x1_8_1024x8", "efficiency_vs_dp"] == pytest.approx(60 / 95)
-    assert got.loc["DP_PP_1x1x2_32_1024x8", "efficiency_vs_dp"] == pytest.approx(75 / 95)
+    assert got.loc["PP_1x1x2_32_1024x8", "efficiency_vs_dp"] == pytest.approx(75 / 95)
     assert got.loc["MP_1x2x1_8_1024x8", "dp_case"] == "DP_2x1x1_16_1024x8"
     assert math.isnan(got.loc["DP_2x1x1_16_1024x8", "efficiency_vs_dp"])  # the DP case itself
     assert got.loc["DP_2x1x1_16_1024x8", "reason"] == ""
@@ -69,12 +69,12 @@ def test_efficiency_against_dp_at_the_same_gpu_count():
 
 def test_pipeline_bubble_measured_beside_theory():
     got = constructed()
-    pp2 = got.loc["DP_PP_1x1x2_32_1024x8"]
+    pp2 = got.loc["PP_1x1x2_32_1024x8"]
     assert pp2["micro_batches"] == 4  # 32 / (8 x 1)
     assert pp2["bubble_measured"] == pytest.approx(0.25)  # 1 - 75 / 100
     assert pp2["bubble_theoretical"] == pytest.approx(1 / 5)  # (2-1)/(4+2-1)
     assert "+5.0 pp beyond" in pp2["bubble_note"]
-    pp4 = got.loc["DP_PP_1x1x4_32_1024x8"]
+    pp4 = got.loc["PP_1x1x4_32_1024x8"]
     assert pp4["bubble_measured"] == pytest.approx(0.5)
     assert pp4["bubble_theoretical"] == pytest.approx(3 / 7)
     assert math.isnan(got.loc["MP_1x2x1_8_1024x8", "bubble_measured"])
@@ -82,7 +82,7 @@ def test_pipeline_bubble_measured_beside_theory():
 
 def test_missing_comparison_cases_give_nan_with_a_reason():
     got = constructed()
-    pp4 = got.loc["DP_PP_1x1x4_32_1024x8"]
+    pp4 = got.loc["PP_1x1x4_32_1024x8"]
     assert math.isnan(pp4["efficiency_vs_dp"])
     assert pp4["reason"] == "no DP case of this model at 4 GPUs"
     wide = got.loc["MP_1x2x1_8_2048x8"]  # hidden 2048: another model, no 1-GPU or DP case
@@ -129,7 +129,7 @@ def test_h200_campaign_figures(campaign):
     assert round(eff["MP_1x2x1_8_2304x24"] * 100, 1) == 73.1
     assert round(campaign.loc["MP_1x2x1_8_1536x16", "efficiency_vs_dp"] * 100, 1) == 69.7
     assert round(campaign.loc["MP_1x2x1_8_2304x24", "efficiency_vs_dp"] * 100, 1) == 78.8
-    pp = campaign.loc["DP_PP_1x1x2_64_1536x16"]
+    pp = campaign.loc["PP_1x1x2_64_1536x16"]
     assert pp["micro_batches"] == 8
     assert round(pp["bubble_measured"] * 100, 1) == 18.2
     assert pp["bubble_theoretical"] == pytest.approx(1 / 9)
@@ -144,7 +144,7 @@ def test_h200_campaign_figures(campaign):
     assert campaign.loc["MP_PP_1x2x2_64_2304x24", "reason"].endswith(
         "; no 1×1×2 case of this model at micro-batch 8")
     assert round(eff["MP_PP_1x2x2_64_2304x24"] * 100, 1) == 62.2
-    assert round(campaign.loc["DP_PP_1x1x4_64_1536x16", "bubble_measured"] * 100, 1) == 38.7
+    assert round(campaign.loc["PP_1x1x4_64_1536x16", "bubble_measured"] * 100, 1) == 38.7
 
 
 def test_nullable_dtypes_and_a_comparison_case_without_throughput():
@@ -196,7 +196,7 @@ def test_combined_layouts_are_measured_against_the_layout_without_tp_or_pp(campa
     assert two_d["tp_lost"] == pytest.approx(
         1 - two_d["samples_per_s_per_gpu"] / dp2["samples_per_s_per_gpu"])
     # pure layouts: against one GPU, as before
-    pp2 = campaign.loc["DP_PP_1x1x2_64_1536x16"]
+    pp2 = campaign.loc["PP_1x1x2_64_1536x16"]
     assert pp2["no_pp_case"] == "DP_1x1x1_8_1536x16"
     assert pp2["bubble_measured"] == pytest.approx(1 - pp2["efficiency_vs_1gpu"])
     tp = campaign.loc["MP_1x2x1_8_1536x16"]

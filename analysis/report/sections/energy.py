@@ -9,6 +9,8 @@ import pandas as pd
 from analysis.i18n import Translator
 from analysis.report import html as H
 from analysis.report import styled
+from analysis.report.sections import register
+from analysis.report.sections.base import Section
 
 #: The summary's energy columns and their headers.
 COLUMNS = {"energy_window_s": "col.energy_window", "power_w": "col.power_w",
@@ -49,3 +51,11 @@ def section(summary: pd.DataFrame, runs: pd.DataFrame, tr: Translator) -> H.Frag
     table = styled.table(frame, "energy", "llrrrrrrrr", caption=caption or None)
     return H.Fragment(f'<a id="sec-energy"></a>\n<h2>{H.esc(tr("section.energy"))}</h2>\n'
                       f'<p>{styled.caption_html(tr("energy.method"))}</p>\n{table.to_html()}')
+
+
+@register
+class Energy(Section):
+    name = "energy"
+
+    def render(self) -> H.Fragment | None:
+        return section(self.rep.summary, self.rep.runs, self.tr)

@@ -1,0 +1,156 @@
+"""Page 1's key findings: three to five sentences made from the data that answer how fast,
+how well it scales and how it compares — per comparable group its largest configuration
+with n and interval, the speedup and scaling efficiency over one GPU; the AMP/FP32 ratio;
+the ratios to references on the same GPU model (``--references``); how far repeats
+spread. A GPT report gets, per model size, one GPU's figures and each strategy's share of
+them at the most GPUs, and the largest pipeline's measured loss beside the theory."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis.report import headline, prose, tables
+from analysis.report.sections import register
+from analysis.report.sections.base import Section
+from analysis.report.sections.reference import case_fields, reference_efficiency, same_model
+
+#: Groups given a sentence each (the key-numbers table lists every group).
+MAX_GROUPS = 3
+
+
+@register
+class Findings(Section):
+    name = "findings"
+
+    def render(self) -> prose.Markdown | None:
+        groups = tables.scaling_groups(self.rep.summary)
+        if groups:
+            items = [s for s in (self._group(key, g) for key, g in groups[:MAX_GROUPS]) if s]
+            items += [s for s in (self._precision(), *self._references(), self._spread()) if s]
+        else:
+            items = self._gpt()
+        if not items:
+            return None
+        lines = "\n".join(f"- {prose.inline(s)}" for s in items[:5])
+        return prose.Markdown(f"**{prose.md(self.tr('findings.heading'))}**\n\n{lines}\n")
+
+    def _gpt(self) -> list[str]:
+        """Per GPT model size: one GPU's figures (samples/s with n, tokens/s, MFU where the
+        page-1 table gives it), then at the most GPUs each strategy's share of one GPU's
+        per-GPU throughput, best first; and the largest pipeline's measured loss beside the
+        (p−1)/(m+p−1) bubble."""
+        from analysis.report import gpt_runs
+        from analysis.report.sections.gpt_cases import gpu_peak
+        from analysis.stats.gpt_parallel import strategies
+
+        tr, rep = self.tr, self.rep
+        frame = strategies(rep.summary, rep.result.runs)
+        if frame.empty:
+            return []
+        facts = gpt_runs.case_runs(rep.result.runs, rep.envs)
+        _, peak = gpu_peak(rep.envs)
+        by_case = rep.summary.set_index("case")
+        out = []
+        for (h, lay), g in frame.groupby(["hidden_size", "num_layers"], sort=True):
+            one = g[g["case"] == g["baseline_case"]]
+            top = g[g["num_devices"] == g["num_devices"].max()].dropna(
+                subset=["efficiency_vs_1gpu"]).sort_values("efficiency_vs_1gpu",
+                                                           ascending=False)
+            if one.empty or top.empty or int(top["num_devices"].iloc[0]) < 2:
+                continue
+            base = one.iloc[0]
+            f = facts.get(str(base["case"]))
+            row = by_case.loc[base["case"]]
+            size = gpt_runs.model_size(f.parameters if f else None)
+            tokens = (tr.int(row["throughput_median"] * f.seq_length, group=True)
+                      if f and f.seq_length else "-")
+            mfu = (tr.percent(row["tflops_per_gpu"] / peak) if peak and pd.notna(
+                row.get("tflops_per_gpu")) and "72" in str(row.get("tflops_formula", ""))
+                else "-")
+            shares = tr.join([tr("findings.gpt_share", case=c, impl=(
+                f" ({facts[c].dp_impl})" if c in facts and facts[c].dp_impl else ""),
+                share=tr.percent(e)) for c, e in zip(top["case"], top["efficiency_vs_1gpu"])])
+            out.append(tr("findings.gpt_model", model=tr(
+                "gpt_cases.model" if size else "gpt_cases.model_unsized", size=size,
+                hidden=tr.int(h), layers=tr.int(lay)), one=tr.num(row["throughput_median"]),
+                n=int(row["repeats"]), tokens=tokens, mfu=mfu,
+                gpus=int(top["num_devices"].iloc[0]), shares=shares))
+        pp = frame.dropna(subset=["bubble_measured", "bubble_theoretical"])
+        if len(pp):
+            r = pp.sort_values(["pipeline_parallel", "num_devices"]).iloc[-1]
+            out.append(tr("findings.gpt_pp", case=r["case"], loss=tr.percent(r["bubble_measured"]),
+                          theory=tr.percent(r["bubble_theoretical"])))
+        return out
+
+    def _group(self, key, g: pd.DataFrame) -> str | None:
+        tr, rep = self.tr, self.rep
+        fw, model, prec, bsz = key
+        top = headline.largest_case(g, headline.simulated_cases(rep.runs, rep.shared_hosts))
+        one = g[(g["num_devices"] == 1) & g["throughput_median"].notna()]
+        if top is None:
+            return None
+        what = tr("findings.what", model=rep.model_name(model), precision=rep.precision_name(prec),
+                  bsz=tr.int(bsz))
+        where = tr("findings.at", value=tr.num(top["throughput_median"]), gpus=int(top["num_devices"]),
+                   config=headline.config_label(top), n=int(top["repeats"]),
+                   interval=tables.interval_text(top["interval_low"], top["interval_high"], tr))
+        if len(one) and int(top["num_devices"]) > 1:
+            o = one.iloc[0]
+            return tr("findings.scaling", what=what, where=where, speedup=tr.num(top["speedup"]),
+                      one=tr.num(o["throughput_median"]), n1=int(o["repeats"]),
+                      efficiency=tr.percent(top["scaling_efficiency"]))
+        return tr("findings.only", what=what, where=where)
+
+    def _precision(self) -> str | None:
+        tr, rep = self.tr, self.rep
+        pairs = tables.precision_pairs(rep.summary)
+        if pairs.empty:
+            return None
+        p = pairs.sort_values(["num_devices", "num_nodes"], ascending=[False, True]).iloc[0]
+        key = "findings.precision_same" if bool(p["same_batch"]) else "findings.precision"
+        return tr(key, half=rep.precision_name(p["amp_precision"]),
+                  full=rep.precision_name(p["base_precision"]), ratio=tr.num(p["ratio"]),
+                  gpus=int(p["num_devices"]), half_bsz=tr.int(p["amp_batch_size"]),
+                  full_bsz=tr.int(p["base_batch_size"]))
+
+    def _references(self) -> list[str]:
+        """One sentence per source measured on the runs' GPU model: its ratios, and the two
+        scaling efficiencies where it gives them."""
+        tr, rep = self.tr, self.rep
+        if rep.references is None or rep.references.table.empty:
+            return []
+        table = rep.references.table
+        eff = reference_efficiency(table)
+        by_source: dict[str, dict[str, list[str]]] = {}
+        for i, r in table.iterrows():
+            f = case_fields(str(r.reference))
+            if f is None or not r["value"] or pd.isna(r["median"]):
+                continue
+            if same_model(str(r.hardware), str(r.run_hardware)) is not True:
+                continue
+            part = tr("findings.ref_ratio", ratio=tr.num(r["median"] / r["value"]),
+                      gpus=f["gpus"])
+            ours = rep.summary["scaling_efficiency"][
+                [k == r.case_key for k in rep.case_keys]]
+            if i in eff and len(ours) and pd.notna(ours.iloc[0]):
+                part += tr("findings.ref_efficiency", ours=tr.percent(ours.iloc[0]),
+                           ref=tr.percent(eff[i], 0))
+            precision = rep.precision_name(f["prec"])
+            by_source.setdefault(str(r.source), {}).setdefault(precision, []).append(part)
+        return [tr("findings.reference", source=src, parts=tr("findings.ref_separator").join(
+                    tr("findings.ref_precision", precision=p, ratios=tr.join(parts))
+                    for p, parts in per.items()))
+                for src, per in by_source.items()]
+
+    def _spread(self) -> str | None:
+        tr = self.tr
+        cases = tables.scaling_cases(self.rep.summary)
+        cases = cases[cases["spread_pct"].notna() & (cases["repeats"] >= 2)]
+        if cases.empty:
+            return None
+        worst = cases.loc[cases["spread_pct"].idxmax()]
+        return tr("findings.spread", spread=tr.percent(float(worst["spread_pct"]) / 100),
+                  case=f"{self.rep.precision_name(worst['precision'])} "
+                       f"{headline.config_label(worst)}",
+                  repeats=tr.int(int(cases["repeats"].min())))
+

@@ -1,0 +1,109 @@
+"""Page 1's comparison with published figures (``--references FILE``): every reference of
+the file that names one of the report's cases, with the hardware, precision and batch it
+was measured with, its value, our median with n and interval, ours/reference, and, where
+the file gives a reference at one GPU and at N GPUs of one source, both scaling
+efficiencies. Unlike the results tables' column (references on the runs' hardware only),
+references measured on another GPU model are shown too, marked: they compare machines as
+well as software, which is what a reader of an older report asks."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from analysis.changes import gpus
+from analysis.report import styled
+from analysis.report.sections import register
+from analysis.report.sections.base import Section
+
+_KEY = re.compile(r"^(?P<fw>[^/]+)/(?P<model>[^/]+)/(?P<prec>[^/]+)/b(?P<bsz>\d+)/"
+                  r"(?P<nodes>\d+)n(?P<gpn>\d+)g")
+
+
+def case_fields(key: str) -> dict | None:
+    m = _KEY.match(key)
+    return None if m is None else {**m.groupdict(), "gpus": int(m["nodes"]) * int(m["gpn"])}
+
+
+def reference_efficiency(table: pd.DataFrame) -> dict[int, float]:
+    """Row index -> the reference's own scaling efficiency (value at N GPUs over N times its
+    value at one GPU, same source, GPU model, precision and batch), for rows at N > 1."""
+    rows = {i: case_fields(str(r.reference)) for i, r in table.iterrows()}
+    def model(hardware) -> str:  # one source's 1-GPU and 4-GPU figures name 1x and 4x
+        parsed = gpus.parse(str(hardware))
+        return parsed.key[1] if parsed else str(hardware)
+
+    one = {(r["source"], model(r["hardware"]), f["fw"], f["model"], f["prec"], f["bsz"]):
+           r["value"]
+           for (i, f), (_, r) in zip(rows.items(), table.iterrows())
+           if f is not None and f["gpus"] == 1}
+    out = {}
+    for i, r in table.iterrows():
+        f = rows[i]
+        if f is None or f["gpus"] < 2:
+            continue
+        base = one.get((r["source"], model(r["hardware"]), f["fw"], f["model"], f["prec"],
+                        f["bsz"]))
+        if base:
+            out[i] = float(r["value"]) / (f["gpus"] * float(base))
+    return out
+
+
+def same_model(reference: str, runs: str) -> bool | None:
+    """Whether the reference's GPU model is the runs' (counts aside); None when the runs'
+    GPUs are not recorded."""
+    ref, ran = gpus.parse(reference), gpus.parse(runs.split(";")[0]) if runs else None
+    if ref is None or ran is None:
+        return None
+    return ref.key[1] == ran.key[1]
+
+
+@register
+class Reference(Section):
+    name = "reference"
+
+    def render(self):
+        rep, tr = self.rep, self.tr
+        if rep.references is None or rep.references.table.empty:
+            return None
+        table = rep.references.table  # the file's order
+        eff_ref = reference_efficiency(table)
+        summary = rep.summary
+        from analysis.changes.compare import case_keys
+
+        by_key = dict(zip(case_keys(summary), summary.to_dict("records")))
+        rows, other_model = [], False
+        for i, r in table.iterrows():
+            f = case_fields(str(r.reference))
+            ours = by_key.get(r.case_key)
+            if f is None or ours is None:
+                continue
+            same = same_model(str(r.hardware), str(r.run_hardware))
+            other_model |= same is False
+            ratio = (tr.num(r["median"] / r["value"], 2) + "×"
+                     if r["value"] and pd.notna(r["median"]) else "-")
+            if same is False:
+                ratio += tr("reference.other_model_mark")
+            eff = "-"
+            if i in eff_ref and pd.notna(ours.get("scaling_efficiency")):
+                eff = tr("reference.efficiency", ours=tr.percent(ours["scaling_efficiency"]),
+                         ref=tr.percent(eff_ref[i], 0))
+            source = "" if rows and rows[-1][-1] == r.source else str(r.source)
+            rows.append([source, str(r.hardware),
+                         tr("reference.case", precision=rep.precision_name(f["prec"]),
+                            bsz=f["bsz"], gpus=f["gpus"]),
+                         tr.num(r["value"], 0),
+                         tr("headline.with_n", value=tr.num(r["median"], 0),
+                            n=int(ours["repeats"])),
+                         ratio, eff, r.source])
+        if not rows:
+            return None
+        columns = [tr(f"reference.col.{c}") for c in
+                   ("source", "hardware", "case", "value", "ours", "ratio", "efficiency")]
+        rows = [row[:-1] for row in rows]  # the last cell: each row's source, for the blanks
+        caption = [tr("reference.caption", file=rep.references.file)]
+        if other_model:
+            caption.append(tr("reference.other_model"))
+        return styled.table(pd.DataFrame(rows, columns=columns), "reference", "tllrrrw",
+                            caption=caption)

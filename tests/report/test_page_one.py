@@ -1,0 +1,140 @@
+"""Page 1 answers how fast, how well it scales and how it compares: the key findings, the
+reference block of the bundled references file and the Reproduce box (report/sections),
+on the bundled ResNet-50 campaign, whose medians the figures below are (recomputed by
+hand from the summary: 23,362.79 / 6,046.57 = 3.86; 23,362.79 / 5,839 = 4.00 ...)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from changes.campaigns import BUNDLED, ROOT
+
+from analysis.errors import UnknownNameError
+from analysis.report import sections
+from analysis.report.build import build
+from analysis.report.sections.reference import reference_efficiency
+from analysis.report.sections.reproduce import launch_parameters, run_command
+
+REFS = ROOT / "examples" / "references" / "rn50_4gpu.yaml"
+
+
+@pytest.fixture(scope="module")
+def reports():
+    return {lang: build(BUNDLED, lang=lang, references=REFS) for lang in ("en", "zh")}
+
+
+def test_sections_are_registered_by_module_name():
+    assert sections.names() == ["commands", "findings", "gpt_cases", "reference", "reproduce"]
+    with pytest.raises(UnknownNameError):
+        sections.get("nope")
+
+
+def test_findings_state_throughput_scaling_and_the_reference(reports):
+    en = str(reports["en"].part("findings"))
+    assert "23,362.79 samples/s on 4 GPUs" in en and "n = 5" in en
+    assert "min–max 23,254.82–23,399.37" in en
+    assert "3.86× one GPU" in en and "96.6% scaling efficiency" in en
+    assert "FP32 \\(TF32 on\\)" in en  # what ran, not "fp32"
+    # 6,046.57 / 5,839 = 1.036; the reference's 4-GPU figure is 4 x 5,839 x 0.88
+    assert "AMP 1.04× on 1 GPU and 1.14× on 4 GPUs \\(scaling efficiency 96.6% vs 88%\\)" in en
+    assert "V100" not in en  # another GPU model is the block's, not a finding
+    assert en.count("\n- ") == 5
+    zh = str(reports["zh"].part("findings"))
+    assert "扩展效率 96.6%" in zh and "FP32（开启 TF32）" in zh and "samples" in zh
+
+
+def test_reference_block_has_every_reference_with_hardware_and_ratio(reports):
+    frame = reports["en"].part("reference").data
+    assert len(frame) == 8
+    assert list(frame.iloc[:, 1]) == ["1x H200", "4x H200"] * 2 + ["8x V100-SXM2-16GB"] * 4
+    ratios = list(frame["ours / reference"])
+    assert ratios[:4] == ["1.04×", "1.14×", "1.43×", "1.50×"]
+    assert all(r.endswith("(other GPU)") for r in ratios[4:])
+    assert frame.iloc[1, -1] == "96.6% vs 88%" and frame.iloc[5, -1] == "96.6% vs 98%"
+    # the source is named once per block of rows
+    assert list(frame.iloc[:, 0]).count("") == 6
+
+
+def test_reference_efficiency_needs_the_one_gpu_figure(reports):
+    table = reports["en"].references.table
+    eff = reference_efficiency(table)
+    assert round(eff[1], 4) == 0.88 and round(eff[3], 4) == 0.93
+    assert reference_efficiency(table.iloc[[1, 3]]) == {}
+
+
+def test_no_references_no_block():
+    assert build(BUNDLED).part("reference") is None
+
+
+def test_reproduce_names_the_campaign_command(reports):
+    text = str(reports["en"].part("reproduce"))
+    assert "dlperf run examples/campaigns/rn50_4gpu.yaml\ndlperf report data/raw_logs/rn50_4gpu" in text
+    assert "复现" in str(reports["zh"].part("reproduce"))
+
+
+def test_run_command_from_launch_parameters():
+    params = {"spec_path": "/srv/p/examples/campaigns/x.yaml", "out_dir": "/srv/p/data/raw_logs/x",
+              "backend": None}
+    assert run_command(params, "x") == ("dlperf run examples/campaigns/x.yaml", "data/raw_logs/x")
+    params = {"spec_path": "/a/x.yaml", "out_dir": "/scratch/out", "backend": "slurm"}
+    assert run_command(params, "x") == ("dlperf run /a/x.yaml --backend slurm -o /scratch/out",
+                                        "/scratch/out")
+    assert run_command({"spec_path": "s.yaml", "spec_inline": {"name": "x"}}, "x") is None
+
+
+def test_reproduce_without_launch_record(tmp_path):
+    logs = tmp_path / "logs"
+    shutil.copytree(BUNDLED, logs)
+    (logs / "00_launch.ipynb").unlink()
+    assert launch_parameters(logs) == {}
+    text = str(build(logs).part("reproduce"))
+    assert f"dlperf run {logs}/campaign.yaml" in text and "No launch record" in text
+    (logs / "campaign.yaml").unlink()
+    assert build(logs).part("reproduce") is None
+
+
+def test_launch_record_that_is_not_a_notebook(tmp_path):
+    (tmp_path / "00_launch.ipynb").write_text(json.dumps({"metadata": ["x"]}))
+    assert launch_parameters(tmp_path) == {}
+
+
+def test_short_window_caveat_and_window_in_seconds(reports):
+    caveats = str(reports["en"].caveats())
+    assert "**Short measurement window**: each figure is measured over 100 iterations, 4.2–4.4 s" in caveats
+    assert "4.2～4.4 秒" in str(reports["zh"].caveats())
+    assert reports["en"]._window_text().endswith("; 4.2–4.4 s of training per run")
+
+
+def test_key_numbers_name_tf32(reports):
+    groups = list(reports["en"].key_numbers().data.iloc[:, 0])
+    assert groups == ["PyTorch resnet50, AMP, bsz 256", "PyTorch resnet50, FP32 (TF32 on), bsz 128"]
+
+
+def test_commands_template_and_varying_arguments(reports):
+    """Ten launch commands of the bundled campaign: one template, and per case and node the
+    8 arguments that differ (the standalone flag, sizes, precision, batch, rendezvous)."""
+    table = reports["en"].part("commands")
+    assert list(table.data.columns) == [
+        "case", "node", "runs", "standalone", "nproc_per_node", "precision", "batch-size",
+        "nnodes", "node_rank", "master_addr", "master_port"]
+    row = table.data.iloc[-1]
+    assert row.tolist() == ["2n2g/resnet50_b256_amp", "1", "5", "–", "2", "amp", "256", "2",
+                            "1", "127.0.0.1", "<port>"]
+    assert ("-m torch.distributed.run [--standalone] --nproc_per_node &lt;nproc_per_node&gt; "
+            "-m analysis.workload --arch resnet50") in table.caption
+
+
+def test_gpt_findings_say_each_strategys_share_and_the_pipeline_loss():
+    """The GPT campaign's page 1: one GPU's figures per model size, each strategy's share of
+    them per GPU at 4 GPUs (the strategies table's efficiency vs 1 GPU), best first, and
+    PP 4's measured loss beside its theoretical bubble."""
+    rep = build(ROOT / "data" / "raw_logs" / "gpt_4gpu", lang="en")
+    text = str(rep.part("findings"))
+    assert ("one GPU trains 66.41 samples/s \\(median of n = 3; 136,012 tokens/s, "
+            "MFU 52.1%\\)") in text
+    assert ("DP\\_4x1x1\\_32\\_1536x16 \\(DDP\\) 90.4%, PP\\_1x1x4\\_64\\_1536x16 61.3%, "
+            "2D\\_2x2x1\\_16\\_1536x16 \\(FSDP2\\) 40.5%, and MP\\_1x4x1\\_8\\_1536x16 38.1%") in text
+    assert "loses 38.7% of one GPU's per-GPU throughput" in text and "against 27.3%" in text
+    assert text.count("\n- ") == 3
