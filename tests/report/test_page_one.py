@@ -26,7 +26,8 @@ def reports():
 
 
 def test_sections_are_registered_by_module_name():
-    assert sections.names() == ["commands", "findings", "gpt_cases", "reference", "reproduce"]
+    assert sections.names() == ["commands", "energy", "findings", "gpt_cases", "reference",
+                               "reproduce"]
     with pytest.raises(UnknownNameError):
         sections.get("nope")
 
