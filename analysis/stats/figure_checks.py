@@ -41,8 +41,11 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
 
 
 def _against_printed(run: RunData, est: Estimate) -> Estimate:
-    """`est` flagged ``figure_mismatch`` when the median throughput printed on the window's
-    lines (the lowest rank's, after its first line) is more than MISMATCH from it."""
+    """`est` flagged ``figure_mismatch`` when the throughput printed on the window's lines (the
+    lowest rank's, after its first line) is more than MISMATCH from it. The printed rates are
+    combined as a time would combine them, by their harmonic mean (equal samples per line:
+    samples / the sum of the lines' times), so that iterations of uneven length, which move a
+    median of rates away from samples / time, are not taken for a wrong batch or device count."""
     if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
         return est  # the printed value is another quantity (a running mean, per device, …)
     cols = train_arrays(run)
@@ -53,12 +56,12 @@ def _against_printed(run: RunData, est: Estimate) -> Estimate:
     values = values[np.isfinite(values) & (values > 0)]
     if len(values) < MIN_PRINTED:
         return est
-    printed = float(np.median(values))
+    printed = float(len(values) / np.sum(1.0 / values))
     apart = abs(est.throughput - printed) / printed
     if apart <= MISMATCH:
         return est
     return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
         f"the figure {est.throughput:,.2f} samples/s (global batch {run.global_batch_size:,.0f} "
         f"x iterations / time) and the throughput the log prints on lines {est.window[0]} to "
-        f"{est.window[1]}, {printed:,.2f} samples/s (median of {len(values)}), are "
+        f"{est.window[1]}, {printed:,.2f} samples/s (harmonic mean of {len(values)}), are "
         f"{apart:.1%} apart: the stated global batch or devices may not be what ran"))

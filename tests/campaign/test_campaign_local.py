@@ -50,10 +50,13 @@ def test_smoke_spec_through_cli_then_summarize_then_nothing_to_do(tmp_path):
     s = subprocess.run([*DLPERF, "summarize", str(out), "--format", "csv"], capture_output=True,
                        text=True, cwd=ROOT, timeout=120)
     assert s.returncode == 0, s.stderr
-    # tiny CPU runs on a shared machine may spread far apart (seen: 54 %), which is flagged
-    # (wide_spread): this test is of the campaign, not of the machine's noise
+    # tiny CPU runs on a shared machine may spread far apart (seen: 54 %: wide_spread), and
+    # the time between their lines may exceed what the workload's own step timer prints
+    # (seen: 8 %: figure_mismatch); both are flagged, truly: this test is of the campaign,
+    # not of the machine's noise
     listed = [line for line in s.stderr.splitlines() if line.startswith("  ")]
-    assert all(": wide_spread: " in line for line in listed), s.stderr
+    assert all(": wide_spread: " in line or ": figure_mismatch: " in line
+               for line in listed), s.stderr
     table = pd.read_csv(io.StringIO(s.stdout)).set_index("num_devices")
     assert list(table.index) == [1, 2] and (table["repeats"] == 2).all()  # 1n1g and 1n2g
     assert table["throughput_median"].notna().all() and (table["throughput_median"] > 0).all()

@@ -71,7 +71,7 @@ def test_analyse_notebook(campaign, tmp_path):
     assert list(summary["repeats"]) == [3, 3, 3]
     assert summary.loc[summary["num_devices"] == 1, "speedup"].item() == pytest.approx(1.0)
     pngs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
-            if "image/svg+xml" in o.get("data", {})]
+            if "image/png" in o.get("data", {})]
     assert len(pngs) == 4  # throughput, speedup, traces, spread
     # each chart is a widget (values on hover) that keeps its PNG for viewers without a kernel
     assert all("application/vnd.jupyter.widget-view+json" in o["data"] for o in pngs)
