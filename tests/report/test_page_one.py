@@ -28,7 +28,7 @@ def reports():
 
 def test_sections_are_registered_by_module_name():
     assert sections.names() == ["commands", "energy", "findings", "gpt_cases", "reference",
-                               "reproduce"]
+                               "reproduce", "seed002"]
     with pytest.raises(UnknownNameError):
         sections.get("nope")
 
