@@ -53,7 +53,7 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
     shown = cases[:max_cases]
     cols = min(FACET_COLUMNS if max(map(len, shown)) <= 24 else FACET_COLUMNS - 1, len(shown))
     rows = math.ceil(len(shown) / cols)
-    height = 1.45 * rows + 1.1
+    height = 1.3 * rows + 1.1  # two rows and the legend: under half an A4 page
     fig = new_figure(PAGE_WIDTH, height, layout=None)  # laid out by _grid
     last_steps = df[df["_case"].isin(shown)].groupby("_case")["step"].max()
     same_range = last_steps.max() <= 1.2 * last_steps.min()  # else each panel its own range

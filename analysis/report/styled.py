@@ -81,11 +81,11 @@ def code_words(text) -> str:
 LABEL_PART = 12
 
 
-def label_words(text) -> str:
+def label_words(text, after: str = "/_") -> str:
     """A run or case label (``1n1g/resnet50_b128_fp32``) as escaped HTML that breaks after
-    ``/`` and ``_`` only (and inside a part longer than LABEL_PART characters), never in
-    the middle of ``resnet50``."""
-    parts = re.split(r"(?<=[/_])", str(text))
+    the characters of `after` (``/`` and ``_``) only (and inside a part longer than
+    LABEL_PART characters), never in the middle of ``resnet50``."""
+    parts = re.split(f"(?<=[{re.escape(after)}])", str(text))
     pieces = [p[i:i + LABEL_PART] for p in parts for i in range(0, max(len(p), 1), LABEL_PART)]
     return "<wbr>".join(html.escape(p) for p in pieces)
 

@@ -346,7 +346,7 @@ def test_two_batch_sizes_of_one_precision_have_line_patterns_of_their_own():
                                                  throughput_median=summary["throughput_median"]
                                                  * 1.03)], ignore_index=True)
     fig = plots.throughput_vs_devices(summary)
-    legend = fig.axes[0].get_legend()
+    legend = fig.legends[0]  # below the axes, a legend of the figure
     styles = {t.get_text(): h.get_linestyle() for t, h in zip(legend.get_texts(),
                                                                 legend.legend_handles,
                                                                 strict=True)}

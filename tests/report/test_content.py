@@ -180,7 +180,7 @@ def test_dollar_signs_in_names_are_plain_text_in_charts():
         shown = [_shown_as(t) for t in fig.findobj(Text) if "$" in t.get_text()]
         assert shown, "the names with dollar signs are on the chart"
         assert all(not math for _, math in shown)
-    legend = [_shown_as(t)[0] for t in figs[0].axes[0].get_legend().get_texts()]
+    legend = [_shown_as(t)[0] for t in figs[0].legends[0].get_texts()]  # below the axes
     assert "Py$Torch$ gpt$_$x amp b256" in legend
 
 

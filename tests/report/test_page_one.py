@@ -6,6 +6,7 @@ hand from the summary: 23,362.79 / 6,046.57 = 3.86; 23,362.79 / 5,839 = 4.00 ...
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -27,7 +28,7 @@ def reports():
 
 def test_sections_are_registered_by_module_name():
     assert sections.names() == ["commands", "energy", "findings", "gpt_cases", "reference",
-                               "reproduce"]
+                               "reproduce", "seed002"]
     with pytest.raises(UnknownNameError):
         sections.get("nope")
 
@@ -56,6 +57,18 @@ def test_reference_block_has_every_reference_with_hardware_and_ratio(reports):
     assert frame.iloc[1, -1] == "96.6% vs 88%" and frame.iloc[5, -1] == "96.6% vs 98%"
     # the source is named once per block of rows
     assert list(frame.iloc[:, 0]).count("") == 6
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_reference_rows_of_another_gpu_name_their_own_precision(reports, lang):
+    """Our runs' "FP32 (TF32 on)" belongs to the H200 rows only: the V100 rows ran FP32
+    without TF32 (a V100 has none)."""
+    frame = reports[lang].part("reference").data
+    cases = list(frame.iloc[:, 2])
+    tf32 = reports[lang].precision_name("fp32")
+    assert tf32 != "FP32" and cases[2].startswith(tf32) and cases[3].startswith(tf32)
+    assert [re.split("[,/]", c)[0].strip() for c in cases[4:]] == ["AMP", "AMP", "FP32", "FP32"]
+    assert not any("TF32" in c for c in cases[4:])
 
 
 def test_reference_efficiency_needs_the_one_gpu_figure(reports):

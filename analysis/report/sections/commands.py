@@ -6,6 +6,8 @@ printed copy is not ten near-identical commands."""
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 
 from analysis.env import folder_records
@@ -99,5 +101,10 @@ class Commands(Section):
         frame = pd.DataFrame(rows, columns=columns)
         caption = [tr("commands.template", template=text),
                    tr("commands.varying" if varying else "commands.same")]
+        names = set(columns[3:])
+        # an argument's name breaks after _ and - only ("nproc_/per_/node"), so that the
+        # headers do not take the width the case labels need to stay on one line
         return styled.table(frame, "commands", "lrr" + "l" * len(varying), caption=caption,
-                            classes=rep.no_math, markup={tr("col.case"): styled.label_words})
+                            classes=rep.no_math, markup={tr("col.case"): styled.label_words}
+                            ).format_index(lambda c: styled.label_words(c, "_-") if c in names
+                                           else html.escape(str(c)), axis=1)

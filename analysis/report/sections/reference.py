@@ -59,6 +59,16 @@ def same_model(reference: str, runs: str) -> bool | None:
     return ref.key[1] == ran.key[1]
 
 
+def reference_precision(rep, precision: str, same: bool | None) -> str:
+    """The precision a reference row names: our runs' label ('FP32 (TF32 on)', from their
+    parameter dumps) only where the reference ran on our GPU model; a reference on another
+    GPU model ran with its own settings, which our logs do not describe (a V100 has no TF32
+    at all), so its row names the precision alone ('FP32', 'AMP')."""
+    if same is False:
+        return str(precision).upper()
+    return rep.precision_name(precision)
+
+
 @register
 class Reference(Section):
     name = "reference"
@@ -91,7 +101,7 @@ class Reference(Section):
                          ref=tr.percent(eff_ref[i], 0))
             source = "" if rows and rows[-1][-1] == r.source else str(r.source)
             rows.append([source, str(r.hardware),
-                         tr("reference.case", precision=rep.precision_name(f["prec"]),
+                         tr("reference.case", precision=reference_precision(rep, f["prec"], same),
                             bsz=f["bsz"], gpus=f["gpus"]),
                          tr.num(r["value"], 0),
                          tr("headline.with_n", value=tr.num(r["median"], 0),
