@@ -104,12 +104,12 @@ def ratio(a: float, b: float) -> float:
 #: Spread of a case's repeats, (max - min) / median, above which the case is flagged.
 DEFAULT_SPREAD_THRESHOLD = 0.05
 #: Argument-dump keys that differ between repeats of one configuration: where and when a run
-#: ran (host, ranks, ports, its name, the paths of its checkpoints and outputs), its seed and
-#: its repeat number.
+#: ran (host, ranks, ports, its name, the paths of its checkpoints and outputs: DLE's
+#: ``workspace``, TF's ``logdir``), its seed (``seed``, ``random_seed``) and its repeat number.
 PER_RUN_KEYS = re.compile(
     r"^(hostname|host|hostfile|node_?rank|local_?rank|rank|master_addr|pid|run_?id|repeat|"
-    r"seed|date|time|timestamp|save|load|(run|job|exp|experiment)_?name)$"
-    r"|(_dir|_path|_file|_filename|_port)$", re.I)
+    r"date|time|timestamp|save|load|workspace|logdir|output|(run|job|exp|experiment)_?name)$"
+    r"|(^|_)seed$|(_dir|_path|_file|_filename|_port)$", re.I)
 ABSENT = "(absent)"
 
 

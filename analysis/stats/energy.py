@@ -13,7 +13,7 @@ A run's energy per sample is its power over its throughput (the method's figure)
 samples/s per watt the inverse. No energy, and a note saying why, when the log has no
 timestamps, a GPU the run sampled has fewer than two power samples in the window (the tool
 printed ``[N/A]``: not measured, never 0 W), the samples span less than half the window, or
-fewer GPUs have power samples than the run used.
+another number of GPUs have power samples than the run used.
 """
 
 from __future__ import annotations
@@ -97,6 +97,11 @@ def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
         used += ts.size
     if expected is not None and len(power) < expected:
         return row | {"note": f"power samples of {len(power)} GPU(s), the run used {expected}"}
+    if expected is not None and len(power) > expected:
+        # nothing said which GPUs were the run's (no CUDA_VISIBLE_DEVICES record): summing
+        # every sampled GPU would add other jobs' or idle GPUs' power to the run's
+        return row | {"note": f"power samples of {len(power)} GPU(s), the run used {expected}: "
+                              "which of them were the run's is not stated"}
     return row | {"energy_j": energy, "power_w": watts, "gpus": len(power),
                   "power_samples": used}
 

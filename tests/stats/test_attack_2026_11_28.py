@@ -1,0 +1,103 @@
+"""Inputs of an attack on the checks of a run's figure that got a wrong number or a false
+flag out of them: energy summed over GPUs the run did not use, an MLPerf run_stop before
+its run_start read as a time to train, and repeats whose output folders or seeds differ
+flagged as a mixed configuration."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+
+from analysis import metrics as M
+from analysis.collect import parse_paths
+from analysis.stats.energy import run_energy
+from analysis.stats.summary import summarize
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dll_synth as S  # noqa: E402
+
+
+def _sidecar(gpus, seconds: float = 80.0, watts: float = 300.0) -> list[str]:
+    """nvidia-smi samples every 500 ms from the log's first training second on."""
+    out = ["timestamp, index, memory.used [MiB], memory.total [MiB], utilization.gpu [%], "
+           "power.draw [W]"]
+    t0 = S.START + timedelta(seconds=20)
+    for k in range(int(seconds / 0.5) + 1):
+        t = (t0 + timedelta(seconds=k * 0.5)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+        out += [f"{t}, {g}, 1000 MiB, 143771 MiB, 90 %, {watts:.2f} W" for g in gpus]
+    return out
+
+
+def test_samples_of_more_gpus_than_the_run_used_give_no_energy(tmp_path):
+    """A 1-GPU run whose sidecar sampled both GPUs of the node, nothing stating which was
+    the run's: 600 W (both summed) was its power; the run drew 300 W."""
+    S.write(tmp_path, S.lines(1500))
+    S.write(tmp_path, _sidecar((0, 1)), "1n1g/r50_b128_amp_1.gpu.csv")
+    row = run_energy(parse_paths([tmp_path])).iloc[0]
+    assert np.isnan(row["power_w"]) and np.isnan(row["energy_j"])
+    assert "power samples of 2 GPU(s), the run used 1" in row["note"]
+
+
+def test_samples_of_the_runs_own_gpu_give_its_energy(tmp_path):
+    S.write(tmp_path, S.lines(1500))
+    S.write(tmp_path, _sidecar((0,)), "1n1g/r50_b128_amp_1.gpu.csv")
+    row = run_energy(parse_paths([tmp_path])).iloc[0]
+    assert row["power_w"] == 300.0 and row["note"] == ""
+
+
+T = 1_600_000_000_000
+
+
+def _mllog(events: list[tuple[int, str, dict]]) -> str:
+    head = [(T, "submission_benchmark", {}), (T, "global_batch_size", {})]
+    values = {"submission_benchmark": "resnet", "global_batch_size": 3264}
+    return "".join(":::MLLOG " + json.dumps({
+        "namespace": "", "time_ms": t, "event_type": "POINT_IN_TIME", "key": key,
+        "value": values.get(key), "metadata": meta}) + "\n" for t, key, meta in head + events)
+
+
+def test_a_run_stop_before_its_run_start_is_no_time_to_train(tmp_path):
+    """run_stop 30 minutes before run_start (a clock stepped back, lines edited): -30 min
+    was read as the run's time to train, without a problem."""
+    log = tmp_path / "result_0.txt"
+    log.write_text(_mllog([(T + 1_800_000, "run_start", {}),
+                           (T, "run_stop", {"status": "success"})]))
+    result = parse_paths([log])
+    obs = result.observations
+    assert obs[obs["metric"] == M.TIME_TO_TRAIN].empty
+    found = result.problems[result.problems["kind"] == "impossible_value"]
+    assert len(found) == 1 and "not after run_start" in found["reason"].iloc[0]
+
+
+def test_an_mlperf_run_of_30_minutes_is_30_minutes(tmp_path):
+    log = tmp_path / "result_0.txt"
+    log.write_text(_mllog([(T, "run_start", {}), (T + 1_800_000, "run_stop",
+                                                   {"status": "success"})]))
+    obs = parse_paths([log]).observations
+    assert obs.loc[obs["metric"] == M.TIME_TO_TRAIN, "value"].tolist() == [30.0]
+
+
+def test_repeats_differing_in_outputs_and_seed_are_one_configuration(tmp_path):
+    """DLE's ``workspace``, TF's ``logdir``, an ``output`` folder and a ``random_seed`` set
+    per repeat were flagged ``mixed_configuration``."""
+    for r in (1, 2, 3):
+        S.write(tmp_path, S.lines(300, workspace=f"/results/rep{r}", logdir=f"/logs/r{r}",
+                                  output=f"/out/{r}", random_seed=r),
+                f"1n1g/r50_b128_amp_{r}.log")
+    result = parse_paths([tmp_path])
+    summarize(result)
+    assert "mixed_configuration" not in set(result.problems["kind"])
+
+
+def test_repeats_differing_in_a_setting_are_still_flagged(tmp_path):
+    for r, lr in ((1, "0.1"), (2, "0.1"), (3, "0.2")):
+        S.write(tmp_path, S.lines(300, lr=lr, workspace=f"/results/rep{r}"),
+                f"1n1g/r50_b128_amp_{r}.log")
+    result = parse_paths([tmp_path])
+    summarize(result)
+    flags = result.problems[result.problems["kind"] == "mixed_configuration"]
+    assert len(flags) == 1 and "configuration differs in lr:" in flags["reason"].iloc[0]
