@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from analysis import metrics as M
 from analysis.collect import parse_paths
@@ -101,3 +102,40 @@ def test_repeats_differing_in_a_setting_are_still_flagged(tmp_path):
     summarize(result)
     flags = result.problems[result.problems["kind"] == "mixed_configuration"]
     assert len(flags) == 1 and "configuration differs in lr:" in flags["reason"].iloc[0]
+
+
+def _uneven(n: int = 300, slow_every: int = 10, slow: float = 0.5,
+            fast: float = 0.05) -> list[str]:
+    """Every line one iteration, each printing its own rate; every `slow_every`-th
+    iteration takes `slow` seconds (data loading), the others `fast`."""
+    t = S.START + timedelta(seconds=20)
+    out = [S.parameter(S.START, arch="resnet50", batch_size=128, amp=True, world_size=1,
+                       print_freq=1)]
+    for i in range(1, n + 1):
+        took = slow if i % slow_every == 0 else fast
+        t += timedelta(seconds=took)
+        out.append(S.train_line(t, 0, i, 128 / took))
+    return out
+
+
+def test_uneven_iterations_are_not_a_figure_mismatch(tmp_path):
+    """Nine iterations of 50 ms and one of 500 ms: 1,347 img/s by timestamps, which is
+    what the lines print (their harmonic mean); the median printed (2,560) flagged it."""
+    from analysis.stats.per_run import run_throughputs
+
+    S.write(tmp_path, _uneven())
+    runs = run_throughputs(parse_paths([tmp_path]), ["dlperf", "window"])
+    for method, df in runs.items():
+        row = df.iloc[0]
+        assert row["throughput"] == pytest.approx(128 * 10 / (9 * 0.05 + 0.5), abs=0.01), method
+        assert row["problem_kind"] == "", method
+
+
+def test_a_clock_step_under_the_jump_size_is_still_a_figure_mismatch(tmp_path):
+    """25 s forward, under the 30 s a jump must last: the printed values say 2,560."""
+    from analysis.stats.per_run import run_throughputs
+
+    S.write(tmp_path, S.lines(300, jumps={60: 25.0}))
+    runs = run_throughputs(parse_paths([tmp_path]), ["dlperf", "window"])
+    for method, df in runs.items():
+        assert df.iloc[0]["problem_kind"] == "figure_mismatch", method
