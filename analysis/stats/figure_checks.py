@@ -27,6 +27,8 @@ MISMATCH = 0.05
 MIN_PRINTED = 3
 #: Problem kinds of a run's log after which no method gives it a figure.
 NO_FIGURE = ("batch_changed",)
+#: Problem kinds of a figure that is kept though it disagrees with its log.
+KEPT_FLAGGED = ("figure_mismatch",)
 
 
 def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]) -> Estimate:

@@ -139,3 +139,18 @@ def test_a_clock_step_under_the_jump_size_is_still_a_figure_mismatch(tmp_path):
     runs = run_throughputs(parse_paths([tmp_path]), ["dlperf", "window"])
     for method, df in runs.items():
         assert df.iloc[0]["problem_kind"] == "figure_mismatch", method
+
+
+def test_compare_flags_figures_that_disagree_with_their_logs(tmp_path):
+    """NEW's logs state a global batch of 1,024 while printing 2,560 img/s: compare said
+    +700 % faster with no word; the case is flagged with the runs' figure_mismatch."""
+    from analysis.changes.compare import compare
+    from analysis.changes.sources import from_folder
+
+    for side, kw in (("base", {}), ("new", {"global_batch_size": 1024})):
+        for r, seconds in ((1, 0.05), (2, 0.0501), (3, 0.0499)):
+            S.write(tmp_path / side, S.lines(300, seconds=seconds, **kw),
+                    f"1n1g/r50_b128_amp_{r}.log")
+    row = compare(from_folder(tmp_path / "base"), from_folder(tmp_path / "new")).table.iloc[0]
+    assert row["ratio"] == pytest.approx(8.0, rel=0.01)
+    assert row["flags"] == "new: 3 of 3 run(s) figure_mismatch"
