@@ -154,3 +154,26 @@ def test_compare_flags_figures_that_disagree_with_their_logs(tmp_path):
     row = compare(from_folder(tmp_path / "base"), from_folder(tmp_path / "new")).table.iloc[0]
     assert row["ratio"] == pytest.approx(8.0, rel=0.01)
     assert row["flags"] == "new: 3 of 3 run(s) figure_mismatch"
+
+
+@pytest.mark.parametrize("measure, at", [(1, 21), (2, 22)])
+def test_a_clock_step_in_a_window_of_one_or_two_intervals_is_flagged(tmp_path, measure, at):
+    """`--method window --measure 2` over a 3,600 s clock step: 0.07 img/s, unflagged (too
+    few intervals for a jump or for the printed median)."""
+    from analysis.stats.per_run import run_throughputs
+
+    S.write(tmp_path, S.lines(300, jumps={at: 3600.0}))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"], warmup=20,
+                          measure=measure)["window"].iloc[0]
+    assert row["throughput"] < 1.0
+    assert row["problem_kind"] == "figure_mismatch"
+
+
+@pytest.mark.parametrize("measure", [1, 2])
+def test_uneven_iterations_in_a_short_window_are_not_flagged(tmp_path, measure):
+    from analysis.stats.per_run import run_throughputs
+
+    S.write(tmp_path, _uneven(slow_every=2, slow=0.06))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"], warmup=20,
+                          measure=measure)["window"].iloc[0]
+    assert row["problem_kind"] == ""
