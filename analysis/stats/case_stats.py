@@ -143,8 +143,12 @@ def differing_keys(dumps: list) -> dict[str, list[str]]:
 
 
 def spread_flagged(spread_pct: float, threshold: float = DEFAULT_SPREAD_THRESHOLD) -> bool:
-    """Whether a case's spread (in %) is above `threshold` (a fraction: 0.05 is 5 %)."""
-    return math.isfinite(spread_pct) and spread_pct > threshold * 100.0
+    """Whether a case's spread (in %) is above `threshold` (a fraction: 0.05 is 5 %). A
+    spread equal to it up to float rounding is not above it: 2,924.61 to 3,074.59 around
+    2,999.60 is 5 % exactly, and computed as 5.000000000000001."""
+    limit = threshold * 100.0
+    return (math.isfinite(spread_pct) and spread_pct > limit
+            and not math.isclose(spread_pct, limit, rel_tol=1e-9))
 
 
 def spread_text(spread_pct: float, threshold: float) -> str:

@@ -177,3 +177,24 @@ def test_uneven_iterations_in_a_short_window_are_not_flagged(tmp_path, measure):
     row = run_throughputs(parse_paths([tmp_path]), ["window"], warmup=20,
                           measure=measure)["window"].iloc[0]
     assert row["problem_kind"] == ""
+
+
+def test_a_spread_of_exactly_the_threshold_is_not_flagged(tmp_path):
+    """2,924.61 to 3,074.59 around 2,999.60 is 5 % exactly; float rounding made it
+    5.000000000000001 and flagged it "spread 5.0 % > 5 %"."""
+    for r, speed in ((1, 2924.61), (2, 2999.60), (3, 3074.59)):
+        S.write(tmp_path, S.lines(300, seconds=128 / speed, printed=speed),
+                f"1n1g/r50_b128_amp_{r}.log")
+    result = parse_paths([tmp_path])
+    row = summarize(result, "reported").iloc[0]
+    assert row["spread_pct"] == pytest.approx(5.0)
+    assert "wide_spread" not in set(result.problems["kind"])
+
+
+def test_a_spread_just_above_the_threshold_is_flagged(tmp_path):
+    for r, speed in ((1, 2924.60), (2, 2999.60), (3, 3074.59)):
+        S.write(tmp_path, S.lines(300, seconds=128 / speed, printed=speed),
+                f"1n1g/r50_b128_amp_{r}.log")
+    result = parse_paths([tmp_path])
+    summarize(result, "reported")
+    assert "wide_spread" in set(result.problems["kind"])
