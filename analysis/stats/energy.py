@@ -11,9 +11,10 @@ the samples inside the window are integrated by the trapezoid rule; the run's en
 sum over its GPUs, its power the sum of each GPU's energy over the time its samples span.
 A run's energy per sample is its power over its throughput (the method's figure), its
 samples/s per watt the inverse. No energy, and a note saying why, when the log has no
-timestamps, a GPU the run sampled has fewer than two power samples in the window (the tool
-printed ``[N/A]``: not measured, never 0 W), the samples span less than half the window, or
-another number of GPUs have power samples than the run used.
+timestamps, its clock or its samples' goes back, a GPU the run sampled has fewer than two
+power samples in the window (the tool printed ``[N/A]``: not measured, never 0 W), the
+samples span less than half the window, or another number of GPUs have power samples than
+the run used.
 """
 
 from __future__ import annotations
@@ -43,9 +44,21 @@ def run_energy(result: ParseResult) -> pd.DataFrame:
     '' when there is one)."""
     windows, power = _from_parts(result) if result.parts is not None else _from_frame(result)
     devices = result.runs["num_devices"].to_numpy(dtype=float, na_value=np.nan)
+    problems = result.problems
+    back = set(problems.loc[problems["kind"] == "timestamps_backwards", "run_id"].astype(str))
     rows = [_one_run(rid, None if np.isnan(n) else int(n), windows.get(rid), power.get(rid, {}))
+            if rid not in back else _clock_back(rid, power.get(rid, {}))
             for rid, n in zip(result.runs["run_id"].astype(str), devices, strict=True)]
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _clock_back(rid: str, power: dict) -> dict:
+    """The row of a run whose log or samples go back in time: the first to the last line is
+    not how long it ran, and samples of two stretches of one clock interleave."""
+    row = dict.fromkeys(COLUMNS, np.nan) | {"run_id": rid, "gpus": 0, "power_samples": 0}
+    return row | {"note": NONE["energy_note"] if not power else
+                  "the clock of its log or of its power samples goes back (timestamps_backwards): "
+                  "no window"}
 
 
 def per_run_columns(result: ParseResult) -> dict[str, dict]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -198,3 +198,18 @@ def test_a_spread_just_above_the_threshold_is_flagged(tmp_path):
     result = parse_paths([tmp_path])
     summarize(result, "reported")
     assert "wide_spread" in set(result.problems["kind"])
+
+
+def test_a_clock_stepped_back_gives_no_energy(tmp_path):
+    """75 s at 300 W (22,500 J) with the node's clock stepped back 60 s part-way, in the log
+    and the samples alike: 17,850 J over a 60 s window, no note; the first to the last
+    line is not how long the run took."""
+    S.write(tmp_path, S.lines(1500, jumps={800: -60.0}))
+    before = _sidecar((0,), seconds=40.0)
+    after = [ln.replace(ln[:23], (datetime.strptime(ln[:23], "%Y/%m/%d %H:%M:%S.%f")
+                                  - timedelta(seconds=20)).strftime("%Y/%m/%d %H:%M:%S.%f")[:23])
+             for ln in before[1:]]
+    S.write(tmp_path, before + after, "1n1g/r50_b128_amp_1.gpu.csv")
+    row = run_energy(parse_paths([tmp_path])).iloc[0]
+    assert np.isnan(row["energy_j"]) and np.isnan(row["window_s"])
+    assert "goes back" in row["note"]
