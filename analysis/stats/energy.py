@@ -13,8 +13,8 @@ A run's energy per sample is its power over its throughput (the method's figure)
 samples/s per watt the inverse. No energy, and a note saying why, when the log has no
 timestamps, its clock or its samples' goes back, a GPU the run sampled has fewer than two
 power samples in the window (the tool printed ``[N/A]``: not measured, never 0 W), the
-samples span less than half the window, or another number of GPUs have power samples than
-the run used.
+samples span less than half the window or leave a gap in it (a clock step forward, a stalled
+sampler), or another number of GPUs have power samples than the run used.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis import checks
 from analysis import metrics as M
 from analysis.collect import ParseResult
 
@@ -104,6 +105,11 @@ def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
         if ts.size < 2 or span < MIN_COVERAGE * (t1 - t0):
             return row | {"note": f"GPU {device} of {source}: {ts.size} power sample(s) "
                                   f"spanning {span:.1f} s of the {t1 - t0:.1f} s window"}
+        gap = _gap(ts)
+        if gap is not None:
+            return row | {"note": f"GPU {device} of {source}: no power sample for {gap:.1f} s "
+                                  "inside the window, where the others come far more often "
+                                  "(a clock step forward, or the sampler stalled)"}
         joules = float(np.trapezoid(w, ts))
         energy += joules
         watts += joules / span
@@ -117,6 +123,20 @@ def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
                               "which of them were the run's is not stated"}
     return row | {"energy_j": energy, "power_w": watts, "gpus": len(power),
                   "power_samples": used}
+
+
+def _gap(ts: np.ndarray) -> float | None:
+    """The longest interval between sorted sample times `ts` when it is a jump as
+    :func:`analysis.checks.forward_jumps` has one (JUMP_FACTOR times the median interval and
+    JUMP_SECONDS longer): the trapezoid would draw a line across time the GPU was not
+    sampled, or that did not pass (the clock stepped); None when there is none."""
+    dt = np.diff(ts)
+    dt = dt[dt > 0]
+    if len(dt) < 3:
+        return None
+    median, longest = float(np.median(dt)), float(dt.max())
+    far = longest > checks.JUMP_FACTOR * median and longest - median > checks.JUMP_SECONDS
+    return longest if far else None
 
 
 def _add_power(power: dict, key: tuple, ts: np.ndarray, watts: np.ndarray) -> None:

@@ -213,3 +213,27 @@ def test_a_clock_stepped_back_gives_no_energy(tmp_path):
     row = run_energy(parse_paths([tmp_path])).iloc[0]
     assert np.isnan(row["energy_j"]) and np.isnan(row["window_s"])
     assert "goes back" in row["note"]
+
+
+def test_a_clock_stepped_forward_gives_no_energy(tmp_path):
+    """75 s at 300 W with the node's clock stepped 3,600 s forward part-way (log and
+    samples alike): 1,102,350 J over a 3,675 s window, no note."""
+    S.write(tmp_path, S.lines(1500, jumps={800: 3600.0}))
+    before = _sidecar((0,), seconds=40.0)
+    after = [ln.replace(ln[:23], (datetime.strptime(ln[:23], "%Y/%m/%d %H:%M:%S.%f")
+                                  + timedelta(seconds=3640)).strftime("%Y/%m/%d %H:%M:%S.%f")[:23])
+             for ln in before[1:]]
+    S.write(tmp_path, before + after, "1n1g/r50_b128_amp_1.gpu.csv")
+    row = run_energy(parse_paths([tmp_path])).iloc[0]
+    assert np.isnan(row["energy_j"]) and np.isnan(row["power_w"])
+    assert "no power sample for 3600.0 s inside the window" in row["note"]
+
+
+def test_power_not_measured_now_and_then_still_gives_energy(tmp_path):
+    """Every third sample [N/A]: the others still cover the window."""
+    S.write(tmp_path, S.lines(1500))
+    side = [ln.replace("300.00 W", "[N/A]") if k % 3 == 0 else ln
+            for k, ln in enumerate(_sidecar((0,)))]
+    S.write(tmp_path, side, "1n1g/r50_b128_amp_1.gpu.csv")
+    row = run_energy(parse_paths([tmp_path])).iloc[0]
+    assert row["power_w"] == 300.0 and row["note"] == ""
