@@ -105,10 +105,13 @@ def ratio(a: float, b: float) -> float:
 DEFAULT_SPREAD_THRESHOLD = 0.05
 #: Argument-dump keys that differ between repeats of one configuration: where and when a run
 #: ran (host, ranks, ports, its name, the paths of its checkpoints and outputs: DLE's
-#: ``workspace``, TF's ``logdir``), its seed (``seed``, ``random_seed``) and its repeat number.
+#: ``workspace``, TF's ``logdir``), its seed (``seed``, ``random_seed``), its repeat number,
+#: and what DLE BERT restates as a PARAMETER while it runs (the dynamic ``loss_scale``, the
+#: ``checkpoint_step`` reached): the last one stated differs from repeat to repeat.
 PER_RUN_KEYS = re.compile(
     r"^(hostname|host|hostfile|node_?rank|local_?rank|rank|master_addr|pid|run_?id|repeat|"
-    r"date|time|timestamp|save|load|workspace|logdir|output|(run|job|exp|experiment)_?name)$"
+    r"date|time|timestamp|save|load|workspace|logdir|output|loss_scale|checkpoint_step|"
+    r"(run|job|exp|experiment)_?name)$"
     r"|(^|_)seed$|(_dir|_path|_file|_filename|_port)$", re.I)
 ABSENT = "(absent)"
 

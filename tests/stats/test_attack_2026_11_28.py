@@ -237,3 +237,18 @@ def test_power_not_measured_now_and_then_still_gives_energy(tmp_path):
     S.write(tmp_path, side, "1n1g/r50_b128_amp_1.gpu.csv")
     row = run_energy(parse_paths([tmp_path])).iloc[0]
     assert row["power_w"] == 300.0 and row["note"] == ""
+
+
+def test_a_loss_scale_restated_while_running_is_not_a_configuration(tmp_path):
+    """DLE BERT states its dynamic loss scale as a PARAMETER each time it changes; three
+    repeats ending at 1,024, 2,048 and 3,072 were flagged ``mixed_configuration``."""
+    real = (Path(__file__).resolve().parents[1] / "data" / "real" / "paddle_perf_pytorch_bert"
+            / "bert_base_lamb_pretraining.pyt_bert_pretraining_phase1_fp16_bs128_gpu8.log")
+    text = real.read_text()
+    assert "PARAMETER loss_scale : 2048.0" in text
+    for r in (1, 2, 3):
+        (tmp_path / f"bert_fp16_bs128_gpu8_{r}.log").write_text(
+            text.replace("PARAMETER loss_scale : 2048.0", f"PARAMETER loss_scale : {1024 * r}.0"))
+    result = parse_paths([tmp_path])
+    summarize(result)
+    assert "mixed_configuration" not in set(result.problems["kind"])
