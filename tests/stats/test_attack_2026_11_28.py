@@ -1,7 +1,10 @@
 """Inputs of an attack on the checks of a run's figure that got a wrong number or a false
-flag out of them: energy summed over GPUs the run did not use, an MLPerf run_stop before
-its run_start read as a time to train, and repeats whose output folders or seeds differ
-flagged as a mixed configuration."""
+flag out of them: energy summed over GPUs the run did not use or over a clock that stepped,
+an MLPerf run_stop before its run_start read as a time to train, repeats whose output
+folders, seeds or dynamic loss scale differ flagged as a mixed configuration, uneven
+iterations flagged as a figure mismatch while a clock step in a short window was not,
+compare silent on flagged figures, and a spread of exactly 5 % flagged by float rounding.
+DLLogger logs of batch 128 on 1 GPU at 50 ms an iteration (2,560 img/s) unless said."""
 
 from __future__ import annotations
 
