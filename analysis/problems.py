@@ -37,9 +37,9 @@ KINDS = {
     "non_finite_value": "a printed value is nan, inf or -inf: left out of the data",
     "window_gap": "a training line inside the method's window has no readable throughput "
                   "(garbled, or nan/inf): the window's lines cannot be counted, so no figure",
-    "impossible_value": "a throughput, latency or memory below zero, a zero latency, or a "
-                        "run count (nodes, GPUs, batch, repeat) outside 1 to 2,147,483,647: "
-                        "left out of the data",
+    "impossible_value": "a throughput, latency or memory below zero, a zero latency, an MLPerf "
+                        "run_stop not after its run_start, or a run count (nodes, GPUs, batch, "
+                        "repeat) outside 1 to 2,147,483,647: left out of the data",
     "zero_throughput": "a printed throughput of zero (a stalled interval, or one not yet timed) "
                        "is not a measurement of speed: the methods that read printed "
                        "throughputs leave it out",

@@ -20,6 +20,7 @@ from analysis.changes.sources import Campaign
 from analysis.errors import UsageError
 from analysis.schema import CASE_COLUMNS, case_key
 from analysis.stats import case_stats
+from analysis.stats.figure_checks import KEPT_FLAGGED
 
 ONLY_BASE, ONLY_NEW = "only in base", "only in new"
 #: A case with runs on both sides, every run of one side (or of both) without a throughput.
@@ -85,6 +86,20 @@ def _by_case(c: Campaign) -> tuple[dict, dict]:
     return runs, summary
 
 
+def _figure_flags(runs: pd.DataFrame | None) -> list[str]:
+    """What a case's runs' figures are flagged with (figure_checks.KEPT_FLAGGED: the figure
+    is kept, yet disagrees with what its log prints): a change computed from them is not
+    the software's."""
+    if runs is None or "problem_kind" not in runs.columns:
+        return []
+    out = []
+    for kind in KEPT_FLAGGED:
+        hit = int((runs["problem_kind"] == kind).sum())
+        if hit:
+            out.append(f"{hit} of {len(runs)} run(s) {kind}")
+    return out
+
+
 def _num(row: dict | None, col: str) -> float:
     if row is None or row.get(col) is None or pd.isna(row.get(col)):
         return float("nan")
@@ -138,7 +153,7 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             spread_threshold: float = case_stats.DEFAULT_SPREAD_THRESHOLD) -> Comparison:
     """Compare every case of `new` with the same case of `base`. `flags` names, per side,
     why a case's repeats are not one comparable set (case_stats.case_flags at
-    `spread_threshold`).
+    `spread_threshold`) and how many of its runs' figures disagree with their logs.
 
     Raises UsageError when the hardware type of a case differs between the two (a change of
     machine, not of software) unless `allow_different_hardware`.
@@ -194,8 +209,11 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             new_time_to_train_min=_num(n, "time_to_train_min"),
             time_to_train_verdict=ttt,
             env_changes="; ".join(changes),
-            flags="; ".join(f"{side}: {f}" for side, r in (("base", b), ("new", n))
-                            if r is not None for f in case_stats.case_flags(r, spread_threshold)))
+            flags="; ".join(
+                [f"{side}: {f}" for side, r in (("base", b), ("new", n))
+                 if r is not None for f in case_stats.case_flags(r, spread_threshold)]
+                + [f"{side}: {f}" for side, g in (("base", br), ("new", nr))
+                   for f in _figure_flags(g)]))
         rows.append(row)
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in (
         "efficiency_change", "memory_change", "time_to_train_change")])

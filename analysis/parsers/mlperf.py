@@ -104,6 +104,13 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
             minutes = (rec["time_ms"] - start[1]) / MS_PER_MINUTE
             meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
             status = meta.get("status")
+            if status == "success" and minutes <= 0:
+                parsed.problems.append(Problem(
+                    log.source, line, "impossible_value",
+                    f"run_stop at {rec['time_ms']} ms is not after run_start at {start[1]} ms "
+                    f"(line {start[0]}): {minutes:.4f} min is not a time to train; no time",
+                    log.line_text(line)))
+                return
             if status == "success":
                 parsed.obs.add(line=line, metric=M.TIME_TO_TRAIN, value=minutes,
                                phase=M.SUMMARY, unit=M.MINUTES)

@@ -104,12 +104,15 @@ def ratio(a: float, b: float) -> float:
 #: Spread of a case's repeats, (max - min) / median, above which the case is flagged.
 DEFAULT_SPREAD_THRESHOLD = 0.05
 #: Argument-dump keys that differ between repeats of one configuration: where and when a run
-#: ran (host, ranks, ports, its name, the paths of its checkpoints and outputs), its seed and
-#: its repeat number.
+#: ran (host, ranks, ports, its name, the paths of its checkpoints and outputs: DLE's
+#: ``workspace``, TF's ``logdir``), its seed (``seed``, ``random_seed``), its repeat number,
+#: and what DLE BERT restates as a PARAMETER while it runs (the dynamic ``loss_scale``, the
+#: ``checkpoint_step`` reached): the last one stated differs from repeat to repeat.
 PER_RUN_KEYS = re.compile(
     r"^(hostname|host|hostfile|node_?rank|local_?rank|rank|master_addr|pid|run_?id|repeat|"
-    r"seed|date|time|timestamp|save|load|(run|job|exp|experiment)_?name)$"
-    r"|(_dir|_path|_file|_filename|_port)$", re.I)
+    r"date|time|timestamp|save|load|workspace|logdir|output|loss_scale|checkpoint_step|"
+    r"(run|job|exp|experiment)_?name)$"
+    r"|(^|_)seed$|(_dir|_path|_file|_filename|_port)$", re.I)
 ABSENT = "(absent)"
 
 
@@ -143,8 +146,12 @@ def differing_keys(dumps: list) -> dict[str, list[str]]:
 
 
 def spread_flagged(spread_pct: float, threshold: float = DEFAULT_SPREAD_THRESHOLD) -> bool:
-    """Whether a case's spread (in %) is above `threshold` (a fraction: 0.05 is 5 %)."""
-    return math.isfinite(spread_pct) and spread_pct > threshold * 100.0
+    """Whether a case's spread (in %) is above `threshold` (a fraction: 0.05 is 5 %). A
+    spread equal to it up to float rounding is not above it: 2,924.61 to 3,074.59 around
+    2,999.60 is 5 % exactly, and computed as 5.000000000000001."""
+    limit = threshold * 100.0
+    return (math.isfinite(spread_pct) and spread_pct > limit
+            and not math.isclose(spread_pct, limit, rel_tol=1e-9))
 
 
 def spread_text(spread_pct: float, threshold: float) -> str:

@@ -11,9 +11,10 @@ the samples inside the window are integrated by the trapezoid rule; the run's en
 sum over its GPUs, its power the sum of each GPU's energy over the time its samples span.
 A run's energy per sample is its power over its throughput (the method's figure), its
 samples/s per watt the inverse. No energy, and a note saying why, when the log has no
-timestamps, a GPU the run sampled has fewer than two power samples in the window (the tool
-printed ``[N/A]``: not measured, never 0 W), the samples span less than half the window, or
-fewer GPUs have power samples than the run used.
+timestamps, its clock or its samples' goes back, a GPU the run sampled has fewer than two
+power samples in the window (the tool printed ``[N/A]``: not measured, never 0 W), the
+samples span less than half the window or leave a gap in it (a clock step forward, a stalled
+sampler), or another number of GPUs have power samples than the run used.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis import checks
 from analysis import metrics as M
 from analysis.collect import ParseResult
 
@@ -43,9 +45,21 @@ def run_energy(result: ParseResult) -> pd.DataFrame:
     '' when there is one)."""
     windows, power = _from_parts(result) if result.parts is not None else _from_frame(result)
     devices = result.runs["num_devices"].to_numpy(dtype=float, na_value=np.nan)
+    problems = result.problems
+    back = set(problems.loc[problems["kind"] == "timestamps_backwards", "run_id"].astype(str))
     rows = [_one_run(rid, None if np.isnan(n) else int(n), windows.get(rid), power.get(rid, {}))
+            if rid not in back else _clock_back(rid, power.get(rid, {}))
             for rid, n in zip(result.runs["run_id"].astype(str), devices, strict=True)]
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _clock_back(rid: str, power: dict) -> dict:
+    """The row of a run whose log or samples go back in time: the first to the last line is
+    not how long it ran, and samples of two stretches of one clock interleave."""
+    row = dict.fromkeys(COLUMNS, np.nan) | {"run_id": rid, "gpus": 0, "power_samples": 0}
+    return row | {"note": NONE["energy_note"] if not power else
+                  "the clock of its log or of its power samples goes back (timestamps_backwards): "
+                  "no window"}
 
 
 def per_run_columns(result: ParseResult) -> dict[str, dict]:
@@ -91,14 +105,38 @@ def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
         if ts.size < 2 or span < MIN_COVERAGE * (t1 - t0):
             return row | {"note": f"GPU {device} of {source}: {ts.size} power sample(s) "
                                   f"spanning {span:.1f} s of the {t1 - t0:.1f} s window"}
+        gap = _gap(ts)
+        if gap is not None:
+            return row | {"note": f"GPU {device} of {source}: no power sample for {gap:.1f} s "
+                                  "inside the window, where the others come far more often "
+                                  "(a clock step forward, or the sampler stalled)"}
         joules = float(np.trapezoid(w, ts))
         energy += joules
         watts += joules / span
         used += ts.size
     if expected is not None and len(power) < expected:
         return row | {"note": f"power samples of {len(power)} GPU(s), the run used {expected}"}
+    if expected is not None and len(power) > expected:
+        # nothing said which GPUs were the run's (no CUDA_VISIBLE_DEVICES record): summing
+        # every sampled GPU would add other jobs' or idle GPUs' power to the run's
+        return row | {"note": f"power samples of {len(power)} GPU(s), the run used {expected}: "
+                              "which of them were the run's is not stated"}
     return row | {"energy_j": energy, "power_w": watts, "gpus": len(power),
                   "power_samples": used}
+
+
+def _gap(ts: np.ndarray) -> float | None:
+    """The longest interval between sorted sample times `ts` when it is a jump as
+    :func:`analysis.checks.forward_jumps` has one (JUMP_FACTOR times the median interval and
+    JUMP_SECONDS longer): the trapezoid would draw a line across time the GPU was not
+    sampled, or that did not pass (the clock stepped); None when there is none."""
+    dt = np.diff(ts)
+    dt = dt[dt > 0]
+    if len(dt) < 3:
+        return None
+    median, longest = float(np.median(dt)), float(dt.max())
+    far = longest > checks.JUMP_FACTOR * median and longest - median > checks.JUMP_SECONDS
+    return longest if far else None
 
 
 def _add_power(power: dict, key: tuple, ts: np.ndarray, watts: np.ndarray) -> None:

@@ -5,9 +5,9 @@ checks are :mod:`analysis.checks`; these see the figure too.
 * ``batch_changed``: the log states another batch part-way (a job restarted in the same log
   with another batch size): its parts are two runs, so no figure.
 * ``figure_mismatch``: a figure measured from timestamps or latencies and the throughput the
-  log prints for the same lines are more than `MISMATCH` apart (the stated global batch or
-  device count is not what ran, or the clock is not the run's): the figure is kept, flagged
-  with both values.
+  log prints for the same lines (their median and their harmonic mean) are more than
+  `MISMATCH` apart (the stated global batch or device count is not what ran, or the clock is
+  not the run's): the figure is kept, flagged with both values.
 """
 
 from __future__ import annotations
@@ -23,10 +23,14 @@ from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
 
 #: Relative difference between a measured figure and the printed throughput that is flagged.
 MISMATCH = 0.05
-#: Printed values needed inside the window before a median of them is compared.
+#: Printed values needed inside the window before a median of them is compared at MISMATCH.
 MIN_PRINTED = 3
+#: The relative difference flagged in a window with fewer printed values than MIN_PRINTED.
+SHORT_MISMATCH = 0.5
 #: Problem kinds of a run's log after which no method gives it a figure.
 NO_FIGURE = ("batch_changed",)
+#: Problem kinds of a figure that is kept though it disagrees with its log.
+KEPT_FLAGGED = ("figure_mismatch",)
 
 
 def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]) -> Estimate:
@@ -41,11 +45,9 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
 
 
 def _against_printed(run: RunData, est: Estimate) -> Estimate:
-    """`est` flagged ``figure_mismatch`` when the throughput printed on the window's lines (the
-    lowest rank's, after its first line) is more than MISMATCH from it. The printed rates are
-    combined as a time would combine them, by their harmonic mean (equal samples per line:
-    samples / the sum of the lines' times), so that iterations of uneven length, which move a
-    median of rates away from samples / time, are not taken for a wrong batch or device count."""
+    """`est` flagged ``figure_mismatch`` when the median and the harmonic mean of the
+    throughput printed on the window's lines (the lowest rank's, after its first line) are
+    both more than MISMATCH from it (SHORT_MISMATCH where they are fewer than MIN_PRINTED)."""
     if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
         return est  # the printed value is another quantity (a running mean, per device, …)
     cols = train_arrays(run)
@@ -54,11 +56,19 @@ def _against_printed(run: RunData, est: Estimate) -> Estimate:
     lines = cols["line"][rows]
     values = cols["value"][rows][(lines > est.window[0]) & (lines <= est.window[1])]
     values = values[np.isfinite(values) & (values > 0)]
-    if len(values) < MIN_PRINTED:
+    if not len(values):
         return est
-    printed = float(len(values) / np.sum(1.0 / values))
+    # A window of one or two printed intervals (--measure 2) is too short for a median of
+    # noisy per-interval rates, and for a jump to stand out of it, so only a gross
+    # disagreement (a clock step, a batch off by a factor) is flagged there.
+    allowed = MISMATCH if len(values) >= MIN_PRINTED else SHORT_MISMATCH
+    printed = float(np.median(values))
     apart = abs(est.throughput - printed) / printed
-    if apart <= MISMATCH:
+    # Each printed value is the rate of its own interval, so a run whose iterations are
+    # uneven (a slower one every few: data loading, logging) runs at the harmonic mean of
+    # them, which the median overstates; a figure near either is what the lines printed.
+    harmonic = len(values) / float(np.sum(1.0 / values))
+    if min(apart, abs(est.throughput - harmonic) / harmonic) <= allowed:
         return est
     return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
         f"the figure {est.throughput:,.2f} samples/s (global batch {run.global_batch_size:,.0f} "
