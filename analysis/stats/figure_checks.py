@@ -73,5 +73,6 @@ def _against_printed(run: RunData, est: Estimate) -> Estimate:
     return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
         f"the figure {est.throughput:,.2f} samples/s (global batch {run.global_batch_size:,.0f} "
         f"x iterations / time) and the throughput the log prints on lines {est.window[0]} to "
-        f"{est.window[1]}, {printed:,.2f} samples/s (harmonic mean of {len(values)}), are "
+        f"{est.window[1]}, {printed:,.2f} samples/s (median of {len(values)}; harmonic mean "
+        f"{harmonic:,.2f}), are "
         f"{apart:.1%} apart: the stated global batch or devices may not be what ran"))
