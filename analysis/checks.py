@@ -300,13 +300,17 @@ def _skipped_rows(blocks: list[dict]) -> tuple[np.ndarray, np.ndarray] | None:
 
 def _distinct_lines(blocks: list[dict]) -> list[dict]:
     """The blocks less those that repeat an earlier one's lines, timestamps and steps (the
-    metrics of one printed line are one block each; the order checks need them once)."""
+    metrics of one printed line are one block each; the order checks need them once).
+    Those blocks share their arrays (``Observations.add`` keeps an array as it is), so
+    identity answers before a comparison of every row."""
     out: list[dict] = []
     for b in blocks:
         if isinstance(b["phase"], str) and any(
                 o["n"] == b["n"] and o["phase"] == b["phase"]
-                and all(np.array_equal(o[k], b[k]) for k in ("line", "step", "epoch"))
-                and np.array_equal(o["timestamp"], b["timestamp"], equal_nan=True)
+                and all(o[k] is b[k] or np.array_equal(o[k], b[k])
+                        for k in ("line", "step", "epoch"))
+                and (o["timestamp"] is b["timestamp"]
+                     or np.array_equal(o["timestamp"], b["timestamp"], equal_nan=True))
                 for o in out if isinstance(o["phase"], str)):
             continue
         out.append(b)
