@@ -21,6 +21,7 @@ The order rules are the ones the throughput methods apply to their windows
 
 from __future__ import annotations
 
+import statistics
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -94,7 +95,9 @@ def forward_jumps(step: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, float]:
     if len(ok) < 3:
         return np.empty(0, np.int64), float("nan")
     per = dt[ok] / ds[ok]
-    median = float(np.median(per))
+    # statistics' median of a list: the same float as numpy's (the middle one, or the two
+    # middle ones' sum halved), at a fraction of numpy's cost per call on ~100 values
+    median = float(statistics.median(per.tolist()))
     far = (per > JUMP_FACTOR * median) & (dt[ok] - ds[ok] * median > JUMP_SECONDS)
     return ok[far] + 1, median
 

@@ -13,6 +13,7 @@ checks are :mod:`analysis.checks`; these see the figure too.
 from __future__ import annotations
 
 import dataclasses
+import statistics
 
 import numpy as np
 
@@ -53,7 +54,7 @@ def _against_printed(run: RunData, est: Estimate) -> Estimate:
     values = values[np.isfinite(values) & (values > 0)]
     if len(values) < MIN_PRINTED:
         return est
-    printed = float(np.median(values))
+    printed = float(statistics.median(values.tolist()))  # numpy's median, cheaper on a few hundred
     apart = abs(est.throughput - printed) / printed
     if apart <= MISMATCH:
         return est
