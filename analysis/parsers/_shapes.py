@@ -92,6 +92,31 @@ def in_line_order(parts: list[tuple]) -> list[np.ndarray]:
 
 # --- datetimes ----------------------------------------------------------------------------
 
+def days_from_civil(y, mo, dd):
+    """Days since 1970-01-01 of proleptic Gregorian dates (ints or int64 arrays alike)."""
+    yy = y - (mo <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * ((mo + 9) % 12) + 2) // 5 + dd - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _day_us(day: bytes) -> int | None:
+    """Microseconds at 00:00 of a ``YYYY-MM-DD`` text, with :func:`civil_us`'s checks (month
+    1..12, day 1..31); None when malformed. In Python ints: a log's lines span a day or two,
+    and numpy's cost per call on one row is many times this arithmetic."""
+    if len(day) != 10 or day[4:5] != b"-" or day[7:8] != b"-":
+        return None
+    digits = day[:4] + day[5:7] + day[8:]
+    if not digits.isdigit():
+        return None
+    y, mo, dd = int(day[:4]), int(day[5:7]), int(day[8:])
+    if not (1 <= mo <= 12 and 1 <= dd <= 31):
+        return None
+    return days_from_civil(y, mo, dd) * 86_400_000_000
+
+
 def civil_us(date: np.ndarray, time: np.ndarray, time_width: np.ndarray):
     """Microseconds since the epoch (naive = UTC) from (n, 10) date bytes ``YYYY-MM-DD`` and
     (n, 15) time bytes ``HH:MM:SS[.f…]`` of `time_width` bytes (8, or 10..15).
@@ -120,13 +145,7 @@ def civil_us(date: np.ndarray, time: np.ndarray, time_width: np.ndarray):
     ok &= ~has_frac | ~(inside & ((frac_cols < 0) | (frac_cols > 9))).any(1)
     ok &= (time_width == 8) | has_frac
     us_frac = np.where(inside & has_frac[:, None], frac_cols, 0) @ (10 ** (5 - k))
-    yy = y - (mo <= 2)
-    era = yy // 400
-    yoe = yy - era * 400
-    doy = (153 * ((mo + 9) % 12) + 2) // 5 + dd - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    days = era * 146097 + doe - 719468
-    secs = days * 86400 + hh * 3600 + mi * 60 + ss
+    secs = days_from_civil(y, mo, dd) * 86400 + hh * 3600 + mi * 60 + ss
     us = secs * 1_000_000 + us_frac
     return (us if n else np.empty(0, np.int64)), ok
 
@@ -165,15 +184,12 @@ def datetime_columns(dates: list[bytes], times: list[bytes]) -> np.ndarray | Non
     if (hh > 23).any() or (mi > 59).any() or (ss > 60).any():
         return None
     frac = t[:, 9:] @ (10 ** np.arange(5, 14 - width, -1)) if width > 8 else 0
-    zero = np.zeros((len(days), 15), np.uint8)
-    zero[:, :8] = np.frombuffer(b"00:00:00", np.uint8)
-    day_us, ok = civil_us(np.frombuffer(b"".join(days), np.uint8).reshape(len(days), 10), zero,
-                          np.full(len(days), 8, np.int64))
-    if not ok.all():
+    day_us = [_day_us(d) for d in days]
+    if None in day_us:
         return None
     if len(days) == 1:
-        base = int(day_us[0])
+        base = day_us[0]
     else:
-        at = dict(zip(days, day_us.tolist(), strict=True))
+        at = dict(zip(days, day_us, strict=True))
         base = np.array([at[d] for d in dates], np.int64)
     return (base + (hh * 3600 + mi * 60 + ss) * 1_000_000 + frac) / 1e6

@@ -6,6 +6,7 @@ not depend on the order of the runs."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -121,7 +122,14 @@ def configuration(params) -> dict[str, str]:
     text; {} for a run that states none."""
     if not isinstance(params, dict):
         return {}
-    return {str(k): str(v) for k, v in params.items() if not PER_RUN_KEYS.search(str(k))}
+    return {str(k): str(v) for k, v in params.items() if not _per_run_key(str(k))}
+
+
+@functools.lru_cache(maxsize=4096)
+def _per_run_key(key: str) -> bool:
+    """Whether `key` matches PER_RUN_KEYS, once per key: runs of one program state the
+    same few dozen keys, a regex search each cost more than the rest of a run's summary."""
+    return PER_RUN_KEYS.search(key) is not None
 
 
 def configuration_digest(params) -> str:
