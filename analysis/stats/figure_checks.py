@@ -63,7 +63,7 @@ def _against_printed(run: RunData, est: Estimate) -> Estimate:
     # noisy per-interval rates, and for a jump to stand out of it, so only a gross
     # disagreement (a clock step, a batch off by a factor) is flagged there.
     allowed = MISMATCH if len(values) >= MIN_PRINTED else SHORT_MISMATCH
-    printed = float(statistics.median(values.tolist()))  # numpy's median, cheaper on a few hundred
+    printed = float(statistics.median(values.tolist()))  # the same float as np.median, cheaper on a few hundred values
     apart = abs(est.throughput - printed) / printed
     # Each printed value is the rate of its own interval, so a run whose iterations are
     # uneven (a slower one every few: data loading, logging) runs at the harmonic mean of
