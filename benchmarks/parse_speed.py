@@ -83,14 +83,19 @@ def _log(parts, rng, world: int, iterations: int) -> str:
     t = dt.datetime(2026, 11, 21, 10) + dt.timedelta(seconds=int(rng.integers(0, 86400)),
                                                      microseconds=int(rng.integers(0, 10**6)))
     scale = rng.uniform(0.97, 1.03)
-    steady = np.roll(gaps[1:], int(rng.integers(0, len(gaps) - 1)))  # the first gap is start-up
+    # each training line keeps the gap before it in the real log, so its printed rate stays
+    # the rate its timestamps give. The real log's first interval (start-up) opens every log
+    # and its last (a 5 s final iteration) is left out: repeated every 60 lines, a one-off
+    # stall would become the logs' steady state. A random start varies the logs.
+    steady = len(train) - 3  # lines 2 .. len - 2
+    start = int(rng.integers(0, steady))
     out = [_retime(ln, t).replace("world_size : 8 ", f"world_size : {world} ") for ln in head]
     for i in range(1, iterations + 1):
-        gap = gaps[0] if i == 1 else steady[(i - 2) % len(steady)]
-        t += dt.timedelta(microseconds=int(gap * scale))
+        src = 0 if i == 1 else 2 + (start + i - 2) % steady
+        t += dt.timedelta(microseconds=int(gaps[max(src - 1, 0)] * scale))
         if t.microsecond == 0:
             t += dt.timedelta(microseconds=1)
-        line = _ITERATION.sub(f"Iteration: {i} ", train[(i - 1) % len(train)], count=1)
+        line = _ITERATION.sub(f"Iteration: {i} ", train[src], count=1)
         line = _IPS.sub(lambda m: f"{m.group(1)}{float(m.group(2)) * world / 8 / scale:.2f}", line)
         out.append(_retime(line, t))
     out += [_retime(ln, t) for ln in tail]
