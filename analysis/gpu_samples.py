@@ -46,14 +46,21 @@ LEAD_S = 900.0
 TAIL_S = 30.0
 
 
-def run_gpus(log_path: Path, node: int = 0) -> tuple[frozenset[int] | None, str]:
+def _marker(log_path: Path) -> dict:
+    """The run's done marker ({} when there is none)."""
+    return read_json_object(log_path.parent / f"{run_stem(log_path)}.done") or {}
+
+
+def run_gpus(log_path: Path, node: int = 0, marker: dict | None = None
+             ) -> tuple[frozenset[int] | None, str]:
     """(nvidia-smi indices of the GPUs the run used on `node`, the file that says so);
-    (None, "") when nothing says."""
+    (None, "") when nothing says. `marker`: the run's done marker, when already read."""
     folder, stem = log_path.parent, run_stem(log_path)
-    marker = folder / f"{stem}.done"
     record_path = folder / f"{stem}.node{node}.env.json"
     record = read_json_object(record_path) or {}
-    sources = [(record_path, record)] + ([(marker, read_json_object(marker))] if node == 0 else [])
+    sources = [(record_path, record)]
+    if node == 0:
+        sources.append((folder / f"{stem}.done", _marker(log_path) if marker is None else marker))
     for path, data in sources:
         env = (data or {}).get("env")
         visible = env.get("CUDA_VISIBLE_DEVICES") if isinstance(env, dict) else None
@@ -77,17 +84,17 @@ def _indices(visible: str, record: dict, order) -> frozenset[int] | None:
     return frozenset(out)
 
 
-def run_span(main: ParsedLog | None, log_path: Path) -> tuple[float, float] | None:
+def run_span(main: ParsedLog | None, log_path: Path, marker: dict | None = None
+             ) -> tuple[float, float] | None:
     """(earliest, latest) time a sample of the run may carry; None when the log has no
-    timestamps."""
+    timestamps. `marker`: the run's done marker, when already read."""
     stamps = [b["timestamp"] for b in (main.obs.blocks if main else ())
               if not (isinstance(b["phase"], str) and b["phase"] == M.MEMORY)]
     stamps = np.concatenate(stamps) if stamps else np.empty(0)
     stamps = stamps[np.isfinite(stamps)]
     if not stamps.size:
         return None
-    marker = read_json_object(log_path.parent / f"{run_stem(log_path)}.done") or {}
-    took = marker.get("duration_s")
+    took = (_marker(log_path) if marker is None else marker).get("duration_s")
     lead = float(took) + TAIL_S if isinstance(took, (int, float)) and math.isfinite(took) \
         and 0 <= took < 1e7 else LEAD_S
     return float(stamps.min()) - lead, float(stamps.max()) + TAIL_S
@@ -97,8 +104,9 @@ def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_pa
                 run_id: str, problems: list[Problem]) -> ParsedLog:
     """`parsed` (a sidecar's read) less the samples that are not its run's (see the module);
     a `foreign_gpu_sample` problem appended to `problems` for each cause that left any out."""
-    gpus, said_by = run_gpus(log_path, node_index(sidecar))
-    span = run_span(main, log_path)
+    marker = _marker(log_path)
+    gpus, said_by = run_gpus(log_path, node_index(sidecar), marker)
+    span = run_span(main, log_path, marker)
     if gpus is None and span is None:
         return parsed
     kept, other_gpu, out_of_time = Observations(), {}, {}
