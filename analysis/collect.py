@@ -151,7 +151,7 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
     parser = parsers.get(family) if family else parsers.detect(log.data)
     if parser is None:
         return _unknown_format(path, explicit, log)
-    parts = first_lines(log, parser.late_markers) if dlperf_only else (log,)
+    parts = first_lines(log, parser.late_markers, parser.rule_lines) if dlperf_only else (log,)
     for part in parts:
         try:
             parsed = parser.parse(part)

@@ -174,6 +174,11 @@ class LogParser(ABC):
     #: Substrings (memory lines, say) whose presence after a log's first lines means that the
     #: rest is needed too, even when the DLPerf rule has what it reads (see `dlperf_has_read`).
     late_markers: ClassVar[tuple[bytes, ...]] = ()
+    #: (a substring of each training line, how many of the log's first training lines the
+    #: DLPerf rule reads, the line after its window included): the first prefix
+    #: ``parsers._prefix.first_lines`` gives holds that many and no more, whatever precedes
+    #: them. None: the rule states no count (the first prefix is a fixed number of lines).
+    rule_lines: ClassVar[tuple[bytes, int] | None] = None
 
     def dlperf(self, run: RunData) -> Estimate:
         """The DLPerf extract-script rule of this family (docs/formats.md)."""
