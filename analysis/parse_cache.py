@@ -262,7 +262,11 @@ class RunFigures:
         self.runs[run_id] = (store, name, sorted(files), unchanged)
 
     def _digest(self, run_id: str, key: str, row: dict, stated: dict) -> str:
-        text = json.dumps([key, row, self.runs[run_id][2], stated], sort_keys=True, default=str)
+        """What the figure depends on besides the files' text: the row's fields (not its
+        ``parameters``, which its files' text alone gives: a JSON or repr of a whole
+        argument dump per run cost more than the figure), the files, the stated problems."""
+        fields = [(k, v) for k, v in row.items() if k != "parameters"]
+        text = repr((key, fields, self.runs[run_id][2], sorted(stated.items())))
         return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
     def get(self, run_id: str, key: str, row: dict, stated: dict) -> dict | None:
