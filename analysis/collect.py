@@ -559,8 +559,8 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
                 part = own_samples(read.path, part, parsed, main.path, rid, run_problems)
             obs_parts.append((row, part, str(read.path)))
             row["n_observations"] += len(part.obs)
-            if read.parsed is not parsed:
-                row["parameters"].update(read.parsed.parameters)
+            if read.parsed is not parsed:  # a copy: the row shares the main file's dict
+                row["parameters"] = {**row["parameters"], **read.parsed.parameters}
     problems += run_problems + _run_level_problems(row, parsed, fam, trains)
     path_case = {k: path_meta[k] for k in _PATH_CASE if k in path_meta}
     return _Run(row, main, members[0].relative_id, members[0].run_key[0], path_case, obs_parts,
@@ -660,7 +660,7 @@ def _run_row(rid: str, source: str, fam: str, meta: dict, parsed: ParsedLog | No
     if row["repeat"] is None:
         row["repeat"] = 1
     row.update(run_id=rid, source=source, family=fam, n_observations=0, problems="",
-               parameters=dict(parsed.parameters) if parsed else {})
+               parameters=parsed.parameters if parsed else {})  # one dict to send back
     label = parsers.get(fam).case_label(row) if fam else None
     if label is not None:  # from the final fields: the log may correct the path
         row["case"], row["group"] = label

@@ -37,7 +37,7 @@ from analysis.fsutil import (  # noqa: F401  (CACHE_DIR_ENV re-exported)
     cache_dir,
     file_identity,
 )
-from analysis.parsers.base import Observations, ParsedLog
+from analysis.parsers.base import Observations, ParsedLog, repeated
 from analysis.problems import Problem
 
 _NUMERIC = ("value", "line", "step", "epoch", "rank", "device", "timestamp")
@@ -131,7 +131,7 @@ class FolderCache:
             b = {"n": n}
             for name, where in cols.items():
                 if isinstance(where, list):  # one value repeated
-                    b[name] = np.broadcast_to(np.asarray(where[0], _dtype(name)), (n,))
+                    b[name] = repeated(where[0], n, _dtype(name))
                     continue
                 key = (name, where, n)
                 if key not in shared:

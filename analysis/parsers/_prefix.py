@@ -19,7 +19,7 @@ import numpy as np
 
 from analysis import metrics as M
 from analysis.logtext import LogText
-from analysis.parsers.base import ParsedLog
+from analysis.parsers.base import ParsedLog, repeated
 
 FIRST_LINES = 256
 
@@ -77,7 +77,7 @@ def rule_rows(parsed: ParsedLog) -> ParsedLog:
         elif keep.any():
             n = int(keep.sum())
             blocks.append({k: v if isinstance(v, str) else n if k == "n" else
-                           np.broadcast_to(v[:1], (n,)) if v.strides == (0,) else v[keep]
+                           repeated(v[:1], n) if v.strides == (0,) else v[keep]
                            for k, v in b.items()})
     parsed.obs.blocks = blocks
     return parsed
