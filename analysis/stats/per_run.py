@@ -154,9 +154,12 @@ def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
 
 
 def _estimate_fields(est: Estimate) -> dict:
-    """An Estimate as the parse cache keeps it (JSON: the window as a list)."""
+    """An Estimate as the parse cache keeps it: JSON values (a rule may give numpy
+    numbers; the window as a list)."""
     fields = dataclasses.asdict(est)
-    fields["window"] = list(est.window) if est.window is not None else None
+    fields.update(throughput=float(est.throughput), latency=float(est.latency),
+                  iterations=int(est.iterations),
+                  window=None if est.window is None else [int(x) for x in est.window])
     return fields
 
 
