@@ -89,6 +89,8 @@ class ParseResult:
     #: files found under the paths, and of them those skipped as not logs (a README.txt)
     files_found: int | None = field(default=None, compare=False)
     files_skipped: int | None = field(default=None, compare=False)
+    #: where per-run figures are kept between calls (`parse_paths(cache=True)`), else None
+    figures: parse_cache.RunFigures | None = field(default=None, repr=False, compare=False)
 
     def summary(self, **kwargs) -> pd.DataFrame:
         from analysis.stats import summarize
@@ -151,7 +153,7 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
     parser = parsers.get(family) if family else parsers.detect(log.data)
     if parser is None:
         return _unknown_format(path, explicit, log)
-    parts = first_lines(log, parser.late_markers) if dlperf_only else (log,)
+    parts = first_lines(log, parser.late_markers, parser.rule_lines) if dlperf_only else (log,)
     for part in parts:
         try:
             parsed = parser.parse(part)
@@ -355,9 +357,11 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
     read_run = partial(_read_run, family=family, limit=limit, meta_files=MetaFiles(),
                        user_meta=user_meta, dlperf_only=dlperf_only)
     groups = list(by_run.values())
+    figures = None
     if cache:
-        runs = _read_runs_cached(groups, read_run, jobs,
-                                 {"family": family, "max_bytes": limit, "dlperf_only": dlperf_only})
+        figures = parse_cache.RunFigures()
+        runs = _read_runs_cached(groups, read_run, jobs, {
+            "family": family, "max_bytes": limit, "dlperf_only": dlperf_only}, figures)
     else:
         runs = map_in_processes(read_run, groups, jobs)
     skipped = sum(len(g) if run is None else sum(r.skip for r in run.reads.values())
@@ -380,7 +384,7 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
     placed = {id(row) for row in run_rows}
     obs_parts = [part for run in kept if id(run.row) in placed for part in run.obs_parts]
     return ParseResult(None, _runs_frame(run_rows), problems, obs_parts,
-                       files_found=len(files), files_skipped=skipped)
+                       files_found=len(files), files_skipped=skipped, figures=figures)
 
 
 def _leave_out_strays(groups: list[list[Found]], runs: list[_Run | None],
@@ -405,9 +409,10 @@ def _leave_out_strays(groups: list[list[Found]], runs: list[_Run | None],
 
 
 def _read_runs_cached(groups: list[list[Found]], read_run, jobs: int | None,
-                      how: dict) -> list[_Run | None]:
+                      how: dict, figures: parse_cache.RunFigures) -> list[_Run | None]:
     """`read_run` of every group, through the parse cache: runs whose files are all kept
-    are assembled here from what they gave, the others read (in `jobs` processes) and kept."""
+    are assembled here from what they gave, the others read (in `jobs` processes) and kept.
+    Each run whose main log has an entry is added to `figures` (its figures are kept there)."""
     stores: dict[str, parse_cache.FolderCache] = {}
     known: dict[Path, FileRead] = {}
     for members in groups:
@@ -425,14 +430,27 @@ def _read_runs_cached(groups: list[list[Found]], read_run, jobs: int | None,
     unread = set(todo)
     runs = [None if i in unread else read_run(members, known=known)
             for i, members in enumerate(groups)]
+    kept: dict[Path, str] = {}  # entry names of the files read now and kept
     for i, run in zip(todo, map_in_processes(read_run, [groups[i] for i in todo], jobs), strict=True):
         runs[i] = run
         for f in groups[i]:
             read = run.reads.get(f.path) if run is not None else None
             if read is not None and not any(p.kind == "unreadable_file" for p in read.problems):
-                stores[f.run_key[0]].put(f.path, f.explicit, {
+                name = stores[f.run_key[0]].put(f.path, f.explicit, {
                     "family": read.family, "digest": read.digest.hex(), "skip": read.skip},
                     read.parsed, read.problems, f.real_path)
+                if name is not None:
+                    kept[f.path] = name
+    for i, (members, run) in enumerate(zip(groups, runs, strict=True)):
+        main = next((f for f in members if run is not None and f.path == run.main.path), None)
+        if main is None:
+            continue
+        unchanged = i not in unread
+        name = (parse_cache.entry_name(main.real_path or os.path.realpath(main.path))
+                if unchanged else kept.get(main.path))
+        if name is not None:
+            figures.add(run.row["run_id"], stores[main.run_key[0]], name,
+                        [str(p) for p in run.reads], unchanged)
     for store in stores.values():
         store.save()
     return runs
@@ -541,8 +559,8 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
                 part = own_samples(read.path, part, parsed, main.path, rid, run_problems)
             obs_parts.append((row, part, str(read.path)))
             row["n_observations"] += len(part.obs)
-            if read.parsed is not parsed:
-                row["parameters"].update(read.parsed.parameters)
+            if read.parsed is not parsed:  # a copy: the row shares the main file's dict
+                row["parameters"] = {**row["parameters"], **read.parsed.parameters}
     problems += run_problems + _run_level_problems(row, parsed, fam, trains)
     path_case = {k: path_meta[k] for k in _PATH_CASE if k in path_meta}
     return _Run(row, main, members[0].relative_id, members[0].run_key[0], path_case, obs_parts,
@@ -642,7 +660,7 @@ def _run_row(rid: str, source: str, fam: str, meta: dict, parsed: ParsedLog | No
     if row["repeat"] is None:
         row["repeat"] = 1
     row.update(run_id=rid, source=source, family=fam, n_observations=0, problems="",
-               parameters=dict(parsed.parameters) if parsed else {})
+               parameters=parsed.parameters if parsed else {})  # one dict to send back
     label = parsers.get(fam).case_label(row) if fam else None
     if label is not None:  # from the final fields: the log may correct the path
         row["case"], row["group"] = label

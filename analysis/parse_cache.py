@@ -12,6 +12,9 @@ numeric columns of every entry concatenated) is one read and one write per folde
 entry per file cost more than reading the lines the DLPerf rules need. A store that cannot
 be read or names another key is ignored and rewritten, never trusted. A file changed in the
 last seconds is not cached (its next change could keep its size and ``mtime_ns``).
+The entry of a run's main log also keeps the run's figure by each method and window asked
+for (:class:`RunFigures`), under a digest of all else it depends on (the run's row, its
+files, the problems that withhold a figure): a run read from the store is not measured again.
 Folder: ``$DLPERF_CACHE_DIR``, else ``$XDG_CACHE_HOME/dlperf/parse``, else
 ``~/.cache/dlperf/parse``.
 """
@@ -34,7 +37,7 @@ from analysis.fsutil import (  # noqa: F401  (CACHE_DIR_ENV re-exported)
     cache_dir,
     file_identity,
 )
-from analysis.parsers.base import Observations, ParsedLog
+from analysis.parsers.base import Observations, ParsedLog, repeated
 from analysis.problems import Problem
 
 _NUMERIC = ("value", "line", "step", "epoch", "rank", "device", "timestamp")
@@ -51,6 +54,11 @@ def code_version() -> str:
     for path in sorted(_PACKAGE.rglob("*.py")):
         h.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
+
+
+def entry_name(real_path: str) -> str:
+    """The name of a file's entry in its folder's store (its real path's last part)."""
+    return os.path.basename(real_path)
 
 
 def _problem_row(p: Problem) -> list:
@@ -70,6 +78,7 @@ class FolderCache:
         self.entries: dict[str, dict] = {}
         self.columns: dict[str, np.ndarray] = {}
         self.new: dict[str, tuple] = {}
+        self.figures: dict[str, dict] = {}  # entry name -> {figure key: kept figure}, to add
         self._load()
 
     def _load(self) -> None:
@@ -99,7 +108,7 @@ class FolderCache:
         """(fields, parsed, problems) kept for `path` (whose real path is `real`, when the
         caller knows it) as it is now, or None."""
         stat = self._stat(path, explicit, real)
-        entry = self.entries.get(os.path.basename(stat["path"])) if stat else None
+        entry = self.entries.get(entry_name(stat["path"])) if stat else None
         if entry is None or entry["stat"] != stat:
             return None
         try:
@@ -122,7 +131,7 @@ class FolderCache:
             b = {"n": n}
             for name, where in cols.items():
                 if isinstance(where, list):  # one value repeated
-                    b[name] = np.broadcast_to(np.asarray(where[0], _dtype(name)), (n,))
+                    b[name] = repeated(where[0], n, _dtype(name))
                     continue
                 key = (name, where, n)
                 if key not in shared:
@@ -136,20 +145,37 @@ class FolderCache:
             parsed.obs.blocks.append(b)
         return parsed
 
+    def figure(self, name: str, key: str, digest: str) -> dict | None:
+        """The figure kept by `key` in the entry `name` (a file just found unchanged) when it
+        was made from what `digest` sums up, else None."""
+        kept = ((self.entries.get(name) or {}).get("figures") or {}).get(key)
+        return kept["figure"] if isinstance(kept, dict) and kept.get("digest") == digest else None
+
+    def put_figure(self, name: str, key: str, digest: str, figure: dict) -> None:
+        """Keep `figure` by `key` in the entry `name` (written by :meth:`save`)."""
+        self.figures.setdefault(name, {})[key] = {"digest": digest, "figure": figure}
+
     def put(self, path: Path, explicit: bool, fields: dict, parsed: ParsedLog | None,
-            problems: list[Problem], real: str = "") -> None:
-        """Keep what reading `path` gave (not when it changed in the last SETTLE_S)."""
+            problems: list[Problem], real: str = "") -> str | None:
+        """Keep what reading `path` gave (not when it changed in the last SETTLE_S); the
+        name of its entry, or None when it is not kept."""
         stat = self._stat(path, explicit, real)
-        if stat is not None:
-            self.new[os.path.basename(stat["path"])] = (stat, fields, parsed, problems)
+        if stat is None:
+            return None
+        name = entry_name(stat["path"])
+        self.new[name] = (stat, fields, parsed, problems)
+        return name
 
     def save(self) -> None:
-        """Write the store when entries were added; entries of files gone are dropped. What
-        cannot be written is not (the next run reads those files again)."""
-        if not self.new:
+        """Write the store when entries or figures were added; entries of files gone are
+        dropped. What cannot be written is not (the next run reads those files again). The
+        store can be saved again after more figures were put."""
+        if not self.new and not self.figures:
             return
         entries = {name: e for name, e in self.entries.items()
                    if name not in self.new and os.path.exists(e["stat"]["path"])}
+        entries = {name: {**e, "parsed": _copied(e.get("parsed"))} if e.get("parsed") else e
+                   for name, e in entries.items()}  # their offsets change below
         parts: dict[str, list] = {name: [] for name in _NUMERIC}
         ends = dict.fromkeys(_NUMERIC, 0)
         for entry in entries.values():  # kept entries: their columns move to the new arrays
@@ -165,11 +191,16 @@ class FolderCache:
         try:
             for name, (stat, fields, parsed, problems) in self.new.items():
                 entries[name] = self._entry(stat, fields, parsed, problems, parts, ends)
+            for name, figures in self.figures.items():
+                if name in entries:
+                    entries[name] = {**entries[name],
+                                     "figures": {**entries[name].get("figures", {}), **figures}}
             head = json.dumps({"key": self.key, "entries": entries}).encode()
         except (TypeError, ValueError):  # a value JSON cannot hold: read the files next time
             return
         columns = {name: np.concatenate(v).astype(_dtype(name)) if v else
                    np.empty(0, _dtype(name)) for name, v in parts.items()}
+        self.entries, self.columns, self.new, self.figures = entries, columns, {}, {}
         try:  # not synced: a store cut short by a crash fails its zip CRCs when read
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(self.path, sync=False) as tmp:
@@ -206,6 +237,56 @@ class FolderCache:
                                "problems": [_problem_row(p) for p in parsed.problems],
                                "blocks": blocks}
         return entry
+
+
+def _copied(parsed: dict) -> dict:
+    """A kept entry's parse with its own block dicts, whose column offsets `save` rewrites
+    (the entry read from the old store keeps the old offsets until the new one replaces it)."""
+    return {**parsed, "blocks": [{**b, "cols": dict(b["cols"])} for b in parsed["blocks"]]}
+
+
+class RunFigures:
+    """The runs of one parse whose figures the store keeps: each in the entry of its main
+    log, by method and window (`key`), under a digest of what else makes the figure (the
+    run's row, the files read for it, the problems that withhold a figure). A figure is
+    given back only for a run whose files were all found unchanged in the store."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, tuple[FolderCache, str, list[str], bool]] = {}
+
+    def add(self, run_id: str, store: FolderCache, name: str, files: list[str],
+            unchanged: bool) -> None:
+        """Run `run_id`, whose main log has the entry `name` in `store` as it is now, and
+        whose files are `files` (`unchanged`: all found unchanged in their stores, rather
+        than read and kept now)."""
+        self.runs[run_id] = (store, name, sorted(files), unchanged)
+
+    def _digest(self, run_id: str, key: str, row: dict, stated: dict) -> str:
+        """What the figure depends on besides the files' text: the row's fields (not its
+        ``parameters``, which its files' text alone gives: a JSON or repr of a whole
+        argument dump per run cost more than the figure), the files, the stated problems."""
+        fields = [(k, v) for k, v in row.items() if k != "parameters"]
+        text = repr((key, fields, self.runs[run_id][2], sorted(stated.items())))
+        return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+    def get(self, run_id: str, key: str, row: dict, stated: dict) -> dict | None:
+        """The figure kept for run `run_id` by `key`, made from `row` and `stated`, or None."""
+        store, name, _, unchanged = self.runs.get(run_id, (None, "", [], False))
+        if not unchanged:
+            return None
+        return store.figure(name, key, self._digest(run_id, key, row, stated))
+
+    def put(self, run_id: str, key: str, row: dict, stated: dict, figure: dict) -> None:
+        """Keep `figure`, made from `row` and `stated`, for run `run_id` by `key` (nothing
+        for a run not added)."""
+        store, name, _, _ = self.runs.get(run_id, (None, "", [], False))
+        if store is not None:
+            store.put_figure(name, key, self._digest(run_id, key, row, stated), figure)
+
+    def save(self) -> None:
+        """Write the stores that were given figures."""
+        for store in {id(s): s for s, _, _, _ in self.runs.values()}.values():
+            store.save()
 
 
 def _dtype(name: str):

@@ -1,10 +1,14 @@
 """A log's first lines, for rules that read only them (the DLPerf rules read ~130 lines).
 
-:func:`first_lines` gives the log's first 256, 512, … lines, then the whole log; the caller
-parses each until its family's rule has what it reads (``LogParser.dlperf_has_read``) and
-keeps of it the rows the rule reads (:func:`rule_rows`).
-A figure is the same as from the whole log: the rules read the first lines of the steps
-they measure and one line after, which a prefix holds as the whole log does.
+:func:`first_lines` gives growing prefixes of the log, then the whole log; the caller parses
+each until its family's rule has what it reads (``LogParser.dlperf_has_read``) and keeps of
+it the rows the rule reads (:func:`rule_rows`). The first prefix is sized from what the
+rule reads (``LogParser.rule_lines``: its first N training lines, found by a substring of
+theirs), so that neither the training lines after the window nor a long start-up before it
+(an argument dump, BERT's) changes how many lines are parsed; a family that states nothing
+starts at FIRST_LINES lines. A figure is the same as from the whole log: the rules read the
+first lines of the steps they measure and one line after, which a prefix holds as the whole
+log does.
 """
 
 from __future__ import annotations
@@ -15,24 +19,35 @@ import numpy as np
 
 from analysis import metrics as M
 from analysis.logtext import LogText
-from analysis.parsers.base import ParsedLog
+from analysis.parsers.base import ParsedLog, repeated
 
 FIRST_LINES = 256
 
 
-def first_lines(log: LogText, late_markers: tuple[bytes, ...] = ()) -> Iterator[LogText]:
-    """Growing prefixes of `log` (whole lines), ending with `log` itself. A prefix is skipped
-    when one of `late_markers` occurs after it; a log with rank prefixes is given whole
-    (which rank is the lowest is known only at its end). The line ends are found one at a
-    time: locating every one of a large log costs more than parsing a prefix."""
-    data, cut, lines, n = log.data, 0, 0, FIRST_LINES
+def first_lines(log: LogText, late_markers: tuple[bytes, ...] = (),
+                rule_lines: tuple[bytes, int] | None = None) -> Iterator[LogText]:
+    """Growing prefixes of `log` (whole lines), ending with `log` itself. The first ends
+    with the line of the N-th occurrence of `marker` for ``rule_lines=(marker, N)``, else
+    after FIRST_LINES lines; each next one holds twice as many occurrences (or lines). A
+    prefix is skipped when one of `late_markers` occurs after it; a log with rank prefixes
+    is given whole (which rank is the lowest is known only at its end). Occurrences are
+    found one at a time: locating every line of a large log costs more than parsing a
+    prefix."""
+    data = log.data
+    needle, n = rule_lines if rule_lines else (b"\n", FIRST_LINES)
+    at, found = -1, 0  # `at`: where the last occurrence counted starts
     while not log.line_ranks:
-        while lines < n:
-            end = data.find(b"\n", cut)
-            if end < 0 or end + 1 == len(data):
-                yield log  # no line after the prefix
+        while found < n:
+            at = data.find(needle, at + 1)
+            if at < 0:
+                yield log  # fewer occurrences than the prefix holds
                 return
-            cut, lines = end + 1, lines + 1
+            found += 1
+        end = at if needle == b"\n" else data.find(b"\n", at)
+        if end < 0 or end + 1 == len(data):
+            yield log  # no line after the prefix
+            return
+        cut = end + 1
         if not any(data.find(m, cut) >= 0 for m in late_markers):
             yield LogText(log.source, data[:cut])
         n *= 2
@@ -62,7 +77,7 @@ def rule_rows(parsed: ParsedLog) -> ParsedLog:
         elif keep.any():
             n = int(keep.sum())
             blocks.append({k: v if isinstance(v, str) else n if k == "n" else
-                           np.broadcast_to(v[:1], (n,)) if v.strides == (0,) else v[keep]
+                           repeated(v[:1], n) if v.strides == (0,) else v[keep]
                            for k, v in b.items()})
     parsed.obs.blocks = blocks
     return parsed

@@ -18,6 +18,9 @@ from analysis.estimate import Estimate, RunData, exact_elapsed_seconds
 
 PYTORCH_SKIP = 5  # iterations up to this one are not counted
 PYTORCH_LINES = 120  # the counted line the window ends on
+#: Training lines the rule reads from a log's start: those skipped, the counted ones up to the
+#: window's end and the one after it, and two spare for a count that starts at Iteration 0.
+PYTORCH_READS = PYTORCH_SKIP + PYTORCH_LINES + 1 + 2
 PYTORCH_RULE = ("DLPerf PyTorch rule: training lines with Iteration > 5, lines 20 and 120 of them; "
         "global batch x the iterations between them (100 where every iteration is printed) / "
         "(t120 - t20), rounded to 2 decimals")

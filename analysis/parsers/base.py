@@ -106,7 +106,16 @@ def _column(v, dtype, n: int) -> np.ndarray:
     if a.shape == (n,):
         a.flags.writeable = False
         return a
-    return np.broadcast_to(a, (n,))
+    return repeated(a, n)
+
+
+def repeated(value, n: int, dtype=None) -> np.ndarray:
+    """A read-only view of n rows repeating one value (stride 0), as ``np.broadcast_to``
+    gives, at half its cost: a log's blocks make tens of them."""
+    one = np.array([value] if np.ndim(value) == 0 else value, dtype=dtype).reshape(1)
+    out = np.ndarray((n,), dtype=one.dtype, buffer=one, strides=(0,))
+    out.flags.writeable = False
+    return out
 
 
 @dataclass(frozen=True)
@@ -118,7 +127,7 @@ class _Repeated:
     n: int
 
     def array(self) -> np.ndarray:
-        return np.broadcast_to(np.asarray(self.value, dtype=np.dtype(self.dtype)), (self.n,))
+        return repeated(self.value, self.n, np.dtype(self.dtype))
 
 
 @dataclass
@@ -174,6 +183,11 @@ class LogParser(ABC):
     #: Substrings (memory lines, say) whose presence after a log's first lines means that the
     #: rest is needed too, even when the DLPerf rule has what it reads (see `dlperf_has_read`).
     late_markers: ClassVar[tuple[bytes, ...]] = ()
+    #: (a substring of each training line, how many of the log's first training lines the
+    #: DLPerf rule reads, the line after its window included): the first prefix
+    #: ``parsers._prefix.first_lines`` gives holds that many and no more, whatever precedes
+    #: them. None: the rule states no count (the first prefix is a fixed number of lines).
+    rule_lines: ClassVar[tuple[bytes, int] | None] = None
 
     def dlperf(self, run: RunData) -> Estimate:
         """The DLPerf extract-script rule of this family (docs/formats.md)."""

@@ -38,7 +38,7 @@ from analysis.logtext import LogText
 from analysis.parsers import _dllogger as dll
 from analysis.parsers import register
 from analysis.parsers._fields import LAUNCH, namespace_items, to_int
-from analysis.parsers._rules import PYTORCH_LINES, PYTORCH_SKIP, pytorch_rule
+from analysis.parsers._rules import PYTORCH_LINES, PYTORCH_READS, PYTORCH_SKIP, pytorch_rule
 from analysis.parsers.base import LogParser, ParsedLog
 
 # a non-master rank's log of the PyTorch ConvNets example has its text but no DLL lines
@@ -109,6 +109,7 @@ class DllPyTorch(LogParser):
         return _launch_fields(dll.parse_stdout(self.name, log), log)
 
     late_markers = (M.MEMORY_MAX_ALLOCATED.encode(),)
+    rule_lines = (b" Iteration: ", PYTORCH_READS)
 
     def dlperf(self, run: RunData) -> Estimate:
         return pytorch_rule(run)

@@ -289,6 +289,8 @@ class OneFlowCNNParser(LogParser):
         return parsed
 
     late_markers = (b"memory.used [",)
+    #: iterations 1 to 120 and the one after, printed one a line (and three spare)
+    rule_lines = (_TRAIN_ANCHOR, 124)
 
     def dlperf(self, run: RunData) -> Estimate:
         return window_rule(run, 20, 120,

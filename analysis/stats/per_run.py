@@ -3,6 +3,9 @@ per-iteration traces."""
 
 from __future__ import annotations
 
+import dataclasses
+from functools import partial
+
 import numpy as np
 import pandas as pd
 
@@ -107,22 +110,33 @@ def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
     if by_run is None:  # a result made from frames (a Parquet export)
         memory = _memory_by_run(result.observations)
         closing = _closing_by_run(result.observations)
-        split = _split_train(result.observations, runs)
+        split = ((run, lambda parts=parts: parts)
+                 for run, *parts in _split_train(result.observations, runs))
     else:
         memory = _memory_from_parsed(by_run)
         closing = _closing_from_parsed(by_run)
-        split = _split_parsed(by_run, runs)
+        split = ((run, partial(_parsed_arrays, by_run.get(run.run_id, ())))
+                 for run in runs.itertuples(index=False))
     power = energy.per_run_columns(result)
     rows: dict[str, list[dict]] = {name: [] for name in fns}
     copied = [c for c in RUN_COLUMNS if c in runs.columns]
     stated = _stated_problems(result.problems)
-    for run, train, metric_rows, arrays in split:
+    kept = result.figures if by_run is not None else None  # figures of earlier calls
+    for run, data in split:
         about = {c: getattr(run, c) for c in copied}
         peaks = {c: by_id.get(run.run_id, np.nan) for c, by_id in memory.items()}
-        rd = _run_data(run, train, metric_rows, arrays, closing.get(run.run_id))
+        rd = None
+        row = run._asdict() if kept is not None else None
         for name, fn in fns.items():
-            est = check_figure(rd, _estimate(fn, rd, warmup, measure),
-                               stated.get(run.run_id, {}))
+            key = f"{name} {warmup} {measure}"
+            said = stated.get(run.run_id, {})
+            est = _kept_estimate(kept, run.run_id, key, row, said)
+            if est is None:
+                if rd is None:  # the run's arrays, only for a figure not kept
+                    rd = _run_data(run, *data(), closing.get(run.run_id))
+                est = check_figure(rd, _estimate(fn, rd, warmup, measure), said)
+                if kept is not None:
+                    kept.put(run.run_id, key, row, said, _estimate_fields(est))
             rows[name].append({
                 **about,
                 "throughput": est.throughput,
@@ -134,7 +148,30 @@ def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
                 **peaks,
                 **power.get(run.run_id, energy.NONE),
             })
+    if kept is not None:
+        kept.save()
     return {name: _runs_frame(per) for name, per in rows.items()}
+
+
+def _estimate_fields(est: Estimate) -> dict:
+    """An Estimate as the parse cache keeps it: JSON values (a rule may give numpy
+    numbers; the window as a list)."""
+    fields = dataclasses.asdict(est)
+    fields.update(throughput=float(est.throughput), latency=float(est.latency),
+                  iterations=int(est.iterations),
+                  window=None if est.window is None else [int(x) for x in est.window])
+    return fields
+
+
+def _kept_estimate(kept, run_id: str, key: str, row: dict | None,
+                   stated: dict) -> Estimate | None:
+    """The Estimate kept for the run by `key` (an earlier call made it from the same row,
+    files and stated problems), or None."""
+    fields = kept.get(run_id, key, row, stated) if kept is not None else None
+    if fields is None:
+        return None
+    window = fields.get("window")
+    return Estimate(**{**fields, "window": tuple(window) if window is not None else None})
 
 
 def _stated_problems(problems: pd.DataFrame) -> dict[str, dict[str, tuple[str, str]]]:
@@ -206,37 +243,36 @@ def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
             k: v[a:b] for k, v in columns.items()}
 
 
-def _split_parsed(by_run: dict[str, list[ParsedLog]], runs: pd.DataFrame):
-    """What `_split_train` yields, from what each run's files gave (no frame): the training
-    rows of each metric in line order (rows of one line in the order read), train=None."""
-    for run in runs.itertuples(index=False):
-        per_metric: dict[str, list[dict]] = {}
-        for parsed in by_run.get(run.run_id, ()):
-            for block in parsed.obs.blocks:
-                for metric, part in _train_parts(block):
-                    per_metric.setdefault(metric, []).append(part)
-        if not per_metric:
-            yield run, None, {}, None
-            continue
-        metric_rows, columns, at = {}, {k: [] for k in _PART_COLUMNS}, 0
-        for metric, parts in per_metric.items():
-            cols = {k: np.concatenate([p[k] for p in parts]) for k in _PART_COLUMNS}
-            line = cols["line"]
-            if len(parts) > 1 or (line[1:] < line[:-1]).any():
-                order = np.argsort(line, kind="stable")
-                cols = {k: v[order] for k, v in cols.items()}
-            for k, v in cols.items():
-                columns[k].append(v)
-            metric_rows[metric] = (at, at + len(line))
-            at += len(line)
-        c = {k: np.concatenate(v) for k, v in columns.items()}
-        step, rank, epoch = c["step"], c["rank"], c["epoch"]
-        yield run, None, metric_rows, {
-            "step": np.where(step < 0, np.nan, step.astype(np.float64)),
-            "timestamp": c["timestamp"].astype(np.float64), "line": c["line"].astype(np.int64),
-            "rank": np.where(rank < 0, np.nan, rank.astype(np.float64)),
-            "epoch": np.where(epoch < 0, -1.0, epoch.astype(np.float64)),
-            "value": c["value"].astype(np.float64)}
+def _parsed_arrays(parsed_logs: list[ParsedLog]) -> tuple[None, dict, dict | None]:
+    """What `_split_train` yields for a run after its row, from what the run's files gave
+    (no frame): the training rows of each metric in line order (rows of one line in the
+    order read), train=None."""
+    per_metric: dict[str, list[dict]] = {}
+    for parsed in parsed_logs:
+        for block in parsed.obs.blocks:
+            for metric, part in _train_parts(block):
+                per_metric.setdefault(metric, []).append(part)
+    if not per_metric:
+        return None, {}, None
+    metric_rows, columns, at = {}, {k: [] for k in _PART_COLUMNS}, 0
+    for metric, parts in per_metric.items():
+        cols = {k: np.concatenate([p[k] for p in parts]) for k in _PART_COLUMNS}
+        line = cols["line"]
+        if len(parts) > 1 or (line[1:] < line[:-1]).any():
+            order = np.argsort(line, kind="stable")
+            cols = {k: v[order] for k, v in cols.items()}
+        for k, v in cols.items():
+            columns[k].append(v)
+        metric_rows[metric] = (at, at + len(line))
+        at += len(line)
+    c = {k: np.concatenate(v) for k, v in columns.items()}
+    step, rank, epoch = c["step"], c["rank"], c["epoch"]
+    return None, metric_rows, {
+        "step": np.where(step < 0, np.nan, step.astype(np.float64)),
+        "timestamp": c["timestamp"].astype(np.float64), "line": c["line"].astype(np.int64),
+        "rank": np.where(rank < 0, np.nan, rank.astype(np.float64)),
+        "epoch": np.where(epoch < 0, -1.0, epoch.astype(np.float64)),
+        "value": c["value"].astype(np.float64)}
 
 
 _PART_COLUMNS = ("line", "step", "epoch", "rank", "timestamp", "value")

@@ -10,6 +10,7 @@ import pytest
 
 from analysis.collect import parse_paths
 from analysis.parsers._prefix import FIRST_LINES
+from analysis.parsers._rules import PYTORCH_READS
 from analysis.stats import run_throughput
 
 START = dt.datetime(2026, 11, 21, 10, 0, 0, 123457)
@@ -56,6 +57,8 @@ LOGS = {
     "pytorch/1n8g/r50_b256_amp_3.log": _dll(100, 3),  # too short for the rule
     # Iteration 125 (counted line 120) is the last line of the first prefix; the next goes back
     "pytorch/1n8g/r50_b256_amp_4.log": _dll(1000, 4, swap=126, preamble=FIRST_LINES - 127),
+    # a start-up longer than the fixed first prefix: the rule's lines are still read once
+    "pytorch/1n8g/r50_b256_amp_5.log": _dll(1000, 5, preamble=3 * FIRST_LINES),
     "oneflow/1n8g/resnet50_b128_fp32_1.log": _oneflow(1000, 5),
     "oneflow/1n8g/resnet50_b128_fp32_2.log": _oneflow(1000, 6, tail=OF_MEMORY),
     "oneflow/1n8g/resnet50_b128_fp32_3.log": _oneflow(119, 7),
@@ -77,8 +80,11 @@ def both(tmp_path_factory):
 def test_only_the_first_lines_are_parsed(both):
     whole, lean = both
     last = lean.observations.groupby("run_id", observed=True)["line"].max()
-    assert last["pytorch/1n8g/r50_b256_amp_1"] <= FIRST_LINES
-    assert last["oneflow/1n8g/resnet50_b128_fp32_1"] <= FIRST_LINES
+    # the first prefix ends with the rule's last training line (2 lines of header before
+    # the first), after any start-up: no line after it is read, none parsed twice
+    assert last["pytorch/1n8g/r50_b256_amp_1"] == 2 + PYTORCH_READS
+    assert last["pytorch/1n8g/r50_b256_amp_5"] == 2 + 3 * FIRST_LINES + PYTORCH_READS
+    assert last["oneflow/1n8g/resnet50_b128_fp32_1"] == 6 + 124
     assert whole.observations["line"].max() > 1000
     # a log with memory lines after them is read whole: the summary reports its peak
     assert last["pytorch/1n8g/r50_b256_amp_2"] == len(LOGS["pytorch/1n8g/r50_b256_amp_2.log"].splitlines())

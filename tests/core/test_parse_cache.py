@@ -187,3 +187,59 @@ def test_any_change_to_the_package_source_makes_entries_stale(logs, tmp_path, mo
     parse_paths([logs], jobs=1, cache=True)
     assert len(reads) == 3
     parse_cache.code_version.cache_clear()
+
+
+def _count_figures(monkeypatch) -> list:
+    """The runs measured by the ``dlperf`` method from now on."""
+    from analysis.stats import methods
+
+    measured = []
+    get = methods.get
+    monkeypatch.setattr(methods, "get", lambda name: (
+        lambda rd, *a: measured.append(rd.run_id) or get(name)(rd, *a)) if name == "dlperf"
+        else get(name))
+    return measured
+
+
+def _frame(result, **kw):
+    from analysis.stats import run_throughput
+
+    return run_throughput(result, "dlperf", **kw).drop(columns="outlier")
+
+
+def test_a_runs_figure_is_kept_in_its_logs_entry(logs, monkeypatch):
+    """A run read from the store is not measured again: its figure by the same method and
+    window comes back, the same as measured; another window, another row (stated fields)
+    or a changed file is measured."""
+    from analysis.stats import run_throughput
+
+    plain = run_throughput(parse_paths([logs], jobs=1), "dlperf")
+    first = run_throughput(parse_paths([logs], jobs=1, cache=True), "dlperf")
+    measured = _count_figures(monkeypatch)
+    again = parse_paths([logs], jobs=1, cache=True)
+    kept = run_throughput(again, "dlperf")
+    assert measured == []
+    assert plain.equals(first) and plain.equals(kept)
+    assert kept["throughput"].notna().all()
+    run_throughput(again, "window", warmup=3, measure=50)  # another method: its own figures
+    path = logs / "1n1g" / "r50_b64_amp_1.log"
+    path.write_text(_log(1, "900.00"))
+    os.utime(path, (OLD + 60, OLD + 60))
+    changed = _frame(parse_paths([logs], jobs=1, cache=True))
+    assert measured == ["1n1g/r50_b64_amp_1"]
+    assert changed.equals(_frame(parse_paths([logs], jobs=1)))
+    measured.clear()
+    meta = {"num_nodes": 1, "gpus_per_node": 2}  # the log's world_size 1 disagrees
+    stated = _frame(parse_paths([logs], jobs=1, cache=True, meta=meta))
+    assert len(measured) == 3  # another row (its problems): measured again
+    assert stated.equals(_frame(parse_paths([logs], jobs=1, meta=meta)))
+
+
+def test_a_kept_figure_is_by_window(logs, monkeypatch):
+    from analysis.stats import run_throughput
+
+    for warmup in (2, 3, 2):
+        result = parse_paths([logs], jobs=1, cache=True)
+        got = run_throughput(result, "window", warmup=warmup, measure=100)
+        plain = run_throughput(parse_paths([logs], jobs=1), "window", warmup=warmup, measure=100)
+        assert got.equals(plain)
