@@ -65,11 +65,17 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
     ``framework`` entry (the suite's ``workloads.gpt`` states ``pytorch``) names the framework.
     """
     data = log.data
-    begin = _ARGS_BEGIN.search(data, 0, _DUMP_SPAN)
+    begin = _dump_start(data)
     if not begin:
         return
-    stop = _ARGS_END.search(data, begin.end(), begin.end() + _DUMP_SPAN)
+    stop = _dump_end(data, begin.end())
     end = stop.start() if stop else min(len(data), begin.end() + _DUMP_SPAN)
+    if stop is None:
+        line = int(log.lines_at(np.array([begin.start()]))[0])
+        parsed.problems.append(Problem(
+            log.source, line, "bad_line",
+            f"the argument dump starting on line {line} has no '---- end of arguments ----' "
+            f"line: read its first {_DUMP_SPAN:,} bytes only", log.line_text(line)[:300]))
     flags: dict[str, tuple[bool, int]] = {}
     lines: dict[str, int] = {}
     for m in _ARG_LINE.finditer(data, begin.end(), end):
@@ -104,6 +110,30 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
             parsed.meta_lines["precision"] = min(ln for _, ln in flags.values())
     _global_batch_from_parts(parsed, lines)
     _devices_from_world_size(log, parsed, lines)
+
+
+def _dump_start(data: bytes) -> re.Match | None:
+    """The first ``---- arguments ----`` line anywhere in the log (start-up output before it,
+    e.g. NCCL_DEBUG=INFO, can be megabytes): found by a plain byte search, then checked."""
+    at = data.find(b" arguments ")
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        m = _ARGS_BEGIN.match(data, start)
+        if m:
+            return m
+        at = data.find(b" arguments ", at + 1)
+    return None
+
+
+def _dump_end(data: bytes, start: int) -> re.Match | None:
+    """The ``---- end of arguments ----`` line after `start` (a dump line may be megabytes)."""
+    at = data.find(b" end of arguments ", start)
+    while at >= 0:
+        m = _ARGS_END.match(data, data.rfind(b"\n", 0, at) + 1)
+        if m and m.start() >= start:
+            return m
+        at = data.find(b" end of arguments ", at + 1)
+    return None
 
 
 def _global_batch_from_parts(parsed: ParsedLog, lines: dict[str, int]) -> None:
