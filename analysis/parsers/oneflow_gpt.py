@@ -266,6 +266,37 @@ def _read_records(log: LogText, parsed: ParsedLog) -> None:
                                                   value=rb"[^,\n]*"))
 
 
+def _batch_from_samples(log: LogText, parsed: ParsedLog) -> None:
+    """The global batch the lines ran, where their cumulative ``samples`` grow by one amount
+    per iteration that is not the dump's ``global_batch_size``: the lines' amount is used,
+    said as ``meta_contradicted`` naming both (a stated batch is otherwise believed, and
+    samples/s and TFLOP/s scale with it)."""
+    stated = parsed.meta.get("global_batch_size")
+    parts = [(b["line"], b["step"], b["value"]) for b in parsed.obs.blocks
+             if isinstance(b["metric"], str) and b["metric"] == M.SAMPLES]
+    if stated is None or not parts:
+        return
+    lines, steps, samples = (np.concatenate(c) for c in zip(*parts, strict=True))
+    order = np.argsort(lines, kind="stable")
+    lines, steps, samples = lines[order], steps[order], samples[order]
+    d_step, d_samples = np.diff(steps), np.diff(samples)
+    ok = (d_step > 0) & np.isfinite(d_samples)
+    if not ok.any():
+        return
+    per = d_samples[ok] / d_step[ok]
+    if per.min() != per.max() or not float(per[0]).is_integer() or per[0] < 1 \
+            or per[0] == stated:
+        return
+    ran, first = int(per[0]), int(lines[1:][ok][0])
+    parsed.problems.append(Problem(
+        log.source, first, "meta_contradicted",
+        f"the argument dump says global_batch_size {stated} (line "
+        f"{parsed.meta_lines.get('global_batch_size', '?')}); the samples column grows "
+        f"{ran} per iteration (lines {int(lines[0])} to {int(lines[-1])}): using the lines' "
+        f"{ran}", log.line_text(first)[:300]))
+    parsed.meta["global_batch_size"], parsed.meta_lines["global_batch_size"] = ran, first
+
+
 @register
 class OneFlowGPTParser(GPTCases, LogParser):
     name = "oneflow_gpt"
@@ -288,6 +319,7 @@ class OneFlowGPTParser(GPTCases, LogParser):
         read_argument_dump(log, parsed)
         _read_table(log, parsed)
         _read_records(log, parsed)
+        _batch_from_samples(log, parsed)
         add_memory_blocks(log, parsed.obs)
         return parsed
 
