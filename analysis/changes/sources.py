@@ -8,6 +8,7 @@ facts, so the same logs and records give the same key wherever they lie.
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -43,11 +44,19 @@ class Campaign:
     failed_runs: int = 0
 
 
-def content_key(observations: pd.DataFrame, env: pd.DataFrame) -> str:
-    """A digest of the observations (file paths left out) and the runs' environment facts."""
+def content_key(observations: pd.DataFrame, env: pd.DataFrame, runs: pd.DataFrame) -> str:
+    """A digest of the observations (file paths left out), the runs' environment facts and
+    what their logs state (run fields and argument dumps: the same lines under another stated
+    global batch are another campaign, with other figures)."""
     frame = observations.drop(columns=[c for c in ("source",) if c in observations.columns])
     digest = hashlib.sha256(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
     digest.update(pd.util.hash_pandas_object(env, index=False).to_numpy().tobytes())
+    stated = runs.drop(columns=[c for c in ("source", "problems") if c in runs.columns])
+    if "parameters" in stated.columns:
+        stated = stated.assign(parameters=[json.dumps(p, sort_keys=True, default=str)
+                                           if isinstance(p, dict) else "" for p in
+                                           stated["parameters"]])
+    digest.update(pd.util.hash_pandas_object(stated.astype(str), index=False).to_numpy().tobytes())
     return digest.hexdigest()[:16]
 
 
@@ -66,7 +75,7 @@ def from_result(result: ParseResult, label: str, name: str, envs, method: str = 
     summary = summarize(result, method, runs=runs)
     env = environment.run_env(runs, envs)
     return Campaign(label, name, started_at(result.observations),
-                    content_key(result.observations, env), runs, summary, env)
+                    content_key(result.observations, env, result.runs), runs, summary, env)
 
 
 def _campaign_name(folder: Path) -> str:
