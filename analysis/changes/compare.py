@@ -87,7 +87,7 @@ def _by_case(c: Campaign) -> tuple[dict, dict]:
     return runs, summary
 
 
-def _figure_flags(runs: pd.DataFrame | None) -> list[str]:
+def figure_flags(runs: pd.DataFrame | None) -> list[str]:
     """What a case's runs' figures are flagged with (figure_checks.KEPT_FLAGGED: the figure
     is kept, yet disagrees with what its log prints): a change computed from them is not
     the software's."""
@@ -225,7 +225,7 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
                 [f"{side}: {f}" for side, r in (("base", b), ("new", n))
                  if r is not None for f in case_stats.case_flags(r, spread_threshold)]
                 + [f"{side}: {f}" for side, g in (("base", br), ("new", nr))
-                   for f in _figure_flags(g)]))
+                   for f in figure_flags(g)]))
         rows.append(row)
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in (
         "efficiency_change", "memory_change", "time_to_train_change")])
