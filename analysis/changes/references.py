@@ -32,10 +32,10 @@ import pandas as pd
 
 from analysis import yamlio
 from analysis.changes import gpus, verdict
-from analysis.stats import case_stats
 from analysis.changes.compare import case_keys, figure_flags
 from analysis.errors import UsageError
 from analysis.fsutil import display_path
+from analysis.stats import case_stats
 
 FIELDS = ("framework", "model", "precision", "batch_size_per_device", "num_nodes",
           "gpus_per_node", "case")
