@@ -51,7 +51,8 @@ def _text(table, fmt: str) -> str:
     """csv/json: every column; table/markdown: one short line per reference, sources below."""
     if fmt in ("csv", "json"):
         return render(table, fmt)
-    columns = READING_COLUMNS + (["flags"] if (table["flags"] != "").any() else [])
+    flagged = "flags" in table.columns and bool((table["flags"].fillna("") != "").any())
+    columns = READING_COLUMNS + (["flags"] if flagged else [])
     shown = table.assign(case=table["case_key"].where(table["case_key"] != "",
                                                       table["reference"]))[columns]
     sources = "; ".join(dict.fromkeys(s for s in table["source"] if s))
