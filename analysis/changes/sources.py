@@ -8,7 +8,6 @@ facts, so the same logs and records give the same key wherever they lie.
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -46,17 +45,17 @@ class Campaign:
 
 def content_key(observations: pd.DataFrame, env: pd.DataFrame, runs: pd.DataFrame) -> str:
     """A digest of the observations (file paths left out), the runs' environment facts and
-    what their logs state (run fields and argument dumps: the same lines under another stated
-    global batch are another campaign, with other figures)."""
+    the run fields their logs state (the same lines under another stated global batch are
+    another campaign, with other figures)."""
     frame = observations.drop(columns=[c for c in ("source",) if c in observations.columns])
     digest = hashlib.sha256(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
     digest.update(pd.util.hash_pandas_object(env, index=False).to_numpy().tobytes())
-    stated = runs.drop(columns=[c for c in ("source", "problems") if c in runs.columns])
-    if "parameters" in stated.columns:
-        stated = stated.assign(parameters=[json.dumps(p, sort_keys=True, default=str)
-                                           if isinstance(p, dict) else "" for p in
-                                           stated["parameters"]])
-    digest.update(pd.util.hash_pandas_object(stated.astype(str), index=False).to_numpy().tobytes())
+    # the run fields (a Parquet export keeps them, not the dumps they were read from)
+    fields = [c for c in schema.names(schema.RUNS) if c in runs.columns
+              and c not in ("source", "problems", "parameters")]
+    stated = runs[fields].sort_values("run_id").astype(object)
+    stated = stated.where(stated.notna(), None).astype(str)
+    digest.update(pd.util.hash_pandas_object(stated, index=False).to_numpy().tobytes())
     return digest.hexdigest()[:16]
 
 

@@ -177,3 +177,16 @@ def test_a_campaign_whose_logs_state_other_settings_is_stored_apart(tmp_path):
     status, out, _ = _main("store", "add", fixed, "--store", folder, "--name", "fixed")
     assert status == 0 and out.startswith("added ")
     assert sorted(pd.read_parquet(folder / "campaigns")["name"]) == ["fixed", "stated"]
+
+
+def test_a_folder_and_its_parquet_export_are_one_stored_campaign(tmp_path):
+    """The key's stated part is the run fields, which an export keeps (it drops the
+    argument dumps): adding the export after its folder adds nothing."""
+    logs = tmp_path / "logs"
+    shutil.copytree(BUNDLED / "1n1g", logs / "1n1g")
+    export = tmp_path / "exp.parquet"
+    assert _main("parse", logs, "-o", export)[0] == 0
+    folder = tmp_path / "results"
+    assert _main("store", "add", logs, "--store", folder)[0] == 0
+    status, out, _ = _main("store", "add", export, "--store", folder)
+    assert status == 0 and out.startswith("already stored, nothing added")
