@@ -4,8 +4,9 @@
 (JSON; ``ok`` once the logs were finalized) and, in the campaign folder, ``status.json``
 (each run's state: done / failed / pending). A folder holding done markers, or a
 ``status.json`` of that shape (its own or its parent's), is a campaign folder: there a run
-counts only when it has a done marker that does not say ``"ok": false`` (markers written by
-other tools, without ``ok``, count as done, as reports read them) or ``status.json`` lists it
+counts only when it has a done marker of its own (its ``run_id``, where it states one, names
+the log's stem) that does not say ``"ok": false`` (markers written by other tools, without
+``ok``, count as done, as reports read them) or ``status.json`` lists it
 as done. Any other log in
 it (left by an earlier campaign, a failed attempt, or put there by hand) is a stray:
 :func:`analysis.discover.find_logs` marks it, the full path leaves it out of the runs and says
@@ -44,6 +45,15 @@ def _status_states(path: str) -> dict[str, str] | None:
     return states
 
 
+def _marker_run(marker: dict | None, stem: str) -> str:
+    """The run id a done marker states where it is not run `stem`'s (a marker copied beside
+    another log); "" when it is `stem`'s or states none (markers of other tools)."""
+    run_id = marker.get("run_id") if marker is not None else None
+    if not isinstance(run_id, str) or not run_id or run_id.rsplit("/", 1)[-1] == stem:
+        return ""
+    return run_id
+
+
 class CampaignFolders:
     """Why a run found in a folder is a stray ("" when it counts), each folder looked at once."""
 
@@ -79,10 +89,13 @@ class CampaignFolders:
         why = []
         if stem in markers:
             marker = read_json_object(os.path.join(folder, stem + MARKER_SUFFIX))
-            if marker is not None and marker.get("ok") is not False:
+            owner = _marker_run(marker, stem)
+            if marker is not None and marker.get("ok") is not False and not owner:
                 return ""
             if marker is None:
                 why.append("its done marker cannot be read")
+            elif owner:
+                why.append(f"its done marker is another run's (run_id {owner!r}: a copy)")
             else:
                 said = str(marker.get("state") or "not ok")
                 reason = str(marker.get("reason") or "")

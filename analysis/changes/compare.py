@@ -76,8 +76,9 @@ class Comparison:
     @property
     def missing_in_new(self) -> pd.DataFrame:
         """Cases BASE measured that NEW did not: absent from NEW, or every NEW run failed."""
-        return self.table[self.table["verdict"].isin((ONLY_BASE, FAILED_NEW))
-                          & (self.table["base_repeats"].fillna(0) > 0)]
+        measured = (self.table["base_repeats"].fillna(0) > 0) \
+            | self.table["base_time_to_train_min"].notna()
+        return self.table[self.table["verdict"].isin((ONLY_BASE, FAILED_NEW)) & measured]
 
 
 def _by_case(c: Campaign) -> tuple[dict, dict]:
@@ -86,7 +87,7 @@ def _by_case(c: Campaign) -> tuple[dict, dict]:
     return runs, summary
 
 
-def _figure_flags(runs: pd.DataFrame | None) -> list[str]:
+def figure_flags(runs: pd.DataFrame | None) -> list[str]:
     """What a case's runs' figures are flagged with (figure_checks.KEPT_FLAGGED: the figure
     is kept, yet disagrees with what its log prints): a change computed from them is not
     the software's."""
@@ -125,6 +126,16 @@ def _failed(est: verdict.RatioEstimate) -> str:
     if est.new_repeats and not est.base_repeats:
         return FAILED_BASE
     return FAILED_BOTH if not (est.base_repeats or est.new_repeats) else ""
+
+
+def _failed_score(base: float, new: float) -> str:
+    """The verdict of a case measured by a time-to-train score on one side only (the other's
+    runs aborted too often for one): failed in new / base; failed in both without either."""
+    if np.isfinite(base) and not np.isfinite(new):
+        return FAILED_NEW
+    if np.isfinite(new) and not np.isfinite(base):
+        return FAILED_BASE
+    return FAILED_BOTH
 
 
 def _hardware_pairs(base: Campaign, new: Campaign) -> dict[str, tuple[str, str]]:
@@ -193,8 +204,9 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             changes = environment.differences(base.env, br["run_id"], new.env, nr["run_id"],
                                               environment.FACTS[:-1])
         ttt = time_to_train_verdict(_num(b, "time_to_train_min"), _num(n, "time_to_train_min"), t)
-        if word == FAILED_BOTH and ttt:  # no throughput on either side: the score is the time
-            word = ttt
+        if word == FAILED_BOTH:  # no throughput on either side: the score is the time
+            word = ttt or _failed_score(_num(b, "time_to_train_min"),
+                                        _num(n, "time_to_train_min"))
         row.update(
             base_repeats=est.base_repeats if b is not None else np.nan,
             new_repeats=est.new_repeats if n is not None else np.nan,
@@ -213,7 +225,7 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
                 [f"{side}: {f}" for side, r in (("base", b), ("new", n))
                  if r is not None for f in case_stats.case_flags(r, spread_threshold)]
                 + [f"{side}: {f}" for side, g in (("base", br), ("new", nr))
-                   for f in _figure_flags(g)]))
+                   for f in figure_flags(g)]))
         rows.append(row)
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in (
         "efficiency_change", "memory_change", "time_to_train_change")])

@@ -32,9 +32,10 @@ import pandas as pd
 
 from analysis import yamlio
 from analysis.changes import gpus, verdict
-from analysis.changes.compare import case_keys
+from analysis.changes.compare import case_keys, figure_flags
 from analysis.errors import UsageError
 from analysis.fsutil import display_path
+from analysis.stats import case_stats
 
 FIELDS = ("framework", "model", "precision", "batch_size_per_device", "num_nodes",
           "gpus_per_node", "case")
@@ -52,7 +53,7 @@ OTHER_HARDWARE, HARDWARE_UNKNOWN = "other hardware", "hardware unknown"
 MAX_BYTES = 1 << 20
 COLUMNS = ["reference", "case_key", "repeats", "median", "interval_low", "interval_high", "value",
            "lower", "upper", "ratio", "verdict", "unit", "source", "hardware", "run_hardware",
-           "excluded"]
+           "excluded", "flags"]
 _KEY = re.compile(r"^([^/]+)/([^/]+)/([^/]+)/b(\d+)/(\d+)n(\d+)g(?:/(.+))?$")
 _GLOB = re.compile(r"[*?\[\]]")
 
@@ -231,7 +232,8 @@ def hardware_mismatch(reference: gpus.Gpus, run_gpus: str) -> tuple[str, str]:
 
 
 def check(summary: pd.DataFrame, references: list[dict],
-          gpus_by_case: dict[str, str] | None = None) -> pd.DataFrame:
+          gpus_by_case: dict[str, str] | None = None,
+          runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per (reference, matching case): the median, its interval, the bounds and the
     verdict (COLUMNS); a reference no case matches gets one row with verdict *no runs*,
     a case whose runs all failed the verdict *all runs failed*.
@@ -239,8 +241,14 @@ def check(summary: pd.DataFrame, references: list[dict],
     With `gpus_by_case` (:func:`case_gpus`), a reference is a verdict only for cases whose
     runs ran on its hardware; the others get *other hardware* or *hardware unknown* (a case
     absent from it), no ratio, and the reason in ``excluded``. Without it hardware is not
-    compared."""
+    compared.
+
+    ``flags`` names why a matched case's median may not be what ran, as ``compare`` does:
+    its summary's flags (configurations differ, spread above the default threshold) and,
+    given `runs` (per-run figures), how many runs' figures disagree with their logs."""
     keys = case_keys(summary)
+    runs_of = ({} if runs is None else
+               {k: g for k, g in runs.assign(case_key=case_keys(runs)).groupby("case_key")})
     records = summary.to_dict("records")
     rows = []
     for ref in references:
@@ -251,7 +259,7 @@ def check(summary: pd.DataFrame, references: list[dict],
         if not hits:
             rows.append({**base, "case_key": "", "repeats": 0, "median": np.nan,
                          "interval_low": np.nan, "interval_high": np.nan, "ratio": np.nan,
-                         "verdict": NO_RUNS, "run_hardware": "", "excluded": ""})
+                         "verdict": NO_RUNS, "run_hardware": "", "excluded": "", "flags": ""})
         for key, r in hits:
             median = float(r["throughput_median"])
             run_gpus = "" if gpus_by_case is None else gpus_by_case.get(key, "")
@@ -266,5 +274,6 @@ def check(summary: pd.DataFrame, references: list[dict],
                          "median": median, "interval_low": r["interval_low"],
                          "interval_high": r["interval_high"],
                          "ratio": ratio, "verdict": word, "run_hardware": run_gpus,
-                         "excluded": why})
+                         "excluded": why, "flags": "; ".join(
+                             case_stats.case_flags(r) + figure_flags(runs_of.get(key)))})
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -43,11 +43,19 @@ class Campaign:
     failed_runs: int = 0
 
 
-def content_key(observations: pd.DataFrame, env: pd.DataFrame) -> str:
-    """A digest of the observations (file paths left out) and the runs' environment facts."""
+def content_key(observations: pd.DataFrame, env: pd.DataFrame, runs: pd.DataFrame) -> str:
+    """A digest of the observations (file paths left out), the runs' environment facts and
+    the run fields their logs state (the same lines under another stated global batch are
+    another campaign, with other figures)."""
     frame = observations.drop(columns=[c for c in ("source",) if c in observations.columns])
     digest = hashlib.sha256(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
     digest.update(pd.util.hash_pandas_object(env, index=False).to_numpy().tobytes())
+    # the run fields (a Parquet export keeps them, not the dumps they were read from)
+    fields = [c for c in schema.names(schema.RUNS) if c in runs.columns
+              and c not in ("source", "problems", "parameters")]
+    stated = runs[fields].sort_values("run_id").astype(object)
+    stated = stated.where(stated.notna(), None).astype(str)
+    digest.update(pd.util.hash_pandas_object(stated, index=False).to_numpy().tobytes())
     return digest.hexdigest()[:16]
 
 
@@ -66,7 +74,7 @@ def from_result(result: ParseResult, label: str, name: str, envs, method: str = 
     summary = summarize(result, method, runs=runs)
     env = environment.run_env(runs, envs)
     return Campaign(label, name, started_at(result.observations),
-                    content_key(result.observations, env), runs, summary, env)
+                    content_key(result.observations, env, result.runs), runs, summary, env)
 
 
 def _campaign_name(folder: Path) -> str:

@@ -6,16 +6,18 @@ and queryable with pandas::
     pd.read_parquet("STORE/campaigns")   # one row per campaign
 
 Each table holds one folder per campaign, ``<table>/campaign=<key>/part-0.parquet``, where
-the key is the campaign's content digest (:func:`analysis.changes.sources.content_key`), so
-adding the same campaign twice is a no-op. The ``campaigns`` row is written last: a campaign
+the key is the campaign's content digest (:func:`analysis.changes.sources.content_key`: its
+observations, environment and stated settings), so adding the same campaign twice is a no-op. The ``campaigns`` row is written last: a campaign
 is listed only once its runs and summary are complete.
 
 The ``campaigns`` row also records the throughput method the campaign was measured with
 (part of its key: the same logs by another method are another stored campaign) and a SHA-256
 of its runs and summary files. Every read checks the store against them: a partition edited,
-deleted or without its row, a second part file or any other file among the partitions is
-:class:`StoreDamage`, each named with how to repair it; adding a damaged campaign again
-rewrites its partitions.
+deleted or without its row, a second part file or any other file among the partitions, a
+row under another key than the one it records, two keys with the same runs file (a campaign
+copied whole) or a link among the tables is :class:`StoreDamage`, each named with how to
+repair it; adding a damaged campaign again rewrites its partitions, and nothing is written
+through a link.
 """
 
 from __future__ import annotations
@@ -109,6 +111,7 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
     store = Path(store).expanduser()  # never a folder named "~" in the working folder
     if store.exists() and not store.is_dir():
         raise UsageError(f"store {display_path(store)} is not a folder")
+    _refuse_links(store)
     key = stored_key(campaign.key, method)
     given = name
     name = printable(given or campaign.name)  # shown on terminals: no escape sequences
@@ -118,7 +121,7 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
         try:
             row = _read_parquet(stored).iloc[0]
             if not _damage_of(store, key, row):
-                return Added(key, name, False)
+                return Added(key, printable(str(row.get("name") or name)), False)
             name = printable(given or str(row.get("name") or campaign.name))  # kept on repair
         except (UsageError, IndexError):
             pass  # its row itself is damaged: written again below
@@ -131,9 +134,59 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
            "added": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
            "suite_commit": campaign.suite_commit, "source": campaign.label,
            "runs": len(campaign.runs), "cases": len(campaign.summary), "hardware": hardware,
-           "method": method, **{f"{t}_sha256": digests[t] for t in CHECKED}}
+           "method": method, "key": key, **{f"{t}_sha256": digests[t] for t in CHECKED}}
     _write(store, "campaigns", key, pd.DataFrame([row]))
     return Added(key, name, True, repaired=was_stored)
+
+
+def _links(store: Path) -> list[Path]:
+    """The store's table and partition folders and part files that are symbolic links."""
+    out = []
+    for table in TABLES:
+        folder = store / table
+        if folder.is_symlink():
+            out.append(folder)
+        elif folder.is_dir():
+            out += [p for p in sorted(folder.iterdir()) if p.is_symlink()
+                    or (p.is_dir() and (p / PART).is_symlink())]
+    return out
+
+
+def _link_fault(link: Path) -> str:
+    return (f"{display_path(link)} is a link (to {display_path(str(link.readlink()))}): a "
+            "store's tables and partitions are its own files, never written or read through "
+            "a link; replace the link by the folder or file itself")
+
+
+def _refuse_links(store: Path) -> None:
+    """StoreDamage before anything is written where a table, partition or part file of
+    `store` is a link: writing would change files outside the store."""
+    links = _links(store) if store.is_dir() else []
+    if links:
+        raise StoreDamage(f"store {display_path(store)}: nothing added: "
+                          + "; ".join(_link_fault(p) for p in links))
+
+
+def _copies(listed: pd.DataFrame) -> list[str]:
+    """Campaigns rows that are copies: a row under a key other than the one it was written
+    for, or two keys holding the same runs partition (its SHA-256 recorded in both)."""
+    out = []
+    if "key" in listed.columns:
+        for folder, written in zip(listed["campaign"], listed["key"], strict=True):
+            if isinstance(written, str) and written and written != folder:
+                out.append(f"campaign={folder} holds the campaign stored as {written} (a copy "
+                           f"or a move): remove the campaign={folder} folders of runs, summary "
+                           "and campaigns, and add that campaign again")
+    if "runs_sha256" in listed.columns:
+        sums = listed[listed["runs_sha256"].fillna("").astype(str) != ""]
+        for digest, same in sums.groupby("runs_sha256")["campaign"]:
+            keys = sorted(same)
+            if len(keys) > 1:
+                out.append(f"campaigns {', '.join(keys)} hold the same runs partition (SHA-256 "
+                           f"{str(digest)[:12]}…): all but one are copies and would count it "
+                           "twice; remove the copies' campaign=… folders and add the campaign "
+                           "again")
+    return out
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
@@ -182,7 +235,10 @@ def _damage_of(store: Path, key: str, row) -> list[str]:
 def damage(store: Path, listed: pd.DataFrame) -> list[str]:
     """Every fault of the store: of each campaign listed in `listed` (its rows), and files
     or partitions among the tables that no campaign row accounts for."""
-    out = []
+    links = _links(store)
+    if links:  # the files behind a link are not the store's: none is named for removal
+        return [_link_fault(p) for p in links]
+    out = _copies(listed) if not listed.empty else []
     keys = set(listed["campaign"]) if not listed.empty else set()
     for _, row in listed.iterrows():
         out += _damage_of(store, str(row["campaign"]), row)

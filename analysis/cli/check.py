@@ -51,8 +51,10 @@ def _text(table, fmt: str) -> str:
     """csv/json: every column; table/markdown: one short line per reference, sources below."""
     if fmt in ("csv", "json"):
         return render(table, fmt)
+    flagged = "flags" in table.columns and bool((table["flags"].fillna("") != "").any())
+    columns = READING_COLUMNS + (["flags"] if flagged else [])
     shown = table.assign(case=table["case_key"].where(table["case_key"] != "",
-                                                      table["reference"]))[READING_COLUMNS]
+                                                      table["reference"]))[columns]
     sources = "; ".join(dict.fromkeys(s for s in table["source"] if s))
     note = ("samples/s: median over the repeats, low-high: min–max of the repeats "
             "(n < 7), else the median's order-statistic 95 % interval; ratio: median / value; "
@@ -68,10 +70,15 @@ def run(args) -> int:
     refs = references.load_references(args.references, args.tolerance)
     campaign = load(args.log_dir, args.store, args.method)
     table = references.check(campaign.summary, refs,
-                             references.case_gpus(campaign.runs, campaign.env))
+                             references.case_gpus(campaign.runs, campaign.env), campaign.runs)
     print(_text(table, args.format), end="")
     note_failed_runs(campaign)
     status = 0
+    flagged = table[table["flags"] != ""]
+    if not flagged.empty:  # a verdict on a figure its log contradicts is not the software's
+        print(f"dlperf: {len(flagged)} case(s) checked on a flagged figure: " + "; ".join(
+            f"{k} ({f})" for k, f in zip(flagged["case_key"], flagged["flags"])),
+            file=sys.stderr)
     slower = table[table["verdict"] == references.SLOWER]
     if not slower.empty:
         print(f"dlperf: {len(slower)} case(s) below their reference: "

@@ -213,7 +213,8 @@ class LogParser(ABC):
         """Summary columns (schema.SUMMARY) that a case of this family's runs fills besides
         the common ones, e.g. GPT's TFLOP/s per GPU: `result` is the ParseResult,
         `runs_by_id` its runs frame indexed by run_id, `run_ids` the case's runs,
-        `latency_ms` their median latency. {} (the default): none."""
+        `latency_ms` ms per iteration of their global batch at their median throughput.
+        {} (the default): none."""
         return {}
 
 

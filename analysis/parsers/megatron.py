@@ -47,6 +47,10 @@ _SNIFF = re.compile(
     rb"|\(after \d+ iterations\) memory \(MB\) \| allocated:"
     rb"|^> building (?:GPT|BERT|T5)\w* model \.\.\."
     rb"|^> initializing tensor model parallel with size \d+", re.M)
+#: The tokenizer's line: the vocabulary padded to a multiple the model runs with (its logit
+#: layer's size, which Megatron's own FLOPs count uses).
+_PADDED_VOCAB = re.compile(rb"> padded vocab \(size: \d+\) with \d+ dummy tokens \(new size: (\d{1,12})\)")
+_DUMP_BATCH = re.compile(rb"(?: {0,3}\d{1,5}: )?[ \t]*global_batch_size \.+ ?(\d{1,12})[ \t]*$", re.M)
 _MODEL = re.compile(rb"^> building (GPT|BERT|T5)\w* model", re.M)
 #: The DeepSpeed launcher's line (Megatron-DeepSpeed runs): nodes and processes per node.
 _DS_LAUNCH = re.compile(rb"\[launch\.py:\d+:main\] nnodes=(\d{1,6}), num_local_procs=(\d{1,6}), ")
@@ -128,7 +132,58 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
         last = known[-1]  # the steady-state value (batch-size ramp-up grows it)
         parsed.meta["global_batch_size"] = int(gbs[last])
         parsed.meta_lines["global_batch_size"] = int(lines[last])
+        _batch_changes(log, parsed, floats(gbs[known]), lines[known])
     _printed_sequence(log, parsed, rest, lines)
+
+
+def _ramp_up_stated(parsed: ParsedLog) -> bool:
+    """Whether the argument dump states a batch-size ramp-up (``rampup_batch_size``); a log
+    without the key (no dump read) may hold one."""
+    value = parsed.parameters.get("rampup_batch_size")
+    return value is None or value.strip().lower() not in ("", "none", "[]", "false")
+
+
+def _batch_changes(log: LogText, parsed: ParsedLog, batch: np.ndarray,
+                   lines: np.ndarray) -> None:
+    """A ``batch_changed`` problem where the printed global batch size changes other than by
+    a ramp-up the dump states (growing only; where no dump says, any growth may be one): a job resumed in the same log with another
+    batch, whose parts are two runs. A stated ramp-up is left to the rule, which leaves its
+    smaller batches' intervals out."""
+    change = np.flatnonzero(batch[1:] != batch[:-1])
+    if not len(change):
+        return
+    if _ramp_up_stated(parsed) and bool(np.all(np.diff(batch) >= 0)):
+        return
+    at = int(change[0]) + 1
+    old, new, line = batch[at - 1], batch[at], int(lines[at])
+    parsed.problems.append(Problem(
+        log.source, line, "batch_changed",
+        f"the iteration lines print global batch size {old:g} (lines {int(lines[0])} to "
+        f"{int(lines[at - 1])}) and {new:g} from line {line}"
+        + ("" if _ramp_up_stated(parsed) else ", and the argument dump states no ramp-up "
+           f"(rampup_batch_size {parsed.parameters['rampup_batch_size'].strip()})")
+        + ": a job resumed in the same log with another batch, whose parts are two runs",
+        log.line_text(line)[:300]))
+
+
+def _restated_batch(log: LogText, parsed: ParsedLog) -> None:
+    """A ``batch_changed`` problem where a later argument dump (a job resumed in the same log)
+    states another ``global_batch_size`` than the first, for logs whose iteration lines do
+    not print it."""
+    first = parsed.parameters.get("global_batch_size", "").strip()
+    data, at = log.data, log.data.find(b"global_batch_size .")
+    while first and at >= 0:
+        m = _DUMP_BATCH.match(data, data.rfind(b"\n", 0, at) + 1)
+        if m and m.group(1).decode() != first:
+            line = int(log.lines_at(np.array([m.start()]))[0])
+            parsed.problems.append(Problem(
+                log.source, line, "batch_changed",
+                f"the argument dump on line {parsed.meta_lines.get('global_batch_size', '?')} "
+                f"states global_batch_size {first} and a later one on line {line} states "
+                f"{m.group(1).decode()}: a job resumed in the same log with another batch, "
+                "whose parts are two runs", log.line_text(line)[:300]))
+            return
+        at = data.find(b"global_batch_size .", at + 1)
 
 
 def _printed_sequence(log: LogText, parsed: ParsedLog, rest: np.ndarray,
@@ -189,12 +244,25 @@ def _srun_ranks(log: LogText, prefixes: list[bytes], lines: np.ndarray) -> np.nd
 def _read_launcher(log: LogText, parsed: ParsedLog) -> None:
     """Nodes and GPUs per node from the DeepSpeed launcher's ``nnodes=1, num_local_procs=8``
     line (one process per GPU), which Megatron-DeepSpeed logs print before the dump."""
-    m = _DS_LAUNCH.search(log.data, 0, 1 << 20)
+    m = _DS_LAUNCH.search(log.data)  # a literal prefix: a fast search of the whole log
     if m is None or int(m.group(1)) < 1 or int(m.group(2)) < 1:
         return
     line = int(log.lines_at(np.array([m.start()]))[0])
     for key, value in (("num_nodes", m.group(1)), ("gpus_per_node", m.group(2))):
         parsed.meta[key], parsed.meta_lines[key] = int(value), line
+
+
+def _first_line_match(data: bytes, literal: bytes, pattern: re.Pattern) -> re.Match | None:
+    """The first line starting with `literal` that `pattern` matches, anywhere in the log
+    (megabytes of start-up output may come first): a plain byte search, then the pattern."""
+    at = data.find(literal)
+    while at >= 0:
+        if at == 0 or data[at - 1:at] == b"\n":
+            m = pattern.match(data, at)
+            if m:
+                return m
+        at = data.find(literal, at + 1)
+    return None
 
 
 def _read_memory(log: LogText, parsed: ParsedLog) -> None:
@@ -236,12 +304,18 @@ class MegatronParser(GPTCases, LogParser):
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
         read_argument_dump(log, parsed)
-        model = _MODEL.search(log.data, 0, 1 << 20)
+        model = _first_line_match(log.data, b"> building ", _MODEL)
         if model:
             parsed.meta["model"] = normalize_model(model.group(1).decode())
             parsed.meta_lines["model"] = int(log.lines_at(np.array([model.start()]))[0])
         _read_launcher(log, parsed)
+        padded = _PADDED_VOCAB.search(log.data)
+        if padded and "padded_vocab_size" not in parsed.parameters:
+            parsed.meta["vocab_size"] = int(padded.group(1))
+            parsed.meta_lines["vocab_size"] = int(log.lines_at(np.array([padded.start()]))[0])
         _read_iterations(log, parsed)
+        if not any(p.kind == "batch_changed" for p in parsed.problems):
+            _restated_batch(log, parsed)
         _read_memory(log, parsed)
         return parsed
 

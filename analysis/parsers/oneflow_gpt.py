@@ -65,11 +65,17 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
     ``framework`` entry (the suite's ``workloads.gpt`` states ``pytorch``) names the framework.
     """
     data = log.data
-    begin = _ARGS_BEGIN.search(data, 0, _DUMP_SPAN)
+    begin = _dump_start(data)
     if not begin:
         return
-    stop = _ARGS_END.search(data, begin.end(), begin.end() + _DUMP_SPAN)
+    stop = _dump_end(data, begin.end())
     end = stop.start() if stop else min(len(data), begin.end() + _DUMP_SPAN)
+    if stop is None:
+        line = int(log.lines_at(np.array([begin.start()]))[0])
+        parsed.problems.append(Problem(
+            log.source, line, "bad_line",
+            f"the argument dump starting on line {line} has no '---- end of arguments ----' "
+            f"line: read its first {_DUMP_SPAN:,} bytes only", log.line_text(line)[:300]))
     flags: dict[str, tuple[bool, int]] = {}
     lines: dict[str, int] = {}
     for m in _ARG_LINE.finditer(data, begin.end(), end):
@@ -104,6 +110,30 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
             parsed.meta_lines["precision"] = min(ln for _, ln in flags.values())
     _global_batch_from_parts(parsed, lines)
     _devices_from_world_size(log, parsed, lines)
+
+
+def _dump_start(data: bytes) -> re.Match | None:
+    """The first ``---- arguments ----`` line anywhere in the log (start-up output before it,
+    e.g. NCCL_DEBUG=INFO, can be megabytes): found by a plain byte search, then checked."""
+    at = data.find(b" arguments ")
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        m = _ARGS_BEGIN.match(data, start)
+        if m:
+            return m
+        at = data.find(b" arguments ", at + 1)
+    return None
+
+
+def _dump_end(data: bytes, start: int) -> re.Match | None:
+    """The ``---- end of arguments ----`` line after `start` (a dump line may be megabytes)."""
+    at = data.find(b" end of arguments ", start)
+    while at >= 0:
+        m = _ARGS_END.match(data, data.rfind(b"\n", 0, at) + 1)
+        if m and m.start() >= start:
+            return m
+        at = data.find(b" end of arguments ", at + 1)
+    return None
 
 
 def _global_batch_from_parts(parsed: ParsedLog, lines: dict[str, int]) -> None:
@@ -236,6 +266,37 @@ def _read_records(log: LogText, parsed: ParsedLog) -> None:
                                                   value=rb"[^,\n]*"))
 
 
+def _batch_from_samples(log: LogText, parsed: ParsedLog) -> None:
+    """The global batch the lines ran, where their cumulative ``samples`` grow by one amount
+    per iteration that is not the dump's ``global_batch_size``: the lines' amount is used,
+    said as ``meta_contradicted`` naming both (a stated batch is otherwise believed, and
+    samples/s and TFLOP/s scale with it)."""
+    stated = parsed.meta.get("global_batch_size")
+    parts = [(b["line"], b["step"], b["value"]) for b in parsed.obs.blocks
+             if isinstance(b["metric"], str) and b["metric"] == M.SAMPLES]
+    if stated is None or not parts:
+        return
+    lines, steps, samples = (np.concatenate(c) for c in zip(*parts, strict=True))
+    order = np.argsort(lines, kind="stable")
+    lines, steps, samples = lines[order], steps[order], samples[order]
+    d_step, d_samples = np.diff(steps), np.diff(samples)
+    ok = (d_step > 0) & np.isfinite(d_samples)
+    if not ok.any():
+        return
+    per = d_samples[ok] / d_step[ok]
+    if per.min() != per.max() or not float(per[0]).is_integer() or per[0] < 1 \
+            or per[0] == stated:
+        return
+    ran, first = int(per[0]), int(lines[1:][ok][0])
+    parsed.problems.append(Problem(
+        log.source, first, "meta_contradicted",
+        f"the argument dump says global_batch_size {stated} (line "
+        f"{parsed.meta_lines.get('global_batch_size', '?')}); the samples column grows "
+        f"{ran} per iteration (lines {int(lines[0])} to {int(lines[-1])}): using the lines' "
+        f"{ran}", log.line_text(first)[:300]))
+    parsed.meta["global_batch_size"], parsed.meta_lines["global_batch_size"] = ran, first
+
+
 @register
 class OneFlowGPTParser(GPTCases, LogParser):
     name = "oneflow_gpt"
@@ -258,6 +319,7 @@ class OneFlowGPTParser(GPTCases, LogParser):
         read_argument_dump(log, parsed)
         _read_table(log, parsed)
         _read_records(log, parsed)
+        _batch_from_samples(log, parsed)
         add_memory_blocks(log, parsed.obs)
         return parsed
 

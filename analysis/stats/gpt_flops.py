@@ -68,17 +68,26 @@ def known_formula(stated: str) -> FlopsFormula | None:
 
 #: Argument-dump keys by which Megatron (-LM, -DeepSpeed) states activation recomputation.
 RECOMPUTE_KEYS = ("checkpoint_activations", "recompute_activations", "recompute_granularity",
-                  "activations_checkpoint_method")
+                  "activations_checkpoint_method", "recompute_method")
+#: Values that state no recomputation of a whole forward pass. ``selective`` (Megatron-LM's
+#: ``recompute_granularity``, and what its ``--recompute-activations`` flag sets) re-runs
+#: only the attention core, a few % of the FLOPs, not what the 96 convention counts.
+_NOT_FULL = ("false", "none", "0", "", "selective")
 
 
 def stated_recomputation(params: dict) -> bool | None:
-    """Whether the argument dump says activations are recomputed (a flag true, or a method or
-    granularity named); False when it states the keys and none does; None when it states
-    none. The 96 convention counts a recomputed forward pass: a run without one is 72's."""
-    found = [str(params[k]).strip() for k in RECOMPUTE_KEYS if k in params]
+    """Whether the argument dump says whole forward passes are recomputed (a flag true, a
+    method named, granularity ``full``); False when it states the keys and none does
+    (selective recomputation is not a whole pass); None when it states none. The 96
+    convention counts a recomputed forward pass: a run without one is 72's."""
+    found = {k: str(params[k]).strip().lower() for k in RECOMPUTE_KEYS if k in params}
     if not found:
         return None
-    return any(v.lower() not in ("false", "none", "0", "") for v in found)
+    if found.get("recompute_granularity") == "selective":
+        return False  # the method keys then only say how selective layers are chosen
+    # --recompute-activations is Megatron-LM's switch for selective recomputation
+    found.pop("recompute_activations", None)
+    return any(v not in _NOT_FULL for v in found.values())
 
 
 def gpt_tflops_per_gpu(global_batch: float, seq: float, layers: float, hidden: float,

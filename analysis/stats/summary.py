@@ -63,7 +63,7 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
         family = first["family"]
         if isinstance(family, str) and family in parsers.names():  # what it adds (GPT: TFLOP/s)
             row.update(parsers.get(family).case_figures(
-                result, runs_by_id, g["run_id"], row["latency_ms"]))
+                result, runs_by_id, g["run_id"], _latency_at_batch(row, first)))
         row["outliers"] = int(g["outlier"].sum())
         found = _case_flags(row, g, runs_by_id, spread_threshold)
         row["flags"] = "; ".join(p.reason.split(":", 1)[0] for p in found)
@@ -76,6 +76,16 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
     df = df.sort_values(["framework", "model", "precision", "batch_size_per_device", "case",
                          "num_devices", "num_nodes"], kind="stable", na_position="last")
     return df.reset_index(drop=True)
+
+
+def _latency_at_batch(row: dict, first) -> float:
+    """ms per iteration of the case's global batch at its median throughput (what per-sample
+    figures such as TFLOP/s need where the intervals printed other batches: a ramp-up); the
+    median latency where the throughput or batch is unknown."""
+    batch, rate = first.get("global_batch_size"), row.get("throughput_median")
+    if pd.isna(batch) or rate is None or not np.isfinite(rate) or rate <= 0:
+        return row["latency_ms"]
+    return 1000.0 * float(batch) / float(rate)
 
 
 def _plain(value):

@@ -151,3 +151,55 @@ def test_require_all_fails_on_a_reference_no_case_matches(dlperf_exe, tmp_path):
                           "PyTorch/resnet50/fp32/b128/4n8g")
     help_text = " ".join(run_cli(dlperf_exe, "check", "--help").stdout.split())
     assert "4 a reference matched a case whose runs all failed" in help_text
+
+
+def _flagged_copy(tmp_path, stated: int):
+    """The bundled campaign's fp32 1n1g runs with `global_batch_size : <stated>` in their
+    PARAMETER lines (the lines still print what 128 ran): figure_mismatch in summarize."""
+    import re
+
+    camp = tmp_path / "camp"
+    (camp / "1n1g").mkdir(parents=True)
+    for src in (BUNDLED / "1n1g").glob("resnet50_b128_fp32_*"):
+        shutil.copy(src, camp / "1n1g")
+    for log in (camp / "1n1g").glob("*.log"):
+        text = log.read_text()
+        log.write_text(re.sub(r"global_batch_size : \d+ ", f"global_batch_size : {stated} ",
+                              text, count=1))
+    return camp
+
+
+@pytest.mark.parametrize("stated", [64, 1024])
+def test_a_case_checked_on_a_flagged_figure_says_so(tmp_path, stated):
+    """A stated global batch the printed throughput contradicts: check said 'slower' (exit 1)
+    or 'faster' with nothing else; now the flags column and a stderr line name
+    figure_mismatch (the verdict is kept, as compare keeps it)."""
+    camp = _flagged_copy(tmp_path, stated)
+    refs = tmp_path / "refs.yaml"
+    refs.write_text("hardware: 4x NVIDIA H200\nsource: ours\nreferences:\n"
+                    "  - key: 'PyTorch/resnet50/fp32/b128/1n1g'\n    value: 3000\n"
+                    "    tolerance: 5%\n")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["check", str(camp), "--references", str(refs), "--format", "csv"])
+    table = pd.read_csv(io.StringIO(out.getvalue()), keep_default_na=False)
+    assert table["flags"].tolist() == ["5 of 5 run(s) figure_mismatch"]
+    assert table["verdict"].tolist() == ["slower" if stated < 128 else "faster"]
+    assert "checked on a flagged figure: PyTorch/resnet50/fp32/b128/1n1g (5 of 5 run(s) " \
+        "figure_mismatch)" in err.getvalue()
+    assert status == (1 if stated < 128 else 0)
+
+
+def test_a_wide_spread_case_within_its_reference_is_flagged():
+    """Checked at the summary's default spread threshold, as compare does."""
+    summary = pd.DataFrame([{"framework": "PyTorch", "model": "resnet50", "precision": "fp32",
+                             "batch_size_per_device": 128, "num_nodes": 1, "gpus_per_node": 1,
+                             "case": None, "repeats": 3, "throughput_median": 100.0,
+                             "interval_low": 90.0, "interval_high": 99.5, "spread_pct": 9.5,
+                             "flags": ""}])
+    refs = [{"match": {"framework": "PyTorch", "model": "resnet50", "precision": "fp32",
+                       "batch_size_per_device": 128, "num_nodes": 1, "gpus_per_node": 1},
+             "value": 100.0, "lower": 95.0, "upper": 105.0, "unit": "samples/s",
+             "source": "s", "hardware": "1x H200"}]
+    [row] = references.check(summary, refs).to_dict("records")
+    assert row["verdict"] == "within" and row["flags"] == "spread 9.5 % > 5 %"

@@ -334,3 +334,26 @@ def test_a_new_campaign_whose_every_run_failed_is_failed_in_new_exit_4(dlperf_ex
     assert f"have no throughput in {new} (absent, or every run failed)" in done.stderr
     df = pd.read_csv(io.StringIO(done.stdout))
     assert (df["verdict"] == "failed in new").all() and len(df) == 8
+
+
+MLPERF = BUNDLED.parents[2] / "tests" / "data" / "real" / "mlperf_v1_0_google_tf_resnet"
+
+
+@pytest.mark.parametrize("aborted", [("result_3.txt", "result_4.txt"), ()])
+def test_mlperf_new_without_a_score_is_failed_in_new(tmp_path, aborted):
+    """The real Google TF ResNet results, two of NEW's five runs aborted: no time-to-train
+    score (the rule drops one run), which compared as 'failed in both', exit 0; now 'failed
+    in new', exit 4 as for any case BASE measured and NEW did not. With no run aborted, the
+    same scores: unchanged, exit 0."""
+    new = tmp_path / "new"
+    shutil.copytree(MLPERF, new)
+    for name in aborted:
+        text = (new / name).read_text()
+        assert text.count('"status": "success"') == 1
+        (new / name).write_text(text.replace('"status": "success"', '"status": "aborted"'))
+    status, rows = _records(tmp_path, MLPERF, new)
+    assert rows["verdict"].tolist() == (["failed in new"] if aborted else ["unchanged"])
+    assert status == (4 if aborted else 0)
+    status, rows = _records(tmp_path, new, MLPERF)
+    assert rows["verdict"].tolist() == (["failed in base"] if aborted else ["unchanged"])
+    assert status == 0

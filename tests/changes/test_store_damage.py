@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import shutil
 
 import pandas as pd
@@ -120,3 +121,75 @@ def test_the_method_is_stored_and_trend_and_compare_honour_it(store):
     # the stored slow campaign of that method, by its name: its logs print the speed they
     # printed before they were stretched, so the reported method sees no change
     assert status == 0 and f"new: slow ({reported_key})" in out, err
+
+
+@pytest.mark.parametrize("over", ["new key", "another campaign"])
+def test_a_campaign_copied_whole_under_another_key_is_named(store, over):
+    """runs, summary and campaigns partitions of 'slow' copied together under a new key (or
+    over the bundled campaign's, a botched repair): listed twice (or 'rn50_4gpu' gone) with
+    exit 0 before; now damage naming both keys."""
+    folder, _ = store
+    key = _key(folder, "slow")
+    target = "0000000000000000" if over == "new key" else _key(folder, "rn50_4gpu")
+    for table in results_store.TABLES:
+        dest = folder / table / f"campaign={target}"
+        if dest.exists():
+            shutil.rmtree(dest)
+        shutil.copytree(folder / table / f"campaign={key}", dest)
+    status, out, err = _main("store", "list", "--store", folder)
+    assert status == 2 and out == ""
+    assert f"campaign={target} holds the campaign stored as {key}" in err
+    assert "hold the same runs partition" in err and key in err and target in err
+
+
+def test_store_add_never_writes_through_a_linked_table_folder(tmp_path):
+    """runs/ a link to a folder of someone else's files: store add wrote its partition into
+    it, then every read told the user to remove the link target's own file."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("not the store's")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "runs").symlink_to(victim)
+    status, out, err = _main("store", "add", BUNDLED, "--store", folder)
+    assert status == 2 and "nothing added" in err
+    assert f"{folder / 'runs'} is a link (to {victim})" in err
+    assert sorted(p.name for p in victim.iterdir()) == ["keep.txt"]
+    assert not (folder / "campaigns").exists()
+    (folder / "campaigns").mkdir()
+    status, _, err = _main("store", "list", "--store", folder)
+    assert status == 2 and "is a link" in err and "keep.txt" not in err
+
+
+def test_a_campaign_whose_logs_state_other_settings_is_stored_apart(tmp_path):
+    """The same lines under another stated global_batch_size (a user fixing the stated batch
+    and adding again) had the same key: 'already stored', the first (flagged) figure kept."""
+    base = tmp_path / "logs"
+    shutil.copytree(BUNDLED / "1n1g", base / "1n1g")
+    fixed = tmp_path / "fixed"
+    shutil.copytree(base, fixed)
+    for log in (base / "1n1g").glob("*.log"):
+        text = log.read_text()
+        stated = re.search(r"global_batch_size : (\d+) ", text).group(0)
+        log.write_text(text.replace(stated, "global_batch_size : 1024 ", 1))
+    folder = tmp_path / "results"
+    assert _main("store", "add", base, "--store", folder, "--name", "stated")[0] == 0
+    status, out, _ = _main("store", "add", fixed, "--store", folder, "--name", "fixed")
+    assert status == 0 and out.startswith("added ")
+    assert sorted(pd.read_parquet(folder / "campaigns")["name"]) == ["fixed", "stated"]
+
+
+def test_a_folder_and_its_parquet_export_are_one_stored_campaign(tmp_path):
+    """The key's stated part is the run fields, which an export keeps (it drops the
+    argument dumps): adding the export after its folder adds nothing. (Logs alone: an
+    export carries no environment records, which the key holds too.)"""
+    logs = tmp_path / "logs"
+    (logs / "1n1g").mkdir(parents=True)
+    for log in (BUNDLED / "1n1g").glob("*.log"):
+        shutil.copy(log, logs / "1n1g")
+    export = tmp_path / "exp.parquet"
+    assert _main("parse", logs, "-o", export)[0] == 0
+    folder = tmp_path / "results"
+    assert _main("store", "add", logs, "--store", folder)[0] == 0
+    status, out, _ = _main("store", "add", export, "--store", folder)
+    assert status == 0 and out.startswith("already stored, nothing added")

@@ -167,3 +167,26 @@ def test_kept_result_follows_the_parent_status(tmp_path, monkeypatch):
 def test_bundled_campaigns_have_no_strays(name):
     result = parse_paths([ROOT / "data" / "raw_logs" / name])
     assert _strays(result) == []
+
+
+def test_a_log_planted_with_another_runs_marker_is_a_stray(tmp_path):
+    """Run 3's log with run 1's marker copied beside it (its run_id says run 1), and not in
+    status.json: it was counted as a third repeat; now a stray naming the marker's run_id."""
+    camp = _campaign(tmp_path)
+    shutil.copy(SRC / f"{STEM.format(1)}.done", camp / "1n1g" / f"{STEM.format(3)}.done")
+    result = parse_paths([camp])
+    assert sorted(result.runs["repeat"]) == [1, 2]
+    [(name, reason)] = _strays(result)
+    assert name == f"{STEM.format(3)}.log"
+    assert f"run_id '1n1g/{STEM.format(1)}'" in reason and "not in status.json" in reason
+
+
+def test_a_copied_marker_still_counts_where_status_lists_the_run(tmp_path):
+    """status.json is the campaign's own record: a run it lists as done counts whatever its
+    marker says."""
+    camp = _campaign(tmp_path)
+    shutil.copy(SRC / f"{STEM.format(1)}.done", camp / "1n1g" / f"{STEM.format(3)}.done")
+    status = json.loads((camp / "status.json").read_text())
+    status["runs"].append({"run_id": f"1n1g/{STEM.format(3)}", "state": "done"})
+    (camp / "status.json").write_text(json.dumps(status))
+    assert sorted(parse_paths([camp]).runs["repeat"]) == [1, 2, 3]

@@ -85,6 +85,12 @@ MEGATRON = ROOT / "tests" / "data" / "megatron" / "iterations" / "1n4g" / "gpt_b
     ("  checkpoint_activations .......................... False\n", OUR_TEXT),
     ("  checkpoint_activations .......................... True\n", SEED_TEXT),
     ("", SEED_TEXT),  # not stated: seed 002's convention, as before
+    # selective recomputation re-runs the attention core only, not a whole forward pass
+    ("  checkpoint_activations .......................... False\n"
+     "  recompute_granularity ........................... selective\n", OUR_TEXT),
+    ("  recompute_activations ........................... True\n", OUR_TEXT),
+    ("  recompute_granularity ........................... full\n"
+     "  recompute_method ................................ uniform\n", SEED_TEXT),
 ])
 def test_megatron_tflops_follow_the_stated_recomputation(tmp_path, stated, text):
     """A run whose dump says `checkpoint_activations ... False` recomputes nothing: the 96
