@@ -8,6 +8,10 @@ checks are :mod:`analysis.checks`; these see the figure too.
   log prints for the same lines (their median and their harmonic mean) are more than
   `MISMATCH` apart (the stated global batch or device count is not what ran, or the clock is
   not the run's): the figure is kept, flagged with both values.
+* ``timestamps_jump``: where the window's lines print no throughput to compare with, one
+  interval far outside the run's own intervals (a clock step forward under
+  ``checks.JUMP_SECONDS``, a stall): the figure would be more than `MISMATCH` off, and
+  nothing in the log tells which, so no figure.
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ import statistics
 
 import numpy as np
 
+from analysis import checks, parsers
 from analysis import metrics as M
-from analysis import parsers
 from analysis.estimate import Estimate, RunData
 from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
 
@@ -28,6 +32,10 @@ MISMATCH = 0.05
 MIN_PRINTED = 3
 #: The relative difference flagged in a window with fewer printed values than MIN_PRINTED.
 SHORT_MISMATCH = 0.5
+#: Quantile of a run's own times per iteration that an interval must also be
+#: ``checks.JUMP_FACTOR`` times to be a jump: slow iterations that recur (data loading every
+#: few iterations) are how the run runs, not a step of its clock.
+USUAL_QUANTILE = 0.95
 #: Problem kinds of a run's log after which no method gives it a figure.
 NO_FIGURE = ("batch_changed",)
 #: Problem kinds of a figure that is kept though it disagrees with its log.
@@ -41,24 +49,61 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
         if kind in stated:
             return Estimate.fail(f"{stated[kind][1]}; no figure", kind, est.method)
     if est.ok and not est.problem_kind and est.window is not None:
-        return _against_printed(run, est)
+        values = _printed(run, est.window)
+        if not len(values):
+            return _against_intervals(run, est)
+        return _against_printed(run, est, values)
     return est
 
 
-def _against_printed(run: RunData, est: Estimate) -> Estimate:
-    """`est` flagged ``figure_mismatch`` when the median and the harmonic mean of the
-    throughput printed on the window's lines (the lowest rank's, after its first line) are
-    both more than MISMATCH from it (SHORT_MISMATCH where they are fewer than MIN_PRINTED)."""
+def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:
+    """The finite, positive global throughputs the lowest rank printed on the window's
+    lines after its first; none where the family prints another quantity (a running mean,
+    per device, …)."""
     if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
-        return est  # the printed value is another quantity (a running mean, per device, …)
+        return np.empty(0)
     cols = train_arrays(run)
     rows = series_rows(run, cols, M.THROUGHPUT)
     rows = rows[lowest_rank(cols["rank"][rows])]
     lines = cols["line"][rows]
-    values = cols["value"][rows][(lines > est.window[0]) & (lines <= est.window[1])]
-    values = values[np.isfinite(values) & (values > 0)]
-    if not len(values):
+    values = cols["value"][rows][(lines > window[0]) & (lines <= window[1])]
+    return values[np.isfinite(values) & (values > 0)]
+
+
+def _against_intervals(run: RunData, est: Estimate) -> Estimate:
+    """`est` failed ``timestamps_jump`` when one interval of its window (the lowest rank's
+    lines) takes ``checks.JUMP_FACTOR`` times both the window's median time per iteration
+    and the run's own USUAL_QUANTILE of them, and more than MISMATCH of the window's time
+    beyond what the median would take: a figure that far off, which no printed value
+    settles."""
+    lines, _, step, ts = run.timeline()
+    ds, dt = np.diff(step), np.diff(ts)
+    ok = (ds > 0) & np.isfinite(dt)
+    if ok.sum() < 3:
         return est
+    usual = float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE))
+    a = int(np.searchsorted(lines, est.window[0]))
+    b = int(np.searchsorted(lines, est.window[1], "right"))
+    _, seconds, _ = checks.covered(step[a:b], ts[a:b])
+    if not seconds > 0:
+        return est
+    jumps, median = checks.forward_jumps(step[a:b], ts[a:b], MISMATCH * seconds, usual)
+    if not len(jumps):
+        return est
+    st, t = step[a:b], ts[a:b]
+    i = int(jumps[0])
+    excess = float(t[i] - t[i - 1] - (st[i] - st[i - 1]) * median)
+    return Estimate.fail(
+        f"{checks.jump_reason(lines[a:b], st, t, jumps, median)}; its {excess:.6g} s beyond "
+        f"the median are {excess / seconds:.1%} of the window's {seconds:.6g} s, the log "
+        "prints no throughput that tells which, so no throughput from this window",
+        "timestamps_jump", est.method)
+
+
+def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimate:
+    """`est` flagged ``figure_mismatch`` when the median and the harmonic mean of the
+    throughput printed on the window's lines (`values`: :func:`_printed`) are both more
+    than MISMATCH from it (SHORT_MISMATCH where they are fewer than MIN_PRINTED)."""
     # A window of one or two printed intervals (--measure 2) is too short for a median of
     # noisy per-interval rates, and for a jump to stand out of it, so only a gross
     # disagreement (a clock step, a batch off by a factor) is flagged there.

@@ -5,7 +5,9 @@ the test says otherwise (dll_synth)."""
 
 from __future__ import annotations
 
+import re
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -203,3 +205,35 @@ def test_a_batch_changed_in_a_json_log_gives_no_figure(tmp_path):
         assert runs[method]["problem_kind"] == "batch_changed", method
         assert np.isnan(runs[method]["throughput"]), method
         assert f"batch_size : 512 on line {at + 1}" in runs[method]["problem"]
+
+
+def _unprinted(text: list[str]) -> list[str]:
+    """The lines without their printed throughput (a log that prints loss and lr only)."""
+    return [re.sub(r"train\.total_ips : \S+ images/s ", "", ln) for ln in text]
+
+
+def test_a_clock_step_under_30_s_in_a_log_printing_no_throughput_gives_no_figure(tmp_path):
+    """25 s forward inside the window, nothing printed to compare with: 426.67 img/s where
+    the run ran 2,560, unflagged; one interval of 500 median ones is not an iteration."""
+    S.write(tmp_path, _unprinted(S.lines(300, jumps={60: 25.0})))
+    _, runs = figures(tmp_path)
+    for method in ("dlperf", "window"):
+        row = runs[method]
+        assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump", method
+        assert "jumps forward 25.05 s from line 60 to line 61" in row["problem"], method
+        assert "its 25 s beyond the median are 83.3% of the window's 30 s" in row["problem"]
+
+
+def test_recurring_slow_iterations_in_a_log_printing_no_throughput_are_the_run(tmp_path):
+    """Every 10th iteration takes 0.6 s (data loading), 12 median ones: the run's own
+    intervals, so the figure (timestamps) stands unflagged."""
+    text = [S.parameter(S.START, arch="resnet50", batch_size=128, amp=True, world_size=1,
+                        print_freq=1)]
+    t = S.START
+    for i in range(1, 301):
+        t += timedelta(seconds=0.6 if i % 10 == 0 else 0.05)
+        text.append(S.train_line(t, 0, i, 1.0))
+    S.write(tmp_path, _unprinted(text))
+    _, runs = figures(tmp_path)
+    assert runs["window"]["problem_kind"] == ""
+    assert runs["window"]["throughput"] == pytest.approx(128 * 100 / 10.5)
