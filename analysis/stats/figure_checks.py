@@ -5,8 +5,8 @@ checks are :mod:`analysis.checks`; these see the figure too.
 * ``batch_changed``: the log states another batch part-way (a job restarted in the same log
   with another batch size): its parts are two runs, so no figure.
 * ``figure_mismatch``: a figure measured from timestamps or latencies and the throughput the
-  log prints for the same lines (their median and their harmonic mean) are more than
-  `MISMATCH` apart (the stated global batch or device count is not what ran, or the clock is
+  log prints for the same lines (their harmonic mean, and their median where the two
+  agree) are more than `MISMATCH` apart (the stated global batch or device count is not what ran, or the clock is
   not the run's): the figure is kept, flagged with both values.
 * ``timestamps_jump``: where the window's lines print no throughput to compare with, one
   interval far outside the run's own intervals (a clock step forward under
@@ -101,9 +101,10 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
 
 
 def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimate:
-    """`est` flagged ``figure_mismatch`` when the median and the harmonic mean of the
-    throughput printed on the window's lines (`values`: :func:`_printed`) are both more
-    than MISMATCH from it (SHORT_MISMATCH where they are fewer than MIN_PRINTED)."""
+    """`est` flagged ``figure_mismatch`` when the harmonic mean of the throughput printed
+    on the window's lines (`values`: :func:`_printed`), and their median where the two
+    agree, are more than MISMATCH from it (SHORT_MISMATCH where they are fewer than
+    MIN_PRINTED)."""
     # A window of one or two printed intervals (--measure 2) is too short for a median of
     # noisy per-interval rates, and for a jump to stand out of it, so only a gross
     # disagreement (a clock step, a batch off by a factor) is flagged there.
@@ -112,13 +113,22 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
     apart = abs(est.throughput - printed) / printed
     # Each printed value is the rate of its own interval, so a run whose iterations are
     # uneven (a slower one every few: data loading, logging) runs at the harmonic mean of
-    # them, which the median overstates; a figure near either is what the lines printed.
+    # them, which the median overstates: a figure near the harmonic mean is what the lines
+    # printed, one near the median only where the two agree (a batch stated twice the
+    # one that ran, over uneven iterations, lands on the median).
     harmonic = len(values) / float(np.sum(1.0 / values))
-    if min(apart, abs(est.throughput - harmonic) / harmonic) <= allowed:
+    off = abs(est.throughput - harmonic) / harmonic
+    even = abs(printed - harmonic) / harmonic <= allowed
+    if off <= allowed or (even and apart <= allowed):
         return est
+    if even:
+        said = f"{printed:,.2f} samples/s (median of {len(values)}; harmonic mean {harmonic:,.2f})"
+    else:  # the harmonic mean is the rate the uneven lines ran at
+        apart = off
+        said = (f"{harmonic:,.2f} samples/s (harmonic mean of {len(values)}, the rate of "
+                f"uneven iterations; their median {printed:,.2f})")
     return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
         f"the figure {est.throughput:,.2f} samples/s (global batch {run.global_batch_size:,.0f} "
         f"x iterations / time) and the throughput the log prints on lines {est.window[0]} to "
-        f"{est.window[1]}, {printed:,.2f} samples/s (median of {len(values)}; harmonic mean "
-        f"{harmonic:,.2f}), are "
+        f"{est.window[1]}, {said}, are "
         f"{apart:.1%} apart: the stated global batch or devices may not be what ran"))

@@ -237,3 +237,38 @@ def test_recurring_slow_iterations_in_a_log_printing_no_throughput_are_the_run(t
     _, runs = figures(tmp_path)
     assert runs["window"]["problem_kind"] == ""
     assert runs["window"]["throughput"] == pytest.approx(128 * 100 / 10.5)
+
+
+def _uneven(global_batch_size: int) -> list[str]:
+    """One line per iteration, each printing its own rate; every 10th iteration takes
+    0.55 s (data loading), the others 50 ms: the run ran 1,280 img/s (the printed values'
+    harmonic mean), their median is 2,560."""
+    t = S.START + timedelta(seconds=20)
+    out = [S.parameter(S.START, arch="resnet50", batch_size=128, amp=True, world_size=1,
+                       print_freq=1, global_batch_size=global_batch_size)]
+    for i in range(1, 301):
+        took = 0.55 if i % 10 == 0 else 0.05
+        t += timedelta(seconds=took)
+        out.append(S.train_line(t, 0, i, 128 / took))
+    return out
+
+
+def test_a_doubled_stated_batch_over_uneven_iterations_is_a_figure_mismatch(tmp_path):
+    """The stated global batch 256 doubles the figure to 2,560, which the printed median
+    matched, so it went unflagged; the lines ran at 1,280 (their harmonic mean)."""
+    S.write(tmp_path, _uneven(256))
+    _, runs = figures(tmp_path)
+    for method in ("dlperf", "window"):
+        row = runs[method]
+        assert row["throughput"] == pytest.approx(2560.0, rel=1e-3), method
+        assert row["problem_kind"] == "figure_mismatch", method
+        assert "1,280.01 samples/s (harmonic mean of 100, the rate of uneven iterations; " \
+               "their median 2,560.00), are 100.0% apart" in row["problem"], method
+
+
+def test_the_true_batch_over_uneven_iterations_is_not_flagged(tmp_path):
+    S.write(tmp_path, _uneven(128))
+    _, runs = figures(tmp_path)
+    for method in ("dlperf", "window"):
+        assert runs[method]["throughput"] == pytest.approx(1280.0, rel=1e-3), method
+        assert runs[method]["problem_kind"] == "", method
