@@ -46,6 +46,9 @@ KINDS = {
     "run_aborted": "an MLPerf run that did not finish: its run_stop has a status other than "
                    "success, or the log has no run_stop; it has no time to train, and its "
                    "case's score counts it as an aborted run",
+    "several_runs": "an MLPerf log whose run_start or run_stop comes at more than one time "
+                    "(runs written to one file, a run restarted): the rules score one run a "
+                    "log, so it has no time to train and its case no score",
     "foreign_gpu_sample": "GPU samples beside a log that are not its run's: of a GPU the run "
                           "did not use (its CUDA_VISIBLE_DEVICES) or taken outside the run's "
                           "time: left out of its memory peak and energy",

@@ -95,7 +95,11 @@ def _count(v) -> int | None:
 def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
     """The run's time to train (summary phase, minutes) from the run_start before its first
     run_stop, as mlperf-logging's summarizer pairs them; an aborted or unfinished run is a
-    problem instead."""
+    problem instead. A log of more than one run (two distinct run_start or run_stop
+    times: two runs written to one file, a restarted run) has none: the rules score one
+    run a log, and which of its times is the run's the log does not say."""
+    if _several_runs(log, records, parsed):
+        return
     start = None
     for line, rec in records:
         if rec["key"] == "run_start":
@@ -125,6 +129,28 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
     parsed.problems.append(Problem(log.source, start[0] if start else None, "run_aborted",
                                    f"{where}: the log ends before the run stopped (killed, or "
                                    "cut); no time to train"))
+
+
+def _several_runs(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> bool:
+    """Whether the log holds run_start or run_stop at more than one time (a several_runs
+    problem naming their lines). The same event printed by several ranks (one time_ms)
+    is one."""
+    for key in ("run_start", "run_stop"):
+        at: dict[float, int] = {}
+        for line, rec in records:
+            if rec["key"] == key:
+                at.setdefault(float(rec["time_ms"]), line)
+        if len(at) > 1:
+            lines = sorted(at.values())
+            shown = ", ".join(str(x) for x in lines[:5]) + (", …" if len(lines) > 5 else "")
+            parsed.problems.append(Problem(
+                log.source, lines[1], "several_runs",
+                f"{key} at {len(at)} different times (lines {shown}): more than one run in "
+                "this log (runs written to one file, or a run restarted); the MLPerf rules "
+                "score one run a log, so no time to train is taken from it",
+                log.line_text(lines[1])))
+            return True
+    return False
 
 
 def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:

@@ -59,6 +59,13 @@ def case_score(result, runs_by_id, run_ids) -> dict:
     problems = result.problems
     aborted = int(problems.loc[(problems["kind"] == "run_aborted")
                                & problems["run_id"].isin(ids), "run_id"].nunique())
+    several = sorted(problems.loc[(problems["kind"] == "several_runs")
+                                  & problems["run_id"].isin(ids), "run_id"].unique())
+    if several:  # its runs are not the case's runs one a log, as the rules count them
+        return {"time_to_train_min": math.nan, "time_to_train_rule": (
+            f"{len(several)} log(s) of the case hold more than one run ({', '.join(several[:3])}"
+            f"{', …' if len(several) > 3 else ''}): the MLPerf rules count one run a log; "
+            "no score")}
     model = runs_by_id.loc[list(run_ids), "model"].dropna()
     benchmark = str(model.iloc[0]) if len(model) else None
     score, rule = olympic(times, aborted, benchmark)

@@ -1,0 +1,79 @@
+"""An MLPerf log holding more than one run (two runs written to one file, a run started
+twice): the rules score one run a log, so it gives no time to train and its case no score;
+the same event printed by several ranks is one. Built from the real NVIDIA v1.0 logs."""
+
+from __future__ import annotations
+
+import gzip
+import math
+from pathlib import Path
+
+import pytest
+
+from analysis import metrics as M
+from analysis.collect import parse_paths
+from analysis.stats import summarize
+
+NVIDIA = Path(__file__).resolve().parents[1] / "data" / "real" / "mlperf_v1_0_nvidia_mxnet_resnet"
+
+
+def _real(i: int) -> bytes:
+    return gzip.decompress((NVIDIA / f"result_{i}.txt.gz").read_bytes())
+
+
+def _lines_of(data: bytes, key: bytes) -> list[bytes]:
+    return [ln for ln in data.split(b"\n") if b'"key": "' + key + b'"' in ln]
+
+
+def _write(folder: Path, logs: dict[int, bytes]) -> None:
+    folder.mkdir(exist_ok=True)
+    for i in range(5):
+        (folder / f"result_{i}.txt").write_bytes(logs.get(i, _real(i)))
+
+
+def _times(result) -> dict[str, float]:
+    o = result.observations
+    rows = o[(o["metric"] == M.TIME_TO_TRAIN) & (o["phase"] == M.SUMMARY)]
+    return {Path(s).name: v for s, v in zip(rows["source"], rows["value"])}
+
+
+def test_two_runs_in_one_log_give_no_time_and_no_score(tmp_path):
+    """result_0 followed by result_2 in one file: result_0's 28.74 min was taken and
+    result_2's run dropped without a word; the case scored 28.77 as if all was well."""
+    two = _real(0) + _real(2)
+    _write(tmp_path, {0: two})
+    result = parse_paths([tmp_path], jobs=1)
+    assert "result_0.txt" not in _times(result)
+    found = result.problems[result.problems["kind"] == "several_runs"]
+    first = len(_real(0).split(b"\n")) - 1  # lines of result_0 before result_2's
+    assert len(found) == 1
+    assert found["reason"].iloc[0].startswith(
+        f"run_start at 2 different times (lines 449, {first + 449}): more than one run")
+    row = summarize(result, "reported").iloc[0]
+    assert math.isnan(row["time_to_train_min"])
+    assert "1 log(s) of the case hold more than one run" in row["time_to_train_rule"]
+
+
+def test_a_second_run_start_before_run_stop_gives_no_time(tmp_path):
+    """A run_start 10 minutes after the first (a restarted run): the later one was paired
+    with run_stop, 18.74 min for a run the log shows took 28.74."""
+    data = _real(0)
+    start = _lines_of(data, b"run_start")[0]
+    again = start.replace(b'"time_ms": 1621118646492', b'"time_ms": 1621119246492')
+    stop = _lines_of(data, b"run_stop")[0]
+    _write(tmp_path, {0: data.replace(stop, again + b"\n" + stop)})
+    result = parse_paths([tmp_path], jobs=1)
+    assert "result_0.txt" not in _times(result)
+    assert "several_runs" in set(result.problems["kind"])
+
+
+def test_one_run_start_printed_by_every_rank_is_one_run(tmp_path):
+    """The same run_start (one time_ms) on 8 lines, as every rank may print it."""
+    data = _real(0)
+    start = _lines_of(data, b"run_start")[0]
+    _write(tmp_path, {0: data.replace(start, b"\n".join([start] * 8))})
+    result = parse_paths([tmp_path], jobs=1)
+    assert _times(result)["result_0.txt"] == 28.742366666666666
+    assert "several_runs" not in set(result.problems["kind"])
+    assert summarize(result, "reported").iloc[0]["time_to_train_min"] == \
+        pytest.approx(28.770861111111106)
