@@ -66,8 +66,9 @@ KINDS = {
                         "(tokens/s): kept under its own metric name, not read as the run's "
                         "throughput",
     "meta_contradicted": "the log's lines contradict a run field its own argument dump "
-                         "states (the sequence length the iterations run): the lines' value "
-                         "is used, or the field is left unknown where they vary",
+                         "states (the sequence length the iterations run, the print "
+                         "frequency the lines advance by): the lines' value is used, or the "
+                         "field is left unknown where they vary",
     "mixed_configuration": "repeats placed in one case state different configurations (their "
                            "argument dumps differ in the keys named, e.g. compile or lr): they "
                            "are not repeats of one case, and its median mixes them",

@@ -12,6 +12,8 @@ checks are :mod:`analysis.checks`; these see the figure too.
   interval far outside the run's own intervals (a clock step forward under
   ``checks.JUMP_SECONDS``, a stall): the figure would be more than `MISMATCH` off, and
   nothing in the log tells which, so no figure.
+* ``meta_contradicted``: the argument dump's print frequency (``print_freq``, …) is not the
+  step stride of the window's lines: the figure is kept, flagged with both.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ SHORT_MISMATCH = 0.5
 #: ``checks.JUMP_FACTOR`` times to be a jump: slow iterations that recur (data loading every
 #: few iterations) are how the run runs, not a step of its clock.
 USUAL_QUANTILE = 0.95
+#: Argument-dump keys that state how many iterations apart the training lines are
+#: (DLLogger's print_freq, Megatron's log_interval, OneFlow's loss_print_every_n_iter).
+PRINT_EVERY = ("print_freq", "log_interval", "loss_print_every_n_iter")
 #: Problem kinds of a run's log after which no method gives it a figure.
 NO_FIGURE = ("batch_changed",)
 #: Problem kinds of a figure that is kept though it disagrees with its log.
@@ -50,10 +55,44 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
             return Estimate.fail(f"{stated[kind][1]}; no figure", kind, est.method)
     if est.ok and not est.problem_kind and est.window is not None:
         values = _printed(run, est.window)
-        if not len(values):
-            return _against_intervals(run, est)
-        return _against_printed(run, est, values)
+        est = _against_intervals(run, est) if not len(values) else \
+            _against_printed(run, est, values)
+        if est.ok and not est.problem_kind:
+            return _against_stated_stride(run, est)
     return est
+
+
+def _against_stated_stride(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``meta_contradicted`` when the argument dump states a print frequency
+    (PRINT_EVERY) other than the iterations the window's lines most often advance by: the
+    figure counts the iterations the lines number, which the dump contradicts (lines of
+    another run, or edited). Kept: the printed step numbers are what it counted."""
+    params = run.meta.get("parameters")
+    if not isinstance(params, dict):
+        return est
+    key = next((k for k in PRINT_EVERY if k in params), None)
+    if key is None:
+        return est
+    try:
+        stated = int(str(params[key]).strip())
+    except ValueError:
+        return est
+    lines, _, step, _ = run.timeline()
+    a = int(np.searchsorted(lines, est.window[0]))
+    b = int(np.searchsorted(lines, est.window[1], "right"))
+    ds = np.diff(step[a:b])
+    ds = ds[ds > 0]  # a restarting counter's interval is no stride
+    if stated <= 0 or len(ds) < MIN_PRINTED:
+        return est
+    strides, counts = np.unique(ds, return_counts=True)
+    seen = int(strides[np.argmax(counts)])
+    if seen == stated:
+        return est
+    return dataclasses.replace(est, problem_kind="meta_contradicted", problem=(
+        f"the argument dump states {key} {stated} (a line every {stated} iteration(s)); the "
+        f"window's lines {est.window[0]} to {est.window[1]} advance {seen} iterations a line "
+        f"({int(counts.max())} of {len(ds)} intervals): the figure counts the iterations the "
+        "lines number, which the dump contradicts (lines of another run, or edited)"))
 
 
 def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:

@@ -189,7 +189,7 @@ def test_no_check_flags_a_healthy_real_log(folder):
     result, _ = figures(folder)
     assert not set(result.problems["kind"]) & (CHECK_KINDS | {"meta_contradicted"})
     for method, runs in run_throughputs(result, METHODS).items():
-        flagged = runs[runs["problem_kind"].isin(CHECK_KINDS)]
+        flagged = runs[runs["problem_kind"].isin(CHECK_KINDS | {"meta_contradicted"})]
         assert flagged.empty, (method, flagged[["source", "problem"]].values.tolist())
 
 
@@ -272,3 +272,24 @@ def test_the_true_batch_over_uneven_iterations_is_not_flagged(tmp_path):
     for method in ("dlperf", "window"):
         assert runs[method]["throughput"] == pytest.approx(1280.0, rel=1e-3), method
         assert runs[method]["problem_kind"] == "", method
+
+
+def test_a_stated_print_frequency_the_lines_contradict_is_flagged(tmp_path):
+    """The PARAMETER line says print_freq 10 while the lines advance 20 iterations each
+    (lines of another run, or edited): nothing said so."""
+    text = S.lines(3000, every=20)
+    text[0] = text[0].replace("print_freq : 20", "print_freq : 10")
+    S.write(tmp_path, text)
+    _, runs = figures(tmp_path)
+    for method in ("dlperf", "window"):
+        row = runs[method]
+        assert row["throughput"] == pytest.approx(2560.0), method  # the lines' steps counted
+        assert row["problem_kind"] == "meta_contradicted", method
+        assert "states print_freq 10 (a line every 10 iteration(s))" in row["problem"], method
+        assert "advance 20 iterations a line" in row["problem"], method
+
+
+def test_a_stated_print_frequency_the_lines_keep_is_not_flagged(tmp_path):
+    S.write(tmp_path, S.lines(3000, every=20))
+    _, runs = figures(tmp_path)
+    assert runs["dlperf"]["problem_kind"] == runs["window"]["problem_kind"] == ""
