@@ -132,25 +132,40 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
 
 
 def _several_runs(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> bool:
-    """Whether the log holds run_start or run_stop at more than one time (a several_runs
-    problem naming their lines). The same event printed by several ranks (one time_ms)
-    is one."""
-    for key in ("run_start", "run_stop"):
-        at: dict[float, int] = {}
-        for line, rec in records:
-            if rec["key"] == key:
-                at.setdefault(float(rec["time_ms"]), line)
-        if len(at) > 1:
-            lines = sorted(at.values())
+    """Whether the log holds more than one run (a several_runs problem naming the lines):
+    run_start or run_stop at more than one time, or a run_start after a run_stop (a log
+    appended to itself). The same event printed by several ranks (one time_ms, before the
+    run stops) is one."""
+    at: dict[str, dict[float, int]] = {"run_start": {}, "run_stop": {}}
+    stopped = None
+    for line, rec in records:
+        key = rec["key"]
+        if key not in at:
+            continue
+        if key == "run_start" and stopped is not None:
+            first = min(at["run_start"].values(), default=stopped)
+            _several(log, parsed, line, f"a run_start on line {line} after the run_stop on "
+                                        f"line {stopped} (run_start first on line {first})")
+            return True
+        if key == "run_stop" and stopped is None:
+            stopped = line
+        at[key].setdefault(float(rec["time_ms"]), line)
+    for key, times in at.items():
+        if len(times) > 1:
+            lines = sorted(times.values())
             shown = ", ".join(str(x) for x in lines[:5]) + (", …" if len(lines) > 5 else "")
-            parsed.problems.append(Problem(
-                log.source, lines[1], "several_runs",
-                f"{key} at {len(at)} different times (lines {shown}): more than one run in "
-                "this log (runs written to one file, or a run restarted); the MLPerf rules "
-                "score one run a log, so no time to train is taken from it",
-                log.line_text(lines[1])))
+            _several(log, parsed, lines[1], f"{key} at {len(times)} different times (lines "
+                                            f"{shown})")
             return True
     return False
+
+
+def _several(log: LogText, parsed: ParsedLog, line: int, what: str) -> None:
+    parsed.problems.append(Problem(
+        log.source, line, "several_runs",
+        f"{what}: more than one run in this log (runs written to one file, or a run "
+        "restarted); the MLPerf rules score one run a log, so no time to train is taken "
+        "from it", log.line_text(line)))
 
 
 def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:

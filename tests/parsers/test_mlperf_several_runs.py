@@ -14,7 +14,9 @@ from analysis import metrics as M
 from analysis.collect import parse_paths
 from analysis.stats import summarize
 
-NVIDIA = Path(__file__).resolve().parents[1] / "data" / "real" / "mlperf_v1_0_nvidia_mxnet_resnet"
+REAL = Path(__file__).resolve().parents[1] / "data" / "real"
+NVIDIA = REAL / "mlperf_v1_0_nvidia_mxnet_resnet"
+GOOGLE = REAL / "mlperf_v1_0_google_tf_resnet"
 
 
 def _real(i: int) -> bytes:
@@ -48,7 +50,8 @@ def test_two_runs_in_one_log_give_no_time_and_no_score(tmp_path):
     first = len(_real(0).split(b"\n")) - 1  # lines of result_0 before result_2's
     assert len(found) == 1
     assert found["reason"].iloc[0].startswith(
-        f"run_start at 2 different times (lines 449, {first + 449}): more than one run")
+        f"a run_start on line {first + 449} after the run_stop on line 1404 (run_start first "
+        "on line 449): more than one run")
     row = summarize(result, "reported").iloc[0]
     assert math.isnan(row["time_to_train_min"])
     assert "1 log(s) of the case hold more than one run" in row["time_to_train_rule"]
@@ -77,3 +80,17 @@ def test_one_run_start_printed_by_every_rank_is_one_run(tmp_path):
     assert "several_runs" not in set(result.problems["kind"])
     assert summarize(result, "reported").iloc[0]["time_to_train_min"] == \
         pytest.approx(28.770861111111106)
+
+
+def test_a_log_appended_to_itself_is_two_runs(tmp_path):
+    """Google's result_4 written twice into one file (the same times twice over): read as
+    one run, 4.30 min, and the case scored as if nothing was wrong."""
+    for i in range(5):
+        data = (GOOGLE / f"result_{i}.txt").read_bytes()
+        (tmp_path / f"result_{i}.txt").write_bytes(data + data if i == 4 else data)
+    result = parse_paths([tmp_path], jobs=1)
+    assert "result_4.txt" not in _times(result)
+    found = result.problems[result.problems["kind"] == "several_runs"]
+    assert [Path(s).name for s in found["source"]] == ["result_4.txt"]
+    assert "after the run_stop on line" in found["reason"].iloc[0]
+    assert math.isnan(summarize(result, "reported").iloc[0]["time_to_train_min"])
