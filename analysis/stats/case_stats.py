@@ -140,7 +140,8 @@ def configuration_digest(params) -> str:
 
 def differing_keys(dumps: list) -> dict[str, list[str]]:
     """Of the runs of one case that state a configuration, each key whose value is not the
-    same in all of them, with the value of each such run (ABSENT where it lacks the key)."""
+    same in all of them (:func:`_canonical`: not its spelling), with the value of each such
+    run as printed (ABSENT where it lacks the key)."""
     configs = [c for c in map(configuration, dumps) if c]
     if len(configs) < 2:
         return {}
@@ -148,9 +149,23 @@ def differing_keys(dumps: list) -> dict[str, list[str]]:
     out = {}
     for k in keys:
         values = [c.get(k, ABSENT) for c in configs]
-        if len(set(values)) > 1:
+        if len(set(values)) > 1 and len({_canonical(v) for v in values}) > 1:
             out[k] = values
     return out
+
+
+def _canonical(text: str) -> str:
+    """`text` as the value it states: a number as its float (``0.1``, ``0.10`` and ``1e-1``
+    are one learning rate), a boolean whatever its case (Python's ``True``, YAML's
+    ``true``); other text as printed."""
+    t = text.strip()
+    if t.lower() in ("true", "false"):
+        return t.lower()
+    try:
+        number = float(t)
+    except ValueError:
+        return t
+    return repr(number) if math.isfinite(number) else t
 
 
 def spread_flagged(spread_pct: float, threshold: float = DEFAULT_SPREAD_THRESHOLD) -> bool:
