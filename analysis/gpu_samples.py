@@ -14,7 +14,9 @@ of the run's observations, so of its memory peak and its energy, and said in one
   indices through the record's ``gpus`` list. When neither says, or an entry is neither an
   index nor a known UUID, or the node's GPUs differ in model without
   ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (CUDA then numbers them fastest first, nvidia-smi by bus),
-  no sample is left out for its GPU. Samples without a time (``.mem`` files, whose device
+  no sample is left out for its GPU, unless the file samples more GPUs than the run used
+  on the node: then none of its timed samples is the run's, as which were is not stated
+  (the run's memory peak and energy would take another job's). Samples without a time (``.mem`` files, whose device
   numbers are the framework's, counted within CUDA_VISIBLE_DEVICES) are not checked.
 - The run's time: from the start its done marker implies (its duration before the log's
   first timestamped line; without a marker, :data:`LEAD_S` before it: model build and
@@ -101,11 +103,16 @@ def run_span(main: ParsedLog | None, log_path: Path, marker: dict | None = None
 
 
 def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_path: Path,
-                run_id: str, problems: list[Problem]) -> ParsedLog:
+                run_id: str, problems: list[Problem], used: int | None = None) -> ParsedLog:
     """`parsed` (a sidecar's read) less the samples that are not its run's (see the module);
-    a `foreign_gpu_sample` problem appended to `problems` for each cause that left any out."""
+    a `foreign_gpu_sample` problem appended to `problems` for each cause that left any out.
+    `used`: how many GPUs the run used on the node (None: unknown)."""
     marker = _marker(log_path)
     gpus, said_by = run_gpus(log_path, node_index(sidecar), marker)
+    if gpus is None and isinstance(used, int):
+        unsure = _unsure(sidecar, parsed, used, run_id, problems)
+        if unsure is not None:
+            return unsure
     span = run_span(main, log_path, marker)
     if gpus is None and span is None:
         return parsed
@@ -138,6 +145,32 @@ def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_pa
         problems.append(_problem(sidecar, run_id, out_of_time,
                                  f"taken outside the run's time ({start} to {end}, from its "
                                  "log's timestamps)"))
+    return dataclasses.replace(parsed, obs=kept)
+
+
+def _unsure(sidecar: Path, parsed: ParsedLog, used: int, run_id: str,
+            problems: list[Problem]) -> ParsedLog | None:
+    """`parsed` less its timestamped samples when they are of more GPUs than the run used
+    (`used`) and nothing says which were its (another job's 70 GB would be its peak); None
+    when they are not."""
+    devices: set[int] = set()
+    for block in parsed.obs.blocks:
+        sampled = np.isfinite(block["timestamp"]) & (block["device"] >= 0)
+        devices.update(block["device"][sampled].tolist())
+    if len(devices) <= used:
+        return None
+    kept, found = Observations(), {}
+    for block in parsed.obs.blocks:
+        sampled = np.isfinite(block["timestamp"]) & (block["device"] >= 0)
+        _note(found, block, sampled)
+        if not sampled.any():
+            kept.blocks.append(block)
+        elif not sampled.all():
+            kept.blocks.append(_rows(block, ~sampled))
+    problems.append(_problem(sidecar, run_id, found,
+                             f"of {len(devices)} GPUs ({_list(devices)}) where the run used "
+                             f"{used} on the node, and nothing states which were its (no "
+                             "CUDA_VISIBLE_DEVICES in an environment record or done marker)"))
     return dataclasses.replace(parsed, obs=kept)
 
 

@@ -50,7 +50,8 @@ KINDS = {
                     "(runs written to one file, a run restarted): the rules score one run a "
                     "log, so it has no time to train and its case no score",
     "foreign_gpu_sample": "GPU samples beside a log that are not its run's: of a GPU the run "
-                          "did not use (its CUDA_VISIBLE_DEVICES) or taken outside the run's "
+                          "did not use (its CUDA_VISIBLE_DEVICES), of more GPUs than it used "
+                          "with nothing saying which were its, or taken outside the run's "
                           "time: left out of its memory peak and energy",
     "timestamps_backwards": "a line's timestamp is earlier than the previous line's "
                             "(no throughput from a window across it)",

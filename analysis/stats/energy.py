@@ -42,7 +42,8 @@ CASE_COLUMNS = ("power_w", "energy_per_sample_j", "samples_per_s_per_w", "energy
 COLUMNS = ["run_id", "energy_j", "power_w", "window_s", "gpus", "power_samples", "note"]
 #: Per-run columns (schema.PER_RUN) of a run :func:`per_run_columns` has no row for.
 NONE = {"energy_j": np.nan, "power_w": np.nan, "energy_window_s": np.nan,
-        "energy_note": "no power samples (none sampled, or the tool printed [N/A])"}
+        "energy_note": "no power samples of the run (none sampled, the tool printed [N/A], "
+                       "or those beside it are not its: foreign_gpu_sample)"}
 
 
 def run_energy(result: ParseResult) -> pd.DataFrame:

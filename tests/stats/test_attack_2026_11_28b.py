@@ -5,9 +5,13 @@ that got a wrong number, a false flag or silence out of them. DLLogger logs of b
 from __future__ import annotations
 
 import sys
+from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
+
 from analysis.collect import parse_paths
+from analysis.stats import run_throughput
 from analysis.stats.summary import summarize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -34,3 +38,37 @@ def test_another_value_is_still_another_configuration(tmp_path):
     flags = result.problems[result.problems["kind"] == "mixed_configuration"]
     assert len(flags) == 1 and "configuration differs in lr:" in flags["reason"].iloc[0]
     assert "0.10" in flags["reason"].iloc[0]  # the values as the logs print them
+
+
+def _memory_sidecar(mib: dict[int, int], seconds: float = 80.0) -> list[str]:
+    """nvidia-smi samples every 500 ms from the log's first training second on, each GPU of
+    `mib` at its memory used."""
+    out = ["timestamp, index, memory.used [MiB], memory.total [MiB], utilization.gpu [%], "
+           "power.draw [W]"]
+    t0 = S.START + timedelta(seconds=20)
+    for k in range(int(seconds / 0.5) + 1):
+        t = (t0 + timedelta(seconds=k * 0.5)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+        out += [f"{t}, {g}, {m} MiB, 143771 MiB, 90 %, 300.00 W" for g, m in mib.items()]
+    return out
+
+
+def test_another_jobs_gpu_is_not_the_runs_memory_peak(tmp_path):
+    """A 1-GPU run whose sidecar sampled GPU 0 (1,000 MiB) and GPU 1 (70,000 MiB, another
+    job), nothing stating which was its: 70,000 MiB was its peak, no problem."""
+    S.write(tmp_path, S.lines(1500))
+    S.write(tmp_path, _memory_sidecar({0: 1000, 1: 70000}), "1n1g/r50_b128_amp_1.gpu.csv")
+    result = parse_paths([tmp_path])
+    row = run_throughput(result, "window").iloc[0]
+    assert np.isnan(row["memory_sampled_mib"])
+    found = result.problems[result.problems["kind"] == "foreign_gpu_sample"]
+    assert len(found) == 1
+    assert "of 2 GPUs (0, 1) where the run used 1 on the node, and nothing states which" \
+        in found["reason"].iloc[0]
+
+
+def test_the_runs_own_gpu_alone_is_its_memory_peak(tmp_path):
+    S.write(tmp_path, S.lines(1500))
+    S.write(tmp_path, _memory_sidecar({0: 1000}), "1n1g/r50_b128_amp_1.gpu.csv")
+    result = parse_paths([tmp_path])
+    assert run_throughput(result, "window").iloc[0]["memory_sampled_mib"] == 1000.0
+    assert "foreign_gpu_sample" not in set(result.problems["kind"])
