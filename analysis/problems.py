@@ -60,7 +60,9 @@ KINDS = {
                        "forward, a stall, validation): no throughput from that window",
     "figure_mismatch": "a figure measured from timestamps (global batch x iterations / time) "
                        "is more than 5 % from the throughput the log prints for the same "
-                       "lines: the figure is kept, both values are named",
+                       "lines, or lines print a throughput more than 5 % from the stated "
+                       "global batch over the time per iteration they print: the figure is "
+                       "kept, both values are named",
     "batch_changed": "the log states another batch size part-way (a job restarted in the "
                      "same log with another batch): its parts are two runs, so no figure",
     "unit_not_samples": "a throughput is printed in a unit that is not samples per second "

@@ -12,6 +12,9 @@ checks are :mod:`analysis.checks`; these see the figure too.
   interval far outside the run's own intervals (a clock step forward under
   ``checks.JUMP_SECONDS``, a stall): the figure would be more than `MISMATCH` off, and
   nothing in the log tells which, so no figure.
+* ``figure_mismatch`` too where lines print both a global throughput and their time per
+  iteration that contradict each other (the stated global batch over that time): every
+  method's figure is flagged, whichever value it was made from.
 * ``meta_contradicted``: the argument dump's print frequency (``print_freq``, …) is not the
   step stride of the window's lines: the figure is kept, flagged with both.
 """
@@ -58,8 +61,43 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
         est = _against_intervals(run, est) if not len(values) else \
             _against_printed(run, est, values)
         if est.ok and not est.problem_kind:
-            return _against_stated_stride(run, est)
+            est = _against_stated_stride(run, est)
+    if est.ok and not est.problem_kind:
+        return _printed_against_latency(run, est)
     return est
+
+
+def _printed_against_latency(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``figure_mismatch`` when the lines that print both a global throughput
+    and their own time per iteration (TF Keras TimeHistory: examples/second and seconds)
+    contradict each other: the median printed throughput and the stated global batch over
+    the median printed latency more than MISMATCH apart (the stated global batch, or the
+    printed rate, is not what ran), whichever of them the figure was made from."""
+    if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate \
+            or not np.isfinite(run.global_batch_size):
+        return est
+    cols = train_arrays(run)
+    tput, lat = (series_rows(run, cols, m) for m in (M.THROUGHPUT, M.LATENCY))
+    if not len(tput) or not len(lat):
+        return est
+    tput, lat = tput[lowest_rank(cols["rank"][tput])], lat[lowest_rank(cols["rank"][lat])]
+    both, at_t, at_l = np.intersect1d(cols["line"][tput], cols["line"][lat], return_indices=True)
+    printed, seconds = cols["value"][tput][at_t], cols["value"][lat][at_l]
+    ok = np.isfinite(printed) & (printed > 0) & np.isfinite(seconds) & (seconds > 0)
+    if ok.sum() < MIN_PRINTED:
+        return est
+    printed = float(np.median(printed[ok]))
+    derived = run.global_batch_size / float(np.median(seconds[ok]))
+    apart = abs(derived - printed) / printed
+    if apart <= MISMATCH:
+        return est
+    lines = both[ok]
+    return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
+        f"the throughput the log prints on lines {int(lines[0])} to {int(lines[-1])}, "
+        f"{printed:,.2f} samples/s (median of {int(ok.sum())}), and the global batch "
+        f"{run.global_batch_size:,.0f} over the time per iteration the same lines print, "
+        f"{derived:,.2f} samples/s, are {apart:.1%} apart: the stated global batch or the "
+        f"printed rate is not what ran; the figure {est.throughput:,.2f} samples/s is kept"))
 
 
 def _against_stated_stride(run: RunData, est: Estimate) -> Estimate:

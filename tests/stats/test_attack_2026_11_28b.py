@@ -89,3 +89,36 @@ def test_stated_gradient_accumulation_is_the_runs_global_batch(tmp_path):
         row = run_throughput(result, method).iloc[0]
         assert row["throughput"] == pytest.approx(2560.0), method
         assert row["problem_kind"] == "", method
+
+
+TF2 = Path(__file__).resolve().parents[1] / "data" / "real" / "dlperf_tf2" / "1n1g"
+
+
+def _tf2_times(tmp_path, factor: float) -> Path:
+    """The real DLPerf TF2 1n1g log with every printed examples/second times `factor`."""
+    import re
+
+    text = (TF2 / "rn50_b128_fp32_2.log").read_text()
+    text = re.sub(r"seconds, (\d+\.\d+) examples/second",
+                  lambda m: f"seconds, {float(m.group(1)) * factor:.2f} examples/second", text)
+    S.write(tmp_path, text.splitlines(), "1n1g/rn50_b128_fp32_2.log")
+    return tmp_path
+
+
+def test_tf2_printed_rate_contradicting_its_own_seconds_is_flagged(tmp_path):
+    """examples/second x 10 while each line's seconds and the stated global batch (128)
+    say otherwise: dlperf 3,218.02 and reported 3,213.0 with no problem."""
+    result = parse_paths([_tf2_times(tmp_path, 10.0)])
+    for method in ("dlperf", "window", "reported"):
+        row = run_throughput(result, method).iloc[0]
+        assert row["problem_kind"] == "figure_mismatch", method
+        assert np.isfinite(row["throughput"]), method  # kept, flagged
+    row = run_throughput(result, "dlperf").iloc[0]
+    assert "over the time per iteration the same lines print" in row["problem"]
+    assert "90.0% apart" in row["problem"]
+
+
+def test_the_real_tf2_log_is_not_flagged(tmp_path):
+    result = parse_paths([_tf2_times(tmp_path, 1.0)])
+    for method in ("dlperf", "window", "reported"):
+        assert run_throughput(result, method).iloc[0]["problem_kind"] == "", method
