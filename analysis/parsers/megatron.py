@@ -48,6 +48,10 @@ _SNIFF = re.compile(
     rb"|^> building (?:GPT|BERT|T5)\w* model \.\.\."
     rb"|^> initializing tensor model parallel with size \d+", re.M)
 _MODEL = re.compile(rb"^> building (GPT|BERT|T5)\w* model", re.M)
+#: The vocabulary the model computes: the tokenizer's, padded to a multiple of
+#: ``make_vocab_size_divisible_by`` x TP (``_vocab_size_with_padding``).
+_PADDED_VOCAB = re.compile(rb"^ ?> padded vocab \(size: \d{1,12}\) with \d{1,12} dummy tokens "
+                           rb"\(new size: (\d{1,12})\)", re.M)
 #: The DeepSpeed launcher's line (Megatron-DeepSpeed runs): nodes and processes per node.
 _DS_LAUNCH = re.compile(rb"\[launch\.py:\d+:main\] nnodes=(\d{1,6}), num_local_procs=(\d{1,6}), ")
 #: printed field -> (metric, unit, scale)
@@ -197,6 +201,17 @@ def _read_launcher(log: LogText, parsed: ParsedLog) -> None:
         parsed.meta[key], parsed.meta_lines[key] = int(value), line
 
 
+def _read_vocab(log: LogText, parsed: ParsedLog) -> None:
+    """The padded vocabulary Megatron prints while building (``> padded vocab (size:
+    50257) with 47 dummy tokens (new size: 50304)``): the output layer's size, which the
+    TFLOP/s formulas count; the argument dump states none (it holds the tokenizer files)."""
+    m = _PADDED_VOCAB.search(log.data, 0, 1 << 22)
+    if m is None or int(m.group(1)) < 1:
+        return
+    parsed.meta["vocab_size"] = int(m.group(1))
+    parsed.meta_lines["vocab_size"] = int(log.lines_at(np.array([m.start()]))[0])
+
+
 def _read_memory(log: LogText, parsed: ParsedLog) -> None:
     matches = list(_MEMORY.finditer(log.data))
     if not matches:
@@ -241,6 +256,7 @@ class MegatronParser(GPTCases, LogParser):
             parsed.meta["model"] = normalize_model(model.group(1).decode())
             parsed.meta_lines["model"] = int(log.lines_at(np.array([model.start()]))[0])
         _read_launcher(log, parsed)
+        _read_vocab(log, parsed)
         _read_iterations(log, parsed)
         _read_memory(log, parsed)
         return parsed

@@ -122,3 +122,22 @@ def test_the_real_tf2_log_is_not_flagged(tmp_path):
     result = parse_paths([_tf2_times(tmp_path, 1.0)])
     for method in ("dlperf", "window", "reported"):
         assert run_throughput(result, method).iloc[0]["problem_kind"] == "", method
+
+
+MEGATRON = (Path(__file__).resolve().parents[1] / "data" / "real" / "megatron_deepspeed_examples"
+            / "gpt3-0.125B-tokendropping-graduallyIncrease-lr-3.0e-4.log.gz")
+
+
+def test_megatron_tflops_count_the_vocabulary_the_log_states(tmp_path):
+    """The real log builds a padded vocabulary of 50,304 (line 315); TFLOP/s counted
+    51,200 (an assumed default): 109.08 where its own V gives 108.62."""
+    import shutil
+
+    shutil.copy(MEGATRON, tmp_path / MEGATRON.name)
+    result = parse_paths([tmp_path])
+    assert result.runs["vocab_size"].tolist() == [50304]
+    row = summarize(result).iloc[0]
+    b, s, layers, h, v = 256, 2048, 12, 768, 50304
+    want = (72 * b * s * layers * h**2 * (1 + s / (6 * h) + v / (12 * layers * h))
+            / (row["latency_ms"] / 1000 * 8) / 1e12)
+    assert row["tflops_per_gpu"] == pytest.approx(want, rel=1e-9)
