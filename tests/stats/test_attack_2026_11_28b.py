@@ -141,3 +141,22 @@ def test_megatron_tflops_count_the_vocabulary_the_log_states(tmp_path):
     want = (72 * b * s * layers * h**2 * (1 + s / (6 * h) + v / (12 * layers * h))
             / (row["latency_ms"] / 1000 * 8) / 1e12)
     assert row["tflops_per_gpu"] == pytest.approx(want, rel=1e-9)
+
+
+def test_check_names_a_case_whose_figures_disagree_with_their_logs(tmp_path, capsys):
+    """The log states global batch 64 while its lines print 2,560 img/s: check gave 1,280
+    'slower', exit 1, and no word of the flag summarize and compare give."""
+    import json
+
+    from analysis.cli import main
+
+    S.write(tmp_path / "logs", S.lines(300, global_batch_size=64))
+    refs = tmp_path / "refs.yaml"
+    refs.write_text('unit: samples/s\ntolerance: 5%\nhardware: 1x H200\nsource: "test"\n'
+                    'references:\n  - {key: "PyTorch/resnet50/amp/b128/1n1g", value: 2560}\n')
+    main(["check", str(tmp_path / "logs"), "--references", str(refs), "--format", "json"])
+    out, err = capsys.readouterr()
+    [row] = json.loads(out)
+    assert row["median"] == pytest.approx(1280.0)
+    assert row["flags"] == "1 of 1 run(s) figure_mismatch"
+    assert "1 case(s) flagged: PyTorch/resnet50/amp/b128/1n1g (1 of 1 run(s) figure_mismatch)" in err
