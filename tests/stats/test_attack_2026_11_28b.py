@@ -160,3 +160,20 @@ def test_check_names_a_case_whose_figures_disagree_with_their_logs(tmp_path, cap
     assert row["median"] == pytest.approx(1280.0)
     assert row["flags"] == "1 of 1 run(s) figure_mismatch"
     assert "1 case(s) flagged: PyTorch/resnet50/amp/b128/1n1g (1 of 1 run(s) figure_mismatch)" in err
+
+
+@pytest.mark.parametrize("speeds, word", [((2560, 2327.27, 2438.1), "disagree"),
+                                          ((2560, 2540, 2550), "agree")])
+def test_key_findings_say_repeats_disagree_above_the_spread_threshold(tmp_path, speeds, word):
+    """Repeats 9.5 % apart, flagged wide_spread, read "Repeats agree" on page 1."""
+    import re
+
+    from analysis.report.build import build
+    from analysis.report.render import cell_html
+
+    for r, speed in enumerate(speeds, 1):
+        S.write(tmp_path, S.lines(300, seconds=128 / speed), f"1n1g/r50_b128_amp_{r}.log")
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", cell_html(
+        build(tmp_path, lang="en").part("findings"))))
+    assert f"Repeats {word}: the widest spread" in text
+    assert ("above the 5.0% threshold" in text) == (word == "disagree")
