@@ -132,6 +132,7 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
         last = known[-1]  # the steady-state value (batch-size ramp-up grows it)
         parsed.meta["global_batch_size"] = int(gbs[last])
         parsed.meta_lines["global_batch_size"] = int(lines[last])
+        _batch_changed(log, parsed, floats(gbs[known]), lines[known])
     _printed_sequence(log, parsed, rest, lines)
 
 
@@ -188,6 +189,38 @@ def _srun_ranks(log: LogText, prefixes: list[bytes], lines: np.ndarray) -> np.nd
     for i, r in found.items():
         ranks[i] = r
     return ranks
+
+
+def _batch_changed(log: LogText, parsed: ParsedLog, batch: np.ndarray,
+                   lines: np.ndarray) -> None:
+    """A ``batch_changed`` problem when the printed global batch size changes where no
+    ramp-up explains it: the argument dump states none (``rampup_batch_size None``), or
+    the batch shrinks, or grows past the dump's ``global_batch_size`` (where a ramp-up
+    ends). A job resumed in the same log with another batch: its parts are two runs."""
+    moved = np.flatnonzero(batch[1:] != batch[:-1]) + 1
+    if not len(moved):
+        return
+    params = parsed.parameters
+    no_rampup = str(params.get("rampup_batch_size", "")).strip() == "None"
+    if not no_rampup:
+        try:
+            stated = float(params.get("global_batch_size", "inf"))
+        except ValueError:
+            stated = float("inf")
+        moved = moved[(batch[moved] < batch[moved - 1]) | (batch[moved] > stated)]
+        if not len(moved):
+            return
+    i = int(moved[0])
+    line = int(lines[i])
+    why = ("the argument dump states no ramp-up (rampup_batch_size None)" if no_rampup else
+           "a ramp-up only grows the batch up to the argument dump's global_batch_size "
+           f"{params.get('global_batch_size', '(not stated)')}")
+    parsed.problems.append(Problem(
+        log.source, line, "batch_changed",
+        f"the iteration lines print global batch size {batch[i - 1]:g} (line "
+        f"{int(lines[i - 1])}) then {batch[i]:g} (line {line}), and {why}: a job resumed in "
+        "the same log with another batch, whose parts are two runs",
+        log.line_text(line)[:300]))
 
 
 def _read_launcher(log: LogText, parsed: ParsedLog) -> None:

@@ -177,3 +177,30 @@ def test_key_findings_say_repeats_disagree_above_the_spread_threshold(tmp_path, 
         build(tmp_path, lang="en").part("findings"))))
     assert f"Repeats {word}: the widest spread" in text
     assert ("above the 5.0% threshold" in text) == (word == "disagree")
+
+
+def test_megatron_resumed_with_another_global_batch_gives_no_figure(tmp_path):
+    """The real log, then the same job resumed in it at global batch 512 (iterations 130
+    on): dlperf gave 875.06 samples/s (512 over the 256-batch latency), 0 problems."""
+    import gzip
+    import re
+
+    text = gzip.decompress(MEGATRON.read_bytes()).decode()
+    again = re.sub(r"iteration +(\d+)/", lambda m: f"iteration {int(m.group(1)) + 120:8d}/",
+                   text.replace("global batch size:   256", "global batch size:   512"))
+    (tmp_path / "gpt.log").write_text(text + again)
+    result = parse_paths([tmp_path])
+    found = result.problems[result.problems["kind"] == "batch_changed"]
+    assert len(found) == 1
+    assert "print global batch size 256 (line " in found["reason"].iloc[0]
+    assert "then 512 (line " in found["reason"].iloc[0]
+    for method in ("dlperf", "window"):
+        row = run_throughput(result, method).iloc[0]
+        assert np.isnan(row["throughput"]) and row["problem_kind"] == "batch_changed", method
+
+
+def test_the_real_megatron_log_has_no_batch_change(tmp_path):
+    import shutil
+
+    shutil.copy(MEGATRON, tmp_path / MEGATRON.name)
+    assert "batch_changed" not in set(parse_paths([tmp_path]).problems["kind"])
