@@ -204,3 +204,24 @@ def test_the_real_megatron_log_has_no_batch_change(tmp_path):
 
     shutil.copy(MEGATRON, tmp_path / MEGATRON.name)
     assert "batch_changed" not in set(parse_paths([tmp_path]).problems["kind"])
+
+
+GPT_1N1G = (Path(__file__).resolve().parents[2] / "data" / "raw_logs" / "gpt_4gpu" / "1n1g"
+            / "pretrain_gpt_1n1d_dp1_mp1_pp1_mbz8_gbz8_s2048_l16_h1536_nh16_1.log")
+
+
+@pytest.mark.parametrize("stated, flagged", [(16, True), (8, False)])
+def test_our_gpt_log_stating_a_global_batch_its_lines_contradict_is_flagged(
+        tmp_path, stated, flagged):
+    """The bundled 1-GPU GPT run (8 ran: samples grow 8 a step, ~65.7 seq/s printed) with
+    its dump stating global_batch_size 16: 131.33 samples/s and 1,020 TFLOP/s/GPU (above an
+    H200's peak), 0 problems."""
+    text = GPT_1N1G.read_text()
+    old = "  global_batch_size ............................... 8\n"
+    assert old in text
+    text = text.replace(old, old.replace(" 8\n", f" {stated}\n"))
+    S.write(tmp_path, text.splitlines(), "1n1g/gpt_run_1.log")
+    row = run_throughput(parse_paths([tmp_path]), "dlperf").iloc[0]
+    assert (row["problem_kind"] == "figure_mismatch") == flagged
+    if flagged:
+        assert "65.58 samples/s (median of 20), and the global batch 16" in row["problem"]
