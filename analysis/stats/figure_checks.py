@@ -15,6 +15,8 @@ checks are :mod:`analysis.checks`; these see the figure too.
 * ``figure_mismatch`` too where lines print both a global throughput and their time per
   iteration that contradict each other (the stated global batch over that time): every
   method's figure is flagged, whichever value it was made from.
+* ``figure_mismatch`` too where the figure is the run's closing line and the lines print a
+  throughput more than `SHORT_MISMATCH` from it.
 * ``meta_contradicted``: the argument dump's print frequency (``print_freq``, …) is not the
   step stride of the window's lines: the figure is kept, flagged with both.
 """
@@ -63,8 +65,42 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
         if est.ok and not est.problem_kind:
             est = _against_stated_stride(run, est)
     if est.ok and not est.problem_kind:
-        return _printed_against_latency(run, est)
+        est = _printed_against_latency(run, est)
+    if est.ok and est.problem_kind in ("", "method_fallback") and est.window is None:
+        return _closing_against_lines(run, est)
     return est
+
+
+def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``figure_mismatch`` when it is the run's closing figure
+    (``RunData.closing``) and the throughput its training lines print (the lowest rank's,
+    after its first) is more than SHORT_MISMATCH from it by their median and by their
+    harmonic mean: the program's average over its run cannot be that far from every
+    interval it printed (a closing line multiplied again, or copied from another run).
+    The loose bound leaves the warm-up, which the closing average may hold, to the lines."""
+    if run.closing is None or est.throughput != float(run.closing[0]) \
+            or run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
+        return est
+    cols = train_arrays(run)
+    rows = series_rows(run, cols, M.THROUGHPUT)
+    rows = rows[lowest_rank(cols["rank"][rows])]
+    values = cols["value"][rows][1:]
+    values = values[np.isfinite(values) & (values > 0)]
+    if len(values) < MIN_PRINTED:
+        return est
+    printed = float(statistics.median(values.tolist()))
+    harmonic = len(values) / float(np.sum(1.0 / values))
+    apart = min(abs(est.throughput - v) / v for v in (printed, harmonic))
+    if apart <= SHORT_MISMATCH:
+        return est
+    lines = cols["line"][rows]
+    before = f"; {est.problem}" if est.problem else ""
+    return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
+        f"the closing figure {est.throughput:,.2f} samples/s (line {run.closing[1]}) and the "
+        f"throughput the training lines print (lines {int(lines[1])} to {int(lines[-1])}), "
+        f"{printed:,.2f} samples/s (median of {len(values)}; harmonic mean {harmonic:,.2f}), "
+        f"are {abs(est.throughput - printed) / printed:.1%} apart: the closing line is not "
+        f"the average of what the run printed; the figure is kept{before}"))
 
 
 def _printed_against_latency(run: RunData, est: Estimate) -> Estimate:

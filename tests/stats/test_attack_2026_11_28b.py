@@ -225,3 +225,26 @@ def test_our_gpt_log_stating_a_global_batch_its_lines_contradict_is_flagged(
     assert (row["problem_kind"] == "figure_mismatch") == flagged
     if flagged:
         assert "65.58 samples/s (median of 20), and the global batch 16" in row["problem"]
+
+
+def _with_closing(n: int, closing: float) -> list[str]:
+    text = S.lines(n)
+    return text + [f"DLL {S.stamp(S.START.replace(minute=47))} - Summary: train.loss : 6.9 None "
+                   f"train.total_ips : {closing:.2f} images/s "]
+
+
+@pytest.mark.parametrize("n, method", [(300, "reported"), (60, "dlperf")])
+def test_a_closing_figure_ten_times_the_lines_is_flagged(tmp_path, n, method):
+    """Every line prints 2,560 img/s, the Summary line 25,600: taken unchecked by
+    `reported`, and by `dlperf` where the rule falls back to it (a short run)."""
+    S.write(tmp_path, _with_closing(n, 25600.0))
+    row = run_throughput(parse_paths([tmp_path]), method).iloc[0]
+    assert row["throughput"] == 25600.0 and row["problem_kind"] == "figure_mismatch"
+    assert "the closing figure 25,600.00 samples/s" in row["problem"]
+    assert "2,560.00 samples/s (median of" in row["problem"]
+
+
+def test_a_closing_figure_near_the_lines_is_not_flagged(tmp_path):
+    S.write(tmp_path, _with_closing(300, 2500.0))
+    row = run_throughput(parse_paths([tmp_path]), "reported").iloc[0]
+    assert row["throughput"] == 2500.0 and row["problem_kind"] == ""
