@@ -248,3 +248,33 @@ def test_a_closing_figure_near_the_lines_is_not_flagged(tmp_path):
     S.write(tmp_path, _with_closing(300, 2500.0))
     row = run_throughput(parse_paths([tmp_path]), "reported").iloc[0]
     assert row["throughput"] == 2500.0 and row["problem_kind"] == ""
+
+
+def test_an_earlier_attempts_samples_in_the_sidecar_are_not_the_runs_peak(tmp_path):
+    """An attempt's samples (80,000 MiB) from 600 to 300 s before the run's first line,
+    appended to the same file, then after a 300 s pause the run's own (1,000 MiB): 80,000
+    was its peak (they lie within the 900 s allowed for start-up)."""
+    S.write(tmp_path, S.lines(1500))
+    head, *own = _memory_sidecar({0: 1000})
+    t0 = S.START + timedelta(seconds=20 - 600)
+    earlier = [f"{(t0 + timedelta(seconds=k * 0.5)).strftime('%Y/%m/%d %H:%M:%S.%f')[:-3]}, 0, "
+               "80000 MiB, 143771 MiB, 90 %, 300.00 W" for k in range(601)]
+    S.write(tmp_path, [head, *earlier, *own], "1n1g/r50_b128_amp_1.gpu.csv")
+    result = parse_paths([tmp_path])
+    assert run_throughput(result, "window").iloc[0]["memory_sampled_mib"] == 1000.0
+    found = result.problems[result.problems["kind"] == "foreign_gpu_sample"]
+    assert len(found) == 1 and "after a pause of 300 s" in found["reason"].iloc[0]
+
+
+def test_samples_of_the_runs_start_up_before_its_first_line_still_count(tmp_path):
+    """Model build sampled without a pause from 120 s before the first line (90,000 MiB
+    then): the run's own."""
+    S.write(tmp_path, S.lines(1500))
+    head, *own = _memory_sidecar({0: 1000})
+    t0 = S.START + timedelta(seconds=20 - 120)
+    build = [f"{(t0 + timedelta(seconds=k * 0.5)).strftime('%Y/%m/%d %H:%M:%S.%f')[:-3]}, 0, "
+             "90000 MiB, 143771 MiB, 90 %, 300.00 W" for k in range(240)]
+    S.write(tmp_path, [head, *build, *own], "1n1g/r50_b128_amp_1.gpu.csv")
+    result = parse_paths([tmp_path])
+    assert run_throughput(result, "window").iloc[0]["memory_sampled_mib"] == 90000.0
+    assert "foreign_gpu_sample" not in set(result.problems["kind"])
