@@ -278,3 +278,33 @@ def test_samples_of_the_runs_start_up_before_its_first_line_still_count(tmp_path
     result = parse_paths([tmp_path])
     assert run_throughput(result, "window").iloc[0]["memory_sampled_mib"] == 90000.0
     assert "foreign_gpu_sample" not in set(result.problems["kind"])
+
+
+BERT = (Path(__file__).resolve().parents[1] / "data" / "real" / "paddle_perf_pytorch_bert"
+        / "bert_base_lamb_pretraining.pyt_bert_pretraining_phase1_fp16_bs128_gpu8.log")
+
+
+@pytest.mark.parametrize("edit, differs", [
+    ({"seed=12439": "seed=4242"}, None),
+    ({"results/dllogger.json": "results/rep2/dllogger.json",
+      "results/checkpoints": "results/rep2/checkpoints"}, None),
+    ({"config_file='bert_config_base.json'": "config_file='bert_config_large.json'"},
+     "Config.config_file"),
+])
+def test_dle_bert_namespace_keys_are_judged_one_by_one(tmp_path, edit, differs):
+    """Two repeats of the real DLE BERT log whose `Config` Namespace differs in its seed or
+    its output paths were flagged mixed_configuration (the Namespace compared as one
+    string); a different model config is still named, by its key."""
+    text = BERT.read_text()
+    (tmp_path / "bert_fp16_bs128_gpu8_1.log").write_text(text)
+    for old, new in edit.items():
+        assert old in text
+        text = text.replace(old, new)
+    (tmp_path / "bert_fp16_bs128_gpu8_2.log").write_text(text)
+    result = parse_paths([tmp_path])
+    summarize(result)
+    flags = result.problems[result.problems["kind"] == "mixed_configuration"]
+    if differs is None:
+        assert flags.empty
+    else:
+        assert len(flags) == 1 and f"configuration differs in {differs}:" in flags["reason"].iloc[0]
