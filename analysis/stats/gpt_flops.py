@@ -72,19 +72,13 @@ RECOMPUTE_KEYS = ("checkpoint_activations", "recompute_activations", "recompute_
 
 
 def stated_recomputation(params: dict) -> bool | None:
-    """Whether the argument dump says a whole forward pass is recomputed (checkpoint
-    activations true, a checkpoint method named, granularity ``full``); False when it states
-    the keys and none does; None when it states none. The 96 convention counts a recomputed
-    forward pass: a run without one is 72's. Selective recomputation (granularity
-    ``selective``, which ``recompute_activations`` means) re-runs only the attention core, a
-    few % of the FLOPs, not a forward pass."""
-    found = {k: str(params[k]).strip().lower() for k in RECOMPUTE_KEYS if k in params}
+    """Whether the argument dump says activations are recomputed (a flag true, or a method or
+    granularity named); False when it states the keys and none does; None when it states
+    none. The 96 convention counts a recomputed forward pass: a run without one is 72's."""
+    found = [str(params[k]).strip() for k in RECOMPUTE_KEYS if k in params]
     if not found:
         return None
-    found.pop("recompute_activations", None)  # selective, as granularity selective is
-    if found.get("recompute_granularity") == "selective":
-        found.pop("recompute_granularity")
-    return any(v not in ("false", "none", "0", "") for v in found.values())
+    return any(v.lower() not in ("false", "none", "0", "") for v in found)
 
 
 def gpt_tflops_per_gpu(global_batch: float, seq: float, layers: float, hidden: float,

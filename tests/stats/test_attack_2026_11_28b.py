@@ -308,20 +308,3 @@ def test_dle_bert_namespace_keys_are_judged_one_by_one(tmp_path, edit, differs):
         assert flags.empty
     else:
         assert len(flags) == 1 and f"configuration differs in {differs}:" in flags["reason"].iloc[0]
-
-
-@pytest.mark.parametrize("line, formula", [
-    ("  recompute_granularity ........................... selective\n", "72"),
-    ("  recompute_granularity ........................... full\n", "96"),
-])
-def test_selective_recomputation_is_not_a_recomputed_forward_pass(tmp_path, line, formula):
-    """The real Megatron log with `recompute_granularity selective` in its dump: the 96
-    convention (a whole forward pass recomputed) gave 136.62 TFLOP/s/GPU, 25 % high."""
-    import gzip
-
-    text = gzip.decompress(MEGATRON.read_bytes()).decode()
-    anchor = "  rampup_batch_size ............................... None\n"
-    assert anchor in text
-    (tmp_path / "gpt.log").write_text(text.replace(anchor, anchor + line))
-    row = summarize(parse_paths([tmp_path])).iloc[0]
-    assert row["tflops_formula"].startswith(formula + "*B*s*l*h^2")
