@@ -86,17 +86,6 @@ def _by_case(c: Campaign) -> tuple[dict, dict]:
     return runs, summary
 
 
-def case_flags(c: Campaign,
-               spread_threshold: float = case_stats.DEFAULT_SPREAD_THRESHOLD) -> dict[str, str]:
-    """Per case key of `c`, why its median is not one comparable figure (case flags at
-    `spread_threshold`, and its runs' figures that disagree with their logs); '' for none.
-    The text of one side of `compare`'s ``flags``."""
-    runs, summary = _by_case(c)
-    return {key: "; ".join([*case_stats.case_flags(row, spread_threshold),
-                            *_figure_flags(runs.get(key))])
-            for key, row in summary.items()}
-
-
 def _figure_flags(runs: pd.DataFrame | None) -> list[str]:
     """What a case's runs' figures are flagged with (figure_checks.KEPT_FLAGGED: the figure
     is kept, yet disagrees with what its log prints): a change computed from them is not

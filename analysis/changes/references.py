@@ -52,7 +52,7 @@ OTHER_HARDWARE, HARDWARE_UNKNOWN = "other hardware", "hardware unknown"
 MAX_BYTES = 1 << 20
 COLUMNS = ["reference", "case_key", "repeats", "median", "interval_low", "interval_high", "value",
            "lower", "upper", "ratio", "verdict", "unit", "source", "hardware", "run_hardware",
-           "excluded", "flags"]
+           "excluded"]
 _KEY = re.compile(r"^([^/]+)/([^/]+)/([^/]+)/b(\d+)/(\d+)n(\d+)g(?:/(.+))?$")
 _GLOB = re.compile(r"[*?\[\]]")
 
@@ -231,12 +231,10 @@ def hardware_mismatch(reference: gpus.Gpus, run_gpus: str) -> tuple[str, str]:
 
 
 def check(summary: pd.DataFrame, references: list[dict],
-          gpus_by_case: dict[str, str] | None = None,
-          flags_by_case: dict[str, str] | None = None) -> pd.DataFrame:
+          gpus_by_case: dict[str, str] | None = None) -> pd.DataFrame:
     """One row per (reference, matching case): the median, its interval, the bounds and the
     verdict (COLUMNS); a reference no case matches gets one row with verdict *no runs*,
-    a case whose runs all failed the verdict *all runs failed*. `flags_by_case`
-    (``compare.case_flags``): why a case's median is not one comparable figure, in ``flags``.
+    a case whose runs all failed the verdict *all runs failed*.
 
     With `gpus_by_case` (:func:`case_gpus`), a reference is a verdict only for cases whose
     runs ran on its hardware; the others get *other hardware* or *hardware unknown* (a case
@@ -253,8 +251,7 @@ def check(summary: pd.DataFrame, references: list[dict],
         if not hits:
             rows.append({**base, "case_key": "", "repeats": 0, "median": np.nan,
                          "interval_low": np.nan, "interval_high": np.nan, "ratio": np.nan,
-                         "verdict": NO_RUNS, "run_hardware": "", "excluded": "",
-                         "flags": ""})
+                         "verdict": NO_RUNS, "run_hardware": "", "excluded": ""})
         for key, r in hits:
             median = float(r["throughput_median"])
             run_gpus = "" if gpus_by_case is None else gpus_by_case.get(key, "")
@@ -269,5 +266,5 @@ def check(summary: pd.DataFrame, references: list[dict],
                          "median": median, "interval_low": r["interval_low"],
                          "interval_high": r["interval_high"],
                          "ratio": ratio, "verdict": word, "run_hardware": run_gpus,
-                         "excluded": why, "flags": (flags_by_case or {}).get(key, "")})
+                         "excluded": why})
     return pd.DataFrame(rows, columns=COLUMNS)

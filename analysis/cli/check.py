@@ -23,7 +23,7 @@ EPILOG = """exit status:
   4  a reference matched a case whose runs all failed (no throughput), or, with
      --require-all, a reference no case matches (named on stderr); wins over 1"""
 READING_COLUMNS = ["case", "repeats", "median", "interval_low", "interval_high", "lower", "upper",
-                   "ratio", "verdict", "excluded", "flags"]
+                   "ratio", "verdict", "excluded"]
 
 
 def add_arguments(p) -> None:
@@ -63,21 +63,14 @@ def _text(table, fmt: str) -> str:
 
 def run(args) -> int:
     from analysis.changes import references  # heavy: loaded for the command only
-    from analysis.changes.compare import case_flags
     from analysis.changes.sources import load
 
     refs = references.load_references(args.references, args.tolerance)
     campaign = load(args.log_dir, args.store, args.method)
     table = references.check(campaign.summary, refs,
-                             references.case_gpus(campaign.runs, campaign.env),
-                             case_flags(campaign))
+                             references.case_gpus(campaign.runs, campaign.env))
     print(_text(table, args.format), end="")
     note_failed_runs(campaign)
-    flagged = table[table["flags"] != ""].drop_duplicates("case_key")
-    if not flagged.empty:  # as compare says it: a verdict on such a median is to be read with care
-        print(f"dlperf: {len(flagged)} case(s) flagged: " + ", ".join(
-            f"{k} ({f})" for k, f in zip(flagged["case_key"], flagged["flags"])),
-            file=sys.stderr)
     status = 0
     slower = table[table["verdict"] == references.SLOWER]
     if not slower.empty:

@@ -48,10 +48,6 @@ _SNIFF = re.compile(
     rb"|^> building (?:GPT|BERT|T5)\w* model \.\.\."
     rb"|^> initializing tensor model parallel with size \d+", re.M)
 _MODEL = re.compile(rb"^> building (GPT|BERT|T5)\w* model", re.M)
-#: The vocabulary the model computes: the tokenizer's, padded to a multiple of
-#: ``make_vocab_size_divisible_by`` x TP (``_vocab_size_with_padding``).
-_PADDED_VOCAB = re.compile(rb"^ ?> padded vocab \(size: \d{1,12}\) with \d{1,12} dummy tokens "
-                           rb"\(new size: (\d{1,12})\)", re.M)
 #: The DeepSpeed launcher's line (Megatron-DeepSpeed runs): nodes and processes per node.
 _DS_LAUNCH = re.compile(rb"\[launch\.py:\d+:main\] nnodes=(\d{1,6}), num_local_procs=(\d{1,6}), ")
 #: printed field -> (metric, unit, scale)
@@ -132,7 +128,6 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
         last = known[-1]  # the steady-state value (batch-size ramp-up grows it)
         parsed.meta["global_batch_size"] = int(gbs[last])
         parsed.meta_lines["global_batch_size"] = int(lines[last])
-        _batch_changed(log, parsed, floats(gbs[known]), lines[known])
     _printed_sequence(log, parsed, rest, lines)
 
 
@@ -191,38 +186,6 @@ def _srun_ranks(log: LogText, prefixes: list[bytes], lines: np.ndarray) -> np.nd
     return ranks
 
 
-def _batch_changed(log: LogText, parsed: ParsedLog, batch: np.ndarray,
-                   lines: np.ndarray) -> None:
-    """A ``batch_changed`` problem when the printed global batch size changes where no
-    ramp-up explains it: the argument dump states none (``rampup_batch_size None``), or
-    the batch shrinks, or grows past the dump's ``global_batch_size`` (where a ramp-up
-    ends). A job resumed in the same log with another batch: its parts are two runs."""
-    moved = np.flatnonzero(batch[1:] != batch[:-1]) + 1
-    if not len(moved):
-        return
-    params = parsed.parameters
-    no_rampup = str(params.get("rampup_batch_size", "")).strip() == "None"
-    if not no_rampup:
-        try:
-            stated = float(params.get("global_batch_size", "inf"))
-        except ValueError:
-            stated = float("inf")
-        moved = moved[(batch[moved] < batch[moved - 1]) | (batch[moved] > stated)]
-        if not len(moved):
-            return
-    i = int(moved[0])
-    line = int(lines[i])
-    why = ("the argument dump states no ramp-up (rampup_batch_size None)" if no_rampup else
-           "a ramp-up only grows the batch up to the argument dump's global_batch_size "
-           f"{params.get('global_batch_size', '(not stated)')}")
-    parsed.problems.append(Problem(
-        log.source, line, "batch_changed",
-        f"the iteration lines print global batch size {batch[i - 1]:g} (line "
-        f"{int(lines[i - 1])}) then {batch[i]:g} (line {line}), and {why}: a job resumed in "
-        "the same log with another batch, whose parts are two runs",
-        log.line_text(line)[:300]))
-
-
 def _read_launcher(log: LogText, parsed: ParsedLog) -> None:
     """Nodes and GPUs per node from the DeepSpeed launcher's ``nnodes=1, num_local_procs=8``
     line (one process per GPU), which Megatron-DeepSpeed logs print before the dump."""
@@ -232,17 +195,6 @@ def _read_launcher(log: LogText, parsed: ParsedLog) -> None:
     line = int(log.lines_at(np.array([m.start()]))[0])
     for key, value in (("num_nodes", m.group(1)), ("gpus_per_node", m.group(2))):
         parsed.meta[key], parsed.meta_lines[key] = int(value), line
-
-
-def _read_vocab(log: LogText, parsed: ParsedLog) -> None:
-    """The padded vocabulary Megatron prints while building (``> padded vocab (size:
-    50257) with 47 dummy tokens (new size: 50304)``): the output layer's size, which the
-    TFLOP/s formulas count; the argument dump states none (it holds the tokenizer files)."""
-    m = _PADDED_VOCAB.search(log.data, 0, 1 << 22)
-    if m is None or int(m.group(1)) < 1:
-        return
-    parsed.meta["vocab_size"] = int(m.group(1))
-    parsed.meta_lines["vocab_size"] = int(log.lines_at(np.array([m.start()]))[0])
 
 
 def _read_memory(log: LogText, parsed: ParsedLog) -> None:
@@ -289,7 +241,6 @@ class MegatronParser(GPTCases, LogParser):
             parsed.meta["model"] = normalize_model(model.group(1).decode())
             parsed.meta_lines["model"] = int(log.lines_at(np.array([model.start()]))[0])
         _read_launcher(log, parsed)
-        _read_vocab(log, parsed)
         _read_iterations(log, parsed)
         _read_memory(log, parsed)
         return parsed

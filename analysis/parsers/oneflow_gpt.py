@@ -244,7 +244,6 @@ class OneFlowGPTParser(GPTCases, LogParser):
     description = "OneFlow GPT (LanguageModeling/GPT) pretraining logs: table or key=value"
 
     max_score = 95
-    printed_global_rate = True  # throughput: sequences/s of the whole run (samples are global)
 
     @classmethod
     def sniff(cls, head: bytes) -> int:

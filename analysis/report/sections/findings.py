@@ -13,7 +13,6 @@ from analysis.report import headline, prose, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
 from analysis.report.sections.reference import case_fields, reference_efficiency, same_model
-from analysis.stats import case_stats
 
 #: Groups given a sentence each (the key-numbers table lists every group).
 MAX_GROUPS = 3
@@ -150,13 +149,8 @@ class Findings(Section):
         if cases.empty:
             return None
         worst = cases.loc[cases["spread_pct"].idxmax()]
-        spread = float(worst["spread_pct"])
-        # above the threshold summarize flags (wide_spread), the repeats do not agree
-        wide = case_stats.spread_flagged(spread)
-        return tr("findings.spread_wide" if wide else "findings.spread",
-                  spread=tr.percent(spread / 100),
+        return tr("findings.spread", spread=tr.percent(float(worst["spread_pct"]) / 100),
                   case=f"{self.rep.precision_name(worst['precision'])} "
                        f"{headline.config_label(worst)}",
-                  repeats=tr.int(int(cases["repeats"].min())),
-                  threshold=tr.percent(case_stats.DEFAULT_SPREAD_THRESHOLD))
+                  repeats=tr.int(int(cases["repeats"].min())))
 
