@@ -111,7 +111,9 @@ class DllPyTorch(LogParser):
     def parse(self, log: LogText) -> ParsedLog:
         return _launch_fields(dll.parse_stdout(self.name, log), log)
 
-    late_markers = (M.MEMORY_MAX_ALLOCATED.encode(),)
+    # a PARAMETER line later on may restate the batch (a job restarted in the same log:
+    # batch_changed, no figure), which a prefix would not see
+    late_markers = (M.MEMORY_MAX_ALLOCATED.encode(), b" - PARAMETER ")
 
     def dlperf(self, run: RunData) -> Estimate:
         return pytorch_rule(run)

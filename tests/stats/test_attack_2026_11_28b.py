@@ -205,3 +205,15 @@ def test_dle_bert_namespace_keys_are_judged_one_by_one(tmp_path, edit, differs):
         assert flags.empty
     else:
         assert len(flags) == 1 and f"configuration differs in {differs}:" in flags["reason"].iloc[0]
+
+
+def test_a_job_restarted_with_another_world_size_is_seen_by_the_dlperf_read(tmp_path):
+    """300 iterations at world_size 1, then a PARAMETER line with world_size 2 and 300 more
+    from Iteration 1: `--method dlperf` (which reads a log's first lines only) gave the first
+    part's 2,560 with 0 problems, while window and reported said batch_changed."""
+    text = S.lines(300) + S.lines(300, gpus=2, t0=S.START.replace(hour=12))
+    S.write(tmp_path, text)
+    result = parse_paths([tmp_path], dlperf_only=True)
+    row = run_throughput(result, "dlperf").iloc[0]
+    assert np.isnan(row["throughput"]) and row["problem_kind"] == "batch_changed"
+    assert "world_size : 1 on line 1 and world_size : 2 on line 302" in row["problem"]
