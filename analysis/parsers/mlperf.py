@@ -115,6 +115,14 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
                     f"(line {start[0]}): {minutes:.4f} min is not a time to train; no time",
                     log.line_text(line)))
                 return
+            early = _before_init(records, start[1])
+            if early:
+                parsed.problems.append(Problem(
+                    log.source, start[0], "impossible_value",
+                    f"run_start at {start[1]} ms is {early}: not when the run started, so "
+                    f"{minutes:,.4f} min is not a time to train; no time",
+                    log.line_text(start[0])))
+                return
             if status == "success":
                 parsed.obs.add(line=line, metric=M.TIME_TO_TRAIN, value=minutes,
                                phase=M.SUMMARY, unit=M.MINUTES)
@@ -129,6 +137,23 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
     parsed.problems.append(Problem(log.source, start[0] if start else None, "run_aborted",
                                    f"{where}: the log ends before the run stopped (killed, or "
                                    "cut); no time to train"))
+
+
+#: Unix milliseconds before which a time_ms is no clock reading (2001-09-09): a 0 printed
+#: where a time was due, or seconds for milliseconds.
+MIN_CLOCK_MS = 1e12
+
+
+def _before_init(records: list[tuple[int, dict]], start_ms: float) -> str:
+    """Why a run_start at `start_ms` cannot be the run's start ('' when it can): before the
+    log's init_start (the rules' order is init_start, init_stop, run_start), or no clock
+    reading at all."""
+    if start_ms < MIN_CLOCK_MS:
+        return f"before {MIN_CLOCK_MS:.0f} ms (2001), no clock reading"
+    for line, rec in records:
+        if rec["key"] == "init_start" and rec["time_ms"] > start_ms:
+            return f"before init_start at {rec['time_ms']} ms (line {line})"
+    return ""
 
 
 def _several_runs(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> bool:

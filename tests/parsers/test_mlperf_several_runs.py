@@ -5,6 +5,7 @@ the same event printed by several ranks is one. Built from the real NVIDIA v1.0 
 from __future__ import annotations
 
 import gzip
+import re
 import math
 from pathlib import Path
 
@@ -94,3 +95,33 @@ def test_a_log_appended_to_itself_is_two_runs(tmp_path):
     assert [Path(s).name for s in found["source"]] == ["result_4.txt"]
     assert "after the run_stop on line" in found["reason"].iloc[0]
     assert math.isnan(summarize(result, "reported").iloc[0]["time_to_train_min"])
+
+
+def test_a_run_start_at_0_ms_is_no_time_to_train(tmp_path):
+    """Google's result_3 and result_4 with run_start at time_ms 0 (as the same files print
+    for their submission keys): 27 million minutes each, a score of 9,002,356.65 min."""
+    for i in range(5):
+        data = (GOOGLE / f"result_{i}.txt").read_bytes()
+        if i in (3, 4):
+            start = _lines_of(data, b"run_start")[0]
+            data = data.replace(start, re.sub(rb'"time_ms": \d+', b'"time_ms": 0', start))
+        (tmp_path / f"result_{i}.txt").write_bytes(data)
+    result = parse_paths([tmp_path], jobs=1)
+    assert sorted(_times(result)) == ["result_0.txt", "result_1.txt", "result_2.txt"]
+    found = result.problems[result.problems["kind"] == "impossible_value"]
+    assert sorted(Path(s).name for s in found["source"]) == ["result_3.txt", "result_4.txt"]
+    assert "run_start at 0 ms is before 1000000000000 ms (2001)" in found["reason"].iloc[0]
+    row = summarize(result, "reported").iloc[0]
+    assert math.isnan(row["time_to_train_min"])  # 2 runs without a time: more than k = 1
+    assert "2 run(s) without a possible time (impossible_value) counted as aborted" \
+        in row["time_to_train_rule"]
+
+
+def test_a_run_start_before_init_start_is_no_time_to_train(tmp_path):
+    data = (GOOGLE / "result_0.txt").read_bytes()
+    start = _lines_of(data, b"run_start")[0]
+    (tmp_path / "result_0.txt").write_bytes(
+        data.replace(start, start.replace(b'"time_ms": 1620425288935', b'"time_ms": 1620420000000')))
+    found = parse_paths([tmp_path], jobs=1).problems
+    found = found[found["kind"] == "impossible_value"]
+    assert len(found) == 1 and "before init_start at 1620425027324 ms" in found["reason"].iloc[0]
