@@ -5,8 +5,8 @@ the same event printed by several ranks is one. Built from the real NVIDIA v1.0 
 from __future__ import annotations
 
 import gzip
-import re
 import math
+import re
 from pathlib import Path
 
 import pytest
