@@ -31,6 +31,7 @@ import re
 
 import numpy as np
 
+from analysis import checks
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.layout import normalize_model
@@ -137,6 +138,37 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
     parsed.problems.append(Problem(log.source, start[0] if start else None, "run_aborted",
                                    f"{where}: the log ends before the run stopped (killed, or "
                                    "cut); no time to train"))
+
+
+#: A gap between two block_starts this many times their median (after the first block,
+#: which may hold compilation), and ``checks.JUMP_SECONDS`` longer, is not the run's cadence:
+#: the blocks of a real run come within 1 % of their median (v1.0 ResNet, UNet3D).
+CADENCE_FACTOR = 2.0
+
+
+def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
+    """A ``timestamps_jump`` problem when one gap between consecutive block_starts is far
+    longer than the others (CADENCE_FACTOR): a clock step forward or a stall inside the run,
+    which its time to train counts. The time is kept (a stall is part of MLPerf's
+    wall-clock score; a clock step is not), the run flagged."""
+    starts = [(line, float(rec["time_ms"]) / 1e3) for line, rec in records
+              if rec["key"] == "block_start"]
+    if len(starts) < 5:
+        return
+    lines = np.array([ln for ln, _ in starts])
+    gaps = np.diff(np.array([t for _, t in starts]))[1:]  # after the first block
+    median = float(np.median(gaps))
+    far = np.flatnonzero((gaps > CADENCE_FACTOR * median) & (gaps - median > checks.JUMP_SECONDS))
+    if not len(far):
+        return
+    i = int(far[0]) + 1
+    parsed.problems.append(Problem(
+        log.source, int(lines[i + 1]), "timestamps_jump",
+        f"block_start comes every {median:.1f} s (median of {len(gaps)}), but {gaps[i - 1]:.1f} s "
+        f"pass from line {int(lines[i])} to line {int(lines[i + 1])}"
+        + (f" ({len(far)} such gaps)" if len(far) > 1 else "")
+        + ": a clock step forward or a stall inside the run, which its time to train counts; "
+          "the time is kept", log.line_text(int(lines[i + 1]))))
 
 
 #: Unix milliseconds before which a time_ms is no clock reading (2001-09-09): a 0 printed
@@ -293,6 +325,7 @@ class MLPerfParser(LogParser):
         if records:
             _read_keys(log, records, parsed)
             _time_to_train(log, records, parsed)
+            _block_cadence(log, records, parsed)
         _read_speed(log, parsed)
         return parsed
 
