@@ -88,6 +88,11 @@ def _is_number(v) -> bool:
         return False
 
 
+def _is_setting(v) -> bool:
+    """A stated value (text, a finite number, a flag), not a null or a structure."""
+    return isinstance(v, (str, bool)) or _is_number(v)
+
+
 def _count(v) -> int | None:
     """A whole number of epochs or devices within int32, else None."""
     return int(v) if _is_number(v) and v == int(v) and 0 <= v < 2**31 else None
@@ -226,14 +231,21 @@ def _several(log: LogText, parsed: ParsedLog, line: int, what: str) -> None:
 
 
 def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
-    """Case fields, the submission keys, per-epoch throughput, evaluation accuracy and the
-    training blocks' durations. No timestamps on these rows: ``time_ms`` is UTC while the
+    """Case fields, the submission keys and the other settings stated before run_start (the
+    run's parameters), per-epoch throughput, evaluation accuracy and the training blocks'
+    durations. No timestamps on these rows: ``time_ms`` is UTC while the
     MXNet lines' clock is the machine's local time, and mixing them would read as time
     going back."""
     epoch, block, thr, acc, blocks = None, None, [], [], []
+    started = False
     for line, rec in records:
         key, value = rec["key"], rec.get("value")
         meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+        started = started or key == "run_start"
+        if not started and _is_setting(value):
+            # a hyperparameter the run states before it starts: its configuration, which
+            # repeats of one case share (mixed_configuration where they do not)
+            parsed.parameters.setdefault(key, str(value))
         if _count(meta.get("epoch_num")) is not None:
             epoch = _count(meta["epoch_num"])
         if key in _SUBMISSION and isinstance(value, str):

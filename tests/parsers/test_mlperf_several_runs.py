@@ -125,3 +125,26 @@ def test_a_run_start_before_init_start_is_no_time_to_train(tmp_path):
     found = parse_paths([tmp_path], jobs=1).problems
     found = found[found["kind"] == "impossible_value"]
     assert len(found) == 1 and "before init_start at 1620425027324 ms" in found["reason"].iloc[0]
+
+
+def test_results_of_two_systems_in_one_case_are_flagged(tmp_path):
+    """Google's five runs (global batch 8,192) with two of them edited to state 4,096, as
+    another system's results put beside them: one case, one score, no flag."""
+    for i in range(5):
+        data = (GOOGLE / f"result_{i}.txt").read_bytes()
+        if i >= 3:
+            data = data.replace(b'"key": "global_batch_size", "value": 8192',
+                                b'"key": "global_batch_size", "value": 4096')
+        (tmp_path / f"result_{i}.txt").write_bytes(data)
+    result = parse_paths([tmp_path], jobs=1)
+    summarize(result, "reported")
+    flags = result.problems[result.problems["kind"] == "mixed_configuration"]
+    assert len(flags) == 1
+    assert "configuration differs in global_batch_size:" in flags["reason"].iloc[0]
+
+
+def test_the_real_repeats_of_one_system_are_one_configuration():
+    for folder in (GOOGLE, NVIDIA):
+        result = parse_paths([folder], jobs=1)
+        summarize(result, "reported")
+        assert "mixed_configuration" not in set(result.problems["kind"]), folder.name
