@@ -44,7 +44,8 @@ KINDS = {
                        "is not a measurement of speed: the methods that read printed "
                        "throughputs leave it out",
     "run_aborted": "an MLPerf run that did not finish: its run_stop has a status other than "
-                   "success, or the log has no run_stop; it has no time to train, and its "
+                   "success, the log has no run_stop, or no eval_accuracy it prints reaches "
+                   "the benchmark's quality target; it has no time to train, and its "
                    "case's score counts it as an aborted run",
     "several_runs": "an MLPerf log whose run_start or run_stop comes at more than one time "
                     "(runs written to one file, a run restarted): the rules score one run a "

@@ -129,6 +129,14 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
                     f"{minutes:,.4f} min is not a time to train; no time",
                     log.line_text(start[0])))
                 return
+            short = _short_of_target(records) if status == "success" else ""
+            if short:
+                parsed.problems.append(Problem(
+                    log.source, line, "run_aborted",
+                    f"run_stop says success after {minutes:.4f} min, but {short}: the "
+                    "compliance checker rejects the run; not a time to train; the case's "
+                    "score counts the run as its slowest", log.line_text(line)))
+                return
             if status == "success":
                 parsed.obs.add(line=line, metric=M.TIME_TO_TRAIN, value=minutes,
                                phase=M.SUMMARY, unit=M.MINUTES)
@@ -174,6 +182,31 @@ def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
         + (f" ({len(far)} such gaps)" if len(far) > 1 else "")
         + ": a clock step forward or a stall inside the run, which its time to train counts; "
           "the time is kept", log.line_text(int(lines[i + 1]))))
+
+
+#: The quality target an ``eval_accuracy`` must reach, per benchmark, where it has been the
+#: same in every round (MLPerf Training rules, "Benchmarks": ResNet-50 75.9 % top-1, BERT
+#: 0.720 masked-LM accuracy, 3D U-Net 0.908 mean DICE, DLRM 0.8025 AUC).
+QUALITY_TARGETS = {"resnet": 0.759, "bert": 0.720, "unet3d": 0.908, "dlrm": 0.8025}
+
+
+def _short_of_target(records: list[tuple[int, dict]]) -> str:
+    """Why the run did not reach its benchmark's quality target by the eval_accuracy it
+    prints ('' when it did, prints none, or its benchmark's target is not known here)."""
+    bench = next((rec.get("value") for _, rec in records
+                  if rec["key"] == "submission_benchmark"), None)
+    target = QUALITY_TARGETS.get(str(bench))
+    if target is None:
+        return ""
+    acc = [(float(rec["value"]), line) for line, rec in records
+           if rec["key"] == "eval_accuracy" and _is_number(rec.get("value"))]
+    if not acc:
+        return ""  # a log cut to its run_start and run_stop: nothing to judge by
+    best, line = max(acc)
+    if best >= target:
+        return ""
+    return (f"no eval_accuracy reaches {bench}'s target {target} (the highest, {best:g}, on "
+            f"line {line})")
 
 
 #: Unix milliseconds before which a time_ms is no clock reading (2001-09-09): a 0 printed

@@ -40,3 +40,22 @@ def test_a_clock_step_between_blocks_is_flagged(tmp_path):
 def test_the_real_runs_blocks_are_not_flagged():
     result = parse_paths([GOOGLE], jobs=1)
     assert "timestamps_jump" not in set(result.problems["kind"])
+
+
+def test_a_run_short_of_its_quality_target_is_no_time_to_train(tmp_path):
+    """Google's result_4 with every eval_accuracy 0.70 (ResNet's target is 0.759) and its
+    run_stop still saying success: 4.30 min counted as a time to train, no problem."""
+    for i in range(5):
+        data = (GOOGLE / f"result_{i}.txt").read_bytes()
+        if i == 4:
+            data = re.sub(rb'("key": "eval_accuracy", "value": )[0-9.]+', rb"\g<1>0.70", data)
+        (tmp_path / f"result_{i}.txt").write_bytes(data)
+    from analysis.stats import summarize
+
+    result = parse_paths([tmp_path], jobs=1)
+    found = result.problems[result.problems["kind"] == "run_aborted"]
+    assert [Path(s).name for s in found["source"]] == ["result_4.txt"]
+    assert "no eval_accuracy reaches resnet's target 0.759 (the highest, 0.7, on line" \
+        in found["reason"].iloc[0]
+    assert "(1 aborted run counted as the slowest)" in \
+        summarize(result, "reported").iloc[0]["time_to_train_rule"]
