@@ -217,3 +217,17 @@ def test_a_job_restarted_with_another_world_size_is_seen_by_the_dlperf_read(tmp_
     row = run_throughput(result, "dlperf").iloc[0]
     assert np.isnan(row["throughput"]) and row["problem_kind"] == "batch_changed"
     assert "world_size : 1 on line 1 and world_size : 2 on line 302" in row["problem"]
+
+
+def test_power_draw_average_of_newer_nvidia_smi_gives_energy(tmp_path):
+    """A sidecar queried with `power.draw.average` and `power.draw.instant` (nvidia-smi 535
+    on): no power, no energy, no word; the average is what `power.draw` was."""
+    S.write(tmp_path, S.lines(1500))
+    out = ["timestamp, index, memory.used [MiB], power.draw.average [W], power.draw.instant [W]"]
+    t0 = S.START + timedelta(seconds=20)
+    for k in range(161):
+        t = (t0 + timedelta(seconds=k * 0.5)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+        out.append(f"{t}, 0, 1000 MiB, 250.00 W, 300.00 W")
+    S.write(tmp_path, out, "1n1g/r50_b128_amp_1.gpu.csv")
+    row = run_throughput(parse_paths([tmp_path]), "window").iloc[0]
+    assert row["power_w"] == 250.0 and row["energy_j"] > 0
