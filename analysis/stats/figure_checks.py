@@ -5,8 +5,10 @@ checks are :mod:`analysis.checks`; these see the figure too.
 * ``batch_changed``: the log states another batch part-way (a job restarted in the same log
   with another batch size): its parts are two runs, so no figure.
 * ``figure_mismatch``: a figure measured from timestamps or latencies and the throughput the
-  log prints for the same lines (their harmonic mean, and their median where the two
-  agree) are more than `MISMATCH` apart (the stated global batch or device count is not what ran, or the clock is
+  log prints for the same lines (their median and their harmonic mean) are more than
+  `MISMATCH` apart, or the samples an iteration the run's lines imply (each interval's
+  printed rate times its seconds per iteration) are more than `MISMATCH` from the stated
+  global batch (the stated global batch or device count is not what ran, or the clock is
   not the run's): the figure is kept, flagged with both values.
 * ``timestamps_jump``: where the window's lines print no throughput to compare with, one
   interval far outside the run's own intervals (a clock step forward under
@@ -213,11 +215,31 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         "timestamps_jump", est.method)
 
 
+def _implied_batch(run: RunData) -> tuple[float, int] | None:
+    """(the median over the run's intervals of printed throughput x seconds per iteration,
+    the intervals): the samples an iteration the lines say it ran, whatever the window;
+    None with fewer than MIN_PRINTED such intervals."""
+    lines, _, step, ts = run.timeline()
+    cols = train_arrays(run)
+    rows = series_rows(run, cols, M.THROUGHPUT)
+    rows = rows[lowest_rank(cols["rank"][rows])]
+    _, at_line, at_row = np.intersect1d(lines, cols["line"][rows], return_indices=True)
+    printed = np.full(len(lines), np.nan)
+    printed[at_line] = cols["value"][rows][at_row]
+    ds, dt = np.diff(step), np.diff(ts)
+    implied = printed[1:] * dt / np.where(ds > 0, ds, np.nan)
+    implied = implied[np.isfinite(implied) & (implied > 0)]
+    if len(implied) < MIN_PRINTED:
+        return None
+    return float(np.median(implied)), len(implied)
+
+
 def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimate:
-    """`est` flagged ``figure_mismatch`` when the harmonic mean of the throughput printed
-    on the window's lines (`values`: :func:`_printed`), and their median where the two
-    agree, are more than MISMATCH from it (SHORT_MISMATCH where they are fewer than
-    MIN_PRINTED)."""
+    """`est` flagged ``figure_mismatch`` when the median and the harmonic mean of the
+    throughput printed on the window's lines (`values`: :func:`_printed`) are both more
+    than MISMATCH from it (SHORT_MISMATCH where they are fewer than MIN_PRINTED), or when
+    the samples an iteration those lines imply (:func:`_implied_batch`) are more than
+    MISMATCH from the stated global batch."""
     # A window of one or two printed intervals (--measure 2) is too short for a median of
     # noisy per-interval rates, and for a jump to stand out of it, so only a gross
     # disagreement (a clock step, a batch off by a factor) is flagged there.
@@ -226,22 +248,27 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
     apart = abs(est.throughput - printed) / printed
     # Each printed value is the rate of its own interval, so a run whose iterations are
     # uneven (a slower one every few: data loading, logging) runs at the harmonic mean of
-    # them, which the median overstates: a figure near the harmonic mean is what the lines
-    # printed, one near the median only where the two agree (a batch stated twice the
-    # one that ran, over uneven iterations, lands on the median).
+    # them, which the median overstates; a figure near either is what the lines printed.
     harmonic = len(values) / float(np.sum(1.0 / values))
-    off = abs(est.throughput - harmonic) / harmonic
-    even = abs(printed - harmonic) / harmonic <= allowed
-    if off <= allowed or (even and apart <= allowed):
+    if min(apart, abs(est.throughput - harmonic) / harmonic) > allowed:
+        return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
+            f"the figure {est.throughput:,.2f} samples/s (global batch "
+            f"{run.global_batch_size:,.0f} x iterations / time) and the throughput the log "
+            f"prints on lines {est.window[0]} to {est.window[1]}, {printed:,.2f} samples/s "
+            f"(median of {len(values)}; harmonic mean {harmonic:,.2f}), are {apart:.1%} "
+            "apart: the stated global batch or devices may not be what ran"))
+    # Near one of them is not yet settled: a batch stated twice the one that ran, over
+    # uneven iterations, lands on the median; a batch 37 % off passes a short window's
+    # bound. Each interval's printed rate times its seconds per iteration is the samples
+    # it ran, whatever the window, the unevenness or an odd printed value.
+    implied = _implied_batch(run)
+    if implied is None or abs(implied[0] - run.global_batch_size) \
+            <= MISMATCH * run.global_batch_size:
         return est
-    if even:
-        said = f"{printed:,.2f} samples/s (median of {len(values)}; harmonic mean {harmonic:,.2f})"
-    else:  # the harmonic mean is the rate the uneven lines ran at
-        apart = off
-        said = (f"{harmonic:,.2f} samples/s (harmonic mean of {len(values)}, the rate of "
-                f"uneven iterations; their median {printed:,.2f})")
     return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
-        f"the figure {est.throughput:,.2f} samples/s (global batch {run.global_batch_size:,.0f} "
-        f"x iterations / time) and the throughput the log prints on lines {est.window[0]} to "
-        f"{est.window[1]}, {said}, are "
-        f"{apart:.1%} apart: the stated global batch or devices may not be what ran"))
+        f"the figure {est.throughput:,.2f} samples/s counts the stated global batch "
+        f"{run.global_batch_size:,.0f}, while the throughput the run's lines print times "
+        f"their time per iteration gives {implied[0]:,.1f} samples an iteration (median of "
+        f"{implied[1]} intervals; the lines {est.window[0]} to {est.window[1]} print "
+        f"{printed:,.2f} samples/s, median of {len(values)}, harmonic mean {harmonic:,.2f}): "
+        "the stated global batch or devices may not be what ran"))
