@@ -86,10 +86,12 @@ JUMP_FACTOR = 10.0
 JUMP_SECONDS = 30.0
 
 
-def forward_jumps(step: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, float]:
+def forward_jumps(step: np.ndarray, ts: np.ndarray, seconds: float = JUMP_SECONDS,
+                  usual: float = 0.0) -> tuple[np.ndarray, float]:
     """(positions of the lines after a jump forward, the median seconds per iteration) of
     one rank's lines in line order: intervals between lines whose step advances, far
-    longer than the others (`JUMP_FACTOR`, `JUMP_SECONDS`)."""
+    longer than the others: `JUMP_FACTOR` times the median and `usual` (a longest usual
+    time per iteration) per iteration, and `seconds` longer than the median would take."""
     ds, dt = np.diff(step), np.diff(ts)
     ok = np.flatnonzero((ds > 0) & np.isfinite(dt))
     if len(ok) < 3:
@@ -98,7 +100,7 @@ def forward_jumps(step: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, float]:
     # statistics' median of a list: the same float as numpy's (the middle one, or the two
     # middle ones' sum halved), at a fraction of numpy's cost per call on ~100 values
     median = float(statistics.median(per.tolist()))
-    far = (per > JUMP_FACTOR * median) & (dt[ok] - ds[ok] * median > JUMP_SECONDS)
+    far = (per > JUMP_FACTOR * max(median, usual)) & (dt[ok] - ds[ok] * median > seconds)
     return ok[far] + 1, median
 
 
@@ -117,7 +119,7 @@ def window_fault(lines, epoch, step, ts, timestamps: bool = True,
             int(np.searchsorted(lines, inner[0])), int(np.searchsorted(lines, inner[1], "right")))
         jumps, median = forward_jumps(step[a:b], ts[a:b])
         if len(jumps):
-            return "timestamps_jump", _jump_reason(lines[a:b], step[a:b], ts[a:b], jumps, median)
+            return "timestamps_jump", jump_reason(lines[a:b], step[a:b], ts[a:b], jumps, median)
     bad = backwards_steps(epoch, step, skipped)
     if len(bad):
         return "steps_backwards", _step_reason(lines, epoch, step, bad, "the window")
@@ -135,7 +137,7 @@ def _time_reason(lines, ts, bad, where: str) -> str:
     return text
 
 
-def _jump_reason(lines, step, ts, jumps, median: float) -> str:
+def jump_reason(lines, step, ts, jumps, median: float) -> str:
     i = int(jumps[0])
     text = (f"the timestamp jumps forward {ts[i] - ts[i - 1]:.6g} s from line {int(lines[i - 1])} "
             f"to line {int(lines[i])} over {int(step[i] - step[i - 1])} iteration(s), where an "

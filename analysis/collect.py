@@ -556,7 +556,8 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
         if read.parsed is not None:
             part = read.parsed
             if read is not main and parsers.get(read.family).sidecar:
-                part = own_samples(read.path, part, parsed, main.path, rid, run_problems)
+                part = own_samples(read.path, part, parsed, main.path, rid, run_problems,
+                                   row.get("gpus_per_node"))
             obs_parts.append((row, part, str(read.path)))
             row["n_observations"] += len(part.obs)
             if read.parsed is not parsed:  # a copy: the row shares the main file's dict

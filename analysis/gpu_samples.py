@@ -14,12 +14,15 @@ of the run's observations, so of its memory peak and its energy, and said in one
   indices through the record's ``gpus`` list. When neither says, or an entry is neither an
   index nor a known UUID, or the node's GPUs differ in model without
   ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (CUDA then numbers them fastest first, nvidia-smi by bus),
-  no sample is left out for its GPU. Samples without a time (``.mem`` files, whose device
+  no sample is left out for its GPU, unless the file samples more GPUs than the run used
+  on the node: then none of its timed samples is the run's, as which were is not stated
+  (the run's memory peak and energy would take another job's). Samples without a time (``.mem`` files, whose device
   numbers are the framework's, counted within CUDA_VISIBLE_DEVICES) are not checked.
 - The run's time: from the start its done marker implies (its duration before the log's
   first timestamped line; without a marker, :data:`LEAD_S` before it: model build and
-  compilation come before the first line) to :data:`TAIL_S` after the log's last timestamped
-  line. A log without timestamps leaves the samples' time unchecked. nvidia-smi and the logs
+  compilation come before the first line), or from the end of the last pause of more than
+  :data:`GAP_S` in the samples before that line (an earlier attempt's samples appended to
+  the same file), to :data:`TAIL_S` after the log's last timestamped line. A log without timestamps leaves the samples' time unchecked. nvidia-smi and the logs
   both print the node's wall clock, so the two are compared as printed.
 """
 
@@ -40,6 +43,10 @@ from analysis.problems import Problem
 #: Seconds before a log's first timestamped line that still belong to its run, when no done
 #: marker states how long the run took.
 LEAD_S = 900.0
+#: A pause between samples (seconds) longer than this, before the log's first line, ends
+#: the run's start-up: the samples before it are another sampling (nvidia-smi samples every
+#: 500 ms while the run is alive).
+GAP_S = 60.0
 #: Seconds after the last timestamped line that still belong to the run (the workload's
 #: shutdown; the agent stops the sampler once it has exited), and the slack before the start
 #: a done marker implies.
@@ -88,27 +95,59 @@ def run_span(main: ParsedLog | None, log_path: Path, marker: dict | None = None
              ) -> tuple[float, float] | None:
     """(earliest, latest) time a sample of the run may carry; None when the log has no
     timestamps. `marker`: the run's done marker, when already read."""
-    stamps = [b["timestamp"] for b in (main.obs.blocks if main else ())
-              if not (isinstance(b["phase"], str) and b["phase"] == M.MEMORY)]
-    stamps = np.concatenate(stamps) if stamps else np.empty(0)
-    stamps = stamps[np.isfinite(stamps)]
-    if not stamps.size:
+    stamps = _log_stamps(main)
+    if stamps is None:
         return None
     took = (_marker(log_path) if marker is None else marker).get("duration_s")
     lead = float(took) + TAIL_S if isinstance(took, (int, float)) and math.isfinite(took) \
         and 0 <= took < 1e7 else LEAD_S
-    return float(stamps.min()) - lead, float(stamps.max()) + TAIL_S
+    return stamps[0] - lead, stamps[1] + TAIL_S
+
+
+def _log_stamps(main: ParsedLog | None) -> tuple[float, float] | None:
+    """(first, last) timestamp of the log's lines; None when it has none."""
+    stamps = [b["timestamp"] for b in (main.obs.blocks if main else ())
+              if not (isinstance(b["phase"], str) and b["phase"] == M.MEMORY)]
+    stamps = np.concatenate(stamps) if stamps else np.empty(0)
+    stamps = stamps[np.isfinite(stamps)]
+    return (float(stamps.min()), float(stamps.max())) if stamps.size else None
+
+
+def _unbroken_start(parsed: ParsedLog, first: float, lower: float) -> tuple[float, float]:
+    """The earliest time from `lower` on that the sidecar's samples reach back to from the
+    log's `first` line without a pause longer than GAP_S: samples before such a pause are
+    another sampling (an earlier attempt appended to the file), not this run's start-up.
+    Returns (that time, the pause's seconds; 0 where there is none)."""
+    ts = [b["timestamp"] for b in parsed.obs.blocks]
+    ts = np.unique(np.concatenate(ts)) if ts else np.empty(0)
+    ts = ts[np.isfinite(ts) & (ts >= lower)]
+    at = int(np.searchsorted(ts, first))
+    if at == 0:
+        return lower, 0.0
+    gaps = np.flatnonzero(np.diff(ts[:at + 1]) > GAP_S)
+    if not len(gaps):
+        return lower, 0.0
+    return float(ts[gaps[-1] + 1]), float(ts[gaps[-1] + 1] - ts[gaps[-1]])
 
 
 def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_path: Path,
-                run_id: str, problems: list[Problem]) -> ParsedLog:
+                run_id: str, problems: list[Problem], used: int | None = None) -> ParsedLog:
     """`parsed` (a sidecar's read) less the samples that are not its run's (see the module);
-    a `foreign_gpu_sample` problem appended to `problems` for each cause that left any out."""
+    a `foreign_gpu_sample` problem appended to `problems` for each cause that left any out.
+    `used`: how many GPUs the run used on the node (None: unknown)."""
     marker = _marker(log_path)
     gpus, said_by = run_gpus(log_path, node_index(sidecar), marker)
+    if gpus is None and isinstance(used, int):
+        unsure = _unsure(sidecar, parsed, used, run_id, problems)
+        if unsure is not None:
+            return unsure
     span = run_span(main, log_path, marker)
     if gpus is None and span is None:
         return parsed
+    pause = 0.0
+    if span is not None:
+        start, pause = _unbroken_start(parsed, _log_stamps(main)[0], span[0])
+        span = (start, span[1])
     kept, other_gpu, out_of_time = Observations(), {}, {}
     for block in parsed.obs.blocks:
         sampled = np.isfinite(block["timestamp"])
@@ -135,9 +174,37 @@ def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_pa
                                  f"{','.join(map(str, sorted(gpus)))})"))
     if out_of_time:
         start, end = (_clock(t) for t in span)
+        after = (f"; it begins where the samples resume after a pause of {pause:,.0f} s, the "
+                 "samples before it another sampling") if pause else ""
         problems.append(_problem(sidecar, run_id, out_of_time,
                                  f"taken outside the run's time ({start} to {end}, from its "
-                                 "log's timestamps)"))
+                                 f"log's timestamps{after})"))
+    return dataclasses.replace(parsed, obs=kept)
+
+
+def _unsure(sidecar: Path, parsed: ParsedLog, used: int, run_id: str,
+            problems: list[Problem]) -> ParsedLog | None:
+    """`parsed` less its timestamped samples when they are of more GPUs than the run used
+    (`used`) and nothing says which were its (another job's 70 GB would be its peak); None
+    when they are not."""
+    devices: set[int] = set()
+    for block in parsed.obs.blocks:
+        sampled = np.isfinite(block["timestamp"]) & (block["device"] >= 0)
+        devices.update(block["device"][sampled].tolist())
+    if len(devices) <= used:
+        return None
+    kept, found = Observations(), {}
+    for block in parsed.obs.blocks:
+        sampled = np.isfinite(block["timestamp"]) & (block["device"] >= 0)
+        _note(found, block, sampled)
+        if not sampled.any():
+            kept.blocks.append(block)
+        elif not sampled.all():
+            kept.blocks.append(_rows(block, ~sampled))
+    problems.append(_problem(sidecar, run_id, found,
+                             f"of {len(devices)} GPUs ({_list(devices)}) where the run used "
+                             f"{used} on the node, and nothing states which were its (no "
+                             "CUDA_VISIBLE_DEVICES in an environment record or done marker)"))
     return dataclasses.replace(parsed, obs=kept)
 
 

@@ -44,10 +44,15 @@ KINDS = {
                        "is not a measurement of speed: the methods that read printed "
                        "throughputs leave it out",
     "run_aborted": "an MLPerf run that did not finish: its run_stop has a status other than "
-                   "success, or the log has no run_stop; it has no time to train, and its "
+                   "success, the log has no run_stop, or no eval_accuracy it prints reaches "
+                   "the benchmark's quality target; it has no time to train, and its "
                    "case's score counts it as an aborted run",
+    "several_runs": "an MLPerf log whose run_start or run_stop comes at more than one time "
+                    "(runs written to one file, a run restarted): the rules score one run a "
+                    "log, so it has no time to train and its case no score",
     "foreign_gpu_sample": "GPU samples beside a log that are not its run's: of a GPU the run "
-                          "did not use (its CUDA_VISIBLE_DEVICES) or taken outside the run's "
+                          "did not use (its CUDA_VISIBLE_DEVICES), of more GPUs than it used "
+                          "with nothing saying which were its, or taken outside the run's "
                           "time: left out of its memory peak and energy",
     "timestamps_backwards": "a line's timestamp is earlier than the previous line's "
                             "(no throughput from a window across it)",
@@ -56,15 +61,18 @@ KINDS = {
                        "forward, a stall, validation): no throughput from that window",
     "figure_mismatch": "a figure measured from timestamps (global batch x iterations / time) "
                        "is more than 5 % from the throughput the log prints for the same "
-                       "lines: the figure is kept, both values are named",
+                       "lines, or lines print a throughput more than 5 % from the stated "
+                       "global batch over the time per iteration they print: the figure is "
+                       "kept, both values are named",
     "batch_changed": "the log states another batch size part-way (a job restarted in the "
                      "same log with another batch): its parts are two runs, so no figure",
     "unit_not_samples": "a throughput is printed in a unit that is not samples per second "
                         "(tokens/s): kept under its own metric name, not read as the run's "
                         "throughput",
     "meta_contradicted": "the log's lines contradict a run field its own argument dump "
-                         "states (the sequence length the iterations run): the lines' value "
-                         "is used, or the field is left unknown where they vary",
+                         "states (the sequence length the iterations run, the print "
+                         "frequency the lines advance by): the lines' value is used, or the "
+                         "field is left unknown where they vary",
     "mixed_configuration": "repeats placed in one case state different configurations (their "
                            "argument dumps differ in the keys named, e.g. compile or lr): they "
                            "are not repeats of one case, and its median mixes them",

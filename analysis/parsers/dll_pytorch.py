@@ -23,8 +23,8 @@ Run fields the log states besides its PARAMETER lines (docs/formats.md §6):
   launchers' default, where the command does not name it; unknown where either is not a
   number, or where they disagree with a printed ``world_size``). A PARAMETER line stating
   them wins.
-* BERT's gradient accumulation (``gradient_accumulation_steps`` in its ``Config``
-  Namespace): an iteration is an optimizer step of batch × accumulation steps × devices
+* gradient accumulation (``gradient_accumulation_steps``, a PARAMETER key or in BERT's
+  ``Config`` Namespace): an iteration is an optimizer step of batch × accumulation steps × devices
   samples, the run's global batch when nodes, GPUs and batch are all stated in the log.
 """
 
@@ -71,9 +71,12 @@ def _launch_fields(parsed: ParsedLog, log: LogText) -> ParsedLog:
 
 
 def _accumulation(parsed: ParsedLog) -> None:
-    """Global batch = batch × gradient accumulation steps × devices, all stated in the log."""
-    steps = to_int(namespace_items(parsed.parameters.get("Config", "")).get(
-        "gradient_accumulation_steps"))
+    """Global batch = batch × gradient accumulation steps × devices, all stated in the log
+    (the steps as a PARAMETER key of their own, or in BERT's ``Config`` Namespace)."""
+    key = "gradient_accumulation_steps"
+    stated = parsed.parameters.get(key)
+    steps = to_int(stated if stated is not None else
+                   namespace_items(parsed.parameters.get("Config", "")).get(key))
     meta = parsed.meta
     need = ("num_nodes", "gpus_per_node", "batch_size_per_device")
     if steps is None or steps < 2 or "global_batch_size" in meta or any(k not in meta for k in need):
@@ -108,7 +111,9 @@ class DllPyTorch(LogParser):
     def parse(self, log: LogText) -> ParsedLog:
         return _launch_fields(dll.parse_stdout(self.name, log), log)
 
-    late_markers = (M.MEMORY_MAX_ALLOCATED.encode(),)
+    # a PARAMETER line later on may restate the batch (a job restarted in the same log:
+    # batch_changed, no figure), which a prefix would not see
+    late_markers = (M.MEMORY_MAX_ALLOCATED.encode(), b" - PARAMETER ")
     rule_lines = (b" Iteration: ", PYTORCH_READS)
 
     def dlperf(self, run: RunData) -> Estimate:

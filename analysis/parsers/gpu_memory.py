@@ -5,7 +5,8 @@
 * ``.gpu.csv``: ``nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total,
   utilization.gpu,power.draw --format=csv -lms 500`` (or NVML sampling writing the same
   header ``timestamp, index, memory.used [MiB], memory.total [MiB], utilization.gpu [%],
-  power.draw [W]``; files without the power column are read as before) →
+  power.draw [W]``; files without the power column are read as before; newer nvidia-smi's
+  ``power.draw.average`` is read as ``power.draw``) →
   ``memory_used``, ``memory_total`` (MiB), ``utilization`` (%) and ``power_draw`` (W) per
   ``device`` = index,
   timestamps ``2026/11/21 10:00:00.123`` read as UTC unix seconds. Columns are found by
@@ -128,6 +129,10 @@ class GpuMemory(LogParser):
         header_at = next(i for i, ln in enumerate(text) if _HEADER.match(ln.encode()))
         names = [c.strip().split(" [")[0].strip() for c in text[header_at].split(",")]
         col = {n: i for i, n in enumerate(names)}
+        if "power.draw" not in col and "power.draw.average" in col:
+            # nvidia-smi 535 on: power.draw.average is what power.draw gave (the board's
+            # 1 s average on Ampere and newer); power.draw.instant is one reading, not used
+            col["power.draw"] = col["power.draw.average"]
         cols = {k: col[k] for k in _COLUMNS if k in col}
         acc = {k: ([], [], [], []) for k in cols}  # line, device, timestamp, value
         for i in range(header_at + 1, len(text)):

@@ -31,6 +31,7 @@ import re
 
 import numpy as np
 
+from analysis import checks
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.layout import normalize_model
@@ -87,6 +88,11 @@ def _is_number(v) -> bool:
         return False
 
 
+def _is_setting(v) -> bool:
+    """A stated value (text, a finite number, a flag), not a null or a structure."""
+    return isinstance(v, (str, bool)) or _is_number(v)
+
+
 def _count(v) -> int | None:
     """A whole number of epochs or devices within int32, else None."""
     return int(v) if _is_number(v) and v == int(v) and 0 <= v < 2**31 else None
@@ -95,7 +101,11 @@ def _count(v) -> int | None:
 def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
     """The run's time to train (summary phase, minutes) from the run_start before its first
     run_stop, as mlperf-logging's summarizer pairs them; an aborted or unfinished run is a
-    problem instead."""
+    problem instead. A log of more than one run (two distinct run_start or run_stop
+    times: two runs written to one file, a restarted run) has none: the rules score one
+    run a log, and which of its times is the run's the log does not say."""
+    if _several_runs(log, records, parsed):
+        return
     start = None
     for line, rec in records:
         if rec["key"] == "run_start":
@@ -110,6 +120,22 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
                     f"run_stop at {rec['time_ms']} ms is not after run_start at {start[1]} ms "
                     f"(line {start[0]}): {minutes:.4f} min is not a time to train; no time",
                     log.line_text(line)))
+                return
+            early = _before_init(records, start[1])
+            if early:
+                parsed.problems.append(Problem(
+                    log.source, start[0], "impossible_value",
+                    f"run_start at {start[1]} ms is {early}: not when the run started, so "
+                    f"{minutes:,.4f} min is not a time to train; no time",
+                    log.line_text(start[0])))
+                return
+            short = _short_of_target(records) if status == "success" else ""
+            if short:
+                parsed.problems.append(Problem(
+                    log.source, line, "run_aborted",
+                    f"run_stop says success after {minutes:.4f} min, but {short}: the "
+                    "compliance checker rejects the run; not a time to train; the case's "
+                    "score counts the run as its slowest", log.line_text(line)))
                 return
             if status == "success":
                 parsed.obs.add(line=line, metric=M.TIME_TO_TRAIN, value=minutes,
@@ -127,15 +153,132 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
                                    "cut); no time to train"))
 
 
+#: A gap between two block_starts this many times their median (after the first block,
+#: which may hold compilation), and ``checks.JUMP_SECONDS`` longer, is not the run's cadence:
+#: the blocks of a real run come within 1 % of their median (v1.0 ResNet, UNet3D).
+CADENCE_FACTOR = 2.0
+
+
+def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
+    """A ``timestamps_jump`` problem when one gap between consecutive block_starts is far
+    longer than the others (CADENCE_FACTOR): a clock step forward or a stall inside the run,
+    which its time to train counts. The time is kept (a stall is part of MLPerf's
+    wall-clock score; a clock step is not), the run flagged."""
+    starts = [(line, float(rec["time_ms"]) / 1e3) for line, rec in records
+              if rec["key"] == "block_start"]
+    if len(starts) < 5:
+        return
+    lines = np.array([ln for ln, _ in starts])
+    gaps = np.diff(np.array([t for _, t in starts]))[1:]  # after the first block
+    median = float(np.median(gaps))
+    far = np.flatnonzero((gaps > CADENCE_FACTOR * median) & (gaps - median > checks.JUMP_SECONDS))
+    if not len(far):
+        return
+    i = int(far[0]) + 1
+    parsed.problems.append(Problem(
+        log.source, int(lines[i + 1]), "timestamps_jump",
+        f"block_start comes every {median:.1f} s (median of {len(gaps)}), but {gaps[i - 1]:.1f} s "
+        f"pass from line {int(lines[i])} to line {int(lines[i + 1])}"
+        + (f" ({len(far)} such gaps)" if len(far) > 1 else "")
+        + ": a clock step forward or a stall inside the run, which its time to train counts; "
+          "the time is kept", log.line_text(int(lines[i + 1]))))
+
+
+#: The quality target an ``eval_accuracy`` must reach, per benchmark, where it has been the
+#: same in every round (MLPerf Training rules, "Benchmarks": ResNet-50 75.9 % top-1, BERT
+#: 0.720 masked-LM accuracy, 3D U-Net 0.908 mean DICE, DLRM 0.8025 AUC).
+QUALITY_TARGETS = {"resnet": 0.759, "bert": 0.720, "unet3d": 0.908, "dlrm": 0.8025}
+
+
+def _short_of_target(records: list[tuple[int, dict]]) -> str:
+    """Why the run did not reach its benchmark's quality target by the eval_accuracy it
+    prints ('' when it did, prints none, or its benchmark's target is not known here)."""
+    bench = next((rec.get("value") for _, rec in records
+                  if rec["key"] == "submission_benchmark"), None)
+    target = QUALITY_TARGETS.get(str(bench))
+    if target is None:
+        return ""
+    acc = [(float(rec["value"]), line) for line, rec in records
+           if rec["key"] == "eval_accuracy" and _is_number(rec.get("value"))]
+    if not acc:
+        return ""  # a log cut to its run_start and run_stop: nothing to judge by
+    best, line = max(acc)
+    if best >= target:
+        return ""
+    return (f"no eval_accuracy reaches {bench}'s target {target} (the highest, {best:g}, on "
+            f"line {line})")
+
+
+#: Unix milliseconds before which a time_ms is no clock reading (2001-09-09): a 0 printed
+#: where a time was due, or seconds for milliseconds.
+MIN_CLOCK_MS = 1e12
+
+
+def _before_init(records: list[tuple[int, dict]], start_ms: float) -> str:
+    """Why a run_start at `start_ms` cannot be the run's start ('' when it can): before the
+    log's init_start (the rules' order is init_start, init_stop, run_start), or no clock
+    reading at all."""
+    if start_ms < MIN_CLOCK_MS:
+        return f"before {MIN_CLOCK_MS:.0f} ms (2001), no clock reading"
+    for line, rec in records:
+        if rec["key"] == "init_start" and rec["time_ms"] > start_ms:
+            return f"before init_start at {rec['time_ms']} ms (line {line})"
+    return ""
+
+
+def _several_runs(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> bool:
+    """Whether the log holds more than one run (a several_runs problem naming the lines):
+    run_start or run_stop at more than one time, or a run_start after a run_stop (a log
+    appended to itself). The same event printed by several ranks (one time_ms, before the
+    run stops) is one."""
+    at: dict[str, dict[float, int]] = {"run_start": {}, "run_stop": {}}
+    stopped = None
+    for line, rec in records:
+        key = rec["key"]
+        if key not in at:
+            continue
+        if key == "run_start" and stopped is not None:
+            first = min(at["run_start"].values(), default=stopped)
+            _several(log, parsed, line, f"a run_start on line {line} after the run_stop on "
+                                        f"line {stopped} (run_start first on line {first})")
+            return True
+        if key == "run_stop" and stopped is None:
+            stopped = line
+        at[key].setdefault(float(rec["time_ms"]), line)
+    for key, times in at.items():
+        if len(times) > 1:
+            lines = sorted(times.values())
+            shown = ", ".join(str(x) for x in lines[:5]) + (", …" if len(lines) > 5 else "")
+            _several(log, parsed, lines[1], f"{key} at {len(times)} different times (lines "
+                                            f"{shown})")
+            return True
+    return False
+
+
+def _several(log: LogText, parsed: ParsedLog, line: int, what: str) -> None:
+    parsed.problems.append(Problem(
+        log.source, line, "several_runs",
+        f"{what}: more than one run in this log (runs written to one file, or a run "
+        "restarted); the MLPerf rules score one run a log, so no time to train is taken "
+        "from it", log.line_text(line)))
+
+
 def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
-    """Case fields, the submission keys, per-epoch throughput, evaluation accuracy and the
-    training blocks' durations. No timestamps on these rows: ``time_ms`` is UTC while the
+    """Case fields, the submission keys and the other settings stated before run_start (the
+    run's parameters), per-epoch throughput, evaluation accuracy and the training blocks'
+    durations. No timestamps on these rows: ``time_ms`` is UTC while the
     MXNet lines' clock is the machine's local time, and mixing them would read as time
     going back."""
     epoch, block, thr, acc, blocks = None, None, [], [], []
+    started = False
     for line, rec in records:
         key, value = rec["key"], rec.get("value")
         meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+        started = started or key == "run_start"
+        if not started and _is_setting(value):
+            # a hyperparameter the run states before it starts: its configuration, which
+            # repeats of one case share (mixed_configuration where they do not)
+            parsed.parameters.setdefault(key, str(value))
         if _count(meta.get("epoch_num")) is not None:
             epoch = _count(meta["epoch_num"])
         if key in _SUBMISSION and isinstance(value, str):
@@ -227,6 +370,7 @@ class MLPerfParser(LogParser):
         if records:
             _read_keys(log, records, parsed)
             _time_to_train(log, records, parsed)
+            _block_cadence(log, records, parsed)
         _read_speed(log, parsed)
         return parsed
 

@@ -129,6 +129,7 @@ class TfKerasTimeHistory(LogParser):
                    "of DLPerf's TF2 ResNet-50 runs")
 
     max_score = 95
+    printed_global_rate = True  # examples/second: steps x the global batch / seconds
 
     @classmethod
     def sniff(cls, head: bytes) -> int:

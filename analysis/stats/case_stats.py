@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Iterable
 
+from analysis.parsers._fields import namespace_items
 from analysis.stats.intervals import median_interval
 
 #: A case's max memory peak "stands out" when it exceeds the median of its runs' peaks by more
@@ -108,10 +109,12 @@ DEFAULT_SPREAD_THRESHOLD = 0.05
 #: ran (host, ranks, ports, its name, the paths of its checkpoints and outputs: DLE's
 #: ``workspace``, TF's ``logdir``), its seed (``seed``, ``random_seed``), its repeat number,
 #: and what DLE BERT restates as a PARAMETER while it runs (the dynamic ``loss_scale``, the
-#: ``checkpoint_step`` reached): the last one stated differs from repeat to repeat.
+#: ``checkpoint_step`` reached), or writes its DLLogger file to (``json_summary``): the last
+#: one stated differs from repeat to repeat.
 PER_RUN_KEYS = re.compile(
     r"^(hostname|host|hostfile|node_?rank|local_?rank|rank|master_addr|pid|run_?id|repeat|"
     r"date|time|timestamp|save|load|workspace|logdir|output|loss_scale|checkpoint_step|"
+    r"json_summary|"
     r"(run|job|exp|experiment)_?name)$"
     r"|(^|_)seed$|(_dir|_path|_file|_filename|_port)$", re.I)
 ABSENT = "(absent)"
@@ -119,17 +122,28 @@ ABSENT = "(absent)"
 
 def configuration(params) -> dict[str, str]:
     """The keys of an argument dump (a run's stated configuration) that say how it ran, as
-    text; {} for a run that states none."""
+    text; {} for a run that states none. A value that is an ``argparse.Namespace`` repr
+    (DLE BERT's ``Config``) is its items, ``Config.seed`` and so on, each judged as a key."""
     if not isinstance(params, dict):
         return {}
-    return {str(k): str(v) for k, v in params.items() if not _per_run_key(str(k))}
+    out = {}
+    for k, v in params.items():
+        k, v = str(k), str(v)
+        items = namespace_items(v) if "Namespace(" in v else {}
+        if items:
+            out.update((f"{k}.{sub}", value) for sub, value in items.items()
+                       if not _per_run_key(sub))
+        elif not _per_run_key(k):
+            out[k] = v
+    return out
 
 
 @functools.lru_cache(maxsize=4096)
 def _per_run_key(key: str) -> bool:
     """Whether `key` matches PER_RUN_KEYS, once per key: runs of one program state the
     same few dozen keys, a regex search each cost more than the rest of a run's summary."""
-    return PER_RUN_KEYS.search(key) is not None
+    # a configuration file (BERT's config_file) states the model, not where a run wrote
+    return PER_RUN_KEYS.search(key) is not None and "config" not in key.lower()
 
 
 def configuration_digest(params) -> str:
@@ -140,7 +154,8 @@ def configuration_digest(params) -> str:
 
 def differing_keys(dumps: list) -> dict[str, list[str]]:
     """Of the runs of one case that state a configuration, each key whose value is not the
-    same in all of them, with the value of each such run (ABSENT where it lacks the key)."""
+    same in all of them (:func:`_canonical`: not its spelling), with the value of each such
+    run as printed (ABSENT where it lacks the key)."""
     configs = [c for c in map(configuration, dumps) if c]
     if len(configs) < 2:
         return {}
@@ -148,9 +163,23 @@ def differing_keys(dumps: list) -> dict[str, list[str]]:
     out = {}
     for k in keys:
         values = [c.get(k, ABSENT) for c in configs]
-        if len(set(values)) > 1:
+        if len(set(values)) > 1 and len({_canonical(v) for v in values}) > 1:
             out[k] = values
     return out
+
+
+def _canonical(text: str) -> str:
+    """`text` as the value it states: a number as its float (``0.1``, ``0.10`` and ``1e-1``
+    are one learning rate), a boolean whatever its case (Python's ``True``, YAML's
+    ``true``); other text as printed."""
+    t = text.strip()
+    if t.lower() in ("true", "false"):
+        return t.lower()
+    try:
+        number = float(t)
+    except ValueError:
+        return t
+    return repr(number) if math.isfinite(number) else t
 
 
 def spread_flagged(spread_pct: float, threshold: float = DEFAULT_SPREAD_THRESHOLD) -> bool:

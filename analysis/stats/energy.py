@@ -14,7 +14,10 @@ samples/s per watt the inverse. No energy, and a note saying why, when the log h
 timestamps, its clock or its samples' goes back, a GPU the run sampled has fewer than two
 power samples in the window (the tool printed ``[N/A]``: not measured, never 0 W), the
 samples span less than half the window or leave a gap in it (a clock step forward, a stalled
-sampler), or another number of GPUs have power samples than the run used.
+sampler), or another number of GPUs have power samples than the run used. Samples that span
+more than half the window but begin or end further inside it than `EDGE_INTERVALS` of their
+own interval give the run's power (their mean) but no energy: the trapezoid would hold the
+sampled part only.
 """
 
 from __future__ import annotations
@@ -30,13 +33,17 @@ from analysis.collect import ParseResult
 SAMPLING = "nvidia-smi power.draw every 500 ms (the board's 1 s average on Ampere and newer)"
 #: Least part of the window the samples of each GPU must span.
 MIN_COVERAGE = 0.5
+#: Sampling intervals (the samples' median) that may pass at either end of the window
+#: before the first sample or after the last: more, and the samples do not cover it.
+EDGE_INTERVALS = 2.0
 #: The summary's columns of :func:`case_figures`.
 CASE_COLUMNS = ("power_w", "energy_per_sample_j", "samples_per_s_per_w", "energy_window_s")
 #: Columns of :func:`run_energy`.
 COLUMNS = ["run_id", "energy_j", "power_w", "window_s", "gpus", "power_samples", "note"]
 #: Per-run columns (schema.PER_RUN) of a run :func:`per_run_columns` has no row for.
 NONE = {"energy_j": np.nan, "power_w": np.nan, "energy_window_s": np.nan,
-        "energy_note": "no power samples (none sampled, or the tool printed [N/A])"}
+        "energy_note": "no power samples of the run (none sampled, the tool printed [N/A], "
+                       "or those beside it are not its: foreign_gpu_sample)"}
 
 
 def run_energy(result: ParseResult) -> pd.DataFrame:
@@ -96,6 +103,7 @@ def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
     row["window_s"] = t1 - t0
     energy = watts = 0.0
     used = 0
+    short = None  # why the samples do not cover the window, when they do not
     for (source, device), (ts, w) in sorted(power.items()):
         inside = (ts >= t0) & (ts <= t1)
         ts, w = ts[inside], w[inside]
@@ -114,6 +122,11 @@ def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
         energy += joules
         watts += joules / span
         used += ts.size
+        edge = EDGE_INTERVALS * float(np.median(np.diff(ts)))
+        if short is None and (ts[0] - t0 > edge or t1 - ts[-1] > edge):
+            short = (f"GPU {device} of {source}: power samples from {ts[0] - t0:.1f} s to "
+                     f"{ts[-1] - t0:.1f} s of the {t1 - t0:.1f} s window (the rest not "
+                     "sampled): power_w is their mean, no energy for the window")
     if expected is not None and len(power) < expected:
         return row | {"note": f"power samples of {len(power)} GPU(s), the run used {expected}"}
     if expected is not None and len(power) > expected:
@@ -121,8 +134,10 @@ def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
         # every sampled GPU would add other jobs' or idle GPUs' power to the run's
         return row | {"note": f"power samples of {len(power)} GPU(s), the run used {expected}: "
                               "which of them were the run's is not stated"}
-    return row | {"energy_j": energy, "power_w": watts, "gpus": len(power),
-                  "power_samples": used}
+    done = {"power_w": watts, "gpus": len(power), "power_samples": used}
+    if short is not None:  # the trapezoid would be the energy of the sampled part only
+        return row | done | {"note": short}
+    return row | done | {"energy_j": energy}
 
 
 def _gap(ts: np.ndarray) -> float | None:

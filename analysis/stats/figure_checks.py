@@ -6,8 +6,21 @@ checks are :mod:`analysis.checks`; these see the figure too.
   with another batch size): its parts are two runs, so no figure.
 * ``figure_mismatch``: a figure measured from timestamps or latencies and the throughput the
   log prints for the same lines (their median and their harmonic mean) are more than
-  `MISMATCH` apart (the stated global batch or device count is not what ran, or the clock is
+  `MISMATCH` apart, or the samples an iteration the run's lines imply (each interval's
+  printed rate times its seconds per iteration) are more than `MISMATCH` from the stated
+  global batch (the stated global batch or device count is not what ran, or the clock is
   not the run's): the figure is kept, flagged with both values.
+* ``timestamps_jump``: where the window's lines print no throughput to compare with, one
+  interval far outside the run's own intervals (a clock step forward under
+  ``checks.JUMP_SECONDS``, a stall): the figure would be more than `MISMATCH` off, and
+  nothing in the log tells which, so no figure.
+* ``figure_mismatch`` too where lines print both a global throughput and their time per
+  iteration that contradict each other (the stated global batch over that time): every
+  method's figure is flagged, whichever value it was made from.
+* ``figure_mismatch`` too where the figure is the run's closing line and the lines print a
+  throughput more than `SHORT_MISMATCH` from it.
+* ``meta_contradicted``: the argument dump's print frequency (``print_freq``, …) is not the
+  step stride of the window's lines: the figure is kept, flagged with both.
 """
 
 from __future__ import annotations
@@ -17,8 +30,8 @@ import statistics
 
 import numpy as np
 
+from analysis import checks, parsers
 from analysis import metrics as M
-from analysis import parsers
 from analysis.estimate import Estimate, RunData
 from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
 
@@ -28,6 +41,13 @@ MISMATCH = 0.05
 MIN_PRINTED = 3
 #: The relative difference flagged in a window with fewer printed values than MIN_PRINTED.
 SHORT_MISMATCH = 0.5
+#: Quantile of a run's own times per iteration that an interval must also be
+#: ``checks.JUMP_FACTOR`` times to be a jump: slow iterations that recur (data loading every
+#: few iterations) are how the run runs, not a step of its clock.
+USUAL_QUANTILE = 0.95
+#: Argument-dump keys that state how many iterations apart the training lines are
+#: (DLLogger's print_freq, Megatron's log_interval, OneFlow's loss_print_every_n_iter).
+PRINT_EVERY = ("print_freq", "log_interval", "loss_print_every_n_iter")
 #: Problem kinds of a run's log after which no method gives it a figure.
 NO_FIGURE = ("batch_changed",)
 #: Problem kinds of a figure that is kept though it disagrees with its log.
@@ -41,24 +61,185 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
         if kind in stated:
             return Estimate.fail(f"{stated[kind][1]}; no figure", kind, est.method)
     if est.ok and not est.problem_kind and est.window is not None:
-        return _against_printed(run, est)
+        values = _printed(run, est.window)
+        est = _against_intervals(run, est) if not len(values) else \
+            _against_printed(run, est, values)
+        if est.ok and not est.problem_kind:
+            est = _against_stated_stride(run, est)
+    if est.ok and not est.problem_kind:
+        est = _printed_against_latency(run, est)
+    if est.ok and est.problem_kind in ("", "method_fallback") and est.window is None:
+        return _closing_against_lines(run, est)
     return est
 
 
-def _against_printed(run: RunData, est: Estimate) -> Estimate:
-    """`est` flagged ``figure_mismatch`` when the median and the harmonic mean of the
-    throughput printed on the window's lines (the lowest rank's, after its first line) are
-    both more than MISMATCH from it (SHORT_MISMATCH where they are fewer than MIN_PRINTED)."""
+def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``figure_mismatch`` when it is the run's closing figure
+    (``RunData.closing``) and the throughput its training lines print (the lowest rank's,
+    after its first) is more than SHORT_MISMATCH from it by their median and by their
+    harmonic mean: the program's average over its run cannot be that far from every
+    interval it printed (a closing line multiplied again, or copied from another run).
+    The loose bound leaves the warm-up, which the closing average may hold, to the lines."""
+    if run.closing is None or est.throughput != float(run.closing[0]) \
+            or run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
+        return est
+    cols = train_arrays(run)
+    rows = series_rows(run, cols, M.THROUGHPUT)
+    rows = rows[lowest_rank(cols["rank"][rows])]
+    values = cols["value"][rows][1:]
+    values = values[np.isfinite(values) & (values > 0)]
+    if len(values) < MIN_PRINTED:
+        return est
+    printed = float(statistics.median(values.tolist()))
+    harmonic = len(values) / float(np.sum(1.0 / values))
+    apart = min(abs(est.throughput - v) / v for v in (printed, harmonic))
+    if apart <= SHORT_MISMATCH:
+        return est
+    lines = cols["line"][rows]
+    before = f"; {est.problem}" if est.problem else ""
+    return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
+        f"the closing figure {est.throughput:,.2f} samples/s (line {run.closing[1]}) and the "
+        f"throughput the training lines print (lines {int(lines[1])} to {int(lines[-1])}), "
+        f"{printed:,.2f} samples/s (median of {len(values)}; harmonic mean {harmonic:,.2f}), "
+        f"are {abs(est.throughput - printed) / printed:.1%} apart: the closing line is not "
+        f"the average of what the run printed; the figure is kept{before}"))
+
+
+def _printed_against_latency(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``figure_mismatch`` when the lines that print both a global throughput
+    and their own time per iteration (TF Keras TimeHistory: examples/second and seconds)
+    contradict each other: the median printed throughput and the stated global batch over
+    the median printed latency more than MISMATCH apart (the stated global batch, or the
+    printed rate, is not what ran), whichever of them the figure was made from."""
+    if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate \
+            or not np.isfinite(run.global_batch_size):
+        return est
+    cols = train_arrays(run)
+    tput, lat = (series_rows(run, cols, m) for m in (M.THROUGHPUT, M.LATENCY))
+    if not len(tput) or not len(lat):
+        return est
+    tput, lat = tput[lowest_rank(cols["rank"][tput])], lat[lowest_rank(cols["rank"][lat])]
+    both, at_t, at_l = np.intersect1d(cols["line"][tput], cols["line"][lat], return_indices=True)
+    printed, seconds = cols["value"][tput][at_t], cols["value"][lat][at_l]
+    ok = np.isfinite(printed) & (printed > 0) & np.isfinite(seconds) & (seconds > 0)
+    if ok.sum() < MIN_PRINTED:
+        return est
+    printed = float(np.median(printed[ok]))
+    derived = run.global_batch_size / float(np.median(seconds[ok]))
+    apart = abs(derived - printed) / printed
+    if apart <= MISMATCH:
+        return est
+    lines = both[ok]
+    return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
+        f"the throughput the log prints on lines {int(lines[0])} to {int(lines[-1])}, "
+        f"{printed:,.2f} samples/s (median of {int(ok.sum())}), and the global batch "
+        f"{run.global_batch_size:,.0f} over the time per iteration the same lines print, "
+        f"{derived:,.2f} samples/s, are {apart:.1%} apart: the stated global batch or the "
+        f"printed rate is not what ran; the figure {est.throughput:,.2f} samples/s is kept"))
+
+
+def _against_stated_stride(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``meta_contradicted`` when the argument dump states a print frequency
+    (PRINT_EVERY) other than the iterations the window's lines most often advance by: the
+    figure counts the iterations the lines number, which the dump contradicts (lines of
+    another run, or edited). Kept: the printed step numbers are what it counted."""
+    params = run.meta.get("parameters")
+    if not isinstance(params, dict):
+        return est
+    key = next((k for k in PRINT_EVERY if k in params), None)
+    if key is None:
+        return est
+    try:
+        stated = int(str(params[key]).strip())
+    except ValueError:
+        return est
+    lines, _, step, _ = run.timeline()
+    a = int(np.searchsorted(lines, est.window[0]))
+    b = int(np.searchsorted(lines, est.window[1], "right"))
+    ds = np.diff(step[a:b])
+    ds = ds[ds > 0]  # a restarting counter's interval is no stride
+    if stated <= 0 or len(ds) < MIN_PRINTED:
+        return est
+    strides, counts = np.unique(ds, return_counts=True)
+    seen = int(strides[np.argmax(counts)])
+    if seen == stated:
+        return est
+    return dataclasses.replace(est, problem_kind="meta_contradicted", problem=(
+        f"the argument dump states {key} {stated} (a line every {stated} iteration(s)); the "
+        f"window's lines {est.window[0]} to {est.window[1]} advance {seen} iterations a line "
+        f"({int(counts.max())} of {len(ds)} intervals): the figure counts the iterations the "
+        "lines number, which the dump contradicts (lines of another run, or edited)"))
+
+
+def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:
+    """The finite, positive global throughputs the lowest rank printed on the window's
+    lines after its first; none where the family prints another quantity (a running mean,
+    per device, …)."""
     if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
-        return est  # the printed value is another quantity (a running mean, per device, …)
+        return np.empty(0)
     cols = train_arrays(run)
     rows = series_rows(run, cols, M.THROUGHPUT)
     rows = rows[lowest_rank(cols["rank"][rows])]
     lines = cols["line"][rows]
-    values = cols["value"][rows][(lines > est.window[0]) & (lines <= est.window[1])]
-    values = values[np.isfinite(values) & (values > 0)]
-    if not len(values):
+    values = cols["value"][rows][(lines > window[0]) & (lines <= window[1])]
+    return values[np.isfinite(values) & (values > 0)]
+
+
+def _against_intervals(run: RunData, est: Estimate) -> Estimate:
+    """`est` failed ``timestamps_jump`` when one interval of its window (the lowest rank's
+    lines) takes ``checks.JUMP_FACTOR`` times both the window's median time per iteration
+    and the run's own USUAL_QUANTILE of them, and more than MISMATCH of the window's time
+    beyond what the median would take: a figure that far off, which no printed value
+    settles."""
+    lines, _, step, ts = run.timeline()
+    ds, dt = np.diff(step), np.diff(ts)
+    ok = (ds > 0) & np.isfinite(dt)
+    if ok.sum() < 3:
         return est
+    usual = float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE))
+    a = int(np.searchsorted(lines, est.window[0]))
+    b = int(np.searchsorted(lines, est.window[1], "right"))
+    _, seconds, _ = checks.covered(step[a:b], ts[a:b])
+    if not seconds > 0:
+        return est
+    jumps, median = checks.forward_jumps(step[a:b], ts[a:b], MISMATCH * seconds, usual)
+    if not len(jumps):
+        return est
+    st, t = step[a:b], ts[a:b]
+    i = int(jumps[0])
+    excess = float(t[i] - t[i - 1] - (st[i] - st[i - 1]) * median)
+    return Estimate.fail(
+        f"{checks.jump_reason(lines[a:b], st, t, jumps, median)}; its {excess:.6g} s beyond "
+        f"the median are {excess / seconds:.1%} of the window's {seconds:.6g} s, the log "
+        "prints no throughput that tells which, so no throughput from this window",
+        "timestamps_jump", est.method)
+
+
+def _implied_batch(run: RunData) -> tuple[float, int] | None:
+    """(the median over the run's intervals of printed throughput x seconds per iteration,
+    the intervals): the samples an iteration the lines say it ran, whatever the window;
+    None with fewer than MIN_PRINTED such intervals."""
+    lines, _, step, ts = run.timeline()
+    cols = train_arrays(run)
+    rows = series_rows(run, cols, M.THROUGHPUT)
+    rows = rows[lowest_rank(cols["rank"][rows])]
+    _, at_line, at_row = np.intersect1d(lines, cols["line"][rows], return_indices=True)
+    printed = np.full(len(lines), np.nan)
+    printed[at_line] = cols["value"][rows][at_row]
+    ds, dt = np.diff(step), np.diff(ts)
+    implied = printed[1:] * dt / np.where(ds > 0, ds, np.nan)
+    implied = implied[np.isfinite(implied) & (implied > 0)]
+    if len(implied) < MIN_PRINTED:
+        return None
+    return float(np.median(implied)), len(implied)
+
+
+def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimate:
+    """`est` flagged ``figure_mismatch`` when the median and the harmonic mean of the
+    throughput printed on the window's lines (`values`: :func:`_printed`) are both more
+    than MISMATCH from it (SHORT_MISMATCH where they are fewer than MIN_PRINTED), or when
+    the samples an iteration those lines imply (:func:`_implied_batch`) are more than
+    MISMATCH from the stated global batch."""
     # A window of one or two printed intervals (--measure 2) is too short for a median of
     # noisy per-interval rates, and for a jump to stand out of it, so only a gross
     # disagreement (a clock step, a batch off by a factor) is flagged there.
@@ -69,11 +250,25 @@ def _against_printed(run: RunData, est: Estimate) -> Estimate:
     # uneven (a slower one every few: data loading, logging) runs at the harmonic mean of
     # them, which the median overstates; a figure near either is what the lines printed.
     harmonic = len(values) / float(np.sum(1.0 / values))
-    if min(apart, abs(est.throughput - harmonic) / harmonic) <= allowed:
+    if min(apart, abs(est.throughput - harmonic) / harmonic) > allowed:
+        return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
+            f"the figure {est.throughput:,.2f} samples/s (global batch "
+            f"{run.global_batch_size:,.0f} x iterations / time) and the throughput the log "
+            f"prints on lines {est.window[0]} to {est.window[1]}, {printed:,.2f} samples/s "
+            f"(median of {len(values)}; harmonic mean {harmonic:,.2f}), are {apart:.1%} "
+            "apart: the stated global batch or devices may not be what ran"))
+    # Near one of them is not yet settled: a batch stated twice the one that ran, over
+    # uneven iterations, lands on the median; a batch 37 % off passes a short window's
+    # bound. Each interval's printed rate times its seconds per iteration is the samples
+    # it ran, whatever the window, the unevenness or an odd printed value.
+    implied = _implied_batch(run)
+    if implied is None or abs(implied[0] - run.global_batch_size) \
+            <= MISMATCH * run.global_batch_size:
         return est
     return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
-        f"the figure {est.throughput:,.2f} samples/s (global batch {run.global_batch_size:,.0f} "
-        f"x iterations / time) and the throughput the log prints on lines {est.window[0]} to "
-        f"{est.window[1]}, {printed:,.2f} samples/s (median of {len(values)}; harmonic mean "
-        f"{harmonic:,.2f}), are "
-        f"{apart:.1%} apart: the stated global batch or devices may not be what ran"))
+        f"the figure {est.throughput:,.2f} samples/s counts the stated global batch "
+        f"{run.global_batch_size:,.0f}, while the throughput the run's lines print times "
+        f"their time per iteration gives {implied[0]:,.1f} samples an iteration (median of "
+        f"{implied[1]} intervals; the lines {est.window[0]} to {est.window[1]} print "
+        f"{printed:,.2f} samples/s, median of {len(values)}, harmonic mean {harmonic:,.2f}): "
+        "the stated global batch or devices may not be what ran"))

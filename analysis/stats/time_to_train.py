@@ -59,7 +59,23 @@ def case_score(result, runs_by_id, run_ids) -> dict:
     problems = result.problems
     aborted = int(problems.loc[(problems["kind"] == "run_aborted")
                                & problems["run_id"].isin(ids), "run_id"].nunique())
+    # a run whose log gives no possible time (run_stop before run_start, run_start at 0 ms)
+    # finished no valid run: it counts as an aborted one, as the checker would fail it
+    impossible = set(problems.loc[(problems["kind"] == "impossible_value")
+                                  & problems["run_id"].isin(ids), "run_id"]) \
+        - set(rows["run_id"].astype(str))
+    aborted += len(impossible)
+    several = sorted(problems.loc[(problems["kind"] == "several_runs")
+                                  & problems["run_id"].isin(ids), "run_id"].unique())
+    if several:  # its runs are not the case's runs one a log, as the rules count them
+        return {"time_to_train_min": math.nan, "time_to_train_rule": (
+            f"{len(several)} log(s) of the case hold more than one run ({', '.join(several[:3])}"
+            f"{', …' if len(several) > 3 else ''}): the MLPerf rules count one run a log; "
+            "no score")}
     model = runs_by_id.loc[list(run_ids), "model"].dropna()
     benchmark = str(model.iloc[0]) if len(model) else None
     score, rule = olympic(times, aborted, benchmark)
+    if impossible:
+        rule += (f"; {len(impossible)} run(s) without a possible time (impossible_value) "
+                 "counted as aborted")
     return {"time_to_train_min": score, "time_to_train_rule": rule}

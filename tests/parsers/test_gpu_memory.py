@@ -61,7 +61,11 @@ def test_sidecars_join_their_run():
     per_run = run_throughput(result, "dlperf").set_index("run_id")
     # two peaks, kept apart: the allocator's (the log's Summary line) and nvidia-smi's samples
     assert per_run.loc["smi_csv/1n1g/r50_b256_amp_1", "memory_framework_mib"] == 12345.0
-    assert per_run.loc["smi_csv/1n1g/r50_b256_amp_1", "memory_sampled_mib"] == 1301.0
+    # the 1-GPU run's sidecar samples GPUs 0 and 1 and nothing states which was its: no
+    # sampled peak (1,301 MiB, GPU 1's, was taken as its), said as foreign_gpu_sample
+    assert np.isnan(per_run.loc["smi_csv/1n1g/r50_b256_amp_1", "memory_sampled_mib"])
+    foreign = result.problems[result.problems["kind"] == "foreign_gpu_sample"]
+    assert foreign["run_id"].tolist() == ["smi_csv/1n1g/r50_b256_amp_1"]
     assert per_run.loc["mem_sidecar/1n1g/r50_b256_amp_1", "memory_sampled_mib"] == 12358.0
     assert np.isnan(per_run.loc["nvml_csv/1n1g/r50_b256_amp_1", "memory_framework_mib"])
     assert per_run.loc["smi_csv/1n1g/r50_b256_amp_1", "throughput"] == 800.0

@@ -38,12 +38,13 @@ def _sidecar(gpus, seconds: float = 80.0, watts: float = 300.0) -> list[str]:
 
 def test_samples_of_more_gpus_than_the_run_used_give_no_energy(tmp_path):
     """A 1-GPU run whose sidecar sampled both GPUs of the node, nothing stating which was
-    the run's: 600 W (both summed) was its power; the run drew 300 W."""
+    the run's: 600 W (both summed) was its power; the run drew 300 W. None of the samples
+    is taken as the run's (foreign_gpu_sample)."""
     S.write(tmp_path, S.lines(1500))
     S.write(tmp_path, _sidecar((0, 1)), "1n1g/r50_b128_amp_1.gpu.csv")
     row = run_energy(parse_paths([tmp_path])).iloc[0]
     assert np.isnan(row["power_w"]) and np.isnan(row["energy_j"])
-    assert "power samples of 2 GPU(s), the run used 1" in row["note"]
+    assert row["note"].startswith("no power samples of the run") and "foreign_gpu_sample" in row["note"]
 
 
 def test_samples_of_the_runs_own_gpu_give_its_energy(tmp_path):

@@ -155,3 +155,26 @@ def test_the_dlperf_rules_short_read_gives_the_same_energy(tmp_path):
     a, b = (summarize(r).iloc[0] for r in (whole, short))
     assert a["energy_window_s"] == b["energy_window_s"] > 30
     assert a["energy_per_sample_j"] == b["energy_per_sample_j"]
+
+
+def test_samples_covering_part_of_the_window_give_power_but_no_energy(tmp_path):
+    """The real 1-GPU run's sidecar cut where 60 % of its window has passed (the sampler
+    died): the trapezoid gave ~60 % of the run's energy as the energy of its whole window."""
+    rid = "1n1g/resnet50_b256_amp_1"
+    dest = tmp_path / "1n1g"
+    dest.mkdir()
+    for f in CAMPAIGN.glob(rid + ".*"):
+        shutil.copy(f, dest / f.name)
+    t0, t1 = _window(dest / "resnet50_b256_amp_1.log")
+    csv_path = dest / "resnet50_b256_amp_1.gpu.csv"
+    lines = csv_path.read_text().splitlines()
+    cut = t0 + 0.6 * (t1 - t0)
+    csv_path.write_text("\n".join(lines[:1] + [ln for ln in lines[1:]
+                                               if _utc(ln.split(",")[0]) <= cut]) + "\n")
+    row = run_energy(parse_paths([tmp_path])).set_index("run_id").loc[rid]
+    own = run_energy(parse_paths([CAMPAIGN])).set_index("run_id").loc[rid]
+    assert np.isnan(row["energy_j"])
+    assert row["power_w"] == pytest.approx(own["power_w"], rel=0.05)
+    assert f"of the {t1 - t0:.1f} s window (the rest not sampled): power_w is their mean, " \
+           "no energy for the window" in row["note"]
+    assert row["note"].startswith("GPU 0 of ")
