@@ -28,8 +28,10 @@ def _dll(iters: int, seed: int, tail: str = "", swap: int | None = None, preambl
              "world_size : 8 ", "RUNNING EPOCHS FROM 0 TO 1"] + [WARNING] * preamble
     for i in range(1, iters + 1):
         t = START + dt.timedelta(microseconds=int(us[i - 1]))
+        # printed rates near what the timestamps give (2,048 samples / ~0.315 s): a log whose
+        # print contradicted its timestamps would be flagged figure_mismatch
         lines.append(f"DLL {t} - Epoch: 0 Iteration: {i}  train.loss : 6.5  "
-                     f"train.total_ips : {rng.uniform(6000, 6400):.2f} img/s")
+                     f"train.total_ips : {rng.uniform(6300, 6700):.2f} img/s")
     return "\n".join(lines + ([tail] if tail else [])) + "\n"
 
 
