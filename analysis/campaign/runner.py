@@ -37,13 +37,13 @@ from analysis.campaign.lock import CampaignLock
 from analysis.campaign.node import visible_gpus
 from analysis.campaign.progress import CampaignProgress
 from analysis.campaign.spec import Run, Spec, contained, from_dict, load
-from analysis.campaign.suite_version import suite_version
 from analysis.campaign.workloads import LaunchContext, wrap_container
 from analysis.campaign.workloads import get as get_workload
 from analysis.errors import DLPerfError
 from analysis.fsutil import atomic_write_text
 from analysis.interrupt import restore_sigterm, trap_sigterm
 from analysis.redact import redact_argv, redact_env, redact_tree
+from analysis.suite_version import suite_version
 
 #: Threads per process when the spec's ``env`` does not set ``OMP_NUM_THREADS``. torchrun
 #: sets 1 only when it starts more than one process, so a 1-process case would otherwise use

@@ -57,7 +57,7 @@ def run(args) -> int:
     from analysis.changes.sources import load
 
     if args.action == "add":
-        from analysis.campaign.suite_version import suite_commit
+        from analysis.suite_version import suite_commit
 
         campaign = load(args.log_dir, None, args.method)
         campaign.suite_commit = suite_commit()
