@@ -8,7 +8,7 @@ from analysis.changes import verdict
 from analysis.cli import _options
 from analysis.cli._common import add_method
 from analysis.cli.compare import note_failed_runs
-from analysis.tables import FORMATS, render
+from analysis.text_tables import FORMATS, render
 
 COMMAND = "check"
 #: A reference matched a case whose runs all failed (or, with --require-all, no case).

@@ -8,7 +8,7 @@ from analysis.changes import verdict
 from analysis.cli import _options
 from analysis.cli._common import add_method
 from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD
-from analysis.tables import FORMATS
+from analysis.text_tables import FORMATS
 
 COMMAND = "compare"
 HELP = "compare two campaigns case by case: NEW/BASE with a 95 % interval and a verdict"

@@ -53,9 +53,9 @@ def _write(frames: Iterable, path: Path) -> int:
 
 
 def _formula_safe(df):
-    """`df` with its text cells as a spreadsheet shows text (:func:`analysis.tables.csv_text`);
+    """`df` with its text cells as a spreadsheet shows text (:func:`analysis.text_tables.csv_text`);
     numbers, negative ones included, stay numbers."""
-    from analysis.tables import csv_text
+    from analysis.text_tables import csv_text
 
     def safe(v):
         return csv_text(v) if isinstance(v, str) else v

@@ -6,7 +6,7 @@ from analysis.changes import verdict
 from analysis.cli._common import add_method
 from analysis.cli._options import HelpFormatter, add_percentage, positive_int
 from analysis.fsutil import display_path
-from analysis.tables import FORMATS, render
+from analysis.text_tables import FORMATS, render
 
 COMMAND = "store"
 HELP = "keep campaigns in a results store (partitioned Parquet) and show each case over time"
