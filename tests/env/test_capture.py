@@ -141,7 +141,7 @@ def test_fake_nvidia_smi_is_picked_up_and_parsed(monkeypatch, tmp_path):
     assert rec.topology_text == TOPO.read_text()
     topo = rec.topology_record()
     assert topo.devices == ("GPU0", "GPU1", "GPU2", "GPU3", "NIC0", "NIC1")
-    assert topo.link("GPU0", "GPU3") == "NV18" and topo.link("GPU3", "NIC1") == "PXB"
+    assert topo.matrix.at["GPU0", "GPU3"] == "NV18" and topo.matrix.at["GPU3", "NIC1"] == "PXB"
     assert rec.topology["affinity"]["GPU2"]["CPU Affinity"] == "48-95,144-191"
     assert rec.summary()["gpu"] == "NVIDIA H200 x 4, 143771 MiB"
     assert rec.summary()["driver"].endswith("Driver Version: 560.35.03")
@@ -186,7 +186,7 @@ def test_dlperf_env_subprocess_with_fake_nvidia_smi(tmp_path):
     data = json.loads(out.read_text())
     assert data["gpu_count"] == 4 and data["topology"]["devices"][-1] == "NIC1"
     rec = EnvRecord.load(out)
-    assert rec.topology_record().link("GPU1", "NIC0") == "PXB"
+    assert rec.topology_record().matrix.at["GPU1", "NIC0"] == "PXB"
 
 
 def test_python_m_analysis_env(tmp_path):
@@ -313,7 +313,7 @@ def test_save_load_round_trip_with_topology(tmp_path):
     back = EnvRecord.load(path)
     assert back.to_dict() == rec.to_dict()
     assert list(json.loads(path.read_text())) == list(rec.to_dict())
-    assert back.topology_record().gpu_numa_id["GPU0"] == "N/A"
+    assert back.topology_record().affinity.at["GPU0", "GPU NUMA ID"] == "N/A"
 
 
 @pytest.mark.parametrize("change, message", [
