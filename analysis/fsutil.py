@@ -217,16 +217,26 @@ def loads_json(data: bytes | str):
 MAX_RECORD_BYTES = 16 << 20
 
 
+def read_record(path: str | Path) -> bytes:
+    """The bytes of a small record file (a done marker, a status or environment record, a
+    topology); OSError for anything but a regular file (a FIFO would block) or one larger
+    than MAX_RECORD_BYTES."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"{os.path.basename(path)} is not a regular file")
+    if st.st_size > MAX_RECORD_BYTES:
+        raise OSError(f"{os.path.basename(path)} holds {st.st_size:,} bytes, more than a "
+                      f"record has ({MAX_RECORD_BYTES:,})")
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
 def read_json_object(path: str | Path) -> dict | None:
     """The JSON object in `path` (a done marker, a status record); None when the file is
-    missing, unreadable, larger than MAX_RECORD_BYTES, not JSON, nested too deep or not an
-    object."""
+    missing, unreadable, not a regular file, larger than MAX_RECORD_BYTES, not JSON, nested
+    too deep or not an object."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_RECORD_BYTES + 1)
-        if len(raw) > MAX_RECORD_BYTES:
-            return None
-        data = loads_json(raw)
+        data = loads_json(read_record(path))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -17,7 +17,7 @@ from typing import Any
 from analysis.env.fields import RECORD_KEYS, WRITTEN, accepts
 from analysis.env.topo_matrix import Topology, TopologyError
 from analysis.errors import SchemaError
-from analysis.fsutil import MAX_RECORD_BYTES, atomic_write_text, loads_json
+from analysis.fsutil import atomic_write_text, loads_json, read_record
 from analysis.redact import redact_env, redact_value
 
 SCHEMA_VERSION = 1
@@ -183,14 +183,10 @@ class EnvRecord:
     def load(cls, path: str | Path) -> EnvRecord:
         """Read a record written by :meth:`save` (validated, env re-redacted)."""
         try:
-            with open(path, "rb") as fh:
-                raw = fh.read(MAX_RECORD_BYTES + 1)
-            if len(raw) > MAX_RECORD_BYTES:
-                raise EnvRecordError(f"{path}: larger than {MAX_RECORD_BYTES:,} bytes: not an "
-                                     "environment record")
-            data = loads_json(raw)
+            data = loads_json(read_record(path))
         except OSError as exc:
-            raise EnvRecordError(f"cannot read env record {str(path)!r}: {exc.strerror}") from None
+            raise EnvRecordError(f"cannot read env record {str(path)!r}: "
+                                 f"{exc.strerror or exc}") from None
         except json.JSONDecodeError as exc:
             raise EnvRecordError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
         except ValueError as exc:  # nested too deep, or not UTF-8
