@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from analysis import parsers
 from analysis.cli._options import positive_int
 from analysis.errors import UsageError
+from analysis.text_tables import FORMATS
 from analysis.user_meta import USER_KEYS, parse_meta_option
 
 if TYPE_CHECKING:
@@ -54,6 +55,13 @@ def add_method(p, window: bool = True) -> None:
                        help="iterations skipped before the window (window/reported; default 20)")
         p.add_argument("--measure", type=positive_int, default=None, metavar="M",
                        help="iterations in the measured window (window; default 100)")
+
+
+def add_format(p) -> None:
+    """``--format`` of a table (:mod:`analysis.text_tables`)."""
+    p.add_argument("--format", choices=FORMATS, default="table",
+                   help="table and markdown are rounded for reading; csv and json keep full "
+                        "precision")
 
 
 def add_meta(p) -> None:
