@@ -127,23 +127,12 @@ def _failed(est: verdict.RatioEstimate) -> str:
     return FAILED_BOTH if not (est.base_repeats or est.new_repeats) else ""
 
 
-def _hardware_pairs(base: Campaign, new: Campaign) -> dict[str, tuple[str, str]]:
+def _hardware_pairs(base_runs: dict, base: Campaign, new_runs: dict, new: Campaign
+                    ) -> dict[str, tuple[str, str]]:
     """Case key -> (base, new) recorded hardware types ('' unrecorded), cases in both."""
-    base_runs, _ = _by_case(base)
-    new_runs, _ = _by_case(new)
     return {key: (environment.values(base.env, base_runs[key]["run_id"], "hardware"),
                   environment.values(new.env, new_runs[key]["run_id"], "hardware"))
             for key in sorted(set(base_runs) & set(new_runs))}
-
-
-def hardware_mismatch(base: Campaign, new: Campaign) -> list[str]:
-    """Case keys in both campaigns whose recorded hardware types differ."""
-    return [k for k, (a, b) in _hardware_pairs(base, new).items() if a and b and a != b]
-
-
-def hardware_unchecked(base: Campaign, new: Campaign) -> list[str]:
-    """Case keys in both campaigns whose hardware is not recorded on one side or both."""
-    return [k for k, (a, b) in _hardware_pairs(base, new).items() if not (a and b)]
 
 
 def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_THRESHOLD,
@@ -158,18 +147,16 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     Raises UsageError when the hardware type of a case differs between the two (a change of
     machine, not of software) unless `allow_different_hardware`.
     """
-    mismatch = hardware_mismatch(base, new)
-    if mismatch and not allow_different_hardware:
-        first = mismatch[0]
-        b_runs, _ = _by_case(base)
-        n_runs, _ = _by_case(new)
-        raise UsageError(
-            f"hardware differs for {len(mismatch)} case(s), e.g. {first}: "
-            f"{environment.values(base.env, b_runs[first]['run_id'], 'hardware')} vs "
-            f"{environment.values(new.env, n_runs[first]['run_id'], 'hardware')}; "
-            "pass --allow-different-hardware to compare them anyway")
     base_runs, base_sum = _by_case(base)
     new_runs, new_sum = _by_case(new)
+    hardware = _hardware_pairs(base_runs, base, new_runs, new)
+    mismatch = [k for k, (a, b) in hardware.items() if a and b and a != b]
+    if mismatch and not allow_different_hardware:
+        first = mismatch[0]
+        raise UsageError(
+            f"hardware differs for {len(mismatch)} case(s), e.g. {first}: "
+            f"{hardware[first][0]} vs {hardware[first][1]}; "
+            "pass --allow-different-hardware to compare them anyway")
     overrides = overrides or {}
     keys = list(dict.fromkeys([*base_sum, *new_sum]))
     _check_patterns(overrides, keys)
@@ -226,4 +213,4 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     env_changes = environment.differences(base.env, base.runs["run_id"], new.env,
                                           new.runs["run_id"], environment.FACTS[:-1])
     return Comparison(table[COLUMNS], env_changes, mismatch, confidence,
-                      hardware_unchecked(base, new))
+                      [k for k, (a, b) in hardware.items() if not (a and b)])
