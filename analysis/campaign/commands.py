@@ -9,12 +9,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
-__all__ = ["shell_join", "render_shell", "fill_placeholders"]
-
-
-def shell_join(argv: Sequence[str]) -> str:
-    """A POSIX shell line that runs exactly `argv` (every word quoted)."""
-    return " ".join(shlex.quote(str(a)) for a in argv)
+__all__ = ["render_shell", "fill_placeholders"]
 
 
 #: The suite's own placeholders only: a user's ``{{HOME}}`` is a literal word, not an expansion.
@@ -22,7 +17,7 @@ _PLACEHOLDER = re.compile(r"\{\{(DLPERF_[A-Z0-9_]+)\}\}")
 
 
 def render_shell(argv: Sequence[str]) -> str:
-    """Like :func:`shell_join`, but ``{{DLPERF_NAME}}`` inside a word becomes
+    """Like :func:`shlex.join`, but ``{{DLPERF_NAME}}`` inside a word becomes
     ``"${DLPERF_NAME}"``, expanded by the shell at run time (used for values only a batch job
     knows, such as the master host). Everything else stays single-quoted; placeholders are
     the only expansion."""

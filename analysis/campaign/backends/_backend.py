@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import random
+import shlex
 import sys
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.campaign.commands import shell_join
 from analysis.redact import redact_argv, redact_env, redact_text
 
 NODE_AGENT = Path(__file__).resolve().parent.parent / "node.py"
@@ -145,8 +145,8 @@ class Backend(ABC):
             if n.argv is None:
                 lines.append(f"  node {n.index} @ {n.host}: (started by node 0's launcher)")
                 continue
-            shown = shell_join(f"{k}={v}" for k, v in redact_env(n.env).items())
-            cmd = shell_join(redact_argv(n.argv, n.env))
+            shown = shlex.join(f"{k}={v}" for k, v in redact_env(n.env).items())
+            cmd = shlex.join(redact_argv(n.argv, n.env))
             lines.append(f"  node {n.index} @ {n.host}: {shown + ' ' if shown else ''}{cmd}")
         return lines
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shlex
 import time
 from pathlib import Path
 
@@ -46,7 +47,7 @@ from analysis.campaign.backends._backend import (
     Outcome,
     first_failure,
 )
-from analysis.campaign.commands import fill_placeholders, render_shell, shell_join
+from analysis.campaign.commands import fill_placeholders, render_shell
 from analysis.errors import DLPerfError
 from analysis.shell import CommandError, run_command
 
@@ -178,7 +179,7 @@ class SlurmBackend(Backend):
     def describe(self, launch: Launch) -> list[str]:
         lines = super().describe(launch)
         path = str(launch.work / "job.sbatch")
-        sbatch = shell_join(self.sbatch_argv(launch, path, f"dlperf-{self.spec.name}"))
+        sbatch = shlex.join(self.sbatch_argv(launch, path, f"dlperf-{self.spec.name}"))
         lines.append("  " + self.shown(sbatch))
         lines.append(f"  {path}:")
         lines += ["    " + self.shown(x) for x in self.script(launch).splitlines()]
