@@ -110,38 +110,6 @@ class EnvRecord:
             return None
         return Topology.from_dict({**self.topology, "text": self.topology_text})
 
-    def summary(self) -> dict[str, str]:
-        """Short facts for a report's "Test Environment" list, in the order reports use.
-
-        Keys: ``gpu``, ``interconnect``, ``cpu``, ``memory``, ``os``, ``driver``, ``cudnn``,
-        ``nccl``, ``frameworks``; a key is left out when its value is unknown.
-        """
-        out: dict[str, str] = {}
-        if self.gpu_model:
-            mem = f", {self.gpu_memory_mib} MiB" if self.gpu_memory_mib else ""
-            out["gpu"] = f"{self.gpu_model} x {self.gpu_count}{mem}"
-        ports = [f"{d['device']} {p['rate']} ({p['link_layer']})" for d in self.infiniband
-                 for p in d.get("ports", []) if p.get("rate")]
-        if ports:
-            out["interconnect"] = "; ".join(ports)
-        if self.cpu.get("model"):
-            n = self.cpu.get("logical_cpus")
-            out["cpu"] = (f"{n} CPU(s), " if n else "") + self.cpu["model"]
-        if self.memory.get("total_mib"):
-            out["memory"] = f"{self.memory['total_mib'] / 1024:.0f} GiB"
-        if self.os.get("pretty_name"):
-            out["os"] = f"{self.os['pretty_name']} (Linux {self.kernel} {self.machine})"
-        if self.driver_version or self.cuda_version:
-            out["driver"] = (f"CUDA Version: {self.cuda_version or 'unknown'}, "
-                             f"Driver Version: {self.driver_version or 'unknown'}")
-        if self.cudnn_version:
-            out["cudnn"] = self.cudnn_version
-        if self.nccl_version:
-            out["nccl"] = self.nccl_version
-        if self.frameworks:
-            out["frameworks"] = ", ".join(f"{k} {v.get('version')}" for k, v in self.frameworks.items())
-        return out
-
     # ---- (de)serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of :data:`analysis.env.fields.RECORD_KEYS`, in that
