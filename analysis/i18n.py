@@ -56,13 +56,6 @@ def load_catalogue(path: str | Path = CATALOGUE_PATH) -> dict[str, dict[str, str
             for k, v in data.items()}
 
 
-def missing_translations(catalogue: dict[str, dict[str, str]] | None = None) -> list[tuple[str, str]]:
-    """(id, language) for every id that lacks a language of LANGS or has an empty text."""
-    cat = load_catalogue() if catalogue is None else catalogue
-    return [(key, lang) for key, texts in cat.items() for lang in LANGS
-            if not str(texts.get(lang, "")).strip()]
-
-
 def check_lang(lang: str) -> str:
     if lang not in LANGS:
         raise UnknownNameError("language", lang, LANGS)
