@@ -87,14 +87,13 @@ def _name_target(exc: OSError, target: Path, tmp_prefix: str | None) -> None:
 
 
 @contextlib.contextmanager
-def atomic_path(target: str | os.PathLike, suffix: str | None = None,
-                sync: bool = True) -> Iterator[Path]:
+def atomic_path(target: str | os.PathLike, sync: bool = True) -> Iterator[Path]:
     """Yield a temporary path beside `target`; rename it onto `target` when the block ends,
     its data synced to disk first (not when `sync` is False: for caches whose reader
     detects a file cut short by a crash and rebuilds it).
 
     The temporary file is hidden (leading dot), marked ``.tmp`` and ends with `target`'s
-    suffix (or `suffix`), so writers that choose a format by extension still see the right one.
+    suffix, so writers that choose a format by extension still see the right one.
     A symbolic link is refused (OSError naming it and what it points to): writing through
     it would replace a file the user did not name, such as a raw log a link in a report
     folder points to. A target that is a device or a pipe (``/dev/stdout``, ``/dev/full``)
@@ -118,8 +117,7 @@ def atomic_path(target: str | os.PathLike, suffix: str | None = None,
     prefix = f".{target.name}."
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=prefix,
-                                   suffix=suffix or ".tmp" + target.suffix, dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp" + target.suffix, dir=folder)
         os.close(fd)
         os.chmod(tmp, _new_file_mode(target))
         yield Path(tmp)

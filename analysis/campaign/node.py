@@ -140,12 +140,12 @@ def _wait_gone(pids, seconds: float) -> None:
         time.sleep(0.02)
 
 
-def kill_tree(pid: int, grace: float = 5.0, include_root: bool = True) -> None:
+def kill_tree(pid: int, grace: float = 5.0) -> None:
     """SIGTERM `pid` and all its descendants, wait up to `grace` s, then SIGKILL what is left.
 
     The tree is re-read before the SIGKILL so that processes forked in between are caught too.
     """
-    tree = ([pid] if include_root else []) + descendants(pid)
+    tree = [pid, *descendants(pid)]
     _signal_all(tree, signal.SIGTERM)
     _wait_gone(tree, grace)
     left = [p for p in tree + descendants(pid) if alive(p)]
@@ -431,11 +431,11 @@ def _terminate(pids: list[int], grace: float) -> None:
     _wait_gone(live, grace + 2)
 
 
-def stop_agents(pids: list[int], grace: float = GRACE) -> None:
+def stop_agents(pids: list[int]) -> None:
     """Stop agents — each pid an agent's, alive or an unreaped zombie of the caller's — and
     everything they started: SIGTERM (see :func:`_terminate`), then :func:`kill_session` of
     each agent, which kills an agent that did not stop and what a killed agent left running."""
-    _terminate(pids, grace)
+    _terminate(pids, GRACE)
     for p in pids:
         kill_session(p)
 

@@ -116,8 +116,8 @@ class EnvRecord:
         order."""
         return {k: getattr(self, k) for k in RECORD_KEYS}
 
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EnvRecord:

@@ -127,8 +127,8 @@ class Topology:
                 raise TopologyError(f"stored topology {key!r} disagrees with its own text")
         return topo
 
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     def to_csv(self) -> str:
         """The :meth:`frame` as CSV (empty cells stay empty)."""
