@@ -403,9 +403,9 @@ class SSHBackend(Backend):
                 lambda: rcs.update({i: p.poll() for i, p in procs.items()}) or rcs,
                 t0, launch.timeout)
         except KeyboardInterrupt as exc:
-            self._stop(launch, active, procs, rcs)
             raise Interrupted(str(exc) or "SIGINT") from None
-        self._stop(launch, active, procs, rcs)
+        finally:
+            self._stop(launch, active, procs, rcs)
         nodes = []
         for n in active:
             self._fetch(launch, n)
