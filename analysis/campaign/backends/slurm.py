@@ -228,28 +228,18 @@ class SlurmBackend(Backend):
         state, _, reason = out.partition(" ")
         return state, reason.strip()
 
-    @classmethod
-    def _queued(cls, job_id: str) -> str:
-        """squeue's state of the job ('' once it left the queue)."""
-        return cls._squeue(job_id)[0]
-
     def _cancel(self, job_id: str, started: bool = True) -> None:
-        """Cancel the job: its agents get SIGTERM first (time to stop their trees) when it
-        `started`; a job still waiting is simply removed."""
-        steps = [["scancel", "--signal=TERM", "--full", job_id], None] if started else []
-        for argv in (*steps, ["scancel", job_id]):
-            if argv is None:  # give the agents time to stop their trees
-                deadline = time.monotonic() + 8
-                while time.monotonic() < deadline and self._queued(job_id):
-                    time.sleep(POLL_S)
-                continue
+        """Cancel the job: its agents get SIGTERM first, and 8 s to stop their trees, when it
+        `started`; a job still waiting is simply removed. Waits until it left the queue."""
+        steps = [(["scancel", "--signal=TERM", "--full", job_id], 8)] if started else []
+        for argv, seconds in [*steps, (["scancel", job_id], 60)]:
             try:
                 run_command(argv, timeout=30, check=False)
             except CommandError:
                 pass
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and self._queued(job_id):
-            time.sleep(POLL_S)
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline and self._squeue(job_id)[0]:
+                time.sleep(POLL_S)
 
     def execute(self, launch: Launch) -> Outcome:
         t0, started = time.monotonic(), time.time()
