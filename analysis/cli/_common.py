@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from analysis import parsers
-from analysis.cli._options import positive_int
+from analysis.cli._options import non_negative_int, positive_int
 from analysis.errors import UsageError
 from analysis.text_tables import FORMATS
 from analysis.user_meta import USER_KEYS, parse_meta_option
@@ -45,7 +45,6 @@ def add_cache(p) -> None:
 def add_method(p, window: bool = True) -> None:
     """``--method`` (the per-run throughput method) and, with `window`, the ``--warmup`` /
     ``--measure`` iterations of the window and reported methods."""
-    from analysis.cli._options import non_negative_int, positive_int
     from analysis.stats import METHOD_NAMES as METHODS
 
     p.add_argument("--method", choices=METHODS, default="dlperf",
