@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from analysis.campaign import workloads
-from analysis.campaign.commands import fill_placeholders, render_shell
+from analysis.campaign.backends.slurm import fill_placeholders, render_shell
 from analysis.campaign.runner import Campaign
 from analysis.campaign.spec import from_dict
 from analysis.redact import redact_argv
