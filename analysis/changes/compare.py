@@ -34,6 +34,11 @@ COLUMNS = [
 ]
 
 
+#: Figures of the case summary shown for each side (COLUMNS ``base_<name>``, ``new_<name>``).
+_SIDE_COLUMNS = {"median": "throughput_median", "efficiency": "scaling_efficiency",
+                 "memory_mib": "memory_sampled_mib", "time_to_train_min": "time_to_train_min"}
+
+
 def case_keys(frame: pd.DataFrame) -> list[str]:
     return [case_key(r) for _, r in frame.iterrows()]
 
@@ -179,22 +184,17 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             word = _failed(est) or verdict.decide(est, t)
             changes = environment.differences(base.env, br["run_id"], new.env, nr["run_id"],
                                               environment.FACTS[:-1])
-        ttt = time_to_train_verdict(_num(b, "time_to_train_min"), _num(n, "time_to_train_min"), t)
+        for name, column in _SIDE_COLUMNS.items():  # base_median, new_median, ...
+            row[f"base_{name}"], row[f"new_{name}"] = _num(b, column), _num(n, column)
+        ttt = time_to_train_verdict(row["base_time_to_train_min"],
+                                    row["new_time_to_train_min"], t)
         if word == FAILED_BOTH and ttt:  # no throughput on either side: the score is the time
             word = ttt
         row.update(
             base_repeats=est.base_repeats if b is not None else np.nan,
             new_repeats=est.new_repeats if n is not None else np.nan,
-            base_median=_num(b, "throughput_median"), new_median=_num(n, "throughput_median"),
             ratio=est.ratio, ratio_low=est.low, ratio_high=est.high,
-            no_spread=est.no_spread, threshold=t,
-            verdict=word, base_efficiency=_num(b, "scaling_efficiency"),
-            new_efficiency=_num(n, "scaling_efficiency"),
-            base_memory_mib=_num(b, "memory_sampled_mib"),
-            new_memory_mib=_num(n, "memory_sampled_mib"),
-            base_time_to_train_min=_num(b, "time_to_train_min"),
-            new_time_to_train_min=_num(n, "time_to_train_min"),
-            time_to_train_verdict=ttt,
+            no_spread=est.no_spread, threshold=t, verdict=word, time_to_train_verdict=ttt,
             env_changes="; ".join(changes),
             flags="; ".join(
                 [f"{side}: {f}" for side, r in (("base", b), ("new", n))
