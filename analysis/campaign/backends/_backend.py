@@ -8,7 +8,6 @@ when one fails, times out or the campaign is interrupted, and returns an :class:
 
 from __future__ import annotations
 
-import json
 import random
 import shlex
 import sys
@@ -17,6 +16,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.fsutil import read_json_object
 from analysis.redact import redact_argv, redact_env, redact_text
 
 NODE_AGENT = Path(__file__).resolve().parent.parent / "node.py"
@@ -186,15 +186,8 @@ class Backend(ABC):
         return Outcome(ok=not reason, reason=reason, nodes=nodes,
                        wall_s=time.monotonic() - t0, **more)
 
-    @staticmethod
-    def read_result(path: Path) -> dict:
-        try:
-            return json.loads(Path(path).read_text())
-        except (OSError, ValueError):
-            return {}
-
     def node_outcome(self, node: NodeLaunch, rc: int | None, started: float) -> NodeOutcome:
-        res = self.read_result(node.result)
+        res = read_json_object(node.result) or {}
         rc = res.get("rc", rc)
         if rc is not None and rc < 0:  # killed by signal N (no agent result) → 128 + N
             rc = 128 - rc

@@ -49,6 +49,7 @@ from analysis.campaign.backends._backend import (
     first_failure,
 )
 from analysis.errors import DLPerfError
+from analysis.fsutil import read_json_object
 from analysis.shell import CommandError, run_command
 
 POLL_S = 0.3
@@ -154,7 +155,7 @@ class SlurmBackend(Backend):
         for n in nodes:
             host = fill_placeholders(n.host, values)
             if "{{DLPERF_" in host:
-                ran_on = str(self.read_result(results[n.index]).get("host") or "")
+                ran_on = str((read_json_object(results[n.index]) or {}).get("host") or "")
                 host = ran_on or fill_placeholders(host, {}, unknown)
             n.host = host
             n.command = [fill_placeholders(w, values, unknown) for w in n.command]
