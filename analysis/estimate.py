@@ -106,8 +106,10 @@ class RunData:
         return train_columns(self.train) if self.arrays is None else self.arrays
 
     def clock_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(steps, timestamps, lines) of `clock()` as arrays in line order — for rules that
-        run on thousands of runs, where pandas indexing per run would dominate."""
+        """(steps, timestamps, lines), in line order, of the training lines that carry a step:
+        the throughput rows when the family prints them, else the first row of every line
+        (the lowest rank's where several print) — arrays, for rules that run on thousands of
+        runs, where pandas indexing per run would dominate."""
         a, b = (0, 0) if self.metric_rows is None else self.metric_rows.get(M.THROUGHPUT, (0, 0))
         rank = None  # of throughput rows: several ranks' lines may be among them
         if self.metric_rows is None:
@@ -185,18 +187,6 @@ class RunData:
             return None
         kind, reason = fault
         return Estimate.fail(f"{reason}; no throughput from this window", kind, method)
-
-    def clock(self) -> pd.DataFrame:
-        """One row per training line that carries a step: step, timestamp, line.
-
-        Uses the throughput rows when the family prints them, else any metric.
-        """
-        df = self.series(M.THROUGHPUT)
-        if df.empty:
-            df = self.train.drop_duplicates("line").sort_values("line")
-        if df["step"].hasnans:
-            df = df[df["step"].notna()]
-        return df[["step", "timestamp", "line"]]
 
 
 def _train(self: RunData) -> pd.DataFrame:

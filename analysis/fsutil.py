@@ -87,14 +87,13 @@ def _name_target(exc: OSError, target: Path, tmp_prefix: str | None) -> None:
 
 
 @contextlib.contextmanager
-def atomic_path(target: str | os.PathLike, suffix: str | None = None,
-                sync: bool = True) -> Iterator[Path]:
+def atomic_path(target: str | os.PathLike, sync: bool = True) -> Iterator[Path]:
     """Yield a temporary path beside `target`; rename it onto `target` when the block ends,
     its data synced to disk first (not when `sync` is False: for caches whose reader
     detects a file cut short by a crash and rebuilds it).
 
     The temporary file is hidden (leading dot), marked ``.tmp`` and ends with `target`'s
-    suffix (or `suffix`), so writers that choose a format by extension still see the right one.
+    suffix, so writers that choose a format by extension still see the right one.
     A symbolic link is refused (OSError naming it and what it points to): writing through
     it would replace a file the user did not name, such as a raw log a link in a report
     folder points to. A target that is a device or a pipe (``/dev/stdout``, ``/dev/full``)
@@ -118,8 +117,7 @@ def atomic_path(target: str | os.PathLike, suffix: str | None = None,
     prefix = f".{target.name}."
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=prefix,
-                                   suffix=suffix or ".tmp" + target.suffix, dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp" + target.suffix, dir=folder)
         os.close(fd)
         os.chmod(tmp, _new_file_mode(target))
         yield Path(tmp)
@@ -217,16 +215,26 @@ def loads_json(data: bytes | str):
 MAX_RECORD_BYTES = 16 << 20
 
 
+def read_record(path: str | Path) -> bytes:
+    """The bytes of a small record file (a done marker, a status or environment record, a
+    topology); OSError for anything but a regular file (a FIFO would block) or one larger
+    than MAX_RECORD_BYTES."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"{os.path.basename(path)} is not a regular file")
+    if st.st_size > MAX_RECORD_BYTES:
+        raise OSError(f"{os.path.basename(path)} holds {st.st_size:,} bytes, more than a "
+                      f"record has ({MAX_RECORD_BYTES:,})")
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
 def read_json_object(path: str | Path) -> dict | None:
     """The JSON object in `path` (a done marker, a status record); None when the file is
-    missing, unreadable, larger than MAX_RECORD_BYTES, not JSON, nested too deep or not an
-    object."""
+    missing, unreadable, not a regular file, larger than MAX_RECORD_BYTES, not JSON, nested
+    too deep or not an object."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_RECORD_BYTES + 1)
-        if len(raw) > MAX_RECORD_BYTES:
-            return None
-        data = loads_json(raw)
+        data = loads_json(read_record(path))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

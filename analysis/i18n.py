@@ -39,8 +39,6 @@ def cjk_spacing(text: str) -> str:
 LANGS = ("en", "zh")
 #: Babel locale of each language.
 LOCALES = {"en": "en_US", "zh": "zh_Hans_CN"}
-#: HTML `lang` attribute of each language (Chromium picks CJK fonts by it).
-HTML_LANG = {"en": "en", "zh": "zh-CN"}
 CATALOGUE_PATH = Path(__file__).resolve().parent / "report" / "labels.yaml"
 #: libyaml's safe loader where PyYAML was built with it (9x quicker on the catalogue, the
 #: same mapping), else the pure-Python one.
@@ -56,13 +54,6 @@ def load_catalogue(path: str | Path = CATALOGUE_PATH) -> dict[str, dict[str, str
         raise UsageError(f"{path}: the label catalogue must be a mapping of id -> languages")
     return {str(k): {str(lang): str(text) for lang, text in (v or {}).items()}
             for k, v in data.items()}
-
-
-def missing_translations(catalogue: dict[str, dict[str, str]] | None = None) -> list[tuple[str, str]]:
-    """(id, language) for every id that lacks a language of LANGS or has an empty text."""
-    cat = load_catalogue() if catalogue is None else catalogue
-    return [(key, lang) for key, texts in cat.items() for lang in LANGS
-            if not str(texts.get(lang, "")).strip()]
 
 
 def check_lang(lang: str) -> str:
@@ -98,7 +89,6 @@ class Translator:
     def __init__(self, lang: str = "en", catalogue: dict[str, dict[str, str]] | None = None):
         self.lang = check_lang(lang)
         self.locale = LOCALES[lang]
-        self.html_lang = HTML_LANG[lang]
         self._cat = load_catalogue() if catalogue is None else catalogue
 
     def __call__(self, key: str, **kwargs) -> str:
@@ -117,7 +107,7 @@ class Translator:
 
     def num(self, value, digits: int = 2, group: bool = True) -> str:
         """`value` with exactly `digits` decimals in the locale ('-' for NaN/None)."""
-        if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        if value is None:
             return "-"
         try:
             v = float(value)

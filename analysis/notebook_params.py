@@ -148,7 +148,14 @@ def check(history: list[str] | None = None, namespace: dict | None = None, **val
             history = list(shell.user_ns.get("In", [])) if shell is not None else []
         if namespace is None and shell is not None:
             namespace = shell.user_ns
-    check_names(history)
+    extra, declared = unknown(history)
+    if extra:
+        hints = []
+        for name in extra:
+            close = difflib.get_close_matches(name, declared, n=1)
+            hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise UsageError(f"unknown notebook parameter{'s' if len(extra) > 1 else ''} "
+                         f"{', '.join(hints)}; this notebook takes: {', '.join(declared)}")
     if namespace is not None:
         injected = [i for i, src in enumerate(history) if src.startswith(INJECTED_HEADER)]
         cell = history[injected[-1] - 1] if injected and injected[-1] else \
@@ -164,21 +171,3 @@ def check(history: list[str] | None = None, namespace: dict | None = None, **val
         from analysis.stats.per_run import check_method_options
 
         check_method_options(values["method"], values.get("warmup"), values.get("measure"))
-
-
-def check_names(history: list[str] | None = None) -> None:
-    """The name check of :func:`check`."""
-    if history is None:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-        history = list(shell.user_ns.get("In", [])) if shell is not None else []
-    extra, declared = unknown(history)
-    if not extra:
-        return
-    hints = []
-    for name in extra:
-        close = difflib.get_close_matches(name, declared, n=1)
-        hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-    raise UsageError(f"unknown notebook parameter{'s' if len(extra) > 1 else ''} "
-                     f"{', '.join(hints)}; this notebook takes: {', '.join(declared)}")

@@ -51,20 +51,29 @@ OBSERVATIONS = _cols(
     ("unit", "category", "", "unit of `value`"),
 )
 
+
+def _run_identity(text: str) -> tuple[tuple[str, str, str, str], ...]:
+    """The columns that name a run and its case, shared by RUNS and PER_RUN; `text` is the
+    dtype their strings have in that frame."""
+    return (
+        ("run_id", text, "", "run identifier (see OBSERVATIONS)"),
+        ("source", text, "", "main log file of the run"),
+        ("family", text, "", "log family"),
+        ("framework", text, "", "training framework"),
+        ("model", text, "", "model name"),
+        ("precision", text, "", "precision"),
+        ("num_nodes", "Int64", "", "number of nodes"),
+        ("gpus_per_node", "Int64", "", "GPUs per node"),
+        ("num_devices", "Int64", "", "nodes x GPUs per node"),
+        ("batch_size_per_device", "Int64", "samples", "batch size per device (micro batch for GPT)"),
+        ("global_batch_size", "Int64", "samples", "samples per iteration over all devices"),
+        ("repeat", "Int64", "", "repeat number"),
+    )
+
+
 #: One row per run (one log file plus its sidecars).
 RUNS = _cols(
-    ("run_id", "string", "", "run identifier (see OBSERVATIONS)"),
-    ("source", "string", "", "main log file of the run"),
-    ("family", "string", "", "log family"),
-    ("framework", "string", "", "training framework"),
-    ("model", "string", "", "model name"),
-    ("precision", "string", "", "precision"),
-    ("num_nodes", "Int64", "", "number of nodes"),
-    ("gpus_per_node", "Int64", "", "GPUs per node"),
-    ("num_devices", "Int64", "", "nodes x GPUs per node"),
-    ("batch_size_per_device", "Int64", "samples", "batch size per device (micro batch for GPT)"),
-    ("global_batch_size", "Int64", "samples", "samples per iteration over all devices"),
-    ("repeat", "Int64", "", "repeat number"),
+    *_run_identity("string"),
     ("case", "string", "", "case label (GPT: <group>_<dp>x<tp>x<pp>_<global>_<hidden>x<layers>)"),
     ("group", "string", "", "GPT parallelism group (DP, MP, 2D, PP, DP_PP, MP_PP, 2D_PP)"),
     ("data_parallel", "Int64", "", "GPT data-parallel size"),
@@ -92,18 +101,7 @@ PROBLEMS = _cols(
 
 #: One row per run for one throughput method: analysis.stats.run_throughput.
 PER_RUN = _cols(
-    ("run_id", "text", "", "run identifier (see OBSERVATIONS)"),
-    ("source", "text", "", "main log file of the run"),
-    ("family", "text", "", "log family"),
-    ("framework", "text", "", "training framework"),
-    ("model", "text", "", "model name"),
-    ("precision", "text", "", "precision"),
-    ("num_nodes", "Int64", "", "number of nodes"),
-    ("gpus_per_node", "Int64", "", "GPUs per node"),
-    ("num_devices", "Int64", "", "nodes x GPUs per node"),
-    ("batch_size_per_device", "Int64", "samples", "batch size per device (micro batch for GPT)"),
-    ("global_batch_size", "Int64", "samples", "samples per iteration over all devices"),
-    ("repeat", "Int64", "", "repeat number"),
+    *_run_identity("text"),
     ("case", "text", "", "case label ('' outside GPT)"),
     ("group", "text", "", "GPT parallelism group"),
     ("throughput", "float64", "samples/s", "the run's figure by the method, NaN when none"),

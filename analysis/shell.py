@@ -213,8 +213,8 @@ def _drain(proc: subprocess.Popen) -> tuple[bytes | None, bytes | None]:
 
 
 def run_command(argv: Sequence[str], timeout: float, check: bool = True,
-                env: Mapping[str, str] | None = None, cwd: str | os.PathLike | None = None,
-                input: str | None = None) -> CompletedCommand:
+                env: Mapping[str, str] | None = None, cwd: str | os.PathLike | None = None
+                ) -> CompletedCommand:
     """Run ``argv`` (no shell) and return what it printed.
 
     ``timeout`` is in seconds; past it the command and its children are killed and
@@ -226,12 +226,11 @@ def run_command(argv: Sequence[str], timeout: float, check: bool = True,
     if not timeout or timeout <= 0:
         raise UsageError(f"run_command timeout must be a positive number of seconds, not {timeout!r}")
     start = time.monotonic()
-    proc = _popen(args, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+    proc = _popen(args, stdin=subprocess.DEVNULL,
                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
                   new_session=True)
-    data = input.encode() if input is not None else None
     try:
-        out, err = proc.communicate(data, timeout=timeout)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         out, err = _drain(proc)

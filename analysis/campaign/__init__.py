@@ -13,24 +13,16 @@ standard library.
 
 from __future__ import annotations
 
-__all__ = ["Campaign", "load_spec", "spec_from_dict", "run_campaign"]
+import importlib
 
-
-def load_spec(path, overrides=None):
-    from analysis.campaign.spec import load
-
-    return load(path, overrides)
-
-
-def spec_from_dict(raw):
-    from analysis.campaign.spec import from_dict
-
-    return from_dict(raw)
+#: name -> (module of this package, its attribute), imported on first use
+_EXPORTS = {"Campaign": ("runner", "Campaign"), "load_spec": ("spec", "load"),
+            "spec_from_dict": ("spec", "from_dict")}
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name):
-    if name in ("Campaign", "run_campaign"):
-        from analysis.campaign import runner
-
-        return getattr(runner, name)
+    if name in _EXPORTS:
+        module, attr = _EXPORTS[name]
+        return getattr(importlib.import_module(f"analysis.campaign.{module}"), attr)
     raise AttributeError(name)

@@ -74,20 +74,22 @@ GPU_QUERY = "timestamp,index,memory.used,memory.total,utilization.gpu,power.draw
 GRACE = 5.0
 
 
+def _stat_fields(pid: int | str) -> list[str]:
+    """``/proc/PID/stat``'s fields after the command name: state, ppid, pgrp, session, ...,
+    start time (index 19); [] when there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return []
+    # "pid (comm) state ppid ..." — comm may hold spaces and parentheses.
+    return stat[stat.rfind(")") + 2:].split()
+
+
 def _process_table() -> dict[int, list[str]]:
-    """Every process's ``/proc/PID/stat`` fields after the command name: state, ppid, pgrp,
-    session, ..., start time (index 19)."""
-    table: dict[int, list[str]] = {}
+    """Every process's :func:`_stat_fields`."""
+    table = {}
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # "pid (comm) state ppid ..." — comm may hold spaces and parentheses.
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 19:
+        if entry.name.isdigit() and len(fields := _stat_fields(entry.name)) > 19:
             table[int(entry.name)] = fields
     return table
 
@@ -114,19 +116,13 @@ def descendants(pid: int) -> list[int]:
 def start_time(pid: int) -> str:
     """When `pid` started (clock ticks since boot, as text; '' when there is no such process).
     With the pid it names one process, even once the pid number is reused."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return stat[stat.rfind(")") + 2:].split()[19]
+    fields = _stat_fields(pid)
+    return fields[19] if fields else ""
 
 
 def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return state[state.rfind(")") + 2:][:1] not in ("Z", "X")
+    fields = _stat_fields(pid)
+    return bool(fields) and fields[0] not in ("Z", "X")
 
 
 def _signal_all(pids: list[int], sig: int) -> None:
@@ -137,21 +133,24 @@ def _signal_all(pids: list[int], sig: int) -> None:
             pass
 
 
-def kill_tree(pid: int, grace: float = 5.0, include_root: bool = True) -> None:
+def _wait_gone(pids, seconds: float) -> None:
+    """Wait up to `seconds` until none of `pids` runs (a zombie has ended)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.02)
+
+
+def kill_tree(pid: int, grace: float = 5.0) -> None:
     """SIGTERM `pid` and all its descendants, wait up to `grace` s, then SIGKILL what is left.
 
     The tree is re-read before the SIGKILL so that processes forked in between are caught too.
     """
-    tree = ([pid] if include_root else []) + descendants(pid)
+    tree = [pid, *descendants(pid)]
     _signal_all(tree, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and any(alive(p) for p in tree):
-        time.sleep(0.05)
+    _wait_gone(tree, grace)
     left = [p for p in tree + descendants(pid) if alive(p)]
     _signal_all(left, signal.SIGKILL)
-    deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline and any(alive(p) for p in left):
-        time.sleep(0.02)
+    _wait_gone(left, 2.0)
 
 
 def _kill_frozen(is_root: Callable[[int, list[str]], bool]) -> list[int]:
@@ -180,9 +179,7 @@ def _kill_frozen(is_root: Callable[[int, list[str]], bool]) -> list[int]:
         _signal_all(sorted(new), signal.SIGSTOP)
         found |= new
     _signal_all(sorted(found), signal.SIGKILL)
-    deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline and any(alive(p) for p in found):
-        time.sleep(0.02)
+    _wait_gone(found, 2.0)
     return sorted(found)
 
 
@@ -231,9 +228,7 @@ def _stop_orphans(keep: set[int]) -> None:
         return
     tree = roots + [q for p in roots for q in descendants(p)]
     _signal_all(tree, signal.SIGTERM)
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline and any(alive(p) for p in tree):
-        time.sleep(0.05)
+    _wait_gone(tree, 3.0)
     for p in set(tree) | set(_kill_frozen(orphan)):
         try:
             os.waitpid(p, os.WNOHANG)
@@ -433,16 +428,14 @@ def _terminate(pids: list[int], grace: float) -> None:
     wait up to `grace` (+2) s for them to end."""
     live = [p for p in pids if alive(p)]
     _signal_all(live, signal.SIGTERM)
-    deadline = time.monotonic() + grace + 2
-    while time.monotonic() < deadline and any(alive(p) for p in live):
-        time.sleep(0.05)
+    _wait_gone(live, grace + 2)
 
 
-def stop_agents(pids: list[int], grace: float = GRACE) -> None:
+def stop_agents(pids: list[int]) -> None:
     """Stop agents — each pid an agent's, alive or an unreaped zombie of the caller's — and
     everything they started: SIGTERM (see :func:`_terminate`), then :func:`kill_session` of
     each agent, which kills an agent that did not stop and what a killed agent left running."""
-    _terminate(pids, grace)
+    _terminate(pids, GRACE)
     for p in pids:
         kill_session(p)
 

@@ -2,7 +2,7 @@
 
 - ``<out>/<N>n<G>g/<stem>.done`` — JSON written after the logs were finalized: ``ok``,
   ``state``, ``reason``, attempts, times, the suite that ran it (``suite``: version, commit,
-  dirty; :mod:`analysis.campaign.suite_version`), backend, device, and per node the host, exit
+  dirty; :mod:`analysis.suite_version`), backend, device, and per node the host, exit
   status, duration and command (secrets redacted). A run is complete only when its marker
   says ``ok``.
 - ``<out>/status.json`` — one entry per run: state (done / failed / pending), reason,

@@ -37,13 +37,13 @@ from analysis.campaign.lock import CampaignLock
 from analysis.campaign.node import visible_gpus
 from analysis.campaign.progress import CampaignProgress
 from analysis.campaign.spec import Run, Spec, contained, from_dict, load
-from analysis.campaign.suite_version import suite_version
 from analysis.campaign.workloads import LaunchContext, wrap_container
 from analysis.campaign.workloads import get as get_workload
 from analysis.errors import DLPerfError
 from analysis.fsutil import atomic_write_text
 from analysis.interrupt import restore_sigterm, trap_sigterm
 from analysis.redact import redact_argv, redact_env, redact_tree
+from analysis.suite_version import suite_version
 
 #: Threads per process when the spec's ``env`` does not set ``OMP_NUM_THREADS``. torchrun
 #: sets 1 only when it starts more than one process, so a 1-process case would otherwise use
@@ -367,13 +367,11 @@ class Campaign:
             if not outcome.ok and outcome.no_retry and attempts <= self.spec.retries:
                 outcome.reason += f"; not retried: {outcome.no_retry}"
             marker = self._marker(run, launch, outcome, device, note, attempts, total)
-            if outcome.ok:
-                records.write_json(run.path(self.out, ".done"), marker)
-                rows[run.run_id] = self._row(run, "done", "", total, marker["duration_s"])
-                return
             records.write_json(run.path(self.out, ".done"), marker)
-            rows[run.run_id] = self._row(run, "failed", marker["reason"], total,
+            rows[run.run_id] = self._row(run, marker["state"], marker["reason"], total,
                                          marker["duration_s"])
+            if outcome.ok:
+                return
             self._save(rows)
             if why_not or outcome.no_retry:
                 return
@@ -443,8 +441,3 @@ class Campaign:
             "nodes": nodes, **outcome.extra,
         }, self.spec.secrets(), by_name=False)
 
-
-def run_campaign(spec, out_dir=None, backend=None, dry_run=False, progress=True):
-    """Convenience: dry-run (returns the command lines) or run (returns the status table)."""
-    c = Campaign(spec, out_dir=out_dir, backend=backend)
-    return c.dry_run() if dry_run else c.run(progress=progress)

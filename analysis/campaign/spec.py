@@ -16,20 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from analysis import config, yamlio
-from analysis.campaign.spec_schema import (
-    BACKENDS,
-    KEYS,
-    LIMITS,
-    PRECISIONS,
-    SpecError,
-    invalid,
-    validate,
-)
+from analysis.campaign.spec_schema import LIMITS, SpecError, invalid, validate
 from analysis.layout import normalize_model
 from analysis.redact import secrets_in
 
-__all__ = ["BACKENDS", "KEYS", "LIMITS", "PRECISIONS", "Case", "Run", "Spec", "SpecError",
-           "contained", "from_dict", "load", "loads"]
+__all__ = ["Case", "Run", "Spec", "SpecError", "contained", "from_dict", "load", "loads"]
 
 
 @dataclass(frozen=True)
@@ -77,8 +68,9 @@ class Run:
 
 @dataclass
 class Spec:
-    """A validated campaign spec: the schema's keys (:data:`KEYS`) with their defaults filled
-    in, nested mappings as dicts of the keys given, the cases and the mapping as written."""
+    """A validated campaign spec: the schema's keys (``spec_schema.KEYS``) with their
+    defaults filled in, nested mappings as dicts of the keys given, the cases and the mapping
+    as written."""
 
     name: str
     workload: str

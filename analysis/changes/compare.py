@@ -34,6 +34,11 @@ COLUMNS = [
 ]
 
 
+#: Figures of the case summary shown for each side (COLUMNS ``base_<name>``, ``new_<name>``).
+_SIDE_COLUMNS = {"median": "throughput_median", "efficiency": "scaling_efficiency",
+                 "memory_mib": "memory_sampled_mib", "time_to_train_min": "time_to_train_min"}
+
+
 def case_keys(frame: pd.DataFrame) -> list[str]:
     return [case_key(r) for _, r in frame.iterrows()]
 
@@ -138,23 +143,12 @@ def _failed_score(base: float, new: float) -> str:
     return FAILED_BOTH
 
 
-def _hardware_pairs(base: Campaign, new: Campaign) -> dict[str, tuple[str, str]]:
+def _hardware_pairs(base_runs: dict, base: Campaign, new_runs: dict, new: Campaign
+                    ) -> dict[str, tuple[str, str]]:
     """Case key -> (base, new) recorded hardware types ('' unrecorded), cases in both."""
-    base_runs, _ = _by_case(base)
-    new_runs, _ = _by_case(new)
     return {key: (environment.values(base.env, base_runs[key]["run_id"], "hardware"),
                   environment.values(new.env, new_runs[key]["run_id"], "hardware"))
             for key in sorted(set(base_runs) & set(new_runs))}
-
-
-def hardware_mismatch(base: Campaign, new: Campaign) -> list[str]:
-    """Case keys in both campaigns whose recorded hardware types differ."""
-    return [k for k, (a, b) in _hardware_pairs(base, new).items() if a and b and a != b]
-
-
-def hardware_unchecked(base: Campaign, new: Campaign) -> list[str]:
-    """Case keys in both campaigns whose hardware is not recorded on one side or both."""
-    return [k for k, (a, b) in _hardware_pairs(base, new).items() if not (a and b)]
 
 
 def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_THRESHOLD,
@@ -169,18 +163,16 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     Raises UsageError when the hardware type of a case differs between the two (a change of
     machine, not of software) unless `allow_different_hardware`.
     """
-    mismatch = hardware_mismatch(base, new)
-    if mismatch and not allow_different_hardware:
-        first = mismatch[0]
-        b_runs, _ = _by_case(base)
-        n_runs, _ = _by_case(new)
-        raise UsageError(
-            f"hardware differs for {len(mismatch)} case(s), e.g. {first}: "
-            f"{environment.values(base.env, b_runs[first]['run_id'], 'hardware')} vs "
-            f"{environment.values(new.env, n_runs[first]['run_id'], 'hardware')}; "
-            "pass --allow-different-hardware to compare them anyway")
     base_runs, base_sum = _by_case(base)
     new_runs, new_sum = _by_case(new)
+    hardware = _hardware_pairs(base_runs, base, new_runs, new)
+    mismatch = [k for k, (a, b) in hardware.items() if a and b and a != b]
+    if mismatch and not allow_different_hardware:
+        first = mismatch[0]
+        raise UsageError(
+            f"hardware differs for {len(mismatch)} case(s), e.g. {first}: "
+            f"{hardware[first][0]} vs {hardware[first][1]}; "
+            "pass --allow-different-hardware to compare them anyway")
     overrides = overrides or {}
     keys = list(dict.fromkeys([*base_sum, *new_sum]))
     _check_patterns(overrides, keys)
@@ -203,23 +195,18 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             word = _failed(est) or verdict.decide(est, t)
             changes = environment.differences(base.env, br["run_id"], new.env, nr["run_id"],
                                               environment.FACTS[:-1])
-        ttt = time_to_train_verdict(_num(b, "time_to_train_min"), _num(n, "time_to_train_min"), t)
+        for name, column in _SIDE_COLUMNS.items():  # base_median, new_median, ...
+            row[f"base_{name}"], row[f"new_{name}"] = _num(b, column), _num(n, column)
+        ttt = time_to_train_verdict(row["base_time_to_train_min"],
+                                    row["new_time_to_train_min"], t)
         if word == FAILED_BOTH:  # no throughput on either side: the score is the time
-            word = ttt or _failed_score(_num(b, "time_to_train_min"),
-                                        _num(n, "time_to_train_min"))
+            word = ttt or _failed_score(row["base_time_to_train_min"],
+                                        row["new_time_to_train_min"])
         row.update(
             base_repeats=est.base_repeats if b is not None else np.nan,
             new_repeats=est.new_repeats if n is not None else np.nan,
-            base_median=_num(b, "throughput_median"), new_median=_num(n, "throughput_median"),
             ratio=est.ratio, ratio_low=est.low, ratio_high=est.high,
-            no_spread=est.no_spread, threshold=t,
-            verdict=word, base_efficiency=_num(b, "scaling_efficiency"),
-            new_efficiency=_num(n, "scaling_efficiency"),
-            base_memory_mib=_num(b, "memory_sampled_mib"),
-            new_memory_mib=_num(n, "memory_sampled_mib"),
-            base_time_to_train_min=_num(b, "time_to_train_min"),
-            new_time_to_train_min=_num(n, "time_to_train_min"),
-            time_to_train_verdict=ttt,
+            no_spread=est.no_spread, threshold=t, verdict=word, time_to_train_verdict=ttt,
             env_changes="; ".join(changes),
             flags="; ".join(
                 [f"{side}: {f}" for side, r in (("base", b), ("new", n))
@@ -238,4 +225,4 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     env_changes = environment.differences(base.env, base.runs["run_id"], new.env,
                                           new.runs["run_id"], environment.FACTS[:-1])
     return Comparison(table[COLUMNS], env_changes, mismatch, confidence,
-                      hardware_unchecked(base, new))
+                      [k for k, (a, b) in hardware.items() if not (a and b)])

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.changes.compare import Comparison
-from analysis.tables import render
+from analysis.text_tables import render
 
 HEADERS = {"base_median": "base samples/s", "new_median": "new samples/s"}
 

@@ -90,7 +90,7 @@ def _excluded(row: dict, reason: str, elsewhere: str = "") -> dict:
 def compare(runs: pd.DataFrame, env: pd.DataFrame, baseline: str | None = None,
             compare_unrecorded: bool = False) -> FrameworkComparison:
     """Frameworks side by side from per-run throughputs (analysis.stats.RUN_COLUMNS) and the
-    runs' environment facts (environment.RUN_ENV_COLUMNS, e.g. :func:`run_env`).
+    runs' environment facts (environment.RUN_ENV_COLUMNS, e.g. :func:`environment.run_env`).
 
     `baseline` is the framework the others are divided by (default: the first by name in each
     setting; one that no run has is an UnknownNameError listing those that ran). Runs without an environment record are left out unless `compare_unrecorded`,
@@ -139,11 +139,6 @@ def _side_by_side(cells: list[dict], base: str) -> list[dict]:
     return [{**c, "baseline": base, "relative": c["throughput_median"] / base_median,
              "duplicates": count[c["framework"]], "baseline_measurements": len(base_cells)}
             for c in cells]
-
-
-def run_env(runs: pd.DataFrame, envs) -> pd.DataFrame:
-    """The runs' environment facts from env records (analysis.env.folder_records.EnvInput)."""
-    return environment.run_env(runs, envs)
 
 
 # ---- in one language ------------------------------------------------------------------------
@@ -223,5 +218,5 @@ def section(runs: pd.DataFrame, envs, lang: str = "en", baseline: str | None = N
             compare_unrecorded: bool = False) -> tuple[pd.DataFrame, list[str]]:
     """A report section: the side-by-side table in `lang` and the sentences saying what was
     left out and why (`envs`: the report's env records, analysis.env.folder_records.EnvInput)."""
-    comparison = compare(runs, run_env(runs, envs), baseline, compare_unrecorded)
+    comparison = compare(runs, environment.run_env(runs, envs), baseline, compare_unrecorded)
     return table_text(comparison, lang), excluded_text(comparison, lang)

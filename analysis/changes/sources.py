@@ -117,7 +117,8 @@ def _all_failed(folder: Path, failed: list[tuple[str, str, str]]) -> Campaign:
 
 
 def export_paths(path: Path) -> tuple[Path, Path, Path]:
-    """The observations, runs and problems files of a ``dlperf parse -o OUT.parquet``."""
+    """The observations, runs and problems files ``dlperf parse -o OUT.parquet`` (or
+    ``OUT.csv``) writes."""
     return (path, path.with_name(f"{path.stem}.runs{path.suffix}"),
             path.with_name(f"{path.stem}.problems{path.suffix}"))
 

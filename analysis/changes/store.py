@@ -355,12 +355,9 @@ def load(store: str | Path, ref: str, method: str | None = None) -> Campaign:
     env_cols = [ENV_PREFIX + c for c in environment.FACTS if ENV_PREFIX + c in runs.columns]
     env = runs[["run_id", *env_cols]].rename(columns=lambda c: c.removeprefix(ENV_PREFIX))
     env = env.dropna(subset=["hardware"]).fillna("").astype(str)
-    for frame in (runs, summary):
-        for c in frame.columns:
-            if isinstance(frame[c].dtype, pd.StringDtype):
-                frame[c] = frame[c].astype(object).where(frame[c].notna(), None)
     return Campaign(f"{ref} ({key})", str(row["name"]), str(row["started"]), key,
-                    runs.drop(columns=env_cols), summary, env, str(row["suite_commit"] or ""))
+                    _plain(runs.drop(columns=env_cols)), _plain(summary), env,
+                    str(row["suite_commit"] or ""))
 
 
 def summaries(store: str | Path, method: str | None = None) -> pd.DataFrame:
@@ -391,11 +388,17 @@ def summaries(store: str | Path, method: str | None = None) -> pd.DataFrame:
     return summary
 
 
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with its `string` columns (as _portable stored them) as Python objects again,
+    None where missing, as the frames of a campaign read from logs have them."""
+    out = frame.copy()
+    for c in out.columns:
+        if isinstance(out[c].dtype, pd.StringDtype):
+            out[c] = out[c].astype(object).where(out[c].notna(), None)
+    return out
+
+
 def _keys(frame: pd.DataFrame) -> list[str]:
     from analysis.changes.compare import case_keys
 
-    plain = frame.copy()
-    for c in plain.columns:
-        if isinstance(plain[c].dtype, pd.StringDtype):
-            plain[c] = plain[c].astype(object).where(plain[c].notna(), None)
-    return case_keys(plain)
+    return case_keys(_plain(frame))

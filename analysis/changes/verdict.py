@@ -44,7 +44,6 @@ from analysis.changes.student_t import t_quantile
 from analysis.errors import UsageError
 
 SLOWER, FASTER, UNCHANGED, TOO_FEW = "slower", "faster", "unchanged", "too few repeats"
-VERDICTS = (SLOWER, FASTER, UNCHANGED, TOO_FEW)
 DEFAULT_THRESHOLD = 0.02
 DEFAULT_CONFIDENCE = 0.95
 #: Campaigns a step must last to be a change point in a trend.

@@ -7,8 +7,9 @@ import sys
 from typing import TYPE_CHECKING
 
 from analysis import parsers
-from analysis.cli._options import positive_int
+from analysis.cli._options import non_negative_int, positive_int
 from analysis.errors import UsageError
+from analysis.text_tables import FORMATS
 from analysis.user_meta import USER_KEYS, parse_meta_option
 
 if TYPE_CHECKING:
@@ -44,7 +45,6 @@ def add_cache(p) -> None:
 def add_method(p, window: bool = True) -> None:
     """``--method`` (the per-run throughput method) and, with `window`, the ``--warmup`` /
     ``--measure`` iterations of the window and reported methods."""
-    from analysis.cli._options import non_negative_int, positive_int
     from analysis.stats import METHOD_NAMES as METHODS
 
     p.add_argument("--method", choices=METHODS, default="dlperf",
@@ -54,6 +54,13 @@ def add_method(p, window: bool = True) -> None:
                        help="iterations skipped before the window (window/reported; default 20)")
         p.add_argument("--measure", type=positive_int, default=None, metavar="M",
                        help="iterations in the measured window (window; default 100)")
+
+
+def add_format(p) -> None:
+    """``--format`` of a table (:mod:`analysis.text_tables`)."""
+    p.add_argument("--format", choices=FORMATS, default="table",
+                   help="table and markdown are rounded for reading; csv and json keep full "
+                        "precision")
 
 
 def add_meta(p) -> None:

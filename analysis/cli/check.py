@@ -6,9 +6,9 @@ import sys
 
 from analysis.changes import verdict
 from analysis.cli import _options
-from analysis.cli._common import add_method
+from analysis.cli._common import add_format, add_method
 from analysis.cli.compare import note_failed_runs
-from analysis.tables import FORMATS, render
+from analysis.text_tables import render
 
 COMMAND = "check"
 #: A reference matched a case whose runs all failed (or, with --require-all, no case).
@@ -42,9 +42,7 @@ def add_arguments(p) -> None:
                         "references are listed as 'no runs': a file of published tables "
                         "may cover more configurations than the campaign ran)")
     add_method(p, window=False)
-    p.add_argument("--format", choices=FORMATS, default="table",
-                   help="table and markdown are rounded for reading; csv and json keep full "
-                        "precision")
+    add_format(p)
 
 
 def _text(table, fmt: str) -> str:

@@ -6,9 +6,8 @@ import sys
 
 from analysis.changes import verdict
 from analysis.cli import _options
-from analysis.cli._common import add_method
+from analysis.cli._common import add_format, add_method
 from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD
-from analysis.tables import FORMATS
 
 COMMAND = "compare"
 HELP = "compare two campaigns case by case: NEW/BASE with a 95 % interval and a verdict"
@@ -35,9 +34,7 @@ def add_arguments(p) -> None:
     p.add_argument("--store", default=None, metavar="DIR",
                    help="results store where BASE/NEW that are not paths are looked up")
     add_method(p, window=False)
-    p.add_argument("--format", choices=FORMATS, default="table",
-                   help="table and markdown are rounded for reading; csv and json keep full "
-                        "precision")
+    add_format(p)
 
 
 def add_gate_options(p) -> None:

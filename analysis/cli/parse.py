@@ -25,12 +25,6 @@ def add_arguments(p) -> None:
                    help="replace output files that already exist (never an input file)")
 
 
-def output_paths(out: Path) -> list[Path]:
-    """The observations, runs and problems files written for `-o out`."""
-    return [out, out.with_name(f"{out.stem}.runs{out.suffix}"),
-            out.with_name(f"{out.stem}.problems{out.suffix}")]
-
-
 def _write(frames: Iterable, path: Path) -> int:
     """Write the frames one after another as one table, atomically, every float in full
     precision; no more than one frame is held at a time. Returns the rows written."""
@@ -53,9 +47,9 @@ def _write(frames: Iterable, path: Path) -> int:
 
 
 def _formula_safe(df):
-    """`df` with its text cells as a spreadsheet shows text (:func:`analysis.tables.csv_text`);
+    """`df` with its text cells as a spreadsheet shows text (:func:`analysis.text_tables.csv_text`);
     numbers, negative ones included, stay numbers."""
-    from analysis.tables import csv_text
+    from analysis.text_tables import csv_text
 
     def safe(v):
         return csv_text(v) if isinstance(v, str) else v
@@ -98,12 +92,13 @@ def _write_parquet(frames: Iterable, path: Path) -> None:
 
 
 def run(args) -> int:
-    from analysis.collect import discover, parse_paths  # pandas: not for `dlperf --help`
+    from analysis.changes.sources import export_paths  # pandas: not for `dlperf --help`
+    from analysis.collect import discover, parse_paths
 
     out = Path(args.output)
     if out.suffix not in SUFFIXES:
         raise UsageError(f"output must end in .parquet or .csv, got {display_path(out.name)!r}")
-    outputs = output_paths(out)
+    outputs = list(export_paths(out))
     check_outputs(outputs, [f for f, _rid, _explicit in discover(args.paths)], args.force)
     result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta,
                          jobs=args.jobs, cache=args.cache)

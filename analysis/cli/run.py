@@ -14,7 +14,6 @@ folder), 130 interrupted.
 
 from __future__ import annotations
 
-import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 from analysis import config
 from analysis.cli._options import positive_float
 from analysis.fsutil import atomic_path
+from analysis.interrupt import sigterm_as_interrupt
 
 COMMAND = "run"
 HELP = "run a benchmark campaign (spec YAML); the launch notebook is kept as its record"
@@ -68,13 +68,9 @@ def record_launch_notebook(out: Path, spec_path: str | Path, backend: str | None
 def _record(campaign, args) -> bool:
     """Write the launch-notebook record; False when interrupted. Any other failure is one
     warning line: the campaign itself is done by then."""
-
-    def on_term(_signum, _frame):  # stop like Ctrl-C: the kernel is killed, no half record
-        raise KeyboardInterrupt("SIGTERM")
-
-    old = signal.signal(signal.SIGTERM, on_term)
     try:
-        record_launch_notebook(campaign.out, args.spec, args.backend)
+        with sigterm_as_interrupt():  # stop like Ctrl-C: the kernel is killed, no half record
+            record_launch_notebook(campaign.out, args.spec, args.backend)
     except KeyboardInterrupt:
         print("dlperf run: interrupted while writing the launch notebook record",
               file=sys.stderr)
@@ -83,8 +79,6 @@ def _record(campaign, args) -> bool:
         first = str(exc).strip().splitlines()[:1] or [type(exc).__name__]
         print(f"dlperf run: warning: the launch notebook record {campaign.out}/00_launch.ipynb "
               f"was not written: {first[0][:300]}", file=sys.stderr)
-    finally:
-        signal.signal(signal.SIGTERM, old)
     return True
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from analysis.changes import verdict
-from analysis.cli._common import add_method
+from analysis.cli._common import add_format, add_method
 from analysis.cli._options import HelpFormatter, add_percentage, positive_int
 from analysis.fsutil import display_path
-from analysis.tables import FORMATS, render
+from analysis.text_tables import render
 
 COMMAND = "store"
 HELP = "keep campaigns in a results store (partitioned Parquet) and show each case over time"
@@ -19,10 +19,6 @@ TREND_SHOWN = ["case_key", "name", "started", "repeats", "throughput_median",
 def _store_option(p) -> None:
     p.add_argument("--store", required=True, metavar="DIR",
                    help="the store folder (made by the first add); required")
-
-
-def _format_option(p) -> None:
-    p.add_argument("--format", choices=FORMATS, default="table", help="output format")
 
 
 def add_arguments(p) -> None:
@@ -38,7 +34,7 @@ def add_arguments(p) -> None:
     ls = sub.add_parser("list", help="the stored campaigns, oldest first",
                         formatter_class=HelpFormatter)
     _store_option(ls)
-    _format_option(ls)
+    add_format(ls)
     t = sub.add_parser("trend", help="each case's median over the stored campaigns",
                        formatter_class=HelpFormatter)
     _store_option(t)
@@ -48,7 +44,7 @@ def add_arguments(p) -> None:
     add_method(t, window=False)
     t.add_argument("--persist", type=positive_int, default=verdict.DEFAULT_PERSIST, metavar="N",
                    help="campaigns a step must last to be a change point")
-    _format_option(t)
+    add_format(t)
 
 
 def run(args) -> int:
@@ -57,7 +53,7 @@ def run(args) -> int:
     from analysis.changes.sources import load
 
     if args.action == "add":
-        from analysis.campaign.suite_version import suite_commit
+        from analysis.suite_version import suite_commit
 
         campaign = load(args.log_dir, None, args.method)
         campaign.suite_commit = suite_commit()

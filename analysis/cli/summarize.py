@@ -10,7 +10,7 @@ from analysis.cli._common import add_cache, add_jobs, add_method, add_paths, rep
 from analysis.cli._options import add_percentage
 from analysis.errors import LogProblemError
 from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD
-from analysis.tables import FORMATS, Columns, fit_width, render_records
+from analysis.text_tables import FORMATS, Columns, fit_width, render_records
 
 COMMAND = "summarize"
 HELP = "median throughput, speedup and scaling efficiency per case"
@@ -140,7 +140,7 @@ def run(args) -> int:
     from analysis.collect import parse_paths
     from analysis.stats import run_throughput, summarize
     from analysis.stats.summary import CASE_KINDS
-    from analysis.tables import frame_records, render
+    from analysis.text_tables import frame_records, render
 
     # the dlperf rules read a log's first lines: the rest is not parsed (same figures)
     result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta,

@@ -18,7 +18,7 @@ from pathlib import Path
 from analysis import config, yamlio
 from analysis.env.fields import usable
 from analysis.errors import UsageError
-from analysis.fsutil import MAX_RECORD_BYTES, display_path, loads_json
+from analysis.fsutil import display_path, loads_json, read_record
 from analysis.problems import excerpt
 
 
@@ -141,22 +141,10 @@ def _rel(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-#: Bytes a record beside the logs (environment, topology, done marker) may have.
-RECORD_BYTES = MAX_RECORD_BYTES
-
-
-def read_record(path: Path) -> str:
-    """The text of a small record file; OSError for anything else than a regular file (a
-    FIFO would block) or one larger than RECORD_BYTES."""
-    import stat
-
-    st = path.stat()
-    if not stat.S_ISREG(st.st_mode):
-        raise OSError(f"{path.name} is not a regular file")
-    if st.st_size > RECORD_BYTES:
-        raise OSError(f"{path.name} holds {st.st_size:,} bytes, more than a record has "
-                      f"({RECORD_BYTES:,})")
-    return path.read_text(encoding="utf-8", errors="replace")
+def _text(path: Path) -> str:
+    """A record file's text (:func:`analysis.fsutil.read_record`), bytes that are not UTF-8
+    replaced: one bad byte in a hand-edited record does not lose all of it."""
+    return read_record(path).decode("utf-8", errors="replace")
 
 
 def _why(exc: Exception) -> str:
@@ -169,7 +157,7 @@ def load_env(path: str | Path, root: Path | None = None) -> EnvInput:
     p = Path(path)
     shown = _rel(p, root) if root else p
     try:
-        record = loads_json(read_record(p))
+        record = loads_json(_text(p))
     except (OSError, ValueError) as exc:
         why = _why(exc) if root else exc  # a file given on the command line: all of it
         raise UsageError(f"cannot read environment record {shown}: {why}") from exc
@@ -244,7 +232,7 @@ def load_campaign(root: Path) -> CampaignInput:
         camp.text, camp.name = spec.read_text(encoding="utf-8", errors="replace"), spec.name
     for marker in sorted(root.rglob("*.done")):
         try:
-            data = loads_json(read_record(marker))
+            data = loads_json(_text(marker))
         except (OSError, ValueError) as exc:
             camp.unreadable.append((_rel(marker, root), f"not a done marker: {_why(exc)}"))
             continue
@@ -265,7 +253,7 @@ def _read_status(path: Path, root: Path, camp: CampaignInput) -> None:
     if not path.is_file():
         return
     try:
-        data = loads_json(read_record(path))
+        data = loads_json(_text(path))
         rows = data["runs"] if isinstance(data, dict) else data
         states = [(str(r["run_id"]), str(r["state"])) for r in rows]
     except KeyError as exc:
@@ -308,7 +296,7 @@ def gather(log_dir: Path, env: str | Path | list | None = None,
                 camp.unreadable.append((_rel(p, log_dir), str(exc)))
     for p in sorted(p for p in log_dir.rglob("topo*.txt") if p.resolve() not in given):
         try:
-            topos.append(parse_topo(_rel(p, log_dir), read_record(p)))
+            topos.append(parse_topo(_rel(p, log_dir), _text(p)))
         except OSError as exc:
             camp.unreadable.append((_rel(p, log_dir), f"cannot read topology file: {_why(exc)}"))
     return envs, topos, camp

@@ -17,7 +17,7 @@ from typing import Any
 from analysis.env.fields import RECORD_KEYS, WRITTEN, accepts
 from analysis.env.topo_matrix import Topology, TopologyError
 from analysis.errors import SchemaError
-from analysis.fsutil import MAX_RECORD_BYTES, atomic_write_text, loads_json
+from analysis.fsutil import atomic_write_text, loads_json, read_record
 from analysis.redact import redact_env, redact_value
 
 SCHEMA_VERSION = 1
@@ -110,46 +110,14 @@ class EnvRecord:
             return None
         return Topology.from_dict({**self.topology, "text": self.topology_text})
 
-    def summary(self) -> dict[str, str]:
-        """Short facts for a report's "Test Environment" list, in the order reports use.
-
-        Keys: ``gpu``, ``interconnect``, ``cpu``, ``memory``, ``os``, ``driver``, ``cudnn``,
-        ``nccl``, ``frameworks``; a key is left out when its value is unknown.
-        """
-        out: dict[str, str] = {}
-        if self.gpu_model:
-            mem = f", {self.gpu_memory_mib} MiB" if self.gpu_memory_mib else ""
-            out["gpu"] = f"{self.gpu_model} x {self.gpu_count}{mem}"
-        ports = [f"{d['device']} {p['rate']} ({p['link_layer']})" for d in self.infiniband
-                 for p in d.get("ports", []) if p.get("rate")]
-        if ports:
-            out["interconnect"] = "; ".join(ports)
-        if self.cpu.get("model"):
-            n = self.cpu.get("logical_cpus")
-            out["cpu"] = (f"{n} CPU(s), " if n else "") + self.cpu["model"]
-        if self.memory.get("total_mib"):
-            out["memory"] = f"{self.memory['total_mib'] / 1024:.0f} GiB"
-        if self.os.get("pretty_name"):
-            out["os"] = f"{self.os['pretty_name']} (Linux {self.kernel} {self.machine})"
-        if self.driver_version or self.cuda_version:
-            out["driver"] = (f"CUDA Version: {self.cuda_version or 'unknown'}, "
-                             f"Driver Version: {self.driver_version or 'unknown'}")
-        if self.cudnn_version:
-            out["cudnn"] = self.cudnn_version
-        if self.nccl_version:
-            out["nccl"] = self.nccl_version
-        if self.frameworks:
-            out["frameworks"] = ", ".join(f"{k} {v.get('version')}" for k, v in self.frameworks.items())
-        return out
-
     # ---- (de)serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of :data:`analysis.env.fields.RECORD_KEYS`, in that
         order."""
         return {k: getattr(self, k) for k in RECORD_KEYS}
 
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EnvRecord:
@@ -183,14 +151,10 @@ class EnvRecord:
     def load(cls, path: str | Path) -> EnvRecord:
         """Read a record written by :meth:`save` (validated, env re-redacted)."""
         try:
-            with open(path, "rb") as fh:
-                raw = fh.read(MAX_RECORD_BYTES + 1)
-            if len(raw) > MAX_RECORD_BYTES:
-                raise EnvRecordError(f"{path}: larger than {MAX_RECORD_BYTES:,} bytes: not an "
-                                     "environment record")
-            data = loads_json(raw)
+            data = loads_json(read_record(path))
         except OSError as exc:
-            raise EnvRecordError(f"cannot read env record {str(path)!r}: {exc.strerror}") from None
+            raise EnvRecordError(f"cannot read env record {str(path)!r}: "
+                                 f"{exc.strerror or exc}") from None
         except json.JSONDecodeError as exc:
             raise EnvRecordError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
         except ValueError as exc:  # nested too deep, or not UTF-8

@@ -16,10 +16,20 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.env.links import LinkClass, TopologyError, classify_link, is_known_code
+from analysis.errors import DLPerfError
 
 __all__ = ["Topology", "TopologyError", "parse_topology", "read_topology", "strip_ansi",
-           "parse_cpulist", "EXTRA_COLUMNS"]
+           "EXTRA_COLUMNS"]
+
+
+class TopologyError(DLPerfError):
+    """`nvidia-smi topo -m` text (or a stored topology record) cannot be read."""
+
+
+#: The link codes nvidia-smi documents in its ``Legend:`` block, besides NV<n> (NVLink);
+#: ``SOC`` is the name older drivers used for ``SYS``.
+LINK_CODES = ("X", "PIX", "PXB", "PHB", "NODE", "SYS", "SOC")
+_NVLINK = re.compile(r"NV\d+")
 
 #: The multi-word columns nvidia-smi prints after the device columns (in this order).
 EXTRA_COLUMNS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
@@ -41,20 +51,6 @@ _VALUE_RULES = {"CPU Affinity": _CPULIST, "NUMA Affinity": _CPULIST, "GPU NUMA I
 def strip_ansi(text: str) -> str:
     """Remove ANSI escapes (nvidia-smi underlines the header even when not on a TTY)."""
     return _ANSI.sub("", text)
-
-
-def parse_cpulist(value: str | None) -> list[int] | None:
-    """``"0-11,24-35"`` -> ``[0, …, 11, 24, …, 35]``; ``None`` for ``None``/``"N/A"``/empty."""
-    if value is None or value.strip() in ("", _NA):
-        return None
-    value = value.strip()
-    if not _CPULIST.fullmatch(value):
-        raise TopologyError(f"bad CPU list {value!r}; expected e.g. '0-11,24-35' or N/A")
-    cpus: list[int] = []
-    for part in value.split(","):
-        lo, _, hi = part.partition("-")
-        cpus.extend(range(int(lo), int(hi or lo) + 1))
-    return cpus
 
 
 @dataclass(frozen=True, eq=False)
@@ -91,69 +87,7 @@ class Topology:
         """The extra (non-device) header columns, in printed order."""
         return tuple(self.affinity.columns)
 
-    def _column(self, name: str) -> dict[str, str | None]:
-        if name not in self.affinity.columns:
-            return dict.fromkeys(self.devices)
-        return {d: self.affinity.at[d, name] for d in self.devices}
-
-    @property
-    def cpu_affinity(self) -> dict[str, str | None]:
-        """Device -> ``CPU Affinity`` as printed (``None`` when empty or no such column)."""
-        return self._column("CPU Affinity")
-
-    @property
-    def numa_affinity(self) -> dict[str, str | None]:
-        return self._column("NUMA Affinity")
-
-    @property
-    def gpu_numa_id(self) -> dict[str, str | None]:
-        return self._column("GPU NUMA ID")
-
-    def _check_device(self, device: str) -> None:
-        if device not in self.devices:
-            raise TopologyError(f"unknown device {device!r}; valid: {', '.join(self.devices)}")
-
-    def cpus(self, device: str) -> list[int] | None:
-        """CPUs the device is close to, from ``CPU Affinity`` (``None`` when not stated)."""
-        self._check_device(device)
-        return parse_cpulist(self.cpu_affinity[device])
-
-    def numa_node(self, device: str) -> int | None:
-        """The device's NUMA node from ``NUMA Affinity`` (``None`` when N/A, absent or a range)."""
-        self._check_device(device)
-        value = self.numa_affinity[device]
-        return int(value) if value and value.isdigit() else None
-
-    def link(self, a: str, b: str) -> str:
-        """The code printed for the pair, e.g. ``link("GPU0", "GPU1") == "NV18"``."""
-        self._check_device(a)
-        self._check_device(b)
-        return self.matrix.at[a, b]
-
-    def link_class(self, a: str, b: str) -> LinkClass:
-        return classify_link(self.link(a, b), self.legend)
-
-    def nic_name(self, device: str) -> str:
-        """The NIC's real name (``NIC0`` -> ``mlx5_0``); other devices map to themselves."""
-        self._check_device(device)
-        return self.nic_legend.get(device, device)
-
     # ---- frames --------------------------------------------------------------------------
-    def links(self) -> pd.DataFrame:
-        """Tidy pairs, one row per ordered pair of distinct devices.
-
-        Columns: ``src``, ``dst`` (device names), ``code`` (as printed), ``kind`` (a key of
-        :data:`analysis.env.links.LINK_KINDS`), ``nvlinks`` (bonded NVLinks, 0 if none),
-        ``tier`` (0 = closest … 7), ``color`` (default plot colour).
-        """
-        rows = []
-        for a in self.devices:
-            for b in self.devices:
-                if a != b:
-                    c = classify_link(self.matrix.at[a, b], self.legend)
-                    rows.append((a, b, c.code, c.kind, c.nvlinks, c.tier, c.color))
-        return pd.DataFrame(rows, columns=["src", "dst", "code", "kind", "nvlinks", "tier", "color"])
-
     def frame(self) -> pd.DataFrame:
         """The table as printed: device columns then the extra columns; index named ``device``."""
         out = pd.concat([self.matrix, self.affinity], axis=1)
@@ -193,19 +127,14 @@ class Topology:
                 raise TopologyError(f"stored topology {key!r} disagrees with its own text")
         return topo
 
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
-    def to_csv(self, path: str | Path | None = None) -> str:
-        """The :meth:`frame` as CSV (empty cells stay empty); written to ``path`` when given."""
-        text = self.frame().to_csv(lineterminator="\n")
-        if path is not None:
-            from analysis.fsutil import atomic_write_text  # never through a link
+    def to_csv(self) -> str:
+        """The :meth:`frame` as CSV (empty cells stay empty)."""
+        return self.frame().to_csv(lineterminator="\n")
 
-            atomic_write_text(path, text)
-        return text
-
-    def to_markdown(self, nic_legend: bool = True) -> str:
+    def to_markdown(self) -> str:
         """A Markdown table of :meth:`frame`, then the NIC legend as one line when there is one."""
         cols = list(self.devices) + list(self.columns)
         lines = ["| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
@@ -213,7 +142,7 @@ class Topology:
             cells = [self.matrix.at[d, b] for b in self.devices]
             cells += [self.affinity.at[d, c] or "" for c in self.columns]
             lines.append(f"| {d} | " + " | ".join(cells) + " |")
-        if nic_legend and self.nic_legend:
+        if self.nic_legend:
             lines += ["", "NIC Legend: " + ", ".join(f"{k} = {v}" for k, v in self.nic_legend.items())]
         return "\n".join(lines) + "\n"
 
@@ -328,26 +257,30 @@ def _assign_extras(row: _Row, cells: list[tuple[int, str]], extras: list[tuple[i
     return values
 
 
+def is_known_code(code: str) -> bool:
+    """True for the codes nvidia-smi documents (X, NV<n>, PIX, PXB, PHB, NODE, SYS, SOC)."""
+    return code in LINK_CODES or bool(_NVLINK.fullmatch(code))
+
+
 def _link_cells(row: _Row, n: int, legend: dict[str, str]) -> list[str]:
     cells = [t for _, t in row.tokens[:n]]
     for i, code in enumerate(cells):
         if code == _NA or _CPULIST.fullmatch(code):  # an affinity value where a link belongs
             raise TopologyError(f"line {row.lineno}: row {row.label} has {i} link cells before "
                                 f"{code!r}; the header names {n} devices")
-        try:
-            classify_link(code, legend)
-        except TopologyError as exc:
-            raise TopologyError(f"line {row.lineno}: row {row.label}, cell {i + 1}: {exc}") from None
+        if not is_known_code(code) and code not in legend:
+            raise TopologyError(f"line {row.lineno}: row {row.label}, cell {i + 1}: unknown link "
+                                f"code {code!r}; valid: {', '.join(LINK_CODES)}, NV<n> or a "
+                                "code defined in the text's Legend")
     return cells
 
 
 def _validate(topo_devices: list[str], matrix: pd.DataFrame, affinity: pd.DataFrame,
-              legend: dict[str, str], nic: dict[str, str]) -> None:
+              nic: dict[str, str]) -> None:
     for a in topo_devices:
         for b in topo_devices:
             code = matrix.at[a, b]
-            cls = classify_link(code, legend)
-            if (a == b) != (cls.kind == "self"):
+            if (a == b) != (code == "X"):
                 want = "X on the diagonal" if a == b else "a link code, not X, off the diagonal"
                 raise TopologyError(f"cell ({a}, {b}) is {code!r}; expected {want}")
             if matrix.at[b, a] != code:
@@ -430,7 +363,7 @@ def parse_topology(text: str | bytes) -> Topology:
     affinity = pd.DataFrame(extra_values, index=devices, columns=[name for _, name in extras],
                             dtype=object)
     affinity = affinity.astype(object).where(affinity.notna(), None)
-    _validate(devices, matrix, affinity, legend, nic)
+    _validate(devices, matrix, affinity, nic)
     return Topology(text, tuple(devices), matrix, affinity, legend, nic)
 
 

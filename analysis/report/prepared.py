@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.campaign.suite_version import suite_commit
 from analysis.collect import ParseResult
 from analysis.env import folder_records
 from analysis.env.folder_records import CampaignInput, EnvInput, TopoInput
@@ -24,6 +23,7 @@ from analysis.errors import DLPerfError, UsageError
 from analysis.fsutil import atomic_write_text
 from analysis.report.baseline import Changes
 from analysis.report.vs_reference import ReferenceRatios
+from analysis.suite_version import suite_commit
 
 #: Written last by :func:`save`: the frames beside it are complete.
 READY = "ready.json"

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from analysis.campaign import workloads
-from analysis.campaign.commands import fill_placeholders, render_shell, shell_join
+from analysis.campaign.backends.slurm import fill_placeholders, render_shell
 from analysis.campaign.runner import Campaign
 from analysis.campaign.spec import from_dict
 from analysis.redact import redact_argv
@@ -232,7 +232,6 @@ def test_container_wrapping_passes_env_by_name(tmp_path):
 def test_redaction_helpers():
     env = {"GITHUB_TOKEN": "ghp_x", "MY_PASSWORD": "pw", "PATH": "/bin"}
     assert redact_argv(["--token=ghp_x", "pw", "/bin"], env) == ["--token=***", "***", "/bin"]
-    assert shell_join(["a b", "c"]) == "'a b' c"
 
 
 def test_each_workload_is_a_module_of_its_name():

@@ -206,8 +206,7 @@ def test_long_values_are_shortened_in_errors():
 
 # ---- one declaration per key, nested mappings checked (issue 9, item 22) ---------------------
 def test_slurm_keys_are_declared_once_and_used():
-    from analysis.campaign.spec import KEYS
-    from analysis.campaign.spec_schema import SlurmOptions
+    from analysis.campaign.spec_schema import KEYS, SlurmOptions
 
     spec = from_dict(base(backend="slurm", devices=["2n1g"],
                           slurm={"time_limit": "90m", "cpus_per_task": 4, "partition": "p"}))

@@ -12,7 +12,7 @@ import pytest
 import sleeper  # noqa: F401  (registers the test_sleeper workload)
 
 import analysis
-from analysis.campaign import suite_version as sv
+from analysis import suite_version as sv
 from analysis.campaign.runner import Campaign
 from analysis.campaign.spec import from_dict
 from analysis.env.folder_records import load_campaign

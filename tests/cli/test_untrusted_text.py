@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from analysis.tables import csv_text
+from analysis.text_tables import csv_text
 
 LOG = "dll_pytorch/current_version/1n1g/r50_b256_amp_1.log"
 

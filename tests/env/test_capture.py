@@ -17,10 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from analysis.env import describe
 from analysis.env.capture import capture, select_env
 from analysis.env.probes import parse_gpu_csv, parse_ibv_devinfo, parse_lscpu, probe_infiniband
 from analysis.env.record import EnvRecord, EnvRecordError
 from analysis.env.topo_matrix import read_topology
+from analysis.i18n import Translator
 from analysis.redact import REDACTED, redact_env
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,10 +143,10 @@ def test_fake_nvidia_smi_is_picked_up_and_parsed(monkeypatch, tmp_path):
     assert rec.topology_text == TOPO.read_text()
     topo = rec.topology_record()
     assert topo.devices == ("GPU0", "GPU1", "GPU2", "GPU3", "NIC0", "NIC1")
-    assert topo.link("GPU0", "GPU3") == "NV18" and topo.link("GPU3", "NIC1") == "PXB"
+    assert topo.matrix.at["GPU0", "GPU3"] == "NV18" and topo.matrix.at["GPU3", "NIC1"] == "PXB"
     assert rec.topology["affinity"]["GPU2"]["CPU Affinity"] == "48-95,144-191"
-    assert rec.summary()["gpu"] == "NVIDIA H200 x 4, 143771 MiB"
-    assert rec.summary()["driver"].endswith("Driver Version: 560.35.03")
+    assert (rec.gpu_model, rec.gpu_count, rec.gpu_memory_mib, rec.driver_version) == (
+        "NVIDIA H200", 4, 143771, "560.35.03")
 
 
 def test_old_driver_without_compute_cap(monkeypatch, tmp_path):
@@ -186,7 +188,7 @@ def test_dlperf_env_subprocess_with_fake_nvidia_smi(tmp_path):
     data = json.loads(out.read_text())
     assert data["gpu_count"] == 4 and data["topology"]["devices"][-1] == "NIC1"
     rec = EnvRecord.load(out)
-    assert rec.topology_record().link("GPU1", "NIC0") == "PXB"
+    assert rec.topology_record().matrix.at["GPU1", "NIC0"] == "PXB"
 
 
 def test_python_m_analysis_env(tmp_path):
@@ -313,7 +315,7 @@ def test_save_load_round_trip_with_topology(tmp_path):
     back = EnvRecord.load(path)
     assert back.to_dict() == rec.to_dict()
     assert list(json.loads(path.read_text())) == list(rec.to_dict())
-    assert back.topology_record().gpu_numa_id["GPU0"] == "N/A"
+    assert back.topology_record().affinity.at["GPU0", "GPU NUMA ID"] == "N/A"
 
 
 @pytest.mark.parametrize("change, message", [
@@ -378,7 +380,9 @@ def test_infiniband_from_sysfs(tmp_path):
         "ports": [{"port": 1, "state": "ACTIVE", "rate": "100 Gb/sec (4X EDR)",
                    "link_layer": "InfiniBand"}]}]
     rec = EnvRecord(captured_at="t", hostname="h", infiniband=found.values["infiniband"])
-    assert rec.summary()["interconnect"] == "mlx5_0 100 Gb/sec (4X EDR) (InfiniBand)"
+    tr = Translator("en")
+    shown = dict(describe.hardware_lines(rec.to_dict(), tr))[tr("env.network")]
+    assert shown == "mlx5_0 100 Gb/sec (4X EDR) (InfiniBand)"
 
 
 def test_infiniband_from_ibv_devinfo_when_sysfs_is_missing(monkeypatch, tmp_path):

@@ -93,11 +93,6 @@ def test_env_and_cwd(tmp_path):
     assert res.stdout.split() == ["this", str(tmp_path)]
 
 
-def test_input_is_sent_to_stdin():
-    res = run_command([PY, "-c", "import sys; print(sys.stdin.read().upper())"], 30, input="abc")
-    assert res.stdout == "ABC\n"
-
-
 @pytest.mark.parametrize("argv", ["nvidia-smi topo -m", b"ls", [], ["ls", 3]])
 def test_argv_must_be_a_list_of_strings(argv):
     with pytest.raises(UsageError, match="run_command"):

@@ -9,8 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.env.links import LINK_KINDS, TopologyError, classify_link
-from analysis.env.topo_matrix import Topology, parse_cpulist, parse_topology, read_topology
+from analysis.env.topo_matrix import Topology, TopologyError, parse_topology, read_topology
 from analysis.errors import DLPerfError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "topology"
@@ -25,6 +24,11 @@ def raw(variant: str) -> str:
 
 def load(variant: str) -> Topology:
     return read_topology(DATA / variant / "topo.txt")
+
+
+def column(t: Topology, name: str) -> dict:
+    """Device -> the extra column `name` as printed (None: empty, or no such column)."""
+    return {d: t.affinity.at[d, name] if name in t.columns else None for d in t.devices}
 
 
 def test_all_documented_variants_have_fixtures():
@@ -43,38 +47,36 @@ def test_v100_dgx1_with_mlx5_column():
     assert m.at["GPU2", "mlx5_0"] == "PIX" and m.at["mlx5_0", "GPU0"] == "NODE"
     assert m.at["GPU7", "GPU3"] == "NV1" and m.at["GPU4", "GPU0"] == "NV2"
     assert all(m.at[d, d] == "X" for d in t.devices)
-    assert t.cpu_affinity["GPU0"] == "0-11,24-35" and t.cpu_affinity["GPU7"] == "12-23,36-47"
-    assert t.cpu_affinity["mlx5_0"] is None  # the NIC row has no affinity
-    assert t.cpus("GPU4") == list(range(12, 24)) + list(range(36, 48))
-    assert t.numa_affinity["GPU0"] is None and t.numa_node("GPU0") is None
+    assert column(t, "CPU Affinity")["GPU0"] == "0-11,24-35" and column(t, "CPU Affinity")["GPU7"] == "12-23,36-47"
+    assert column(t, "CPU Affinity")["mlx5_0"] is None  # the NIC row has no affinity
+    assert column(t, "NUMA Affinity")["GPU0"] is None
     assert list(t.legend) == LEGEND_KEYS
     assert t.legend["NV#"] == "Connection traversing a bonded set of # NVLinks"
     assert t.legend["PIX"] == "Connection traversing at most a single PCIe bridge"
-    assert t.nic_legend == {} and t.nic_name("mlx5_0") == "mlx5_0"
+    assert t.nic_legend == {}
 
 
 def test_a100_numa_affinity_and_nic_legend():
     t = load("a100_numa_nic_legend")
     assert t.devices[8:] == ("NIC0", "NIC1", "NIC2", "NIC3")
     assert t.columns == ("CPU Affinity", "NUMA Affinity")
-    assert t.link("GPU0", "GPU7") == "NV12" and t.link_class("GPU0", "GPU7").nvlinks == 12
-    assert t.link("GPU6", "NIC3") == "PXB" and t.link("GPU0", "NIC2") == "SYS"
-    assert t.link("NIC0", "NIC1") == "PXB"
-    assert t.cpu_affinity["GPU4"] == "112-127,240-255" and t.numa_affinity["GPU4"] == "7"
-    assert t.numa_node("GPU0") == 3 and t.numa_node("NIC0") is None
-    assert t.gpu_numa_id["GPU0"] is None  # no such column in this driver's output
+    assert t.matrix.at["GPU0", "GPU7"] == "NV12"
+    assert t.matrix.at["GPU6", "NIC3"] == "PXB" and t.matrix.at["GPU0", "NIC2"] == "SYS"
+    assert t.matrix.at["NIC0", "NIC1"] == "PXB"
+    assert column(t, "CPU Affinity")["GPU4"] == "112-127,240-255" and column(t, "NUMA Affinity")["GPU4"] == "7"
+    assert column(t, "NUMA Affinity")["GPU0"] == "3"
+    assert column(t, "GPU NUMA ID")["GPU0"] is None  # no such column in this driver's output
     assert t.nic_legend == {"NIC0": "mlx5_0", "NIC1": "mlx5_1", "NIC2": "mlx5_2",
                             "NIC3": "mlx5_bond_0"}
-    assert t.nic_name("NIC3") == "mlx5_bond_0"
 
 
 def test_h100_nv18_with_gpu_numa_id():
     t = load("h100_nv18_gpu_numa_id")
     assert "\t\tN/A" in t.text  # the double tab before GPU NUMA ID
     assert t.columns == ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
-    assert t.link("GPU3", "GPU4") == "NV18"
-    assert t.link("GPU0", "NIC0") == "PIX" and t.link("GPU7", "NIC4") == "SYS"
-    assert t.link("NIC4", "NIC5") == "PIX"
+    assert t.matrix.at["GPU3", "GPU4"] == "NV18"
+    assert t.matrix.at["GPU0", "NIC0"] == "PIX" and t.matrix.at["GPU7", "NIC4"] == "SYS"
+    assert t.matrix.at["NIC4", "NIC5"] == "PIX"
     assert t.affinity.loc["GPU0"].tolist() == ["0-55,112-167", "0", "N/A"]
     assert t.affinity.loc["GPU5"].tolist() == ["56-111,168-223", "1", "N/A"]
     assert t.affinity.loc["NIC2"].tolist() == [None, None, None]
@@ -87,11 +89,11 @@ def test_h200_x4():
     assert t.matrix.loc[list(t.gpus), list(t.gpus)].to_numpy().tolist() == [
         ["X", "NV18", "NV18", "NV18"], ["NV18", "X", "NV18", "NV18"],
         ["NV18", "NV18", "X", "NV18"], ["NV18", "NV18", "NV18", "X"]]
-    assert t.link("GPU2", "NIC1") == "PXB" and t.link("GPU2", "NIC0") == "SYS"
-    assert t.cpu_affinity["GPU3"] == "48-95,144-191"
-    assert t.numa_affinity == {"GPU0": "0", "GPU1": "0", "GPU2": "1", "GPU3": "1",
+    assert t.matrix.at["GPU2", "NIC1"] == "PXB" and t.matrix.at["GPU2", "NIC0"] == "SYS"
+    assert column(t, "CPU Affinity")["GPU3"] == "48-95,144-191"
+    assert column(t, "NUMA Affinity") == {"GPU0": "0", "GPU1": "0", "GPU2": "1", "GPU3": "1",
                                "NIC0": None, "NIC1": None}
-    assert t.gpu_numa_id["GPU1"] == "N/A"
+    assert column(t, "GPU NUMA ID")["GPU1"] == "N/A"
     assert t.nic_legend == {"NIC0": "mlx5_0", "NIC1": "mlx5_1"}
 
 
@@ -99,24 +101,22 @@ def test_real_h200_x4_capture():
     t = load("h200_x4_captured")  # real bytes from a 4 x H200 node: ANSI header, no NICs
     assert t.text.startswith("\t\x1b[4mGPU0\tGPU1") and "\t0\t\tN/A\n" in t.text
     assert t.devices == t.gpus == ("GPU0", "GPU1", "GPU2", "GPU3") and t.nics == ()
-    assert {t.link(a, b) for a in t.gpus for b in t.gpus if a != b} == {"NV18"}
+    assert {t.matrix.at[a, b] for a in t.gpus for b in t.gpus if a != b} == {"NV18"}
     assert t.affinity.loc["GPU3"].tolist() == ["0-63", "0", "N/A"]
-    assert t.cpus("GPU0") == list(range(64)) and t.numa_node("GPU2") == 0
     assert list(t.legend) == LEGEND_KEYS and t.nic_legend == {}
 
 
 def test_single_pcie_gpu():
     t = load("pcie_single_gpu")
     assert t.devices == ("GPU0", "NIC0")
-    assert t.link("GPU0", "NIC0") == "PHB" and t.link_class("NIC0", "GPU0").kind == "pcie_host_bridge"
+    assert t.matrix.at["GPU0", "NIC0"] == "PHB"
     assert t.affinity.loc["GPU0"].tolist() == ["0-251", "0", "N/A"]
-    assert len(t.cpus("GPU0")) == 252 and t.numa_node("GPU0") == 0
 
 
 def test_tab_separated_with_empty_cells():
     t = load("tabs_empty_cells")
     assert "\t\t\t\tN/A" in t.text and t.text.splitlines()[3].endswith("\t")
-    assert t.link("GPU0", "GPU1") == "NV8" and t.link_class("GPU1", "GPU0").nvlinks == 8
+    assert t.matrix.at["GPU0", "GPU1"] == "NV8"
     # GPU0's NUMA Affinity cell is empty: N/A belongs to GPU NUMA ID, not NUMA Affinity
     assert t.affinity.loc["GPU0"].tolist() == ["0-23", None, "N/A"]
     assert t.affinity.loc["GPU1"].tolist() == ["0-23", "0", "N/A"]
@@ -139,19 +139,15 @@ def test_verbatim_text_and_conversions_round_trip(variant, tmp_path):
     back = Topology.from_dict(json.loads(t.to_json()))
     assert back.text == t.text and back.devices == t.devices
     pd.testing.assert_frame_equal(back.frame(), t.frame())
-    csv_text = t.to_csv(tmp_path / "t.csv")
-    assert (tmp_path / "t.csv").read_text() == csv_text
+    csv_text = t.to_csv()
     table = pd.read_csv(io.StringIO(csv_text), index_col="device", dtype=str, keep_default_na=False)
     assert list(table.columns) == list(t.devices) + list(t.columns)
     assert table.loc["GPU0", "GPU0"] == "X"
-    assert table.loc[t.devices[-1], t.devices[0]] == t.link(t.devices[-1], t.devices[0])
+    assert table.loc[t.devices[-1], t.devices[0]] == t.matrix.at[t.devices[-1], t.devices[0]]
     md = t.to_markdown().splitlines()
     assert md[0] == "| | " + " | ".join(list(t.devices) + list(t.columns)) + " |"
     assert md[2].startswith("| GPU0 | X |")
     assert len([line for line in md if line.startswith("| ")]) == len(t.devices) + 1
-    links = t.links()
-    assert len(links) == len(t.devices) * (len(t.devices) - 1)
-    assert set(links["kind"]) <= set(LINK_KINDS) - {"self"}
 
 
 def test_markdown_lists_nic_legend():
@@ -160,43 +156,11 @@ def test_markdown_lists_nic_legend():
     assert "| NIC1 | NODE | NODE | PXB | PXB |" in md
 
 
-def test_links_frame_classifies_each_pair():
-    links = load("v100_dgx1_mlx5").links().set_index(["src", "dst"])
-    assert links.loc[("GPU0", "GPU3")].tolist()[:4] == ["NV2", "nvlink", 2, 1]
-    assert links.loc[("GPU0", "GPU5"), "kind"] == "cross_numa"
-    assert links.loc[("mlx5_0", "GPU2"), "kind"] == "pcie_switch"
-
-
-@pytest.mark.parametrize("code, kind, nvlinks, tier", [
-    ("X", "self", 0, 0), (" X ", "self", 0, 0), ("NV1", "nvlink", 1, 1), ("NV2", "nvlink", 2, 1),
-    ("NV8", "nvlink", 8, 1), ("NV12", "nvlink", 12, 1), ("NV18", "nvlink", 18, 1),
-    ("PIX", "pcie_switch", 0, 2), ("PXB", "pcie_multi_switch", 0, 3),
-    ("PHB", "pcie_host_bridge", 0, 4), ("NODE", "numa_node", 0, 5), ("SYS", "cross_numa", 0, 6),
-    ("SOC", "cross_numa", 0, 6),
-])
-def test_classify_link(code, kind, nvlinks, tier):
-    c = classify_link(code)
-    assert (c.kind, c.nvlinks, c.tier) == (kind, nvlinks, tier)
-    assert c.color == LINK_KINDS[kind].color
-    assert c.is_nvlink == (kind == "nvlink")
-    assert c.is_pcie == (kind not in ("self", "nvlink"))
-
-
-def test_classify_link_rejects_unknown_codes_unless_legend_defines_them():
-    with pytest.raises(TopologyError, match="unknown link code 'NVX'.*NV<n>"):
-        classify_link("NVX")
-    with pytest.raises(TopologyError, match="empty"):
-        classify_link("")
-    c = classify_link("C2C", {"C2C": "Chip-to-chip link"})
-    assert (c.kind, c.label) == ("other", "Chip-to-chip link")
-    assert classify_link("NV18").label == "NVLink x18"
-
-
 def test_crlf_prompt_and_bytes_input():
     text = "$ nvidia-smi topo -m\r\n" + raw("h200_x4").replace("\n", "\r\n")
     t = parse_topology(text.encode())
-    assert t.text == text and t.link("GPU0", "NIC0") == "PXB"
-    assert t.cpu_affinity["GPU0"] == "0-47,96-143"
+    assert t.text == text and t.matrix.at["GPU0", "NIC0"] == "PXB"
+    assert column(t, "CPU Affinity")["GPU0"] == "0-47,96-143"
 
 
 def test_single_space_header_and_lost_escape_byte():
@@ -204,14 +168,14 @@ def test_single_space_header_and_lost_escape_byte():
             "GPU0 X NV4 0-7 0\nGPU1 NV4 X 8-15 1\n")
     t = parse_topology(text)
     assert t.columns == ("CPU Affinity", "NUMA Affinity")
-    assert t.cpu_affinity == {"GPU0": "0-7", "GPU1": "8-15"} and t.numa_node("GPU1") == 1
+    assert column(t, "CPU Affinity") == {"GPU0": "0-7", "GPU1": "8-15"}
 
 
-def test_parse_cpulist():
-    assert parse_cpulist("0-2,8,10-11") == [0, 1, 2, 8, 10, 11]
-    assert parse_cpulist("N/A") is None and parse_cpulist(None) is None
-    with pytest.raises(TopologyError, match="bad CPU list 'zero'"):
-        parse_cpulist("zero")
+def test_a_code_the_legend_defines_is_a_link_code():
+    text = "GPU0\tGPU1\nGPU0\t X \tC2C\nGPU1\tC2C\t X \n\nLegend:\n  X = Self\n  C2C = Chip-to-chip\n"
+    assert parse_topology(text).matrix.at["GPU0", "GPU1"] == "C2C"
+    with pytest.raises(TopologyError, match="unknown link code 'C2C'"):
+        parse_topology(text.split("\n\n")[0])
 
 
 def _h200_lines() -> list[str]:
@@ -267,9 +231,6 @@ def test_stored_record_that_disagrees_with_its_text_is_rejected():
         Topology.from_dict({"matrix": {}})
 
 
-def test_unknown_device_and_missing_file():
-    t = load("h200_x4")
-    with pytest.raises(TopologyError, match="unknown device 'GPU4'; valid: GPU0"):
-        t.link("GPU0", "GPU4")
+def test_missing_file():
     with pytest.raises(TopologyError, match="cannot read topology file"):
         read_topology(DATA / "nope" / "topo.txt")

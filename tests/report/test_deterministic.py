@@ -82,7 +82,7 @@ def test_bad_source_date_epoch_is_a_usage_error(monkeypatch, value):
 
 def test_the_commit_shown_ignores_commits_of_generated_reports(tmp_path):
     """Committing rebuilt reports must not change the commit the next build shows."""
-    from analysis.campaign.suite_version import suite_commit
+    from analysis.suite_version import suite_commit
 
     def git(*args):
         return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],

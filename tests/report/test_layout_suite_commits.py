@@ -11,8 +11,8 @@ import re
 import pytest
 import synth
 
-from analysis.campaign.suite_version import suite_commit
 from analysis.report import build
+from analysis.suite_version import suite_commit
 
 RAN = "0123456789abcdef0123456789abcdef01234567"
 

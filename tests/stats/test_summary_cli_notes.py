@@ -7,7 +7,7 @@ import pytest
 
 from analysis import parse_paths, summarize
 from analysis.cli import summarize as cli
-from analysis.tables import frame_records
+from analysis.text_tables import frame_records
 
 
 @pytest.fixture(scope="module")

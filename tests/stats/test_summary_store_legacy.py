@@ -8,7 +8,8 @@ import pandas as pd
 
 from analysis.changes import store as results_store
 from analysis.changes.sources import from_folder
-from analysis.changes.trend import plot, trend
+from analysis.changes.trend import trend
+from analysis.plots.trend import trend_chart
 
 
 def _as_before_the_rename(partition):
@@ -30,4 +31,4 @@ def test_trend_of_a_store_from_before_the_interval_columns(root, tmp_path):
     t = trend(folder)
     assert len(t) == 8 and np.isfinite(t["throughput_median"]).all()
     assert t["interval_low"].isna().all() and t["interval_high"].isna().all()
-    assert len(plot(t).axes) == 8  # one panel per case, drawn without error bars
+    assert len(trend_chart(t).axes) == 8  # one panel per case, drawn without error bars

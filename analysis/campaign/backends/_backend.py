@@ -8,15 +8,15 @@ when one fails, times out or the campaign is interrupted, and returns an :class:
 
 from __future__ import annotations
 
-import json
 import random
+import shlex
 import sys
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.campaign.commands import shell_join
+from analysis.fsutil import read_json_object
 from analysis.redact import redact_argv, redact_env, redact_text
 
 NODE_AGENT = Path(__file__).resolve().parent.parent / "node.py"
@@ -145,8 +145,8 @@ class Backend(ABC):
             if n.argv is None:
                 lines.append(f"  node {n.index} @ {n.host}: (started by node 0's launcher)")
                 continue
-            shown = shell_join(f"{k}={v}" for k, v in redact_env(n.env).items())
-            cmd = shell_join(redact_argv(n.argv, n.env))
+            shown = shlex.join(f"{k}={v}" for k, v in redact_env(n.env).items())
+            cmd = shlex.join(redact_argv(n.argv, n.env))
             lines.append(f"  node {n.index} @ {n.host}: {shown + ' ' if shown else ''}{cmd}")
         return lines
 
@@ -186,15 +186,8 @@ class Backend(ABC):
         return Outcome(ok=not reason, reason=reason, nodes=nodes,
                        wall_s=time.monotonic() - t0, **more)
 
-    @staticmethod
-    def read_result(path: Path) -> dict:
-        try:
-            return json.loads(Path(path).read_text())
-        except (OSError, ValueError):
-            return {}
-
     def node_outcome(self, node: NodeLaunch, rc: int | None, started: float) -> NodeOutcome:
-        res = self.read_result(node.result)
+        res = read_json_object(node.result) or {}
         rc = res.get("rc", rc)
         if rc is not None and rc < 0:  # killed by signal N (no agent result) → 128 + N
             rc = 128 - rc

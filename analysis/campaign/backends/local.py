@@ -92,16 +92,11 @@ class LocalBackend(Backend):
                         new_session=True)
             reason = self.wait_nodes(lambda: {i: _exit_status(p) for i, p in procs.items()},
                                      t0, launch.timeout)
-        except BaseException as exc:
+        except KeyboardInterrupt as exc:
+            raise Interrupted(str(exc) or "SIGINT") from None
+        finally:  # every agent, ended or not: a killed agent's workload runs on in its session
             agent.stop_agents([p.pid for p in procs.values()])
             for p in procs.values():
                 p.wait()
-            if isinstance(exc, KeyboardInterrupt):
-                raise Interrupted(str(exc) or "SIGINT") from None
-            raise
-        # every agent, ended or not: a killed agent's workload runs on in its session
-        agent.stop_agents([p.pid for p in procs.values()])
-        for p in procs.values():
-            p.wait()
         return self.outcome([self.node_outcome(n, procs[n.index].returncode, started)
                              for n in launch.active()], reason, t0)

@@ -33,7 +33,9 @@ from __future__ import annotations
 import math
 import os
 import re
+import shlex
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from analysis.campaign.backends import register
@@ -46,8 +48,8 @@ from analysis.campaign.backends._backend import (
     Outcome,
     first_failure,
 )
-from analysis.campaign.commands import fill_placeholders, render_shell, shell_join
 from analysis.errors import DLPerfError
+from analysis.fsutil import read_json_object
 from analysis.shell import CommandError, run_command
 
 POLL_S = 0.3
@@ -56,6 +58,41 @@ START_TIMEOUT = 3600.0
 #: squeue states of a job whose workload has not started yet.
 NOT_STARTED = ("PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED",
                "RESV_DEL_HOLD")
+
+
+#: The suite's own placeholders only: a user's ``{{HOME}}`` is a literal word, not an expansion.
+_PLACEHOLDER = re.compile(r"\{\{(DLPERF_[A-Z0-9_]+)\}\}")
+
+
+def render_shell(argv: Sequence[str]) -> str:
+    """Like :func:`shlex.join`, but ``{{DLPERF_NAME}}`` inside a word becomes
+    ``"${DLPERF_NAME}"``, expanded by the shell at run time (used for values only a batch job
+    knows, such as the master host). Everything else stays single-quoted; placeholders are
+    the only expansion."""
+    words = []
+    for a in map(str, argv):
+        parts, pos = [], 0
+        for m in _PLACEHOLDER.finditer(a):
+            if m.start() > pos:
+                parts.append(shlex.quote(a[pos:m.start()]))
+            parts.append(f'"${{{m.group(1)}}}"')
+            pos = m.end()
+        if pos < len(a) or not parts:
+            parts.append(shlex.quote(a[pos:]))
+        words.append("".join(parts))
+    return " ".join(words)
+
+
+def fill_placeholders(word: str, values: dict[str, str], unknown: str = "") -> str:
+    """`word` with each ``{{DLPERF_NAME}}`` replaced by ``values[NAME]`` — what the batch
+    script expanded it to, for records and messages. A name without a value becomes
+    `unknown` (formatted with ``name=``) when given, else it stays as written."""
+    def value(m: re.Match) -> str:
+        name = m.group(1)
+        if name in values:
+            return values[name]
+        return unknown.format(name=name) if unknown else m.group(0)
+    return _PLACEHOLDER.sub(value, str(word))
 
 
 class SlurmError(DLPerfError):
@@ -118,7 +155,7 @@ class SlurmBackend(Backend):
         for n in nodes:
             host = fill_placeholders(n.host, values)
             if "{{DLPERF_" in host:
-                ran_on = str(self.read_result(results[n.index]).get("host") or "")
+                ran_on = str((read_json_object(results[n.index]) or {}).get("host") or "")
                 host = ran_on or fill_placeholders(host, {}, unknown)
             n.host = host
             n.command = [fill_placeholders(w, values, unknown) for w in n.command]
@@ -178,7 +215,7 @@ class SlurmBackend(Backend):
     def describe(self, launch: Launch) -> list[str]:
         lines = super().describe(launch)
         path = str(launch.work / "job.sbatch")
-        sbatch = shell_join(self.sbatch_argv(launch, path, f"dlperf-{self.spec.name}"))
+        sbatch = shlex.join(self.sbatch_argv(launch, path, f"dlperf-{self.spec.name}"))
         lines.append("  " + self.shown(sbatch))
         lines.append(f"  {path}:")
         lines += ["    " + self.shown(x) for x in self.script(launch).splitlines()]
@@ -227,28 +264,18 @@ class SlurmBackend(Backend):
         state, _, reason = out.partition(" ")
         return state, reason.strip()
 
-    @classmethod
-    def _queued(cls, job_id: str) -> str:
-        """squeue's state of the job ('' once it left the queue)."""
-        return cls._squeue(job_id)[0]
-
     def _cancel(self, job_id: str, started: bool = True) -> None:
-        """Cancel the job: its agents get SIGTERM first (time to stop their trees) when it
-        `started`; a job still waiting is simply removed."""
-        steps = [["scancel", "--signal=TERM", "--full", job_id], None] if started else []
-        for argv in (*steps, ["scancel", job_id]):
-            if argv is None:  # give the agents time to stop their trees
-                deadline = time.monotonic() + 8
-                while time.monotonic() < deadline and self._queued(job_id):
-                    time.sleep(POLL_S)
-                continue
+        """Cancel the job: its agents get SIGTERM first, and 8 s to stop their trees, when it
+        `started`; a job still waiting is simply removed. Waits until it left the queue."""
+        steps = [(["scancel", "--signal=TERM", "--full", job_id], 8)] if started else []
+        for argv, seconds in [*steps, (["scancel", job_id], 60)]:
             try:
                 run_command(argv, timeout=30, check=False)
             except CommandError:
                 pass
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and self._queued(job_id):
-            time.sleep(POLL_S)
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline and self._squeue(job_id)[0]:
+                time.sleep(POLL_S)
 
     def execute(self, launch: Launch) -> Outcome:
         t0, started = time.monotonic(), time.time()

@@ -39,6 +39,7 @@ import hashlib
 import json
 import math
 import re
+import shlex
 import stat
 import sys
 import tempfile
@@ -56,7 +57,6 @@ from analysis.campaign.backends._backend import (
     NodeLaunch,
     Outcome,
 )
-from analysis.campaign.commands import shell_join
 from analysis.errors import DLPerfError
 from analysis.shell import PIPE, STDOUT, CommandError, Process, run_command, start_process
 
@@ -288,7 +288,7 @@ class SSHBackend(Backend):
         return f"ProxyJump host {hop}: {problem}" if problem else ""
 
     def _run(self, h: dict, argv: list[str], timeout: float = 60):
-        return self._call(h, self._ssh(h, shell_join(argv)), timeout)
+        return self._call(h, self._ssh(h, shlex.join(argv)), timeout)
 
     def _note_added(self, h: dict, stderr: str) -> None:
         """Record (and say) the keys ssh added under accept-new."""
@@ -372,8 +372,8 @@ class SSHBackend(Backend):
         paths = self._remote(launch, node)
         argv = self.agent_argv(launch, node, python=self._python(), agent=self._agent_path(),
                                paths=paths, flags=("--env-stdin", "--watch-stdin"))
-        return shell_join(["sh", "-c", AGENT_PARENT, "sh", self._python(), self._agent_path(),
-                           paths["pidfile"], *argv])
+        return shlex.join(map(str, ["sh", "-c", AGENT_PARENT, "sh", self._python(),
+                                    self._agent_path(), paths["pidfile"], *argv]))
 
     def describe(self, launch: Launch) -> list[str]:
         lines = super().describe(launch)
@@ -403,9 +403,9 @@ class SSHBackend(Backend):
                 lambda: rcs.update({i: p.poll() for i, p in procs.items()}) or rcs,
                 t0, launch.timeout)
         except KeyboardInterrupt as exc:
-            self._stop(launch, active, procs, rcs)
             raise Interrupted(str(exc) or "SIGINT") from None
-        self._stop(launch, active, procs, rcs)
+        finally:
+            self._stop(launch, active, procs, rcs)
         nodes = []
         for n in active:
             self._fetch(launch, n)

@@ -12,7 +12,7 @@ Launch styles:
 Registry: one module per template (a :class:`Workload` subclass decorated with
 :func:`register`, named after its module), looked up by name (``names()``, ``get(name)``);
 adding a workload means adding one module. Helpers (the launch context, the template base
-class, shared argument lists, the container wrapper) live in :mod:`.base`.
+class, shared argument lists, the container wrapper) live in :mod:`._template`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What workload templates share: the launch context, the template base class, the
-torchrun head and GPT model arguments of several templates, and the container wrapper."""
+torchrun command and GPT model arguments of several templates, and the container wrapper."""
 
 from __future__ import annotations
 
@@ -80,12 +80,15 @@ def gpt_model_args(case, iterations: int) -> list[str]:
             "--train-iters", str(iterations), "--log-interval", "1"]
 
 
-def torchrun_head(ctx: LaunchContext, rank: int) -> list[str]:
-    n = ctx.case.num_nodes
-    if n == 1:
-        return [ctx.python, "-m", "torch.distributed.run", "--standalone"]
-    return [ctx.python, "-m", "torch.distributed.run", "--nnodes", str(n), "--node_rank",
-            str(rank), "--master_addr", ctx.master_addr, "--master_port", str(ctx.master_port)]
+def torchrun_node(ctx: LaunchContext, rank: int, module: str, args: list[str]) -> list[str]:
+    """Node `rank`'s torchrun of G processes of ``python -m MODULE ARGS --device D
+    --dist-backend nccl`` (cpu and gloo on CPU), the built-in workloads' command."""
+    n, cpu = ctx.case.num_nodes, ctx.device == "cpu"
+    head = [ctx.python, "-m", "torch.distributed.run", "--standalone"] if n == 1 else [
+        ctx.python, "-m", "torch.distributed.run", "--nnodes", str(n), "--node_rank", str(rank),
+        "--master_addr", ctx.master_addr, "--master_port", str(ctx.master_port)]
+    return [*head, "--nproc_per_node", str(ctx.case.gpus_per_node), "-m", module, *args,
+            "--device", "cpu" if cpu else "cuda", "--dist-backend", "gloo" if cpu else "nccl"]
 
 
 def wrap_container(argv: list[str], container: dict | None, workdir: str, env_names: list[str],

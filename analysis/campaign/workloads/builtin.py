@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from analysis.campaign.workloads import register
-from analysis.campaign.workloads._template import Workload, torchrun_head
+from analysis.campaign.workloads._template import Workload, torchrun_node
 
 
 @register
@@ -20,14 +20,11 @@ class Builtin(Workload):
 
     def commands(self, ctx):
         c = ctx.case
-        cpu = ctx.device == "cpu"
         out = []
         for rank in range(c.num_nodes):
-            argv = [*torchrun_head(ctx, rank), "--nproc_per_node", str(c.gpus_per_node),
-                    "-m", "workloads.resnet", "--arch", c.model, "--precision", c.precision,
-                    "--batch-size", str(c.batch_size), "--iterations", str(ctx.spec.iterations),
-                    "--print-freq", "1", "--device", "cpu" if cpu else "cuda",
-                    "--dist-backend", "gloo" if cpu else "nccl"]
+            argv = torchrun_node(ctx, rank, "workloads.resnet", [
+                "--arch", c.model, "--precision", c.precision, "--batch-size", str(c.batch_size),
+                "--iterations", str(ctx.spec.iterations), "--print-freq", "1"])
             if "warmup" in ctx.spec.raw:
                 argv += ["--warmup-iterations", str(ctx.spec.warmup)]
             if ctx.reduced:

@@ -10,7 +10,7 @@ and file names: ``python -m torch.distributed.run ... --nproc_per_node G -m work
 from __future__ import annotations
 
 from analysis.campaign.workloads import register
-from analysis.campaign.workloads._template import gpt_model_args, torchrun_head
+from analysis.campaign.workloads._template import gpt_model_args, torchrun_node
 from analysis.campaign.workloads.oneflow_gpt import OneFlowGPT
 
 
@@ -24,12 +24,6 @@ class BuiltinGPT(OneFlowGPT):
 
     def commands(self, ctx):
         c = ctx.case
-        cpu = ctx.device == "cpu"
-        out = []
-        for rank in range(c.num_nodes):
-            argv = [*torchrun_head(ctx, rank), "--nproc_per_node", str(c.gpus_per_node),
-                    "-m", "workloads.gpt", *gpt_model_args(c, ctx.spec.iterations),
-                    "--precision", c.precision, "--device", "cpu" if cpu else "cuda",
-                    "--dist-backend", "gloo" if cpu else "nccl"]
-            out.append(argv + ctx.extra())
-        return out
+        return [torchrun_node(ctx, rank, "workloads.gpt", [
+            *gpt_model_args(c, ctx.spec.iterations), "--precision", c.precision]) + ctx.extra()
+            for rank in range(c.num_nodes)]

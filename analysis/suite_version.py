@@ -69,9 +69,6 @@ def suite_commit(project_dir: str | Path | None = None) -> str:
     generated ``reports/`` ('' when git or the repository is absent). Committing rebuilt
     reports therefore does not change the commit the next build shows, so rebuilding
     unchanged logs with unchanged code leaves the tree clean."""
-    try:
-        done = run_command(["git", "log", "-1", "--format=%h", "--", ".", ":(exclude)reports"],
-                           timeout=10, check=False, cwd=project_dir or config.PROJECT_DIR)
-    except Exception:  # no git, no repository, a timeout: the commit is just unknown
-        return ""
-    return done.stdout.strip() if done.ok else ""
+    commit = _git(Path(project_dir or config.PROJECT_DIR), "log", "-1", "--format=%h", "--",
+                  ".", ":(exclude)reports")
+    return (commit or "").strip()
