@@ -36,7 +36,7 @@ from analysis.logtext import MAX_BYTES_ENV, LogText, max_log_bytes
 from analysis.parsers._fields import to_int
 from analysis.parsers._prefix import first_lines, rule_rows
 from analysis.parsers.base import META_FIELDS, ParsedLog
-from analysis.problems import Problem, excerpt, to_frame
+from analysis.problems import Problem, excerpt, strict_failures, to_frame
 from analysis.user_meta import MAX_COUNT, MetaFiles, is_count, merge_meta
 
 __all__ = ["NoKnownLogsError", "NoLogsError", "ParseResult", "discover", "parse_paths"]
@@ -335,8 +335,9 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
             raise UsageError(f"{display_path(p)} is a `dlperf parse` export, not a log: parsing "
                              "reads logs; `dlperf compare`, `check` and `store add` take exports")
     result = _parse(paths, family, user_meta, limit, dlperf_only, jobs, cache)
-    if strict and len(result.problems):
-        p = result.problems.iloc[0]
+    failures = strict_failures(result.problems) if strict else result.problems.iloc[:0]
+    if len(failures):
+        p = failures.iloc[0]
         line = None if pd.isna(p["line"]) else int(p["line"])
         raise LogProblemError(p["source"], line, f"{p['kind']}: {p['reason']}",
                               None if pd.isna(p["text"]) else p["text"])
