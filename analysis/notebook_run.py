@@ -11,6 +11,9 @@ private temporary folder, mode 0700):
   instead of TCP on loopback: no other user can reach it, and ipykernel has no reason to
   warn that it "is running over TCP without encryption";
 - it runs in `folder`, so nothing from the caller's folder lands on its ``sys.path``.
+
+nbclient starts the kernel when the first notebook runs; :func:`start` starts it before, so
+that it boots (and imports what the notebooks will need) while the caller prepares their data.
 """
 
 from __future__ import annotations
@@ -62,6 +65,27 @@ def kernel(folder: str | Path, kernel_name: str = "python3") -> Iterator:
                 # kernel interrupted while it answers logs "KeyboardInterrupt caught"
                 run_sync(km.signal_kernel)(signal.SIGKILL)
                 run_sync(km.shutdown_kernel)(now=True)  # reaped, sockets and file removed
+
+
+#: What nbclient adds to an IPython kernel's command line (NotebookClient.ipython_hist_file):
+#: no history file, which a kernel started by hand would otherwise create in $HOME.
+_NBCLIENT_KERNEL_ARGUMENTS = ["--HistoryManager.hist_file=:memory:"]
+
+
+def start(km, folder: str | Path, warm_up: str = "") -> None:
+    """Start the kernel of `km` (:func:`kernel`) now, as nbclient would for a notebook run in
+    `folder`, and have it run `warm_up` when it is up (silently: no output, no history, no
+    execution count). Returns at once: the kernel boots while the caller goes on, and the
+    notebooks then run in it (nbclient starts no other). A `warm_up` that fails leaves
+    nothing behind; the notebook that needs it fails in its own cell."""
+    from jupyter_core.utils import run_sync
+
+    arguments = _NBCLIENT_KERNEL_ARGUMENTS if km.ipykernel else []
+    run_sync(km.start_kernel)(extra_arguments=list(arguments), cwd=str(folder))
+    if warm_up:
+        kc = km.client()  # stopped with the others when the kernel() block ends
+        kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
+        kc.execute(warm_up, silent=True)  # queued until the kernel reads its shell socket
 
 
 def _cancel_left_tasks() -> None:
