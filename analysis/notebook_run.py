@@ -50,6 +50,12 @@ def kernel(folder: str | Path, kernel_name: str = "python3") -> Iterator:
             clients.append(kc)
             return kc
 
+        def blocking_client(self):
+            """:func:`start`'s client, kept likewise: its warm-up must reach the kernel."""
+            kc = super().blocking_client()
+            clients.append(kc)
+            return kc
+
     km = Manager(kernel_name=kernel_name, config=kernel_config(folder))
     try:
         yield km
@@ -83,9 +89,13 @@ def start(km, folder: str | Path, warm_up: str = "") -> None:
     arguments = _NBCLIENT_KERNEL_ARGUMENTS if km.ipykernel else []
     run_sync(km.start_kernel)(extra_arguments=list(arguments), cwd=str(folder))
     if warm_up:
-        kc = km.client()  # stopped with the others when the kernel() block ends
+        # a blocking client: its request is sent now, queued by zmq until the kernel reads its
+        # shell socket (an asyncio client's send waits for an event loop, nbclient's, and
+        # with one, about 1 notebook run in 5 never got its reply); stopped with the others
+        # when the kernel() block ends
+        kc = km.blocking_client()
         kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
-        kc.execute(warm_up, silent=True)  # queued until the kernel reads its shell socket
+        kc.execute(warm_up, silent=True)
 
 
 def _cancel_left_tasks() -> None:

@@ -58,8 +58,8 @@ BUILD_ONLY_PARAMETERS = ("data_dir", "numbers_json")
 PATH_PARAMETERS = ("log_dir", "link_base", "env", "topology")
 TIMING_KEYS = ("start_time", "end_time", "duration")
 #: What the kernel runs as soon as it is up, while the logs are parsed: the imports of the
-#: report notebook's first cell (pandas, matplotlib, seaborn), which then finds them done.
-KERNEL_WARM_UP = "import analysis.report.build"
+#: report's cells (pandas; matplotlib and seaborn for the charts), which then find them done.
+KERNEL_WARM_UP = "import analysis.report.build, analysis.plots"
 #: ISO 639-1 code for nbconvert's <html lang> (Chromium chooses CJK fonts by it).
 LANGUAGE_CODE = {"en": "en", "zh": "zh"}
 
