@@ -83,7 +83,9 @@ def start(km, folder: str | Path, warm_up: str = "") -> None:
     `folder`, and have it run `warm_up` when it is up (silently: no output, no history, no
     execution count). Returns at once: the kernel boots while the caller goes on, and the
     notebooks then run in it (nbclient starts no other). A `warm_up` that fails leaves
-    nothing behind; the notebook that needs it fails in its own cell."""
+    nothing behind; the notebook that needs it fails in its own cell. zmq does not order
+    requests of two clients: one sent right after the kernel binds its socket can run before
+    the warm-up (seen with a probe), which then loses its head start and changes nothing."""
     from jupyter_core.utils import run_sync
 
     arguments = _NBCLIENT_KERNEL_ARGUMENTS if km.ipykernel else []
