@@ -216,3 +216,15 @@ def test_the_publisher_imports_no_chart_library():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=300)
     assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+def test_a_warm_up_that_fails_leaves_the_notebook_as_it_would_be(tmp_path):
+    src, out = tmp_path / "warm.ipynb", tmp_path / "out.ipynb"
+    nbformat.write(new_notebook(metadata={"kernelspec": KERNELSPEC}, cells=[
+        new_code_cell("print(41 + 1)")]), src)
+    with kernel(tmp_path) as km:
+        notebook_run.start(km, tmp_path, "raise ValueError('warm-up failed')")
+        publish.execute(out, {}, km, tmp_path, notebook=src)
+    (cell,) = nbformat.read(out, as_version=4).cells
+    assert [o.get("text", "").strip() for o in cell.outputs] == ["42"]  # no error shown
+    assert cell.execution_count == 1
