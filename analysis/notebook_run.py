@@ -11,6 +11,9 @@ private temporary folder, mode 0700):
   instead of TCP on loopback: no other user can reach it, and ipykernel has no reason to
   warn that it "is running over TCP without encryption";
 - it runs in `folder`, so nothing from the caller's folder lands on its ``sys.path``.
+
+nbclient starts the kernel when the first notebook runs; :func:`start` starts it before, so
+that it boots (and imports what the notebooks will need) while the caller prepares their data.
 """
 
 from __future__ import annotations
@@ -47,6 +50,12 @@ def kernel(folder: str | Path, kernel_name: str = "python3") -> Iterator:
             clients.append(kc)
             return kc
 
+        def blocking_client(self):
+            """:func:`start`'s client, kept likewise: its warm-up must reach the kernel."""
+            kc = super().blocking_client()
+            clients.append(kc)
+            return kc
+
     km = Manager(kernel_name=kernel_name, config=kernel_config(folder))
     try:
         yield km
@@ -62,6 +71,33 @@ def kernel(folder: str | Path, kernel_name: str = "python3") -> Iterator:
                 # kernel interrupted while it answers logs "KeyboardInterrupt caught"
                 run_sync(km.signal_kernel)(signal.SIGKILL)
                 run_sync(km.shutdown_kernel)(now=True)  # reaped, sockets and file removed
+
+
+#: What nbclient adds to an IPython kernel's command line (NotebookClient.ipython_hist_file):
+#: no history file, which a kernel started by hand would otherwise create in $HOME.
+_NBCLIENT_KERNEL_ARGUMENTS = ["--HistoryManager.hist_file=:memory:"]
+
+
+def start(km, folder: str | Path, warm_up: str = "") -> None:
+    """Start the kernel of `km` (:func:`kernel`) now, as nbclient would for a notebook run in
+    `folder`, and have it run `warm_up` when it is up (silently: no output, no history, no
+    execution count). Returns at once: the kernel boots while the caller goes on, and the
+    notebooks then run in it (nbclient starts no other). A `warm_up` that fails leaves
+    nothing behind; the notebook that needs it fails in its own cell. zmq does not order
+    requests of two clients: one sent right after the kernel binds its socket can run before
+    the warm-up (seen with a probe), which then loses its head start and changes nothing."""
+    from jupyter_core.utils import run_sync
+
+    arguments = _NBCLIENT_KERNEL_ARGUMENTS if km.ipykernel else []
+    run_sync(km.start_kernel)(extra_arguments=list(arguments), cwd=str(folder))
+    if warm_up:
+        # a blocking client: its request is sent now, queued by zmq until the kernel reads its
+        # shell socket (an asyncio client's send waits for an event loop, nbclient's, and
+        # with one, about 1 notebook run in 5 never got its reply); stopped with the others
+        # when the kernel() block ends
+        kc = km.blocking_client()
+        kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
+        kc.execute(warm_up, silent=True)
 
 
 def _cancel_left_tasks() -> None:

@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import plots
 from analysis.changes import verdict
 from analysis.discover import NoLogsError
 from analysis.errors import UsageError
@@ -126,6 +125,8 @@ def _ratio_cell(tr: Translator, ratio, low, high, no_spread: bool = False) -> st
 
 def table_frame(changes: Changes, tr: Translator) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(the section's table in this language, the CSS of each cell: verdicts coloured)."""
+    from analysis.plots import VERDICT_COLORS  # the charts' colours (matplotlib: imported here)
+
     conf = percent(tr, changes.confidence)
     header = [tr("col.case"), tr("col.base_median"), tr("col.new_median"),
               tr("col.ratio", confidence=conf), tr("col.verdict"), tr("col.efficiency_change"),
@@ -139,7 +140,7 @@ def table_frame(changes: Changes, tr: Translator) -> tuple[pd.DataFrame, pd.Data
                      _signed(tr, r.efficiency_change * 100, 1, " " + tr("unit.points")),
                      _signed(tr, r.memory_change * 100, 1, "%"),
                      r.env_changes or "-"])
-        color = plots.VERDICT_COLORS.get(r.verdict)
+        color = VERDICT_COLORS.get(r.verdict)
         styles.append([""] * 4 + [f"color: {color}; font-weight: bold" if color else ""]
                       + [""] * 3)
     return (pd.DataFrame(rows, columns=header),
@@ -167,4 +168,6 @@ def section_text(changes: Changes, tr: Translator):
 
 def ratio_chart(changes: Changes, lang: str):
     """NEW/BASE of every case with its interval, the threshold band shaded."""
+    from analysis import plots
+
     return plots.ratio_intervals(changes.table, lang, changes.threshold, changes.confidence)

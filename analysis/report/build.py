@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from analysis import __version__, plots, stats
+from analysis import __version__, stats
 from analysis.changes import frameworks, verdict, wording
 from analysis.env import describe, folder_records
 from analysis.env.folder_records import TopoInput
@@ -377,6 +377,8 @@ class Report:
         """One chart (throughput, speedup, trace, spread), None when it has no data. On data
         a build shares between its languages (``prepared.load``), each chart is built once
         for all of them (``plots.build_once``) and returned with this report's labels."""
+        from analysis import plots
+
         cache = self.data.charts
         if cache is None:
             return self._draw_chart(name, self.lang)
@@ -390,7 +392,9 @@ class Report:
         if name == "throughput":
             return bool(tables.scaling_groups(self.summary))
         if name == "speedup":  # scaling needs two device counts of one series
-            return not plots.scaling.speedup_rows(self.summary).empty
+            from analysis.plots import scaling
+
+            return not scaling.speedup_rows(self.summary).empty
         if name == "trace":
             return not self.trace.empty
         if name == "spread":  # one repeat per case has no spread to show
@@ -403,6 +407,8 @@ class Report:
 
     def _draw_chart(self, name: str, lang):
         """Chart `name` with the labels of `lang` (a language, or ``plots.Tokens``)."""
+        from analysis import plots
+
         if not self.chart_has_data(name):
             return None
         if name == "throughput":
@@ -654,6 +660,8 @@ class Report:
         parsed = [t for t in shown if t.topology is not None]
         if not parsed:
             return None
+        from analysis import plots
+
         tr = self.tr
         lead = ([tr("env.hostname")] if len(parsed) > 1 else []) + [""]
         frames, styles, devices, others = [], [], {}, {}

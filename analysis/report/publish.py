@@ -7,8 +7,9 @@ Outputs in OUT_DIR, per language L: ``report_L.ipynb`` (executed), ``report_L.ht
 ``report_L.pdf``, ``report_L.json`` (key figures).
 
 The logs are parsed once, in the publisher, and handed to the kernel as Parquet files
-(``analysis.report.prepared``). The languages run in turn in one ordinary kernel that
-papermill starts (``analysis.notebook_run``); it reads the data once, draws each chart once
+(``analysis.report.prepared``). The languages run in turn in one ordinary kernel
+(``analysis.notebook_run``), started before the logs are parsed: it boots and imports the
+report's modules while the publisher parses, then reads the data once, draws each chart once
 for every language, and is killed when the last language has run. Everything of a
 build in progress lives in a private temporary folder (mode 0700, removed at the end): the
 data, the notebooks being executed, the kernel's sockets. Outputs reach OUT_DIR only when
@@ -56,6 +57,9 @@ BUILD_ONLY_PARAMETERS = ("data_dir", "numbers_json")
 #: Parameters holding paths, written relative to OUT_DIR.
 PATH_PARAMETERS = ("log_dir", "link_base", "env", "topology")
 TIMING_KEYS = ("start_time", "end_time", "duration")
+#: What the kernel runs as soon as it is up, while the logs are parsed: the imports of the
+#: report's cells (pandas; matplotlib and seaborn for the charts), which then find them done.
+KERNEL_WARM_UP = "import analysis.report.build, analysis.plots"
 #: ISO 639-1 code for nbconvert's <html lang> (Chromium chooses CJK fonts by it).
 LANGUAGE_CODE = {"en": "en", "zh": "zh"}
 
@@ -315,7 +319,6 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     """
     from analysis.env.folder_records import resolve_log_dir
     from analysis.report.baseline import check_baseline
-    from analysis.report.webpdf import source_date_epoch
     from analysis.stats import METHODS
 
     langs = [check_lang(x) for x in _split(langs, ("en", "zh"), "language")]
@@ -324,9 +327,12 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         raise UsageError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
     root = resolve_log_dir(log_dir).resolve()
     check_baseline(baseline, store)
+    epoch = None
     if "pdf" in targets:
+        from analysis.report.webpdf import source_date_epoch
+
         _check_browser()
-    epoch = source_date_epoch()
+        epoch = source_date_epoch()  # it dates the PDFs only
     if references is not None:
         vs_reference.load(references)
     out = Path(out_dir or config.REPORTS_DIR).resolve()
@@ -343,21 +349,21 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
                   topology=absolute(topology), method=method, warmup=warmup, measure=measure,
                   link_base=str(out))
     result = Published(out)
-    say("parsing…")
     with tempfile.TemporaryDirectory(prefix="dlperf-report-") as tmp:  # mode 0700
         folder = Path(tmp)
-        t = time.perf_counter()
-        data = prepared.compute(root, env, topology, method, warmup, measure, meta, baseline,
-                                store, threshold, references)
-        prepared.save(data, folder / "data")
-        result.seconds["prepare"] = time.perf_counter() - t
-        params = dict(params, data_dir=str(folder / "data"))
-        exporters = Exporters(folder, epoch)
         staged, executed = {}, []
         quiet = _QuietKernelErrors()
         logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
         try:
             with notebook_run.kernel(folder, kernel_name or _kernel_name(notebook)) as km:
+                notebook_run.start(km, folder, KERNEL_WARM_UP)
+                say("parsing…")
+                t = time.perf_counter()
+                data = prepared.compute(root, env, topology, method, warmup, measure, meta,
+                                        baseline, store, threshold, references)
+                prepared.save(data, folder / "data")
+                result.seconds["prepare"] = time.perf_counter() - t
+                params = dict(params, data_dir=str(folder / "data"))
                 for lang in langs:
                     staged[lang], nb = _execute_language(lang, params, Path(notebook), km,
                                                          folder, say, out)
@@ -365,6 +371,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
                         executed.append((lang, nb))
         finally:
             logging.getLogger("papermill").removeFilter(quiet)
+        exporters = Exporters(folder, epoch)
         for lang, nb in executed:
             _export_html(staged[lang], nb, lang, targets, say, exporters,
                          [other for other, _ in executed if other != lang])
@@ -422,11 +429,12 @@ class _QuietKernelErrors(logging.Filter):
 
 
 def _kernel_name(notebook: str | Path) -> str:
-    """The kernel `notebook` names (papermill's choice too), ``python3`` when none."""
-    import nbformat
+    """The kernel `notebook` names (papermill's choice too), ``python3`` when none. Read as
+    plain JSON: nbformat's import (its schema validator) would hold the kernel's start back."""
+    import json
 
-    return nbformat.read(notebook, as_version=4).metadata.get("kernelspec", {}).get(
-        "name", "python3")
+    return (json.loads(Path(notebook).read_text(encoding="utf-8")).get("metadata", {})
+            .get("kernelspec", {}).get("name", "python3"))
 
 
 def _title_of(numbers_json: Path) -> str | None:

@@ -5,11 +5,16 @@
 - one HTML exporter serves every language of a build, its templates compiled once;
 - the per-iteration chart is drawn once when saved (no layout engine, not even a disabled
   one, which makes matplotlib draw the figure a second time) and its panel titles are not
-  placed by measuring each panel's tick labels.
+  placed by measuring each panel's tick labels;
+- the kernel starts before the logs are parsed and runs its warm-up meanwhile, silently (the
+  notebook's execution counts start at 1), and the notebooks run in it;
+- the publisher does not import the charts' libraries (matplotlib, seaborn).
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -18,7 +23,7 @@ import matplotlib.axis
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from analysis import plots, stats
+from analysis import notebook_run, plots, stats
 from analysis.collect import parse_paths
 from analysis.notebook_run import kernel
 from analysis.report import publish
@@ -166,3 +171,60 @@ def test_shared_charts_follow_each_reports_measured_window(tmp_path):
         fig = build.Report(shared, "en", method="window", warmup=warmup).chart("trace")
         windows.append([t.get_text() for t in fig.legends[0].get_texts()][-1])
     assert windows[0] != windows[1] and "50" in windows[1], windows
+
+
+def test_a_kernel_started_early_runs_its_warm_up_silently_then_the_notebook(tmp_path):
+    src, out = tmp_path / "warm.ipynb", tmp_path / "out.ipynb"
+    nbformat.write(new_notebook(metadata={"kernelspec": KERNELSPEC}, cells=[
+        new_code_cell("x = None", metadata={"tags": ["parameters"]}),
+        new_code_cell("print(warmed + 1)")]), src)
+    with kernel(tmp_path) as km:
+        notebook_run.start(km, tmp_path, "warmed = 41")
+        assert km.has_kernel  # started before the notebook: nbclient starts no other
+        pid = km.provisioner.process.pid
+        publish.execute(out, {}, km, tmp_path, notebook=src)
+        assert km.provisioner.process.pid == pid
+    cells = [c for c in nbformat.read(out, as_version=4).cells if c.cell_type == "code"]
+    assert "".join(o.get("text", "") for o in cells[-1].outputs).strip() == "42"
+    assert [c.execution_count for c in cells] == [1, 2]
+
+
+def test_the_kernel_starts_before_the_logs_are_parsed(tmp_path, monkeypatch):
+    logs = tmp_path / "logs"
+    synth.write_campaign(logs, configs=((1, 1),), repeats=1)
+    order = []
+    start, compute = notebook_run.start, publish.prepared.compute
+
+    def starting(km, folder, warm_up=""):
+        order.append(("start", warm_up))
+        return start(km, folder, warm_up)
+
+    def parsing(*args, **kwargs):
+        order.append(("parse", None))
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(notebook_run, "start", starting)
+    monkeypatch.setattr(publish.prepared, "compute", parsing)
+    publish.publish(logs, tmp_path / "out", langs="en", to="html", progress=None)
+    assert order == [("start", publish.KERNEL_WARM_UP), ("parse", None)]
+
+
+def test_the_publisher_imports_no_chart_library():
+    code = ("import json, sys\nimport analysis.report.publish\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('matplotlib', 'seaborn'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=300)
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+def test_a_warm_up_that_fails_leaves_the_notebook_as_it_would_be(tmp_path):
+    src, out = tmp_path / "warm.ipynb", tmp_path / "out.ipynb"
+    nbformat.write(new_notebook(metadata={"kernelspec": KERNELSPEC}, cells=[
+        new_code_cell("print(41 + 1)")]), src)
+    with kernel(tmp_path) as km:
+        notebook_run.start(km, tmp_path, "raise ValueError('warm-up failed')")
+        publish.execute(out, {}, km, tmp_path, notebook=src)
+    (cell,) = nbformat.read(out, as_version=4).cells
+    assert [o.get("text", "").strip() for o in cell.outputs] == ["42"]  # no error shown
+    assert cell.execution_count == 1
