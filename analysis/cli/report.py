@@ -44,6 +44,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="add a 'vs reference' column to the results tables: each case's "
                         "median over the value of the references it matches in FILE "
                         "(.yaml/.yml or .csv, as dlperf check reads)")
+    p.add_argument("--log-base-url", default=None, metavar="URL",
+                   help="where LOG_DIR is published (http/https): every log link of the "
+                        "report points under it, so links work wherever the report is "
+                        "opened, the PDF included (default: links relative to the report)")
     add_meta(p)
 
 
@@ -58,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
                        topology=args.topology, method=args.method, warmup=args.warmup,
                        measure=args.measure, title=args.title, meta=args.meta,
                        baseline=args.baseline, store=args.store, threshold=args.threshold,
-                       references=args.references)
+                       references=args.references, log_base_url=args.log_base_url)
     for path in done.all_files():
         print(path)
     return 0

@@ -114,7 +114,7 @@ def test_results_show_framework_memory_first_interval_kind_and_n(rn50):
     t = rn50["en"].results().data
     cols = list(t.columns)
     assert cols.index("memory, framework peak (MiB)") < cols.index("memory, nvidia-smi (MiB)")
-    assert "interval (min–max)" in cols and "repeats" in cols
+    assert "interval (min–max)" in cols and "n" in cols
     fp32 = t.iloc[4:8]
     assert fp32["memory, framework peak (MiB)"].tolist()[2] == "16,394"  # the log's own peak
     assert "(max 18,161)" in " ".join(fp32["memory, nvidia-smi (MiB)"])  # the transient sample
