@@ -923,13 +923,19 @@ class Report:
         key = f"kind.{kind}"
         return f"{self.tr(key)} ({kind})" if self.tr.has(key) else str(kind)
 
+    def _log_files(self) -> list[str]:
+        """The runs' main logs and the other files problems point at (a problem about a
+        case's repeats points at its folder, which is no log file)."""
+        return sorted({str(s) for s in self.result.runs["source"]} |
+                      {str(s) for s in self.result.problems["source"].dropna()
+                       if Path(str(s)).is_file()})
+
     def logs(self) -> H.Fragment:
         """The report's files as a reader needs them on paper: the folder, the layout of
         the main logs and how many files of each kind lie beside them; on screen the full
         list (:meth:`log_table`) opens under it (folded; not printed)."""
         tr = self.tr
-        files = sorted({str(s) for s in self.result.runs["source"]} |
-                       {str(s) for s in self.result.problems["source"].dropna()})
+        files = self._log_files()
         others = self._other_files(files)
         kinds: dict[str, int] = {}
         for f, rest in others.items():
@@ -961,8 +967,7 @@ class Report:
         under `log_base_url`), and beside each run's main log the other files of that run
         (other nodes' logs, nvidia-smi samples), linked too."""
         tr = self.tr
-        files = sorted({str(s) for s in self.result.runs["source"]} |
-                       {str(s) for s in self.result.problems["source"].dropna()})
+        files = self._log_files()
         others = self._other_files(files)
         names, sizes, also, hrefs = [], [], [], {}
 
