@@ -192,12 +192,20 @@ class Report:
         """Title, what the report covers, and the build note (suite version and commit)."""
         s = self.summary
         maxdev = int(s["num_devices"].max()) if len(s) and s["num_devices"].notna().any() else 0
-        return prose.render("title", self.tr, title=self.title, empty=s.empty,
+        models = [self.model_name(m) for m in self.models()]
+        gpt = not s.empty and tables.gpt_rows(s).shape[0] == len(s)  # a GPT campaign
+        if gpt:  # name the model sizes, as page 1's table does
+            from analysis.report import gpt_runs
+
+            sizes = sorted({gpt_runs.model_size(f.parameters) for f in gpt_runs.case_runs(
+                self.result.runs, self.envs).values()} - {""}, key=float_size)
+            models = [self.tr("overview.gpt_sizes", sizes=self.tr.join(sizes))] if sizes \
+                else models
+        return prose.render("title", self.tr, title=self.title, empty=s.empty, gpt=gpt,
                             log_dir=self.log_dir.name or ".", version=__version__,
                             commit=self.suite_commit, runs=len(self.result.runs), cases=len(s),
                             frameworks=sorted({str(x) for x in s["framework"].dropna()}),
-                            models=[self.model_name(m) for m in self.models()],
-                            max_devices=maxdev,
+                            models=models, max_devices=maxdev,
                             precisions=[self.precision_name(p) for p in
                                         sorted({str(p) for p in s["precision"].dropna()})],
                             contents=self.contents())
@@ -1095,6 +1103,11 @@ def _display_path(p: Path, root: Path) -> str:
         return p.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return p.as_posix()
+
+
+def float_size(size: str) -> float:
+    """'0.61B' -> 0.61 (model sizes sort by value)."""
+    return float(size.rstrip("B"))
 
 
 def check_log_base_url(url: str | None) -> str:

@@ -79,11 +79,11 @@ def test_no_gpt_sections_without_gpt_cases(rn50):
 def test_key_numbers_of_the_rn50_campaign(rn50):
     en = rn50["en"].key_numbers().data
     assert list(en.columns) == ["group", "1 GPU, samples/s", "largest configuration",
-                                "samples/s there", "Speedup", "Scaling efficiency",
-                                "AMP / FP32", "spread (max − min) / median"]
+                                "samples/s at the largest", "Speedup", "Scaling efficiency",
+                                "AMP / FP32", "spread at the largest, (max − min) / median"]
     amp = en[en["group"].str.contains("AMP")].iloc[0]
     assert amp["largest configuration"] == "1n4g"
-    assert amp["samples/s there"].endswith("(n = 5)")
+    assert amp["samples/s at the largest"].endswith("(n = 5)")
     assert re.fullmatch(r"2\.\d\d× \(b256 / b128\)", amp["AMP / FP32"])  # the header names them
     zh = rn50["zh"].key_numbers().data
     assert zh.iloc[0, 1].endswith("（n = 5）")

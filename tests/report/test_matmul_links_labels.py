@@ -103,3 +103,9 @@ def test_sorting_a_grouped_table_keeps_rows_in_their_group(browser, tmp_path):
     for rows in after.values():  # descending within each group after the first click
         values = [float(t.replace(",", "")) for _, t in rows]
         assert values == sorted(values, reverse=True) or values == sorted(values)
+
+
+def test_a_gpt_report_says_what_it_compares_and_the_model_sizes():
+    intro = str(build(GPT, lang="en").title_block())
+    assert ("training throughput, per-GPU efficiency and MFU of GPT 0.61B and 1.77B (PyTorch, "
+            "BF16) on 1 to 4 GPUs under data, tensor and pipeline parallelism") in intro
