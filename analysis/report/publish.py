@@ -309,7 +309,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     `baseline` (a log folder, a Parquet export or, with `store`, a stored campaign) adds the
     "Changes since baseline" section, its verdicts at `threshold` (default 2 %); a baseline
     that cannot be one is refused before any kernel starts. `references` (a references file,
-    as ``dlperf check`` reads) adds the results tables' "vs reference" column; a bad file is
+    as ``dlperf check`` reads) adds page 1's reference table and ratios; a bad file is
     refused before any kernel starts too. `log_base_url` (where `log_dir` is published)
     makes every log link absolute, in the HTML and the PDF.
     `progress` is called with one line per step ("parsing…", "en: executing…", "en: html");
