@@ -109,3 +109,12 @@ def test_a_gpt_report_says_what_it_compares_and_the_model_sizes():
     intro = str(build(GPT, lang="en").title_block())
     assert ("training throughput, per-GPU efficiency and MFU of GPT 0.61B and 1.77B (PyTorch, "
             "BF16) on 1 to 4 GPUs under data, tensor and pipeline parallelism") in intro
+
+
+def test_a_report_without_power_samples_says_why_it_has_no_energy():
+    from analysis.report.caveats import headline_caveats
+
+    assert any("No energy figures" in c for c in headline_caveats(build(RN50, lang="en")))
+    energy = build(ROOT / "tests" / "data" / "energy_h200", lang="en")
+    assert not any("No energy figures" in c for c in headline_caveats(energy))
+    assert energy.energy() is not None
