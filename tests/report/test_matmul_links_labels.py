@@ -118,3 +118,10 @@ def test_a_report_without_power_samples_says_why_it_has_no_energy():
     energy = build(ROOT / "tests" / "data" / "energy_h200", lang="en")
     assert not any("No energy figures" in c for c in headline_caveats(energy))
     assert energy.energy() is not None
+
+
+def test_reproduce_checks_out_the_commit_that_made_the_runs():
+    gpt = str(build(GPT, lang="en").part("reproduce"))
+    assert "git checkout d4d70ec2d722ab6363efd70f4a096f8cf214bdc2\ndlperf run " in gpt
+    assert "made by DLPerf Suite commit d4d70ec, not by the one" in gpt
+    assert "git checkout" not in str(build(RN50, lang="en").part("reproduce"))
