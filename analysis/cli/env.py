@@ -19,6 +19,10 @@ def add_arguments(p) -> None:
     p.add_argument("--import-frameworks", action="store_true",
                    help="also import each framework (in a child process) to ask which "
                         "CUDA/cuDNN/NCCL it loads; slower (a few seconds)")
+    p.add_argument("--matmul", action="store_true",
+                   help="also measure each GPU's dense bf16 matmul rate with torch (8192^3, "
+                        "median of 7 timed blocks; about a second per GPU): the rate MFU "
+                        "is set against. It loads the GPUs: never beside a benchmark")
     p.add_argument("--timeout", type=positive_float, default=None, metavar="SECONDS",
                    help="timeout of each external command (default 10)")
 
@@ -29,7 +33,7 @@ def run(args) -> int:
 
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     record = capture(timeout=timeout, env_patterns=args.env_var,
-                     import_frameworks=args.import_frameworks)
+                     import_frameworks=args.import_frameworks, matmul=args.matmul)
     if args.output is None:
         print(record.to_json())
         return 0

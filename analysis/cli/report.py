@@ -41,9 +41,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", default=None, metavar="DIR",
                    help="results store where a --baseline that is not a path is looked up")
     p.add_argument("--references", default=None, metavar="FILE",
-                   help="add a 'vs reference' column to the results tables: each case's "
-                        "median over the value of the references it matches in FILE "
-                        "(.yaml/.yml or .csv, as dlperf check reads)")
+                   help="add page 1's reference table: each reference of a report case "
+                        "in FILE with its source, hardware and value, our median and the "
+                        "ratio (.yaml/.yml or .csv, as dlperf check reads)")
+    p.add_argument("--log-base-url", default=None, metavar="URL",
+                   help="where LOG_DIR is published (http/https): every log link of the "
+                        "report points under it, so links work wherever the report is "
+                        "opened, the PDF included (default: links relative to the report)")
     add_meta(p)
 
 
@@ -58,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
                        topology=args.topology, method=args.method, warmup=args.warmup,
                        measure=args.measure, title=args.title, meta=args.meta,
                        baseline=args.baseline, store=args.store, threshold=args.threshold,
-                       references=args.references)
+                       references=args.references, log_base_url=args.log_base_url)
     for path in done.all_files():
         print(path)
     return 0

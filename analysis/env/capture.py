@@ -24,6 +24,7 @@ from analysis.env.probes import (
     probe_cuda_driver,
     probe_gpus,
     probe_infiniband,
+    probe_matmul,
     probe_memory_os,
     probe_topology,
 )
@@ -88,8 +89,8 @@ def select_env(environ: Mapping[str, str], extra_patterns: Sequence[str] = ()
 
 
 def capture(timeout: float = DEFAULT_TIMEOUT, env_patterns: Sequence[str] = (),
-            environ: Mapping[str, str] | None = None, import_frameworks: bool = False
-            ) -> EnvRecord:
+            environ: Mapping[str, str] | None = None, import_frameworks: bool = False,
+            matmul: bool = False) -> EnvRecord:
     """Describe this host as an :class:`EnvRecord`.
 
     ``timeout`` bounds each external command (nvidia-smi, lscpu, framework imports, …).
@@ -97,7 +98,9 @@ def capture(timeout: float = DEFAULT_TIMEOUT, env_patterns: Sequence[str] = (),
     ``environ`` replaces ``os.environ`` as the source of recorded variables. Framework
     versions come from package metadata and build files; ``import_frameworks`` also imports
     each framework in a child process to ask which CUDA/cuDNN/NCCL it loads (authoritative,
-    but a CUDA build of torch takes ~3–4 s to import).
+    but a CUDA build of torch takes ~3–4 s to import). ``matmul`` also measures the bf16
+    matmul rate of each GPU (:func:`~analysis.env.probes.probe_matmul`), after the other
+    probes so that it does not slow them.
     """
     start = time.monotonic()
     values: dict = {}
@@ -117,6 +120,11 @@ def capture(timeout: float = DEFAULT_TIMEOUT, env_patterns: Sequence[str] = (),
             values.update(found.values)
             sources.update(found.sources)
             absent.update(found.absent)
+    if matmul:
+        found = probe_matmul(timeout)
+        values.update(found.values)
+        sources.update(found.sources)
+        absent.update(found.absent)
     environ = os.environ if environ is None else environ
     return EnvRecord(
         captured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.env.topo_matrix import TopologyError, parse_topology
 from analysis.shell import CommandError, CommandNotFoundError, run_command
 
 
@@ -185,6 +184,8 @@ def probe_cuda_driver(timeout: float) -> Found:
 
 def probe_topology(timeout: float) -> Found:
     """Raw `nvidia-smi topo -m` text and its parsed record."""
+    from analysis.env.topo_matrix import TopologyError, parse_topology  # pandas: only here
+
     found = Found()
     try:
         res = run_command(["nvidia-smi", "topo", "-m"], timeout)
@@ -349,4 +350,71 @@ def probe_infiniband(timeout: float, sysfs: str | Path = "/sys/class/infiniband"
     found.sources["infiniband"] = "ibv_devinfo"
     if not devs:
         found.absent["infiniband"] = "ibv_devinfo lists no RDMA device"
+    return found
+
+
+# ---- bf16 matmul rate (torch on the GPUs) ------------------------------------------------
+#: Square size, warm-up products, products per timed block and timed blocks of the probe.
+MATMUL_SIZE, MATMUL_WARMUP, MATMUL_ITERS, MATMUL_BLOCKS = 8192, 10, 20, 7
+
+
+def _median(xs: list[float]) -> float:
+    s = sorted(xs)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+def measure_matmul(torch, index: int, size: int = MATMUL_SIZE, warmup: int = MATMUL_WARMUP,
+                   iters: int = MATMUL_ITERS, blocks: int = MATMUL_BLOCKS) -> dict:
+    """Dense bf16 ``size``³ products on GPU ``index``: TFLOP/s of each timed block of
+    ``iters`` products (CUDA events, after ``warmup`` products) and their median."""
+    dev = torch.device("cuda", index)
+    with torch.cuda.device(dev):
+        a = torch.randn(size, size, device=dev, dtype=torch.bfloat16)
+        b = torch.randn(size, size, device=dev, dtype=torch.bfloat16)
+        out = torch.empty(size, size, device=dev, dtype=torch.bfloat16)
+        for _ in range(warmup):
+            torch.matmul(a, b, out=out)
+        rates = []
+        for _ in range(blocks):
+            start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+            start.record()
+            for _ in range(iters):
+                torch.matmul(a, b, out=out)
+            end.record()
+            end.synchronize()
+            rates.append(round(2 * size**3 * iters / (start.elapsed_time(end) / 1e3) / 1e12, 1))
+        props = torch.cuda.get_device_properties(dev)
+        uuid = getattr(props, "uuid", None)
+        del a, b, out
+        torch.cuda.empty_cache()
+    return {"index": index, "name": props.name,
+            "uuid": f"GPU-{uuid}" if uuid is not None else None,
+            "tflops": rates, "tflops_median": round(_median(rates), 1)}
+
+
+def probe_matmul(timeout: float) -> Found:
+    """The dense bf16 matmul rate each visible GPU reaches (torch; none without torch or a
+    GPU): the ceiling that MFU against the measured rate divides by. It loads the GPUs for
+    about a second each, so it runs only when asked for (``dlperf env --matmul``), never
+    beside a benchmark."""
+    from datetime import datetime, timezone
+
+    found = Found()
+    try:
+        import torch
+    except ImportError:
+        found.absent["matmul"] = "torch is not installed"
+        return found
+    if not torch.cuda.is_available() or torch.cuda.device_count() == 0:
+        found.absent["matmul"] = "torch sees no CUDA GPU"
+        return found
+    gpus = [measure_matmul(torch, i) for i in range(torch.cuda.device_count())]
+    found.values["matmul"] = {
+        "dtype": "bf16", "size": MATMUL_SIZE, "warmup": MATMUL_WARMUP, "iters": MATMUL_ITERS,
+        "blocks": MATMUL_BLOCKS, "statistic": "median of the blocks' TFLOP/s",
+        "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "torch": torch.__version__, "gpus": gpus,
+        "tflops_median": round(_median([g["tflops_median"] for g in gpus]), 1)}
+    found.sources["matmul"] = "torch (CUDA events)"
     return found

@@ -42,7 +42,8 @@ class EnvRecord:
     imported, ``cuda``, ``cudnn``, ``nccl``. ``topology`` is the parsed ``topology_text``
     (:meth:`Topology.to_dict` without the text). ``sources`` says where a value came from
     (``{"gpus": "nvidia-smi", "cudnn_version": "torch"}``) and ``absent`` what could not be
-    recorded and why (``{"nvidia-smi": "not found on PATH"}``).
+    recorded and why (``{"nvidia-smi": "not found on PATH"}``). ``matmul`` is the measured
+    bf16 matmul rate (:func:`analysis.env.probes.probe_matmul`), when it was asked for.
     """
 
     captured_at: str
@@ -67,6 +68,7 @@ class EnvRecord:
     infiniband: list[dict] = field(default_factory=list)
     topology_text: str | None = None
     topology: dict | None = None
+    matmul: dict | None = None
     env: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     absent: dict[str, str] = field(default_factory=dict)

@@ -146,7 +146,7 @@ def gpt_configurations(summary: pd.DataFrame, lang: str = "en") -> ReportFigure 
            for i, h in enumerate(dict.fromkeys(df["_hue"]))}
     groups = [(size, g) for size, g in df.groupby(["hidden", "layers"], sort=False, dropna=False)]
     heights = [len(g) for _, g in groups]
-    fig = new_figure(PAGE_WIDTH, 0.28 * sum(heights) + 0.75 * len(heights) + 1.2)
+    fig = new_figure(PAGE_WIDTH, 0.22 * sum(heights) + 0.6 * len(heights) + 1.1)
     axes = fig.subplots(len(heights), len(metrics), squeeze=False, sharey="row",
                         gridspec_kw={"height_ratios": heights})
     for i, (row, ((h, lay), g)) in enumerate(zip(axes, groups, strict=True)):

@@ -33,6 +33,9 @@ OTHER_MARKER = "P"
 CASE_FIELDS = ("framework", "model", "precision", "num_nodes", "gpus_per_node",
                "batch_size_per_device", "case")
 _TIE_BREAKERS = (("precision", "{}"), ("batch_size_per_device", "mb{}"), ("framework", "{}"))
+#: Optional column naming each row's precision as it ran ('FP32 (TF32 on)', 'AMP'): a
+#: report adds it from the runs' parameters; labels show it, colours follow `precision`.
+PRECISION_SHOWN = "precision_shown"
 
 
 def _stable_index(name: str, size: int) -> int:
@@ -77,19 +80,31 @@ def text(values: pd.Series) -> pd.Series:
     return values.map(_shown).astype(object)
 
 
+def shown_precisions(frame: pd.DataFrame) -> pd.Series:
+    """Each row's precision as labels name it: :data:`PRECISION_SHOWN` where the frame has
+    it, else the precision."""
+    prec = frame["precision"]
+    if PRECISION_SHOWN in frame.columns:
+        prec = frame[PRECISION_SHOWN].where(frame[PRECISION_SHOWN].notna(), prec)
+    return text(prec)
+
+
 def palette(frame: pd.DataFrame) -> dict[str, tuple[float, float, float]]:
     """{hue label: colour} for every framework/precision of `frame` (the seaborn `palette`
     argument of a chart whose `hue` is :func:`hue_column`)."""
     several = frame["framework"].nunique() > 1
-    pairs = set(zip(text(frame["framework"]), text(frame["precision"]), strict=True))
-    return {hue_label(fw, p, several): series_color(fw, p, several) for fw, p in sorted(pairs)}
+    triples = set(zip(text(frame["framework"]), text(frame["precision"]),
+                      shown_precisions(frame), strict=True))
+    return {hue_label(fw, shown, several): series_color(fw, p, several)
+            for fw, p, shown in sorted(triples)}
 
 
 def hue_column(frame: pd.DataFrame) -> pd.Series:
     """The hue label of each row (see :func:`palette`)."""
     several = frame["framework"].nunique() > 1
     return pd.Series([hue_label(fw, p, several) for fw, p in
-                      zip(text(frame["framework"]), text(frame["precision"]), strict=True)], index=frame.index, dtype=object)
+                      zip(text(frame["framework"]), shown_precisions(frame), strict=True)],
+                     index=frame.index, dtype=object)
 
 
 def node_marker(num_nodes) -> str:
@@ -104,16 +119,22 @@ def _shown(value) -> str:
     return "?" if pd.isna(value) else str(value)
 
 
+def _precision_of(row) -> str:
+    shown = row.get(PRECISION_SHOWN)
+    return _shown(row["precision"] if shown is None or pd.isna(shown) else shown)
+
+
 def series_label(row) -> str:
-    """Label of a scaling series: framework, model, precision and batch size ('?' where
-    missing)."""
-    fw, model, prec, bsz = (_shown(row[c]) for c in ("framework", "model", "precision",
-                                                      "batch_size_per_device"))
-    return f"{fw} {model} {prec} b{bsz}"
+    """Label of a scaling series: framework, model, precision (as :data:`PRECISION_SHOWN`
+    names it) and batch size ('?' where missing)."""
+    fw, model, bsz = (_shown(row[c]) for c in ("framework", "model", "batch_size_per_device"))
+    return f"{fw} {model} {_precision_of(row)} b{bsz}"
 
 
 def case_label(row) -> str:
-    """Short label of a case: the GPT case name, else `<N>n<G>g <model> b<bsz> <precision>`."""
+    """Short label of a case: the GPT case name, else `<N>n<G>g <model> b<bsz> <precision>`
+    (the precision as the logs name it: a tick label or panel title is short, and the
+    legend beside it names the precision as it ran)."""
     case = row.get("case", "")
     if pd.notna(case) and str(case):
         return str(case)

@@ -47,7 +47,7 @@ def repeat_spread(runs: pd.DataFrame, lang: str = "en") -> ReportFigure | None:
            else pd.Series(False, index=df.index))
     df["_kind"] = np.where(out, tr("chart.outlier"), tr("chart.repeat"))
     pal = palette(df)
-    fig = new_figure(PAGE_WIDTH, 0.24 * len(cases) + 1.4)  # a line per case, no more
+    fig = new_figure(PAGE_WIDTH, 0.17 * len(cases) + 1.0)  # a line per case, no more
     ax = fig.add_subplot()
     ax.axvline(100.0, color="0.5", linewidth=1, linestyle="--", zorder=1)
     sns.scatterplot(data=df, x="_rel", y="_y", hue="_hue", palette=pal, style="_kind",

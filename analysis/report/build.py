@@ -47,7 +47,6 @@ from analysis.report import (
     prose,
     styled,
     tables,
-    vs_reference,
 )
 from analysis.report import html as H
 from analysis.report.caveats import SYNTHETIC_WORKLOADS, commit_text, headline_caveats
@@ -65,7 +64,7 @@ SECTIONS = ("descriptions", "environment", "problems", "scripts", "logs")
 #: Spread of a case's repeats ((max − min) / median, %) above which the GPT table says so.
 SPREAD_NOTE_PCT = 5.0
 #: Charts in report order (:meth:`Report.chart`).
-CHARTS = ("throughput", "speedup", "gpt", "trace", "spread")
+CHARTS = ("throughput", "speedup", "gpt", "spread", "trace")
 #: Options the precision labels already state (precision.py).
 PRECISION_OPTIONS = ("desc.amp", "desc.tf32", "desc.loss_scale")
 #: Prepared's fields a Report answers for (``rep.summary`` is ``rep.data.summary``).
@@ -134,8 +133,12 @@ class Report:
     measure: int | None = None
     title: str = ""
     link_base: Path = field(default_factory=Path.cwd)
+    #: where the log folder is published (``https://…/rn50_4gpu/``): log links then point
+    #: there, and work wherever the report is opened (the PDF keeps them too)
+    log_base_url: str = ""
 
     def __post_init__(self):
+        self.log_base_url = check_log_base_url(self.log_base_url)
         self.tr = Translator(self.lang)
         self.title = pick_title(self.title, self.lang) or self.tr(
             "report.default_title", models=", ".join(self.models()) or "DLPerf")
@@ -189,12 +192,20 @@ class Report:
         """Title, what the report covers, and the build note (suite version and commit)."""
         s = self.summary
         maxdev = int(s["num_devices"].max()) if len(s) and s["num_devices"].notna().any() else 0
-        return prose.render("title", self.tr, title=self.title, empty=s.empty,
+        models = [self.model_name(m) for m in self.models()]
+        gpt = not s.empty and tables.gpt_rows(s).shape[0] == len(s)  # a GPT campaign
+        if gpt:  # name the model sizes, as page 1's table does
+            from analysis.report import gpt_runs
+
+            sizes = sorted({gpt_runs.model_size(f.parameters) for f in gpt_runs.case_runs(
+                self.result.runs, self.envs).values()} - {""}, key=float_size)
+            models = [self.tr("overview.gpt_sizes", sizes=self.tr.join(sizes))] if sizes \
+                else models
+        return prose.render("title", self.tr, title=self.title, empty=s.empty, gpt=gpt,
                             log_dir=self.log_dir.name or ".", version=__version__,
                             commit=self.suite_commit, runs=len(self.result.runs), cases=len(s),
                             frameworks=sorted({str(x) for x in s["framework"].dropna()}),
-                            models=[self.model_name(m) for m in self.models()],
-                            max_devices=maxdev,
+                            models=models, max_devices=maxdev,
                             precisions=[self.precision_name(p) for p in
                                         sorted({str(p) for p in s["precision"].dropna()})],
                             contents=self.contents())
@@ -248,7 +259,9 @@ class Report:
 
     def results(self) -> Styler | None:
         """The seed 001 tables, one block of rows per model, precision and batch size per
-        GPU (the group in the first column), framework memory peak first."""
+        GPU (the group in the first column), framework memory peak first. Ratios to
+        references are page 1's reference table (``sections/reference.py``), not a column
+        here."""
         groups = tables.scaling_groups(self.summary)
         if not groups:
             return None
@@ -256,21 +269,16 @@ class Report:
         every = tables.scaling_cases(self.summary)  # one interval header for every group
         parts = []
         for (fw, model, prec, bsz), g in groups:
-            cells = (None if self.references is None
-                     else vs_reference.cells(self.tr, self.references, g))
-            t = tables.results_table(g, self.tr, cells, disagree, every)
+            t = tables.results_table(g, self.tr, disagree, every)
             label = headline.group_label(fw, model, prec, bsz, self.tr, self.precision_name)
             t.insert(0, self.tr("col.group"), [label] + [""] * (len(t) - 1))
             parts.append(t)
         frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-        align = "l" + tables.RESULTS_ALIGN + (tables.VS_REFERENCE_ALIGN
-                                              if self.references is not None else "")
         caption = []
         if (every["memory_framework_mib"] > every["memory_sampled_mib"]).any():
             caption.append(self.tr("results.sampled_below_framework"))
-        if self.references is not None:
-            caption.append(vs_reference.note(self.tr, self.references))
-        return styled.table(frame, "results", align, caption=caption or None)
+        return styled.table(frame, "results", "l" + tables.RESULTS_ALIGN,
+                            caption=caption or None)
 
     # ---- frameworks side by side (analysis.changes.frameworks) --------------------------
     def frameworks_used(self) -> list[str]:
@@ -411,16 +419,28 @@ class Report:
 
         if not self.chart_has_data(name):
             return None
+        named = partial(self._precisions_shown, tr=lang if callable(lang) else Translator(lang))
         if name == "throughput":
-            return plots.throughput_vs_devices(self.summary, lang)
+            return plots.throughput_vs_devices(named(self.summary), lang)
         if name == "speedup":
-            return plots.speedup_vs_ideal(self.summary, lang)
+            return plots.speedup_vs_ideal(named(self.summary), lang)
         if name == "trace":
-            return plots.iteration_traces(self.trace, lang, window=self.measured_window(),
+            return plots.iteration_traces(named(self.trace), lang, window=self.measured_window(),
                                           runs=self.runs)
         if name == "spread":
-            return plots.repeat_spread(self.runs, lang)
+            return plots.repeat_spread(named(self.runs), lang)
         return plots.gpt_configurations(self.summary, lang)
+
+    def _precisions_shown(self, frame: pd.DataFrame, tr) -> pd.DataFrame:
+        """`frame` with the charts' precision names ('FP32 (TF32 on)', 'AMP': the tables'
+        :meth:`precision_name`, in the labels of `tr`)."""
+        if frame.empty or "precision" not in frame.columns:
+            return frame
+        runs = self.result.runs
+        names = {p: short_name(p, self._params_of(runs["precision"].astype(str).str.lower()
+                                                  == p.lower()), tr)
+                 for p in frame["precision"].dropna().astype(str).unique()}
+        return frame.assign(**{plots.series.PRECISION_SHOWN: frame["precision"].map(names)})
 
     def precision_labels(self) -> list[str]:
         """What ran, per precision: 'fp32 (TF32 off)', 'amp (FP16 autocast, dynamic loss
@@ -477,7 +497,8 @@ class Report:
                self.heading("frameworks"),
                self.framework_comparison(), self.framework_exclusions(),
                self.heading("gpt_parallel"), self.gpt_strategies(),
-               self.gpt_strategy_definitions(), self.method_section(), self.energy(),
+               self.gpt_strategy_definitions(), self.part("seed002"), self.method_section(),
+               self.energy(),
                self.heading("charts")]
         out += [self.chart(c) for c in CHARTS]
         for name in SECTIONS:
@@ -918,13 +939,19 @@ class Report:
         key = f"kind.{kind}"
         return f"{self.tr(key)} ({kind})" if self.tr.has(key) else str(kind)
 
+    def _log_files(self) -> list[str]:
+        """The runs' main logs and the other files problems point at (a problem about a
+        case's repeats points at its folder, which is no log file)."""
+        return sorted({str(s) for s in self.result.runs["source"]} |
+                      {str(s) for s in self.result.problems["source"].dropna()
+                       if Path(str(s)).is_file()})
+
     def logs(self) -> H.Fragment:
         """The report's files as a reader needs them on paper: the folder, the layout of
         the main logs and how many files of each kind lie beside them; on screen the full
         list (:meth:`log_table`) opens under it (folded; not printed)."""
         tr = self.tr
-        files = sorted({str(s) for s in self.result.runs["source"]} |
-                       {str(s) for s in self.result.problems["source"].dropna()})
+        files = self._log_files()
         others = self._other_files(files)
         kinds: dict[str, int] = {}
         for f, rest in others.items():
@@ -932,31 +959,37 @@ class Report:
             for o in rest:
                 kind = o.name[len(stem):] if o.name.startswith(stem + ".") else o.suffix
                 kinds[kind] = kinds.get(kind, 0) + 1
-        folder = os.path.relpath(self.log_dir.resolve(), Path(self.link_base).resolve())
+        folder = (self.log_base_url or Path(os.path.relpath(
+            self.log_dir.resolve(), Path(self.link_base).resolve())).as_posix() + "/")
         beside = tr.join([tr("logs.kind", kind=k, count=tr.int(n, group=True))
                           for k, n in sorted(kinds.items())])
-        text = tr("logs.summary_one" if len(files) == 1 else "logs.summary",
-                  logs=tr.int(len(files), group=True),
-                  folder=Path(folder).as_posix() + "/",
+        key = "logs.summary_one" if len(files) == 1 else "logs.summary"
+        text = tr(key + "_url" if self.log_base_url else key,
+                  logs=tr.int(len(files), group=True), folder=folder,
                   pattern=log_pattern(files, self.log_dir),
                   total=tr.int(len(files) + sum(kinds.values()), group=True))
         if beside:
             text = tr("logs.with_beside", summary=text, beside=tr("logs.beside", kinds=beside))
         table = self.log_table().to_html()
-        return H.Fragment(f"{H.para(text)}<details class=\"dlperf-logs-list\"><summary>"
+        summary = H.para(text)
+        if self.log_base_url:  # the folder's address as a link: on paper too
+            summary = summary.replace(H.esc(self.log_base_url),
+                                      styled.link(self.log_base_url, self.log_base_url), 1)
+        return H.Fragment(f"{summary}<details class=\"dlperf-logs-list\"><summary>"
                           f"{H.esc(tr('logs.list'))}</summary>{table}</details>")
 
     def log_table(self) -> Styler:
-        """Every log file of the report with its size, linked relative to `link_base`, and
-        beside each run's main log the other files of that run (other nodes' logs, nvidia-smi
-        samples), linked too."""
+        """Every log file of the report with its size, linked relative to `link_base` (or
+        under `log_base_url`), and beside each run's main log the other files of that run
+        (other nodes' logs, nvidia-smi samples), linked too."""
         tr = self.tr
-        files = sorted({str(s) for s in self.result.runs["source"]} |
-                       {str(s) for s in self.result.problems["source"].dropna()})
+        files = self._log_files()
         others = self._other_files(files)
         names, sizes, also, hrefs = [], [], [], {}
 
         def href(p: Path) -> str:
+            if self.log_base_url:
+                return log_url(self.log_base_url, p, self.log_dir)
             rel = Path(os.path.relpath(p.resolve(), Path(self.link_base).resolve())).as_posix()
             # a first segment with a colon ("javascript:...") would be read as a URL scheme
             return "./" + rel if ":" in rel.split("/", 1)[0] else rel
@@ -1080,6 +1113,32 @@ def _display_path(p: Path, root: Path) -> str:
         return p.as_posix()
 
 
+def float_size(size: str) -> float:
+    """'0.61B' -> 0.61 (model sizes sort by value)."""
+    return float(size.rstrip("B"))
+
+
+def check_log_base_url(url: str | None) -> str:
+    """`url` ending in '/', '' for none; anything but an http(s) URL is refused."""
+    from analysis.errors import UsageError
+
+    url = (url or "").strip()
+    if not url:
+        return ""
+    if not re.match(r"^https?://[^/\s]+", url) or any(c.isspace() for c in url):
+        raise UsageError(f"--log-base-url must be an http:// or https:// URL, not {url!r}")
+    return url if url.endswith("/") else url + "/"
+
+
+def log_url(base: str, path: Path, log_dir: Path) -> str:
+    """The URL of a log file under `base`, the address of the log folder (path segments
+    percent-encoded)."""
+    from urllib.parse import quote
+
+    rel = Path(os.path.relpath(path.resolve(), log_dir.resolve())).as_posix()
+    return base + quote(rel)
+
+
 def _int(v):
     return None if pd.isna(v) else int(v)
 
@@ -1093,18 +1152,21 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
           method: str = "dlperf", warmup: int | None = None, measure: int | None = None,
           link_base: str | Path | None = None, data_dir: str | Path | None = None,
           baseline: str | Path | None = None, store: str | Path | None = None,
-          threshold: float | None = None, references: str | Path | None = None) -> Report:
+          threshold: float | None = None, references: str | Path | None = None,
+          log_base_url: str | None = None) -> Report:
     """Parse `log_dir` (default: bundled data/raw_logs) and gather everything a report shows.
 
     `env` / `topology` add files to those found inside `log_dir`; `link_base` is the folder
-    the log links are relative to (default: the current directory, where the report is).
+    the log links are relative to (default: the current directory, where the report is);
+    `log_base_url`, the address where `log_dir` is published, makes them absolute instead.
     `data_dir`: read the parsed frames `dlperf report` prepared there
     (``prepared.save``) instead of parsing again. `baseline` (a log folder, a Parquet export
     or, with `store`, a stored campaign) adds the "Changes since baseline" section, its
     verdicts at `threshold` ('2%', a percentage with its sign; default 2 %). `references` (a references file)
-    adds the results tables' "vs reference" column.
+    adds page 1's reference table.
     """
-    check_lang(lang)  # a bad language, method or threshold fails before the logs are parsed
+    check_lang(lang)
+    log_base_url = check_log_base_url(log_base_url)  # a bad language, method or threshold fails before the logs are parsed
     check_method_options(method, warmup, measure)
     threshold = verdict.threshold_value(threshold)
     if data_dir:
@@ -1114,4 +1176,5 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
                                 warmup=warmup, measure=measure, baseline=baseline,
                                 store=store, threshold=threshold, references=references)
     return Report(data, lang=lang, method=method, warmup=warmup, measure=measure,
-                  title=title or "", link_base=Path(link_base) if link_base else Path.cwd())
+                  title=title or "", link_base=Path(link_base) if link_base else Path.cwd(),
+                  log_base_url=log_base_url)

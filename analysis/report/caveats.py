@@ -53,6 +53,15 @@ def synthetic_data(rep: Report) -> bool:
     return False
 
 
+def no_energy(rep: Report) -> bool:
+    """The runs sampled their GPUs (nvidia-smi memory figures) but no sample holds power:
+    the report has no energy section, and says why rather than leave it out unexplained."""
+    runs, s = rep.runs, rep.summary
+    if s.empty or "energy_per_sample_j" not in s or s["energy_per_sample_j"].notna().any():
+        return False
+    return bool("memory_sampled_mib" in runs and runs["memory_sampled_mib"].notna().any())
+
+
 def headline_caveats(rep: Report) -> list[str]:
     """The caveats of `rep`, each one Markdown sentence in its language."""
     tr, out = rep.tr, []
@@ -89,6 +98,8 @@ def headline_caveats(rep: Report) -> list[str]:
     if seconds is not None and seconds.high < SUSTAINED_SECONDS:
         out.append(tr("caveat.short_window", iterations=seconds.iterations,
                       seconds=seconds.text(tr), sustained=SUSTAINED_SECONDS))
+    if no_energy(rep):
+        out.append(tr("caveat.no_energy"))
     if rep.campaign.failed:
         out.append(tr("caveat.failed_runs", count=len(rep.campaign.failed),
                       runs=tr.join([run for run, _, _ in rep.campaign.failed])))

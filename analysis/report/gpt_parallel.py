@@ -2,8 +2,8 @@
 each case against one GPU and DP, the pipeline bubble beside the theory, memory per GPU,
 and a Markdown note that states the definitions.
 
-The table fits an A4 page: short header labels that wrap only between words, case names on
-one line, and each row's note (a sentence or two) numbered under the table, its number in
+The table fits an A4 page at 8 pt: short header labels that wrap only between words, case
+names that wrap after an underscore where they must, and each row's note (a sentence or two) numbered under the table, its number in
 the row's last column."""
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ def section(summary: pd.DataFrame, runs: pd.DataFrame, lang: str = "en",
         rows.append(_cells(r, tr) + [f"[{len(notes)}]" if note else ""])
     table = pd.DataFrame(rows, columns=[tr(key) for key, _ in COLUMNS])
     return styled.table(table, "gpt-parallel", "".join(a for _, a in COLUMNS),
-                        caption=[tr("gpt_parallel.caption"), *notes])
+                        caption=[tr("gpt_parallel.caption"), *notes],
+                        markup={table.columns[0]: styled.label_words})
 
 
 def definitions(lang: str = "en") -> prose.Markdown:

@@ -303,7 +303,8 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
             progress: Callable[[str], None] | None = print_progress,
             meta: dict | None = None, baseline: str | Path | None = None,
             store: str | Path | None = None, threshold: float | None = None,
-            references: str | Path | None = None) -> Published:
+            references: str | Path | None = None,
+            log_base_url: str | None = None) -> Published:
     """Write report_<lang>.{ipynb,html,pdf,json} for each language into `out_dir`.
 
     `log_dir` defaults to the bundled data/raw_logs, `out_dir` to reports/. `env` and
@@ -312,13 +313,15 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     `baseline` (a log folder, a Parquet export or, with `store`, a stored campaign) adds the
     "Changes since baseline" section, its verdicts at `threshold` (default 2 %); a baseline
     that cannot be one is refused before any kernel starts. `references` (a references file,
-    as ``dlperf check`` reads) adds the results tables' "vs reference" column; a bad file is
-    refused before any kernel starts too.
+    as ``dlperf check`` reads) adds page 1's reference table and ratios; a bad file is
+    refused before any kernel starts too. `log_base_url` (where `log_dir` is published)
+    makes every log link absolute, in the HTML and the PDF.
     `progress` is called with one line per step ("parsing…", "en: executing…", "en: html");
     None for silence.
     """
     from analysis.env.folder_records import resolve_log_dir
     from analysis.report.baseline import check_baseline
+    from analysis.report.build import check_log_base_url
     from analysis.stats import METHODS
 
     langs = [check_lang(x) for x in _split(langs, ("en", "zh"), "language")]
@@ -347,7 +350,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
 
     params = dict(log_dir=str(root), title=title, env=absolute(env),
                   topology=absolute(topology), method=method, warmup=warmup, measure=measure,
-                  link_base=str(out))
+                  link_base=str(out), log_base_url=check_log_base_url(log_base_url) or None)
     result = Published(out)
     with tempfile.TemporaryDirectory(prefix="dlperf-report-") as tmp:  # mode 0700
         folder = Path(tmp)

@@ -68,9 +68,8 @@ def gpt_rows(summary: pd.DataFrame) -> pd.DataFrame:
     return summary[summary["case"].fillna("") != ""]
 
 
-#: Column alignment of results_table (text "l", numbers "r"), and of its "vs reference" column.
+#: Column alignment of results_table (text "l", numbers "r").
 RESULTS_ALIGN = "rrrrrrbwrrr"  # the interval (w) may wrap after its dash
-VS_REFERENCE_ALIGN = "l"
 
 
 def interval_text(low, high, tr: Translator) -> str:
@@ -143,13 +142,11 @@ def case_key(row) -> tuple:
 
 
 def results_table(group: pd.DataFrame, tr: Translator,
-                  vs_reference: list[str] | None = None,
                   disagree: dict | None = None,
                   all_cases: pd.DataFrame | None = None) -> pd.DataFrame:
     """Seed 001 layout with the framework's memory peak first, the interval labelled by
     kind and n: node num | gpus/node | gpu num | bsz/gpu | memory (framework) | memory
-    (nvidia-smi) | throughput | interval | n | speedup | scaling efficiency, then "vs
-    reference" when `vs_reference` gives its cells (one per row of `group`, formatted).
+    (nvidia-smi) | throughput | interval | n | speedup | scaling efficiency.
     `disagree` maps :func:`case_key` to the methods' largest relative difference. The
     interval's header names the kinds of `all_cases` (default `group`): the tables of
     several groups then share their columns."""
@@ -169,9 +166,6 @@ def results_table(group: pd.DataFrame, tr: Translator,
     cols += [interval_header(group if all_cases is None else all_cases, tr),
              tr("col.repeats"), tr("col.speedup"),
              tr("col.efficiency")]
-    if vs_reference is not None:
-        rows = [row + [text] for row, text in zip(rows, vs_reference, strict=True)]
-        cols.append(tr("col.vs_reference"))
     return pd.DataFrame(rows, columns=cols)
 
 

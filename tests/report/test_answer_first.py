@@ -79,11 +79,11 @@ def test_no_gpt_sections_without_gpt_cases(rn50):
 def test_key_numbers_of_the_rn50_campaign(rn50):
     en = rn50["en"].key_numbers().data
     assert list(en.columns) == ["group", "1 GPU, samples/s", "largest configuration",
-                                "samples/s there", "Speedup", "Scaling efficiency",
-                                "AMP / FP32", "spread (max − min) / median"]
+                                "samples/s at the largest", "Speedup", "Scaling efficiency",
+                                "AMP / FP32", "spread at the largest, (max − min) / median"]
     amp = en[en["group"].str.contains("AMP")].iloc[0]
     assert amp["largest configuration"] == "1n4g"
-    assert amp["samples/s there"].endswith("(n = 5)")
+    assert amp["samples/s at the largest"].endswith("(n = 5)")
     assert re.fullmatch(r"2\.\d\d× \(b256 / b128\)", amp["AMP / FP32"])  # the header names them
     zh = rn50["zh"].key_numbers().data
     assert zh.iloc[0, 1].endswith("（n = 5）")
@@ -114,7 +114,7 @@ def test_results_show_framework_memory_first_interval_kind_and_n(rn50):
     t = rn50["en"].results().data
     cols = list(t.columns)
     assert cols.index("memory, framework peak (MiB)") < cols.index("memory, nvidia-smi (MiB)")
-    assert "interval (min–max)" in cols and "repeats" in cols
+    assert "interval (min–max)" in cols and "n" in cols
     fp32 = t.iloc[4:8]
     assert fp32["memory, framework peak (MiB)"].tolist()[2] == "16,394"  # the log's own peak
     assert "(max 18,161)" in " ".join(fp32["memory, nvidia-smi (MiB)"])  # the transient sample

@@ -57,9 +57,9 @@ def test_escape_everything_from_data():
 def test_seed_results_table_layout():
     tr = Translator("en")
     t = tables.results_table(_summary().iloc[:3], tr)
-    assert list(t.columns) == ["node num", "gpus/node", "gpu num", "bsz/gpu",
+    assert list(t.columns) == ["nodes", "GPUs per node", "GPUs", "batch per GPU",
                                "memory, framework peak (MiB)", "memory, nvidia-smi (MiB)",
-                               "Throughput (samples/s)", "interval (min–max)", "repeats", "Speedup",
+                               "Throughput (samples/s)", "interval (min–max)", "n", "Speedup",
                                "Scaling efficiency"]
     assert t.iloc[2].tolist() == ["4", "8", "32", "256", "11,263", "12,565 (max 14,100)",
                                   "11,520.00", "11,519.00–11,521.00", "5", "28.80", "90.0%"]

@@ -60,7 +60,7 @@ def test_translator_formats_per_locale():
     assert en.date(dt.date(2020, 8, 8)) == "August 8, 2020"
     assert zh.date(dt.date(2020, 8, 8)) == "2020年8月8日"
     assert zh.join(["OneFlow", "PyTorch"]) == "OneFlow 和 PyTorch"  # spaced, as Chinese writes it
-    assert en("overview.devices", max=32) == "1 to 32 devices"
+    assert en("overview.devices", max=32) == "1 to 32 GPUs"
 
 
 def test_unknown_language_and_label_are_named():

@@ -46,9 +46,10 @@ def test_notebooks_are_thin_and_committed_clean(name, default):
     code = [c for c in nb.cells if c.cell_type == "code"]
     tagged = [i for i, c in enumerate(code) if "parameters" in c.metadata.get("tags", [])]
     assert tagged == [1], "one parameters cell, right after the imports"
-    for c in code:
+    for c in code:  # a parameter a line: the parameters cell may be longer
         assert not c.outputs and c.execution_count is None, "commit notebooks without outputs"
-        assert "def " not in c.source and len(c.source.splitlines()) <= 15
+        assert "def " not in c.source
+        assert len(c.source.splitlines()) <= (20 if c is code[1] else 15)
     assert default in code[1].source
 
 

@@ -93,9 +93,9 @@ def test_html_in_chromium(published, browser, lang, artifacts_dir):
     table = page.locator("table.dlperf-results").first
     header = table.locator("thead th").all_inner_texts()
     if lang == "en":
-        assert header == ["group", "node num", "gpus/node", "gpu num", "bsz/gpu",
+        assert header == ["group", "nodes", "GPUs per node", "GPUs", "batch per GPU",
                           "memory, framework peak (MiB)", "memory, nvidia-smi (MiB)",
-                          "Throughput (samples/s)", "interval (min–max)", "repeats", "Speedup",
+                          "Throughput (samples/s)", "interval (min–max)", "n", "Speedup",
                           "Scaling efficiency"]
     rows = [table.locator("tbody tr").nth(i).locator("td").all_inner_texts() for i in range(3)]
     assert [r[1:5] for r in rows] == [["1", "1", "1", "128"], ["1", "8", "8", "128"],

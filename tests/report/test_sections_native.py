@@ -59,7 +59,7 @@ def test_the_notebook_calls_one_section_method_per_cell(reports):
         call = ast.parse(cell.source).body[0].value
         calls.append(call.func.attr + ("" if not call.args else f"({call.args[0].value})"))
     assert not [c for c in calls if c.startswith("section")]
-    assert calls[calls.index("chart(spread)") + 1:] == [
+    assert calls[calls.index("chart(trace)") + 1:] == [
         "descriptions", "environment", "topology", "heading(problems)", "problems", "scripts",
         "commands", "campaign_yaml", "heading(logs)", "logs"]
     assert calls[calls.index("gpt_configurations") + 1:][:6] == [

@@ -37,10 +37,12 @@ class Findings(Section):
     def _gpt(self) -> list[str]:
         """Per GPT model size: one GPU's figures (samples/s with n, tokens/s, MFU where the
         page-1 table gives it), then at the most GPUs each strategy's share of one GPU's
-        per-GPU throughput, best first; and the largest pipeline's measured loss beside the
-        (p−1)/(m+p−1) bubble."""
+        per-GPU throughput, best first, with its share at the min and max of its repeats
+        (neighbours whose ranges overlap are said to be unordered); and the largest
+        pipeline's measured loss beside the (p−1)/(m+p−1) bubble and, where the loss stays
+        within it, the bubble its stages unequal by FLOPs predict."""
         from analysis.report import gpt_runs
-        from analysis.report.sections.gpt_cases import gpu_peak
+        from analysis.report.sections.gpt_cases import gpu_peak, matmul_rate
         from analysis.stats.gpt_parallel import strategies
 
         tr, rep = self.tr, self.rep
@@ -49,6 +51,7 @@ class Findings(Section):
             return []
         facts = gpt_runs.case_runs(rep.result.runs, rep.envs)
         _, peak = gpu_peak(rep.envs)
+        rate = matmul_rate(rep.envs, rep.log_dir) if peak else None
         by_case = rep.summary.set_index("case")
         out = []
         for (h, lay), g in frame.groupby(["hidden_size", "num_layers"], sort=True):
@@ -64,22 +67,53 @@ class Findings(Section):
             size = gpt_runs.model_size(f.parameters if f else None)
             tokens = (tr.int(row["throughput_median"] * f.seq_length, group=True)
                       if f and f.seq_length else "-")
-            mfu = (tr.percent(row["tflops_per_gpu"] / peak) if peak and pd.notna(
-                row.get("tflops_per_gpu")) and "72" in str(row.get("tflops_formula", ""))
-                else "-")
+            model_flops = pd.notna(row.get("tflops_per_gpu")) and "72" in str(
+                row.get("tflops_formula", ""))
+            mfu = tr.percent(row["tflops_per_gpu"] / peak) if peak and model_flops else "-"
+            if mfu != "-" and rate:
+                mfu = tr("findings.gpt_mfu_both", peak=mfu,
+                         measured=tr.percent(row["tflops_per_gpu"] / rate.tflops))
+            ranges = self._share_ranges(top)
             shares = tr.join([tr("findings.gpt_share", case=c, impl=(
                 f" ({facts[c].dp_impl})" if c in facts and facts[c].dp_impl else ""),
-                share=tr.percent(e)) for c, e in zip(top["case"], top["efficiency_vs_1gpu"])])
+                share=tr.percent(e), low=tr.percent(lo), high=tr.percent(hi))
+                for c, e, (lo, hi) in zip(top["case"], top["efficiency_vs_1gpu"], ranges)])
+            n = sorted({int(by_case.loc[c, "repeats"]) for c in top["case"]})
+            ties = [(a, b) for (a, (alo, _)), (b, (_, bhi)) in zip(
+                zip(top["case"], ranges), list(zip(top["case"], ranges))[1:]) if bhi >= alo]
             out.append(tr("findings.gpt_model", model=tr(
                 "gpt_cases.model" if size else "gpt_cases.model_unsized", size=size,
                 hidden=tr.int(h), layers=tr.int(lay)), one=tr.num(row["throughput_median"]),
                 n=int(row["repeats"]), tokens=tokens, mfu=mfu,
-                gpus=int(top["num_devices"].iloc[0]), shares=shares))
+                gpus=int(top["num_devices"].iloc[0]), shares=shares,
+                repeats=tr("punct.range").join(map(str, (n[0], n[-1]))) if len(n) > 1
+                else str(n[0]))
+                + "".join(tr("findings.gpt_tie", a=a, b=b) for a, b in ties))
         pp = frame.dropna(subset=["bubble_measured", "bubble_theoretical"])
         if len(pp):
             r = pp.sort_values(["pipeline_parallel", "num_devices"]).iloc[-1]
-            out.append(tr("findings.gpt_pp", case=r["case"], loss=tr.percent(r["bubble_measured"]),
-                          theory=tr.percent(r["bubble_theoretical"])))
+            unequal = r.get("bubble_imbalanced")
+            if pd.notna(unequal) and unequal >= r["bubble_measured"]:
+                out.append(tr("findings.gpt_pp_unequal", case=r["case"],
+                              loss=tr.percent(r["bubble_measured"]),
+                              theory=tr.percent(r["bubble_theoretical"]),
+                              unequal=tr.percent(unequal)))
+            else:
+                out.append(tr("findings.gpt_pp", case=r["case"],
+                              loss=tr.percent(r["bubble_measured"]),
+                              theory=tr.percent(r["bubble_theoretical"])))
+        return out
+
+    def _share_ranges(self, top: pd.DataFrame) -> list[tuple[float, float]]:
+        """Each case's share of one GPU at the min and at the max of its repeats (the
+        share scaled by the case's min / median and max / median)."""
+        by_case = self.rep.summary.set_index("case")
+        out = []
+        for c, e in zip(top["case"], top["efficiency_vs_1gpu"]):
+            r = by_case.loc[c]
+            med, lo, hi = r["throughput_median"], r["interval_low"], r["interval_high"]
+            ok = pd.notna(lo) and pd.notna(hi) and med
+            out.append((e * lo / med, e * hi / med) if ok else (e, e))
         return out
 
     def _group(self, key, g: pd.DataFrame) -> str | None:

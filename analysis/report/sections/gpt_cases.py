@@ -6,15 +6,21 @@ model TFLOP/s per GPU; llm-foundry: MFU and HFU).
 
 Model TFLOP/s are the model's FLOPs (the 72 formula the workload's logs state: no
 recomputation). MFU divides them by the GPU's datasheet dense BF16 peak; the matmul rate
-measured on the machine is used where the campaign recorded one, and said to be missing
-where it did not. HFU counts the recomputed forward pass only for runs that recomputed
+measured with ``dlperf env --matmul`` is the second denominator: from the runs' own env
+records when they hold one, else from ``matmul.json`` beside the logs (a record of that
+probe on a host of the kind the runs used), with where and when it was measured; said to
+be missing where neither exists. HFU counts the recomputed forward pass only for runs that recomputed
 activations; seed 002's 96 convention, which counts it always, is not on this page."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+
 import pandas as pd
 
 from analysis.env import describe
+from analysis.env.folder_records import load_env
 from analysis.report import gpt_runs, styled, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
@@ -27,7 +33,7 @@ DENSE_BF16_PEAK = {"NVIDIA H200": 989.5, "NVIDIA H200 NVL": 835.5}
 GROUP_ORDER = ("DP", "MP", "2D", "PP", "DP_PP", "MP_PP", "2D_PP")
 #: Spread of a case's repeats ((max − min) / median, %) above which the table says so.
 SPREAD_NOTE_PCT = 5.0
-ALIGN = "lrlrrbrrr"
+ALIGN = "lrlrrbrrb"  # b: a cell of two lines (samples/s and its range; two MFUs)
 
 
 def gpu_peak(envs) -> tuple[str, float | None]:
@@ -38,6 +44,47 @@ def gpu_peak(envs) -> tuple[str, float | None]:
         return ("; ".join(sorted(map(str, models))), None)
     model = str(models.pop())
     return model, DENSE_BF16_PEAK.get(model)
+
+
+#: A record of ``dlperf env --matmul`` beside the logs, for campaigns whose runs' own env
+#: records hold no matmul rate (the probe loads the GPUs, so it never runs beside a run).
+MATMUL_FILE = "matmul.json"
+
+
+@dataclass(frozen=True)
+class MatmulRate:
+    """The measured dense bf16 matmul rate (median over the GPUs of each GPU's median)."""
+
+    tflops: float
+    measured_at: str  # ISO date-time (UTC)
+    size: int
+    same_host: bool  # the probe's GPU UUIDs are the runs' GPUs
+    source: str  # the record's file name
+    first_block: float | None = None  # median over the GPUs of the first timed block
+
+
+def _uuids(record: dict) -> set[str]:
+    return {str(g.get("uuid")) for g in record.get("gpus") or [] if isinstance(g, dict)
+            and g.get("uuid")}
+
+
+def matmul_rate(envs, log_dir: str | Path | None) -> MatmulRate | None:
+    """The matmul rate of the runs' own env records (same host), else of ``matmul.json``
+    in `log_dir` (same host when its GPU UUIDs are the runs'), else None."""
+    run_uuids = set().union(*(_uuids(e.record) for e in envs)) if envs else set()
+    found = [e for e in envs if isinstance(e.record.get("matmul"), dict)]
+    path = Path(log_dir) / MATMUL_FILE if log_dir else None
+    if not found and path is not None and path.is_file():
+        found = [load_env(path, Path(log_dir))]
+    for e in found:
+        m = e.record["matmul"]
+        if isinstance(m.get("tflops_median"), (int, float)) and m["tflops_median"] > 0:
+            firsts = sorted(g["tflops"][0] for g in m.get("gpus") or [] if isinstance(g, dict)
+                            and isinstance(g.get("tflops"), list) and g["tflops"])
+            return MatmulRate(float(m["tflops_median"]), str(m.get("measured_at") or ""),
+                              int(m.get("size") or 0), bool(_uuids(e.record) & run_uuids),
+                              e.name, float(pd.Series(firsts).median()) if firsts else None)
+    return None
 
 
 def _order(configs: pd.DataFrame) -> pd.DataFrame:
@@ -64,6 +111,7 @@ class GptCases(Section):
         mixed = configs["precision"].dropna().nunique() > 1  # else rows read as one model
         recomputed = bool(peak) and any(f.recompute for f in facts.values())
         several_hosts = len({h for f in facts.values() for h in f.hosts}) > 1
+        rate = matmul_rate(rep.envs, rep.log_dir) if peak and model_flops else None
         flops_header = (tr("col.tflops_by", formula=" / ".join(sorted(formulas)))
                         if formulas else tr("col.tflops"))
         columns = [tr("col.case")]
@@ -72,7 +120,8 @@ class GptCases(Section):
                    tr("gpt_cases.col.batch"), tr("gpt_cases.col.step"),
                    tr("gpt_cases.col.samples"),
                    tr("gpt_cases.col.tokens"), flops_header,
-                   tr("gpt_cases.col.mfu", gpu=gpu) if peak else "MFU"]
+                   tr("gpt_cases.col.mfu_both" if rate else "gpt_cases.col.mfu", gpu=gpu)
+                   if peak else "MFU"]
         columns += [tr("gpt_cases.col.hfu")] if recomputed else []
         columns += [tr("gpt_cases.col.host")] if several_hosts else []
         rows, first_of_group, last_model, last_group = [], [], None, None
@@ -98,7 +147,7 @@ class GptCases(Section):
                 tr.int(r.num_devices), self._dp_impl(r, f),
                 f"{tr.int(r.global_batch_size)} / {tr.int(r.batch_size_per_device)}",
                 tr.num(r.latency_ms, 1), samples, tr.int(tokens, group=True) if pd.notna(tokens) else "-",
-                tr.num(r.tflops_per_gpu, 1), tr.percent(mfu) if pd.notna(mfu) else "-"]
+                tr.num(r.tflops_per_gpu, 1), self._mfu(r, mfu, rate)]
                 + ([self._hfu(r, f, peak, mfu)] if recomputed else [])
                 + (["; ".join(f.hosts) or "-"] if several_hosts else []))
         frame = pd.DataFrame(rows, columns=columns)
@@ -110,7 +159,14 @@ class GptCases(Section):
         starts = [i for i, first in zip(frame.index[~model_rows], first_of_group) if first]
         styles.loc[starts, :] = "border-top: 1.5px solid #888"
         return styled.table(frame, "gpt-cases", align, cell_styles=styles,
-                            caption=self._notes(configs, facts, gpu, peak, model_flops))
+                            caption=self._notes(configs, facts, gpu, peak, model_flops, rate))
+
+    def _mfu(self, r, mfu: float, rate: MatmulRate | None) -> str:
+        """'62.3 %' against the peak; with a measured rate, that MFU on a second line."""
+        if pd.isna(mfu):
+            return "-"
+        text = self.tr.percent(mfu)
+        return text + ("\n" + self.tr.percent(r.tflops_per_gpu / rate.tflops) if rate else "")
 
     def _dp_impl(self, r, f: gpt_runs.CaseRuns) -> str:
         """'DDP', 'FSDP2'; '–' without data parallelism; 'not stated' where the runs of a
@@ -143,7 +199,7 @@ class GptCases(Section):
                        gap=self.tr.int(gap.max(), group=True))
 
     def _notes(self, configs: pd.DataFrame, facts: dict, gpu: str, peak: float | None,
-               model_flops: bool) -> list[str]:
+               model_flops: bool, rate: MatmulRate | None = None) -> list[str]:
         """What the columns count, which repeats disagree, what the campaign did not
         record."""
         tr = self.tr
@@ -161,7 +217,16 @@ class GptCases(Section):
             out.append(tr("gpt_cases.note_no_mfu"))
         else:
             out.append(tr("gpt_cases.note_no_peak", gpu=gpu or tr("report.unknown")))
-        out.append(tr("gpt_cases.note_matmul"))
+        if rate:
+            out.append(tr("gpt_cases.note_matmul_same" if rate.same_host
+                          else "gpt_cases.note_matmul_other",
+                          rate=tr.num(rate.tflops, 1), size=rate.size, file=rate.source,
+                          when=rate.measured_at.replace("T", " ")[:16] + " UTC"))
+            if rate.first_block and rate.first_block > rate.tflops * 1.05:
+                out.append(tr("gpt_cases.note_matmul_burst", first=tr.num(rate.first_block, 0),
+                              rate=tr.num(rate.tflops, 1)))
+        elif peak and model_flops:
+            out.append(tr("gpt_cases.note_matmul"))
         recompute = {f.recompute for f in facts.values()}
         if recompute == {False}:
             out.append(tr("gpt_cases.note_hfu_none"))

@@ -1,8 +1,9 @@
-"""Page 1's comparison with published figures (``--references FILE``): every reference of
+"""Page 1's comparison with reference figures (``--references FILE``): every reference of
 the file that names one of the report's cases, with the hardware, precision and batch it
 was measured with, its value, our median with n and interval, ours/reference, and, where
 the file gives a reference at one GPU and at N GPUs of one source, both scaling
-efficiencies. Unlike the results tables' column (references on the runs' hardware only),
+efficiencies; a ratio far from 1 on the runs' GPU model is said to be unexplained. Unlike
+the results tables' column (references on the runs' hardware only),
 references measured on another GPU model are shown too, marked: they compare machines as
 well as software, which is what a reader of an older report asks."""
 
@@ -17,6 +18,9 @@ from analysis.report import styled
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
 
+#: |ours / reference − 1| on the same GPU model above which the caption says the report
+#: does not explain the difference.
+FAR = 0.2
 _KEY = re.compile(r"^(?P<fw>[^/]+)/(?P<model>[^/]+)/(?P<prec>[^/]+)/b(?P<bsz>\d+)/"
                   r"(?P<nodes>\d+)n(?P<gpn>\d+)g")
 
@@ -83,7 +87,7 @@ class Reference(Section):
         from analysis.changes.compare import case_keys
 
         by_key = dict(zip(case_keys(summary), summary.to_dict("records")))
-        rows, other_model = [], False
+        rows, other_model, far = [], False, []
         for i, r in table.iterrows():
             f = case_fields(str(r.reference))
             ours = by_key.get(r.case_key)
@@ -95,6 +99,10 @@ class Reference(Section):
                      if r["value"] and pd.notna(r["median"]) else "-")
             if same is False:
                 ratio += tr("reference.other_model_mark")
+            elif r["value"] and pd.notna(r["median"]) and abs(
+                    r["median"] / r["value"] - 1) > FAR:
+                far.append(tr("reference.case", precision=reference_precision(
+                    rep, f["prec"], same), bsz=f["bsz"], gpus=f["gpus"]))
             eff = "-"
             if i in eff_ref and pd.notna(ours.get("scaling_efficiency")):
                 eff = tr("reference.efficiency", ours=tr.percent(ours["scaling_efficiency"]),
@@ -113,6 +121,8 @@ class Reference(Section):
                    ("source", "hardware", "case", "value", "ours", "ratio", "efficiency")]
         rows = [row[:-1] for row in rows]  # the last cell: each row's source, for the blanks
         caption = [tr("reference.caption", file=rep.references.file)]
+        if far:
+            caption.append(tr("reference.far", pct=tr.percent(FAR, 0), cases=tr.join(far)))
         if other_model:
             caption.append(tr("reference.other_model"))
         return styled.table(pd.DataFrame(rows, columns=columns), "reference", "tllrrrw",

@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 
 from analysis.fsutil import display_path, read_json_object
 from analysis.report import prose
+from analysis.report.caveats import DIRTY, other_suite_commits
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
 
@@ -70,7 +71,13 @@ class Reproduce(Section):
             return None
         command, folder = found
         report = shlex.join(["dlperf", "report", folder])
+        lines = [command, report]
+        text = [tr(source, log_dir=folder)]
+        ran = other_suite_commits(rep.campaign.suite_commits, rep.suite_commit)
+        if len(ran) == 1 and not ran[0].endswith(DIRTY):  # the runs' code: check it out first
+            lines.insert(0, shlex.join(["git", "checkout", ran[0]]))
+            text.append(tr("reproduce.checkout", commit=ran[0][:7]))
         return prose.Markdown(
             f'<div class="dlperf-reproduce">\n\n**{prose.md(tr("reproduce.heading"))}**\n\n'
-            f"{prose.code_block(command + chr(10) + report)}\n\n"
-            f"{prose.inline(tr(source, log_dir=folder))}\n\n</div>\n")
+            f"{prose.code_block(chr(10).join(lines))}\n\n"
+            f"{prose.inline(' '.join(text))}\n\n</div>\n")
