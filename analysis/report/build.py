@@ -434,13 +434,15 @@ class Report:
     def _precisions_shown(self, frame: pd.DataFrame, tr) -> pd.DataFrame:
         """`frame` with the charts' precision names ('FP32 (TF32 on)', 'AMP': the tables'
         :meth:`precision_name`, in the labels of `tr`)."""
+        from analysis.plots.series import PRECISION_SHOWN
+
         if frame.empty or "precision" not in frame.columns:
             return frame
         runs = self.result.runs
         names = {p: short_name(p, self._params_of(runs["precision"].astype(str).str.lower()
                                                   == p.lower()), tr)
                  for p in frame["precision"].dropna().astype(str).unique()}
-        return frame.assign(**{plots.series.PRECISION_SHOWN: frame["precision"].map(names)})
+        return frame.assign(**{PRECISION_SHOWN: frame["precision"].map(names)})
 
     def precision_labels(self) -> list[str]:
         """What ran, per precision: 'fp32 (TF32 off)', 'amp (FP16 autocast, dynamic loss
