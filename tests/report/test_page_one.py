@@ -161,3 +161,21 @@ def test_gpt_findings_say_each_strategys_share_and_the_pipeline_loss():
     assert "loses 38.7% of one GPU's per-GPU throughput" in text
     assert "more than the 27.3% bubble of equal stages, within the 41.2% bubble" in text
     assert text.count("\n- ") == 3
+
+
+def test_findings_do_not_call_repeats_that_are_far_apart_agreeing(tmp_path):
+    from tests.stats import dll_synth
+
+    # three repeats at 2,560, 2,327 and 2,438 img/s: spread 9.5 %, above the 5 % flag
+    for repeat, seconds in ((1, 0.05), (2, 0.055), (3, 0.0525)):
+        dll_synth.write(tmp_path, dll_synth.lines(200, seconds=seconds),
+                        name=f"1n1g/r50_b128_amp_{repeat}.log")
+    en = str(build(tmp_path).part("findings"))
+    assert "Repeats disagree" in en and "Repeats agree" not in en
+    assert "9.5%" in en and "above the 5.0%" in en
+    zh = str(build(tmp_path, lang="zh").part("findings"))
+    assert "差异较大" in zh and "一致" not in zh
+
+
+def test_findings_say_repeats_agree_within_the_flag(reports):
+    assert "Repeats agree" in str(reports["en"].part("findings"))

@@ -13,6 +13,7 @@ from analysis.report import headline, prose, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
 from analysis.report.sections.reference import case_fields, reference_efficiency, same_model
+from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD, spread_flagged
 
 #: Groups given a sentence each (the key-numbers table lists every group).
 MAX_GROUPS = 3
@@ -183,8 +184,12 @@ class Findings(Section):
         if cases.empty:
             return None
         worst = cases.loc[cases["spread_pct"].idxmax()]
-        return tr("findings.spread", spread=tr.percent(float(worst["spread_pct"]) / 100),
+        # "agree" only where no case's repeats are flagged as far apart
+        key = "findings.spread_wide" if spread_flagged(float(worst["spread_pct"])) \
+            else "findings.spread"
+        return tr(key, spread=tr.percent(float(worst["spread_pct"]) / 100),
                   case=f"{self.rep.precision_name(worst['precision'])} "
                        f"{headline.config_label(worst)}",
-                  repeats=tr.int(int(cases["repeats"].min())))
+                  repeats=tr.int(int(cases["repeats"].min())),
+                  threshold=tr.percent(DEFAULT_SPREAD_THRESHOLD))
 
