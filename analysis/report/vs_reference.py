@@ -1,13 +1,12 @@
-"""The results tables' "vs reference" column (``dlperf report LOG_DIR --references FILE``):
-each case's median throughput over the value of every reference it matches
-(:mod:`analysis.changes.references`), with the reference's source named beside the ratio —
-only where the reference was measured on the runs' hardware (GPU model and count from their
-environment records). References of the report's cases measured on other GPUs, or matched
-with runs whose GPUs no record states, are left out of the column and named under it.
+"""The references of ``dlperf report LOG_DIR --references FILE`` matched to the report's
+cases: each case's median throughput over the value of every reference it matches
+(:mod:`analysis.changes.references`) — only where the reference was measured on the runs'
+hardware (GPU model and count from their environment records) — for the report's numbers
+file; page 1's reference block (``sections/reference.py``) shows every reference.
 
 The publisher reads the file before any kernel starts (:func:`load`) and matches the
-references once (:func:`match`); the matches travel to the kernels with the other frames
-(``analysis.report.prepared``) and :func:`cells` / :func:`note` render them in one language.
+references once (:func:`match`); the matches travel to the kernel with the other frames
+(``analysis.report.prepared``).
 (``analysis.changes`` is imported where used: it imports ``analysis.report`` itself.)
 """
 
@@ -17,11 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-
-from analysis.i18n import Translator
-
-#: The cell of a case that matches no reference (or none measured on its hardware).
-NO_REFERENCE = "–"
 
 
 @dataclass
@@ -41,11 +35,6 @@ class ReferenceRatios:
     def shown(self) -> pd.DataFrame:
         """The pairs measured on the runs' hardware."""
         return self.table[self.table["excluded"].fillna("") == ""]
-
-    @property
-    def left_out(self) -> pd.DataFrame:
-        """The pairs whose reference was measured on other (or unrecorded) hardware."""
-        return self.table[self.table["excluded"].fillna("") != ""]
 
     def numbers(self) -> list[dict]:
         """Per shown match: case key, reference value, ratio median/value, source, hardware
@@ -68,7 +57,7 @@ def load(path: str | Path) -> list[dict]:
 def match(path: str | Path, summary: pd.DataFrame, runs: pd.DataFrame | None = None,
           envs=None) -> ReferenceRatios:
     """The references of `path` matched against the report's cases (references no case
-    matches are left out: the column is about the report's cases). The runs' GPUs come from
+    matches are left out: they are about no case of the report). The runs' GPUs come from
     `runs` (analysis.stats.RUN_COLUMNS) and their env records `envs`
     (analysis.env.folder_records.EnvInput); without `runs` no GPUs are known and no reference is
     shown."""
@@ -79,47 +68,3 @@ def match(path: str | Path, summary: pd.DataFrame, runs: pd.DataFrame | None = N
     table = references.check(summary, load(path), gpus_by_case=gpus_by_case)
     table = table[table["case_key"] != ""].reset_index(drop=True)
     return ReferenceRatios(table, str(path))
-
-
-def cell(tr: Translator, ratios: ReferenceRatios, key: str) -> str:
-    """'1.04× (source)' for each reference of the case `key` measured on its hardware with a
-    value ('; ' between them), NO_REFERENCE when there is none."""
-    rows = ratios.shown[ratios.shown["case_key"] == key]
-    parts = [f"{tr.num(r.ratio, 2)}×" + (f" ({r.source})" if r.source else "")
-             for r in rows.itertuples(index=False) if pd.notna(r.ratio)]
-    return "; ".join(parts) or NO_REFERENCE
-
-
-def cells(tr: Translator, ratios: ReferenceRatios, summary: pd.DataFrame) -> list[str]:
-    """The column's cells for the rows of `summary` (a results table's group), in order."""
-    from analysis.changes.compare import case_keys
-
-    return [cell(tr, ratios, key) for key in case_keys(summary)]
-
-
-def left_out(tr: Translator, ratios: ReferenceRatios) -> list[str]:
-    """One sentence per kind of mismatch (the reference's GPUs against the runs'), naming the
-    cases whose references were left out for it."""
-    from analysis.changes import references, wording
-
-    kinds = {references.OTHER_HARDWARE: "other_hardware",
-             references.HARDWARE_UNKNOWN: "hardware_unknown"}
-    groups: dict[tuple, list[str]] = {}
-    for r in ratios.left_out.itertuples(index=False):
-        groups.setdefault((r.verdict, r.hardware, r.run_hardware), []).append(r.case_key)
-    return [wording.say(tr.lang, f"refs.excluded.{kinds[verdict]}", reference=hardware,
-                        runs=runs, cases=", ".join(dict.fromkeys(cases)))
-            for (verdict, hardware, runs), cases in groups.items()]
-
-
-def note(tr: Translator, ratios: ReferenceRatios) -> str:
-    """The sentence under the results tables: which file, what the ratio is, that only
-    references measured on the runs' hardware are shown, and which were left out and why."""
-    from analysis.changes import wording
-
-    text = wording.say(tr.lang, "refs.note", file=ratios.file)
-    excluded = left_out(tr, ratios)
-    if excluded:
-        text += (" " + wording.say(tr.lang, "refs.excluded_intro", count=len(ratios.left_out))
-                 + " " + "; ".join(excluded) + ("." if tr.lang == "en" else "。"))
-    return text

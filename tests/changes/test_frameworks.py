@@ -174,13 +174,11 @@ def test_every_comparison_text_is_in_both_languages_and_every_one_used_exists():
         assert names["en"] == names["zh"], key
     pkg = Path(frameworks.__file__).resolve().parents[1]
     used = set()
-    for path in (pkg / "changes" / "frameworks.py", pkg / "report" / "vs_reference.py",
-                 pkg.parent / "notebooks" / "30_compare.ipynb"):
+    for path in (pkg / "changes" / "frameworks.py", pkg.parent / "notebooks" / "30_compare.ipynb"):
         used |= set(re.findall(r"""say\((?:[^,()"]+,\s*)?f?\\?["']((?:fw|refs)\.[a-z_.]+)""",
                                path.read_text()))
     used = {k for k in used if not k.endswith(".")}  # f-strings: prefixes of the keys below
     used |= {f"fw.excluded.{reason}" for reason in frameworks.REASONS}
-    used |= {"refs.excluded.other_hardware", "refs.excluded.hardware_unknown"}
     assert used - set(catalogue) == set()
     assert {k for k in catalogue if not k.startswith("fw.col.")} - used == set()
 

@@ -9,7 +9,6 @@ import pytest
 from analysis import stats
 from analysis.collect import parse_paths
 from analysis.env import folder_records
-from analysis.i18n import Translator
 from analysis.report import vs_reference
 
 from .campaigns import BUNDLED
@@ -45,37 +44,15 @@ def refs_file(tmp_path):
 def test_only_references_measured_on_the_runs_gpus_give_a_ratio(report_data, refs_file):
     summary, runs, envs = report_data
     ratios = vs_reference.match(refs_file, summary, runs, envs)
-    tr = Translator("en")
-    assert vs_reference.cell(tr, ratios, FP32_1N1G) == "0.97× (our H200 baseline)"
-    assert vs_reference.cell(tr, ratios, AMP_1N4G) == vs_reference.NO_REFERENCE  # V100 only
-    assert [n["case_key"] for n in ratios.numbers()] == [FP32_1N1G]
+    assert [n["case_key"] for n in ratios.numbers()] == [FP32_1N1G]  # AMP_1N4G: V100 only
     assert ratios.numbers()[0]["ratio"] == pytest.approx(2998.16 / 3100, abs=1e-5)
-    cells = vs_reference.cells(tr, ratios, summary)
-    assert sum(c != vs_reference.NO_REFERENCE for c in cells) == 1
-
-
-@pytest.mark.parametrize("lang, says", [
-    ("en", ["References not shown (2): measured on 8x V100-SXM2-16GB, the runs on 4x NVIDIA "
-            f"H200: {FP32_1N1G}, {AMP_1N4G}.",
-            "shown only where its hardware (GPU model and count) is the runs'"]),
-    ("zh", ["未显示的参考值（2 个）： 参考值测于 8x V100-SXM2-16GB，本次运行于 4x NVIDIA H200："
-            f"{FP32_1N1G}, {AMP_1N4G}。",
-            "仅当参考值的硬件（GPU 型号和数量）与本次运行相同时才显示"]),
-])
-def test_the_note_names_each_reference_left_out_and_why(report_data, refs_file, lang, says):
-    summary, runs, envs = report_data
-    note = vs_reference.note(Translator(lang), vs_reference.match(refs_file, summary, runs, envs))
-    for text in says:
-        assert text in note
-    assert "4n8g" not in note  # a reference of no report case is not about the report
+    assert ratios.numbers()[0]["source"] == "our H200 baseline"
+    excluded = ratios.table.set_index("case_key")["excluded"].fillna("")
+    assert excluded[AMP_1N4G] != "" and "4n8g" not in set(ratios.table["case_key"])
 
 
 def test_without_the_runs_no_reference_is_shown(report_data, refs_file):
     summary, _runs, _envs = report_data
     ratios = vs_reference.match(refs_file, summary)
     assert ratios.numbers() == []
-    assert set(vs_reference.cells(Translator("en"), ratios, summary)) == {"–"}
-    note = vs_reference.note(Translator("en"), ratios)
-    assert ("References not shown (3): measured on 4x NVIDIA H200, the runs' GPUs not known: "
-            f"{FP32_1N1G}; measured on 8x V100-SXM2-16GB, the runs' GPUs not known: "
-            f"{FP32_1N1G}, {AMP_1N4G}.") in note
+    assert len(ratios.table) == 3  # matched, each left out: the runs' GPUs are not known
