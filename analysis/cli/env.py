@@ -21,8 +21,9 @@ def add_arguments(p) -> None:
                         "CUDA/cuDNN/NCCL it loads; slower (a few seconds)")
     p.add_argument("--matmul", action="store_true",
                    help="also measure each GPU's dense bf16 matmul rate with torch (8192^3, "
-                        "median of 7 timed blocks; about a second per GPU): the rate MFU "
-                        "is set against. It loads the GPUs: never beside a benchmark")
+                        "median of the blocks over 30 s per GPU, in turn: the sustained "
+                        "rate MFU is set against). It loads the GPUs: never beside a "
+                        "benchmark")
     p.add_argument("--timeout", type=positive_float, default=None, metavar="SECONDS",
                    help="timeout of each external command (default 10)")
 

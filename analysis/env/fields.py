@@ -114,6 +114,7 @@ WRITTEN: dict[str, Field] = {
     "matmul.gpus[].name": _OPT_STR,
     "matmul.gpus[].uuid": _OPT_STR,
     "matmul.gpus[].tflops_median": _f("number"),
+    "matmul.gpus[].tflops_first": _f("number"),
     "env.*": _STR,
     "sources.*": _STR,
     "absent.*": _STR,

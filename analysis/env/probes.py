@@ -354,8 +354,10 @@ def probe_infiniband(timeout: float, sysfs: str | Path = "/sys/class/infiniband"
 
 
 # ---- bf16 matmul rate (torch on the GPUs) ------------------------------------------------
-#: Square size, warm-up products, products per timed block and timed blocks of the probe.
-MATMUL_SIZE, MATMUL_WARMUP, MATMUL_ITERS, MATMUL_BLOCKS = 8192, 10, 20, 7
+#: Square size, warm-up products and products per timed block of the probe, and how long each
+#: GPU is timed: long enough for its clocks to settle under load (the first tenth of a second
+#: runs ~15 % above what the GPU sustains), as a training run keeps them.
+MATMUL_SIZE, MATMUL_WARMUP, MATMUL_ITERS, MATMUL_SECONDS = 8192, 10, 20, 30.0
 
 
 def _median(xs: list[float]) -> float:
@@ -364,10 +366,16 @@ def _median(xs: list[float]) -> float:
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
+def _quantile(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
 def measure_matmul(torch, index: int, size: int = MATMUL_SIZE, warmup: int = MATMUL_WARMUP,
-                   iters: int = MATMUL_ITERS, blocks: int = MATMUL_BLOCKS) -> dict:
-    """Dense bf16 ``size``³ products on GPU ``index``: TFLOP/s of each timed block of
-    ``iters`` products (CUDA events, after ``warmup`` products) and their median."""
+                   iters: int = MATMUL_ITERS, seconds: float = MATMUL_SECONDS) -> dict:
+    """Dense bf16 ``size``³ products on GPU ``index`` for ``seconds``: TFLOP/s of each timed
+    block of ``iters`` products (CUDA events, after ``warmup`` products), summarised as the
+    first block, the median and the spread of all of them."""
     dev = torch.device("cuda", index)
     with torch.cuda.device(dev):
         a = torch.randn(size, size, device=dev, dtype=torch.bfloat16)
@@ -375,28 +383,33 @@ def measure_matmul(torch, index: int, size: int = MATMUL_SIZE, warmup: int = MAT
         out = torch.empty(size, size, device=dev, dtype=torch.bfloat16)
         for _ in range(warmup):
             torch.matmul(a, b, out=out)
-        rates = []
-        for _ in range(blocks):
+        rates, timed = [], 0.0
+        while timed < seconds:
             start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
             start.record()
             for _ in range(iters):
                 torch.matmul(a, b, out=out)
             end.record()
             end.synchronize()
-            rates.append(round(2 * size**3 * iters / (start.elapsed_time(end) / 1e3) / 1e12, 1))
+            block = start.elapsed_time(end) / 1e3
+            timed += block
+            rates.append(2 * size**3 * iters / block / 1e12)
         props = torch.cuda.get_device_properties(dev)
         uuid = getattr(props, "uuid", None)
         del a, b, out
         torch.cuda.empty_cache()
     return {"index": index, "name": props.name,
             "uuid": f"GPU-{uuid}" if uuid is not None else None,
-            "tflops": rates, "tflops_median": round(_median(rates), 1)}
+            "seconds": round(timed, 1), "blocks": len(rates), "tflops_first": round(rates[0], 1),
+            "tflops_p5": round(_quantile(rates, 0.05), 1),
+            "tflops_median": round(_median(rates), 1),
+            "tflops_p95": round(_quantile(rates, 0.95), 1)}
 
 
 def probe_matmul(timeout: float) -> Found:
     """The dense bf16 matmul rate each visible GPU reaches (torch; none without torch or a
-    GPU): the ceiling that MFU against the measured rate divides by. It loads the GPUs for
-    about a second each, so it runs only when asked for (``dlperf env --matmul``), never
+    GPU): the ceiling that MFU against the measured rate divides by. It loads each GPU for
+    MATMUL_SECONDS in turn, so it runs only when asked for (``dlperf env --matmul``), never
     beside a benchmark."""
     from datetime import datetime, timezone
 
@@ -412,7 +425,9 @@ def probe_matmul(timeout: float) -> Found:
     gpus = [measure_matmul(torch, i) for i in range(torch.cuda.device_count())]
     found.values["matmul"] = {
         "dtype": "bf16", "size": MATMUL_SIZE, "warmup": MATMUL_WARMUP, "iters": MATMUL_ITERS,
-        "blocks": MATMUL_BLOCKS, "statistic": "median of the blocks' TFLOP/s",
+        "seconds": MATMUL_SECONDS,
+        "statistic": f"median TFLOP/s of the blocks of {MATMUL_ITERS} products over "
+                     f"{MATMUL_SECONDS:g} s per GPU (sustained)",
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "torch": torch.__version__, "gpus": gpus,
         "tflops_median": round(_median([g["tflops_median"] for g in gpus]), 1)}

@@ -1,6 +1,6 @@
 """The bf16 matmul probe of `dlperf env --matmul`: without a GPU (or without torch) the record
 says why it has no rate; a record with a rate keeps it under `matmul` (GPU names, UUIDs,
-each GPU's blocks and median, the date), and a rate of the wrong type is left out by readers
+each GPU's timed seconds, blocks, first block, median and spread, the date), and a rate of the wrong type is left out by readers
 with its JSON path. The measurement itself ran on a 4x H200 host: its record is
 data/raw_logs/gpt_4gpu/matmul.json, read back here."""
 
@@ -14,7 +14,7 @@ import pytest
 
 from analysis.env.capture import capture
 from analysis.env.fields import usable
-from analysis.env.probes import MATMUL_SIZE, probe_matmul
+from analysis.env.probes import MATMUL_SECONDS, MATMUL_SIZE, measure_matmul, probe_matmul
 from analysis.env.record import EnvRecord
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,14 +45,61 @@ def test_the_measured_record_reads_back_with_its_gpus_and_date():
     record = EnvRecord.load(MEASURED)
     m = record.matmul
     assert m["size"] == MATMUL_SIZE and m["dtype"] == "bf16"
-    assert m["measured_at"].startswith("2026-11-28T19:04")
+    assert m["measured_at"].startswith("2026-11-28T20:36") and m["seconds"] == MATMUL_SECONDS
     uuids = [g["uuid"] for g in m["gpus"]]
     assert uuids == [g["uuid"] for g in record.gpus] and len(set(uuids)) == 4
-    for g in m["gpus"]:  # each GPU's median is the median of its blocks
-        blocks = sorted(g["tflops"])
-        assert len(blocks) == m["blocks"] and g["tflops_median"] == blocks[len(blocks) // 2]
+    for g in m["gpus"]:  # timed for the stated seconds; the first block above what it sustains
+        assert g["seconds"] >= MATMUL_SECONDS and g["blocks"] > 500
+        assert g["tflops_p5"] <= g["tflops_median"] <= g["tflops_p95"] < g["tflops_first"]
     medians = sorted(g["tflops_median"] for g in m["gpus"])
     assert m["tflops_median"] == pytest.approx((medians[1] + medians[2]) / 2, abs=0.051)
+
+
+def test_the_probe_times_each_gpu_for_the_seconds_asked():
+    torch = pytest.importorskip("torch")
+
+    class Event:  # CUDA events on a clock each block moves by 10 ms
+        clock = [0.0]
+
+        def __init__(self, enable_timing):
+            self.at = 0.0
+
+        def record(self):
+            Event.clock[0] += 0.005
+            self.at = Event.clock[0]
+
+        def synchronize(self):
+            pass
+
+        def elapsed_time(self, other):
+            return (other.at - self.at) * 1e3
+
+    class FakeTorch:
+        bfloat16 = torch.bfloat16
+        cuda = type("cuda", (), {
+            "Event": Event, "device": staticmethod(lambda d: __import__("contextlib").nullcontext()),
+            "get_device_properties": staticmethod(lambda d: type("P", (), {"name": "G", "uuid": "u"})()),
+            "empty_cache": staticmethod(lambda: None)})
+
+        @staticmethod
+        def device(kind, index):
+            return "cpu"
+
+        @staticmethod
+        def randn(*size, device, dtype):
+            return torch.zeros(2, 2)
+
+        @staticmethod
+        def empty(*size, device, dtype):
+            return torch.zeros(2, 2)
+
+        @staticmethod
+        def matmul(a, b, out):
+            return out
+
+    g = measure_matmul(FakeTorch, 0, size=8, iters=1, seconds=0.5)
+    assert g["blocks"] == 100 and g["seconds"] == pytest.approx(0.5)
+    assert g["uuid"] == "GPU-u" and g["tflops_median"] == g["tflops_first"]
 
 
 def test_a_rate_of_the_wrong_type_is_left_out_with_its_path():

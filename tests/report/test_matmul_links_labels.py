@@ -25,7 +25,7 @@ def _record(uuids, tflops=None, name="x.env.json") -> EnvInput:
     rec = {"gpus": [{"uuid": u} for u in uuids]}
     if tflops is not None:
         rec["matmul"] = {"tflops_median": tflops, "measured_at": "2026-11-28T19:04:57+00:00",
-                         "size": 8192, "gpus": [{"uuid": u, "tflops": [800.0, tflops, tflops]}
+                         "size": 8192, "gpus": [{"uuid": u, "tflops_first": 800.0, "tflops_median": tflops}
                                                 for u in uuids]}
     return EnvInput(name, rec)
 

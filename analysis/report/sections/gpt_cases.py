@@ -79,8 +79,8 @@ def matmul_rate(envs, log_dir: str | Path | None) -> MatmulRate | None:
     for e in found:
         m = e.record["matmul"]
         if isinstance(m.get("tflops_median"), (int, float)) and m["tflops_median"] > 0:
-            firsts = sorted(g["tflops"][0] for g in m.get("gpus") or [] if isinstance(g, dict)
-                            and isinstance(g.get("tflops"), list) and g["tflops"])
+            firsts = sorted(g["tflops_first"] for g in m.get("gpus") or [] if isinstance(g, dict)
+                            and isinstance(g.get("tflops_first"), (int, float)))
             return MatmulRate(float(m["tflops_median"]), str(m.get("measured_at") or ""),
                               int(m.get("size") or 0), bool(_uuids(e.record) & run_uuids),
                               e.name, float(pd.Series(firsts).median()) if firsts else None)
