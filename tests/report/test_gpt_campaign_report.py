@@ -37,7 +37,7 @@ def test_framework_is_pytorch_and_torch_is_used(reports):
     assert others is None or "torch " not in others.group(1).replace("torchvision", "")
     desc = re.sub(r"\s+", " ", _text(rep.section("descriptions")))
     assert "Framework : PyTorch 2.11.0" in desc
-    assert "Precision : bf16 (BF16 autocast, no loss scaling)" in desc
+    assert "Precision : BF16 (BF16 autocast, no loss scaling)" in desc
 
 
 def test_tflops_columns_name_their_formula(reports):
