@@ -395,9 +395,10 @@ def measure_matmul(torch, index: int, size: int = MATMUL_SIZE, warmup: int = MAT
 
 def probe_matmul(timeout: float) -> Found:
     """The dense bf16 matmul rate each visible GPU reaches (torch; none without torch or a
-    GPU): the ceiling that MFU against the measured rate divides by. It loads the GPUs for
-    about a second each, so it runs only when asked for (``dlperf env --matmul``), never
-    beside a benchmark."""
+    GPU): the ceiling that MFU against the measured rate divides by. It loads each GPU for
+    a fraction of a second (150 products of 8192³: about 0.25 s on an H200, a short-probe
+    rate, not a sustained one), so it runs only when asked for (``dlperf env --matmul``),
+    never beside a benchmark."""
     from datetime import datetime, timezone
 
     found = Found()

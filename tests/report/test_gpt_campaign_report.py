@@ -61,6 +61,15 @@ def test_tflops_columns_name_their_formula(reports):
     note = table.caption
     assert "another host of the same kind" in note and "2026-11-28 19:04 UTC" in note
     assert f"/ {rate['tflops_median']:.1f} TFLOP/s" in note
+    # the probe as it ran: 7 blocks of 20 products per GPU, a fraction of a second, its
+    # blocks' range, and no claim that the median is a sustained rate
+    blocks = [t for g in rate["gpus"] for t in g["tflops"]]
+    assert (f"{rate['warmup']} warm-up products, then {rate['blocks']} timed blocks of "
+            f"{rate['iters']} products per GPU, about 0.2") in note
+    assert f"its blocks ran at {min(blocks):,.0f}–{max(blocks):,.0f} TFLOP/s" in note
+    assert "not a sustained rate" in note and "is the sustained rate" not in note
+    factor = rate["tflops_median"] / max(blocks)
+    assert f"would be {factor:.2f} times as large as printed" in note
     assert "72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h))" in table.caption
     assert "96·B·s·l·h²" not in table.caption
     zh = reports["zh"].gpt_configurations().data

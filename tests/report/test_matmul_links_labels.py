@@ -35,6 +35,8 @@ def test_the_runs_own_rate_comes_first_and_is_the_same_host(tmp_path):
     rate = matmul_rate([_record(["GPU-a"], 700.0), _record(["GPU-a"])], tmp_path)
     assert rate.tflops == 700.0 and rate.same_host and rate.source == "x.env.json"
     assert rate.first_block == 800.0
+    assert (rate.lowest_block, rate.highest_block) == (700.0, 800.0)
+    assert rate.probe_seconds is None  # the record gives no product count: no duration
 
 
 def test_a_rate_beside_the_logs_says_whether_its_gpus_are_the_runs(tmp_path):

@@ -61,6 +61,14 @@ class MatmulRate:
     same_host: bool  # the probe's GPU UUIDs are the runs' GPUs
     source: str  # the record's file name
     first_block: float | None = None  # median over the GPUs of the first timed block
+    #: the slowest and fastest timed block of any GPU (TFLOP/s)
+    lowest_block: float | None = None
+    highest_block: float | None = None
+    #: timed work per GPU (s): the blocks' products at each block's rate
+    probe_seconds: float | None = None
+    blocks: int = 0
+    products: int = 0  # per block
+    warmup: int = 0  # products before the first block
 
 
 def _uuids(record: dict) -> set[str]:
@@ -79,11 +87,23 @@ def matmul_rate(envs, log_dir: str | Path | None) -> MatmulRate | None:
     for e in found:
         m = e.record["matmul"]
         if isinstance(m.get("tflops_median"), (int, float)) and m["tflops_median"] > 0:
-            firsts = sorted(g["tflops"][0] for g in m.get("gpus") or [] if isinstance(g, dict)
-                            and isinstance(g.get("tflops"), list) and g["tflops"])
+            per_gpu = [[float(t) for t in g["tflops"] if isinstance(t, (int, float)) and t > 0]
+                       for g in m.get("gpus") or [] if isinstance(g, dict)
+                       and isinstance(g.get("tflops"), list)]
+            per_gpu = [b for b in per_gpu if b]
+            firsts = sorted(b[0] for b in per_gpu)
+            every = [t for b in per_gpu for t in b]
+            size, iters = int(m.get("size") or 0), int(m.get("iters") or 0)
+            # one GPU's timed work: each block's products at the rate that block ran
+            seconds = (float(pd.Series([sum(iters * 2 * size ** 3 / (t * 1e12) for t in b)
+                                        for b in per_gpu]).median())
+                       if per_gpu and size and iters else None)
             return MatmulRate(float(m["tflops_median"]), str(m.get("measured_at") or ""),
-                              int(m.get("size") or 0), bool(_uuids(e.record) & run_uuids),
-                              e.name, float(pd.Series(firsts).median()) if firsts else None)
+                              size, bool(_uuids(e.record) & run_uuids),
+                              e.name, float(pd.Series(firsts).median()) if firsts else None,
+                              min(every) if every else None, max(every) if every else None,
+                              seconds, int(m.get("blocks") or 0), iters,
+                              int(m.get("warmup") or 0))
     return None
 
 
@@ -222,9 +242,17 @@ class GptCases(Section):
                           else "gpt_cases.note_matmul_other",
                           rate=tr.num(rate.tflops, 1), size=rate.size, file=rate.source,
                           when=rate.measured_at.replace("T", " ")[:16] + " UTC"))
-            if rate.first_block and rate.first_block > rate.tflops * 1.05:
-                out.append(tr("gpt_cases.note_matmul_burst", first=tr.num(rate.first_block, 0),
-                              rate=tr.num(rate.tflops, 1)))
+            if rate.probe_seconds and rate.lowest_block and rate.highest_block:
+                # a probe of a fraction of a second is no sustained rate, and which of its
+                # blocks is divided by moves every MFU of the second line: say both
+                out.append(tr("gpt_cases.note_matmul_probe", blocks=rate.blocks,
+                              products=rate.products, warmup=rate.warmup,
+                              seconds=tr.num(rate.probe_seconds, 2),
+                              low=tr.num(rate.lowest_block, 0),
+                              high=tr.num(rate.highest_block, 0),
+                              first=tr.num(rate.first_block or rate.highest_block, 0),
+                              rate=tr.num(rate.tflops, 1),
+                              factor=tr.num(rate.tflops / rate.highest_block, 2)))
         elif peak and model_flops:
             out.append(tr("gpt_cases.note_matmul"))
         recompute = {f.recompute for f in facts.values()}
