@@ -57,6 +57,12 @@ class FamilyRule:
     #: the header row of the table the example line is a row of ("" for a plain line)
     example_header: str = ""
 
+    def example_cells(self) -> list[tuple[str, str]]:
+        """(column name, value) of each cell of a table-row example under its header; []
+        for a plain line or a row whose cells do not match the header's."""
+        head, row = cells(self.example_header), cells(self.example_text)
+        return list(zip(head, row)) if head and len(head) == len(row) else []
+
 
 def family_rules(runs: pd.DataFrame, observations: pd.DataFrame,
                  log_dir: Path | None = None) -> list[FamilyRule]:
@@ -87,6 +93,13 @@ _ROW = re.compile(r"^\s*\|")
 _RULE = re.compile(r"^[\s|:\-]+$")
 #: How far above a table row its header is looked for (a run's table is ~20-200 rows).
 HEADER_LOOKBACK = 2000
+
+
+def cells(line: str) -> list[str]:
+    """The cells of a pipe-table row ('| a | b |' -> ['a', 'b']); [] for another line."""
+    if not _ROW.match(line or ""):
+        return []
+    return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
 def table_header(log: LogText, line: int) -> str:

@@ -37,10 +37,15 @@ def test_lines_that_are_no_table_row_get_none():
 
 def test_gpt_method_quotes_the_header_then_the_row():
     rep = build(ROOT / "data" / "raw_logs" / "gpt_4gpu", lang="en")
-    text = unescape(re.sub(r"<[^>]+>", " ", rep.method_section()))
-    head = text.index("| step ")
-    assert "throughput" in text[head:head + 200] and "latency" in text[head:head + 200]
-    assert re.search(r"\| step [^\n]*\n\s*\| 20 ", text[head:]), text[head:head + 400]
+    text = str(rep.method_section())
+    # a Markdown table: the header's names over the row's values, cell by cell
+    rows = re.search(r"\n(\| step \|[^\n]*)\n(\|[ -:|]+)\n(\| 20 \|[^\n]*)\n", text)
+    assert rows, text
+    head, row = ([c.strip() for c in r.strip("|").split("|")] for r in rows.group(1, 3))
+    assert len(head) == len(row) == 8
+    assert dict(zip(head, row))["latency"] == "0.12214"
+    # the family's format named as a format, the framework as what ran
+    assert "PyTorch runs (41), logs in the oneflow\\_gpt format:" in text
 
 
 def test_precision_is_said_once_in_the_descriptions():
@@ -50,3 +55,15 @@ def test_precision_is_said_once_in_the_descriptions():
     label = "FP32 (TF32 on for matmuls and convolutions)"
     assert label not in rep.method_section()
     assert label in unescape(re.sub(r"<[^>]+>", " ", rep.section("descriptions")))
+
+
+def test_cells_pair_only_where_the_row_matches_its_header():
+    from analysis.report.family import FamilyRule
+
+    rule = FamilyRule("f", "PyTorch", "r", 1, example_text="| 2 | 16 | 24.1 |",
+                      example_header="| step | samples | throughput |")
+    assert rule.example_cells() == [("step", "2"), ("samples", "16"), ("throughput", "24.1")]
+    short = FamilyRule("f", "PyTorch", "r", 1, example_text="| 2 | 16 |",
+                       example_header="| step | samples | throughput |")
+    assert short.example_cells() == []  # quoted as the line it is, not mislabelled
+    assert FamilyRule("f", "x", "r", 1, example_text="Iteration: 25").example_cells() == []
