@@ -139,15 +139,16 @@ def _model_rows(df: pd.DataFrame, columns: int, panel_height: float):
 
 def _interval_label(df: pd.DataFrame, low, high, kinds: list[str], tr: Translator
                     ) -> str | None:
-    """Legend text of the error bars: their kind and the widest as ± % of its median (None
-    when no case has an interval)."""
+    """Legend text of the error bars: their kind and the widest bar's length as % of its
+    median, (max − min) / median for a min–max bar: the measure page 1 calls the spread
+    (None when no case has an interval)."""
     drawn = [k for k in kinds if k]
     if not drawn:
         return None
     y = df["throughput_median"].to_numpy(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        half = np.maximum(y - low, high - y) / y * 100.0
-    return intervals.legend_text(drawn, float(np.nanmax(half)), tr)
+        width = (high - low) / y * 100.0
+    return intervals.legend_text(drawn, float(np.nanmax(width)), tr)
 
 
 def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | None:

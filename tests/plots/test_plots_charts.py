@@ -172,7 +172,7 @@ def test_throughput_intervals_are_drawn_and_named(frames):
     assert lows == pytest.approx(sorted(summary["interval_low"]))
     assert highs == pytest.approx(sorted(summary["interval_high"]))
     legend = " ".join(_legend_texts(fig))
-    assert "min–max of the repeats" in legend and "widest ±0.5% of the median" in legend
+    assert "min–max of the repeats" in legend and "the widest spans 0.7% of its median" in legend  # (1.002 − 0.995) / 1
 
 
 def test_intervals_fall_back_to_the_range_of_repeats_and_name_their_kind():
