@@ -12,7 +12,8 @@ import pandas as pd
 from analysis.report import headline, prose, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
-from analysis.report.sections.reference import case_fields, reference_efficiency, same_model
+from analysis.report.sections.reference import (case_fields, reference_efficiency, same_model,
+                                                source_text)
 from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD, spread_flagged
 
 #: Groups given a sentence each (the key-numbers table lists every group).
@@ -170,7 +171,7 @@ class Findings(Section):
                 part += tr("findings.ref_efficiency", ours=tr.percent(ours.iloc[0]),
                            ref=tr.percent(eff[i], 0))
             precision = rep.precision_name(f["prec"])
-            by_source.setdefault(str(r.source), {}).setdefault(precision, []).append(part)
+            by_source.setdefault(source_text(r, tr.lang), {}).setdefault(precision, []).append(part)
         return [tr("findings.reference", source=src, parts=tr("findings.ref_separator").join(
                     tr("findings.ref_precision", precision=p, ratios=tr.join(parts))
                     for p, parts in per.items()))
