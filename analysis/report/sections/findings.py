@@ -12,8 +12,12 @@ import pandas as pd
 from analysis.report import headline, prose, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
-from analysis.report.sections.reference import (case_fields, reference_efficiency, same_model,
-                                                source_text)
+from analysis.report.sections.reference import (
+    case_fields,
+    reference_efficiency,
+    same_model,
+    source_text,
+)
 from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD, spread_flagged
 
 #: Groups given a sentence each (the key-numbers table lists every group).
