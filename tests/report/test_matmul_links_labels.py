@@ -126,4 +126,9 @@ def test_reproduce_checks_out_the_commit_that_made_the_runs():
     gpt = str(build(GPT, lang="en").part("reproduce"))
     assert "git checkout d4d70ec2d722ab6363efd70f4a096f8cf214bdc2\ndlperf run " in gpt
     assert "made by DLPerf Suite commit d4d70ec, not by the one" in gpt
-    assert "git checkout" not in str(build(RN50, lang="en").part("reproduce"))
+    assert "did not record the suite commit" not in gpt
+    rn50 = str(build(RN50, lang="en").part("reproduce"))
+    assert "git checkout" not in rn50
+    # no commit recorded: the box says HEAD's workload is not known to be the one that ran
+    assert "did not record the suite commit that made them" in rn50
+    assert "status record" in rn50
