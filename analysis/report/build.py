@@ -845,7 +845,14 @@ class Report:
                              tr("desc.iterations_value", iterations=iters, warmup=warm)
                              if warm not in (None, "") else str(iters), False))
         if spec.get("repeats"):
-            settings.append((tr("scripts.repeats"), str(spec["repeats"]), False))
+            made = tables.measured_repeats(self.summary)
+            asked = str(spec["repeats"])
+            # the spec's count beside the n the cases have, where the campaign fell short
+            value = asked
+            if made and {str(made[0]), str(made[-1])} != {asked}:
+                value = tr("scripts.repeats_made", asked=asked, made=tr("punct.range").join(
+                    map(str, dict.fromkeys((made[0], made[-1])))))
+            settings.append((tr("scripts.repeats"), value, False))
         if isinstance(spec.get("env"), dict) and spec["env"]:
             settings.append((tr("scripts.env"), " ".join(
                 f"{k}={v}" for k, v in redact_env(spec["env"]).items()), True))

@@ -132,3 +132,11 @@ def test_reproduce_checks_out_the_commit_that_made_the_runs():
     # no commit recorded: the box says HEAD's workload is not known to be the one that ran
     assert "did not record the suite commit that made them" in rn50
     assert "status record" in rn50
+
+
+def test_run_settings_give_the_repeats_made_beside_the_spec():
+    """The GPT spec asks for 5 repeats a case; 2-3 were made: Test Scripts says both."""
+    gpt = str(build(GPT, lang="en").scripts())
+    assert "5 in the spec; 2–3 made \\(see the caveats\\)" in gpt  # Markdown-escaped
+    rn50 = str(build(RN50, lang="en").scripts())
+    assert "in the spec" not in rn50  # 5 asked, 5 made
