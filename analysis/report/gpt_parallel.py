@@ -46,11 +46,21 @@ def section(summary: pd.DataFrame, runs: pd.DataFrame, lang: str = "en",
         if note:
             notes.append(tr("gpt_parallel.note_line", index=len(notes) + 1,
                             case=str(r["case"]), note=note))
-        rows.append(_cells(r, tr) + [f"[{len(notes)}]" if note else ""])
+        cells = _cells(r, tr)
+        for ref_field, column in _RATIO_OF.items():  # a ratio over another implementation
+            if str(r[ref_field]) in impls and cells[column] != "-":
+                cells[column] += MARK
+        rows.append(cells + [f"[{len(notes)}]" if note else ""])
     table = pd.DataFrame(rows, columns=[tr(key) for key, _ in COLUMNS])
     return styled.table(table, "gpt-parallel", "".join(a for _, a in COLUMNS),
                         caption=[tr("gpt_parallel.caption"), *notes],
                         markup={table.columns[0]: styled.label_words})
+
+
+#: The mark of a ratio whose baseline ran another data-parallel implementation.
+MARK = "†"
+#: Baseline column -> index of the cell of the ratio over it (in :func:`_cells`' order).
+_RATIO_OF = {"baseline_case": 7, "dp_case": 8, "no_pp_case": 9, "no_tp_case": 12}
 
 
 def definitions(lang: str = "en") -> prose.Markdown:
@@ -143,9 +153,12 @@ def _baselines_differ(row: pd.Series, facts: dict, tr: Translator,
     for ref, pair in impls.items():
         if ref not in named:
             by_impl.setdefault(pair, []).append(ref)
+    columns = {"baseline_case": "gpt_parallel.vs_1gpu", "dp_case": "gpt_parallel.vs_dp"}
     for (base_impl, impl), refs in by_impl.items():
-        out.append(tr("gpt_parallel.impl_differs", case=tr.join(refs), base=base_impl,
-                      impl=impl))
+        said = [tr("gpt_parallel.ratio_over", column=tr(columns[f]), case=ref)
+                for ref in refs for f in columns if str(row[f]) == ref]
+        out.append(tr("gpt_parallel.impl_differs", case=tr.join(said or refs), base=base_impl,
+                      impl=impl, mark=MARK))
     for ref in _refs(row):
         base = facts.get(ref)
         if base is None:

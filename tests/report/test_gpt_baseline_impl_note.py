@@ -28,10 +28,11 @@ def test_2d_note_names_the_fsdp2_cost_once(notes):
     if lang == "en":
         assert "same layout" not in note
         assert "TP loss measured against DP_2x1x1_16_1536x16, which runs DDP where this case " \
-               "runs FSDP2: the loss includes the cost of FSDP2 over DDP" in note
-        # the other baseline (DP 4) is named in one sentence, DP 2 not twice
+               "runs FSDP2: the loss (†) includes the cost of FSDP2 over DDP" in note
+        # the other baseline (DP 4) is named with the column whose ratio it is, DP 2 once
+        assert "efficiency vs DP is against DP_4x1x1_32_1536x16, which runs DDP where this " \
+               "case runs FSDP2: the ratio (†) includes the cost of FSDP2 over DDP" in note
         assert note.count("DP_2x1x1_16_1536x16") == 1 and note.count("DP_4x1x1_32_1536x16") == 1
-        assert note.count("runs DDP") == 2
     else:
         assert "同一布局" not in note and note.count("DP_2x1x1_16_1536x16") == 1
 
@@ -41,3 +42,11 @@ def test_a_baseline_of_the_same_implementation_keeps_the_plain_sentence(notes):
     if lang == "en":
         assert "PP loss measured against MP_1x2x1_8_2304x24 (the same layout without pipeline " \
                "stages)" in by_case["MP_PP_1x2x2_64_2304x24"]
+
+
+def test_ratios_over_another_implementation_are_marked():
+    table = build(GPT, lang="en").gpt_strategies().data.set_index("case")
+    row = table.loc["2D_2x2x1_16_1536x16"]
+    assert row["efficiency vs DP"] == "44.8%†" and row["TP: share lost"] == "55.4%†"
+    assert row["efficiency vs 1 GPU"] == "40.5%"  # one GPU: no data parallelism to differ
+    assert not table.loc["DP_4x1x1_32_1536x16"].astype(str).str.endswith("†").any()
