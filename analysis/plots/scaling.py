@@ -205,6 +205,7 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
     pal = palette(df)
     fig, models, axes = _model_rows(df, 2, 2.4)  # room for the y label
     low_all, high_all, kinds = intervals.bounds(df)
+    zoom = False  # an efficiency axis that does not start at 0
     base = df["throughput_median"].to_numpy(float) / df["speedup"].to_numpy(float)
     per_device = base * df["num_devices"].to_numpy(float) / 100.0  # throughput of 100 %
     for row, model in zip(axes, models, strict=True):
@@ -228,7 +229,9 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
         bottom = np.nanmin(np.concatenate([eff, low[np.isfinite(low)]]))
         _draw(ax, g, eff, low, high, pal, span - bottom + 1.0)
         log2_axis(ax, "x", devices)
-        ax.set_ylim(min(bottom - 1.0, 99.0), span + 1.0)
+        floor = min(bottom - 1.0, 99.0)
+        ax.set_ylim(floor, span + 1.0)
+        zoom |= floor > 0
         ax.set_xlabel(tr("chart.devices"))
         ax.set_ylabel(tr("chart.efficiency"))
         if len(models) > 1:
@@ -236,6 +239,8 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
     label = _interval_label(df, low_all, high_all, kinds, tr)
     handles = [Line2D([], [], linestyle="--", color="0.5", label=tr("chart.ideal")),
                *_legend_handles(df, pal, label, tr)]
+    if zoom:  # an axis not from 0 says so, and why
+        handles.append(Line2D([], [], linestyle="none", label=tr("chart.efficiency_zoom")))
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8)
     fig.suptitle(tr("chart.speedup_title"))
     return fig
