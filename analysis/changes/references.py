@@ -6,10 +6,12 @@ Every reference names one case completely — ``framework, model, precision,
 batch_size_per_device, num_nodes, gpus_per_node`` (and ``case`` for GPT case labels) as
 fields, or ``key``, the case key (``PyTorch/resnet50/amp/b256/1n4g``), or both when they
 agree — and gives ``value`` with ``lower``/``upper`` bounds or a ``tolerance`` (``5%``)
-around it, ``unit`` (samples/s), ``source`` (a URL or citation) and ``hardware``, the GPU
+around it, ``unit`` (samples/s), ``source`` (a URL or citation; ``source_zh``, optional, the
+same in Chinese for a Chinese report) and ``hardware``, the GPU
 model and count of the machine it was measured on (``8x V100-SXM2-16GB``, see
 :mod:`analysis.changes.gpus`). YAML: a mapping with ``references:`` (a list of such
-mappings) and defaults for every entry (``unit``, ``source``, ``tolerance``, ``hardware``),
+mappings) and defaults for every entry (``unit``, ``source``, ``source_zh``, ``tolerance``,
+``hardware``),
 or just the list. CSV: one reference per row, the same names as columns.
 
 A case passes when its median throughput lies within [lower, upper] (as ReFrame checks a
@@ -42,8 +44,9 @@ FIELDS = ("framework", "model", "precision", "batch_size_per_device", "num_nodes
 #: The fields every reference states (``case`` only for GPT case labels).
 REQUIRED_FIELDS = FIELDS[:-1]
 _INT_FIELDS = ("batch_size_per_device", "num_nodes", "gpus_per_node")
-KEYS = ("key", *FIELDS, "value", "lower", "upper", "tolerance", "unit", "source", "hardware")
-DEFAULT_KEYS = ("unit", "source", "tolerance", "hardware")
+KEYS = ("key", *FIELDS, "value", "lower", "upper", "tolerance", "unit", "source", "source_zh",
+        "hardware")
+DEFAULT_KEYS = ("unit", "source", "source_zh", "tolerance", "hardware")
 #: Names of samples/s, the unit of the medians a reference is checked against.
 UNITS = ("samples/s", "img/s", "images/s", "samples/sec", "sequences/s")
 WITHIN, SLOWER, FASTER, NO_RUNS = "within", verdict.SLOWER, verdict.FASTER, "no runs"
@@ -52,7 +55,8 @@ FAILED = "all runs failed"
 OTHER_HARDWARE, HARDWARE_UNKNOWN = "other hardware", "hardware unknown"
 MAX_BYTES = 1 << 20
 COLUMNS = ["reference", "case_key", "repeats", "median", "interval_low", "interval_high", "value",
-           "lower", "upper", "ratio", "verdict", "unit", "source", "hardware", "run_hardware",
+           "lower", "upper", "ratio", "verdict", "unit", "source", "source_zh", "hardware",
+           "run_hardware",
            "excluded", "flags"]
 _KEY = re.compile(r"^([^/]+)/([^/]+)/([^/]+)/b(\d+)/(\d+)n(\d+)g(?:/(.+))?$")
 _GLOB = re.compile(r"[*?\[\]]")
@@ -171,7 +175,8 @@ def _reference(entry, at: str, default_tolerance: float) -> dict:
                          f"figure was measured on, such as '8x V100-SXM2-16GB', not "
                          f"{entry.get('hardware')!r}")
     return {"match": match, "value": value, "lower": lower, "upper": upper, "unit": unit,
-            "source": source, "hardware": hardware}
+            "source": source, "source_zh": str(entry.get("source_zh", "") or "").strip(),
+            "hardware": hardware}
 
 
 def load_references(path: str | Path, default_tolerance: float = verdict.DEFAULT_THRESHOLD
@@ -254,7 +259,8 @@ def check(summary: pd.DataFrame, references: list[dict],
     for ref in references:
         base = {"reference": _label(ref["match"]), "value": ref["value"],
                 "lower": ref["lower"], "upper": ref["upper"], "unit": ref["unit"],
-                "source": ref["source"], "hardware": str(ref["hardware"])}
+                "source": ref["source"], "source_zh": ref.get("source_zh", ""),
+                "hardware": str(ref["hardware"])}
         hits = [(k, r) for k, r in zip(keys, records) if _matches(ref["match"], r)]
         if not hits:
             rows.append({**base, "case_key": "", "repeats": 0, "median": np.nan,

@@ -278,7 +278,7 @@ def hardware_lines(record: dict, tr: Translator) -> list[tuple[str, str]]:
             val = _ib(pick(record, *paths)) or val
         if key == "env.gpu" and val:
             n = gpu_count(record)
-            val = f"{val} x {n}" if n else val
+            val = f"{val} × {n}" if n else val  # a count, as the titles write it
         lines.append((tr(key), val or tr("env.absent")))
     return lines
 

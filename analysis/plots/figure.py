@@ -13,6 +13,7 @@ import matplotlib
 import matplotlib.ticker
 import seaborn as sns
 from matplotlib.axes import Axes
+from matplotlib.axis import Axis
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
@@ -170,6 +171,10 @@ class BilingualChart:
     texts: list[tuple[Text, str]] = field(default_factory=list)
     #: each panel's position as built (original and active), before any layout
     positions: list[tuple[Axes, Bbox, Bbox]] = field(default_factory=list)
+    #: fixed tick labels holding tokens (axis, tick positions, labels), as built: a
+    #: tick's Text is remade from its formatter at every drawing, so setting the Text
+    #: alone would draw the tokens
+    ticks: list[tuple[Axis, list[float], list[str]]] = field(default_factory=list)
 
     def localized(self, lang: str) -> ReportFigure | None:
         """The figure with its texts in `lang` and its panels where they were built (the
@@ -179,6 +184,8 @@ class BilingualChart:
         tr = Translator(lang)
         for artist, template in self.texts:
             artist.set_text(self.tokens.text(template, tr))
+        for axis, locs, labels in self.ticks:
+            axis.set_ticks(locs, labels=[self.tokens.text(t, tr) for t in labels])
         for ax, original, active in self.positions:
             # constrained layout starts from where the panels are: from where the last
             # drawing left them, it places them a little otherwise than on a new figure
@@ -197,4 +204,10 @@ def build_once(draw: Callable[[Tokens], ReportFigure | None]) -> BilingualChart:
     texts = [(t, t.get_text()) for t in fig.findobj(Text) if has_tokens(t.get_text())]
     positions = [(ax, ax.get_position(original=True).frozen(), ax.get_position().frozen())
                  for ax in fig.axes]
-    return BilingualChart(fig, tokens, texts, positions)
+    ticks = []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = [t.get_text() for t in axis.get_ticklabels()]
+            if any(has_tokens(t) for t in labels):
+                ticks.append((axis, list(axis.get_majorticklocs()), labels))
+    return BilingualChart(fig, tokens, texts, positions, ticks)

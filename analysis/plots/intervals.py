@@ -40,7 +40,9 @@ def kind_text(kind: str, tr: Translator) -> str:
 
 
 def legend_text(kinds: list[str], widest_pct: float, tr: Translator) -> str:
-    """Legend entry of the error bars: their kind(s) and the widest, as ± % of the median
-    (so a reader knows bars too short to see are short, not missing)."""
+    """Legend entry of the error bars: their kind(s) and the widest bar's length as % of
+    its median (so a reader knows bars too short to see are short, not missing), to one
+    decimal as the report's spreads are."""
     names = " / ".join(dict.fromkeys(kind_text(k, tr) for k in kinds if k))
-    return tr("chart.interval_legend", kind=names, widest=f"{widest_pct:.2g}%")
+    shown = f"{widest_pct:.1f}%" if widest_pct >= 0.1 else f"{widest_pct:.2g}%"
+    return tr("chart.interval_legend", kind=names, widest=shown)

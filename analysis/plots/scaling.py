@@ -139,15 +139,16 @@ def _model_rows(df: pd.DataFrame, columns: int, panel_height: float):
 
 def _interval_label(df: pd.DataFrame, low, high, kinds: list[str], tr: Translator
                     ) -> str | None:
-    """Legend text of the error bars: their kind and the widest as ± % of its median (None
-    when no case has an interval)."""
+    """Legend text of the error bars: their kind and the widest bar's length as % of its
+    median, (max − min) / median for a min–max bar: the measure page 1 calls the spread
+    (None when no case has an interval)."""
     drawn = [k for k in kinds if k]
     if not drawn:
         return None
     y = df["throughput_median"].to_numpy(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        half = np.maximum(y - low, high - y) / y * 100.0
-    return intervals.legend_text(drawn, float(np.nanmax(half)), tr)
+        width = (high - low) / y * 100.0
+    return intervals.legend_text(drawn, float(np.nanmax(width)), tr)
 
 
 def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | None:
@@ -204,6 +205,7 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
     pal = palette(df)
     fig, models, axes = _model_rows(df, 2, 2.4)  # room for the y label
     low_all, high_all, kinds = intervals.bounds(df)
+    zoom = False  # an efficiency axis that does not start at 0
     base = df["throughput_median"].to_numpy(float) / df["speedup"].to_numpy(float)
     per_device = base * df["num_devices"].to_numpy(float) / 100.0  # throughput of 100 %
     for row, model in zip(axes, models, strict=True):
@@ -227,7 +229,9 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
         bottom = np.nanmin(np.concatenate([eff, low[np.isfinite(low)]]))
         _draw(ax, g, eff, low, high, pal, span - bottom + 1.0)
         log2_axis(ax, "x", devices)
-        ax.set_ylim(min(bottom - 1.0, 99.0), span + 1.0)
+        floor = min(bottom - 1.0, 99.0)
+        ax.set_ylim(floor, span + 1.0)
+        zoom |= floor > 0
         ax.set_xlabel(tr("chart.devices"))
         ax.set_ylabel(tr("chart.efficiency"))
         if len(models) > 1:
@@ -235,6 +239,8 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
     label = _interval_label(df, low_all, high_all, kinds, tr)
     handles = [Line2D([], [], linestyle="--", color="0.5", label=tr("chart.ideal")),
                *_legend_handles(df, pal, label, tr)]
+    if zoom:  # an axis not from 0 says so, and why
+        handles.append(Line2D([], [], linestyle="none", label=tr("chart.efficiency_zoom")))
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8)
     fig.suptitle(tr("chart.speedup_title"))
     return fig

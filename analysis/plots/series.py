@@ -131,16 +131,19 @@ def series_label(row) -> str:
     return f"{fw} {model} {_precision_of(row)} b{bsz}"
 
 
-def case_label(row) -> str:
+def case_label(row, model: bool = True) -> str:
     """Short label of a case: the GPT case name, else `<N>n<G>g <model> b<bsz> <precision>`
-    (the precision as the logs name it: a tick label or panel title is short, and the
-    legend beside it names the precision as it ran)."""
+    (the precision as :data:`PRECISION_SHOWN` names it where the frame has it, as the
+    legend beside the chart does: a tick saying "fp32" under a legend saying "FP32 (TF32
+    on)" reads as two different runs); `model` False leaves the model out, for a chart
+    whose cases are all of one model, named by the report)."""
     case = row.get("case", "")
     if pd.notna(case) and str(case):
         return str(case)
-    nodes, gpus, model, bsz, prec = (_shown(row[c]) for c in (
-        "num_nodes", "gpus_per_node", "model", "batch_size_per_device", "precision"))
-    return f"{nodes}n{gpus}g {model} b{bsz} {prec}"
+    nodes, gpus, bsz = (_shown(row[c]) for c in ("num_nodes", "gpus_per_node",
+                                                 "batch_size_per_device"))
+    model = _shown(row["model"]) if model else ""
+    return f"{nodes}n{gpus}g {model + ' ' if model else ''}b{bsz} {_precision_of(row)}"
 
 
 def distinct_labels(frame: pd.DataFrame, labels: list[str], scope: list | None = None
@@ -165,15 +168,17 @@ def distinct_labels(frame: pd.DataFrame, labels: list[str], scope: list | None =
     return labels
 
 
-def case_labels(frame: pd.DataFrame) -> pd.Series:
+def case_labels(frame: pd.DataFrame, model: bool = True) -> pd.Series:
     """:func:`case_label` of every row, distinct per case (see :func:`distinct_labels`;
-    object dtype; an empty frame gives an empty Series). Labels are made once per case."""
+    object dtype; an empty frame gives an empty Series). Labels are made once per case;
+    `model` False leaves the model out where every row has one model."""
     if frame.empty:
         return pd.Series([], index=frame.index, dtype=object)
     fields = [c for c in CASE_FIELDS if c in frame.columns]
     keys = [tuple(map(_shown, row)) for row in frame[fields].itertuples(index=False)]
     first = frame.iloc[sorted({k: i for i, k in reversed(list(enumerate(keys)))}.values())]
-    labels = distinct_labels(first, [case_label(r) for _, r in first.iterrows()])
+    model = model or "model" not in frame.columns or frame["model"].nunique(dropna=False) > 1
+    labels = distinct_labels(first, [case_label(r, model) for _, r in first.iterrows()])
     by_case = dict(zip((tuple(map(_shown, r)) for r in first[fields].itertuples(index=False)),
                        labels, strict=True))
     return pd.Series([by_case[k] for k in keys], index=frame.index, dtype=object)

@@ -42,7 +42,8 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
     df = trace[trace["throughput"].notna()].copy() if not trace.empty else trace
     if df.empty:
         return None
-    df["_case"] = case_labels(df)
+    # panels are narrow: the one model all cases share is left out of their titles
+    df["_case"] = case_labels(df, model=False)
     df["_hue"] = hue_column(df)
     df["step"] = pd.to_numeric(df["step"], errors="coerce").astype(float)
     df["throughput"] = df["throughput"].astype(float)

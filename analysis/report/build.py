@@ -364,7 +364,7 @@ class Report:
             repeats=(str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"),
             options=[(tr(k), v) for k, v in self._options().items()
                      if k not in PRECISION_OPTIONS],
-            precisions=self.precision_labels(), heading=self.tr("section.method"),
+            heading=self.tr("section.method"),
             memory=tr("desc.memory", sources=tr.join(sources) if sources
                       else tr("memory.none")))
 
@@ -445,7 +445,7 @@ class Report:
         return frame.assign(**{PRECISION_SHOWN: frame["precision"].map(names)})
 
     def precision_labels(self) -> list[str]:
-        """What ran, per precision: 'fp32 (TF32 off)', 'amp (FP16 autocast, dynamic loss
+        """What ran, per precision: 'FP32 (TF32 off)', 'AMP (FP16 autocast, dynamic loss
         scaling)', from the runs' parameters and environment facts."""
         precs = sorted({str(p) for p in self.summary["precision"].dropna()}) if len(self.summary) else []
         return [precision_label(p, self._params_of(self.result.runs["precision"].astype(str) == p),
@@ -845,7 +845,14 @@ class Report:
                              tr("desc.iterations_value", iterations=iters, warmup=warm)
                              if warm not in (None, "") else str(iters), False))
         if spec.get("repeats"):
-            settings.append((tr("scripts.repeats"), str(spec["repeats"]), False))
+            made = tables.measured_repeats(self.summary)
+            asked = str(spec["repeats"])
+            # the spec's count beside the n the cases have, where the campaign fell short
+            value = asked
+            if made and {str(made[0]), str(made[-1])} != {asked}:
+                value = tr("scripts.repeats_made", asked=asked, made=tr("punct.range").join(
+                    map(str, dict.fromkeys((made[0], made[-1])))))
+            settings.append((tr("scripts.repeats"), value, False))
         if isinstance(spec.get("env"), dict) and spec["env"]:
             settings.append((tr("scripts.env"), " ".join(
                 f"{k}={v}" for k, v in redact_env(spec["env"]).items()), True))

@@ -54,6 +54,14 @@ class FamilyRule:
     example_source: str = ""
     example_line: int = 0
     example_text: str = ""
+    #: the header row of the table the example line is a row of ("" for a plain line)
+    example_header: str = ""
+
+    def example_cells(self) -> list[tuple[str, str]]:
+        """(column name, value) of each cell of a table-row example under its header; []
+        for a plain line or a row whose cells do not match the header's."""
+        head, row = cells(self.example_header), cells(self.example_text)
+        return list(zip(head, row)) if head and len(head) == len(row) else []
 
 
 def family_rules(runs: pd.DataFrame, observations: pd.DataFrame,
@@ -68,33 +76,64 @@ def family_rules(runs: pd.DataFrame, observations: pd.DataFrame,
         framework = str(g["framework"].dropna().iloc[0]) if g["framework"].notna().any() else ""
         first = g.sort_values("run_id").iloc[0]
         window = _WINDOW.search(said)  # "(Iterations 25 and 125, …)": where the rule read
-        src, line, text = _example(observations, str(first["run_id"]),
-                                   int(window.group(1)) if window else EXAMPLE_FROM_STEP)
+        src, line, text, header = _example(observations, str(first["run_id"]),
+                                           int(window.group(1)) if window else EXAMPLE_FROM_STEP)
         shown = src
         if src and log_dir is not None:
             try:
                 shown = Path(src).resolve().relative_to(Path(log_dir).resolve()).as_posix()
             except ValueError:
                 shown = Path(src).name
-        out.append(FamilyRule(str(family), framework, rule, len(g), shown, line, text))
+        out.append(FamilyRule(str(family), framework, rule, len(g), shown, line, text, header))
     return out
 
 
+#: A table row's cell separator and a Markdown rule row ("| --- | :-: |").
+_ROW = re.compile(r"^\s*\|")
+_RULE = re.compile(r"^[\s|:\-]+$")
+#: How far above a table row its header is looked for (a run's table is ~20-200 rows).
+HEADER_LOOKBACK = 2000
+
+
+def cells(line: str) -> list[str]:
+    """The cells of a pipe-table row ('| a | b |' -> ['a', 'b']); [] for another line."""
+    if not _ROW.match(line or ""):
+        return []
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def table_header(log: LogText, line: int) -> str:
+    """The header row of the pipe table that 1-based `line` is a row of: the top row of
+    the unbroken run of table lines above it, if that row names columns (has a letter and
+    is not a rule row); '' for a line that is no table row. A row's numbers mean nothing
+    to a reader without the column names."""
+    if not _ROW.match(log.line_text(line)):
+        return ""
+    top = line
+    while top > 1 and line - top < HEADER_LOOKBACK and _ROW.match(log.line_text(top - 1)):
+        top -= 1
+    head = log.line_text(top).strip()
+    if top == line or _RULE.match(head) or not re.search(r"[A-Za-z]", head):
+        return ""
+    return head
+
+
 def _example(observations: pd.DataFrame, run_id: str,
-             from_step: int = EXAMPLE_FROM_STEP) -> tuple[str, int, str]:
-    """(source, line, text) of the run's first training throughput or latency line at or
-    after iteration `from_step` (the first one when none is that late)."""
+             from_step: int = EXAMPLE_FROM_STEP) -> tuple[str, int, str, str]:
+    """(source, line, text, table header) of the run's first training throughput or latency
+    line at or after iteration `from_step` (the first one when none is that late)."""
     obs = observations[(observations["run_id"] == run_id)
                        & (observations["phase"] == M.TRAIN)
                        & observations["metric"].isin([M.THROUGHPUT, M.LATENCY])]
     if obs.empty:
-        return "", 0, ""
+        return "", 0, "", ""
     obs = obs.sort_values(["line"])
     late = obs[obs["step"].fillna(-1) >= from_step]
     row = (late if len(late) else obs).iloc[0]
     src, line = str(row["source"]), int(row["line"])
     try:
-        text = LogText.read(src).line_text(line)
+        log = LogText.read(src)
+        text, header = log.line_text(line), table_header(log, line)
     except (OSError, EOFError, ValueError, zlib.error):  # gone or unreadable since parsing
-        return src, line, ""
-    return src, line, excerpt(text.strip())
+        return src, line, "", ""
+    return src, line, excerpt(text.strip()), excerpt(header)

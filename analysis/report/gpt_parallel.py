@@ -40,16 +40,27 @@ def section(summary: pd.DataFrame, runs: pd.DataFrame, lang: str = "en",
     facts = gpt_runs.case_runs(runs, list(envs))
     rows, notes = [], []
     for _, r in frame.iterrows():
-        note = tr("gpt_parallel.separator").join(filter(None, [_note(r, tr),
-                                                               *_baselines_differ(r, facts, tr)]))
+        impls = _impl_differs(r, facts)
+        note = tr("gpt_parallel.separator").join(filter(None, [
+            _note(r, tr, impls), *_baselines_differ(r, facts, tr, impls)]))
         if note:
             notes.append(tr("gpt_parallel.note_line", index=len(notes) + 1,
                             case=str(r["case"]), note=note))
-        rows.append(_cells(r, tr) + [f"[{len(notes)}]" if note else ""])
+        cells = _cells(r, tr)
+        for ref_field, column in _RATIO_OF.items():  # a ratio over another implementation
+            if str(r[ref_field]) in impls and cells[column] != "-":
+                cells[column] += MARK
+        rows.append(cells + [f"[{len(notes)}]" if note else ""])
     table = pd.DataFrame(rows, columns=[tr(key) for key, _ in COLUMNS])
     return styled.table(table, "gpt-parallel", "".join(a for _, a in COLUMNS),
                         caption=[tr("gpt_parallel.caption"), *notes],
                         markup={table.columns[0]: styled.label_words})
+
+
+#: The mark of a ratio whose baseline ran another data-parallel implementation.
+MARK = "†"
+#: Baseline column -> index of the cell of the ratio over it (in :func:`_cells`' order).
+_RATIO_OF = {"baseline_case": 7, "dp_case": 8, "no_pp_case": 9, "no_tp_case": 12}
 
 
 def definitions(lang: str = "en") -> prose.Markdown:
@@ -71,8 +82,10 @@ def _cells(row: pd.Series, tr: Translator) -> list[str]:
             tr.percent(row["tp_lost"])]
 
 
-def _note(row: pd.Series, tr: Translator) -> str:
-    """Why a comparison is missing, and what a measured bubble is made of."""
+def _note(row: pd.Series, tr: Translator, impls: dict[str, tuple[str, str]] | None = None) -> str:
+    """Why a comparison is missing, and what a measured bubble is made of; `impls` maps a
+    baseline that ran another data-parallel implementation to (its, this case's)."""
+    impls = impls or {}
     parts = []
     if row["baseline_case"] == "":
         parts.append(tr("gpt_parallel.no_1gpu", micro=tr.int(row["micro_batch"])))
@@ -90,8 +103,11 @@ def _note(row: pd.Series, tr: Translator) -> str:
                 parts.append(tr("gpt_parallel.no_throughput", case=row[ref]))
     for field, key in (("no_tp_case", "gpt_parallel.tp_against"),
                        ("no_pp_case", "gpt_parallel.bubble_against")):
-        if row[field] not in ("", row["baseline_case"]):  # not the 1-GPU case: say which
-            parts.append(tr(key, case=row[field]))
+        ref = row[field]
+        if ref in impls:  # not "the same layout": the loss carries the implementation's cost
+            parts.append(tr(key + "_impl", case=ref, base=impls[ref][0], impl=impls[ref][1]))
+        elif ref not in ("", row["baseline_case"]):  # not the 1-GPU case: say which
+            parts.append(tr(key, case=ref))
     measured, theory, skewed = (row[c] for c in ("bubble_measured", "bubble_theoretical",
                                                  "bubble_imbalanced"))
     if pd.notna(measured) and pd.notna(theory):
@@ -103,22 +119,50 @@ def _note(row: pd.Series, tr: Translator) -> str:
     return tr("gpt_parallel.separator").join(parts)
 
 
-def _baselines_differ(row: pd.Series, facts: dict, tr: Translator) -> list[str]:
-    """A sentence for each baseline of the row's ratios that ran another data-parallel
-    implementation (both with data parallelism) or on another host."""
+def _refs(row: pd.Series) -> list[str]:
+    """The row's baseline cases, each once, in column order (the row's own case left out)."""
+    refs = dict.fromkeys(str(row[c]) for c in ("baseline_case", "dp_case", "no_tp_case",
+                                                "no_pp_case"))
+    return [r for r in refs if r and r != row["case"]]
+
+
+def _impl_differs(row: pd.Series, facts: dict) -> dict[str, tuple[str, str]]:
+    """{baseline case: (its data-parallel implementation, this case's)} for the row's
+    baselines that ran another one (both with data parallelism)."""
+    own = facts.get(str(row["case"]))
+    out = {}
+    for ref in _refs(row):
+        base = facts.get(ref)
+        if own and base and own.dp_impl and base.dp_impl and own.dp_impl != base.dp_impl:
+            out[ref] = (base.dp_impl, own.dp_impl)
+    return out
+
+
+def _baselines_differ(row: pd.Series, facts: dict, tr: Translator,
+                      impls: dict[str, tuple[str, str]] | None = None) -> list[str]:
+    """One sentence for the row's baselines that ran another data-parallel implementation
+    (those the TP/PP loss sentence has not named already), and one for each that ran on
+    another host."""
     own = facts.get(str(row["case"]))
     if own is None:
         return []
+    impls = impls or {}
+    named = {str(row[c]) for c in ("no_tp_case", "no_pp_case")}
     out = []
-    refs = dict.fromkeys(str(row[c]) for c in ("baseline_case", "dp_case", "no_tp_case",
-                                                "no_pp_case"))
-    for ref in refs:
+    by_impl: dict[tuple[str, str], list[str]] = {}
+    for ref, pair in impls.items():
+        if ref not in named:
+            by_impl.setdefault(pair, []).append(ref)
+    columns = {"baseline_case": "gpt_parallel.vs_1gpu", "dp_case": "gpt_parallel.vs_dp"}
+    for (base_impl, impl), refs in by_impl.items():
+        said = [tr("gpt_parallel.ratio_over", column=tr(columns[f]), case=ref)
+                for ref in refs for f in columns if str(row[f]) == ref]
+        out.append(tr("gpt_parallel.impl_differs", case=tr.join(said or refs), base=base_impl,
+                      impl=impl, mark=MARK))
+    for ref in _refs(row):
         base = facts.get(ref)
-        if not ref or ref == row["case"] or base is None:
+        if base is None:
             continue
-        if own.dp_impl and base.dp_impl and own.dp_impl != base.dp_impl:
-            out.append(tr("gpt_parallel.impl_differs", case=ref, base=base.dp_impl,
-                          impl=own.dp_impl))
         if own.hosts and base.hosts and set(own.hosts) != set(base.hosts):
             out.append(tr("gpt_parallel.host_differs", case=ref, base=", ".join(base.hosts),
                           host=", ".join(own.hosts)))

@@ -28,16 +28,18 @@ def loss_scaling(params: dict[str, list[str]], tr: Translator) -> str:
 
 def precision_label(precision: str, params: dict[str, list[str]], builtin: bool,
                     tr: Translator) -> str:
-    """'fp32 (TF32 off)', 'amp (FP16 autocast, dynamic loss scaling)', 'bf16 (BF16
+    """'FP32 (TF32 off)', 'AMP (FP16 autocast, dynamic loss scaling)', 'BF16 (BF16
     autocast, no loss scaling)'; `params` maps lower-case parameter names to their values
     over all runs, `builtin` says the runs are the suite's workload (FP16 autocast with a
-    dynamic GradScaler, TF32 as PyTorch's default: off for matmuls)."""
+    dynamic GradScaler; its TF32 switch covers matmuls and convolutions alike, so a
+    ResNet's convolutions, nearly all its FLOPs, ran in TF32 too: the label says so; for
+    other workloads a TF32 flag's reach is not known and the label says only "on")."""
     p = str(precision).lower()
     details = []
     if p in ("fp32", "tf32"):
         tf32 = _flag(params, TF32_KEYS)
         if p == "tf32" or tf32:
-            details.append(tr("precision.tf32_on"))
+            details.append(tr("precision.tf32_on_all" if builtin else "precision.tf32_on"))
         elif tf32 is False or builtin:
             details.append(tr("precision.tf32_off"))
     elif p in ("amp", "fp16"):
@@ -49,8 +51,9 @@ def precision_label(precision: str, params: dict[str, list[str]], builtin: bool,
     elif p == "bf16":
         details.append(tr("precision.autocast", dtype="BF16"))
         details.append(tr("precision.loss_none"))
-    return tr("precision.label", precision=precision,
-              details=tr("precision.separator").join(details)) if details else str(precision)
+    shown = str(precision).upper()
+    return tr("precision.label", precision=shown,
+              details=tr("precision.separator").join(details)) if details else shown
 
 
 def short_name(precision: str, params: dict[str, list[str]], tr: Translator) -> str:

@@ -152,22 +152,28 @@ def test_gpt_report_has_its_cases_table_and_no_empty_sections(gpt):
 
 def test_precision_labels_say_what_ran():
     tr = Translator("en")
-    assert precision_label("fp32", {}, True, tr) == "fp32 (TF32 off)"
-    assert precision_label("fp32", {"tf32": ["True"]}, False, tr) == "fp32 (TF32 matmuls on)"
-    assert precision_label("fp32", {}, False, tr) == "fp32"  # nothing said, nothing claimed
-    assert precision_label("amp", {}, True, tr) == "amp (FP16 autocast, dynamic loss scaling)"
-    assert precision_label("bf16", {}, False, tr) == "bf16 (BF16 autocast, no loss scaling)"
+    assert precision_label("fp32", {}, True, tr) == "FP32 (TF32 off)"
+    # another workload's TF32 flag: its reach is not known, so only "on" is claimed
+    assert precision_label("fp32", {"tf32": ["True"]}, False, tr) == "FP32 (TF32 on)"
+    # the built-in workload's switch covers the convolutions too (a ResNet's FLOPs)
+    assert precision_label("fp32", {"tf32": ["True"]}, True, tr) == \
+        "FP32 (TF32 on for matmuls and convolutions)"
+    assert precision_label("fp32", {}, False, tr) == "FP32"  # nothing said, nothing claimed
+    assert precision_label("amp", {}, True, tr) == "AMP (FP16 autocast, dynamic loss scaling)"
+    assert precision_label("bf16", {}, False, tr) == "BF16 (BF16 autocast, no loss scaling)"
     assert precision_label("amp", {"static_loss_scale": ["128"]}, False, tr) == \
-        "amp (FP16 autocast, static loss scale 128)"
+        "AMP (FP16 autocast, static loss scale 128)"
     assert precision_label("amp", {}, True, Translator("zh")) == \
-        "amp（FP16 自动混合精度，动态损失缩放）"
+        "AMP（FP16 自动混合精度，动态损失缩放）"
+    assert precision_label("fp32", {"tf32": ["True"]}, True, Translator("zh")) == \
+        "FP32（矩阵乘与卷积均开启 TF32）"
 
 
 def test_precision_labels_read_the_runs_of_that_precision():
     """The Megatron fixtures: the amp runs state fp16 (bf16 False), another run bf16; the
     amp label is FP16, not BF16 taken from the other run."""
     rep = build(ROOT / "tests" / "data" / "megatron", lang="en")
-    assert rep.precision_labels() == ["amp (FP16 autocast)", "bf16 (BF16 autocast, no loss scaling)"]
+    assert rep.precision_labels() == ["AMP (FP16 autocast)", "BF16 (BF16 autocast, no loss scaling)"]
 
 
 def test_title_per_language():

@@ -3,6 +3,8 @@ long run ids wrap too, and no cell reaches past the page (measured in headless C
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 import pytest
 
@@ -78,3 +80,20 @@ def test_case_labels_break_after_slashes_and_underscores_only(browser):
     assert ["resnet50_", 1] in pieces and ["pretrain_", 1] in pieces
     assert all(lines == 1 for _, lines in pieces), pieces  # no piece is cut inside
     assert edge <= right + 0.5
+
+
+def test_launch_table_names_gpt_cases_as_page_one():
+    """GPT case folders (``1n1g/pretrain_gpt_1n1d_dp1_…_nh16``) wrap to three lines; the
+    table gives page 1's names and one folder for an example. ResNet's names stand for
+    several folders, so its folders stay."""
+    from pathlib import Path
+
+    from analysis.report.build import build
+
+    root = Path(__file__).resolve().parents[2] / "data" / "raw_logs"
+    gpt = build(root / "gpt_4gpu", lang="en").commands().to_html()
+    assert "DP_1x1x1_8_1536x16" in re.sub(r"<[^>]+>", "", gpt)
+    assert "Cases are named as on page 1" in gpt
+    assert gpt.count("pretrain_gpt_") == 1  # the one example folder in the caption
+    rn50 = build(root / "rn50_4gpu", lang="en").commands().to_html()
+    assert "1n4g/resnet50_b256_amp" in re.sub(r"<[^>]+>", "", rn50) and "page 1" not in rn50

@@ -25,8 +25,10 @@ def _record(uuids, tflops=None, name="x.env.json") -> EnvInput:
     rec = {"gpus": [{"uuid": u} for u in uuids]}
     if tflops is not None:
         rec["matmul"] = {"tflops_median": tflops, "measured_at": "2026-11-28T19:04:57+00:00",
-                         "size": 8192, "gpus": [{"uuid": u, "tflops_first": 800.0, "tflops_median": tflops}
-                                                for u in uuids]}
+                         "size": 8192,
+                         "gpus": [{"uuid": u, "tflops_first": 800.0, "tflops_p5": tflops - 10,
+                                   "tflops_median": tflops, "tflops_p95": tflops + 10}
+                                  for u in uuids]}
     return EnvInput(name, rec)
 
 
@@ -35,6 +37,8 @@ def test_the_runs_own_rate_comes_first_and_is_the_same_host(tmp_path):
     rate = matmul_rate([_record(["GPU-a"], 700.0), _record(["GPU-a"])], tmp_path)
     assert rate.tflops == 700.0 and rate.same_host and rate.source == "x.env.json"
     assert rate.first_block == 800.0
+    assert (rate.lowest_block, rate.highest_block) == (690.0, 710.0)
+    assert rate.probe_seconds is None  # the record states no timed seconds
 
 
 def test_a_rate_beside_the_logs_says_whether_its_gpus_are_the_runs(tmp_path):
@@ -124,4 +128,17 @@ def test_reproduce_checks_out_the_commit_that_made_the_runs():
     gpt = str(build(GPT, lang="en").part("reproduce"))
     assert "git checkout d4d70ec2d722ab6363efd70f4a096f8cf214bdc2\ndlperf run " in gpt
     assert "made by DLPerf Suite commit d4d70ec, not by the one" in gpt
-    assert "git checkout" not in str(build(RN50, lang="en").part("reproduce"))
+    assert "did not record the suite commit" not in gpt
+    rn50 = str(build(RN50, lang="en").part("reproduce"))
+    assert "git checkout" not in rn50
+    # no commit recorded: the box says HEAD's workload is not known to be the one that ran
+    assert "did not record the suite commit that made them" in rn50
+    assert "status record" in rn50
+
+
+def test_run_settings_give_the_repeats_made_beside_the_spec():
+    """The GPT spec asks for 5 repeats a case; 2-3 were made: Test Scripts says both."""
+    gpt = str(build(GPT, lang="en").scripts())
+    assert "5 in the spec; 2–3 made \\(see the caveats\\)" in gpt  # Markdown-escaped
+    rn50 = str(build(RN50, lang="en").scripts())
+    assert "in the spec" not in rn50  # 5 asked, 5 made

@@ -159,11 +159,11 @@ def test_descriptions_state_benchmark_and_options(reports):
     commit = reports["en"].suite_commit
     from analysis import __version__
     assert f"DLPerf Suite version : {__version__}, commit {commit or 'unknown'}" in en
-    assert "amp (FP16 autocast, dynamic loss scaling) and fp32 (TF32 matmuls on)" in en
+    assert "AMP (FP16 autocast, dynamic loss scaling) and FP32 (TF32 on for matmuls and convolutions)" in en
     assert "Iterations per run : 150" in en
     assert "torch 2.11.0+cu130" in en  # versions as the runs report them
     zh = _text(reports["zh"].section("descriptions"))
-    assert "DLPerf Suite 内置 ResNet-50 v1.5" in zh and "fp32（开启 TF32 矩阵乘）" in zh
+    assert "DLPerf Suite 内置 ResNet-50 v1.5" in zh and "FP32（矩阵乘与卷积均开启 TF32）" in zh
 
 
 # ---- the published PDF: nothing cut off on the right -----------------------------------

@@ -47,3 +47,16 @@ def test_not_on_page_one_and_not_in_a_report_without_gpt():
     at = next(i for i, c in enumerate(cells) if 'part("seed002")' in c)
     assert at > next(i for i, c in enumerate(cells) if "gpt_strategies()" in c)
     assert build(BUNDLED).part("seed002") is None
+
+
+def test_our_rows_give_n_beside_samples_per_s():
+    """Our medians beside seed 002's published ones carry their n, as on page 1."""
+    from pathlib import Path
+
+    from analysis.report.build import build
+
+    rep = build(Path(__file__).resolve().parents[2] / "data" / "raw_logs" / "gpt_4gpu",
+                lang="en")
+    frame = rep.part("seed002").data.set_index("case")
+    assert frame.loc["DP_4x1x1_32_1536x16", "samples/s"] == "240.24 (n = 3)"
+    assert frame.loc["DP_1x1x1_2_1536x16", "samples/s"] == "4.92"  # seed 002: no n published

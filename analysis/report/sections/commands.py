@@ -83,6 +83,23 @@ def placeholder(key: tuple[str, int]) -> str:
     return name.lstrip("-") + (f"#{n + 1}" if n else "") if name else f"arg{n + 1}"
 
 
+def case_labels(groups, runs: pd.DataFrame) -> dict[str, str]:
+    """{case folder: the name page 1 gives its runs} where that name stands for one folder
+    only (GPT: ``DP_1x1x1_8_1536x16`` for ``1n1g/pretrain_gpt_…_nh16``); {} where some name
+    stands for several folders (``resnet50_b128_fp32`` in 1n1g, 1n2g and 1n4g): the folders
+    are the names then."""
+    if runs.empty or "case" not in runs.columns:
+        return {}
+    case_of_run = dict(zip(runs["run_id"].astype(str), runs["case"].astype(str)))
+    labels = {}
+    for g in groups:
+        names = {case_of_run.get(r) for r in g.runs}
+        if len(names) != 1 or None in names:
+            return {}
+        labels[g.case] = names.pop()
+    return labels if len(set(labels.values())) == len(labels) else {}
+
+
 @register
 class Commands(Section):
     name = "commands"
@@ -95,12 +112,16 @@ class Commands(Section):
         text, varying, parsed = template([rep.shown(g.command) for g in groups])
         columns = [tr("col.case"), tr("col.node"), tr("col.runs")]
         columns += [placeholder(k) for k in varying]
-        rows = [[g.case, g.node, tr.int(len(g.runs), group=True)]
+        labels = case_labels(groups, rep.runs)
+        rows = [[labels.get(g.case, g.case), g.node, tr.int(len(g.runs), group=True)]
                 + [args[k][2] if k in args else ABSENT for k in varying]
                 for g, args in zip(groups, parsed)]
         frame = pd.DataFrame(rows, columns=columns)
         caption = [tr("commands.template", template=text),
                    tr("commands.varying" if varying else "commands.same")]
+        if labels:  # one folder for an example: the reader can map the rest to the logs
+            folder, name = next(iter(labels.items()))
+            caption.append(tr("commands.case_names", folder=folder, case=name))
         names = set(columns[3:])
         # an argument's name breaks after _ and - only ("nproc_/per_/node"), so that the
         # headers do not take the width the case labels need to stay on one line

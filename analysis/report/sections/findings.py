@@ -12,7 +12,12 @@ import pandas as pd
 from analysis.report import headline, prose, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
-from analysis.report.sections.reference import case_fields, reference_efficiency, same_model
+from analysis.report.sections.reference import (
+    case_fields,
+    reference_efficiency,
+    same_model,
+    source_text,
+)
 from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD, spread_flagged
 
 #: Groups given a sentence each (the key-numbers table lists every group).
@@ -36,14 +41,15 @@ class Findings(Section):
         return prose.Markdown(f"**{prose.md(self.tr('findings.heading'))}**\n\n{lines}\n")
 
     def _gpt(self) -> list[str]:
-        """Per GPT model size: one GPU's figures (samples/s with n, tokens/s, MFU where the
-        page-1 table gives it), then at the most GPUs each strategy's share of one GPU's
+        """Per GPT model size: one GPU's figures (samples/s with n, tokens/s, MFU against the
+        datasheet peak where the page-1 table gives it; not against the measured matmul
+        rate, whose short probe the table's note describes: no headline rests on it), then at the most GPUs each strategy's share of one GPU's
         per-GPU throughput, best first, with its share at the min and max of its repeats
         (neighbours whose ranges overlap are said to be unordered); and the largest
         pipeline's measured loss beside the (p−1)/(m+p−1) bubble and, where the loss stays
         within it, the bubble its stages unequal by FLOPs predict."""
         from analysis.report import gpt_runs
-        from analysis.report.sections.gpt_cases import gpu_peak, matmul_rate
+        from analysis.report.sections.gpt_cases import gpu_peak
         from analysis.stats.gpt_parallel import strategies
 
         tr, rep = self.tr, self.rep
@@ -52,7 +58,6 @@ class Findings(Section):
             return []
         facts = gpt_runs.case_runs(rep.result.runs, rep.envs)
         _, peak = gpu_peak(rep.envs)
-        rate = matmul_rate(rep.envs, rep.log_dir) if peak else None
         by_case = rep.summary.set_index("case")
         out = []
         for (h, lay), g in frame.groupby(["hidden_size", "num_layers"], sort=True):
@@ -71,9 +76,8 @@ class Findings(Section):
             model_flops = pd.notna(row.get("tflops_per_gpu")) and "72" in str(
                 row.get("tflops_formula", ""))
             mfu = tr.percent(row["tflops_per_gpu"] / peak) if peak and model_flops else "-"
-            if mfu != "-" and rate:
-                mfu = tr("findings.gpt_mfu_both", peak=mfu,
-                         measured=tr.percent(row["tflops_per_gpu"] / rate.tflops))
+            if mfu != "-":  # the measured matmul rate stays in the table, with its probe
+                mfu = tr("findings.gpt_mfu_peak", peak=mfu)
             ranges = self._share_ranges(top)
             shares = tr.join([tr("findings.gpt_share", case=c, impl=(
                 f" ({facts[c].dp_impl})" if c in facts and facts[c].dp_impl else ""),
@@ -171,7 +175,7 @@ class Findings(Section):
                 part += tr("findings.ref_efficiency", ours=tr.percent(ours.iloc[0]),
                            ref=tr.percent(eff[i], 0))
             precision = rep.precision_name(f["prec"])
-            by_source.setdefault(str(r.source), {}).setdefault(precision, []).append(part)
+            by_source.setdefault(source_text(r, tr.lang), {}).setdefault(precision, []).append(part)
         return [tr("findings.reference", source=src, parts=tr("findings.ref_separator").join(
                     tr("findings.ref_precision", precision=p, ratios=tr.join(parts))
                     for p, parts in per.items()))

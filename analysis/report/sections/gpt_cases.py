@@ -61,11 +61,25 @@ class MatmulRate:
     same_host: bool  # the probe's GPU UUIDs are the runs' GPUs
     source: str  # the record's file name
     first_block: float | None = None  # median over the GPUs of the first timed block
+    #: the 5th percentile of the slowest GPU's blocks and the 95th of the fastest's (TFLOP/s)
+    lowest_block: float | None = None
+    highest_block: float | None = None
+    #: how long each GPU was timed (s, median over the GPUs)
+    probe_seconds: float | None = None
+    blocks: int = 0
+    products: int = 0  # per block
+    warmup: int = 0  # products before the first block
 
 
 def _uuids(record: dict) -> set[str]:
     return {str(g.get("uuid")) for g in record.get("gpus") or [] if isinstance(g, dict)
             and g.get("uuid")}
+
+
+def _per_gpu(gpus: list[dict], key: str) -> list[float]:
+    """The positive numbers the GPUs' entries hold under `key`, sorted."""
+    return sorted(float(g[key]) for g in gpus
+                  if isinstance(g.get(key), (int, float)) and g[key] > 0)
 
 
 def matmul_rate(envs, log_dir: str | Path | None) -> MatmulRate | None:
@@ -79,11 +93,18 @@ def matmul_rate(envs, log_dir: str | Path | None) -> MatmulRate | None:
     for e in found:
         m = e.record["matmul"]
         if isinstance(m.get("tflops_median"), (int, float)) and m["tflops_median"] > 0:
-            firsts = sorted(g["tflops_first"] for g in m.get("gpus") or [] if isinstance(g, dict)
-                            and isinstance(g.get("tflops_first"), (int, float)))
+            gpus = [g for g in m.get("gpus") or [] if isinstance(g, dict)]
+            firsts, lows, highs, seconds, blocks = (
+                _per_gpu(gpus, key) for key in
+                ("tflops_first", "tflops_p5", "tflops_p95", "seconds", "blocks"))
+            size, iters = int(m.get("size") or 0), int(m.get("iters") or 0)
             return MatmulRate(float(m["tflops_median"]), str(m.get("measured_at") or ""),
-                              int(m.get("size") or 0), bool(_uuids(e.record) & run_uuids),
-                              e.name, float(pd.Series(firsts).median()) if firsts else None)
+                              size, bool(_uuids(e.record) & run_uuids), e.name,
+                              float(pd.Series(firsts).median()) if firsts else None,
+                              lows[0] if lows else None, highs[-1] if highs else None,
+                              float(pd.Series(seconds).median()) if seconds else None,
+                              int(pd.Series(blocks).median()) if blocks else 0, iters,
+                              int(m.get("warmup") or 0))
     return None
 
 
@@ -222,9 +243,18 @@ class GptCases(Section):
                           else "gpt_cases.note_matmul_other",
                           rate=tr.num(rate.tflops, 1), size=rate.size, file=rate.source,
                           when=rate.measured_at.replace("T", " ")[:16] + " UTC"))
-            if rate.first_block and rate.first_block > rate.tflops * 1.05:
-                out.append(tr("gpt_cases.note_matmul_burst", first=tr.num(rate.first_block, 0),
-                              rate=tr.num(rate.tflops, 1)))
+            if rate.probe_seconds and rate.lowest_block and rate.highest_block \
+                    and rate.first_block:
+                # the first blocks run above what the GPU sustains, and which block is
+                # divided by moves every MFU of the second line: say how it was measured
+                out.append(tr("gpt_cases.note_matmul_probe", blocks=rate.blocks,
+                              products=rate.products, warmup=rate.warmup,
+                              seconds=tr.num(rate.probe_seconds, 0),
+                              low=tr.num(rate.lowest_block, 0),
+                              high=tr.num(rate.highest_block, 0),
+                              first=tr.num(rate.first_block, 0),
+                              rate=tr.num(rate.tflops, 1),
+                              factor=tr.num(rate.tflops / rate.first_block, 2)))
         elif peak and model_flops:
             out.append(tr("gpt_cases.note_matmul"))
         recompute = {f.recompute for f in facts.values()}

@@ -54,6 +54,13 @@ def reference_efficiency(table: pd.DataFrame) -> dict[int, float]:
     return out
 
 
+def source_text(row, lang: str) -> str:
+    """A reference's source as a report in `lang` prints it: ``source_<lang>`` where the
+    references file gives one (``source_zh``), else ``source``."""
+    own = row.get(f"source_{lang}", "") if lang != "en" else ""
+    return str(own) if isinstance(own, str) and own.strip() else str(row.get("source", ""))
+
+
 def same_model(reference: str, runs: str) -> bool | None:
     """Whether the reference's GPU model is the runs' (counts aside); None when the runs'
     GPUs are not recorded."""
@@ -107,14 +114,15 @@ class Reference(Section):
             if i in eff_ref and pd.notna(ours.get("scaling_efficiency")):
                 eff = tr("reference.efficiency", ours=tr.percent(ours["scaling_efficiency"]),
                          ref=tr.percent(eff_ref[i], 0))
-            source = "" if rows and rows[-1][-1] == r.source else str(r.source)
+            shown = source_text(r, tr.lang)
+            source = "" if rows and rows[-1][-1] == shown else shown
             rows.append([source, str(r.hardware),
                          tr("reference.case", precision=reference_precision(rep, f["prec"], same),
                             bsz=f["bsz"], gpus=f["gpus"]),
                          tr.num(r["value"], 0),
                          tr("headline.with_n", value=tr.num(r["median"], 0),
                             n=int(ours["repeats"])),
-                         ratio, eff, r.source])
+                         ratio, eff, shown])
         if not rows:
             return None
         columns = [tr(f"reference.col.{c}") for c in

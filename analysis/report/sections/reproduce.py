@@ -77,6 +77,8 @@ class Reproduce(Section):
         if len(ran) == 1 and not ran[0].endswith(DIRTY):  # the runs' code: check it out first
             lines.insert(0, shlex.join(["git", "checkout", ran[0]]))
             text.append(tr("reproduce.checkout", commit=ran[0][:7]))
+        elif not rep.campaign.suite_commits:  # HEAD's workload is a guess: say so
+            text.append(tr("reproduce.unrecorded"))
         return prose.Markdown(
             f'<div class="dlperf-reproduce">\n\n**{prose.md(tr("reproduce.heading"))}**\n\n'
             f"{prose.code_block(chr(10).join(lines))}\n\n"

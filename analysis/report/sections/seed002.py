@@ -75,7 +75,10 @@ class Seed002(Section):
                          tr.int(r.global_batch_size), tr.num(r.latency_ms, 2),
                          tr.int(r.memory_sampled_mib, group=True)
                          if pd.notna(r.memory_sampled_mib) else "-",
-                         tr.num(r.throughput_median, 2), tr.num(r.tflops_per_gpu_seed002, 1)])
+                         tr("headline.with_n", value=tr.num(r.throughput_median, 2),
+                            n=int(r.repeats)) if pd.notna(r.repeats)
+                         else tr.num(r.throughput_median, 2),
+                         tr.num(r.tflops_per_gpu_seed002, 1)])
         frame = pd.DataFrame(rows, columns=columns)
         return styled.table(frame, "seed002", "tlrrrrrr",
                             caption=[tr("seed002.heading"), tr("seed002.caption"),
