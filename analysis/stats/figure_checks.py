@@ -19,6 +19,10 @@ checks are :mod:`analysis.checks`; these see the figure too.
   method's figure is flagged, whichever value it was made from.
 * ``figure_mismatch`` too where the figure is the run's closing line and the lines print a
   throughput more than `SHORT_MISMATCH` from it.
+* ``figure_mismatch`` too where the figure is the median of the throughputs the log prints
+  and the lines carry timestamps: the global batch times the iterations those lines cover
+  over their seconds more than `MISMATCH` from it (uneven iterations, whose per-interval
+  rates' median overstates the run; or a printed rate that is not what ran).
 * ``meta_contradicted``: the argument dump's print frequency (``print_freq``, …) is not the
   step stride of the window's lines: the figure is kept, flagged with both.
 """
@@ -66,6 +70,8 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
             _against_printed(run, est, values)
         if est.ok and not est.problem_kind:
             est = _against_stated_stride(run, est)
+    if est.ok and not est.problem_kind and est.printed is not None:
+        est = _median_against_timestamps(run, est)
     if est.ok and not est.problem_kind:
         est = _printed_against_latency(run, est)
     if est.ok and est.problem_kind in ("", "method_fallback") and est.window is None:
@@ -103,6 +109,45 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
         f"{printed:,.2f} samples/s (median of {len(values)}; harmonic mean {harmonic:,.2f}), "
         f"are {abs(est.throughput - printed) / printed:.1%} apart: the closing line is not "
         f"the average of what the run printed; the figure is kept{before}"))
+
+
+def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``figure_mismatch`` when it is the median of the throughputs printed on
+    the lines ``est.printed`` and the samples an iteration times the iterations those lines
+    cover over their seconds (from the line before the first: its value covers the
+    iterations since) is more than MISMATCH from it: the run did not run at the median of
+    the rates it printed (uneven iterations: a slow one every few, whose low rate the median
+    leaves out). The samples an iteration are those the lines imply
+    (:func:`_implied_batch`), else the stated global batch: a stated batch that the printed
+    rates contradict is the window figure's flag, not this one's. Kept, naming both."""
+    if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
+        return est
+    implied = _implied_batch(run)
+    batch = implied[0] if implied is not None else run.global_batch_size
+    if not np.isfinite(batch):
+        return est
+    lines, _, step, ts = run.timeline()
+    a = max(int(np.searchsorted(lines, est.printed[0])) - 1, 0)
+    b = int(np.searchsorted(lines, est.printed[1], "right"))
+    if b - a <= MIN_PRINTED or not np.isfinite(ts[a:b]).all():
+        return est
+    iterations, seconds, _ = checks.covered(step[a:b], ts[a:b])
+    if iterations <= 0 or not seconds > 0:
+        return est
+    timed = batch * iterations / seconds
+    apart = abs(est.throughput - timed) / timed
+    if apart <= MISMATCH:
+        return est
+    which = (f"the {batch:,.1f} samples an iteration the lines imply (printed rate x seconds "
+             f"per iteration, median of {implied[1]} intervals)" if implied is not None
+             else f"the global batch {batch:,.0f}")
+    return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
+        f"the figure {est.throughput:,.2f} samples/s (the median of the throughput printed on "
+        f"lines {est.printed[0]} to {est.printed[1]}) and {which} x the {iterations:,} "
+        f"iterations those lines cover / their {seconds:.6g} s by the timestamps, "
+        f"{timed:,.2f} samples/s, are {apart:.1%} apart: the run did not run at the median "
+        "of the rates it printed (uneven iterations, whose slow ones the median leaves "
+        "out); the figure is kept"))
 
 
 def _printed_against_latency(run: RunData, est: Estimate) -> Estimate:

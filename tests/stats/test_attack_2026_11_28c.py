@@ -1,0 +1,85 @@
+"""Inputs that a figure's checks still let through after the second attack of the day: a
+wrong number with no flag, or a flag that one output dropped. DLLogger logs of batch 128 on
+1 GPU at 50 ms an iteration (2,560 img/s) unless said."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from analysis.changes import trend
+from analysis.cli import main
+from analysis.collect import parse_paths
+from analysis.stats.per_run import run_throughputs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dll_synth as S  # noqa: E402
+
+
+def _uneven(n: int = 400) -> list[str]:
+    """Three iterations of 50 ms then one of 250 ms, each line printing its own interval's
+    rate: 2,560 img/s printed three lines in four, 512 the fourth; 128 x 4 / 0.4 s = 1,280
+    img/s ran."""
+    out = [S.parameter(S.START, arch="resnet50", batch_size=128, amp=True, world_size=1,
+                       print_freq=1)]
+    t = S.START + timedelta(seconds=20)
+    for i in range(1, n + 1):
+        dt = 0.25 if i % 4 == 0 else 0.05
+        t += timedelta(seconds=dt)
+        out.append(S.train_line(t, 0, i, 128 / dt))
+    return out
+
+
+def _reported(folder: Path):
+    result = parse_paths([folder])
+    return run_throughputs(result, ["reported"])["reported"].iloc[0]
+
+
+def test_the_median_printed_rate_of_uneven_iterations_is_flagged_with_the_timed_one(tmp_path):
+    """--method reported gave 2,560 img/s, problems 0, where the timestamps say 1,280."""
+    S.write(tmp_path, _uneven())
+    row = _reported(tmp_path)
+    assert row["throughput"] == pytest.approx(2560.0)  # kept
+    assert row["problem_kind"] == "figure_mismatch"
+    assert "2,560.00 samples/s" in row["problem"] and "1,280.00 samples/s" in row["problem"]
+
+
+def test_even_iterations_keep_the_median_printed_rate_unflagged(tmp_path):
+    S.write(tmp_path, S.lines(400))
+    row = _reported(tmp_path)
+    assert row["throughput"] == pytest.approx(2560.0) and row["problem_kind"] == ""
+
+
+def _main(*args) -> tuple[int, str]:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        status = main([str(a) for a in args])
+    return status, buf.getvalue()
+
+
+def test_store_trend_shows_a_stored_flagged_figure_with_its_flag(tmp_path):
+    """A campaign whose logs state global_batch_size 1,024 for lines printing 2,560 img/s
+    (20,480 by the stated batch, flagged figure_mismatch by summarize, compare and check):
+    `store trend` printed 20,480 with no flag."""
+    for r in (1, 2, 3):  # repeats a minute apart: identical logs are one run copied
+        start = S.START + timedelta(minutes=r)
+        S.write(tmp_path / "fixed", S.lines(300, start=start), f"1n1g/r50_b128_amp_{r}.log")
+        S.write(tmp_path / "stated", S.lines(300, start=start, global_batch_size=1024),
+                f"1n1g/r50_b128_amp_{r}.log")
+    store = tmp_path / "store"
+    for name in ("fixed", "stated"):
+        assert _main("store", "add", tmp_path / name, "--store", store, "--name", name)[0] == 0
+    status, text = _main("store", "trend", "--store", store, "--format", "json")
+    rows = {r["name"]: r for r in json.loads(text)}
+    assert status == 0 and rows["stated"]["throughput_median"] == pytest.approx(20480.0)
+    assert rows["stated"]["flags"] == "3 of 3 run(s) figure_mismatch"
+    assert rows["fixed"]["flags"] == ""
+    status, table = _main("store", "trend", "--store", store)
+    assert "figure_mismatch" in table.splitlines()[2]  # the flagged campaign's own row
+    assert list(trend.trend(store).columns) == trend.COLUMNS
