@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -83,3 +84,27 @@ def test_store_trend_shows_a_stored_flagged_figure_with_its_flag(tmp_path):
     status, table = _main("store", "trend", "--store", store)
     assert "figure_mismatch" in table.splitlines()[2]  # the flagged campaign's own row
     assert list(trend.trend(store).columns) == trend.COLUMNS
+
+
+GPT_1N1G = (Path(__file__).resolve().parents[2] / "data" / "raw_logs" / "gpt_4gpu" / "1n1g"
+            / "pretrain_gpt_1n1d_dp1_mp1_pp1_mbz8_gbz8_s2048_l16_h1536_nh16_1.log")
+
+
+def test_a_gpt_table_whose_stated_batch_its_printed_rate_and_latency_contradict_is_flagged(
+        tmp_path):
+    """The suite's own GPT log with global_batch_size 16 stated and its samples column
+    counting 16 a step, while each line's throughput x latency is 8 (micro batch 8, one
+    data-parallel rank): 131.33 samples/s and 1,020 TFLOP/s/GPU, problems 0."""
+    text = GPT_1N1G.read_text().replace("global_batch_size ............................... 8",
+                                        "global_batch_size ............................... 16")
+    text = re.sub(r"^(\| (\d+) +\| +\d+ +\| )\d+( +)",
+                  lambda m: f"{m[1]}{int(m[2]) * 16:<{len(m[0]) - len(m[1]) - 0}}",
+                  text, flags=re.M)
+    assert "| 3        | 3               | 48 " in text
+    (tmp_path / "1n1g").mkdir()
+    (tmp_path / "1n1g" / GPT_1N1G.name).write_text(text)
+    result = parse_paths([tmp_path])
+    row = run_throughputs(result, ["dlperf"])["dlperf"].iloc[0]
+    assert row["throughput"] == pytest.approx(131.33, abs=0.01)  # kept: the log states 16
+    assert row["problem_kind"] == "figure_mismatch"
+    assert "global batch 16" in row["problem"] and "65.58 samples/s" in row["problem"]
