@@ -184,6 +184,37 @@ def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
           "the time is kept", log.line_text(int(lines[i + 1]))))
 
 
+#: Seconds a record between run_start and run_stop may be stamped before the latest one
+#: above it (events written by several threads); the published v1.0 logs go back by none.
+BACK_TOLERANCE_S = 1.0
+
+
+def _time_order(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
+    """A ``timestamps_backwards`` problem when a record from run_start to run_stop is
+    stamped more than BACK_TOLERANCE_S before the latest record above it: the clock stepped
+    back inside the run (an NTP step, a daylight-saving change), so run_stop less run_start
+    leaves that much of the run out. The time is kept (the log does not say how far back),
+    the run flagged."""
+    keys = [rec["key"] for _, rec in records]
+    if "run_start" not in keys:
+        return
+    a = keys.index("run_start")
+    b = keys.index("run_stop", a) if "run_stop" in keys[a:] else len(records) - 1
+    latest = None
+    for line, rec in records[a:b + 1]:
+        t = float(rec["time_ms"])
+        if latest is not None and latest[1] - t > BACK_TOLERANCE_S * 1e3:
+            parsed.problems.append(Problem(
+                log.source, line, "timestamps_backwards",
+                f"{rec['key']} at {t:.0f} ms is {(latest[1] - t) / 1e3:.1f} s before the "
+                f"{latest[2]} on line {latest[0]} ({latest[1]:.0f} ms): the clock stepped back "
+                "inside the run, so its time to train leaves that much out; the time is kept",
+                log.line_text(line)))
+            return
+        if latest is None or t > latest[1]:
+            latest = (line, t, rec["key"])
+
+
 #: The quality target an ``eval_accuracy`` must reach, per benchmark, where it has been the
 #: same in every round (MLPerf Training rules, "Benchmarks": ResNet-50 75.9 % top-1, BERT
 #: 0.720 masked-LM accuracy, 3D U-Net 0.908 mean DICE, DLRM 0.8025 AUC).
@@ -371,6 +402,7 @@ class MLPerfParser(LogParser):
             _read_keys(log, records, parsed)
             _time_to_train(log, records, parsed)
             _block_cadence(log, records, parsed)
+            _time_order(log, records, parsed)
         _read_speed(log, parsed)
         return parsed
 

@@ -108,3 +108,32 @@ def test_a_gpt_table_whose_stated_batch_its_printed_rate_and_latency_contradict_
     assert row["throughput"] == pytest.approx(131.33, abs=0.01)  # kept: the log states 16
     assert row["problem_kind"] == "figure_mismatch"
     assert "global batch 16" in row["problem"] and "65.58 samples/s" in row["problem"]
+
+
+MLPERF = Path(__file__).resolve().parents[1] / "data" / "real" / "mlperf_v1_0_google_tf_resnet"
+
+
+def _clock_stepped(text: str, ms: int, from_block: int) -> str:
+    """`text` with every record from its `from_block`-th block_start on stamped `ms` later."""
+    out, seen = [], 0
+    for line in text.splitlines():
+        seen += '"key": "block_start"' in line
+        if seen >= from_block and '"time_ms": ' in line:
+            line = re.sub(r'"time_ms": (\d+)', lambda m: f'"time_ms": {int(m[1]) + ms}', line)
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_an_mlperf_clock_stepping_back_inside_the_run_is_flagged(tmp_path):
+    """The real v1.0 TF ResNet result with every record from its 5th block_start on 60 s
+    earlier (block 5 starting before block 4 stopped): a time to train 60 s short, no
+    problem (the case's olympic mean 7.8 % low with two such files)."""
+    text = (MLPERF / "result_2.txt").read_text()
+    (tmp_path / "result_2.txt").write_text(_clock_stepped(text, -60000, 5))
+    (tmp_path / "healthy").mkdir()
+    (tmp_path / "healthy" / "result_2.txt").write_text(text)
+    problems = parse_paths([tmp_path]).problems
+    back = problems[problems["kind"] == "timestamps_backwards"]
+    assert len(back) == 1 and back["source"].iloc[0].endswith("/result_2.txt")
+    assert "healthy" not in back["source"].iloc[0]
+    assert "60.0 s before the block_stop on line 35" in back["reason"].iloc[0]
