@@ -137,3 +137,30 @@ def test_an_mlperf_clock_stepping_back_inside_the_run_is_flagged(tmp_path):
     assert len(back) == 1 and back["source"].iloc[0].endswith("/result_2.txt")
     assert "healthy" not in back["source"].iloc[0]
     assert "60.0 s before the block_stop on line 35" in back["reason"].iloc[0]
+
+
+PADDLE_RN50 = (Path(__file__).resolve().parents[1] / "data" / "real" / "paddle_perf_pytorch_resnet"
+               / "pytorch_gpu8_amp_bs256.txt")
+
+
+@pytest.mark.parametrize("meta_file", [True, False])
+def test_stated_nodes_and_gpus_the_logs_world_size_contradicts_are_a_conflict(tmp_path, meta_file):
+    """A published 8-GPU DLLogger log (world_size 8) with a dlperf-meta.yaml, or --meta,
+    stating 2 nodes x 8 GPUs: filed as 16 devices, no problem (a path saying so is a
+    metadata_conflict)."""
+    (tmp_path / PADDLE_RN50.name).write_bytes(PADDLE_RN50.read_bytes())
+    kw = {}
+    if meta_file:
+        (tmp_path / "dlperf-meta.yaml").write_text("num_nodes: 2\ngpus_per_node: 8\n")
+    else:
+        kw["meta"] = {"num_nodes": 2, "gpus_per_node": 8}
+    result = parse_paths([tmp_path], **kw)
+    conflict = result.problems[result.problems["kind"] == "metadata_conflict"]
+    assert len(conflict) == 1
+    assert "says 2n8g (16 devices), the log says world_size=8" in conflict["reason"].iloc[0]
+
+
+def test_stated_nodes_and_gpus_the_world_size_agrees_with_are_no_conflict(tmp_path):
+    (tmp_path / PADDLE_RN50.name).write_bytes(PADDLE_RN50.read_bytes())
+    (tmp_path / "dlperf-meta.yaml").write_text("num_nodes: 1\ngpus_per_node: 8\n")
+    assert "metadata_conflict" not in set(parse_paths([tmp_path]).problems["kind"])
