@@ -10,10 +10,11 @@ checks are :mod:`analysis.checks`; these see the figure too.
   printed rate times its seconds per iteration) are more than `MISMATCH` from the stated
   global batch (the stated global batch or device count is not what ran, or the clock is
   not the run's): the figure is kept, flagged with both values.
-* ``timestamps_jump``: where the window's lines print no throughput to compare with, one
-  interval far outside the run's own intervals (a clock step forward under
-  ``checks.JUMP_SECONDS``, a stall): the figure would be more than `MISMATCH` off, and
-  nothing in the log tells which, so no figure.
+* ``timestamps_jump``: where the window's lines print no throughput to compare with,
+  intervals far outside the run's own intervals (clock steps forward under
+  ``checks.JUMP_SECONDS``, stalls) that add more than `MISMATCH` to the window's time
+  together: the figure would be that far off, and nothing in the log tells which, so no
+  figure.
 * ``figure_mismatch`` too where lines print both a global throughput and their time per
   iteration that contradict each other (the stated global batch over that time): every
   method's figure is flagged, whichever value it was made from.
@@ -49,6 +50,10 @@ SHORT_MISMATCH = 0.5
 #: ``checks.JUMP_FACTOR`` times to be a jump: slow iterations that recur (data loading every
 #: few iterations) are how the run runs, not a step of its clock.
 USUAL_QUANTILE = 0.95
+#: Times the window's median time per iteration (and the run's USUAL_QUANTILE) an interval
+#: takes to count towards the time a clock step or stall adds to a window: the run-to-run
+#: noise of healthy intervals stays within it.
+STALL_FACTOR = 3.0
 #: Argument-dump keys that state how many iterations apart the training lines are
 #: (DLLogger's print_freq, Megatron's log_interval, OneFlow's loss_print_every_n_iter).
 PRINT_EVERY = ("print_freq", "log_interval", "loss_print_every_n_iter")
@@ -231,11 +236,11 @@ def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:
 
 
 def _against_intervals(run: RunData, est: Estimate) -> Estimate:
-    """`est` failed ``timestamps_jump`` when one interval of its window (the lowest rank's
-    lines) takes ``checks.JUMP_FACTOR`` times both the window's median time per iteration
-    and the run's own USUAL_QUANTILE of them, and more than MISMATCH of the window's time
-    beyond what the median would take: a figure that far off, which no printed value
-    settles."""
+    """`est` failed ``timestamps_jump`` when the intervals of its window (the lowest rank's
+    lines) that take STALL_FACTOR times both the window's median time per iteration and
+    the run's own USUAL_QUANTILE of them hold, together, more than MISMATCH of the
+    window's time beyond what the median would take: a figure that far off, which no
+    printed value settles. Together: three steps of 9x each are as far off as one of 25x."""
     lines, _, step, ts = run.timeline()
     ds, dt = np.diff(step), np.diff(ts)
     ok = (ds > 0) & np.isfinite(dt)
@@ -244,20 +249,24 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     usual = float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE))
     a = int(np.searchsorted(lines, est.window[0]))
     b = int(np.searchsorted(lines, est.window[1], "right"))
-    _, seconds, _ = checks.covered(step[a:b], ts[a:b])
-    if not seconds > 0:
-        return est
-    jumps, median = checks.forward_jumps(step[a:b], ts[a:b], MISMATCH * seconds, usual)
-    if not len(jumps):
-        return est
     st, t = step[a:b], ts[a:b]
-    i = int(jumps[0])
-    excess = float(t[i] - t[i - 1] - (st[i] - st[i - 1]) * median)
+    _, seconds, _ = checks.covered(st, t)
+    ds, dt = np.diff(st), np.diff(t)
+    ok = (ds > 0) & np.isfinite(dt)
+    if not seconds > 0 or ok.sum() < 3:
+        return est
+    per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
+    median = float(statistics.median(per[ok].tolist()))
+    far = ok & (per > STALL_FACTOR * max(median, usual))
+    excess = float(np.sum(dt[far] - ds[far] * median))
+    if excess <= MISMATCH * seconds:
+        return est
+    jumps = np.flatnonzero(far) + 1
     return Estimate.fail(
-        f"{checks.jump_reason(lines[a:b], st, t, jumps, median)}; its {excess:.6g} s beyond "
-        f"the median are {excess / seconds:.1%} of the window's {seconds:.6g} s, the log "
-        "prints no throughput that tells which, so no throughput from this window",
-        "timestamps_jump", est.method)
+        f"{checks.jump_reason(lines[a:b], st, t, jumps, median)}; "
+        f"{'their' if len(jumps) > 1 else 'its'} {excess:.6g} s beyond the median are "
+        f"{excess / seconds:.1%} of the window's {seconds:.6g} s, the log prints no throughput "
+        "that tells which, so no throughput from this window", "timestamps_jump", est.method)
 
 
 def _implied_batch(run: RunData) -> tuple[float, int] | None:

@@ -164,3 +164,28 @@ def test_stated_nodes_and_gpus_the_world_size_agrees_with_are_no_conflict(tmp_pa
     (tmp_path / PADDLE_RN50.name).write_bytes(PADDLE_RN50.read_bytes())
     (tmp_path / "dlperf-meta.yaml").write_text("num_nodes: 1\ngpus_per_node: 8\n")
     assert "metadata_conflict" not in set(parse_paths([tmp_path]).problems["kind"])
+
+
+def _unprinted(text: list[str]) -> list[str]:
+    """The lines without their printed throughput (a log that prints loss and lr only)."""
+    return [re.sub(r"train\.total_ips : \S+ images/s ", "", ln) for ln in text]
+
+
+@pytest.mark.parametrize("steps, off", [({60: 0.4}, "7.4%"), ({40: 0.4, 70: 0.4, 100: 0.4}, "19.4%")])
+def test_clock_steps_each_under_the_jump_factor_that_add_up_give_no_figure(tmp_path, steps, off):
+    """A log printing no throughput whose clock moves 0.4 s forward (9x an iteration) once
+    or three times in the window: 2,370.37 or 2,064.52 img/s (7 % and 19 % low), no
+    problem; one step of 0.6 s (13x) was already refused."""
+    S.write(tmp_path, _unprinted(S.lines(300, jumps=steps)))
+    result = parse_paths([tmp_path])
+    for method, runs in run_throughputs(result, ["dlperf", "window"]).items():
+        row = runs.iloc[0]
+        assert row["problem_kind"] == "timestamps_jump" and row["throughput"] != row["throughput"], method
+        assert f"are {off} of the window's" in row["problem"], method
+
+
+def test_iterations_a_little_uneven_still_give_a_figure(tmp_path):
+    """Every fifth iteration 2.5x the others (data loading): the run's own pace, kept."""
+    S.write(tmp_path, _unprinted(S.lines(300, jumps={i: 0.075 for i in range(5, 301, 5)})))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    assert row["problem_kind"] == "" and row["throughput"] == pytest.approx(128 * 5 / 0.325, rel=0.02)
