@@ -19,7 +19,7 @@ checks are :mod:`analysis.checks`; these see the figure too.
   iteration that contradict each other (the stated global batch over that time): every
   method's figure is flagged, whichever value it was made from.
 * ``figure_mismatch`` too where the figure is the run's closing line and the lines print a
-  throughput more than `SHORT_MISMATCH` from it.
+  throughput more than `SHORT_MISMATCH` from it, or more than `MISMATCH` below it.
 * ``figure_mismatch`` too where the figure is the median of the throughputs the log prints
   and the lines carry timestamps: the global batch times the iterations those lines cover
   over their seconds more than `MISMATCH` from it (uneven iterations, whose per-interval
@@ -88,9 +88,10 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     """`est` flagged ``figure_mismatch`` when it is the run's closing figure
     (``RunData.closing``) and the throughput its training lines print (the lowest rank's,
     after its first) is more than SHORT_MISMATCH from it by their median and by their
-    harmonic mean: the program's average over its run cannot be that far from every
-    interval it printed (a closing line multiplied again, or copied from another run).
-    The loose bound leaves the warm-up, which the closing average may hold, to the lines."""
+    harmonic mean, or more than MISMATCH above both: the program's average over its run
+    cannot be that far from every interval it printed (a closing line multiplied again,
+    or copied from another run). The loose bound below leaves the warm-up, which the
+    closing average may hold, to the lines."""
     if run.closing is None or est.throughput != float(run.closing[0]) \
             or run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
         return est
@@ -104,7 +105,10 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     printed = float(statistics.median(values.tolist()))
     harmonic = len(values) / float(np.sum(1.0 / values))
     apart = min(abs(est.throughput - v) / v for v in (printed, harmonic))
-    if apart <= SHORT_MISMATCH:
+    # An average over the whole run holds the warm-up, so it may lie well below the lines;
+    # above both their median and their harmonic mean it can be by no more than noise.
+    above = est.throughput > max(printed, harmonic)
+    if apart <= (MISMATCH if above else SHORT_MISMATCH):
         return est
     lines = cols["line"][rows]
     before = f"; {est.problem}" if est.problem else ""

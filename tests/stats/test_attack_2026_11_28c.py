@@ -189,3 +189,16 @@ def test_iterations_a_little_uneven_still_give_a_figure(tmp_path):
     S.write(tmp_path, _unprinted(S.lines(300, jumps={i: 0.075 for i in range(5, 301, 5)})))
     row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
     assert row["problem_kind"] == "" and row["throughput"] == pytest.approx(128 * 5 / 0.325, rel=0.02)
+
+
+def test_a_closing_figure_above_every_line_it_summarises_is_flagged(tmp_path):
+    """60 iterations printing 2,560 img/s, then a Summary of 3,712 (+45 %): 3,712 with only
+    method_fallback, `--strict` passed; the 50 % bound is for a closing average below the
+    lines (it may hold the warm-up), not above them."""
+    text = S.lines(60)
+    text.append(f"DLL {S.stamp(S.START + timedelta(seconds=24))} - Summary: train.total_ips : "
+                "3712.00 images/s ")
+    S.write(tmp_path, text)
+    row = run_throughputs(parse_paths([tmp_path]), ["dlperf"])["dlperf"].iloc[0]
+    assert row["throughput"] == pytest.approx(3712.0) and row["problem_kind"] == "figure_mismatch"
+    assert "3,712.00 samples/s" in row["problem"] and "2,560.00 samples/s" in row["problem"]
