@@ -250,7 +250,7 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     ok = (ds > 0) & np.isfinite(dt)
     if ok.sum() < 3:
         return est
-    usual = float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE))
+    usual = max(float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE)), _recurring(ds, dt, ok))
     a = int(np.searchsorted(lines, est.window[0]))
     b = int(np.searchsorted(lines, est.window[1], "right"))
     st, t = step[a:b], ts[a:b]
@@ -271,6 +271,26 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         f"{'their' if len(jumps) > 1 else 'its'} {excess:.6g} s beyond the median are "
         f"{excess / seconds:.1%} of the window's {seconds:.6g} s, the log prints no throughput "
         "that tells which, so no throughput from this window", "timestamps_jump", est.method)
+
+
+def _recurring(ds: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> float:
+    """The longest time per iteration of the run's slow intervals (STALL_FACTOR times its
+    median) when they recur all through the run at one period (a checkpoint or a data
+    refill every p iterations: at least MIN_PRINTED of them, equally many iterations apart,
+    none missing from the run's start to its end), else 0: they are how the run runs,
+    too rare for USUAL_QUANTILE to see. Clock steps do not keep such time."""
+    per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
+    done = np.cumsum(np.where(ok, ds, 0))  # iterations covered at each interval's end
+    slow = np.flatnonzero(ok & (per > STALL_FACTOR * float(np.median(per[ok]))))
+    if len(slow) < MIN_PRINTED:
+        return 0.0
+    at = done[slow]
+    gaps = np.diff(at)
+    period = float(np.median(gaps))
+    if not period > 0 or np.abs(gaps - period).max() > 0.1 * period \
+            or at[0] - done[ok][0] > 1.5 * period or done[-1] - at[-1] > 1.5 * period:
+        return 0.0
+    return float(np.max(per[slow]))
 
 
 def _implied_batch(run: RunData) -> tuple[float, int] | None:

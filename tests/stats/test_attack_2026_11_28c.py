@@ -202,3 +202,16 @@ def test_a_closing_figure_above_every_line_it_summarises_is_flagged(tmp_path):
     row = run_throughputs(parse_paths([tmp_path]), ["dlperf"])["dlperf"].iloc[0]
     assert row["throughput"] == pytest.approx(3712.0) and row["problem_kind"] == "figure_mismatch"
     assert "3,712.00 samples/s" in row["problem"] and "2,560.00 samples/s" in row["problem"]
+
+
+@pytest.mark.parametrize("every", [25, 16])
+def test_a_stall_recurring_all_through_the_run_is_its_pace(tmp_path, every):
+    """0.55 s more at every 25th iteration (a periodic checkpoint), nothing printed to
+    compare with: timestamps_jump and no figure (every 16th, too many for the 95th
+    percentile to miss, kept its figure). The window's iterations 21 to 120 hold
+    100 // every stalls."""
+    S.write(tmp_path, _unprinted(S.lines(300, jumps={i: 0.55 for i in range(every, 301, every)})))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    stalls = len(range(every, 121, every)) - len(range(every, 21, every))
+    assert row["problem_kind"] == ""
+    assert row["throughput"] == pytest.approx(128 * 100 / (5 + stalls * 0.55))
