@@ -215,3 +215,13 @@ def test_a_stall_recurring_all_through_the_run_is_its_pace(tmp_path, every):
     stalls = len(range(every, 121, every)) - len(range(every, 21, every))
     assert row["problem_kind"] == ""
     assert row["throughput"] == pytest.approx(128 * 100 / (5 + stalls * 0.55))
+
+
+@pytest.mark.parametrize("key", ["num_accumulation_steps", "accumulation_steps", "grad_accum_steps"])
+def test_accumulation_steps_in_other_spellings_count(tmp_path, key):
+    """`num_accumulation_steps : 2` (DLE TF BERT's and the suite's GPT's spelling), 100 ms
+    an iteration of 2 x 128, nothing printed: 1,280 img/s, problems 0 (only
+    gradient_accumulation_steps was read)."""
+    S.write(tmp_path, _unprinted(S.lines(300, seconds=0.1, **{key: 2})))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    assert row["throughput"] == pytest.approx(2560.0)
