@@ -10,7 +10,7 @@ checks are :mod:`analysis.checks`; these see the figure too.
   printed rate times its seconds per iteration) are more than `MISMATCH` from the stated
   global batch (the stated global batch or device count is not what ran, or the clock is
   not the run's): the figure is kept, flagged with both values.
-* ``timestamps_jump``: where the window's lines print no throughput to compare with,
+* ``timestamps_jump``: where the window's lines print fewer than `MIN_PRINTED` throughputs,
   intervals far outside the run's own intervals (clock steps forward under
   ``checks.JUMP_SECONDS``, stalls) that add more than `MISMATCH` to the window's time
   together: the figure would be that far off, and nothing in the log tells which, so no
@@ -71,8 +71,10 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
             return Estimate.fail(f"{stated[kind][1]}; no figure", kind, est.method)
     if est.ok and not est.problem_kind and est.window is not None:
         values = _printed(run, est.window)
-        est = _against_intervals(run, est) if not len(values) else \
-            _against_printed(run, est, values)
+        if len(values) < MIN_PRINTED:  # too few printed values to settle a jump
+            est = _against_intervals(run, est)
+        if est.ok and len(values):
+            est = _against_printed(run, est, values)
         if est.ok and not est.problem_kind:
             est = _against_stated_stride(run, est)
     if est.ok and not est.problem_kind and est.printed is not None:
@@ -269,8 +271,10 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     return Estimate.fail(
         f"{checks.jump_reason(lines[a:b], st, t, jumps, median)}; "
         f"{'their' if len(jumps) > 1 else 'its'} {excess:.6g} s beyond the median are "
-        f"{excess / seconds:.1%} of the window's {seconds:.6g} s, the log prints no throughput "
-        "that tells which, so no throughput from this window", "timestamps_jump", est.method)
+        f"{excess / seconds:.1%} of the window's {seconds:.6g} s, and its lines print too "
+        f"few throughputs (under {MIN_PRINTED}) to tell which, so no throughput from this "
+        "window",
+        "timestamps_jump", est.method)
 
 
 def _recurring(ds: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> float:

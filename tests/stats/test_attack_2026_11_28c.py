@@ -225,3 +225,17 @@ def test_accumulation_steps_in_other_spellings_count(tmp_path, key):
     S.write(tmp_path, _unprinted(S.lines(300, seconds=0.1, **{key: 2})))
     row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
     assert row["throughput"] == pytest.approx(2560.0)
+
+
+def test_a_clock_step_in_a_window_printing_two_throughputs_gives_no_figure(tmp_path):
+    """A throughput printed only at iterations 50 and 100, the clock 2 s forward at 70:
+    --method window gave 1,828.57 img/s (-29 %), problems 0, though with nothing printed
+    the same step was timestamps_jump."""
+    text = S.lines(300, jumps={70: 2.0})
+    text = [ln if any(f"Iteration: {k} " in ln for k in (50, 100)) else _unprinted([ln])[0]
+            for ln in text]
+    assert sum("total_ips" in ln for ln in text) == 2
+    S.write(tmp_path, text)
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    assert row["problem_kind"] == "timestamps_jump" and row["throughput"] != row["throughput"]
+    assert "jumps forward 2.05 s" in row["problem"]
