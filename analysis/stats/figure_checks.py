@@ -124,17 +124,17 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
 
 def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     """`est` flagged ``figure_mismatch`` when it is the median of the throughputs printed on
-    the lines ``est.printed`` and the samples an iteration times the iterations those lines
-    cover over their seconds (from the line before the first: its value covers the
-    iterations since) is more than MISMATCH from it: the run did not run at the median of
-    the rates it printed (uneven iterations: a slow one every few, whose low rate the median
-    leaves out). The samples an iteration are those the lines imply
-    (:func:`_implied_batch`), else the stated global batch: a stated batch that the printed
-    rates contradict is the window figure's flag, not this one's. Kept, naming both."""
+    the lines ``est.printed`` and the global batch times the iterations those lines cover
+    over their seconds (from the line before the first: its value covers the iterations
+    since) is more than MISMATCH from it: the run did not run at the median of the rates
+    it printed (uneven iterations: a slow one every few, whose low rate the median leaves
+    out), or the printed rate counts another batch than the stated one. The batch is the
+    stated global batch, else the samples an iteration the lines imply
+    (:func:`_implied_batch`). Kept, naming both."""
     if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
         return est
-    implied = _implied_batch(run)
-    batch = implied[0] if implied is not None else run.global_batch_size
+    implied = None if np.isfinite(run.global_batch_size) else _implied_batch(run)
+    batch = run.global_batch_size if implied is None else implied[0]
     if not np.isfinite(batch):
         return est
     lines, _, step, ts = run.timeline()
@@ -158,7 +158,8 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
         f"iterations those lines cover / their {seconds:.6g} s by the timestamps, "
         f"{timed:,.2f} samples/s, are {apart:.1%} apart: the run did not run at the median "
         "of the rates it printed (uneven iterations, whose slow ones the median leaves "
-        "out); the figure is kept"))
+        "out), or the printed rate counts another batch than the stated one; the figure "
+        "is kept"))
 
 
 def _printed_against_latency(run: RunData, est: Estimate) -> Estimate:

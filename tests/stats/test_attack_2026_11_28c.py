@@ -51,6 +51,21 @@ def test_the_median_printed_rate_of_uneven_iterations_is_flagged_with_the_timed_
     assert "2,560.00 samples/s" in row["problem"] and "1,280.00 samples/s" in row["problem"]
 
 
+@pytest.mark.parametrize("from_iteration", [1, 61])
+def test_a_printed_rate_twice_the_stated_batch_over_the_timestamps_is_flagged(tmp_path,
+                                                                              from_iteration):
+    """Lines 50 ms apart printing 5,120 img/s for a stated 128 x 1 (from the start, or from
+    iteration 61 on): --method reported gave 5,120, problems 0, --strict passed, while
+    dlperf and window flagged the same log."""
+    text = S.lines(300)
+    text = [ln.replace("2560.00 images/s", "5120.00 images/s")
+            if i >= from_iteration else ln for i, ln in enumerate(text)]
+    S.write(tmp_path, text)
+    row = _reported(tmp_path)
+    assert row["throughput"] == pytest.approx(5120.0) and row["problem_kind"] == "figure_mismatch"
+    assert "global batch 128" in row["problem"] and "2,560.00 samples/s" in row["problem"]
+
+
 def test_even_iterations_keep_the_median_printed_rate_unflagged(tmp_path):
     S.write(tmp_path, S.lines(400))
     row = _reported(tmp_path)
