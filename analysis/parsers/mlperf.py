@@ -39,7 +39,7 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import NUM
 from analysis.parsers.base import LogParser, ParsedLog, to_float
-from analysis.problems import Problem
+from analysis.problems import Problem, excerpt
 
 _MLLOG = re.compile(rb":::MLLOG (\{[^\n]*)")
 _SPEED = re.compile(rb"Epoch\[(\d{1,9})\] Batch \[(?:\d{1,9}-)?(\d{1,9})\]\tSpeed: (" + NUM
@@ -219,20 +219,28 @@ def _time_order(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog
 #: same in every round (MLPerf Training rules, "Benchmarks": ResNet-50 75.9 % top-1, BERT
 #: 0.720 masked-LM accuracy, 3D U-Net 0.908 mean DICE, DLRM 0.8025 AUC).
 QUALITY_TARGETS = {"resnet": 0.759, "bert": 0.720, "unet3d": 0.908, "dlrm": 0.8025}
+#: What the score's rule says of a benchmark QUALITY_TARGETS lacks.
+TARGET_UNKNOWN = "its quality target is not known here: the runs' eval_accuracy is not checked"
 
 
 def _short_of_target(records: list[tuple[int, dict]]) -> str:
     """Why the run did not reach its benchmark's quality target by the eval_accuracy it
-    prints ('' when it did, prints none, or its benchmark's target is not known here)."""
+    prints ('' when it did, prints none, or its benchmark's target is not known here); one
+    that prints it only as something else than a number (null, a dict) did not."""
     bench = next((rec.get("value") for _, rec in records
                   if rec["key"] == "submission_benchmark"), None)
     target = QUALITY_TARGETS.get(str(bench))
     if target is None:
         return ""
-    acc = [(float(rec["value"]), line) for line, rec in records
-           if rec["key"] == "eval_accuracy" and _is_number(rec.get("value"))]
-    if not acc:
+    printed = [(line, rec.get("value")) for line, rec in records if rec["key"] == "eval_accuracy"]
+    acc = [(float(v), line) for line, v in printed if _is_number(v)]
+    if not printed:
         return ""  # a log cut to its run_start and run_stop: nothing to judge by
+    if not acc:  # printed, but not as the number the target is (another benchmark's shape)
+        line, value = printed[0]
+        return (f"eval_accuracy is printed {len(printed)} time(s), never as a number (line "
+                f"{line}: {excerpt(json.dumps(value), 60)}), so it cannot reach {bench}'s "
+                f"target {target}")
     best, line = max(acc)
     if best >= target:
         return ""

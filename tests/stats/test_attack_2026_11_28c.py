@@ -254,3 +254,42 @@ def test_a_clock_step_in_a_window_printing_two_throughputs_gives_no_figure(tmp_p
     row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
     assert row["problem_kind"] == "timestamps_jump" and row["throughput"] != row["throughput"]
     assert "jumps forward 2.05 s" in row["problem"]
+
+
+def _mlperf_set(folder: Path, edit=lambda name, text: text) -> None:
+    for f in sorted(MLPERF.glob("result_*.txt")):
+        (folder / f.name).write_text(edit(f.name, f.read_text()))
+
+
+def _score(folder: Path) -> tuple[float, str]:
+    from analysis.stats.summary import summarize
+    row = summarize(parse_paths([folder])).iloc[0]
+    return float(row["time_to_train_min"]), str(row["time_to_train_rule"])
+
+
+def _accuracy_as(value: str):
+    return lambda name, text: re.sub(r'("key": "eval_accuracy", "value": )[^,]+,',
+                                     lambda m: m[1] + value + ",", text)
+
+
+def test_mlperf_runs_printing_their_accuracy_as_no_number_have_no_time(tmp_path):
+    """Every eval_accuracy printed as Mask R-CNN's dict: 4.301094 min, as though every run
+    reached ResNet's 0.759; one run's printed as null: the same score, no problem."""
+    (tmp_path / "dicts").mkdir()
+    _mlperf_set(tmp_path / "dicts", _accuracy_as('{"BBOX": 0.38, "SEGM": 0.34}'))
+    score, rule = _score(tmp_path / "dicts")
+    assert score != score and "5 of 5 runs aborted" in rule
+    (tmp_path / "null").mkdir()
+    _mlperf_set(tmp_path / "null", lambda name, text: _accuracy_as("null")(name, text)
+                if name == "result_0.txt" else text)
+    score, rule = _score(tmp_path / "null")
+    assert score == pytest.approx(4.301122, abs=1e-6) and "1 aborted run" in rule
+
+
+def test_an_mlperf_benchmark_without_a_known_target_says_its_accuracy_is_unchecked(tmp_path):
+    _mlperf_set(tmp_path, lambda name, text: text.replace('"value": "resnet"', '"value": "ssd"'))
+    score, rule = _score(tmp_path)
+    assert score == pytest.approx(4.301094, abs=1e-6)
+    assert "ssd: its quality target is not known here" in rule
+    _mlperf_set(tmp_path)
+    assert "not known here" not in _score(tmp_path)[1]
