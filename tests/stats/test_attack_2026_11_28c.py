@@ -5,6 +5,7 @@ wrong number with no flag, or a flag that one output dropped. DLLogger logs of b
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import json
 import re
@@ -293,3 +294,25 @@ def test_an_mlperf_benchmark_without_a_known_target_says_its_accuracy_is_uncheck
     assert "ssd: its quality target is not known here" in rule
     _mlperf_set(tmp_path)
     assert "not known here" not in _score(tmp_path)[1]
+
+
+MEGATRON = Path(__file__).resolve().parents[1] / "data" / "real" / "megatron_deepspeed_examples"
+
+
+def test_megatron_block_recomputation_of_some_layers_counts_only_those(tmp_path):
+    """Full recomputation by `recompute_method block` of 3 of 12 layers was counted as all
+    12 (the 96 convention): 136.15 TFLOP/s/GPU where the 72 convention plus 3 layers'
+    forward pass gives 115.50."""
+    from analysis.stats.summary import summarize
+
+    src = sorted(MEGATRON.glob("*.log.gz"))[0]
+    text = gzip.decompress(src.read_bytes()).decode()
+    extra = ("  recompute_granularity ........................... full\n"
+             "  recompute_method ................................ block\n"
+             "  recompute_num_layers ............................ 3\n")
+    at = text.index("  num_layers ....")
+    (tmp_path / "gpt.log").write_text(text[:at] + extra + text[at:])
+    row = summarize(parse_paths([tmp_path])).iloc[0]
+    assert row["tflops_per_gpu"] == pytest.approx(115.50, abs=0.01)
+    assert row["tflops_formula"].endswith("r=3") and row["tflops_per_gpu_seed002"] == \
+        pytest.approx(136.15, abs=0.01)
