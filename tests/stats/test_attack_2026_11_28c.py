@@ -316,3 +316,26 @@ def test_megatron_block_recomputation_of_some_layers_counts_only_those(tmp_path)
     assert row["tflops_per_gpu"] == pytest.approx(115.50, abs=0.01)
     assert row["tflops_formula"].endswith("r=3") and row["tflops_per_gpu_seed002"] == \
         pytest.approx(136.15, abs=0.01)
+
+
+def _smi(t0, seconds: float, mib: int) -> list[str]:
+    """nvidia-smi samples of GPU 0 every 500 ms for `seconds` from `t0`, at `mib`."""
+    return [f"{(t0 + timedelta(seconds=k * 0.5)).strftime('%Y/%m/%d %H:%M:%S.%f')[:-3]}, 0, "
+            f"{mib} MiB, 143771 MiB, 90 %, 300.00 W" for k in range(int(seconds / 0.5) + 1)]
+
+
+def test_a_retry_within_a_minute_leaves_the_earlier_attempts_samples_out(tmp_path):
+    """An earlier attempt sampled at 70,000 MiB until 22 s before this run's samples (from
+    its first line on, 1,000 MiB) resume: 70,000 MiB was the run's peak, no problem (only a
+    pause of more than 60 s ended the start-up)."""
+    S.write(tmp_path, S.lines(1500))
+    head = ("timestamp, index, memory.used [MiB], memory.total [MiB], utilization.gpu [%], "
+            "power.draw [W]")
+    first = S.START  # the PARAMETER line's time
+    S.write(tmp_path, [head, *_smi(first - timedelta(seconds=62), 60, 70000),
+                       *_smi(first + timedelta(seconds=20), 80, 1000)],
+            "1n1g/r50_b128_amp_1.gpu.csv")
+    result = parse_paths([tmp_path])
+    assert run_throughputs(result, ["window"])["window"].iloc[0]["memory_sampled_mib"] == 1000.0
+    found = result.problems[result.problems["kind"] == "foreign_gpu_sample"]
+    assert len(found) == 1 and "after a pause of 22 s" in found["reason"].iloc[0]
