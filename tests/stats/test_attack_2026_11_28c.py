@@ -339,3 +339,32 @@ def test_a_retry_within_a_minute_leaves_the_earlier_attempts_samples_out(tmp_pat
     assert run_throughputs(result, ["window"])["window"].iloc[0]["memory_sampled_mib"] == 1000.0
     found = result.problems[result.problems["kind"] == "foreign_gpu_sample"]
     assert len(found) == 1 and "after a pause of 22 s" in found["reason"].iloc[0]
+
+
+def test_strict_passes_mlperf_runs_scored_by_their_time_to_train():
+    """Five healthy published MLPerf runs, every run field stated: --strict exited 3 on the
+    method_fallback note every MLPerf run gets, though each has its time to train."""
+    status, _ = _main("summarize", MLPERF, "--strict", "--meta", "num_nodes=1,gpus_per_node=8",
+                      "--format", "csv")
+    assert status == 0
+
+
+def test_strict_still_fails_an_mlperf_run_without_a_time(tmp_path):
+    _mlperf_set(tmp_path, lambda name, text: text if name != "result_0.txt" else "\n".join(
+        ln for ln in text.splitlines() if '"key": "run_stop"' not in ln) + "\n")
+    status, _ = _main("summarize", tmp_path, "--strict", "--meta",
+                      "num_nodes=1,gpus_per_node=8", "--format", "csv")
+    assert status == 3
+
+
+def test_a_python_logging_record_written_onto_a_dll_line_leaves_its_fields_readable(tmp_path):
+    """TensorFlow's `INFO:tensorflow:Saving checkpoints for 45 …` on the same line as the
+    DLL record of iteration 40 (the published DLE TF BERT log, line 250): bad_line, and
+    --strict failed a healthy log."""
+    text = S.lines(300)
+    text[40] = text[40] + "INFO:tensorflow:Saving checkpoints for 45 into /results/model.ckpt."
+    S.write(tmp_path, text)
+    result = parse_paths([tmp_path])
+    assert "bad_line" not in set(result.problems["kind"])
+    obs = result.observations
+    assert ((obs["line"] == 41) & (obs["metric"] == "throughput")).sum() == 1
