@@ -31,7 +31,6 @@ import re
 
 import numpy as np
 
-from analysis import checks
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.layout import normalize_model
@@ -154,9 +153,11 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
 
 
 #: A gap between two block_starts this many times their median (after the first block,
-#: which may hold compilation), and ``checks.JUMP_SECONDS`` longer, is not the run's cadence:
-#: the blocks of a real run come within 1 % of their median (v1.0 ResNet, UNet3D).
-CADENCE_FACTOR = 2.0
+#: which may hold compilation), and CADENCE_SECONDS longer, is not the run's cadence: the
+#: blocks of a real run come within 1 % of their median (v1.0 ResNet, UNet3D), so a step of
+#: a few seconds in a block of 20 already shows.
+CADENCE_FACTOR = 1.25
+CADENCE_SECONDS = 5.0
 
 
 def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
@@ -171,7 +172,7 @@ def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
     lines = np.array([ln for ln, _ in starts])
     gaps = np.diff(np.array([t for _, t in starts]))[1:]  # after the first block
     median = float(np.median(gaps))
-    far = np.flatnonzero((gaps > CADENCE_FACTOR * median) & (gaps - median > checks.JUMP_SECONDS))
+    far = np.flatnonzero((gaps > CADENCE_FACTOR * median) & (gaps - median > CADENCE_SECONDS))
     if not len(far):
         return
     i = int(far[0]) + 1

@@ -368,3 +368,17 @@ def test_a_python_logging_record_written_onto_a_dll_line_leaves_its_fields_reada
     assert "bad_line" not in set(result.problems["kind"])
     obs = result.observations
     assert ((obs["line"] == 41) & (obs["metric"] == "throughput")).sum() == 1
+
+
+def test_an_mlperf_clock_step_of_15_s_between_blocks_of_23_s_is_flagged(tmp_path):
+    """Every record from the 5th block_start on 15 s later (a gap of 38 s where the blocks
+    come every 23.2 s within 0.1 s): time to train +15 s, no problem (only 2x the median
+    and 30 s more were seen)."""
+    text = (MLPERF / "result_2.txt").read_text()
+    (tmp_path / "result_2.txt").write_text(_clock_stepped(text, 15000, 5))
+    (tmp_path / "healthy").mkdir()
+    (tmp_path / "healthy" / "result_2.txt").write_text(text)
+    problems = parse_paths([tmp_path]).problems
+    jump = problems[problems["kind"] == "timestamps_jump"]
+    assert len(jump) == 1 and "healthy" not in jump["source"].iloc[0]
+    assert "38.2 s pass" in jump["reason"].iloc[0]
