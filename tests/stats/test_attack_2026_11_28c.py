@@ -382,3 +382,26 @@ def test_an_mlperf_clock_step_of_15_s_between_blocks_of_23_s_is_flagged(tmp_path
     jump = problems[problems["kind"] == "timestamps_jump"]
     assert len(jump) == 1 and "healthy" not in jump["source"].iloc[0]
     assert "38.2 s pass" in jump["reason"].iloc[0]
+
+
+BUNDLED = Path(__file__).resolve().parents[2] / "data" / "raw_logs" / "rn50_4gpu"
+
+
+def test_a_log_with_its_own_marker_that_the_campaigns_status_does_not_list_is_a_stray(tmp_path):
+    """A sixth log of a 5-repeat case planted in the bundled campaign with a done marker
+    copied from run 1 and its run_id edited to the stray's own name: counted (6 repeats),
+    no problem, though status.json lists 5."""
+    import shutil
+
+    folder = tmp_path / "rn50_4gpu"
+    shutil.copytree(BUNDLED, folder)
+    case = folder / "1n1g"
+    shutil.copy(case / "resnet50_b128_fp32_1.log", case / "resnet50_b128_fp32_6.log")
+    marker = json.loads((case / "resnet50_b128_fp32_1.done").read_text())
+    marker["run_id"] = "1n1g/resnet50_b128_fp32_6"
+    (case / "resnet50_b128_fp32_6.done").write_text(json.dumps(marker))
+    result = parse_paths([folder])
+    stray = result.problems[result.problems["kind"] == "stray_log"]
+    assert len(stray) == 1 and stray["source"].iloc[0].endswith("resnet50_b128_fp32_6.log")
+    assert "status.json does not list it" in stray["reason"].iloc[0]
+    assert "1n1g/resnet50_b128_fp32_6" not in set(result.runs["run_id"])
