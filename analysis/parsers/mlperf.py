@@ -303,6 +303,12 @@ def _several(log: LogText, parsed: ParsedLog, line: int, what: str) -> None:
         "from it", log.line_text(line)))
 
 
+#: Keys the run logs once it has started: settings come before the first of them (where a
+#: log's run_start is unreadable, its blocks and results are still no settings).
+_RUN_KEYS = frozenset({"run_start", "block_start", "block_stop", "epoch_start", "epoch_stop",
+                       "eval_start", "eval_stop", "eval_accuracy", "throughput", "run_stop"})
+
+
 def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
     """Case fields, the submission keys and the other settings stated before run_start (the
     run's parameters), per-epoch throughput, evaluation accuracy and the training blocks'
@@ -314,7 +320,7 @@ def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog)
     for line, rec in records:
         key, value = rec["key"], rec.get("value")
         meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-        started = started or key == "run_start"
+        started = started or key in _RUN_KEYS
         if not started and _is_setting(value):
             # a hyperparameter the run states before it starts: its configuration, which
             # repeats of one case share (mixed_configuration where they do not)

@@ -405,3 +405,16 @@ def test_a_log_with_its_own_marker_that_the_campaigns_status_does_not_list_is_a_
     assert len(stray) == 1 and stray["source"].iloc[0].endswith("resnet50_b128_fp32_6.log")
     assert "status.json does not list it" in stray["reason"].iloc[0]
     assert "1n1g/resnet50_b128_fp32_6" not in set(result.runs["run_id"])
+
+
+def test_results_after_an_unreadable_run_start_are_no_configuration(tmp_path):
+    """result_0's run_start with its time_ms quoted (a bad_line): every later event of the
+    run was read as a setting, and the case was flagged mixed_configuration in
+    eval_accuracy."""
+    _mlperf_set(tmp_path, lambda name, text: text if name != "result_0.txt" else re.sub(
+        r'"time_ms": (\d+), "key": "run_start"', r'"time_ms": "\1", "key": "run_start"', text))
+    result = parse_paths([tmp_path])
+    from analysis.stats.summary import summarize
+    summarize(result)
+    kinds = set(result.problems["kind"])
+    assert "bad_line" in kinds and "mixed_configuration" not in kinds
