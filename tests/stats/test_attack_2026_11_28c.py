@@ -418,3 +418,18 @@ def test_results_after_an_unreadable_run_start_are_no_configuration(tmp_path):
     summarize(result)
     kinds = set(result.problems["kind"])
     assert "bad_line" in kinds and "mixed_configuration" not in kinds
+
+
+def test_a_megatron_log_after_mb_of_start_up_output_is_still_megatron(tmp_path):
+    """70,000 start-up lines (6.5 MB) before the argument dump of a published Megatron log:
+    'no log of a known format', the run lost; its iteration lines run to the end."""
+    from analysis.stats.summary import summarize
+
+    text = gzip.decompress(sorted(MEGATRON.glob("*.log.gz"))[0].read_bytes()).decode()
+    at = text.index("------------------------ arguments")
+    noise = "".join(f"[startup] loading shard {i:06d} of the dataset index ........ ok\n"
+                    for i in range(70000))
+    assert len(noise) > 4 << 20
+    (tmp_path / "gpt.log").write_text(text[:at] + noise + text[at:])
+    row = summarize(parse_paths([tmp_path])).iloc[0]
+    assert row["throughput_median"] == pytest.approx(438.36, abs=0.01)
