@@ -433,3 +433,18 @@ def test_a_megatron_log_after_mb_of_start_up_output_is_still_megatron(tmp_path):
     (tmp_path / "gpt.log").write_text(text[:at] + noise + text[at:])
     row = summarize(parse_paths([tmp_path])).iloc[0]
     assert row["throughput_median"] == pytest.approx(438.36, abs=0.01)
+
+
+def test_megatron_without_its_padded_vocab_line_pads_the_gpt2_vocabulary_as_megatron_does(
+        tmp_path):
+    """The published log without `> padded vocab (size: 50257) with 47 dummy tokens (new
+    size: 50304)`: TFLOP/s took OneFlow's default 51,200 (109.08, +0.43 %) though the dump
+    states GPT2BPETokenizer and make_vocab_size_divisible_by 128."""
+    from analysis.stats.summary import summarize
+
+    text = gzip.decompress(sorted(MEGATRON.glob("*.log.gz"))[0].read_bytes()).decode()
+    kept = "".join(ln for ln in text.splitlines(keepends=True) if "> padded vocab" not in ln)
+    assert len(kept) < len(text)
+    (tmp_path / "gpt.log").write_text(kept)
+    row = summarize(parse_paths([tmp_path])).iloc[0]
+    assert row["tflops_per_gpu"] == pytest.approx(108.617, abs=0.001)
