@@ -286,7 +286,28 @@ def _merge_meta(run_id: str, source: str, stated: dict, origin: dict, parsed: Pa
                 f"{origin.get(key, 'the path')} says {key}={old}, the log says {said}; "
                 "using the log's value", run_id=run_id))
         meta[key] = val
+    _world_size_against_stated(run_id, source, meta, origin, parsed, problems)
     return meta
+
+
+def _world_size_against_stated(run_id: str, source: str, meta: dict, origin: dict,
+                               parsed: ParsedLog, problems: list[Problem]) -> None:
+    """A ``metadata_conflict`` when the log's ``world_size`` (its devices in all) is not
+    the nodes x GPUs a meta file or --meta states (the parser compares it with the path's
+    alone, and says so itself): the devices stay the stated ones, as against the path,
+    while the log's global batch is batch_size x world_size."""
+    ws = to_int(parsed.parameters.get("world_size"))
+    n, g = to_int(meta.get("num_nodes")), to_int(meta.get("gpus_per_node"))
+    if not ws or ws <= 0 or not n or not g or n * g == ws \
+            or any(p.kind == "metadata_conflict" for p in parsed.problems):
+        return
+    where = " and ".join(dict.fromkeys(origin.get(k, "the path")
+                                       for k in ("num_nodes", "gpus_per_node")))
+    problems.append(Problem(
+        source, None, "metadata_conflict",
+        f"{where} says {n}n{g}g ({n * g} devices), the log says world_size={ws}: per-device "
+        "figures, speedup and scaling efficiency count the stated devices, while the log's "
+        "global batch is batch_size x world_size", run_id=run_id))
 
 
 def _derived_counts(row: dict, problems: list[Problem]) -> None:

@@ -45,8 +45,9 @@ from analysis.problems import Problem
 LEAD_S = 900.0
 #: A pause between samples (seconds) longer than this, before the log's first line, ends
 #: the run's start-up: the samples before it are another sampling (nvidia-smi samples every
-#: 500 ms while the run is alive).
-GAP_S = 60.0
+#: 500 ms while the run is alive, the suite's sidecars never more than 0.6 s apart; 20
+#: missed samples leave room for a query stalled by the driver, not for a retry).
+GAP_S = 10.0
 #: Seconds after the last timestamped line that still belong to the run (the workload's
 #: shutdown; the agent stops the sampler once it has exited), and the slack before the start
 #: a done marker implies.

@@ -6,8 +6,8 @@
 ``status.json`` of that shape (its own or its parent's), is a campaign folder: there a run
 counts only when it has a done marker of its own (its ``run_id``, where it states one, names
 the log's stem) that does not say ``"ok": false`` (markers written by other tools, without
-``ok``, count as done, as reports read them) or ``status.json`` lists it
-as done. Any other log in
+``ok``, count as done, as reports read them), and that ``status.json``, where there is one,
+lists; or when ``status.json`` lists it as done. Any other log in
 it (left by an earlier campaign, a failed attempt, or put there by hand) is a stray:
 :func:`analysis.discover.find_logs` marks it, the full path leaves it out of the runs and says
 why in a ``stray_log`` problem. A folder without markers
@@ -91,7 +91,11 @@ class CampaignFolders:
             marker = read_json_object(os.path.join(folder, stem + MARKER_SUFFIX))
             owner = _marker_run(marker, stem)
             if marker is not None and marker.get("ok") is not False and not owner:
-                return ""
+                # a status that lists runs but not this one says the campaign did not run it
+                if status is None or prefix + stem in status:
+                    return ""
+                return (f"its done marker says done, but {STATUS_NAME} does not list it "
+                        "(a marker copied beside a log the campaign did not run)")
             if marker is None:
                 why.append("its done marker cannot be read")
             elif owner:

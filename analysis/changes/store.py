@@ -363,7 +363,8 @@ def load(store: str | Path, ref: str, method: str | None = None) -> Campaign:
 def summaries(store: str | Path, method: str | None = None) -> pd.DataFrame:
     """Every stored case summary (of the campaigns measured with `method`, when given; those
     stored before the method was kept are taken as they are) with its campaign's name,
-    start time, method and hardware."""
+    start time, method, hardware and ``figure_flags``: what its runs' figures are flagged
+    with (:func:`analysis.changes.compare.figure_flags`)."""
     store = Path(store).expanduser()
     listed = campaigns(store)
     if method is not None:
@@ -385,6 +386,12 @@ def summaries(store: str | Path, method: str | None = None) -> pd.DataFrame:
                             on="campaign")
     summary["hardware"] = [hw.get((c, k), "") for c, k in zip(summary["campaign"],
                                                                summary["case_key"])]
+    from analysis.changes.compare import figure_flags  # compare reads the store
+
+    flagged = {ck: "; ".join(figure_flags(g)) for ck, g in
+               runs.assign(case_key=_keys(runs)).groupby(["campaign", "case_key"])}
+    summary["figure_flags"] = [flagged.get((c, k), "") for c, k in zip(summary["campaign"],
+                                                                       summary["case_key"])]
     return summary
 
 

@@ -18,12 +18,13 @@ import pandas as pd
 from analysis.changes import store as results_store
 from analysis.changes import verdict
 from analysis.errors import UsageError
+from analysis.stats import case_stats
 
 STEP_DOWN, STEP_UP = "step down", "step up"
 DEFAULT_PERSIST = verdict.DEFAULT_PERSIST
 COLUMNS = ["case_key", "campaign", "name", "started", "method", "repeats",
            "throughput_median", "interval_low", "interval_high", "change", "step", "hardware",
-           "hardware_changed"]
+           "hardware_changed", "flags"]
 
 
 def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
@@ -67,7 +68,9 @@ def trend(store, case: str = "*", threshold: float | str = verdict.DEFAULT_THRES
     """One row per (case matching the glob `case`, campaign measured with `method`) in time
     order (COLUMNS): that of :func:`analysis.changes.store.in_time_order`. `threshold`: a
     fraction (0.02), or a notebook parameter's text, '2%' as the CLI takes it (a bare number
-    is refused). Campaigns of other methods are left out: their figures are not comparable."""
+    is refused). Campaigns of other methods are left out: their figures are not comparable.
+    ``flags`` names why a campaign's median may not be what ran, as ``compare`` and
+    ``check`` do: its summary's flags and what its runs' figures are flagged with."""
     if threshold is None:
         threshold = verdict.DEFAULT_THRESHOLD
     elif not isinstance(threshold, float):
@@ -88,6 +91,8 @@ def trend(store, case: str = "*", threshold: float | str = verdict.DEFAULT_THRES
         previous = g["hardware"].shift()
         g["hardware_changed"] = ((g["hardware"] != previous) & previous.notna()
                                  & (g["hardware"] != "") & (previous != ""))
+        g["flags"] = ["; ".join(case_stats.case_flags(r) + ([f] if f else [])) for r, f in
+                      zip(g.to_dict("records"), g["figure_flags"])]
         out.append(g.reindex(columns=COLUMNS))  # stored before interval_*: none (NaN)
     if not out:
         return pd.DataFrame(columns=COLUMNS)

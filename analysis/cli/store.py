@@ -68,7 +68,8 @@ def run(args) -> int:
         return 0
     frame = trend.trend(args.store, args.case, args.threshold, args.persist, args.method)
     if args.format in ("table", "markdown"):
-        frame = frame[TREND_SHOWN]
+        flagged = bool((frame["flags"].fillna("") != "").any())
+        frame = frame[TREND_SHOWN + (["flags"] if flagged else [])]
     print(render(frame, args.format, headers=TREND_HEADERS,
                  note="step: ratio to the level before a change point, minus 1"
                  if args.format in ("table", "markdown") else ""), end="")

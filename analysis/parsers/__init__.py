@@ -34,7 +34,8 @@ CONFIDENT = 90  # a line-level match; lower scores look further before deciding
 #: line ends), one after another, up to SNIFF_LIMIT bytes from its start: TensorFlow on 8
 #: GPUs prints ~150 KB of start-up before its first DLL line. The bound keeps a large file of
 #: no known format (or a non-master node's log, which never becomes sure) cheap to sniff:
-#: at most SNIFF_LIMIT / SNIFF_WINDOW windows, each a substring search before any regex.
+#: at most SNIFF_LIMIT / SNIFF_WINDOW windows, each a substring search before any regex,
+#: and the log's last window (its training lines, after start-up output of any length).
 SNIFF_WINDOW = 1 << 20
 SNIFF_LIMIT = 4 << 20
 
@@ -42,7 +43,7 @@ SNIFF_LIMIT = 4 << 20
 def detect(data: bytes) -> LogParser | None:
     """The family whose `sniff` is most confident about a part of `data` (a cleaned log, or
     its head), or None: its first 4 KiB, then 64 KiB, then the windows after them up to
-    SNIFF_LIMIT bytes, until one family scores CONFIDENT."""
+    SNIFF_LIMIT bytes, then its last window, until one family scores CONFIDENT."""
     families = _registry.classes()
     best, score = None, 0
     for part in _sniff_parts(data):
@@ -73,3 +74,7 @@ def _sniff_parts(data: bytes):
         hi = len(data) if hi < 0 else hi + 1
         yield data[lo:hi]
         lo = hi
+    if len(data) > limit:  # the training lines run to a log's end, past any start-up output
+        tail = data.find(b"\n", max(len(data) - SNIFF_WINDOW, limit) - 1) + 1
+        if 0 < tail < len(data):
+            yield data[tail:]

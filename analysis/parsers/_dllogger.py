@@ -71,6 +71,9 @@ _STEPS = (
     (re.compile(rb"Iteration: (\d+)"), TRAIN, ("step",)),
 )
 _ROLES = ("epoch", "step", "val_step")
+#: A Python logging record (``INFO:tensorflow:Saving checkpoints …``, TensorFlow's stderr)
+#: written onto a DLL line without a newline between them: the DLL record ends before it.
+_INTERLEAVED = re.compile(rb" (?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[A-Za-z_][\w.]*:")
 _INT_TOKEN = re.compile(rb"(\D*)(\d+)(\D*)")
 _NAN_WORDS = {b"nan", b"NaN", b"-nan"}
 #: A value the program did not measure (DLE ResNet prints ``val.top1 : None %`` in a
@@ -160,6 +163,9 @@ def parse_line(line: bytes):
     dt, rest = m.group(1), m.group(2)
     if rest.startswith(b"PARAMETER"):
         return dt, PARAMETER, {}, rest[len(b"PARAMETER"):]
+    cut = _INTERLEAVED.search(rest)
+    if cut:  # another stream's record written onto the line: not the DLL record's
+        rest = rest[:cut.start()]
     toks = rest.split(b" ")
     first = next((i for i in range(len(toks) - 1) if toks[i] and toks[i + 1] == b":"), None)
     step_text = b" ".join(toks[:first] if first is not None else toks).strip()

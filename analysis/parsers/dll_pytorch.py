@@ -23,7 +23,8 @@ Run fields the log states besides its PARAMETER lines (docs/formats.md §6):
   launchers' default, where the command does not name it; unknown where either is not a
   number, or where they disagree with a printed ``world_size``). A PARAMETER line stating
   them wins.
-* gradient accumulation (``gradient_accumulation_steps``, a PARAMETER key or in BERT's
+* gradient accumulation (``gradient_accumulation_steps`` or another ACCUMULATION_KEYS
+  spelling, a PARAMETER key or in BERT's
   ``Config`` Namespace): an iteration is an optimizer step of batch × accumulation steps × devices
   samples, the run's global batch when nodes, GPUs and batch are all stated in the log.
 """
@@ -70,13 +71,19 @@ def _launch_fields(parsed: ParsedLog, log: LogText) -> ParsedLog:
     return parsed
 
 
+#: The spellings of the gradient accumulation steps (DLE PyTorch's, DLE TensorFlow BERT's
+#: and the suite's GPT's, others'): the first stated is used.
+ACCUMULATION_KEYS = ("gradient_accumulation_steps", "num_accumulation_steps",
+                     "accumulation_steps", "grad_accum_steps")
+
+
 def _accumulation(parsed: ParsedLog) -> None:
     """Global batch = batch × gradient accumulation steps × devices, all stated in the log
     (the steps as a PARAMETER key of their own, or in BERT's ``Config`` Namespace)."""
-    key = "gradient_accumulation_steps"
-    stated = parsed.parameters.get(key)
-    steps = to_int(stated if stated is not None else
-                   namespace_items(parsed.parameters.get("Config", "")).get(key))
+    config = namespace_items(parsed.parameters.get("Config", ""))
+    stated = next((found.get(k) for found in (parsed.parameters, config)
+                   for k in ACCUMULATION_KEYS if found.get(k) is not None), None)
+    steps = to_int(stated)
     meta = parsed.meta
     need = ("num_nodes", "gpus_per_node", "batch_size_per_device")
     if steps is None or steps < 2 or "global_batch_size" in meta or any(k not in meta for k in need):

@@ -280,6 +280,27 @@ def _read_memory(log: LogText, parsed: ParsedLog) -> None:
                        phase=M.MEMORY, unit=M.MIB, step=step, rank=rank)
 
 
+#: Tokens of the GPT-2 BPE vocabulary (Megatron's ``GPT2BPETokenizer``).
+GPT2_VOCAB = 50257
+
+
+def _padded_gpt2_vocab(parsed: ParsedLog) -> None:
+    """The vocabulary the model runs with where the log lacks the tokenizer's ``padded
+    vocab`` line: the GPT-2 BPE's tokens padded, as Megatron pads them, to a multiple of
+    ``make_vocab_size_divisible_by`` x the tensor-parallel size the dump states."""
+    params = parsed.parameters
+    if str(params.get("tokenizer_type", "")).strip() != "GPT2BPETokenizer":
+        return
+    try:
+        step = int(str(params.get("make_vocab_size_divisible_by", "")).strip()) * int(
+            str(params.get("tensor_model_parallel_size", "1")).strip() or 1)
+    except ValueError:
+        return
+    if step < 1:
+        return
+    parsed.meta["vocab_size"] = -(-GPT2_VOCAB // step) * step
+
+
 @register
 class MegatronParser(GPTCases, LogParser):
     no_throughput = ("Megatron's iteration lines print no throughput in samples/s (they give "
@@ -313,6 +334,8 @@ class MegatronParser(GPTCases, LogParser):
         if padded and "padded_vocab_size" not in parsed.parameters:
             parsed.meta["vocab_size"] = int(padded.group(1))
             parsed.meta_lines["vocab_size"] = int(log.lines_at(np.array([padded.start()]))[0])
+        elif "vocab_size" not in parsed.meta:
+            _padded_gpt2_vocab(parsed)
         _read_iterations(log, parsed)
         if not any(p.kind == "batch_changed" for p in parsed.problems):
             _restated_batch(log, parsed)

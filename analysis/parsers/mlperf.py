@@ -31,7 +31,6 @@ import re
 
 import numpy as np
 
-from analysis import checks
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.layout import normalize_model
@@ -39,7 +38,7 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import NUM
 from analysis.parsers.base import LogParser, ParsedLog, to_float
-from analysis.problems import Problem
+from analysis.problems import Problem, excerpt
 
 _MLLOG = re.compile(rb":::MLLOG (\{[^\n]*)")
 _SPEED = re.compile(rb"Epoch\[(\d{1,9})\] Batch \[(?:\d{1,9}-)?(\d{1,9})\]\tSpeed: (" + NUM
@@ -154,9 +153,11 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
 
 
 #: A gap between two block_starts this many times their median (after the first block,
-#: which may hold compilation), and ``checks.JUMP_SECONDS`` longer, is not the run's cadence:
-#: the blocks of a real run come within 1 % of their median (v1.0 ResNet, UNet3D).
-CADENCE_FACTOR = 2.0
+#: which may hold compilation), and CADENCE_SECONDS longer, is not the run's cadence: the
+#: blocks of a real run come within 1 % of their median (v1.0 ResNet, UNet3D), so a step of
+#: a few seconds in a block of 20 already shows.
+CADENCE_FACTOR = 1.25
+CADENCE_SECONDS = 5.0
 
 
 def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
@@ -171,7 +172,7 @@ def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
     lines = np.array([ln for ln, _ in starts])
     gaps = np.diff(np.array([t for _, t in starts]))[1:]  # after the first block
     median = float(np.median(gaps))
-    far = np.flatnonzero((gaps > CADENCE_FACTOR * median) & (gaps - median > checks.JUMP_SECONDS))
+    far = np.flatnonzero((gaps > CADENCE_FACTOR * median) & (gaps - median > CADENCE_SECONDS))
     if not len(far):
         return
     i = int(far[0]) + 1
@@ -184,24 +185,63 @@ def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
           "the time is kept", log.line_text(int(lines[i + 1]))))
 
 
+#: Seconds a record between run_start and run_stop may be stamped before the latest one
+#: above it (events written by several threads); the published v1.0 logs go back by none.
+BACK_TOLERANCE_S = 1.0
+
+
+def _time_order(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
+    """A ``timestamps_backwards`` problem when a record from run_start to run_stop is
+    stamped more than BACK_TOLERANCE_S before the latest record above it: the clock stepped
+    back inside the run (an NTP step, a daylight-saving change), so run_stop less run_start
+    leaves that much of the run out. The time is kept (the log does not say how far back),
+    the run flagged."""
+    keys = [rec["key"] for _, rec in records]
+    if "run_start" not in keys:
+        return
+    a = keys.index("run_start")
+    b = keys.index("run_stop", a) if "run_stop" in keys[a:] else len(records) - 1
+    latest = None
+    for line, rec in records[a:b + 1]:
+        t = float(rec["time_ms"])
+        if latest is not None and latest[1] - t > BACK_TOLERANCE_S * 1e3:
+            parsed.problems.append(Problem(
+                log.source, line, "timestamps_backwards",
+                f"{rec['key']} at {t:.0f} ms is {(latest[1] - t) / 1e3:.1f} s before the "
+                f"{latest[2]} on line {latest[0]} ({latest[1]:.0f} ms): the clock stepped back "
+                "inside the run, so its time to train leaves that much out; the time is kept",
+                log.line_text(line)))
+            return
+        if latest is None or t > latest[1]:
+            latest = (line, t, rec["key"])
+
+
 #: The quality target an ``eval_accuracy`` must reach, per benchmark, where it has been the
 #: same in every round (MLPerf Training rules, "Benchmarks": ResNet-50 75.9 % top-1, BERT
 #: 0.720 masked-LM accuracy, 3D U-Net 0.908 mean DICE, DLRM 0.8025 AUC).
 QUALITY_TARGETS = {"resnet": 0.759, "bert": 0.720, "unet3d": 0.908, "dlrm": 0.8025}
+#: What the score's rule says of a benchmark QUALITY_TARGETS lacks.
+TARGET_UNKNOWN = "its quality target is not known here: the runs' eval_accuracy is not checked"
 
 
 def _short_of_target(records: list[tuple[int, dict]]) -> str:
     """Why the run did not reach its benchmark's quality target by the eval_accuracy it
-    prints ('' when it did, prints none, or its benchmark's target is not known here)."""
+    prints ('' when it did, prints none, or its benchmark's target is not known here); one
+    that prints it only as something else than a number (null, a dict) did not."""
     bench = next((rec.get("value") for _, rec in records
                   if rec["key"] == "submission_benchmark"), None)
     target = QUALITY_TARGETS.get(str(bench))
     if target is None:
         return ""
-    acc = [(float(rec["value"]), line) for line, rec in records
-           if rec["key"] == "eval_accuracy" and _is_number(rec.get("value"))]
-    if not acc:
+    printed = [(line, rec.get("value")) for line, rec in records if rec["key"] == "eval_accuracy"]
+    acc = [(float(v), line) for line, v in printed if _is_number(v)]
+    if not printed:
         return ""  # a log cut to its run_start and run_stop: nothing to judge by
+    if not acc:  # printed, but not as the number the target is (another benchmark's shape)
+        line, value = printed[0]
+        return (f"eval_accuracy is printed {len(printed)} time(s), never as a number (line "
+                f"{line}: {excerpt(json.dumps(value), 60)}), so it cannot reach {bench}'s "
+                f"target {target}")
     best, line = max(acc)
     if best >= target:
         return ""
@@ -263,6 +303,12 @@ def _several(log: LogText, parsed: ParsedLog, line: int, what: str) -> None:
         "from it", log.line_text(line)))
 
 
+#: Keys the run logs once it has started: settings come before the first of them (where a
+#: log's run_start is unreadable, its blocks and results are still no settings).
+_RUN_KEYS = frozenset({"run_start", "block_start", "block_stop", "epoch_start", "epoch_stop",
+                       "eval_start", "eval_stop", "eval_accuracy", "throughput", "run_stop"})
+
+
 def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
     """Case fields, the submission keys and the other settings stated before run_start (the
     run's parameters), per-epoch throughput, evaluation accuracy and the training blocks'
@@ -274,7 +320,7 @@ def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog)
     for line, rec in records:
         key, value = rec["key"], rec.get("value")
         meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-        started = started or key == "run_start"
+        started = started or key in _RUN_KEYS
         if not started and _is_setting(value):
             # a hyperparameter the run states before it starts: its configuration, which
             # repeats of one case share (mixed_configuration where they do not)
@@ -371,6 +417,7 @@ class MLPerfParser(LogParser):
             _read_keys(log, records, parsed)
             _time_to_train(log, records, parsed)
             _block_cadence(log, records, parsed)
+            _time_order(log, records, parsed)
         _read_speed(log, parsed)
         return parsed
 

@@ -305,6 +305,7 @@ class OneFlowGPTParser(GPTCases, LogParser):
     description = "OneFlow GPT (LanguageModeling/GPT) pretraining logs: table or key=value"
 
     max_score = 95
+    printed_global_rate = True  # throughput: samples/s of all devices, the interval's
 
     @classmethod
     def sniff(cls, head: bytes) -> int:

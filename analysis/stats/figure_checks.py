@@ -10,15 +10,20 @@ checks are :mod:`analysis.checks`; these see the figure too.
   printed rate times its seconds per iteration) are more than `MISMATCH` from the stated
   global batch (the stated global batch or device count is not what ran, or the clock is
   not the run's): the figure is kept, flagged with both values.
-* ``timestamps_jump``: where the window's lines print no throughput to compare with, one
-  interval far outside the run's own intervals (a clock step forward under
-  ``checks.JUMP_SECONDS``, a stall): the figure would be more than `MISMATCH` off, and
-  nothing in the log tells which, so no figure.
+* ``timestamps_jump``: where the window's lines print fewer than `MIN_PRINTED` throughputs,
+  intervals far outside the run's own intervals (clock steps forward under
+  ``checks.JUMP_SECONDS``, stalls) that add more than `MISMATCH` to the window's time
+  together: the figure would be that far off, and nothing in the log tells which, so no
+  figure.
 * ``figure_mismatch`` too where lines print both a global throughput and their time per
   iteration that contradict each other (the stated global batch over that time): every
   method's figure is flagged, whichever value it was made from.
 * ``figure_mismatch`` too where the figure is the run's closing line and the lines print a
-  throughput more than `SHORT_MISMATCH` from it.
+  throughput more than `SHORT_MISMATCH` from it, or more than `MISMATCH` below it.
+* ``figure_mismatch`` too where the figure is the median of the throughputs the log prints
+  and the lines carry timestamps: the global batch times the iterations those lines cover
+  over their seconds more than `MISMATCH` from it (uneven iterations, whose per-interval
+  rates' median overstates the run; or a printed rate that is not what ran).
 * ``meta_contradicted``: the argument dump's print frequency (``print_freq``, …) is not the
   step stride of the window's lines: the figure is kept, flagged with both.
 """
@@ -45,6 +50,10 @@ SHORT_MISMATCH = 0.5
 #: ``checks.JUMP_FACTOR`` times to be a jump: slow iterations that recur (data loading every
 #: few iterations) are how the run runs, not a step of its clock.
 USUAL_QUANTILE = 0.95
+#: Times the window's median time per iteration (and the run's USUAL_QUANTILE) an interval
+#: takes to count towards the time a clock step or stall adds to a window: the run-to-run
+#: noise of healthy intervals stays within it.
+STALL_FACTOR = 3.0
 #: Argument-dump keys that state how many iterations apart the training lines are
 #: (DLLogger's print_freq, Megatron's log_interval, OneFlow's loss_print_every_n_iter).
 PRINT_EVERY = ("print_freq", "log_interval", "loss_print_every_n_iter")
@@ -62,10 +71,14 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
             return Estimate.fail(f"{stated[kind][1]}; no figure", kind, est.method)
     if est.ok and not est.problem_kind and est.window is not None:
         values = _printed(run, est.window)
-        est = _against_intervals(run, est) if not len(values) else \
-            _against_printed(run, est, values)
+        if len(values) < MIN_PRINTED:  # too few printed values to settle a jump
+            est = _against_intervals(run, est)
+        if est.ok and len(values):
+            est = _against_printed(run, est, values)
         if est.ok and not est.problem_kind:
             est = _against_stated_stride(run, est)
+    if est.ok and not est.problem_kind and est.printed is not None:
+        est = _median_against_timestamps(run, est)
     if est.ok and not est.problem_kind:
         est = _printed_against_latency(run, est)
     if est.ok and est.problem_kind in ("", "method_fallback") and est.window is None:
@@ -77,9 +90,10 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     """`est` flagged ``figure_mismatch`` when it is the run's closing figure
     (``RunData.closing``) and the throughput its training lines print (the lowest rank's,
     after its first) is more than SHORT_MISMATCH from it by their median and by their
-    harmonic mean: the program's average over its run cannot be that far from every
-    interval it printed (a closing line multiplied again, or copied from another run).
-    The loose bound leaves the warm-up, which the closing average may hold, to the lines."""
+    harmonic mean, or more than MISMATCH above both: the program's average over its run
+    cannot be that far from every interval it printed (a closing line multiplied again,
+    or copied from another run). The loose bound below leaves the warm-up, which the
+    closing average may hold, to the lines."""
     if run.closing is None or est.throughput != float(run.closing[0]) \
             or run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
         return est
@@ -93,7 +107,10 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     printed = float(statistics.median(values.tolist()))
     harmonic = len(values) / float(np.sum(1.0 / values))
     apart = min(abs(est.throughput - v) / v for v in (printed, harmonic))
-    if apart <= SHORT_MISMATCH:
+    # An average over the whole run holds the warm-up, so it may lie well below the lines;
+    # above both their median and their harmonic mean it can be by no more than noise.
+    above = est.throughput > max(printed, harmonic)
+    if apart <= (MISMATCH if above else SHORT_MISMATCH):
         return est
     lines = cols["line"][rows]
     before = f"; {est.problem}" if est.problem else ""
@@ -103,6 +120,46 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
         f"{printed:,.2f} samples/s (median of {len(values)}; harmonic mean {harmonic:,.2f}), "
         f"are {abs(est.throughput - printed) / printed:.1%} apart: the closing line is not "
         f"the average of what the run printed; the figure is kept{before}"))
+
+
+def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``figure_mismatch`` when it is the median of the throughputs printed on
+    the lines ``est.printed`` and the global batch times the iterations those lines cover
+    over their seconds (from the line before the first: its value covers the iterations
+    since) is more than MISMATCH from it: the run did not run at the median of the rates
+    it printed (uneven iterations: a slow one every few, whose low rate the median leaves
+    out), or the printed rate counts another batch than the stated one. The batch is the
+    stated global batch, else the samples an iteration the lines imply
+    (:func:`_implied_batch`). Kept, naming both."""
+    if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
+        return est
+    implied = None if np.isfinite(run.global_batch_size) else _implied_batch(run)
+    batch = run.global_batch_size if implied is None else implied[0]
+    if not np.isfinite(batch):
+        return est
+    lines, _, step, ts = run.timeline()
+    a = max(int(np.searchsorted(lines, est.printed[0])) - 1, 0)
+    b = int(np.searchsorted(lines, est.printed[1], "right"))
+    if b - a <= MIN_PRINTED or not np.isfinite(ts[a:b]).all():
+        return est
+    iterations, seconds, _ = checks.covered(step[a:b], ts[a:b])
+    if iterations <= 0 or not seconds > 0:
+        return est
+    timed = batch * iterations / seconds
+    apart = abs(est.throughput - timed) / timed
+    if apart <= MISMATCH:
+        return est
+    which = (f"the {batch:,.1f} samples an iteration the lines imply (printed rate x seconds "
+             f"per iteration, median of {implied[1]} intervals)" if implied is not None
+             else f"the global batch {batch:,.0f}")
+    return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
+        f"the figure {est.throughput:,.2f} samples/s (the median of the throughput printed on "
+        f"lines {est.printed[0]} to {est.printed[1]}) and {which} x the {iterations:,} "
+        f"iterations those lines cover / their {seconds:.6g} s by the timestamps, "
+        f"{timed:,.2f} samples/s, are {apart:.1%} apart: the run did not run at the median "
+        "of the rates it printed (uneven iterations, whose slow ones the median leaves "
+        "out), or the printed rate counts another batch than the stated one; the figure "
+        "is kept"))
 
 
 def _printed_against_latency(run: RunData, est: Estimate) -> Estimate:
@@ -186,33 +243,59 @@ def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:
 
 
 def _against_intervals(run: RunData, est: Estimate) -> Estimate:
-    """`est` failed ``timestamps_jump`` when one interval of its window (the lowest rank's
-    lines) takes ``checks.JUMP_FACTOR`` times both the window's median time per iteration
-    and the run's own USUAL_QUANTILE of them, and more than MISMATCH of the window's time
-    beyond what the median would take: a figure that far off, which no printed value
-    settles."""
+    """`est` failed ``timestamps_jump`` when the intervals of its window (the lowest rank's
+    lines) that take STALL_FACTOR times both the window's median time per iteration and
+    the run's own USUAL_QUANTILE of them hold, together, more than MISMATCH of the
+    window's time beyond what the median would take: a figure that far off, which no
+    printed value settles. Together: three steps of 9x each are as far off as one of 25x."""
     lines, _, step, ts = run.timeline()
     ds, dt = np.diff(step), np.diff(ts)
     ok = (ds > 0) & np.isfinite(dt)
     if ok.sum() < 3:
         return est
-    usual = float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE))
+    usual = max(float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE)), _recurring(ds, dt, ok))
     a = int(np.searchsorted(lines, est.window[0]))
     b = int(np.searchsorted(lines, est.window[1], "right"))
-    _, seconds, _ = checks.covered(step[a:b], ts[a:b])
-    if not seconds > 0:
-        return est
-    jumps, median = checks.forward_jumps(step[a:b], ts[a:b], MISMATCH * seconds, usual)
-    if not len(jumps):
-        return est
     st, t = step[a:b], ts[a:b]
-    i = int(jumps[0])
-    excess = float(t[i] - t[i - 1] - (st[i] - st[i - 1]) * median)
+    _, seconds, _ = checks.covered(st, t)
+    ds, dt = np.diff(st), np.diff(t)
+    ok = (ds > 0) & np.isfinite(dt)
+    if not seconds > 0 or ok.sum() < 3:
+        return est
+    per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
+    median = float(statistics.median(per[ok].tolist()))
+    far = ok & (per > STALL_FACTOR * max(median, usual))
+    excess = float(np.sum(dt[far] - ds[far] * median))
+    if excess <= MISMATCH * seconds:
+        return est
+    jumps = np.flatnonzero(far) + 1
     return Estimate.fail(
-        f"{checks.jump_reason(lines[a:b], st, t, jumps, median)}; its {excess:.6g} s beyond "
-        f"the median are {excess / seconds:.1%} of the window's {seconds:.6g} s, the log "
-        "prints no throughput that tells which, so no throughput from this window",
+        f"{checks.jump_reason(lines[a:b], st, t, jumps, median)}; "
+        f"{'their' if len(jumps) > 1 else 'its'} {excess:.6g} s beyond the median are "
+        f"{excess / seconds:.1%} of the window's {seconds:.6g} s, and its lines print too "
+        f"few throughputs (under {MIN_PRINTED}) to tell which, so no throughput from this "
+        "window",
         "timestamps_jump", est.method)
+
+
+def _recurring(ds: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> float:
+    """The longest time per iteration of the run's slow intervals (STALL_FACTOR times its
+    median) when they recur all through the run at one period (a checkpoint or a data
+    refill every p iterations: at least MIN_PRINTED of them, equally many iterations apart,
+    none missing from the run's start to its end), else 0: they are how the run runs,
+    too rare for USUAL_QUANTILE to see. Clock steps do not keep such time."""
+    per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
+    done = np.cumsum(np.where(ok, ds, 0))  # iterations covered at each interval's end
+    slow = np.flatnonzero(ok & (per > STALL_FACTOR * float(np.median(per[ok]))))
+    if len(slow) < MIN_PRINTED:
+        return 0.0
+    at = done[slow]
+    gaps = np.diff(at)
+    period = float(np.median(gaps))
+    if not period > 0 or np.abs(gaps - period).max() > 0.1 * period \
+            or at[0] - done[ok][0] > 1.5 * period or done[-1] - at[-1] > 1.5 * period:
+        return 0.0
+    return float(np.max(per[slow]))
 
 
 def _implied_batch(run: RunData) -> tuple[float, int] | None:

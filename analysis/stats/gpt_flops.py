@@ -38,12 +38,16 @@ class FlopsFormula:
     text: str
     factor: float
     vocab_divisor: float
+    #: layers whose forward pass is recomputed on top of the formula (Megatron's
+    #: ``recompute_method block``: the first N of each pipeline stage), each 24·B·s·h²·(1 + s/(6h))
+    recomputed: int = 0
 
     def flops(self, batch: float, seq: float, layers: float, hidden: float,
               vocab: float) -> float:
         """Model FLOPs of one iteration of `batch` sequences."""
         return self.factor * batch * seq * layers * hidden**2 * (
-            1.0 + seq / (6.0 * hidden) + vocab / (self.vocab_divisor * layers * hidden))
+            1.0 + seq / (6.0 * hidden) + vocab / (self.vocab_divisor * layers * hidden)) \
+            + 24.0 * batch * seq * self.recomputed * hidden**2 * (1.0 + seq / (6.0 * hidden))
 
     def tflops_per_gpu(self, batch: float, seq: float, layers: float, hidden: float,
                        vocab: float, latency_s: float, gpus: float) -> float:
@@ -90,6 +94,31 @@ def stated_recomputation(params: dict) -> bool | None:
     return any(v not in _NOT_FULL for v in found.values())
 
 
+def recomputed_layers(params: dict, layers: float) -> int | None:
+    """The layers whose forward pass is recomputed when the dump states full recomputation
+    by ``recompute_method block`` of ``recompute_num_layers`` N (Megatron-LM: the first N
+    layers of each pipeline stage, so N x the pipeline stages), fewer than all `layers`;
+    None otherwise (``uniform`` recomputes every layer, in chunks of N)."""
+    if str(params.get("recompute_method", "")).strip().lower() != "block" \
+            or not stated_recomputation(params):
+        return None
+    try:
+        n = int(str(params.get("recompute_num_layers", "")).strip())
+        stages = int(str(params.get("pipeline_model_parallel_size", "1")).strip() or 1)
+    except ValueError:
+        return None
+    if n < 0 or stages < 1 or not np.isfinite(layers) or n * stages >= layers:
+        return None
+    return n * stages
+
+
+def partial_recomputation(recomputed: int) -> FlopsFormula:
+    """The 72 convention plus the forward pass of `recomputed` layers."""
+    return FlopsFormula(
+        "72+r", f"{NO_RECOMPUTATION.text}+24*B*s*r*h^2*(1+s/(6h)), r={recomputed}",
+        NO_RECOMPUTATION.factor, NO_RECOMPUTATION.vocab_divisor, recomputed)
+
+
 def gpt_tflops_per_gpu(global_batch: float, seq: float, layers: float, hidden: float,
                        vocab: float, latency_s: float, gpus: float) -> float:
     """Model TFLOP/s per GPU of a GPT iteration by seed 002's convention (96·…, counting
@@ -115,6 +144,9 @@ def case_tflops(result: ParseResult, runs_by_id: pd.DataFrame, run_ids: pd.Serie
         NO_RECOMPUTATION if stated_recomputation(params) is False else SEED002)
     need = (run["global_batch_size"], run["seq_length"], run["num_layers"], run["hidden_size"],
             run["num_devices"])
+    part = None if stated or pd.isna(need[2]) else recomputed_layers(params, float(need[2]))
+    if part is not None:
+        formula = partial_recomputation(part)
     if formula is None:
         return _printed_tflops(result, run_ids), stated, nan
     if any(pd.isna(x) for x in need):

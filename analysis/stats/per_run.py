@@ -159,7 +159,8 @@ def _estimate_fields(est: Estimate) -> dict:
     fields = dataclasses.asdict(est)
     fields.update(throughput=float(est.throughput), latency=float(est.latency),
                   iterations=int(est.iterations),
-                  window=None if est.window is None else [int(x) for x in est.window])
+                  **{k: None if getattr(est, k) is None else [int(x) for x in getattr(est, k)]
+                     for k in ("window", "printed")})
     return fields
 
 
@@ -170,8 +171,8 @@ def _kept_estimate(kept, run_id: str, key: str, row: dict | None,
     fields = kept.get(run_id, key, row, stated) if kept is not None else None
     if fields is None:
         return None
-    window = fields.get("window")
-    return Estimate(**{**fields, "window": tuple(window) if window is not None else None})
+    return Estimate(**{**fields, **{k: None if fields.get(k) is None else tuple(fields[k])
+                                    for k in ("window", "printed")}})
 
 
 def _stated_problems(problems: pd.DataFrame) -> dict[str, dict[str, tuple[str, str]]]:

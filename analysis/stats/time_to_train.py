@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from analysis import metrics as M
+from analysis.parsers.mlperf import QUALITY_TARGETS, TARGET_UNKNOWN
 
 #: Runs a result needs per benchmark (mlperf-logging benchmark_meta, training).
 RUNS = {"bert": 10, "dlrm": 5, "dlrm_dcnv2": 10, "gnmt": 10, "gpt3": 3, "maskrcnn": 5,
@@ -40,6 +41,8 @@ def olympic(times: list[float], aborted: int, benchmark: str | None) -> tuple[fl
             f"the {k} fastest and the {k} slowest")
     if aborted:
         text += f" ({aborted} aborted run{'s' if aborted > 1 else ''} counted as the slowest)"
+    if benchmark not in QUALITY_TARGETS:
+        text += f"; {benchmark or 'the benchmark'!s}: {TARGET_UNKNOWN}"
     need = RUNS.get(benchmark or "")
     if need is None:
         text += f"; {benchmark or 'the benchmark'!s} has no run count in the rules known here"

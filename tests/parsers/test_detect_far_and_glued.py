@@ -63,19 +63,23 @@ def test_dll_lines_after_150_kb_of_start_up_are_detected(tmp_path):
 def test_detection_is_bounded_by_sniff_limit():
     noise = b"".join(f"line {i} of nothing\n".encode() for i in range(600_000))
     assert len(noise) > parsers.SNIFF_LIMIT
-    late = noise + b"\n".join(s.encode() for s in _dll(30)) + b"\n"
-    assert parsers.detect(late) is None  # beyond the stated bound: not looked at
-    early = noise[:parsers.SNIFF_LIMIT // 2] + late[len(noise):]
+    dll = b"\n".join(s.encode() for s in _dll(30)) + b"\n"
+    # beyond the stated bound and before the log's last window: not looked at
+    assert parsers.detect(noise + dll + noise[:2 * parsers.SNIFF_WINDOW]) is None
+    early = noise[:parsers.SNIFF_LIMIT // 2] + dll
     assert parsers.detect(early).name == "dll_tensorflow"
+    # the last window is: training lines run to a log's end, after start-up of any length
+    assert parsers.detect(noise + dll).name == "dll_tensorflow"
 
 
 def test_windows_start_at_lines_and_cover_the_bound():
     data = b"".join(f"{i:07d}\n".encode() for i in range(2_000_000))  # 16 MB
     parts = list(parsers._sniff_parts(data))
     far = parts[len(parsers.SNIFF_SIZES):]
-    assert all(p.startswith(b"0") and p.endswith(b"\n") for p in far)
-    assert sum(map(len, far)) + parts[-len(far) - 1].rfind(b"\n") + 1 >= parsers.SNIFF_LIMIT
-    assert sum(map(len, far)) < parsers.SNIFF_LIMIT + parsers.SNIFF_WINDOW
+    assert all(p[7:8] == b"\n" and p[:7].isdigit() and p.endswith(b"\n") for p in far)
+    assert sum(map(len, far[:-1])) + parts[-len(far) - 1].rfind(b"\n") + 1 >= parsers.SNIFF_LIMIT
+    assert sum(map(len, far)) < parsers.SNIFF_LIMIT + 2 * parsers.SNIFF_WINDOW  # and the last
+    assert data.endswith(far[-1]) and len(far[-1]) <= parsers.SNIFF_WINDOW
 
 
 @pytest.mark.parametrize("glue", [

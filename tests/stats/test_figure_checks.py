@@ -162,7 +162,11 @@ def test_derived_far_from_printed_is_flagged_with_both(tmp_path):
         row = runs[method]
         assert row["throughput"] == pytest.approx(40960.0) and row["problem_kind"] == "figure_mismatch"
         assert "40,960.00 samples/s" in row["problem"] and "10,240.00 samples/s" in row["problem"]
-    assert runs["reported"]["problem_kind"] == ""
+    # the printed figure is kept, and flagged the other way round: the stated batch over the
+    # lines' timestamps is 4x it
+    row = runs["reported"]
+    assert row["throughput"] == pytest.approx(10240.0) and row["problem_kind"] == "figure_mismatch"
+    assert "10,240.00 samples/s" in row["problem"] and "40,960.00 samples/s" in row["problem"]
 
 
 def test_near_printed_is_not_flagged(tmp_path):

@@ -63,7 +63,8 @@ class Reported(ThroughputMethod):
         vals, lines = cols["value"][rows][finite], lines[finite]
         stalled = vals <= 0  # not a speed (negative values never get here: analysis.checks)
         if not stalled.any():
-            return Estimate(float(np.median(vals)), label, int(vals.size))
+            return Estimate(float(np.median(vals)), label, int(vals.size),
+                            printed=(int(lines.min()), int(lines.max())))
         why = f"a printed throughput of 0 on {_lines(lines[stalled])} is not a measurement of speed"
         if stalled.all():
             return Estimate.fail(f"{why}, and no other value was printed after iteration "
