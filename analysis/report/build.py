@@ -493,8 +493,8 @@ class Report:
     def cells(self) -> list:
         """The outputs of the report notebook's cells, in its order (None: left out)."""
         out = [self.style(), self.title_block(), self.part("findings"), self.key_numbers(),
-               self.gpt_configurations(), self.caveats(), self.part("reference"),
-               self.part("reproduce"), *self.section_cells(CHANGES_SECTION),
+               self.gpt_configurations(), self.part("reproduce"), self.caveats(),
+               self.part("reference"), *self.section_cells(CHANGES_SECTION),
                self.heading("results"), self.results(),
                self.heading("frameworks"),
                self.framework_comparison(), self.framework_exclusions(),

@@ -96,10 +96,11 @@ def test_caveats_follow_the_answer(rn50):
     assert "2n2g" in text and "one machine" in text  # the nodes' env records name one host
     assert "n = 5" in text and "min–max" in text
     cells = rep.cells()
-    # style, title, key findings, key numbers, (GPT table), caveats: the answer, then how
-    # to read it, on page 1 before any section
-    assert cells.index(rep.caveats()) == 5
+    # style, title, key findings, key numbers, (GPT table), the command that reproduces
+    # it, caveats: the answer, then how to read it, on page 1 before any section
+    assert cells.index(rep.caveats()) == 6
     assert cells.index(rep.part("findings")) == 2
+    assert cells.index(rep.part("reproduce")) == 5
 
 
 def test_missing_environment_is_a_caveat(tmp_path):

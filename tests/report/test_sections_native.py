@@ -63,7 +63,7 @@ def test_the_notebook_calls_one_section_method_per_cell(reports):
         "descriptions", "environment", "topology", "heading(problems)", "problems", "scripts",
         "commands", "campaign_yaml", "heading(logs)", "logs"]
     assert calls[calls.index("gpt_configurations") + 1:][:6] == [
-        "caveats", "part(reference)", "part(reproduce)", "changes_text", "changes_table",
+        "part(reproduce)", "caveats", "part(reference)", "changes_text", "changes_table",
         "changes_chart"]
     assert calls[:2] == ["title_block", "part(findings)"]
     # the notebook's cells are the Report's cells, in the same order
