@@ -11,6 +11,7 @@ import csv
 import io
 import os
 import re
+import statistics
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -360,12 +361,6 @@ def probe_infiniband(timeout: float, sysfs: str | Path = "/sys/class/infiniband"
 MATMUL_SIZE, MATMUL_WARMUP, MATMUL_ITERS, MATMUL_SECONDS = 8192, 10, 20, 30.0
 
 
-def _median(xs: list[float]) -> float:
-    s = sorted(xs)
-    mid = len(s) // 2
-    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
-
-
 def _quantile(xs: list[float], q: float) -> float:
     s = sorted(xs)
     return s[min(len(s) - 1, int(q * len(s)))]
@@ -402,7 +397,7 @@ def measure_matmul(torch, index: int, size: int = MATMUL_SIZE, warmup: int = MAT
             "uuid": f"GPU-{uuid}" if uuid is not None else None,
             "seconds": round(timed, 1), "blocks": len(rates), "tflops_first": round(rates[0], 1),
             "tflops_p5": round(_quantile(rates, 0.05), 1),
-            "tflops_median": round(_median(rates), 1),
+            "tflops_median": round(statistics.median(rates), 1),
             "tflops_p95": round(_quantile(rates, 0.95), 1)}
 
 
@@ -430,6 +425,6 @@ def probe_matmul(timeout: float) -> Found:
                      f"{MATMUL_SECONDS:g} s per GPU (sustained)",
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "torch": torch.__version__, "gpus": gpus,
-        "tflops_median": round(_median([g["tflops_median"] for g in gpus]), 1)}
+        "tflops_median": round(statistics.median(g["tflops_median"] for g in gpus), 1)}
     found.sources["matmul"] = "torch (CUDA events)"
     return found

@@ -104,8 +104,7 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     values = values[np.isfinite(values) & (values > 0)]
     if len(values) < MIN_PRINTED:
         return est
-    printed = float(statistics.median(values.tolist()))
-    harmonic = len(values) / float(np.sum(1.0 / values))
+    printed, harmonic = _median_and_harmonic(values)
     apart = min(abs(est.throughput - v) / v for v in (printed, harmonic))
     # An average over the whole run holds the warm-up, so it may lie well below the lines;
     # above both their median and their harmonic mean it can be by no more than noise.
@@ -317,6 +316,16 @@ def _implied_batch(run: RunData) -> tuple[float, int] | None:
     return float(np.median(implied)), len(implied)
 
 
+def _median_and_harmonic(values: np.ndarray) -> tuple[float, float]:
+    """The median and the harmonic mean of printed rates. Each is the rate of its own
+    interval, so a run whose iterations are uneven (a slower one every few: data loading,
+    logging) runs at their harmonic mean, which the median overstates; a figure near either
+    is what the lines printed."""
+    # statistics.median: the same float as np.median, cheaper on a few hundred values
+    return (float(statistics.median(values.tolist())),
+            len(values) / float(np.sum(1.0 / values)))
+
+
 def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimate:
     """`est` flagged ``figure_mismatch`` when the median and the harmonic mean of the
     throughput printed on the window's lines (`values`: :func:`_printed`) are both more
@@ -327,12 +336,8 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
     # noisy per-interval rates, and for a jump to stand out of it, so only a gross
     # disagreement (a clock step, a batch off by a factor) is flagged there.
     allowed = MISMATCH if len(values) >= MIN_PRINTED else SHORT_MISMATCH
-    printed = float(statistics.median(values.tolist()))  # the same float as np.median, cheaper on a few hundred values
+    printed, harmonic = _median_and_harmonic(values)
     apart = abs(est.throughput - printed) / printed
-    # Each printed value is the rate of its own interval, so a run whose iterations are
-    # uneven (a slower one every few: data loading, logging) runs at the harmonic mean of
-    # them, which the median overstates; a figure near either is what the lines printed.
-    harmonic = len(values) / float(np.sum(1.0 / values))
     if min(apart, abs(est.throughput - harmonic) / harmonic) > allowed:
         return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
             f"the figure {est.throughput:,.2f} samples/s (global batch "
