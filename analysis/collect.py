@@ -493,8 +493,16 @@ def map_in_processes(fn, items: list, jobs: int | None = None) -> list:
     context = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else None)
     pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=signal.signal,
                                initargs=(signal.SIGINT, signal.SIG_IGN))
+    # Ctrl-C is held back while workers are forked: one arriving mid-fork would interrupt the
+    # child's fork handlers before it ignores SIGINT and print a stray traceback; held, it
+    # reaches only this process once they are started
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:  # chunks of a few dozen runs: few pickled batches, yet an even spread
-        return list(pool.map(fn, items, chunksize=max(1, min(64, len(items) // (jobs * 4)))))
+        try:
+            results = pool.map(fn, items, chunksize=max(1, min(64, len(items) // (jobs * 4))))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        return list(results)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
