@@ -1,11 +1,15 @@
 """Exploring in JupyterLab: sortable, searchable tables (itables) and charts with values on
 hover (ipympl's canvas with mplcursors). All three ship prebuilt JupyterLab extensions or none:
 nothing to build or enable in the server. The analysis notebooks call :func:`tables` once and
-pass their figures through :func:`chart`."""
+pass their figures through :func:`chart`; :func:`strategies_view` is the GPT strategies
+frame as 10_analyse shows it."""
 
 from __future__ import annotations
 
 import itertools
+
+import numpy as np
+import pandas as pd
 
 _numbers = itertools.count(1)  # ipympl numbers its figure managers, as pyplot does
 
@@ -35,5 +39,56 @@ def chart(fig):
 
     manager = new_figure_manager_given_figure(next(_numbers), fig)
     manager.canvas.header_visible = False  # the chart has its own title
-    mplcursors.cursor(fig, hover=mplcursors.HoverMode.Transient)
+    cursor = mplcursors.cursor(fig, hover=mplcursors.HoverMode.Transient)
+    cursor.connect("add", _hover)
     return manager.canvas
+
+
+def _hover(sel) -> None:
+    """The text the chart put on the pointed bar or point (``plots.figure.hover_text``:
+    label, what the axis counts, value, n and interval) in place of mplcursors' x= / y=;
+    left as it is where the chart put none."""
+    from matplotlib.container import BarContainer
+
+    from analysis.plots.figure import HOVER
+
+    artist = sel.artist
+    if isinstance(artist, BarContainer):
+        artist = artist.patches[sel.index]
+    text = getattr(artist, HOVER, None)
+    if isinstance(text, list):  # a line: the point nearest the pointer
+        xy = artist.get_transform().transform(artist.get_xydata())
+        at = artist.axes.transData.transform([sel.target])[0]
+        text = text[int(np.argmin(np.hypot(*(xy - at).T)))] if len(text) else None
+    if text:
+        sel.annotation.set_text(text)
+
+
+#: The columns of :func:`strategies_view`, in order (the frame has every column).
+STRATEGY_VIEW = ("case", "num_devices", "layout", "dp_impl", "samples_per_s_per_gpu",
+                 "efficiency_vs_1gpu", "efficiency_vs_1gpu_range", "efficiency_vs_dp",
+                 "tp_lost", "bubble_measured", "bubble_theoretical", "memory_framework_mib",
+                 "notes")
+_PERCENT = ("efficiency_vs_1gpu", "efficiency_vs_dp", "tp_lost", "bubble_measured",
+            "bubble_theoretical")
+
+
+def _percent(value) -> str:
+    """'38.1 %' ('-' when missing: the tables sort it below every number)."""
+    return "-" if pd.isna(value) else f"{value * 100:.1f} %"
+
+
+def strategies_view(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (``analysis.stats.gpt_parallel.strategies``) narrowed to what answers "which
+    case scales worst and why": ratios as percentages with one decimal, the efficiency range
+    over the repeats, GPU counts and memory as integers, and each row's notes (baselines of
+    another DP implementation or host, an order the repeats do not resolve, the bubble)."""
+    view = frame.assign(
+        num_devices=frame["num_devices"].astype("Int64"),
+        samples_per_s_per_gpu=frame["samples_per_s_per_gpu"].round(2),
+        memory_framework_mib=frame["memory_framework_mib"].round().astype("Int64"),
+        efficiency_vs_1gpu_range=[
+            "-" if pd.isna(lo) else f"{lo * 100:.1f}–{hi * 100:.1f} %"
+            for lo, hi in zip(frame["efficiency_vs_1gpu_low"], frame["efficiency_vs_1gpu_high"])],
+        **{c: frame[c].map(_percent) for c in _PERCENT})
+    return view[list(STRATEGY_VIEW)]
