@@ -64,31 +64,53 @@ def _hover(sel) -> None:
         sel.annotation.set_text(text)
 
 
-#: The columns of :func:`strategies_view`, in order (the frame has every column).
-STRATEGY_VIEW = ("case", "num_devices", "layout", "dp_impl", "samples_per_s_per_gpu",
-                 "efficiency_vs_1gpu", "efficiency_vs_1gpu_range", "efficiency_vs_dp",
-                 "tp_lost", "bubble_measured", "bubble_theoretical", "memory_framework_mib",
-                 "notes")
+#: The columns of :func:`strategies_view`, in order, and their short headers: what ranks
+#: the cases and says why, within a laptop screen beside Lab's file list (samples/s and
+#: memory per GPU are in the configurations chart and in the frame).
+STRATEGY_VIEW = {"case": "case", "num_devices": "GPUs", "layout": "DP×TP×PP",
+                 "dp_impl": "DP impl.", "efficiency_vs_1gpu": "vs 1 GPU",
+                 "efficiency_vs_1gpu_range": "vs 1 GPU, range", "efficiency_vs_dp": "vs DP",
+                 "tp_lost": "TP lost", "bubble_measured": "PP loss",
+                 "bubble_theoretical": "bubble, theory", "notes": "notes"}
 _PERCENT = ("efficiency_vs_1gpu", "efficiency_vs_dp", "tp_lost", "bubble_measured",
             "bubble_theoretical")
 
 
 def _percent(value) -> str:
-    """'38.1 %' ('-' when missing: the tables sort it below every number)."""
-    return "-" if pd.isna(value) else f"{value * 100:.1f} %"
+    """'38.1 %' with a no-break space, which the table's sort reads as the number 38.1
+    ('-' when missing: sorted below every number)."""
+    return "-" if pd.isna(value) else f"{value * 100:.1f}\u00a0%"
 
 
 def strategies_view(frame: pd.DataFrame) -> pd.DataFrame:
     """`frame` (``analysis.stats.gpt_parallel.strategies``) narrowed to what answers "which
-    case scales worst and why": ratios as percentages with one decimal, the efficiency range
-    over the repeats, GPU counts and memory as integers, and each row's notes (baselines of
-    another DP implementation or host, an order the repeats do not resolve, the bubble)."""
+    case scales worst and why", under short headers: ratios as percentages with one
+    decimal, the efficiency range over the repeats, GPU counts as integers, and each row's
+    notes (baselines of another DP implementation or host, an order the repeats do not
+    resolve, the bubble)."""
     view = frame.assign(
         num_devices=frame["num_devices"].astype("Int64"),
-        samples_per_s_per_gpu=frame["samples_per_s_per_gpu"].round(2),
-        memory_framework_mib=frame["memory_framework_mib"].round().astype("Int64"),
         efficiency_vs_1gpu_range=[
-            "-" if pd.isna(lo) else f"{lo * 100:.1f}–{hi * 100:.1f} %"
+            "-" if pd.isna(lo) else f"{lo * 100:.1f}–{hi * 100:.1f}\u00a0%"
             for lo, hi in zip(frame["efficiency_vs_1gpu_low"], frame["efficiency_vs_1gpu_high"])],
         **{c: frame[c].map(_percent) for c in _PERCENT})
-    return view[list(STRATEGY_VIEW)]
+    return view[list(STRATEGY_VIEW)].rename(columns=STRATEGY_VIEW)
+
+
+#: Headers and notes wrap, numbers do not: the table fits a notebook beside Lab's file list.
+_STRATEGY_CSS = ("<style>table.dlperf-strategies th { white-space: normal !important; } "
+                 "table.dlperf-strategies .dlperf-notes { white-space: normal !important; "
+                 "text-align: left; }</style>")
+
+
+def strategies_table(frame: pd.DataFrame):
+    """:func:`strategies_view` as an interactive table (sort, search) whose headers and
+    notes wrap, so the table fits the notebook's width."""
+    import itables
+    from IPython.display import HTML
+
+    table = itables.to_html_datatable(
+        strategies_view(frame), classes="display nowrap compact dlperf-strategies",
+        columnDefs=[{"targets": -1, "className": "dlperf-notes"}], autoWidth=False,
+        style="table-layout:auto;width:100%;margin:0;caption-side:bottom")
+    return HTML(_STRATEGY_CSS + table)

@@ -104,10 +104,11 @@ def _metrics(df: pd.DataFrame, tr: Translator) -> list[tuple[str, str]]:
 GROUP_ORDER = ("DP", "MP", "2D", "PP", "DP_PP", "MP_PP", "2D_PP")
 
 
-def _bars(ax, g: pd.DataFrame, column: str, pal: dict, unit: str = "") -> None:
+def _bars(ax, g: pd.DataFrame, column: str, pal: dict, unit: str = "", one_gpu: str = "") -> None:
     """Horizontal bars of `column`, each value written at its bar's end; on the per-GPU
     panel a dashed line at the one-GPU case of the model (100 % scaling efficiency). Each
-    bar holds its hover text (`unit`: what the axis counts; the per-GPU interval)."""
+    bar holds its hover text (`unit`: what the axis counts; the per-GPU interval), the line
+    `one_gpu` (its legend label) and the value."""
     values = g[column].astype(float).to_numpy()
     sns.barplot(data=g.assign(_v=values), x="_v", y="_config", hue="_hue", palette=pal,
                 dodge=False, legend=False, ax=ax, orient="h", width=0.7, saturation=1)
@@ -132,7 +133,9 @@ def _bars(ax, g: pd.DataFrame, column: str, pal: dict, unit: str = "") -> None:
     if column == "_per_gpu":
         one = g[(g["dp"] == 1) & (g["tp"] == 1) & (g["pp"] == 1)]["_per_gpu"].dropna()
         if len(one):
-            ax.axvline(float(one.iloc[0]), color="0.25", linestyle="--", linewidth=1, zorder=5)
+            line = ax.axvline(float(one.iloc[0]), color="0.25", linestyle="--", linewidth=1,
+                              zorder=5)
+            setattr(line, HOVER, [f"{one_gpu}: {float(one.iloc[0]):,.2f}"] * 2)
     ax.set_xlim(0, top)
     ax.xaxis.set_major_formatter(compact_number)
     ax.set_ylabel("")
@@ -170,7 +173,8 @@ def gpt_configurations(summary: pd.DataFrame, lang: str = "en") -> ReportFigure 
                         gridspec_kw={"height_ratios": heights})
     for i, (row, ((h, lay), g)) in enumerate(zip(axes, groups, strict=True)):
         for ax, (column, label) in zip(row, metrics, strict=True):
-            _bars(ax, g, column, pal, tr("chart.tflops") if column == "tflops_per_gpu" else label)
+            _bars(ax, g, column, pal, tr("chart.tflops") if column == "tflops_per_gpu" else label,
+                  tr("chart.gpt_one_gpu"))
             ax.tick_params(labelsize=7)
             ax.set_xlabel(label if i == len(axes) - 1 else "", fontsize=7.5)
         row[0].set_title(_model_label(h, lay, tr), loc="left", fontsize=9)

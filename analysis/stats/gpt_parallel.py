@@ -151,22 +151,25 @@ def _notes(row: pd.Series, out: pd.DataFrame) -> str:
     impl = dict(zip(out["case"], out["dp_impl"]))
     hosts = dict(zip(out["case"], out["hosts"]))
     parts = [row["reason"]] if row["reason"] else []
-    for ref in row["other_impl"]:
-        ratios = [c for f in BASELINES if row[f] == ref for c in RATIOS_OVER[f]
-                  if pd.notna(row[c])]
-        parts.append(f"{' and '.join(ratios) or 'a ratio'} over {ref}, which runs {impl[ref]} "
-                     f"where this case runs {row['dp_impl']}: includes the cost of "
-                     f"{row['dp_impl']} over {impl[ref]}")
+
+    def over(refs) -> list[str]:  # the ratio columns measured over any of `refs`
+        return [c for f in BASELINES if row[f] in refs for c in RATIOS_OVER[f]
+                if pd.notna(row[c])]
+
+    for base in dict.fromkeys(impl[r] for r in row["other_impl"]):
+        ratios = over([r for r in row["other_impl"] if impl[r] == base])
+        parts.append(f"{', '.join(ratios) or 'a ratio'} over {base} (this case "
+                     f"{row['dp_impl']}): includes {row['dp_impl']}'s cost over {base}")
+    if row["other_host"]:
+        others = sorted({h for r in row["other_host"] for h in hosts[r]})
+        parts.append(f"{', '.join(over(row['other_host'])) or 'a ratio'} over runs on "
+                     f"another host ({', '.join(others)}; this case {', '.join(row['hosts'])})")
     for field, what in (("no_tp_case", "tp_lost"), ("no_pp_case", "bubble_measured")):
         ref = row[field]
         if ref and ref != row["baseline_case"] and ref not in row["other_impl"]:
-            parts.append(f"{what} over {ref}, the same layout without "
-                         f"{'tensor' if field == 'no_tp_case' else 'pipeline'} parallelism")
-    for ref in row["other_host"]:
-        parts.append(f"{ref} ran on {', '.join(hosts[ref])}, this case on "
-                     f"{', '.join(row['hosts'])}")
+            parts.append(f"{what} against {ref}")
     if row["order_unresolved"]:
-        parts.append(f"efficiency range overlaps {' and '.join(row['order_unresolved'])}: "
+        parts.append(f"range overlaps {' and '.join(row['order_unresolved'])}'s: "
                      "order not resolved")
     if row["bubble_note"]:
         parts.append(row["bubble_note"])
