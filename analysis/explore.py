@@ -56,10 +56,12 @@ def _hover(sel) -> None:
     if isinstance(artist, BarContainer):
         artist = artist.patches[sel.index]
     text = getattr(artist, HOVER, None)
-    if isinstance(text, list):  # a line: the point nearest the pointer
+    if isinstance(text, list) and hasattr(artist, "get_xydata"):  # a line: the nearest point
         xy = artist.get_transform().transform(artist.get_xydata())
         at = artist.axes.transData.transform([sel.target])[0]
         text = text[int(np.argmin(np.hypot(*(xy - at).T)))] if len(text) else None
+    elif isinstance(text, list):  # points of a scatter: one text each, in drawing order
+        text = text[int(sel.index)] if 0 <= int(sel.index) < len(text) else None
     if text:
         sel.annotation.set_text(text)
 

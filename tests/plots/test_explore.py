@@ -73,3 +73,19 @@ def test_matplotlib_widget_is_a_backend_of_the_kernel():
     outputs = nb.cells[0].outputs
     assert not [o for o in outputs if o.output_type == "error"]
     assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+
+
+def test_a_repeat_of_the_spread_chart_names_its_run(real_frames):
+    _summary, runs, _trace = real_frames["gpt_4gpu"]
+    fig = plots.repeat_spread(runs, "en")
+    explore.chart(fig)
+    ax = fig.axes[0]
+    points = ax.collections[-1]
+    texts = getattr(points, HOVER)
+    i = next(i for i, t in enumerate(texts) if t.startswith("1n4g/"))
+    run = runs[runs["run_id"] == texts[i].split(" ")[0]].iloc[0]
+    tip = _tip(fig, ax, points.get_offsets()[i])
+    assert tip == texts[i]
+    assert tip.endswith(f"\nthroughput (samples/s): {run.throughput:,.2f} (n = 3)") or \
+        tip.endswith(f"\nthroughput (samples/s): {run.throughput:,.1f} (n = 3)")
+    assert "% of the case median)" in tip.splitlines()[0]
