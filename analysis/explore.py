@@ -56,10 +56,11 @@ def _hover(sel) -> None:
     if isinstance(artist, BarContainer):
         artist = artist.patches[sel.index]
     text = getattr(artist, HOVER, None)
-    if isinstance(text, list) and hasattr(artist, "get_xydata"):  # a line: the nearest point
-        xy = artist.get_transform().transform(artist.get_xydata())
-        at = artist.axes.transData.transform([sel.target])[0]
-        text = text[int(np.argmin(np.hypot(*(xy - at).T)))] if len(text) else None
+    if isinstance(text, list) and isinstance(sel.index, tuple):  # lines of a collection
+        path = int(sel.index[0])
+        text = _nearest(artist, artist.get_segments()[path], text[path], sel.target)
+    elif isinstance(text, list) and hasattr(artist, "get_xydata"):  # a line
+        text = _nearest(artist, artist.get_xydata(), text, sel.target)
     elif isinstance(text, list):  # points of a scatter: one text each, in drawing order
         text = text[int(sel.index)] if 0 <= int(sel.index) < len(text) else None
     if text:
@@ -116,3 +117,12 @@ def strategies_table(frame: pd.DataFrame):
         columnDefs=[{"targets": -1, "className": "dlperf-notes"}], autoWidth=False,
         style="table-layout:auto;width:100%;margin:0;caption-side:bottom")
     return HTML(_STRATEGY_CSS + table)
+
+
+def _nearest(artist, points, texts: list[str], target) -> str | None:
+    """The text of the one of `points` (data of `artist`) nearest `target` on screen."""
+    if not len(texts):
+        return None
+    xy = artist.get_transform().transform(points)
+    at = artist.axes.transData.transform([target])[0]
+    return texts[int(np.argmin(np.hypot(*(xy - at).T)))]

@@ -89,3 +89,19 @@ def test_a_repeat_of_the_spread_chart_names_its_run(real_frames):
     assert tip.endswith(f"\nthroughput (samples/s): {run.throughput:,.2f} (n = 3)") or \
         tip.endswith(f"\nthroughput (samples/s): {run.throughput:,.1f} (n = 3)")
     assert "% of the case median)" in tip.splitlines()[0]
+
+
+def test_a_trace_names_its_run_and_iteration_and_the_median_its_n(real_frames):
+    _summary, runs, trace = real_frames["gpt_4gpu"]
+    fig = plots.iteration_traces(trace, "en", runs=runs)
+    explore.chart(fig)
+    ax = fig.axes[0]
+    lines = next(c for c in ax.collections if getattr(c, HOVER, None))
+    points = lines.get_segments()[0]
+    tip = _tip(fig, ax, points[len(points) // 2])
+    assert tip == getattr(lines, HOVER)[0][len(points) // 2]
+    run, step = tip.split("\n")[0].split(" · iteration ")
+    assert run in set(runs["run_id"]) and float(step) == points[len(points) // 2][0]
+    assert tip.split("\n")[1].startswith("throughput (samples/s): ")
+    [median] = [ln for ln in ax.lines if getattr(ln, HOVER, None)]
+    assert getattr(median, HOVER)[0].endswith("(n = 3)")
