@@ -5,6 +5,8 @@
 # LAB_IP / LAB_PORT choose the address (default 127.0.0.1:8888; loopback only by default),
 # LAB_TOKEN the access token (default: a fresh random one), LAB_ROOT the folder shown
 # (default: the project folder). As root (uid 0) it adds --allow-root. Prints the URL to open.
+# Lab's defaults are overridden by scripts/lab_settings/overrides.json (no news toast, no
+# update check: nothing asks before the notebook shows); a user's own settings still win.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
@@ -35,4 +37,5 @@ echo "lab: open http://$host:$port/$open?token=$token  (Ctrl-C stops the server)
 exec "$VENV/bin/jupyter" lab --no-browser "${root_flag[@]}" \
   --ip="$ip" --port="$port" --ServerApp.port_retries=0 \
   --config="$PWD/scripts/jupyter_server_config.py" \
+  --LabApp.app_settings_dir="$PWD/scripts/lab_settings" \
   --ServerApp.root_dir="${LAB_ROOT:-$PWD}" --LabApp.default_url="/$open" "$@"

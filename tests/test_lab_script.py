@@ -4,6 +4,7 @@ export prints through the system Chromium."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -64,6 +65,14 @@ def test_lab_script_serves_the_printed_url(root, tmp_path):
         token = match.group(3)
         assert _status(f"http://127.0.0.1:{port}/files/data/raw_logs/rn50_4gpu/1n1g/"
                        f"resnet50_b128_fp32_1.log?token={token}") == 200
+        # no news toast over the notebook: scripts/lab_settings/overrides.json makes "Never"
+        # Lab's default (the browser check: tests/report/test_jupyterlab.py)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab/api/settings/@jupyterlab/"
+                                    f"apputils-extension:notification?token={token}",
+                                    timeout=30) as r:
+            notification = json.load(r)["schema"]["properties"]
+        assert notification["fetchNews"]["default"] == "false"
+        assert notification["checkForUpdates"]["default"] is False
         # File › Save and Export › PDF was a raw 500 page (no pandoc, no xelatex)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/nbconvert/pdf/notebooks/"
                                     f"40_trends.ipynb?download=true&token={token}",

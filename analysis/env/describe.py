@@ -191,6 +191,12 @@ def hosts(envs: list[EnvInput]) -> list[Host]:
     return out
 
 
+def run_hosts(envs: list[EnvInput]) -> dict[str, str]:
+    """Run id -> the name :func:`hosts` gives the host its records were captured on."""
+    return {run_stem(rec): host.name for host in hosts(envs) for rec in host.records
+            if run_stem(rec)}
+
+
 def shared_host_runs(envs: list[EnvInput]) -> list[tuple[str, str]]:
     """(run, host) of every multi-node run whose nodes all ran on one host."""
     names = {id(e): h.name for h in hosts(envs) for e in h.records}

@@ -104,6 +104,27 @@ def compact_number(x: float, _pos=None) -> str:
     return f"{x:,.3g}"
 
 
+#: Attribute of an artist with what a notebook shows when the pointer is over it
+#: (analysis.explore.chart): a bar holds one text, a line one per point.
+HOVER = "dlperf_hover"
+
+
+def hover_text(label: str, unit: str, value: float, n, low: float = float("nan"),
+               high: float = float("nan")) -> str:
+    """'PP 1×1×4 B64' / 'samples/s per GPU: 40.70 (n = 3, 40.62–40.81)': a point's label,
+    then its axis (which names the unit), value, repeats and interval (where it has one)."""
+    def num(x: float) -> str:
+        return f"{x:,.1f}" if abs(x) >= 100 else f"{x:,.2f}"
+
+    if value != value:
+        return ""
+    extra = [f"n = {int(n)}"] if n == n and n is not None else []
+    if low == low and high == high:
+        extra.append(f"{num(low)}–{num(high)}")
+    unit = " ".join(str(unit).split())  # an axis label of two lines on one
+    return f"{label}\n{unit}: {num(value)}" + (f" ({', '.join(extra)})" if extra else "")
+
+
 def log2_axis(ax, which: str, values) -> None:
     """Axis `which` ("x" or "y") of `ax` on a base-2 log scale, ticked at every power of two
     between the smallest and largest of `values` (devices 1, 2, 4, …) and at the values

@@ -15,7 +15,16 @@ from matplotlib.lines import Line2D
 
 from analysis.i18n import Translator
 
-from .figure import PAGE_WIDTH, ReportFigure, compact_number, new_figure, plain, translator
+from .figure import (
+    HOVER,
+    PAGE_WIDTH,
+    ReportFigure,
+    compact_number,
+    hover_text,
+    new_figure,
+    plain,
+    translator,
+)
 from .series import distinct_labels
 
 #: A GPT case name: <group>_<dp>x<tp>x<pp>_<global batch>_<hidden>x<layers> (analysis.schema).
@@ -95,12 +104,23 @@ def _metrics(df: pd.DataFrame, tr: Translator) -> list[tuple[str, str]]:
 GROUP_ORDER = ("DP", "MP", "2D", "PP", "DP_PP", "MP_PP", "2D_PP")
 
 
-def _bars(ax, g: pd.DataFrame, column: str, pal: dict) -> None:
+def _bars(ax, g: pd.DataFrame, column: str, pal: dict, unit: str = "", one_gpu: str = "") -> None:
     """Horizontal bars of `column`, each value written at its bar's end; on the per-GPU
-    panel a dashed line at the one-GPU case of the model (100 % scaling efficiency)."""
+    panel a dashed line at the one-GPU case of the model (100 % scaling efficiency). Each
+    bar holds its hover text (`unit`: what the axis counts; the per-GPU interval), the line
+    `one_gpu` (its legend label) and the value."""
     values = g[column].astype(float).to_numpy()
     sns.barplot(data=g.assign(_v=values), x="_v", y="_config", hue="_hue", palette=pal,
                 dodge=False, legend=False, ax=ax, orient="h", width=0.7, saturation=1)
+    per_gpu = pd.to_numeric(g["num_devices"], errors="coerce").to_numpy(float)
+    ends = [(g[c].astype(float).to_numpy() / per_gpu if column == "_per_gpu" and c in g
+             else np.full(len(g), np.nan)) for c in ("interval_low", "interval_high")]
+    texts = [hover_text(label, unit, v, n, lo, hi) for label, v, n, lo, hi in zip(
+        g["_config"], values, pd.to_numeric(g["repeats"], errors="coerce"), *ends)]
+    for patch in ax.patches:  # bar i sits at y = i (one category a row of g)
+        i = int(round(patch.get_y() + patch.get_height() / 2))
+        if 0 <= i < len(texts):
+            setattr(patch, HOVER, texts[i])
     top = (np.nanmax(values) if np.isfinite(values).any() else 1.0) * 1.2
     for y, v in enumerate(values):
         if not np.isfinite(v):
@@ -113,7 +133,9 @@ def _bars(ax, g: pd.DataFrame, column: str, pal: dict) -> None:
     if column == "_per_gpu":
         one = g[(g["dp"] == 1) & (g["tp"] == 1) & (g["pp"] == 1)]["_per_gpu"].dropna()
         if len(one):
-            ax.axvline(float(one.iloc[0]), color="0.25", linestyle="--", linewidth=1, zorder=5)
+            line = ax.axvline(float(one.iloc[0]), color="0.25", linestyle="--", linewidth=1,
+                              zorder=5)
+            setattr(line, HOVER, [f"{one_gpu}: {float(one.iloc[0]):,.2f}"] * 2)
     ax.set_xlim(0, top)
     ax.xaxis.set_major_formatter(compact_number)
     ax.set_ylabel("")
@@ -151,7 +173,8 @@ def gpt_configurations(summary: pd.DataFrame, lang: str = "en") -> ReportFigure 
                         gridspec_kw={"height_ratios": heights})
     for i, (row, ((h, lay), g)) in enumerate(zip(axes, groups, strict=True)):
         for ax, (column, label) in zip(row, metrics, strict=True):
-            _bars(ax, g, column, pal)
+            _bars(ax, g, column, pal, tr("chart.tflops") if column == "tflops_per_gpu" else label,
+                  tr("chart.gpt_one_gpu"))
             ax.tick_params(labelsize=7)
             ax.set_xlabel(label if i == len(axes) - 1 else "", fontsize=7.5)
         row[0].set_title(_model_label(h, lay, tr), loc="left", fontsize=9)

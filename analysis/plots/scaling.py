@@ -17,7 +17,17 @@ from matplotlib.lines import Line2D
 from analysis.i18n import Translator
 
 from . import intervals
-from .figure import GROUPED, PAGE_WIDTH, ReportFigure, log2_axis, new_figure, plain, translator
+from .figure import (
+    GROUPED,
+    HOVER,
+    PAGE_WIDTH,
+    ReportFigure,
+    hover_text,
+    log2_axis,
+    new_figure,
+    plain,
+    translator,
+)
 from .series import hue_column, node_marker, palette, series_label, text
 
 #: Points of one device count closer than this share of the y range are moved apart.
@@ -48,6 +58,13 @@ def scaling_rows(summary: pd.DataFrame) -> pd.DataFrame:
     rank = df.groupby(["_hue", "model"], sort=False)["batch_size_per_device"].rank(method="dense")
     df["_variant"] = rank.fillna(1).astype(int) - 1 if len(df) else []
     return df
+
+
+def config_text(row: dict) -> str:
+    """'1n4g' (nodes × GPUs per node; '4 GPUs' where the node count is unknown)."""
+    if row["num_nodes"] == UNKNOWN_NODES or pd.isna(row.get("gpus_per_node")):
+        return f"{int(row['num_devices'])} GPUs"
+    return f"{int(row['num_nodes'])}n{int(row['gpus_per_node'])}g"
 
 
 def _dashes(nodes: float, variant: int):
@@ -82,8 +99,10 @@ def dodge(devices: np.ndarray, y: np.ndarray, order: np.ndarray, span: float) ->
 
 
 def _draw(ax, g: pd.DataFrame, y: np.ndarray, low: np.ndarray, high: np.ndarray, pal: dict,
-          span: float) -> None:
-    """One panel: a line per series and node count, markers by node count, error bars."""
+          span: float, unit: str = "") -> None:
+    """One panel: a line per series and node count, markers by node count, error bars; each
+    line holds the hover text of its points (`unit`: what the y axis counts)."""
+    drawn = len(ax.lines)
     order = g["num_nodes"].to_numpy() * 1000 + g["_hue"].map(list(pal).index).to_numpy()
     x = dodge(g["num_devices"].to_numpy(), y, order, span)
     styles = list(zip(g["num_nodes"], g["_variant"], strict=True))
@@ -95,6 +114,12 @@ def _draw(ax, g: pd.DataFrame, y: np.ndarray, low: np.ndarray, high: np.ndarray,
                  palette=pal, markers={k: node_marker(n) for k, (n, _) in levels.items()},
                  dashes={k: _dashes(n, v) for k, (n, v) in levels.items()},
                  markersize=7, markeredgewidth=1.4, sort=True, legend=False, ax=ax, zorder=3)
+    rows = g.to_dict("records")
+    texts = {(float(a), float(b)): hover_text(f"{r['_series']} · {config_text(r)}", unit, b,
+                                              r["repeats"], lo, hi)
+             for a, b, lo, hi, r in zip(x, y, low, high, rows, strict=True)}
+    for line in ax.lines[drawn:]:
+        setattr(line, HOVER, [texts.get((float(a), float(b)), "") for a, b in line.get_xydata()])
     for line in ax.lines:  # several nodes: hollow markers, so a marker behind still shows
         if line.get_marker() not in ("o", "None", None, ""):
             line.set_markerfacecolor("white")
@@ -167,7 +192,7 @@ def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigu
         g, low, high = df[mine], low_all[mine], high_all[mine]
         y = g["throughput_median"].to_numpy(dtype=float)
         top = float(np.nanmax(np.concatenate([y, high[np.isfinite(high)]])))
-        _draw(ax, g, y, low, high, pal, top)
+        _draw(ax, g, y, low, high, pal, top, tr("chart.throughput"))
         log2_axis(ax, "x", g["num_devices"])
         ax.set_ylim(0, top * 1.08)
         ax.yaxis.set_major_formatter(GROUPED)
@@ -214,9 +239,10 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
         devices = g["num_devices"].to_numpy(float)
         ideal = sorted(set(devices))
         ax = row[0]
-        ax.plot(ideal, ideal, linestyle="--", color="0.5", linewidth=1)
+        [line] = ax.plot(ideal, ideal, linestyle="--", color="0.5", linewidth=1)
+        setattr(line, HOVER, [f"{tr('chart.ideal')}: {v:g}" for v in ideal])
         speed = g["speedup"].to_numpy(float)
-        _draw(ax, g, speed, speed * np.nan, speed * np.nan, pal, max(ideal))
+        _draw(ax, g, speed, speed * np.nan, speed * np.nan, pal, max(ideal), tr("chart.speedup"))
         log2_axis(ax, "x", devices)
         log2_axis(ax, "y", ideal)
         ax.set_xlabel(tr("chart.devices"))
@@ -224,10 +250,11 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
         eff = g["scaling_efficiency"].to_numpy(float) * 100.0
         low, high = low_all[mine] / per_device[mine], high_all[mine] / per_device[mine]
         ax = row[1]
-        ax.axhline(100.0, linestyle="--", color="0.5", linewidth=1)
+        line = ax.axhline(100.0, linestyle="--", color="0.5", linewidth=1)
+        setattr(line, HOVER, [f"{tr('chart.ideal')}: 100 %"] * 2)
         span = max(np.nanmax(np.concatenate([eff, high[np.isfinite(high)]])), 100.0)
         bottom = np.nanmin(np.concatenate([eff, low[np.isfinite(low)]]))
-        _draw(ax, g, eff, low, high, pal, span - bottom + 1.0)
+        _draw(ax, g, eff, low, high, pal, span - bottom + 1.0, tr("chart.efficiency"))
         log2_axis(ax, "x", devices)
         floor = min(bottom - 1.0, 99.0)
         ax.set_ylim(floor, span + 1.0)

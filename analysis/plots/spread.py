@@ -10,7 +10,7 @@ import seaborn as sns
 from matplotlib.lines import Line2D
 from matplotlib.transforms import blended_transform_factory
 
-from .figure import PAGE_WIDTH, ReportFigure, new_figure, plain, translator
+from .figure import HOVER, PAGE_WIDTH, ReportFigure, hover_text, new_figure, plain, translator
 from .series import case_labels, hue_column, palette
 from .traces import CASE_ORDER
 
@@ -53,8 +53,13 @@ def repeat_spread(runs: pd.DataFrame, lang: str = "en") -> ReportFigure | None:
     sns.scatterplot(data=df, x="_rel", y="_y", hue="_hue", palette=pal, style="_kind",
                     markers={tr("chart.repeat"): "o", tr("chart.outlier"): "X"},
                     s=28, edgecolor="0.2", linewidth=0.4, legend=False, ax=ax, zorder=3)
-    at_right = blended_transform_factory(ax.transAxes, ax.transData)
     counts = df["_case"].value_counts()
+    runs_of = df["run_id"] if "run_id" in df.columns else df["_case"]
+    setattr(ax.collections[-1], HOVER, [  # one point a row of df, in its order
+        hover_text(f"{run} ({rel:.1f} % of the case median)", tr("chart.throughput"), value,
+                   counts[case]) for run, rel, value, case in zip(
+            runs_of, df["_rel"], df["throughput"].astype(float), df["_case"], strict=True)])
+    at_right = blended_transform_factory(ax.transAxes, ax.transData)
     for i, case in enumerate(cases):
         ax.text(1.01, i, f"n = {counts[case]}", transform=at_right, va="center", fontsize=7, color="0.3")
     ax.set_yticks(range(len(cases)))

@@ -12,7 +12,16 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from .figure import PAGE_WIDTH, ReportFigure, compact_number, new_figure, plain, translator
+from .figure import (
+    HOVER,
+    PAGE_WIDTH,
+    ReportFigure,
+    compact_number,
+    hover_text,
+    new_figure,
+    plain,
+    translator,
+)
 from .series import case_labels, hue_column, palette
 
 #: Most panels drawn (the title says how many cases are left out).
@@ -72,13 +81,21 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
     for i, (ax, case) in enumerate(zip(axes, shown, strict=False)):
         g = df[df["_case"] == case]
         # one artist per panel, a line per repeat (a seaborn call per panel costs ~0.2 s)
+        by_run = list(g.sort_values("step").groupby("run_id", sort=True))
         repeats = [np.column_stack([r["step"].to_numpy(), r["throughput"].to_numpy()])
-                   for _, r in g.sort_values("step").groupby("run_id", sort=True)]
-        ax.add_collection(LineCollection(repeats, colors=[pal[g["_hue"].iloc[0]]],
-                                         linewidths=0.8, alpha=0.75))
-        median = measured.reindex(g["run_id"].unique()).median()
+                   for _, r in by_run]
+        lines = ax.add_collection(LineCollection(repeats, colors=[pal[g["_hue"].iloc[0]]],
+                                                 linewidths=0.8, alpha=0.75))
+        setattr(lines, HOVER, [[hover_text(f"{run} · {tr('chart.step')} {step:g}",
+                                           tr("chart.throughput"), value, None)
+                                for step, value in points] for (run, _), points
+                               in zip(by_run, repeats, strict=True)])
+        of_case = measured.reindex(g["run_id"].unique()).dropna()
+        median = of_case.median()
         if np.isfinite(median):
-            ax.axhline(median, color="0.2", linewidth=0.9, linestyle="--", zorder=3)
+            line = ax.axhline(median, color="0.2", linewidth=0.9, linestyle="--", zorder=3)
+            setattr(line, HOVER, [hover_text(tr("chart.method_median"), tr("chart.throughput"),
+                                             median, len(of_case))] * 2)
         first, last = g["step"].min(), g["step"].max()
         if window and window[0] < last:  # the measured window, where this case has it
             ax.axvspan(max(window[0], first), min(window[1], last), color="0.5", alpha=0.15,

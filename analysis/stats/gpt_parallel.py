@@ -30,8 +30,19 @@ parallelism and one GPU, the pipeline bubble measured beside the theory, memory 
 - TP cases (TP > 1): ``tp_lost`` = 1 − samples/s per GPU of the case / that of the same
   layout without tensor parallelism (DP×1×PP, ``no_tp_case``: the 1-GPU case for pure TP;
   2D 2×2 against DP 2), the share of the per-GPU throughput TP costs;
+- ``efficiency_vs_1gpu_low`` / ``_high``: ``efficiency_vs_1gpu`` at the ends of the case's
+  interval (the min and max of its repeats for n < 7), against the 1-GPU case's median;
+- ``dp_impl``: the data-parallel implementation its runs state ('' without DP or unstated)
+  and ``hosts`` the hosts they ran on (:mod:`analysis.stats.gpt_runs`);
+- ``other_impl`` / ``other_host``: the baseline cases (``baseline_case``, ``dp_case``,
+  ``no_tp_case``, ``no_pp_case``, each once) that ran another data-parallel implementation
+  (a ratio over one carries that implementation's cost) or on other hosts;
+- ``order_unresolved``: the neighbours in efficiency (same hidden size, layers and GPU
+  count, ordered by ``efficiency_vs_1gpu``) whose low–high range overlaps this case's: their
+  order is not resolved by the repeats (:func:`overlapping_neighbours`);
 - ``reason``: why a comparison is NaN (no such case was measured, or it has no
-  throughput), '' when none is.
+  throughput), '' when none is; ``notes``: the reason, the baselines that differ, the
+  unresolved order and the bubble note, in one line.
 
 The baseline of a bubble (one micro-batch per iteration in this campaign's cases) steps the
 optimizer after every micro-batch, a PP case after m of them: the baseline carries m times
@@ -40,9 +51,12 @@ the optimizer steps per sample, so ``bubble_measured`` is, if anything, an under
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
+from analysis.stats import gpt_runs
 from analysis.stats.gpt_flops import (
     GPT_DEFAULT_VOCAB,
     NO_RECOMPUTATION,
@@ -57,31 +71,109 @@ MODEL_FIELDS = ("framework", "precision", "hidden_size", "num_layers", "num_head
 RUN_FIELDS = ("data_parallel", "tensor_parallel", "pipeline_parallel", "global_batch_size",
               "hidden_size", "num_layers", "num_heads", "seq_length", "vocab_size")
 
-COLUMNS = ("case", "group", "num_devices", "layout", "data_parallel", "tensor_parallel",
-           "pipeline_parallel", "micro_batch", "global_batch", "micro_batches", "hidden_size",
-           "num_layers", "samples_per_s", "samples_per_s_per_gpu", "tflops_per_gpu",
-           "memory_framework_mib", "memory_sampled_mib", "baseline_case",
-           "efficiency_vs_1gpu", "dp_case", "efficiency_vs_dp", "no_pp_case", "bubble_measured",
-           "bubble_theoretical", "bubble_imbalanced", "bubble_note", "no_tp_case", "tp_lost",
-           "reason")
+COLUMNS = ("case", "group", "num_devices", "layout", "dp_impl", "data_parallel",
+           "tensor_parallel", "pipeline_parallel", "micro_batch", "global_batch",
+           "micro_batches", "hidden_size", "num_layers", "samples_per_s",
+           "samples_per_s_per_gpu", "tflops_per_gpu", "memory_framework_mib",
+           "memory_sampled_mib", "baseline_case", "efficiency_vs_1gpu",
+           "efficiency_vs_1gpu_low", "efficiency_vs_1gpu_high", "dp_case", "efficiency_vs_dp",
+           "no_pp_case", "bubble_measured", "bubble_theoretical", "bubble_imbalanced",
+           "bubble_note", "no_tp_case", "tp_lost", "hosts", "other_impl", "other_host",
+           "order_unresolved", "reason", "notes")
+#: Baseline columns, in the order a row's notes name them.
+BASELINES = ("baseline_case", "dp_case", "no_tp_case", "no_pp_case")
+#: Baseline column -> the ratio columns measured over it.
+RATIOS_OVER = {"baseline_case": ("efficiency_vs_1gpu",), "dp_case": ("efficiency_vs_dp",),
+               "no_tp_case": ("tp_lost",), "no_pp_case": ("bubble_measured",)}
 
 
-def strategies(summary: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+def strategies(summary: pd.DataFrame, runs: pd.DataFrame,
+               run_hosts: Mapping[str, str] | None = None) -> pd.DataFrame:
     """One row per GPT case of `summary` (analysis.stats.summary) with the columns of
     COLUMNS, as the module docstring defines them; `runs` is the parsed runs frame
-    (``ParseResult.runs``), which gives each case's DP/TP/PP sizes and model fields.
+    (``ParseResult.runs``), which gives each case's DP/TP/PP sizes, model fields and DP
+    implementation; `run_hosts` maps a run id to its host
+    (``analysis.env.describe.run_hosts``; None: hosts unknown, none compared).
     Sorted by model, GPU count, then DP, TP, PP descending."""
     cases = _cases(summary, runs)
     if cases.empty:
         return pd.DataFrame(columns=list(COLUMNS))
-    rows = [_row(case, cases) for _, case in cases.iterrows()]
+    facts = gpt_runs.case_runs(runs, run_hosts)
+    rows = [_row(case, cases, facts.get(str(case["case"]), gpt_runs.UNKNOWN))
+            for _, case in cases.iterrows()]
     out = pd.DataFrame(rows, columns=list(COLUMNS))
+    out = _differing_baselines(out)
+    out["order_unresolved"] = [()] * len(out)
+    for _, group in out.groupby(["hidden_size", "num_layers", "num_devices"], sort=False):
+        for a, b in overlapping_neighbours(group):
+            for case, other in ((a, b), (b, a)):
+                i = out.index[out["case"] == case][0]
+                out.at[i, "order_unresolved"] = (*out.at[i, "order_unresolved"], other)
+    out["notes"] = [_notes(r, out) for _, r in out.iterrows()]
     order = cases[["hidden_size", "num_layers", "num_devices", "data_parallel",
                    "tensor_parallel", "pipeline_parallel"]].reset_index(drop=True)
     order = order.sort_values(["hidden_size", "num_layers", "num_devices", "data_parallel",
                                "tensor_parallel", "pipeline_parallel"],
                               ascending=[True, True, True, False, False, False], kind="stable")
     return out.loc[order.index].reset_index(drop=True)
+
+
+def overlapping_neighbours(group: pd.DataFrame) -> list[tuple[str, str]]:
+    """(a, b) for each two cases of `group` (rows of :func:`strategies`) next to each other
+    when ordered by ``efficiency_vs_1gpu``, best first, whose low–high ranges overlap (b's
+    high reaches a's low): the repeats do not tell which of the two scales better."""
+    ranked = group.dropna(subset=["efficiency_vs_1gpu"]).sort_values(
+        "efficiency_vs_1gpu", ascending=False)
+    pairs = zip(ranked.iloc[:-1].itertuples(), ranked.iloc[1:].itertuples())
+    return [(a.case, b.case) for a, b in pairs
+            if b.efficiency_vs_1gpu_high >= a.efficiency_vs_1gpu_low]
+
+
+def _differing_baselines(out: pd.DataFrame) -> pd.DataFrame:
+    """``other_impl`` and ``other_host`` of every row of `out`: its baseline cases (each
+    once, in BASELINES order, its own case left out) that ran another data-parallel
+    implementation (both with one) or on another set of hosts (both known)."""
+    impl = dict(zip(out["case"], out["dp_impl"]))
+    hosts = dict(zip(out["case"], out["hosts"]))
+    other_impl, other_host = [], []
+    for _, r in out.iterrows():
+        refs = [c for c in dict.fromkeys(str(r[f]) for f in BASELINES) if c and c != r["case"]]
+        other_impl.append(tuple(c for c in refs if r["dp_impl"] and impl.get(c)
+                                and impl[c] != r["dp_impl"]))
+        other_host.append(tuple(c for c in refs if r["hosts"] and hosts.get(c)
+                                and set(hosts[c]) != set(r["hosts"])))
+    return out.assign(other_impl=other_impl, other_host=other_host)
+
+
+def _notes(row: pd.Series, out: pd.DataFrame) -> str:
+    """The row's notes in one line: why a comparison is missing, the ratios over a baseline
+    of another implementation or host, an unresolved order, what the bubble is made of."""
+    impl = dict(zip(out["case"], out["dp_impl"]))
+    hosts = dict(zip(out["case"], out["hosts"]))
+    parts = [row["reason"]] if row["reason"] else []
+
+    def over(refs) -> list[str]:  # the ratio columns measured over any of `refs`
+        return [c for f in BASELINES if row[f] in refs for c in RATIOS_OVER[f]
+                if pd.notna(row[c])]
+
+    for base in dict.fromkeys(impl[r] for r in row["other_impl"]):
+        ratios = over([r for r in row["other_impl"] if impl[r] == base])
+        parts.append(f"{', '.join(ratios) or 'a ratio'} over {base} (this case "
+                     f"{row['dp_impl']}): includes {row['dp_impl']}'s cost over {base}")
+    if row["other_host"]:
+        others = sorted({h for r in row["other_host"] for h in hosts[r]})
+        parts.append(f"{', '.join(over(row['other_host'])) or 'a ratio'} over runs on "
+                     f"another host ({', '.join(others)}; this case {', '.join(row['hosts'])})")
+    for field, what in (("no_tp_case", "tp_lost"), ("no_pp_case", "bubble_measured")):
+        ref = row[field]
+        if ref and ref != row["baseline_case"] and ref not in row["other_impl"]:
+            parts.append(f"{what} against {ref}")
+    if row["order_unresolved"]:
+        parts.append(f"range overlaps {' and '.join(row['order_unresolved'])}'s: "
+                     "order not resolved")
+    if row["bubble_note"]:
+        parts.append(row["bubble_note"])
+    return "; ".join(parts)
 
 
 def stage_flops(layers: int, hidden: float, seq: float, vocab: float, pp: int,
@@ -163,8 +255,9 @@ def _ratio(case: pd.Series, ref: pd.Series | None, what: str, reasons: list) -> 
     return float(case["per_gpu"]) / float(ref["per_gpu"])
 
 
-def _row(case: pd.Series, cases: pd.DataFrame) -> dict:
-    """One output row: the case's figures and its comparisons (module docstring)."""
+def _row(case: pd.Series, cases: pd.DataFrame, facts: gpt_runs.CaseRuns) -> dict:
+    """One output row: the case's figures and its comparisons (module docstring); `facts`
+    what its runs state."""
     dp, tp, pp = (int(case[f]) for f in ("data_parallel", "tensor_parallel", "pipeline_parallel"))
     gpus, m = case["num_devices"], case["micro_batches"]
     model = _same_model(cases, case)
@@ -180,7 +273,7 @@ def _row(case: pd.Series, cases: pd.DataFrame) -> dict:
     no_tp = _without(cases, model, case, "tensor_parallel", one, reasons) if tp > 1 else None
     row = {
         "case": case["case"], "group": case["group"], "num_devices": gpus,
-        "layout": f"{dp}×{tp}×{pp}", "data_parallel": dp, "tensor_parallel": tp,
+        "layout": f"{dp}×{tp}×{pp}", "dp_impl": facts.dp_impl, "data_parallel": dp, "tensor_parallel": tp,
         "pipeline_parallel": pp, "micro_batch": case["micro_batch"],
         "global_batch": case["global_batch_size"], "micro_batches": m,
         "hidden_size": case["hidden_size"], "num_layers": case["num_layers"],
@@ -189,16 +282,30 @@ def _row(case: pd.Series, cases: pd.DataFrame) -> dict:
         "memory_framework_mib": case["memory_framework_mib"],
         "memory_sampled_mib": case["memory_sampled_mib"],
         "baseline_case": "" if one is None else one["case"], "efficiency_vs_1gpu": eff_one,
+        **dict(zip(("efficiency_vs_1gpu_low", "efficiency_vs_1gpu_high"),
+                   _repeat_range(case, eff_one))),
         "dp_case": "" if ref is None else ref["case"], "efficiency_vs_dp": eff_dp,
         "no_pp_case": "" if no_pp is None else no_pp["case"], "bubble_measured": np.nan,
         "bubble_theoretical": np.nan, "bubble_imbalanced": np.nan, "bubble_note": "",
         "no_tp_case": "" if no_tp is None else no_tp["case"],
         "tp_lost": _lost(case, no_tp, reasons) if tp > 1 else np.nan,
+        "hosts": facts.hosts,
     }
     if pp > 1:
         row.update(_bubble(case, pp, m, _lost(case, no_pp, reasons), reasons))
     row["reason"] = "; ".join(reasons)
     return row
+
+
+def _repeat_range(case: pd.Series, efficiency: float) -> tuple[float, float]:
+    """`efficiency` (a per-GPU ratio over a baseline's median) scaled by the case's interval
+    ends over its median: the ratio at the min and max of its repeats for n < 7; the ratio
+    itself at both ends when the case has no interval."""
+    med, low, high = (case.get(c) for c in ("throughput_median", "interval_low",
+                                            "interval_high"))
+    if pd.notna(low) and pd.notna(high) and med:
+        return efficiency * float(low) / float(med), efficiency * float(high) / float(med)
+    return efficiency, efficiency
 
 
 def _layout_case(cases: pd.DataFrame, model: pd.Series, dp, tp, pp) -> pd.Series | None:

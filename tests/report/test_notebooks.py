@@ -109,21 +109,6 @@ def test_analyse_notebook_lists_the_problems_the_report_lists(campaign, tmp_path
     assert len(report.build(logs).problems().data) == 6
 
 
-def test_analyse_notebook_shows_gpt_strategies_and_a_narrow_summary(tmp_path):
-    """On the bundled GPT campaign the summary's speedup and efficiency are empty for every
-    case (its cases differ in more than the GPU count): the notebook leaves them out of its
-    summary and shows each strategy's efficiency against 1 GPU and data parallelism."""
-    nb = _run("10_analyse.ipynb", tmp_path)  # the default: data/raw_logs/gpt_4gpu
-    shown = {c.source.split("[", 1)[0]: c.outputs[-1]["data"]["text/html"]
-             for c in nb.cells if c.cell_type == "code" and c.outputs
-             and "text/html" in c.outputs[-1].get("data", {})}
-    summary, strategies = shown["summary"], shown["strategies = gpt_parallel.strategies(summary, result.runs)\nstrategies"]
-    assert "throughput_median" in summary and "scaling_efficiency" not in summary
-    assert summary.count("<th>") <= 14
-    assert "efficiency_vs_1gpu" in strategies and "MP_1x4x1_8_1536x16" in strategies
-    assert "&quot;NaN&quot;" not in strategies.split("efficiency_vs_1gpu")[0]
-
-
 def test_report_notebook_numbers(campaign, tmp_path):
     nb = _run("20_report.ipynb", tmp_path, log_dir=str(campaign), lang="zh",
               numbers_json=str(tmp_path / "n.json"), title="测试报告 <b>x</b>")
