@@ -1,4 +1,4 @@
-"""Reports: content (``build``: one method per notebook cell, returning Markdown, a Styler or a figure) and publishing to HTML/PDF (``publish``)."""
+"""Reports: content (``build``: a Report whose sections, ``sections/``, each give one notebook cell: Markdown, a Styler or a figure) and publishing to HTML/PDF (``publish``)."""
 
 from analysis.env.folder_records import resolve_log_dir
 from analysis.report.build import SECTIONS, Report, build

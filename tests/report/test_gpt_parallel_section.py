@@ -1,4 +1,4 @@
-"""analysis.report.gpt_parallel: the GPT strategies table in English and Chinese, its note
+"""analysis.report.sections.gpt_strategies: the GPT strategies table in English and Chinese, its note
 on the definitions, and no table without GPT cases."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import html
 
 import pandas as pd
 
-from analysis.report.gpt_parallel import COLUMNS, definitions, section
+from analysis.report.sections.gpt_strategies import COLUMNS, definitions, section
 from analysis.report.prose import Markdown
 
 CASES = [  # case, GPUs, DP, TP, PP, global batch, samples/s

@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 
 from analysis.report import build
-from analysis.report.build import CSS_PATH
+from analysis.report.styled import CSS_PATH
 from analysis.report.render import cell_html
 
 GPT = ROOT / "data" / "raw_logs" / "gpt_4gpu"

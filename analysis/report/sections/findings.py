@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.env import describe
 from analysis.report import headline, prose, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
@@ -124,7 +125,8 @@ class Findings(Section):
     def _group(self, key, g: pd.DataFrame) -> str | None:
         tr, rep = self.tr, self.rep
         fw, model, prec, bsz = key
-        top = headline.largest_case(g, headline.simulated_cases(rep.runs, rep.shared_hosts))
+        top = headline.largest_case(g, headline.simulated_cases(
+            rep.runs, describe.shared_host_runs(rep.envs)))
         one = g[(g["num_devices"] == 1) & g["throughput_median"].notna()]
         if top is None:
             return None
@@ -160,6 +162,9 @@ class Findings(Section):
             return []
         table = rep.references.table
         eff = reference_efficiency(table)
+        from analysis.changes.compare import case_keys
+
+        keys = case_keys(rep.summary)
         by_source: dict[str, dict[str, list[str]]] = {}
         for i, r in table.iterrows():
             f = case_fields(str(r.reference))
@@ -170,7 +175,7 @@ class Findings(Section):
             part = tr("findings.ref_ratio", ratio=tr.num(r["median"] / r["value"]),
                       gpus=f["gpus"])
             ours = rep.summary["scaling_efficiency"][
-                [k == r.case_key for k in rep.case_keys]]
+                [k == r.case_key for k in keys]]
             if i in eff and len(ours) and pd.notna(ours.iloc[0]):
                 part += tr("findings.ref_efficiency", ours=tr.percent(ours.iloc[0]),
                            ref=tr.percent(eff[i], 0))

@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 
 from analysis.fsutil import display_path, read_json_object
 from analysis.report import prose
-from analysis.report.caveats import DIRTY, other_suite_commits
+from analysis.report.sections.caveats import DIRTY, other_suite_commits
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
 
