@@ -7,8 +7,8 @@ import html
 
 import pandas as pd
 
-from analysis.report.sections.gpt_strategies import COLUMNS, definitions, section
 from analysis.report.prose import Markdown
+from analysis.report.sections.gpt_strategies import COLUMNS, definitions, section
 
 CASES = [  # case, GPUs, DP, TP, PP, global batch, samples/s
     ("DP_1x1x1_8_1024x8", 1, 1, 1, 1, 8, 100.0),

@@ -15,8 +15,8 @@ from changes.campaigns import BUNDLED, ROOT
 from analysis.errors import UnknownNameError
 from analysis.report import sections
 from analysis.report.build import build
-from analysis.report.sections.reference import reference_efficiency
 from analysis.report.sections.method import window_text
+from analysis.report.sections.reference import reference_efficiency
 from analysis.report.sections.reproduce import launch_parameters, run_command
 
 REFS = ROOT / "examples" / "references" / "rn50_4gpu.yaml"

@@ -14,8 +14,8 @@ import pandas as pd
 
 from analysis.discover import find_logs
 from analysis.errors import DLPerfError, UsageError
-from analysis.report import styled
 from analysis.report import html as H
+from analysis.report import styled
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
 
