@@ -159,14 +159,10 @@ class Report:
     def section(self, name: str) -> str:
         """Section `name` as HTML, as the published report shows its cells (tests and
         quick previews); '' for the changes section of a report without a baseline."""
-        from analysis.report.render import cell_html
-
         return "".join(cell_html(x) for x in self.section_cells(name))
 
     def html(self) -> str:
         """Every cell's output as one HTML fragment (tests and quick previews)."""
-        from analysis.report.render import cell_html
-
         return "".join(cell_html(x) for x in self.cells())
 
     def cells(self) -> list:
@@ -272,6 +268,25 @@ class Report:
         """Log or record text as the report shows it: :func:`analysis.redact.redact_shown`
         with the :attr:`known_secrets` (the files themselves are never changed)."""
         return redact_shown(text, self.known_secrets)
+
+
+def cell_html(obj) -> str:
+    """HTML of a report cell's output, as nbconvert would show it (tests and quick
+    previews): a fragment, a Styler, Markdown (through nbconvert's Markdown renderer), a
+    figure (inline SVG); '' for None."""
+    if obj is None:
+        return ""
+    if hasattr(obj, "_repr_markdown_"):
+        from nbconvert.filters.markdown import markdown2html
+
+        return markdown2html(obj._repr_markdown_())
+    if hasattr(obj, "to_html") and hasattr(obj, "data"):  # a Styler
+        return obj.to_html()
+    if hasattr(obj, "_repr_svg_"):  # before _repr_html_: a Figure has one that gives None
+        return f'<figure class="dlperf-figure">{obj._repr_svg_()}</figure>'
+    if hasattr(obj, "_repr_html_"):
+        return obj._repr_html_() or ""
+    return str(obj)
 
 
 def _int(v):

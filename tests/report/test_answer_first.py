@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 from analysis.i18n import Translator, load_catalogue
-from analysis.report import headline, prose, tables
-from analysis.report.build import build, pick_title
+from analysis.report import prose, tables
+from analysis.report.build import build, cell_html, pick_title
 from analysis.report.precision import precision_label
-from analysis.report.render import cell_html
+from analysis.report.sections import key_numbers as headline
 from analysis.report.sections.charts import has_data
 from analysis.report.sections.descriptions import precision_labels
 from analysis.stats.agreement import method_agreement

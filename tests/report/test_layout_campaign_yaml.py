@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 
 from analysis.report import build
-from analysis.report.render import cell_html
+from analysis.report.build import cell_html
 from analysis.report.styled import CSS_PATH
 
 GPT = ROOT / "data" / "raw_logs" / "gpt_4gpu"

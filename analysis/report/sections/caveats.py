@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 from analysis.env import describe
 from analysis.i18n import cjk_spacing
-from analysis.report import headline, prose, tables
-from analysis.report.sections import register
+from analysis.report import prose, tables
+from analysis.report.sections import key_numbers, register
 from analysis.report.sections.base import Section
 from analysis.report.sections.method import measured_seconds
 
@@ -74,7 +74,7 @@ def headline_caveats(rep: Report) -> list[str]:
         out.append(tr("caveat.synthetic"))
     shared = describe.shared_host_runs(rep.envs)
     if shared:
-        simulated = headline.simulated_cases(rep.runs, shared)
+        simulated = key_numbers.simulated_cases(rep.runs, shared)
         configs = sorted({f"{k[4]}n{k[5]}g" for k in simulated if k[4] and k[5]})
         hosts = sorted({h for _, h in shared})
         out.append(tr("caveat.same_host", configs=tr.join(configs) if configs else "-",

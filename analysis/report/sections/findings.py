@@ -10,8 +10,8 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.env import describe
-from analysis.report import headline, prose, tables
-from analysis.report.sections import register
+from analysis.report import prose, tables
+from analysis.report.sections import key_numbers, register
 from analysis.report.sections.base import Section
 from analysis.report.sections.reference import (
     case_fields,
@@ -125,7 +125,7 @@ class Findings(Section):
     def _group(self, key, g: pd.DataFrame) -> str | None:
         tr, rep = self.tr, self.rep
         fw, model, prec, bsz = key
-        top = headline.largest_case(g, headline.simulated_cases(
+        top = key_numbers.largest_case(g, key_numbers.simulated_cases(
             rep.runs, describe.shared_host_runs(rep.envs)))
         one = g[(g["num_devices"] == 1) & g["throughput_median"].notna()]
         if top is None:
@@ -133,7 +133,7 @@ class Findings(Section):
         what = tr("findings.what", model=rep.model_name(model), precision=rep.precision_name(prec),
                   bsz=tr.int(bsz))
         where = tr("findings.at", value=tr.num(top["throughput_median"]), gpus=int(top["num_devices"]),
-                   config=headline.config_label(top), n=int(top["repeats"]),
+                   config=key_numbers.config_label(top), n=int(top["repeats"]),
                    interval=tables.interval_text(top["interval_low"], top["interval_high"], tr))
         if len(one) and int(top["num_devices"]) > 1:
             o = one.iloc[0]
@@ -198,7 +198,7 @@ class Findings(Section):
             else "findings.spread"
         return tr(key, spread=tr.percent(float(worst["spread_pct"]) / 100),
                   case=f"{self.rep.precision_name(worst['precision'])} "
-                       f"{headline.config_label(worst)}",
+                       f"{key_numbers.config_label(worst)}",
                   repeats=tr.int(int(cases["repeats"].min())),
                   threshold=tr.percent(DEFAULT_SPREAD_THRESHOLD))
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.report import headline, styled, tables
-from analysis.report.sections import register
+from analysis.report import styled, tables
+from analysis.report.sections import key_numbers, register
 from analysis.report.sections.base import Section
 
 
@@ -25,7 +25,7 @@ class Results(Section):
         parts = []
         for (fw, model, prec, bsz), g in groups:
             t = tables.results_table(g, tr, disagree, every)
-            label = headline.group_label(fw, model, prec, bsz, tr, rep.precision_name)
+            label = key_numbers.group_label(fw, model, prec, bsz, tr, rep.precision_name)
             t.insert(0, tr("col.group"), [label] + [""] * (len(t) - 1))
             parts.append(t)
         frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]

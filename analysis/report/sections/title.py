@@ -1,6 +1,8 @@
-"""The head of page 1: the stylesheet cell, then the title, what the report covers (models
-or GPT model sizes, frameworks, precisions, GPUs), the build note (suite version and
-commit) and the contents."""
+"""The page's head and headings: the stylesheet cell, then the title, what the report
+covers (models or GPT model sizes, frameworks, precisions, GPUs), the build note (suite
+version and commit) and the contents; and each section's heading with its anchor
+(``rep.heading("results")``), None when the section has nothing to show (``rep.has``), so
+that no heading stands alone."""
 
 from __future__ import annotations
 
@@ -46,3 +48,14 @@ class TitleBlock(Section):
                             precisions=[rep.precision_name(p) for p in
                                         sorted({str(p) for p in s["precision"].dropna()})],
                             contents=rep.contents())
+
+
+@register
+class Heading(Section):
+    name = "heading"
+
+    def render(self, section: str) -> prose.Markdown | None:
+        if not self.rep.has(section):
+            return None
+        return prose.Markdown(f'<a id="sec-{section}"></a>\n\n'
+                              f"## {prose.md(self.tr('section.' + section))}\n")
