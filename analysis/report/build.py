@@ -25,9 +25,11 @@ from analysis.env import folder_records
 from analysis.fsutil import atomic_write_text
 from analysis.i18n import LANGS, Translator, check_lang
 from analysis.redact import is_secret_name, redact_shown, secrets_in
-from analysis.report import prepared, sections, tables
+from analysis.report import prepared, tables
 from analysis.report.precision import short_name
 from analysis.report.prepared import Prepared
+from analysis.report.sections import get as section_class
+from analysis.report.sections import names as section_names
 from analysis.report.sections.charts import CHARTS, has_data
 from analysis.report.sections.descriptions import BUILTIN_MODELS
 from analysis.report.sections.framework_table import frameworks_used
@@ -101,14 +103,14 @@ class Report:
     def __getattr__(self, name):  # rep.summary, ... are data's; rep.results() a section
         if name in PREPARED_FIELDS:
             return getattr(self.__dict__["data"], name)
-        if not name.startswith("_") and name in sections.names():
+        if not name.startswith("_") and name in section_names():
             return partial(self.part, name)
         raise AttributeError(name)
 
     def part(self, name: str, *args):
         """Section `name` (findings, results, chart, …) as its notebook cell shows it, with
         the cell's `args` (None: left out)."""
-        return sections.get(name)(self).render(*args)
+        return section_class(name)(self).render(*args)
 
     def shared(self, fact):
         """``fact(self)``, worked out once per report: what several cells of a section use
