@@ -128,7 +128,6 @@ class Report:
                 "charts": lambda: any(has_data(self, c) for c in CHARTS),
                 "changes": lambda: self.changes is not None,
                 "method": lambda: not self.summary.empty,
-                "key_numbers": lambda: not self.summary.empty,
                 "gpt_parallel": lambda: not tables.gpt_rows(self.summary).empty,
                 "frameworks": lambda: len(frameworks_used(self.runs)) > 1,
                 }.get(name)  # environment, problems, appendix: always
