@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 import pandas as pd
 from pandas.io.formats.style import Styler
@@ -16,6 +17,11 @@ ALIGN = {"l": "left", "r": "right", "c": "center", "w": "right", "t": "left", "b
 WRAP = {"w", "t"}
 #: alignment codes whose cells break at their newlines only (a number, then its warning)
 LINES = {"b", "p"}
+#: The report's stylesheet (A4 pages, fonts that cover Chinese, tables, figures).
+CSS_PATH = Path(__file__).resolve().parent / "report.css"
+#: Classes of the tables that hold log text, commands and file names: MathJax (JupyterLab
+#: typesets HTML outputs) must not read `$…$` in them as formulas.
+NO_MATH = "tex2jax_ignore mathjax_ignore"
 
 
 class ReportStyler(Styler):

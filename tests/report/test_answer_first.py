@@ -13,11 +13,12 @@ import pandas as pd
 import pytest
 
 from analysis.i18n import Translator, load_catalogue
-from analysis.report import headline, prose, tables
-from analysis.report.build import build
+from analysis.report import prose, tables
+from analysis.report.build import build, cell_html, pick_title
 from analysis.report.precision import precision_label
-from analysis.report.render import cell_html
-from analysis.report.title import pick_title
+from analysis.report.sections import key_numbers as headline
+from analysis.report.sections.charts import has_data
+from analysis.report.sections.descriptions import precision_labels
 from analysis.stats.agreement import method_agreement
 from analysis.stats.precision import precision_ratios
 
@@ -143,7 +144,7 @@ def test_gpt_report_has_its_cases_table_and_no_empty_sections(gpt):
     assert big[["case", "GBS / MBS"]].tolist() == ["MP_PP_1x8x4_512_2304x24", "512 / 16"]
     assert all("(n = 1)" in c for c in t["samples/s (n) min–max"] if c)
     assert gpt.results() is None
-    assert gpt.heading("charts") is not None and gpt.chart_has_data("gpt")  # its own chart
+    assert gpt.heading("charts") is not None and has_data(gpt, "gpt")  # its own chart
     assert gpt.chart("throughput") is None and gpt.chart("speedup") is None
     assert gpt.key_numbers() is None
     assert gpt.chart("spread") is None  # n = 1: no spread to draw
@@ -174,7 +175,7 @@ def test_precision_labels_read_the_runs_of_that_precision():
     """The Megatron fixtures: the amp runs state fp16 (bf16 False), another run bf16; the
     amp label is FP16, not BF16 taken from the other run."""
     rep = build(ROOT / "tests" / "data" / "megatron", lang="en")
-    assert rep.precision_labels() == ["AMP (FP16 autocast)", "BF16 (BF16 autocast, no loss scaling)"]
+    assert precision_labels(rep) == ["AMP (FP16 autocast)", "BF16 (BF16 autocast, no loss scaling)"]
 
 
 def test_title_per_language():
@@ -319,5 +320,5 @@ def test_memory_sources_read_in_the_report_language(data_dir):
 def test_no_speedup_chart_without_two_device_counts():
     """TF BERT ran on one GPU only: the report drew a speedup chart of a single point."""
     rep = build(TF_BERT, lang="en")
-    assert rep.chart_has_data("throughput") and not rep.chart_has_data("speedup")
+    assert has_data(rep, "throughput") and not has_data(rep, "speedup")
     assert rep.chart("speedup") is None

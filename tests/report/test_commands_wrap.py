@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from analysis.report import styled
-from analysis.report.build import CSS_PATH
+from analysis.report.styled import CSS_PATH
 
 #: CSS pixels of a Letter page's printable width (816 px less Chromium's default margins);
 #: narrower than the A4 width too.

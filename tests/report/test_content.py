@@ -45,7 +45,7 @@ def _summary(frameworks=("OneFlow",), gpt=False):
 
 def test_escape_everything_from_data():
     from analysis.report import prose, styled
-    from analysis.report.render import cell_html
+    from analysis.report.build import cell_html
 
     cell = '<script>alert("x")</script>'
     out = styled.table(pd.DataFrame({"a<b": [cell]}), "t").to_html()

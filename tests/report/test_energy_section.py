@@ -8,8 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from analysis.report.build import build
-from analysis.report.render import cell_html
+from analysis.report.build import build, cell_html
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,8 +18,7 @@ import pytest
 import synth
 from conftest import ROOT
 
-from analysis.report.build import Report, build
-from analysis.report.render import cell_html
+from analysis.report.build import Report, build, cell_html
 
 RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu"
 

@@ -1,4 +1,4 @@
-"""analysis.report.gpt_parallel: the GPT strategies table in English and Chinese, its note
+"""analysis.report.sections.gpt_strategies: the GPT strategies table in English and Chinese, its note
 on the definitions, and no table without GPT cases."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import html
 
 import pandas as pd
 
-from analysis.report.gpt_parallel import COLUMNS, definitions, section
 from analysis.report.prose import Markdown
+from analysis.report.sections.gpt_strategies import COLUMNS, definitions, section
 
 CASES = [  # case, GPUs, DP, TP, PP, global batch, samples/s
     ("DP_1x1x1_8_1024x8", 1, 1, 1, 1, 8, 100.0),

@@ -10,8 +10,8 @@ import pytest
 from conftest import ROOT
 
 from analysis.report import build
-from analysis.report.build import CSS_PATH
-from analysis.report.render import cell_html
+from analysis.report.build import cell_html
+from analysis.report.styled import CSS_PATH
 
 GPT = ROOT / "data" / "raw_logs" / "gpt_4gpu"
 #: CSS pixels a report's output has across a printed A4 page: 186 mm (210 mm less the 12 mm

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from analysis.report.build import CSS_PATH
+from analysis.report.styled import CSS_PATH
 
 
 def test_report_css_braces_balance():

@@ -116,7 +116,7 @@ def test_a_gpt_report_says_what_it_compares_and_the_model_sizes():
 
 
 def test_a_report_without_power_samples_says_why_it_has_no_energy():
-    from analysis.report.caveats import headline_caveats
+    from analysis.report.sections.caveats import headline_caveats
 
     assert any("No energy figures" in c for c in headline_caveats(build(RN50, lang="en")))
     energy = build(ROOT / "tests" / "data" / "energy_h200", lang="en")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from analysis.logtext import LogText
 from analysis.report.build import build
-from analysis.report.family import table_header
+from analysis.report.sections.method import table_header
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,7 +58,7 @@ def test_precision_is_said_once_in_the_descriptions():
 
 
 def test_cells_pair_only_where_the_row_matches_its_header():
-    from analysis.report.family import FamilyRule
+    from analysis.report.sections.method import FamilyRule
 
     rule = FamilyRule("f", "PyTorch", "r", 1, example_text="| 2 | 16 | 24.1 |",
                       example_header="| step | samples | throughput |")

@@ -11,7 +11,8 @@ import pytest
 from conftest import ROOT
 
 from analysis.report import build
-from analysis.report.build import CSS_PATH, Report
+from analysis.report.build import Report
+from analysis.report.styled import CSS_PATH
 
 RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu"
 GPT = ROOT / "data" / "raw_logs" / "gpt_4gpu"

@@ -14,6 +14,7 @@ from cli._helpers import assert_one_clean_line, run_cli
 
 from analysis.errors import UsageError
 from analysis.report.build import build
+from analysis.report.sections.changes import table_frame
 
 pytestmark = pytest.mark.slow
 
@@ -103,7 +104,7 @@ def test_a_case_without_spread_shows_its_ratio_without_an_interval(lang, words):
         "new_median": 98.0, "ratio": est.ratio, "ratio_low": est.low,
         "ratio_high": est.high, "no_spread": est.no_spread, "verdict": verdict.decide(est),
         "efficiency_change": float("nan"), "memory_change": 0.0, "env_changes": ""}])
-    frame, _ = baseline.table_frame(baseline.Changes(table, "base"), Translator(lang))
+    frame, _ = table_frame(baseline.Changes(table, "base"), Translator(lang))
     cell = frame.iloc[0, 3]
     assert words in cell and "[" not in cell
 

@@ -10,6 +10,7 @@ import shutil
 from conftest import ROOT
 
 from analysis.report.build import build
+from analysis.report.sections.scripts import workload_options
 
 RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n1g"
 DUMPED = "db_password : hunter2hunter2  wandb_api_key : 0123456789abcdef  use_auth_token : True  "
@@ -39,7 +40,7 @@ def test_the_report_shows_no_secret_the_logs_print(tmp_path):
     root = _printing_secrets(tmp_path / "logs")
     raw = (root / "1n1g" / "resnet50_b256_amp_1.log").read_text()
     rep = build(root, lang="en")
-    same, _ = rep.workload_options()
+    same, _ = workload_options(rep)
     options = dict(same)
     assert options["db_password"] == options["wandb_api_key"] == options["pin_password"] == "***"
     assert options["use_auth_token"] == "True"  # a switch, not a secret

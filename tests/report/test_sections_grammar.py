@@ -9,7 +9,8 @@ import synth
 
 from analysis.i18n import Translator
 from analysis.report import build
-from analysis.report.build import groups_sentence, problems_intro, repeats_sentence
+from analysis.report.sections.descriptions import groups_sentence, repeats_sentence
+from analysis.report.sections.problems import problems_intro
 
 EN, ZH = Translator("en"), Translator("zh")
 

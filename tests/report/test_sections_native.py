@@ -18,8 +18,8 @@ from pandas.io.formats.style import Styler
 
 from analysis.report import build
 from analysis.report import html as H
+from analysis.report.build import cell_html
 from analysis.report.prose import Markdown
-from analysis.report.render import cell_html
 
 LOG_LINE = 'train: epoch 0, iter 55, loss: <script>alert("x")</script> cost $\\frac$ *a*'
 HOST = "node<1>*$x$"

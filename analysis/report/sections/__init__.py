@@ -1,8 +1,9 @@
-"""Report sections, one module each (one job each), found by the project's
-:class:`~analysis.registry.Registry`: ``Report.part(name)`` renders section `name` for a
-report in one language. A section is a class with a ``name`` (its module's name) built
-from the :class:`~analysis.report.build.Report` and a ``render()`` giving one notebook
-cell's output (Markdown or a table), or None to leave the section out."""
+"""Report sections, one module per section of the page, found by the project's
+:class:`~analysis.registry.Registry`. A module registers one class per notebook cell of its
+section (the environment section: ``environment`` and ``topology``); a class has a ``name``
+(the ``rep.<name>()`` the report notebook calls), is built from the
+:class:`~analysis.report.build.Report` and its ``render()`` gives that cell's output
+(Markdown, a table, a figure), or None to leave it out."""
 
 from __future__ import annotations
 
@@ -19,5 +20,5 @@ def get(name: str) -> type[Section]:
 
 
 def names() -> list[str]:
-    """The names of the sections."""
-    return _registry.module_names()
+    """The names of the sections' cells (every section module imported)."""
+    return _registry.names()

@@ -9,13 +9,14 @@ if TYPE_CHECKING:
 
 
 class Section:
-    """A section of `rep` (its data, language and catalogue: ``rep.tr``)."""
+    """A cell of `rep` (its data, language and catalogue: ``rep.tr``)."""
 
     name = ""
 
     def __init__(self, rep: Report) -> None:
         self.rep, self.tr = rep, rep.tr
 
-    def render(self):
-        """The cell's output (Markdown, a Styler), or None when there is nothing to show."""
+    def render(self, *args):
+        """The cell's output (Markdown, a Styler), or None when there is nothing to show;
+        `args` are the cell's (``rep.heading("results")``)."""
         raise NotImplementedError

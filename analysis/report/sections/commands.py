@@ -126,6 +126,6 @@ class Commands(Section):
         # an argument's name breaks after _ and - only ("nproc_/per_/node"), so that the
         # headers do not take the width the case labels need to stay on one line
         return styled.table(frame, "commands", "lrr" + "l" * len(varying), caption=caption,
-                            classes=rep.no_math, markup={tr("col.case"): styled.label_words}
+                            classes=styled.NO_MATH, markup={tr("col.case"): styled.label_words}
                             ).format_index(lambda c: styled.label_words(c, "_-") if c in names
                                            else html.escape(str(c)), axis=1)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis.report import headline, prose, tables
-from analysis.report.sections import register
+from analysis.env import describe
+from analysis.report import prose, tables
+from analysis.report.sections import key_numbers, register
 from analysis.report.sections.base import Section
 from analysis.report.sections.reference import (
     case_fields,
@@ -124,14 +125,15 @@ class Findings(Section):
     def _group(self, key, g: pd.DataFrame) -> str | None:
         tr, rep = self.tr, self.rep
         fw, model, prec, bsz = key
-        top = headline.largest_case(g, headline.simulated_cases(rep.runs, rep.shared_hosts))
+        top = key_numbers.largest_case(g, key_numbers.simulated_cases(
+            rep.runs, describe.shared_host_runs(rep.envs)))
         one = g[(g["num_devices"] == 1) & g["throughput_median"].notna()]
         if top is None:
             return None
         what = tr("findings.what", model=rep.model_name(model), precision=rep.precision_name(prec),
                   bsz=tr.int(bsz))
         where = tr("findings.at", value=tr.num(top["throughput_median"]), gpus=int(top["num_devices"]),
-                   config=headline.config_label(top), n=int(top["repeats"]),
+                   config=key_numbers.config_label(top), n=int(top["repeats"]),
                    interval=tables.interval_text(top["interval_low"], top["interval_high"], tr))
         if len(one) and int(top["num_devices"]) > 1:
             o = one.iloc[0]
@@ -160,6 +162,9 @@ class Findings(Section):
             return []
         table = rep.references.table
         eff = reference_efficiency(table)
+        from analysis.changes.compare import case_keys
+
+        keys = case_keys(rep.summary)
         by_source: dict[str, dict[str, list[str]]] = {}
         for i, r in table.iterrows():
             f = case_fields(str(r.reference))
@@ -170,7 +175,7 @@ class Findings(Section):
             part = tr("findings.ref_ratio", ratio=tr.num(r["median"] / r["value"]),
                       gpus=f["gpus"])
             ours = rep.summary["scaling_efficiency"][
-                [k == r.case_key for k in rep.case_keys]]
+                [k == r.case_key for k in keys]]
             if i in eff and len(ours) and pd.notna(ours.iloc[0]):
                 part += tr("findings.ref_efficiency", ours=tr.percent(ours.iloc[0]),
                            ref=tr.percent(eff[i], 0))
@@ -193,7 +198,7 @@ class Findings(Section):
             else "findings.spread"
         return tr(key, spread=tr.percent(float(worst["spread_pct"]) / 100),
                   case=f"{self.rep.precision_name(worst['precision'])} "
-                       f"{headline.config_label(worst)}",
+                       f"{key_numbers.config_label(worst)}",
                   repeats=tr.int(int(cases["repeats"].min())),
                   threshold=tr.percent(DEFAULT_SPREAD_THRESHOLD))
 

@@ -118,7 +118,7 @@ def _order(configs: pd.DataFrame) -> pd.DataFrame:
 
 @register
 class GptCases(Section):
-    name = "gpt_cases"
+    name = "gpt_configurations"
 
     def render(self):
         rep, tr = self.rep, self.tr
@@ -160,7 +160,7 @@ class GptCases(Section):
                       if f.seq_length and pd.notna(r.throughput_median) else float("nan"))
             mfu = (r.tflops_per_gpu / peak if peak and model_flops
                    and pd.notna(r.tflops_per_gpu) else float("nan"))
-            samples = tables.throughput_text(r, tr, rep.disagreements(), r.repeats)
+            samples = tables.throughput_text(r, tr, rep.disagreements, r.repeats)
             if pd.notna(r.interval_low):
                 samples += "\n" + tr.num(r.interval_low, 1) + tr("punct.range") + tr.num(
                     r.interval_high, 1)

@@ -10,9 +10,9 @@ from pathlib import Path, PurePosixPath
 
 from analysis.fsutil import display_path, read_json_object
 from analysis.report import prose
-from analysis.report.caveats import DIRTY, other_suite_commits
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
+from analysis.report.sections.caveats import DIRTY, other_suite_commits
 
 LAUNCH_RECORD = "00_launch.ipynb"
 

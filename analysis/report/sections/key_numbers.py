@@ -1,6 +1,6 @@
-"""Page 1 of a report: the key numbers of each group and the caveats that change how they
-read (synthetic data, "nodes" that were one host, no environment record, methods that
-disagree, few repeats).
+"""Page 1's key numbers: per comparable group the 1-GPU throughput, the largest
+configuration, speedup, scaling efficiency, the FP32→AMP ratio and the spread, each
+throughput with its n.
 
 "Best" is never ranked across groups: each row is one comparable group (framework, model,
 precision, batch size per GPU); its largest configuration is the one with most GPUs, a real
@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.env import describe
 from analysis.i18n import Translator
-from analysis.report import tables
+from analysis.report import styled, tables
+from analysis.report.sections import register
+from analysis.report.sections.base import Section
 
 #: Precisions whose key-numbers row shows the ratio to full precision (stats.precision).
 AMP_LABELS = ("amp", "fp16", "bf16")
@@ -126,3 +129,15 @@ def _spread_text(row, tr: Translator) -> str:
     if spread is None or pd.isna(spread):
         return "-"
     return tr.percent(float(spread) / 100.0)
+
+
+@register
+class KeyNumbers(Section):
+    name = "key_numbers"
+
+    def render(self):
+        rep = self.rep
+        simulated = simulated_cases(rep.runs, describe.shared_host_runs(rep.envs))
+        frame = key_numbers(rep.summary, self.tr, simulated, rep.disagreements,
+                            rep.precision_name)
+        return None if frame is None else styled.table(frame, "key-numbers", "lplbrrrl")

@@ -20,7 +20,10 @@ from typing import TYPE_CHECKING
 
 from analysis.env import describe
 from analysis.i18n import cjk_spacing
-from analysis.report import headline, tables
+from analysis.report import prose, tables
+from analysis.report.sections import key_numbers, register
+from analysis.report.sections.base import Section
+from analysis.report.sections.method import measured_seconds
 
 if TYPE_CHECKING:
     from analysis.report.build import Report
@@ -71,14 +74,14 @@ def headline_caveats(rep: Report) -> list[str]:
         out.append(tr("caveat.synthetic"))
     shared = describe.shared_host_runs(rep.envs)
     if shared:
-        simulated = headline.simulated_cases(rep.runs, shared)
+        simulated = key_numbers.simulated_cases(rep.runs, shared)
         configs = sorted({f"{k[4]}n{k[5]}g" for k in simulated if k[4] and k[5]})
         hosts = sorted({h for _, h in shared})
         out.append(tr("caveat.same_host", configs=tr.join(configs) if configs else "-",
                       hosts=tr.join(hosts), runs=len(shared)))
     if not rep.envs:
         out.append(tr("caveat.no_environment"))
-    disagree = rep.disagreements()
+    disagree = rep.disagreements
     if disagree:
         worst = max(disagree.values())
         out.append(tr("caveat.methods_differ", cases=len(disagree), pct=tr.percent(worst),
@@ -94,7 +97,7 @@ def headline_caveats(rep: Report) -> list[str]:
                  if tables.interval_kinds(rep.summary) else "caveat.few_repeats_no_interval")
         out.append(tr(shown, n=CONFIDENCE_FROM_N,
                       repeats=str(low) if low == high else f"{low}–{high}"))
-    seconds = rep.measured_seconds()
+    seconds = measured_seconds(rep)
     if seconds is not None and seconds.high < SUSTAINED_SECONDS:
         out.append(tr("caveat.short_window", iterations=seconds.iterations,
                       seconds=seconds.text(tr), sustained=SUSTAINED_SECONDS))
@@ -135,3 +138,13 @@ def commit_text(commit: str, length: int, tr) -> str:
     dirty = commit.endswith(DIRTY)
     short = commit.removesuffix(DIRTY)[:max(length, 7)]
     return tr("caveat.suite_dirty", commit=short) if dirty else short
+
+
+@register
+class Caveats(Section):
+    name = "caveats"
+
+    def render(self) -> prose.Markdown | None:
+        """What changes how the numbers read, before the numbers (None when nothing does)."""
+        items = headline_caveats(self.rep)
+        return prose.render("caveats", self.tr, items=items) if items else None

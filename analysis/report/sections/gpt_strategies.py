@@ -13,6 +13,8 @@ from pandas.io.formats.style import Styler
 
 from analysis.i18n import Translator
 from analysis.report import gpt_runs, prose, styled
+from analysis.report.sections import register
+from analysis.report.sections.base import Section
 from analysis.stats.gpt_parallel import strategies
 
 #: (label id, column alignment) of the table, in order (total samples/s, TFLOP/s and the
@@ -174,3 +176,22 @@ def _layout_without(row: pd.Series, field: str) -> str:
     sizes = {f: int(row[f]) for f in ("data_parallel", "tensor_parallel", "pipeline_parallel")}
     sizes[field] = 1
     return "×".join(str(v) for v in sizes.values())
+
+
+@register
+class GptStrategies(Section):
+    name = "gpt_strategies"
+
+    def render(self) -> Styler | None:
+        rep = self.rep
+        return section(rep.summary, rep.result.runs, rep.lang, rep.envs)
+
+
+@register
+class GptStrategyDefinitions(Section):
+    """What the strategies table compares, under it (None without GPT cases)."""
+
+    name = "gpt_strategy_definitions"
+
+    def render(self) -> prose.Markdown | None:
+        return definitions(self.rep.lang) if self.rep.has("gpt_parallel") else None
