@@ -90,6 +90,13 @@ class FolderCache:
             return
         if head.get("key") != self.key:
             return
+        try:  # each distinct argument dump is stored once: entries share its dict again
+            dumps = head["dumps"]
+            for entry in head["entries"].values():
+                if entry.get("parsed"):
+                    entry["parsed"]["parameters"] = dumps[entry["parsed"]["parameters"]]
+        except (KeyError, TypeError, IndexError, AttributeError):
+            return
         self.entries, self.columns = head["entries"], columns
 
     @staticmethod
@@ -195,7 +202,7 @@ class FolderCache:
                 if name in entries:
                     entries[name] = {**entries[name],
                                      "figures": {**entries[name].get("figures", {}), **figures}}
-            head = json.dumps({"key": self.key, "entries": entries}).encode()
+            head = json.dumps({"key": self.key, **_shared_dumps(entries)}).encode()
         except (TypeError, ValueError):  # a value JSON cannot hold: read the files next time
             return
         columns = {name: np.concatenate(v).astype(_dtype(name)) if v else
@@ -237,6 +244,29 @@ class FolderCache:
                                "problems": [_problem_row(p) for p in parsed.problems],
                                "blocks": blocks}
         return entry
+
+
+def _shared_dumps(entries: dict[str, dict]) -> dict:
+    """The store's head: `entries` with each parse's argument dump as an index into
+    ``dumps``, where each distinct dump is once (the runs of one folder mostly state the
+    same one: stored per entry, the dumps were most of the head and of reading it)."""
+    dumps: list[dict] = []
+    index: dict[object, int] = {}
+    out = {}
+    for name, entry in entries.items():
+        parsed = entry.get("parsed")
+        if parsed:
+            params = parsed["parameters"]
+            key = index.get(id(params))
+            if key is None:
+                text = json.dumps(params, sort_keys=True)
+                key = index.setdefault(text, len(dumps))
+                if key == len(dumps):
+                    dumps.append(params)
+                index[id(params)] = key
+            entry = {**entry, "parsed": {**parsed, "parameters": key}}
+        out[name] = entry
+    return {"dumps": dumps, "entries": out}
 
 
 def _copied(parsed: dict) -> dict:
