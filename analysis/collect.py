@@ -110,13 +110,17 @@ class ParseResult:
     #: the rows and problems `runs` and `problems` are built from (None: made from frames)
     run_rows: list[dict] | None = field(default=None, repr=False, compare=False)
     problem_rows: list[Problem] | None = field(default=None, repr=False, compare=False)
+    _records: list[dict] | None = field(default=None, init=False, repr=False, compare=False)
 
     def run_records(self) -> list[dict]:
         """The runs as the `runs` frame holds them, one dict per run (a missing value as
-        None), without building the frame when the parse kept their rows."""
-        if self.run_rows is not None and self._runs is None:
-            return [{c: _printable(row[c]) for c in RUN_FIELDS} for row in self.run_rows]
-        return _frame_records(self.runs)
+        None), without building the frame when the parse kept their rows (made once: the
+        rows do not change after the parse)."""
+        if self.run_rows is None or self._runs is not None:
+            return _frame_records(self.runs)
+        if self._records is None:
+            self._records = [{c: _printable(row[c]) for c in RUN_FIELDS} for row in self.run_rows]
+        return self._records
 
     def problem_list(self) -> list[Problem]:
         """The problems, as :class:`~analysis.problems.Problem` values, in the frame's order."""

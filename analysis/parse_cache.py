@@ -79,6 +79,7 @@ class FolderCache:
         self.columns: dict[str, np.ndarray] = {}
         self.new: dict[str, tuple] = {}
         self.figures: dict[str, dict] = {}  # entry name -> {figure key: kept figure}, to add
+        self.shared: dict[tuple, np.ndarray] = {}  # read-only columns of the entries read
         self._load()
 
     def _load(self) -> None:
@@ -130,15 +131,18 @@ class FolderCache:
         parsed = ParsedLog(p["family"], Observations(), p["meta"],
                            {k: int(v) for k, v in p["meta_lines"].items()}, p["parameters"],
                            [Problem(*r) for r in p["problems"]])
-        shared: dict[tuple, np.ndarray] = {}  # one array per stored column part, as parsed
+        shared = self.shared  # one array per stored column part, as parsed
         for block in p["blocks"]:
             n, cols = block["n"], block["cols"]
             if set(cols) != set(_NUMERIC):
                 raise ValueError("a block without every column")
             b = {"n": n}
             for name, where in cols.items():
-                if isinstance(where, list):  # one value repeated
-                    b[name] = repeated(where[0], n, _dtype(name))
+                if isinstance(where, list):  # one value repeated (read-only: shared)
+                    key = ("=", name, where[0], n)
+                    if key not in shared:
+                        shared[key] = repeated(where[0], n, _dtype(name))
+                    b[name] = shared[key]
                     continue
                 key = (name, where, n)
                 if key not in shared:

@@ -84,6 +84,11 @@ def _whole_mib(value):
     return None if value is None or not math.isfinite(value) else round(float(value))
 
 
+def _count(value) -> str:
+    """A node or GPU count in the config column (``<NA>`` where no log or path states it)."""
+    return "<NA>" if value is None else str(value)
+
+
 def _has_gpt(records: list[dict]) -> bool:
     return any(r["case"] != "" for r in records)
 
@@ -95,7 +100,7 @@ def _has_time_to_train(records: list[dict]) -> bool:
 
 def _text_table(records: list[dict]) -> str:
     """The default terminal table: the essential columns, short headers, fits TABLE_WIDTH."""
-    shown = [{**r, "config": f"{r['num_nodes']}n{r['gpus_per_node']}g",
+    shown = [{**r, "config": f"{_count(r['num_nodes'])}n{_count(r['gpus_per_node'])}g",
               "memory_framework_mib": _whole_mib(r["memory_framework_mib"]),
               "memory_sampled_mib": _whole_mib(r["memory_sampled_mib"])} for r in records]
     gpt = _has_gpt(records)
