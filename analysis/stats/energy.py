@@ -178,22 +178,15 @@ def _add_power(power: dict, key: tuple, ts: np.ndarray, watts: np.ndarray) -> No
 
 
 def _from_parts(result: ParseResult) -> tuple[dict, dict]:
-    """Per run id: its training window (first, last finite training timestamp), and its
-    power samples by (source, device): (timestamps, watts), finite ones only."""
+    """Per run id: its training window (first, last finite training timestamp; only for a
+    run with power samples: no other needs one), and its power samples by (source, device):
+    (timestamps, watts), finite ones only."""
     windows: dict[str, tuple[float, float]] = {}
     power: dict[str, dict] = {}
     for row, parsed, source in result.parts:
         rid = row["run_id"]
         for b in parsed.obs.blocks:
             phase, metric, ts = b["phase"], b["metric"], b["timestamp"]
-            if isinstance(phase, str):
-                train = ts if phase == M.TRAIN else ts[:0]
-            else:
-                train = ts[np.asarray(phase, dtype=object) == M.TRAIN]
-            train = train[np.isfinite(train)]
-            if train.size:
-                lo, hi = windows.get(rid, (np.inf, -np.inf))
-                windows[rid] = (min(lo, float(train.min())), max(hi, float(train.max())))
             if (isinstance(phase, str) and phase != M.MEMORY) or \
                     (isinstance(metric, str) and metric != M.POWER_DRAW):
                 continue
@@ -203,6 +196,20 @@ def _from_parts(result: ParseResult) -> tuple[dict, dict]:
             for device in np.unique(b["device"][sel]).tolist():
                 rows = sel & (b["device"] == device)
                 _add_power(power.setdefault(rid, {}), (source, device), ts[rows], b["value"][rows])
+    for row, parsed, _ in result.parts:  # a window only where there are samples to put in it
+        rid = row["run_id"]
+        if rid not in power:
+            continue
+        for b in parsed.obs.blocks:
+            phase, ts = b["phase"], b["timestamp"]
+            if isinstance(phase, str):
+                train = ts if phase == M.TRAIN else ts[:0]
+            else:
+                train = ts[np.asarray(phase, dtype=object) == M.TRAIN]
+            train = train[np.isfinite(train)]
+            if train.size:
+                lo, hi = windows.get(rid, (np.inf, -np.inf))
+                windows[rid] = (min(lo, float(train.min())), max(hi, float(train.max())))
     return windows, power
 
 

@@ -411,7 +411,9 @@ def _case_groups(rows: list[dict]) -> list[list[dict]]:
     order of their first row."""
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
-        key = tuple(None if _missing(row[c]) else row[c] for c in CASE_COLUMNS)
+        key = tuple(row[c] for c in CASE_COLUMNS)
+        if not all(v is None or type(v) in (str, int) for v in key):  # NaN, NA: missing
+            key = tuple(None if _missing(v) else v for v in key)
         groups.setdefault(key, []).append(row)
     return list(groups.values())
 
