@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
 from analysis import parsers
 from analysis.cli._options import non_negative_int, positive_int
 from analysis.errors import UsageError
 from analysis.text_tables import FORMATS
 from analysis.user_meta import USER_KEYS, parse_meta_option
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 
 def add_paths(p) -> None:
