@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -299,14 +299,21 @@ def _by_preference(members: list[Found]) -> list[Found]:
         return next((i + 1 for i, suf in enumerate((".out", ".txt", ".err"))
                      if name.endswith(suf) and is_probed_name(name)), 0)
 
-    return sorted(members, key=rank)
+    return members if len(members) == 1 else sorted(members, key=rank)
 
 
 def _role(path: Path) -> tuple[int, str]:
     """What a file is to its run: (node, kind); two files of one role are one too many."""
-    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    return _role_of_name(path.name)
+
+
+@lru_cache(maxsize=1 << 16)
+def _role_of_name(name: str) -> tuple[int, str]:
+    """`_role` by file name (asked several times per file while a run is assembled)."""
+    node = node_index(name)
+    name = name[:-3] if name.endswith(".gz") else name
     kind = ".gpu.csv" if name.endswith(".gpu.csv") else (".mem" if name.endswith(".mem") else "log")
-    return node_index(path), kind
+    return node, kind
 
 
 def _stated_meta(path_meta: dict, stated: list[tuple[str, dict]]) -> tuple[dict, dict]:
