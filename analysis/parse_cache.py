@@ -8,8 +8,9 @@ read), in a store of its folder that also names how the files were read
 (forced family, byte cap, first lines only) and the code version (a hash of the source of
 the whole `analysis` package); a changed file is read again, a deleted one forgotten when its folder's store is next
 written. One store per folder (a numpy ``.npz`` read without pickle: a JSON head and the
-numeric columns of every entry concatenated) is one read and one write per folder, where an
-entry per file cost more than reading the lines the DLPerf rules need. A store that cannot
+numeric columns of every entry concatenated; each distinct argument dump once, which the
+entries stating it share when read) is one read and one write per folder, where an entry per
+file cost more than reading the lines the DLPerf rules need. A store that cannot
 be read or names another key is ignored and rewritten, never trusted. A file changed in the
 last seconds is not cached (its next change could keep its size and ``mtime_ns``).
 The entry of a run's main log also keeps the run's figure by each method and window asked
