@@ -36,7 +36,7 @@ from analysis.logtext import MAX_BYTES_ENV, LogText, max_log_bytes
 from analysis.parsers._fields import to_int
 from analysis.parsers._prefix import first_lines, rule_rows
 from analysis.parsers.base import META_FIELDS, ParsedLog
-from analysis.problems import NOTES, Problem, excerpt, to_frame
+from analysis.problems import Problem, excerpt, strict_failures, to_frame
 from analysis.user_meta import MAX_COUNT, MetaFiles, is_count, merge_meta
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ class ParseResult:
         None), without building the frame when the parse kept their rows (made once: the
         rows do not change after the parse)."""
         if self.run_rows is None or self._runs is not None:
-            return _frame_records(self.runs)
+            return records_of(self.runs)
         if self._records is None:
             self._records = [{c: _printable(row[c]) for c in RUN_FIELDS} for row in self.run_rows]
         return self._records
@@ -421,7 +421,7 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
             raise UsageError(f"{display_path(p)} is a `dlperf parse` export, not a log: parsing "
                              "reads logs; `dlperf compare`, `check` and `store add` take exports")
     result = _parse(paths, family, user_meta, limit, dlperf_only, jobs, cache)
-    failures = [p for p in result.problem_list() if p.kind not in NOTES] if strict else []
+    failures = strict_failures(result.problem_list()) if strict else []
     if failures:
         p = failures[0]
         raise LogProblemError(p.source, p.line, f"{p.kind}: {p.reason}", p.text)
@@ -808,7 +808,7 @@ def problems_of(df: pd.DataFrame) -> list[Problem]:
 RUN_FIELDS = schema.names(schema.RUNS)
 
 
-def _frame_records(df: pd.DataFrame) -> list[dict]:
+def records_of(df: pd.DataFrame) -> list[dict]:
     """The rows of a frame as dicts, a missing value (NA, NaN, None) as None."""
     names = [str(c) for c in df.columns]
     return [dict(zip(names, row, strict=True))

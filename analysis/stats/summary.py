@@ -9,7 +9,7 @@ import os
 from typing import TYPE_CHECKING
 
 from analysis import parsers, schema
-from analysis.collect import ParseResult, _frame_records
+from analysis.collect import ParseResult, records_of
 from analysis.parsers.base import LogParser
 from analysis.problems import Problem
 from analysis.schema import case_key
@@ -69,7 +69,7 @@ def summary_records(result: ParseResult, method: str = "dlperf", warmup: int | N
     if runs is None:
         per_run = run_records(result, [method], warmup, measure)[method]
     else:
-        per_run = runs if isinstance(runs, list) else _frame_records(runs)
+        per_run = runs if isinstance(runs, list) else records_of(runs)
     about = {r["run_id"]: r for r in result.run_records()}
     flagged = {rid for rid, r in about.items() if r["problems"] != ""}
     flagged |= {r["run_id"] for r in per_run if r["problem_kind"] != ""}

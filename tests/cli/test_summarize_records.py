@@ -39,12 +39,12 @@ def real():
 
 
 def test_run_records_are_the_runs_frame(real):
-    from analysis.collect import _frame_records
+    from analysis.collect import records_of
 
     fresh = parse_paths([REAL])
     records = fresh.run_records()
     assert fresh._runs is None  # made without the frame
-    assert _rows_equal(records, _frame_records(fresh.runs)) == []
+    assert _rows_equal(records, records_of(fresh.runs)) == []
     assert len(records) == len(real.runs) > 20
 
 
@@ -55,18 +55,18 @@ def test_problem_list_is_the_problems_frame(real):
 
 @pytest.mark.parametrize("method", ["dlperf", "window", "reported"])
 def test_summary_records_are_the_summary_frame(method):
-    from analysis.collect import _frame_records
+    from analysis.collect import records_of
 
     result = parse_paths([REAL])
     rows = summary_records(result, method)
     flags = [p for p in result.problem_list() if p.kind in ("wide_spread", "mixed_configuration")]
     again = parse_paths([REAL])
     frame = summarize(again, method, runs=run_throughput(again, method))
-    assert _rows_equal(rows, _frame_records(frame)) == []
+    assert _rows_equal(rows, records_of(frame)) == []
     assert flags == [p for p in again.problem_list()
                      if p.kind in ("wide_spread", "mixed_configuration")]
     per_run = run_records(parse_paths([REAL]), [method])[method]
-    assert _rows_equal(per_run, _frame_records(run_throughput(parse_paths([REAL]), method))) == []
+    assert _rows_equal(per_run, records_of(run_throughput(parse_paths([REAL]), method))) == []
 
 
 def test_summarize_of_dll_logs_imports_no_pandas(tmp_path):
