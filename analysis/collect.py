@@ -18,11 +18,11 @@ import zlib
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from analysis import metrics as M
 from analysis import parse_cache, parsers, schema
@@ -38,6 +38,9 @@ from analysis.parsers._prefix import first_lines, rule_rows
 from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.problems import Problem, excerpt, strict_failures, to_frame
 from analysis.user_meta import MAX_COUNT, MetaFiles, is_count, merge_meta
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["NoKnownLogsError", "NoLogsError", "ParseResult", "discover", "parse_paths"]
 
@@ -58,17 +61,27 @@ _STATE_IT = ("state it: --meta num_nodes=N,gpus_per_node=G,batch_size_per_device
 
 
 class _BuiltOnFirstUse:
-    """`ParseResult.observations`: the frame given, else built from `parts` when first read."""
+    """A frame of `ParseResult`: the one given (or set), else built when first read from
+    what `parse_paths` kept (observations from `parts`, runs from their rows, problems from
+    their list), so that a caller working on the records imports no pandas."""
+
+    def __init__(self, build) -> None:
+        self.build = build
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = f"_{name}"
 
     def __get__(self, result, owner=None):
         if result is None:
-            raise AttributeError("observations")  # a field without default
-        if result._observations is None:
-            result._observations = _observations_frame(result.parts or [])
-        return result._observations
+            raise AttributeError(self.slot[1:])  # a field without default
+        if getattr(result, self.slot, None) is None:
+            setattr(result, self.slot, self.build(result))
+        return getattr(result, self.slot)
 
     def __set__(self, result, frame) -> None:
-        result._observations = frame
+        setattr(result, self.slot, frame)
+        if self.slot == "_problems":  # the list no longer says what the frame does
+            result.problem_rows = None
 
 
 @dataclass
@@ -76,14 +89,17 @@ class ParseResult:
     """The three tidy frames of a parse: observations, runs and problems.
 
     `parse_paths` keeps what each file gave (`parts`: (run row, ParsedLog, source) of every
-    file read) and builds `observations` from it on first use: the per-run figures
-    (:func:`analysis.stats.run_throughput`) are computed from `parts` without it. A result
-    made from frames (a Parquet export) has no `parts`.
+    file read), the runs' rows and the problems found, and builds each frame from them on
+    first use: the per-run figures and the summary (:mod:`analysis.stats`) are computed from
+    `parts`, :meth:`run_records` and :meth:`problem_list` without them. A result made from
+    frames (a Parquet export) has no `parts`.
     """
 
-    observations: pd.DataFrame = _BuiltOnFirstUse()  # schema.OBSERVATIONS
-    runs: pd.DataFrame  # schema.RUNS
-    problems: pd.DataFrame  # schema.PROBLEMS
+    observations: pd.DataFrame = _BuiltOnFirstUse(
+        lambda r: _observations_frame(r.parts or []))  # schema.OBSERVATIONS
+    runs: pd.DataFrame = _BuiltOnFirstUse(lambda r: _runs_frame(r.run_rows))  # schema.RUNS
+    problems: pd.DataFrame = _BuiltOnFirstUse(
+        lambda r: to_frame(r.problem_rows))  # schema.PROBLEMS
     parts: list[tuple[dict, ParsedLog, str]] | None = field(default=None, repr=False,
                                                              compare=False)
     #: files found under the paths, and of them those skipped as not logs (a README.txt)
@@ -91,6 +107,48 @@ class ParseResult:
     files_skipped: int | None = field(default=None, compare=False)
     #: where per-run figures are kept between calls (`parse_paths(cache=True)`), else None
     figures: parse_cache.RunFigures | None = field(default=None, repr=False, compare=False)
+    #: the rows and problems `runs` and `problems` are built from (None: made from frames)
+    run_rows: list[dict] | None = field(default=None, repr=False, compare=False)
+    problem_rows: list[Problem] | None = field(default=None, repr=False, compare=False)
+    _records: list[dict] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def run_records(self) -> list[dict]:
+        """The runs as the `runs` frame holds them, one dict per run (a missing value as
+        None), without building the frame when the parse kept their rows (made once: the
+        rows do not change after the parse)."""
+        if self.run_rows is None or self._runs is not None:
+            return records_of(self.runs)
+        if self._records is None:
+            self._records = [{c: _printable(row[c]) for c in RUN_FIELDS} for row in self.run_rows]
+        return self._records
+
+    def problem_list(self) -> list[Problem]:
+        """The problems, as :class:`~analysis.problems.Problem` values, in the frame's order."""
+        return self.problem_rows if self.problem_rows is not None else \
+            problems_of(self.problems)
+
+    def replace_problems(self, kinds, found: list[Problem]) -> None:
+        """The problems of `kinds` replaced by `found` (summarize's case problems)."""
+        if self.problem_rows is None:
+            import pandas as pd
+
+            df = self.problems
+            kept = df[~df["kind"].isin(kinds)]
+            if found or len(kept) != len(df):
+                self.problems = schema.coerce(pd.concat([kept, to_frame(found)],
+                                                        ignore_index=True), schema.PROBLEMS)
+            return
+        kept = [p for p in self.problem_rows if p.kind not in kinds]
+        if found or len(kept) != len(self.problem_rows):
+            self.problem_rows, self._problems = kept + found, None
+
+    def runs_with(self, metric: str) -> set[str]:
+        """The ids of the runs that have observations of `metric`."""
+        if self.parts is None:
+            obs = self.observations
+            return set(obs.loc[obs["metric"] == metric, "run_id"].astype(str))
+        return {str(row["run_id"]) for row, parsed, _ in self.parts
+                if metric in parsed.obs.metrics()}
 
     def summary(self, **kwargs) -> pd.DataFrame:
         from analysis.stats import summarize
@@ -241,14 +299,21 @@ def _by_preference(members: list[Found]) -> list[Found]:
         return next((i + 1 for i, suf in enumerate((".out", ".txt", ".err"))
                      if name.endswith(suf) and is_probed_name(name)), 0)
 
-    return sorted(members, key=rank)
+    return members if len(members) == 1 else sorted(members, key=rank)
 
 
 def _role(path: Path) -> tuple[int, str]:
     """What a file is to its run: (node, kind); two files of one role are one too many."""
-    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    return _role_of_name(path.name)
+
+
+@lru_cache(maxsize=1 << 16)
+def _role_of_name(name: str) -> tuple[int, str]:
+    """`_role` by file name (asked several times per file while a run is assembled)."""
+    node = node_index(name)
+    name = name[:-3] if name.endswith(".gz") else name
     kind = ".gpu.csv" if name.endswith(".gpu.csv") else (".mem" if name.endswith(".mem") else "log")
-    return node_index(path), kind
+    return node, kind
 
 
 def _stated_meta(path_meta: dict, stated: list[tuple[str, dict]]) -> tuple[dict, dict]:
@@ -356,15 +421,13 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
             raise UsageError(f"{display_path(p)} is a `dlperf parse` export, not a log: parsing "
                              "reads logs; `dlperf compare`, `check` and `store add` take exports")
     result = _parse(paths, family, user_meta, limit, dlperf_only, jobs, cache)
-    failures = strict_failures(result.problems) if strict else result.problems.iloc[:0]
-    if len(failures):
-        p = failures.iloc[0]
-        line = None if pd.isna(p["line"]) else int(p["line"])
-        raise LogProblemError(p["source"], line, f"{p['kind']}: {p['reason']}",
-                              None if pd.isna(p["text"]) else p["text"])
-    if require_runs and result.runs.empty:
+    failures = strict_failures(result.problem_list()) if strict else []
+    if failures:
+        p = failures[0]
+        raise LogProblemError(p.source, p.line, f"{p.kind}: {p.reason}", p.text)
+    if require_runs and not result.run_rows:
         raise NoKnownLogsError(paths, result.files_found, result.files_skipped,
-                               result.problems["kind"].tolist())
+                               [p.kind for p in result.problem_list()])
     return result
 
 
@@ -397,7 +460,6 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
         names = [str(p) for p in paths]
         raise NoKnownLogsError(names, len(files), skipped, []) if files else NoLogsError(names)
 
-    problems = to_frame(all_problems)
     kinds: dict[str, dict[str, None]] = {}  # per run, its problems' kinds in first-seen order
     for p in all_problems:  # a loop, not a pandas groupby: one Python call per run there
         kinds.setdefault(p.run_id, {})[p.kind] = None
@@ -405,8 +467,9 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
         row["problems"] = ";".join(kinds.get(row["run_id"], ()))
     placed = {id(row) for row in run_rows}
     obs_parts = [part for run in kept if id(run.row) in placed for part in run.obs_parts]
-    return ParseResult(None, _runs_frame(run_rows), problems, obs_parts,
-                       files_found=len(files), files_skipped=skipped, figures=figures)
+    return ParseResult(None, None, None, obs_parts, files_found=len(files),
+                       files_skipped=skipped, figures=figures, run_rows=run_rows,
+                       problem_rows=all_problems)
 
 
 def _leave_out_strays(groups: list[list[Found]], runs: list[_Run | None],
@@ -740,7 +803,40 @@ def _run_level_problems(row: dict, parsed: ParsedLog | None, fam: str,
     return out
 
 
+def problems_of(df: pd.DataFrame) -> list[Problem]:
+    """The rows of a problems frame (schema.PROBLEMS) as `Problem` values, in order."""
+    return [Problem(source, None if line is None else int(line), kind, reason,
+                    "" if text is None else text, run_id)
+            for source, line, kind, reason, text, run_id in zip(
+                df["source"], _none(df["line"]), df["kind"], df["reason"], _none(df["text"]),
+                _none(df["run_id"]), strict=True)]
+
+
+#: The columns of the runs frame, as :meth:`ParseResult.run_records` gives them.
+RUN_FIELDS = schema.names(schema.RUNS)
+
+
+def records_of(df: pd.DataFrame) -> list[dict]:
+    """The rows of a frame as dicts, a missing value (NA, NaN, None) as None."""
+    names = [str(c) for c in df.columns]
+    return [dict(zip(names, row, strict=True))
+            for row in zip(*(_none(df[c]) for c in df.columns), strict=True)] \
+        if names else [{} for _ in range(len(df))]
+
+
+def _none(column) -> list:
+    """A frame column's values, a missing one as None (an argument dump is kept whole)."""
+    out = column.tolist()
+    return [None if not isinstance(v, (dict, list)) and _is_missing(v) else v for v in out]
+
+
+def _is_missing(v) -> bool:
+    return v is None or type(v).__name__ in ("NAType", "NaTType") or v != v
+
+
 def _runs_frame(rows: list[dict]) -> pd.DataFrame:
+    import pandas as pd
+
     if not rows:
         return schema.empty(schema.RUNS)
     df = pd.DataFrame([{k: _printable(v) for k, v in row.items()} for row in rows])
@@ -754,6 +850,8 @@ def _runs_frame(rows: list[dict]) -> pd.DataFrame:
 def _categorical(per_block: list[object], lengths: np.ndarray) -> pd.Categorical:
     """Categorical of blocks' values (a scalar, or an object array of the block's length),
     without hashing a row of a scalar block."""
+    import pandas as pd
+
     cats: dict[str, int] = {}
     if all(isinstance(v, str) or v is None for v in per_block):
         codes = [cats.setdefault("" if v is None else v, len(cats)) for v in per_block]
@@ -777,6 +875,8 @@ def _printable(value):
 
 
 def _int_column(a: np.ndarray) -> pd.arrays.IntegerArray:
+    import pandas as pd
+
     return pd.arrays.IntegerArray(a, a < 0)
 
 
@@ -820,5 +920,7 @@ def _observations_frame(parts: list[tuple[dict, ParsedLog, str]]) -> pd.DataFram
         cols[name] = _categorical([b[name] for _, b, _ in blocks], lengths)
     cols["timestamp"] = np.concatenate([b["timestamp"] for _, b, _ in blocks])
     cols["value"] = np.concatenate([b["value"] for _, b, _ in blocks])
+    import pandas as pd
+
     df = pd.DataFrame(cols, copy=False)[schema.names(schema.OBSERVATIONS)]
     return schema.validate(df, schema.OBSERVATIONS)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from analysis import checks
 from analysis import metrics as M
+
+if TYPE_CHECKING:  # a frame is built only when a method asks for one
+    import pandas as pd
 
 #: Float unix seconds below this (2106) hold a whole-microsecond time exactly (see below).
 _EXACT_US_LIMIT = 2.0**32
@@ -207,6 +210,8 @@ RunData.train = property(_train, _set_train, doc="the run's training rows (see R
 
 def _train_frame(arrays: dict, metric_rows: dict) -> pd.DataFrame:
     """`RunData.train` from its arrays (steps, epochs and ranks missing as NA)."""
+    import pandas as pd
+
     n = len(arrays["line"])
     metric = np.empty(n, dtype=object)
     for name, (a, b) in metric_rows.items():

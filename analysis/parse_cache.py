@@ -8,8 +8,9 @@ read), in a store of its folder that also names how the files were read
 (forced family, byte cap, first lines only) and the code version (a hash of the source of
 the whole `analysis` package); a changed file is read again, a deleted one forgotten when its folder's store is next
 written. One store per folder (a numpy ``.npz`` read without pickle: a JSON head and the
-numeric columns of every entry concatenated) is one read and one write per folder, where an
-entry per file cost more than reading the lines the DLPerf rules need. A store that cannot
+numeric columns of every entry concatenated; each distinct argument dump once, which the
+entries stating it share when read) is one read and one write per folder, where an entry per
+file cost more than reading the lines the DLPerf rules need. A store that cannot
 be read or names another key is ignored and rewritten, never trusted. A file changed in the
 last seconds is not cached (its next change could keep its size and ``mtime_ns``).
 The entry of a run's main log also keeps the run's figure by each method and window asked
@@ -79,6 +80,7 @@ class FolderCache:
         self.columns: dict[str, np.ndarray] = {}
         self.new: dict[str, tuple] = {}
         self.figures: dict[str, dict] = {}  # entry name -> {figure key: kept figure}, to add
+        self.shared: dict[tuple, np.ndarray] = {}  # read-only columns of the entries read
         self._load()
 
     def _load(self) -> None:
@@ -89,6 +91,13 @@ class FolderCache:
         except Exception:  # noqa: BLE001 - a damaged or absent store is a miss, never an error
             return
         if head.get("key") != self.key:
+            return
+        try:  # each distinct argument dump is stored once: entries share its dict again
+            dumps = head["dumps"]
+            for entry in head["entries"].values():
+                if entry.get("parsed"):
+                    entry["parsed"]["parameters"] = dumps[entry["parsed"]["parameters"]]
+        except (KeyError, TypeError, IndexError, AttributeError):
             return
         self.entries, self.columns = head["entries"], columns
 
@@ -123,15 +132,18 @@ class FolderCache:
         parsed = ParsedLog(p["family"], Observations(), p["meta"],
                            {k: int(v) for k, v in p["meta_lines"].items()}, p["parameters"],
                            [Problem(*r) for r in p["problems"]])
-        shared: dict[tuple, np.ndarray] = {}  # one array per stored column part, as parsed
+        shared = self.shared  # one array per stored column part, as parsed
         for block in p["blocks"]:
             n, cols = block["n"], block["cols"]
             if set(cols) != set(_NUMERIC):
                 raise ValueError("a block without every column")
             b = {"n": n}
             for name, where in cols.items():
-                if isinstance(where, list):  # one value repeated
-                    b[name] = repeated(where[0], n, _dtype(name))
+                if isinstance(where, list):  # one value repeated (read-only: shared)
+                    key = ("=", name, where[0], n)
+                    if key not in shared:
+                        shared[key] = repeated(where[0], n, _dtype(name))
+                    b[name] = shared[key]
                     continue
                 key = (name, where, n)
                 if key not in shared:
@@ -195,7 +207,7 @@ class FolderCache:
                 if name in entries:
                     entries[name] = {**entries[name],
                                      "figures": {**entries[name].get("figures", {}), **figures}}
-            head = json.dumps({"key": self.key, "entries": entries}).encode()
+            head = json.dumps({"key": self.key, **_shared_dumps(entries)}).encode()
         except (TypeError, ValueError):  # a value JSON cannot hold: read the files next time
             return
         columns = {name: np.concatenate(v).astype(_dtype(name)) if v else
@@ -237,6 +249,29 @@ class FolderCache:
                                "problems": [_problem_row(p) for p in parsed.problems],
                                "blocks": blocks}
         return entry
+
+
+def _shared_dumps(entries: dict[str, dict]) -> dict:
+    """The store's head: `entries` with each parse's argument dump as an index into
+    ``dumps``, where each distinct dump is once (the runs of one folder mostly state the
+    same one: stored per entry, the dumps were most of the head and of reading it)."""
+    dumps: list[dict] = []
+    index: dict[object, int] = {}
+    out = {}
+    for name, entry in entries.items():
+        parsed = entry.get("parsed")
+        if parsed:
+            params = parsed["parameters"]
+            key = index.get(id(params))
+            if key is None:
+                text = json.dumps(params, sort_keys=True)
+                key = index.setdefault(text, len(dumps))
+                if key == len(dumps):
+                    dumps.append(params)
+                index[id(params)] = key
+            entry = {**entry, "parsed": {**parsed, "parameters": key}}
+        out[name] = entry
+    return {"dumps": dumps, "entries": out}
 
 
 def _copied(parsed: dict) -> dict:

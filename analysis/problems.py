@@ -90,9 +90,9 @@ KINDS = {
 NOTES = frozenset({"foreign_gpu_sample"})
 
 
-def strict_failures(problems: pd.DataFrame) -> pd.DataFrame:
+def strict_failures(problems: list[Problem]) -> list[Problem]:
     """The problems ``--strict`` fails on: all but `NOTES`."""
-    return problems[~problems["kind"].isin(NOTES)]
+    return [p for p in problems if p.kind not in NOTES]
 
 
 EXCERPT_CHARS = 300

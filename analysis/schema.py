@@ -240,10 +240,9 @@ def describe(schema: tuple[Column, ...]) -> pd.DataFrame:
 def case_key(row) -> str:
     """A case as one string: 'PyTorch/resnet50/amp/b256/1n4g' (+ '/<case>' for GPT case
     labels); what comparisons, the store and case flags name cases by."""
-    import pandas as pd
-
-    def text(v):
-        return "?" if v is None or pd.isna(v) else str(v)
+    def text(v):  # missing: None, NaN, pandas' NA / NaT (told apart without importing it)
+        missing = v is None or type(v).__name__ in ("NAType", "NaTType") or v != v
+        return "?" if missing else str(v)
 
     key = (f"{text(row['framework'])}/{text(row['model'])}/{text(row['precision'])}/"
            f"b{text(row['batch_size_per_device'])}/{text(row['num_nodes'])}n"

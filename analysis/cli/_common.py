@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
 from analysis import parsers
 from analysis.cli._options import non_negative_int, positive_int
 from analysis.errors import UsageError
 from analysis.text_tables import FORMATS
 from analysis.user_meta import USER_KEYS, parse_meta_option
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 
 def add_paths(p) -> None:
@@ -84,16 +80,19 @@ class _MetaAction(argparse.Action):
         setattr(namespace, self.dest, {**(getattr(namespace, self.dest) or {}), **fields})
 
 
-def report_problems(problems: pd.DataFrame, stream=sys.stderr, limit: int = 20) -> None:
-    """Print problems as `file:line: kind: reason` lines (at most `limit`)."""
-    import pandas as pd
+def report_problems(problems, stream=sys.stderr, limit: int = 20) -> None:
+    """Print problems (a problems frame, or a list of `Problem`) as `file:line: kind:
+    reason` lines (at most `limit`)."""
+    if not isinstance(problems, list):
+        from analysis.collect import problems_of
 
-    if problems.empty:
+        problems = problems_of(problems)
+    if not problems:
         return
-    runs = problems["run_id"].nunique()
+    runs = len({p.run_id for p in problems if p.run_id is not None})
     print(f"{len(problems)} problem(s) in {runs} run(s):", file=stream)
-    for p in problems.head(limit).itertuples(index=False):
-        where = p.source if pd.isna(p.line) else f"{p.source}:{p.line}"
+    for p in problems[:limit]:
+        where = p.source if p.line is None else f"{p.source}:{p.line}"
         print(f"  {where}: {p.kind}: {p.reason}", file=stream)
     if len(problems) > limit:
         print(f"  ... and {len(problems) - limit} more", file=stream)

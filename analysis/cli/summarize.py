@@ -84,6 +84,11 @@ def _whole_mib(value):
     return None if value is None or not math.isfinite(value) else round(float(value))
 
 
+def _count(value) -> str:
+    """A node or GPU count in the config column (``<NA>`` where no log or path states it)."""
+    return "<NA>" if value is None else str(value)
+
+
 def _has_gpt(records: list[dict]) -> bool:
     return any(r["case"] != "" for r in records)
 
@@ -95,7 +100,7 @@ def _has_time_to_train(records: list[dict]) -> bool:
 
 def _text_table(records: list[dict]) -> str:
     """The default terminal table: the essential columns, short headers, fits TABLE_WIDTH."""
-    shown = [{**r, "config": f"{r['num_nodes']}n{r['gpus_per_node']}g",
+    shown = [{**r, "config": f"{_count(r['num_nodes'])}n{_count(r['gpus_per_node'])}g",
               "memory_framework_mib": _whole_mib(r["memory_framework_mib"]),
               "memory_sampled_mib": _whole_mib(r["memory_sampled_mib"])} for r in records]
     gpt = _has_gpt(records)
@@ -135,55 +140,50 @@ def output(records: list[dict], fmt: str) -> str:
 
 
 def run(args) -> int:
-    import pandas as pd
-
     from analysis import metrics as M
     from analysis.collect import parse_paths
-    from analysis.stats import run_throughput, summarize
-    from analysis.stats.summary import CASE_KINDS
-    from analysis.text_tables import frame_records, render
+    from analysis.problems import Problem
+    from analysis.stats.per_run import run_records
+    from analysis.stats.summary import CASE_KINDS, SUMMARY_COLUMNS, summary_records
 
     # the dlperf rules read a log's first lines: the rest is not parsed (same figures)
     result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta,
                          dlperf_only=args.method == "dlperf", jobs=args.jobs, cache=args.cache,
                          require_runs=True)
-    runs = run_throughput(result, args.method, args.warmup, args.measure)
-    bad = runs[runs["problem_kind"] != ""]
+    runs = run_records(result, [args.method], args.warmup, args.measure)[args.method]
+    bad = [r for r in runs if r["problem_kind"] != ""]
     # a figure the fallback its reason names gave (the log's own closing figure) is the run's
     # and a run scored by its time to train (MLPerf) has its figure without a throughput
-    obs = result.observations
-    timed = set(obs.loc[obs["metric"] == M.TIME_TO_TRAIN, "run_id"].astype(str))
-    fell_back = (bad["problem_kind"] == "method_fallback") & (
-        bad["throughput"].notna() | bad["run_id"].astype(str).isin(timed))
-    if args.strict and not bad[~fell_back].empty:
-        r = bad[~fell_back].iloc[0]
+    timed = result.runs_with(M.TIME_TO_TRAIN) if bad else set()
+    failed = [r for r in bad if not (r["problem_kind"] == "method_fallback" and (
+        not math.isnan(r["throughput"]) or str(r["run_id"]) in timed))]
+    if args.strict and failed:
+        r = failed[0]
         raise LogProblemError(r["source"], None, f"{r['problem_kind']}: {r['problem']}")
-    table = summarize(result, args.method, args.warmup, args.measure, runs=runs,
-                      spread_threshold=args.spread_threshold)
-    flagged = result.problems[result.problems["kind"].isin(CASE_KINDS)]
-    if args.strict and not flagged.empty:
-        p = flagged.iloc[0]
-        raise LogProblemError(p["source"], None, f"{p['kind']}: {p['reason']}")
+    table = summary_records(result, args.method, args.warmup, args.measure, runs=runs,
+                            spread_threshold=args.spread_threshold)
+    problems = result.problem_list()
+    flagged = [p for p in problems if p.kind in CASE_KINDS]
+    if args.strict and flagged:
+        p = flagged[0]
+        raise LogProblemError(p.source, None, f"{p.kind}: {p.reason}")
     if args.all_columns:
-        text = render(table, args.format)
+        text = render_records(table, Columns.of_dtypes(_CSV_DTYPES, SUMMARY_COLUMNS),
+                              args.format)
     else:
-        text = output(frame_records(table)[0], args.format)
+        text = output(table, args.format)
     print(text, end="")
     if result.files_skipped:
         n = result.files_skipped
         print(f"{n} file{'' if n == 1 else 's'} (.txt, .out, .err) skipped as not logs",
               file=sys.stderr)
-    report_problems(result.problems)
+    report_problems(problems)
     # problems found by the method (e.g. truncated runs) that parsing did not already report
-    known = set(zip(result.problems["run_id"], result.problems["kind"]))
-    extra = bad[[(r, k) not in known for r, k in zip(bad["run_id"], bad["problem_kind"])]]
-    if not extra.empty:
-        report_problems(pd.DataFrame({
-            "run_id": extra["run_id"], "source": extra["source"],
-            "line": pd.array([None] * len(extra), dtype="Int64"),
-            "kind": extra["problem_kind"], "reason": extra["problem"],
-        }))
-    if args.method == "dlperf" and (runs["problem_kind"] == "truncated").any():
+    known = {(p.run_id, p.kind) for p in problems}
+    extra = [Problem(r["source"], None, r["problem_kind"], r["problem"], run_id=r["run_id"])
+             for r in bad if (r["run_id"], r["problem_kind"]) not in known]
+    report_problems(extra)
+    if args.method == "dlperf" and any(r["problem_kind"] == "truncated" for r in runs):
         print("hint: runs shorter than the DLPerf window can be measured with "
               "--method window --warmup N --measure M (e.g. --warmup 5 --measure 20)",
               file=sys.stderr)

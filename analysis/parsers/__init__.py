@@ -20,9 +20,16 @@ names = _registry.names
 module_names = _registry.module_names
 
 
+_instances: dict[str, LogParser] = {}
+
+
 def get(name: str) -> LogParser:
-    """A parser instance by family name; UnknownNameError lists the valid names."""
-    return _registry.get(name)()
+    """The parser of a family by name (one instance each: parsers hold no state, and a
+    run's assembly asks for its family several times); UnknownNameError lists the names."""
+    parser = _instances.get(name)
+    if parser is None:
+        parser = _instances[name] = _registry.get(name)()
+    return parser
 
 
 #: Sniff on a short head first (most logs say what they are in their first lines) and

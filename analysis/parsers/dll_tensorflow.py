@@ -25,9 +25,9 @@ back in time neither (``RunData.window_fault``, one more line on either side).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
@@ -35,6 +35,9 @@ from analysis.logtext import LogText
 from analysis.parsers import _dllogger as dll
 from analysis.parsers import register
 from analysis.parsers.base import LogParser, ParsedLog
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _TF_NOISE = re.compile(rb"INFO:tensorflow:|img/sec per GPU|horovod", re.I)
 
@@ -47,6 +50,8 @@ RULE_BERT = ("DLPerf TensorFlow BERT rule: global batch x 100 / (t(Iteration 120
 def _rank0(df: pd.DataFrame) -> pd.DataFrame:
     if "rank" not in df.columns:
         return df
+    import pandas as pd
+
     r = pd.to_numeric(df["rank"], errors="coerce").astype("float64")
     return df[r.isna() | (r <= 0)]
 

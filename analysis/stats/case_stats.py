@@ -156,8 +156,11 @@ def differing_keys(dumps: list) -> dict[str, list[str]]:
     """Of the runs of one case that state a configuration, each key whose value is not the
     same in all of them (:func:`_canonical`: not its spelling), with the value of each such
     run as printed (ABSENT where it lacks the key)."""
-    configs = [c for c in map(configuration, dumps) if c]
+    configs = [c for c in _configurations(dumps) if c]
     if len(configs) < 2:
+        return {}
+    first = configs[0]
+    if all(c is first or c == first for c in configs):
         return {}
     keys = sorted(set().union(*configs))
     out = {}
@@ -165,6 +168,30 @@ def differing_keys(dumps: list) -> dict[str, list[str]]:
         values = [c.get(k, ABSENT) for c in configs]
         if len(set(values)) > 1 and len({_canonical(v) for v in values}) > 1:
             out[k] = values
+    return out
+
+
+def _configurations(dumps: list) -> list[dict[str, str]]:
+    """:func:`configuration` of each dump, computed once per distinct dump (the runs of a
+    case mostly state one: a read from the parse cache shares its dict, a fresh read has
+    equal ones)."""
+    by_id: dict[int, dict] = {}
+    by_items: dict[tuple, dict] = {}
+    out = []
+    for d in dumps:
+        c = by_id.get(id(d))
+        if c is None:
+            try:
+                items = tuple(d.items()) if isinstance(d, dict) else None
+                c = by_items.get(items) if items is not None else None
+                if c is None:
+                    c = configuration(d)
+                    if items is not None:
+                        by_items[items] = c
+            except TypeError:  # a value that cannot be hashed: judged on its own
+                c = configuration(d)
+            by_id[id(d)] = c
+        out.append(c)
     return out
 
 

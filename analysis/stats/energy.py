@@ -22,12 +22,16 @@ sampled part only.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from analysis import checks
 from analysis import metrics as M
 from analysis.collect import ParseResult
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Nominal interval of the campaign's sampler (analysis.campaign.node: ``-lms 500``).
 SAMPLING = "nvidia-smi power.draw every 500 ms (the board's 1 s average on Ampere and newer)"
@@ -50,14 +54,22 @@ def run_energy(result: ParseResult) -> pd.DataFrame:
     """One row per run: energy (J) and mean power (W, all its GPUs) over its training window,
     the window (s), the GPUs integrated, the power samples used, and a note (why no energy,
     '' when there is one)."""
+    import pandas as pd
+
+    return pd.DataFrame(_energy_rows(result, result.run_records()), columns=COLUMNS)
+
+
+def _energy_rows(result: ParseResult, runs: list[dict]) -> list[dict]:
+    """:func:`run_energy`'s rows, one per run of `runs` (:meth:`ParseResult.run_records`)."""
     windows, power = _from_parts(result) if result.parts is not None else _from_frame(result)
-    devices = result.runs["num_devices"].to_numpy(dtype=float, na_value=np.nan)
-    problems = result.problems
-    back = set(problems.loc[problems["kind"] == "timestamps_backwards", "run_id"].astype(str))
-    rows = [_one_run(rid, None if np.isnan(n) else int(n), windows.get(rid), power.get(rid, {}))
-            if rid not in back else _clock_back(rid, power.get(rid, {}))
-            for rid, n in zip(result.runs["run_id"].astype(str), devices, strict=True)]
-    return pd.DataFrame(rows, columns=COLUMNS)
+    back = {str(p.run_id) for p in result.problem_list() if p.kind == "timestamps_backwards"}
+    out = []
+    for run in runs:
+        rid, n = str(run["run_id"]), run["num_devices"]
+        out.append(_clock_back(rid, power.get(rid, {})) if rid in back else
+                   _one_run(rid, None if n is None else int(n), windows.get(rid),
+                            power.get(rid, {})))
+    return out
 
 
 def _clock_back(rid: str, power: dict) -> dict:
@@ -69,26 +81,32 @@ def _clock_back(rid: str, power: dict) -> dict:
                   "no window"}
 
 
-def per_run_columns(result: ParseResult) -> dict[str, dict]:
+def per_run_columns(result: ParseResult, runs: list[dict] | None = None) -> dict[str, dict]:
     """Run id -> the per-run frame's energy columns (``energy_j``, ``power_w``,
-    ``energy_window_s``, ``energy_note``)."""
-    return {r.run_id: {"energy_j": r.energy_j, "power_w": r.power_w,
-                       "energy_window_s": r.window_s, "energy_note": r.note}
-            for r in run_energy(result).itertuples(index=False)}
+    ``energy_window_s``, ``energy_note``) of `runs` (default: the result's runs)."""
+    rows = _energy_rows(result, result.run_records() if runs is None else runs)
+    return {r["run_id"]: {"energy_j": r["energy_j"], "power_w": r["power_w"],
+                          "energy_window_s": r["window_s"], "energy_note": r["note"]}
+            for r in rows}
 
 
-def case_figures(runs: pd.DataFrame) -> dict[str, float]:
-    """The summary's energy columns (CASE_COLUMNS) for one case's per-run rows: medians over
-    the runs with both a throughput and a power."""
-    power = runs["power_w"].to_numpy(dtype=float)
-    thr = runs["throughput"].to_numpy(dtype=float)
+def case_figures(runs: pd.DataFrame | list[dict]) -> dict[str, float]:
+    """The summary's energy columns (CASE_COLUMNS) for one case's per-run rows (a frame or
+    its records): medians over the runs with both a throughput and a power."""
+    if isinstance(runs, list):
+        power, thr, window = (np.array([r[c] for r in runs], dtype=float)
+                              for c in ("power_w", "throughput", "energy_window_s"))
+    else:
+        power = runs["power_w"].to_numpy(dtype=float)
+        thr = runs["throughput"].to_numpy(dtype=float)
+        window = runs["energy_window_s"].to_numpy(float)
     ok = np.isfinite(power) & np.isfinite(thr) & (thr > 0) & (power > 0)
     if not ok.any():
         return dict.fromkeys(CASE_COLUMNS, np.nan)
     return {"power_w": float(np.median(power[ok])),
             "energy_per_sample_j": float(np.median(power[ok] / thr[ok])),
             "samples_per_s_per_w": float(np.median(thr[ok] / power[ok])),
-            "energy_window_s": float(np.median(runs["energy_window_s"].to_numpy(float)[ok]))}
+            "energy_window_s": float(np.median(window[ok]))}
 
 
 def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
@@ -160,22 +178,15 @@ def _add_power(power: dict, key: tuple, ts: np.ndarray, watts: np.ndarray) -> No
 
 
 def _from_parts(result: ParseResult) -> tuple[dict, dict]:
-    """Per run id: its training window (first, last finite training timestamp), and its
-    power samples by (source, device): (timestamps, watts), finite ones only."""
+    """Per run id: its training window (first, last finite training timestamp; only for a
+    run with power samples: no other needs one), and its power samples by (source, device):
+    (timestamps, watts), finite ones only."""
     windows: dict[str, tuple[float, float]] = {}
     power: dict[str, dict] = {}
     for row, parsed, source in result.parts:
         rid = row["run_id"]
         for b in parsed.obs.blocks:
             phase, metric, ts = b["phase"], b["metric"], b["timestamp"]
-            if isinstance(phase, str):
-                train = ts if phase == M.TRAIN else ts[:0]
-            else:
-                train = ts[np.asarray(phase, dtype=object) == M.TRAIN]
-            train = train[np.isfinite(train)]
-            if train.size:
-                lo, hi = windows.get(rid, (np.inf, -np.inf))
-                windows[rid] = (min(lo, float(train.min())), max(hi, float(train.max())))
             if (isinstance(phase, str) and phase != M.MEMORY) or \
                     (isinstance(metric, str) and metric != M.POWER_DRAW):
                 continue
@@ -185,6 +196,20 @@ def _from_parts(result: ParseResult) -> tuple[dict, dict]:
             for device in np.unique(b["device"][sel]).tolist():
                 rows = sel & (b["device"] == device)
                 _add_power(power.setdefault(rid, {}), (source, device), ts[rows], b["value"][rows])
+    for row, parsed, _ in result.parts:  # a window only where there are samples to put in it
+        rid = row["run_id"]
+        if rid not in power:
+            continue
+        for b in parsed.obs.blocks:
+            phase, ts = b["phase"], b["timestamp"]
+            if isinstance(phase, str):
+                train = ts if phase == M.TRAIN else ts[:0]
+            else:
+                train = ts[np.asarray(phase, dtype=object) == M.TRAIN]
+            train = train[np.isfinite(train)]
+            if train.size:
+                lo, hi = windows.get(rid, (np.inf, -np.inf))
+                windows[rid] = (min(lo, float(train.min())), max(hi, float(train.max())))
     return windows, power
 
 

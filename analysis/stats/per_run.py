@@ -4,10 +4,11 @@ per-iteration traces."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from analysis import metrics as M
 from analysis import schema
@@ -17,7 +18,11 @@ from analysis.estimate import Estimate, RunData, train_columns
 from analysis.parsers.base import ParsedLog
 from analysis.schema import CASE_COLUMNS
 from analysis.stats import energy, methods
+from analysis.stats.case_stats import median
 from analysis.stats.figure_checks import NO_FIGURE, check_figure
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 OUTLIER_MADS = 3.0
 MAD_TO_SIGMA = 1.4826
@@ -98,45 +103,52 @@ def run_throughputs(result: ParseResult, names, warmup: int | None = None,
                     measure: int | None = None) -> dict[str, pd.DataFrame]:
     """:func:`run_throughput` by each method of `names`, keyed by name: the runs are split
     and handed to the methods once for all of them."""
+    return {name: _runs_frame(rows)
+            for name, rows in run_records(result, names, warmup, measure).items()}
+
+
+def run_records(result: ParseResult, names, warmup: int | None = None,
+                measure: int | None = None) -> dict[str, list[dict]]:
+    """The rows of :func:`run_throughputs`' frames as dicts (RUN_COLUMNS, a missing value as
+    None or NaN), keyed by method name: what the summary is computed from, no frame built."""
     fns = {name: methods.get(name) for name in names}
     warmup, measure = window_counts(warmup, measure)
-    done = _compute(result, result.runs, fns, warmup, measure)
+    done = _compute(result, result.run_records(), fns, warmup, measure)
     return {name: done[name] for name in names}
 
 
-def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
-             measure: int) -> dict[str, pd.DataFrame]:
+def _compute(result: ParseResult, runs: list[dict], fns: dict, warmup: int,
+             measure: int) -> dict[str, list[dict]]:
     by_run = result.parsed_by_run()
     if by_run is None:  # a result made from frames (a Parquet export)
         memory = _memory_by_run(result.observations)
         closing = _closing_by_run(result.observations)
-        split = ((run, lambda parts=parts: parts)
-                 for run, *parts in _split_train(result.observations, runs))
+        split = (lambda parts=parts: parts
+                 for _, *parts in _split_train(result.observations, result.runs))
     else:
         memory = _memory_from_parsed(by_run)
         closing = _closing_from_parsed(by_run)
-        split = ((run, partial(_parsed_arrays, by_run.get(run.run_id, ())))
-                 for run in runs.itertuples(index=False))
-    power = energy.per_run_columns(result)
+        split = (partial(_parsed_arrays, by_run.get(run["run_id"], ())) for run in runs)
+    power = energy.per_run_columns(result, runs)
     rows: dict[str, list[dict]] = {name: [] for name in fns}
-    copied = [c for c in RUN_COLUMNS if c in runs.columns]
-    stated = _stated_problems(result.problems)
+    copied = [c for c in RUN_COLUMNS if runs and c in runs[0]]
+    stated = _stated_problems(result.problem_list())
     kept = result.figures if by_run is not None else None  # figures of earlier calls
-    for run, data in split:
-        about = {c: getattr(run, c) for c in copied}
-        peaks = {c: by_id.get(run.run_id, np.nan) for c, by_id in memory.items()}
+    for run, data in zip(runs, split, strict=True):
+        rid = run["run_id"]
+        about = {c: run[c] for c in copied}
+        peaks = {c: by_id.get(rid, np.nan) for c, by_id in memory.items()}
         rd = None
-        row = run._asdict() if kept is not None else None
         for name, fn in fns.items():
             key = f"{name} {warmup} {measure}"
-            said = stated.get(run.run_id, {})
-            est = _kept_estimate(kept, run.run_id, key, row, said)
+            said = stated.get(rid, {})
+            est = _kept_estimate(kept, rid, key, run, said)
             if est is None:
                 if rd is None:  # the run's arrays, only for a figure not kept
-                    rd = _run_data(run, *data(), closing.get(run.run_id))
+                    rd = _run_data(run, *data(), closing.get(rid))
                 est = check_figure(rd, _estimate(fn, rd, warmup, measure), said)
                 if kept is not None:
-                    kept.put(run.run_id, key, row, said, _estimate_fields(est))
+                    kept.put(rid, key, run, said, _estimate_fields(est))
             rows[name].append({
                 **about,
                 "throughput": est.throughput,
@@ -146,11 +158,13 @@ def _compute(result: ParseResult, runs: pd.DataFrame, fns: dict, warmup: int,
                 "problem_kind": est.problem_kind,
                 "problem": est.problem,
                 **peaks,
-                **power.get(run.run_id, energy.NONE),
+                **power.get(rid, energy.NONE),
             })
     if kept is not None:
         kept.save()
-    return {name: _runs_frame(per) for name, per in rows.items()}
+    for per in rows.values():
+        _mark_outliers(per)
+    return rows
 
 
 def _estimate_fields(est: Estimate) -> dict:
@@ -175,28 +189,29 @@ def _kept_estimate(kept, run_id: str, key: str, row: dict | None,
                                     for k in ("window", "printed")}})
 
 
-def _stated_problems(problems: pd.DataFrame) -> dict[str, dict[str, tuple[str, str]]]:
+def _stated_problems(problems: list) -> dict[str, dict[str, tuple[str, str]]]:
     """Per run, {kind: (kind, reason)} of its first problem of each kind that
     :func:`~analysis.stats.figure_checks.check_figure` reads (``NO_FIGURE``)."""
     out: dict[str, dict[str, tuple[str, str]]] = {}
-    rows = problems[problems["kind"].isin(NO_FIGURE)]
-    for rid, kind, reason in zip(rows["run_id"].astype(str), rows["kind"], rows["reason"]):
-        out.setdefault(rid, {}).setdefault(kind, (kind, reason))
+    for p in problems:
+        if p.kind in NO_FIGURE:
+            out.setdefault(str(p.run_id), {}).setdefault(p.kind, (p.kind, p.reason))
     return out
 
 
 def _runs_frame(rows: list[dict]) -> pd.DataFrame:
-    df = schema.coerce(pd.DataFrame(rows, columns=RUN_COLUMNS).assign(outlier=False),
-                       schema.PER_RUN)
-    df["outlier"] = _outliers(df)
-    return df
+    """The per-run frame (schema.PER_RUN) of :func:`run_records`' rows."""
+    import pandas as pd
+
+    return schema.coerce(pd.DataFrame(rows, columns=RUN_COLUMNS), schema.PER_RUN)
 
 
-def _run_data(run, train: pd.DataFrame, metric_rows: dict, arrays: dict | None,
+def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | None,
               closing: tuple[float, int] | None = None) -> RunData:
-    gbs = run.global_batch_size
-    return RunData(run.run_id, run.family, float(gbs) if pd.notna(gbs) else float("nan"),
-                   train, run._asdict(), metric_rows, arrays, closing)
+    gbs = run["global_batch_size"]
+    missing = gbs is None or gbs != gbs or type(gbs).__name__ == "NAType"
+    return RunData(run["run_id"], run["family"], float("nan") if missing else float(gbs),
+                   train, run, metric_rows, arrays, closing)
 
 
 def run_data(result: ParseResult, run_id: str) -> RunData:
@@ -206,7 +221,7 @@ def run_data(result: ParseResult, run_id: str) -> RunData:
         raise UsageError(f"no run {run_id!r}; runs: {', '.join(result.runs['run_id'][:5])}, ...")
     run, train, metric_rows, _ = next(_split_train(result.observations, runs))
     closing = _closing_by_run(result.observations[result.observations["run_id"] == run_id])
-    return _run_data(run, train, metric_rows, None, closing.get(run_id))  # `train` may be changed before use
+    return _run_data(run._asdict(), train, metric_rows, None, closing.get(run_id))  # `train` may be changed before use
 
 
 def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
@@ -373,22 +388,38 @@ def _estimate(fn, rd: RunData, warmup: int, measure: int) -> Estimate:
     return fn(rd, warmup, measure)
 
 
-def _outliers(runs: pd.DataFrame) -> pd.Series:
-    """True for repeats more than OUTLIER_MADS scaled median absolute deviations from the
-    case median. The MAD is scaled by 1.4826 (a normal sigma) and floored at
-    OUTLIER_MIN_SPREAD of the median, so very repeatable cases do not flag run-to-run
-    noise of a fraction of a percent."""
-    out = np.zeros(len(runs), bool)
-    throughput = runs["throughput"].to_numpy(dtype=float)
-    for rows in _case_rows(runs):
-        v = throughput[rows]
-        ok = np.isfinite(v)
-        if ok.sum() < 3:
+def _mark_outliers(rows: list[dict]) -> None:
+    """Set ``outlier`` in each per-run row: True for repeats more than OUTLIER_MADS scaled
+    median absolute deviations from the case median. The MAD is scaled by 1.4826 (a normal
+    sigma) and floored at OUTLIER_MIN_SPREAD of the median, so very repeatable cases do not
+    flag run-to-run noise of a fraction of a percent."""
+    for row in rows:
+        row["outlier"] = False
+    for case in _case_groups(rows):
+        ok = [r for r in case if math.isfinite(r["throughput"])]
+        if len(ok) < 3:
             continue
-        med = np.median(v[ok])
-        mad = max(MAD_TO_SIGMA * np.median(np.abs(v[ok] - med)), OUTLIER_MIN_SPREAD * abs(med))
-        out[rows[ok]] = np.abs(v[ok] - med) > OUTLIER_MADS * mad
-    return pd.Series(out, index=runs.index)
+        med = median([r["throughput"] for r in ok])
+        mad = max(MAD_TO_SIGMA * median([abs(r["throughput"] - med) for r in ok]),
+                  OUTLIER_MIN_SPREAD * abs(med))
+        for r in ok:
+            r["outlier"] = abs(r["throughput"] - med) > OUTLIER_MADS * mad
+
+
+def _case_groups(rows: list[dict]) -> list[list[dict]]:
+    """The rows of each case (CASE_COLUMNS, a missing value of any kind as None), cases in
+    order of their first row."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        key = tuple(row[c] for c in CASE_COLUMNS)
+        if not all(v is None or type(v) in (str, int) for v in key):  # NaN, NA: missing
+            key = tuple(None if _missing(v) else v for v in key)
+        groups.setdefault(key, []).append(row)
+    return list(groups.values())
+
+
+def _missing(v) -> bool:
+    return v is None or type(v).__name__ in ("NAType", "NaTType") or v != v
 
 
 def _case_keys(runs: pd.DataFrame) -> list[tuple]:
@@ -426,6 +457,8 @@ def iteration_throughput(result: ParseResult) -> pd.DataFrame:
     Computed over all runs at once (one sort, differences within run boundaries): a
     per-run pandas loop costs milliseconds per run.
     """
+    import pandas as pd
+
     obs = result.observations
     train = obs[obs["phase"] == M.TRAIN]
     if train.empty:

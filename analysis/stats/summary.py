@@ -4,25 +4,32 @@ peaks, speedup and efficiency, and what a case's log family adds (GPT: TFLOP/s p
 
 from __future__ import annotations
 
+import math
 import os
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from analysis import parsers, schema
-from analysis.collect import ParseResult
-from analysis.problems import Problem, to_frame
+from analysis.collect import ParseResult, records_of
+from analysis.parsers.base import LogParser
+from analysis.problems import Problem
 from analysis.schema import case_key
 from analysis.stats import case_stats, energy
-from analysis.stats.per_run import _case_key, run_throughput
+from analysis.stats.per_run import _case_groups, run_records
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SUMMARY = schema.SUMMARY
 SUMMARY_COLUMNS = schema.names(SUMMARY)
 #: Summary columns a family may fill (LogParser.case_figures), as they are when it does not.
-_NO_FIGURES = {"tflops_per_gpu": np.nan, "tflops_formula": "", "tflops_per_gpu_seed002": np.nan,
-               "time_to_train_min": np.nan, "time_to_train_rule": ""}
+_NO_FIGURES = {"tflops_per_gpu": math.nan, "tflops_formula": "",
+               "tflops_per_gpu_seed002": math.nan, "time_to_train_min": math.nan,
+               "time_to_train_rule": ""}
 _CASE_FIELDS = ("framework", "model", "precision", "num_nodes", "gpus_per_node", "num_devices",
               "batch_size_per_device", "case", "group")
+#: The order of the summary's rows (a missing value last in each).
+_ORDER = ("framework", "model", "precision", "batch_size_per_device", "case", "num_devices",
+          "num_nodes")
 
 
 def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = None,
@@ -44,55 +51,102 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
     nvidia-smi sampled apart, with the max beside it and `memory_flag` where it stands out.
     Pass `runs` (from run_throughput) to avoid computing it twice.
     """
-    per_run = run_throughput(result, method, warmup, measure) if runs is None else runs
-    flagged = set(result.runs.loc[result.runs["problems"] != "", "run_id"])
-    flagged |= set(per_run.loc[per_run["problem_kind"] != "", "run_id"])
-    runs_by_id = result.runs.set_index("run_id")
-    rows, case_problems = [], []
-    for _, g in per_run.groupby(_case_key(per_run), dropna=False, sort=False):
-        first = g.iloc[0]
+    import pandas as pd
+
+    rows = summary_records(result, method, warmup, measure, confidence, runs, spread_threshold)
+    return schema.coerce(pd.DataFrame(rows, columns=SUMMARY_COLUMNS), SUMMARY)
+
+
+def summary_records(result: ParseResult, method: str = "dlperf", warmup: int | None = None,
+                    measure: int | None = None, confidence: float = 0.95,
+                    runs: pd.DataFrame | list[dict] | None = None,
+                    spread_threshold: float = case_stats.DEFAULT_SPREAD_THRESHOLD
+                    ) -> list[dict]:
+    """The rows of :func:`summarize`'s frame, in its order, as dicts of its columns (typed
+    as its dtypes: a missing count None, a missing float NaN); `runs` are
+    :func:`~analysis.stats.per_run.run_records`' rows or run_throughput's frame. Computed
+    from the runs' records and figures: no frame is built."""
+    if runs is None:
+        per_run = run_records(result, [method], warmup, measure)[method]
+    else:
+        per_run = runs if isinstance(runs, list) else records_of(runs)
+    about = {r["run_id"]: r for r in result.run_records()}
+    flagged = {rid for rid, r in about.items() if r["problems"] != ""}
+    flagged |= {r["run_id"] for r in per_run if r["problem_kind"] != ""}
+    rows, case_problems, runs_by_id = [], [], None
+    for g in _case_groups(per_run):
+        first = g[0]
         row = {c: _plain(first[c]) for c in _CASE_FIELDS}
-        row.update(case_stats.throughput_stats(g["throughput"].to_numpy(dtype=float), confidence))
-        row.update(case_stats.memory_stats(g["memory_framework_mib"].to_numpy(dtype=float),
-                                           g["memory_sampled_mib"].to_numpy(dtype=float)))
-        lat = g["latency_ms"].to_numpy(dtype=float)
-        lat = lat[np.isfinite(lat)]
-        row["latency_ms"] = float(np.median(lat)) if lat.size else np.nan
+        row.update(case_stats.throughput_stats([r["throughput"] for r in g], confidence))
+        row.update(case_stats.memory_stats([r["memory_framework_mib"] for r in g],
+                                           [r["memory_sampled_mib"] for r in g]))
+        row["latency_ms"] = case_stats.median(case_stats.finite(r["latency_ms"] for r in g))
         row.update(energy.case_figures(g))
         row.update(_NO_FIGURES)
         family = first["family"]
         if isinstance(family, str) and family in parsers.names():  # what it adds (GPT: TFLOP/s)
-            row.update(parsers.get(family).case_figures(
-                result, runs_by_id, g["run_id"], _latency_at_batch(row, first)))
-        row["outliers"] = int(g["outlier"].sum())
-        found = _case_flags(row, g, runs_by_id, spread_threshold)
+            parser = parsers.get(family)
+            if type(parser).case_figures is not LogParser.case_figures:
+                import pandas as pd
+
+                if runs_by_id is None:
+                    runs_by_id = result.runs.set_index("run_id")
+                row.update(parser.case_figures(result, runs_by_id,
+                                               pd.Series([r["run_id"] for r in g]),
+                                               _latency_at_batch(row, first)))
+        row["outliers"] = sum(bool(r["outlier"]) for r in g)
+        found = _case_flags(row, g, about, spread_threshold)
         row["flags"] = "; ".join(p.reason.split(":", 1)[0] for p in found)
-        row["problems"] = len(g) if found else int(g["run_id"].isin(flagged).sum())
+        row["problems"] = len(g) if found else sum(r["run_id"] in flagged for r in g)
         case_problems += found
         rows.append(row)
-    _replace_case_problems(result, case_problems)
+    result.replace_problems(CASE_KINDS, case_problems)
     case_stats.add_speedup(rows)
-    df = schema.coerce(pd.DataFrame(rows, columns=SUMMARY_COLUMNS), SUMMARY)
-    df = df.sort_values(["framework", "model", "precision", "batch_size_per_device", "case",
-                         "num_devices", "num_nodes"], kind="stable", na_position="last")
-    return df.reset_index(drop=True)
+    rows = [_typed(row) for row in rows]
+    rows.sort(key=lambda r: tuple((True, 0) if _missing(r[c]) else (False, r[c]) for c in _ORDER))
+    return rows
 
 
-def _latency_at_batch(row: dict, first) -> float:
+#: Each summary column's type (its dtype's), by name.
+_TYPES = {c.name: c.dtype for c in SUMMARY}
+
+
+def _typed(row: dict) -> dict:
+    """A summary row with each value as the frame's column holds it (floats as float, NaN
+    where missing; counts as int, None where missing)."""
+    out = {}
+    for name in SUMMARY_COLUMNS:
+        v, kind = row.get(name), _TYPES[name]
+        if kind == "float64":
+            v = math.nan if _missing(v) else float(v)
+        elif kind in ("Int64", "int64"):
+            v = None if _missing(v) else int(v)
+        elif kind == "bool":
+            v = bool(v)
+        out[name] = v
+    return out
+
+
+def _missing(v) -> bool:
+    return v is None or type(v).__name__ in ("NAType", "NaTType") or v != v
+
+
+def _latency_at_batch(row: dict, first: dict) -> float:
     """ms per iteration of the case's global batch at its median throughput (what per-sample
     figures such as TFLOP/s need where the intervals printed other batches: a ramp-up); the
     median latency where the throughput or batch is unknown."""
     batch, rate = first.get("global_batch_size"), row.get("throughput_median")
-    if pd.isna(batch) or rate is None or not np.isfinite(rate) or rate <= 0:
+    if _missing(batch) or rate is None or not math.isfinite(rate) or rate <= 0:
         return row["latency_ms"]
     return 1000.0 * float(batch) / float(rate)
 
 
 def _plain(value):
-    """A frame cell as plain Python: None for NA/NaN, numpy scalars as int/float/str."""
-    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+    """A record's value as plain Python: None for NA/NaN, numpy scalars as int/float/str."""
+    if _missing(value):
         return None
-    return value.item() if isinstance(value, np.generic) else value
+    return value.item() if hasattr(value, "item") and getattr(value, "shape", None) == () \
+        else value
 
 
 #: Problem kinds of a whole case (summarize puts them in `result.problems`).
@@ -101,16 +155,16 @@ CASE_KINDS = ("mixed_configuration", "wide_spread")
 SHOWN_KEYS = 6
 
 
-def _case_flags(row: dict, g: pd.DataFrame, runs_by_id: pd.DataFrame,
+def _case_flags(row: dict, g: list[dict], about: dict[str, dict],
                 spread_threshold: float) -> list[Problem]:
     """The case problems of one case: its runs' stated configurations differ, its spread is
-    above the threshold. Each reason starts with a short ``flags`` text, then a colon."""
+    above the threshold. Each reason starts with a short ``flags`` text, then a colon.
+    `about` holds each run's record (its argument dump) by id."""
     key = case_key(row)
-    sources = [str(s) for s in g["source"]]
+    sources = [str(r["source"]) for r in g]
     where = os.path.commonpath(sources) if sources else ""
-    ids = [str(r) for r in g["run_id"]]
-    dumps = [runs_by_id.at[r, "parameters"] if r in runs_by_id.index
-             and "parameters" in runs_by_id.columns else {} for r in ids]
+    ids = [str(r["run_id"]) for r in g]
+    dumps = [(about.get(r) or {}).get("parameters") or {} for r in ids]
     out = []
     differ = case_stats.differing_keys(dumps)
     if differ:
@@ -132,12 +186,3 @@ def _case_flags(row: dict, g: pd.DataFrame, runs_by_id: pd.DataFrame,
                            f"{row['throughput_min']:,.2f} to {row['throughput_max']:,.2f} "
                            f"samples/s (median {row['throughput_median']:,.2f})", run_id=key))
     return out
-
-
-def _replace_case_problems(result: ParseResult, found: list[Problem]) -> None:
-    """`result.problems` with the case problems `found` in place of earlier ones."""
-    kept = result.problems[~result.problems["kind"].isin(CASE_KINDS)]
-    if not found and len(kept) == len(result.problems):
-        return
-    result.problems = schema.coerce(pd.concat([kept, to_frame(found)], ignore_index=True),
-                                    schema.PROBLEMS)

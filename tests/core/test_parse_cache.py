@@ -243,3 +243,38 @@ def test_a_kept_figure_is_by_window(logs, monkeypatch):
         got = run_throughput(result, "window", warmup=warmup, measure=100)
         plain = run_throughput(parse_paths([logs], jobs=1), "window", warmup=warmup, measure=100)
         assert got.equals(plain)
+
+
+def test_one_argument_dump_is_stored_once_and_shared_when_read(logs, tmp_path):
+    import json
+
+    import numpy as np
+
+    parse_paths([logs], jobs=1, cache=True)
+    [store] = _entries(tmp_path)
+    with np.load(store) as z:
+        head = json.loads(z["head"].tobytes())
+    assert len(head["dumps"]) == 1  # three logs of one configuration
+    assert {e["parsed"]["parameters"] for e in head["entries"].values()} == {0}
+    again = parse_paths([logs], jobs=1, cache=True)
+    dumps = [parsed.parameters for parsed in again.parsed_by_run().values() for parsed in parsed]
+    assert len(dumps) == 3 and all(d is dumps[0] for d in dumps)
+    assert dumps[0]["arch"] == "resnet50"
+
+
+def test_a_store_whose_dump_index_is_wrong_is_ignored(logs, tmp_path, monkeypatch):
+    import json
+
+    import numpy as np
+
+    parse_paths([logs], jobs=1, cache=True)
+    [store] = _entries(tmp_path)
+    with np.load(store) as z:
+        columns = {k: z[k] for k in z.files}
+    head = json.loads(columns["head"].tobytes())
+    next(iter(head["entries"].values()))["parsed"]["parameters"] = 7  # no such dump
+    columns["head"] = np.frombuffer(json.dumps(head).encode(), dtype=np.uint8)
+    np.savez(store, **columns)
+    reads = _count_reads(monkeypatch)
+    parse_paths([logs], jobs=1, cache=True)
+    assert len(reads) == 3  # every file read again, none trusted

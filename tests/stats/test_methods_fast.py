@@ -327,8 +327,8 @@ def test_the_methods_build_no_frame_from_a_runs_arrays(parsed):
         RunData.train = property(spy, original.fset)
         for name in ("window", "reported"):
             by_run = parsed.parsed_by_run()
-            for run in parsed.runs.itertuples(index=False):
-                _, metric_rows, arrays = per_run._parsed_arrays(by_run.get(run.run_id, ()))
+            for run in parsed.run_records():
+                _, metric_rows, arrays = per_run._parsed_arrays(by_run.get(run["run_id"], ()))
                 if metric_rows:
                     rd = per_run._run_data(run, None, metric_rows, arrays)
                     methods.get(name)(rd, methods.DEFAULT_WARMUP, methods.DEFAULT_MEASURE)
