@@ -27,7 +27,6 @@ from analysis import config
 from analysis.campaign import backends, records, resume
 from analysis.campaign.backends import (
     BudgetSpent,
-    Interrupted,
     Launch,
     NodeLaunch,
     NodeOutcome,
@@ -293,7 +292,7 @@ class Campaign:
         device, note = self.resolve_device()
         bar = CampaignProgress(self.spec.name, len(self.runs), len(self.runs) - len(todo),
                                enabled=progress)
-        old = trap_sigterm(Interrupted)
+        old = trap_sigterm()
         current = None
         # the longest run recorded in the folder (earlier invocations) or run here so far:
         # without the record, each invocation started one run whatever the budget
@@ -323,7 +322,7 @@ class Campaign:
                 bar.finish(run.run_id, rows[run.run_id]["state"], time.monotonic() - t0)
                 current = None
         except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM through trap_sigterm
-            why = f"interrupted ({exc or 'SIGINT'}); nodes stopped, will run next time"
+            why = f"interrupted ({str(exc) or 'SIGINT'}); nodes stopped, will run next time"
             if current is not None:
                 state, _, attempts = records.disk_state(current, self.out)
                 if state != "done":

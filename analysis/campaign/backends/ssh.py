@@ -52,7 +52,6 @@ from analysis.campaign.backends import register
 from analysis.campaign.backends._backend import (
     NODE_AGENT,
     Backend,
-    Interrupted,
     Launch,
     NodeLaunch,
     Outcome,
@@ -402,8 +401,6 @@ class SSHBackend(Backend):
             reason = self.wait_nodes(
                 lambda: rcs.update({i: p.poll() for i, p in procs.items()}) or rcs,
                 t0, launch.timeout)
-        except KeyboardInterrupt as exc:
-            raise Interrupted(str(exc) or "SIGINT") from None
         finally:
             self._stop(launch, active, procs, rcs)
         nodes = []
