@@ -191,16 +191,6 @@ def _prctl(option: int, value: int) -> None:
         pass
 
 
-def _set_pdeathsig(sig: int) -> None:
-    _prctl(1, sig)  # PR_SET_PDEATHSIG
-
-
-def _become_subreaper() -> None:
-    """Orphans of the workload (torchrun's workers when torchrun dies) become our children,
-    so they can be found and stopped."""
-    _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
-
-
 def _stop_trees(is_root: Callable[[int, list[str]], bool], grace: float) -> set[int]:
     """SIGTERM every process `is_root` selects and all their descendants, wait up to `grace`
     s, then :func:`_kill_frozen` what is left of them, wherever it moved; every pid met."""
@@ -341,8 +331,10 @@ def run_agent(opts) -> int:
     parent = None
     if opts.die_with_parent:
         parent = opts.parent_pid or os.getppid()
-        _set_pdeathsig(signal.SIGTERM)
-    _become_subreaper()
+        _prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    # PR_SET_CHILD_SUBREAPER: orphans of the workload (torchrun's workers when torchrun
+    # dies) become our children, so they can be found and stopped
+    _prctl(36, 1)
     if opts.pidfile:
         write_pidfile(opts.pidfile)
     env = dict(os.environ)
