@@ -67,6 +67,11 @@ class Run:
     def log_path(self, out_dir: Path, node: int = 0) -> Path:
         return self.path(out_dir, ".log", None if node == 0 else node)
 
+    def files(self, out_dir: Path, node: int) -> tuple[Path, Path, Path]:
+        """The finished log, environment record and GPU samples of `node`."""
+        return (self.log_path(out_dir, node), self.path(out_dir, ".env.json", node=node),
+                self.path(out_dir, ".gpu.csv", None if node == 0 else node))
+
 
 class Spec(SpecFile):
     """A validated campaign spec: the schema's keys (:class:`SpecFile`) with their defaults
