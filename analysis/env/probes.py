@@ -28,6 +28,11 @@ class Found:
     sources: dict[str, str] = field(default_factory=dict)
     absent: dict[str, str] = field(default_factory=dict)
 
+    def merge(self, other: Found) -> None:
+        self.values.update(other.values)
+        self.sources.update(other.sources)
+        self.absent.update(other.absent)
+
 
 def why_absent(exc: CommandError) -> str:
     if isinstance(exc, CommandNotFoundError):
