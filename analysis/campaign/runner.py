@@ -151,12 +151,10 @@ class Campaign:
                    **b.node_env(k, case.gpus_per_node)}
             if argv is not None and spec.container:
                 argv = wrap_container(argv, spec.container, workdir, sorted(env), device == "cuda")
+            log, env_json, gpu_csv = map(_partial, run.files(self.out, k))
             nodes.append(NodeLaunch(
-                index=k, host=hosts[k], argv=argv, env=env,
-                log=_partial(run.files(self.out, k)[0]),
-                env_json=_partial(run.files(self.out, k)[1]),
-                gpu_csv=_partial(run.files(self.out, k)[2]),
-                result=work / f"node{k}.result", pidfile=work / f"node{k}.pid"))
+                index=k, host=hosts[k], argv=argv, env=env, log=log, env_json=env_json,
+                gpu_csv=gpu_csv, result=work / f"node{k}.result", pidfile=work / f"node{k}.pid"))
         return Launch(run_id=run.run_id, nodes=nodes, timeout=spec.timeout, workdir=workdir,
                       work=work, device=device, python=python,
                       gpus_per_node=case.gpus_per_node, start_by=start_by)
