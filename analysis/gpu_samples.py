@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis import metrics as M
+from analysis.checks import select_rows
 from analysis.fsutil import read_json_object
 from analysis.layout import node_index, run_stem
 from analysis.parsers.base import Observations, ParsedLog
@@ -165,7 +166,7 @@ def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_pa
         if keep.all():
             kept.blocks.append(block)
         elif keep.any():
-            kept.blocks.append(_rows(block, keep))
+            kept.blocks.append(select_rows(block, keep))
     if not other_gpu and not out_of_time:
         return parsed
     if other_gpu:
@@ -201,7 +202,7 @@ def _unsure(sidecar: Path, parsed: ParsedLog, used: int, run_id: str,
         if not sampled.any():
             kept.blocks.append(block)
         elif not sampled.all():
-            kept.blocks.append(_rows(block, ~sampled))
+            kept.blocks.append(select_rows(block, ~sampled))
     problems.append(_problem(sidecar, run_id, found,
                              f"of {len(devices)} GPUs ({_list(devices)}) where the run used "
                              f"{used} on the node, and nothing states which were its (no "
@@ -214,14 +215,6 @@ def _note(found: dict, block: dict, rows: np.ndarray) -> None:
     if rows.any():
         found.setdefault("lines", set()).update(block["line"][rows].tolist())
         found.setdefault("devices", set()).update(block["device"][rows].tolist())
-
-
-def _rows(block: dict, keep: np.ndarray) -> dict:
-    out = {"n": int(keep.sum())}
-    for key, value in block.items():
-        if key != "n":
-            out[key] = value[keep] if isinstance(value, np.ndarray) else value
-    return out
 
 
 def _problem(sidecar: Path, run_id: str, found: dict, what: str) -> Problem:
