@@ -405,6 +405,8 @@ class MLPerfParser(LogParser):
     no_throughput = ("the MLPerf log prints no throughput; its score is the time to train "
                      "(summary column time_to_train_min)", "method_fallback")
     max_score = 95
+    #: Speedometer `Speed: X samples/sec` counts the global batch the module was bound with
+    printed_global_rate = True
 
     @classmethod
     def sniff(cls, head: bytes) -> int:

@@ -200,6 +200,9 @@ class OneFlowModelsParser(LogParser):
                      "their sum over all ranks, but the world size is unknown: the log has "
                      "no argument dump and does not print every rank 0..k-1",
                      "missing_metadata")
+    #: the run's throughput rows are the ranks' own rates summed (or one rank's x the world
+    #: size): samples/s of all devices over the interval
+    printed_global_rate = True
 
     @classmethod
     def sniff(cls, head: bytes) -> int:
