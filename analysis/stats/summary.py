@@ -14,6 +14,7 @@ from analysis.collect import ParseResult
 from analysis.problems import Problem, to_frame
 from analysis.schema import case_key
 from analysis.stats import case_stats, energy
+from analysis.stats.figure_checks import KEPT_FLAGGED
 from analysis.stats.per_run import _case_key, run_throughput
 
 SUMMARY = schema.SUMMARY
@@ -68,6 +69,8 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
         found = _case_flags(row, g, runs_by_id, spread_threshold)
         row["flags"] = "; ".join(p.reason.split(":", 1)[0] for p in found)
         row["problems"] = len(g) if found else int(g["run_id"].isin(flagged).sum())
+        row[case_stats.FIGURE_FLAGS] = [f"{n} of {len(g)} run(s) {k}" for k in KEPT_FLAGGED
+                                        if (n := int((g["problem_kind"] == k).sum()))]
         case_problems += found
         rows.append(row)
     _replace_case_problems(result, case_problems)
