@@ -321,7 +321,7 @@ class OneFlowGPTParser(GPTCases, LogParser):
         _read_table(log, parsed)
         _read_records(log, parsed)
         _batch_from_samples(log, parsed)
-        add_memory_blocks(log, parsed.obs)
+        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
         return parsed
 
     def dlperf(self, run: RunData) -> Estimate:
