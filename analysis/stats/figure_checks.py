@@ -406,7 +406,8 @@ def _recurring(ds: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> float:
 
 def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
     """(the median over the run's intervals of the samples an iteration its lines imply,
-    the intervals, from what): each interval's printed throughput x its seconds per
+    the intervals, from what; over timestamps in whole seconds, the sum of the intervals'
+    samples over their iterations, which rounding does not move): each interval's printed throughput x its seconds per
     iteration by the timestamps where the family prints a global rate, else the stated
     global batch x its seconds per iteration by the timestamps / the latency its line
     prints (a printed time per iteration the clock does not keep is a batch other than
@@ -415,6 +416,8 @@ def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
     cols = train_arrays(run)
     ds, dt = np.diff(step), np.diff(ts)
     per = dt / np.where(ds > 0, ds, np.nan)  # seconds an iteration by the clock
+    stamped = ts[np.isfinite(ts)]
+    coarse = len(stamped) > 0 and bool(np.all(stamped % 1 == 0))
     for metric, what in ((M.THROUGHPUT, "printed rate"), (M.LATENCY, "printed latency")):
         if metric == M.THROUGHPUT and not _global_rate(run):
             continue
@@ -430,9 +433,19 @@ def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
             printed[at_line] = cols["value"][rows][at_row]
         implied = (printed[1:] * per if metric == M.THROUGHPUT
                    else run.global_batch_size * per / printed[1:])
-        implied = implied[np.isfinite(implied) & (implied > 0)]
-        if len(implied) >= MIN_PRINTED:
-            return float(np.median(implied)), len(implied), what
+        ok = np.isfinite(implied) & (implied > 0)
+        if ok.sum() < MIN_PRINTED:
+            continue
+        if not coarse:
+            return float(np.median(implied[ok])), int(ok.sum()), what
+        # whole-second stamps round each interval by up to a second: their sum does not
+        # (samples the lines ran over the iterations, or clock over printed seconds)
+        if metric == M.THROUGHPUT:
+            value = float(np.sum(printed[1:][ok] * dt[ok]) / np.sum(ds[ok]))
+        else:
+            value = float(run.global_batch_size * np.sum(dt[ok])
+                          / np.sum(ds[ok] * printed[1:][ok]))
+        return value, int(ok.sum()), what
     return None
 
 
