@@ -423,6 +423,6 @@ def test_a_global_batch_that_is_no_count_is_said_as_printed(tmp_path):
 
 def test_the_documented_sampling_pause_is_the_codes():
     from analysis.gpu_samples import GAP_S
-    text = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs/formats.md").read_text()
     assert f"pause\n  of more than {GAP_S:g} s ahead" in text or \
         f"pause of more than {GAP_S:g} s ahead" in text
