@@ -49,6 +49,8 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
     flagged = set(result.runs.loc[result.runs["problems"] != "", "run_id"])
     flagged |= set(per_run.loc[per_run["problem_kind"] != "", "run_id"])
     runs_by_id = result.runs.set_index("run_id")
+    doubted = {k: set(result.problems.loc[result.problems["kind"] == k, "run_id"].astype(str))
+               for k in DOUBTED_RUNS}
     rows, case_problems = [], []
     for _, g in per_run.groupby(_case_key(per_run), dropna=False, sort=False):
         first = g.iloc[0]
@@ -70,7 +72,9 @@ def summarize(result: ParseResult, method: str = "dlperf", warmup: int | None = 
         row["flags"] = "; ".join(p.reason.split(":", 1)[0] for p in found)
         row["problems"] = len(g) if found else int(g["run_id"].isin(flagged).sum())
         row[case_stats.FIGURE_FLAGS] = [f"{n} of {len(g)} run(s) {k}" for k in KEPT_FLAGGED
-                                        if (n := int((g["problem_kind"] == k).sum()))]
+                                        if (n := int((g["problem_kind"] == k).sum()))] + [
+            f"{n} of {len(g)} run(s) {k}" for k in DOUBTED_RUNS
+            if (n := int(g["run_id"].isin(doubted.get(k, ())).sum()))]
         case_problems += found
         rows.append(row)
     _replace_case_problems(result, case_problems)
@@ -98,6 +102,9 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+#: Problem kinds of a run's log that put its figure in doubt beside the figure's own
+#: (figure_checks.KEPT_FLAGGED): a speedup measured against such a run says so.
+DOUBTED_RUNS = ("metadata_conflict",)
 #: Problem kinds of a whole case (summarize puts them in `result.problems`).
 CASE_KINDS = ("mixed_configuration", "wide_spread")
 #: Differing keys named in a flag at most (the rest are counted).

@@ -426,3 +426,18 @@ def test_the_documented_sampling_pause_is_the_codes():
     text = (Path(__file__).resolve().parents[2] / "docs/formats.md").read_text()
     assert f"pause\n  of more than {GAP_S:g} s ahead" in text or \
         f"pause of more than {GAP_S:g} s ahead" in text
+
+
+def test_a_speedup_against_a_baseline_whose_log_contradicts_its_statement_says_so(tmp_path):
+    """A 1n1g baseline (its meta file) whose PARAMETER states world_size 2
+    (metadata_conflict): the 1n2g row's speedup carried no word of it."""
+    S.write(tmp_path, S.lines(300, gpus=2), "base/r50_b128_amp_1.log")
+    (tmp_path / "base" / "r50_b128_amp_1.meta.yaml").write_text(
+        "num_nodes: 1\ngpus_per_node: 1\nbatch_size_per_device: 128\n")
+    S.write(tmp_path, S.lines(300, gpus=2, start=S.START + timedelta(hours=1)),
+            "1n2g/r50_b128_amp_1.log")
+    result = parse_paths([tmp_path])
+    assert "metadata_conflict" in _kinds(result)
+    rows = summarize(result)
+    two = rows[rows["num_devices"] == 2].iloc[0]
+    assert "run(s) metadata_conflict" in two["flags"]
