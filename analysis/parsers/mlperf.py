@@ -160,8 +160,8 @@ CADENCE_FACTOR = 1.25
 CADENCE_SECONDS = 5.0
 #: The same bounds for the first block, counted from run_start: it may hold the warm-up of
 #: the first epochs (v1.0 MXNet ResNet: 25 % a epoch more than the others).
-FIRST_FACTOR = 2.0
-FIRST_SECONDS = 30.0
+FIRST_FACTOR = 1.5
+FIRST_SECONDS = 10.0
 
 
 def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:

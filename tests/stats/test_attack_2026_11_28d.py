@@ -63,10 +63,12 @@ def _shifted(text: str, where: str, ms: int) -> str:
 
 @pytest.mark.parametrize("where, ms", [("lastblock", 60_000), ("firstblock", 60_000),
                                        ("afterstart", 60_000), ("runstop", 60_000),
-                                       ("afterstart", 86_400_000)])
+                                       ("afterstart", 86_400_000), ("firstblock", 13_000),
+                                       ("lastblock", 13_000)])
 def test_a_clock_step_outside_the_block_cadence_is_flagged(tmp_path, where, ms):
     """+60 s inside the last block, inside the first, between run_start and the first block,
-    or before run_stop, and a run_start a day early: 4.97 (484.3) min, no flag."""
+    or before run_stop, and a run_start a day early: 4.97 (484.3) min, no flag; +13 s (5 %
+    of the run) inside the first or the last block."""
     for k in range(5):
         text = (GOOGLE / f"result_{k}.txt").read_text()
         (tmp_path / f"result_{k}.txt").write_text(_shifted(text, where, ms) if k == 2 else text)
