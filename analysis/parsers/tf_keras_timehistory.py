@@ -54,7 +54,7 @@ _SNIFF_TRAINER = re.compile(rb"classifier_trainer\.py:\d+\] ")
 
 _DEVICES = re.compile(rb"\] Detected (\d+) devices\.")
 #: the whole printed word: ``1e400`` is no count, and not the 1 it begins with
-_GLOBAL = re.compile(rb"\] Global batch size: ([^\s]+)")
+_GLOBAL = re.compile(rb"\] Global batch size: (\S+?)[.,;]?(?=\s|$)", re.M)
 _FINAL = re.compile(rb"\] Final model parameters: ")
 _GPUS = re.compile(rb"'num_gpus': (\d+)")
 _HOSTS = re.compile(rb"'worker_hosts': (None|'([^'\n]*)')")
