@@ -1,29 +1,31 @@
 """Checks of a run's figure against what its log states, run once per run and method where
 the figure is made (:func:`analysis.stats.per_run.run_throughputs`): the log's parse-time
-checks are :mod:`analysis.checks`; these see the figure too.
+checks are :mod:`analysis.checks`; these see the figure too. Every figure meets them,
+whatever its method (a window, a DLPerf rule from printed latencies or rates, a median of
+printed rates, a closing line) or its family.
 
 * ``batch_changed``: the log states another batch part-way (a job restarted in the same log
   with another batch size): its parts are two runs, so no figure.
-* ``figure_mismatch``: a figure measured from timestamps or latencies and the throughput the
-  log prints for the same lines (their median and their harmonic mean) are more than
-  `MISMATCH` apart, or the samples an iteration the run's lines imply (each interval's
-  printed rate times its seconds per iteration) are more than `MISMATCH` from the stated
-  global batch (the stated global batch or device count is not what ran, or the clock is
-  not the run's): the figure is kept, flagged with both values.
-* ``timestamps_jump``: where the window's lines print fewer than `MIN_PRINTED` throughputs,
-  intervals far outside the run's own intervals (clock steps forward under
-  ``checks.JUMP_SECONDS``, stalls) that add more than `MISMATCH` to the window's time
-  together: the figure would be that far off, and nothing in the log tells which, so no
-  figure.
-* ``figure_mismatch`` too where lines print both a global throughput and their time per
-  iteration that contradict each other (the stated global batch over that time): every
-  method's figure is flagged, whichever value it was made from.
-* ``figure_mismatch`` too where the figure is the run's closing line and the lines print a
-  throughput more than `SHORT_MISMATCH` from it, or more than `MISMATCH` below it.
-* ``figure_mismatch`` too where the figure is the median of the throughputs the log prints
-  and the lines carry timestamps: the global batch times the iterations those lines cover
-  over their seconds more than `MISMATCH` from it (uneven iterations, whose per-interval
-  rates' median overstates the run; or a printed rate that is not what ran).
+* ``timestamps_jump``: intervals of a figure's window far outside the window's median time
+  per iteration (STALL_FACTOR longer: a clock step forward, a stall; STALL_FACTOR shorter:
+  a clock step back that leaves them positive) that move its time more than `MISMATCH`
+  together: the figure would be that far off, and nothing in the log tells which (a rate
+  the program printed for such an interval shows the same time: it timed it by the same
+  clock), so no figure. Where the printed rates of those intervals are the run's usual
+  ones, the program's clock did not step: the printed rates settle it (below).
+* ``figure_mismatch``, the figure kept and flagged with both values, where it is more than
+  `MISMATCH` from an independent statement of its log:
+
+  - a window's figure and the throughput the lines print for the same lines (their median
+    and their harmonic mean);
+  - a median of printed rates and the global batch x the iterations those lines cover over
+    their seconds by the timestamps;
+  - a closing figure and every statement of the training lines (their printed median and
+    harmonic mean, the global batch x iterations / seconds by their timestamps);
+  - for any figure: the stated global batch and the samples an iteration the run's lines
+    imply (printed rate x seconds per iteration by the timestamps; the stated batch x the
+    clock's time per iteration / the printed one; the growth of a printed consumed-samples
+    count), or the printed rate and the stated batch over the printed time per iteration.
 * ``meta_contradicted``: the argument dump's print frequency (``print_freq``, …) is not the
   step stride of the window's lines: the figure is kept, flagged with both.
 """
@@ -522,9 +524,8 @@ def _median_and_harmonic(values: np.ndarray) -> tuple[float, float]:
 def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimate:
     """`est` flagged ``figure_mismatch`` when the median and the harmonic mean of the
     throughput printed on the window's lines (`values`: :func:`_printed`) are both more
-    than MISMATCH from it (SHORT_MISMATCH where they are fewer than MIN_PRINTED), or when
-    the samples an iteration those lines imply (:func:`_implied_batch`) are more than
-    MISMATCH from the stated global batch."""
+    than MISMATCH from it (SHORT_MISMATCH where they are fewer than MIN_PRINTED). A batch
+    that lands on one of them while the lines imply another is :func:`_printed_against_clock`'s."""
     # A window of one or two printed intervals (--measure 2) is too short for a median of
     # noisy per-interval rates, and for a jump to stand out of it, so only a gross
     # disagreement (a clock step, a batch off by a factor) is flagged there.
