@@ -113,6 +113,15 @@ def _global_rate(run: RunData) -> bool:
     return run.family in parsers.names() and parsers.get(run.family).printed_global_rate
 
 
+def _once(run: RunData, name: str, compute):
+    """`compute()` the first time a run's figures ask for `name`, its value after: what a
+    run's lines state is the same for every method's figure."""
+    kept = run.__dict__.setdefault("_statements", {})
+    if name not in kept:
+        kept[name] = compute()
+    return kept[name]
+
+
 def _flag(est: Estimate, kind: str, reason: str) -> Estimate:
     """`est` kept, flagged `kind` for `reason`; a note it carried (method_fallback) stays
     in the text."""
@@ -319,11 +328,9 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     stepped interval prints a rate as stepped. Together: three steps of 9x each are as far
     off as one of 25x."""
     lines, _, step, ts = run.timeline()
-    ds, dt = np.diff(step), np.diff(ts)
-    ok = (ds > 0) & np.isfinite(dt)
-    if ok.sum() < 3:
+    usual = _once(run, "usual", lambda: _usual(step, ts))
+    if usual is None:
         return est
-    usual = max(float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE)), _recurring(ds, dt, ok))
     a = int(np.searchsorted(lines, est.window[0]))
     b = int(np.searchsorted(lines, est.window[1], "right"))
     st, t = step[a:b], ts[a:b]
@@ -372,6 +379,16 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         "timestamps_jump", est.method)
 
 
+def _usual(step: np.ndarray, ts: np.ndarray) -> float | None:
+    """The longest usual time per iteration of a run's intervals: their USUAL_QUANTILE, or
+    its recurring slow ones' (:func:`_recurring`); None with fewer than 3 intervals."""
+    ds, dt = np.diff(step), np.diff(ts)
+    ok = (ds > 0) & np.isfinite(dt)
+    if ok.sum() < 3:
+        return None
+    return max(float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE)), _recurring(ds, dt, ok))
+
+
 def _printed_at(run: RunData, lines: np.ndarray) -> np.ndarray:
     """The global throughput the lowest rank printed on each of `lines` (NaN where none, and
     all NaN where the family prints another quantity)."""
@@ -381,7 +398,13 @@ def _printed_at(run: RunData, lines: np.ndarray) -> np.ndarray:
     cols = train_arrays(run)
     rows = series_rows(run, cols, M.THROUGHPUT)
     rows = rows[lowest_rank(cols["rank"][rows])]
-    _, at_line, at_row = np.intersect1d(lines, cols["line"][rows], return_indices=True)
+    printed = cols["line"][rows]
+    if len(printed) and (printed[1:] > printed[:-1]).all():  # in line order, once each
+        at = np.minimum(np.searchsorted(printed, lines), len(printed) - 1)
+        hit = printed[at] == lines
+        out[hit] = cols["value"][rows][at[hit]]
+        return out
+    _, at_line, at_row = np.intersect1d(lines, printed, return_indices=True)
     out[at_line] = cols["value"][rows][at_row]
     return out
 
@@ -459,7 +482,7 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
     what ran, so a figure made from any of them is in doubt, whichever it was made from."""
     if not np.isfinite(run.global_batch_size):
         return est
-    implied = _implied_batch(run)
+    implied = _once(run, "implied", lambda: _implied_batch(run))
     if implied is None or abs(implied[0] - run.global_batch_size) \
             <= MISMATCH * run.global_batch_size:
         return est
