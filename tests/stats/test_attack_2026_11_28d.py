@@ -443,3 +443,14 @@ def test_a_speedup_against_a_baseline_whose_log_contradicts_its_statement_says_s
     rows = summarize(result)
     two = rows[rows["num_devices"] == 2].iloc[0]
     assert "run(s) metadata_conflict" in two["flags"]
+
+
+def test_the_score_of_runs_with_a_clock_step_says_so(tmp_path):
+    """The case's time-to-train rule named nothing of the flagged run it averages in."""
+    for k in range(5):
+        text = (GOOGLE / f"result_{k}.txt").read_text()
+        (tmp_path / f"result_{k}.txt").write_text(
+            _shifted(text, "lastblock", 60_000) if k == 2 else text)
+    row = summarize(parse_paths([tmp_path], meta=MLPERF_META, jobs=1)).iloc[0]
+    assert "1 of 5 run(s) timestamps_jump (a clock step or a stall inside the run: its " \
+        "time to train is in doubt)" in row["time_to_train_rule"]
