@@ -488,6 +488,13 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
         return est
     value, n, what = implied
     times = value / run.global_batch_size
+    counts = parsers.get(run.family).accumulation_counts(run) \
+        if run.family in parsers.names() else ()
+    if est.window is None and what == "printed rate" \
+            and any(abs(times - k) <= MISMATCH * k for k in counts):
+        # the log states that many micro batches an iteration: the printed rates are what
+        # ran, and a figure of them stands (one of the stated batch alone is _against_printed's)
+        return est
     whole = (f" ({round(times):,} times it: an optimizer step of {round(times):,} accumulated "
              "batches the log does not state? then state the global batch an iteration runs: "
              "--meta global_batch_size=N)"

@@ -454,3 +454,31 @@ def test_the_score_of_runs_with_a_clock_step_says_so(tmp_path):
     row = summarize(parse_paths([tmp_path], meta=MLPERF_META, jobs=1)).iloc[0]
     assert "1 of 5 run(s) timestamps_jump (a clock step or a stall inside the run: its " \
         "time to train is in doubt)" in row["time_to_train_rule"]
+
+
+TF_BERT = REAL / "paddle_perf_tensorflow_bert"
+TF_BERT_META = {"num_nodes": 1, "gpus_per_node": 1, "batch_size_per_device": 128}
+
+
+def test_bert_iterations_of_the_accumulation_its_log_states_are_not_flagged():
+    """DLE TF BERT's Iteration is an optimizer step of the 528 micro batches its launch
+    trace states: the printed rates x the clock are 528 stated batches an iteration."""
+    result = parse_paths([TF_BERT], meta=TF_BERT_META)
+    for method in ("dlperf", "reported"):
+        row = run_throughput(result, method).iloc[0]
+        assert row["throughput"] == pytest.approx(704.708), method
+        assert row["problem_kind"] in ("", "method_fallback"), method
+
+
+def test_bert_rates_doubled_beyond_the_stated_accumulation_are_flagged(tmp_path):
+    """Every printed throughput_train and the closing figure doubled: 1,056 stated batches
+    an iteration by the clock, where the log states 528."""
+    src = next(TF_BERT.glob("*.log"))
+    text = re.sub(r"throughput_train : ([0-9.]+)",
+                  lambda m: f"throughput_train : {float(m.group(1)) * 2:.3f}", src.read_text())
+    (tmp_path / src.name).write_text(text)
+    result = parse_paths([tmp_path], meta=TF_BERT_META)
+    for method in ("dlperf", "reported"):
+        row = run_throughput(result, method).iloc[0]
+        assert row["throughput"] == pytest.approx(1409.416), method
+        assert row["problem_kind"] == "figure_mismatch", method
