@@ -92,7 +92,7 @@ def add_speedup(rows: list[dict]) -> None:
     mixes them); scaling_efficiency: speedup / devices. A row measured against a 1n1g case
     that is flagged (its spread, its runs' figures: FIGURE_FLAGS) says so in its own
     `flags`: its speedup is as doubtful. In place."""
-    base: dict[tuple, tuple[float, str]] = {}
+    base: dict[tuple, tuple[float, str, int]] = {}
     for r in rows:
         mixed = CONFIGURATION_DIFFERS in str(r.get("flags") or "")
         if r["num_nodes"] == 1 and r["gpus_per_node"] == 1 and r["case"] == "" and not mixed:
