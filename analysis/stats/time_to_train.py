@@ -22,6 +22,9 @@ RUNS = {"bert": 10, "dlrm": 5, "dlrm_dcnv2": 10, "gnmt": 10, "gpt3": 3, "maskrcn
         "minigo": 10, "resnet": 5, "ssd": 5, "retinanet": 5, "stable_diffusion": 10,
         "transformer": 10, "ncf": 10, "rnnt": 10, "unet3d": 40, "gnn": 10,
         "llama2_70b_lora": 10}
+#: Problem kinds of a run whose time to train is kept but in doubt (analysis.parsers.mlperf:
+#: a block far slower than the others, a record stamped before an earlier one).
+DOUBTED = ("timestamps_jump", "timestamps_backwards")
 #: Fastest (and slowest) runs the score drops per benchmark; 1 for the others.
 DROPPED = {"unet3d": 4}
 
@@ -78,6 +81,10 @@ def case_score(result, runs_by_id, run_ids) -> dict:
     model = runs_by_id.loc[list(run_ids), "model"].dropna()
     benchmark = str(model.iloc[0]) if len(model) else None
     score, rule = olympic(times, aborted, benchmark)
+    doubted = problems.loc[problems["kind"].isin(DOUBTED) & problems["run_id"].isin(ids)]
+    for kind, runs in doubted.groupby("kind")["run_id"]:
+        rule += (f"; {runs.nunique()} of {len(ids)} run(s) {kind} (a clock step or a stall "
+                 "inside the run: its time to train is in doubt)")
     if impossible:
         rule += (f"; {len(impossible)} run(s) without a possible time (impossible_value) "
                  "counted as aborted")
