@@ -84,6 +84,10 @@ SPEEDUP_KEY = ("framework", "model", "precision", "batch_size_per_device")
 #: Key of a summary row's figure flags while it is built (a list of texts; not a column).
 FIGURE_FLAGS = "_figure_flags"
 
+#: How a case's flags end that name runs whose time to train a clock step or a stall may
+#: have changed: the score is kept (MLPerf counts a stall), so a comparison must say so.
+SCORE_DOUBTED = "in the time to train"
+
 
 def add_speedup(rows: list[dict]) -> None:
     """speedup: median / median of the 1n1g case of the same framework, model, precision and
@@ -247,11 +251,12 @@ CONFIGURATION_DIFFERS = "configuration differs in"
 
 
 def case_flags(row: dict, threshold: float = DEFAULT_SPREAD_THRESHOLD) -> list[str]:
-    """The flags of a summary row at a spread `threshold`: the configuration flag it holds
-    (``flags``, when its summary has the column), and its spread when above `threshold`."""
+    """The flags of a summary row at a spread `threshold`: the configuration flag and the
+    doubts about its time to train it holds (``flags``, when its summary has the column),
+    and its spread when above `threshold`."""
     held = row.get("flags")
     out = [f for f in (held.split("; ") if isinstance(held, str) else [])
-           if f.startswith(CONFIGURATION_DIFFERS)]
+           if f.startswith(CONFIGURATION_DIFFERS) or f.endswith(SCORE_DOUBTED)]
     spread = row.get("spread_pct")
     if isinstance(spread, (int, float)) and spread_flagged(float(spread), threshold):
         out.append(spread_text(float(spread), threshold))

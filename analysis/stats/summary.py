@@ -16,6 +16,7 @@ from analysis.schema import case_key
 from analysis.stats import case_stats, energy
 from analysis.stats.figure_checks import KEPT_FLAGGED
 from analysis.stats.per_run import _case_groups, run_records
+from analysis.stats.time_to_train import SCORE_DOUBTS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -98,7 +99,8 @@ def summary_records(result: ParseResult, method: str = "dlperf", warmup: int | N
                                                _latency_at_batch(row, first)))
         row["outliers"] = sum(bool(r["outlier"]) for r in g)
         found = _case_flags(row, g, about, spread_threshold)
-        row["flags"] = "; ".join(p.reason.split(":", 1)[0] for p in found)
+        row["flags"] = "; ".join([p.reason.split(":", 1)[0] for p in found]
+                                 + row.pop(SCORE_DOUBTS, []))
         row["problems"] = len(g) if found else sum(r["run_id"] in flagged for r in g)
         row[case_stats.FIGURE_FLAGS] = [f"{n} of {len(g)} run(s) {k}" for k in KEPT_FLAGGED
                                         if (n := sum(r["problem_kind"] == k for r in g))] + [

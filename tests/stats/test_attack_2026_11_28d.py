@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from analysis.changes.compare import compare
+from analysis.changes.sources import from_result
 from analysis.collect import parse_paths
 from analysis.stats import run_throughput
 from analysis.stats.gpt_flops import recomputed_layers
@@ -454,6 +456,22 @@ def test_the_score_of_runs_with_a_clock_step_says_so(tmp_path):
     row = summarize(parse_paths([tmp_path], meta=MLPERF_META, jobs=1)).iloc[0]
     assert "1 of 5 run(s) timestamps_jump (a clock step or a stall inside the run: its " \
         "time to train is in doubt)" in row["time_to_train_rule"]
+    assert row["flags"] == "1 of 5 run(s) timestamps_jump in the time to train"
+
+
+def test_a_comparison_of_scores_with_a_clock_step_names_it(tmp_path):
+    """compare called a score with three stepped runs 15.5 % slower and named no flag."""
+    new = tmp_path / "new"
+    new.mkdir()
+    for k in range(5):
+        text = (GOOGLE / f"result_{k}.txt").read_text()
+        (new / f"result_{k}.txt").write_text(
+            _shifted(text, "lastblock", 60_000) if k in (2, 3, 4) else text)
+    base, stepped = (from_result(parse_paths([p], meta=MLPERF_META, jobs=1), str(p), p.name, [])
+                     for p in (GOOGLE, new))
+    row = compare(base, stepped).table.iloc[0]
+    assert row["time_to_train_verdict"] == "slower"
+    assert row["flags"] == "new: 3 of 5 run(s) timestamps_jump in the time to train"
 
 
 TF_BERT = REAL / "paddle_perf_tensorflow_bert"
