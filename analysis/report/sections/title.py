@@ -7,10 +7,12 @@ that no heading stands alone."""
 from __future__ import annotations
 
 from analysis import __version__
-from analysis.report import gpt_runs, prose, styled, tables
+from analysis.env import describe
 from analysis.report import html as H
+from analysis.report import prose, styled, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
+from analysis.stats import gpt_runs
 
 
 @register
@@ -38,7 +40,7 @@ class TitleBlock(Section):
         gpt = not s.empty and tables.gpt_rows(s).shape[0] == len(s)  # a GPT campaign
         if gpt:  # name the model sizes, as page 1's table does
             sizes = sorted({gpt_runs.model_size(f.parameters) for f in gpt_runs.case_runs(
-                rep.result.runs, rep.envs).values()} - {""}, key=float_size)
+                rep.result.runs, describe.run_hosts(rep.envs)).values()} - {""}, key=float_size)
             models = [tr("overview.gpt_sizes", sizes=tr.join(sizes))] if sizes else models
         return prose.render("title", tr, title=rep.title, empty=s.empty, gpt=gpt,
                             log_dir=rep.log_dir.name or ".", version=__version__,
