@@ -50,6 +50,7 @@ class Findings(Section):
         pipeline's measured loss beside the (p−1)/(m+p−1) bubble and, where the loss stays
         within it, the bubble its stages unequal by FLOPs predict."""
         from analysis.report.sections.gpt_cases import gpu_peak
+        from analysis.report.sections.seed002 import one_gpu_tflops
         from analysis.stats import gpt_runs
         from analysis.stats.gpt_parallel import overlapping_neighbours, strategies
 
@@ -82,7 +83,8 @@ class Findings(Section):
                 mfu = tr("findings.gpt_mfu_peak", peak=mfu)
             ranges = list(zip(top["efficiency_vs_1gpu_low"], top["efficiency_vs_1gpu_high"]))
             shares = tr.join([tr("findings.gpt_share", case=c, impl=(
-                f" ({facts[c].dp_impl})" if c in facts and facts[c].dp_impl else ""),
+                tr("findings.gpt_impl", impl=facts[c].dp_impl)
+                if c in facts and facts[c].dp_impl else ""),
                 share=tr.percent(e), low=tr.percent(lo), high=tr.percent(hi))
                 for c, e, (lo, hi) in zip(top["case"], top["efficiency_vs_1gpu"], ranges)])
             n = sorted({int(by_case.loc[c, "repeats"]) for c in top["case"]})
@@ -108,6 +110,11 @@ class Findings(Section):
                 out.append(tr("findings.gpt_pp", case=r["case"],
                               loss=tr.percent(r["bubble_measured"]),
                               theory=tr.percent(r["bubble_theoretical"])))
+        seed = one_gpu_tflops(rep)
+        if seed:  # the outside comparison sits off page 1: point to it
+            out.append(tr("findings.gpt_seed002", ours=tr.num(seed[0], 1),
+                          seed=tr.num(seed[1], 1), ratio=tr.num(seed[0] / seed[1], 1),
+                          section=tr("section.gpt_parallel")))
         return out
 
     def _group(self, key, g: pd.DataFrame) -> str | None:
@@ -160,17 +167,21 @@ class Findings(Section):
                 continue
             if same_model(str(r.hardware), str(r.run_hardware)) is not True:
                 continue
-            part = tr("findings.ref_ratio", ratio=tr.num(r["median"] / r["value"]),
-                      gpus=f["gpus"])
+            precision = rep.precision_name(f["prec"])
+            said = by_source.get(source_text(r, tr.lang), {}).get(precision)
+            key = ("findings.ref_ratio_next" if said else "findings.ref_ratio_one"
+                   if f["gpus"] == 1 else "findings.ref_ratio")
+            part = tr(key, ratio=tr.num(r["median"] / r["value"]), gpus=f["gpus"])
             ours = rep.summary["scaling_efficiency"][
                 [k == r.case_key for k in keys]]
             if i in eff and len(ours) and pd.notna(ours.iloc[0]):
                 part += tr("findings.ref_efficiency", ours=tr.percent(ours.iloc[0]),
                            ref=tr.percent(eff[i], 0))
-            precision = rep.precision_name(f["prec"])
             by_source.setdefault(source_text(r, tr.lang), {}).setdefault(precision, []).append(part)
         return [tr("findings.reference", source=src, parts=tr("findings.ref_separator").join(
-                    tr("findings.ref_precision", precision=p, ratios=tr.join(parts))
+                    tr("findings.ref_precision", precision=p, ratios=(
+                        tr("findings.ref_ratio_separator").join(parts) if len(parts) <= 2
+                        else tr.join(parts)))
                     for p, parts in per.items()))
                 for src, per in by_source.items()]
 

@@ -141,7 +141,9 @@ class GptCases(Section):
                    tr("gpt_cases.col.batch"), tr("gpt_cases.col.step"),
                    tr("gpt_cases.col.samples"),
                    tr("gpt_cases.col.tokens"), flops_header,
-                   tr("gpt_cases.col.mfu_both" if rate else "gpt_cases.col.mfu", gpu=gpu)
+                   tr(("gpt_cases.col.mfu_both" if rate.same_host
+                       else "gpt_cases.col.mfu_both_other") if rate
+                      else "gpt_cases.col.mfu", gpu=gpu)
                    if peak else "MFU"]
         columns += [tr("gpt_cases.col.hfu")] if recomputed else []
         columns += [tr("gpt_cases.col.host")] if several_hosts else []

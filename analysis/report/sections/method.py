@@ -64,6 +64,8 @@ class FamilyRule:
     example_text: str = ""
     #: the header row of the table the example line is a row of ("" for a plain line)
     example_header: str = ""
+    #: the family as the report names it ("OneFlow GPT table"); "" for its id
+    label: str = ""
 
     def example_cells(self) -> list[tuple[str, str]]:
         """(column name, value) of each cell of a table-row example under its header; []
@@ -295,7 +297,9 @@ class MethodSection(Section):
         """The rule as Markdown in this language: the catalogue's text of the family's DLPerf
         rule, else the method's own text (escaped)."""
         key = f"rule.{rule.family}"
-        rule = dataclasses.replace(rule, example_text=self.rep.shown(rule.example_text))
+        name = f"family_name.{rule.family}"
+        rule = dataclasses.replace(rule, example_text=self.rep.shown(rule.example_text),
+                                   label=self.tr(name) if self.tr.has(name) else "")
         if self.rep.method == "dlperf" and self.tr.has(key):
             return dataclasses.replace(rule, rule=self.tr(key))
         return dataclasses.replace(rule, rule=prose.md(rule.rule))
