@@ -133,9 +133,10 @@ def _bars(ax, g: pd.DataFrame, column: str, pal: dict, unit: str = "", one_gpu: 
     for y, v in enumerate(values):
         if not np.isfinite(v):
             continue
-        if v > 0.3 * top:
-            ax.text(v, y, compact_number(v) + " ", va="center", ha="right", fontsize=7,
-                    color="white")
+        if v > 0.3 * top:  # inside the bar, left of its whisker
+            inner = low[y] if np.isfinite(low[y]) else v
+            ax.text(min(v, inner), y, compact_number(v) + " ", va="center", ha="right",
+                    fontsize=7, color="white")
         else:
             ax.text(v, y, "  " + compact_number(v), va="center", fontsize=7)
     if column == "_per_gpu":

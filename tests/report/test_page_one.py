@@ -177,9 +177,9 @@ def test_gpt_findings_say_each_strategys_share_and_the_pipeline_loss():
     assert "more than the 27.3% bubble of equal stages, within the 41.2% bubble" in text
     # the outside comparison, off page 1, is pointed to: seed 002's one GPU by its own
     # 96 convention (49.4 TFLOP/s from its README latency) beside ours (666.6)
-    assert ("one GPU here does 666.6 TFLOP/s by that report's 96 convention, 13.5× its 49.4 "
-            "\\(table in “GPT parallel strategies compared”\\)") in text
-    assert "each against the 1-GPU median" in text  # what the brackets are relative to
+    assert ("one GPU here does 666.6 TFLOP/s by its 96 convention, 13.5× its 49.4 "
+            "\\(see “GPT parallel strategies compared”\\)") in text
+    assert "min–max over the 1-GPU median" in text  # what the brackets are relative to
     assert text.count("\n- ") == 4
 
 

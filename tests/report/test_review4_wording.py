@@ -74,3 +74,10 @@ def test_the_gpt_window_says_what_its_first_steps_weigh(gpt):
     text = str(gpt["en"].method_section())
     assert "in 4 of 41 runs (up to 4.1×: still warming up); the median absorbs it" in text
     assert window_start(build(BUNDLED, lang="en")) is None  # a fixed window, no median
+
+
+def test_single_node_launch_commands_have_no_node_column(gpt):
+    columns = list(gpt["en"].part("commands").data.columns)
+    assert columns[:2] == ["case", "runs"] and "node" not in columns
+    rn50 = list(build(BUNDLED, lang="en").part("commands").data.columns)
+    assert rn50[:3] == ["case", "node", "runs"]  # 2n2g runs have a node 1
