@@ -2,10 +2,11 @@
 
 Used for the log families (`analysis.parsers`), the launch backends
 (`analysis.campaign.backends`), the workload templates (`analysis.campaign.workloads`) and
-the per-run throughput methods (`analysis.stats.methods`):
-adding one means adding one module whose class is
-decorated with the registry's `register`; modules named `base` or starting with `_` are
-helpers and are not imported as members.
+the per-run throughput methods (`analysis.stats.methods`): adding one means adding one
+module whose class, named as its module, is decorated with the registry's `register`. The
+report's sections (`analysis.report.sections`) use it too, with a class per notebook cell,
+so several names per module. Modules named `base` or starting with `_` are helpers and are
+not imported as members.
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ class Registry(Generic[T]):
         self._loaded = True
 
     def module_names(self) -> list[str]:
-        """The members' names without importing them: each member registers under the name
-        of its module (tests/test_registries.py checks it), so listing the package is enough
+        """The members' names without importing them, for a registry whose members each
+        register under the name of their module (all but the report's sections:
+        tests/test_registries.py checks it), so listing the package is enough
         (``dlperf summarize --help`` does not load every log family)."""
         return sorted(m.name for m in pkgutil.iter_modules(self.path)
                       if m.name != "base" and not m.name.startswith("_"))

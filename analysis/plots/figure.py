@@ -8,6 +8,7 @@ import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import matplotlib
 import matplotlib.ticker
@@ -19,6 +20,7 @@ from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
 from analysis.i18n import Translator
+from analysis.plots import svg_titles
 
 #: Font stack for charts: Latin from DejaVu Sans, CJK from Noto Sans CJK SC (never AR PL).
 FONT_STACK = ["DejaVu Sans", "Noto Sans CJK SC", "Noto Sans CJK JP"]
@@ -65,11 +67,48 @@ class ReportFigure(Figure):
         self.savefig(buf, format="png", dpi=dpi or STYLE["savefig.dpi"], metadata=_PNG_METADATA)
         return buf.getvalue()
 
+    #: what a hover text holding label tokens reads in the figure's language (set by
+    #: :meth:`BilingualChart.localized`; texts of a chart drawn in one language as they are)
+    localize: Callable[[str], str] | None = None
+
     def svg(self) -> bytes:
+        """The figure as SVG; each mark that holds a hover text (:data:`HOVER`) carries it as
+        a ``<title>`` (a browser shows it under the pointer), and the root an ``aria-label``
+        naming the chart and its values (what an image's alt text says)."""
+        marks = self.findobj(lambda a: getattr(a, HOVER, None) is not None)
+        gids = [a.get_gid() for a in marks]
+        for i, a in enumerate(marks):  # the group of each mark in the SVG, found by its id
+            a.set_gid(f"{_HOVER_ID}{i}")
         buf = io.BytesIO()
-        with matplotlib.rc_context({"svg.hashsalt": STYLE["svg.hashsalt"]}):
-            self.savefig(buf, format="svg", metadata=_SVG_METADATA)
-        return buf.getvalue()
+        try:
+            with matplotlib.rc_context({"svg.hashsalt": STYLE["svg.hashsalt"]}):
+                self.savefig(buf, format="svg", metadata=_SVG_METADATA)
+        finally:
+            for a, gid in zip(marks, gids):
+                a.set_gid(gid)
+        local = self.localize or (lambda text: text)
+        texts = [_localized(getattr(a, HOVER_LINES, None) or getattr(a, HOVER), local)
+                 for a in marks]
+        out = svg_titles.with_titles(buf.getvalue().decode("utf-8"), _HOVER_ID, texts,
+                                     self.description(local, texts))
+        return out.encode("utf-8")
+
+    def description(self, local: Callable[[str], str], texts: list) -> str:
+        """The chart's title and its marks' values, one clause each: the alt text."""
+        title = self._suptitle.get_text() if self._suptitle is not None else ""
+        if not title:
+            title = next((ax.get_title() or ax.get_title(loc="left") for ax in self.axes
+                          if ax.get_title() or ax.get_title(loc="left")), "")
+        values = []
+        for t in texts:
+            for one in ([t] if isinstance(t, str) else t):
+                if isinstance(one, str) and one and one not in values:
+                    values.append(one)
+        values = [" ".join(v.split()) for v in values]
+        shown = values[:MAX_DESCRIBED]
+        more = len(values) - len(shown)
+        return " ".join(local(title).split()) + (": " + "; ".join(shown) if shown else "") + (
+            f"; … ({more} more)" if more > 0 else "")
 
     def _repr_svg_(self) -> str:
         """The figure as SVG: vector in the HTML page and in the PDF printed from it."""
@@ -107,6 +146,21 @@ def compact_number(x: float, _pos=None) -> str:
 #: Attribute of an artist with what a notebook shows when the pointer is over it
 #: (analysis.explore.chart): a bar holds one text, a line one per point.
 HOVER = "dlperf_hover"
+#: Attribute of an artist of several lines (a LineCollection, whose :data:`HOVER` holds a
+#: list per line) with one text per line: what the SVG's title of each line says.
+HOVER_LINES = "dlperf_hover_lines"
+#: Id prefix of the SVG group of an artist with a hover text (:meth:`ReportFigure.svg`).
+_HOVER_ID = "dlperf-hover-"
+#: The most values the alt text of a chart lists (a trace of 20 points per run lists more).
+MAX_DESCRIBED = 40
+
+
+def _localized(hover, local: Callable[[str], str]):
+    """A hover text (a string, or a list per point, or a list of lists) in the figure's
+    language."""
+    if isinstance(hover, str):
+        return local(hover)
+    return [_localized(h, local) for h in hover]
 
 
 def hover_text(label: str, unit: str, value: float, n, low: float = float("nan"),
@@ -121,7 +175,7 @@ def hover_text(label: str, unit: str, value: float, n, low: float = float("nan")
     extra = [f"n = {int(n)}"] if n == n and n is not None else []
     if low == low and high == high:
         extra.append(f"{num(low)}–{num(high)}")
-    unit = " ".join(str(unit).split())  # an axis label of two lines on one
+    unit = " ".join(str(unit).split()).replace("， ", "，")  # a label of two lines on one
     return f"{label}\n{unit}: {num(value)}" + (f" ({', '.join(extra)})" if extra else "")
 
 
@@ -207,6 +261,7 @@ class BilingualChart:
             artist.set_text(self.tokens.text(template, tr))
         for axis, locs, labels in self.ticks:
             axis.set_ticks(locs, labels=[self.tokens.text(t, tr) for t in labels])
+        self.figure.localize = partial(self.tokens.text, tr=tr)
         for ax, original, active in self.positions:
             # constrained layout starts from where the panels are: from where the last
             # drawing left them, it places them a little otherwise than on a new figure

@@ -121,13 +121,22 @@ def _bars(ax, g: pd.DataFrame, column: str, pal: dict, unit: str = "", one_gpu: 
         i = int(round(patch.get_y() + patch.get_height() / 2))
         if 0 <= i < len(texts):
             setattr(patch, HOVER, texts[i])
-    top = (np.nanmax(values) if np.isfinite(values).any() else 1.0) * 1.2
+    low, high = ends
+    whiskers = np.isfinite(low) & np.isfinite(high) & np.isfinite(values)
+    if whiskers.any():  # the repeats' min–max per GPU, as the tables give it
+        ys = np.arange(len(values))[whiskers]
+        ax.errorbar(values[whiskers], ys, xerr=[values[whiskers] - low[whiskers],
+                                                high[whiskers] - values[whiskers]],
+                    fmt="none", ecolor="0.15", elinewidth=0.9, capsize=2, zorder=4)
+    top = (np.nanmax(np.concatenate([values, high[np.isfinite(high)]]))
+           if np.isfinite(values).any() else 1.0) * 1.2
     for y, v in enumerate(values):
         if not np.isfinite(v):
             continue
-        if v > 0.3 * top:
-            ax.text(v, y, compact_number(v) + " ", va="center", ha="right", fontsize=7,
-                    color="white")
+        if v > 0.3 * top:  # inside the bar, left of its whisker
+            inner = low[y] if np.isfinite(low[y]) else v
+            ax.text(min(v, inner), y, compact_number(v) + " ", va="center", ha="right",
+                    fontsize=7, color="white")
         else:
             ax.text(v, y, "  " + compact_number(v), va="center", fontsize=7)
     if column == "_per_gpu":
@@ -182,6 +191,11 @@ def gpt_configurations(summary: pd.DataFrame, lang: str = "en") -> ReportFigure 
     handles = [Line2D([], [], linewidth=6, color=c, label=h) for h, c in pal.items()]
     if metrics[0][0] == "_per_gpu":
         handles.append(Line2D([], [], color="0.25", linestyle="--", label=tr("chart.gpt_one_gpu")))
-    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8)
+        if {"interval_low", "interval_high"} <= set(df.columns) and df[
+                ["interval_low", "interval_high"]].notna().all(axis=1).any():
+            handles.append(Line2D([], [], color="0.15", marker="|", markersize=6,
+                                  linewidth=0.9, label=tr("chart.gpt_whiskers")))
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5),
+               fontsize=8)
     fig.suptitle(tr("chart.gpt_title"))
     return fig

@@ -260,7 +260,7 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
         ax.set_ylim(floor, span + 1.0)
         zoom |= floor > 0
         ax.set_xlabel(tr("chart.devices"))
-        ax.set_ylabel(tr("chart.efficiency"))
+        ax.set_ylabel(tr("chart.efficiency_axis"))  # shorter: it stays under the title
         if len(models) > 1:
             row[0].set_title(plain(model))
     label = _interval_label(df, low_all, high_all, kinds, tr)

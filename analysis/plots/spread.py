@@ -56,7 +56,7 @@ def repeat_spread(runs: pd.DataFrame, lang: str = "en") -> ReportFigure | None:
     counts = df["_case"].value_counts()
     runs_of = df["run_id"] if "run_id" in df.columns else df["_case"]
     setattr(ax.collections[-1], HOVER, [  # one point a row of df, in its order
-        hover_text(f"{run} ({rel:.1f} % of the case median)", tr("chart.throughput"), value,
+        hover_text(tr("chart.spread_point", run=run, pct=f"{rel:.1f}"), tr("chart.throughput"), value,
                    counts[case]) for run, rel, value, case in zip(
             runs_of, df["_rel"], df["throughput"].astype(float), df["_case"], strict=True)])
     at_right = blended_transform_factory(ax.transAxes, ax.transData)

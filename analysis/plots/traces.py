@@ -14,6 +14,7 @@ from matplotlib.ticker import MaxNLocator
 
 from .figure import (
     HOVER,
+    HOVER_LINES,
     PAGE_WIDTH,
     ReportFigure,
     compact_number,
@@ -90,6 +91,11 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
                                            tr("chart.throughput"), value, None)
                                 for step, value in points] for (run, _), points
                                in zip(by_run, repeats, strict=True)])
+        setattr(lines, HOVER_LINES, [hover_text(
+            f"{run} · {tr('chart.step')} {points[0, 0]:g}–{points[-1, 0]:g}",
+            tr("chart.throughput"), float(np.median(points[:, 1])), len(points),
+            float(points[:, 1].min()), float(points[:, 1].max()))
+            for (run, _), points in zip(by_run, repeats, strict=True)])
         of_case = measured.reindex(g["run_id"].unique()).dropna()
         median = of_case.median()
         if np.isfinite(median):
@@ -106,7 +112,7 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
         # measuring the panel's tick labels again for it at every draw
         ax.set_title(plain(case) + (f"\n({tr('chart.printed')})" if case in printed_cases
                                     else ""), fontsize=7, y=1.0)
-        ax.set_ylim(bottom=0)
+        ax.set_ylim(_y_range(g, window))
         ax.yaxis.set_major_formatter(compact_number)
         ax.yaxis.set_major_locator(MaxNLocator(nbins=4))
         ax.tick_params(labelsize=7)
@@ -124,12 +130,27 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
                               label=tr("chart.method_median")))
     if "basis" in df.columns and (df["basis"] == "timestamps").any():
         handles.append(Line2D([], [], linestyle="none", label=tr("chart.from_timestamps")))
+    handles.append(Line2D([], [], linestyle="none", label=tr("chart.trace_zoom")))
     if window:
         handles.append(Patch(color="0.5", alpha=0.15, label=tr("chart.measured",
                                                                 first=window[0], last=window[1])))
     fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0),
                ncol=min(2, len(handles)), fontsize=8)
     return fig
+
+
+def _y_range(g: pd.DataFrame, window: tuple[int, int] | None) -> tuple[float, float]:
+    """A panel's throughput axis: from a little below the lowest value after start-up (of
+    the measured window where the case has one, else after the first 10 % of the steps) to
+    a little above the highest, not from 0: the repeats' variation of a few percent shows,
+    a dip inside the window still does, and the slow start-up iterations run off the foot."""
+    steps, values = g["step"].to_numpy(float), g["throughput"].to_numpy(float)
+    late = steps >= (window[0] if window and window[0] < steps.max()
+                     else steps.min() + 0.1 * (steps.max() - steps.min()))
+    low = float(np.nanmin(values[late])) if late.any() else float(np.nanmin(values))
+    high = float(np.nanmax(values))
+    pad = 0.08 * max(high - low, 0.02 * high)
+    return max(low - pad, 0.0), high + pad
 
 
 def _printed_cases(df: pd.DataFrame) -> set[str]:
@@ -143,7 +164,7 @@ def _printed_cases(df: pd.DataFrame) -> set[str]:
 def _legend_size(df: pd.DataFrame, measured: pd.Series, window, pal: dict) -> int:
     """How many entries the legend has (the layout leaves room for its rows)."""
     timestamps = "basis" in df.columns and (df["basis"] == "timestamps").any()
-    return len(pal) + 1 + bool(len(measured)) + bool(timestamps) + bool(window)
+    return len(pal) + 2 + bool(len(measured)) + bool(timestamps) + bool(window)
 
 
 def _grid(rows: int, cols: int, height: float, title_lines: int, legend_rows: int,

@@ -321,7 +321,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     """
     from analysis.env.folder_records import resolve_log_dir
     from analysis.report.baseline import check_baseline
-    from analysis.report.build import check_log_base_url
+    from analysis.report.sections.logs import check_log_base_url
     from analysis.stats import METHODS
 
     langs = [check_lang(x) for x in _split(langs, ("en", "zh"), "language")]

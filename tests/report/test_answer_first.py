@@ -79,15 +79,19 @@ def test_no_gpt_sections_without_gpt_cases(rn50):
 
 def test_key_numbers_of_the_rn50_campaign(rn50):
     en = rn50["en"].key_numbers().data
+    # every group's largest is 1n4g: the headers name it
     assert list(en.columns) == ["group", "1 GPU, samples/s", "largest configuration",
-                                "samples/s at the largest", "Speedup", "Scaling efficiency",
-                                "AMP / FP32", "spread at the largest, (max − min) / median"]
+                                "samples/s at 1n4g", "Speedup", "Scaling efficiency",
+                                "AMP / FP32", "spread at 1n4g"]
     amp = en[en["group"].str.contains("AMP")].iloc[0]
     assert amp["largest configuration"] == "1n4g"
-    assert amp["samples/s at the largest"].endswith("(n = 5)")
+    # each median with its n, and the repeats' min–max on the line below
+    assert amp["samples/s at 1n4g"] == "23,362.79 (n = 5)\n23,254.82–23,399.37"
+    assert amp["1 GPU, samples/s"] == "6,046.57 (n = 5)\n6,006.60–6,061.02"
+    assert amp["Speedup"] == "3.86×"
     assert re.fullmatch(r"2\.\d\d× \(b256 / b128\)", amp["AMP / FP32"])  # the header names them
     zh = rn50["zh"].key_numbers().data
-    assert zh.iloc[0, 1].endswith("（n = 5）")
+    assert zh.iloc[0, 1].startswith("6,046.57（n = 5）\n") and zh.iloc[0, 4] == "3.86 倍"
 
 
 def test_caveats_follow_the_answer(rn50):
@@ -134,7 +138,7 @@ def test_method_text_is_the_family_rule_with_a_real_line(rn50, gpt):
     assert "latency (s/iteration)" in g and "DLLogger" not in g and "Iteration > 5" not in g
     assert "Speedup" not in g and "Intervals" not in g  # no table of the report shows them
     zh = str(rn50["zh"].method_section())
-    assert "DLLogger PyTorch 日志的 DLPerf 规则" in zh
+    assert "PyTorch 运行（40 次；日志为 DLLogger PyTorch 格式）。** DLPerf 规则：" in zh
 
 
 def test_gpt_report_has_its_cases_table_and_no_empty_sections(gpt):
@@ -253,10 +257,18 @@ def test_each_notebook_section_is_one_library_call():
 
 
 def test_an_nvidia_smi_peak_below_the_allocator_peak_is_explained(rn50):
-    """rn50_4gpu fp32: the framework's peak (16,296 MiB at 1n1g) above the nvidia-smi
-    samples' (12,971): the results say the samples missed the peak."""
+    """rn50_4gpu fp32: the framework's peak (16,296 MiB at 1n1g) above every nvidia-smi
+    sample (12,971, flat over the training steps): the results say the framework counts
+    iteration 1, where cuDNN's autotuning ran, and what training held; never that the
+    samples "missed" a peak."""
     results = rn50["en"].results()
-    assert "nvidia-smi&#x27;s samples missed the moment of the peak" in results.caption
+    caption = results.caption
+    assert "iteration 1 included, where cuDNN&#x27;s autotuning" in caption
+    assert "(FP32 (TF32 on): 1n1g, 1n2g, 1n4g, and 2n2g)" in caption
+    assert "training held about the nvidia-smi figure" in caption
+    assert "missed" not in caption
+    zh = rn50["zh"].results().caption
+    assert "包括第 1 次迭代" in zh and "错过" not in zh
     summary = rn50["en"].summary
     assert (summary["memory_framework_mib"] > summary["memory_sampled_mib"]).any()
 

@@ -133,7 +133,8 @@ def test_reproduce_checks_out_the_commit_that_made_the_runs():
     assert "git checkout" not in rn50
     # no commit recorded: the box says HEAD's workload is not known to be the one that ran
     assert "did not record the suite commit that made them" in rn50
-    assert "status record" in rn50
+    # 00_launch.ipynb is the launch record (status.json is the status record)
+    assert "launch record \\(`00_launch.ipynb`" in rn50 and "status record" not in rn50
 
 
 def test_run_settings_give_the_repeats_made_beside_the_spec():

@@ -45,7 +45,7 @@ def test_gpt_method_quotes_the_header_then_the_row():
     assert len(head) == len(row) == 8
     assert dict(zip(head, row))["latency"] == "0.12214"
     # the family's format named as a format, the framework as what ran
-    assert "PyTorch runs (41), logs in the oneflow\\_gpt format:" in text
+    assert "**PyTorch runs (41; logged in the OneFlow GPT table format).** Rule (" in text
 
 
 def test_precision_is_said_once_in_the_descriptions():

@@ -50,12 +50,20 @@ def test_findings_state_throughput_scaling_and_the_reference(reports):
     assert en.count("\n- ") == 5
     zh = str(reports["zh"].part("findings"))
     assert "扩展效率 96.6%" in zh and "FP32（开启 TF32）" in zh and "samples" in zh
+    # one clause per ratio, "参考值" (not "对方"), no "和" between two clauses
+    assert "AMP：单卡为参考值的 1.04 倍，4 卡为 1.14 倍（扩展效率 96.6%，参考值 88%）" in zh
+    assert "对方" not in zh
 
 
 def test_reference_block_has_every_reference_with_hardware_and_ratio(reports):
     frame = reports["en"].part("reference").data
     assert len(frame) == 8
-    assert list(frame.iloc[:, 1]) == ["1x H200", "4x H200"] * 2 + ["8x V100-SXM2-16GB"] * 4
+    # where each was measured: the 4-GPU H200 values are derived from one GPU's, and say
+    # so; the V100 rows name the GPUs of the 8-GPU machine they used
+    assert list(frame.iloc[:, 1]) == ["H200, 1 GPU", "1x H200 (4-GPU value derived)"] * 2 + [
+        "V100-SXM2-16GB, 1 GPU", "V100-SXM2-16GB, 4 GPUs"] * 2
+    zh = reports["zh"].part("reference").data
+    assert list(zh.iloc[:2, 1]) == ["H200，单卡", "1x H200（4 卡值为推算）"]
     ratios = list(frame["ours / reference"])
     assert ratios[:4] == ["1.04×", "1.14×", "1.43×", "1.50×"]
     assert all(r.endswith("(other GPU)") for r in ratios[4:])
@@ -167,7 +175,12 @@ def test_gpt_findings_say_each_strategys_share_and_the_pipeline_loss():
     assert text.count("not resolved") == 1  # the 1.77B model's ranges are apart
     assert "loses 38.7% of one GPU's per-GPU throughput" in text
     assert "more than the 27.3% bubble of equal stages, within the 41.2% bubble" in text
-    assert text.count("\n- ") == 3
+    # the outside comparison, off page 1, is pointed to: seed 002's one GPU by its own
+    # 96 convention (49.4 TFLOP/s from its README latency) beside ours (666.6)
+    assert ("one GPU here does 666.6 TFLOP/s by its 96 convention, 13.5× its 49.4 "
+            "\\(see “GPT parallel strategies compared”\\)") in text
+    assert "min–max over the 1-GPU median" in text  # what the brackets are relative to
+    assert text.count("\n- ") == 4
 
 
 def test_findings_do_not_call_repeats_that_are_far_apart_agreeing(tmp_path):

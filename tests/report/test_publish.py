@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -45,7 +46,7 @@ def test_html_in_chromium(published, browser, lang, artifacts_dir):
     html_path = published.files[lang]["html"]
     text = html_path.read_text()
     assert "cdnjs.cloudflare.com" not in text and "<script src=" not in text  # self-contained
-    assert "data:image/svg+xml;base64," in text  # charts embedded, as vector images
+    assert re.search(r'<svg [^>]*aria-label="', text)  # charts inline, as vector images
     assert "&lt;script&gt;document.title=" in text and "PWNED" in text
     assert '<script>document.title' not in text
     page = browser.new_page(viewport={"width": 1200, "height": 1600})
@@ -116,10 +117,11 @@ def test_html_in_chromium(published, browser, lang, artifacts_dir):
     href = links.first.get_attribute("href")
     assert not href.startswith("/") and href.endswith("r50_b128_fp32_1.log")
     assert (html_path.parent / href).resolve().is_file()
-    charts = page.locator(".jp-RenderedSVG img")  # no empty chart is drawn
-    assert charts.count() == 4
-    assert all(charts.nth(i).get_attribute("src").startswith("data:image/svg+xml")
-               for i in range(4))
+    charts = page.locator(".jp-RenderedSVG > svg")  # no empty chart is drawn
+    assert charts.count() == 4 and page.locator(".jp-RenderedSVG img").count() == 0
+    for i in range(4):  # each names itself and its values (alt text), each mark its value
+        assert charts.nth(i).get_attribute("aria-label")
+        assert charts.nth(i).locator("g[id^='dlperf-hover-'] title").count() > 0
     shot = artifacts_dir / f"report_{lang}.png"
     page.screenshot(path=str(shot), full_page=False)
     page.locator("table.dlperf-results").screenshot(path=str(artifacts_dir / f"results_{lang}.png"))

@@ -145,7 +145,7 @@ def test_method_described_in_each_language(reports):
     for m in stats.METHODS:
         assert cat.has(f"method.{m}"), m
     zh = str(reports["zh"].method_section())
-    assert "DLLogger PyTorch 日志的 DLPerf 规则" in zh  # the rule of the family that ran
+    assert "日志为 DLLogger PyTorch 格式）。** DLPerf 规则：" in zh  # the family that ran
     assert stats.describe_method("dlperf") not in zh
     assert "每次运行的第 25 至 125 次迭代（共 100 次）" in zh
     en = str(reports["en"].method_section())

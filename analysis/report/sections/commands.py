@@ -117,6 +117,10 @@ class Commands(Section):
                 + [args[k][2] if k in args else ABSENT for k in varying]
                 for g, args in zip(groups, parsed)]
         frame = pd.DataFrame(rows, columns=columns)
+        align = "lrr" + "l" * len(varying)
+        if frame[tr("col.node")].nunique() == 1:  # single-node runs: a column of zeros says nothing
+            frame = frame.drop(columns=tr("col.node"))
+            align = "lr" + "l" * len(varying)
         caption = [tr("commands.template", template=text),
                    tr("commands.varying" if varying else "commands.same")]
         if labels:  # one folder for an example: the reader can map the rest to the logs
@@ -125,7 +129,7 @@ class Commands(Section):
         names = set(columns[3:])
         # an argument's name breaks after _ and - only ("nproc_/per_/node"), so that the
         # headers do not take the width the case labels need to stay on one line
-        return styled.table(frame, "commands", "lrr" + "l" * len(varying), caption=caption,
+        return styled.table(frame, "commands", align, caption=caption,
                             classes=styled.NO_MATH, markup={tr("col.case"): styled.label_words}
                             ).format_index(lambda c: styled.label_words(c, "_-") if c in names
                                            else html.escape(str(c)), axis=1)

@@ -47,6 +47,14 @@ def record_topologies(rep) -> list[tuple[int, TopoInput]]:
     return out
 
 
+def _brackets(value: str, lang: str) -> str:
+    """`value` with a Chinese sentence's full-width brackets in zh ('2.11.0（CUDA 13.0，…）'
+    reads as part of the sentence); as it is in other languages."""
+    if lang != "zh":
+        return value
+    return value.replace(" (", "（").replace("(", "（").replace(")", "）")
+
+
 @register
 class Environment(Section):
     name = "environment"
@@ -69,8 +77,8 @@ class Environment(Section):
                 "host_count": tr.int(len(group), group=True),
                 "record_count": tr.int(len(records), group=True), "same_host": same_host,
                 "hardware": merge_lines([describe.hardware_lines(r, tr) for r in records]),
-                "software": merge_lines([describe.software_lines(r, tr, used)
-                                         for r in records]),
+                "software": [(k, _brackets(v, tr.lang)) for k, v in merge_lines(
+                    [describe.software_lines(r, tr, used) for r in records])],
                 "topologies": [topology_text(t) for k, t in recorded if k == i]})
         return prose.render("environment", tr, heading=tr("section.environment"),
                             node_types=node_types,

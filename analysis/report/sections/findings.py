@@ -49,15 +49,17 @@ class Findings(Section):
         (neighbours whose ranges overlap are said to be unordered); and the largest
         pipeline's measured loss beside the (p−1)/(m+p−1) bubble and, where the loss stays
         within it, the bubble its stages unequal by FLOPs predict."""
-        from analysis.report import gpt_runs
         from analysis.report.sections.gpt_cases import gpu_peak
-        from analysis.stats.gpt_parallel import strategies
+        from analysis.report.sections.seed002 import one_gpu_tflops
+        from analysis.stats import gpt_runs
+        from analysis.stats.gpt_parallel import overlapping_neighbours, strategies
 
         tr, rep = self.tr, self.rep
-        frame = strategies(rep.summary, rep.result.runs)
+        hosts = describe.run_hosts(rep.envs)
+        frame = strategies(rep.summary, rep.result.runs, hosts)
         if frame.empty:
             return []
-        facts = gpt_runs.case_runs(rep.result.runs, rep.envs)
+        facts = gpt_runs.case_runs(rep.result.runs, hosts)
         _, peak = gpu_peak(rep.envs)
         by_case = rep.summary.set_index("case")
         out = []
@@ -79,14 +81,14 @@ class Findings(Section):
             mfu = tr.percent(row["tflops_per_gpu"] / peak) if peak and model_flops else "-"
             if mfu != "-":  # the measured matmul rate stays in the table, with its probe
                 mfu = tr("findings.gpt_mfu_peak", peak=mfu)
-            ranges = self._share_ranges(top)
+            ranges = list(zip(top["efficiency_vs_1gpu_low"], top["efficiency_vs_1gpu_high"]))
             shares = tr.join([tr("findings.gpt_share", case=c, impl=(
-                f" ({facts[c].dp_impl})" if c in facts and facts[c].dp_impl else ""),
+                tr("findings.gpt_impl", impl=facts[c].dp_impl)
+                if c in facts and facts[c].dp_impl else ""),
                 share=tr.percent(e), low=tr.percent(lo), high=tr.percent(hi))
                 for c, e, (lo, hi) in zip(top["case"], top["efficiency_vs_1gpu"], ranges)])
             n = sorted({int(by_case.loc[c, "repeats"]) for c in top["case"]})
-            ties = [(a, b) for (a, (alo, _)), (b, (_, bhi)) in zip(
-                zip(top["case"], ranges), list(zip(top["case"], ranges))[1:]) if bhi >= alo]
+            ties = overlapping_neighbours(top)
             out.append(tr("findings.gpt_model", model=tr(
                 "gpt_cases.model" if size else "gpt_cases.model_unsized", size=size,
                 hidden=tr.int(h), layers=tr.int(lay)), one=tr.num(row["throughput_median"]),
@@ -108,18 +110,11 @@ class Findings(Section):
                 out.append(tr("findings.gpt_pp", case=r["case"],
                               loss=tr.percent(r["bubble_measured"]),
                               theory=tr.percent(r["bubble_theoretical"])))
-        return out
-
-    def _share_ranges(self, top: pd.DataFrame) -> list[tuple[float, float]]:
-        """Each case's share of one GPU at the min and at the max of its repeats (the
-        share scaled by the case's min / median and max / median)."""
-        by_case = self.rep.summary.set_index("case")
-        out = []
-        for c, e in zip(top["case"], top["efficiency_vs_1gpu"]):
-            r = by_case.loc[c]
-            med, lo, hi = r["throughput_median"], r["interval_low"], r["interval_high"]
-            ok = pd.notna(lo) and pd.notna(hi) and med
-            out.append((e * lo / med, e * hi / med) if ok else (e, e))
+        seed = one_gpu_tflops(rep)
+        if seed:  # the outside comparison sits off page 1: point to it
+            out.append(tr("findings.gpt_seed002", ours=tr.num(seed[0], 1),
+                          seed=tr.num(seed[1], 1), ratio=tr.num(seed[0] / seed[1], 1),
+                          section=tr("section.gpt_parallel")))
         return out
 
     def _group(self, key, g: pd.DataFrame) -> str | None:
@@ -172,17 +167,21 @@ class Findings(Section):
                 continue
             if same_model(str(r.hardware), str(r.run_hardware)) is not True:
                 continue
-            part = tr("findings.ref_ratio", ratio=tr.num(r["median"] / r["value"]),
-                      gpus=f["gpus"])
+            precision = rep.precision_name(f["prec"])
+            said = by_source.get(source_text(r, tr.lang), {}).get(precision)
+            key = ("findings.ref_ratio_next" if said else "findings.ref_ratio_one"
+                   if f["gpus"] == 1 else "findings.ref_ratio")
+            part = tr(key, ratio=tr.num(r["median"] / r["value"]), gpus=f["gpus"])
             ours = rep.summary["scaling_efficiency"][
                 [k == r.case_key for k in keys]]
             if i in eff and len(ours) and pd.notna(ours.iloc[0]):
                 part += tr("findings.ref_efficiency", ours=tr.percent(ours.iloc[0]),
                            ref=tr.percent(eff[i], 0))
-            precision = rep.precision_name(f["prec"])
             by_source.setdefault(source_text(r, tr.lang), {}).setdefault(precision, []).append(part)
         return [tr("findings.reference", source=src, parts=tr("findings.ref_separator").join(
-                    tr("findings.ref_precision", precision=p, ratios=tr.join(parts))
+                    tr("findings.ref_precision", precision=p, ratios=(
+                        tr("findings.ref_ratio_separator").join(parts) if len(parts) <= 2
+                        else tr.join(parts)))
                     for p, parts in per.items()))
                 for src, per in by_source.items()]
 

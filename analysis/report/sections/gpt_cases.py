@@ -21,10 +21,10 @@ import pandas as pd
 
 from analysis.env import describe
 from analysis.env.folder_records import load_env
-from analysis.report import gpt_runs, styled, tables
+from analysis.report import styled, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
-from analysis.stats import gpt_flops
+from analysis.stats import gpt_flops, gpt_runs
 
 #: Dense BF16 tensor-core peak per GPU (TFLOP/s) by the name nvidia-smi gives: NVIDIA's H200
 #: datasheet gives 1,979 (SXM) and 1,671 (NVL) TFLOP/s "with sparsity", twice the dense rate.
@@ -125,7 +125,7 @@ class GptCases(Section):
         configs = tables.gpt_configurations(rep.summary, rep.result.runs)
         if configs.empty:
             return None
-        facts = gpt_runs.case_runs(rep.result.runs, rep.envs)
+        facts = gpt_runs.case_runs(rep.result.runs, describe.run_hosts(rep.envs))
         gpu, peak = gpu_peak(rep.envs)
         formulas = {gpt_flops.label(str(f)) for f in configs["tflops_formula"].dropna() if f}
         model_flops = formulas == {"72"}  # the model's FLOPs, no recomputation counted
@@ -141,13 +141,15 @@ class GptCases(Section):
                    tr("gpt_cases.col.batch"), tr("gpt_cases.col.step"),
                    tr("gpt_cases.col.samples"),
                    tr("gpt_cases.col.tokens"), flops_header,
-                   tr("gpt_cases.col.mfu_both" if rate else "gpt_cases.col.mfu", gpu=gpu)
+                   tr(("gpt_cases.col.mfu_both" if rate.same_host
+                       else "gpt_cases.col.mfu_both_other") if rate
+                      else "gpt_cases.col.mfu", gpu=gpu)
                    if peak else "MFU"]
         columns += [tr("gpt_cases.col.hfu")] if recomputed else []
         columns += [tr("gpt_cases.col.host")] if several_hosts else []
         rows, first_of_group, last_model, last_group = [], [], None, None
         for r in _order(configs).itertuples(index=False):
-            f = facts.get(str(r.case), gpt_runs.CaseRuns("", None, None, None, ()))
+            f = facts.get(str(r.case), gpt_runs.UNKNOWN)
             size = gpt_runs.model_size(f.parameters)
             model = tr("gpt_cases.model" if size else "gpt_cases.model_unsized", size=size,
                        hidden=tr.int(r.hidden_size), layers=tr.int(r.num_layers))

@@ -11,8 +11,9 @@ from __future__ import annotations
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from analysis.env import describe
 from analysis.i18n import Translator
-from analysis.report import gpt_runs, prose, styled
+from analysis.report import prose, styled
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
 from analysis.stats.gpt_parallel import strategies
@@ -35,16 +36,17 @@ def section(summary: pd.DataFrame, runs: pd.DataFrame, lang: str = "en",
     a Styler; its caption says what the table compares, then lists the rows' notes, each
     numbered as in the row's note column (with `envs`, the runs' environment records, a
     ratio whose baseline ran on another host says so). None without GPT cases."""
-    frame = strategies(summary, runs)
+    frame = strategies(summary, runs, describe.run_hosts(list(envs)))
     if frame.empty:
         return None
     tr = Translator(lang)
-    facts = gpt_runs.case_runs(runs, list(envs))
+    impl_of = dict(zip(frame["case"], frame["dp_impl"]))
+    hosts_of = dict(zip(frame["case"], frame["hosts"]))
     rows, notes = [], []
     for _, r in frame.iterrows():
-        impls = _impl_differs(r, facts)
+        impls = {ref: (impl_of[ref], r["dp_impl"]) for ref in r["other_impl"]}
         note = tr("gpt_parallel.separator").join(filter(None, [
-            _note(r, tr, impls), *_baselines_differ(r, facts, tr, impls)]))
+            _note(r, tr, impls), *_baselines_differ(r, hosts_of, tr, impls)]))
         if note:
             notes.append(tr("gpt_parallel.note_line", index=len(notes) + 1,
                             case=str(r["case"]), note=note))
@@ -121,33 +123,11 @@ def _note(row: pd.Series, tr: Translator, impls: dict[str, tuple[str, str]] | No
     return tr("gpt_parallel.separator").join(parts)
 
 
-def _refs(row: pd.Series) -> list[str]:
-    """The row's baseline cases, each once, in column order (the row's own case left out)."""
-    refs = dict.fromkeys(str(row[c]) for c in ("baseline_case", "dp_case", "no_tp_case",
-                                                "no_pp_case"))
-    return [r for r in refs if r and r != row["case"]]
-
-
-def _impl_differs(row: pd.Series, facts: dict) -> dict[str, tuple[str, str]]:
-    """{baseline case: (its data-parallel implementation, this case's)} for the row's
-    baselines that ran another one (both with data parallelism)."""
-    own = facts.get(str(row["case"]))
-    out = {}
-    for ref in _refs(row):
-        base = facts.get(ref)
-        if own and base and own.dp_impl and base.dp_impl and own.dp_impl != base.dp_impl:
-            out[ref] = (base.dp_impl, own.dp_impl)
-    return out
-
-
-def _baselines_differ(row: pd.Series, facts: dict, tr: Translator,
+def _baselines_differ(row: pd.Series, hosts_of: dict, tr: Translator,
                       impls: dict[str, tuple[str, str]] | None = None) -> list[str]:
     """One sentence for the row's baselines that ran another data-parallel implementation
     (those the TP/PP loss sentence has not named already), and one for each that ran on
-    another host."""
-    own = facts.get(str(row["case"]))
-    if own is None:
-        return []
+    another host (`hosts_of`: case -> the hosts its runs ran on)."""
     impls = impls or {}
     named = {str(row[c]) for c in ("no_tp_case", "no_pp_case")}
     out = []
@@ -161,13 +141,9 @@ def _baselines_differ(row: pd.Series, facts: dict, tr: Translator,
                 for ref in refs for f in columns if str(row[f]) == ref]
         out.append(tr("gpt_parallel.impl_differs", case=tr.join(said or refs), base=base_impl,
                       impl=impl, mark=MARK))
-    for ref in _refs(row):
-        base = facts.get(ref)
-        if base is None:
-            continue
-        if own.hosts and base.hosts and set(own.hosts) != set(base.hosts):
-            out.append(tr("gpt_parallel.host_differs", case=ref, base=", ".join(base.hosts),
-                          host=", ".join(own.hosts)))
+    for ref in row["other_host"]:
+        out.append(tr("gpt_parallel.host_differs", case=ref, base=", ".join(hosts_of[ref]),
+                      host=", ".join(row["hosts"])))
     return out
 
 

@@ -74,8 +74,9 @@ def key_numbers(summary: pd.DataFrame, tr: Translator, simulated: set[tuple] = f
     for (fw, model, prec, bsz), g in groups:
         one = g[(g["num_devices"] == 1) & g["throughput_median"].notna()]
         top = largest_case(g, simulated)
-        one_text = (tables.throughput_text(one.iloc[0], tr, disagree, one.iloc[0]["repeats"])
-                    if len(one) else "-")
+        one_text = _with_interval(tables.throughput_text(
+            one.iloc[0], tr, disagree, one.iloc[0]["repeats"]), one.iloc[0], tr) \
+            if len(one) else "-"
         if top is None:
             rows.append([group_label(fw, model, prec, bsz, tr, precision_name), one_text] + ["-"] * 6)
             continue
@@ -84,11 +85,28 @@ def key_numbers(summary: pd.DataFrame, tr: Translator, simulated: set[tuple] = f
             label = tr("headline.simulated", config=label)
         rows.append([
             group_label(fw, model, prec, bsz, tr, precision_name), one_text, label,
-            tables.throughput_text(top, tr, disagree, top["repeats"]),
-            tr.num(top["speedup"]), tr.percent(top["scaling_efficiency"]),
+            _with_interval(tables.throughput_text(top, tr, disagree, top["repeats"]), top, tr),
+            tr("headline.times", value=tr.num(top["speedup"]))
+            if pd.notna(top["speedup"]) else "-",
+            tr.percent(top["scaling_efficiency"]),
             _ratio_text(pairs, top, tr, precision_name), _spread_text(top, tr),
         ])
-    return pd.DataFrame(rows, columns=[tr(c) for c in KEY_COLUMNS])
+    columns = [tr(c) for c in KEY_COLUMNS]
+    configs = {row[2] for row in rows}
+    if len(configs) == 1 and "-" not in configs:  # one largest configuration: name it
+        config = configs.pop()
+        columns[3] = tr("col.throughput_at", config=config)
+        columns[-1] = tr("col.spread_at", config=config)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _with_interval(text: str, row, tr: Translator) -> str:
+    """`text` (a median with its n) with the repeats' interval on a line below, as the GPT
+    table gives it."""
+    low, high = row.get("interval_low"), row.get("interval_high")
+    if text == "-" or low is None or pd.isna(low) or pd.isna(high):
+        return text
+    return text + "\n" + tables.interval_text(low, high, tr)
 
 
 def group_label(fw, model, prec, bsz, tr: Translator, precision_name=str) -> str:

@@ -18,6 +18,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from analysis import metrics as M
@@ -64,6 +65,8 @@ class FamilyRule:
     example_text: str = ""
     #: the header row of the table the example line is a row of ("" for a plain line)
     example_header: str = ""
+    #: the family as the report names it ("OneFlow GPT table"); "" for its id
+    label: str = ""
 
     def example_cells(self) -> list[tuple[str, str]]:
         """(column name, value) of each cell of a table-row example under its header; []
@@ -213,10 +216,59 @@ def window_text(rep) -> str:
             return tr("desc.window_dlperf", first=win[0], last=win[1],
                       measure=win[1] - win[0]) + span
         if seconds is not None:
-            return tr("desc.window_iterations", iterations=seconds.iterations) + span
+            start = window_start(rep)
+            note = "" if start is None or not start.slow else tr(
+                "desc.window_first_steps", slow=start.slow, runs=start.runs,
+                worst=tr.num(start.worst, 1), later=LATER_START, threshold=tr.num(SLOW_FIRST, 1),
+                moved=tr.percent(start.moved))
+            return tr("desc.window_iterations", iterations=seconds.iterations) + span + note
         return tr("desc.window_default")
     w, m = window_size(rep)
     return tr("desc.window_value", warmup=w, measure=m) + span
+
+
+#: Steps the check of a window's first steps starts later (review: step 5 instead of 2).
+LATER_START = 3
+#: A first step this many times its run's median step time is still warming up.
+SLOW_FIRST = 1.5
+
+
+@dataclass(frozen=True)
+class WindowStart:
+    """How a window of medians treats its first steps: runs whose first measured step took
+    over SLOW_FIRST times their median step time (and the largest such factor), and the
+    most any run's median step time moves when the window starts LATER_START steps later."""
+
+    slow: int
+    runs: int
+    worst: float
+    moved: float
+
+
+def window_start(rep) -> WindowStart | None:
+    """For a rule that takes the median step time of the run's last ``iterations`` printed
+    steps (no fixed window: the GPT rules), what its first steps weigh; None for other
+    rules or without per-step figures."""
+    if rep.method != "dlperf" or measured_window(rep) is not None or rep.trace.empty:
+        return None
+    method = rep.runs["method"].fillna("").astype(str)
+    runs = rep.runs[method.str.contains("median of the printed latency")
+                    & rep.runs["iterations"].notna()]
+    trace = rep.trace[rep.trace["throughput"].notna()]
+    by_run = dict(tuple(trace.sort_values("step").groupby("run_id", sort=False)))
+    slow, worst, moved, counted = 0, 1.0, 0.0, 0
+    for run_id, n in zip(runs["run_id"], runs["iterations"].astype(int)):
+        g = by_run.get(run_id)
+        if g is None or len(g) < n or n <= LATER_START + 1:
+            continue
+        step_time = 1.0 / g["throughput"].to_numpy(float)[-n:]  # per sample: ∝ latency
+        median = float(np.median(step_time))
+        counted += 1
+        if step_time[0] > SLOW_FIRST * median:
+            slow += 1
+            worst = max(worst, step_time[0] / median)
+        moved = max(moved, abs(float(np.median(step_time[LATER_START:])) / median - 1))
+    return WindowStart(slow, counted, float(worst), moved) if counted else None
 
 
 def options(rep) -> dict[str, str]:
@@ -295,7 +347,9 @@ class MethodSection(Section):
         """The rule as Markdown in this language: the catalogue's text of the family's DLPerf
         rule, else the method's own text (escaped)."""
         key = f"rule.{rule.family}"
-        rule = dataclasses.replace(rule, example_text=self.rep.shown(rule.example_text))
+        name = f"family_name.{rule.family}"
+        rule = dataclasses.replace(rule, example_text=self.rep.shown(rule.example_text),
+                                   label=self.tr(name) if self.tr.has(name) else "")
         if self.rep.method == "dlperf" and self.tr.has(key):
             return dataclasses.replace(rule, rule=self.tr(key))
         return dataclasses.replace(rule, rule=prose.md(rule.rule))

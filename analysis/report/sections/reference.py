@@ -61,6 +61,20 @@ def source_text(row, lang: str) -> str:
     return str(own) if isinstance(own, str) and own.strip() else str(row.get("source", ""))
 
 
+def hardware_text(hardware: str, used: int, tr) -> str:
+    """Where a reference was measured, for its row of `used` GPUs: 'V100-SXM2-16GB, 1 GPU'
+    (of a larger machine); '1x H200 (4-GPU value derived)' where the machine has fewer GPUs
+    than the row counts, so its value cannot have been measured there; as the file writes
+    it when that is no 'Nx MODEL'."""
+    parsed = gpus.parse(hardware)
+    if parsed is None:
+        return hardware
+    if parsed.count < used:
+        return tr("reference.hardware_derived", hardware=str(parsed), gpus=used)
+    return tr("reference.hardware_used_one" if used == 1 else "reference.hardware_used",
+              model=parsed.model, gpus=used)
+
+
 def same_model(reference: str, runs: str) -> bool | None:
     """Whether the reference's GPU model is the runs' (counts aside); None when the runs'
     GPUs are not recorded."""
@@ -116,7 +130,7 @@ class Reference(Section):
                          ref=tr.percent(eff_ref[i], 0))
             shown = source_text(r, tr.lang)
             source = "" if rows and rows[-1][-1] == shown else shown
-            rows.append([source, str(r.hardware),
+            rows.append([source, hardware_text(str(r.hardware), f["gpus"], tr),
                          tr("reference.case", precision=reference_precision(rep, f["prec"], same),
                             bsz=f["bsz"], gpus=f["gpus"]),
                          tr.num(r["value"], 0),

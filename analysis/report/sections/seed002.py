@@ -44,6 +44,20 @@ def seed_gpus(case: str) -> tuple[int, int]:
     return int(m["dp"]) * int(m["tp"]) * int(m["pp"]), int(m["gbs"])
 
 
+def one_gpu_tflops(rep) -> tuple[float, float] | None:
+    """(ours, seed 002's) TFLOP/s of one GPU by the 96 convention, for page 1's pointer to
+    this table; None without a 1-GPU case of seed 002's model shape."""
+    configs = tables.gpt_configurations(rep.summary, rep.result.runs)
+    if configs.empty or "tflops_per_gpu_seed002" not in configs:
+        return None
+    ours = configs[(configs["hidden_size"] == HIDDEN) & (configs["num_layers"] == LAYERS)
+                   & (configs["num_devices"] == 1) & configs["tflops_per_gpu_seed002"].notna()]
+    seed = [s for s in SEED002 if seed_gpus(s.case)[0] == 1]
+    if ours.empty or not seed:
+        return None
+    return float(ours["tflops_per_gpu_seed002"].iloc[0]), seed[0].tflops_96
+
+
 @register
 class Seed002(Section):
     name = "seed002"

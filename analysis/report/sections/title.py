@@ -6,11 +6,15 @@ that no heading stands alone."""
 
 from __future__ import annotations
 
+import re
+
 from analysis import __version__
-from analysis.report import gpt_runs, prose, styled, tables
+from analysis.env import describe
 from analysis.report import html as H
+from analysis.report import prose, styled, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
+from analysis.stats import gpt_runs
 
 
 @register
@@ -38,9 +42,9 @@ class TitleBlock(Section):
         gpt = not s.empty and tables.gpt_rows(s).shape[0] == len(s)  # a GPT campaign
         if gpt:  # name the model sizes, as page 1's table does
             sizes = sorted({gpt_runs.model_size(f.parameters) for f in gpt_runs.case_runs(
-                rep.result.runs, rep.envs).values()} - {""}, key=float_size)
+                rep.result.runs, describe.run_hosts(rep.envs)).values()} - {""}, key=float_size)
             models = [tr("overview.gpt_sizes", sizes=tr.join(sizes))] if sizes else models
-        return prose.render("title", tr, title=rep.title, empty=s.empty, gpt=gpt,
+        return prose.render("title", tr, title=_keep_together(rep.title), empty=s.empty, gpt=gpt,
                             log_dir=rep.log_dir.name or ".", version=__version__,
                             commit=rep.suite_commit, runs=len(rep.result.runs), cases=len(s),
                             frameworks=sorted({str(x) for x in s["framework"].dropna()}),
@@ -59,3 +63,11 @@ class Heading(Section):
             return None
         return prose.Markdown(f'<a id="sec-{section}"></a>\n\n'
                               f"## {prose.md(self.tr('section.' + section))}\n")
+
+
+def _keep_together(title: str) -> str:
+    """`title` with a count and what it counts joined by no-break spaces ("4× H200",
+    "4 × H200"): a title wrapped into balanced lines never breaks between them."""
+    return re.sub(r"(\d)( ?)×( ?)(?=\S)",
+                  lambda m: m.group(1) + "\u00a0" * len(m.group(2)) + "×"
+                  + "\u00a0" * len(m.group(3)), title)
