@@ -45,7 +45,7 @@ FIELDS = ("framework", "model", "precision", "batch_size_per_device", "num_nodes
 REQUIRED_FIELDS = FIELDS[:-1]
 _INT_FIELDS = ("batch_size_per_device", "num_nodes", "gpus_per_node")
 KEYS = ("key", *FIELDS, "value", "lower", "upper", "tolerance", "unit", "source", "source_zh",
-        "hardware")
+        "hardware", "derived_from")
 DEFAULT_KEYS = ("unit", "source", "source_zh", "tolerance", "hardware")
 #: Names of samples/s, the unit of the medians a reference is checked against.
 UNITS = ("samples/s", "img/s", "images/s", "samples/sec", "sequences/s")
@@ -56,7 +56,7 @@ OTHER_HARDWARE, HARDWARE_UNKNOWN = "other hardware", "hardware unknown"
 MAX_BYTES = 1 << 20
 COLUMNS = ["reference", "case_key", "repeats", "median", "interval_low", "interval_high", "value",
            "lower", "upper", "ratio", "verdict", "unit", "source", "source_zh", "hardware",
-           "run_hardware",
+           "derived_from", "run_hardware",
            "excluded", "flags"]
 _KEY = re.compile(r"^([^/]+)/([^/]+)/([^/]+)/b(\d+)/(\d+)n(\d+)g(?:/(.+))?$")
 _GLOB = re.compile(r"[*?\[\]]")
@@ -174,9 +174,16 @@ def _reference(entry, at: str, default_tolerance: float) -> dict:
         raise UsageError(f"{at}: hardware must be the GPU count and model of the machine the "
                          f"figure was measured on, such as '8x V100-SXM2-16GB', not "
                          f"{entry.get('hardware')!r}")
+    # a value computed from one measured elsewhere (4 x a 1-GPU figure x a stated efficiency)
+    # names the machine it was measured on: a report says "derived", not "measured on"
+    derived_from = gpus.parse(entry.get("derived_from", "")) if "derived_from" in entry else ""
+    if derived_from is None:
+        raise UsageError(f"{at}: derived_from must be the GPU count and model of the machine the "
+                         f"figure it was derived from was measured on, such as '1x H200', not "
+                         f"{entry.get('derived_from')!r}")
     return {"match": match, "value": value, "lower": lower, "upper": upper, "unit": unit,
             "source": source, "source_zh": str(entry.get("source_zh", "") or "").strip(),
-            "hardware": hardware}
+            "hardware": hardware, "derived_from": str(derived_from)}
 
 
 def load_references(path: str | Path, default_tolerance: float = verdict.DEFAULT_THRESHOLD
@@ -260,7 +267,7 @@ def check(summary: pd.DataFrame, references: list[dict],
         base = {"reference": _label(ref["match"]), "value": ref["value"],
                 "lower": ref["lower"], "upper": ref["upper"], "unit": ref["unit"],
                 "source": ref["source"], "source_zh": ref.get("source_zh", ""),
-                "hardware": str(ref["hardware"])}
+                "hardware": str(ref["hardware"]), "derived_from": ref.get("derived_from", "")}
         hits = [(k, r) for k, r in zip(keys, records) if _matches(ref["match"], r)]
         if not hits:
             rows.append({**base, "case_key": "", "repeats": 0, "median": np.nan,

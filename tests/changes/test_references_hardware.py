@@ -150,3 +150,21 @@ def test_a_case_over_two_kinds_of_machine_matches_no_reference(bundled):
     refs = references.load_references(EXAMPLES / "dlperf_pytorch_resnet50_v100.yaml")
     row = references.check(bundled.summary, refs, gpus_by_case=by_case).iloc[0]
     assert row["verdict"] == references.OTHER_HARDWARE and "several kinds" in row["excluded"]
+
+
+def test_derived_references_keep_their_verdict_and_name_their_source_machine(bundled, tmp_path):
+    """The 4-GPU H200 values are 4 x the 1-GPU figure x the stated efficiency: the file says
+    so in derived_from, the check still gives them a verdict on the runs' machine, and a
+    bad derived_from names file and entry."""
+    refs = references.load_references(EXAMPLES / "rn50_4gpu.yaml")
+    derived = [r for r in refs if r["derived_from"]]
+    assert [(r["match"]["gpus_per_node"], r["derived_from"], str(r["hardware"]))
+            for r in derived] == [(4, "1x H200", "4x H200")] * 2
+    table = references.check(bundled.summary, derived,
+                             gpus_by_case=references.case_gpus(bundled.runs, bundled.env))
+    assert list(table["verdict"]) == [references.FASTER, references.FASTER]
+    assert list(table["derived_from"]) == ["1x H200", "1x H200"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"- {GOOD[:-1]}, derived_from: lots}}\n")
+    with pytest.raises(UsageError, match="bad.yaml.*derived_from must be"):
+        references.load_references(bad)

@@ -61,11 +61,19 @@ def source_text(row, lang: str) -> str:
     return str(own) if isinstance(own, str) and own.strip() else str(row.get("source", ""))
 
 
-def hardware_text(hardware: str, used: int, tr) -> str:
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def hardware_text(hardware: str, used: int, tr, derived_from: str = "") -> str:
     """Where a reference was measured, for its row of `used` GPUs: 'V100-SXM2-16GB, 1 GPU'
-    (of a larger machine); '1x H200 (4-GPU value derived)' where the machine has fewer GPUs
-    than the row counts, so its value cannot have been measured there; as the file writes
-    it when that is no 'Nx MODEL'."""
+    (of a larger machine); '1x H200 (4-GPU value derived)' where the file says the value
+    was derived from a figure measured there (`derived_from`), or where the machine has
+    fewer GPUs than the row counts, so its value cannot have been measured there; as the
+    file writes it when that is no 'Nx MODEL'."""
+    source = gpus.parse(derived_from) if derived_from else None
+    if source is not None:
+        return tr("reference.hardware_derived", hardware=str(source), gpus=used)
     parsed = gpus.parse(hardware)
     if parsed is None:
         return hardware
@@ -130,7 +138,8 @@ class Reference(Section):
                          ref=tr.percent(eff_ref[i], 0))
             shown = source_text(r, tr.lang)
             source = "" if rows and rows[-1][-1] == shown else shown
-            rows.append([source, hardware_text(str(r.hardware), f["gpus"], tr),
+            rows.append([source, hardware_text(str(r.hardware), f["gpus"], tr,
+                                               _text(r.get("derived_from"))),
                          tr("reference.case", precision=reference_precision(rep, f["prec"], same),
                             bsz=f["bsz"], gpus=f["gpus"]),
                          tr.num(r["value"], 0),
