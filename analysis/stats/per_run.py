@@ -194,7 +194,7 @@ def figures_where_read(row: dict, parsed_logs: list[ParsedLog], problems: list,
 def _estimate_fields(est: Estimate) -> dict:
     """An Estimate as the parse cache keeps it: JSON values (a rule may give numpy
     numbers; the window as a list)."""
-    fields = dataclasses.asdict(est)
+    fields = {f.name: getattr(est, f.name) for f in dataclasses.fields(est)}  # no deep copy
     fields.update(throughput=float(est.throughput), latency=float(est.latency),
                   iterations=int(est.iterations),
                   **{k: None if getattr(est, k) is None else [int(x) for x in getattr(est, k)]
