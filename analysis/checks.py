@@ -195,7 +195,7 @@ def _drop_bad_values(parsed: ParsedLog, log: LogText) -> list[Problem]:
                 sel = mask & (phase == key[0]) & (metric == key[1])
                 found.setdefault((kind, *key), []).append((b["line"][sel], b["value"][sel]))
         if not bad.all():
-            kept.append(_select(b, ~bad))
+            kept.append(select_rows(b, ~bad))
     parsed.obs.blocks[:] = kept
     out = []
     for (kind, phase, metric), parts in found.items():
@@ -235,7 +235,8 @@ def _column(block: dict, name: str) -> np.ndarray:
     return np.full(block["n"], v, dtype=object) if isinstance(v, str) else np.asarray(v, dtype=object)
 
 
-def _select(block: dict, keep: np.ndarray) -> dict:
+def select_rows(block: dict, keep: np.ndarray) -> dict:
+    """The rows `keep` selects of an observations block (its text columns stay scalars)."""
     out = {"n": int(keep.sum())}
     for name, v in block.items():
         if name == "n":

@@ -14,6 +14,15 @@ def debug() -> bool:
     return os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
 
 
+def shown_value(value: object) -> str:
+    """A value a user gave, for a message: a collection by its type alone (a YAML alias
+    bomb's repr is exponential), anything else as repr cut to 80 characters."""
+    if isinstance(value, (dict, list, tuple, set)):
+        return f"a {type(value).__name__}"
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:80]}… ({len(text):,} characters)"
+
+
 class DLPerfError(Exception):
     """Base class of every error raised on purpose by DLPerf Suite."""
 

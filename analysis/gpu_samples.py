@@ -16,6 +16,8 @@ of the run's observations, so of its memory peak and its energy, and said in one
   ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (CUDA then numbers them fastest first, nvidia-smi by bus),
   no sample is left out for its GPU, unless the file samples more GPUs than the run used
   on the node: then none of its timed samples is the run's, as which were is not stated
+  (so too where CUDA_VISIBLE_DEVICES names more GPUs than the run used: a launcher that
+  exports the whole node)
   (the run's memory peak and energy would take another job's). Samples without a time (``.mem`` files, whose device
   numbers are the framework's, counted within CUDA_VISIBLE_DEVICES) are not checked.
 - The run's time: from the start its done marker implies (its duration before the log's
@@ -35,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis import metrics as M
+from analysis.checks import select_rows
 from analysis.fsutil import read_json_object
 from analysis.layout import node_index, run_stem
 from analysis.parsers.base import Observations, ParsedLog
@@ -138,8 +141,13 @@ def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_pa
     `used`: how many GPUs the run used on the node (None: unknown)."""
     marker = _marker(log_path)
     gpus, said_by = run_gpus(log_path, node_index(sidecar), marker)
-    if gpus is None and isinstance(used, int):
-        unsure = _unsure(sidecar, parsed, used, run_id, problems)
+    if isinstance(used, int) and (gpus is None or len(gpus) > used):
+        # nothing names the run's GPUs, or CUDA_VISIBLE_DEVICES names more than it used (a
+        # launcher exporting the whole node): which of them were its is not stated
+        why = ("no CUDA_VISIBLE_DEVICES in an environment record or done marker" if gpus is None
+               else f"{said_by} gives CUDA_VISIBLE_DEVICES={','.join(map(str, sorted(gpus)))}, "
+                    f"{len(gpus)} GPUs, not which {used} were its")
+        unsure = _unsure(sidecar, parsed, used, run_id, problems, why)
         if unsure is not None:
             return unsure
     span = run_span(main, log_path, marker)
@@ -165,7 +173,7 @@ def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_pa
         if keep.all():
             kept.blocks.append(block)
         elif keep.any():
-            kept.blocks.append(_rows(block, keep))
+            kept.blocks.append(select_rows(block, keep))
     if not other_gpu and not out_of_time:
         return parsed
     if other_gpu:
@@ -184,10 +192,10 @@ def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_pa
 
 
 def _unsure(sidecar: Path, parsed: ParsedLog, used: int, run_id: str,
-            problems: list[Problem]) -> ParsedLog | None:
+            problems: list[Problem], why: str) -> ParsedLog | None:
     """`parsed` less its timestamped samples when they are of more GPUs than the run used
-    (`used`) and nothing says which were its (another job's 70 GB would be its peak); None
-    when they are not."""
+    (`used`) and nothing says which were its (`why`; another job's 70 GB would be its
+    peak); None when they are not."""
     devices: set[int] = set()
     for block in parsed.obs.blocks:
         sampled = np.isfinite(block["timestamp"]) & (block["device"] >= 0)
@@ -201,11 +209,11 @@ def _unsure(sidecar: Path, parsed: ParsedLog, used: int, run_id: str,
         if not sampled.any():
             kept.blocks.append(block)
         elif not sampled.all():
-            kept.blocks.append(_rows(block, ~sampled))
+            kept.blocks.append(select_rows(block, ~sampled))
     problems.append(_problem(sidecar, run_id, found,
                              f"of {len(devices)} GPUs ({_list(devices)}) where the run used "
-                             f"{used} on the node, and nothing states which were its (no "
-                             "CUDA_VISIBLE_DEVICES in an environment record or done marker)"))
+                             f"{used} on the node, and nothing states which were its "
+                             f"({why})"))
     return dataclasses.replace(parsed, obs=kept)
 
 
@@ -214,14 +222,6 @@ def _note(found: dict, block: dict, rows: np.ndarray) -> None:
     if rows.any():
         found.setdefault("lines", set()).update(block["line"][rows].tolist())
         found.setdefault("devices", set()).update(block["device"][rows].tolist())
-
-
-def _rows(block: dict, keep: np.ndarray) -> dict:
-    out = {"n": int(keep.sum())}
-    for key, value in block.items():
-        if key != "n":
-            out[key] = value[keep] if isinstance(value, np.ndarray) else value
-    return out
 
 
 def _problem(sidecar: Path, run_id: str, found: dict, what: str) -> Problem:

@@ -57,13 +57,16 @@ KINDS = {
     "timestamps_backwards": "a line's timestamp is earlier than the previous line's "
                             "(no throughput from a window across it)",
     "timestamps_jump": "inside a throughput window, the time between two lines is far longer "
-                       "than the iterations between them take elsewhere in it (a clock step "
-                       "forward, a stall, validation): no throughput from that window",
-    "figure_mismatch": "a figure measured from timestamps (global batch x iterations / time) "
-                       "is more than 5 % from the throughput the log prints for the same "
-                       "lines, or lines print a throughput more than 5 % from the stated "
-                       "global batch over the time per iteration they print: the figure is "
-                       "kept, both values are named",
+                       "or far shorter than the iterations between them take elsewhere in it "
+                       "(a clock step forward or back, a stall, validation): no throughput "
+                       "from that window; in an MLPerf run, a block far slower than the "
+                       "others: the time to train is kept, flagged",
+    "figure_mismatch": "a figure and an independent statement of its log are more than 5 % "
+                       "apart: a figure from timestamps and the throughput the lines print; a "
+                       "closing figure and every statement of the lines; the stated global "
+                       "batch and the samples an iteration the printed rates, latencies or "
+                       "sample counts imply by the clock: the figure is kept, both values "
+                       "are named",
     "batch_changed": "the log states another batch size part-way (a job restarted in the "
                      "same log with another batch): its parts are two runs, so no figure",
     "unit_not_samples": "a throughput is printed in a unit that is not samples per second "

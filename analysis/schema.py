@@ -230,13 +230,6 @@ def validate(df: pd.DataFrame, schema: tuple[Column, ...]) -> pd.DataFrame:
     return df
 
 
-def describe(schema: tuple[Column, ...]) -> pd.DataFrame:
-    """The schema itself as a frame (name, dtype, unit, meaning) for docs and reports."""
-    import pandas as pd
-
-    return pd.DataFrame([c.__dict__ for c in schema])
-
-
 def case_key(row) -> str:
     """A case as one string: 'PyTorch/resnet50/amp/b256/1n4g' (+ '/<case>' for GPT case
     labels); what comparisons, the store and case flags name cases by."""

@@ -226,17 +226,9 @@ def run_command(argv: Sequence[str], timeout: float, check: bool = True,
     if not timeout or timeout <= 0:
         raise UsageError(f"run_command timeout must be a positive number of seconds, not {timeout!r}")
     start = time.monotonic()
-    proc = _popen(args, stdin=subprocess.DEVNULL,
-                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
-                  new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, err = _drain(proc)
-        raise CommandTimeoutError(args, timeout, _text(out), _text(err)) from None
-    result = CompletedCommand(args, proc.returncode, _text(out), _text(err),
-                              time.monotonic() - start)
+    proc = start_process(args, env=env, cwd=cwd, stdout=PIPE, stderr=PIPE, new_session=True)
+    out, err = proc.communicate(timeout)
+    result = CompletedCommand(args, proc.returncode, out, err, time.monotonic() - start)
     if check and result.returncode != 0:
         raise CommandError(args, result.returncode, result.stdout, result.stderr)
     return result

@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from analysis.errors import UsageError
+from analysis.errors import UsageError, shown_value
 from analysis.layout import normalize_model, normalize_precision, run_stem
 from analysis.parsers._fields import META_FIELDS
 
@@ -44,15 +44,6 @@ def is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_COUNT
 
 
-def _shown(value: object) -> str:
-    """`value` for a message: a collection by its type alone (a YAML alias bomb's repr
-    is exponential), anything else as repr cut to 80 characters."""
-    if isinstance(value, (dict, list, tuple, set)):
-        return f"a {type(value).__name__}"
-    text = repr(value)
-    return text if len(text) <= 80 else f"{text[:80]}… ({len(text):,} characters)"
-
-
 def check_meta(values: Mapping[str, object], where: str = "--meta") -> dict:
     """Validated, normalised copy of `values` (raises UsageError naming `where` and the key)."""
     out: dict = {}
@@ -60,7 +51,7 @@ def check_meta(values: Mapping[str, object], where: str = "--meta") -> dict:
         if key not in USER_KEYS:
             raise UsageError(f"{where}: unknown key {key!r}; valid: {', '.join(USER_KEYS)}")
         if isinstance(value, (dict, list, tuple, set)) or value is None:
-            raise UsageError(f"{where}: {key} needs a single value, got {_shown(value)}")
+            raise UsageError(f"{where}: {key} needs a single value, got {shown_value(value)}")
         text = str(value).strip()
         if key in INT_KEYS:
             try:
@@ -69,13 +60,13 @@ def check_meta(values: Mapping[str, object], where: str = "--meta") -> dict:
                 number = 0
             if not is_count(number) or isinstance(value, (bool, float)):
                 raise UsageError(f"{where}: {key} must be a positive integer (at most "
-                                 f"{MAX_COUNT:,}), got {_shown(value)}")
+                                 f"{MAX_COUNT:,}), got {shown_value(value)}")
             out[key] = number
         elif key == "precision":
             prec = normalize_precision(text)
             if prec not in PRECISIONS:
                 raise UsageError(f"{where}: precision must be one of {', '.join(PRECISIONS)} "
-                                 f"(or fp16, float16, bfloat16, float32), got {_shown(value)}")
+                                 f"(or fp16, float16, bfloat16, float32), got {shown_value(value)}")
             out[key] = prec
         elif not text:
             raise UsageError(f"{where}: {key} is empty")

@@ -140,19 +140,6 @@ def _wait_gone(pids, seconds: float) -> None:
         time.sleep(0.02)
 
 
-def kill_tree(pid: int, grace: float = 5.0) -> None:
-    """SIGTERM `pid` and all its descendants, wait up to `grace` s, then SIGKILL what is left.
-
-    The tree is re-read before the SIGKILL so that processes forked in between are caught too.
-    """
-    tree = [pid, *descendants(pid)]
-    _signal_all(tree, signal.SIGTERM)
-    _wait_gone(tree, grace)
-    left = [p for p in tree + descendants(pid) if alive(p)]
-    _signal_all(left, signal.SIGKILL)
-    _wait_gone(left, 2.0)
-
-
 def _kill_frozen(is_root: Callable[[int, list[str]], bool]) -> list[int]:
     """SIGKILL every process that `is_root(pid, stat fields)` selects and all their
     descendants, wherever these moved (torchrun's workers, like any process that calls setsid,
@@ -204,32 +191,27 @@ def _prctl(option: int, value: int) -> None:
         pass
 
 
-def _set_pdeathsig(sig: int) -> None:
-    _prctl(1, sig)  # PR_SET_PDEATHSIG
+def _stop_trees(is_root: Callable[[int, list[str]], bool], grace: float) -> set[int]:
+    """SIGTERM every process `is_root` selects and all their descendants, wait up to `grace`
+    s, then :func:`_kill_frozen` what is left of them, wherever it moved; every pid met."""
+    roots = [p for p, f in _process_table().items() if is_root(p, f)]
+    tree = set(roots) | {q for p in roots for q in descendants(p)}
+    _signal_all(sorted(tree), signal.SIGTERM)
+    _wait_gone(tree, grace)
+    return tree | set(_kill_frozen(lambda p, f: p in tree or is_root(p, f)))
 
 
-def _become_subreaper() -> None:
-    """Orphans of the workload (torchrun's workers when torchrun dies) become our children,
-    so they can be found and stopped."""
-    _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+def kill_tree(pid: int, grace: float = 5.0) -> None:
+    """SIGTERM `pid` and all its descendants, wait up to `grace` s, then SIGKILL what is left
+    (also what they forked in between, and what was re-parented away from `pid`)."""
+    _stop_trees(lambda p, _f: p == pid, grace)
 
 
 def _stop_orphans(keep: set[int]) -> None:
     """After the command exited: stop what it left behind (re-parented to us, the subreaper)
-    and what that started — SIGTERM, then :func:`_kill_frozen` — and reap it."""
+    and what that started, and reap it."""
     me = os.getpid()
-
-    def orphan(pid: int, f: list[str]) -> bool:
-        return int(f[1]) == me and pid not in keep
-
-    table = _process_table()
-    roots = [p for p, f in table.items() if orphan(p, f)]
-    if not roots:
-        return
-    tree = roots + [q for p in roots for q in descendants(p)]
-    _signal_all(tree, signal.SIGTERM)
-    _wait_gone(tree, 3.0)
-    for p in set(tree) | set(_kill_frozen(orphan)):
+    for p in _stop_trees(lambda pid, f: int(f[1]) == me and pid not in keep, 3.0):
         try:
             os.waitpid(p, os.WNOHANG)
         except ChildProcessError:  # not ours to reap
@@ -349,8 +331,10 @@ def run_agent(opts) -> int:
     parent = None
     if opts.die_with_parent:
         parent = opts.parent_pid or os.getppid()
-        _set_pdeathsig(signal.SIGTERM)
-    _become_subreaper()
+        _prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    # PR_SET_CHILD_SUBREAPER: orphans of the workload (torchrun's workers when torchrun
+    # dies) become our children, so they can be found and stopped
+    _prctl(36, 1)
     if opts.pidfile:
         write_pidfile(opts.pidfile)
     env = dict(os.environ)

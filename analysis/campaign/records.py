@@ -46,7 +46,13 @@ def disk_state(run, out: Path) -> tuple[str, str, int]:
         if marker.get("ok") and run.log_path(out).exists():
             return "done", "", attempts
         if marker.get("ok"):
-            return "failed", "done marker present but the log is missing", attempts
+            files = [run.path(out, ".done")] + [
+                p for k in range(run.case.num_nodes) for p in run.files(out, k) if p.exists()]
+            rel = [str(p.relative_to(out)) for p in files]
+            return "failed", (f"finished (done marker {rel[0]}) but its log "
+                              f"{run.log_path(out).relative_to(out)} is missing; not re-run (its "
+                              f"finished files would clash). To run it again, delete "
+                              f"{', '.join(rel)} (in {out})"), attempts
         return "failed", str(marker.get("reason", "failed")), attempts
     if run.log_path(out).exists():
         return "failed", ("log exists without a done marker; kept and not re-run "

@@ -48,8 +48,7 @@ def done_markers(out: Path) -> dict[str, dict]:
     return found
 
 
-def settings(marker: dict, drop_env: set[str] = frozenset(),
-             commands: bool = True) -> dict[str, object]:
+def settings(marker: dict, drop_env: set[str] = frozenset()) -> dict[str, object]:
     """The defining fields of `marker`, flat (``case.iterations``, ``env.NCCL_ALGO``,
     ``node 0 command``), without the variables in `drop_env`."""
     flat: dict[str, object] = {}
@@ -60,9 +59,8 @@ def settings(marker: dict, drop_env: set[str] = frozenset(),
                          if not (key == "env" and k in drop_env)})
         elif key in marker:
             flat[key] = value
-    if commands:
-        for n in marker.get("nodes") or []:
-            flat[f"node {n.get('node')} command"] = [str(w) for w in n.get("command") or []]
+    for n in marker.get("nodes") or []:
+        flat[f"node {n.get('node')} command"] = [str(w) for w in n.get("command") or []]
     return flat
 
 

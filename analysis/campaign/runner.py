@@ -27,7 +27,6 @@ from analysis import config
 from analysis.campaign import backends, records, resume
 from analysis.campaign.backends import (
     BudgetSpent,
-    Interrupted,
     Launch,
     NodeLaunch,
     NodeOutcome,
@@ -112,27 +111,14 @@ class Campaign:
                 "duration_s": float("nan") if duration is None else float(duration),
                 "log": str(run.log_path(self.out).relative_to(self.out))}
 
-    def disk_state(self, run: Run) -> tuple[str, str, int]:
-        """(state, reason, attempts) of `run` (:func:`records.disk_state`); a done run whose
-        log is gone says which files to delete to run it again."""
-        state, reason, attempts = records.disk_state(run, self.out)
-        if self._log_missing(run):
-            files = [run.path(self.out, ".done")] + [
-                p for k in range(run.case.num_nodes) for p in self.files(run, k) if p.exists()]
-            rel = [str(p.relative_to(self.out)) for p in files]
-            reason = (f"finished (done marker {rel[0]}) but its log "
-                      f"{run.log_path(self.out).relative_to(self.out)} is missing; not re-run "
-                      f"(its finished files would clash). To run it again, delete "
-                      f"{', '.join(rel)} (in {self.out})")
-        return state, reason, attempts
-
     def _log_missing(self, run: Run) -> bool:
         marker = records.read_json(run.path(self.out, ".done"))
         return bool(marker and marker.get("ok")) and not run.log_path(self.out).exists()
 
     def status(self):
         """The status table from the files on disk (see :func:`records.status_frame`)."""
-        return records.status_frame([self._row(r, *self.disk_state(r)) for r in self.runs])
+        return records.status_frame([self._row(r, *records.disk_state(r, self.out))
+                                     for r in self.runs])
 
     plan = status
 
@@ -148,11 +134,6 @@ class Campaign:
         if self.spec.scale != "full":
             note += " at reduced size (--image-size 32 --width 8)"
         return "cpu", note
-
-    def files(self, run: Run, node: int) -> tuple[Path, Path, Path]:
-        """The finished log, environment record and GPU samples of `node` of `run`."""
-        return (run.log_path(self.out, node), run.path(self.out, ".env.json", node=node),
-                run.path(self.out, ".gpu.csv", None if node == 0 else node))
 
     def launch(self, run: Run, device: str, port: int | None = None,
                start_by: float | None = None, hosts: list[str] | None = None) -> Launch:
@@ -170,11 +151,10 @@ class Campaign:
                    **b.node_env(k, case.gpus_per_node)}
             if argv is not None and spec.container:
                 argv = wrap_container(argv, spec.container, workdir, sorted(env), device == "cuda")
+            log, env_json, gpu_csv = map(_partial, run.files(self.out, k))
             nodes.append(NodeLaunch(
-                index=k, host=hosts[k], argv=argv, env=env,
-                log=_partial(self.files(run, k)[0]), env_json=_partial(self.files(run, k)[1]),
-                gpu_csv=_partial(self.files(run, k)[2]),
-                result=work / f"node{k}.result", pidfile=work / f"node{k}.pid"))
+                index=k, host=hosts[k], argv=argv, env=env, log=log, env_json=env_json,
+                gpu_csv=gpu_csv, result=work / f"node{k}.result", pidfile=work / f"node{k}.pid"))
         return Launch(run_id=run.run_id, nodes=nodes, timeout=spec.timeout, workdir=workdir,
                       work=work, device=device, python=python,
                       gpus_per_node=case.gpus_per_node, start_by=start_by)
@@ -277,7 +257,7 @@ class Campaign:
     def _run_locked(self, progress: bool, time_budget: float | None):
         self.suite = suite_version(exclude=[self.out])
         self._write_spec()
-        rows = {r.run_id: self._row(r, *self.disk_state(r)) for r in self.runs}
+        rows = {r.run_id: self._row(r, *records.disk_state(r, self.out)) for r in self.runs}
         todo = [r for r in self.runs if rows[r.run_id]["state"] == "pending" or (
             rows[r.run_id]["state"] == "failed" and self.spec.retry_failed
             and not self.run_blocked(r))]
@@ -293,7 +273,7 @@ class Campaign:
         device, note = self.resolve_device()
         bar = CampaignProgress(self.spec.name, len(self.runs), len(self.runs) - len(todo),
                                enabled=progress)
-        old = trap_sigterm(Interrupted)
+        old = trap_sigterm()
         current = None
         # the longest run recorded in the folder (earlier invocations) or run here so far:
         # without the record, each invocation started one run whatever the budget
@@ -323,7 +303,7 @@ class Campaign:
                 bar.finish(run.run_id, rows[run.run_id]["state"], time.monotonic() - t0)
                 current = None
         except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM through trap_sigterm
-            why = f"interrupted ({exc or 'SIGINT'}); nodes stopped, will run next time"
+            why = f"interrupted ({str(exc) or 'SIGINT'}); nodes stopped, will run next time"
             if current is not None:
                 state, _, attempts = records.disk_state(current, self.out)
                 if state != "done":

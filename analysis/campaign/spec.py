@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ConfigDict
+
 from analysis import config, yamlio
-from analysis.campaign.spec_schema import LIMITS, SpecError, invalid, validate
+from analysis.campaign.spec_schema import LIMITS, SpecError, SpecFile, invalid, validate
 from analysis.layout import normalize_model
 from analysis.redact import secrets_in
 
@@ -65,39 +67,28 @@ class Run:
     def log_path(self, out_dir: Path, node: int = 0) -> Path:
         return self.path(out_dir, ".log", None if node == 0 else node)
 
+    def files(self, out_dir: Path, node: int) -> tuple[Path, Path, Path]:
+        """The finished log, environment record and GPU samples of `node`."""
+        return (self.log_path(out_dir, node), self.path(out_dir, ".env.json", node=node),
+                self.path(out_dir, ".gpu.csv", None if node == 0 else node))
 
-@dataclass
-class Spec:
-    """A validated campaign spec: the schema's keys (``spec_schema.KEYS``) with their
-    defaults filled in, nested mappings as dicts of the keys given, the cases and the mapping
-    as written."""
 
-    name: str
-    workload: str
+class Spec(SpecFile):
+    """A validated campaign spec: the schema's keys (:class:`SpecFile`) with their defaults
+    filled in, the cases of its matrix or list, nested mappings as dicts of the keys given,
+    and the mapping as written (``raw``)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)  # Case is a plain dataclass
+
     framework: str
     model: str
     cases: list[Case]
-    repeats: int
     iterations: int
     warmup: int
-    backend: str
     hosts: list[dict]
     ssh: dict
     slurm: dict
-    env: dict[str, str]
     container: dict | None
-    timeout: float
-    retries: int
-    retry_failed: bool
-    device: str
-    scale: str
-    workload_args: list[str]
-    options: dict
-    python: str | None
-    workdir: str | None
-    master_port: int | str
-    gpus_per_host: int | None
-    out_dir: str | None
     raw: dict
 
     def runs(self) -> list[Run]:
@@ -174,11 +165,11 @@ def from_dict(raw: dict) -> Spec:
         wl.check_case(c)
     nested = {"hosts": [_given(h) for h in v.hosts], "ssh": _given(v.ssh),
               "slurm": _given(v.slurm), "container": _given(v.container) or None}
-    matrix = {"precisions", "batch_sizes", "devices", "cases"}
-    spec = Spec(**{**v.model_dump(exclude={*matrix, *nested}), **nested, "workload": wl.name,
-                   "framework": wl.framework, "model": model, "cases": cases,
-                   "iterations": v.iterations or wl.default_iterations,
-                   "warmup": v.warmup or 0, "raw": dict(raw)})
+    spec = Spec.model_construct(**{
+        **v.model_dump(exclude={"cases", *nested}), **nested, "workload": wl.name,
+        "framework": wl.framework, "model": model, "cases": cases,
+        "iterations": v.iterations or wl.default_iterations, "warmup": v.warmup or 0,
+        "raw": dict(raw)})
     if spec.warmup >= spec.iterations:
         raise invalid("warmup", spec.warmup, f"fewer than iterations ({spec.iterations})")
     if spec.backend == "ssh" and len(spec.hosts) < spec.max_nodes():

@@ -29,7 +29,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from analysis.errors import UsageError
+from analysis.errors import UsageError, shown_value
 from analysis.layout import normalize_model, normalize_precision
 from analysis.redact import is_secret_name
 
@@ -339,12 +339,6 @@ KEYS = {k: f.description for k, f in SpecFile.model_fields.items()}
 
 
 # ---- errors -----------------------------------------------------------------------------
-def _show(value: Any, limit: int = 60) -> str:
-    """A short repr of a user value for an error message (never a huge or multi-line one)."""
-    text = repr(value) if not isinstance(value, (dict, list)) else f"a {type(value).__name__}"
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
 def key_path(loc: tuple) -> str:
     """``('cases', 0, 'name')`` -> ``'cases[0].name'``."""
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
@@ -367,7 +361,7 @@ def _section_at(loc: tuple) -> type[BaseModel] | None:
 
 def invalid(key: str, value: Any, allowed: str) -> SpecError:
     """The error of a value the schema passed and a later check refused."""
-    shown = "<value hidden>" if is_secret_name(key.rsplit(".", 1)[-1]) else _show(value)
+    shown = "<value hidden>" if is_secret_name(key.rsplit(".", 1)[-1]) else shown_value(value)
     return SpecError(f"spec key {key!r}: invalid value {shown}; allowed: {allowed}", key)
 
 
@@ -399,7 +393,7 @@ def _error(err: dict) -> SpecError:
         re.sub(r"^Input should be ", "allowed: ", err["msg"])
     msg = msg[:1].lower() + msg[1:]
     secret = bool(loc) and is_secret_name(str(loc[-1]))
-    shown = "<value hidden>" if secret else _show(err["input"])
+    shown = "<value hidden>" if secret else shown_value(err["input"])
     return SpecError(f"spec key {path!r}: invalid value {shown}; {msg}", path)
 
 

@@ -379,8 +379,9 @@ def summaries(store: str | Path, method: str | None = None) -> pd.DataFrame:
     if summary.empty:
         return summary
     runs = _read(store, "runs", keys)
-    hw = runs.assign(case_key=_keys(runs)).groupby(["campaign", "case_key"])[
-        ENV_PREFIX + "hardware"].agg(lambda v: "; ".join(sorted({x for x in v.dropna() if x})))
+    runs = runs.assign(case_key=_keys(runs))
+    hw = runs.groupby(["campaign", "case_key"])[ENV_PREFIX + "hardware"].agg(
+        lambda v: "; ".join(sorted({x for x in v.dropna() if x})))
     summary = summary.assign(case_key=_keys(summary))
     summary = summary.merge(listed[["campaign", "name", "started", "added", "method"]],
                             on="campaign")
@@ -389,7 +390,7 @@ def summaries(store: str | Path, method: str | None = None) -> pd.DataFrame:
     from analysis.changes.compare import figure_flags  # compare reads the store
 
     flagged = {ck: "; ".join(figure_flags(g)) for ck, g in
-               runs.assign(case_key=_keys(runs)).groupby(["campaign", "case_key"])}
+               runs.groupby(["campaign", "case_key"])}
     summary["figure_flags"] = [flagged.get((c, k), "") for c, k in zip(summary["campaign"],
                                                                        summary["case_key"])]
     return summary

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from analysis.cli._options import positive_float
 
 COMMAND = "env"
@@ -30,7 +28,7 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from analysis.env.capture import DEFAULT_TIMEOUT, capture
-    from analysis.fsutil import atomic_write_text, display_path
+    from analysis.fsutil import display_path
 
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     record = capture(timeout=timeout, env_patterns=args.env_var,
@@ -38,9 +36,7 @@ def run(args) -> int:
     if args.output is None:
         print(record.to_json())
         return 0
-    path = Path(args.output)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, record.to_json() + "\n")
+    path = record.save(args.output)
     missing = ", ".join(sorted(record.absent)) or "nothing"
     print(f"wrote {display_path(path)} ({record.gpu_count} GPU(s); absent: {missing})")
     return 0

@@ -103,9 +103,7 @@ def capture(timeout: float = DEFAULT_TIMEOUT, env_patterns: Sequence[str] = (),
     probes so that it does not slow them.
     """
     start = time.monotonic()
-    values: dict = {}
-    sources: dict[str, str] = {}
-    absent: dict[str, str] = {}
+    found = Found()
     probes = dict(PROBES)
     if import_frameworks:
         probes["software"] = partial(probe_software, import_frameworks=True)
@@ -113,25 +111,18 @@ def capture(timeout: float = DEFAULT_TIMEOUT, env_patterns: Sequence[str] = (),
         futures = {name: pool.submit(fn, timeout) for name, fn in probes.items()}
         for name, fut in futures.items():
             try:
-                found = fut.result()
+                found.merge(fut.result())
             except Exception as exc:  # a probe bug or an odd host must not stop the capture
-                absent[name] = f"probe failed: {type(exc).__name__}: {exc}"
-                continue
-            values.update(found.values)
-            sources.update(found.sources)
-            absent.update(found.absent)
+                found.absent[name] = f"probe failed: {type(exc).__name__}: {exc}"
     if matmul:
-        found = probe_matmul(timeout)
-        values.update(found.values)
-        sources.update(found.sources)
-        absent.update(found.absent)
+        found.merge(probe_matmul(timeout))
     environ = os.environ if environ is None else environ
     return EnvRecord(
         captured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         hostname=socket.gethostname(),
         env=select_env(environ, tuple(env_patterns)),
-        sources=sources,
-        absent=absent,
+        sources=found.sources,
+        absent=found.absent,
         capture_seconds=round(time.monotonic() - start, 3),
-        **values,
+        **found.values,
     )

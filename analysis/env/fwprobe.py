@@ -10,22 +10,17 @@ import json
 import sys
 
 
-def _cudnn(v):
-    """cuDNN's integer version (8902 for 8.9.2, 90100 for 9.1.0) as dotted text."""
+def _dotted(v):
+    """An integer version as dotted text: 4 digits are M.m.pp (cuDNN 8902 = 8.9.2, NCCL
+    2708 = 2.7.8), 5 or more MM.mm.pp (cuDNN 90100 = 9.1.0, NCCL 22105 = 2.21.5); a tuple
+    (NCCL's) joined with dots."""
+    if isinstance(v, (tuple, list)):
+        return ".".join(str(x) for x in v)
     if not isinstance(v, int) or v <= 0:
         return str(v) if v else None
     if v >= 10000:
         return f"{v // 10000}.{v % 10000 // 100}.{v % 100}"
     return f"{v // 1000}.{v % 1000 // 100}.{v % 100}"
-
-
-def _nccl(v):
-    if isinstance(v, (tuple, list)):
-        return ".".join(str(x) for x in v)
-    if isinstance(v, int) and v > 0:  # old style 2708 = 2.7.8; new style 22105 = 2.21.5
-        return f"{v // 10000}.{v % 10000 // 100}.{v % 100}" if v >= 10000 else \
-            f"{v // 1000}.{v % 1000 // 100}.{v % 100}"
-    return None
 
 
 def _try(fn):
@@ -39,8 +34,8 @@ def torch_info():
     import torch
 
     return {"version": torch.__version__, "cuda": torch.version.cuda,
-            "cudnn": _try(lambda: _cudnn(torch.backends.cudnn.version())),
-            "nccl": _try(lambda: _nccl(torch.cuda.nccl.version()))}
+            "cudnn": _try(lambda: _dotted(torch.backends.cudnn.version())),
+            "nccl": _try(lambda: _dotted(torch.cuda.nccl.version()))}
 
 
 def oneflow_info():

@@ -28,6 +28,11 @@ class Found:
     sources: dict[str, str] = field(default_factory=dict)
     absent: dict[str, str] = field(default_factory=dict)
 
+    def merge(self, other: Found) -> None:
+        self.values.update(other.values)
+        self.sources.update(other.sources)
+        self.absent.update(other.absent)
+
 
 def why_absent(exc: CommandError) -> str:
     if isinstance(exc, CommandNotFoundError):
@@ -46,8 +51,9 @@ def read_text_or_none(path: str | Path) -> str | None:
 # ---- GPUs (nvidia-smi, NVML) -------------------------------------------------------------
 GPU_QUERY = ("index", "name", "uuid", "pci.bus_id", "memory.total", "driver_version",
              "power.limit", "clocks.max.sm", "compute_cap")
-_GPU_KEYS = ("index", "name", "uuid", "pci_bus_id", "memory_total_mib", "driver_version",
-             "power_limit_w", "max_sm_clock_mhz", "compute_cap")
+#: The keys of each GPU of a record (``EnvRecord.gpus``), one per GPU_QUERY field.
+GPU_KEYS = ("index", "name", "uuid", "pci_bus_id", "memory_total_mib", "driver_version",
+            "power_limit_w", "max_sm_clock_mhz", "compute_cap")
 _NUMERIC = {"index": int, "memory_total_mib": int, "power_limit_w": float, "max_sm_clock_mhz": int}
 
 
@@ -66,31 +72,28 @@ def _cell(key: str, text: str):
 
 def parse_gpu_csv(text: str, query: tuple[str, ...] = GPU_QUERY) -> list[dict]:
     """Rows of ``nvidia-smi --query-gpu=<query> --format=csv,noheader,nounits`` as GPU dicts."""
-    keys = [_GPU_KEYS[GPU_QUERY.index(q)] for q in query]
+    keys = [GPU_KEYS[GPU_QUERY.index(q)] for q in query]
     gpus = []
     for row in csv.reader(io.StringIO(text)):
         if not row or not "".join(row).strip():
             continue
         if len(row) != len(keys):
             raise ValueError(f"nvidia-smi CSV row has {len(row)} fields, expected {len(keys)}: {row!r}")
-        gpu = dict.fromkeys(_GPU_KEYS)
+        gpu = dict.fromkeys(GPU_KEYS)
         gpu.update({k: _cell(k, v) for k, v in zip(keys, row, strict=True)})
         gpus.append(gpu)
     return gpus
 
 
 def _nvidia_smi_gpus(timeout: float) -> list[dict]:
-    query = GPU_QUERY
-    try:
-        res = run_command(["nvidia-smi", f"--query-gpu={','.join(query)}",
-                           "--format=csv,noheader,nounits"], timeout)
-    except CommandError as exc:
-        if "not a valid field" not in exc.stdout + exc.stderr:
-            raise
-        query = GPU_QUERY[:-1]  # drivers before R510 have no compute_cap
-        res = run_command(["nvidia-smi", f"--query-gpu={','.join(query)}",
-                           "--format=csv,noheader,nounits"], timeout)
-    return parse_gpu_csv(res.stdout, query)
+    for query in (GPU_QUERY, GPU_QUERY[:-1]):  # drivers before R510 have no compute_cap
+        try:
+            res = run_command(["nvidia-smi", f"--query-gpu={','.join(query)}",
+                               "--format=csv,noheader,nounits"], timeout)
+            return parse_gpu_csv(res.stdout, query)
+        except CommandError as exc:
+            if query != GPU_QUERY or "not a valid field" not in exc.stdout + exc.stderr:
+                raise
 
 
 def _nvml() -> Any:
@@ -107,7 +110,7 @@ def _nvml_gpus() -> list[dict]:
         for i in range(nv.nvmlDeviceGetCount()):
             h = nv.nvmlDeviceGetHandleByIndex(i)
             major, minor = nv.nvmlDeviceGetCudaComputeCapability(h)
-            gpu = dict.fromkeys(_GPU_KEYS)
+            gpu = dict.fromkeys(GPU_KEYS)
             gpu.update(index=i, name=_str(nv.nvmlDeviceGetName(h)), uuid=_str(nv.nvmlDeviceGetUUID(h)),
                        pci_bus_id=_str(nv.nvmlDeviceGetPciInfo(h).busId),
                        memory_total_mib=int(nv.nvmlDeviceGetMemoryInfo(h).total // 2**20),

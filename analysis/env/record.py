@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.env.fields import RECORD_KEYS, WRITTEN, accepts
+from analysis.env.probes import GPU_KEYS
 from analysis.env.topo_matrix import Topology, TopologyError
 from analysis.errors import SchemaError
 from analysis.fsutil import atomic_write_text, loads_json, read_record
@@ -25,10 +26,6 @@ SCHEMA_VERSION = 1
 
 class EnvRecordError(SchemaError):
     """An environment record (or its JSON file) does not match the EnvRecord schema."""
-
-
-_GPU_KEYS = ("index", "name", "uuid", "pci_bus_id", "memory_total_mib", "driver_version",
-             "power_limit_w", "max_sm_clock_mhz", "compute_cap")
 
 
 @dataclass
@@ -92,8 +89,8 @@ class EnvRecord:
             raise EnvRecordError(f"gpu_count is {self.gpu_count} but {len(self.gpus)} GPU "
                                  "entries are listed")
         for i, gpu in enumerate(self.gpus):
-            if not isinstance(gpu, dict) or set(gpu) != set(_GPU_KEYS):
-                raise EnvRecordError(f"gpus[{i}] must be a dict with keys {', '.join(_GPU_KEYS)}; "
+            if not isinstance(gpu, dict) or set(gpu) != set(GPU_KEYS):
+                raise EnvRecordError(f"gpus[{i}] must be a dict with keys {', '.join(GPU_KEYS)}; "
                                      f"got {gpu!r}")
         for name in ("env", "sources", "absent"):
             bad = {k: v for k, v in getattr(self, name).items() if not isinstance(v, str)}

@@ -19,6 +19,7 @@ import numpy as np
 from analysis import metrics as M
 from analysis.logtext import LogText
 from analysis.parsers.base import Observations
+from analysis.problems import Problem
 
 # --- inline nvidia-smi blocks ---------------------------------------------------------
 
@@ -44,13 +45,19 @@ _FAST_BLOCK = re.compile(
 _FAST_ROW = re.compile(rb"([0-9]+(?:\.[0-9]*)?) ?%, ([0-9]+(?:\.[0-9]*)?) ?MiB")
 
 
-def add_memory_blocks(log: LogText, obs: Observations) -> int:
+def add_memory_blocks(log: LogText, obs: Observations, devices=None,
+                      problems: list[Problem] | None = None) -> int:
     """Add phase ``memory`` rows for every inline nvidia-smi CSV block of `log` to `obs`.
 
     A block is a header line holding ``memory.used [MiB]`` (comma-separated ``name [unit]``
     columns) followed by one row per GPU with as many cells. Metrics: ``utilization`` (%),
     ``memory_used`` and ``memory_total`` (MiB), ``power_draw`` (W), one row per GPU; ``device`` is the row's
     ``index`` column when printed, else its position in the block. Returns the rows added.
+
+    nvidia-smi lists every GPU of the node; the run's are the first `devices` (the GPUs
+    per node its log states: OneFlow places its devices on GPUs 0 to n-1). Rows of the
+    others (another job's memory on a shared node) are left out, said in a
+    ``foreign_gpu_sample`` problem appended to `problems`.
     """
     data = log.data
     found: dict[tuple[str, str], list[np.ndarray]] = {}
@@ -68,12 +75,27 @@ def add_memory_blocks(log: LogText, obs: Observations) -> int:
     if data.count(_HEADER_KEY) > len(fast):
         done = {m.start() + len(b"utilization.gpu [%], ") for m in fast}
         _slow_blocks(log, done, found)
-    added = 0
+    added, other = 0, (set(), set())
     for (metric, unit), parts in found.items():
         lines, devs, vals = np.concatenate(parts, axis=1)
+        if isinstance(devices, int) and devices > 0:
+            mine = devs < devices
+            other[0].update(lines[~mine].astype(int).tolist())
+            other[1].update(devs[~mine].astype(int).tolist())
+            lines, devs, vals = lines[mine], devs[mine], vals[mine]
+            if not len(vals):
+                continue
         obs.add(line=lines.astype(np.int64), metric=metric, value=vals, phase=M.MEMORY,
                 unit=unit, device=devs.astype(np.int64))
         added += len(vals)
+    if other[0] and problems is not None:
+        lines = sorted(other[0])
+        problems.append(Problem(
+            log.source, lines[0], "foreign_gpu_sample",
+            f"{len(lines):,} inline nvidia-smi row(s) of GPU {', '.join(map(str, sorted(other[1])))}, "
+            f"beyond the {devices} GPU(s) a node the log states the run used (GPUs 0 to "
+            f"{devices - 1}): left out of the run's memory peak (first on line {lines[0]}, last "
+            f"on line {lines[-1]})"))
     return added
 
 

@@ -195,6 +195,14 @@ class LogParser(ABC):
                              "them with --method window (timestamps or latencies) or --method "
                              "reported (the printed throughput)")
 
+    def accumulation_counts(self, run: RunData) -> tuple[int, ...]:
+        """The accumulation counts the log of `run` states where its iterations are optimizer
+        steps of that many stated batches and its global batch does not count them (a
+        family whose stated batch is a micro step's): a printed rate that many stated
+        batches an iteration is then what the log says ran. () (the default): the stated
+        global batch is an iteration's."""
+        return ()
+
     def dlperf_has_read(self, parsed: ParsedLog) -> bool:
         """Whether `parsed`, read from a log's first lines (``parsers._prefix.first_lines``),
         holds all that `dlperf` reads (its window and the training line after it), so that

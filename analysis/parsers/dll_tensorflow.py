@@ -65,6 +65,11 @@ def _is_bert(run: RunData, tput: pd.DataFrame) -> bool:
     return False
 
 
+#: an accumulation count the log states (DLE BERT's launch script trace ``+
+#: num_accumulation_steps_phase1=528``, or its command line ``--num_accumulation_steps=528``)
+_ACCUMULATION = re.compile(rb"\b(num_accumulation_steps(?:_phase[12])?)[ =]+(\d{1,7})\b")
+
+
 @register
 class DllTensorFlow(LogParser):
     name = "dll_tensorflow"
@@ -87,7 +92,21 @@ class DllTensorFlow(LogParser):
         return 0
 
     def parse(self, log: LogText) -> ParsedLog:
-        return dll.parse_stdout(self.name, log)
+        parsed = dll.parse_stdout(self.name, log)
+        for m in _ACCUMULATION.finditer(log.data):
+            parsed.parameters.setdefault(m.group(1).decode(), m.group(2).decode())
+        return parsed
+
+    def accumulation_counts(self, run: RunData) -> tuple[int, ...]:
+        """BERT's `Iteration` is an optimizer step of --num_accumulation_steps micro batches
+        of the printed `Batch size`: the counts its launch script's trace or command line
+        states (``num_accumulation_steps_phase1=528``; the run is one of the phases)."""
+        params = run.meta.get("parameters")
+        if not isinstance(params, dict) or not _is_bert(run, _rank0(run.series(M.THROUGHPUT))):
+            return ()
+        return tuple(int(v) for k, v in params.items()
+                     if str(k).startswith("num_accumulation_steps") and str(v).isdigit()
+                     and int(v) > 0)
 
     def dlperf(self, run: RunData) -> Estimate:
         tput = _rank0(run.series(M.THROUGHPUT)).sort_values("line").drop_duplicates("line")

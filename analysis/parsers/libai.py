@@ -286,5 +286,5 @@ class LiBaiParser(GPTCases, LogParser):
         _read_metrics(log, parsed)
         _eager_accumulation(parsed, settings)
         _read_summary(log, parsed)
-        add_memory_blocks(log, parsed.obs)
+        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
         return parsed

@@ -297,6 +297,29 @@ def _batch_from_samples(log: LogText, parsed: ParsedLog) -> None:
     parsed.meta["global_batch_size"], parsed.meta_lines["global_batch_size"] = ran, first
 
 
+def _batch_against_parts(log: LogText, parsed: ParsedLog) -> None:
+    """A ``metadata_conflict`` when the dump's global_batch_size is not its micro_batch_size
+    x num_accumulation_steps x data_parallel_size (what an iteration of this GPT runs): the
+    dump contradicts itself, so the samples/s and TFLOP/s that count the global batch are in
+    doubt. The global batch stays the one the figures count (the lines' where they say)."""
+    stated = parsed.meta.get("global_batch_size")
+    try:
+        parts = [int(str(parsed.parameters[k]).strip()) for k in
+                 ("micro_batch_size", "num_accumulation_steps", "data_parallel_size")]
+    except (KeyError, ValueError):
+        return
+    if stated is None or min(parts) < 1 or int(np.prod(parts)) == stated:
+        return
+    line = parsed.meta_lines.get("global_batch_size")
+    parsed.problems.append(Problem(
+        log.source, line, "metadata_conflict",
+        f"the argument dump's micro_batch_size {parts[0]} x num_accumulation_steps {parts[1]} "
+        f"x data_parallel_size {parts[2]} = {int(np.prod(parts))} samples an iteration, but "
+        f"the run counts a global batch of {stated}: they cannot both be what ran, so its "
+        "samples/s and TFLOP/s (which count the global batch) are in doubt",
+        log.line_text(line)[:300] if line else ""))
+
+
 @register
 class OneFlowGPTParser(GPTCases, LogParser):
     name = "oneflow_gpt"
@@ -321,7 +344,8 @@ class OneFlowGPTParser(GPTCases, LogParser):
         _read_table(log, parsed)
         _read_records(log, parsed)
         _batch_from_samples(log, parsed)
-        add_memory_blocks(log, parsed.obs)
+        _batch_against_parts(log, parsed)
+        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
         return parsed
 
     def dlperf(self, run: RunData) -> Estimate:

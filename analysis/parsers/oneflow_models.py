@@ -200,6 +200,9 @@ class OneFlowModelsParser(LogParser):
                      "their sum over all ranks, but the world size is unknown: the log has "
                      "no argument dump and does not print every rank 0..k-1",
                      "missing_metadata")
+    #: the run's throughput rows are the ranks' own rates summed (or one rank's x the world
+    #: size): samples/s of all devices over the interval
+    printed_global_rate = True
 
     @classmethod
     def sniff(cls, head: bytes) -> int:
@@ -221,5 +224,5 @@ class OneFlowModelsParser(LogParser):
                 sel = g[:, 1] == job
                 if sel.any():
                     _add(parsed, g[sel], lines[sel], phase, _world_size(parsed, log.source))
-        add_memory_blocks(log, parsed.obs)
+        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
         return parsed

@@ -40,6 +40,7 @@ from analysis.parsers import register
 from analysis.parsers._fields import NUM
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.parsers.oneflow_cnn import bad_lines
+from analysis.problems import Problem, excerpt
 
 ANCHOR = b"TimeHistory:"
 #: Any line holding the anchor (the DLPerf script counts every line with "TimeHistory").
@@ -52,7 +53,8 @@ _YEAR = re.compile(rb"^(\d{4})-\d\d-\d\d \d\d:\d\d:\d\d", re.M)
 _SNIFF_TRAINER = re.compile(rb"classifier_trainer\.py:\d+\] ")
 
 _DEVICES = re.compile(rb"\] Detected (\d+) devices\.")
-_GLOBAL = re.compile(rb"\] Global batch size: (\d+)")
+#: the whole printed word: ``1e400`` is no count, and not the 1 it begins with
+_GLOBAL = re.compile(rb"\] Global batch size: (\S+?)[.,;]?(?=\s|$)", re.M)
 _FINAL = re.compile(rb"\] Final model parameters: ")
 _GPUS = re.compile(rb"'num_gpus': (\d+)")
 _HOSTS = re.compile(rb"'worker_hosts': (None|'([^'\n]*)')")
@@ -94,6 +96,13 @@ def _read_fields(log: LogText, parsed: ParsedLog) -> None:
 
     devices = _DEVICES.search(data)
     glob = _GLOBAL.search(data)
+    if glob and not glob.group(1).isdigit():
+        line = int(log.lines_at(np.array([glob.start()]))[0])
+        parsed.problems.append(Problem(
+            log.source, line, "impossible_value",
+            f"the log says Global batch size: {excerpt(glob.group(1).decode('utf-8', 'replace'), 40)}"
+            ", not a count of samples; not used", log.line_text(line)))
+        glob = None
     if glob:
         put("global_batch_size", int(glob.group(1)), glob.start())
     if devices and glob and int(devices.group(1)) and \

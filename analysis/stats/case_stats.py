@@ -12,6 +12,8 @@ import math
 import re
 from collections.abc import Iterable
 
+import numpy as np
+
 from analysis.parsers._fields import namespace_items
 from analysis.stats.intervals import median_interval
 
@@ -79,21 +81,42 @@ def memory_stats(framework: Iterable, sampled: Iterable) -> dict:
 SPEEDUP_KEY = ("framework", "model", "precision", "batch_size_per_device")
 
 
+#: Key of a summary row's figure flags while it is built (a list of texts; not a column).
+FIGURE_FLAGS = "_figure_flags"
+
+#: How a case's flags end that name runs whose time to train a clock step or a stall may
+#: have changed: the score is kept (MLPerf counts a stall), so a comparison must say so.
+SCORE_DOUBTED = "in the time to train"
+
+
 def add_speedup(rows: list[dict]) -> None:
     """speedup: median / median of the 1n1g case of the same framework, model, precision and
     batch size (the first such row; cases without a case label only: GPT cases differ in
     more than device count; not one whose runs state different configurations: its median
-    mixes them); scaling_efficiency: speedup / devices. In place."""
-    base: dict[tuple, float] = {}
+    mixes them); scaling_efficiency: speedup / devices. A row measured against a 1n1g case
+    that is flagged (its spread, its runs' figures: FIGURE_FLAGS) says so in its own
+    `flags`: its speedup is as doubtful. In place."""
+    base: dict[tuple, tuple[float, str, int]] = {}
     for r in rows:
         mixed = CONFIGURATION_DIFFERS in str(r.get("flags") or "")
         if r["num_nodes"] == 1 and r["gpus_per_node"] == 1 and r["case"] == "" and not mixed:
-            base.setdefault(tuple(r[k] for k in SPEEDUP_KEY), r["throughput_median"])
+            doubt = [f for f in str(r.get("flags") or "").split("; ") if f] \
+                + list(r.get(FIGURE_FLAGS) or [])
+            base.setdefault(tuple(r[k] for k in SPEEDUP_KEY),
+                            (r["throughput_median"], "; ".join(doubt), id(r)))
     for r in rows:
-        ref = base.get(tuple(r[k] for k in SPEEDUP_KEY), NAN) if r["case"] == "" else NAN
+        ref, doubt, of = base.get(tuple(r[k] for k in SPEEDUP_KEY), (NAN, "", None)) \
+            if r["case"] == "" else (NAN, "", None)
         r["speedup"] = ratio(r["throughput_median"], ref)
         devices = r["num_devices"]
         r["scaling_efficiency"] = ratio(r["speedup"], NAN if devices is None else devices)
+        if doubt and of != id(r) and np.isfinite(r["speedup"]):
+            note = f"{AGAINST_FLAGGED} ({doubt})"
+            r["flags"] = f"{r['flags']}; {note}" if r.get("flags") else note
+
+
+#: How a row's flag begins when its speedup is measured against a flagged 1n1g case.
+AGAINST_FLAGGED = "speedup against a flagged 1n1g case"
 
 
 def ratio(a: float, b: float) -> float:
@@ -228,11 +251,12 @@ CONFIGURATION_DIFFERS = "configuration differs in"
 
 
 def case_flags(row: dict, threshold: float = DEFAULT_SPREAD_THRESHOLD) -> list[str]:
-    """The flags of a summary row at a spread `threshold`: the configuration flag it holds
-    (``flags``, when its summary has the column), and its spread when above `threshold`."""
+    """The flags of a summary row at a spread `threshold`: the configuration flag and the
+    doubts about its time to train it holds (``flags``, when its summary has the column),
+    and its spread when above `threshold`."""
     held = row.get("flags")
     out = [f for f in (held.split("; ") if isinstance(held, str) else [])
-           if f.startswith(CONFIGURATION_DIFFERS)]
+           if f.startswith(CONFIGURATION_DIFFERS) or f.endswith(SCORE_DOUBTED)]
     spread = row.get("spread_pct")
     if isinstance(spread, (int, float)) and spread_flagged(float(spread), threshold):
         out.append(spread_text(float(spread), threshold))

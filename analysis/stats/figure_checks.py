@@ -1,29 +1,31 @@
 """Checks of a run's figure against what its log states, run once per run and method where
 the figure is made (:func:`analysis.stats.per_run.run_throughputs`): the log's parse-time
-checks are :mod:`analysis.checks`; these see the figure too.
+checks are :mod:`analysis.checks`; these see the figure too. Every figure meets them,
+whatever its method (a window, a DLPerf rule from printed latencies or rates, a median of
+printed rates, a closing line) or its family.
 
 * ``batch_changed``: the log states another batch part-way (a job restarted in the same log
   with another batch size): its parts are two runs, so no figure.
-* ``figure_mismatch``: a figure measured from timestamps or latencies and the throughput the
-  log prints for the same lines (their median and their harmonic mean) are more than
-  `MISMATCH` apart, or the samples an iteration the run's lines imply (each interval's
-  printed rate times its seconds per iteration) are more than `MISMATCH` from the stated
-  global batch (the stated global batch or device count is not what ran, or the clock is
-  not the run's): the figure is kept, flagged with both values.
-* ``timestamps_jump``: where the window's lines print fewer than `MIN_PRINTED` throughputs,
-  intervals far outside the run's own intervals (clock steps forward under
-  ``checks.JUMP_SECONDS``, stalls) that add more than `MISMATCH` to the window's time
-  together: the figure would be that far off, and nothing in the log tells which, so no
-  figure.
-* ``figure_mismatch`` too where lines print both a global throughput and their time per
-  iteration that contradict each other (the stated global batch over that time): every
-  method's figure is flagged, whichever value it was made from.
-* ``figure_mismatch`` too where the figure is the run's closing line and the lines print a
-  throughput more than `SHORT_MISMATCH` from it, or more than `MISMATCH` below it.
-* ``figure_mismatch`` too where the figure is the median of the throughputs the log prints
-  and the lines carry timestamps: the global batch times the iterations those lines cover
-  over their seconds more than `MISMATCH` from it (uneven iterations, whose per-interval
-  rates' median overstates the run; or a printed rate that is not what ran).
+* ``timestamps_jump``: intervals of a figure's window far outside the window's median time
+  per iteration (STALL_FACTOR longer: a clock step forward, a stall; STALL_FACTOR shorter:
+  a clock step back that leaves them positive) that move its time more than `MISMATCH`
+  together: the figure would be that far off, and nothing in the log tells which (a rate
+  the program printed for such an interval shows the same time: it timed it by the same
+  clock), so no figure. Where the printed rates of those intervals are the run's usual
+  ones, the program's clock did not step: the printed rates settle it (below).
+* ``figure_mismatch``, the figure kept and flagged with both values, where it is more than
+  `MISMATCH` from an independent statement of its log:
+
+  - a window's figure and the throughput the lines print for the same lines (their median
+    and their harmonic mean);
+  - a median of printed rates and the global batch x the iterations those lines cover over
+    their seconds by the timestamps;
+  - a closing figure and every statement of the training lines (their printed median and
+    harmonic mean, the global batch x iterations / seconds by their timestamps);
+  - for any figure: the stated global batch and the samples an iteration the run's lines
+    imply (printed rate x seconds per iteration by the timestamps; the stated batch x the
+    clock's time per iteration / the printed one; the growth of a printed consumed-samples
+    count), or the printed rate and the stated batch over the printed time per iteration.
 * ``meta_contradicted``: the argument dump's print frequency (``print_freq``, …) is not the
   step stride of the window's lines: the figure is kept, flagged with both.
 """
@@ -39,6 +41,7 @@ from analysis import checks, parsers
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
+from analysis.stats.methods.window import printed_batches
 
 #: Relative difference between a measured figure and the printed throughput that is flagged.
 MISMATCH = 0.05
@@ -65,60 +68,132 @@ KEPT_FLAGGED = ("figure_mismatch",)
 
 def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]) -> Estimate:
     """`est` as it stands against what the run's log states; `stated` maps the run's
-    problem kinds to (kind, reason) of the problems the log already has (NO_FIGURE ones)."""
+    problem kinds to (kind, reason) of the problems the log already has (NO_FIGURE ones).
+
+    Every figure, whatever its method or family, meets the same statements of its log:
+    first those about how the figure was made (its window's intervals and printed rates,
+    the timestamps of the printed rates it is the median of, the lines its closing figure
+    summarises), then those about the run that every figure rests on (the samples an
+    iteration its printed rates, printed latencies and printed sample counts imply against
+    the stated global batch)."""
     for kind in NO_FIGURE:
         if kind in stated:
             return Estimate.fail(f"{stated[kind][1]}; no figure", kind, est.method)
-    if est.ok and not est.problem_kind and est.window is not None:
-        values = _printed(run, est.window)
-        if len(values) < MIN_PRINTED:  # too few printed values to settle a jump
-            est = _against_intervals(run, est)
-        if est.ok and len(values):
+    if est.ok and _open(est) and est.window is not None:
+        est = _against_intervals(run, est)
+        values = _printed(run, est.window) if est.ok else ()
+        if len(values):
             est = _against_printed(run, est, values)
-        if est.ok and not est.problem_kind:
+        if est.ok and _open(est):
             est = _against_stated_stride(run, est)
-    if est.ok and not est.problem_kind and est.printed is not None:
+    if est.ok and _open(est) and est.printed is not None:
         est = _median_against_timestamps(run, est)
-    if est.ok and not est.problem_kind:
-        est = _printed_against_latency(run, est)
-    if est.ok and est.problem_kind in ("", "method_fallback") and est.window is None:
-        return _closing_against_lines(run, est)
+    if est.ok and _open(est) and est.window is None:
+        est = _closing_against_lines(run, est)
+    for check in (_printed_against_latency, _printed_against_clock, _samples_against_batch):
+        if est.ok and _open(est):
+            est = check(run, est)
     return est
+
+
+#: Problem kinds an estimate may carry and still be checked: a figure already flagged keeps
+#: its first flag (the checks after it would only repeat the doubt).
+OPEN = ("", "method_fallback", "zero_throughput")
+
+
+def _open(est: Estimate) -> bool:
+    """Whether no check has flagged `est` yet (its kind, if any, is a note of how it was
+    made: OPEN)."""
+    return est.problem_kind in OPEN
+
+
+def _global_rate(run: RunData) -> bool:
+    """Whether the run's family prints the interval's samples/s over all devices
+    (``LogParser.printed_global_rate``): what global batch x iterations / time measures."""
+    return run.family in parsers.names() and parsers.get(run.family).printed_global_rate
+
+
+def _once(run: RunData, name: str, compute):
+    """`compute()` the first time a run's figures ask for `name`, its value after: what a
+    run's lines state is the same for every method's figure."""
+    kept = run.__dict__.setdefault("_statements", {})
+    if name not in kept:
+        kept[name] = compute()
+    return kept[name]
+
+
+def _flag(est: Estimate, kind: str, reason: str) -> Estimate:
+    """`est` kept, flagged `kind` for `reason`; a note it carried (method_fallback) stays
+    in the text."""
+    before = f"; {est.problem}" if est.problem else ""
+    return dataclasses.replace(est, problem_kind=kind, problem=reason + before)
 
 
 def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     """`est` flagged ``figure_mismatch`` when it is the run's closing figure
-    (``RunData.closing``) and the throughput its training lines print (the lowest rank's,
-    after its first) is more than SHORT_MISMATCH from it by their median and by their
-    harmonic mean, or more than MISMATCH above both: the program's average over its run
-    cannot be that far from every interval it printed (a closing line multiplied again,
-    or copied from another run). The loose bound below leaves the warm-up, which the
-    closing average may hold, to the lines."""
-    if run.closing is None or est.throughput != float(run.closing[0]) \
-            or run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
+    (``RunData.closing``) and more than MISMATCH from every statement of the run's lines:
+    the median and the harmonic mean of the throughput they print (the lowest rank's, after
+    its first), and the global batch x the iterations they cover / their seconds by the
+    timestamps (from the first line, and from the second). The program's average over its
+    run is one of these: a closing line multiplied again, copied from another run, or a
+    per-device figure of a run on several devices is none of them. A warm-up the average
+    holds shows in the timestamps from the first line."""
+    if run.closing is None or est.throughput != float(run.closing[0]):
         return est
-    cols = train_arrays(run)
-    rows = series_rows(run, cols, M.THROUGHPUT)
-    rows = rows[lowest_rank(cols["rank"][rows])]
-    values = cols["value"][rows][1:]
-    values = values[np.isfinite(values) & (values > 0)]
-    if len(values) < MIN_PRINTED:
+    said = []  # (value, what it is)
+    if _global_rate(run):
+        cols = train_arrays(run)
+        rows = series_rows(run, cols, M.THROUGHPUT)
+        rows = rows[lowest_rank(cols["rank"][rows])]
+        values = cols["value"][rows][1:]
+        lines = cols["line"][rows][1:][np.isfinite(values) & (values > 0)]
+        values = values[np.isfinite(values) & (values > 0)]
+        if len(values) >= MIN_PRINTED:
+            printed, harmonic = _median_and_harmonic(values)
+            said += [(printed, f"the median of the throughput printed on lines {int(lines[0])} "
+                               f"to {int(lines[-1])} ({len(values)} values)"),
+                     (harmonic, "their harmonic mean")]
+    said += _timed(run)
+    if not said or min(abs(est.throughput - v) / v for v, _ in said) <= MISMATCH:
         return est
-    printed, harmonic = _median_and_harmonic(values)
-    apart = min(abs(est.throughput - v) / v for v in (printed, harmonic))
-    # An average over the whole run holds the warm-up, so it may lie well below the lines;
-    # above both their median and their harmonic mean it can be by no more than noise.
-    above = est.throughput > max(printed, harmonic)
-    if apart <= (MISMATCH if above else SHORT_MISMATCH):
-        return est
-    lines = cols["line"][rows]
-    before = f"; {est.problem}" if est.problem else ""
-    return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
-        f"the closing figure {est.throughput:,.2f} samples/s (line {run.closing[1]}) and the "
-        f"throughput the training lines print (lines {int(lines[1])} to {int(lines[-1])}), "
-        f"{printed:,.2f} samples/s (median of {len(values)}; harmonic mean {harmonic:,.2f}), "
-        f"are {abs(est.throughput - printed) / printed:.1%} apart: the closing line is not "
-        f"the average of what the run printed; the figure is kept{before}"))
+    named = "; ".join(f"{what}: {v:,.2f}" for v, what in said)
+    apart = min(abs(est.throughput - v) / v for v, _ in said)
+    return _flag(est, "figure_mismatch", (
+        f"the closing figure {est.throughput:,.2f} samples/s (line {run.closing[1]}) is "
+        f"{apart:.1%} or more from every statement of the run's training lines ({named} "
+        "samples/s): it is not the average of what the run ran (a figure of one device, "
+        "of another run, or multiplied again); the figure is kept"))
+
+
+def _within_epochs(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray) -> tuple[int, float]:
+    """(iterations, seconds) one rank's lines cover (:func:`analysis.checks.covered`), less
+    the intervals from one printed epoch into the next: an epoch's end holds work that is
+    not training (evaluation, a checkpoint), which its printed rates leave out."""
+    ds, dt = np.diff(step), np.diff(ts)
+    same = (ds > 0) & (np.diff(epoch) == 0)
+    return int(ds[same].sum()), float(dt[same].sum())
+
+
+def _timed(run: RunData) -> list[tuple[float, str]]:
+    """(samples/s, what) by the timestamps of the run's training lines: the global batch x
+    the iterations they cover / their seconds, from the first line and from the second;
+    none without a stated global batch or timestamps on at least MIN_PRINTED lines."""
+    if not np.isfinite(run.global_batch_size):
+        return []
+    lines, epoch, step, ts = run.timeline()
+    keep = np.isfinite(ts)
+    lines, epoch, step, ts = lines[keep], epoch[keep], step[keep], ts[keep]
+    out = []
+    for a in (0, 1):
+        if len(ts) - a <= MIN_PRINTED:
+            break
+        iterations, seconds = _within_epochs(epoch[a:], step[a:], ts[a:])
+        if iterations > 0 and seconds > 0:
+            out.append((run.global_batch_size * iterations / seconds,
+                        f"the global batch {run.global_batch_size:,.0f} x the {iterations:,} "
+                        f"iterations lines {int(lines[a])} to {int(lines[-1])} cover / their "
+                        f"{seconds:.6g} s by the timestamps"))
+    return out
 
 
 def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
@@ -136,12 +211,12 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     batch = run.global_batch_size if implied is None else implied[0]
     if not np.isfinite(batch):
         return est
-    lines, _, step, ts = run.timeline()
+    lines, epoch, step, ts = run.timeline()
     a = max(int(np.searchsorted(lines, est.printed[0])) - 1, 0)
     b = int(np.searchsorted(lines, est.printed[1], "right"))
     if b - a <= MIN_PRINTED or not np.isfinite(ts[a:b]).all():
         return est
-    iterations, seconds, _ = checks.covered(step[a:b], ts[a:b])
+    iterations, seconds = _within_epochs(epoch[a:b], step[a:b], ts[a:b])
     if iterations <= 0 or not seconds > 0:
         return est
     timed = batch * iterations / seconds
@@ -243,20 +318,23 @@ def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:
 
 def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     """`est` failed ``timestamps_jump`` when the intervals of its window (the lowest rank's
-    lines) that take STALL_FACTOR times both the window's median time per iteration and
-    the run's own USUAL_QUANTILE of them hold, together, more than MISMATCH of the
-    window's time beyond what the median would take: a figure that far off, which no
-    printed value settles. Together: three steps of 9x each are as far off as one of 25x."""
+    lines) far off the window's median time per iteration move its time, together, more
+    than MISMATCH from what the median would take: those STALL_FACTOR times longer than
+    both the median and the run's own USUAL_QUANTILE (a clock step forward, a stall), or
+    those STALL_FACTOR times shorter than the median (a clock step back that leaves the
+    interval positive; counted only where the window as a whole is that much short of the
+    median's pace, so jitter that a late line and an early one cancel is no step). Printed
+    rates do not settle which: a program times its iterations with the same clock, so a
+    stepped interval prints a rate as stepped. Together: three steps of 9x each are as far
+    off as one of 25x."""
     lines, _, step, ts = run.timeline()
-    ds, dt = np.diff(step), np.diff(ts)
-    ok = (ds > 0) & np.isfinite(dt)
-    if ok.sum() < 3:
+    usual = _once(run, "usual", lambda: _usual(step, ts))
+    if usual is None:
         return est
-    usual = max(float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE)), _recurring(ds, dt, ok))
     a = int(np.searchsorted(lines, est.window[0]))
     b = int(np.searchsorted(lines, est.window[1], "right"))
     st, t = step[a:b], ts[a:b]
-    _, seconds, _ = checks.covered(st, t)
+    iterations, seconds, _ = checks.covered(st, t)
     ds, dt = np.diff(st), np.diff(t)
     ok = (ds > 0) & np.isfinite(dt)
     if not seconds > 0 or ok.sum() < 3:
@@ -265,16 +343,70 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     median = float(statistics.median(per[ok].tolist()))
     far = ok & (per > STALL_FACTOR * max(median, usual))
     excess = float(np.sum(dt[far] - ds[far] * median))
-    if excess <= MISMATCH * seconds:
+    short = ok & (dt > 0) & (per < median / STALL_FACTOR)
+    missing = float(np.sum(ds[short] * median - dt[short]))
+    if median * iterations - seconds <= MISMATCH * seconds:
+        missing = 0.0
+    if excess <= MISMATCH * seconds and missing <= MISMATCH * seconds:
         return est
-    jumps = np.flatnonzero(far) + 1
+    rates = _printed_at(run, lines[a:b])[1:]
+    odd = far if excess > MISMATCH * seconds else short
+    if len(rates) and np.isfinite(rates[odd]).all() and np.isfinite(rates[ok]).sum() >= 3:
+        usual_rate = float(np.median(rates[ok & np.isfinite(rates)]))
+        if (np.abs(np.log(rates[odd] / usual_rate)) < np.log(STALL_FACTOR)).all():
+            # the program timed those iterations as it timed the others: its clock did not
+            # step with the lines' timestamps, so the printed rates settle the figure
+            # (_against_printed flags it against them)
+            return est
+    if excess > MISMATCH * seconds:
+        jumps = np.flatnonzero(far) + 1
+        what = (f"{checks.jump_reason(lines[a:b], st, t, jumps, median)}; "
+                f"{'their' if len(jumps) > 1 else 'its'} {excess:.6g} s beyond the median are "
+                f"{excess / seconds:.1%} of the window's {seconds:.6g} s")
+    else:
+        jumps = np.flatnonzero(short) + 1
+        i = int(jumps[0])
+        what = (f"the timestamps advance only {t[i] - t[i - 1]:.6g} s from line "
+                f"{int(lines[a + i - 1])} to line {int(lines[a + i])} over {int(st[i] - st[i - 1])} "
+                f"iteration(s), where an iteration of the window takes {median:.4g} s (median)"
+                + (f", and {len(jumps) - 1} more such interval(s)" if len(jumps) > 1 else "")
+                + f": a clock stepped back; the {missing:.6g} s missing from the window are "
+                f"{missing / seconds:.1%} of its {seconds:.6g} s")
     return Estimate.fail(
-        f"{checks.jump_reason(lines[a:b], st, t, jumps, median)}; "
-        f"{'their' if len(jumps) > 1 else 'its'} {excess:.6g} s beyond the median are "
-        f"{excess / seconds:.1%} of the window's {seconds:.6g} s, and its lines print too "
-        f"few throughputs (under {MIN_PRINTED}) to tell which, so no throughput from this "
-        "window",
+        f"{what}, and nothing in the log tells a clock step from a stall (the rates it "
+        "prints there, if any, show the same time: the program timed them by the same "
+        "clock), so no throughput from this window",
         "timestamps_jump", est.method)
+
+
+def _usual(step: np.ndarray, ts: np.ndarray) -> float | None:
+    """The longest usual time per iteration of a run's intervals: their USUAL_QUANTILE, or
+    its recurring slow ones' (:func:`_recurring`); None with fewer than 3 intervals."""
+    ds, dt = np.diff(step), np.diff(ts)
+    ok = (ds > 0) & np.isfinite(dt)
+    if ok.sum() < 3:
+        return None
+    return max(float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE)), _recurring(ds, dt, ok))
+
+
+def _printed_at(run: RunData, lines: np.ndarray) -> np.ndarray:
+    """The global throughput the lowest rank printed on each of `lines` (NaN where none, and
+    all NaN where the family prints another quantity)."""
+    out = np.full(len(lines), np.nan)
+    if not _global_rate(run):
+        return out
+    cols = train_arrays(run)
+    rows = series_rows(run, cols, M.THROUGHPUT)
+    rows = rows[lowest_rank(cols["rank"][rows])]
+    printed = cols["line"][rows]
+    if len(printed) and (printed[1:] > printed[:-1]).all():  # in line order, once each
+        at = np.minimum(np.searchsorted(printed, lines), len(printed) - 1)
+        hit = printed[at] == lines
+        out[hit] = cols["value"][rows][at[hit]]
+        return out
+    _, at_line, at_row = np.intersect1d(lines, printed, return_indices=True)
+    out[at_line] = cols["value"][rows][at_row]
+    return out
 
 
 def _recurring(ds: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> float:
@@ -297,23 +429,116 @@ def _recurring(ds: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> float:
     return float(np.max(per[slow]))
 
 
-def _implied_batch(run: RunData) -> tuple[float, int] | None:
-    """(the median over the run's intervals of printed throughput x seconds per iteration,
-    the intervals): the samples an iteration the lines say it ran, whatever the window;
-    None with fewer than MIN_PRINTED such intervals."""
+def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
+    """(the median over the run's intervals of the samples an iteration its lines imply,
+    the intervals, from what; over timestamps in whole seconds, the sum of the intervals'
+    samples over their iterations, which rounding does not move): each interval's printed throughput x its seconds per
+    iteration by the timestamps where the family prints a global rate, else the stated
+    global batch x its seconds per iteration by the timestamps / the latency its line
+    prints (a printed time per iteration the clock does not keep is a batch other than
+    the stated one); None with fewer than MIN_PRINTED such intervals."""
     lines, _, step, ts = run.timeline()
     cols = train_arrays(run)
-    rows = series_rows(run, cols, M.THROUGHPUT)
-    rows = rows[lowest_rank(cols["rank"][rows])]
-    _, at_line, at_row = np.intersect1d(lines, cols["line"][rows], return_indices=True)
-    printed = np.full(len(lines), np.nan)
-    printed[at_line] = cols["value"][rows][at_row]
     ds, dt = np.diff(step), np.diff(ts)
-    implied = printed[1:] * dt / np.where(ds > 0, ds, np.nan)
-    implied = implied[np.isfinite(implied) & (implied > 0)]
-    if len(implied) < MIN_PRINTED:
-        return None
-    return float(np.median(implied)), len(implied)
+    per = dt / np.where(ds > 0, ds, np.nan)  # seconds an iteration by the clock
+    stamped = ts[np.isfinite(ts)]
+    coarse = len(stamped) > 0 and bool(np.all(stamped % 1 == 0))
+    for metric, what in ((M.THROUGHPUT, "printed rate"), (M.LATENCY, "printed latency")):
+        if metric == M.THROUGHPUT and not _global_rate(run):
+            continue
+        if metric == M.LATENCY and not np.isfinite(run.global_batch_size):
+            continue
+        if metric == M.THROUGHPUT:
+            printed = _printed_at(run, lines)
+        else:
+            rows = series_rows(run, cols, metric)
+            rows = rows[lowest_rank(cols["rank"][rows])]
+            _, at_line, at_row = np.intersect1d(lines, cols["line"][rows], return_indices=True)
+            printed = np.full(len(lines), np.nan)
+            printed[at_line] = cols["value"][rows][at_row]
+        implied = (printed[1:] * per if metric == M.THROUGHPUT
+                   else run.global_batch_size * per / printed[1:])
+        ok = np.isfinite(implied) & (implied > 0)
+        if ok.sum() < MIN_PRINTED:
+            continue
+        if not coarse:
+            return float(np.median(implied[ok])), int(ok.sum()), what
+        # whole-second stamps round each interval by up to a second: their sum does not
+        # (samples the lines ran over the iterations, or clock over printed seconds)
+        if metric == M.THROUGHPUT:
+            value = float(np.sum(printed[1:][ok] * dt[ok]) / np.sum(ds[ok]))
+        else:
+            value = float(run.global_batch_size * np.sum(dt[ok])
+                          / np.sum(ds[ok] * printed[1:][ok]))
+        return value, int(ok.sum()), what
+    return None
+
+
+def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``figure_mismatch`` when the samples an iteration the run's lines imply
+    by the timestamps (:func:`_implied_batch`: printed rate x seconds per iteration, or the
+    stated batch x the clock's time per iteration / the printed one) are more than MISMATCH
+    from the stated global batch: the stated batch, the printed values or the clock is not
+    what ran, so a figure made from any of them is in doubt, whichever it was made from."""
+    if not np.isfinite(run.global_batch_size):
+        return est
+    implied = _once(run, "implied", lambda: _implied_batch(run))
+    if implied is None or abs(implied[0] - run.global_batch_size) \
+            <= MISMATCH * run.global_batch_size:
+        return est
+    value, n, what = implied
+    times = value / run.global_batch_size
+    counts = parsers.get(run.family).accumulation_counts(run) \
+        if run.family in parsers.names() else ()
+    if est.window is None and what == "printed rate" \
+            and any(abs(times - k) <= MISMATCH * k for k in counts):
+        # the log states that many micro batches an iteration: the printed rates are what
+        # ran, and a figure of them stands (one of the stated batch alone is _against_printed's)
+        return est
+    whole = (f" ({round(times):,} times it: an optimizer step of {round(times):,} accumulated "
+             "batches the log does not state? then state the global batch an iteration runs: "
+             "--meta global_batch_size=N)"
+             if times >= 1.5 and abs(times - round(times)) <= MISMATCH * times else "")
+    how = ("the throughput the run's lines print times their seconds per iteration by the "
+           "timestamps" if what == "printed rate" else
+           "the stated global batch times the seconds per iteration by the timestamps over "
+           "the time per iteration the same lines print")
+    return _flag(est, "figure_mismatch", (
+        f"the figure {est.throughput:,.2f} samples/s rests on the stated global batch "
+        f"{run.global_batch_size:,.0f}, while {how} gives {value:,.1f} samples an iteration "
+        f"(median of {n} intervals){whole}: the stated global batch or devices, the printed "
+        "values or the clock may not be what ran; the figure is kept"))
+
+
+def _samples_against_batch(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``figure_mismatch`` when the samples the run's lines count as consumed
+    (a cumulative printed count: LiBai's consumed_samples, Megatron's consumed samples) grow
+    by more than MISMATCH more or less than the global batch an iteration (the one each
+    line prints during a ramp-up, else the stated one), by the median over its intervals:
+    the stated global batch is not what the run consumed."""
+    if not np.isfinite(run.global_batch_size):
+        return est
+    cols = train_arrays(run)
+    rows = series_rows(run, cols, M.SAMPLES)
+    rows = rows[lowest_rank(cols["rank"][rows])]
+    rows = rows[np.isfinite(cols["step"][rows])]
+    if len(rows) <= MIN_PRINTED:
+        return est
+    step, samples, lines = cols["step"][rows], cols["value"][rows], cols["line"][rows]
+    ds, dn = np.diff(step), np.diff(samples)
+    batch = printed_batches(run, cols, lines[1:])
+    ok = (ds > 0) & (dn > 0) & np.isfinite(dn)
+    if ok.sum() < MIN_PRINTED:
+        return est
+    ratio = float(np.median(dn[ok] / ds[ok] / batch[ok]))
+    if abs(ratio - 1) <= MISMATCH:
+        return est
+    return _flag(est, "figure_mismatch", (
+        f"the figure {est.throughput:,.2f} samples/s rests on the stated global batch "
+        f"{run.global_batch_size:,.0f}, while the samples the lines {int(lines[0])} to "
+        f"{int(lines[-1])} count as consumed grow by {ratio * run.global_batch_size:,.1f} "
+        f"an iteration (median of {int(ok.sum())} intervals): the stated global batch is "
+        "not what the run consumed; the figure is kept"))
 
 
 def _median_and_harmonic(values: np.ndarray) -> tuple[float, float]:
@@ -329,9 +554,8 @@ def _median_and_harmonic(values: np.ndarray) -> tuple[float, float]:
 def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimate:
     """`est` flagged ``figure_mismatch`` when the median and the harmonic mean of the
     throughput printed on the window's lines (`values`: :func:`_printed`) are both more
-    than MISMATCH from it (SHORT_MISMATCH where they are fewer than MIN_PRINTED), or when
-    the samples an iteration those lines imply (:func:`_implied_batch`) are more than
-    MISMATCH from the stated global batch."""
+    than MISMATCH from it (SHORT_MISMATCH where they are fewer than MIN_PRINTED). A batch
+    that lands on one of them while the lines imply another is :func:`_printed_against_clock`'s."""
     # A window of one or two printed intervals (--measure 2) is too short for a median of
     # noisy per-interval rates, and for a jump to stand out of it, so only a gross
     # disagreement (a clock step, a batch off by a factor) is flagged there.
@@ -345,18 +569,4 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
             f"prints on lines {est.window[0]} to {est.window[1]}, {printed:,.2f} samples/s "
             f"(median of {len(values)}; harmonic mean {harmonic:,.2f}), are {apart:.1%} "
             "apart: the stated global batch or devices may not be what ran"))
-    # Near one of them is not yet settled: a batch stated twice the one that ran, over
-    # uneven iterations, lands on the median; a batch 37 % off passes a short window's
-    # bound. Each interval's printed rate times its seconds per iteration is the samples
-    # it ran, whatever the window, the unevenness or an odd printed value.
-    implied = _implied_batch(run)
-    if implied is None or abs(implied[0] - run.global_batch_size) \
-            <= MISMATCH * run.global_batch_size:
-        return est
-    return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
-        f"the figure {est.throughput:,.2f} samples/s counts the stated global batch "
-        f"{run.global_batch_size:,.0f}, while the throughput the run's lines print times "
-        f"their time per iteration gives {implied[0]:,.1f} samples an iteration (median of "
-        f"{implied[1]} intervals; the lines {est.window[0]} to {est.window[1]} print "
-        f"{printed:,.2f} samples/s, median of {len(values)}, harmonic mean {harmonic:,.2f}): "
-        "the stated global batch or devices may not be what ran"))
+    return est

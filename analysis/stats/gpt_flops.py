@@ -96,20 +96,35 @@ def stated_recomputation(params: dict) -> bool | None:
 
 def recomputed_layers(params: dict, layers: float) -> int | None:
     """The layers whose forward pass is recomputed when the dump states full recomputation
-    by ``recompute_method block`` of ``recompute_num_layers`` N (Megatron-LM: the first N
-    layers of each pipeline stage, so N x the pipeline stages), fewer than all `layers`;
-    None otherwise (``uniform`` recomputes every layer, in chunks of N)."""
+    by ``recompute_method block`` of ``recompute_num_layers`` N, fewer than all `layers`;
+    None otherwise (``uniform`` recomputes every layer, in chunks of N). Megatron-LM's
+    ``block`` recomputes the first N layers of each model chunk (its ParallelTransformer's
+    own layers): a pipeline stage is one chunk, or, with an interleaved schedule
+    (``virtual_pipeline_model_parallel_size`` V, or ``num_layers_per_virtual_pipeline_stage``
+    L: V = layers a stage / L), V chunks; so min(N, layers a chunk) x stages x chunks."""
     if str(params.get("recompute_method", "")).strip().lower() != "block" \
             or not stated_recomputation(params):
         return None
     try:
         n = int(str(params.get("recompute_num_layers", "")).strip())
         stages = int(str(params.get("pipeline_model_parallel_size", "1")).strip() or 1)
+        chunks = _stated_int(params, "virtual_pipeline_model_parallel_size")
+        per_chunk = _stated_int(params, "num_layers_per_virtual_pipeline_stage")
     except ValueError:
         return None
-    if n < 0 or stages < 1 or not np.isfinite(layers) or n * stages >= layers:
+    if n < 0 or stages < 1 or not np.isfinite(layers) or layers <= 0:
         return None
-    return n * stages
+    if chunks is None and per_chunk:
+        chunks = int(layers) // stages // per_chunk
+    chunks = chunks if chunks and chunks > 0 else 1
+    recomputed = min(n, int(layers) // (stages * chunks)) * stages * chunks
+    return recomputed if recomputed < layers else None
+
+
+def _stated_int(params: dict, key: str) -> int | None:
+    """A dump's integer `key`, None where it is absent or says None (ValueError otherwise)."""
+    value = str(params.get(key, "")).strip()
+    return None if value in ("", "None", "none") else int(value)
 
 
 def partial_recomputation(recomputed: int) -> FlopsFormula:

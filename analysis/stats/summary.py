@@ -14,7 +14,9 @@ from analysis.parsers.base import LogParser
 from analysis.problems import Problem
 from analysis.schema import case_key
 from analysis.stats import case_stats, energy
+from analysis.stats.figure_checks import KEPT_FLAGGED
 from analysis.stats.per_run import _case_groups, run_records
+from analysis.stats.time_to_train import SCORE_DOUBTS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,6 +75,7 @@ def summary_records(result: ParseResult, method: str = "dlperf", warmup: int | N
     about = {r["run_id"]: r for r in result.run_records()}
     flagged = {rid for rid, r in about.items() if r["problems"] != ""}
     flagged |= {r["run_id"] for r in per_run if r["problem_kind"] != ""}
+    doubted = {k: {p.run_id for p in result.problem_list() if p.kind == k} for k in DOUBTED_RUNS}
     rows, case_problems, runs_by_id = [], [], None
     for g in _case_groups(per_run):
         first = g[0]
@@ -96,8 +99,13 @@ def summary_records(result: ParseResult, method: str = "dlperf", warmup: int | N
                                                _latency_at_batch(row, first)))
         row["outliers"] = sum(bool(r["outlier"]) for r in g)
         found = _case_flags(row, g, about, spread_threshold)
-        row["flags"] = "; ".join(p.reason.split(":", 1)[0] for p in found)
+        row["flags"] = "; ".join([p.reason.split(":", 1)[0] for p in found]
+                                 + row.pop(SCORE_DOUBTS, []))
         row["problems"] = len(g) if found else sum(r["run_id"] in flagged for r in g)
+        row[case_stats.FIGURE_FLAGS] = [f"{n} of {len(g)} run(s) {k}" for k in KEPT_FLAGGED
+                                        if (n := sum(r["problem_kind"] == k for r in g))] + [
+            f"{n} of {len(g)} run(s) {k}" for k in DOUBTED_RUNS
+            if (n := sum(str(r["run_id"]) in doubted[k] for r in g))]
         case_problems += found
         rows.append(row)
     result.replace_problems(CASE_KINDS, case_problems)
@@ -149,6 +157,9 @@ def _plain(value):
         else value
 
 
+#: Problem kinds of a run's log that put its figure in doubt beside the figure's own
+#: (figure_checks.KEPT_FLAGGED): a speedup measured against such a run says so.
+DOUBTED_RUNS = ("metadata_conflict",)
 #: Problem kinds of a whole case (summarize puts them in `result.problems`).
 CASE_KINDS = ("mixed_configuration", "wide_spread")
 #: Differing keys named in a flag at most (the rest are counted).

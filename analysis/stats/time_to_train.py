@@ -16,12 +16,20 @@ import math
 
 from analysis import metrics as M
 from analysis.parsers.mlperf import QUALITY_TARGETS, TARGET_UNKNOWN
+from analysis.stats import case_stats
 
 #: Runs a result needs per benchmark (mlperf-logging benchmark_meta, training).
 RUNS = {"bert": 10, "dlrm": 5, "dlrm_dcnv2": 10, "gnmt": 10, "gpt3": 3, "maskrcnn": 5,
         "minigo": 10, "resnet": 5, "ssd": 5, "retinanet": 5, "stable_diffusion": 10,
         "transformer": 10, "ncf": 10, "rnnt": 10, "unet3d": 40, "gnn": 10,
         "llama2_70b_lora": 10}
+#: Problem kinds of a run whose time to train is kept but in doubt (analysis.parsers.mlperf:
+#: a block far slower than the others, a record stamped before an earlier one).
+DOUBTED = ("timestamps_jump", "timestamps_backwards")
+
+#: Key of a case row's doubts about its score while it is built (texts for its `flags`;
+#: not a column).
+SCORE_DOUBTS = "_score_doubts"
 #: Fastest (and slowest) runs the score drops per benchmark; 1 for the others.
 DROPPED = {"unet3d": 4}
 
@@ -78,7 +86,13 @@ def case_score(result, runs_by_id, run_ids) -> dict:
     model = runs_by_id.loc[list(run_ids), "model"].dropna()
     benchmark = str(model.iloc[0]) if len(model) else None
     score, rule = olympic(times, aborted, benchmark)
+    doubted = problems.loc[problems["kind"].isin(DOUBTED) & problems["run_id"].isin(ids)]
+    doubts = []
+    for kind, runs in doubted.groupby("kind")["run_id"]:
+        doubts.append(f"{runs.nunique()} of {len(ids)} run(s) {kind} {case_stats.SCORE_DOUBTED}")
+        rule += (f"; {runs.nunique()} of {len(ids)} run(s) {kind} (a clock step or a stall "
+                 "inside the run: its time to train is in doubt)")
     if impossible:
         rule += (f"; {len(impossible)} run(s) without a possible time (impossible_value) "
                  "counted as aborted")
-    return {"time_to_train_min": score, "time_to_train_rule": rule}
+    return {"time_to_train_min": score, "time_to_train_rule": rule, SCORE_DOUBTS: doubts}

@@ -33,8 +33,9 @@ def test_a_clock_step_between_blocks_is_flagged(tmp_path):
     result = parse_paths([tmp_path], jobs=1)
     found = result.problems[result.problems["kind"] == "timestamps_jump"]
     assert len(found) == 1
-    assert re.search(r"block_start comes every 23\.\d s \(median of 9\), but 83\.\d s pass",
-                     found["reason"].iloc[0])
+    assert re.search(r"a block of the run takes 5\.8\d* s an epoch \(median of the 10 after the "
+                     r"first\), but 83\.\d s pass for its 4 epoch\(s\) from one block_start to "
+                     r"the next", found["reason"].iloc[0])
 
 
 def test_the_real_runs_blocks_are_not_flagged():

@@ -7,7 +7,6 @@ from analysis.campaign.backends._backend import (
     NODE_AGENT,
     Backend,
     BudgetSpent,
-    Interrupted,
     Launch,
     NodeLaunch,
     NodeOutcome,
@@ -16,7 +15,7 @@ from analysis.campaign.backends._backend import (
 from analysis.registry import Registry
 
 _registry: Registry[Backend] = Registry("backend", __name__, __path__)
-__all__ = ["NODE_AGENT", "Backend", "BudgetSpent", "Interrupted", "Launch", "NodeLaunch",
+__all__ = ["NODE_AGENT", "Backend", "BudgetSpent", "Launch", "NodeLaunch",
            "NodeOutcome", "Outcome", "get", "names", "register"]
 register = _registry.register
 names = _registry.names

@@ -3,7 +3,8 @@
 The runner turns a run into a :class:`Launch` (one :class:`NodeLaunch` per node: the workload's
 argument list, environment and output paths) and hands it to :meth:`Backend.execute`, which
 starts the node agents (``analysis/campaign/node.py``) concurrently, waits, stops every node
-when one fails, times out or the campaign is interrupted, and returns an :class:`Outcome`.
+when one fails, times out or the campaign is interrupted (KeyboardInterrupt, which the runner
+also raises on SIGTERM, goes on once the nodes are stopped), and returns an :class:`Outcome`.
 """
 
 from __future__ import annotations
@@ -85,11 +86,6 @@ class BudgetSpent(Exception):
     backend cancelled it before it ran. The run stays pending."""
 
 
-class Interrupted(KeyboardInterrupt):
-    """The campaign was interrupted (SIGINT/SIGTERM) while a run was going; its nodes were
-    stopped before this was raised."""
-
-
 class Backend(ABC):
     """A way to start the nodes of a run. Subclasses set :attr:`name` and register."""
 
@@ -136,7 +132,7 @@ class Backend(ABC):
     @abstractmethod
     def execute(self, launch: Launch) -> Outcome:
         """Run every node of `launch` to the end, the first failure, the timeout or an
-        interruption (then stop all nodes and raise :class:`Interrupted`)."""
+        interruption (then stop all nodes and let KeyboardInterrupt go on)."""
 
     def describe(self, launch: Launch) -> list[str]:
         """Dry run: the command of every node, as text (secrets redacted)."""

@@ -17,7 +17,6 @@ from analysis.campaign.backends import register
 from analysis.campaign.backends._backend import (
     NODE_AGENT,
     Backend,
-    Interrupted,
     Launch,
     Outcome,
 )
@@ -92,8 +91,6 @@ class LocalBackend(Backend):
                         new_session=True)
             reason = self.wait_nodes(lambda: {i: _exit_status(p) for i, p in procs.items()},
                                      t0, launch.timeout)
-        except KeyboardInterrupt as exc:
-            raise Interrupted(str(exc) or "SIGINT") from None
         finally:  # every agent, ended or not: a killed agent's workload runs on in its session
             agent.stop_agents([p.pid for p in procs.values()])
             for p in procs.values():

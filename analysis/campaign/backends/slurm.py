@@ -43,7 +43,6 @@ from analysis.campaign.backends._backend import (
     NODE_AGENT,
     Backend,
     BudgetSpent,
-    Interrupted,
     Launch,
     Outcome,
     first_failure,
@@ -315,9 +314,9 @@ class SlurmBackend(Backend):
                     self._cancel(job_id)
                     break
                 time.sleep(POLL_S)
-        except KeyboardInterrupt as exc:
+        except KeyboardInterrupt:
             self._cancel(job_id, started=running_since is not None)
-            raise Interrupted(str(exc) or "SIGINT") from None
+            raise
         final, code, hosts = self.job_info(job_id)
         nodes = [self.node_outcome(n, None, started) for n in launch.active()]
         self.resolve_nodes(nodes, launch, hosts, job_id)

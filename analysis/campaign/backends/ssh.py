@@ -52,7 +52,6 @@ from analysis.campaign.backends import register
 from analysis.campaign.backends._backend import (
     NODE_AGENT,
     Backend,
-    Interrupted,
     Launch,
     NodeLaunch,
     Outcome,
@@ -189,15 +188,19 @@ class SSHBackend(Backend):
     def _key(self, h: dict) -> str:
         return f"{h.get('user', '')}@{h['host']}:{h.get('port', '')}"
 
+    def _batch(self, prog: str, accept_new: bool) -> list[str]:
+        """``prog`` (ssh or scp) non-interactive, with the spec's config file and timeout."""
+        argv = [prog, "-o", "BatchMode=yes", "-o",
+                f"StrictHostKeyChecking={'accept-new' if accept_new else 'yes'}",
+                "-o", f"ConnectTimeout={max(1, math.ceil(self.connect_timeout))}"]
+        cfg = self.spec.ssh.get("config_file")
+        return argv + (["-F", str(cfg)] if cfg else [])
+
     def _options(self, prog: str, h: dict) -> list[str]:
         """``prog`` (ssh or scp) with the spec's options for host `h`; the first value of an
         option wins in ssh, so these win over the ssh config."""
         opts = self.spec.ssh
-        argv = [prog, "-o", "BatchMode=yes", "-o",
-                f"StrictHostKeyChecking={'accept-new' if self.accept_new else 'yes'}",
-                "-o", f"ConnectTimeout={max(1, math.ceil(self.connect_timeout))}"]
-        if opts.get("config_file"):
-            argv += ["-F", str(opts["config_file"])]
+        argv = self._batch(prog, self.accept_new)
         if opts.get("known_hosts"):
             argv += ["-o", f"UserKnownHostsFile={opts['known_hosts']}"]
         if opts.get("key_file"):
@@ -274,10 +277,7 @@ class SSHBackend(Backend):
         if hop == "none":
             return ""
         dest = f"ssh://{hop}" if hop.count(":") == 1 and "[" not in hop else hop
-        argv = ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o",
-                f"ConnectTimeout={max(1, math.ceil(self.connect_timeout))}"]
-        argv += ["-F", str(self.spec.ssh["config_file"])] if "config_file" in self.spec.ssh \
-            else []
+        argv = self._batch("ssh", accept_new=False)
         try:
             r = run_command([*argv, "-T", "--", dest, "true"], timeout=60, check=False)
             resolved = run_command([*argv, "-G", "--", dest], timeout=30, check=False).stdout
@@ -402,8 +402,6 @@ class SSHBackend(Backend):
             reason = self.wait_nodes(
                 lambda: rcs.update({i: p.poll() for i, p in procs.items()}) or rcs,
                 t0, launch.timeout)
-        except KeyboardInterrupt as exc:
-            raise Interrupted(str(exc) or "SIGINT") from None
         finally:
             self._stop(launch, active, procs, rcs)
         nodes = []

@@ -44,7 +44,6 @@ class Workload(ABC):
 
     name: str = ""
     framework: str = ""
-    launch: str = "per_node"  # or "head"
     default_model: str = "resnet50"
     default_iterations: int = 100
     precisions: tuple[str, ...] = ("fp32", "amp")

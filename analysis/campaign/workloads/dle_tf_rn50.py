@@ -16,7 +16,7 @@ from analysis.campaign.workloads._template import Workload
 class DLETensorFlowRN50(Workload):
     """NVIDIA DLE TensorFlow ResNet50 v1.5 with Horovod: one mpirun/horovodrun on node 0."""
 
-    name, framework, launch = "dle_tf_rn50", "tensorflow", "head"
+    name, framework = "dle_tf_rn50", "tensorflow"
     default_iterations = 150
 
     def commands(self, ctx):
