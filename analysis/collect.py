@@ -496,8 +496,11 @@ def _read_and_measure(read_run, asked: tuple, members: list[Found]) -> _Run | No
         record = run_record(dict(run.row, problems=";".join(
             dict.fromkeys(p.kind for p in run.problems if p.run_id == run.row["run_id"]))))
         files = [str(p) for p in run.reads]
-        run.figures = (files, figures_where_read(
-            record, [part for _, part, _ in run.obs_parts], run.problems, files, *asked))
+        try:
+            run.figures = (files, figures_where_read(
+                record, [part for _, part, _ in run.obs_parts], run.problems, files, *asked))
+        except Exception:  # noqa: BLE001 - the parent measures the run again and fails as it
+            run.figures = None  # did, only for a run it counts (not a duplicate or a stray)
     return run
 
 

@@ -81,3 +81,19 @@ def test_figures_asked_for_an_unknown_method_fail_before_reading(logs):
         parse_paths([logs], figures=(["no_such_method"], None, None))
     with pytest.raises(UsageError):
         parse_paths([logs], figures=(["window"], -1, 5))
+
+
+def test_a_method_failing_where_read_fails_only_where_the_run_is_measured(logs, monkeypatch):
+    """A method that raises in the worker leaves the run to `run_records`, which raises as
+    it did before figures were made where runs are read (and only for runs it measures)."""
+    from analysis.stats import per_run
+
+    def broken(*_):
+        raise RuntimeError("a method bug")
+
+    monkeypatch.setattr(per_run, "figures_where_read", broken)
+    result = parse_paths([logs], jobs=1, figures=(["dlperf"], None, None))
+    assert result.figures.made == {}
+    monkeypatch.setattr(methods, "get", lambda name: broken)
+    with pytest.raises(RuntimeError, match="a method bug"):
+        run_records(result, ["dlperf"])
