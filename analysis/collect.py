@@ -119,7 +119,7 @@ class ParseResult:
         if self.run_rows is None or self._runs is not None:
             return records_of(self.runs)
         if self._records is None:
-            self._records = [{c: _printable(row[c]) for c in RUN_FIELDS} for row in self.run_rows]
+            self._records = [run_record(row) for row in self.run_rows]
         return self._records
 
     def problem_list(self) -> list[Problem]:
@@ -391,7 +391,7 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
                 strict: bool = False, meta: Mapping | Iterable[Mapping] | None = None,
                 max_bytes: int | str | None = None, dlperf_only: bool = False,
                 jobs: int | None = None, cache: bool = False,
-                require_runs: bool = False) -> ParseResult:
+                require_runs: bool = False, figures: tuple | None = None) -> ParseResult:
     """Parse every log under `paths` (files or folders, searched recursively).
 
     `family` forces one parser instead of sniffing each file. `meta` states run fields the
@@ -406,6 +406,10 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     `jobs` processes read the files when there are many (default: one per CPU core; 1: this
     process only); the frames are the same in every case. With `cache`, what each file gave
     is kept between calls (:mod:`analysis.parse_cache`) and an unchanged file is not read again.
+    `figures` (method names, warmup, measure) has each run read measured where it is read, by
+    :func:`~analysis.stats.per_run.figures_where_read` (in the workers, in parallel):
+    :func:`~analysis.stats.per_run.run_records` with the same methods and window then takes
+    those figures when the run's final row and problems are those it was measured with.
     Raises NoLogsError when `paths` hold no log at all, and with `require_runs`,
     NoKnownLogsError when files were found but none is a log of a known format (no run).
     Returns a ParseResult with frames `observations` (schema.OBSERVATIONS), `runs`
@@ -413,6 +417,13 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
     """
     if family:
         parsers.get(family)  # fail fast on an unknown name
+    if figures:  # and on methods or window counts the workers could not use
+        from analysis.stats import methods
+        from analysis.stats.per_run import window_counts
+
+        for name in figures[0]:
+            methods.get(name)
+        window_counts(*figures[1:])
     user_meta = merge_meta(meta)
     limit = max_log_bytes(max_bytes)
     paths = [p if isinstance(p, str) else os.fspath(p) for p in paths]
@@ -420,7 +431,7 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
         if p.endswith(".parquet") and os.path.isfile(p):
             raise UsageError(f"{display_path(p)} is a `dlperf parse` export, not a log: parsing "
                              "reads logs; `dlperf compare`, `check` and `store add` take exports")
-    result = _parse(paths, family, user_meta, limit, dlperf_only, jobs, cache)
+    result = _parse(paths, family, user_meta, limit, dlperf_only, jobs, cache, figures)
     failures = strict_failures(result.problem_list()) if strict else []
     if failures:
         p = failures[0]
@@ -432,7 +443,8 @@ def parse_paths(paths: Iterable[str | Path], family: str | None = None,
 
 
 def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
-           dlperf_only: bool, jobs: int | None, cache: bool) -> ParseResult:
+           dlperf_only: bool, jobs: int | None, cache: bool,
+           asked: tuple | None = None) -> ParseResult:
     """`parse_paths` of the files as they are now (through the per-file cache with `cache`)."""
     files, all_problems = find_logs(paths)
     by_run: dict[tuple[str, str], list[Found]] = {}
@@ -442,13 +454,13 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
     read_run = partial(_read_run, family=family, limit=limit, meta_files=MetaFiles(),
                        user_meta=user_meta, dlperf_only=dlperf_only)
     groups = list(by_run.values())
-    figures = None
+    figures = parse_cache.RunFigures() if cache or asked else None
+    read_new = partial(_read_and_measure, read_run, asked) if asked else read_run
     if cache:
-        figures = parse_cache.RunFigures()
-        runs = _read_runs_cached(groups, read_run, jobs, {
+        runs = _read_runs_cached(groups, read_run, read_new, jobs, {
             "family": family, "max_bytes": limit, "dlperf_only": dlperf_only}, figures)
     else:
-        runs = map_in_processes(read_run, groups, jobs)
+        runs = map_in_processes(read_new, groups, jobs)
     skipped = sum(len(g) if run is None else sum(r.skip for r in run.reads.values())
                   for g, run in zip(groups, runs, strict=True))
     runs = _leave_out_strays(groups, runs, all_problems)
@@ -466,10 +478,46 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
     for row in run_rows:
         row["problems"] = ";".join(kinds.get(row["run_id"], ()))
     placed = {id(row) for row in run_rows}
+    if asked:
+        _keep_made_figures([run for run in kept if id(run.row) in placed], figures)
     obs_parts = [part for run in kept if id(run.row) in placed for part in run.obs_parts]
     return ParseResult(None, None, None, obs_parts, files_found=len(files),
                        files_skipped=skipped, figures=figures, run_rows=run_rows,
                        problem_rows=all_problems)
+
+
+def _read_and_measure(read_run, asked: tuple, members: list[Found]) -> _Run | None:
+    """`read_run` of one run, then its figures by `asked` (method names, warmup, measure),
+    made from its row and problems as they are after reading it (see `_keep_made_figures`)."""
+    run = read_run(members)
+    if run is not None and run.main.family and not parsers.get(run.main.family).sidecar:
+        from analysis.stats.per_run import figures_where_read
+
+        record = run_record(dict(run.row, problems=";".join(
+            dict.fromkeys(p.kind for p in run.problems if p.run_id == run.row["run_id"]))))
+        files = [str(p) for p in run.reads]
+        try:
+            run.figures = (files, figures_where_read(
+                record, [part for _, part, _ in run.obs_parts], run.problems, files, *asked))
+        except Exception:  # noqa: BLE001 - the parent measures the run again and fails as it
+            run.figures = None  # did, only for a run it counts (not a duplicate or a stray)
+    return run
+
+
+def _keep_made_figures(runs: list[_Run], figures: parse_cache.RunFigures) -> None:
+    """The figures made where `runs` were read, for `run_records` to take (each under the
+    digest it was made with); none for a run id that names two runs (their parts merge)."""
+    count: dict[str, int] = {}
+    for run in runs:
+        count[run.row["run_id"]] = count.get(run.row["run_id"], 0) + 1
+    for run in runs:
+        if run.figures is not None and count[run.row["run_id"]] == 1:
+            figures.add_made(run.row["run_id"], *run.figures)
+
+
+def run_record(row: dict) -> dict:
+    """A run's row as :meth:`ParseResult.run_records` gives it (RUN_FIELDS, printable)."""
+    return {c: _printable(row[c]) for c in RUN_FIELDS}
 
 
 def _leave_out_strays(groups: list[list[Found]], runs: list[_Run | None],
@@ -493,10 +541,11 @@ def _leave_out_strays(groups: list[list[Found]], runs: list[_Run | None],
     return out
 
 
-def _read_runs_cached(groups: list[list[Found]], read_run, jobs: int | None,
+def _read_runs_cached(groups: list[list[Found]], read_run, read_new, jobs: int | None,
                       how: dict, figures: parse_cache.RunFigures) -> list[_Run | None]:
     """`read_run` of every group, through the parse cache: runs whose files are all kept
-    are assembled here from what they gave, the others read (in `jobs` processes) and kept.
+    are assembled here from what they gave, the others read by `read_new` (in `jobs`
+    processes) and kept.
     Each run whose main log has an entry is added to `figures` (its figures are kept there)."""
     stores: dict[str, parse_cache.FolderCache] = {}
     known: dict[Path, FileRead] = {}
@@ -516,7 +565,7 @@ def _read_runs_cached(groups: list[list[Found]], read_run, jobs: int | None,
     runs = [None if i in unread else read_run(members, known=known)
             for i, members in enumerate(groups)]
     kept: dict[Path, str] = {}  # entry names of the files read now and kept
-    for i, run in zip(todo, map_in_processes(read_run, [groups[i] for i in todo], jobs), strict=True):
+    for i, run in zip(todo, map_in_processes(read_new, [groups[i] for i in todo], jobs), strict=True):
         runs[i] = run
         for f in groups[i]:
             read = run.reads.get(f.path) if run is not None else None
@@ -582,6 +631,8 @@ class _Run:
     obs_parts: list[tuple[dict, ParsedLog, str]]
     problems: list[Problem]
     reads: dict[Path, FileRead] = field(default_factory=dict)  # what each file gave
+    #: (files, {key: (digest, figure)}) when measured where read (`_read_and_measure`)
+    figures: tuple | None = None
 
 
 def _read_run(members: list[Found], family: str | None, limit: int, meta_files: MetaFiles,

@@ -280,14 +280,25 @@ def _copied(parsed: dict) -> dict:
     return {**parsed, "blocks": [{**b, "cols": dict(b["cols"])} for b in parsed["blocks"]]}
 
 
+def figure_digest(key: str, row: dict, files: list[str], stated: dict) -> str:
+    """What a run's figure by `key` depends on besides its files' text: the row's fields (not
+    its ``parameters``, which its files' text alone gives: a JSON or repr of a whole argument
+    dump per run cost more than the figure), its files (sorted), the stated problems."""
+    fields = [(k, v) for k, v in row.items() if k != "parameters"]
+    text = repr((key, fields, files, sorted(stated.items())))
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
 class RunFigures:
-    """The runs of one parse whose figures the store keeps: each in the entry of its main
-    log, by method and window (`key`), under a digest of what else makes the figure (the
-    run's row, the files read for it, the problems that withhold a figure). A figure is
-    given back only for a run whose files were all found unchanged in the store."""
+    """The per-run figures a parse already holds: those the store keeps, each in the entry
+    of its main log, by method and window (`key`), and those made where the run was read (a
+    worker process), each under :func:`figure_digest` of what else makes the figure. A kept
+    figure is given back only for a run whose files were all found unchanged in the store,
+    a figure made now only when the run's final row and problems give the same digest."""
 
     def __init__(self) -> None:
         self.runs: dict[str, tuple[FolderCache, str, list[str], bool]] = {}
+        self.made: dict[str, tuple[list[str], dict[str, tuple[str, dict]]]] = {}
 
     def add(self, run_id: str, store: FolderCache, name: str, files: list[str],
             unchanged: bool) -> None:
@@ -296,27 +307,35 @@ class RunFigures:
         than read and kept now)."""
         self.runs[run_id] = (store, name, sorted(files), unchanged)
 
-    def _digest(self, run_id: str, key: str, row: dict, stated: dict) -> str:
-        """What the figure depends on besides the files' text: the row's fields (not its
-        ``parameters``, which its files' text alone gives: a JSON or repr of a whole
-        argument dump per run cost more than the figure), the files, the stated problems."""
-        fields = [(k, v) for k, v in row.items() if k != "parameters"]
-        text = repr((key, fields, self.runs[run_id][2], sorted(stated.items())))
-        return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    def add_made(self, run_id: str, files: list[str], figures: dict[str, tuple[str, dict]]) -> None:
+        """The figures made for run `run_id` where it was read: {key: (digest, figure)}, the
+        digest of the row, `files` and problems known there."""
+        self.made[run_id] = (sorted(files), figures)
+
+    def forget_made(self, run_id: str) -> None:
+        """Drop the figures made for `run_id` (its id names more than one run)."""
+        self.made.pop(run_id, None)
 
     def get(self, run_id: str, key: str, row: dict, stated: dict) -> dict | None:
-        """The figure kept for run `run_id` by `key`, made from `row` and `stated`, or None."""
-        store, name, _, unchanged = self.runs.get(run_id, (None, "", [], False))
-        if not unchanged:
+        """The figure of run `run_id` by `key`, made from `row` and `stated`, or None: the
+        store's, else one made where the run was read (then also kept in the store)."""
+        store, name, files, unchanged = self.runs.get(run_id, (None, "", [], False))
+        if unchanged:
+            return store.figure(name, key, figure_digest(key, row, files, stated))
+        made_files, made = self.made.get(run_id, ([], {}))
+        digest, figure = made.get(key, ("", None))
+        if figure is None or digest != figure_digest(key, row, made_files, stated):
             return None
-        return store.figure(name, key, self._digest(run_id, key, row, stated))
+        if store is not None:
+            store.put_figure(name, key, digest, figure)
+        return figure
 
     def put(self, run_id: str, key: str, row: dict, stated: dict, figure: dict) -> None:
         """Keep `figure`, made from `row` and `stated`, for run `run_id` by `key` (nothing
         for a run not added)."""
-        store, name, _, _ = self.runs.get(run_id, (None, "", [], False))
+        store, name, files, _ = self.runs.get(run_id, (None, "", [], False))
         if store is not None:
-            store.put_figure(name, key, self._digest(run_id, key, row, stated), figure)
+            store.put_figure(name, key, figure_digest(key, row, files, stated), figure)
 
     def save(self) -> None:
         """Write the stores that were given figures."""

@@ -53,7 +53,8 @@ def warm(root: str) -> str:
     for members in groups.values():
         read_run(members, known=known)
     t6 = time.perf_counter()
-    result = collect.parse_paths([root], dlperf_only=True, cache=True, require_runs=True)
+    result = collect.parse_paths([root], dlperf_only=True, cache=True, require_runs=True,
+                                 figures=(["dlperf"], None, None))
     t7 = time.perf_counter()
     runs = run_records(result, ["dlperf"])["dlperf"]
     t8 = time.perf_counter()
@@ -73,7 +74,8 @@ def cold(root: str, jobs: int) -> str:
 
     w0 = time.perf_counter()
     c0 = time.process_time()
-    result = parse_paths([root], dlperf_only=True, cache=False, jobs=jobs, require_runs=True)
+    result = parse_paths([root], dlperf_only=True, cache=False, jobs=jobs, require_runs=True,
+                         figures=(["dlperf"], None, None))  # as summarize asks
     w1 = time.perf_counter()
     c1 = time.process_time()
     children = os.times()

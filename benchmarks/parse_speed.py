@@ -158,12 +158,14 @@ def cli_medians(text: str) -> dict[tuple[int, int], float]:
 
 
 def suite_figures(root: Path) -> dict[str, float]:
-    """Per-run figures of `parse_paths` + `run_throughput`, the computation of `summarize`."""
+    """Per-run figures of `parse_paths` + `run_throughput`, the computation of `summarize`
+    (each run's figure made in the worker that reads it)."""
     sys.path.insert(0, str(TREE))
     from analysis import parse_paths
     from analysis.stats import run_throughput
 
-    runs = run_throughput(parse_paths([root], dlperf_only=True, cache=False), "dlperf")
+    runs = run_throughput(parse_paths([root], dlperf_only=True, cache=False,
+                                      figures=(["dlperf"], None, None)), "dlperf")
     return dict(zip(runs["run_id"], runs["throughput"]))
 
 

@@ -149,7 +149,7 @@ def run(args) -> int:
     # the dlperf rules read a log's first lines: the rest is not parsed (same figures)
     result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta,
                          dlperf_only=args.method == "dlperf", jobs=args.jobs, cache=args.cache,
-                         require_runs=True)
+                         require_runs=True, figures=([args.method], args.warmup, args.measure))
     runs = run_records(result, [args.method], args.warmup, args.measure)[args.method]
     bad = [r for r in runs if r["problem_kind"] != ""]
     # a figure the fallback its reason names gave (the log's own closing figure) is the run's

@@ -167,10 +167,34 @@ def _compute(result: ParseResult, runs: list[dict], fns: dict, warmup: int,
     return rows
 
 
+def figures_where_read(row: dict, parsed_logs: list[ParsedLog], problems: list,
+                       files: list[str], names, warmup: int | None,
+                       measure: int | None) -> dict[str, tuple[str, dict]]:
+    """A run's figures by each method of `names`, made where the run was read (a worker
+    process, so that runs are measured in parallel): {key: (digest, figure)}, each figure
+    checked as :func:`run_records` checks it, under the digest of the run's `row` (as
+    :meth:`ParseResult.run_records` gives it), `files` and `problems` known there;
+    :func:`run_records` takes a figure only when the run's final row and problems give the
+    same digest, and measures the run again otherwise."""
+    from analysis.parse_cache import figure_digest
+
+    warmup, measure = window_counts(warmup, measure)
+    rid = row["run_id"]
+    said = _stated_problems(problems).get(rid, {})
+    rd = _run_data(row, *_parsed_arrays(parsed_logs),
+                   _closing_from_parsed({rid: parsed_logs}).get(rid))
+    out = {}
+    for name in names:
+        key = f"{name} {warmup} {measure}"
+        est = check_figure(rd, _estimate(methods.get(name), rd, warmup, measure), said)
+        out[key] = (figure_digest(key, row, sorted(files), said), _estimate_fields(est))
+    return out
+
+
 def _estimate_fields(est: Estimate) -> dict:
     """An Estimate as the parse cache keeps it: JSON values (a rule may give numpy
     numbers; the window as a list)."""
-    fields = dataclasses.asdict(est)
+    fields = {f.name: getattr(est, f.name) for f in dataclasses.fields(est)}  # no deep copy
     fields.update(throughput=float(est.throughput), latency=float(est.latency),
                   iterations=int(est.iterations),
                   **{k: None if getattr(est, k) is None else [int(x) for x in getattr(est, k)]
