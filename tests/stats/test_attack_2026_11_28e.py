@@ -1,0 +1,68 @@
+"""Inputs of a fourth attack that got a wrong number (or a false flag) out of the checks of a
+run's figure: MLPerf clock steps back that keep every stamp in order, clock steps under the
+per-interval bound, layout paths a statement overrides, a Megatron batch ramp-up inside the
+DLPerf window, whole-second stamps and a copied run with a newline added. Real logs
+(tests/data/real) edited as the attack edited them, or DLLogger logs of batch 128 on 1 GPU at
+50 ms an iteration (2,560 img/s) unless said."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis.collect import parse_paths
+from analysis.stats import run_throughput
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dll_synth as S  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+REAL = DATA / "real"
+GOOGLE = REAL / "mlperf_v1_0_google_tf_resnet"
+MLPERF_META = {"num_nodes": 16, "gpus_per_node": 4}
+
+
+def _kinds(result, run_id: str | None = None) -> set[str]:
+    p = result.problems
+    if run_id is not None:
+        p = p[p["run_id"] == run_id]
+    return set(p["kind"])
+
+
+# --- 1. MLPerf: a clock step back that shrinks one block -----------------------------------
+
+def _stepped(text: str, line: int, ms: int) -> str:
+    """`text` (an MLPerf result file) with `ms` added to every non-zero MLLOG time_ms from its
+    1-based `line` on."""
+    out = text.split("\n")
+    for i in range(line - 1, len(out)):
+        if ":::MLLOG " in out[i]:
+            out[i] = re.sub(r'"time_ms": ([1-9]\d*)',
+                            lambda m: f'"time_ms": {int(m.group(1)) + ms}', out[i], count=1)
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("line, ms", [(38, -20_000), (38, -14_000), (56, -14_000),
+                                      (38, -10_000)])
+def test_a_clock_step_back_inside_a_block_is_flagged(tmp_path, line, ms):
+    """-20 / -14 / -10 s inside a block of ~23 s (every stamp still in order), in each of
+    the 5 runs: time to train 3.97 / 4.07 / 4.13 min for 4.30, no flag."""
+    for k in range(5):
+        text = (GOOGLE / f"result_{k}.txt").read_text()
+        (tmp_path / f"result_{k}.txt").write_text(_stepped(text, line, ms))
+    result = parse_paths([tmp_path], meta=MLPERF_META, jobs=1)
+    jumps = result.problems[result.problems["kind"] == "timestamps_jump"]
+    assert sorted(jumps["run_id"]) == [f"result_{k}" for k in range(5)]
+    assert "a clock step back inside the run" in jumps["reason"].iloc[0]
+
+
+def test_the_real_mlperf_blocks_are_not_flagged_short():
+    for folder in ("mlperf_v1_0_google_tf_resnet", "mlperf_v1_0_google_jax_unet3d",
+                   "mlperf_v1_0_nvidia_mxnet_resnet"):
+        result = parse_paths([REAL / folder], meta=MLPERF_META, jobs=1)
+        assert "timestamps_jump" not in _kinds(result), folder
