@@ -6,13 +6,14 @@ printed rates, a closing line) or its family.
 
 * ``batch_changed``: the log states another batch part-way (a job restarted in the same log
   with another batch size): its parts are two runs, so no figure.
-* ``timestamps_jump``: intervals of a figure's window far outside the window's median time
-  per iteration (STALL_FACTOR longer: a clock step forward, a stall; STALL_FACTOR shorter:
-  a clock step back that leaves them positive) that move its time more than `MISMATCH`
-  together: the figure would be that far off, and nothing in the log tells which (a rate
-  the program printed for such an interval shows the same time: it timed it by the same
-  clock), so no figure. Where the printed rates of those intervals are the run's usual
-  ones, the program's clock did not step: the printed rates settle it (below).
+* ``timestamps_jump``: a figure's window whose span is more than `MISMATCH` off its own
+  pace, by intervals beyond the run's usual ones (longer: a clock step forward, a stall;
+  shorter: a clock step back that leaves them positive): the figure would be that far
+  off, and nothing in the log tells which (a rate the program printed for such an interval
+  shows the same time: it timed it by the same clock), so no figure. Where the lines of
+  those intervals print rates and are under STALL_FACTOR off (an epoch at another speed),
+  or beyond it print the run's usual rate (the program's clock did not step), the printed
+  rates settle it (below).
 * ``figure_mismatch``, the figure kept and flagged with both values, where it is more than
   `MISMATCH` from an independent statement of its log:
 
@@ -317,16 +318,18 @@ def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:
 
 
 def _against_intervals(run: RunData, est: Estimate) -> Estimate:
-    """`est` failed ``timestamps_jump`` when the intervals of its window (the lowest rank's
-    lines) far off the window's median time per iteration move its time, together, more
-    than MISMATCH from what the median would take: those STALL_FACTOR times longer than
-    both the median and the run's own USUAL_QUANTILE (a clock step forward, a stall), or
-    those STALL_FACTOR times shorter than the median (a clock step back that leaves the
-    interval positive; counted only where the window as a whole is that much short of the
-    median's pace, so jitter that a late line and an early one cancel is no step). Printed
-    rates do not settle which: a program times its iterations with the same clock, so a
-    stepped interval prints a rate as stepped. Together: three steps of 9x each are as far
-    off as one of 25x."""
+    """`est` failed ``timestamps_jump`` when its window's span is more than MISMATCH off
+    its own pace by intervals outside the run's usual ones: those (1 + MISMATCH) times
+    longer than both the window's median time per iteration and the run's USUAL_QUANTILE
+    (a clock step forward, a stall), their time beyond the window's lower quartile (a pace
+    no step forward reached, though half its lines stepped) more than MISMATCH of it; or
+    those shorter than the median (a clock step back that leaves the interval positive)
+    with the window as a whole that much short of the median's pace (jitter that a late
+    line and an early one cancel is no step). A step under STALL_FACTOR moves a window of
+    few lines (a line every 10 iterations) as far as a large one does. Printed rates do not
+    settle which: a program times its iterations with the same clock, so a stepped interval
+    prints a rate as stepped; but recurring slow intervals are the run's own (USUAL_QUANTILE,
+    :func:`_recurring`), and printed rates check the figure where they can (below)."""
     lines, _, step, ts = run.timeline()
     usual = _once(run, "usual", lambda: _usual(step, ts))
     if usual is None:
@@ -341,9 +344,18 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         return est
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
     median = float(statistics.median(per[ok].tolist()))
-    far = ok & (per > STALL_FACTOR * max(median, usual))
-    excess = float(np.sum(dt[far] - ds[far] * median))
-    short = ok & (dt > 0) & (per < median / STALL_FACTOR)
+    pace = max(median, usual)
+    # the window's span against its median pace: a step under STALL_FACTOR moves a window
+    # of few lines as far as a large one does, so any interval beyond the run's usual ones
+    # counts, where the window as a whole is MISMATCH off its median pace
+    # steps forward on as many as half the window's lines move its median with them: the
+    # lower quartile is a pace no step forward reached
+    low = float(np.quantile(per[ok], 0.25))
+    far = ok & (per > (1 + MISMATCH) * pace)
+    excess = float(np.sum(dt[far] - ds[far] * low))
+    if seconds - low * iterations <= MISMATCH * seconds:
+        excess = 0.0
+    short = ok & (dt > 0) & (per < (1 - MISMATCH) * median)
     missing = float(np.sum(ds[short] * median - dt[short]))
     if median * iterations - seconds <= MISMATCH * seconds:
         missing = 0.0
@@ -353,10 +365,13 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     odd = far if excess > MISMATCH * seconds else short
     if len(rates) and np.isfinite(rates[odd]).all() and np.isfinite(rates[ok]).sum() >= 3:
         usual_rate = float(np.median(rates[ok & np.isfinite(rates)]))
-        if (np.abs(np.log(rates[odd] / usual_rate)) < np.log(STALL_FACTOR)).all():
-            # the program timed those iterations as it timed the others: its clock did not
-            # step with the lines' timestamps, so the printed rates settle the figure
-            # (_against_printed flags it against them)
+        near = np.abs(np.log(per[odd] / median)) < np.log(STALL_FACTOR)
+        usual_printed = np.abs(np.log(rates[odd] / usual_rate)) < np.log(STALL_FACTOR)
+        if (near | usual_printed).all():
+            # an interval under STALL_FACTOR off the pace may be the run's own (an epoch
+            # at another speed), and one beyond it printing the usual rate was timed as the
+            # others were (the program's clock did not step): the printed rates settle the
+            # figure (_against_printed flags it against them)
             return est
     if excess > MISMATCH * seconds:
         jumps = np.flatnonzero(far) + 1

@@ -7,7 +7,6 @@ DLPerf window, whole-second stamps and a copied run with a newline added. Real l
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
@@ -66,3 +65,42 @@ def test_the_real_mlperf_blocks_are_not_flagged_short():
                    "mlperf_v1_0_nvidia_mxnet_resnet"):
         result = parse_paths([REAL / folder], meta=MLPERF_META, jobs=1)
         assert "timestamps_jump" not in _kinds(result), folder
+
+
+# --- 2. clock steps under STALL_FACTOR in a window of lines printing no rate ---------------
+
+def _unprinted(text: list[str]) -> list[str]:
+    return [re.sub(r" train\.total_ips : [0-9.]+ \S+", "", ln) for ln in text]
+
+
+@pytest.mark.parametrize("every, n, jumps, methods", [
+    (10, 1500, {60: 0.9}, ("window",)),
+    (10, 1500, {60: 0.45}, ("window",)),
+    (10, 1500, {k: 0.23 for k in range(30, 120, 20)}, ("window",)),
+    (10, 1500, {60: -0.28}, ("window",)),
+    (1, 300, {k: -0.023 for k in range(25, 120, 5)}, ("dlperf", "window"))])
+def test_steps_under_the_stall_factor_give_no_figure(tmp_path, every, n, jumps, methods):
+    """A line every 10 iterations of 50 ms: one step of +0.9 s (2.8x the interval) gave
+    -15 %, +0.45 s -8 %, five of +0.23 s -19 %, one of -0.28 s (0.44x) +6 %; a line every
+    iteration, nineteen steps of -23 ms (0.54x): +9 %; 0 problems."""
+    S.write(tmp_path, _unprinted(S.lines(n, every=every, jumps=jumps)))
+    result = parse_paths([tmp_path])
+    for method in methods:
+        row = run_throughput(result, method).iloc[0]
+        assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump", method
+
+
+@pytest.mark.parametrize("every, n, jumps", [
+    (1, 300, {k: 0.05 for k in range(5, 301, 5)}),
+    (1, 300, {k: 0.5 for k in range(2, 12)}),
+    (10, 1500, {}),
+    (10, 1500, {60: 0.1})])
+def test_recurring_slow_iterations_and_small_hiccups_keep_their_figure(tmp_path, every, n,
+                                                                       jumps):
+    """Every 5th iteration twice as long all through the run (a data loader), a slow
+    warm-up before the window, no step, and one hiccup of 0.1 s (2 % of the window)."""
+    S.write(tmp_path, _unprinted(S.lines(n, every=every, jumps=jumps)))
+    result = parse_paths([tmp_path])
+    for method in ("dlperf", "window"):
+        row = run_throughput(result, method).iloc[0]
+        assert np.isfinite(row["throughput"]) and row["problem_kind"] == "", method
