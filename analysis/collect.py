@@ -37,7 +37,7 @@ from analysis.parsers._fields import to_int
 from analysis.parsers._prefix import first_lines, rule_rows
 from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.problems import Problem, excerpt, strict_failures, to_frame
-from analysis.user_meta import MAX_COUNT, MetaFiles, is_count, merge_meta
+from analysis.user_meta import MAX_COUNT, MetaFiles, against_path, is_count, merge_meta
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -638,7 +638,8 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
                                 f"from 1 to {MAX_COUNT:,}; not used", run_id=rid))
     stated = meta_files.for_log(main.path) + ([("--meta", user_meta)] if user_meta else [])
     merged, origin = _stated_meta(path_meta, stated)
-    run_problems: list[Problem] = []
+    run_problems = [Problem(str(main.path), None, "metadata_conflict", why, run_id=rid)
+                    for why in against_path(path_meta, merged, origin)]
     merged = _merge_meta(rid, str(main.path), merged, origin, parsed, run_problems)
     if parsed is not None:
         merged.setdefault("framework", parsers.get(fam).framework)

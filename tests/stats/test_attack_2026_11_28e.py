@@ -104,3 +104,37 @@ def test_recurring_slow_iterations_and_small_hiccups_keep_their_figure(tmp_path,
     for method in ("dlperf", "window"):
         row = run_throughput(result, method).iloc[0]
         assert np.isfinite(row["throughput"]) and row["problem_kind"] == "", method
+
+
+# --- 3. a statement contradicting the counts the layout path states ----------------------
+
+def _unstated(text: list[str]) -> list[str]:
+    """The lines with no batch_size or world_size PARAMETER: the path states them alone."""
+    return [re.sub(r"(batch_size|world_size) : \d+\s+", "", ln) for ln in text]
+
+
+@pytest.mark.parametrize("where, key, value", [
+    ("dlperf-meta.yaml", "batch_size_per_device", 256),
+    ("resnet50_b128_amp_1.meta.yaml", "batch_size_per_device", 256),
+    ("--meta", "batch_size_per_device", 256), ("--meta", "gpus_per_node", 8)])
+def test_a_statement_contradicting_the_path_is_flagged(tmp_path, where, key, value):
+    """1n4g/resnet50_b128_*: a folder's or a run's meta file or --meta stating batch 256 (8
+    GPUs) doubled the figure with 0 problems."""
+    log = S.write(tmp_path, _unstated(S.lines(300)), "1n4g/resnet50_b128_amp_1.log")
+    meta = None
+    if where == "--meta":
+        meta = {key: value}
+    else:
+        (log.parent / where).write_text(f"{key}: {value}\n")
+    result = parse_paths([tmp_path], meta=meta)
+    conflict = result.problems[result.problems["kind"] == "metadata_conflict"]
+    assert len(conflict) == 1
+    assert f"the path says {key}=" in conflict["reason"].iloc[0]
+    assert where in conflict["reason"].iloc[0]
+
+
+def test_a_statement_the_path_agrees_with_is_not_flagged(tmp_path):
+    log = S.write(tmp_path, _unstated(S.lines(300)), "1n4g/resnet50_b128_amp_1.log")
+    (log.parent / "dlperf-meta.yaml").write_text("batch_size_per_device: 128\n")
+    result = parse_paths([tmp_path], meta={"num_nodes": 1, "gpus_per_node": 4})
+    assert "metadata_conflict" not in _kinds(result)
