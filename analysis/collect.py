@@ -265,9 +265,17 @@ def content_key(data: bytes) -> bytes:
     equal keys are read again and compared whole (``duplicate_run`` when equal): hashing
     every whole file cost more than parsing the lines the DLPerf rules read."""
     span = CONTENT_KEY_SPAN
-    view = memoryview(data)
-    head, tail = zlib.crc32(view[:span]), zlib.crc32(view[-span:]) if len(data) > span else 0
-    return len(data).to_bytes(8, "little") + head.to_bytes(4, "little") + tail.to_bytes(4, "little")
+    view = memoryview(data)[:_text_end(data)]
+    head, tail = zlib.crc32(view[:span]), zlib.crc32(view[-span:]) if len(view) > span else 0
+    return len(view).to_bytes(8, "little") + head.to_bytes(4, "little") + tail.to_bytes(4, "little")
+
+
+def _text_end(data: bytes) -> int:
+    """Where a log's text ends before its trailing whitespace: a copy that gained a newline
+    at its end (``echo >>``) is the same log."""
+    tail = data[-CONTENT_KEY_SPAN:].rstrip()
+    return len(data) - CONTENT_KEY_SPAN + len(tail) if tail and len(data) > CONTENT_KEY_SPAN \
+        else len(data.rstrip())
 
 
 def _parser_error(path: Path, parser, log: LogText, exc: Exception) -> FileRead:
@@ -694,9 +702,11 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
 
 
 def _same_text(a: Path, b: Path, limit: int) -> bool:
-    """Whether two logs read (and cleaned) to the same text; False when one cannot be read."""
+    """Whether two logs read (and cleaned) to the same text but for trailing whitespace;
+    False when one cannot be read."""
     try:
-        return LogText.read(a, max_bytes=limit).data == LogText.read(b, max_bytes=limit).data
+        one, two = LogText.read(a, max_bytes=limit).data, LogText.read(b, max_bytes=limit).data
+        return one[:_text_end(one)] == two[:_text_end(two)]
     except (OSError, EOFError, zlib.error):
         return False
 

@@ -138,3 +138,24 @@ def test_a_statement_the_path_agrees_with_is_not_flagged(tmp_path):
     (log.parent / "dlperf-meta.yaml").write_text("batch_size_per_device: 128\n")
     result = parse_paths([tmp_path], meta={"num_nodes": 1, "gpus_per_node": 4})
     assert "metadata_conflict" not in _kinds(result)
+
+
+# --- 5. a copied run with whitespace added at its end --------------------------------------
+
+@pytest.mark.parametrize("added", ["\n", "\n\n  \n", "\r\n"])
+def test_a_copy_with_a_newline_added_is_one_run(tmp_path, added):
+    """A repeat copied under another number with `echo "" >>` counted as a second repeat."""
+    log = S.write(tmp_path, S.lines(300), "1n1g/r50_b128_amp_1.log")
+    text = log.read_text()
+    if added == "\r\n":
+        text = text.replace("\n", "\r\n")
+    (log.parent / "r50_b128_amp_2.log").write_text(text + added, newline="")
+    result = parse_paths([tmp_path])
+    assert len(result.runs) == 1
+    assert "duplicate_run" in _kinds(result)
+
+
+def test_runs_differing_in_a_last_line_are_two(tmp_path):
+    log = S.write(tmp_path, S.lines(300), "1n1g/r50_b128_amp_1.log")
+    (log.parent / "r50_b128_amp_2.log").write_text(log.read_text() + "end\n")
+    assert len(parse_paths([tmp_path]).runs) == 2
