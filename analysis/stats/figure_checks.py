@@ -42,7 +42,7 @@ from analysis import checks, parsers
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
-from analysis.stats.methods.window import printed_batches
+from analysis.stats.methods.window import RESOLUTION, printed_batches, whole_seconds
 
 #: Relative difference between a measured figure and the printed throughput that is flagged.
 MISMATCH = 0.05
@@ -222,7 +222,8 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
         return est
     timed = batch * iterations / seconds
     apart = abs(est.throughput - timed) / timed
-    if apart <= MISMATCH:
+    # whole-second stamps are up to a second off at each end of the lines' time
+    if apart <= MISMATCH + (RESOLUTION / seconds if whole_seconds(ts[a:b]) else 0.0):
         return est
     which = (f"the {batch:,.1f} samples an iteration the lines imply (printed rate x seconds "
              f"per iteration, median of {implied[1]} intervals)" if implied is not None
@@ -446,8 +447,9 @@ def _recurring(ds: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> float:
 
 def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
     """(the median over the run's intervals of the samples an iteration its lines imply,
-    the intervals, from what; over timestamps in whole seconds, the sum of the intervals'
-    samples over their iterations, which rounding does not move): each interval's printed throughput x its seconds per
+    the intervals, from what, the relative error the stamps' resolution allows it; over
+    timestamps in whole seconds, the sum of the intervals' samples over their iterations,
+    which rounding moves by under a second a stretch of intervals): each interval's printed throughput x its seconds per
     iteration by the timestamps where the family prints a global rate, else the stated
     global batch x its seconds per iteration by the timestamps / the latency its line
     prints (a printed time per iteration the clock does not keep is a batch other than
@@ -456,8 +458,7 @@ def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
     cols = train_arrays(run)
     ds, dt = np.diff(step), np.diff(ts)
     per = dt / np.where(ds > 0, ds, np.nan)  # seconds an iteration by the clock
-    stamped = ts[np.isfinite(ts)]
-    coarse = len(stamped) > 0 and bool(np.all(stamped % 1 == 0))
+    coarse = whole_seconds(ts)
     for metric, what in ((M.THROUGHPUT, "printed rate"), (M.LATENCY, "printed latency")):
         if metric == M.THROUGHPUT and not _global_rate(run):
             continue
@@ -473,19 +474,23 @@ def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
             printed[at_line] = cols["value"][rows][at_row]
         implied = (printed[1:] * per if metric == M.THROUGHPUT
                    else run.global_batch_size * per / printed[1:])
-        ok = np.isfinite(implied) & (implied > 0)
+        # a whole-second stamp reads an interval under a second as 0 s: it counts
+        ok = np.isfinite(implied) & ((implied >= 0) if coarse else (implied > 0))
         if ok.sum() < MIN_PRINTED:
             continue
         if not coarse:
-            return float(np.median(implied[ok])), int(ok.sum()), what
-        # whole-second stamps round each interval by up to a second: their sum does not
-        # (samples the lines ran over the iterations, or clock over printed seconds)
+            return float(np.median(implied[ok])), int(ok.sum()), what, 0.0
+        # whole-second stamps round each interval by up to a second: their sum does not,
+        # but for less than a second at each end of a stretch of intervals (samples the
+        # lines ran over the iterations, or clock over printed seconds)
+        stretches = int(ok[0]) + int(np.sum(ok[1:] & ~ok[:-1]))
+        seconds = float(np.sum(dt[ok]))
         if metric == M.THROUGHPUT:
             value = float(np.sum(printed[1:][ok] * dt[ok]) / np.sum(ds[ok]))
         else:
-            value = float(run.global_batch_size * np.sum(dt[ok])
-                          / np.sum(ds[ok] * printed[1:][ok]))
-        return value, int(ok.sum()), what
+            value = float(run.global_batch_size * seconds / np.sum(ds[ok] * printed[1:][ok]))
+        slack = stretches / seconds if seconds > 0 else np.inf
+        return value, int(ok.sum()), what, slack
     return None
 
 
@@ -499,9 +504,9 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
         return est
     implied = _once(run, "implied", lambda: _implied_batch(run))
     if implied is None or abs(implied[0] - run.global_batch_size) \
-            <= MISMATCH * run.global_batch_size:
+            <= (MISMATCH + implied[3]) * run.global_batch_size:
         return est
-    value, n, what = implied
+    value, n, what, slack = implied
     times = value / run.global_batch_size
     counts = parsers.get(run.family).accumulation_counts(run) \
         if run.family in parsers.names() else ()
@@ -521,7 +526,9 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
     return _flag(est, "figure_mismatch", (
         f"the figure {est.throughput:,.2f} samples/s rests on the stated global batch "
         f"{run.global_batch_size:,.0f}, while {how} gives {value:,.1f} samples an iteration "
-        f"(median of {n} intervals){whole}: the stated global batch or devices, the printed "
+        + (f"(median of {n} intervals)" if not slack else
+           f"(over {n} intervals of whole-second timestamps)")
+        + f"{whole}: the stated global batch or devices, the printed "
         "values or the clock may not be what ran; the figure is kept"))
 
 
@@ -578,10 +585,20 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
     printed, harmonic = _median_and_harmonic(values)
     apart = abs(est.throughput - printed) / printed
     if min(apart, abs(est.throughput - harmonic) / harmonic) > allowed:
+        seconds = est.latency * est.iterations if est.latency and est.iterations else np.nan
+        lines, _, _, ts = run.timeline()
+        inside = ts[(lines >= est.window[0]) & (lines <= est.window[1])]
+        # whole-second stamps are up to a second off at each end of the window
+        coarse = whole_seconds(inside) and seconds > 0 \
+            and abs(est.throughput - harmonic) / harmonic <= allowed + RESOLUTION / seconds
+        why = (f"the window's timestamps are whole seconds, up to {RESOLUTION:g} s off at each "
+               f"end of its {seconds:g} s ({RESOLUTION / seconds:.1%}): the printed rates time "
+               "it closer" if coarse else
+               "the stated global batch or devices may not be what ran")
         return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
             f"the figure {est.throughput:,.2f} samples/s (global batch "
             f"{run.global_batch_size:,.0f} x iterations / time) and the throughput the log "
             f"prints on lines {est.window[0]} to {est.window[1]}, {printed:,.2f} samples/s "
             f"(median of {len(values)}; harmonic mean {harmonic:,.2f}), are {apart:.1%} "
-            "apart: the stated global batch or devices may not be what ran"))
+            f"apart: {why}"))
     return est

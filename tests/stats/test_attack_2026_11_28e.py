@@ -159,3 +159,61 @@ def test_runs_differing_in_a_last_line_are_two(tmp_path):
     log = S.write(tmp_path, S.lines(300), "1n1g/r50_b128_amp_1.log")
     (log.parent / "r50_b128_amp_2.log").write_text(log.read_text() + "end\n")
     assert len(parse_paths([tmp_path]).runs) == 2
+
+
+# --- 4b / 4c / 6. whole-second timestamps ---------------------------------------------------
+
+MEGATRON = DATA / "megatron" / "dated_torchrun" / "1n4g" / "gpt_b2_bf16_1.log"
+
+
+def _megatron_whole_seconds(folder: Path, ms: float, start: float = 5.0, n: int = 20) -> Path:
+    """The dated Megatron fixture's argument dump (global batch 8, log interval 10) with `n`
+    iteration lines: the first interval 356.2 ms an iteration, then `ms`; each line's
+    stamp the true time floored to the second, as Megatron prints it."""
+    text = MEGATRON.read_text().split("\n")
+    head = [ln for ln in text if "] iteration " not in ln and "(after " not in ln and ln]
+    template = next(ln for ln in text if "] iteration " in ln)
+    t, out = start, []
+    for k in range(1, n + 1):
+        latency = 356.2 if k == 1 else ms
+        t += 10 * latency / 1e3
+        line = re.sub(r"\[2024-05-01 \d\d:\d\d:\d\d\]",
+                      f"[2024-05-01 10:{int(t) // 60:02d}:{int(t) % 60:02d}]", template)
+        line = re.sub(r"iteration +\d+/", f"iteration {10 * k:>8}/", line)
+        line = re.sub(r"consumed samples: +\d+", f"consumed samples: {80 * k:>12}", line)
+        line = re.sub(r"\(ms\): [0-9.]+", f"(ms): {latency:.1f}", line)
+        out.append(line)
+    path = folder / "1n4g" / "gpt_b2_bf16_1.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(head + out) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("ms, start", [(141.2, 5.0), (141.2, 5.5), (90.0, 5.0), (100.0, 5.0)])
+def test_whole_second_megatron_stamps_neither_move_nor_flag_a_healthy_run(tmp_path, ms,
+                                                                          start):
+    """141.2 ms an iteration: the window read 14 s for 14.12 (53.33 samples/s for 56.66);
+    90 ms (0.9 s a line): flagged figure_mismatch, 8.9 samples an iteration for 8."""
+    _megatron_whole_seconds(tmp_path, ms, start)
+    result = parse_paths([tmp_path])
+    for method in ("dlperf", "window"):
+        row = run_throughput(result, method).iloc[0]
+        assert row["throughput"] == pytest.approx(8 / (ms / 1e3)), method
+        assert row["problem_kind"] == "", (method, row["problem"])
+
+
+def test_whole_second_dll_stamps_keep_the_printed_rates_figure_unflagged(tmp_path):
+    """Stamps floored to the second, lines printing the true rate: reported was flagged
+    figure_mismatch with "23 accumulated batches"; the window's flag blamed the batch."""
+    text = [re.sub(r"(\d\d:\d\d:\d\d)\.\d{6}", r"\1.000000", ln)
+            for ln in S.lines(300, seconds=0.04373)]
+    S.write(tmp_path, text)
+    result = parse_paths([tmp_path])
+    row = run_throughput(result, "reported").iloc[0]
+    assert row["throughput"] == pytest.approx(128 / 0.04373, rel=1e-3)
+    assert row["problem_kind"] == "", row["problem"]
+    # the window's 4.37 s read as 5 s: flagged, naming the stamps' resolution
+    window = run_throughput(result, "window").iloc[0]
+    assert window["problem_kind"] == "figure_mismatch"
+    assert "whole seconds" in window["problem"]
+    assert "the stated global batch or devices may not be" not in window["problem"]
