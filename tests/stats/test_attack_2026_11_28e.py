@@ -7,6 +7,7 @@ DLPerf window, whole-second stamps and a copied run with a newline added. Real l
 
 from __future__ import annotations
 
+import gzip
 import re
 import sys
 from pathlib import Path
@@ -217,3 +218,32 @@ def test_whole_second_dll_stamps_keep_the_printed_rates_figure_unflagged(tmp_pat
     assert window["problem_kind"] == "figure_mismatch"
     assert "whole seconds" in window["problem"]
     assert "the stated global batch or devices may not be" not in window["problem"]
+
+
+# --- 4. a stated Megatron batch ramp-up inside the DLPerf rule's intervals ----------------
+
+def test_the_dlperf_rule_leaves_a_stated_ramp_up_out(tmp_path):
+    """The real Megatron-DeepSpeed log with iterations 10-30 at global batch 128 (samples
+    re-counted) and its ramp-up stated: the rule's median latency is that of the intervals
+    at the final batch 256 only, so the figure counts no 128-sample iteration as 256."""
+    src = REAL / "megatron_deepspeed_examples" \
+        / "gpt3-0.125B-tokendropping-graduallyIncrease-lr-3.0e-4_origin.log.gz"
+    out, at_final = [], []
+    for ln in gzip.open(src, "rt").read().split("\n"):
+        if re.match(r"\s*rampup_batch_size \.+ None", ln):
+            ln = ln.replace("None", "['128', '128', '3840']")
+        m = re.match(r"\s*iteration +(\d+)/", ln)
+        if m:
+            k = int(m.group(1))
+            samples = 128 * k if k <= 30 else 3840 + 256 * (k - 30)
+            ln = re.sub(r"consumed samples: +\d+", f"consumed samples: {samples:>12}", ln)
+            ln = re.sub(r"consumed tokens: +\d+", f"consumed tokens: {samples * 2048:>12}", ln)
+            if k <= 30:
+                ln = ln.replace("global batch size:   256", "global batch size:   128")
+            elif k > 10:
+                at_final.append(float(re.search(r"per iteration \(ms\): ([0-9.]+)", ln)[1]))
+        out.append(ln)
+    (tmp_path / "gpt3_rampup.log").write_text("\n".join(out))
+    row = run_throughput(parse_paths([tmp_path]), "dlperf").iloc[0]
+    assert row["problem_kind"] == "" and "ramp-up" in row["method"]
+    assert row["throughput"] == pytest.approx(256 / (np.median(at_final) / 1e3))
