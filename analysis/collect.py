@@ -37,7 +37,7 @@ from analysis.parsers._fields import to_int
 from analysis.parsers._prefix import first_lines, rule_rows
 from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.problems import Problem, excerpt, strict_failures, to_frame
-from analysis.user_meta import MAX_COUNT, MetaFiles, is_count, merge_meta
+from analysis.user_meta import MAX_COUNT, MetaFiles, against_path, is_count, merge_meta
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -265,9 +265,17 @@ def content_key(data: bytes) -> bytes:
     equal keys are read again and compared whole (``duplicate_run`` when equal): hashing
     every whole file cost more than parsing the lines the DLPerf rules read."""
     span = CONTENT_KEY_SPAN
-    view = memoryview(data)
-    head, tail = zlib.crc32(view[:span]), zlib.crc32(view[-span:]) if len(data) > span else 0
-    return len(data).to_bytes(8, "little") + head.to_bytes(4, "little") + tail.to_bytes(4, "little")
+    view = memoryview(data)[:_text_end(data)]
+    head, tail = zlib.crc32(view[:span]), zlib.crc32(view[-span:]) if len(view) > span else 0
+    return len(view).to_bytes(8, "little") + head.to_bytes(4, "little") + tail.to_bytes(4, "little")
+
+
+def _text_end(data: bytes) -> int:
+    """Where a log's text ends before its trailing whitespace: a copy that gained a newline
+    at its end (``echo >>``) is the same log."""
+    tail = data[-CONTENT_KEY_SPAN:].rstrip()
+    return len(data) - CONTENT_KEY_SPAN + len(tail) if tail and len(data) > CONTENT_KEY_SPAN \
+        else len(data.rstrip())
 
 
 def _parser_error(path: Path, parser, log: LogText, exc: Exception) -> FileRead:
@@ -689,7 +697,8 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
                                 f"from 1 to {MAX_COUNT:,}; not used", run_id=rid))
     stated = meta_files.for_log(main.path) + ([("--meta", user_meta)] if user_meta else [])
     merged, origin = _stated_meta(path_meta, stated)
-    run_problems: list[Problem] = []
+    run_problems = [Problem(str(main.path), None, "metadata_conflict", why, run_id=rid)
+                    for why in against_path(path_meta, merged, origin)]
     merged = _merge_meta(rid, str(main.path), merged, origin, parsed, run_problems)
     if parsed is not None:
         merged.setdefault("framework", parsers.get(fam).framework)
@@ -744,9 +753,11 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
 
 
 def _same_text(a: Path, b: Path, limit: int) -> bool:
-    """Whether two logs read (and cleaned) to the same text; False when one cannot be read."""
+    """Whether two logs read (and cleaned) to the same text but for trailing whitespace;
+    False when one cannot be read."""
     try:
-        return LogText.read(a, max_bytes=limit).data == LogText.read(b, max_bytes=limit).data
+        one, two = LogText.read(a, max_bytes=limit).data, LogText.read(b, max_bytes=limit).data
+        return one[:_text_end(one)] == two[:_text_end(two)]
     except (OSError, EOFError, zlib.error):
         return False
 

@@ -19,7 +19,8 @@ KINDS = {
     "no_training_lines": "the log has no training lines (e.g. a non-master node's log)",
     "missing_timestamps": "the lines carry no timestamps, so timestamp windows are undefined",
     "truncated": "fewer iterations than the method's window needs",
-    "metadata_conflict": "the path and the log disagree about the run; the log wins",
+    "metadata_conflict": "the path, a meta file or --meta, and the log disagree about the "
+                         "run; the log wins, and a statement wins over the path",
     "missing_metadata": "a case field (nodes, GPUs, batch size, ...) is unknown",
     "unreadable_file": "the file or folder could not be opened, listed or decompressed",
     "bad_record_field": "a field of an environment record has the wrong type (a number for a "

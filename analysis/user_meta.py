@@ -102,6 +102,22 @@ def merge_meta(items: Iterable[Mapping[str, object]] | Mapping[str, object] | No
     return out
 
 
+#: Run counts that a DLPerf layout path states and a meta file or --meta may contradict.
+PATH_COUNTS = ("num_nodes", "gpus_per_node", "batch_size_per_device", "global_batch_size")
+
+
+def against_path(path_meta: Mapping[str, object], meta: Mapping[str, object],
+                 origin: Mapping[str, str]) -> list[str]:
+    """Why each run count a statement (meta file, --meta: its `origin`) gives in `meta`
+    otherwise than the path does: the statement is used, and said so, as a log's value
+    against the path is."""
+    return [f"{origin[k]} says {k}={meta[k]}, the path says {k}={path_meta[k]}; using "
+            f"{origin[k]}'s value (one of them misnames the run)"
+            for k in PATH_COUNTS
+            if k in path_meta and origin.get(k, "the path") != "the path"
+            and str(meta.get(k)) != str(path_meta[k])]
+
+
 def load_meta_file(path: str | os.PathLike) -> dict:
     """The validated mapping of one meta file (UsageError naming the file on any fault)."""
     from analysis import yamlio  # yaml only when a meta file is read

@@ -165,12 +165,13 @@ FIRST_SECONDS = 10.0
 
 
 def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
-    """A ``timestamps_jump`` problem when one block of the timed run takes far longer per
-    epoch (its block_start's ``epoch_count``) than the median of the blocks after the first:
-    a block from one block_start to the next (CADENCE_FACTOR), the last one's to run_stop
-    (the same), the first one's from run_start (FIRST_FACTOR). A clock step forward or a
-    stall anywhere from run_start to run_stop, which the time to train counts; a run_start
-    stamped a day early is one too. The time is kept (a stall is part of MLPerf's wall-clock
+    """A ``timestamps_jump`` problem when one block of the timed run takes far longer (or
+    far shorter) per epoch (its block_start's ``epoch_count``) than the median of the blocks
+    after the first: a block from one block_start to the next (CADENCE_FACTOR), the last
+    one's to run_stop (the same), the first one's from run_start (FIRST_FACTOR). Longer: a
+    clock step forward or a stall anywhere from run_start to run_stop, which the time to
+    train counts; a run_start stamped a day early is one too. Shorter: a clock step back that
+    keeps every stamp in order. The time is kept (a stall is part of MLPerf's wall-clock
     score; a clock step is not), the run flagged."""
     keys = [rec["key"] for _, rec in records]
     if "run_start" not in keys or "run_stop" not in keys[keys.index("run_start"):]:
@@ -191,20 +192,27 @@ def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
     factor = np.full(len(per), CADENCE_FACTOR)
     extra = np.full(len(per), CADENCE_SECONDS)
     factor[0], extra[0] = FIRST_FACTOR, FIRST_SECONDS
-    far = np.flatnonzero((per > factor * median) & (took - median * epochs > extra))
+    excess = took - median * epochs
+    long_ = (per > factor * median) & (excess > extra)
+    # A block far SHORTER than the run's pace is no stall: the clock stepped back inside it
+    # (every stamp still in order), and the time to train comes out short by the step.
+    short = (per * factor < median) & (-excess > extra)
+    far = np.flatnonzero(long_ | short)
     if not len(far):
         return
     i = int(far[0])
     (l0, _), (l1, _) = edges[i], edges[i + 1]
     what = ("from run_start" if i == 0 else "to run_stop" if i == len(per) - 1
             else "from one block_start to the next")
+    cause = ("a clock step back inside the run, which shortens its time to train"
+             if short[i] else
+             "a clock step forward or a stall inside the run, which its time to train counts")
     parsed.problems.append(Problem(
         log.source, int(l1), "timestamps_jump",
         f"a block of the run takes {median:.4g} s an epoch (median of the {len(per) - 1} after "
         f"the first), but {took[i]:.1f} s pass for its {epochs[i]:g} epoch(s) {what}, from line "
         f"{int(l0)} to line {int(l1)}" + (f" ({len(far)} such blocks)" if len(far) > 1 else "")
-        + ": a clock step forward or a stall inside the run, which its time to train counts; "
-          "the time is kept", log.line_text(int(l1))))
+        + f": {cause}; the time is kept", log.line_text(int(l1))))
 
 
 def _epochs(rec: dict) -> float:

@@ -6,13 +6,14 @@ printed rates, a closing line) or its family.
 
 * ``batch_changed``: the log states another batch part-way (a job restarted in the same log
   with another batch size): its parts are two runs, so no figure.
-* ``timestamps_jump``: intervals of a figure's window far outside the window's median time
-  per iteration (STALL_FACTOR longer: a clock step forward, a stall; STALL_FACTOR shorter:
-  a clock step back that leaves them positive) that move its time more than `MISMATCH`
-  together: the figure would be that far off, and nothing in the log tells which (a rate
-  the program printed for such an interval shows the same time: it timed it by the same
-  clock), so no figure. Where the printed rates of those intervals are the run's usual
-  ones, the program's clock did not step: the printed rates settle it (below).
+* ``timestamps_jump``: a figure's window whose span is more than `MISMATCH` off its own
+  pace, by intervals beyond the run's usual ones (longer: a clock step forward, a stall;
+  shorter: a clock step back that leaves them positive): the figure would be that far
+  off, and nothing in the log tells which (a rate the program printed for such an interval
+  shows the same time: it timed it by the same clock), so no figure. Where the lines of
+  those intervals print rates and are under STALL_FACTOR off (an epoch at another speed),
+  or beyond it print the run's usual rate (the program's clock did not step), the printed
+  rates settle it (below).
 * ``figure_mismatch``, the figure kept and flagged with both values, where it is more than
   `MISMATCH` from an independent statement of its log:
 
@@ -41,7 +42,7 @@ from analysis import checks, parsers
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
-from analysis.stats.methods.window import printed_batches
+from analysis.stats.methods.window import RESOLUTION, printed_batches, whole_seconds
 
 #: Relative difference between a measured figure and the printed throughput that is flagged.
 MISMATCH = 0.05
@@ -221,7 +222,8 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
         return est
     timed = batch * iterations / seconds
     apart = abs(est.throughput - timed) / timed
-    if apart <= MISMATCH:
+    # whole-second stamps are up to a second off at each end of the lines' time
+    if apart <= MISMATCH + (RESOLUTION / seconds if whole_seconds(ts[a:b]) else 0.0):
         return est
     which = (f"the {batch:,.1f} samples an iteration the lines imply (printed rate x seconds "
              f"per iteration, median of {implied[1]} intervals)" if implied is not None
@@ -317,16 +319,18 @@ def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:
 
 
 def _against_intervals(run: RunData, est: Estimate) -> Estimate:
-    """`est` failed ``timestamps_jump`` when the intervals of its window (the lowest rank's
-    lines) far off the window's median time per iteration move its time, together, more
-    than MISMATCH from what the median would take: those STALL_FACTOR times longer than
-    both the median and the run's own USUAL_QUANTILE (a clock step forward, a stall), or
-    those STALL_FACTOR times shorter than the median (a clock step back that leaves the
-    interval positive; counted only where the window as a whole is that much short of the
-    median's pace, so jitter that a late line and an early one cancel is no step). Printed
-    rates do not settle which: a program times its iterations with the same clock, so a
-    stepped interval prints a rate as stepped. Together: three steps of 9x each are as far
-    off as one of 25x."""
+    """`est` failed ``timestamps_jump`` when its window's span is more than MISMATCH off
+    its own pace by intervals outside the run's usual ones: those (1 + MISMATCH) times
+    longer than both the window's median time per iteration and the run's USUAL_QUANTILE
+    (a clock step forward, a stall), their time beyond the window's lower quartile (a pace
+    no step forward reached, though half its lines stepped) more than MISMATCH of it; or
+    those shorter than the median (a clock step back that leaves the interval positive)
+    with the window as a whole that much short of the median's pace (jitter that a late
+    line and an early one cancel is no step). A step under STALL_FACTOR moves a window of
+    few lines (a line every 10 iterations) as far as a large one does. Printed rates do not
+    settle which: a program times its iterations with the same clock, so a stepped interval
+    prints a rate as stepped; but recurring slow intervals are the run's own (USUAL_QUANTILE,
+    :func:`_recurring`), and printed rates check the figure where they can (below)."""
     lines, _, step, ts = run.timeline()
     usual = _once(run, "usual", lambda: _usual(step, ts))
     if usual is None:
@@ -341,9 +345,18 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         return est
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
     median = float(statistics.median(per[ok].tolist()))
-    far = ok & (per > STALL_FACTOR * max(median, usual))
-    excess = float(np.sum(dt[far] - ds[far] * median))
-    short = ok & (dt > 0) & (per < median / STALL_FACTOR)
+    pace = max(median, usual)
+    # the window's span against its median pace: a step under STALL_FACTOR moves a window
+    # of few lines as far as a large one does, so any interval beyond the run's usual ones
+    # counts, where the window as a whole is MISMATCH off its median pace
+    # steps forward on as many as half the window's lines move its median with them: the
+    # lower quartile is a pace no step forward reached
+    low = float(np.quantile(per[ok], 0.25))
+    far = ok & (per > (1 + MISMATCH) * pace)
+    excess = float(np.sum(dt[far] - ds[far] * low))
+    if seconds - low * iterations <= MISMATCH * seconds:
+        excess = 0.0
+    short = ok & (dt > 0) & (per < (1 - MISMATCH) * median)
     missing = float(np.sum(ds[short] * median - dt[short]))
     if median * iterations - seconds <= MISMATCH * seconds:
         missing = 0.0
@@ -353,10 +366,13 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     odd = far if excess > MISMATCH * seconds else short
     if len(rates) and np.isfinite(rates[odd]).all() and np.isfinite(rates[ok]).sum() >= 3:
         usual_rate = float(np.median(rates[ok & np.isfinite(rates)]))
-        if (np.abs(np.log(rates[odd] / usual_rate)) < np.log(STALL_FACTOR)).all():
-            # the program timed those iterations as it timed the others: its clock did not
-            # step with the lines' timestamps, so the printed rates settle the figure
-            # (_against_printed flags it against them)
+        near = np.abs(np.log(per[odd] / median)) < np.log(STALL_FACTOR)
+        usual_printed = np.abs(np.log(rates[odd] / usual_rate)) < np.log(STALL_FACTOR)
+        if (near | usual_printed).all():
+            # an interval under STALL_FACTOR off the pace may be the run's own (an epoch
+            # at another speed), and one beyond it printing the usual rate was timed as the
+            # others were (the program's clock did not step): the printed rates settle the
+            # figure (_against_printed flags it against them)
             return est
     if excess > MISMATCH * seconds:
         jumps = np.flatnonzero(far) + 1
@@ -431,8 +447,9 @@ def _recurring(ds: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> float:
 
 def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
     """(the median over the run's intervals of the samples an iteration its lines imply,
-    the intervals, from what; over timestamps in whole seconds, the sum of the intervals'
-    samples over their iterations, which rounding does not move): each interval's printed throughput x its seconds per
+    the intervals, from what, the relative error the stamps' resolution allows it; over
+    timestamps in whole seconds, the sum of the intervals' samples over their iterations,
+    which rounding moves by under a second a stretch of intervals): each interval's printed throughput x its seconds per
     iteration by the timestamps where the family prints a global rate, else the stated
     global batch x its seconds per iteration by the timestamps / the latency its line
     prints (a printed time per iteration the clock does not keep is a batch other than
@@ -441,8 +458,7 @@ def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
     cols = train_arrays(run)
     ds, dt = np.diff(step), np.diff(ts)
     per = dt / np.where(ds > 0, ds, np.nan)  # seconds an iteration by the clock
-    stamped = ts[np.isfinite(ts)]
-    coarse = len(stamped) > 0 and bool(np.all(stamped % 1 == 0))
+    coarse = whole_seconds(ts)
     for metric, what in ((M.THROUGHPUT, "printed rate"), (M.LATENCY, "printed latency")):
         if metric == M.THROUGHPUT and not _global_rate(run):
             continue
@@ -458,19 +474,23 @@ def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
             printed[at_line] = cols["value"][rows][at_row]
         implied = (printed[1:] * per if metric == M.THROUGHPUT
                    else run.global_batch_size * per / printed[1:])
-        ok = np.isfinite(implied) & (implied > 0)
+        # a whole-second stamp reads an interval under a second as 0 s: it counts
+        ok = np.isfinite(implied) & ((implied >= 0) if coarse else (implied > 0))
         if ok.sum() < MIN_PRINTED:
             continue
         if not coarse:
-            return float(np.median(implied[ok])), int(ok.sum()), what
-        # whole-second stamps round each interval by up to a second: their sum does not
-        # (samples the lines ran over the iterations, or clock over printed seconds)
+            return float(np.median(implied[ok])), int(ok.sum()), what, 0.0
+        # whole-second stamps round each interval by up to a second: their sum does not,
+        # but for less than a second at each end of a stretch of intervals (samples the
+        # lines ran over the iterations, or clock over printed seconds)
+        stretches = int(ok[0]) + int(np.sum(ok[1:] & ~ok[:-1]))
+        seconds = float(np.sum(dt[ok]))
         if metric == M.THROUGHPUT:
             value = float(np.sum(printed[1:][ok] * dt[ok]) / np.sum(ds[ok]))
         else:
-            value = float(run.global_batch_size * np.sum(dt[ok])
-                          / np.sum(ds[ok] * printed[1:][ok]))
-        return value, int(ok.sum()), what
+            value = float(run.global_batch_size * seconds / np.sum(ds[ok] * printed[1:][ok]))
+        slack = stretches / seconds if seconds > 0 else np.inf
+        return value, int(ok.sum()), what, slack
     return None
 
 
@@ -484,9 +504,9 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
         return est
     implied = _once(run, "implied", lambda: _implied_batch(run))
     if implied is None or abs(implied[0] - run.global_batch_size) \
-            <= MISMATCH * run.global_batch_size:
+            <= (MISMATCH + implied[3]) * run.global_batch_size:
         return est
-    value, n, what = implied
+    value, n, what, slack = implied
     times = value / run.global_batch_size
     counts = parsers.get(run.family).accumulation_counts(run) \
         if run.family in parsers.names() else ()
@@ -506,7 +526,9 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
     return _flag(est, "figure_mismatch", (
         f"the figure {est.throughput:,.2f} samples/s rests on the stated global batch "
         f"{run.global_batch_size:,.0f}, while {how} gives {value:,.1f} samples an iteration "
-        f"(median of {n} intervals){whole}: the stated global batch or devices, the printed "
+        + (f"(median of {n} intervals)" if not slack else
+           f"(over {n} intervals of whole-second timestamps)")
+        + f"{whole}: the stated global batch or devices, the printed "
         "values or the clock may not be what ran; the figure is kept"))
 
 
@@ -563,10 +585,20 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
     printed, harmonic = _median_and_harmonic(values)
     apart = abs(est.throughput - printed) / printed
     if min(apart, abs(est.throughput - harmonic) / harmonic) > allowed:
+        seconds = est.latency * est.iterations if est.latency and est.iterations else np.nan
+        lines, _, _, ts = run.timeline()
+        inside = ts[(lines >= est.window[0]) & (lines <= est.window[1])]
+        # whole-second stamps are up to a second off at each end of the window
+        coarse = whole_seconds(inside) and seconds > 0 \
+            and abs(est.throughput - harmonic) / harmonic <= allowed + RESOLUTION / seconds
+        why = (f"the window's timestamps are whole seconds, up to {RESOLUTION:g} s off at each "
+               f"end of its {seconds:g} s ({RESOLUTION / seconds:.1%}): the printed rates time "
+               "it closer" if coarse else
+               "the stated global batch or devices may not be what ran")
         return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
             f"the figure {est.throughput:,.2f} samples/s (global batch "
             f"{run.global_batch_size:,.0f} x iterations / time) and the throughput the log "
             f"prints on lines {est.window[0]} to {est.window[1]}, {printed:,.2f} samples/s "
             f"(median of {len(values)}; harmonic mean {harmonic:,.2f}), are {apart:.1%} "
-            "apart: the stated global batch or devices may not be what ran"))
+            f"apart: {why}"))
     return est

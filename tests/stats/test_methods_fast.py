@@ -6,6 +6,8 @@ as the reference) on every fixture family, through every way a run reaches the m
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -68,11 +70,21 @@ def ref_window(run: RunData, warmup: int, measure: int) -> Estimate:
         if dt <= 0:
             return Estimate.fail(f"non-increasing timestamps between steps {steps[i0]} and "
                                  f"{steps[i1]}", "bad_line", label)
+        stamped = ts[i0:i1 + 1]
+        if (stamped % 1 == 0).all() and 1.0 > 0.05 * dt:  # whole seconds, too coarse
+            by_latency = _ref_latency_window(run, int(steps[i0]), n_it, label)
+            if by_latency.ok:
+                return dataclasses.replace(by_latency, method=by_latency.method + (
+                    f" (its whole-second timestamps span {dt:g} s: too coarse)"))
         batches = _ref_batches(run, lines[i0 + 1:i1 + 1])
         if (batches != run.global_batch_size).any():  # a batch-size ramp-up
             samples = float((batches * np.diff(steps[i0:i1 + 1])).sum())
             return Estimate(samples / dt, label + RAMP_UP, n_it, dt / n_it)
         return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it)
+    return _ref_latency_window(run, warmup, measure, label)
+
+
+def _ref_latency_window(run: RunData, warmup: int, measure: int, label: str) -> Estimate:
     lat = _ref_lowest_rank(run.series(M.LATENCY))
     lat = lat[lat["step"].notna()].sort_values("step")
     if lat.empty:

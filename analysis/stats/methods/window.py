@@ -1,6 +1,7 @@
 """``window``: skip `warmup` iterations, then global batch x iterations / elapsed time over the
 next `measure` iterations, between the two lines' timestamps. Families without timestamps
-(OneFlow GPT, Megatron) use the printed per-iteration latencies of the same window. Where a
+(OneFlow GPT, Megatron) use the printed per-iteration latencies of the same window, and so do
+families printing them whose whole-second stamps are too coarse for the window. Where a
 window's lines print a global batch other than the run's (Megatron's batch-size ramp-up),
 the samples are each interval's printed batch x its iterations. Steps the AMP loss scaler
 skipped inside the window (a printed ``skipped_steps`` count that grows; the log numbers
@@ -8,6 +9,8 @@ iterations without them) ran a global batch each: they are counted as iterations
 program's own closing figure counts them."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -67,6 +70,14 @@ class Window(ThroughputMethod):
             if dt <= 0:
                 return Estimate.fail(f"non-increasing timestamps between steps {steps[i0]} and "
                                      f"{steps[i1]}", "bad_line", label)
+            if whole_seconds(ts[i0:i1 + 1]) and RESOLUTION > COARSE_SHARE * dt:
+                # a whole-second stamp is up to a second late at each end: where that is more
+                # than COARSE_SHARE of the window, the latencies its lines print time it
+                by_latency = _latency_window(run, int(steps[i0]), int(steps[i1] - steps[i0]),
+                                             label)
+                if by_latency.ok:
+                    return dataclasses.replace(by_latency, method=by_latency.method + (
+                        f" (its whole-second timestamps span {dt:g} s: too coarse)"))
             skipped = run.skipped_counts(lines[[i0, i1]])
             if skipped is not None and np.isfinite(skipped).all() and skipped[1] > skipped[0]:
                 # AMP skipped steps: their samples were processed, the iteration not counted
@@ -80,6 +91,19 @@ class Window(ThroughputMethod):
             return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it,
                             window=edges)
         return _latency_window(run, warmup, measure, label)
+
+
+#: Seconds a timestamp printed in whole seconds may be off, at each end of an interval.
+RESOLUTION = 1.0
+#: Share of a window's time that its stamps' resolution may reach before the latencies its
+#: lines print, where they print them, time it instead (the 5 % a figure is checked to).
+COARSE_SHARE = 0.05
+
+
+def whole_seconds(ts: np.ndarray) -> bool:
+    """Whether timestamps are printed in whole seconds (every finite one an integer)."""
+    stamped = ts[np.isfinite(ts)]
+    return len(stamped) > 0 and bool(np.all(stamped % 1 == 0))
 
 
 def _restarts(epoch: np.ndarray, steps: np.ndarray, lines: np.ndarray) -> bool:
