@@ -69,7 +69,15 @@ def config_labels(df: pd.DataFrame) -> list[str]:
     return [plain(label) for label in distinct_labels(df, labels, scope=sizes)]
 
 
-def _model_label(hidden, layers, tr: Translator) -> str:
+def case_labels(summary: pd.DataFrame) -> dict[str, str]:
+    """Each GPT case's bar label in the configurations chart ('DP 1×1×1 B8'), by case name:
+    for a table that names the cases as the chart does."""
+    df = configurations(summary)
+    return dict(zip(df["case"].astype(str), config_labels(df), strict=True))
+
+
+def model_label(hidden, layers, tr: Translator) -> str:
+    """The title of a model size's panels ('hidden size 1536 × 16 layers')."""
     if pd.isna(hidden) or pd.isna(layers):
         return tr("report.unknown")
     return tr("chart.gpt_model", hidden=int(hidden), layers=int(layers))
@@ -186,7 +194,7 @@ def gpt_configurations(summary: pd.DataFrame, lang: str = "en") -> ReportFigure 
                   tr("chart.gpt_one_gpu"))
             ax.tick_params(labelsize=7)
             ax.set_xlabel(label if i == len(axes) - 1 else "", fontsize=7.5)
-        row[0].set_title(_model_label(h, lay, tr), loc="left", fontsize=9)
+        row[0].set_title(model_label(h, lay, tr), loc="left", fontsize=9)
     fig.supylabel(tr("chart.gpt_config"), fontsize=8)
     handles = [Line2D([], [], linewidth=6, color=c, label=h) for h, c in pal.items()]
     if metrics[0][0] == "_per_gpu":

@@ -17,6 +17,10 @@ ALIGN = {"l": "left", "r": "right", "c": "center", "w": "right", "t": "left", "b
 WRAP = {"w", "t"}
 #: alignment codes whose cells break at their newlines only (a number, then its warning)
 LINES = {"b", "p"}
+#: Rows of a table that report.css keeps on one page (attribute ``data-short``): up to about
+#: a third of a page at 8 pt, so that moving it whole leaves less blank than a split leaves
+#: a stray row and a repeated header.
+SHORT_ROWS = 15
 #: The report's stylesheet (A4 pages, fonts that cover Chinese, tables, figures).
 CSS_PATH = Path(__file__).resolve().parent / "report.css"
 #: Classes of the tables that hold log text, commands and file names: MathJax (JupyterLab
@@ -38,7 +42,8 @@ def table(frame: pd.DataFrame, name: str, align: str = "",
           cell_styles: pd.DataFrame | None = None, classes: str = "",
           code: Sequence[str] = ()):
     """`frame` (cells already formatted) as a Styler with class ``dlperf-table
-    dlperf-<name>``, no index, column j aligned by ``align[j]`` (l/r/c; w: right, t: left,
+    dlperf-<name>`` (and attribute ``data-short`` up to SHORT_ROWS rows), no index,
+    column j aligned by ``align[j]`` (l/r/c; w: right, t: left,
     and the cell may wrap; b: right, p: left, and the cell breaks at its newlines), and `caption` (escaped, backtick spans as code; a sequence: one line each, such as a
     table's numbered notes). Cell text is escaped: log text never becomes markup, except
     in the columns of `markup`, whose function gives each cell's HTML (and escapes the
@@ -53,8 +58,9 @@ def table(frame: pd.DataFrame, name: str, align: str = "",
     if code:
         styler = styler.set_td_classes(pd.DataFrame(
             {c: "dlperf-code" if c in code else "" for c in frame.columns}, index=frame.index))
+    short = " data-short" if len(frame) <= SHORT_ROWS else ""
     styler = styler.set_uuid(name).set_table_attributes(
-        f'class="{" ".join(filter(None, ("dlperf-table", f"dlperf-{name}", classes)))}"')
+        f'class="{" ".join(filter(None, ("dlperf-table", f"dlperf-{name}", classes)))}"{short}')
     for j, col in enumerate(frame.columns):
         code = align[j] if j < len(align) else "r"
         side = ALIGN.get(code, "right")

@@ -45,8 +45,12 @@ def test_a_baseline_of_the_same_implementation_keeps_the_plain_sentence(notes):
 
 
 def test_ratios_over_another_implementation_are_marked():
-    table = build(GPT, lang="en").gpt_strategies().data.set_index("case")
-    row = table.loc["2D_2x2x1_16_1536x16"]
+    data = build(GPT, lang="en").gpt_strategies().data
+    # the first model's rows, by the chart's labels (its 8 cases, then the next model's row)
+    assert (data.iloc[0, 0], data.iloc[9, 0]) == ("hidden size 1536 × 16 layers",
+                                                  "hidden size 2304 × 24 layers")
+    table = data.iloc[1:9].set_index("case")
+    row = table.loc["2D 2×2×1 B16"]
     assert row["efficiency vs DP"] == "44.8%†" and row["TP: share lost"] == "55.4%†"
     assert row["efficiency vs 1 GPU"] == "40.5%"  # one GPU: no data parallelism to differ
-    assert not table.loc["DP_4x1x1_32_1536x16"].astype(str).str.endswith("†").any()
+    assert not table.loc["DP 4×1×1 B32"].astype(str).str.endswith("†").any()

@@ -1,5 +1,6 @@
-"""analysis.report.sections.gpt_strategies: the GPT strategies table in English and Chinese, its note
-on the definitions, and no table without GPT cases."""
+"""analysis.report.sections.gpt_strategies: the GPT strategies table in English and Chinese (cases
+by the configurations chart's labels under a row naming their model, a caption line mapping
+those labels to case names), its note on the definitions, and no table without GPT cases."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def frames():
 
 def notes(styler) -> dict[str, str]:
     """The notes under the table (its caption's numbered lines), by their number."""
-    lines = styler.caption.split("<br>")[1:]
+    lines = styler.caption.split("<br>")[2:]  # after the title and the names line
     return {line.split("] ", 1)[0] + "]": html.unescape(line.split("] ", 1)[1]) for line in lines}
 
 
@@ -42,7 +43,16 @@ def test_english_table():
     styler = section(*frames(), "en")
     table, note = styler.data.set_index("case"), notes(styler)
     assert len(table.columns) == len(COLUMNS) - 1
-    pp = table.loc["PP_1x1x2_32_1024x8"]
+    # one row names the model, as the chart's panel title; then each case by its bar label
+    # (a name the chart cannot read its sizes from stays the name, there as here)
+    assert list(table.index) == ["hidden size 1024 × 8 layers", "G 1×1×1 B8", "G 2×1×1 B16",
+                                 "G 1×1×2 B32", "MP_1x4x1_8_1024x8<b>"]
+    assert (table.iloc[0] == "").all()
+    assert styler.caption.split("<br>")[1] == (
+        "A row names its case as the charts do (strategy group, DP×TP×PP, global batch B) "
+        "under its model; the notes, page 1 and the logs give the case name: "
+        "DP_1x1x1_8_1024x8 is G 1×1×1 B8 under hidden size 1024 × 8 layers.")
+    pp = table.loc["G 1×1×2 B32"]
     assert pp["micro-batches m"] == "4"
     assert (pp["efficiency vs 1 GPU"], pp["PP loss (measured)"], pp["bubble, theory"]) \
         == ("75.0%", "25.0%", "20.0%")
@@ -57,7 +67,8 @@ def test_english_table():
 def test_chinese_table_and_escaped_case_names():
     styler = section(*frames(), "zh")
     assert "相对单卡 效率" in styler.data.columns
-    assert notes(styler)[styler.data.loc[3, "说明"]] == "MP_1x4x1_8_1024x8<b>：没有该模型 4 卡的数据并行用例"
+    assert styler.data.iloc[0, 0] == "隐藏层大小 1024 × 8 层"
+    assert notes(styler)[styler.data.loc[4, "说明"]] == "MP_1x4x1_8_1024x8<b>：没有该模型 4 卡的数据并行用例"
     page = styler.to_html()
     assert "MP_1x4x1_8_1024x8&lt;b&gt;" in page and "<b>" not in page
 
@@ -78,5 +89,5 @@ def test_note_names_a_comparison_case_without_throughput():
     summary, runs = frames()
     summary.loc[0, "throughput_median"] = float("nan")
     styler = section(summary, runs, "zh")
-    assert notes(styler)[styler.data.loc[1, "说明"]] \
+    assert notes(styler)[styler.data.loc[2, "说明"]] \
         == "DP_2x1x1_16_1024x8：对比用例 DP_1x1x1_8_1024x8 没有吞吐率"

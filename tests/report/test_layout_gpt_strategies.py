@@ -1,9 +1,9 @@
 """The GPT strategies table of the real 4-GPU GPT campaign (data/raw_logs/gpt_4gpu) on a
 printed A4 page, measured in headless Chromium: the table fits the page, a header wraps only
 between words or labels (never between two letters of an English word or two Chinese
-characters), a case name wraps only after an underscore (at 8 pt the 14 columns need it),
-and the notes are readable sentences under the
-table instead of a column a few characters wide."""
+characters), each case (the chart's label) and each row naming a model is one line inside
+the page, and the notes are readable sentences under the table instead of a column a few
+characters wide."""
 
 from __future__ import annotations
 
@@ -84,15 +84,21 @@ def test_strategies_table_fits_a4_and_wraps_between_words(browser, strategies, l
         'table.dlperf-gpt-parallel tbody td:first-child')).map(
         td => { const r = document.createRange(); r.selectNodeContents(td);
                 return r.getBoundingClientRect().height; })""")
+    text_right = page.evaluate("""() => Math.max(...Array.from(document.querySelectorAll(
+        'table.dlperf-gpt-parallel tbody td:first-child')).map(
+        td => { const r = document.createRange(); r.selectNodeContents(td);
+                return r.getBoundingClientRect().right; }))""")
     page.close()
     assert max(edges) <= right + 0.5, (max(edges), right)
     for chars in headers:
         label = "".join(c for c, _ in chars)
         bad = [pair for pair in _breaks(chars) if _inside_word(*pair)]
         assert not bad, f"header {label!r} wraps inside a word at {bad}"
-    assert len(cases) == 14  # every case of the committed campaign (data/raw_logs/gpt_4gpu)
+    # every case of the committed campaign (data/raw_logs/gpt_4gpu) and a row per model
+    assert len(cases) == 14 + 2
     for chars in cases:
-        assert all(a == "_" for a, _ in _breaks(chars)), "".join(c for c, _ in chars)
+        assert not _breaks(chars), "".join(c for c, _ in chars)
+    assert text_right <= right + 0.5, (text_right, right)
     # a row is as high as its case name's lines: no note squeezed into a narrow column
     assert all(row < text + 8 for row, text in zip(rows, texts, strict=True)), (rows, texts)
 
@@ -125,5 +131,9 @@ def test_strategies_notes_are_under_the_table(strategies, lang):
             else "实测流水线并行损失比理论气泡 (p−1)/(m+p−1) 高 11.4 个百分点")
     assert f"{pp4}: {note}" in caption.replace("&nbsp;", " ") or \
         f"{pp4}：{note}" in caption
-    marker = styler.data.loc[styler.data.iloc[:, 0] == pp4].iloc[0, -1]
+    # its row, by the chart's label, in the first model's rows (the second has no PP 1×1×4)
+    marker = styler.data.loc[styler.data.iloc[:, 0] == "PP 1×1×4 B64"].iloc[0, -1]
     assert re.fullmatch(r"\[\d+\]", marker), marker
+    assert f"{marker} {pp4}" in caption  # the row's note is the case's
+    names = caption.split("<br>")[1]  # the line that maps labels to case names
+    assert "DP_1x1x1_8_1536x16" in names and "DP 1×1×1 B8" in names, names

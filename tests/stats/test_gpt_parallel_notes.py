@@ -120,11 +120,20 @@ def test_the_report_states_the_same_figures(campaign):
         assert (f"{tr.percent(r['efficiency_vs_1gpu'])} ({tr.percent(r['efficiency_vs_1gpu_low'])}"
                 f"–{tr.percent(r['efficiency_vs_1gpu_high'])})") in findings, case
     assert "2D_2x2x1_16_1536x16 and MP_1x4x1_8_1536x16: their ranges overlap" in findings
-    table = rep.gpt_strategies().data.set_index(rep.gpt_strategies().data.columns[0])
-    marked = {(case, column) for case, row in table.iterrows() for column, cell in row.items()
-              if str(cell).endswith("†")}
+    # the table names a case by the chart's label under a row naming its model
+    from analysis.plots.gpt import case_labels, model_label
+
+    marked, model = set(), None
+    for _, row in rep.gpt_strategies().data.iterrows():
+        if (row.iloc[1:] == "").all():
+            model = row.iloc[0]
+            continue
+        marked |= {(model, row.iloc[0], column) for column, cell in row.items()
+                   if str(cell).endswith("†")}
     ratio_column = {"dp_case": "efficiency vs DP", "no_tp_case": "TP: share lost",
                     "baseline_case": "efficiency vs 1 GPU", "no_pp_case": "PP loss (measured)"}
-    expected = {(case, ratio_column[field]) for case, r in campaign.iterrows()
+    labels = case_labels(rep.summary)
+    expected = {(model_label(r["hidden_size"], r["num_layers"], tr), labels[case],
+                 ratio_column[field]) for case, r in campaign.iterrows()
                 for field in ratio_column if r[field] in r["other_impl"]}
     assert len(expected) == 3 and marked == expected

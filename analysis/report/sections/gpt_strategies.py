@@ -2,9 +2,11 @@
 each case against one GPU and DP, the pipeline bubble beside the theory, memory per GPU,
 and a Markdown note that states the definitions.
 
-The table fits an A4 page at 8 pt: short header labels that wrap only between words, case
-names that wrap after an underscore where they must, and each row's note (a sentence or two) numbered under the table, its number in
-the row's last column."""
+The table fits an A4 page at 8 pt: short header labels that wrap only between words, each
+case on one line by the configurations chart's label ("DP 1×1×1 B8") under a row naming its
+model as the chart's panels do, a caption line that maps those labels to the case names,
+and each row's note (a sentence or two) numbered under the table, its number in the row's
+last column."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pandas.io.formats.style import Styler
 
 from analysis.env import describe
 from analysis.i18n import Translator
+from analysis.plots.gpt import case_labels, model_label
 from analysis.report import prose, styled
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
@@ -21,7 +24,7 @@ from analysis.stats.gpt_parallel import strategies
 #: (label id, column alignment) of the table, in order (total samples/s, TFLOP/s and the
 #: sampled memory are in the configurations table above it; the note column holds the
 #: number of the row's note under the table).
-COLUMNS = (("gpt_parallel.case", "l"), ("gpt_parallel.layout", "c"), ("gpt_parallel.gpus", "r"),
+COLUMNS = (("gpt_parallel.case", "l"), ("gpt_parallel.gpus", "r"),
            ("gpt_parallel.micro_batch", "r"), ("gpt_parallel.micro_batches", "r"),
            ("gpt_parallel.samples_per_gpu", "r"), ("gpt_parallel.memory_framework", "r"),
            ("gpt_parallel.vs_1gpu", "r"), ("gpt_parallel.vs_dp", "r"),
@@ -42,8 +45,14 @@ def section(summary: pd.DataFrame, runs: pd.DataFrame, lang: str = "en",
     tr = Translator(lang)
     impl_of = dict(zip(frame["case"], frame["dp_impl"]))
     hosts_of = dict(zip(frame["case"], frame["hosts"]))
-    rows, notes = [], []
+    labels = case_labels(summary)
+    rows, notes, model_rows, models = [], [], [], []
     for _, r in frame.iterrows():
+        model = model_label(r["hidden_size"], r["num_layers"], tr)
+        if not models or model != models[-1]:  # a row of its own, as the chart's panel title
+            model_rows.append(len(rows))
+            rows.append([model] + [""] * (len(COLUMNS) - 1))
+        models.append(model)
         impls = {ref: (impl_of[ref], r["dp_impl"]) for ref in r["other_impl"]}
         note = tr("gpt_parallel.separator").join(filter(None, [
             _note(r, tr, impls), *_baselines_differ(r, hosts_of, tr, impls)]))
@@ -54,17 +63,26 @@ def section(summary: pd.DataFrame, runs: pd.DataFrame, lang: str = "en",
         for ref_field, column in _RATIO_OF.items():  # a ratio over another implementation
             if str(r[ref_field]) in impls and cells[column] != "-":
                 cells[column] += MARK
-        rows.append(cells + [f"[{len(notes)}]" if note else ""])
+        rows.append([labels.get(str(r["case"]), str(r["case"]))] + cells[1:]
+                    + [f"[{len(notes)}]" if note else ""])
     table = pd.DataFrame(rows, columns=[tr(key) for key, _ in COLUMNS])
+    styles = pd.DataFrame("", index=table.index, columns=table.columns)
+    # a model's row: its name lies across the row's empty cells (no width of its own, no
+    # rules between them) rather than widening the case column
+    styles.iloc[model_rows, :] = "border-left: 0; border-right: 0"
+    styles.iloc[model_rows, 0] = ("font-weight: bold; white-space: nowrap; max-width: 0; "
+                                  "overflow: visible; border-right: 0")
+    styles.iloc[model_rows, -1] = "border-left: 0"
+    first = str(frame["case"].iloc[0])
+    names = tr("gpt_parallel.names", case=first, label=labels.get(first, first), model=models[0])
     return styled.table(table, "gpt-parallel", "".join(a for _, a in COLUMNS),
-                        caption=[tr("gpt_parallel.caption"), *notes],
-                        markup={table.columns[0]: styled.label_words})
+                        caption=[tr("gpt_parallel.caption"), names, *notes], cell_styles=styles)
 
 
 #: The mark of a ratio whose baseline ran another data-parallel implementation.
 MARK = "†"
 #: Baseline column -> index of the cell of the ratio over it (in :func:`_cells`' order).
-_RATIO_OF = {"baseline_case": 7, "dp_case": 8, "no_pp_case": 9, "no_tp_case": 12}
+_RATIO_OF = {"baseline_case": 6, "dp_case": 7, "no_pp_case": 8, "no_tp_case": 11}
 
 
 def definitions(lang: str = "en") -> prose.Markdown:
@@ -77,7 +95,7 @@ def definitions(lang: str = "en") -> prose.Markdown:
 
 def _cells(row: pd.Series, tr: Translator) -> list[str]:
     """One table row's cells but its note's number, formatted in `tr`'s language."""
-    return [str(row["case"]), str(row["layout"]), tr.int(row["num_devices"]),
+    return [str(row["case"]), tr.int(row["num_devices"]),
             tr.int(row["micro_batch"]), tr.int(row["micro_batches"]),
             tr.num(row["samples_per_s_per_gpu"]), tr.int(row["memory_framework_mib"], group=True),
             tr.percent(row["efficiency_vs_1gpu"]),
