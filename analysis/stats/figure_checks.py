@@ -343,6 +343,15 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     ok = (ds > 0) & np.isfinite(dt)
     if not seconds > 0 or ok.sum() < 3:
         return est
+    # intervals off the pace at one period all through the run are its own pace, slow or
+    # fast, however large their share of the window
+    own = ok & _once(run, "periodic", lambda: _periodic(step, ts))[a:max(a, b - 1)]
+    ok = ok & ~own
+    if not ok.any():
+        return est
+    # the window's span and iterations without them, for the window-wide bounds below
+    rest_s = seconds - float(np.sum(dt[own]))
+    rest_i = iterations - float(np.sum(ds[own]))
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
     median = float(statistics.median(per[ok].tolist()))
     pace = max(median, usual)
@@ -354,11 +363,11 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     low = float(np.quantile(per[ok], 0.25))
     far = ok & (per > (1 + MISMATCH) * pace)
     excess = float(np.sum(dt[far] - ds[far] * low))
-    if seconds - low * iterations <= MISMATCH * seconds:
+    if rest_s - low * rest_i <= MISMATCH * seconds:
         excess = 0.0
     short = ok & (dt > 0) & (per < (1 - MISMATCH) * median)
     missing = float(np.sum(ds[short] * median - dt[short]))
-    if median * iterations - seconds <= MISMATCH * seconds:
+    if median * rest_i - rest_s <= MISMATCH * seconds:
         missing = 0.0
     if excess <= MISMATCH * seconds and missing <= MISMATCH * seconds:
         return est
@@ -403,6 +412,40 @@ def _usual(step: np.ndarray, ts: np.ndarray) -> float | None:
     if ok.sum() < 3:
         return None
     return max(float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE)), _recurring(ds, dt, ok))
+
+
+def _periodic(step: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """Which of a run's intervals are off its median time per iteration by more than
+    MISMATCH, slower or faster, at one period all through the run: every p iterations from
+    its start to its end with none missing, p more than twice the iterations of its median
+    interval (a data loader refilling, the first iteration of each small epoch, a cached
+    batch). A clock step, a stall or a slow phase fills no such slots."""
+    ds, dt = np.diff(step), np.diff(ts)
+    ok = (ds > 0) & np.isfinite(dt)
+    out = np.zeros(len(ds), bool)
+    if ok.sum() < 3:
+        return out
+    per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
+    median = float(np.median(per[ok]))
+    done = np.cumsum(np.where(ok, ds, 0))  # iterations covered at each interval's end
+    first, last = float(done[ok][0]), float(done[-1])
+    spacing = float(np.median(ds[ok]))
+    for off in (ok & (per > (1 + MISMATCH) * median), ok & (per < (1 - MISMATCH) * median)):
+        idx = np.flatnonzero(off)
+        if len(idx) < MIN_PRINTED:
+            continue
+        at = done[idx]
+        period = float(np.median(np.diff(at)))
+        if not period > 2 * spacing:
+            continue
+        slot = np.rint((at - at[0]) / period)
+        on = np.abs(at - at[0] - slot * period) <= 0.1 * period
+        filled = np.unique(slot[on])
+        if len(filled) < MIN_PRINTED or len(filled) != int(filled[-1]) + 1 \
+                or at[0] - first > 1.5 * period or last - at[on][-1] > 1.5 * period:
+            continue
+        out[idx[on]] = True
+    return out
 
 
 def _printed_at(run: RunData, lines: np.ndarray) -> np.ndarray:
