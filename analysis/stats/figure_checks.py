@@ -48,8 +48,6 @@ from analysis.stats.methods.window import RESOLUTION, printed_batches, whole_sec
 MISMATCH = 0.05
 #: Printed values needed inside the window before a median of them is compared at MISMATCH.
 MIN_PRINTED = 3
-#: The relative difference flagged in a window with fewer printed values than MIN_PRINTED.
-SHORT_MISMATCH = 0.5
 #: Quantile of a run's own times per iteration that an interval must also be
 #: ``checks.JUMP_FACTOR`` times to be a jump: slow iterations that recur (data loading every
 #: few iterations) are how the run runs, not a step of its clock.
@@ -619,12 +617,20 @@ def _median_and_harmonic(values: np.ndarray) -> tuple[float, float]:
 def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimate:
     """`est` flagged ``figure_mismatch`` when the median and the harmonic mean of the
     throughput printed on the window's lines (`values`: :func:`_printed`) are both more
-    than MISMATCH from it (SHORT_MISMATCH where they are fewer than MIN_PRINTED). A batch
-    that lands on one of them while the lines imply another is :func:`_printed_against_clock`'s."""
-    # A window of one or two printed intervals (--measure 2) is too short for a median of
-    # noisy per-interval rates, and for a jump to stand out of it, so only a gross
-    # disagreement (a clock step, a batch off by a factor) is flagged there.
-    allowed = MISMATCH if len(values) >= MIN_PRINTED else SHORT_MISMATCH
+    than MISMATCH from it, however few they are: one or two printed intervals time the
+    window's own iterations, so a clock step in it shows against them as against many. A
+    batch that lands on one of them while the lines imply another is
+    :func:`_printed_against_clock`'s."""
+    allowed = MISMATCH
+    implied = _once(run, "implied", lambda: _implied_batch(run))
+    if len(values) < MIN_PRINTED and implied is not None and np.isfinite(run.global_batch_size) \
+            and abs(implied[0] - run.global_batch_size) \
+            > (MISMATCH + implied[3]) * run.global_batch_size:
+        # the run's lines imply another batch than the stated one:
+        # _printed_against_clock names it, which says more than a few printed rates do
+        return est
+    batch_agrees = implied is not None and np.isfinite(run.global_batch_size) \
+        and abs(implied[0] - run.global_batch_size) <= (MISMATCH + implied[3]) * run.global_batch_size
     printed, harmonic = _median_and_harmonic(values)
     apart = abs(est.throughput - printed) / printed
     if min(apart, abs(est.throughput - harmonic) / harmonic) > allowed:
@@ -637,6 +643,9 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
         why = (f"the window's timestamps are whole seconds, up to {RESOLUTION:g} s off at each "
                f"end of its {seconds:g} s ({RESOLUTION / seconds:.1%}): the printed rates time "
                "it closer" if coarse else
+               "the run's other lines agree with the stated global batch, so the window's "
+               "timestamps are off (a clock step, or a stall the printed rates do not time)"
+               if batch_agrees and len(values) < MIN_PRINTED else
                "the stated global batch or devices may not be what ran")
         return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
             f"the figure {est.throughput:,.2f} samples/s (global batch "

@@ -15,6 +15,7 @@ import pytest
 
 from analysis.collect import parse_paths
 from analysis.stats import run_throughput
+from analysis.stats.per_run import run_throughputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dll_synth as S  # noqa: E402
@@ -53,3 +54,24 @@ def test_a_step_beside_recurring_hiccups_is_still_refused(tmp_path, step):
     S.write(tmp_path, _unprinted(S.lines(1500, every=10, jumps=jumps)))
     row = run_throughput(parse_paths([tmp_path]), "window").iloc[0]
     assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
+
+
+@pytest.mark.parametrize("every, n, jumps, measure", [
+    (50, 5000, {70: 1.0}, None),     # a line every 50 iterations: the window holds 2 intervals
+    (1, 300, {22: 0.07}, 2)])        # --warmup 20 --measure 2
+def test_a_step_in_a_window_of_few_printed_intervals_is_flagged(tmp_path, every, n, jumps,
+                                                                measure):
+    """The lines print the run's rate (2,560 img/s) and the window's stamps step: −19 % and
+    −44 % were held only to 50 % (0 problems); the printed rates time the same iterations."""
+    S.write(tmp_path, S.lines(n, every=every, jumps=jumps))
+    kw = {} if measure is None else {"warmup": 20, "measure": measure}
+    row = run_throughputs(parse_paths([tmp_path]), ["window"], **kw)["window"].iloc[0]
+    assert row["throughput"] < 0.9 * 2560
+    assert row["problem_kind"] == "figure_mismatch"
+    assert "a clock step" in row["problem"]
+
+
+def test_a_window_of_few_printed_intervals_without_a_step_is_not_flagged(tmp_path):
+    S.write(tmp_path, S.lines(5000, every=50))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    assert row["throughput"] == pytest.approx(2560.0) and row["problem_kind"] == ""
