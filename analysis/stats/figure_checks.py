@@ -48,8 +48,6 @@ from analysis.stats.methods.window import RESOLUTION, printed_batches, whole_sec
 MISMATCH = 0.05
 #: Printed values needed inside the window before a median of them is compared at MISMATCH.
 MIN_PRINTED = 3
-#: The relative difference flagged in a window with fewer printed values than MIN_PRINTED.
-SHORT_MISMATCH = 0.5
 #: Quantile of a run's own times per iteration that an interval must also be
 #: ``checks.JUMP_FACTOR`` times to be a jump: slow iterations that recur (data loading every
 #: few iterations) are how the run runs, not a step of its clock.
@@ -343,6 +341,15 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     ok = (ds > 0) & np.isfinite(dt)
     if not seconds > 0 or ok.sum() < 3:
         return est
+    # intervals off the pace at one period all through the run are its own pace, slow or
+    # fast, however large their share of the window
+    own = ok & _once(run, "periodic", lambda: _periodic(step, ts))[a:max(a, b - 1)]
+    ok = ok & ~own
+    if not ok.any():
+        return est
+    # the window's span and iterations without them, for the window-wide bounds below
+    rest_s = seconds - float(np.sum(dt[own]))
+    rest_i = iterations - float(np.sum(ds[own]))
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
     median = float(statistics.median(per[ok].tolist()))
     pace = max(median, usual)
@@ -354,11 +361,11 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     low = float(np.quantile(per[ok], 0.25))
     far = ok & (per > (1 + MISMATCH) * pace)
     excess = float(np.sum(dt[far] - ds[far] * low))
-    if seconds - low * iterations <= MISMATCH * seconds:
+    if rest_s - low * rest_i <= MISMATCH * seconds:
         excess = 0.0
     short = ok & (dt > 0) & (per < (1 - MISMATCH) * median)
     missing = float(np.sum(ds[short] * median - dt[short]))
-    if median * iterations - seconds <= MISMATCH * seconds:
+    if median * rest_i - rest_s <= MISMATCH * seconds:
         missing = 0.0
     if excess <= MISMATCH * seconds and missing <= MISMATCH * seconds:
         return est
@@ -403,6 +410,40 @@ def _usual(step: np.ndarray, ts: np.ndarray) -> float | None:
     if ok.sum() < 3:
         return None
     return max(float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE)), _recurring(ds, dt, ok))
+
+
+def _periodic(step: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """Which of a run's intervals are off its median time per iteration by more than
+    MISMATCH, slower or faster, at one period all through the run: every p iterations from
+    its start to its end with none missing, p more than twice the iterations of its median
+    interval (a data loader refilling, the first iteration of each small epoch, a cached
+    batch). A clock step, a stall or a slow phase fills no such slots."""
+    ds, dt = np.diff(step), np.diff(ts)
+    ok = (ds > 0) & np.isfinite(dt)
+    out = np.zeros(len(ds), bool)
+    if ok.sum() < 3:
+        return out
+    per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
+    median = float(np.median(per[ok]))
+    done = np.cumsum(np.where(ok, ds, 0))  # iterations covered at each interval's end
+    first, last = float(done[ok][0]), float(done[-1])
+    spacing = float(np.median(ds[ok]))
+    for off in (ok & (per > (1 + MISMATCH) * median), ok & (per < (1 - MISMATCH) * median)):
+        idx = np.flatnonzero(off)
+        if len(idx) < MIN_PRINTED:
+            continue
+        at = done[idx]
+        period = float(np.median(np.diff(at)))
+        if not period > 2 * spacing:
+            continue
+        slot = np.rint((at - at[0]) / period)
+        on = np.abs(at - at[0] - slot * period) <= 0.1 * period
+        filled = np.unique(slot[on])
+        if len(filled) < MIN_PRINTED or len(filled) != int(filled[-1]) + 1 \
+                or at[0] - first > 1.5 * period or last - at[on][-1] > 1.5 * period:
+            continue
+        out[idx[on]] = True
+    return out
 
 
 def _printed_at(run: RunData, lines: np.ndarray) -> np.ndarray:
@@ -576,12 +617,20 @@ def _median_and_harmonic(values: np.ndarray) -> tuple[float, float]:
 def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimate:
     """`est` flagged ``figure_mismatch`` when the median and the harmonic mean of the
     throughput printed on the window's lines (`values`: :func:`_printed`) are both more
-    than MISMATCH from it (SHORT_MISMATCH where they are fewer than MIN_PRINTED). A batch
-    that lands on one of them while the lines imply another is :func:`_printed_against_clock`'s."""
-    # A window of one or two printed intervals (--measure 2) is too short for a median of
-    # noisy per-interval rates, and for a jump to stand out of it, so only a gross
-    # disagreement (a clock step, a batch off by a factor) is flagged there.
-    allowed = MISMATCH if len(values) >= MIN_PRINTED else SHORT_MISMATCH
+    than MISMATCH from it, however few they are: one or two printed intervals time the
+    window's own iterations, so a clock step in it shows against them as against many. A
+    batch that lands on one of them while the lines imply another is
+    :func:`_printed_against_clock`'s."""
+    allowed = MISMATCH
+    implied = _once(run, "implied", lambda: _implied_batch(run))
+    if len(values) < MIN_PRINTED and implied is not None and np.isfinite(run.global_batch_size) \
+            and abs(implied[0] - run.global_batch_size) \
+            > (MISMATCH + implied[3]) * run.global_batch_size:
+        # the run's lines imply another batch than the stated one:
+        # _printed_against_clock names it, which says more than a few printed rates do
+        return est
+    batch_agrees = implied is not None and np.isfinite(run.global_batch_size) \
+        and abs(implied[0] - run.global_batch_size) <= (MISMATCH + implied[3]) * run.global_batch_size
     printed, harmonic = _median_and_harmonic(values)
     apart = abs(est.throughput - printed) / printed
     if min(apart, abs(est.throughput - harmonic) / harmonic) > allowed:
@@ -594,6 +643,9 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
         why = (f"the window's timestamps are whole seconds, up to {RESOLUTION:g} s off at each "
                f"end of its {seconds:g} s ({RESOLUTION / seconds:.1%}): the printed rates time "
                "it closer" if coarse else
+               "the run's other lines agree with the stated global batch, so the window's "
+               "timestamps are off (a clock step, or a stall the printed rates do not time)"
+               if batch_agrees and len(values) < MIN_PRINTED else
                "the stated global batch or devices may not be what ran")
         return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
             f"the figure {est.throughput:,.2f} samples/s (global batch "
