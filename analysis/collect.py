@@ -889,11 +889,7 @@ def records_of(df: pd.DataFrame) -> list[dict]:
 def _none(column) -> list:
     """A frame column's values, a missing one as None (an argument dump is kept whole)."""
     out = column.tolist()
-    return [None if not isinstance(v, (dict, list)) and _is_missing(v) else v for v in out]
-
-
-def _is_missing(v) -> bool:
-    return v is None or type(v).__name__ in ("NAType", "NaTType") or v != v
+    return [None if not isinstance(v, (dict, list)) and schema.is_missing(v) else v for v in out]
 
 
 def _runs_frame(rows: list[dict]) -> pd.DataFrame:

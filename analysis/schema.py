@@ -230,12 +230,17 @@ def validate(df: pd.DataFrame, schema: tuple[Column, ...]) -> pd.DataFrame:
     return df
 
 
+def is_missing(v) -> bool:
+    """A missing value of any kind: None, NaN, pandas' NA or NaT (told apart without
+    importing pandas, which the summarize path does not load)."""
+    return v is None or type(v).__name__ in ("NAType", "NaTType") or v != v
+
+
 def case_key(row) -> str:
     """A case as one string: 'PyTorch/resnet50/amp/b256/1n4g' (+ '/<case>' for GPT case
     labels); what comparisons, the store and case flags name cases by."""
-    def text(v):  # missing: None, NaN, pandas' NA / NaT (told apart without importing it)
-        missing = v is None or type(v).__name__ in ("NAType", "NaTType") or v != v
-        return "?" if missing else str(v)
+    def text(v):
+        return "?" if is_missing(v) else str(v)
 
     key = (f"{text(row['framework'])}/{text(row['model'])}/{text(row['precision'])}/"
            f"b{text(row['batch_size_per_device'])}/{text(row['num_nodes'])}n"

@@ -233,9 +233,9 @@ def _runs_frame(rows: list[dict]) -> pd.DataFrame:
 def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | None,
               closing: tuple[float, int] | None = None) -> RunData:
     gbs = run["global_batch_size"]
-    missing = gbs is None or gbs != gbs or type(gbs).__name__ == "NAType"
-    return RunData(run["run_id"], run["family"], float("nan") if missing else float(gbs),
-                   train, run, metric_rows, arrays, closing)
+    return RunData(run["run_id"], run["family"],
+                   float("nan") if schema.is_missing(gbs) else float(gbs), train, run,
+                   metric_rows, arrays, closing)
 
 
 def run_data(result: ParseResult, run_id: str) -> RunData:
@@ -437,13 +437,9 @@ def _case_groups(rows: list[dict]) -> list[list[dict]]:
     for row in rows:
         key = tuple(row[c] for c in CASE_COLUMNS)
         if not all(v is None or type(v) in (str, int) for v in key):  # NaN, NA: missing
-            key = tuple(None if _missing(v) else v for v in key)
+            key = tuple(None if schema.is_missing(v) else v for v in key)
         groups.setdefault(key, []).append(row)
     return list(groups.values())
-
-
-def _missing(v) -> bool:
-    return v is None or type(v).__name__ in ("NAType", "NaTType") or v != v
 
 
 def _case_keys(runs: pd.DataFrame) -> list[tuple]:

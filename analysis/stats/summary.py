@@ -111,7 +111,8 @@ def summary_records(result: ParseResult, method: str = "dlperf", warmup: int | N
     result.replace_problems(CASE_KINDS, case_problems)
     case_stats.add_speedup(rows)
     rows = [_typed(row) for row in rows]
-    rows.sort(key=lambda r: tuple((True, 0) if _missing(r[c]) else (False, r[c]) for c in _ORDER))
+    rows.sort(key=lambda r: tuple((True, 0) if schema.is_missing(r[c]) else (False, r[c])
+                                  for c in _ORDER))
     return rows
 
 
@@ -126,17 +127,13 @@ def _typed(row: dict) -> dict:
     for name in SUMMARY_COLUMNS:
         v, kind = row.get(name), _TYPES[name]
         if kind == "float64":
-            v = math.nan if _missing(v) else float(v)
+            v = math.nan if schema.is_missing(v) else float(v)
         elif kind in ("Int64", "int64"):
-            v = None if _missing(v) else int(v)
+            v = None if schema.is_missing(v) else int(v)
         elif kind == "bool":
             v = bool(v)
         out[name] = v
     return out
-
-
-def _missing(v) -> bool:
-    return v is None or type(v).__name__ in ("NAType", "NaTType") or v != v
 
 
 def _latency_at_batch(row: dict, first: dict) -> float:
@@ -144,14 +141,14 @@ def _latency_at_batch(row: dict, first: dict) -> float:
     figures such as TFLOP/s need where the intervals printed other batches: a ramp-up); the
     median latency where the throughput or batch is unknown."""
     batch, rate = first.get("global_batch_size"), row.get("throughput_median")
-    if _missing(batch) or rate is None or not math.isfinite(rate) or rate <= 0:
+    if schema.is_missing(batch) or rate is None or not math.isfinite(rate) or rate <= 0:
         return row["latency_ms"]
     return 1000.0 * float(batch) / float(rate)
 
 
 def _plain(value):
     """A record's value as plain Python: None for NA/NaN, numpy scalars as int/float/str."""
-    if _missing(value):
+    if schema.is_missing(value):
         return None
     return value.item() if hasattr(value, "item") and getattr(value, "shape", None) == () \
         else value

@@ -50,16 +50,16 @@ class Findings(Section):
         pipeline's measured loss beside the (p−1)/(m+p−1) bubble and, where the loss stays
         within it, the bubble its stages unequal by FLOPs predict."""
         from analysis.report.sections.gpt_cases import gpu_peak
+        from analysis.report.sections.gpt_strategies import case_facts, strategy_frame
         from analysis.report.sections.seed002 import one_gpu_tflops
         from analysis.stats import gpt_runs
-        from analysis.stats.gpt_parallel import overlapping_neighbours, strategies
+        from analysis.stats.gpt_parallel import overlapping_neighbours
 
         tr, rep = self.tr, self.rep
-        hosts = describe.run_hosts(rep.envs)
-        frame = strategies(rep.summary, rep.result.runs, hosts)
+        frame = rep.shared(strategy_frame)
         if frame.empty:
             return []
-        facts = gpt_runs.case_runs(rep.result.runs, hosts)
+        facts = rep.shared(case_facts)
         _, peak = gpu_peak(rep.envs)
         by_case = rep.summary.set_index("case")
         out = []

@@ -24,6 +24,7 @@ from analysis.env.folder_records import load_env
 from analysis.report import styled, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
+from analysis.report.sections.gpt_strategies import case_facts
 from analysis.stats import gpt_flops, gpt_runs
 
 #: Dense BF16 tensor-core peak per GPU (TFLOP/s) by the name nvidia-smi gives: NVIDIA's H200
@@ -125,7 +126,7 @@ class GptCases(Section):
         configs = tables.gpt_configurations(rep.summary, rep.result.runs)
         if configs.empty:
             return None
-        facts = gpt_runs.case_runs(rep.result.runs, describe.run_hosts(rep.envs))
+        facts = rep.shared(case_facts)
         gpu, peak = gpu_peak(rep.envs)
         formulas = {gpt_flops.label(str(f)) for f in configs["tflops_formula"].dropna() if f}
         model_flops = formulas == {"72"}  # the model's FLOPs, no recomputation counted

@@ -19,6 +19,7 @@ from analysis.plots.gpt import case_labels, model_label
 from analysis.report import prose, styled
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
+from analysis.stats import gpt_runs
 from analysis.stats.gpt_parallel import strategies
 
 #: (label id, column alignment) of the table, in order (total samples/s, TFLOP/s and the
@@ -33,13 +34,25 @@ COLUMNS = (("gpt_parallel.case", "l"), ("gpt_parallel.gpus", "r"),
            ("gpt_parallel.note", "c"))
 
 
+def strategy_frame(rep) -> pd.DataFrame:
+    """The report's GPT strategies (stats.gpt_parallel.strategies, hosts from its env
+    records): a fact of the report, for ``rep.shared``."""
+    return strategies(rep.summary, rep.result.runs, describe.run_hosts(rep.envs))
+
+
+def case_facts(rep) -> dict:
+    """What each GPT case of the report ran (stats.gpt_runs.case_runs): for ``rep.shared``."""
+    return gpt_runs.case_runs(rep.result.runs, describe.run_hosts(rep.envs))
+
+
 def section(summary: pd.DataFrame, runs: pd.DataFrame, lang: str = "en",
-            envs=()) -> Styler | None:
+            envs=(), frame: pd.DataFrame | None = None) -> Styler | None:
     """The strategies table of the GPT cases of `summary` (runs: ``ParseResult.runs``) as
     a Styler; its caption says what the table compares, then lists the rows' notes, each
     numbered as in the row's note column (with `envs`, the runs' environment records, a
-    ratio whose baseline ran on another host says so). None without GPT cases."""
-    frame = strategies(summary, runs, describe.run_hosts(list(envs)))
+    ratio whose baseline ran on another host says so). None without GPT cases. `frame`: those strategies when the report has them already."""
+    if frame is None:
+        frame = strategies(summary, runs, describe.run_hosts(list(envs)))
     if frame.empty:
         return None
     tr = Translator(lang)
@@ -178,7 +191,8 @@ class GptStrategies(Section):
 
     def render(self) -> Styler | None:
         rep = self.rep
-        return section(rep.summary, rep.result.runs, rep.lang, rep.envs)
+        return section(rep.summary, rep.result.runs, rep.lang, rep.envs,
+                       rep.shared(strategy_frame))
 
 
 @register

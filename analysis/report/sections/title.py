@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 
 from analysis import __version__
-from analysis.env import describe
 from analysis.report import html as H
 from analysis.report import prose, styled, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
+from analysis.report.sections.gpt_strategies import case_facts
 from analysis.stats import gpt_runs
 
 
@@ -41,8 +41,8 @@ class TitleBlock(Section):
         models = [rep.model_name(m) for m in rep.models()]
         gpt = not s.empty and tables.gpt_rows(s).shape[0] == len(s)  # a GPT campaign
         if gpt:  # name the model sizes, as page 1's table does
-            sizes = sorted({gpt_runs.model_size(f.parameters) for f in gpt_runs.case_runs(
-                rep.result.runs, describe.run_hosts(rep.envs)).values()} - {""}, key=float_size)
+            sizes = sorted({gpt_runs.model_size(f.parameters)
+                            for f in rep.shared(case_facts).values()} - {""}, key=float_size)
             models = [tr("overview.gpt_sizes", sizes=tr.join(sizes))] if sizes else models
         return prose.render("title", tr, title=_keep_together(rep.title), empty=s.empty, gpt=gpt,
                             log_dir=rep.log_dir.name or ".", version=__version__,
