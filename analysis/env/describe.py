@@ -1,9 +1,8 @@
 """Environment records described: hardware and software per distinct node type, host
 fingerprints, framework versions (for reports and comparisons alike).
 
-Records are JSON objects written by ``dlperf env``; values are looked up under several
-spellings so older or hand-written records still render, and every absent value is shown
-as "not recorded" rather than dropped.
+Records are JSON objects written by ``dlperf env``; every absent value is shown as "not
+recorded" rather than dropped.
 """
 
 from __future__ import annotations
@@ -19,22 +18,22 @@ if TYPE_CHECKING:  # babel (the report extra) stays out of the core install's im
 
 # label id -> candidate paths ("a.b" = nested key, "a.0.b" = first list item)
 HARDWARE = {
-    "env.gpu": ("gpu_model", "gpus.0.name", "gpu.name"),
-    "env.gpu_memory": ("gpu_memory_mib", "gpus.0.memory_total_mib", "gpu.memory_mib"),
-    "env.cpu": ("cpu.model", "cpu_model"),
-    "env.cpu_cores": ("cpu.logical_cpus", "cpu.cores", "cpu_cores"),
-    "env.numa": ("cpu.numa_nodes", "numa_nodes"),
-    "env.memory": ("memory.total_mib", "memory_mib"),
-    "env.network": ("infiniband", "ib_devices"),
+    "env.gpu": ("gpu_model",),
+    "env.gpu_memory": ("gpu_memory_mib",),
+    "env.cpu": ("cpu.model",),
+    "env.cpu_cores": ("cpu.logical_cpus",),
+    "env.numa": ("cpu.numa_nodes",),
+    "env.memory": ("memory.total_mib",),
+    "env.network": ("infiniband",),
 }
 SOFTWARE = {
-    "env.os": ("os.pretty_name", "os.name", "os"),
-    "env.kernel": ("kernel", "os.kernel"),
-    "env.driver": ("driver_version", "gpu.driver", "driver"),
-    "env.cuda": ("cuda_version", "cuda_toolkit", "cuda"),
-    "env.cudnn": ("cudnn_version", "cudnn"),
-    "env.nccl": ("nccl_version", "nccl"),
-    "env.python": ("python.version", "python_version", "python"),
+    "env.os": ("os.pretty_name", "os.name"),
+    "env.kernel": ("kernel",),
+    "env.driver": ("driver_version",),
+    "env.cuda": ("cuda_version", "cuda_toolkit"),
+    "env.cudnn": ("cudnn_version",),
+    "env.nccl": ("nccl_version",),
+    "env.python": ("python.version",),
 }
 #: Package name(s) of each framework as the runs' `framework` column spells it.
 FRAMEWORK_PACKAGES = {
@@ -45,9 +44,6 @@ FRAMEWORK_PACKAGES = {
     "megatron-lm": ("torch", "megatron"), "deepspeed": ("torch", "deepspeed"),
 }
 _NODE_SUFFIX = re.compile(r"(\.node\d+)?\.env\.json$|(^|/)env\.json$")
-_GPU_COUNT = ("gpu_count", "gpu.count")
-_HOST = ("hostname", "host", "node")
-_FRAMEWORKS = ("frameworks", "framework_versions", "packages")
 
 
 def pick(record: dict, *paths: str):
@@ -106,17 +102,12 @@ def _ib(devices) -> str:
 
 
 def gpu_count(record: dict) -> int | None:
-    n = pick(record, *_GPU_COUNT)
-    if n is None and isinstance(record.get("gpus"), list):
-        n = len(record["gpus"])
-    try:
-        return int(n) if n is not None else None
-    except (TypeError, ValueError):
-        return None
+    n = record.get("gpu_count")
+    return n if isinstance(n, int) else None
 
 
 def hostname(rec: EnvInput) -> str:
-    return str(pick(rec.record, *_HOST) or rec.name)
+    return str(pick(rec.record, "hostname") or rec.name)
 
 
 def _gib(value) -> int | str:
@@ -237,33 +228,22 @@ def framework_packages(names) -> list[str]:
 
 def frameworks(record: dict) -> dict[str, str]:
     """Framework/package name -> version as recorded (importable ones only)."""
-    val = pick(record, *_FRAMEWORKS)
-    out: dict[str, str] = {}
-    if isinstance(val, dict):
-        for k, v in val.items():
-            if isinstance(v, dict):
-                v = v.get("version") or ""
-                if not v:
-                    continue
-            if v not in (None, "", False):
-                out[str(k)] = str(v)
-    return out
+    val = record.get("frameworks")
+    return {str(k): str(v["version"]) for k, v in val.items()
+            if isinstance(v, dict) and v.get("version")} if isinstance(val, dict) else {}
 
 
 def framework_detail(record: dict, package: str) -> str:
     """'2.11.0 (CUDA 13.0, git 70d99e998b49)' for a recorded framework package ('' if absent)."""
-    val = pick(record, *_FRAMEWORKS)
+    val = record.get("frameworks")
     info = val.get(package) if isinstance(val, dict) else None
-    if isinstance(info, dict):
-        ver = str(info.get("version") or "")
-        extra = []
-        if info.get("cuda"):
-            extra.append(f"CUDA {info['cuda']}")
-        commit = info.get("git_version") or info.get("git") or info.get("commit")
-        if commit:
-            extra.append(f"git {str(commit)[:12]}")
-        return f"{ver} ({', '.join(extra)})" if ver and extra else ver
-    return "" if info in (None, "", False) else str(info)
+    if not isinstance(info, dict):
+        return ""
+    ver = str(info.get("version") or "")
+    extra = [f"CUDA {info['cuda']}"] if info.get("cuda") else []
+    if info.get("git_version"):
+        extra.append(f"git {str(info['git_version'])[:12]}")
+    return f"{ver} ({', '.join(extra)})" if ver and extra else ver
 
 
 def split_frameworks(record: dict, used: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
