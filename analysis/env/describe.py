@@ -103,6 +103,8 @@ def _ib(devices) -> str:
 
 def gpu_count(record: dict) -> int | None:
     n = record.get("gpu_count")
+    if n is None and isinstance(record.get("gpus"), list):
+        return len(record["gpus"])  # a gpu_count of a wrong type was left out
     return n if isinstance(n, int) else None
 
 
