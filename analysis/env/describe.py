@@ -63,22 +63,6 @@ def pick(record: dict, *paths: str):
     return None
 
 
-def _text(value) -> str:
-    if isinstance(value, dict):
-        if "absent" in value or "error" in value:
-            return ""
-        return ", ".join(f"{k} {v}" for k, v in value.items() if v not in (None, ""))
-    if isinstance(value, (list, tuple)):
-        parts = []
-        for v in value:
-            if isinstance(v, dict):
-                parts.append(" ".join(str(x) for x in v.values() if x not in (None, "")))
-            else:
-                parts.append(str(v))
-        return "; ".join(p for p in parts if p)
-    return str(value)
-
-
 def _mib(value) -> str:
     try:
         mib = float(value)
@@ -126,8 +110,8 @@ def fingerprint(record: dict) -> tuple:
     both called ``vm``)."""
     gpus = record.get("gpus") if isinstance(record.get("gpus"), list) else []
     uuids = sorted(str(g["uuid"]) for g in gpus if isinstance(g, dict) and g.get("uuid"))
-    return (_text(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record) or 0,
-            tuple(uuids), _text(pick(record, *HARDWARE["env.cpu"]) or ""),
+    return (str(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record) or 0,
+            tuple(uuids), str(pick(record, *HARDWARE["env.cpu"]) or ""),
             str(pick(record, *HARDWARE["env.cpu_cores"]) or ""),
             _gib(pick(record, *HARDWARE["env.memory"])), str(pick(record, "machine") or ""))
 
@@ -158,7 +142,7 @@ class Host:
 
 
 def _hardware_label(record: dict) -> str:
-    gpu, n = _text(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record)
+    gpu, n = str(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record)
     return f"{n}x {gpu}" if gpu and n else (gpu or "no GPU")
 
 
@@ -204,9 +188,9 @@ def shared_host_runs(envs: list[EnvInput]) -> list[tuple[str, str]]:
 
 def signature(record: dict) -> tuple:
     """What makes two nodes the same type: GPU model and count, CPU model, memory."""
-    return (_text(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record),
-            _text(pick(record, *HARDWARE["env.cpu"]) or ""),
-            _text(pick(record, *HARDWARE["env.memory"]) or ""))
+    return (str(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record),
+            str(pick(record, *HARDWARE["env.cpu"]) or ""),
+            str(pick(record, *HARDWARE["env.memory"]) or ""))
 
 
 def node_types(envs: list[EnvInput]) -> list[list[Host]]:
@@ -259,11 +243,10 @@ def split_frameworks(record: dict, used: list[str]) -> tuple[list[tuple[str, str
 def hardware_lines(record: dict, tr: Translator) -> list[tuple[str, str]]:
     lines = []
     for key, paths in HARDWARE.items():
-        val = _text(pick(record, *paths)) if pick(record, *paths) is not None else ""
+        found = pick(record, *paths)
+        val = "" if found is None else _ib(found) if key == "env.network" else str(found)
         if key in ("env.gpu_memory", "env.memory") and val:
             val = _mib(val)
-        if key == "env.network" and val:
-            val = _ib(pick(record, *paths)) or val
         if key == "env.gpu" and val:
             n = gpu_count(record)
             val = f"{val} × {n}" if n else val  # a count, as the titles write it
@@ -281,7 +264,7 @@ def software_lines(record: dict, tr: Translator, used: list[str] | None = None
     lines = [(tr("env.framework", name=p), d) for p, d in main]
     for key, paths in SOFTWARE.items():
         val = pick(record, *paths)
-        lines.append((tr(key), _text(val) if val is not None else tr("env.absent")))
+        lines.append((tr(key), str(val) if val is not None else tr("env.absent")))
     if others:
         lines.append((tr("env.other_packages"), ", ".join(others)))
     return lines
