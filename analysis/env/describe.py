@@ -16,7 +16,7 @@ from analysis.env.folder_records import EnvInput
 if TYPE_CHECKING:  # babel (the report extra) stays out of the core install's imports
     from analysis.i18n import Translator
 
-# label id -> candidate paths ("a.b" = nested key, "a.0.b" = first list item)
+# label id -> candidate paths ("a.b" = key b of mapping a)
 HARDWARE = {
     "env.gpu": ("gpu_model",),
     "env.gpu_memory": ("gpu_memory_mib",),
@@ -47,14 +47,12 @@ _NODE_SUFFIX = re.compile(r"(\.node\d+)?\.env\.json$|(^|/)env\.json$")
 
 
 def pick(record: dict, *paths: str):
-    """The first value found at one of `paths` in a nested dict/list record."""
+    """The first value found at one of `paths` (``a.b``: key ``b`` of mapping ``a``)."""
     for path in paths:
         cur = record
         for part in path.split("."):
             if isinstance(cur, dict) and part in cur:
                 cur = cur[part]
-            elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
-                cur = cur[int(part)]
             else:
                 cur = None
                 break
