@@ -45,9 +45,10 @@ CATALOGUE_PATH = Path(__file__).resolve().parent / "report" / "labels.yaml"
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@lru_cache(maxsize=4)
-def load_catalogue(path: str | Path = CATALOGUE_PATH) -> dict[str, dict[str, str]]:
-    """The catalogue as {id: {lang: text}} (read once per path)."""
+@lru_cache(maxsize=1)
+def load_catalogue() -> dict[str, dict[str, str]]:
+    """The catalogue as {id: {lang: text}} (read once)."""
+    path = CATALOGUE_PATH
     with open(path, encoding="utf-8") as fh:
         data = yaml.load(fh, Loader=_SAFE_LOADER) or {}  # noqa: S506 - a safe loader
     if not isinstance(data, dict):
@@ -65,31 +66,27 @@ def check_lang(lang: str) -> str:
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
-_REASON_PATTERNS: dict[int, list[tuple[re.Pattern, str]]] = {}
-
-
-def _reason_patterns(cat: dict) -> list[tuple[re.Pattern, str]]:
-    """(the English text of each ``reason.*`` entry of `cat` as a whole-text pattern, its
-    id), built once per catalogue."""
-    if id(cat) not in _REASON_PATTERNS:
-        out = []
-        for key, texts in cat.items():
-            if key.startswith("reason."):
-                parts = _PLACEHOLDER.split(texts["en"])
-                regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)"
-                                for i, p in enumerate(parts))
-                out.append((re.compile(f"^{regex}$", re.S), key))
-        _REASON_PATTERNS[id(cat)] = out
-    return _REASON_PATTERNS[id(cat)]
+@lru_cache(maxsize=1)
+def _reason_patterns() -> list[tuple[re.Pattern, str]]:
+    """(the English text of each ``reason.*`` entry of the catalogue as a whole-text
+    pattern, its id), built once."""
+    out = []
+    for key, texts in load_catalogue().items():
+        if key.startswith("reason."):
+            parts = _PLACEHOLDER.split(texts["en"])
+            regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)"
+                            for i, p in enumerate(parts))
+            out.append((re.compile(f"^{regex}$", re.S), key))
+    return out
 
 
 class Translator:
     """Labels and number/date formatting for one language."""
 
-    def __init__(self, lang: str = "en", catalogue: dict[str, dict[str, str]] | None = None):
+    def __init__(self, lang: str = "en"):
         self.lang = check_lang(lang)
         self.locale = LOCALES[lang]
-        self._cat = load_catalogue() if catalogue is None else catalogue
+        self._cat = load_catalogue()
 
     def __call__(self, key: str, **kwargs) -> str:
         """The text of `key` in this language, with `kwargs` filled in."""
@@ -160,7 +157,7 @@ class Translator:
         translation with those parts; a reason no entry knows stays as written."""
         if self.lang == "en" or not text:
             return text
-        for pattern, key in _reason_patterns(self._cat):
+        for pattern, key in _reason_patterns():
             found = pattern.match(text)
             if found:
                 return self(key, **found.groupdict())

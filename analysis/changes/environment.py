@@ -95,7 +95,7 @@ def facts(record: dict, framework: str) -> dict[str, str]:
     out["frameworks"] = ", ".join(f"{p} {versions[p]}" for p in describe.framework_packages(
         [framework]) if p in versions)
     out["topology"] = _topology(record)
-    out["host"] = str(describe.pick(record, "hostname", "host", "node") or "")
+    out["host"] = str(describe.pick(record, "hostname") or "")
     return out
 
 

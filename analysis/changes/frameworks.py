@@ -19,8 +19,9 @@ from pathlib import PurePath
 import numpy as np
 import pandas as pd
 
-from analysis.changes import environment, wording
+from analysis.changes import environment
 from analysis.errors import UnknownNameError
+from analysis.i18n import Translator
 
 SETTING = ["model", "precision", "batch_size_per_device", "num_nodes", "gpus_per_node", "case"]
 COLUMNS = [*SETTING, "hardware", "framework", "framework_version", "source", "repeats",
@@ -157,8 +158,7 @@ def table_text(comparison: FrameworkComparison, lang: str) -> pd.DataFrame:
     """The compared rows with headers and numbers in `lang` (text cells, for display)."""
     t = comparison.table
 
-    def say(key, **kw):
-        return wording.say(lang, key, **kw)
+    say = Translator(lang)
 
     def note(r) -> str:
         parts = []
@@ -200,16 +200,16 @@ def table_text(comparison: FrameworkComparison, lang: str) -> pd.DataFrame:
 
 def excluded_text(comparison: FrameworkComparison, lang: str) -> list[str]:
     """One sentence in `lang` per measurement left out, saying why."""
-    out = []
+    out, say = [], Translator(lang)
     for r in comparison.excluded.to_dict("records"):
         what = f"{r['framework']} {_setting_text(r)} ({r['source']})"
         if r["reason"] == ALONE and not r["hardware"]:  # compared unrecorded: none to name
-            text = wording.say(lang, "fw.excluded.alone_unrecorded", what=what)
+            text = say("fw.excluded.alone_unrecorded", what=what)
         else:
-            text = wording.say(lang, f"fw.excluded.{r['reason']}", what=what,
+            text = say(f"fw.excluded.{r['reason']}", what=what,
                                hardware=r["hardware"])
         if r["elsewhere"]:
-            text = wording.say(lang, "fw.excluded.others", text=text, others=r["elsewhere"])
+            text = say("fw.excluded.others", text=text, others=r["elsewhere"])
         out.append(text)
     return out
 

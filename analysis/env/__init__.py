@@ -1,7 +1,7 @@
 """Environment and topology capture: what a benchmark ran on, as validated records.
 
 - :func:`analysis.env.capture.capture` -> :class:`~analysis.env.record.EnvRecord`
-  (``save``/``load`` JSON) for this host;
+  (saved as JSON) for this host;
 - :func:`analysis.env.topo_matrix.parse_topology` -> :class:`~analysis.env.topo_matrix.Topology`
   for `nvidia-smi topo -m` text.
 """

@@ -1,9 +1,8 @@
 """Environment records described: hardware and software per distinct node type, host
 fingerprints, framework versions (for reports and comparisons alike).
 
-Records are JSON objects written by ``dlperf env``; values are looked up under several
-spellings so older or hand-written records still render, and every absent value is shown
-as "not recorded" rather than dropped.
+Records are JSON objects written by ``dlperf env``; every absent value is shown as "not
+recorded" rather than dropped.
 """
 
 from __future__ import annotations
@@ -17,24 +16,24 @@ from analysis.env.folder_records import EnvInput
 if TYPE_CHECKING:  # babel (the report extra) stays out of the core install's imports
     from analysis.i18n import Translator
 
-# label id -> candidate paths ("a.b" = nested key, "a.0.b" = first list item)
+# label id -> candidate paths ("a.b" = key b of mapping a)
 HARDWARE = {
-    "env.gpu": ("gpu_model", "gpus.0.name", "gpu.name"),
-    "env.gpu_memory": ("gpu_memory_mib", "gpus.0.memory_total_mib", "gpu.memory_mib"),
-    "env.cpu": ("cpu.model", "cpu_model"),
-    "env.cpu_cores": ("cpu.logical_cpus", "cpu.cores", "cpu_cores"),
-    "env.numa": ("cpu.numa_nodes", "numa_nodes"),
-    "env.memory": ("memory.total_mib", "memory_mib"),
-    "env.network": ("infiniband", "ib_devices"),
+    "env.gpu": ("gpu_model",),
+    "env.gpu_memory": ("gpu_memory_mib",),
+    "env.cpu": ("cpu.model",),
+    "env.cpu_cores": ("cpu.logical_cpus",),
+    "env.numa": ("cpu.numa_nodes",),
+    "env.memory": ("memory.total_mib",),
+    "env.network": ("infiniband",),
 }
 SOFTWARE = {
-    "env.os": ("os.pretty_name", "os.name", "os"),
-    "env.kernel": ("kernel", "os.kernel"),
-    "env.driver": ("driver_version", "gpu.driver", "driver"),
-    "env.cuda": ("cuda_version", "cuda_toolkit", "cuda"),
-    "env.cudnn": ("cudnn_version", "cudnn"),
-    "env.nccl": ("nccl_version", "nccl"),
-    "env.python": ("python.version", "python_version", "python"),
+    "env.os": ("os.pretty_name", "os.name"),
+    "env.kernel": ("kernel",),
+    "env.driver": ("driver_version",),
+    "env.cuda": ("cuda_version", "cuda_toolkit"),
+    "env.cudnn": ("cudnn_version",),
+    "env.nccl": ("nccl_version",),
+    "env.python": ("python.version",),
 }
 #: Package name(s) of each framework as the runs' `framework` column spells it.
 FRAMEWORK_PACKAGES = {
@@ -45,42 +44,21 @@ FRAMEWORK_PACKAGES = {
     "megatron-lm": ("torch", "megatron"), "deepspeed": ("torch", "deepspeed"),
 }
 _NODE_SUFFIX = re.compile(r"(\.node\d+)?\.env\.json$|(^|/)env\.json$")
-_GPU_COUNT = ("gpu_count", "gpu.count")
-_HOST = ("hostname", "host", "node")
-_FRAMEWORKS = ("frameworks", "framework_versions", "packages")
 
 
 def pick(record: dict, *paths: str):
-    """The first value found at one of `paths` in a nested dict/list record."""
+    """The first value found at one of `paths` (``a.b``: key ``b`` of mapping ``a``)."""
     for path in paths:
         cur = record
         for part in path.split("."):
             if isinstance(cur, dict) and part in cur:
                 cur = cur[part]
-            elif isinstance(cur, list) and part.isdigit() and int(part) < len(cur):
-                cur = cur[int(part)]
             else:
                 cur = None
                 break
         if cur not in (None, "", [], {}):
             return cur
     return None
-
-
-def _text(value) -> str:
-    if isinstance(value, dict):
-        if "absent" in value or "error" in value:
-            return ""
-        return ", ".join(f"{k} {v}" for k, v in value.items() if v not in (None, ""))
-    if isinstance(value, (list, tuple)):
-        parts = []
-        for v in value:
-            if isinstance(v, dict):
-                parts.append(" ".join(str(x) for x in v.values() if x not in (None, "")))
-            else:
-                parts.append(str(v))
-        return "; ".join(p for p in parts if p)
-    return str(value)
 
 
 def _mib(value) -> str:
@@ -106,17 +84,14 @@ def _ib(devices) -> str:
 
 
 def gpu_count(record: dict) -> int | None:
-    n = pick(record, *_GPU_COUNT)
+    n = record.get("gpu_count")
     if n is None and isinstance(record.get("gpus"), list):
-        n = len(record["gpus"])
-    try:
-        return int(n) if n is not None else None
-    except (TypeError, ValueError):
-        return None
+        return len(record["gpus"])  # a gpu_count of a wrong type was left out
+    return n if isinstance(n, int) else None
 
 
 def hostname(rec: EnvInput) -> str:
-    return str(pick(rec.record, *_HOST) or rec.name)
+    return str(pick(rec.record, "hostname") or rec.name)
 
 
 def _gib(value) -> int | str:
@@ -133,8 +108,8 @@ def fingerprint(record: dict) -> tuple:
     both called ``vm``)."""
     gpus = record.get("gpus") if isinstance(record.get("gpus"), list) else []
     uuids = sorted(str(g["uuid"]) for g in gpus if isinstance(g, dict) and g.get("uuid"))
-    return (_text(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record) or 0,
-            tuple(uuids), _text(pick(record, *HARDWARE["env.cpu"]) or ""),
+    return (str(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record) or 0,
+            tuple(uuids), str(pick(record, *HARDWARE["env.cpu"]) or ""),
             str(pick(record, *HARDWARE["env.cpu_cores"]) or ""),
             _gib(pick(record, *HARDWARE["env.memory"])), str(pick(record, "machine") or ""))
 
@@ -165,7 +140,7 @@ class Host:
 
 
 def _hardware_label(record: dict) -> str:
-    gpu, n = _text(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record)
+    gpu, n = str(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record)
     return f"{n}x {gpu}" if gpu and n else (gpu or "no GPU")
 
 
@@ -211,9 +186,9 @@ def shared_host_runs(envs: list[EnvInput]) -> list[tuple[str, str]]:
 
 def signature(record: dict) -> tuple:
     """What makes two nodes the same type: GPU model and count, CPU model, memory."""
-    return (_text(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record),
-            _text(pick(record, *HARDWARE["env.cpu"]) or ""),
-            _text(pick(record, *HARDWARE["env.memory"]) or ""))
+    return (str(pick(record, *HARDWARE["env.gpu"]) or ""), gpu_count(record),
+            str(pick(record, *HARDWARE["env.cpu"]) or ""),
+            str(pick(record, *HARDWARE["env.memory"]) or ""))
 
 
 def node_types(envs: list[EnvInput]) -> list[list[Host]]:
@@ -237,33 +212,22 @@ def framework_packages(names) -> list[str]:
 
 def frameworks(record: dict) -> dict[str, str]:
     """Framework/package name -> version as recorded (importable ones only)."""
-    val = pick(record, *_FRAMEWORKS)
-    out: dict[str, str] = {}
-    if isinstance(val, dict):
-        for k, v in val.items():
-            if isinstance(v, dict):
-                v = v.get("version") or ""
-                if not v:
-                    continue
-            if v not in (None, "", False):
-                out[str(k)] = str(v)
-    return out
+    val = record.get("frameworks")
+    return {str(k): str(v["version"]) for k, v in val.items()
+            if isinstance(v, dict) and v.get("version")} if isinstance(val, dict) else {}
 
 
 def framework_detail(record: dict, package: str) -> str:
     """'2.11.0 (CUDA 13.0, git 70d99e998b49)' for a recorded framework package ('' if absent)."""
-    val = pick(record, *_FRAMEWORKS)
+    val = record.get("frameworks")
     info = val.get(package) if isinstance(val, dict) else None
-    if isinstance(info, dict):
-        ver = str(info.get("version") or "")
-        extra = []
-        if info.get("cuda"):
-            extra.append(f"CUDA {info['cuda']}")
-        commit = info.get("git_version") or info.get("git") or info.get("commit")
-        if commit:
-            extra.append(f"git {str(commit)[:12]}")
-        return f"{ver} ({', '.join(extra)})" if ver and extra else ver
-    return "" if info in (None, "", False) else str(info)
+    if not isinstance(info, dict):
+        return ""
+    ver = str(info.get("version") or "")
+    extra = [f"CUDA {info['cuda']}"] if info.get("cuda") else []
+    if info.get("git_version"):
+        extra.append(f"git {str(info['git_version'])[:12]}")
+    return f"{ver} ({', '.join(extra)})" if ver and extra else ver
 
 
 def split_frameworks(record: dict, used: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
@@ -277,11 +241,10 @@ def split_frameworks(record: dict, used: list[str]) -> tuple[list[tuple[str, str
 def hardware_lines(record: dict, tr: Translator) -> list[tuple[str, str]]:
     lines = []
     for key, paths in HARDWARE.items():
-        val = _text(pick(record, *paths)) if pick(record, *paths) is not None else ""
+        found = pick(record, *paths)
+        val = "" if found is None else _ib(found) if key == "env.network" else str(found)
         if key in ("env.gpu_memory", "env.memory") and val:
             val = _mib(val)
-        if key == "env.network" and val:
-            val = _ib(pick(record, *paths)) or val
         if key == "env.gpu" and val:
             n = gpu_count(record)
             val = f"{val} × {n}" if n else val  # a count, as the titles write it
@@ -299,7 +262,7 @@ def software_lines(record: dict, tr: Translator, used: list[str] | None = None
     lines = [(tr("env.framework", name=p), d) for p, d in main]
     for key, paths in SOFTWARE.items():
         val = pick(record, *paths)
-        lines.append((tr(key), _text(val) if val is not None else tr("env.absent")))
+        lines.append((tr(key), str(val) if val is not None else tr("env.absent")))
     if others:
         lines.append((tr("env.other_packages"), ", ".join(others)))
     return lines

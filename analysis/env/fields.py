@@ -2,10 +2,9 @@
 uses, with the types it may hold.
 
 One declaration, read two ways: :class:`analysis.env.record.EnvRecord` checks what ``dlperf
-env`` writes against ``types``; a report or a comparison reading records found beside logs
-(written by the campaign runner, or by hand, or by an older version) also accepts the
-``legacy`` spellings and, through :func:`usable`, leaves out each field of a wrong type with
-a :class:`FieldProblem` naming its JSON path, so the rest of the record is still used.
+env`` writes against it; a report or a comparison reading records found beside logs (written
+by the campaign runner, or by hand) leaves out, through :func:`usable`, each field of a wrong
+type with a :class:`FieldProblem` naming its JSON path, so the rest of the record is used.
 
 Paths: ``a.b`` is key ``b`` of mapping ``a``, ``a.*`` any key of it, ``a[]`` any item of
 list ``a``. A path not declared here is not checked (a hand-written note is kept).
@@ -20,54 +19,40 @@ from typing import Any
 
 from analysis.redact import redact_value
 
-
-@dataclass(frozen=True)
-class Field:
-    """The JSON types of one path (``str int number bool dict list null``): ``types`` as
-    written now, ``legacy`` also read from older or hand-written records."""
-
-    types: tuple[str, ...]
-    legacy: tuple[str, ...] = ()
-
-
-def _f(*types: str, legacy: tuple[str, ...] = ()) -> Field:
-    return Field(types, legacy)
-
-
-_STR, _OPT_STR, _INT, _OPT_INT = _f("str"), _f("str", "null"), _f("int"), _f("int", "null")
-_OPT_NUM = _f("number", "null")
+_STR, _OPT_STR, _INT, _OPT_INT = ("str",), ("str", "null"), ("int",), ("int", "null")
+_OPT_NUM, _DICT, _LIST = ("number", "null"), ("dict",), ("list",)
 
 #: What ``dlperf env`` writes (schema_version 1); the top-level keys in the order of the file.
-WRITTEN: dict[str, Field] = {
+WRITTEN: dict[str, tuple[str, ...]] = {
     "schema_version": _INT,
     "captured_at": _STR,
-    "capture_seconds": _f("number"),
+    "capture_seconds": ("number",),
     "hostname": _STR,
     "gpu_model": _OPT_STR,
     "gpu_count": _INT,
     "gpu_memory_mib": _OPT_INT,
-    "gpus": _f("list"),
+    "gpus": _LIST,
     "driver_version": _OPT_STR,
     "cuda_version": _OPT_STR,
     "cuda_toolkit": _OPT_STR,
     "cudnn_version": _OPT_STR,
     "nccl_version": _OPT_STR,
-    "frameworks": _f("dict"),
-    "python": _f("dict", legacy=("str",)),  # "python": "3.10.12"
-    "cpu": _f("dict"),
-    "memory": _f("dict"),
-    "os": _f("dict", legacy=("str",)),  # "os": "Ubuntu 22.04"
+    "frameworks": _DICT,
+    "python": _DICT,
+    "cpu": _DICT,
+    "memory": _DICT,
+    "os": _DICT,
     "kernel": _OPT_STR,
     "machine": _OPT_STR,
-    "infiniband": _f("list"),
+    "infiniband": _LIST,
     "topology_text": _OPT_STR,
-    "topology": _f("dict", "null", legacy=("str",)),  # the raw text under "topology"
-    "matmul": _f("dict", "null"),
-    "env": _f("dict"),
-    "sources": _f("dict"),
-    "absent": _f("dict"),
+    "topology": ("dict", "null"),
+    "matmul": ("dict", "null"),
+    "env": _DICT,
+    "sources": _DICT,
+    "absent": _DICT,
     # inside them
-    "gpus[]": _f("dict"),
+    "gpus[]": _DICT,
     "gpus[].index": _INT,
     "gpus[].name": _OPT_STR,
     "gpus[].uuid": _OPT_STR,
@@ -77,7 +62,7 @@ WRITTEN: dict[str, Field] = {
     "gpus[].power_limit_w": _OPT_NUM,
     "gpus[].max_sm_clock_mhz": _OPT_INT,
     "gpus[].compute_cap": _OPT_STR,
-    "frameworks.*": _f("dict", legacy=("str",)),  # "torch": "2.4.0"
+    "frameworks.*": _DICT,
     "frameworks.*.version": _STR,
     "frameworks.*.cuda": _OPT_STR,
     "frameworks.*.cudnn": _OPT_STR,
@@ -90,63 +75,34 @@ WRITTEN: dict[str, Field] = {
     "cpu.sockets": _OPT_INT,
     "cpu.cores_per_socket": _OPT_INT,
     "cpu.threads_per_core": _OPT_INT,
-    "cpu.numa_cpus": _f("dict"),
+    "cpu.numa_cpus": _DICT,
     "cpu.numa_cpus.*": _STR,
-    "memory.total_mib": _f("int"),
+    "memory.total_mib": _INT,
     "os.pretty_name": _OPT_STR,
     "os.name": _OPT_STR,
     "os.id": _OPT_STR,
     "os.version_id": _OPT_STR,
-    "infiniband[]": _f("dict"),
+    "infiniband[]": _DICT,
     "infiniband[].device": _STR,
-    "infiniband[].ports": _f("list"),
-    "infiniband[].ports[]": _f("dict"),
+    "infiniband[].ports": _LIST,
+    "infiniband[].ports[]": _DICT,
     "infiniband[].ports[].port": _OPT_INT,
     "infiniband[].ports[].rate": _OPT_STR,
     "infiniband[].ports[].link_layer": _OPT_STR,
     "infiniband[].ports[].state": _OPT_STR,
     "matmul.size": _INT,
     "matmul.measured_at": _STR,
-    "matmul.tflops_median": _f("number"),
-    "matmul.gpus": _f("list"),
-    "matmul.gpus[]": _f("dict"),
+    "matmul.tflops_median": ("number",),
+    "matmul.gpus": _LIST,
+    "matmul.gpus[]": _DICT,
     "matmul.gpus[].index": _INT,
     "matmul.gpus[].name": _OPT_STR,
     "matmul.gpus[].uuid": _OPT_STR,
-    "matmul.gpus[].tflops_median": _f("number"),
-    "matmul.gpus[].tflops_first": _f("number"),
+    "matmul.gpus[].tflops_median": ("number",),
+    "matmul.gpus[].tflops_first": ("number",),
     "env.*": _STR,
     "sources.*": _STR,
     "absent.*": _STR,
-}
-#: Spellings of older or hand-written records that readers still take (each is the last
-#: candidate of a value in :mod:`analysis.env.describe`); never written.
-LEGACY: dict[str, Field] = {
-    "gpu": _f("dict"),
-    "gpu.name": _STR,
-    "gpu.memory_mib": _INT,
-    "gpu.count": _INT,
-    "gpu.driver": _STR,
-    "cpu.cores": _INT,
-    "cpu_model": _STR,
-    "cpu_cores": _INT,
-    "numa_nodes": _INT,
-    "memory_mib": _INT,
-    "ib_devices": _f("list"),
-    "os.kernel": _STR,
-    "driver": _STR,
-    "cuda": _STR,
-    "cudnn": _STR,
-    "nccl": _STR,
-    "python_version": _STR,
-    "framework_versions": _f("dict"),
-    "framework_versions.*": _f("dict", "str"),
-    "packages": _f("dict"),
-    "packages.*": _f("dict", "str"),
-    "host": _STR,
-    "node": _STR,
-    "topo": _STR,
-    "nvidia_smi_topo": _STR,
 }
 #: The top-level keys ``dlperf env`` writes, in the order of the file.
 RECORD_KEYS = tuple(k for k in WRITTEN if "." not in k and "[" not in k)
@@ -199,21 +155,14 @@ def _shown(key: str, value: Any) -> str:
     return text if len(text) <= 40 else text[:40] + "…"
 
 
-def _declared(pattern: str) -> Field | None:
-    return WRITTEN.get(pattern) or LEGACY.get(pattern)
-
-
 def usable(record: Mapping[str, Any]) -> tuple[dict, list[FieldProblem]]:
-    """A copy of `record` without its fields of a wrong type (current or legacy spellings),
-    and a problem for each field left out."""
+    """A copy of `record` without its fields of a wrong type, and a problem for each field
+    left out."""
     problems: list[FieldProblem] = []
 
     def check(value: Any, pattern: str, path: str, key: str) -> bool:
-        field = _declared(pattern)
-        if field is None:
-            return True
-        allowed = field.types + field.legacy
-        if accepts(allowed, value):
+        allowed = WRITTEN.get(pattern)
+        if allowed is None or accepts(allowed, value):
             return True
         problems.append(FieldProblem(path, f"{_shown(key, value)} is {_NAMES.get(json_type(value), json_type(value))}, "
                                            f"expected {expected(allowed)}; not used"))
@@ -224,7 +173,7 @@ def usable(record: Mapping[str, Any]) -> tuple[dict, list[FieldProblem]]:
             out = {}
             for k, v in value.items():
                 sub = next((p for p in (f"{pattern}.{k}" if pattern else str(k), f"{pattern}.*")
-                            if _declared(p)), f"{pattern}.{k}")
+                            if p in WRITTEN), f"{pattern}.{k}")
                 sub_path = f"{path}.{k}" if path else str(k)
                 if check(v, sub, sub_path, str(k)):
                     out[k] = walk(v, sub, sub_path)

@@ -185,15 +185,8 @@ UNPARSED_TOPOLOGY_CHARS = 16 << 10
 
 def env_topology_text(record: dict) -> str:
     """The raw `nvidia-smi topo -m` text kept in an environment record, if any."""
-    for key in ("topology_text", "topology", "topo", "nvidia_smi_topo"):
-        val = record.get(key)
-        if isinstance(val, str) and val.strip():
-            return val
-        if isinstance(val, dict):
-            for sub in ("text", "raw", "verbatim"):
-                if isinstance(val.get(sub), str) and val[sub].strip():
-                    return val[sub]
-    return ""
+    text = record.get("topology_text")
+    return text if isinstance(text, str) and text.strip() else ""
 
 
 def _commands_of(marker: dict, stem: str) -> list[Command]:

@@ -48,7 +48,7 @@ def read_text_or_none(path: str | Path) -> str | None:
         return None
 
 
-# ---- GPUs (nvidia-smi, NVML) -------------------------------------------------------------
+# ---- GPUs (nvidia-smi) ------------------------------------------------------------------
 GPU_QUERY = ("index", "name", "uuid", "pci.bus_id", "memory.total", "driver_version",
              "power.limit", "clocks.max.sm", "compute_cap")
 #: The keys of each GPU of a record (``EnvRecord.gpus``), one per GPU_QUERY field.
@@ -96,38 +96,8 @@ def _nvidia_smi_gpus(timeout: float) -> list[dict]:
                 raise
 
 
-def _nvml() -> Any:
-    import pynvml  # nvidia-ml-py; optional
-
-    pynvml.nvmlInit()
-    return pynvml
-
-
-def _nvml_gpus() -> list[dict]:
-    nv = _nvml()
-    try:
-        gpus = []
-        for i in range(nv.nvmlDeviceGetCount()):
-            h = nv.nvmlDeviceGetHandleByIndex(i)
-            major, minor = nv.nvmlDeviceGetCudaComputeCapability(h)
-            gpu = dict.fromkeys(GPU_KEYS)
-            gpu.update(index=i, name=_str(nv.nvmlDeviceGetName(h)), uuid=_str(nv.nvmlDeviceGetUUID(h)),
-                       pci_bus_id=_str(nv.nvmlDeviceGetPciInfo(h).busId),
-                       memory_total_mib=int(nv.nvmlDeviceGetMemoryInfo(h).total // 2**20),
-                       driver_version=_str(nv.nvmlSystemGetDriverVersion()),
-                       compute_cap=f"{major}.{minor}")
-            gpus.append(gpu)
-        return gpus
-    finally:
-        nv.nvmlShutdown()
-
-
-def _str(v) -> str:
-    return v.decode() if isinstance(v, bytes) else str(v)
-
-
 def probe_gpus(timeout: float) -> Found:
-    """GPU list from nvidia-smi, or from NVML (pynvml) when nvidia-smi is missing."""
+    """GPU list from nvidia-smi."""
     found = Found()
     gpus: list[dict] = []
     try:
@@ -137,14 +107,6 @@ def probe_gpus(timeout: float) -> Found:
         found.absent["nvidia-smi"] = why_absent(exc)
     except ValueError as exc:
         found.absent["gpus"] = f"unreadable nvidia-smi output: {exc}"
-    if "nvidia-smi" in found.absent:
-        try:
-            gpus = _nvml_gpus()
-            found.sources["gpus"] = "nvml"
-        except ImportError:
-            found.absent["nvml"] = "pynvml (nvidia-ml-py) is not installed"
-        except Exception as exc:  # NVMLError_* and driver/library failures
-            found.absent["nvml"] = f"{type(exc).__name__}: {exc}"
     if not gpus and "gpus" not in found.absent:
         found.absent["gpus"] = "no GPU found"
     models = sorted({g["name"] for g in gpus if g["name"]})
@@ -159,19 +121,8 @@ def probe_gpus(timeout: float) -> Found:
 
 
 def probe_cuda_driver(timeout: float) -> Found:
-    """The CUDA version the driver supports (NVML, else the `nvidia-smi` banner)."""
+    """The CUDA version the driver supports (the `nvidia-smi` banner)."""
     found = Found()
-    try:
-        nv = _nvml()
-        try:
-            v = nv.nvmlSystemGetCudaDriverVersion()
-        finally:
-            nv.nvmlShutdown()
-        found.values["cuda_version"] = f"{v // 1000}.{v % 1000 // 10}"
-        found.sources["cuda_version"] = "nvml"
-        return found
-    except Exception:  # ImportError, NVMLError_LibraryNotFound, …: fall back to nvidia-smi
-        pass
     try:
         res = run_command(["nvidia-smi"], timeout)
     except CommandError as exc:
@@ -235,35 +186,14 @@ def parse_lscpu(text: str) -> dict[str, Any]:
     }
 
 
-def _cpu_from_proc() -> dict[str, Any]:
-    text = read_text_or_none("/proc/cpuinfo") or ""
-    models = re.findall(r"^model name\s*:\s*(.+)$", text, re.M)
-    sockets = set(re.findall(r"^physical id\s*:\s*(\d+)$", text, re.M))
-    cores = re.findall(r"^cpu cores\s*:\s*(\d+)$", text, re.M)
-    nodes = sorted(p.name[4:] for p in Path("/sys/devices/system/node").glob("node[0-9]*"))
-    return {
-        "model": models[0].strip() if models else None,
-        "sockets": len(sockets) or None,
-        "cores_per_socket": int(cores[0]) if cores else None,
-        "threads_per_core": None,
-        "logical_cpus": len(re.findall(r"^processor\s*:", text, re.M)) or os.cpu_count(),
-        "numa_nodes": len(nodes) or None,
-        "numa_cpus": {n: (read_text_or_none(f"/sys/devices/system/node/node{n}/cpulist") or "").strip()
-                      for n in nodes},
-    }
-
-
 def probe_cpu(timeout: float) -> Found:
     found = Found()
     try:
         env = {**os.environ, "LC_ALL": "C"}
-        cpu = parse_lscpu(run_command(["lscpu"], timeout, env=env).stdout)
+        found.values["cpu"] = parse_lscpu(run_command(["lscpu"], timeout, env=env).stdout)
         found.sources["cpu"] = "lscpu"
     except CommandError as exc:
         found.absent["lscpu"] = why_absent(exc)
-        cpu = _cpu_from_proc()
-        found.sources["cpu"] = "/proc/cpuinfo"
-    found.values["cpu"] = cpu
     return found
 
 
@@ -310,33 +240,6 @@ def _ib_from_sysfs(root: Path) -> list[dict]:
     return devices
 
 
-def parse_ibv_devinfo(text: str) -> list[dict]:
-    """`ibv_devinfo` output -> devices with ports (state, rate is not printed, link_layer)."""
-    devices: list[dict] = []
-    port: dict | None = None
-    for line in text.splitlines():
-        key, sep, value = line.strip().partition(":")
-        if not sep:
-            continue
-        value = value.strip()
-        if key == "hca_id":
-            devices.append({"device": value, "hca_type": None, "board_id": None,
-                            "fw_ver": None, "ports": []})
-            port = None
-        elif not devices:
-            continue
-        elif key in ("fw_ver", "board_id") and port is None:
-            devices[-1][key] = value
-        elif key == "port":
-            port = {"port": _int(value), "state": None, "rate": None, "link_layer": None}
-            devices[-1]["ports"].append(port)
-        elif port is not None and key == "state":
-            port["state"] = re.sub(r"^PORT_|\s*\(\d+\)$", "", value)
-        elif port is not None and key == "link_layer":
-            port["link_layer"] = value
-    return devices
-
-
 def probe_infiniband(timeout: float, sysfs: str | Path = "/sys/class/infiniband") -> Found:
     """RDMA devices (InfiniBand, or RoCE when ``link_layer`` is Ethernet)."""
     found = Found()
@@ -344,16 +247,8 @@ def probe_infiniband(timeout: float, sysfs: str | Path = "/sys/class/infiniband"
     if root.is_dir() and any(root.iterdir()):
         found.values["infiniband"] = _ib_from_sysfs(root)
         found.sources["infiniband"] = str(root)
-        return found
-    try:
-        devs = parse_ibv_devinfo(run_command(["ibv_devinfo"], timeout).stdout)
-    except CommandError as exc:
-        found.absent["infiniband"] = f"no {root} and ibv_devinfo {why_absent(exc)}"
-        return found
-    found.values["infiniband"] = devs
-    found.sources["infiniband"] = "ibv_devinfo"
-    if not devs:
-        found.absent["infiniband"] = "ibv_devinfo lists no RDMA device"
+    else:
+        found.absent["infiniband"] = f"no RDMA device in {root}"
     return found
 
 

@@ -2,7 +2,7 @@
 
 One record is stored next to each run's logs (``env.json``) and joined to the tidy frames by
 run id. Everything in it is plain JSON. Environment variables pass through
-:func:`analysis.redact.redact_env` whenever a record is built or loaded, so a secret (by its
+:func:`analysis.redact.redact_env` whenever a record is built, so a secret (by its
 name or its value) never reaches the file.
 """
 
@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from analysis.env.fields import RECORD_KEYS, WRITTEN, accepts
 from analysis.env.probes import GPU_KEYS
-from analysis.env.topo_matrix import Topology, TopologyError
 from analysis.errors import SchemaError
-from analysis.fsutil import atomic_write_text, loads_json, read_record
+from analysis.fsutil import atomic_write_text
 from analysis.redact import redact_env, redact_value
 
 SCHEMA_VERSION = 1
@@ -78,7 +77,7 @@ class EnvRecord:
     def validate(self) -> None:
         """Raise :class:`EnvRecordError` naming the first field that breaks the schema."""
         for key in RECORD_KEYS:  # the types written now (analysis.env.fields), no legacy
-            value, types = getattr(self, key), WRITTEN[key].types
+            value, types = getattr(self, key), WRITTEN[key]
             if not accepts(types, value):
                 raise EnvRecordError(f"env record field {key!r} is {value!r}; "
                                      f"expected {' or '.join(types)}")
@@ -102,13 +101,6 @@ class EnvRecord:
         if self.topology is not None and self.topology_text is None:
             raise EnvRecordError("env record has a parsed topology but no topology_text")
 
-    # ---- views ---------------------------------------------------------------------------
-    def topology_record(self) -> Topology | None:
-        """The parsed topology (:class:`Topology`), or ``None`` when none was captured."""
-        if self.topology is None:
-            return None
-        return Topology.from_dict({**self.topology, "text": self.topology_text})
-
     # ---- (de)serialisation ---------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict with the keys of :data:`analysis.env.fields.RECORD_KEYS`, in that
@@ -118,44 +110,9 @@ class EnvRecord:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> EnvRecord:
-        """Build and validate a record from :meth:`to_dict` output; unknown or missing keys
-        raise :class:`EnvRecordError`. A stored topology is checked against its text."""
-        if not isinstance(data, Mapping):
-            raise EnvRecordError(f"env record must be a JSON object, not {type(data).__name__}")
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise EnvRecordError(f"unknown env record key(s) {', '.join(unknown)}; "
-                                 f"valid: {', '.join(RECORD_KEYS)}")
-        missing = sorted(k for k in ("captured_at", "hostname") if k not in data)
-        if missing:
-            raise EnvRecordError(f"env record lacks required key(s) {', '.join(missing)}")
-        record = cls(**dict(data))
-        try:
-            record.topology_record()
-        except TopologyError as exc:
-            raise EnvRecordError(f"env record topology: {exc}") from None
-        return record
-
     def save(self, path: str | Path) -> Path:
         """Write the record as JSON (UTF-8, atomically) and return the path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(path, self.to_json() + "\n")
         return path
-
-    @classmethod
-    def load(cls, path: str | Path) -> EnvRecord:
-        """Read a record written by :meth:`save` (validated, env re-redacted)."""
-        try:
-            data = loads_json(read_record(path))
-        except OSError as exc:
-            raise EnvRecordError(f"cannot read env record {str(path)!r}: "
-                                 f"{exc.strerror or exc}") from None
-        except json.JSONDecodeError as exc:
-            raise EnvRecordError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
-        except ValueError as exc:  # nested too deep, or not UTF-8
-            raise EnvRecordError(f"{path}: not read: {exc}") from None
-        return cls.from_dict(data)

@@ -36,7 +36,6 @@ _BUILD_FILES = {
     "tensorflow": (("python/platform/build_info.py", "cuda", r"['\"]cuda_version['\"]:\s*['\"]([^'\"]+)"),
                    ("python/platform/build_info.py", "cudnn", r"['\"]cudnn_version['\"]:\s*['\"]([^'\"]+)")),
 }
-_CUDA_HOMES = ("/usr/local/cuda",)
 _INCLUDE_DIRS = ("/usr/include", "/usr/local/cuda/include", "/usr/include/x86_64-linux-gnu",
                  "/usr/include/aarch64-linux-gnu")
 
@@ -91,16 +90,6 @@ def _header_version(names: tuple[str, ...], prefix: str) -> tuple[str, str] | No
 
 
 def _cuda_toolkit(timeout: float) -> tuple[str, str] | None:
-    for home in _CUDA_HOMES:
-        js = read_text_or_none(Path(home) / "version.json")
-        if js:
-            try:
-                return json.loads(js)["cuda"]["version"], f"{home}/version.json"
-            except (ValueError, KeyError, TypeError):
-                pass
-        m = re.search(r"CUDA Version\s+([\d.]+)", read_text_or_none(Path(home) / "version.txt") or "")
-        if m:
-            return m.group(1), f"{home}/version.txt"
     try:
         out = run_command(["nvcc", "--version"], timeout).stdout
     except CommandError:
@@ -162,7 +151,7 @@ def probe_software(timeout: float, import_frameworks: bool = False) -> Found:
     if tk:
         found.values["cuda_toolkit"], found.sources["cuda_toolkit"] = tk
     else:
-        found.absent["cuda_toolkit"] = "no /usr/local/cuda version file and no nvcc on PATH"
+        found.absent["cuda_toolkit"] = "no nvcc on PATH"
     for key, lib, header, prefix in (("cudnn_version", "cudnn", ("cudnn_version.h", "cudnn.h"), "CUDNN_"),
                                      ("nccl_version", "nccl", ("nccl.h",), "NCCL_")):
         _pick_lib(found, frameworks, packages, key, lib, header, prefix)

@@ -101,7 +101,7 @@ class Topology:
 
     # ---- conversions ---------------------------------------------------------------------
     def to_dict(self) -> dict:
-        """JSON-ready dict; :meth:`from_dict` reads it back (the text is the source of truth)."""
+        """JSON-ready dict (the text is the source of truth)."""
         return {
             "text": self.text,
             "devices": list(self.devices),
@@ -113,19 +113,6 @@ class Topology:
             "legend": dict(self.legend),
             "nic_legend": dict(self.nic_legend),
         }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Topology:
-        """Rebuild from :meth:`to_dict` output by re-parsing ``text``; a stored matrix or
-        affinity that disagrees with the text raises :class:`TopologyError`."""
-        if not isinstance(data, dict) or not isinstance(data.get("text"), str):
-            raise TopologyError("a topology record needs a 'text' string (the nvidia-smi output)")
-        topo = parse_topology(data["text"])
-        stored = topo.to_dict()
-        for key in ("devices", "matrix", "affinity", "legend", "nic_legend"):
-            if key in data and data[key] != stored[key]:
-                raise TopologyError(f"stored topology {key!r} disagrees with its own text")
-        return topo
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)

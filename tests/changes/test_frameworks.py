@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.changes import frameworks, wording
+from analysis.changes import frameworks
 from analysis.changes.frameworks import ALONE, MIXED, NO_THROUGHPUT, NOT_RECORDED
 from analysis.errors import UnknownNameError
 from analysis.i18n import load_catalogue
@@ -167,15 +167,16 @@ def test_source_folder_drops_dlperfs_case_folder():
 
 
 def test_every_comparison_text_is_in_both_languages_and_every_one_used_exists():
-    catalogue = load_catalogue(wording.CATALOGUE)
+    catalogue = {k: v for k, v in load_catalogue().items() if k.startswith("fw.")}
     for key, texts in catalogue.items():
         assert set(texts) == {"en", "zh"} and all(t.strip() for t in texts.values()), key
         names = {lang: set(re.findall(r"\{(\w+)\}", t)) for lang, t in texts.items()}
         assert names["en"] == names["zh"], key
     pkg = Path(frameworks.__file__).resolve().parents[1]
     used = set()
-    for path in (pkg / "changes" / "frameworks.py", pkg.parent / "notebooks" / "30_compare.ipynb"):
-        used |= set(re.findall(r"""say\((?:[^,()"]+,\s*)?f?\\?["']((?:fw|refs)\.[a-z_.]+)""",
+    for path in (pkg / "changes" / "frameworks.py", pkg / "report" / "sections" /
+                 "framework_table.py", pkg.parent / "notebooks" / "30_compare.ipynb"):
+        used |= set(re.findall(r"""(?:say|Translator\(lang\))\(f?\\?["'](fw\.[a-z_.]+)""",
                                path.read_text()))
     used = {k for k in used if not k.endswith(".")}  # f-strings: prefixes of the keys below
     used |= {f"fw.excluded.{reason}" for reason in frameworks.REASONS}

@@ -19,7 +19,7 @@ import pytest
 
 from analysis.env import describe
 from analysis.env.capture import capture, select_env
-from analysis.env.probes import parse_gpu_csv, parse_ibv_devinfo, parse_lscpu, probe_infiniband
+from analysis.env.probes import parse_gpu_csv, parse_lscpu, probe_infiniband
 from analysis.env.record import EnvRecord, EnvRecordError
 from analysis.env.topo_matrix import read_topology
 from analysis.i18n import Translator
@@ -83,7 +83,7 @@ def test_capture_without_any_tool_records_what_is_absent(monkeypatch, tmp_path):
     assert rec.absent["lscpu"] == "not found on PATH"
     assert rec.absent["topology"] == "nvidia-smi topo -m not found on PATH"
     assert rec.topology is None and rec.topology_text is None
-    assert rec.cpu["logical_cpus"] == os.cpu_count() and rec.sources["cpu"] == "/proc/cpuinfo"
+    assert rec.cpu == {} and "cpu" not in rec.sources  # one probe per fact: lscpu
     assert rec.python["executable"] == sys.executable
     # listed from package metadata and torch's version.py, without importing torch
     assert rec.frameworks["torch"]["version"] == metadata.version("torch")
@@ -100,7 +100,7 @@ def test_capture_on_this_gpu_less_host():
     assert rec.frameworks["torch"]["version"] == metadata.version("torch")  # the workload extra
     assert not [k for k in rec.absent if k.endswith(" import")]  # torch imported fine
     assert rec.capture_seconds < 20  # ~2-5 s here (torch import); ~0.3 s without imports
-    assert EnvRecord.from_dict(json.loads(rec.to_json())).to_dict() == rec.to_dict()
+    assert EnvRecord(**json.loads(rec.to_json())).to_dict() == rec.to_dict()
 
 
 def _broken_framework(site: Path, body: str) -> None:
@@ -138,12 +138,11 @@ def test_fake_nvidia_smi_is_picked_up_and_parsed(monkeypatch, tmp_path):
                            "pci_bus_id": "00000000:1B:00.0", "memory_total_mib": 143771,
                            "driver_version": "560.35.03", "power_limit_w": 700.0,
                            "max_sm_clock_mhz": 1980, "compute_cap": "9.0"}
-    if rec.sources["cuda_version"] == "nvidia-smi":  # NVML answers first on a real GPU host
-        assert rec.cuda_version == "12.6"
+    assert rec.cuda_version == "12.6" and rec.sources["cuda_version"] == "nvidia-smi"
     assert rec.topology_text == TOPO.read_text()
-    topo = rec.topology_record()
-    assert topo.devices == ("GPU0", "GPU1", "GPU2", "GPU3", "NIC0", "NIC1")
-    assert topo.matrix.at["GPU0", "GPU3"] == "NV18" and topo.matrix.at["GPU3", "NIC1"] == "PXB"
+    topo = rec.topology
+    assert topo["devices"] == ["GPU0", "GPU1", "GPU2", "GPU3", "NIC0", "NIC1"]
+    assert topo["matrix"]["GPU0"]["GPU3"] == "NV18" and topo["matrix"]["GPU3"]["NIC1"] == "PXB"
     assert rec.topology["affinity"]["GPU2"]["CPU Affinity"] == "48-95,144-191"
     assert (rec.gpu_model, rec.gpu_count, rec.gpu_memory_mib, rec.driver_version) == (
         "NVIDIA H200", 4, 143771, "560.35.03")
@@ -187,8 +186,7 @@ def test_dlperf_env_subprocess_with_fake_nvidia_smi(tmp_path):
     assert res.stdout.startswith(f"wrote {out} (4 GPU(s); absent: ")
     data = json.loads(out.read_text())
     assert data["gpu_count"] == 4 and data["topology"]["devices"][-1] == "NIC1"
-    rec = EnvRecord.load(out)
-    assert rec.topology_record().matrix.at["GPU1", "NIC0"] == "PXB"
+    assert EnvRecord(**data).topology["matrix"]["GPU1"]["NIC0"] == "PXB"
 
 
 def test_python_m_analysis_env(tmp_path):
@@ -196,7 +194,7 @@ def test_python_m_analysis_env(tmp_path):
     res = subprocess.run([sys.executable, "-m", "analysis", "env", "-o", str(out)],
                          capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert res.returncode == 0, res.stderr
-    assert EnvRecord.load(out).hostname == os.uname().nodename
+    assert json.loads(out.read_text())["hostname"] == os.uname().nodename
 
 
 # ---- secrets ---------------------------------------------------------------------------------
@@ -229,11 +227,9 @@ def test_redaction_applies_to_every_record(tmp_path):
     rec = EnvRecord(captured_at="2026-01-01T00:00:00+00:00", hostname="h",
                     env={"GITHUB_TOKEN": "ghp_SECRETVALUE", "NCCL_DEBUG": "WARN"})
     assert rec.env == {"GITHUB_TOKEN": REDACTED, "NCCL_DEBUG": "WARN"}
-    # a hand-edited file with a plain secret is redacted again on load
-    path = tmp_path / "env.json"
+    # a record built from a hand-edited dict with a plain secret is redacted again
     data = rec.to_dict() | {"env": {"AWS_SECRET_ACCESS_KEY": "SECRETVALUE"}}
-    path.write_text(json.dumps(data))
-    assert EnvRecord.load(path).env == {"AWS_SECRET_ACCESS_KEY": REDACTED}
+    assert EnvRecord(**data).env == {"AWS_SECRET_ACCESS_KEY": REDACTED}
     rec_env = capture(environ={"NCCL_PASSWORD": "SECRETVALUE", "RANK": "3"}).env
     assert rec_env == {"NCCL_PASSWORD": REDACTED, "RANK": "3"}
 
@@ -272,7 +268,7 @@ def test_dlperf_env_records_an_allow_list_and_never_a_secret(tmp_path):
     assert res.returncode == 0, res.stderr
     text = out.read_text() + res.stdout + res.stderr
     assert "LEAK" not in text, [line for line in text.splitlines() if "LEAK" in line]
-    rec_env = EnvRecord.load(out).env
+    rec_env = json.loads(out.read_text())["env"]
     for name in ("OMP_NUM_THREADS", "SLURM_JOB_NUM_NODES", "SLURM_NTASKS",
                  "TF_CPP_MIN_LOG_LEVEL", "PYTORCH_CUDA_ALLOC_CONF"):
         assert rec_env[name] == env[name]
@@ -290,12 +286,10 @@ def test_dlperf_env_records_an_allow_list_and_never_a_secret(tmp_path):
     assert rec_env["DLPERF_DB"] == "mysql://root:***@h"
 
 
-def test_a_record_with_a_url_password_is_scrubbed_on_load(tmp_path):
-    path = tmp_path / "env.json"
+def test_a_record_with_a_url_password_is_scrubbed_when_built():
     data = _record() | {"env": {"NCCL_X": "https://u:SECRETVALUE@host/p"}}
-    path.write_text(json.dumps(data))
-    assert EnvRecord.load(path).env == {"NCCL_X": "https://u:***@host/p"}
-    rec = EnvRecord.load(path)
+    rec = EnvRecord(**data)
+    assert rec.env == {"NCCL_X": "https://u:***@host/p"}
     rec.env["NCCL_X"] = "https://u:SECRETVALUE@host/p"
     with pytest.raises(EnvRecordError, match="not redacted: NCCL_X"):
         rec.validate()
@@ -312,10 +306,10 @@ def test_save_load_round_trip_with_topology(tmp_path):
     rec = EnvRecord(captured_at="2026-01-01T00:00:00+00:00", hostname="node1",
                     topology_text=text, topology=topo, absent={"nvml": "not installed"})
     path = rec.save(tmp_path / "a" / "env.json")
-    back = EnvRecord.load(path)
+    back = EnvRecord(**json.loads(path.read_text()))
     assert back.to_dict() == rec.to_dict()
     assert list(json.loads(path.read_text())) == list(rec.to_dict())
-    assert back.topology_record().affinity.at["GPU0", "GPU NUMA ID"] == "N/A"
+    assert back.topology["affinity"]["GPU0"]["GPU NUMA ID"] == "N/A"
 
 
 @pytest.mark.parametrize("change, message", [
@@ -325,28 +319,13 @@ def test_save_load_round_trip_with_topology(tmp_path):
     ({"gpus": [{"index": 0}], "gpu_count": 1}, r"gpus\[0\] must be a dict with keys index, name"),
     ({"absent": {"x": 1}}, "'absent' values must be strings"),
     ({"schema_version": 9}, "schema_version 9"),
-    ({"bogus": 1}, "unknown env record key.* bogus; valid: schema_version"),
     ({"topology": {"devices": []}}, "parsed topology but no topology_text"),
-    ({"topology_text": TOPO.read_text(), "topology": {"devices": ["GPU0"]}},
-     "topology: stored topology 'devices' disagrees"),
 ])
 def test_invalid_records_are_rejected(change, message):
     with pytest.raises(EnvRecordError, match=message):
-        EnvRecord.from_dict(_record() | change)
+        EnvRecord(**(_record() | change))
 
 
-def test_load_reports_bad_files(tmp_path):
-    with pytest.raises(EnvRecordError, match="cannot read env record"):
-        EnvRecord.load(tmp_path / "missing.json")
-    (tmp_path / "bad.json").write_text("{not json")
-    with pytest.raises(EnvRecordError, match="not JSON"):
-        EnvRecord.load(tmp_path / "bad.json")
-    (tmp_path / "partial.json").write_text('{"hostname": "h"}')
-    with pytest.raises(EnvRecordError, match="lacks required key.* captured_at"):
-        EnvRecord.load(tmp_path / "partial.json")
-
-
-# ---- probes' parsers -------------------------------------------------------------------------
 def test_parse_gpu_csv_handles_not_available_cells():
     gpus = parse_gpu_csv("0, Tesla V100-SXM2-16GB, GPU-1, 00000000:1A:00.0, 16160, 440.33.01, "
                          "[N/A], [Not Supported], 7.0\n\n")
@@ -383,20 +362,3 @@ def test_infiniband_from_sysfs(tmp_path):
     tr = Translator("en")
     shown = dict(describe.hardware_lines(rec.to_dict(), tr))[tr("env.network")]
     assert shown == "mlx5_0 100 Gb/sec (4X EDR) (InfiniBand)"
-
-
-def test_infiniband_from_ibv_devinfo_when_sysfs_is_missing(monkeypatch, tmp_path):
-    out = ("hca_id:\tmlx5_bond_0\n\ttransport:\t\t\tInfiniBand (0)\n\tfw_ver:\t\t\t\t28.39.1002\n"
-           "\tboard_id:\t\t\tMT_0000000838\n\t\tport:\t1\n\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n"
-           "\t\t\tlink_layer:\t\tEthernet\n")
-    assert parse_ibv_devinfo(out)[0]["ports"] == [
-        {"port": 1, "state": "ACTIVE", "rate": None, "link_layer": "Ethernet"}]
-    bindir = tmp_path / "bin"
-    (bindir).mkdir()
-    (bindir / "out.txt").write_text(out)
-    write_exe(bindir / "ibv_devinfo", '#!/bin/sh\ncat "$(dirname "$0")/out.txt"\n')
-    on_path(monkeypatch, bindir)
-    found = probe_infiniband(5, sysfs=tmp_path / "none")
-    assert found.sources["infiniband"] == "ibv_devinfo"
-    assert found.values["infiniband"][0]["device"] == "mlx5_bond_0"
-    assert found.values["infiniband"][0]["board_id"] == "MT_0000000838"

@@ -4,12 +4,11 @@ setting on identical hardware, every measurement a row with its source and versi
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 import pandas as pd
 
-from analysis.changes import frameworks, wording
+from analysis.changes import frameworks
 from analysis.report import prose, styled
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
@@ -55,7 +54,7 @@ class FrameworkComparison(Section):
         table = rep.shared(sides)[0]
         if table.empty:
             return None
-        say = partial(wording.say, rep.lang)
+        say = self.tr
         caption = say("fw.intro")
         hardware = say("fw.col.hardware")
         if table[hardware].nunique() == 1:
@@ -83,7 +82,7 @@ class FrameworkExclusions(Section):
             return None
         table, excluded = rep.shared(sides)
         if table.empty or excluded:
-            say = partial(wording.say, rep.lang)
+            say = self.tr
             return prose.render(
                 "frameworks", self.tr, nothing_compared=say("fw.none") if table.empty else "",
                 excluded=excluded, excluded_intro=say("fw.excluded_intro", count=len(excluded)))
