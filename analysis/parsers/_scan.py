@@ -12,7 +12,8 @@ import numpy as np
 
 from analysis.logtext import LogText
 from analysis.parsers._fields import INT64_MAX, NUM  # noqa: F401  (NUM re-exported)
-from analysis.parsers.base import to_float
+from analysis.parsers.base import ParsedLog, to_float
+from analysis.problems import Problem
 
 # --- fast line scanning ------------------------------------------------------------
 
@@ -29,16 +30,49 @@ def line_pattern(anchor: bytes, body: bytes, bad: bytes = rb"[^\n]*") -> re.Patt
                       re.M)
 
 
-def line_matches(pattern: re.Pattern, data: bytes, end: int | None = None):
-    """(offset of the line, match) of each line before `end` that `pattern` matches, in
-    order, line 1 included (it gets a newline put before it). `pattern` starts with ``\n``:
-    a literal prefix is searched for fast, where ``^`` with re.M is tried at every byte."""
-    first = data.find(b"\n")
-    m = pattern.match(b"\n" + (data if first < 0 else data[:first]))
-    if m is not None:
-        yield 0, m
-    for m in pattern.finditer(data, 0, len(data) if end is None else end):
-        yield m.start() + 1, m
+def found(log: LogText, pattern: re.Pattern) -> tuple[list[re.Match], np.ndarray]:
+    """Every match of `pattern` in the log, and the 1-based line each starts on."""
+    matches = list(pattern.finditer(log.data))
+    return matches, log.lines_at(np.fromiter((m.start() for m in matches), np.int64, len(matches)))
+
+
+def first_line(data: bytes, literal: bytes, pattern: re.Pattern, start: int = 0) -> re.Match | None:
+    """The first line after `start` that holds `literal` and that `pattern` matches from the
+    line's start, anywhere in the log (megabytes of start-up output may come first): a plain
+    byte search, then the pattern."""
+    at = data.find(literal, start)
+    while at >= 0:
+        m = pattern.match(data, max(data.rfind(b"\n", 0, at) + 1, start))
+        if m:
+            return m
+        at = data.find(literal, at + 1)
+    return None
+
+
+def bad_lines(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog,
+              reason: str = "does not have the documented fields (truncated or garbled)"
+              ) -> None:
+    """One `bad_line` problem per line number in `lines`."""
+    for ln in lines.tolist():
+        parsed.problems.append(Problem(
+            log.source, int(ln), "bad_line", f"looks like a {family} metric line but {reason}",
+            log.line_text(int(ln))))
+
+
+def in_int64(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog, *cols,
+             offset: int = 0) -> np.ndarray:
+    """Which rows have every number of `cols` (bytes columns of digits: step, epoch, rank)
+    within int64 once `offset` is added (1: a 0-based step stored +1); each other row is a
+    `bad_line` problem, as the DLL parsers report a step beyond int64, and is not read. No
+    log prints one; a garbled line does."""
+    big = np.zeros(len(lines), dtype=bool)
+    for col in cols:
+        col = np.asarray(col, dtype="S")
+        for i in np.flatnonzero(np.char.str_len(col) > 18).tolist():  # 18 digits always fit
+            big[i] |= int(col[i]) + offset > INT64_MAX
+    bad_lines(log, lines[big], family, parsed,
+              "holds a step number beyond int64 (garbled); the line is not read")
+    return ~big
 
 
 def _line_starts(log: LogText) -> np.ndarray:
@@ -93,20 +127,9 @@ def floats(col: np.ndarray) -> np.ndarray:
         return to_float(col.tolist())
 
 
-def beyond_int64(col, offset: int = 0) -> np.ndarray:
-    """Which numbers of a bytes column of digits leave int64 once `offset` is added (1: a
-    0-based step stored +1). No log prints one; a garbled line does."""
-    col = np.asarray(col, dtype="S")
-    out = np.zeros(len(col), dtype=bool)
-    if col.size:
-        for i in np.flatnonzero(np.char.str_len(col) > 18).tolist():  # 18 digits always fit
-            out[i] = int(col[i]) + offset > INT64_MAX
-    return out
-
-
 def ints(col: np.ndarray) -> np.ndarray:
     """A bytes column of digits to int64 (b'' -> -1, i.e. missing; so is a number beyond
-    int64, which the families take out first with :func:`beyond_int64`, a `bad_line`)."""
+    int64, which the families take out first with :func:`in_int64`, a `bad_line`)."""
     col = np.asarray(col, dtype="S")
     if col.size == 0:
         return np.empty(0, dtype=np.int64)

@@ -43,9 +43,8 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._gpt import GPTCases
 from analysis.parsers._nvsmi import add_memory_blocks
-from analysis.parsers._scan import NUM, floats, ints
+from analysis.parsers._scan import NUM, bad_lines, floats, found, in_int64, ints
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
-from analysis.parsers.oneflow_cnn import bad_lines, in_int64
 
 _PREFIX = rb"^\[\d\d/\d\d \d\d:\d\d:\d\d(?: [\w.]+\]:|\] [\w.]+ [A-Z]+:)"
 _METRIC = re.compile(_PREFIX + rb" +(?:eta: [^\n]*?  +)?iteration: (\d+)/(\d+)([^\n]*)$",
@@ -174,10 +173,9 @@ def _parallel_sizes(world: int, line: int, parsed: ParsedLog) -> None:
 
 
 def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
-    matches = list(_METRIC.finditer(log.data))
+    matches, lines = found(log, _METRIC)
     if not matches:
         return
-    lines = log.lines_at(np.fromiter((m.start() for m in matches), np.int64, len(matches)))
     rest = [m.group(3) for m in matches]
     lr = _column(rest, _FIELDS[3][0] + _FIELDS[3][1])
     ok = lr != b""  # `lr:` closes every complete line (`N/A` when no scheduler)

@@ -25,9 +25,17 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._gpt import GPTCases
 from analysis.parsers._rules import latency_rule
-from analysis.parsers._scan import NUM, field_values, floats, ints
+from analysis.parsers._scan import (
+    NUM,
+    bad_lines,
+    field_values,
+    first_line,
+    floats,
+    found,
+    in_int64,
+    ints,
+)
 from analysis.parsers.base import LogParser, ParsedLog
-from analysis.parsers.oneflow_cnn import bad_lines, in_int64
 from analysis.parsers.oneflow_gpt import read_argument_dump
 from analysis.problems import Problem
 
@@ -101,12 +109,11 @@ def _timestamps(prefixes: list[bytes]) -> np.ndarray:
 
 
 def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
-    matches = list(_ITER.finditer(log.data))
+    matches, lines = found(log, _ITER)
     if not matches:
         return
     starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
     groups = np.array([m.groups() for m in matches], dtype="S")
-    lines = log.lines_at(starts)
     prefixes = _line_prefixes(log, starts, lines)
     # a complete line ends with `|`; a cut one (killed run, truncated file) does not
     ok = np.char.endswith(np.char.rstrip(groups[:, 2]), b"|")
@@ -252,26 +259,11 @@ def _read_launcher(log: LogText, parsed: ParsedLog) -> None:
         parsed.meta[key], parsed.meta_lines[key] = int(value), line
 
 
-def _first_line_match(data: bytes, literal: bytes, pattern: re.Pattern) -> re.Match | None:
-    """The first line starting with `literal` that `pattern` matches, anywhere in the log
-    (megabytes of start-up output may come first): a plain byte search, then the pattern."""
-    at = data.find(literal)
-    while at >= 0:
-        if at == 0 or data[at - 1:at] == b"\n":
-            m = pattern.match(data, at)
-            if m:
-                return m
-        at = data.find(literal, at + 1)
-    return None
-
-
 def _read_memory(log: LogText, parsed: ParsedLog) -> None:
-    matches = list(_MEMORY.finditer(log.data))
+    matches, lines = found(log, _MEMORY)
     if not matches:
         return
-    starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
     groups = np.array([m.groups() for m in matches], dtype="S")
-    lines = log.lines_at(starts)
     fit = in_int64(log, lines, "Megatron-LM memory", parsed, groups[:, 0], groups[:, 1])
     groups, lines = groups[fit], lines[fit]
     rank, step = ints(groups[:, 0]), ints(groups[:, 1])
@@ -325,7 +317,7 @@ class MegatronParser(GPTCases, LogParser):
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
         read_argument_dump(log, parsed)
-        model = _first_line_match(log.data, b"> building ", _MODEL)
+        model = first_line(log.data, b"> building ", _MODEL)
         if model:
             parsed.meta["model"] = normalize_model(model.group(1).decode())
             parsed.meta_lines["model"] = int(log.lines_at(np.array([model.start()]))[0])

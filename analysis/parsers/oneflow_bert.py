@@ -18,9 +18,9 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import window_rule
-from analysis.parsers._scan import NUM, floats, ints, line_pattern, scan
+from analysis.parsers._scan import NUM, bad_lines, floats, in_int64, ints, line_pattern, scan
 from analysis.parsers.base import LogParser, ParsedLog
-from analysis.parsers.oneflow_cnn import bad_lines, in_int64, read_header
+from analysis.parsers.oneflow_cnn import read_header
 
 _N = rb"(" + NUM + rb")"
 _ANCHOR = b"step: "

@@ -24,9 +24,8 @@ from analysis.parsers import register
 from analysis.parsers._fields import NUM, oneflow_dump_field
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import window_rule
-from analysis.parsers._scan import beyond_int64, floats, ints, line_pattern, scan
+from analysis.parsers._scan import bad_lines, floats, in_int64, ints, line_pattern, scan
 from analysis.parsers.base import LogParser, ParsedLog
-from analysis.problems import Problem
 
 # --- the OneFlow header (banner + `name = value` dump), shared with oneflow_bert ------------
 
@@ -66,29 +65,6 @@ def read_header(log: LogText, parsed: ParsedLog) -> None:
         field = oneflow_dump_field(name, value)
         if field is not None:
             put(*field, m.start())
-
-
-def bad_lines(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog,
-              reason: str = "does not have the documented fields (truncated or garbled)"
-              ) -> None:
-    """One `bad_line` problem per line number in `lines`."""
-    for ln in lines.tolist():
-        parsed.problems.append(Problem(
-            log.source, int(ln), "bad_line", f"looks like a {family} metric line but {reason}",
-            log.line_text(int(ln))))
-
-
-def in_int64(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog, *cols,
-             offset: int = 0) -> np.ndarray:
-    """Which rows have every number of `cols` (bytes columns of digits: step, epoch, rank)
-    within int64 once `offset` is added; each other row is a `bad_line` problem, as the
-    DLL parsers report a step beyond int64, and is not read."""
-    big = np.zeros(len(lines), dtype=bool)
-    for col in cols:
-        big |= beyond_int64(col, offset)
-    bad_lines(log, lines[big], family, parsed,
-              "holds a step number beyond int64 (garbled); the line is not read")
-    return ~big
 
 
 # --- the family ---------------------------------------------------------------------------

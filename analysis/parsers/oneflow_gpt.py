@@ -30,9 +30,17 @@ from analysis.parsers._fields import to_int
 from analysis.parsers._gpt import GPTCases
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import latency_rule
-from analysis.parsers._scan import field_values, floats, ints, line_pattern, scan
+from analysis.parsers._scan import (
+    bad_lines,
+    field_values,
+    first_line,
+    floats,
+    in_int64,
+    ints,
+    line_pattern,
+    scan,
+)
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
-from analysis.parsers.oneflow_cnn import bad_lines, in_int64
 from analysis.problems import Problem
 
 # --- the Megatron-style argument dump, shared with megatron ---------------------------------
@@ -65,10 +73,10 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
     ``framework`` entry (the suite's ``workloads.gpt`` states ``pytorch``) names the framework.
     """
     data = log.data
-    begin = _dump_start(data)
+    begin = first_line(data, b" arguments ", _ARGS_BEGIN)  # start-up output may be megabytes
     if not begin:
         return
-    stop = _dump_end(data, begin.end())
+    stop = first_line(data, b" end of arguments ", _ARGS_END, begin.end())
     end = stop.start() if stop else min(len(data), begin.end() + _DUMP_SPAN)
     if stop is None:
         line = int(log.lines_at(np.array([begin.start()]))[0])
@@ -110,30 +118,6 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
             parsed.meta_lines["precision"] = min(ln for _, ln in flags.values())
     _global_batch_from_parts(parsed, lines)
     _devices_from_world_size(log, parsed, lines)
-
-
-def _dump_start(data: bytes) -> re.Match | None:
-    """The first ``---- arguments ----`` line anywhere in the log (start-up output before it,
-    e.g. NCCL_DEBUG=INFO, can be megabytes): found by a plain byte search, then checked."""
-    at = data.find(b" arguments ")
-    while at >= 0:
-        start = data.rfind(b"\n", 0, at) + 1
-        m = _ARGS_BEGIN.match(data, start)
-        if m:
-            return m
-        at = data.find(b" arguments ", at + 1)
-    return None
-
-
-def _dump_end(data: bytes, start: int) -> re.Match | None:
-    """The ``---- end of arguments ----`` line after `start` (a dump line may be megabytes)."""
-    at = data.find(b" end of arguments ", start)
-    while at >= 0:
-        m = _ARGS_END.match(data, data.rfind(b"\n", 0, at) + 1)
-        if m and m.start() >= start:
-            return m
-        at = data.find(b" end of arguments ", at + 1)
-    return None
 
 
 def _global_batch_from_parts(parsed: ParsedLog, lines: dict[str, int]) -> None:

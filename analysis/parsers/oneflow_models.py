@@ -57,9 +57,8 @@ from analysis.layout import meta_from_path
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._nvsmi import add_memory_blocks
-from analysis.parsers._scan import NUM, floats, ints, line_pattern, scan
+from analysis.parsers._scan import NUM, bad_lines, floats, ints, line_pattern, scan
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
-from analysis.parsers.oneflow_cnn import bad_lines
 from analysis.parsers.oneflow_gpt import read_argument_dump
 
 _N = rb"(" + NUM + rb")"

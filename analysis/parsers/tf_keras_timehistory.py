@@ -38,8 +38,8 @@ from analysis.layout import normalize_precision
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import NUM
+from analysis.parsers._scan import bad_lines, found
 from analysis.parsers.base import LogParser, ParsedLog
-from analysis.parsers.oneflow_cnn import bad_lines
 from analysis.problems import Problem, excerpt
 
 ANCHOR = b"TimeHistory:"
@@ -150,11 +150,10 @@ class TfKerasTimeHistory(LogParser):
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
         _read_fields(log, parsed)
-        found = list(_ANY.finditer(log.data))
-        if not found:
+        matches, lines = found(log, _ANY)
+        if not matches:
             return parsed
-        lines = log.lines_at(np.array([m.start() for m in found], dtype=np.int64))
-        bodies = [_BODY.match(m.group(2)) for m in found]
+        bodies = [_BODY.match(m.group(2)) for m in matches]
         ok = np.array([b is not None for b in bodies])
         bad_lines(log, lines[~ok], "TensorFlow Keras TimeHistory", parsed)
         if not ok.any():
@@ -165,7 +164,7 @@ class TfKerasTimeHistory(LogParser):
         first = np.array([int(b.group(3)) for b in good], dtype=np.int64)
         last = np.array([int(b.group(4)) for b in good], dtype=np.int64)
         lines = lines[ok]
-        ts = _timestamps([m.group(1) for m, k in zip(found, ok) if k], _year(log.data))
+        ts = _timestamps([m.group(1) for m, k in zip(matches, ok) if k], _year(log.data))
         with np.errstate(divide="ignore", invalid="ignore"):
             latency = np.where(last > first, seconds / (last - first), np.nan)
         parsed.obs.add(line=lines, metric=M.THROUGHPUT, value=tput, phase=M.TRAIN,
