@@ -33,8 +33,6 @@ from analysis.collect import ParseResult
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Nominal interval of the campaign's sampler (analysis.campaign.node: ``-lms 500``).
-SAMPLING = "nvidia-smi power.draw every 500 ms (the board's 1 s average on Ampere and newer)"
 #: Least part of the window the samples of each GPU must span.
 MIN_COVERAGE = 0.5
 #: Sampling intervals (the samples' median) that may pass at either end of the window
@@ -90,16 +88,11 @@ def per_run_columns(result: ParseResult, runs: list[dict] | None = None) -> dict
             for r in rows}
 
 
-def case_figures(runs: pd.DataFrame | list[dict]) -> dict[str, float]:
-    """The summary's energy columns (CASE_COLUMNS) for one case's per-run rows (a frame or
-    its records): medians over the runs with both a throughput and a power."""
-    if isinstance(runs, list):
-        power, thr, window = (np.array([r[c] for r in runs], dtype=float)
-                              for c in ("power_w", "throughput", "energy_window_s"))
-    else:
-        power = runs["power_w"].to_numpy(dtype=float)
-        thr = runs["throughput"].to_numpy(dtype=float)
-        window = runs["energy_window_s"].to_numpy(float)
+def case_figures(runs: list[dict]) -> dict[str, float]:
+    """The summary's energy columns (CASE_COLUMNS) for one case's per-run records: medians
+    over the runs with both a throughput and a power."""
+    power, thr, window = (np.array([r[c] for r in runs], dtype=float)
+                          for c in ("power_w", "throughput", "energy_window_s"))
     ok = np.isfinite(power) & np.isfinite(thr) & (thr > 0) & (power > 0)
     if not ok.any():
         return dict.fromkeys(CASE_COLUMNS, np.nan)
