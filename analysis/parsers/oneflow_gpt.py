@@ -65,8 +65,9 @@ FRAMEWORK_NAMES = {"pytorch": "PyTorch", "torch": "PyTorch", "oneflow": "OneFlow
                    "megatron": "Megatron-LM", "megatron-lm": "Megatron-LM"}
 
 
-def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
-    """Fill `parsed.parameters`, `meta` and `meta_lines` from the ``---- arguments ----`` dump.
+def read_argument_dump(log: LogText, parsed: ParsedLog) -> dict[str, int]:
+    """Fill `parsed.parameters`, `meta` and `meta_lines` from the ``---- arguments ----`` dump;
+    returns the line of each argument it states.
 
     Integers of :data:`ARG_META` go to `meta` (``padded_vocab_size`` wins over
     ``vocab_size``); ``fp16``/``bf16`` flags give ``precision`` (amp, bf16 or fp32); a
@@ -75,7 +76,7 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
     data = log.data
     begin = first_line(data, b" arguments ", _ARGS_BEGIN)  # start-up output may be megabytes
     if not begin:
-        return
+        return {}
     stop = first_line(data, b" end of arguments ", _ARGS_END, begin.end())
     end = stop.start() if stop else min(len(data), begin.end() + _DUMP_SPAN)
     if stop is None:
@@ -118,6 +119,7 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
             parsed.meta_lines["precision"] = min(ln for _, ln in flags.values())
     _global_batch_from_parts(parsed, lines)
     _devices_from_world_size(log, parsed, lines)
+    return lines
 
 
 def _global_batch_from_parts(parsed: ParsedLog, lines: dict[str, int]) -> None:

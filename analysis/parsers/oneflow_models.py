@@ -85,10 +85,7 @@ _INT_ARGS = {"num_nodes": "num_nodes", "num_devices_per_node": "gpus_per_node",
 
 def _read_dump(log: LogText, parsed: ParsedLog) -> None:
     """Run fields from the argument dump: nodes, devices per node, batch sizes, precision."""
-    read_argument_dump(log, parsed)
-    if not parsed.parameters:
-        return
-    lines = _dump_lines(log, parsed.parameters)
+    lines = read_argument_dump(log, parsed)
     for name, key in _INT_ARGS.items():
         value = parsed.parameters.get(name, "").strip()
         if value.isdigit() and len(value) < 10:  # `None` when unset
@@ -97,17 +94,6 @@ def _read_dump(log: LogText, parsed: ParsedLog) -> None:
     if flag is not None:
         parsed.meta["precision"] = "amp" if flag else "fp32"
         parsed.meta_lines["precision"] = lines.get("use_fp16")
-
-
-def _dump_lines(log: LogText, parameters: dict) -> dict[str, int]:
-    """Line of each dump argument of interest (the dump is small: one search per name)."""
-    out = {}
-    for name in (*_INT_ARGS, "use_fp16"):
-        if name in parameters:
-            m = re.search(rb"^[ \t]*" + name.encode() + rb" \.", log.data, re.M)
-            if m:
-                out[name] = int(log.lines_at(np.array([m.start()]))[0])
-    return out
 
 
 def _dates(col: np.ndarray) -> np.ndarray:
