@@ -142,16 +142,14 @@ def _read_settings(log: LogText, parsed: ParsedLog) -> dict[str, tuple[str, int]
     the settings read."""
     settings = _settings(log)
     parsed.parameters.update({k: v for k, (v, _) in settings.items()})
-    meta, where = parsed.meta, parsed.meta_lines
     for key, field in _INT_KEYS.items():
         value = settings.get(key, ("", 0))[0].strip()
         if value.isdigit() and len(value) < 10:  # not an expression (`= model.cfg.num_layers`)
-            meta[field], where[field] = int(value), settings[key][1]
+            parsed.state(field, int(value), settings[key][1])
     if "train.amp.enabled" in settings:
         flag = parse_bool(settings["train.amp.enabled"][0])
         if flag is not None:
-            meta["precision"] = "amp" if flag else "fp32"
-            where["precision"] = settings["train.amp.enabled"][1]
+            parsed.state("precision", "amp" if flag else "fp32", settings["train.amp.enabled"][1])
     if "world_size" in settings:
         _parallel_sizes(int(settings["world_size"][0]), settings["world_size"][1], parsed)
     return settings
@@ -161,7 +159,7 @@ def _parallel_sizes(world: int, line: int, parsed: ParsedLog) -> None:
     """Tensor, pipeline and data parallel sizes as ``libai/utils/distributed.py`` sets them:
     tensor = min(stated or 1, world), pipeline = min(stated or 1, world // tensor), data =
     world // (tensor × pipeline) (a stated data parallel size is overwritten)."""
-    meta, where = parsed.meta, parsed.meta_lines
+    meta = parsed.meta
     tp = min(meta.get("tensor_parallel", 1), world)
     pp = min(meta.get("pipeline_parallel", 1), world // max(tp, 1))
     if tp < 1 or pp < 1 or world % (tp * pp):
@@ -169,7 +167,7 @@ def _parallel_sizes(world: int, line: int, parsed: ParsedLog) -> None:
     for field, value in (("tensor_parallel", tp), ("pipeline_parallel", pp),
                          ("data_parallel", world // (tp * pp))):
         if meta.get(field) != value:
-            meta[field], where[field] = value, line
+            parsed.state(field, value, line)
 
 
 def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
@@ -235,8 +233,7 @@ def _eager_accumulation(parsed: ParsedLog, settings: dict[str, tuple[str, int]])
         micro, dp = meta.get("batch_size_per_device"), meta.get("data_parallel")
         acc = gbs // (micro * dp) if micro and dp and gbs % (micro * dp) == 0 else 1
     if acc > 1 and gbs % acc == 0:
-        meta["global_batch_size"] = gbs // acc
-        parsed.meta_lines["global_batch_size"] = settings["graph.enabled"][1]
+        parsed.state("global_batch_size", gbs // acc, settings["graph.enabled"][1])
         parsed.parameters["samples_per_optimizer_step"] = str(gbs)
 
 
@@ -247,8 +244,7 @@ def _first_global_batch(parsed: ParsedLog, step: int, consumed: np.ndarray, line
         return
     samples = int(consumed[0])
     if step > 0 and samples > 0 and samples % step == 0:
-        parsed.meta["global_batch_size"] = samples // step
-        parsed.meta_lines["global_batch_size"] = line
+        parsed.state("global_batch_size", samples // step, line)
 
 
 def _read_summary(log: LogText, parsed: ParsedLog) -> None:

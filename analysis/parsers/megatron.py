@@ -137,8 +137,7 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
     known = np.flatnonzero(gbs != b"")
     if len(known):
         last = known[-1]  # the steady-state value (batch-size ramp-up grows it)
-        parsed.meta["global_batch_size"] = int(gbs[last])
-        parsed.meta_lines["global_batch_size"] = int(lines[last])
+        parsed.state("global_batch_size", int(gbs[last]), int(lines[last]))
         _batch_changes(log, parsed, floats(gbs[known]), lines[known])
     _printed_sequence(log, parsed, rest, lines)
 
@@ -216,8 +215,7 @@ def _printed_sequence(log: LogText, parsed: ParsedLog, rest: np.ndarray,
     low, high = float(seqs.min()), float(seqs.max())
     one = low == high and low.is_integer()
     if one:
-        parsed.meta["seq_length"] = int(low)
-        parsed.meta_lines["seq_length"] = int(lines[at[0]])
+        parsed.state("seq_length", int(low), int(lines[at[0]]))
     if stated is None:
         return  # nothing contradicted: the lines state it, or nothing does
     where = f"line {int(lines[at[0]])}" + (f" to {int(lines[at[-1]])}" if len(at) > 1 else "")
@@ -256,7 +254,7 @@ def _read_launcher(log: LogText, parsed: ParsedLog) -> None:
         return
     line = int(log.lines_at(np.array([m.start()]))[0])
     for key, value in (("num_nodes", m.group(1)), ("gpus_per_node", m.group(2))):
-        parsed.meta[key], parsed.meta_lines[key] = int(value), line
+        parsed.state(key, int(value), line)
 
 
 def _read_memory(log: LogText, parsed: ParsedLog) -> None:
@@ -319,13 +317,12 @@ class MegatronParser(GPTCases, LogParser):
         read_argument_dump(log, parsed)
         model = first_line(log.data, b"> building ", _MODEL)
         if model:
-            parsed.meta["model"] = normalize_model(model.group(1).decode())
-            parsed.meta_lines["model"] = int(log.lines_at(np.array([model.start()]))[0])
+            parsed.state("model", normalize_model(model.group(1).decode()),
+                         int(log.lines_at([model.start()])[0]))
         _read_launcher(log, parsed)
         padded = _PADDED_VOCAB.search(log.data)
         if padded and "padded_vocab_size" not in parsed.parameters:
-            parsed.meta["vocab_size"] = int(padded.group(1))
-            parsed.meta_lines["vocab_size"] = int(log.lines_at(np.array([padded.start()]))[0])
+            parsed.state("vocab_size", int(padded.group(1)), int(log.lines_at([padded.start()])[0]))
         elif "vocab_size" not in parsed.meta:
             _padded_gpt2_vocab(parsed)
         _read_iterations(log, parsed)

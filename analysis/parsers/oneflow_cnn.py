@@ -47,12 +47,10 @@ def read_header(log: LogText, parsed: ParsedLog) -> None:
     begin = banner.end() if banner else 0
     stop = _DUMP_END.search(data, begin, begin + _HEADER_SPAN)
     end = stop.start() if stop else min(len(data), begin + _HEADER_SPAN)
-    meta, where = parsed.meta, parsed.meta_lines
 
     def put(key, value, offset):
         if value is not None:
-            meta[key] = value
-            where[key] = int(log.lines_at(np.array([offset]))[0])
+            parsed.state(key, value, int(log.lines_at([offset])[0]))
 
     if banner:
         put("model", normalize_model(banner.group(1).decode("utf-8", "replace")), banner.start())

@@ -101,22 +101,21 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> dict[str, int]:
             if name == "vocab_size" and "vocab_size" in parsed.meta and \
                     parsed.parameters.get("padded_vocab_size"):
                 continue
-            parsed.meta[key], parsed.meta_lines[key] = number, line
+            parsed.state(key, number, line)
         elif name == "framework" and value.strip():
             framework = FRAMEWORK_NAMES.get(value.strip().lower(), value.strip())
-            parsed.meta["framework"], parsed.meta_lines["framework"] = framework, line
+            parsed.state("framework", framework, line)
         elif name in ("fp16", "bf16"):
             flag = parse_bool(value)
             if flag is not None:
                 flags[name] = (flag, line)
     if flags:
         if flags.get("bf16", (False, 0))[0]:
-            parsed.meta["precision"], parsed.meta_lines["precision"] = "bf16", flags["bf16"][1]
+            parsed.state("precision", "bf16", flags["bf16"][1])
         elif flags.get("fp16", (False, 0))[0]:
-            parsed.meta["precision"], parsed.meta_lines["precision"] = "amp", flags["fp16"][1]
+            parsed.state("precision", "amp", flags["fp16"][1])
         else:
-            parsed.meta["precision"] = "fp32"
-            parsed.meta_lines["precision"] = min(ln for _, ln in flags.values())
+            parsed.state("precision", "fp32", min(ln for _, ln in flags.values()))
     _global_batch_from_parts(parsed, lines)
     _devices_from_world_size(log, parsed, lines)
     return lines
@@ -139,8 +138,7 @@ def _global_batch_from_parts(parsed: ParsedLog, lines: dict[str, int]) -> None:
         dp = nodes * gpus // (tp * pp) if nodes * gpus % (tp * pp) == 0 else None
     micro, steps = get["micro_batch_size"], get["num_accumulation_steps"]
     if dp and micro and steps and "micro_batch_size" in lines:
-        parsed.meta["global_batch_size"] = micro * dp * steps
-        parsed.meta_lines["global_batch_size"] = lines["micro_batch_size"]
+        parsed.state("global_batch_size", micro * dp * steps, lines["micro_batch_size"])
 
 
 def _devices_from_world_size(log: LogText, parsed: ParsedLog, lines: dict[str, int]) -> None:
@@ -162,8 +160,7 @@ def _devices_from_world_size(log: LogText, parsed: ParsedLog, lines: dict[str, i
             f"the path says {n}n{g}g ({n * g} devices), the log says world_size={world}, "
             f"which {n} nodes do not divide; using the path's"))
         return
-    parsed.meta["gpus_per_node"] = world // n
-    parsed.meta_lines["gpus_per_node"] = lines["world_size"]
+    parsed.state("gpus_per_node", world // n, lines["world_size"])
 
 
 # --- the family -------------------------------------------------------------------------------
@@ -280,7 +277,7 @@ def _batch_from_samples(log: LogText, parsed: ParsedLog) -> None:
         f"{parsed.meta_lines.get('global_batch_size', '?')}); the samples column grows "
         f"{ran} per iteration (lines {int(lines[0])} to {int(lines[-1])}): using the lines' "
         f"{ran}", log.line_text(first)[:300]))
-    parsed.meta["global_batch_size"], parsed.meta_lines["global_batch_size"] = ran, first
+    parsed.state("global_batch_size", ran, first)
 
 
 def _batch_against_parts(log: LogText, parsed: ParsedLog) -> None:

@@ -89,11 +89,10 @@ def _read_dump(log: LogText, parsed: ParsedLog) -> None:
     for name, key in _INT_ARGS.items():
         value = parsed.parameters.get(name, "").strip()
         if value.isdigit() and len(value) < 10:  # `None` when unset
-            parsed.meta[key], parsed.meta_lines[key] = int(value), lines.get(name)
+            parsed.state(key, int(value), lines.get(name))
     flag = parse_bool(parsed.parameters.get("use_fp16", ""))
     if flag is not None:
-        parsed.meta["precision"] = "amp" if flag else "fp32"
-        parsed.meta_lines["precision"] = lines.get("use_fp16")
+        parsed.state("precision", "amp" if flag else "fp32", lines.get("use_fp16"))
 
 
 def _dates(col: np.ndarray) -> np.ndarray:

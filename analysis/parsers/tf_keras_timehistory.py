@@ -42,7 +42,6 @@ from analysis.parsers._scan import bad_lines, found
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.problems import Problem, excerpt
 
-ANCHOR = b"TimeHistory:"
 #: Any line holding the anchor (the DLPerf script counts every line with "TimeHistory").
 _ANY = re.compile(rb"^([^\n]*?)TimeHistory:([^\n]*)$", re.M)
 _BODY = re.compile(rb" *(" + NUM + rb") seconds, (" + NUM + rb") examples/second between steps "
@@ -91,8 +90,7 @@ def _read_fields(log: LogText, parsed: ParsedLog) -> None:
     data = log.data
 
     def put(key, value, offset):
-        parsed.meta[key] = value
-        parsed.meta_lines[key] = int(log.lines_at(np.array([offset]))[0])
+        parsed.state(key, value, int(log.lines_at([offset])[0]))
 
     devices = _DEVICES.search(data)
     glob = _GLOBAL.search(data)
