@@ -113,34 +113,50 @@ def scan(log: LogText, pattern: re.Pattern, anchor: bytes) -> tuple[np.ndarray, 
     return np.array(rows, dtype="S").reshape(len(rows), ngroups), log.lines_at(starts)
 
 
+def read_lines(log: LogText, parsed: ParsedLog, family: str, pattern: re.Pattern, anchor: bytes,
+               *int_cols: int, offset: int = 0, fits=None, every: bool = False
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(groups, lines) of the lines a :func:`line_pattern` reads (:func:`scan`). An `anchor`
+    line that does not fit (its first group empty, or `fits`, a mask of the groups, refuses
+    it) is a `bad_line` problem where it looks like one of the family's (its last group set;
+    `every`: always); so is a line whose columns `int_cols` hold a number beyond int64 once
+    `offset` is added (:func:`in_int64`). Neither is read."""
+    groups, lines = scan(log, pattern, anchor)
+    ok, looks = groups[:, 0] != b"", every | (groups[:, -1] != b"")
+    if fits is not None and len(groups):
+        refused = ok & ~fits(groups)
+        ok, looks = ok & ~refused, looks | refused
+    bad_lines(log, lines[~ok & looks], family, parsed)
+    g, lines = groups[ok], lines[ok]
+    keep = in_int64(log, lines, family, parsed, *(g[:, k] for k in int_cols), offset=offset)
+    return g[keep], lines[keep]
+
+
 def floats(col: np.ndarray) -> np.ndarray:
     """A bytes column to float64: numbers, nan/inf spellings, None and b'' (missing) -> NaN."""
-    col = np.asarray(col, dtype="S")
-    if col.size == 0:
-        return np.empty(0, dtype=np.float64)
-    empty = col == b""
-    if empty.any():
-        col = np.where(empty, b"nan", col)
-    try:
-        return col.astype(np.float64)
-    except ValueError:
-        return to_float(col.tolist())
+    return _convert(col, np.float64, b"nan", to_float)
 
 
 def ints(col: np.ndarray) -> np.ndarray:
     """A bytes column of digits to int64 (b'' -> -1, i.e. missing; so is a number beyond
     int64, which the families take out first with :func:`in_int64`, a `bad_line`)."""
+    return _convert(col, np.int64, b"-1", lambda vals: np.array(
+        [int(v) if int(v).bit_length() < 64 else -1 for v in vals], np.int64))
+
+
+def _convert(col, dtype, missing: bytes, slowly) -> np.ndarray:
+    """`col` as `dtype` in one numpy cast, b'' as `missing`; `slowly` converts the values
+    one by one where the cast refuses one (a nan spelling, a number beyond int64)."""
     col = np.asarray(col, dtype="S")
     if col.size == 0:
-        return np.empty(0, dtype=np.int64)
+        return np.empty(0, dtype=dtype)
     empty = col == b""
     if empty.any():
-        col = np.where(empty, b"-1", col)
+        col = np.where(empty, missing, col)
     try:
-        return col.astype(np.int64)
-    except OverflowError:
-        return np.array([int(v) if int(v).bit_length() < 64 else -1 for v in col.tolist()],
-                        np.int64)
+        return col.astype(dtype)
+    except (ValueError, OverflowError):
+        return slowly(col.tolist())
 
 
 def field_values(texts: np.ndarray, key: bytes, sep: bytes = rb": *", delim: bytes = b"|",

@@ -24,7 +24,7 @@ from analysis.parsers import register
 from analysis.parsers._fields import NUM, oneflow_dump_field
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import window_rule
-from analysis.parsers._scan import bad_lines, floats, in_int64, ints, line_pattern, scan
+from analysis.parsers._scan import floats, ints, line_pattern, read_lines
 from analysis.parsers.base import LogParser, ParsedLog
 
 # --- the OneFlow header (banner + `name = value` dump), shared with oneflow_bert ------------
@@ -89,14 +89,7 @@ def _add_lines(log, parsed, pattern, anchor, phase, fields):
     """Scan one line kind; `fields` = (group index, metric, unit) after epoch/iter groups."""
     if anchor not in log.data:  # no line can start with it: nothing to scan
         return
-    groups, lines = scan(log, pattern, anchor)
-    if not len(groups):
-        return
-    ok = groups[:, 0] != b""
-    bad_lines(log, lines[~ok], "OneFlow CNN", parsed)
-    g, lines = groups[ok], lines[ok]
-    fit = in_int64(log, lines, "OneFlow CNN", parsed, g[:, 0], g[:, 1])
-    g, lines = g[fit], lines[fit]
+    g, lines = read_lines(log, parsed, "OneFlow CNN", pattern, anchor, 0, 1, every=True)
     epoch, step, ts = ints(g[:, 0]), ints(g[:, 1]), floats(g[:, -2])
     for col, metric, unit in fields:
         keep = g[:, col] != b""  # optional fields (validation loss) only where printed

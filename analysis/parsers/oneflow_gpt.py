@@ -30,16 +30,7 @@ from analysis.parsers._fields import to_int
 from analysis.parsers._gpt import GPTCases
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import latency_rule
-from analysis.parsers._scan import (
-    bad_lines,
-    field_values,
-    first_line,
-    floats,
-    in_int64,
-    ints,
-    line_pattern,
-    scan,
-)
+from analysis.parsers._scan import field_values, first_line, floats, ints, line_pattern, read_lines
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 from analysis.problems import Problem
 
@@ -211,20 +202,11 @@ def _add_columns(parsed: ParsedLog, lines, step, names, values_of) -> None:
 
 
 def _read_table(log: LogText, parsed: ParsedLog) -> None:
-    groups, lines = scan(log, _TABLE_ROW, _TABLE_ANCHOR)
-    if not len(groups):
-        return
     names = _header_columns(log)
-    ok = groups[:, 0] != b""
-    cells = groups[:, 1]
-    if ok.any():
-        ok &= np.char.count(cells, b"|") == len(names)
-    bad_lines(log, lines[~ok & ((groups[:, 2] != b"") | (groups[:, 0] != b""))],
-              "OneFlow GPT table", parsed)
-    ok[ok] = in_int64(log, lines[ok], "OneFlow GPT table", parsed, groups[ok, 0])
-    if not ok.any():
+    g, lines = read_lines(log, parsed, "OneFlow GPT table", _TABLE_ROW, _TABLE_ANCHOR, 0,
+                          fits=lambda g: np.char.count(g[:, 1], b"|") == len(names))
+    if not len(g):
         return
-    g, lines = groups[ok], lines[ok]
     blob = b"\n".join(g[:, 1].tolist())
     pat = re.compile(rb"^" + rb"[ \t]*([^|\n]*?)[ \t]*\|" * len(names) + rb"[ \t]*$", re.M)
     table = np.array(pat.findall(blob), dtype="S").reshape(len(g), len(names))
@@ -233,15 +215,9 @@ def _read_table(log: LogText, parsed: ParsedLog) -> None:
 
 def _read_records(log: LogText, parsed: ParsedLog) -> None:
     for anchor, pattern in _KV.items():
-        groups, lines = scan(log, pattern, anchor)
-        if not len(groups):
+        g, lines = read_lines(log, parsed, "OneFlow GPT record", pattern, anchor, 0)
+        if not len(g):
             continue
-        ok = groups[:, 0] != b""
-        bad_lines(log, lines[~ok & (groups[:, 2] != b"")], "OneFlow GPT record", parsed)
-        ok[ok] = in_int64(log, lines[ok], "OneFlow GPT record", parsed, groups[ok, 0])
-        if not ok.any():
-            continue
-        g, lines = groups[ok], lines[ok]
         rest = g[:, 1]
         names = [kv.split(b"=")[0].decode() for kv in rest[0].split(b",")[1:]]
         _add_columns(parsed, lines, ints(g[:, 0]), names,

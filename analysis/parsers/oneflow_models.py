@@ -57,7 +57,7 @@ from analysis.layout import meta_from_path
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._nvsmi import add_memory_blocks
-from analysis.parsers._scan import NUM, bad_lines, floats, ints, line_pattern, scan
+from analysis.parsers._scan import NUM, floats, ints, line_pattern, read_lines
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 from analysis.parsers.oneflow_gpt import read_argument_dump
 
@@ -199,14 +199,10 @@ class OneFlowModelsParser(LogParser):
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
         _read_dump(log, parsed)
-        groups, lines = scan(log, _LINE, _ANCHOR)
-        if len(groups):
-            ok = groups[:, 0] != b""
-            bad_lines(log, lines[~ok & (groups[:, -1] != b"")], "OneFlow models", parsed)
-            g, lines = groups[ok], lines[ok]
-            for job, phase in ((b"train", M.TRAIN), (b"eval", M.VAL)):
-                sel = g[:, 1] == job
-                if sel.any():
-                    _add(parsed, g[sel], lines[sel], phase, _world_size(parsed, log.source))
+        g, lines = read_lines(log, parsed, "OneFlow models", _LINE, _ANCHOR)
+        for job, phase in ((b"train", M.TRAIN), (b"eval", M.VAL)):
+            sel = g[:, 1] == job
+            if sel.any():
+                _add(parsed, g[sel], lines[sel], phase, _world_size(parsed, log.source))
         add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
         return parsed
