@@ -35,6 +35,7 @@ from analysis.parsers._scan import (
     in_int64,
     ints,
 )
+from analysis.parsers._shapes import unix_seconds
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.parsers.oneflow_gpt import read_argument_dump
 from analysis.problems import Problem
@@ -97,15 +98,7 @@ def _line_prefixes(log: LogText, starts: np.ndarray, lines: np.ndarray) -> list[
 
 def _timestamps(prefixes: list[bytes]) -> np.ndarray:
     """Unix seconds of the ``[YYYY-MM-DD HH:MM:SS]`` prefixes (naive -> UTC); NaN without."""
-    out = np.full(len(prefixes), np.nan)
-    has = [i for i, p in enumerate(prefixes) if p]
-    if has:
-        dates = [_DATE.search(prefixes[i]) for i in has]
-        idx = [i for i, d in zip(has, dates, strict=True) if d]
-        if idx:
-            text = np.array([d.group(1).replace(b" ", b"T").decode() for d in dates if d])
-            out[idx] = text.astype("datetime64[s]").astype(np.int64).astype(float)
-    return out
+    return unix_seconds([m.group(1) if p and (m := _DATE.search(p)) else b"" for p in prefixes])
 
 
 def _read_iterations(log: LogText, parsed: ParsedLog) -> None:

@@ -58,6 +58,7 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._scan import NUM, floats, ints, line_pattern, read_lines
+from analysis.parsers._shapes import unix_seconds
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 from analysis.parsers.oneflow_gpt import read_argument_dump
 
@@ -95,22 +96,6 @@ def _read_dump(log: LogText, parsed: ParsedLog) -> None:
         parsed.state("precision", "amp" if flag else "fp32", lines.get("use_fp16"))
 
 
-def _dates(col: np.ndarray) -> np.ndarray:
-    """``YYYY-MM-DD HH:MM:SS[.fff]`` bytes to unix seconds (naive, read as UTC); b'' and
-    impossible dates (month 13) -> NaN."""
-    out = np.full(len(col), np.nan)
-    has = np.flatnonzero(col != b"")
-    try:
-        out[has] = col[has].astype("datetime64[ms]").astype(np.int64) / 1000.0
-    except ValueError:
-        for i in has:
-            try:
-                out[i] = np.datetime64(col[i].decode(), "ms").astype(np.int64) / 1000.0
-            except ValueError:
-                continue
-    return out
-
-
 def _world_size(parsed: ParsedLog, source: str) -> int | None:
     """Devices of the run: the argument dump's, else the DLPerf path's (``1n8g/``)."""
     stated = parsed.meta if parsed.meta.get("gpus_per_node") else meta_from_path(source)
@@ -121,7 +106,7 @@ def _world_size(parsed: ParsedLog, source: str) -> int | None:
 def _add(parsed: ParsedLog, g: np.ndarray, lines: np.ndarray, phase: str,
          world: int | None) -> None:
     rank, epoch, it, per_epoch = (ints(g[:, k]) for k in (0, 2, 3, 4))
-    date = _dates(g[:, 10])
+    date = unix_seconds(g[:, 10].tolist())
     ts = np.where(np.isnan(date), floats(g[:, 9]), date)
     step = epoch * per_epoch + it if phase == M.TRAIN else it
     common = dict(line=lines, phase=phase, step=step, epoch=epoch, rank=rank, timestamp=ts)

@@ -39,6 +39,7 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import NUM
 from analysis.parsers._scan import bad_lines, found
+from analysis.parsers._shapes import unix_seconds
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.problems import Problem, excerpt
 
@@ -65,24 +66,13 @@ RULE = ("DLPerf TensorFlow 2 Keras rule (extract_tensorflow_logs.py): mean of th
         "examples/second of TimeHistory lines 2-6, rounded to 2 decimals")
 
 
-def _year(data: bytes) -> str | None:
-    m = _YEAR.search(data)
-    return m.group(1).decode() if m else None
-
-
-def _timestamps(prefixes: list[bytes], year: str | None) -> np.ndarray:
-    """Unix seconds of absl prefixes (NaN without a prefix or a year)."""
-    out = np.full(len(prefixes), np.nan)
-    for i, p in enumerate(prefixes):
-        m = _ABSL.search(p)
-        if m is None or year is None:
-            continue
-        text = f"{year}-{m.group(1).decode()}-{m.group(2).decode()}T{m.group(3).decode()}"
-        try:
-            out[i] = np.datetime64(text, "us").astype(np.int64) / 1e6
-        except ValueError:  # a garbled month or day
-            continue
-    return out
+def _timestamps(prefixes: list[bytes], data: bytes) -> np.ndarray:
+    """Unix seconds of absl prefixes, the year from the log's first dated line (NaN without
+    a prefix or a year)."""
+    year = _YEAR.search(data)
+    found = [_ABSL.search(p) if year else None for p in prefixes]
+    return unix_seconds([b"%s-%s-%s %s" % (year[1], m[1], m[2], m[3]) if m else b""
+                         for m in found])
 
 
 def _read_fields(log: LogText, parsed: ParsedLog) -> None:
@@ -162,7 +152,7 @@ class TfKerasTimeHistory(LogParser):
         first = np.array([int(b.group(3)) for b in good], dtype=np.int64)
         last = np.array([int(b.group(4)) for b in good], dtype=np.int64)
         lines = lines[ok]
-        ts = _timestamps([m.group(1) for m, k in zip(matches, ok) if k], _year(log.data))
+        ts = _timestamps([m.group(1) for m, k in zip(matches, ok) if k], log.data)
         with np.errstate(divide="ignore", invalid="ignore"):
             latency = np.where(last > first, seconds / (last - first), np.nan)
         parsed.obs.add(line=lines, metric=M.THROUGHPUT, value=tput, phase=M.TRAIN,
