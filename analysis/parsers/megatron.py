@@ -107,15 +107,14 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
         return
     starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
     groups = np.array([m.groups() for m in matches], dtype="S")
-    prefixes = _line_prefixes(log, starts, lines)
     # a complete line ends with `|`; a cut one (killed run, truncated file) does not
     ok = np.char.endswith(np.char.rstrip(groups[:, 2]), b"|")
     bad_lines(log, lines[~ok], "Megatron-LM iteration", parsed)
     ok[ok] = in_int64(log, lines[ok], "Megatron-LM iteration", parsed, groups[ok, 0])
     if not ok.any():
         return
-    groups, lines, starts = groups[ok], lines[ok], starts[ok]
-    prefixes = [p for p, k in zip(prefixes, ok.tolist(), strict=True) if k]
+    groups, lines = groups[ok], lines[ok]
+    prefixes = _line_prefixes(log, starts[ok], lines)
     step, rest = ints(groups[:, 0]), groups[:, 2]
     ts = _timestamps(prefixes)
     ranks = _srun_ranks(log, prefixes, lines)

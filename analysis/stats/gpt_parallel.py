@@ -110,12 +110,10 @@ def strategies(summary: pd.DataFrame, runs: pd.DataFrame,
                 i = out.index[out["case"] == case][0]
                 out.at[i, "order_unresolved"] = (*out.at[i, "order_unresolved"], other)
     out["notes"] = [_notes(r, out) for _, r in out.iterrows()]
-    order = cases[["hidden_size", "num_layers", "num_devices", "data_parallel",
-                   "tensor_parallel", "pipeline_parallel"]].reset_index(drop=True)
-    order = order.sort_values(["hidden_size", "num_layers", "num_devices", "data_parallel",
-                               "tensor_parallel", "pipeline_parallel"],
-                              ascending=[True, True, True, False, False, False], kind="stable")
-    return out.loc[order.index].reset_index(drop=True)
+    return out.sort_values(["hidden_size", "num_layers", "num_devices", "data_parallel",
+                            "tensor_parallel", "pipeline_parallel"],
+                           ascending=[True, True, True, False, False, False],
+                           kind="stable").reset_index(drop=True)
 
 
 def overlapping_neighbours(group: pd.DataFrame) -> list[tuple[str, str]]:
