@@ -38,7 +38,7 @@ from analysis.layout import normalize_precision
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import NUM
-from analysis.parsers._scan import bad_lines, found
+from analysis.parsers._scan import bad_lines, floats, found, ints
 from analysis.parsers._shapes import unix_seconds
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.problems import Problem, excerpt
@@ -146,11 +146,9 @@ class TfKerasTimeHistory(LogParser):
         bad_lines(log, lines[~ok], "TensorFlow Keras TimeHistory", parsed)
         if not ok.any():
             return parsed
-        good = [b for b in bodies if b is not None]
-        seconds = np.array([float(b.group(1)) for b in good])
-        tput = np.array([float(b.group(2)) for b in good])
-        first = np.array([int(b.group(3)) for b in good], dtype=np.int64)
-        last = np.array([int(b.group(4)) for b in good], dtype=np.int64)
+        good = np.array([b.groups() for b in bodies if b is not None], dtype="S")
+        seconds, tput = floats(good[:, 0]), floats(good[:, 1])
+        first, last = ints(good[:, 2]), ints(good[:, 3])
         lines = lines[ok]
         ts = _timestamps([m.group(1) for m, k in zip(matches, ok) if k], log.data)
         with np.errstate(divide="ignore", invalid="ignore"):
