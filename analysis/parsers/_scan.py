@@ -161,16 +161,21 @@ def _convert(col, dtype, missing: bytes, slowly) -> np.ndarray:
 
 def field_values(texts: np.ndarray, key: bytes, sep: bytes = rb": *", delim: bytes = b"|",
                  value: bytes = rb"[^ |,\n]+") -> np.ndarray:
-    """The value printed after ``<delim>[ ]<key><sep>`` in each of `texts` (b'' where absent).
+    """The value printed after ``<delim>[ ]<key><sep>`` in each of `texts` (b'' where absent):
+    `texts` are made of fields that each start after `delim`, skipped whole, not character
+    by character."""
+    d = re.escape(delim)
+    return column(texts, re.escape(key) + sep + rb"(" + value + rb")",
+                  rb"(?:[^" + d + rb"\n]*" + d + rb")*? ?")
 
-    `texts` are single lines (no newline) made of fields that each start after `delim`; all
-    are searched with one ``findall`` over their join, whose pattern matches each line
-    exactly once (skipping whole fields, not characters), so the result aligns with `texts`.
-    """
+
+def column(texts, pattern: bytes, before: bytes = rb"[^\n]*?(?<![^ ])") -> np.ndarray:
+    """The group of `pattern` (one group) in each of `texts`, single lines, where it follows
+    `before` (by default: where it starts a space-separated word); b'' where it does not
+    occur. One ``findall`` over their join, whose pattern matches each line exactly once,
+    so the result aligns with `texts`."""
     if len(texts) == 0:
         return np.empty(0, dtype="S1")
     blob = b"\n".join(np.asarray(texts, dtype="S").tolist())
-    d = re.escape(delim)
-    pat = re.compile(rb"^(?:(?:[^" + d + rb"\n]*" + d + rb")*? ?" + re.escape(key) + sep
-                     + rb"(" + value + rb"))?[^\n]*$", re.M)
-    return np.array(pat.findall(blob), dtype="S")
+    one = re.compile(rb"^(?:" + before + pattern + rb")?[^\n]*$", re.M)
+    return np.array(one.findall(blob), dtype="S")

@@ -43,7 +43,7 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._gpt import GPTCases
 from analysis.parsers._nvsmi import add_memory_blocks
-from analysis.parsers._scan import NUM, bad_lines, floats, found, in_int64, ints
+from analysis.parsers._scan import NUM, bad_lines, column, floats, found, in_int64, ints
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 
 _PREFIX = rb"^\[\d\d/\d\d \d\d:\d\d:\d\d(?: [\w.]+\]:|\] [\w.]+ [A-Z]+:)"
@@ -81,15 +81,6 @@ _FIELDS = (
 _THROUGHPUT = (rb"total_throughput: (" + NUM + rb") samples/s",
                rb"time: (?:" + NUM + rb")\((" + NUM + rb")\)")
 _TIMER_WARMUP = 2  # IterationTimer(warmup_iter=3) times iterations from the 3rd on
-
-
-def _column(texts: list[bytes], pattern: bytes) -> np.ndarray:
-    """The group of `pattern` (one group) where it starts a space-separated field of each text,
-    b'' where it does not occur; one ``findall`` over all texts."""
-    if not texts:
-        return np.empty(0, dtype="S1")
-    one = re.compile(rb"^(?:[^\n]*?(?<![^ ])" + pattern + rb")?[^\n]*$", re.M)
-    return np.array(one.findall(b"\n".join(texts)), dtype="S")
 
 
 def _interval_latency(step: np.ndarray, avg: np.ndarray) -> np.ndarray:
@@ -175,7 +166,7 @@ def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
     if not matches:
         return
     rest = [m.group(3) for m in matches]
-    lr = _column(rest, _FIELDS[3][0] + _FIELDS[3][1])
+    lr = column(rest, _FIELDS[3][0] + _FIELDS[3][1])
     ok = lr != b""  # `lr:` closes every complete line (`N/A` when no scheduler)
     bad_lines(log, lines[~ok], "LiBai", parsed)
     ok[ok] = in_int64(log, lines[ok], "LiBai", parsed,
@@ -187,7 +178,7 @@ def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
     lines = lines[keep]
     rest = [rest[i] for i in keep]
     step = ints([matches[i].group(1) for i in keep]) + 1  # printed 0-based
-    _first_global_batch(parsed, step[0], _column(rest[:1], _FIELDS[0][0] + _FIELDS[0][1]),
+    _first_global_batch(parsed, step[0], column(rest[:1], _FIELDS[0][0] + _FIELDS[0][1]),
                         int(lines[0]))
 
     def add(metric, unit, raw, phase=M.TRAIN):
@@ -197,19 +188,19 @@ def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
                            unit=unit, step=step[has])
 
     for key, group, metric, unit in _FIELDS:
-        raw = _column(rest, key + group)
+        raw = column(rest, key + group)
         if metric == M.LR:
             raw = np.where(raw == b"N/A", b"", raw)
         add(metric, unit, raw)
-    tput = _column(rest, _THROUGHPUT[0])
+    tput = column(rest, _THROUGHPUT[0])
     old = tput == b""
     if old.any():  # early versions: `time: <s/iter>(<samples/s>)`
-        tput = np.where(old, _column(rest, _THROUGHPUT[1]), tput)
+        tput = np.where(old, column(rest, _THROUGHPUT[1]), tput)
     add(M.THROUGHPUT, M.SAMPLES_PER_S, tput)
     for name in sorted(set(_LOSS_NAME.findall(b"\n".join(rest)))):
         metric = M.LOSS if name == b"total_loss" else name.decode()
-        add(metric, M.NONE, _column(rest, re.escape(name) + rb": (" + NUM + rb")"))
-    avg = floats(_column(rest, _FIELDS[1][0] + _FIELDS[1][1]))
+        add(metric, M.NONE, column(rest, re.escape(name) + rb": (" + NUM + rb")"))
+    avg = floats(column(rest, _FIELDS[1][0] + _FIELDS[1][1]))
     has = np.isfinite(avg)
     if has.any() and parsed.parameters.get("resume") != "True":
         latency = _interval_latency(step[has], avg[has])
