@@ -74,10 +74,10 @@ class OneFlowBERTParser(LogParser):
         read_header(log, parsed)
         _bert_model(parsed)
         g, lines = read_lines(log, parsed, "OneFlow BERT", _STEP, _ANCHOR, 0, offset=1)
-        step = ints(g[:, 0]) + 1  # printed 0-based
+        step, ts = ints(g[:, 0]) + 1, floats(g[:, 5])  # step printed 0-based
         for col, metric, unit in _FIELDS:
             parsed.obs.add(line=lines, metric=metric, value=floats(g[:, col]), phase=M.TRAIN,
-                           unit=unit, step=step, timestamp=floats(g[:, 5]))
+                           unit=unit, step=step, timestamp=ts)
         add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
         return parsed
 

@@ -90,13 +90,12 @@ def _add_lines(log, parsed, pattern, anchor, phase, fields):
     if anchor not in log.data:  # no line can start with it: nothing to scan
         return
     g, lines = read_lines(log, parsed, "OneFlow CNN", pattern, anchor, 0, 1, every=True)
-    epoch, step, ts = ints(g[:, 0]), ints(g[:, 1]), floats(g[:, -2])
+    shared = (lines, ints(g[:, 1]), ints(g[:, 0]), floats(g[:, -2]))  # one copy per block
     for col, metric, unit in fields:
         keep = g[:, col] != b""  # optional fields (validation loss) only where printed
-        if keep.any():
-            parsed.obs.add(line=lines[keep], metric=metric, value=floats(g[keep, col]),
-                           phase=phase, unit=unit, step=step[keep], epoch=epoch[keep],
-                           timestamp=ts[keep])
+        line, step, epoch, ts = shared if keep.all() else (c[keep] for c in shared)
+        parsed.obs.add(line=line, metric=metric, value=floats(g[keep, col]), phase=phase,
+                       unit=unit, step=step, epoch=epoch, timestamp=ts)
 
 
 @register
