@@ -64,19 +64,9 @@ def _energy_rows(result: ParseResult, runs: list[dict]) -> list[dict]:
     out = []
     for run in runs:
         rid, n = str(run["run_id"]), run["num_devices"]
-        out.append(_clock_back(rid, power.get(rid, {})) if rid in back else
-                   _one_run(rid, None if n is None else int(n), windows.get(rid),
-                            power.get(rid, {})))
+        out.append(_one_run(rid, None if n is None else int(n), windows.get(rid),
+                            power.get(rid, {}), rid in back))
     return out
-
-
-def _clock_back(rid: str, power: dict) -> dict:
-    """The row of a run whose log or samples go back in time: the first to the last line is
-    not how long it ran, and samples of two stretches of one clock interleave."""
-    row = dict.fromkeys(COLUMNS, np.nan) | {"run_id": rid, "gpus": 0, "power_samples": 0}
-    return row | {"note": NONE["energy_note"] if not power else
-                  "the clock of its log or of its power samples goes back (timestamps_backwards): "
-                  "no window"}
 
 
 def per_run_columns(result: ParseResult, runs: list[dict] | None = None) -> dict[str, dict]:
@@ -103,11 +93,17 @@ def case_figures(runs: list[dict]) -> dict[str, float]:
 
 
 def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
-             power: dict) -> dict:
+             power: dict, clock_back: bool) -> dict:
+    """The row of one run; `clock_back`: its log or samples go back in time, so the first to
+    the last line is not how long it ran, and samples of two stretches of one clock
+    interleave."""
     row = dict.fromkeys(COLUMNS, np.nan) | {"run_id": rid, "gpus": 0, "power_samples": 0,
                                             "note": ""}
     if not power:
         return row | {"note": NONE["energy_note"]}
+    if clock_back:
+        return row | {"note": "the clock of its log or of its power samples goes back "
+                              "(timestamps_backwards): no window"}
     if window is None or not window[1] > window[0]:
         return row | {"note": "the log's training lines carry no timestamps: no window"}
     t0, t1 = window
