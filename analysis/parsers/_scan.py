@@ -1,7 +1,9 @@
-"""Whole-file line scanning shared by the OneFlow and Megatron families.
+"""Whole-file line scanning shared by the families that read lines by pattern (OneFlow,
+Megatron, LiBai, TF Keras, the DLLogger JSON and memory sidecars).
 
 One C-level ``findall`` over the whole file, line numbers from a vectorised search of line
-starts, numbers converted column-wise — no Python loop per line.
+starts, numbers converted column-wise — no Python loop per line; a line that looks like a
+metric line but cannot be read is a `bad_line` problem naming it.
 """
 
 from __future__ import annotations
