@@ -27,6 +27,7 @@ import numpy as np
 from analysis import metrics as M
 from analysis.logtext import LogText
 from analysis.parsers import register
+from analysis.parsers._fields import to_int
 from analysis.parsers._scan import found
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.problems import Problem
@@ -143,10 +144,7 @@ class GpuMemory(LogParser):
                 parsed.problems.append(self._bad(log, line, f"{len(cells)} cells, header has {len(names)}"))
                 continue
             ts = _time(cells[col["timestamp"]])
-            try:
-                device = int(cells[col["index"]]) if len(cells[col["index"]]) < 20 else None
-            except ValueError:
-                device = None
+            device = to_int(cells[col["index"]])
             if device is not None and not 0 <= device < _MAX_INDEX:
                 device = None
             if ts is None or device is None:
