@@ -141,6 +141,10 @@ class ParsedLog:
     parameters: dict = field(default_factory=dict)  # raw parameter dump (strings)
     problems: list[Problem] = field(default_factory=list)
 
+    def state(self, key: str, value, line: int | None) -> None:
+        """Run field `key` is `value`, as the log states it on `line`."""
+        self.meta[key], self.meta_lines[key] = value, line
+
 
 class LogParser(ABC):
     """Base class of every log family."""

@@ -23,6 +23,7 @@ from analysis.parsers import _dllogger as dll
 from analysis.parsers import register
 from analysis.parsers._fields import INT64_MAX, INT64_MIN
 from analysis.parsers._rules import pytorch_rule
+from analysis.parsers._scan import found
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.problems import Problem
 
@@ -60,8 +61,7 @@ class DllJson(LogParser):
 
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
-        matches = list(_RECORD.finditer(log.data))
-        lines = log.lines_at(np.array([m.start() for m in matches], dtype=np.int64))
+        matches, lines = found(log, _RECORD)
         units: dict[str, str] = {}
         rows: dict[tuple, list] = {}
         params, plines = {}, {}

@@ -27,6 +27,8 @@ import numpy as np
 from analysis import metrics as M
 from analysis.logtext import LogText
 from analysis.parsers import register
+from analysis.parsers._fields import to_int
+from analysis.parsers._scan import found
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.problems import Problem
 
@@ -98,8 +100,7 @@ class GpuMemory(LogParser):
         return parsed
 
     def _mem(self, log: LogText, parsed: ParsedLog) -> None:
-        matches = list(_MEM.finditer(log.data))
-        lines = log.lines_at(np.array([m.start() for m in matches], dtype=np.int64))
+        matches, lines = found(log, _MEM)
         good_l, dev, val = [], [], []
         for m, line in zip(matches, lines.tolist(), strict=True):
             try:
@@ -116,13 +117,11 @@ class GpuMemory(LogParser):
         if val:
             parsed.obs.add(line=np.array(good_l), metric=M.MEMORY_USED, value=np.array(val),
                            phase=M.MEMORY, unit=M.MIB, device=np.array(dev))
-        for ln in self._unmatched(log, _MEM_HINT, set(good_l) | {p.line for p in parsed.problems}):
-            parsed.problems.append(self._bad(log, ln, "expected 'max deviceN memory usage is: <bytes>'"))
-
-    @staticmethod
-    def _unmatched(log: LogText, hint: re.Pattern, seen: set) -> list[int]:
-        starts = np.array([m.start() for m in hint.finditer(log.data)], dtype=np.int64)
-        return [ln for ln in log.lines_at(starts).tolist() if ln not in seen]
+        seen = set(good_l) | {p.line for p in parsed.problems}
+        for ln in found(log, _MEM_HINT)[1].tolist():
+            if ln not in seen:
+                parsed.problems.append(self._bad(
+                    log, ln, "expected 'max deviceN memory usage is: <bytes>'"))
 
     def _csv(self, log: LogText, parsed: ParsedLog) -> None:
         text = log.decode().split("\n")
@@ -145,10 +144,7 @@ class GpuMemory(LogParser):
                 parsed.problems.append(self._bad(log, line, f"{len(cells)} cells, header has {len(names)}"))
                 continue
             ts = _time(cells[col["timestamp"]])
-            try:
-                device = int(cells[col["index"]]) if len(cells[col["index"]]) < 20 else None
-            except ValueError:
-                device = None
+            device = to_int(cells[col["index"]])
             if device is not None and not 0 <= device < _MAX_INDEX:
                 device = None
             if ts is None or device is None:

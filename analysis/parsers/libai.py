@@ -43,9 +43,8 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._gpt import GPTCases
 from analysis.parsers._nvsmi import add_memory_blocks
-from analysis.parsers._scan import NUM, floats, ints
+from analysis.parsers._scan import NUM, bad_lines, column, floats, found, in_int64, ints
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
-from analysis.parsers.oneflow_cnn import bad_lines, in_int64
 
 _PREFIX = rb"^\[\d\d/\d\d \d\d:\d\d:\d\d(?: [\w.]+\]:|\] [\w.]+ [A-Z]+:)"
 _METRIC = re.compile(_PREFIX + rb" +(?:eta: [^\n]*?  +)?iteration: (\d+)/(\d+)([^\n]*)$",
@@ -82,15 +81,6 @@ _FIELDS = (
 _THROUGHPUT = (rb"total_throughput: (" + NUM + rb") samples/s",
                rb"time: (?:" + NUM + rb")\((" + NUM + rb")\)")
 _TIMER_WARMUP = 2  # IterationTimer(warmup_iter=3) times iterations from the 3rd on
-
-
-def _column(texts: list[bytes], pattern: bytes) -> np.ndarray:
-    """The group of `pattern` (one group) where it starts a space-separated field of each text,
-    b'' where it does not occur; one ``findall`` over all texts."""
-    if not texts:
-        return np.empty(0, dtype="S1")
-    one = re.compile(rb"^(?:[^\n]*?(?<![^ ])" + pattern + rb")?[^\n]*$", re.M)
-    return np.array(one.findall(b"\n".join(texts)), dtype="S")
 
 
 def _interval_latency(step: np.ndarray, avg: np.ndarray) -> np.ndarray:
@@ -143,16 +133,14 @@ def _read_settings(log: LogText, parsed: ParsedLog) -> dict[str, tuple[str, int]
     the settings read."""
     settings = _settings(log)
     parsed.parameters.update({k: v for k, (v, _) in settings.items()})
-    meta, where = parsed.meta, parsed.meta_lines
     for key, field in _INT_KEYS.items():
         value = settings.get(key, ("", 0))[0].strip()
         if value.isdigit() and len(value) < 10:  # not an expression (`= model.cfg.num_layers`)
-            meta[field], where[field] = int(value), settings[key][1]
+            parsed.state(field, int(value), settings[key][1])
     if "train.amp.enabled" in settings:
         flag = parse_bool(settings["train.amp.enabled"][0])
         if flag is not None:
-            meta["precision"] = "amp" if flag else "fp32"
-            where["precision"] = settings["train.amp.enabled"][1]
+            parsed.state("precision", "amp" if flag else "fp32", settings["train.amp.enabled"][1])
     if "world_size" in settings:
         _parallel_sizes(int(settings["world_size"][0]), settings["world_size"][1], parsed)
     return settings
@@ -162,7 +150,7 @@ def _parallel_sizes(world: int, line: int, parsed: ParsedLog) -> None:
     """Tensor, pipeline and data parallel sizes as ``libai/utils/distributed.py`` sets them:
     tensor = min(stated or 1, world), pipeline = min(stated or 1, world // tensor), data =
     world // (tensor × pipeline) (a stated data parallel size is overwritten)."""
-    meta, where = parsed.meta, parsed.meta_lines
+    meta = parsed.meta
     tp = min(meta.get("tensor_parallel", 1), world)
     pp = min(meta.get("pipeline_parallel", 1), world // max(tp, 1))
     if tp < 1 or pp < 1 or world % (tp * pp):
@@ -170,16 +158,15 @@ def _parallel_sizes(world: int, line: int, parsed: ParsedLog) -> None:
     for field, value in (("tensor_parallel", tp), ("pipeline_parallel", pp),
                          ("data_parallel", world // (tp * pp))):
         if meta.get(field) != value:
-            meta[field], where[field] = value, line
+            parsed.state(field, value, line)
 
 
 def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
-    matches = list(_METRIC.finditer(log.data))
+    matches, lines = found(log, _METRIC)
     if not matches:
         return
-    lines = log.lines_at(np.fromiter((m.start() for m in matches), np.int64, len(matches)))
     rest = [m.group(3) for m in matches]
-    lr = _column(rest, _FIELDS[3][0] + _FIELDS[3][1])
+    lr = column(rest, _FIELDS[3][0] + _FIELDS[3][1])
     ok = lr != b""  # `lr:` closes every complete line (`N/A` when no scheduler)
     bad_lines(log, lines[~ok], "LiBai", parsed)
     ok[ok] = in_int64(log, lines[ok], "LiBai", parsed,
@@ -191,7 +178,7 @@ def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
     lines = lines[keep]
     rest = [rest[i] for i in keep]
     step = ints([matches[i].group(1) for i in keep]) + 1  # printed 0-based
-    _first_global_batch(parsed, step[0], _column(rest[:1], _FIELDS[0][0] + _FIELDS[0][1]),
+    _first_global_batch(parsed, step[0], column(rest[:1], _FIELDS[0][0] + _FIELDS[0][1]),
                         int(lines[0]))
 
     def add(metric, unit, raw, phase=M.TRAIN):
@@ -201,19 +188,19 @@ def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
                            unit=unit, step=step[has])
 
     for key, group, metric, unit in _FIELDS:
-        raw = _column(rest, key + group)
+        raw = column(rest, key + group)
         if metric == M.LR:
             raw = np.where(raw == b"N/A", b"", raw)
         add(metric, unit, raw)
-    tput = _column(rest, _THROUGHPUT[0])
+    tput = column(rest, _THROUGHPUT[0])
     old = tput == b""
     if old.any():  # early versions: `time: <s/iter>(<samples/s>)`
-        tput = np.where(old, _column(rest, _THROUGHPUT[1]), tput)
+        tput = np.where(old, column(rest, _THROUGHPUT[1]), tput)
     add(M.THROUGHPUT, M.SAMPLES_PER_S, tput)
     for name in sorted(set(_LOSS_NAME.findall(b"\n".join(rest)))):
         metric = M.LOSS if name == b"total_loss" else name.decode()
-        add(metric, M.NONE, _column(rest, re.escape(name) + rb": (" + NUM + rb")"))
-    avg = floats(_column(rest, _FIELDS[1][0] + _FIELDS[1][1]))
+        add(metric, M.NONE, column(rest, re.escape(name) + rb": (" + NUM + rb")"))
+    avg = floats(column(rest, _FIELDS[1][0] + _FIELDS[1][1]))
     has = np.isfinite(avg)
     if has.any() and parsed.parameters.get("resume") != "True":
         latency = _interval_latency(step[has], avg[has])
@@ -237,8 +224,7 @@ def _eager_accumulation(parsed: ParsedLog, settings: dict[str, tuple[str, int]])
         micro, dp = meta.get("batch_size_per_device"), meta.get("data_parallel")
         acc = gbs // (micro * dp) if micro and dp and gbs % (micro * dp) == 0 else 1
     if acc > 1 and gbs % acc == 0:
-        meta["global_batch_size"] = gbs // acc
-        parsed.meta_lines["global_batch_size"] = settings["graph.enabled"][1]
+        parsed.state("global_batch_size", gbs // acc, settings["graph.enabled"][1])
         parsed.parameters["samples_per_optimizer_step"] = str(gbs)
 
 
@@ -249,8 +235,7 @@ def _first_global_batch(parsed: ParsedLog, step: int, consumed: np.ndarray, line
         return
     samples = int(consumed[0])
     if step > 0 and samples > 0 and samples % step == 0:
-        parsed.meta["global_batch_size"] = samples // step
-        parsed.meta_lines["global_batch_size"] = line
+        parsed.state("global_batch_size", samples // step, line)
 
 
 def _read_summary(log: LogText, parsed: ParsedLog) -> None:

@@ -25,9 +25,18 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._gpt import GPTCases
 from analysis.parsers._rules import latency_rule
-from analysis.parsers._scan import NUM, field_values, floats, ints
+from analysis.parsers._scan import (
+    NUM,
+    bad_lines,
+    field_values,
+    first_line,
+    floats,
+    found,
+    in_int64,
+    ints,
+)
+from analysis.parsers._shapes import unix_seconds
 from analysis.parsers.base import LogParser, ParsedLog
-from analysis.parsers.oneflow_cnn import bad_lines, in_int64
 from analysis.parsers.oneflow_gpt import read_argument_dump
 from analysis.problems import Problem
 
@@ -89,33 +98,23 @@ def _line_prefixes(log: LogText, starts: np.ndarray, lines: np.ndarray) -> list[
 
 def _timestamps(prefixes: list[bytes]) -> np.ndarray:
     """Unix seconds of the ``[YYYY-MM-DD HH:MM:SS]`` prefixes (naive -> UTC); NaN without."""
-    out = np.full(len(prefixes), np.nan)
-    has = [i for i, p in enumerate(prefixes) if p]
-    if has:
-        dates = [_DATE.search(prefixes[i]) for i in has]
-        idx = [i for i, d in zip(has, dates, strict=True) if d]
-        if idx:
-            text = np.array([d.group(1).replace(b" ", b"T").decode() for d in dates if d])
-            out[idx] = text.astype("datetime64[s]").astype(np.int64).astype(float)
-    return out
+    return unix_seconds([m.group(1) if p and (m := _DATE.search(p)) else b"" for p in prefixes])
 
 
 def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
-    matches = list(_ITER.finditer(log.data))
+    matches, lines = found(log, _ITER)
     if not matches:
         return
     starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
     groups = np.array([m.groups() for m in matches], dtype="S")
-    lines = log.lines_at(starts)
-    prefixes = _line_prefixes(log, starts, lines)
     # a complete line ends with `|`; a cut one (killed run, truncated file) does not
     ok = np.char.endswith(np.char.rstrip(groups[:, 2]), b"|")
     bad_lines(log, lines[~ok], "Megatron-LM iteration", parsed)
     ok[ok] = in_int64(log, lines[ok], "Megatron-LM iteration", parsed, groups[ok, 0])
     if not ok.any():
         return
-    groups, lines, starts = groups[ok], lines[ok], starts[ok]
-    prefixes = [p for p, k in zip(prefixes, ok.tolist(), strict=True) if k]
+    groups, lines = groups[ok], lines[ok]
+    prefixes = _line_prefixes(log, starts[ok], lines)
     step, rest = ints(groups[:, 0]), groups[:, 2]
     ts = _timestamps(prefixes)
     ranks = _srun_ranks(log, prefixes, lines)
@@ -130,8 +129,7 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
     known = np.flatnonzero(gbs != b"")
     if len(known):
         last = known[-1]  # the steady-state value (batch-size ramp-up grows it)
-        parsed.meta["global_batch_size"] = int(gbs[last])
-        parsed.meta_lines["global_batch_size"] = int(lines[last])
+        parsed.state("global_batch_size", int(gbs[last]), int(lines[last]))
         _batch_changes(log, parsed, floats(gbs[known]), lines[known])
     _printed_sequence(log, parsed, rest, lines)
 
@@ -209,8 +207,7 @@ def _printed_sequence(log: LogText, parsed: ParsedLog, rest: np.ndarray,
     low, high = float(seqs.min()), float(seqs.max())
     one = low == high and low.is_integer()
     if one:
-        parsed.meta["seq_length"] = int(low)
-        parsed.meta_lines["seq_length"] = int(lines[at[0]])
+        parsed.state("seq_length", int(low), int(lines[at[0]]))
     if stated is None:
         return  # nothing contradicted: the lines state it, or nothing does
     where = f"line {int(lines[at[0]])}" + (f" to {int(lines[at[-1]])}" if len(at) > 1 else "")
@@ -249,29 +246,14 @@ def _read_launcher(log: LogText, parsed: ParsedLog) -> None:
         return
     line = int(log.lines_at(np.array([m.start()]))[0])
     for key, value in (("num_nodes", m.group(1)), ("gpus_per_node", m.group(2))):
-        parsed.meta[key], parsed.meta_lines[key] = int(value), line
-
-
-def _first_line_match(data: bytes, literal: bytes, pattern: re.Pattern) -> re.Match | None:
-    """The first line starting with `literal` that `pattern` matches, anywhere in the log
-    (megabytes of start-up output may come first): a plain byte search, then the pattern."""
-    at = data.find(literal)
-    while at >= 0:
-        if at == 0 or data[at - 1:at] == b"\n":
-            m = pattern.match(data, at)
-            if m:
-                return m
-        at = data.find(literal, at + 1)
-    return None
+        parsed.state(key, int(value), line)
 
 
 def _read_memory(log: LogText, parsed: ParsedLog) -> None:
-    matches = list(_MEMORY.finditer(log.data))
+    matches, lines = found(log, _MEMORY)
     if not matches:
         return
-    starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
     groups = np.array([m.groups() for m in matches], dtype="S")
-    lines = log.lines_at(starts)
     fit = in_int64(log, lines, "Megatron-LM memory", parsed, groups[:, 0], groups[:, 1])
     groups, lines = groups[fit], lines[fit]
     rank, step = ints(groups[:, 0]), ints(groups[:, 1])
@@ -325,15 +307,14 @@ class MegatronParser(GPTCases, LogParser):
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
         read_argument_dump(log, parsed)
-        model = _first_line_match(log.data, b"> building ", _MODEL)
+        model = first_line(log.data, b"> building ", _MODEL)
         if model:
-            parsed.meta["model"] = normalize_model(model.group(1).decode())
-            parsed.meta_lines["model"] = int(log.lines_at(np.array([model.start()]))[0])
+            parsed.state("model", normalize_model(model.group(1).decode()),
+                         int(log.lines_at([model.start()])[0]))
         _read_launcher(log, parsed)
         padded = _PADDED_VOCAB.search(log.data)
         if padded and "padded_vocab_size" not in parsed.parameters:
-            parsed.meta["vocab_size"] = int(padded.group(1))
-            parsed.meta_lines["vocab_size"] = int(log.lines_at(np.array([padded.start()]))[0])
+            parsed.state("vocab_size", int(padded.group(1)), int(log.lines_at([padded.start()])[0]))
         elif "vocab_size" not in parsed.meta:
             _padded_gpt2_vocab(parsed)
         _read_iterations(log, parsed)

@@ -18,9 +18,9 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import window_rule
-from analysis.parsers._scan import NUM, floats, ints, line_pattern, scan
+from analysis.parsers._scan import NUM, floats, ints, line_pattern, read_lines
 from analysis.parsers.base import LogParser, ParsedLog
-from analysis.parsers.oneflow_cnn import bad_lines, in_int64, read_header
+from analysis.parsers.oneflow_cnn import read_header
 
 _N = rb"(" + NUM + rb")"
 _ANCHOR = b"step: "
@@ -73,18 +73,11 @@ class OneFlowBERTParser(LogParser):
         parsed = ParsedLog(self.name)
         read_header(log, parsed)
         _bert_model(parsed)
-        groups, lines = scan(log, _STEP, _ANCHOR)
-        if len(groups):
-            ok = groups[:, 0] != b""
-            bad_lines(log, lines[~ok & (groups[:, -1] != b"")], "OneFlow BERT", parsed)
-            g, lines = groups[ok], lines[ok]
-            fit = in_int64(log, lines, "OneFlow BERT", parsed, g[:, 0], offset=1)
-            g, lines = g[fit], lines[fit]
-            step = ints(g[:, 0]) + 1  # printed 0-based
-            ts = floats(g[:, 5])
-            for col, metric, unit in _FIELDS:
-                parsed.obs.add(line=lines, metric=metric, value=floats(g[:, col]), phase=M.TRAIN,
-                               unit=unit, step=step, timestamp=ts)
+        g, lines = read_lines(log, parsed, "OneFlow BERT", _STEP, _ANCHOR, 0, offset=1)
+        step, ts = ints(g[:, 0]) + 1, floats(g[:, 5])  # step printed 0-based
+        for col, metric, unit in _FIELDS:
+            parsed.obs.add(line=lines, metric=metric, value=floats(g[:, col]), phase=M.TRAIN,
+                           unit=unit, step=step, timestamp=ts)
         add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
         return parsed
 

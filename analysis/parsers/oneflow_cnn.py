@@ -20,13 +20,12 @@ from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.layout import normalize_model
 from analysis.logtext import LogText
-from analysis.parsers import _shapes, register
+from analysis.parsers import register
 from analysis.parsers._fields import NUM, oneflow_dump_field
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import window_rule
-from analysis.parsers._scan import beyond_int64, floats, ints, line_pattern, scan
+from analysis.parsers._scan import floats, ints, line_pattern, read_lines
 from analysis.parsers.base import LogParser, ParsedLog
-from analysis.problems import Problem
 
 # --- the OneFlow header (banner + `name = value` dump), shared with oneflow_bert ------------
 
@@ -48,12 +47,10 @@ def read_header(log: LogText, parsed: ParsedLog) -> None:
     begin = banner.end() if banner else 0
     stop = _DUMP_END.search(data, begin, begin + _HEADER_SPAN)
     end = stop.start() if stop else min(len(data), begin + _HEADER_SPAN)
-    meta, where = parsed.meta, parsed.meta_lines
 
     def put(key, value, offset):
         if value is not None:
-            meta[key] = value
-            where[key] = int(log.lines_at(np.array([offset]))[0])
+            parsed.state(key, value, int(log.lines_at([offset])[0]))
 
     if banner:
         put("model", normalize_model(banner.group(1).decode("utf-8", "replace")), banner.start())
@@ -66,29 +63,6 @@ def read_header(log: LogText, parsed: ParsedLog) -> None:
         field = oneflow_dump_field(name, value)
         if field is not None:
             put(*field, m.start())
-
-
-def bad_lines(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog,
-              reason: str = "does not have the documented fields (truncated or garbled)"
-              ) -> None:
-    """One `bad_line` problem per line number in `lines`."""
-    for ln in lines.tolist():
-        parsed.problems.append(Problem(
-            log.source, int(ln), "bad_line", f"looks like a {family} metric line but {reason}",
-            log.line_text(int(ln))))
-
-
-def in_int64(log: LogText, lines: np.ndarray, family: str, parsed: ParsedLog, *cols,
-             offset: int = 0) -> np.ndarray:
-    """Which rows have every number of `cols` (bytes columns of digits: step, epoch, rank)
-    within int64 once `offset` is added; each other row is a `bad_line` problem, as the
-    DLL parsers report a step beyond int64, and is not read."""
-    big = np.zeros(len(lines), dtype=bool)
-    for col in cols:
-        big |= beyond_int64(col, offset)
-    bad_lines(log, lines[big], family, parsed,
-              "holds a step number beyond int64 (garbled); the line is not read")
-    return ~big
 
 
 # --- the family ---------------------------------------------------------------------------
@@ -111,150 +85,17 @@ _TRAIN_FIELDS = ((M.LOSS, M.NONE), M.canonical("top_1"), M.canonical("top_k"),
                  (M.THROUGHPUT, M.SAMPLES_PER_S))
 
 
-def _add_lines(log, parsed, pattern, anchor, phase, fields, fast=None):
-    """Scan one line kind; `fields` = (group index, metric, unit) after epoch/iter groups.
-
-    `fast` (train lines only) reads lines of the usual shape in bulk; the others, and every
-    line when it declines, go through `pattern` as the reference path.
-    """
+def _add_lines(log, parsed, pattern, anchor, phase, fields):
+    """Scan one line kind; `fields` = (group index, metric, unit) after epoch/iter groups."""
     if anchor not in log.data:  # no line can start with it: nothing to scan
         return
-    pre = fast(log) if fast is not None else None
-    if pre is None:
-        groups, lines = scan(log, pattern, anchor)
-    else:
-        groups, lines = _scan_some(log, pattern, anchor, pre[-1])
-    cols = []  # per field: (lines, epoch, step, timestamp, values) of the reference path
-    if len(groups):
-        ok = groups[:, 0] != b""
-        bad_lines(log, lines[~ok], "OneFlow CNN", parsed)
-        g, lines = groups[ok], lines[ok]
-        fit = in_int64(log, lines, "OneFlow CNN", parsed, g[:, 0], g[:, 1])
-        g, lines = g[fit], lines[fit]
-    else:
-        g = groups
-    if len(g):
-        epoch, step = ints(g[:, 0]), ints(g[:, 1])
-        ts = floats(g[:, -2])
-        for col, _metric, _unit in fields:
-            values = floats(g[:, col])
-            keep = g[:, col] != b""  # optional fields (validation loss) only where printed
-            cols.append((lines[keep], epoch[keep], step[keep], ts[keep], values[keep]))
-    else:
-        cols = [None] * len(fields)
-    for k, (_col, metric, unit) in enumerate(fields):
-        part = cols[k]
-        if pre is not None:
-            f_lines, f_epoch, f_step, f_ts, f_values = pre[0], pre[1], pre[2], pre[3], pre[4][k]
-            if part is not None and len(part[0]):
-                order = np.argsort(np.concatenate((f_lines, part[0])), kind="stable")
-                part = tuple(np.concatenate(pair)[order] for pair in zip(
-                    (f_lines, f_epoch, f_step, f_ts, f_values), part, strict=True))
-            else:
-                part = (f_lines, f_epoch, f_step, f_ts, f_values)
-        if part is None or not len(part[0]):
-            continue
-        ln, ep, st, ts, values = part
-        parsed.obs.add(line=ln, metric=metric, value=values, phase=phase, unit=unit,
-                       step=st, epoch=ep, timestamp=ts)
-
-
-def _scan_some(log, pattern, anchor, rest):
-    """:func:`scan` restricted to the lines `rest` = (0-based index, start, end) of `anchor` lines."""
-    idx, starts, ends = rest
-    ngroups = pattern.groups
-    if not len(idx):
-        return np.empty((0, ngroups), dtype="S1"), np.empty(0, dtype=np.int64)
-    data = log.data
-    blob = b"".join(b"\n" + data[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True))
-    rows = pattern.findall(blob)
-    if ngroups == 1:
-        rows = [(r,) for r in rows]
-    if len(rows) != len(idx):  # impossible for a line_pattern; stay exact anyway
-        rows = [pattern.match(b"\n" + data[a:b]).groups(b"")
-                for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
-    return np.array(rows, dtype="S").reshape(len(rows), ngroups), idx + 1
-
-
-# --- fast path of training lines --------------------------------------------------------
-#
-# ``train: epoch E, iter I, loss: L, top_1: A, top_k: B, samples/s: S[ T]`` lines are read
-# a shape at a time (:mod:`analysis.parsers._shapes`): each distinct shape of the log's
-# ``train: epoch`` lines is checked once, token by token; the lines of a shape that is the
-# usual one are read as token columns. A line of any other shape (other spacing, exponents,
-# nan, tabs) is left to the regex path, the reference.
-
-_FAST_MIN = 16
-#: Shapes of the first 12 tokens (None: a plain decimal and ","); samples/s and the
-#: timestamp follow.
-_USUAL = (b"train:", b"epoch", b",", b"iter", b",", b"loss:", None, b"top_:", None, b"top_k:",
-          None, b"samples/s:")
-#: The text of the tokens whose shape lost digits (checked on every line of the shape).
-_TOP_1, _TOP_5 = b"top_1:", b"top_5:"
-_DECIMAL_COMMA = frozenset(shape + b"," for shape in _shapes.DECIMAL_SHAPES)
-
-
-def _usual_shape(shape: bytes) -> bool:
-    """Whether `shape` is that of a usual training line (timestamp or not)."""
-    toks = shape.split(b" ")
-    if len(toks) not in (13, 14) or (len(toks) == 14 and toks[13] not in (b"", b".")):
-        return False
-    for tok, want in zip(toks, _USUAL, strict=False):
-        if want is None:
-            if tok not in _DECIMAL_COMMA:
-                return False
-        elif tok != want and not (want == b"top_k:" and tok == b"top_:"):
-            return False
-    return toks[12] in _shapes.DECIMAL_SHAPES
-
-
-def _read_usual(lines: list[bytes], rows: list[int]):
-    """(epoch, step, timestamp, [loss, top_1, top_k, samples/s]) of usual lines `rows`, as
-    the regex path reads them; None when a token is not (a digit in the wrong place)."""
-    sel = [lines[i] for i in rows]
-    width = len(sel[0].split(b" "))
-    cols = _shapes.token_columns(sel, width, drop=b",")
-    if cols is None or set(cols[7]) != {_TOP_1} or not set(cols[9]) <= {b"top_k:", _TOP_5}:
-        return None
-    epoch, step = _shapes.ints(cols[2]), _shapes.ints(cols[4])
-    values = [_shapes.floats(cols[k]) for k in (6, 8, 10, 12)]
-    if width == 14:
-        if min(cols[13]).startswith(b"."):  # "." sorts before the digits
-            return None  # the timestamp must start with a digit
-        ts = _shapes.floats(cols[13])
-    else:
-        ts = np.full(len(rows), np.nan)
-    if epoch is None or step is None or ts is None or any(v is None for v in values):
-        return None
-    return epoch, step, ts, values
-
-
-def _fast_train(log: LogText):
-    """Training lines of the usual shape: (lines, epoch, step, timestamp, [4 value columns],
-    rest) with `rest` = (0-based index, start, end) of the other ``train: epoch`` lines; or
-    None when there are too few lines for the bulk reading to pay."""
-    data = log.data
-    lines = data.split(b"\n")
-    shapes = _shapes.rows_by_shape(_shapes.line_shapes(data), _TRAIN_ANCHOR)
-    if sum(map(len, shapes.values())) < _FAST_MIN:
-        return None
-    parts, rest = [], []
-    for shape, rows in shapes.items():
-        found = _read_usual(lines, rows) if _usual_shape(shape) else None
-        if found is None:
-            rest += rows
-        else:
-            parts.append((np.array(rows, np.int64) + 1, *found[:3], *found[3]))
-    if parts:
-        line, epoch, step, ts, *values = _shapes.in_line_order(parts)
-    else:
-        line = epoch = step = np.empty(0, np.int64)
-        ts, values = np.empty(0), [np.empty(0)] * 4
-    rest = np.array(sorted(rest), np.int64)
-    nl = log.newlines
-    starts = np.concatenate(([0], nl + 1)).astype(np.int64)
-    ends = np.concatenate((nl, [len(data)])).astype(np.int64)
-    return line, epoch, step, ts, values, (rest, starts[rest], ends[rest])
+    g, lines = read_lines(log, parsed, "OneFlow CNN", pattern, anchor, 0, 1, every=True)
+    shared = (lines, ints(g[:, 1]), ints(g[:, 0]), floats(g[:, -2]))  # one copy per block
+    for col, metric, unit in fields:
+        keep = g[:, col] != b""  # optional fields (validation loss) only where printed
+        line, step, epoch, ts = shared if keep.all() else (c[keep] for c in shared)
+        parsed.obs.add(line=line, metric=metric, value=floats(g[keep, col]), phase=phase,
+                       unit=unit, step=step, epoch=epoch, timestamp=ts)
 
 
 @register
@@ -283,7 +124,7 @@ class OneFlowCNNParser(LogParser):
         read_header(log, parsed)
         # groups: 0 epoch, 1 iter, 2.. values, -2 timestamp, -1 bad line
         fields = [(col, *field) for col, field in enumerate(_TRAIN_FIELDS, start=2)]
-        _add_lines(log, parsed, _TRAIN, _TRAIN_ANCHOR, M.TRAIN, fields, fast=_fast_train)
+        _add_lines(log, parsed, _TRAIN, _TRAIN_ANCHOR, M.TRAIN, fields)
         _add_lines(log, parsed, _VAL, _VAL_ANCHOR, M.VAL, fields)
         add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
         return parsed

@@ -30,9 +30,8 @@ from analysis.parsers._fields import to_int
 from analysis.parsers._gpt import GPTCases
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import latency_rule
-from analysis.parsers._scan import field_values, floats, ints, line_pattern, scan
+from analysis.parsers._scan import field_values, first_line, floats, ints, line_pattern, read_lines
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
-from analysis.parsers.oneflow_cnn import bad_lines, in_int64
 from analysis.problems import Problem
 
 # --- the Megatron-style argument dump, shared with megatron ---------------------------------
@@ -57,18 +56,19 @@ FRAMEWORK_NAMES = {"pytorch": "PyTorch", "torch": "PyTorch", "oneflow": "OneFlow
                    "megatron": "Megatron-LM", "megatron-lm": "Megatron-LM"}
 
 
-def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
-    """Fill `parsed.parameters`, `meta` and `meta_lines` from the ``---- arguments ----`` dump.
+def read_argument_dump(log: LogText, parsed: ParsedLog) -> dict[str, int]:
+    """Fill `parsed.parameters`, `meta` and `meta_lines` from the ``---- arguments ----`` dump;
+    returns the line of each argument it states.
 
     Integers of :data:`ARG_META` go to `meta` (``padded_vocab_size`` wins over
     ``vocab_size``); ``fp16``/``bf16`` flags give ``precision`` (amp, bf16 or fp32); a
     ``framework`` entry (the suite's ``workloads.gpt`` states ``pytorch``) names the framework.
     """
     data = log.data
-    begin = _dump_start(data)
+    begin = first_line(data, b" arguments ", _ARGS_BEGIN)  # start-up output may be megabytes
     if not begin:
-        return
-    stop = _dump_end(data, begin.end())
+        return {}
+    stop = first_line(data, b" end of arguments ", _ARGS_END, begin.end())
     end = stop.start() if stop else min(len(data), begin.end() + _DUMP_SPAN)
     if stop is None:
         line = int(log.lines_at(np.array([begin.start()]))[0])
@@ -92,48 +92,24 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> None:
             if name == "vocab_size" and "vocab_size" in parsed.meta and \
                     parsed.parameters.get("padded_vocab_size"):
                 continue
-            parsed.meta[key], parsed.meta_lines[key] = number, line
+            parsed.state(key, number, line)
         elif name == "framework" and value.strip():
             framework = FRAMEWORK_NAMES.get(value.strip().lower(), value.strip())
-            parsed.meta["framework"], parsed.meta_lines["framework"] = framework, line
+            parsed.state("framework", framework, line)
         elif name in ("fp16", "bf16"):
             flag = parse_bool(value)
             if flag is not None:
                 flags[name] = (flag, line)
     if flags:
         if flags.get("bf16", (False, 0))[0]:
-            parsed.meta["precision"], parsed.meta_lines["precision"] = "bf16", flags["bf16"][1]
+            parsed.state("precision", "bf16", flags["bf16"][1])
         elif flags.get("fp16", (False, 0))[0]:
-            parsed.meta["precision"], parsed.meta_lines["precision"] = "amp", flags["fp16"][1]
+            parsed.state("precision", "amp", flags["fp16"][1])
         else:
-            parsed.meta["precision"] = "fp32"
-            parsed.meta_lines["precision"] = min(ln for _, ln in flags.values())
+            parsed.state("precision", "fp32", min(ln for _, ln in flags.values()))
     _global_batch_from_parts(parsed, lines)
     _devices_from_world_size(log, parsed, lines)
-
-
-def _dump_start(data: bytes) -> re.Match | None:
-    """The first ``---- arguments ----`` line anywhere in the log (start-up output before it,
-    e.g. NCCL_DEBUG=INFO, can be megabytes): found by a plain byte search, then checked."""
-    at = data.find(b" arguments ")
-    while at >= 0:
-        start = data.rfind(b"\n", 0, at) + 1
-        m = _ARGS_BEGIN.match(data, start)
-        if m:
-            return m
-        at = data.find(b" arguments ", at + 1)
-    return None
-
-
-def _dump_end(data: bytes, start: int) -> re.Match | None:
-    """The ``---- end of arguments ----`` line after `start` (a dump line may be megabytes)."""
-    at = data.find(b" end of arguments ", start)
-    while at >= 0:
-        m = _ARGS_END.match(data, data.rfind(b"\n", 0, at) + 1)
-        if m and m.start() >= start:
-            return m
-        at = data.find(b" end of arguments ", at + 1)
-    return None
+    return lines
 
 
 def _global_batch_from_parts(parsed: ParsedLog, lines: dict[str, int]) -> None:
@@ -153,8 +129,7 @@ def _global_batch_from_parts(parsed: ParsedLog, lines: dict[str, int]) -> None:
         dp = nodes * gpus // (tp * pp) if nodes * gpus % (tp * pp) == 0 else None
     micro, steps = get["micro_batch_size"], get["num_accumulation_steps"]
     if dp and micro and steps and "micro_batch_size" in lines:
-        parsed.meta["global_batch_size"] = micro * dp * steps
-        parsed.meta_lines["global_batch_size"] = lines["micro_batch_size"]
+        parsed.state("global_batch_size", micro * dp * steps, lines["micro_batch_size"])
 
 
 def _devices_from_world_size(log: LogText, parsed: ParsedLog, lines: dict[str, int]) -> None:
@@ -176,8 +151,7 @@ def _devices_from_world_size(log: LogText, parsed: ParsedLog, lines: dict[str, i
             f"the path says {n}n{g}g ({n * g} devices), the log says world_size={world}, "
             f"which {n} nodes do not divide; using the path's"))
         return
-    parsed.meta["gpus_per_node"] = world // n
-    parsed.meta_lines["gpus_per_node"] = lines["world_size"]
+    parsed.state("gpus_per_node", world // n, lines["world_size"])
 
 
 # --- the family -------------------------------------------------------------------------------
@@ -228,20 +202,11 @@ def _add_columns(parsed: ParsedLog, lines, step, names, values_of) -> None:
 
 
 def _read_table(log: LogText, parsed: ParsedLog) -> None:
-    groups, lines = scan(log, _TABLE_ROW, _TABLE_ANCHOR)
-    if not len(groups):
-        return
     names = _header_columns(log)
-    ok = groups[:, 0] != b""
-    cells = groups[:, 1]
-    if ok.any():
-        ok &= np.char.count(cells, b"|") == len(names)
-    bad_lines(log, lines[~ok & ((groups[:, 2] != b"") | (groups[:, 0] != b""))],
-              "OneFlow GPT table", parsed)
-    ok[ok] = in_int64(log, lines[ok], "OneFlow GPT table", parsed, groups[ok, 0])
-    if not ok.any():
+    g, lines = read_lines(log, parsed, "OneFlow GPT table", _TABLE_ROW, _TABLE_ANCHOR, 0,
+                          fits=lambda g: np.char.count(g[:, 1], b"|") == len(names))
+    if not len(g):
         return
-    g, lines = groups[ok], lines[ok]
     blob = b"\n".join(g[:, 1].tolist())
     pat = re.compile(rb"^" + rb"[ \t]*([^|\n]*?)[ \t]*\|" * len(names) + rb"[ \t]*$", re.M)
     table = np.array(pat.findall(blob), dtype="S").reshape(len(g), len(names))
@@ -250,15 +215,9 @@ def _read_table(log: LogText, parsed: ParsedLog) -> None:
 
 def _read_records(log: LogText, parsed: ParsedLog) -> None:
     for anchor, pattern in _KV.items():
-        groups, lines = scan(log, pattern, anchor)
-        if not len(groups):
+        g, lines = read_lines(log, parsed, "OneFlow GPT record", pattern, anchor, 0)
+        if not len(g):
             continue
-        ok = groups[:, 0] != b""
-        bad_lines(log, lines[~ok & (groups[:, 2] != b"")], "OneFlow GPT record", parsed)
-        ok[ok] = in_int64(log, lines[ok], "OneFlow GPT record", parsed, groups[ok, 0])
-        if not ok.any():
-            continue
-        g, lines = groups[ok], lines[ok]
         rest = g[:, 1]
         names = [kv.split(b"=")[0].decode() for kv in rest[0].split(b",")[1:]]
         _add_columns(parsed, lines, ints(g[:, 0]), names,
@@ -294,7 +253,7 @@ def _batch_from_samples(log: LogText, parsed: ParsedLog) -> None:
         f"{parsed.meta_lines.get('global_batch_size', '?')}); the samples column grows "
         f"{ran} per iteration (lines {int(lines[0])} to {int(lines[-1])}): using the lines' "
         f"{ran}", log.line_text(first)[:300]))
-    parsed.meta["global_batch_size"], parsed.meta_lines["global_batch_size"] = ran, first
+    parsed.state("global_batch_size", ran, first)
 
 
 def _batch_against_parts(log: LogText, parsed: ParsedLog) -> None:

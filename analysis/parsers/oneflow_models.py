@@ -57,9 +57,9 @@ from analysis.layout import meta_from_path
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._nvsmi import add_memory_blocks
-from analysis.parsers._scan import NUM, floats, ints, line_pattern, scan
+from analysis.parsers._scan import NUM, floats, ints, line_pattern, read_lines
+from analysis.parsers._shapes import unix_seconds
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
-from analysis.parsers.oneflow_cnn import bad_lines
 from analysis.parsers.oneflow_gpt import read_argument_dump
 
 _N = rb"(" + NUM + rb")"
@@ -86,45 +86,14 @@ _INT_ARGS = {"num_nodes": "num_nodes", "num_devices_per_node": "gpus_per_node",
 
 def _read_dump(log: LogText, parsed: ParsedLog) -> None:
     """Run fields from the argument dump: nodes, devices per node, batch sizes, precision."""
-    read_argument_dump(log, parsed)
-    if not parsed.parameters:
-        return
-    lines = _dump_lines(log, parsed.parameters)
+    lines = read_argument_dump(log, parsed)
     for name, key in _INT_ARGS.items():
         value = parsed.parameters.get(name, "").strip()
         if value.isdigit() and len(value) < 10:  # `None` when unset
-            parsed.meta[key], parsed.meta_lines[key] = int(value), lines.get(name)
+            parsed.state(key, int(value), lines.get(name))
     flag = parse_bool(parsed.parameters.get("use_fp16", ""))
     if flag is not None:
-        parsed.meta["precision"] = "amp" if flag else "fp32"
-        parsed.meta_lines["precision"] = lines.get("use_fp16")
-
-
-def _dump_lines(log: LogText, parameters: dict) -> dict[str, int]:
-    """Line of each dump argument of interest (the dump is small: one search per name)."""
-    out = {}
-    for name in (*_INT_ARGS, "use_fp16"):
-        if name in parameters:
-            m = re.search(rb"^[ \t]*" + name.encode() + rb" \.", log.data, re.M)
-            if m:
-                out[name] = int(log.lines_at(np.array([m.start()]))[0])
-    return out
-
-
-def _dates(col: np.ndarray) -> np.ndarray:
-    """``YYYY-MM-DD HH:MM:SS[.fff]`` bytes to unix seconds (naive, read as UTC); b'' and
-    impossible dates (month 13) -> NaN."""
-    out = np.full(len(col), np.nan)
-    has = np.flatnonzero(col != b"")
-    try:
-        out[has] = col[has].astype("datetime64[ms]").astype(np.int64) / 1000.0
-    except ValueError:
-        for i in has:
-            try:
-                out[i] = np.datetime64(col[i].decode(), "ms").astype(np.int64) / 1000.0
-            except ValueError:
-                continue
-    return out
+        parsed.state("precision", "amp" if flag else "fp32", lines.get("use_fp16"))
 
 
 def _world_size(parsed: ParsedLog, source: str) -> int | None:
@@ -137,7 +106,7 @@ def _world_size(parsed: ParsedLog, source: str) -> int | None:
 def _add(parsed: ParsedLog, g: np.ndarray, lines: np.ndarray, phase: str,
          world: int | None) -> None:
     rank, epoch, it, per_epoch = (ints(g[:, k]) for k in (0, 2, 3, 4))
-    date = _dates(g[:, 10])
+    date = unix_seconds(g[:, 10].tolist())
     ts = np.where(np.isnan(date), floats(g[:, 9]), date)
     step = epoch * per_epoch + it if phase == M.TRAIN else it
     common = dict(line=lines, phase=phase, step=step, epoch=epoch, rank=rank, timestamp=ts)
@@ -215,14 +184,10 @@ class OneFlowModelsParser(LogParser):
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
         _read_dump(log, parsed)
-        groups, lines = scan(log, _LINE, _ANCHOR)
-        if len(groups):
-            ok = groups[:, 0] != b""
-            bad_lines(log, lines[~ok & (groups[:, -1] != b"")], "OneFlow models", parsed)
-            g, lines = groups[ok], lines[ok]
-            for job, phase in ((b"train", M.TRAIN), (b"eval", M.VAL)):
-                sel = g[:, 1] == job
-                if sel.any():
-                    _add(parsed, g[sel], lines[sel], phase, _world_size(parsed, log.source))
+        g, lines = read_lines(log, parsed, "OneFlow models", _LINE, _ANCHOR)
+        for job, phase in ((b"train", M.TRAIN), (b"eval", M.VAL)):
+            sel = g[:, 1] == job
+            if sel.any():
+                _add(parsed, g[sel], lines[sel], phase, _world_size(parsed, log.source))
         add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
         return parsed

@@ -38,11 +38,11 @@ from analysis.layout import normalize_precision
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import NUM
+from analysis.parsers._scan import bad_lines, floats, found, ints
+from analysis.parsers._shapes import unix_seconds
 from analysis.parsers.base import LogParser, ParsedLog
-from analysis.parsers.oneflow_cnn import bad_lines
 from analysis.problems import Problem, excerpt
 
-ANCHOR = b"TimeHistory:"
 #: Any line holding the anchor (the DLPerf script counts every line with "TimeHistory").
 _ANY = re.compile(rb"^([^\n]*?)TimeHistory:([^\n]*)$", re.M)
 _BODY = re.compile(rb" *(" + NUM + rb") seconds, (" + NUM + rb") examples/second between steps "
@@ -66,24 +66,13 @@ RULE = ("DLPerf TensorFlow 2 Keras rule (extract_tensorflow_logs.py): mean of th
         "examples/second of TimeHistory lines 2-6, rounded to 2 decimals")
 
 
-def _year(data: bytes) -> str | None:
-    m = _YEAR.search(data)
-    return m.group(1).decode() if m else None
-
-
-def _timestamps(prefixes: list[bytes], year: str | None) -> np.ndarray:
-    """Unix seconds of absl prefixes (NaN without a prefix or a year)."""
-    out = np.full(len(prefixes), np.nan)
-    for i, p in enumerate(prefixes):
-        m = _ABSL.search(p)
-        if m is None or year is None:
-            continue
-        text = f"{year}-{m.group(1).decode()}-{m.group(2).decode()}T{m.group(3).decode()}"
-        try:
-            out[i] = np.datetime64(text, "us").astype(np.int64) / 1e6
-        except ValueError:  # a garbled month or day
-            continue
-    return out
+def _timestamps(prefixes: list[bytes], data: bytes) -> np.ndarray:
+    """Unix seconds of absl prefixes, the year from the log's first dated line (NaN without
+    a prefix or a year)."""
+    year = _YEAR.search(data)
+    found = [_ABSL.search(p) if year else None for p in prefixes]
+    return unix_seconds([b"%s-%s-%s %s" % (year[1], m[1], m[2], m[3]) if m else b""
+                         for m in found])
 
 
 def _read_fields(log: LogText, parsed: ParsedLog) -> None:
@@ -91,8 +80,7 @@ def _read_fields(log: LogText, parsed: ParsedLog) -> None:
     data = log.data
 
     def put(key, value, offset):
-        parsed.meta[key] = value
-        parsed.meta_lines[key] = int(log.lines_at(np.array([offset]))[0])
+        parsed.state(key, value, int(log.lines_at([offset])[0]))
 
     devices = _DEVICES.search(data)
     glob = _GLOBAL.search(data)
@@ -150,22 +138,19 @@ class TfKerasTimeHistory(LogParser):
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
         _read_fields(log, parsed)
-        found = list(_ANY.finditer(log.data))
-        if not found:
+        matches, lines = found(log, _ANY)
+        if not matches:
             return parsed
-        lines = log.lines_at(np.array([m.start() for m in found], dtype=np.int64))
-        bodies = [_BODY.match(m.group(2)) for m in found]
+        bodies = [_BODY.match(m.group(2)) for m in matches]
         ok = np.array([b is not None for b in bodies])
         bad_lines(log, lines[~ok], "TensorFlow Keras TimeHistory", parsed)
         if not ok.any():
             return parsed
-        good = [b for b in bodies if b is not None]
-        seconds = np.array([float(b.group(1)) for b in good])
-        tput = np.array([float(b.group(2)) for b in good])
-        first = np.array([int(b.group(3)) for b in good], dtype=np.int64)
-        last = np.array([int(b.group(4)) for b in good], dtype=np.int64)
+        good = np.array([b.groups() for b in bodies if b is not None], dtype="S")
+        seconds, tput = floats(good[:, 0]), floats(good[:, 1])
+        first, last = ints(good[:, 2]), ints(good[:, 3])
         lines = lines[ok]
-        ts = _timestamps([m.group(1) for m, k in zip(found, ok) if k], _year(log.data))
+        ts = _timestamps([m.group(1) for m, k in zip(matches, ok) if k], log.data)
         with np.errstate(divide="ignore", invalid="ignore"):
             latency = np.where(last > first, seconds / (last - first), np.nan)
         parsed.obs.add(line=lines, metric=M.THROUGHPUT, value=tput, phase=M.TRAIN,

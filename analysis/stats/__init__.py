@@ -12,7 +12,6 @@ _EXPORTS = {
     "SUMMARY": "analysis.stats.summary",
     "SUMMARY_COLUMNS": "analysis.stats.summary",
     "describe_method": "analysis.stats.methods",
-    "gpt_tflops_per_gpu": "analysis.stats.gpt_flops",
     "iteration_throughput": "analysis.stats.per_run",
     "median_interval": "analysis.stats.intervals",
     "method_agreement": "analysis.stats.agreement",

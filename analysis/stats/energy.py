@@ -33,8 +33,6 @@ from analysis.collect import ParseResult
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Nominal interval of the campaign's sampler (analysis.campaign.node: ``-lms 500``).
-SAMPLING = "nvidia-smi power.draw every 500 ms (the board's 1 s average on Ampere and newer)"
 #: Least part of the window the samples of each GPU must span.
 MIN_COVERAGE = 0.5
 #: Sampling intervals (the samples' median) that may pass at either end of the window
@@ -66,19 +64,9 @@ def _energy_rows(result: ParseResult, runs: list[dict]) -> list[dict]:
     out = []
     for run in runs:
         rid, n = str(run["run_id"]), run["num_devices"]
-        out.append(_clock_back(rid, power.get(rid, {})) if rid in back else
-                   _one_run(rid, None if n is None else int(n), windows.get(rid),
-                            power.get(rid, {})))
+        out.append(_one_run(rid, None if n is None else int(n), windows.get(rid),
+                            power.get(rid, {}), rid in back))
     return out
-
-
-def _clock_back(rid: str, power: dict) -> dict:
-    """The row of a run whose log or samples go back in time: the first to the last line is
-    not how long it ran, and samples of two stretches of one clock interleave."""
-    row = dict.fromkeys(COLUMNS, np.nan) | {"run_id": rid, "gpus": 0, "power_samples": 0}
-    return row | {"note": NONE["energy_note"] if not power else
-                  "the clock of its log or of its power samples goes back (timestamps_backwards): "
-                  "no window"}
 
 
 def per_run_columns(result: ParseResult, runs: list[dict] | None = None) -> dict[str, dict]:
@@ -90,16 +78,11 @@ def per_run_columns(result: ParseResult, runs: list[dict] | None = None) -> dict
             for r in rows}
 
 
-def case_figures(runs: pd.DataFrame | list[dict]) -> dict[str, float]:
-    """The summary's energy columns (CASE_COLUMNS) for one case's per-run rows (a frame or
-    its records): medians over the runs with both a throughput and a power."""
-    if isinstance(runs, list):
-        power, thr, window = (np.array([r[c] for r in runs], dtype=float)
-                              for c in ("power_w", "throughput", "energy_window_s"))
-    else:
-        power = runs["power_w"].to_numpy(dtype=float)
-        thr = runs["throughput"].to_numpy(dtype=float)
-        window = runs["energy_window_s"].to_numpy(float)
+def case_figures(runs: list[dict]) -> dict[str, float]:
+    """The summary's energy columns (CASE_COLUMNS) for one case's per-run records: medians
+    over the runs with both a throughput and a power."""
+    power, thr, window = (np.array([r[c] for r in runs], dtype=float)
+                          for c in ("power_w", "throughput", "energy_window_s"))
     ok = np.isfinite(power) & np.isfinite(thr) & (thr > 0) & (power > 0)
     if not ok.any():
         return dict.fromkeys(CASE_COLUMNS, np.nan)
@@ -110,11 +93,17 @@ def case_figures(runs: pd.DataFrame | list[dict]) -> dict[str, float]:
 
 
 def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
-             power: dict) -> dict:
+             power: dict, clock_back: bool) -> dict:
+    """The row of one run; `clock_back`: its log or samples go back in time, so the first to
+    the last line is not how long it ran, and samples of two stretches of one clock
+    interleave."""
     row = dict.fromkeys(COLUMNS, np.nan) | {"run_id": rid, "gpus": 0, "power_samples": 0,
                                             "note": ""}
     if not power:
         return row | {"note": NONE["energy_note"]}
+    if clock_back:
+        return row | {"note": "the clock of its log or of its power samples goes back "
+                              "(timestamps_backwards): no window"}
     if window is None or not window[1] > window[0]:
         return row | {"note": "the log's training lines carry no timestamps: no window"}
     t0, t1 = window

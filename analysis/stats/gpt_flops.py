@@ -134,13 +134,6 @@ def partial_recomputation(recomputed: int) -> FlopsFormula:
         NO_RECOMPUTATION.factor, NO_RECOMPUTATION.vocab_divisor, recomputed)
 
 
-def gpt_tflops_per_gpu(global_batch: float, seq: float, layers: float, hidden: float,
-                       vocab: float, latency_s: float, gpus: float) -> float:
-    """Model TFLOP/s per GPU of a GPT iteration by seed 002's convention (96·…, counting
-    recomputation; docs/formats.md §3)."""
-    return SEED002.tflops_per_gpu(global_batch, seq, layers, hidden, vocab, latency_s, gpus)
-
-
 def case_tflops(result: ParseResult, runs_by_id: pd.DataFrame, run_ids: pd.Series,
                 latency_ms: float) -> tuple[float, str, float]:
     """(TFLOP/s per GPU by the formula the case's log states, else seed 002's; that formula's

@@ -110,12 +110,10 @@ def strategies(summary: pd.DataFrame, runs: pd.DataFrame,
                 i = out.index[out["case"] == case][0]
                 out.at[i, "order_unresolved"] = (*out.at[i, "order_unresolved"], other)
     out["notes"] = [_notes(r, out) for _, r in out.iterrows()]
-    order = cases[["hidden_size", "num_layers", "num_devices", "data_parallel",
-                   "tensor_parallel", "pipeline_parallel"]].reset_index(drop=True)
-    order = order.sort_values(["hidden_size", "num_layers", "num_devices", "data_parallel",
-                               "tensor_parallel", "pipeline_parallel"],
-                              ascending=[True, True, True, False, False, False], kind="stable")
-    return out.loc[order.index].reset_index(drop=True)
+    return out.sort_values(["hidden_size", "num_layers", "num_devices", "data_parallel",
+                            "tensor_parallel", "pipeline_parallel"],
+                           ascending=[True, True, True, False, False, False],
+                           kind="stable").reset_index(drop=True)
 
 
 def overlapping_neighbours(group: pd.DataFrame) -> list[tuple[str, str]]:
@@ -244,14 +242,15 @@ def _pick(cases: pd.DataFrame, mask: pd.Series) -> pd.Series | None:
     return (found if measured.empty else measured).iloc[0]
 
 
-def _ratio(case: pd.Series, ref: pd.Series | None, what: str, reasons: list) -> float:
-    """Per-GPU throughput of `case` / that of `ref` (NaN, with a reason, when `ref` is None
-    or has no throughput)."""
+def _ratio(case: pd.Series, ref: pd.Series | None, reasons: list, missing: str = "") -> float:
+    """Per-GPU throughput of `case` / that of `ref`: NaN when `ref` is None (`missing` says
+    why, when it is not said already); a reason, once, when `ref` has no throughput."""
     if ref is None:
-        reasons.append(what)
+        reasons.extend([missing] if missing else [])
         return np.nan
-    if not np.isfinite(float(ref["per_gpu"])):
-        reasons.append(f"the comparison case {ref['case']} has no throughput")
+    why = f"the comparison case {ref['case']} has no throughput"
+    if not np.isfinite(float(ref["per_gpu"])) and why not in reasons:
+        reasons.append(why)
     return float(case["per_gpu"]) / float(ref["per_gpu"])
 
 
@@ -263,12 +262,12 @@ def _row(case: pd.Series, cases: pd.DataFrame, facts: gpt_runs.CaseRuns) -> dict
     model = _same_model(cases, case)
     reasons = []
     one = _layout_case(cases, model, 1, 1, 1)
-    eff_one = _ratio(case, one, "no 1-GPU case of this model at micro-batch "
-                     f"{_text(case['micro_batch'])}", reasons)
+    eff_one = _ratio(case, one, reasons, "no 1-GPU case of this model at micro-batch "
+                     f"{_text(case['micro_batch'])}")
     is_dp = dp == gpus and tp == 1 and pp == 1
     ref = None if is_dp else _layout_case(cases, model, gpus, 1, 1)
-    eff_dp = np.nan if is_dp else _ratio(case, ref, "no DP case of this model at "
-                                         f"{_text(gpus)} GPUs", reasons)
+    eff_dp = np.nan if is_dp else _ratio(case, ref, reasons, "no DP case of this model at "
+                                         f"{_text(gpus)} GPUs")
     no_pp = _without(cases, model, case, "pipeline_parallel", one, reasons) if pp > 1 else None
     no_tp = _without(cases, model, case, "tensor_parallel", one, reasons) if tp > 1 else None
     row = {
@@ -288,11 +287,11 @@ def _row(case: pd.Series, cases: pd.DataFrame, facts: gpt_runs.CaseRuns) -> dict
         "no_pp_case": "" if no_pp is None else no_pp["case"], "bubble_measured": np.nan,
         "bubble_theoretical": np.nan, "bubble_imbalanced": np.nan, "bubble_note": "",
         "no_tp_case": "" if no_tp is None else no_tp["case"],
-        "tp_lost": _lost(case, no_tp, reasons) if tp > 1 else np.nan,
+        "tp_lost": 1.0 - _ratio(case, no_tp, reasons) if tp > 1 else np.nan,
         "hosts": facts.hosts,
     }
     if pp > 1:
-        row.update(_bubble(case, pp, m, _lost(case, no_pp, reasons), reasons))
+        row.update(_bubble(case, pp, m, 1.0 - _ratio(case, no_pp, reasons), reasons))
     row["reason"] = "; ".join(reasons)
     return row
 
@@ -313,17 +312,6 @@ def _layout_case(cases: pd.DataFrame, model: pd.Series, dp, tp, pp) -> pd.Series
     return _pick(cases, model & (cases["num_devices"] == dp * tp * pp)
                  & (cases["data_parallel"] == dp) & (cases["tensor_parallel"] == tp)
                  & (cases["pipeline_parallel"] == pp))
-
-
-def _lost(case: pd.Series, ref: pd.Series | None, reasons: list) -> float:
-    """1 − per-GPU throughput of `case` / that of `ref` (NaN when `ref` is None: its reason
-    is given already); a reason when `ref` has no throughput, unless given already."""
-    if ref is None:
-        return np.nan
-    why = f"the comparison case {ref['case']} has no throughput"
-    if not np.isfinite(float(ref["per_gpu"])) and why not in reasons:
-        reasons.append(why)
-    return 1.0 - float(case["per_gpu"]) / float(ref["per_gpu"])
 
 
 def _without(cases: pd.DataFrame, model: pd.Series, case: pd.Series, field: str,

@@ -12,7 +12,8 @@ from analysis import metrics as M
 from analysis import report, stats
 from analysis.errors import UnknownNameError, UsageError
 from analysis.estimate import RunData
-from analysis.stats import describe_method, gpt_tflops_per_gpu, methods
+from analysis.stats import describe_method, methods
+from analysis.stats.gpt_flops import SEED002
 
 #: The fixture logs (not `from conftest import DATA`: in a whole-suite run "conftest" may be
 #: another folder's).
@@ -93,7 +94,7 @@ def test_unknown_method_lists_valid_names():
 
 def test_gpt_tflops_formula_seed_002_row():
     # DP_1x1x1_2_1536x16: B=2, s=2048, l=16, h=1536, V=51200, 406.16 ms on 1 GPU
-    t = gpt_tflops_per_gpu(2, 2048, 16, 1536, 51200, 0.40616, 1)
+    t = SEED002.tflops_per_gpu(2, 2048, 16, 1536, 51200, 0.40616, 1)
     flops = 96 * 2 * 2048 * 16 * 1536**2 * (1 + 2048 / (6 * 1536) + 51200 / (16 * 16 * 1536))
     assert t == pytest.approx(flops / 0.40616 / 1e12)
     assert 49 < t < 50
