@@ -11,6 +11,8 @@ from pathlib import Path
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from analysis.report.html import md_inline
+
 ALIGN = {"l": "left", "r": "right", "c": "center", "w": "right", "t": "left", "b": "right",
          "p": "left"}
 #: alignment codes whose cells may wrap (an interval after its dash, a note between words)
@@ -72,13 +74,8 @@ def table(frame: pd.DataFrame, name: str, align: str = "",
                                          overwrite=False)
     lines = [caption] if isinstance(caption, str) else list(caption or [])
     if any(lines):
-        styler = styler.set_caption("<br>".join(caption_html(line) for line in lines if line))
+        styler = styler.set_caption("<br>".join(md_inline(line) for line in lines if line))
     return styler
-
-
-def caption_html(line: str) -> str:
-    """A caption line escaped, its `backtick` spans (commands, formulas) as code."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(line))
 
 
 def code_words(text) -> str:
