@@ -16,35 +16,23 @@ shown as a dollar sign, never read as a mathtext formula.
 | `traces` | `iteration_traces` (per-iteration frame) |
 | `spread` | `repeat_spread` (per-run frame) |
 | `gpt` | `gpt_configurations` (summary frame, GPT cases) |
-| `topology` | `topology_heatmap` (`nvidia-smi topo -m` matrix) |
 | `ratio` | `ratio_intervals` (comparison table) |
 """
 
 import matplotlib
 import matplotlib.colors
 
-from .figure import (
-    FONT_STACK,
-    STYLE,
-    BilingualChart,
-    ReportFigure,
-    Tokens,
-    build_once,
-    plain,
-    use_fonts,
-)
+from .figure import ReportFigure, Tokens, build_once
 from .gpt import gpt_configurations
 from .ratio import VERDICT_COLORS, ratio_intervals
 from .scaling import speedup_vs_ideal, throughput_vs_devices
-from .series import case_label, palette, series_color, series_label
+from .series import case_label, palette
 from .spread import repeat_spread
-from .topology import LINK_COLORS, link_class, link_color, topology_heatmap
+from .topology import LINK_COLORS, link_class, link_color
 from .traces import iteration_traces
 
 __all__ = [
-    "FONT_STACK", "LINK_COLORS", "STYLE", "VERDICT_COLORS", "BilingualChart", "ReportFigure",
-    "Tokens", "build_once", "case_label", "gpt_configurations", "iteration_traces",
-    "link_class", "link_color", "matplotlib", "palette", "plain", "ratio_intervals",
-    "repeat_spread", "series_color", "series_label", "speedup_vs_ideal",
-    "throughput_vs_devices", "topology_heatmap", "use_fonts",
+    "LINK_COLORS", "VERDICT_COLORS", "ReportFigure", "Tokens", "build_once", "case_label",
+    "gpt_configurations", "iteration_traces", "link_class", "link_color", "matplotlib",
+    "palette", "ratio_intervals", "repeat_spread", "speedup_vs_ideal", "throughput_vs_devices",
 ]

@@ -32,12 +32,6 @@ class Changes:
     env_changes: list[str] = field(default_factory=list)
     different_hardware: list[str] = field(default_factory=list)  # case keys
 
-    def meta(self) -> dict:
-        """Everything but the table, as plain data (for ``prepared``'s READY file)."""
-        return {"baseline": self.baseline, "threshold": self.threshold,
-                "confidence": self.confidence, "env_changes": self.env_changes,
-                "different_hardware": self.different_hardware}
-
     def numbers(self) -> list[dict]:
         """Per case: key, ratio NEW/BASE, its interval and the verdict (report_L.json)."""
         def num(v):

@@ -216,12 +216,12 @@ class Report:
         ('ResNet-50 v1.5'), any other as the logs write it."""
         return BUILTIN_MODELS.get(str(model), str(model)) if self.builtin else str(model)
 
-    def precision_name(self, precision) -> str:
+    def precision_name(self, precision, tr=None) -> str:
         """'FP32 (TF32 on)', 'AMP', 'BF16': the precision as its runs ran it
-        (:func:`precision.short_name`)."""
+        (:func:`precision.short_name`), in the labels of `tr` (default: the report's)."""
         runs = self.result.runs
         mask = runs["precision"].astype(str).str.lower() == str(precision).lower()
-        return short_name(str(precision), self.params_of(mask), self.tr)
+        return short_name(str(precision), self.params_of(mask), tr or self.tr)
 
     @cached_property
     def params(self) -> dict[str, list[str]]:

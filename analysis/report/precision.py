@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from analysis.i18n import Translator
 
-_TRUE = ("true", "1", "yes", "on")
+#: How a parameter dump says an option is on.
+TRUE_WORDS = ("true", "1", "yes", "on")
 #: Parameter names (lower case) that state TF32 matmuls on or off.
 TF32_KEYS = ("tf32", "allow_tf32", "use_tf32")
 LOSS_SCALE_KEYS = ("static_loss_scale", "loss_scale")
@@ -14,7 +15,7 @@ LOSS_SCALE_KEYS = ("static_loss_scale", "loss_scale")
 
 def _flag(params: dict[str, list[str]], keys) -> bool | None:
     vals = [v for k in keys for v in params.get(k, [])]
-    return None if not vals else any(v.lower() in _TRUE for v in vals)
+    return None if not vals else any(v.lower() in TRUE_WORDS for v in vals)
 
 
 def loss_scaling(params: dict[str, list[str]], tr: Translator) -> str:

@@ -10,6 +10,7 @@ small; each kernel reads them again from LOG_DIR.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,8 +141,14 @@ def save(data: Prepared, folder: str | Path) -> None:
     atomic_write_text(folder / READY, json.dumps({
         "log_dir": str(data.log_dir), "suite_commit": data.suite_commit, "json_columns": as_json,
         "object_columns": as_object,
-        CHANGES: None if data.changes is None else data.changes.meta(),
-        REFERENCES: None if data.references is None else data.references.meta()}))
+        CHANGES: _meta(data.changes), REFERENCES: _meta(data.references)}))
+
+
+def _meta(found: Changes | ReferenceRatios | None) -> dict | None:
+    """Everything of `found` but its table, as plain data (its table is a Parquet file)."""
+    if found is None:
+        return None
+    return {f.name: getattr(found, f.name) for f in dataclasses.fields(found) if f.name != "table"}
 
 
 def _read(folder: Path, name: str, json_columns: list[str],

@@ -41,7 +41,7 @@ from analysis.errors import DLPerfError, UsageError
 from analysis.fsutil import atomic_write_bytes
 from analysis.i18n import check_lang
 from analysis.notebook_run import execute_notebook
-from analysis.report import prepared, vs_reference
+from analysis.report import prepared
 
 if TYPE_CHECKING:
     import nbformat
@@ -233,73 +233,39 @@ class Exporters:
                                f"{exc}") from exc
 
 
-@dataclass
-class _Staged:
-    """One language's outputs, complete, waiting in memory to be written to OUT_DIR."""
-
-    contents: dict[str, bytes] = field(default_factory=dict)  # target -> bytes
-    seconds: dict[str, float] = field(default_factory=dict)
-    error: PublishError | None = None
-
-
 def _execute_language(lang: str, params: dict, notebook: Path, km, folder: Path,
-                      say: Callable[[str], None],
-                      out_dir: Path) -> tuple[_Staged, nbformat.NotebookNode | None]:
+                      out_dir: Path, result: Published,
+                      ) -> tuple[dict[str, bytes], nbformat.NotebookNode | PublishError]:
     """Execute the report notebook for `lang` in the build's kernel (`km`, its files in
-    `folder`): the staged notebook and numbers, and the notebook to export (None when it
-    failed)."""
+    `folder`): its outputs so far (the notebook, and the numbers when it ran), and the
+    notebook to export or the error of a failed cell (the failed notebook is kept for the
+    reader)."""
     import nbformat
 
-    staged = _Staged()
     name = f"report_{lang}.ipynb"
     ipynb, numbers = folder / name, folder / f"report_{lang}.json"
-    say(f"{lang}: executing…")
     t0 = time.perf_counter()
+    error = None
     try:
         execute(ipynb, dict(params, lang=lang, numbers_json=str(numbers)), km, folder, notebook,
                 f"the {lang} report")
     except KernelDied:
         raise
-    except PublishError as exc:  # keep the failed notebook for the reader
-        staged.error = exc
+    except PublishError as exc:
+        error = exc
     nb = reproducible(nbformat.read(ipynb, as_version=4), out_dir, name)
-    staged.contents["ipynb"] = nbformat.writes(nb).encode("utf-8")
-    if staged.error:
-        return staged, None
-    staged.contents["json"] = numbers.read_bytes()
-    staged.seconds[f"{lang}.execute"] = time.perf_counter() - t0
-    return staged, clean_for_export(nb, _title_of(numbers))
-
-
-def _export_html(staged: _Staged, nb: nbformat.NotebookNode, lang: str,
-                 targets: list[str], say: Callable[[str], None], exporters: Exporters,
-                 others: list[str] = ()) -> None:
-    """Export the executed notebook `nb` of `lang` to HTML into `staged` (when asked),
-    linking the build's `others` languages."""
-    t = time.perf_counter()
-    if "html" in targets:
-        say(f"{lang}: html")
-        staged.contents["html"] = exporters.html(nb, lang, others).encode("utf-8")
-    staged.seconds[f"{lang}.html"] = time.perf_counter() - t
-
-
-def _export_pdfs(staged: dict[str, _Staged], executed: list, say: Callable[[str], None],
-                 exporters: Exporters) -> None:
-    """Print the executed notebooks to PDF into `staged`, all in one browser."""
-    t = time.perf_counter()
-    for lang, _ in executed:
-        say(f"{lang}: pdf")
-    printed = exporters.pdfs([(nb, lang) for lang, nb in executed])
-    seconds = (time.perf_counter() - t) / len(executed)  # printed side by side: a share each
-    for (lang, _), pdf in zip(executed, printed):
-        staged[lang].contents["pdf"] = pdf
-        staged[lang].seconds[f"{lang}.pdf"] = seconds
+    contents = {"ipynb": nbformat.writes(nb).encode("utf-8")}
+    if error:
+        return contents, error
+    contents["json"] = numbers.read_bytes()
+    result.seconds[f"{lang}.execute"] = time.perf_counter() - t0
+    return contents, clean_for_export(nb, _title_of(numbers))
 
 
 def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None,
             langs="en,zh", to="html,pdf", env=None, topology=None, method: str = "dlperf",
             warmup: int | None = None, measure: int | None = None, title: str | None = None,
-            notebook: str | Path = REPORT_NOTEBOOK, kernel_name: str | None = None,
+            notebook: str | Path = REPORT_NOTEBOOK,
             progress: Callable[[str], None] | None = print_progress,
             meta: dict | None = None, baseline: str | Path | None = None,
             store: str | Path | None = None, threshold: float | None = None,
@@ -336,8 +302,10 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
 
         _check_browser()
         epoch = source_date_epoch()  # it dates the PDFs only
-    if references is not None:
-        vs_reference.load(references)
+    if references is not None:  # a bad file is refused before any kernel starts
+        from analysis.changes.references import load_references
+
+        load_references(references)
     out = Path(out_dir or config.REPORTS_DIR).resolve()
     out.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda _message: None)
@@ -352,13 +320,14 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
                   topology=absolute(topology), method=method, warmup=warmup, measure=measure,
                   link_base=str(out), log_base_url=check_log_base_url(log_base_url) or None)
     result = Published(out)
+    outputs: dict[str, dict[str, bytes]] = {}  # lang -> target -> bytes, written when all ran
+    executed, errors = [], []
     with tempfile.TemporaryDirectory(prefix="dlperf-report-") as tmp:  # mode 0700
         folder = Path(tmp)
-        staged, executed = {}, []
         quiet = _QuietKernelErrors()
         logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
         try:
-            with notebook_run.kernel(folder, kernel_name or _kernel_name(notebook)) as km:
+            with notebook_run.kernel(folder, _kernel_name(notebook)) as km:
                 notebook_run.start(km, folder, KERNEL_WARM_UP)
                 say("parsing…")
                 t = time.perf_counter()
@@ -368,19 +337,39 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
                 result.seconds["prepare"] = time.perf_counter() - t
                 params = dict(params, data_dir=str(folder / "data"))
                 for lang in langs:
-                    staged[lang], nb = _execute_language(lang, params, Path(notebook), km,
-                                                         folder, say, out)
-                    if nb is not None:
+                    say(f"{lang}: executing…")
+                    outputs[lang], nb = _execute_language(lang, params, Path(notebook), km,
+                                                          folder, out, result)
+                    if isinstance(nb, PublishError):
+                        errors.append(nb)
+                    else:
                         executed.append((lang, nb))
         finally:
             logging.getLogger("papermill").removeFilter(quiet)
         exporters = Exporters(folder, epoch)
         for lang, nb in executed:
-            _export_html(staged[lang], nb, lang, targets, say, exporters,
-                         [other for other, _ in executed if other != lang])
+            t = time.perf_counter()
+            if "html" in targets:
+                say(f"{lang}: html")
+                others = [other for other, _ in executed if other != lang]
+                outputs[lang]["html"] = exporters.html(nb, lang, others).encode("utf-8")
+            result.seconds[f"{lang}.html"] = time.perf_counter() - t
         if "pdf" in targets and executed:
-            _export_pdfs(staged, executed, say, exporters)
-    return _commit(staged, result)
+            t = time.perf_counter()
+            for lang, _ in executed:
+                say(f"{lang}: pdf")
+            printed = exporters.pdfs([(nb, lang) for lang, nb in executed])
+            for (lang, _), pdf in zip(executed, printed):
+                outputs[lang]["pdf"] = pdf  # printed side by side: a share of the time each
+                result.seconds[f"{lang}.pdf"] = (time.perf_counter() - t) / len(executed)
+    for lang, contents in outputs.items():  # each atomically, in report order
+        result.files[lang] = {}
+        for target, data in contents.items():
+            result.files[lang][target] = out / f"report_{lang}.{target}"
+            atomic_write_bytes(result.files[lang][target], data)
+    if errors:  # after writing what there is, a failed notebook included
+        raise errors[0]
+    return result
 
 
 def _check_browser() -> None:
@@ -392,22 +381,6 @@ def _check_browser() -> None:
     if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
         raise PublishError(f"PDF export needs Chromium, and {exe} is not an executable file "
                            f"(set DLPERF_CHROMIUM to its path, or build --to html)")
-
-
-def _commit(staged: dict[str, _Staged], result: Published) -> Published:
-    """Write the staged outputs into OUT_DIR (each atomically), in report order; raise the
-    first language's error after writing what there is (a failed notebook included)."""
-    for lang, done in staged.items():
-        result.files[lang] = {}
-        for target, data in done.contents.items():
-            path = result.out_dir / f"report_{lang}.{target}"
-            atomic_write_bytes(path, data)
-            result.files[lang][target] = path
-        result.seconds.update(done.seconds)
-    errors = [done.error for done in staged.values() if done.error]
-    if errors:
-        raise errors[0]
-    return result
 
 
 #: How nbclient logs a kernel that did not start or died, before it raises the error that

@@ -11,6 +11,8 @@ from pathlib import Path
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from analysis.report.html import md_inline
+
 ALIGN = {"l": "left", "r": "right", "c": "center", "w": "right", "t": "left", "b": "right",
          "p": "left"}
 #: alignment codes whose cells may wrap (an interval after its dash, a note between words)
@@ -47,7 +49,7 @@ def table(frame: pd.DataFrame, name: str, align: str = "",
     and the cell may wrap; b: right, p: left, and the cell breaks at its newlines), and `caption` (escaped, backtick spans as code; a sequence: one line each, such as a
     table's numbered notes). Cell text is escaped: log text never becomes markup, except
     in the columns of `markup`, whose function gives each cell's HTML (and escapes the
-    text it holds: :func:`code_words`, :func:`link`). `cell_styles`: CSS per cell (a frame
+    text it holds: :func:`link`). `cell_styles`: CSS per cell (a frame
     of `frame`'s shape). `classes`: more classes of the table. `code`: columns of
     monospace text (their cells' class ``dlperf-code``: report.css wraps them)."""
     styler = ReportStyler(frame).hide(axis="index").format(escape="html").format_index(escape="html", axis=1)
@@ -72,21 +74,8 @@ def table(frame: pd.DataFrame, name: str, align: str = "",
                                          overwrite=False)
     lines = [caption] if isinstance(caption, str) else list(caption or [])
     if any(lines):
-        styler = styler.set_caption("<br>".join(caption_html(line) for line in lines if line))
+        styler = styler.set_caption("<br>".join(md_inline(line) for line in lines if line))
     return styler
-
-
-def caption_html(line: str) -> str:
-    """A caption line escaped, its `backtick` spans (commands, formulas) as code."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(line))
-
-
-def code_words(text) -> str:
-    """A command as HTML code that breaks between its words only (each word a
-    ``dlperf-word`` span: no break after a hyphen inside ``--warmup-iterations``)."""
-    words = " ".join(f'<span class="dlperf-word">{html.escape(w)}</span>'
-                     for w in str(text).split(" "))
-    return f"<code>{words}</code>"
 
 
 #: Characters of a label's part between two break opportunities, at most.

@@ -4,10 +4,9 @@ cases: each case's median throughput over the value of every reference it matche
 hardware (GPU model and count from their environment records) — for the report's numbers
 file; page 1's reference block (``sections/reference.py``) shows every reference.
 
-The publisher reads the file before any kernel starts (:func:`load`) and matches the
-references once (:func:`match`); the matches travel to the kernel with the other frames
+The publisher reads the file before any kernel starts and matches the references once
+(:func:`match`); the matches travel to the kernel with the other frames
 (``analysis.report.prepared``).
-(``analysis.changes`` is imported where used: it imports ``analysis.report`` itself.)
 """
 
 from __future__ import annotations
@@ -27,10 +26,6 @@ class ReferenceRatios:
     table: pd.DataFrame
     file: str
 
-    def meta(self) -> dict:
-        """Everything but the table, as plain data (for ``prepared``'s READY file)."""
-        return {"file": self.file}
-
     @property
     def shown(self) -> pd.DataFrame:
         """The pairs measured on the runs' hardware."""
@@ -47,13 +42,6 @@ class ReferenceRatios:
                 for r in self.shown.itertuples(index=False)]
 
 
-def load(path: str | Path) -> list[dict]:
-    """The references of `path`; a bad file is a UsageError naming it (and the line)."""
-    from analysis.changes import references
-
-    return references.load_references(path)
-
-
 def match(path: str | Path, summary: pd.DataFrame, runs: pd.DataFrame | None = None,
           envs=None) -> ReferenceRatios:
     """The references of `path` matched against the report's cases (references no case
@@ -65,6 +53,6 @@ def match(path: str | Path, summary: pd.DataFrame, runs: pd.DataFrame | None = N
 
     gpus_by_case = ({} if runs is None
                     else references.case_gpus(runs, environment.run_env(runs, envs or [])))
-    table = references.check(summary, load(path), gpus_by_case=gpus_by_case)
+    table = references.check(summary, references.load_references(path), gpus_by_case=gpus_by_case)
     table = table[table["case_key"] != ""].reset_index(drop=True)
     return ReferenceRatios(table, str(path))

@@ -71,17 +71,6 @@ def chromium_path() -> str:
     return os.environ.get("DLPERF_CHROMIUM", "/usr/bin/chromium")
 
 
-def browser_env(temp_dir: str = "") -> dict[str, str]:
-    """Environment for Chromium: ours plus the report fontconfig file, and `temp_dir` as its
-    TMPDIR when given (a Chromium killed by Ctrl-C leaves its temporary files behind: in
-    the build's private folder they go with it)."""
-    env = dict(os.environ)
-    env.setdefault("FONTCONFIG_FILE", str(FONTS_CONF))
-    if temp_dir:
-        env["TMPDIR"] = temp_dir
-    return env
-
-
 class SystemChromiumWebPDFExporter(WebPDFExporter):
     """WebPDF through a Chromium binary given by path (default ``$DLPERF_CHROMIUM`` or
     ``/usr/bin/chromium``); :meth:`pdfs` prints several notebooks in one browser."""
@@ -145,10 +134,13 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
         args = [a for a in self.browser_args if a != "--no-sandbox"]
         if self.disable_sandbox:
             args.append("--no-sandbox")
+        env = {"FONTCONFIG_FILE": str(FONTS_CONF), **os.environ}
+        if self.temp_dir:  # a Chromium killed by Ctrl-C leaves its temporary files there
+            env["TMPDIR"] = self.temp_dir
         async with async_playwright() as playwright:
             try:
                 browser = await playwright.chromium.launch(
-                    executable_path=self.executable_path, env=browser_env(self.temp_dir),
+                    executable_path=self.executable_path, env=env,
                     args=args, handle_sigint=False, handle_sigterm=False, handle_sighup=False)
             except Exception as exc:  # noqa: BLE001 - Playwright's errors have no common base
                 raise RuntimeError(f"Chromium did not start: {str(exc).splitlines()[0]}") from exc

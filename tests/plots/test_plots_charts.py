@@ -132,7 +132,6 @@ def test_no_data_gives_no_chart(frames):
     assert plots.throughput_vs_devices(gpt) is None  # a GPT-only campaign
     assert plots.speedup_vs_ideal(gpt) is None
     assert plots.speedup_vs_ideal(summary.assign(speedup=np.nan)) is None
-    assert plots.topology_heatmap(pd.DataFrame({"CPU Affinity": ["0-11"]}, index=["GPU0"])) is None
     table = pd.DataFrame({"ratio": [np.nan], "ratio_low": [np.nan], "ratio_high": [np.nan],
                           "verdict": ["too few repeats"], "case_key": ["a"]})
     assert plots.ratio_intervals(table) is None

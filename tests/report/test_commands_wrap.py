@@ -1,12 +1,11 @@
-"""The report's launch-commands table fits a printed page: long commands wrap between words,
-long run ids wrap too, and no cell reaches past the page (measured in headless Chromium)."""
+"""The report's launch-commands table fits a printed page: long run ids wrap, and no cell
+reaches past the page (measured in headless Chromium)."""
 
 from __future__ import annotations
 
 import re
 
 import pandas as pd
-import pytest
 
 from analysis.report import styled
 from analysis.report.styled import CSS_PATH
@@ -21,39 +20,15 @@ COMMAND = ("/opt/torch/.venv/bin/python3 -m torch.distributed.run --standalone "
            "--num-layers 24 --hidden-size 2304 --num-attention-heads 24 --seq-length 2048 "
            "--train-iters 20 --log-interval 1 --precision bf16 --device cuda "
            "--dist-backend nccl --compile")
-#: one word longer than any column can be: it must break rather than leave the page
-HUGE_WORD = "--data-path=/" + "very_long_folder_name/" * 12 + "tokens.bin"
 
 
 def _page(rows) -> str:
     frame = pd.DataFrame(rows, columns=["case", "node", "runs", "command"])
     table = styled.table(frame, "commands", "lrrl", markup={
-        "command": styled.code_words, "case": styled.label_words}, code=["command"]).to_html()
+        "case": styled.label_words}, code=["command"]).to_html()
     return (f"<html><head><style>{CSS_PATH.read_text(encoding='utf-8')}</style></head>"
             f'<body style="margin:0"><div class="dlperf-report" id="page">{table}</div>'
             "</body></html>")
-
-
-@pytest.mark.parametrize("command", [COMMAND, COMMAND + " " + HUGE_WORD])
-def test_commands_table_fits_the_page(browser, command):
-    page = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 1000})
-    page.emulate_media(media="print")
-    page.set_content(_page([[RUN, "0", "5", command], ["1n2g/r", "0", "5", command]]))
-    right = page.evaluate("document.getElementById('page').getBoundingClientRect().right")
-    # every cell and every word of a command ends inside the page
-    edges = page.evaluate("""() => Array.from(document.querySelectorAll(
-        'table.dlperf-commands td, table.dlperf-commands span.dlperf-word'))
-        .map(e => e.getBoundingClientRect().right)""")
-    heights = page.evaluate("""() => Array.from(document.querySelectorAll(
-        'table.dlperf-commands span.dlperf-word')).map(e => [e.textContent,
-        e.getBoundingClientRect().height])""")
-    text = page.locator("table.dlperf-commands tbody tr").first.inner_text().replace("\n", "")
-    page.close()
-    assert max(edges) <= right + 0.5, (max(edges), right)
-    assert len(heights) == 2 * len(command.split(" ")) and RUN in text
-    line = min(h for _, h in heights)
-    # words of the real command stay whole (one line each): only the huge one breaks
-    assert {w for w, h in heights if h > line * 1.5} <= {HUGE_WORD}
 
 
 def test_case_labels_break_after_slashes_and_underscores_only(browser):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from analysis.env import describe
 from analysis.i18n import cjk_spacing
 from analysis.report import prose, tables
+from analysis.report.precision import TRUE_WORDS
 from analysis.report.sections import key_numbers, register
 from analysis.report.sections.base import Section
 from analysis.report.sections.method import measured_seconds
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 #: Parameter values that say the input was synthetic (DLE spells it "syntetic").
 SYNTHETIC_WORDS = ("synthetic", "syntetic")
-_TRUE = ("true", "1", "yes", "on")
 #: Campaign workloads of the suite that train on synthetic data.
 SYNTHETIC_WORKLOADS = ("builtin", "gpt")
 #: Repeats from which the summary gives an order-statistic confidence interval.
@@ -48,7 +48,7 @@ def synthetic_data(rep: Report) -> bool:
         return True
     for key, values in rep.params.items():
         said = [v.lower() for v in values]
-        if any(w in key for w in SYNTHETIC_WORDS) and any(v in _TRUE for v in said):
+        if any(w in key for w in SYNTHETIC_WORDS) and any(v in TRUE_WORDS for v in said):
             return True  # --synthetic true
         if ("data" in key or "backend" in key) and any(w in v for v in said
                                                         for w in SYNTHETIC_WORDS):

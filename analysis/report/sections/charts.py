@@ -12,7 +12,6 @@ import pandas as pd
 from analysis.errors import UnknownNameError
 from analysis.i18n import Translator
 from analysis.report import tables
-from analysis.report.precision import short_name
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
 from analysis.report.sections.method import measured_window
@@ -80,8 +79,6 @@ class Chart(Section):
 
         if frame.empty or "precision" not in frame.columns:
             return frame
-        runs = self.rep.result.runs
-        names = {p: short_name(p, self.rep.params_of(runs["precision"].astype(str).str.lower()
-                                                     == p.lower()), tr)
+        names = {p: self.rep.precision_name(p, tr)
                  for p in frame["precision"].dropna().astype(str).unique()}
         return frame.assign(**{PRECISION_SHOWN: frame["precision"].map(names)})

@@ -50,7 +50,7 @@ def section(summary: pd.DataFrame, runs: pd.DataFrame, tr: Translator) -> H.Frag
         caption.append(tr("energy.runs_without", count=len(missing), runs="; ".join(listed)))
     table = styled.table(frame, "energy", "llrrrrrrrr", caption=caption or None)
     return H.Fragment(f'<a id="sec-energy"></a>\n<h2>{H.esc(tr("section.energy"))}</h2>\n'
-                      f'<p>{styled.caption_html(tr("energy.method"))}</p>\n{table.to_html()}')
+                      f'<p>{H.md_inline(tr("energy.method"))}</p>\n{table.to_html()}')
 
 
 @register

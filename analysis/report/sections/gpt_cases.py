@@ -21,6 +21,7 @@ import pandas as pd
 
 from analysis.env import describe
 from analysis.env.folder_records import load_env
+from analysis.plots.gpt import GROUP_ORDER
 from analysis.report import styled, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
@@ -30,8 +31,6 @@ from analysis.stats import gpt_flops, gpt_runs
 #: Dense BF16 tensor-core peak per GPU (TFLOP/s) by the name nvidia-smi gives: NVIDIA's H200
 #: datasheet gives 1,979 (SXM) and 1,671 (NVL) TFLOP/s "with sparsity", twice the dense rate.
 DENSE_BF16_PEAK = {"NVIDIA H200": 989.5, "NVIDIA H200 NVL": 835.5}
-#: Seed 002's group order; other groups follow in the order met.
-GROUP_ORDER = ("DP", "MP", "2D", "PP", "DP_PP", "MP_PP", "2D_PP")
 #: Spread of a case's repeats ((max − min) / median, %) above which the table says so.
 SPREAD_NOTE_PCT = 5.0
 ALIGN = "lrlrrbrrb"  # b: a cell of two lines (samples/s and its range; two MFUs)

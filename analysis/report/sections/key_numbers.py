@@ -42,12 +42,8 @@ def largest_case(group: pd.DataFrame, simulated: set[tuple]) -> pd.Series | None
 
 
 def _key(row) -> tuple:
-    return (row["framework"], row["model"], row["precision"], _int(row["batch_size_per_device"]),
-            _int(row["num_nodes"]), _int(row["gpus_per_node"]))
-
-
-def _int(v):
-    return None if pd.isna(v) else int(v)
+    """The case of `row` but its GPT case name (``tables.case_key``)."""
+    return tables.case_key(row)[:6]
 
 
 def simulated_cases(runs: pd.DataFrame, shared: list[tuple[str, str]]) -> set[tuple]:

@@ -27,6 +27,7 @@ from analysis.i18n import Translator
 from analysis.logtext import LogText
 from analysis.problems import excerpt
 from analysis.report import prose, tables
+from analysis.report.precision import TRUE_WORDS
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
 from analysis.stats import methods as _methods
@@ -150,9 +151,6 @@ def _example(observations: pd.DataFrame, run_id: str,
     return src, line, excerpt(text.strip()), excerpt(header)
 
 
-#: Options the precision labels already state (precision.py).
-PRECISION_OPTIONS = ("desc.amp", "desc.tf32", "desc.loss_scale")
-_TRUE = ("true", "1", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -271,42 +269,13 @@ def window_start(rep) -> WindowStart | None:
     return WindowStart(slow, counted, float(worst), moved) if counted else None
 
 
-def options(rep) -> dict[str, str]:
-    """AMP / TF32 / XLA / loss scaling as the runs' parameter dumps state them."""
-    tr, params = rep.tr, rep.params
-    out = {}
-    precs = set(rep.summary["precision"].dropna().astype(str)) if len(rep.summary) else set()
-
-    def on(key_part: str, exact: bool = False) -> bool | None:
-        vals = {v for k, vs in params.items() if (k == key_part if exact else key_part in k)
-                for v in vs}
-        return None if not vals else any(v.lower() in _TRUE for v in vals)
-
-    if precs:
-        bf16 = on("bf16", exact=True)
-        if "amp" not in precs and not ("bf16" in precs and bf16):  # bf16 runs autocast too
-            out["desc.amp"] = tr("desc.off")
-        elif bf16:
-            out["desc.amp"] = tr("desc.amp_bf16")
-        elif rep.builtin or on("amp", exact=True):
-            out["desc.amp"] = tr("desc.amp_fp16")
-        else:
-            out["desc.amp"] = tr("desc.on")
-    tf32 = on("tf32", exact=True)
-    if tf32 is not None:
-        out["desc.tf32"] = tr("desc.tf32_on") if tf32 else tr("desc.tf32_off")
-    xla = on("xla")
-    if xla is not None:
-        out["desc.xla"] = tr("desc.on") if xla else tr("desc.off")
-    static = {v for k, vals in params.items() if k in ("static_loss_scale", "loss_scale")
-              for v in vals if v not in ("None", "0", "")}
-    if "desc.amp" in out and out["desc.amp"] == tr("desc.amp_fp16"):
-        pass  # dynamic loss scaling is part of the AMP line
-    elif on("dynamic_loss_scale"):
-        out["desc.loss_scale"] = tr("desc.loss_scale_dynamic")
-    elif static:
-        out["desc.loss_scale"] = tr("desc.loss_scale_static", value=", ".join(sorted(static)))
-    return out
+def xla(rep) -> str | None:
+    """XLA on or off as the runs' parameter dumps state it (None where they do not): the
+    one option the precision labels (precision.py) do not already state."""
+    vals = {v.lower() for k, vs in rep.params.items() if "xla" in k for v in vs}
+    if not vals:
+        return None
+    return rep.tr("desc.on") if vals & set(TRUE_WORDS) else rep.tr("desc.off")
 
 
 @register
@@ -328,8 +297,7 @@ class MethodSection(Section):
             method_text=self._method_text() if rep.method != "dlperf" else "",
             interval_kinds=kinds, speedup=bool(tables.scaling_groups(rep.summary)),
             repeats=(str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"),
-            options=[(tr(k), v) for k, v in options(rep).items()
-                     if k not in PRECISION_OPTIONS],
+            options=[(tr("desc.xla"), xla(rep))] if xla(rep) else [],
             heading=tr("section.method"),
             memory=tr("desc.memory", sources=tr.join(sources) if sources
                       else tr("memory.none")))

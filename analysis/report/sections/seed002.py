@@ -9,11 +9,11 @@ the same model shape (hidden 1536, 16 layers)."""
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
 import pandas as pd
 
+from analysis.plots.gpt import CASE_NAME
 from analysis.report import styled, tables
 from analysis.report.sections import register
 from analysis.report.sections.base import Section
@@ -35,23 +35,28 @@ class SeedRow(NamedTuple):
 SEED002 = (SeedRow("DP_1x1x1_2_1536x16", 406.16, 11066, 4.92, 49.4),
            SeedRow("DP_8x1x1_16_1536x16", 417.95, 12404, 38.28, 48.0),
            SeedRow("MP_1x8x1_16_1536x16", 642.13, 6264, 24.92, 31.3))
-_CASE = re.compile(r"^[A-Z0-9_]+?_(?P<dp>\d+)x(?P<tp>\d+)x(?P<pp>\d+)_(?P<gbs>\d+)_")
 
 
 def seed_gpus(case: str) -> tuple[int, int]:
     """(GPUs, global batch) of a seed 002 case name (``DP_8x1x1_16_1536x16``: 8, 16)."""
-    m = _CASE.match(case)
+    m = CASE_NAME.match(case)
     return int(m["dp"]) * int(m["tp"]) * int(m["pp"]), int(m["gbs"])
+
+
+def seed_shape_cases(rep) -> pd.DataFrame:
+    """Our GPT cases of seed 002's model shape that have a TFLOP/s by its 96 convention."""
+    configs = tables.gpt_configurations(rep.summary, rep.result.runs)
+    if configs.empty or "tflops_per_gpu_seed002" not in configs:
+        return configs.iloc[:0]
+    return configs[(configs["hidden_size"] == HIDDEN) & (configs["num_layers"] == LAYERS)
+                   & configs["tflops_per_gpu_seed002"].notna()]
 
 
 def one_gpu_tflops(rep) -> tuple[float, float] | None:
     """(ours, seed 002's) TFLOP/s of one GPU by the 96 convention, for page 1's pointer to
     this table; None without a 1-GPU case of seed 002's model shape."""
-    configs = tables.gpt_configurations(rep.summary, rep.result.runs)
-    if configs.empty or "tflops_per_gpu_seed002" not in configs:
-        return None
-    ours = configs[(configs["hidden_size"] == HIDDEN) & (configs["num_layers"] == LAYERS)
-                   & (configs["num_devices"] == 1) & configs["tflops_per_gpu_seed002"].notna()]
+    ours = rep.shared(seed_shape_cases)
+    ours = ours[ours["num_devices"] == 1]
     seed = [s for s in SEED002 if seed_gpus(s.case)[0] == 1]
     if ours.empty or not seed:
         return None
@@ -64,11 +69,7 @@ class Seed002(Section):
 
     def render(self):
         rep, tr = self.rep, self.tr
-        configs = tables.gpt_configurations(rep.summary, rep.result.runs)
-        if configs.empty or "tflops_per_gpu_seed002" not in configs:
-            return None
-        ours = configs[(configs["hidden_size"] == HIDDEN) & (configs["num_layers"] == LAYERS)
-                       & configs["tflops_per_gpu_seed002"].notna()]
+        ours = rep.shared(seed_shape_cases)
         if ours.empty:
             return None
         gpu = gpu_peak(rep.envs)[0] or tr("report.unknown")

@@ -25,11 +25,6 @@ class Style(Section):
         return H.Fragment(f"<style>{styled.CSS_PATH.read_text(encoding='utf-8')}</style>")
 
 
-def float_size(size: str) -> float:
-    """'0.61B' -> 0.61 (model sizes sort by value)."""
-    return float(size.rstrip("B"))
-
-
 @register
 class TitleBlock(Section):
     name = "title_block"
@@ -42,7 +37,7 @@ class TitleBlock(Section):
         gpt = not s.empty and tables.gpt_rows(s).shape[0] == len(s)  # a GPT campaign
         if gpt:  # name the model sizes, as page 1's table does
             sizes = sorted({gpt_runs.model_size(f.parameters)
-                            for f in rep.shared(case_facts).values()} - {""}, key=float_size)
+                            for f in rep.shared(case_facts).values()} - {""}, key=lambda size: float(size.rstrip("B")))
             models = [tr("overview.gpt_sizes", sizes=tr.join(sizes))] if sizes else models
         return prose.render("title", tr, title=_keep_together(rep.title), empty=s.empty, gpt=gpt,
                             log_dir=rep.log_dir.name or ".", version=__version__,
