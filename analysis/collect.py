@@ -38,7 +38,14 @@ from analysis.parsers._fields import to_int
 from analysis.parsers._prefix import first_lines, rule_rows
 from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.problems import Problem, excerpt, strict_failures, to_frame
-from analysis.user_meta import MAX_COUNT, MetaFiles, against_path, is_count, merge_meta
+from analysis.user_meta import (
+    MAX_COUNT,
+    MetaFiles,
+    against_path,
+    is_count,
+    merge_meta,
+    stated_global_batch,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -705,6 +712,10 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
         merged.setdefault("framework", parsers.get(fam).framework)
     row = _run_row(rid, str(main.path), fam, merged, parsed)
     _derived_counts(row, run_problems)
+    odd = stated_global_batch(row, origin, parsed is not None
+                              and parsed.meta.get("global_batch_size") is not None)
+    if odd:
+        run_problems.append(Problem(str(main.path), None, *odd, run_id=rid))
     obs_parts = []
     for read in reads:
         if read.parsed is not None:

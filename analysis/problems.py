@@ -26,6 +26,10 @@ KINDS = {
     "bad_record_field": "a field of an environment record has the wrong type (a number for a "
                         "version, \"4\" for a GPU count): that field is not used, the rest is",
     "too_large": "the file exceeds the size limit (DLPERF_MAX_LOG_BYTES); only its beginning was read",
+    "accumulation_implied": "a meta file or --meta states a global batch that is k >= 2 times "
+                            "the run's devices x per-device batch: the figures count the stated "
+                            "samples an iteration, as if each iteration accumulated k batches, "
+                            "which nothing else states; the note names k",
     "duplicate_run": "the same run was found twice (another file of the same run, or the same "
                      "content); it is counted once",
     "stray_log": "a log in a campaign folder that the campaign did not run (no done marker "
@@ -90,8 +94,8 @@ KINDS = {
 #: Longest `text` kept on a problem; longer text (a 200 MB line) becomes an excerpt.
 #: Kinds that say what was left out of a run and why, its figures its own: listed with the
 #: others, but not an error under ``--strict`` (a node-wide sampler's other GPUs are not a
-#: fault of the run).
-NOTES = frozenset({"foreign_gpu_sample"})
+#: fault of the run; a global batch that accumulation explains may be what ran).
+NOTES = frozenset({"foreign_gpu_sample", "accumulation_implied"})
 
 
 def strict_failures(problems: list[Problem]) -> list[Problem]:

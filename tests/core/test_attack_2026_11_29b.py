@@ -57,3 +57,49 @@ def test_a_rerun_with_other_stamps_is_another_repeat(tmp_path):
     result = parse_paths([tmp_path], cache=False)
     assert len(result.runs) == 2
     assert "duplicate_run" not in _kinds(result)
+
+
+# --- 4. a stated global batch the path's devices x batch do not give -----------------------
+
+def _no_global_batch(tmp_path: Path) -> Path:
+    """Run 1 with the global batch left out of its PARAMETER line, as DLE's logs print it:
+    only the path (1n4g, _b128_) and the per-device batch give the samples an iteration."""
+    folder = _logs_only(tmp_path, (1,))
+    log = folder / f"{STEM}1.log"
+    text = log.read_text()
+    assert "global_batch_size : 512  " in text
+    log.write_text(text.replace("global_batch_size : 512  ", ""))
+    return folder
+
+
+@pytest.mark.parametrize("where", ["--meta", "dlperf-meta.yaml"])
+def test_a_stated_global_batch_twice_the_layout_is_a_note_naming_the_accumulation(tmp_path, where):
+    """1n4g x b128 runs 512 samples an iteration; a statement of 1,024 made the figure twice
+    as large with nothing on the row saying it rests on 1,024."""
+    folder = _no_global_batch(tmp_path)
+    meta = {"global_batch_size": 1024} if where == "--meta" else None
+    if meta is None:
+        (folder / where).write_text("global_batch_size: 1024\n")
+    result = parse_paths([tmp_path], meta=meta, cache=False)
+    notes = result.problems[result.problems["kind"] == "accumulation_implied"]
+    assert len(notes) == 1
+    assert "= 2 x (4 device(s) x batch 128)" in notes["reason"].iloc[0]
+    assert where in notes["reason"].iloc[0]
+    assert result.runs["problems"].iloc[0] == "accumulation_implied"
+    from analysis.problems import strict_failures
+    assert not strict_failures(result.problem_list())  # a note: the statement may be true
+
+
+@pytest.mark.parametrize("stated", [1000, 256])
+def test_a_stated_global_batch_no_whole_multiple_of_the_layout_is_a_conflict(tmp_path, stated):
+    _no_global_batch(tmp_path)
+    result = parse_paths([tmp_path], meta={"global_batch_size": stated}, cache=False)
+    conflict = result.problems[result.problems["kind"] == "metadata_conflict"]
+    assert len(conflict) == 1
+    assert f"global_batch_size={stated:,}, not a whole multiple" in conflict["reason"].iloc[0]
+
+
+def test_a_stated_global_batch_the_layout_runs_is_not_flagged(tmp_path):
+    _no_global_batch(tmp_path)
+    result = parse_paths([tmp_path], meta={"global_batch_size": 512}, cache=False)
+    assert result.problems.empty
