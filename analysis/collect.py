@@ -735,34 +735,35 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
 
 def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
                             limit: int) -> list[_Run]:
-    """A run whose training log gives the same training lines as an earlier run's in the same
-    folder (a repeat copied under another number), under the same relative name (a copied
-    campaign folder named too) or under the same file name anywhere (a backup copy inside
-    the tree read) is a duplicate: a `duplicate_run` problem names both and only the first
-    is kept. Equal logs of differently named files in different folders are left alone.
-    Logs whose training lines are stamped are told by what was read from those lines
-    (`_training_fingerprint`: a copy that lost or gained a line elsewhere, its header or
-    summary, is the same run; two runs never share every stamp) unless the two state
-    different settings; others by their text
-    (candidates found by `content_key`, then read again and compared whole)."""
+    """A run whose training log is another run's, in the same folder (a repeat copied under
+    another number) or under the same relative name (a copied campaign folder named too), is
+    a duplicate; so is one of the same text under the same file name anywhere (a backup copy
+    inside the tree read). A `duplicate_run` problem names both and only the first is kept.
+    In one folder or under one relative name, logs whose training lines are stamped are told
+    by what was read from those lines (`_training_fingerprint`: a copy that lost or gained a
+    line elsewhere, its header or summary, is the same run; two runs never share every
+    stamp) unless the two state different settings; other logs, and copies elsewhere, by
+    their text (candidates found by `content_key`, then read again and compared whole), as
+    a log edited into another (a fixture, a converted copy) is kept apart there."""
     seen: dict[tuple, _Run] = {}
     kept = []
     for run in runs:
         main = run.main
         if main.parsed is not None and M.TRAIN in main.parsed.obs.phases():
-            first = None
+            first, same = None, ""
             stamped = _training_fingerprint(main.parsed)
-            key_of = stamped or main.digest
-            for key in ((key_of, "folder", run.folder), (key_of, "id", run.relative_id),
-                        (key_of, "name", main.path.name)):
+            near = stamped or main.digest
+            for key in ((near, "folder", run.folder), (near, "id", run.relative_id),
+                        (main.digest, "name", main.path.name)):
                 other = seen.get(key)
-                if first is None and other is not None and (
-                        _states_alike(other.main.parsed, main.parsed) if stamped
-                        else _same_text(other.main.path, main.path, limit)):
-                    first = other
+                if first is None and other is not None:
+                    if stamped and key[0] == stamped:
+                        if _states_alike(other.main.parsed, main.parsed):
+                            first, same = other, "training lines (steps, stamps and values)"
+                    elif _same_text(other.main.path, main.path, limit):
+                        first, same = other, "content"
                 seen.setdefault(key, run)
             if first is not None:
-                same = "training lines (steps, stamps and values)" if stamped else "content"
                 problems.append(Problem(
                     str(main.path), None, "duplicate_run",
                     f"the same {same} as {first.main.path} (run {first.row['run_id']}); "

@@ -103,3 +103,59 @@ def test_a_stated_global_batch_the_layout_runs_is_not_flagged(tmp_path):
     _no_global_batch(tmp_path)
     result = parse_paths([tmp_path], meta={"global_batch_size": 512}, cache=False)
     assert result.problems.empty
+
+
+# --- 13. an inline nvidia-smi block of more GPUs than the run's ----------------------------
+
+ONEFLOW = ROOT / "tests" / "data" / "oneflow_models" / "graph_dated" / "1n2g" / "resnet50_b192_amp_1.log"
+_SMI_HEAD = ("timestamp, name, driver_version, utilization.gpu [%], utilization.memory [%], "
+             "memory.total [MiB], memory.free [MiB], memory.used [MiB]")
+_SMI_ROW = ("2021/11/23 10:41:02.311, NVIDIA A100-SXM4-40GB, 470.57.02, 100 %, 61 %, "
+            "40536 MiB, 9790 MiB, 30746 MiB")
+
+
+def _inline_smi(tmp_path: Path, indexed: bool) -> Path:
+    """The 2-GPU OneFlow log with another job's two GPUs (40,000 MiB each) listed first in its
+    inline nvidia-smi block, with or without nvidia-smi's index column."""
+    text = ONEFLOW.read_text()
+    assert _SMI_HEAD in text and _SMI_ROW in text
+    other = "2021/11/23 10:41:02.310, NVIDIA A100-SXM4-40GB, 470.57.02, 100 %, 90 %, " \
+            "40536 MiB, 536 MiB, 40000 MiB"
+    rows = [other, other] + [ln for ln in text.splitlines() if "470.57.02" in ln]
+    block = [_SMI_HEAD] + rows
+    if indexed:
+        block = ["index, " + block[0]] + [f"{i}, {r}" for i, r in zip((2, 3, 0, 1), rows,
+                                                                        strict=True)]
+    old = "\n".join([_SMI_HEAD] + rows[2:])
+    assert old in text
+    out = tmp_path / "1n2g" / ONEFLOW.name
+    out.parent.mkdir(parents=True)
+    out.write_text(text.replace(old, "\n".join(block)))
+    return out
+
+
+def _peak_and_notes(tmp_path: Path):
+    from analysis.stats import run_throughput
+
+    result = parse_paths([tmp_path], cache=False)
+    peak = run_throughput(result, "window").iloc[0]["memory_sampled_mib"]
+    notes = result.problems[result.problems["kind"] == "foreign_gpu_sample"]["reason"]
+    return peak, list(notes)
+
+
+def test_unindexed_inline_rows_of_more_gpus_than_the_runs_are_all_left_out(tmp_path):
+    """The first two rows were taken as the run's: its peak was the other job's 40,000 MiB,
+    and the note named GPUs 2 and 3 as the others though nothing numbers the rows."""
+    _inline_smi(tmp_path, indexed=False)
+    peak, notes = _peak_and_notes(tmp_path)
+    assert peak != peak  # no peak: nothing states which rows were the run's
+    assert len(notes) == 1
+    assert "4 inline nvidia-smi row(s) in block(s) of 4 GPUs with no index column" in notes[0]
+    assert "nothing states which rows were its" in notes[0]
+
+
+def test_indexed_inline_rows_count_the_runs_gpus_by_their_index(tmp_path):
+    _inline_smi(tmp_path, indexed=True)
+    peak, notes = _peak_and_notes(tmp_path)
+    assert peak == 30746.0
+    assert len(notes) == 1 and "row(s) of GPU 2, 3 by their index column" in notes[0]
