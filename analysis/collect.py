@@ -742,7 +742,8 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
     In one folder or under one relative name, logs whose training lines are stamped are told
     by what was read from those lines (`_training_fingerprint`: a copy that lost or gained a
     line elsewhere, its header or summary, is the same run; two runs never share every
-    stamp) unless the two state different settings; other logs, and copies elsewhere, by
+    stamp; read whole to confirm) unless the two state different settings; other logs, and
+    copies elsewhere, by
     their text (candidates found by `content_key`, then read again and compared whole), as
     a log edited into another (a fixture, a converted copy) is kept apart there."""
     seen: dict[tuple, _Run] = {}
@@ -758,7 +759,8 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
                 other = seen.get(key)
                 if first is None and other is not None:
                     if stamped and key[0] == stamped:
-                        if _states_alike(other.main.parsed, main.parsed):
+                        if _states_alike(other.main.parsed, main.parsed) \
+                                and _same_training(other.main, main, limit):
                             first, same = other, "training lines (steps, stamps and values)"
                     elif _same_text(other.main.path, main.path, limit):
                         first, same = other, "content"
@@ -771,6 +773,14 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
                 continue
         kept.append(run)
     return kept
+
+
+def _same_training(one: FileRead, two: FileRead, limit: int) -> bool:
+    """Whether two logs whose parsed training lines agree do so when read whole (the DLPerf
+    method parses only their first lines: two logs may share those and part after them)."""
+    fingerprints = {_training_fingerprint(read.parsed) if read.parsed is not None else b""
+                    for read in (_read_file(f.path, f.family, True, limit) for f in (one, two))}
+    return len(fingerprints) == 1 and b"" not in fingerprints
 
 
 def _states_alike(one: ParsedLog, two: ParsedLog) -> bool:

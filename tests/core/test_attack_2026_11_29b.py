@@ -6,11 +6,14 @@ repeats run under other NCCL settings. Built in tmp_path from the bundled ResNet
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shutil
 from pathlib import Path
 
 import pytest
 
+from analysis.cli import main
 from analysis.collect import parse_paths
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,3 +162,58 @@ def test_indexed_inline_rows_count_the_runs_gpus_by_their_index(tmp_path):
     peak, notes = _peak_and_notes(tmp_path)
     assert peak == 30746.0
     assert len(notes) == 1 and "row(s) of GPU 2, 3 by their index column" in notes[0]
+
+
+# --- 14. campaigns differing only in argument dumps ----------------------------------------
+
+def _stored_names(store: Path) -> list[str]:
+    import pandas as pd
+
+    return sorted(pd.read_parquet(store / "campaigns")["name"])
+
+
+@pytest.mark.parametrize("edit", [("channels_last : True", "channels_last : False"),
+                                  ("compile : False", "compile : True")])
+def test_a_campaign_differing_only_in_an_argument_dump_is_stored_apart(tmp_path, edit):
+    """Run 3 stating another channels_last or compile (summarize flags the case
+    mixed_configuration) was 'already stored, nothing added' as the unedited campaign."""
+    from analysis.changes import sources, store
+
+    plain = _logs_only(tmp_path / "plain")
+    edited = _logs_only(tmp_path / "edited")
+    log = edited / f"{STEM}3.log"
+    text = log.read_text()
+    assert text.count(edit[0]) == 1
+    log.write_text(text.replace(*edit))
+    results = tmp_path / "store"
+    assert store.add(results, sources.from_folder(plain.parent), "plain").new
+    assert store.add(results, sources.from_folder(edited.parent), "edited").new
+    assert _stored_names(results) == ["edited", "plain"]
+    assert not store.add(results, sources.from_folder(plain.parent), "again").new
+
+
+def test_an_export_keeps_the_argument_dumps_its_key_covers(tmp_path):
+    """The export of a folder is the folder's campaign (the key covers the dumps, which the
+    export now keeps, secrets hidden); an export with a damaged dump is refused by name."""
+    import pandas as pd
+
+    from analysis.changes import sources
+    from analysis.errors import UsageError
+
+    folder = _logs_only(tmp_path / "logs")
+    log = folder / f"{STEM}1.log"
+    secret = "hf_token : hf_abcdefghijklmnopqrstuvwxyz0123"
+    log.write_text(log.read_text().replace("seed : 1", f"seed : 1  {secret}", 1))
+    export = tmp_path / "exp.parquet"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["parse", str(folder.parent), "-o", str(export)]) == 0
+    runs_file = export.with_name("exp.runs.parquet")
+    dumps = pd.read_parquet(runs_file)["parameters"]
+    assert all('"channels_last": "True"' in d for d in dumps)
+    assert "hf_abcdefghij" not in " ".join(dumps)
+    assert sources.from_export(export).key == sources.from_folder(folder.parent).key
+    runs = pd.read_parquet(runs_file)
+    runs.loc[0, "parameters"] = "{not json"
+    runs.to_parquet(runs_file)
+    with pytest.raises(UsageError, match="row 1: column parameters"):
+        sources.from_export(export)
