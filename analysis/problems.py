@@ -35,6 +35,9 @@ KINDS = {
     "stray_log": "a log in a campaign folder that the campaign did not run (no done marker "
                  "saying ok, not done in status.json; left by an earlier campaign or put there "
                  "by hand): left out of the runs and the figures",
+    "bad_done_marker": "a run's done marker cannot be read (not JSON: a hand edit, a disk "
+                       "fault): nothing says whether the campaign finished the run; it is "
+                       "counted (its log is there), unless status.json says otherwise",
     "parser_error": "the parser failed unexpectedly on this file (a bug: please report it)",
     "method_fallback": "the requested method does not apply to the run: its reason names the "
                        "method used instead, or the one to ask for",

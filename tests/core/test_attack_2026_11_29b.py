@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import shutil
 from pathlib import Path
 
@@ -217,3 +218,62 @@ def test_an_export_keeps_the_argument_dumps_its_key_covers(tmp_path):
     runs.to_parquet(runs_file)
     with pytest.raises(UsageError, match="row 1: column parameters"):
         sources.from_export(export)
+
+
+# --- 7. a done marker that is not valid JSON -----------------------------------------------
+
+def _campaign(tmp_path: Path, runs=(1, 2, 3)) -> Path:
+    """Runs of the bundled campaign with their done markers, environment records and GPU
+    samples (no status.json)."""
+    folder = tmp_path / "1n4g"
+    folder.mkdir(parents=True)
+    for i in runs:
+        for f in RN50.glob(f"{STEM}{i}.*"):
+            shutil.copy(f, folder)
+    return folder
+
+
+def _damage(marker: Path) -> None:
+    text = marker.read_text()
+    assert text.count('"ok": true,') == 1
+    marker.write_text(text.replace('"ok": true,', '"ok": true,,'))
+
+
+def test_a_run_alone_with_a_damaged_done_marker_names_the_marker(tmp_path):
+    """Alone in its folder the run was a stray and the message 'no log of a known format':
+    its log is a healthy one; what is wrong is the marker."""
+    folder = _campaign(tmp_path, (1,))
+    _damage(folder / f"{STEM}1.done")
+    result = parse_paths([tmp_path], cache=False)
+    assert list(result.runs["run_id"]) == [f"1n4g/{STEM}1"]
+    bad = result.problems[result.problems["kind"] == "bad_done_marker"]
+    assert len(bad) == 1
+    assert bad["source"].iloc[0].endswith(f"{STEM}1.done") and bad["line"].iloc[0] == 3
+    assert "not valid JSON: Expecting property name" in bad["reason"].iloc[0]
+    assert result.runs["problems"].iloc[0] == "bad_done_marker"
+
+
+def test_a_case_with_a_damaged_done_marker_does_not_say_problems_0(tmp_path):
+    """In a campaign the run was dropped as a stray and the case row said problems 0 with
+    repeats 2 where 3 ran."""
+    from analysis.stats import summarize
+
+    folder = _campaign(tmp_path)
+    _damage(folder / f"{STEM}2.done")
+    result = parse_paths([tmp_path], cache=False)
+    [row] = summarize(result).to_dict("records")
+    assert row["repeats"] == 3 and row["problems"] == 1
+    assert "stray_log" not in _kinds(result)
+
+
+def test_a_damaged_marker_of_a_run_status_json_says_failed_is_a_stray_naming_the_error(tmp_path):
+    folder = _campaign(tmp_path)
+    _damage(folder / f"{STEM}2.done")
+    runs = [{"run_id": f"1n4g/{STEM}{i}", "state": "failed" if i == 2 else "done"}
+            for i in (1, 2, 3)]
+    (tmp_path / "status.json").write_text(json.dumps({"runs": runs}))
+    result = parse_paths([tmp_path], cache=False)
+    assert len(result.runs) == 2
+    stray = result.problems[result.problems["kind"] == "stray_log"]["reason"]
+    assert len(stray) == 1 and "its done marker cannot be read (not valid JSON" in stray.iloc[0]
+    assert "status.json lists it as failed" in stray.iloc[0]
