@@ -85,8 +85,10 @@ KINDS = {
                          "frequency the lines advance by): the lines' value is used, or the "
                          "field is left unknown where they vary",
     "mixed_configuration": "repeats placed in one case state different configurations (their "
-                           "argument dumps differ in the keys named, e.g. compile or lr): they "
-                           "are not repeats of one case, and its median mixes them",
+                           "argument dumps differ in the keys named, e.g. compile or lr, or "
+                           "their environment records in NCCL settings, e.g. "
+                           "NCCL_NVLS_ENABLE): they are not repeats of one case, and its "
+                           "median mixes them",
     "wide_spread": "the repeats of a case are further apart than the spread threshold "
                    "(--spread-threshold, default 5%): its median stands for runs that disagree",
     "steps_backwards": "training steps repeat or go back, e.g. a log appended twice "

@@ -277,3 +277,38 @@ def test_a_damaged_marker_of_a_run_status_json_says_failed_is_a_stray_naming_the
     stray = result.problems[result.problems["kind"] == "stray_log"]["reason"]
     assert len(stray) == 1 and "its done marker cannot be read (not valid JSON" in stray.iloc[0]
     assert "status.json lists it as failed" in stray.iloc[0]
+
+
+# --- 11. repeats recorded under other NCCL settings -----------------------------------------
+
+def _nccl_edited(folder: Path, run: int, value: str) -> None:
+    """Run `run`'s environment record and done marker stating NCCL_NVLS_ENABLE=`value`."""
+    for name in (f"{STEM}{run}.node0.env.json", f"{STEM}{run}.done"):
+        record = json.loads((folder / name).read_text())
+        assert record["env"]["NCCL_NVLS_ENABLE"] == "0"
+        record["env"]["NCCL_NVLS_ENABLE"] = value
+        (folder / name).write_text(json.dumps(record))
+
+
+def test_repeats_recorded_under_other_nccl_settings_are_a_mixed_configuration(tmp_path):
+    """Run 3 recorded NCCL_NVLS_ENABLE=1, runs 1-2 0: averaged as repeats, 0 problems."""
+    from analysis.stats import summarize
+
+    folder = _campaign(tmp_path)
+    _nccl_edited(folder, 3, "1")
+    result = parse_paths([tmp_path], cache=False)
+    [row] = summarize(result).to_dict("records")
+    assert row["flags"] == "configuration differs in NCCL_NVLS_ENABLE"
+    assert row["problems"] == 3
+    [mixed] = [p for p in result.problem_list() if p.kind == "mixed_configuration"]
+    assert f"NCCL_NVLS_ENABLE: 0 (1n4g/{STEM}1), 0 (1n4g/{STEM}2), 1 (1n4g/{STEM}3)" \
+        in mixed.reason
+
+
+def test_repeats_recorded_under_one_nccl_setting_are_not_flagged(tmp_path):
+    from analysis.stats import summarize
+
+    _campaign(tmp_path)
+    result = parse_paths([tmp_path], cache=False)
+    [row] = summarize(result).to_dict("records")
+    assert row["flags"] == "" and row["problems"] == 0
