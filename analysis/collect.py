@@ -743,9 +743,9 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
     by what was read from those lines (`_training_fingerprint`: a copy that lost or gained a
     line elsewhere, its header or summary, is the same run; two runs never share every
     stamp; read whole to confirm) unless the two state different settings; other logs, and
-    copies elsewhere, by
-    their text (candidates found by `content_key`, then read again and compared whole), as
-    a log edited into another (a fixture, a converted copy) is kept apart there."""
+    copies elsewhere, by their text (candidates found by `content_key`, then read again and
+    compared whole), as a log edited into another (a fixture, a converted copy) is kept
+    apart there."""
     seen: dict[tuple, _Run] = {}
     kept = []
     for run in runs:
