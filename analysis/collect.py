@@ -8,6 +8,7 @@ A run is counted once: a second file of the same role in one run (``x.log`` besi
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing as mp
 import os
 import re
@@ -37,7 +38,14 @@ from analysis.parsers._fields import to_int
 from analysis.parsers._prefix import first_lines, rule_rows
 from analysis.parsers.base import META_FIELDS, ParsedLog
 from analysis.problems import Problem, excerpt, strict_failures, to_frame
-from analysis.user_meta import MAX_COUNT, MetaFiles, against_path, is_count, merge_meta
+from analysis.user_meta import (
+    MAX_COUNT,
+    MetaFiles,
+    against_path,
+    is_count,
+    merge_meta,
+    stated_global_batch,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -704,6 +712,10 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
         merged.setdefault("framework", parsers.get(fam).framework)
     row = _run_row(rid, str(main.path), fam, merged, parsed)
     _derived_counts(row, run_problems)
+    odd = stated_global_batch(row, origin, parsed is not None
+                              and parsed.meta.get("global_batch_size") is not None)
+    if odd:
+        run_problems.append(Problem(str(main.path), None, *odd, run_id=rid))
     obs_parts = []
     for read in reads:
         if read.parsed is not None:
@@ -723,33 +735,82 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
 
 def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
                             limit: int) -> list[_Run]:
-    """A run whose training log has the same content as an earlier run's in the same folder
-    (a repeat copied under another number), under the same relative name (a copied campaign
-    folder named too) or under the same file name anywhere (a backup copy inside the tree
-    read) is a duplicate: a `duplicate_run` problem names both and only the first is kept.
-    Equal logs of differently named files in different folders are left alone.
-    Candidates are found by `content_key`; only they are read again and compared whole."""
+    """A run whose training log is another run's, in the same folder (a repeat copied under
+    another number) or under the same relative name (a copied campaign folder named too), is
+    a duplicate; so is one of the same text under the same file name anywhere (a backup copy
+    inside the tree read). A `duplicate_run` problem names both and only the first is kept.
+    In one folder or under one relative name, logs whose training lines are stamped are told
+    by what was read from those lines (`_training_fingerprint`: a copy that lost or gained a
+    line elsewhere, its header or summary, is the same run; two runs never share every
+    stamp; read whole to confirm) unless the two state different settings; other logs, and
+    copies elsewhere, by their text (candidates found by `content_key`, then read again and
+    compared whole), as a log edited into another (a fixture, a converted copy) is kept
+    apart there."""
     seen: dict[tuple, _Run] = {}
     kept = []
     for run in runs:
         main = run.main
         if main.parsed is not None and M.TRAIN in main.parsed.obs.phases():
-            first = None
-            for key in ((main.digest, "folder", run.folder), (main.digest, "id", run.relative_id),
+            first, same = None, ""
+            stamped = _training_fingerprint(main.parsed)
+            near = stamped or main.digest
+            for key in ((near, "folder", run.folder), (near, "id", run.relative_id),
                         (main.digest, "name", main.path.name)):
                 other = seen.get(key)
-                if first is None and other is not None and _same_text(other.main.path,
-                                                                      main.path, limit):
-                    first = other
+                if first is None and other is not None:
+                    if stamped and key[0] == stamped:
+                        if _states_alike(other.main.parsed, main.parsed) \
+                                and _same_training(other.main, main, limit):
+                            first, same = other, "training lines (steps, stamps and values)"
+                    elif _same_text(other.main.path, main.path, limit):
+                        first, same = other, "content"
                 seen.setdefault(key, run)
             if first is not None:
                 problems.append(Problem(
                     str(main.path), None, "duplicate_run",
-                    f"the same content as {first.main.path} (run {first.row['run_id']}); "
+                    f"the same {same} as {first.main.path} (run {first.row['run_id']}); "
                     "counted once", run_id=first.row["run_id"]))
                 continue
         kept.append(run)
     return kept
+
+
+def _same_training(one: FileRead, two: FileRead, limit: int) -> bool:
+    """Whether two logs whose parsed training lines agree do so when read whole (the DLPerf
+    method parses only their first lines: two logs may share those and part after them)."""
+    fingerprints = {_training_fingerprint(read.parsed) if read.parsed is not None else b""
+                    for read in (_read_file(f.path, f.family, True, limit) for f in (one, two))}
+    return len(fingerprints) == 1 and b"" not in fingerprints
+
+
+def _states_alike(one: ParsedLog, two: ParsedLog) -> bool:
+    """Whether two logs state nothing different (metadata and argument dump, on the keys
+    both state): a copy may lose its header, but one stating another batch is no copy."""
+    return all(one.meta[k] == two.meta[k] for k in one.meta.keys() & two.meta.keys()) and all(
+        one.parameters[k] == two.parameters[k]
+        for k in one.parameters.keys() & two.parameters.keys())
+
+
+def _training_fingerprint(parsed: ParsedLog) -> bytes:
+    """A digest of a log's training rows that carry a step (step, stamp, metric, value, in
+    the order read; not their line numbers, which a lost header shifts); b"" when any of
+    them has no stamp: values alone do not tell a copy from a rerun."""
+    h = hashlib.blake2b(b"training rows", digest_size=16)
+    rows = 0
+    for b in parsed.obs.blocks:
+        keep = np.broadcast_to((b["phase"] == M.TRAIN) & (b["step"] != -1), (b["n"],))
+        if not keep.any():
+            continue
+        stamps = np.ascontiguousarray(b["timestamp"][keep])
+        if not np.isfinite(stamps).all():
+            return b""
+        metric = b["metric"]
+        names = [metric] if isinstance(metric, str) else list(metric[keep])
+        h.update("\0".join(map(str, names)).encode())
+        for col in (b["step"][keep], stamps, b["value"][keep]):
+            h.update(np.ascontiguousarray(col).tobytes())
+        rows += int(keep.sum())
+    return h.digest() if rows else b""
 
 
 def _same_text(a: Path, b: Path, limit: int) -> bool:

@@ -222,6 +222,10 @@ def find_logs(paths: Iterable[str | os.PathLike]) -> tuple[list[Found], list[Pro
                 run_ids[key] = rid
                 used.add(rid)
             stray = "" if explicit else campaigns.stray_reason(f.parent, stem)
+            damaged = None if explicit or stray else campaigns.damaged_marker(
+                f.parent, stem, run_ids[key])
+            if damaged is not None:
+                problems.append(damaged)
             found.append(Found(f, run_ids[key], relative_id, key, explicit, real, stray))
     if not found and not problems:
         raise NoLogsError([str(p) for p in paths])

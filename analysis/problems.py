@@ -26,11 +26,18 @@ KINDS = {
     "bad_record_field": "a field of an environment record has the wrong type (a number for a "
                         "version, \"4\" for a GPU count): that field is not used, the rest is",
     "too_large": "the file exceeds the size limit (DLPERF_MAX_LOG_BYTES); only its beginning was read",
+    "accumulation_implied": "a meta file or --meta states a global batch that is k >= 2 times "
+                            "the run's devices x per-device batch: the figures count the stated "
+                            "samples an iteration, as if each iteration accumulated k batches, "
+                            "which nothing else states; the note names k",
     "duplicate_run": "the same run was found twice (another file of the same run, or the same "
                      "content); it is counted once",
     "stray_log": "a log in a campaign folder that the campaign did not run (no done marker "
                  "saying ok, not done in status.json; left by an earlier campaign or put there "
                  "by hand): left out of the runs and the figures",
+    "bad_done_marker": "a run's done marker cannot be read (not JSON: a hand edit, a disk "
+                       "fault): nothing says whether the campaign finished the run; it is "
+                       "counted (its log is there), unless status.json says otherwise",
     "parser_error": "the parser failed unexpectedly on this file (a bug: please report it)",
     "method_fallback": "the requested method does not apply to the run: its reason names the "
                        "method used instead, or the one to ask for",
@@ -78,8 +85,10 @@ KINDS = {
                          "frequency the lines advance by): the lines' value is used, or the "
                          "field is left unknown where they vary",
     "mixed_configuration": "repeats placed in one case state different configurations (their "
-                           "argument dumps differ in the keys named, e.g. compile or lr): they "
-                           "are not repeats of one case, and its median mixes them",
+                           "argument dumps differ in the keys named, e.g. compile or lr, or "
+                           "their environment records in NCCL settings, e.g. "
+                           "NCCL_NVLS_ENABLE): they are not repeats of one case, and its "
+                           "median mixes them",
     "wide_spread": "the repeats of a case are further apart than the spread threshold "
                    "(--spread-threshold, default 5%): its median stands for runs that disagree",
     "steps_backwards": "training steps repeat or go back, e.g. a log appended twice "
@@ -90,8 +99,8 @@ KINDS = {
 #: Longest `text` kept on a problem; longer text (a 200 MB line) becomes an excerpt.
 #: Kinds that say what was left out of a run and why, its figures its own: listed with the
 #: others, but not an error under ``--strict`` (a node-wide sampler's other GPUs are not a
-#: fault of the run).
-NOTES = frozenset({"foreign_gpu_sample"})
+#: fault of the run; a global batch that accumulation explains may be what ran).
+NOTES = frozenset({"foreign_gpu_sample", "accumulation_implied"})
 
 
 def strict_failures(problems: list[Problem]) -> list[Problem]:

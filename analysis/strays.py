@@ -7,7 +7,9 @@
 counts only when it has a done marker of its own (its ``run_id``, where it states one, names
 the log's stem) that does not say ``"ok": false`` (markers written by other tools, without
 ``ok``, count as done, as reports read them), and that ``status.json``, where there is one,
-lists; or when ``status.json`` lists it as done. Any other log in
+lists; or when ``status.json`` lists it as done. A run whose marker cannot be read (not
+JSON: a hand edit) counts unless ``status.json`` says otherwise, with a ``bad_done_marker``
+problem naming the marker, line and error. Any other log in
 it (left by an earlier campaign, a failed attempt, or put there by hand) is a stray:
 :func:`analysis.discover.find_logs` marks it, the full path leaves it out of the runs and says
 why in a ``stray_log`` problem. A folder without markers
@@ -19,7 +21,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from analysis.fsutil import read_json_object
+from analysis.fsutil import loads_json, read_json_object, read_record
+from analysis.problems import Problem
 
 #: Suffix of a run's done marker, beside its log.
 MARKER_SUFFIX = ".done"
@@ -54,11 +57,28 @@ def _marker_run(marker: dict | None, stem: str) -> str:
     return run_id
 
 
+def marker_fault(path: str) -> tuple[int | None, str] | None:
+    """(line, why) when the done marker at `path` cannot be read as a JSON object (a hand
+    edit, a disk fault); None when it can."""
+    import json
+
+    try:
+        data = loads_json(read_record(path))
+    except json.JSONDecodeError as exc:
+        return exc.lineno, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+    except (OSError, ValueError) as exc:
+        return None, f"not readable: {exc}"
+    return None if isinstance(data, dict) else (1, "not a JSON object")
+
+
 class CampaignFolders:
     """Why a run found in a folder is a stray ("" when it counts), each folder looked at once."""
 
     def __init__(self) -> None:
         self._folders: dict[str, tuple[set[str], dict[str, str] | None, str] | None] = {}
+        #: (folder, stem) -> (line, why) of the counted runs whose done marker is damaged
+        self._faults: dict[tuple[str, str], tuple[int | None, str]] = {}
+        self._said: set[tuple[str, str]] = set()
 
     def _folder(self, folder: str):
         """(stems with a marker, status states or None, run id prefix in the status) of a
@@ -97,7 +117,13 @@ class CampaignFolders:
                 return (f"its done marker says done, but {STATUS_NAME} does not list it "
                         "(a marker copied beside a log the campaign did not run)")
             if marker is None:
-                why.append("its done marker cannot be read")
+                line, fault = marker_fault(os.path.join(folder, stem + MARKER_SUFFIX))
+                if status is None or status.get(prefix + stem) == "done":
+                    # nothing says the campaign did not run it, and its log is there:
+                    # counted, the damaged marker said (`damaged_marker`)
+                    self._faults[(str(folder), stem)] = (line, fault)
+                    return ""
+                why.append(f"its done marker cannot be read ({fault})")
             elif owner:
                 why.append(f"its done marker is another run's (run_id {owner!r}: a copy)")
             else:
@@ -113,3 +139,17 @@ class CampaignFolders:
             why.append(f"{STATUS_NAME} lists it as {state}" if state else
                        f"not in {STATUS_NAME}")
         return ", ".join(why)
+
+    def damaged_marker(self, folder: Path, stem: str, run_id: str) -> Problem | None:
+        """A ``bad_done_marker`` problem of run `stem` of `folder` when `stray_reason`
+        counted it though its done marker cannot be read (once per run); None otherwise."""
+        fault = self._faults.pop((str(folder), stem), None)
+        if fault is None or (str(folder), stem) in self._said:
+            return None
+        self._said.add((str(folder), stem))  # once per run, not per file of it
+        line, why = fault
+        return Problem(os.path.join(folder, stem + MARKER_SUFFIX), line, "bad_done_marker",
+                       f"its done marker is {why}: whether the run finished is not stated; "
+                       "it is counted, its log being there (fix or remove the marker)",
+                       run_id=run_id)
+

@@ -118,6 +118,32 @@ def against_path(path_meta: Mapping[str, object], meta: Mapping[str, object],
             and str(meta.get(k)) != str(path_meta[k])]
 
 
+def stated_global_batch(row: Mapping[str, object], origin: Mapping[str, str],
+                        log_states: bool) -> tuple[str, str] | None:
+    """(kind, why) when a statement (meta file, --meta: its `origin`) gives a global batch
+    that the run's devices x per-device batch (`row`) do not run an iteration: a whole
+    multiple k >= 2 of them is a note naming the k batches each iteration would accumulate
+    (the figure counts the stated samples; nothing else states it), any other value a
+    ``metadata_conflict``. None when they agree, a count is unknown, or the log states its
+    global batch itself (the log's value is checked against its lines)."""
+    where = origin.get("global_batch_size", "the path")
+    g, d, b = (row.get(k) for k in ("global_batch_size", "num_devices", "batch_size_per_device"))
+    if log_states or where == "the path" or not all(is_count(v) for v in (g, d, b)):
+        return None
+    k, rest = divmod(g, d * b)
+    if k == 1 and not rest:
+        return None
+    if k >= 2 and not rest:
+        return ("accumulation_implied",
+                f"{where} says global_batch_size={g:,} = {k} x ({d} device(s) x batch {b}): "
+                f"the figures count {g:,} samples an iteration, as if each iteration "
+                f"accumulated {k} batches, which neither the log nor the path states")
+    return ("metadata_conflict",
+            f"{where} says global_batch_size={g:,}, not a whole multiple of the {d} device(s) "
+            f"x batch {b} = {d * b:,} samples an iteration runs; using {where}'s value (one "
+            "of them misnames the run)")
+
+
 def load_meta_file(path: str | os.PathLike) -> dict:
     """The validated mapping of one meta file (UsageError naming the file on any fault)."""
     from analysis import yamlio  # yaml only when a meta file is read

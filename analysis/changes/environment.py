@@ -5,15 +5,12 @@ The hardware type is the report's host fingerprint (:func:`analysis.env.describe
 without the GPU serial numbers: two machines of the same type compare, a different GPU model,
 GPU count, CPU, memory size or architecture does not.
 
-The NCCL settings of a run are the ``NCCL_*`` variables of its records (recorded by
-``dlperf env``'s allow-list, redacted) that change how NCCL communicates; logging and
-per-job identifiers (:data:`NCCL_NOT_COMPARED`) are left out. A variable set on one side and
-unset on the other is a difference: unset means NCCL's default.
+The NCCL settings of a run are those :mod:`analysis.nccl_settings` reads from its records.
+A variable set on one side and unset on the other is a difference: unset means NCCL's default.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import json
 
@@ -21,7 +18,13 @@ import pandas as pd
 
 from analysis.env import describe
 from analysis.env.folder_records import EnvInput, env_topology_text
-from analysis.redact import REDACTED, redact_env
+from analysis.nccl_settings import (  # noqa: F401  (re-exported: the comparison's settings)
+    NCCL_COMPARED,
+    NCCL_NOT_COMPARED,
+    UNSET,
+    nccl_settings,
+)
+from analysis.redact import REDACTED
 
 #: Facts recorded per run, in the order differences are shown.
 SOFTWARE_FACTS = ("driver", "cuda", "cudnn", "nccl", "nccl_env", "frameworks", "topology")
@@ -29,14 +32,6 @@ FACTS = ("hardware", *SOFTWARE_FACTS, "host")
 RUN_ENV_COLUMNS = ["run_id", *FACTS]
 _SOFTWARE_LABELS = {"driver": "env.driver", "cuda": "env.cuda", "cudnn": "env.cudnn",
                     "nccl": "env.nccl"}
-#: Variables compared as the NCCL settings (shell patterns on recorded variable names)...
-NCCL_COMPARED = ("NCCL_*",)
-#: ...but these: logging, per-job identifiers and the container's label of the NCCL version
-#: (the library's version is the fact ``nccl``).
-NCCL_NOT_COMPARED = ("NCCL_DEBUG", "NCCL_DEBUG_*", "NCCL_WARN_ENABLE_DEBUG_INFO",
-                     "NCCL_COMM_ID", "NCCL_HOSTID", "NCCL_TOPO_DUMP_FILE", "NCCL_GRAPH_DUMP_FILE",
-                     "NCCL_SET_THREAD_NAME", "NCCL_VERSION")
-UNSET = "unset"
 
 
 def hardware_type(record: dict) -> str:
@@ -56,21 +51,6 @@ def _topology(record: dict) -> str:
     else:
         text = env_topology_text(record)
     return hashlib.sha256(text.encode()).hexdigest()[:8] if text else ""
-
-
-def _compared(name: str) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in NCCL_COMPARED) and \
-        not any(fnmatch.fnmatchcase(name, p) for p in NCCL_NOT_COMPARED)
-
-
-def nccl_settings(record: dict) -> dict[str, str] | None:
-    """The compared NCCL variables of a record ({} when it records variables but none of
-    them; None when it records no variables at all)."""
-    env = record.get("env")
-    if not isinstance(env, dict):
-        return None
-    # a hand-written record may hold a secret in clear: hidden (then not compared) here too
-    return {k: v for k, v in sorted(redact_env(env).items()) if _compared(k)}
 
 
 def _nccl_env(records: list[dict]) -> str:

@@ -1,13 +1,15 @@
 """One side of a comparison, read from a log folder, a Parquet export of ``dlperf parse`` or a
 results store: per-run throughput, the per-case summary and per-run environment facts.
 
-A campaign's key is a digest of its observations (without file paths) and its environment
-facts, so the same logs and records give the same key wherever they lie.
+A campaign's key is a digest of its observations, its environment facts and its runs frame
+(argument dumps included), all without file paths, so the same logs and records give the same
+key wherever they lie, and a log stating other settings gives another.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -23,6 +25,7 @@ from analysis.discover import NoLogsError
 from analysis.env import folder_records
 from analysis.errors import UsageError
 from analysis.fsutil import display_path, printable
+from analysis.redact import redact_env
 from analysis.stats import run_throughput, summarize
 
 
@@ -44,19 +47,28 @@ class Campaign:
 
 
 def content_key(observations: pd.DataFrame, env: pd.DataFrame, runs: pd.DataFrame) -> str:
-    """A digest of the observations (file paths left out), the runs' environment facts and
-    the run fields their logs state (the same lines under another stated global batch are
-    another campaign, with other figures)."""
+    """A digest of the observations, the runs' environment facts and every column of the
+    runs frame (run fields, problems, argument dumps as `stated_dump` writes them), all but
+    the file paths: the same lines under another stated global batch, or with another
+    argument dump, are another campaign; the same files anywhere, or their export, one."""
     frame = observations.drop(columns=[c for c in ("source",) if c in observations.columns])
     digest = hashlib.sha256(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
     digest.update(pd.util.hash_pandas_object(env, index=False).to_numpy().tobytes())
-    # the run fields (a Parquet export keeps them, not the dumps they were read from)
-    fields = [c for c in schema.names(schema.RUNS) if c in runs.columns
-              and c not in ("source", "problems", "parameters")]
+    fields = sorted(c for c in runs.columns if c != "source")
     stated = runs[fields].sort_values("run_id").astype(object)
-    stated = stated.where(stated.notna(), None).astype(str)
-    digest.update(pd.util.hash_pandas_object(stated, index=False).to_numpy().tobytes())
+    stated = stated.where(stated.notna(), None)
+    if "parameters" in stated.columns:
+        stated["parameters"] = [stated_dump(p) for p in stated["parameters"]]
+    digest.update(",".join(fields).encode())
+    digest.update(pd.util.hash_pandas_object(stated.astype(str), index=False).to_numpy().tobytes())
     return digest.hexdigest()[:16]
+
+
+def stated_dump(parameters) -> str:
+    """A run's argument dump as a Parquet export keeps it: JSON text of its keys in order,
+    secret-named values hidden (:func:`analysis.redact.redact_env`)."""
+    return json.dumps(redact_env(parameters if isinstance(parameters, dict) else {}),
+                      sort_keys=True)
 
 
 def started_at(observations: pd.DataFrame) -> str:
@@ -140,18 +152,34 @@ def from_export(path: Path, method: str = "dlperf") -> Campaign:
     for p, frame, columns in zip(paths, frames, (schema.OBSERVATIONS, schema.RUNS,
                                                  schema.PROBLEMS)):
         missing = [c for c in schema.names(columns) if c not in frame.columns
-                   and c != "parameters"]  # the export drops the parameter dumps
+                   and c != "parameters"]  # exports before they kept the dumps
         if missing:
             raise UsageError(f"{display_path(p)}: not a file of a dlperf parse export "
                              f"(no {', '.join(missing)} column{'s' if len(missing) > 1 else ''})")
         _check_export_numbers(p, frame, columns)
-    if "parameters" not in runs.columns:  # dropped by the export
+    if "parameters" not in runs.columns:  # dropped by exports before they kept the dumps
         runs = runs.assign(parameters=[{} for _ in range(len(runs))])
+    else:
+        runs = runs.assign(parameters=[_dump_of(paths[1], i, text)
+                                       for i, text in enumerate(runs["parameters"])])
     for c in ("run_id", "metric", "source", "family", "framework", "model", "precision",
               "phase", "unit"):
         if c in obs.columns:
             obs[c] = obs[c].astype("category")
     return from_result(ParseResult(obs, runs, problems), str(path), path.stem, [], method)
+
+
+def _dump_of(path: Path, row: int, text) -> dict:
+    """The argument dump an export's runs file keeps for one run (`stated_dump`'s JSON)."""
+    try:
+        dump = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        dump = None
+    if not isinstance(dump, dict):
+        raise UsageError(f"{display_path(path)}: row {row + 1}: column parameters holds "
+                         f"{printable(str(text))[:80]!r}, not a JSON object of the run's "
+                         "argument dump: not a dlperf parse export as written")
+    return {str(k): str(v) for k, v in dump.items()}
 
 
 #: Run fields of an export that are counts: at least 1 where stated.

@@ -92,7 +92,10 @@ def _write_parquet(frames: Iterable, path: Path) -> None:
 
 
 def run(args) -> int:
-    from analysis.changes.sources import export_paths  # pandas: not for `dlperf --help`
+    from analysis.changes.sources import (  # pandas: not for `dlperf --help`
+        export_paths,
+        stated_dump,
+    )
     from analysis.collect import discover, parse_paths
 
     out = Path(args.output)
@@ -103,7 +106,7 @@ def run(args) -> int:
     result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta,
                          jobs=args.jobs, cache=args.cache)
     out.parent.mkdir(parents=True, exist_ok=True)
-    runs = result.runs.drop(columns=["parameters"])
+    runs = result.runs.assign(parameters=[stated_dump(p) for p in result.runs["parameters"]])
     rows = _write(result.observation_frames(), outputs[0])
     _write([runs], outputs[1])
     _write([result.problems], outputs[2])

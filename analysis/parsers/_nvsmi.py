@@ -54,10 +54,12 @@ def add_memory_blocks(log: LogText, obs: Observations, devices=None,
     ``memory_used`` and ``memory_total`` (MiB), ``power_draw`` (W), one row per GPU; ``device`` is the row's
     ``index`` column when printed, else its position in the block. Returns the rows added.
 
-    nvidia-smi lists every GPU of the node; the run's are the first `devices` (the GPUs
-    per node its log states: OneFlow places its devices on GPUs 0 to n-1). Rows of the
-    others (another job's memory on a shared node) are left out, said in a
-    ``foreign_gpu_sample`` problem appended to `problems`.
+    nvidia-smi lists every GPU of the node; with `devices` (the GPUs per node the log
+    states) the run's are GPUs 0 to `devices` - 1 by the ``index`` column (OneFlow places
+    its devices there). A block without that column and with more rows than `devices` says
+    nothing of which rows are the run's (their order is nvidia-smi's, or another tool's):
+    all its rows are left out. Rows left out (another job's memory on a shared node) are
+    said in ``foreign_gpu_sample`` problems appended to `problems`.
     """
     data = log.data
     found: dict[tuple[str, str], list[np.ndarray]] = {}
@@ -69,33 +71,49 @@ def add_memory_blocks(log: LogText, obs: Observations, devices=None,
         cells = np.array(_FAST_ROW.findall(b"".join(blobs)), dtype="S").reshape(-1, 2)
         device = np.arange(len(cells)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
         lines = np.repeat(heads, sizes) + 1 + device
+        unindexed = np.repeat(sizes, sizes)  # this layout has no index column
         for col, key in ((0, (M.UTILIZATION, M.PERCENT)), (1, (M.MEMORY_USED, M.MIB))):
             found.setdefault(key, []).append(
-                np.stack([lines, device, cells[:, col].astype(np.float64)]))
+                np.stack([lines, device, cells[:, col].astype(np.float64), unindexed]))
     if data.count(_HEADER_KEY) > len(fast):
         done = {m.start() + len(b"utilization.gpu [%], ") for m in fast}
         _slow_blocks(log, done, found)
-    added, other = 0, (set(), set())
+    added, other, unsaid = 0, (set(), set()), (set(), set())
     for (metric, unit), parts in found.items():
-        lines, devs, vals = np.concatenate(parts, axis=1)
+        lines, devs, vals, unindexed = np.concatenate(parts, axis=1)
         if isinstance(devices, int) and devices > 0:
-            mine = devs < devices
-            other[0].update(lines[~mine].astype(int).tolist())
-            other[1].update(devs[~mine].astype(int).tolist())
+            untold = unindexed > devices
+            beyond = ~untold & (devs >= devices)
+            other[0].update(lines[beyond].astype(int).tolist())
+            other[1].update(devs[beyond].astype(int).tolist())
+            unsaid[0].update(lines[untold].astype(int).tolist())
+            unsaid[1].update(unindexed[untold].astype(int).tolist())
+            mine = ~(untold | beyond)
             lines, devs, vals = lines[mine], devs[mine], vals[mine]
             if not len(vals):
                 continue
         obs.add(line=lines.astype(np.int64), metric=metric, value=vals, phase=M.MEMORY,
                 unit=unit, device=devs.astype(np.int64))
         added += len(vals)
-    if other[0] and problems is not None:
+    if problems is None:
+        return added
+    if other[0]:
         lines = sorted(other[0])
         problems.append(Problem(
             log.source, lines[0], "foreign_gpu_sample",
-            f"{len(lines):,} inline nvidia-smi row(s) of GPU {', '.join(map(str, sorted(other[1])))}, "
-            f"beyond the {devices} GPU(s) a node the log states the run used (GPUs 0 to "
-            f"{devices - 1}): left out of the run's memory peak (first on line {lines[0]}, last "
-            f"on line {lines[-1]})"))
+            f"{len(lines):,} inline nvidia-smi row(s) of GPU {', '.join(map(str, sorted(other[1])))} "
+            f"by their index column, beyond the {devices} GPU(s) a node the log states the run "
+            f"used (GPUs 0 to {devices - 1}): left out of the run's memory peak (first on line "
+            f"{lines[0]}, last on line {lines[-1]})"))
+    if unsaid[0]:
+        lines = sorted(unsaid[0])
+        problems.append(Problem(
+            log.source, lines[0], "foreign_gpu_sample",
+            f"{len(lines):,} inline nvidia-smi row(s) in block(s) of "
+            f"{', '.join(map(str, sorted(unsaid[1])))} GPUs with no index column, where the log "
+            f"states the run used {devices} GPU(s) a node: nothing states which rows were its, "
+            f"so none is counted in its memory peak (first on line {lines[0]}, last on line "
+            f"{lines[-1]})"))
     return added
 
 
@@ -113,7 +131,8 @@ def _slow_blocks(log: LogText, done: set[int], found: dict) -> None:
         names = [c.strip().split(b" [")[0] for c in data[start:end].split(b",")]
         header_line = int(log.lines_at(np.array([start]))[0])
         pos = end + 1
-        row = 0
+        row, first = 0, {key: len(parts) for key, parts in found.items()}
+        indexed = b"index" in names
         while pos < len(data):
             nxt = data.find(b"\n", pos)
             nxt = len(data) if nxt < 0 else nxt
@@ -129,7 +148,12 @@ def _slow_blocks(log: LogText, done: set[int], found: dict) -> None:
                 v = values.get(name)
                 if v is not None and np.isfinite(v):
                     found.setdefault(key, []).append(
-                        np.array([[header_line + 1 + row], [device], [v]], dtype=np.float64))
+                        np.array([[header_line + 1 + row], [device], [v], [0]],
+                                 dtype=np.float64))
             row += 1
             pos = nxt + 1
+        if not indexed:  # the block's size, known now, on each of its rows
+            for key, parts in found.items():
+                for part in parts[first.get(key, 0):]:
+                    part[3] = row
         pos = data.find(_HEADER_KEY, pos)

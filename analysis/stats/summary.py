@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analysis import parsers, schema
@@ -163,6 +164,29 @@ CASE_KINDS = ("mixed_configuration", "wide_spread")
 SHOWN_KEYS = 6
 
 
+def _environment_flag(key: str, where: str, sources: list[str], ids: list[str]) -> list[Problem]:
+    """A ``mixed_configuration`` problem when the runs of a case whose records state their
+    NCCL settings (the variables `compare` names) state different ones."""
+    if len(sources) < 2:
+        return []
+    from analysis.nccl_settings import run_nccl_settings
+
+    settings = [(r, run_nccl_settings(Path(s))) for r, s in zip(ids, sources)]
+    settings = [(r, s) for r, s in settings if s is not None]
+    names = sorted({k for _, s in settings for k in s})
+    differ = {k: [s.get(k, case_stats.ABSENT) for _, s in settings] for k in names}
+    differ = {k: v for k, v in differ.items() if len(set(v)) > 1}
+    if len(settings) < 2 or not differ:
+        return []
+    shown = list(differ)[:SHOWN_KEYS]
+    detail = "; ".join(f"{k}: " + ", ".join(f"{v} ({r})" for v, (r, _) in zip(differ[k], settings))
+                       for k in shown)
+    return [Problem(where, None, "mixed_configuration",
+                    f"{case_stats.CONFIGURATION_DIFFERS} {', '.join(shown)}: the runs of case "
+                    f"{key} record {detail} in their environment; they are not repeats of one "
+                    "case", run_id=key)]
+
+
 def _case_flags(row: dict, g: list[dict], about: dict[str, dict],
                 spread_threshold: float) -> list[Problem]:
     """The case problems of one case: its runs' stated configurations differ, its spread is
@@ -186,6 +210,7 @@ def _case_flags(row: dict, g: list[dict], about: dict[str, dict],
                            f"the runs of "
                            f"case {key} state {detail}; they are not repeats of one case",
                            run_id=key))
+    out += _environment_flag(key, where, sources, ids)
     spread = row["spread_pct"]
     if case_stats.spread_flagged(spread, spread_threshold):
         out.append(Problem(where, None, "wide_spread",

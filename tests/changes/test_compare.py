@@ -204,7 +204,7 @@ def test_a_broken_log_is_named_and_does_not_hide_the_good_repeats(dlperf_exe, tm
 
 def _identical_runs(folder, repeats: int, factor: float):
     """`repeats` OneFlow CNN fp32 b128 1n1g logs that all give the same throughput (the same
-    timed lines, stretched by `factor`; a last line of their own: not duplicate runs)."""
+    timed lines, stretched by `factor`, each repeat an hour after the last: not duplicate runs)."""
     import re
     import sys
 
@@ -217,13 +217,13 @@ def _identical_runs(folder, repeats: int, factor: float):
     case.mkdir(parents=True)
     text = synth.oneflow_cnn_log(1, 1, 128, "fp32", 3)
 
-    def moved(m):
-        return f"{synth.T0 + (float(m.group(1)) - synth.T0) * factor:.7f}"
+    def moved(m, rep):
+        return f"{synth.T0 + 3600 * rep + (float(m.group(1)) - synth.T0) * factor:.7f}"
 
-    text = re.sub(r"(?<=samples/s: )\S+ (\d+\.\d+)$", lambda m: m.group(0).split()[0] + " "
-                  + moved(m), text, flags=re.M)
-    for rep in range(1, repeats + 1):
-        (case / f"r50_b128_fp32_{rep}.log").write_text(text + f"repeat {rep}\n")
+    for rep in range(1, repeats + 1):  # each an hour after the last: runs of their own
+        timed = re.sub(r"(?<=samples/s: )\S+ (\d+\.\d+)$", lambda m, rep=rep: m.group(0).split()[0]
+                       + " " + moved(m, rep), text, flags=re.M)
+        (case / f"r50_b128_fp32_{rep}.log").write_text(timed + f"repeat {rep}\n")
     return folder
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import re
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -158,7 +159,9 @@ def test_a_copy_with_a_newline_added_is_one_run(tmp_path, added):
 
 def test_runs_differing_in_a_last_line_are_two(tmp_path):
     log = S.write(tmp_path, S.lines(300), "1n1g/r50_b128_amp_1.log")
-    (log.parent / "r50_b128_amp_2.log").write_text(log.read_text() + "end\n")
+    # a last training line more (a line elsewhere, stating nothing new, is a copy's loss)
+    more = S.train_line(S.START + timedelta(seconds=40), 0, 301, 2560.0)
+    (log.parent / "r50_b128_amp_2.log").write_text(log.read_text() + more + "\n")
     assert len(parse_paths([tmp_path]).runs) == 2
 
 
