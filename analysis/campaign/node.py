@@ -101,16 +101,20 @@ def _children_map(table: dict[int, list[str]]) -> dict[int, list[int]]:
     return kids
 
 
-def descendants(pid: int) -> list[int]:
-    """Every live descendant of `pid` (children first, breadth-first)."""
-    kids = _children_map(_process_table())
-    out, todo = [], [pid]
+def _reach(kids: dict[int, list[int]], roots) -> set[int]:
+    """`roots` and every descendant of them in the children map `kids`."""
+    reached, todo = set(roots), list(roots)
     while todo:
-        p = todo.pop(0)
-        for c in kids.get(p, ()):
-            out.append(c)
-            todo.append(c)
-    return out
+        for c in kids.get(todo.pop(), ()):
+            if c not in reached:
+                reached.add(c)
+                todo.append(c)
+    return reached
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of `pid`."""
+    return sorted(_reach(_children_map(_process_table()), [pid]) - {pid})
 
 
 def start_time(pid: int) -> str:
@@ -152,15 +156,8 @@ def _kill_frozen(is_root: Callable[[int, list[str]], bool]) -> list[int]:
     found: set[int] = set()
     while True:
         table = _process_table()
-        kids = _children_map(table)
-        todo = [p for p, f in table.items() if is_root(p, f)] + list(found)
-        reached = set(todo)
-        while todo:
-            for c in kids.get(todo.pop(), ()):
-                if c not in reached:
-                    reached.add(c)
-                    todo.append(c)
-        new = reached - found - {os.getpid()}
+        roots = [p for p, f in table.items() if is_root(p, f)]
+        new = _reach(_children_map(table), [*roots, *found]) - found - {os.getpid()}
         if not new:
             break
         _signal_all(sorted(new), signal.SIGSTOP)
@@ -194,8 +191,8 @@ def _prctl(option: int, value: int) -> None:
 def _stop_trees(is_root: Callable[[int, list[str]], bool], grace: float) -> set[int]:
     """SIGTERM every process `is_root` selects and all their descendants, wait up to `grace`
     s, then :func:`_kill_frozen` what is left of them, wherever it moved; every pid met."""
-    roots = [p for p, f in _process_table().items() if is_root(p, f)]
-    tree = set(roots) | {q for p in roots for q in descendants(p)}
+    table = _process_table()
+    tree = _reach(_children_map(table), [p for p, f in table.items() if is_root(p, f)])
     _signal_all(sorted(tree), signal.SIGTERM)
     _wait_gone(tree, grace)
     return tree | set(_kill_frozen(lambda p, f: p in tree or is_root(p, f)))

@@ -115,6 +115,12 @@ class Campaign:
         marker = records.read_json(run.path(self.out, ".done"))
         return bool(marker and marker.get("ok")) and not run.log_path(self.out).exists()
 
+    def _retried(self, run: Run) -> bool:
+        """A failed run is retried when an attempt failed: not a log without a done marker
+        (made by hand?), nor a done run whose log is gone (its other files would clash)."""
+        marker = records.read_json(run.path(self.out, ".done"))
+        return marker is not None and not marker.get("ok")
+
     def status(self):
         """The status table from the files on disk (see :func:`records.status_frame`)."""
         return records.status_frame([self._row(r, *records.disk_state(r, self.out))
@@ -259,8 +265,7 @@ class Campaign:
         self._write_spec()
         rows = {r.run_id: self._row(r, *records.disk_state(r, self.out)) for r in self.runs}
         todo = [r for r in self.runs if rows[r.run_id]["state"] == "pending" or (
-            rows[r.run_id]["state"] == "failed" and self.spec.retry_failed
-            and not self.run_blocked(r))]
+            rows[r.run_id]["state"] == "failed" and self.spec.retry_failed and self._retried(r))]
         self._save(rows)
         skipped = self._skipped_line(rows, todo)
         if skipped:
@@ -318,13 +323,6 @@ class Campaign:
             restore_sigterm(old)
             self._save(rows)
         return records.status_frame(list(rows.values()))
-
-    def run_blocked(self, run: Run) -> bool:
-        """A failed run that is not retried: a log without a done marker (made by hand?), or
-        a done run whose log is gone (its other finished files would clash)."""
-        if self._log_missing(run):
-            return True
-        return run.log_path(self.out).exists() and not run.path(self.out, ".done").exists()
 
     def _save(self, rows: dict) -> None:
         records.write_status(self.out, self.spec.name, [rows[r.run_id] for r in self.runs],
