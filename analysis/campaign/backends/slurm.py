@@ -38,14 +38,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from analysis.campaign.backends import register
-from analysis.campaign.backends._backend import (
+from analysis.campaign.backends import (
     NODE_AGENT,
     Backend,
     BudgetSpent,
     Launch,
     Outcome,
     first_failure,
+    register,
 )
 from analysis.errors import DLPerfError
 from analysis.fsutil import read_json_object

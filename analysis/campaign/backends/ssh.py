@@ -48,13 +48,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import analysis
-from analysis.campaign.backends import register
-from analysis.campaign.backends._backend import (
+from analysis.campaign.backends import (
     NODE_AGENT,
     Backend,
     Launch,
     NodeLaunch,
     Outcome,
+    register,
 )
 from analysis.errors import DLPerfError
 from analysis.shell import PIPE, STDOUT, CommandError, Process, run_command, start_process
