@@ -198,7 +198,7 @@ def _stop_trees(is_root: Callable[[int, list[str]], bool], grace: float) -> set[
     return tree | set(_kill_frozen(lambda p, f: p in tree or is_root(p, f)))
 
 
-def kill_tree(pid: int, grace: float = 5.0) -> None:
+def kill_tree(pid: int, grace: float) -> None:
     """SIGTERM `pid` and all its descendants, wait up to `grace` s, then SIGKILL what is left
     (also what they forked in between, and what was re-parented away from `pid`)."""
     _stop_trees(lambda p, _f: p == pid, grace)

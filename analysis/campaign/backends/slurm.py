@@ -328,7 +328,6 @@ class SlurmBackend(Backend):
             reason = f"slurm job {job_id}: node agent(s) left no result (job state {final})"
         if reason and not reason.startswith("slurm job"):
             reason = f"slurm job {job_id}: {reason}"
-        return Outcome(ok=not reason, reason=reason, nodes=nodes, wall_s=time.monotonic() - t0,
-                       extra={"job_id": job_id, "job_state": final, "job_hosts": hosts,
-                              **extra}, no_retry=no_retry)
+        return self.outcome(nodes, reason, t0, no_retry=no_retry, extra={
+            "job_id": job_id, "job_state": final, "job_hosts": hosts, **extra})
 
