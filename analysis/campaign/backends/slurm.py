@@ -68,18 +68,12 @@ def render_shell(argv: Sequence[str]) -> str:
     ``"${DLPERF_NAME}"``, expanded by the shell at run time (used for values only a batch job
     knows, such as the master host). Everything else stays single-quoted; placeholders are
     the only expansion."""
-    words = []
-    for a in map(str, argv):
-        parts, pos = [], 0
-        for m in _PLACEHOLDER.finditer(a):
-            if m.start() > pos:
-                parts.append(shlex.quote(a[pos:m.start()]))
-            parts.append(f'"${{{m.group(1)}}}"')
-            pos = m.end()
-        if pos < len(a) or not parts:
-            parts.append(shlex.quote(a[pos:]))
-        words.append("".join(parts))
-    return " ".join(words)
+    def word(a: str) -> str:
+        parts = _PLACEHOLDER.split(a)  # literal, name, literal, ...: the names at odd places
+        return "".join(f'"${{{p}}}"' if i % 2 else shlex.quote(p)
+                       for i, p in enumerate(parts) if p) or "''"
+
+    return " ".join(word(str(a)) for a in argv)
 
 
 def fill_placeholders(word: str, values: dict[str, str], unknown: str = "") -> str:
