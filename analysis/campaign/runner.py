@@ -121,10 +121,12 @@ class Campaign:
         marker = records.read_json(run.path(self.out, ".done"))
         return marker is not None and not marker.get("ok")
 
+    def _rows(self) -> dict[str, dict]:
+        return {r.run_id: self._row(r, *records.disk_state(r, self.out)) for r in self.runs}
+
     def status(self):
         """The status table from the files on disk (see :func:`records.status_frame`)."""
-        return records.status_frame([self._row(r, *records.disk_state(r, self.out))
-                                     for r in self.runs])
+        return records.status_frame(list(self._rows().values()))
 
     plan = status
 
@@ -263,7 +265,7 @@ class Campaign:
     def _run_locked(self, progress: bool, time_budget: float | None):
         self.suite = suite_version(exclude=[self.out])
         self._write_spec()
-        rows = {r.run_id: self._row(r, *records.disk_state(r, self.out)) for r in self.runs}
+        rows = self._rows()
         todo = [r for r in self.runs if rows[r.run_id]["state"] == "pending" or (
             rows[r.run_id]["state"] == "failed" and self.spec.retry_failed and self._retried(r))]
         self._save(rows)
@@ -313,7 +315,6 @@ class Campaign:
                 state, _, attempts = records.disk_state(current, self.out)
                 if state != "done":
                     rows[current.run_id].update(state="pending", reason=why, attempts=attempts)
-            self._save(rows)
             raise CampaignInterrupted(f"campaign {self.spec.name} interrupted at "
                                       f"{current.run_id if current else 'start'}; status in "
                                       f"{self.out / 'status.json'}") from None
