@@ -357,25 +357,21 @@ def run_agent(opts) -> int:
     sampler, gpu_status = (None, "skipped")
     if opts.gpu_csv:
         sampler, gpu_status = _start_gpu_sampling(opts.gpu_csv, visible_gpus(env))
-    rc, child, cannot_start = None, None, False
+    rc, child, why = None, None, ""
     if not stop.reason and opts.cwd and not os.path.isdir(opts.cwd):
-        why = f"the working directory {opts.cwd!r} (the spec's workdir) does not exist on {socket.gethostname()}"
-        print(f"dlperf node agent: {why}", file=sys.stderr)
-        rc, cannot_start = 127, True
-        stop.set(why)
+        why = (f"the working directory {opts.cwd!r} (the spec's workdir) does not exist on "
+               f"{socket.gethostname()}")
     elif not stop.reason:
         try:
             child = start_process(opts.argv, env=env, cwd=opts.cwd or None)
         except CommandError as exc:
-            print(f"dlperf node agent: cannot start {opts.argv[0]!r}: {exc.reason}",
-                  file=sys.stderr)
-            rc, cannot_start = 127, True
-            stop.set(f"cannot start {opts.argv[0]!r}: {exc.reason}")
+            why = f"cannot start {opts.argv[0]!r}: {exc.reason}"
+    if why:
+        print(f"dlperf node agent: {why}", file=sys.stderr)
+        rc = 127
+        stop.set(why)
     deadline = time.monotonic() + opts.timeout if opts.timeout else None
-    while child is not None and rc is None:
-        rc = child.poll()
-        if rc is not None:
-            break
+    while child is not None and (rc := child.poll()) is None:
         if deadline and time.monotonic() > deadline:
             stop.set(f"timeout after {opts.timeout:g} s")
         if _parent_gone(parent):
@@ -390,7 +386,7 @@ def run_agent(opts) -> int:
         kill_tree(sampler.pid, grace=1)
         sampler.wait()
     env_status = _finish_env_capture(env_proc, env_status, opts.env_json or "")
-    if stop.reason and rc is not None and rc >= 0 and child is not None and not cannot_start:
+    if stop.reason and rc is not None and rc >= 0 and child is not None:
         rc = rc or 143
     rc = 128 - rc if rc is not None and rc < 0 else rc  # killed by signal N → 128 + N
     if opts.result:
