@@ -438,12 +438,13 @@ class SSHBackend(Backend):
         did not end with status 0 (a killed agent's workload runs on); end the ssh clients."""
         for i, p in procs.items():
             rcs[i] = p.poll()
-        with ThreadPoolExecutor(max_workers=max(1, len(procs))) as pool:  # hosts at once
+        # every host at once; a host that cannot be reached leaves its SSHError in the future
+        with ThreadPoolExecutor(max_workers=max(1, len(procs))) as pool:
             for n in active:
                 if n.index in procs and rcs.get(n.index) != 0:
-                    pool.submit(self._kill_quietly, self.spec.hosts[n.index], [
+                    pool.submit(self._run, self.spec.hosts[n.index], [
                         self._python(), self._agent_path(), "--kill",
-                        self._remote(launch, n)["pidfile"]])
+                        self._remote(launch, n)["pidfile"]], 25)
         deadline = time.monotonic() + 10
         for i, p in procs.items():
             p.close_stdin()
@@ -451,12 +452,6 @@ class SSHBackend(Backend):
             if rcs[i] is None:
                 p.kill()
                 p.wait(5)
-
-    def _kill_quietly(self, h: dict, argv: list[str]) -> None:
-        try:
-            self._run(h, argv, timeout=25)
-        except SSHError:
-            pass
 
     def _fetch(self, launch: Launch, n: NodeLaunch) -> None:
         """Copy the agent's result, env record and GPU CSV back (one scp; a file the agent
