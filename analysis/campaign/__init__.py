@@ -7,22 +7,14 @@ ssh, slurm), resume it, and land its logs in the DLPerf layout.
     c.plan()          # one row per run
     c.run()           # status table (done / failed / pending, with reasons)
 
-Nothing heavy is imported here: the node agent (``node.py``) runs on nodes with only the
-standard library.
+The node agent (``node.py``) is run as a file on the nodes, not through this package: it
+needs only the standard library there.
 """
 
 from __future__ import annotations
 
-import importlib
+from analysis.campaign.runner import Campaign
+from analysis.campaign.spec import from_dict as spec_from_dict
+from analysis.campaign.spec import load as load_spec
 
-#: name -> (module of this package, its attribute), imported on first use
-_EXPORTS = {"Campaign": ("runner", "Campaign"), "load_spec": ("spec", "load"),
-            "spec_from_dict": ("spec", "from_dict")}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        module, attr = _EXPORTS[name]
-        return getattr(importlib.import_module(f"analysis.campaign.{module}"), attr)
-    raise AttributeError(name)
+__all__ = ["Campaign", "load_spec", "spec_from_dict"]

@@ -101,16 +101,20 @@ def _children_map(table: dict[int, list[str]]) -> dict[int, list[int]]:
     return kids
 
 
-def descendants(pid: int) -> list[int]:
-    """Every live descendant of `pid` (children first, breadth-first)."""
-    kids = _children_map(_process_table())
-    out, todo = [], [pid]
+def _reach(kids: dict[int, list[int]], roots) -> set[int]:
+    """`roots` and every descendant of them in the children map `kids`."""
+    reached, todo = set(roots), list(roots)
     while todo:
-        p = todo.pop(0)
-        for c in kids.get(p, ()):
-            out.append(c)
-            todo.append(c)
-    return out
+        for c in kids.get(todo.pop(), ()):
+            if c not in reached:
+                reached.add(c)
+                todo.append(c)
+    return reached
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of `pid`."""
+    return sorted(_reach(_children_map(_process_table()), [pid]) - {pid})
 
 
 def start_time(pid: int) -> str:
@@ -152,15 +156,8 @@ def _kill_frozen(is_root: Callable[[int, list[str]], bool]) -> list[int]:
     found: set[int] = set()
     while True:
         table = _process_table()
-        kids = _children_map(table)
-        todo = [p for p, f in table.items() if is_root(p, f)] + list(found)
-        reached = set(todo)
-        while todo:
-            for c in kids.get(todo.pop(), ()):
-                if c not in reached:
-                    reached.add(c)
-                    todo.append(c)
-        new = reached - found - {os.getpid()}
+        roots = [p for p, f in table.items() if is_root(p, f)]
+        new = _reach(_children_map(table), [*roots, *found]) - found - {os.getpid()}
         if not new:
             break
         _signal_all(sorted(new), signal.SIGSTOP)
@@ -194,14 +191,14 @@ def _prctl(option: int, value: int) -> None:
 def _stop_trees(is_root: Callable[[int, list[str]], bool], grace: float) -> set[int]:
     """SIGTERM every process `is_root` selects and all their descendants, wait up to `grace`
     s, then :func:`_kill_frozen` what is left of them, wherever it moved; every pid met."""
-    roots = [p for p, f in _process_table().items() if is_root(p, f)]
-    tree = set(roots) | {q for p in roots for q in descendants(p)}
+    table = _process_table()
+    tree = _reach(_children_map(table), [p for p, f in table.items() if is_root(p, f)])
     _signal_all(sorted(tree), signal.SIGTERM)
     _wait_gone(tree, grace)
     return tree | set(_kill_frozen(lambda p, f: p in tree or is_root(p, f)))
 
 
-def kill_tree(pid: int, grace: float = 5.0) -> None:
+def kill_tree(pid: int, grace: float) -> None:
     """SIGTERM `pid` and all its descendants, wait up to `grace` s, then SIGKILL what is left
     (also what they forked in between, and what was re-parented away from `pid`)."""
     _stop_trees(lambda p, _f: p == pid, grace)
@@ -360,25 +357,21 @@ def run_agent(opts) -> int:
     sampler, gpu_status = (None, "skipped")
     if opts.gpu_csv:
         sampler, gpu_status = _start_gpu_sampling(opts.gpu_csv, visible_gpus(env))
-    rc, child, cannot_start = None, None, False
+    rc, child, why = None, None, ""
     if not stop.reason and opts.cwd and not os.path.isdir(opts.cwd):
-        why = f"the working directory {opts.cwd!r} (the spec's workdir) does not exist on {socket.gethostname()}"
-        print(f"dlperf node agent: {why}", file=sys.stderr)
-        rc, cannot_start = 127, True
-        stop.set(why)
+        why = (f"the working directory {opts.cwd!r} (the spec's workdir) does not exist on "
+               f"{socket.gethostname()}")
     elif not stop.reason:
         try:
             child = start_process(opts.argv, env=env, cwd=opts.cwd or None)
         except CommandError as exc:
-            print(f"dlperf node agent: cannot start {opts.argv[0]!r}: {exc.reason}",
-                  file=sys.stderr)
-            rc, cannot_start = 127, True
-            stop.set(f"cannot start {opts.argv[0]!r}: {exc.reason}")
+            why = f"cannot start {opts.argv[0]!r}: {exc.reason}"
+    if why:
+        print(f"dlperf node agent: {why}", file=sys.stderr)
+        rc = 127
+        stop.set(why)
     deadline = time.monotonic() + opts.timeout if opts.timeout else None
-    while child is not None and rc is None:
-        rc = child.poll()
-        if rc is not None:
-            break
+    while child is not None and (rc := child.poll()) is None:
         if deadline and time.monotonic() > deadline:
             stop.set(f"timeout after {opts.timeout:g} s")
         if _parent_gone(parent):
@@ -393,7 +386,7 @@ def run_agent(opts) -> int:
         kill_tree(sampler.pid, grace=1)
         sampler.wait()
     env_status = _finish_env_capture(env_proc, env_status, opts.env_json or "")
-    if stop.reason and rc is not None and rc >= 0 and child is not None and not cannot_start:
+    if stop.reason and rc is not None and rc >= 0 and child is not None:
         rc = rc or 143
     rc = 128 - rc if rc is not None and rc < 0 else rc  # killed by signal N → 128 + N
     if opts.result:

@@ -13,9 +13,9 @@ import sys
 class CampaignProgress:
     """``start(run_id)`` before a run, ``finish(run_id, state, seconds)`` after it, ``close()``."""
 
-    def __init__(self, name: str, total: int, already: int, enabled: bool = True, stream=None):
+    def __init__(self, name: str, total: int, already: int, enabled: bool = True):
         self.name, self.total, self.count = name, total, already
-        self.stream = stream or sys.stderr
+        self.stream = sys.stderr
         self.enabled = enabled
         self._bar = None
         if enabled and _is_terminal(self.stream):

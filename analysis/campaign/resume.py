@@ -136,43 +136,22 @@ def mismatch_message(out: Path, changes: dict[str, list[str]]) -> str:
             "it, nothing is deleted).")
 
 
-def aside_path(out: Path) -> Path:
-    """``<out>.<YYYYmmdd-HHMMSS>`` beside `out` (``-2``, ``-3``, ... when taken)."""
-    out = Path(out)
-    base = out.with_name(f"{out.name}.{time.strftime('%Y%m%d-%H%M%S')}")
-    path, n = base, 1
-    while path.exists():
-        n += 1
-        path = base.with_name(f"{base.name}-{n}")
-    return path
-
-
 def move_aside(out: Path, keep: Path) -> Path | None:
-    """Move everything in `out` but `keep` (the lock, held by the caller) into
-    :func:`aside_path`; returns it, or None when there was nothing to move."""
+    """Move everything in `out` but `keep` (the lock ``<out>/.campaign/lock``, held by the
+    caller) into ``<out>.<YYYYmmdd-HHMMSS>`` beside it (``-2``, ``-3``, ... when taken);
+    returns that folder, or None when there was nothing to move."""
     out, keep = Path(out), Path(keep)
-    entries = _entries(out, keep)
+    entries = [p for folder in (out, keep.parent) if folder.is_dir()
+               for p in sorted(folder.iterdir()) if p not in (keep, keep.parent)]
     if not entries:
         return None
-    dest = aside_path(out)
+    dest = base = out.with_name(f"{out.name}.{time.strftime('%Y%m%d-%H%M%S')}")
+    n = 1
+    while dest.exists():
+        n += 1
+        dest = base.with_name(f"{base.name}-{n}")
     for path in entries:
         target = dest / path.relative_to(out)
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(path, target)
     return dest
-
-
-def _entries(folder: Path, keep: Path) -> list[Path]:
-    """The entries of `folder` to move: all but `keep`, and of a folder that holds `keep`, its
-    other entries."""
-    if not folder.is_dir():
-        return []
-    found = []
-    for path in sorted(folder.iterdir()):
-        if path == keep:
-            continue
-        if path.is_dir() and not path.is_symlink() and keep.is_relative_to(path):
-            found += _entries(path, keep)
-        else:
-            found.append(path)
-    return found

@@ -115,10 +115,18 @@ class Campaign:
         marker = records.read_json(run.path(self.out, ".done"))
         return bool(marker and marker.get("ok")) and not run.log_path(self.out).exists()
 
+    def _retried(self, run: Run) -> bool:
+        """A failed run is retried when an attempt failed: not a log without a done marker
+        (made by hand?), nor a done run whose log is gone (its other files would clash)."""
+        marker = records.read_json(run.path(self.out, ".done"))
+        return marker is not None and not marker.get("ok")
+
+    def _rows(self) -> dict[str, dict]:
+        return {r.run_id: self._row(r, *records.disk_state(r, self.out)) for r in self.runs}
+
     def status(self):
         """The status table from the files on disk (see :func:`records.status_frame`)."""
-        return records.status_frame([self._row(r, *records.disk_state(r, self.out))
-                                     for r in self.runs])
+        return records.status_frame(list(self._rows().values()))
 
     plan = status
 
@@ -257,10 +265,9 @@ class Campaign:
     def _run_locked(self, progress: bool, time_budget: float | None):
         self.suite = suite_version(exclude=[self.out])
         self._write_spec()
-        rows = {r.run_id: self._row(r, *records.disk_state(r, self.out)) for r in self.runs}
+        rows = self._rows()
         todo = [r for r in self.runs if rows[r.run_id]["state"] == "pending" or (
-            rows[r.run_id]["state"] == "failed" and self.spec.retry_failed
-            and not self.run_blocked(r))]
+            rows[r.run_id]["state"] == "failed" and self.spec.retry_failed and self._retried(r))]
         self._save(rows)
         skipped = self._skipped_line(rows, todo)
         if skipped:
@@ -308,7 +315,6 @@ class Campaign:
                 state, _, attempts = records.disk_state(current, self.out)
                 if state != "done":
                     rows[current.run_id].update(state="pending", reason=why, attempts=attempts)
-            self._save(rows)
             raise CampaignInterrupted(f"campaign {self.spec.name} interrupted at "
                                       f"{current.run_id if current else 'start'}; status in "
                                       f"{self.out / 'status.json'}") from None
@@ -318,13 +324,6 @@ class Campaign:
             restore_sigterm(old)
             self._save(rows)
         return records.status_frame(list(rows.values()))
-
-    def run_blocked(self, run: Run) -> bool:
-        """A failed run that is not retried: a log without a done marker (made by hand?), or
-        a done run whose log is gone (its other finished files would clash)."""
-        if self._log_missing(run):
-            return True
-        return run.log_path(self.out).exists() and not run.path(self.out, ".done").exists()
 
     def _save(self, rows: dict) -> None:
         records.write_status(self.out, self.spec.name, [rows[r.run_id] for r in self.runs],

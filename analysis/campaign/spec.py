@@ -108,9 +108,6 @@ class Spec(SpecFile):
     def resolve_out_dir(self, out_dir: str | Path | None = None) -> Path:
         return Path(out_dir or self.out_dir or config.RAW_LOGS_DIR / self.name).resolve()
 
-    def max_nodes(self) -> int:
-        return max(c.num_nodes for c in self.cases)
-
     def secrets(self) -> list[str]:
         """Secret strings of the spec (values of secret-named keys, URL passwords) that no
         written file may contain."""
@@ -172,9 +169,10 @@ def from_dict(raw: dict) -> Spec:
         "raw": dict(raw)})
     if spec.warmup >= spec.iterations:
         raise invalid("warmup", spec.warmup, f"fewer than iterations ({spec.iterations})")
-    if spec.backend == "ssh" and len(spec.hosts) < spec.max_nodes():
-        raise SpecError(f"spec key 'hosts': backend ssh needs at least {spec.max_nodes()} "
-                        f"hosts for {spec.max_nodes()}-node cases; got {len(spec.hosts)}",
+    nodes = max(c.num_nodes for c in cases)
+    if spec.backend == "ssh" and len(spec.hosts) < nodes:
+        raise SpecError(f"spec key 'hosts': backend ssh needs at least {nodes} hosts for "
+                        f"{nodes}-node cases; got {len(spec.hosts)}",
                         "hosts")
     spec.runs()  # stable ids, no duplicates
     return spec

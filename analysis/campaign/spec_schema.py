@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import typing
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -344,19 +343,9 @@ def key_path(loc: tuple) -> str:
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
 
 
-def _section_at(loc: tuple) -> type[BaseModel] | None:
-    """The model of the mapping at `loc` (its valid keys are listed for an unknown one)."""
-    model: Any = SpecFile
-    for part in (p for p in loc if isinstance(p, str)):
-        todo, model = [model.model_fields[part].annotation], None
-        while todo and model is None:
-            t = todo.pop()
-            if isinstance(t, type) and issubclass(t, BaseModel):
-                model = t
-            todo += typing.get_args(t)
-        if model is None:
-            return None
-    return model
+#: The nested mappings (one level below the top), whose valid keys an error lists.
+SECTIONS = {"ssh": SshOptions, "slurm": SlurmOptions, "container": Container,
+            "cases": CaseSpec, "hosts": Host}
 
 
 def invalid(key: str, value: Any, allowed: str) -> SpecError:
@@ -385,10 +374,10 @@ def _error(err: dict) -> SpecError:
     if kind == "missing":
         return SpecError(f"spec key {path!r} is required", path)
     if kind == "extra_forbidden":
-        model = _section_at(loc[:-1])
+        model = SECTIONS[loc[0]] if len(loc) > 1 else SpecFile
         where = f" of {key_path(loc[:-1])!r}" if len(loc) > 1 else ""
         return SpecError(f"unknown spec key {path!r}; valid keys{where}: "
-                         f"{', '.join(sorted(model.model_fields)) if model else '?'}", path)
+                         f"{', '.join(sorted(model.model_fields))}", path)
     msg = "allowed: a mapping" if kind in ("model_type", "dict_type") else \
         re.sub(r"^Input should be ", "allowed: ", err["msg"])
     msg = msg[:1].lower() + msg[1:]

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-
 from analysis.changes import verdict
 from analysis.cli import _options
 from analysis.cli._common import add_format, add_method
-from analysis.cli.compare import note_failed_runs
+from analysis.cli.compare import EXIT_MISSING, note_cases, note_failed_runs
 from analysis.text_tables import render
 
 COMMAND = "check"
-#: A reference matched a case whose runs all failed (or, with --require-all, no case).
-EXIT_MISSING = 4
 HELP = "check each case's median throughput against a references file (exit 1 when slower)"
 HEADERS = {"median": "samples/s", "repeats": "runs", "interval_low": "low", "interval_high": "high",
            "excluded": "why no verdict"}
@@ -73,23 +69,18 @@ def run(args) -> int:
     note_failed_runs(campaign)
     status = 0
     flagged = table[table["flags"] != ""]
-    if not flagged.empty:  # a verdict on a figure its log contradicts is not the software's
-        print(f"dlperf: {len(flagged)} case(s) checked on a flagged figure: " + "; ".join(
-            f"{k} ({f})" for k, f in zip(flagged["case_key"], flagged["flags"])),
-            file=sys.stderr)
+    # a verdict on a figure its log contradicts is not the software's
+    note_cases(flagged, "case(s) checked on a flagged figure",
+               map("{} ({})".format, flagged["case_key"], flagged["flags"]), sep="; ")
     slower = table[table["verdict"] == references.SLOWER]
-    if not slower.empty:
-        print(f"dlperf: {len(slower)} case(s) below their reference: "
-              + ", ".join(slower["case_key"]), file=sys.stderr)
+    if note_cases(slower, "case(s) below their reference", slower["case_key"]):
         status = 1
     failed = table[table["verdict"] == references.FAILED]
-    if not failed.empty:
-        print(f"dlperf: {len(failed)} case(s) with a reference have no throughput (every run "
-              "failed): " + ", ".join(dict.fromkeys(failed["case_key"])), file=sys.stderr)
+    if note_cases(failed, "case(s) with a reference have no throughput (every run failed)",
+                  dict.fromkeys(failed["case_key"])):
         status = EXIT_MISSING
     unmatched = table[table["verdict"] == references.NO_RUNS]
-    if args.require_all and not unmatched.empty:
-        print(f"dlperf: {len(unmatched)} reference(s) match no case (--require-all): "
-              + ", ".join(unmatched["reference"]), file=sys.stderr)
+    if args.require_all and note_cases(unmatched, "reference(s) match no case (--require-all)",
+                                       unmatched["reference"]):
         status = EXIT_MISSING
     return status

@@ -13,7 +13,8 @@ COMMAND = "compare"
 HELP = "compare two campaigns case by case: NEW/BASE with a 95 % interval and a verdict"
 
 EXIT_SLOWER = 1
-#: A case BASE measured has no throughput in NEW (absent, or every run of it failed).
+#: A case BASE measured (check: a reference's case) has no throughput in NEW (absent, or
+#: every run of it failed).
 EXIT_MISSING = 4
 EPILOG = """exit status:
   0  no case slower beyond its threshold, and every case BASE measured was measured in NEW
@@ -54,6 +55,13 @@ def add_gate_options(p) -> None:
                    help="confidence of the intervals, e.g. 95%% (default: 95%%)")
 
 
+def note_cases(rows, what: str, names, sep: str = ", ") -> bool:
+    """One stderr line ``dlperf: N WHAT: names`` when `rows` holds any; whether it does."""
+    if len(rows):
+        print(f"dlperf: {len(rows)} {what}: " + sep.join(names), file=sys.stderr)
+    return bool(len(rows))
+
+
 def note_failed_runs(campaign) -> None:
     """One stderr line per side whose runs gave no throughput (they are not repeats)."""
     failed = campaign.runs[campaign.runs["throughput"].isna()]
@@ -82,20 +90,16 @@ def run(args) -> int:
               f"case(s), compared without the hardware check, e.g. "
               f"{result.unchecked_hardware[0]}", file=sys.stderr)
     flagged = result.table[result.table["flags"] != ""]
-    if not flagged.empty:  # their medians mix runs that disagree: a verdict to read with care
-        print(f"dlperf: {len(flagged)} case(s) flagged: " + ", ".join(
-            f"{k} ({f})" for k, f in zip(flagged["case_key"], flagged["flags"])),
-            file=sys.stderr)
+    # their medians mix runs that disagree: a verdict to read with care
+    note_cases(flagged, "case(s) flagged", map("{} ({})".format, flagged["case_key"],
+                                              flagged["flags"]))
     status = 0
-    if not result.slower.empty:
-        print(f"dlperf: {len(result.slower)} case(s) slower beyond the threshold: "
-              + ", ".join(result.slower["case_key"]), file=sys.stderr)
+    if note_cases(result.slower, "case(s) slower beyond the threshold",
+                  result.slower["case_key"]):
         status = EXIT_SLOWER
     missing = result.missing_in_new
-    if not missing.empty:
-        print(f"dlperf: {len(missing)} case(s) measured in {base.label} have no throughput in "
-              f"{new.label} (absent, or every run failed): " + ", ".join(
-                  f"{k} ({v})" for k, v in zip(missing["case_key"], missing["verdict"])),
-              file=sys.stderr)
+    if note_cases(missing, f"case(s) measured in {base.label} have no throughput in "
+                  f"{new.label} (absent, or every run failed)",
+                  map("{} ({})".format, missing["case_key"], missing["verdict"])):
         status = EXIT_MISSING
     return status

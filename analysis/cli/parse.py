@@ -29,20 +29,13 @@ def _write(frames: Iterable, path: Path) -> int:
     """Write the frames one after another as one table, atomically, every float in full
     precision; no more than one frame is held at a time. Returns the rows written."""
     rows = 0
-
-    def counted():
-        nonlocal rows
-        for df in frames:
-            rows += len(df)
-            yield df
-
     with atomic_path(path) as tmp:
         if path.suffix == ".parquet":
-            _write_parquet(counted(), tmp)
-        else:
-            with open(tmp, "w", newline="", encoding="utf-8") as fh:
-                for i, df in enumerate(counted()):
-                    _formula_safe(df).to_csv(fh, index=False, header=i == 0)
+            return _write_parquet(frames, tmp)
+        with open(tmp, "w", newline="", encoding="utf-8") as fh:
+            for i, df in enumerate(frames):
+                rows += len(df)
+                _formula_safe(df).to_csv(fh, index=False, header=i == 0)
     return rows
 
 
@@ -64,7 +57,7 @@ def _formula_safe(df):
     return out
 
 
-def _write_parquet(frames: Iterable, path: Path) -> None:
+def _write_parquet(frames: Iterable, path: Path) -> int:
     """One row group per frame; categorical columns keep one dictionary type throughout
     (pandas gives their codes the narrowest integer type, which differs between frames).
     Only categorical columns are dictionary-encoded and no column statistics are written:
@@ -73,9 +66,10 @@ def _write_parquet(frames: Iterable, path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    writer, schema = None, None
+    writer, schema, rows = None, None, 0
     try:
         for df in frames:
+            rows += len(df)
             table = pa.Table.from_pandas(df, preserve_index=False)
             if writer is None:
                 schema = pa.schema([
@@ -89,6 +83,7 @@ def _write_parquet(frames: Iterable, path: Path) -> None:
     finally:
         if writer is not None:
             writer.close()
+    return rows
 
 
 def run(args) -> int:

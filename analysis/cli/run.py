@@ -19,13 +19,13 @@ import tempfile
 from pathlib import Path
 
 from analysis import config
+from analysis.cli import EXIT_INTERRUPTED
 from analysis.cli._options import positive_float
 from analysis.fsutil import atomic_path
 from analysis.interrupt import sigterm_as_interrupt
 
 COMMAND = "run"
 HELP = "run a benchmark campaign (spec YAML); the launch notebook is kept as its record"
-EXIT_INTERRUPTED = 130
 
 
 def add_arguments(p) -> None:

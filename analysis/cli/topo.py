@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 COMMAND = "topo"
@@ -21,23 +22,22 @@ MAX_BYTES = 4 << 20
 
 
 def run(args) -> int:
-    from analysis.env.topo_matrix import parse_topology, read_topology
+    from analysis.env.topo_matrix import TopologyError, parse_topology
     from analysis.errors import UsageError
 
-    if args.file == "-":
-        raw = sys.stdin.buffer.read(MAX_BYTES + 1)
-        if len(raw) > MAX_BYTES:
-            raise UsageError(f"stdin holds more than {MAX_BYTES:,} bytes: no `nvidia-smi topo "
-                             "-m` output is that long")
+    stdin = args.file == "-"
+    name = "stdin" if stdin else f"topology file {args.file!r}"
+    if not stdin and not Path(args.file).is_file():
+        raise UsageError(f"{name} does not exist or is not a file")
+    with nullcontext(sys.stdin.buffer) if stdin else open(args.file, "rb") as fh:
+        raw = fh.read(MAX_BYTES + 1)  # a bound: `cat /dev/zero | dlperf topo -` ends here
+    if len(raw) > MAX_BYTES:
+        raise UsageError(f"{name} holds more than {MAX_BYTES:,} bytes: no `nvidia-smi topo -m` "
+                         "output is that long")
+    try:
         topo = parse_topology(raw)
-    else:
-        path = Path(args.file)
-        if not path.is_file():
-            raise UsageError(f"topology file {args.file!r} does not exist or is not a file")
-        if path.stat().st_size > MAX_BYTES:
-            raise UsageError(f"topology file {args.file!r} holds more than {MAX_BYTES:,} bytes: "
-                             "no `nvidia-smi topo -m` output is that long")
-        topo = read_topology(path)
+    except TopologyError as exc:
+        raise TopologyError(str(exc) if stdin else f"{args.file}: {exc}") from None
     text = {"json": topo.to_json, "csv": topo.to_csv, "markdown": topo.to_markdown}[args.format]()
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0

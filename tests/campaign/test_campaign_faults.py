@@ -189,3 +189,18 @@ def test_time_budget_leaves_the_rest_pending_and_a_rerun_finishes(tmp_path):
     st = Campaign(s, out_dir=tmp_path).run(progress=False)
     assert list(st["state"]) == ["done", "done", "done"]
     assert (tmp_path / "1n1g" / "resnet50_b1_fp32_1.log").stat().st_mtime_ns == first
+
+
+@pytest.mark.parametrize("args, why", [
+    (["--cwd", "/nonexistent-dlperf", "--", "true"], "working directory '/nonexistent-dlperf'"),
+    (["--", "/nonexistent-dlperf/prog"], "cannot start '/nonexistent-dlperf/prog'"),
+])
+def test_agent_that_cannot_start_its_workload_exits_127_and_says_why(tmp_path, args, why):
+    from analysis.campaign.backends import NODE_AGENT
+
+    result = tmp_path / "result"
+    p = subprocess.run([sys.executable, str(NODE_AGENT), "--result", str(result), *args],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 127 and why in p.stderr, p.stderr
+    record = json.loads(result.read_text())
+    assert record["rc"] == 127 and why in record["stopped"]

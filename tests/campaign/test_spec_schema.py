@@ -46,3 +46,9 @@ def test_the_schema_refuses_what_the_models_refuse():
         except jsonschema.ValidationError:
             continue
         raise AssertionError(f"the schema accepts {bad}")
+
+
+def test_every_nested_mapping_is_a_section_whose_keys_errors_list():
+    from analysis.campaign.spec_schema import SECTIONS, _Section
+
+    assert set(_Section.__subclasses__()) - {SpecFile} == set(SECTIONS.values())

@@ -13,12 +13,12 @@ import socket
 import time
 
 from analysis.campaign import node as agent
-from analysis.campaign.backends import register
-from analysis.campaign.backends._backend import (
+from analysis.campaign.backends import (
     NODE_AGENT,
     Backend,
     Launch,
     Outcome,
+    register,
 )
 from analysis.shell import STDOUT, Process, start_process
 

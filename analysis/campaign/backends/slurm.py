@@ -38,14 +38,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from analysis.campaign.backends import register
-from analysis.campaign.backends._backend import (
+from analysis.campaign.backends import (
     NODE_AGENT,
     Backend,
     BudgetSpent,
     Launch,
     Outcome,
     first_failure,
+    register,
 )
 from analysis.errors import DLPerfError
 from analysis.fsutil import read_json_object
@@ -68,18 +68,12 @@ def render_shell(argv: Sequence[str]) -> str:
     ``"${DLPERF_NAME}"``, expanded by the shell at run time (used for values only a batch job
     knows, such as the master host). Everything else stays single-quoted; placeholders are
     the only expansion."""
-    words = []
-    for a in map(str, argv):
-        parts, pos = [], 0
-        for m in _PLACEHOLDER.finditer(a):
-            if m.start() > pos:
-                parts.append(shlex.quote(a[pos:m.start()]))
-            parts.append(f'"${{{m.group(1)}}}"')
-            pos = m.end()
-        if pos < len(a) or not parts:
-            parts.append(shlex.quote(a[pos:]))
-        words.append("".join(parts))
-    return " ".join(words)
+    def word(a: str) -> str:
+        parts = _PLACEHOLDER.split(a)  # literal, name, literal, ...: the names at odd places
+        return "".join(f'"${{{p}}}"' if i % 2 else shlex.quote(p)
+                       for i, p in enumerate(parts) if p) or "''"
+
+    return " ".join(word(str(a)) for a in argv)
 
 
 def fill_placeholders(word: str, values: dict[str, str], unknown: str = "") -> str:
@@ -328,7 +322,6 @@ class SlurmBackend(Backend):
             reason = f"slurm job {job_id}: node agent(s) left no result (job state {final})"
         if reason and not reason.startswith("slurm job"):
             reason = f"slurm job {job_id}: {reason}"
-        return Outcome(ok=not reason, reason=reason, nodes=nodes, wall_s=time.monotonic() - t0,
-                       extra={"job_id": job_id, "job_state": final, "job_hosts": hosts,
-                              **extra}, no_retry=no_retry)
+        return self.outcome(nodes, reason, t0, no_retry=no_retry, extra={
+            "job_id": job_id, "job_state": final, "job_hosts": hosts, **extra})
 

@@ -44,17 +44,17 @@ import stat
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from threading import Thread
 
 import analysis
-from analysis.campaign.backends import register
-from analysis.campaign.backends._backend import (
+from analysis.campaign.backends import (
     NODE_AGENT,
     Backend,
     Launch,
     NodeLaunch,
     Outcome,
+    register,
 )
 from analysis.errors import DLPerfError
 from analysis.shell import PIPE, STDOUT, CommandError, Process, run_command, start_process
@@ -131,6 +131,11 @@ def host_key_problem(stderr: str, resolved: dict) -> str:
     if "Host key verification failed" in stderr:
         return f"host key verification failed: {_last_line(stderr)}"
     return ""
+
+
+def _settings(text: str) -> dict[str, str]:
+    """``ssh -G`` output as {lower-case option: value}."""
+    return dict(x.split(" ", 1) for x in text.splitlines() if " " in x)
 
 
 def _last_line(text: str) -> str:
@@ -233,8 +238,7 @@ class SSHBackend(Backend):
                 cfg = self.spec.ssh.get("config_file", "~/.ssh/config or /etc/ssh/ssh_config")
                 raise SSHConfigError(f"ssh {key}: ssh cannot read its config {cfg} "
                                      f"(`ssh -G`): {_last_line(out.stderr)}")
-            pairs = (x.split(" ", 1) for x in out.stdout.splitlines() if " " in x)
-            self._resolved[key] = {k: v for k, v in pairs}
+            self._resolved[key] = _settings(out.stdout)
         return self._resolved[key]
 
     def _prepare_known_hosts(self, h: dict) -> None:
@@ -283,8 +287,7 @@ class SSHBackend(Backend):
             resolved = run_command([*argv, "-G", "--", dest], timeout=30, check=False).stdout
         except CommandError:
             return ""
-        pairs = dict(x.split(" ", 1) for x in resolved.splitlines() if " " in x)
-        problem = host_key_problem(r.stderr, pairs)
+        problem = host_key_problem(r.stderr, _settings(resolved))
         return f"ProxyJump host {hop}: {problem}" if problem else ""
 
     def _run(self, h: dict, argv: list[str], timeout: float = 60):
@@ -435,16 +438,13 @@ class SSHBackend(Backend):
         did not end with status 0 (a killed agent's workload runs on); end the ssh clients."""
         for i, p in procs.items():
             rcs[i] = p.poll()
-        threads = []
-        for n in [n for n in active if n.index in procs and rcs.get(n.index) != 0]:
-            argv = [self._python(), self._agent_path(), "--kill",
-                    self._remote(launch, n)["pidfile"]]
-            t = Thread(target=self._kill_quietly, args=(self.spec.hosts[n.index], argv),
-                       daemon=True)
-            t.start()
-            threads.append(t)
-        for t in threads:
-            t.join(timeout=30)
+        # every host at once; a host that cannot be reached leaves its SSHError in the future
+        with ThreadPoolExecutor(max_workers=max(1, len(procs))) as pool:
+            for n in active:
+                if n.index in procs and rcs.get(n.index) != 0:
+                    pool.submit(self._run, self.spec.hosts[n.index], [
+                        self._python(), self._agent_path(), "--kill",
+                        self._remote(launch, n)["pidfile"]], 25)
         deadline = time.monotonic() + 10
         for i, p in procs.items():
             p.close_stdin()
@@ -452,12 +452,6 @@ class SSHBackend(Backend):
             if rcs[i] is None:
                 p.kill()
                 p.wait(5)
-
-    def _kill_quietly(self, h: dict, argv: list[str]) -> None:
-        try:
-            self._run(h, argv, timeout=25)
-        except SSHError:
-            pass
 
     def _fetch(self, launch: Launch, n: NodeLaunch) -> None:
         """Copy the agent's result, env record and GPU CSV back (one scp; a file the agent

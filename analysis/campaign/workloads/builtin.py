@@ -6,8 +6,7 @@
 
 from __future__ import annotations
 
-from analysis.campaign.workloads import register
-from analysis.campaign.workloads._template import Workload, torchrun_node
+from analysis.campaign.workloads import Workload, register, torchrun_node
 
 
 @register

@@ -7,8 +7,7 @@
 
 from __future__ import annotations
 
-from analysis.campaign.workloads import register
-from analysis.campaign.workloads._template import Workload
+from analysis.campaign.workloads import Workload, register
 
 
 @register

@@ -8,8 +8,7 @@ CODE/main.py --mode=train --arch=resnet50 --batch_size=B --num_iter=I --iter_uni
 
 from __future__ import annotations
 
-from analysis.campaign.workloads import register
-from analysis.campaign.workloads._template import Workload
+from analysis.campaign.workloads import Workload, register
 
 
 @register

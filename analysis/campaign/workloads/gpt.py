@@ -9,8 +9,7 @@ and file names: ``python -m torch.distributed.run ... --nproc_per_node G -m work
 
 from __future__ import annotations
 
-from analysis.campaign.workloads import register
-from analysis.campaign.workloads._template import gpt_model_args, torchrun_node
+from analysis.campaign.workloads import gpt_model_args, register, torchrun_node
 from analysis.campaign.workloads.oneflow_gpt import OneFlowGPT
 
 

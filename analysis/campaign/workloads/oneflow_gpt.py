@@ -11,8 +11,7 @@ Every node: ``python3 -m oneflow_gpt.training --num-nodes N --num-gpus-per-node 
 
 from __future__ import annotations
 
-from analysis.campaign.workloads import register
-from analysis.campaign.workloads._template import Workload, gpt_model_args
+from analysis.campaign.workloads import Workload, gpt_model_args, register
 
 _GPT_PARAMS = ("mp", "pp", "global_batch_size", "seq_length", "num_layers", "hidden_size",
                "num_heads")
