@@ -59,8 +59,14 @@ class Registry(Generic[T]):
         return sorted(self._classes)
 
     def get(self, name: str) -> type[T]:
-        """The class registered as `name`; UnknownNameError lists the valid names."""
-        self._load_all()
+        """The class registered as `name`; UnknownNameError lists the valid names. Only
+        the module of that name is imported when it registers it (a warm `summarize` of one
+        family's logs need not import the other families)."""
+        if name not in self._classes and not self._loaded and name.isidentifier() \
+                and name in self.module_names():
+            importlib.import_module(f"{self.package}.{name}")
+        if name not in self._classes:
+            self._load_all()
         try:
             return self._classes[name]
         except KeyError:

@@ -12,7 +12,7 @@ import numpy as np
 
 from analysis import metrics as M
 from analysis import schema
-from analysis.collect import ParseResult
+from analysis.collect import ParseResult, gc_paused
 from analysis.errors import UsageError
 from analysis.estimate import Estimate, RunData, train_columns
 from analysis.parsers.base import ParsedLog
@@ -113,7 +113,8 @@ def run_records(result: ParseResult, names, warmup: int | None = None,
     None or NaN), keyed by method name: what the summary is computed from, no frame built."""
     fns = {name: methods.get(name) for name in names}
     warmup, measure = window_counts(warmup, measure)
-    done = _compute(result, result.run_records(), fns, warmup, measure)
+    with gc_paused():
+        done = _compute(result, result.run_records(), fns, warmup, measure)
     return {name: done[name] for name in names}
 
 

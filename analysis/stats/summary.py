@@ -88,7 +88,8 @@ def summary_records(result: ParseResult, method: str = "dlperf", warmup: int | N
         row.update(energy.case_figures(g))
         row.update(_NO_FIGURES)
         family = first["family"]
-        if isinstance(family, str) and family in parsers.names():  # what it adds (GPT: TFLOP/s)
+        # what it adds (GPT: TFLOP/s); module_names: asking imports no other family
+        if isinstance(family, str) and family in parsers.module_names():
             parser = parsers.get(family)
             if type(parser).case_figures is not LogParser.case_figures:
                 import pandas as pd

@@ -382,3 +382,26 @@ def test_an_empty_file_is_flagged_without_being_opened(tmp_path, monkeypatch):
         assert (probs.loc[run, "kind"], probs.loc[run, "reason"]) == (
             "unknown_format", "the file is empty or blank")
         assert r.runs.set_index("run_id").loc[run, "problems"] == "unknown_format"
+
+
+def test_parse_paths_gives_the_garbage_collector_back(tmp_path):
+    """The collector is paused while logs are read, and left as the caller had it, also
+    when the parse raises."""
+    import gc
+
+    log = tmp_path / "1n1g" / "r50_b4_amp_1.log"
+    log.parent.mkdir()
+    log.write_text(_dll(world=1))
+    assert gc.isenabled()
+    parse_paths([tmp_path])
+    assert gc.isenabled()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(NoLogsError):
+        parse_paths([tmp_path / "empty"])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        parse_paths([tmp_path])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -54,3 +54,28 @@ def test_the_full_help_does_not_import_pandas():
                           "except SystemExit:\n    pass")
     assert {f"analysis.cli.{name}" for name in cli._command_names()} <= mods
     assert "pandas" not in mods
+
+
+def test_a_warm_summarize_imports_no_other_log_family(tmp_path, monkeypatch):
+    """On its cache, `summarize` of DLE PyTorch logs imports that family's module and not
+    the others' (sniffing, which needs them all, happens only when a log is read)."""
+    import os
+    import shutil
+    import time
+
+    real = ROOT / "tests/data/real/paddle_perf_pytorch_resnet/pytorch_gpu8_amp_bs256.txt"
+    logs = tmp_path / "logs" / "1n8g"
+    logs.mkdir(parents=True)
+    for repeat in (1, 2):
+        log = logs / f"r50_b256_amp_{repeat}.log"
+        shutil.copy(real, log)
+        old = time.time() - 3600  # the cache keeps only files that have settled
+        os.utime(log, (old, old))
+    monkeypatch.setenv("DLPERF_CACHE_DIR", str(tmp_path / "cache"))
+    code = f"from analysis.cli import main\nmain(['summarize', {str(logs.parent)!r}])"
+    first = _modules_after(code)
+    assert "analysis.parsers.megatron" in first  # read: every family sniffed
+    warm = _modules_after(code)
+    assert "analysis.parsers.dll_pytorch" in warm
+    assert not {"analysis.parsers.megatron", "analysis.parsers.oneflow_cnn",
+                "analysis.parsers.libai", "analysis.parsers.dll_tensorflow"} & warm
