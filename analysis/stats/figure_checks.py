@@ -334,7 +334,7 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     iterations, seconds, _ = checks.covered(st, t)
     ds, dt = np.diff(st), np.diff(t)
     ok = (ds > 0) & np.isfinite(dt)
-    if not seconds > 0 or ok.sum() < 3:
+    if not seconds > 0 or not ok.any():
         return est
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
     inside = slice(a, max(a, b - 1))
@@ -350,21 +350,26 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     # the window's span and iterations without them, for the window-wide bounds below
     rest_s = seconds - float(np.sum(dt[own]))
     rest_i = iterations - float(np.sum(ds[own]))
-    median = float(statistics.median(per[rest].tolist()))
+    # a window of fewer than 3 intervals has no pace of its own: the run's around it is
+    few = rest.sum() < 3
+    around = local[rest][np.isfinite(local[rest])]
+    if few and not len(around):
+        return est
+    median = float(np.median(around)) if few else float(statistics.median(per[rest].tolist()))
     # each interval against the window's pace or its own local one (a warm-up ramp, a
     # slow phase), widened by how far the run's healthy intervals stray from their pace:
     # a slow phase elsewhere in the run widens nothing here
     bound = (1 + MISMATCH) * pace.spread * np.fmax(local, median)
     # steps forward on as many as half the window's lines move its median with them: the
     # lower quartile is a pace no step forward reached
-    low = float(np.quantile(per[rest], 0.25))
+    low = median if few else float(np.quantile(per[rest], 0.25))
     # a whole-second stamp is up to a second off at each end of an interval
     far = rest & (dt > ds * bound + (RESOLUTION if whole_seconds(t) else 0.0))
     excess = float(np.sum(dt[far] - ds[far] * low))
     if rest_s - low * rest_i <= MISMATCH * seconds:
         excess = 0.0
     excess += float(beyond.sum())
-    short = rest & (dt > 0) & (per < (1 - MISMATCH) * median)
+    short = rest & (dt > 0) & (per < (1 - MISMATCH) * median * (pace.low if few else 1.0))
     missing = float(np.sum(ds[short] * median - dt[short]))
     if median * rest_i - rest_s <= MISMATCH * seconds:
         missing = 0.0
@@ -376,6 +381,8 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     rates = _printed_at(run, lines[a:b])[1:]
     forward = excess > MISMATCH * seconds
     odd = (far | (unlike & (beyond > 0))) if forward else (short | (unlike & (below > 0)))
+    if few and len(rates) and np.isfinite(rates[odd]).all():
+        return est  # one or two printed rates time these intervals: _against_printed's
     if len(rates) and np.isfinite(rates[odd]).all() and np.isfinite(rates[rest]).sum() >= 3:
         usual_rate = float(np.median(rates[rest & np.isfinite(rates)]))
         near = np.abs(np.log(per[odd] / median)) < np.log(STALL_FACTOR)
@@ -390,14 +397,18 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     i = int(jumps[0])
     sibling = (f"; the run's intervals recurring at that period take up to "
                f"{ds[i - 1] * np.fmax(slow, fast)[i - 1]:.6g} s" if own[i - 1] else "")
+    where, paced = ("around", "the run's local pace") if few else ("of", "median")
     if forward:
-        what = (f"{checks.jump_reason(lines[a:b], st, t, jumps, median)}{sibling}; "
-                f"{'their' if len(jumps) > 1 else 'its'} {excess:.6g} s beyond the median are "
+        what = checks.jump_reason(lines[a:b], st, t, jumps, median).replace(
+            "an iteration of the window takes", f"an iteration {where} the window takes").replace(
+            "(median)", f"({paced})")
+        what = (f"{what}{sibling}; "
+                f"{'their' if len(jumps) > 1 else 'its'} {excess:.6g} s beyond the {paced} are "
                 f"{excess / seconds:.1%} of the window's {seconds:.6g} s")
     else:
         what = (f"the timestamps advance only {t[i] - t[i - 1]:.6g} s from line "
                 f"{int(lines[a + i - 1])} to line {int(lines[a + i])} over {int(st[i] - st[i - 1])} "
-                f"iteration(s), where an iteration of the window takes {median:.4g} s (median)"
+                f"iteration(s), where an iteration {where} the window takes {median:.4g} s ({paced})"
                 + (f", and {len(jumps) - 1} more such interval(s)" if len(jumps) > 1 else "")
                 + f"{sibling}: a clock stepped back; the {missing:.6g} s missing from the window "
                 f"are {missing / seconds:.1%} of its {seconds:.6g} s")

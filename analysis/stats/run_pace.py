@@ -42,12 +42,14 @@ class Pace:
     """Per interval of the lines (between line k and k + 1): `slow` / `fast`, the time per
     iteration a recurring slow / fast interval may take (NaN for the others); `local`, the
     local pace of the others (NaN for recurring ones and intervals that do not advance);
-    `spread`, the run's usual ratio of an interval to its local pace."""
+    `spread`, the run's usual ratio of an interval to its local pace (USUAL_QUANTILE), and
+    `low` the same on the fast side (1 - USUAL_QUANTILE)."""
 
     slow: np.ndarray
     fast: np.ndarray
     local: np.ndarray
     spread: float
+    low: float = 1.0
 
     @property
     def own(self) -> np.ndarray:
@@ -80,8 +82,8 @@ def run_pace(step: np.ndarray, ts: np.ndarray) -> Pace | None:
     paced = rest[local[rest] > 0]  # whole-second stamps read a short interval as 0 s
     if not len(paced):
         return Pace(slow, fast, local, 1.0)
-    spread = float(np.quantile(per[paced] / local[paced], USUAL_QUANTILE))
-    return Pace(slow, fast, local, max(spread, 1.0))
+    spread, low = np.quantile(per[paced] / local[paced], [USUAL_QUANTILE, 1 - USUAL_QUANTILE])
+    return Pace(slow, fast, local, max(float(spread), 1.0), min(float(low), 1.0))
 
 
 def _at_one_period(idx: np.ndarray, done: np.ndarray, ok: np.ndarray,

@@ -102,3 +102,65 @@ def test_evaluations_of_uneven_length_keep_their_figure(tmp_path):
     row = _rows(tmp_path, 1, 1500, real, ("window",))["window"]
     assert row["problem_kind"] == ""
     assert row["throughput"] == pytest.approx(_window_truth(real), rel=1e-3)
+
+
+# --- windows of fewer than 3 intervals with no printed rate -------------------------------
+
+@pytest.mark.parametrize("every, n, step, measure", [
+    (1, 300, {22: 0.1}, 2),      # --warmup 20 --measure 2: -53 %, 0 problems
+    (50, 5000, {70: 1.0}, None)])  # a line every 50 iterations, default window: -18.6 %
+def test_a_step_in_a_window_of_few_unprinted_intervals_gives_no_figure(tmp_path, every, n,
+                                                                         step, measure):
+    """Judged against the run's own pace around the window: its other lines state it."""
+    S.write(tmp_path, _unprinted(S.lines(n, every=every, jumps=step)))
+    kw = {} if measure is None else {"warmup": 20, "measure": measure}
+    row = run_throughputs(parse_paths([tmp_path]), ["window"], **kw)["window"].iloc[0]
+    assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
+    assert "(the run's local pace)" in row["problem"]
+
+
+@pytest.mark.parametrize("every, n, measure", [(1, 300, 2), (50, 5000, None)])
+def test_a_window_of_few_unprinted_intervals_without_a_step_keeps_its_figure(
+        tmp_path, every, n, measure):
+    rng = np.random.default_rng(3)
+    real = {k: 0.05 * float(rng.uniform(-0.1, 0.1)) for k in range(1, n + 1)}
+    S.write(tmp_path, _unprinted(S.lines(n, every=every, jumps=real)))
+    kw = {} if measure is None else {"warmup": 20, "measure": measure}
+    row = run_throughputs(parse_paths([tmp_path]), ["window"], **kw)["window"].iloc[0]
+    assert row["problem_kind"] == ""
+
+
+def _megatron(folder: Path, step_at: int) -> None:
+    """The dated Megatron fixture's dump, then 30 lines every 100 iterations of 500 ms
+    (the first 750 ms), global batch 8, whole-second stamps; +20 s from line `step_at`."""
+    src = next((Path(__file__).resolve().parents[1] / "data/megatron/dated_torchrun/1n4g")
+               .glob("*.log")).read_text().split("\n")
+    head, line = [], None
+    for ln in src:
+        if "iteration " in ln and "consumed samples" in ln:
+            line = line or ln
+        elif line is None:
+            head.append(re.sub(r"log_interval( \.+ )10$", r"log_interval\g<1>100", ln))
+    from datetime import datetime, timedelta
+    t, out = datetime(2024, 5, 1, 10, 0, 5), list(head)
+    for k in range(1, 31):
+        ms = 750.0 if k == 1 else 500.0
+        t += timedelta(seconds=ms / 10)
+        stamp = (t + timedelta(seconds=20 if k >= step_at else 0)).strftime("%Y-%m-%d %H:%M:%S")
+        x = re.sub(r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\]", f"[{stamp}]", line)
+        x = re.sub(r"iteration\s+\d+/", f"iteration {100 * k:8d}/", x)
+        x = re.sub(r"consumed samples:\s+\d+", f"consumed samples: {800 * k:12d}", x)
+        out.append(re.sub(r"\(ms\): [\d.]+", f"(ms): {ms}", x))
+    (folder / "1n4g").mkdir(parents=True)
+    (folder / "1n4g/gpt_b2_bf16_1.log").write_text("\n".join(out) + "\n")
+
+
+@pytest.mark.parametrize("step_at, kind", [(2, "timestamps_jump"), (99, "")])
+def test_megatron_lines_every_100_iterations_with_a_step_in_the_window(tmp_path, step_at, kind):
+    """The window's one interval read 70 s where every line prints 500 ms: 11.43 samples/s
+    (-28.6 %), 0 problems; without the step 16.0."""
+    _megatron(tmp_path, step_at)
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    assert row["problem_kind"] == kind
+    if not kind:
+        assert row["throughput"] == pytest.approx(16.0)
