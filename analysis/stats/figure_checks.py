@@ -42,7 +42,12 @@ from analysis import checks, parsers
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
-from analysis.stats.methods.window import RESOLUTION, printed_batches, whole_seconds
+from analysis.stats.methods.window import (
+    COARSE_SHARE,
+    RESOLUTION,
+    printed_batches,
+    whole_seconds,
+)
 from analysis.stats.run_pace import STALL_FACTOR, run_pace
 
 #: Relative difference between a measured figure and the printed throughput that is flagged.
@@ -76,6 +81,8 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
         values = _printed(run, est.window) if est.ok else ()
         if len(values):
             est = _against_printed(run, est, values)
+        elif est.ok:
+            est = _against_resolution(run, est)
         if est.ok and _open(est):
             est = _against_stated_stride(run, est)
     if est.ok and _open(est) and est.printed is not None:
@@ -293,6 +300,28 @@ def _against_stated_stride(run: RunData, est: Estimate) -> Estimate:
         f"window's lines {est.window[0]} to {est.window[1]} advance {seen} iterations a line "
         f"({int(counts.max())} of {len(ds)} intervals): the figure counts the iterations the "
         "lines number, which the dump contradicts (lines of another run, or edited)"))
+
+
+def _against_resolution(run: RunData, est: Estimate) -> Estimate:
+    """`est` failed ``missing_timestamps`` when its window's timestamps are whole seconds
+    and a second is more than COARSE_SHARE of its span, with no printed rate or latency to
+    time it closer: each end may be up to a second off, so the figure may be off by
+    more than the 5 % a figure is checked to (a window of 4.37 s read as 4 s: +9 %)."""
+    lines, _, _, ts = run.timeline()
+    inside = ts[(lines >= est.window[0]) & (lines <= est.window[1])]
+    inside = inside[np.isfinite(inside)]
+    if len(inside) < 2 or not whole_seconds(inside):
+        return est
+    seconds = float(inside[-1] - inside[0])
+    if seconds > 0 and RESOLUTION <= COARSE_SHARE * seconds \
+            or len(series_rows(run, train_arrays(run), M.LATENCY)):
+        return est
+    return Estimate.fail(
+        f"the window's timestamps (lines {est.window[0]} to {est.window[1]}) are whole "
+        f"seconds, up to {RESOLUTION:g} s off at each end of its {seconds:g} s, more than "
+        f"{COARSE_SHARE:.0%} of it, and its lines print no rate or time per iteration to "
+        "time it closer, so no throughput from this window", "missing_timestamps",
+        est.method)
 
 
 def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:

@@ -164,3 +164,29 @@ def test_megatron_lines_every_100_iterations_with_a_step_in_the_window(tmp_path,
     assert row["problem_kind"] == kind
     if not kind:
         assert row["throughput"] == pytest.approx(16.0)
+
+
+# --- whole-second stamps, nothing printed to time the window closer -----------------------
+
+def _whole(text: list[str]) -> list[str]:
+    return [re.sub(r"(\d\d:\d\d:\d\d)\.\d{6}", r"\1", ln) for ln in text]
+
+
+@pytest.mark.parametrize("every, n, seconds, methods", [
+    (10, 1500, 0.04373, ("window",)),           # a window of 4.37 s read as 4 s: +9.3 %
+    (1, 300, 0.04373, ("dlperf", "window"))])
+def test_whole_second_stamps_a_large_share_of_the_window_give_no_figure(
+        tmp_path, every, n, seconds, methods):
+    S.write(tmp_path, _whole(_unprinted(S.lines(n, every=every, seconds=seconds))))
+    rows = run_throughputs(parse_paths([tmp_path]), list(methods))
+    for method in methods:
+        row = rows[method].iloc[0]
+        assert np.isnan(row["throughput"]) and row["problem_kind"] == "missing_timestamps"
+        assert "whole seconds, up to 1 s off at each end" in row["problem"]
+
+
+def test_whole_second_stamps_a_small_share_of_the_window_keep_their_figure(tmp_path):
+    """0.3 s an iteration: a 30 s window, the second 3 % of it."""
+    S.write(tmp_path, _whole(_unprinted(S.lines(1500, every=10, seconds=0.3))))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    assert row["problem_kind"] == "" and row["throughput"] == pytest.approx(128 / 0.3, rel=0.04)
