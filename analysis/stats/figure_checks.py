@@ -42,20 +42,18 @@ from analysis import checks, parsers
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
-from analysis.stats.methods.window import RESOLUTION, printed_batches, whole_seconds
+from analysis.stats.methods.window import (
+    COARSE_SHARE,
+    RESOLUTION,
+    printed_batches,
+    whole_seconds,
+)
+from analysis.stats.run_pace import STALL_FACTOR, run_pace
 
 #: Relative difference between a measured figure and the printed throughput that is flagged.
 MISMATCH = 0.05
 #: Printed values needed inside the window before a median of them is compared at MISMATCH.
 MIN_PRINTED = 3
-#: Quantile of a run's own times per iteration that an interval must also be
-#: ``checks.JUMP_FACTOR`` times to be a jump: slow iterations that recur (data loading every
-#: few iterations) are how the run runs, not a step of its clock.
-USUAL_QUANTILE = 0.95
-#: Times the window's median time per iteration (and the run's USUAL_QUANTILE) an interval
-#: takes to count towards the time a clock step or stall adds to a window: the run-to-run
-#: noise of healthy intervals stays within it.
-STALL_FACTOR = 3.0
 #: Argument-dump keys that state how many iterations apart the training lines are
 #: (DLLogger's print_freq, Megatron's log_interval, OneFlow's loss_print_every_n_iter).
 PRINT_EVERY = ("print_freq", "log_interval", "loss_print_every_n_iter")
@@ -83,6 +81,8 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
         values = _printed(run, est.window) if est.ok else ()
         if len(values):
             est = _against_printed(run, est, values)
+        elif est.ok:
+            est = _against_resolution(run, est)
         if est.ok and _open(est):
             est = _against_stated_stride(run, est)
     if est.ok and _open(est) and est.printed is not None:
@@ -302,6 +302,28 @@ def _against_stated_stride(run: RunData, est: Estimate) -> Estimate:
         "lines number, which the dump contradicts (lines of another run, or edited)"))
 
 
+def _against_resolution(run: RunData, est: Estimate) -> Estimate:
+    """`est` failed ``missing_timestamps`` when its window's timestamps are whole seconds
+    and a second is more than COARSE_SHARE of its span, with no printed rate or latency to
+    time it closer: each end may be up to a second off, so the figure may be off by
+    more than the 5 % a figure is checked to (a window of 4.37 s read as 4 s: +9 %)."""
+    lines, _, _, ts = run.timeline()
+    inside = ts[(lines >= est.window[0]) & (lines <= est.window[1])]
+    inside = inside[np.isfinite(inside)]
+    if len(inside) < 2 or not whole_seconds(inside):
+        return est
+    seconds = float(inside[-1] - inside[0])
+    if seconds > 0 and RESOLUTION <= COARSE_SHARE * seconds \
+            or len(series_rows(run, train_arrays(run), M.LATENCY)):
+        return est
+    return Estimate.fail(
+        f"the window's timestamps (lines {est.window[0]} to {est.window[1]}) are whole "
+        f"seconds, up to {RESOLUTION:g} s off at each end of its {seconds:g} s, more than "
+        f"{COARSE_SHARE:.0%} of it, and its lines print no rate or time per iteration to "
+        "time it closer, so no throughput from this window", "missing_timestamps",
+        est.method)
+
+
 def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:
     """The finite, positive global throughputs the lowest rank printed on the window's
     lines after its first; none where the family prints another quantity (a running mean,
@@ -318,20 +340,22 @@ def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:
 
 def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     """`est` failed ``timestamps_jump`` when its window's span is more than MISMATCH off
-    its own pace by intervals outside the run's usual ones: those (1 + MISMATCH) times
-    longer than both the window's median time per iteration and the run's USUAL_QUANTILE
-    (a clock step forward, a stall), their time beyond the window's lower quartile (a pace
-    no step forward reached, though half its lines stepped) more than MISMATCH of it; or
-    those shorter than the median (a clock step back that leaves the interval positive)
-    with the window as a whole that much short of the median's pace (jitter that a late
-    line and an early one cancel is no step). A step under STALL_FACTOR moves a window of
-    few lines (a line every 10 iterations) as far as a large one does. Printed rates do not
-    settle which: a program times its iterations with the same clock, so a stepped interval
-    prints a rate as stepped; but recurring slow intervals are the run's own (USUAL_QUANTILE,
-    :func:`_recurring`), and printed rates check the figure where they can (below)."""
+    its own pace by intervals outside the run's usual ones (:func:`run_pace`): those
+    (1 + MISMATCH) times longer than the window's median time per iteration and their local
+    pace, each times the run's usual spread around its pace (a clock step forward, a
+    stall), their time beyond the window's lower quartile (a pace no step forward reached,
+    though half its lines stepped) more than MISMATCH of it; or those shorter than the
+    median (a clock step back that leaves the interval positive) with the window as a whole
+    that much short of the median's pace (jitter that a late line and an early one cancel is
+    no step). Intervals recurring at one period all through the run are its own, up to what
+    their siblings take: their time beyond that counts too. A step under STALL_FACTOR moves
+    a window of few lines (a line every 10 iterations) as far as a large one does. Printed
+    rates do not settle which: a program times its iterations with the same clock, so a
+    stepped interval prints a rate as stepped; they check the figure where they can
+    (below)."""
     lines, _, step, ts = run.timeline()
-    usual = _once(run, "usual", lambda: _usual(step, ts))
-    if usual is None:
+    pace = _once(run, "pace", lambda: run_pace(step, ts))
+    if pace is None:
         return est
     a = int(np.searchsorted(lines, est.window[0]))
     b = int(np.searchsorted(lines, est.window[1], "right"))
@@ -339,40 +363,57 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     iterations, seconds, _ = checks.covered(st, t)
     ds, dt = np.diff(st), np.diff(t)
     ok = (ds > 0) & np.isfinite(dt)
-    if not seconds > 0 or ok.sum() < 3:
+    if not seconds > 0 or not ok.any():
         return est
+    per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
+    inside = slice(a, max(a, b - 1))
+    slow, fast, local = pace.slow[inside], pace.fast[inside], pace.local[inside]
     # intervals off the pace at one period all through the run are its own pace, slow or
-    # fast, however large their share of the window
-    own = ok & _once(run, "periodic", lambda: _periodic(step, ts))[a:max(a, b - 1)]
-    ok = ok & ~own
-    if not ok.any():
+    # fast, however large their share of the window, up to what their siblings take
+    own = ok & (np.isfinite(slow) | np.isfinite(fast))
+    beyond = np.where(own & np.isfinite(slow), np.maximum(dt - ds * slow, 0.0), 0.0)
+    below = np.where(own & np.isfinite(fast), np.maximum(ds * fast - dt, 0.0), 0.0)
+    rest = ok & ~own
+    if not rest.any():
         return est
     # the window's span and iterations without them, for the window-wide bounds below
     rest_s = seconds - float(np.sum(dt[own]))
     rest_i = iterations - float(np.sum(ds[own]))
-    per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
-    median = float(statistics.median(per[ok].tolist()))
-    pace = max(median, usual)
-    # the window's span against its median pace: a step under STALL_FACTOR moves a window
-    # of few lines as far as a large one does, so any interval beyond the run's usual ones
-    # counts, where the window as a whole is MISMATCH off its median pace
+    # a window of fewer than 3 intervals has no pace of its own: the run's around it is
+    few = rest.sum() < 3
+    around = local[rest][np.isfinite(local[rest])]
+    if few and not len(around):
+        return est
+    median = float(np.median(around)) if few else float(statistics.median(per[rest].tolist()))
+    # each interval against the window's pace or its own local one (a warm-up ramp, a
+    # slow phase), widened by how far the run's healthy intervals stray from their pace:
+    # a slow phase elsewhere in the run widens nothing here
+    bound = (1 + MISMATCH) * pace.spread * np.fmax(local, median)
     # steps forward on as many as half the window's lines move its median with them: the
     # lower quartile is a pace no step forward reached
-    low = float(np.quantile(per[ok], 0.25))
-    far = ok & (per > (1 + MISMATCH) * pace)
+    low = median if few else float(np.quantile(per[rest], 0.25))
+    # a whole-second stamp is up to a second off at each end of an interval
+    far = rest & (dt > ds * bound + (RESOLUTION if whole_seconds(t) else 0.0))
     excess = float(np.sum(dt[far] - ds[far] * low))
     if rest_s - low * rest_i <= MISMATCH * seconds:
         excess = 0.0
-    short = ok & (dt > 0) & (per < (1 - MISMATCH) * median)
+    excess += float(beyond.sum())
+    short = rest & (dt > 0) & (per < (1 - MISMATCH) * median * (pace.low if few else 1.0))
     missing = float(np.sum(ds[short] * median - dt[short]))
     if median * rest_i - rest_s <= MISMATCH * seconds:
         missing = 0.0
+    missing += float(below.sum())
     if excess <= MISMATCH * seconds and missing <= MISMATCH * seconds:
         return est
+    # a recurring interval is named where it is more than MISMATCH beyond its siblings
+    unlike = own & (np.maximum(beyond, below) > MISMATCH * ds * np.fmax(slow, fast))
     rates = _printed_at(run, lines[a:b])[1:]
-    odd = far if excess > MISMATCH * seconds else short
-    if len(rates) and np.isfinite(rates[odd]).all() and np.isfinite(rates[ok]).sum() >= 3:
-        usual_rate = float(np.median(rates[ok & np.isfinite(rates)]))
+    forward = excess > MISMATCH * seconds
+    odd = (far | (unlike & (beyond > 0))) if forward else (short | (unlike & (below > 0)))
+    if few and len(rates) and np.isfinite(rates[odd]).all():
+        return est  # one or two printed rates time these intervals: _against_printed's
+    if len(rates) and np.isfinite(rates[odd]).all() and np.isfinite(rates[rest]).sum() >= 3:
+        usual_rate = float(np.median(rates[rest & np.isfinite(rates)]))
         near = np.abs(np.log(per[odd] / median)) < np.log(STALL_FACTOR)
         usual_printed = np.abs(np.log(rates[odd] / usual_rate)) < np.log(STALL_FACTOR)
         if (near | usual_printed).all():
@@ -381,69 +422,30 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
             # others were (the program's clock did not step): the printed rates settle the
             # figure (_against_printed flags it against them)
             return est
-    if excess > MISMATCH * seconds:
-        jumps = np.flatnonzero(far) + 1
-        what = (f"{checks.jump_reason(lines[a:b], st, t, jumps, median)}; "
-                f"{'their' if len(jumps) > 1 else 'its'} {excess:.6g} s beyond the median are "
+    jumps = np.flatnonzero(odd) + 1
+    i = int(jumps[0])
+    sibling = (f"; the run's intervals recurring at that period take up to "
+               f"{ds[i - 1] * np.fmax(slow, fast)[i - 1]:.6g} s" if own[i - 1] else "")
+    where, paced = ("around", "the run's local pace") if few else ("of", "median")
+    if forward:
+        what = checks.jump_reason(lines[a:b], st, t, jumps, median).replace(
+            "an iteration of the window takes", f"an iteration {where} the window takes").replace(
+            "(median)", f"({paced})")
+        what = (f"{what}{sibling}; "
+                f"{'their' if len(jumps) > 1 else 'its'} {excess:.6g} s beyond the {paced} are "
                 f"{excess / seconds:.1%} of the window's {seconds:.6g} s")
     else:
-        jumps = np.flatnonzero(short) + 1
-        i = int(jumps[0])
         what = (f"the timestamps advance only {t[i] - t[i - 1]:.6g} s from line "
                 f"{int(lines[a + i - 1])} to line {int(lines[a + i])} over {int(st[i] - st[i - 1])} "
-                f"iteration(s), where an iteration of the window takes {median:.4g} s (median)"
+                f"iteration(s), where an iteration {where} the window takes {median:.4g} s ({paced})"
                 + (f", and {len(jumps) - 1} more such interval(s)" if len(jumps) > 1 else "")
-                + f": a clock stepped back; the {missing:.6g} s missing from the window are "
-                f"{missing / seconds:.1%} of its {seconds:.6g} s")
+                + f"{sibling}: a clock stepped back; the {missing:.6g} s missing from the window "
+                f"are {missing / seconds:.1%} of its {seconds:.6g} s")
     return Estimate.fail(
         f"{what}, and nothing in the log tells a clock step from a stall (the rates it "
         "prints there, if any, show the same time: the program timed them by the same "
         "clock), so no throughput from this window",
         "timestamps_jump", est.method)
-
-
-def _usual(step: np.ndarray, ts: np.ndarray) -> float | None:
-    """The longest usual time per iteration of a run's intervals: their USUAL_QUANTILE, or
-    its recurring slow ones' (:func:`_recurring`); None with fewer than 3 intervals."""
-    ds, dt = np.diff(step), np.diff(ts)
-    ok = (ds > 0) & np.isfinite(dt)
-    if ok.sum() < 3:
-        return None
-    return max(float(np.quantile(dt[ok] / ds[ok], USUAL_QUANTILE)), _recurring(ds, dt, ok))
-
-
-def _periodic(step: np.ndarray, ts: np.ndarray) -> np.ndarray:
-    """Which of a run's intervals are off its median time per iteration by more than
-    MISMATCH, slower or faster, at one period all through the run: every p iterations from
-    its start to its end with none missing, p more than twice the iterations of its median
-    interval (a data loader refilling, the first iteration of each small epoch, a cached
-    batch). A clock step, a stall or a slow phase fills no such slots."""
-    ds, dt = np.diff(step), np.diff(ts)
-    ok = (ds > 0) & np.isfinite(dt)
-    out = np.zeros(len(ds), bool)
-    if ok.sum() < 3:
-        return out
-    per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
-    median = float(np.median(per[ok]))
-    done = np.cumsum(np.where(ok, ds, 0))  # iterations covered at each interval's end
-    first, last = float(done[ok][0]), float(done[-1])
-    spacing = float(np.median(ds[ok]))
-    for off in (ok & (per > (1 + MISMATCH) * median), ok & (per < (1 - MISMATCH) * median)):
-        idx = np.flatnonzero(off)
-        if len(idx) < MIN_PRINTED:
-            continue
-        at = done[idx]
-        period = float(np.median(np.diff(at)))
-        if not period > 2 * spacing:
-            continue
-        slot = np.rint((at - at[0]) / period)
-        on = np.abs(at - at[0] - slot * period) <= 0.1 * period
-        filled = np.unique(slot[on])
-        if len(filled) < MIN_PRINTED or len(filled) != int(filled[-1]) + 1 \
-                or at[0] - first > 1.5 * period or last - at[on][-1] > 1.5 * period:
-            continue
-        out[idx[on]] = True
-    return out
 
 
 def _printed_at(run: RunData, lines: np.ndarray) -> np.ndarray:
@@ -464,26 +466,6 @@ def _printed_at(run: RunData, lines: np.ndarray) -> np.ndarray:
     _, at_line, at_row = np.intersect1d(lines, printed, return_indices=True)
     out[at_line] = cols["value"][rows][at_row]
     return out
-
-
-def _recurring(ds: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> float:
-    """The longest time per iteration of the run's slow intervals (STALL_FACTOR times its
-    median) when they recur all through the run at one period (a checkpoint or a data
-    refill every p iterations: at least MIN_PRINTED of them, equally many iterations apart,
-    none missing from the run's start to its end), else 0: they are how the run runs,
-    too rare for USUAL_QUANTILE to see. Clock steps do not keep such time."""
-    per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
-    done = np.cumsum(np.where(ok, ds, 0))  # iterations covered at each interval's end
-    slow = np.flatnonzero(ok & (per > STALL_FACTOR * float(np.median(per[ok]))))
-    if len(slow) < MIN_PRINTED:
-        return 0.0
-    at = done[slow]
-    gaps = np.diff(at)
-    period = float(np.median(gaps))
-    if not period > 0 or np.abs(gaps - period).max() > 0.1 * period \
-            or at[0] - done[ok][0] > 1.5 * period or done[-1] - at[-1] > 1.5 * period:
-        return 0.0
-    return float(np.max(per[slow]))
 
 
 def _implied_batch(run: RunData) -> tuple[float, int, str] | None:

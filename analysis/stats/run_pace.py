@@ -1,0 +1,132 @@
+"""A run's own pace, interval by interval, from one rank's training lines: what a window's
+intervals are judged against when they are looked at for a clock step or a stall
+(:mod:`analysis.stats.figure_checks`).
+
+* Recurring intervals: those off the run's median time per iteration (by more than
+  `OFF`, or more than `STALL_FACTOR` times it in a noisy run) at one period all through
+  the run, every slot from its start to its end filled (a data loader refilling, an
+  evaluation or a checkpoint every p iterations, the first iteration of each small epoch,
+  a cached batch). They are how the run runs, each allowed up to what its siblings take
+  (the slowest of the others, or the fastest for fast ones): a slot far beyond them (a
+  step or a stall landing on an evaluation) is not alike, and its time beyond them is not
+  the run's.
+* The local pace of every other interval: the median time per iteration of the `LOCAL`
+  other intervals either side, so that a slow phase elsewhere in the run (throttling,
+  another job, a second phase) and a warm-up ramp are their own pace, not a bound for the
+  rest.
+* The spread: the `USUAL_QUANTILE` of those intervals' time per iteration over their
+  local pace (at least 1): how far the run's healthy intervals stray from their pace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: How far off the run's median an interval must be to be looked at as recurring.
+OFF = 0.05
+#: Times the run's median an interval takes to be looked at as a recurring stall, in a run
+#: whose jitter alone puts many intervals `OFF` its median.
+STALL_FACTOR = 3.0
+#: Recurring intervals needed (and slots filled) before they are the run's own.
+MIN_RECURRING = 3
+#: Intervals either side whose median is an interval's local pace.
+LOCAL = 10
+#: Quantile of the intervals' time per iteration over their local pace that is their spread.
+USUAL_QUANTILE = 0.95
+
+
+@dataclass(frozen=True)
+class Pace:
+    """Per interval of the lines (between line k and k + 1): `slow` / `fast`, the time per
+    iteration a recurring slow / fast interval may take (NaN for the others); `local`, the
+    local pace of the others (NaN for recurring ones and intervals that do not advance);
+    `spread`, the run's usual ratio of an interval to its local pace (USUAL_QUANTILE), and
+    `low` the same on the fast side (1 - USUAL_QUANTILE)."""
+
+    slow: np.ndarray
+    fast: np.ndarray
+    local: np.ndarray
+    spread: float
+    low: float = 1.0
+
+    @property
+    def own(self) -> np.ndarray:
+        """Which intervals recur at one period all through the run."""
+        return np.isfinite(self.slow) | np.isfinite(self.fast)
+
+
+def run_pace(step: np.ndarray, ts: np.ndarray) -> Pace | None:
+    """The pace of one rank's lines (steps and timestamps in line order); None with fewer
+    than 3 intervals that advance."""
+    ds, dt = np.diff(step), np.diff(ts)
+    ok = (ds > 0) & np.isfinite(dt)
+    if ok.sum() < 3:
+        return None
+    per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
+    median = float(np.median(per[ok]))
+    done = np.cumsum(np.where(ok, ds, 0))  # iterations covered at each interval's end
+    slow, fast = np.full(len(ds), np.nan), np.full(len(ds), np.nan)
+    for cap, off in ((slow, per > (1 + OFF) * median), (fast, per < (1 - OFF) * median),
+                     (slow, per > STALL_FACTOR * median)):
+        idx = np.flatnonzero(ok & off & np.isnan(slow) & np.isnan(fast))
+        on = _at_one_period(idx, done, ok, float(np.median(ds[ok])))
+        if len(on) >= MIN_RECURRING:
+            cap[on] = _siblings(per[on], largest=cap is slow)
+    rest = np.flatnonzero(ok & np.isnan(slow) & np.isnan(fast))
+    local = np.full(len(ds), np.nan)
+    if not len(rest):
+        return Pace(slow, fast, local, 1.0)
+    local[rest] = _rolling_median(per[rest], LOCAL)
+    paced = rest[local[rest] > 0]  # whole-second stamps read a short interval as 0 s
+    if not len(paced):
+        return Pace(slow, fast, local, 1.0)
+    spread, low = np.quantile(per[paced] / local[paced], [USUAL_QUANTILE, 1 - USUAL_QUANTILE])
+    return Pace(slow, fast, local, max(float(spread), 1.0), min(float(low), 1.0))
+
+
+def _at_one_period(idx: np.ndarray, done: np.ndarray, ok: np.ndarray,
+                   spacing: float) -> np.ndarray:
+    """Those of the intervals `idx` that fall every p iterations (within a tenth of p) from
+    the run's start to its end with no slot missing, p more than twice the iterations of
+    the run's usual interval (`spacing`); the slots are counted from whichever of the
+    first few gives the most (a one-off interval before the first slot is no anchor)."""
+    if len(idx) < MIN_RECURRING:
+        return idx[:0]
+    at = done[idx]
+    period = float(np.median(np.diff(at)))
+    if not period > 2 * spacing:
+        return idx[:0]
+    first, last = float(done[ok][0]), float(done[-1])
+    best = idx[:0]
+    for anchor in at[:MIN_RECURRING]:
+        slot = np.rint((at - anchor) / period)
+        on = np.abs(at - anchor - slot * period) <= 0.1 * period
+        filled = np.unique(slot[on])
+        if len(filled) < MIN_RECURRING or len(filled) != int(filled[-1] - filled[0]) + 1 \
+                or at[on][0] - first > 1.5 * period or last - at[on][-1] > 1.5 * period:
+            continue
+        if on.sum() > len(best):
+            best = idx[on]
+    return best
+
+
+def _siblings(per: np.ndarray, largest: bool) -> np.ndarray:
+    """For each of a recurring set's times per iteration, the largest (or smallest) of the
+    others: what a slot of the set may take and still be alike."""
+    x = per if largest else -per
+    order = np.argsort(x)
+    top, second = x[order[-1]], x[order[-2]]
+    out = np.full(len(x), top)
+    out[order[-1]] = second
+    return out if largest else -out
+
+
+def _rolling_median(x: np.ndarray, k: int) -> np.ndarray:
+    """The median of each value's `k` neighbours either side and itself (mirrored at the
+    ends); the median of all where there are no more than 2k + 1."""
+    if len(x) <= 2 * k + 1:
+        return np.full(len(x), float(np.median(x)))
+    padded = np.pad(x, k, mode="reflect")
+    return np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * k + 1), axis=1)
