@@ -6,7 +6,8 @@ intervals are judged against when they are looked at for a clock step or a stall
   `OFF`, or more than `STALL_FACTOR` times it in a noisy run) at one period all through
   the run, every slot from its start to its end filled (a data loader refilling, an
   evaluation or a checkpoint every p iterations, the first iteration of each small epoch,
-  a cached batch). They are how the run runs, each allowed up to what its siblings take
+  a cached batch); a fast one no more than one iteration short of the median (one
+  iteration may be quick, a printed interval of many cannot lose more than it). They are how the run runs, each allowed up to what its siblings take
   (the slowest of the others, or the fastest for fast ones): a slot far beyond them (a
   step or a stall landing on an evaluation) is not alike, and its time beyond them is not
   the run's.
@@ -68,7 +69,10 @@ def run_pace(step: np.ndarray, ts: np.ndarray) -> Pace | None:
     median = float(np.median(per[ok]))
     done = np.cumsum(np.where(ok, ds, 0))  # iterations covered at each interval's end
     slow, fast = np.full(len(ds), np.nan), np.full(len(ds), np.nan)
-    for cap, off in ((slow, per > (1 + OFF) * median), (fast, per < (1 - OFF) * median),
+    # a fast interval is short by at most one iteration (an iteration takes no less than no
+    # time): one of many iterations shorter than that is a clock stepped back, never the run's
+    fast_ok = (per < (1 - OFF) * median) & (dt >= (ds - 1) * median)
+    for cap, off in ((slow, per > (1 + OFF) * median), (fast, fast_ok),
                      (slow, per > STALL_FACTOR * median)):
         idx = np.flatnonzero(ok & off & np.isnan(slow) & np.isnan(fast))
         on = _at_one_period(idx, done, ok, float(np.median(ds[ok])))
