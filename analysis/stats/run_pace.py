@@ -7,10 +7,12 @@ intervals are judged against when they are looked at for a clock step or a stall
   the run, every slot from its start to its end filled (a data loader refilling, an
   evaluation or a checkpoint every p iterations, the first iteration of each small epoch,
   a cached batch); a fast one no more than one iteration short of the median (one
-  iteration may be quick, a printed interval of many cannot lose more than it). They are how the run runs, each allowed up to what its siblings take
-  (the slowest of the others, or the fastest for fast ones): a slot far beyond them (a
-  step or a stall landing on an evaluation) is not alike, and its time beyond them is not
-  the run's.
+  iteration may be quick, a printed interval of many cannot lose more than it). They are
+  how the run runs, each allowed up to what its siblings take (the slowest of the others,
+  or the fastest for fast ones): a slot far beyond them (a step or a stall landing on an
+  evaluation) is not alike, and its time beyond them is not the run's; a slow slot taking
+  under (1 - 2 OFF) of the least of its siblings' time beyond the median is none of them
+  (a step in phase with evaluations the run starts later) and is judged as the others.
 * The local pace of every other interval: the median time per iteration of the `LOCAL`
   other intervals either side, so that a slow phase elsewhere in the run (throttling,
   another job, a second phase) and a warm-up ramp are their own pace, not a bound for the
@@ -72,12 +74,19 @@ def run_pace(step: np.ndarray, ts: np.ndarray) -> Pace | None:
     # a fast interval is short by at most one iteration (an iteration takes no less than no
     # time): one of many iterations shorter than that is a clock stepped back, never the run's
     fast_ok = (per < (1 - OFF) * median) & (dt >= (ds - 1) * median)
+    unlike = np.zeros(len(ds), dtype=bool)
     for cap, off in ((slow, per > (1 + OFF) * median), (fast, fast_ok),
                      (slow, per > STALL_FACTOR * median)):
-        idx = np.flatnonzero(ok & off & np.isnan(slow) & np.isnan(fast))
+        idx = np.flatnonzero(ok & off & np.isnan(slow) & np.isnan(fast) & ~unlike)
         on = _at_one_period(idx, done, ok, float(np.median(ds[ok])))
-        if len(on) >= MIN_RECURRING:
-            cap[on] = _siblings(per[on], largest=cap is slow)
+        if len(on) < MIN_RECURRING:
+            continue
+        cap[on] = _siblings(per[on], largest=cap is slow)
+        if cap is slow:
+            extra = dt[on] - ds[on] * median  # each slot's time beyond the pace
+            far_less = extra < (1 - 2 * OFF) * -_siblings(-extra, largest=True)
+            cap[on[far_less]] = np.nan
+            unlike[on[far_less]] = True
     rest = np.flatnonzero(ok & np.isnan(slow) & np.isnan(fast))
     local = np.full(len(ds), np.nan)
     if not len(rest):
@@ -100,7 +109,7 @@ def _at_one_period(idx: np.ndarray, done: np.ndarray, ok: np.ndarray,
         return idx[:0]
     at = done[idx]
     period = float(np.median(np.diff(at)))
-    if not period > 2 * spacing:
+    if not period >= 2 * spacing:
         return idx[:0]
     first, last = float(done[ok][0]), float(done[-1])
     best = idx[:0]

@@ -90,3 +90,85 @@ def test_steps_back_under_each_allowance_are_flagged(tmp_path, shifts):
     jumps = result.problems[result.problems["kind"] == "timestamps_jump"]
     assert len(jumps) == 5
     assert "clock steps inside the run" in jumps["reason"].iloc[0]
+
+
+# --- windows of one or two printed intervals at a change of pace; short runs -----------------
+
+SECONDS = 0.04373  # an iteration: 100 of them are no whole number of seconds
+
+
+def _sparse(n: int, every: int, real: dict, steps: dict | None = None) -> list[str]:
+    """Lines at iteration 1 and every `every` (as DLE prints them), no rate; `real` are
+    iterations' own extra seconds, `steps` clock steps from an iteration on."""
+    jumps = dict(real)
+    for k, v in (steps or {}).items():
+        jumps[k] = jumps.get(k, 0.0) + v
+    text = S.lines(n, jumps=jumps, seconds=SECONDS)
+    keep = [text[0].replace("print_freq : 1 ", f"print_freq : {every} ")] + [ln for ln in text[1:]
+                        if (k := int(re.search(r"Iteration: (\d+)", ln)[1])) == 1 or k % every == 0]
+    return _unprinted(keep)
+
+
+def _slow_from(k: int, factor: float, n: int) -> dict:
+    return {i: (factor - 1) * SECONDS for i in range(k, n + 1)}
+
+
+@pytest.mark.parametrize("every, n, real, steps", [
+    (50, 3000, _slow_from(101, 1.25, 3000), {70: 0.5}),    # -9.3 %, 0 problems
+    (100, 3000, _slow_from(201, 1.25, 3000), {150: 1.0}),  # -18.6 %
+    (50, 150, {}, {70: 0.5}),                              # a run of 150 iterations: -10.3 %
+    (50, 200, {}, {70: 0.5}),
+    (100, 300, {}, {150: 1.0})])                           # -18.6 %
+def test_a_step_in_a_window_of_few_intervals_gives_no_figure(tmp_path, every, n, real, steps):
+    """The window's one or two intervals were judged by the pace after it only (or not at
+    all in a short run): a step matching a later, slower pace passed."""
+    S.write(tmp_path, _sparse(n, every, real, steps))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
+
+
+@pytest.mark.parametrize("every, n, real", [
+    (50, 3000, _slow_from(101, 1.25, 3000)),
+    (100, 3000, _slow_from(201, 1.25, 3000))])
+def test_a_window_of_few_intervals_at_a_change_of_pace_says_so(tmp_path, every, n, real):
+    """Healthy runs slowing down right after the window were refused as "a clock stepped
+    back"; a step can make so few intervals match either pace, so no figure, with that
+    reason."""
+    S.write(tmp_path, _sparse(n, every, real))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
+    assert "the run's pace changes at the window" in row["problem"]
+    assert "stepped back" not in row["problem"]
+
+
+@pytest.mark.parametrize("every, n, real", [
+    (50, 150, {}), (100, 300, {}), (50, 3000, {k: 0.3 for k in range(70, 3001, 100)})])
+def test_short_runs_and_alternating_stalls_keep_their_figure(tmp_path, every, n, real):
+    S.write(tmp_path, _sparse(n, every, real))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    assert row["problem_kind"] == ""
+    lo, hi = (50, 150) if every == 50 else (100, 200)
+    truth = 128 * (hi - lo) / ((hi - lo) * SECONDS + sum(v for k, v in real.items() if lo < k <= hi))
+    assert row["throughput"] == pytest.approx(truth, rel=1e-3)
+
+
+# --- a step in phase with evaluations the run starts later ----------------------------------
+
+@pytest.mark.parametrize("every, step_at, step", [(1, 100, 2.5), (10, 100, 2.5), (50, 70, 0.6)])
+def test_a_step_in_phase_with_later_evaluations_gives_no_figure(tmp_path, every, step_at, step):
+    """3 s evaluations every 100 iterations from 200, a clock step at 100: the step's slot
+    was excused up to its siblings' 3 s though none came before it: -36 % (-12 % at +0.6 s,
+    a line every 50), 0 problems."""
+    evals = {k: 3.0 for k in range(200, 1501, 100)}
+    S.write(tmp_path, _sparse(1500, every, evals, {step_at: step}))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
+
+
+def test_evaluations_from_the_start_keep_their_figure(tmp_path):
+    """The same evaluations every 100 from 100: the window's is one of them."""
+    evals = {k: 3.0 for k in range(100, 1501, 100)}
+    S.write(tmp_path, _sparse(1500, 1, evals))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    assert row["problem_kind"] == ""
+    assert row["throughput"] == pytest.approx(128 * 100 / (100 * SECONDS + 3.0), rel=1e-3)
