@@ -3,7 +3,7 @@ intervals are judged against when they are looked at for a clock step or a stall
 (:mod:`analysis.stats.figure_checks`).
 
 * Recurring intervals: those off the run's median time per iteration (by more than
-  `OFF`, or more than `STALL_FACTOR` times it in a noisy run) at one period all through
+  `OFF`, or more than one of `STALL_CUTS` times it in a noisy run) at one period all through
   the run, every slot from its start to its end filled (a data loader refilling, an
   evaluation or a checkpoint every p iterations, the first iteration of each small epoch,
   a cached batch); a fast one no more than one iteration short of the median (one
@@ -32,6 +32,8 @@ OFF = 0.05
 #: Times the run's median an interval takes to be looked at as a recurring stall, in a run
 #: whose jitter alone puts many intervals `OFF` its median.
 STALL_FACTOR = 3.0
+#: Ratios to the median above which recurring stalls are looked for in a noisy run.
+STALL_CUTS = (1.5, 2.0, STALL_FACTOR)
 #: Recurring intervals needed (and slots filled) before they are the run's own.
 MIN_RECURRING = 3
 #: Intervals either side whose median is an interval's local pace.
@@ -75,8 +77,11 @@ def run_pace(step: np.ndarray, ts: np.ndarray) -> Pace | None:
     # time): one of many iterations shorter than that is a clock stepped back, never the run's
     fast_ok = (per < (1 - OFF) * median) & (dt >= (ds - 1) * median)
     unlike = np.zeros(len(ds), dtype=bool)
+    # in a noisy run many intervals are OFF the median by jitter alone: stalls are looked
+    # for above larger ratios too, the first that leaves them at one period (a hiccup of
+    # about 3x that jitters straddles any one cut)
     for cap, off in ((slow, per > (1 + OFF) * median), (fast, fast_ok),
-                     (slow, per > STALL_FACTOR * median)):
+                     *((slow, per > k * median) for k in STALL_CUTS)):
         idx = np.flatnonzero(ok & off & np.isnan(slow) & np.isnan(fast) & ~unlike)
         on = _at_one_period(idx, done, ok, float(np.median(ds[ok])))
         if len(on) < MIN_RECURRING:

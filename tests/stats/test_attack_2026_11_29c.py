@@ -172,3 +172,33 @@ def test_evaluations_from_the_start_keep_their_figure(tmp_path):
     row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
     assert row["problem_kind"] == ""
     assert row["throughput"] == pytest.approx(128 * 100 / (100 * SECONDS + 3.0), rel=1e-3)
+
+
+# --- healthy: loader hiccups of about 3x that jitter ------------------------------------------
+
+def _hiccups(k: float, seed: int) -> dict:
+    """Iterations of 50 ms x lognormal(0, 0.05), every 25th k times as long."""
+    rng = np.random.default_rng(seed)
+    real = {i: 0.05 * (float(np.exp(rng.normal(0, 0.05))) - 1) for i in range(1, 1001)}
+    for i in range(25, 1001, 25):
+        real[i] += 0.05 * (k - 1) * (1 + real[i] / 0.05)
+    return real
+
+
+@pytest.mark.parametrize("k, seed", [(3.0, 5), (2.5, 5), (3.0, 9)])
+def test_jittery_hiccups_at_one_period_keep_their_figure(tmp_path, k, seed):
+    """Some of the hiccups fell under the 3x cut for recurring stalls and the rest over it,
+    so they lost their period: no figure, "a clock step ... or a stall"."""
+    real = _hiccups(k, seed)
+    for method, row in _rows(tmp_path, 1, 1000, real).items():
+        assert row["problem_kind"] == "", method
+    truth = 128 * 100 / (100 * 0.05 + sum(v for i, v in real.items() if 20 < i <= 120))
+    assert row["throughput"] == pytest.approx(truth, rel=1e-3)
+
+
+@pytest.mark.parametrize("step", [0.3, 0.5])
+def test_a_step_beside_jittery_hiccups_is_still_refused(tmp_path, step):
+    real = _hiccups(3.0, 5)
+    real[60] += step
+    row = _rows(tmp_path, 1, 1000, real, ("window",))["window"]
+    assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
