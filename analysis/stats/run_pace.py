@@ -141,10 +141,22 @@ def _siblings(per: np.ndarray, largest: bool) -> np.ndarray:
     return out if largest else -out
 
 
+#: Values either side a local pace is taken over at least, near the ends of the run.
+EDGE = 3
+
+
 def _rolling_median(x: np.ndarray, k: int) -> np.ndarray:
-    """The median of each value's `k` neighbours either side and itself (mirrored at the
-    ends); the median of all where there are no more than 2k + 1."""
-    if len(x) <= 2 * k + 1:
-        return np.full(len(x), float(np.median(x)))
-    padded = np.pad(x, k, mode="reflect")
-    return np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * k + 1), axis=1)
+    """The median of each value's `k` neighbours either side and itself; near the ends as
+    many either side as there are (at least EDGE, from the nearer end on): a centred median
+    follows a warm-up ramp at the run's start, where values mirrored about the end would
+    read it as slower than its pace. The median of all where there are no more than 2k + 1."""
+    n = len(x)
+    if n <= 2 * k + 1:
+        return np.full(n, float(np.median(x)))
+    out = np.empty(n)
+    out[k:n - k] = np.median(np.lib.stride_tricks.sliding_window_view(x, 2 * k + 1), axis=1)
+    for i in (*range(k), *range(n - k, n)):
+        h = max(min(i, n - 1 - i), EDGE)
+        lo = min(max(i - h, 0), n - 2 * h - 1)
+        out[i] = float(np.median(x[lo:lo + 2 * h + 1]))
+    return out

@@ -202,3 +202,29 @@ def test_a_step_beside_jittery_hiccups_is_still_refused(tmp_path, step):
     real[60] += step
     row = _rows(tmp_path, 1, 1000, real, ("window",))["window"]
     assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
+
+
+# --- healthy: a warm-up ramp lasting into the window --------------------------------------------
+
+def _ramp(n: int) -> dict:
+    """Iterations 2x as long at the start, falling smoothly to 1x at iteration 150."""
+    return {i: 0.05 * (1 - i / 150) for i in range(1, 150)}
+
+
+def test_a_warm_up_ramp_into_the_window_keeps_its_figure(tmp_path):
+    """A line every 10 iterations: the window's first intervals read slower than their local
+    pace, which mirrored the run's start about its first interval: "a clock step ... or a
+    stall", no figure."""
+    real = _ramp(1500)
+    S.write(tmp_path, _sparse(1500, 10, real))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    assert row["problem_kind"] == ""
+    truth = 128 * 100 / (100 * SECONDS + sum(v for i, v in real.items() if 20 < i <= 120))
+    assert row["throughput"] == pytest.approx(truth, rel=1e-3)
+
+
+def test_a_step_in_a_warm_up_ramp_is_still_refused(tmp_path):
+    S.write(tmp_path, _sparse(1500, 10, _ramp(1500), {60: 0.3}))
+    row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
+    assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
+    assert "from line 7 to line 8" in row["problem"]
