@@ -46,6 +46,7 @@ from analysis.stats.methods.window import (
     COARSE_SHARE,
     RESOLUTION,
     printed_batches,
+    stamp_step,
     whole_seconds,
 )
 from analysis.stats.run_pace import LOCAL, STALL_FACTOR, USUAL_QUANTILE, run_pace
@@ -366,6 +367,21 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     if not seconds > 0 or not ok.any():
         return est
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
+    coarse = _once(run, "stamp_step", lambda: stamp_step(ts))  # over all the run's stamps
+    if 0 < coarse < RESOLUTION:
+        # stamps printed to tenths or halves of a second, coarser than most of the lines'
+        # intervals, time none of them, so none can be told from a clock step: printed
+        # rates or latencies check the figure where the lines print them (whole seconds
+        # have their own rule: each interval is allowed a second)
+        if len(_printed(run, est.window)) or len(series_rows(run, train_arrays(run), M.LATENCY)):
+            return est
+        return Estimate.fail(
+            f"the window's timestamps (lines {est.window[0]} to {est.window[1]}) are printed "
+            f"to {coarse:g} s, coarser than most of the run's line intervals (an iteration "
+            f"takes {seconds / iterations:.4g} s over the window), up to {coarse:g} s off at "
+            f"each end of its {seconds:.4g} s, and its lines print no rate or time per "
+            "iteration, so no interval can be checked for a clock step or a stall; no "
+            "throughput from this window", "missing_timestamps", est.method)
     inside = slice(a, max(a, b - 1))
     slow, fast, local = pace.slow[inside], pace.fast[inside], pace.local[inside]
     # intervals off the pace at one period all through the run are its own pace, slow or
@@ -412,8 +428,8 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     # steps forward on as many as half the window's lines move its median with them: the
     # lower quartile is a pace no step forward reached
     low = median if few else float(np.quantile(per[rest], 0.25))
-    # a whole-second stamp is up to a second off at each end of an interval
-    far = rest & (dt > ds * bound + (RESOLUTION if whole_seconds(t) else 0.0))
+    # a coarse stamp (whole seconds, tenths) is up to its step off at each end of an interval
+    far = rest & (dt > ds * bound + coarse)
     excess = float(np.sum(dt[far] - ds[far] * low))
     if rest_s - low * rest_i <= MISMATCH * seconds:
         excess = 0.0

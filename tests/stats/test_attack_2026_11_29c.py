@@ -228,3 +228,23 @@ def test_a_step_in_a_warm_up_ramp_is_still_refused(tmp_path):
     row = run_throughputs(parse_paths([tmp_path]), ["window"])["window"].iloc[0]
     assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
     assert "from line 7 to line 8" in row["problem"]
+
+
+# --- stamps printed to tenths or halves of a second -------------------------------------------
+
+@pytest.mark.parametrize("step", [0.1, 0.5])
+def test_sub_second_coarse_stamps_are_named_as_such(tmp_path, step):
+    """Stamps floored to 0.1 s or 0.5 s, a line every iteration of 43.7 ms: explained as "a
+    clock step (daylight saving, NTP)" where "an iteration of the window takes 0 s"."""
+    def floor(ln: str) -> str:
+        m = re.search(r"(\d\d):(\d\d):(\d\d\.\d{6})", ln)
+        if not m:
+            return ln
+        sec = float(m[3]) // step * step
+        return ln.replace(m[0], f"{m[1]}:{m[2]}:{sec:09.6f}")
+    S.write(tmp_path, [floor(ln) for ln in _unprinted(S.lines(300, seconds=SECONDS))])
+    rows = run_throughputs(parse_paths([tmp_path]), ["dlperf", "window"])
+    for method in ("dlperf", "window"):
+        row = rows[method].iloc[0]
+        assert np.isnan(row["throughput"]) and row["problem_kind"] == "missing_timestamps"
+        assert f"printed to {step:g} s" in row["problem"] and "takes 0 s" not in row["problem"]
