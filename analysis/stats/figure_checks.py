@@ -403,7 +403,7 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         around = _paces_around(pace, step, ts, a, b)
         if around is None:
             # the run is its window: its intervals are all there is to judge them by
-            return _unlike_intervals(est, lines, a, b, per[rest])
+            return _unlike_intervals(est, lines, a, b, per[rest], pace.spread, "")
         before, after, spread, low_q = around
         rates = _printed_at(run, lines[a:b])[1:]
         if len(rates) and np.isfinite(rates[rest]).all():
@@ -417,6 +417,13 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         # warm-up there is slower, never faster, so alone it bounds the window only above
         side = np.concatenate([before, after]) if agree else after if len(after) else before
         back = bool(len(after))
+        inside = per[rest]
+        if not back:
+            # at the run's end the window's own intervals are all that time its pace (the
+            # one before it holds the run's first iterations): they must agree
+            est = _unlike_intervals(est, lines, a, b, inside, spread, "after them")
+            if not est.ok:
+                return est
         median = float(np.median(side))
         local = np.full(len(local), median)
     else:
@@ -504,18 +511,20 @@ def _paces_around(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int):
     return per[before], per[after], max(float(spread), 1.0), min(float(low), 1.0)
 
 
-def _unlike_intervals(est: Estimate, lines, a: int, b: int, inside) -> Estimate:
-    """No figure (``timestamps_jump``) for a window of two intervals, with no other in the
-    run, whose times per iteration are more than MISMATCH apart: one of them stepped or the
-    pace changed, and nothing tells which; `est` as it is otherwise."""
-    if len(inside) < 2 or not inside.max() > (1 + MISMATCH) * inside.min():
+def _unlike_intervals(est: Estimate, lines, a: int, b: int, inside, spread: float,
+                      where: str) -> Estimate:
+    """No figure (``timestamps_jump``) for a window of two intervals whose times per
+    iteration are more than MISMATCH (times the run's spread) apart, with no other interval
+    of the run `where` to time its pace: one of them stepped or the pace changed, and
+    nothing tells which; `est` as it is otherwise."""
+    if len(inside) < 2 or not inside.max() > (1 + MISMATCH) * spread * inside.min():
         return est
     return Estimate.fail(
         f"the window's {len(inside)} printed intervals (lines {int(lines[a])} to "
         f"{int(lines[b - 1])}) take {inside.min():.4g} s and {inside.max():.4g} s an "
-        "iteration, and the run has no other interval to tell which is its pace: a clock "
-        "step or a change of pace, so no throughput from this window", "timestamps_jump",
-        est.method)
+        f"iteration, and the run has no other interval {where or 'at all'} to tell which is "
+        "its pace: a clock step or a change of pace, so no throughput from this window",
+        "timestamps_jump", est.method)
 
 
 def _pace_change(run: RunData, est: Estimate, lines, a: int, b: int, before, after,

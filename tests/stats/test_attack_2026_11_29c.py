@@ -118,7 +118,9 @@ def _slow_from(k: int, factor: float, n: int) -> dict:
     (100, 3000, _slow_from(201, 1.25, 3000), {150: 1.0}),  # -18.6 %
     (50, 150, {}, {70: 0.5}),                              # a run of 150 iterations: -10.3 %
     (50, 200, {}, {70: 0.5}),
-    (100, 300, {}, {150: 1.0})])                           # -18.6 %
+    (100, 300, {}, {150: 1.0}),                            # -18.6 %
+    (50, 150, {}, {70: -0.4}),                             # a step back: +22 %
+    (50, 150, {}, {120: -0.4})])                           # at the last interval: +10 %
 def test_a_step_in_a_window_of_few_intervals_gives_no_figure(tmp_path, every, n, real, steps):
     """The window's one or two intervals were judged by the pace after it only (or not at
     all in a short run): a step matching a later, slower pace passed."""
