@@ -166,9 +166,11 @@ FIRST_SECONDS = 10.0
 #: all: steps each under the bounds above, spread over several blocks, add up, and steps in
 #: most blocks move the median itself, so that only the others show, at their share (the
 #: first block runs at its own pace: it holds the warm-up, and in UNet3D hundreds of epochs
-#: without evaluation). Real blocks come within 1 % of their median: a few % in all is no
-#: jitter.
-TOTAL_OFF = 0.025
+#: without evaluation). Real blocks come within 1 % of their median, and all of them after
+#: the first within 0.5 % of the run (v1.0 ResNet, UNet3D, MXNet ResNet): 1.5 % in all is no
+#: jitter. A step inside the first block alone hides in its own pace (UNet3D's runs 0.75x the
+#: later pace, MXNet's 1.25x), so this budget is all a step there may add to.
+TOTAL_OFF = 0.015
 
 
 def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:

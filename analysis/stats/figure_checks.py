@@ -46,9 +46,10 @@ from analysis.stats.methods.window import (
     COARSE_SHARE,
     RESOLUTION,
     printed_batches,
+    stamp_step,
     whole_seconds,
 )
-from analysis.stats.run_pace import STALL_FACTOR, run_pace
+from analysis.stats.run_pace import LOCAL, STALL_FACTOR, USUAL_QUANTILE, run_pace
 
 #: Relative difference between a measured figure and the printed throughput that is flagged.
 MISMATCH = 0.05
@@ -366,6 +367,21 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     if not seconds > 0 or not ok.any():
         return est
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
+    coarse = _once(run, "stamp_step", lambda: stamp_step(ts))  # over all the run's stamps
+    if 0 < coarse < RESOLUTION:
+        # stamps printed to tenths or halves of a second, coarser than most of the lines'
+        # intervals, time none of them, so none can be told from a clock step: printed
+        # rates or latencies check the figure where the lines print them (whole seconds
+        # have their own rule: each interval is allowed a second)
+        if len(_printed(run, est.window)) or len(series_rows(run, train_arrays(run), M.LATENCY)):
+            return est
+        return Estimate.fail(
+            f"the window's timestamps (lines {est.window[0]} to {est.window[1]}) are printed "
+            f"to {coarse:g} s, coarser than most of the run's line intervals (an iteration "
+            f"takes {seconds / iterations:.4g} s over the window), up to {coarse:g} s off at "
+            f"each end of its {seconds:.4g} s, and its lines print no rate or time per "
+            "iteration, so no interval can be checked for a clock step or a stall; no "
+            "throughput from this window", "missing_timestamps", est.method)
     inside = slice(a, max(a, b - 1))
     slow, fast, local = pace.slow[inside], pace.fast[inside], pace.local[inside]
     # intervals off the pace at one period all through the run are its own pace, slow or
@@ -379,26 +395,53 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     # the window's span and iterations without them, for the window-wide bounds below
     rest_s = seconds - float(np.sum(dt[own]))
     rest_i = iterations - float(np.sum(ds[own]))
-    # a window of fewer than 3 intervals has no pace of its own: the run's around it is
+    # a window of fewer than 3 intervals has no pace of its own: the run's on both sides of
+    # it is (_paces_around), with the spread of the run's intervals outside it
     few = rest.sum() < 3
-    around = local[rest][np.isfinite(local[rest])]
-    if few and not len(around):
-        return est
-    median = float(np.median(around)) if few else float(statistics.median(per[rest].tolist()))
+    spread, low_q, back = pace.spread, pace.low, True
+    if few:
+        around = _paces_around(pace, step, ts, a, b)
+        if around is None:
+            # the run is its window: its intervals are all there is to judge them by
+            return _unlike_intervals(est, lines, a, b, per[rest], pace.spread, "")
+        before, after, spread, low_q = around
+        rates = _printed_at(run, lines[a:b])[1:]
+        if len(rates) and np.isfinite(rates[rest]).all():
+            return est  # one or two printed rates time these intervals: _against_printed's
+        changed = _pace_change(run, est, lines, a, b, before, after, spread, per[rest])
+        if changed is not None:
+            return changed
+        agree = len(before) and len(after) \
+            and np.mean(before) <= (1 + MISMATCH) * spread * np.mean(after)
+        # the interval before a window of few lines holds the run's first iterations: a
+        # warm-up there is slower, never faster, so alone it bounds the window only above
+        side = np.concatenate([before, after]) if agree else after if len(after) else before
+        back = bool(len(after))
+        inside = per[rest]
+        if not back:
+            # at the run's end the window's own intervals are all that time its pace (the
+            # one before it holds the run's first iterations): they must agree
+            est = _unlike_intervals(est, lines, a, b, inside, spread, "after them")
+            if not est.ok:
+                return est
+        median = float(np.median(side))
+        local = np.full(len(local), median)
+    else:
+        median = float(statistics.median(per[rest].tolist()))
     # each interval against the window's pace or its own local one (a warm-up ramp, a
     # slow phase), widened by how far the run's healthy intervals stray from their pace:
     # a slow phase elsewhere in the run widens nothing here
-    bound = (1 + MISMATCH) * pace.spread * np.fmax(local, median)
+    bound = (1 + MISMATCH) * spread * np.fmax(local, median)
     # steps forward on as many as half the window's lines move its median with them: the
     # lower quartile is a pace no step forward reached
     low = median if few else float(np.quantile(per[rest], 0.25))
-    # a whole-second stamp is up to a second off at each end of an interval
-    far = rest & (dt > ds * bound + (RESOLUTION if whole_seconds(t) else 0.0))
+    # a coarse stamp (whole seconds, tenths) is up to its step off at each end of an interval
+    far = rest & (dt > ds * bound + coarse)
     excess = float(np.sum(dt[far] - ds[far] * low))
     if rest_s - low * rest_i <= MISMATCH * seconds:
         excess = 0.0
     excess += float(beyond.sum())
-    short = rest & (dt > 0) & (per < (1 - MISMATCH) * median * (pace.low if few else 1.0))
+    short = rest & (dt > 0) & back & (per < (1 - MISMATCH) * median * (low_q if few else 1.0))
     missing = float(np.sum(ds[short] * median - dt[short]))
     if median * rest_i - rest_s <= MISMATCH * seconds:
         missing = 0.0
@@ -410,8 +453,6 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     rates = _printed_at(run, lines[a:b])[1:]
     forward = excess > MISMATCH * seconds
     odd = (far | (unlike & (beyond > 0))) if forward else (short | (unlike & (below > 0)))
-    if few and len(rates) and np.isfinite(rates[odd]).all():
-        return est  # one or two printed rates time these intervals: _against_printed's
     if len(rates) and np.isfinite(rates[odd]).all() and np.isfinite(rates[rest]).sum() >= 3:
         usual_rate = float(np.median(rates[rest & np.isfinite(rates)]))
         near = np.abs(np.log(per[odd] / median)) < np.log(STALL_FACTOR)
@@ -445,6 +486,71 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         f"{what}, and nothing in the log tells a clock step from a stall (the rates it "
         "prints there, if any, show the same time: the program timed them by the same "
         "clock), so no throughput from this window",
+        "timestamps_jump", est.method)
+
+
+def _paces_around(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int):
+    """(the times per iteration of up to LOCAL of the run's own intervals before the window
+    of lines a..b-1, of up to LOCAL after it, the USUAL_QUANTILE of the run's intervals
+    outside the window over their local pace (at least 1) and its low side (at most 1)):
+    a window of few intervals is judged against both sides, with a spread its own
+    intervals do not widen; None with no interval outside it."""
+    ds, dt = np.diff(step), np.diff(ts)
+    per = np.where(ds > 0, dt / np.where(ds > 0, ds, 1), np.nan)
+    usual = np.isfinite(pace.local) & (pace.local > 0) & np.isfinite(per) & ~pace.own
+    usual[a:max(a, b - 1)] = False
+    idx = np.flatnonzero(usual)
+    if not len(idx):
+        return None
+    before = idx[idx < a][-LOCAL:]
+    # as many nearest intervals after it as before (at least 3): a pace drifting along the
+    # run (throttling) is compared over like spans on both sides
+    after = idx[idx >= b - 1][:max(len(before), 3)]
+    ratio = per[idx] / pace.local[idx]
+    spread, low = np.quantile(ratio, [USUAL_QUANTILE, 1 - USUAL_QUANTILE])
+    return per[before], per[after], max(float(spread), 1.0), min(float(low), 1.0)
+
+
+def _unlike_intervals(est: Estimate, lines, a: int, b: int, inside, spread: float,
+                      where: str) -> Estimate:
+    """No figure (``timestamps_jump``) for a window of two intervals whose times per
+    iteration are more than MISMATCH (times the run's spread) apart, with no other interval
+    of the run `where` to time its pace: one of them stepped or the pace changed, and
+    nothing tells which; `est` as it is otherwise."""
+    if len(inside) < 2 or not inside.max() > (1 + MISMATCH) * spread * inside.min():
+        return est
+    return Estimate.fail(
+        f"the window's {len(inside)} printed intervals (lines {int(lines[a])} to "
+        f"{int(lines[b - 1])}) take {inside.min():.4g} s and {inside.max():.4g} s an "
+        f"iteration, and the run has no other interval {where or 'at all'} to tell which is "
+        "its pace: a clock step or a change of pace, so no throughput from this window",
+        "timestamps_jump", est.method)
+
+
+def _pace_change(run: RunData, est: Estimate, lines, a: int, b: int, before, after,
+                 spread: float, inside) -> Estimate | None:
+    """No figure (``timestamps_jump``) for a window of few intervals at a change of the
+    run's pace: slower after it than before (a second phase, throttling), or faster after it
+    with one of its intervals at the pace before (a warm-up ending inside it). A clock step
+    in one or two intervals can make them match either side, so the log cannot tell which
+    its intervals are; None where the pace does not change there."""
+    if not len(before) or not len(after):
+        return None
+    # means, not medians: a side whose intervals alternate (an evaluation every other line)
+    # runs at their mean
+    b_pace, a_pace = float(np.mean(before)), float(np.mean(after))
+    tol = (1 + MISMATCH) * spread
+    slower = a_pace > tol * b_pace
+    straddled = b_pace > tol * a_pace and bool(np.any(inside > tol * a_pace))
+    if not slower and not straddled:
+        return None
+    return Estimate.fail(
+        f"the run's pace changes at the window (lines {int(lines[a])} to {int(lines[b - 1])}, "
+        f"{len(inside)} printed interval(s)): an iteration takes {b_pace:.4g} s before it and "
+        f"{a_pace:.4g} s after it (mean of {len(before)} and {len(after)} interval(s)), and "
+        "a clock step in so few intervals can make them match either pace, so nothing in the "
+        "log tells a change of pace from a step; no throughput from this window (a longer "
+        "window, --measure, or a log printing its rates settles it)",
         "timestamps_jump", est.method)
 
 

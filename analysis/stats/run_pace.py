@@ -3,13 +3,16 @@ intervals are judged against when they are looked at for a clock step or a stall
 (:mod:`analysis.stats.figure_checks`).
 
 * Recurring intervals: those off the run's median time per iteration (by more than
-  `OFF`, or more than `STALL_FACTOR` times it in a noisy run) at one period all through
+  `OFF`, or more than one of `STALL_CUTS` times it in a noisy run) at one period all through
   the run, every slot from its start to its end filled (a data loader refilling, an
   evaluation or a checkpoint every p iterations, the first iteration of each small epoch,
-  a cached batch). They are how the run runs, each allowed up to what its siblings take
-  (the slowest of the others, or the fastest for fast ones): a slot far beyond them (a
-  step or a stall landing on an evaluation) is not alike, and its time beyond them is not
-  the run's.
+  a cached batch); a fast one no more than one iteration short of the median (one
+  iteration may be quick, a printed interval of many cannot lose more than it). They are
+  how the run runs, each allowed up to what its siblings take (the slowest of the others,
+  or the fastest for fast ones): a slot far beyond them (a step or a stall landing on an
+  evaluation) is not alike, and its time beyond them is not the run's; a slow slot taking
+  under (1 - 2 OFF) of the least of its siblings' time beyond the median is none of them
+  (a step in phase with evaluations the run starts later) and is judged as the others.
 * The local pace of every other interval: the median time per iteration of the `LOCAL`
   other intervals either side, so that a slow phase elsewhere in the run (throttling,
   another job, a second phase) and a warm-up ramp are their own pace, not a bound for the
@@ -29,6 +32,8 @@ OFF = 0.05
 #: Times the run's median an interval takes to be looked at as a recurring stall, in a run
 #: whose jitter alone puts many intervals `OFF` its median.
 STALL_FACTOR = 3.0
+#: Ratios to the median above which recurring stalls are looked for in a noisy run.
+STALL_CUTS = (1.5, 2.0, STALL_FACTOR)
 #: Recurring intervals needed (and slots filled) before they are the run's own.
 MIN_RECURRING = 3
 #: Intervals either side whose median is an interval's local pace.
@@ -68,12 +73,25 @@ def run_pace(step: np.ndarray, ts: np.ndarray) -> Pace | None:
     median = float(np.median(per[ok]))
     done = np.cumsum(np.where(ok, ds, 0))  # iterations covered at each interval's end
     slow, fast = np.full(len(ds), np.nan), np.full(len(ds), np.nan)
-    for cap, off in ((slow, per > (1 + OFF) * median), (fast, per < (1 - OFF) * median),
-                     (slow, per > STALL_FACTOR * median)):
-        idx = np.flatnonzero(ok & off & np.isnan(slow) & np.isnan(fast))
+    # a fast interval is short by at most one iteration (an iteration takes no less than no
+    # time): one of many iterations shorter than that is a clock stepped back, never the run's
+    fast_ok = (per < (1 - OFF) * median) & (dt >= (ds - 1) * median)
+    unlike = np.zeros(len(ds), dtype=bool)
+    # in a noisy run many intervals are OFF the median by jitter alone: stalls are looked
+    # for above larger ratios too, the first that leaves them at one period (a hiccup of
+    # about 3x that jitters straddles any one cut)
+    for cap, off in ((slow, per > (1 + OFF) * median), (fast, fast_ok),
+                     *((slow, per > k * median) for k in STALL_CUTS)):
+        idx = np.flatnonzero(ok & off & np.isnan(slow) & np.isnan(fast) & ~unlike)
         on = _at_one_period(idx, done, ok, float(np.median(ds[ok])))
-        if len(on) >= MIN_RECURRING:
-            cap[on] = _siblings(per[on], largest=cap is slow)
+        if len(on) < MIN_RECURRING:
+            continue
+        cap[on] = _siblings(per[on], largest=cap is slow)
+        if cap is slow:
+            extra = dt[on] - ds[on] * median  # each slot's time beyond the pace
+            far_less = extra < (1 - 2 * OFF) * -_siblings(-extra, largest=True)
+            cap[on[far_less]] = np.nan
+            unlike[on[far_less]] = True
     rest = np.flatnonzero(ok & np.isnan(slow) & np.isnan(fast))
     local = np.full(len(ds), np.nan)
     if not len(rest):
@@ -96,7 +114,7 @@ def _at_one_period(idx: np.ndarray, done: np.ndarray, ok: np.ndarray,
         return idx[:0]
     at = done[idx]
     period = float(np.median(np.diff(at)))
-    if not period > 2 * spacing:
+    if not period >= 2 * spacing:
         return idx[:0]
     first, last = float(done[ok][0]), float(done[-1])
     best = idx[:0]
@@ -123,10 +141,22 @@ def _siblings(per: np.ndarray, largest: bool) -> np.ndarray:
     return out if largest else -out
 
 
+#: Values either side a local pace is taken over at least, near the ends of the run.
+EDGE = 3
+
+
 def _rolling_median(x: np.ndarray, k: int) -> np.ndarray:
-    """The median of each value's `k` neighbours either side and itself (mirrored at the
-    ends); the median of all where there are no more than 2k + 1."""
-    if len(x) <= 2 * k + 1:
-        return np.full(len(x), float(np.median(x)))
-    padded = np.pad(x, k, mode="reflect")
-    return np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * k + 1), axis=1)
+    """The median of each value's `k` neighbours either side and itself; near the ends as
+    many either side as there are (at least EDGE, from the nearer end on): a centred median
+    follows a warm-up ramp at the run's start, where values mirrored about the end would
+    read it as slower than its pace. The median of all where there are no more than 2k + 1."""
+    n = len(x)
+    if n <= 2 * k + 1:
+        return np.full(n, float(np.median(x)))
+    out = np.empty(n)
+    out[k:n - k] = np.median(np.lib.stride_tricks.sliding_window_view(x, 2 * k + 1), axis=1)
+    for i in (*range(k), *range(n - k, n)):
+        h = max(min(i, n - 1 - i), EDGE)
+        lo = min(max(i - h, 0), n - 2 * h - 1)
+        out[i] = float(np.median(x[lo:lo + 2 * h + 1]))
+    return out

@@ -106,6 +106,27 @@ def whole_seconds(ts: np.ndarray) -> bool:
     return len(stamped) > 0 and bool(np.all(stamped % 1 == 0))
 
 
+#: Coarse steps timestamps may be printed in (whole seconds first), in seconds.
+COARSE_STEPS = (RESOLUTION, 0.5, 0.1)
+
+
+def stamp_step(ts: np.ndarray) -> float:
+    """The coarsest of COARSE_STEPS every finite timestamp is a whole multiple of (within a
+    millisecond), 0 for finer stamps: each may be up to that far off. A sub-second step
+    counts only where most lines are under half of it apart (a clock that coarse reads
+    them as 0 s): lines a whole number of steps apart each are stamped finer than that."""
+    stamped = ts[np.isfinite(ts)]
+    if len(stamped) < 2:
+        return 0.0
+    if whole_seconds(stamped):
+        return RESOLUTION
+    for step in COARSE_STEPS[1:]:
+        k = stamped / step
+        if np.all(np.abs(k - np.rint(k)) * step < 1e-3):
+            return step if float(np.median(np.abs(np.diff(stamped)))) < 0.5 * step else 0.0
+    return 0.0
+
+
 def _restarts(epoch: np.ndarray, steps: np.ndarray, lines: np.ndarray) -> bool:
     """Whether the iteration counter restarts in a new epoch (lines in line order)."""
     order = np.argsort(lines, kind="stable")
