@@ -1,0 +1,70 @@
+"""Inputs of a sixth attack on cases and campaigns: done markers saying failed in other
+spellings, near-copies of a run, repeats recorded on other hardware or software, a stated
+global batch far above the layout, and exports without the runs' hardware records. Built in
+tmp_path from the bundled ResNet-50 campaign (data/raw_logs/rn50_4gpu: three repeats on 1
+node of 4 GPUs, batch 128)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from analysis.collect import parse_paths
+
+ROOT = Path(__file__).resolve().parents[2]
+RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n4g"
+STEM = "resnet50_b128_fp32_"
+
+
+def _kinds(result) -> list[str]:
+    return list(result.problems["kind"])
+
+
+def _campaign(tmp_path: Path, runs=(1, 2, 3)) -> Path:
+    """Runs of the bundled campaign with their done markers, environment records and GPU
+    samples (no status.json)."""
+    folder = tmp_path / "1n4g"
+    folder.mkdir(parents=True)
+    for i in runs:
+        for f in RN50.glob(f"{STEM}{i}.*"):
+            shutil.copy(f, folder)
+    return folder
+
+
+# --- a done marker saying failed in another spelling -----------------------------------------
+
+@pytest.mark.parametrize("edit, said", [
+    ({"ok": "false"}, '"ok": "false"'),
+    ({"ok": 0}, '"ok": 0'),
+    ({"ok": None, "state": "failed", "reason": "exit 1"}, "failed (exit 1)"),
+    ({"ok": True, "state": "failed", "reason": "timeout"}, "failed (timeout)"),
+])
+def test_a_done_marker_saying_failed_in_any_spelling_leaves_the_run_out(tmp_path, edit, said):
+    """Only the exact JSON `"ok": false` left a run out; `"ok": "false"`, `0`, a failed state
+    without `ok`, or `ok` true beside a failed state counted the run, 0 problems."""
+    folder = _campaign(tmp_path)
+    marker = folder / f"{STEM}3.done"
+    record = json.loads(marker.read_text())
+    for key, value in edit.items():
+        if value is None:
+            record.pop(key)
+        else:
+            record[key] = value
+    marker.write_text(json.dumps(record))
+    result = parse_paths([tmp_path], cache=False)
+    assert sorted(result.runs["run_id"]) == [f"1n4g/{STEM}{i}" for i in (1, 2)]
+    stray = result.problems[result.problems["kind"] == "stray_log"]["reason"]
+    assert len(stray) == 1 and f"its done marker says {said}" in stray.iloc[0]
+
+
+def test_a_done_marker_saying_ok_in_words_counts_the_run(tmp_path):
+    folder = _campaign(tmp_path)
+    marker = folder / f"{STEM}3.done"
+    record = json.loads(marker.read_text())
+    record["ok"] = "true"
+    marker.write_text(json.dumps(record))
+    result = parse_paths([tmp_path], cache=False)
+    assert len(result.runs) == 3 and "stray_log" not in _kinds(result)
