@@ -68,3 +68,62 @@ def test_a_done_marker_saying_ok_in_words_counts_the_run(tmp_path):
     marker.write_text(json.dumps(record))
     result = parse_paths([tmp_path], cache=False)
     assert len(result.runs) == 3 and "stray_log" not in _kinds(result)
+
+
+# --- a copy of a run with one value or stamp changed ------------------------------------------
+
+def _logs_only(tmp_path: Path, runs=(1, 2, 3)) -> Path:
+    folder = tmp_path / "1n4g"
+    folder.mkdir(parents=True)
+    for i in runs:
+        shutil.copy(RN50 / f"{STEM}{i}.log", folder)
+    return folder
+
+
+def _one_loss_digit(text: str) -> str:
+    head, line, tail = text.partition("train.loss : ")
+    assert line
+    return head + line + ("1" if tail[0] != "1" else "2") + tail[1:]
+
+
+def _one_stamp_microsecond(text: str) -> str:
+    import re
+
+    match = re.search(r"(\d\d:\d\d:\d\d\.)(\d{6})", text.split("train.loss", 1)[1])
+    assert match
+    old = match.group(0)
+    new = match.group(1) + f"{(int(match.group(2)) + 1) % 10**6:06d}"
+    return text.replace(old, new, 1)
+
+
+def _stamps_to_ms(text: str) -> str:
+    import re
+
+    return re.sub(r"(\d\d:\d\d:\d\d\.\d{3})\d{3}", r"\g<1>000", text)
+
+
+@pytest.mark.parametrize("edit", [_one_loss_digit, _one_stamp_microsecond, _stamps_to_ms])
+def test_a_copy_with_one_value_or_stamp_changed_is_one_run(tmp_path, edit):
+    """A copy of run 1 as run 4 with one loss digit changed, one stamp a microsecond later or
+    its stamps cut to milliseconds was a fourth repeat: median 11,673.21 where runs 1-3
+    give 11,661.87."""
+    from analysis.stats import summarize
+
+    folder = _logs_only(tmp_path)
+    text = (folder / f"{STEM}1.log").read_text()
+    edited = edit(text)
+    assert edited != text
+    (folder / f"{STEM}4.log").write_text(edited)
+    result = parse_paths([tmp_path], cache=False)
+    assert sorted(result.runs["run_id"]) == [f"1n4g/{STEM}{i}" for i in (1, 2, 3)]
+    dup = result.problems[result.problems["kind"] == "duplicate_run"]
+    assert len(dup) == 1 and dup["source"].iloc[0].endswith(f"{STEM}4.log")
+    assert "the same to the millisecond" in dup["reason"].iloc[0]
+    [row] = summarize(result).to_dict("records")
+    assert row["repeats"] == 3 and round(row["throughput_median"], 2) == 11661.87
+
+
+def test_repeats_an_hour_apart_with_their_own_stamps_stay_repeats(tmp_path):
+    _logs_only(tmp_path)
+    result = parse_paths([tmp_path], cache=False)
+    assert len(result.runs) == 3 and "duplicate_run" not in _kinds(result)
