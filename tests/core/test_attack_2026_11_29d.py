@@ -127,3 +127,72 @@ def test_repeats_an_hour_apart_with_their_own_stamps_stay_repeats(tmp_path):
     _logs_only(tmp_path)
     result = parse_paths([tmp_path], cache=False)
     assert len(result.runs) == 3 and "duplicate_run" not in _kinds(result)
+
+
+# --- repeats recorded on other hardware or software -------------------------------------------
+
+def _edit_env(record: dict, what: str) -> None:
+    if what == "GPU model":
+        record["gpu_model"] = "NVIDIA H100 80GB HBM3"
+        for gpu in record["gpus"]:
+            gpu["name"], gpu["memory_total_mib"] = "NVIDIA H100 80GB HBM3", 81559
+    elif what == "torch":
+        record["frameworks"]["torch"]["version"] = "2.4.0"
+    elif what == "CUDA":
+        record["cuda_version"] = "12.4"
+    elif what == "power":
+        for gpu in record["gpus"]:
+            gpu["power_limit_w"] = 300.0
+
+
+@pytest.mark.parametrize("what, named, said", [
+    ("GPU model", "hardware",
+     "4x NVIDIA H100 80GB HBM3, Intel(R) Xeon(R) Processor (64 CPUs), 504 GiB, x86_64"),
+    ("torch", "frameworks", "torch 2.4.0"),
+    ("CUDA", "CUDA", "12.4"),
+    ("power", "GPU power limit", "300 W"),
+    ("backend", "node 0 command", "--dist-backend gloo"),
+    ("launch env", "env CUDA_DEVICE_MAX_CONNECTIONS", "1"),
+])
+def test_repeats_recorded_on_other_hardware_or_software_are_a_mixed_configuration(
+        tmp_path, what, named, said):
+    """Run 3 recorded on another GPU model, torch or CUDA version, power limit, launch
+    command or launch variable: averaged as repeats of one case, 0 problems, --strict rc 0,
+    though `compare` refuses the other GPU model."""
+    from analysis.stats import summarize
+
+    folder = _campaign(tmp_path)
+    if what in ("backend", "launch env"):
+        path = folder / f"{STEM}3.done"
+        record = json.loads(path.read_text())
+        if what == "backend":
+            command = record["nodes"][0]["command"]
+            command[command.index("nccl")] = "gloo"
+        else:
+            record["env"]["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
+    else:
+        path = folder / f"{STEM}3.node0.env.json"
+        record = json.loads(path.read_text())
+        _edit_env(record, what)
+    path.write_text(json.dumps(record))
+    result = parse_paths([tmp_path], cache=False)
+    [row] = summarize(result).to_dict("records")
+    assert row["flags"] == f"configuration differs in {named}" and row["problems"] == 3
+    [mixed] = [p for p in result.problem_list() if p.kind == "mixed_configuration"]
+    assert f"{said} (1n4g/{STEM}3)" in mixed.reason
+
+
+def test_repeats_launched_on_other_ports_are_not_flagged(tmp_path):
+    """The rendezvous port is picked per run: repeats differing only there are one case."""
+    from analysis.stats import summarize
+
+    folder = _campaign(tmp_path)
+    for i, port in ((1, "29501"), (2, "41234"), (3, "35555")):
+        path = folder / f"{STEM}{i}.done"
+        record = json.loads(path.read_text())
+        record["nodes"][0]["command"][1:1] = ["--master_port", port, f"--rdzv-id={port}"]
+        record["env"]["MASTER_PORT"] = port
+        path.write_text(json.dumps(record))
+    result = parse_paths([tmp_path], cache=False)
+    [row] = summarize(result).to_dict("records")
+    assert row["flags"] == "" and row["problems"] == 0
