@@ -43,6 +43,7 @@ from analysis.problems import Problem, excerpt, strict_failures, to_frame
 from analysis.user_meta import (
     MAX_COUNT,
     MetaFiles,
+    accumulation_counts,
     against_path,
     is_count,
     merge_meta,
@@ -731,7 +732,9 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
     row = _run_row(rid, str(main.path), fam, merged, parsed)
     _derived_counts(row, run_problems)
     odd = stated_global_batch(row, origin, parsed is not None
-                              and parsed.meta.get("global_batch_size") is not None)
+                              and parsed.meta.get("global_batch_size") is not None,
+                              accumulation_counts(parsed.parameters) if parsed is not None
+                              else set())
     if odd:
         run_problems.append(Problem(str(main.path), None, *odd, run_id=rid))
     obs_parts = []

@@ -196,3 +196,43 @@ def test_repeats_launched_on_other_ports_are_not_flagged(tmp_path):
     result = parse_paths([tmp_path], cache=False)
     [row] = summarize(result).to_dict("records")
     assert row["flags"] == "" and row["problems"] == 0
+
+
+# --- a stated global batch far above the layout ----------------------------------------------
+
+def _no_global_batch(tmp_path: Path, instead: str = "") -> Path:
+    """Run 1 with the global batch left out of its PARAMETER line (`instead` put there)."""
+    folder = _logs_only(tmp_path, (1,))
+    log = folder / f"{STEM}1.log"
+    text = log.read_text()
+    assert "global_batch_size : 512  " in text
+    log.write_text(text.replace("global_batch_size : 512  ", instead))
+    return folder
+
+
+@pytest.mark.parametrize("stated", [5120, 512000])
+def test_a_stated_global_batch_many_times_the_layout_fails_strict(tmp_path, stated):
+    """--meta global_batch_size=512000 on a 4 x 128 run gave 1,000 times its figure with a
+    note only, and --strict passed."""
+    from analysis.problems import strict_failures
+
+    _no_global_batch(tmp_path)
+    result = parse_paths([tmp_path], meta={"global_batch_size": stated}, cache=False)
+    [failed] = strict_failures(result.problem_list())
+    assert failed.kind == "metadata_conflict"
+    assert f"accumulated {stated // 512:,} batches, which nothing else states" in failed.reason
+
+
+def test_a_stated_global_batch_the_log_states_accumulating_is_a_note():
+    """A log whose argument dump states 16 accumulated batches (and no global batch) makes a
+    statement of 16 x the layout a note, where 16 unstated is a conflict."""
+    from analysis.user_meta import accumulation_counts, stated_global_batch
+
+    row = {"global_batch_size": 8192, "num_devices": 4, "batch_size_per_device": 128}
+    origin = {"global_batch_size": "--meta"}
+    counts = accumulation_counts({"gradient_accumulation_steps": "16", "lr": "0.1"})
+    assert counts == {16}
+    kind, why = stated_global_batch(row, origin, False, counts)
+    assert kind == "accumulation_implied"
+    assert "accumulated 16 batches, as the log's argument dump states" in why
+    assert stated_global_batch(row, origin, False, set())[0] == "metadata_conflict"
