@@ -236,3 +236,27 @@ def test_a_stated_global_batch_the_log_states_accumulating_is_a_note():
     assert kind == "accumulation_implied"
     assert "accumulated 16 batches, as the log's argument dump states" in why
     assert stated_global_batch(row, origin, False, set())[0] == "metadata_conflict"
+
+
+# --- an export without the runs' hardware records -------------------------------------------
+
+def test_an_export_keeps_the_hardware_compare_checks(tmp_path, capsys):
+    """`compare` of an H200 campaign against the export of an H100 one ran "without the
+    hardware check", where the two folders are refused: the export dropped the records."""
+    from analysis.changes import sources
+    from analysis.cli import main
+
+    base = _campaign(tmp_path / "h200")
+    other = _campaign(tmp_path / "h100")
+    for i in (1, 2, 3):
+        path = other / f"{STEM}{i}.node0.env.json"
+        record = json.loads(path.read_text())
+        _edit_env(record, "GPU model")
+        path.write_text(json.dumps(record))
+    export = tmp_path / "h100.parquet"
+    assert main(["parse", str(other.parent), "-o", str(export)]) == 0
+    assert sources.from_export(export).key == sources.from_folder(other.parent).key
+    capsys.readouterr()
+    assert main(["compare", str(base.parent), str(export)]) == 2
+    err = capsys.readouterr().err
+    assert "hardware differs" in err and "4x NVIDIA H100 80GB HBM3" in err
