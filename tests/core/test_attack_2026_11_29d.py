@@ -260,3 +260,31 @@ def test_an_export_keeps_the_hardware_compare_checks(tmp_path, capsys):
     assert main(["compare", str(base.parent), str(export)]) == 2
     err = capsys.readouterr().err
     assert "hardware differs" in err and "4x NVIDIA H100 80GB HBM3" in err
+
+
+# --- iteration counters restarting in short epochs ---------------------------------------------
+
+def test_short_epochs_are_not_called_truncated_by_the_dlperf_rule(tmp_path):
+    """150 lines in epochs of 7 (the counter restarting each epoch): "truncated: only 20
+    training lines after Iteration 5 (of 150)", though nothing was cut off."""
+    import re
+
+    from analysis.stats import run_throughput
+
+    folder = _logs_only(tmp_path, (1,))
+    log = folder / f"{STEM}1.log"
+
+    def local(match: re.Match) -> str:
+        i = int(match.group(1)) - 1
+        return f"Epoch: {i // 7} Iteration: {i % 7 + 1} "
+
+    log.write_text(re.sub(r"Epoch: 0 Iteration: (\d+) ", local, log.read_text()))
+    result = parse_paths([tmp_path], cache=False)
+    [row] = run_throughput(result, "dlperf").to_dict("records")
+    assert row["problem_kind"] == "method_fallback"
+    assert "the iteration counter restarts 21 times (epochs of about 7 lines)" in row["problem"]
+    assert "--method window" in row["problem"]
+    from analysis.i18n import Translator
+
+    [inner] = re.findall(r"only \d+ .*?numbers the iterations on\)", row["problem"])
+    assert "迭代计数器重新开始了 21 次" in Translator("zh").reason(inner)
