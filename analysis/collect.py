@@ -43,6 +43,7 @@ from analysis.problems import Problem, excerpt, strict_failures, to_frame
 from analysis.user_meta import (
     MAX_COUNT,
     MetaFiles,
+    accumulation_counts,
     against_path,
     is_count,
     merge_meta,
@@ -731,7 +732,9 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
     row = _run_row(rid, str(main.path), fam, merged, parsed)
     _derived_counts(row, run_problems)
     odd = stated_global_batch(row, origin, parsed is not None
-                              and parsed.meta.get("global_batch_size") is not None)
+                              and parsed.meta.get("global_batch_size") is not None,
+                              accumulation_counts(parsed.parameters) if parsed is not None
+                              else set())
     if odd:
         run_problems.append(Problem(str(main.path), None, *odd, run_id=rid))
     obs_parts = []
@@ -763,13 +766,19 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
     stamp; read whole to confirm) unless the two state different settings; other logs, and
     copies elsewhere, by their text (candidates found by `content_key`, then read again and
     compared whole), as a log edited into another (a fixture, a converted copy) is kept
-    apart there."""
+    apart there. A log whose training stamps are nearly all the same as (or rounded from) such
+    another's and nearly all values too (`_near_copy`: a copy with a value or a stamp edited,
+    or its stamps rounded to milliseconds) is the same run too: two runs never share stamps."""
     seen: dict[tuple, _Run] = {}
+    stamped_runs: dict[tuple, list[tuple[_Run, tuple]]] = {}
     kept = []
     for run in runs:
         main = run.main
         if main.parsed is not None and M.TRAIN in main.parsed.obs.phases():
             first, same = None, ""
+            stamps = _training_stamps(main.parsed)
+            places = [("folder", run.folder), ("id", run.relative_id)] if stamps is not None \
+                else []
             stamped = _training_fingerprint(main.parsed)
             near = stamped or main.digest
             for key in ((near, "folder", run.folder), (near, "id", run.relative_id),
@@ -783,6 +792,17 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
                     elif _same_text(other.main.path, main.path, limit):
                         first, same = other, "content"
                 seen.setdefault(key, run)
+            for other, theirs in (c for place in places for c in stamped_runs.get(place, [])):
+                if first is not None:
+                    break
+                alike = _near_copy(theirs, stamps)
+                if alike and _states_alike(other.main.parsed, main.parsed) \
+                        and _near_copy_whole(other.main, main, limit):
+                    first, same = other, (f"training stamps and values ({alike} stamps "
+                                          "the same, or the same to the millisecond: a copy "
+                                          "with a value or stamps edited)")
+            for place in places:
+                stamped_runs.setdefault(place, []).append((run, stamps))
             if first is not None:
                 problems.append(Problem(
                     str(main.path), None, "duplicate_run",
@@ -799,6 +819,79 @@ def _same_training(one: FileRead, two: FileRead, limit: int) -> bool:
     fingerprints = {_training_fingerprint(read.parsed) if read.parsed is not None else b""
                     for read in (_read_file(f.path, f.family, True, limit) for f in (one, two))}
     return len(fingerprints) == 1 and b"" not in fingerprints
+
+
+#: Share of two logs' training stamps and values that must be the same for a near-copy.
+NEAR_SHARE = 0.9
+
+
+def _training_stamps(parsed: ParsedLog) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distinct stamps and the values of a log's training rows that carry a step, each
+    sorted; None when any of them has no stamp, or there are fewer than 3 stamps (too few to
+    tell a copy by)."""
+    stamps, values = [], []
+    for b in parsed.obs.blocks:
+        keep = np.broadcast_to((b["phase"] == M.TRAIN) & (b["step"] != -1), (b["n"],))
+        if keep.any():
+            stamps.append(np.asarray(b["timestamp"][keep], dtype=float))
+            values.append(np.asarray(b["value"][keep], dtype=float))
+    if not stamps:
+        return None
+    distinct = np.unique(np.concatenate(stamps))
+    if len(distinct) < 3 or not np.isfinite(distinct).all():
+        return None
+    return distinct, np.sort(np.concatenate(values))
+
+
+def _shared_values(one: np.ndarray, two: np.ndarray) -> int:
+    """How many of two sorted value arrays' entries pair up (equal values, counted with
+    their multiplicity)."""
+    u1, c1 = np.unique(one, return_counts=True)
+    u2, c2 = np.unique(two, return_counts=True)
+    _, i1, i2 = np.intersect1d(u1, u2, assume_unique=True, return_indices=True)
+    return int(np.minimum(c1[i1], c2[i2]).sum())
+
+
+def _on_ms_grid(stamps: np.ndarray) -> np.ndarray | None:
+    """`stamps` in whole milliseconds when every one is on that grid (a copy rounded or cut
+    to milliseconds); None otherwise."""
+    ms = np.round(stamps * 1e3)
+    return ms.astype(np.int64) if np.all(np.abs(stamps * 1e3 - ms) < 1e-2) else None
+
+
+def _same_stamps(a: np.ndarray, b: np.ndarray) -> int:
+    """How many of two equally long sorted stamp arrays' stamps are the other's: equal, or,
+    where one of them is on the millisecond grid, equal to the other's rounded or cut to it."""
+    matched = int(np.isin(a, b).sum())
+    for grid, fine in ((b, a), (a, b)):
+        ms = _on_ms_grid(grid)
+        if ms is not None:
+            for to_ms in (np.round, np.floor):
+                matched = max(matched, int(np.isin(to_ms(fine * 1e3 + 1e-6), ms).sum()))
+    return matched
+
+
+def _near_copy(one: tuple[np.ndarray, np.ndarray], two: tuple[np.ndarray, np.ndarray]) -> str:
+    """"k of n" when two logs have as many training stamps, at least `NEAR_SHARE` of them
+    the same (`_same_stamps`), and as large a share of the same values; "" otherwise. Runs
+    made by one generator may share stamps but not values; a rerun shares neither; a log
+    with a line more than another is kept apart (a run that went on)."""
+    (a, a_values), (b, b_values) = one, two
+    if len(a) != len(b) or a[0] > b[-1] + 1 or b[0] > a[-1] + 1:
+        return ""
+    matched = _same_stamps(a, b)
+    if matched < NEAR_SHARE * len(a) or _shared_values(a_values, b_values) \
+            < NEAR_SHARE * max(len(a_values), len(b_values)):
+        return ""
+    return f"{matched} of {len(a)}"
+
+
+def _near_copy_whole(one: FileRead, two: FileRead, limit: int) -> bool:
+    """Whether two logs whose parsed training stamps nearly agree do so when read whole (the
+    DLPerf method parses only their first lines)."""
+    stamps = [_training_stamps(read.parsed) if read.parsed is not None else None
+              for read in (_read_file(f.path, f.family, True, limit) for f in (one, two))]
+    return all(s is not None for s in stamps) and bool(_near_copy(*stamps))
 
 
 def _states_alike(one: ParsedLog, two: ParsedLog) -> bool:

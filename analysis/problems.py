@@ -30,8 +30,8 @@ KINDS = {
     "too_large": "the file exceeds the size limit (DLPERF_MAX_LOG_BYTES); only its beginning was read",
     "accumulation_implied": "a meta file or --meta states a global batch that is k >= 2 times "
                             "the run's devices x per-device batch: the figures count the stated "
-                            "samples an iteration, as if each iteration accumulated k batches, "
-                            "which nothing else states; the note names k",
+                            "samples an iteration, as if each iteration accumulated k batches "
+                            "(k the log states, or at most 8); the note names k",
     "duplicate_run": "the same run was found twice (another file of the same run, or the same "
                      "content); it is counted once",
     "stray_log": "a log in a campaign folder that the campaign did not run (no done marker "

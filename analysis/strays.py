@@ -5,9 +5,10 @@
 (each run's state: done / failed / pending). A folder holding done markers, or a
 ``status.json`` of that shape (its own or its parent's), is a campaign folder: there a run
 counts only when it has a done marker of its own (its ``run_id``, where it states one, names
-the log's stem) that does not say ``"ok": false`` (markers written by other tools, without
-``ok``, count as done, as reports read them), and that ``status.json``, where there is one,
-lists; or when ``status.json`` lists it as done. A run whose marker cannot be read (not
+the log's stem) that does not say the run failed (:func:`marker_failure`: an ``ok`` that is
+not true in any spelling, or a ``state`` other than done; markers written by other tools,
+with neither, count as done, as reports read them), and that ``status.json``, where there is
+one, lists; or when ``status.json`` lists it as done. A run whose marker cannot be read (not
 JSON: a hand edit) counts unless ``status.json`` says otherwise, with a ``bad_done_marker``
 problem naming the marker, line and error. Any other log in
 it (left by an earlier campaign, a failed attempt, or put there by hand) is a stray:
@@ -18,6 +19,7 @@ or status (published logs) is read as before; so is a file named on the command 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -48,6 +50,36 @@ def _status_states(path: str) -> dict[str, str] | None:
     return states
 
 
+#: Spellings of a true ``ok`` (JSON true, 1, or a word) in markers written by hand or by shells.
+_OK_WORDS = {"true", "1", "yes", "ok", "done", "success", "succeeded"}
+#: ``state`` words that say the run finished.
+_DONE_STATES = {"done", "ok", "success", "succeeded", "finished", "completed", "complete"}
+
+
+def marker_failure(marker: dict) -> str:
+    """Why done marker `marker` says its run did not finish ("" when it says done, or states
+    neither ``ok`` nor ``state``): any ``ok`` that is not true (``false``, ``0``, ``"false"``,
+    null) and any ``state`` other than done; a marker saying ``ok`` beside a failed state
+    contradicts itself, and the failure is kept (a run is counted only when nothing says no)."""
+    ok, state = marker.get("ok"), marker.get("state")
+    reason = str(marker.get("reason") or "")
+    bad_ok = "ok" in marker and not (
+        ok is True or (type(ok) is int and ok == 1)
+        or (isinstance(ok, str) and ok.strip().lower() in _OK_WORDS))
+    if state is not None and str(state).strip().lower() not in _DONE_STATES:
+        said = str(state)
+    elif bad_ok:
+        said = f'"ok": {_json_text(ok)}' + (f' beside "state": {_json_text(state)}' if state else "")
+    else:
+        return ""
+    return said + (f" ({reason})" if reason else "")
+
+
+def _json_text(value) -> str:
+    """`value` as JSON writes it (``false``, ``0``, ``"false"``, ``null``)."""
+    return json.dumps(value, default=str)
+
+
 def _marker_run(marker: dict | None, stem: str) -> str:
     """The run id a done marker states where it is not run `stem`'s (a marker copied beside
     another log); "" when it is `stem`'s or states none (markers of other tools)."""
@@ -60,8 +92,6 @@ def _marker_run(marker: dict | None, stem: str) -> str:
 def marker_fault(path: str) -> tuple[int | None, str] | None:
     """(line, why) when the done marker at `path` cannot be read as a JSON object (a hand
     edit, a disk fault); None when it can."""
-    import json
-
     try:
         data = loads_json(read_record(path))
     except json.JSONDecodeError as exc:
@@ -110,7 +140,8 @@ class CampaignFolders:
         if stem in markers:
             marker = read_json_object(os.path.join(folder, stem + MARKER_SUFFIX))
             owner = _marker_run(marker, stem)
-            if marker is not None and marker.get("ok") is not False and not owner:
+            failure = marker_failure(marker) if marker is not None else ""
+            if marker is not None and not failure and not owner:
                 # a status that lists runs but not this one says the campaign did not run it
                 if status is None or prefix + stem in status:
                     return ""
@@ -127,9 +158,7 @@ class CampaignFolders:
             elif owner:
                 why.append(f"its done marker is another run's (run_id {owner!r}: a copy)")
             else:
-                said = str(marker.get("state") or "not ok")
-                reason = str(marker.get("reason") or "")
-                why.append(f"its done marker says {said}" + (f" ({reason})" if reason else ""))
+                why.append(f"its done marker says {failure}")
         else:
             why.append("no done marker")
         if status is not None:

@@ -17,6 +17,7 @@ a bad value is a usage error naming the key (and the file).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -118,14 +119,37 @@ def against_path(path_meta: Mapping[str, object], meta: Mapping[str, object],
             and str(meta.get(k)) != str(path_meta[k])]
 
 
+#: The most batches an iteration is taken to accumulate, where nothing but the statement
+#: says it does: 2 to 8 are common and stay a note; a larger k (1,000 for an extra 0 and a
+#: per-device value given as global, 10 for an extra 0 on the layout's batch) is more often a
+#: slip than a run, and a figure k times the layout's must not pass ``--strict`` unsaid.
+UNSTATED_ACCUMULATION_MAX = 8
+#: Argument-dump keys that state an accumulation count (DLE BERT, Megatron, Lightning, HF).
+_ACCUMULATION_KEY = re.compile(r"accum", re.IGNORECASE)
+
+
+def accumulation_counts(parameters: Mapping[str, object]) -> set[int]:
+    """The accumulation counts a log's argument dump states (keys naming an accumulation,
+    whole values >= 1)."""
+    out = set()
+    for k, v in parameters.items():
+        text = str(v).strip()
+        if _ACCUMULATION_KEY.search(str(k)) and text.isdigit() and int(text) >= 1:
+            out.add(int(text))
+    return out
+
+
 def stated_global_batch(row: Mapping[str, object], origin: Mapping[str, str],
-                        log_states: bool) -> tuple[str, str] | None:
+                        log_states: bool, stated_counts: set[int] = frozenset()
+                        ) -> tuple[str, str] | None:
     """(kind, why) when a statement (meta file, --meta: its `origin`) gives a global batch
     that the run's devices x per-device batch (`row`) do not run an iteration: a whole
     multiple k >= 2 of them is a note naming the k batches each iteration would accumulate
-    (the figure counts the stated samples; nothing else states it), any other value a
-    ``metadata_conflict``. None when they agree, a count is unknown, or the log states its
-    global batch itself (the log's value is checked against its lines)."""
+    (the figure counts the stated samples) where the log states k (`stated_counts`, its
+    argument dump's) or k is at most `UNSTATED_ACCUMULATION_MAX`; a larger k nothing states,
+    and any other value, a ``metadata_conflict``. None when they agree, a count is unknown,
+    or the log states its global batch itself (the log's value is checked against its
+    lines)."""
     where = origin.get("global_batch_size", "the path")
     g, d, b = (row.get(k) for k in ("global_batch_size", "num_devices", "batch_size_per_device"))
     if log_states or where == "the path" or not all(is_count(v) for v in (g, d, b)):
@@ -133,11 +157,19 @@ def stated_global_batch(row: Mapping[str, object], origin: Mapping[str, str],
     k, rest = divmod(g, d * b)
     if k == 1 and not rest:
         return None
+    implied = (f"{where} says global_batch_size={g:,} = {k:,} x ({d} device(s) x batch {b}): "
+               f"the figures count {g:,} samples an iteration, as if each iteration "
+               f"accumulated {k:,} batches")
+    if k >= 2 and not rest and k in stated_counts:
+        return ("accumulation_implied", f"{implied}, as the log's argument dump states")
+    if k >= 2 and not rest and k <= UNSTATED_ACCUMULATION_MAX:
+        return ("accumulation_implied", f"{implied}, which neither the log nor the path states")
     if k >= 2 and not rest:
-        return ("accumulation_implied",
-                f"{where} says global_batch_size={g:,} = {k} x ({d} device(s) x batch {b}): "
-                f"the figures count {g:,} samples an iteration, as if each iteration "
-                f"accumulated {k} batches, which neither the log nor the path states")
+        return ("metadata_conflict",
+                f"{implied}, which nothing else states: more than the "
+                f"{UNSTATED_ACCUMULATION_MAX} an unstated accumulation is taken for (a slip, "
+                f"an extra 0?); using {where}'s value: state the count in the log or correct "
+                "the global batch")
     return ("metadata_conflict",
             f"{where} says global_batch_size={g:,}, not a whole multiple of the {d} device(s) "
             f"x batch {b} = {d * b:,} samples an iteration runs; using {where}'s value (one "

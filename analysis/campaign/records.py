@@ -24,6 +24,7 @@ import pandas as pd
 from analysis.fsutil import atomic_write_text
 from analysis.fsutil import read_json_object as read_json
 from analysis.redact import redact_tree
+from analysis.strays import marker_failure
 
 STATUS_COLUMNS = ["run_id", "config", "model", "precision", "batch_size", "repeat", "state",
                   "reason", "attempts", "duration_s", "log"]
@@ -43,9 +44,11 @@ def disk_state(run, out: Path) -> tuple[str, str, int]:
     marker = read_json(run.path(out, ".done"))
     if marker is not None:
         attempts = int(marker.get("attempts_total", marker.get("attempt", 1)) or 1)
-        if marker.get("ok") and run.log_path(out).exists():
+        # `ok` in any spelling and no failed state (the one reading strays use too)
+        finished = "ok" in marker and not marker_failure(marker)
+        if finished and run.log_path(out).exists():
             return "done", "", attempts
-        if marker.get("ok"):
+        if finished:
             files = [run.path(out, ".done")] + [
                 p for k in range(run.case.num_nodes) for p in run.files(out, k) if p.exists()]
             rel = [str(p.relative_to(out)) for p in files]
@@ -53,7 +56,7 @@ def disk_state(run, out: Path) -> tuple[str, str, int]:
                               f"{run.log_path(out).relative_to(out)} is missing; not re-run (its "
                               f"finished files would clash). To run it again, delete "
                               f"{', '.join(rel)} (in {out})"), attempts
-        return "failed", str(marker.get("reason", "failed")), attempts
+        return "failed", str(marker.get("reason") or marker_failure(marker) or "failed"), attempts
     if run.log_path(out).exists():
         return "failed", ("log exists without a done marker; kept and not re-run "
                           "(remove it to run again)"), 0

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from analysis.campaign import records
 from analysis.errors import UsageError
+from analysis.strays import marker_failure
 
 #: The marker fields that say what a run ran (the others say how and when it went).
 DEFINING = ("campaign", "backend", "workload", "framework", "device", "case", "env")
@@ -39,11 +40,12 @@ class FolderMismatch(UsageError):
 
 
 def done_markers(out: Path) -> dict[str, dict]:
-    """``{run_id: marker}`` of every done marker under `out` that says ``ok``."""
+    """``{run_id: marker}`` of every done marker under `out` that says ``ok`` (in any
+    spelling, and no failed state: :func:`analysis.strays.marker_failure`)."""
     found = {}
     for path in sorted(Path(out).glob("*/*.done")):
         marker = records.read_json(path)
-        if marker and marker.get("ok"):
+        if marker and "ok" in marker and not marker_failure(marker):
             found[str(marker.get("run_id") or f"{path.parent.name}/{path.stem}")] = marker
     return found
 

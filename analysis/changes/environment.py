@@ -1,9 +1,8 @@
 """What a comparison needs from environment records: per-run facts (hardware type and the
 software that may change between campaigns) and the differences between two sides.
 
-The hardware type is the report's host fingerprint (:func:`analysis.env.describe.fingerprint`)
-without the GPU serial numbers: two machines of the same type compare, a different GPU model,
-GPU count, CPU, memory size or architecture does not.
+The facts of one record (hardware type, software versions) are
+:func:`analysis.run_settings.facts`, which `summarize` also holds a case's repeats to.
 
 The NCCL settings of a run are those :mod:`analysis.nccl_settings` reads from its records.
 A variable set on one side and unset on the other is a difference: unset means NCCL's default.
@@ -25,23 +24,13 @@ from analysis.nccl_settings import (  # noqa: F401  (re-exported: the comparison
     nccl_settings,
 )
 from analysis.redact import REDACTED
+from analysis.run_settings import facts as record_facts
+from analysis.run_settings import hardware_type  # noqa: F401  (re-exported)
 
 #: Facts recorded per run, in the order differences are shown.
 SOFTWARE_FACTS = ("driver", "cuda", "cudnn", "nccl", "nccl_env", "frameworks", "topology")
 FACTS = ("hardware", *SOFTWARE_FACTS, "host")
 RUN_ENV_COLUMNS = ["run_id", *FACTS]
-_SOFTWARE_LABELS = {"driver": "env.driver", "cuda": "env.cuda", "cudnn": "env.cudnn",
-                    "nccl": "env.nccl"}
-
-
-def hardware_type(record: dict) -> str:
-    """'4x NVIDIA H200, Intel(R) Xeon(R) Processor (64 CPUs), 504 GiB, x86_64' ('' unknown)."""
-    gpu, count, _uuids, cpu, cpus, gib, machine = describe.fingerprint(record)
-    if not (gpu or cpu):
-        return ""
-    parts = [f"{count}x {gpu}" if gpu else "no GPU", f"{cpu} ({cpus} CPUs)" if cpus else cpu,
-             f"{gib} GiB" if gib != "" else "", machine]
-    return ", ".join(p for p in parts if p)
 
 
 def _topology(record: dict) -> str:
@@ -53,6 +42,15 @@ def _topology(record: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:8] if text else ""
 
 
+def facts(record: dict, framework: str) -> dict[str, str]:
+    """The FACTS of one record for runs of `framework`: the hardware type and software
+    versions :func:`analysis.run_settings.facts` reads, the topology's digest and the
+    host; but ``nccl_env``: a run's NCCL settings are read from all its records at once
+    (:func:`run_env`), not joined per node."""
+    return {**record_facts(record, framework), "topology": _topology(record),
+            "host": str(describe.pick(record, "hostname") or "")}
+
+
 def _nccl_env(records: list[dict]) -> str:
     """The NCCL settings of a run's records as JSON (variable -> its values on the nodes,
     'unset' where a node does not set it); '' when no record lists its variables."""
@@ -61,22 +59,6 @@ def _nccl_env(records: list[dict]) -> str:
         return ""
     names = sorted({k for s in per_node for k in s})
     return json.dumps({k: sorted({s.get(k, UNSET) for s in per_node}) for k in names})
-
-
-def facts(record: dict, framework: str) -> dict[str, str]:
-    """The FACTS of one record for runs of `framework` (its packages' versions only), but
-    ``nccl_env``: a run's NCCL settings are read from all its records at once
-    (:func:`run_env`), not joined per node."""
-    out = {"hardware": hardware_type(record)}
-    for key, label in _SOFTWARE_LABELS.items():
-        value = describe.pick(record, *describe.SOFTWARE[label])
-        out[key] = "" if value is None else str(value)
-    versions = describe.frameworks(record)
-    out["frameworks"] = ", ".join(f"{p} {versions[p]}" for p in describe.framework_packages(
-        [framework]) if p in versions)
-    out["topology"] = _topology(record)
-    out["host"] = str(describe.pick(record, "hostname") or "")
-    return out
 
 
 def run_env(runs: pd.DataFrame, envs: list[EnvInput]) -> pd.DataFrame:
@@ -146,3 +128,4 @@ def differences(base: pd.DataFrame, base_runs, new: pd.DataFrame, new_runs,
         if a and b and a != b:
             out.append(f"{fact} {a} -> {b}")
     return out
+

@@ -79,12 +79,14 @@ def started_at(observations: pd.DataFrame) -> str:
     return datetime.fromtimestamp(float(ts.min()), tz=timezone.utc).isoformat(timespec="seconds")
 
 
-def from_result(result: ParseResult, label: str, name: str, envs, method: str = "dlperf"
-                ) -> Campaign:
-    """A Campaign from a parse (`envs`: analysis.env.folder_records.EnvInput records)."""
+def from_result(result: ParseResult, label: str, name: str, envs, method: str = "dlperf",
+                env: pd.DataFrame | None = None) -> Campaign:
+    """A Campaign from a parse (`envs`: analysis.env.folder_records.EnvInput records; or
+    `env`, the runs' facts an export kept)."""
     runs = run_throughput(result, method)
     summary = summarize(result, method, runs=runs)
-    env = environment.run_env(runs, envs)
+    if env is None:
+        env = environment.run_env(runs, envs)
     return Campaign(label, name, started_at(result.observations),
                     content_key(result.observations, env, result.runs), runs, summary, env)
 
@@ -128,16 +130,42 @@ def _all_failed(folder: Path, failed: list[tuple[str, str, str]]) -> Campaign:
                     pd.DataFrame(columns=environment.RUN_ENV_COLUMNS), failed_runs=len(failed))
 
 
-def export_paths(path: Path) -> tuple[Path, Path, Path]:
-    """The observations, runs and problems files ``dlperf parse -o OUT.parquet`` (or
-    ``OUT.csv``) writes."""
+def export_paths(path: Path) -> tuple[Path, Path, Path, Path]:
+    """The observations, runs, problems and environment-facts files ``dlperf parse -o
+    OUT.parquet`` (or ``OUT.csv``) writes."""
     return (path, path.with_name(f"{path.stem}.runs{path.suffix}"),
-            path.with_name(f"{path.stem}.problems{path.suffix}"))
+            path.with_name(f"{path.stem}.problems{path.suffix}"),
+            path.with_name(f"{path.stem}.env{path.suffix}"))
+
+
+def export_env(paths, runs: pd.DataFrame) -> pd.DataFrame:
+    """The environment facts (environment.RUN_ENV_COLUMNS) of the runs parsed from `paths`,
+    from the records in the folders among them (as :func:`from_folder` reads them): an
+    export keeps them, so `compare` holds it to the hardware check as it would its folder."""
+    envs = [e for p in paths if Path(p).is_dir() for e in folder_records.gather(Path(p))[0]]
+    return environment.run_env(runs, envs)
+
+
+def _export_env(path: Path) -> pd.DataFrame | None:
+    """The environment facts an export keeps; None for an export written before it kept
+    them (compared without the hardware check, as said)."""
+    if not path.is_file():
+        return None
+    try:
+        env = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{display_path(path)}: not a readable Parquet file ({exc})") from None
+    missing = [c for c in environment.RUN_ENV_COLUMNS if c not in env.columns]
+    if missing:
+        raise UsageError(f"{display_path(path)}: not the environment facts of a dlperf parse "
+                         f"export (no {', '.join(missing)} column"
+                         f"{'s' if len(missing) > 1 else ''})")
+    return env[environment.RUN_ENV_COLUMNS].fillna("").astype(str)
 
 
 def from_export(path: Path, method: str = "dlperf") -> Campaign:
     """A Parquet export: its runs and problems files must lie beside it."""
-    paths = export_paths(path)
+    *paths, env_path = export_paths(path)
     for p in paths:
         if not p.is_file():
             raise UsageError(f"{display_path(path)}: a Parquet export needs "
@@ -166,7 +194,8 @@ def from_export(path: Path, method: str = "dlperf") -> Campaign:
               "phase", "unit"):
         if c in obs.columns:
             obs[c] = obs[c].astype("category")
-    return from_result(ParseResult(obs, runs, problems), str(path), path.stem, [], method)
+    return from_result(ParseResult(obs, runs, problems), str(path), path.stem, [], method,
+                       env=_export_env(env_path))
 
 
 def _dump_of(path: Path, row: int, text) -> dict:

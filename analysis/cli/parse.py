@@ -19,8 +19,9 @@ def add_arguments(p) -> None:
     add_jobs(p)
     add_cache(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT.parquet|OUT.csv",
-                   help="observations file; runs and problems go next to it "
-                        "(OUT.runs.<ext>, OUT.problems.<ext>); required")
+                   help="observations file; runs, problems and the runs' environment facts "
+                        "go next to it (OUT.runs.<ext>, OUT.problems.<ext>, OUT.env.<ext>); "
+                        "required")
     p.add_argument("--force", action="store_true",
                    help="replace output files that already exist (never an input file)")
 
@@ -88,6 +89,7 @@ def _write_parquet(frames: Iterable, path: Path) -> int:
 
 def run(args) -> int:
     from analysis.changes.sources import (  # pandas: not for `dlperf --help`
+        export_env,
         export_paths,
         stated_dump,
     )
@@ -105,6 +107,7 @@ def run(args) -> int:
     rows = _write(result.observation_frames(), outputs[0])
     _write([runs], outputs[1])
     _write([result.problems], outputs[2])
+    _write([export_env(args.paths, result.runs)], outputs[3])
     print(f"{rows} observations from {len(result.runs)} runs -> {display_path(out)}")
     report_problems(result.problems)
     return 0

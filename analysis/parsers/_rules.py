@@ -29,11 +29,18 @@ PYTORCH_RULE = ("DLPerf PyTorch rule: training lines with Iteration > 5, lines 2
 def pytorch_rule(run: RunData) -> Estimate:
     """The DLPerf PyTorch DLL rule on a run's training lines (shared with the JSON backend)."""
     steps, ts, lines = run.clock_arrays()
-    n_all = len(steps)
+    n_all, restarts = len(steps), int((np.diff(steps) < 0).sum())
     after = steps > PYTORCH_SKIP
     steps, ts, lines = steps[after], ts[after], lines[after]
     if n_all == 0:
         return Estimate.fail("no training lines (a non-master log?)", "no_training_lines", PYTORCH_RULE)
+    if len(steps) < 120 and restarts and n_all >= 120:
+        # the log is long enough: its counter restarting each epoch hides it from the rule
+        return Estimate.fail(
+            f"only {len(steps)} training lines after Iteration 5 of {n_all}: the iteration "
+            f"counter restarts {restarts} times (epochs of about {round(n_all / (restarts + 1))} "
+            "lines), and the rule counts only lines past Iteration 5 of each; the rule needs "
+            "120 (--method window numbers the iterations on)", "method_fallback", PYTORCH_RULE)
     if len(steps) < 120:
         return Estimate.fail(
             f"only {len(steps)} training lines after Iteration 5 (of {n_all}); the rule needs 120",

@@ -165,27 +165,68 @@ CASE_KINDS = ("mixed_configuration", "wide_spread")
 SHOWN_KEYS = 6
 
 
-def _environment_flag(key: str, where: str, sources: list[str], ids: list[str]) -> list[Problem]:
+def _family(key: str) -> str:
+    """The record a setting of :func:`_run_settings` comes from: a run that records none of
+    a family's keys does not state it (unknown, not different); one that records the family
+    but not the key leaves it unset."""
+    from analysis.run_settings import LAUNCH_ENV
+
+    return "nccl" if key.startswith("NCCL_") else \
+        "launch env" if key.startswith(LAUNCH_ENV) else key
+
+
+def _run_settings(source: str, framework: str) -> dict[str, str]:
+    """A run's recorded settings: its NCCL settings (the variables `compare` names) and what
+    :func:`analysis.run_settings.run_settings` reads (hardware, software versions,
+    power limit, launch command and variables)."""
+    from analysis.nccl_settings import run_nccl_settings
+    from analysis.run_settings import run_settings
+
+    nccl = run_nccl_settings(Path(source))
+    out = dict(nccl or {})
+    if nccl is not None:
+        out["nccl"] = ""  # the family recorded, though maybe no variable of it
+    out.update(run_settings(Path(source), framework))
+    return out
+
+
+def _where_differ(stated: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Long values of equally many words (launch commands) cut to the words where they
+    differ, each with the word before it ('--dist-backend gloo'); others as they are."""
+    words = [v.split(" ") for _, v in stated]
+    if len({len(w) for w in words}) != 1 or len(words[0]) < 4:
+        return stated
+    at = [i for i in range(len(words[0])) if len({w[i] for w in words}) > 1]
+    return [(r, " … ".join(" ".join(w[max(i - 1, 0):i + 1]) for i in at))
+            for (r, _), w in zip(stated, words, strict=True)]
+
+
+def _environment_flag(key: str, where: str, sources: list[str], ids: list[str],
+                      framework: str) -> list[Problem]:
     """A ``mixed_configuration`` problem when the runs of a case whose records state their
-    NCCL settings (the variables `compare` names) state different ones."""
+    NCCL settings, hardware, software versions, GPU power limit, launch command or launch
+    variables state different ones (each compared over the runs that record it)."""
     if len(sources) < 2:
         return []
-    from analysis.nccl_settings import run_nccl_settings
-
-    settings = [(r, run_nccl_settings(Path(s))) for r, s in zip(ids, sources)]
-    settings = [(r, s) for r, s in settings if s is not None]
-    names = sorted({k for _, s in settings for k in s})
-    differ = {k: [s.get(k, case_stats.ABSENT) for _, s in settings] for k in names}
-    differ = {k: v for k, v in differ.items() if len(set(v)) > 1}
-    if len(settings) < 2 or not differ:
+    settings = [_run_settings(s, framework) for s in sources]
+    families = [{_family(k) for k in s} for s in settings]
+    differ: dict[str, list[tuple[str, str]]] = {}
+    for name in sorted({k for s in settings for k in s if k != "nccl"}):
+        family = _family(name)
+        stated = [(r, s.get(name, case_stats.ABSENT))
+                  for r, s, f in zip(ids, settings, families, strict=True) if family in f]
+        if len(stated) > 1 and len({v for _, v in stated}) > 1:
+            differ[name] = stated
+    if not differ:
         return []
     shown = list(differ)[:SHOWN_KEYS]
-    detail = "; ".join(f"{k}: " + ", ".join(f"{v} ({r})" for v, (r, _) in zip(differ[k], settings))
+    more = f", … {len(differ) - len(shown)} more" if len(differ) > len(shown) else ""
+    detail = "; ".join(f"{k}: " + ", ".join(f"{v} ({r})" for r, v in _where_differ(differ[k]))
                        for k in shown)
     return [Problem(where, None, "mixed_configuration",
-                    f"{case_stats.CONFIGURATION_DIFFERS} {', '.join(shown)}: the runs of case "
-                    f"{key} record {detail} in their environment; they are not repeats of one "
-                    "case", run_id=key)]
+                    f"{case_stats.CONFIGURATION_DIFFERS} {', '.join(shown)}{more}: the runs "
+                    f"of case {key} record {detail} in their environment; they are not "
+                    "repeats of one case", run_id=key)]
 
 
 def _case_flags(row: dict, g: list[dict], about: dict[str, dict],
@@ -211,7 +252,8 @@ def _case_flags(row: dict, g: list[dict], about: dict[str, dict],
                            f"the runs of "
                            f"case {key} state {detail}; they are not repeats of one case",
                            run_id=key))
-    out += _environment_flag(key, where, sources, ids)
+    framework = "" if schema.is_missing(row["framework"]) else str(row["framework"])
+    out += _environment_flag(key, where, sources, ids, framework)
     spread = row["spread_pct"]
     if case_stats.spread_flagged(spread, spread_threshold):
         out.append(Problem(where, None, "wide_spread",

@@ -161,13 +161,15 @@ def test_a_parquet_export_compares_like_its_folder(dlperf_exe, tmp_path):
 
 
 def test_a_side_without_hardware_records_is_said_not_compared_silently(dlperf_exe, tmp_path):
-    """H100 runs against an export (no env records): the hardware is not checked, and the
-    output said nothing of it, so the verdicts read as a like-for-like comparison."""
+    """H100 runs against an export without env facts (written before exports kept them):
+    the hardware is not checked, and the output said nothing of it, so the verdicts read as
+    a like-for-like comparison."""
     h100 = tmp_path / "h100"
     shutil.copytree(BUNDLED, h100)
     _edit_env(h100, gpu_model="NVIDIA H100 80GB HBM3")
     out = tmp_path / "export.parquet"
     assert run_cli(dlperf_exe, "parse", BUNDLED, "-o", out).returncode == 0
+    out.with_name("export.env.parquet").unlink()
     done = run_cli(dlperf_exe, "compare", h100, out)
     assert done.returncode == 0
     assert_one_clean_line(done.stderr, "hardware not recorded on one side for 8 case(s)",

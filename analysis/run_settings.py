@@ -1,0 +1,111 @@
+"""What a run's records state that repeats of one case share and campaigns are compared on:
+the hardware type, the software versions (the facts `compare` names,
+:mod:`analysis.changes.environment`), the GPUs' power limit, and from its done marker the
+launch command (ports and hosts masked: they are picked per run) and the launch variables.
+
+The hardware type is the report's host fingerprint (:func:`analysis.env_record.fingerprint`)
+without the GPU serial numbers: two machines of the same type compare, a different GPU model,
+GPU count, CPU, memory size or architecture does not.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+from pathlib import Path
+
+from analysis import env_record as describe
+from analysis.fsutil import read_json_object
+from analysis.layout import run_stem
+from analysis.redact import redact_env
+
+_SOFTWARE_LABELS = {"driver": "env.driver", "cuda": "env.cuda", "cudnn": "env.cudnn",
+                    "nccl": "env.nccl"}
+
+
+def hardware_type(record: dict) -> str:
+    """'4x NVIDIA H200, Intel(R) Xeon(R) Processor (64 CPUs), 504 GiB, x86_64' ('' unknown)."""
+    gpu, count, _uuids, cpu, cpus, gib, machine = describe.fingerprint(record)
+    if not (gpu or cpu):
+        return ""
+    parts = [f"{count}x {gpu}" if gpu else "no GPU", f"{cpu} ({cpus} CPUs)" if cpus else cpu,
+             f"{gib} GiB" if gib != "" else "", machine]
+    return ", ".join(p for p in parts if p)
+
+
+def facts(record: dict, framework: str) -> dict[str, str]:
+    """The hardware type and software versions of one record for runs of `framework` (its
+    packages' versions only): ``hardware``, ``driver``, ``cuda``, ``cudnn``, ``nccl``,
+    ``frameworks`` ('' where not recorded)."""
+    out = {"hardware": hardware_type(record)}
+    for key, label in _SOFTWARE_LABELS.items():
+        value = describe.pick(record, *describe.SOFTWARE[label])
+        out[key] = "" if value is None else str(value)
+    versions = describe.frameworks(record)
+    out["frameworks"] = ", ".join(f"{p} {versions[p]}" for p in describe.framework_packages(
+        [framework]) if p in versions)
+    return out
+
+
+#: The facts that repeats of one case share (a run's :func:`facts`, but its host and its
+#: topology's digest, which differ between machines of one type), shown under these names.
+REPEAT_FACTS = {"hardware": "hardware", "driver": "driver", "cuda": "CUDA", "cudnn": "cuDNN",
+                "nccl": "NCCL", "frameworks": "frameworks"}
+#: Prefix of the launch variables' keys in :func:`run_settings`.
+LAUNCH_ENV = "env "
+#: Option names (lower case, dashes as underscores) whose values say where or as which job a
+#: run was launched (a rendezvous port picked per run, a host): not compared between repeats.
+_WHERE_OPTIONS = re.compile(r"port|addr|host|rdzv|endpoint|rank|job_?id|run_?id")
+#: Launch variables that say where a run went, not how it ran.
+_WHERE_VARIABLES = re.compile(r"(^|_)(VISIBLE_DEVICES|PORT|ADDR|HOST|JOB_?ID|RANK)$")
+
+
+def _launch_words(command) -> str:
+    """A recorded launch command with the values of `_WHERE_OPTIONS` masked as ``*``."""
+    words = [str(w) for w in command] if isinstance(command, list) else str(command).split()
+    out, mask_next = [], False
+    for word in words:
+        name, eq, _ = word.partition("=")
+        where = word.startswith("-") and _WHERE_OPTIONS.search(name.lstrip("-").lower()
+                                                              .replace("-", "_"))
+        if mask_next and not word.startswith("-"):
+            word = "*"
+        elif where and eq:
+            word = f"{name}=*"
+        mask_next = bool(where) and not eq
+        out.append(word)
+    return " ".join(out)
+
+
+def run_settings(log: Path, framework: str) -> dict[str, str]:
+    """What the records beside run `log` state that repeats of one case share: the facts
+    `compare` holds campaigns to (:data:`REPEAT_FACTS`, from its nodes'
+    ``<stem>.node<N>.env.json``), the GPUs' power limit, and from its done marker each
+    node's launch command (ports and hosts masked) and the launch variables but NCCL's
+    (those are :func:`analysis.nccl_settings.run_nccl_settings`'); a key not recorded is
+    left out."""
+    stem = run_stem(log)
+    records = [r for p in sorted(log.parent.glob(f"{glob.escape(stem)}.node*.env.json"))
+               if (r := read_json_object(p))]
+    out: dict[str, str] = {}
+    per_node = [facts(r, framework) for r in records]
+    for key, label in REPEAT_FACTS.items():
+        value = "; ".join(dict.fromkeys(f[key] for f in per_node if f[key]))
+        if value:
+            out[label] = value
+    limits = sorted({f"{g['power_limit_w']:g} W" for r in records
+                     for g in (r.get("gpus") if isinstance(r.get("gpus"), list) else [])
+                     if isinstance(g, dict) and isinstance(g.get("power_limit_w"), int | float)})
+    if limits:
+        out["GPU power limit"] = ", ".join(limits)
+    marker = read_json_object(log.parent / f"{stem}.done") or {}
+    nodes = marker.get("nodes") if isinstance(marker.get("nodes"), list) else []
+    for n in nodes:
+        if isinstance(n, dict) and n.get("command"):
+            out[f"node {n.get('node', 0)} command"] = _launch_words(n["command"])
+    env = marker.get("env")
+    if isinstance(env, dict):
+        for k, v in sorted(redact_env(env).items()):
+            if not k.startswith("NCCL_") and not _WHERE_VARIABLES.search(k):
+                out[f"{LAUNCH_ENV}{k}"] = str(v)
+    return out
