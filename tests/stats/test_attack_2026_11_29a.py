@@ -18,6 +18,7 @@ from analysis.stats.per_run import run_throughputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dll_synth as S  # noqa: E402
+import mlperf_edits as M  # noqa: E402
 
 
 def _unprinted(text: list[str]) -> list[str]:
@@ -194,26 +195,6 @@ def test_whole_second_stamps_a_small_share_of_the_window_keep_their_figure(tmp_p
 
 # --- MLPerf: clock steps back spread over several blocks ----------------------------------
 
-REAL_MLPERF = Path(__file__).resolve().parents[1] / "data/real/mlperf_v1_0_google_tf_resnet"
-
-
-def _shifted(folder: Path, shifts: dict) -> None:
-    """The five real v1.0 TF ResNet logs, every time_ms from the record after the k-th
-    block_start on moved by shifts[k] ms (cumulative)."""
-    import json
-    folder.mkdir(parents=True, exist_ok=True)
-    for r in range(5):
-        src = (REAL_MLPERF / f"result_{r}.txt").read_text().split("\n")
-        starts = [i for i, ln in enumerate(src) if '"key": "block_start"' in ln]
-        moves = {starts[k] + 1: ms for k, ms in shifts.items()}
-        off, out = 0, []
-        for i, ln in enumerate(src):
-            off += moves.get(i, 0)
-            if ":::MLLOG" in ln and off:
-                t = json.loads(ln.split(":::MLLOG", 1)[1])["time_ms"]
-                ln = ln.replace(f'"time_ms": {t}', f'"time_ms": {t + off}')
-            out.append(ln)
-        (folder / f"result_{r}.txt").write_text("\n".join(out))
 
 
 @pytest.mark.parametrize("shifts", [
@@ -221,7 +202,7 @@ def _shifted(folder: Path, shifts: dict) -> None:
     {k: -4500 for k in range(1, 9)},             # -14 %: most blocks stepped, the median too
     {}])                                         # the real logs as published
 def test_clock_steps_back_spread_over_blocks_are_flagged(tmp_path, shifts):
-    _shifted(tmp_path, shifts)
+    M.shifted(tmp_path, shifts)
     result = parse_paths([tmp_path])
     jumps = result.problems[result.problems["kind"] == "timestamps_jump"]
     assert len(jumps) == (5 if shifts else 0)
