@@ -54,14 +54,20 @@ def _status_states(path: str) -> dict[str, str] | None:
 _OK_WORDS = {"true", "1", "yes", "ok", "done", "success", "succeeded"}
 #: ``state`` words that say the run finished.
 _DONE_STATES = {"done", "ok", "success", "succeeded", "finished", "completed", "complete"}
+#: Top-level keys other tools' markers give a run's exit status in (0: it finished).
+_EXIT_KEYS = ("exit_code", "returncode", "rc")
 
 
 def marker_failure(marker: dict) -> str:
     """Why done marker `marker` says its run did not finish ("" when it says done, or states
-    neither ``ok`` nor ``state``): any ``ok`` that is not true (``false``, ``0``, ``"false"``,
-    null) and any ``state`` other than done; a marker saying ``ok`` beside a failed state
-    contradicts itself, and the failure is kept (a run is counted only when nothing says no)."""
-    ok, state = marker.get("ok"), marker.get("state")
+    none of ``ok``, ``state``/``status`` and an exit code): any ``ok`` that is not true
+    (``false``, ``0``, ``"false"``, null), any ``state`` (or, without one, ``status``) other
+    than done, and a non-zero ``exit_code``/``returncode``/``rc`` (markers of other tools); a
+    marker saying ``ok`` beside a failed state contradicts itself, and the failure is kept (a
+    run is counted only when nothing says no)."""
+    ok, state = marker.get("ok"), marker.get("state", marker.get("status"))
+    code = next(((k, marker[k]) for k in _EXIT_KEYS
+                 if type(marker.get(k)) is int and marker[k] != 0), None)
     reason = str(marker.get("reason") or "")
     bad_ok = "ok" in marker and not (
         ok is True or (type(ok) is int and ok == 1)
@@ -70,6 +76,8 @@ def marker_failure(marker: dict) -> str:
         said = str(state)
     elif bad_ok:
         said = f'"ok": {_json_text(ok)}' + (f' beside "state": {_json_text(state)}' if state else "")
+    elif code:
+        said = f'"{code[0]}": {code[1]}'
     else:
         return ""
     return said + (f" ({reason})" if reason else "")

@@ -41,10 +41,14 @@ def _campaign(tmp_path: Path, runs=(1, 2, 3)) -> Path:
     ({"ok": 0}, '"ok": 0'),
     ({"ok": None, "state": "failed", "reason": "exit 1"}, "failed (exit 1)"),
     ({"ok": True, "state": "failed", "reason": "timeout"}, "failed (timeout)"),
+    ({"ok": None, "state": None, "status": "failed", "exit_code": 137, "reason": "killed (OOM)"},
+     "failed (killed (OOM))"),
+    ({"ok": None, "state": None, "reason": None, "exit_code": 137}, '"exit_code": 137'),
 ])
 def test_a_done_marker_saying_failed_in_any_spelling_leaves_the_run_out(tmp_path, edit, said):
     """Only the exact JSON `"ok": false` left a run out; `"ok": "false"`, `0`, a failed state
-    without `ok`, or `ok` true beside a failed state counted the run, 0 problems."""
+    without `ok`, `ok` true beside a failed state, or another tool's `status` or non-zero exit
+    code counted the run, 0 problems."""
     folder = _campaign(tmp_path)
     marker = folder / f"{STEM}3.done"
     record = json.loads(marker.read_text())
