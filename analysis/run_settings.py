@@ -1,7 +1,13 @@
 """What a run's records state that repeats of one case share and campaigns are compared on:
 the hardware type, the software versions (the facts `compare` names,
-:mod:`analysis.changes.environment`), the GPUs' power limit, and from its done marker the
-launch command (ports and hosts masked: they are picked per run) and the launch variables.
+:mod:`analysis.changes.environment`), the NCCL settings, the GPUs' power limit, and from its
+done marker the launch command (ports and hosts masked: they are picked per run) and the
+launch variables. The records beside a run are read once for all of them.
+
+The NCCL settings are the ``NCCL_*`` variables of the records (recorded by ``dlperf env``'s
+allow-list, redacted) that change how NCCL communicates; logging and per-job identifiers
+(:data:`NCCL_NOT_COMPARED`) are left out. A variable set in one record and unset in another
+is a difference: unset means NCCL's default.
 
 The hardware type is the report's host fingerprint (:func:`analysis.env_record.fingerprint`)
 without the GPU serial numbers: two machines of the same type compare, a different GPU model,
@@ -10,6 +16,7 @@ GPU count, CPU, memory size or architecture does not.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import re
 from pathlib import Path
@@ -18,6 +25,53 @@ from analysis import env_record as describe
 from analysis.fsutil import read_json_object
 from analysis.layout import run_stem
 from analysis.redact import redact_env
+
+#: Variables compared as the NCCL settings (shell patterns on recorded variable names)...
+NCCL_COMPARED = ("NCCL_*",)
+#: ...but these: logging, per-job identifiers and the container's label of the NCCL version
+#: (the library's version is the fact ``nccl``).
+NCCL_NOT_COMPARED = ("NCCL_DEBUG", "NCCL_DEBUG_*", "NCCL_WARN_ENABLE_DEBUG_INFO",
+                     "NCCL_COMM_ID", "NCCL_HOSTID", "NCCL_TOPO_DUMP_FILE", "NCCL_GRAPH_DUMP_FILE",
+                     "NCCL_SET_THREAD_NAME", "NCCL_VERSION")
+UNSET = "unset"
+#: The key :func:`run_settings` gives (empty) where a run's records list their variables,
+#: though maybe no NCCL variable: the NCCL settings are then stated, each unset one unset.
+NCCL_RECORDED = "nccl"
+
+
+def _nccl_compared(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in NCCL_COMPARED) and \
+        not any(fnmatch.fnmatchcase(name, p) for p in NCCL_NOT_COMPARED)
+
+
+def nccl_settings(record: dict) -> dict[str, str] | None:
+    """The compared NCCL variables of a record ({} when it records variables but none of
+    them; None when it records no variables at all)."""
+    env = record.get("env")
+    if not isinstance(env, dict):
+        return None
+    # a hand-written record may hold a secret in clear: hidden (then not compared) here too
+    return {k: v for k, v in sorted(redact_env(env).items()) if _nccl_compared(k)}
+
+
+def nccl_by_variable(records: list[dict]) -> dict[str, list[str]] | None:
+    """The compared NCCL variables of one run's records, each with its values on the nodes
+    (UNSET where a node does not set it); None when no record lists its variables."""
+    per_node = [s for s in map(nccl_settings, records) if s is not None]
+    if not per_node:
+        return None
+    names = sorted({k for s in per_node for k in s})
+    return {k: sorted({s.get(k, UNSET) for s in per_node}) for k in names}
+
+
+def setting_family(key: str) -> str:
+    """The record a key of :func:`run_settings` comes from: a run that records none of a
+    family's keys does not state it (unknown, not different); one that records the family
+    but not the key leaves it unset."""
+    return NCCL_RECORDED if key.startswith("NCCL_") else \
+        "launch env" if key.startswith(LAUNCH_ENV) else key
+
+
 
 _SOFTWARE_LABELS = {"driver": "env.driver", "cuda": "env.cuda", "cudnn": "env.cudnn",
                     "nccl": "env.nccl"}
@@ -80,14 +134,20 @@ def _launch_words(command) -> str:
 def run_settings(log: Path, framework: str) -> dict[str, str]:
     """What the records beside run `log` state that repeats of one case share: the facts
     `compare` holds campaigns to (:data:`REPEAT_FACTS`, from its nodes'
-    ``<stem>.node<N>.env.json``), the GPUs' power limit, and from its done marker each
-    node's launch command (ports and hosts masked) and the launch variables but NCCL's
-    (those are :func:`analysis.nccl_settings.run_nccl_settings`'); a key not recorded is
+    ``<stem>.node<N>.env.json``), its NCCL settings (from those records, else its done
+    marker's ``env``; each node's value joined with ' / ' where they differ, and
+    NCCL_RECORDED), the GPUs' power limit, and from its done marker each node's launch
+    command (ports and hosts masked) and the other launch variables; a key not recorded is
     left out."""
     stem = run_stem(log)
     records = [r for p in sorted(log.parent.glob(f"{glob.escape(stem)}.node*.env.json"))
                if (r := read_json_object(p))]
+    marker = read_json_object(log.parent / f"{stem}.done") or {}
     out: dict[str, str] = {}
+    nccl = nccl_by_variable(records or [marker])
+    if nccl is not None:
+        out.update({k: " / ".join(v) for k, v in nccl.items()})
+        out[NCCL_RECORDED] = ""
     per_node = [facts(r, framework) for r in records]
     for key, label in REPEAT_FACTS.items():
         value = "; ".join(dict.fromkeys(f[key] for f in per_node if f[key]))
@@ -98,7 +158,6 @@ def run_settings(log: Path, framework: str) -> dict[str, str]:
                      if isinstance(g, dict) and isinstance(g.get("power_limit_w"), int | float)})
     if limits:
         out["GPU power limit"] = ", ".join(limits)
-    marker = read_json_object(log.parent / f"{stem}.done") or {}
     nodes = marker.get("nodes") if isinstance(marker.get("nodes"), list) else []
     for n in nodes:
         if isinstance(n, dict) and n.get("command"):

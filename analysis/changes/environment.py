@@ -4,8 +4,9 @@ software that may change between campaigns) and the differences between two side
 The facts of one record (hardware type, software versions) are
 :func:`analysis.run_settings.facts`, which `summarize` also holds a case's repeats to.
 
-The NCCL settings of a run are those :mod:`analysis.nccl_settings` reads from its records.
-A variable set on one side and unset on the other is a difference: unset means NCCL's default.
+The NCCL settings of a run are those :func:`analysis.run_settings.nccl_by_variable` reads
+from its records. A variable set on one side and unset on the other is a difference: unset
+means NCCL's default.
 """
 
 from __future__ import annotations
@@ -17,15 +18,13 @@ import pandas as pd
 
 from analysis.env import describe
 from analysis.env.folder_records import EnvInput, env_topology_text
-from analysis.nccl_settings import (  # noqa: F401  (re-exported: the comparison's settings)
-    NCCL_COMPARED,
-    NCCL_NOT_COMPARED,
-    UNSET,
-    nccl_settings,
-)
 from analysis.redact import REDACTED
+from analysis.run_settings import (
+    UNSET,
+    hardware_type,  # noqa: F401  (re-exported)
+    nccl_by_variable,
+)
 from analysis.run_settings import facts as record_facts
-from analysis.run_settings import hardware_type  # noqa: F401  (re-exported)
 
 #: Facts recorded per run, in the order differences are shown.
 SOFTWARE_FACTS = ("driver", "cuda", "cudnn", "nccl", "nccl_env", "frameworks", "topology")
@@ -54,11 +53,8 @@ def facts(record: dict, framework: str) -> dict[str, str]:
 def _nccl_env(records: list[dict]) -> str:
     """The NCCL settings of a run's records as JSON (variable -> its values on the nodes,
     'unset' where a node does not set it); '' when no record lists its variables."""
-    per_node = [s for s in map(nccl_settings, records) if s is not None]
-    if not per_node:
-        return ""
-    names = sorted({k for s in per_node for k in s})
-    return json.dumps({k: sorted({s.get(k, UNSET) for s in per_node}) for k in names})
+    by_variable = nccl_by_variable(records)
+    return "" if by_variable is None else json.dumps(by_variable)
 
 
 def run_env(runs: pd.DataFrame, envs: list[EnvInput]) -> pd.DataFrame:

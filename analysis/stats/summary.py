@@ -165,31 +165,6 @@ CASE_KINDS = ("mixed_configuration", "wide_spread")
 SHOWN_KEYS = 6
 
 
-def _family(key: str) -> str:
-    """The record a setting of :func:`_run_settings` comes from: a run that records none of
-    a family's keys does not state it (unknown, not different); one that records the family
-    but not the key leaves it unset."""
-    from analysis.run_settings import LAUNCH_ENV
-
-    return "nccl" if key.startswith("NCCL_") else \
-        "launch env" if key.startswith(LAUNCH_ENV) else key
-
-
-def _run_settings(source: str, framework: str) -> dict[str, str]:
-    """A run's recorded settings: its NCCL settings (the variables `compare` names) and what
-    :func:`analysis.run_settings.run_settings` reads (hardware, software versions,
-    power limit, launch command and variables)."""
-    from analysis.nccl_settings import run_nccl_settings
-    from analysis.run_settings import run_settings
-
-    nccl = run_nccl_settings(Path(source))
-    out = dict(nccl or {})
-    if nccl is not None:
-        out["nccl"] = ""  # the family recorded, though maybe no variable of it
-    out.update(run_settings(Path(source), framework))
-    return out
-
-
 def _where_differ(stated: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Long values of equally many words (launch commands) cut to the words where they
     differ, each with the word before it ('--dist-backend gloo'); others as they are."""
@@ -208,11 +183,13 @@ def _environment_flag(key: str, where: str, sources: list[str], ids: list[str],
     variables state different ones (each compared over the runs that record it)."""
     if len(sources) < 2:
         return []
-    settings = [_run_settings(s, framework) for s in sources]
-    families = [{_family(k) for k in s} for s in settings]
+    from analysis.run_settings import NCCL_RECORDED, run_settings, setting_family
+
+    settings = [run_settings(Path(s), framework) for s in sources]
+    families = [{setting_family(k) for k in s} for s in settings]
     differ: dict[str, list[tuple[str, str]]] = {}
-    for name in sorted({k for s in settings for k in s if k != "nccl"}):
-        family = _family(name)
+    for name in sorted({k for s in settings for k in s if k != NCCL_RECORDED}):
+        family = setting_family(name)
         stated = [(r, s.get(name, case_stats.ABSENT))
                   for r, s, f in zip(ids, settings, families, strict=True) if family in f]
         if len(stated) > 1 and len({v for _, v in stated}) > 1:
