@@ -770,7 +770,7 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
     another's and nearly all values too (`_near_copy`: a copy with a value or a stamp edited,
     or its stamps rounded to milliseconds) is the same run too: two runs never share stamps."""
     seen: dict[tuple, _Run] = {}
-    stamped_runs: dict[tuple, list[tuple[_Run, tuple]]] = {}
+    stamped_runs: dict[tuple, _StampedRuns] = {}
     kept = []
     for run in runs:
         main = run.main
@@ -792,7 +792,8 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
                     elif _same_text(other.main.path, main.path, limit):
                         first, same = other, "content"
                 seen.setdefault(key, run)
-            for other, theirs in (c for place in places for c in stamped_runs.get(place, [])):
+            for other, theirs in (c for place in places
+                                  for c in stamped_runs.get(place, _NO_RUNS).overlapping(stamps)):
                 if first is not None:
                     break
                 alike = _near_copy(theirs, stamps)
@@ -802,7 +803,7 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
                                           "the same, or the same to the millisecond: a copy "
                                           "with a value or stamps edited)")
             for place in places:
-                stamped_runs.setdefault(place, []).append((run, stamps))
+                stamped_runs.setdefault(place, _StampedRuns()).add(run, stamps)
             if first is not None:
                 problems.append(Problem(
                     str(main.path), None, "duplicate_run",
@@ -811,6 +812,34 @@ def _drop_duplicate_content(runs: list[_Run], problems: list[Problem],
                 continue
         kept.append(run)
     return kept
+
+
+class _StampedRuns:
+    """The runs of one place (folder or relative name) with their training stamps, looked up
+    by what a near copy must share (`_near_copy`): as many stamps, over a time span that
+    overlaps. Runs of a campaign ran one after another, so a lookup is one vector
+    comparison, not a pass over every earlier run of the folder."""
+
+    def __init__(self):
+        self._by_count: dict[int, tuple[list, list[float], list[float]]] = {}
+
+    def add(self, run: _Run, stamps: tuple[np.ndarray, np.ndarray]) -> None:
+        runs, starts, ends = self._by_count.setdefault(len(stamps[0]), ([], [], []))
+        runs.append((run, stamps))
+        starts.append(float(stamps[0][0]))
+        ends.append(float(stamps[0][-1]))
+
+    def overlapping(self, stamps: tuple[np.ndarray, np.ndarray]) -> list[tuple[_Run, tuple]]:
+        """The runs kept with as many stamps as `stamps` over a span within a second of
+        theirs, in the order added."""
+        runs, starts, ends = self._by_count.get(len(stamps[0]), ((), (), ()))
+        if not runs:
+            return []
+        near = (np.asarray(starts) <= stamps[0][-1] + 1) & (np.asarray(ends) >= stamps[0][0] - 1)
+        return [runs[i] for i in np.flatnonzero(near)]
+
+
+_NO_RUNS = _StampedRuns()
 
 
 def _same_training(one: FileRead, two: FileRead, limit: int) -> bool:
