@@ -48,13 +48,15 @@ class Campaign:
 
 def content_key(observations: pd.DataFrame, env: pd.DataFrame, runs: pd.DataFrame) -> str:
     """A digest of the observations, the runs' environment facts and every column of the
-    runs frame (run fields, problems, argument dumps as `stated_dump` writes them), all but
-    the file paths: the same lines under another stated global batch, or with another
-    argument dump, are another campaign; the same files anywhere, or their export, one."""
+    runs frame (run fields, argument dumps as `stated_dump` writes them), all but the file
+    paths and the problems: the same lines under another stated global batch, or with another
+    argument dump, are another campaign; the same files anywhere, or their export, one. The
+    problems are what this suite's checks say of the logs, not what they state: a later
+    suite that checks more keeps the campaign's key."""
     frame = observations.drop(columns=[c for c in ("source",) if c in observations.columns])
     digest = hashlib.sha256(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
     digest.update(pd.util.hash_pandas_object(env, index=False).to_numpy().tobytes())
-    fields = sorted(c for c in runs.columns if c != "source")
+    fields = sorted(c for c in runs.columns if c not in ("source", "problems"))
     stated = runs[fields].sort_values("run_id").astype(object)
     stated = stated.where(stated.notna(), None)
     if "parameters" in stated.columns:
