@@ -28,7 +28,7 @@ from analysis.redact import is_secret_name, redact_shown, secrets_in
 from analysis.report import prepared, tables
 from analysis.report.precision import short_name
 from analysis.report.prepared import Prepared
-from analysis.report.sections import get as section_class
+from analysis.report.sections import get as cell_function
 from analysis.report.sections import names as section_names
 from analysis.report.sections.charts import CHARTS, has_data
 from analysis.report.sections.descriptions import BUILTIN_MODELS
@@ -110,7 +110,7 @@ class Report:
     def part(self, name: str, *args):
         """Section `name` (findings, results, chart, …) as its notebook cell shows it, with
         the cell's `args` (None: left out)."""
-        return section_class(name)(self).render(*args)
+        return cell_function(name)(self, *args)
 
     def shared(self, fact):
         """``fact(self)``, worked out once per report: what several cells of a section use
