@@ -95,7 +95,6 @@ class Report:
     log_base_url: str = ""
 
     def __post_init__(self):
-        self.log_base_url = check_log_base_url(self.log_base_url)
         self.tr = Translator(self.lang)
         self.title = pick_title(self.title, self.lang) or self.tr(
             "report.default_title", models=", ".join(self.models()) or "DLPerf")
@@ -316,8 +315,8 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
     verdicts at `threshold` ('2%', a percentage with its sign; default 2 %). `references` (a references file)
     adds page 1's reference table.
     """
-    check_lang(lang)
-    log_base_url = check_log_base_url(log_base_url)  # a bad language, method or threshold fails before the logs are parsed
+    check_lang(lang)  # a bad language, URL, method or threshold fails before the parse
+    log_base_url = check_log_base_url(log_base_url)
     check_method_options(method, warmup, measure)
     threshold = verdict.threshold_value(threshold)
     if data_dir:

@@ -1,25 +1,14 @@
-"""Publish reports: execute ``notebooks/20_report.ipynb`` with papermill once per language,
-keep the executed notebook next to the outputs, and export it with nbconvert to one
-self-contained HTML file (inputs hidden, images embedded) and a PDF (WebPDF through the
-system Chromium).
+"""Publish reports: execute ``notebooks/20_report.ipynb`` with papermill once per language
+and export it with nbconvert to self-contained HTML (inputs hidden, images embedded) and PDF
+(``webpdf``). Outputs in OUT_DIR, per language L: ``report_L.{ipynb,html,pdf,json}``.
 
-Outputs in OUT_DIR, per language L: ``report_L.ipynb`` (executed), ``report_L.html``,
-``report_L.pdf``, ``report_L.json`` (key figures).
-
-The logs are parsed once, in the publisher, and handed to the kernel as Parquet files
-(``analysis.report.prepared``). The languages run in turn in one ordinary kernel
-(``analysis.notebook_run``), started before the logs are parsed: it boots and imports the
-report's modules while the publisher parses, then reads the data once, draws each chart once
-for every language, and is killed when the last language has run. Everything of a
-build in progress lives in a private temporary folder (mode 0700, removed at the end): the
-data, the notebooks being executed, the kernel's sockets. Outputs reach OUT_DIR only when
-complete, each by an atomic rename; an interrupted build (Ctrl-C, SIGTERM) kills its kernel
-(``notebook_run.kernel``), writes nothing and re-raises KeyboardInterrupt.
-
-The same logs and code give the same bytes (``reproducible``): the notebook is written
-without timings, with a fixed id for papermill's parameters cell and with the parameters a
-reader re-running it next to the outputs needs (paths relative to OUT_DIR, no build
-folder); the PDF's dates come from ``SOURCE_DATE_EPOCH`` (``webpdf``).
+The logs are parsed once, here, and handed to the kernel as Parquet (``prepared``). One
+ordinary kernel runs every language in turn; it is started before the parse, so that it
+boots and imports the report's modules meanwhile. A build in progress lives in a private
+temporary folder (mode 0700: data, notebooks, the kernel's sockets); outputs reach OUT_DIR
+only when complete, each by an atomic rename, and an interrupted build (Ctrl-C, SIGTERM)
+kills its kernel and writes nothing. The same logs and code give the same bytes
+(:func:`reproducible`; PDF dates from ``SOURCE_DATE_EPOCH``).
 """
 
 from __future__ import annotations

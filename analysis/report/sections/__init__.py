@@ -21,11 +21,6 @@ def register(name: str):
     return add
 
 
-def get(name: str) -> Callable:
-    """The section function `name`; an unknown name is an error listing the valid ones."""
-    return _registry.get(name)
-
-
-def names() -> list[str]:
-    """The names of the sections' cells (every section module imported)."""
-    return _registry.names()
+#: The section function of a name (an unknown name: an error listing the valid ones), and
+#: the names of every cell (every section module imported).
+get, names = _registry.get, _registry.names
