@@ -4,7 +4,7 @@ Used for the log families (`analysis.parsers`), the launch backends
 (`analysis.campaign.backends`), the workload templates (`analysis.campaign.workloads`) and
 the per-run throughput methods (`analysis.stats.methods`): adding one means adding one
 module whose class, named as its module, is decorated with the registry's `register`. The
-report's sections (`analysis.report.sections`) use it too, with a class per notebook cell,
+report's sections (`analysis.report.sections`) use it too, with a function per notebook cell,
 so several names per module. Modules named `base` or starting with `_` are helpers and are
 not imported as members.
 """

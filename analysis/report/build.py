@@ -28,7 +28,7 @@ from analysis.redact import is_secret_name, redact_shown, secrets_in
 from analysis.report import prepared, tables
 from analysis.report.precision import short_name
 from analysis.report.prepared import Prepared
-from analysis.report.sections import get as section_class
+from analysis.report.sections import get as cell_function
 from analysis.report.sections import names as section_names
 from analysis.report.sections.charts import CHARTS, has_data
 from analysis.report.sections.descriptions import BUILTIN_MODELS
@@ -95,7 +95,6 @@ class Report:
     log_base_url: str = ""
 
     def __post_init__(self):
-        self.log_base_url = check_log_base_url(self.log_base_url)
         self.tr = Translator(self.lang)
         self.title = pick_title(self.title, self.lang) or self.tr(
             "report.default_title", models=", ".join(self.models()) or "DLPerf")
@@ -110,7 +109,7 @@ class Report:
     def part(self, name: str, *args):
         """Section `name` (findings, results, chart, …) as its notebook cell shows it, with
         the cell's `args` (None: left out)."""
-        return section_class(name)(self).render(*args)
+        return cell_function(name)(self, *args)
 
     def shared(self, fact):
         """``fact(self)``, worked out once per report: what several cells of a section use
@@ -316,8 +315,8 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
     verdicts at `threshold` ('2%', a percentage with its sign; default 2 %). `references` (a references file)
     adds page 1's reference table.
     """
-    check_lang(lang)
-    log_base_url = check_log_base_url(log_base_url)  # a bad language, method or threshold fails before the logs are parsed
+    check_lang(lang)  # a bad language, URL, method or threshold fails before the parse
+    log_base_url = check_log_base_url(log_base_url)
     check_method_options(method, warmup, measure)
     threshold = verdict.threshold_value(threshold)
     if data_dir:

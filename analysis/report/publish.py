@@ -1,25 +1,14 @@
-"""Publish reports: execute ``notebooks/20_report.ipynb`` with papermill once per language,
-keep the executed notebook next to the outputs, and export it with nbconvert to one
-self-contained HTML file (inputs hidden, images embedded) and a PDF (WebPDF through the
-system Chromium).
+"""Publish reports: execute ``notebooks/20_report.ipynb`` with papermill once per language
+and export it with nbconvert to self-contained HTML (inputs hidden, images embedded) and PDF
+(``webpdf``). Outputs in OUT_DIR, per language L: ``report_L.{ipynb,html,pdf,json}``.
 
-Outputs in OUT_DIR, per language L: ``report_L.ipynb`` (executed), ``report_L.html``,
-``report_L.pdf``, ``report_L.json`` (key figures).
-
-The logs are parsed once, in the publisher, and handed to the kernel as Parquet files
-(``analysis.report.prepared``). The languages run in turn in one ordinary kernel
-(``analysis.notebook_run``), started before the logs are parsed: it boots and imports the
-report's modules while the publisher parses, then reads the data once, draws each chart once
-for every language, and is killed when the last language has run. Everything of a
-build in progress lives in a private temporary folder (mode 0700, removed at the end): the
-data, the notebooks being executed, the kernel's sockets. Outputs reach OUT_DIR only when
-complete, each by an atomic rename; an interrupted build (Ctrl-C, SIGTERM) kills its kernel
-(``notebook_run.kernel``), writes nothing and re-raises KeyboardInterrupt.
-
-The same logs and code give the same bytes (``reproducible``): the notebook is written
-without timings, with a fixed id for papermill's parameters cell and with the parameters a
-reader re-running it next to the outputs needs (paths relative to OUT_DIR, no build
-folder); the PDF's dates come from ``SOURCE_DATE_EPOCH`` (``webpdf``).
+The logs are parsed once, here, and handed to the kernel as Parquet (``prepared``). One
+ordinary kernel runs every language in turn; it is started before the parse, so that it
+boots and imports the report's modules meanwhile. A build in progress lives in a private
+temporary folder (mode 0700: data, notebooks, the kernel's sockets); outputs reach OUT_DIR
+only when complete, each by an atomic rename, and an interrupted build (Ctrl-C, SIGTERM)
+kills its kernel and writes nothing. The same logs and code give the same bytes
+(:func:`reproducible`; PDF dates from ``SOURCE_DATE_EPOCH``).
 """
 
 from __future__ import annotations
@@ -60,8 +49,6 @@ TIMING_KEYS = ("start_time", "end_time", "duration")
 #: What the kernel runs as soon as it is up, while the logs are parsed: the imports of the
 #: report's cells (pandas; matplotlib and seaborn for the charts), which then find them done.
 KERNEL_WARM_UP = "import analysis.report.build, analysis.plots"
-#: ISO 639-1 code for nbconvert's <html lang> (Chromium chooses CJK fonts by it).
-LANGUAGE_CODE = {"en": "en", "zh": "zh"}
 
 
 def print_progress(message: str) -> None:
@@ -184,53 +171,41 @@ def clean_for_export(nb: nbformat.NotebookNode, title: str | None) -> nbformat.N
     return nb
 
 
-def _exporter_config(lang: str) -> dict:
-    return dict(template_name=TEMPLATE, extra_template_basedirs=[str(TEMPLATES_DIR)],
-                exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True,
-                exclude_anchor_links=True, language_code=LANGUAGE_CODE[lang], embed_images=True)
+#: nbconvert's settings for the report: inputs hidden, images embedded; `language_code` (the
+#: page's <html lang>, by which Chromium chooses CJK fonts) is set per page.
+EXPORTER_CONFIG = dict(template_name=TEMPLATE, extra_template_basedirs=[str(TEMPLATES_DIR)],
+                       exclude_input=True, exclude_input_prompt=True,
+                       exclude_output_prompt=True, exclude_anchor_links=True, embed_images=True)
 
 
-class Exporters:
-    """The nbconvert exporters of one build, one per target for all its languages: a new
-    exporter compiles its templates again (~0.5 s)."""
+def html_exporter():
+    """The HTML exporter of a build, one for all its languages: a new exporter compiles its
+    templates again (~0.5 s)."""
+    from nbconvert import HTMLExporter
 
-    def __init__(self, temp_dir: str | Path = "", epoch: int | None = None):
-        self.temp_dir, self.epoch = str(temp_dir), epoch
-        self._made: dict[str, object] = {}
+    return HTMLExporter(**EXPORTER_CONFIG)
 
-    def _exporter(self, target: str):
-        if target not in self._made:
-            if target == "html":
-                from nbconvert import HTMLExporter
 
-                self._made[target] = HTMLExporter(**_exporter_config("en"))
-            else:
-                from analysis.report.webpdf import SystemChromiumWebPDFExporter, source_date_epoch
+def html_page(exporter, nb: nbformat.NotebookNode, lang: str, others: list[str] = ()) -> str:
+    """The HTML page of `nb` in `lang`, linking the same report in the `others` languages
+    of the build (``report_<other>.html`` beside it)."""
+    exporter.language_code = lang
+    body, _ = exporter.from_notebook_node(nb, resources={"dlperf_other_langs": list(others),
+                                                         "dlperf_screen": True})
+    return body
 
-                self._made[target] = SystemChromiumWebPDFExporter(
-                    **_exporter_config("en"), temp_dir=self.temp_dir,
-                    epoch=source_date_epoch() if self.epoch is None else self.epoch)
-        return self._made[target]
 
-    def html(self, nb: nbformat.NotebookNode, lang: str, others: list[str] = ()) -> str:
-        """The HTML page of `nb` in `lang`, linking the same report in the `others` languages
-        of the build (``report_<other>.html`` beside it)."""
-        exporter = self._exporter("html")
-        exporter.language_code = LANGUAGE_CODE[lang]
-        body, _ = exporter.from_notebook_node(nb, resources={"dlperf_other_langs": list(others),
-                                                             "dlperf_screen": True})
-        return body
+def _pdfs(executed: list[tuple[str, nbformat.NotebookNode]], folder: Path, epoch: int
+          ) -> list[bytes]:
+    """The PDF of each (language, notebook), printed in one browser, dated `epoch`."""
+    from analysis.report.webpdf import SystemChromiumWebPDFExporter
 
-    def pdfs(self, notebooks: list[tuple[nbformat.NotebookNode, str]]) -> list[bytes]:
-        """The PDF of each (notebook, language), printed in one browser, dated `epoch`
-        (None: ``SOURCE_DATE_EPOCH``, 0 when unset)."""
-        exporter = self._exporter("pdf")
-        try:
-            return exporter.pdfs([(nb, LANGUAGE_CODE[lang]) for nb, lang in notebooks],
-                                 [f"report_{lang}.pdf" for _, lang in notebooks])
-        except RuntimeError as exc:
-            raise PublishError(f"PDF export failed ({exporter.executable_path}): "
-                               f"{exc}") from exc
+    exporter = SystemChromiumWebPDFExporter(**EXPORTER_CONFIG, temp_dir=str(folder), epoch=epoch)
+    try:
+        return exporter.pdfs([(nb, lang) for lang, nb in executed],
+                             [f"report_{lang}.pdf" for lang, _ in executed])
+    except RuntimeError as exc:
+        raise PublishError(f"PDF export failed ({exporter.executable_path}): {exc}") from exc
 
 
 def _execute_language(lang: str, params: dict, notebook: Path, km, folder: Path,
@@ -296,7 +271,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         raise UsageError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
     root = resolve_log_dir(log_dir).resolve()
     check_baseline(baseline, store)
-    epoch = None
+    epoch = 0
     if "pdf" in targets:
         from analysis.report.webpdf import source_date_epoch
 
@@ -346,19 +321,19 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
                         executed.append((lang, nb))
         finally:
             logging.getLogger("papermill").removeFilter(quiet)
-        exporters = Exporters(folder, epoch)
+        exporter = html_exporter() if "html" in targets and executed else None
         for lang, nb in executed:
             t = time.perf_counter()
-            if "html" in targets:
+            if exporter is not None:
                 say(f"{lang}: html")
                 others = [other for other, _ in executed if other != lang]
-                outputs[lang]["html"] = exporters.html(nb, lang, others).encode("utf-8")
+                outputs[lang]["html"] = html_page(exporter, nb, lang, others).encode("utf-8")
             result.seconds[f"{lang}.html"] = time.perf_counter() - t
         if "pdf" in targets and executed:
             t = time.perf_counter()
             for lang, _ in executed:
                 say(f"{lang}: pdf")
-            printed = exporters.pdfs([(nb, lang) for lang, nb in executed])
+            printed = _pdfs(executed, folder, epoch)
             for (lang, _), pdf in zip(executed, printed):
                 outputs[lang]["pdf"] = pdf  # printed side by side: a share of the time each
                 result.seconds[f"{lang}.pdf"] = (time.perf_counter() - t) / len(executed)
@@ -420,3 +395,4 @@ def _title_of(numbers_json: Path) -> str | None:
         return json.loads(numbers_json.read_text(encoding="utf-8")).get("title")
     except (OSError, ValueError):
         return None
+

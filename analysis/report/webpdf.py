@@ -84,28 +84,15 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
     def _executable_default(self):
         return chromium_path()
 
-    @default("disable_sandbox")
-    def _sandbox_default(self):
-        return os.geteuid() == 0  # Chromium refuses its sandbox as root
-
-    @default("browser_args")
-    def _args_default(self):
-        return list(CHROMIUM_ARGS)
-
-    def page_html(self, nb, language_code: str) -> str:
-        """The HTML page of `nb` that is printed (the HTML exporter's part of this one)."""
-        self.language_code = language_code
-        html, _ = HTMLExporter.from_notebook_node(self, nb)
-        return html
-
-    def run_playwright(self, html):
-        return self.print_pages([html])[0]
-
     def pdfs(self, notebooks: list[tuple[object, str]],
              names: list[str] | None = None) -> list[bytes]:
         """The PDF of each (notebook, language code), printed in one browser (`names`: as
-        :meth:`print_pages`)."""
-        return self.print_pages([self.page_html(nb, code) for nb, code in notebooks], names)
+        :meth:`print_pages`): the HTML exporter's page of each, printed."""
+        pages = []
+        for nb, code in notebooks:
+            self.language_code = code
+            pages.append(HTMLExporter.from_notebook_node(self, nb)[0])
+        return self.print_pages(pages, names)
 
     def print_pages(self, pages: list[str], names: list[str] | None = None) -> list[bytes]:
         """Each HTML page of `pages` printed to PDF (A4 as its CSS says, backgrounds on,
@@ -131,9 +118,8 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
     async def _print(self, urls: list[str], names: list[str]) -> list[bytes]:
         from playwright.async_api import async_playwright
 
-        args = [a for a in self.browser_args if a != "--no-sandbox"]
-        if self.disable_sandbox:
-            args.append("--no-sandbox")
+        # Chromium refuses its sandbox as root
+        args = CHROMIUM_ARGS + (["--no-sandbox"] if os.geteuid() == 0 else [])
         env = {"FONTCONFIG_FILE": str(FONTS_CONF), **os.environ}
         if self.temp_dir:  # a Chromium killed by Ctrl-C leaves its temporary files there
             env["TMPDIR"] = self.temp_dir

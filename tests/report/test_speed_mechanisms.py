@@ -67,16 +67,17 @@ def test_one_html_exporter_compiles_its_templates_once_for_every_language(monkey
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(jinja2.Environment, "compile", counting)
-    exporters = publish.Exporters()
+    exporter = publish.html_exporter()
     nb_en, nb_zh = _report_like("en"), _report_like("zh")
-    exporters.html(nb_en, "en")  # the first export compiles the templates
+    publish.html_page(exporter, nb_en, "en")  # the first export compiles the templates
     assert compiled, "the first export compiles the templates"
     compiled.clear()
-    en, zh = exporters.html(nb_en, "en"), exporters.html(nb_zh, "zh")
+    en, zh = (publish.html_page(exporter, nb, lang) for nb, lang in ((nb_en, "en"),
+                                                                     (nb_zh, "zh")))
     assert compiled == []
     assert '<html lang="en">' in en and '<html lang="zh">' in zh
     monkeypatch.setattr(jinja2.Environment, "compile", original)
-    assert zh == publish.Exporters().html(nb_zh, "zh")  # as a fresh exporter gives
+    assert zh == publish.html_page(publish.html_exporter(), nb_zh, "zh")  # as a fresh one gives
 
 
 def _trace_figure(tmp_path):

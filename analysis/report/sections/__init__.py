@@ -1,24 +1,26 @@
 """Report sections, one module per section of the page, found by the project's
-:class:`~analysis.registry.Registry`. A module registers one class per notebook cell of its
-section (the environment section: ``environment`` and ``topology``); a class has a ``name``
-(the ``rep.<name>()`` the report notebook calls), is built from the
-:class:`~analysis.report.build.Report` and its ``render()`` gives that cell's output
+:class:`~analysis.registry.Registry`. A module registers one function per notebook cell of
+its section (the environment section: ``environment`` and ``topology``) under the name the
+report notebook calls (``rep.<name>()``); ``fn(rep, *args)`` gives that cell's output
 (Markdown, a table, a figure), or None to leave it out."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from analysis.registry import Registry
-from analysis.report.sections.base import Section
 
-_registry: Registry[Section] = Registry("report section", __name__, __path__)
-register = _registry.register
+_registry: Registry[Callable] = Registry("report section", __name__, __path__)
 
 
-def get(name: str) -> type[Section]:
-    """The section class `name`; an unknown name is an error listing the valid ones."""
-    return _registry.get(name)
+def register(name: str):
+    """Decorator: the function renders the cell ``rep.<name>(…)``."""
+    def add(fn):
+        fn.name = name
+        return _registry.register(fn)
+    return add
 
 
-def names() -> list[str]:
-    """The names of the sections' cells (every section module imported)."""
-    return _registry.names()
+#: The section function of a name (an unknown name: an error listing the valid ones), and
+#: the names of every cell (every section module imported).
+get, names = _registry.get, _registry.names

@@ -23,7 +23,6 @@ from analysis.i18n import cjk_spacing
 from analysis.report import prose, tables
 from analysis.report.precision import TRUE_WORDS
 from analysis.report.sections import key_numbers, register
-from analysis.report.sections.base import Section
 from analysis.report.sections.method import measured_seconds
 
 if TYPE_CHECKING:
@@ -140,11 +139,8 @@ def commit_text(commit: str, length: int, tr) -> str:
     return tr("caveat.suite_dirty", commit=short) if dirty else short
 
 
-@register
-class Caveats(Section):
-    name = "caveats"
-
-    def render(self) -> prose.Markdown | None:
-        """What changes how the numbers read, before the numbers (None when nothing does)."""
-        items = headline_caveats(self.rep)
-        return prose.render("caveats", self.tr, items=items) if items else None
+@register("caveats")
+def caveats(rep) -> prose.Markdown | None:
+    """What changes how the numbers read, before the numbers (None when nothing does)."""
+    items = headline_caveats(rep)
+    return prose.render("caveats", rep.tr, items=items) if items else None

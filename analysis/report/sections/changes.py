@@ -11,7 +11,6 @@ import pandas as pd
 from analysis.i18n import Translator
 from analysis.report import baseline, prose, styled
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 
 #: Column alignments of the section's table.
 TABLE_ALIGN = "lrrrlrrl"
@@ -70,49 +69,38 @@ def table_frame(changes: baseline.Changes, tr: Translator) -> tuple[pd.DataFrame
             pd.DataFrame(styles, columns=header) if styles else pd.DataFrame(columns=header))
 
 
-@register
-class ChangesText(Section):
+@register("changes_text")
+def changes_text(rep):
     """What was compared and how, how the chart reads, the environment and hardware notes
     (Markdown from ``prose/changes.md.j2``)."""
-
-    name = "changes_text"
-
-    def render(self):
-        changes, tr = self.rep.changes, self.tr
-        if changes is None:
-            return None
-        threshold, conf = percent(tr, changes.threshold), percent(tr, changes.confidence)
-        note = (tr("chart.ratio_note", threshold=threshold)
-                if changes.table["ratio"].notna().any() else "")
-        return prose.render("changes", tr, heading=tr("section.changes"),
-                            baseline=changes.baseline, confidence=conf, threshold=threshold,
-                            env_changes="; ".join(changes.env_changes),
-                            different_hardware=changes.different_hardware, chart_note=note)
+    changes, tr = rep.changes, rep.tr
+    if changes is None:
+        return None
+    threshold, conf = percent(tr, changes.threshold), percent(tr, changes.confidence)
+    note = (tr("chart.ratio_note", threshold=threshold)
+            if changes.table["ratio"].notna().any() else "")
+    return prose.render("changes", tr, heading=tr("section.changes"),
+                        baseline=changes.baseline, confidence=conf, threshold=threshold,
+                        env_changes="; ".join(changes.env_changes),
+                        different_hardware=changes.different_hardware, chart_note=note)
 
 
-@register
-class ChangesTable(Section):
-    name = "changes_table"
-
-    def render(self):
-        if self.rep.changes is None:
-            return None
-        frame, styles = table_frame(self.rep.changes, self.tr)
-        return styled.table(frame, "changes", TABLE_ALIGN, caption=self.tr("changes.caption"),
-                            cell_styles=styles)
+@register("changes_table")
+def changes_table(rep):
+    if rep.changes is None:
+        return None
+    frame, styles = table_frame(rep.changes, rep.tr)
+    return styled.table(frame, "changes", TABLE_ALIGN, caption=rep.tr("changes.caption"),
+                        cell_styles=styles)
 
 
-@register
-class ChangesChart(Section):
+@register("changes_chart")
+def changes_chart(rep):
     """None also where no case has a ratio."""
+    from analysis import plots
 
-    name = "changes_chart"
-
-    def render(self):
-        from analysis import plots
-
-        changes = self.rep.changes
-        if changes is None or not changes.table["ratio"].notna().any():
-            return None
-        return plots.ratio_intervals(changes.table, self.rep.lang, changes.threshold,
-                                     changes.confidence)
+    changes = rep.changes
+    if changes is None or not changes.table["ratio"].notna().any():
+        return None
+    return plots.ratio_intervals(changes.table, rep.lang, changes.threshold,
+                                 changes.confidence)

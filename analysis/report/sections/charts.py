@@ -13,7 +13,6 @@ from analysis.errors import UnknownNameError
 from analysis.i18n import Translator
 from analysis.report import tables
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 from analysis.report.sections.method import measured_window
 
 #: Charts in report order.
@@ -37,48 +36,45 @@ def has_data(rep, name: str) -> bool:
     raise UnknownNameError("chart", name, CHARTS)
 
 
-@register
-class Chart(Section):
-    name = "chart"
+@register("chart")
+def chart(rep, name: str):
+    from analysis import plots
 
-    def render(self, chart: str):
-        from analysis import plots
+    cache = rep.data.charts
+    if cache is None:
+        return _draw(rep, name, rep.lang)
+    key = (name, rep.method, rep.warmup, rep.measure)  # the measured window
+    if key not in cache:
+        cache[key] = plots.build_once(partial(_draw, rep, name))
+    return cache[key].localized(rep.lang)
 
-        rep = self.rep
-        cache = rep.data.charts
-        if cache is None:
-            return self._draw(chart, rep.lang)
-        key = (chart, rep.method, rep.warmup, rep.measure)  # the measured window
-        if key not in cache:
-            cache[key] = plots.build_once(partial(self._draw, chart))
-        return cache[key].localized(rep.lang)
 
-    def _draw(self, name: str, lang):
-        """Chart `name` with the labels of `lang` (a language, or ``plots.Tokens``)."""
-        from analysis import plots
+def _draw(rep, name: str, lang):
+    """Chart `name` with the labels of `lang` (a language, or ``plots.Tokens``)."""
+    from analysis import plots
 
-        rep = self.rep
-        if not has_data(rep, name):
-            return None
-        named = partial(self._precisions_shown, tr=lang if callable(lang) else Translator(lang))
-        if name == "throughput":
-            return plots.throughput_vs_devices(named(rep.summary), lang)
-        if name == "speedup":
-            return plots.speedup_vs_ideal(named(rep.summary), lang)
-        if name == "trace":
-            return plots.iteration_traces(named(rep.trace), lang, window=measured_window(rep),
-                                          runs=rep.runs)
-        if name == "spread":
-            return plots.repeat_spread(named(rep.runs), lang)
-        return plots.gpt_configurations(rep.summary, lang)
+    if not has_data(rep, name):
+        return None
+    named = partial(_precisions_shown, rep, tr=lang if callable(lang) else Translator(lang))
+    if name == "throughput":
+        return plots.throughput_vs_devices(named(rep.summary), lang)
+    if name == "speedup":
+        return plots.speedup_vs_ideal(named(rep.summary), lang)
+    if name == "trace":
+        return plots.iteration_traces(named(rep.trace), lang, window=measured_window(rep),
+                                      runs=rep.runs)
+    if name == "spread":
+        return plots.repeat_spread(named(rep.runs), lang)
+    return plots.gpt_configurations(rep.summary, lang)
 
-    def _precisions_shown(self, frame: pd.DataFrame, tr) -> pd.DataFrame:
-        """`frame` with the charts' precision names ('FP32 (TF32 on)', 'AMP': the tables'
-        ``rep.precision_name``, in the labels of `tr`)."""
-        from analysis.plots.series import PRECISION_SHOWN
 
-        if frame.empty or "precision" not in frame.columns:
-            return frame
-        names = {p: self.rep.precision_name(p, tr)
-                 for p in frame["precision"].dropna().astype(str).unique()}
-        return frame.assign(**{PRECISION_SHOWN: frame["precision"].map(names)})
+def _precisions_shown(rep, frame: pd.DataFrame, tr) -> pd.DataFrame:
+    """`frame` with the charts' precision names ('FP32 (TF32 on)', 'AMP': the tables'
+    ``rep.precision_name``, in the labels of `tr`)."""
+    from analysis.plots.series import PRECISION_SHOWN
+
+    if frame.empty or "precision" not in frame.columns:
+        return frame
+    names = {p: rep.precision_name(p, tr)
+             for p in frame["precision"].dropna().astype(str).unique()}
+    return frame.assign(**{PRECISION_SHOWN: frame["precision"].map(names)})

@@ -13,7 +13,6 @@ import pandas as pd
 from analysis.env import folder_records
 from analysis.report import styled
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 
 #: A flag given without a value (``--standalone``), as its table cell says it.
 FLAG = "✓"
@@ -100,36 +99,33 @@ def case_labels(groups, runs: pd.DataFrame) -> dict[str, str]:
     return labels if len(set(labels.values())) == len(labels) else {}
 
 
-@register
-class Commands(Section):
-    name = "commands"
-
-    def render(self):
-        rep, tr = self.rep, self.tr
-        if not rep.campaign.commands:
-            return None
-        groups = folder_records.group_commands(rep.campaign.commands)
-        text, varying, parsed = template([rep.shown(g.command) for g in groups])
-        columns = [tr("col.case"), tr("col.node"), tr("col.runs")]
-        columns += [placeholder(k) for k in varying]
-        labels = case_labels(groups, rep.runs)
-        rows = [[labels.get(g.case, g.case), g.node, tr.int(len(g.runs), group=True)]
-                + [args[k][2] if k in args else ABSENT for k in varying]
-                for g, args in zip(groups, parsed)]
-        frame = pd.DataFrame(rows, columns=columns)
-        align = "lrr" + "l" * len(varying)
-        if frame[tr("col.node")].nunique() == 1:  # single-node runs: a column of zeros says nothing
-            frame = frame.drop(columns=tr("col.node"))
-            align = "lr" + "l" * len(varying)
-        caption = [tr("commands.template", template=text),
-                   tr("commands.varying" if varying else "commands.same")]
-        if labels:  # one folder for an example: the reader can map the rest to the logs
-            folder, name = next(iter(labels.items()))
-            caption.append(tr("commands.case_names", folder=folder, case=name))
-        names = set(columns[3:])
-        # an argument's name breaks after _ and - only ("nproc_/per_/node"), so that the
-        # headers do not take the width the case labels need to stay on one line
-        return styled.table(frame, "commands", align, caption=caption,
-                            classes=styled.NO_MATH, markup={tr("col.case"): styled.label_words}
-                            ).format_index(lambda c: styled.label_words(c, "_-") if c in names
-                                           else html.escape(str(c)), axis=1)
+@register("commands")
+def commands(rep):
+    tr = rep.tr
+    if not rep.campaign.commands:
+        return None
+    groups = folder_records.group_commands(rep.campaign.commands)
+    text, varying, parsed = template([rep.shown(g.command) for g in groups])
+    columns = [tr("col.case"), tr("col.node"), tr("col.runs")]
+    columns += [placeholder(k) for k in varying]
+    labels = case_labels(groups, rep.runs)
+    rows = [[labels.get(g.case, g.case), g.node, tr.int(len(g.runs), group=True)]
+            + [args[k][2] if k in args else ABSENT for k in varying]
+            for g, args in zip(groups, parsed)]
+    frame = pd.DataFrame(rows, columns=columns)
+    align = "lrr" + "l" * len(varying)
+    if frame[tr("col.node")].nunique() == 1:  # single-node runs: a column of zeros says nothing
+        frame = frame.drop(columns=tr("col.node"))
+        align = "lr" + "l" * len(varying)
+    caption = [tr("commands.template", template=text),
+               tr("commands.varying" if varying else "commands.same")]
+    if labels:  # one folder for an example: the reader can map the rest to the logs
+        folder, name = next(iter(labels.items()))
+        caption.append(tr("commands.case_names", folder=folder, case=name))
+    names = set(columns[3:])
+    # an argument's name breaks after _ and - only ("nproc_/per_/node"), so that the
+    # headers do not take the width the case labels need to stay on one line
+    return styled.table(frame, "commands", align, caption=caption,
+                        classes=styled.NO_MATH, markup={tr("col.case"): styled.label_words}
+                        ).format_index(lambda c: styled.label_words(c, "_-") if c in names
+                                       else html.escape(str(c)), axis=1)

@@ -10,7 +10,6 @@ from analysis.i18n import Translator
 from analysis.report import prose, tables
 from analysis.report.precision import precision_label
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 from analysis.report.sections.caveats import SYNTHETIC_WORKLOADS, commit_text
 
 #: Display names of the built-in workload's models (workloads.resnet).
@@ -59,59 +58,57 @@ def iterations_item(rep) -> str | None:
             if warm not in (None, "") else str(iters))
 
 
-@register
-class Descriptions(Section):
-    name = "descriptions"
+@register("descriptions")
+def descriptions(rep) -> prose.Markdown:
+    rep, tr, s = rep, rep.tr, rep.summary
+    items: list[tuple[str, str]] = []
+    models = sorted({str(x) for x in s["model"].dropna()}) if len(s) else []
+    camp = rep.campaign_spec
+    if str(camp.get("workload", "")).lower() in SYNTHETIC_WORKLOADS:
+        names = ", ".join(BUILTIN_MODELS.get(m, m) for m in models) or tr("report.unknown")
+        items.append((tr("desc.benchmark"), tr("desc.builtin", model=names)))
+    items.append((tr("desc.suite"), tr("desc.suite_value", version=__version__,
+                                       commit=rep.suite_commit or tr("report.unknown"))))
+    if rep.campaign.name or rep.campaign.commands:  # logs of a `dlperf run` campaign
+        ran = [commit_text(c, len(rep.suite_commit), tr)
+               for c in sorted(rep.campaign.suite_commits)]
+        items.append((tr("desc.suite_ran"),
+                      tr.join(ran) if ran else tr("desc.suite_ran_unknown")))
+    fws = sorted({str(x) for x in s["framework"].dropna()}) if len(s) else []
+    items += [(tr("desc.framework"), _framework_text(rep, fw)) for fw in fws]
+    for key in ("framework_version", "framework_commit", "repository", "benchmark_commit",
+                "benchmark_repository"):
+        if camp.get(key):
+            items.append((tr("desc.version_of", name=key.replace("_", " ")), str(camp[key])))
+    items.append((tr("desc.precision"), tr.join(precision_labels(rep))))
+    iterations = iterations_item(rep)
+    if iterations:
+        items.append((tr("desc.iterations"), iterations))
+    sentences = []
+    groups = len(tables.scaling_groups(s)) if len(s) else 0
+    devices = sorted({int(d) for d in s["num_devices"].dropna()}) if len(s) else []
+    if groups:
+        sentences.append(groups_sentence(tr, groups, devices))
+    reps = tables.measured_repeats(s) if len(s) else []
+    if reps:  # nothing measured: the caveat on page 1 says so
+        sentences.append(repeats_sentence(tr, reps))
+    return prose.render("descriptions", tr, heading=tr("section.descriptions"),
+                        items=items, sentences=sentences)
 
-    def render(self) -> prose.Markdown:
-        rep, tr, s = self.rep, self.tr, self.rep.summary
-        items: list[tuple[str, str]] = []
-        models = sorted({str(x) for x in s["model"].dropna()}) if len(s) else []
-        camp = rep.campaign_spec
-        if str(camp.get("workload", "")).lower() in SYNTHETIC_WORKLOADS:
-            names = ", ".join(BUILTIN_MODELS.get(m, m) for m in models) or tr("report.unknown")
-            items.append((tr("desc.benchmark"), tr("desc.builtin", model=names)))
-        items.append((tr("desc.suite"), tr("desc.suite_value", version=__version__,
-                                           commit=rep.suite_commit or tr("report.unknown"))))
-        if rep.campaign.name or rep.campaign.commands:  # logs of a `dlperf run` campaign
-            ran = [commit_text(c, len(rep.suite_commit), tr)
-                   for c in sorted(rep.campaign.suite_commits)]
-            items.append((tr("desc.suite_ran"),
-                          tr.join(ran) if ran else tr("desc.suite_ran_unknown")))
-        fws = sorted({str(x) for x in s["framework"].dropna()}) if len(s) else []
-        items += [(tr("desc.framework"), self._framework_text(fw)) for fw in fws]
-        for key in ("framework_version", "framework_commit", "repository", "benchmark_commit",
-                    "benchmark_repository"):
-            if camp.get(key):
-                items.append((tr("desc.version_of", name=key.replace("_", " ")), str(camp[key])))
-        items.append((tr("desc.precision"), tr.join(precision_labels(rep))))
-        iterations = iterations_item(rep)
-        if iterations:
-            items.append((tr("desc.iterations"), iterations))
-        sentences = []
-        groups = len(tables.scaling_groups(s)) if len(s) else 0
-        devices = sorted({int(d) for d in s["num_devices"].dropna()}) if len(s) else []
-        if groups:
-            sentences.append(groups_sentence(tr, groups, devices))
-        reps = tables.measured_repeats(s) if len(s) else []
-        if reps:  # nothing measured: the caveat on page 1 says so
-            sentences.append(repeats_sentence(tr, reps))
-        return prose.render("descriptions", tr, heading=tr("section.descriptions"),
-                            items=items, sentences=sentences)
 
-    def _framework_text(self, framework: str) -> str:
-        """'PyTorch 2.11.0 (CUDA 13.0, git 70d99e998b49); as the runs report: ...'."""
-        rep, tr = self.rep, self.tr
-        pkgs = describe.framework_packages([framework])
-        detail = ""
-        for e in rep.envs:
-            for p in pkgs:
-                detail = detail or describe.framework_detail(e.record, p)
-        runtime = []
-        for k, vals in rep.params.items():
-            if k.endswith("_version") and len(vals) == 1 and vals[0] not in ("", "None"):
-                runtime.append(f"{k.removesuffix('_version')} {vals[0]}")
-        text = f"{framework} {detail}".strip()
-        if runtime:
-            text += tr("desc.runtime", items=tr("desc.runtime_separator").join(runtime))
-        return text
+def _framework_text(rep, framework: str) -> str:
+    """'PyTorch 2.11.0 (CUDA 13.0, git 70d99e998b49); as the runs report: ...'."""
+    tr = rep.tr
+    pkgs = describe.framework_packages([framework])
+    detail = ""
+    for e in rep.envs:
+        for p in pkgs:
+            detail = detail or describe.framework_detail(e.record, p)
+    runtime = []
+    for k, vals in rep.params.items():
+        if k.endswith("_version") and len(vals) == 1 and vals[0] not in ("", "None"):
+            runtime.append(f"{k.removesuffix('_version')} {vals[0]}")
+    text = f"{framework} {detail}".strip()
+    if runtime:
+        text += tr("desc.runtime", items=tr("desc.runtime_separator").join(runtime))
+    return text

@@ -10,7 +10,6 @@ from analysis.i18n import Translator
 from analysis.report import html as H
 from analysis.report import styled
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 
 #: The summary's energy columns and their headers.
 COLUMNS = {"energy_window_s": "col.energy_window", "power_w": "col.power_w",
@@ -53,9 +52,6 @@ def section(summary: pd.DataFrame, runs: pd.DataFrame, tr: Translator) -> H.Frag
                       f'<p>{H.md_inline(tr("energy.method"))}</p>\n{table.to_html()}')
 
 
-@register
-class Energy(Section):
-    name = "energy"
-
-    def render(self) -> H.Fragment | None:
-        return section(self.rep.summary, self.rep.runs, self.tr)
+@register("energy")
+def energy(rep) -> H.Fragment | None:
+    return section(rep.summary, rep.runs, rep.tr)

@@ -10,7 +10,6 @@ from analysis.env import describe, folder_records
 from analysis.env.folder_records import TopoInput
 from analysis.report import prose, styled
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 
 
 def merge_lines(per_record: list[list[tuple[str, str]]]) -> list[tuple[str, str]]:
@@ -55,76 +54,69 @@ def _brackets(value: str, lang: str) -> str:
     return value.replace(" (", "（").replace("(", "（").replace(")", "）")
 
 
-@register
-class Environment(Section):
-    name = "environment"
-
-    def render(self) -> prose.Markdown:
-        rep, tr = self.rep, self.tr
-        shared = describe.shared_host_runs(rep.envs)
-        recorded = rep.shared(record_topologies)
-        fws = rep.result.runs["framework"].dropna() if len(rep.result.runs) else []
-        used = describe.framework_packages(dict.fromkeys(str(f) for f in fws))
-        node_types = []
-        for i, group in enumerate(describe.node_types(rep.envs), start=1):
-            names = {h.name for h in group}
-            records = [e.record for h in group for e in h.records]
-            mine = [(r, h) for r, h in shared if h in names]
-            same_host = (tr("env.same_host", runs=len(mine),
-                            host=", ".join(dict.fromkeys(h for _, h in mine))) if mine else "")
-            node_types.append({
-                "index": i, "hosts": ", ".join(h.name for h in group),
-                "host_count": tr.int(len(group), group=True),
-                "record_count": tr.int(len(records), group=True), "same_host": same_host,
-                "hardware": merge_lines([describe.hardware_lines(r, tr) for r in records]),
-                "software": [(k, _brackets(v, tr.lang)) for k, v in merge_lines(
-                    [describe.software_lines(r, tr, used) for r in records])],
-                "topologies": [topology_text(t) for k, t in recorded if k == i]})
-        return prose.render("environment", tr, heading=tr("section.environment"),
-                            node_types=node_types,
-                            no_topology=not recorded and not rep.topologies,
-                            topologies=[topology_text(t) for t in rep.topologies])
+@register("environment")
+def environment(rep) -> prose.Markdown:
+    tr = rep.tr
+    shared = describe.shared_host_runs(rep.envs)
+    recorded = rep.shared(record_topologies)
+    fws = rep.result.runs["framework"].dropna() if len(rep.result.runs) else []
+    used = describe.framework_packages(dict.fromkeys(str(f) for f in fws))
+    node_types = []
+    for i, group in enumerate(describe.node_types(rep.envs), start=1):
+        names = {h.name for h in group}
+        records = [e.record for h in group for e in h.records]
+        mine = [(r, h) for r, h in shared if h in names]
+        same_host = (tr("env.same_host", runs=len(mine),
+                        host=", ".join(dict.fromkeys(h for _, h in mine))) if mine else "")
+        node_types.append({
+            "index": i, "hosts": ", ".join(h.name for h in group),
+            "host_count": tr.int(len(group), group=True),
+            "record_count": tr.int(len(records), group=True), "same_host": same_host,
+            "hardware": merge_lines([describe.hardware_lines(r, tr) for r in records]),
+            "software": [(k, _brackets(v, tr.lang)) for k, v in merge_lines(
+                [describe.software_lines(r, tr, used) for r in records])],
+            "topologies": [topology_text(t) for k, t in recorded if k == i]})
+    return prose.render("environment", tr, heading=tr("section.environment"),
+                        node_types=node_types,
+                        no_topology=not recorded and not rep.topologies,
+                        topologies=[topology_text(t) for t in rep.topologies])
 
 
-@register
-class Topology(Section):
+@register("topology")
+def topology(rep):
     """One block of rows per host (its name in the first column when there are several),
     the device columns first; None without a parsed matrix."""
+    tr = rep.tr
+    shown = [t for _, t in rep.shared(record_topologies)] + list(rep.topologies)
+    parsed = [t for t in shown if t.topology is not None]
+    if not parsed:
+        return None
+    from analysis import plots
 
-    name = "topology"
-
-    def render(self):
-        rep, tr = self.rep, self.tr
-        shown = [t for _, t in rep.shared(record_topologies)] + list(rep.topologies)
-        parsed = [t for t in shown if t.topology is not None]
-        if not parsed:
-            return None
-        from analysis import plots
-
-        lead = ([tr("env.hostname")] if len(parsed) > 1 else []) + [""]
-        frames, styles, devices, others = [], [], {}, {}
-        for topo in parsed:
-            frame = topo.topology.frame().reset_index(drop=False)
-            frame = frame.rename(columns={frame.columns[0]: ""})
-            cells = frame.map(lambda v: "" if v is None or v != v else str(v))
-            style = pd.DataFrame("", index=cells.index, columns=cells.columns)
-            for c in frame.columns[1:]:
-                if c in topo.topology.devices:
-                    devices[c] = None
-                    style[c] = [f"background-color: {plots.link_color(v)}"
-                                if plots.link_color(v) else "" for v in frame[c]]
-                else:
-                    others[c] = None
-            if len(parsed) > 1:
-                cells.insert(0, lead[0], [topo.name] + [""] * (len(cells) - 1))
-            frames.append(cells)
-            styles.append(style)
-        columns = lead + list(devices) + [c for c in others if c not in devices]
-        table = pd.concat(frames, ignore_index=True).reindex(columns=columns, fill_value="").fillna("")
-        style = pd.concat(styles, ignore_index=True).reindex(columns=columns, fill_value="").fillna("")
-        caption = tr("env.topology_matrix")
-        if len(parsed) == 1:
-            caption += " — " + parsed[0].name
-        align = "l" * len(lead) + "c" * (len(columns) - len(lead))
-        return styled.table(table, "topo-matrix", align, caption=caption, cell_styles=style,
-                            classes=styled.NO_MATH)
+    lead = ([tr("env.hostname")] if len(parsed) > 1 else []) + [""]
+    frames, styles, devices, others = [], [], {}, {}
+    for topo in parsed:
+        frame = topo.topology.frame().reset_index(drop=False)
+        frame = frame.rename(columns={frame.columns[0]: ""})
+        cells = frame.map(lambda v: "" if v is None or v != v else str(v))
+        style = pd.DataFrame("", index=cells.index, columns=cells.columns)
+        for c in frame.columns[1:]:
+            if c in topo.topology.devices:
+                devices[c] = None
+                style[c] = [f"background-color: {plots.link_color(v)}"
+                            if plots.link_color(v) else "" for v in frame[c]]
+            else:
+                others[c] = None
+        if len(parsed) > 1:
+            cells.insert(0, lead[0], [topo.name] + [""] * (len(cells) - 1))
+        frames.append(cells)
+        styles.append(style)
+    columns = lead + list(devices) + [c for c in others if c not in devices]
+    table = pd.concat(frames, ignore_index=True).reindex(columns=columns, fill_value="").fillna("")
+    style = pd.concat(styles, ignore_index=True).reindex(columns=columns, fill_value="").fillna("")
+    caption = tr("env.topology_matrix")
+    if len(parsed) == 1:
+        caption += " — " + parsed[0].name
+    align = "l" * len(lead) + "c" * (len(columns) - len(lead))
+    return styled.table(table, "topo-matrix", align, caption=caption, cell_styles=style,
+                        classes=styled.NO_MATH)

@@ -11,7 +11,6 @@ import pandas as pd
 from analysis.changes import frameworks
 from analysis.report import prose, styled
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 from analysis.report.sections.logs import relative_name
 
 #: Alignment of the table's columns, by the key of their header (styled.table).
@@ -39,51 +38,41 @@ def sides(rep) -> tuple[pd.DataFrame, list[str]]:
     return frameworks.section(runs, rep.envs, rep.lang)
 
 
-@register
-class FrameworkComparison(Section):
+@register("framework_comparison")
+def framework_comparison(rep):
     """None with fewer than two frameworks or nothing comparable (the exclusions say why).
     One machine for every row is stated above the table, not in a column; the note column
     is shown when a row has a note (a duplicate)."""
-
-    name = "framework_comparison"
-
-    def render(self):
-        rep = self.rep
-        if not rep.has("frameworks"):
-            return None
-        table = rep.shared(sides)[0]
-        if table.empty:
-            return None
-        say = self.tr
-        caption = say("fw.intro")
-        hardware = say("fw.col.hardware")
-        if table[hardware].nunique() == 1:
-            caption += " " + self.tr("frameworks.one_machine", hardware=table[hardware].iloc[0])
-            table = table.drop(columns=hardware)
-        note = say("fw.col.note")
-        if not table[note].astype(bool).any():
-            table = table.drop(columns=note)
-        codes = {say(key): code for key, code in ALIGN.items()}
-        styler = styled.table(table, "frameworks", "".join(codes[c] for c in table.columns),
-                              caption=caption)
-        return styler.set_table_styles(TABLE_STYLE, overwrite=False)
+    if not rep.has("frameworks"):
+        return None
+    table = rep.shared(sides)[0]
+    if table.empty:
+        return None
+    say = rep.tr
+    caption = say("fw.intro")
+    hardware = say("fw.col.hardware")
+    if table[hardware].nunique() == 1:
+        caption += " " + rep.tr("frameworks.one_machine", hardware=table[hardware].iloc[0])
+        table = table.drop(columns=hardware)
+    note = say("fw.col.note")
+    if not table[note].astype(bool).any():
+        table = table.drop(columns=note)
+    codes = {say(key): code for key, code in ALIGN.items()}
+    styler = styled.table(table, "frameworks", "".join(codes[c] for c in table.columns),
+                          caption=caption)
+    return styler.set_table_styles(TABLE_STYLE, overwrite=False)
 
 
-@register
-class FrameworkExclusions(Section):
+@register("framework_exclusions")
+def framework_exclusions(rep) -> prose.Markdown | None:
     """Each measurement left out of the table with the reason, and that nothing could be
     compared when so (None with fewer than two frameworks, or when nothing was left out)."""
-
-    name = "framework_exclusions"
-
-    def render(self) -> prose.Markdown | None:
-        rep = self.rep
-        if not rep.has("frameworks"):
-            return None
-        table, excluded = rep.shared(sides)
-        if table.empty or excluded:
-            say = self.tr
-            return prose.render(
-                "frameworks", self.tr, nothing_compared=say("fw.none") if table.empty else "",
-                excluded=excluded, excluded_intro=say("fw.excluded_intro", count=len(excluded)))
+    if not rep.has("frameworks"):
         return None
+    table, excluded = rep.shared(sides)
+    if table.empty or excluded:
+        say = rep.tr
+        return prose.render(
+            "frameworks", rep.tr, nothing_compared=say("fw.none") if table.empty else "",
+            excluded=excluded, excluded_intro=say("fw.excluded_intro", count=len(excluded)))
+    return None

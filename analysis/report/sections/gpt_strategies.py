@@ -18,7 +18,6 @@ from analysis.i18n import Translator
 from analysis.plots.gpt import case_labels, model_label
 from analysis.report import prose, styled
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 from analysis.stats import gpt_runs
 from analysis.stats.gpt_parallel import strategies
 
@@ -185,21 +184,13 @@ def _layout_without(row: pd.Series, field: str) -> str:
     return "×".join(str(v) for v in sizes.values())
 
 
-@register
-class GptStrategies(Section):
-    name = "gpt_strategies"
-
-    def render(self) -> Styler | None:
-        rep = self.rep
-        return section(rep.summary, rep.result.runs, rep.lang, rep.envs,
-                       rep.shared(strategy_frame))
+@register("gpt_strategies")
+def gpt_strategies(rep) -> Styler | None:
+    return section(rep.summary, rep.result.runs, rep.lang, rep.envs,
+                   rep.shared(strategy_frame))
 
 
-@register
-class GptStrategyDefinitions(Section):
+@register("gpt_strategy_definitions")
+def gpt_strategy_definitions(rep) -> prose.Markdown | None:
     """What the strategies table compares, under it (None without GPT cases)."""
-
-    name = "gpt_strategy_definitions"
-
-    def render(self) -> prose.Markdown | None:
-        return definitions(self.rep.lang) if self.rep.has("gpt_parallel") else None
+    return definitions(rep.lang) if rep.has("gpt_parallel") else None

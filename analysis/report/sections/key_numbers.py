@@ -15,7 +15,6 @@ from analysis.env import describe
 from analysis.i18n import Translator
 from analysis.report import styled, tables
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 
 #: Precisions whose key-numbers row shows the ratio to full precision (stats.precision).
 AMP_LABELS = ("amp", "fp16", "bf16")
@@ -145,13 +144,9 @@ def _spread_text(row, tr: Translator) -> str:
     return tr.percent(float(spread) / 100.0)
 
 
-@register
-class KeyNumbers(Section):
-    name = "key_numbers"
-
-    def render(self):
-        rep = self.rep
-        simulated = simulated_cases(rep.runs, describe.shared_host_runs(rep.envs))
-        frame = key_numbers(rep.summary, self.tr, simulated, rep.disagreements,
-                            rep.precision_name)
-        return None if frame is None else styled.table(frame, "key-numbers", "lplbrrrl")
+@register("key_numbers")
+def key_numbers_cell(rep):
+    simulated = simulated_cases(rep.runs, describe.shared_host_runs(rep.envs))
+    frame = key_numbers(rep.summary, rep.tr, simulated, rep.disagreements,
+                        rep.precision_name)
+    return None if frame is None else styled.table(frame, "key-numbers", "lplbrrrl")

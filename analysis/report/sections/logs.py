@@ -17,7 +17,6 @@ from analysis.errors import DLPerfError, UsageError
 from analysis.report import html as H
 from analysis.report import styled
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 
 
 def relative_name(p: Path, root: Path) -> str:
@@ -80,79 +79,73 @@ def other_files(rep) -> dict[str, list[Path]]:
     return out
 
 
-@register
-class Logs(Section):
-    name = "logs"
-
-    def render(self) -> H.Fragment:
-        rep, tr = self.rep, self.tr
-        files = rep.shared(log_files)
-        kinds: dict[str, int] = {}
-        for f, rest in rep.shared(other_files).items():
-            stem = Path(f).name.split(".", 1)[0]
-            for o in rest:
-                kind = o.name[len(stem):] if o.name.startswith(stem + ".") else o.suffix
-                kinds[kind] = kinds.get(kind, 0) + 1
-        folder = (rep.log_base_url or Path(os.path.relpath(
-            rep.log_dir.resolve(), Path(rep.link_base).resolve())).as_posix() + "/")
-        beside = tr.join([tr("logs.kind", kind=k, count=tr.int(n, group=True))
-                          for k, n in sorted(kinds.items())])
-        key = "logs.summary_one" if len(files) == 1 else "logs.summary"
-        text = tr(key + "_url" if rep.log_base_url else key,
-                  logs=tr.int(len(files), group=True), folder=folder,
-                  pattern=log_pattern(files, rep.log_dir),
-                  total=tr.int(len(files) + sum(kinds.values()), group=True))
-        if beside:
-            text = tr("logs.with_beside", summary=text, beside=tr("logs.beside", kinds=beside))
-        table = rep.log_table().to_html()
-        summary = H.para(text)
-        if rep.log_base_url:  # the folder's address as a link: on paper too
-            summary = summary.replace(H.esc(rep.log_base_url),
-                                      styled.link(rep.log_base_url, rep.log_base_url), 1)
-        return H.Fragment(f"{summary}<details class=\"dlperf-logs-list\"><summary>"
-                          f"{H.esc(tr('logs.list'))}</summary>{table}</details>")
+@register("logs")
+def logs(rep) -> H.Fragment:
+    tr = rep.tr
+    files = rep.shared(log_files)
+    kinds: dict[str, int] = {}
+    for f, rest in rep.shared(other_files).items():
+        stem = Path(f).name.split(".", 1)[0]
+        for o in rest:
+            kind = o.name[len(stem):] if o.name.startswith(stem + ".") else o.suffix
+            kinds[kind] = kinds.get(kind, 0) + 1
+    folder = (rep.log_base_url or Path(os.path.relpath(
+        rep.log_dir.resolve(), Path(rep.link_base).resolve())).as_posix() + "/")
+    beside = tr.join([tr("logs.kind", kind=k, count=tr.int(n, group=True))
+                      for k, n in sorted(kinds.items())])
+    key = "logs.summary_one" if len(files) == 1 else "logs.summary"
+    text = tr(key + "_url" if rep.log_base_url else key,
+              logs=tr.int(len(files), group=True), folder=folder,
+              pattern=log_pattern(files, rep.log_dir),
+              total=tr.int(len(files) + sum(kinds.values()), group=True))
+    if beside:
+        text = tr("logs.with_beside", summary=text, beside=tr("logs.beside", kinds=beside))
+    table = rep.log_table().to_html()
+    summary = H.para(text)
+    if rep.log_base_url:  # the folder's address as a link: on paper too
+        summary = summary.replace(H.esc(rep.log_base_url),
+                                  styled.link(rep.log_base_url, rep.log_base_url), 1)
+    return H.Fragment(f"{summary}<details class=\"dlperf-logs-list\"><summary>"
+                      f"{H.esc(tr('logs.list'))}</summary>{table}</details>")
 
 
-@register
-class LogTable(Section):
-    name = "log_table"
+def href(rep, p: Path) -> str:
+    """The link to file `p`: under the log base URL (path segments percent-encoded), or
+    relative to the report's folder."""
+    if rep.log_base_url:
+        rel = Path(os.path.relpath(p.resolve(), rep.log_dir.resolve())).as_posix()
+        return rep.log_base_url + quote(rel)
+    rel = Path(os.path.relpath(p.resolve(), Path(rep.link_base).resolve())).as_posix()
+    # a first segment with a colon ("javascript:...") would be read as a URL scheme
+    return "./" + rel if ":" in rel.split("/", 1)[0] else rel
 
-    def href(self, p: Path) -> str:
-        """The link to file `p`: under the log base URL (path segments percent-encoded), or
-        relative to the report's folder."""
-        rep = self.rep
-        if rep.log_base_url:
-            rel = Path(os.path.relpath(p.resolve(), rep.log_dir.resolve())).as_posix()
-            return rep.log_base_url + quote(rel)
-        rel = Path(os.path.relpath(p.resolve(), Path(rep.link_base).resolve())).as_posix()
-        # a first segment with a colon ("javascript:...") would be read as a URL scheme
-        return "./" + rel if ":" in rel.split("/", 1)[0] else rel
 
-    def render(self):
-        rep, tr = self.rep, self.tr
-        files, others = rep.shared(log_files), rep.shared(other_files)
-        names, sizes, also, hrefs = [], [], [], {}
-        for f in files:
-            p = Path(f)
-            name = relative_name(p, rep.log_dir)
-            hrefs[name] = self.href(p)
-            try:
-                sizes.append(tr.int(p.stat().st_size, group=True) + " B")
-            except OSError:
-                sizes.append("-")
-            names.append(name)
-            stem = p.name.split(".", 1)[0]  # another file of the run by what follows its stem
-            also.append(" ".join(
-                styled.link(self.href(o), o.name[len(stem):] if o.parent == p.parent
-                            and o.name.startswith(stem + ".") else o.name)
-                for o in others.get(f, [])))
-        frame = pd.DataFrame({tr("col.file"): names, tr("col.size"): sizes})
-        markup = {tr("col.file"): lambda name: styled.link(hrefs[name], name)}
-        if any(also):
-            frame[tr("col.also_read")] = also
-            markup[tr("col.also_read")] = str  # links built above, their text escaped
-        count = len(files) + sum(len(v) for v in others.values())
-        intro = (tr("logs.intro_one") if count == 1
-                 else tr("logs.intro", count=tr.int(count, group=True)))
-        return styled.table(frame, "logs", "lrt", caption=intro, classes=styled.NO_MATH,
-                            markup=markup)
+@register("log_table")
+def log_table(rep):
+    tr = rep.tr
+    files, others = rep.shared(log_files), rep.shared(other_files)
+    names, sizes, also, hrefs = [], [], [], {}
+    for f in files:
+        p = Path(f)
+        name = relative_name(p, rep.log_dir)
+        hrefs[name] = href(rep, p)
+        try:
+            sizes.append(tr.int(p.stat().st_size, group=True) + " B")
+        except OSError:
+            sizes.append("-")
+        names.append(name)
+        stem = p.name.split(".", 1)[0]  # another file of the run by what follows its stem
+        also.append(" ".join(
+            styled.link(href(rep, o), o.name[len(stem):] if o.parent == p.parent
+                        and o.name.startswith(stem + ".") else o.name)
+            for o in others.get(f, [])))
+    frame = pd.DataFrame({tr("col.file"): names, tr("col.size"): sizes})
+    markup = {tr("col.file"): lambda name: styled.link(hrefs[name], name)}
+    if any(also):
+        frame[tr("col.also_read")] = also
+        markup[tr("col.also_read")] = str  # links built above, their text escaped
+    count = len(files) + sum(len(v) for v in others.values())
+    intro = (tr("logs.intro_one") if count == 1
+             else tr("logs.intro", count=tr.int(count, group=True)))
+    return styled.table(frame, "logs", "lrt", caption=intro, classes=styled.NO_MATH,
+                        markup=markup)

@@ -29,7 +29,6 @@ from analysis.problems import excerpt
 from analysis.report import prose, tables
 from analysis.report.precision import TRUE_WORDS
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 from analysis.stats import methods as _methods
 
 #: A method text's per-run detail ("(Iterations 25 and 125, 4.269291 s)"), not the rule.
@@ -278,46 +277,44 @@ def xla(rep) -> str | None:
     return rep.tr("desc.on") if vals & set(TRUE_WORDS) else rep.tr("desc.off")
 
 
-@register
-class MethodSection(Section):
-    name = "method_section"
+@register("method_section")
+def method_section(rep) -> prose.Markdown | None:
+    tr = rep.tr
+    if rep.summary.empty:
+        return None
+    rules = [_rule_in_language(rep, r) for r in
+             family_rules(rep.runs, rep.result.observations, rep.log_dir)]
+    kinds = [tables.kind_label(k, tr)
+             for k in sorted(tables.interval_kinds(tables.scaling_cases(rep.summary)))]
+    reps = tables.measured_repeats(rep.summary) or [0]
+    sources = memory_sources(rep.runs, tr)
+    return prose.render(
+        "method", tr, rules=rules, method=rep.method, window=window_text(rep),
+        method_text=_method_text(rep) if rep.method != "dlperf" else "",
+        interval_kinds=kinds, speedup=bool(tables.scaling_groups(rep.summary)),
+        repeats=(str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"),
+        options=[(tr("desc.xla"), xla(rep))] if xla(rep) else [],
+        heading=tr("section.method"),
+        memory=tr("desc.memory", sources=tr.join(sources) if sources
+                  else tr("memory.none")))
 
-    def render(self) -> prose.Markdown | None:
-        rep, tr = self.rep, self.tr
-        if rep.summary.empty:
-            return None
-        rules = [self._rule_in_language(r) for r in
-                 family_rules(rep.runs, rep.result.observations, rep.log_dir)]
-        kinds = [tables.kind_label(k, tr)
-                 for k in sorted(tables.interval_kinds(tables.scaling_cases(rep.summary)))]
-        reps = tables.measured_repeats(rep.summary) or [0]
-        sources = memory_sources(rep.runs, tr)
-        return prose.render(
-            "method", tr, rules=rules, method=rep.method, window=window_text(rep),
-            method_text=self._method_text() if rep.method != "dlperf" else "",
-            interval_kinds=kinds, speedup=bool(tables.scaling_groups(rep.summary)),
-            repeats=(str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"),
-            options=[(tr("desc.xla"), xla(rep))] if xla(rep) else [],
-            heading=tr("section.method"),
-            memory=tr("desc.memory", sources=tr.join(sources) if sources
-                      else tr("memory.none")))
 
-    def _method_text(self) -> str:
-        """The method's description in this language (the catalogue's `method.<name>`)."""
-        rep = self.rep
-        key = f"method.{rep.method}"
-        if self.tr.has(key):
-            w, m = window_size(rep)
-            return self.tr(key, warmup=w, measure=m)
-        return stats.describe_method(rep.method, rep.warmup, rep.measure)
+def _method_text(rep) -> str:
+    """The method's description in this language (the catalogue's `method.<name>`)."""
+    key = f"method.{rep.method}"
+    if rep.tr.has(key):
+        w, m = window_size(rep)
+        return rep.tr(key, warmup=w, measure=m)
+    return stats.describe_method(rep.method, rep.warmup, rep.measure)
 
-    def _rule_in_language(self, rule: FamilyRule) -> FamilyRule:
-        """The rule as Markdown in this language: the catalogue's text of the family's DLPerf
-        rule, else the method's own text (escaped)."""
-        key = f"rule.{rule.family}"
-        name = f"family_name.{rule.family}"
-        rule = dataclasses.replace(rule, example_text=self.rep.shown(rule.example_text),
-                                   label=self.tr(name) if self.tr.has(name) else "")
-        if self.rep.method == "dlperf" and self.tr.has(key):
-            return dataclasses.replace(rule, rule=self.tr(key))
-        return dataclasses.replace(rule, rule=prose.md(rule.rule))
+
+def _rule_in_language(rep, rule: FamilyRule) -> FamilyRule:
+    """The rule as Markdown in this language: the catalogue's text of the family's DLPerf
+    rule, else the method's own text (escaped)."""
+    key = f"rule.{rule.family}"
+    name = f"family_name.{rule.family}"
+    rule = dataclasses.replace(rule, example_text=rep.shown(rule.example_text),
+                               label=rep.tr(name) if rep.tr.has(name) else "")
+    if rep.method == "dlperf" and rep.tr.has(key):
+        return dataclasses.replace(rule, rule=rep.tr(key))
+    return dataclasses.replace(rule, rule=prose.md(rule.rule))

@@ -10,7 +10,6 @@ from analysis.i18n import Translator
 from analysis.problems import excerpt
 from analysis.report import prose, styled, tables
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 from analysis.stats import per_run
 
 #: Problem rows listed (the rest are counted): one huge campaign must not make a huge report.
@@ -26,53 +25,52 @@ def problems_intro(tr: Translator, count: int, runs: int) -> str:
     return tr("problems.intro", count=tr.int(count, group=True), runs=tr.int(runs, group=True))
 
 
-@register
-class Problems(Section):
-    name = "problems"
+@register("problems")
+def problems(rep):
+    tr = rep.tr
+    rows = []
+    for p in rep.result.problems.itertuples(index=False):
+        rows.append([p.run_id, _kind(rep, p.kind), tr.reason(p.reason),
+                     "" if pd.isna(p.line) else str(int(p.line)), p.text or ""])
+    rows += [[run, _kind(rep, "failed_run"), tr("problems.failed_run", state=tr.reason(state),
+                                                    reason=tr.reason(reason) or "-"), "", ""]
+             for run, state, reason in rep.campaign.failed]
+    rows += [[name, _kind(rep, "unreadable_file"), tr.reason(reason), "", ""]
+             for name, reason in rep.campaign.unreadable]
+    rows += [[e.name, _kind(rep, "bad_record_field"), why, "", ""]
+             for e in rep.envs for why in e.problems]
+    known = {(r[0], r[1]) for r in rows}
+    for r in rep.runs.itertuples(index=False):
+        if r.problem_kind and (r.run_id, _kind(rep, r.problem_kind)) not in known:
+            rows.append([r.run_id, _kind(rep, r.problem_kind), tr.reason(r.problem), "", ""])
+        if bool(r.outlier) if pd.notna(r.outlier) else False:
+            rows.append([r.run_id, _kind(rep, "outlier"),
+                         outlier_reason(rep, r.throughput, r.run_id), "", ""])
+    if not rows:
+        return prose.Markdown(prose.inline(tr("problems.none")) + "\n")
+    header = [tr("col.run"), tr("col.kind"), tr("col.reason"), tr("col.line"), tr("col.text")]
+    shown = pd.DataFrame([[excerpt(rep.shown(str(c))) for c in r]
+                          for r in rows[:MAX_ROWS]], columns=header)
+    more = len(rows) - len(shown)
+    caption = [problems_intro(tr, len(rows), len({r[0] for r in rows}))]
+    if more:
+        caption.append(tr("problems.more", count=tr.int(more, group=True)))
+    return styled.table(shown, "problems", "lllrl", caption=caption, classes=styled.NO_MATH,
+                        markup={tr("col.text"): styled.code_text}, code=[tr("col.text")])
 
-    def render(self):
-        rep, tr = self.rep, self.tr
-        rows = []
-        for p in rep.result.problems.itertuples(index=False):
-            rows.append([p.run_id, self._kind(p.kind), tr.reason(p.reason),
-                         "" if pd.isna(p.line) else str(int(p.line)), p.text or ""])
-        rows += [[run, self._kind("failed_run"), tr("problems.failed_run", state=tr.reason(state),
-                                                        reason=tr.reason(reason) or "-"), "", ""]
-                 for run, state, reason in rep.campaign.failed]
-        rows += [[name, self._kind("unreadable_file"), tr.reason(reason), "", ""]
-                 for name, reason in rep.campaign.unreadable]
-        rows += [[e.name, self._kind("bad_record_field"), why, "", ""]
-                 for e in rep.envs for why in e.problems]
-        known = {(r[0], r[1]) for r in rows}
-        for r in rep.runs.itertuples(index=False):
-            if r.problem_kind and (r.run_id, self._kind(r.problem_kind)) not in known:
-                rows.append([r.run_id, self._kind(r.problem_kind), tr.reason(r.problem), "", ""])
-            if bool(r.outlier) if pd.notna(r.outlier) else False:
-                rows.append([r.run_id, self._kind("outlier"),
-                             self.outlier_reason(r.throughput, r.run_id), "", ""])
-        if not rows:
-            return prose.Markdown(prose.inline(tr("problems.none")) + "\n")
-        header = [tr("col.run"), tr("col.kind"), tr("col.reason"), tr("col.line"), tr("col.text")]
-        shown = pd.DataFrame([[excerpt(rep.shown(str(c))) for c in r]
-                              for r in rows[:MAX_ROWS]], columns=header)
-        more = len(rows) - len(shown)
-        caption = [problems_intro(tr, len(rows), len({r[0] for r in rows}))]
-        if more:
-            caption.append(tr("problems.more", count=tr.int(more, group=True)))
-        return styled.table(shown, "problems", "lllrl", caption=caption, classes=styled.NO_MATH,
-                            markup={tr("col.text"): styled.code_text}, code=[tr("col.text")])
 
-    def outlier_reason(self, value, run_id) -> str:
-        """Why a repeat is an outlier, with the rule of analysis.stats and its case median."""
-        tr, runs = self.tr, self.rep.runs
-        key = tables.GROUP_KEY + ["num_nodes", "gpus_per_node", "case"]
-        case = runs.loc[runs["run_id"] == run_id].iloc[0]
-        same = runs[(runs[key].astype(str) == case[key].astype(str)).all(axis=1)]
-        median = same["throughput"].median()
-        return tr("problems.outlier_reason", value=tr.num(value), median=tr.num(median),
-                  mads=f"{per_run.OUTLIER_MADS:g}", scale=f"{per_run.MAD_TO_SIGMA:g}",
-                  floor=tr.percent(per_run.OUTLIER_MIN_SPREAD))
+def outlier_reason(rep, value, run_id) -> str:
+    """Why a repeat is an outlier, with the rule of analysis.stats and its case median."""
+    tr, runs = rep.tr, rep.runs
+    key = tables.GROUP_KEY + ["num_nodes", "gpus_per_node", "case"]
+    case = runs.loc[runs["run_id"] == run_id].iloc[0]
+    same = runs[(runs[key].astype(str) == case[key].astype(str)).all(axis=1)]
+    median = same["throughput"].median()
+    return tr("problems.outlier_reason", value=tr.num(value), median=tr.num(median),
+              mads=f"{per_run.OUTLIER_MADS:g}", scale=f"{per_run.MAD_TO_SIGMA:g}",
+              floor=tr.percent(per_run.OUTLIER_MIN_SPREAD))
 
-    def _kind(self, kind: str) -> str:
-        key = f"kind.{kind}"
-        return f"{self.tr(key)} ({kind})" if self.tr.has(key) else str(kind)
+
+def _kind(rep, kind: str) -> str:
+    key = f"kind.{kind}"
+    return f"{rep.tr(key)} ({kind})" if rep.tr.has(key) else str(kind)

@@ -16,7 +16,6 @@ import pandas as pd
 from analysis.changes import gpus
 from analysis.report import styled
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 
 #: |ours / reference − 1| on the same GPU model above which the caption says the report
 #: does not explain the difference.
@@ -102,59 +101,56 @@ def reference_precision(rep, precision: str, same: bool | None) -> str:
     return rep.precision_name(precision)
 
 
-@register
-class Reference(Section):
-    name = "reference"
+@register("reference")
+def reference(rep):
+    tr = rep.tr
+    if rep.references is None or rep.references.table.empty:
+        return None
+    table = rep.references.table  # the file's order
+    eff_ref = reference_efficiency(table)
+    summary = rep.summary
+    from analysis.changes.compare import case_keys
 
-    def render(self):
-        rep, tr = self.rep, self.tr
-        if rep.references is None or rep.references.table.empty:
-            return None
-        table = rep.references.table  # the file's order
-        eff_ref = reference_efficiency(table)
-        summary = rep.summary
-        from analysis.changes.compare import case_keys
-
-        by_key = dict(zip(case_keys(summary), summary.to_dict("records")))
-        rows, other_model, far = [], False, []
-        for i, r in table.iterrows():
-            f = case_fields(str(r.reference))
-            ours = by_key.get(r.case_key)
-            if f is None or ours is None:
-                continue
-            same = same_model(str(r.hardware), str(r.run_hardware))
-            other_model |= same is False
-            ratio = (tr.num(r["median"] / r["value"], 2) + "×"
-                     if r["value"] and pd.notna(r["median"]) else "-")
-            if same is False:
-                ratio += tr("reference.other_model_mark")
-            elif r["value"] and pd.notna(r["median"]) and abs(
-                    r["median"] / r["value"] - 1) > FAR:
-                far.append(tr("reference.case", precision=reference_precision(
-                    rep, f["prec"], same), bsz=f["bsz"], gpus=f["gpus"]))
-            eff = "-"
-            if i in eff_ref and pd.notna(ours.get("scaling_efficiency")):
-                eff = tr("reference.efficiency", ours=tr.percent(ours["scaling_efficiency"]),
-                         ref=tr.percent(eff_ref[i], 0))
-            shown = source_text(r, tr.lang)
-            source = "" if rows and rows[-1][-1] == shown else shown
-            rows.append([source, hardware_text(str(r.hardware), f["gpus"], tr,
-                                               _text(r.get("derived_from"))),
-                         tr("reference.case", precision=reference_precision(rep, f["prec"], same),
-                            bsz=f["bsz"], gpus=f["gpus"]),
-                         tr.num(r["value"], 0),
-                         tr("headline.with_n", value=tr.num(r["median"], 0),
-                            n=int(ours["repeats"])),
-                         ratio, eff, shown])
-        if not rows:
-            return None
-        columns = [tr(f"reference.col.{c}") for c in
-                   ("source", "hardware", "case", "value", "ours", "ratio", "efficiency")]
-        rows = [row[:-1] for row in rows]  # the last cell: each row's source, for the blanks
-        caption = [tr("reference.caption", file=rep.references.file)]
-        if far:
-            caption.append(tr("reference.far", pct=tr.percent(FAR, 0), cases=tr.join(far)))
-        if other_model:
-            caption.append(tr("reference.other_model"))
-        return styled.table(pd.DataFrame(rows, columns=columns), "reference", "tllrrrw",
-                            caption=caption)
+    by_key = dict(zip(case_keys(summary), summary.to_dict("records")))
+    rows, other_model, far = [], False, []
+    for i, r in table.iterrows():
+        f = case_fields(str(r.reference))
+        ours = by_key.get(r.case_key)
+        if f is None or ours is None:
+            continue
+        same = same_model(str(r.hardware), str(r.run_hardware))
+        other_model |= same is False
+        ratio = (tr.num(r["median"] / r["value"], 2) + "×"
+                 if r["value"] and pd.notna(r["median"]) else "-")
+        if same is False:
+            ratio += tr("reference.other_model_mark")
+        elif r["value"] and pd.notna(r["median"]) and abs(
+                r["median"] / r["value"] - 1) > FAR:
+            far.append(tr("reference.case", precision=reference_precision(
+                rep, f["prec"], same), bsz=f["bsz"], gpus=f["gpus"]))
+        eff = "-"
+        if i in eff_ref and pd.notna(ours.get("scaling_efficiency")):
+            eff = tr("reference.efficiency", ours=tr.percent(ours["scaling_efficiency"]),
+                     ref=tr.percent(eff_ref[i], 0))
+        shown = source_text(r, tr.lang)
+        source = "" if rows and rows[-1][-1] == shown else shown
+        rows.append([source, hardware_text(str(r.hardware), f["gpus"], tr,
+                                           _text(r.get("derived_from"))),
+                     tr("reference.case", precision=reference_precision(rep, f["prec"], same),
+                        bsz=f["bsz"], gpus=f["gpus"]),
+                     tr.num(r["value"], 0),
+                     tr("headline.with_n", value=tr.num(r["median"], 0),
+                        n=int(ours["repeats"])),
+                     ratio, eff, shown])
+    if not rows:
+        return None
+    columns = [tr(f"reference.col.{c}") for c in
+               ("source", "hardware", "case", "value", "ours", "ratio", "efficiency")]
+    rows = [row[:-1] for row in rows]  # the last cell: each row's source, for the blanks
+    caption = [tr("reference.caption", file=rep.references.file)]
+    if far:
+        caption.append(tr("reference.far", pct=tr.percent(FAR, 0), cases=tr.join(far)))
+    if other_model:
+        caption.append(tr("reference.other_model"))
+    return styled.table(pd.DataFrame(rows, columns=columns), "reference", "tllrrrw",
+                        caption=caption)

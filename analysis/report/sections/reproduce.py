@@ -11,7 +11,6 @@ from pathlib import Path, PurePosixPath
 from analysis.fsutil import display_path, read_json_object
 from analysis.report import prose
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 from analysis.report.sections.caveats import DIRTY, other_suite_commits
 
 LAUNCH_RECORD = "00_launch.ipynb"
@@ -54,32 +53,29 @@ def launch_parameters(log_dir: Path) -> dict:
     return params if isinstance(params, dict) else {}
 
 
-@register
-class Reproduce(Section):
-    name = "reproduce"
-
-    def render(self) -> prose.Markdown | None:
-        rep, tr = self.rep, self.tr
-        name = str(rep.campaign_spec.get("name") or "")
-        found = run_command(launch_parameters(rep.log_dir), name)
-        source = "reproduce.from_record"
-        if found is None and rep.campaign.name:
-            folder = display_path(rep.log_dir)
-            found = (shlex.join(["dlperf", "run", f"{folder}/{rep.campaign.name}"]), folder)
-            source = "reproduce.from_spec"
-        if found is None:
-            return None
-        command, folder = found
-        report = shlex.join(["dlperf", "report", folder])
-        lines = [command, report]
-        text = [tr(source, log_dir=folder)]
-        ran = other_suite_commits(rep.campaign.suite_commits, rep.suite_commit)
-        if len(ran) == 1 and not ran[0].endswith(DIRTY):  # the runs' code: check it out first
-            lines.insert(0, shlex.join(["git", "checkout", ran[0]]))
-            text.append(tr("reproduce.checkout", commit=ran[0][:7]))
-        elif not rep.campaign.suite_commits:  # HEAD's workload is a guess: say so
-            text.append(tr("reproduce.unrecorded"))
-        return prose.Markdown(
-            f'<div class="dlperf-reproduce">\n\n**{prose.md(tr("reproduce.heading"))}**\n\n'
-            f"{prose.code_block(chr(10).join(lines))}\n\n"
-            f"{prose.inline(' '.join(text))}\n\n</div>\n")
+@register("reproduce")
+def reproduce(rep) -> prose.Markdown | None:
+    tr = rep.tr
+    name = str(rep.campaign_spec.get("name") or "")
+    found = run_command(launch_parameters(rep.log_dir), name)
+    source = "reproduce.from_record"
+    if found is None and rep.campaign.name:
+        folder = display_path(rep.log_dir)
+        found = (shlex.join(["dlperf", "run", f"{folder}/{rep.campaign.name}"]), folder)
+        source = "reproduce.from_spec"
+    if found is None:
+        return None
+    command, folder = found
+    report = shlex.join(["dlperf", "report", folder])
+    lines = [command, report]
+    text = [tr(source, log_dir=folder)]
+    ran = other_suite_commits(rep.campaign.suite_commits, rep.suite_commit)
+    if len(ran) == 1 and not ran[0].endswith(DIRTY):  # the runs' code: check it out first
+        lines.insert(0, shlex.join(["git", "checkout", ran[0]]))
+        text.append(tr("reproduce.checkout", commit=ran[0][:7]))
+    elif not rep.campaign.suite_commits:  # HEAD's workload is a guess: say so
+        text.append(tr("reproduce.unrecorded"))
+    return prose.Markdown(
+        f'<div class="dlperf-reproduce">\n\n**{prose.md(tr("reproduce.heading"))}**\n\n'
+        f"{prose.code_block(chr(10).join(lines))}\n\n"
+        f"{prose.inline(' '.join(text))}\n\n</div>\n")

@@ -9,7 +9,6 @@ from analysis.env import folder_records
 from analysis.redact import REDACTED, is_secret_name, redact_env, redact_yaml_text, secrets_in
 from analysis.report import prose, tables
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 from analysis.report.sections.descriptions import iterations_item
 
 #: Run parameters that identify a case, a host or a version rather than a workload option.
@@ -39,44 +38,36 @@ def workload_options(rep) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]
     return same, differ
 
 
-@register
-class Scripts(Section):
-    name = "scripts"
-
-    def render(self) -> prose.Markdown:
-        rep, tr = self.rep, self.tr
-        camp, spec = rep.campaign, rep.campaign_spec
-        settings = []
-        iterations = iterations_item(rep)
-        if iterations:
-            settings.append((tr("desc.iterations"), iterations, False))
-        if spec.get("repeats"):
-            made = tables.measured_repeats(rep.summary)
-            asked = str(spec["repeats"])
-            # the spec's count beside the n the cases have, where the campaign fell short
-            value = asked
-            if made and {str(made[0]), str(made[-1])} != {asked}:
-                value = tr("scripts.repeats_made", asked=asked, made=tr("punct.range").join(
-                    map(str, dict.fromkeys((made[0], made[-1])))))
-            settings.append((tr("scripts.repeats"), value, False))
-        if isinstance(spec.get("env"), dict) and spec["env"]:
-            settings.append((tr("scripts.env"), " ".join(
-                f"{k}={v}" for k, v in redact_env(spec["env"]).items()), True))
-        same, differ = workload_options(rep)
-        return prose.render("scripts", tr, heading=tr("section.scripts"), settings=settings,
-                            same=same, differ=differ,
-                            runs=len({c.run for c in camp.commands}),
-                            commands=len(folder_records.group_commands(camp.commands)))
+@register("scripts")
+def scripts(rep) -> prose.Markdown:
+    tr = rep.tr
+    camp, spec = rep.campaign, rep.campaign_spec
+    settings = []
+    iterations = iterations_item(rep)
+    if iterations:
+        settings.append((tr("desc.iterations"), iterations, False))
+    if spec.get("repeats"):
+        made = tables.measured_repeats(rep.summary)
+        asked = str(spec["repeats"])
+        # the spec's count beside the n the cases have, where the campaign fell short
+        value = asked
+        if made and {str(made[0]), str(made[-1])} != {asked}:
+            value = tr("scripts.repeats_made", asked=asked, made=tr("punct.range").join(
+                map(str, dict.fromkeys((made[0], made[-1])))))
+        settings.append((tr("scripts.repeats"), value, False))
+    if isinstance(spec.get("env"), dict) and spec["env"]:
+        settings.append((tr("scripts.env"), " ".join(
+            f"{k}={v}" for k, v in redact_env(spec["env"]).items()), True))
+    same, differ = workload_options(rep)
+    return prose.render("scripts", tr, heading=tr("section.scripts"), settings=settings,
+                        same=same, differ=differ,
+                        runs=len({c.run for c in camp.commands}),
+                        commands=len(folder_records.group_commands(camp.commands)))
 
 
-@register
-class CampaignYaml(Section):
+@register("campaign_yaml")
+def campaign_yaml(rep) -> prose.Markdown | None:
     """The runner writes campaign.yaml redacted; a hand-written one may not be. None
     without one."""
-
-    name = "campaign_yaml"
-
-    def render(self) -> prose.Markdown | None:
-        rep = self.rep
-        text = redact_yaml_text(rep.campaign.text.rstrip("\n"), secrets_in(rep.campaign_spec))
-        return prose.render("campaign_yaml", self.tr, text=text) if text else None
+    text = redact_yaml_text(rep.campaign.text.rstrip("\n"), secrets_in(rep.campaign_spec))
+    return prose.render("campaign_yaml", rep.tr, text=text) if text else None

@@ -16,7 +16,6 @@ import pandas as pd
 from analysis.plots.gpt import CASE_NAME
 from analysis.report import styled, tables
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 from analysis.report.sections.gpt_cases import _order, gpu_peak
 
 #: Seed 002's model shape, which our rows are chosen by.
@@ -63,38 +62,35 @@ def one_gpu_tflops(rep) -> tuple[float, float] | None:
     return float(ours["tflops_per_gpu_seed002"].iloc[0]), seed[0].tflops_96
 
 
-@register
-class Seed002(Section):
-    name = "seed002"
-
-    def render(self):
-        rep, tr = self.rep, self.tr
-        ours = rep.shared(seed_shape_cases)
-        if ours.empty:
-            return None
-        gpu = gpu_peak(rep.envs)[0] or tr("report.unknown")
-        precisions = "/".join(sorted({str(p).upper() for p in ours["precision"].dropna()}))
-        columns = [tr("seed002.col.source"), tr("col.case"), tr("gpt_cases.col.gpus"),
-                   tr("seed002.col.gbs"), tr("gpt_cases.col.step"), tr("seed002.col.memory"),
-                   tr("seed002.col.samples"), tr("seed002.col.tflops")]
-        rows = []
-        for i, s in enumerate(SEED002):
-            gpus, gbs = seed_gpus(s.case)
-            rows.append([tr("seed002.source_seed") if i == 0 else "", s.case, tr.int(gpus),
-                         tr.int(gbs), tr.num(s.latency_ms, 2),
-                         tr.int(s.memory_mib, group=True), tr.num(s.samples_per_s, 2),
-                         tr.num(s.tflops_96, 1)])
-        for i, r in enumerate(_order(ours).itertuples(index=False)):
-            rows.append([tr("seed002.source_ours", gpu=gpu, precision=precisions)
-                         if i == 0 else "", str(r.case), tr.int(r.num_devices),
-                         tr.int(r.global_batch_size), tr.num(r.latency_ms, 2),
-                         tr.int(r.memory_sampled_mib, group=True)
-                         if pd.notna(r.memory_sampled_mib) else "-",
-                         tr("headline.with_n", value=tr.num(r.throughput_median, 2),
-                            n=int(r.repeats)) if pd.notna(r.repeats)
-                         else tr.num(r.throughput_median, 2),
-                         tr.num(r.tflops_per_gpu_seed002, 1)])
-        frame = pd.DataFrame(rows, columns=columns)
-        return styled.table(frame, "seed002", "tlrrrrrr",
-                            caption=[tr("seed002.heading"), tr("seed002.caption"),
-                                     tr("seed002.note_seed"), tr("seed002.note_ours")])
+@register("seed002")
+def seed002(rep):
+    tr = rep.tr
+    ours = rep.shared(seed_shape_cases)
+    if ours.empty:
+        return None
+    gpu = gpu_peak(rep.envs)[0] or tr("report.unknown")
+    precisions = "/".join(sorted({str(p).upper() for p in ours["precision"].dropna()}))
+    columns = [tr("seed002.col.source"), tr("col.case"), tr("gpt_cases.col.gpus"),
+               tr("seed002.col.gbs"), tr("gpt_cases.col.step"), tr("seed002.col.memory"),
+               tr("seed002.col.samples"), tr("seed002.col.tflops")]
+    rows = []
+    for i, s in enumerate(SEED002):
+        gpus, gbs = seed_gpus(s.case)
+        rows.append([tr("seed002.source_seed") if i == 0 else "", s.case, tr.int(gpus),
+                     tr.int(gbs), tr.num(s.latency_ms, 2),
+                     tr.int(s.memory_mib, group=True), tr.num(s.samples_per_s, 2),
+                     tr.num(s.tflops_96, 1)])
+    for i, r in enumerate(_order(ours).itertuples(index=False)):
+        rows.append([tr("seed002.source_ours", gpu=gpu, precision=precisions)
+                     if i == 0 else "", str(r.case), tr.int(r.num_devices),
+                     tr.int(r.global_batch_size), tr.num(r.latency_ms, 2),
+                     tr.int(r.memory_sampled_mib, group=True)
+                     if pd.notna(r.memory_sampled_mib) else "-",
+                     tr("headline.with_n", value=tr.num(r.throughput_median, 2),
+                        n=int(r.repeats)) if pd.notna(r.repeats)
+                     else tr.num(r.throughput_median, 2),
+                     tr.num(r.tflops_per_gpu_seed002, 1)])
+    frame = pd.DataFrame(rows, columns=columns)
+    return styled.table(frame, "seed002", "tlrrrrrr",
+                        caption=[tr("seed002.heading"), tr("seed002.caption"),
+                                 tr("seed002.note_seed"), tr("seed002.note_ours")])

@@ -12,52 +12,42 @@ from analysis import __version__
 from analysis.report import html as H
 from analysis.report import prose, styled, tables
 from analysis.report.sections import register
-from analysis.report.sections.base import Section
 from analysis.report.sections.gpt_strategies import case_facts
 from analysis.stats import gpt_runs
 
 
-@register
-class Style(Section):
-    name = "style"
-
-    def render(self) -> H.Fragment:
-        return H.Fragment(f"<style>{styled.CSS_PATH.read_text(encoding='utf-8')}</style>")
+@register("style")
+def style(rep) -> H.Fragment:
+    return H.Fragment(f"<style>{styled.CSS_PATH.read_text(encoding='utf-8')}</style>")
 
 
-@register
-class TitleBlock(Section):
-    name = "title_block"
-
-    def render(self) -> prose.Markdown:
-        rep, tr = self.rep, self.tr
-        s = rep.summary
-        maxdev = int(s["num_devices"].max()) if len(s) and s["num_devices"].notna().any() else 0
-        models = [rep.model_name(m) for m in rep.models()]
-        gpt = not s.empty and tables.gpt_rows(s).shape[0] == len(s)  # a GPT campaign
-        if gpt:  # name the model sizes, as page 1's table does
-            sizes = sorted({gpt_runs.model_size(f.parameters)
-                            for f in rep.shared(case_facts).values()} - {""}, key=lambda size: float(size.rstrip("B")))
-            models = [tr("overview.gpt_sizes", sizes=tr.join(sizes))] if sizes else models
-        return prose.render("title", tr, title=_keep_together(rep.title), empty=s.empty, gpt=gpt,
-                            log_dir=rep.log_dir.name or ".", version=__version__,
-                            commit=rep.suite_commit, runs=len(rep.result.runs), cases=len(s),
-                            frameworks=sorted({str(x) for x in s["framework"].dropna()}),
-                            models=models, max_devices=maxdev,
-                            precisions=[rep.precision_name(p) for p in
-                                        sorted({str(p) for p in s["precision"].dropna()})],
-                            contents=rep.contents())
+@register("title_block")
+def title_block(rep) -> prose.Markdown:
+    tr = rep.tr
+    s = rep.summary
+    maxdev = int(s["num_devices"].max()) if len(s) and s["num_devices"].notna().any() else 0
+    models = [rep.model_name(m) for m in rep.models()]
+    gpt = not s.empty and tables.gpt_rows(s).shape[0] == len(s)  # a GPT campaign
+    if gpt:  # name the model sizes, as page 1's table does
+        sizes = sorted({gpt_runs.model_size(f.parameters)
+                        for f in rep.shared(case_facts).values()} - {""}, key=lambda size: float(size.rstrip("B")))
+        models = [tr("overview.gpt_sizes", sizes=tr.join(sizes))] if sizes else models
+    return prose.render("title", tr, title=_keep_together(rep.title), empty=s.empty, gpt=gpt,
+                        log_dir=rep.log_dir.name or ".", version=__version__,
+                        commit=rep.suite_commit, runs=len(rep.result.runs), cases=len(s),
+                        frameworks=sorted({str(x) for x in s["framework"].dropna()}),
+                        models=models, max_devices=maxdev,
+                        precisions=[rep.precision_name(p) for p in
+                                    sorted({str(p) for p in s["precision"].dropna()})],
+                        contents=rep.contents())
 
 
-@register
-class Heading(Section):
-    name = "heading"
-
-    def render(self, section: str) -> prose.Markdown | None:
-        if not self.rep.has(section):
-            return None
-        return prose.Markdown(f'<a id="sec-{section}"></a>\n\n'
-                              f"## {prose.md(self.tr('section.' + section))}\n")
+@register("heading")
+def heading(rep, section: str) -> prose.Markdown | None:
+    if not rep.has(section):
+        return None
+    return prose.Markdown(f'<a id="sec-{section}"></a>\n\n'
+                          f"## {prose.md(rep.tr('section.' + section))}\n")
 
 
 def _keep_together(title: str) -> str:
