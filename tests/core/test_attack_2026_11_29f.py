@@ -1,0 +1,81 @@
+"""Inputs of a seventh attack on what a log states: a global batch its own PARAMETER line
+states far from its devices x batch, a Megatron batch ramp-up that leaves too few intervals
+for the DLPerf rule, and done markers of other tools saying their run failed. Built in
+tmp_path from the bundled ResNet-50 campaign (data/raw_logs/rn50_4gpu: 1 node of 4 GPUs,
+batch 128) and the real Megatron-DeepSpeed log of the test bed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis.collect import parse_paths
+from analysis.problems import strict_failures
+
+ROOT = Path(__file__).resolve().parents[2]
+RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n4g"
+STEM = "resnet50_b128_fp32_"
+
+
+def _log_stating(tmp_path: Path, instead: str) -> Path:
+    """Run 1's log alone (no sidecars) with `instead` for its PARAMETER line's
+    ``global_batch_size : 512``."""
+    folder = tmp_path / "1n4g"
+    folder.mkdir()
+    text = (RN50 / f"{STEM}1.log").read_text()
+    assert "global_batch_size : 512  " in text
+    (folder / f"{STEM}1.log").write_text(text.replace("global_batch_size : 512  ", instead))
+    return folder
+
+
+# --- a global batch the log's own PARAMETER line states ---------------------------------------
+
+@pytest.mark.parametrize("stated, said", [
+    (51200, "= 100 x (4 device(s) x batch 128)"),
+    (1000, "global_batch_size=1,000, not a whole multiple of the 4 device(s) x batch 128"),
+])
+def test_a_global_batch_the_log_states_off_its_layout_fails_strict(tmp_path, stated, said):
+    """A PARAMETER line stating 4 GPUs x batch 128 and a global batch of 51,200 (or 1,000)
+    gave 100 times (or 1.95 times) the run's figure with 0 problems, where the same number
+    through --meta is a metadata_conflict."""
+    _log_stating(tmp_path, f"global_batch_size : {stated}  ")
+    result = parse_paths([tmp_path], cache=False)
+    [failed] = strict_failures(result.problem_list())
+    assert failed.kind == "metadata_conflict"
+    assert said in failed.reason and failed.reason.startswith("the log says")
+    assert failed.line == 6  # the PARAMETER line
+
+
+@pytest.mark.parametrize("instead, said", [
+    ("global_batch_size : 1024  ", "which no accumulation count in the log states"),
+    ("global_batch_size : 8192  gradient_accumulation_steps : 16  ",
+     "as the log's argument dump states"),
+])
+def test_a_global_batch_the_log_states_accumulating_is_a_note(tmp_path, instead, said):
+    """2 x the layout (a usual unstated accumulation), or 16 x where the dump states 16
+    accumulated batches, is used and noted, not a --strict failure."""
+    _log_stating(tmp_path, instead)
+    result = parse_paths([tmp_path], cache=False)
+    notes = result.problems[result.problems["kind"] == "accumulation_implied"]
+    assert len(notes) == 1 and said in notes["reason"].iloc[0]
+    assert not strict_failures(result.problem_list())
+
+
+def test_a_global_batch_the_log_states_is_held_to_the_paths_devices(tmp_path):
+    """A dump stating no devices is held to the path's (1n4g)."""
+    folder = _log_stating(tmp_path, "global_batch_size : 5120  ")
+    log = folder / f"{STEM}1.log"
+    text = log.read_text()
+    for key in ("world_size : 4  ", "num_nodes : 1  ", "gpus_per_node : 4  "):
+        assert key in text
+        text = text.replace(key, "")
+    log.write_text(text)
+    [failed] = strict_failures(parse_paths([tmp_path], cache=False).problem_list())
+    assert "= 10 x (4 device(s) x batch 128)" in failed.reason
+
+
+def test_a_global_batch_the_log_states_as_its_layout_runs_is_not_flagged(tmp_path):
+    _log_stating(tmp_path, "global_batch_size : 512  ")
+    assert parse_paths([tmp_path], cache=False).problems.empty
+
