@@ -6,8 +6,11 @@ batch 128) and the real Megatron-DeepSpeed log of the test bed."""
 
 from __future__ import annotations
 
+import gzip
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from analysis.collect import parse_paths
@@ -16,6 +19,8 @@ from analysis.problems import strict_failures
 ROOT = Path(__file__).resolve().parents[2]
 RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n4g"
 STEM = "resnet50_b128_fp32_"
+MEGATRON = ROOT / "tests" / "data" / "real" / "megatron_deepspeed_examples" \
+    / "gpt3-0.125B-tokendropping-graduallyIncrease-lr-3.0e-4.log.gz"
 
 
 def _log_stating(tmp_path: Path, instead: str) -> Path:
@@ -79,3 +84,56 @@ def test_a_global_batch_the_log_states_as_its_layout_runs_is_not_flagged(tmp_pat
     _log_stating(tmp_path, "global_batch_size : 512  ")
     assert parse_paths([tmp_path], cache=False).problems.empty
 
+
+# --- a Megatron batch-size ramp-up that ends near the end of the log -------------------------
+
+def _ramp_up_to(tmp_path: Path, last: int) -> list[float]:
+    """The real Megatron-DeepSpeed log (iterations 10..120, every 10; the interval ending at
+    110 holds an evaluation) with iterations up to `last` rewritten as a stated ramp-up at
+    global batch 32 (samples re-counted, each iteration an eighth as long: every line's
+    samples/s unchanged). The latencies (ms) printed after the ramp-up."""
+    out, after = [], []
+    for ln in gzip.open(MEGATRON, "rt").read().split("\n"):
+        if re.match(r"\s*rampup_batch_size \.+ None", ln):
+            ln = ln.replace("None", "['32', '32', '25600']")
+        m = re.match(r"\s*iteration +(\d+)/", ln)
+        if m:
+            k = int(m.group(1))
+            ms = float(re.search(r"per iteration \(ms\): ([0-9.]+)", ln)[1])
+            if k <= last:
+                samples = 32 * k
+                ln = re.sub(r"consumed samples: +\d+", f"consumed samples: {samples:>12}", ln)
+                ln = re.sub(r"consumed tokens: +\d+", f"consumed tokens: {samples * 2048:>12}",
+                            ln)
+                ln = ln.replace(f"(ms): {ms}", f"(ms): {ms / 8:.1f}")
+                ln = ln.replace("global batch size:   256", "global batch size:    32")
+            else:
+                after.append(ms)
+        out.append(ln)
+    (tmp_path / "gpt3_rampup.log").write_text("\n".join(out))
+    return after
+
+
+def test_a_ramp_up_ending_near_the_end_leaves_no_dlperf_figure(tmp_path):
+    """A ramp-up to iteration 100 left the lines of 110 (holding the evaluation) and 120: the
+    rule's median of those two gave 341.70 samples/s for a run at 438, 0 problems."""
+    from analysis.stats import run_throughput
+
+    assert len(_ramp_up_to(tmp_path, 100)) == 2
+    row = run_throughput(parse_paths([tmp_path], cache=False), "dlperf").iloc[0]
+    assert not np.isfinite(row["throughput"])
+    assert row["problem_kind"] == "truncated"
+    assert "2 latency interval(s) after it, 1 after the first" in row["problem"]
+    assert "at least 3 are needed" in row["problem"]
+
+
+def test_the_first_interval_after_a_ramp_up_is_left_out(tmp_path):
+    """A ramp-up to iteration 50: the figure is the median of the intervals at the final
+    batch after the first of them (60, the new batch's start-up), as the run's first is."""
+    from analysis.stats import run_throughput
+
+    after = _ramp_up_to(tmp_path, 50)
+    row = run_throughput(parse_paths([tmp_path], cache=False), "dlperf").iloc[0]
+    assert row["problem_kind"] == ""
+    assert row["throughput"] == pytest.approx(256 / (np.median(after[1:]) / 1e3))
+    assert row["throughput"] != pytest.approx(256 / (np.median(after) / 1e3))
