@@ -7,7 +7,9 @@ batch 128) and the real Megatron-DeepSpeed log of the test bed."""
 from __future__ import annotations
 
 import gzip
+import json
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -137,3 +139,41 @@ def test_the_first_interval_after_a_ramp_up_is_left_out(tmp_path):
     assert row["problem_kind"] == ""
     assert row["throughput"] == pytest.approx(256 / (np.median(after[1:]) / 1e3))
     assert row["throughput"] != pytest.approx(256 / (np.median(after) / 1e3))
+
+
+# --- done markers of other tools saying their run failed --------------------------------------
+
+def _campaign_marked(tmp_path: Path, marker: dict) -> Path:
+    """Runs 1-3 with their sidecars, run 3's done marker replaced by `marker`."""
+    folder = tmp_path / "1n4g"
+    folder.mkdir()
+    for i in (1, 2, 3):
+        for f in RN50.glob(f"{STEM}{i}.*"):
+            shutil.copy(f, folder)
+    (folder / f"{STEM}3.done").write_text(json.dumps({"run_id": f"1n4g/{STEM}3", **marker}))
+    return folder
+
+
+@pytest.mark.parametrize("marker, said", [
+    ({"result": "failed", "reason": "killed (OOM)"}, "failed (killed (OOM))"),
+    ({"status": "done", "exit_code": "137"}, '"exit_code": "137"'),
+    ({"returncode": "-9"}, '"returncode": "-9"'),
+])
+def test_a_done_marker_saying_failed_under_other_keys_leaves_the_run_out(tmp_path, marker, said):
+    """Another tool's marker stating `result` failed, or an exit status as text, counted
+    the run (3 repeats, 0 problems); the campaign ran 2."""
+    _campaign_marked(tmp_path, marker)
+    result = parse_paths([tmp_path], cache=False)
+    assert len(result.runs) == 2
+    [stray] = result.problems[result.problems["kind"] == "stray_log"]["reason"]
+    assert f"its done marker says {said}" in stray
+
+
+@pytest.mark.parametrize("marker", [
+    {"result": "success", "exit_code": "0"},
+    {"result": {"throughput": 11661.87}, "rc": 0},
+])
+def test_a_done_marker_of_another_tool_saying_done_counts_the_run(tmp_path, marker):
+    _campaign_marked(tmp_path, marker)
+    result = parse_paths([tmp_path], cache=False)
+    assert len(result.runs) == 3 and "stray_log" not in set(result.problems["kind"])
