@@ -236,8 +236,10 @@ def latency_rule(run: RunData, what: str, ramp_up: np.ndarray = ()) -> Estimate:
         values = after["value"].to_numpy(dtype=float)[1:]
         values = values[np.isfinite(values)]
         if len(values) < MIN_AFTER_RAMP_UP:
+            step = rows["step"].to_numpy(dtype=float)[rows["line"].to_numpy() == end]
+            at = f" (iteration {int(step[0])})" if len(step) and np.isfinite(step[0]) else ""
             return Estimate.fail(
-                f"the batch-size ramp-up ends on line {end}; the log prints {len(after)} "
+                f"the batch-size ramp-up ends on line {end}{at}; the log prints {len(after)} "
                 f"latency interval(s) after it, {len(values)} after the first at the final "
                 f"global batch (its start-up, left out): at least {MIN_AFTER_RAMP_UP} are "
                 "needed for a median", kind="truncated", method=method)
