@@ -23,7 +23,7 @@ from pathlib import Path
 
 from analysis.errors import UsageError, shown_value
 from analysis.layout import normalize_model, normalize_precision, run_stem
-from analysis.parsers._fields import META_FIELDS
+from analysis.parsers._fields import META_FIELDS, namespace_items
 
 #: Keys a user may state (the derived `case` and `group` are not among them).
 USER_KEYS = tuple(k for k in META_FIELDS if k not in ("case", "group"))
@@ -130,9 +130,14 @@ _ACCUMULATION_KEY = re.compile(r"accum", re.IGNORECASE)
 
 def accumulation_counts(parameters: Mapping[str, object]) -> set[int]:
     """The accumulation counts a log's argument dump states (keys naming an accumulation,
-    whole values >= 1)."""
+    whole values >= 1), those of a printed ``Namespace(...)`` in it too (DLE BERT's
+    ``Config``)."""
     out = set()
-    for k, v in parameters.items():
+    items = dict(parameters)
+    for v in parameters.values():
+        if "Namespace(" in str(v):
+            items.update(namespace_items(str(v)))
+    for k, v in items.items():
         text = str(v).strip()
         if _ACCUMULATION_KEY.search(str(k)) and text.isdigit() and int(text) >= 1:
             out.add(int(text))

@@ -26,13 +26,7 @@ import numpy as np
 from analysis import metrics as M
 from analysis.layout import meta_from_path
 from analysis.logtext import LogText
-from analysis.parsers._fields import (
-    INT64_MAX,
-    dll_parameter_fields,
-    namespace_items,
-    parse_parameters,
-    to_int,
-)
+from analysis.parsers._fields import INT64_MAX, dll_parameter_fields, parse_parameters, to_int
 from analysis.parsers._shapes import (
     DECIMAL_SHAPES,
     datetime_columns,
@@ -483,7 +477,7 @@ def _stated_global_batch(parsed: ParsedLog, put, params: dict, lines: dict,
     not one: its lines count micro-batches.) It is held to the devices (``world_size``,
     else nodes x GPUs of the dump or the path) x per-device batch the log states, by the rule
     a --meta global batch meets (:func:`analysis.user_meta.against_layout`; accumulation
-    counts stated in the dump or its ``Config`` Namespace count as stated)."""
+    counts the dump states, its ``Config`` Namespace's too, count as stated)."""
     value = to_int(params.get("global_batch_size"))
     if value is None or value <= 0:
         return
@@ -493,8 +487,7 @@ def _stated_global_batch(parsed: ParsedLog, put, params: dict, lines: dict,
     if devices is None or devices <= 0:
         n, g = (meta.get(k, path.get(k)) for k in ("num_nodes", "gpus_per_node"))
         devices = n * g if is_count(n) and is_count(g) else None
-    counts = accumulation_counts(params) | accumulation_counts(
-        namespace_items(params.get("Config", "")))
+    counts = accumulation_counts(params)
     odd = against_layout(value, devices, meta.get("batch_size_per_device",
                                                   path.get("batch_size_per_device")),
                          "the log", counts)

@@ -58,10 +58,13 @@ def test_a_global_batch_the_log_states_off_its_layout_fails_strict(tmp_path, sta
     ("global_batch_size : 1024  ", "which no accumulation count in the log states"),
     ("global_batch_size : 8192  gradient_accumulation_steps : 16  ",
      "as the log's argument dump states"),
+    ("global_batch_size : 33792  Config : Namespace(gradient_accumulation_steps=66, lr=6e-3)  ",
+     "accumulated 66 batches, as the log's argument dump states"),
 ])
 def test_a_global_batch_the_log_states_accumulating_is_a_note(tmp_path, instead, said):
-    """2 x the layout (a usual unstated accumulation), or 16 x where the dump states 16
-    accumulated batches, is used and noted, not a --strict failure."""
+    """2 x the layout (a usual unstated accumulation), or 16 x (66 x) where the dump (its
+    printed Namespace, as DLE BERT's) states that many accumulated batches, is used and
+    noted, not a --strict failure."""
     _log_stating(tmp_path, instead)
     result = parse_paths([tmp_path], cache=False)
     notes = result.problems[result.problems["kind"] == "accumulation_implied"]
