@@ -6,8 +6,9 @@
 ``status.json`` of that shape (its own or its parent's), is a campaign folder: there a run
 counts only when it has a done marker of its own (its ``run_id``, where it states one, names
 the log's stem) that does not say the run failed (:func:`marker_failure`: an ``ok`` that is
-not true in any spelling, or a ``state`` other than done; markers written by other tools,
-with neither, count as done, as reports read them), and that ``status.json``, where there is
+not true in any spelling, a ``state`` (other tools: ``status``, ``result``) other than done,
+or a non-zero exit code; markers written by other tools stating none of these count as
+done, as reports read them), and that ``status.json``, where there is
 one, lists; or when ``status.json`` lists it as done. A run whose marker cannot be read (not
 JSON: a hand edit) counts unless ``status.json`` says otherwise, with a ``bad_done_marker``
 problem naming the marker, line and error. Any other log in
@@ -56,18 +57,31 @@ _OK_WORDS = {"true", "1", "yes", "ok", "done", "success", "succeeded"}
 _DONE_STATES = {"done", "ok", "success", "succeeded", "finished", "completed", "complete"}
 #: Top-level keys other tools' markers give a run's exit status in (0: it finished).
 _EXIT_KEYS = ("exit_code", "returncode", "rc")
+#: Top-level keys a marker states its run's state in, ours first, then other tools'
+#: (``result`` only as a word: other tools keep a run's results under it too).
+_STATE_KEYS = ("state", "status", "result")
+
+
+def _exit_status(value: object) -> bool:
+    """Whether `value` is a non-zero exit status: an int (not a bool) or its text (``"137"``,
+    ``"-9"``), as shells write them."""
+    if type(value) is int:
+        return value != 0
+    text = value.strip() if isinstance(value, str) else ""
+    return text.lstrip("+-").isdigit() and len(text) <= 12 and int(text) != 0
 
 
 def marker_failure(marker: dict) -> str:
     """Why done marker `marker` says its run did not finish ("" when it says done, or states
-    none of ``ok``, ``state``/``status`` and an exit code): any ``ok`` that is not true
-    (``false``, ``0``, ``"false"``, null), any ``state`` (or, without one, ``status``) other
-    than done, and a non-zero ``exit_code``/``returncode``/``rc`` (markers of other tools); a
-    marker saying ``ok`` beside a failed state contradicts itself, and the failure is kept (a
-    run is counted only when nothing says no)."""
-    ok, state = marker.get("ok"), marker.get("state", marker.get("status"))
-    code = next(((k, marker[k]) for k in _EXIT_KEYS
-                 if type(marker.get(k)) is int and marker[k] != 0), None)
+    none of ``ok``, ``state``/``status``/``result`` and an exit code): any ``ok`` that is not
+    true (``false``, ``0``, ``"false"``, null), the first of ``state``, ``status``, ``result``
+    stated other than done, and a non-zero ``exit_code``/``returncode``/``rc`` (an integer or
+    its text: markers of other tools); a marker saying ``ok`` beside a failed state
+    contradicts itself, and the failure is kept (a run is counted only when nothing says no)."""
+    ok = marker.get("ok")
+    state = next((v for k in _STATE_KEYS if (v := marker.get(k)) is not None
+                  and (k != "result" or isinstance(v, str) and v.strip())), None)
+    code = next(((k, marker[k]) for k in _EXIT_KEYS if _exit_status(marker.get(k))), None)
     reason = str(marker.get("reason") or "")
     bad_ok = "ok" in marker and not (
         ok is True or (type(ok) is int and ok == 1)
@@ -77,7 +91,7 @@ def marker_failure(marker: dict) -> str:
     elif bad_ok:
         said = f'"ok": {_json_text(ok)}' + (f' beside "state": {_json_text(state)}' if state else "")
     elif code:
-        said = f'"{code[0]}": {code[1]}'
+        said = f'"{code[0]}": {_json_text(code[1])}'
     else:
         return ""
     return said + (f" ({reason})" if reason else "")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from analysis.errors import UsageError, shown_value
 from analysis.layout import normalize_model, normalize_precision, run_stem
-from analysis.parsers._fields import META_FIELDS
+from analysis.parsers._fields import META_FIELDS, namespace_items
 
 #: Keys a user may state (the derived `case` and `group` are not among them).
 USER_KEYS = tuple(k for k in META_FIELDS if k not in ("case", "group"))
@@ -130,9 +130,14 @@ _ACCUMULATION_KEY = re.compile(r"accum", re.IGNORECASE)
 
 def accumulation_counts(parameters: Mapping[str, object]) -> set[int]:
     """The accumulation counts a log's argument dump states (keys naming an accumulation,
-    whole values >= 1)."""
+    whole values >= 1), those of a printed ``Namespace(...)`` in it too (DLE BERT's
+    ``Config``)."""
     out = set()
-    for k, v in parameters.items():
+    items = dict(parameters)
+    for v in parameters.values():
+        if "Namespace(" in str(v):
+            items.update(namespace_items(str(v)))
+    for k, v in items.items():
         text = str(v).strip()
         if _ACCUMULATION_KEY.search(str(k)) and text.isdigit() and int(text) >= 1:
             out.add(int(text))
@@ -142,17 +147,26 @@ def accumulation_counts(parameters: Mapping[str, object]) -> set[int]:
 def stated_global_batch(row: Mapping[str, object], origin: Mapping[str, str],
                         log_states: bool, stated_counts: set[int] = frozenset()
                         ) -> tuple[str, str] | None:
-    """(kind, why) when a statement (meta file, --meta: its `origin`) gives a global batch
-    that the run's devices x per-device batch (`row`) do not run an iteration: a whole
-    multiple k >= 2 of them is a note naming the k batches each iteration would accumulate
-    (the figure counts the stated samples) where the log states k (`stated_counts`, its
-    argument dump's) or k is at most `UNSTATED_ACCUMULATION_MAX`; a larger k nothing states,
-    and any other value, a ``metadata_conflict``. None when they agree, a count is unknown,
-    or the log states its global batch itself (the log's value is checked against its
-    lines)."""
+    """(kind, why) of :func:`against_layout` when a statement (meta file, --meta: its
+    `origin`) gives the global batch of `row`. None when no statement gives it, a count is
+    unknown, or the log states its global batch itself (its parser holds that value to the
+    layout the log states)."""
     where = origin.get("global_batch_size", "the path")
     g, d, b = (row.get(k) for k in ("global_batch_size", "num_devices", "batch_size_per_device"))
-    if log_states or where == "the path" or not all(is_count(v) for v in (g, d, b)):
+    if log_states or where == "the path":
+        return None
+    return against_layout(g, d, b, where, stated_counts)
+
+
+def against_layout(g: object, d: object, b: object, where: str,
+                   stated_counts: set[int] = frozenset()) -> tuple[str, str] | None:
+    """(kind, why) when the global batch `g` that `where` states is not what `d` devices x
+    per-device batch `b` run an iteration: a whole multiple k >= 2 of them is a note naming
+    the k batches each iteration would accumulate (the figure counts the stated samples)
+    where the log states k (`stated_counts`, its argument dump's) or k is at most
+    `UNSTATED_ACCUMULATION_MAX`; a larger k nothing states, and any other value, a
+    ``metadata_conflict``. None when they agree or a count is unknown."""
+    if not all(is_count(v) for v in (g, d, b)):
         return None
     k, rest = divmod(g, d * b)
     if k == 1 and not rest:
@@ -163,7 +177,8 @@ def stated_global_batch(row: Mapping[str, object], origin: Mapping[str, str],
     if k >= 2 and not rest and k in stated_counts:
         return ("accumulation_implied", f"{implied}, as the log's argument dump states")
     if k >= 2 and not rest and k <= UNSTATED_ACCUMULATION_MAX:
-        return ("accumulation_implied", f"{implied}, which neither the log nor the path states")
+        return ("accumulation_implied", f"{implied}, which no accumulation count in the log "
+                                        "states")
     if k >= 2 and not rest:
         return ("metadata_conflict",
                 f"{implied}, which nothing else states: more than the "

@@ -41,6 +41,7 @@ from analysis.parsers._shapes import (
 )
 from analysis.parsers.base import ParsedLog
 from analysis.problems import Problem
+from analysis.user_meta import accumulation_counts, against_layout, is_count
 
 # step kinds
 TRAIN, VAL, EPOCH, SUMMARY, PARAMETER = "train", "val", "epoch", "summary", "parameter"
@@ -449,7 +450,7 @@ def apply_parameters(parsed: ParsedLog, params: dict, lines: dict, source: str) 
 
     for key, val, pkey in dll_parameter_fields(params):
         put(key, val, pkey)
-    _stated_global_batch(put, params)
+    _stated_global_batch(parsed, put, params, lines, source)
     ws = to_int(params.get("world_size"))
     if ws is None or ws <= 0 or "num_nodes" in meta and "gpus_per_node" in meta:
         return
@@ -469,13 +470,29 @@ def apply_parameters(parsed: ParsedLog, params: dict, lines: dict, source: str) 
         put("global_batch_size", int(bsz) * ws, "world_size")
 
 
-def _stated_global_batch(put, params: dict) -> None:
+def _stated_global_batch(parsed: ParsedLog, put, params: dict, lines: dict,
+                         source: str) -> None:
     """The global batch a ``global_batch_size`` PARAMETER states: the samples of one logged
-    iteration, gradient accumulation included, whatever devices x batch gives. (DLE
-    ResNet's ``optimizer_batch_size`` is not one: its lines count micro-batches.)"""
+    iteration, gradient accumulation included. (DLE ResNet's ``optimizer_batch_size`` is
+    not one: its lines count micro-batches.) It is held to the devices (``world_size``,
+    else nodes x GPUs of the dump or the path) x per-device batch the log states, by the rule
+    a --meta global batch meets (:func:`analysis.user_meta.against_layout`; accumulation
+    counts the dump states, its ``Config`` Namespace's too, count as stated)."""
     value = to_int(params.get("global_batch_size"))
-    if value is not None and value > 0:
-        put("global_batch_size", value, "global_batch_size")
+    if value is None or value <= 0:
+        return
+    put("global_batch_size", value, "global_batch_size")
+    meta, path = parsed.meta, meta_from_path(source)
+    devices = to_int(params.get("world_size"))
+    if devices is None or devices <= 0:
+        n, g = (meta.get(k, path.get(k)) for k in ("num_nodes", "gpus_per_node"))
+        devices = n * g if is_count(n) and is_count(g) else None
+    counts = accumulation_counts(params)
+    odd = against_layout(value, devices, meta.get("batch_size_per_device",
+                                                  path.get("batch_size_per_device")),
+                         "the log", counts)
+    if odd:
+        parsed.problems.append(Problem(source, lines.get("global_batch_size"), *odd))
 
 
 def parse_stdout(family: str, log: LogText, found: DllRead | None = None) -> ParsedLog:

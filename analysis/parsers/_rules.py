@@ -198,15 +198,24 @@ def _older_rule(run: RunData, why: str) -> Estimate:
 
 # --- OneFlow GPT and Megatron: printed latencies ---------------------------------------------
 
+#: Intervals at the final global batch a figure after a batch-size ramp-up rests on (the
+#: first at that batch left out): the fewest whose median sets one odd interval, an
+#: evaluation or a checkpoint, aside. A bound, not a rule of Megatron's: fewer give no figure.
+MIN_AFTER_RAMP_UP = 3
+
+
 def latency_rule(run: RunData, what: str, ramp_up: np.ndarray = ()) -> Estimate:
     """Latency = median of the printed per-interval latencies after the first (start-up) one,
-    the lines `ramp_up` (intervals at a smaller global batch) left out; throughput = global
-    batch / latency. Steps that repeat or go back give no figure."""
+    the lines `ramp_up` (intervals at a smaller global batch) left out, and the first
+    interval after them too (the new batch's start-up, which may hold iterations of the
+    last smaller batch); at least MIN_AFTER_RAMP_UP must be left after a ramp-up, else there
+    is no figure (``truncated``). Throughput = global batch / latency. Steps that repeat or
+    go back give no figure."""
     method = (f"median of the printed {what} of every interval after the first (start-up) "
               "interval; throughput = global batch / latency")
     if len(ramp_up):
         method += (f"; the {len(ramp_up)} intervals of the batch-size ramp-up (another "
-                   "global batch size printed) left out")
+                   "global batch size printed) and the first after them left out")
     rows = run.series(M.LATENCY).drop_duplicates("line")
     if rows.empty:
         return Estimate.fail("the log has no training lines with a latency",
@@ -221,12 +230,25 @@ def latency_rule(run: RunData, what: str, ramp_up: np.ndarray = ()) -> Estimate:
         refused = run.refuse(lines.min(), lines.max(), method, timestamps=False)
         if refused is not None:
             return refused
-    values = kept["value"].to_numpy(dtype=float)[~np.isin(kept["line"].to_numpy(), ramp_up)]
-    values = values[np.isfinite(values)]
+    if len(ramp_up):
+        end = int(np.max(ramp_up))
+        after = rows[rows["line"].to_numpy() > end]
+        values = after["value"].to_numpy(dtype=float)[1:]
+        values = values[np.isfinite(values)]
+        if len(values) < MIN_AFTER_RAMP_UP:
+            step = rows["step"].to_numpy(dtype=float)[rows["line"].to_numpy() == end]
+            at = f" (iteration {int(step[0])})" if len(step) and np.isfinite(step[0]) else ""
+            return Estimate.fail(
+                f"the batch-size ramp-up ends on line {end}{at}; the log prints {len(after)} "
+                f"latency interval(s) after it, {len(values)} after the first at the final "
+                f"global batch (its start-up, left out): at least {MIN_AFTER_RAMP_UP} are "
+                "needed for a median", kind="truncated", method=method)
+    else:
+        values = kept["value"].to_numpy(dtype=float)
+        values = values[np.isfinite(values)]
     if not len(values):
         return Estimate.fail(f"the log prints {len(rows)} latency interval(s); at least one "
-                             "after the first and the ramp-up is needed", kind="truncated",
-                             method=method)
+                             "after the first is needed", kind="truncated", method=method)
     latency = float(np.median(values))
     if latency <= 0:
         return Estimate.fail(f"the median printed latency is {latency:g} s", "impossible_value",
