@@ -38,13 +38,6 @@ def _cell(text: bytes) -> float:
     return float(m.group(1)) if m else float("nan")
 
 
-#: the block OneFlow prints (two columns), read in one pass; other layouts go the slow way
-_FAST_BLOCK = re.compile(
-    rb"utilization\.gpu \[%\], memory\.used \[MiB\][ \t]*\n"
-    rb"((?:[ \t]*[0-9]+(?:\.[0-9]*)? ?%, [0-9]+(?:\.[0-9]*)? ?MiB[ \t]*(?:\n|$))+)")
-_FAST_ROW = re.compile(rb"([0-9]+(?:\.[0-9]*)?) ?%, ([0-9]+(?:\.[0-9]*)?) ?MiB")
-
-
 def add_memory_blocks(log: LogText, obs: Observations, devices=None,
                       problems: list[Problem] | None = None) -> int:
     """Add phase ``memory`` rows for every inline nvidia-smi CSV block of `log` to `obs`.
@@ -61,26 +54,9 @@ def add_memory_blocks(log: LogText, obs: Observations, devices=None,
     all its rows are left out. Rows left out (another job's memory on a shared node) are
     said in ``foreign_gpu_sample`` problems appended to `problems`.
     """
-    data = log.data
-    found: dict[tuple[str, str], list[np.ndarray]] = {}
-    fast = list(_FAST_BLOCK.finditer(data))
-    if fast:
-        heads = log.lines_at(np.fromiter((m.start() for m in fast), np.int64, len(fast)))
-        blobs = [m.group(1) for m in fast]
-        sizes = np.array([b.count(b"%") for b in blobs], dtype=np.int64)
-        cells = np.array(_FAST_ROW.findall(b"".join(blobs)), dtype="S").reshape(-1, 2)
-        device = np.arange(len(cells)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-        lines = np.repeat(heads, sizes) + 1 + device
-        unindexed = np.repeat(sizes, sizes)  # this layout has no index column
-        for col, key in ((0, (M.UTILIZATION, M.PERCENT)), (1, (M.MEMORY_USED, M.MIB))):
-            found.setdefault(key, []).append(
-                np.stack([lines, device, cells[:, col].astype(np.float64), unindexed]))
-    if data.count(_HEADER_KEY) > len(fast):
-        done = {m.start() + len(b"utilization.gpu [%], ") for m in fast}
-        _slow_blocks(log, done, found)
     added, other, unsaid = 0, (set(), set()), (set(), set())
-    for (metric, unit), parts in found.items():
-        lines, devs, vals, unindexed = np.concatenate(parts, axis=1)
+    for (metric, unit), cells in _read_blocks(log).items():
+        lines, devs, vals, unindexed = np.array(cells, dtype=np.float64).T
         if isinstance(devices, int) and devices > 0:
             untold = unindexed > devices
             beyond = ~untold & (devs >= devices)
@@ -117,22 +93,18 @@ def add_memory_blocks(log: LogText, obs: Observations, devices=None,
     return added
 
 
-def _slow_blocks(log: LogText, done: set[int], found: dict) -> None:
-    """Blocks with other column layouts (index, memory.total, …): a plain loop; they are rare."""
-    data = log.data
+def _read_blocks(log: LogText) -> dict[tuple[str, str], list[tuple]]:
+    """(metric, unit) -> (line, device, value, rows of its block when it has no index column,
+    else 0) of every cell of the log's blocks: a plain loop, a log holds one block or a few."""
+    data, found = log.data, {}
     pos = data.find(_HEADER_KEY)
     while pos >= 0:
-        if pos in done:
-            pos = data.find(_HEADER_KEY, pos + 1)
-            continue
         start = data.rfind(b"\n", 0, pos) + 1
         end = data.find(b"\n", pos)
         end = len(data) if end < 0 else end
         names = [c.strip().split(b" [")[0] for c in data[start:end].split(b",")]
         header_line = int(log.lines_at(np.array([start]))[0])
-        pos = end + 1
-        row, first = 0, {key: len(parts) for key, parts in found.items()}
-        indexed = b"index" in names
+        pos, rows = end + 1, []
         while pos < len(data):
             nxt = data.find(b"\n", pos)
             nxt = len(data) if nxt < 0 else nxt
@@ -143,17 +115,13 @@ def _slow_blocks(log: LogText, done: set[int], found: dict) -> None:
             if all(np.isnan(v) for n, v in values.items() if n in _COLUMNS):
                 break
             idx = values.get(b"index", float("nan"))
-            device = int(idx) if np.isfinite(idx) else row
+            rows.append((int(idx) if np.isfinite(idx) else len(rows), values))
+            pos = nxt + 1
+        size = 0 if b"index" in names else len(rows)
+        for row, (device, values) in enumerate(rows):
             for name, key in _COLUMNS.items():
                 v = values.get(name)
                 if v is not None and np.isfinite(v):
-                    found.setdefault(key, []).append(
-                        np.array([[header_line + 1 + row], [device], [v], [0]],
-                                 dtype=np.float64))
-            row += 1
-            pos = nxt + 1
-        if not indexed:  # the block's size, known now, on each of its rows
-            for key, parts in found.items():
-                for part in parts[first.get(key, 0):]:
-                    part[3] = row
+                    found.setdefault(key, []).append((header_line + 1 + row, device, v, size))
         pos = data.find(_HEADER_KEY, pos)
+    return found

@@ -37,6 +37,7 @@ from analysis.layout import normalize_model
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import NUM
+from analysis.parsers._shapes import unix_seconds
 from analysis.parsers.base import LogParser, ParsedLog, to_float
 from analysis.problems import Problem, excerpt
 
@@ -87,9 +88,8 @@ def _is_number(v) -> bool:
         return False
 
 
-def _is_setting(v) -> bool:
-    """A stated value (text, a finite number, a flag), not a null or a structure."""
-    return isinstance(v, (str, bool)) or _is_number(v)
+def _metadata(rec: dict) -> dict:
+    return rec["metadata"] if isinstance(rec.get("metadata"), dict) else {}
 
 
 def _count(v) -> int | None:
@@ -111,7 +111,7 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
             start = (line, rec["time_ms"])
         elif rec["key"] == "run_stop" and start is not None:
             minutes = (rec["time_ms"] - start[1]) / MS_PER_MINUTE
-            meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+            meta = _metadata(rec)
             status = meta.get("status")
             if status == "success" and minutes <= 0:
                 parsed.problems.append(Problem(
@@ -182,11 +182,9 @@ def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
     train counts; a run_start stamped a day early is one too. Shorter: a clock step back that
     keeps every stamp in order. The time is kept (a stall is part of MLPerf's wall-clock
     score; a clock step is not), the run flagged."""
-    keys = [rec["key"] for _, rec in records]
-    if "run_start" not in keys or "run_stop" not in keys[keys.index("run_start"):]:
+    a, b = _run_span(records)
+    if b is None:
         return
-    a = keys.index("run_start")
-    b = keys.index("run_stop", a)
     blocks = [(line, float(rec["time_ms"]) / 1e3, _epochs(rec)) for line, rec in records[a:b]
               if rec["key"] == "block_start"]
     if len(blocks) < 4:
@@ -248,9 +246,17 @@ def _off_in_all(log: LogText, parsed: ParsedLog, edges, took, epochs, median: fl
         "which move its time to train; the time is kept", log.line_text(int(l1))))
 
 
+def _run_span(records: list[tuple[int, dict]]) -> tuple[int, int | None]:
+    """Indices of the first run_start (len(records) without one) and of the first run_stop
+    after it (None without one)."""
+    keys = [rec["key"] for _, rec in records] + ["run_start"]
+    a = keys.index("run_start")
+    return a, next((i for i in range(a, len(records)) if keys[i] == "run_stop"), None)
+
+
 def _epochs(rec: dict) -> float:
     """The epochs a block_start says its block runs (``epoch_count``), 1 where it says none."""
-    meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    meta = _metadata(rec)
     n = meta.get("epoch_count")
     return float(n) if _is_number(n) and 0 < float(n) < 1e9 else 1.0
 
@@ -266,13 +272,9 @@ def _time_order(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog
     back inside the run (an NTP step, a daylight-saving change), so run_stop less run_start
     leaves that much of the run out. The time is kept (the log does not say how far back),
     the run flagged."""
-    keys = [rec["key"] for _, rec in records]
-    if "run_start" not in keys:
-        return
-    a = keys.index("run_start")
-    b = keys.index("run_stop", a) if "run_stop" in keys[a:] else len(records) - 1
+    a, b = _run_span(records)
     latest = None
-    for line, rec in records[a:b + 1]:
+    for line, rec in records[a:len(records) if b is None else b + 1]:
         t = float(rec["time_ms"])
         if latest is not None and latest[1] - t > BACK_TOLERANCE_S * 1e3:
             parsed.problems.append(Problem(
@@ -389,9 +391,9 @@ def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog)
     started = False
     for line, rec in records:
         key, value = rec["key"], rec.get("value")
-        meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+        meta = _metadata(rec)
         started = started or key in _RUN_KEYS
-        if not started and _is_setting(value):
+        if not started and (isinstance(value, (str, bool)) or _is_number(value)):
             # a hyperparameter the run states before it starts: its configuration, which
             # repeats of one case share (mixed_configuration where they do not)
             parsed.parameters.setdefault(key, str(value))
@@ -430,18 +432,10 @@ def _read_speed(log: LogText, parsed: ParsedLog) -> None:
     found = list(_SPEED.finditer(log.data))
     if not found:
         return
-    starts = np.array([m.start() for m in found], dtype=np.int64)
-    lines = log.lines_at(starts)
-    ts = np.full(len(found), np.nan)
-    for i, m in enumerate(found):
-        head = log.data[log.data.rfind(b"\n", 0, m.start()) + 1:m.start()]
-        t = _ASCTIME.search(head)
-        if t:
-            try:
-                ts[i] = (np.datetime64(t.group(1).decode().replace(" ", "T"), "ms")
-                         .astype(np.int64) + int(t.group(2))) / 1e3
-            except ValueError:  # a garbled date: no timestamp for the line
-                pass
+    lines = log.lines_at(np.array([m.start() for m in found], dtype=np.int64))
+    heads = [log.data[log.data.rfind(b"\n", 0, m.start()) + 1:m.start()] for m in found]
+    ts = unix_seconds([b"%s.%s" % t.groups() if (t := _ASCTIME.search(h)) else b""
+                       for h in heads])
     epoch = np.array([int(m.group(1)) for m in found], dtype=np.int64)
     parsed.obs.add(line=lines, metric=M.THROUGHPUT, phase=M.TRAIN, unit=M.SAMPLES_PER_S,
                    value=to_float([m.group(3) for m in found]), timestamp=ts,
