@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import ClassVar
 
 import numpy as np
@@ -234,6 +235,15 @@ class LogParser(ABC):
 
 _NAN_WORDS = {b"nan": np.nan, b"NaN": np.nan, b"None": np.nan, b"inf": np.inf,
               b"-inf": -np.inf, b"Infinity": np.inf, b"-nan": np.nan, b"": np.nan}
+
+
+def iso_seconds(text: str) -> float | None:
+    """Unix seconds of an ISO date and time (naive: read as UTC); None when `text` is none."""
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def to_float(values: Iterable[bytes]) -> np.ndarray:

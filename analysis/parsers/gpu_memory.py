@@ -1,26 +1,14 @@
-"""GPU memory sidecars of a run (docs/formats.md §8): ``<run stem>.mem`` and ``<run stem>.gpu.csv``.
-
-* ``.mem``: ``max device0 memory usage is: 12958302208`` (bytes, polled each second) →
-  ``memory_used`` in MiB, device from the line.
-* ``.gpu.csv``: ``nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total,
-  utilization.gpu,power.draw --format=csv -lms 500`` (or NVML sampling writing the same
-  header ``timestamp, index, memory.used [MiB], memory.total [MiB], utilization.gpu [%],
-  power.draw [W]``; files without the power column are read as before; newer nvidia-smi's
-  ``power.draw.average`` is read as ``power.draw``) →
-  ``memory_used``, ``memory_total`` (MiB), ``utilization`` (%) and ``power_draw`` (W) per
-  ``device`` = index,
-  timestamps ``2026/11/21 10:00:00.123`` read as UTC unix seconds. Columns are found by
-  header name, units in cells are optional, ``[N/A]``/``[Not Supported]`` cells give no
-  observation (the tool says there is no value).
-
-Sidecars never form a run of their own; collect joins them to ``<run stem>.log``.
+"""GPU memory sidecars of a run (docs/formats.md §8), joined to ``<run stem>.log``: ``.mem``
+(``max device0 memory usage is: 12958302208``, bytes) and ``.gpu.csv``, nvidia-smi's or NVML's
+samples with the header ``timestamp, index, memory.used [MiB], memory.total [MiB],
+utilization.gpu [%], power.draw [W]`` (columns found by name; ``power.draw.average`` read as
+``power.draw``; ``[N/A]`` cells give no observation).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timezone
 
 import numpy as np
 
@@ -29,7 +17,7 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import to_int
 from analysis.parsers._scan import found
-from analysis.parsers.base import LogParser, ParsedLog
+from analysis.parsers.base import LogParser, ParsedLog, iso_seconds
 from analysis.problems import Problem
 
 _MEM = re.compile(rb"^\s*max device\s*(\d+) memory usage is:\s*(\S*)\s*$", re.M | re.I)
@@ -45,17 +33,6 @@ _MAX_INDEX = 1 << 20
 #: No GPU board draws 10 kW (an H200 is capped at 700 W): a larger reading is a garbled cell.
 MAX_WATTS = 10_000.0
 _NA = re.compile(r"^\s*\[?(N/A|Not Supported|Unknown Error|GPU is lost)\]?\s*$", re.I)
-
-
-def _time(text: str) -> float | None:
-    t = text.strip().replace("/", "-")
-    try:
-        dt = datetime.fromisoformat(t)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
 
 
 def _impossible(values: dict[str, float]) -> str:
@@ -143,7 +120,7 @@ class GpuMemory(LogParser):
             if len(cells) != len(names):
                 parsed.problems.append(self._bad(log, line, f"{len(cells)} cells, header has {len(names)}"))
                 continue
-            ts = _time(cells[col["timestamp"]])
+            ts = iso_seconds(cells[col["timestamp"]].strip().replace("/", "-"))
             device = to_int(cells[col["index"]])
             if device is not None and not 0 <= device < _MAX_INDEX:
                 device = None

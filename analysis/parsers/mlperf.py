@@ -1,26 +1,14 @@
-"""MLPerf Training result logs, ``:::MLLOG {json}`` lines (docs/formats.md §15).
-
-Every line the ``mlperf_logging.mllog`` logger writes is one JSON object behind the token::
+"""MLPerf Training result logs (docs/formats.md §15): one JSON object a line behind
+``:::MLLOG`` (launcher text may come before it)::
 
     :::MLLOG {"namespace": "", "time_ms": 1621120371034, "event_type": "INTERVAL_END", "key": "run_stop", "value": null, "metadata": {"status": "success", ...}}
 
-Launcher text may come before the token on the same line (``0: :::MLLOG …`` under srun), as
-mlperf-logging's own reader allows. A run's score is its time to train: ``time_ms`` of
-``run_stop`` less that of the ``run_start`` before it, in minutes (mlperf-logging's result
-summarizer); a ``run_stop`` whose status is not ``success`` is an aborted run, which has no
-time of its own and counts against the case's score (analysis.stats.time_to_train).
-
-Also read: ``throughput`` keys (NVIDIA's per-epoch samples/s, epoch phase), ``eval_accuracy``
-(val phase), ``global_batch_size``, ``submission_benchmark`` (the model) and, in MXNet runs,
-the Speedometer lines ``Epoch[0] Batch [0-20]\\tSpeed: 15680.13 samples/sec`` that NVIDIA's
-``fit.py`` prints on rank 0 with the global batch (training throughput per 20 batches; the
-batch count restarts each epoch). Nodes, GPUs per node and precision are stated only by
-``number_of_nodes`` / ``accelerators_per_node`` keys of later rounds; v1.0 logs state none.
-
-mlperf-logging's own reader (``compliance_checker/mlp_parser``, PyPI 4.1.68) is not used: it
-numbers the MLLOG lines among themselves, not the file's lines a problem must name, lets a
-line without ``time_ms`` or a JSON array raise KeyError/TypeError, and the package requires
-scipy, which nothing else here needs. What it reads is read the same way here.
+A run's score is its time to train: ``run_stop`` less the ``run_start`` before it, in minutes;
+an aborted run has none and counts against its case's score (analysis.stats.time_to_train).
+Also read: the ``throughput``, ``eval_accuracy`` and run-field keys, and MXNet's Speedometer
+lines. mlperf-logging's own reader is not used: it numbers the MLLOG lines among themselves,
+not the file's lines a problem must name, raises on a line without ``time_ms``, and needs
+scipy.
 """
 
 from __future__ import annotations
@@ -37,6 +25,7 @@ from analysis.layout import normalize_model
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import NUM
+from analysis.parsers._scan import found
 from analysis.parsers._shapes import unix_seconds
 from analysis.parsers.base import LogParser, ParsedLog, to_float
 from analysis.problems import Problem, excerpt
@@ -57,12 +46,9 @@ BLOCK_TIME = "block_time"
 
 def _records(log: LogText, parsed: ParsedLog) -> list[tuple[int, dict]]:
     """(line, record) of every readable MLLOG line; each unreadable one a bad_line."""
-    found = list(_MLLOG.finditer(log.data))
-    if not found:
-        return []
-    lines = log.lines_at(np.array([m.start() for m in found], dtype=np.int64)).tolist()
     out = []
-    for m, line in zip(found, lines):
+    matches, lines = found(log, _MLLOG)
+    for m, line in zip(matches, lines.tolist()):
         try:
             rec = json.loads(m.group(1))
             why = "" if isinstance(rec, dict) and isinstance(rec.get("key"), str) \
@@ -429,17 +415,16 @@ def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog)
 def _read_speed(log: LogText, parsed: ParsedLog) -> None:
     """MXNet Speedometer lines: training throughput per interval, global (NVIDIA's fit.py
     gives the Speedometer the global batch on rank 0)."""
-    found = list(_SPEED.finditer(log.data))
-    if not found:
+    matches, lines = found(log, _SPEED)
+    if not matches:
         return
-    lines = log.lines_at(np.array([m.start() for m in found], dtype=np.int64))
-    heads = [log.data[log.data.rfind(b"\n", 0, m.start()) + 1:m.start()] for m in found]
+    heads = [log.data[log.data.rfind(b"\n", 0, m.start()) + 1:m.start()] for m in matches]
     ts = unix_seconds([b"%s.%s" % t.groups() if (t := _ASCTIME.search(h)) else b""
                        for h in heads])
-    epoch = np.array([int(m.group(1)) for m in found], dtype=np.int64)
+    epoch = np.array([int(m.group(1)) for m in matches], dtype=np.int64)
     parsed.obs.add(line=lines, metric=M.THROUGHPUT, phase=M.TRAIN, unit=M.SAMPLES_PER_S,
-                   value=to_float([m.group(3) for m in found]), timestamp=ts,
-                   epoch=epoch, step=_run_steps(epoch, [int(m.group(2)) for m in found]))
+                   value=to_float([m.group(3) for m in matches]), timestamp=ts,
+                   epoch=epoch, step=_run_steps(epoch, [int(m.group(2)) for m in matches]))
     parsed.meta.setdefault("framework", "MXNet")
     parsed.meta_lines.setdefault("framework", int(lines[0]))
 

@@ -1,18 +1,12 @@
-"""OneFlow GPT pretraining logs (``LanguageModeling/GPT``, oneflow_gpt), docs/formats.md §3.
+"""OneFlow GPT pretraining logs (``LanguageModeling/GPT``), docs/formats.md §3: a Megatron-style
+argument dump (shared here with megatron and oneflow_models), then metrics as a table or as
+records::
 
-An argument dump (``  name ........ value`` between ``---- arguments ----`` and
-``---- end of arguments ----``), ``Training...``, then metrics as a table or as records::
-
-    | step     | micro_batches   | samples         | throughput | latency    | loss       |
-    | -------- | --------------- | --------------- | ---------- | ---------- | ---------- |
     | 10       | 320             | 5120            | 35.88042   | 14.26962   | 11.23708   |
     step=10,micro_batches=320,samples=5120,throughput=35.88042,latency=14.26962,loss=11.23708,
 
-Older versions name the first column ``batches``. ``latency`` is seconds per iteration,
-``throughput`` sequences/s, ``samples`` cumulative. Case fields come from the file name
-(:func:`analysis.layout.meta_from_path`); the dump's values go to ``meta`` so that
-disagreements are reported. The framework is OneFlow unless the dump names another (the
-suite's own PyTorch GPT, ``workloads.gpt``, writes this format with ``framework ... pytorch``). The dump helpers are shared with :mod:`analysis.parsers.megatron`.
+The framework is OneFlow unless the dump names another (the suite's own PyTorch GPT writes
+this format with ``framework ... pytorch``).
 """
 
 from __future__ import annotations
