@@ -18,7 +18,7 @@ import numpy as np
 
 from analysis import metrics as M
 from analysis.logtext import LogText
-from analysis.parsers.base import Observations
+from analysis.parsers.base import ParsedLog
 from analysis.problems import Problem
 
 # --- inline nvidia-smi blocks ---------------------------------------------------------
@@ -38,23 +38,22 @@ def _cell(text: bytes) -> float:
     return float(m.group(1)) if m else float("nan")
 
 
-def add_memory_blocks(log: LogText, obs: Observations, devices=None,
-                      problems: list[Problem] | None = None) -> int:
-    """Add phase ``memory`` rows for every inline nvidia-smi CSV block of `log` to `obs`.
+def add_memory_blocks(log: LogText, parsed: ParsedLog) -> None:
+    """Add phase ``memory`` rows for every inline nvidia-smi CSV block of `log` to `parsed`.
 
     A block is a header line holding ``memory.used [MiB]`` (comma-separated ``name [unit]``
     columns) followed by one row per GPU with as many cells. Metrics: ``utilization`` (%),
-    ``memory_used`` and ``memory_total`` (MiB), ``power_draw`` (W), one row per GPU; ``device`` is the row's
-    ``index`` column when printed, else its position in the block. Returns the rows added.
+    ``memory_used`` and ``memory_total`` (MiB), ``power_draw`` (W), one row per GPU;
+    ``device`` is the row's ``index`` column when printed, else its position in the block.
 
-    nvidia-smi lists every GPU of the node; with `devices` (the GPUs per node the log
-    states) the run's are GPUs 0 to `devices` - 1 by the ``index`` column (OneFlow places
-    its devices there). A block without that column and with more rows than `devices` says
-    nothing of which rows are the run's (their order is nvidia-smi's, or another tool's):
-    all its rows are left out. Rows left out (another job's memory on a shared node) are
-    said in ``foreign_gpu_sample`` problems appended to `problems`.
+    nvidia-smi lists every GPU of the node; where the log states its GPUs per node, the run's
+    are GPUs 0 to that - 1 by the ``index`` column (OneFlow places its devices there). A block
+    without that column and with more rows says nothing of which rows are the run's: all its
+    rows are left out. Rows left out (another job's memory on a shared node) are said in
+    ``foreign_gpu_sample`` problems.
     """
-    added, other, unsaid = 0, (set(), set()), (set(), set())
+    devices = parsed.meta.get("gpus_per_node")
+    other, unsaid = (set(), set()), (set(), set())
     for (metric, unit), cells in _read_blocks(log).items():
         lines, devs, vals, unindexed = np.array(cells, dtype=np.float64).T
         if isinstance(devices, int) and devices > 0:
@@ -68,14 +67,11 @@ def add_memory_blocks(log: LogText, obs: Observations, devices=None,
             lines, devs, vals = lines[mine], devs[mine], vals[mine]
             if not len(vals):
                 continue
-        obs.add(line=lines.astype(np.int64), metric=metric, value=vals, phase=M.MEMORY,
-                unit=unit, device=devs.astype(np.int64))
-        added += len(vals)
-    if problems is None:
-        return added
+        parsed.obs.add(line=lines.astype(np.int64), metric=metric, value=vals,
+                       phase=M.MEMORY, unit=unit, device=devs.astype(np.int64))
     if other[0]:
         lines = sorted(other[0])
-        problems.append(Problem(
+        parsed.problems.append(Problem(
             log.source, lines[0], "foreign_gpu_sample",
             f"{len(lines):,} inline nvidia-smi row(s) of GPU {', '.join(map(str, sorted(other[1])))} "
             f"by their index column, beyond the {devices} GPU(s) a node the log states the run "
@@ -83,14 +79,13 @@ def add_memory_blocks(log: LogText, obs: Observations, devices=None,
             f"{lines[0]}, last on line {lines[-1]})"))
     if unsaid[0]:
         lines = sorted(unsaid[0])
-        problems.append(Problem(
+        parsed.problems.append(Problem(
             log.source, lines[0], "foreign_gpu_sample",
             f"{len(lines):,} inline nvidia-smi row(s) in block(s) of "
             f"{', '.join(map(str, sorted(unsaid[1])))} GPUs with no index column, where the log "
             f"states the run used {devices} GPU(s) a node: nothing states which rows were its, "
             f"so none is counted in its memory peak (first on line {lines[0]}, last on line "
             f"{lines[-1]})"))
-    return added
 
 
 def _read_blocks(log: LogText) -> dict[tuple[str, str], list[tuple]]:

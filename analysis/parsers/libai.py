@@ -249,5 +249,5 @@ class LiBaiParser(GPTCases, LogParser):
         _read_metrics(log, parsed)
         _eager_accumulation(parsed, settings)
         _read_summary(log, parsed)
-        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
+        add_memory_blocks(log, parsed)
         return parsed

@@ -78,7 +78,7 @@ class OneFlowBERTParser(LogParser):
         for col, metric, unit in _FIELDS:
             parsed.obs.add(line=lines, metric=metric, value=floats(g[:, col]), phase=M.TRAIN,
                            unit=unit, step=step, timestamp=ts)
-        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
+        add_memory_blocks(log, parsed)
         return parsed
 
     def dlperf(self, run: RunData) -> Estimate:

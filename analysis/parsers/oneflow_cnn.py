@@ -126,7 +126,7 @@ class OneFlowCNNParser(LogParser):
         fields = [(col, *field) for col, field in enumerate(_TRAIN_FIELDS, start=2)]
         _add_lines(log, parsed, _TRAIN, _TRAIN_ANCHOR, M.TRAIN, fields)
         _add_lines(log, parsed, _VAL, _VAL_ANCHOR, M.VAL, fields)
-        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
+        add_memory_blocks(log, parsed)
         return parsed
 
     late_markers = (b"memory.used [",)

@@ -298,7 +298,7 @@ class OneFlowGPTParser(GPTCases, LogParser):
         _read_records(log, parsed)
         _batch_from_samples(log, parsed)
         _batch_against_parts(log, parsed)
-        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
+        add_memory_blocks(log, parsed)
         return parsed
 
     def dlperf(self, run: RunData) -> Estimate:

@@ -154,5 +154,5 @@ class OneFlowModelsParser(LogParser):
             sel = g[:, 1] == job
             if sel.any():
                 _add(parsed, g[sel], lines[sel], phase, _world_size(parsed, log.source))
-        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
+        add_memory_blocks(log, parsed)
         return parsed

@@ -25,14 +25,8 @@ NAN = float("nan")
 
 def finite(values: Iterable) -> list[float]:
     """The finite values of `values` as floats, in order (None and NaN left out)."""
-    out = []
-    for v in values:
-        if v is None:
-            continue
-        f = float(v)
-        if math.isfinite(f):
-            out.append(f)
-    return out
+    floats = (float(v) for v in values if v is not None)
+    return [f for f in floats if math.isfinite(f)]
 
 
 def median(values: list[float]) -> float:

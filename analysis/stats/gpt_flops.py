@@ -17,7 +17,7 @@ figures for the per-case summary.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -127,13 +127,6 @@ def _stated_int(params: dict, key: str) -> int | None:
     return None if value in ("", "None", "none") else int(value)
 
 
-def partial_recomputation(recomputed: int) -> FlopsFormula:
-    """The 72 convention plus the forward pass of `recomputed` layers."""
-    return FlopsFormula(
-        "72+r", f"{NO_RECOMPUTATION.text}+24*B*s*r*h^2*(1+s/(6h)), r={recomputed}",
-        NO_RECOMPUTATION.factor, NO_RECOMPUTATION.vocab_divisor, recomputed)
-
-
 def case_tflops(result: ParseResult, runs_by_id: pd.DataFrame, run_ids: pd.Series,
                 latency_ms: float) -> tuple[float, str, float]:
     """(TFLOP/s per GPU by the formula the case's log states, else seed 002's; that formula's
@@ -153,8 +146,9 @@ def case_tflops(result: ParseResult, runs_by_id: pd.DataFrame, run_ids: pd.Serie
     need = (run["global_batch_size"], run["seq_length"], run["num_layers"], run["hidden_size"],
             run["num_devices"])
     part = None if stated or pd.isna(need[2]) else recomputed_layers(params, float(need[2]))
-    if part is not None:
-        formula = partial_recomputation(part)
+    if part is not None:  # the 72 convention plus the forward pass of `part` layers
+        formula = replace(NO_RECOMPUTATION, label="72+r", recomputed=part, text=(
+            f"{NO_RECOMPUTATION.text}+24*B*s*r*h^2*(1+s/(6h)), r={part}"))
     if formula is None:
         return _printed_tflops(result, run_ids), stated, nan
     if any(pd.isna(x) for x in need):

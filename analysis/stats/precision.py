@@ -16,7 +16,9 @@ RATIO_COLUMNS = [
     "base_precision", "base_batch_size", "base_median", "base_repeats",
     "amp_precision", "amp_batch_size", "amp_median", "amp_repeats", "ratio", "same_batch",
 ]
-_SIDE = ["precision", "batch_size_per_device", "throughput_median", "repeats"]
+#: A side's columns and their names behind its prefix.
+_SIDE = {"precision": "precision", "batch_size_per_device": "batch_size",
+         "throughput_median": "median", "repeats": "repeats"}
 
 
 def precision_ratios(summary: pd.DataFrame) -> pd.DataFrame:
@@ -55,10 +57,8 @@ def precision_ratios(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def _side(rows: pd.DataFrame, prefix: str) -> pd.DataFrame:
-    names = {"precision": "precision", "batch_size_per_device": "batch_size",
-             "throughput_median": "median", "repeats": "repeats"}
     out = rows[[*PAIR_KEY, "num_devices", "group", *_SIDE]]
-    return out.rename(columns={c: f"{prefix}_{names[c]}" for c in _SIDE})
+    return out.rename(columns={c: f"{prefix}_{name}" for c, name in _SIDE.items()})
 
 
 def _comparable(pairs: pd.DataFrame) -> pd.DataFrame:
