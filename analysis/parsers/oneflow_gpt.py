@@ -44,6 +44,9 @@ ARG_META = {
     "data_parallel_size": "data_parallel", "num_nodes": "num_nodes",
     "num_gpus_per_node": "gpus_per_node", "vocab_size": "vocab_size",
     "padded_vocab_size": "vocab_size",
+    # OneFlow >= 0.5 ResNet-50 (oneflow_models): devices per node, batch per device
+    "num_devices_per_node": "gpus_per_node", "train_batch_size": "batch_size_per_device",
+    "train_global_batch_size": "global_batch_size",
 }
 #: a dump's ``framework`` value (lower case) -> the framework name runs carry
 FRAMEWORK_NAMES = {"pytorch": "PyTorch", "torch": "PyTorch", "oneflow": "OneFlow",
@@ -90,10 +93,10 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> dict[str, int]:
         elif name == "framework" and value.strip():
             framework = FRAMEWORK_NAMES.get(value.strip().lower(), value.strip())
             parsed.state("framework", framework, line)
-        elif name in ("fp16", "bf16"):
+        elif name in ("fp16", "bf16", "use_fp16"):  # use_fp16: oneflow_models
             flag = parse_bool(value)
             if flag is not None:
-                flags[name] = (flag, line)
+                flags[name.removeprefix("use_")] = (flag, line)
     if flags:
         if flags.get("bf16", (False, 0))[0]:
             parsed.state("precision", "bf16", flags["bf16"][1])

@@ -24,7 +24,7 @@ from analysis.parsers import register
 from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._scan import NUM, floats, ints, line_pattern, read_lines
 from analysis.parsers._shapes import unix_seconds
-from analysis.parsers.base import LogParser, ParsedLog, parse_bool
+from analysis.parsers.base import LogParser, ParsedLog
 from analysis.parsers.oneflow_gpt import read_argument_dump
 
 _N = rb"(" + NUM + rb")"
@@ -43,24 +43,6 @@ _SNIFF = re.compile(rb"^\[(?:rank:)?\d+\] \[(?:train|eval)\], epoch: \d+/\d+, it
                     re.M)
 _DUMP_KEYS = (b"num_devices_per_node .", b"ofrecord_path .")
 PER_DEVICE = "throughput_per_device"
-#: dump argument -> META_FIELDS key (integers)
-_INT_ARGS = {"num_nodes": "num_nodes", "num_devices_per_node": "gpus_per_node",
-             "train_batch_size": "batch_size_per_device",
-             "train_global_batch_size": "global_batch_size"}
-
-
-def _read_dump(log: LogText, parsed: ParsedLog) -> None:
-    """Run fields from the argument dump: nodes, devices per node, batch sizes, precision."""
-    lines = read_argument_dump(log, parsed)
-    for name, key in _INT_ARGS.items():
-        value = parsed.parameters.get(name, "").strip()
-        if value.isdigit() and len(value) < 10:  # `None` when unset
-            parsed.state(key, int(value), lines.get(name))
-    flag = parse_bool(parsed.parameters.get("use_fp16", ""))
-    if flag is not None:
-        parsed.state("precision", "amp" if flag else "fp32", lines.get("use_fp16"))
-
-
 def _world_size(parsed: ParsedLog, source: str) -> int | None:
     """Devices of the run: the argument dump's, else the DLPerf path's (``1n8g/``)."""
     stated = parsed.meta if parsed.meta.get("gpus_per_node") else meta_from_path(source)
@@ -148,7 +130,7 @@ class OneFlowModelsParser(LogParser):
 
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
-        _read_dump(log, parsed)
+        read_argument_dump(log, parsed)
         g, lines = read_lines(log, parsed, "OneFlow models", _LINE, _ANCHOR)
         for job, phase in ((b"train", M.TRAIN), (b"eval", M.VAL)):
             sel = g[:, 1] == job
