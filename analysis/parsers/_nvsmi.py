@@ -39,19 +39,11 @@ def _cell(text: bytes) -> float:
 
 
 def add_memory_blocks(log: LogText, parsed: ParsedLog) -> None:
-    """Add phase ``memory`` rows for every inline nvidia-smi CSV block of `log` to `parsed`.
-
-    A block is a header line holding ``memory.used [MiB]`` (comma-separated ``name [unit]``
-    columns) followed by one row per GPU with as many cells. Metrics: ``utilization`` (%),
-    ``memory_used`` and ``memory_total`` (MiB), ``power_draw`` (W), one row per GPU;
-    ``device`` is the row's ``index`` column when printed, else its position in the block.
-
-    nvidia-smi lists every GPU of the node; where the log states its GPUs per node, the run's
-    are GPUs 0 to that - 1 by the ``index`` column (OneFlow places its devices there). A block
-    without that column and with more rows says nothing of which rows are the run's: all its
-    rows are left out. Rows left out (another job's memory on a shared node) are said in
-    ``foreign_gpu_sample`` problems.
-    """
+    """Add phase ``memory`` rows for every inline nvidia-smi CSV block of `log` to `parsed`
+    (docs/formats.md §8): ``utilization``, ``memory_used``, ``memory_total``, ``power_draw``, one
+    row per GPU, ``device`` its ``index`` column, else its position in the block. Where the log
+    states its GPUs per node n, rows of GPUs from n on, and blocks with no index column and more
+    than n rows, are not the run's: left out, said in ``foreign_gpu_sample`` problems."""
     devices = parsed.meta.get("gpus_per_node")
     other, unsaid = (set(), set()), (set(), set())
     for (metric, unit), cells in _read_blocks(log).items():

@@ -1,8 +1,6 @@
-"""A case's statistics from its runs' figures, in plain Python (no numpy, no pandas): used by
-:func:`analysis.stats.summary.summarize`.
-
-Sums are exact (``math.fsum``), then rounded once: the mean and the standard deviation do
-not depend on the order of the runs."""
+"""A case's statistics from its runs' figures, and its flags: used by
+:func:`analysis.stats.summary.summarize`. Sums are exact (``math.fsum``), then rounded once:
+the mean and the standard deviation do not depend on the order of the runs."""
 
 from __future__ import annotations
 
