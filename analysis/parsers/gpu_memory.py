@@ -2,7 +2,11 @@
 (``max device0 memory usage is: 12958302208``, bytes) and ``.gpu.csv``, nvidia-smi's or NVML's
 samples with the header ``timestamp, index, memory.used [MiB], memory.total [MiB],
 utilization.gpu [%], power.draw [W]`` (columns found by name; ``power.draw.average`` read as
-``power.draw``; ``[N/A]`` cells give no observation).
+``power.draw``; ``[N/A]`` cells give no observation). Also the inline nvidia-smi blocks that
+OneFlow's scripts print into their logs (:func:`add_memory_blocks`)::
+
+    utilization.gpu [%], memory.used [MiB]
+    100 %, 11838 MiB
 """
 
 from __future__ import annotations
@@ -25,7 +29,11 @@ _MEM_HINT = re.compile(rb"^\s*max device\s*\d+ memory usage is:", re.M | re.I)
 _HEADER = re.compile(rb"^\s*timestamp\s*,\s*index\s*,[^\n]*memory\.used", re.M)
 _COLUMNS = {"memory.used": (M.MEMORY_USED, M.MIB), "memory.total": (M.MEMORY_TOTAL, M.MIB),
             "utilization.gpu": (M.UTILIZATION, M.PERCENT), "power.draw": (M.POWER_DRAW, M.WATT)}
-_CELL = re.compile(r"^\s*([-+]?[\d.]+(?:[eE][-+]?\d+)?)\s*(MiB|%|W|MHz)?\s*$")
+_CELL = re.compile(
+    r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(?:MiB|MB|%|W|MHz)?\s*$")
+#: The inline blocks' header (OneFlow logs), and the order their metrics are added in.
+_HEADER_KEY = b"memory.used ["
+_BLOCK_ORDER = ("utilization.gpu", "memory.used", "memory.total", "power.draw")
 #: No GPU holds a petabyte: a sample above this (MiB) is a garbled cell, not a measurement.
 MAX_MIB = float(1 << 30)
 #: GPU indices are small; a longer number is a garbled cell (and overflows int64).
@@ -151,3 +159,81 @@ class GpuMemory(LogParser):
     def _bad(log: LogText, line: int, reason: str) -> Problem:
         return Problem(log.source, line, "bad_line", f"unreadable memory sample: {reason}",
                        log.line_text(line)[:300])
+
+
+def add_memory_blocks(log: LogText, parsed: ParsedLog) -> None:
+    """Add phase ``memory`` rows for every inline nvidia-smi CSV block of `log` to `parsed`
+    (docs/formats.md §8): ``utilization``, ``memory_used``, ``memory_total``, ``power_draw``, one
+    row per GPU, ``device`` its ``index`` column, else its position in the block. Where the log
+    states its GPUs per node n, rows of GPUs from n on, and blocks with no index column and more
+    than n rows, are not the run's: left out, said in ``foreign_gpu_sample`` problems."""
+    devices = parsed.meta.get("gpus_per_node")
+    other, unsaid = (set(), set()), (set(), set())
+    for (metric, unit), cells in _read_blocks(log).items():
+        lines, devs, vals, unindexed = np.array(cells, dtype=np.float64).T
+        if isinstance(devices, int) and devices > 0:
+            untold = unindexed > devices
+            beyond = ~untold & (devs >= devices)
+            other[0].update(lines[beyond].astype(int).tolist())
+            other[1].update(devs[beyond].astype(int).tolist())
+            unsaid[0].update(lines[untold].astype(int).tolist())
+            unsaid[1].update(unindexed[untold].astype(int).tolist())
+            mine = ~(untold | beyond)
+            lines, devs, vals = lines[mine], devs[mine], vals[mine]
+            if not len(vals):
+                continue
+        parsed.obs.add(line=lines.astype(np.int64), metric=metric, value=vals,
+                       phase=M.MEMORY, unit=unit, device=devs.astype(np.int64))
+    if other[0]:
+        lines = sorted(other[0])
+        parsed.problems.append(Problem(
+            log.source, lines[0], "foreign_gpu_sample",
+            f"{len(lines):,} inline nvidia-smi row(s) of GPU {', '.join(map(str, sorted(other[1])))} "
+            f"by their index column, beyond the {devices} GPU(s) a node the log states the run "
+            f"used (GPUs 0 to {devices - 1}): left out of the run's memory peak (first on line "
+            f"{lines[0]}, last on line {lines[-1]})"))
+    if unsaid[0]:
+        lines = sorted(unsaid[0])
+        parsed.problems.append(Problem(
+            log.source, lines[0], "foreign_gpu_sample",
+            f"{len(lines):,} inline nvidia-smi row(s) in block(s) of "
+            f"{', '.join(map(str, sorted(unsaid[1])))} GPUs with no index column, where the log "
+            f"states the run used {devices} GPU(s) a node: nothing states which rows were its, "
+            f"so none is counted in its memory peak (first on line {lines[0]}, last on line "
+            f"{lines[-1]})"))
+
+
+def _read_blocks(log: LogText) -> dict[tuple[str, str], list[tuple]]:
+    """(metric, unit) -> (line, device, value, rows of its block when it has no index column,
+    else 0) of every cell of the log's blocks: a plain loop, a log holds one block or a few."""
+    data, found = log.data, {}
+    pos = data.find(_HEADER_KEY)
+    while pos >= 0:
+        start = data.rfind(b"\n", 0, pos) + 1
+        end = data.find(b"\n", pos)
+        end = len(data) if end < 0 else end
+        header = data[start:end].decode("utf-8", "replace")
+        names = [c.strip().split(" [")[0] for c in header.split(",")]
+        header_line = int(log.lines_at(np.array([start]))[0])
+        pos, rows = end + 1, []
+        while pos < len(data):
+            nxt = data.find(b"\n", pos)
+            nxt = len(data) if nxt < 0 else nxt
+            cells = data[pos:nxt].decode("utf-8", "replace").split(",")
+            if len(cells) != len(names) or _HEADER_KEY in data[pos:nxt]:
+                break
+            values = {n: float(m.group(1)) if (m := _CELL.match(c)) else np.nan
+                      for n, c in zip(names, cells, strict=True)}
+            if all(np.isnan(v) for n, v in values.items() if n in _COLUMNS):
+                break
+            idx = values.get("index", np.nan)
+            rows.append((int(idx) if np.isfinite(idx) else len(rows), values))
+            pos = nxt + 1
+        size = 0 if "index" in names else len(rows)
+        for row, (device, values) in enumerate(rows):
+            for name in _BLOCK_ORDER:
+                v, key = values.get(name), _COLUMNS[name]
+                if v is not None and np.isfinite(v):
+                    found.setdefault(key, []).append((header_line + 1 + row, device, v, size))
+        pos = data.find(_HEADER_KEY, pos)
+    return found

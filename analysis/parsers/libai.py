@@ -20,9 +20,9 @@ from analysis import metrics as M
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._gpt import GPTCases
-from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._scan import NUM, bad_lines, column, floats, found, in_int64, ints
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
+from analysis.parsers.gpu_memory import add_memory_blocks
 
 _PREFIX = rb"^\[\d\d/\d\d \d\d:\d\d:\d\d(?: [\w.]+\]:|\] [\w.]+ [A-Z]+:)"
 _METRIC = re.compile(_PREFIX + rb" +(?:eta: [^\n]*?  +)?iteration: (\d+)/(\d+)([^\n]*)$",

@@ -16,10 +16,10 @@ from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import register
-from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import window_rule
 from analysis.parsers._scan import NUM, floats, ints, line_pattern, read_lines
 from analysis.parsers.base import LogParser, ParsedLog
+from analysis.parsers.gpu_memory import add_memory_blocks
 from analysis.parsers.oneflow_cnn import read_header
 
 _N = rb"(" + NUM + rb")"

@@ -22,10 +22,10 @@ from analysis.layout import normalize_model
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import NUM, oneflow_dump_field
-from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import window_rule
 from analysis.parsers._scan import floats, ints, line_pattern, read_lines
 from analysis.parsers.base import LogParser, ParsedLog
+from analysis.parsers.gpu_memory import add_memory_blocks
 
 # --- the OneFlow header (banner + `name = value` dump), shared with oneflow_bert ------------
 

@@ -22,10 +22,10 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import to_int
 from analysis.parsers._gpt import GPTCases
-from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import latency_rule
 from analysis.parsers._scan import field_values, first_line, floats, ints, line_pattern, read_lines
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
+from analysis.parsers.gpu_memory import add_memory_blocks
 from analysis.problems import Problem
 
 # --- the Megatron-style argument dump, shared with megatron ---------------------------------

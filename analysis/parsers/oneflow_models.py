@@ -21,10 +21,10 @@ from analysis import metrics as M
 from analysis.layout import meta_from_path
 from analysis.logtext import LogText
 from analysis.parsers import register
-from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._scan import NUM, floats, ints, line_pattern, read_lines
 from analysis.parsers._shapes import unix_seconds
 from analysis.parsers.base import LogParser, ParsedLog
+from analysis.parsers.gpu_memory import add_memory_blocks
 from analysis.parsers.oneflow_gpt import read_argument_dump
 
 _N = rb"(" + NUM + rb")"
