@@ -91,51 +91,46 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
     run a log, and which of its times is the run's the log does not say."""
     if _several_runs(log, records, parsed):
         return
-    start = None
+    start = stop = None
     for line, rec in records:
         if rec["key"] == "run_start":
             start = (line, rec["time_ms"])
         elif rec["key"] == "run_stop" and start is not None:
-            minutes = (rec["time_ms"] - start[1]) / MS_PER_MINUTE
-            meta = _metadata(rec)
-            status = meta.get("status")
-            if status == "success" and minutes <= 0:
-                parsed.problems.append(Problem(
-                    log.source, line, "impossible_value",
-                    f"run_stop at {rec['time_ms']} ms is not after run_start at {start[1]} ms "
-                    f"(line {start[0]}): {minutes:.4f} min is not a time to train; no time",
-                    log.line_text(line)))
-                return
-            early = _before_init(records, start[1])
-            if early:
-                parsed.problems.append(Problem(
-                    log.source, start[0], "impossible_value",
-                    f"run_start at {start[1]} ms is {early}: not when the run started, so "
-                    f"{minutes:,.4f} min is not a time to train; no time",
-                    log.line_text(start[0])))
-                return
-            short = _short_of_target(records) if status == "success" else ""
-            if short:
-                parsed.problems.append(Problem(
-                    log.source, line, "run_aborted",
-                    f"run_stop says success after {minutes:.4f} min, but {short}: the "
-                    "compliance checker rejects the run; not a time to train; the case's "
-                    "score counts the run as its slowest", log.line_text(line)))
-                return
-            if status == "success":
-                parsed.obs.add(line=line, metric=M.TIME_TO_TRAIN, value=minutes,
-                               phase=M.SUMMARY, unit=M.MINUTES)
-                return
-            parsed.problems.append(Problem(
-                log.source, line, "run_aborted",
-                f"run_stop has status {status!r} after {minutes:.4f} min (run_start on line "
-                f"{start[0]}): not a time to train; the case's score counts the run as its "
-                "slowest", log.line_text(line)))
-            return
-    where = "no run_start" if start is None else f"run_start on line {start[0]} but no run_stop"
-    parsed.problems.append(Problem(log.source, start[0] if start else None, "run_aborted",
-                                   f"{where}: the log ends before the run stopped (killed, or "
-                                   "cut); no time to train"))
+            stop = (line, rec)
+            break
+    if stop is None:
+        where = "no run_start" if start is None else f"run_start on line {start[0]} but no run_stop"
+        parsed.problems.append(Problem(log.source, start[0] if start else None, "run_aborted",
+                                       f"{where}: the log ends before the run stopped (killed, "
+                                       "or cut); no time to train"))
+        return
+    line, rec = stop
+    minutes = (rec["time_ms"] - start[1]) / MS_PER_MINUTE
+    status = _metadata(rec).get("status")
+    early = _before_init(records, start[1])
+    short = _short_of_target(records) if status == "success" else ""
+    if status == "success" and minutes <= 0:
+        kind, reason = "impossible_value", (
+            f"run_stop at {rec['time_ms']} ms is not after run_start at {start[1]} ms "
+            f"(line {start[0]}): {minutes:.4f} min is not a time to train; no time")
+    elif early:
+        line, kind, reason = start[0], "impossible_value", (
+            f"run_start at {start[1]} ms is {early}: not when the run started, so "
+            f"{minutes:,.4f} min is not a time to train; no time")
+    elif short:
+        kind, reason = "run_aborted", (
+            f"run_stop says success after {minutes:.4f} min, but {short}: the compliance "
+            "checker rejects the run; not a time to train; the case's score counts the run as "
+            "its slowest")
+    elif status == "success":
+        parsed.obs.add(line=line, metric=M.TIME_TO_TRAIN, value=minutes, phase=M.SUMMARY,
+                       unit=M.MINUTES)
+        return
+    else:
+        kind, reason = "run_aborted", (
+            f"run_stop has status {status!r} after {minutes:.4f} min (run_start on line "
+            f"{start[0]}): not a time to train; the case's score counts the run as its slowest")
+    parsed.problems.append(Problem(log.source, line, kind, reason, log.line_text(line)))
 
 
 #: A block (block_start to the next, the last one's to run_stop) whose time per epoch is

@@ -1,18 +1,7 @@
-"""GPT model FLOPs per iteration by a named convention, and which one a run's figures follow.
-
-Two conventions are in use (docs/formats.md §3), with B the global batch, s the sequence
-length, l the layers, h the hidden size and V the vocabulary:
-
-- seed 002 (DLPerf's GPT report): 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)); it counts the
-  forward pass recomputed under activation checkpointing;
-- the suite's ``workloads.gpt``: 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)), the model's FLOPs
-  without recomputation. Its logs state it (``flops_formula``) and print the per-iteration
-  figure (``model_tflops_per_gpu``).
-
-The logit layer (6·B·s·h·V) is the same in both. A run's figures follow the formula its log
-states; logs that state none follow the seed's convention. `case_tflops` gives a case's
-figures for the per-case summary.
-"""
+"""GPT model FLOPs per iteration by a named convention (docs/formats.md §3: seed 002's
+96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), counting the forward pass recomputed under activation
+checkpointing; ``workloads.gpt``'s 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)), without), and which
+one a run's figures follow: the formula its log states, else seed 002's."""
 
 from __future__ import annotations
 
