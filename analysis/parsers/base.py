@@ -71,16 +71,14 @@ class Observations:
         return sum(b["n"] for b in self.blocks)
 
     def metrics(self) -> set[str]:
-        out: set[str] = set()
-        for b in self.blocks:
-            out.update([b["metric"]] if isinstance(b["metric"], str) else set(b["metric"]))
-        return out
+        return self._values("metric")
 
     def phases(self) -> set[str]:
-        out: set[str] = set()
-        for b in self.blocks:
-            out.update([b["phase"]] if isinstance(b["phase"], str) else set(b["phase"]))
-        return out
+        return self._values("phase")
+
+    def _values(self, column: str) -> set[str]:
+        return {v for b in self.blocks
+                for v in ([b[column]] if isinstance(b[column], str) else b[column])}
 
     def train_lines(self, metric: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(lines, steps, timestamps) of the training rows that carry a step (of `metric` when

@@ -22,6 +22,8 @@ from analysis.problems import Problem
 
 _RECORD = re.compile(rb"^DLLL (.*)$", re.M)
 _KIND_OF_LEN = {0: dll.SUMMARY, 1: dll.EPOCH, 2: dll.TRAIN, 3: dll.VAL}
+#: dtypes of a group's columns: line, timestamp, epoch, step, value
+_COLUMNS = (np.int64, np.float64, np.int64, np.int64, np.float64)
 
 
 def _timestamp(rec: dict) -> float:
@@ -101,14 +103,9 @@ class DllJson(LogParser):
                         log, line, f"value {str(val)[:40]!r}… of {name} is beyond a float"))
                     continue
                 rows.setdefault((kind, str(name)), []).append((line, ts, epoch, it, v))
-        groups = []
-        for (kind, name), vals in rows.items():
-            ln, ts, ep, st, v = (np.array(c) for c in zip(*vals, strict=True))
-            unit = units.get(name, "")
-            groups.append(dll.Group(kind, name, "" if unit == "None" else unit,
-                                    ln.astype(np.int64), ts.astype(np.float64),
-                                    ep.astype(np.int64), st.astype(np.int64),
-                                    v.astype(np.float64)))
+        groups = [dll.Group(kind, name, "" if units.get(name) == "None" else units.get(name, ""),
+                            *(np.array(c, dtype=t) for c, t in zip(zip(*vals), _COLUMNS)))
+                  for (kind, name), vals in rows.items()]
         dll.add_groups(parsed, log, groups)
         dll.apply_parameters(parsed, params, plines, log.source)
         return parsed

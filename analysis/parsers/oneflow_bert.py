@@ -45,8 +45,7 @@ def _bert_model(parsed: ParsedLog) -> None:
              parsed.parameters.get("hidden_size", "").strip())
     model = {("12", "768"): "bert_base", ("24", "1024"): "bert_large"}.get(shape)
     if model:
-        parsed.meta["model"] = model
-        parsed.meta_lines["model"] = parsed.meta_lines.get("model")
+        parsed.state("model", model, parsed.meta_lines.get("model"))
     else:
         parsed.meta.pop("model", None)
         parsed.meta_lines.pop("model", None)
