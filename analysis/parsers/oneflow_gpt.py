@@ -259,12 +259,9 @@ def _batch_against_parts(log: LogText, parsed: ParsedLog) -> None:
     dump contradicts itself, so the samples/s and TFLOP/s that count the global batch are in
     doubt. The global batch stays the one the figures count (the lines' where they say)."""
     stated = parsed.meta.get("global_batch_size")
-    try:
-        parts = [int(str(parsed.parameters[k]).strip()) for k in
-                 ("micro_batch_size", "num_accumulation_steps", "data_parallel_size")]
-    except (KeyError, ValueError):
-        return
-    if stated is None or min(parts) < 1 or int(np.prod(parts)) == stated:
+    parts = [to_int(parsed.parameters.get(k)) for k in
+             ("micro_batch_size", "num_accumulation_steps", "data_parallel_size")]
+    if stated is None or None in parts or min(parts) < 1 or int(np.prod(parts)) == stated:
         return
     line = parsed.meta_lines.get("global_batch_size")
     parsed.problems.append(Problem(
