@@ -141,21 +141,13 @@ def _parallel_sizes(world: int, line: int, parsed: ParsedLog) -> None:
 
 def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
     matches, lines = found(log, _METRIC)
-    if not matches:
-        return
-    rest = [m.group(3) for m in matches]
-    lr = column(rest, _FIELDS[3][0] + _FIELDS[3][1])
-    ok = lr != b""  # `lr:` closes every complete line (`N/A` when no scheduler)
+    g = np.array([m.group(1, 3) for m in matches], dtype="S").reshape(-1, 2)  # iteration, rest
+    ok = column(g[:, 1], _FIELDS[3][0] + _FIELDS[3][1]) != b""  # `lr:` (N/A too) ends a line
     bad_lines(log, lines[~ok], "LiBai", parsed)
-    ok[ok] = in_int64(log, lines[ok], "LiBai", parsed,
-                      [m.group(1) for m, k in zip(matches, ok.tolist(), strict=True) if k],
-                      offset=1)  # printed 0-based
+    ok[ok] = in_int64(log, lines[ok], "LiBai", parsed, g[ok, 0], offset=1)  # printed 0-based
     if not ok.any():
         return
-    keep = np.flatnonzero(ok)
-    lines = lines[keep]
-    rest = [rest[i] for i in keep]
-    step = ints([matches[i].group(1) for i in keep]) + 1  # printed 0-based
+    lines, rest, step = lines[ok], g[ok, 1], ints(g[ok, 0]) + 1
     _first_global_batch(parsed, step[0], column(rest[:1], _FIELDS[0][0] + _FIELDS[0][1]),
                         int(lines[0]))
 
