@@ -86,7 +86,7 @@ class GpuMemory(LogParser):
 
     def _mem(self, log: LogText, parsed: ParsedLog) -> None:
         matches, lines = found(log, _MEM)
-        good_l, dev, val = [], [], []
+        rows = []  # line, device, MiB
         for m, line in zip(matches, lines.tolist(), strict=True):
             try:
                 v = float(m.group(2))
@@ -96,13 +96,12 @@ class GpuMemory(LogParser):
             if math.isfinite(v) and v / 2**20 > MAX_MIB or len(m.group(1)) > 7:
                 parsed.problems.append(self._bad(log, line, "a device or byte count no GPU has"))
                 continue
-            good_l.append(line)
-            dev.append(int(m.group(1)))
-            val.append(v / 2**20)
-        if val:
-            parsed.obs.add(line=np.array(good_l), metric=M.MEMORY_USED, value=np.array(val),
-                           phase=M.MEMORY, unit=M.MIB, device=np.array(dev))
-        seen = set(good_l) | {p.line for p in parsed.problems}
+            rows.append((line, int(m.group(1)), v / 2**20))
+        if rows:
+            good, dev, val = map(np.array, zip(*rows, strict=True))
+            parsed.obs.add(line=good, metric=M.MEMORY_USED, value=val, phase=M.MEMORY,
+                           unit=M.MIB, device=dev)
+        seen = {r[0] for r in rows} | {p.line for p in parsed.problems}
         for ln in found(log, _MEM_HINT)[1].tolist():
             if ln not in seen:
                 parsed.problems.append(self._bad(
@@ -118,7 +117,7 @@ class GpuMemory(LogParser):
             # 1 s average on Ampere and newer); power.draw.instant is one reading, not used
             col["power.draw"] = col["power.draw.average"]
         cols = {k: col[k] for k in _COLUMNS if k in col}
-        acc = {k: ([], [], [], []) for k in cols}  # line, device, timestamp, value
+        acc = {k: [] for k in cols}  # (line, device, timestamp, value)
         for i in range(header_at + 1, len(text)):
             raw = text[i]
             if not raw.strip() or _HEADER.match(raw.encode()):
@@ -147,13 +146,12 @@ class GpuMemory(LogParser):
                 parsed.problems.append(self._bad(log, line, why))
                 continue
             for key, v in values.items():
-                for lst, x in zip(acc[key], (line, device, ts, v), strict=True):
-                    lst.append(x)
-        for key, (ln, dev, ts, val) in acc.items():
-            metric, unit = _COLUMNS[key]
-            if val:
-                parsed.obs.add(line=np.array(ln), metric=metric, value=np.array(val), phase=M.MEMORY,
-                               unit=unit, device=np.array(dev), timestamp=np.array(ts))
+                acc[key].append((line, device, ts, v))
+        for key, rows in acc.items():
+            if rows:
+                ln, dev, ts, val = map(np.array, zip(*rows, strict=True))
+                parsed.obs.add(line=ln, metric=_COLUMNS[key][0], value=val, phase=M.MEMORY,
+                               unit=_COLUMNS[key][1], device=dev, timestamp=ts)
 
     @staticmethod
     def _bad(log: LogText, line: int, reason: str) -> Problem:
