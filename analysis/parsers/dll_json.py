@@ -104,7 +104,8 @@ class DllJson(LogParser):
                     continue
                 rows.setdefault((kind, str(name)), []).append((line, ts, epoch, it, v))
         groups = [dll.Group(kind, name, "" if units.get(name) == "None" else units.get(name, ""),
-                            *(np.array(c, dtype=t) for c, t in zip(zip(*vals), _COLUMNS, strict=True)))
+                            *(np.array(c, dtype=t)
+                              for c, t in zip(zip(*vals), _COLUMNS, strict=True)))
                   for (kind, name), vals in rows.items()]
         dll.add_groups(parsed, log, groups)
         dll.apply_parameters(parsed, params, plines, log.source)
