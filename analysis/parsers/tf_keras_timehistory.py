@@ -122,18 +122,15 @@ class TfKerasTimeHistory(LogParser):
         parsed = ParsedLog(self.name)
         _read_fields(log, parsed)
         matches, lines = found(log, _ANY)
-        if not matches:
-            return parsed
         bodies = [_BODY.match(m.group(2)) for m in matches]
-        ok = np.array([b is not None for b in bodies])
+        ok = np.array([b is not None for b in bodies], dtype=bool)
         bad_lines(log, lines[~ok], "TensorFlow Keras TimeHistory", parsed)
         if not ok.any():
             return parsed
         good = np.array([b.groups() for b in bodies if b is not None], dtype="S")
         seconds, tput = floats(good[:, 0]), floats(good[:, 1])
-        first, last = ints(good[:, 2]), ints(good[:, 3])
-        lines = lines[ok]
-        ts = _timestamps([m.group(1) for m, k in zip(matches, ok) if k], log.data)
+        first, last, lines = ints(good[:, 2]), ints(good[:, 3]), lines[ok]
+        ts = _timestamps([m.group(1) for m, b in zip(matches, bodies) if b is not None], log.data)
         with np.errstate(divide="ignore", invalid="ignore"):
             latency = np.where(last > first, seconds / (last - first), np.nan)
         parsed.obs.add(line=lines, metric=M.THROUGHPUT, value=tput, phase=M.TRAIN,
