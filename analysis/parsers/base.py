@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import ClassVar
 
 import numpy as np
@@ -70,16 +71,14 @@ class Observations:
         return sum(b["n"] for b in self.blocks)
 
     def metrics(self) -> set[str]:
-        out: set[str] = set()
-        for b in self.blocks:
-            out.update([b["metric"]] if isinstance(b["metric"], str) else set(b["metric"]))
-        return out
+        return self._values("metric")
 
     def phases(self) -> set[str]:
-        out: set[str] = set()
-        for b in self.blocks:
-            out.update([b["phase"]] if isinstance(b["phase"], str) else set(b["phase"]))
-        return out
+        return self._values("phase")
+
+    def _values(self, column: str) -> set[str]:
+        return {v for b in self.blocks
+                for v in ([b[column]] if isinstance(b[column], str) else b[column])}
 
     def train_lines(self, metric: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(lines, steps, timestamps) of the training rows that carry a step (of `metric` when
@@ -234,6 +233,15 @@ class LogParser(ABC):
 
 _NAN_WORDS = {b"nan": np.nan, b"NaN": np.nan, b"None": np.nan, b"inf": np.inf,
               b"-inf": -np.inf, b"Infinity": np.inf, b"-nan": np.nan, b"": np.nan}
+
+
+def iso_seconds(text: str) -> float | None:
+    """Unix seconds of an ISO date and time (naive: read as UTC); None when `text` is none."""
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)).timestamp()
 
 
 def to_float(values: Iterable[bytes]) -> np.ndarray:

@@ -1,19 +1,12 @@
-"""DLLogger JSON-stream backend (docs/formats.md §5): ``DLLL {json}`` records, one per line.
-
-``type`` LOG records carry ``step`` (``[]`` summary, ``[e]`` epoch, ``[e, i]`` training,
-``[e, i, v]`` validation, ``"PARAMETER"`` argument dump) and a ``data`` dict; METADATA
-records give a metric's unit. The timestamp is the record's ``timestamp`` field (unix
-seconds as text); ``datetime`` (with or without a UTC offset) is used only when it is
-missing. Bare ``NaN`` is accepted. Written by the PyTorch examples (``--raport-file``), so
-the DLPerf PyTorch rule applies (:func:`analysis.parsers._rules.pytorch_rule`).
-Records are read with ``json.loads`` one by one: these files are small (one per run).
+"""DLLogger JSON-stream backend (docs/formats.md §5): ``DLLL {json}`` records, one a line,
+read with ``json.loads`` one by one (the files are small). The timestamp is the record's
+``timestamp``, else its ``datetime``. The DLPerf PyTorch rule applies.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
 
 import numpy as np
 
@@ -24,11 +17,13 @@ from analysis.parsers import register
 from analysis.parsers._fields import INT64_MAX, INT64_MIN
 from analysis.parsers._rules import pytorch_rule
 from analysis.parsers._scan import found
-from analysis.parsers.base import LogParser, ParsedLog
+from analysis.parsers.base import LogParser, ParsedLog, iso_seconds
 from analysis.problems import Problem
 
 _RECORD = re.compile(rb"^DLLL (.*)$", re.M)
 _KIND_OF_LEN = {0: dll.SUMMARY, 1: dll.EPOCH, 2: dll.TRAIN, 3: dll.VAL}
+#: dtypes of a group's columns: line, timestamp, epoch, step, value
+_COLUMNS = (np.int64, np.float64, np.int64, np.int64, np.float64)
 
 
 def _timestamp(rec: dict) -> float:
@@ -36,13 +31,8 @@ def _timestamp(rec: dict) -> float:
         return float(rec["timestamp"])
     except (KeyError, TypeError, ValueError):
         pass
-    try:
-        dt = datetime.fromisoformat(str(rec["datetime"]))
-    except (KeyError, ValueError):
-        return float("nan")
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+    t = iso_seconds(str(rec["datetime"])) if "datetime" in rec else None
+    return float("nan") if t is None else t
 
 
 @register
@@ -113,14 +103,10 @@ class DllJson(LogParser):
                         log, line, f"value {str(val)[:40]!r}… of {name} is beyond a float"))
                     continue
                 rows.setdefault((kind, str(name)), []).append((line, ts, epoch, it, v))
-        groups = []
-        for (kind, name), vals in rows.items():
-            ln, ts, ep, st, v = (np.array(c) for c in zip(*vals, strict=True))
-            unit = units.get(name, "")
-            groups.append(dll.Group(kind, name, "" if unit == "None" else unit,
-                                    ln.astype(np.int64), ts.astype(np.float64),
-                                    ep.astype(np.int64), st.astype(np.int64),
-                                    v.astype(np.float64)))
+        groups = [dll.Group(kind, name, "" if units.get(name) == "None" else units.get(name, ""),
+                            *(np.array(c, dtype=t)
+                              for c, t in zip(zip(*vals), _COLUMNS, strict=True)))
+                  for (kind, name), vals in rows.items()]
         dll.add_groups(parsed, log, groups)
         dll.apply_parameters(parsed, params, plines, log.source)
         return parsed

@@ -1,25 +1,11 @@
-"""NVIDIA DeepLearningExamples TensorFlow DLLogger stdout (docs/formats.md §5, §7).
+"""NVIDIA DeepLearningExamples TensorFlow DLLogger stdout (docs/formats.md §5, §7): ResNet-50
+v1.5 (Horovod/MPI, rank 0's ``imgs_per_sec`` or ``total_ips``) and BERT::
 
-ResNet50 v1.5 with Horovod/MPI prints ``DLL <datetime> - (epoch, global_step) imgs_per_sec :
-… cross_entropy : …`` (newer benchmark mode: ``total_ips``) from rank 0 only, never for the
-first 20 steps, and ``() train_throughput : …`` at the end; BERT prints
-``DLL … - Iteration: 20  throughput_train : 123.456 seq/s mlm_loss : …``. Launcher rank
-prefixes (Open MPI ``[1,0]<stdout>:``, horovodrun/Gloo ``[0]<stdout>:``) are stripped by
-:mod:`analysis.logtext`; every rank's DLL lines are kept with their ``rank``, other tagged
-noise (``INFO:tensorflow:…``, ``Iter #0: 592.3 img/sec per GPU``) is not a DLL line and is
-ignored.
+    DLL 2020-09-15 14:29:13.473765 - Iteration: 20  throughput_train : 123.456 seq/s mlm_loss : 7.89
 
-DLPerf rules (only rank-0 lines — or lines without a rank prefix — count):
-
-* ResNet, rule (a), the published one: the mean of the first 100 printed throughput values
-  (``imgs_per_sec``/``total_ips``, global steps 20–119), rounded to 2 decimals.
-* ResNet, rule (b), the "time" variant: global batch × 99 / (t(100th line) − t(1st line));
-  it is not the ``dlperf`` figure but is stated in ``Estimate.method``.
-* BERT (``Iteration: N`` steps, no epoch; or a model named ``bert*``): global batch × 100 /
-  (t(Iteration 120) − t(Iteration 20)), rounded to 2 decimals.
-
-Lines of a rule that go back in steps give no figure; for the timestamp rules, lines that go
-back in time neither (``RunData.window_fault``, one more line on either side).
+DLPerf rules (rank-0 lines only): ResNet, the mean of the first 100 printed throughputs,
+rounded to 2 decimals (the "time" variant is stated in ``Estimate.method``); BERT, global
+batch x 100 / (t(Iteration 120) - t(Iteration 20)), rounded to 2 decimals.
 """
 
 from __future__ import annotations

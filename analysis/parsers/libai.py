@@ -1,35 +1,13 @@
-"""LiBai training logs (``Oneflow-Inc/libai``, OneFlow's large-model toolbox), docs/formats.md §13.
-
-Only the main process writes to stdout (``libai/utils/logger.py`` ``setup_logger``:
-``[%(asctime)s %(name)s]: `` with date format ``%m/%d %H:%M:%S``, root name shortened to
-``lb``); its ``log.txt`` in ``train.output_dir`` has ``[%(asctime)s] %(name)s %(levelname)s: ``
-(other ranks write ``log.txt.rank<N>``). ``default_setup`` (``libai/engine/default.py``) logs::
-
-    [11/23 10:40:01 libai]: Rank of current process: 0. World size: 8
-    [11/23 10:40:01 libai]: Command line arguments: Namespace(config_file='configs/gpt2_pretrain.py', …, opts=['train.dist.tensor_parallel_size=2', …], resume=False)
-    [11/23 10:40:01 libai]: Contents of args.config_file=configs/gpt2_pretrain.py:
-    <the Python config file, lines such as ``model.cfg.num_layers = 24``>
-
-and ``CommonMetricPrinter`` (``libai/utils/events.py``, run by ``PeriodicWriter`` on the main
-process every ``train.log_period`` iterations, 0-based iteration printed) one line per write::
+"""LiBai training logs (``Oneflow-Inc/libai``: the main process's stdout or ``log.txt``),
+docs/formats.md §13. Set-up lines state the world size, the command line's ``opts`` and the
+config file; ``CommonMetricPrinter`` prints every ``train.log_period`` iterations::
 
     [11/23 10:41:02 lb.utils.events]:  eta: 0:01:07  iteration: 19/220  consumed_samples: 640  total_loss: 10.81  time: 0.3351 s/iter  data_time: 0.0016 s/iter total_throughput: 95.49 samples/s lr: 1.50e-04
 
-Early versions print ``consumed samples:`` and ``time: 0.3351(95.49)`` (seconds per iteration and
-samples/s) with no ``total_throughput`` field. ``time`` is the mean over every timed iteration
-so far (``IterationTimer`` skips the first 2 of a run) and the throughput is the global batch
-(all devices) / that mean. Stored: ``throughput`` as printed (samples/s over all devices,
-a running mean), ``time_avg`` as printed, and ``latency``: the mean seconds per iteration of
-each interval between two prints, from the running means (n = iteration − 1 timed
-iterations at printed iteration ``iteration``; a run that resumes from a checkpoint breaks
-this count, see docs/formats.md §13); the ``reported`` method measures from those latencies
-(``LogParser.running_mean_throughput``), since a median of running means leans towards the
-start-up that every one of them averages in. ``consumed_samples`` = (iteration + 1) × global batch
-(``libai/engine/trainer.py``), which gives the global batch when the config does not state
-it. In eager mode with gradient accumulation an iteration is one micro-step, so the run's
-``global_batch_size`` is the samples of one iteration (global batch / accumulation steps). Steps are stored 1-based (printed 19 is step 20). The line prefix holds neither the year
-nor fractions of a second, so ``timestamp`` stays empty: ``window`` measures from the
-latencies. DLPerf had no rule for these logs.
+The iteration is printed 0-based (stored +1). ``time`` and the throughput are running means
+since the start of the run, so each interval's ``latency`` is recovered from them and the
+``reported`` method measures from it (``LogParser.running_mean_throughput``). The prefix has
+no year: no ``timestamp``.
 """
 
 from __future__ import annotations
@@ -42,9 +20,9 @@ from analysis import metrics as M
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._gpt import GPTCases
-from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._scan import NUM, bad_lines, column, floats, found, in_int64, ints
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
+from analysis.parsers.gpu_memory import add_memory_blocks
 
 _PREFIX = rb"^\[\d\d/\d\d \d\d:\d\d:\d\d(?: [\w.]+\]:|\] [\w.]+ [A-Z]+:)"
 _METRIC = re.compile(_PREFIX + rb" +(?:eta: [^\n]*?  +)?iteration: (\d+)/(\d+)([^\n]*)$",
@@ -163,21 +141,13 @@ def _parallel_sizes(world: int, line: int, parsed: ParsedLog) -> None:
 
 def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
     matches, lines = found(log, _METRIC)
-    if not matches:
-        return
-    rest = [m.group(3) for m in matches]
-    lr = column(rest, _FIELDS[3][0] + _FIELDS[3][1])
-    ok = lr != b""  # `lr:` closes every complete line (`N/A` when no scheduler)
+    g = np.array([m.group(1, 3) for m in matches], dtype="S").reshape(-1, 2)  # iteration, rest
+    ok = column(g[:, 1], _FIELDS[3][0] + _FIELDS[3][1]) != b""  # `lr:` (N/A too) ends a line
     bad_lines(log, lines[~ok], "LiBai", parsed)
-    ok[ok] = in_int64(log, lines[ok], "LiBai", parsed,
-                      [m.group(1) for m, k in zip(matches, ok.tolist(), strict=True) if k],
-                      offset=1)  # printed 0-based
+    ok[ok] = in_int64(log, lines[ok], "LiBai", parsed, g[ok, 0], offset=1)  # printed 0-based
     if not ok.any():
         return
-    keep = np.flatnonzero(ok)
-    lines = lines[keep]
-    rest = [rest[i] for i in keep]
-    step = ints([matches[i].group(1) for i in keep]) + 1  # printed 0-based
+    lines, rest, step = lines[ok], g[ok, 1], ints(g[ok, 0]) + 1
     _first_global_batch(parsed, step[0], column(rest[:1], _FIELDS[0][0] + _FIELDS[0][1]),
                         int(lines[0]))
 
@@ -271,5 +241,5 @@ class LiBaiParser(GPTCases, LogParser):
         _read_metrics(log, parsed)
         _eager_accumulation(parsed, settings)
         _read_summary(log, parsed)
-        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
+        add_memory_blocks(log, parsed)
         return parsed

@@ -1,15 +1,11 @@
-"""Megatron-LM training logs (compared against in the GPT reports), docs/formats.md §4.
-
-Only the last rank prints the iteration lines::
+"""Megatron-LM training logs (compared against in the GPT reports), docs/formats.md §4. Only
+the last rank prints the iteration lines::
 
      iteration       20/ 1000000 | consumed samples:           80 | elapsed time per iteration (ms): 140.6 | learning rate: 2.020E-08 | global batch size:     4 | lm loss: 1.005022E+01 | loss scale: 32768.0 | grad norm: 217.199 | number of skipped iterations:   0 | number of nan iterations:   0 |
-    [Rank 0] (after 10 iterations) memory (MB) | allocated: 1234.5 | max allocated: 2345.6 | reserved: 3000.0 | max reserved: 3000.0
 
-Fields come and go between versions and intervals (loss fields vanish when every iteration of
-the interval was skipped), so each known field is looked up by name. Newer versions prefix
-lines with ``[YYYY-MM-DD HH:MM:SS]`` (read as UTC). ``global batch size`` is stored per line: a
-batch-size ramp-up (``--rampup-batch-size``) prints smaller ones first, and the rule leaves
-those intervals out.
+Fields come and go between versions and intervals, so each is looked up by name. A
+``[YYYY-MM-DD HH:MM:SS]`` prefix is read as UTC. ``global batch size`` is stored per line: a
+ramp-up prints smaller ones first, and the rule leaves those intervals out.
 """
 
 from __future__ import annotations

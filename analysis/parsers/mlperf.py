@@ -1,26 +1,14 @@
-"""MLPerf Training result logs, ``:::MLLOG {json}`` lines (docs/formats.md §15).
-
-Every line the ``mlperf_logging.mllog`` logger writes is one JSON object behind the token::
+"""MLPerf Training result logs (docs/formats.md §15): one JSON object a line behind
+``:::MLLOG`` (launcher text may come before it)::
 
     :::MLLOG {"namespace": "", "time_ms": 1621120371034, "event_type": "INTERVAL_END", "key": "run_stop", "value": null, "metadata": {"status": "success", ...}}
 
-Launcher text may come before the token on the same line (``0: :::MLLOG …`` under srun), as
-mlperf-logging's own reader allows. A run's score is its time to train: ``time_ms`` of
-``run_stop`` less that of the ``run_start`` before it, in minutes (mlperf-logging's result
-summarizer); a ``run_stop`` whose status is not ``success`` is an aborted run, which has no
-time of its own and counts against the case's score (analysis.stats.time_to_train).
-
-Also read: ``throughput`` keys (NVIDIA's per-epoch samples/s, epoch phase), ``eval_accuracy``
-(val phase), ``global_batch_size``, ``submission_benchmark`` (the model) and, in MXNet runs,
-the Speedometer lines ``Epoch[0] Batch [0-20]\\tSpeed: 15680.13 samples/sec`` that NVIDIA's
-``fit.py`` prints on rank 0 with the global batch (training throughput per 20 batches; the
-batch count restarts each epoch). Nodes, GPUs per node and precision are stated only by
-``number_of_nodes`` / ``accelerators_per_node`` keys of later rounds; v1.0 logs state none.
-
-mlperf-logging's own reader (``compliance_checker/mlp_parser``, PyPI 4.1.68) is not used: it
-numbers the MLLOG lines among themselves, not the file's lines a problem must name, lets a
-line without ``time_ms`` or a JSON array raise KeyError/TypeError, and the package requires
-scipy, which nothing else here needs. What it reads is read the same way here.
+A run's score is its time to train: ``run_stop`` less the ``run_start`` before it, in minutes;
+an aborted run has none and counts against its case's score (analysis.stats.time_to_train).
+Also read: the ``throughput``, ``eval_accuracy`` and run-field keys, and MXNet's Speedometer
+lines. mlperf-logging's own reader is not used: it numbers the MLLOG lines among themselves,
+not the file's lines a problem must name, raises on a line without ``time_ms``, and needs
+scipy.
 """
 
 from __future__ import annotations
@@ -37,6 +25,8 @@ from analysis.layout import normalize_model
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import NUM
+from analysis.parsers._scan import found
+from analysis.parsers._shapes import unix_seconds
 from analysis.parsers.base import LogParser, ParsedLog, to_float
 from analysis.problems import Problem, excerpt
 
@@ -56,12 +46,9 @@ BLOCK_TIME = "block_time"
 
 def _records(log: LogText, parsed: ParsedLog) -> list[tuple[int, dict]]:
     """(line, record) of every readable MLLOG line; each unreadable one a bad_line."""
-    found = list(_MLLOG.finditer(log.data))
-    if not found:
-        return []
-    lines = log.lines_at(np.array([m.start() for m in found], dtype=np.int64)).tolist()
     out = []
-    for m, line in zip(found, lines):
+    matches, lines = found(log, _MLLOG)
+    for m, line in zip(matches, lines.tolist()):
         try:
             rec = json.loads(m.group(1))
             why = "" if isinstance(rec, dict) and isinstance(rec.get("key"), str) \
@@ -87,9 +74,8 @@ def _is_number(v) -> bool:
         return False
 
 
-def _is_setting(v) -> bool:
-    """A stated value (text, a finite number, a flag), not a null or a structure."""
-    return isinstance(v, (str, bool)) or _is_number(v)
+def _metadata(rec: dict) -> dict:
+    return rec["metadata"] if isinstance(rec.get("metadata"), dict) else {}
 
 
 def _count(v) -> int | None:
@@ -105,51 +91,46 @@ def _time_to_train(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
     run a log, and which of its times is the run's the log does not say."""
     if _several_runs(log, records, parsed):
         return
-    start = None
+    start = stop = None
     for line, rec in records:
         if rec["key"] == "run_start":
             start = (line, rec["time_ms"])
         elif rec["key"] == "run_stop" and start is not None:
-            minutes = (rec["time_ms"] - start[1]) / MS_PER_MINUTE
-            meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-            status = meta.get("status")
-            if status == "success" and minutes <= 0:
-                parsed.problems.append(Problem(
-                    log.source, line, "impossible_value",
-                    f"run_stop at {rec['time_ms']} ms is not after run_start at {start[1]} ms "
-                    f"(line {start[0]}): {minutes:.4f} min is not a time to train; no time",
-                    log.line_text(line)))
-                return
-            early = _before_init(records, start[1])
-            if early:
-                parsed.problems.append(Problem(
-                    log.source, start[0], "impossible_value",
-                    f"run_start at {start[1]} ms is {early}: not when the run started, so "
-                    f"{minutes:,.4f} min is not a time to train; no time",
-                    log.line_text(start[0])))
-                return
-            short = _short_of_target(records) if status == "success" else ""
-            if short:
-                parsed.problems.append(Problem(
-                    log.source, line, "run_aborted",
-                    f"run_stop says success after {minutes:.4f} min, but {short}: the "
-                    "compliance checker rejects the run; not a time to train; the case's "
-                    "score counts the run as its slowest", log.line_text(line)))
-                return
-            if status == "success":
-                parsed.obs.add(line=line, metric=M.TIME_TO_TRAIN, value=minutes,
-                               phase=M.SUMMARY, unit=M.MINUTES)
-                return
-            parsed.problems.append(Problem(
-                log.source, line, "run_aborted",
-                f"run_stop has status {status!r} after {minutes:.4f} min (run_start on line "
-                f"{start[0]}): not a time to train; the case's score counts the run as its "
-                "slowest", log.line_text(line)))
-            return
-    where = "no run_start" if start is None else f"run_start on line {start[0]} but no run_stop"
-    parsed.problems.append(Problem(log.source, start[0] if start else None, "run_aborted",
-                                   f"{where}: the log ends before the run stopped (killed, or "
-                                   "cut); no time to train"))
+            stop = (line, rec)
+            break
+    if stop is None:
+        where = "no run_start" if start is None else f"run_start on line {start[0]} but no run_stop"
+        parsed.problems.append(Problem(log.source, start[0] if start else None, "run_aborted",
+                                       f"{where}: the log ends before the run stopped (killed, "
+                                       "or cut); no time to train"))
+        return
+    line, rec = stop
+    minutes = (rec["time_ms"] - start[1]) / MS_PER_MINUTE
+    status = _metadata(rec).get("status")
+    early = _before_init(records, start[1])
+    short = _short_of_target(records) if status == "success" else ""
+    if status == "success" and minutes <= 0:
+        kind, reason = "impossible_value", (
+            f"run_stop at {rec['time_ms']} ms is not after run_start at {start[1]} ms "
+            f"(line {start[0]}): {minutes:.4f} min is not a time to train; no time")
+    elif early:
+        line, kind, reason = start[0], "impossible_value", (
+            f"run_start at {start[1]} ms is {early}: not when the run started, so "
+            f"{minutes:,.4f} min is not a time to train; no time")
+    elif short:
+        kind, reason = "run_aborted", (
+            f"run_stop says success after {minutes:.4f} min, but {short}: the compliance "
+            "checker rejects the run; not a time to train; the case's score counts the run as "
+            "its slowest")
+    elif status == "success":
+        parsed.obs.add(line=line, metric=M.TIME_TO_TRAIN, value=minutes, phase=M.SUMMARY,
+                       unit=M.MINUTES)
+        return
+    else:
+        kind, reason = "run_aborted", (
+            f"run_stop has status {status!r} after {minutes:.4f} min (run_start on line "
+            f"{start[0]}): not a time to train; the case's score counts the run as its slowest")
+    parsed.problems.append(Problem(log.source, line, kind, reason, log.line_text(line)))
 
 
 #: A block (block_start to the next, the last one's to run_stop) whose time per epoch is
@@ -182,11 +163,9 @@ def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
     train counts; a run_start stamped a day early is one too. Shorter: a clock step back that
     keeps every stamp in order. The time is kept (a stall is part of MLPerf's wall-clock
     score; a clock step is not), the run flagged."""
-    keys = [rec["key"] for _, rec in records]
-    if "run_start" not in keys or "run_stop" not in keys[keys.index("run_start"):]:
+    a, b = _run_span(records)
+    if b is None:
         return
-    a = keys.index("run_start")
-    b = keys.index("run_stop", a)
     blocks = [(line, float(rec["time_ms"]) / 1e3, _epochs(rec)) for line, rec in records[a:b]
               if rec["key"] == "block_start"]
     if len(blocks) < 4:
@@ -248,9 +227,17 @@ def _off_in_all(log: LogText, parsed: ParsedLog, edges, took, epochs, median: fl
         "which move its time to train; the time is kept", log.line_text(int(l1))))
 
 
+def _run_span(records: list[tuple[int, dict]]) -> tuple[int, int | None]:
+    """Indices of the first run_start (len(records) without one) and of the first run_stop
+    after it (None without one)."""
+    keys = [rec["key"] for _, rec in records] + ["run_start"]
+    a = keys.index("run_start")
+    return a, next((i for i in range(a, len(records)) if keys[i] == "run_stop"), None)
+
+
 def _epochs(rec: dict) -> float:
     """The epochs a block_start says its block runs (``epoch_count``), 1 where it says none."""
-    meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    meta = _metadata(rec)
     n = meta.get("epoch_count")
     return float(n) if _is_number(n) and 0 < float(n) < 1e9 else 1.0
 
@@ -266,13 +253,9 @@ def _time_order(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog
     back inside the run (an NTP step, a daylight-saving change), so run_stop less run_start
     leaves that much of the run out. The time is kept (the log does not say how far back),
     the run flagged."""
-    keys = [rec["key"] for _, rec in records]
-    if "run_start" not in keys:
-        return
-    a = keys.index("run_start")
-    b = keys.index("run_stop", a) if "run_stop" in keys[a:] else len(records) - 1
+    a, b = _run_span(records)
     latest = None
-    for line, rec in records[a:b + 1]:
+    for line, rec in records[a:len(records) if b is None else b + 1]:
         t = float(rec["time_ms"])
         if latest is not None and latest[1] - t > BACK_TOLERANCE_S * 1e3:
             parsed.problems.append(Problem(
@@ -389,9 +372,9 @@ def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog)
     started = False
     for line, rec in records:
         key, value = rec["key"], rec.get("value")
-        meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+        meta = _metadata(rec)
         started = started or key in _RUN_KEYS
-        if not started and _is_setting(value):
+        if not started and (isinstance(value, (str, bool)) or _is_number(value)):
             # a hyperparameter the run states before it starts: its configuration, which
             # repeats of one case share (mixed_configuration where they do not)
             parsed.parameters.setdefault(key, str(value))
@@ -427,25 +410,16 @@ def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog)
 def _read_speed(log: LogText, parsed: ParsedLog) -> None:
     """MXNet Speedometer lines: training throughput per interval, global (NVIDIA's fit.py
     gives the Speedometer the global batch on rank 0)."""
-    found = list(_SPEED.finditer(log.data))
-    if not found:
+    matches, lines = found(log, _SPEED)
+    if not matches:
         return
-    starts = np.array([m.start() for m in found], dtype=np.int64)
-    lines = log.lines_at(starts)
-    ts = np.full(len(found), np.nan)
-    for i, m in enumerate(found):
-        head = log.data[log.data.rfind(b"\n", 0, m.start()) + 1:m.start()]
-        t = _ASCTIME.search(head)
-        if t:
-            try:
-                ts[i] = (np.datetime64(t.group(1).decode().replace(" ", "T"), "ms")
-                         .astype(np.int64) + int(t.group(2))) / 1e3
-            except ValueError:  # a garbled date: no timestamp for the line
-                pass
-    epoch = np.array([int(m.group(1)) for m in found], dtype=np.int64)
+    heads = [log.data[log.data.rfind(b"\n", 0, m.start()) + 1:m.start()] for m in matches]
+    ts = unix_seconds([b"%s.%s" % t.groups() if (t := _ASCTIME.search(h)) else b""
+                       for h in heads])
+    epoch = np.array([int(m.group(1)) for m in matches], dtype=np.int64)
     parsed.obs.add(line=lines, metric=M.THROUGHPUT, phase=M.TRAIN, unit=M.SAMPLES_PER_S,
-                   value=to_float([m.group(3) for m in found]), timestamp=ts,
-                   epoch=epoch, step=_run_steps(epoch, [int(m.group(2)) for m in found]))
+                   value=to_float([m.group(3) for m in matches]), timestamp=ts,
+                   epoch=epoch, step=_run_steps(epoch, [int(m.group(2)) for m in matches]))
     parsed.meta.setdefault("framework", "MXNet")
     parsed.meta_lines.setdefault("framework", int(lines[0]))
 

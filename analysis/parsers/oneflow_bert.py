@@ -16,10 +16,10 @@ from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.logtext import LogText
 from analysis.parsers import register
-from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import window_rule
 from analysis.parsers._scan import NUM, floats, ints, line_pattern, read_lines
 from analysis.parsers.base import LogParser, ParsedLog
+from analysis.parsers.gpu_memory import add_memory_blocks
 from analysis.parsers.oneflow_cnn import read_header
 
 _N = rb"(" + NUM + rb")"
@@ -45,8 +45,7 @@ def _bert_model(parsed: ParsedLog) -> None:
              parsed.parameters.get("hidden_size", "").strip())
     model = {("12", "768"): "bert_base", ("24", "1024"): "bert_large"}.get(shape)
     if model:
-        parsed.meta["model"] = model
-        parsed.meta_lines["model"] = parsed.meta_lines.get("model")
+        parsed.state("model", model, parsed.meta_lines.get("model"))
     else:
         parsed.meta.pop("model", None)
         parsed.meta_lines.pop("model", None)
@@ -78,7 +77,7 @@ class OneFlowBERTParser(LogParser):
         for col, metric, unit in _FIELDS:
             parsed.obs.add(line=lines, metric=metric, value=floats(g[:, col]), phase=M.TRAIN,
                            unit=unit, step=step, timestamp=ts)
-        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
+        add_memory_blocks(log, parsed)
         return parsed
 
     def dlperf(self, run: RunData) -> Estimate:

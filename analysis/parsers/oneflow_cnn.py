@@ -22,10 +22,10 @@ from analysis.layout import normalize_model
 from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import NUM, oneflow_dump_field
-from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import window_rule
 from analysis.parsers._scan import floats, ints, line_pattern, read_lines
 from analysis.parsers.base import LogParser, ParsedLog
+from analysis.parsers.gpu_memory import add_memory_blocks
 
 # --- the OneFlow header (banner + `name = value` dump), shared with oneflow_bert ------------
 
@@ -126,7 +126,7 @@ class OneFlowCNNParser(LogParser):
         fields = [(col, *field) for col, field in enumerate(_TRAIN_FIELDS, start=2)]
         _add_lines(log, parsed, _TRAIN, _TRAIN_ANCHOR, M.TRAIN, fields)
         _add_lines(log, parsed, _VAL, _VAL_ANCHOR, M.VAL, fields)
-        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
+        add_memory_blocks(log, parsed)
         return parsed
 
     late_markers = (b"memory.used [",)

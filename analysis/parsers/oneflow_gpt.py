@@ -1,18 +1,12 @@
-"""OneFlow GPT pretraining logs (``LanguageModeling/GPT``, oneflow_gpt), docs/formats.md §3.
+"""OneFlow GPT pretraining logs (``LanguageModeling/GPT``), docs/formats.md §3: a Megatron-style
+argument dump (shared here with megatron and oneflow_models), then metrics as a table or as
+records::
 
-An argument dump (``  name ........ value`` between ``---- arguments ----`` and
-``---- end of arguments ----``), ``Training...``, then metrics as a table or as records::
-
-    | step     | micro_batches   | samples         | throughput | latency    | loss       |
-    | -------- | --------------- | --------------- | ---------- | ---------- | ---------- |
     | 10       | 320             | 5120            | 35.88042   | 14.26962   | 11.23708   |
     step=10,micro_batches=320,samples=5120,throughput=35.88042,latency=14.26962,loss=11.23708,
 
-Older versions name the first column ``batches``. ``latency`` is seconds per iteration,
-``throughput`` sequences/s, ``samples`` cumulative. Case fields come from the file name
-(:func:`analysis.layout.meta_from_path`); the dump's values go to ``meta`` so that
-disagreements are reported. The framework is OneFlow unless the dump names another (the
-suite's own PyTorch GPT, ``workloads.gpt``, writes this format with ``framework ... pytorch``). The dump helpers are shared with :mod:`analysis.parsers.megatron`.
+The framework is OneFlow unless the dump names another (the suite's own PyTorch GPT writes
+this format with ``framework ... pytorch``).
 """
 
 from __future__ import annotations
@@ -28,10 +22,10 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import to_int
 from analysis.parsers._gpt import GPTCases
-from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._rules import latency_rule
 from analysis.parsers._scan import field_values, first_line, floats, ints, line_pattern, read_lines
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
+from analysis.parsers.gpu_memory import add_memory_blocks
 from analysis.problems import Problem
 
 # --- the Megatron-style argument dump, shared with megatron ---------------------------------
@@ -50,6 +44,9 @@ ARG_META = {
     "data_parallel_size": "data_parallel", "num_nodes": "num_nodes",
     "num_gpus_per_node": "gpus_per_node", "vocab_size": "vocab_size",
     "padded_vocab_size": "vocab_size",
+    # OneFlow >= 0.5 ResNet-50 (oneflow_models): devices per node, batch per device
+    "num_devices_per_node": "gpus_per_node", "train_batch_size": "batch_size_per_device",
+    "train_global_batch_size": "global_batch_size",
 }
 #: a dump's ``framework`` value (lower case) -> the framework name runs carry
 FRAMEWORK_NAMES = {"pytorch": "PyTorch", "torch": "PyTorch", "oneflow": "OneFlow",
@@ -96,10 +93,10 @@ def read_argument_dump(log: LogText, parsed: ParsedLog) -> dict[str, int]:
         elif name == "framework" and value.strip():
             framework = FRAMEWORK_NAMES.get(value.strip().lower(), value.strip())
             parsed.state("framework", framework, line)
-        elif name in ("fp16", "bf16"):
+        elif name in ("fp16", "bf16", "use_fp16"):  # use_fp16: oneflow_models
             flag = parse_bool(value)
             if flag is not None:
-                flags[name] = (flag, line)
+                flags[name.removeprefix("use_")] = (flag, line)
     if flags:
         if flags.get("bf16", (False, 0))[0]:
             parsed.state("precision", "bf16", flags["bf16"][1])
@@ -262,12 +259,9 @@ def _batch_against_parts(log: LogText, parsed: ParsedLog) -> None:
     dump contradicts itself, so the samples/s and TFLOP/s that count the global batch are in
     doubt. The global batch stays the one the figures count (the lines' where they say)."""
     stated = parsed.meta.get("global_batch_size")
-    try:
-        parts = [int(str(parsed.parameters[k]).strip()) for k in
-                 ("micro_batch_size", "num_accumulation_steps", "data_parallel_size")]
-    except (KeyError, ValueError):
-        return
-    if stated is None or min(parts) < 1 or int(np.prod(parts)) == stated:
+    parts = [to_int(parsed.parameters.get(k)) for k in
+             ("micro_batch_size", "num_accumulation_steps", "data_parallel_size")]
+    if stated is None or None in parts or min(parts) < 1 or int(np.prod(parts)) == stated:
         return
     line = parsed.meta_lines.get("global_batch_size")
     parsed.problems.append(Problem(
@@ -304,7 +298,7 @@ class OneFlowGPTParser(GPTCases, LogParser):
         _read_records(log, parsed)
         _batch_from_samples(log, parsed)
         _batch_against_parts(log, parsed)
-        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
+        add_memory_blocks(log, parsed)
         return parsed
 
     def dlperf(self, run: RunData) -> Estimate:

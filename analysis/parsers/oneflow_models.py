@@ -1,49 +1,14 @@
-"""OneFlow ≥ 0.5 ResNet-50 training logs (``Oneflow-Inc/models``), docs/formats.md §12.
-
-Written by ``Vision/classification/image/resnet50/train.py`` of ``Oneflow-Inc/models``
-(``Trainer.init_logger``, ``utils/logger.py`` ``Logger.print_metrics``; ``config.py``
-``_print_args`` for the dump). Rank 0 dumps the arguments, Megatron style::
-
-    ------------------------ arguments ------------------------
-      num_devices_per_node ............................ 8
-      train_batch_size ................................ 192
-    -------------------- end of arguments ---------------------
-
-then **every rank** (``--metric-local True``, the default; else rank 0 only) prints, every
-``--print-interval`` iterations (default 100) and at the end of an epoch::
+"""OneFlow >= 0.5 ResNet-50 training logs (``Oneflow-Inc/models``), docs/formats.md §12: a
+Megatron-style argument dump on rank 0, then every rank (``--metric-local``) prints::
 
     [rank:0] [train], epoch: 0/50, iter: 100/834, loss: 6.89712, top1: 0.00130, throughput: 1183.31 | 2021-11-23 10:41:02.123
 
-``lr:`` follows ``loss:`` in eager mode only; ``--print-timestamp`` adds ``, timestamp: <s>``
-after the throughput (``time.perf_counter()``, seconds of a monotonic clock); the logger of
-late 2021 adds `` | <local date and time, ms>``, older ones stop earlier. ``[eval]`` lines
-(one per epoch) have the same fields; their ``loss`` is a placeholder 0. ``epoch`` counts
-from 0 and ``iter`` from 1 inside the epoch.
-
-What a value means (``utils/logger.py`` ``TimeMeter``, ``train.py`` ``meter_train_iter``
-passing ``num_samples=self.train_batch_size``): ``throughput`` is the printing rank's own
-samples/s since its previous print (``--train-batch-size`` is per device; each rank times
-its own samples with ``time.perf_counter()``), a **per-rank** figure, not a global one. We
-store every rank's printed value as ``throughput_per_device`` and one run figure per print
-as ``throughput`` (on the lowest rank's row and line):
-
-- where every rank of the world printed that iteration, the **sum of the ranks' values**
-  (each rank's samples over its own interval); the world is ``num_devices_per_node`` ×
-  ``num_nodes`` of the dump, or, without the dump (a log cut from a console, another
-  launcher), the ranks the file prints when they are 0…k-1 with k ≥ 2; a print that not
-  every rank reached (a truncated log) gives no run figure;
-- where only the lowest rank printed (``--metric-local False``) and the dump states the
-  world size, that value × world size (what OneAutoTest's
-  ``onebench/models/ResNet50/extract_result.py`` does);
-- otherwise (one rank's lines and no dump, or ranks that do not start at 0) none: the
-  world size is not known (``no_throughput``, the reason the ``reported`` method gives).
-
-``step`` is iterations completed: epoch × iters per epoch + iter (the print interval is
-``--print-interval``, 100 by default; 20 and 10 are common in scripts). ``timestamp`` is the
-date suffix (naive, read as UTC), else the ``timestamp:`` field; only their differences are
-used, and a log with neither has no timestamp window. The rank prefix is ``[rank:1]`` in the
-sources and ``[1]`` in the issue that asked for this family; both are read. DLPerf had no
-rule for these logs.
+``throughput`` is the printing rank's own samples/s, stored as ``throughput_per_device``. The
+run's ``throughput`` (one a print, on the lowest rank's row) is the sum over the ranks where
+every rank of the world printed (the world from the dump, else the ranks 0..k-1, k >= 2, the
+file prints), or rank 0's value x the dump's world size where only rank 0 prints; none when
+the world size is unknown. ``step`` = epoch x iterations an epoch + iter; ``timestamp`` the
+date suffix (UTC), else the ``timestamp:`` field.
 """
 
 from __future__ import annotations
@@ -56,10 +21,10 @@ from analysis import metrics as M
 from analysis.layout import meta_from_path
 from analysis.logtext import LogText
 from analysis.parsers import register
-from analysis.parsers._nvsmi import add_memory_blocks
 from analysis.parsers._scan import NUM, floats, ints, line_pattern, read_lines
 from analysis.parsers._shapes import unix_seconds
-from analysis.parsers.base import LogParser, ParsedLog, parse_bool
+from analysis.parsers.base import LogParser, ParsedLog
+from analysis.parsers.gpu_memory import add_memory_blocks
 from analysis.parsers.oneflow_gpt import read_argument_dump
 
 _N = rb"(" + NUM + rb")"
@@ -78,24 +43,6 @@ _SNIFF = re.compile(rb"^\[(?:rank:)?\d+\] \[(?:train|eval)\], epoch: \d+/\d+, it
                     re.M)
 _DUMP_KEYS = (b"num_devices_per_node .", b"ofrecord_path .")
 PER_DEVICE = "throughput_per_device"
-#: dump argument -> META_FIELDS key (integers)
-_INT_ARGS = {"num_nodes": "num_nodes", "num_devices_per_node": "gpus_per_node",
-             "train_batch_size": "batch_size_per_device",
-             "train_global_batch_size": "global_batch_size"}
-
-
-def _read_dump(log: LogText, parsed: ParsedLog) -> None:
-    """Run fields from the argument dump: nodes, devices per node, batch sizes, precision."""
-    lines = read_argument_dump(log, parsed)
-    for name, key in _INT_ARGS.items():
-        value = parsed.parameters.get(name, "").strip()
-        if value.isdigit() and len(value) < 10:  # `None` when unset
-            parsed.state(key, int(value), lines.get(name))
-    flag = parse_bool(parsed.parameters.get("use_fp16", ""))
-    if flag is not None:
-        parsed.state("precision", "amp" if flag else "fp32", lines.get("use_fp16"))
-
-
 def _world_size(parsed: ParsedLog, source: str) -> int | None:
     """Devices of the run: the argument dump's, else the DLPerf path's (``1n8g/``)."""
     stated = parsed.meta if parsed.meta.get("gpus_per_node") else meta_from_path(source)
@@ -183,11 +130,11 @@ class OneFlowModelsParser(LogParser):
 
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
-        _read_dump(log, parsed)
+        read_argument_dump(log, parsed)
         g, lines = read_lines(log, parsed, "OneFlow models", _LINE, _ANCHOR)
         for job, phase in ((b"train", M.TRAIN), (b"eval", M.VAL)):
             sel = g[:, 1] == job
             if sel.any():
                 _add(parsed, g[sel], lines[sel], phase, _world_size(parsed, log.source))
-        add_memory_blocks(log, parsed.obs, parsed.meta.get("gpus_per_node"), parsed.problems)
+        add_memory_blocks(log, parsed)
         return parsed

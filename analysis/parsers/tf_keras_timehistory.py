@@ -1,29 +1,12 @@
-"""TensorFlow 2 Keras logs with the official models' ``TimeHistory`` callback (docs/formats.md §14).
-
-DLPerf's TF2 ResNet-50 v1.5 runs (``tensorflow/models`` r2.3.0,
-``official/vision/image_classification/classifier_trainer.py``) print, every ``log_steps``
-(100) global steps, through absl logging::
+"""TensorFlow 2 Keras logs with the official models' ``TimeHistory`` callback (DLPerf's TF2
+ResNet-50), docs/formats.md §14::
 
     I0826 15:13:29.256277 140405777909504 keras_utils.py:133] TimeHistory: 39.13 seconds, 327.08 examples/second between steps 100 and 200
 
-``seconds`` runs from the start of the interval's first batch to the end of its last (the
-gap between intervals is not in it); ``examples/second`` = steps × the *global* batch
-(``train_builder.global_batch_size``, all workers) / seconds, so it is already the run's
-throughput. Steps are global steps (iterations completed). The absl prefix has no year: it
-is taken from the log's first dated line (TF C++ logging ``2020-08-26 15:10:08.207215:``),
-naive times read as UTC like every family's.
-
-Run fields the log states: ``Detected 16 devices.`` (all workers), ``Global batch size:
-2048``, and from the ``Final model parameters:`` dump ``'num_gpus': 8`` (per worker),
-``'worker_hosts': 'h1:port,h2:port'`` (nodes; None = 1) and the training set's
-``'dtype': 'float32'`` (``float16`` = amp). Batch per device = global batch / devices.
-
-DLPerf rule (``TensorFlow/resnet50v1.5/extract_tensorflow_logs.py``, the one its README
-publishes): counting every line that holds ``TimeHistory`` from 1, the mean of the printed
-examples/second of lines 2 to 6 (steps 100–600 with the defaults ``--warmup_batches 100
---train_batches 600``), rounded to 2 decimals; a case is the median of its repeats.
-Its ``_time`` variant (global batch × 500 / (t(line 6) − t(line 1)), the absl clock times)
-is stated in ``Estimate.method`` beside the figure, not used.
+``examples/second`` counts the global batch: it is the run's throughput. The absl prefix has no
+year; it comes from the log's first dated line. DLPerf rule: the mean of the printed
+examples/second of TimeHistory lines 2 to 6, rounded to 2 decimals (its ``_time`` variant is
+stated in ``Estimate.method``).
 """
 
 from __future__ import annotations
@@ -139,18 +122,15 @@ class TfKerasTimeHistory(LogParser):
         parsed = ParsedLog(self.name)
         _read_fields(log, parsed)
         matches, lines = found(log, _ANY)
-        if not matches:
-            return parsed
         bodies = [_BODY.match(m.group(2)) for m in matches]
-        ok = np.array([b is not None for b in bodies])
+        ok = np.array([b is not None for b in bodies], dtype=bool)
         bad_lines(log, lines[~ok], "TensorFlow Keras TimeHistory", parsed)
         if not ok.any():
             return parsed
         good = np.array([b.groups() for b in bodies if b is not None], dtype="S")
         seconds, tput = floats(good[:, 0]), floats(good[:, 1])
-        first, last = ints(good[:, 2]), ints(good[:, 3])
-        lines = lines[ok]
-        ts = _timestamps([m.group(1) for m, k in zip(matches, ok) if k], log.data)
+        first, last, lines = ints(good[:, 2]), ints(good[:, 3]), lines[ok]
+        ts = _timestamps([m.group(1) for m, b in zip(matches, bodies) if b is not None], log.data)
         with np.errstate(divide="ignore", invalid="ignore"):
             latency = np.where(last > first, seconds / (last - first), np.nan)
         parsed.obs.add(line=lines, metric=M.THROUGHPUT, value=tput, phase=M.TRAIN,

@@ -1,15 +1,13 @@
-"""A case's statistics from its runs' figures, in plain Python (no numpy, no pandas): used by
-:func:`analysis.stats.summary.summarize`.
-
-Sums are exact (``math.fsum``), then rounded once: the mean and the standard deviation do
-not depend on the order of the runs."""
+"""A case's statistics from its runs' figures, and its flags: used by
+:func:`analysis.stats.summary.summarize`. Sums are exact (``math.fsum``), then rounded once:
+the mean and the standard deviation do not depend on the order of the runs."""
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 import re
+import statistics
 from collections.abc import Iterable
 
 import numpy as np
@@ -25,24 +23,13 @@ NAN = float("nan")
 
 def finite(values: Iterable) -> list[float]:
     """The finite values of `values` as floats, in order (None and NaN left out)."""
-    out = []
-    for v in values:
-        if v is None:
-            continue
-        f = float(v)
-        if math.isfinite(f):
-            out.append(f)
-    return out
+    floats = (float(v) for v in values if v is not None)
+    return [f for f in floats if math.isfinite(f)]
 
 
 def median(values: list[float]) -> float:
-    """The median of finite `values` (NaN when there is none): the middle value, or the
-    mean of the two middle ones."""
-    v = sorted(values)
-    n = len(v)
-    if not n:
-        return NAN
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+    """The median of finite `values` (NaN when there is none)."""
+    return statistics.median(values) if values else NAN
 
 
 def throughput_stats(values: Iterable, confidence: float = 0.95) -> dict:
@@ -167,12 +154,6 @@ def _per_run_key(key: str) -> bool:
     same few dozen keys, a regex search each cost more than the rest of a run's summary."""
     # a configuration file (BERT's config_file) states the model, not where a run wrote
     return PER_RUN_KEYS.search(key) is not None and "config" not in key.lower()
-
-
-def configuration_digest(params) -> str:
-    """A digest of :func:`configuration` (the lean lane compares runs by it)."""
-    items = sorted(configuration(params).items())
-    return hashlib.blake2b(repr(items).encode(), digest_size=8).hexdigest() if items else ""
 
 
 def differing_keys(dumps: list) -> dict[str, list[str]]:

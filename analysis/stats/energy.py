@@ -1,24 +1,13 @@
-"""Energy of each run from its GPUs' power samples, and per case energy per sample and
-samples/s per watt.
+"""Energy of each run from its GPUs' ``power.draw`` samples (the nvidia-smi sidecar, the run's
+GPUs only: :mod:`analysis.gpu_samples`), and per case energy per sample and samples/s per watt.
 
-The samples are ``power.draw`` of the nvidia-smi sidecar (``<stem>.gpu.csv``: every 500 ms,
-each GPU the run used; on Ampere and newer the board's average over the last second). Those
-that are not the run's were left out when it was read (:mod:`analysis.gpu_samples`).
-
-Window: the run's training lines, from the first timestamped one to the last (warm-up
-iterations included). Per GPU (a sidecar file and an index: nodes number their GPUs alike),
-the samples inside the window are integrated by the trapezoid rule; the run's energy is the
-sum over its GPUs, its power the sum of each GPU's energy over the time its samples span.
-A run's energy per sample is its power over its throughput (the method's figure), its
-samples/s per watt the inverse. No energy, and a note saying why, when the log has no
-timestamps, its clock or its samples' goes back, a GPU the run sampled has fewer than two
-power samples in the window (the tool printed ``[N/A]``: not measured, never 0 W), the
-samples span less than half the window or leave a gap in it (a clock step forward, a stalled
-sampler), or another number of GPUs have power samples than the run used. Samples that span
-more than half the window but begin or end further inside it than `EDGE_INTERVALS` of their
-own interval give the run's power (their mean) but no energy: the trapezoid would hold the
-sampled part only.
-"""
+Per GPU (a sidecar file and an index), the samples inside the run's training window (its
+first to last timestamped training line) are integrated by the trapezoid rule; the run's
+energy is their sum, its power each GPU's energy over the time its samples span, summed. A
+note says why a run has no energy: no timestamps, a clock that goes back, a GPU with fewer
+than two samples in the window (``[N/A]`` is not measured, never 0 W), samples spanning less
+than MIN_COVERAGE of it or leaving a gap, another number of GPUs than the run used. Samples
+that begin or end further inside the window than EDGE_INTERVALS give the power, no energy."""
 
 from __future__ import annotations
 

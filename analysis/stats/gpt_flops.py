@@ -1,23 +1,12 @@
-"""GPT model FLOPs per iteration by a named convention, and which one a run's figures follow.
-
-Two conventions are in use (docs/formats.md §3), with B the global batch, s the sequence
-length, l the layers, h the hidden size and V the vocabulary:
-
-- seed 002 (DLPerf's GPT report): 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)); it counts the
-  forward pass recomputed under activation checkpointing;
-- the suite's ``workloads.gpt``: 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)), the model's FLOPs
-  without recomputation. Its logs state it (``flops_formula``) and print the per-iteration
-  figure (``model_tflops_per_gpu``).
-
-The logit layer (6·B·s·h·V) is the same in both. A run's figures follow the formula its log
-states; logs that state none follow the seed's convention. `case_tflops` gives a case's
-figures for the per-case summary.
-"""
+"""GPT model FLOPs per iteration by a named convention (docs/formats.md §3: seed 002's
+96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), counting the forward pass recomputed under activation
+checkpointing; ``workloads.gpt``'s 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)), without), and which
+one a run's figures follow: the formula its log states, else seed 002's."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -127,13 +116,6 @@ def _stated_int(params: dict, key: str) -> int | None:
     return None if value in ("", "None", "none") else int(value)
 
 
-def partial_recomputation(recomputed: int) -> FlopsFormula:
-    """The 72 convention plus the forward pass of `recomputed` layers."""
-    return FlopsFormula(
-        "72+r", f"{NO_RECOMPUTATION.text}+24*B*s*r*h^2*(1+s/(6h)), r={recomputed}",
-        NO_RECOMPUTATION.factor, NO_RECOMPUTATION.vocab_divisor, recomputed)
-
-
 def case_tflops(result: ParseResult, runs_by_id: pd.DataFrame, run_ids: pd.Series,
                 latency_ms: float) -> tuple[float, str, float]:
     """(TFLOP/s per GPU by the formula the case's log states, else seed 002's; that formula's
@@ -153,8 +135,9 @@ def case_tflops(result: ParseResult, runs_by_id: pd.DataFrame, run_ids: pd.Serie
     need = (run["global_batch_size"], run["seq_length"], run["num_layers"], run["hidden_size"],
             run["num_devices"])
     part = None if stated or pd.isna(need[2]) else recomputed_layers(params, float(need[2]))
-    if part is not None:
-        formula = partial_recomputation(part)
+    if part is not None:  # the 72 convention plus the forward pass of `part` layers
+        formula = replace(NO_RECOMPUTATION, label="72+r", recomputed=part, text=(
+            f"{NO_RECOMPUTATION.text}+24*B*s*r*h^2*(1+s/(6h)), r={part}"))
     if formula is None:
         return _printed_tflops(result, run_ids), stated, nan
     if any(pd.isna(x) for x in need):

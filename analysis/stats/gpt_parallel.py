@@ -18,28 +18,20 @@ parallelism and one GPU, the pipeline bubble measured beside the theory, memory 
   (``dp_case``); NaN for the DP case itself;
 - PP cases (PP > 1): ``bubble_measured`` = 1 − samples/s per GPU of the case / that of
   the same layout without pipeline stages (DP×TP×1 on DP·TP GPUs, ``no_pp_case``: the
-  1-GPU case for pure PP; TP 2 × PP 2 against TP 2), so that the losses of TP or DP are
-  not counted as bubble; ``bubble_theoretical``
-  = (p − 1)/(m + p − 1); ``bubble_imbalanced`` = the loss the same schedule has when the
-  stages are unequal by model FLOPs (:func:`stage_flops`, by the formula the logs state,
-  else the 72 one; layers split as ``workloads.gpt`` splits them, the logit layer on the
-  last stage): 1 − m·Σtᵢ / (p·((m − 1)·max tᵢ + Σtᵢ)), tᵢ each stage's FLOPs per
-  micro-batch (the first micro-batch crosses every stage, the other m − 1 follow at the
-  slowest stage's pace; equal stages give the theoretical bubble); ``bubble_note`` says
-  what the difference is made of;
+  1-GPU case for pure PP), so that the losses of TP or DP are not counted as bubble;
+  ``bubble_theoretical`` = (p − 1)/(m + p − 1); ``bubble_imbalanced`` the loss of the same
+  schedule over stages unequal by model FLOPs (:func:`stage_flops`,
+  :func:`imbalanced_bubble`); ``bubble_note`` says what the difference is made of;
 - TP cases (TP > 1): ``tp_lost`` = 1 − samples/s per GPU of the case / that of the same
   layout without tensor parallelism (DP×1×PP, ``no_tp_case``: the 1-GPU case for pure TP;
   2D 2×2 against DP 2), the share of the per-GPU throughput TP costs;
 - ``efficiency_vs_1gpu_low`` / ``_high``: ``efficiency_vs_1gpu`` at the ends of the case's
-  interval (the min and max of its repeats for n < 7), against the 1-GPU case's median;
-- ``dp_impl``: the data-parallel implementation its runs state ('' without DP or unstated)
-  and ``hosts`` the hosts they ran on (:mod:`analysis.stats.gpt_runs`);
-- ``other_impl`` / ``other_host``: the baseline cases (``baseline_case``, ``dp_case``,
-  ``no_tp_case``, ``no_pp_case``, each once) that ran another data-parallel implementation
-  (a ratio over one carries that implementation's cost) or on other hosts;
-- ``order_unresolved``: the neighbours in efficiency (same hidden size, layers and GPU
-  count, ordered by ``efficiency_vs_1gpu``) whose low–high range overlaps this case's: their
-  order is not resolved by the repeats (:func:`overlapping_neighbours`);
+  interval, against the 1-GPU case's median;
+- ``dp_impl`` and ``hosts``: what its runs state (:mod:`analysis.stats.gpt_runs`);
+  ``other_impl`` / ``other_host``: the baseline cases that ran another data-parallel
+  implementation (a ratio over one carries its cost) or on other hosts;
+- ``order_unresolved``: the neighbours in efficiency whose ranges overlap this case's
+  (:func:`overlapping_neighbours`);
 - ``reason``: why a comparison is NaN (no such case was measured, or it has no
   throughput), '' when none is; ``notes``: the reason, the baselines that differ, the
   unresolved order and the bubble note, in one line.

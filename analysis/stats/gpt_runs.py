@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from analysis.parsers._fields import parse_bool
+
 #: `data_parallel_impl` values of the built-in GPT workload and what they run: FSDP2 is
 #: ``torch.distributed.fsdp.fully_shard`` (workloads/gpt/parallel.py).
 DP_IMPL_NAMES = {"ddp": "DDP", "fsdp": "FSDP2", "fsdp2": "FSDP2"}
-_TRUE = ("true", "1", "yes", "on")
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def case_runs(parsed_runs: pd.DataFrame,
         hosts = tuple(sorted({run_hosts[r] for r in ids if r in run_hosts}))
         out[str(case)] = CaseRuns(
             impl, int(float(count)) if count else None, int(float(seq)) if seq else None,
-            None if recompute is None else recompute.lower() in _TRUE, hosts)
+            None if recompute is None else parse_bool(recompute) is True, hosts)
     return out
 
 

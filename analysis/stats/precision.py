@@ -16,25 +16,18 @@ RATIO_COLUMNS = [
     "base_precision", "base_batch_size", "base_median", "base_repeats",
     "amp_precision", "amp_batch_size", "amp_median", "amp_repeats", "ratio", "same_batch",
 ]
-_SIDE = ["precision", "batch_size_per_device", "throughput_median", "repeats"]
+#: A side's columns and their names behind its prefix.
+_SIDE = {"precision": "precision", "batch_size_per_device": "batch_size",
+         "throughput_median": "median", "repeats": "repeats"}
 
 
 def precision_ratios(summary: pd.DataFrame) -> pd.DataFrame:
-    """One row per pair of cases, one in full precision (fp32, tf32) and one in reduced
-    precision (amp, fp16, bf16), of the same framework, model, nodes, GPUs per node and case
-    label: ratio = amp_median / base_median (samples/s; NaN where a median is missing).
-
-    Pairs run at the same batch size per device where both precisions have one
-    (same_batch True); where they share none, each precision's largest batch size is paired
-    (same_batch False), as NVIDIA's tables compare FP32 and mixed precision each at its own
-    batch size. Every pair of precision labels is listed (fp32 and tf32 runs of one setting
-    give two rows against an amp case).
-
-    Columns (RATIO_COLUMNS): framework, model, num_nodes, gpus_per_node, num_devices, case,
-    group; base_precision / base_batch_size / base_median / base_repeats (the full-precision
-    case: label, batch size per device, median samples/s, n), the same for amp_*, ratio and
-    same_batch. Input: the frame of analysis.stats.summarize.
-    """
+    """One row per pair of cases (RATIO_COLUMNS), one in full precision (fp32, tf32) and one in
+    reduced precision (amp, fp16, bf16), of the same framework, model, nodes, GPUs per node and
+    case label: ratio = amp_median / base_median (samples/s). Pairs run at the same batch size
+    per device where both precisions have one (``same_batch``), else each precision's largest,
+    as NVIDIA's tables compare them. Every pair of precision labels is listed. Input: the frame
+    of analysis.stats.summarize."""
     prec = summary["precision"].astype("string").str.lower().fillna("")
     frame = summary.assign(precision=prec)
     base = _side(frame[prec.isin(FULL_PRECISIONS)], "base")
@@ -55,10 +48,8 @@ def precision_ratios(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def _side(rows: pd.DataFrame, prefix: str) -> pd.DataFrame:
-    names = {"precision": "precision", "batch_size_per_device": "batch_size",
-             "throughput_median": "median", "repeats": "repeats"}
     out = rows[[*PAIR_KEY, "num_devices", "group", *_SIDE]]
-    return out.rename(columns={c: f"{prefix}_{names[c]}" for c in _SIDE})
+    return out.rename(columns={c: f"{prefix}_{name}" for c, name in _SIDE.items()})
 
 
 def _comparable(pairs: pd.DataFrame) -> pd.DataFrame:

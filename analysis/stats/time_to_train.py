@@ -67,17 +67,14 @@ def case_score(result, runs_by_id, run_ids) -> dict:
     rows = obs[(obs["metric"] == M.TIME_TO_TRAIN) & (obs["phase"] == M.SUMMARY)
                & obs["run_id"].isin(ids)]
     times = rows["value"].astype(float).tolist()
-    problems = result.problems
-    aborted = int(problems.loc[(problems["kind"] == "run_aborted")
-                               & problems["run_id"].isin(ids), "run_id"].nunique())
+    problems = result.problems[result.problems["run_id"].isin(ids)]
+    runs_of = problems.groupby("kind", observed=True)["run_id"].unique()
+    of = {k: set(runs_of.get(k, ())) for k in ("run_aborted", "impossible_value", "several_runs")}
     # a run whose log gives no possible time (run_stop before run_start, run_start at 0 ms)
     # finished no valid run: it counts as an aborted one, as the checker would fail it
-    impossible = set(problems.loc[(problems["kind"] == "impossible_value")
-                                  & problems["run_id"].isin(ids), "run_id"]) \
-        - set(rows["run_id"].astype(str))
-    aborted += len(impossible)
-    several = sorted(problems.loc[(problems["kind"] == "several_runs")
-                                  & problems["run_id"].isin(ids), "run_id"].unique())
+    impossible = of["impossible_value"] - set(rows["run_id"].astype(str))
+    aborted = len(of["run_aborted"]) + len(impossible)
+    several = sorted(of["several_runs"])
     if several:  # its runs are not the case's runs one a log, as the rules count them
         return {"time_to_train_min": math.nan, "time_to_train_rule": (
             f"{len(several)} log(s) of the case hold more than one run ({', '.join(several[:3])}"
@@ -86,7 +83,7 @@ def case_score(result, runs_by_id, run_ids) -> dict:
     model = runs_by_id.loc[list(run_ids), "model"].dropna()
     benchmark = str(model.iloc[0]) if len(model) else None
     score, rule = olympic(times, aborted, benchmark)
-    doubted = problems.loc[problems["kind"].isin(DOUBTED) & problems["run_id"].isin(ids)]
+    doubted = problems[problems["kind"].isin(DOUBTED)]
     doubts = []
     for kind, runs in doubted.groupby("kind")["run_id"]:
         doubts.append(f"{runs.nunique()} of {len(ids)} run(s) {kind} {case_stats.SCORE_DOUBTED}")
