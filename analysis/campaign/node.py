@@ -16,8 +16,7 @@ the file lies in, else from an ``analysis/`` folder copied beside it. It
 - stops the whole process tree (torchrun puts its workers in new sessions, so the tree is
   walked through /proc) on SIGTERM/SIGINT/SIGHUP, on ``--timeout``, when its parent dies
   (``--die-with-parent``: PR_SET_PDEATHSIG, and the parent pid is polled) or when stdin
-  reaches EOF (``--watch-stdin``: the ssh connection is gone). Signal handlers only record
-  the signal; a self-pipe (``signal.set_wakeup_fd``) wakes the main loop, which does the work;
+  reaches EOF (``--watch-stdin``: the ssh connection is gone);
 - writes ``--result`` (JSON: rc, times, host, what happened to env capture and sampling) and
   exits with the command's exit status (128 + signal when killed).
 
@@ -35,7 +34,6 @@ import argparse
 import ctypes
 import json
 import os
-import select
 import shutil
 import signal
 import socket
@@ -268,49 +266,18 @@ def _start_gpu_sampling(path: str, gpus: list[str]):
 
 
 class _StopFlag:
-    """Why the agent must stop ('' while it need not).
-
-    Signal handlers only append the signal number to a list (no lock, nothing else); the
-    interpreter's C-level handler writes to a self-pipe (``signal.set_wakeup_fd``), which wakes
-    :meth:`wait`. Other threads call :meth:`set`, which records a reason and writes to the same
-    pipe. The main loop reads :attr:`reason` and does the stopping itself.
-    """
+    """Why the agent must stop ('' while it need not; the first reason wins). The signal
+    handlers only record the reason (no lock: a handler that took one once deadlocked the
+    agent); the main loop, which polls it, does the stopping."""
 
     def __init__(self):
-        self._why = ""
-        self._signals: list[int] = []
-        self._read, self._write = os.pipe()
-        for fd in (self._read, self._write):
-            os.set_blocking(fd, False)
-        signal.set_wakeup_fd(self._write)
+        self.reason = ""
         for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(s, self._on_signal)
-
-    def _on_signal(self, signum, _frame):
-        self._signals.append(signum)
-
-    @property
-    def reason(self) -> str:
-        if not self._why and self._signals:
-            self._why = f"signal {signal.Signals(self._signals[0]).name}"
-        return self._why
+            signal.signal(s, lambda signum, _frame: self.set(
+                f"signal {signal.Signals(signum).name}"))
 
     def set(self, reason: str) -> None:
-        """Record `reason` (the first one wins) and wake the main loop; safe from any thread."""
-        if not self.reason:
-            self._why = reason
-        try:
-            os.write(self._write, b"\0")
-        except OSError:  # the pipe is full: the loop is awake anyway
-            pass
-
-    def wait(self, timeout: float) -> None:
-        """Sleep until a signal, :meth:`set` or `timeout` seconds."""
-        select.select([self._read], [], [], timeout)
-        try:
-            os.read(self._read, 4096)
-        except BlockingIOError:
-            pass
+        self.reason = self.reason or reason
 
 
 def _parent_gone(parent: int | None) -> str:
@@ -380,7 +347,7 @@ def run_agent(opts) -> int:
             kill_tree(child.pid, grace=GRACE)
             rc = child.wait()
             break
-        stop.wait(0.1)
+        time.sleep(0.1)
     _stop_orphans({p.pid for p in (sampler, env_proc) if p is not None})
     if sampler is not None:
         kill_tree(sampler.pid, grace=1)

@@ -35,7 +35,7 @@ from analysis.campaign.backends import (
 from analysis.campaign.lock import CampaignLock
 from analysis.campaign.node import visible_gpus
 from analysis.campaign.progress import CampaignProgress
-from analysis.campaign.spec import Run, Spec, contained, from_dict, load
+from analysis.campaign.spec import Run, Spec, from_dict, load
 from analysis.campaign.workloads import LaunchContext, wrap_container
 from analysis.campaign.workloads import get as get_workload
 from analysis.errors import DLPerfError
@@ -86,8 +86,6 @@ class Campaign:
         self.spec = spec
         self.out = spec.resolve_out_dir(out_dir)
         self.runs = spec.runs()
-        for run in self.runs:  # names were checked on load; paths are checked here too
-            contained(self.out, run.log_path(self.out, node=run.case.num_nodes))
         self.workload = get_workload(spec.workload)
         self._backend = None
         self.suite: dict | None = None  # the suite that runs it (suite_version), set by run()

@@ -130,19 +130,13 @@ class SlurmBackend(Backend):
         return ["{{DLPERF_MASTER_ADDR}}"] + [f"{{{{DLPERF_HOST_{k}}}}}"
                                              for k in range(1, num_nodes)]
 
-    @staticmethod
-    def placeholder_values(hosts: list[str]) -> dict[str, str]:
-        """What the batch script sets each host placeholder to, given the job's hosts in
-        ``scontrol show hostnames`` order."""
-        return {("DLPERF_MASTER_ADDR" if k == 0 else f"DLPERF_HOST_{k}"): h
-                for k, h in enumerate(hosts)}
-
     def resolve_nodes(self, nodes: list, launch: Launch, hosts: list[str], job_id: str
                       ) -> None:
         """Put the job's hosts in place of the placeholders in each node's host and command,
         so that records and messages say what ran. Without the job's node list, a node's host
         is the one its agent reported; what is still unknown (the job never ran) says so."""
-        values = self.placeholder_values(hosts)
+        values = {("DLPERF_MASTER_ADDR" if k == 0 else f"DLPERF_HOST_{k}"): h
+                  for k, h in enumerate(hosts)}  # as the batch script sets them
         results = {n.index: n.result for n in launch.nodes}
         unknown = f"<{{name}} of slurm job {job_id}: not known>"
         for n in nodes:

@@ -40,7 +40,6 @@ import json
 import math
 import re
 import shlex
-import stat
 import sys
 import tempfile
 import time
@@ -69,9 +68,10 @@ AGENT_MODULES = ("__init__.py", "errors.py", "shell.py")
 #: session's output open, and ssh ends (with the status) only once that closes.
 AGENT_PARENT = ('py=$1 agent=$2 pidfile=$3; shift 3; "$@"; rc=$?; [ "$rc" -eq 0 ] || '
                 '"$py" "$agent" --kill "$pidfile" >/dev/null 2>&1; exit "$rc"')
-#: Made on the host and checked there: each path's ``uid st_uid st_mode`` (lstat, no link
-#: followed), for the private-folder check.
-_LSTAT = "import os, sys\nfor p in sys.argv[1:]: print(os.getuid(), os.lstat(p).st_uid, os.lstat(p).st_mode)"
+#: Made on the host, then each path printed that is not a folder (a link is not followed) of
+#: the login user that no one else can write.
+_PRIVATE = ('mkdir -p -m 700 "$@" && '
+            'find "$@" -maxdepth 0 \\( ! -type d -o ! -user "$(id -u)" -o -perm /022 \\)')
 
 
 class SSHError(DLPerfError):
@@ -326,24 +326,15 @@ class SSHBackend(Backend):
         """Make remote_tmp and its ``analysis/``; SSHError unless they are real folders of the
         login user that no one else can write: the agent runs from there, and its folder
         comes first on its ``sys.path``."""
-        paths = [self.remote_tmp, f"{self.remote_tmp}/analysis"]
-        r = self._run(h, ["sh", "-c", 'mkdir -p -m 700 "$1" "$2" && shift 2 && exec "$@"',
-                          "sh", *paths, self._python(), "-c", _LSTAT, *paths])
+        r = self._run(h, ["sh", "-c", _PRIVATE, "sh", self.remote_tmp,
+                          f"{self.remote_tmp}/analysis"])
         if not r.ok:
             raise SSHError(f"ssh {self._key(h)}: cannot make or check {self.remote_tmp}: "
                            f"{_last_line(r.stderr)}")
-        try:
-            found = [tuple(int(x) for x in line.split()) for line in r.stdout.splitlines()]
-            assert len(found) == 2 and all(len(x) == 3 for x in found)
-        except (ValueError, AssertionError):
-            raise SSHError(f"ssh {self._key(h)}: cannot check {self.remote_tmp}: "
-                           f"{r.stdout.strip()[-200:]!r}") from None
-        for path, (uid, owner, mode) in zip(paths, found):
-            if not stat.S_ISDIR(mode) or owner != uid or mode & 0o022:
-                raise SSHError(f"ssh {self._key(h)}: {path} is not a private folder of uid "
-                               f"{uid} (owner uid {owner}, mode {stat.filemode(mode)}): another "
-                               "user could put code there that the agent would run; remove "
-                               "it or set ssh.remote_tmp")
+        if r.stdout.strip():
+            raise SSHError(f"ssh {self._key(h)}: {r.stdout.splitlines()[0]} is not a private "
+                           "folder of the login user: another user could put code there that "
+                           "the agent would run; remove it or set ssh.remote_tmp")
 
     # -- Backend ------------------------------------------------------------------------
     def probe_gpus(self) -> int:
