@@ -1,35 +1,21 @@
 """``ssh``: one node agent per host, started concurrently through OpenSSH's own client.
 
-- Every step is an ``ssh`` (files: ``scp``) run through :mod:`analysis.shell`, as
-  ``ssh -o BatchMode=yes -o StrictHostKeyChecking=yes|accept-new -o ConnectTimeout=N
-  [-F ssh.config_file] [-o UserKnownHostsFile=ssh.known_hosts] [-i ssh.key_file -o
-  IdentitiesOnly=yes] [-o User=…] [-o Port=…] -- HOST 'COMMAND'``. The ssh config (``Include``,
-  ``Match``, ``ProxyJump``, ``HostKeyAlias``), known_hosts files (markers, hashed names,
-  ``@revoked``, ``@cert-authority``), host certificates and the agent are OpenSSH's own.
-  Every host is looked up with ``ssh -G`` when the backend is made: a config that ssh cannot
-  read stops the campaign before it starts (:class:`SSHConfigError`).
-- Host keys: an unknown key is refused (``StrictHostKeyChecking=yes``) unless
-  ``ssh.host_key_checking: accept-new``; then ssh adds it to the host's first
-  ``UserKnownHostsFile`` (its folder is made first, 0700) and the run's record names it. A
-  changed or revoked key is always refused. ssh's many-line warnings become one line naming
-  the host (:func:`host_key_problem`); the run fails and is not retried.
-- The agent (``node.py``) and the three standard-library-only modules it imports
-  (``AGENT_MODULES``) are copied to ``ssh.remote_tmp`` on every host (``scp``), which must be
-  a folder of the login user that no one else can write (checked first), so hosts need Python
-  but not this package; the built-in workloads need only ``workloads/`` in the workdir and
-  torch.
-- The remote command is one shell line in which every word is ``shlex.quote``-d; the spec's
-  environment goes as one JSON line on ssh's stdin, never on a command line. The agent runs
-  under a ``sh -c`` (:data:`AGENT_PARENT`), so that an agent killed by a signal still ends
-  its session with an exit status (137), which ssh passes on, and what it left is killed.
-- Output (stdout+stderr) of the ``ssh`` client goes into the per-node log here. The env record,
-  GPU CSV and agent result are fetched with ``scp`` afterwards.
+- Every step is an ``ssh`` or ``scp`` run through :mod:`analysis.shell` with BatchMode; the
+  spec's options come first, so they win over the ssh config. The config, known_hosts files,
+  host certificates and the agent are OpenSSH's own (docs/decisions: the SSH trust model).
+  A config that ``ssh -G`` cannot read stops the campaign before it starts.
+- Host keys: an unknown key is refused unless ``ssh.host_key_checking: accept-new`` (then
+  the run's record names the key ssh added); a changed or revoked key is always refused.
+  ssh's many-line warnings become one line naming the host; the run is not retried.
+- The agent (``node.py``) and the modules it imports (``AGENT_MODULES``) are copied to
+  ``ssh.remote_tmp``, which must be a folder of the login user that no one else can write,
+  so hosts need Python but not this package.
+- The remote command is one shell line, every word quoted; the spec's environment goes as one
+  JSON line on ssh's stdin, never on a command line. ssh's output is the node's log; the
+  agent's result, env record and GPU CSV are fetched with ``scp`` afterwards.
 - Killing the ssh client does not kill remote processes: on failure, timeout or interruption
-  the controller runs ``node.py --kill PIDFILE`` on each host whose agent still runs or ended
-  with a non-zero status: it stops the agent (which stops torchrun and its workers), then
-  kills what is left of the agent's session, also when the agent itself was killed and its
-  workload runs on. Closing ssh's stdin also makes the agent stop itself (it watches stdin
-  for EOF).
+  the controller runs ``node.py --kill PIDFILE`` on each host whose agent did not end with
+  status 0. Closing ssh's stdin also makes the agent stop itself.
 """
 
 from __future__ import annotations
