@@ -43,20 +43,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-
-def _find_package() -> None:
-    """Make ``analysis`` importable when this file is run by a Python that lacks the package:
-    from the source tree around this file, or an ``analysis/`` folder copied beside it."""
-    here = Path(__file__).resolve().parent
-    for root in (here.parent.parent, here):
-        if (root / "analysis" / "shell.py").is_file():
-            if str(root) not in sys.path:
-                sys.path.append(str(root))
-            return
-
-
 if __package__ in (None, ""):
-    _find_package()
+    # run as a file by a Python that lacks the package: take it from the source tree this
+    # file lies in (a copy beside this file, as over ssh, is found as the script's own folder)
+    _ROOT = Path(__file__).resolve().parent.parent.parent
+    if (_ROOT / "analysis" / "shell.py").is_file() and str(_ROOT) not in sys.path:
+        sys.path.append(str(_ROOT))
 
 from analysis.shell import (  # noqa: E402  (after the path set-up above)
     DEVNULL,
