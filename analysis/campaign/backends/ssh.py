@@ -170,6 +170,7 @@ class SSHBackend(Backend):
         self.added: list[dict] = []  # keys accepted (accept-new) since the last run
         opts = spec.ssh
         self.remote_tmp = str(opts.get("remote_tmp", f"/tmp/dlperf-campaign-{spec.name}"))
+        self.agent = f"{self.remote_tmp}/node.py"
         self.connect_timeout = opts.get("connect_timeout", 10.0)
         self.accept_new = opts.get("host_key_checking", "strict") == "accept-new"
         for h in spec.hosts:  # a config ssh cannot read stops the campaign here
@@ -289,12 +290,6 @@ class SSHBackend(Backend):
             print(f"ssh: accepted the new host key of {name} ({key}) on first use "
                   "(ssh.host_key_checking: accept-new)", file=sys.stderr)
 
-    def _python(self) -> str:
-        return self.spec.python or sys.executable
-
-    def _agent_path(self) -> str:
-        return f"{self.remote_tmp}/node.py"
-
     def _ensure_agent(self, h: dict) -> None:
         key = self._key(h)
         if key in self._ready:
@@ -302,7 +297,7 @@ class SSHBackend(Backend):
         self._check_private(h)
         host = self._scp_host(h)
         scp = [*self._options("scp", h), "-q", "--"]
-        self._call(h, [*scp, str(NODE_AGENT), f"{host}:{self._agent_path()}"], 120)
+        self._call(h, [*scp, str(NODE_AGENT), f"{host}:{self.agent}"], 120)
         # what node.py imports, for hosts without the package
         self._call(h, [*scp, *(str(PACKAGE_DIR / m) for m in AGENT_MODULES),
                        f"{host}:{self.remote_tmp}/analysis/"], 120)
@@ -350,10 +345,10 @@ class SSHBackend(Backend):
     def remote_command(self, launch: Launch, node: NodeLaunch) -> str:
         """The shell line run on the node's host (every word quoted)."""
         paths = self._remote(launch, node)
-        argv = self.agent_argv(launch, node, python=self._python(), agent=self._agent_path(),
+        argv = self.agent_argv(launch, node, python=launch.python, agent=self.agent,
                                paths=paths, flags=("--env-stdin", "--watch-stdin"))
-        return shlex.join(map(str, ["sh", "-c", AGENT_PARENT, "sh", self._python(),
-                                    self._agent_path(), paths["pidfile"], *argv]))
+        return shlex.join(map(str, ["sh", "-c", AGENT_PARENT, "sh", launch.python,
+                                    self.agent, paths["pidfile"], *argv]))
 
     def describe(self, launch: Launch) -> list[str]:
         lines = super().describe(launch)
@@ -420,7 +415,7 @@ class SSHBackend(Backend):
             for n in active:
                 if n.index in procs and rcs.get(n.index) != 0:
                     pool.submit(self._run, self.spec.hosts[n.index], [
-                        self._python(), self._agent_path(), "--kill",
+                        launch.python, self.agent, "--kill",
                         self._remote(launch, n)["pidfile"]], 25)
         deadline = time.monotonic() + 10
         for i, p in procs.items():
