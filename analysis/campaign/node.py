@@ -292,7 +292,8 @@ def run_agent(opts) -> int:
     # dies) become our children, so they can be found and stopped
     _prctl(36, 1)
     if opts.pidfile:
-        write_pidfile(opts.pidfile)
+        # the start time makes the pid name this process only: read by kill_from_pidfile
+        Path(opts.pidfile).write_text(f"{os.getpid()} {start_time(os.getpid())}\n")
     env = dict(os.environ)
     if opts.env_stdin:
         line = sys.stdin.readline()
@@ -374,11 +375,6 @@ def stop_agents(pids: list[int]) -> None:
     _terminate(pids, GRACE)
     for p in pids:
         kill_session(p)
-
-
-def write_pidfile(path: str) -> None:
-    """The agent's pid and :func:`start_time`, read by :func:`kill_from_pidfile`."""
-    Path(path).write_text(f"{os.getpid()} {start_time(os.getpid())}\n")
 
 
 def kill_from_pidfile(path: str, grace: float = GRACE) -> int:

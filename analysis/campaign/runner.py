@@ -55,10 +55,6 @@ class CampaignInterrupted(DLPerfError):
     """The campaign stopped on SIGINT/SIGTERM; the status table says what is left."""
 
 
-def _partial(p: Path) -> Path:
-    return p.with_name(p.name + ".partial")
-
-
 def _last_line(path: Path, limit: int = 200) -> str:
     try:
         with open(path, "rb") as f:
@@ -157,7 +153,8 @@ class Campaign:
                    **b.node_env(k, case.gpus_per_node)}
             if argv is not None and spec.container:
                 argv = wrap_container(argv, spec.container, workdir, sorted(env), device == "cuda")
-            log, env_json, gpu_csv = map(_partial, run.files(self.out, k))
+            log, env_json, gpu_csv = (p.with_name(p.name + ".partial")
+                                      for p in run.files(self.out, k))
             nodes.append(NodeLaunch(
                 index=k, host=hosts[k], argv=argv, env=env, log=log, env_json=env_json,
                 gpu_csv=gpu_csv, result=work / f"node{k}.result", pidfile=work / f"node{k}.pid"))
