@@ -279,20 +279,18 @@ class Campaign:
         current = None
         # the longest run recorded in the folder (earlier invocations) or run here so far:
         # without the record, each invocation started one run whatever the budget
-        recorded = [float(r["duration_s"]) for r in rows.values()
-                    if r.get("duration_s") is not None and math.isfinite(float(r["duration_s"]))]
+        recorded = [r["duration_s"] for r in rows.values() if math.isfinite(r["duration_s"])]
         start, longest = time.monotonic(), max(recorded, default=0.0)
         try:
             self.backend.prepare(self.out)
             for run in todo:
-                elapsed = time.monotonic() - start
-                if time_budget is not None and elapsed + longest > time_budget:
+                # a run (a queued job too) must start early enough to end within the budget
+                start_by = None if time_budget is None else start + time_budget - longest
+                if start_by is not None and time.monotonic() > start_by:
                     break
                 current = run
                 bar.start(run.run_id)
                 t0 = time.monotonic()
-                # a queued job must start early enough to end within the budget
-                start_by = None if time_budget is None else start + time_budget - longest
                 try:
                     self._run_one(run, rows, device, note, start_by)
                 except BudgetSpent as exc:
