@@ -262,10 +262,8 @@ class SlurmBackend(Backend):
         except SlurmError as exc:
             return self.outcome([], str(exc), t0)
         start_timeout = self.spec.slurm.get("start_timeout", START_TIMEOUT)
-        start_by = t0 + start_timeout
-        by_budget = launch.start_by is not None and launch.start_by < start_by
-        if by_budget:
-            start_by = launch.start_by
+        by_budget = launch.start_by is not None and launch.start_by < t0 + start_timeout
+        start_by = launch.start_by if by_budget else t0 + start_timeout
         reason, running_since, extra, no_retry = "", None, {}, ""
         try:
             while True:
