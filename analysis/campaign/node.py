@@ -16,8 +16,7 @@ the file lies in, else from an ``analysis/`` folder copied beside it. It
 - stops the whole process tree (torchrun puts its workers in new sessions, so the tree is
   walked through /proc) on SIGTERM/SIGINT/SIGHUP, on ``--timeout``, when its parent dies
   (``--die-with-parent``: PR_SET_PDEATHSIG, and the parent pid is polled) or when stdin
-  reaches EOF (``--watch-stdin``: the ssh connection is gone). Signal handlers only record
-  the signal; a self-pipe (``signal.set_wakeup_fd``) wakes the main loop, which does the work;
+  reaches EOF (``--watch-stdin``: the ssh connection is gone);
 - writes ``--result`` (JSON: rc, times, host, what happened to env capture and sampling) and
   exits with the command's exit status (128 + signal when killed).
 
@@ -35,7 +34,6 @@ import argparse
 import ctypes
 import json
 import os
-import select
 import shutil
 import signal
 import socket
@@ -45,20 +43,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-
-def _find_package() -> None:
-    """Make ``analysis`` importable when this file is run by a Python that lacks the package:
-    from the source tree around this file, or an ``analysis/`` folder copied beside it."""
-    here = Path(__file__).resolve().parent
-    for root in (here.parent.parent, here):
-        if (root / "analysis" / "shell.py").is_file():
-            if str(root) not in sys.path:
-                sys.path.append(str(root))
-            return
-
-
 if __package__ in (None, ""):
-    _find_package()
+    # run as a file by a Python that lacks the package: take it from the source tree this
+    # file lies in (a copy beside this file, as over ssh, is found as the script's own folder)
+    _ROOT = Path(__file__).resolve().parent.parent.parent
+    if (_ROOT / "analysis" / "shell.py").is_file() and str(_ROOT) not in sys.path:
+        sys.path.append(str(_ROOT))
 
 from analysis.shell import (  # noqa: E402  (after the path set-up above)
     DEVNULL,
@@ -268,49 +258,18 @@ def _start_gpu_sampling(path: str, gpus: list[str]):
 
 
 class _StopFlag:
-    """Why the agent must stop ('' while it need not).
-
-    Signal handlers only append the signal number to a list (no lock, nothing else); the
-    interpreter's C-level handler writes to a self-pipe (``signal.set_wakeup_fd``), which wakes
-    :meth:`wait`. Other threads call :meth:`set`, which records a reason and writes to the same
-    pipe. The main loop reads :attr:`reason` and does the stopping itself.
-    """
+    """Why the agent must stop ('' while it need not; the first reason wins). The signal
+    handlers only record the reason (no lock: a handler that took one once deadlocked the
+    agent); the main loop, which polls it, does the stopping."""
 
     def __init__(self):
-        self._why = ""
-        self._signals: list[int] = []
-        self._read, self._write = os.pipe()
-        for fd in (self._read, self._write):
-            os.set_blocking(fd, False)
-        signal.set_wakeup_fd(self._write)
+        self.reason = ""
         for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(s, self._on_signal)
-
-    def _on_signal(self, signum, _frame):
-        self._signals.append(signum)
-
-    @property
-    def reason(self) -> str:
-        if not self._why and self._signals:
-            self._why = f"signal {signal.Signals(self._signals[0]).name}"
-        return self._why
+            signal.signal(s, lambda signum, _frame: self.set(
+                f"signal {signal.Signals(signum).name}"))
 
     def set(self, reason: str) -> None:
-        """Record `reason` (the first one wins) and wake the main loop; safe from any thread."""
-        if not self.reason:
-            self._why = reason
-        try:
-            os.write(self._write, b"\0")
-        except OSError:  # the pipe is full: the loop is awake anyway
-            pass
-
-    def wait(self, timeout: float) -> None:
-        """Sleep until a signal, :meth:`set` or `timeout` seconds."""
-        select.select([self._read], [], [], timeout)
-        try:
-            os.read(self._read, 4096)
-        except BlockingIOError:
-            pass
+        self.reason = self.reason or reason
 
 
 def _parent_gone(parent: int | None) -> str:
@@ -333,7 +292,8 @@ def run_agent(opts) -> int:
     # dies) become our children, so they can be found and stopped
     _prctl(36, 1)
     if opts.pidfile:
-        write_pidfile(opts.pidfile)
+        # the start time makes the pid name this process only: read by kill_from_pidfile
+        Path(opts.pidfile).write_text(f"{os.getpid()} {start_time(os.getpid())}\n")
     env = dict(os.environ)
     if opts.env_stdin:
         line = sys.stdin.readline()
@@ -380,7 +340,7 @@ def run_agent(opts) -> int:
             kill_tree(child.pid, grace=GRACE)
             rc = child.wait()
             break
-        stop.wait(0.1)
+        time.sleep(0.1)
     _stop_orphans({p.pid for p in (sampler, env_proc) if p is not None})
     if sampler is not None:
         kill_tree(sampler.pid, grace=1)
@@ -415,11 +375,6 @@ def stop_agents(pids: list[int]) -> None:
     _terminate(pids, GRACE)
     for p in pids:
         kill_session(p)
-
-
-def write_pidfile(path: str) -> None:
-    """The agent's pid and :func:`start_time`, read by :func:`kill_from_pidfile`."""
-    Path(path).write_text(f"{os.getpid()} {start_time(os.getpid())}\n")
 
 
 def kill_from_pidfile(path: str, grace: float = GRACE) -> int:

@@ -18,7 +18,7 @@ class CampaignProgress:
         self.stream = sys.stderr
         self.enabled = enabled
         self._bar = None
-        if enabled and _is_terminal(self.stream):
+        if enabled and self.stream.isatty():
             from tqdm import tqdm
 
             self._bar = tqdm(total=total, initial=already, unit="run", desc=name,
@@ -39,10 +39,3 @@ class CampaignProgress:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
-
-
-def _is_terminal(stream) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False

@@ -35,7 +35,7 @@ from analysis.campaign.backends import (
 from analysis.campaign.lock import CampaignLock
 from analysis.campaign.node import visible_gpus
 from analysis.campaign.progress import CampaignProgress
-from analysis.campaign.spec import Run, Spec, contained, from_dict, load
+from analysis.campaign.spec import Run, Spec, from_dict, load
 from analysis.campaign.workloads import LaunchContext, wrap_container
 from analysis.campaign.workloads import get as get_workload
 from analysis.errors import DLPerfError
@@ -53,10 +53,6 @@ OMP_THREADS = 1
 
 class CampaignInterrupted(DLPerfError):
     """The campaign stopped on SIGINT/SIGTERM; the status table says what is left."""
-
-
-def _partial(p: Path) -> Path:
-    return p.with_name(p.name + ".partial")
 
 
 def _last_line(path: Path, limit: int = 200) -> str:
@@ -86,8 +82,6 @@ class Campaign:
         self.spec = spec
         self.out = spec.resolve_out_dir(out_dir)
         self.runs = spec.runs()
-        for run in self.runs:  # names were checked on load; paths are checked here too
-            contained(self.out, run.log_path(self.out, node=run.case.num_nodes))
         self.workload = get_workload(spec.workload)
         self._backend = None
         self.suite: dict | None = None  # the suite that runs it (suite_version), set by run()
@@ -159,7 +153,8 @@ class Campaign:
                    **b.node_env(k, case.gpus_per_node)}
             if argv is not None and spec.container:
                 argv = wrap_container(argv, spec.container, workdir, sorted(env), device == "cuda")
-            log, env_json, gpu_csv = map(_partial, run.files(self.out, k))
+            log, env_json, gpu_csv = (p.with_name(p.name + ".partial")
+                                      for p in run.files(self.out, k))
             nodes.append(NodeLaunch(
                 index=k, host=hosts[k], argv=argv, env=env, log=log, env_json=env_json,
                 gpu_csv=gpu_csv, result=work / f"node{k}.result", pidfile=work / f"node{k}.pid"))
@@ -284,20 +279,18 @@ class Campaign:
         current = None
         # the longest run recorded in the folder (earlier invocations) or run here so far:
         # without the record, each invocation started one run whatever the budget
-        recorded = [float(r["duration_s"]) for r in rows.values()
-                    if r.get("duration_s") is not None and math.isfinite(float(r["duration_s"]))]
+        recorded = [r["duration_s"] for r in rows.values() if math.isfinite(r["duration_s"])]
         start, longest = time.monotonic(), max(recorded, default=0.0)
         try:
             self.backend.prepare(self.out)
             for run in todo:
-                elapsed = time.monotonic() - start
-                if time_budget is not None and elapsed + longest > time_budget:
+                # a run (a queued job too) must start early enough to end within the budget
+                start_by = None if time_budget is None else start + time_budget - longest
+                if start_by is not None and time.monotonic() > start_by:
                     break
                 current = run
                 bar.start(run.run_id)
                 t0 = time.monotonic()
-                # a queued job must start early enough to end within the budget
-                start_by = None if time_budget is None else start + time_budget - longest
                 try:
                     self._run_one(run, rows, device, note, start_by)
                 except BudgetSpent as exc:

@@ -22,7 +22,7 @@ from analysis.campaign.spec_schema import LIMITS, SpecError, SpecFile, invalid, 
 from analysis.layout import normalize_model
 from analysis.redact import secrets_in
 
-__all__ = ["Case", "Run", "Spec", "SpecError", "contained", "from_dict", "load", "loads"]
+__all__ = ["Case", "Run", "Spec", "SpecError", "from_dict", "load", "loads"]
 
 
 @dataclass(frozen=True)
@@ -208,10 +208,3 @@ def loads(text: str, overrides: dict | None = None) -> Spec:
         raise SpecError(str(exc)) from None
     return from_dict(_with_overrides(raw, overrides))
 
-
-def contained(out_dir: Path, path: Path) -> Path:
-    """`path` resolved; SpecError if it lies outside `out_dir` (a case escaping its folder)."""
-    out, p = Path(out_dir).resolve(), Path(path).resolve()
-    if p != out and out not in p.parents:
-        raise SpecError(f"path {path} would escape the campaign folder {out}")
-    return p

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from analysis.changes import verdict
-from analysis.cli import _options
-from analysis.cli._common import add_format, add_method
+from analysis.cli._options import add_format, add_method, add_percentage
 from analysis.cli.compare import EXIT_MISSING, note_cases, note_failed_runs
 from analysis.text_tables import render
 
@@ -29,8 +28,8 @@ def add_arguments(p) -> None:
     p.add_argument("--references", required=True, metavar="FILE",
                    help="references file (.yaml/.yml or .csv): case, value, lower/upper or "
                         "tolerance, unit, source; required")
-    _options.add_percentage(p, "--tolerance", "band around a value that states neither "
-                            "bounds nor a tolerance", verdict.DEFAULT_THRESHOLD)
+    add_percentage(p, "--tolerance", "band around a value that states neither bounds nor a "
+                   "tolerance", verdict.DEFAULT_THRESHOLD)
     p.add_argument("--store", default=None, metavar="DIR",
                    help="results store where a LOG_DIR that is not a path is looked up")
     p.add_argument("--require-all", action="store_true",

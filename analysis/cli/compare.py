@@ -6,7 +6,6 @@ import sys
 
 from analysis.changes import verdict
 from analysis.cli import _options
-from analysis.cli._common import add_format, add_method
 from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD
 
 COMMAND = "compare"
@@ -29,17 +28,6 @@ def add_arguments(p) -> None:
                    help="log folder, Parquet export of dlperf parse, or stored campaign "
                         "(key or name, with --store)")
     p.add_argument("new", metavar="NEW", help="the campaign compared with BASE, same forms")
-    add_gate_options(p)
-    p.add_argument("--allow-different-hardware", action="store_true",
-                   help="compare cases whose recorded hardware type differs (refused otherwise)")
-    p.add_argument("--store", default=None, metavar="DIR",
-                   help="results store where BASE/NEW that are not paths are looked up")
-    add_method(p, window=False)
-    add_format(p)
-
-
-def add_gate_options(p) -> None:
-    """--threshold, --case-threshold and --confidence (compare and check)."""
     _options.add_percentage(p, "--threshold", "smallest change that counts",
                             verdict.DEFAULT_THRESHOLD)
     p.add_argument("--case-threshold", type=_options.case_percentage, action="append", default=[],
@@ -53,6 +41,12 @@ def add_gate_options(p) -> None:
     p.add_argument("--confidence", type=_options.confidence,
                    default=verdict.DEFAULT_CONFIDENCE, metavar="PCT",
                    help="confidence of the intervals, e.g. 95%% (default: 95%%)")
+    p.add_argument("--allow-different-hardware", action="store_true",
+                   help="compare cases whose recorded hardware type differs (refused otherwise)")
+    p.add_argument("--store", default=None, metavar="DIR",
+                   help="results store where BASE/NEW that are not paths are looked up")
+    _options.add_method(p, window=False)
+    _options.add_format(p)
 
 
 def note_cases(rows, what: str, names, sep: str = ", ") -> bool:

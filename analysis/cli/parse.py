@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from analysis.cli._common import add_cache, add_jobs, add_paths, report_problems
+from analysis.cli._options import add_cache, add_jobs, add_paths, report_problems
 from analysis.errors import UsageError
 from analysis.fsutil import atomic_path, check_outputs, display_path
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 
 from analysis.changes import verdict
-from analysis.cli import _options
-from analysis.cli._common import add_meta, add_method
+from analysis.cli._options import add_meta, add_method, add_percentage
 from analysis.interrupt import sigterm_as_interrupt
 
 COMMAND = "report"
@@ -36,8 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="add a 'Changes since baseline' section comparing every case with "
                         "OTHER: a log folder, a Parquet export of dlperf parse, or a stored "
                         "campaign (key or name, with --store), as dlperf compare takes")
-    _options.add_percentage(p, "--threshold", "smallest change the baseline section counts",
-                            verdict.DEFAULT_THRESHOLD)
+    add_percentage(p, "--threshold", "smallest change the baseline section counts",
+                   verdict.DEFAULT_THRESHOLD)
     p.add_argument("--store", default=None, metavar="DIR",
                    help="results store where a --baseline that is not a path is looked up")
     p.add_argument("--references", default=None, metavar="FILE",

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from analysis.changes import verdict
-from analysis.cli._common import add_format, add_method
-from analysis.cli._options import HelpFormatter, add_percentage, positive_int
+from analysis.cli import _options
 from analysis.fsutil import display_path
 from analysis.text_tables import render
 
@@ -16,35 +15,30 @@ TREND_SHOWN = ["case_key", "name", "started", "repeats", "throughput_median",
                "interval_low", "interval_high", "change", "step", "hardware_changed"]
 
 
-def _store_option(p) -> None:
-    p.add_argument("--store", required=True, metavar="DIR",
-                   help="the store folder (made by the first add); required")
-
-
 def add_arguments(p) -> None:
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    a = sub.add_parser("add", help="add a campaign (a no-op when it is already stored)",
-                       formatter_class=HelpFormatter)
+    actions = {}
+    for name, help in (("add", "add a campaign (a no-op when it is already stored)"),
+                       ("list", "the stored campaigns, oldest first"),
+                       ("trend", "each case's median over the stored campaigns")):
+        actions[name] = sub.add_parser(name, help=help, formatter_class=_options.HelpFormatter)
+        actions[name].add_argument("--store", required=True, metavar="DIR",
+                                   help="the store folder (made by the first add); required")
+    a, ls, t = actions.values()
     a.add_argument("log_dir", metavar="LOG_DIR",
                    help="log folder or Parquet export of dlperf parse")
-    _store_option(a)
     a.add_argument("--name", default=None,
                    help="campaign name (default: campaign.yaml's name, else the folder name)")
-    add_method(a, window=False)
-    ls = sub.add_parser("list", help="the stored campaigns, oldest first",
-                        formatter_class=HelpFormatter)
-    _store_option(ls)
-    add_format(ls)
-    t = sub.add_parser("trend", help="each case's median over the stored campaigns",
-                       formatter_class=HelpFormatter)
-    _store_option(t)
+    _options.add_method(a, window=False)
+    _options.add_format(ls)
     t.add_argument("--case", default="*", metavar="PATTERN",
                    help="glob on the case key, e.g. '*/1n4g' (default: every case)")
-    add_percentage(t, "--threshold", "smallest step that is a change", verdict.DEFAULT_THRESHOLD)
-    add_method(t, window=False)
-    t.add_argument("--persist", type=positive_int, default=verdict.DEFAULT_PERSIST, metavar="N",
-                   help="campaigns a step must last to be a change point")
-    add_format(t)
+    _options.add_percentage(t, "--threshold", "smallest step that is a change",
+                            verdict.DEFAULT_THRESHOLD)
+    _options.add_method(t, window=False)
+    t.add_argument("--persist", type=_options.positive_int, default=verdict.DEFAULT_PERSIST,
+                   metavar="N", help="campaigns a step must last to be a change point")
+    _options.add_format(t)
 
 
 def run(args) -> int:

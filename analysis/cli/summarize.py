@@ -6,8 +6,14 @@ import math
 import sys
 
 from analysis import schema
-from analysis.cli._common import add_cache, add_jobs, add_method, add_paths, report_problems
-from analysis.cli._options import add_percentage
+from analysis.cli._options import (
+    add_cache,
+    add_jobs,
+    add_method,
+    add_paths,
+    add_percentage,
+    report_problems,
+)
 from analysis.errors import LogProblemError
 from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD
 from analysis.text_tables import FORMATS, Columns, fit_width, render_records

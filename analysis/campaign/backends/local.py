@@ -64,7 +64,7 @@ class LocalBackend(Backend):
             return s.getsockname()[1]
 
     def node_env(self, index: int, gpus_per_node: int) -> dict[str, str]:
-        ids = self._gpu_ids() if self.gpus_per_node() else []
+        ids = self._gpu_ids()
         if not ids:
             return {}
         return {"CUDA_VISIBLE_DEVICES": ",".join(ids[index * gpus_per_node:

@@ -1,31 +1,21 @@
 """``slurm``: one batch job per run, submitted with ``sbatch`` and polled with ``squeue``.
 
-The job asks for ``--nodes N --ntasks-per-node 1`` (and ``--gpus-per-node G`` when the
-partition has GPUs); the spec's ``slurm:`` keys (declared in ``spec_schema.SlurmOptions``:
-partition, account, time_limit, cpus_per_task, gpus_per_node, extra_args) add the others. Its
-script starts one ``srun --nodes 1 --ntasks 1 --relative k`` step per
-node, each running the node agent with that node's command, output to the node's log; the
-first step that fails stops the others. The agent runs under ``node.py --supervise``, which
-kills what a killed agent leaves running (its workload, torchrun's workers): Slurm's
-``proctrack/linuxproc`` loses processes re-parented to init. Node rank k is literal in each step; the master
-address is only known inside the job, so templates get the placeholder
-``{{DLPERF_MASTER_ADDR}}`` (and ``{{DLPERF_HOST_k}}``) which the script expands from
-``scontrol show hostnames``; every other word is single-quoted. What a run records (failure
-reason, the done marker's node hosts and commands, ``job_hosts``) names the job's hosts in
-their place (:meth:`SlurmBackend.resolve_nodes`), or says the host is not known.
+The job asks for ``--nodes N --ntasks-per-node 1``; its script starts one ``srun --relative k``
+step per node running the node agent under ``node.py --supervise`` (Slurm's
+``proctrack/linuxproc`` loses processes re-parented to init, so the supervisor kills what a
+killed agent leaves); the first step that fails stops the others. The master address is only
+known inside the job, so templates get ``{{DLPERF_MASTER_ADDR}}`` (and ``{{DLPERF_HOST_k}}``),
+which the script expands from ``scontrol show hostnames``; every other word is single-quoted.
+Records and messages name the job's hosts in their place (:meth:`SlurmBackend.resolve_nodes`).
 
 The controller polls ``squeue`` every 0.3 s (``sbatch --wait`` notices the end of a job many
-seconds late), cancels on timeout or interruption (``scancel --signal TERM``, then
-``scancel``), and reads per-node exit codes from the agents' results (the output folder must
-be on a file system shared with the nodes, as usual with Slurm). The spec's environment goes
-through sbatch's environment (``--export ALL``), never into the script.
+seconds late) and cancels on timeout or interruption; the agents' results are read from the
+output folder, which must be on a file system shared with the nodes. The spec's environment
+goes through sbatch's environment (``--export ALL``), never into the script.
 
-A job that cannot start (partition down, held, ``--begin`` in the future, a constraint no node
-meets) is waited for at most ``slurm.start_timeout`` (default :data:`START_TIMEOUT`), then
-cancelled; the run fails with the job id, its state and Slurm's reason (``PENDING
-(BeginTime)``), and is not retried in this campaign invocation (``Outcome.no_retry``). The per-run ``timeout`` counts from the start. Under a campaign time budget
-the wait also ends when the job could no longer start in time (``Launch.start_by``): the job
-is cancelled and the run stays pending (:class:`~analysis.campaign.backends.BudgetSpent`).
+A job that has not started within ``slurm.start_timeout`` is cancelled and its run fails, not
+retried in this invocation; under a campaign time budget the wait also ends when the job could
+no longer end in time, and the run stays pending (:class:`~analysis.campaign.backends.BudgetSpent`).
 """
 
 from __future__ import annotations
@@ -130,19 +120,13 @@ class SlurmBackend(Backend):
         return ["{{DLPERF_MASTER_ADDR}}"] + [f"{{{{DLPERF_HOST_{k}}}}}"
                                              for k in range(1, num_nodes)]
 
-    @staticmethod
-    def placeholder_values(hosts: list[str]) -> dict[str, str]:
-        """What the batch script sets each host placeholder to, given the job's hosts in
-        ``scontrol show hostnames`` order."""
-        return {("DLPERF_MASTER_ADDR" if k == 0 else f"DLPERF_HOST_{k}"): h
-                for k, h in enumerate(hosts)}
-
     def resolve_nodes(self, nodes: list, launch: Launch, hosts: list[str], job_id: str
                       ) -> None:
         """Put the job's hosts in place of the placeholders in each node's host and command,
         so that records and messages say what ran. Without the job's node list, a node's host
         is the one its agent reported; what is still unknown (the job never ran) says so."""
-        values = self.placeholder_values(hosts)
+        values = {("DLPERF_MASTER_ADDR" if k == 0 else f"DLPERF_HOST_{k}"): h
+                  for k, h in enumerate(hosts)}  # as the batch script sets them
         results = {n.index: n.result for n in launch.nodes}
         unknown = f"<{{name}} of slurm job {job_id}: not known>"
         for n in nodes:
@@ -160,7 +144,8 @@ class SlurmBackend(Backend):
         minutes = math.ceil(opts.get("time_limit", launch.timeout + 120) / 60)
         argv = ["sbatch", "--parsable", "--export=ALL", f"--job-name={job_name}",
                 f"--nodes={n}", "--ntasks-per-node=1", f"--time={minutes}",
-                f"--output={slurm_filename(launch.work / 'job.stdout')}", f"--chdir={launch.workdir}"]
+                f"--output={slurm_filename(launch.work / 'job.stdout')}",
+                f"--chdir={launch.workdir}"]
         if self.gpus_per_node() and launch.device == "cuda":
             argv.append(f"--gpus-per-node={launch.gpus_per_node}")
         for key, flag in (("partition", "--partition"), ("account", "--account"),
@@ -277,10 +262,8 @@ class SlurmBackend(Backend):
         except SlurmError as exc:
             return self.outcome([], str(exc), t0)
         start_timeout = self.spec.slurm.get("start_timeout", START_TIMEOUT)
-        start_by = t0 + start_timeout
-        by_budget = launch.start_by is not None and launch.start_by < start_by
-        if by_budget:
-            start_by = launch.start_by
+        by_budget = launch.start_by is not None and launch.start_by < t0 + start_timeout
+        start_by = launch.start_by if by_budget else t0 + start_timeout
         reason, running_since, extra, no_retry = "", None, {}, ""
         try:
             while True:

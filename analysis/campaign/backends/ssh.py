@@ -1,35 +1,21 @@
 """``ssh``: one node agent per host, started concurrently through OpenSSH's own client.
 
-- Every step is an ``ssh`` (files: ``scp``) run through :mod:`analysis.shell`, as
-  ``ssh -o BatchMode=yes -o StrictHostKeyChecking=yes|accept-new -o ConnectTimeout=N
-  [-F ssh.config_file] [-o UserKnownHostsFile=ssh.known_hosts] [-i ssh.key_file -o
-  IdentitiesOnly=yes] [-o User=…] [-o Port=…] -- HOST 'COMMAND'``. The ssh config (``Include``,
-  ``Match``, ``ProxyJump``, ``HostKeyAlias``), known_hosts files (markers, hashed names,
-  ``@revoked``, ``@cert-authority``), host certificates and the agent are OpenSSH's own.
-  Every host is looked up with ``ssh -G`` when the backend is made: a config that ssh cannot
-  read stops the campaign before it starts (:class:`SSHConfigError`).
-- Host keys: an unknown key is refused (``StrictHostKeyChecking=yes``) unless
-  ``ssh.host_key_checking: accept-new``; then ssh adds it to the host's first
-  ``UserKnownHostsFile`` (its folder is made first, 0700) and the run's record names it. A
-  changed or revoked key is always refused. ssh's many-line warnings become one line naming
-  the host (:func:`host_key_problem`); the run fails and is not retried.
-- The agent (``node.py``) and the three standard-library-only modules it imports
-  (``AGENT_MODULES``) are copied to ``ssh.remote_tmp`` on every host (``scp``), which must be
-  a folder of the login user that no one else can write (checked first), so hosts need Python
-  but not this package; the built-in workloads need only ``workloads/`` in the workdir and
-  torch.
-- The remote command is one shell line in which every word is ``shlex.quote``-d; the spec's
-  environment goes as one JSON line on ssh's stdin, never on a command line. The agent runs
-  under a ``sh -c`` (:data:`AGENT_PARENT`), so that an agent killed by a signal still ends
-  its session with an exit status (137), which ssh passes on, and what it left is killed.
-- Output (stdout+stderr) of the ``ssh`` client goes into the per-node log here. The env record,
-  GPU CSV and agent result are fetched with ``scp`` afterwards.
+- Every step is an ``ssh`` or ``scp`` run through :mod:`analysis.shell` with BatchMode; the
+  spec's options come first, so they win over the ssh config. The config, known_hosts files,
+  host certificates and the agent are OpenSSH's own (docs/decisions: the SSH trust model).
+  A config that ``ssh -G`` cannot read stops the campaign before it starts.
+- Host keys: an unknown key is refused unless ``ssh.host_key_checking: accept-new`` (then
+  the run's record names the key ssh added); a changed or revoked key is always refused.
+  ssh's many-line warnings become one line naming the host; the run is not retried.
+- The agent (``node.py``) and the modules it imports (``AGENT_MODULES``) are copied to
+  ``ssh.remote_tmp``, which must be a folder of the login user that no one else can write,
+  so hosts need Python but not this package.
+- The remote command is one shell line, every word quoted; the spec's environment goes as one
+  JSON line on ssh's stdin, never on a command line. ssh's output is the node's log; the
+  agent's result, env record and GPU CSV are fetched with ``scp`` afterwards.
 - Killing the ssh client does not kill remote processes: on failure, timeout or interruption
-  the controller runs ``node.py --kill PIDFILE`` on each host whose agent still runs or ended
-  with a non-zero status: it stops the agent (which stops torchrun and its workers), then
-  kills what is left of the agent's session, also when the agent itself was killed and its
-  workload runs on. Closing ssh's stdin also makes the agent stop itself (it watches stdin
-  for EOF).
+  the controller runs ``node.py --kill PIDFILE`` on each host whose agent did not end with
+  status 0. Closing ssh's stdin also makes the agent stop itself.
 """
 
 from __future__ import annotations
@@ -40,7 +26,6 @@ import json
 import math
 import re
 import shlex
-import stat
 import sys
 import tempfile
 import time
@@ -69,9 +54,10 @@ AGENT_MODULES = ("__init__.py", "errors.py", "shell.py")
 #: session's output open, and ssh ends (with the status) only once that closes.
 AGENT_PARENT = ('py=$1 agent=$2 pidfile=$3; shift 3; "$@"; rc=$?; [ "$rc" -eq 0 ] || '
                 '"$py" "$agent" --kill "$pidfile" >/dev/null 2>&1; exit "$rc"')
-#: Made on the host and checked there: each path's ``uid st_uid st_mode`` (lstat, no link
-#: followed), for the private-folder check.
-_LSTAT = "import os, sys\nfor p in sys.argv[1:]: print(os.getuid(), os.lstat(p).st_uid, os.lstat(p).st_mode)"
+#: Made on the host, then each path printed that is not a folder (a link is not followed) of
+#: the login user that no one else can write.
+_PRIVATE = ('mkdir -p -m 700 "$@" && '
+            'find "$@" -maxdepth 0 \\( ! -type d -o ! -user "$(id -u)" -o -perm /022 \\)')
 
 
 class SSHError(DLPerfError):
@@ -184,6 +170,7 @@ class SSHBackend(Backend):
         self.added: list[dict] = []  # keys accepted (accept-new) since the last run
         opts = spec.ssh
         self.remote_tmp = str(opts.get("remote_tmp", f"/tmp/dlperf-campaign-{spec.name}"))
+        self.agent = f"{self.remote_tmp}/node.py"
         self.connect_timeout = opts.get("connect_timeout", 10.0)
         self.accept_new = opts.get("host_key_checking", "strict") == "accept-new"
         for h in spec.hosts:  # a config ssh cannot read stops the campaign here
@@ -303,12 +290,6 @@ class SSHBackend(Backend):
             print(f"ssh: accepted the new host key of {name} ({key}) on first use "
                   "(ssh.host_key_checking: accept-new)", file=sys.stderr)
 
-    def _python(self) -> str:
-        return self.spec.python or sys.executable
-
-    def _agent_path(self) -> str:
-        return f"{self.remote_tmp}/node.py"
-
     def _ensure_agent(self, h: dict) -> None:
         key = self._key(h)
         if key in self._ready:
@@ -316,7 +297,7 @@ class SSHBackend(Backend):
         self._check_private(h)
         host = self._scp_host(h)
         scp = [*self._options("scp", h), "-q", "--"]
-        self._call(h, [*scp, str(NODE_AGENT), f"{host}:{self._agent_path()}"], 120)
+        self._call(h, [*scp, str(NODE_AGENT), f"{host}:{self.agent}"], 120)
         # what node.py imports, for hosts without the package
         self._call(h, [*scp, *(str(PACKAGE_DIR / m) for m in AGENT_MODULES),
                        f"{host}:{self.remote_tmp}/analysis/"], 120)
@@ -326,24 +307,15 @@ class SSHBackend(Backend):
         """Make remote_tmp and its ``analysis/``; SSHError unless they are real folders of the
         login user that no one else can write: the agent runs from there, and its folder
         comes first on its ``sys.path``."""
-        paths = [self.remote_tmp, f"{self.remote_tmp}/analysis"]
-        r = self._run(h, ["sh", "-c", 'mkdir -p -m 700 "$1" "$2" && shift 2 && exec "$@"',
-                          "sh", *paths, self._python(), "-c", _LSTAT, *paths])
+        r = self._run(h, ["sh", "-c", _PRIVATE, "sh", self.remote_tmp,
+                          f"{self.remote_tmp}/analysis"])
         if not r.ok:
             raise SSHError(f"ssh {self._key(h)}: cannot make or check {self.remote_tmp}: "
                            f"{_last_line(r.stderr)}")
-        try:
-            found = [tuple(int(x) for x in line.split()) for line in r.stdout.splitlines()]
-            assert len(found) == 2 and all(len(x) == 3 for x in found)
-        except (ValueError, AssertionError):
-            raise SSHError(f"ssh {self._key(h)}: cannot check {self.remote_tmp}: "
-                           f"{r.stdout.strip()[-200:]!r}") from None
-        for path, (uid, owner, mode) in zip(paths, found):
-            if not stat.S_ISDIR(mode) or owner != uid or mode & 0o022:
-                raise SSHError(f"ssh {self._key(h)}: {path} is not a private folder of uid "
-                               f"{uid} (owner uid {owner}, mode {stat.filemode(mode)}): another "
-                               "user could put code there that the agent would run; remove "
-                               "it or set ssh.remote_tmp")
+        if r.stdout.strip():
+            raise SSHError(f"ssh {self._key(h)}: {r.stdout.splitlines()[0]} is not a private "
+                           "folder of the login user: another user could put code there that "
+                           "the agent would run; remove it or set ssh.remote_tmp")
 
     # -- Backend ------------------------------------------------------------------------
     def probe_gpus(self) -> int:
@@ -373,10 +345,10 @@ class SSHBackend(Backend):
     def remote_command(self, launch: Launch, node: NodeLaunch) -> str:
         """The shell line run on the node's host (every word quoted)."""
         paths = self._remote(launch, node)
-        argv = self.agent_argv(launch, node, python=self._python(), agent=self._agent_path(),
+        argv = self.agent_argv(launch, node, python=launch.python, agent=self.agent,
                                paths=paths, flags=("--env-stdin", "--watch-stdin"))
-        return shlex.join(map(str, ["sh", "-c", AGENT_PARENT, "sh", self._python(),
-                                    self._agent_path(), paths["pidfile"], *argv]))
+        return shlex.join(map(str, ["sh", "-c", AGENT_PARENT, "sh", launch.python,
+                                    self.agent, paths["pidfile"], *argv]))
 
     def describe(self, launch: Launch) -> list[str]:
         lines = super().describe(launch)
@@ -443,7 +415,7 @@ class SSHBackend(Backend):
             for n in active:
                 if n.index in procs and rcs.get(n.index) != 0:
                     pool.submit(self._run, self.spec.hosts[n.index], [
-                        self._python(), self._agent_path(), "--kill",
+                        launch.python, self.agent, "--kill",
                         self._remote(launch, n)["pidfile"]], 25)
         deadline = time.monotonic() + 10
         for i, p in procs.items():

@@ -1,6 +1,4 @@
-"""``builtin``: ``python -m torch.distributed.run [--standalone | --nnodes N --node_rank R --master_addr A
---master_port P] --nproc_per_node G -m workloads.resnet --arch MODEL --precision P
---batch-size B --iterations I --print-freq 1 --device D --dist-backend nccl|gloo``; on CPU
+"""``builtin``: the suite's own ResNet (``python -m workloads.resnet``) under torchrun; on CPU
 (no CUDA GPU, or ``device: cpu``) gloo and the reduced size ``--image-size 32 --width 8``.
 """
 

@@ -1,8 +1,7 @@
-"""``dle_pytorch_rn50``: NVIDIA DeepLearningExamples PyTorch ResNet50 v1.5 (seed 003): ``python CODE/multiproc.py
---nnodes N --node_rank R --nproc_per_node G --master_addr A --master_port P CODE/main.py
---data-backend dali-cpu ... -b B --epochs 1 --prof I --training-only --no-checkpoints
-[--amp --static-loss-scale S | --dynamic-loss-scale] DATA``. Options: ``code_dir``
-(default /workspace/rn50), ``data_dir`` (/data/image), ``data_backend``, ``loss_scale``.
+"""``dle_pytorch_rn50``: NVIDIA DeepLearningExamples PyTorch ResNet50 v1.5 (seed 003), its
+``multiproc.py`` on every node, synthetic timing via ``--prof I --training-only``. Options:
+``code_dir`` (default /workspace/rn50), ``data_dir`` (/data/image), ``data_backend``
+(dali-cpu), ``loss_scale`` (128, or dynamic), ``python`` (python).
 """
 
 from __future__ import annotations

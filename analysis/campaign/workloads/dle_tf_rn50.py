@@ -1,9 +1,8 @@
-"""``dle_tf_rn50``: NVIDIA DLE TensorFlow ResNet50 v1.5 with Horovod (seed 004): on node 0 only, ``mpirun
---allow-run-as-root -np N*G -H h1:G,h2:G -bind-to none -map-by slot -x NCCL_DEBUG ... python
-CODE/main.py --mode=train --arch=resnet50 --batch_size=B --num_iter=I --iter_unit=batch
---warmup_steps=W [--amp] [--use_xla] --data_dir=DATA`` (``launcher: horovodrun`` gives
-``horovodrun -np N*G -H h1:G,... python ...``). Options: ``code_dir``
-(/workspace/rn50v15_tf), ``data_dir``, ``results_dir``, ``mode``, ``xla``, ``launcher``.
+"""``dle_tf_rn50``: NVIDIA DLE TensorFlow ResNet50 v1.5 with Horovod (seed 004): one
+``mpirun`` (or, with ``launcher: horovodrun``, ``horovodrun``) on node 0 over every node's
+GPUs; the spec's variables are forwarded by name. Options: ``code_dir``
+(/workspace/rn50v15_tf), ``data_dir``, ``results_dir``, ``mode``, ``xla``, ``launcher``,
+``python``.
 """
 
 from __future__ import annotations

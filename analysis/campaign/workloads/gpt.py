@@ -1,10 +1,6 @@
-"""``gpt``: The suite's own GPT (``workloads.gpt``, plain PyTorch) with the ``oneflow_gpt`` case params
-and file names: ``python -m torch.distributed.run ... --nproc_per_node G -m workloads.gpt
---tensor-model-parallel-size MP --pipeline-model-parallel-size PP --micro-batch-size M
---global-batch-size GB --num-layers L --hidden-size H --num-attention-heads NH
---seq-length S --train-iters I --log-interval 1 --precision bf16|fp32 --device D
---dist-backend nccl|gloo``; a case's ``args`` add e.g. ``--compile`` or
-``--pipeline-schedule gpipe``. No reduced size on CPU: the case params are the model.
+"""``gpt``: the suite's own GPT (``python -m workloads.gpt``, plain PyTorch) under torchrun,
+with the ``oneflow_gpt`` case params and file names; a case's ``args`` add e.g. ``--compile``.
+No reduced size on CPU: the case params are the model.
 """
 
 from __future__ import annotations

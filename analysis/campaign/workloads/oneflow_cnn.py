@@ -1,11 +1,6 @@
-"""``oneflow_cnn``: OneFlow-Benchmark ``of_cnn_train_val.py`` (seed 001), the same command on every node with
-``--node_ips``: ``python3 CODE/of_cnn_train_val.py --num_examples=N*G*B*I --num_nodes=N
---gpu_num_per_node=G --model_update=momentum --learning_rate=0.001
---loss_print_every_n_iter=K --batch_size_per_device=B --val_batch_size_per_device=125
---num_epoch=1 --log_dir=./log --node_ips=h1,h2 --model=resnet50 [--use_fp16]
-[--train_data_dir=DATA/train --train_data_part_num=P]`` (synthetic data without
-``data_dir``). Options: ``code_dir`` (cnns), ``data_dir``, ``data_part_num`` (44),
-``print_every`` (20), ``python`` (python3).
+"""``oneflow_cnn``: OneFlow-Benchmark ``of_cnn_train_val.py`` (seed 001), the same command
+on every node with ``--node_ips``; synthetic data without ``data_dir``. Options: ``code_dir``
+(cnns), ``data_dir``, ``data_part_num`` (44), ``print_every`` (20), ``python`` (python3).
 """
 
 from __future__ import annotations

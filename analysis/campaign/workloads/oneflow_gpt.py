@@ -1,11 +1,7 @@
-"""``oneflow_gpt``: OneFlow-Benchmark GPT (seed 002), explicit cases with ``params`` ``mp``, ``pp``
-(``dp`` = N*G/(mp*pp), checked when given), ``global_batch_size``, ``seq_length``,
-``num_layers``, ``hidden_size``, ``num_heads``; ``batch_size`` is the micro-batch size.
-Every node: ``python3 -m oneflow_gpt.training --num-nodes N --num-gpus-per-node G
---node-ips h1,h2 --tensor-model-parallel-size MP --pipeline-model-parallel-size PP
---micro-batch-size M --global-batch-size GB --num-layers L --hidden-size H
---num-attention-heads NH --seq-length S --max-position-embeddings S --train-iters I
---log-interval 1 [--fp16] [--dataset DATA]``. Log file
+"""``oneflow_gpt``: OneFlow-Benchmark GPT (seed 002) on every node, explicit cases with
+``params`` ``mp``, ``pp`` (``dp`` = N*G/(mp*pp), checked when given), ``global_batch_size``,
+``seq_length``, ``num_layers``, ``hidden_size``, ``num_heads``; ``batch_size`` is the
+micro-batch size. Options: ``data_dir``, ``python`` (python3). Log file
 ``pretrain_gpt_<N>n<G>d_dp.._mp.._pp.._mbz.._gbz.._s.._l.._h.._nh.._<repeat>.log``.
 """
 
