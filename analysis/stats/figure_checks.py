@@ -11,9 +11,9 @@ printed rates, a closing line) or its family.
   shorter: a clock step back that leaves them positive): the figure would be that far
   off, and nothing in the log tells which (a rate the program printed for such an interval
   shows the same time: it timed it by the same clock), so no figure. Where the lines of
-  those intervals print rates and are under STALL_FACTOR off (an epoch at another speed),
-  or beyond it print the run's usual rate (the program's clock did not step), the printed
-  rates settle it (below).
+  those intervals print rates their own stamps do not give (the program's clock did not
+  step with them), the printed rates settle it (below); an interval at the pace of the
+  rest of its printed epoch is the run's (an epoch at another speed).
 * ``figure_mismatch``, the figure kept and flagged with both values, where it is more than
   `MISMATCH` from an independent statement of its log:
 
@@ -49,7 +49,7 @@ from analysis.stats.methods.window import (
     stamp_step,
     whole_seconds,
 )
-from analysis.stats.run_pace import LOCAL, STALL_FACTOR, USUAL_QUANTILE, run_pace
+from analysis.stats.run_pace import LOCAL, USUAL_QUANTILE, run_pace
 
 #: Relative difference between a measured figure and the printed throughput that is flagged.
 MISMATCH = 0.05
@@ -351,10 +351,11 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     no step). Intervals recurring at one period all through the run are its own, up to what
     their siblings take: their time beyond that counts too. A step under STALL_FACTOR moves
     a window of few lines (a line every 10 iterations) as far as a large one does. Printed
-    rates do not settle which: a program times its iterations with the same clock, so a
-    stepped interval prints a rate as stepped; they check the figure where they can
-    (below)."""
-    lines, _, step, ts = run.timeline()
+    rates do not settle which where they agree with the stamps: a program times its
+    iterations with the same clock, so a stepped interval prints a rate as stepped; only
+    rates their intervals' stamps do not give (:func:`_rates_disagree`) hand the figure to
+    the printed rates' check (below)."""
+    lines, epoch, step, ts = run.timeline()
     pace = _once(run, "pace", lambda: run_pace(step, ts))
     if pace is None:
         return est
@@ -405,9 +406,8 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
             # the run is its window: its intervals are all there is to judge them by
             return _unlike_intervals(est, lines, a, b, per[rest], pace.spread, "")
         before, after, spread, low_q = around
-        rates = _printed_at(run, lines[a:b])[1:]
-        if len(rates) and np.isfinite(rates[rest]).all():
-            return est  # one or two printed rates time these intervals: _against_printed's
+        if _rates_disagree(run, lines[a:b], per, rest).any():
+            return est  # the program's clock did not step with the stamps: _against_printed's
         changed = _pace_change(run, est, lines, a, b, before, after, spread, per[rest])
         if changed is not None:
             return changed
@@ -450,19 +450,16 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         return est
     # a recurring interval is named where it is more than MISMATCH beyond its siblings
     unlike = own & (np.maximum(beyond, below) > MISMATCH * ds * np.fmax(slow, fast))
-    rates = _printed_at(run, lines[a:b])[1:]
     forward = excess > MISMATCH * seconds
     odd = (far | (unlike & (beyond > 0))) if forward else (short | (unlike & (below > 0)))
-    if len(rates) and np.isfinite(rates[odd]).all() and np.isfinite(rates[rest]).sum() >= 3:
-        usual_rate = float(np.median(rates[rest & np.isfinite(rates)]))
-        near = np.abs(np.log(per[odd] / median)) < np.log(STALL_FACTOR)
-        usual_printed = np.abs(np.log(rates[odd] / usual_rate)) < np.log(STALL_FACTOR)
-        if (near | usual_printed).all():
-            # an interval under STALL_FACTOR off the pace may be the run's own (an epoch
-            # at another speed), and one beyond it printing the usual rate was timed as the
-            # others were (the program's clock did not step): the printed rates settle the
-            # figure (_against_printed flags it against them)
-            return est
+    odd &= ~_at_epoch_pace(epoch, step, ts, a, per, odd, spread)
+    if not odd.any():
+        return est
+    if _rates_disagree(run, lines[a:b], per, odd)[odd].all():
+        # every such interval printed a rate its own stamps do not give: the program timed
+        # it by a clock that did not step with them, so the printed rates settle the figure
+        # (_against_printed flags it against them)
+        return est
     jumps = np.flatnonzero(odd) + 1
     i = int(jumps[0])
     sibling = (f"; the run's intervals recurring at that period take up to "
@@ -487,6 +484,54 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         "prints there, if any, show the same time: the program timed them by the same "
         "clock), so no throughput from this window",
         "timestamps_jump", est.method)
+
+
+def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,
+                   per: np.ndarray, which: np.ndarray, spread: float) -> np.ndarray:
+    """For each interval of the window starting at line index `a` (true only among `which`):
+    whether it runs at the pace of the other intervals of its printed epoch (their median
+    time per iteration, MIN_PRINTED of them at least, within MISMATCH times the run's
+    spread): an epoch at another speed (a cached dataset, a resized input) is the run's,
+    where a clock step or a stall changes one interval and not the rest of its epoch. A
+    log printing no epoch has one, whose pace is the window's."""
+    out = np.zeros(len(per), dtype=bool)
+    ds, dt = np.diff(step), np.diff(ts)
+    same = (ds > 0) & (np.diff(epoch) == 0) & np.isfinite(dt) & (epoch[1:] >= 0)
+    run_per = np.where(same, dt / np.where(ds > 0, ds, 1), np.nan)
+    tol = (1 + MISMATCH) * spread
+    for i in np.flatnonzero(which):
+        k = a + i  # the run's interval from line index k to k + 1
+        if not same[k]:
+            continue
+        others = same & (epoch[1:] == epoch[k + 1])
+        others[k] = False
+        if others.sum() < MIN_PRINTED:
+            continue
+        own = float(np.median(run_per[others]))
+        out[i] = own / tol <= per[i] <= own * tol
+    return out
+
+
+def _rates_disagree(run: RunData, lines: np.ndarray, per: np.ndarray,
+                    which: np.ndarray) -> np.ndarray:
+    """For each interval between `lines` (true only among `which`): whether its line prints a
+    rate that its own stamps do not give, i.e. the rate x the interval's seconds per
+    iteration is more than MISMATCH from the samples an iteration the run's lines imply
+    (:func:`_implied_batch`). Only such a rate is evidence about the interval: a program
+    times its iterations by some clock, and a rate that agrees with the stamps was timed
+    by theirs or shows the same time, which a clock step forges as well as a stall makes
+    it; one that disagrees shows the stamps' clock stepped (or the rate times less than
+    the interval), and the printed rates then check the figure."""
+    out = np.zeros(len(per), dtype=bool)
+    implied = _once(run, "implied", lambda: _implied_batch(run))
+    if implied is None or not which.any():
+        return out
+    rates = _printed_at(run, lines)[1:]
+    samples = rates * per
+    with np.errstate(invalid="ignore"):
+        off = np.abs(samples / implied[0] - 1) > MISMATCH + implied[3]
+    out[which] = (np.isfinite(samples) & off)[which]
+    return out
 
 
 def _paces_around(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int):

@@ -1,0 +1,81 @@
+"""Inputs of a seventh attack that got a wrong number (or a false flag) out of the window
+rule's look at a window's intervals: clock steps passed when the lines print a rate timed by
+the same clock. DLLogger logs of batch 128 on 1 GPU at 50 ms an iteration (2,560 img/s)
+unless said."""
+
+from __future__ import annotations
+
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis.collect import parse_paths
+from analysis.stats import run_throughput
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dll_synth as S  # noqa: E402
+
+BATCH, SECONDS = 128, 0.05
+TRUTH = BATCH / SECONDS
+
+
+def _clock_rated(n: int, every: int, jumps: dict, same_clock: bool = True) -> list[str]:
+    """A line every `every` iterations of 50 ms; `jumps` {iteration: seconds} steps the
+    clock from that iteration on. Each line prints the rate over the iterations since the
+    line before, timed by the stepped clock of the stamps (`same_clock`) or by one that did
+    not step (the truth)."""
+    out = [S.parameter(S.START, arch="resnet50", batch_size=BATCH, amp=True, world_size=1,
+                       print_freq=every)]
+    shift, last = 0.0, None
+    for i in range(1, n + 1):
+        shift += jumps.get(i, 0.0)
+        if i % every:
+            continue
+        t = 20.0 + i * SECONDS + shift
+        if same_clock and last is not None:
+            rate = BATCH * every / (t - last)
+        else:
+            rate = TRUTH
+        last = t
+        out.append(S.train_line(S.START + timedelta(seconds=t), 0, i, rate))
+    return out
+
+
+def _row(tmp_path: Path, text: list[str], method: str):
+    S.write(tmp_path, text)
+    return run_throughput(parse_paths([tmp_path], jobs=1), method).iloc[0]
+
+
+# --- 8. clock steps inside the window, the lines printing rates timed by the same clock ------
+
+@pytest.mark.parametrize("every, n, jumps, method", [
+    (10, 1500, {65: 0.5}, "window"),
+    (50, 3000, {65: 0.5}, "window"),
+    (10, 1500, {k: 0.8 for k in (35, 55, 75, 95)}, "window"),
+    (10, 1500, {55: -0.28, 95: -0.28}, "window"),
+    (5, 1500, {k: 0.4 for k in (32, 47, 62, 77, 92, 107)}, "window"),
+    (10, 1500, {k: 0.8 for k in (305, 505, 705, 905)}, "dlperf")])
+def test_steps_with_same_clock_rates_give_no_figure(tmp_path, every, n, jumps, method):
+    """One +0.5 s step at a line every 10 (or 50) iterations gave -10 %, four of +0.8 s -42 %, two
+    of -0.28 s +15 %, six of +0.4 s every 5 -35 %, and the DLPerf rule's window with four of
+    +0.8 s -7 %, all with 0 problems: each stepped line printed the rate its stamps give, and
+    a rate that agrees with the stamps cannot tell a step from a stall (the same logs
+    without the rates were refused)."""
+    row = _row(tmp_path, _clock_rated(n, every, jumps), method)
+    assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
+
+
+@pytest.mark.parametrize("method", ["window", "dlperf"])
+def test_a_step_the_printed_rates_do_not_show_is_flagged_and_clean_rates_pass(tmp_path,
+                                                                              method):
+    """Rates timed by a clock that did not step disagree with the stepped interval's stamps:
+    the figure is checked against them (figure_mismatch); with no step, same-clock rates
+    leave the figure exact and clean."""
+    jumps = {65: 0.5} if method == "window" else {k: 0.8 for k in (305, 505, 705, 905)}
+    row = _row(tmp_path / "mono", _clock_rated(1500, 10, jumps, same_clock=False), method)
+    assert row["problem_kind"] == "figure_mismatch"
+    row = _row(tmp_path / "clean", _clock_rated(1500, 10, {}), method)
+    assert row["throughput"] == pytest.approx(TRUTH) and row["problem_kind"] == "", method
