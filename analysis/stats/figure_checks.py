@@ -45,6 +45,7 @@ from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
 from analysis.stats.methods.window import (
     COARSE_SHARE,
     RESOLUTION,
+    holds_evaluation,
     printed_batches,
     stamp_step,
     whole_seconds,
@@ -356,7 +357,8 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     rates their intervals' stamps do not give (:func:`_rates_disagree`) hand the figure to
     the printed rates' check (below)."""
     lines, epoch, step, ts = run.timeline()
-    pace = _once(run, "pace", lambda: run_pace(step, ts))
+    pace = _once(run, "pace", lambda: run_pace(
+        step, ts, holds_evaluation(run.evaluations, lines)))
     if pace is None:
         return est
     a = int(np.searchsorted(lines, est.window[0]))
@@ -365,6 +367,17 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     iterations, seconds, _ = checks.covered(st, t)
     ds, dt = np.diff(st), np.diff(t)
     ok = (ds > 0) & np.isfinite(dt)
+    held = ok & holds_evaluation(run.evaluations, lines[a:b])
+    if held.any():
+        # an interval holding an evaluation line ran evaluation: its time is no clock step
+        # or stall; a figure counting it as training is flagged where it moves it
+        if est.iterations == iterations:
+            counted = _evaluation_counted(est, lines[a:b], ds, dt, ok, held, seconds)
+            if counted is not None:
+                return counted
+        ok &= ~held
+        iterations -= int(ds[held].sum())
+        seconds -= float(dt[held].sum())
     if not seconds > 0 or not ok.any():
         return est
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
@@ -484,6 +497,29 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         "prints there, if any, show the same time: the program timed them by the same "
         "clock), so no throughput from this window",
         "timestamps_jump", est.method)
+
+
+def _evaluation_counted(est: Estimate, lines, ds, dt, ok, held, seconds: float):
+    """`est` flagged ``figure_mismatch`` where its window's intervals holding evaluation
+    lines (`held`), which it counts as training, take more than MISMATCH of the window's
+    `seconds` beyond the pace of its other intervals (their median time per iteration);
+    None otherwise. The DLPerf rules time their span as it comes; the window method leaves
+    such intervals out, as it leaves out those across an epoch's end."""
+    rest = ok & ~held
+    if not rest.any():
+        return None
+    pace = float(np.median(dt[rest] / ds[rest]))
+    extra = float(np.sum(dt[held] - ds[held] * pace))
+    if extra <= MISMATCH * seconds:
+        return None
+    first = int(np.flatnonzero(held)[0])
+    return _flag(est, "figure_mismatch", (
+        f"the figure's lines {int(lines[0])} to {int(lines[-1])} hold {int(held.sum())} "
+        f"evaluation line(s) between training lines (first between lines {int(lines[first])} "
+        f"and {int(lines[first + 1])}): the intervals holding them take {extra:.6g} s beyond "
+        f"the pace of the others, {extra / seconds:.1%} of the {seconds:.6g} s the figure "
+        "counts as training (--method window leaves them out, as it leaves out an epoch's "
+        "end); the figure is kept"))
 
 
 def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,

@@ -79,3 +79,41 @@ def test_a_step_the_printed_rates_do_not_show_is_flagged_and_clean_rates_pass(tm
     assert row["problem_kind"] == "figure_mismatch"
     row = _row(tmp_path / "clean", _clock_rated(1500, 10, {}), method)
     assert row["throughput"] == pytest.approx(TRUTH) and row["problem_kind"] == "", method
+
+
+# --- 11. evaluation inside the window, printed between the training lines -----------------
+
+def _evaluating(n: int, every: int, each: int = 50, seconds: float = 2.0) -> list[str]:
+    """A line every `every` iterations of 50 ms (no rate printed), and after every `each`th
+    iteration an evaluation of `seconds` whose `val.` line is printed when it ends."""
+    out = [S.parameter(S.START, arch="resnet50", batch_size=BATCH, amp=True, world_size=1,
+                       print_freq=every)]
+    t = 20.0
+    for i in range(1, n + 1):
+        t += SECONDS
+        if i % every == 0:
+            out.append(S.train_line(S.START + timedelta(seconds=t), 0, i, TRUTH)
+                       .replace(f" train.total_ips : {TRUTH:.2f} images/s", ""))
+        if i % each == 0:
+            t += seconds
+            out.append(f"DLL {S.stamp(S.START + timedelta(seconds=t))} - Epoch: 0  "
+                       "val.top1 : 10.0  val.loss : 6.9")
+    return out
+
+
+@pytest.mark.parametrize("every, n", [(1, 300), (10, 1500)])
+def test_evaluation_inside_the_window_is_left_out_or_flagged(tmp_path, every, n):
+    """A 2 s evaluation every 50 iterations, its `val.` line between the training lines: the
+    window gave 1,422 img/s for a run training at 2,560 (the same evaluation at an epoch's
+    end is left out), the DLPerf rule likewise, 0 problems. The window now leaves the
+    intervals holding an evaluation line out, as it does an epoch's end; the DLPerf rule,
+    which times its span as it comes, keeps its figure flagged."""
+    S.write(tmp_path, _evaluating(n, every))
+    result = parse_paths([tmp_path], jobs=1)
+    window = run_throughput(result, "window").iloc[0]
+    assert window["throughput"] == pytest.approx(TRUTH, rel=1e-6)
+    assert window["problem_kind"] == "" and "hold evaluation lines" in window["method"]
+    dlperf = run_throughput(result, "dlperf").iloc[0]
+    assert dlperf["problem_kind"] == "figure_mismatch"
+    assert "evaluation line(s) between training lines" in dlperf["problem"]
+    assert dlperf["throughput"] < 0.7 * TRUTH  # kept as the rule gives it
