@@ -453,6 +453,9 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     excess = float(np.sum(dt[far] - ds[far] * low))
     if rest_s - low * rest_i <= MISMATCH * seconds:
         excess = 0.0
+    elif not few:
+        excess -= _usual_hiccups(pace, step, ts, a, b, coarse, far,
+                                 per / np.fmax(local, median), dt - ds * low, seconds)
     excess += float(beyond.sum())
     short = rest & (dt > 0) & back & (per < (1 - MISMATCH) * median * (low_q if few else 1.0))
     missing = float(np.sum(ds[short] * median - dt[short]))
@@ -497,6 +500,35 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         "prints there, if any, show the same time: the program timed them by the same "
         "clock), so no throughput from this window",
         "timestamps_jump", est.method)
+
+
+#: Intervals beyond the run's usual bound, outside a window, that make them its own hiccups.
+MIN_HICCUPS = LOCAL
+
+
+def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coarse: float,
+                   far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
+                   seconds: float) -> float:
+    """The seconds of the window's `far` intervals (their `extra` time) that are the run's
+    own hiccups: where the run has at least MIN_HICCUPS such intervals outside the window
+    (a data loader stalling now and then, all through the run), those of the window no
+    longer than they are (ratio to the pace up to their USUAL_QUANTILE), and no more of
+    the window's time than they take of the run's time outside it. A run printing every
+    iteration shows each hiccup alone, where one printing every 10 averages it into its
+    interval: both are the run's pace. A clock step is larger than the run's hiccups, or
+    adds to them beyond their share, which is judged as before."""
+    ds, dt = np.diff(step), np.diff(ts)
+    per = np.where(ds > 0, dt / np.where(ds > 0, ds, 1), np.nan)
+    usual = np.isfinite(pace.local) & (pace.local > 0) & np.isfinite(per) & ~pace.own
+    usual[a:max(a, b - 1)] = False
+    bound = (1 + MISMATCH) * pace.spread * np.where(usual, pace.local, np.inf)
+    hiccup = usual & (dt > ds * bound + coarse)
+    if hiccup.sum() < MIN_HICCUPS or not far.any():
+        return 0.0
+    top = float(np.quantile(per[hiccup] / pace.local[hiccup], USUAL_QUANTILE))
+    share = float(np.sum(dt[hiccup] - ds[hiccup] * pace.local[hiccup]) / np.sum(dt[usual]))
+    like = far & (ratio <= top)
+    return min(float(np.sum(extra[like])), share * seconds)
 
 
 def _evaluation_counted(est: Estimate, lines, ds, dt, ok, held, seconds: float):

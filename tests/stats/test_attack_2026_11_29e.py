@@ -117,3 +117,59 @@ def test_evaluation_inside_the_window_is_left_out_or_flagged(tmp_path, every, n)
     assert dlperf["problem_kind"] == "figure_mismatch"
     assert "evaluation line(s) between training lines" in dlperf["problem"]
     assert dlperf["throughput"] < 0.7 * TRUTH  # kept as the rule gives it
+
+
+# --- 7. a line every iteration of a run with scattered data-loader hiccups ----------------
+
+def _hiccups(every: int, every_40: bool = False, steps: dict | None = None,
+             seed: int = 7) -> tuple[list[str], np.ndarray]:
+    """1,500 iterations of 50 ms x lognormal(0.05), a 2.5 s first one; hiccups of 1.5-3x on
+    8 % of the iterations at random (or 1.5-3.5x on every 40th, `every_40`); a line every
+    `every` iterations, no rate printed; `steps` {iteration: seconds} step the clock.
+    Returns the lines and each iteration's true end time."""
+    rng = np.random.default_rng(seed)
+    took = SECONDS * rng.lognormal(0.0, 0.05, 1500)
+    took[0] = 2.5
+    if every_40:
+        took[39::40] *= rng.uniform(1.5, 3.5, len(took[39::40]))
+    else:
+        hit = rng.random(1500) < 0.08
+        took[hit] *= rng.uniform(1.5, 3.0, int(hit.sum()))
+    end = 20.0 + np.cumsum(took)
+    stamped = end.copy()
+    for at, seconds in (steps or {}).items():
+        stamped[at - 1:] += seconds
+    out = [S.parameter(S.START, arch="resnet50", batch_size=BATCH, amp=True, world_size=1,
+                       print_freq=every)]
+    for i in range(every, 1501, every):
+        out.append(S.train_line(S.START + timedelta(seconds=float(stamped[i - 1])), 0, i, TRUTH)
+                   .replace(f" train.total_ips : {TRUTH:.2f} images/s", ""))
+    return out, end
+
+
+@pytest.mark.parametrize("every_40", [False, True])
+@pytest.mark.parametrize("every", [1, 10])
+def test_scattered_hiccups_keep_their_figure_at_every_print_frequency(tmp_path, every,
+                                                                      every_40):
+    """Loader hiccups on 8 % of the iterations at random, or on every 40th of varying
+    length: printed every 10 iterations the window gave the truth, printed every iteration
+    no figure ("6 such jumps in the window ... 8.7 %"), a false flag."""
+    text, end = _hiccups(every, every_40)
+    S.write(tmp_path, text)
+    result = parse_paths([tmp_path], jobs=1)
+    window = run_throughput(result, "window").iloc[0]
+    assert window["problem_kind"] == ""
+    assert window["throughput"] == pytest.approx(BATCH * 100 / (end[119] - end[19]), rel=1e-6)
+    assert run_throughput(result, "dlperf").iloc[0]["problem_kind"] == ""
+
+
+@pytest.mark.parametrize("every_40", [False, True])
+@pytest.mark.parametrize("steps", [{70: 0.3}, {k: 0.12 for k in range(30, 120, 15)}])
+def test_clock_steps_among_hiccups_still_give_no_figure(tmp_path, steps, every_40):
+    """The same runs printed every iteration with the clock stepped +0.3 s at iteration 70
+    (7x an iteration, 6 % of the window) or +0.12 s six times (3.4x each): larger than the
+    run's hiccups, so not among them."""
+    text, _ = _hiccups(1, every_40, steps=steps)
+    S.write(tmp_path, text)
+    row = run_throughput(parse_paths([tmp_path], jobs=1), "window").iloc[0]
+    assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
