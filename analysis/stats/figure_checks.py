@@ -441,6 +441,10 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         local = np.full(len(local), median)
     else:
         median = float(statistics.median(per[rest].tolist()))
+    quick = _recurring_quick(est, lines[a:b], ds, dt, own & np.isfinite(fast),
+                             own & np.isfinite(slow), median, seconds)
+    if quick is not None:
+        return quick
     # each interval against the window's pace or its own local one (a warm-up ramp, a
     # slow phase), widened by how far the run's healthy intervals stray from their pace:
     # a slow phase elsewhere in the run widens nothing here
@@ -500,6 +504,44 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         "prints there, if any, show the same time: the program timed them by the same "
         "clock), so no throughput from this window",
         "timestamps_jump", est.method)
+
+
+#: Share of an iteration a recurring quick interval may be short of the pace and count for
+#: nothing: an iteration whose batch was ready (cached, prefetched) saves its wait, not its
+#: compute.
+QUICK_FREE = 0.5
+
+
+def _recurring_quick(est: Estimate, lines, ds, dt, fast, slow, median: float,
+                     seconds: float) -> Estimate | None:
+    """No figure (``timestamps_jump``) where the window's intervals recurring quick at one
+    period all through the run (`fast`: each at most an iteration short, which run_pace
+    lets pass one by one) are short of the window's pace (`median`) by more than
+    QUICK_FREE of an iteration each, and that excess adds up to more than MISMATCH of its
+    `seconds` beyond what its recurring slow ones (`slow`) take more. A clock stepped back
+    by most of an iteration every few iterations leaves such intervals (a line every
+    iteration, a step back of 0.9 iteration every 2: +82 %), and so would iterations
+    nearly free, which the log cannot tell apart; the bound is a judgement: iterations
+    half as quick recur in healthy runs (a batch that was ready), ones that take a tenth
+    of their siblings' time hardly do. None otherwise."""
+    if not fast.any():
+        return None
+    short = np.maximum(ds[fast] * median - dt[fast], 0.0)
+    beyond = float(np.sum(np.maximum(short - QUICK_FREE * median, 0.0)))
+    back = float(np.sum(np.maximum(dt[slow] - ds[slow] * median, 0.0)))
+    if beyond - back <= MISMATCH * seconds:
+        return None
+    at = np.flatnonzero(fast)
+    named = ", ".join(str(int(lines[i + 1])) for i in at[:5]) + (", ..." if len(at) > 5 else "")
+    return Estimate.fail(
+        f"the window's lines {int(lines[0])} to {int(lines[-1])} hold {len(at)} interval(s) "
+        f"recurring quick at one period all through the run (ending at lines {named}), "
+        f"together {float(short.sum()):.6g} s short of the window's pace ({median:.4g} s an "
+        f"iteration), {beyond - back:.6g} s of it ({(beyond - back) / seconds:.1%} of the "
+        f"window's {seconds:.6g} s) beyond half an iteration each and what its recurring "
+        "slow intervals take more: a clock stepped back by most of an iteration each time, "
+        "or iterations nearly free, and nothing in the log tells which, so no throughput "
+        "from this window", "timestamps_jump", est.method)
 
 
 #: Intervals beyond the run's usual bound, outside a window, that make them its own hiccups.

@@ -173,3 +173,34 @@ def test_clock_steps_among_hiccups_still_give_no_figure(tmp_path, steps, every_4
     S.write(tmp_path, text)
     row = run_throughput(parse_paths([tmp_path], jobs=1), "window").iloc[0]
     assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
+
+
+# --- 3. a clock stepped back by most of an iteration at one period ------------------------
+
+def _stepped_back(every: int, per: int, seed: int = 3) -> list[str]:
+    """1,500 iterations of 50 ms x lognormal(0.005), the clock stepped back 0.9 of an
+    iteration after every `per` iterations, a line every `every`, no rate printed."""
+    took = SECONDS * np.random.default_rng(seed).lognormal(0.0, 0.005, 1500)
+    stamped = 20.0 + np.cumsum(took)
+    for k in range(per, 1501, per):
+        stamped[k - 1:] -= 0.9 * SECONDS
+    out = [S.parameter(S.START, arch="resnet50", batch_size=BATCH, amp=True, world_size=1,
+                       print_freq=every)]
+    for i in range(every, 1501, every):
+        out.append(S.train_line(S.START + timedelta(seconds=float(stamped[i - 1])), 0, i, TRUTH)
+                   .replace(f" train.total_ips : {TRUTH:.2f} images/s", ""))
+    return out
+
+
+@pytest.mark.parametrize("every, per", [(1, 3), (1, 4), (1, 6), (2, 6), (2, 8)])
+def test_recurring_steps_back_of_most_of_an_iteration_give_no_figure(tmp_path, every, per):
+    """The clock stepped back 0.9 of an iteration every `per` iterations, a line every
+    `every`: each interval at most one iteration short, so each passed as the run's own,
+    and together +29 % (every 4), +17 % (every 6), 0 problems. Their shortfall beyond half
+    an iteration each is bounded (5 % of the window). (A step back every 2 iterations makes
+    every other interval quick: as a run alternating quick and slow iterations prints, so
+    not bounded here.)"""
+    S.write(tmp_path, _stepped_back(every, per))
+    row = run_throughput(parse_paths([tmp_path], jobs=1), "window").iloc[0]
+    assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
+    assert "recurring quick at one period" in row["problem"]
