@@ -166,12 +166,14 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
         "of another run, or multiplied again); the figure is kept"))
 
 
-def _within_epochs(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray) -> tuple[int, float]:
+def _within_epochs(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray,
+                   held: np.ndarray) -> tuple[int, float]:
     """(iterations, seconds) one rank's lines cover (:func:`analysis.checks.covered`), less
-    the intervals from one printed epoch into the next: an epoch's end holds work that is
-    not training (evaluation, a checkpoint), which its printed rates leave out."""
+    the intervals from one printed epoch into the next and those holding an evaluation line
+    (`held`): an epoch's end holds work that is not training (evaluation, a checkpoint),
+    which its printed rates leave out, and so does an evaluation anywhere."""
     ds, dt = np.diff(step), np.diff(ts)
-    same = (ds > 0) & (np.diff(epoch) == 0)
+    same = (ds > 0) & (np.diff(epoch) == 0) & ~held
     return int(ds[same].sum()), float(dt[same].sum())
 
 
@@ -188,7 +190,8 @@ def _timed(run: RunData) -> list[tuple[float, str]]:
     for a in (0, 1):
         if len(ts) - a <= MIN_PRINTED:
             break
-        iterations, seconds = _within_epochs(epoch[a:], step[a:], ts[a:])
+        iterations, seconds = _within_epochs(epoch[a:], step[a:], ts[a:],
+                                             holds_evaluation(run.evaluations, lines[a:]))
         if iterations > 0 and seconds > 0:
             out.append((run.global_batch_size * iterations / seconds,
                         f"the global batch {run.global_batch_size:,.0f} x the {iterations:,} "
@@ -217,7 +220,8 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     b = int(np.searchsorted(lines, est.printed[1], "right"))
     if b - a <= MIN_PRINTED or not np.isfinite(ts[a:b]).all():
         return est
-    iterations, seconds = _within_epochs(epoch[a:b], step[a:b], ts[a:b])
+    iterations, seconds = _within_epochs(epoch[a:b], step[a:b], ts[a:b],
+                                         holds_evaluation(run.evaluations, lines[a:b]))
     if iterations <= 0 or not seconds > 0:
         return est
     timed = batch * iterations / seconds

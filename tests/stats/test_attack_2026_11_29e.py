@@ -204,3 +204,24 @@ def test_recurring_steps_back_of_most_of_an_iteration_give_no_figure(tmp_path, e
     row = run_throughput(parse_paths([tmp_path], jobs=1), "window").iloc[0]
     assert np.isnan(row["throughput"]) and row["problem_kind"] == "timestamps_jump"
     assert "recurring quick at one period" in row["problem"]
+
+
+def test_evaluation_inside_leaves_the_printed_rates_check_clean(tmp_path):
+    """The same run printing each iteration's rate by its own clock: the median of the
+    printed rates is the run's, and the timestamps that check it leave the intervals
+    holding an evaluation out, as they leave out an epoch's end."""
+    out = [S.parameter(S.START, arch="resnet50", batch_size=BATCH, amp=True, world_size=1,
+                       print_freq=1)]
+    t, last = 20.0, None
+    for i in range(1, 301):
+        t += SECONDS
+        out.append(S.train_line(S.START + timedelta(seconds=t), 0, i,
+                                TRUTH if last is None else BATCH / (t - last)))
+        last = t
+        if i % 50 == 0:
+            t += 2.0
+            out.append(f"DLL {S.stamp(S.START + timedelta(seconds=t))} - Epoch: 0  "
+                       "val.top1 : 10.0  val.loss : 6.9")
+    S.write(tmp_path, out)
+    row = run_throughput(parse_paths([tmp_path], jobs=1), "reported").iloc[0]
+    assert row["throughput"] == pytest.approx(TRUTH) and row["problem_kind"] == ""
