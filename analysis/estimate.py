@@ -87,7 +87,9 @@ class RunData:
     `metric_rows`, `train` may be None: it is built when a method asks for it.
     `closing` is the run's own closing figure, (value, line): the last finite summary-phase
     throughput its lowest rank printed (DLLogger ``Summary:`` / ``()`` lines), None when
-    the log prints none.
+    the log prints none. `evaluations` are the lines of the run's evaluation rows (its
+    validation lines, sorted; None or empty where it prints none): an interval between
+    training lines that holds one ran evaluation, not only training.
     """
 
     run_id: str
@@ -98,6 +100,7 @@ class RunData:
     metric_rows: dict | None = None
     arrays: dict | None = field(default=None, repr=False, compare=False)
     closing: tuple[float, int] | None = None
+    evaluations: np.ndarray | None = field(default=None, repr=False, compare=False)
     _timeline: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def series(self, metric: str) -> pd.DataFrame:

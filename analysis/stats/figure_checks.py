@@ -11,9 +11,9 @@ printed rates, a closing line) or its family.
   shorter: a clock step back that leaves them positive): the figure would be that far
   off, and nothing in the log tells which (a rate the program printed for such an interval
   shows the same time: it timed it by the same clock), so no figure. Where the lines of
-  those intervals print rates and are under STALL_FACTOR off (an epoch at another speed),
-  or beyond it print the run's usual rate (the program's clock did not step), the printed
-  rates settle it (below).
+  those intervals print rates their own stamps do not give (the program's clock did not
+  step with them), the printed rates settle it (below); an interval at the pace of the
+  rest of its printed epoch is the run's (an epoch at another speed).
 * ``figure_mismatch``, the figure kept and flagged with both values, where it is more than
   `MISMATCH` from an independent statement of its log:
 
@@ -45,11 +45,12 @@ from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
 from analysis.stats.methods.window import (
     COARSE_SHARE,
     RESOLUTION,
+    holds_evaluation,
     printed_batches,
     stamp_step,
     whole_seconds,
 )
-from analysis.stats.run_pace import LOCAL, STALL_FACTOR, USUAL_QUANTILE, run_pace
+from analysis.stats.run_pace import LOCAL, USUAL_QUANTILE, run_pace
 
 #: Relative difference between a measured figure and the printed throughput that is flagged.
 MISMATCH = 0.05
@@ -165,12 +166,14 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
         "of another run, or multiplied again); the figure is kept"))
 
 
-def _within_epochs(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray) -> tuple[int, float]:
+def _within_epochs(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray,
+                   held: np.ndarray) -> tuple[int, float]:
     """(iterations, seconds) one rank's lines cover (:func:`analysis.checks.covered`), less
-    the intervals from one printed epoch into the next: an epoch's end holds work that is
-    not training (evaluation, a checkpoint), which its printed rates leave out."""
+    the intervals from one printed epoch into the next and those holding an evaluation line
+    (`held`): an epoch's end holds work that is not training (evaluation, a checkpoint),
+    which its printed rates leave out, and so does an evaluation anywhere."""
     ds, dt = np.diff(step), np.diff(ts)
-    same = (ds > 0) & (np.diff(epoch) == 0)
+    same = (ds > 0) & (np.diff(epoch) == 0) & ~held
     return int(ds[same].sum()), float(dt[same].sum())
 
 
@@ -187,7 +190,8 @@ def _timed(run: RunData) -> list[tuple[float, str]]:
     for a in (0, 1):
         if len(ts) - a <= MIN_PRINTED:
             break
-        iterations, seconds = _within_epochs(epoch[a:], step[a:], ts[a:])
+        iterations, seconds = _within_epochs(epoch[a:], step[a:], ts[a:],
+                                             holds_evaluation(run.evaluations, lines[a:]))
         if iterations > 0 and seconds > 0:
             out.append((run.global_batch_size * iterations / seconds,
                         f"the global batch {run.global_batch_size:,.0f} x the {iterations:,} "
@@ -216,7 +220,8 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     b = int(np.searchsorted(lines, est.printed[1], "right"))
     if b - a <= MIN_PRINTED or not np.isfinite(ts[a:b]).all():
         return est
-    iterations, seconds = _within_epochs(epoch[a:b], step[a:b], ts[a:b])
+    iterations, seconds = _within_epochs(epoch[a:b], step[a:b], ts[a:b],
+                                         holds_evaluation(run.evaluations, lines[a:b]))
     if iterations <= 0 or not seconds > 0:
         return est
     timed = batch * iterations / seconds
@@ -351,11 +356,13 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     no step). Intervals recurring at one period all through the run are its own, up to what
     their siblings take: their time beyond that counts too. A step under STALL_FACTOR moves
     a window of few lines (a line every 10 iterations) as far as a large one does. Printed
-    rates do not settle which: a program times its iterations with the same clock, so a
-    stepped interval prints a rate as stepped; they check the figure where they can
-    (below)."""
-    lines, _, step, ts = run.timeline()
-    pace = _once(run, "pace", lambda: run_pace(step, ts))
+    rates do not settle which where they agree with the stamps: a program times its
+    iterations with the same clock, so a stepped interval prints a rate as stepped; only
+    rates their intervals' stamps do not give (:func:`_rates_disagree`) hand the figure to
+    the printed rates' check (below)."""
+    lines, epoch, step, ts = run.timeline()
+    pace = _once(run, "pace", lambda: run_pace(
+        step, ts, holds_evaluation(run.evaluations, lines)))
     if pace is None:
         return est
     a = int(np.searchsorted(lines, est.window[0]))
@@ -364,6 +371,17 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     iterations, seconds, _ = checks.covered(st, t)
     ds, dt = np.diff(st), np.diff(t)
     ok = (ds > 0) & np.isfinite(dt)
+    held = ok & holds_evaluation(run.evaluations, lines[a:b])
+    if held.any():
+        # an interval holding an evaluation line ran evaluation: its time is no clock step
+        # or stall; a figure counting it as training is flagged where it moves it
+        if est.iterations == iterations:
+            counted = _evaluation_counted(est, lines[a:b], ds, dt, ok, held, seconds)
+            if counted is not None:
+                return counted
+        ok &= ~held
+        iterations -= int(ds[held].sum())
+        seconds -= float(dt[held].sum())
     if not seconds > 0 or not ok.any():
         return est
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
@@ -405,9 +423,8 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
             # the run is its window: its intervals are all there is to judge them by
             return _unlike_intervals(est, lines, a, b, per[rest], pace.spread, "")
         before, after, spread, low_q = around
-        rates = _printed_at(run, lines[a:b])[1:]
-        if len(rates) and np.isfinite(rates[rest]).all():
-            return est  # one or two printed rates time these intervals: _against_printed's
+        if _rates_disagree(run, lines[a:b], per, rest).any():
+            return est  # the program's clock did not step with the stamps: _against_printed's
         changed = _pace_change(run, est, lines, a, b, before, after, spread, per[rest])
         if changed is not None:
             return changed
@@ -428,6 +445,10 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         local = np.full(len(local), median)
     else:
         median = float(statistics.median(per[rest].tolist()))
+    quick = _recurring_quick(est, lines[a:b], ds, dt, own & np.isfinite(fast),
+                             own & np.isfinite(slow), median, seconds)
+    if quick is not None:
+        return quick
     # each interval against the window's pace or its own local one (a warm-up ramp, a
     # slow phase), widened by how far the run's healthy intervals stray from their pace:
     # a slow phase elsewhere in the run widens nothing here
@@ -440,6 +461,9 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     excess = float(np.sum(dt[far] - ds[far] * low))
     if rest_s - low * rest_i <= MISMATCH * seconds:
         excess = 0.0
+    elif not few:
+        excess -= _usual_hiccups(pace, step, ts, a, b, coarse, far,
+                                 per / np.fmax(local, median), dt - ds * low, seconds)
     excess += float(beyond.sum())
     short = rest & (dt > 0) & back & (per < (1 - MISMATCH) * median * (low_q if few else 1.0))
     missing = float(np.sum(ds[short] * median - dt[short]))
@@ -450,19 +474,16 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         return est
     # a recurring interval is named where it is more than MISMATCH beyond its siblings
     unlike = own & (np.maximum(beyond, below) > MISMATCH * ds * np.fmax(slow, fast))
-    rates = _printed_at(run, lines[a:b])[1:]
     forward = excess > MISMATCH * seconds
     odd = (far | (unlike & (beyond > 0))) if forward else (short | (unlike & (below > 0)))
-    if len(rates) and np.isfinite(rates[odd]).all() and np.isfinite(rates[rest]).sum() >= 3:
-        usual_rate = float(np.median(rates[rest & np.isfinite(rates)]))
-        near = np.abs(np.log(per[odd] / median)) < np.log(STALL_FACTOR)
-        usual_printed = np.abs(np.log(rates[odd] / usual_rate)) < np.log(STALL_FACTOR)
-        if (near | usual_printed).all():
-            # an interval under STALL_FACTOR off the pace may be the run's own (an epoch
-            # at another speed), and one beyond it printing the usual rate was timed as the
-            # others were (the program's clock did not step): the printed rates settle the
-            # figure (_against_printed flags it against them)
-            return est
+    odd &= ~_at_epoch_pace(epoch, step, ts, a, per, odd, spread)
+    if not odd.any():
+        return est
+    if _rates_disagree(run, lines[a:b], per, odd)[odd].all():
+        # every such interval printed a rate its own stamps do not give: the program timed
+        # it by a clock that did not step with them, so the printed rates settle the figure
+        # (_against_printed flags it against them)
+        return est
     jumps = np.flatnonzero(odd) + 1
     i = int(jumps[0])
     sibling = (f"; the run's intervals recurring at that period take up to "
@@ -487,6 +508,144 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         "prints there, if any, show the same time: the program timed them by the same "
         "clock), so no throughput from this window",
         "timestamps_jump", est.method)
+
+
+#: Share of an iteration a recurring quick interval may be short of the pace and count for
+#: nothing: an iteration whose batch was ready (cached, prefetched) saves its wait, not its
+#: compute.
+QUICK_FREE = 0.5
+
+
+def _recurring_quick(est: Estimate, lines, ds, dt, fast, slow, median: float,
+                     seconds: float) -> Estimate | None:
+    """No figure (``timestamps_jump``) where the window's intervals recurring quick at one
+    period all through the run (`fast`: each at most an iteration short, which run_pace
+    lets pass one by one) are short of the window's pace (`median`) by more than
+    QUICK_FREE of an iteration each, and that excess adds up to more than MISMATCH of its
+    `seconds` beyond what its recurring slow ones (`slow`) take more. A clock stepped back
+    by most of an iteration every few iterations leaves such intervals (a line every
+    iteration, a step back of 0.9 iteration every 2: +82 %), and so would iterations
+    nearly free, which the log cannot tell apart; the bound is a judgement: iterations
+    half as quick recur in healthy runs (a batch that was ready), ones that take a tenth
+    of their siblings' time hardly do. None otherwise."""
+    if not fast.any():
+        return None
+    short = np.maximum(ds[fast] * median - dt[fast], 0.0)
+    beyond = float(np.sum(np.maximum(short - QUICK_FREE * median, 0.0)))
+    back = float(np.sum(np.maximum(dt[slow] - ds[slow] * median, 0.0)))
+    if beyond - back <= MISMATCH * seconds:
+        return None
+    at = np.flatnonzero(fast)
+    named = ", ".join(str(int(lines[i + 1])) for i in at[:5]) + (", ..." if len(at) > 5 else "")
+    return Estimate.fail(
+        f"the window's lines {int(lines[0])} to {int(lines[-1])} hold {len(at)} interval(s) "
+        f"recurring quick at one period all through the run (ending at lines {named}), "
+        f"together {float(short.sum()):.6g} s short of the window's pace ({median:.4g} s an "
+        f"iteration), {beyond - back:.6g} s of it ({(beyond - back) / seconds:.1%} of the "
+        f"window's {seconds:.6g} s) beyond half an iteration each and what its recurring "
+        "slow intervals take more: a clock stepped back by most of an iteration each time, "
+        "or iterations nearly free, and nothing in the log tells which, so no throughput "
+        "from this window", "timestamps_jump", est.method)
+
+
+#: Intervals beyond the run's usual bound, outside a window, that make them its own hiccups.
+MIN_HICCUPS = LOCAL
+
+
+def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coarse: float,
+                   far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
+                   seconds: float) -> float:
+    """The seconds of the window's `far` intervals (their `extra` time) that are the run's
+    own hiccups: where the run has at least MIN_HICCUPS such intervals outside the window
+    (a data loader stalling now and then, all through the run), those of the window no
+    longer than they are (ratio to the pace up to their USUAL_QUANTILE), and no more of
+    the window's time than they take of the run's time outside it. A run printing every
+    iteration shows each hiccup alone, where one printing every 10 averages it into its
+    interval: both are the run's pace. A clock step is larger than the run's hiccups, or
+    adds to them beyond their share, which is judged as before."""
+    ds, dt = np.diff(step), np.diff(ts)
+    per = np.where(ds > 0, dt / np.where(ds > 0, ds, 1), np.nan)
+    usual = np.isfinite(pace.local) & (pace.local > 0) & np.isfinite(per) & ~pace.own
+    usual[a:max(a, b - 1)] = False
+    bound = (1 + MISMATCH) * pace.spread * np.where(usual, pace.local, np.inf)
+    hiccup = usual & (dt > ds * bound + coarse)
+    if hiccup.sum() < MIN_HICCUPS or not far.any():
+        return 0.0
+    top = float(np.quantile(per[hiccup] / pace.local[hiccup], USUAL_QUANTILE))
+    share = float(np.sum(dt[hiccup] - ds[hiccup] * pace.local[hiccup]) / np.sum(dt[usual]))
+    like = far & (ratio <= top)
+    return min(float(np.sum(extra[like])), share * seconds)
+
+
+def _evaluation_counted(est: Estimate, lines, ds, dt, ok, held, seconds: float):
+    """`est` flagged ``figure_mismatch`` where its window's intervals holding evaluation
+    lines (`held`), which it counts as training, take more than MISMATCH of the window's
+    `seconds` beyond the pace of its other intervals (their median time per iteration);
+    None otherwise. The DLPerf rules time their span as it comes; the window method leaves
+    such intervals out, as it leaves out those across an epoch's end."""
+    rest = ok & ~held
+    if not rest.any():
+        return None
+    pace = float(np.median(dt[rest] / ds[rest]))
+    extra = float(np.sum(dt[held] - ds[held] * pace))
+    if extra <= MISMATCH * seconds:
+        return None
+    first = int(np.flatnonzero(held)[0])
+    return _flag(est, "figure_mismatch", (
+        f"the figure's lines {int(lines[0])} to {int(lines[-1])} hold {int(held.sum())} "
+        f"evaluation line(s) between training lines (first between lines {int(lines[first])} "
+        f"and {int(lines[first + 1])}): the intervals holding them take {extra:.6g} s beyond "
+        f"the pace of the others, {extra / seconds:.1%} of the {seconds:.6g} s the figure "
+        "counts as training (--method window leaves them out, as it leaves out an epoch's "
+        "end); the figure is kept"))
+
+
+def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,
+                   per: np.ndarray, which: np.ndarray, spread: float) -> np.ndarray:
+    """For each interval of the window starting at line index `a` (true only among `which`):
+    whether it runs at the pace of the other intervals of its printed epoch (their median
+    time per iteration, MIN_PRINTED of them at least, within MISMATCH times the run's
+    spread): an epoch at another speed (a cached dataset, a resized input) is the run's,
+    where a clock step or a stall changes one interval and not the rest of its epoch. A
+    log printing no epoch has one, whose pace is the window's."""
+    out = np.zeros(len(per), dtype=bool)
+    ds, dt = np.diff(step), np.diff(ts)
+    same = (ds > 0) & (np.diff(epoch) == 0) & np.isfinite(dt) & (epoch[1:] >= 0)
+    run_per = np.where(same, dt / np.where(ds > 0, ds, 1), np.nan)
+    tol = (1 + MISMATCH) * spread
+    for i in np.flatnonzero(which):
+        k = a + i  # the run's interval from line index k to k + 1
+        if not same[k]:
+            continue
+        others = same & (epoch[1:] == epoch[k + 1])
+        others[k] = False
+        if others.sum() < MIN_PRINTED:
+            continue
+        own = float(np.median(run_per[others]))
+        out[i] = own / tol <= per[i] <= own * tol
+    return out
+
+
+def _rates_disagree(run: RunData, lines: np.ndarray, per: np.ndarray,
+                    which: np.ndarray) -> np.ndarray:
+    """For each interval between `lines` (true only among `which`): whether its line prints a
+    rate that its own stamps do not give, i.e. the rate x the interval's seconds per
+    iteration is more than MISMATCH from the samples an iteration the run's lines imply
+    (:func:`_implied_batch`). Only such a rate is evidence about the interval: a program
+    times its iterations by some clock, and a rate that agrees with the stamps was timed
+    by theirs or shows the same time, which a clock step forges as well as a stall makes
+    it; one that disagrees shows the stamps' clock stepped (or the rate times less than
+    the interval), and the printed rates then check the figure."""
+    out = np.zeros(len(per), dtype=bool)
+    implied = _once(run, "implied", lambda: _implied_batch(run))
+    if implied is None or not which.any():
+        return out
+    rates = _printed_at(run, lines)[1:]
+    samples = rates * per
+    with np.errstate(invalid="ignore"):
+        off = np.abs(samples / implied[0] - 1) > MISMATCH + implied[3]
+    out[which] = (np.isfinite(samples) & off)[which]
+    return out
 
 
 def _paces_around(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int):

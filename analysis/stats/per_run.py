@@ -124,11 +124,13 @@ def _compute(result: ParseResult, runs: list[dict], fns: dict, warmup: int,
     if by_run is None:  # a result made from frames (a Parquet export)
         memory = _memory_by_run(result.observations)
         closing = _closing_by_run(result.observations)
+        evaluations = _evaluations_by_run(result.observations)
         split = (lambda parts=parts: parts
                  for _, *parts in _split_train(result.observations, result.runs))
     else:
         memory = _memory_from_parsed(by_run)
         closing = _closing_from_parsed(by_run)
+        evaluations = _evaluations_from_parsed(by_run)
         split = (partial(_parsed_arrays, by_run.get(run["run_id"], ())) for run in runs)
     power = energy.per_run_columns(result, runs)
     rows: dict[str, list[dict]] = {name: [] for name in fns}
@@ -146,7 +148,7 @@ def _compute(result: ParseResult, runs: list[dict], fns: dict, warmup: int,
             est = _kept_estimate(kept, rid, key, run, said)
             if est is None:
                 if rd is None:  # the run's arrays, only for a figure not kept
-                    rd = _run_data(run, *data(), closing.get(rid))
+                    rd = _run_data(run, *data(), closing.get(rid), evaluations.get(rid))
                 est = check_figure(rd, _estimate(fn, rd, warmup, measure), said)
                 if kept is not None:
                     kept.put(rid, key, run, said, _estimate_fields(est))
@@ -183,7 +185,8 @@ def figures_where_read(row: dict, parsed_logs: list[ParsedLog], problems: list,
     rid = row["run_id"]
     said = _stated_problems(problems).get(rid, {})
     rd = _run_data(row, *_parsed_arrays(parsed_logs),
-                   _closing_from_parsed({rid: parsed_logs}).get(rid))
+                   _closing_from_parsed({rid: parsed_logs}).get(rid),
+                   _evaluations_from_parsed({rid: parsed_logs}).get(rid))
     out = {}
     for name in names:
         key = f"{name} {warmup} {measure}"
@@ -232,11 +235,12 @@ def _runs_frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | None,
-              closing: tuple[float, int] | None = None) -> RunData:
+              closing: tuple[float, int] | None = None,
+              evaluations: np.ndarray | None = None) -> RunData:
     gbs = run["global_batch_size"]
     return RunData(run["run_id"], run["family"],
                    float("nan") if schema.is_missing(gbs) else float(gbs), train, run,
-                   metric_rows, arrays, closing)
+                   metric_rows, arrays, closing, evaluations)
 
 
 def run_data(result: ParseResult, run_id: str) -> RunData:
@@ -245,8 +249,9 @@ def run_data(result: ParseResult, run_id: str) -> RunData:
     if runs.empty:
         raise UsageError(f"no run {run_id!r}; runs: {', '.join(result.runs['run_id'][:5])}, ...")
     run, train, metric_rows, _ = next(_split_train(result.observations, runs))
-    closing = _closing_by_run(result.observations[result.observations["run_id"] == run_id])
-    return _run_data(run._asdict(), train, metric_rows, None, closing.get(run_id))  # `train` may be changed before use
+    mine = result.observations[result.observations["run_id"] == run_id]
+    return _run_data(run._asdict(), train, metric_rows, None, _closing_by_run(mine).get(run_id),
+                     _evaluations_by_run(mine).get(run_id))  # `train` may be changed before use
 
 
 def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
@@ -380,6 +385,45 @@ def _closing_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, tuple[
                     found.setdefault(rid, []).append(
                         (float(b["value"][i]), int(b["line"][i]), np.nan if r < 0 else float(r)))
     return _closing_of(found)
+
+
+def _evaluations_by_run(obs: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Each run's evaluation lines (``RunData.evaluations``): the sorted lines of its
+    validation rows of the lowest rank or none (one file's lines, as the training lines
+    the methods time are); runs without one absent."""
+    rows = obs[obs["phase"] == M.VAL]
+    rank = (rows["rank"].to_numpy(dtype=float, na_value=np.nan) if "rank" in rows.columns
+            else np.full(len(rows), np.nan))
+    found: dict[str, list] = {}
+    for rid, line, r in zip(rows["run_id"].astype(str), rows["line"].to_numpy(np.int64), rank):
+        found.setdefault(rid, []).append((int(line), float(r)))
+    return {rid: _lowest_rank_lines(rows) for rid, rows in found.items()}
+
+
+def _evaluations_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, np.ndarray]:
+    """`_evaluations_by_run` from what each run's files gave."""
+    out = {}
+    for rid, parsed_logs in by_run.items():
+        found = []
+        for parsed in parsed_logs:
+            for b in parsed.obs.blocks:
+                if isinstance(b["phase"], str) and b["phase"] != M.VAL:
+                    continue
+                phase = np.broadcast_to(np.asarray(b["phase"], dtype=object), (b["n"],))
+                for i in np.flatnonzero(phase == M.VAL):
+                    r = int(b["rank"][i])
+                    found.append((int(b["line"][i]), np.nan if r < 0 else float(r)))
+        if found:
+            out[rid] = _lowest_rank_lines(found)
+    return out
+
+
+def _lowest_rank_lines(rows: list[tuple[int, float]]) -> np.ndarray:
+    """The sorted lines of (line, rank) rows of the lowest rank or of none."""
+    ranks = [r for _, r in rows if not np.isnan(r)]
+    low = min(ranks) if ranks else np.nan
+    return np.unique(np.asarray([ln for ln, r in rows if np.isnan(r) or r == low],
+                                dtype=np.int64))
 
 
 def _closing_of(found: dict[str, list]) -> dict[str, tuple[float, int]]:

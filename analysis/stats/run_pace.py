@@ -62,11 +62,14 @@ class Pace:
         return np.isfinite(self.slow) | np.isfinite(self.fast)
 
 
-def run_pace(step: np.ndarray, ts: np.ndarray) -> Pace | None:
-    """The pace of one rank's lines (steps and timestamps in line order); None with fewer
+def run_pace(step: np.ndarray, ts: np.ndarray, skip: np.ndarray | None = None) -> Pace | None:
+    """The pace of one rank's lines (steps and timestamps in line order), without the
+    intervals `skip` marks (those holding evaluation lines: not training); None with fewer
     than 3 intervals that advance."""
     ds, dt = np.diff(step), np.diff(ts)
     ok = (ds > 0) & np.isfinite(dt)
+    if skip is not None and len(skip) == len(ok):
+        ok &= ~skip
     if ok.sum() < 3:
         return None
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)

@@ -19,7 +19,7 @@ from analysis.stats import methods, run_data, run_throughput
 from analysis.stats.figure_checks import check_figure
 from analysis.stats.methods.base import CLOSING, truncated
 from analysis.stats.methods.reported import RUNNING
-from analysis.stats.methods.window import RAMP_UP
+from analysis.stats.methods.window import EVALUATIONS, RAMP_UP
 
 FAMILIES = ["dll_pytorch", "dll_tensorflow", "megatron", "oneflow_bert", "oneflow_cnn",
             "oneflow_gpt", "oneflow_models", "libai", "gpu_memory"]
@@ -65,6 +65,23 @@ def ref_window(run: RunData, warmup: int, measure: int) -> Estimate:
         refused = run.refuse(lines[i0], lines[i1], label)
         if refused is not None:
             return refused
+        val = run.evaluations if run.evaluations is not None else np.empty(0, np.int64)
+        held = np.array([((val > x) & (val < y)).any() for x, y in zip(lines, lines[1:])],
+                        dtype=bool)
+        if held[i0:i1].any():  # intervals holding evaluation lines are left out
+            use = ~held & (np.diff(steps) > 0)
+            inside = np.concatenate([[0], np.where(use, np.diff(steps), 0)]).cumsum()
+            i1 = np.searchsorted(inside, inside[i0] + measure, side="left")
+            if i1 >= len(steps):
+                return truncated(label, warmup, measure, int(steps[-1]), _ref_first(run))
+            refused = run.refuse(lines[i0], lines[i1], label)
+            if refused is not None:
+                return refused
+            n_it = int(inside[i1] - inside[i0])
+            dt = float(np.diff(ts)[i0:i1][use[i0:i1]].sum())
+            first = int(lines[i0 + np.flatnonzero(held[i0:i1])[0]])
+            label += EVALUATIONS.format(n=int(held[i0:i1].sum()), line=first)
+            return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it)
         n_it = int(steps[i1] - steps[i0])
         dt = ts[i1] - ts[i0]
         if dt <= 0:

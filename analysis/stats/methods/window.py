@@ -65,6 +65,8 @@ class Window(ThroughputMethod):
             refused = run.refuse(lines[i0], lines[i1], label)
             if refused is not None:
                 return refused
+            if holds_evaluation(run.evaluations, lines[i0:i1 + 1]).any():
+                return _across_epochs(run, steps, ts, lines, warmup, measure, label)
             n_it = int(steps[i1] - steps[i0])
             dt = ts[i1] - ts[i0]
             if dt <= 0:
@@ -134,18 +136,30 @@ def _restarts(epoch: np.ndarray, steps: np.ndarray, lines: np.ndarray) -> bool:
     return bool(((np.diff(epoch) > 0) & (np.diff(steps) <= 0)).any())
 
 
+def holds_evaluation(evaluations: np.ndarray | None, lines: np.ndarray) -> np.ndarray:
+    """For each interval between consecutive training `lines` (in line order): whether an
+    evaluation line (``RunData.evaluations``) lies between them."""
+    if evaluations is None or not len(evaluations) or len(lines) < 2:
+        return np.zeros(max(len(lines) - 1, 0), dtype=bool)
+    return np.diff(np.searchsorted(evaluations, lines)) > 0
+
+
 def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
                    label: str) -> Estimate:
-    """The window of a run whose counter restarts each epoch: the lines in line order, the
-    warm-up counted in iterations from the start (a new epoch's step counts its own), and
-    the `measure` iterations counted only between lines of one epoch
-    (:func:`analysis.checks.covered`: an interval across a restart is left out)."""
+    """The window of a run whose counter restarts each epoch, or whose lines print an
+    evaluation between training lines: the lines in line order, the warm-up counted in
+    iterations from the start (a new epoch's step counts its own), and the `measure`
+    iterations counted only between lines of one epoch with no evaluation line between
+    them (as :func:`analysis.checks.covered` leaves out an interval across a restart: it
+    holds the end of an epoch, evaluation or a checkpoint; one holding an evaluation line
+    ran evaluation wherever it falls, so the window leaves it out alike)."""
     order = np.argsort(lines, kind="stable")
     steps, ts, lines = steps[order], ts[order], lines[order]
     keep = np.isfinite(ts)
     steps, ts, lines = steps[keep], ts[keep], lines[keep]
     ds = np.diff(steps)
-    inside = np.concatenate([[0], np.where(ds > 0, ds, 0)]).cumsum()
+    held = holds_evaluation(run.evaluations, lines) & (ds > 0)
+    inside = np.concatenate([[0], np.where((ds > 0) & ~held, ds, 0)]).cumsum()
     since_start = steps[0] + np.concatenate([[0], np.where(ds > 0, ds, steps[1:])]).cumsum()
     i0 = int(np.searchsorted(since_start, warmup, side="left"))
     if i0 >= len(steps):
@@ -157,11 +171,16 @@ def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
     if refused is not None:
         return refused
     n_it, dt, restarts = checks.covered(steps[i0:i1 + 1], ts[i0:i1 + 1])
+    out = held[i0:i1]
+    n_it -= int(ds[i0:i1][out].sum())
+    dt -= float(np.diff(ts[i0:i1 + 1])[out].sum())
     if not dt > 0:
         return Estimate.fail(f"non-increasing timestamps between lines {lines[i0]} and "
                              f"{lines[i1]}", "bad_line", label)
     if len(restarts):
         label += RESTARTS.format(n=len(restarts), line=int(lines[i0 + restarts[0]]))
+    if out.any():
+        label += EVALUATIONS.format(n=int(out.sum()), line=int(lines[i0 + np.flatnonzero(out)[0]]))
     return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it,
                     window=(int(lines[i0]), int(lines[i1])))
 
@@ -209,6 +228,9 @@ def _first_step(run: RunData) -> int | None:
 #: What a window's method text adds when the loss scaler skipped steps inside it.
 SKIPPED = ("; iterations include {n} optimizer steps the AMP loss scaler skipped (printed "
            "skipped_steps; the log numbers iterations without them)")
+#: What a window's method text adds when it leaves out intervals holding evaluation lines.
+EVALUATIONS = ("; {n} interval(s) inside the window hold evaluation lines (first after line "
+               "{line}): they are left out, as the intervals across an epoch's end are")
 #: What a window's method text adds when its intervals ran other global batches.
 RAMP_UP = "; samples = each interval's printed global batch x its iterations (batch ramp-up)"
 
