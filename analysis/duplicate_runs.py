@@ -35,9 +35,16 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
     compared whole), as a log edited into another (a fixture, a converted copy) is kept
     apart there. A log whose training stamps are nearly all the same as (or rounded from) such
     another's and nearly all values too (`_near_copy`: a copy with a value or a stamp edited,
-    or its stamps rounded to milliseconds) is the same run too: two runs never share stamps."""
+    or its stamps rounded to milliseconds) is the same run too: two runs never share stamps.
+    A log whose training intervals and iterations are nearly all another's to the
+    microsecond (`_interval_copy`: a copy re-stamped by a constant, cut or grown by a line,
+    with values reformatted or edited) is that run: two runs never share their intervals.
+    That holds in one place; elsewhere in the tree, where logs edited from one another
+    (fixtures, examples) share their stamps by construction, nearly all values must be the
+    same too (a backup copy with a value edited)."""
     seen: dict[tuple, _Run] = {}
     stamped_runs: dict[tuple, _StampedRuns] = {}
+    timed = _TimedRuns()
     kept = []
     for run in runs:
         main = run.main
@@ -71,6 +78,20 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
                                           "with a value or stamps edited)")
             for place in places:
                 stamped_runs.setdefault(place, _StampedRuns()).add(run, stamps)
+            intervals = _training_intervals(main.parsed)
+            for other, theirs in timed.alike(intervals) if first is None else ():
+                elsewhere = other.folder != run.folder and other.relative_id != run.relative_id
+                alike = _interval_copy(theirs, intervals, elsewhere)
+                if alike and _states_alike(other.main.parsed, main.parsed) \
+                        and _interval_copy_whole(other.main, main, read_whole, elsewhere):
+                    shift = (intervals[0][0] - theirs[0][0]) / 1e6
+                    first, same = other, (f"training intervals and iterations ({alike} "
+                                          "intervals the same to the microsecond, its stamps "
+                                          f"{shift:+.6f} s from theirs: a copy re-stamped, cut "
+                                          "by a line or with values edited)")
+                    break
+            if first is None:
+                timed.add(run, intervals)
             if first is not None:
                 problems.append(Problem(
                     str(main.path), None, "duplicate_run",
@@ -190,6 +211,96 @@ def _near_copy_whole(one: FileRead, two: FileRead,
     stamps = [_training_stamps(parsed) if parsed is not None else None
               for parsed in map(read_whole, (one, two))]
     return all(s is not None for s in stamps) and bool(_near_copy(*stamps))
+
+
+#: Fewest training intervals that tell a copy by their lengths alone.
+MIN_INTERVALS = 5
+
+
+def _training_intervals(parsed: ParsedLog) -> tuple[np.ndarray, ...] | None:
+    """The distinct stamps of a log's training rows that carry a step, in whole microseconds
+    and sorted, with the step of each, and the rows' values sorted; None when any has no stamp, when they are on the
+    millisecond grid (coarse stamps repeat their intervals by chance), when there are fewer
+    than `MIN_INTERVALS` intervals, or fewer than half of them distinct: a generator's fixed
+    or repeating intervals, which its runs share without being copies (real runs' vary)."""
+    stamps, steps, values = [], [], []
+    for b in parsed.obs.blocks:
+        keep = np.broadcast_to((b["phase"] == M.TRAIN) & (b["step"] != -1), (b["n"],))
+        if keep.any():
+            stamps.append(np.asarray(b["timestamp"][keep], dtype=float))
+            steps.append(np.broadcast_to(b["step"], (b["n"],))[keep])
+            values.append(np.asarray(b["value"][keep], dtype=float))
+    if not stamps:
+        return None
+    t = np.concatenate(stamps)
+    if not np.isfinite(t).all() or _on_ms_grid(t) is not None:
+        return None
+    us, first = np.unique(np.round(t * 1e6).astype(np.int64), return_index=True)
+    gaps = np.diff(us)
+    if len(gaps) < MIN_INTERVALS or 2 * len(np.unique(gaps)) < len(gaps):
+        return None
+    return us, np.concatenate(steps)[first], np.sort(np.concatenate(values))
+
+
+class _TimedRuns:
+    """The runs read so far with their training intervals (`_training_intervals`), looked up
+    by their first three intervals or the three after the first (a copy that lost its first
+    line): a lookup finds the few runs that can be copies, not every run of the tree."""
+
+    def __init__(self):
+        self._by_start: dict[tuple, list] = {}
+        self._added = 0
+
+    def add(self, run: _Run, intervals: tuple[np.ndarray, ...] | None) -> None:
+        if intervals is not None:
+            for key in _start_keys(intervals):
+                self._by_start.setdefault(key, []).append((self._added, run, intervals))
+            self._added += 1
+
+    def alike(self, intervals: tuple[np.ndarray, ...] | None) -> list:
+        """The runs kept whose first intervals are those of `intervals` (or one further on),
+        in the order added, each once."""
+        if intervals is None:
+            return []
+        found = {n: (run, theirs) for key in _start_keys(intervals)
+                 for n, run, theirs in self._by_start.get(key, ())}
+        return [found[n] for n in sorted(found)]
+
+
+def _start_keys(intervals: tuple[np.ndarray, ...]) -> set[tuple]:
+    gaps = np.diff(intervals[0][:5]).tolist()
+    return {tuple(gaps[:3]), tuple(gaps[1:4])}
+
+
+def _interval_copy(one: tuple[np.ndarray, ...], two: tuple[np.ndarray, ...],
+                   values_too: bool) -> str:
+    """"k of n" when two logs' training stamps (`_training_intervals`), as many or one more at
+    either end, have at least `NEAR_SHARE` of their intervals the same to the microsecond
+    (whatever the stamps' offset) and of their iterations the same, and with `values_too` of
+    their values too; "" otherwise."""
+    (a, a_steps, a_values), (b, b_steps, b_values) = one, two
+    n = min(len(a), len(b))
+    if abs(len(a) - len(b)) > 1 or values_too and _shared_values(a_values, b_values) \
+            < NEAR_SHARE * max(len(a_values), len(b_values)):
+        return ""
+    for i in {0, len(a) - n}:
+        for j in {0, len(b) - n}:
+            same = int((np.abs(np.diff(a[i:i + n]) - np.diff(b[j:j + n])) <= 1).sum())
+            if same >= max(MIN_INTERVALS, NEAR_SHARE * (n - 1)) \
+                    and (a_steps[i:i + n] == b_steps[j:j + n]).sum() >= NEAR_SHARE * n:
+                return f"{same} of {n - 1}"
+    return ""
+
+
+def _interval_copy_whole(one: FileRead, two: FileRead,
+                         read_whole: Callable[[FileRead], ParsedLog | None],
+                         values_too: bool) -> bool:
+    """Whether two logs whose parsed training intervals nearly agree do so when read whole
+    (the DLPerf method parses only their first lines)."""
+    intervals = [_training_intervals(parsed) if parsed is not None else None
+                 for parsed in map(read_whole, (one, two))]
+    return all(i is not None for i in intervals) \
+        and bool(_interval_copy(*intervals, values_too))
 
 
 def _states_alike(one: ParsedLog, two: ParsedLog) -> bool:
