@@ -84,11 +84,9 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
                 alike = _interval_copy(theirs, intervals, elsewhere)
                 if alike and _states_alike(other.main.parsed, main.parsed) \
                         and _interval_copy_whole(other.main, main, read_whole, elsewhere):
-                    shift = (intervals[0][0] - theirs[0][0]) / 1e6
-                    first, same = other, (f"training intervals and iterations ({alike} "
-                                          "intervals the same to the microsecond, its stamps "
-                                          f"{shift:+.6f} s from theirs: a copy re-stamped, cut "
-                                          "by a line or with values edited)")
+                    first, same = other, (f"training intervals and iterations ({alike}: "
+                                          "a copy re-stamped, cut by a line or with values "
+                                          "edited)")
                     break
             if first is None:
                 timed.add(run, intervals)
@@ -274,21 +272,28 @@ def _start_keys(intervals: tuple[np.ndarray, ...]) -> set[tuple]:
 
 def _interval_copy(one: tuple[np.ndarray, ...], two: tuple[np.ndarray, ...],
                    values_too: bool) -> str:
-    """"k of n" when two logs' training stamps (`_training_intervals`), as many or one more at
-    either end, have at least `NEAR_SHARE` of their intervals the same to the microsecond
-    (whatever the stamps' offset) and of their iterations the same, and with `values_too` of
-    their values too; "" otherwise."""
+    """"k of n stamps ... moved by s" when, moved by one offset (their first or second stamps
+    paired), at least `NEAR_SHARE` of the more numerous of two logs' training stamps
+    (`_training_intervals`) are the other's to the microsecond (so are the intervals between
+    them), as large a share of those carry the same iteration, and with `values_too` as large
+    a share of their values are the same; "" otherwise. A line lost or gained anywhere after
+    the first few leaves the rest paired."""
     (a, a_steps, a_values), (b, b_steps, b_values) = one, two
-    n = min(len(a), len(b))
-    if abs(len(a) - len(b)) > 1 or values_too and _shared_values(a_values, b_values) \
+    need = max(MIN_INTERVALS + 1, NEAR_SHARE * max(len(a), len(b)))
+    if min(len(a), len(b)) < need or values_too and _shared_values(a_values, b_values) \
             < NEAR_SHARE * max(len(a_values), len(b_values)):
         return ""
-    for i in {0, len(a) - n}:
-        for j in {0, len(b) - n}:
-            same = int((np.abs(np.diff(a[i:i + n]) - np.diff(b[j:j + n])) <= 1).sum())
-            if same >= max(MIN_INTERVALS, NEAR_SHARE * (n - 1)) \
-                    and (a_steps[i:i + n] == b_steps[j:j + n]).sum() >= NEAR_SHARE * n:
-                return f"{same} of {n - 1}"
+    for offset in sorted({int(b[j] - a[i]) for i in (0, 1) for j in (0, 1)}, key=abs):
+        moved = a + offset
+        right = np.clip(np.searchsorted(b, moved), 0, len(b) - 1)
+        left = np.maximum(right - 1, 0)
+        nearest = np.where(np.abs(b[right] - moved) <= np.abs(b[left] - moved), right, left)
+        paired = np.abs(b[nearest] - moved) <= 1
+        same = int(paired.sum())
+        if same >= need and (a_steps[paired] == b_steps[nearest[paired]]).sum() \
+                >= NEAR_SHARE * same:
+            return (f"{same} of {max(len(a), len(b))} stamps the same to the microsecond "
+                    f"moved by {offset / 1e6:+.6f} s")
     return ""
 
 
