@@ -54,10 +54,19 @@ def test_a_copy_that_lost_a_line_is_one_run(tmp_path, lost):
 
 
 def test_a_rerun_with_other_stamps_is_another_repeat(tmp_path):
-    """The same lines an hour later (another run of the same job) stay a repeat of their own."""
+    """The same lines an hour later with their own timing (another run of the same job: every
+    interval 1 % longer) stay a repeat of their own."""
+    import datetime as dt
+    import re
+
     folder = _logs_only(tmp_path, (1,))
     text = (folder / f"{STEM}1.log").read_text()
-    (folder / f"{STEM}2.log").write_text(text.replace("2026-11-21 20:", "2026-11-21 21:"))
+    t0 = dt.datetime(2026, 11, 21, 20)
+
+    def later(m):
+        return f"DLL {t0 + dt.timedelta(hours=1) + (dt.datetime.fromisoformat(m[1]) - t0) * 1.01}"
+
+    (folder / f"{STEM}2.log").write_text(re.sub(r"^DLL (\S+ \S+)", later, text, flags=re.M))
     result = parse_paths([tmp_path], cache=False)
     assert len(result.runs) == 2
     assert "duplicate_run" not in _kinds(result)
