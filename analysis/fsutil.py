@@ -160,10 +160,10 @@ def atomic_write_bytes(target: str | os.PathLike, data: bytes) -> None:
         tmp.write_bytes(data)
 
 
-def atomic_write_text(target: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
-    """Write `text` to `target` atomically."""
+def atomic_write_text(target: str | os.PathLike, text: str) -> None:
+    """Write `text` to `target` atomically, as UTF-8."""
     with atomic_path(target) as tmp:
-        tmp.write_text(text, encoding=encoding)
+        tmp.write_text(text, encoding="utf-8")
 
 
 #: Environment variable naming the folder of the parse caches.

@@ -18,8 +18,7 @@ import pandas as pd
 
 from analysis.errors import DLPerfError
 
-__all__ = ["Topology", "TopologyError", "parse_topology", "read_topology", "strip_ansi",
-           "EXTRA_COLUMNS"]
+__all__ = ["Topology", "TopologyError", "parse_topology", "strip_ansi", "EXTRA_COLUMNS"]
 
 
 class TopologyError(DLPerfError):
@@ -314,8 +313,6 @@ def parse_topology(text: str | bytes) -> Topology:
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
-    if not isinstance(text, str):
-        raise TopologyError(f"topology text must be str or bytes, not {type(text).__name__}")
     if len(text) > MAX_TEXT:
         raise TopologyError(f"{len(text):,} characters: more than one node's `nvidia-smi topo "
                             f"-m` holds (at most {MAX_GPUS} GPUs, {MAX_TEXT:,} characters); "
@@ -352,19 +349,3 @@ def parse_topology(text: str | bytes) -> Topology:
     affinity = affinity.astype(object).where(affinity.notna(), None)
     _validate(devices, matrix, affinity, nic)
     return Topology(text, tuple(devices), matrix, affinity, legend, nic)
-
-
-def read_topology(path: str | Path) -> Topology:
-    """Read and parse a file holding `nvidia-smi topo -m` output."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise TopologyError(f"cannot read topology file {str(path)!r}: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("latin-1")  # keep going: the matrix itself is ASCII
-    try:
-        return parse_topology(text)
-    except TopologyError as exc:
-        raise TopologyError(f"{path}: {exc}") from None
