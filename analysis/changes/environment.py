@@ -19,11 +19,7 @@ import pandas as pd
 from analysis.env import describe
 from analysis.env.folder_records import EnvInput, env_topology_text
 from analysis.redact import REDACTED
-from analysis.run_settings import (
-    UNSET,
-    hardware_type,  # noqa: F401  (re-exported)
-    nccl_by_variable,
-)
+from analysis.run_settings import UNSET, nccl_by_variable
 from analysis.run_settings import facts as record_facts
 
 #: Facts recorded per run, in the order differences are shown.

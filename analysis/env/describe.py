@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from analysis.env.folder_records import EnvInput
 from analysis.env_record import (  # noqa: F401  (re-exported: read here and by callers)
-    FRAMEWORK_PACKAGES,
     HARDWARE,
     SOFTWARE,
     fingerprint,
