@@ -15,7 +15,6 @@ import os
 import shlex
 import signal
 import subprocess
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -33,7 +32,6 @@ class CompletedCommand:
     returncode: int
     stdout: str
     stderr: str
-    duration_s: float
 
     @property
     def ok(self) -> bool:
@@ -225,10 +223,9 @@ def run_command(argv: Sequence[str], timeout: float, check: bool = True,
     args = _check_argv(argv)
     if not timeout or timeout <= 0:
         raise UsageError(f"run_command timeout must be a positive number of seconds, not {timeout!r}")
-    start = time.monotonic()
     proc = start_process(args, env=env, cwd=cwd, stdout=PIPE, stderr=PIPE, new_session=True)
     out, err = proc.communicate(timeout)
-    result = CompletedCommand(args, proc.returncode, out, err, time.monotonic() - start)
+    result = CompletedCommand(args, proc.returncode, out, err)
     if check and result.returncode != 0:
         raise CommandError(args, result.returncode, result.stdout, result.stderr)
     return result

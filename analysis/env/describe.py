@@ -50,15 +50,6 @@ def _ib(devices) -> str:
     return "; ".join(o for o in out if o)
 
 
-def hostname(rec: EnvInput) -> str:
-    return str(pick(rec.record, "hostname") or rec.name)
-
-
-def host_key(rec: EnvInput) -> tuple:
-    """What identifies the host of a record: its hostname and its hardware fingerprint."""
-    return hostname(rec), fingerprint(rec.record)
-
-
 def run_stem(rec: EnvInput) -> str:
     """The run an environment record belongs to ('1n2g/x_1.node1.env.json' -> '1n2g/x_1';
     '' for a campaign-wide env.json)."""
@@ -90,7 +81,8 @@ def hosts(envs: list[EnvInput]) -> list[Host]:
     when even that is the same."""
     groups: dict[tuple, list[EnvInput]] = {}
     for e in envs:
-        groups.setdefault(host_key(e), []).append(e)
+        name = str(pick(e.record, "hostname") or e.name)
+        groups.setdefault((name, fingerprint(e.record)), []).append(e)
     per_name: dict[str, list[tuple]] = {}
     for key in groups:
         per_name.setdefault(key[0], []).append(key)
@@ -152,14 +144,6 @@ def framework_detail(record: dict, package: str) -> str:
     return f"{ver} ({', '.join(extra)})" if ver and extra else ver
 
 
-def split_frameworks(record: dict, used: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
-    """([(package, detail)] of the `used` packages, ['name version'] of the other packages)."""
-    recorded = frameworks(record)
-    main = [(p, framework_detail(record, p)) for p in used if p in recorded]
-    others = [f"{k} {v}" for k, v in recorded.items() if k not in used]
-    return main, others
-
-
 def hardware_lines(record: dict, tr: Translator) -> list[tuple[str, str]]:
     lines = []
     for key, paths in HARDWARE.items():
@@ -179,12 +163,14 @@ def software_lines(record: dict, tr: Translator, used: list[str] | None = None
     """Framework(s) the runs used first, then OS, driver, CUDA libraries and Python, then
     the other importable packages on one line. `used`: package names (framework_packages);
     None lists every recorded package as a framework."""
-    used = list(frameworks(record)) if used is None else used
-    main, others = split_frameworks(record, used)
-    lines = [(tr("env.framework", name=p), d) for p, d in main]
+    recorded = frameworks(record)
+    used = list(recorded) if used is None else used
+    lines = [(tr("env.framework", name=p), framework_detail(record, p))
+             for p in used if p in recorded]
     for key, paths in SOFTWARE.items():
         val = pick(record, *paths)
         lines.append((tr(key), str(val) if val is not None else tr("env.absent")))
+    others = [f"{k} {v}" for k, v in recorded.items() if k not in used]
     if others:
         lines.append((tr("env.other_packages"), ", ".join(others)))
     return lines

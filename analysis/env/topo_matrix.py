@@ -140,10 +140,6 @@ class _Row:
     tokens: list[tuple[int, str]]  # (column in the tab-expanded line, text), label excluded
 
 
-def _tokens(line: str, pattern: re.Pattern = re.compile(r"\S+")) -> list[tuple[int, str]]:
-    return [(m.start(), m.group()) for m in pattern.finditer(line.expandtabs(8))]
-
-
 def _find_header(lines: list[str]) -> int:
     for i, line in enumerate(lines):
         toks = _BARE_SGR.sub("", line).split()
@@ -158,7 +154,7 @@ def _read_rows(lines: list[str], start: int) -> tuple[list[_Row], int]:
     rows: list[_Row] = []
     i = start
     while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith("Legend"):
-        toks = _tokens(lines[i])
+        toks = [(m.start(), m.group()) for m in re.finditer(r"\S+", lines[i].expandtabs(8))]
         rows.append(_Row(i + 1, toks[0][1], toks[1:]))
         i += 1
     if not rows:
@@ -345,6 +341,5 @@ def parse_topology(text: str | bytes) -> Topology:
     matrix = pd.DataFrame(links, index=devices, columns=devices, dtype=object)
     affinity = pd.DataFrame(extra_values, index=devices, columns=[name for _, name in extras],
                             dtype=object)
-    affinity = affinity.astype(object).where(affinity.notna(), None)
     _validate(devices, matrix, affinity, nic)
     return Topology(text, tuple(devices), matrix, affinity, legend, nic)
