@@ -169,21 +169,22 @@ def _reference(entry, at: str, default_tolerance: float) -> dict:
     source = str(entry.get("source", "")).strip()
     if not source:
         raise UsageError(f"{at}: give the source of the figure (a URL or citation)")
-    hardware = gpus.parse(entry.get("hardware", ""))
-    if hardware is None:
-        raise UsageError(f"{at}: hardware must be the GPU count and model of the machine the "
-                         f"figure was measured on, such as '8x V100-SXM2-16GB', not "
-                         f"{entry.get('hardware')!r}")
+    hardware = _machine(entry, "hardware", at, "figure", "8x V100-SXM2-16GB")
     # a value computed from one measured elsewhere (4 x a 1-GPU figure x a stated efficiency)
     # names the machine it was measured on: a report says "derived", not "measured on"
-    derived_from = gpus.parse(entry.get("derived_from", "")) if "derived_from" in entry else ""
-    if derived_from is None:
-        raise UsageError(f"{at}: derived_from must be the GPU count and model of the machine the "
-                         f"figure it was derived from was measured on, such as '1x H200', not "
-                         f"{entry.get('derived_from')!r}")
+    derived_from = _machine(entry, "derived_from", at, "figure it was derived from",
+                            "1x H200") if "derived_from" in entry else ""
     return {"match": match, "value": value, "lower": lower, "upper": upper, "unit": unit,
             "source": source, "source_zh": str(entry.get("source_zh", "") or "").strip(),
             "hardware": hardware, "derived_from": str(derived_from)}
+
+
+def _machine(entry: dict, key: str, at: str, what: str, example: str) -> gpus.Gpus:
+    found = gpus.parse(entry.get(key, ""))
+    if found is None:
+        raise UsageError(f"{at}: {key} must be the GPU count and model of the machine the "
+                         f"{what} was measured on, such as {example!r}, not {entry.get(key)!r}")
+    return found
 
 
 def load_references(path: str | Path, default_tolerance: float = verdict.DEFAULT_THRESHOLD
