@@ -292,10 +292,7 @@ def _skipped_rows(blocks: list[dict]) -> tuple[np.ndarray, np.ndarray] | None:
         if (isinstance(metric, str) and metric != M.SKIPPED_STEPS) \
                 or (isinstance(phase, str) and phase != M.TRAIN):
             continue  # the usual block: one metric of one phase, not this one
-        sel = np.ones(b["n"], dtype=bool)
-        for column, name in ((metric, M.SKIPPED_STEPS), (phase, M.TRAIN)):
-            if not isinstance(column, str):
-                sel &= np.asarray(column, dtype=object) == name
+        sel = (_column(b, "metric") == M.SKIPPED_STEPS) & (_column(b, "phase") == M.TRAIN)
         if sel.any():
             parts.append((b["line"][sel], b["value"][sel]))
     if not parts:

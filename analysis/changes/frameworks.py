@@ -56,12 +56,10 @@ def source_folder(log_path: str) -> str:
 
 def _measurements(runs: pd.DataFrame, env: pd.DataFrame) -> pd.DataFrame:
     """The runs with their hardware, framework version and source folder."""
-    facts = env.set_index("run_id") if not env.empty else None
+    facts = env.set_index("run_id")
     run_ids = runs["run_id"].astype(str)
 
     def fact(name: str) -> list[str]:
-        if facts is None:
-            return [""] * len(runs)
         return [str(facts[name].get(r, "")) for r in run_ids]
 
     frame = runs.assign(
