@@ -26,7 +26,7 @@ from analysis.env import folder_records
 from analysis.errors import UsageError
 from analysis.fsutil import display_path, printable
 from analysis.redact import redact_env
-from analysis.stats import run_throughput, summarize
+from analysis.stats import RUN_COLUMNS, SUMMARY_COLUMNS, run_throughput, summarize
 
 
 @dataclass
@@ -125,8 +125,6 @@ def _all_failed(folder: Path, failed: list[tuple[str, str, str]]) -> Campaign:
     print(f"dlperf: {display_path(folder)}: no logs, every run failed ({len(failed)} "
           f"failed run(s) in its campaign records, e.g. {run}: {printable(reason)})",
           file=sys.stderr)
-    from analysis.stats import RUN_COLUMNS, SUMMARY_COLUMNS
-
     return Campaign(str(folder), _campaign_name(folder), "", "",
                     pd.DataFrame(columns=RUN_COLUMNS), pd.DataFrame(columns=SUMMARY_COLUMNS),
                     pd.DataFrame(columns=environment.RUN_ENV_COLUMNS), failed_runs=len(failed))

@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.changes import environment
+from analysis.changes.compare import case_keys, figure_flags
 from analysis.changes.sources import Campaign
 from analysis.errors import UsageError
 from analysis.fsutil import atomic_path, display_path, printable
@@ -376,16 +377,14 @@ def summaries(store: str | Path, method: str | None = None) -> pd.DataFrame:
     if summary.empty:
         return summary
     runs = _read(store, "runs", keys)
-    runs = runs.assign(case_key=_keys(runs))
+    runs = runs.assign(case_key=case_keys(_plain(runs)))
     hw = runs.groupby(["campaign", "case_key"])[ENV_PREFIX + "hardware"].agg(
         lambda v: "; ".join(sorted({x for x in v.dropna() if x})))
-    summary = summary.assign(case_key=_keys(summary))
+    summary = summary.assign(case_key=case_keys(_plain(summary)))
     summary = summary.merge(listed[["campaign", "name", "started", "added", "method"]],
                             on="campaign")
     summary["hardware"] = [hw.get((c, k), "") for c, k in zip(summary["campaign"],
                                                                summary["case_key"])]
-    from analysis.changes.compare import figure_flags  # compare reads the store
-
     flagged = {ck: "; ".join(figure_flags(g)) for ck, g in
                runs.groupby(["campaign", "case_key"])}
     summary["figure_flags"] = [flagged.get((c, k), "") for c, k in zip(summary["campaign"],
@@ -401,9 +400,3 @@ def _plain(frame: pd.DataFrame) -> pd.DataFrame:
         if isinstance(out[c].dtype, pd.StringDtype):
             out[c] = out[c].astype(object).where(out[c].notna(), None)
     return out
-
-
-def _keys(frame: pd.DataFrame) -> list[str]:
-    from analysis.changes.compare import case_keys
-
-    return case_keys(_plain(frame))
