@@ -181,8 +181,7 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
         else:
             est = verdict.ratio_interval(br["throughput"], nr["throughput"], confidence)
             word = _failed(est.base_repeats, est.new_repeats) or verdict.decide(est, t)
-            changes = environment.differences(base.env, br["run_id"], new.env, nr["run_id"],
-                                              environment.FACTS[:-1])
+            changes = environment.differences(base.env, br["run_id"], new.env, nr["run_id"])
         for name, column in _SIDE_COLUMNS.items():  # base_median, new_median, ...
             row[f"base_{name}"], row[f"new_{name}"] = _num(b, column), _num(n, column)
         ttt = time_to_train_verdict(row["base_time_to_train_min"],
@@ -211,6 +210,6 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     for c in ("base_repeats", "new_repeats"):
         table[c] = table[c].astype("Int64")
     env_changes = environment.differences(base.env, base.runs["run_id"], new.env,
-                                          new.runs["run_id"], environment.FACTS[:-1])
+                                          new.runs["run_id"])
     return Comparison(table[COLUMNS], env_changes, mismatch, confidence,
                       [k for k, (a, b) in hardware.items() if not (a and b)])
