@@ -175,7 +175,8 @@ def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_pa
                                  f"use ({said_by} gives CUDA_VISIBLE_DEVICES="
                                  f"{','.join(map(str, sorted(gpus)))})"))
     if out_of_time:
-        start, end = (_clock(t) for t in span)
+        start, end = (np.datetime64(int(round(t)), "s").astype(str).replace("T", " ")
+                      for t in span)
         after = (f"; it begins where the samples resume after a pause of {pause:,.0f} s, the "
                  "samples before it another sampling") if pause else ""
         problems.append(_problem(sidecar, run_id, out_of_time,
@@ -227,7 +228,3 @@ def _problem(sidecar: Path, run_id: str, found: dict, what: str) -> Problem:
 
 def _list(devices: set[int]) -> str:
     return ", ".join(map(str, sorted(devices)))
-
-
-def _clock(t: float) -> str:
-    return np.datetime64(int(round(t)), "s").astype(str).replace("T", " ")

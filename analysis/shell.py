@@ -11,6 +11,7 @@ always as an argument list (never a shell string):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
@@ -91,15 +92,6 @@ def _check_argv(argv: Sequence[str]) -> tuple[str, ...]:
     return tuple(os.fspath(a) for a in argv)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    # The command runs in its own session, so its children (a shell's pipeline, a launcher's
-    # workers) die with it and cannot keep our pipes open.
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-
-
 #: Where a child's stream goes besides a file object: nowhere, a pipe read by
 #: :meth:`Process.communicate`, or (stderr only) the same place as stdout.
 DEVNULL, PIPE, STDOUT = subprocess.DEVNULL, subprocess.PIPE, subprocess.STDOUT
@@ -165,9 +157,12 @@ class Process:
         if self._popen.poll() is not None:
             return
         if self._group:
-            _kill_group(self._popen)
-        else:
-            self._popen.kill()
+            # its children (a shell's pipeline, a launcher's workers) die with it and cannot
+            # keep our pipes open
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._popen.pid, signal.SIGKILL)
+                return
+        self._popen.kill()
 
     def communicate(self, timeout: float) -> tuple[str, str]:
         """Wait for the end and return what went to ``PIPE`` streams (as text); past `timeout`

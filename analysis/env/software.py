@@ -38,17 +38,13 @@ _BUILD_FILES = {
 }
 
 
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def installed_packages() -> dict[str, str]:
     """Normalised distribution name -> version, for everything this Python can import."""
     out: dict[str, str] = {}
     for dist in metadata.distributions():
         name = dist.metadata.get("Name")
         if name:
-            out.setdefault(_norm(name), dist.version)
+            out.setdefault(re.sub(r"[-_.]+", "-", name).lower(), dist.version)
     return out
 
 
