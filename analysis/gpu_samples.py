@@ -190,10 +190,8 @@ def _unsure(sidecar: Path, parsed: ParsedLog, used: int, run_id: str,
     """`parsed` less its timestamped samples when they are of more GPUs than the run used
     (`used`) and nothing says which were its (`why`; another job's 70 GB would be its
     peak); None when they are not."""
-    devices: set[int] = set()
-    for block in parsed.obs.blocks:
-        sampled = np.isfinite(block["timestamp"]) & (block["device"] >= 0)
-        devices.update(block["device"][sampled].tolist())
+    devices = {d for b in parsed.obs.blocks
+               for d in b["device"][np.isfinite(b["timestamp"]) & (b["device"] >= 0)].tolist()}
     if len(devices) <= used:
         return None
     kept, found = Observations(), {}
