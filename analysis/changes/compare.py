@@ -98,12 +98,8 @@ def figure_flags(runs: pd.DataFrame | None) -> list[str]:
     the software's."""
     if runs is None or "problem_kind" not in runs.columns:
         return []
-    out = []
-    for kind in KEPT_FLAGGED:
-        hit = int((runs["problem_kind"] == kind).sum())
-        if hit:
-            out.append(f"{hit} of {len(runs)} run(s) {kind}")
-    return out
+    hits = {kind: int((runs["problem_kind"] == kind).sum()) for kind in KEPT_FLAGGED}
+    return [f"{n} of {len(runs)} run(s) {kind}" for kind, n in hits.items() if n]
 
 
 def _num(row: dict | None, col: str) -> float:

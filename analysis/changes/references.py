@@ -53,7 +53,6 @@ WITHIN, SLOWER, FASTER, NO_RUNS = "within", verdict.SLOWER, verdict.FASTER, "no 
 #: A case matched whose runs all gave no throughput (truncated, no training lines, …).
 FAILED = "all runs failed"
 OTHER_HARDWARE, HARDWARE_UNKNOWN = "other hardware", "hardware unknown"
-MAX_BYTES = 1 << 20
 COLUMNS = ["reference", "case_key", "repeats", "median", "interval_low", "interval_high", "value",
            "lower", "upper", "ratio", "verdict", "unit", "source", "source_zh", "hardware",
            "derived_from", "run_hardware",
@@ -193,7 +192,7 @@ def load_references(path: str | Path, default_tolerance: float = verdict.DEFAULT
     names the file and line of the first bad entry."""
     path = Path(path)
     where = display_path(path)
-    text = yamlio.read_text(path, where, MAX_BYTES, "a references file")
+    text = yamlio.read_text(path, where, what="a references file")
     entries = (_entries_csv if path.suffix.lower() == ".csv" else _entries_yaml)(text, where)
     return [_reference(e, f"{where}:{line} (reference {i})", default_tolerance)
             for i, (line, e) in enumerate(entries, 1)]
@@ -209,12 +208,8 @@ def _label(match: dict) -> str:
 def _matches(match: dict, row: dict) -> bool:
     for k, want in match.items():
         have = row.get(k)
-        if have is None or (not isinstance(have, str) and pd.isna(have)):
-            return False
-        if k in _INT_FIELDS:
-            if int(have) != want:
-                return False
-        elif str(have).lower() != want.lower():
+        if have is None or (not isinstance(have, str) and pd.isna(have)) or (
+                int(have) != want if k in _INT_FIELDS else str(have).lower() != want.lower()):
             return False
     return True
 
