@@ -37,15 +37,12 @@ def _mib(value) -> str:
 
 
 def _ib(devices) -> str:
-    """InfiniBand/RoCE devices as 'mlx5_0 100 Gb/sec (InfiniBand)'."""
-    if not isinstance(devices, list):
-        return ""
+    """InfiniBand/RoCE devices as 'mlx5_0 100 Gb/sec (InfiniBand)' (of a record read through
+    :func:`analysis.env.fields.usable`: lists of mappings)."""
     out = []
     for d in devices:
-        if not isinstance(d, dict):
-            continue
         ports = [f"{p.get('rate', '')} ({p.get('link_layer', '')})".strip()
-                 for p in d.get("ports", []) if isinstance(p, dict) and p.get("rate")]
+                 for p in d.get("ports", []) if p.get("rate")]
         out.append(f"{d.get('device', '')} {', '.join(ports)}".strip())
     return "; ".join(o for o in out if o)
 
@@ -133,9 +130,8 @@ def node_types(envs: list[EnvInput]) -> list[list[Host]]:
 
 def framework_detail(record: dict, package: str) -> str:
     """'2.11.0 (CUDA 13.0, git 70d99e998b49)' for a recorded framework package ('' if absent)."""
-    val = record.get("frameworks")
-    info = val.get(package) if isinstance(val, dict) else None
-    if not isinstance(info, dict):
+    info = record.get("frameworks", {}).get(package)
+    if not info:
         return ""
     ver = str(info.get("version") or "")
     extra = [f"CUDA {info['cuda']}"] if info.get("cuda") else []
