@@ -121,12 +121,10 @@ class Topology:
 
     def to_markdown(self) -> str:
         """A Markdown table of :meth:`frame`, then the NIC legend as one line when there is one."""
-        cols = list(self.devices) + list(self.columns)
-        lines = ["| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-        for d in self.devices:
-            cells = [self.matrix.at[d, b] for b in self.devices]
-            cells += [self.affinity.at[d, c] or "" for c in self.columns]
-            lines.append(f"| {d} | " + " | ".join(cells) + " |")
+        frame = self.frame()
+        lines = ["| | " + " | ".join(frame.columns) + " |", "|---" * (frame.shape[1] + 1) + "|"]
+        lines += [f"| {d} | " + " | ".join(c or "" for c in cells) + " |"
+                  for d, *cells in frame.itertuples()]
         if self.nic_legend:
             lines += ["", "NIC Legend: " + ", ".join(f"{k} = {v}" for k, v in self.nic_legend.items())]
         return "\n".join(lines) + "\n"
