@@ -86,12 +86,11 @@ JUMP_FACTOR = 10.0
 JUMP_SECONDS = 30.0
 
 
-def forward_jumps(step: np.ndarray, ts: np.ndarray, seconds: float = JUMP_SECONDS,
-                  usual: float = 0.0) -> tuple[np.ndarray, float]:
+def forward_jumps(step: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, float]:
     """(positions of the lines after a jump forward, the median seconds per iteration) of
     one rank's lines in line order: intervals between lines whose step advances, far
-    longer than the others: `JUMP_FACTOR` times the median and `usual` (a longest usual
-    time per iteration) per iteration, and `seconds` longer than the median would take."""
+    longer than the others: `JUMP_FACTOR` times the median per iteration, and
+    `JUMP_SECONDS` longer than the median would take."""
     ds, dt = np.diff(step), np.diff(ts)
     ok = np.flatnonzero((ds > 0) & np.isfinite(dt))
     if len(ok) < 3:
@@ -100,7 +99,7 @@ def forward_jumps(step: np.ndarray, ts: np.ndarray, seconds: float = JUMP_SECOND
     # statistics' median of a list: the same float as numpy's (the middle one, or the two
     # middle ones' sum halved), at a fraction of numpy's cost per call on ~100 values
     median = float(statistics.median(per.tolist()))
-    far = (per > JUMP_FACTOR * max(median, usual)) & (dt[ok] - ds[ok] * median > seconds)
+    far = (per > JUMP_FACTOR * median) & (dt[ok] - ds[ok] * median > JUMP_SECONDS)
     return ok[far] + 1, median
 
 
@@ -293,10 +292,7 @@ def _skipped_rows(blocks: list[dict]) -> tuple[np.ndarray, np.ndarray] | None:
         if (isinstance(metric, str) and metric != M.SKIPPED_STEPS) \
                 or (isinstance(phase, str) and phase != M.TRAIN):
             continue  # the usual block: one metric of one phase, not this one
-        sel = np.ones(b["n"], dtype=bool)
-        for column, name in ((metric, M.SKIPPED_STEPS), (phase, M.TRAIN)):
-            if not isinstance(column, str):
-                sel &= np.asarray(column, dtype=object) == name
+        sel = (_column(b, "metric") == M.SKIPPED_STEPS) & (_column(b, "phase") == M.TRAIN)
         if sel.any():
             parts.append((b["line"][sel], b["value"][sel]))
     if not parts:

@@ -28,7 +28,7 @@ def display_path(path: str | os.PathLike) -> str:
     with an escape sequence or a line end must not drive the terminal, nor forge a
     ``file:line: kind`` line) become ``\\xNN`` escapes."""
     text = os.fsencode(path).decode("utf-8", "backslashreplace")
-    return text if text.isprintable() else _CONTROL.sub(_escaped, text)
+    return text if text.isprintable() else _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def printable(text: str) -> str:
@@ -38,10 +38,6 @@ def printable(text: str) -> str:
 
 
 _CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab stays a tab
-
-
-def _escaped(m: re.Match) -> str:
-    return f"\\x{ord(m.group()):02x}"
 
 
 _UMASK_LOCK = threading.Lock()
@@ -160,10 +156,10 @@ def atomic_write_bytes(target: str | os.PathLike, data: bytes) -> None:
         tmp.write_bytes(data)
 
 
-def atomic_write_text(target: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
-    """Write `text` to `target` atomically."""
+def atomic_write_text(target: str | os.PathLike, text: str) -> None:
+    """Write `text` to `target` atomically, as UTF-8."""
     with atomic_path(target) as tmp:
-        tmp.write_text(text, encoding=encoding)
+        tmp.write_text(text, encoding="utf-8")
 
 
 #: Environment variable naming the folder of the parse caches.

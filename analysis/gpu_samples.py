@@ -2,30 +2,23 @@
 while it ran.
 
 A sampling file beside a log (``<stem>.gpu.csv``: timestamped, nvidia-smi indices) may hold
-samples the run never made: of a GPU it did not use (another job's 70 GB on a shared node), or taken long
-before or after it (a file left from an earlier run, a clock a year off). Those are left out
-of the run's observations, so of its memory peak and its energy, and said in one
-``foreign_gpu_sample`` problem per file and cause.
+samples of a GPU the run did not use (another job's 70 GB on a shared node) or taken long
+before or after it (a file left from an earlier run, a clock a year off). They are left out
+of the run's observations, so of its memory peak and energy, each cause said in one
+``foreign_gpu_sample`` problem per file.
 
-- The run's GPUs on a node: ``CUDA_VISIBLE_DEVICES`` as the node's environment record
-  (``<stem>.node<k>.env.json``, captured in the node's workload environment) states it, else,
-  for node 0, as the done marker (``<stem>.done``: what ``dlperf run`` set; a multi-node run
-  on one host gives other nodes other GPUs) states it; GPU UUIDs are mapped to nvidia-smi
-  indices through the record's ``gpus`` list. When neither says, or an entry is neither an
-  index nor a known UUID, or the node's GPUs differ in model without
-  ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (CUDA then numbers them fastest first, nvidia-smi by bus),
-  no sample is left out for its GPU, unless the file samples more GPUs than the run used
-  on the node: then none of its timed samples is the run's, as which were is not stated
-  (so too where CUDA_VISIBLE_DEVICES names more GPUs than the run used: a launcher that
-  exports the whole node)
-  (the run's memory peak and energy would take another job's). Samples without a time (``.mem`` files, whose device
-  numbers are the framework's, counted within CUDA_VISIBLE_DEVICES) are not checked.
-- The run's time: from the start its done marker implies (its duration before the log's
-  first timestamped line; without a marker, :data:`LEAD_S` before it: model build and
-  compilation come before the first line), or from the end of the last pause of more than
-  :data:`GAP_S` in the samples before that line (an earlier attempt's samples appended to
-  the same file), to :data:`TAIL_S` after the log's last timestamped line. A log without timestamps leaves the samples' time unchecked. nvidia-smi and the logs
-  both print the node's wall clock, so the two are compared as printed.
+- The run's GPUs (:func:`run_gpus`): ``CUDA_VISIBLE_DEVICES`` of the node's environment
+  record, else (node 0) of the done marker; UUIDs mapped to indices through the record's
+  ``gpus``. Unknown when neither says, an entry cannot be placed, or the node's GPUs differ
+  in model without ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (CUDA then numbers them fastest first).
+  Unknown, or more GPUs named than the run used, and a file sampling more GPUs than it used:
+  none of its timed samples is the run's. Samples without a time (``.mem`` files, numbered
+  by the framework) are not checked.
+- The run's time (:func:`run_span`): from the start its done marker implies (else
+  :data:`LEAD_S` before the log's first timestamped line), or from the end of the last pause
+  of more than :data:`GAP_S` in the samples before that line, to :data:`TAIL_S` after its
+  last one. Both clocks are the node's wall clock, compared as printed; a log without
+  timestamps leaves the time unchecked.
 """
 
 from __future__ import annotations
@@ -182,7 +175,8 @@ def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_pa
                                  f"use ({said_by} gives CUDA_VISIBLE_DEVICES="
                                  f"{','.join(map(str, sorted(gpus)))})"))
     if out_of_time:
-        start, end = (_clock(t) for t in span)
+        start, end = (np.datetime64(int(round(t)), "s").astype(str).replace("T", " ")
+                      for t in span)
         after = (f"; it begins where the samples resume after a pause of {pause:,.0f} s, the "
                  "samples before it another sampling") if pause else ""
         problems.append(_problem(sidecar, run_id, out_of_time,
@@ -196,10 +190,8 @@ def _unsure(sidecar: Path, parsed: ParsedLog, used: int, run_id: str,
     """`parsed` less its timestamped samples when they are of more GPUs than the run used
     (`used`) and nothing says which were its (`why`; another job's 70 GB would be its
     peak); None when they are not."""
-    devices: set[int] = set()
-    for block in parsed.obs.blocks:
-        sampled = np.isfinite(block["timestamp"]) & (block["device"] >= 0)
-        devices.update(block["device"][sampled].tolist())
+    devices = {d for b in parsed.obs.blocks
+               for d in b["device"][np.isfinite(b["timestamp"]) & (b["device"] >= 0)].tolist()}
     if len(devices) <= used:
         return None
     kept, found = Observations(), {}
@@ -234,7 +226,3 @@ def _problem(sidecar: Path, run_id: str, found: dict, what: str) -> Problem:
 
 def _list(devices: set[int]) -> str:
     return ", ".join(map(str, sorted(devices)))
-
-
-def _clock(t: float) -> str:
-    return np.datetime64(int(round(t)), "s").astype(str).replace("T", " ")

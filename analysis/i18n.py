@@ -1,18 +1,16 @@
 """User-facing text in English and Chinese: one catalogue keyed by id, locale-aware numbers.
 
 The catalogue lives in ``analysis/report/labels.yaml``: every id maps to one string per
-language (``en``, ``zh``) with ``str.format`` placeholders. Numbers and dates are formatted
-with Babel for the language's locale::
+language (``en``, ``zh``) with ``str.format`` placeholders. Numbers are formatted with Babel
+for the language's locale::
 
     tr = Translator("zh")
     tr("section.results")            # '测试结果'
     tr.num(11548.451)                # '11,548.45'
-    tr.date(datetime.date(2020, 8, 8))  # '2020年8月8日'
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
 import re
 from functools import lru_cache
@@ -20,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from analysis.errors import UnknownNameError, UsageError
+from analysis.errors import UnknownNameError
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
 #: "1 runs" in an English label filled with a count of one: the noun made singular.
@@ -47,12 +45,10 @@ _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 @lru_cache(maxsize=1)
 def load_catalogue() -> dict[str, dict[str, str]]:
-    """The catalogue as {id: {lang: text}} (read once)."""
-    path = CATALOGUE_PATH
-    with open(path, encoding="utf-8") as fh:
-        data = yaml.load(fh, Loader=_SAFE_LOADER) or {}  # noqa: S506 - a safe loader
-    if not isinstance(data, dict):
-        raise UsageError(f"{path}: the label catalogue must be a mapping of id -> languages")
+    """The catalogue as {id: {lang: text}} (read once; the suite's own file, checked by
+    its tests)."""
+    with open(CATALOGUE_PATH, encoding="utf-8") as fh:
+        data = yaml.load(fh, Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
     return {str(k): {str(lang): str(text) for lang, text in (v or {}).items()}
             for k, v in data.items()}
 
@@ -81,7 +77,7 @@ def _reason_patterns() -> list[tuple[re.Pattern, str]]:
 
 
 class Translator:
-    """Labels and number/date formatting for one language."""
+    """Labels and number formatting for one language."""
 
     def __init__(self, lang: str = "en"):
         self.lang = check_lang(lang)
@@ -135,20 +131,6 @@ class Translator:
         from babel import numbers
 
         return numbers.format_percent(float(value), format=pattern, locale=self.locale)
-
-    def date(self, value: _dt.date | _dt.datetime | None = None) -> str:
-        """A date in the locale's medium/long style (today when None)."""
-        value = value or _dt.date.today()
-        if isinstance(value, _dt.datetime):
-            value = value.date()
-        from babel import dates
-
-        return dates.format_date(value, format="long", locale=self.locale)
-
-    def datetime(self, value: _dt.datetime) -> str:
-        from babel import dates
-
-        return dates.format_datetime(value, format="medium", locale=self.locale)
 
     def reason(self, text: str) -> str:
         """A problem's reason (written in English where it is found: a parser, a check, the

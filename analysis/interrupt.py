@@ -10,15 +10,15 @@ import threading
 from collections.abc import Iterator
 
 
-def trap_sigterm(raising: type[BaseException] = KeyboardInterrupt):
-    """Make SIGTERM raise `raising` (with the signal's name) in the main thread; returns the
-    handler it replaced for :func:`restore_sigterm`, None where signals cannot be handled
-    (a thread other than the main one)."""
+def trap_sigterm():
+    """Make SIGTERM raise KeyboardInterrupt (with the signal's name) in the main thread;
+    returns the handler it replaced for :func:`restore_sigterm`, None where signals cannot
+    be handled (a thread other than the main one)."""
     if threading.current_thread() is not threading.main_thread():
         return None
 
     def on_term(signum, _frame):
-        raise raising(signal.Signals(signum).name)
+        raise KeyboardInterrupt(signal.Signals(signum).name)
 
     try:
         return signal.signal(signal.SIGTERM, on_term)
@@ -33,9 +33,9 @@ def restore_sigterm(old) -> None:
 
 
 @contextlib.contextmanager
-def sigterm_as_interrupt(raising: type[BaseException] = KeyboardInterrupt) -> Iterator[None]:
-    """Within: SIGTERM raises `raising`, as Ctrl-C raises KeyboardInterrupt."""
-    old = trap_sigterm(raising)
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within: SIGTERM raises KeyboardInterrupt, as Ctrl-C does."""
+    old = trap_sigterm()
     try:
         yield
     finally:

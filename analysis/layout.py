@@ -72,13 +72,10 @@ def gpt_case(dp: int, tp: int, pp: int, gbz: int, hidden: int, layers: int) -> s
 
 
 def meta_from_path(path: str | PurePath) -> dict:
-    """Case fields the path states (missing keys = the path says nothing)."""
+    """Case fields the path's folder name and file stem (:func:`run_stem`) state (missing
+    keys = the path says nothing)."""
     p = path if isinstance(path, PurePath) else PurePath(path)
-    return meta_from_names(p.parent.name, run_stem(p))
-
-
-def meta_from_names(folder: str, stem: str) -> dict:
-    """Case fields that a log's folder name and file stem (:func:`run_stem`) state."""
+    folder, stem = p.parent.name, run_stem(p)
     meta: dict = {}
     m = _GPT_FILE.match(stem)
     if m:

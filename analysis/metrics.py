@@ -72,7 +72,4 @@ ALIASES: dict[str, tuple[str, str]] = {
 
 def canonical(printed: str) -> tuple[str, str | None]:
     """Map a printed metric name to (canonical name, canonical unit or None if unknown)."""
-    hit = ALIASES.get(printed)
-    if hit:
-        return hit
-    return printed, None
+    return ALIASES.get(printed, (printed, None))

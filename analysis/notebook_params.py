@@ -35,17 +35,6 @@ def assigned_names(source: str) -> list[str]:
     return names
 
 
-def unknown(history: list[str]) -> tuple[list[str], list[str]]:
-    """(names papermill injected that the parameters cell does not declare, the declared
-    names), from a kernel's input history; nothing when no injected cell is there."""
-    injected = [i for i, src in enumerate(history) if src.startswith(INJECTED_HEADER)]
-    if not injected or injected[-1] == 0:
-        return [], []
-    declared = assigned_names(history[injected[-1] - 1])
-    given = assigned_names(history[injected[-1]])
-    return [n for n in given if n not in declared], declared
-
-
 def _path(value) -> bool:
     return isinstance(value, (str, os.PathLike)) and str(value) != ""
 
@@ -148,7 +137,11 @@ def check(history: list[str] | None = None, namespace: dict | None = None, **val
             history = list(shell.user_ns.get("In", [])) if shell is not None else []
         if namespace is None and shell is not None:
             namespace = shell.user_ns
-    extra, declared = unknown(history)
+    # papermill's cell comes right after the parameters cell; none when run by hand
+    at = next((i for i in range(len(history) - 1, 0, -1)
+               if history[i].startswith(INJECTED_HEADER)), None)
+    declared = assigned_names(history[at - 1]) if at else []
+    extra = [n for n in assigned_names(history[at]) if n not in declared] if at else []
     if extra:
         hints = []
         for name in extra:
@@ -157,8 +150,7 @@ def check(history: list[str] | None = None, namespace: dict | None = None, **val
         raise UsageError(f"unknown notebook parameter{'s' if len(extra) > 1 else ''} "
                          f"{', '.join(hints)}; this notebook takes: {', '.join(declared)}")
     if namespace is not None:
-        injected = [i for i, src in enumerate(history) if src.startswith(INJECTED_HEADER)]
-        cell = history[injected[-1] - 1] if injected and injected[-1] else \
+        cell = history[at - 1] if at else \
             next((src for src in reversed(history) if assigned_names(src)), "")
         given = {n: namespace[n] for n in assigned_names(cell) if n in namespace}
         check_types(given)

@@ -11,11 +11,11 @@ always as an argument list (never a shell string):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import signal
 import subprocess
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -33,7 +33,6 @@ class CompletedCommand:
     returncode: int
     stdout: str
     stderr: str
-    duration_s: float
 
     @property
     def ok(self) -> bool:
@@ -91,15 +90,6 @@ def _check_argv(argv: Sequence[str]) -> tuple[str, ...]:
     if bad:
         raise UsageError(f"run_command arguments must be strings; got {bad!r} in {list(argv)!r}")
     return tuple(os.fspath(a) for a in argv)
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    # The command runs in its own session, so its children (a shell's pipeline, a launcher's
-    # workers) die with it and cannot keep our pipes open.
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
 
 
 #: Where a child's stream goes besides a file object: nowhere, a pipe read by
@@ -167,9 +157,12 @@ class Process:
         if self._popen.poll() is not None:
             return
         if self._group:
-            _kill_group(self._popen)
-        else:
-            self._popen.kill()
+            # its children (a shell's pipeline, a launcher's workers) die with it and cannot
+            # keep our pipes open
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._popen.pid, signal.SIGKILL)
+                return
+        self._popen.kill()
 
     def communicate(self, timeout: float) -> tuple[str, str]:
         """Wait for the end and return what went to ``PIPE`` streams (as text); past `timeout`
@@ -225,10 +218,9 @@ def run_command(argv: Sequence[str], timeout: float, check: bool = True,
     args = _check_argv(argv)
     if not timeout or timeout <= 0:
         raise UsageError(f"run_command timeout must be a positive number of seconds, not {timeout!r}")
-    start = time.monotonic()
     proc = start_process(args, env=env, cwd=cwd, stdout=PIPE, stderr=PIPE, new_session=True)
     out, err = proc.communicate(timeout)
-    result = CompletedCommand(args, proc.returncode, out, err, time.monotonic() - start)
+    result = CompletedCommand(args, proc.returncode, out, err)
     if check and result.returncode != 0:
         raise CommandError(args, result.returncode, result.stdout, result.stderr)
     return result

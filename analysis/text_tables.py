@@ -11,7 +11,7 @@ import io
 import json
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from analysis.errors import UsageError
@@ -42,10 +42,6 @@ class Columns:
         return cls(names,
                    frozenset(n for n, d in kinds.items() if d.lower().startswith(("int", "float", "bool"))),
                    frozenset(n for n, d in kinds.items() if d.startswith("float")))
-
-    def without(self, drop: Iterable[str]) -> Columns:
-        drop = set(drop)
-        return Columns(tuple(n for n in self.names if n not in drop), self.numeric, self.floats)
 
 
 def missing(v) -> bool:
@@ -111,12 +107,6 @@ def _headers(cols: Columns, headers: Mapping[str, str] | None) -> list[str]:
     return [headers.get(c, str(c)) for c in cols.names]
 
 
-def table_width(records: list[dict], cols: Columns,
-                headers: Mapping[str, str] | None = None) -> int:
-    """Characters of the widest line of `records` rendered as a table."""
-    return max(len(x) for x in _table_lines(records, cols, _headers(cols, headers)))
-
-
 def fit_width(records: list[dict], cols: Columns, width: int,
               drop_order: Iterable[str | tuple[str, ...]],
               headers: Mapping[str, str] | None = None) -> Columns:
@@ -130,9 +120,9 @@ def fit_width(records: list[dict], cols: Columns, width: int,
     groups = [g for g in groups if g]
     empty = [g for g in groups if all(missing(r[c]) for c in g for r in records)]
     for group in empty + [g for g in groups if g not in empty]:
-        if table_width(records, cols, headers) <= width:
+        if max(map(len, _table_lines(records, cols, _headers(cols, headers)))) <= width:
             break
-        cols = cols.without(group)
+        cols = replace(cols, names=tuple(n for n in cols.names if n not in group))
     return cols
 
 

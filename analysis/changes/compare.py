@@ -98,12 +98,8 @@ def figure_flags(runs: pd.DataFrame | None) -> list[str]:
     the software's."""
     if runs is None or "problem_kind" not in runs.columns:
         return []
-    out = []
-    for kind in KEPT_FLAGGED:
-        hit = int((runs["problem_kind"] == kind).sum())
-        if hit:
-            out.append(f"{hit} of {len(runs)} run(s) {kind}")
-    return out
+    hits = {kind: int((runs["problem_kind"] == kind).sum()) for kind in KEPT_FLAGGED}
+    return [f"{n} of {len(runs)} run(s) {kind}" for kind, n in hits.items() if n]
 
 
 def _num(row: dict | None, col: str) -> float:
@@ -124,23 +120,12 @@ def time_to_train_verdict(base: float, new: float, threshold: float) -> str:
     return verdict.FASTER if change <= -threshold else verdict.UNCHANGED
 
 
-def _failed(est: verdict.RatioEstimate) -> str:
-    """The verdict of a case one of whose sides has no run with a throughput, else ''."""
-    if est.base_repeats and not est.new_repeats:
-        return FAILED_NEW
-    if est.new_repeats and not est.base_repeats:
-        return FAILED_BASE
-    return FAILED_BOTH if not (est.base_repeats or est.new_repeats) else ""
-
-
-def _failed_score(base: float, new: float) -> str:
-    """The verdict of a case measured by a time-to-train score on one side only (the other's
-    runs aborted too often for one): failed in new / base; failed in both without either."""
-    if np.isfinite(base) and not np.isfinite(new):
-        return FAILED_NEW
-    if np.isfinite(new) and not np.isfinite(base):
-        return FAILED_BASE
-    return FAILED_BOTH
+def _failed(base_measured, new_measured) -> str:
+    """The verdict of a case one of whose sides measured nothing (no run with a throughput,
+    or no time-to-train score: its runs aborted too often for one); '' when both did."""
+    if base_measured and new_measured:
+        return ""
+    return FAILED_NEW if base_measured else FAILED_BASE if new_measured else FAILED_BOTH
 
 
 def _hardware_pairs(base_runs: dict, base: Campaign, new_runs: dict, new: Campaign
@@ -182,8 +167,7 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
         first = b if b is not None else n
         row = {"case_key": key, **{c: first[c] for c in CASE_COLUMNS}}
         t = threshold_for(key, threshold, overrides)
-        br = base_runs[key] if key in base_runs else None
-        nr = new_runs[key] if key in new_runs else None
+        br, nr = base_runs.get(key), new_runs.get(key)
         if b is None or n is None:
             est = verdict.RatioEstimate(np.nan, np.nan, np.nan,
                                         0 if b is None else int(b["repeats"]),
@@ -192,16 +176,15 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             changes = []
         else:
             est = verdict.ratio_interval(br["throughput"], nr["throughput"], confidence)
-            word = _failed(est) or verdict.decide(est, t)
-            changes = environment.differences(base.env, br["run_id"], new.env, nr["run_id"],
-                                              environment.FACTS[:-1])
+            word = _failed(est.base_repeats, est.new_repeats) or verdict.decide(est, t)
+            changes = environment.differences(base.env, br["run_id"], new.env, nr["run_id"])
         for name, column in _SIDE_COLUMNS.items():  # base_median, new_median, ...
             row[f"base_{name}"], row[f"new_{name}"] = _num(b, column), _num(n, column)
         ttt = time_to_train_verdict(row["base_time_to_train_min"],
                                     row["new_time_to_train_min"], t)
         if word == FAILED_BOTH:  # no throughput on either side: the score is the time
-            word = ttt or _failed_score(row["base_time_to_train_min"],
-                                        row["new_time_to_train_min"])
+            word = ttt or _failed(np.isfinite(row["base_time_to_train_min"]),
+                                  np.isfinite(row["new_time_to_train_min"])) or FAILED_BOTH
         row.update(
             base_repeats=est.base_repeats if b is not None else np.nan,
             new_repeats=est.new_repeats if n is not None else np.nan,
@@ -223,6 +206,6 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     for c in ("base_repeats", "new_repeats"):
         table[c] = table[c].astype("Int64")
     env_changes = environment.differences(base.env, base.runs["run_id"], new.env,
-                                          new.runs["run_id"], environment.FACTS[:-1])
+                                          new.runs["run_id"])
     return Comparison(table[COLUMNS], env_changes, mismatch, confidence,
                       [k for k, (a, b) in hardware.items() if not (a and b)])

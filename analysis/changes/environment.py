@@ -19,11 +19,7 @@ import pandas as pd
 from analysis.env import describe
 from analysis.env.folder_records import EnvInput, env_topology_text
 from analysis.redact import REDACTED
-from analysis.run_settings import (
-    UNSET,
-    hardware_type,  # noqa: F401  (re-exported)
-    nccl_by_variable,
-)
+from analysis.run_settings import UNSET, nccl_by_variable
 from analysis.run_settings import facts as record_facts
 
 #: Facts recorded per run, in the order differences are shown.
@@ -50,17 +46,11 @@ def facts(record: dict, framework: str) -> dict[str, str]:
             "host": str(describe.pick(record, "hostname") or "")}
 
 
-def _nccl_env(records: list[dict]) -> str:
-    """The NCCL settings of a run's records as JSON (variable -> its values on the nodes,
-    'unset' where a node does not set it); '' when no record lists its variables."""
-    by_variable = nccl_by_variable(records)
-    return "" if by_variable is None else json.dumps(by_variable)
-
-
 def run_env(runs: pd.DataFrame, envs: list[EnvInput]) -> pd.DataFrame:
     """One row per run with a record (RUN_ENV_COLUMNS); a run's own records
     (``<run>.node<N>.env.json``) first, else the campaign's ``env.json``; several nodes'
-    values are joined with '; '."""
+    values are joined with '; '; its NCCL settings as JSON (variable -> its values on the
+    nodes, 'unset' where a node does not set it), '' when no record lists them."""
     by_run: dict[str, list[dict]] = {}
     for e in envs:
         by_run.setdefault(describe.run_stem(e), []).append(e.record)
@@ -70,9 +60,11 @@ def run_env(runs: pd.DataFrame, envs: list[EnvInput]) -> pd.DataFrame:
         if not records:
             continue
         per_node = [facts(r, "" if pd.isna(framework) else str(framework)) for r in records]
+        nccl = nccl_by_variable(records)
         rows.append({"run_id": str(run_id), **{
             k: "; ".join(dict.fromkeys(f[k] for f in per_node if f[k]))
-            for k in FACTS if k != "nccl_env"}, "nccl_env": _nccl_env(records)})
+            for k in FACTS if k != "nccl_env"},
+            "nccl_env": "" if nccl is None else json.dumps(nccl)})
     return pd.DataFrame(rows, columns=RUN_ENV_COLUMNS).astype(str)
 
 
@@ -95,33 +87,22 @@ def _nccl_values(env: pd.DataFrame, run_ids) -> dict[str, set[str]] | None:
     return {k: {v for r in runs for v in r.get(k, [UNSET])} for k in names}
 
 
-def nccl_differences(base: pd.DataFrame, base_runs, new: pd.DataFrame, new_runs) -> list[str]:
-    """'NCCL_ALGO Ring -> Tree' for every compared NCCL variable whose values differ (unset
-    on one side included); none when a side records no variables, or where a value is
-    redacted (it cannot be compared)."""
-    a, b = _nccl_values(base, base_runs), _nccl_values(new, new_runs)
-    if a is None or b is None:
-        return []
+def differences(base: pd.DataFrame, base_runs, new: pd.DataFrame, new_runs) -> list[str]:
+    """'driver 570.86 -> 580.95' for every fact but the host whose values differ between two
+    sets of runs; a fact recorded on one side only is not a difference (it is unknown). NCCL
+    settings: 'NCCL_ALGO Ring -> Tree' for each variable whose values differ (unset on one
+    side included); none when a side records no variables, or where a value is redacted (it
+    cannot be compared)."""
     out = []
-    for name in sorted(set(a) | set(b)):
-        va, vb = a.get(name, {UNSET}), b.get(name, {UNSET})
-        if va != vb and REDACTED not in va | vb:
-            out.append(f"{name} {', '.join(sorted(va))} -> {', '.join(sorted(vb))}")
-    return out
-
-
-def differences(base: pd.DataFrame, base_runs, new: pd.DataFrame, new_runs,
-                facts_shown=FACTS) -> list[str]:
-    """'driver 570.86 -> 580.95' for every fact whose values differ between two sets of runs,
-    'NCCL_ALGO Ring -> Tree' for each NCCL setting that differs; a fact recorded on one side
-    only is not a difference (it is unknown)."""
-    out = []
-    for fact in facts_shown:
-        if fact == "nccl_env":
-            out += nccl_differences(base, base_runs, new, new_runs)
+    for fact in ("hardware", *SOFTWARE_FACTS):
+        if fact != "nccl_env":
+            a, b = values(base, base_runs, fact), values(new, new_runs, fact)
+            if a and b and a != b:
+                out.append(f"{fact} {a} -> {b}")
             continue
-        a, b = values(base, base_runs, fact), values(new, new_runs, fact)
-        if a and b and a != b:
-            out.append(f"{fact} {a} -> {b}")
+        va, vb = _nccl_values(base, base_runs), _nccl_values(new, new_runs)
+        for name in sorted(set(va) | set(vb)) if va is not None and vb is not None else ():
+            a, b = va.get(name, {UNSET}), vb.get(name, {UNSET})
+            if a != b and REDACTED not in a | b:
+                out.append(f"{name} {', '.join(sorted(a))} -> {', '.join(sorted(b))}")
     return out
-

@@ -2,7 +2,7 @@
 
 Runs are compared only where two or more frameworks ran the same setting (model, precision,
 batch size per device, nodes, GPUs per node and GPT case label) on the same hardware type
-(:func:`analysis.changes.environment.hardware_type`: GPU model and count, CPU, memory,
+(:func:`analysis.run_settings.hardware_type`: GPU model and count, CPU, memory,
 architecture, from the environment records). Every measurement — a framework's runs from
 one source folder with one recorded framework version — is a row: two of one framework in
 one setting are both shown and flagged as duplicates, never merged or dropped. What cannot
@@ -56,12 +56,10 @@ def source_folder(log_path: str) -> str:
 
 def _measurements(runs: pd.DataFrame, env: pd.DataFrame) -> pd.DataFrame:
     """The runs with their hardware, framework version and source folder."""
-    facts = env.set_index("run_id") if not env.empty else None
+    facts = env.set_index("run_id")
     run_ids = runs["run_id"].astype(str)
 
     def fact(name: str) -> list[str]:
-        if facts is None:
-            return [""] * len(runs)
         return [str(facts[name].get(r, "")) for r in run_ids]
 
     frame = runs.assign(

@@ -1,7 +1,7 @@
 """GPU model and count ("8x V100-SXM2-16GB"): read from a references file's ``hardware`` or
 from a run's recorded hardware type, and compared.
 
-A run's hardware type is :func:`analysis.changes.environment.hardware_type` of its records
+A run's hardware type is :func:`analysis.run_settings.hardware_type` of its records
 (``'4x NVIDIA H200, <CPU> (64 CPUs), 504 GiB, x86_64'``, the nodes' distinct values joined
 with ``'; '``); its first part is the GPU model and count of the machine. Models compare
 without vendor words and without regard to case, spaces or hyphens, so nvidia-smi's

@@ -53,7 +53,6 @@ WITHIN, SLOWER, FASTER, NO_RUNS = "within", verdict.SLOWER, verdict.FASTER, "no 
 #: A case matched whose runs all gave no throughput (truncated, no training lines, …).
 FAILED = "all runs failed"
 OTHER_HARDWARE, HARDWARE_UNKNOWN = "other hardware", "hardware unknown"
-MAX_BYTES = 1 << 20
 COLUMNS = ["reference", "case_key", "repeats", "median", "interval_low", "interval_high", "value",
            "lower", "upper", "ratio", "verdict", "unit", "source", "source_zh", "hardware",
            "derived_from", "run_hardware",
@@ -169,21 +168,22 @@ def _reference(entry, at: str, default_tolerance: float) -> dict:
     source = str(entry.get("source", "")).strip()
     if not source:
         raise UsageError(f"{at}: give the source of the figure (a URL or citation)")
-    hardware = gpus.parse(entry.get("hardware", ""))
-    if hardware is None:
-        raise UsageError(f"{at}: hardware must be the GPU count and model of the machine the "
-                         f"figure was measured on, such as '8x V100-SXM2-16GB', not "
-                         f"{entry.get('hardware')!r}")
+    hardware = _machine(entry, "hardware", at, "figure", "8x V100-SXM2-16GB")
     # a value computed from one measured elsewhere (4 x a 1-GPU figure x a stated efficiency)
     # names the machine it was measured on: a report says "derived", not "measured on"
-    derived_from = gpus.parse(entry.get("derived_from", "")) if "derived_from" in entry else ""
-    if derived_from is None:
-        raise UsageError(f"{at}: derived_from must be the GPU count and model of the machine the "
-                         f"figure it was derived from was measured on, such as '1x H200', not "
-                         f"{entry.get('derived_from')!r}")
+    derived_from = _machine(entry, "derived_from", at, "figure it was derived from",
+                            "1x H200") if "derived_from" in entry else ""
     return {"match": match, "value": value, "lower": lower, "upper": upper, "unit": unit,
             "source": source, "source_zh": str(entry.get("source_zh", "") or "").strip(),
             "hardware": hardware, "derived_from": str(derived_from)}
+
+
+def _machine(entry: dict, key: str, at: str, what: str, example: str) -> gpus.Gpus:
+    found = gpus.parse(entry.get(key, ""))
+    if found is None:
+        raise UsageError(f"{at}: {key} must be the GPU count and model of the machine the "
+                         f"{what} was measured on, such as {example!r}, not {entry.get(key)!r}")
+    return found
 
 
 def load_references(path: str | Path, default_tolerance: float = verdict.DEFAULT_THRESHOLD
@@ -192,7 +192,7 @@ def load_references(path: str | Path, default_tolerance: float = verdict.DEFAULT
     names the file and line of the first bad entry."""
     path = Path(path)
     where = display_path(path)
-    text = yamlio.read_text(path, where, MAX_BYTES, "a references file")
+    text = yamlio.read_text(path, where, what="a references file")
     entries = (_entries_csv if path.suffix.lower() == ".csv" else _entries_yaml)(text, where)
     return [_reference(e, f"{where}:{line} (reference {i})", default_tolerance)
             for i, (line, e) in enumerate(entries, 1)]
@@ -208,12 +208,8 @@ def _label(match: dict) -> str:
 def _matches(match: dict, row: dict) -> bool:
     for k, want in match.items():
         have = row.get(k)
-        if have is None or (not isinstance(have, str) and pd.isna(have)):
-            return False
-        if k in _INT_FIELDS:
-            if int(have) != want:
-                return False
-        elif str(have).lower() != want.lower():
+        if have is None or (not isinstance(have, str) and pd.isna(have)) or (
+                int(have) != want if k in _INT_FIELDS else str(have).lower() != want.lower()):
             return False
     return True
 

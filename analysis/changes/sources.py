@@ -26,7 +26,7 @@ from analysis.env import folder_records
 from analysis.errors import UsageError
 from analysis.fsutil import display_path, printable
 from analysis.redact import redact_env
-from analysis.stats import run_throughput, summarize
+from analysis.stats import RUN_COLUMNS, SUMMARY_COLUMNS, run_throughput, summarize
 
 
 @dataclass
@@ -125,8 +125,6 @@ def _all_failed(folder: Path, failed: list[tuple[str, str, str]]) -> Campaign:
     print(f"dlperf: {display_path(folder)}: no logs, every run failed ({len(failed)} "
           f"failed run(s) in its campaign records, e.g. {run}: {printable(reason)})",
           file=sys.stderr)
-    from analysis.stats import RUN_COLUMNS, SUMMARY_COLUMNS
-
     return Campaign(str(folder), _campaign_name(folder), "", "",
                     pd.DataFrame(columns=RUN_COLUMNS), pd.DataFrame(columns=SUMMARY_COLUMNS),
                     pd.DataFrame(columns=environment.RUN_ENV_COLUMNS), failed_runs=len(failed))
@@ -148,46 +146,36 @@ def export_env(paths, runs: pd.DataFrame) -> pd.DataFrame:
     return environment.run_env(runs, envs)
 
 
-def _export_env(path: Path) -> pd.DataFrame | None:
-    """The environment facts an export keeps; None for an export written before it kept
-    them (compared without the hardware check, as said)."""
-    if not path.is_file():
-        return None
+def _read_part(path: Path, columns: list[str], what: str) -> pd.DataFrame:
+    """One Parquet file of an export, with `columns`; a UsageError naming it otherwise."""
     try:
-        env = pd.read_parquet(path)
+        frame = pd.read_parquet(path)
     except (OSError, ValueError) as exc:
         raise UsageError(f"{display_path(path)}: not a readable Parquet file ({exc})") from None
-    missing = [c for c in environment.RUN_ENV_COLUMNS if c not in env.columns]
+    missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise UsageError(f"{display_path(path)}: not the environment facts of a dlperf parse "
-                         f"export (no {', '.join(missing)} column"
-                         f"{'s' if len(missing) > 1 else ''})")
-    return env[environment.RUN_ENV_COLUMNS].fillna("").astype(str)
+        raise UsageError(f"{display_path(path)}: not {what} (no {', '.join(missing)} "
+                         f"column{'s' if len(missing) > 1 else ''})")
+    return frame
 
 
 def from_export(path: Path, method: str = "dlperf") -> Campaign:
-    """A Parquet export: its runs and problems files must lie beside it."""
+    """A Parquet export: its runs and problems files must lie beside it; its environment
+    facts file too, but for an export written before it kept them (compared without the
+    hardware check, as said)."""
     *paths, env_path = export_paths(path)
     for p in paths:
         if not p.is_file():
             raise UsageError(f"{display_path(path)}: a Parquet export needs "
                              f"{display_path(p.name)} beside it (written by dlperf parse -o)")
     frames = []
-    for p in paths:
-        try:
-            frames.append(pd.read_parquet(p))
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"{display_path(p)}: not a readable Parquet file ({exc})") from None
+    for p, columns in zip(paths, (schema.OBSERVATIONS, schema.RUNS, schema.PROBLEMS)):
+        # parameters: optional, exports before they kept the dumps lack it
+        names = [c for c in schema.names(columns) if c != "parameters"]
+        frames.append(_read_part(p, names, "a file of a dlperf parse export"))
+        _check_export_numbers(p, frames[-1], columns)
     obs, runs, problems = frames
-    for p, frame, columns in zip(paths, frames, (schema.OBSERVATIONS, schema.RUNS,
-                                                 schema.PROBLEMS)):
-        missing = [c for c in schema.names(columns) if c not in frame.columns
-                   and c != "parameters"]  # exports before they kept the dumps
-        if missing:
-            raise UsageError(f"{display_path(p)}: not a file of a dlperf parse export "
-                             f"(no {', '.join(missing)} column{'s' if len(missing) > 1 else ''})")
-        _check_export_numbers(p, frame, columns)
-    if "parameters" not in runs.columns:  # dropped by exports before they kept the dumps
+    if "parameters" not in runs.columns:
         runs = runs.assign(parameters=[{} for _ in range(len(runs))])
     else:
         runs = runs.assign(parameters=[_dump_of(paths[1], i, text)
@@ -196,8 +184,13 @@ def from_export(path: Path, method: str = "dlperf") -> Campaign:
               "phase", "unit"):
         if c in obs.columns:
             obs[c] = obs[c].astype("category")
+    env = None
+    if env_path.is_file():
+        env = _read_part(env_path, environment.RUN_ENV_COLUMNS,
+                         "the environment facts of a dlperf parse export")
+        env = env[environment.RUN_ENV_COLUMNS].fillna("").astype(str)
     return from_result(ParseResult(obs, runs, problems), str(path), path.stem, [], method,
-                       env=_export_env(env_path))
+                       env=env)
 
 
 def _dump_of(path: Path, row: int, text) -> dict:

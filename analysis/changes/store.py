@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.changes import environment
+from analysis.changes.compare import case_keys, figure_flags
 from analysis.changes.sources import Campaign
 from analysis.errors import UsageError
 from analysis.fsutil import atomic_path, display_path, printable
@@ -214,21 +215,18 @@ def _damage_of(store: Path, key: str, row) -> list[str]:
     source = display_path(str(row.get("source") or "its logs"))
     again = f"add it again (dlperf store add {source} --store {display_path(store)})"
     out = []
-    for table in CHECKED:
+    for table in TABLES:
         part = _partition(store, table, key)
         recorded = row.get(f"{table}_sha256")
-        if not part.is_file():
+        if table in CHECKED and not part.is_file():
             out.append(f"{display_path(part)} is missing (deleted?): {again}")
         elif isinstance(recorded, str) and recorded and _sha256(part) != recorded:
             out.append(f"{display_path(part)} has changed since it was added (edited or "
                        f"replaced): {again}")
+        twice = " would count the campaign twice" if table in CHECKED else ""
         extra = _extra_files(part.parent) if part.parent.is_dir() else []
-        out += [f"{display_path(p)}: a second file in the partition (a copy?) would count "
-                f"the campaign twice: remove it, or {again}" for p in extra]
-    folder = _partition(store, "campaigns", key).parent
-    extra = _extra_files(folder) if folder.is_dir() else []
-    out += [f"{display_path(p)}: a second file in the partition (a copy?): remove it, or "
-            f"{again}" for p in extra]
+        out += [f"{display_path(p)}: a second file in the partition (a copy?){twice}: remove "
+                f"it, or {again}" for p in extra]
     return out
 
 
@@ -311,16 +309,10 @@ def in_time_order(frame: pd.DataFrame) -> pd.DataFrame:
             .drop(columns="_when").reset_index(drop=True))
 
 
-def resolve(store: str | Path, ref: str, method: str | None = None) -> str:
+def _resolve(store: Path, listed: pd.DataFrame, ref: str, method: str | None) -> str:
     """The key of the stored campaign `ref` names: its key, a unique prefix of it (4
     characters or more) or its name (the most recent campaign of that name measured with
     `method`, when given)."""
-    try:
-        listed = campaigns(store)
-    except StoreDamage:
-        raise
-    except UsageError as exc:
-        raise UsageError(f"no log folder, export or stored campaign {ref!r}: {exc}") from None
     if method is not None:
         by_name = listed[(listed["name"] == ref) & listed["method"].isin([method, UNRECORDED])]
         if not by_name.empty and ref not in set(listed["campaign"]):
@@ -343,8 +335,14 @@ def load(store: str | Path, ref: str, method: str | None = None) -> Campaign:
     """A stored campaign as a :class:`Campaign` (for compare and check); UsageError when it
     was measured with another method than `method` (None: any)."""
     store = Path(store)
-    key = resolve(store, ref, method)
-    row = campaigns(store).set_index("campaign").loc[key]
+    try:
+        listed = campaigns(store)
+    except StoreDamage:
+        raise
+    except UsageError as exc:
+        raise UsageError(f"no log folder, export or stored campaign {ref!r}: {exc}") from None
+    key = _resolve(store, listed, ref, method)
+    row = listed.set_index("campaign").loc[key]
     if method is not None and row["method"] not in (method, UNRECORDED):
         raise UsageError(f"stored campaign {ref!r} ({key}) was measured with --method "
                          f"{row['method']}, not {method}: pass --method {row['method']}, or "
@@ -379,16 +377,14 @@ def summaries(store: str | Path, method: str | None = None) -> pd.DataFrame:
     if summary.empty:
         return summary
     runs = _read(store, "runs", keys)
-    runs = runs.assign(case_key=_keys(runs))
+    runs = runs.assign(case_key=case_keys(_plain(runs)))
     hw = runs.groupby(["campaign", "case_key"])[ENV_PREFIX + "hardware"].agg(
         lambda v: "; ".join(sorted({x for x in v.dropna() if x})))
-    summary = summary.assign(case_key=_keys(summary))
+    summary = summary.assign(case_key=case_keys(_plain(summary)))
     summary = summary.merge(listed[["campaign", "name", "started", "added", "method"]],
                             on="campaign")
     summary["hardware"] = [hw.get((c, k), "") for c, k in zip(summary["campaign"],
                                                                summary["case_key"])]
-    from analysis.changes.compare import figure_flags  # compare reads the store
-
     flagged = {ck: "; ".join(figure_flags(g)) for ck, g in
                runs.groupby(["campaign", "case_key"])}
     summary["figure_flags"] = [flagged.get((c, k), "") for c, k in zip(summary["campaign"],
@@ -404,9 +400,3 @@ def _plain(frame: pd.DataFrame) -> pd.DataFrame:
         if isinstance(out[c].dtype, pd.StringDtype):
             out[c] = out[c].astype(object).where(out[c].notna(), None)
     return out
-
-
-def _keys(frame: pd.DataFrame) -> list[str]:
-    from analysis.changes.compare import case_keys
-
-    return case_keys(_plain(frame))

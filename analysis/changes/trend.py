@@ -35,31 +35,23 @@ def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
     without a median (every run of the case failed) is skipped: no flag, not in any level."""
     m = np.asarray(medians, dtype=float)
     flags, steps = [""] * len(m), [float("nan")] * len(m)
-    known = np.flatnonzero(np.isfinite(m))
-    for i, flag, step in zip(known, *_steps(m[known], threshold, persist)):
-        flags[i], steps[i] = flag, step
-    return flags, steps
-
-
-def _steps(m: np.ndarray, threshold: float, persist: int) -> tuple[list[str], list[float]]:
-    """change_points of a series of finite medians."""
-    flags, steps = [""] * len(m), [float("nan")] * len(m)
-    segment: list[float] = [m[0]] if len(m) else []
-    for i in range(1, len(m)):
+    at = np.flatnonzero(np.isfinite(m))  # positions of the points with a median
+    known = m[at]
+    segment: list[float] = list(known[:1])
+    for i in range(1, len(known)):
         level = float(np.median(segment))
-        rel = m[i] / level - 1.0
+        rel = known[i] / level - 1.0
         if abs(rel) > threshold:
             sign = np.sign(rel)
-            window = m[i:i + persist]
-            lasting = all(sign * (x / level - 1.0) > threshold for x in window)
-            if lasting:
+            window = known[i:i + persist]
+            if all(sign * (x / level - 1.0) > threshold for x in window):
                 word = STEP_DOWN if sign < 0 else STEP_UP
-                flags[i] = word if len(window) == persist else word + "?"
-                steps[i] = rel
+                flags[at[i]] = word if len(window) == persist else word + "?"
+                steps[at[i]] = rel
                 if len(window) == persist:
-                    segment = [m[i]]
+                    segment = [known[i]]
                     continue
-        segment.append(m[i])
+        segment.append(known[i])
     return flags, steps
 
 
@@ -94,7 +86,5 @@ def trend(store, case: str = "*", threshold: float | str = verdict.DEFAULT_THRES
         g["flags"] = ["; ".join(case_stats.case_flags(r) + ([f] if f else [])) for r, f in
                       zip(g.to_dict("records"), g["figure_flags"])]
         out.append(g.reindex(columns=COLUMNS))  # stored before interval_*: none (NaN)
-    if not out:
-        return pd.DataFrame(columns=COLUMNS)
     return pd.concat(out, ignore_index=True)
 

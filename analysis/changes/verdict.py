@@ -125,9 +125,9 @@ THRESHOLD_FORM = ("a percentage with its sign between 0% and 100%, such as 2% or
                   "(write 2% for two percent)")
 
 
-def threshold_value(value, name: str = "threshold") -> float | None:
+def threshold_value(value) -> float | None:
     """A threshold given as a notebook parameter: '2%' as the CLI takes it (None stays
-    None); a UsageError naming `name` for anything else, a bare number included."""
+    None); a UsageError for anything else, a bare number included."""
     if value is None:
         return None
     try:
@@ -135,4 +135,4 @@ def threshold_value(value, name: str = "threshold") -> float | None:
             raise ValueError(value)
         return parse_threshold(value)
     except ValueError:
-        raise UsageError(f"{name} must be {THRESHOLD_FORM}, not {value!r}") from None
+        raise UsageError(f"threshold must be {THRESHOLD_FORM}, not {value!r}") from None

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from analysis.env.folder_records import EnvInput
 from analysis.env_record import (  # noqa: F401  (re-exported: read here and by callers)
-    FRAMEWORK_PACKAGES,
     HARDWARE,
     SOFTWARE,
     fingerprint,
@@ -38,26 +37,14 @@ def _mib(value) -> str:
 
 
 def _ib(devices) -> str:
-    """InfiniBand/RoCE devices as 'mlx5_0 100 Gb/sec (InfiniBand)'."""
-    if not isinstance(devices, list):
-        return ""
+    """InfiniBand/RoCE devices as 'mlx5_0 100 Gb/sec (InfiniBand)' (of a record read through
+    :func:`analysis.env.fields.usable`: lists of mappings)."""
     out = []
     for d in devices:
-        if not isinstance(d, dict):
-            continue
         ports = [f"{p.get('rate', '')} ({p.get('link_layer', '')})".strip()
-                 for p in d.get("ports", []) if isinstance(p, dict) and p.get("rate")]
+                 for p in d.get("ports", []) if p.get("rate")]
         out.append(f"{d.get('device', '')} {', '.join(ports)}".strip())
     return "; ".join(o for o in out if o)
-
-
-def hostname(rec: EnvInput) -> str:
-    return str(pick(rec.record, "hostname") or rec.name)
-
-
-def host_key(rec: EnvInput) -> tuple:
-    """What identifies the host of a record: its hostname and its hardware fingerprint."""
-    return hostname(rec), fingerprint(rec.record)
 
 
 def run_stem(rec: EnvInput) -> str:
@@ -91,7 +78,8 @@ def hosts(envs: list[EnvInput]) -> list[Host]:
     when even that is the same."""
     groups: dict[tuple, list[EnvInput]] = {}
     for e in envs:
-        groups.setdefault(host_key(e), []).append(e)
+        name = str(pick(e.record, "hostname") or e.name)
+        groups.setdefault((name, fingerprint(e.record)), []).append(e)
     per_name: dict[str, list[tuple]] = {}
     for key in groups:
         per_name.setdefault(key[0], []).append(key)
@@ -142,23 +130,14 @@ def node_types(envs: list[EnvInput]) -> list[list[Host]]:
 
 def framework_detail(record: dict, package: str) -> str:
     """'2.11.0 (CUDA 13.0, git 70d99e998b49)' for a recorded framework package ('' if absent)."""
-    val = record.get("frameworks")
-    info = val.get(package) if isinstance(val, dict) else None
-    if not isinstance(info, dict):
+    info = record.get("frameworks", {}).get(package)
+    if not info:
         return ""
     ver = str(info.get("version") or "")
     extra = [f"CUDA {info['cuda']}"] if info.get("cuda") else []
     if info.get("git_version"):
         extra.append(f"git {str(info['git_version'])[:12]}")
     return f"{ver} ({', '.join(extra)})" if ver and extra else ver
-
-
-def split_frameworks(record: dict, used: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
-    """([(package, detail)] of the `used` packages, ['name version'] of the other packages)."""
-    recorded = frameworks(record)
-    main = [(p, framework_detail(record, p)) for p in used if p in recorded]
-    others = [f"{k} {v}" for k, v in recorded.items() if k not in used]
-    return main, others
 
 
 def hardware_lines(record: dict, tr: Translator) -> list[tuple[str, str]]:
@@ -180,12 +159,14 @@ def software_lines(record: dict, tr: Translator, used: list[str] | None = None
     """Framework(s) the runs used first, then OS, driver, CUDA libraries and Python, then
     the other importable packages on one line. `used`: package names (framework_packages);
     None lists every recorded package as a framework."""
-    used = list(frameworks(record)) if used is None else used
-    main, others = split_frameworks(record, used)
-    lines = [(tr("env.framework", name=p), d) for p, d in main]
+    recorded = frameworks(record)
+    used = list(recorded) if used is None else used
+    lines = [(tr("env.framework", name=p), framework_detail(record, p))
+             for p in used if p in recorded]
     for key, paths in SOFTWARE.items():
         val = pick(record, *paths)
         lines.append((tr(key), str(val) if val is not None else tr("env.absent")))
+    others = [f"{k} {v}" for k, v in recorded.items() if k not in used]
     if others:
         lines.append((tr("env.other_packages"), ", ".join(others)))
     return lines

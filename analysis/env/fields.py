@@ -113,18 +113,11 @@ _NAMES = {"str": "a string", "int": "an integer", "number": "a number", "bool": 
 
 def json_type(value: Any) -> str:
     """The JSON type of `value`: str, int, number (a float), bool, dict, list or null."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "str"
-    return "dict" if isinstance(value, Mapping) else "list" if isinstance(value, list) else \
-        type(value).__name__
+    for kind, name in ((type(None), "null"), (bool, "bool"), (int, "int"), (float, "number"),
+                       (str, "str"), (Mapping, "dict"), (list, "list")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
 
 
 def accepts(types: tuple[str, ...], value: Any) -> bool:

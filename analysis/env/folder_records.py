@@ -197,24 +197,21 @@ def _commands_of(marker: dict, stem: str) -> list[Command]:
     def text(cmd) -> str:
         return " ".join(map(str, cmd)) if isinstance(cmd, (list, tuple)) else str(cmd)
 
+    def command(item: dict):
+        return item.get("command") or item.get("cmd")
+
     for key in ("commands", "nodes"):
         val = marker.get(key)
-        if isinstance(val, dict):
-            out += [Command(stem, str(k), text(v)) for k, v in val.items()
-                    if not isinstance(v, dict)]
-            out += [Command(stem, str(k), text(v.get("command") or v.get("cmd")))
-                    for k, v in val.items() if isinstance(v, dict) and (v.get("command") or v.get("cmd"))]
-        elif isinstance(val, list):
-            for i, item in enumerate(val):
-                if isinstance(item, dict) and (item.get("command") or item.get("cmd")):
-                    node = item.get("node", item.get("host", item.get("rank", i)))
-                    out.append(Command(stem, str(node), text(item.get("command") or item.get("cmd"))))
-                elif isinstance(item, (str, list)):
-                    out.append(Command(stem, str(i), text(item)))
-    if not out:
-        cmd = marker.get("command") or marker.get("cmd")
-        if cmd:
-            out.append(Command(stem, str(marker.get("node", marker.get("host", 0))), text(cmd)))
+        mapping = isinstance(val, dict)
+        for k, item in val.items() if mapping else enumerate(val) if isinstance(val, list) else ():
+            if isinstance(item, dict) and command(item):
+                node = k if mapping else item.get("node", item.get("host", item.get("rank", k)))
+                out.append(Command(stem, str(node), text(command(item))))
+            elif not isinstance(item, dict) and (mapping or isinstance(item, (str, list))):
+                out.append(Command(stem, str(k), text(item)))
+    if not out and command(marker):
+        out.append(Command(stem, str(marker.get("node", marker.get("host", 0))),
+                           text(command(marker))))
     return out
 
 

@@ -223,19 +223,22 @@ def probe_memory_os(timeout: float) -> Found:
 
 
 # ---- InfiniBand / RoCE -------------------------------------------------------------------
+def _sysfs(folder: Path, name: str) -> str | None:
+    """A sysfs attribute's text, stripped; None when absent or empty."""
+    return (read_text_or_none(folder / name) or "").strip() or None
+
+
 def _ib_from_sysfs(root: Path) -> list[dict]:
     devices = []
     for dev in sorted(root.iterdir()):
         ports = []
         for port in sorted((dev / "ports").glob("*"), key=lambda p: _int(p.name) or 0):
-            state = (read_text_or_none(port / "state") or "").strip()
-            ports.append({"port": _int(port.name), "state": state.split(":")[-1].strip() or None,
-                          "rate": (read_text_or_none(port / "rate") or "").strip() or None,
-                          "link_layer": (read_text_or_none(port / "link_layer") or "").strip() or None})
+            state = _sysfs(port, "state")  # '4: ACTIVE'
+            ports.append({"port": _int(port.name),
+                          "state": state and (state.split(":")[-1].strip() or None),
+                          **{k: _sysfs(port, k) for k in ("rate", "link_layer")}})
         devices.append({"device": dev.name,
-                        "hca_type": (read_text_or_none(dev / "hca_type") or "").strip() or None,
-                        "board_id": (read_text_or_none(dev / "board_id") or "").strip() or None,
-                        "fw_ver": (read_text_or_none(dev / "fw_ver") or "").strip() or None,
+                        **{k: _sysfs(dev, k) for k in ("hca_type", "board_id", "fw_ver")},
                         "ports": ports})
     return devices
 

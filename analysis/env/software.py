@@ -36,12 +36,6 @@ _BUILD_FILES = {
     "tensorflow": (("python/platform/build_info.py", "cuda", r"['\"]cuda_version['\"]:\s*['\"]([^'\"]+)"),
                    ("python/platform/build_info.py", "cudnn", r"['\"]cudnn_version['\"]:\s*['\"]([^'\"]+)")),
 }
-_INCLUDE_DIRS = ("/usr/include", "/usr/local/cuda/include", "/usr/include/x86_64-linux-gnu",
-                 "/usr/include/aarch64-linux-gnu")
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def installed_packages() -> dict[str, str]:
@@ -50,7 +44,7 @@ def installed_packages() -> dict[str, str]:
     for dist in metadata.distributions():
         name = dist.metadata.get("Name")
         if name:
-            out.setdefault(_norm(name), dist.version)
+            out.setdefault(re.sub(r"[-_.]+", "-", name).lower(), dist.version)
     return out
 
 
@@ -72,21 +66,6 @@ def _run_probe(name: str, timeout: float) -> dict:
         return json.loads(lines[-1]) if lines else {"error": "printed nothing"}
     except json.JSONDecodeError:
         return {"error": f"unreadable output {lines[-1][:200]!r}"}
-
-
-def _header_version(names: tuple[str, ...], prefix: str) -> tuple[str, str] | None:
-    """``(version, path)`` from ``#define <prefix>MAJOR 8`` … in the first header found."""
-    for d in _INCLUDE_DIRS:
-        for n in names:
-            text = read_text_or_none(Path(d) / n)
-            if not text:
-                continue
-            parts = [re.search(rf"#define\s+{prefix}{p}\s+(\d+)", text) for p in ("MAJOR", "MINOR")]
-            patch = re.search(rf"#define\s+{prefix}(?:PATCHLEVEL|PATCH)\s+(\d+)", text)
-            if all(parts):
-                nums = [m.group(1) for m in parts] + ([patch.group(1)] if patch else [])
-                return ".".join(nums), str(Path(d) / n)
-    return None
 
 
 def _cuda_toolkit(timeout: float) -> tuple[str, str] | None:
@@ -152,15 +131,15 @@ def probe_software(timeout: float, import_frameworks: bool = False) -> Found:
         found.values["cuda_toolkit"], found.sources["cuda_toolkit"] = tk
     else:
         found.absent["cuda_toolkit"] = "no nvcc on PATH"
-    for key, lib, header, prefix in (("cudnn_version", "cudnn", ("cudnn_version.h", "cudnn.h"), "CUDNN_"),
-                                     ("nccl_version", "nccl", ("nccl.h",), "NCCL_")):
-        _pick_lib(found, frameworks, packages, key, lib, header, prefix)
+    for key, lib in (("cudnn_version", "cudnn"), ("nccl_version", "nccl")):
+        _pick_lib(found, frameworks, packages, key, lib)
     return found
 
 
-def _pick_lib(found: Found, frameworks: dict, packages: dict, key: str, lib: str,
-              headers: tuple[str, ...], prefix: str) -> None:
-    """First of: a framework's own build, a pip wheel, a system header."""
+def _pick_lib(found: Found, frameworks: dict, packages: dict, key: str, lib: str) -> None:
+    """What a framework states it was built with (its build file, or its import with
+    ``import_frameworks``), else the pip wheel the framework installed; a system header is
+    not read: it need not be the library the framework loads."""
     for dist, info in frameworks.items():
         if info.get(lib):
             found.values[key], found.sources[key] = str(info[lib]), dist
@@ -169,8 +148,5 @@ def _pick_lib(found: Found, frameworks: dict, packages: dict, key: str, lib: str
         if _PIP_LIBS[key].fullmatch(name):
             found.values[key], found.sources[key] = version, f"pip {name}"
             return
-    hit = _header_version(headers, prefix)
-    if hit:
-        found.values[key], found.sources[key] = hit
-        return
-    found.absent[key] = f"no framework states it, no pip {lib} wheel, no {headers[0]} header"
+    found.absent[key] = (f"no framework states it and no pip {lib} wheel is installed "
+                         "(dlperf env --import-frameworks asks the frameworks)")

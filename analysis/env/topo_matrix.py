@@ -12,14 +12,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
 from analysis.errors import DLPerfError
 
-__all__ = ["Topology", "TopologyError", "parse_topology", "read_topology", "strip_ansi",
-           "EXTRA_COLUMNS"]
+__all__ = ["Topology", "TopologyError", "parse_topology", "strip_ansi", "EXTRA_COLUMNS"]
 
 
 class TopologyError(DLPerfError):
@@ -123,12 +121,10 @@ class Topology:
 
     def to_markdown(self) -> str:
         """A Markdown table of :meth:`frame`, then the NIC legend as one line when there is one."""
-        cols = list(self.devices) + list(self.columns)
-        lines = ["| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-        for d in self.devices:
-            cells = [self.matrix.at[d, b] for b in self.devices]
-            cells += [self.affinity.at[d, c] or "" for c in self.columns]
-            lines.append(f"| {d} | " + " | ".join(cells) + " |")
+        frame = self.frame()
+        lines = ["| | " + " | ".join(frame.columns) + " |", "|---" * (frame.shape[1] + 1) + "|"]
+        lines += [f"| {d} | " + " | ".join(c or "" for c in cells) + " |"
+                  for d, *cells in frame.itertuples()]
         if self.nic_legend:
             lines += ["", "NIC Legend: " + ", ".join(f"{k} = {v}" for k, v in self.nic_legend.items())]
         return "\n".join(lines) + "\n"
@@ -140,10 +136,6 @@ class _Row:
     lineno: int
     label: str
     tokens: list[tuple[int, str]]  # (column in the tab-expanded line, text), label excluded
-
-
-def _tokens(line: str, pattern: re.Pattern = re.compile(r"\S+")) -> list[tuple[int, str]]:
-    return [(m.start(), m.group()) for m in pattern.finditer(line.expandtabs(8))]
 
 
 def _find_header(lines: list[str]) -> int:
@@ -160,7 +152,7 @@ def _read_rows(lines: list[str], start: int) -> tuple[list[_Row], int]:
     rows: list[_Row] = []
     i = start
     while i < len(lines) and lines[i].strip() and not lines[i].strip().startswith("Legend"):
-        toks = _tokens(lines[i])
+        toks = [(m.start(), m.group()) for m in re.finditer(r"\S+", lines[i].expandtabs(8))]
         rows.append(_Row(i + 1, toks[0][1], toks[1:]))
         i += 1
     if not rows:
@@ -314,8 +306,6 @@ def parse_topology(text: str | bytes) -> Topology:
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
-    if not isinstance(text, str):
-        raise TopologyError(f"topology text must be str or bytes, not {type(text).__name__}")
     if len(text) > MAX_TEXT:
         raise TopologyError(f"{len(text):,} characters: more than one node's `nvidia-smi topo "
                             f"-m` holds (at most {MAX_GPUS} GPUs, {MAX_TEXT:,} characters); "
@@ -349,22 +339,5 @@ def parse_topology(text: str | bytes) -> Topology:
     matrix = pd.DataFrame(links, index=devices, columns=devices, dtype=object)
     affinity = pd.DataFrame(extra_values, index=devices, columns=[name for _, name in extras],
                             dtype=object)
-    affinity = affinity.astype(object).where(affinity.notna(), None)
     _validate(devices, matrix, affinity, nic)
     return Topology(text, tuple(devices), matrix, affinity, legend, nic)
-
-
-def read_topology(path: str | Path) -> Topology:
-    """Read and parse a file holding `nvidia-smi topo -m` output."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise TopologyError(f"cannot read topology file {str(path)!r}: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("latin-1")  # keep going: the matrix itself is ASCII
-    try:
-        return parse_topology(text)
-    except TopologyError as exc:
-        raise TopologyError(f"{path}: {exc}") from None

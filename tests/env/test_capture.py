@@ -21,7 +21,7 @@ from analysis.env import describe
 from analysis.env.capture import capture, select_env
 from analysis.env.probes import parse_gpu_csv, parse_lscpu, probe_infiniband
 from analysis.env.record import EnvRecord, EnvRecordError
-from analysis.env.topo_matrix import read_topology
+from analysis.env.topo_matrix import parse_topology
 from analysis.i18n import Translator
 from analysis.redact import REDACTED, redact_env
 
@@ -301,7 +301,7 @@ def _record(**kw) -> dict:
 
 
 def test_save_load_round_trip_with_topology(tmp_path):
-    topo = read_topology(TOPO).to_dict()
+    topo = parse_topology(TOPO.read_bytes()).to_dict()
     text = topo.pop("text")
     rec = EnvRecord(captured_at="2026-01-01T00:00:00+00:00", hostname="node1",
                     topology_text=text, topology=topo, absent={"nvml": "not installed"})

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.env.topo_matrix import Topology, TopologyError, parse_topology, read_topology
+from analysis.env.topo_matrix import Topology, TopologyError, parse_topology
 from analysis.errors import DLPerfError
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "topology"
@@ -23,7 +23,7 @@ def raw(variant: str) -> str:
 
 
 def load(variant: str) -> Topology:
-    return read_topology(DATA / variant / "topo.txt")
+    return parse_topology((DATA / variant / "topo.txt").read_bytes())
 
 
 def column(t: Topology, name: str) -> dict:
@@ -220,8 +220,3 @@ def test_text_cut_within_a_gpu_row_is_rejected():
     text = "\n".join(_h200_lines()[:5]).rsplit("\tSYS", 1)[0]  # GPU3 row ends after " X "
     with pytest.raises(TopologyError, match="header names device NIC0 but no row NIC0"):
         parse_topology(text)
-
-
-def test_missing_file():
-    with pytest.raises(TopologyError, match="cannot read topology file"):
-        read_topology(DATA / "nope" / "topo.txt")
