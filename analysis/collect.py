@@ -732,9 +732,12 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
         merged.setdefault("framework", parsers.get(fam).framework)
     row = _run_row(rid, str(main.path), fam, merged, parsed)
     _derived_counts(row, run_problems)
+    # the dump's accumulation counts matter only against a stated global batch: not read
+    # (a test of every dump key) for the runs that state none
     odd = stated_global_batch(row, origin, parsed is not None
                               and parsed.meta.get("global_batch_size") is not None,
-                              accumulation_counts(parsed.parameters) if parsed is not None
+                              accumulation_counts(parsed.parameters)
+                              if parsed is not None and "global_batch_size" in origin
                               else set())
     if odd:
         run_problems.append(Problem(str(main.path), None, *odd, run_id=rid))

@@ -17,8 +17,9 @@ GPU count, CPU, memory size or architecture does not.
 from __future__ import annotations
 
 import fnmatch
-import glob
+import os
 import re
+from bisect import bisect_left
 from pathlib import Path
 
 from analysis import env_record as describe
@@ -131,18 +132,43 @@ def _launch_words(command) -> str:
     return " ".join(out)
 
 
-def run_settings(log: Path, framework: str) -> dict[str, str]:
+def folder_names(folder: Path) -> list[str]:
+    """The names in `folder`, sorted (none when it cannot be listed): what
+    :func:`run_settings` looks up a run's records in."""
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
+
+
+def _named(names: list[str], prefix: str, suffix: str = "") -> list[str]:
+    """The names of sorted `names` that start with `prefix` and end with `suffix` (after
+    it), in order: a lookup, not a scan of the folder."""
+    out = []
+    for name in names[bisect_left(names, prefix):]:
+        if not name.startswith(prefix):
+            break
+        if name.endswith(suffix) and len(name) >= len(prefix) + len(suffix):
+            out.append(name)
+    return out
+
+
+def run_settings(log: Path, framework: str, names: list[str] | None = None) -> dict[str, str]:
     """What the records beside run `log` state that repeats of one case share: the facts
     `compare` holds campaigns to (:data:`REPEAT_FACTS`, from its nodes'
     ``<stem>.node<N>.env.json``), its NCCL settings (from those records, else its done
     marker's ``env``; each node's value joined with ' / ' where they differ, and
     NCCL_RECORDED), the GPUs' power limit, and from its done marker each node's launch
     command (ports and hosts masked) and the other launch variables; a key not recorded is
-    left out."""
+    left out. `names`: the log's folder's :func:`folder_names`, when the caller looks up
+    many runs of one folder (listed once, not once a run)."""
     stem = run_stem(log)
-    records = [r for p in sorted(log.parent.glob(f"{glob.escape(stem)}.node*.env.json"))
-               if (r := read_json_object(p))]
-    marker = read_json_object(log.parent / f"{stem}.done") or {}
+    names = folder_names(log.parent) if names is None else names
+    records = [r for n in _named(names, f"{stem}.node", ".env.json")
+               if (r := read_json_object(log.parent / n))]
+    done = f"{stem}.done"
+    marker = (read_json_object(log.parent / done) if _named(names, done)[:1] == [done]
+              else None) or {}
     out: dict[str, str] = {}
     nccl = nccl_by_variable(records or [marker])
     if nccl is not None:

@@ -183,9 +183,11 @@ def _environment_flag(key: str, where: str, sources: list[str], ids: list[str],
     variables state different ones (each compared over the runs that record it)."""
     if len(sources) < 2:
         return []
-    from analysis.run_settings import NCCL_RECORDED, run_settings, setting_family
+    from analysis.run_settings import NCCL_RECORDED, folder_names, run_settings, setting_family
 
-    settings = [run_settings(Path(s), framework) for s in sources]
+    paths = [Path(s) for s in sources]
+    listed = {d: folder_names(d) for d in {p.parent for p in paths}}  # each folder once
+    settings = [run_settings(p, framework, listed[p.parent]) for p in paths]
     families = [{setting_family(k) for k in s} for s in settings]
     differ: dict[str, list[tuple[str, str]]] = {}
     for name in sorted({k for s in settings for k in s if k != NCCL_RECORDED}):
