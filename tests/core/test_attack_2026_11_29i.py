@@ -8,13 +8,19 @@ campaign (data/raw_logs/rn50_4gpu: 1 node of 4 GPUs, batch 128)."""
 from __future__ import annotations
 
 import gzip
+import json
 import re
+import shutil
 from pathlib import Path
+
+import pytest
 
 from analysis.collect import parse_paths
 from analysis.problems import strict_failures
 
 ROOT = Path(__file__).resolve().parents[2]
+RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n4g"
+STEM = "resnet50_b128_fp32_"
 MEGATRON = ROOT / "tests" / "data" / "real" / "megatron_deepspeed_examples" \
     / "gpt3-0.125B-tokendropping-graduallyIncrease-lr-3.0e-4.log.gz"
 
@@ -80,3 +86,51 @@ def test_the_real_megatron_deepspeed_log_states_one_global_batch(tmp_path):
     """The unaltered log: every statement says 256, so no problem."""
     result = parse_paths([_megatron(tmp_path, lambda text: text)], cache=False)
     assert not strict_failures(result.problem_list())
+
+
+# --- done markers saying failure in words the reader skipped ----------------------------------
+
+def _run_three_marked(tmp_path: Path, edit) -> Path:
+    """Runs 1-3 of the bundled 1n4g fp32 case with their sidecars, run 3's done marker
+    replaced by `edit` of it."""
+    folder = tmp_path / "1n4g"
+    folder.mkdir()
+    for i in (1, 2, 3):
+        for f in RN50.glob(f"{STEM}{i}.*"):
+            shutil.copy(f, folder)
+    marker = folder / f"{STEM}3.done"
+    marker.write_text(json.dumps(edit(json.loads(marker.read_text()))))
+    return folder
+
+
+def _node_killed(marker: dict) -> dict:
+    """The campaign's own marker, its node 0 killed by the harness on a timeout."""
+    marker["nodes"][0].update(rc=137, stopped="timeout after 1200 s")
+    return marker
+
+
+@pytest.mark.parametrize("edit, said", [
+    (lambda m: {"success": False}, '"success": false'),
+    (lambda m: {"run_id": m["run_id"], "success": "no"}, '"success": "no"'),
+    (_node_killed, 'nodes[0].rc 137, stopped "timeout after 1200 s" beside "ok": true'),
+])
+def test_a_done_marker_saying_failed_in_success_or_its_nodes_leaves_the_run_out(
+        tmp_path, edit, said):
+    """`{"success": false}`, or the campaign's own marker saying ok while its node 0 exited
+    137 having been stopped on a timeout, counted the run (3 repeats, 0 problems)."""
+    _run_three_marked(tmp_path, edit)
+    result = parse_paths([tmp_path], cache=False)
+    assert len(result.runs) == 2
+    [stray] = result.problems[result.problems["kind"] == "stray_log"]["reason"]
+    assert f"its done marker says {said}" in stray
+
+
+@pytest.mark.parametrize("edit", [
+    lambda m: m,
+    lambda m: {"success": True, "rc": 0},
+    lambda m: {**m, "nodes": [{**m["nodes"][0], "rc": None}]},  # no result from the agent
+])
+def test_a_done_marker_saying_success_or_nodes_that_finished_counts_the_run(tmp_path, edit):
+    _run_three_marked(tmp_path, edit)
+    result = parse_paths([tmp_path], cache=False)
+    assert len(result.runs) == 3 and "stray_log" not in set(result.problems["kind"])
