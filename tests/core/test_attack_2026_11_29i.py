@@ -11,12 +11,16 @@ import gzip
 import json
 import re
 import shutil
+from datetime import datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from analysis.cli import main
 from analysis.collect import parse_paths
 from analysis.problems import strict_failures
+from analysis.stats.per_run import run_throughputs
 
 ROOT = Path(__file__).resolve().parents[2]
 RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n4g"
@@ -134,3 +138,61 @@ def test_a_done_marker_saying_success_or_nodes_that_finished_counts_the_run(tmp_
     _run_three_marked(tmp_path, edit)
     result = parse_paths([tmp_path], cache=False)
     assert len(result.runs) == 3 and "stray_log" not in set(result.problems["kind"])
+
+
+# --- printed rates timed by another clock than the stamps -------------------------------------
+
+def _timed_by_another_clock(folder: Path, every: int, factor) -> Path:
+    """A healthy DLLogger ResNet-50 log, 4 GPUs x batch 128, 43.7 ms iterations (lognormal,
+    3 %), a line every `every` iterations printing `train.total_ips` = 512 / (the line's own
+    iteration x factor(i)): a program timing compute only prints above the stamps' rate."""
+    rng, n = np.random.default_rng(7), 130 * every + 170  # the DLPerf rule's 120 lines
+    start = datetime(2026, 11, 21, 20, 41, 28, 645390)
+    lines = [f"DLL {start:%Y-%m-%d %H:%M:%S.%f} - PARAMETER arch : resnet50  batch_size : 128  "
+             f"precision : fp32  amp : False  world_size : 4  iterations : {n}  "
+             f"print_freq : {every}  warmup_iterations : 20"]
+    t = 2.5
+    for i in range(1, n + 1):
+        it = 0.0437 * float(rng.lognormal(0, 0.03)) * (3 if i == 1 else 1)
+        t += it
+        if i == 1 or i % every == 0:
+            stamp = start + timedelta(seconds=t)
+            lines.append(f"DLL {stamp:%Y-%m-%d %H:%M:%S.%f} - Epoch: 0 Iteration: {i}  "
+                         f"train.loss : {3.5 - i * 1e-4:.5f}  "
+                         f"train.total_ips : {512 / (it * factor(i)):.2f} img/s")
+    (folder / "1n4g").mkdir(parents=True)
+    (folder / "1n4g" / "resnet50_b128_fp32_1.log").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def _window_and_dlperf(folder: Path) -> dict:
+    result = parse_paths([folder], cache=False)
+    return {m: df.iloc[0] for m, df in run_throughputs(result, ("window", "dlperf")).items()}
+
+
+@pytest.mark.parametrize("every, factor", [(10, 0.94), (1, 0.90)])
+def test_rates_printed_a_steady_ratio_above_the_stamps_are_a_note(tmp_path, every, factor):
+    """Printed rates a steady 6 % or 11 % above the stamps' rate were figure_mismatch
+    "the stated global batch or devices may not be what ran" (--strict rc 3), though the
+    figure, the stamps' rate, is exact: now a note naming the steady ratio."""
+    folder = _timed_by_another_clock(tmp_path, every, lambda i: factor)
+    for method, row in _window_and_dlperf(folder).items():
+        assert row["problem_kind"] == "rates_other_clock", (method, row["problem"])
+        steady = re.search(r"are a steady (\d\.\d+) times the rate their timestamps give",
+                           row["problem"])
+        assert steady and float(steady.group(1)) == pytest.approx(1 / factor, rel=0.02)
+        assert "by another clock than the timestamps" in row["problem"]
+        assert row["throughput"] == pytest.approx(11_716, rel=0.01)
+    assert main(["summarize", "--method", "window", "--strict", str(folder)]) == 0
+
+
+@pytest.mark.parametrize("factor", [
+    lambda i: 0.75,  # 1.33 x: a batch of 4/3 the stated one as likely as any clock
+    lambda i: 0.1,  # 10 x: a global batch stated 10 times too small
+    lambda i: 1.0 if i % 2 else 0.88,  # half the intervals 1.14 x: no steady ratio
+])
+def test_rates_off_the_stamps_otherwise_stay_a_figure_mismatch(tmp_path, factor):
+    folder = _timed_by_another_clock(tmp_path, 1, factor)
+    for method, row in _window_and_dlperf(folder).items():
+        assert row["problem_kind"] == "figure_mismatch", (method, row["problem"])
+    assert main(["summarize", "--method", "window", "--strict", str(folder)]) != 0
