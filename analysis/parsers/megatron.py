@@ -210,7 +210,9 @@ def _batch_statements(log: LogText, parsed: ParsedLog, dump_lines: dict[str, int
     these from one setting, so any disagreement means one was altered or misread, and the
     samples/s and TFLOP/s (which count the global batch the lines print) are in doubt; the
     figures keep that batch. Without an accumulation count, a global batch that is no whole
-    multiple of micro x DP (Megatron refuses to run one) is the conflict."""
+    multiple of micro x DP (Megatron refuses to run one) is the conflict. A log that ends
+    inside a ramp-up its dump states prints smaller batches than the rest state: its lines
+    are left out."""
     counted = parsed.meta.get("global_batch_size")
     if not isinstance(counted, int):
         return
@@ -221,9 +223,13 @@ def _batch_statements(log: LogText, parsed: ParsedLog, dump_lines: dict[str, int
         line = dump_lines.get("global_batch_size")
         said.append((f"the argument dump's global_batch_size {dump:,} (line {line})", dump, line))
     line = parsed.meta_lines.get("global_batch_size")
+    ref = counted
     if line != dump_lines.get("global_batch_size"):
-        said.append((f"the iteration lines' global batch size {counted:,} (line {line})",
-                      counted, line))
+        if dump is not None and counted < dump and _ramp_up_stated(parsed):
+            ref = dump  # a stated ramp-up the log ends inside: the rest state the batch it grows to
+        else:
+            said.append((f"the iteration lines' global batch size {counted:,} (line {line})",
+                          counted, line))
     if (ds := _first_number(log, b"train_batch_size", _DS_TRAIN_BATCH)) is not None:
         said.append((f"DeepSpeed's train_batch_size {ds[0]:,} (line {ds[1]})", *ds))
     micro = to_int(params.get("micro_batch_size"))
@@ -243,18 +249,20 @@ def _batch_statements(log: LogText, parsed: ParsedLog, dump_lines: dict[str, int
         for what, k, line in counts:
             said.append((f"{parts} x {what} {k} (line {line}) = {micro * dp * k:,}",
                          micro * dp * k, line))
-        if not counts and counted % (micro * dp):
+        if not counts and ref % (micro * dp):
             # Megatron refuses a global batch that is no whole multiple of micro x DP
-            said.append((f"{parts} = {micro * dp:,}, of which {counted:,} is no whole multiple",
+            said.append((f"{parts} = {micro * dp:,}, of which {ref:,} is no whole multiple",
                          micro * dp, dump_lines.get("micro_batch_size")))
-    odd = [s for s in said if s[1] != counted]
+    odd = [s for s in said if s[1] != ref]
     if not odd:
         return
-    agree = [text for text, value, _ in said if value == counted]
+    agree = [text for text, value, _ in said if value == ref]
     first = odd[0][2]
+    lead = (f"the figures count a global batch of {ref:,} samples an iteration" if ref == counted
+            else f"the log ramps its global batch up to {ref:,} samples an iteration")
     parsed.problems.append(Problem(
         log.source, first, "metadata_conflict",
-        f"the figures count a global batch of {counted:,} samples an iteration"
+        lead
         + (f" ({'; '.join(agree)})" if agree else "")
         + f", but {'; '.join(text for text, _, _ in odd)}: they cannot all be what ran, so "
         "its samples/s and TFLOP/s are in doubt", log.line_text(first)[:300] if first else ""))

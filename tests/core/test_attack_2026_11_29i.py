@@ -86,6 +86,18 @@ def test_a_megatron_global_batch_off_the_micro_batch_layout_fails_strict(tmp_pat
     assert "= 32, of which 2,564 is no whole multiple" in conflicts[0].reason
 
 
+def test_a_megatron_log_ending_inside_its_stated_ramp_up_is_no_conflict(tmp_path):
+    """A run stopped while a ramp-up its dump states still grows the batch prints 128 last,
+    while the dump, DeepSpeed and micro x DP x 8 state the 256 it grows to."""
+    def edit(text: str) -> str:
+        text = text.replace("rampup_batch_size ............................... None",
+                            "rampup_batch_size ............................... ['32', '32', '2000']")
+        return re.sub(r"global batch size: +256", "global batch size:   128", text)
+
+    result = parse_paths([_megatron(tmp_path, edit)], cache=False)
+    assert "metadata_conflict" not in set(result.problems["kind"])
+
+
 def test_the_real_megatron_deepspeed_log_states_one_global_batch(tmp_path):
     """The unaltered log: every statement says 256, so no problem."""
     result = parse_paths([_megatron(tmp_path, lambda text: text)], cache=False)
