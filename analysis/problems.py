@@ -96,13 +96,19 @@ KINDS = {
     "steps_backwards": "training steps repeat or go back, e.g. a log appended twice "
                        "(no throughput from a window across it); a step repeated with a "
                        "larger printed skipped_steps count (AMP skipped it) is not one",
+    "rates_other_clock": "the rates the lines print are a steady 1.05 to 1.2 times the rate "
+                         "their timestamps give over the whole run: the program times its "
+                         "iterations by another clock (compute only?); the figure, from the "
+                         "timestamps, is kept, and the ratio named",
 }
 
 #: Longest `text` kept on a problem; longer text (a 200 MB line) becomes an excerpt.
 #: Kinds that say what was left out of a run and why, its figures its own: listed with the
 #: others, but not an error under ``--strict`` (a node-wide sampler's other GPUs are not a
-#: fault of the run; a global batch that accumulation explains may be what ran).
-NOTES = frozenset({"foreign_gpu_sample", "accumulation_implied"})
+#: fault of the run; a global batch that accumulation explains may be what ran; printed
+#: rates a steady ratio off the timestamps time by another clock, the figure being the
+#: timestamps').
+NOTES = frozenset({"foreign_gpu_sample", "accumulation_implied", "rates_other_clock"})
 
 
 def strict_failures(problems: list[Problem]) -> list[Problem]:

@@ -5,10 +5,11 @@
 (each run's state: done / failed / pending). A folder holding done markers, or a
 ``status.json`` of that shape (its own or its parent's), is a campaign folder: there a run
 counts only when it has a done marker of its own (its ``run_id``, where it states one, names
-the log's stem) that does not say the run failed (:func:`marker_failure`: an ``ok`` that is
-not true in any spelling, a ``state`` (other tools: ``status``, ``result``) other than done,
-or a non-zero exit code; markers written by other tools stating none of these count as
-done, as reports read them), and that ``status.json``, where there is
+the log's stem) that does not say the run failed (:func:`marker_failure`: an ``ok`` (other
+tools: ``success``) that is not true in any spelling, a ``state`` (other tools: ``status``,
+``result``) other than done, a non-zero exit code, or a node that exited non-zero or was
+stopped; markers written by other tools stating none of these count as done, as reports
+read them), and that ``status.json``, where there is
 one, lists; or when ``status.json`` lists it as done. A run whose marker cannot be read (not
 JSON: a hand edit) counts unless ``status.json`` says otherwise, with a ``bad_done_marker``
 problem naming the marker, line and error. Any other log in
@@ -60,6 +61,8 @@ _EXIT_KEYS = ("exit_code", "returncode", "rc")
 #: Top-level keys a marker states its run's state in, ours first, then other tools'
 #: (``result`` only as a word: other tools keep a run's results under it too).
 _STATE_KEYS = ("state", "status", "result")
+#: Top-level flags that say the run succeeded: ours, then other tools'.
+_OK_KEYS = ("ok", "success")
 
 
 def _exit_status(value: object) -> bool:
@@ -73,28 +76,52 @@ def _exit_status(value: object) -> bool:
 
 def marker_failure(marker: dict) -> str:
     """Why done marker `marker` says its run did not finish ("" when it says done, or states
-    none of ``ok``, ``state``/``status``/``result`` and an exit code): any ``ok`` that is not
-    true (``false``, ``0``, ``"false"``, null), the first of ``state``, ``status``, ``result``
-    stated other than done, and a non-zero ``exit_code``/``returncode``/``rc`` (an integer or
-    its text: markers of other tools); a marker saying ``ok`` beside a failed state
+    none of ``ok``/``success``, ``state``/``status``/``result``, an exit code and nodes): any
+    ``ok`` or ``success`` that is not true (``false``, ``0``, ``"false"``, null), the first of
+    ``state``, ``status``, ``result`` stated other than done, a non-zero
+    ``exit_code``/``returncode``/``rc`` (an integer or its text: markers of other tools), and
+    a node of ``nodes`` (the campaign's own, one per node) with a non-zero ``rc`` or a
+    ``stopped`` reason (killed on a timeout); a marker saying ``ok`` beside any of these
     contradicts itself, and the failure is kept (a run is counted only when nothing says no)."""
-    ok = marker.get("ok")
     state = next((v for k in _STATE_KEYS if (v := marker.get(k)) is not None
                   and (k != "result" or isinstance(v, str) and v.strip())), None)
     code = next(((k, marker[k]) for k in _EXIT_KEYS if _exit_status(marker.get(k))), None)
     reason = str(marker.get("reason") or "")
-    bad_ok = "ok" in marker and not (
-        ok is True or (type(ok) is int and ok == 1)
-        or (isinstance(ok, str) and ok.strip().lower() in _OK_WORDS))
+    bad_ok = next((k for k in _OK_KEYS if k in marker and not _true(marker[k])), None)
     if state is not None and str(state).strip().lower() not in _DONE_STATES:
         said = str(state)
     elif bad_ok:
-        said = f'"ok": {_json_text(ok)}' + (f' beside "state": {_json_text(state)}' if state else "")
+        said = f'"{bad_ok}": {_json_text(marker[bad_ok])}' + (
+            f' beside "state": {_json_text(state)}' if state else "")
     elif code:
         said = f'"{code[0]}": {_json_text(code[1])}'
+    elif node := _failed_node(marker.get("nodes")):
+        said = node + (' beside "ok": true' if "ok" in marker else "")
     else:
         return ""
     return said + (f" ({reason})" if reason else "")
+
+
+def _true(value: object) -> bool:
+    """Whether a marker's ``ok``/``success`` says true: JSON true, 1, or a word of `_OK_WORDS`."""
+    return value is True or (type(value) is int and value == 1) or (
+        isinstance(value, str) and value.strip().lower() in _OK_WORDS)
+
+
+def _failed_node(nodes: object) -> str:
+    """The first node of a marker's ``nodes`` whose ``rc`` is a non-zero exit status or whose
+    ``stopped`` names why it was stopped, as ``nodes[0].rc 137, stopped "timeout"``; ""
+    when none is (or `nodes` is no list)."""
+    for i, node in enumerate(nodes if isinstance(nodes, list) else []):
+        if not isinstance(node, dict):
+            continue
+        rc, stopped = node.get("rc"), node.get("stopped")
+        said = [f"rc {_json_text(rc)}"] if _exit_status(rc) else []
+        if isinstance(stopped, str) and stopped.strip():
+            said.append(f"stopped {_json_text(stopped)}")
+        if said:
+            return f"nodes[{i}]." + ", ".join(said)
+    return ""
 
 
 def _json_text(value) -> str:

@@ -19,6 +19,7 @@ from analysis.estimate import Estimate, RunData
 from analysis.layout import normalize_model
 from analysis.logtext import LogText
 from analysis.parsers import register
+from analysis.parsers._fields import to_int
 from analysis.parsers._gpt import GPTCases
 from analysis.parsers._rules import latency_rule
 from analysis.parsers._scan import (
@@ -59,6 +60,18 @@ _DUMP_BATCH = re.compile(rb"(?: {0,3}\d{1,5}: )?[ \t]*global_batch_size \.+ ?(\d
 _MODEL = re.compile(rb"^> building (GPT|BERT|T5)\w* model", re.M)
 #: The DeepSpeed launcher's line (Megatron-DeepSpeed runs): nodes and processes per node.
 _DS_LAUNCH = re.compile(rb"\[launch\.py:\d+:main\] nnodes=(\d{1,6}), num_local_procs=(\d{1,6}), ")
+#: Megatron's count of micro-batches an iteration accumulates (global batch / (micro x DP)).
+_MICRO_BATCHES = re.compile(rb"[^\n]*?setting number of micro-batches to constant (\d{1,12})[ \t]*$", re.M)
+
+
+def _ds_config(key: bytes) -> re.Pattern:
+    """DeepSpeed's configuration print (``[config.py:982:print]   train_batch_size ... 256``)."""
+    return re.compile(rb"[^\n]*?\[config\.py:\d+:print\] +" + key + rb"[ .]+(\d{1,12})[ \t]*$",
+                      re.M)
+
+
+_DS_TRAIN_BATCH = _ds_config(b"train_batch_size")
+_DS_ACCUMULATION = _ds_config(b"gradient_accumulation_steps")
 #: printed field -> (metric, unit, scale)
 _FIELDS = {
     "consumed samples": (M.SAMPLES, M.NONE, 1.0),
@@ -178,6 +191,81 @@ def _restated_batch(log: LogText, parsed: ParsedLog) -> None:
                 "whose parts are two runs", log.line_text(line)[:300]))
             return
         at = data.find(b"global_batch_size .", at + 1)
+
+
+def _first_number(log: LogText, literal: bytes, pattern: re.Pattern) -> tuple[int, int] | None:
+    """(value, line) of the first line `pattern` matches (found by `literal`), or None."""
+    m = first_line(log.data, literal, pattern)
+    if m is None:
+        return None
+    return int(m.group(1)), int(log.lines_at(np.array([m.start()]))[0])
+
+
+def _batch_statements(log: LogText, parsed: ParsedLog, dump_lines: dict[str, int]) -> None:
+    """A ``metadata_conflict`` where the log states its global batch in ways that disagree:
+    the argument dump's ``global_batch_size``, the iteration lines' ``global batch size``,
+    DeepSpeed's ``train_batch_size``, and micro_batch_size x data-parallel size x the
+    micro-batches an iteration accumulates (Megatron's ``setting number of micro-batches``
+    line, DeepSpeed's ``gradient_accumulation_steps``). Megatron and DeepSpeed both derive
+    these from one setting, so any disagreement means one was altered or misread, and the
+    samples/s and TFLOP/s (which count the global batch the lines print) are in doubt; the
+    figures keep that batch. Without an accumulation count, a global batch that is no whole
+    multiple of micro x DP (Megatron refuses to run one) is the conflict. A log that ends
+    inside a ramp-up its dump states prints smaller batches than the rest state: its lines
+    are left out."""
+    counted = parsed.meta.get("global_batch_size")
+    if not isinstance(counted, int):
+        return
+    params = parsed.parameters
+    said: list[tuple[str, int, int | None]] = []  # (the statement, its value, its line)
+    dump = to_int(params.get("global_batch_size"))
+    if dump is not None:
+        line = dump_lines.get("global_batch_size")
+        said.append((f"the argument dump's global_batch_size {dump:,} (line {line})", dump, line))
+    line = parsed.meta_lines.get("global_batch_size")
+    ref = counted
+    if line != dump_lines.get("global_batch_size"):
+        if dump is not None and counted < dump and _ramp_up_stated(parsed):
+            ref = dump  # a stated ramp-up the log ends inside: the rest state the batch it grows to
+        else:
+            said.append((f"the iteration lines' global batch size {counted:,} (line {line})",
+                          counted, line))
+    if (ds := _first_number(log, b"train_batch_size", _DS_TRAIN_BATCH)) is not None:
+        said.append((f"DeepSpeed's train_batch_size {ds[0]:,} (line {ds[1]})", *ds))
+    micro = to_int(params.get("micro_batch_size"))
+    dp, dp_key = to_int(params.get("data_parallel_size")), "data_parallel_size"
+    if dp is None:
+        world, tp, pp = (to_int(params.get(k)) for k in (
+            "world_size", "tensor_model_parallel_size", "pipeline_model_parallel_size"))
+        if world and tp and pp and world % (tp * pp) == 0:
+            dp, dp_key = world // (tp * pp), "world_size"
+    counts = [(what, *n) for what, literal, pattern in (
+        ("Megatron's micro-batches an iteration", b"micro-batches to constant", _MICRO_BATCHES),
+        ("DeepSpeed's gradient_accumulation_steps", b"gradient_accumulation_steps",
+         _DS_ACCUMULATION)) if (n := _first_number(log, literal, pattern)) is not None]
+    if micro and dp and micro > 0 and dp > 0:
+        parts = (f"micro_batch_size {micro} (line {dump_lines.get('micro_batch_size', '?')}) x "
+                 f"data-parallel size {dp} ({dp_key}, line {dump_lines.get(dp_key, '?')})")
+        for what, k, line in counts:
+            said.append((f"{parts} x {what} {k} (line {line}) = {micro * dp * k:,}",
+                         micro * dp * k, line))
+        if not counts and ref % (micro * dp):
+            # Megatron refuses a global batch that is no whole multiple of micro x DP
+            said.append((f"{parts} = {micro * dp:,}, of which {ref:,} is no whole multiple",
+                         micro * dp, dump_lines.get("micro_batch_size")))
+    odd = [s for s in said if s[1] != ref]
+    if not odd:
+        return
+    agree = [text for text, value, _ in said if value == ref]
+    first = odd[0][2]
+    lead = (f"the figures count a global batch of {ref:,} samples an iteration" if ref == counted
+            else f"the log ramps its global batch up to {ref:,} samples an iteration")
+    parsed.problems.append(Problem(
+        log.source, first, "metadata_conflict",
+        lead
+        + (f" ({'; '.join(agree)})" if agree else "")
+        + f", but {'; '.join(text for text, _, _ in odd)}: they cannot all be what ran, so "
+        "its samples/s and TFLOP/s are in doubt", log.line_text(first)[:300] if first else ""))
 
 
 def _printed_sequence(log: LogText, parsed: ParsedLog, rest: np.ndarray,
@@ -302,7 +390,7 @@ class MegatronParser(GPTCases, LogParser):
 
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
-        read_argument_dump(log, parsed)
+        dump_lines = read_argument_dump(log, parsed)
         model = first_line(log.data, b"> building ", _MODEL)
         if model:
             parsed.state("model", normalize_model(model.group(1).decode()),
@@ -316,6 +404,7 @@ class MegatronParser(GPTCases, LogParser):
         _read_iterations(log, parsed)
         if not any(p.kind == "batch_changed" for p in parsed.problems):
             _restated_batch(log, parsed)
+        _batch_statements(log, parsed, dump_lines)
         _read_memory(log, parsed)
         return parsed
 

@@ -99,7 +99,7 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
 
 #: Problem kinds an estimate may carry and still be checked: a figure already flagged keeps
 #: its first flag (the checks after it would only repeat the doubt).
-OPEN = ("", "method_fallback", "zero_throughput")
+OPEN = ("", "method_fallback", "zero_throughput", "rates_other_clock")
 
 
 def _open(est: Estimate) -> bool:
@@ -795,6 +795,8 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
             <= (MISMATCH + implied[3]) * run.global_batch_size:
         return est
     value, n, what, slack = implied
+    if est.printed is None and what == "printed rate" and (why := _other_clock(run, est)):
+        return _other_clock_note(est, why)
     times = value / run.global_batch_size
     counts = parsers.get(run.family).accumulation_counts(run) \
         if run.family in parsers.names() else ()
@@ -861,6 +863,69 @@ def _median_and_harmonic(values: np.ndarray) -> tuple[float, float]:
             len(values) / float(np.sum(1.0 / values)))
 
 
+#: The largest steady ratio of printed rates to the timestamps' rate read as the program's
+#: own clock: one that times compute only (CUDA events, the wait for data left out) prints
+#: a few to some 20 % above the wall clock, while a mis-stated batch or device count is off
+#: by a whole ratio or a simple fraction of them (2, 4/3, 1/4, 10); and no narrower clock
+#: prints a rate below the timestamps'.
+OTHER_CLOCK_MAX = 1.2
+
+
+def _clock_ratios(run: RunData) -> tuple[float, float, float, int] | None:
+    """(10th percentile, median, 90th percentile, count) over all the run's intervals of
+    the rate its line prints over the rate its timestamps give (stated global batch x
+    iterations / seconds); None without a global printed rate, a stated global batch,
+    sub-second stamps or MIN_PRINTED such intervals."""
+    if not _global_rate(run) or not np.isfinite(run.global_batch_size):
+        return None
+    lines, _, step, ts = run.timeline()
+    if whole_seconds(ts):
+        return None  # a second's rounding makes each interval's ratio too rough to call steady
+    ds, dt = np.diff(step), np.diff(ts)
+    ratio = _printed_at(run, lines)[1:] * dt / np.where(ds > 0, ds, np.nan) \
+        / run.global_batch_size
+    ratio = ratio[np.isfinite(ratio) & (ratio > 0)]
+    if len(ratio) < MIN_PRINTED:
+        return None
+    low, mid, high = np.quantile(ratio, [0.1, 0.5, 0.9])
+    return float(low), float(mid), float(high), len(ratio)
+
+
+def _other_clock(run: RunData, est: Estimate) -> str:
+    """Why the rates printed on `est`'s window are off its figure by the program's own clock
+    ("" when they are not): over the whole run each interval's printed rate is a steady
+    ratio r of its timestamps' rate (the 10th to 90th percentiles within 2 x MISMATCH of r),
+    1 + MISMATCH < r <= OTHER_CLOCK_MAX, and the window's printed median is the figure x r.
+    The log cannot tell that from a batch stated r times too small, hence a note, not
+    silence."""
+    ratios = _once(run, "clock_ratios", lambda: _clock_ratios(run))
+    values = _printed(run, est.window) if est.window is not None else ()
+    if ratios is None or not len(values):
+        return ""
+    low, mid, high, n = ratios
+    printed = float(statistics.median(values.tolist()))
+    if high - low > 2 * MISMATCH * mid or not 1 + MISMATCH < mid <= OTHER_CLOCK_MAX \
+            or abs(est.throughput * mid - printed) > MISMATCH * printed:
+        return ""
+    return (f"the rates the lines print are a steady {mid:.3f} times the rate their timestamps "
+            f"give on each of the {n} intervals of the run read (the middle 80 % of them "
+            f"{low:.3f} to {high:.3f} times), {printed:,.2f} samples/s on the window's lines {est.window[0]} to "
+            f"{est.window[1]} against the figure {est.throughput:,.2f}: the program times its "
+            "iterations by another clock than the timestamps (compute only, without the wait "
+            "for data?); the figure is the timestamps' wall-clock rate (a global batch stated "
+            f"{mid:.3f} times too small would look the same)")
+
+
+def _other_clock_note(est: Estimate, why: str) -> Estimate:
+    """`est` kept with the ``rates_other_clock`` note `why` (a note it carried keeps its kind,
+    the text is added)."""
+    if why in est.problem:  # the window's check said it already
+        return est
+    if est.problem_kind:
+        return dataclasses.replace(est, problem=f"{est.problem}; {why}")
+    return dataclasses.replace(est, problem_kind="rates_other_clock", problem=why)
+
+
 def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimate:
     """`est` flagged ``figure_mismatch`` when the median and the harmonic mean of the
     throughput printed on the window's lines (`values`: :func:`_printed`) are both more
@@ -881,6 +946,8 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
     printed, harmonic = _median_and_harmonic(values)
     apart = abs(est.throughput - printed) / printed
     if min(apart, abs(est.throughput - harmonic) / harmonic) > allowed:
+        if why := _other_clock(run, est):
+            return _other_clock_note(est, why)
         seconds = est.latency * est.iterations if est.latency and est.iterations else np.nan
         lines, _, _, ts = run.timeline()
         inside = ts[(lines >= est.window[0]) & (lines <= est.window[1])]
