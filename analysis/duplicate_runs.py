@@ -185,16 +185,17 @@ def _copy_of(one: _Signature, two: _Signature, elsewhere: bool) -> str:
         same = len(np.unique(nearest[paired]))
         if same >= need and (one.steps[paired] == two.steps[nearest[paired]]).sum() \
                 >= NEAR_SHARE * paired.sum():
-            moved_by = f", moved by {offset / 1e6:+.6f} s" if offset else ""
+            shift = round(offset / tol) * tol  # to the coarser stamps' resolution
+            moved_by = f", moved by {shift / 1e6:+.6f} s" if shift else ""
             return (f"stamps{' and values' if values else ''} ({same} of "
-                    f"{max(len(a), len(b))} stamps the same to the {_name(tol)}{moved_by}: "
+                    f"{max(len(a), len(b))} stamps the same to {_name(tol)}{moved_by}: "
                     "a copy re-stamped, its stamps cut, a line lost or a value edited)")
     return ""
 
 
 def _name(resolution: int) -> str:
-    return {1: "microsecond", 1000: "millisecond", 10 ** 6: "second"}.get(
-        resolution, f"{resolution / 1e6:g} s")
+    return {1: "the microsecond", 1000: "the millisecond", 10 ** 6: "the second"}.get(
+        resolution, f"{resolution / 1e3:g} ms")
 
 
 def _shared_values(one: np.ndarray, two: np.ndarray) -> int:
