@@ -79,10 +79,10 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
 class _Signature(NamedTuple):
     stamps: np.ndarray  # distinct training stamps, whole microseconds, sorted
     steps: np.ndarray  # the iteration of each
-    values: np.ndarray  # the training rows' values, sorted
+    rows: np.ndarray  # a digest of the values of each stamp's rows (uint64)
     resolution: int  # the coarsest of `RESOLUTIONS` every stamp lies on
     distinct: bool  # at least MIN_INTERVALS intervals, at least half of them distinct
-    varied: bool  # at least half of the values distinct (not a generator's constants)
+    varied: bool  # at least half of `rows` distinct (not a generator's constant values)
 
 
 def _signature(parsed: ParsedLog) -> _Signature | None:
@@ -100,26 +100,34 @@ def _signature(parsed: ParsedLog) -> _Signature | None:
     t = np.concatenate(stamps)
     if not np.isfinite(t).all():
         return None
-    us, first = np.unique(np.round(t * 1e6).astype(np.int64), return_index=True)
+    us, first, which = np.unique(np.round(t * 1e6).astype(np.int64), return_index=True,
+                                 return_inverse=True)
     if len(us) < 3:
         return None
+    rows = np.zeros(len(us), dtype=np.uint64)
+    np.add.at(rows, which, _mix(np.concatenate(values).view(np.uint64)))  # in any order
     resolution = max(r for r in RESOLUTIONS if not (us % r).any())
     gaps = np.diff(us)
-    distinct = len(gaps) >= MIN_INTERVALS and 2 * len(np.unique(gaps)) >= len(gaps)
-    v = np.sort(np.concatenate(values))
-    return _Signature(us, np.concatenate(steps)[first], v, resolution, distinct,
-                      2 * len(np.unique(v)) >= len(v))
+    return _Signature(us, np.concatenate(steps)[first], rows, resolution,
+                      len(gaps) >= MIN_INTERVALS and 2 * len(np.unique(gaps)) >= len(gaps),
+                      2 * len(np.unique(rows)) >= len(rows))
+
+
+def _mix(bits: np.ndarray) -> np.ndarray:
+    """Each 64-bit value scrambled (splitmix64's finaliser), so that sums tell sets apart."""
+    with np.errstate(over="ignore"):
+        z = bits + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
 
 
 class _Index:
-    """The signatures kept, looked up by their first three intervals (or the three after
-    the first: a copy that lost or gained its first line), each in units of a resolution,
-    so that a lookup finds the few runs that can be copies, not every run read. A log is
-    kept under its own resolution and, as "coarsened", under each coarser one (a copy's
-    stamps may be cut to any); a lookup at a resolution coarser than the log's own finds
-    only logs of that resolution, so fine logs never meet in a coarse bucket. Units may
-    differ by one (a cut stamp is up to a unit early), so a lookup tries the units next to
-    its own. `compared` counts the candidates returned."""
+    """The signatures kept, looked up by what a copy shares with the log it copies: the
+    first three intervals to the microsecond (or the three after the first: a copy that lost
+    or gained its first line), where those tell a copy, and the values of each of the first
+    four stamps, where values vary. A lookup finds the few runs that can be copies, not every
+    run read; `compared` counts the candidates returned."""
 
     def __init__(self):
         self._by_key: dict[tuple, list] = {}
@@ -127,44 +135,42 @@ class _Index:
         self.compared = 0
 
     def add(self, run: _Run, sig: _Signature) -> None:
-        for r in RESOLUTIONS:
-            if r >= sig.resolution:
-                for units in _units(sig, r):
-                    self._by_key.setdefault((r, r > sig.resolution, units), []).append(
-                        (self._added, run, sig))
+        for key in _keys(sig):
+            self._by_key.setdefault(key, []).append((self._added, run, sig))
         self._added += 1
 
     def candidates(self, sig: _Signature) -> list[tuple[_Run, _Signature]]:
         """The runs kept that may have `sig`'s stamps, in the order added, each once."""
         found = {}
-        for r in RESOLUTIONS:
-            if r < sig.resolution:
-                continue
-            tables = (False, True) if r == sig.resolution else (False,)
-            for units in _units(sig, r):
-                for near in itertools.product(*((u - 1, u, u + 1) for u in units)):
-                    for coarsened in tables:
-                        for n, run, theirs in self._by_key.get((r, coarsened, near), ()):
-                            found[n] = (run, theirs)
+        for key in _keys(sig, near=True):
+            for n, run, theirs in self._by_key.get(key, ()):
+                found[n] = (run, theirs)
         self.compared += len(found)
         return [found[n] for n in sorted(found)]
 
 
-def _units(sig: _Signature, resolution: int) -> set[tuple]:
-    gaps = (np.diff(sig.stamps[:5]) // resolution).tolist()
-    return {tuple(gaps[:3]), tuple(gaps[1:4])}
+def _keys(sig: _Signature, near: bool = False) -> set[tuple]:
+    """`sig`'s keys in `_Index`; with `near` also those of intervals a microsecond longer or
+    shorter (a stamp edited or rounded by one)."""
+    keys = {("values", int(row)) for row in sig.rows[:4]} if sig.varied else set()
+    if sig.resolution == 1 and sig.distinct:
+        gaps = np.diff(sig.stamps[:5]).tolist()
+        for three in (gaps[:3], gaps[1:4]):
+            keys.update(("intervals", *g) for g in itertools.product(
+                *((d - 1, d, d + 1) if near else (d,) for d in three)))
+    return keys
 
 
 def _copy_of(one: _Signature, two: _Signature, elsewhere: bool) -> str:
     """"stamps ... (k of n the same to the <resolution>, moved by s)" when, moved by one
     offset (their first or second stamps paired), at least `NEAR_SHARE` of the more numerous
-    of two logs' training stamps are the other's within the coarser log's resolution, as
-    large a share of those carry the same iteration and, where the logs lie `elsewhere` or
-    their stamps alone cannot tell (coarser than a microsecond, intervals not `distinct`), as
-    large a share of their values are the same; "" otherwise. Where stamps cannot tell, a
-    copy has as many, lies in the same place (a run that went a line further is another
-    run; fixtures edited from one another share stamps and values) and its values vary (a
-    generator's constant values tell no copy). A line lost or gained
+    of two logs' training stamps are the other's within the coarser log's resolution (a copy
+    re-stamped, or its stamps cut or rounded to any resolution), as many of those carry the
+    same iteration and, where the logs lie `elsewhere` or their stamps alone cannot tell
+    (coarser than a microsecond, intervals not `distinct`), the same values; "" otherwise.
+    Where stamps cannot tell, a copy has as many, lies in the same place (a run that went a
+    line further is another run; fixtures edited from one another share stamps and values)
+    and its values vary (a generator's constant values tell no copy). A line lost or gained
     anywhere after the first few leaves the rest paired."""
     a, b = one.stamps, two.stamps
     tol = max(one.resolution, two.resolution)
@@ -173,8 +179,7 @@ def _copy_of(one: _Signature, two: _Signature, elsewhere: bool) -> str:
     if not telling and (elsewhere or len(a) != len(b) or not (one.varied and two.varied)):
         return ""
     need = max(3, NEAR_SHARE * max(len(a), len(b)))
-    if min(len(a), len(b)) < need or values and _shared_values(one.values, two.values) \
-            < NEAR_SHARE * max(len(one.values), len(two.values)):
+    if min(len(a), len(b)) < need:
         return ""
     for offset in sorted({int(b[j] - a[i]) for i in (0, 1) for j in (0, 1)}, key=abs):
         moved = a + offset
@@ -183,28 +188,20 @@ def _copy_of(one: _Signature, two: _Signature, elsewhere: bool) -> str:
         nearest = np.where(np.abs(b[right] - moved) <= np.abs(b[left] - moved), right, left)
         paired = np.abs(b[nearest] - moved) <= tol
         same = len(np.unique(nearest[paired]))
-        if same >= need and (one.steps[paired] == two.steps[nearest[paired]]).sum() \
-                >= NEAR_SHARE * paired.sum():
-            shift = round(offset / tol) * tol  # to the coarser stamps' resolution
-            moved_by = f", moved by {shift / 1e6:+.6f} s" if shift else ""
-            return (f"stamps{' and values' if values else ''} ({same} of "
-                    f"{max(len(a), len(b))} stamps the same to {_name(tol)}{moved_by}: "
-                    "a copy re-stamped, its stamps cut, a line lost or a value edited)")
+        if same < need or (one.steps[paired] == two.steps[nearest[paired]]).sum() < need \
+                or values and (one.rows[paired] == two.rows[nearest[paired]]).sum() < need:
+            continue
+        shift = round(offset / tol) * tol  # to the coarser stamps' resolution
+        moved_by = f", moved by {shift / 1e6:+.6f} s" if shift else ""
+        return (f"stamps{' and values' if values else ''} ({same} of "
+                f"{max(len(a), len(b))} stamps the same to {_name(tol)}{moved_by}: "
+                "a copy re-stamped, its stamps cut, a line lost or a value edited)")
     return ""
 
 
 def _name(resolution: int) -> str:
     return {1: "the microsecond", 1000: "the millisecond", 10 ** 6: "the second"}.get(
         resolution, f"{resolution / 1e3:g} ms")
-
-
-def _shared_values(one: np.ndarray, two: np.ndarray) -> int:
-    """How many of two sorted value arrays' entries pair up (equal values, counted with
-    their multiplicity)."""
-    u1, c1 = np.unique(one, return_counts=True)
-    u2, c2 = np.unique(two, return_counts=True)
-    _, i1, i2 = np.intersect1d(u1, u2, assume_unique=True, return_indices=True)
-    return int(np.minimum(c1[i1], c2[i2]).sum())
 
 
 def _copy_whole(one: FileRead, two: FileRead, read_whole: Callable[[FileRead], ParsedLog | None],
