@@ -191,8 +191,8 @@ def _copy_of(one: _Signature, two: _Signature, elsewhere: bool) -> str:
         if same < need or (one.steps[paired] == two.steps[nearest[paired]]).sum() < need \
                 or values and (one.rows[paired] == two.rows[nearest[paired]]).sum() < need:
             continue
-        shift = round(offset / tol) * tol  # to the coarser stamps' resolution
-        moved_by = f", moved by {shift / 1e6:+.6f} s" if shift else ""
+        shift = np.median(b[nearest[paired]] - a[paired])  # a cut stamp is early by < tol
+        moved_by = f", moved by {shift / 1e6:+.6f} s" if abs(shift) >= tol else ""
         return (f"stamps{' and values' if values else ''} ({same} of "
                 f"{max(len(a), len(b))} stamps the same to {_name(tol)}{moved_by}: "
                 "a copy re-stamped, its stamps cut, a line lost or a value edited)")
