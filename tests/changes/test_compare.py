@@ -206,7 +206,8 @@ def test_a_broken_log_is_named_and_does_not_hide_the_good_repeats(dlperf_exe, tm
 
 def _identical_runs(folder, repeats: int, factor: float):
     """`repeats` OneFlow CNN fp32 b128 1n1g logs that all give the same throughput (the same
-    timed lines, stretched by `factor`, each repeat an hour after the last: not duplicate runs)."""
+    timed lines, stretched by `factor`, each repeat an hour after the last, with losses of its
+    own: runs of their own, not copies)."""
     import re
     import sys
 
@@ -222,9 +223,11 @@ def _identical_runs(folder, repeats: int, factor: float):
     def moved(m, rep):
         return f"{synth.T0 + 3600 * rep + (float(m.group(1)) - synth.T0) * factor:.7f}"
 
-    for rep in range(1, repeats + 1):  # each an hour after the last: runs of their own
+    for rep in range(1, repeats + 1):
         timed = re.sub(r"(?<=samples/s: )\S+ (\d+\.\d+)$", lambda m, rep=rep: m.group(0).split()[0]
                        + " " + moved(m, rep), text, flags=re.M)
+        timed = re.sub(r"(?<=loss: )(\d+\.\d+)",
+                       lambda m, rep=rep: f"{float(m.group(1)) + rep / 1e3:.6f}", timed)
         (case / f"r50_b128_fp32_{rep}.log").write_text(timed + f"repeat {rep}\n")
     return folder
 
