@@ -84,6 +84,11 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
     def _executable_default(self):
         return chromium_path()
 
+    def run_playwright(self, html):
+        """JupyterLab's File › Save and Export › PDF (nbconvert's one-notebook path, through
+        scripts/jupyter_server_config.py): printed as the reports are, in the same browser."""
+        return self.print_pages([html])[0]
+
     def pdfs(self, notebooks: list[tuple[object, str]],
              names: list[str] | None = None) -> list[bytes]:
         """The PDF of each (notebook, language code), printed in one browser (`names`: as
