@@ -13,7 +13,6 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from analysis.collect import parse_paths
@@ -97,3 +96,59 @@ def test_an_evaluation_after_every_few_lines_is_still_left_out(tmp_path):
     row = _rows(tmp_path, _with_evaluations(1500, 10, 20, 0.005, "val.loss : 3.4"))["window"]
     assert row["throughput"] == pytest.approx(TRUTH, rel=1e-6)
     assert "left out" in row["method"] and "too many" not in row["method"]
+
+
+# --- a clock stepped back by up to half an iteration at one period ---------------------------
+
+def _stepped(n: int, every: int, frac: float, printed: bool = False,
+             pattern: tuple[float, ...] = ()) -> list[str]:
+    """A line every iteration, 50 ms each (or `pattern`'s factors in turn), the stamps' clock
+    stepped back `frac` of an iteration at every `every`-th iteration; `printed`: each line
+    prints the rate its own stamps give (a program timing by the same clock)."""
+    out = [S.parameter(S.START, arch="resnet50", batch_size=128, amp=True, world_size=1,
+                       print_freq=1)]
+    t, last = 20.0, None
+    for i in range(1, n + 1):
+        t += SECONDS * (pattern[i % len(pattern)] if pattern else 1.0)
+        if every and i % every == 0:
+            t -= frac * SECONDS
+        rate = TRUTH if last is None else 128 / (t - last)
+        line = S.train_line(S.START + timedelta(seconds=t), 0, i, rate)
+        out.append(line if printed else _unprinted([line])[0])
+        last = t
+    return out
+
+
+@pytest.mark.parametrize("every, frac, printed", [
+    (4, 0.45, False),    # +12.7 %, 0 problems
+    (3, 0.5, False),     # +20.5 %
+    (8, 0.45, False),    # +6.2 %
+    (4, 0.3, False),     # +8.1 %
+    (4, 0.45, True)])    # every line printing the rate its stepped stamps give
+def test_recurring_steps_back_under_half_an_iteration_are_bounded_in_sum(
+        tmp_path, every, frac, printed):
+    """Each quick interval was free up to half an iteration, however often it recurred: the
+    free part is now bounded in sum to 5 % of the window. The log cannot tell such
+    intervals from iterations that quick, so the figure is kept, flagged with the figure at
+    the window's pace (the truth here)."""
+    for method, row in _rows(tmp_path, _stepped(1500, every, frac, printed)).items():
+        assert row["problem_kind"] == "figure_mismatch", method
+        assert "cannot tell which" in row["problem"], method
+        paced = float(re.search(r"the window gives ([0-9,.]+) samples/s",
+                                row["problem"])[1].replace(",", ""))
+        assert paced == pytest.approx(TRUTH, rel=1e-3), method
+
+
+@pytest.mark.parametrize("every, frac, pattern", [
+    (20, 0.45, ()),               # +2.3 % in sum: under the window's tolerance
+    (0, 0.0, (0.6, 1.4)),         # iterations alternating 0.6x / 1.4x
+    (0, 0.0, (0.6, 1.4, 1.0)),    # a quick one every 3rd made up by a slow one
+    (2, 0.45, ())])               # every other iteration: two paces, which the log cannot rank
+def test_quick_intervals_made_up_for_or_small_in_sum_keep_their_figure(
+        tmp_path, every, frac, pattern):
+    rows = _rows(tmp_path, _stepped(1500, every, frac, pattern=pattern))
+    for method, row in rows.items():
+        assert row["problem_kind"] == "", method
+    if pattern:  # the window of iterations 21 to 120 as they ran
+        ran = sum(SECONDS * pattern[i % len(pattern)] for i in range(21, 121))
+        assert rows["window"]["throughput"] == pytest.approx(128 * 100 / ran, rel=1e-6)
