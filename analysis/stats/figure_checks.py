@@ -642,8 +642,8 @@ def _evaluation_counted(est: Estimate, lines, ds, dt, ok, held, seconds: float):
         f"evaluation line(s) between training lines (first between lines {int(lines[first])} "
         f"and {int(lines[first + 1])}): the intervals holding them take {extra:.6g} s beyond "
         f"the pace of the others, {extra / seconds:.1%} of the {seconds:.6g} s the figure "
-        "counts as training (--method window leaves them out, as it leaves out an epoch's "
-        "end); the figure is kept"))
+        "counts as training (--method window leaves them out where the run has enough "
+        "intervals without one, as it leaves out an epoch's end); the figure is kept"))
 
 
 def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,

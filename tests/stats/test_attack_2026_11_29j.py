@@ -92,6 +92,16 @@ def test_an_evaluation_after_every_line_counts_it_and_says_so(tmp_path, every, n
     assert "too many to leave out" in row["method"]
 
 
+def test_counted_evaluations_taking_more_than_the_pace_are_flagged(tmp_path):
+    """A 2 s evaluation every other line of a run of 200 iterations: too few intervals hold
+    none to fill the window, so it counts them, and they take far more than the others."""
+    row = _rows(tmp_path, _with_evaluations(200, 10, 20, 2.0, "val.loss : 3.4"))["window"]
+    assert row["throughput"] == pytest.approx(128 * 100 / (100 * SECONDS + 5 * 2.0), rel=1e-6)
+    assert row["problem_kind"] == "figure_mismatch"
+    assert "hold 5 evaluation line(s)" in row["problem"]
+    assert "where the run has enough intervals without one" in row["problem"]
+
+
 def test_an_evaluation_after_every_few_lines_is_still_left_out(tmp_path):
     row = _rows(tmp_path, _with_evaluations(1500, 10, 20, 0.005, "val.loss : 3.4"))["window"]
     assert row["throughput"] == pytest.approx(TRUTH, rel=1e-6)
