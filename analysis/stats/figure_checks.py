@@ -365,8 +365,6 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     lines, epoch, step, ts = run.timeline()
     pace = _once(run, "pace", lambda: run_pace(
         step, ts, holds_evaluation(run.evaluations, lines)))
-    if pace is None:
-        return est
     a = int(np.searchsorted(lines, est.window[0]))
     b = int(np.searchsorted(lines, est.window[1], "right"))
     st, t = step[a:b], ts[a:b]
@@ -378,13 +376,13 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         # an interval holding an evaluation line ran evaluation: its time is no clock step
         # or stall; a figure counting it as training is flagged where it moves it
         if est.iterations == iterations:
-            counted = _evaluation_counted(est, lines[a:b], ds, dt, ok, held, seconds)
+            counted = _evaluation_counted(run, est, lines[a:b], t, ds, dt, ok, held, seconds)
             if counted is not None:
                 return counted
         ok &= ~held
         iterations -= int(ds[held].sum())
         seconds -= float(dt[held].sum())
-    if not seconds > 0 or not ok.any():
+    if pace is None or not seconds > 0 or not ok.any():
         return est
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
     coarse = _once(run, "stamp_step", lambda: stamp_step(ts))  # over all the run's stamps
@@ -623,15 +621,18 @@ def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coars
     return min(float(np.sum(extra[like])), share * seconds)
 
 
-def _evaluation_counted(est: Estimate, lines, ds, dt, ok, held, seconds: float):
+def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
+                        seconds: float):
     """`est` flagged ``figure_mismatch`` where its window's intervals holding evaluation
     lines (`held`), which it counts as training, take more than MISMATCH of the window's
-    `seconds` beyond the pace of its other intervals (their median time per iteration);
-    None otherwise. The DLPerf rules time their span as it comes; the window method leaves
-    such intervals out, as it leaves out those across an epoch's end."""
+    `seconds` beyond the pace of its other intervals (their median time per iteration), or,
+    with none other, where the evaluation lines' own stamps come more than that after the
+    training line before them (an evaluation line is printed when it ends); None otherwise.
+    The DLPerf rules time their span as it comes; the window method leaves such intervals
+    out, as it leaves out those across an epoch's end, where it has enough others."""
     rest = ok & ~held
     if not rest.any():
-        return None
+        return _evaluations_by_stamps(run, est, lines, t, held, seconds)
     pace = float(np.median(dt[rest] / ds[rest]))
     extra = float(np.sum(dt[held] - ds[held] * pace))
     if extra <= MISMATCH * seconds:
@@ -644,6 +645,28 @@ def _evaluation_counted(est: Estimate, lines, ds, dt, ok, held, seconds: float):
         f"the pace of the others, {extra / seconds:.1%} of the {seconds:.6g} s the figure "
         "counts as training (--method window leaves them out where the run has enough "
         "intervals without one, as it leaves out an epoch's end); the figure is kept"))
+
+
+def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, held, seconds: float):
+    """`_evaluation_counted` for a window whose every interval holds evaluation lines: the
+    seconds from each such interval's first training line to its last evaluation line,
+    by their stamps, in sum over MISMATCH of the window's `seconds` flag it."""
+    stamps = run.evaluation_stamps
+    if stamps is None or len(stamps) != len(run.evaluations):
+        return None
+    at = np.flatnonzero(held)
+    last = np.searchsorted(run.evaluations, lines[at + 1]) - 1  # the last before the next line
+    took = stamps[last] - t[at]
+    took = took[np.isfinite(took) & (took > 0)]
+    spent = float(took.sum())
+    if spent <= MISMATCH * seconds:
+        return None
+    return _flag(est, "figure_mismatch", (
+        f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
+        f"evaluation lines ({len(at)} intervals), which it counts as training: their stamps "
+        f"come {spent:.6g} s in all after the training lines before them, {spent / seconds:.1%} "
+        f"of the {seconds:.6g} s the figure counts; none of its intervals is without one "
+        "to time training alone; the figure is kept"))
 
 
 def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,

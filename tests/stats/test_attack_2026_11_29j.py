@@ -79,17 +79,33 @@ def test_training_metrics_joined_by_an_underscore_stay_training(tmp_path):
 
 # --- an evaluation line after every training line --------------------------------------------
 
-@pytest.mark.parametrize("every, n", [(10, 1500), (10, 400), (1, 300)])
-def test_an_evaluation_after_every_line_counts_it_and_says_so(tmp_path, every, n):
-    """A 5 ms evaluation after every training line: the window, leaving out every interval
-    holding one, ran past the run's end and said "truncated: the run stops at iteration
-    1500", which the log does not show. It now counts them, and says so."""
-    rows = _rows(tmp_path, _with_evaluations(n, every, every, 0.005, "val.loss : 3.4"))
+@pytest.mark.parametrize("every, n, took", [(10, 1500, 0.005), (10, 400, 0.005),
+                                            (1, 300, 0.002)])
+def test_an_evaluation_after_every_line_counts_it_and_says_so(tmp_path, every, n, took):
+    """A 5 ms evaluation after every training line (2 ms at one line an iteration): the
+    window, leaving out every interval holding one, ran past the run's end and said
+    "truncated: the run stops at iteration 1500", which the log does not show. It now
+    counts them, and says so."""
+    rows = _rows(tmp_path, _with_evaluations(n, every, every, took, "val.loss : 3.4"))
     row = rows["window"]
     assert row["problem_kind"] == ""
-    truth = 128 * 100 / (100 * SECONDS + 100 // every * 0.005)
+    truth = 128 * 100 / (100 * SECONDS + 100 // every * took)
     assert row["throughput"] == pytest.approx(truth, rel=1e-6)
     assert "too many to leave out" in row["method"]
+
+
+@pytest.mark.parametrize("every, took", [(10, 2.0), (1, 0.005)])
+def test_evaluations_after_every_line_taking_much_are_flagged(tmp_path, every, took):
+    """The evaluation lines' own stamps time them where no interval is without one: 2 s
+    after every line a 10 iterations (80 % of the time), 5 ms after every iteration (9 %)."""
+    rows = _rows(tmp_path, _with_evaluations(1500, every, every, took, "val.loss : 3.4"))
+    truth = 128 * 100 / (100 * SECONDS + 100 // every * took)
+    assert rows["window"]["throughput"] == pytest.approx(truth, rel=1e-6)
+    for method, row in rows.items():
+        assert row["problem_kind"] == "figure_mismatch", method
+        assert "holds evaluation lines" in row["problem"], method
+        assert f"{100 // every * took / (100 * SECONDS + 100 // every * took):.1%}" \
+            in row["problem"], method
 
 
 def test_counted_evaluations_taking_more_than_the_pace_are_flagged(tmp_path):
