@@ -101,6 +101,8 @@ class RunData:
     arrays: dict | None = field(default=None, repr=False, compare=False)
     closing: tuple[float, int] | None = None
     evaluations: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: The timestamps of the `evaluations` lines (NaN where a line has none).
+    evaluation_stamps: np.ndarray | None = field(default=None, repr=False, compare=False)
     _timeline: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def series(self, metric: str) -> pd.DataFrame:

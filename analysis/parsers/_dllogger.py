@@ -365,21 +365,29 @@ def _bad(log: LogText, line: int, reason: str, text: bytes) -> Problem:
 # --- observations and run fields shared by the DLL families ----------------------------------
 
 _PHASE_OF_KIND = {TRAIN: M.TRAIN, VAL: M.VAL, EPOCH: M.EPOCH, SUMMARY: M.SUMMARY}
-_PREFIX_PHASE = {"train": M.TRAIN, "val": M.VAL, "eval": M.VAL}
+_PREFIX_PHASE = {"train": M.TRAIN, "val": M.VAL, "eval": M.VAL, "valid": M.VAL,
+                 "validation": M.VAL, "test": M.VAL}
+#: Evaluation prefixes DLE models also write joined by an underscore (Transformer-XL
+#: ``valid_loss``, NCF ``validation_loss``, EfficientDet ``eval_loss``, TFT ``val_loss``):
+#: not ``train_``, which names training figures (``train_throughput``) as a whole.
+_UNDERSCORE_PREFIX = re.compile(r"(val|valid|validation|eval|test)_(?=.)")
 
 
 def map_metric(kind: str, printed: str, unit: str) -> tuple[str, str, str, float]:
     """(phase, canonical metric, unit, scale) of a printed metric on a line of step `kind`.
 
-    A ``train.``/``val.``/``eval.`` prefix moves to the phase on iteration lines. Epoch and
-    summary lines keep their own phase for ``train.`` and bare names, but ``val.``/``eval.``
-    figures go to the validation phase on every line: DLE ResNet prints ``train.total_ips``
+    A ``train.`` prefix, or an evaluation one (``val.``, ``eval.``, ``valid.``,
+    ``validation.``, ``test.``, or any of them joined by ``_``), moves to the phase on
+    iteration lines. Epoch and summary lines keep their own phase for ``train.`` and bare
+    names, but evaluation figures go to the validation phase on every line: DLE ResNet prints ``train.total_ips``
     and ``val.total_ips`` on one ``Summary:`` line, and they must not become one series.
     ``memory_max_allocated`` in MiB goes to the memory phase.
     """
     prefix, dot, bare = printed.partition(".")
     if not dot or prefix not in _PREFIX_PHASE:
-        prefix, bare = "", printed
+        joined = _UNDERSCORE_PREFIX.match(printed)
+        prefix, bare = ((joined.group(1), printed[joined.end():]) if joined
+                        else ("", printed))
     phase = _PHASE_OF_KIND.get(kind, M.TRAIN)
     if prefix and (kind == TRAIN or _PREFIX_PHASE[prefix] == M.VAL):
         phase = _PREFIX_PHASE[prefix]

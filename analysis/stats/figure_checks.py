@@ -19,6 +19,8 @@ printed rates, a closing line) or its family.
 
   - a window's figure and the throughput the lines print for the same lines (their median
     and their harmonic mean);
+  - a window's figure and its span at its own pace, where its intervals recurring quick
+    at one period are short of it by more than MISMATCH in sum (_quick_in_sum);
   - a median of printed rates and the global batch x the iterations those lines cover over
     their seconds by the timestamps;
   - a closing figure and every statement of the training lines (their printed median and
@@ -363,8 +365,6 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     lines, epoch, step, ts = run.timeline()
     pace = _once(run, "pace", lambda: run_pace(
         step, ts, holds_evaluation(run.evaluations, lines)))
-    if pace is None:
-        return est
     a = int(np.searchsorted(lines, est.window[0]))
     b = int(np.searchsorted(lines, est.window[1], "right"))
     st, t = step[a:b], ts[a:b]
@@ -376,13 +376,13 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         # an interval holding an evaluation line ran evaluation: its time is no clock step
         # or stall; a figure counting it as training is flagged where it moves it
         if est.iterations == iterations:
-            counted = _evaluation_counted(est, lines[a:b], ds, dt, ok, held, seconds)
+            counted = _evaluation_counted(run, est, lines[a:b], t, ds, dt, ok, held, seconds)
             if counted is not None:
                 return counted
         ok &= ~held
         iterations -= int(ds[held].sum())
         seconds -= float(dt[held].sum())
-    if not seconds > 0 or not ok.any():
+    if pace is None or not seconds > 0 or not ok.any():
         return est
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
     coarse = _once(run, "stamp_step", lambda: stamp_step(ts))  # over all the run's stamps
@@ -449,6 +449,10 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
                              own & np.isfinite(slow), median, seconds)
     if quick is not None:
         return quick
+    # the quick ones' shortfall within the free half, in sum: `est` kept, flagged where it
+    # moves the figure more than MISMATCH (what the checks below return for a clean window)
+    kept = _quick_in_sum(run, est, lines[a:b], ds, dt, per, own & np.isfinite(fast),
+                         own & np.isfinite(slow), median, seconds) or est
     # each interval against the window's pace or its own local one (a warm-up ramp, a
     # slow phase), widened by how far the run's healthy intervals stray from their pace:
     # a slow phase elsewhere in the run widens nothing here
@@ -471,19 +475,19 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         missing = 0.0
     missing += float(below.sum())
     if excess <= MISMATCH * seconds and missing <= MISMATCH * seconds:
-        return est
+        return kept
     # a recurring interval is named where it is more than MISMATCH beyond its siblings
     unlike = own & (np.maximum(beyond, below) > MISMATCH * ds * np.fmax(slow, fast))
     forward = excess > MISMATCH * seconds
     odd = (far | (unlike & (beyond > 0))) if forward else (short | (unlike & (below > 0)))
     odd &= ~_at_epoch_pace(epoch, step, ts, a, per, odd, spread)
     if not odd.any():
-        return est
+        return kept
     if _rates_disagree(run, lines[a:b], per, odd)[odd].all():
         # every such interval printed a rate its own stamps do not give: the program timed
         # it by a clock that did not step with them, so the printed rates settle the figure
         # (_against_printed flags it against them)
-        return est
+        return kept
     jumps = np.flatnonzero(odd) + 1
     i = int(jumps[0])
     sibling = (f"; the run's intervals recurring at that period take up to "
@@ -548,6 +552,46 @@ def _recurring_quick(est: Estimate, lines, ds, dt, fast, slow, median: float,
         "from this window", "timestamps_jump", est.method)
 
 
+#: Share of a window's intervals above which its recurring quick ones are not bounded in sum
+#: (_quick_in_sum): quick every other interval, they are one of two alternating paces.
+QUICK_SHARE = 0.4
+
+
+def _quick_in_sum(run: RunData, est: Estimate, lines, ds, dt, per, fast, slow,
+                  median: float, seconds: float) -> Estimate | None:
+    """`est` kept, flagged ``figure_mismatch``, where the window's intervals recurring quick
+    at one period (`fast`, each short of the window's pace `median` by up to QUICK_FREE of
+    an iteration, which _recurring_quick lets pass) are together short of it by more than
+    MISMATCH of its `seconds`, beyond what its recurring slow ones (`slow`) take more: the
+    window's time is then that far from the time its intervals take at its pace. The log
+    cannot tell iterations that quick at one period (a batch that was ready) from a clock
+    stepped back as often: both print the same stamps, and a rate printed by the same clock
+    the same rate. Quick ones that slow ones make up for (iterations alternating quick and
+    slow) are the run's pace, and so are shortfalls under MISMATCH in sum: those the log
+    tells from a step. Quick ones at every other interval or more often (over QUICK_SHARE
+    of the window's) leave no majority pace to be short of: the log cannot tell which of
+    two alternating paces is the run's, nor a step there (not bounded here). Where the quick ones' lines print rates their stamps do not give,
+    the printed rates settle it (_against_printed). None otherwise."""
+    if not fast.any() or fast.sum() > QUICK_SHARE * np.sum(ds > 0):
+        return None
+    short = float(np.sum(np.maximum(ds[fast] * median - dt[fast], 0.0)))
+    back = float(np.sum(np.maximum(dt[slow] - ds[slow] * median, 0.0)))
+    if short - back <= MISMATCH * seconds or _rates_disagree(run, lines, per, fast)[fast].all():
+        return None
+    at = np.flatnonzero(fast)
+    paced = est.throughput * seconds / (seconds + short - back)
+    return _flag(est, "figure_mismatch", (
+        f"the window's lines {int(lines[0])} to {int(lines[-1])} hold {len(at)} interval(s) "
+        f"recurring quick at one period all through the run (first ending at line "
+        f"{int(lines[at[0] + 1])}), each under half an iteration short of the window's pace "
+        f"({median:.4g} s an iteration) but together {short - back:.6g} s short of it "
+        f"beyond what its recurring slow intervals take more, {(short - back) / seconds:.1%} "
+        f"of the window's {seconds:.6g} s: at that pace the window gives {paced:,.2f} "
+        f"samples/s, the figure {est.throughput:,.2f}. Iterations that much quicker at one "
+        "period, or a clock stepped back each time: the log (and any rate it prints by the "
+        "same clock) cannot tell which; the figure is kept"))
+
+
 #: Intervals beyond the run's usual bound, outside a window, that make them its own hiccups.
 MIN_HICCUPS = LOCAL
 
@@ -577,15 +621,18 @@ def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coars
     return min(float(np.sum(extra[like])), share * seconds)
 
 
-def _evaluation_counted(est: Estimate, lines, ds, dt, ok, held, seconds: float):
+def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
+                        seconds: float):
     """`est` flagged ``figure_mismatch`` where its window's intervals holding evaluation
     lines (`held`), which it counts as training, take more than MISMATCH of the window's
-    `seconds` beyond the pace of its other intervals (their median time per iteration);
-    None otherwise. The DLPerf rules time their span as it comes; the window method leaves
-    such intervals out, as it leaves out those across an epoch's end."""
+    `seconds` beyond the pace of its other intervals (their median time per iteration), or,
+    with none other, where the evaluation lines' own stamps come more than that after the
+    training line before them (an evaluation line is printed when it ends); None otherwise.
+    The DLPerf rules time their span as it comes; the window method leaves such intervals
+    out, as it leaves out those across an epoch's end, where it has enough others."""
     rest = ok & ~held
     if not rest.any():
-        return None
+        return _evaluations_by_stamps(run, est, lines, t, held, seconds)
     pace = float(np.median(dt[rest] / ds[rest]))
     extra = float(np.sum(dt[held] - ds[held] * pace))
     if extra <= MISMATCH * seconds:
@@ -596,8 +643,30 @@ def _evaluation_counted(est: Estimate, lines, ds, dt, ok, held, seconds: float):
         f"evaluation line(s) between training lines (first between lines {int(lines[first])} "
         f"and {int(lines[first + 1])}): the intervals holding them take {extra:.6g} s beyond "
         f"the pace of the others, {extra / seconds:.1%} of the {seconds:.6g} s the figure "
-        "counts as training (--method window leaves them out, as it leaves out an epoch's "
-        "end); the figure is kept"))
+        "counts as training (--method window leaves them out where the run has enough "
+        "intervals without one, as it leaves out an epoch's end); the figure is kept"))
+
+
+def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, held, seconds: float):
+    """`_evaluation_counted` for a window whose every interval holds evaluation lines: the
+    seconds from each such interval's first training line to its last evaluation line,
+    by their stamps, in sum over MISMATCH of the window's `seconds` flag it."""
+    stamps = run.evaluation_stamps
+    if stamps is None or len(stamps) != len(run.evaluations):
+        return None
+    at = np.flatnonzero(held)
+    last = np.searchsorted(run.evaluations, lines[at + 1]) - 1  # the last before the next line
+    took = stamps[last] - t[at]
+    took = took[np.isfinite(took) & (took > 0)]
+    spent = float(took.sum())
+    if spent <= MISMATCH * seconds:
+        return None
+    return _flag(est, "figure_mismatch", (
+        f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
+        f"evaluation lines ({len(at)} intervals), which it counts as training: their stamps "
+        f"come {spent:.6g} s in all after the training lines before them, {spent / seconds:.1%} "
+        f"of the {seconds:.6g} s the figure counts; none of its intervals is without one "
+        "to time training alone; the figure is kept"))
 
 
 def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,

@@ -236,11 +236,12 @@ def _runs_frame(rows: list[dict]) -> pd.DataFrame:
 
 def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | None,
               closing: tuple[float, int] | None = None,
-              evaluations: np.ndarray | None = None) -> RunData:
+              evaluations: tuple[np.ndarray, np.ndarray] | None = None) -> RunData:
     gbs = run["global_batch_size"]
+    lines, stamps = (None, None) if evaluations is None else evaluations
     return RunData(run["run_id"], run["family"],
                    float("nan") if schema.is_missing(gbs) else float(gbs), train, run,
-                   metric_rows, arrays, closing, evaluations)
+                   metric_rows, arrays, closing, lines, stamps)
 
 
 def run_data(result: ParseResult, run_id: str) -> RunData:
@@ -387,20 +388,25 @@ def _closing_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, tuple[
     return _closing_of(found)
 
 
-def _evaluations_by_run(obs: pd.DataFrame) -> dict[str, np.ndarray]:
-    """Each run's evaluation lines (``RunData.evaluations``): the sorted lines of its
-    validation rows of the lowest rank or none (one file's lines, as the training lines
-    the methods time are); runs without one absent."""
+def _evaluations_by_run(obs: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each run's evaluation lines and their stamps (``RunData.evaluations``,
+    ``RunData.evaluation_stamps``): the sorted lines of its validation rows of the lowest
+    rank or none (one file's lines, as the training lines the methods time are); runs
+    without one absent."""
     rows = obs[obs["phase"] == M.VAL]
     rank = (rows["rank"].to_numpy(dtype=float, na_value=np.nan) if "rank" in rows.columns
             else np.full(len(rows), np.nan))
+    ts = (rows["timestamp"].to_numpy(dtype=float, na_value=np.nan) if "timestamp" in rows.columns
+          else np.full(len(rows), np.nan))
     found: dict[str, list] = {}
-    for rid, line, r in zip(rows["run_id"].astype(str), rows["line"].to_numpy(np.int64), rank):
-        found.setdefault(rid, []).append((int(line), float(r)))
+    for rid, line, r, t in zip(rows["run_id"].astype(str), rows["line"].to_numpy(np.int64),
+                               rank, ts):
+        found.setdefault(rid, []).append((int(line), float(r), float(t)))
     return {rid: _lowest_rank_lines(rows) for rid, rows in found.items()}
 
 
-def _evaluations_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, np.ndarray]:
+def _evaluations_from_parsed(by_run: dict[str, list[ParsedLog]]
+                            ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """`_evaluations_by_run` from what each run's files gave."""
     out = {}
     for rid, parsed_logs in by_run.items():
@@ -410,20 +416,25 @@ def _evaluations_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, np
                 if isinstance(b["phase"], str) and b["phase"] != M.VAL:
                     continue
                 phase = np.broadcast_to(np.asarray(b["phase"], dtype=object), (b["n"],))
+                stamps = np.broadcast_to(np.asarray(b["timestamp"], dtype=float), (b["n"],))
                 for i in np.flatnonzero(phase == M.VAL):
                     r = int(b["rank"][i])
-                    found.append((int(b["line"][i]), np.nan if r < 0 else float(r)))
+                    found.append((int(b["line"][i]), np.nan if r < 0 else float(r),
+                                   float(stamps[i])))
         if found:
             out[rid] = _lowest_rank_lines(found)
     return out
 
 
-def _lowest_rank_lines(rows: list[tuple[int, float]]) -> np.ndarray:
-    """The sorted lines of (line, rank) rows of the lowest rank or of none."""
-    ranks = [r for _, r in rows if not np.isnan(r)]
+def _lowest_rank_lines(rows: list[tuple[int, float, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """(the sorted lines, their timestamps) of (line, rank, timestamp) rows of the lowest
+    rank or of none."""
+    ranks = [r for _, r, _ in rows if not np.isnan(r)]
     low = min(ranks) if ranks else np.nan
-    return np.unique(np.asarray([ln for ln, r in rows if np.isnan(r) or r == low],
-                                dtype=np.int64))
+    kept = sorted((ln, t) for ln, r, t in rows if np.isnan(r) or r == low)
+    lines = np.asarray([ln for ln, _ in kept], dtype=np.int64)
+    first = np.unique(lines, return_index=True)[1]
+    return lines[first], np.asarray([t for _, t in kept], dtype=float)[first]
 
 
 def _closing_of(found: dict[str, list]) -> dict[str, tuple[float, int]]:

@@ -43,7 +43,12 @@ def test_intervals_recurring_all_through_the_run_are_its_pace(tmp_path, every, n
     S.write(tmp_path, _unprinted(S.lines(n, every=every, jumps=jumps)))
     result = parse_paths([tmp_path])
     row = run_throughput(result, "window").iloc[0]
-    assert row["problem_kind"] == ""
+    if min(jumps.values()) < 0:
+        # quick every 3rd, 4th or 10th iteration: +15 %, +8.1 %, +5.3 % in sum, which the log
+        # cannot tell from a clock stepped back as often: the figure is kept, flagged
+        assert row["problem_kind"] == "figure_mismatch" and "cannot tell which" in row["problem"]
+    else:
+        assert row["problem_kind"] == ""
     assert row["throughput"] == pytest.approx(_window_truth(n, jumps), rel=1e-3)
 
 

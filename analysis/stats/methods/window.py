@@ -152,7 +152,9 @@ def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
     iterations counted only between lines of one epoch with no evaluation line between
     them (as :func:`analysis.checks.covered` leaves out an interval across a restart: it
     holds the end of an epoch, evaluation or a checkpoint; one holding an evaluation line
-    ran evaluation wherever it falls, so the window leaves it out alike)."""
+    ran evaluation wherever it falls, so the window leaves it out alike). Where too few
+    intervals hold none to fill the window (an evaluation line after every training line),
+    the window counts them, and its method text says so."""
     order = np.argsort(lines, kind="stable")
     steps, ts, lines = steps[order], ts[order], lines[order]
     keep = np.isfinite(ts)
@@ -165,13 +167,21 @@ def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
     if i0 >= len(steps):
         return truncated(label, warmup, measure, int(since_start[-1]))
     i1 = int(np.searchsorted(inside, inside[i0] + measure, side="left"))
+    counted = False
     if i1 >= len(steps):
-        return truncated(label, warmup, measure, int(since_start[-1]))
+        # evaluation lines between (nearly) all its training lines leave the run too few
+        # intervals without one: the window then counts them as training, and says so
+        # (the figure checks flag it where they take more than the others' pace)
+        whole = np.concatenate([[0], np.where(ds > 0, ds, 0)]).cumsum()
+        i1 = int(np.searchsorted(whole, whole[i0] + measure, side="left"))
+        if i1 >= len(steps) or not held[i0:i1].any():
+            return truncated(label, warmup, measure, int(since_start[-1]))
+        counted = True
     refused = run.refuse(lines[i0], lines[i1], label)
     if refused is not None:
         return refused
     n_it, dt, restarts = checks.covered(steps[i0:i1 + 1], ts[i0:i1 + 1])
-    out = held[i0:i1]
+    out = held[i0:i1] & (not counted)
     n_it -= int(ds[i0:i1][out].sum())
     dt -= float(np.diff(ts[i0:i1 + 1])[out].sum())
     if not dt > 0:
@@ -181,6 +191,10 @@ def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
         label += RESTARTS.format(n=len(restarts), line=int(lines[i0 + restarts[0]]))
     if out.any():
         label += EVALUATIONS.format(n=int(out.sum()), line=int(lines[i0 + np.flatnonzero(out)[0]]))
+    if counted:
+        kept = held[i0:i1]
+        label += EVALUATIONS_COUNTED.format(n=int(kept.sum()), of=i1 - i0,
+                                            line=int(lines[i0 + np.flatnonzero(kept)[0]]))
     return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it,
                     window=(int(lines[i0]), int(lines[i1])))
 
@@ -231,6 +245,10 @@ SKIPPED = ("; iterations include {n} optimizer steps the AMP loss scaler skipped
 #: What a window's method text adds when it leaves out intervals holding evaluation lines.
 EVALUATIONS = ("; {n} interval(s) inside the window hold evaluation lines (first after line "
                "{line}): they are left out, as the intervals across an epoch's end are")
+#: What a window's method text adds when it counts intervals holding evaluation lines.
+EVALUATIONS_COUNTED = ("; {n} of the window's {of} intervals hold evaluation lines (first after "
+                       "line {line}), too many to leave out (the run has too few intervals "
+                       "without one to fill the window): their time is counted as training")
 #: What a window's method text adds when its intervals ran other global batches.
 RAMP_UP = "; samples = each interval's printed global batch x its iterations (batch ramp-up)"
 
