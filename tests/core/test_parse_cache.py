@@ -278,3 +278,55 @@ def test_a_store_whose_dump_index_is_wrong_is_ignored(logs, tmp_path, monkeypatc
     reads = _count_reads(monkeypatch)
     parse_paths([logs], jobs=1, cache=True)
     assert len(reads) == 3  # every file read again, none trusted
+
+
+def _count_assembled(monkeypatch) -> list:
+    """The runs assembled from their files' parses from now on (not kept assembled)."""
+    assembled = []
+    real = collect._read_run
+    monkeypatch.setattr(collect, "_read_run", lambda members, *a, **kw: assembled.append(
+        members[0].run_id) or real(members, *a, **kw))
+    return assembled
+
+
+def _same(a, b) -> None:
+    assert a.observations.equals(b.observations)
+    assert a.runs.equals(b.runs)
+    assert a.problems.equals(b.problems)
+
+
+def test_a_run_is_kept_assembled_in_its_logs_entry(logs, monkeypatch):
+    """A run whose files and meta files are unchanged is taken as its main log's entry keeps
+    it (row, problems, parts) rather than assembled again: the same frames as a plain parse."""
+    plain = parse_paths([logs], jobs=1)
+    parse_paths([logs], jobs=1, cache=True)
+    assembled = _count_assembled(monkeypatch)
+    again = parse_paths([logs], jobs=1, cache=True)
+    assert assembled == []
+    _same(plain, again)
+    assert "non_finite_value" in set(again.problems["kind"])
+
+
+@pytest.mark.parametrize("change", ["meta file", "folder meta file", "--meta", "another root"])
+def test_a_kept_run_is_assembled_again_when_what_it_depends_on_changes(logs, monkeypatch,
+                                                                      change):
+    """The files unchanged, a run is assembled again when a meta file beside its log, the
+    user's --meta or the path it was named under (its id) is not what it was kept with."""
+    parse_paths([logs], jobs=1, cache=True)
+    parse_paths([logs], jobs=1, cache=True)
+    folder, root, meta = logs / "1n1g", logs, None
+    if change == "meta file":
+        (folder / "r50_b64_amp_1.meta.yaml").write_text("batch_size_per_device: 32\n")
+    elif change == "folder meta file":
+        (folder / "dlperf-meta.yaml").write_text("framework: PyTorch2\n")
+    elif change == "--meta":
+        meta = {"gpus_per_node": 2}
+    else:
+        root = folder
+    assembled = _count_assembled(monkeypatch)
+    again = parse_paths([root], jobs=1, cache=True, meta=meta)
+    expected = {"meta file": ["1n1g/r50_b64_amp_1"], "another root": [
+        "r50_b64_amp_1", "r50_b64_amp_2", "r50_b64_amp_3"]}.get(
+        change, ["1n1g/r50_b64_amp_1", "1n1g/r50_b64_amp_2", "1n1g/r50_b64_amp_3"])
+    assert sorted(assembled) == expected
+    _same(again, parse_paths([root], jobs=1, meta=meta))
