@@ -9,8 +9,6 @@ A run is counted once: a second file of the same role in one run (``x.log`` besi
 from __future__ import annotations
 
 import gc
-import hashlib
-import json
 import multiprocessing as mp
 import os
 import re
@@ -480,9 +478,7 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
     read_new = partial(_read_and_measure, read_run, asked) if asked else read_run
     if cache:
         runs = _read_runs_cached(groups, read_run, read_new, jobs, {
-            "family": family, "max_bytes": limit, "dlperf_only": dlperf_only}, figures,
-            partial(_assembly_key, meta_files=read_run.keywords["meta_files"],
-                    user_meta=user_meta))
+            "family": family, "max_bytes": limit, "dlperf_only": dlperf_only}, figures)
     else:
         runs = map_in_processes(read_new, groups, jobs)
     skipped = sum(len(g) if run is None else sum(r.skip for r in run.reads.values())
@@ -582,14 +578,11 @@ def _leave_out_strays(groups: list[list[Found]], runs: list[_Run | None],
 
 
 def _read_runs_cached(groups: list[list[Found]], read_run, read_new, jobs: int | None,
-                      how: dict, figures: parse_cache.RunFigures,
-                      assembly_key) -> list[_Run | None]:
+                      how: dict, figures: parse_cache.RunFigures) -> list[_Run | None]:
     """`read_run` of every group, through the parse cache: runs whose files are all kept
-    are taken as assembled before when their main log's entry keeps the run under the same
-    `assembly_key`, else assembled here from what the files gave; the others are read by
-    `read_new` (in `jobs` processes) and kept. Each run assembled now is kept in its main
-    log's entry; each run whose main log has an entry is added to `figures` (its figures
-    are kept there)."""
+    are assembled here from what they gave, the others read by `read_new` (in `jobs`
+    processes) and kept.
+    Each run whose main log has an entry is added to `figures` (its figures are kept there)."""
     stores: dict[str, parse_cache.FolderCache] = {}
     known: dict[Path, FileRead] = {}
     for members in groups:
@@ -605,16 +598,8 @@ def _read_runs_cached(groups: list[list[Found]], read_run, read_new, jobs: int |
     todo = [i for i, members in enumerate(groups)
             if any(f.path not in known for f in _files_read(members))]
     unread = set(todo)
-    runs: list[_Run | None] = []
-    assembled = []  # the runs assembled now, to keep
-    for i, members in enumerate(groups):
-        run = None if i in unread else _kept_run(members, stores[members[0].run_key[0]],
-                                                 known, assembly_key)
-        if run is None and i not in unread:
-            run = read_run(members, known=known)
-            assembled.append(i)
-        runs.append(run)
-    assembled += todo
+    runs = [None if i in unread else read_run(members, known=known)
+            for i, members in enumerate(groups)]
     kept: dict[Path, str] = {}  # entry names of the files read now and kept
     for i, run in zip(todo, map_in_processes(read_new, [groups[i] for i in todo], jobs), strict=True):
         runs[i] = run
@@ -636,92 +621,9 @@ def _read_runs_cached(groups: list[list[Found]], read_run, read_new, jobs: int |
         if name is not None:
             figures.add(run.row["run_id"], stores[main.run_key[0]], name,
                         [str(p) for p in run.reads], unchanged)
-    for i in assembled:
-        if runs[i] is not None:
-            _keep_run(groups[i], runs[i], stores[groups[i][0].run_key[0]], assembly_key)
     for store in stores.values():
         store.save()
     return runs
-
-
-def _assembly_key(members: list[Found], main: int, stats: list, meta_files: MetaFiles,
-                  user_meta: dict) -> list:
-    """What a run assembled from its files depends on besides their text (the `stats` of
-    the files it reads, as their entries were found or put; the store's key names the
-    code and how they were read): its files' names, ids and folder, which of them is its
-    main log, and a digest of the meta files beside that log and the user's ``--meta``.
-    As JSON gives it back: compared whole, not hashed (a hash per run cost more than the
-    comparison)."""
-    stated = meta_files.for_log(members[main].path)
-    meta = hashlib.blake2b(repr((stated, sorted(user_meta.items()))).encode(),
-                           digest_size=16).hexdigest() if stated or user_meta else ""
-    return [[[str(f.path), f.explicit, f.run_id, f.relative_id, list(f.run_key), f.real_path]
-             for f in members], stats, main, meta]
-
-
-def _kept_run(members: list[Found], store: parse_cache.FolderCache,
-              known: dict[Path, FileRead], assembly_key) -> _Run | None:
-    """The run of `members` (all found unchanged in `store`: `known`) as its main log's
-    entry keeps it assembled, when kept under the key its files and meta files give now;
-    else None. Its row, problems and case are those `_read_run` made; its parts are the
-    files' parses as the store gives them."""
-    read = _files_read(members)
-    record = next((r for r in map(store.run, (f.path for f in read)) if r is not None), None)
-    if record is None:
-        return None
-    try:
-        main, every, parts = record["main"], record["every"], record["parts"]
-        if record["key"] != assembly_key(members, main, [store.stat_of(f.path) for f in read]):
-            return None
-        reads = {members[j].path: known[members[j].path] for j in every}
-        main_read = known[members[main].path]
-        row = dict(record["row"])
-        problems = [Problem(*p) for p in record["problems"]]
-    except (KeyError, TypeError, ValueError, IndexError):
-        return None
-    parsed = main_read.parsed
-    row["parameters"] = parsed.parameters if parsed is not None else {}
-    obs_parts = []
-    for j in parts:
-        part = known[members[j].path].parsed
-        if part is not parsed:
-            row["parameters"] = {**row["parameters"], **part.parameters}
-        obs_parts.append((row, part, str(members[j].path)))
-    return _Run(row, main_read, members[0].relative_id, members[0].run_key[0],
-                dict(record["path_case"]), obs_parts, problems, reads)
-
-
-def _keep_run(members: list[Found], run: _Run, store: parse_cache.FolderCache,
-              assembly_key) -> None:
-    """Keep `run`, assembled now from `members`, in its main log's entry: not when a part
-    is not a file's parse as read (a sidecar's samples cut to the run's own) or a value
-    does not come back from JSON as it is."""
-    index = {f.path: j for j, f in enumerate(members)}
-    stats = [store.stat_of(f.path) for f in _files_read(members)]
-    main = index.get(run.main.path)
-    if main is None or None in stats:
-        return
-    parts = []
-    for _, part, source in run.obs_parts:
-        j = index.get(Path(source))
-        if j is None or run.reads.get(members[j].path) is None \
-                or part is not run.reads[members[j].path].parsed:
-            return
-        parts.append(j)
-    row = {k: v for k, v in run.row.items() if k != "parameters"}
-    record = {"key": assembly_key(members, main, stats), "main": main,
-              "every": [index[p] for p in run.reads if p in index], "parts": parts,
-              "row": row, "problems": [[p.source, p.line, p.kind, p.reason, p.text, p.run_id]
-                                       for p in run.problems],
-              "path_case": run.path_case}
-    if len(record["every"]) != len(run.reads):
-        return
-    try:
-        if json.loads(json.dumps(record)) != record:
-            return
-    except (TypeError, ValueError):
-        return
-    store.put_run(run.main.path, record)
 
 
 #: Below this many runs, this process reads them all: starting workers costs more.

@@ -80,8 +80,6 @@ class FolderCache:
         self.columns: dict[str, np.ndarray] = {}
         self.new: dict[str, tuple] = {}
         self.figures: dict[str, dict] = {}  # entry name -> {figure key: kept figure}, to add
-        self.runs: dict[str, dict] = {}  # entry name -> the run assembled from it, to add
-        self.seen: dict[str, tuple[str, dict]] = {}  # path -> (entry name, stat) found or put
         self.shared: dict[tuple, np.ndarray] = {}  # read-only columns of the entries read
         self._load()
 
@@ -122,7 +120,6 @@ class FolderCache:
         entry = self.entries.get(entry_name(stat["path"])) if stat else None
         if entry is None or entry["stat"] != stat:
             return None
-        self.seen[str(path)] = (entry_name(stat["path"]), stat)
         try:
             return entry["fields"], self._parsed(entry.get("parsed")), [
                 Problem(*r) for r in entry["problems"]]
@@ -170,23 +167,6 @@ class FolderCache:
         """Keep `figure` by `key` in the entry `name` (written by :meth:`save`)."""
         self.figures.setdefault(name, {})[key] = {"digest": digest, "figure": figure}
 
-    def run(self, path: Path) -> dict | None:
-        """The run kept in the entry of `path` (a file just found unchanged or put), or None."""
-        name, _ = self.seen.get(str(path), ("", None))
-        kept = self.runs.get(name) or (self.entries.get(name) or {}).get("run")
-        return kept if isinstance(kept, dict) else None
-
-    def stat_of(self, path: Path) -> dict | None:
-        """The stat `path` was found unchanged with, or put with; None for neither."""
-        return self.seen.get(str(path), ("", None))[1]
-
-    def put_run(self, path: Path, record: dict) -> None:
-        """Keep the run assembled from the files whose main log is `path` in that log's
-        entry (written by :meth:`save`; dropped with the entry when the log changes)."""
-        name, _ = self.seen.get(str(path), ("", None))
-        if name:
-            self.runs[name] = record
-
     def put(self, path: Path, explicit: bool, fields: dict, parsed: ParsedLog | None,
             problems: list[Problem], real: str = "") -> str | None:
         """Keep what reading `path` gave (not when it changed in the last SETTLE_S); the
@@ -196,14 +176,13 @@ class FolderCache:
             return None
         name = entry_name(stat["path"])
         self.new[name] = (stat, fields, parsed, problems)
-        self.seen[str(path)] = (name, stat)
         return name
 
     def save(self) -> None:
         """Write the store when entries or figures were added; entries of files gone are
         dropped. What cannot be written is not (the next run reads those files again). The
         store can be saved again after more figures were put."""
-        if not self.new and not self.figures and not self.runs:
+        if not self.new and not self.figures:
             return
         entries = {name: e for name, e in self.entries.items()
                    if name not in self.new and os.path.exists(e["stat"]["path"])}
@@ -228,16 +207,12 @@ class FolderCache:
                 if name in entries:
                     entries[name] = {**entries[name],
                                      "figures": {**entries[name].get("figures", {}), **figures}}
-            for name, record in self.runs.items():
-                if name in entries:
-                    entries[name] = {**entries[name], "run": record}
             head = json.dumps({"key": self.key, **_shared_dumps(entries)}).encode()
         except (TypeError, ValueError):  # a value JSON cannot hold: read the files next time
             return
         columns = {name: np.concatenate(v).astype(_dtype(name)) if v else
                    np.empty(0, _dtype(name)) for name, v in parts.items()}
         self.entries, self.columns, self.new, self.figures = entries, columns, {}, {}
-        self.runs = {}
         try:  # not synced: a store cut short by a crash fails its zip CRCs when read
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with atomic_path(self.path, sync=False) as tmp:

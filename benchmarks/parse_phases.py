@@ -3,9 +3,8 @@
 Warm (the default): the corpus's parse cache must be filled first (one `dlperf summarize
 CORPUS --method dlperf` with the same ``DLPERF_CACHE_DIR``); each step is timed apart:
 importing numpy and the package, finding the logs, opening the stores, looking up the
-files' entries, taking the runs as their main logs' entries keep them assembled (else
-assembling them), the duplicate-run lookup; then `parse_paths` whole, the per-run figures and the
-summary with its CSV. Cold (``--cold J``): `parse_paths` without the cache in J processes,
+files' entries, assembling the runs, the duplicate-run lookup; then `parse_paths` whole,
+the per-run figures and the summary with its CSV. Cold (``--cold J``): `parse_paths` without the cache in J processes,
 then the per-run figures and the summary.
 
 Usage: python benchmarks/parse_phases.py CORPUS [--cold J]
@@ -49,18 +48,14 @@ def warm(root: str) -> str:
     groups: dict = {}
     for f in files:
         groups.setdefault(f.run_key, []).append(f)
-    meta_files = MetaFiles()
     read_run = partial(collect._read_run, family=None, limit=how["max_bytes"],
-                       meta_files=meta_files, user_meta={}, dlperf_only=True)
-    key = partial(collect._assembly_key, meta_files=meta_files, user_meta={})
-    runs, kept = [], 0
-    for members in groups.values():  # as kept in the main log's entry, else assembled
-        run = collect._kept_run(members, stores[members[0].run_key[0]], known, key)
-        kept += run is not None
-        runs.append(run or read_run(members, known=known))
+                       meta_files=MetaFiles(), user_meta={}, dlperf_only=True)
+    runs = [read_run(members, known=known) for members in groups.values()]
     t6 = time.perf_counter()
-    collect.drop_copies(runs, [], how["max_bytes"], lambda f: collect._read_file(
-        f.path, f.family, True, how["max_bytes"]).parsed)
+    with collect.gc_paused():  # as in `parse_paths`
+        collect.drop_copies(runs, [], how["max_bytes"], lambda f: collect._read_file(
+            f.path, f.family, True, how["max_bytes"]).parsed)
+    del runs  # as parse_paths holds none of them after (the steps below take longer beside them)
     t6b = time.perf_counter()
     result = collect.parse_paths([root], dlperf_only=True, cache=True, require_runs=True,
                                  figures=(["dlperf"], None, None))
@@ -71,9 +66,9 @@ def warm(root: str) -> str:
     t9 = time.perf_counter()
     return (f"numpy {t1 - t0:.3f} other imports {t2 - t1:.3f} | find_logs {t3 - t2:.3f} "
             f"stores ({len(stores)} heads, columns) {t4 - t3:.3f} entries of {len(files)} files "
-            f"{t5 - t4:.3f} runs {t6 - t5:.3f} ({kept} of {len(groups)} kept assembled) "
+            f"{t5 - t4:.3f} assembling {len(groups)} runs {t6 - t5:.3f} "
             f"duplicate-run lookup {t6b - t6:.3f} | parse_paths in all "
-            f"{t7 - t6:.3f} per-run figures (kept) {t8 - t7:.3f} summary + csv {t9 - t8:.3f} | "
+            f"{t7 - t6b:.3f} per-run figures (kept) {t8 - t7:.3f} summary + csv {t9 - t8:.3f} | "
             f"pandas imported: {'pandas' in sys.modules}")
 
 
