@@ -4,8 +4,8 @@ Warm (the default): the corpus's parse cache must be filled first (one `dlperf s
 CORPUS --method dlperf` with the same ``DLPERF_CACHE_DIR``); each step is timed apart:
 importing numpy and the package, finding the logs, opening the stores, looking up the
 files' entries, assembling the runs, the duplicate-run lookup; then `parse_paths` whole,
-the per-run figures and the summary with its CSV. Cold (``--cold J``): `parse_paths` without the cache in J processes,
-then the per-run figures and the summary.
+the per-run figures and the summary with its CSV. Cold (``--cold J``): `parse_paths`
+without the cache in J processes, then the per-run figures and the summary.
 
 Usage: python benchmarks/parse_phases.py CORPUS [--cold J]
 """
