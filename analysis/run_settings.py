@@ -169,6 +169,8 @@ def run_settings(log: Path, framework: str, names: list[str] | None = None) -> d
     done = f"{stem}.done"
     marker = (read_json_object(log.parent / done) if _named(names, done)[:1] == [done]
               else None) or {}
+    if not records and not marker:  # most runs record nothing beside their log
+        return {}
     out: dict[str, str] = {}
     nccl = nccl_by_variable(records or [marker])
     if nccl is not None:
