@@ -1,0 +1,58 @@
+"""Inputs of a ninth attack on what a log states: a done marker writing its node's exit
+status as a float, a Megatron-DeepSpeed log whose elapsed time per iteration disagrees with
+its own DeepSpeed step stamps, a Megatron batch altered where DeepSpeed's micro-batch and the
+launcher's command line still state the real one, and a stated batch whose printed rates
+imply another on every interval alike. Built in tmp_path from the bundled ResNet-50
+campaign (data/raw_logs/rn50_4gpu: 1 node of 4 GPUs, batch 128) and the real
+Megatron-DeepSpeed log of the test bed."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from analysis.cli import main
+from analysis.collect import parse_paths
+from analysis.problems import strict_failures
+from analysis.stats.per_run import run_throughputs
+
+ROOT = Path(__file__).resolve().parents[2]
+RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n4g"
+STEM = "resnet50_b128_fp32_"
+MEGATRON = ROOT / "tests" / "data" / "real" / "megatron_deepspeed_examples" \
+    / "gpt3-0.125B-tokendropping-graduallyIncrease-lr-3.0e-4.log.gz"
+
+
+# --- a done marker writing its node's exit status as a float ---------------------------------
+
+def _run_three_marked(tmp_path: Path, rc) -> Path:
+    """Runs 1-3 of the bundled 1n4g fp32 case with their sidecars, run 3's node 0 rc `rc`."""
+    folder = tmp_path / "1n4g"
+    folder.mkdir()
+    for i in (1, 2, 3):
+        for f in RN50.glob(f"{STEM}{i}.*"):
+            shutil.copy(f, folder)
+    marker = folder / f"{STEM}3.done"
+    data = json.loads(marker.read_text())
+    data["nodes"][0]["rc"] = rc
+    marker.write_text(json.dumps(data))
+    return folder
+
+
+@pytest.mark.parametrize("rc, runs", [(1.0, 2), (137.0, 2), (0.0, 3)])
+def test_a_done_marker_node_rc_written_as_a_float_is_read_as_its_exit_status(
+        tmp_path, rc, runs):
+    """A node rc of 1.0 (a tool writing numbers as floats) counted the run: 3 repeats."""
+    _run_three_marked(tmp_path, rc)
+    result = parse_paths([tmp_path], cache=False)
+    assert len(result.runs) == runs
+    strays = list(result.problems[result.problems["kind"] == "stray_log"]["reason"])
+    if runs == 2:
+        assert len(strays) == 1 and f"nodes[0].rc {rc}" in strays[0]
+    else:
+        assert not strays
