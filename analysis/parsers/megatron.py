@@ -70,6 +70,14 @@ def _ds_config(key: bytes) -> re.Pattern:
                       re.M)
 
 
+#: DeepSpeed's stamped line at each of its log intervals (``[2022-10-29 00:42:31,001] [INFO]
+#: [logging.py:68:log_dist] [Rank 0] step=10, skipped=0, ...``): a wall clock beside
+#: Megatron's own timer.
+_DS_STEP = re.compile(rb"^\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)[.,](\d{3,6})\] \[INFO\] "
+                      rb"\[logging\.py:\d+:log_dist\] \[Rank 0\] step=(\d{1,12}), ", re.M)
+#: How far the printed elapsed time may stray from the stamps' spacing (the figure checks'
+#: bound: a timer and a wall clock over the same iterations agree far closer).
+_ELAPSED_OFF = 0.05
 _DS_TRAIN_BATCH = _ds_config(b"train_batch_size")
 _DS_ACCUMULATION = _ds_config(b"gradient_accumulation_steps")
 #: printed field -> (metric, unit, scale)
@@ -141,6 +149,44 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
         parsed.state("global_batch_size", int(gbs[last]), int(lines[last]))
         _batch_changes(log, parsed, floats(gbs[known]), lines[known])
     _printed_sequence(log, parsed, rest, lines)
+    elapsed = field_values(rest, b"elapsed time per iteration (ms)")
+    has = elapsed != b""
+    _elapsed_against_stamps(log, parsed, step[has], floats(elapsed[has]), lines[has])
+
+
+def _elapsed_against_stamps(log: LogText, parsed: ParsedLog, step: np.ndarray,
+                            elapsed: np.ndarray, lines: np.ndarray) -> None:
+    """A ``figure_mismatch`` where the printed elapsed time per iteration (the only clock the
+    figures use) is more than 5 % off the spacing of DeepSpeed's stamped ``step=N`` lines
+    over the same iterations: the median, per interval both clock alike, of elapsed / stamps'
+    milliseconds per iteration (the median leaves out the intervals holding an evaluation or
+    a checkpoint, which only the stamps count)."""
+    if len(step) < 2 or b"log_dist] [Rank 0] step=" not in log.data:
+        return
+    matches = list(_DS_STEP.finditer(log.data))
+    if len(matches) < 3:
+        return
+    when = unix_seconds([m.group(1) + b"." + m.group(2) for m in matches])
+    at = {int(m.group(3)): t for m, t in zip(matches, when.tolist())}
+    ratios, used = [], []
+    for i in range(1, len(step)):
+        a, b = int(step[i - 1]), int(step[i])
+        if b > a and a in at and b in at and at[b] > at[a]:
+            ratios.append(elapsed[i] / ((at[b] - at[a]) * 1e3 / (b - a)))
+            used.append(i)
+    if len(ratios) < 3:
+        return
+    ratio = float(np.median(ratios))
+    if abs(ratio - 1) <= _ELAPSED_OFF:
+        return
+    first = int(lines[used[0]])
+    parsed.problems.append(Problem(
+        log.source, first, "figure_mismatch",
+        f"the iteration lines' elapsed time per iteration is {ratio:.3f} times the spacing of "
+        f"DeepSpeed's stamped step= lines over the same iterations (the median of "
+        f"{len(ratios)} intervals, lines {first} to {int(lines[used[-1]])}): the two clocks "
+        "of one run disagree, so the latency, samples/s and TFLOP/s (timed by the printed "
+        "elapsed time) are in doubt", log.line_text(first)[:300]))
 
 
 def _ramp_up_stated(parsed: ParsedLog) -> bool:

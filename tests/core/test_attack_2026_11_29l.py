@@ -56,3 +56,42 @@ def test_a_done_marker_node_rc_written_as_a_float_is_read_as_its_exit_status(
         assert len(strays) == 1 and f"nodes[0].rc {rc}" in strays[0]
     else:
         assert not strays
+
+
+# --- a Megatron elapsed time held to DeepSpeed's stamped step lines ---------------------------
+
+def _megatron(tmp_path: Path, edit) -> Path:
+    folder = tmp_path / "megatron"
+    folder.mkdir()
+    text = gzip.decompress(MEGATRON.read_bytes()).decode()
+    (folder / "gpt3.log").write_text(edit(text))
+    return folder
+
+
+def _elapsed_times(factor: float):
+    def edit(text: str) -> str:
+        text, n = re.subn(r"(elapsed time per iteration \(ms\): )([\d.]+)",
+                          lambda m: f"{m.group(1)}{float(m.group(2)) * factor:.1f}", text)
+        assert n == 12
+        return text
+    return edit
+
+
+@pytest.mark.parametrize("factor", [0.8, 1.1])
+def test_a_megatron_elapsed_time_off_its_deepspeed_step_stamps_fails_strict(tmp_path, factor):
+    """Every elapsed time x 0.8 gave 547.95 samples/s (+25 %) with 0 problems, though
+    DeepSpeed's stamped step=N lines in the same log space its iterations 583.8 ms apart."""
+    folder = _megatron(tmp_path, _elapsed_times(factor))
+    result = parse_paths([folder], cache=False)
+    [reason] = result.problems[result.problems["kind"] == "figure_mismatch"]["reason"]
+    assert f"is {factor:.3f} times the spacing of DeepSpeed's stamped step= lines" in reason
+    assert main(["summarize", "--method", "dlperf", "--strict", str(folder)]) != 0
+
+
+def test_a_megatron_elapsed_time_within_its_step_stamps_is_no_flag(tmp_path):
+    """The real log (elapsed 584 ms, stamps 583.8) and one 3 % off stay unflagged."""
+    for factor in (1.0, 0.97):
+        (tmp_path / str(factor)).mkdir()
+        result = parse_paths([_megatron(tmp_path / str(factor), _elapsed_times(factor))],
+                             cache=False)
+        assert not strict_failures(result.problem_list()), factor
