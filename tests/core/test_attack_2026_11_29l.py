@@ -95,3 +95,26 @@ def test_a_megatron_elapsed_time_within_its_step_stamps_is_no_flag(tmp_path):
         result = parse_paths([_megatron(tmp_path / str(factor), _elapsed_times(factor))],
                              cache=False)
         assert not strict_failures(result.problem_list()), factor
+
+
+# --- a stated batch whose printed rates imply another on every interval alike ----------------
+
+@pytest.mark.parametrize("per_gpu", [112, 120])
+def test_a_batch_stated_low_whose_rates_imply_128_on_every_interval_fails_strict(
+        tmp_path, per_gpu):
+    """Run 1 of the bundled case (4 x 128) with its PARAMETER line saying 112 / 448 (a log
+    alone) gave 10,217.77 img/s for 11,677 with only a rates_other_clock note: its printed
+    rates and stamps imply 512 an iteration on every interval alike (the stamps' own clock),
+    so the stated batch is what is off."""
+    folder = tmp_path / "1n4g"
+    folder.mkdir()
+    text = (RN50 / f"{STEM}1.log").read_text()
+    text, n = re.subn(r"batch_size : 128  global_batch_size : 512",
+                      f"batch_size : {per_gpu}  global_batch_size : {per_gpu * 4}", text)
+    assert n == 1
+    (folder / f"resnet50_b{per_gpu}_fp32_1.log").write_text(text)
+    result = parse_paths([tmp_path], cache=False)
+    for method, df in run_throughputs(result, ("window", "dlperf")).items():
+        row = df.iloc[0]
+        assert row["problem_kind"] == "figure_mismatch", (method, row["problem"])
+    assert main(["summarize", "--method", "window", "--strict", str(tmp_path)]) != 0
