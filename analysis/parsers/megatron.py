@@ -79,7 +79,36 @@ _DS_STEP = re.compile(rb"^\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)[.,](\d{3,6})\] \
 #: bound: a timer and a wall clock over the same iterations agree far closer).
 _ELAPSED_OFF = 0.05
 _DS_TRAIN_BATCH = _ds_config(b"train_batch_size")
+_DS_MICRO = _ds_config(b"train_micro_batch_size_per_gpu")
 _DS_ACCUMULATION = _ds_config(b"gradient_accumulation_steps")
+
+
+def _ds_json(key: bytes) -> re.Pattern:
+    """A key of DeepSpeed's JSON configuration echo (``    "train_batch_size": 256,``)."""
+    return re.compile(rb'[ \t]*"' + key + rb'": *(\d{1,12}),?[ \t]*$', re.M)
+
+
+def _cmd_option(option: bytes) -> re.Pattern:
+    """An option of the launcher's command line (``[runner.py:504:main] cmd = ... pretrain_gpt.py
+    ... --global-batch-size 256``)."""
+    return re.compile(rb"[^\n]*?\] cmd = [^\n]*? " + option + rb"[ =](\d{1,12})(?![\d.])")
+
+
+#: Statements of the global batch beside the dump's and the lines': (what, literal, pattern).
+_GLOBAL_SAID = (
+    ("DeepSpeed's train_batch_size", b"train_batch_size", _DS_TRAIN_BATCH),
+    ("DeepSpeed's JSON train_batch_size", b'"train_batch_size"', _ds_json(b"train_batch_size")),
+    ("the launcher's --global-batch-size", b"--global-batch-size",
+     _cmd_option(b"--global-batch-size")),
+)
+#: Statements of the micro batch beside the dump's.
+_MICRO_SAID = (
+    ("DeepSpeed's train_micro_batch_size_per_gpu", b"train_micro_batch_size_per_gpu", _DS_MICRO),
+    ("DeepSpeed's JSON train_micro_batch_size_per_gpu", b'"train_micro_batch_size_per_gpu"',
+     _ds_json(b"train_micro_batch_size_per_gpu")),
+    ("the launcher's --micro-batch-size", b"--micro-batch-size",
+     _cmd_option(b"--micro-batch-size")),
+)
 #: printed field -> (metric, unit, scale)
 _FIELDS = {
     "consumed samples": (M.SAMPLES, M.NONE, 1.0),
@@ -250,9 +279,12 @@ def _first_number(log: LogText, literal: bytes, pattern: re.Pattern) -> tuple[in
 def _batch_statements(log: LogText, parsed: ParsedLog, dump_lines: dict[str, int]) -> None:
     """A ``metadata_conflict`` where the log states its global batch in ways that disagree:
     the argument dump's ``global_batch_size``, the iteration lines' ``global batch size``,
-    DeepSpeed's ``train_batch_size``, and micro_batch_size x data-parallel size x the
-    micro-batches an iteration accumulates (Megatron's ``setting number of micro-batches``
-    line, DeepSpeed's ``gradient_accumulation_steps``). Megatron and DeepSpeed both derive
+    DeepSpeed's ``train_batch_size`` (its print and its JSON echo), the launcher's
+    ``--global-batch-size``, and micro_batch_size x data-parallel size x the micro-batches
+    an iteration accumulates (Megatron's ``setting number of micro-batches`` line,
+    DeepSpeed's ``gradient_accumulation_steps``), the micro batch as the dump states it and,
+    where it differs, as DeepSpeed (print, JSON echo) and the launcher's
+    ``--micro-batch-size`` do. Megatron and DeepSpeed both derive
     these from one setting, so any disagreement means one was altered or misread, and the
     samples/s and TFLOP/s (which count the global batch the lines print) are in doubt; the
     figures keep that batch. Without an accumulation count, a global batch that is no whole
@@ -276,8 +308,9 @@ def _batch_statements(log: LogText, parsed: ParsedLog, dump_lines: dict[str, int
         else:
             said.append((f"the iteration lines' global batch size {counted:,} (line {line})",
                           counted, line))
-    if (ds := _first_number(log, b"train_batch_size", _DS_TRAIN_BATCH)) is not None:
-        said.append((f"DeepSpeed's train_batch_size {ds[0]:,} (line {ds[1]})", *ds))
+    for what, literal, pattern in _GLOBAL_SAID:
+        if (n := _first_number(log, literal, pattern)) is not None:
+            said.append((f"{what} {n[0]:,} (line {n[1]})", *n))
     micro = to_int(params.get("micro_batch_size"))
     dp, dp_key = to_int(params.get("data_parallel_size")), "data_parallel_size"
     if dp is None:
@@ -299,6 +332,14 @@ def _batch_statements(log: LogText, parsed: ParsedLog, dump_lines: dict[str, int
             # Megatron refuses a global batch that is no whole multiple of micro x DP
             said.append((f"{parts} = {micro * dp:,}, of which {ref:,} is no whole multiple",
                          micro * dp, dump_lines.get("micro_batch_size")))
+    if dp and dp > 0 and counts:
+        # the micro batch as DeepSpeed and the launcher state it, with the first count
+        what_k, k, k_line = counts[0]
+        for what, literal, pattern in _MICRO_SAID:
+            if (n := _first_number(log, literal, pattern)) is not None and n[0] != micro:
+                said.append((f"{what} {n[0]} (line {n[1]}) x data-parallel size {dp} x "
+                             f"{what_k} {k} (line {k_line}) = {n[0] * dp * k:,}",
+                             n[0] * dp * k, n[1]))
     odd = [s for s in said if s[1] != ref]
     if not odd:
         return

@@ -118,3 +118,37 @@ def test_a_batch_stated_low_whose_rates_imply_128_on_every_interval_fails_strict
         row = df.iloc[0]
         assert row["problem_kind"] == "figure_mismatch", (method, row["problem"])
     assert main(["summarize", "--method", "window", "--strict", str(tmp_path)]) != 0
+
+
+# --- a Megatron batch held to DeepSpeed's micro batch and the launcher's command line ---------
+
+def _times(k: int):
+    return lambda m: f"{m.group(1)}{int(m.group(2)) * k:>{len(m.group(2))}}"
+
+
+def _batch_and_micro_ten_times(text: str) -> str:
+    """Megatron's every statement of the global batch x 10, the dump's micro_batch_size x 10
+    and DeepSpeed's train_batch_size print x 10: DeepSpeed's micro-batch print, its JSON echo
+    and the launcher's command line left as they are (4 and 256)."""
+    for field, n_ in (("global_batch_size \\.+ ", 1), ("micro_batch_size \\.+ ", 1),
+                      ("\\[config\\.py:\\d+:print\\] +train_batch_size[ .]+", 1),
+                      ("global batch size: +", 12), ("consumed samples: +", 12),
+                      ("consumed tokens: +", 12)):
+        text, n = re.subn(f"({field})(\\d+)", _times(10), text)
+        assert n == n_, field
+    return text
+
+
+def test_a_megatron_batch_and_micro_batch_ten_times_the_launchers_fails_strict(tmp_path):
+    """The global batch x 10 with the dump's micro batch 40 to match gave 4,383.56
+    samples/s and 1,086 TFLOP/s per GPU with 0 problems: DeepSpeed's
+    train_micro_batch_size_per_gpu print, its JSON echo and the launcher's cmd line say 4
+    and 256."""
+    folder = _megatron(tmp_path, _batch_and_micro_ten_times)
+    result = parse_paths([folder], cache=False)
+    [reason] = result.problems[result.problems["kind"] == "metadata_conflict"]["reason"]
+    for said in ("DeepSpeed's JSON train_batch_size 256", "the launcher's --global-batch-size 256",
+                 "DeepSpeed's train_micro_batch_size_per_gpu 4 (line",
+                 "the launcher's --micro-batch-size 4 (line"):
+        assert said in reason
+    assert main(["summarize", "--method", "dlperf", "--strict", str(folder)]) != 0
