@@ -78,6 +78,11 @@ _DS_STEP = re.compile(rb"^\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)[.,](\d{3,6})\] \
 #: How far the printed elapsed time may stray from the stamps' spacing (the figure checks'
 #: bound: a timer and a wall clock over the same iterations agree far closer).
 _ELAPSED_OFF = 0.05
+#: Megatron's timers line after an iteration line (``time (ms) | forward-compute: 309.31 |
+#: backward-compute: 243.47 | ... | optimizer: 14.26 | ...``), per iteration of the interval.
+_TIMERS = re.compile(rb"^[^\n|]{0,60}?time \(ms\) \|([^\n]*)$", re.M)
+#: Timers of one iteration's parts that run one after another (none inside another).
+_PARTS = (b"forward-compute", b"backward-compute", b"optimizer")
 _DS_TRAIN_BATCH = _ds_config(b"train_batch_size")
 _DS_MICRO = _ds_config(b"train_micro_batch_size_per_gpu")
 _DS_ACCUMULATION = _ds_config(b"gradient_accumulation_steps")
@@ -181,6 +186,46 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
     elapsed = field_values(rest, b"elapsed time per iteration (ms)")
     has = elapsed != b""
     _elapsed_against_stamps(log, parsed, step[has], floats(elapsed[has]), lines[has])
+    _elapsed_against_parts(log, parsed, floats(elapsed[has]), lines[has])
+
+
+def _elapsed_against_parts(log: LogText, parsed: ParsedLog, elapsed: np.ndarray,
+                           lines: np.ndarray) -> None:
+    """A ``figure_mismatch`` where the printed elapsed time per iteration is more than 5 %
+    below the forward, backward and optimizer times the timers line after it prints for the
+    same interval (an iteration holds all three, one after another), by the median over the
+    intervals after the first (whose timers count start-up the elapsed time does not)."""
+    if len(lines) < 4 or b"time (ms) |" not in log.data:
+        return
+    at = {}
+    for m in _TIMERS.finditer(log.data):
+        fields = dict(re.findall(rb"([\w-]+): (" + NUM + rb")", m.group(1)))
+        if all(p in fields for p in _PARTS):
+            at[int(log.lines_at(np.array([m.start()]))[0])] = sum(float(fields[p]) for p in _PARTS)
+    if not at:
+        return
+    timer_lines = np.array(sorted(at))
+    nxt = np.searchsorted(timer_lines, lines, side="right")  # the timers line after each
+    ratios, used = [], []
+    for i in range(1, len(lines)):
+        if nxt[i] < len(timer_lines):
+            t_line = int(timer_lines[nxt[i]])
+            if (i + 1 == len(lines) or t_line < lines[i + 1]) and at[t_line] > 0:
+                ratios.append(elapsed[i] / at[t_line])
+                used.append(i)
+    if len(ratios) < 3:
+        return
+    ratio = float(np.median(ratios))
+    if ratio >= 1 - _ELAPSED_OFF:
+        return
+    first = int(lines[used[0]])
+    parsed.problems.append(Problem(
+        log.source, first, "figure_mismatch",
+        f"the iteration lines' elapsed time per iteration is {ratio:.3f} times the "
+        f"forward-compute + backward-compute + optimizer times their timers lines print (the "
+        f"median of {len(ratios)} intervals, lines {first} to {int(lines[used[-1]])}); an "
+        "iteration cannot take less than its parts, so the latency, samples/s and TFLOP/s "
+        "(timed by the printed elapsed time) are in doubt", log.line_text(first)[:300]))
 
 
 def _elapsed_against_stamps(log: LogText, parsed: ParsedLog, step: np.ndarray,

@@ -83,8 +83,9 @@ def test_a_megatron_elapsed_time_off_its_deepspeed_step_stamps_fails_strict(tmp_
     DeepSpeed's stamped step=N lines in the same log space its iterations 583.8 ms apart."""
     folder = _megatron(tmp_path, _elapsed_times(factor))
     result = parse_paths([folder], cache=False)
-    [reason] = result.problems[result.problems["kind"] == "figure_mismatch"]["reason"]
-    assert f"is {factor:.3f} times the spacing of DeepSpeed's stamped step= lines" in reason
+    reasons = result.problems[result.problems["kind"] == "figure_mismatch"]["reason"]
+    assert sum(f"is {factor:.3f} times the spacing of DeepSpeed's stamped step= lines" in r
+               for r in reasons) == 1
     assert main(["summarize", "--method", "dlperf", "--strict", str(folder)]) != 0
 
 
@@ -152,3 +153,19 @@ def test_a_megatron_batch_and_micro_batch_ten_times_the_launchers_fails_strict(t
                  "the launcher's --micro-batch-size 4 (line"):
         assert said in reason
     assert main(["summarize", "--method", "dlperf", "--strict", str(folder)]) != 0
+
+
+@pytest.mark.parametrize("factor, flagged", [(0.8, True), (1.0, False)])
+def test_a_megatron_elapsed_time_below_its_printed_parts_fails_strict(tmp_path, factor, flagged):
+    """Without DeepSpeed's stamped lines, an elapsed time x 0.8 (467 ms) is still below the
+    forward + backward + optimizer times (565 ms) the timers lines print for the same
+    intervals, which no iteration can be; the real times (584 ms) are not."""
+    def edit(text: str) -> str:
+        text = re.sub(r"(?m)^.*log_dist\] \[Rank 0\] step=.*\n", "", _elapsed_times(factor)(text))
+        assert "step=" not in text
+        return text
+    result = parse_paths([_megatron(tmp_path, edit)], cache=False)
+    reasons = list(result.problems[result.problems["kind"] == "figure_mismatch"]["reason"])
+    assert len(reasons) == flagged
+    if flagged:
+        assert "0.827 times the forward-compute + backward-compute + optimizer" in reasons[0]
