@@ -66,9 +66,10 @@ _OK_KEYS = ("ok", "success")
 
 
 def _exit_status(value: object) -> bool:
-    """Whether `value` is a non-zero exit status: an int (not a bool) or its text (``"137"``,
-    ``"-9"``), as shells write them."""
-    if type(value) is int:
+    """Whether `value` is a non-zero exit status: an int or float (not a bool: tools that
+    write numbers as floats give ``1.0``) or its text (``"137"``, ``"-9"``), as shells write
+    them."""
+    if type(value) in (int, float):
         return value != 0
     text = value.strip() if isinstance(value, str) else ""
     return text.lstrip("+-").isdigit() and len(text) <= 12 and int(text) != 0

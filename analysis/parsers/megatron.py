@@ -70,8 +70,50 @@ def _ds_config(key: bytes) -> re.Pattern:
                       re.M)
 
 
+#: DeepSpeed's stamped line at each of its log intervals (``[2022-10-29 00:42:31,001] [INFO]
+#: [logging.py:68:log_dist] [Rank 0] step=10, skipped=0, ...``): a wall clock beside
+#: Megatron's own timer.
+_DS_STEP = re.compile(rb"^\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)[.,](\d{3,6})\] \[INFO\] "
+                      rb"\[logging\.py:\d+:log_dist\] \[Rank 0\] step=(\d{1,12}), ", re.M)
+#: How far the printed elapsed time may stray from the stamps' spacing (the figure checks'
+#: bound: a timer and a wall clock over the same iterations agree far closer).
+_ELAPSED_OFF = 0.05
+#: Megatron's timers line after an iteration line (``time (ms) | forward-compute: 309.31 |
+#: backward-compute: 243.47 | ... | optimizer: 14.26 | ...``), per iteration of the interval.
+_TIMERS = re.compile(rb"^[^\n|]{0,60}?time \(ms\) \|([^\n]*)$", re.M)
+#: Timers of one iteration's parts that run one after another (none inside another).
+_PARTS = (b"forward-compute", b"backward-compute", b"optimizer")
 _DS_TRAIN_BATCH = _ds_config(b"train_batch_size")
+_DS_MICRO = _ds_config(b"train_micro_batch_size_per_gpu")
 _DS_ACCUMULATION = _ds_config(b"gradient_accumulation_steps")
+
+
+def _ds_json(key: bytes) -> re.Pattern:
+    """A key of DeepSpeed's JSON configuration echo (``    "train_batch_size": 256,``)."""
+    return re.compile(rb'[ \t]*"' + key + rb'": *(\d{1,12}),?[ \t]*$', re.M)
+
+
+def _cmd_option(option: bytes) -> re.Pattern:
+    """An option of the launcher's command line (``[runner.py:504:main] cmd = ... pretrain_gpt.py
+    ... --global-batch-size 256``)."""
+    return re.compile(rb"[^\n]*?\] cmd = [^\n]*? " + option + rb"[ =](\d{1,12})(?![\d.])")
+
+
+#: Statements of the global batch beside the dump's and the lines': (what, literal, pattern).
+_GLOBAL_SAID = (
+    ("DeepSpeed's train_batch_size", b"train_batch_size", _DS_TRAIN_BATCH),
+    ("DeepSpeed's JSON train_batch_size", b'"train_batch_size"', _ds_json(b"train_batch_size")),
+    ("the launcher's --global-batch-size", b"--global-batch-size",
+     _cmd_option(b"--global-batch-size")),
+)
+#: Statements of the micro batch beside the dump's.
+_MICRO_SAID = (
+    ("DeepSpeed's train_micro_batch_size_per_gpu", b"train_micro_batch_size_per_gpu", _DS_MICRO),
+    ("DeepSpeed's JSON train_micro_batch_size_per_gpu", b'"train_micro_batch_size_per_gpu"',
+     _ds_json(b"train_micro_batch_size_per_gpu")),
+    ("the launcher's --micro-batch-size", b"--micro-batch-size",
+     _cmd_option(b"--micro-batch-size")),
+)
 #: printed field -> (metric, unit, scale)
 _FIELDS = {
     "consumed samples": (M.SAMPLES, M.NONE, 1.0),
@@ -141,6 +183,84 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
         parsed.state("global_batch_size", int(gbs[last]), int(lines[last]))
         _batch_changes(log, parsed, floats(gbs[known]), lines[known])
     _printed_sequence(log, parsed, rest, lines)
+    elapsed = field_values(rest, b"elapsed time per iteration (ms)")
+    has = elapsed != b""
+    _elapsed_against_stamps(log, parsed, step[has], floats(elapsed[has]), lines[has])
+    _elapsed_against_parts(log, parsed, floats(elapsed[has]), lines[has])
+
+
+def _elapsed_against_parts(log: LogText, parsed: ParsedLog, elapsed: np.ndarray,
+                           lines: np.ndarray) -> None:
+    """A ``figure_mismatch`` where the printed elapsed time per iteration is more than 5 %
+    below the forward, backward and optimizer times the timers line after it prints for the
+    same interval (an iteration holds all three, one after another), by the median over the
+    intervals after the first (whose timers count start-up the elapsed time does not)."""
+    if len(lines) < 4 or b"time (ms) |" not in log.data:
+        return
+    at = {}
+    for m in _TIMERS.finditer(log.data):
+        fields = dict(re.findall(rb"([\w-]+): (" + NUM + rb")", m.group(1)))
+        if all(p in fields for p in _PARTS):
+            at[int(log.lines_at(np.array([m.start()]))[0])] = sum(float(fields[p]) for p in _PARTS)
+    if not at:
+        return
+    timer_lines = np.array(sorted(at))
+    nxt = np.searchsorted(timer_lines, lines, side="right")  # the timers line after each
+    ratios, used = [], []
+    for i in range(1, len(lines)):
+        if nxt[i] < len(timer_lines):
+            t_line = int(timer_lines[nxt[i]])
+            if (i + 1 == len(lines) or t_line < lines[i + 1]) and at[t_line] > 0:
+                ratios.append(elapsed[i] / at[t_line])
+                used.append(i)
+    if len(ratios) < 3:
+        return
+    ratio = float(np.median(ratios))
+    if ratio >= 1 - _ELAPSED_OFF:
+        return
+    first = int(lines[used[0]])
+    parsed.problems.append(Problem(
+        log.source, first, "figure_mismatch",
+        f"the iteration lines' elapsed time per iteration is {ratio:.3f} times the "
+        f"forward-compute + backward-compute + optimizer times their timers lines print (the "
+        f"median of {len(ratios)} intervals, lines {first} to {int(lines[used[-1]])}); an "
+        "iteration cannot take less than its parts, so the latency, samples/s and TFLOP/s "
+        "(timed by the printed elapsed time) are in doubt", log.line_text(first)[:300]))
+
+
+def _elapsed_against_stamps(log: LogText, parsed: ParsedLog, step: np.ndarray,
+                            elapsed: np.ndarray, lines: np.ndarray) -> None:
+    """A ``figure_mismatch`` where the printed elapsed time per iteration (the only clock the
+    figures use) is more than 5 % off the spacing of DeepSpeed's stamped ``step=N`` lines
+    over the same iterations: the median, per interval both clock alike, of elapsed / stamps'
+    milliseconds per iteration (the median leaves out the intervals holding an evaluation or
+    a checkpoint, which only the stamps count)."""
+    if len(step) < 2 or b"log_dist] [Rank 0] step=" not in log.data:
+        return
+    matches = list(_DS_STEP.finditer(log.data))
+    if len(matches) < 3:
+        return
+    when = unix_seconds([m.group(1) + b"." + m.group(2) for m in matches])
+    at = {int(m.group(3)): t for m, t in zip(matches, when.tolist())}
+    ratios, used = [], []
+    for i in range(1, len(step)):
+        a, b = int(step[i - 1]), int(step[i])
+        if b > a and a in at and b in at and at[b] > at[a]:
+            ratios.append(elapsed[i] / ((at[b] - at[a]) * 1e3 / (b - a)))
+            used.append(i)
+    if len(ratios) < 3:
+        return
+    ratio = float(np.median(ratios))
+    if abs(ratio - 1) <= _ELAPSED_OFF:
+        return
+    first = int(lines[used[0]])
+    parsed.problems.append(Problem(
+        log.source, first, "figure_mismatch",
+        f"the iteration lines' elapsed time per iteration is {ratio:.3f} times the spacing of "
+        f"DeepSpeed's stamped step= lines over the same iterations (the median of "
+        f"{len(ratios)} intervals, lines {first} to {int(lines[used[-1]])}): the two clocks "
+        "of one run disagree, so the latency, samples/s and TFLOP/s (timed by the printed "
+        "elapsed time) are in doubt", log.line_text(first)[:300]))
 
 
 def _ramp_up_stated(parsed: ParsedLog) -> bool:
@@ -204,9 +324,12 @@ def _first_number(log: LogText, literal: bytes, pattern: re.Pattern) -> tuple[in
 def _batch_statements(log: LogText, parsed: ParsedLog, dump_lines: dict[str, int]) -> None:
     """A ``metadata_conflict`` where the log states its global batch in ways that disagree:
     the argument dump's ``global_batch_size``, the iteration lines' ``global batch size``,
-    DeepSpeed's ``train_batch_size``, and micro_batch_size x data-parallel size x the
-    micro-batches an iteration accumulates (Megatron's ``setting number of micro-batches``
-    line, DeepSpeed's ``gradient_accumulation_steps``). Megatron and DeepSpeed both derive
+    DeepSpeed's ``train_batch_size`` (its print and its JSON echo), the launcher's
+    ``--global-batch-size``, and micro_batch_size x data-parallel size x the micro-batches
+    an iteration accumulates (Megatron's ``setting number of micro-batches`` line,
+    DeepSpeed's ``gradient_accumulation_steps``), the micro batch as the dump states it and,
+    where it differs, as DeepSpeed (print, JSON echo) and the launcher's
+    ``--micro-batch-size`` do. Megatron and DeepSpeed both derive
     these from one setting, so any disagreement means one was altered or misread, and the
     samples/s and TFLOP/s (which count the global batch the lines print) are in doubt; the
     figures keep that batch. Without an accumulation count, a global batch that is no whole
@@ -230,8 +353,9 @@ def _batch_statements(log: LogText, parsed: ParsedLog, dump_lines: dict[str, int
         else:
             said.append((f"the iteration lines' global batch size {counted:,} (line {line})",
                           counted, line))
-    if (ds := _first_number(log, b"train_batch_size", _DS_TRAIN_BATCH)) is not None:
-        said.append((f"DeepSpeed's train_batch_size {ds[0]:,} (line {ds[1]})", *ds))
+    for what, literal, pattern in _GLOBAL_SAID:
+        if (n := _first_number(log, literal, pattern)) is not None:
+            said.append((f"{what} {n[0]:,} (line {n[1]})", *n))
     micro = to_int(params.get("micro_batch_size"))
     dp, dp_key = to_int(params.get("data_parallel_size")), "data_parallel_size"
     if dp is None:
@@ -253,6 +377,14 @@ def _batch_statements(log: LogText, parsed: ParsedLog, dump_lines: dict[str, int
             # Megatron refuses a global batch that is no whole multiple of micro x DP
             said.append((f"{parts} = {micro * dp:,}, of which {ref:,} is no whole multiple",
                          micro * dp, dump_lines.get("micro_batch_size")))
+    if dp and dp > 0 and counts:
+        # the micro batch as DeepSpeed and the launcher state it, with the first count
+        what_k, k, k_line = counts[0]
+        for what, literal, pattern in _MICRO_SAID:
+            if (n := _first_number(log, literal, pattern)) is not None and n[0] != micro:
+                said.append((f"{what} {n[0]} (line {n[1]}) x data-parallel size {dp} x "
+                             f"{what_k} {k} (line {k_line}) = {n[0] * dp * k:,}",
+                             n[0] * dp * k, n[1]))
     odd = [s for s in said if s[1] != ref]
     if not odd:
         return

@@ -940,11 +940,21 @@ def _median_and_harmonic(values: np.ndarray) -> tuple[float, float]:
 OTHER_CLOCK_MAX = 1.2
 
 
-def _clock_ratios(run: RunData) -> tuple[float, float, float, int] | None:
+#: The widest spread (10th to 90th percentile, relative) of the per-interval ratio of printed
+#: to timestamp rates that is one clock's: a rate printed by the clock that stamps the lines
+#: is off them by rounding alone, the same ratio on every interval, while a clock that times
+#: compute only leaves out a wait for data whose share varies interval by interval (a
+#: judgement: real loaders' share moves by more than 0.2 % of an iteration).
+SAME_CLOCK = 0.002
+
+
+def _clock_ratios(run: RunData) -> tuple[float, float, float, int, float] | None:
     """(10th percentile, median, 90th percentile, count) over all the run's intervals of
     the rate its line prints over the rate its timestamps give (stated global batch x
-    iterations / seconds); None without a global printed rate, a stated global batch,
-    sub-second stamps or MIN_PRINTED such intervals."""
+    iterations / seconds), and the share of the median interval the stamps' resolution
+    (the coarsest power of ten of a second every stamp lies on) moves it by; None without a
+    global printed rate, a stated global batch, sub-second stamps or MIN_PRINTED such
+    intervals."""
     if not _global_rate(run) or not np.isfinite(run.global_batch_size):
         return None
     lines, _, step, ts = run.timeline()
@@ -957,24 +967,32 @@ def _clock_ratios(run: RunData) -> tuple[float, float, float, int] | None:
     if len(ratio) < MIN_PRINTED:
         return None
     low, mid, high = np.quantile(ratio, [0.1, 0.5, 0.9])
-    return float(low), float(mid), float(high), len(ratio)
+    us = np.round(ts[np.isfinite(ts)] * 1e6).astype(np.int64)
+    us -= us.min()
+    resolution = max(10 ** k for k in range(7) if not (us % 10 ** k).any()) / 1e6
+    typical = float(np.nanmedian(np.where(dt > 0, dt, np.nan)))
+    return float(low), float(mid), float(high), len(ratio), 2 * resolution / typical
 
 
 def _other_clock(run: RunData, est: Estimate) -> str:
     """Why the rates printed on `est`'s window are off its figure by the program's own clock
     ("" when they are not): over the whole run each interval's printed rate is a steady
     ratio r of its timestamps' rate (the 10th to 90th percentiles within 2 x MISMATCH of r),
-    1 + MISMATCH < r <= OTHER_CLOCK_MAX, and the window's printed median is the figure x r.
-    The log cannot tell that from a batch stated r times too small, hence a note, not
-    silence."""
+    1 + MISMATCH < r <= OTHER_CLOCK_MAX, and the window's printed median is the figure x r,
+    but not the same r on every interval to within SAME_CLOCK (where the stamps are fine
+    enough to tell): that is the stamps' own clock, and the stated batch is what is off.
+    Otherwise the log cannot tell another clock from a batch stated r times too small, hence
+    a note, not silence. Only a ratio above 1 is a clock's: one that leaves time out prints
+    a higher rate, never a lower one."""
     ratios = _once(run, "clock_ratios", lambda: _clock_ratios(run))
     values = _printed(run, est.window) if est.window is not None else ()
     if ratios is None or not len(values):
         return ""
-    low, mid, high, n = ratios
+    low, mid, high, n, rough = ratios
     printed = float(statistics.median(values.tolist()))
     if high - low > 2 * MISMATCH * mid or not 1 + MISMATCH < mid <= OTHER_CLOCK_MAX \
-            or abs(est.throughput * mid - printed) > MISMATCH * printed:
+            or abs(est.throughput * mid - printed) > MISMATCH * printed \
+            or (high - low <= SAME_CLOCK * mid and rough <= SAME_CLOCK):
         return ""
     return (f"the rates the lines print are a steady {mid:.3f} times the rate their timestamps "
             f"give on each of the {n} intervals of the run read (the middle 80 % of them "
