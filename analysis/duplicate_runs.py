@@ -1,6 +1,7 @@
 """Runs that are copies of others: a log read twice (a repeat copied under another number, a
-copied campaign folder, a backup inside the tree read, a copy re-stamped or with its stamps
-cut) is counted once, with a `duplicate_run` problem naming both (:func:`drop_copies`)."""
+copied campaign folder, a backup inside the tree read, a copy re-stamped, stretched or
+jittered, or with its stamps cut) is counted once, with a `duplicate_run` problem naming
+both (:func:`drop_copies`)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ NEAR_SHARE = 0.9
 MIN_INTERVALS = 5
 #: Stamp resolutions told apart, in microseconds (1 us to 1 s).
 RESOLUTIONS = tuple(10 ** k for k in range(7))
+#: Fewest training lines whose values, in iteration order, tell a copy whatever its stamps.
+MIN_LINES = 20
+#: What a program times: two real runs never print these alike line for line, while a run
+#: made deterministic prints the same losses (and learning rates, accuracies) every time.
+TIMED = frozenset({M.THROUGHPUT, M.COMPUTE_THROUGHPUT, M.LATENCY})
 
 
 def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
@@ -36,7 +42,9 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
     copy of it, a `duplicate_run` naming both, and only the first is kept: two runs never
     share their stamps to the microsecond. Where that could be chance (stamps coarser than a
     microsecond, few or repeating intervals) or by construction (logs in other places, edited
-    from one another), nearly all values must be the same too. A log of the same text as one
+    from one another), nearly all values must be the same too. Whatever the stamps, a run
+    whose lines print another's values, rates included, iteration for iteration is a copy:
+    two runs never print the same rates line for line. A log of the same text as one
     under the same folder, relative name or file name is a copy too (the only test for logs
     without stamps). Candidates come from one index (`_Index`), confirmed by reading both
     logs whole."""
@@ -83,18 +91,24 @@ class _Signature(NamedTuple):
     resolution: int  # the coarsest of `RESOLUTIONS` every stamp lies on
     distinct: bool  # at least MIN_INTERVALS intervals, at least half of them distinct
     varied: bool  # at least half of `rows` distinct (not a generator's constant values)
+    lines: np.ndarray  # the distinct iterations, sorted
+    by_line: np.ndarray  # a digest of the values of each iteration's rows (uint64)
+    timed: bool  # at least MIN_LINES iterations, nearly all with `TIMED` values, half distinct
 
 
 def _signature(parsed: ParsedLog) -> _Signature | None:
     """What tells a copy of a log: its training rows that carry a step; None when any has no
     stamp or fewer than 3 stamps are distinct (too few to tell a copy by)."""
-    stamps, steps, values = [], [], []
+    stamps, steps, values, timed = [], [], [], []
     for b in parsed.obs.blocks:
         keep = np.broadcast_to((b["phase"] == M.TRAIN) & (b["step"] != -1), (b["n"],))
         if keep.any():
             stamps.append(np.asarray(b["timestamp"][keep], dtype=float))
             steps.append(np.broadcast_to(b["step"], (b["n"],))[keep])
             values.append(np.asarray(b["value"][keep], dtype=float))
+            metric = b["metric"]
+            timed.append(np.broadcast_to(metric in TIMED, (b["n"],))[keep]
+                         if isinstance(metric, str) else np.isin(metric[keep], list(TIMED)))
     if not stamps:
         return None
     t = np.concatenate(stamps)
@@ -104,13 +118,23 @@ def _signature(parsed: ParsedLog) -> _Signature | None:
                                  return_inverse=True)
     if len(us) < 3:
         return None
+    mixed = _mix(np.concatenate(values).view(np.uint64))
     rows = np.zeros(len(us), dtype=np.uint64)
-    np.add.at(rows, which, _mix(np.concatenate(values).view(np.uint64)))  # in any order
+    np.add.at(rows, which, mixed)  # in any order
     resolution = max(r for r in RESOLUTIONS if not (us % r).any())
     gaps = np.diff(us)
-    return _Signature(us, np.concatenate(steps)[first], rows, resolution,
+    step = np.concatenate(steps)
+    lines, at = np.unique(step, return_inverse=True)
+    by_line, by_time = np.zeros(len(lines), np.uint64), np.zeros(len(lines), np.uint64)
+    np.add.at(by_line, at, mixed)
+    timed_rows = np.concatenate(timed)
+    np.add.at(by_time, at[timed_rows], mixed[timed_rows])
+    with_time = len(np.unique(at[timed_rows]))
+    return _Signature(us, step[first], rows, resolution,
                       len(gaps) >= MIN_INTERVALS and 2 * len(np.unique(gaps)) >= len(gaps),
-                      2 * len(np.unique(rows)) >= len(rows))
+                      2 * len(np.unique(rows)) >= len(rows), lines, by_line,
+                      len(lines) >= MIN_LINES and with_time >= NEAR_SHARE * len(lines)
+                      and 2 * len(np.unique(by_time)) >= len(lines))
 
 
 def _mix(bits: np.ndarray) -> np.ndarray:
@@ -126,8 +150,8 @@ class _Index:
     """The signatures kept, looked up by what a copy shares with the log it copies: the
     first three intervals to the microsecond (or the three after the first: a copy that lost
     or gained its first line), where those tell a copy, and the values of each of the first
-    four stamps, where values vary. A lookup finds the few runs that can be copies, not every
-    run read; `compared` counts the candidates returned."""
+    four stamps and iterations, where values vary. A lookup finds the few runs that can be
+    copies, not every run read; `compared` counts the candidates returned."""
 
     def __init__(self):
         self._by_key: dict[tuple, list] = {}
@@ -153,6 +177,8 @@ def _keys(sig: _Signature, near: bool = False) -> set[tuple]:
     """`sig`'s keys in `_Index`; with `near` also those of intervals a microsecond longer or
     shorter (a stamp edited or rounded by one)."""
     keys = {("values", int(row)) for row in sig.rows[:4]} if sig.varied else set()
+    if sig.timed:
+        keys.update(("values", int(row)) for row in sig.by_line[:4])
     if sig.resolution == 1 and sig.distinct:
         gaps = np.diff(sig.stamps[:5]).tolist()
         for three in (gaps[:3], gaps[1:4]):
@@ -171,17 +197,22 @@ def _copy_of(one: _Signature, two: _Signature, elsewhere: bool) -> str:
     Where stamps cannot tell, a copy has as many, lies in the same place (a run that went a
     line further is another run; fixtures edited from one another share stamps and values)
     and its values vary (a generator's constant values tell no copy). A line lost or gained
-    anywhere after the first few leaves the rest paired."""
+    anywhere after the first few leaves the rest paired.
+
+    Whatever the stamps (stretched, jittered line by line): "values (k of n ...)" when at
+    least `NEAR_SHARE` of the more numerous of two logs' iterations print the same values at
+    the same iteration, where those values can tell (`timed`: at least `MIN_LINES` lines
+    whose times or rates vary; a deterministic run's repeats print the same losses, never
+    the same rates)."""
     a, b = one.stamps, two.stamps
     tol = max(one.resolution, two.resolution)
     telling = tol == 1 and one.distinct and two.distinct
     values = elsewhere or not telling
-    if not telling and (elsewhere or len(a) != len(b) or not (one.varied and two.varied)):
-        return ""
     need = max(3, NEAR_SHARE * max(len(a), len(b)))
-    if min(len(a), len(b)) < need:
-        return ""
-    for offset in sorted({int(b[j] - a[i]) for i in (0, 1) for j in (0, 1)}, key=abs):
+    pairs = min(len(a), len(b)) >= need and (telling or not elsewhere and len(a) == len(b)
+                                             and one.varied and two.varied)
+    for offset in sorted({int(b[j] - a[i]) for i in (0, 1) for j in (0, 1)} if pairs else (),
+                         key=abs):
         moved = a + offset
         right = np.clip(np.searchsorted(b, moved), 0, len(b) - 1)
         left = np.maximum(right - 1, 0)
@@ -196,7 +227,15 @@ def _copy_of(one: _Signature, two: _Signature, elsewhere: bool) -> str:
         return (f"stamps{' and values' if values else ''} ({same} of "
                 f"{max(len(a), len(b))} stamps the same to {_name(tol)}{moved_by}: "
                 "a copy re-stamped, its stamps cut, a line lost or a value edited)")
-    return ""
+    if not (one.timed and two.timed):
+        return ""
+    lines = max(len(one.lines), len(two.lines))
+    _, i, j = np.intersect1d(one.lines, two.lines, assume_unique=True, return_indices=True)
+    same = int((one.by_line[i] == two.by_line[j]).sum())
+    if same < NEAR_SHARE * lines:
+        return ""
+    return (f"values ({same} of {lines} iterations' values alike, whatever their "
+            "stamps: a copy re-stamped, stretched or jittered)")
 
 
 def _name(resolution: int) -> str:
