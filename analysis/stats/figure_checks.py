@@ -632,7 +632,7 @@ def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
     out, as it leaves out those across an epoch's end, where it has enough others."""
     rest = ok & ~held
     if not rest.any():
-        return _evaluations_by_stamps(run, est, lines, t, held, seconds)
+        return _evaluations_by_stamps(run, est, lines, t, ds, held, seconds)
     pace = float(np.median(dt[rest] / ds[rest]))
     extra = float(np.sum(dt[held] - ds[held] * pace))
     if extra <= MISMATCH * seconds:
@@ -647,26 +647,50 @@ def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
         "intervals without one, as it leaves out an epoch's end); the figure is kept"))
 
 
-def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, held, seconds: float):
+def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, held, seconds: float):
     """`_evaluation_counted` for a window whose every interval holds evaluation lines: the
     seconds from each such interval's first training line to its last evaluation line,
-    by their stamps, in sum over MISMATCH of the window's `seconds` flag it."""
+    by their stamps, or those intervals' time beyond the pace of the run's intervals
+    without one (its lines before the evaluations start), in sum over MISMATCH of the
+    window's `seconds` flag it. An evaluation line may be stamped as the evaluation starts,
+    its time falling after it, so small stamps alone do not clear it: with no interval
+    of the run free of one, nothing in the log times training alone, and the figure is
+    flagged as holding the evaluations' time, whatever it is."""
     stamps = run.evaluation_stamps
-    if stamps is None or len(stamps) != len(run.evaluations):
-        return None
     at = np.flatnonzero(held)
-    last = np.searchsorted(run.evaluations, lines[at + 1]) - 1  # the last before the next line
-    took = stamps[last] - t[at]
-    took = took[np.isfinite(took) & (took > 0)]
-    spent = float(took.sum())
-    if spent <= MISMATCH * seconds:
+    spent = 0.0
+    if stamps is not None and len(stamps) == len(run.evaluations):
+        last = np.searchsorted(run.evaluations, lines[at + 1]) - 1  # the last before the next
+        took = stamps[last] - t[at]
+        spent = float(took[np.isfinite(took) & (took > 0)].sum())
+    if spent > MISMATCH * seconds:
+        return _flag(est, "figure_mismatch", (
+            f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
+            f"evaluation lines ({len(at)} intervals), which it counts as training: their "
+            f"stamps come {spent:.6g} s in all after the training lines before them, "
+            f"{spent / seconds:.1%} of the {seconds:.6g} s the figure counts; none of its "
+            "intervals is without one to time training alone; the figure is kept"))
+    all_lines, _, step, ts = run.timeline()
+    run_ds, run_dt = np.diff(step), np.diff(ts)
+    free = ((run_ds > 0) & np.isfinite(run_dt) & (run_dt > 0)
+            & ~holds_evaluation(run.evaluations, all_lines))
+    if not free.any():
+        return _flag(est, "evaluation_in_figure", (
+            f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
+            f"evaluation lines ({len(at)} intervals), and so does every interval of the run: "
+            "no interval times training alone, so the figure counts the evaluations' time "
+            "as training, however long they took (their lines' stamps do not show it: an "
+            "evaluation may run after its line is stamped); the figure is kept"))
+    pace = float(np.median(run_dt[free] / run_ds[free]))
+    extra = float(np.sum(np.diff(t)[held] - ds[held] * pace))
+    if extra <= MISMATCH * seconds:
         return None
     return _flag(est, "figure_mismatch", (
         f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
-        f"evaluation lines ({len(at)} intervals), which it counts as training: their stamps "
-        f"come {spent:.6g} s in all after the training lines before them, {spent / seconds:.1%} "
-        f"of the {seconds:.6g} s the figure counts; none of its intervals is without one "
-        "to time training alone; the figure is kept"))
+        f"evaluation lines ({len(at)} intervals), which it counts as training: they take "
+        f"{extra:.6g} s beyond the pace of the run's {int(free.sum())} interval(s) without "
+        f"one ({pace:.6g} s an iteration), {extra / seconds:.1%} of the {seconds:.6g} s the "
+        "figure counts; the figure is kept"))
 
 
 def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,
