@@ -618,7 +618,7 @@ def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coars
         return 0.0
     if hiccup.sum() < MIN_HICCUPS:
         return _short_run_hiccups(far, ratio, extra, ds[a:max(a, b - 1)],
-                                  int(hiccup.sum()), int(usual.sum()))
+                                  int(hiccup.sum()), int(usual.sum()), seconds)
     top = float(np.quantile(per[hiccup] / pace.local[hiccup], USUAL_QUANTILE))
     share = float(np.sum(dt[hiccup] - ds[hiccup] * pace.local[hiccup]) / np.sum(dt[usual]))
     like = far & (ratio <= top)
@@ -629,29 +629,35 @@ def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coars
 #: (_short_run_hiccups): a loader stalling on 8 % of the iterations leaves up to ~15 % of
 #: 100 by chance; more than this many stalls is no scatter of hiccups.
 HICCUP_SHARE = 0.2
+#: Share of a window's time hiccups judged by their shape alone may take: 8 % of the
+#: iterations at 1.5-3x take up to ~10 %; six clock steps of 3.4x an iteration in 100 add
+#: 12 % more, which their shape alone does not tell from hiccups.
+HICCUP_TIME = 2 * MISMATCH
 #: Poisson chance below which the run's hiccups outside a window are too few for its own.
 RARE = 0.01
 
 
 def _short_run_hiccups(far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
-                       ds: np.ndarray, seen: int, outside: int) -> float:
+                       ds: np.ndarray, seen: int, outside: int, seconds: float) -> float:
     """The seconds of the window's `far` intervals that are hiccups by their shape, for a
     run too short to show MIN_HICCUPS of its own outside the window (a run of 150
     iterations has ~50 intervals outside its window): each one iteration under STALL_FACTOR
-    times its pace, the interval's others at it, widened by three times the jitter of the window's other intervals (their scaled
-    MAD, at least MISMATCH; not the run's spread, which hiccups widen), all of them, on no
-    more than HICCUP_SHARE of the window's intervals. The same window inside a longer run
-    is judged by the run's hiccups instead; a longer stall, or a clock step larger than
-    that, is judged as before. The bound is a judgement: a loader wait of one or two
-    iterations is the commonest hiccup, and the log cannot tell a clock step that small
-    and scattered from one. The run's other intervals must not say otherwise: as few
-    hiccups among them as they show (none in a clean run) must be no rarer than RARE at
-    the rate of both together."""
+    times its pace (the interval's others at it), widened by three times the jitter of the
+    window's other intervals (their scaled MAD, at least MISMATCH; not the run's spread,
+    which hiccups widen), all of them, on no more than HICCUP_SHARE of the window's
+    intervals and HICCUP_TIME of its time. The same window inside a longer run is judged by
+    the run's hiccups instead; a longer stall, or a clock step larger than that, is judged
+    as before. The bound is a judgement: a loader wait of one or two iterations is the
+    commonest hiccup, and the log cannot tell a clock step that small and scattered from
+    one. The run's other intervals must not say otherwise: as few hiccups among them as
+    they show (none in a clean run) must be no rarer than RARE at the rate of both."""
     calm = ratio[~far & np.isfinite(ratio)]
     jitter = 1.4826 * float(np.median(np.abs(calm - np.median(calm)))) if len(calm) else 0.0
     # one iteration of the interval that long, the others at the pace
     like = far & (ds * ratio - (ds - 1) <= STALL_FACTOR * (1 + max(3 * jitter, MISMATCH)))
     if not like.any() or like.sum() < far.sum() or like.sum() > HICCUP_SHARE * len(far):
+        return 0.0
+    if float(np.sum(extra[like])) > HICCUP_TIME * seconds:
         return 0.0
     # as few as `seen` of the run's `outside` intervals, at the rate of the run's and the
     # window's together (a clean run with small steps in its window), is chance below
