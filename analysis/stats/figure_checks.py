@@ -36,6 +36,7 @@ printed rates, a closing line) or its family.
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 
 import numpy as np
@@ -52,7 +53,7 @@ from analysis.stats.methods.window import (
     stamp_step,
     whole_seconds,
 )
-from analysis.stats.run_pace import LOCAL, USUAL_QUANTILE, run_pace
+from analysis.stats.run_pace import LOCAL, STALL_FACTOR, USUAL_QUANTILE, run_pace
 
 #: Relative difference between a measured figure and the printed throughput that is flagged.
 MISMATCH = 0.05
@@ -613,12 +614,58 @@ def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coars
     usual[a:max(a, b - 1)] = False
     bound = (1 + MISMATCH) * pace.spread * np.where(usual, pace.local, np.inf)
     hiccup = usual & (dt > ds * bound + coarse)
-    if hiccup.sum() < MIN_HICCUPS or not far.any():
+    if not far.any():
         return 0.0
+    if hiccup.sum() < MIN_HICCUPS:
+        return _short_run_hiccups(far, ratio, extra, ds[a:max(a, b - 1)],
+                                  int(hiccup.sum()), int(usual.sum()), seconds)
     top = float(np.quantile(per[hiccup] / pace.local[hiccup], USUAL_QUANTILE))
     share = float(np.sum(dt[hiccup] - ds[hiccup] * pace.local[hiccup]) / np.sum(dt[usual]))
     like = far & (ratio <= top)
     return min(float(np.sum(extra[like])), share * seconds)
+
+
+#: Share of a window's intervals that may be hiccups judged by their shape alone
+#: (_short_run_hiccups): a loader stalling on 8 % of the iterations leaves up to ~15 % of
+#: 100 by chance; more than this many stalls is no scatter of hiccups.
+HICCUP_SHARE = 0.2
+#: Share of a window's time hiccups judged by their shape alone may take: 8 % of the
+#: iterations at 1.5-3x take up to ~10 %; six clock steps of 3.4x an iteration in 100 add
+#: 12 % more, which their shape alone does not tell from hiccups.
+HICCUP_TIME = 2 * MISMATCH
+#: Poisson chance below which the run's hiccups outside a window are too few for its own.
+RARE = 0.01
+
+
+def _short_run_hiccups(far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
+                       ds: np.ndarray, seen: int, outside: int, seconds: float) -> float:
+    """The seconds of the window's `far` intervals that are hiccups by their shape, for a
+    run too short to show MIN_HICCUPS of its own outside the window (a run of 150
+    iterations has ~50 intervals outside its window): each one iteration under STALL_FACTOR
+    times its pace (the interval's others at it), widened by three times the jitter of the
+    window's other intervals (their scaled MAD, at least MISMATCH; not the run's spread,
+    which hiccups widen), all of them, on no more than HICCUP_SHARE of the window's
+    intervals and HICCUP_TIME of its time. The same window inside a longer run is judged by
+    the run's hiccups instead; a longer stall, or a clock step larger than that, is judged
+    as before. The bound is a judgement: a loader wait of one or two iterations is the
+    commonest hiccup, and the log cannot tell a clock step that small and scattered from
+    one. The run's other intervals must not say otherwise: as few hiccups among them as
+    they show (none in a clean run) must be no rarer than RARE at the rate of both."""
+    calm = ratio[~far & np.isfinite(ratio)]
+    jitter = 1.4826 * float(np.median(np.abs(calm - np.median(calm)))) if len(calm) else 0.0
+    # one iteration of the interval that long, the others at the pace
+    like = far & (ds * ratio - (ds - 1) <= STALL_FACTOR * (1 + max(3 * jitter, MISMATCH)))
+    if not like.any() or like.sum() < far.sum() or like.sum() > HICCUP_SHARE * len(far):
+        return 0.0
+    if float(np.sum(extra[like])) > HICCUP_TIME * seconds:
+        return 0.0
+    # as few as `seen` of the run's `outside` intervals, at the rate of the run's and the
+    # window's together (a clean run with small steps in its window), is chance below
+    # RARE: they are not the run's
+    expect = (like.sum() + seen) / (len(far) + outside) * outside
+    if sum(math.exp(-expect) * expect ** k / math.factorial(k) for k in range(seen + 1)) < RARE:
+        return 0.0
+    return float(np.sum(extra[like]))
 
 
 def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
@@ -632,7 +679,7 @@ def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
     out, as it leaves out those across an epoch's end, where it has enough others."""
     rest = ok & ~held
     if not rest.any():
-        return _evaluations_by_stamps(run, est, lines, t, held, seconds)
+        return _evaluations_by_stamps(run, est, lines, t, ds, held, seconds)
     pace = float(np.median(dt[rest] / ds[rest]))
     extra = float(np.sum(dt[held] - ds[held] * pace))
     if extra <= MISMATCH * seconds:
@@ -647,26 +694,55 @@ def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
         "intervals without one, as it leaves out an epoch's end); the figure is kept"))
 
 
-def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, held, seconds: float):
+def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, held, seconds: float):
     """`_evaluation_counted` for a window whose every interval holds evaluation lines: the
     seconds from each such interval's first training line to its last evaluation line,
-    by their stamps, in sum over MISMATCH of the window's `seconds` flag it."""
+    by their stamps, or those intervals' time beyond the pace of the run's intervals
+    without one (its lines before the evaluations start), in sum over MISMATCH of the
+    window's `seconds` flag it. An evaluation line may be stamped as the evaluation starts,
+    its time falling after it, so small stamps alone do not clear it: with no interval
+    of the run free of one, nothing in the log times training alone, and the figure is
+    flagged as holding the evaluations' time, whatever it is."""
     stamps = run.evaluation_stamps
-    if stamps is None or len(stamps) != len(run.evaluations):
-        return None
     at = np.flatnonzero(held)
-    last = np.searchsorted(run.evaluations, lines[at + 1]) - 1  # the last before the next line
-    took = stamps[last] - t[at]
-    took = took[np.isfinite(took) & (took > 0)]
-    spent = float(took.sum())
-    if spent <= MISMATCH * seconds:
+    spent = 0.0
+    if stamps is not None and len(stamps) == len(run.evaluations):
+        last = np.searchsorted(run.evaluations, lines[at + 1]) - 1  # the last before the next
+        took = stamps[last] - t[at]
+        spent = float(took[np.isfinite(took) & (took > 0)].sum())
+    if spent > MISMATCH * seconds:
+        return _flag(est, "figure_mismatch", (
+            f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
+            f"evaluation lines ({len(at)} intervals), which it counts as training: their "
+            f"stamps come {spent:.6g} s in all after the training lines before them, "
+            f"{spent / seconds:.1%} of the {seconds:.6g} s the figure counts; none of its "
+            "intervals is without one to time training alone; the figure is kept"))
+    all_lines, _, step, ts = run.timeline()
+    # evaluation metrics carried on the training lines themselves (a running val_top1, a
+    # count named valid_...) are no line of their own between them: nothing to time
+    between = np.setdiff1d(run.evaluations, all_lines)
+    if not len(between):
+        return None
+    run_ds, run_dt = np.diff(step), np.diff(ts)
+    free = ((run_ds > 0) & np.isfinite(run_dt) & (run_dt > 0)
+            & ~holds_evaluation(between, all_lines))
+    if not free.any():
+        return _flag(est, "evaluation_in_figure", (
+            f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
+            f"evaluation lines ({len(at)} intervals), and so does every interval of the run: "
+            "no interval times training alone, so the figure counts the evaluations' time "
+            "as training, however long they took (their lines' stamps do not show it: an "
+            "evaluation may run after its line is stamped); the figure is kept"))
+    pace = float(np.median(run_dt[free] / run_ds[free]))
+    extra = float(np.sum(np.diff(t)[held] - ds[held] * pace))
+    if extra <= MISMATCH * seconds:
         return None
     return _flag(est, "figure_mismatch", (
         f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
-        f"evaluation lines ({len(at)} intervals), which it counts as training: their stamps "
-        f"come {spent:.6g} s in all after the training lines before them, {spent / seconds:.1%} "
-        f"of the {seconds:.6g} s the figure counts; none of its intervals is without one "
-        "to time training alone; the figure is kept"))
+        f"evaluation lines ({len(at)} intervals), which it counts as training: they take "
+        f"{extra:.6g} s beyond the pace of the run's {int(free.sum())} interval(s) without "
+        f"one ({pace:.6g} s an iteration), {extra / seconds:.1%} of the {seconds:.6g} s the "
+        "figure counts; the figure is kept"))
 
 
 def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,
