@@ -72,8 +72,8 @@ def _ds_config(key: bytes) -> re.Pattern:
 
 #: DeepSpeed's stamped line at each of its log intervals (``[2022-10-29 00:42:31,001] [INFO]
 #: [logging.py:68:log_dist] [Rank 0] step=10, skipped=0, ...``): a wall clock beside
-#: Megatron's own timer.
-_DS_STEP = re.compile(rb"^\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)[.,](\d{3,6})\] \[INFO\] "
+#: Megatron's own timer. A launcher's tag may lead the line (pdsh's ``worker-0: ``, srun's ``0: ``).
+_DS_STEP = re.compile(rb"^[^\n\[]{0,40}?\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)[.,](\d{3,6})\] \[INFO\] "
                       rb"\[logging\.py:\d+:log_dist\] \[Rank 0\] step=(\d{1,12}), ", re.M)
 #: How far the printed elapsed time may stray from the stamps' spacing (the figure checks'
 #: bound: a timer and a wall clock over the same iterations agree far closer).
