@@ -66,13 +66,23 @@ _OK_KEYS = ("ok", "success")
 
 
 def _exit_status(value: object) -> bool:
-    """Whether `value` is a non-zero exit status: an int or float (not a bool: tools that
-    write numbers as floats give ``1.0``) or its text (``"137"``, ``"-9"``), as shells write
-    them."""
-    if type(value) in (int, float):
+    """Whether `value` states anything but a zero exit status: a non-zero number (``1.0``
+    from tools that write numbers as floats, ``true``), its text (``"137"``, ``"1.0"``), a
+    word (``"error"``), or a list or mapping holding any of these (``[1]``, ``{"code": 1}``).
+    Null, ``""``, ``0`` and ``"0"`` say nothing failed."""
+    if value is None:
+        return False
+    if isinstance(value, (bool, int, float)):
         return value != 0
-    text = value.strip() if isinstance(value, str) else ""
-    return text.lstrip("+-").isdigit() and len(text) <= 12 and int(text) != 0
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return any(map(_exit_status, value))
+    text = str(value).strip()
+    try:
+        return float(text) != 0
+    except ValueError:
+        return bool(text)
 
 
 def marker_failure(marker: dict) -> str:

@@ -44,16 +44,19 @@ def _run_three_marked(tmp_path: Path, rc) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("rc, runs", [(1.0, 2), (137.0, 2), (0.0, 3)])
+@pytest.mark.parametrize("rc, runs", [(1.0, 2), (137.0, 2), (0.0, 3), ("1.0", 2), (True, 2),
+                                      ("error", 2), ([1], 2), ({"code": 1}, 2), ("0", 3),
+                                      ({"code": 0}, 3)])
 def test_a_done_marker_node_rc_written_as_a_float_is_read_as_its_exit_status(
         tmp_path, rc, runs):
-    """A node rc of 1.0 (a tool writing numbers as floats) counted the run: 3 repeats."""
+    """A node rc of 1.0 (a tool writing numbers as floats), "1.0", true, a word, or a list or
+    mapping holding a non-zero code counted the run: 3 repeats."""
     _run_three_marked(tmp_path, rc)
     result = parse_paths([tmp_path], cache=False)
     assert len(result.runs) == runs
     strays = list(result.problems[result.problems["kind"] == "stray_log"]["reason"])
     if runs == 2:
-        assert len(strays) == 1 and f"nodes[0].rc {rc}" in strays[0]
+        assert len(strays) == 1 and f"nodes[0].rc {json.dumps(rc)}" in strays[0]
     else:
         assert not strays
 
