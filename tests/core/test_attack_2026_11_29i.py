@@ -7,10 +7,10 @@ campaign (data/raw_logs/rn50_4gpu: 1 node of 4 GPUs, batch 128)."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import shutil
+import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -22,11 +22,12 @@ from analysis.collect import parse_paths
 from analysis.problems import strict_failures
 from analysis.stats.per_run import run_throughputs
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from megatron_real import megatron_folder  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n4g"
 STEM = "resnet50_b128_fp32_"
-MEGATRON = ROOT / "tests" / "data" / "real" / "megatron_deepspeed_examples" \
-    / "gpt3-0.125B-tokendropping-graduallyIncrease-lr-3.0e-4.log.gz"
 
 
 # --- a Megatron-DeepSpeed global batch held to the log's other statements of it -------------
@@ -34,14 +35,6 @@ MEGATRON = ROOT / "tests" / "data" / "real" / "megatron_deepspeed_examples" \
 def _times_ten(match: re.Match) -> str:
     """`match`'s number x 10, right-aligned in the same width plus one."""
     return f"{match.group(1)}{int(match.group(2)) * 10:>{len(match.group(2))}}"
-
-
-def _megatron(tmp_path: Path, edit) -> Path:
-    folder = tmp_path / "megatron"
-    folder.mkdir()
-    text = gzip.decompress(MEGATRON.read_bytes()).decode()
-    (folder / "gpt3.log").write_text(edit(text))
-    return folder
 
 
 def _batch_ten_times(text: str) -> str:
@@ -59,7 +52,7 @@ def test_a_megatron_global_batch_ten_times_its_deepspeed_settings_fails_strict(t
     """The global batch x 10 wherever Megatron prints it gave 4,383.56 samples/s and 1,086
     TFLOP/s per GPU with 0 problems, though DeepSpeed's train_batch_size and micro 4 x DP 8 x
     8 accumulated micro-batches state 256."""
-    result = parse_paths([_megatron(tmp_path, _batch_ten_times)], cache=False)
+    result = parse_paths([megatron_folder(tmp_path, _batch_ten_times)], cache=False)
     [failed] = strict_failures(result.problem_list())
     assert failed.kind == "metadata_conflict" and failed.line == 1669
     for said in ("global batch of 2,560", "DeepSpeed's train_batch_size 256 (line 1669)",
@@ -79,7 +72,7 @@ def test_a_megatron_global_batch_off_the_micro_batch_layout_fails_strict(tmp_pat
         return re.sub(r"[^\n]*(?:micro-batches to constant|gradient_accumulation_steps|"
                       r"train_batch_size \.)[^\n]*", "", text)
 
-    result = parse_paths([_megatron(tmp_path, edit)], cache=False)
+    result = parse_paths([megatron_folder(tmp_path, edit)], cache=False)
     conflicts = [p for p in strict_failures(result.problem_list())
                  if p.kind == "metadata_conflict"]
     assert len(conflicts) == 1
@@ -94,13 +87,13 @@ def test_a_megatron_log_ending_inside_its_stated_ramp_up_is_no_conflict(tmp_path
                             "rampup_batch_size ............................... ['32', '32', '2000']")
         return re.sub(r"global batch size: +256", "global batch size:   128", text)
 
-    result = parse_paths([_megatron(tmp_path, edit)], cache=False)
+    result = parse_paths([megatron_folder(tmp_path, edit)], cache=False)
     assert "metadata_conflict" not in set(result.problems["kind"])
 
 
 def test_the_real_megatron_deepspeed_log_states_one_global_batch(tmp_path):
     """The unaltered log: every statement says 256, so no problem."""
-    result = parse_paths([_megatron(tmp_path, lambda text: text)], cache=False)
+    result = parse_paths([megatron_folder(tmp_path, lambda text: text)], cache=False)
     assert not strict_failures(result.problem_list())
 
 

@@ -8,10 +8,10 @@ Megatron-DeepSpeed log of the test bed."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,11 +21,12 @@ from analysis.collect import parse_paths
 from analysis.problems import strict_failures
 from analysis.stats.per_run import run_throughputs
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from megatron_real import megatron_folder  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n4g"
 STEM = "resnet50_b128_fp32_"
-MEGATRON = ROOT / "tests" / "data" / "real" / "megatron_deepspeed_examples" \
-    / "gpt3-0.125B-tokendropping-graduallyIncrease-lr-3.0e-4.log.gz"
 
 
 # --- a done marker writing its node's exit status as a float ---------------------------------
@@ -63,14 +64,6 @@ def test_a_done_marker_node_rc_written_as_a_float_is_read_as_its_exit_status(
 
 # --- a Megatron elapsed time held to DeepSpeed's stamped step lines ---------------------------
 
-def _megatron(tmp_path: Path, edit) -> Path:
-    folder = tmp_path / "megatron"
-    folder.mkdir()
-    text = gzip.decompress(MEGATRON.read_bytes()).decode()
-    (folder / "gpt3.log").write_text(edit(text))
-    return folder
-
-
 def _elapsed_times(factor: float):
     def edit(text: str) -> str:
         text, n = re.subn(r"(elapsed time per iteration \(ms\): )([\d.]+)",
@@ -84,7 +77,7 @@ def _elapsed_times(factor: float):
 def test_a_megatron_elapsed_time_off_its_deepspeed_step_stamps_fails_strict(tmp_path, factor):
     """Every elapsed time x 0.8 gave 547.95 samples/s (+25 %) with 0 problems, though
     DeepSpeed's stamped step=N lines in the same log space its iterations 583.8 ms apart."""
-    folder = _megatron(tmp_path, _elapsed_times(factor))
+    folder = megatron_folder(tmp_path, _elapsed_times(factor))
     result = parse_paths([folder], cache=False)
     reasons = result.problems[result.problems["kind"] == "figure_mismatch"]["reason"]
     assert sum(f"is {factor:.3f} times the spacing of DeepSpeed's stamped step= lines" in r
@@ -98,7 +91,7 @@ def test_deepspeed_step_lines_behind_a_launcher_tag_are_read(tmp_path):
     def edit(text: str) -> str:
         return "".join(f"worker-0: {line}"
                        for line in _elapsed_times(0.92)(text).splitlines(keepends=True))
-    result = parse_paths([_megatron(tmp_path, edit)], cache=False)
+    result = parse_paths([megatron_folder(tmp_path, edit)], cache=False)
     reasons = result.problems[result.problems["kind"] == "figure_mismatch"]["reason"]
     assert sum("is 0.920 times the spacing of DeepSpeed's stamped step= lines" in r
                for r in reasons) == 1
@@ -108,7 +101,7 @@ def test_a_megatron_elapsed_time_within_its_step_stamps_is_no_flag(tmp_path):
     """The real log (elapsed 584 ms, stamps 583.8) and one 3 % off stay unflagged."""
     for factor in (1.0, 0.97):
         (tmp_path / str(factor)).mkdir()
-        result = parse_paths([_megatron(tmp_path / str(factor), _elapsed_times(factor))],
+        result = parse_paths([megatron_folder(tmp_path / str(factor), _elapsed_times(factor))],
                              cache=False)
         assert not strict_failures(result.problem_list()), factor
 
@@ -160,7 +153,7 @@ def test_a_megatron_batch_and_micro_batch_ten_times_the_launchers_fails_strict(t
     samples/s and 1,086 TFLOP/s per GPU with 0 problems: DeepSpeed's
     train_micro_batch_size_per_gpu print, its JSON echo and the launcher's cmd line say 4
     and 256."""
-    folder = _megatron(tmp_path, _batch_and_micro_ten_times)
+    folder = megatron_folder(tmp_path, _batch_and_micro_ten_times)
     result = parse_paths([folder], cache=False)
     [reason] = result.problems[result.problems["kind"] == "metadata_conflict"]["reason"]
     for said in ("DeepSpeed's JSON train_batch_size 256", "the launcher's --global-batch-size 256",
@@ -179,7 +172,7 @@ def test_a_megatron_elapsed_time_below_its_printed_parts_fails_strict(tmp_path, 
         text = re.sub(r"(?m)^.*log_dist\] \[Rank 0\] step=.*\n", "", _elapsed_times(factor)(text))
         assert "step=" not in text
         return text
-    result = parse_paths([_megatron(tmp_path, edit)], cache=False)
+    result = parse_paths([megatron_folder(tmp_path, edit)], cache=False)
     reasons = list(result.problems[result.problems["kind"] == "figure_mismatch"]["reason"])
     assert len(reasons) == flagged
     if flagged:
