@@ -7,9 +7,7 @@ campaign (data/raw_logs/rn50_4gpu: 1 node of 4 GPUs, batch 128)."""
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -23,12 +21,7 @@ from analysis.problems import strict_failures
 from analysis.stats.per_run import run_throughputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from megatron_real import megatron_folder  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n4g"
-STEM = "resnet50_b128_fp32_"
-
+from edited_runs import megatron_folder, run_three_marked  # noqa: E402
 
 # --- a Megatron-DeepSpeed global batch held to the log's other statements of it -------------
 
@@ -99,19 +92,6 @@ def test_the_real_megatron_deepspeed_log_states_one_global_batch(tmp_path):
 
 # --- done markers saying failure in words the reader skipped ----------------------------------
 
-def _run_three_marked(tmp_path: Path, edit) -> Path:
-    """Runs 1-3 of the bundled 1n4g fp32 case with their sidecars, run 3's done marker
-    replaced by `edit` of it."""
-    folder = tmp_path / "1n4g"
-    folder.mkdir()
-    for i in (1, 2, 3):
-        for f in RN50.glob(f"{STEM}{i}.*"):
-            shutil.copy(f, folder)
-    marker = folder / f"{STEM}3.done"
-    marker.write_text(json.dumps(edit(json.loads(marker.read_text()))))
-    return folder
-
-
 def _node_killed(marker: dict) -> dict:
     """The campaign's own marker, its node 0 killed by the harness on a timeout."""
     marker["nodes"][0].update(rc=137, stopped="timeout after 1200 s")
@@ -127,7 +107,7 @@ def test_a_done_marker_saying_failed_in_success_or_its_nodes_leaves_the_run_out(
         tmp_path, edit, said):
     """`{"success": false}`, or the campaign's own marker saying ok while its node 0 exited
     137 having been stopped on a timeout, counted the run (3 repeats, 0 problems)."""
-    _run_three_marked(tmp_path, edit)
+    run_three_marked(tmp_path, edit)
     result = parse_paths([tmp_path], cache=False)
     assert len(result.runs) == 2
     [stray] = result.problems[result.problems["kind"] == "stray_log"]["reason"]
@@ -140,7 +120,7 @@ def test_a_done_marker_saying_failed_in_success_or_its_nodes_leaves_the_run_out(
     lambda m: {**m, "nodes": [{**m["nodes"][0], "rc": None}]},  # no result from the agent
 ])
 def test_a_done_marker_saying_success_or_nodes_that_finished_counts_the_run(tmp_path, edit):
-    _run_three_marked(tmp_path, edit)
+    run_three_marked(tmp_path, edit)
     result = parse_paths([tmp_path], cache=False)
     assert len(result.runs) == 3 and "stray_log" not in set(result.problems["kind"])
 

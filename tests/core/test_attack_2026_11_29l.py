@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -22,28 +21,9 @@ from analysis.problems import strict_failures
 from analysis.stats.per_run import run_throughputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from megatron_real import megatron_folder  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n4g"
-STEM = "resnet50_b128_fp32_"
-
+from edited_runs import RN50, STEM, megatron_folder, run_three_marked  # noqa: E402
 
 # --- a done marker writing its node's exit status as a float ---------------------------------
-
-def _run_three_marked(tmp_path: Path, rc) -> Path:
-    """Runs 1-3 of the bundled 1n4g fp32 case with their sidecars, run 3's node 0 rc `rc`."""
-    folder = tmp_path / "1n4g"
-    folder.mkdir()
-    for i in (1, 2, 3):
-        for f in RN50.glob(f"{STEM}{i}.*"):
-            shutil.copy(f, folder)
-    marker = folder / f"{STEM}3.done"
-    data = json.loads(marker.read_text())
-    data["nodes"][0]["rc"] = rc
-    marker.write_text(json.dumps(data))
-    return folder
-
 
 @pytest.mark.parametrize("rc, runs", [(1.0, 2), (137.0, 2), (0.0, 3), ("1.0", 2), (True, 2),
                                       ("error", 2), ([1], 2), ({"code": 1}, 2), ("0", 3),
@@ -52,7 +32,10 @@ def test_a_done_marker_node_rc_written_as_a_float_is_read_as_its_exit_status(
         tmp_path, rc, runs):
     """A node rc of 1.0 (a tool writing numbers as floats), "1.0", true, a word, or a list or
     mapping holding a non-zero code counted the run: 3 repeats."""
-    _run_three_marked(tmp_path, rc)
+    def with_rc(marker: dict) -> dict:
+        marker["nodes"][0]["rc"] = rc
+        return marker
+    run_three_marked(tmp_path, with_rc)
     result = parse_paths([tmp_path], cache=False)
     assert len(result.runs) == runs
     strays = list(result.problems[result.problems["kind"] == "stray_log"]["reason"])
