@@ -185,8 +185,9 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
     _printed_sequence(log, parsed, rest, lines)
     elapsed = field_values(rest, b"elapsed time per iteration (ms)")
     has = elapsed != b""
-    _elapsed_against_stamps(log, parsed, step[has], floats(elapsed[has]), lines[has])
-    _elapsed_against_parts(log, parsed, floats(elapsed[has]), lines[has])
+    elapsed_ms = floats(elapsed[has])
+    _elapsed_against_stamps(log, parsed, step[has], elapsed_ms, lines[has])
+    _elapsed_against_parts(log, parsed, elapsed_ms, lines[has])
 
 
 def _elapsed_against_parts(log: LogText, parsed: ParsedLog, elapsed: np.ndarray,
@@ -213,19 +214,27 @@ def _elapsed_against_parts(log: LogText, parsed: ParsedLog, elapsed: np.ndarray,
             if (i + 1 == len(lines) or t_line < lines[i + 1]) and at[t_line] > 0:
                 ratios.append(elapsed[i] / at[t_line])
                 used.append(i)
+    _elapsed_off(log, parsed, ratios, lines[used], lambda r: r < 1 - _ELAPSED_OFF,
+                 "the forward-compute + backward-compute + optimizer times their timers lines "
+                 "print", "; an iteration cannot take less than its parts")
+
+
+def _elapsed_off(log: LogText, parsed: ParsedLog, ratios: list[float], used: np.ndarray,
+                 off, against: str, why: str) -> None:
+    """A ``figure_mismatch`` where the median of the printed elapsed time's `ratios` to
+    another clock of the same intervals (lines `used`; at least 3) is `off`."""
     if len(ratios) < 3:
         return
     ratio = float(np.median(ratios))
-    if ratio >= 1 - _ELAPSED_OFF:
+    if not off(ratio):
         return
-    first = int(lines[used[0]])
+    first = int(used[0])
     parsed.problems.append(Problem(
         log.source, first, "figure_mismatch",
-        f"the iteration lines' elapsed time per iteration is {ratio:.3f} times the "
-        f"forward-compute + backward-compute + optimizer times their timers lines print (the "
-        f"median of {len(ratios)} intervals, lines {first} to {int(lines[used[-1]])}); an "
-        "iteration cannot take less than its parts, so the latency, samples/s and TFLOP/s "
-        "(timed by the printed elapsed time) are in doubt", log.line_text(first)[:300]))
+        f"the iteration lines' elapsed time per iteration is {ratio:.3f} times {against} "
+        f"(the median of {len(ratios)} intervals, lines {first} to {int(used[-1])}){why}, so "
+        "the latency, samples/s and TFLOP/s (timed by the printed elapsed time) are in doubt",
+        log.line_text(first)[:300]))
 
 
 def _elapsed_against_stamps(log: LogText, parsed: ParsedLog, step: np.ndarray,
@@ -248,19 +257,9 @@ def _elapsed_against_stamps(log: LogText, parsed: ParsedLog, step: np.ndarray,
         if b > a and a in at and b in at and at[b] > at[a]:
             ratios.append(elapsed[i] / ((at[b] - at[a]) * 1e3 / (b - a)))
             used.append(i)
-    if len(ratios) < 3:
-        return
-    ratio = float(np.median(ratios))
-    if abs(ratio - 1) <= _ELAPSED_OFF:
-        return
-    first = int(lines[used[0]])
-    parsed.problems.append(Problem(
-        log.source, first, "figure_mismatch",
-        f"the iteration lines' elapsed time per iteration is {ratio:.3f} times the spacing of "
-        f"DeepSpeed's stamped step= lines over the same iterations (the median of "
-        f"{len(ratios)} intervals, lines {first} to {int(lines[used[-1]])}): the two clocks "
-        "of one run disagree, so the latency, samples/s and TFLOP/s (timed by the printed "
-        "elapsed time) are in doubt", log.line_text(first)[:300]))
+    _elapsed_off(log, parsed, ratios, lines[used], lambda r: abs(r - 1) > _ELAPSED_OFF,
+                 "the spacing of DeepSpeed's stamped step= lines over the same iterations",
+                 ": the two clocks of one run disagree")
 
 
 def _ramp_up_stated(parsed: ParsedLog) -> bool:
