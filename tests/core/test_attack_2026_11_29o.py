@@ -1,0 +1,102 @@
+"""Inputs of a tenth attack on what a Megatron log states: the elapsed time per iteration cut
+where its timers print Megatron-LM's own names (core's ``forward-backward``, its ``(min, max)
+time across ranks`` block, v1's ``forward`` / ``backward``) and no DeepSpeed step= lines
+time the run, or cut by less than the old 5 % allowance. Built in tmp_path from the real
+Megatron-DeepSpeed log of the test bed (elapsed 584 ms an iteration, parts 565 ms)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis.cli import main
+from analysis.collect import parse_paths
+from analysis.problems import strict_failures
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from edited_runs import megatron_folder  # noqa: E402
+
+_TIMERS = re.compile(r"(?m)^time \(ms\) \| forward-compute: ([\d.]+) \| backward-compute: ([\d.]+)"
+                     r" \| backward-embedding-all-reduce: [\d.]+ \| optimizer: ([\d.]+) \|"
+                     r" batch-generator: ([\d.]+)$")
+
+
+def _block(shape: str):
+    """Each timers line as core's block, min 0.1 % below max (``minmax``) or max alone."""
+    def entry(name: str, ms: float) -> str:
+        value = f"({ms * 0.999:.2f}, {ms:.2f})" if shape == "minmax" else f"{ms:.2f}"
+        return f"    {(name + ' ').ljust(48, '.')}: {value}"
+
+    def one(m: re.Match) -> str:
+        fc, bc, opt, batch = (float(x) for x in m.groups())
+        head = "(min, max)" if shape == "minmax" else "max"
+        return "\n".join([f"{head} time across ranks (ms):", entry("forward-backward", fc + bc),
+                          entry("optimizer", opt), entry("batch-generator", batch)])
+    return lambda text: _TIMERS.subn(one, text)
+
+
+def _renamed(names: str):
+    """The timers lines with the passes under another version's names."""
+    def edit(text: str):
+        if names == "forward-backward":
+            return re.subn(r"forward-compute: ([\d.]+) \| backward-compute: ([\d.]+)",
+                           lambda m: f"forward-backward: {float(m[1]) + float(m[2]):.2f}", text)
+        text, n = re.subn("forward-compute:", "forward:", text)
+        return text.replace("backward-compute:", "backward:"), n
+    return edit
+
+
+_SHAPES = {"forward-backward": _renamed("forward-backward"), "v1": _renamed("v1"),
+           "minmax": _block("minmax"), "max": _block("max"),
+           "deepspeed": lambda text: (text, 13)}
+
+
+def _edited(shape: str, factor: float):
+    """The real log without DeepSpeed's step= lines (plain Megatron-LM prints none), its
+    timers in `shape`, every elapsed time x `factor`."""
+    def edit(text: str) -> str:
+        text = re.sub(r"(?m)^.*\[Rank 0\] step=.*\n", "", text)
+        text, n = _SHAPES[shape](text)
+        assert n >= 12
+        text, n = re.subn(r"(elapsed time per iteration \(ms\): )([\d.]+)",
+                          lambda m: f"{m[1]}{float(m[2]) * factor:.1f}", text)
+        assert n == 12
+        return text
+    return edit
+
+
+def _parts_ratios(folder: Path) -> list[float]:
+    """The ratios the parts check flags, elapsed to the timed parts."""
+    problems = parse_paths([folder], cache=False).problems
+    return [float(m[1]) for r in problems[problems["kind"] == "figure_mismatch"]["reason"]
+            if (m := re.search(r"is ([\d.]+) times the forward, backward and optimizer times "
+                               "their timers print", r))]
+
+
+@pytest.mark.parametrize("shape", ["forward-backward", "v1", "minmax", "max"])
+def test_elapsed_below_its_parts_under_megatron_lm_timer_names_fails_strict(tmp_path, shape):
+    """Elapsed x 0.8 gave 547.95 samples/s, 135.8 TFLOP/s/GPU (+25 %) with 0 problems where
+    the timers print Megatron-LM's names: the check read only Megatron-DeepSpeed's."""
+    folder = megatron_folder(tmp_path, _edited(shape, 0.8))
+    ratios = _parts_ratios(folder)
+    assert len(ratios) == 1 and ratios[0] == pytest.approx(0.827, abs=0.002), ratios
+    assert main(["summarize", "--method", "dlperf", "--strict", str(folder)]) != 0
+
+
+@pytest.mark.parametrize("shape", ["forward-backward", "v1", "minmax", "max", "deepspeed"])
+def test_elapsed_cut_by_less_than_five_percent_below_its_parts_fails_strict(tmp_path, shape):
+    """Elapsed x 0.94 (0.971 of its parts) passed the old 5 % allowance: +6.4 %, 0 problems."""
+    folder = megatron_folder(tmp_path, _edited(shape, 0.94))
+    ratios = _parts_ratios(folder)
+    assert len(ratios) == 1 and ratios[0] == pytest.approx(0.971, abs=0.002), ratios
+
+
+@pytest.mark.parametrize("shape", ["forward-backward", "v1", "minmax", "max", "deepspeed"])
+def test_the_real_elapsed_under_every_timer_shape_is_no_flag(tmp_path, shape):
+    """The real elapsed times (1.033 of their parts) stay unflagged in every shape."""
+    folder = megatron_folder(tmp_path, _edited(shape, 1.0))
+    result = parse_paths([folder], cache=False)
+    assert not strict_failures(result.problem_list())
