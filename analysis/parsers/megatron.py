@@ -202,6 +202,7 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
     elapsed_ms = floats(elapsed[has])
     _elapsed_against_stamps(log, parsed, step[has], elapsed_ms, lines[has])
     _elapsed_against_parts(log, parsed, elapsed_ms, lines[has])
+    _elapsed_against_printed_tflops(log, parsed, rest, lines)
 
 
 def _timer_fields(log: LogText) -> dict[int, dict[bytes, float]]:
@@ -259,6 +260,72 @@ def _elapsed_against_parts(log: LogText, parsed: ParsedLog, elapsed: np.ndarray,
     _elapsed_off(log, parsed, ratios, lines[used], lambda r: r < 1 - _PARTS_OFF,
                  "the forward, backward and optimizer times their timers print",
                  "; an iteration cannot take less than its parts")
+
+
+#: Dump keys by which Megatron-LM counts a model's FLOPs otherwise than a plain GPT's, with
+#: the values that leave it plain (dense, ungated, no latent or extra prediction layers).
+_PLAIN_GPT = {"swiglu": ("False",), "num_experts": ("None", "1", "[1]"),
+              "multi_latent_attention": ("False",), "mtp_num_layers": ("None", "0"),
+              "hybrid_override_pattern": ("None",), "experimental_attention_variant": ("None",),
+              "attention_output_gate": ("False",)}
+
+
+def _megatron_flops(parsed: ParsedLog) -> tuple[float, float] | None:
+    """FLOPs of one sequence by Megatron-LM's two counts of a plain GPT, where the dump
+    states one (a 4h MLP, h/heads channels a head, as many key/value groups as heads): its
+    first count (late 2023 to early 2025), the 72 convention, and the later one, which halves
+    the attention scores for the causal mask (6·s²·l·h less). None for another model or a missing size."""
+    params = parsed.parameters
+    s, layers, h, heads = (to_int(params.get(k)) for k in (
+        "seq_length", "num_layers", "hidden_size", "num_attention_heads"))
+    vocab = parsed.meta.get("vocab_size")
+    if not (s and layers and h and heads and isinstance(vocab, int)) \
+            or min(s, layers, h, heads) < 1:
+        return None
+    ffn, kv = (to_int(params.get(k)) for k in ("ffn_hidden_size", "kv_channels"))
+    plain = all(str(params.get(k, v[0])).strip() in v for k, v in _PLAIN_GPT.items()) \
+        and ffn in (None, 4 * h) and kv in (None, h / heads) \
+        and (str(params.get("group_query_attention", "False")).strip() != "True"
+             or to_int(params.get("num_query_groups")) == heads)
+    if not plain:
+        return None
+    from analysis.stats.gpt_flops import NO_RECOMPUTATION
+
+    full = NO_RECOMPUTATION.flops(1, s, layers, h, vocab)
+    return full, full - 6.0 * s * s * layers * h
+
+
+def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.ndarray,
+                                    lines: np.ndarray) -> None:
+    """A ``figure_mismatch`` where the iteration lines' printed ``throughput per GPU
+    (TFLOP/s/GPU)`` (Megatron-LM's FLOPs count over its elapsed time) is more than 5 % off
+    what the same lines' elapsed time and global batch give by that count, by the median
+    over the lines: both come from one timer, so they disagree only where one was altered.
+    The log does not say which of Megatron-LM's counts it ran (:func:`_megatron_flops`),
+    so the nearer is held; lines printing under 5 TFLOP/s (rounding over 1 %) are left out."""
+    printed = field_values(rest, b"throughput per GPU (TFLOP/s/GPU)")
+    elapsed = field_values(rest, b"elapsed time per iteration (ms)")
+    batch = field_values(rest, b"global batch size")
+    at = np.flatnonzero((printed != b"") & (elapsed != b"") & (batch != b""))
+    world = to_int(parsed.parameters.get("world_size"))
+    if len(at) < 3 or not world or world < 1 or (counts := _megatron_flops(parsed)) is None:
+        return
+    tflops, ms, b = floats(printed[at]), floats(elapsed[at]), floats(batch[at])
+    keep = (tflops >= 5) & (ms > 0) & (b > 0)
+    tflops, ms, b, used = tflops[keep], ms[keep], b[keep], lines[at[keep]]
+    if len(used) < 3:
+        return
+    # the elapsed time over the one the printed TFLOP/s implies, by each count
+    ratios = [ms * 1e9 * tflops * world / (b * f) for f in counts]
+    near = min((0, 1), key=lambda k: abs(float(np.median(ratios[k])) - 1))
+    full, causal = (float(np.median(b * f / (ms * 1e9 * world))) for f in counts)
+    _elapsed_off(log, parsed, list(ratios[near]), used, lambda r: abs(r - 1) > _ELAPSED_OFF,
+                 "the iteration time their own printed throughput per GPU (TFLOP/s/GPU) implies "
+                 "by the nearer of Megatron-LM's two FLOPs counts of a GPT",
+                 f": their elapsed times give {full:.1f} TFLOP/s per GPU by its first count "
+                 f"(the 72 convention) or {causal:.1f} by its later one (causal attention "
+                 f"halved) where the lines print {float(np.median(tflops)):.1f}, "
+                 "two figures of one timer")
 
 
 def _elapsed_off(log: LogText, parsed: ParsedLog, ratios: list[float], used: np.ndarray,

@@ -100,3 +100,63 @@ def test_the_real_elapsed_under_every_timer_shape_is_no_flag(tmp_path, shape):
     folder = megatron_folder(tmp_path, _edited(shape, 1.0))
     result = parse_paths([folder], cache=False)
     assert not strict_failures(result.problem_list())
+
+
+# --- Megatron-LM's printed TFLOP/s held to the elapsed time it came from ---------------------
+
+#: The real log's model: global batch, sequence, layers, hidden size, padded vocabulary, GPUs.
+_B, _S, _L, _H, _V, _GPUS = 256, 2048, 12, 768, 50304, 8
+_COUNTS = {"72": 72 * _B * _S * _L * _H**2 * (1 + _S / (6 * _H) + _V / (12 * _L * _H)),
+           "causal": 72 * _B * _S * _L * _H**2 * (1 + _S / (6 * _H) + _V / (12 * _L * _H))
+           - 6 * _B * _S**2 * _L * _H}
+
+
+def _printing_tflops(count: str, factor: float):
+    """The real log as Megatron-LM core prints it: no step= or timers lines, each iteration
+    line with ``throughput per GPU (TFLOP/s/GPU)`` by `count` over its real elapsed time,
+    then every elapsed time x `factor`."""
+    def line(m: re.Match) -> str:
+        ms = float(m[2])
+        tflops = _COUNTS[count] / (ms * 1e-3 * _GPUS) / 1e12
+        return f"{m[1]}{ms * factor:.1f} | throughput per GPU (TFLOP/s/GPU): {tflops:.1f}"
+
+    def edit(text: str) -> str:
+        text = re.sub(r"(?m)^(?:.*\[Rank 0\] step=.*|time \(ms\) \| forward-compute.*)\n", "",
+                      text)
+        text, n = re.subn(r"(elapsed time per iteration \(ms\): )([\d.]+)", line, text)
+        assert n == 12 and "forward-compute:" not in text
+        return text
+    return edit
+
+
+def _tflops_flags(folder: Path) -> list[str]:
+    problems = parse_paths([folder], cache=False).problems
+    return [r for r in problems[problems["kind"] == "figure_mismatch"]["reason"]
+            if "printed throughput per GPU (TFLOP/s/GPU) implies" in r]
+
+
+@pytest.mark.parametrize("count", ["72", "causal"])
+@pytest.mark.parametrize("factor", [0.8, 0.94])
+def test_elapsed_off_the_tflops_the_same_lines_print_fails_strict(tmp_path, count, factor):
+    """Elapsed x 0.8 beside core's own printed ``throughput per GPU (TFLOP/s/GPU): 108.6``
+    gave 135.8 TFLOP/s/GPU (+25 %) with 0 problems: nothing held the figure to the print."""
+    folder = megatron_folder(tmp_path, _printing_tflops(count, factor))
+    [reason] = _tflops_flags(folder)
+    m = re.search(r"give ([\d.]+) TFLOP/s per GPU by its first count \(the 72 convention\) "
+                  r"or ([\d.]+) by its later one \(causal attention halved\) where the lines "
+                  r"print ([\d.]+)", reason)
+    full, causal, printed = (float(x) for x in m.groups())
+    # both values said: the elapsed times' figure by the count printed is 1/factor the print
+    derived = full if count == "72" else causal
+    assert derived * factor == pytest.approx(printed, rel=0.005)
+    assert full / causal == pytest.approx(_COUNTS["72"] / _COUNTS["causal"], rel=0.001)
+    assert main(["summarize", "--method", "dlperf", "--strict", str(folder)]) != 0
+
+
+@pytest.mark.parametrize("count", ["72", "causal"])
+def test_tflops_printed_by_either_megatron_count_is_no_flag(tmp_path, count):
+    """The real elapsed times beside TFLOP/s by either of Megatron-LM's counts: no problem."""
+    folder = megatron_folder(tmp_path, _printing_tflops(count, 1.0))
+    result = parse_paths([folder], cache=False)
+    assert not _tflops_flags(folder)
+    assert not strict_failures(result.problem_list())
