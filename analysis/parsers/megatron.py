@@ -262,37 +262,41 @@ def _elapsed_against_parts(log: LogText, parsed: ParsedLog, elapsed: np.ndarray,
                  "; an iteration cannot take less than its parts")
 
 
-#: Dump keys by which Megatron-LM counts a model's FLOPs otherwise than a plain GPT's, with
-#: the values that leave it plain (dense, ungated, no latent or extra prediction layers).
-_PLAIN_GPT = {"swiglu": ("False",), "num_experts": ("None", "1", "[1]"),
-              "multi_latent_attention": ("False",), "mtp_num_layers": ("None", "0"),
-              "hybrid_override_pattern": ("None",), "experimental_attention_variant": ("None",),
-              "attention_output_gate": ("False",)}
+#: Dump keys with which Megatron-LM's count is not a dense transformer's, and the values
+#: that leave it one (no experts, latent attention, extra prediction or hybrid layers).
+_DENSE = {"num_experts": ("None", "1", "[1]"), "multi_latent_attention": ("False",),
+          "mtp_num_layers": ("None", "0"), "hybrid_override_pattern": ("None",),
+          "experimental_attention_variant": ("None",), "attention_output_gate": ("False",)}
 
 
-def _megatron_flops(parsed: ParsedLog) -> tuple[float, float] | None:
-    """FLOPs of one sequence by Megatron-LM's two counts of a plain GPT, where the dump
-    states one (a 4h MLP, h/heads channels a head, as many key/value groups as heads): its
-    first count (late 2023 to early 2025), the 72 convention, and the later one, which halves
-    the attention scores for the causal mask (6·s²·l·h less). None for another model or a missing size."""
+def _megatron_flops(parsed: ParsedLog) -> tuple[float, float, float] | None:
+    """FLOPs of one sequence by Megatron-LM's three counts of a dense GPT the dump states
+    (h hidden, l layers, s sequence, V padded vocabulary; q = kv_channels x heads, k =
+    kv_channels x key/value groups): 6·V·h + l·(12·h·(q + k) + 6·h·ffn·(3 with swiglu,
+    else 2) + 12·s·q) per token (2024 on), the same with q = h and a 4h MLP (its first
+    count, late 2023), and with the attention scores halved for the causal mask (6·s·q,
+    2025 on). For a plain GPT the first two are the 72 convention. None for another
+    model or a missing size."""
     params = parsed.parameters
     s, layers, h, heads = (to_int(params.get(k)) for k in (
         "seq_length", "num_layers", "hidden_size", "num_attention_heads"))
     vocab = parsed.meta.get("vocab_size")
     if not (s and layers and h and heads and isinstance(vocab, int)) \
-            or min(s, layers, h, heads) < 1:
+            or min(s, layers, h, heads) < 1 \
+            or any(str(params.get(k, v[0])).strip() not in v for k, v in _DENSE.items()):
         return None
-    ffn, kv = (to_int(params.get(k)) for k in ("ffn_hidden_size", "kv_channels"))
-    plain = all(str(params.get(k, v[0])).strip() in v for k, v in _PLAIN_GPT.items()) \
-        and ffn in (None, 4 * h) and kv in (None, h / heads) \
-        and (str(params.get("group_query_attention", "False")).strip() != "True"
-             or to_int(params.get("num_query_groups")) == heads)
-    if not plain:
+    groups = to_int(params.get("num_query_groups")) \
+        if str(params.get("group_query_attention")).strip() == "True" else heads
+    kv, ffn = to_int(params.get("kv_channels")) or h / heads, to_int(params.get("ffn_hidden_size"))
+    if not groups or groups < 1:
         return None
-    from analysis.stats.gpt_flops import NO_RECOMPUTATION
+    gated = 3 if str(params.get("swiglu")).strip() == "True" else 2
 
-    full = NO_RECOMPUTATION.flops(1, s, layers, h, vocab)
-    return full, full - 6.0 * s * s * layers * h
+    def per_sequence(q: float, mlp: float, scores: float) -> float:
+        k = q * groups / heads
+        return s * (6 * vocab * h + layers * (12 * h * (q + k) + 6 * h * mlp + scores * s * q))
+    q, mlp = kv * heads, (ffn or 4 * h) * gated
+    return per_sequence(h, 8 * h, 12), per_sequence(q, mlp, 12), per_sequence(q, mlp, 6)
 
 
 def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.ndarray,
@@ -302,7 +306,7 @@ def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.nd
     what the same lines' elapsed time and global batch give by that count, by the median
     over the lines: both come from one timer, so they disagree only where one was altered.
     The log does not say which of Megatron-LM's counts it ran (:func:`_megatron_flops`),
-    so the nearer is held; lines printing under 5 TFLOP/s (rounding over 1 %) are left out."""
+    so the nearest is held; lines printing under 5 TFLOP/s (rounding over 1 %) are left out."""
     printed = field_values(rest, b"throughput per GPU (TFLOP/s/GPU)")
     elapsed = field_values(rest, b"elapsed time per iteration (ms)")
     batch = field_values(rest, b"global batch size")
@@ -317,15 +321,14 @@ def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.nd
         return
     # the elapsed time over the one the printed TFLOP/s implies, by each count
     ratios = [ms * 1e9 * tflops * world / (b * f) for f in counts]
-    near = min((0, 1), key=lambda k: abs(float(np.median(ratios[k])) - 1))
-    full, causal = (float(np.median(b * f / (ms * 1e9 * world))) for f in counts)
+    near = min(range(len(counts)), key=lambda k: abs(float(np.median(ratios[k])) - 1))
+    derived = [float(np.median(b * f / (ms * 1e9 * world))) for f in counts]
     _elapsed_off(log, parsed, list(ratios[near]), used, lambda r: abs(r - 1) > _ELAPSED_OFF,
                  "the iteration time their own printed throughput per GPU (TFLOP/s/GPU) implies "
-                 "by the nearer of Megatron-LM's two FLOPs counts of a GPT",
-                 f": their elapsed times give {full:.1f} TFLOP/s per GPU by its first count "
-                 f"(the 72 convention) or {causal:.1f} by its later one (causal attention "
-                 f"halved) where the lines print {float(np.median(tflops)):.1f}, "
-                 "two figures of one timer")
+                 "by the nearest of Megatron-LM's FLOPs counts",
+                 ": their elapsed times give {:.1f}, {:.1f} or {:.1f} TFLOP/s per GPU by its "
+                 "counts of late 2023, 2024 and 2025 on where the lines print {:.1f}, two "
+                 "figures of one timer".format(*derived, float(np.median(tflops))))
 
 
 def _elapsed_off(log: LogText, parsed: ParsedLog, ratios: list[float], used: np.ndarray,
