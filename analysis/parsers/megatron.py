@@ -228,10 +228,13 @@ def _timer_fields(log: LogText) -> dict[int, dict[bytes, float]]:
 
 def _parts_ms(fields: dict[bytes, float]) -> float | None:
     """The forward and backward passes' time plus the optimizer's, in the first of the
-    versions' names the timers print; None without the passes."""
+    versions' names the timers print; None without them (DeepSpeed's own engine timers,
+    ``forward``, ``backward`` and ``step``, are not Megatron's)."""
+    if b"optimizer" not in fields:
+        return None
     for names in _PASSES:
         if all(n in fields for n in names):
-            return sum(fields[n] for n in names) + fields.get(b"optimizer", 0.0)
+            return sum(fields[n] for n in names) + fields[b"optimizer"]
     return None
 
 
