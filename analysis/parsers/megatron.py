@@ -78,11 +78,25 @@ _DS_STEP = re.compile(rb"^[^\n\[]{0,40}?\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)[.,
 #: How far the printed elapsed time may stray from the stamps' spacing (the figure checks'
 #: bound: a timer and a wall clock over the same iterations agree far closer).
 _ELAPSED_OFF = 0.05
-#: Megatron's timers line after an iteration line (``time (ms) | forward-compute: 309.31 |
-#: backward-compute: 243.47 | ... | optimizer: 14.26 | ...``), per iteration of the interval.
+#: How far the printed elapsed time may fall below its timed parts. Real logs print it 0.00 %
+#: (v1 and DeepSpeed-engine runs, whose timers cover the whole iteration) to 12 % above them,
+#: never below; so this is rounding only: 0.1 ms, the elapsed time's print, of a 5 ms iteration.
+_PARTS_OFF = 0.01
+#: Megatron's timers after an iteration line, per iteration of the interval, in its two shapes:
+#: one line (``time (ms) | forward-compute: 309.31 | backward-compute: 243.47 | ...``; v1,
+#: Megatron-DeepSpeed), or core's block, ``(min, max) time across ranks (ms):`` (or ``max time
+#: across ranks (ms):``) and a line a timer (``    forward-backward ....: (550.36, 550.91)``).
+_MS = rb"[0-9]+(?:\.[0-9]+)?"
 _TIMERS = re.compile(rb"^[^\n|]{0,60}?time \(ms\) \|([^\n]*)$", re.M)
-#: Timers of one iteration's parts that run one after another (none inside another).
-_PARTS = (b"forward-compute", b"backward-compute", b"optimizer")
+_TIMER_BLOCK = re.compile(rb"(?:\(min, max\) |max )time across ranks \(ms\):[ \t]*$", re.M)
+_BLOCK_ENTRY = re.compile(rb"[^\n]{0,40}? {2,}([\w/-]+) \.*: (?:\((" + _MS + rb"), " + _MS
+                          + rb"\)|(" + _MS + rb"))[ \t]*(?:\n|$)")
+#: An iteration's forward and backward passes as each version times them (core's
+#: ``forward-backward`` holds the ``forward-compute`` and ``backward-compute`` that
+#: Megatron-DeepSpeed and Megatron-LM of 2021 print alone; v1 prints ``forward`` and
+#: ``backward``); the ``optimizer`` step follows them, inside no other.
+_PASSES = ((b"forward-backward",), (b"forward-compute", b"backward-compute"),
+           (b"forward", b"backward"))
 _DS_TRAIN_BATCH = _ds_config(b"train_batch_size")
 _DS_MICRO = _ds_config(b"train_micro_batch_size_per_gpu")
 _DS_ACCUMULATION = _ds_config(b"gradient_accumulation_steps")
@@ -188,35 +202,136 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
     elapsed_ms = floats(elapsed[has])
     _elapsed_against_stamps(log, parsed, step[has], elapsed_ms, lines[has])
     _elapsed_against_parts(log, parsed, elapsed_ms, lines[has])
+    _elapsed_against_printed_tflops(log, parsed, rest, lines)
+
+
+def _timer_fields(log: LogText) -> dict[int, dict[bytes, float]]:
+    """Line -> {timer: milliseconds an iteration} of each timers line or block (a block's
+    least time across ranks: no rank's iteration holds less)."""
+    data, found = log.data, []
+    if b"time (ms) |" in data:
+        found = [(m.start(), {k: float(v) for k, v in re.findall(rb"([\w-]+): (" + _MS + rb")",
+                                                                 m.group(1))})
+                 for m in _TIMERS.finditer(data)]
+    if b"time across ranks (ms):" in data:
+        for m in _TIMER_BLOCK.finditer(data):
+            fields, pos = {}, m.end() + 1
+            while (entry := _BLOCK_ENTRY.match(data, pos)) is not None:
+                fields[entry.group(1)] = float(entry.group(2) or entry.group(3))
+                pos = entry.end()
+            found.append((m.start(), fields))
+    if not found:
+        return {}
+    lines = log.lines_at(np.array([at for at, _ in found]))
+    return {int(line): fields for line, (_, fields) in zip(lines, found)}
+
+
+def _parts_ms(fields: dict[bytes, float]) -> float | None:
+    """The forward and backward passes' time plus the optimizer's, in the first of the
+    versions' names the timers print; None without them (DeepSpeed's own engine timers,
+    ``forward``, ``backward`` and ``step``, are not Megatron's)."""
+    if b"optimizer" not in fields:
+        return None
+    for names in _PASSES:
+        if all(n in fields for n in names):
+            return sum(fields[n] for n in names) + fields[b"optimizer"]
+    return None
 
 
 def _elapsed_against_parts(log: LogText, parsed: ParsedLog, elapsed: np.ndarray,
                            lines: np.ndarray) -> None:
-    """A ``figure_mismatch`` where the printed elapsed time per iteration is more than 5 %
-    below the forward, backward and optimizer times the timers line after it prints for the
-    same interval (an iteration holds all three, one after another), by the median over the
-    intervals after the first (whose timers count start-up the elapsed time does not)."""
-    if len(lines) < 4 or b"time (ms) |" not in log.data:
+    """A ``figure_mismatch`` where the printed elapsed time per iteration is below the
+    forward and backward passes and the optimizer step the timers after it print for the
+    same interval (an iteration holds all three, one after another) by more than
+    `_PARTS_OFF`, by the median over the intervals after the first (whose timers count
+    start-up the elapsed time does not)."""
+    if len(lines) < 4:
         return
-    at = {}
-    for m in _TIMERS.finditer(log.data):
-        fields = dict(re.findall(rb"([\w-]+): (" + NUM + rb")", m.group(1)))
-        if all(p in fields for p in _PARTS):
-            at[int(log.lines_at(np.array([m.start()]))[0])] = sum(float(fields[p]) for p in _PARTS)
+    at = {line: ms for line, fields in _timer_fields(log).items()
+          if (ms := _parts_ms(fields)) is not None and ms > 0}
     if not at:
         return
     timer_lines = np.array(sorted(at))
-    nxt = np.searchsorted(timer_lines, lines, side="right")  # the timers line after each
+    nxt = np.searchsorted(timer_lines, lines, side="right")  # the timers after each
     ratios, used = [], []
     for i in range(1, len(lines)):
         if nxt[i] < len(timer_lines):
             t_line = int(timer_lines[nxt[i]])
-            if (i + 1 == len(lines) or t_line < lines[i + 1]) and at[t_line] > 0:
+            if i + 1 == len(lines) or t_line < lines[i + 1]:
                 ratios.append(elapsed[i] / at[t_line])
                 used.append(i)
-    _elapsed_off(log, parsed, ratios, lines[used], lambda r: r < 1 - _ELAPSED_OFF,
-                 "the forward-compute + backward-compute + optimizer times their timers lines "
-                 "print", "; an iteration cannot take less than its parts")
+    _elapsed_off(log, parsed, ratios, lines[used], lambda r: r < 1 - _PARTS_OFF,
+                 "the forward, backward and optimizer times their timers print",
+                 "; an iteration cannot take less than its parts")
+
+
+#: Dump keys with which Megatron-LM's count is not a dense transformer's, and the values
+#: that leave it one (no experts, latent attention, extra prediction or hybrid layers).
+_DENSE = {"num_experts": ("None", "1", "[1]"), "multi_latent_attention": ("False",),
+          "mtp_num_layers": ("None", "0"), "hybrid_override_pattern": ("None",),
+          "experimental_attention_variant": ("None",), "attention_output_gate": ("False",)}
+
+
+def _megatron_flops(parsed: ParsedLog) -> tuple[float, float, float] | None:
+    """FLOPs of one sequence by Megatron-LM's three counts of a dense GPT the dump states
+    (h hidden, l layers, s sequence, V padded vocabulary; q = kv_channels x heads, k =
+    kv_channels x key/value groups): 6·V·h + l·(12·h·(q + k) + 6·h·ffn·(3 with swiglu,
+    else 2) + 12·s·q) per token (2024 on), the same with q = h and a 4h MLP (its first
+    count, late 2023), and with the attention scores halved for the causal mask (6·s·q,
+    2025 on). For a plain GPT the first two are the 72 convention. None for another
+    model or a missing size."""
+    params = parsed.parameters
+    s, layers, h, heads = (to_int(params.get(k)) for k in (
+        "seq_length", "num_layers", "hidden_size", "num_attention_heads"))
+    vocab = parsed.meta.get("vocab_size")
+    if not (s and layers and h and heads and isinstance(vocab, int)) \
+            or min(s, layers, h, heads) < 1 \
+            or any(str(params.get(k, v[0])).strip() not in v for k, v in _DENSE.items()):
+        return None
+    groups = to_int(params.get("num_query_groups")) \
+        if str(params.get("group_query_attention")).strip() == "True" else heads
+    kv, ffn = to_int(params.get("kv_channels")) or h / heads, to_int(params.get("ffn_hidden_size"))
+    if not groups or groups < 1:
+        return None
+    gated = 3 if str(params.get("swiglu")).strip() == "True" else 2
+
+    def per_sequence(q: float, mlp: float, scores: float) -> float:
+        k = q * groups / heads
+        return s * (6 * vocab * h + layers * (12 * h * (q + k) + 6 * h * mlp + scores * s * q))
+    q, mlp = kv * heads, (ffn or 4 * h) * gated
+    return per_sequence(h, 8 * h, 12), per_sequence(q, mlp, 12), per_sequence(q, mlp, 6)
+
+
+def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.ndarray,
+                                    lines: np.ndarray) -> None:
+    """A ``figure_mismatch`` where the iteration lines' printed ``throughput per GPU
+    (TFLOP/s/GPU)`` (Megatron-LM's FLOPs count over its elapsed time) is more than 5 % off
+    what the same lines' elapsed time and global batch give by that count, by the median
+    over the lines: both come from one timer, so they disagree only where one was altered.
+    The log does not say which of Megatron-LM's counts it ran (:func:`_megatron_flops`),
+    so the nearest is held; lines printing under 5 TFLOP/s (rounding over 1 %) are left out."""
+    printed = field_values(rest, b"throughput per GPU (TFLOP/s/GPU)")
+    elapsed = field_values(rest, b"elapsed time per iteration (ms)")
+    batch = field_values(rest, b"global batch size")
+    at = np.flatnonzero((printed != b"") & (elapsed != b"") & (batch != b""))
+    world = to_int(parsed.parameters.get("world_size"))
+    if len(at) < 3 or not world or world < 1 or (counts := _megatron_flops(parsed)) is None:
+        return
+    tflops, ms, b = floats(printed[at]), floats(elapsed[at]), floats(batch[at])
+    keep = (tflops >= 5) & (ms > 0) & (b > 0)
+    tflops, ms, b, used = tflops[keep], ms[keep], b[keep], lines[at[keep]]
+    if len(used) < 3:
+        return
+    # the elapsed time over the one the printed TFLOP/s implies, by each count
+    ratios = [ms * 1e9 * tflops * world / (b * f) for f in counts]
+    near = min(range(len(counts)), key=lambda k: abs(float(np.median(ratios[k])) - 1))
+    derived = [float(np.median(b * f / (ms * 1e9 * world))) for f in counts]
+    _elapsed_off(log, parsed, list(ratios[near]), used, lambda r: abs(r - 1) > _ELAPSED_OFF,
+                 "the iteration time their own printed throughput per GPU (TFLOP/s/GPU) implies "
+                 "by the nearest of Megatron-LM's FLOPs counts",
+                 ": their elapsed times give {:.1f}, {:.1f} or {:.1f} TFLOP/s per GPU by its "
+                 "counts of late 2023, 2024 and 2025 on where the lines print {:.1f}, two "
+                 "figures of one timer".format(*derived, float(np.median(tflops))))
 
 
 def _elapsed_off(log: LogText, parsed: ParsedLog, ratios: list[float], used: np.ndarray,

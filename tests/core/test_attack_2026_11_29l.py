@@ -159,4 +159,4 @@ def test_a_megatron_elapsed_time_below_its_printed_parts_fails_strict(tmp_path, 
     reasons = list(result.problems[result.problems["kind"] == "figure_mismatch"]["reason"])
     assert len(reasons) == flagged
     if flagged:
-        assert "0.827 times the forward-compute + backward-compute + optimizer" in reasons[0]
+        assert "0.827 times the forward, backward and optimizer times" in reasons[0]
