@@ -59,6 +59,15 @@ def _every_tenth(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def _one_rate_off(text: str) -> str:
+    """Iteration 60's printed rate 20 % low (a pause its program timed and the stamps did
+    not, or the reverse): one interval off the rest, which says nothing of the others."""
+    text, n = re.subn(r"(Iteration: 60  train\.loss : [\d.]+  train\.total_ips : )([\d.]+)",
+                      lambda m: f"{m.group(1)}{float(m.group(2)) * 0.8:.2f}", text)
+    assert n == 1
+    return text
+
+
 def _stated(tmp_path: Path, per_gpu: int, *edits) -> Path:
     text = RUN1.read_text()
     text, n = re.subn(r"batch_size : 128  global_batch_size : 512",
@@ -82,6 +91,7 @@ def _rows(folder: Path) -> dict:
     (112, (_jittered(100),)),
     (120, (_jittered(300),)),
     (112, (_every_tenth, _cut_to_ms)),
+    (112, (_one_rate_off, _cut_to_ms)),
 ])
 def test_a_batch_stated_low_under_noisy_stamps_fails_strict(tmp_path, per_gpu, edits):
     """112 / 448 gave 10,216.65-10,224.06 img/s (120: 10,948.49) for 11,677 with only a
