@@ -102,8 +102,9 @@ KINDS = {
                             "kept, flagged",
     "rates_other_clock": "the rates the lines print are a steady 1.05 to 1.2 times the rate "
                          "their timestamps give over the whole run, varying between intervals "
-                         "as another clock's would (the same ratio on every interval is the "
-                         "same clock and a wrong batch: figure_mismatch): the program times its "
+                         "as another clock's would (the same ratio on every interval, or one "
+                         "moved by the stamps' own delay or resolution alone, is the same clock "
+                         "and a wrong batch: figure_mismatch): the program times its "
                          "iterations by another clock (compute only?); the figure, from the "
                          "timestamps, is kept, and the ratio named",
 }

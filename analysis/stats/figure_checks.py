@@ -1022,32 +1022,63 @@ OTHER_CLOCK_MAX = 1.2
 #: compute only leaves out a wait for data whose share varies interval by interval (a
 #: judgement: real loaders' share moves by more than 0.2 % of an iteration).
 SAME_CLOCK = 0.002
+#: Intervals needed before the shape of the stamps' offset from the printed times tells a
+#: stamp written late by a varying delay from another clock (below that, a wait for data that
+#: varies at random takes the same shape about one time in ten).
+TELESCOPING_MIN = 50
 
 
-def _clock_ratios(run: RunData) -> tuple[float, float, float, int, float] | None:
+def _clock_ratios(run: RunData) -> tuple[float, float, float, int, bool] | None:
     """(10th percentile, median, 90th percentile, count) over all the run's intervals of
     the rate its line prints over the rate its timestamps give (stated global batch x
-    iterations / seconds), and the share of the median interval the stamps' resolution
-    (the coarsest power of ten of a second every stamp lies on) moves it by; None without a
-    global printed rate, a stated global batch, sub-second stamps or MIN_PRINTED such
-    intervals."""
+    iterations / seconds), and whether they are one clock's (:func:`_one_clock`); None
+    without a global printed rate, a stated global batch, sub-second stamps or MIN_PRINTED
+    such intervals."""
     if not _global_rate(run) or not np.isfinite(run.global_batch_size):
         return None
     lines, _, step, ts = run.timeline()
     if whole_seconds(ts):
         return None  # a second's rounding makes each interval's ratio too rough to call steady
     ds, dt = np.diff(step), np.diff(ts)
-    ratio = _printed_at(run, lines)[1:] * dt / np.where(ds > 0, ds, np.nan) \
-        / run.global_batch_size
-    ratio = ratio[np.isfinite(ratio) & (ratio > 0)]
-    if len(ratio) < MIN_PRINTED:
+    # each interval's seconds by its printed rate, were the stated global batch what ran
+    timed = run.global_batch_size * np.where(ds > 0, ds, np.nan) / _printed_at(run, lines)[1:]
+    ok = np.isfinite(timed) & (timed > 0) & (dt > 0)
+    if ok.sum() < MIN_PRINTED:
         return None
+    ratio = dt[ok] / timed[ok]
     low, mid, high = np.quantile(ratio, [0.1, 0.5, 0.9])
+    # an interval off the run's ratio by 4 x its middle 80 %'s width (a stall one clock
+    # left out, a first line timing other iterations) would set the whole run's offset
+    # alone; a stamp's own delay stays inside it
+    near = np.abs(ratio - mid) <= 4 * (high - low)
+    return float(low), float(mid), float(high), len(ratio), \
+        _one_clock(ts, dt[ok][near], timed[ok][near], high - low <= SAME_CLOCK * mid)
+
+
+def _one_clock(ts: np.ndarray, dt: np.ndarray, timed: np.ndarray, steady: bool) -> bool:
+    """Whether the stamps' intervals `dt` and the printed rates' `timed` keep one clock at a
+    ratio: the same on every interval (`steady`), or off it by what the stamps are off
+    alone. A stamp written late (the logger's delay, a resolution it is cut to) lengthens
+    its interval and shortens the next by as much, so the stamps' offset from the printed
+    times (the running sum of each interval's deviation from the run's ratio) stays within
+    the stamps' resolution, or, over TELESCOPING_MIN intervals, within one interval's own
+    deviation with the next deviation opposed (a stamp's delay alone gives about 0.7 and a
+    correlation of -0.5; a deviation that varies at random, about sqrt(intervals / 12) and
+    0). A clock that leaves out a wait for data whose share varies drifts off instead: the
+    offset grows with the run (a judgement: a share that varies by much less than the
+    stamps' own noise looks the same)."""
+    if steady:
+        return True
+    deviation = dt - timed * (dt.sum() / timed.sum())
+    offset = float(np.cumsum(deviation).std())
     us = np.round(ts[np.isfinite(ts)] * 1e6).astype(np.int64)
     us -= us.min()
     resolution = max(10 ** k for k in range(7) if not (us % 10 ** k).any()) / 1e6
-    typical = float(np.nanmedian(np.where(dt > 0, dt, np.nan)))
-    return float(low), float(mid), float(high), len(ratio), 2 * resolution / typical
+    # a stamp cut to its resolution is off by under one step (a spread of about 0.3 step)
+    if offset <= resolution / 2:
+        return True
+    return len(deviation) >= TELESCOPING_MIN and offset <= 1.2 * float(deviation.std()) \
+        and float(np.corrcoef(deviation[:-1], deviation[1:])[0, 1]) <= -0.25
 
 
 def _other_clock(run: RunData, est: Estimate) -> str:
@@ -1055,8 +1086,8 @@ def _other_clock(run: RunData, est: Estimate) -> str:
     ("" when they are not): over the whole run each interval's printed rate is a steady
     ratio r of its timestamps' rate (the 10th to 90th percentiles within 2 x MISMATCH of r),
     1 + MISMATCH < r <= OTHER_CLOCK_MAX, and the window's printed median is the figure x r,
-    but not the same r on every interval to within SAME_CLOCK (where the stamps are fine
-    enough to tell): that is the stamps' own clock, and the stated batch is what is off.
+    and not one clock's (:func:`_one_clock`: the same r on every interval, or off it by the
+    stamps' own noise alone, is the stamps' own clock, and the stated batch is what is off).
     Otherwise the log cannot tell another clock from a batch stated r times too small, hence
     a note, not silence. Only a ratio above 1 is a clock's: one that leaves time out prints
     a higher rate, never a lower one."""
@@ -1064,11 +1095,11 @@ def _other_clock(run: RunData, est: Estimate) -> str:
     values = _printed(run, est.window) if est.window is not None else ()
     if ratios is None or not len(values):
         return ""
-    low, mid, high, n, rough = ratios
+    low, mid, high, n, one = ratios
     printed = float(statistics.median(values.tolist()))
     if high - low > 2 * MISMATCH * mid or not 1 + MISMATCH < mid <= OTHER_CLOCK_MAX \
             or abs(est.throughput * mid - printed) > MISMATCH * printed \
-            or (high - low <= SAME_CLOCK * mid and rough <= SAME_CLOCK):
+            or one:
         return ""
     return (f"the rates the lines print are a steady {mid:.3f} times the rate their timestamps "
             f"give on each of the {n} intervals of the run read (the middle 80 % of them "
@@ -1123,7 +1154,10 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
                "the run's other lines agree with the stated global batch, so the window's "
                "timestamps are off (a clock step, or a stall the printed rates do not time)"
                if batch_agrees and len(values) < MIN_PRINTED else
-               "the stated global batch or devices may not be what ran")
+               "the stated global batch or devices may not be what ran" + (
+                   f" (the run's lines imply {implied[0]:,.1f} samples an iteration, by their "
+                   f"timestamps and each one's {implied[2]})" if implied and not batch_agrees
+                   else ""))
         return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
             f"the figure {est.throughput:,.2f} samples/s (global batch "
             f"{run.global_batch_size:,.0f} x iterations / time) and the throughput the log "
