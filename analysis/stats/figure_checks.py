@@ -698,11 +698,13 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, held, seco
     """`_evaluation_counted` for a window whose every interval holds evaluation lines: the
     seconds from each such interval's first training line to its last evaluation line,
     by their stamps, or those intervals' time beyond the pace of the run's intervals
-    without one (its lines before the evaluations start), in sum over MISMATCH of the
-    window's `seconds` flag it. An evaluation line may be stamped as the evaluation starts,
-    its time falling after it, so small stamps alone do not clear it: with no interval
-    of the run free of one, nothing in the log times training alone, and the figure is
-    flagged as holding the evaluations' time, whatever it is."""
+    without one, in sum over MISMATCH of the window's `seconds` flag it. An evaluation line
+    may be stamped as the evaluation starts, its time falling after it, so small stamps
+    alone do not clear it; and the run's intervals without one all lie outside the window,
+    where the method leaves out its warm-up (or its end): slower there than training's
+    pace, never faster, they can show the evaluations' cost but not clear it. Nothing
+    else in the log times training alone, so the figure is otherwise flagged as holding
+    the evaluations' time, whatever it is."""
     stamps = run.evaluation_stamps
     at = np.flatnonzero(held)
     spent = 0.0
@@ -726,23 +728,25 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, held, seco
     run_ds, run_dt = np.diff(step), np.diff(ts)
     free = ((run_ds > 0) & np.isfinite(run_dt) & (run_dt > 0)
             & ~holds_evaluation(between, all_lines))
-    if not free.any():
-        return _flag(est, "evaluation_in_figure", (
-            f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
-            f"evaluation lines ({len(at)} intervals), and so does every interval of the run: "
-            "no interval times training alone, so the figure counts the evaluations' time "
-            "as training, however long they took (their lines' stamps do not show it: an "
-            "evaluation may run after its line is stamped); the figure is kept"))
-    pace = float(np.median(run_dt[free] / run_ds[free]))
+    pace = float(np.median(run_dt[free] / run_ds[free])) if free.any() else math.nan
     extra = float(np.sum(np.diff(t)[held] - ds[held] * pace))
-    if extra <= MISMATCH * seconds:
-        return None
-    return _flag(est, "figure_mismatch", (
+    if extra > MISMATCH * seconds:
+        return _flag(est, "figure_mismatch", (
+            f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
+            f"evaluation lines ({len(at)} intervals), which it counts as training: they take "
+            f"{extra:.6g} s beyond the pace of the run's {int(free.sum())} interval(s) without "
+            f"one ({pace:.6g} s an iteration), {extra / seconds:.1%} of the {seconds:.6g} s the "
+            "figure counts; the figure is kept"))
+    outside = (f"only the run's {int(free.sum())} interval(s) outside the window are without "
+               f"one, and they take {pace:.6g} s an iteration, where a warm-up or the run's end "
+               "is slower than training's pace, never faster: they cannot clear it"
+               if free.any() else "so does every interval of the run")
+    return _flag(est, "evaluation_in_figure", (
         f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
-        f"evaluation lines ({len(at)} intervals), which it counts as training: they take "
-        f"{extra:.6g} s beyond the pace of the run's {int(free.sum())} interval(s) without "
-        f"one ({pace:.6g} s an iteration), {extra / seconds:.1%} of the {seconds:.6g} s the "
-        "figure counts; the figure is kept"))
+        f"evaluation lines ({len(at)} intervals), and {outside}; no interval times training "
+        "alone, so the figure counts the evaluations' time as training, however long they "
+        "took (their lines' stamps do not show it: an evaluation may run after its line is "
+        "stamped); the figure is kept"))
 
 
 def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,
