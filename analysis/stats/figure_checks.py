@@ -53,7 +53,7 @@ from analysis.stats.methods.window import (
     stamp_step,
     whole_seconds,
 )
-from analysis.stats.run_pace import LOCAL, STALL_FACTOR, USUAL_QUANTILE, run_pace
+from analysis.stats.run_pace import LOCAL, MIN_RECURRING, STALL_FACTOR, USUAL_QUANTILE, run_pace
 
 #: Relative difference between a measured figure and the printed throughput that is flagged.
 MISMATCH = 0.05
@@ -617,8 +617,8 @@ def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coars
     if not far.any():
         return 0.0
     if hiccup.sum() < MIN_HICCUPS:
-        return _short_run_hiccups(far, ratio, extra, ds[a:max(a, b - 1)],
-                                  int(hiccup.sum()), int(usual.sum()), seconds)
+        return _short_run_hiccups(far, ratio, extra, ds[a:max(a, b - 1)], int(hiccup.sum()),
+                                  per[usual] / pace.local[usual], seconds)
     top = float(np.quantile(per[hiccup] / pace.local[hiccup], USUAL_QUANTILE))
     share = float(np.sum(dt[hiccup] - ds[hiccup] * pace.local[hiccup]) / np.sum(dt[usual]))
     like = far & (ratio <= top)
@@ -629,43 +629,57 @@ def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coars
 #: (_short_run_hiccups): a loader stalling on 8 % of the iterations leaves up to ~15 % of
 #: 100 by chance; more than this many stalls is no scatter of hiccups.
 HICCUP_SHARE = 0.2
-#: Share of a window's time hiccups judged by their shape alone may take: 8 % of the
-#: iterations at 1.5-3x take up to ~10 %; six clock steps of 3.4x an iteration in 100 add
-#: 12 % more, which their shape alone does not tell from hiccups.
+#: Times its pace one iteration of such an interval may take: a loader waiting 2-4
+#: iterations' time for a batch is an ordinary stall; one iteration of a line every 10
+#: taking 17 is none.
+HICCUP_FACTOR = 2 * STALL_FACTOR
+#: Share of a window's time hiccups judged by their shape alone may take in a run that
+#: shows too few of its own outside the window (below): 8 % of the iterations at 1.5-3x
+#: take up to ~10 %; six clock steps of 0.12 s (3.4x an iteration) in 100 add 12 %.
 HICCUP_TIME = 2 * MISMATCH
+#: The same in a run showing its own outside it (a loader stalling all through the run):
+#: 3 % of the iterations at 3-5x take up to ~18 % of a window of 100.
+OWN_HICCUP_TIME = 4 * MISMATCH
 #: Poisson chance below which the run's hiccups outside a window are too few for its own.
 RARE = 0.01
 
 
 def _short_run_hiccups(far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
-                       ds: np.ndarray, seen: int, outside: int, seconds: float) -> float:
-    """The seconds of the window's `far` intervals that are hiccups by their shape, for a
-    run too short to show MIN_HICCUPS of its own outside the window (a run of 150
-    iterations has ~50 intervals outside its window): each one iteration under STALL_FACTOR
-    times its pace (the interval's others at it), widened by three times the jitter of the
-    window's other intervals (their scaled MAD, at least MISMATCH; not the run's spread,
-    which hiccups widen), all of them, on no more than HICCUP_SHARE of the window's
-    intervals and HICCUP_TIME of its time. The same window inside a longer run is judged by
-    the run's hiccups instead; a longer stall, or a clock step larger than that, is judged
-    as before. The bound is a judgement: a loader wait of one or two iterations is the
-    commonest hiccup, and the log cannot tell a clock step that small and scattered from
-    one. The run's other intervals must not say otherwise: as few hiccups among them as
-    they show (none in a clean run) must be no rarer than RARE at the rate of both."""
+                       ds: np.ndarray, seen: int, around: np.ndarray, seconds: float) -> float:
+    """The seconds of the window's `far` intervals (their `extra` time beyond its pace) that
+    are hiccups by their shape, for a run too short to show MIN_HICCUPS of its own outside
+    the window (a run of 150 iterations has ~50 intervals outside it, `seen` of them as
+    far; `around`, their times over their local pace). A clock step moves one interval by
+    a fixed amount; a stall is an iteration taking longer, as long as a loader happens to
+    wait. So they are hiccups where each is one iteration under HICCUP_FACTOR times its
+    pace (the interval's others at it; widened by three times the jitter of the window's
+    other intervals, their scaled MAD, at least MISMATCH), none alone moves the window by
+    more than MISMATCH (a step that size is refused whatever else the window holds) and,
+    on no more than HICCUP_SHARE of its intervals, all take no more than HICCUP_TIME of its
+    time, or OWN_HICCUP_TIME where MIN_RECURRING or more of the run's intervals outside it
+    are as slow as the least of them, at half the window's rate or more (steps in a window
+    leave none there). The bounds are a judgement: the log cannot tell a few scattered
+    steps of unlike sizes from stalls. The run's other intervals must not say otherwise: as
+    few hiccups among them as they show (none in a clean run) must be no rarer than RARE at
+    the rate of both."""
     calm = ratio[~far & np.isfinite(ratio)]
     jitter = 1.4826 * float(np.median(np.abs(calm - np.median(calm)))) if len(calm) else 0.0
-    # one iteration of the interval that long, the others at the pace
-    like = far & (ds * ratio - (ds - 1) <= STALL_FACTOR * (1 + max(3 * jitter, MISMATCH)))
-    if not like.any() or like.sum() < far.sum() or like.sum() > HICCUP_SHARE * len(far):
-        return 0.0
-    if float(np.sum(extra[like])) > HICCUP_TIME * seconds:
+    took = extra[far]
+    stall = ds[far] * ratio[far] - (ds[far] - 1)  # one iteration that long, the others at pace
+    outside = len(around)
+    own = np.sum(around >= ratio[far].min()) >= max(MIN_RECURRING,
+                                                    0.5 * len(took) / len(far) * outside)
+    if len(took) > HICCUP_SHARE * len(far) or took.max() > MISMATCH * (seconds - took.sum()) \
+            or took.sum() > (OWN_HICCUP_TIME if own else HICCUP_TIME) * seconds \
+            or stall.max() > HICCUP_FACTOR * (1 + max(3 * jitter, MISMATCH)):
         return 0.0
     # as few as `seen` of the run's `outside` intervals, at the rate of the run's and the
     # window's together (a clean run with small steps in its window), is chance below
     # RARE: they are not the run's
-    expect = (like.sum() + seen) / (len(far) + outside) * outside
+    expect = (len(took) + seen) / (len(far) + outside) * outside
     if sum(math.exp(-expect) * expect ** k / math.factorial(k) for k in range(seen + 1)) < RARE:
         return 0.0
-    return float(np.sum(extra[like]))
+    return float(took.sum())
 
 
 def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
@@ -698,11 +712,13 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, held, seco
     """`_evaluation_counted` for a window whose every interval holds evaluation lines: the
     seconds from each such interval's first training line to its last evaluation line,
     by their stamps, or those intervals' time beyond the pace of the run's intervals
-    without one (its lines before the evaluations start), in sum over MISMATCH of the
-    window's `seconds` flag it. An evaluation line may be stamped as the evaluation starts,
-    its time falling after it, so small stamps alone do not clear it: with no interval
-    of the run free of one, nothing in the log times training alone, and the figure is
-    flagged as holding the evaluations' time, whatever it is."""
+    without one, in sum over MISMATCH of the window's `seconds` flag it. An evaluation line
+    may be stamped as the evaluation starts, its time falling after it, so small stamps
+    alone do not clear it; and the run's intervals without one all lie outside the window,
+    where the method leaves out its warm-up (or its end): slower there than training's
+    pace, never faster, they can show the evaluations' cost but not clear it. Nothing
+    else in the log times training alone, so the figure is otherwise flagged as holding
+    the evaluations' time, whatever it is."""
     stamps = run.evaluation_stamps
     at = np.flatnonzero(held)
     spent = 0.0
@@ -726,23 +742,25 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, held, seco
     run_ds, run_dt = np.diff(step), np.diff(ts)
     free = ((run_ds > 0) & np.isfinite(run_dt) & (run_dt > 0)
             & ~holds_evaluation(between, all_lines))
-    if not free.any():
-        return _flag(est, "evaluation_in_figure", (
-            f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
-            f"evaluation lines ({len(at)} intervals), and so does every interval of the run: "
-            "no interval times training alone, so the figure counts the evaluations' time "
-            "as training, however long they took (their lines' stamps do not show it: an "
-            "evaluation may run after its line is stamped); the figure is kept"))
-    pace = float(np.median(run_dt[free] / run_ds[free]))
+    pace = float(np.median(run_dt[free] / run_ds[free])) if free.any() else math.nan
     extra = float(np.sum(np.diff(t)[held] - ds[held] * pace))
-    if extra <= MISMATCH * seconds:
-        return None
-    return _flag(est, "figure_mismatch", (
+    if extra > MISMATCH * seconds:
+        return _flag(est, "figure_mismatch", (
+            f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
+            f"evaluation lines ({len(at)} intervals), which it counts as training: they take "
+            f"{extra:.6g} s beyond the pace of the run's {int(free.sum())} interval(s) without "
+            f"one ({pace:.6g} s an iteration), {extra / seconds:.1%} of the {seconds:.6g} s the "
+            "figure counts; the figure is kept"))
+    outside = (f"only the run's {int(free.sum())} interval(s) outside the window are without "
+               f"one, and they take {pace:.6g} s an iteration, where a warm-up or the run's end "
+               "is slower than training's pace, never faster: they cannot clear it"
+               if free.any() else "so does every interval of the run")
+    return _flag(est, "evaluation_in_figure", (
         f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
-        f"evaluation lines ({len(at)} intervals), which it counts as training: they take "
-        f"{extra:.6g} s beyond the pace of the run's {int(free.sum())} interval(s) without "
-        f"one ({pace:.6g} s an iteration), {extra / seconds:.1%} of the {seconds:.6g} s the "
-        "figure counts; the figure is kept"))
+        f"evaluation lines ({len(at)} intervals), and {outside}; no interval times training "
+        "alone, so the figure counts the evaluations' time as training, however long they "
+        "took (their lines' stamps do not show it: an evaluation may run after its line is "
+        "stamped); the figure is kept"))
 
 
 def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,

@@ -85,11 +85,13 @@ def test_an_evaluation_after_every_line_counts_it_and_says_so(tmp_path, every, n
     """A 5 ms evaluation after every training line (2 ms at one line an iteration): the
     window, leaving out every interval holding one, ran past the run's end and said
     "truncated: the run stops at iteration 1500", which the log does not show. It now
-    counts them, and says so. Where every interval of the run holds one (a line every
-    iteration), nothing times training alone: the figure is flagged as holding them."""
+    counts them, and says so. No interval of the window is without one, and the run's only
+    such interval (none at a line every iteration) is its first, iterations 2 to 10: before
+    the window, its warm-up. Nothing times training alone: the figure is flagged as
+    holding them."""
     rows = _rows(tmp_path, _with_evaluations(n, every, every, took, "val.loss : 3.4"))
     row = rows["window"]
-    assert row["problem_kind"] == ("evaluation_in_figure" if every == 1 else "")
+    assert row["problem_kind"] == "evaluation_in_figure"
     truth = 128 * 100 / (100 * SECONDS + 100 // every * took)
     assert row["throughput"] == pytest.approx(truth, rel=1e-6)
     assert "too many to leave out" in row["method"]
