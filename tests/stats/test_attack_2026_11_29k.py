@@ -115,7 +115,7 @@ def test_short_runs_with_scattered_hiccups_keep_their_figure(tmp_path, n, share,
     """Loader hiccups on 5 % of the iterations at 2x (or 8 % at 1.5-3x) in a run of 150 or
     300 iterations: no figure for about half the seeds ("timestamps_jump ... a clock step"),
     though the same iterations continued to 1,500 passed: too few hiccups outside the window
-    to call them the run's. Now judged by their shape (each under 3x its pace, scattered).
+    to call them the run's. Now judged by their shape (each well under a clock step, scattered).
     A window whose hiccups take over 10 % of its time is still refused (seeds 27 and 28 at
     300 iterations, 8 % at 1.5-3x: 3 of seeds 21-60), as clock steps that size would be."""
     text, end = _short_hiccups(n, seed, share, low, high)
