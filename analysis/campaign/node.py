@@ -34,7 +34,6 @@ import argparse
 import ctypes
 import json
 import os
-import shutil
 import signal
 import socket
 import sys
@@ -207,8 +206,6 @@ def _stop_orphans(keep: set[int]) -> None:
 
 def visible_gpus(env: dict) -> list[str]:
     """Indices of the NVIDIA GPUs this node may use ([] when there are none)."""
-    if not shutil.which("nvidia-smi"):
-        return []
     try:
         out = run_command(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], 20)
     except CommandError:
@@ -360,21 +357,17 @@ def run_agent(opts) -> int:
     return 1 if rc is None else rc
 
 
-def _terminate(pids: list[int], grace: float) -> None:
-    """SIGTERM the live agents among `pids` (each stops its own tree and writes its result) and
-    wait up to `grace` (+2) s for them to end."""
+def stop_agents(pids: list[int], started: str = "", grace: float = GRACE) -> None:
+    """Stop agents — each pid an agent's, alive or an unreaped zombie of the caller's — and
+    everything they started: SIGTERM to the live ones (each stops its own tree and writes its
+    result), up to `grace` (+2) s for them to end, then :func:`kill_session` of each agent
+    (`started`: see there), which kills an agent that did not stop and what a killed agent
+    left running."""
     live = [p for p in pids if alive(p)]
     _signal_all(live, signal.SIGTERM)
     _wait_gone(live, grace + 2)
-
-
-def stop_agents(pids: list[int]) -> None:
-    """Stop agents — each pid an agent's, alive or an unreaped zombie of the caller's — and
-    everything they started: SIGTERM (see :func:`_terminate`), then :func:`kill_session` of
-    each agent, which kills an agent that did not stop and what a killed agent left running."""
-    _terminate(pids, GRACE)
     for p in pids:
-        kill_session(p)
+        kill_session(p, started)
 
 
 def kill_from_pidfile(path: str, grace: float = GRACE) -> int:
@@ -386,11 +379,8 @@ def kill_from_pidfile(path: str, grace: float = GRACE) -> int:
     except (OSError, ValueError, IndexError):
         return 0
     now = start_time(pid)
-    if now and started and now != started:  # another process has the number: ours are gone
-        return 0
-    if now:
-        _terminate([pid], grace)
-    kill_session(pid, started)
+    if not (now and started and now != started):  # else another process has the number
+        stop_agents([pid], started, grace)
     return 0
 
 

@@ -19,6 +19,7 @@ import math
 import os
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 import yaml
@@ -394,10 +395,8 @@ class Campaign:
     def _marker(self, run: Run, launch: Launch | None, outcome: Outcome, device: str,
                 note: str, attempt: int, total: int) -> dict:
         c = run.case
-        nodes = [{"node": n.index, "host": n.host, "rc": n.rc, "duration_s": n.duration_s,
-                  "stopped": n.stopped, "env_capture": n.env_capture,
-                  "gpu_sampling": n.gpu_sampling, "command": n.command}
-                 for n in outcome.nodes]
+        # the node's fields in their order, its index named "node"
+        nodes = [{"node": d.pop("index"), **d} for d in map(asdict, outcome.nodes)]
         return redact_tree({
             "run_id": run.run_id, "ok": outcome.ok, "state": "done" if outcome.ok else "failed",
             "reason": outcome.reason, "attempt": attempt, "attempts_total": total,

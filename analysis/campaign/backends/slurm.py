@@ -39,6 +39,7 @@ from analysis.campaign.backends import (
 )
 from analysis.errors import DLPerfError
 from analysis.fsutil import read_json_object
+from analysis.redact import redact_text
 from analysis.shell import CommandError, run_command
 
 POLL_S = 0.3
@@ -194,9 +195,10 @@ class SlurmBackend(Backend):
         lines = super().describe(launch)
         path = str(launch.work / "job.sbatch")
         sbatch = shlex.join(self.sbatch_argv(launch, path, f"dlperf-{self.spec.name}"))
-        lines.append("  " + self.shown(sbatch))
+        lines.append("  " + redact_text(sbatch, self.spec.secrets()))
         lines.append(f"  {path}:")
-        lines += ["    " + self.shown(x) for x in self.script(launch).splitlines()]
+        lines += ["    " + redact_text(x, self.spec.secrets())
+                  for x in self.script(launch).splitlines()]
         return lines
 
     def _sbatch(self, launch: Launch) -> str:
