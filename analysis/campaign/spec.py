@@ -22,7 +22,7 @@ from analysis.campaign.spec_schema import LIMITS, SpecError, SpecFile, invalid, 
 from analysis.layout import normalize_model
 from analysis.redact import secrets_in
 
-__all__ = ["Case", "Run", "Spec", "SpecError", "from_dict", "load", "loads"]
+__all__ = ["Case", "Run", "Spec", "SpecError", "from_dict", "load"]
 
 
 @dataclass(frozen=True)
@@ -198,13 +198,4 @@ def load(path: str | Path, overrides: dict | None = None) -> Spec:
         line = yamlio.node_at(text, exc.key)[1] if exc.key else None
         what = str(exc).removeprefix("spec: ")
         raise SpecError(f"{path}{f':{line}' if line else ''}: {what}", exc.key) from None
-
-
-def loads(text: str, overrides: dict | None = None) -> Spec:
-    """Like :func:`load`, from YAML text."""
-    try:
-        raw = yamlio.parse(text, "spec")
-    except yamlio.YamlError as exc:
-        raise SpecError(str(exc)) from None
-    return from_dict(_with_overrides(raw, overrides))
 
