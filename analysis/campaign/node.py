@@ -170,13 +170,6 @@ def kill_session(sid: int, started: str = "") -> list[int]:
     return _kill_frozen(member)
 
 
-def _prctl(option: int, value: int) -> None:
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(option, value)
-    except (OSError, AttributeError):
-        pass
-
-
 def _stop_trees(is_root: Callable[[int, list[str]], bool], grace: float) -> set[int]:
     """SIGTERM every process `is_root` selects and all their descendants, wait up to `grace`
     s, then :func:`_kill_frozen` what is left of them, wherever it moved; every pid met."""
@@ -281,13 +274,13 @@ def run_agent(opts) -> int:
         os.setsid()
     except OSError:  # already a session leader (e.g. started by sshd or start_new_session)
         pass
-    parent = None
+    parent, libc = None, ctypes.CDLL(None)  # the agent runs on Linux: it reads /proc
     if opts.die_with_parent:
         parent = opts.parent_pid or os.getppid()
-        _prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     # PR_SET_CHILD_SUBREAPER: orphans of the workload (torchrun's workers when torchrun
     # dies) become our children, so they can be found and stopped
-    _prctl(36, 1)
+    libc.prctl(36, 1)
     if opts.pidfile:
         # the start time makes the pid name this process only: read by kill_from_pidfile
         Path(opts.pidfile).write_text(f"{os.getpid()} {start_time(os.getpid())}\n")
