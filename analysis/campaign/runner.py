@@ -20,6 +20,7 @@ import os
 import sys
 import time
 from dataclasses import asdict
+from functools import cached_property
 from pathlib import Path
 
 import yaml
@@ -84,15 +85,12 @@ class Campaign:
         self.out = spec.resolve_out_dir(out_dir)
         self.runs = spec.runs()
         self.workload = get_workload(spec.workload)
-        self._backend = None
         self.suite: dict | None = None  # the suite that runs it (suite_version), set by run()
 
     # -- planning ---------------------------------------------------------------------
-    @property
+    @cached_property
     def backend(self):
-        if self._backend is None:
-            self._backend = backends.get(self.spec.backend)(self.spec)
-        return self._backend
+        return backends.get(self.spec.backend)(self.spec)
 
     def _row(self, run: Run, state: str, reason: str, attempts: int,
              duration: float | None = None) -> dict:
