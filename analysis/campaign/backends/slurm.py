@@ -89,15 +89,6 @@ def slurm_filename(path) -> str:
     return str(path).replace("%", "%%")
 
 
-def _write_private(path: Path, text: str) -> None:
-    """Write `text` to `path`, readable by its owner alone: a batch script holds the
-    workload's arguments, secrets included (sbatch reads it as that owner)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        os.fchmod(fh.fileno(), 0o600)  # a script left by an earlier attempt keeps its mode
-        fh.write(text)
-
-
 @register
 class SlurmBackend(Backend):
     """Submit each run as a Slurm batch job."""
@@ -204,7 +195,11 @@ class SlurmBackend(Backend):
     def _sbatch(self, launch: Launch) -> str:
         launch.work.mkdir(parents=True, exist_ok=True)
         path = launch.work / "job.sbatch"
-        _write_private(path, self.script(launch))
+        # readable by its owner alone (sbatch reads it as that owner): the script holds the
+        # workload's arguments, secrets included; one left by an earlier attempt is made so too
+        path.touch(mode=0o600)
+        path.chmod(0o600)
+        path.write_text(self.script(launch), encoding="utf-8")
         env = {**os.environ, **self.spec.env}
         argv = self.sbatch_argv(launch, str(path), f"dlperf-{self.spec.name}")
         try:
