@@ -34,7 +34,6 @@ import argparse
 import ctypes
 import json
 import os
-import shutil
 import signal
 import socket
 import sys
@@ -171,13 +170,6 @@ def kill_session(sid: int, started: str = "") -> list[int]:
     return _kill_frozen(member)
 
 
-def _prctl(option: int, value: int) -> None:
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(option, value)
-    except (OSError, AttributeError):
-        pass
-
-
 def _stop_trees(is_root: Callable[[int, list[str]], bool], grace: float) -> set[int]:
     """SIGTERM every process `is_root` selects and all their descendants, wait up to `grace`
     s, then :func:`_kill_frozen` what is left of them, wherever it moved; every pid met."""
@@ -207,8 +199,6 @@ def _stop_orphans(keep: set[int]) -> None:
 
 def visible_gpus(env: dict) -> list[str]:
     """Indices of the NVIDIA GPUs this node may use ([] when there are none)."""
-    if not shutil.which("nvidia-smi"):
-        return []
     try:
         out = run_command(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], 20)
     except CommandError:
@@ -284,13 +274,13 @@ def run_agent(opts) -> int:
         os.setsid()
     except OSError:  # already a session leader (e.g. started by sshd or start_new_session)
         pass
-    parent = None
+    parent, libc = None, ctypes.CDLL(None)  # the agent runs on Linux: it reads /proc
     if opts.die_with_parent:
         parent = opts.parent_pid or os.getppid()
-        _prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     # PR_SET_CHILD_SUBREAPER: orphans of the workload (torchrun's workers when torchrun
     # dies) become our children, so they can be found and stopped
-    _prctl(36, 1)
+    libc.prctl(36, 1)
     if opts.pidfile:
         # the start time makes the pid name this process only: read by kill_from_pidfile
         Path(opts.pidfile).write_text(f"{os.getpid()} {start_time(os.getpid())}\n")
@@ -360,21 +350,17 @@ def run_agent(opts) -> int:
     return 1 if rc is None else rc
 
 
-def _terminate(pids: list[int], grace: float) -> None:
-    """SIGTERM the live agents among `pids` (each stops its own tree and writes its result) and
-    wait up to `grace` (+2) s for them to end."""
+def stop_agents(pids: list[int], started: str = "", grace: float = GRACE) -> None:
+    """Stop agents — each pid an agent's, alive or an unreaped zombie of the caller's — and
+    everything they started: SIGTERM to the live ones (each stops its own tree and writes its
+    result), up to `grace` (+2) s for them to end, then :func:`kill_session` of each agent
+    (`started`: see there), which kills an agent that did not stop and what a killed agent
+    left running."""
     live = [p for p in pids if alive(p)]
     _signal_all(live, signal.SIGTERM)
     _wait_gone(live, grace + 2)
-
-
-def stop_agents(pids: list[int]) -> None:
-    """Stop agents — each pid an agent's, alive or an unreaped zombie of the caller's — and
-    everything they started: SIGTERM (see :func:`_terminate`), then :func:`kill_session` of
-    each agent, which kills an agent that did not stop and what a killed agent left running."""
-    _terminate(pids, GRACE)
     for p in pids:
-        kill_session(p)
+        kill_session(p, started)
 
 
 def kill_from_pidfile(path: str, grace: float = GRACE) -> int:
@@ -386,11 +372,8 @@ def kill_from_pidfile(path: str, grace: float = GRACE) -> int:
     except (OSError, ValueError, IndexError):
         return 0
     now = start_time(pid)
-    if now and started and now != started:  # another process has the number: ours are gone
-        return 0
-    if now:
-        _terminate([pid], grace)
-    kill_session(pid, started)
+    if not (now and started and now != started):  # else another process has the number
+        stop_agents([pid], started, grace)
     return 0
 
 

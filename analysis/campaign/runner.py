@@ -19,6 +19,8 @@ import math
 import os
 import sys
 import time
+from dataclasses import asdict
+from functools import cached_property
 from pathlib import Path
 
 import yaml
@@ -83,15 +85,12 @@ class Campaign:
         self.out = spec.resolve_out_dir(out_dir)
         self.runs = spec.runs()
         self.workload = get_workload(spec.workload)
-        self._backend = None
         self.suite: dict | None = None  # the suite that runs it (suite_version), set by run()
 
     # -- planning ---------------------------------------------------------------------
-    @property
+    @cached_property
     def backend(self):
-        if self._backend is None:
-            self._backend = backends.get(self.spec.backend)(self.spec)
-        return self._backend
+        return backends.get(self.spec.backend)(self.spec)
 
     def _row(self, run: Run, state: str, reason: str, attempts: int,
              duration: float | None = None) -> dict:
@@ -394,10 +393,8 @@ class Campaign:
     def _marker(self, run: Run, launch: Launch | None, outcome: Outcome, device: str,
                 note: str, attempt: int, total: int) -> dict:
         c = run.case
-        nodes = [{"node": n.index, "host": n.host, "rc": n.rc, "duration_s": n.duration_s,
-                  "stopped": n.stopped, "env_capture": n.env_capture,
-                  "gpu_sampling": n.gpu_sampling, "command": n.command}
-                 for n in outcome.nodes]
+        # the node's fields in their order, its index named "node"
+        nodes = [{"node": d.pop("index"), **d} for d in map(asdict, outcome.nodes)]
         return redact_tree({
             "run_id": run.run_id, "ok": outcome.ok, "state": "done" if outcome.ok else "failed",
             "reason": outcome.reason, "attempt": attempt, "attempts_total": total,

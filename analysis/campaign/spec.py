@@ -22,7 +22,7 @@ from analysis.campaign.spec_schema import LIMITS, SpecError, SpecFile, invalid, 
 from analysis.layout import normalize_model
 from analysis.redact import secrets_in
 
-__all__ = ["Case", "Run", "Spec", "SpecError", "from_dict", "load", "loads"]
+__all__ = ["Case", "Run", "Spec", "SpecError", "from_dict", "load"]
 
 
 @dataclass(frozen=True)
@@ -178,12 +178,6 @@ def from_dict(raw: dict) -> Spec:
     return spec
 
 
-def _with_overrides(raw: Any, overrides: dict | None) -> Any:
-    if isinstance(raw, dict):
-        raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return raw
-
-
 def load(path: str | Path, overrides: dict | None = None) -> Spec:
     """Read a YAML spec file; `overrides` (e.g. from the CLI) replace top-level keys.
     Every error names the file, and the line when it is about one key."""
@@ -192,19 +186,12 @@ def load(path: str | Path, overrides: dict | None = None) -> Spec:
         raw = yamlio.parse(text, str(path))
     except yamlio.YamlError as exc:
         raise SpecError(str(exc)) from None
+    if isinstance(raw, dict):
+        raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
-        return from_dict(_with_overrides(raw, overrides))
+        return from_dict(raw)
     except SpecError as exc:
         line = yamlio.node_at(text, exc.key)[1] if exc.key else None
         what = str(exc).removeprefix("spec: ")
         raise SpecError(f"{path}{f':{line}' if line else ''}: {what}", exc.key) from None
-
-
-def loads(text: str, overrides: dict | None = None) -> Spec:
-    """Like :func:`load`, from YAML text."""
-    try:
-        raw = yamlio.parse(text, "spec")
-    except yamlio.YamlError as exc:
-        raise SpecError(str(exc)) from None
-    return from_dict(_with_overrides(raw, overrides))
 

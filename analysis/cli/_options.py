@@ -90,6 +90,8 @@ def add_percentage(p: argparse.ArgumentParser, flag: str, help: str, default: fl
 
 
 def add_paths(p) -> None:
+    """The options of the commands that read logs: the paths, how they are read (family,
+    strict, meta), ``-j N`` processes and ``--no-cache``."""
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="log files or folders (searched recursively)")
     p.add_argument("--family", choices=parsers.module_names(), default=None,
@@ -97,22 +99,22 @@ def add_paths(p) -> None:
     p.add_argument("--strict", action="store_true",
                    help="treat any problem as an error (exit status 3)")
     add_meta(p)
-
-
-def add_jobs(p) -> None:
-    """``-j N``: processes that read the logs."""
     p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N",
                    help="processes that read the logs when there are many (default: one per "
                         "CPU core; 1: no worker processes)")
-
-
-def add_cache(p) -> None:
-    """``--no-cache``: read every log again."""
     p.add_argument("--no-cache", dest="cache", action="store_false",
                    help="read every log again instead of reusing what an earlier run read "
                         "from an unchanged file (cache: $DLPERF_CACHE_DIR, else "
                         "$XDG_CACHE_HOME/dlperf/parse, else ~/.cache/dlperf/parse; default: "
                         "use it)")
+
+
+def add_spread_threshold(p) -> None:
+    """``--spread-threshold``: the spread of a case's repeats that flags the case."""
+    from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD
+
+    add_percentage(p, "--spread-threshold", "spread of a case's repeats, (max - min) / "
+                   "median, above which the case is flagged", DEFAULT_SPREAD_THRESHOLD)
 
 
 def add_method(p, window: bool = True) -> None:

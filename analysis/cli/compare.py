@@ -6,7 +6,6 @@ import sys
 
 from analysis.changes import verdict
 from analysis.cli import _options
-from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD
 
 COMMAND = "compare"
 HELP = "compare two campaigns case by case: NEW/BASE with a 95 % interval and a verdict"
@@ -35,9 +34,7 @@ def add_arguments(p) -> None:
                    help="threshold of the cases whose key (e.g. PyTorch/resnet50/amp/b256/1n4g) "
                         "matches the glob PATTERN, e.g. '*/1n1g=5%%'; repeatable, the last match "
                         "wins; a PATTERN that matches no case is an error")
-    _options.add_percentage(p, "--spread-threshold", "spread of a case's repeats, (max - min) "
-                            "/ median, above which the case is flagged",
-                            DEFAULT_SPREAD_THRESHOLD)
+    _options.add_spread_threshold(p)
     p.add_argument("--confidence", type=_options.confidence,
                    default=verdict.DEFAULT_CONFIDENCE, metavar="PCT",
                    help="confidence of the intervals, e.g. 95%% (default: 95%%)")

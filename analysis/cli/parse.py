@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from analysis.cli._options import add_cache, add_jobs, add_paths, report_problems
+from analysis.cli._options import add_paths, report_problems
 from analysis.errors import UsageError
 from analysis.fsutil import atomic_path, check_outputs, display_path
 
@@ -16,8 +16,6 @@ SUFFIXES = (".parquet", ".csv")
 
 def add_arguments(p) -> None:
     add_paths(p)
-    add_jobs(p)
-    add_cache(p)
     p.add_argument("-o", "--output", required=True, metavar="OUT.parquet|OUT.csv",
                    help="observations file; runs, problems and the runs' environment facts "
                         "go next to it (OUT.runs.<ext>, OUT.problems.<ext>, OUT.env.<ext>); "

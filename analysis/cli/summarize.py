@@ -6,16 +6,8 @@ import math
 import sys
 
 from analysis import schema
-from analysis.cli._options import (
-    add_cache,
-    add_jobs,
-    add_method,
-    add_paths,
-    add_percentage,
-    report_problems,
-)
+from analysis.cli._options import add_method, add_paths, add_spread_threshold, report_problems
 from analysis.errors import LogProblemError
-from analysis.stats.case_stats import DEFAULT_SPREAD_THRESHOLD
 from analysis.text_tables import FORMATS, Columns, fit_width, render_records
 
 COMMAND = "summarize"
@@ -67,16 +59,13 @@ TABLE_NOTES = {
 
 def add_arguments(p) -> None:
     add_paths(p)
-    add_jobs(p)
-    add_cache(p)
     add_method(p)
     p.add_argument("--format", choices=FORMATS, default="table",
                    help="table: aligned text for a terminal, at most "
                         f"{TABLE_WIDTH} characters wide, rounded; csv and json: full precision")
     p.add_argument("--all-columns", action="store_true",
                    help="print every summary column (the table is then wider)")
-    add_percentage(p, "--spread-threshold", "spread of a case's repeats, (max - min) / "
-                   "median, above which the case is flagged", DEFAULT_SPREAD_THRESHOLD)
+    add_spread_threshold(p)
 
 
 #: The summary's dtypes by column, and in the text table (memory rounded to whole MiB).

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from analysis.campaign.runner import Campaign
-from analysis.campaign.spec import SpecError, from_dict, loads
+from analysis.campaign.spec import SpecError, from_dict, load
 
 SMOKE = """
 name: smoke
@@ -18,6 +21,14 @@ repeats: 2
 iterations: 30
 backend: local
 """
+
+
+def loads(text: str):
+    """The spec of YAML `text`, read from a file as `dlperf run` reads it."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "spec.yaml"
+        path.write_text(text, encoding="utf-8")
+        return load(path)
 
 
 def base(**kw):

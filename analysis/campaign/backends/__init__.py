@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis.fsutil import read_json_object
-from analysis.redact import redact_argv, redact_env, redact_text
+from analysis.redact import redact_argv, redact_env
 from analysis.registry import Registry
 
 NODE_AGENT = Path(__file__).resolve().parent.parent / "node.py"
@@ -150,11 +150,6 @@ class Backend(ABC):
         return lines
 
     # -- helpers for subclasses -------------------------------------------------------
-    def shown(self, text: str) -> str:
-        """`text` (a command line, a script line) as a dry run may print it: the spec's
-        secrets, URL passwords and token shapes hidden."""
-        return redact_text(text, self.spec.secrets())
-
     def agent_argv(self, launch: Launch, node: NodeLaunch, *, python: str, agent: str,
                    paths: dict[str, str] | None = None, flags: tuple[str, ...] = ()) -> list[str]:
         """The node agent's command line for `node` (`paths` override the output paths, for

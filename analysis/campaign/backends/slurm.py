@@ -39,6 +39,7 @@ from analysis.campaign.backends import (
 )
 from analysis.errors import DLPerfError
 from analysis.fsutil import read_json_object
+from analysis.redact import redact_text
 from analysis.shell import CommandError, run_command
 
 POLL_S = 0.3
@@ -86,15 +87,6 @@ def slurm_filename(path) -> str:
     """`path` as sbatch/srun ``--output`` take it: ``%`` starts a pattern there (``%j``:
     job id), ``%%`` is a literal ``%``."""
     return str(path).replace("%", "%%")
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write `text` to `path`, readable by its owner alone: a batch script holds the
-    workload's arguments, secrets included (sbatch reads it as that owner)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        os.fchmod(fh.fileno(), 0o600)  # a script left by an earlier attempt keeps its mode
-        fh.write(text)
 
 
 @register
@@ -194,15 +186,20 @@ class SlurmBackend(Backend):
         lines = super().describe(launch)
         path = str(launch.work / "job.sbatch")
         sbatch = shlex.join(self.sbatch_argv(launch, path, f"dlperf-{self.spec.name}"))
-        lines.append("  " + self.shown(sbatch))
+        lines.append("  " + redact_text(sbatch, self.spec.secrets()))
         lines.append(f"  {path}:")
-        lines += ["    " + self.shown(x) for x in self.script(launch).splitlines()]
+        lines += ["    " + redact_text(x, self.spec.secrets())
+                  for x in self.script(launch).splitlines()]
         return lines
 
     def _sbatch(self, launch: Launch) -> str:
         launch.work.mkdir(parents=True, exist_ok=True)
         path = launch.work / "job.sbatch"
-        _write_private(path, self.script(launch))
+        # readable by its owner alone (sbatch reads it as that owner): the script holds the
+        # workload's arguments, secrets included; one left by an earlier attempt is made so too
+        path.touch(mode=0o600)
+        path.chmod(0o600)
+        path.write_text(self.script(launch), encoding="utf-8")
         env = {**os.environ, **self.spec.env}
         argv = self.sbatch_argv(launch, str(path), f"dlperf-{self.spec.name}")
         try:

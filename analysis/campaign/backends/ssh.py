@@ -42,6 +42,7 @@ from analysis.campaign.backends import (
     register,
 )
 from analysis.errors import DLPerfError
+from analysis.redact import redact_text
 from analysis.shell import PIPE, STDOUT, CommandError, Process, run_command, start_process
 
 #: The package modules the node agent imports, copied beside it on every host.
@@ -319,8 +320,6 @@ class SSHBackend(Backend):
 
     # -- Backend ------------------------------------------------------------------------
     def probe_gpus(self) -> int:
-        if not self.spec.hosts:
-            return 0
         try:
             r = self._run(self.spec.hosts[0],
                           ["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], 30)
@@ -355,7 +354,7 @@ class SSHBackend(Backend):
         for n in launch.active():
             h = self.spec.hosts[n.index]
             lines.append(f"  ssh {self._key(h)} (node {n.index}): "
-                         + self.shown(self.remote_command(launch, n)))
+                         + redact_text(self.remote_command(launch, n), self.spec.secrets()))
         return lines
 
     def execute(self, launch: Launch) -> Outcome:
