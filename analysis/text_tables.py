@@ -39,9 +39,10 @@ class Columns:
     def of_dtypes(cls, dtypes: Mapping[str, str], names: Iterable[str]) -> Columns:
         """Columns `names` typed by pandas dtype names (``Int64``, ``float64``, ``object``…)."""
         names = tuple(names)
-        kinds = {n: str(dtypes.get(n, "object")) for n in names}
+        kinds = {n: str(dtypes.get(n, "object")).lower() for n in names}
         return cls(names,
-                   frozenset(n for n, d in kinds.items() if d.lower().startswith(("int", "float", "bool"))),
+                   frozenset(n for n, d in kinds.items()
+                             if d.startswith(("int", "uint", "float", "bool"))),
                    frozenset(n for n, d in kinds.items() if d.startswith("float")))
 
 
@@ -155,14 +156,9 @@ def render_records(records: list[dict], cols: Columns, fmt: str = "table",
 
 def frame_records(df: pd.DataFrame) -> tuple[list[dict], Columns]:
     """The records and columns of a DataFrame (numeric and float columns by dtype)."""
-    from pandas.api.types import is_float_dtype, is_numeric_dtype
-
     names = tuple(str(c) for c in df.columns)
-    cols = Columns(names,
-                   frozenset(n for n, c in zip(names, df.columns) if is_numeric_dtype(df[c])),
-                   frozenset(n for n, c in zip(names, df.columns) if is_float_dtype(df[c])))
     records = [dict(zip(names, row)) for row in df.itertuples(index=False, name=None)]
-    return records, cols
+    return records, Columns.of_dtypes({str(c): str(t) for c, t in df.dtypes.items()}, names)
 
 
 def render(df: pd.DataFrame, fmt: str = "table", headers: Mapping[str, str] | None = None,
