@@ -196,7 +196,8 @@ def load_meta_file(path: str | os.PathLike) -> dict:
     from analysis import yamlio  # yaml only when a meta file is read
 
     path = Path(path)
-    data = yamlio.load(path, str(path), MAX_FILE_BYTES, "a few KEY: VALUE lines")
+    text = yamlio.read_text(path, max_bytes=MAX_FILE_BYTES, what="a few KEY: VALUE lines")
+    data = yamlio.parse(text, str(path))
     if data is None:
         return {}
     if not isinstance(data, dict):
