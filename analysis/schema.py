@@ -183,10 +183,8 @@ def names(schema: tuple[Column, ...]) -> list[str]:
 def dtype_name(column: Column) -> str:
     """The pandas dtype of `column`: "text" is the dtype pandas gives Python strings
     (``str`` from pandas 3, ``object`` before)."""
-    return _text_dtype() if column.dtype == "text" else column.dtype
-
-
-def _text_dtype() -> str:
+    if column.dtype != "text":
+        return column.dtype
     import pandas as pd
 
     return str(pd.Series(["a"]).dtype)

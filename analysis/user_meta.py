@@ -206,11 +206,6 @@ def load_meta_file(path: str | os.PathLike) -> dict:
     return check_meta({str(k): v for k, v in data.items()}, str(path))
 
 
-def is_meta_name(name: str) -> bool:
-    """Whether a file of this name beside a log is a meta file (the folder's or a run's)."""
-    return name == FOLDER_FILE or name.endswith(STEM_SUFFIX)
-
-
 class MetaFiles:
     """Meta files beside the logs, each read once per parse."""
 
@@ -228,7 +223,8 @@ class MetaFiles:
         every name is looked at)."""
         if folder not in self._listed:
             try:
-                self._listed[folder] = {n for n in os.listdir(folder) if is_meta_name(n)}
+                self._listed[folder] = {n for n in os.listdir(folder)
+                                        if n == FOLDER_FILE or n.endswith(STEM_SUFFIX)}
             except OSError:
                 self._listed[folder] = None
         return self._listed[folder]
