@@ -169,24 +169,19 @@ def _candidates(raw: str | os.PathLike,
                 problems: list[Problem]) -> Iterator[tuple[Path, str, str, str, bool]]:
     """(file, its stem, run id, real path, explicit) under one command-line path."""
     path = Path(raw)
-    if path.is_dir():
-        root_real = os.path.realpath(path)
-        if is_pseudo(root_real):
-            raise UsageError(f"{path}: {', '.join(PSEUDO_ROOTS)} hold no logs; "
-                             "name log files or folders")
-        for f, real, rel in _walk(path, root_real, {root_real}, problems, root_real):
-            stem = run_stem(f)
-            yield f, stem, rel + stem, real, False
-    elif path.is_file():
-        if is_pseudo(os.path.realpath(path)):
-            raise UsageError(f"{path}: {', '.join(PSEUDO_ROOTS)} hold no logs; "
-                             "name log files or folders")
-        stem = run_stem(path)
-        yield path, stem, stem, os.path.realpath(path), True
-    elif path.exists():
-        raise UsageError(f"not a regular file or folder: {path}")
-    else:
-        raise UsageError(f"no such file or folder: {path}")
+    if not (path.is_dir() or path.is_file()):
+        raise UsageError(f"not a regular file or folder: {path}" if path.exists()
+                         else f"no such file or folder: {path}")
+    root_real = os.path.realpath(path)
+    if is_pseudo(root_real):
+        raise UsageError(f"{path}: {', '.join(PSEUDO_ROOTS)} hold no logs; "
+                         "name log files or folders")
+    if path.is_file():
+        yield path, run_stem(path), run_stem(path), root_real, True
+        return
+    for f, real, rel in _walk(path, root_real, {root_real}, problems, root_real):
+        stem = run_stem(f)
+        yield f, stem, rel + stem, real, False
 
 
 def find_logs(paths: Iterable[str | os.PathLike]) -> tuple[list[Found], list[Problem]]:

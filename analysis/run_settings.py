@@ -40,11 +40,6 @@ UNSET = "unset"
 NCCL_RECORDED = "nccl"
 
 
-def _nccl_compared(name: str) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in NCCL_COMPARED) and \
-        not any(fnmatch.fnmatchcase(name, p) for p in NCCL_NOT_COMPARED)
-
-
 def nccl_settings(record: dict) -> dict[str, str] | None:
     """The compared NCCL variables of a record ({} when it records variables but none of
     them; None when it records no variables at all)."""
@@ -52,7 +47,9 @@ def nccl_settings(record: dict) -> dict[str, str] | None:
     if not isinstance(env, dict):
         return None
     # a hand-written record may hold a secret in clear: hidden (then not compared) here too
-    return {k: v for k, v in sorted(redact_env(env).items()) if _nccl_compared(k)}
+    return {k: v for k, v in sorted(redact_env(env).items())
+            if any(fnmatch.fnmatchcase(k, p) for p in NCCL_COMPARED)
+            and not any(fnmatch.fnmatchcase(k, p) for p in NCCL_NOT_COMPARED)}
 
 
 def nccl_by_variable(records: list[dict]) -> dict[str, list[str]] | None:

@@ -53,8 +53,8 @@ OBSERVATIONS = _cols(
 
 
 def _run_identity(text: str) -> tuple[tuple[str, str, str, str], ...]:
-    """The columns that name a run and its case, shared by RUNS and PER_RUN; `text` is the
-    dtype their strings have in that frame."""
+    """The columns that name a run and its case, shared by RUNS, PER_RUN and (the case's)
+    SUMMARY; `text` is the dtype their strings have in that frame."""
     return (
         ("run_id", text, "", "run identifier (see OBSERVATIONS)"),
         ("source", text, "", "main log file of the run"),
@@ -120,16 +120,10 @@ PER_RUN = _cols(
     ("outlier", "bool", "", "more than 3 scaled MADs from its case's median"),
 )
 
-#: Columns that identify a benchmark case (runs of a case differ only in `repeat`).
 #: One row per case: analysis.stats.summarize.
 SUMMARY = _cols(
-    ("framework", "object", "", "training framework"),
-    ("model", "object", "", "model name"),
-    ("precision", "object", "", "fp32, tf32, amp or bf16, as the runs say"),
-    ("num_nodes", "Int64", "", "number of nodes"),
-    ("gpus_per_node", "Int64", "", "GPUs per node"),
-    ("num_devices", "Int64", "", "nodes x GPUs per node"),
-    ("batch_size_per_device", "Int64", "samples", "batch size per device (micro batch for GPT)"),
+    *(c for c in _run_identity("object")
+      if c[0] not in ("run_id", "source", "family", "global_batch_size", "repeat")),
     ("case", "object", "", "case label ('' outside GPT)"),
     ("group", "object", "", "GPT parallelism group"),
     ("repeats", "int64", "", "n: runs of the case with a throughput"),
@@ -170,6 +164,7 @@ SUMMARY = _cols(
                             "keys that differ, a spread above the threshold ('' when none)"),
 )
 
+#: Columns that identify a benchmark case (runs of a case differ only in `repeat`).
 CASE_COLUMNS = (
     "framework",
     "model",
@@ -188,10 +183,8 @@ def names(schema: tuple[Column, ...]) -> list[str]:
 def dtype_name(column: Column) -> str:
     """The pandas dtype of `column`: "text" is the dtype pandas gives Python strings
     (``str`` from pandas 3, ``object`` before)."""
-    return _text_dtype() if column.dtype == "text" else column.dtype
-
-
-def _text_dtype() -> str:
+    if column.dtype != "text":
+        return column.dtype
     import pandas as pd
 
     return str(pd.Series(["a"]).dtype)

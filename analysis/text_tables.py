@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from analysis.errors import UsageError
+from analysis.schema import is_missing
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,22 +39,15 @@ class Columns:
     def of_dtypes(cls, dtypes: Mapping[str, str], names: Iterable[str]) -> Columns:
         """Columns `names` typed by pandas dtype names (``Int64``, ``float64``, ``object``…)."""
         names = tuple(names)
-        kinds = {n: str(dtypes.get(n, "object")) for n in names}
+        kinds = {n: str(dtypes.get(n, "object")).lower() for n in names}
         return cls(names,
-                   frozenset(n for n, d in kinds.items() if d.lower().startswith(("int", "float", "bool"))),
+                   frozenset(n for n, d in kinds.items()
+                             if d.startswith(("int", "uint", "float", "bool"))),
                    frozenset(n for n, d in kinds.items() if d.startswith("float")))
 
 
-def missing(v) -> bool:
-    """None, NaN and pandas' NA/NaT: what prints as "-" (and as an empty csv field)."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return True
-    return type(v).__name__ in ("NAType", "NaTType") or (
-        hasattr(v, "dtype") and getattr(v, "shape", None) == () and v != v)
-
-
 def _cell(v) -> str:
-    if missing(v):
+    if is_missing(v):
         return "-"
     if isinstance(v, float) or type(v).__name__.startswith("float"):
         return f"{v:.{DECIMALS}f}"
@@ -68,7 +62,7 @@ def _plain(v):
 def _json_value(v):
     """A JSON-ready scalar: numpy types to Python, NaN/NA/inf to null, floats unrounded."""
     v = _plain(v)
-    if missing(v) or (isinstance(v, float) and not math.isfinite(v)):
+    if is_missing(v) or (isinstance(v, float) and not math.isfinite(v)):
         return None
     return v
 
@@ -85,7 +79,7 @@ def csv_text(text: str) -> str:
 
 def _csv_value(v) -> str:
     v = _plain(v)
-    if missing(v):
+    if is_missing(v):
         return ""
     return csv_text(v) if isinstance(v, str) else str(v)
 
@@ -118,7 +112,7 @@ def fit_width(records: list[dict], cols: Columns, width: int,
     groups = [(c,) if isinstance(c, str) else tuple(c) for c in drop_order]
     groups = [tuple(c for c in g if c in cols.names) for g in groups]
     groups = [g for g in groups if g]
-    empty = [g for g in groups if all(missing(r[c]) for c in g for r in records)]
+    empty = [g for g in groups if all(is_missing(r[c]) for c in g for r in records)]
     for group in empty + [g for g in groups if g not in empty]:
         if max(map(len, _table_lines(records, cols, _headers(cols, headers)))) <= width:
             break
@@ -162,14 +156,9 @@ def render_records(records: list[dict], cols: Columns, fmt: str = "table",
 
 def frame_records(df: pd.DataFrame) -> tuple[list[dict], Columns]:
     """The records and columns of a DataFrame (numeric and float columns by dtype)."""
-    from pandas.api.types import is_float_dtype, is_numeric_dtype
-
     names = tuple(str(c) for c in df.columns)
-    cols = Columns(names,
-                   frozenset(n for n, c in zip(names, df.columns) if is_numeric_dtype(df[c])),
-                   frozenset(n for n, c in zip(names, df.columns) if is_float_dtype(df[c])))
     records = [dict(zip(names, row)) for row in df.itertuples(index=False, name=None)]
-    return records, cols
+    return records, Columns.of_dtypes({str(c): str(t) for c, t in df.dtypes.items()}, names)
 
 
 def render(df: pd.DataFrame, fmt: str = "table", headers: Mapping[str, str] | None = None,

@@ -196,18 +196,14 @@ def load_meta_file(path: str | os.PathLike) -> dict:
     from analysis import yamlio  # yaml only when a meta file is read
 
     path = Path(path)
-    data = yamlio.load(path, str(path), MAX_FILE_BYTES, "a few KEY: VALUE lines")
+    text = yamlio.read_text(path, max_bytes=MAX_FILE_BYTES, what="a few KEY: VALUE lines")
+    data = yamlio.parse(text, str(path))
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise UsageError(f"{path}: expected a mapping of KEY: VALUE lines "
                          f"({', '.join(USER_KEYS)})")
     return check_meta({str(k): v for k, v in data.items()}, str(path))
-
-
-def is_meta_name(name: str) -> bool:
-    """Whether a file of this name beside a log is a meta file (the folder's or a run's)."""
-    return name == FOLDER_FILE or name.endswith(STEM_SUFFIX)
 
 
 class MetaFiles:
@@ -227,7 +223,8 @@ class MetaFiles:
         every name is looked at)."""
         if folder not in self._listed:
             try:
-                self._listed[folder] = {n for n in os.listdir(folder) if is_meta_name(n)}
+                self._listed[folder] = {n for n in os.listdir(folder)
+                                        if n == FOLDER_FILE or n.endswith(STEM_SUFFIX)}
             except OSError:
                 self._listed[folder] = None
         return self._listed[folder]

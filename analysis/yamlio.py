@@ -147,13 +147,6 @@ def parse(text: str, source: str = "<text>") -> Any:
             loader.dispose()
 
 
-def load(path: str | Path, source: str | None = None, max_bytes: int = LIMITS["bytes"],
-         what: str = "a short YAML file") -> Any:
-    """:func:`read_text` then :func:`parse`."""
-    src = str(path) if source is None else source
-    return parse(read_text(path, src, max_bytes, what), src)
-
-
 def node_at(text: str, key: str | None) -> tuple[yaml.Node | None, int | None]:
     """The node of `key` (a path such as ``cases[0].batch_size``; '' is the document) in
     `text`, already read by :func:`parse`, and its line; for a missing key, (None, the line

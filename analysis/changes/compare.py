@@ -128,14 +128,6 @@ def _failed(base_measured, new_measured) -> str:
     return FAILED_NEW if base_measured else FAILED_BASE if new_measured else FAILED_BOTH
 
 
-def _hardware_pairs(base_runs: dict, base: Campaign, new_runs: dict, new: Campaign
-                    ) -> dict[str, tuple[str, str]]:
-    """Case key -> (base, new) recorded hardware types ('' unrecorded), cases in both."""
-    return {key: (environment.values(base.env, base_runs[key]["run_id"], "hardware"),
-                  environment.values(new.env, new_runs[key]["run_id"], "hardware"))
-            for key in sorted(set(base_runs) & set(new_runs))}
-
-
 def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_THRESHOLD,
             overrides: dict[str, float] | None = None,
             confidence: float = verdict.DEFAULT_CONFIDENCE,
@@ -150,7 +142,10 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     """
     base_runs, base_sum = _by_case(base)
     new_runs, new_sum = _by_case(new)
-    hardware = _hardware_pairs(base_runs, base, new_runs, new)
+    # case key -> (base, new) recorded hardware types ('' unrecorded), cases in both
+    hardware = {key: (environment.values(base.env, base_runs[key]["run_id"], "hardware"),
+                      environment.values(new.env, new_runs[key]["run_id"], "hardware"))
+                for key in sorted(set(base_runs) & set(new_runs))}
     mismatch = [k for k, (a, b) in hardware.items() if a and b and a != b]
     if mismatch and not allow_different_hardware:
         first = mismatch[0]

@@ -142,12 +142,6 @@ def _side_by_side(cells: list[dict], base: str) -> list[dict]:
 
 # ---- in one language ------------------------------------------------------------------------
 
-def _setting_text(row) -> str:
-    case = f" {row['case']}" if row["case"] else ""
-    return (f"{row['model']} {row['precision']} b{row['batch_size_per_device']} "
-            f"{row['num_nodes']}n{row['gpus_per_node']}g{case}")
-
-
 def _num(value: float, digits: int = 2) -> str:
     return "–" if pd.isna(value) else f"{value:,.{digits}f}"
 
@@ -200,7 +194,9 @@ def excluded_text(comparison: FrameworkComparison, lang: str) -> list[str]:
     """One sentence in `lang` per measurement left out, saying why."""
     out, say = [], Translator(lang)
     for r in comparison.excluded.to_dict("records"):
-        what = f"{r['framework']} {_setting_text(r)} ({r['source']})"
+        what = (f"{r['framework']} {r['model']} {r['precision']} b{r['batch_size_per_device']} "
+                f"{r['num_nodes']}n{r['gpus_per_node']}g{' ' + r['case'] if r['case'] else ''} "
+                f"({r['source']})")
         if r["reason"] == ALONE and not r["hardware"]:  # compared unrecorded: none to name
             text = say("fw.excluded.alone_unrecorded", what=what)
         else:

@@ -37,6 +37,7 @@ from analysis.changes import gpus, verdict
 from analysis.changes.compare import case_keys, figure_flags
 from analysis.errors import UsageError
 from analysis.fsutil import display_path
+from analysis.schema import case_key
 from analysis.stats import case_stats
 
 FIELDS = ("framework", "model", "precision", "batch_size_per_device", "num_nodes",
@@ -198,13 +199,6 @@ def load_references(path: str | Path, default_tolerance: float = verdict.DEFAULT
             for i, (line, e) in enumerate(entries, 1)]
 
 
-def _label(match: dict) -> str:
-    """The reference's case as a case key ('PyTorch/resnet50/fp32/b128/1n8g')."""
-    label = (f"{match['framework']}/{match['model']}/{match['precision']}/"
-             f"b{match['batch_size_per_device']}/{match['num_nodes']}n{match['gpus_per_node']}g")
-    return label + (f"/{match['case']}" if match.get("case") else "")
-
-
 def _matches(match: dict, row: dict) -> bool:
     for k, want in match.items():
         have = row.get(k)
@@ -260,7 +254,7 @@ def check(summary: pd.DataFrame, references: list[dict],
     records = summary.to_dict("records")
     rows = []
     for ref in references:
-        base = {"reference": _label(ref["match"]), "value": ref["value"],
+        base = {"reference": case_key({"case": "", **ref["match"]}), "value": ref["value"],
                 "lower": ref["lower"], "upper": ref["upper"], "unit": ref["unit"],
                 "source": ref["source"], "source_zh": ref.get("source_zh", ""),
                 "hardware": str(ref["hardware"]), "derived_from": ref.get("derived_from", "")}

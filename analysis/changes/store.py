@@ -112,7 +112,10 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
     store = Path(store).expanduser()  # never a folder named "~" in the working folder
     if store.exists() and not store.is_dir():
         raise UsageError(f"store {display_path(store)} is not a folder")
-    _refuse_links(store)
+    links = _links(store) if store.is_dir() else []
+    if links:  # writing through a link would change files outside the store
+        raise StoreDamage(f"store {display_path(store)}: nothing added: "
+                          + "; ".join(_link_fault(p) for p in links))
     key = stored_key(campaign.key, method)
     given = name
     name = printable(given or campaign.name)  # shown on terminals: no escape sequences
@@ -157,15 +160,6 @@ def _link_fault(link: Path) -> str:
     return (f"{display_path(link)} is a link (to {display_path(str(link.readlink()))}): a "
             "store's tables and partitions are its own files, never written or read through "
             "a link; replace the link by the folder or file itself")
-
-
-def _refuse_links(store: Path) -> None:
-    """StoreDamage before anything is written where a table, partition or part file of
-    `store` is a link: writing would change files outside the store."""
-    links = _links(store) if store.is_dir() else []
-    if links:
-        raise StoreDamage(f"store {display_path(store)}: nothing added: "
-                          + "; ".join(_link_fault(p) for p in links))
 
 
 def _copies(listed: pd.DataFrame) -> list[str]:

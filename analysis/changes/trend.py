@@ -21,14 +21,13 @@ from analysis.errors import UsageError
 from analysis.stats import case_stats
 
 STEP_DOWN, STEP_UP = "step down", "step up"
-DEFAULT_PERSIST = verdict.DEFAULT_PERSIST
 COLUMNS = ["case_key", "campaign", "name", "started", "method", "repeats",
            "throughput_median", "interval_low", "interval_high", "change", "step", "hardware",
            "hardware_changed", "flags"]
 
 
 def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
-                  persist: int = DEFAULT_PERSIST) -> tuple[list[str], list[float]]:
+                  persist: int = verdict.DEFAULT_PERSIST) -> tuple[list[str], list[float]]:
     """(flag, step) per point of a series in time order: flag '', 'step down', 'step up' or
     the same with '?' (unconfirmed: the history ends before `persist` points); step is the
     point's ratio to the level before it, minus 1 (NaN where no change is flagged). A point
@@ -56,17 +55,15 @@ def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
 
 
 def trend(store, case: str = "*", threshold: float | str = verdict.DEFAULT_THRESHOLD,
-          persist: int = DEFAULT_PERSIST, method: str = "dlperf") -> pd.DataFrame:
+          persist: int = verdict.DEFAULT_PERSIST, method: str = "dlperf") -> pd.DataFrame:
     """One row per (case matching the glob `case`, campaign measured with `method`) in time
     order (COLUMNS): that of :func:`analysis.changes.store.in_time_order`. `threshold`: a
     fraction (0.02), or a notebook parameter's text, '2%' as the CLI takes it (a bare number
     is refused). Campaigns of other methods are left out: their figures are not comparable.
     ``flags`` names why a campaign's median may not be what ran, as ``compare`` and
     ``check`` do: its summary's flags and what its runs' figures are flagged with."""
-    if threshold is None:
-        threshold = verdict.DEFAULT_THRESHOLD
-    elif not isinstance(threshold, float):
-        threshold = verdict.threshold_value(threshold)
+    if not isinstance(threshold, float):  # None: the default (threshold_value gives no 0)
+        threshold = verdict.threshold_value(threshold) or verdict.DEFAULT_THRESHOLD
     summary = results_store.summaries(store, method)
     if summary.empty:
         return pd.DataFrame(columns=COLUMNS)

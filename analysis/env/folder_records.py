@@ -59,7 +59,7 @@ class CommandGroup:
 #: Options whose values change from run to run without changing the run: shown as <port>.
 _PORT = re.compile(r"((?:--master[_-]port|--rdzv[_-]port|--port)[= ]|\bMASTER_PORT=|"
                    r"--rdzv[_-]endpoint[= ]\S+?:|--dist[_-]url[= ]\S+?:)(\d+)")
-_REPEAT = re.compile(r"_(\d+)$")
+_REPEAT = re.compile(r"_(\d+)$")  # a run stem's repeat number: without it, the case
 
 
 def command_template(command: str, run: str = "") -> str:
@@ -72,16 +72,11 @@ def command_template(command: str, run: str = "") -> str:
     return text
 
 
-def case_of(run: str) -> str:
-    """The case a run stem belongs to: the stem without its trailing repeat number."""
-    return _REPEAT.sub("", run)
-
-
 def group_commands(commands: list[Command]) -> list[CommandGroup]:
     """Commands collapsed to one row per (case, node, command template), in run order."""
     groups: dict[tuple[str, str, str], CommandGroup] = {}
     for c in commands:
-        key = (case_of(c.run), c.node, command_template(c.command, c.run))
+        key = (_REPEAT.sub("", c.run), c.node, command_template(c.command, c.run))
         g = groups.setdefault(key, CommandGroup(*key))
         if c.run not in g.runs:
             g.runs.append(c.run)
