@@ -39,7 +39,6 @@ from analysis.problems import Problem
 
 _ITER = re.compile(rb"iteration +(\d+)/ *(\d+) *(\|[^\n]*)")
 _DATE = re.compile(rb"\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[.,]\d+)?\]")
-_SRUN_RANK = re.compile(rb"^ {0,3}(\d{1,5}): ")
 _MEMORY = re.compile(
     rb"\[Rank (\d+)\] \(after (\d+) iterations\) memory \(MB\) \| allocated: (" + NUM
     + rb") \| max allocated: (" + NUM + rb") \| reserved: (" + NUM + rb") \| max reserved: ("
@@ -56,7 +55,7 @@ _SNIFF = re.compile(
 #: The tokenizer's line: the vocabulary padded to a multiple the model runs with (its logit
 #: layer's size, which Megatron's own FLOPs count uses).
 _PADDED_VOCAB = re.compile(rb"> padded vocab \(size: \d+\) with \d+ dummy tokens \(new size: (\d{1,12})\)")
-_DUMP_BATCH = re.compile(rb"(?: {0,3}\d{1,5}: )?[ \t]*global_batch_size \.+ ?(\d{1,12})[ \t]*$", re.M)
+_DUMP_BATCH = re.compile(rb"[ \t]*global_batch_size \.+ ?(\d{1,12})[ \t]*$", re.M)
 _MODEL = re.compile(rb"^> building (GPT|BERT|T5)\w* model", re.M)
 #: The DeepSpeed launcher's line (Megatron-DeepSpeed runs): nodes and processes per node.
 _DS_LAUNCH = re.compile(rb"\[launch\.py:\d+:main\] nnodes=(\d{1,6}), num_local_procs=(\d{1,6}), ")
@@ -72,8 +71,8 @@ def _ds_config(key: bytes) -> re.Pattern:
 
 #: DeepSpeed's stamped line at each of its log intervals (``[2022-10-29 00:42:31,001] [INFO]
 #: [logging.py:68:log_dist] [Rank 0] step=10, skipped=0, ...``): a wall clock beside
-#: Megatron's own timer. A launcher's tag may lead the line (pdsh's ``worker-0: ``, srun's ``0: ``).
-_DS_STEP = re.compile(rb"^[^\n\[]{0,40}?\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)[.,](\d{3,6})\] \[INFO\] "
+#: Megatron's own timer.
+_DS_STEP = re.compile(rb"^[ \t]*\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)[.,](\d{3,6})\] \[INFO\] "
                       rb"\[logging\.py:\d+:log_dist\] \[Rank 0\] step=(\d{1,12}), ", re.M)
 #: How far the printed elapsed time may stray from the stamps' spacing (the figure checks'
 #: bound: a timer and a wall clock over the same iterations agree far closer).
@@ -147,6 +146,29 @@ _MEMORY_METRICS = ("memory_allocated", M.MEMORY_MAX_ALLOCATED, "memory_reserved"
                    "memory_max_reserved")
 
 
+#: A launcher's tag before the first iteration line: the text before it, less core's date and
+#: the line's own leading space.
+_TAG = re.compile(rb"([^\n]{1,60}?) *(?:\[\d{4}-\d\d-\d\d[ T][^\]\n]*\] *)?iteration +\d+/ *\d+ *\|")
+
+
+def _untagged(log: LogText) -> LogText:
+    """`log` without the launcher's tag its first iteration line carries (torchrun's
+    ``[rank0]: ``, pdsh's ``worker-0: ``, ``srun -l``'s ``3: ``, a host name; cleaning strips
+    Open MPI's and ``[default0]:``) from every line it leads, any number in it read as any
+    (nodes and ranks differ), so that every pattern reads the lines as untagged; a tag of
+    a number, or of ``rank`` and one, states the line's rank."""
+    m = _ITER.search(log.data)
+    tag = m and _TAG.match(log.data, log.data.rfind(b"\n", 0, m.start()) + 1)
+    text = tag.group(1).strip() if tag else b""
+    if not text:
+        return log
+    words = re.split(rb"\d+", text)
+    ranked = len(words) == 2 and re.sub(rb"[\[\]:]", b"", b"".join(words)) in (b"", b"rank")
+    number = rb"(\d{1,6})" if ranked else rb"\d{1,6}"
+    pattern = rb"^ *" + number.join(map(re.escape, words)) + rb" ?"
+    return log.without_tag(re.compile(pattern, re.M))
+
+
 def _line_prefixes(log: LogText, starts: np.ndarray, lines: np.ndarray) -> list[bytes]:
     """Text between each line's start and its match; only read where longer than the usual
     single space (date or launcher prefixes), else b''."""
@@ -182,7 +204,7 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
     prefixes = _line_prefixes(log, starts[ok], lines)
     step, rest = ints(groups[:, 0]), groups[:, 2]
     ts = _timestamps(prefixes)
-    ranks = _srun_ranks(log, prefixes, lines)
+    ranks = log.ranks_at(lines) if log.line_ranks else None
     for field, (metric, unit, scale) in _FIELDS.items():
         raw = field_values(rest, field.encode())
         keep = raw != b""
@@ -555,19 +577,6 @@ def _printed_sequence(log: LogText, parsed: ParsedLog, rest: np.ndarray,
                                    log.line_text(first)[:300]))
 
 
-def _srun_ranks(log: LogText, prefixes: list[bytes], lines: np.ndarray) -> np.ndarray | None:
-    """Ranks of ``srun -l`` prefixes (``1:  iteration …``) that logtext keeps when the
-    Megatron line itself starts with a space; None when no line has one."""
-    found = {i: int(m.group(1)) for i, p in enumerate(prefixes)
-             if p and (m := _SRUN_RANK.match(p))}
-    if not found:
-        return None
-    ranks = log.ranks_at(lines)
-    for i, r in found.items():
-        ranks[i] = r
-    return ranks
-
-
 def _read_launcher(log: LogText, parsed: ParsedLog) -> None:
     """Nodes and GPUs per node from the DeepSpeed launcher's ``nnodes=1, num_local_procs=8``
     line (one process per GPU), which Megatron-DeepSpeed logs print before the dump."""
@@ -636,6 +645,7 @@ class MegatronParser(GPTCases, LogParser):
 
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
+        log = _untagged(log)
         dump_lines = read_argument_dump(log, parsed)
         model = first_line(log.data, b"> building ", _MODEL)
         if model:
