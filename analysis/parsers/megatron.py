@@ -330,8 +330,12 @@ def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.nd
     (TFLOP/s/GPU)`` (Megatron-LM's FLOPs count over its elapsed time) is more than 5 % off
     what the same lines' elapsed time and global batch give by that count, by the median
     over the lines: both come from one timer, so they disagree only where one was altered.
-    The log does not say which of Megatron-LM's counts it ran (:func:`_megatron_flops`),
-    so the nearest is held; lines printing under 5 TFLOP/s (rounding over 1 %) are left out."""
+    Which of Megatron-LM's counts ran (:func:`_megatron_flops`) the log says only by its
+    dump's age: every version that counts FLOPs states ``group_query_attention`` (its first
+    count reads it), so a dump without it is older than all of them and held to the first,
+    not credited a cut by the ratio of two counts; a newer dump is held to the nearest (its
+    lines do not say which version ran). Lines printing under 5 TFLOP/s (rounding over
+    1 %) are left out."""
     printed = field_values(rest, b"throughput per GPU (TFLOP/s/GPU)")
     elapsed = field_values(rest, b"elapsed time per iteration (ms)")
     batch = field_values(rest, b"global batch size")
@@ -346,11 +350,15 @@ def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.nd
         return
     # the elapsed time over the one the printed TFLOP/s implies, by each count
     ratios = [ms * 1e9 * tflops * world / (b * f) for f in counts]
-    near = min(range(len(counts)), key=lambda k: abs(float(np.median(ratios[k])) - 1))
+    old = "group_query_attention" not in parsed.parameters
+    near = 0 if old else min(range(3), key=lambda k: abs(float(np.median(ratios[k])) - 1))
     derived = [float(np.median(b * f / (ms * 1e9 * world))) for f in counts]
     _elapsed_off(log, parsed, list(ratios[near]), used, lambda r: abs(r - 1) > _ELAPSED_OFF,
                  "the iteration time their own printed throughput per GPU (TFLOP/s/GPU) implies "
-                 "by the nearest of Megatron-LM's FLOPs counts",
+                 + ("by Megatron-LM's first FLOPs count (the argument dump states no "
+                    "group_query_attention, which every version that counts FLOPs states: it is "
+                    "older than all of them)" if old else "by the nearest of Megatron-LM's FLOPs "
+                    "counts"),
                  ": their elapsed times give {:.1f}, {:.1f} or {:.1f} TFLOP/s per GPU by its "
                  "counts of late 2023, 2024 and 2025 on where the lines print {:.1f}, two "
                  "figures of one timer".format(*derived, float(np.median(tflops))))

@@ -59,3 +59,63 @@ def test_a_cut_clock_behind_a_bracketed_tag_fails_strict(tmp_path, tag):
     assert any(re.search(r"is 0\.80\d times the spacing of DeepSpeed's stamped step= lines", r)
                for r in reasons), reasons
     assert main(["summarize", "--method", "dlperf", "--strict", str(folder)]) != 0
+
+
+# --- which of Megatron-LM's FLOPs counts printed the TFLOP/s --------------------------------
+
+#: The real log's model: global batch, sequence, layers, hidden size, padded vocabulary, GPUs.
+_B, _S, _L, _H, _V, _GPUS = 256, 2048, 12, 768, 50304, 8
+
+
+def _per_iteration(scores: float) -> float:
+    """Megatron-LM's count of this dense GPT an iteration, attention scores x `scores` (12:
+    its first and 2024 counts, the 72 convention; 6: 2025's, halved for the causal mask)."""
+    return _B * _S * (6 * _V * _H + _L * (24 * _H * _H + 48 * _H * _H + scores * _S * _H))
+
+
+#: The cut that turns a print by the 72 count into one by the 2025 count (0.883 here).
+_RATIO = _per_iteration(6) / _per_iteration(12)
+
+
+def _printing_72(factor: float, dump_line: str = ""):
+    """The real log without step= lines, each iteration line printing core's ``throughput
+    per GPU (TFLOP/s/GPU)`` by the 72 count over its real elapsed time, then every elapsed
+    time and timers value x `factor`; `dump_line` added to its argument dump."""
+    def line(m: re.Match) -> str:
+        tflops = _per_iteration(12) / (float(m[2]) * 1e-3 * _GPUS) / 1e12
+        return f"{m[1]}{m[2]} | throughput per GPU (TFLOP/s/GPU): {tflops:.1f}"
+
+    def edit(text: str) -> str:
+        text = re.sub(r"(?m)^.*\[Rank 0\] step=.*\n", "", text)
+        text = text.replace("  world_size ...", dump_line + "  world_size ...", 1)
+        text, n = re.subn(r"(elapsed time per iteration \(ms\): )([\d.]+)", line, text)
+        assert n == 12
+        return _scaled(text, factor)
+    return edit
+
+
+def _tflops_ratio(folder: Path) -> float | None:
+    for reason in parse_paths([folder], cache=False).problems["reason"]:
+        if m := re.search(r"is ([\d.]+) times the iteration time their own printed throughput",
+                          reason):
+            return float(m[1])
+    return None
+
+
+@pytest.mark.parametrize("factor", [_RATIO, 0.8])
+def test_a_cut_by_the_ratio_of_two_counts_is_not_credited_to_the_count(tmp_path, factor):
+    """Elapsed and timers x 0.883 (the 2025 count over the 72 one) gave 501.17 samples/s,
+    124.2 TFLOP/s for 442.52 / 109.65 with 0 problems: the check held the elapsed time to the
+    nearest count, and credited 12 % of any cut to it (x 0.8 was called 0.906). The dump,
+    without group_query_attention, is older than every count: the first is held."""
+    folder = megatron_folder(tmp_path, _printing_72(factor))
+    assert _tflops_ratio(folder) == pytest.approx(factor, abs=0.002)
+    assert main(["summarize", "--method", "dlperf", "--strict", str(folder)]) != 0
+
+
+def test_a_dump_of_a_version_that_counts_flops_keeps_the_nearest_count(tmp_path):
+    """Where the dump states group_query_attention (every version that counts FLOPs does),
+    the lines do not say which count ran: a print by the 2025 count is no flag."""
+    arg = "  group_query_attention ......................... False\n"
+    folder = megatron_folder(tmp_path, _printing_72(_RATIO, arg))
+    assert _tflops_ratio(folder) is None
