@@ -287,41 +287,11 @@ def _elapsed_against_parts(log: LogText, parsed: ParsedLog, elapsed: np.ndarray,
                  "; an iteration cannot take less than its parts")
 
 
-#: Dump keys with which Megatron-LM's count is not a dense transformer's, and the values
-#: that leave it one (no experts, latent attention, extra prediction or hybrid layers).
-_DENSE = {"num_experts": ("None", "1", "[1]"), "multi_latent_attention": ("False",),
-          "mtp_num_layers": ("None", "0"), "hybrid_override_pattern": ("None",),
-          "experimental_attention_variant": ("None",), "attention_output_gate": ("False",)}
-
-
 def _megatron_flops(parsed: ParsedLog) -> tuple[float, float, float] | None:
-    """FLOPs of one sequence by Megatron-LM's three counts of a dense GPT the dump states
-    (h hidden, l layers, s sequence, V padded vocabulary; q = kv_channels x heads, k =
-    kv_channels x key/value groups): 6·V·h + l·(12·h·(q + k) + 6·h·ffn·(3 with swiglu,
-    else 2) + 12·s·q) per token (2024 on), the same with q = h and a 4h MLP (its first
-    count, late 2023), and with the attention scores halved for the causal mask (6·s·q,
-    2025 on). For a plain GPT the first two are the 72 convention. None for another
-    model or a missing size."""
-    params = parsed.parameters
-    s, layers, h, heads = (to_int(params.get(k)) for k in (
-        "seq_length", "num_layers", "hidden_size", "num_attention_heads"))
-    vocab = parsed.meta.get("vocab_size")
-    if not (s and layers and h and heads and isinstance(vocab, int)) \
-            or min(s, layers, h, heads) < 1 \
-            or any(str(params.get(k, v[0])).strip() not in v for k, v in _DENSE.items()):
-        return None
-    groups = to_int(params.get("num_query_groups")) \
-        if str(params.get("group_query_attention")).strip() == "True" else heads
-    kv, ffn = to_int(params.get("kv_channels")) or h / heads, to_int(params.get("ffn_hidden_size"))
-    if not groups or groups < 1:
-        return None
-    gated = 3 if str(params.get("swiglu")).strip() == "True" else 2
+    """FLOPs of one sequence by Megatron-LM's three counts of the model the dump states."""
+    from analysis.stats.gpt_flops import megatron_counts
 
-    def per_sequence(q: float, mlp: float, scores: float) -> float:
-        k = q * groups / heads
-        return s * (6 * vocab * h + layers * (12 * h * (q + k) + 6 * h * mlp + scores * s * q))
-    q, mlp = kv * heads, (ffn or 4 * h) * gated
-    return per_sequence(h, 8 * h, 12), per_sequence(q, mlp, 12), per_sequence(q, mlp, 6)
+    return megatron_counts(parsed.parameters, parsed.meta.get("vocab_size"))
 
 
 def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.ndarray,
