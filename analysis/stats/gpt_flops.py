@@ -1,7 +1,8 @@
 """GPT model FLOPs per iteration by a named convention (docs/formats.md §3: seed 002's
 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), counting the forward pass recomputed under activation
 checkpointing; ``workloads.gpt``'s 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)), without), and which
-one a run's figures follow: the formula its log states, else seed 002's."""
+one a run's figures follow: the formula its log states, else seed 002's; and Megatron-LM's
+counts of the model a dump states (grouped-query attention, gated MLP)."""
 
 from __future__ import annotations
 
@@ -168,7 +169,8 @@ def case_tflops(result: ParseResult, runs_by_id: pd.DataFrame, run_ids: pd.Serie
     text; TFLOP/s per GPU by seed 002's) for a case of runs `run_ids` whose median latency is
     `latency_ms`; `runs_by_id` is ``result.runs`` indexed by run_id. (NaN, '', NaN) for a
     case that is not GPT or has no latency; a formula we do not know gives the logs' printed
-    figures (and no seed figure)."""
+    figures (and no seed figure). Where the 72 convention is chosen but the dump states a
+    model it does not fit, Megatron-LM's 2024 count of that model (:func:`megatron_counts`)."""
     nan = float("nan")
     run = runs_by_id.loc[run_ids.iloc[0]]
     model = run["model"]
@@ -191,7 +193,7 @@ def case_tflops(result: ParseResult, runs_by_id: pd.DataFrame, run_ids: pd.Serie
     vocab = run["vocab_size"] if pd.notna(run["vocab_size"]) else GPT_DEFAULT_VOCAB
     args = [float(x) for x in need[:4]] + [float(vocab), latency_ms / 1000.0, float(need[4])]
     seed = SEED002.tflops_per_gpu(*args)
-    if formula is NO_RECOMPUTATION and (counts := megatron_counts(
+    if not stated and formula is NO_RECOMPUTATION and (counts := megatron_counts(
             params, int(vocab), int(need[1]))) is not None and not np.isclose(
             counts[1], NO_RECOMPUTATION.flops(1.0, *args[1:5])):
         # the dump states a model the 72 convention does not fit (grouped-query attention,
