@@ -5,8 +5,9 @@ gzip is opened transparently, CR before LF is dropped (a lone CR ends a line), A
 are removed, and launcher rank prefixes (Open MPI ``[1,0]<stdout>:``, horovodrun
 ``[0]<stdout>:``, torchrun ``[default3]:``, ``srun -l`` ``3: ``) are stripped while the rank
 is kept per line (a parser that finds another tag before its own lines takes it off the
-same way: :meth:`LogText.without_tag`). Output of two streams glued on one line (a progress bar on stderr ends
-without a line end, the next stdout line follows it) is cut where the second starts: the
+same way: :meth:`LogText.without_tag`). Output of two streams glued on one line (a
+progress bar on stderr ends without a line end, the next stdout line follows it) is cut
+where the second starts: the
 text before a launcher tag that is not at the line start, and before the end of a tqdm bar
 (``78/1147 [00:14<03:20, 5.33it/s]``) that more text follows, is dropped — so a DLL line
 printed after a bar starts its line like any other, and the line count stays the file's.
