@@ -40,7 +40,6 @@ STYLE = {
     "svg.hashsalt": "dlperf-suite",  # SVG element ids the same on every run
 }
 #: Metadata written into every image: nothing that changes between runs (no date).
-_PNG_METADATA = {"Software": "DLPerf Suite"}
 _SVG_METADATA = {"Date": None, "Creator": "DLPerf Suite"}
 #: Throughput ticks with thousands separators (23,000 rather than 23000).
 GROUPED = matplotlib.ticker.StrMethodFormatter("{x:,.0f}")
@@ -60,19 +59,13 @@ class ReportFigure(Figure):
     """A Figure that Jupyter displays as SVG without pyplot, and that encodes itself the
     same way every time (no date, fixed SVG ids)."""
 
-    def png(self, dpi: int | None = None) -> bytes:
-        buf = io.BytesIO()
-        # constrained layout already fits titles, labels and outside legends into the
-        # figure: no bbox_inches="tight", which would draw every figure twice
-        self.savefig(buf, format="png", dpi=dpi or STYLE["savefig.dpi"], metadata=_PNG_METADATA)
-        return buf.getvalue()
-
     #: what a hover text holding label tokens reads in the figure's language (set by
     #: :meth:`BilingualChart.localized`; texts of a chart drawn in one language as they are)
     localize: Callable[[str], str] | None = None
 
     def svg(self) -> bytes:
-        """The figure as SVG; each mark that holds a hover text (:data:`HOVER`) carries it as
+        """The figure as SVG (constrained layout fits titles, labels and outside legends
+        into the figure: no bbox_inches="tight", which would draw it twice); each mark that holds a hover text (:data:`HOVER`) carries it as
         a ``<title>`` (a browser shows it under the pointer), and the root an ``aria-label``
         naming the chart and its values (what an image's alt text says)."""
         marks = self.findobj(lambda a: getattr(a, HOVER, None) is not None)

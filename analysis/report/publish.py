@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import logging
 import os
 import sys
@@ -208,8 +209,8 @@ def _pdfs(executed: list[tuple[str, nbformat.NotebookNode]], folder: Path, epoch
         raise PublishError(f"PDF export failed ({exporter.executable_path}): {exc}") from exc
 
 
-def _execute_language(lang: str, params: dict, notebook: Path, km, folder: Path,
-                      out_dir: Path, result: Published,
+def _execute_language(lang: str, params: dict, km, folder: Path, out_dir: Path,
+                      result: Published,
                       ) -> tuple[dict[str, bytes], nbformat.NotebookNode | PublishError]:
     """Execute the report notebook for `lang` in the build's kernel (`km`, its files in
     `folder`): its outputs so far (the notebook, and the numbers when it ran), and the
@@ -222,8 +223,8 @@ def _execute_language(lang: str, params: dict, notebook: Path, km, folder: Path,
     t0 = time.perf_counter()
     error = None
     try:
-        execute(ipynb, dict(params, lang=lang, numbers_json=str(numbers)), km, folder, notebook,
-                f"the {lang} report")
+        execute(ipynb, dict(params, lang=lang, numbers_json=str(numbers)), km, folder,
+                what=f"the {lang} report")
     except KernelDied:
         raise
     except PublishError as exc:
@@ -234,13 +235,12 @@ def _execute_language(lang: str, params: dict, notebook: Path, km, folder: Path,
         return contents, error
     contents["json"] = numbers.read_bytes()
     result.seconds[f"{lang}.execute"] = time.perf_counter() - t0
-    return contents, clean_for_export(nb, _title_of(numbers))
+    return contents, clean_for_export(nb, json.loads(contents["json"]).get("title"))
 
 
 def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None,
             langs="en,zh", to="html,pdf", env=None, topology=None, method: str = "dlperf",
             warmup: int | None = None, measure: int | None = None, title: str | None = None,
-            notebook: str | Path = REPORT_NOTEBOOK,
             progress: Callable[[str], None] | None = print_progress,
             meta: dict | None = None, baseline: str | Path | None = None,
             store: str | Path | None = None, threshold: float | None = None,
@@ -302,7 +302,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         quiet = _QuietKernelErrors()
         logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
         try:
-            with notebook_run.kernel(folder, _kernel_name(notebook)) as km:
+            with notebook_run.kernel(folder, _kernel_name()) as km:
                 notebook_run.start(km, folder, KERNEL_WARM_UP)
                 say("parsing…")
                 t = time.perf_counter()
@@ -313,8 +313,8 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
                 params = dict(params, data_dir=str(folder / "data"))
                 for lang in langs:
                     say(f"{lang}: executing…")
-                    outputs[lang], nb = _execute_language(lang, params, Path(notebook), km,
-                                                          folder, out, result)
+                    outputs[lang], nb = _execute_language(lang, params, km, folder, out,
+                                                          result)
                     if isinstance(nb, PublishError):
                         errors.append(nb)
                     else:
@@ -379,20 +379,8 @@ class _QuietKernelErrors(logging.Filter):
                     and record.msg.startswith(_NBCLIENT_KERNEL_ERRORS))
 
 
-def _kernel_name(notebook: str | Path) -> str:
-    """The kernel `notebook` names (papermill's choice too), ``python3`` when none. Read as
-    plain JSON: nbformat's import (its schema validator) would hold the kernel's start back."""
-    import json
-
-    return (json.loads(Path(notebook).read_text(encoding="utf-8")).get("metadata", {})
-            .get("kernelspec", {}).get("name", "python3"))
-
-
-def _title_of(numbers_json: Path) -> str | None:
-    import json
-
-    try:
-        return json.loads(numbers_json.read_text(encoding="utf-8")).get("title")
-    except (OSError, ValueError):
-        return None
+def _kernel_name() -> str:
+    """The kernel the report notebook names (papermill's choice too). Read as plain JSON:
+    nbformat's import (its schema validator) would hold the kernel's start back."""
+    return json.loads(REPORT_NOTEBOOK.read_text(encoding="utf-8"))["metadata"]["kernelspec"]["name"]
 
