@@ -13,9 +13,10 @@ comes first (key numbers and caveats), the seed-shaped tables next, the appendix
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import cache, cached_property, partial
 from pathlib import Path
 
 import pandas as pd
@@ -50,14 +51,6 @@ SECTION_CELLS = {
     "scripts": (("scripts",), ("commands",), ("campaign_yaml",)),
     "logs": (("heading", "logs"), ("logs",)),
 }
-#: The report notebook's cells in its order; a name of SECTION_CELLS stands for its cells.
-CELLS = (("style",), ("title_block",), ("findings",), ("key_numbers",),
-         ("gpt_configurations",), ("reproduce",), ("caveats",), ("reference",),
-         (CHANGES_SECTION,), ("heading", "results"), ("results",), ("heading", "frameworks"),
-         ("framework_comparison",), ("framework_exclusions",), ("heading", "gpt_parallel"),
-         ("gpt_strategies",), ("gpt_strategy_definitions",), ("seed002",),
-         ("method_section",), ("energy",), ("heading", "charts"),
-         *(("chart", c) for c in CHARTS), *((name,) for name in SECTIONS))
 #: Prepared's fields a Report answers for (``rep.summary`` is ``rep.data.summary``).
 PREPARED_FIELDS = ("log_dir", "result", "runs", "summary", "trace", "envs", "topologies",
                    "campaign", "suite_commit", "changes", "references", "disagreements")
@@ -167,13 +160,7 @@ class Report:
 
     def cells(self) -> list:
         """The outputs of the report notebook's cells, in its order (None: left out)."""
-        out = []
-        for cell in CELLS:
-            if cell[0] in SECTION_CELLS:
-                out += self.section_cells(cell[0])
-            else:
-                out.append(self.part(*cell))
-        return out
+        return [self.part(*cell) for cell in notebook_cells()]
 
     # ---- numbers for tests and for the record --------------------------------------------
     def numbers(self) -> dict:
@@ -268,6 +255,23 @@ class Report:
         """Log or record text as the report shows it: :func:`analysis.redact.redact_shown`
         with the :attr:`known_secrets` (the files themselves are never changed)."""
         return redact_shown(text, self.known_secrets)
+
+
+@cache
+def notebook_cells() -> tuple[tuple, ...]:
+    """(section, arguments) of each cell of the report notebook that shows one: the cell's
+    last statement is ``rep.<section>(…)`` or ``rep.part("<section>", …)``. The notebook is
+    the one declaration of the page's order."""
+    from analysis.report.publish import REPORT_NOTEBOOK
+
+    out = []
+    for cell in json.loads(REPORT_NOTEBOOK.read_text(encoding="utf-8"))["cells"]:
+        body = ast.parse("".join(cell["source"])).body if cell["cell_type"] == "code" else []
+        call = getattr(body[-1], "value", None) if body else None
+        if isinstance(call, ast.Call) and getattr(getattr(call.func, "value", None), "id", "") == "rep":
+            args = tuple(ast.literal_eval(a) for a in call.args)
+            out.append(args if call.func.attr == "part" else (call.func.attr, *args))
+    return tuple(out)
 
 
 def cell_html(obj) -> str:
