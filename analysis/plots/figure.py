@@ -88,16 +88,12 @@ class ReportFigure(Figure):
 
     def description(self, local: Callable[[str], str], texts: list) -> str:
         """The chart's title and its marks' values, one clause each: the alt text."""
-        title = self._suptitle.get_text() if self._suptitle is not None else ""
-        if not title:
-            title = next((ax.get_title() or ax.get_title(loc="left") for ax in self.axes
-                          if ax.get_title() or ax.get_title(loc="left")), "")
-        values = []
-        for t in texts:
-            for one in ([t] if isinstance(t, str) else t):
-                if isinstance(one, str) and one and one not in values:
-                    values.append(one)
-        values = [" ".join(v.split()) for v in values]
+        titles = [self._suptitle.get_text() if self._suptitle is not None else ""]
+        titles += [ax.get_title() or ax.get_title(loc="left") for ax in self.axes]
+        title = next(filter(None, titles), "")
+        values = [" ".join(v.split()) for v in dict.fromkeys(
+            one for t in texts for one in ([t] if isinstance(t, str) else t)
+            if isinstance(one, str) and one)]
         shown = values[:MAX_DESCRIBED]
         more = len(values) - len(shown)
         return " ".join(local(title).split()) + (": " + "; ".join(shown) if shown else "") + (

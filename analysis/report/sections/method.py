@@ -150,8 +150,6 @@ def _example(observations: pd.DataFrame, run_id: str,
     return src, line, excerpt(text.strip()), excerpt(header)
 
 
-
-
 @dataclass(frozen=True)
 class MeasuredSpan:
     """The seconds of training the runs' measured windows covered (shortest, longest) and
@@ -288,12 +286,13 @@ def method_section(rep) -> prose.Markdown | None:
              for k in sorted(tables.interval_kinds(tables.scaling_cases(rep.summary)))]
     reps = tables.measured_repeats(rep.summary) or [0]
     sources = memory_sources(rep.runs, tr)
+    xla_on = xla(rep)
     return prose.render(
         "method", tr, rules=rules, method=rep.method, window=window_text(rep),
         method_text=_method_text(rep) if rep.method != "dlperf" else "",
         interval_kinds=kinds, speedup=bool(tables.scaling_groups(rep.summary)),
         repeats=(str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"),
-        options=[(tr("desc.xla"), xla(rep))] if xla(rep) else [],
+        options=[(tr("desc.xla"), xla_on)] if xla_on else [],
         heading=tr("section.method"),
         memory=tr("desc.memory", sources=tr.join(sources) if sources
                   else tr("memory.none")))
@@ -311,10 +310,8 @@ def _method_text(rep) -> str:
 def _rule_in_language(rep, rule: FamilyRule) -> FamilyRule:
     """The rule as Markdown in this language: the catalogue's text of the family's DLPerf
     rule, else the method's own text (escaped)."""
-    key = f"rule.{rule.family}"
-    name = f"family_name.{rule.family}"
-    rule = dataclasses.replace(rule, example_text=rep.shown(rule.example_text),
-                               label=rep.tr(name) if rep.tr.has(name) else "")
-    if rep.method == "dlperf" and rep.tr.has(key):
-        return dataclasses.replace(rule, rule=rep.tr(key))
-    return dataclasses.replace(rule, rule=prose.md(rule.rule))
+    key, name = f"rule.{rule.family}", f"family_name.{rule.family}"
+    return dataclasses.replace(
+        rule, example_text=rep.shown(rule.example_text),
+        label=rep.tr(name) if rep.tr.has(name) else "",
+        rule=rep.tr(key) if rep.method == "dlperf" and rep.tr.has(key) else prose.md(rule.rule))
