@@ -1,14 +1,8 @@
-"""The report in one language: a small facade over the data, whose content is the
-sections of ``analysis/report/sections``.
-
-:func:`build` gives a :class:`Report`: the :class:`~analysis.report.prepared.Prepared` data
-(parsed once, shared by both languages) and the language. Each cell of
-``notebooks/20_report.ipynb`` calls ``rep.<section>(…)``, which renders the registered
-section of that name (``rep.part``): a pandas ``Styler`` (tables), a figure, or Markdown
-from the prose templates (``analysis/report/prose``); None leaves the cell out. The answer
-comes first (key numbers and caveats), the seed-shaped tables next, the appendix
-(commands, YAML, logs) last. A section of text and tables is a few cells
-(:meth:`Report.section_cells`).
+"""The report in one language: a small facade over the ``prepared.Prepared`` data (parsed
+once, shared by both languages). Each cell of ``notebooks/20_report.ipynb`` calls
+``rep.<section>(…)``, which renders the registered section of that name
+(``analysis/report/sections``): a pandas ``Styler``, a figure, or Markdown; None leaves the
+cell out.
 """
 
 from __future__ import annotations
@@ -308,17 +302,10 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
           baseline: str | Path | None = None, store: str | Path | None = None,
           threshold: float | None = None, references: str | Path | None = None,
           log_base_url: str | None = None) -> Report:
-    """Parse `log_dir` (default: bundled data/raw_logs) and gather everything a report shows.
-
-    `env` / `topology` add files to those found inside `log_dir`; `link_base` is the folder
-    the log links are relative to (default: the current directory, where the report is);
-    `log_base_url`, the address where `log_dir` is published, makes them absolute instead.
-    `data_dir`: read the parsed frames `dlperf report` prepared there
-    (``prepared.save``) instead of parsing again. `baseline` (a log folder, a Parquet export
-    or, with `store`, a stored campaign) adds the "Changes since baseline" section, its
-    verdicts at `threshold` ('2%', a percentage with its sign; default 2 %). `references` (a references file)
-    adds page 1's reference table.
-    """
+    """The report of `log_dir` in `lang`, its options as ``publish.publish`` takes them
+    (`threshold`: '2%', a percentage with its sign). `link_base` is the folder the log links
+    are relative to (default: the current directory); `data_dir`: read the frames
+    `dlperf report` prepared there (``prepared.save``) instead of parsing again."""
     check_lang(lang)  # a bad language, URL, method or threshold fails before the parse
     log_base_url = check_log_base_url(log_base_url)
     check_method_options(method, warmup, measure)

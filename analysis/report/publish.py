@@ -136,20 +136,15 @@ def reproducible(nb: nbformat.NotebookNode, out_dir: Path, name: str) -> nbforma
     from papermill.translators import translate_parameters
 
     nb = copy.deepcopy(nb)
-    meta = nb.metadata.get("papermill", {})
+    meta = nb.metadata.papermill  # papermill writes every key below
     for key in TIMING_KEYS:
         meta.pop(key, None)
     params = {k: (None if k in BUILD_ONLY_PARAMETERS else
                   _relative(v, out_dir) if k in PATH_PARAMETERS else v)
-              for k, v in meta.get("parameters", {}).items()}
-    if "parameters" in meta:
-        meta["parameters"] = params
-    if meta.get("input_path"):
-        meta["input_path"] = _relative(meta["input_path"], out_dir)
-    if "output_path" in meta:
-        meta["output_path"] = name
-    kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
-    language = nb.metadata.get("language_info", {}).get("name", "python")
+              for k, v in meta.parameters.items()}
+    meta.update(parameters=params, input_path=_relative(meta.input_path, out_dir),
+                output_path=name)
+    kernel, language = nb.metadata.kernelspec.name, nb.metadata.language_info.name
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # nbclient's iopub/shell timestamps
         for key in TIMING_KEYS:
@@ -299,8 +294,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     executed, errors = [], []
     with tempfile.TemporaryDirectory(prefix="dlperf-report-") as tmp:  # mode 0700
         folder = Path(tmp)
-        quiet = _QuietKernelErrors()
-        logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
+        logging.getLogger("papermill").addFilter(_quiet_kernel_errors)  # nbclient's logger
         try:
             with notebook_run.kernel(folder, _kernel_name()) as km:
                 notebook_run.start(km, folder, KERNEL_WARM_UP)
@@ -320,7 +314,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
                     else:
                         executed.append((lang, nb))
         finally:
-            logging.getLogger("papermill").removeFilter(quiet)
+            logging.getLogger("papermill").removeFilter(_quiet_kernel_errors)
         exporter = html_exporter() if "html" in targets and executed else None
         for lang, nb in executed:
             t = time.perf_counter()
@@ -370,13 +364,10 @@ class KernelDied(PublishError):
     """The report kernel did not start or died while it executed; nothing is written."""
 
 
-class _QuietKernelErrors(logging.Filter):
-    """Drops nbclient's record of a kernel that did not start or died, whose error the
-    command shows (one line, not two)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (isinstance(record.msg, str)
-                    and record.msg.startswith(_NBCLIENT_KERNEL_ERRORS))
+def _quiet_kernel_errors(record: logging.LogRecord) -> bool:
+    """A logging filter that drops nbclient's record of a kernel that did not start or died,
+    whose error the command shows (one line, not two)."""
+    return not (isinstance(record.msg, str) and record.msg.startswith(_NBCLIENT_KERNEL_ERRORS))
 
 
 def _kernel_name() -> str:
