@@ -204,8 +204,8 @@ def _pdfs(executed: list[tuple[str, nbformat.NotebookNode]], folder: Path, epoch
         raise PublishError(f"PDF export failed ({exporter.executable_path}): {exc}") from exc
 
 
-def _execute_language(lang: str, params: dict, km, folder: Path, out_dir: Path,
-                      result: Published,
+def _execute_language(lang: str, params: dict, notebook: Path, km, folder: Path,
+                      out_dir: Path, result: Published,
                       ) -> tuple[dict[str, bytes], nbformat.NotebookNode | PublishError]:
     """Execute the report notebook for `lang` in the build's kernel (`km`, its files in
     `folder`): its outputs so far (the notebook, and the numbers when it ran), and the
@@ -218,8 +218,8 @@ def _execute_language(lang: str, params: dict, km, folder: Path, out_dir: Path,
     t0 = time.perf_counter()
     error = None
     try:
-        execute(ipynb, dict(params, lang=lang, numbers_json=str(numbers)), km, folder,
-                what=f"the {lang} report")
+        execute(ipynb, dict(params, lang=lang, numbers_json=str(numbers)), km, folder, notebook,
+                f"the {lang} report")
     except KernelDied:
         raise
     except PublishError as exc:
@@ -236,6 +236,7 @@ def _execute_language(lang: str, params: dict, km, folder: Path, out_dir: Path,
 def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None,
             langs="en,zh", to="html,pdf", env=None, topology=None, method: str = "dlperf",
             warmup: int | None = None, measure: int | None = None, title: str | None = None,
+            notebook: str | Path = REPORT_NOTEBOOK,
             progress: Callable[[str], None] | None = print_progress,
             meta: dict | None = None, baseline: str | Path | None = None,
             store: str | Path | None = None, threshold: float | None = None,
@@ -296,7 +297,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
         folder = Path(tmp)
         logging.getLogger("papermill").addFilter(_quiet_kernel_errors)  # nbclient's logger
         try:
-            with notebook_run.kernel(folder, _kernel_name()) as km:
+            with notebook_run.kernel(folder, _kernel_name(notebook)) as km:
                 notebook_run.start(km, folder, KERNEL_WARM_UP)
                 say("parsing…")
                 t = time.perf_counter()
@@ -307,8 +308,8 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
                 params = dict(params, data_dir=str(folder / "data"))
                 for lang in langs:
                     say(f"{lang}: executing…")
-                    outputs[lang], nb = _execute_language(lang, params, km, folder, out,
-                                                          result)
+                    outputs[lang], nb = _execute_language(lang, params, Path(notebook), km,
+                                                          folder, out, result)
                     if isinstance(nb, PublishError):
                         errors.append(nb)
                     else:
@@ -370,8 +371,9 @@ def _quiet_kernel_errors(record: logging.LogRecord) -> bool:
     return not (isinstance(record.msg, str) and record.msg.startswith(_NBCLIENT_KERNEL_ERRORS))
 
 
-def _kernel_name() -> str:
-    """The kernel the report notebook names (papermill's choice too). Read as plain JSON:
-    nbformat's import (its schema validator) would hold the kernel's start back."""
-    return json.loads(REPORT_NOTEBOOK.read_text(encoding="utf-8"))["metadata"]["kernelspec"]["name"]
+def _kernel_name(notebook: str | Path) -> str:
+    """The kernel `notebook` names (papermill's choice too), ``python3`` when none. Read as
+    plain JSON: nbformat's import (its schema validator) would hold the kernel's start back."""
+    return (json.loads(Path(notebook).read_text(encoding="utf-8")).get("metadata", {})
+            .get("kernelspec", {}).get("name", "python3"))
 
