@@ -29,6 +29,7 @@ from analysis.problems import excerpt
 from analysis.report import prose, tables
 from analysis.report.precision import TRUE_WORDS
 from analysis.report.sections import register
+from analysis.report.sections.logs import relative_name
 from analysis.stats import methods as _methods
 
 #: A method text's per-run detail ("(Iterations 25 and 125, 4.269291 s)"), not the rule.
@@ -76,7 +77,7 @@ class FamilyRule:
 
 
 def family_rules(runs: pd.DataFrame, observations: pd.DataFrame,
-                 log_dir: Path | None = None) -> list[FamilyRule]:
+                 log_dir: Path) -> list[FamilyRule]:
     """One :class:`FamilyRule` per log family of `runs` (``stats.run_throughput``), in order
     of family name; families whose runs have no figure at all are left out."""
     ok = runs[runs["throughput"].notna() & (runs["method"].fillna("") != "")]
@@ -89,12 +90,7 @@ def family_rules(runs: pd.DataFrame, observations: pd.DataFrame,
         window = _WINDOW.search(said)  # "(Iterations 25 and 125, …)": where the rule read
         src, line, text, header = _example(observations, str(first["run_id"]),
                                            int(window.group(1)) if window else EXAMPLE_FROM_STEP)
-        shown = src
-        if src and log_dir is not None:
-            try:
-                shown = Path(src).resolve().relative_to(Path(log_dir).resolve()).as_posix()
-            except ValueError:
-                shown = Path(src).name
+        shown = relative_name(Path(src), log_dir) if src else ""
         out.append(FamilyRule(str(family), framework, rule, len(g), shown, line, text, header))
     return out
 
