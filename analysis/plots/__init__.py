@@ -11,9 +11,6 @@ names, case labels, topology cells) goes through :func:`plain`: a `$` in a model
 shown as a dollar sign, never read as a mathtext formula.
 """
 
-import matplotlib
-import matplotlib.colors
-
 from .figure import ReportFigure, Tokens, build_once
 from .gpt import gpt_configurations
 from .ratio import VERDICT_COLORS, ratio_intervals
@@ -25,6 +22,6 @@ from .traces import iteration_traces
 
 __all__ = [
     "LINK_COLORS", "VERDICT_COLORS", "ReportFigure", "Tokens", "build_once", "case_label",
-    "gpt_configurations", "iteration_traces", "link_class", "link_color", "matplotlib",
+    "gpt_configurations", "iteration_traces", "link_class", "link_color",
     "palette", "ratio_intervals", "repeat_spread", "speedup_vs_ideal", "throughput_vs_devices",
 ]
