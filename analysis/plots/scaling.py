@@ -73,15 +73,6 @@ def kind_text(kind: str, tr: Translator) -> str:
     return kind
 
 
-def legend_text(kinds: list[str], widest_pct: float, tr: Translator) -> str:
-    """Legend entry of the error bars: their kind(s) and the widest bar's length as % of
-    its median (so a reader knows bars too short to see are short, not missing), to one
-    decimal as the report's spreads are."""
-    names = " / ".join(dict.fromkeys(kind_text(k, tr) for k in kinds if k))
-    shown = f"{widest_pct:.1f}%" if widest_pct >= 0.1 else f"{widest_pct:.2g}%"
-    return tr("chart.interval_legend", kind=names, widest=shown)
-
-
 def scaling_rows(summary: pd.DataFrame) -> pd.DataFrame:
     """Non-GPT cases with a throughput (GPT cases differ in more than their device count),
     with plain float/str columns for plotting."""
@@ -204,16 +195,19 @@ def _model_rows(df: pd.DataFrame, columns: int, panel_height: float):
 
 def _interval_label(df: pd.DataFrame, low, high, kinds: list[str], tr: Translator
                     ) -> str | None:
-    """Legend text of the error bars: their kind and the widest bar's length as % of its
-    median, (max − min) / median for a min–max bar: the measure page 1 calls the spread
-    (None when no case has an interval)."""
+    """Legend text of the error bars: their kind(s) and the widest bar's length as % of its
+    median, (max − min) / median for a min–max bar: the measure page 1 calls the spread (so
+    a reader knows bars too short to see are short, not missing), to one decimal as the
+    report's spreads are. None when no case has an interval."""
     drawn = [k for k in kinds if k]
     if not drawn:
         return None
     y = df["throughput_median"].to_numpy(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        width = (high - low) / y * 100.0
-    return legend_text(drawn, float(np.nanmax(width)), tr)
+        widest = float(np.nanmax((high - low) / y * 100.0))
+    names = " / ".join(dict.fromkeys(kind_text(k, tr) for k in drawn))
+    shown = f"{widest:.1f}%" if widest >= 0.1 else f"{widest:.2g}%"
+    return tr("chart.interval_legend", kind=names, widest=shown)
 
 
 def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | None:
