@@ -87,9 +87,9 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
         or len(shown) % cols != 0)).ravel()
     for ax in axes[len(shown):]:
         fig.delaxes(ax)
-    for ax in axes[max(len(shown) - cols, 0):len(shown)]:  # the lowest panel of each column
-        ax.xaxis.set_tick_params(labelbottom=True)  # (sharex hid them where a panel is gone)
     lowest = range(max(len(shown) - cols, 0), len(shown))  # the lowest panel of each column
+    for i in lowest:  # its tick labels (sharex hid them where a panel below is gone)
+        axes[i].xaxis.set_tick_params(labelbottom=True)
     for i, (ax, case) in enumerate(zip(axes, shown, strict=False)):
         g = df[df["_case"] == case]
         # one artist per panel, a line per repeat (a seaborn call per panel costs ~0.2 s)
