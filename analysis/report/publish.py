@@ -194,12 +194,17 @@ def html_page(exporter, nb: nbformat.NotebookNode, lang: str, others: list[str] 
 def _pdfs(executed: list[tuple[str, nbformat.NotebookNode]], folder: Path, epoch: int
           ) -> list[bytes]:
     """The PDF of each (language, notebook), printed in one browser, dated `epoch`."""
+    from nbconvert import HTMLExporter
+
     from analysis.report.webpdf import SystemChromiumWebPDFExporter
 
     exporter = SystemChromiumWebPDFExporter(**EXPORTER_CONFIG, temp_dir=str(folder), epoch=epoch)
+    pages = []
     try:
-        return exporter.pdfs([(nb, lang) for lang, nb in executed],
-                             [f"report_{lang}.pdf" for lang, _ in executed])
+        for lang, nb in executed:  # the exporter's own HTML page of each, in its language
+            exporter.language_code = lang
+            pages.append(HTMLExporter.from_notebook_node(exporter, nb)[0])
+        return exporter.print_pages(pages, [f"report_{lang}.pdf" for lang, _ in executed])
     except RuntimeError as exc:
         raise PublishError(f"PDF export failed ({exporter.executable_path}): {exc}") from exc
 
