@@ -122,6 +122,7 @@ class ParseResult:
     run_rows: list[dict] | None = field(default=None, repr=False, compare=False)
     problem_rows: list[Problem] | None = field(default=None, repr=False, compare=False)
     _records: list[dict] | None = field(default=None, init=False, repr=False, compare=False)
+    _frame_parts: list | None = field(default=None, init=False, repr=False, compare=False)
 
     def run_records(self) -> list[dict]:
         """The runs as the `runs` frame holds them, one dict per run (a missing value as
@@ -155,10 +156,7 @@ class ParseResult:
 
     def runs_with(self, metric: str) -> set[str]:
         """The ids of the runs that have observations of `metric`."""
-        if self.parts is None:
-            obs = self.observations
-            return set(obs.loc[obs["metric"] == metric, "run_id"].astype(str))
-        return {str(row["run_id"]) for row, parsed, _ in self.parts
+        return {str(row["run_id"]) for row, parsed, _ in self.parsed_parts()
                 if metric in parsed.obs.metrics()}
 
     def summary(self, **kwargs) -> pd.DataFrame:
@@ -175,12 +173,19 @@ class ParseResult:
         else:
             yield from observation_frames(self.parts, rows or FRAME_ROWS)
 
-    def parsed_by_run(self) -> dict[str, list[ParsedLog]] | None:
-        """What each run's files gave, by run id (None for a result made from frames)."""
-        if self.parts is None:
-            return None
+    def parsed_parts(self) -> list[tuple[dict, ParsedLog, str]]:
+        """`parts`, or for a result made from frames the same rebuilt from its observations
+        (once): every figure is computed from parts alone."""
+        if self.parts is not None:
+            return self.parts
+        if self._frame_parts is None:
+            self._frame_parts = _parts_of_frame(self.observations)
+        return self._frame_parts
+
+    def parsed_by_run(self) -> dict[str, list[ParsedLog]]:
+        """What each run's files gave, by run id."""
         out: dict[str, list[ParsedLog]] = {}
-        for row, parsed, _ in self.parts:
+        for row, parsed, _ in self.parsed_parts():
             out.setdefault(row["run_id"], []).append(parsed)
         return out
 
@@ -978,3 +983,22 @@ def _observations_frame(parts: list[tuple[dict, ParsedLog, str]]) -> pd.DataFram
 
     df = pd.DataFrame(cols, copy=False)[schema.names(schema.OBSERVATIONS)]
     return schema.validate(df, schema.OBSERVATIONS)
+
+
+def _parts_of_frame(obs: pd.DataFrame) -> list[tuple[dict, ParsedLog, str]]:
+    """`ParseResult.parts` of an observations frame: one ParsedLog per run and source file, a
+    block of its rows in the frame's order (a missing integer as -1, as parsers give it)."""
+    ints = {c: obs[c].to_numpy(dtype=np.int64, na_value=-1)
+            for c in ("line", "rank", "device", "epoch", "step")}
+    floats = {c: obs[c].to_numpy(dtype=np.float64, na_value=np.nan) for c in ("timestamp", "value")}
+    texts = {c: np.asarray(obs[c].astype(str), dtype=object) for c in ("phase", "metric", "unit")}
+    family = obs["family"].astype(str).to_numpy()
+    out = []
+    for (rid, source), rows in obs.groupby(["run_id", "source"], observed=True,
+                                           sort=False).indices.items():
+        parsed = ParsedLog(family[rows[0]])
+        parsed.obs.blocks.append({"n": len(rows), **{c: v[rows] for c, v in ints.items()},
+                                  **{c: v[rows] for c, v in floats.items()},
+                                  **{c: v[rows] for c, v in texts.items()}})
+        out.append(({"run_id": str(rid)}, parsed, str(source)))
+    return out

@@ -48,7 +48,7 @@ def run_energy(result: ParseResult) -> pd.DataFrame:
 
 def _energy_rows(result: ParseResult, runs: list[dict]) -> list[dict]:
     """:func:`run_energy`'s rows, one per run of `runs` (:meth:`ParseResult.run_records`)."""
-    windows, power = _from_parts(result) if result.parts is not None else _from_frame(result)
+    windows, power = _from_parts(result.parsed_parts())
     back = {str(p.run_id) for p in result.problem_list() if p.kind == "timestamps_backwards"}
     out = []
     for run in runs:
@@ -155,13 +155,13 @@ def _add_power(power: dict, key: tuple, ts: np.ndarray, watts: np.ndarray) -> No
     power[key] = (np.concatenate([old_ts, ts]), np.concatenate([old_w, watts]))
 
 
-def _from_parts(result: ParseResult) -> tuple[dict, dict]:
+def _from_parts(parts: list) -> tuple[dict, dict]:
     """Per run id: its training window (first, last finite training timestamp; only for a
     run with power samples: no other needs one), and its power samples by (source, device):
     (timestamps, watts), finite ones only."""
     windows: dict[str, tuple[float, float]] = {}
     power: dict[str, dict] = {}
-    for row, parsed, source in result.parts:
+    for row, parsed, source in parts:
         rid = row["run_id"]
         for b in parsed.obs.blocks:
             phase, metric, ts = b["phase"], b["metric"], b["timestamp"]
@@ -174,7 +174,7 @@ def _from_parts(result: ParseResult) -> tuple[dict, dict]:
             for device in np.unique(b["device"][sel]).tolist():
                 rows = sel & (b["device"] == device)
                 _add_power(power.setdefault(rid, {}), (source, device), ts[rows], b["value"][rows])
-    for row, parsed, _ in result.parts:  # a window only where there are samples to put in it
+    for row, parsed, _ in parts:  # a window only where there are samples to put in it
         rid = row["run_id"]
         if rid not in power:
             continue
@@ -188,21 +188,4 @@ def _from_parts(result: ParseResult) -> tuple[dict, dict]:
             if train.size:
                 lo, hi = windows.get(rid, (np.inf, -np.inf))
                 windows[rid] = (min(lo, float(train.min())), max(hi, float(train.max())))
-    return windows, power
-
-
-def _from_frame(result: ParseResult) -> tuple[dict, dict]:
-    """:func:`_from_parts` from the observations frame (a result made from frames)."""
-    obs = result.observations
-    train = obs.loc[(obs["phase"] == M.TRAIN) & obs["timestamp"].notna(), ["run_id", "timestamp"]]
-    span = train.groupby("run_id", observed=True)["timestamp"].agg(["min", "max"])
-    windows = {str(rid): (float(lo), float(hi))
-               for rid, lo, hi in zip(span.index, span["min"], span["max"], strict=True)}
-    rows = obs[(obs["phase"] == M.MEMORY) & (obs["metric"] == M.POWER_DRAW)
-               & obs["timestamp"].notna() & obs["value"].notna()]
-    rows = rows.assign(device=rows["device"].fillna(-1))  # as the files give it: -1, no index
-    power: dict[str, dict] = {}
-    for (rid, source, device), g in rows.groupby(["run_id", "source", "device"], observed=True):
-        _add_power(power.setdefault(str(rid), {}), (str(source), int(device)),
-                   g["timestamp"].to_numpy(dtype=float), g["value"].to_numpy(dtype=float))
     return windows, power
