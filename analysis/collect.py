@@ -53,7 +53,7 @@ from analysis.user_meta import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NoKnownLogsError", "NoLogsError", "ParseResult", "discover", "parse_paths"]
+__all__ = ["NoKnownLogsError", "NoLogsError", "ParseResult", "parse_paths"]
 
 #: Problems not reported for the logs of nodes other than node 0 when node 0 trained.
 _QUIET_ON_OTHER_NODES = ("unknown_format", "no_training_lines")
@@ -141,17 +141,9 @@ class ParseResult:
 
     def replace_problems(self, kinds, found: list[Problem]) -> None:
         """The problems of `kinds` replaced by `found` (summarize's case problems)."""
-        if self.problem_rows is None:
-            import pandas as pd
-
-            df = self.problems
-            kept = df[~df["kind"].isin(kinds)]
-            if found or len(kept) != len(df):
-                self.problems = schema.coerce(pd.concat([kept, to_frame(found)],
-                                                        ignore_index=True), schema.PROBLEMS)
-            return
-        kept = [p for p in self.problem_rows if p.kind not in kinds]
-        if found or len(kept) != len(self.problem_rows):
+        rows = self.problem_list()
+        kept = [p for p in rows if p.kind not in kinds]
+        if found or len(kept) != len(rows):
             self.problem_rows, self._problems = kept + found, None
 
     def runs_with(self, metric: str) -> set[str]:
@@ -200,12 +192,6 @@ class FileRead:
     family: str = ""  # "" when no parser recognised it
     digest: bytes = b""  # content_key of the cleaned text, to find runs read twice
     skip: bool = field(default=False)  # a JSON file beside the logs that is not a log
-
-
-def discover(paths: Iterable[str | Path]) -> list[tuple[Path, str, bool]]:
-    """(file, run id, named explicitly) for every log file under `paths`, each file once
-    (:func:`analysis.discover.find_logs` also returns what could not be read)."""
-    return [(f.path, f.run_id, f.explicit) for f in find_logs(paths)[0]]
 
 
 def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,

@@ -118,7 +118,6 @@ class DllRead:
     parameters: dict = field(default_factory=dict)  # name -> value text
     parameter_lines: dict = field(default_factory=dict)  # name -> line
     problems: list[Problem] = field(default_factory=list)
-    dll_lines: int = 0
 
 
 # --- general path: one line at a time -----------------------------------------------------
@@ -226,7 +225,6 @@ def read(log: LogText) -> DllRead:
     acc: dict[tuple, list] = {}
     general: list[int] = []
     for shape, rows in rows_by_shape(line_shapes(log.data), b"DLL ").items():
-        out.dll_lines += len(rows)
         if len(rows) < _FAST_MIN_LINES or not _read_shape(lines, rows, shape, acc):
             general += rows
     general.sort()
