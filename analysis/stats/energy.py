@@ -162,28 +162,18 @@ def _from_parts(parts: list) -> tuple[dict, dict]:
     windows: dict[str, tuple[float, float]] = {}
     power: dict[str, dict] = {}
     for row, parsed, source in parts:
-        rid = row["run_id"]
-        for b in parsed.obs.blocks:
-            phase, metric, ts = b["phase"], b["metric"], b["timestamp"]
-            if (isinstance(phase, str) and phase != M.MEMORY) or \
-                    (isinstance(metric, str) and metric != M.POWER_DRAW):
-                continue
-            sel = (np.asarray(phase, dtype=object) == M.MEMORY) \
-                & (np.asarray(metric, dtype=object) == M.POWER_DRAW) \
-                & np.isfinite(ts) & np.isfinite(b["value"])
-            for device in np.unique(b["device"][sel]).tolist():
-                rows = sel & (b["device"] == device)
-                _add_power(power.setdefault(rid, {}), (source, device), ts[rows], b["value"][rows])
+        for b, at in parsed.obs.rows(M.MEMORY, M.POWER_DRAW):
+            at = at[np.isfinite(b["timestamp"][at]) & np.isfinite(b["value"][at])]
+            for device in np.unique(b["device"][at]).tolist():
+                rows = at[b["device"][at] == device]
+                _add_power(power.setdefault(row["run_id"], {}), (source, device),
+                           b["timestamp"][rows], b["value"][rows])
     for row, parsed, _ in parts:  # a window only where there are samples to put in it
         rid = row["run_id"]
         if rid not in power:
             continue
-        for b in parsed.obs.blocks:
-            phase, ts = b["phase"], b["timestamp"]
-            if isinstance(phase, str):
-                train = ts if phase == M.TRAIN else ts[:0]
-            else:
-                train = ts[np.asarray(phase, dtype=object) == M.TRAIN]
+        for b, at in parsed.obs.rows(M.TRAIN):
+            train = b["timestamp"][at]
             train = train[np.isfinite(train)]
             if train.size:
                 lo, hi = windows.get(rid, (np.inf, -np.inf))

@@ -109,9 +109,6 @@ def run_records(result: ParseResult, names, warmup: int | None = None,
 def _compute(result: ParseResult, runs: list[dict], fns: dict, warmup: int,
              measure: int) -> dict[str, list[dict]]:
     by_run = result.parsed_by_run()
-    memory = _memory_from_parsed(by_run)
-    closing = _closing_from_parsed(by_run)
-    evaluations = _evaluations_from_parsed(by_run)
     power = energy.per_run_columns(result, runs)
     rows: dict[str, list[dict]] = {name: [] for name in fns}
     copied = [c for c in RUN_COLUMNS if runs and c in runs[0]]
@@ -120,7 +117,8 @@ def _compute(result: ParseResult, runs: list[dict], fns: dict, warmup: int,
     for run in runs:
         rid = run["run_id"]
         about = {c: run[c] for c in copied}
-        peaks = {c: by_id.get(rid, np.nan) for c, by_id in memory.items()}
+        mine = by_run.get(rid, ())
+        peaks = _memory_peaks(mine)
         rd = None
         for name, fn in fns.items():
             key = f"{name} {warmup} {measure}"
@@ -128,8 +126,8 @@ def _compute(result: ParseResult, runs: list[dict], fns: dict, warmup: int,
             est = _kept_estimate(kept, rid, key, run, said)
             if est is None:
                 if rd is None:  # the run's arrays, only for a figure not kept
-                    rd = _run_data(run, *_parsed_arrays(by_run.get(rid, ())), closing.get(rid),
-                                   evaluations.get(rid))
+                    rd = _run_data(run, *_parsed_arrays(mine), _closing(mine),
+                                   _evaluations(mine))
                 est = check_figure(rd, _estimate(fn, rd, warmup, measure), said)
                 if kept is not None:
                     kept.put(rid, key, run, said, _estimate_fields(est))
@@ -166,8 +164,7 @@ def figures_where_read(row: dict, parsed_logs: list[ParsedLog], problems: list,
     rid = row["run_id"]
     said = _stated_problems(problems).get(rid, {})
     rd = _run_data(row, *_parsed_arrays(parsed_logs),
-                   _closing_from_parsed({rid: parsed_logs}).get(rid),
-                   _evaluations_from_parsed({rid: parsed_logs}).get(rid))
+                   _closing(parsed_logs), _evaluations(parsed_logs))
     out = {}
     for name in names:
         key = f"{name} {warmup} {measure}"
@@ -231,12 +228,11 @@ def run_data(result: ParseResult, run_id: str) -> RunData:
     run = next((r for r in result.run_records() if r["run_id"] == run_id), None)
     if run is None:
         raise UsageError(f"no run {run_id!r}; runs: {', '.join(result.runs['run_id'][:5])}, ...")
-    mine = {run_id: result.parsed_by_run().get(run_id, [])}
-    _, metric_rows, arrays = _parsed_arrays(mine[run_id])
+    mine = result.parsed_by_run().get(run_id, [])
+    _, metric_rows, arrays = _parsed_arrays(mine)
     if arrays is None:  # no training rows: the frame is empty
         arrays = {k: np.empty(0, np.int64 if k == "line" else np.float64) for k in _PART_COLUMNS}
-    rd = _run_data(run, None, metric_rows, arrays, _closing_from_parsed(mine).get(run_id),
-                   _evaluations_from_parsed(mine).get(run_id))
+    rd = _run_data(run, None, metric_rows, arrays, _closing(mine), _evaluations(mine))
     rd.train, rd.arrays = rd.train, None  # built from the arrays, and then read alone
     return rd
 
@@ -296,90 +292,51 @@ def _train_parts(block: dict):
         yield name, {k: block[k][mask] for k in _PART_COLUMNS}
 
 
-def _memory_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, dict[str, float]]:
-    """`_memory_by_run` from what each run's files gave."""
-    out: dict[str, dict[str, float]] = {c: {} for c in MEMORY_COLUMNS}
-    for rid, parsed_logs in by_run.items():
+def _memory_peaks(parsed_logs: list[ParsedLog]) -> dict[str, float]:
+    """Per memory column (MEMORY_COLUMNS), the run's peak in MiB over its devices and lines
+    (NaN where none)."""
+    out = dict.fromkeys(MEMORY_COLUMNS, np.nan)
+    for column, metric in MEMORY_COLUMNS.items():
         for parsed in parsed_logs:
-            for block in parsed.obs.blocks:
-                if not (isinstance(block["phase"], str) and block["phase"] != M.MEMORY):
-                    _add_peaks(out, rid, block)
+            for b, at in parsed.obs.rows(M.MEMORY, metric):
+                out[column] = float(np.fmax.reduce(b["value"][at], initial=out[column]))
     return out
 
 
-def _closing_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, tuple[float, int]]:
-    """`_closing_by_run` from what each run's files gave."""
-    found: dict[str, list] = {}
-    for rid, parsed_logs in by_run.items():
-        for parsed in parsed_logs:
-            for b in parsed.obs.blocks:
-                if isinstance(b["phase"], str) and b["phase"] != M.SUMMARY:
-                    continue
-                n = b["n"]
-                phase = np.broadcast_to(np.asarray(b["phase"], dtype=object), (n,))
-                metric = np.broadcast_to(np.asarray(b["metric"], dtype=object), (n,))
-                for i in np.flatnonzero((phase == M.SUMMARY) & (metric == M.THROUGHPUT)):
-                    r = int(b["rank"][i])
-                    found.setdefault(rid, []).append(
-                        (float(b["value"][i]), int(b["line"][i]), np.nan if r < 0 else float(r)))
-    return _closing_of(found)
+def _closing(parsed_logs: list[ParsedLog]) -> tuple[float, int] | None:
+    """The run's closing figure (``RunData.closing``): of the finite summary-phase throughputs
+    of its lowest rank (or of none), the one on the last line, (value, line)."""
+    rows = _lowest_rank([(float(b["value"][i]), int(b["line"][i]), _rank(b, i))
+                         for parsed in parsed_logs
+                         for b, at in parsed.obs.rows(M.SUMMARY, M.THROUGHPUT) for i in at
+                         if np.isfinite(b["value"][i])])
+    return max(rows, key=lambda r: r[1])[:2] if rows else None
 
 
-def _evaluations_from_parsed(by_run: dict[str, list[ParsedLog]]
-                            ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """`_evaluations_by_run` from what each run's files gave."""
-    out = {}
-    for rid, parsed_logs in by_run.items():
-        found = []
-        for parsed in parsed_logs:
-            for b in parsed.obs.blocks:
-                if isinstance(b["phase"], str) and b["phase"] != M.VAL:
-                    continue
-                phase = np.broadcast_to(np.asarray(b["phase"], dtype=object), (b["n"],))
-                stamps = np.broadcast_to(np.asarray(b["timestamp"], dtype=float), (b["n"],))
-                for i in np.flatnonzero(phase == M.VAL):
-                    r = int(b["rank"][i])
-                    found.append((int(b["line"][i]), np.nan if r < 0 else float(r),
-                                   float(stamps[i])))
-        if found:
-            out[rid] = _lowest_rank_lines(found)
-    return out
-
-
-def _lowest_rank_lines(rows: list[tuple[int, float, float]]) -> tuple[np.ndarray, np.ndarray]:
-    """(the sorted lines, their timestamps) of (line, rank, timestamp) rows of the lowest
-    rank or of none."""
-    ranks = [r for _, r, _ in rows if not np.isnan(r)]
-    low = min(ranks) if ranks else np.nan
-    kept = sorted((ln, t) for ln, r, t in rows if np.isnan(r) or r == low)
-    lines = np.asarray([ln for ln, _ in kept], dtype=np.int64)
+def _evaluations(parsed_logs: list[ParsedLog]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(the sorted lines, their timestamps) of the run's validation rows of its lowest rank
+    or of none (``RunData.evaluations``, ``RunData.evaluation_stamps``); None without any."""
+    rows = _lowest_rank([(int(b["line"][i]), float(b["timestamp"][i]), _rank(b, i))
+                         for parsed in parsed_logs for b, at in parsed.obs.rows(M.VAL)
+                         for i in at])
+    if not rows:
+        return None
+    rows.sort(key=lambda r: r[:2])
+    lines = np.asarray([r[0] for r in rows], dtype=np.int64)
     first = np.unique(lines, return_index=True)[1]
-    return lines[first], np.asarray([t for _, t in kept], dtype=float)[first]
+    return lines[first], np.asarray([r[1] for r in rows], dtype=float)[first]
 
 
-def _closing_of(found: dict[str, list]) -> dict[str, tuple[float, int]]:
-    """Per run, of its (value, line, rank) summary throughputs, the finite one on the last
-    line of the lowest rank or of no rank."""
-    out = {}
-    for rid, rows in found.items():
-        rows = [r for r in rows if np.isfinite(r[0])]
-        ranks = [r[2] for r in rows if not np.isnan(r[2])]
-        low = min(ranks) if ranks else np.nan
-        rows = [r for r in rows if np.isnan(r[2]) or r[2] == low]
-        if rows:
-            value, line, _ = max(rows, key=lambda r: r[1])
-            out[rid] = (value, line)
-    return out
+def _rank(block: dict, i: int) -> float:
+    r = int(block["rank"][i])
+    return np.nan if r < 0 else float(r)
 
 
-def _add_peaks(out: dict, rid: str, block: dict) -> None:
-    phase = np.broadcast_to(np.asarray(block["phase"], dtype=object), (block["n"],))
-    metric = np.broadcast_to(np.asarray(block["metric"], dtype=object), (block["n"],))
-    for column, name in MEMORY_COLUMNS.items():
-        values = block["value"][(phase == M.MEMORY) & (metric == name)]
-        values = values[~np.isnan(values)]
-        if len(values):
-            out[column][rid] = max(out[column].get(rid, -np.inf), float(values.max()))
+def _lowest_rank(rows: list[tuple]) -> list[tuple]:
+    """The rows (rank last, NaN for none) of the lowest rank or of no rank: one process's."""
+    ranks = [r[-1] for r in rows if not np.isnan(r[-1])]
+    low = min(ranks) if ranks else np.nan
+    return [r for r in rows if np.isnan(r[-1]) or r[-1] == low]
 
 
 def _estimate(fn, rd: RunData, warmup: int, measure: int) -> Estimate:
