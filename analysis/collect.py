@@ -293,7 +293,7 @@ def _files_read(members: list[Found]) -> list[Found]:
     roles: dict[tuple[int, str], Path] = {}
     out = []
     for f in _by_preference(members):
-        role, probed = _role(f.path), is_probed_name(f.path.name)
+        role, probed = _role(f.path.name), is_probed_name(f.path.name)
         if role not in roles or probed:
             out.append(f)
             if not probed:
@@ -312,14 +312,10 @@ def _by_preference(members: list[Found]) -> list[Found]:
     return members if len(members) == 1 else sorted(members, key=rank)
 
 
-def _role(path: Path) -> tuple[int, str]:
-    """What a file is to its run: (node, kind); two files of one role are one too many."""
-    return _role_of_name(path.name)
-
-
 @lru_cache(maxsize=1 << 16)
-def _role_of_name(name: str) -> tuple[int, str]:
-    """`_role` by file name (asked several times per file while a run is assembled)."""
+def _role(name: str) -> tuple[int, str]:
+    """What a file (by name) is to its run: (node, kind); two files of one role are one too
+    many (cached: asked several times per file while a run is assembled)."""
     node = node_index(name)
     name = name[:-3] if name.endswith(".gz") else name
     kind = ".gpu.csv" if name.endswith(".gpu.csv") else (".mem" if name.endswith(".mem") else "log")
@@ -670,13 +666,13 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
     rid = printable(members[0].run_id)  # as frames and problems give it
     # a run with GPU samples is read whole: which samples are its own, and its energy's
     # window, come from its log's last lines too
-    dlperf_only = dlperf_only and all(_role(f.path)[1] == "log" for f in members)
+    dlperf_only = dlperf_only and all(_role(f.path.name)[1] == "log" for f in members)
     problems: list[Problem] = []
     reads: list[FileRead] = []
     every: dict[Path, FileRead] = {}
     roles: dict[tuple[int, str], Path] = {}
     for f in _by_preference(members):
-        first = roles.get(_role(f.path))
+        first = roles.get(_role(f.path.name))
         probed = is_probed_name(f.path.name)
         if first is not None and not probed:
             problems.append(Problem(
@@ -695,7 +691,7 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
                     run_id=rid))
             continue
         if not read.skip:  # a file that is no log does not take its role (x.err beside x.out)
-            roles[_role(f.path)] = f.path
+            roles[_role(f.path.name)] = f.path
             reads.append(read)
     if not reads:
         return None

@@ -340,7 +340,7 @@ def _lowest_rank(rows: list[tuple]) -> list[tuple]:
 
 
 def _estimate(fn, rd: RunData, warmup: int, measure: int) -> Estimate:
-    if (rd.train.empty if rd.metric_rows is None else not rd.metric_rows):
+    if not rd.metric_rows:
         return Estimate.fail("no training lines", "no_training_lines")
     return fn(rd, warmup, measure)
 
