@@ -969,18 +969,19 @@ def _observations_frame(parts: list[tuple[dict, ParsedLog, str]]) -> pd.DataFram
 
 def _parts_of_frame(obs: pd.DataFrame) -> list[tuple[dict, ParsedLog, str]]:
     """`ParseResult.parts` of an observations frame: one ParsedLog per run and source file, a
-    block of its rows in the frame's order (a missing integer as -1, as parsers give it)."""
-    ints = {c: obs[c].to_numpy(dtype=np.int64, na_value=-1)
+    block per phase, metric and unit (rows in the frame's order; a missing integer -1, as
+    parsers give it)."""
+    cols = {c: obs[c].to_numpy(dtype=np.int64, na_value=-1)
             for c in ("line", "rank", "device", "epoch", "step")}
-    floats = {c: obs[c].to_numpy(dtype=np.float64, na_value=np.nan) for c in ("timestamp", "value")}
-    texts = {c: np.asarray(obs[c].astype(str), dtype=object) for c in ("phase", "metric", "unit")}
-    family = obs["family"].astype(str).to_numpy()
-    out = []
-    for (rid, source), rows in obs.groupby(["run_id", "source"], observed=True,
-                                           sort=False).indices.items():
-        parsed = ParsedLog(family[rows[0]])
-        parsed.obs.blocks.append({"n": len(rows), **{c: v[rows] for c, v in ints.items()},
-                                  **{c: v[rows] for c, v in floats.items()},
-                                  **{c: v[rows] for c, v in texts.items()}})
-        out.append(({"run_id": str(rid)}, parsed, str(source)))
-    return out
+    cols.update({c: obs[c].to_numpy(dtype=np.float64, na_value=np.nan)
+                 for c in ("timestamp", "value")})
+    logs: dict[tuple, ParsedLog] = {}
+    keys = ["run_id", "source", "phase", "metric", "unit"]
+    for (rid, source, phase, metric, unit), rows in obs.groupby(
+            keys, observed=True, sort=False, dropna=False).indices.items():
+        parsed = logs.get((rid, source))
+        if parsed is None:
+            parsed = logs[rid, source] = ParsedLog(str(obs["family"].iat[rows[0]]))
+        parsed.obs.blocks.append({"n": len(rows), "phase": str(phase), "metric": str(metric),
+                                  "unit": str(unit), **{c: v[rows] for c, v in cols.items()}})
+    return [({"run_id": str(rid)}, parsed, str(source)) for (rid, source), parsed in logs.items()]
