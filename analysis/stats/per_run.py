@@ -238,9 +238,9 @@ def run_data(result: ParseResult, run_id: str) -> RunData:
 
 
 def _parsed_arrays(parsed_logs: list[ParsedLog]) -> tuple[None, dict, dict | None]:
-    """What `_split_train` yields for a run after its row, from what the run's files gave
-    (no frame): the training rows of each metric in line order (rows of one line in the
-    order read), train=None."""
+    """(train=None, metric -> row range, the columns) of a run's training rows, from what its
+    files gave (no frame): each metric's rows in line order (rows of one line in the order
+    read)."""
     per_metric: dict[str, list[dict]] = {}
     for parsed in parsed_logs:
         for block in parsed.obs.blocks:
