@@ -375,21 +375,6 @@ def _case_groups(rows: list[dict]) -> list[list[dict]]:
     return list(groups.values())
 
 
-def _case_keys(runs: pd.DataFrame) -> list[tuple]:
-    """Each row's case (CASE_COLUMNS, a missing value of any kind as None)."""
-    return list(zip(*(runs[c].astype(object).where(runs[c].notna(), None).tolist()
-                      for c in CASE_COLUMNS)))
-
-
-def _case_rows(runs: pd.DataFrame) -> list[np.ndarray]:
-    """Row positions of each case (`_case_keys`), cases in order of their first row: what a
-    groupby on `_case_key` gives, without its cost per group."""
-    groups: dict[tuple, list[int]] = {}
-    for i, key in enumerate(_case_keys(runs)):
-        groups.setdefault(key, []).append(i)
-    return [np.array(rows, dtype=np.int64) for rows in groups.values()]
-
-
 #: Columns of :func:`iteration_throughput`: the run's identity, then one training line.
 TRACE_COLUMNS = ["run_id", "framework", "model", "precision", "num_nodes", "gpus_per_node",
                  "batch_size_per_device", "repeat", "case", "step", "timestamp", "throughput",
