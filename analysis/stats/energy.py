@@ -58,10 +58,10 @@ def _energy_rows(result: ParseResult, runs: list[dict]) -> list[dict]:
     return out
 
 
-def per_run_columns(result: ParseResult, runs: list[dict] | None = None) -> dict[str, dict]:
+def per_run_columns(result: ParseResult, runs: list[dict]) -> dict[str, dict]:
     """Run id -> the per-run frame's energy columns (``energy_j``, ``power_w``,
-    ``energy_window_s``, ``energy_note``) of `runs` (default: the result's runs)."""
-    rows = _energy_rows(result, result.run_records() if runs is None else runs)
+    ``energy_window_s``, ``energy_note``) of `runs` (:meth:`ParseResult.run_records`)."""
+    rows = _energy_rows(result, runs)
     return {r["run_id"]: {"energy_j": r["energy_j"], "power_w": r["power_w"],
                           "energy_window_s": r["window_s"], "energy_note": r["note"]}
             for r in rows}
