@@ -108,6 +108,16 @@ def _num(row: dict | None, col: str) -> float:
     return float(row[col])
 
 
+def scored_by_time(rows) -> bool:
+    """Whether a case is judged by its MLPerf time to train (minutes, lower is better), not
+    its throughput: no row of `rows` (its summary rows: the sides of a comparison, the
+    campaigns of a trend; None for a side without it) has a throughput and one has a time
+    to train. The one rule compare and trend share."""
+    rows = [r for r in rows if r is not None]
+    return not any(np.isfinite(_num(r, "throughput_median")) for r in rows) and any(
+        np.isfinite(_num(r, "time_to_train_min")) for r in rows)
+
+
 def time_to_train_verdict(base: float, new: float, threshold: float) -> str:
     """slower / faster / unchanged of two time-to-train scores (minutes: lower is better) by
     the threshold alone, '' unless both are measured: a score is one figure per case (the
@@ -177,7 +187,7 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             row[f"base_{name}"], row[f"new_{name}"] = _num(b, column), _num(n, column)
         ttt = time_to_train_verdict(row["base_time_to_train_min"],
                                     row["new_time_to_train_min"], t)
-        if word == FAILED_BOTH:  # no throughput on either side: the score is the time
+        if word == FAILED_BOTH and scored_by_time((b, n)):
             word = ttt or _failed(np.isfinite(row["base_time_to_train_min"]),
                                   np.isfinite(row["new_time_to_train_min"])) or FAILED_BOTH
         row.update(

@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from analysis.changes import store as results_store
+from analysis.changes import trend
+from analysis.changes.compare import compare
+from analysis.changes.sources import load
 from analysis.cli import main
 
-from .campaigns import BUNDLED
+from .campaigns import BUNDLED, ROOT
 
+MLPERF = ROOT / "tests" / "data" / "real" / "mlperf_v1_0_google_tf_resnet"
 FP32_1N4G = "PyTorch/resnet50/fp32/b128/1n4g"  # median 11,661.87 samples/s on 4x H200
 
 
@@ -61,3 +67,39 @@ def test_check_without_env_records_fails_a_case_below_its_one_machine_reference(
     assert "2 reference(s) give no verdict: " in err
     status, _out, err = _cli("check", camp, "--references", refs, "--require-all")
     assert status == 4 and "2 reference(s) give no verdict (--require-all)" in err
+
+
+def _mlperf_copy(dest: Path, factor: float, runs: int = 5) -> Path:
+    """The real MLPerf resnet result set (or its first `runs` results) with every time_ms
+    after run_start `factor` times farther from it: each run `factor` times slower."""
+    dest.mkdir(parents=True)
+    for i in range(runs):
+        src = MLPERF / f"result_{i}.txt"
+        text = src.read_text()
+        start = int(re.search(r'"time_ms": (\d+), "key": "run_start"', text)[1])
+
+        def moved(m: re.Match, start: int = start) -> str:
+            t = int(m[1])
+            return m[0] if t <= start else f'"time_ms": {start + round((t - start) * factor)}'
+
+        (dest / src.name).write_text(re.sub(r'"time_ms": (\d+)', moved, text))
+    return dest
+
+
+def test_store_trend_follows_an_mlperf_case_by_its_time_to_train(tmp_path):
+    """Four MLPerf campaigns, the last two 10 % slower to train: trend showed no figure and
+    no change point (its throughput is none) while compare called them slower; now both
+    read the time to train, and the step is flagged where it happens."""
+    store = tmp_path / "store"
+    sides = []
+    for i, factor in enumerate((1.0, 1.0001, 1.10, 1.1001)):
+        sides.append(load(str(_mlperf_copy(tmp_path / f"camp{i}", factor))))
+        results_store.add(store, sides[-1], "mlp")
+    frame = trend.trend(store)
+    assert list(frame["change"]) == ["", "", "step up", ""]
+    assert list(frame["time_to_train_min"]) == pytest.approx([4.3011, 4.3015, 4.7312, 4.7316],
+                                                             abs=1e-3)
+    assert frame["step"].iloc[2] == pytest.approx(0.0999, abs=1e-3)
+    assert compare(sides[0], sides[2]).table["verdict"].tolist() == ["slower"]
+    status, out, _err = _cli("store", "trend", "--store", store)
+    assert status == 0 and "time to train min" in out and "a step up is slower" in out
