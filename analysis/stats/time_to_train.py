@@ -7,7 +7,7 @@ that finished with status success, drop the `k` fastest, drop the `k` slowest le
 each aborted run (an aborted run counts as a slowest one), and average the rest; with more
 than `k` aborted runs there is no score. `k` is 4 for unet3d and 1 for every other benchmark.
 A round asks for a set number of runs per benchmark (RUNS); a case with another number gets
-its score with the difference said in `time_to_train_rule`.
+its score with the difference said in `time_to_train_rule`, and one with fewer is flagged.
 """
 
 from __future__ import annotations
@@ -84,7 +84,11 @@ def case_score(result, runs_by_id, run_ids) -> dict:
     benchmark = str(model.iloc[0]) if len(model) else None
     score, rule = olympic(times, aborted, benchmark)
     doubted = problems[problems["kind"].isin(DOUBTED)]
-    doubts = []
+    n, need = len(times) + aborted, RUNS.get(benchmark or "", 0)
+    # fewer runs than the round asks for are not a result its rules accept: a gate that
+    # compares the score must say so
+    doubts = [f"{n} of the {need} runs the round asks for ({benchmark}) "
+              f"{case_stats.SCORE_DOUBTED}"] if n < need else []
     for kind, runs in doubted.groupby("kind")["run_id"]:
         doubts.append(f"{runs.nunique()} of {len(ids)} run(s) {kind} {case_stats.SCORE_DOUBTED}")
         rule += (f"; {runs.nunique()} of {len(ids)} run(s) {kind} (a clock step or a stall "

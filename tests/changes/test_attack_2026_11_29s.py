@@ -103,3 +103,19 @@ def test_store_trend_follows_an_mlperf_case_by_its_time_to_train(tmp_path):
     assert compare(sides[0], sides[2]).table["verdict"].tolist() == ["slower"]
     status, out, _err = _cli("store", "trend", "--store", store)
     assert status == 0 and "time to train min" in out and "a step up is slower" in out
+
+
+def test_compare_flags_an_mlperf_side_with_fewer_runs_than_the_round_asks(tmp_path):
+    """3 of the 5 resnet results against the 5: 'unchanged' with empty flags and no word,
+    before; now the new side is flagged (the round asks for 5 runs) and named on stderr.
+    The full set against itself is not flagged."""
+    base = _mlperf_copy(tmp_path / "base", 1.0)
+    new = _mlperf_copy(tmp_path / "new", 1.0, runs=3)
+    status, out, err = _cli("compare", base, new, "--format", "csv")
+    [row] = pd.read_csv(io.StringIO(out), keep_default_na=False).to_dict("records")
+    assert row["time_to_train_verdict"] == "unchanged" and status == 0
+    assert row["flags"] == "new: 3 of the 5 runs the round asks for (resnet) in the time to train"
+    assert "1 case(s) flagged: MLPerf/resnet" in err
+    status, out, err = _cli("compare", base, base, "--format", "csv")
+    [row] = pd.read_csv(io.StringIO(out), keep_default_na=False).to_dict("records")
+    assert (status, row["flags"]) == (0, "") and "flagged" not in err
