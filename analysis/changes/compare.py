@@ -21,6 +21,7 @@ from analysis.errors import UsageError
 from analysis.schema import CASE_COLUMNS, case_key
 from analysis.stats import case_stats
 from analysis.stats.figure_checks import KEPT_FLAGGED
+from analysis.stats.time_to_train import scored_by_time
 
 ONLY_BASE, ONLY_NEW = "only in base", "only in new"
 #: A case with runs on both sides, every run of one side (or of both) without a throughput.
@@ -106,16 +107,6 @@ def _num(row: dict | None, col: str) -> float:
     if row is None or row.get(col) is None or pd.isna(row.get(col)):
         return float("nan")
     return float(row[col])
-
-
-def scored_by_time(rows) -> bool:
-    """Whether a case is judged by its MLPerf time to train (minutes, lower is better), not
-    its throughput: no row of `rows` (its summary rows: the sides of a comparison, the
-    campaigns of a trend; None for a side without it) has a throughput and one has a time
-    to train. The one rule compare and trend share."""
-    rows = [r for r in rows if r is not None]
-    return not any(np.isfinite(_num(r, "throughput_median")) for r in rows) and any(
-        np.isfinite(_num(r, "time_to_train_min")) for r in rows)
 
 
 def time_to_train_verdict(base: float, new: float, threshold: float) -> str:

@@ -2,7 +2,7 @@
 change points flagged.
 
 A case's figure is its median throughput, or for an MLPerf case (no throughput) its time to
-train, lower is better (:func:`analysis.changes.compare.scored_by_time`, as compare decides).
+train, lower is better (:func:`analysis.stats.time_to_train.scored_by_time`, as compare decides).
 A change point is a step beyond the threshold that persists: campaign *i* differs from the
 level of the current segment (the median of its campaigns' medians since the last change
 point) by more than the threshold, and so do the next ``persist - 1`` campaigns, all in the
@@ -19,9 +19,9 @@ import pandas as pd
 
 from analysis.changes import store as results_store
 from analysis.changes import verdict
-from analysis.changes.compare import scored_by_time
 from analysis.errors import UsageError
 from analysis.stats import case_stats
+from analysis.stats.time_to_train import scored_by_time
 
 STEP_DOWN, STEP_UP = "step down", "step up"
 COLUMNS = ["case_key", "campaign", "name", "started", "method", "repeats",

@@ -34,6 +34,19 @@ SCORE_DOUBTS = "_score_doubts"
 DROPPED = {"unet3d": 4}
 
 
+def scored_by_time(rows) -> bool:
+    """Whether a case is judged by its time to train (minutes, lower is better), not its
+    throughput: no row of `rows` (its summary rows: the sides of a comparison, the campaigns
+    of a trend; None for a side without it) has a throughput and one has a time to train.
+    The one rule compare, trend and the trend chart share."""
+    rows = [r for r in rows if r is not None]
+
+    def known(col: str) -> bool:
+        return any(isinstance(v := r.get(col), (int, float)) and math.isfinite(v) for r in rows)
+
+    return not known("throughput_median") and known("time_to_train_min")
+
+
 def olympic(times: list[float], aborted: int, benchmark: str | None) -> tuple[float, str]:
     """(score in minutes or NaN, how it was computed or why there is none)."""
     k = DROPPED.get(benchmark or "", 1)

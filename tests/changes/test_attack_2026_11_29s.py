@@ -17,6 +17,7 @@ from analysis.changes import trend
 from analysis.changes.compare import compare
 from analysis.changes.sources import load
 from analysis.cli import main
+from analysis.plots.trend import trend_chart
 
 from .campaigns import BUNDLED, ROOT
 
@@ -103,6 +104,9 @@ def test_store_trend_follows_an_mlperf_case_by_its_time_to_train(tmp_path):
     assert compare(sides[0], sides[2]).table["verdict"].tolist() == ["slower"]
     status, out, _err = _cli("store", "trend", "--store", store)
     assert status == 0 and "time to train min" in out and "a step up is slower" in out
+    [ax] = trend_chart(frame).axes  # the notebook's chart draws the same figure
+    assert ax.get_ylabel() == "time to train (min)"
+    assert list(ax.lines[0].get_ydata()) == pytest.approx(list(frame["time_to_train_min"]))
 
 
 def test_compare_flags_an_mlperf_side_with_fewer_runs_than_the_round_asks(tmp_path):
