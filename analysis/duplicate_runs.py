@@ -45,7 +45,7 @@ RATIO_BUCKET = 1e-3
 
 
 def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
-                read_whole: Callable[[FileRead], ParsedLog | None]) -> list[_Run]:
+                read_whole: Callable[[FileRead], Signature | None]) -> list[_Run]:
     """A run whose training stamps are nearly all another's (`_copy_of`: after one constant
     shift, each within the coarser log's stamp resolution, with the same iterations) is a
     copy of it, a `duplicate_run` naming both, and only the first is kept: two runs never
@@ -70,7 +70,7 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
                 if first is None and other is not run \
                         and _same_text(other.main.path, main.path, limit):
                     first, same = other, "content"
-            sig = _signature(main.parsed)
+            sig = main.signature or signature(main.parsed)  # kept with the parse, else now
             if sig is not None and first is None:
                 for other, theirs in index.candidates(sig):
                     elsewhere = other.folder != run.folder \
@@ -92,7 +92,7 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
     return kept
 
 
-class _Signature(NamedTuple):
+class Signature(NamedTuple):
     stamps: np.ndarray  # distinct training stamps, whole microseconds, sorted (none: empty)
     steps: np.ndarray  # the iteration of each
     rows: np.ndarray  # a digest of the values of each stamp's rows (uint64)
@@ -104,12 +104,12 @@ class _Signature(NamedTuple):
     table: np.ndarray  # (names, lines): each one's first value at each iteration, NaN if none
 
 
-def _signature(parsed: ParsedLog) -> _Signature | None:
-    """What tells a copy of a log: its training rows that carry a step; None when there are
-    none. Its stamps are left out (empty) when any row has none or fewer than 3 are distinct
+def signature(parsed: ParsedLog | None) -> Signature | None:
+    """What tells a copy of a log: its training rows that carry a step (made where the log
+    is read and kept in its cache entry); None when there are none. Its stamps are left out (empty) when any row has none or fewer than 3 are distinct
     (too few to tell a copy by)."""
     stamps, steps, values, codes, names = [], [], [], [], {}
-    for b in parsed.obs.blocks:
+    for b in parsed.obs.blocks if parsed is not None else ():
         keep = np.broadcast_to((b["phase"] == M.TRAIN) & (b["step"] != -1), (b["n"],))
         if keep.any():
             stamps.append(np.asarray(b["timestamp"][keep], dtype=float))
@@ -130,7 +130,7 @@ def _signature(parsed: ParsedLog) -> _Signature | None:
     mixed = _mix(value.view(np.uint64))
     us = np.unique(np.round(t * 1e6).astype(np.int64)) if np.isfinite(t).all() else ()
     if len(us) < 3:
-        return _Signature(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint64),
+        return Signature(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint64),
                           0, False, False, lines, names, table[:-1])
     us, first, which = np.unique(np.round(t * 1e6).astype(np.int64), return_index=True,
                                  return_inverse=True)
@@ -140,7 +140,7 @@ def _signature(parsed: ParsedLog) -> _Signature | None:
     gaps = np.diff(us)
     _, at_first = np.unique(at, return_index=True)
     table[-1, 1:] = np.diff(np.round(t[at_first] * 1e6))  # each line's first stamp
-    return _Signature(us, step[first], rows, resolution,
+    return Signature(us, step[first], rows, resolution,
                       len(gaps) >= MIN_INTERVALS and 2 * len(np.unique(gaps)) >= len(gaps),
                       2 * len(np.unique(rows)) >= len(rows), lines, (*names, INTERVAL), table)
 
@@ -168,12 +168,12 @@ class _Index:
         self._added = 0
         self.compared = 0
 
-    def add(self, run: _Run, sig: _Signature) -> None:
+    def add(self, run: _Run, sig: Signature) -> None:
         for key in _keys(sig):
             self._by_key.setdefault(key, []).append((self._added, run, sig))
         self._added += 1
 
-    def candidates(self, sig: _Signature) -> list[tuple[_Run, _Signature]]:
+    def candidates(self, sig: Signature) -> list[tuple[_Run, Signature]]:
         """The runs kept that may have `sig`'s stamps, in the order added, each once."""
         found = {}
         for key in _keys(sig, near=True):
@@ -183,7 +183,7 @@ class _Index:
         return [found[n] for n in sorted(found)]
 
 
-def _keys(sig: _Signature, near: bool = False) -> set[tuple]:
+def _keys(sig: Signature, near: bool = False) -> set[tuple]:
     """`sig`'s keys in `_Index`; with `near` also those of intervals a microsecond longer or
     shorter (a stamp edited or rounded by one) and of ratios in the next bucket."""
     keys = {("values", int(row)) for row in sig.rows[:4]} if sig.varied else set()
@@ -218,7 +218,7 @@ def _last_digit(value: float) -> float:
     return 10.0 ** (int(exponent or 0) - len(digits.partition(".")[2]))
 
 
-def _copy_of(one: _Signature, two: _Signature, elsewhere: bool) -> str:
+def _copy_of(one: Signature, two: Signature, elsewhere: bool) -> str:
     """"stamps ... (k of n the same to the <resolution>, moved by s)" when, moved by one
     offset (their first or second stamps paired), at least `NEAR_SHARE` of the more numerous
     of two logs' training stamps are the other's within the coarser log's resolution (a copy
@@ -255,7 +255,7 @@ def _copy_of(one: _Signature, two: _Signature, elsewhere: bool) -> str:
     return _alike(one, two)
 
 
-def _alike(one: _Signature, two: _Signature) -> str:
+def _alike(one: Signature, two: Signature) -> str:
     """"values (k of n iterations' values alike ...)" when, of at least `MIN_LINES`
     iterations, `NEAR_SHARE` of the more numerous print values equal within the coarser
     print precision of the two, and timed ones (the printed rates or times; where neither
@@ -300,7 +300,7 @@ def _alike(one: _Signature, two: _Signature) -> str:
             "re-stamped, stretched, jittered, reprinted or rescaled)")
 
 
-def _unit(column: np.ndarray, name: str, sig: _Signature) -> float:
+def _unit(column: np.ndarray, name: str, sig: Signature) -> float:
     """The unit of the last printed digit of a column: 10^-d for the fewest decimals d that
     print all its values (up to 12); two stamps' resolution for an interval."""
     if name == INTERVAL:
@@ -334,12 +334,11 @@ def _name(resolution: int) -> str:
         resolution, f"{resolution / 1e3:g} ms")
 
 
-def _copy_whole(one: FileRead, two: FileRead, read_whole: Callable[[FileRead], ParsedLog | None],
+def _copy_whole(one: FileRead, two: FileRead, read_whole: Callable[[FileRead], Signature | None],
                 elsewhere: bool) -> bool:
     """Whether two logs whose parsed training stamps nearly agree do so when read whole (the
-    DLPerf method parses only their first lines)."""
-    sigs = [_signature(parsed) if parsed is not None else None
-            for parsed in map(read_whole, (one, two))]
+    DLPerf method parses only their first lines): `read_whole` gives a log's signature."""
+    sigs = [read_whole(f) for f in (one, two)]
     return all(s is not None for s in sigs) and bool(_copy_of(*sigs, elsewhere))
 
 

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import random
 import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from analysis.collect import parse_paths
+from analysis import duplicate_runs, parse_cache
+from analysis.collect import _read_file, parse_paths
+from analysis.logtext import max_log_bytes
 from analysis.stats import summarize
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,3 +141,35 @@ def test_a_gpt_run_with_its_losses_reprinted_is_one_run(tmp_path):
     assert "training values (20 of 20 iterations' values alike" in reason
     [row] = summarize(result).to_dict("records")
     assert row["repeats"] == 3 and round(row["throughput_median"], 2) == 66.41
+
+
+def test_a_warm_run_keeps_each_logs_signature_and_only_compares(tmp_path, monkeypatch):
+    """Each log's copy signature is kept in its cache entry: a warm run finds the same copy
+    making no signature, and every kept signature is the one its log gives (the GPT table
+    without stamps and the stretched copy reprinted included)."""
+    monkeypatch.setenv(parse_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    folder = tmp_path / "logs" / "1n4g"
+    text = _rn50(folder)
+    (folder / f"{STEM}4.log").write_text(_field("loss", lambda v: f"{v:.4f}")(
+        _stretched(text, 0.96)))
+    gpt = tmp_path / "logs" / "1n1g"
+    gpt.mkdir()
+    shutil.copy(GPT / f"{GPT_STEM}1.log", gpt)
+    for log in (tmp_path / "logs").rglob("*.log"):
+        os.utime(log, (1e9, 1e9))  # settled: cached
+    cold = parse_paths([tmp_path / "logs"], cache=True)
+    made, real = [], duplicate_runs.signature
+    monkeypatch.setattr(duplicate_runs, "signature",
+                        lambda parsed: made.append(parsed) or None)
+    warm = parse_paths([tmp_path / "logs"], cache=True)
+    assert not made and _duplicates(warm) == _duplicates(cold)
+    assert [source for source, _ in _duplicates(warm)] == [str(folder / f"{STEM}4.log")]
+    monkeypatch.setattr(duplicate_runs, "signature", real)
+    for log in (tmp_path / "logs").rglob("*.log"):
+        store = parse_cache.FolderCache(str(log.parent.resolve()), {
+            "family": None, "max_bytes": max_log_bytes(), "dlperf_only": False})
+        kept = store.get(log, False)[3]
+        fresh = _read_file(log, None, False, max_log_bytes()).signature
+        assert kept.names == fresh.names
+        for a, b in zip(kept, fresh, strict=True):
+            assert np.array_equal(a, b, equal_nan=True) if isinstance(a, np.ndarray) else a == b
