@@ -30,7 +30,7 @@ from analysis import metrics as M
 from analysis import parse_cache, parsers, schema
 from analysis.checks import check_parsed
 from analysis.discover import Found, NoKnownLogsError, NoLogsError, find_logs, is_probed_name
-from analysis.duplicate_runs import drop_copies
+from analysis.duplicate_runs import drop_copies, signature
 from analysis.errors import LogProblemError, UsageError
 from analysis.fsutil import display_path, printable
 from analysis.gpu_samples import own_samples
@@ -192,6 +192,7 @@ class FileRead:
     family: str = ""  # "" when no parser recognised it
     digest: bytes = b""  # content_key of the cleaned text, to find runs read twice
     skip: bool = field(default=False)  # a JSON file beside the logs that is not a log
+    signature: object = None  # duplicate_runs.signature of `parsed`, kept with it in the cache
 
 
 def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
@@ -230,7 +231,7 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
             parsed = rule_rows(parsed)
             break
     return FileRead(path, parsed, log.problems + parsed.problems, parser.name,
-                    content_key(log.data))
+                    content_key(log.data), signature=signature(parsed))
 
 
 def _zero_bytes(path: Path) -> bool:
@@ -472,7 +473,7 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
                   for g, run in zip(groups, runs, strict=True))
     runs = _leave_out_strays(groups, runs, all_problems)
     kept = drop_copies(runs, all_problems, limit,
-                       lambda f: _read_file(f.path, f.family, True, limit).parsed)
+                       lambda f: _read_file(f.path, f.family, True, limit).signature)
     for run in kept:
         all_problems += run.problems
     run_rows = _place_unread_runs(kept)
@@ -579,9 +580,9 @@ def _read_runs_cached(groups: list[list[Found]], read_run, read_new, jobs: int |
                 store = stores[f.run_key[0]] = parse_cache.FolderCache(f.run_key[0], how)
             hit = store.get(f.path, f.explicit, f.real_path)
             if hit is not None:
-                fields, parsed, problems = hit
+                fields, parsed, problems, sig = hit
                 known[f.path] = FileRead(f.path, parsed, problems, fields["family"],
-                                         bytes.fromhex(fields["digest"]), fields["skip"])
+                                         bytes.fromhex(fields["digest"]), fields["skip"], sig)
     todo = [i for i, members in enumerate(groups)
             if any(f.path not in known for f in _files_read(members))]
     unread = set(todo)
@@ -595,7 +596,7 @@ def _read_runs_cached(groups: list[list[Found]], read_run, read_new, jobs: int |
             if read is not None and not any(p.kind == "unreadable_file" for p in read.problems):
                 name = stores[f.run_key[0]].put(f.path, f.explicit, {
                     "family": read.family, "digest": read.digest.hex(), "skip": read.skip},
-                    read.parsed, read.problems, f.real_path)
+                    read.parsed, read.problems, f.real_path, read.signature)
                 if name is not None:
                     kept[f.path] = name
     for i, (members, run) in enumerate(zip(groups, runs, strict=True)):
