@@ -106,17 +106,18 @@ KINDS = {
                          "as another clock's would (the same ratio on every interval, or one "
                          "moved by the stamps' own delay or resolution alone, is the same clock "
                          "and a wrong batch: figure_mismatch): the program times its "
-                         "iterations by another clock (compute only?); the figure, from the "
-                         "timestamps, is kept, and the ratio named",
+                         "iterations by another clock (compute only?), or the stated batch is "
+                         "that ratio too small: the log cannot tell which; the figure, from "
+                         "the timestamps, is kept, flagged with the ratio",
 }
 
 #: Longest `text` kept on a problem; longer text (a 200 MB line) becomes an excerpt.
 #: Kinds that say what was left out of a run and why, its figures its own: listed with the
 #: others, but not an error under ``--strict`` (a node-wide sampler's other GPUs are not a
-#: fault of the run; a global batch that accumulation explains may be what ran; printed
-#: rates a steady ratio off the timestamps time by another clock, the figure being the
-#: timestamps').
-NOTES = frozenset({"foreign_gpu_sample", "accumulation_implied", "rates_other_clock"})
+#: fault of the run; a global batch that accumulation explains may be what ran). Printed
+#: rates a steady ratio off the timestamps are not among them: another clock and a batch
+#: stated that ratio too small look alike under noisy stamps, so the figure may be wrong.
+NOTES = frozenset({"foreign_gpu_sample", "accumulation_implied"})
 
 
 def strict_failures(problems: list[Problem]) -> list[Problem]:

@@ -9,18 +9,7 @@ caller leaves the chart out; a chart is never drawn empty). Colours and markers 
 Chinese (Noto Sans CJK SC), so the same code draws both reports. Text from the data (model
 names, case labels, topology cells) goes through :func:`plain`: a `$` in a model name is
 shown as a dollar sign, never read as a mathtext formula.
-
-| module | charts |
-|---|---|
-| `scaling` | `throughput_vs_devices`, `speedup_vs_ideal` (summary frame) |
-| `traces` | `iteration_traces` (per-iteration frame) |
-| `spread` | `repeat_spread` (per-run frame) |
-| `gpt` | `gpt_configurations` (summary frame, GPT cases) |
-| `ratio` | `ratio_intervals` (comparison table) |
 """
-
-import matplotlib
-import matplotlib.colors
 
 from .figure import ReportFigure, Tokens, build_once
 from .gpt import gpt_configurations
@@ -33,6 +22,6 @@ from .traces import iteration_traces
 
 __all__ = [
     "LINK_COLORS", "VERDICT_COLORS", "ReportFigure", "Tokens", "build_once", "case_label",
-    "gpt_configurations", "iteration_traces", "link_class", "link_color", "matplotlib",
+    "gpt_configurations", "iteration_traces", "link_class", "link_color",
     "palette", "ratio_intervals", "repeat_spread", "speedup_vs_ideal", "throughput_vs_devices",
 ]

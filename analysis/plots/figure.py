@@ -40,7 +40,6 @@ STYLE = {
     "svg.hashsalt": "dlperf-suite",  # SVG element ids the same on every run
 }
 #: Metadata written into every image: nothing that changes between runs (no date).
-_PNG_METADATA = {"Software": "DLPerf Suite"}
 _SVG_METADATA = {"Date": None, "Creator": "DLPerf Suite"}
 #: Throughput ticks with thousands separators (23,000 rather than 23000).
 GROUPED = matplotlib.ticker.StrMethodFormatter("{x:,.0f}")
@@ -60,19 +59,13 @@ class ReportFigure(Figure):
     """A Figure that Jupyter displays as SVG without pyplot, and that encodes itself the
     same way every time (no date, fixed SVG ids)."""
 
-    def png(self, dpi: int | None = None) -> bytes:
-        buf = io.BytesIO()
-        # constrained layout already fits titles, labels and outside legends into the
-        # figure: no bbox_inches="tight", which would draw every figure twice
-        self.savefig(buf, format="png", dpi=dpi or STYLE["savefig.dpi"], metadata=_PNG_METADATA)
-        return buf.getvalue()
-
     #: what a hover text holding label tokens reads in the figure's language (set by
     #: :meth:`BilingualChart.localized`; texts of a chart drawn in one language as they are)
     localize: Callable[[str], str] | None = None
 
     def svg(self) -> bytes:
-        """The figure as SVG; each mark that holds a hover text (:data:`HOVER`) carries it as
+        """The figure as SVG (constrained layout fits titles, labels and outside legends
+        into the figure: no bbox_inches="tight", which would draw it twice); each mark that holds a hover text (:data:`HOVER`) carries it as
         a ``<title>`` (a browser shows it under the pointer), and the root an ``aria-label``
         naming the chart and its values (what an image's alt text says)."""
         marks = self.findobj(lambda a: getattr(a, HOVER, None) is not None)
@@ -95,16 +88,12 @@ class ReportFigure(Figure):
 
     def description(self, local: Callable[[str], str], texts: list) -> str:
         """The chart's title and its marks' values, one clause each: the alt text."""
-        title = self._suptitle.get_text() if self._suptitle is not None else ""
-        if not title:
-            title = next((ax.get_title() or ax.get_title(loc="left") for ax in self.axes
-                          if ax.get_title() or ax.get_title(loc="left")), "")
-        values = []
-        for t in texts:
-            for one in ([t] if isinstance(t, str) else t):
-                if isinstance(one, str) and one and one not in values:
-                    values.append(one)
-        values = [" ".join(v.split()) for v in values]
+        titles = [self._suptitle.get_text() if self._suptitle is not None else ""]
+        titles += [ax.get_title() or ax.get_title(loc="left") for ax in self.axes]
+        title = next(filter(None, titles), "")
+        values = [" ".join(v.split()) for v in dict.fromkeys(
+            one for t in texts for one in ([t] if isinstance(t, str) else t)
+            if isinstance(one, str) and one)]
         shown = values[:MAX_DESCRIBED]
         more = len(values) - len(shown)
         return " ".join(local(title).split()) + (": " + "; ".join(shown) if shown else "") + (

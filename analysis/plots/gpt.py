@@ -30,24 +30,18 @@ from .series import distinct_labels
 #: A GPT case name: <group>_<dp>x<tp>x<pp>_<global batch>_<hidden>x<layers> (analysis.schema).
 CASE_NAME = re.compile(r"^(?P<group>.+)_(?P<dp>\d+)x(?P<tp>\d+)x(?P<pp>\d+)_(?P<gbs>\d+)_"
                        r"(?P<hidden>\d+)x(?P<layers>\d+)$")
-#: Columns of the summary with a GPT's sizes, when it carries them (else the case name has them).
-_SIZE_COLUMNS = {"dp": "data_parallel", "tp": "tensor_parallel", "pp": "pipeline_parallel",
-                 "gbs": "global_batch_size", "hidden": "hidden_size", "layers": "num_layers"}
 #: Memory columns in the order they are preferred, with the axis label of each.
 _MEMORY = (("memory_framework_mib", "chart.gpt_memory_framework"),
            ("memory_sampled_mib", "chart.gpt_memory_sampled"))
 
 
 def configurations(summary: pd.DataFrame) -> pd.DataFrame:
-    """The GPT rows with their sizes as columns dp, tp, pp, gbs, hidden, layers (from the
-    summary's columns where it has them, else parsed from the case name; NaN if neither)."""
+    """The GPT rows with their sizes as columns dp, tp, pp, gbs, hidden, layers, parsed from
+    the case name (the summary has no size columns; NaN for a name of another shape)."""
     df = summary[summary["case"].fillna("") != ""].copy()
     parsed = df["case"].astype(str).str.extract(CASE_NAME)
-    for key, column in _SIZE_COLUMNS.items():
-        from_name = pd.to_numeric(parsed[key], errors="coerce")
-        own = (pd.to_numeric(df[column], errors="coerce") if column in df.columns
-               else pd.Series(np.nan, index=df.index))
-        df[key] = own.fillna(from_name).astype(float)
+    for key in ("dp", "tp", "pp", "gbs", "hidden", "layers"):
+        df[key] = pd.to_numeric(parsed[key], errors="coerce").astype(float)
     group = (df["group"] if "group" in df.columns else pd.Series(np.nan, index=df.index)).astype(object)
     df["group"] = group.where(group.fillna("") != "", parsed["group"])
     return df

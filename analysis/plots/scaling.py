@@ -16,7 +16,6 @@ from matplotlib.lines import Line2D
 
 from analysis.i18n import Translator
 
-from . import intervals
 from .figure import (
     GROUPED,
     HOVER,
@@ -40,6 +39,38 @@ UNKNOWN_NODES = -1.0
 _MULTI_NODE_DASHES = (4, 2)
 #: Line patterns of a series' second, third, … batch size (same colour: same precision).
 _BATCH_DASHES = ((1, 1.5), (6, 1.5, 1, 1.5), (3, 1, 1, 1, 1, 1))
+
+
+#: Interval kinds of `analysis.stats` and their labels (others are shown as written).
+_KIND_LABELS = {"min–max": "chart.interval_min_max", "order-statistic": "chart.interval_order"}
+
+
+def bounds(summary: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(low, high, kinds) of each row: the summary's `interval_low`/`interval_high` with
+    the kinds of `interval_kind`; a frame without them gives the range of the repeats
+    (`throughput_min`/`throughput_max`, kind 'min–max', for cases of two repeats or more).
+    NaN where a row has no interval."""
+    if {"interval_low", "interval_high"} <= set(summary.columns):
+        low, high = summary["interval_low"], summary["interval_high"]
+        kinds = (summary["interval_kind"].astype(object).fillna("").astype(str).tolist()
+                 if "interval_kind" in summary.columns else ["min–max"] * len(summary))
+    else:
+        several = pd.to_numeric(summary["repeats"], errors="coerce").fillna(0) > 1
+        low = summary["throughput_min"].where(several)
+        high = summary["throughput_max"].where(several)
+        kinds = ["min–max"] * len(summary)
+    low = pd.to_numeric(low, errors="coerce").to_numpy(dtype=float)
+    high = pd.to_numeric(high, errors="coerce").to_numpy(dtype=float)
+    drawn = np.isfinite(low) & np.isfinite(high)
+    return low, high, [k if ok else "" for k, ok in zip(kinds, drawn, strict=True)]
+
+
+def kind_text(kind: str, tr: Translator) -> str:
+    """What an interval kind means, in the language of `tr`."""
+    for prefix, key in _KIND_LABELS.items():
+        if kind.startswith(prefix):
+            return tr(key, confidence=kind[len(prefix):].strip())
+    return kind
 
 
 def scaling_rows(summary: pd.DataFrame) -> pd.DataFrame:
@@ -164,16 +195,19 @@ def _model_rows(df: pd.DataFrame, columns: int, panel_height: float):
 
 def _interval_label(df: pd.DataFrame, low, high, kinds: list[str], tr: Translator
                     ) -> str | None:
-    """Legend text of the error bars: their kind and the widest bar's length as % of its
-    median, (max − min) / median for a min–max bar: the measure page 1 calls the spread
-    (None when no case has an interval)."""
+    """Legend text of the error bars: their kind(s) and the widest bar's length as % of its
+    median, (max − min) / median for a min–max bar: the measure page 1 calls the spread (so
+    a reader knows bars too short to see are short, not missing), to one decimal as the
+    report's spreads are. None when no case has an interval."""
     drawn = [k for k in kinds if k]
     if not drawn:
         return None
     y = df["throughput_median"].to_numpy(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        width = (high - low) / y * 100.0
-    return intervals.legend_text(drawn, float(np.nanmax(width)), tr)
+        widest = float(np.nanmax((high - low) / y * 100.0))
+    names = " / ".join(dict.fromkeys(kind_text(k, tr) for k in drawn))
+    shown = f"{widest:.1f}%" if widest >= 0.1 else f"{widest:.2g}%"
+    return tr("chart.interval_legend", kind=names, widest=shown)
 
 
 def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | None:
@@ -186,7 +220,7 @@ def throughput_vs_devices(summary: pd.DataFrame, lang: str = "en") -> ReportFigu
         return None
     pal = palette(df)
     fig, models, axes = _model_rows(df, 1, 2.1)
-    low_all, high_all, kinds = intervals.bounds(df)
+    low_all, high_all, kinds = bounds(df)
     for ax, model in zip(axes[:, 0], models, strict=True):
         mine = (df["model"] == model).to_numpy()
         g, low, high = df[mine], low_all[mine], high_all[mine]
@@ -229,7 +263,7 @@ def speedup_vs_ideal(summary: pd.DataFrame, lang: str = "en") -> ReportFigure | 
         return None
     pal = palette(df)
     fig, models, axes = _model_rows(df, 2, 2.4)  # room for the y label
-    low_all, high_all, kinds = intervals.bounds(df)
+    low_all, high_all, kinds = bounds(df)
     zoom = False  # an efficiency axis that does not start at 0
     base = df["throughput_median"].to_numpy(float) / df["speedup"].to_numpy(float)
     per_device = base * df["num_devices"].to_numpy(float) / 100.0  # throughput of 100 %

@@ -70,15 +70,26 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
     same_range = last_steps.max() <= 1.2 * last_steps.min()  # else each panel its own range
     printed_cases = _printed_cases(df)
     title_lines = 2 if printed_cases.intersection(shown) else 1
-    legend_rows = math.ceil(_legend_size(df, measured, window, pal) / 2)
+    handles = [Line2D([], [], color=c, linewidth=0.8, label=plain(h)) for h, c in pal.items()]
+    handles.append(Line2D([], [], color="0.35", linewidth=0.8, label=tr("chart.repeat_lines")))
+    if len(measured):
+        handles.append(Line2D([], [], color="0.2", linewidth=0.9, linestyle="--",
+                              label=tr("chart.method_median")))
+    if "basis" in df.columns and (df["basis"] == "timestamps").any():
+        handles.append(Line2D([], [], linestyle="none", label=tr("chart.from_timestamps")))
+    handles.append(Line2D([], [], linestyle="none", label=tr("chart.trace_zoom")))
+    if window:
+        handles.append(Patch(color="0.5", alpha=0.15, label=tr("chart.measured",
+                                                                first=window[0], last=window[1])))
+    legend_rows = math.ceil(len(handles) / 2)  # the layout leaves room for them
     axes = fig.subplots(rows, cols, sharex=bool(same_range), squeeze=False, gridspec_kw=_grid(
         rows, cols, height, title_lines, legend_rows, xlabels_between=not same_range
         or len(shown) % cols != 0)).ravel()
     for ax in axes[len(shown):]:
         fig.delaxes(ax)
-    for ax in axes[max(len(shown) - cols, 0):len(shown)]:  # the lowest panel of each column
-        ax.xaxis.set_tick_params(labelbottom=True)  # (sharex hid them where a panel is gone)
     lowest = range(max(len(shown) - cols, 0), len(shown))  # the lowest panel of each column
+    for i in lowest:  # its tick labels (sharex hid them where a panel below is gone)
+        axes[i].xaxis.set_tick_params(labelbottom=True)
     for i, (ax, case) in enumerate(zip(axes, shown, strict=False)):
         g = df[df["_case"] == case]
         # one artist per panel, a line per repeat (a seaborn call per panel costs ~0.2 s)
@@ -123,17 +134,6 @@ def iteration_traces(trace: pd.DataFrame, lang: str = "en",
         title += " " + tr("chart.first_cases", shown=len(shown), total=len(cases))
     fig.suptitle(title)
     fig.supylabel(tr("chart.throughput"), fontsize=9, x=0.1 / PAGE_WIDTH, ha="left")
-    handles = [Line2D([], [], color=c, linewidth=0.8, label=plain(h)) for h, c in pal.items()]
-    handles.append(Line2D([], [], color="0.35", linewidth=0.8, label=tr("chart.repeat_lines")))
-    if len(measured):
-        handles.append(Line2D([], [], color="0.2", linewidth=0.9, linestyle="--",
-                              label=tr("chart.method_median")))
-    if "basis" in df.columns and (df["basis"] == "timestamps").any():
-        handles.append(Line2D([], [], linestyle="none", label=tr("chart.from_timestamps")))
-    handles.append(Line2D([], [], linestyle="none", label=tr("chart.trace_zoom")))
-    if window:
-        handles.append(Patch(color="0.5", alpha=0.15, label=tr("chart.measured",
-                                                                first=window[0], last=window[1])))
     fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0),
                ncol=min(2, len(handles)), fontsize=8)
     return fig
@@ -159,12 +159,6 @@ def _printed_cases(df: pd.DataFrame) -> set[str]:
         return set()
     every = (df["basis"] == "printed").groupby(df["_case"], sort=False).all()
     return set(every.index[every])
-
-
-def _legend_size(df: pd.DataFrame, measured: pd.Series, window, pal: dict) -> int:
-    """How many entries the legend has (the layout leaves room for its rows)."""
-    timestamps = "basis" in df.columns and (df["basis"] == "timestamps").any()
-    return len(pal) + 2 + bool(len(measured)) + bool(timestamps) + bool(window)
 
 
 def _grid(rows: int, cols: int, height: float, title_lines: int, legend_rows: int,

@@ -1,21 +1,16 @@
-"""The report in one language: a small facade over the data, whose content is the
-sections of ``analysis/report/sections``.
-
-:func:`build` gives a :class:`Report`: the :class:`~analysis.report.prepared.Prepared` data
-(parsed once, shared by both languages) and the language. Each cell of
-``notebooks/20_report.ipynb`` calls ``rep.<section>(…)``, which renders the registered
-section of that name (``rep.part``): a pandas ``Styler`` (tables), a figure, or Markdown
-from the prose templates (``analysis/report/prose``); None leaves the cell out. The answer
-comes first (key numbers and caveats), the seed-shaped tables next, the appendix
-(commands, YAML, logs) last. A section of text and tables is a few cells
-(:meth:`Report.section_cells`).
+"""The report in one language: a small facade over the ``prepared.Prepared`` data (parsed
+once, shared by both languages). Each cell of ``notebooks/20_report.ipynb`` calls
+``rep.<section>(…)``, which renders the registered section of that name
+(``analysis/report/sections``): a pandas ``Styler``, a figure, or Markdown; None leaves the
+cell out.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import cache, cached_property, partial
 from pathlib import Path
 
 import pandas as pd
@@ -50,14 +45,6 @@ SECTION_CELLS = {
     "scripts": (("scripts",), ("commands",), ("campaign_yaml",)),
     "logs": (("heading", "logs"), ("logs",)),
 }
-#: The report notebook's cells in its order; a name of SECTION_CELLS stands for its cells.
-CELLS = (("style",), ("title_block",), ("findings",), ("key_numbers",),
-         ("gpt_configurations",), ("reproduce",), ("caveats",), ("reference",),
-         (CHANGES_SECTION,), ("heading", "results"), ("results",), ("heading", "frameworks"),
-         ("framework_comparison",), ("framework_exclusions",), ("heading", "gpt_parallel"),
-         ("gpt_strategies",), ("gpt_strategy_definitions",), ("seed002",),
-         ("method_section",), ("energy",), ("heading", "charts"),
-         *(("chart", c) for c in CHARTS), *((name,) for name in SECTIONS))
 #: Prepared's fields a Report answers for (``rep.summary`` is ``rep.data.summary``).
 PREPARED_FIELDS = ("log_dir", "result", "runs", "summary", "trace", "envs", "topologies",
                    "campaign", "suite_commit", "changes", "references", "disagreements")
@@ -167,13 +154,7 @@ class Report:
 
     def cells(self) -> list:
         """The outputs of the report notebook's cells, in its order (None: left out)."""
-        out = []
-        for cell in CELLS:
-            if cell[0] in SECTION_CELLS:
-                out += self.section_cells(cell[0])
-            else:
-                out.append(self.part(*cell))
-        return out
+        return [self.part(*cell) for cell in notebook_cells()]
 
     # ---- numbers for tests and for the record --------------------------------------------
     def numbers(self) -> dict:
@@ -270,6 +251,23 @@ class Report:
         return redact_shown(text, self.known_secrets)
 
 
+@cache
+def notebook_cells() -> tuple[tuple, ...]:
+    """(section, arguments) of each cell of the report notebook that shows one: the cell's
+    last statement is ``rep.<section>(…)`` or ``rep.part("<section>", …)``. The notebook is
+    the one declaration of the page's order."""
+    from analysis.report.publish import REPORT_NOTEBOOK
+
+    out = []
+    for cell in json.loads(REPORT_NOTEBOOK.read_text(encoding="utf-8"))["cells"]:
+        body = ast.parse("".join(cell["source"])).body if cell["cell_type"] == "code" else []
+        call = getattr(body[-1], "value", None) if body else None
+        if isinstance(call, ast.Call) and getattr(getattr(call.func, "value", None), "id", "") == "rep":
+            args = tuple(ast.literal_eval(a) for a in call.args)
+            out.append(args if call.func.attr == "part" else (call.func.attr, *args))
+    return tuple(out)
+
+
 def cell_html(obj) -> str:
     """HTML of a report cell's output, as nbconvert would show it (tests and quick
     previews): a fragment, a Styler, Markdown (through nbconvert's Markdown renderer), a
@@ -304,17 +302,10 @@ def build(log_dir: str | Path | None = None, lang: str = "en", title: str | None
           baseline: str | Path | None = None, store: str | Path | None = None,
           threshold: float | None = None, references: str | Path | None = None,
           log_base_url: str | None = None) -> Report:
-    """Parse `log_dir` (default: bundled data/raw_logs) and gather everything a report shows.
-
-    `env` / `topology` add files to those found inside `log_dir`; `link_base` is the folder
-    the log links are relative to (default: the current directory, where the report is);
-    `log_base_url`, the address where `log_dir` is published, makes them absolute instead.
-    `data_dir`: read the parsed frames `dlperf report` prepared there
-    (``prepared.save``) instead of parsing again. `baseline` (a log folder, a Parquet export
-    or, with `store`, a stored campaign) adds the "Changes since baseline" section, its
-    verdicts at `threshold` ('2%', a percentage with its sign; default 2 %). `references` (a references file)
-    adds page 1's reference table.
-    """
+    """The report of `log_dir` in `lang`, its options as ``publish.publish`` takes them
+    (`threshold`: '2%', a percentage with its sign). `link_base` is the folder the log links
+    are relative to (default: the current directory); `data_dir`: read the frames
+    `dlperf report` prepared there (``prepared.save``) instead of parsing again."""
     check_lang(lang)  # a bad language, URL, method or threshold fails before the parse
     log_base_url = check_log_base_url(log_base_url)
     check_method_options(method, warmup, measure)

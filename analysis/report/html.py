@@ -26,13 +26,11 @@ def md_inline(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", esc(text))
 
 
-def para(text: str, cls: str = "") -> str:
+def para(text: str) -> str:
     """A paragraph of escaped text (`code` spans rendered)."""
-    attr = f' class="{esc(cls)}"' if cls else ""
-    return f"<p{attr}>{md_inline(text)}</p>"
+    return f"<p>{md_inline(text)}</p>"
 
 
-def bullets(items: list[str], escape: bool = True) -> str:
-    """A <ul>; items are escaped unless `escape` is False (they are built HTML)."""
-    lis = "".join(f"<li>{md_inline(i) if escape else i}</li>" for i in items)
-    return f"<ul>{lis}</ul>"
+def bullets(items: list[str]) -> str:
+    """A <ul> of escaped items (`code` spans rendered)."""
+    return "<ul>" + "".join(f"<li>{md_inline(i)}</li>" for i in items) + "</ul>"

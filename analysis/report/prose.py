@@ -44,21 +44,22 @@ def inline(value) -> str:
     return "".join(code(p) if i % 2 else md(p) for i, p in enumerate(parts))
 
 
+def _fence(text: str, least: int) -> str:
+    """A fence of at least `least` backticks, longer than any backtick run in `text`."""
+    return "`" * max(least, max(map(len, re.findall(r"`+", text)), default=0) + 1)
+
+
 def code(value) -> str:
-    """`value` as a Markdown code span (a fence longer than any backtick run inside)."""
+    """`value` as a Markdown code span."""
     text = "" if value is None else str(value).replace("\n", " ")
-    runs = [len(r) for r in re.findall(r"`+", text)]
-    fence = "`" * (max(runs, default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+    return f"{_fence(text, 1)}{pad}{text}{pad}{_fence(text, 1)}"
 
 
 def code_block(value) -> str:
-    """`value` as a fenced code block (a fence longer than any backtick run inside)."""
+    """`value` as a fenced code block."""
     text = "" if value is None else str(value)
-    runs = [len(r) for r in re.findall(r"`{3,}", text)]
-    fence = "`" * max(3, max(runs, default=0) + 1)
-    return f"{fence}text\n{text}\n{fence}"
+    return f"{_fence(text, 3)}text\n{text}\n{_fence(text, 3)}"
 
 
 @lru_cache(maxsize=1)

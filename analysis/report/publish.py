@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import logging
 import os
 import sys
@@ -135,20 +136,15 @@ def reproducible(nb: nbformat.NotebookNode, out_dir: Path, name: str) -> nbforma
     from papermill.translators import translate_parameters
 
     nb = copy.deepcopy(nb)
-    meta = nb.metadata.get("papermill", {})
+    meta = nb.metadata.papermill  # papermill writes every key below
     for key in TIMING_KEYS:
         meta.pop(key, None)
     params = {k: (None if k in BUILD_ONLY_PARAMETERS else
                   _relative(v, out_dir) if k in PATH_PARAMETERS else v)
-              for k, v in meta.get("parameters", {}).items()}
-    if "parameters" in meta:
-        meta["parameters"] = params
-    if meta.get("input_path"):
-        meta["input_path"] = _relative(meta["input_path"], out_dir)
-    if "output_path" in meta:
-        meta["output_path"] = name
-    kernel = nb.metadata.get("kernelspec", {}).get("name", "python3")
-    language = nb.metadata.get("language_info", {}).get("name", "python")
+              for k, v in meta.parameters.items()}
+    meta.update(parameters=params, input_path=_relative(meta.input_path, out_dir),
+                output_path=name)
+    kernel, language = nb.metadata.kernelspec.name, nb.metadata.language_info.name
     for cell in nb.cells:
         cell.metadata.pop("execution", None)  # nbclient's iopub/shell timestamps
         for key in TIMING_KEYS:
@@ -198,12 +194,17 @@ def html_page(exporter, nb: nbformat.NotebookNode, lang: str, others: list[str] 
 def _pdfs(executed: list[tuple[str, nbformat.NotebookNode]], folder: Path, epoch: int
           ) -> list[bytes]:
     """The PDF of each (language, notebook), printed in one browser, dated `epoch`."""
+    from nbconvert import HTMLExporter
+
     from analysis.report.webpdf import SystemChromiumWebPDFExporter
 
     exporter = SystemChromiumWebPDFExporter(**EXPORTER_CONFIG, temp_dir=str(folder), epoch=epoch)
+    pages = []
     try:
-        return exporter.pdfs([(nb, lang) for lang, nb in executed],
-                             [f"report_{lang}.pdf" for lang, _ in executed])
+        for lang, nb in executed:  # the exporter's own HTML page of each, in its language
+            exporter.language_code = lang
+            pages.append(HTMLExporter.from_notebook_node(exporter, nb)[0])
+        return exporter.print_pages(pages, [f"report_{lang}.pdf" for lang, _ in executed])
     except RuntimeError as exc:
         raise PublishError(f"PDF export failed ({exporter.executable_path}): {exc}") from exc
 
@@ -234,7 +235,7 @@ def _execute_language(lang: str, params: dict, notebook: Path, km, folder: Path,
         return contents, error
     contents["json"] = numbers.read_bytes()
     result.seconds[f"{lang}.execute"] = time.perf_counter() - t0
-    return contents, clean_for_export(nb, _title_of(numbers))
+    return contents, clean_for_export(nb, json.loads(contents["json"]).get("title"))
 
 
 def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None,
@@ -299,8 +300,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
     executed, errors = [], []
     with tempfile.TemporaryDirectory(prefix="dlperf-report-") as tmp:  # mode 0700
         folder = Path(tmp)
-        quiet = _QuietKernelErrors()
-        logging.getLogger("papermill").addFilter(quiet)  # nbclient logs through it
+        logging.getLogger("papermill").addFilter(_quiet_kernel_errors)  # nbclient's logger
         try:
             with notebook_run.kernel(folder, _kernel_name(notebook)) as km:
                 notebook_run.start(km, folder, KERNEL_WARM_UP)
@@ -320,7 +320,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
                     else:
                         executed.append((lang, nb))
         finally:
-            logging.getLogger("papermill").removeFilter(quiet)
+            logging.getLogger("papermill").removeFilter(_quiet_kernel_errors)
         exporter = html_exporter() if "html" in targets and executed else None
         for lang, nb in executed:
             t = time.perf_counter()
@@ -370,29 +370,15 @@ class KernelDied(PublishError):
     """The report kernel did not start or died while it executed; nothing is written."""
 
 
-class _QuietKernelErrors(logging.Filter):
-    """Drops nbclient's record of a kernel that did not start or died, whose error the
-    command shows (one line, not two)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (isinstance(record.msg, str)
-                    and record.msg.startswith(_NBCLIENT_KERNEL_ERRORS))
+def _quiet_kernel_errors(record: logging.LogRecord) -> bool:
+    """A logging filter that drops nbclient's record of a kernel that did not start or died,
+    whose error the command shows (one line, not two)."""
+    return not (isinstance(record.msg, str) and record.msg.startswith(_NBCLIENT_KERNEL_ERRORS))
 
 
 def _kernel_name(notebook: str | Path) -> str:
     """The kernel `notebook` names (papermill's choice too), ``python3`` when none. Read as
     plain JSON: nbformat's import (its schema validator) would hold the kernel's start back."""
-    import json
-
     return (json.loads(Path(notebook).read_text(encoding="utf-8")).get("metadata", {})
             .get("kernelspec", {}).get("name", "python3"))
-
-
-def _title_of(numbers_json: Path) -> str | None:
-    import json
-
-    try:
-        return json.loads(numbers_json.read_text(encoding="utf-8")).get("title")
-    except (OSError, ValueError):
-        return None
 

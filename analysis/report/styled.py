@@ -15,10 +15,9 @@ from analysis.report.html import md_inline
 
 ALIGN = {"l": "left", "r": "right", "c": "center", "w": "right", "t": "left", "b": "right",
          "p": "left"}
-#: alignment codes whose cells may wrap (an interval after its dash, a note between words)
-WRAP = {"w", "t"}
-#: alignment codes whose cells break at their newlines only (a number, then its warning)
-LINES = {"b", "p"}
+#: alignment codes whose cells may wrap (w, t: an interval after its dash, a note between
+#: words) or break at their newlines only (b, p: a number, then its warning)
+WHITE_SPACE = {"w": "normal", "t": "normal", "b": "pre", "p": "pre"}
 #: Rows of a table that report.css keeps on one page (attribute ``data-short``): up to about
 #: a third of a page at 8 pt, so that moving it whole leaves less blank than a split leaves
 #: a stray row and a repeated header.
@@ -66,9 +65,8 @@ def table(frame: pd.DataFrame, name: str, align: str = "",
     for j, col in enumerate(frame.columns):
         code = align[j] if j < len(align) else "r"
         side = ALIGN.get(code, "right")
-        props = {"text-align": side, **({"white-space": "normal"} if code in WRAP else {}),
-                 **({"white-space": "pre"} if code in LINES else {})}
-        styler = styler.set_properties(subset=[col], **props)
+        space = {"white-space": WHITE_SPACE[code]} if code in WHITE_SPACE else {}
+        styler = styler.set_properties(subset=[col], **{"text-align": side, **space})
         styler = styler.set_table_styles({col: [{"selector": "th",
                                                  "props": f"text-align: {side}"}]},
                                          overwrite=False)

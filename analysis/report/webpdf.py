@@ -20,7 +20,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from nbconvert.exporters.html import HTMLExporter
 from nbconvert.exporters.webpdf import WebPDFExporter
 from traitlets import Float, Int, Unicode, default
 
@@ -73,7 +72,7 @@ def chromium_path() -> str:
 
 class SystemChromiumWebPDFExporter(WebPDFExporter):
     """WebPDF through a Chromium binary given by path (default ``$DLPERF_CHROMIUM`` or
-    ``/usr/bin/chromium``); :meth:`pdfs` prints several notebooks in one browser."""
+    ``/usr/bin/chromium``); :meth:`print_pages` prints several pages in one browser."""
 
     executable_path = Unicode(help="Chromium binary Playwright launches").tag(config=True)
     temp_dir = Unicode("", help="TMPDIR of the browser ('' for the caller's)").tag(config=True)
@@ -88,16 +87,6 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
         """JupyterLab's File › Save and Export › PDF (nbconvert's one-notebook path, through
         scripts/jupyter_server_config.py): printed as the reports are, in the same browser."""
         return self.print_pages([html])[0]
-
-    def pdfs(self, notebooks: list[tuple[object, str]],
-             names: list[str] | None = None) -> list[bytes]:
-        """The PDF of each (notebook, language code), printed in one browser (`names`: as
-        :meth:`print_pages`): the HTML exporter's page of each, printed."""
-        pages = []
-        for nb, code in notebooks:
-            self.language_code = code
-            pages.append(HTMLExporter.from_notebook_node(self, nb)[0])
-        return self.print_pages(pages, names)
 
     def print_pages(self, pages: list[str], names: list[str] | None = None) -> list[bytes]:
         """Each HTML page of `pages` printed to PDF (A4 as its CSS says, backgrounds on,

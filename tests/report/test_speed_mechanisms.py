@@ -104,8 +104,7 @@ def test_trace_chart_is_drawn_once_without_measuring_panels_for_their_titles(
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(matplotlib.axis.Axis, "get_tightbbox", counting)
-    png = fig.png()
-    assert png.startswith(b"\x89PNG")
+    assert fig.svg().startswith(b"<?xml")
     assert len(draws) == 1
     assert measured == []
     for ax in fig.axes:  # each title just above its panel, as matplotlib would place it
@@ -150,11 +149,11 @@ def test_each_chart_is_built_once_for_both_languages_and_draws_as_if_built_for_e
     drawn = {}
     for lang in ("en", "zh", "en"):
         for chart in ("throughput", "speedup", "trace", "spread"):
-            drawn[lang, chart] = build.Report(shared, lang=lang).chart(chart).png()
+            drawn[lang, chart] = build.Report(shared, lang=lang).chart(chart).svg()
     assert sorted(built) == sorted(chart_functions)  # once each, for every language
     built.clear()
-    for (lang, chart), png in drawn.items():  # the same bytes as a chart of its own
-        assert png == build.Report(alone, lang=lang).chart(chart).png(), (lang, chart)
+    for (lang, chart), svg in drawn.items():  # the same bytes as a chart of its own
+        assert svg == build.Report(alone, lang=lang).chart(chart).svg(), (lang, chart)
     assert len(built) == len(drawn)  # the charts of their own were built each time
 
 

@@ -150,10 +150,12 @@ def _compute_only(folder: Path, share, n: int = 150, seed: int = 0) -> Path:
     lambda i, rng: 0.06 + 0.04 * i / 150 + rng.normal(0, 0.002),  # drifting along the run
 ])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_rates_timing_compute_only_stay_a_note_under_ms_stamps(tmp_path, share, seed):
+def test_rates_timing_compute_only_are_told_as_another_clock_under_ms_stamps(tmp_path, share,
+                                                                             seed):
     """The same millisecond stamps under rates that leave out a varying wait for data: the
-    stamps drift off the printed times (by the wait's own variation), another clock."""
+    stamps drift off the printed times (by the wait's own variation), another clock, named
+    as such; --strict still fails, as a batch stated that much too small could look alike."""
     folder = _compute_only(tmp_path, share, seed=seed)
     for method, row in _rows(folder).items():
         assert row["problem_kind"] == "rates_other_clock", (method, row["problem"])
-    assert main(["summarize", "--method", "window", "--strict", str(folder)]) == 0
+    assert main(["summarize", "--method", "window", "--strict", str(folder)]) == 3

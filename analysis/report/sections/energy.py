@@ -11,10 +11,13 @@ from analysis.report import html as H
 from analysis.report import styled
 from analysis.report.sections import register
 
-#: The summary's energy columns and their headers.
-COLUMNS = {"energy_window_s": "col.energy_window", "power_w": "col.power_w",
-           "energy_per_sample_j": "col.energy_per_sample",
-           "samples_per_s_per_w": "col.samples_per_watt"}
+#: (header id, summary column, decimals: None for a whole number, "" as text) of the table.
+COLUMNS = (("col.model", "model", ""), ("col.precision", "precision", ""),
+           ("col.bsz_per_gpu", "batch_size_per_device", None), ("col.node_num", "num_nodes", None),
+           ("col.gpu_num", "num_devices", None), ("col.throughput", "throughput_median", 2),
+           ("col.energy_window", "energy_window_s", 1), ("col.power_w", "power_w", 0),
+           ("col.energy_per_sample", "energy_per_sample_j", 4),
+           ("col.samples_per_watt", "samples_per_s_per_w", 2))
 #: Windows shorter than this (s) get a caveat under the table.
 SHORT_WINDOW_S = 30
 #: Runs without energy named under the table (the rest are counted).
@@ -29,17 +32,9 @@ def section(summary: pd.DataFrame, runs: pd.DataFrame, tr: Translator) -> H.Frag
         return None
     rows = summary.sort_values(["model", "precision", "batch_size_per_device", "num_devices"],
                                kind="stable")
-    frame = pd.DataFrame({
-        tr("col.model"): rows["model"].astype(str).to_numpy(),
-        tr("col.precision"): rows["precision"].astype(str).to_numpy(),
-        tr("col.bsz_per_gpu"): [tr.int(v) for v in rows["batch_size_per_device"]],
-        tr("col.node_num"): [tr.int(v) for v in rows["num_nodes"]],
-        tr("col.gpu_num"): [tr.int(v) for v in rows["num_devices"]],
-        tr("col.throughput"): [tr.num(v) for v in rows["throughput_median"]],
-        tr(COLUMNS["energy_window_s"]): [tr.num(v, 1) for v in rows["energy_window_s"]],
-        tr(COLUMNS["power_w"]): [tr.num(v, 0) for v in rows["power_w"]],
-        tr(COLUMNS["energy_per_sample_j"]): [tr.num(v, 4) for v in rows["energy_per_sample_j"]],
-        tr(COLUMNS["samples_per_s_per_w"]): [tr.num(v) for v in rows["samples_per_s_per_w"]]})
+    frame = pd.DataFrame({tr(key): [str(v) if digits == "" else tr.int(v) if digits is None
+                                    else tr.num(v, digits) for v in rows[column]]
+                          for key, column, digits in COLUMNS})
     caption = [tr("energy.not_measured")] if rows["energy_per_sample_j"].isna().any() else []
     if (rows["energy_window_s"] < SHORT_WINDOW_S).any():
         caption.append(tr("energy.short_window", seconds=SHORT_WINDOW_S))

@@ -14,6 +14,7 @@ activations; seed 002's 96 convention, which counts it always, is not on this pa
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,6 +76,10 @@ def _uuids(record: dict) -> set[str]:
             and g.get("uuid")}
 
 
+def _median(values: list[float]) -> float | None:
+    return float(statistics.median(values)) if values else None
+
+
 def _per_gpu(gpus: list[dict], key: str) -> list[float]:
     """The positive numbers the GPUs' entries hold under `key`, sorted."""
     return sorted(float(g[key]) for g in gpus
@@ -96,13 +101,11 @@ def matmul_rate(envs, log_dir: str | Path | None) -> MatmulRate | None:
             firsts, lows, highs, seconds, blocks = (
                 _per_gpu(gpus, key) for key in
                 ("tflops_first", "tflops_p5", "tflops_p95", "seconds", "blocks"))
-            size, iters = int(m.get("size") or 0), int(m.get("iters") or 0)
             return MatmulRate(float(m["tflops_median"]), str(m.get("measured_at") or ""),
-                              size, bool(_uuids(e.record) & run_uuids), e.name,
-                              float(pd.Series(firsts).median()) if firsts else None,
-                              lows[0] if lows else None, highs[-1] if highs else None,
-                              float(pd.Series(seconds).median()) if seconds else None,
-                              int(pd.Series(blocks).median()) if blocks else 0, iters,
+                              int(m.get("size") or 0), bool(_uuids(e.record) & run_uuids),
+                              e.name, _median(firsts), lows[0] if lows else None,
+                              highs[-1] if highs else None, _median(seconds),
+                              int(_median(blocks) or 0), int(m.get("iters") or 0),
                               int(m.get("warmup") or 0))
     return None
 

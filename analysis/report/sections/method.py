@@ -29,6 +29,7 @@ from analysis.problems import excerpt
 from analysis.report import prose, tables
 from analysis.report.precision import TRUE_WORDS
 from analysis.report.sections import register
+from analysis.report.sections.logs import relative_name
 from analysis.stats import methods as _methods
 
 #: A method text's per-run detail ("(Iterations 25 and 125, 4.269291 s)"), not the rule.
@@ -76,7 +77,7 @@ class FamilyRule:
 
 
 def family_rules(runs: pd.DataFrame, observations: pd.DataFrame,
-                 log_dir: Path | None = None) -> list[FamilyRule]:
+                 log_dir: Path) -> list[FamilyRule]:
     """One :class:`FamilyRule` per log family of `runs` (``stats.run_throughput``), in order
     of family name; families whose runs have no figure at all are left out."""
     ok = runs[runs["throughput"].notna() & (runs["method"].fillna("") != "")]
@@ -89,12 +90,7 @@ def family_rules(runs: pd.DataFrame, observations: pd.DataFrame,
         window = _WINDOW.search(said)  # "(Iterations 25 and 125, …)": where the rule read
         src, line, text, header = _example(observations, str(first["run_id"]),
                                            int(window.group(1)) if window else EXAMPLE_FROM_STEP)
-        shown = src
-        if src and log_dir is not None:
-            try:
-                shown = Path(src).resolve().relative_to(Path(log_dir).resolve()).as_posix()
-            except ValueError:
-                shown = Path(src).name
+        shown = relative_name(Path(src), log_dir) if src else ""
         out.append(FamilyRule(str(family), framework, rule, len(g), shown, line, text, header))
     return out
 
@@ -148,8 +144,6 @@ def _example(observations: pd.DataFrame, run_id: str,
     except (OSError, EOFError, ValueError, zlib.error):  # gone or unreadable since parsing
         return src, line, "", ""
     return src, line, excerpt(text.strip()), excerpt(header)
-
-
 
 
 @dataclass(frozen=True)
@@ -288,12 +282,13 @@ def method_section(rep) -> prose.Markdown | None:
              for k in sorted(tables.interval_kinds(tables.scaling_cases(rep.summary)))]
     reps = tables.measured_repeats(rep.summary) or [0]
     sources = memory_sources(rep.runs, tr)
+    xla_on = xla(rep)
     return prose.render(
         "method", tr, rules=rules, method=rep.method, window=window_text(rep),
         method_text=_method_text(rep) if rep.method != "dlperf" else "",
         interval_kinds=kinds, speedup=bool(tables.scaling_groups(rep.summary)),
         repeats=(str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"),
-        options=[(tr("desc.xla"), xla(rep))] if xla(rep) else [],
+        options=[(tr("desc.xla"), xla_on)] if xla_on else [],
         heading=tr("section.method"),
         memory=tr("desc.memory", sources=tr.join(sources) if sources
                   else tr("memory.none")))
@@ -311,10 +306,8 @@ def _method_text(rep) -> str:
 def _rule_in_language(rep, rule: FamilyRule) -> FamilyRule:
     """The rule as Markdown in this language: the catalogue's text of the family's DLPerf
     rule, else the method's own text (escaped)."""
-    key = f"rule.{rule.family}"
-    name = f"family_name.{rule.family}"
-    rule = dataclasses.replace(rule, example_text=rep.shown(rule.example_text),
-                               label=rep.tr(name) if rep.tr.has(name) else "")
-    if rep.method == "dlperf" and rep.tr.has(key):
-        return dataclasses.replace(rule, rule=rep.tr(key))
-    return dataclasses.replace(rule, rule=prose.md(rule.rule))
+    key, name = f"rule.{rule.family}", f"family_name.{rule.family}"
+    return dataclasses.replace(
+        rule, example_text=rep.shown(rule.example_text),
+        label=rep.tr(name) if rep.tr.has(name) else "",
+        rule=rep.tr(key) if rep.method == "dlperf" and rep.tr.has(key) else prose.md(rule.rule))

@@ -32,25 +32,16 @@ def case_fields(key: str) -> dict | None:
 def reference_efficiency(table: pd.DataFrame) -> dict[int, float]:
     """Row index -> the reference's own scaling efficiency (value at N GPUs over N times its
     value at one GPU, same source, GPU model, precision and batch), for rows at N > 1."""
-    rows = {i: case_fields(str(r.reference)) for i, r in table.iterrows()}
-    def model(hardware) -> str:  # one source's 1-GPU and 4-GPU figures name 1x and 4x
-        parsed = gpus.parse(str(hardware))
-        return parsed.key[1] if parsed else str(hardware)
+    def key(r, f) -> tuple:  # one source's 1-GPU and 4-GPU figures name 1x and 4x: the model
+        parsed = gpus.parse(str(r["hardware"]))
+        model = parsed.key[1] if parsed else str(r["hardware"])
+        return (r["source"], model, f["fw"], f["model"], f["prec"], f["bsz"])
 
-    one = {(r["source"], model(r["hardware"]), f["fw"], f["model"], f["prec"], f["bsz"]):
-           r["value"]
-           for (i, f), (_, r) in zip(rows.items(), table.iterrows())
-           if f is not None and f["gpus"] == 1}
-    out = {}
-    for i, r in table.iterrows():
-        f = rows[i]
-        if f is None or f["gpus"] < 2:
-            continue
-        base = one.get((r["source"], model(r["hardware"]), f["fw"], f["model"], f["prec"],
-                        f["bsz"]))
-        if base:
-            out[i] = float(r["value"]) / (f["gpus"] * float(base))
-    return out
+    rows = [(i, r, f) for i, r in table.iterrows()
+            if (f := case_fields(str(r.reference))) is not None]
+    one = {key(r, f): r["value"] for _, r, f in rows if f["gpus"] == 1}
+    return {i: float(r["value"]) / (f["gpus"] * float(one[key(r, f)])) for i, r, f in rows
+            if f["gpus"] > 1 and one.get(key(r, f))}
 
 
 def source_text(row, lang: str) -> str:
@@ -60,17 +51,13 @@ def source_text(row, lang: str) -> str:
     return str(own) if isinstance(own, str) and own.strip() else str(row.get("source", ""))
 
 
-def _text(value) -> str:
-    return value if isinstance(value, str) else ""
-
-
 def hardware_text(hardware: str, used: int, tr, derived_from: str = "") -> str:
     """Where a reference was measured, for its row of `used` GPUs: 'V100-SXM2-16GB, 1 GPU'
     (of a larger machine); '1x H200 (4-GPU value derived)' where the file says the value
     was derived from a figure measured there (`derived_from`), or where the machine has
     fewer GPUs than the row counts, so its value cannot have been measured there; as the
     file writes it when that is no 'Nx MODEL'."""
-    source = gpus.parse(derived_from) if derived_from else None
+    source = gpus.parse(derived_from) if isinstance(derived_from, str) and derived_from else None
     if source is not None:
         return tr("reference.hardware_derived", hardware=str(source), gpus=used)
     parsed = gpus.parse(hardware)
@@ -135,7 +122,7 @@ def reference(rep):
         shown = source_text(r, tr.lang)
         source = "" if rows and rows[-1][-1] == shown else shown
         rows.append([source, hardware_text(str(r.hardware), f["gpus"], tr,
-                                           _text(r.get("derived_from"))),
+                                           r.get("derived_from")),
                      tr("reference.case", precision=reference_precision(rep, f["prec"], same),
                         bsz=f["bsz"], gpus=f["gpus"]),
                      tr.num(r["value"], 0),
