@@ -464,11 +464,13 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     # a coarse stamp (whole seconds, tenths) is up to its step off at each end of an interval
     far = rest & (dt > ds * bound + coarse)
     excess = float(np.sum(dt[far] - ds[far] * low))
+    hiccups = 0.0  # of it, a short run's stalls or steps (_short_run_hiccups): flagged below
     if rest_s - low * rest_i <= MISMATCH * seconds:
         excess = 0.0
     elif not few:
-        excess -= _usual_hiccups(pace, step, ts, a, b, coarse, far,
-                                 per / np.fmax(local, median), dt - ds * low, seconds)
+        usual, hiccups = _usual_hiccups(pace, step, ts, a, b, coarse, far,
+                                        per / np.fmax(local, median), dt - ds * low, seconds)
+        excess -= usual
     excess += float(beyond.sum())
     short = rest & (dt > 0) & back & (per < (1 - MISMATCH) * median * (low_q if few else 1.0))
     missing = float(np.sum(ds[short] * median - dt[short]))
@@ -489,6 +491,8 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         # it by a clock that did not step with them, so the printed rates settle the figure
         # (_against_printed flags it against them)
         return kept
+    if forward and excess - hiccups <= MISMATCH * seconds and missing <= MISMATCH * seconds:
+        return _stalls_or_steps(kept, lines[a:b], far, dt - ds * median, seconds)
     jumps = np.flatnonzero(odd) + 1
     i = int(jumps[0])
     sibling = (f"; the run's intervals recurring at that period take up to "
@@ -599,9 +603,10 @@ MIN_HICCUPS = LOCAL
 
 def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coarse: float,
                    far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
-                   seconds: float) -> float:
+                   seconds: float) -> tuple[float, float]:
     """The seconds of the window's `far` intervals (their `extra` time) that are the run's
-    own hiccups: where the run has at least MIN_HICCUPS such intervals outside the window
+    own hiccups, and those that may be a short run's by their shape (_short_run_hiccups):
+    where the run has at least MIN_HICCUPS such intervals outside the window
     (a data loader stalling now and then, all through the run), those of the window no
     longer than they are (ratio to the pace up to their USUAL_QUANTILE), and no more of
     the window's time than they take of the run's time outside it. A run printing every
@@ -615,14 +620,14 @@ def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coars
     bound = (1 + MISMATCH) * pace.spread * np.where(usual, pace.local, np.inf)
     hiccup = usual & (dt > ds * bound + coarse)
     if not far.any():
-        return 0.0
+        return 0.0, 0.0
     if hiccup.sum() < MIN_HICCUPS:
-        return _short_run_hiccups(far, ratio, extra, ds[a:max(a, b - 1)], int(hiccup.sum()),
-                                  per[usual] / pace.local[usual], seconds)
+        return 0.0, _short_run_hiccups(far, ratio, extra, ds[a:max(a, b - 1)],
+                                       int(hiccup.sum()), per[usual] / pace.local[usual], seconds)
     top = float(np.quantile(per[hiccup] / pace.local[hiccup], USUAL_QUANTILE))
     share = float(np.sum(dt[hiccup] - ds[hiccup] * pace.local[hiccup]) / np.sum(dt[usual]))
     like = far & (ratio <= top)
-    return min(float(np.sum(extra[like])), share * seconds)
+    return min(float(np.sum(extra[like])), share * seconds), 0.0
 
 
 #: Share of a window's intervals that may be hiccups judged by their shape alone
@@ -633,9 +638,10 @@ HICCUP_SHARE = 0.2
 #: iterations' time for a batch is an ordinary stall; one iteration of a line every 10
 #: taking 17 is none.
 HICCUP_FACTOR = 2 * STALL_FACTOR
-#: Share of a window's time hiccups judged by their shape alone may take in a run that
-#: shows too few of its own outside the window (below): 8 % of the iterations at 1.5-3x
-#: take up to ~10 %; six clock steps of 0.12 s (3.4x an iteration) in 100 add 12 %.
+#: Share of a window's time hiccups judged by their shape alone may take, the figure kept
+#: (flagged), in a run that shows too few of its own outside the window (below): 8 % of
+#: the iterations at 1.5-3x take up to ~10 %; six clock steps of 0.12 s (3.4x an
+#: iteration) in 100 add 12 %.
 HICCUP_TIME = 2 * MISMATCH
 #: The same in a run showing its own outside it (a loader stalling all through the run):
 #: 3 % of the iterations at 3-5x take up to ~18 % of a window of 100.
@@ -647,7 +653,7 @@ RARE = 0.01
 def _short_run_hiccups(far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
                        ds: np.ndarray, seen: int, around: np.ndarray, seconds: float) -> float:
     """The seconds of the window's `far` intervals (their `extra` time beyond its pace) that
-    are hiccups by their shape, for a run too short to show MIN_HICCUPS of its own outside
+    may be hiccups by their shape, for a run too short to show MIN_HICCUPS of its own outside
     the window (a run of 150 iterations has ~50 intervals outside it, `seen` of them as
     far; `around`, their times over their local pace). A clock step moves one interval by
     a fixed amount; a stall is an iteration taking longer, as long as a loader happens to
@@ -661,7 +667,8 @@ def _short_run_hiccups(far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
     leave none there). The bounds are a judgement: the log cannot tell a few scattered
     steps of unlike sizes from stalls. The run's other intervals must not say otherwise: as
     few hiccups among them as they show (none in a clean run) must be no rarer than RARE at
-    the rate of both."""
+    the rate of both. A clock step of that shape reads the same: the figure is kept, flagged
+    where counting them or not moves it by more than MISMATCH (_stalls_or_steps)."""
     calm = ratio[~far & np.isfinite(ratio)]
     jitter = 1.4826 * float(np.median(np.abs(calm - np.median(calm)))) if len(calm) else 0.0
     took = extra[far]
@@ -680,6 +687,26 @@ def _short_run_hiccups(far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
     if sum(math.exp(-expect) * expect ** k / math.factorial(k) for k in range(seen + 1)) < RARE:
         return 0.0
     return float(took.sum())
+
+
+def _stalls_or_steps(est: Estimate, lines, far: np.ndarray, extra: np.ndarray,
+                     seconds: float) -> Estimate:
+    """`est` kept, flagged ``figure_mismatch`` where a short run's `far` intervals, shaped as
+    its loader's stalls (_short_run_hiccups), take so much beyond the window's pace (their
+    `extra` time) that counting them (a stall is the run's time) or not (a clock step is
+    not) moves the figure by more than MISMATCH: the stamps cannot tell which."""
+    took = float(np.sum(extra[far]))
+    if took <= MISMATCH * (seconds - took):
+        return est
+    at = np.flatnonzero(far)
+    named = ", ".join(str(int(lines[i + 1])) for i in at[:5]) + (", ..." if len(at) > 5 else "")
+    return _flag(est, "figure_mismatch", (
+        f"the window's lines {int(lines[0])} to {int(lines[-1])} hold {len(at)} slow "
+        f"interval(s) (ending at lines {named}) taking {took:.6g} s beyond the "
+        f"window's pace, {took / seconds:.1%} of its {seconds:.6g} s: loader stalls, which "
+        f"the figure counts as the run's time, or clock steps, without which it would be "
+        f"{est.throughput * seconds / (seconds - took):,.2f} samples/s; the stamps cannot "
+        "tell which; the figure is kept"))
 
 
 def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
