@@ -713,41 +713,59 @@ def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
                         seconds: float):
     """`est` flagged ``figure_mismatch`` where its window's intervals holding evaluation
     lines (`held`), which it counts as training, take more than MISMATCH of the window's
-    `seconds` beyond the pace of its other intervals (their median time per iteration), or,
-    with none other, where the evaluation lines' own stamps come more than that after the
-    training line before them (an evaluation line is printed when it ends); None otherwise.
-    The DLPerf rules time their span as it comes; the window method leaves such intervals
-    out, as it leaves out those across an epoch's end, where it has enough others."""
+    `seconds` beyond the pace of its other intervals (their median time per iteration);
+    None where those time training (_training_pace) and the held ones take no more; else
+    as :func:`_evaluations_by_stamps`. The DLPerf rules time their span as it comes; the
+    window method leaves such intervals out, as it leaves out those across an epoch's end,
+    where it has enough others."""
     rest = ok & ~held
-    if not rest.any():
-        return _evaluations_by_stamps(run, est, lines, t, ds, held, seconds)
-    pace = float(np.median(dt[rest] / ds[rest]))
-    extra = float(np.sum(dt[held] - ds[held] * pace))
-    if extra <= MISMATCH * seconds:
-        return None
-    first = int(np.flatnonzero(held)[0])
-    return _flag(est, "figure_mismatch", (
-        f"the figure's lines {int(lines[0])} to {int(lines[-1])} hold {int(held.sum())} "
-        f"evaluation line(s) between training lines (first between lines {int(lines[first])} "
-        f"and {int(lines[first + 1])}): the intervals holding them take {extra:.6g} s beyond "
-        f"the pace of the others, {extra / seconds:.1%} of the {seconds:.6g} s the figure "
-        "counts as training (--method window leaves them out where the run has enough "
-        "intervals without one, as it leaves out an epoch's end); the figure is kept"))
+    if rest.any():
+        pace = float(np.median(dt[rest] / ds[rest]))
+        extra = float(np.sum(dt[held] - ds[held] * pace))
+        if extra > MISMATCH * seconds:
+            first = int(np.flatnonzero(held)[0])
+            return _flag(est, "figure_mismatch", (
+                f"the figure's lines {int(lines[0])} to {int(lines[-1])} hold {int(held.sum())} "
+                f"evaluation line(s) between training lines (first between lines "
+                f"{int(lines[first])} and {int(lines[first + 1])}): the intervals holding them "
+                f"take {extra:.6g} s beyond the pace of the others, {extra / seconds:.1%} of the "
+                f"{seconds:.6g} s the figure counts as training (--method window leaves them out "
+                "where the run has enough intervals without one, as it leaves out an epoch's "
+                "end); the figure is kept"))
+        if _training_pace(dt[rest] / ds[rest], dt[held] / ds[held]):
+            return None
+    return _evaluations_by_stamps(run, est, lines, t, ds, ok, held, seconds)
 
 
-def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, held, seconds: float):
-    """`_evaluation_counted` for a window whose every interval holds evaluation lines: the
-    seconds from each such interval's first training line to its last evaluation line,
-    by their stamps, or those intervals' time beyond the pace of the run's intervals
-    without one, in sum over MISMATCH of the window's `seconds` flag it. An evaluation line
-    may be stamped as the evaluation starts, its time falling after it, so small stamps
-    alone do not clear it; and the run's intervals without one all lie outside the window,
-    where the method leaves out its warm-up (or its end): slower there than training's
-    pace, never faster, they can show the evaluations' cost but not clear it. Nothing
-    else in the log times training alone, so the figure is otherwise flagged as holding
-    the evaluations' time, whatever it is."""
+def _training_pace(free: np.ndarray, held: np.ndarray) -> bool:
+    """Whether intervals without an evaluation (their times per iteration, `free`) time
+    training, so that those holding one (`held`) may be cleared against them: at least
+    MIN_RECURRING of them (one or two may hold a stall), their median no more than MISMATCH
+    slower than the held ones' (training alone is not slower than training and an
+    evaluation: such a reference holds a stall or a slow phase)."""
+    return len(free) >= MIN_RECURRING and \
+        float(np.median(free)) <= (1 + MISMATCH) * float(np.median(held))
+
+
+def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, ok, held,
+                           seconds: float):
+    """`_evaluation_counted` for a window whose intervals without evaluation lines (if any)
+    do not time training: the seconds from each interval's first training line to its last
+    evaluation line, by their stamps, or the held intervals' time beyond the pace of the
+    run's intervals without one, in sum over MISMATCH of the window's `seconds` flag it. An
+    evaluation line may be stamped as the evaluation starts, its time falling after it, so
+    small stamps alone do not clear it. The run's intervals after the window (its end) clear
+    it where they time training (_training_pace); those before it never do: the method
+    leaves out the run's warm-up, slower than training's pace, never faster, which can show
+    the evaluations' cost but not clear it. Nothing else in the log times training alone,
+    so the figure is otherwise flagged as holding the evaluations' time, whatever it is."""
     stamps = run.evaluation_stamps
     at = np.flatnonzero(held)
+    inside = int(np.sum(ok & ~held))
+    whose = (f"{len(at)} of the {int(ok.sum())} intervals of the figure's lines {int(lines[0])} "
+             f"to {int(lines[-1])} hold evaluation lines" if inside else
+             f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
+             f"evaluation lines ({len(at)} intervals)")
     spent = 0.0
     if stamps is not None and len(stamps) == len(run.evaluations):
         last = np.searchsorted(run.evaluations, lines[at + 1]) - 1  # the last before the next
@@ -755,11 +773,9 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, held, seco
         spent = float(took[np.isfinite(took) & (took > 0)].sum())
     if spent > MISMATCH * seconds:
         return _flag(est, "figure_mismatch", (
-            f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
-            f"evaluation lines ({len(at)} intervals), which it counts as training: their "
-            f"stamps come {spent:.6g} s in all after the training lines before them, "
-            f"{spent / seconds:.1%} of the {seconds:.6g} s the figure counts; none of its "
-            "intervals is without one to time training alone; the figure is kept"))
+            f"{whose}, which it counts as training: their stamps come {spent:.6g} s in all "
+            f"after the training lines before them, {spent / seconds:.1%} of the "
+            f"{seconds:.6g} s the figure counts; the figure is kept"))
     all_lines, _, step, ts = run.timeline()
     # evaluation metrics carried on the training lines themselves (a running val_top1, a
     # count named valid_...) are no line of their own between them: nothing to time
@@ -769,25 +785,30 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, held, seco
     run_ds, run_dt = np.diff(step), np.diff(ts)
     free = ((run_ds > 0) & np.isfinite(run_dt) & (run_dt > 0)
             & ~holds_evaluation(between, all_lines))
-    pace = float(np.median(run_dt[free] / run_ds[free])) if free.any() else math.nan
+    run_per = run_dt / np.where(run_ds > 0, run_ds, 1)
+    end = free & (all_lines[:-1] >= lines[-1])
+    cleared = _training_pace(run_per[end], np.diff(t)[held] / ds[held])
+    ref = end if cleared else free
+    pace = float(np.median(run_per[ref])) if ref.any() else math.nan
     extra = float(np.sum(np.diff(t)[held] - ds[held] * pace))
     if extra > MISMATCH * seconds:
         return _flag(est, "figure_mismatch", (
-            f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
-            f"evaluation lines ({len(at)} intervals), which it counts as training: they take "
-            f"{extra:.6g} s beyond the pace of the run's {int(free.sum())} interval(s) without "
-            f"one ({pace:.6g} s an iteration), {extra / seconds:.1%} of the {seconds:.6g} s the "
+            f"{whose}, which it counts as training: they take {extra:.6g} s beyond the pace "
+            f"of the run's {int(ref.sum())} interval(s) without one{' after it' if cleared else ''} "
+            f"({pace:.6g} s an iteration), {extra / seconds:.1%} of the {seconds:.6g} s the "
             "figure counts; the figure is kept"))
-    outside = (f"only the run's {int(free.sum())} interval(s) outside the window are without "
-               f"one, and they take {pace:.6g} s an iteration, where a warm-up or the run's end "
-               "is slower than training's pace, never faster: they cannot clear it"
-               if free.any() else "so does every interval of the run")
+    if cleared:
+        return None
+    where = "" if inside else " outside the window"
+    outside = (f"only the run's {int(free.sum())} interval(s){where} are without one, and "
+               f"they take {pace:.6g} s an iteration, where a warm-up is slower than "
+               f"training's pace, never faster, and fewer than {MIN_RECURRING} in or after the "
+               f"window, or ones over {MISMATCH:.0%} slower than those holding one, may hold a "
+               "stall: they cannot clear it" if free.any() else "so does every interval of the run")
     return _flag(est, "evaluation_in_figure", (
-        f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
-        f"evaluation lines ({len(at)} intervals), and {outside}; no interval times training "
-        "alone, so the figure counts the evaluations' time as training, however long they "
-        "took (their lines' stamps do not show it: an evaluation may run after its line is "
-        "stamped); the figure is kept"))
+        f"{whose}, and {outside}; no interval times training alone, so the figure counts the "
+        "evaluations' time as training, however long they took (their lines' stamps do not "
+        "show it: an evaluation may run after its line is stamped); the figure is kept"))
 
 
 def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,

@@ -75,3 +75,69 @@ def test_the_same_run_without_clock_steps_passes(tmp_path, method):
     row = run_throughput(parse_paths([tmp_path], jobs=1), method).iloc[0]
     assert row["problem_kind"] == ""
     assert row["throughput"] == pytest.approx(truth, rel=0.01)
+
+
+# --- evaluations against intervals without one that time no training --------------------------
+
+def _evaluated(evaluation: float, skip: tuple = (), stalls: dict | None = None,
+               free_from: int = 1500) -> tuple[list[str], float]:
+    """1,500 iterations of 50 ms x lognormal(0.03), the first 2.5 s, iterations 2-5 3x (a
+    warm-up); a line every 10 iterations, after each but the first, the last, those at
+    `skip` and those from `free_from` on an evaluation of `evaluation` s stamped 1 ms after
+    the training line (as it starts); iterations `stalls` {iteration: times} slower.
+    Returns the lines and the training figure over iterations 200..1200."""
+    took = SECONDS * np.random.default_rng(3).lognormal(0.0, 0.03, 1500)
+    took[0] = 2.5
+    took[1:5] *= 3.0
+    for at, times in (stalls or {}).items():
+        took[at - 1] *= times
+    out = [S.parameter(S.START, arch="resnet50", batch_size=BATCH, amp=True, world_size=1,
+                       print_freq=10)]
+    t = 20.0
+    for i in range(1, 1501):
+        t += float(took[i - 1])
+        if i != 1 and i % 10:
+            continue
+        out.append(f"DLL {S.stamp(S.START + timedelta(seconds=t))} - Epoch: 0 Iteration: {i}  "
+                   f"train.loss : {3.5 - i * 1e-4:.5f}")
+        if 1 < i < min(1500, free_from) and i not in skip:
+            out.append(f"DLL {S.stamp(S.START + timedelta(seconds=t + 0.001))} - Epoch: 0 "
+                       f"Iteration: {i}  val.loss : 3.4  val.top1 : 0.5")
+            t += evaluation
+    return out, BATCH * 1000 / float(np.sum(took[200:1200]))
+
+
+@pytest.mark.parametrize("method", ["window", "dlperf"])
+def test_one_interval_without_an_evaluation_holding_a_stall_clears_nothing(tmp_path, method):
+    """0.3 s evaluations after every line but the one at iteration 600, whose interval holds
+    an 8x stall (0.085 s an iteration, slower than the evaluation intervals' 0.080): dlperf
+    1,597.53 img/s for 2,538.50 training (-37.1 %), 0 problems: the one interval was the
+    reference. One interval may hold a stall, and one slower than those holding an
+    evaluation times no training: nothing clears them."""
+    text, truth = _evaluated(0.3, skip=(600,), stalls={605: 8})
+    S.write(tmp_path, text)
+    row = run_throughput(parse_paths([tmp_path], jobs=1), method).iloc[0]
+    assert row["problem_kind"] == "evaluation_in_figure"
+    assert row["throughput"] < 0.7 * truth
+
+
+def test_many_intervals_at_the_run_end_at_training_pace_clear_cheap_evaluations(tmp_path):
+    """5 ms evaluations after every line up to iteration 1,250, none after: 26 intervals at
+    the run's end at the training pace time training, and the evaluations cost 1 %: the
+    dlperf figure 2,531.37 (2,556.65 training) is no longer flagged evaluation_in_figure."""
+    text, truth = _evaluated(0.005, free_from=1250)
+    S.write(tmp_path, text)
+    row = run_throughput(parse_paths([tmp_path], jobs=1), "dlperf").iloc[0]
+    assert row["problem_kind"] == ""
+    assert row["throughput"] == pytest.approx(truth, rel=0.02)
+
+
+def test_a_warm_up_of_many_intervals_clears_no_evaluations(tmp_path):
+    """The same 5 ms evaluations only from iteration 150 on (after the run's start): its
+    first 15 intervals, the warm-up the method leaves out, are without one, but a run's
+    start is slower than training or at its pace, never faster: they clear nothing."""
+    text, _ = _evaluated(0.005, skip=tuple(range(10, 150, 10)))
+    S.write(tmp_path, text)
+    row = run_throughput(parse_paths([tmp_path], jobs=1), "dlperf").iloc[0]
+    assert row["problem_kind"] == "evaluation_in_figure"
+    assert "only the run's 15 interval(s) outside the window are without one" in row["problem"]
