@@ -18,6 +18,7 @@ import numpy as np
 from analysis import checks
 from analysis import metrics as M
 from analysis.collect import ParseResult
+from analysis.parsers._shapes import dated
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,7 +95,7 @@ def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
         return row | {"note": "the clock of its log or of its power samples goes back "
                               "(timestamps_backwards): no window"}
     if window is None or not window[1] > window[0]:
-        return row | {"note": "the log's training lines carry no timestamps: no window"}
+        return row | {"note": "the log's training lines carry no dated timestamps: no window"}
     t0, t1 = window
     row["window_s"] = t1 - t0
     energy = watts = 0.0
@@ -184,7 +185,7 @@ def _from_parts(result: ParseResult) -> tuple[dict, dict]:
                 train = ts if phase == M.TRAIN else ts[:0]
             else:
                 train = ts[np.asarray(phase, dtype=object) == M.TRAIN]
-            train = train[np.isfinite(train)]
+            train = train[dated(train)]
             if train.size:
                 lo, hi = windows.get(rid, (np.inf, -np.inf))
                 windows[rid] = (min(lo, float(train.min())), max(hi, float(train.max())))
@@ -194,7 +195,8 @@ def _from_parts(result: ParseResult) -> tuple[dict, dict]:
 def _from_frame(result: ParseResult) -> tuple[dict, dict]:
     """:func:`_from_parts` from the observations frame (a result made from frames)."""
     obs = result.observations
-    train = obs.loc[(obs["phase"] == M.TRAIN) & obs["timestamp"].notna(), ["run_id", "timestamp"]]
+    train = obs.loc[(obs["phase"] == M.TRAIN) & dated(obs["timestamp"].to_numpy(dtype=float)),
+                    ["run_id", "timestamp"]]
     span = train.groupby("run_id", observed=True)["timestamp"].agg(["min", "max"])
     windows = {str(rid): (float(lo), float(hi))
                for rid, lo, hi in zip(span.index, span["min"], span["max"], strict=True)}
