@@ -30,7 +30,7 @@ from analysis import metrics as M
 from analysis import parse_cache, parsers, schema
 from analysis.checks import check_parsed
 from analysis.discover import Found, NoKnownLogsError, NoLogsError, find_logs, is_probed_name
-from analysis.duplicate_runs import drop_copies
+from analysis.duplicate_runs import drop_copies, signature
 from analysis.errors import LogProblemError, UsageError
 from analysis.fsutil import display_path, printable
 from analysis.gpu_samples import own_samples
@@ -53,7 +53,7 @@ from analysis.user_meta import (
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["NoKnownLogsError", "NoLogsError", "ParseResult", "discover", "parse_paths"]
+__all__ = ["NoKnownLogsError", "NoLogsError", "ParseResult", "parse_paths"]
 
 #: Problems not reported for the logs of nodes other than node 0 when node 0 trained.
 _QUIET_ON_OTHER_NODES = ("unknown_format", "no_training_lines")
@@ -122,6 +122,7 @@ class ParseResult:
     run_rows: list[dict] | None = field(default=None, repr=False, compare=False)
     problem_rows: list[Problem] | None = field(default=None, repr=False, compare=False)
     _records: list[dict] | None = field(default=None, init=False, repr=False, compare=False)
+    _frame_parts: list | None = field(default=None, init=False, repr=False, compare=False)
 
     def run_records(self) -> list[dict]:
         """The runs as the `runs` frame holds them, one dict per run (a missing value as
@@ -140,25 +141,14 @@ class ParseResult:
 
     def replace_problems(self, kinds, found: list[Problem]) -> None:
         """The problems of `kinds` replaced by `found` (summarize's case problems)."""
-        if self.problem_rows is None:
-            import pandas as pd
-
-            df = self.problems
-            kept = df[~df["kind"].isin(kinds)]
-            if found or len(kept) != len(df):
-                self.problems = schema.coerce(pd.concat([kept, to_frame(found)],
-                                                        ignore_index=True), schema.PROBLEMS)
-            return
-        kept = [p for p in self.problem_rows if p.kind not in kinds]
-        if found or len(kept) != len(self.problem_rows):
+        rows = self.problem_list()
+        kept = [p for p in rows if p.kind not in kinds]
+        if found or len(kept) != len(rows):
             self.problem_rows, self._problems = kept + found, None
 
     def runs_with(self, metric: str) -> set[str]:
         """The ids of the runs that have observations of `metric`."""
-        if self.parts is None:
-            obs = self.observations
-            return set(obs.loc[obs["metric"] == metric, "run_id"].astype(str))
-        return {str(row["run_id"]) for row, parsed, _ in self.parts
+        return {str(row["run_id"]) for row, parsed, _ in self.parsed_parts()
                 if metric in parsed.obs.metrics()}
 
     def summary(self, **kwargs) -> pd.DataFrame:
@@ -175,12 +165,19 @@ class ParseResult:
         else:
             yield from observation_frames(self.parts, rows or FRAME_ROWS)
 
-    def parsed_by_run(self) -> dict[str, list[ParsedLog]] | None:
-        """What each run's files gave, by run id (None for a result made from frames)."""
-        if self.parts is None:
-            return None
+    def parsed_parts(self) -> list[tuple[dict, ParsedLog, str]]:
+        """`parts`, or for a result made from frames the same rebuilt from its observations
+        (once): every figure is computed from parts alone."""
+        if self.parts is not None:
+            return self.parts
+        if self._frame_parts is None:
+            self._frame_parts = _parts_of_frame(self.observations)
+        return self._frame_parts
+
+    def parsed_by_run(self) -> dict[str, list[ParsedLog]]:
+        """What each run's files gave, by run id."""
         out: dict[str, list[ParsedLog]] = {}
-        for row, parsed, _ in self.parts:
+        for row, parsed, _ in self.parsed_parts():
             out.setdefault(row["run_id"], []).append(parsed)
         return out
 
@@ -195,12 +192,7 @@ class FileRead:
     family: str = ""  # "" when no parser recognised it
     digest: bytes = b""  # content_key of the cleaned text, to find runs read twice
     skip: bool = field(default=False)  # a JSON file beside the logs that is not a log
-
-
-def discover(paths: Iterable[str | Path]) -> list[tuple[Path, str, bool]]:
-    """(file, run id, named explicitly) for every log file under `paths`, each file once
-    (:func:`analysis.discover.find_logs` also returns what could not be read)."""
-    return [(f.path, f.run_id, f.explicit) for f in find_logs(paths)[0]]
+    signature: object = None  # duplicate_runs.signature of `parsed`, kept with it in the cache
 
 
 def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
@@ -239,7 +231,7 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
             parsed = rule_rows(parsed)
             break
     return FileRead(path, parsed, log.problems + parsed.problems, parser.name,
-                    content_key(log.data))
+                    content_key(log.data), signature=signature(parsed))
 
 
 def _zero_bytes(path: Path) -> bool:
@@ -302,7 +294,7 @@ def _files_read(members: list[Found]) -> list[Found]:
     roles: dict[tuple[int, str], Path] = {}
     out = []
     for f in _by_preference(members):
-        role, probed = _role(f.path), is_probed_name(f.path.name)
+        role, probed = _role(f.path.name), is_probed_name(f.path.name)
         if role not in roles or probed:
             out.append(f)
             if not probed:
@@ -321,14 +313,10 @@ def _by_preference(members: list[Found]) -> list[Found]:
     return members if len(members) == 1 else sorted(members, key=rank)
 
 
-def _role(path: Path) -> tuple[int, str]:
-    """What a file is to its run: (node, kind); two files of one role are one too many."""
-    return _role_of_name(path.name)
-
-
 @lru_cache(maxsize=1 << 16)
-def _role_of_name(name: str) -> tuple[int, str]:
-    """`_role` by file name (asked several times per file while a run is assembled)."""
+def _role(name: str) -> tuple[int, str]:
+    """What a file (by name) is to its run: (node, kind); two files of one role are one too
+    many (cached: asked several times per file while a run is assembled)."""
     node = node_index(name)
     name = name[:-3] if name.endswith(".gz") else name
     kind = ".gpu.csv" if name.endswith(".gpu.csv") else (".mem" if name.endswith(".mem") else "log")
@@ -485,7 +473,7 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
                   for g, run in zip(groups, runs, strict=True))
     runs = _leave_out_strays(groups, runs, all_problems)
     kept = drop_copies(runs, all_problems, limit,
-                       lambda f: _read_file(f.path, f.family, True, limit).parsed)
+                       lambda f: _read_file(f.path, f.family, True, limit).signature)
     for run in kept:
         all_problems += run.problems
     run_rows = _place_unread_runs(kept)
@@ -592,9 +580,9 @@ def _read_runs_cached(groups: list[list[Found]], read_run, read_new, jobs: int |
                 store = stores[f.run_key[0]] = parse_cache.FolderCache(f.run_key[0], how)
             hit = store.get(f.path, f.explicit, f.real_path)
             if hit is not None:
-                fields, parsed, problems = hit
+                fields, parsed, problems, sig = hit
                 known[f.path] = FileRead(f.path, parsed, problems, fields["family"],
-                                         bytes.fromhex(fields["digest"]), fields["skip"])
+                                         bytes.fromhex(fields["digest"]), fields["skip"], sig)
     todo = [i for i, members in enumerate(groups)
             if any(f.path not in known for f in _files_read(members))]
     unread = set(todo)
@@ -608,7 +596,7 @@ def _read_runs_cached(groups: list[list[Found]], read_run, read_new, jobs: int |
             if read is not None and not any(p.kind == "unreadable_file" for p in read.problems):
                 name = stores[f.run_key[0]].put(f.path, f.explicit, {
                     "family": read.family, "digest": read.digest.hex(), "skip": read.skip},
-                    read.parsed, read.problems, f.real_path)
+                    read.parsed, read.problems, f.real_path, read.signature)
                 if name is not None:
                     kept[f.path] = name
     for i, (members, run) in enumerate(zip(groups, runs, strict=True)):
@@ -679,13 +667,13 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
     rid = printable(members[0].run_id)  # as frames and problems give it
     # a run with GPU samples is read whole: which samples are its own, and its energy's
     # window, come from its log's last lines too
-    dlperf_only = dlperf_only and all(_role(f.path)[1] == "log" for f in members)
+    dlperf_only = dlperf_only and all(_role(f.path.name)[1] == "log" for f in members)
     problems: list[Problem] = []
     reads: list[FileRead] = []
     every: dict[Path, FileRead] = {}
     roles: dict[tuple[int, str], Path] = {}
     for f in _by_preference(members):
-        first = roles.get(_role(f.path))
+        first = roles.get(_role(f.path.name))
         probed = is_probed_name(f.path.name)
         if first is not None and not probed:
             problems.append(Problem(
@@ -704,7 +692,7 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
                     run_id=rid))
             continue
         if not read.skip:  # a file that is no log does not take its role (x.err beside x.out)
-            roles[_role(f.path)] = f.path
+            roles[_role(f.path.name)] = f.path
             reads.append(read)
     if not reads:
         return None
@@ -978,3 +966,23 @@ def _observations_frame(parts: list[tuple[dict, ParsedLog, str]]) -> pd.DataFram
 
     df = pd.DataFrame(cols, copy=False)[schema.names(schema.OBSERVATIONS)]
     return schema.validate(df, schema.OBSERVATIONS)
+
+
+def _parts_of_frame(obs: pd.DataFrame) -> list[tuple[dict, ParsedLog, str]]:
+    """`ParseResult.parts` of an observations frame: one ParsedLog per run and source file, a
+    block per phase, metric and unit (rows in the frame's order; a missing integer -1, as
+    parsers give it)."""
+    cols = {c: obs[c].to_numpy(dtype=np.int64, na_value=-1)
+            for c in ("line", "rank", "device", "epoch", "step")}
+    cols.update({c: obs[c].to_numpy(dtype=np.float64, na_value=np.nan)
+                 for c in ("timestamp", "value")})
+    logs: dict[tuple, ParsedLog] = {}
+    keys = ["run_id", "source", "phase", "metric", "unit"]
+    for (rid, source, phase, metric, unit), rows in obs.groupby(
+            keys, observed=True, sort=False, dropna=False).indices.items():
+        parsed = logs.get((rid, source))
+        if parsed is None:
+            parsed = logs[rid, source] = ParsedLog(str(obs["family"].iat[rows[0]]))
+        parsed.obs.blocks.append({"n": len(rows), "phase": str(phase), "metric": str(metric),
+                                  "unit": str(unit), **{c: v[rows] for c, v in cols.items()}})
+    return [({"run_id": str(rid)}, parsed, str(source)) for (rid, source), parsed in logs.items()]

@@ -6,6 +6,7 @@ both (:func:`drop_copies`)."""
 from __future__ import annotations
 
 import itertools
+import math
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -32,22 +33,29 @@ RESOLUTIONS = tuple(10 ** k for k in range(7))
 MIN_LINES = 20
 #: What a program times: two real runs never print these alike line for line, while a run
 #: made deterministic prints the same losses (and learning rates, accuracies) every time.
-TIMED = frozenset({M.THROUGHPUT, M.COMPUTE_THROUGHPUT, M.LATENCY})
+TIMED = frozenset({M.THROUGHPUT, M.COMPUTE_THROUGHPUT, M.LATENCY, "model_tflops_per_gpu",
+                   "tflops_per_gpu"})
+#: The column of each iteration's time since the line before, from the stamps (microseconds).
+INTERVAL = "stamp interval"
+#: Width of the buckets of `_Index`'s timed keys (the log of the ratio of two values that
+#: follow each other, four ratios a key): four times what rounding moves a ratio where it is
+#: keyed (values printed to 1/8 of it, e.g. 5 significant digits, or intervals of 16 ms and
+#: more on microsecond stamps), narrower than two runs' own timings differ.
+RATIO_BUCKET = 1e-3
 
 
 def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
-                read_whole: Callable[[FileRead], ParsedLog | None]) -> list[_Run]:
+                read_whole: Callable[[FileRead], Signature | None]) -> list[_Run]:
     """A run whose training stamps are nearly all another's (`_copy_of`: after one constant
     shift, each within the coarser log's stamp resolution, with the same iterations) is a
     copy of it, a `duplicate_run` naming both, and only the first is kept: two runs never
     share their stamps to the microsecond. Where that could be chance (stamps coarser than a
     microsecond, few or repeating intervals) or by construction (logs in other places, edited
     from one another), nearly all values must be the same too. Whatever the stamps, a run
-    whose lines print another's values, rates included, iteration for iteration is a copy:
-    two runs never print the same rates line for line. A log of the same text as one
-    under the same folder, relative name or file name is a copy too (the only test for logs
-    without stamps). Candidates come from one index (`_Index`), confirmed by reading both
-    logs whole."""
+    whose lines print another's values to their print precision, its timed values one
+    constant multiple of the other's, iteration for iteration is a copy (`_alike`). A log of
+    the same text as one under the same folder, relative name or file name is a copy too.
+    Candidates come from one index (`_Index`), confirmed by reading both logs whole."""
     index = _Index()
     texts: dict[tuple, _Run] = {}
     kept = []
@@ -62,14 +70,14 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
                 if first is None and other is not run \
                         and _same_text(other.main.path, main.path, limit):
                     first, same = other, "content"
-            sig = _signature(main.parsed)
+            sig = main.signature or signature(main.parsed)  # kept with the parse, else now
             if sig is not None and first is None:
                 for other, theirs in index.candidates(sig):
                     elsewhere = other.folder != run.folder \
                         and other.relative_id != run.relative_id
-                    alike = _copy_of(theirs, sig, elsewhere)
-                    if alike and _states_alike(other.main.parsed, main.parsed) \
-                            and _copy_whole(other.main, main, read_whole, elsewhere):
+                    alike = _states_alike(other.main.parsed, main.parsed) \
+                        and _copy_of(theirs, sig, elsewhere)
+                    if alike and _copy_whole(other.main, main, read_whole, elsewhere):
                         first, same = other, f"training {alike}"
                         break
                 if first is None:
@@ -84,57 +92,57 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
     return kept
 
 
-class _Signature(NamedTuple):
-    stamps: np.ndarray  # distinct training stamps, whole microseconds, sorted
+class Signature(NamedTuple):
+    stamps: np.ndarray  # distinct training stamps, whole microseconds, sorted (none: empty)
     steps: np.ndarray  # the iteration of each
     rows: np.ndarray  # a digest of the values of each stamp's rows (uint64)
-    resolution: int  # the coarsest of `RESOLUTIONS` every stamp lies on
+    resolution: int  # the coarsest of `RESOLUTIONS` every stamp lies on (0: no stamps)
     distinct: bool  # at least MIN_INTERVALS intervals, at least half of them distinct
     varied: bool  # at least half of `rows` distinct (not a generator's constant values)
     lines: np.ndarray  # the distinct iterations, sorted
-    by_line: np.ndarray  # a digest of the values of each iteration's rows (uint64)
-    timed: bool  # at least MIN_LINES iterations, nearly all with `TIMED` values, half distinct
+    names: tuple  # the metrics printed at them, and INTERVAL where every row is stamped
+    table: np.ndarray  # (names, lines): each one's first value at each iteration, NaN if none
 
 
-def _signature(parsed: ParsedLog) -> _Signature | None:
-    """What tells a copy of a log: its training rows that carry a step; None when any has no
-    stamp or fewer than 3 stamps are distinct (too few to tell a copy by)."""
-    stamps, steps, values, timed = [], [], [], []
-    for b in parsed.obs.blocks:
+def signature(parsed: ParsedLog | None) -> Signature | None:
+    """What tells a copy of a log: its training rows that carry a step (made where the log
+    is read and kept in its cache entry); None when there are none. Its stamps are left out (empty) when any row has none or fewer than 3 are distinct
+    (too few to tell a copy by)."""
+    stamps, steps, values, codes, names = [], [], [], [], {}
+    for b in parsed.obs.blocks if parsed is not None else ():
         keep = np.broadcast_to((b["phase"] == M.TRAIN) & (b["step"] != -1), (b["n"],))
         if keep.any():
             stamps.append(np.asarray(b["timestamp"][keep], dtype=float))
             steps.append(np.broadcast_to(b["step"], (b["n"],))[keep])
             values.append(np.asarray(b["value"][keep], dtype=float))
             metric = b["metric"]
-            timed.append(np.broadcast_to(metric in TIMED, (b["n"],))[keep]
-                         if isinstance(metric, str) else np.isin(metric[keep], list(TIMED)))
+            codes.append(np.full(int(keep.sum()), names.setdefault(metric, len(names)))
+                         if isinstance(metric, str) else
+                         np.array([names.setdefault(m, len(names)) for m in metric[keep]]))
     if not stamps:
         return None
-    t = np.concatenate(stamps)
-    if not np.isfinite(t).all():
-        return None
+    t, step, value = np.concatenate(stamps), np.concatenate(steps), np.concatenate(values)
+    lines, at = np.unique(step, return_inverse=True)
+    table = np.full((len(names) + 1, len(lines)), np.nan)
+    cell, first = np.unique(np.concatenate(codes) * len(lines) + at, return_index=True)
+    table.flat[cell] = value[first]  # each metric's first value at each iteration
+    names = tuple(names)
+    mixed = _mix(value.view(np.uint64))
+    us = np.unique(np.round(t * 1e6).astype(np.int64)) if np.isfinite(t).all() else ()
+    if len(us) < 3:
+        return Signature(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint64),
+                          0, False, False, lines, names, table[:-1])
     us, first, which = np.unique(np.round(t * 1e6).astype(np.int64), return_index=True,
                                  return_inverse=True)
-    if len(us) < 3:
-        return None
-    mixed = _mix(np.concatenate(values).view(np.uint64))
     rows = np.zeros(len(us), dtype=np.uint64)
     np.add.at(rows, which, mixed)  # in any order
     resolution = max(r for r in RESOLUTIONS if not (us % r).any())
     gaps = np.diff(us)
-    step = np.concatenate(steps)
-    lines, at = np.unique(step, return_inverse=True)
-    by_line, by_time = np.zeros(len(lines), np.uint64), np.zeros(len(lines), np.uint64)
-    np.add.at(by_line, at, mixed)
-    timed_rows = np.concatenate(timed)
-    np.add.at(by_time, at[timed_rows], mixed[timed_rows])
-    with_time = len(np.unique(at[timed_rows]))
-    return _Signature(us, step[first], rows, resolution,
+    _, at_first = np.unique(at, return_index=True)
+    table[-1, 1:] = np.diff(np.round(t[at_first] * 1e6))  # each line's first stamp
+    return Signature(us, step[first], rows, resolution,
                       len(gaps) >= MIN_INTERVALS and 2 * len(np.unique(gaps)) >= len(gaps),
-                      2 * len(np.unique(rows)) >= len(rows), lines, by_line,
-                      len(lines) >= MIN_LINES and with_time >= NEAR_SHARE * len(lines)
-                      and 2 * len(np.unique(by_time)) >= len(lines))
+                      2 * len(np.unique(rows)) >= len(rows), lines, (*names, INTERVAL), table)
 
 
 def _mix(bits: np.ndarray) -> np.ndarray:
@@ -149,21 +157,23 @@ def _mix(bits: np.ndarray) -> np.ndarray:
 class _Index:
     """The signatures kept, looked up by what a copy shares with the log it copies: the
     first three intervals to the microsecond (or the three after the first: a copy that lost
-    or gained its first line), where those tell a copy, and the values of each of the first
-    four stamps and iterations, where values vary. A lookup finds the few runs that can be
-    copies, not every run read; `compared` counts the candidates returned."""
+    or gained its first line), where those tell a copy; the values of each of the first
+    four stamps, where values vary; and, whatever the stamps and however reprinted or
+    rescaled, the ratios of each timed column's first values to one another. A lookup finds
+    the few runs that can be copies, not every run read; `compared` counts the candidates
+    returned."""
 
     def __init__(self):
         self._by_key: dict[tuple, list] = {}
         self._added = 0
         self.compared = 0
 
-    def add(self, run: _Run, sig: _Signature) -> None:
+    def add(self, run: _Run, sig: Signature) -> None:
         for key in _keys(sig):
             self._by_key.setdefault(key, []).append((self._added, run, sig))
         self._added += 1
 
-    def candidates(self, sig: _Signature) -> list[tuple[_Run, _Signature]]:
+    def candidates(self, sig: Signature) -> list[tuple[_Run, Signature]]:
         """The runs kept that may have `sig`'s stamps, in the order added, each once."""
         found = {}
         for key in _keys(sig, near=True):
@@ -173,21 +183,42 @@ class _Index:
         return [found[n] for n in sorted(found)]
 
 
-def _keys(sig: _Signature, near: bool = False) -> set[tuple]:
+def _keys(sig: Signature, near: bool = False) -> set[tuple]:
     """`sig`'s keys in `_Index`; with `near` also those of intervals a microsecond longer or
-    shorter (a stamp edited or rounded by one)."""
+    shorter (a stamp edited or rounded by one) and of ratios in the next bucket."""
     keys = {("values", int(row)) for row in sig.rows[:4]} if sig.varied else set()
-    if sig.timed:
-        keys.update(("values", int(row)) for row in sig.by_line[:4])
     if sig.resolution == 1 and sig.distinct:
         gaps = np.diff(sig.stamps[:5]).tolist()
         for three in (gaps[:3], gaps[1:4]):
             keys.update(("intervals", *g) for g in itertools.product(
                 *((d - 1, d, d + 1) if near else (d,) for d in three)))
+    for name, column in zip(sig.names, sig.table, strict=True):
+        if name not in TIMED and name != INTERVAL:
+            continue
+        head = [v for v in column[:7].tolist() if v == v][:6]  # v == v: not NaN
+        if len(head) < 6 or min(head) <= 0 or max(head) == min(head):
+            continue
+        digit = [(2.0 * sig.resolution if name == INTERVAL else _last_digit(v)) / v
+                 for v in head]
+        if max(digit) > RATIO_BUCKET / 8:
+            continue  # rounding could move a ratio by more than a quarter bucket
+        # a copy's ratios are within a quarter bucket of the original's each way
+        spans = [{math.floor(r - reach), math.floor(r + reach)} for r, reach in (
+            (math.log(b / a) / RATIO_BUCKET, (da + db) / RATIO_BUCKET + 0.25 if near else 0)
+            for a, b, da, db in zip(head, head[1:], digit, digit[1:]))]
+        for four in (spans[:4], spans[1:]):
+            keys.update((name, *r) for r in itertools.product(*four))
     return keys
 
 
-def _copy_of(one: _Signature, two: _Signature, elsewhere: bool) -> str:
+def _last_digit(value: float) -> float:
+    """The unit of the last digit of `value` as Python writes it shortest (an upper bound of
+    the unit it was printed to: trailing zeros are dropped)."""
+    digits, _, exponent = repr(float(value)).partition("e")
+    return 10.0 ** (int(exponent or 0) - len(digits.partition(".")[2]))
+
+
+def _copy_of(one: Signature, two: Signature, elsewhere: bool) -> str:
     """"stamps ... (k of n the same to the <resolution>, moved by s)" when, moved by one
     offset (their first or second stamps paired), at least `NEAR_SHARE` of the more numerous
     of two logs' training stamps are the other's within the coarser log's resolution (a copy
@@ -197,13 +228,7 @@ def _copy_of(one: _Signature, two: _Signature, elsewhere: bool) -> str:
     Where stamps cannot tell, a copy has as many, lies in the same place (a run that went a
     line further is another run; fixtures edited from one another share stamps and values)
     and its values vary (a generator's constant values tell no copy). A line lost or gained
-    anywhere after the first few leaves the rest paired.
-
-    Whatever the stamps (stretched, jittered line by line): "values (k of n ...)" when at
-    least `NEAR_SHARE` of the more numerous of two logs' iterations print the same values at
-    the same iteration, where those values can tell (`timed`: at least `MIN_LINES` lines
-    whose times or rates vary; a deterministic run's repeats print the same losses, never
-    the same rates)."""
+    anywhere after the first few leaves the rest paired. Whatever the stamps: `_alike`."""
     a, b = one.stamps, two.stamps
     tol = max(one.resolution, two.resolution)
     telling = tol == 1 and one.distinct and two.distinct
@@ -227,15 +252,81 @@ def _copy_of(one: _Signature, two: _Signature, elsewhere: bool) -> str:
         return (f"stamps{' and values' if values else ''} ({same} of "
                 f"{max(len(a), len(b))} stamps the same to {_name(tol)}{moved_by}: "
                 "a copy re-stamped, its stamps cut, a line lost or a value edited)")
-    if not (one.timed and two.timed):
-        return ""
+    return _alike(one, two)
+
+
+def _alike(one: Signature, two: Signature) -> str:
+    """"values (k of n iterations' values alike ...)" when, of at least `MIN_LINES`
+    iterations, `NEAR_SHARE` of the more numerous print values equal within the coarser
+    print precision of the two, and timed ones (the printed rates or times; where neither
+    log prints any, the stamps' intervals) one constant multiple of the other log's, per
+    column, within both logs' rounding: two real runs never time alike line for line (a run
+    made deterministic prints the same losses, never its timings in proportion), a copy
+    reprinted, rescaled or stretched does. A timed column tells only where its rounding is
+    fine enough that it is not so alike to itself a line later (`_proportional`)."""
     lines = max(len(one.lines), len(two.lines))
-    _, i, j = np.intersect1d(one.lines, two.lines, assume_unique=True, return_indices=True)
-    same = int((one.by_line[i] == two.by_line[j]).sum())
-    if same < NEAR_SHARE * lines:
+    common, i, j = np.intersect1d(one.lines, two.lines, assume_unique=True, return_indices=True)
+    if len(common) < max(MIN_LINES, NEAR_SHARE * lines):
         return ""
-    return (f"values ({same} of {lines} iterations' values alike, whatever their "
-            "stamps: a copy re-stamped, stretched or jittered)")
+    names = [n for n in one.names if n in two.names]
+    timed = [n for n in names if n in TIMED] or [n for n in names if n == INTERVAL]
+    if not timed:
+        return ""
+    # lines the first timed column's first lines already fail cannot be made up by the
+    # rest (their units, of fewer values, are no finer): most pairs end here, cheaply
+    x, y = (s.table[s.names.index(timed[0])][k[:2 * MIN_LINES]] for s, k in ((one, i), (two, j)))
+    fail = ~(_proportional(x, _unit(x, timed[0], one), y, _unit(y, timed[0], two))
+             | np.isnan(x) & np.isnan(y))
+    if fail.sum() > len(common) - NEAR_SHARE * lines:
+        return ""
+    ok, told = np.ones(len(common), bool), False
+    for name in names:
+        if name == INTERVAL and name not in timed:
+            continue
+        x, y = one.table[one.names.index(name)], two.table[two.names.index(name)]
+        ux, uy = _unit(x, name, one), _unit(y, name, two)
+        x, y = x[i], y[j]
+        if name in timed:
+            ok &= _proportional(x, ux, y, uy) | np.isnan(x) & np.isnan(y)
+            told = told or not any(_proportional(v[:-1], u, v[1:], u).sum() * 2 >= len(v) - 1
+                                   for v, u in ((x, ux), (y, uy)))
+        else:
+            ok &= (np.abs(x - y) <= max(ux, uy) * (1 + 1e-9)) | np.isnan(x) & np.isnan(y)
+    same = int(ok.sum())
+    if not told or same < NEAR_SHARE * lines:
+        return ""
+    return (f"values ({same} of {lines} iterations' values alike to their print precision, "
+            f"{' and '.join(timed)} one multiple of the other's: a copy "
+            "re-stamped, stretched, jittered, reprinted or rescaled)")
+
+
+def _unit(column: np.ndarray, name: str, sig: Signature) -> float:
+    """The unit of the last printed digit of a column: 10^-d for the fewest decimals d that
+    print all its values (up to 12); two stamps' resolution for an interval."""
+    if name == INTERVAL:
+        return 2.0 * sig.resolution
+    v = column[np.isfinite(column)]
+    for d in range(13):
+        x = v * 10.0 ** d
+        if (np.abs(x - np.rint(x)) <= 1e-10 * np.abs(x) + 1e-9).all():
+            return 10.0 ** -d
+    return 0.0
+
+
+def _proportional(x: np.ndarray, ux: float, y: np.ndarray, uy: float) -> np.ndarray:
+    """Which pairs (x, y), each printed to its unit, admit y = c x for the one constant c
+    that the most of them admit: each pair admits c in [(y - uy) / (x + ux),
+    (y + uy) / (x - ux)] (any c where x prints as 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low = (y - uy) / (x + ux) * (1 - 1e-9)
+        high = np.where(x > ux, (y + uy) / (x - ux), np.inf) * (1 + 1e-9)
+    fine = np.isfinite(low) & (x >= 0) & (y >= 0)
+    if not fine.any():
+        return fine
+    lows, highs = np.sort(low[fine]), np.sort(high[fine])
+    admit = np.searchsorted(lows, lows, "right") - np.searchsorted(highs, lows, "left")
+    c = lows[np.argmax(admit)]
+    return fine & (low <= c) & (c <= high)
 
 
 def _name(resolution: int) -> str:
@@ -243,12 +334,11 @@ def _name(resolution: int) -> str:
         resolution, f"{resolution / 1e3:g} ms")
 
 
-def _copy_whole(one: FileRead, two: FileRead, read_whole: Callable[[FileRead], ParsedLog | None],
+def _copy_whole(one: FileRead, two: FileRead, read_whole: Callable[[FileRead], Signature | None],
                 elsewhere: bool) -> bool:
     """Whether two logs whose parsed training stamps nearly agree do so when read whole (the
-    DLPerf method parses only their first lines)."""
-    sigs = [_signature(parsed) if parsed is not None else None
-            for parsed in map(read_whole, (one, two))]
+    DLPerf method parses only their first lines): `read_whole` gives a log's signature."""
+    sigs = [read_whole(f) for f in (one, two)]
     return all(s is not None for s in sigs) and bool(_copy_of(*sigs, elsewhere))
 
 

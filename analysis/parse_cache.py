@@ -13,7 +13,9 @@ entries stating it share when read) is one read and one write per folder, where 
 file cost more than reading the lines the DLPerf rules need. A store that cannot
 be read or names another key is ignored and rewritten, never trusted. A file changed in the
 last seconds is not cached (its next change could keep its size and ``mtime_ns``).
-The entry of a run's main log also keeps the run's figure by each method and window asked
+Each entry also keeps the log's copy signature (:func:`analysis.duplicate_runs.signature`:
+its arrays in the numeric columns), so a warm run only compares them. The entry of a run's
+main log also keeps the run's figure by each method and window asked
 for (:class:`RunFigures`), under a digest of all else it depends on (the run's row, its
 files, the problems that withhold a figure): a run read from the store is not measured again.
 Folder: ``$DLPERF_CACHE_DIR``, else ``$XDG_CACHE_HOME/dlperf/parse``, else
@@ -31,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.duplicate_runs import Signature
 from analysis.fsutil import (  # noqa: F401  (CACHE_DIR_ENV re-exported)
     CACHE_DIR_ENV,
     SETTLE_S,
@@ -44,6 +47,10 @@ from analysis.problems import Problem
 _NUMERIC = ("value", "line", "step", "epoch", "rank", "device", "timestamp")
 _DTYPES = {"value": np.float64, "timestamp": np.float64}  # the others int64
 _NAMES = ("phase", "metric", "unit")
+#: A signature's arrays: their column in the store (rows as int64 bits) and dtype.
+_SIGNATURE = (("stamps", "step", np.int64), ("steps", "step", np.int64),
+              ("rows", "step", np.uint64), ("lines", "step", np.int64),
+              ("table", "value", np.float64))
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -112,19 +119,33 @@ class FolderCache:
         return {"path": real or os.path.realpath(path), "file": file_identity(st),
                 "explicit": explicit}
 
-    def get(self, path: Path, explicit: bool,
-            real: str = "") -> tuple[dict, ParsedLog | None, list[Problem]] | None:
-        """(fields, parsed, problems) kept for `path` (whose real path is `real`, when the
-        caller knows it) as it is now, or None."""
+    def get(self, path: Path, explicit: bool, real: str = ""
+            ) -> tuple[dict, ParsedLog | None, list[Problem], Signature | None] | None:
+        """(fields, parsed, problems, signature) kept for `path` (whose real path is `real`,
+        when the caller knows it) as it is now, or None."""
         stat = self._stat(path, explicit, real)
         entry = self.entries.get(entry_name(stat["path"])) if stat else None
         if entry is None or entry["stat"] != stat:
             return None
         try:
             return entry["fields"], self._parsed(entry.get("parsed")), [
-                Problem(*r) for r in entry["problems"]]
+                Problem(*r) for r in entry["problems"]], self._signature(entry.get("signature"))
         except (KeyError, TypeError, ValueError):
             return None
+
+    def _signature(self, s: dict | None) -> Signature | None:
+        if s is None:
+            return None
+        arrays = {}
+        for (field, column, dtype), at, n in zip(_SIGNATURE, s["at"], s["n"], strict=True):
+            a = self.columns[column][at:at + n]
+            if len(a) != n:
+                raise ValueError("a signature beyond the columns")
+            arrays[field] = a.view(dtype)
+        names = tuple(s["names"])
+        return Signature(arrays["stamps"], arrays["steps"], arrays["rows"], s["resolution"],
+                         s["distinct"], s["varied"], arrays["lines"], names,
+                         arrays["table"].reshape(len(names), -1))
 
     def _parsed(self, p: dict | None) -> ParsedLog | None:
         if p is None:
@@ -168,14 +189,15 @@ class FolderCache:
         self.figures.setdefault(name, {})[key] = {"digest": digest, "figure": figure}
 
     def put(self, path: Path, explicit: bool, fields: dict, parsed: ParsedLog | None,
-            problems: list[Problem], real: str = "") -> str | None:
+            problems: list[Problem], real: str = "", signature: Signature | None = None
+            ) -> str | None:
         """Keep what reading `path` gave (not when it changed in the last SETTLE_S); the
         name of its entry, or None when it is not kept."""
         stat = self._stat(path, explicit, real)
         if stat is None:
             return None
         name = entry_name(stat["path"])
-        self.new[name] = (stat, fields, parsed, problems)
+        self.new[name] = (stat, fields, parsed, problems, signature)
         return name
 
     def save(self) -> None:
@@ -200,9 +222,16 @@ class FolderCache:
                             moved[key] = _append(parts, ends, name,
                                                  self.columns[name][where:where + block["n"]])
                         block["cols"][name] = moved[key]
+            if entry.get("signature"):
+                entry["signature"] = {**entry["signature"], "at": [
+                    _append(parts, ends, column, self.columns[column][at:at + n])
+                    for (_, column, _), at, n in zip(_SIGNATURE, entry["signature"]["at"],
+                                                     entry["signature"]["n"], strict=True)]}
         try:
-            for name, (stat, fields, parsed, problems) in self.new.items():
+            for name, (stat, fields, parsed, problems, sig) in self.new.items():
                 entries[name] = self._entry(stat, fields, parsed, problems, parts, ends)
+                if sig is not None:
+                    entries[name]["signature"] = _stored_signature(sig, parts, ends)
             for name, figures in self.figures.items():
                 if name in entries:
                     entries[name] = {**entries[name],
@@ -249,6 +278,17 @@ class FolderCache:
                                "problems": [_problem_row(p) for p in parsed.problems],
                                "blocks": blocks}
         return entry
+
+
+def _stored_signature(sig: Signature, parts: dict[str, list], ends: dict[str, int]) -> dict:
+    """A signature's entry; its arrays go to `parts` (rows as their int64 bits)."""
+    arrays = [np.ravel(getattr(sig, field)).view(np.int64 if column == "step" else np.float64)
+              for field, column, _ in _SIGNATURE]
+    return {"names": list(sig.names), "resolution": int(sig.resolution),
+            "distinct": bool(sig.distinct), "varied": bool(sig.varied),
+            "n": [len(a) for a in arrays],
+            "at": [_append(parts, ends, column, a)
+                   for (_, column, _), a in zip(_SIGNATURE, arrays, strict=True)]}
 
 
 def _shared_dumps(entries: dict[str, dict]) -> dict:

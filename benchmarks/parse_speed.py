@@ -8,8 +8,8 @@ units, ``train.grad_scale``). Its start-up lines, PARAMETER dump (world size set
 configuration's), training lines and closing Epoch/Summary lines are kept as printed; the
 training lines are its 63 real lines taken in turn, their iteration numbered on and their
 datetimes advanced by the log's own gaps between iterations (rotated and scaled by a few %
-per log, so runs differ; a datetime on a whole second moves 1 µs: DLPerf's script cannot
-read the fraction-less form DLLogger prints then).
+per log and by about 1 % per line, so runs differ; a datetime on a whole second moves 1 µs:
+DLPerf's script cannot read the fraction-less form DLLogger prints then).
 
 Baseline: DLPerf's own ``NVIDIADeepLearningExamples/PyTorch/resnet50v1.5/
 extract_pytorch_logs_time.py``, run unmodified from a checkout of Oneflow-Inc/DLPerf
@@ -92,11 +92,14 @@ def _log(parts, rng, world: int, iterations: int) -> str:
     out = [_retime(ln, t).replace("world_size : 8 ", f"world_size : {world} ") for ln in head]
     for i in range(1, iterations + 1):
         src = 0 if i == 1 else 2 + (start + i - 2) % steady
-        t += dt.timedelta(microseconds=int(gaps[max(src - 1, 0)] * scale))
+        own = scale * rng.lognormal(0, 0.01)  # each line its own time: logs that start at
+        # the same line would otherwise be one log stretched, i.e. copies of one another
+        t += dt.timedelta(microseconds=int(gaps[max(src - 1, 0)] * own))
         if t.microsecond == 0:
             t += dt.timedelta(microseconds=1)
         line = _ITERATION.sub(f"Iteration: {i} ", train[src], count=1)
-        line = _IPS.sub(lambda m: f"{m.group(1)}{float(m.group(2)) * world / 8 / scale:.2f}", line)
+        line = _IPS.sub(lambda m, own=own: f"{m.group(1)}{float(m.group(2)) * world / 8 / own:.2f}",
+                       line)
         out.append(_retime(line, t))
     out += [_retime(ln, t) for ln in tail]
     return "\n".join(out) + "\n"

@@ -21,6 +21,7 @@ from analysis.errors import UsageError
 from analysis.schema import CASE_COLUMNS, case_key
 from analysis.stats import case_stats
 from analysis.stats.figure_checks import KEPT_FLAGGED
+from analysis.stats.time_to_train import scored_by_time
 
 ONLY_BASE, ONLY_NEW = "only in base", "only in new"
 #: A case with runs on both sides, every run of one side (or of both) without a throughput.
@@ -177,7 +178,7 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             row[f"base_{name}"], row[f"new_{name}"] = _num(b, column), _num(n, column)
         ttt = time_to_train_verdict(row["base_time_to_train_min"],
                                     row["new_time_to_train_min"], t)
-        if word == FAILED_BOTH:  # no throughput on either side: the score is the time
+        if word == FAILED_BOTH and scored_by_time((b, n)):
             word = ttt or _failed(np.isfinite(row["base_time_to_train_min"]),
                                   np.isfinite(row["new_time_to_train_min"])) or FAILED_BOTH
         row.update(

@@ -17,9 +17,11 @@ or just the list. CSV: one reference per row, the same names as columns.
 A case passes when its median throughput lies within [lower, upper] (as ReFrame checks a
 performance reference); below is *slower*, above is *faster*. The median's interval (as the
 summary computes it) is shown beside it. Given the runs' GPUs (:func:`case_gpus`), a
-reference measured on other GPUs than the case's runs, or matched with runs whose records
-state no GPUs, is not a verdict: its row says *other hardware* / *hardware unknown* and why.
-References no case matches are listed (*no runs*), never dropped.
+reference measured on other GPUs than the case's runs is not a verdict: its row says *other
+hardware* and why. Runs whose records state no GPUs are checked against the references of
+their case when those name one machine (``excluded`` says the hardware was not checked), and
+are *hardware unknown*, no verdict, when they name several. References no case matches are
+listed (*no runs*), never dropped.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ WITHIN, SLOWER, FASTER, NO_RUNS = "within", verdict.SLOWER, verdict.FASTER, "no 
 #: A case matched whose runs all gave no throughput (truncated, no training lines, …).
 FAILED = "all runs failed"
 OTHER_HARDWARE, HARDWARE_UNKNOWN = "other hardware", "hardware unknown"
+#: Verdicts of a matched case that are not a verdict on its median (the reason in ``excluded``).
+NO_VERDICT = (OTHER_HARDWARE, HARDWARE_UNKNOWN)
 COLUMNS = ["reference", "case_key", "repeats", "median", "interval_low", "interval_high", "value",
            "lower", "upper", "ratio", "verdict", "unit", "source", "source_zh", "hardware",
            "derived_from", "run_hardware",
@@ -219,12 +223,18 @@ def case_gpus(runs: pd.DataFrame, env: pd.DataFrame) -> dict[str, str]:
     return {k: "; ".join(dict.fromkeys(v for v in values if v)) for k, values in out.items()}
 
 
-def hardware_mismatch(reference: gpus.Gpus, run_gpus: str) -> tuple[str, str]:
+def hardware_mismatch(reference: gpus.Gpus, run_gpus: str, alone: bool = False
+                      ) -> tuple[str, str]:
     """('', '') when the runs' GPUs are the reference's; else the verdict (OTHER_HARDWARE or
-    HARDWARE_UNKNOWN) and why, in words."""
+    HARDWARE_UNKNOWN) and why, in words; ('', why) when the runs record no GPUs and the
+    reference is `alone`, of the only machine the references of the case name: the case
+    is checked against it, as compare compares a side without records, and says so."""
     if not run_gpus:
-        return HARDWARE_UNKNOWN, (f"reference measured on {reference}; the runs have no "
-                                  "environment record of their GPUs")
+        unrecorded = (f"reference measured on {reference}; the runs have no environment "
+                      "record of their GPUs")
+        if alone:
+            return "", f"hardware not checked: {unrecorded}"
+        return HARDWARE_UNKNOWN, f"{unrecorded}, and references of several machines name the case"
     if ";" in run_gpus:
         return OTHER_HARDWARE, (f"reference measured on {reference}; the runs ran on several "
                                 f"kinds of machine ({run_gpus})")
@@ -241,9 +251,10 @@ def check(summary: pd.DataFrame, references: list[dict],
     a case whose runs all failed the verdict *all runs failed*.
 
     With `gpus_by_case` (:func:`case_gpus`), a reference is a verdict only for cases whose
-    runs ran on its hardware; the others get *other hardware* or *hardware unknown* (a case
-    absent from it), no ratio, and the reason in ``excluded``. Without it hardware is not
-    compared.
+    runs ran on its hardware, or record none (a case absent from it) while the references
+    naming the case are of one machine (``excluded`` then says the hardware was not
+    checked); the others get *other hardware* or *hardware unknown*, no ratio, and the
+    reason in ``excluded``. Without it hardware is not compared.
 
     ``flags`` names why a matched case's median may not be what ran, as ``compare`` does:
     its summary's flags (configurations differ, spread above the default threshold) and,
@@ -252,13 +263,19 @@ def check(summary: pd.DataFrame, references: list[dict],
     runs_of = ({} if runs is None else
                {k: g for k, g in runs.assign(case_key=case_keys(runs)).groupby("case_key")})
     records = summary.to_dict("records")
+    hits_of = [[(k, r) for k, r in zip(keys, records) if _matches(ref["match"], r)]
+               for ref in references]
+    machines: dict[str, set] = {}  # case key -> the machines of the references naming it
+    for ref, hits in zip(references, hits_of):
+        for key, _r in hits:
+            machines.setdefault(key, set()).add(getattr(gpus.parse(str(ref["hardware"])),
+                                                        "key", None))
     rows = []
-    for ref in references:
+    for ref, hits in zip(references, hits_of):
         base = {"reference": case_key({"case": "", **ref["match"]}), "value": ref["value"],
                 "lower": ref["lower"], "upper": ref["upper"], "unit": ref["unit"],
                 "source": ref["source"], "source_zh": ref.get("source_zh", ""),
                 "hardware": str(ref["hardware"]), "derived_from": ref.get("derived_from", "")}
-        hits = [(k, r) for k, r in zip(keys, records) if _matches(ref["match"], r)]
         if not hits:
             rows.append({**base, "case_key": "", "repeats": 0, "median": np.nan,
                          "interval_low": np.nan, "interval_high": np.nan, "ratio": np.nan,
@@ -267,12 +284,13 @@ def check(summary: pd.DataFrame, references: list[dict],
             median = float(r["throughput_median"])
             run_gpus = "" if gpus_by_case is None else gpus_by_case.get(key, "")
             word, why = ("", "") if gpus_by_case is None else hardware_mismatch(
-                ref["hardware"], run_gpus)
+                ref["hardware"], run_gpus, len(machines[key]) == 1)
             if not word:
                 word = (FAILED if not np.isfinite(median) else SLOWER
                         if median < ref["lower"] else FASTER if median > ref["upper"]
                         else WITHIN)
-            ratio = median / ref["value"] if ref["value"] and not why else np.nan
+            ratio = (median / ref["value"] if ref["value"] and word not in NO_VERDICT
+                     else np.nan)
             rows.append({**base, "case_key": key, "repeats": int(r["repeats"]),
                          "median": median, "interval_low": r["interval_low"],
                          "interval_high": r["interval_high"],

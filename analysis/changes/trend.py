@@ -1,6 +1,8 @@
 """Each case's median over stored campaigns, with its interval, hardware changes marked and
 change points flagged.
 
+A case's figure is its median throughput, or for an MLPerf case (no throughput) its time to
+train, lower is better (:func:`analysis.stats.time_to_train.scored_by_time`, as compare decides).
 A change point is a step beyond the threshold that persists: campaign *i* differs from the
 level of the current segment (the median of its campaigns' medians since the last change
 point) by more than the threshold, and so do the next ``persist - 1`` campaigns, all in the
@@ -19,11 +21,12 @@ from analysis.changes import store as results_store
 from analysis.changes import verdict
 from analysis.errors import UsageError
 from analysis.stats import case_stats
+from analysis.stats.time_to_train import scored_by_time
 
 STEP_DOWN, STEP_UP = "step down", "step up"
 COLUMNS = ["case_key", "campaign", "name", "started", "method", "repeats",
-           "throughput_median", "interval_low", "interval_high", "change", "step", "hardware",
-           "hardware_changed", "flags"]
+           "throughput_median", "interval_low", "interval_high", "time_to_train_min", "change",
+           "step", "hardware", "hardware_changed", "flags"]
 
 
 def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
@@ -76,7 +79,9 @@ def trend(store, case: str = "*", threshold: float | str = verdict.DEFAULT_THRES
     out = []
     for _key, g in results_store.in_time_order(summary).groupby("case_key", sort=True):
         g = g.copy()
-        g["change"], g["step"] = change_points(g["throughput_median"], threshold, persist)
+        by_time = scored_by_time(g.to_dict("records"))  # MLPerf: a step up is slower
+        g["change"], g["step"] = change_points(
+            g["time_to_train_min" if by_time else "throughput_median"], threshold, persist)
         previous = g["hardware"].shift()
         g["hardware_changed"] = ((g["hardware"] != previous) & previous.notna()
                                  & (g["hardware"] != "") & (previous != ""))

@@ -10,13 +10,14 @@ from analysis.text_tables import render
 COMMAND = "check"
 HELP = "check each case's median throughput against a references file (exit 1 when slower)"
 HEADERS = {"median": "samples/s", "repeats": "runs", "interval_low": "low", "interval_high": "high",
-           "excluded": "why no verdict"}
+           "excluded": "hardware not matched"}
 EPILOG = """exit status:
   0  no case below its reference's lower bound, and no matched case without a throughput
   1  a case is below its reference's lower bound (named on stderr), or a runtime error
   2  usage error (bad option, bad references file)
   4  a reference matched a case whose runs all failed (no throughput), or, with
-     --require-all, a reference no case matches (named on stderr); wins over 1"""
+     --require-all, a reference that gives no verdict: no case matches it, or its case
+     ran on other GPUs or on GPUs its records do not state (named on stderr); wins over 1"""
 READING_COLUMNS = ["case", "repeats", "median", "interval_low", "interval_high", "lower", "upper",
                    "ratio", "verdict", "excluded"]
 
@@ -33,9 +34,11 @@ def add_arguments(p) -> None:
     p.add_argument("--store", default=None, metavar="DIR",
                    help="results store where a LOG_DIR that is not a path is looked up")
     p.add_argument("--require-all", action="store_true",
-                   help="fail (exit 4) when a reference matches no case (default: such "
-                        "references are listed as 'no runs': a file of published tables "
-                        "may cover more configurations than the campaign ran)")
+                   help="fail (exit 4) when a reference gives no verdict: it matches no "
+                        "case, or its case ran on other or unrecorded GPUs (default: such "
+                        "references are listed, as 'no runs', 'other hardware' or 'hardware "
+                        "unknown': a file of published tables may cover more "
+                        "configurations and machines than the campaign ran)")
     add_method(p, window=False)
     add_format(p)
 
@@ -81,5 +84,17 @@ def run(args) -> int:
     unmatched = table[table["verdict"] == references.NO_RUNS]
     if args.require_all and note_cases(unmatched, "reference(s) match no case (--require-all)",
                                        unmatched["reference"]):
+        status = EXIT_MISSING
+    # a reference left without a verdict by the hardware is never passed over in silence
+    excluded = table[table["excluded"] != ""]
+    unchecked = excluded["verdict"].isin(references.NO_VERDICT)
+    note_cases(excluded[~unchecked], "case(s) checked without the hardware check",
+               map("{} ({})".format, excluded[~unchecked]["case_key"],
+                   excluded[~unchecked]["excluded"].str.removeprefix("hardware not checked: ")),
+               sep="; ")
+    if note_cases(excluded[unchecked], "reference(s) give no verdict"
+                  + (" (--require-all)" if args.require_all else ""),
+                  map("{} ({})".format, excluded[unchecked]["reference"],
+                      excluded[unchecked]["excluded"]), sep="; ") and args.require_all:
         status = EXIT_MISSING
     return status

@@ -91,13 +91,14 @@ def run(args) -> int:
         export_paths,
         stated_dump,
     )
-    from analysis.collect import discover, parse_paths
+    from analysis.collect import parse_paths
+    from analysis.discover import find_logs
 
     out = Path(args.output)
     if out.suffix not in SUFFIXES:
         raise UsageError(f"output must end in .parquet or .csv, got {display_path(out.name)!r}")
     outputs = list(export_paths(out))
-    check_outputs(outputs, [f for f, _rid, _explicit in discover(args.paths)], args.force)
+    check_outputs(outputs, [f.path for f in find_logs(args.paths)[0]], args.force)
     result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta,
                          jobs=args.jobs, cache=args.cache)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ from analysis.text_tables import render
 COMMAND = "store"
 HELP = "keep campaigns in a results store (partitioned Parquet) and show each case over time"
 TREND_HEADERS = {"throughput_median": "samples/s", "repeats": "runs",
-                 "hardware_changed": "new hardware"}
+                 "hardware_changed": "new hardware", "time_to_train_min": "time to train min"}
 TREND_SHOWN = ["case_key", "name", "started", "repeats", "throughput_median",
                "interval_low", "interval_high", "change", "step", "hardware_changed"]
 
@@ -61,10 +61,15 @@ def run(args) -> int:
         print(render(results_store.campaigns(args.store), args.format), end="")
         return 0
     frame = trend.trend(args.store, args.case, args.threshold, args.persist, args.method)
+    note = "step: ratio to the level before a change point, minus 1"
     if args.format in ("table", "markdown"):
         flagged = bool((frame["flags"].fillna("") != "").any())
-        frame = frame[TREND_SHOWN + (["flags"] if flagged else [])]
+        timed = bool(frame["time_to_train_min"].notna().any())  # MLPerf cases
+        shown = TREND_SHOWN[:7] + ["time_to_train_min"] * timed + TREND_SHOWN[7:]
+        frame = frame[shown + (["flags"] if flagged else [])]
+        if timed:
+            note += ("; an MLPerf case's change is of its time to train (lower is better: a "
+                     "step up is slower)")
     print(render(frame, args.format, headers=TREND_HEADERS,
-                 note="step: ratio to the level before a change point, minus 1"
-                 if args.format in ("table", "markdown") else ""), end="")
+                 note=note if args.format in ("table", "markdown") else ""), end="")
     return 0

@@ -118,7 +118,6 @@ class DllRead:
     parameters: dict = field(default_factory=dict)  # name -> value text
     parameter_lines: dict = field(default_factory=dict)  # name -> line
     problems: list[Problem] = field(default_factory=list)
-    dll_lines: int = 0
 
 
 # --- general path: one line at a time -----------------------------------------------------
@@ -226,7 +225,6 @@ def read(log: LogText) -> DllRead:
     acc: dict[tuple, list] = {}
     general: list[int] = []
     for shape, rows in rows_by_shape(line_shapes(log.data), b"DLL ").items():
-        out.dll_lines += len(rows)
         if len(rows) < _FAST_MIN_LINES or not _read_shape(lines, rows, shape, acc):
             general += rows
     general.sort()
@@ -301,12 +299,8 @@ def _general(log: LogText, idx: list[int], texts: list[bytes], out: DllRead, acc
             continue
         dt, kind, nums, payload = parsed
         if kind == PARAMETER:
-            for key, val in parse_parameters(payload).items():
-                if key in BATCH_KEYS and out.parameters.get(key, val) != val:
-                    out.problems.append(batch_changed(log, key, out.parameters[key],
-                                                       out.parameter_lines[key], val, line))
-                out.parameters[key] = val
-                out.parameter_lines[key] = line
+            state_parameters(log, parse_parameters(payload).items(), line, out.parameters,
+                             out.parameter_lines, out.problems)
             continue
         for name, val, unit in payload:
             if not_measured(val):
@@ -348,13 +342,19 @@ BATCH_KEYS = ("batch_size", "batch_size_per_gpu", "train_batch_size", "global_ba
               "world_size")
 
 
-def batch_changed(log: LogText, key: str, old: str, old_line: int, new: str,
-                  line: int) -> Problem:
-    """The problem of a PARAMETER `key` (BATCH_KEYS) stated again with another value."""
-    return Problem(log.source, line, "batch_changed",
-                   f"the log states {key} : {old} on line {old_line} and {key} : {new} on "
-                   f"line {line}: a job restarted in the same log with another batch, whose "
-                   "parts are two runs", log.line_text(line)[:300])
+def state_parameters(log: LogText, items, line: int, params: dict, lines: dict,
+                     problems: list[Problem]) -> None:
+    """PARAMETER (key, value) `items` of `line` into `params` and `lines`; a BATCH_KEYS key
+    stated again with another value is a ``batch_changed`` problem."""
+    for key, val in items:
+        if key in BATCH_KEYS and params.get(key, val) != val:
+            problems.append(Problem(
+                log.source, line, "batch_changed",
+                f"the log states {key} : {params[key]} on line {lines[key]} and {key} : {val} "
+                f"on line {line}: a job restarted in the same log with another batch, whose "
+                "parts are two runs", log.line_text(line)[:300]))
+        params[key] = val
+        lines[key] = line
 
 
 def _bad(log: LogText, line: int, reason: str, text: bytes) -> Problem:

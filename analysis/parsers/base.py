@@ -80,6 +80,19 @@ class Observations:
         return {v for b in self.blocks
                 for v in ([b[column]] if isinstance(b[column], str) else b[column])}
 
+    def rows(self, phase: str, metric: str | None = None) -> Iterable[tuple[dict, np.ndarray]]:
+        """(block, positions) of the rows of `phase` (and `metric`) of each block with any."""
+        for b in self.blocks:
+            if isinstance(b["phase"], str) and b["phase"] != phase or metric is not None \
+                    and isinstance(b["metric"], str) and b["metric"] != metric:
+                continue
+            keep = np.asarray(b["phase"], dtype=object) == phase
+            if metric is not None:
+                keep = keep & (np.asarray(b["metric"], dtype=object) == metric)
+            at = np.flatnonzero(np.broadcast_to(keep, (b["n"],)))
+            if len(at):
+                yield b, at
+
     def train_lines(self, metric: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(lines, steps, timestamps) of the training rows that carry a step (of `metric` when
         given), the first row of each line, in line order."""

@@ -74,13 +74,8 @@ class DllJson(LogParser):
                 parsed.problems.append(self._bad(log, line, "no 'data' object"))
                 continue
             if step == "PARAMETER":
-                for k, v in data.items():
-                    k, v = str(k), str(v)
-                    if k in dll.BATCH_KEYS and params.get(k, v) != v:
-                        parsed.problems.append(dll.batch_changed(log, k, params[k], plines[k],
-                                                                 v, line))
-                    params[k] = v
-                    plines[k] = line
+                dll.state_parameters(log, ((str(k), str(v)) for k, v in data.items()), line,
+                                     params, plines, parsed.problems)
                 continue
             if (not isinstance(step, list) or len(step) not in _KIND_OF_LEN
                     or not all(isinstance(x, int) and not isinstance(x, bool)

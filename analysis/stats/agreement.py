@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.collect import ParseResult
+from analysis.collect import ParseResult, records_of
 from analysis.schema import CASE_COLUMNS
 from analysis.stats import methods
-from analysis.stats.per_run import _case_keys, _case_rows, run_throughputs
+from analysis.stats.per_run import run_throughputs
 
 DEFAULT_THRESHOLD = 0.05
 _SETTINGS = ["num_devices", "group"]
@@ -48,9 +48,10 @@ def method_agreement(source: ParseResult | dict[str, pd.DataFrame],
     cases: dict[tuple, dict] = {}
     for name, runs in frames.items():
         throughput = runs["throughput"].to_numpy(dtype=float)
-        keys = _case_keys(runs)
-        for rows in _case_rows(runs):
-            key = keys[rows[0]]
+        groups: dict[tuple, list[int]] = {}  # row positions of each case (None: missing)
+        for i, rec in enumerate(records_of(runs[list(CASE_COLUMNS)])):
+            groups.setdefault(tuple(rec.values()), []).append(i)
+        for key, rows in groups.items():
             if key not in cases:
                 cases[key] = {c: runs[c].iloc[rows[0]] for c in (*CASE_COLUMNS, *_SETTINGS)}
             row = cases[key]

@@ -49,7 +49,7 @@ def run_energy(result: ParseResult) -> pd.DataFrame:
 
 def _energy_rows(result: ParseResult, runs: list[dict]) -> list[dict]:
     """:func:`run_energy`'s rows, one per run of `runs` (:meth:`ParseResult.run_records`)."""
-    windows, power = _from_parts(result) if result.parts is not None else _from_frame(result)
+    windows, power = _from_parts(result.parsed_parts())
     back = {str(p.run_id) for p in result.problem_list() if p.kind == "timestamps_backwards"}
     out = []
     for run in runs:
@@ -59,10 +59,10 @@ def _energy_rows(result: ParseResult, runs: list[dict]) -> list[dict]:
     return out
 
 
-def per_run_columns(result: ParseResult, runs: list[dict] | None = None) -> dict[str, dict]:
+def per_run_columns(result: ParseResult, runs: list[dict]) -> dict[str, dict]:
     """Run id -> the per-run frame's energy columns (``energy_j``, ``power_w``,
-    ``energy_window_s``, ``energy_note``) of `runs` (default: the result's runs)."""
-    rows = _energy_rows(result, result.run_records() if runs is None else runs)
+    ``energy_window_s``, ``energy_note``) of `runs` (:meth:`ParseResult.run_records`)."""
+    rows = _energy_rows(result, runs)
     return {r["run_id"]: {"energy_j": r["energy_j"], "power_w": r["power_w"],
                           "energy_window_s": r["window_s"], "energy_note": r["note"]}
             for r in rows}
@@ -156,55 +156,27 @@ def _add_power(power: dict, key: tuple, ts: np.ndarray, watts: np.ndarray) -> No
     power[key] = (np.concatenate([old_ts, ts]), np.concatenate([old_w, watts]))
 
 
-def _from_parts(result: ParseResult) -> tuple[dict, dict]:
+def _from_parts(parts: list) -> tuple[dict, dict]:
     """Per run id: its training window (first, last finite training timestamp; only for a
     run with power samples: no other needs one), and its power samples by (source, device):
     (timestamps, watts), finite ones only."""
     windows: dict[str, tuple[float, float]] = {}
     power: dict[str, dict] = {}
-    for row, parsed, source in result.parts:
-        rid = row["run_id"]
-        for b in parsed.obs.blocks:
-            phase, metric, ts = b["phase"], b["metric"], b["timestamp"]
-            if (isinstance(phase, str) and phase != M.MEMORY) or \
-                    (isinstance(metric, str) and metric != M.POWER_DRAW):
-                continue
-            sel = (np.asarray(phase, dtype=object) == M.MEMORY) \
-                & (np.asarray(metric, dtype=object) == M.POWER_DRAW) \
-                & np.isfinite(ts) & np.isfinite(b["value"])
-            for device in np.unique(b["device"][sel]).tolist():
-                rows = sel & (b["device"] == device)
-                _add_power(power.setdefault(rid, {}), (source, device), ts[rows], b["value"][rows])
-    for row, parsed, _ in result.parts:  # a window only where there are samples to put in it
+    for row, parsed, source in parts:
+        for b, at in parsed.obs.rows(M.MEMORY, M.POWER_DRAW):
+            at = at[np.isfinite(b["timestamp"][at]) & np.isfinite(b["value"][at])]
+            for device in np.unique(b["device"][at]).tolist():
+                rows = at[b["device"][at] == device]
+                _add_power(power.setdefault(row["run_id"], {}), (source, device),
+                           b["timestamp"][rows], b["value"][rows])
+    for row, parsed, _ in parts:  # a window only where there are samples to put in it
         rid = row["run_id"]
         if rid not in power:
             continue
-        for b in parsed.obs.blocks:
-            phase, ts = b["phase"], b["timestamp"]
-            if isinstance(phase, str):
-                train = ts if phase == M.TRAIN else ts[:0]
-            else:
-                train = ts[np.asarray(phase, dtype=object) == M.TRAIN]
+        for b, at in parsed.obs.rows(M.TRAIN):
+            train = b["timestamp"][at]
             train = train[dated(train)]
             if train.size:
                 lo, hi = windows.get(rid, (np.inf, -np.inf))
                 windows[rid] = (min(lo, float(train.min())), max(hi, float(train.max())))
-    return windows, power
-
-
-def _from_frame(result: ParseResult) -> tuple[dict, dict]:
-    """:func:`_from_parts` from the observations frame (a result made from frames)."""
-    obs = result.observations
-    train = obs.loc[(obs["phase"] == M.TRAIN) & dated(obs["timestamp"].to_numpy(dtype=float)),
-                    ["run_id", "timestamp"]]
-    span = train.groupby("run_id", observed=True)["timestamp"].agg(["min", "max"])
-    windows = {str(rid): (float(lo), float(hi))
-               for rid, lo, hi in zip(span.index, span["min"], span["max"], strict=True)}
-    rows = obs[(obs["phase"] == M.MEMORY) & (obs["metric"] == M.POWER_DRAW)
-               & obs["timestamp"].notna() & obs["value"].notna()]
-    rows = rows.assign(device=rows["device"].fillna(-1))  # as the files give it: -1, no index
-    power: dict[str, dict] = {}
-    for (rid, source, device), g in rows.groupby(["run_id", "source", "device"], observed=True):
-        _add_power(power.setdefault(str(rid), {}), (str(source), int(device)),
-                   g["timestamp"].to_numpy(dtype=float), g["value"].to_numpy(dtype=float))
     return windows, power

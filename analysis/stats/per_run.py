@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -14,7 +13,7 @@ from analysis import metrics as M
 from analysis import schema
 from analysis.collect import ParseResult, gc_paused
 from analysis.errors import UsageError
-from analysis.estimate import Estimate, RunData, train_columns
+from analysis.estimate import Estimate, RunData
 from analysis.parsers.base import ParsedLog
 from analysis.schema import CASE_COLUMNS
 from analysis.stats import energy, methods
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
 OUTLIER_MADS = 3.0
 MAD_TO_SIGMA = 1.4826
 OUTLIER_MIN_SPREAD = 0.005  # 0.5 % of the median
-_TRAIN_COLS = ["epoch", "step", "timestamp", "metric", "value", "line", "rank"]
 
 #: The columns of a per-run frame (declared in schema.PER_RUN).
 RUN_COLUMNS = schema.names(schema.PER_RUN)
@@ -42,16 +40,6 @@ MEMORY_COLUMNS = {
     "memory_framework_mib": M.MEMORY_MAX_ALLOCATED,  # the framework's own allocator peak
     "memory_sampled_mib": M.MEMORY_USED,  # nvidia-smi samples (inline blocks or sidecars)
 }
-
-
-def _memory_by_run(obs: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """Per memory column (MEMORY_COLUMNS), each run's peak in MiB (runs without one absent)."""
-    mem = obs[obs["phase"] == M.MEMORY]
-    out = {}
-    for column, metric in MEMORY_COLUMNS.items():
-        peak = mem[mem["metric"] == metric].groupby("run_id", observed=True)["value"].max()
-        out[column] = dict(zip(peak.index.astype(str), peak.to_numpy(dtype=float)))
-    return out
 
 
 def run_throughput(result: ParseResult, method: str = "dlperf", warmup: int | None = None,
@@ -121,26 +109,16 @@ def run_records(result: ParseResult, names, warmup: int | None = None,
 def _compute(result: ParseResult, runs: list[dict], fns: dict, warmup: int,
              measure: int) -> dict[str, list[dict]]:
     by_run = result.parsed_by_run()
-    if by_run is None:  # a result made from frames (a Parquet export)
-        memory = _memory_by_run(result.observations)
-        closing = _closing_by_run(result.observations)
-        evaluations = _evaluations_by_run(result.observations)
-        split = (lambda parts=parts: parts
-                 for _, *parts in _split_train(result.observations, result.runs))
-    else:
-        memory = _memory_from_parsed(by_run)
-        closing = _closing_from_parsed(by_run)
-        evaluations = _evaluations_from_parsed(by_run)
-        split = (partial(_parsed_arrays, by_run.get(run["run_id"], ())) for run in runs)
     power = energy.per_run_columns(result, runs)
     rows: dict[str, list[dict]] = {name: [] for name in fns}
     copied = [c for c in RUN_COLUMNS if runs and c in runs[0]]
     stated = _stated_problems(result.problem_list())
-    kept = result.figures if by_run is not None else None  # figures of earlier calls
-    for run, data in zip(runs, split, strict=True):
+    kept = result.figures  # figures of earlier calls
+    for run in runs:
         rid = run["run_id"]
         about = {c: run[c] for c in copied}
-        peaks = {c: by_id.get(rid, np.nan) for c, by_id in memory.items()}
+        mine = by_run.get(rid, ())
+        peaks = _memory_peaks(mine)
         rd = None
         for name, fn in fns.items():
             key = f"{name} {warmup} {measure}"
@@ -148,7 +126,8 @@ def _compute(result: ParseResult, runs: list[dict], fns: dict, warmup: int,
             est = _kept_estimate(kept, rid, key, run, said)
             if est is None:
                 if rd is None:  # the run's arrays, only for a figure not kept
-                    rd = _run_data(run, *data(), closing.get(rid), evaluations.get(rid))
+                    rd = _run_data(run, *_parsed_arrays(mine), _closing(mine),
+                                   _evaluations(mine))
                 est = check_figure(rd, _estimate(fn, rd, warmup, measure), said)
                 if kept is not None:
                     kept.put(rid, key, run, said, _estimate_fields(est))
@@ -185,8 +164,7 @@ def figures_where_read(row: dict, parsed_logs: list[ParsedLog], problems: list,
     rid = row["run_id"]
     said = _stated_problems(problems).get(rid, {})
     rd = _run_data(row, *_parsed_arrays(parsed_logs),
-                   _closing_from_parsed({rid: parsed_logs}).get(rid),
-                   _evaluations_from_parsed({rid: parsed_logs}).get(rid))
+                   _closing(parsed_logs), _evaluations(parsed_logs))
     out = {}
     for name in names:
         key = f"{name} {warmup} {measure}"
@@ -245,55 +223,24 @@ def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | 
 
 
 def run_data(result: ParseResult, run_id: str) -> RunData:
-    """One run as the throughput methods see it (for notebooks, tests and new rules)."""
-    runs = result.runs[result.runs["run_id"] == run_id]
-    if runs.empty:
+    """One run as the throughput methods see it (for notebooks, tests and new rules), its
+    training rows as a frame the caller may change before use."""
+    run = next((r for r in result.run_records() if r["run_id"] == run_id), None)
+    if run is None:
         raise UsageError(f"no run {run_id!r}; runs: {', '.join(result.runs['run_id'][:5])}, ...")
-    run, train, metric_rows, _ = next(_split_train(result.observations, runs))
-    mine = result.observations[result.observations["run_id"] == run_id]
-    return _run_data(run._asdict(), train, metric_rows, None, _closing_by_run(mine).get(run_id),
-                     _evaluations_by_run(mine).get(run_id))  # `train` may be changed before use
-
-
-def _split_train(obs: pd.DataFrame, runs: pd.DataFrame):
-    """Yield (run row, its training rows, metric -> row range, their train_columns and
-    values) for every run.
-
-    One stable sort by (run, metric, line) and slicing: per-run boolean masks or a
-    groupby cost milliseconds per run, which dominates on campaigns of 10,000 runs.
-    """
-    train = obs.loc[obs["phase"] == M.TRAIN, _TRAIN_COLS + ["run_id"]]
-    run_codes = train["run_id"].cat.codes.to_numpy()
-    metric_codes = train["metric"].cat.codes.to_numpy()
-    order = np.lexsort((train["line"].to_numpy(), metric_codes, run_codes))
-    train = train.iloc[order]
-    run_codes, metric_codes = run_codes[order], metric_codes[order]
-    metrics = train["metric"].cat.categories
-    cats = train["run_id"].cat.categories
-    where = {rid: i for i, rid in enumerate(cats)}
-    bounds = np.searchsorted(run_codes, np.arange(len(cats) + 1))
-    train = train.drop(columns="run_id")
-    columns = {**train_columns(train),
-               "value": train["value"].to_numpy(dtype=np.float64, na_value=np.nan)}
-    empty = train.iloc[0:0]
-    for run in runs.itertuples(index=False):
-        i = where.get(run.run_id)
-        if i is None or bounds[i] == bounds[i + 1]:
-            yield run, empty, {}, None
-            continue
-        a, b = bounds[i], bounds[i + 1]
-        mc = metric_codes[a:b]
-        starts = np.flatnonzero(np.r_[True, mc[1:] != mc[:-1]])
-        stops = np.r_[starts[1:], len(mc)]
-        yield run, train.iloc[a:b], {
-            metrics[mc[s]]: (int(s), int(e)) for s, e in zip(starts, stops)}, {
-            k: v[a:b] for k, v in columns.items()}
+    mine = result.parsed_by_run().get(run_id, [])
+    _, metric_rows, arrays = _parsed_arrays(mine)
+    if arrays is None:  # no training rows: the frame is empty
+        arrays = {k: np.empty(0, np.int64 if k == "line" else np.float64) for k in _PART_COLUMNS}
+    rd = _run_data(run, None, metric_rows, arrays, _closing(mine), _evaluations(mine))
+    rd.train, rd.arrays = rd.train, None  # built from the arrays, and then read alone
+    return rd
 
 
 def _parsed_arrays(parsed_logs: list[ParsedLog]) -> tuple[None, dict, dict | None]:
-    """What `_split_train` yields for a run after its row, from what the run's files gave
-    (no frame): the training rows of each metric in line order (rows of one line in the
-    order read), train=None."""
+    """(train=None, metric -> row range, the columns) of a run's training rows, from what its
+    files gave (no frame): each metric's rows in line order (rows of one line in the order
+    read)."""
     per_metric: dict[str, list[dict]] = {}
     for parsed in parsed_logs:
         for block in parsed.obs.blocks:
@@ -345,125 +292,55 @@ def _train_parts(block: dict):
         yield name, {k: block[k][mask] for k in _PART_COLUMNS}
 
 
-def _memory_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, dict[str, float]]:
-    """`_memory_by_run` from what each run's files gave."""
-    out: dict[str, dict[str, float]] = {c: {} for c in MEMORY_COLUMNS}
-    for rid, parsed_logs in by_run.items():
+def _memory_peaks(parsed_logs: list[ParsedLog]) -> dict[str, float]:
+    """Per memory column (MEMORY_COLUMNS), the run's peak in MiB over its devices and lines
+    (NaN where none)."""
+    out = dict.fromkeys(MEMORY_COLUMNS, np.nan)
+    for column, metric in MEMORY_COLUMNS.items():
         for parsed in parsed_logs:
-            for block in parsed.obs.blocks:
-                if not (isinstance(block["phase"], str) and block["phase"] != M.MEMORY):
-                    _add_peaks(out, rid, block)
+            for b, at in parsed.obs.rows(M.MEMORY, metric):
+                out[column] = float(np.fmax.reduce(b["value"][at], initial=out[column]))
     return out
 
 
-def _closing_by_run(obs: pd.DataFrame) -> dict[str, tuple[float, int]]:
-    """Each run's closing figure (``RunData.closing``): the last finite summary-phase
-    throughput of its lowest rank (lines without a rank count as the lowest rank's, as
-    ``methods.base.lowest_rank`` has them), (value, line); runs without one absent."""
-    rows = obs[(obs["phase"] == M.SUMMARY) & (obs["metric"] == M.THROUGHPUT)]
-    rank = (rows["rank"].to_numpy(dtype=float, na_value=np.nan) if "rank" in rows.columns
-            else np.full(len(rows), np.nan))
-    found: dict[str, list] = {}
-    for rid, value, line, r in zip(rows["run_id"].astype(str), rows["value"].to_numpy(float),
-                                   rows["line"].to_numpy(np.int64), rank):
-        found.setdefault(rid, []).append((float(value), int(line), float(r)))
-    return _closing_of(found)
+def _closing(parsed_logs: list[ParsedLog]) -> tuple[float, int] | None:
+    """The run's closing figure (``RunData.closing``): of the finite summary-phase throughputs
+    of its lowest rank (or of none), the one on the last line, (value, line)."""
+    rows = _lowest_rank([(float(b["value"][i]), int(b["line"][i]), _rank(b, i))
+                         for parsed in parsed_logs
+                         for b, at in parsed.obs.rows(M.SUMMARY, M.THROUGHPUT) for i in at
+                         if np.isfinite(b["value"][i])])
+    return max(rows, key=lambda r: r[1])[:2] if rows else None
 
 
-def _closing_from_parsed(by_run: dict[str, list[ParsedLog]]) -> dict[str, tuple[float, int]]:
-    """`_closing_by_run` from what each run's files gave."""
-    found: dict[str, list] = {}
-    for rid, parsed_logs in by_run.items():
-        for parsed in parsed_logs:
-            for b in parsed.obs.blocks:
-                if isinstance(b["phase"], str) and b["phase"] != M.SUMMARY:
-                    continue
-                n = b["n"]
-                phase = np.broadcast_to(np.asarray(b["phase"], dtype=object), (n,))
-                metric = np.broadcast_to(np.asarray(b["metric"], dtype=object), (n,))
-                for i in np.flatnonzero((phase == M.SUMMARY) & (metric == M.THROUGHPUT)):
-                    r = int(b["rank"][i])
-                    found.setdefault(rid, []).append(
-                        (float(b["value"][i]), int(b["line"][i]), np.nan if r < 0 else float(r)))
-    return _closing_of(found)
-
-
-def _evaluations_by_run(obs: pd.DataFrame) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Each run's evaluation lines and their stamps (``RunData.evaluations``,
-    ``RunData.evaluation_stamps``): the sorted lines of its validation rows of the lowest
-    rank or none (one file's lines, as the training lines the methods time are); runs
-    without one absent."""
-    rows = obs[obs["phase"] == M.VAL]
-    rank = (rows["rank"].to_numpy(dtype=float, na_value=np.nan) if "rank" in rows.columns
-            else np.full(len(rows), np.nan))
-    ts = (rows["timestamp"].to_numpy(dtype=float, na_value=np.nan) if "timestamp" in rows.columns
-          else np.full(len(rows), np.nan))
-    found: dict[str, list] = {}
-    for rid, line, r, t in zip(rows["run_id"].astype(str), rows["line"].to_numpy(np.int64),
-                               rank, ts):
-        found.setdefault(rid, []).append((int(line), float(r), float(t)))
-    return {rid: _lowest_rank_lines(rows) for rid, rows in found.items()}
-
-
-def _evaluations_from_parsed(by_run: dict[str, list[ParsedLog]]
-                            ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """`_evaluations_by_run` from what each run's files gave."""
-    out = {}
-    for rid, parsed_logs in by_run.items():
-        found = []
-        for parsed in parsed_logs:
-            for b in parsed.obs.blocks:
-                if isinstance(b["phase"], str) and b["phase"] != M.VAL:
-                    continue
-                phase = np.broadcast_to(np.asarray(b["phase"], dtype=object), (b["n"],))
-                stamps = np.broadcast_to(np.asarray(b["timestamp"], dtype=float), (b["n"],))
-                for i in np.flatnonzero(phase == M.VAL):
-                    r = int(b["rank"][i])
-                    found.append((int(b["line"][i]), np.nan if r < 0 else float(r),
-                                   float(stamps[i])))
-        if found:
-            out[rid] = _lowest_rank_lines(found)
-    return out
-
-
-def _lowest_rank_lines(rows: list[tuple[int, float, float]]) -> tuple[np.ndarray, np.ndarray]:
-    """(the sorted lines, their timestamps) of (line, rank, timestamp) rows of the lowest
-    rank or of none."""
-    ranks = [r for _, r, _ in rows if not np.isnan(r)]
-    low = min(ranks) if ranks else np.nan
-    kept = sorted((ln, t) for ln, r, t in rows if np.isnan(r) or r == low)
-    lines = np.asarray([ln for ln, _ in kept], dtype=np.int64)
+def _evaluations(parsed_logs: list[ParsedLog]) -> tuple[np.ndarray, np.ndarray] | None:
+    """(the sorted lines, their timestamps) of the run's validation rows of its lowest rank
+    or of none (``RunData.evaluations``, ``RunData.evaluation_stamps``); None without any."""
+    rows = _lowest_rank([(int(b["line"][i]), float(b["timestamp"][i]), _rank(b, i))
+                         for parsed in parsed_logs for b, at in parsed.obs.rows(M.VAL)
+                         for i in at])
+    if not rows:
+        return None
+    rows.sort(key=lambda r: r[:2])
+    lines = np.asarray([r[0] for r in rows], dtype=np.int64)
     first = np.unique(lines, return_index=True)[1]
-    return lines[first], np.asarray([t for _, t in kept], dtype=float)[first]
+    return lines[first], np.asarray([r[1] for r in rows], dtype=float)[first]
 
 
-def _closing_of(found: dict[str, list]) -> dict[str, tuple[float, int]]:
-    """Per run, of its (value, line, rank) summary throughputs, the finite one on the last
-    line of the lowest rank or of no rank."""
-    out = {}
-    for rid, rows in found.items():
-        rows = [r for r in rows if np.isfinite(r[0])]
-        ranks = [r[2] for r in rows if not np.isnan(r[2])]
-        low = min(ranks) if ranks else np.nan
-        rows = [r for r in rows if np.isnan(r[2]) or r[2] == low]
-        if rows:
-            value, line, _ = max(rows, key=lambda r: r[1])
-            out[rid] = (value, line)
-    return out
+def _rank(block: dict, i: int) -> float:
+    r = int(block["rank"][i])
+    return np.nan if r < 0 else float(r)
 
 
-def _add_peaks(out: dict, rid: str, block: dict) -> None:
-    phase = np.broadcast_to(np.asarray(block["phase"], dtype=object), (block["n"],))
-    metric = np.broadcast_to(np.asarray(block["metric"], dtype=object), (block["n"],))
-    for column, name in MEMORY_COLUMNS.items():
-        values = block["value"][(phase == M.MEMORY) & (metric == name)]
-        values = values[~np.isnan(values)]
-        if len(values):
-            out[column][rid] = max(out[column].get(rid, -np.inf), float(values.max()))
+def _lowest_rank(rows: list[tuple]) -> list[tuple]:
+    """The rows (rank last, NaN for none) of the lowest rank or of no rank: one process's."""
+    ranks = [r[-1] for r in rows if not np.isnan(r[-1])]
+    low = min(ranks) if ranks else np.nan
+    return [r for r in rows if np.isnan(r[-1]) or r[-1] == low]
 
 
 def _estimate(fn, rd: RunData, warmup: int, measure: int) -> Estimate:
-    if (rd.train.empty if rd.metric_rows is None else not rd.metric_rows):
+    if not rd.metric_rows:
         return Estimate.fail("no training lines", "no_training_lines")
     return fn(rd, warmup, measure)
 
@@ -496,21 +373,6 @@ def _case_groups(rows: list[dict]) -> list[list[dict]]:
             key = tuple(None if schema.is_missing(v) else v for v in key)
         groups.setdefault(key, []).append(row)
     return list(groups.values())
-
-
-def _case_keys(runs: pd.DataFrame) -> list[tuple]:
-    """Each row's case (CASE_COLUMNS, a missing value of any kind as None)."""
-    return list(zip(*(runs[c].astype(object).where(runs[c].notna(), None).tolist()
-                      for c in CASE_COLUMNS)))
-
-
-def _case_rows(runs: pd.DataFrame) -> list[np.ndarray]:
-    """Row positions of each case (`_case_keys`), cases in order of their first row: what a
-    groupby on `_case_key` gives, without its cost per group."""
-    groups: dict[tuple, list[int]] = {}
-    for i, key in enumerate(_case_keys(runs)):
-        groups.setdefault(key, []).append(i)
-    return [np.array(rows, dtype=np.int64) for rows in groups.values()]
 
 
 #: Columns of :func:`iteration_throughput`: the run's identity, then one training line.

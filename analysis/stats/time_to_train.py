@@ -7,7 +7,7 @@ that finished with status success, drop the `k` fastest, drop the `k` slowest le
 each aborted run (an aborted run counts as a slowest one), and average the rest; with more
 than `k` aborted runs there is no score. `k` is 4 for unet3d and 1 for every other benchmark.
 A round asks for a set number of runs per benchmark (RUNS); a case with another number gets
-its score with the difference said in `time_to_train_rule`.
+its score with the difference said in `time_to_train_rule`, and one with fewer is flagged.
 """
 
 from __future__ import annotations
@@ -32,6 +32,19 @@ DOUBTED = ("timestamps_jump", "timestamps_backwards")
 SCORE_DOUBTS = "_score_doubts"
 #: Fastest (and slowest) runs the score drops per benchmark; 1 for the others.
 DROPPED = {"unet3d": 4}
+
+
+def scored_by_time(rows) -> bool:
+    """Whether a case is judged by its time to train (minutes, lower is better), not its
+    throughput: no row of `rows` (its summary rows: the sides of a comparison, the campaigns
+    of a trend; None for a side without it) has a throughput and one has a time to train.
+    The one rule compare, trend and the trend chart share."""
+    rows = [r for r in rows if r is not None]
+
+    def known(col: str) -> bool:
+        return any(isinstance(v := r.get(col), (int, float)) and math.isfinite(v) for r in rows)
+
+    return not known("throughput_median") and known("time_to_train_min")
 
 
 def olympic(times: list[float], aborted: int, benchmark: str | None) -> tuple[float, str]:
@@ -84,7 +97,11 @@ def case_score(result, runs_by_id, run_ids) -> dict:
     benchmark = str(model.iloc[0]) if len(model) else None
     score, rule = olympic(times, aborted, benchmark)
     doubted = problems[problems["kind"].isin(DOUBTED)]
-    doubts = []
+    n, need = len(times) + aborted, RUNS.get(benchmark or "", 0)
+    # fewer runs than the round asks for are not a result its rules accept: a gate that
+    # compares the score must say so
+    doubts = [f"{n} of the {need} runs the round asks for ({benchmark}) "
+              f"{case_stats.SCORE_DOUBTED}"] if n < need else []
     for kind, runs in doubted.groupby("kind")["run_id"]:
         doubts.append(f"{runs.nunique()} of {len(ids)} run(s) {kind} {case_stats.SCORE_DOUBTED}")
         rule += (f"; {runs.nunique()} of {len(ids)} run(s) {kind} (a clock step or a stall "

@@ -130,13 +130,20 @@ def test_references_on_other_gpus_are_no_verdict_and_say_why(bundled, tmp_path):
 
 
 def test_runs_without_an_environment_record_are_hardware_unknown(bundled):
+    """Checked against a file naming one machine per case, saying the hardware was not
+    checked; hardware unknown, no verdict, once a second machine names the same case."""
     refs = references.load_references(EXAMPLES / "dlperf_pytorch_resnet50_v100.yaml")
     no_env = bundled.env.iloc[0:0]
     by_case = references.case_gpus(bundled.runs, no_env)
     assert set(by_case.values()) == {gpus.NOT_RECORDED}
     table = references.check(bundled.summary, refs, gpus_by_case=by_case)
     matched = table[table["case_key"] != ""]
-    assert (matched["verdict"] == references.HARDWARE_UNKNOWN).all()
+    assert (matched["verdict"] == references.FASTER).all()
+    assert matched["excluded"].str.startswith("hardware not checked").all()
+    other = [{**refs[0], "hardware": gpus.parse("4x H200")}]
+    table = references.check(bundled.summary, refs + other, gpus_by_case=by_case)
+    matched = table[table["reference"] == table["reference"].iloc[0]]
+    assert (matched["verdict"] == references.HARDWARE_UNKNOWN).all() and len(matched) == 2
     assert matched["excluded"].str.contains("no environment record").all()
 
 

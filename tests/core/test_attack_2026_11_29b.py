@@ -54,21 +54,26 @@ def test_a_copy_that_lost_a_line_is_one_run(tmp_path, lost):
 
 
 def test_a_rerun_with_other_stamps_is_another_repeat(tmp_path):
-    """The same lines an hour later with their own timing (another run of the same job: every
-    interval 1 % longer, its printed rates 1 % lower, its losses the same) stay a repeat of
-    their own."""
+    """The same lines an hour later with their own timing (another run of the same job: each
+    interval about 1 % longer, by its own factor, its printed rate lower by that factor, its
+    losses the same) stay a repeat of their own. (Every interval longer by ONE factor and
+    every rate lower by it is a copy stretched: no two runs time alike line for line.)"""
     import datetime as dt
+    import random
     import re
 
     folder = _logs_only(tmp_path, (1,))
-    text = (folder / f"{STEM}1.log").read_text()
-    t0 = dt.datetime(2026, 11, 21, 20)
-
-    def later(m):
-        return f"DLL {t0 + dt.timedelta(hours=1) + (dt.datetime.fromisoformat(m[1]) - t0) * 1.01}"
-
-    text = re.sub(r"(_ips : )([0-9.]+)", lambda m: f"{m[1]}{float(m[2]) / 1.01:.2f}", text)
-    (folder / f"{STEM}2.log").write_text(re.sub(r"^DLL (\S+ \S+)", later, text, flags=re.M))
+    rng, was, now, lines = random.Random(1), None, None, []
+    for line in (folder / f"{STEM}1.log").read_text().splitlines():
+        m = re.match(r"DLL (\S+ \S+)", line)
+        if m:
+            t, f = dt.datetime.fromisoformat(m[1]), 1.01 * rng.lognormvariate(0, 0.01)
+            now = t + dt.timedelta(hours=1) if was is None else now + (t - was) * f
+            was, line = t, f"DLL {now:%Y-%m-%d %H:%M:%S.%f}{line[m.end():]}"
+            line = re.sub(r"(_ips : )([0-9.]+)", lambda m, f=f: f"{m[1]}{float(m[2]) / f:.2f}",
+                          line)
+        lines.append(line)
+    (folder / f"{STEM}2.log").write_text("\n".join(lines) + "\n")
     result = parse_paths([tmp_path], cache=False)
     assert len(result.runs) == 2
     assert "duplicate_run" not in _kinds(result)

@@ -254,7 +254,7 @@ def test_every_fixture_run_gives_the_reference_figures(parsed, from_frames, name
     fn, ref = methods.get(name), REFERENCE[name]
     by_parts = run_throughput(parsed, name, warmup, measure)
     by_frames = run_throughput(from_frames, name, warmup, measure)
-    assert parsed.parsed_by_run() is not None and from_frames.parsed_by_run() is None
+    assert parsed.parts is not None and from_frames.parts is None
     compared, figures = 0, 0
     for a, b in zip(by_parts.itertuples(), by_frames.itertuples()):
         run = run_data(parsed, a.run_id)
