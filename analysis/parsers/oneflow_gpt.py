@@ -27,7 +27,6 @@ from analysis.parsers._scan import field_values, first_line, floats, ints, line_
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 from analysis.parsers.gpu_memory import add_memory_blocks
 from analysis.problems import Problem
-from analysis.stats.gpt_flops import known_formula
 
 # --- the Megatron-style argument dump, shared with megatron ---------------------------------
 
@@ -289,6 +288,8 @@ def _latency_against_printed_tflops(log: LogText, parsed: ParsedLog) -> None:
     prints both from one timer: FLOPs / latency / GPUs), by the median over the lines: one
     of them was altered, and the throughput, made from the same latency, with it. Lines
     under 5 TFLOP/s or 1 ms are left out (two and five decimals: rounding over 0.5 %)."""
+    from analysis.stats.gpt_flops import known_formula  # pandas: not for every parse
+
     formula = known_formula(str(parsed.parameters.get("flops_formula", "")))
     meta = parsed.meta
     sizes = [meta.get(k) for k in ("global_batch_size", "seq_length", "num_layers",
