@@ -472,7 +472,9 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
                                         per / np.fmax(local, median), dt - ds * low, seconds)
         excess -= usual
     excess += float(beyond.sum())
-    short = rest & (dt > 0) & back & (per < (1 - MISMATCH) * median * (low_q if few else 1.0))
+    # as `far`: a coarse stamp leaves an interval up to its step short of the time it timed
+    short = rest & (dt > 0) & back \
+        & (dt + coarse < (1 - MISMATCH) * ds * median * (low_q if few else 1.0))
     missing = float(np.sum(ds[short] * median - dt[short]))
     if median * rest_i - rest_s <= MISMATCH * seconds:
         missing = 0.0
