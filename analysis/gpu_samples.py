@@ -33,6 +33,7 @@ from analysis import metrics as M
 from analysis.checks import select_rows
 from analysis.fsutil import read_json_object
 from analysis.layout import node_index, run_stem
+from analysis.parsers._shapes import dated
 from analysis.parsers.base import Observations, ParsedLog
 from analysis.problems import Problem
 
@@ -106,7 +107,7 @@ def _log_stamps(main: ParsedLog | None) -> tuple[float, float] | None:
     stamps = [b["timestamp"] for b in (main.obs.blocks if main else ())
               if not (isinstance(b["phase"], str) and b["phase"] == M.MEMORY)]
     stamps = np.concatenate(stamps) if stamps else np.empty(0)
-    stamps = stamps[np.isfinite(stamps)]
+    stamps = stamps[dated(stamps)]
     return (float(stamps.min()), float(stamps.max())) if stamps.size else None
 
 

@@ -41,9 +41,10 @@ def warm(root: str) -> str:
         hit = stores[f.run_key[0]].get(f.path, f.explicit, f.real_path)
         if hit is None:
             raise SystemExit(f"{f.path} is not in the cache: fill it first (see --help)")
-        fields, parsed, problems = hit
+        fields, parsed, problems, signature = hit
         known[f.path] = collect.FileRead(f.path, parsed, problems, fields["family"],
-                                         bytes.fromhex(fields["digest"]), fields["skip"])
+                                         bytes.fromhex(fields["digest"]), fields["skip"],
+                                         signature)
     t5 = time.perf_counter()
     groups: dict = {}
     for f in files:
@@ -54,7 +55,7 @@ def warm(root: str) -> str:
     t6 = time.perf_counter()
     with collect.gc_paused():  # as in `parse_paths`
         collect.drop_copies(runs, [], how["max_bytes"], lambda f: collect._read_file(
-            f.path, f.family, True, how["max_bytes"]).parsed)
+            f.path, f.family, True, how["max_bytes"]).signature)
     del runs  # as parse_paths holds none of them after (the steps below take longer beside them)
     t6b = time.perf_counter()
     result = collect.parse_paths([root], dlperf_only=True, cache=True, require_runs=True,

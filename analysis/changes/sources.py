@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from analysis import schema
@@ -25,6 +24,7 @@ from analysis.discover import NoLogsError
 from analysis.env import folder_records
 from analysis.errors import UsageError
 from analysis.fsutil import display_path, printable
+from analysis.parsers._shapes import dated
 from analysis.redact import redact_env
 from analysis.stats import RUN_COLUMNS, SUMMARY_COLUMNS, run_throughput, summarize
 
@@ -75,7 +75,7 @@ def stated_dump(parameters) -> str:
 
 def started_at(observations: pd.DataFrame) -> str:
     ts = observations["timestamp"].to_numpy(dtype=float)
-    ts = ts[np.isfinite(ts)]
+    ts = ts[dated(ts)]
     if not ts.size:
         return ""
     return datetime.fromtimestamp(float(ts.min()), tz=timezone.utc).isoformat(timespec="seconds")

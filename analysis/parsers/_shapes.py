@@ -150,6 +150,18 @@ def civil_us(date: np.ndarray, time: np.ndarray, time_width: np.ndarray):
     return (us if n else np.empty(0, np.int64)), ok
 
 
+#: The year a stamp that prints none is read in (LiBai's ``[MM/DD HH:MM:SS``): a leap year
+#: before 1970, so such stamps are negative unix seconds, whose intervals are a clock and
+#: which :func:`dated` keeps from passing for a date (the run's start, its GPU samples' time).
+NO_YEAR = 1904
+
+
+def dated(ts: np.ndarray) -> np.ndarray:
+    """Where timestamps are finite and of a date (not read in NO_YEAR)."""
+    ts = np.asarray(ts, dtype=np.float64)
+    return np.isfinite(ts) & (ts >= 0)
+
+
 def unix_seconds(datetimes: list[bytes]) -> np.ndarray:
     """``YYYY-MM-DD HH:MM:SS[.ffffff]`` texts (naive, read as UTC) → unix seconds; NaN if bad."""
     if not datetimes:

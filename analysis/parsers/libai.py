@@ -7,7 +7,9 @@ config file; ``CommonMetricPrinter`` prints every ``train.log_period`` iteration
 The iteration is printed 0-based (stored +1). ``time`` and the throughput are running means
 since the start of the run, so each interval's ``latency`` is recovered from them and the
 ``reported`` method measures from it (``LogParser.running_mean_throughput``). The prefix has
-no year: no ``timestamp``.
+no year: a metric line's ``timestamp`` is its stamp in the nominal year ``NO_YEAR``
+(:func:`analysis.parsers._shapes.dated`), so its intervals time the run and no date is
+claimed.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._gpt import GPTCases
 from analysis.parsers._scan import NUM, bad_lines, column, floats, found, in_int64, ints
+from analysis.parsers._shapes import NO_YEAR, unix_seconds
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 from analysis.parsers.gpu_memory import add_memory_blocks
 
@@ -59,6 +62,27 @@ _FIELDS = (
 _THROUGHPUT = (rb"total_throughput: (" + NUM + rb") samples/s",
                rb"time: (?:" + NUM + rb")\((" + NUM + rb")\)")
 _TIMER_WARMUP = 2  # IterationTimer(warmup_iter=3) times iterations from the 3rd on
+
+
+#: A stamp this far before the one above it is in the next year (Dec 31 -> Jan 1).
+_YEAR_TURNS = 180 * 86400.0
+
+
+def _stamps(matches: list[re.Match]) -> np.ndarray:
+    """Unix seconds of the metric lines' ``[MM/DD HH:MM:SS`` stamps in the nominal year
+    NO_YEAR, one year on after each stamp that goes back by more than half a year."""
+    stamps = [m.group(0)[1:15] for m in matches]
+
+    def read(years: np.ndarray) -> np.ndarray:
+        return unix_seconds([b"%d-%s-%s %s" % (y, s[:2], s[3:5], s[6:])
+                             for y, s in zip(years.tolist(), stamps)])
+    years = np.full(len(stamps), NO_YEAR)
+    ts = read(years)
+    turns = np.diff(ts) < -_YEAR_TURNS
+    if turns.any():
+        years += np.concatenate([[0], np.cumsum(turns)])
+        ts = read(years)
+    return ts
 
 
 def _interval_latency(step: np.ndarray, avg: np.ndarray) -> np.ndarray:
@@ -148,6 +172,7 @@ def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
     if not ok.any():
         return
     lines, rest, step = lines[ok], g[ok, 1], ints(g[ok, 0]) + 1
+    ts = _stamps([m for m, keep in zip(matches, ok) if keep])
     _first_global_batch(parsed, step[0], column(rest[:1], _FIELDS[0][0] + _FIELDS[0][1]),
                         int(lines[0]))
 
@@ -155,7 +180,7 @@ def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
         has = raw != b""
         if has.any():
             parsed.obs.add(line=lines[has], metric=metric, value=floats(raw[has]), phase=phase,
-                           unit=unit, step=step[has])
+                           unit=unit, step=step[has], timestamp=ts[has])
 
     for key, group, metric, unit in _FIELDS:
         raw = column(rest, key + group)
@@ -176,7 +201,8 @@ def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
         latency = _interval_latency(step[has], avg[has])
         good = np.isfinite(latency)
         parsed.obs.add(line=lines[has][good], metric=M.LATENCY, value=latency[good],
-                       phase=M.TRAIN, unit=M.SECONDS, step=step[has][good])
+                       phase=M.TRAIN, unit=M.SECONDS, step=step[has][good],
+                       timestamp=ts[has][good])
 
 
 def _eager_accumulation(parsed: ParsedLog, settings: dict[str, tuple[str, int]]) -> None:

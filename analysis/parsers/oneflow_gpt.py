@@ -273,6 +273,51 @@ def _batch_against_parts(log: LogText, parsed: ParsedLog) -> None:
         log.line_text(line)[:300] if line else ""))
 
 
+def _column(parsed: ParsedLog, metric: str) -> dict[int, float]:
+    """Line -> the value of `metric` the training lines print."""
+    out = {}
+    for b in parsed.obs.blocks:
+        if isinstance(b["metric"], str) and b["metric"] == metric:
+            out.update(zip(b["line"].tolist(), b["value"].tolist()))
+    return out
+
+
+def _latency_against_printed_tflops(log: LogText, parsed: ParsedLog) -> None:
+    """A ``figure_mismatch`` where the lines' latency is more than 5 % off the one their own
+    ``model_tflops_per_gpu`` implies by the ``flops_formula`` the dump states (``workloads.gpt``
+    prints both from one timer: FLOPs / latency / GPUs), by the median over the lines: one
+    of them was altered, and the throughput, made from the same latency, with it. Lines
+    under 5 TFLOP/s or 1 ms are left out (two and five decimals: rounding over 0.5 %)."""
+    from analysis.stats.gpt_flops import known_formula  # pandas: not for every parse
+
+    formula = known_formula(str(parsed.parameters.get("flops_formula", "")))
+    meta = parsed.meta
+    sizes = [meta.get(k) for k in ("global_batch_size", "seq_length", "num_layers",
+                                   "hidden_size", "vocab_size", "num_nodes", "gpus_per_node")]
+    if formula is None or None in sizes:
+        return
+    latency, tflops = _column(parsed, M.LATENCY), _column(parsed, "model_tflops_per_gpu")
+    used = np.array(sorted(ln for ln in latency.keys() & tflops.keys()
+                           if latency[ln] >= 1e-3 and tflops[ln] >= 5), dtype=np.int64)
+    if len(used) < 3:
+        return
+    lat = np.array([latency[ln] for ln in used])
+    printed = np.array([tflops[ln] for ln in used])
+    flops = formula.flops(*sizes[:5]) / (sizes[5] * sizes[6])  # a GPU's share of an iteration
+    ratio = float(np.median(lat * printed * 1e12 / flops))
+    if abs(ratio - 1) <= 0.05:
+        return
+    first = int(used[0])
+    parsed.problems.append(Problem(
+        log.source, first, "figure_mismatch",
+        f"the table's latency, median {np.median(lat) * 1e3:,.2f} ms, is {ratio:.3f} times the "
+        f"{np.median(flops / (printed * 1e12)) * 1e3:,.2f} ms its own model_tflops_per_gpu "
+        f"(median {np.median(printed):,.2f}) implies by the stated flops_formula "
+        f"{formula.text} (lines {first} to {int(used[-1])}, {len(used)} lines): its latency "
+        f"gives {np.median(flops / lat) / 1e12:,.2f} TFLOP/s per GPU, two figures of one timer, "
+        "so the latency, samples/s and TFLOP/s are in doubt", log.line_text(first)[:300]))
+
+
 @register
 class OneFlowGPTParser(GPTCases, LogParser):
     name = "oneflow_gpt"
@@ -298,6 +343,7 @@ class OneFlowGPTParser(GPTCases, LogParser):
         _read_records(log, parsed)
         _batch_from_samples(log, parsed)
         _batch_against_parts(log, parsed)
+        _latency_against_printed_tflops(log, parsed)
         add_memory_blocks(log, parsed)
         return parsed
 

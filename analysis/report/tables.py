@@ -26,7 +26,7 @@ def scaling_groups(summary: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame]]:
     and batch size per device, rows sorted by devices. Where one framework, model and
     precision ran at several batch sizes, the largest is a :class:`LargestBatch` in its
     group's key (:func:`is_largest_batch`)."""
-    df = summary[summary["case"].fillna("") == ""]
+    df = summary[(summary["case"].fillna("") == "") & ~time_to_train(summary)]
     largest = _largest_batches(df)
     out = []
     for key, g in df.groupby(GROUP_KEY, sort=True, dropna=False):
@@ -34,6 +34,25 @@ def scaling_groups(summary: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame]]:
             key = (*key[:3], LargestBatch(int(key[3])))
         out.append((key, g.sort_values(["num_devices", "num_nodes"])))
     return out
+
+
+def time_to_train(summary: pd.DataFrame) -> pd.Series:
+    """The rows scored by their time to train (MLPerf's score) and by no throughput: the
+    throughput, speedup and scaling tables do not apply to them."""
+    ttt = summary["time_to_train_min"] if "time_to_train_min" in summary else \
+        pd.Series(float("nan"), index=summary.index)
+    return ttt.notna() & summary["throughput_median"].isna()
+
+
+def devices_text(tr, counts) -> str:
+    """'1 to 16 GPUs' from the cases' GPU counts (from 1: the scaling series); '512 GPUs'
+    where they are one count above 1; 'an unstated number of GPUs' where none is stated."""
+    known = sorted({int(c) for c in counts if pd.notna(c) and c > 0})
+    if not known:
+        return tr("overview.devices_unknown")
+    if len(known) == 1 and known[0] > 1:
+        return tr("overview.devices_one", n=known[0])
+    return tr("overview.devices", max=known[-1])
 
 
 def scaling_cases(summary: pd.DataFrame) -> pd.DataFrame:

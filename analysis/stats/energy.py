@@ -18,6 +18,7 @@ import numpy as np
 from analysis import checks
 from analysis import metrics as M
 from analysis.collect import ParseResult
+from analysis.parsers._shapes import dated
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,7 +95,7 @@ def _one_run(rid: str, expected: int | None, window: tuple[float, float] | None,
         return row | {"note": "the clock of its log or of its power samples goes back "
                               "(timestamps_backwards): no window"}
     if window is None or not window[1] > window[0]:
-        return row | {"note": "the log's training lines carry no timestamps: no window"}
+        return row | {"note": "the log's training lines carry no dated timestamps: no window"}
     t0, t1 = window
     row["window_s"] = t1 - t0
     energy = watts = 0.0
@@ -174,7 +175,7 @@ def _from_parts(parts: list) -> tuple[dict, dict]:
             continue
         for b, at in parsed.obs.rows(M.TRAIN):
             train = b["timestamp"][at]
-            train = train[np.isfinite(train)]
+            train = train[dated(train)]
             if train.size:
                 lo, hi = windows.get(rid, (np.inf, -np.inf))
                 windows[rid] = (min(lo, float(train.min())), max(hi, float(train.max())))

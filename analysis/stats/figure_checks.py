@@ -464,13 +464,17 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     # a coarse stamp (whole seconds, tenths) is up to its step off at each end of an interval
     far = rest & (dt > ds * bound + coarse)
     excess = float(np.sum(dt[far] - ds[far] * low))
+    hiccups = 0.0  # of it, a short run's stalls or steps (_short_run_hiccups): flagged below
     if rest_s - low * rest_i <= MISMATCH * seconds:
         excess = 0.0
     elif not few:
-        excess -= _usual_hiccups(pace, step, ts, a, b, coarse, far,
-                                 per / np.fmax(local, median), dt - ds * low, seconds)
+        usual, hiccups = _usual_hiccups(pace, step, ts, a, b, coarse, far,
+                                        per / np.fmax(local, median), dt - ds * low, seconds)
+        excess -= usual
     excess += float(beyond.sum())
-    short = rest & (dt > 0) & back & (per < (1 - MISMATCH) * median * (low_q if few else 1.0))
+    # as `far`: a coarse stamp leaves an interval up to its step short of the time it timed
+    short = rest & (dt > 0) & back \
+        & (dt + coarse < (1 - MISMATCH) * ds * median * (low_q if few else 1.0))
     missing = float(np.sum(ds[short] * median - dt[short]))
     if median * rest_i - rest_s <= MISMATCH * seconds:
         missing = 0.0
@@ -489,6 +493,8 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         # it by a clock that did not step with them, so the printed rates settle the figure
         # (_against_printed flags it against them)
         return kept
+    if forward and excess - hiccups <= MISMATCH * seconds and missing <= MISMATCH * seconds:
+        return _stalls_or_steps(kept, lines[a:b], far, dt - ds * median, seconds)
     jumps = np.flatnonzero(odd) + 1
     i = int(jumps[0])
     sibling = (f"; the run's intervals recurring at that period take up to "
@@ -599,9 +605,10 @@ MIN_HICCUPS = LOCAL
 
 def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coarse: float,
                    far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
-                   seconds: float) -> float:
+                   seconds: float) -> tuple[float, float]:
     """The seconds of the window's `far` intervals (their `extra` time) that are the run's
-    own hiccups: where the run has at least MIN_HICCUPS such intervals outside the window
+    own hiccups, and those that may be a short run's by their shape (_short_run_hiccups):
+    where the run has at least MIN_HICCUPS such intervals outside the window
     (a data loader stalling now and then, all through the run), those of the window no
     longer than they are (ratio to the pace up to their USUAL_QUANTILE), and no more of
     the window's time than they take of the run's time outside it. A run printing every
@@ -615,14 +622,14 @@ def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coars
     bound = (1 + MISMATCH) * pace.spread * np.where(usual, pace.local, np.inf)
     hiccup = usual & (dt > ds * bound + coarse)
     if not far.any():
-        return 0.0
+        return 0.0, 0.0
     if hiccup.sum() < MIN_HICCUPS:
-        return _short_run_hiccups(far, ratio, extra, ds[a:max(a, b - 1)], int(hiccup.sum()),
-                                  per[usual] / pace.local[usual], seconds)
+        return 0.0, _short_run_hiccups(far, ratio, extra, ds[a:max(a, b - 1)],
+                                       int(hiccup.sum()), per[usual] / pace.local[usual], seconds)
     top = float(np.quantile(per[hiccup] / pace.local[hiccup], USUAL_QUANTILE))
     share = float(np.sum(dt[hiccup] - ds[hiccup] * pace.local[hiccup]) / np.sum(dt[usual]))
     like = far & (ratio <= top)
-    return min(float(np.sum(extra[like])), share * seconds)
+    return min(float(np.sum(extra[like])), share * seconds), 0.0
 
 
 #: Share of a window's intervals that may be hiccups judged by their shape alone
@@ -633,9 +640,10 @@ HICCUP_SHARE = 0.2
 #: iterations' time for a batch is an ordinary stall; one iteration of a line every 10
 #: taking 17 is none.
 HICCUP_FACTOR = 2 * STALL_FACTOR
-#: Share of a window's time hiccups judged by their shape alone may take in a run that
-#: shows too few of its own outside the window (below): 8 % of the iterations at 1.5-3x
-#: take up to ~10 %; six clock steps of 0.12 s (3.4x an iteration) in 100 add 12 %.
+#: Share of a window's time hiccups judged by their shape alone may take, the figure kept
+#: (flagged), in a run that shows too few of its own outside the window (below): 8 % of
+#: the iterations at 1.5-3x take up to ~10 %; six clock steps of 0.12 s (3.4x an
+#: iteration) in 100 add 12 %.
 HICCUP_TIME = 2 * MISMATCH
 #: The same in a run showing its own outside it (a loader stalling all through the run):
 #: 3 % of the iterations at 3-5x take up to ~18 % of a window of 100.
@@ -647,7 +655,7 @@ RARE = 0.01
 def _short_run_hiccups(far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
                        ds: np.ndarray, seen: int, around: np.ndarray, seconds: float) -> float:
     """The seconds of the window's `far` intervals (their `extra` time beyond its pace) that
-    are hiccups by their shape, for a run too short to show MIN_HICCUPS of its own outside
+    may be hiccups by their shape, for a run too short to show MIN_HICCUPS of its own outside
     the window (a run of 150 iterations has ~50 intervals outside it, `seen` of them as
     far; `around`, their times over their local pace). A clock step moves one interval by
     a fixed amount; a stall is an iteration taking longer, as long as a loader happens to
@@ -661,7 +669,8 @@ def _short_run_hiccups(far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
     leave none there). The bounds are a judgement: the log cannot tell a few scattered
     steps of unlike sizes from stalls. The run's other intervals must not say otherwise: as
     few hiccups among them as they show (none in a clean run) must be no rarer than RARE at
-    the rate of both."""
+    the rate of both. A clock step of that shape reads the same: the figure is kept, flagged
+    where counting them or not moves it by more than MISMATCH (_stalls_or_steps)."""
     calm = ratio[~far & np.isfinite(ratio)]
     jitter = 1.4826 * float(np.median(np.abs(calm - np.median(calm)))) if len(calm) else 0.0
     took = extra[far]
@@ -682,45 +691,83 @@ def _short_run_hiccups(far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
     return float(took.sum())
 
 
+def _stalls_or_steps(est: Estimate, lines, far: np.ndarray, extra: np.ndarray,
+                     seconds: float) -> Estimate:
+    """`est` kept, flagged ``figure_mismatch`` where a short run's `far` intervals, shaped as
+    its loader's stalls (_short_run_hiccups), take so much beyond the window's pace (their
+    `extra` time) that counting them (a stall is the run's time) or not (a clock step is
+    not) moves the figure by more than MISMATCH: the stamps cannot tell which."""
+    took = float(np.sum(extra[far]))
+    if took <= MISMATCH * (seconds - took):
+        return est
+    at = np.flatnonzero(far)
+    named = ", ".join(str(int(lines[i + 1])) for i in at[:5]) + (", ..." if len(at) > 5 else "")
+    return _flag(est, "figure_mismatch", (
+        f"the window's lines {int(lines[0])} to {int(lines[-1])} hold {len(at)} slow "
+        f"interval(s) (ending at lines {named}) taking {took:.6g} s beyond the "
+        f"window's pace, {took / seconds:.1%} of its {seconds:.6g} s: loader stalls, which "
+        f"the figure counts as the run's time, or clock steps, without which it would be "
+        f"{est.throughput * seconds / (seconds - took):,.2f} samples/s; the stamps cannot "
+        "tell which; the figure is kept"))
+
+
 def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
                         seconds: float):
     """`est` flagged ``figure_mismatch`` where its window's intervals holding evaluation
     lines (`held`), which it counts as training, take more than MISMATCH of the window's
-    `seconds` beyond the pace of its other intervals (their median time per iteration), or,
-    with none other, where the evaluation lines' own stamps come more than that after the
-    training line before them (an evaluation line is printed when it ends); None otherwise.
-    The DLPerf rules time their span as it comes; the window method leaves such intervals
-    out, as it leaves out those across an epoch's end, where it has enough others."""
+    `seconds` beyond the pace of its other intervals (their median time per iteration);
+    None where those time training (_training_pace) and the held ones take no more; else
+    as :func:`_evaluations_by_stamps`. The DLPerf rules time their span as it comes; the
+    window method leaves such intervals out, as it leaves out those across an epoch's end,
+    where it has enough others."""
     rest = ok & ~held
-    if not rest.any():
-        return _evaluations_by_stamps(run, est, lines, t, ds, held, seconds)
-    pace = float(np.median(dt[rest] / ds[rest]))
-    extra = float(np.sum(dt[held] - ds[held] * pace))
-    if extra <= MISMATCH * seconds:
-        return None
-    first = int(np.flatnonzero(held)[0])
-    return _flag(est, "figure_mismatch", (
-        f"the figure's lines {int(lines[0])} to {int(lines[-1])} hold {int(held.sum())} "
-        f"evaluation line(s) between training lines (first between lines {int(lines[first])} "
-        f"and {int(lines[first + 1])}): the intervals holding them take {extra:.6g} s beyond "
-        f"the pace of the others, {extra / seconds:.1%} of the {seconds:.6g} s the figure "
-        "counts as training (--method window leaves them out where the run has enough "
-        "intervals without one, as it leaves out an epoch's end); the figure is kept"))
+    if rest.any():
+        pace = float(np.median(dt[rest] / ds[rest]))
+        extra = float(np.sum(dt[held] - ds[held] * pace))
+        if extra > MISMATCH * seconds:
+            first = int(np.flatnonzero(held)[0])
+            return _flag(est, "figure_mismatch", (
+                f"the figure's lines {int(lines[0])} to {int(lines[-1])} hold {int(held.sum())} "
+                f"evaluation line(s) between training lines (first between lines "
+                f"{int(lines[first])} and {int(lines[first + 1])}): the intervals holding them "
+                f"take {extra:.6g} s beyond the pace of the others, {extra / seconds:.1%} of the "
+                f"{seconds:.6g} s the figure counts as training (--method window leaves them out "
+                "where the run has enough intervals without one, as it leaves out an epoch's "
+                "end); the figure is kept"))
+        if _training_pace(dt[rest] / ds[rest], dt[held] / ds[held]):
+            return None
+    return _evaluations_by_stamps(run, est, lines, t, ds, ok, held, seconds)
 
 
-def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, held, seconds: float):
-    """`_evaluation_counted` for a window whose every interval holds evaluation lines: the
-    seconds from each such interval's first training line to its last evaluation line,
-    by their stamps, or those intervals' time beyond the pace of the run's intervals
-    without one, in sum over MISMATCH of the window's `seconds` flag it. An evaluation line
-    may be stamped as the evaluation starts, its time falling after it, so small stamps
-    alone do not clear it; and the run's intervals without one all lie outside the window,
-    where the method leaves out its warm-up (or its end): slower there than training's
-    pace, never faster, they can show the evaluations' cost but not clear it. Nothing
-    else in the log times training alone, so the figure is otherwise flagged as holding
-    the evaluations' time, whatever it is."""
+def _training_pace(free: np.ndarray, held: np.ndarray) -> bool:
+    """Whether intervals without an evaluation (their times per iteration, `free`) time
+    training, so that those holding one (`held`) may be cleared against them: at least
+    MIN_RECURRING of them (one or two may hold a stall), their median no more than MISMATCH
+    slower than the held ones' (training alone is not slower than training and an
+    evaluation: such a reference holds a stall or a slow phase)."""
+    return len(free) >= MIN_RECURRING and \
+        float(np.median(free)) <= (1 + MISMATCH) * float(np.median(held))
+
+
+def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, ok, held,
+                           seconds: float):
+    """`_evaluation_counted` for a window whose intervals without evaluation lines (if any)
+    do not time training: the seconds from each interval's first training line to its last
+    evaluation line, by their stamps, or the held intervals' time beyond the pace of the
+    run's intervals without one, in sum over MISMATCH of the window's `seconds` flag it. An
+    evaluation line may be stamped as the evaluation starts, its time falling after it, so
+    small stamps alone do not clear it. The run's intervals after the window (its end) clear
+    it where they time training (_training_pace); those before it never do: the method
+    leaves out the run's warm-up, slower than training's pace, never faster, which can show
+    the evaluations' cost but not clear it. Nothing else in the log times training alone,
+    so the figure is otherwise flagged as holding the evaluations' time, whatever it is."""
     stamps = run.evaluation_stamps
     at = np.flatnonzero(held)
+    inside = int(np.sum(ok & ~held))
+    whose = (f"{len(at)} of the {int(ok.sum())} intervals of the figure's lines {int(lines[0])} "
+             f"to {int(lines[-1])} hold evaluation lines" if inside else
+             f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
+             f"evaluation lines ({len(at)} intervals)")
     spent = 0.0
     if stamps is not None and len(stamps) == len(run.evaluations):
         last = np.searchsorted(run.evaluations, lines[at + 1]) - 1  # the last before the next
@@ -728,11 +775,9 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, held, seco
         spent = float(took[np.isfinite(took) & (took > 0)].sum())
     if spent > MISMATCH * seconds:
         return _flag(est, "figure_mismatch", (
-            f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
-            f"evaluation lines ({len(at)} intervals), which it counts as training: their "
-            f"stamps come {spent:.6g} s in all after the training lines before them, "
-            f"{spent / seconds:.1%} of the {seconds:.6g} s the figure counts; none of its "
-            "intervals is without one to time training alone; the figure is kept"))
+            f"{whose}, which it counts as training: their stamps come {spent:.6g} s in all "
+            f"after the training lines before them, {spent / seconds:.1%} of the "
+            f"{seconds:.6g} s the figure counts; the figure is kept"))
     all_lines, _, step, ts = run.timeline()
     # evaluation metrics carried on the training lines themselves (a running val_top1, a
     # count named valid_...) are no line of their own between them: nothing to time
@@ -742,25 +787,30 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, held, seco
     run_ds, run_dt = np.diff(step), np.diff(ts)
     free = ((run_ds > 0) & np.isfinite(run_dt) & (run_dt > 0)
             & ~holds_evaluation(between, all_lines))
-    pace = float(np.median(run_dt[free] / run_ds[free])) if free.any() else math.nan
+    run_per = run_dt / np.where(run_ds > 0, run_ds, 1)
+    end = free & (all_lines[:-1] >= lines[-1])
+    cleared = _training_pace(run_per[end], np.diff(t)[held] / ds[held])
+    ref = end if cleared else free
+    pace = float(np.median(run_per[ref])) if ref.any() else math.nan
     extra = float(np.sum(np.diff(t)[held] - ds[held] * pace))
     if extra > MISMATCH * seconds:
         return _flag(est, "figure_mismatch", (
-            f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
-            f"evaluation lines ({len(at)} intervals), which it counts as training: they take "
-            f"{extra:.6g} s beyond the pace of the run's {int(free.sum())} interval(s) without "
-            f"one ({pace:.6g} s an iteration), {extra / seconds:.1%} of the {seconds:.6g} s the "
+            f"{whose}, which it counts as training: they take {extra:.6g} s beyond the pace "
+            f"of the run's {int(ref.sum())} interval(s) without one{' after it' if cleared else ''} "
+            f"({pace:.6g} s an iteration), {extra / seconds:.1%} of the {seconds:.6g} s the "
             "figure counts; the figure is kept"))
-    outside = (f"only the run's {int(free.sum())} interval(s) outside the window are without "
-               f"one, and they take {pace:.6g} s an iteration, where a warm-up or the run's end "
-               "is slower than training's pace, never faster: they cannot clear it"
-               if free.any() else "so does every interval of the run")
+    if cleared:
+        return None
+    where = "" if inside else " outside the window"
+    outside = (f"only the run's {int(free.sum())} interval(s){where} are without one, and "
+               f"they take {pace:.6g} s an iteration, where a warm-up is slower than "
+               f"training's pace, never faster, and fewer than {MIN_RECURRING} in or after the "
+               f"window, or ones over {MISMATCH:.0%} slower than those holding one, may hold a "
+               "stall: they cannot clear it" if free.any() else "so does every interval of the run")
     return _flag(est, "evaluation_in_figure", (
-        f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
-        f"evaluation lines ({len(at)} intervals), and {outside}; no interval times training "
-        "alone, so the figure counts the evaluations' time as training, however long they "
-        "took (their lines' stamps do not show it: an evaluation may run after its line is "
-        "stamped); the figure is kept"))
+        f"{whose}, and {outside}; no interval times training alone, so the figure counts the "
+        "evaluations' time as training, however long they took (their lines' stamps do not "
+        "show it: an evaluation may run after its line is stamped); the figure is kept"))
 
 
 def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,

@@ -117,14 +117,17 @@ def test_short_runs_with_scattered_hiccups_keep_their_figure(tmp_path, n, share,
     though the same iterations continued to 1,500 passed: too few hiccups outside the window
     to call them the run's. Now judged by their shape (each well under a clock step, scattered).
     A window whose hiccups take over 10 % of its time is still refused (seeds 27 and 28 at
-    300 iterations, 8 % at 1.5-3x: 3 of seeds 21-60), as clock steps that size would be."""
+    300 iterations, 8 % at 1.5-3x: 3 of seeds 21-60), as clock steps that size would be;
+    one whose hiccups move it more than 5 % keeps it flagged: a step of that shape would
+    too (tests/stats/test_attack_2026_11_29t.py)."""
     text, end = _short_hiccups(n, seed, share, low, high)
     S.write(tmp_path, text)
     result = parse_paths([tmp_path], jobs=1)
     window = run_throughput(result, "window").iloc[0]
-    assert window["problem_kind"] == ""
+    dlperf = run_throughput(result, "dlperf").iloc[0]
+    for row in (window, dlperf):
+        assert row["problem_kind"] == "" or "the stamps cannot tell which" in row["problem"]
     assert window["throughput"] == pytest.approx(BATCH * 100 / (end[119] - end[19]), rel=1e-6)
-    assert run_throughput(result, "dlperf").iloc[0]["problem_kind"] == ""
 
 
 @pytest.mark.parametrize("steps", [{70: 0.3}, {k: 0.2 for k in range(30, 120, 15)},

@@ -120,14 +120,16 @@ def test_short_runs_with_loader_hiccups_of_3_to_5x_keep_their_figure(tmp_path, n
     2,364.30 img/s, and 5a, 2,329.95), for about half the seeds (3-5x: 63 of 80 runs over
     seeds 30-69 and two methods), since each was over ~3x its pace. A stall is an iteration
     taking longer; a clock step moves one interval by a fixed amount, and these move the
-    window by under 5 % each, together under 20 % where the run shows as many outside it."""
+    window by under 5 % each, together under 20 % where the run shows as many outside it
+    (kept flagged where they move it more than 5 %: a step of that shape would too)."""
     text, end = _hiccups(n, seed, share, low, high)
     S.write(tmp_path, text)
     result = parse_paths([tmp_path], jobs=1)
     window = run_throughput(result, "window").iloc[0]
-    assert window["problem_kind"] == ""
+    dlperf = run_throughput(result, "dlperf").iloc[0]
+    for row in (window, dlperf):
+        assert row["problem_kind"] == "" or "the stamps cannot tell which" in row["problem"]
     assert window["throughput"] == pytest.approx(BATCH * 100 / (end[119] - end[19]), rel=1e-6)
-    assert run_throughput(result, "dlperf").iloc[0]["problem_kind"] == ""
 
 
 @pytest.mark.parametrize("n, steps", [

@@ -85,8 +85,11 @@ def headline_caveats(rep: Report) -> list[str]:
         worst = max(disagree.values())
         out.append(tr("caveat.methods_differ", cases=len(disagree), pct=tr.percent(worst),
                       threshold=tr.percent(0.05, digits=0)))
+    scored = tables.time_to_train(rep.summary)
+    if scored.any():
+        out.append(_time_to_train(rep, rep.summary[scored]))
     n = rep.summary["repeats"]
-    unmeasured = int((n.fillna(0) == 0).sum())
+    unmeasured = int(((n.fillna(0) == 0) & ~scored).sum())
     if unmeasured:
         out.append(tr("caveat.no_throughput", cases=unmeasured, total=len(n)))
     measured = tables.measured_repeats(rep.summary)
@@ -122,6 +125,18 @@ def headline_caveats(rep: Report) -> list[str]:
             [tr("caveat.bsz_max_group", framework=fw, model=model, precision=prec,
                 bsz=tr.int(bsz)) for fw, model, prec, bsz in largest])))
     return out
+
+
+def _time_to_train(rep: Report, rows) -> str:
+    """The score of each case scored by its time to train (MLPerf), with its GPUs (as far
+    as stated) and the rule it was computed by; the throughput sections do not apply."""
+    tr = rep.tr
+    cases = [tr("caveat.time_to_train_case", model=prose.md(rep.model_name(r["model"])),
+                framework=prose.md(str(r["framework"])),
+                devices=tables.devices_text(tr, [r["num_devices"]]),
+                minutes=tr.num(r["time_to_train_min"]), rule=prose.md(r["time_to_train_rule"]))
+             for _, r in rows.iterrows()]
+    return tr("caveat.time_to_train", cases=tr("punct.semicolon").join(cases))
 
 
 def other_suite_commits(ran: set[str], built: str) -> list[str]:

@@ -280,14 +280,14 @@ def method_section(rep) -> prose.Markdown | None:
              family_rules(rep.runs, rep.result.observations, rep.log_dir)]
     kinds = [tables.kind_label(k, tr)
              for k in sorted(tables.interval_kinds(tables.scaling_cases(rep.summary)))]
-    reps = tables.measured_repeats(rep.summary) or [0]
+    reps = tables.measured_repeats(rep.summary)  # none: no median to say n of
     sources = memory_sources(rep.runs, tr)
     xla_on = xla(rep)
     return prose.render(
         "method", tr, rules=rules, method=rep.method, window=window_text(rep),
         method_text=_method_text(rep) if rep.method != "dlperf" else "",
         interval_kinds=kinds, speedup=bool(tables.scaling_groups(rep.summary)),
-        repeats=(str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}"),
+        repeats=(str(reps[0]) if len(reps) == 1 else f"{reps[0]}–{reps[-1]}") if reps else "",
         options=[(tr("desc.xla"), xla_on)] if xla_on else [],
         heading=tr("section.method"),
         memory=tr("desc.memory", sources=tr.join(sources) if sources

@@ -25,20 +25,22 @@ def style(rep) -> H.Fragment:
 def title_block(rep) -> prose.Markdown:
     tr = rep.tr
     s = rep.summary
-    maxdev = int(s["num_devices"].max()) if len(s) and s["num_devices"].notna().any() else 0
     models = [rep.model_name(m) for m in rep.models()]
     gpt = not s.empty and tables.gpt_rows(s).shape[0] == len(s)  # a GPT campaign
     if gpt:  # name the model sizes, as page 1's table does
         sizes = sorted({gpt_runs.model_size(f.parameters)
                         for f in rep.shared(case_facts).values()} - {""}, key=lambda size: float(size.rstrip("B")))
         models = [tr("overview.gpt_sizes", sizes=tr.join(sizes))] if sizes else models
+    scored = not s.empty and bool(tables.time_to_train(s).all())  # MLPerf: times to train
+    precisions = sorted({str(p) for p in s["precision"].dropna()} - {""})
     return prose.render("title", tr, title=_keep_together(rep.title), empty=s.empty, gpt=gpt,
+                        scored=scored,
                         log_dir=rep.log_dir.name or ".", version=__version__,
                         commit=rep.suite_commit, runs=len(rep.result.runs), cases=len(s),
                         frameworks=sorted({str(x) for x in s["framework"].dropna()}),
-                        models=models, max_devices=maxdev,
-                        precisions=[rep.precision_name(p) for p in
-                                    sorted({str(p) for p in s["precision"].dropna()})],
+                        models=models, devices=tables.devices_text(tr, s["num_devices"].tolist()),
+                        precisions=[rep.precision_name(p) for p in precisions]
+                        or [tr("report.unknown")],
                         contents=rep.contents())
 
 
