@@ -4,8 +4,10 @@ Cleaning keeps the line count unchanged, so offsets map to the file's own line n
 gzip is opened transparently, CR before LF is dropped (a lone CR ends a line), ANSI escapes
 are removed, and launcher rank prefixes (Open MPI ``[1,0]<stdout>:``, horovodrun
 ``[0]<stdout>:``, torchrun ``[default3]:``, ``srun -l`` ``3: ``) are stripped while the rank
-is kept per line. Output of two streams glued on one line (a progress bar on stderr ends
-without a line end, the next stdout line follows it) is cut where the second starts: the
+is kept per line (a parser that finds another tag before its own lines takes it off the
+same way: :meth:`LogText.without_tag`). Output of two streams glued on one line (a
+progress bar on stderr ends without a line end, the next stdout line follows it) is cut
+where the second starts: the
 text before a launcher tag that is not at the line start, and before the end of a tqdm bar
 (``78/1147 [00:14<03:20, 5.33it/s]``) that more text follows, is dropped — so a DLL line
 printed after a bar starts its line like any other, and the line count stays the file's.
@@ -322,24 +324,34 @@ class LogText:
         return text
 
     def _strip_rank_prefixes(self) -> None:
+        data = self.data
+        at_starts = sum(m.group(4) is None for m in _RANK_PREFIX.finditer(data))
+        if data.count(b"]<std") + data.count(b"[default") > at_starts:  # some glued to text
+            self.data, self._newlines = _GLUED_TAG.sub(_keep_newline, b"\n" + data)[1:], None
+        self._strip(_RANK_PREFIX)
+
+    def _strip(self, tag: re.Pattern) -> None:
+        """Drop `tag`'s matches (at line starts), keeping its last group that matched as
+        the line's rank."""
         import numpy as np  # not at import: discovery runs without numpy
 
-        data = self.data
-        matches = list(_RANK_PREFIX.finditer(data))
-        at_starts = sum(m.group(4) is None for m in matches)  # launcher tags at line starts
-        if data.count(b"]<std") + data.count(b"[default") > at_starts:  # some glued to text
-            data = _GLUED_TAG.sub(_keep_newline, b"\n" + data)[1:]
-            matches = list(_RANK_PREFIX.finditer(data))
+        matches = list(tag.finditer(self.data))
         if not matches:
             return
         starts = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
-        lines = self.lines_at(starts)
-        for ln, m in zip(lines.tolist(), matches):
-            g1, g2, g3, g4 = m.groups()
-            rank = g2 if g2 is not None else (g1 if g1 is not None else (g3 if g3 is not None else g4))
-            self.line_ranks[ln] = int(rank)
-        self.data = _RANK_PREFIX.sub(b"", data)
+        for ln, m in zip(self.lines_at(starts).tolist(), matches):
+            rank = next((g for g in reversed(m.groups()) if g is not None), None)
+            if rank is not None:
+                self.line_ranks[ln] = int(rank)
+        self.data = tag.sub(b"", self.data)
         self._newlines = None
+
+    def without_tag(self, tag: re.Pattern) -> LogText:
+        """A copy without `tag` at its lines' starts: a launcher's tag that a parser finds
+        before its own lines (a host name, pdsh's ``host: ``), cleaned like those above."""
+        copy = LogText(self.source, self.data, dict(self.line_ranks), self.problems)
+        copy._strip(tag)
+        return copy
 
     # --- offsets and lines -------------------------------------------------------------
     @property

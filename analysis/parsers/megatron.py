@@ -39,7 +39,6 @@ from analysis.problems import Problem
 
 _ITER = re.compile(rb"iteration +(\d+)/ *(\d+) *(\|[^\n]*)")
 _DATE = re.compile(rb"\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[.,]\d+)?\]")
-_SRUN_RANK = re.compile(rb"^ {0,3}(\d{1,5}): ")
 _MEMORY = re.compile(
     rb"\[Rank (\d+)\] \(after (\d+) iterations\) memory \(MB\) \| allocated: (" + NUM
     + rb") \| max allocated: (" + NUM + rb") \| reserved: (" + NUM + rb") \| max reserved: ("
@@ -56,7 +55,7 @@ _SNIFF = re.compile(
 #: The tokenizer's line: the vocabulary padded to a multiple the model runs with (its logit
 #: layer's size, which Megatron's own FLOPs count uses).
 _PADDED_VOCAB = re.compile(rb"> padded vocab \(size: \d+\) with \d+ dummy tokens \(new size: (\d{1,12})\)")
-_DUMP_BATCH = re.compile(rb"(?: {0,3}\d{1,5}: )?[ \t]*global_batch_size \.+ ?(\d{1,12})[ \t]*$", re.M)
+_DUMP_BATCH = re.compile(rb"[ \t]*global_batch_size \.+ ?(\d{1,12})[ \t]*$", re.M)
 _MODEL = re.compile(rb"^> building (GPT|BERT|T5)\w* model", re.M)
 #: The DeepSpeed launcher's line (Megatron-DeepSpeed runs): nodes and processes per node.
 _DS_LAUNCH = re.compile(rb"\[launch\.py:\d+:main\] nnodes=(\d{1,6}), num_local_procs=(\d{1,6}), ")
@@ -72,8 +71,8 @@ def _ds_config(key: bytes) -> re.Pattern:
 
 #: DeepSpeed's stamped line at each of its log intervals (``[2022-10-29 00:42:31,001] [INFO]
 #: [logging.py:68:log_dist] [Rank 0] step=10, skipped=0, ...``): a wall clock beside
-#: Megatron's own timer. A launcher's tag may lead the line (pdsh's ``worker-0: ``, srun's ``0: ``).
-_DS_STEP = re.compile(rb"^[^\n\[]{0,40}?\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)[.,](\d{3,6})\] \[INFO\] "
+#: Megatron's own timer.
+_DS_STEP = re.compile(rb"^[ \t]*\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)[.,](\d{3,6})\] \[INFO\] "
                       rb"\[logging\.py:\d+:log_dist\] \[Rank 0\] step=(\d{1,12}), ", re.M)
 #: How far the printed elapsed time may stray from the stamps' spacing (the figure checks'
 #: bound: a timer and a wall clock over the same iterations agree far closer).
@@ -147,6 +146,29 @@ _MEMORY_METRICS = ("memory_allocated", M.MEMORY_MAX_ALLOCATED, "memory_reserved"
                    "memory_max_reserved")
 
 
+#: A launcher's tag before the first iteration line: the text before it, less core's date and
+#: the line's own leading space.
+_TAG = re.compile(rb"([^\n]{1,60}?) *(?:\[\d{4}-\d\d-\d\d[ T][^\]\n]*\] *)?iteration +\d+/ *\d+ *\|")
+
+
+def _untagged(log: LogText) -> LogText:
+    """`log` without the launcher's tag its first iteration line carries (torchrun's
+    ``[rank0]: ``, pdsh's ``worker-0: ``, ``srun -l``'s ``3: ``, a host name; cleaning strips
+    Open MPI's and ``[default0]:``) from every line it leads, any number in it read as any
+    (nodes and ranks differ), so that every pattern reads the lines as untagged; a tag of
+    a number, or of ``rank`` and one, states the line's rank."""
+    m = _ITER.search(log.data)
+    tag = m and _TAG.match(log.data, log.data.rfind(b"\n", 0, m.start()) + 1)
+    text = tag.group(1).strip() if tag else b""
+    if not text:
+        return log
+    words = re.split(rb"\d+", text)
+    ranked = len(words) == 2 and re.sub(rb"[\[\]:]", b"", b"".join(words)) in (b"", b"rank")
+    number = rb"(\d{1,6})" if ranked else rb"\d{1,6}"
+    pattern = rb"^ *" + number.join(map(re.escape, words)) + rb" ?"
+    return log.without_tag(re.compile(pattern, re.M))
+
+
 def _line_prefixes(log: LogText, starts: np.ndarray, lines: np.ndarray) -> list[bytes]:
     """Text between each line's start and its match; only read where longer than the usual
     single space (date or launcher prefixes), else b''."""
@@ -182,7 +204,7 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
     prefixes = _line_prefixes(log, starts[ok], lines)
     step, rest = ints(groups[:, 0]), groups[:, 2]
     ts = _timestamps(prefixes)
-    ranks = _srun_ranks(log, prefixes, lines)
+    ranks = log.ranks_at(lines) if log.line_ranks else None
     for field, (metric, unit, scale) in _FIELDS.items():
         raw = field_values(rest, field.encode())
         keep = raw != b""
@@ -265,41 +287,11 @@ def _elapsed_against_parts(log: LogText, parsed: ParsedLog, elapsed: np.ndarray,
                  "; an iteration cannot take less than its parts")
 
 
-#: Dump keys with which Megatron-LM's count is not a dense transformer's, and the values
-#: that leave it one (no experts, latent attention, extra prediction or hybrid layers).
-_DENSE = {"num_experts": ("None", "1", "[1]"), "multi_latent_attention": ("False",),
-          "mtp_num_layers": ("None", "0"), "hybrid_override_pattern": ("None",),
-          "experimental_attention_variant": ("None",), "attention_output_gate": ("False",)}
-
-
 def _megatron_flops(parsed: ParsedLog) -> tuple[float, float, float] | None:
-    """FLOPs of one sequence by Megatron-LM's three counts of a dense GPT the dump states
-    (h hidden, l layers, s sequence, V padded vocabulary; q = kv_channels x heads, k =
-    kv_channels x key/value groups): 6·V·h + l·(12·h·(q + k) + 6·h·ffn·(3 with swiglu,
-    else 2) + 12·s·q) per token (2024 on), the same with q = h and a 4h MLP (its first
-    count, late 2023), and with the attention scores halved for the causal mask (6·s·q,
-    2025 on). For a plain GPT the first two are the 72 convention. None for another
-    model or a missing size."""
-    params = parsed.parameters
-    s, layers, h, heads = (to_int(params.get(k)) for k in (
-        "seq_length", "num_layers", "hidden_size", "num_attention_heads"))
-    vocab = parsed.meta.get("vocab_size")
-    if not (s and layers and h and heads and isinstance(vocab, int)) \
-            or min(s, layers, h, heads) < 1 \
-            or any(str(params.get(k, v[0])).strip() not in v for k, v in _DENSE.items()):
-        return None
-    groups = to_int(params.get("num_query_groups")) \
-        if str(params.get("group_query_attention")).strip() == "True" else heads
-    kv, ffn = to_int(params.get("kv_channels")) or h / heads, to_int(params.get("ffn_hidden_size"))
-    if not groups or groups < 1:
-        return None
-    gated = 3 if str(params.get("swiglu")).strip() == "True" else 2
+    """FLOPs of one sequence by Megatron-LM's three counts of the model the dump states."""
+    from analysis.stats.gpt_flops import megatron_counts
 
-    def per_sequence(q: float, mlp: float, scores: float) -> float:
-        k = q * groups / heads
-        return s * (6 * vocab * h + layers * (12 * h * (q + k) + 6 * h * mlp + scores * s * q))
-    q, mlp = kv * heads, (ffn or 4 * h) * gated
-    return per_sequence(h, 8 * h, 12), per_sequence(q, mlp, 12), per_sequence(q, mlp, 6)
+    return megatron_counts(parsed.parameters, parsed.meta.get("vocab_size"))
 
 
 def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.ndarray,
@@ -308,8 +300,12 @@ def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.nd
     (TFLOP/s/GPU)`` (Megatron-LM's FLOPs count over its elapsed time) is more than 5 % off
     what the same lines' elapsed time and global batch give by that count, by the median
     over the lines: both come from one timer, so they disagree only where one was altered.
-    The log does not say which of Megatron-LM's counts it ran (:func:`_megatron_flops`),
-    so the nearest is held; lines printing under 5 TFLOP/s (rounding over 1 %) are left out."""
+    Which of Megatron-LM's counts ran (:func:`_megatron_flops`) the log says only by its
+    dump's age: every version that counts FLOPs states ``group_query_attention`` (its first
+    count reads it), so a dump without it is older than all of them and held to the first,
+    not credited a cut by the ratio of two counts; a newer dump is held to the nearest (its
+    lines do not say which version ran). Lines printing under 5 TFLOP/s (rounding over
+    1 %) are left out."""
     printed = field_values(rest, b"throughput per GPU (TFLOP/s/GPU)")
     elapsed = field_values(rest, b"elapsed time per iteration (ms)")
     batch = field_values(rest, b"global batch size")
@@ -324,11 +320,15 @@ def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.nd
         return
     # the elapsed time over the one the printed TFLOP/s implies, by each count
     ratios = [ms * 1e9 * tflops * world / (b * f) for f in counts]
-    near = min(range(len(counts)), key=lambda k: abs(float(np.median(ratios[k])) - 1))
+    old = "group_query_attention" not in parsed.parameters
+    near = 0 if old else min(range(3), key=lambda k: abs(float(np.median(ratios[k])) - 1))
     derived = [float(np.median(b * f / (ms * 1e9 * world))) for f in counts]
     _elapsed_off(log, parsed, list(ratios[near]), used, lambda r: abs(r - 1) > _ELAPSED_OFF,
                  "the iteration time their own printed throughput per GPU (TFLOP/s/GPU) implies "
-                 "by the nearest of Megatron-LM's FLOPs counts",
+                 + ("by Megatron-LM's first FLOPs count (the argument dump states no "
+                    "group_query_attention, which every version that counts FLOPs states: it is "
+                    "older than all of them)" if old else "by the nearest of Megatron-LM's FLOPs "
+                    "counts"),
                  ": their elapsed times give {:.1f}, {:.1f} or {:.1f} TFLOP/s per GPU by its "
                  "counts of late 2023, 2024 and 2025 on where the lines print {:.1f}, two "
                  "figures of one timer".format(*derived, float(np.median(tflops))))
@@ -555,19 +555,6 @@ def _printed_sequence(log: LogText, parsed: ParsedLog, rest: np.ndarray,
                                    log.line_text(first)[:300]))
 
 
-def _srun_ranks(log: LogText, prefixes: list[bytes], lines: np.ndarray) -> np.ndarray | None:
-    """Ranks of ``srun -l`` prefixes (``1:  iteration …``) that logtext keeps when the
-    Megatron line itself starts with a space; None when no line has one."""
-    found = {i: int(m.group(1)) for i, p in enumerate(prefixes)
-             if p and (m := _SRUN_RANK.match(p))}
-    if not found:
-        return None
-    ranks = log.ranks_at(lines)
-    for i, r in found.items():
-        ranks[i] = r
-    return ranks
-
-
 def _read_launcher(log: LogText, parsed: ParsedLog) -> None:
     """Nodes and GPUs per node from the DeepSpeed launcher's ``nnodes=1, num_local_procs=8``
     line (one process per GPU), which Megatron-DeepSpeed logs print before the dump."""
@@ -636,6 +623,7 @@ class MegatronParser(GPTCases, LogParser):
 
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
+        log = _untagged(log)
         dump_lines = read_argument_dump(log, parsed)
         model = first_line(log.data, b"> building ", _MODEL)
         if model:

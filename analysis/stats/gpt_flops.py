@@ -1,7 +1,8 @@
 """GPT model FLOPs per iteration by a named convention (docs/formats.md §3: seed 002's
 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), counting the forward pass recomputed under activation
 checkpointing; ``workloads.gpt``'s 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)), without), and which
-one a run's figures follow: the formula its log states, else seed 002's."""
+one a run's figures follow: the formula its log states, else seed 002's; and Megatron-LM's
+counts of the model a dump states (grouped-query attention, gated MLP)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+from analysis.parsers._fields import to_int
 
 if TYPE_CHECKING:
     from analysis.collect import ParseResult
@@ -110,6 +113,50 @@ def recomputed_layers(params: dict, layers: float) -> int | None:
     return recomputed if recomputed < layers else None
 
 
+#: Dump keys with which Megatron-LM's count is not a dense transformer's, and the values
+#: that leave it one (no experts, latent attention, extra prediction or hybrid layers).
+_DENSE = {"num_experts": ("None", "1", "[1]"), "multi_latent_attention": ("False",),
+          "mtp_num_layers": ("None", "0"), "hybrid_override_pattern": ("None",),
+          "experimental_attention_variant": ("None",), "attention_output_gate": ("False",)}
+
+
+def megatron_counts(params: dict, vocab, seq: int | None = None
+                    ) -> tuple[float, float, float] | None:
+    """FLOPs of one sequence by Megatron-LM's three counts of a dense GPT the dump `params`
+    state (h hidden, l layers, s sequence (`seq`, else the dump's), V padded vocabulary
+    `vocab`; q = kv_channels x heads, k = kv_channels x key/value groups): 6·V·h +
+    l·(12·h·(q + k) + 6·h·ffn·(3 with swiglu, else 2) + 12·s·q) per token (2024 on), the
+    same with q = h and a 4h MLP (its first count, late 2023), and with the attention
+    scores halved for the causal mask (6·s·q, 2025 on). For a plain GPT the first two are
+    the 72 convention. None for another model or a missing size."""
+    s, layers, h, heads = (to_int(params.get(k)) for k in (
+        "seq_length", "num_layers", "hidden_size", "num_attention_heads"))
+    s = seq or s
+    if not (s and layers and h and heads and isinstance(vocab, int)) \
+            or min(s, layers, h, heads) < 1 \
+            or any(str(params.get(k, v[0])).strip() not in v for k, v in _DENSE.items()):
+        return None
+    groups = to_int(params.get("num_query_groups")) \
+        if str(params.get("group_query_attention")).strip() == "True" else heads
+    kv, ffn = to_int(params.get("kv_channels")) or h / heads, to_int(params.get("ffn_hidden_size"))
+    if not groups or groups < 1:
+        return None
+    gated = 3 if str(params.get("swiglu")).strip() == "True" else 2
+
+    def per_sequence(q: float, mlp: float, scores: float) -> float:
+        k = q * groups / heads
+        return s * (6 * vocab * h + layers * (12 * h * (q + k) + 6 * h * mlp + scores * s * q))
+    q, mlp = kv * heads, (ffn or 4 * h) * gated
+    return per_sequence(h, 8 * h, 12), per_sequence(q, mlp, 12), per_sequence(q, mlp, 6)
+
+
+#: The label and text of Megatron-LM's 2024 count, for a model the 72 convention does not fit.
+MEGATRON_2024 = "Megatron-LM 2024"
+MEGATRON_2024_TEXT = (f"{MEGATRON_2024}: B*s*(6*V*h+l*(12*h*(q+k)+6*h*f+12*s*q)), q = "
+                      "kv_channels x heads, k = kv_channels x num_query_groups, f = "
+                      "ffn_hidden_size x (3 with swiglu, else 2)")
+
+
 def _stated_int(params: dict, key: str) -> int | None:
     """A dump's integer `key`, None where it is absent or says None (ValueError otherwise)."""
     value = str(params.get(key, "")).strip()
@@ -122,7 +169,8 @@ def case_tflops(result: ParseResult, runs_by_id: pd.DataFrame, run_ids: pd.Serie
     text; TFLOP/s per GPU by seed 002's) for a case of runs `run_ids` whose median latency is
     `latency_ms`; `runs_by_id` is ``result.runs`` indexed by run_id. (NaN, '', NaN) for a
     case that is not GPT or has no latency; a formula we do not know gives the logs' printed
-    figures (and no seed figure)."""
+    figures (and no seed figure). Where the 72 convention is chosen but the dump states a
+    model it does not fit, Megatron-LM's 2024 count of that model (:func:`megatron_counts`)."""
     nan = float("nan")
     run = runs_by_id.loc[run_ids.iloc[0]]
     model = run["model"]
@@ -144,7 +192,15 @@ def case_tflops(result: ParseResult, runs_by_id: pd.DataFrame, run_ids: pd.Serie
         return nan, formula.text, nan
     vocab = run["vocab_size"] if pd.notna(run["vocab_size"]) else GPT_DEFAULT_VOCAB
     args = [float(x) for x in need[:4]] + [float(vocab), latency_ms / 1000.0, float(need[4])]
-    return formula.tflops_per_gpu(*args), formula.text, SEED002.tflops_per_gpu(*args)
+    seed = SEED002.tflops_per_gpu(*args)
+    if not stated and formula is NO_RECOMPUTATION and (counts := megatron_counts(
+            params, int(vocab), int(need[1]))) is not None and not np.isclose(
+            counts[1], NO_RECOMPUTATION.flops(1.0, *args[1:5])):
+        # the dump states a model the 72 convention does not fit (grouped-query attention,
+        # a gated MLP, another FFN or head size): Megatron-LM's count of it, which is the
+        # 72 convention for a plain GPT
+        return counts[1] * args[0] / (args[5] * args[6]) / 1e12, MEGATRON_2024_TEXT, seed
+    return formula.tflops_per_gpu(*args), formula.text, seed
 
 
 def _printed_tflops(result: ParseResult, run_ids: pd.Series) -> float:
@@ -158,13 +214,15 @@ def _printed_tflops(result: ParseResult, run_ids: pd.Series) -> float:
 
 
 #: What each convention counts, in the CLI table's notes.
-_COUNTS = {"72": "no recomputation", "96": "seed 002's, counting recomputation"}
+_COUNTS = {"72": "no recomputation", "96": "seed 002's, counting recomputation",
+           MEGATRON_2024: "the model the argument dump states, no recomputation"}
 
 
 def label(stated: str) -> str:
     """Short name of a formula in a column header: '72', '96', or the text as stated."""
     found = known_formula(stated)
-    return found.label if found else stated
+    return found.label if found else MEGATRON_2024 if stated == MEGATRON_2024_TEXT \
+        else stated
 
 
 def header(base: str, formulas: list[str]) -> str:

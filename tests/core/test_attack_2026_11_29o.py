@@ -146,10 +146,13 @@ def _printing_tflops(count: str, factor: float):
     def edit(text: str) -> str:
         text = re.sub(r"(?m)^(?:.*\[Rank 0\] step=.*|time \(ms\) \| forward-compute.*)\n", "",
                       text)
-        if count == "gqa-swiglu":
-            dump = "".join(f"  {k} {'.' * (48 - len(k))} {v}\n" for k, v in _GQA.items())
-            text, n = re.subn(r"(?m)^  ffn_hidden_size \.+ 3072\n", dump, text)
-            assert n == 1
+        # a version that counts FLOPs states group_query_attention (older dumps are held
+        # to its first count)
+        args = _GQA if count == "gqa-swiglu" else {"ffn_hidden_size": "3072",
+                                                  "group_query_attention": "False"}
+        dump = "".join(f"  {k} {'.' * (48 - len(k))} {v}\n" for k, v in args.items())
+        text, n = re.subn(r"(?m)^  ffn_hidden_size \.+ 3072\n", dump, text)
+        assert n == 1
         text, n = re.subn(r"(elapsed time per iteration \(ms\): )([\d.]+)", line, text)
         assert n == 12 and "forward-compute:" not in text
         return text
