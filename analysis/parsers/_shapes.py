@@ -150,10 +150,12 @@ def civil_us(date: np.ndarray, time: np.ndarray, time_width: np.ndarray):
     return (us if n else np.empty(0, np.int64)), ok
 
 
-#: The year a stamp that prints none is read in (LiBai's ``[MM/DD HH:MM:SS``): a leap year
-#: before 1970, so such stamps are negative unix seconds, whose intervals are a clock and
-#: which :func:`dated` keeps from passing for a date (the run's start, its GPU samples' time).
-NO_YEAR = 1904
+#: The years a stamp that prints none is read in (LiBai's ``[MM/DD HH:MM:SS``): before 1970,
+#: so such stamps are negative unix seconds, whose intervals are a clock and which
+#: :func:`dated` keeps from passing for a date (the run's start, its GPU samples' time); a
+#: common year (1901-1903 run through three new years without a Feb 29), or a leap year
+#: for the year whose Feb 29 a log prints.
+NO_YEAR, LEAP_YEAR = 1901, 1904
 
 
 def dated(ts: np.ndarray) -> np.ndarray:

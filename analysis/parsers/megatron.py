@@ -147,8 +147,9 @@ _MEMORY_METRICS = ("memory_allocated", M.MEMORY_MAX_ALLOCATED, "memory_reserved"
 
 
 #: A launcher's tag before the first iteration line: the text before it, less core's date and
-#: the line's own leading space.
-_TAG = re.compile(rb"([^\n]{1,60}?) *(?:\[\d{4}-\d\d-\d\d[ T][^\]\n]*\] *)?iteration +\d+/ *\d+ *\|")
+#: the line's own leading space (none where the date starts the line; kubectl's ``--prefix``
+#: tags run to 100 characters and more).
+_TAG = re.compile(rb"([^\n]{0,160}?) *(?:\[\d{4}-\d\d-\d\d[ T][^\]\n]*\] *)?iteration +\d+/ *\d+ *\|")
 
 
 def _untagged(log: LogText) -> LogText:
