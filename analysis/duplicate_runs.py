@@ -54,14 +54,14 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
     from one another), nearly all values must be the same too. Whatever the stamps, a run
     whose lines print another's values to their print precision, its timed values one
     constant multiple of the other's, iteration for iteration is a copy (`_alike`). A log of
-    the same text as one under the same folder, relative name or file name is a copy too.
-    Candidates come from one index (`_Index`), confirmed by reading both logs whole."""
+    the same text as one under the same folder, relative name or file name is a copy too,
+    whatever its header states (the keys it states otherwise are named). Candidates come from one index (`_Index`), confirmed by reading both logs whole."""
     index = _Index()
     texts: dict[tuple, _Run] = {}
     kept = []
     for run in runs:
         main = run.main
-        first, same = None, ""
+        first, same, differ = None, "", []
         if main.parsed is not None and M.TRAIN in main.parsed.obs.phases():
             for key in ((main.digest, "folder", run.folder),
                         (main.digest, "id", run.relative_id),
@@ -75,9 +75,13 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
                 for other, theirs in index.candidates(sig):
                     elsewhere = other.folder != run.folder \
                         and other.relative_id != run.relative_id
-                    alike = _states_alike(other.main.parsed, main.parsed) \
-                        and _copy_of(theirs, sig, elsewhere)
-                    if alike and _copy_whole(other.main, main, read_whole, elsewhere):
+                    differ = _states_differ(other.main.parsed, main.parsed)
+                    # logs in other places that state another configuration share their
+                    # lines by construction (fixtures edited from one another) unless
+                    # their stamps tell; within one place a header edit makes no new run
+                    alike = _copy_of(theirs, sig, elsewhere, not (differ and elsewhere))
+                    if alike and _copy_whole(other.main, main, read_whole, elsewhere,
+                                             not (differ and elsewhere)):
                         first, same = other, f"training {alike}"
                         break
                 if first is None:
@@ -86,7 +90,8 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
             problems.append(Problem(
                 str(main.path), None, "duplicate_run",
                 f"the same {same} as {first.main.path} (run {first.row['run_id']}); "
-                "counted once", run_id=first.row["run_id"]))
+                "counted once" + (f", though its header states another {', '.join(differ)}"
+                                  if differ else ""), run_id=first.row["run_id"]))
             continue
         kept.append(run)
     return kept
@@ -218,7 +223,7 @@ def _last_digit(value: float) -> float:
     return 10.0 ** (int(exponent or 0) - len(digits.partition(".")[2]))
 
 
-def _copy_of(one: Signature, two: Signature, elsewhere: bool) -> str:
+def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = True) -> str:
     """"stamps ... (k of n the same to the <resolution>, moved by s)" when, moved by one
     offset (their first or second stamps paired), at least `NEAR_SHARE` of the more numerous
     of two logs' training stamps are the other's within the coarser log's resolution (a copy
@@ -228,7 +233,8 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool) -> str:
     Where stamps cannot tell, a copy has as many, lies in the same place (a run that went a
     line further is another run; fixtures edited from one another share stamps and values)
     and its values vary (a generator's constant values tell no copy). A line lost or gained
-    anywhere after the first few leaves the rest paired. Whatever the stamps: `_alike`."""
+    anywhere after the first few leaves the rest paired. Whatever the stamps, where
+    `by_values`: `_alike`."""
     a, b = one.stamps, two.stamps
     tol = max(one.resolution, two.resolution)
     telling = tol == 1 and one.distinct and two.distinct
@@ -252,7 +258,7 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool) -> str:
         return (f"stamps{' and values' if values else ''} ({same} of "
                 f"{max(len(a), len(b))} stamps the same to {_name(tol)}{moved_by}: "
                 "a copy re-stamped, its stamps cut, a line lost or a value edited)")
-    return _alike(one, two)
+    return _alike(one, two) if by_values else ""
 
 
 def _alike(one: Signature, two: Signature) -> str:
@@ -335,19 +341,19 @@ def _name(resolution: int) -> str:
 
 
 def _copy_whole(one: FileRead, two: FileRead, read_whole: Callable[[FileRead], Signature | None],
-                elsewhere: bool) -> bool:
+                elsewhere: bool, by_values: bool) -> bool:
     """Whether two logs whose parsed training stamps nearly agree do so when read whole (the
     DLPerf method parses only their first lines): `read_whole` gives a log's signature."""
     sigs = [read_whole(f) for f in (one, two)]
-    return all(s is not None for s in sigs) and bool(_copy_of(*sigs, elsewhere))
+    return all(s is not None for s in sigs) and bool(_copy_of(*sigs, elsewhere, by_values))
 
 
-def _states_alike(one: ParsedLog, two: ParsedLog) -> bool:
-    """Whether two logs state nothing different (metadata and argument dump, on the keys
-    both state): a copy may lose its header, but one stating another batch is no copy."""
-    return all(one.meta[k] == two.meta[k] for k in one.meta.keys() & two.meta.keys()) and all(
-        one.parameters[k] == two.parameters[k]
-        for k in one.parameters.keys() & two.parameters.keys())
+def _states_differ(one: ParsedLog, two: ParsedLog) -> list[str]:
+    """The keys both logs state (metadata and argument dump) with different values: a copy
+    may have its header edited, its training lines still tell it."""
+    return sorted({k for k in one.meta.keys() & two.meta.keys() if one.meta[k] != two.meta[k]}
+                  | {k for k in one.parameters.keys() & two.parameters.keys()
+                     if one.parameters[k] != two.parameters[k]})
 
 
 def _same_text(a: Path, b: Path, limit: int) -> bool:
