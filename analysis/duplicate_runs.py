@@ -225,9 +225,10 @@ def _last_digit(value: float) -> float:
 
 def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = True) -> str:
     """"stamps ... (k of n the same to the <resolution>, moved by s)" when, moved by one
-    offset (their first or second stamps paired), at least `NEAR_SHARE` of the more numerous
-    of two logs' training stamps are the other's within the coarser log's resolution (a copy
-    re-stamped, or its stamps cut or rounded to any resolution), as many of those carry the
+    offset (their first or second stamps, or those of the first iteration both print,
+    paired), at least `NEAR_SHARE` of the more numerous of two logs' training stamps (of
+    those at iterations both print: `_shared`) are the other's within the coarser log's
+    resolution (a copy re-stamped, or its stamps cut or rounded to any resolution), as many of those carry the
     same iteration and, where the logs lie `elsewhere` or their stamps alone cannot tell
     (coarser than a microsecond, intervals not `distinct`), the same values; "" otherwise.
     Where stamps cannot tell, a copy has as many, lies in the same place (a run that went a
@@ -239,11 +240,17 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
     tol = max(one.resolution, two.resolution)
     telling = tol == 1 and one.distinct and two.distinct
     values = elsewhere or not telling
-    need = max(3, NEAR_SHARE * max(len(a), len(b)))
+    common = np.intersect1d(one.lines, two.lines, assume_unique=True)
+    ia, ib = (np.flatnonzero(np.isin(s.steps, common)) for s in (one, two))
+    full = max(len(a), len(b))
+    need = max(3, NEAR_SHARE * (_shared(max(len(ia), len(ib)), full) if telling else full))
     pairs = min(len(a), len(b)) >= need and (telling or not elsewhere and len(a) == len(b)
                                              and one.varied and two.varied)
-    for offset in sorted({int(b[j] - a[i]) for i in (0, 1) for j in (0, 1)} if pairs else (),
-                         key=abs):
+    offsets = {int(b[j] - a[i]) for i in (0, 1) for j in (0, 1)} if pairs else set()
+    if pairs and len(ia):  # the first iteration both print paired, wherever it lies
+        at = np.flatnonzero(two.steps == one.steps[ia[0]])[:1]
+        offsets.update((b[at] - a[ia[0]]).tolist())
+    for offset in sorted(offsets, key=abs):
         moved = a + offset
         right = np.clip(np.searchsorted(b, moved), 0, len(b) - 1)
         left = np.maximum(right - 1, 0)
@@ -263,15 +270,17 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
 
 def _alike(one: Signature, two: Signature) -> str:
     """"values (k of n iterations' values alike ...)" when, of at least `MIN_LINES`
-    iterations, `NEAR_SHARE` of the more numerous print values equal within the coarser
+    iterations, `NEAR_SHARE` of the more numerous (of those both print: `_shared`) print
+    values equal within the coarser
     print precision of the two, and timed ones (the printed rates or times; where neither
     log prints any, the stamps' intervals) one constant multiple of the other log's, per
     column, within both logs' rounding: two real runs never time alike line for line (a run
     made deterministic prints the same losses, never its timings in proportion), a copy
     reprinted, rescaled or stretched does. A timed column tells only where its rounding is
     fine enough that it is not so alike to itself a line later (`_proportional`)."""
-    lines = max(len(one.lines), len(two.lines))
     common, i, j = np.intersect1d(one.lines, two.lines, assume_unique=True, return_indices=True)
+    longer = max(len(one.lines), len(two.lines))
+    lines = _shared(len(common), longer)
     if len(common) < max(MIN_LINES, NEAR_SHARE * lines):
         return ""
     names = [n for n in one.names if n in two.names]
@@ -301,9 +310,16 @@ def _alike(one: Signature, two: Signature) -> str:
     same = int(ok.sum())
     if not told or same < NEAR_SHARE * lines:
         return ""
-    return (f"values ({same} of {lines} iterations' values alike to their print precision, "
+    return (f"values ({same} of {longer} iterations' values alike to their print precision, "
             f"{' and '.join(timed)} one multiple of the other's: a copy "
             "re-stamped, stretched, jittered, reprinted or rescaled)")
+
+
+def _shared(both: int, longer: int) -> int:
+    """How many iterations a copy's share is measured over: those `both` logs print (a copy
+    taken while the run was writing, or with its first lines lost), where they are at least
+    `MIN_LINES` and half the `longer` log's; else all of the longer log's."""
+    return both if both >= max(MIN_LINES, longer / 2) else longer
 
 
 def _unit(column: np.ndarray, name: str, sig: Signature) -> float:

@@ -37,14 +37,14 @@ def _stretched(text: str, scale: float) -> str:
 
 
 def _without(text: str, keep) -> str:
-    """`text` less the training lines whose iteration `keep` refuses (and, where it refuses
-    any line after the first, every line after the last kept: a log cut short)."""
-    lines, out = text.splitlines(keepends=True), []
-    for line in lines:
-        m = _ITERATION.search(line)
-        if m is None or keep(int(m[1])):
-            out.append(line)
-    return "".join(out)
+    """`text` less the training lines whose iteration `keep` refuses."""
+    return "".join(line for line in text.splitlines(keepends=True)
+                   if (m := _ITERATION.search(line)) is None or keep(int(m[1])))
+
+
+def _prefix(text: str, last: int) -> str:
+    """`text` up to its line of iteration `last` (a copy taken while the run was writing)."""
+    return text[:text.index(f"Iteration: {last + 1} ")].rpartition("\n")[0] + "\n"
 
 
 def _campaign(tmp_path: Path, copy) -> tuple[list, dict]:
@@ -75,3 +75,12 @@ def test_a_copy_with_one_header_word_edited_is_one_run(tmp_path, edit, key):
     x0.97) was a 4th repeat, 11,673.21: a differing header key vetoed the copy test. The
     training lines tell the copy; the message names the key its header states otherwise."""
     _told(*_campaign(tmp_path, edit), f"its header states another {key}")
+
+
+@pytest.mark.parametrize("last", [130, 125])
+def test_a_copy_of_the_first_lines_of_a_log_is_one_run(tmp_path, last):
+    """Run 1's first 130 (or 125) of 150 lines, byte-identical (a copy taken while the run
+    was writing), was a 4th repeat, 11,673.21: 90 % was measured against the longer log.
+    Measured over the iterations both print, every stamp is run 1's to the microsecond."""
+    _told(*_campaign(tmp_path, lambda t: _prefix(t, last)),
+          f"{last} of 150 stamps the same to the microsecond")
