@@ -72,20 +72,23 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
                     first, same = other, "content"
             sig = main.signature or signature(main.parsed)  # kept with the parse, else now
             if sig is not None and first is None:
-                for other, theirs in index.candidates(sig):
+                keys, near = _keys(sig)
+                for other, theirs in index.candidates(near):
                     elsewhere = other.folder != run.folder \
                         and other.relative_id != run.relative_id
-                    differ = _states_differ(other.main.parsed, main.parsed)
                     # logs in other places that state another configuration share their
                     # lines by construction (fixtures edited from one another) unless
                     # their stamps tell; within one place a header edit makes no new run
-                    alike = _copy_of(theirs, sig, elsewhere, not (differ and elsewhere))
+                    by_values = not elsewhere or not _states_differ(other.main.parsed,
+                                                                    main.parsed)
+                    alike = _copy_of(theirs, sig, elsewhere, by_values)
                     if alike and _copy_whole(other.main, main, read_whole, elsewhere,
-                                             not (differ and elsewhere)):
+                                             by_values):
                         first, same = other, f"training {alike}"
+                        differ = _states_differ(other.main.parsed, main.parsed)
                         break
                 if first is None:
-                    index.add(run, sig)
+                    index.add(run, sig, keys)
         if first is not None:
             problems.append(Problem(
                 str(main.path), None, "duplicate_run",
@@ -164,56 +167,63 @@ class _Index:
     first three intervals to the microsecond (or the three after the first: a copy that lost
     or gained its first line), where those tell a copy; the values of each of the first
     four stamps, where values vary; and, whatever the stamps and however reprinted or
-    rescaled, the ratios of each timed column's first values to one another. A lookup finds
-    the few runs that can be copies, not every run read; `compared` counts the candidates
-    returned."""
+    rescaled, the ratios of each timed column's values to one another at the head and at
+    iterations through the log (`_keys`: a copy that lost lines keeps some). A lookup finds the few runs that can be copies,
+    not every run read."""
 
     def __init__(self):
         self._by_key: dict[tuple, list] = {}
         self._added = 0
-        self.compared = 0
 
-    def add(self, run: _Run, sig: Signature) -> None:
-        for key in _keys(sig):
+    def add(self, run: _Run, sig: Signature, keys: set[tuple]) -> None:
+        for key in keys:
             self._by_key.setdefault(key, []).append((self._added, run, sig))
         self._added += 1
 
-    def candidates(self, sig: Signature) -> list[tuple[_Run, Signature]]:
-        """The runs kept that may have `sig`'s stamps, in the order added, each once."""
+    def candidates(self, near: set[tuple]) -> list[tuple[_Run, Signature]]:
+        """The runs kept that have one of the keys `near`, in the order added, each once."""
         found = {}
-        for key in _keys(sig, near=True):
+        for key in near:
             for n, run, theirs in self._by_key.get(key, ()):
                 found[n] = (run, theirs)
-        self.compared += len(found)
         return [found[n] for n in sorted(found)]
 
 
-def _keys(sig: Signature, near: bool = False) -> set[tuple]:
-    """`sig`'s keys in `_Index`; with `near` also those of intervals a microsecond longer or
-    shorter (a stamp edited or rounded by one) and of ratios in the next bucket."""
+def _keys(sig: Signature) -> tuple[set[tuple], set[tuple]]:
+    """`sig`'s keys in `_Index`, and those near them that a copy's may be: of intervals a
+    microsecond longer or shorter (a stamp edited or rounded by one) and of ratios in the
+    next bucket."""
     keys = {("values", int(row)) for row in sig.rows[:4]} if sig.varied else set()
+    near = set(keys)
     if sig.resolution == 1 and sig.distinct:
         gaps = np.diff(sig.stamps[:5]).tolist()
         for three in (gaps[:3], gaps[1:4]):
-            keys.update(("intervals", *g) for g in itertools.product(
-                *((d - 1, d, d + 1) if near else (d,) for d in three)))
+            keys.add(("intervals", *three))
+            near.update(("intervals", *g) for g in itertools.product(
+                *((d - 1, d, d + 1) for d in three)))
+    # the log's head, and the lines after the first iteration from 64, 512, 4096, ... on:
+    # a copy that lost its first lines (up to 63, or more in a longer log) still has those
+    starts = [0, *(1 + np.searchsorted(sig.lines, 8 ** np.arange(2, 1 + int(math.log(
+        max(sig.lines[-1], 1), 8))))).tolist()]
     for name, column in zip(sig.names, sig.table, strict=True):
         if name not in TIMED and name != INTERVAL:
             continue
-        head = [v for v in column[:7].tolist() if v == v][:6]  # v == v: not NaN
-        if len(head) < 6 or min(head) <= 0 or max(head) == min(head):
-            continue
-        digit = [(2.0 * sig.resolution if name == INTERVAL else _last_digit(v)) / v
-                 for v in head]
-        if max(digit) > RATIO_BUCKET / 8:
-            continue  # rounding could move a ratio by more than a quarter bucket
-        # a copy's ratios are within a quarter bucket of the original's each way
-        spans = [{math.floor(r - reach), math.floor(r + reach)} for r, reach in (
-            (math.log(b / a) / RATIO_BUCKET, (da + db) / RATIO_BUCKET + 0.25 if near else 0)
-            for a, b, da, db in zip(head, head[1:], digit, digit[1:]))]
-        for four in (spans[:4], spans[1:]):
-            keys.update((name, *r) for r in itertools.product(*four))
-    return keys
+        for start in starts:
+            head = [v for v in column[start:start + 6].tolist() if v == v][:5]  # not NaN
+            if len(head) < 5 or min(head) <= 0 or max(head) == min(head):
+                continue
+            digit = [(2.0 * sig.resolution if name == INTERVAL else _last_digit(v)) / v
+                     for v in head]
+            if max(digit) > RATIO_BUCKET / 8:
+                continue  # rounding could move a ratio by more than a quarter bucket
+            # a copy's ratios are within a quarter bucket of the original's each way
+            ratios = [(math.log(b / a) / RATIO_BUCKET, (da + db) / RATIO_BUCKET + 0.25)
+                      for a, b, da, db in zip(head, head[1:], digit, digit[1:])]
+            spans = [{math.floor(r - reach), math.floor(r + reach)} for r, reach in ratios]
+            exact = [math.floor(r) for r, _ in ratios]
+            keys.add((name, *exact))
+            near.update((name, *r) for r in itertools.product(*spans))
+    return keys, near
 
 
 def _last_digit(value: float) -> float:
@@ -240,16 +250,15 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
     tol = max(one.resolution, two.resolution)
     telling = tol == 1 and one.distinct and two.distinct
     values = elsewhere or not telling
-    common = np.intersect1d(one.lines, two.lines, assume_unique=True)
-    ia, ib = (np.flatnonzero(np.isin(s.steps, common)) for s in (one, two))
-    full = max(len(a), len(b))
-    need = max(3, NEAR_SHARE * (_shared(max(len(ia), len(ib)), full) if telling else full))
+    common = np.intersect1d(one.lines, two.lines, assume_unique=True) if telling else ()
+    longer = max(len(one.lines), len(two.lines))
+    need = max(3, NEAR_SHARE * max(len(a), len(b)) * (
+        _shared(len(common), longer) / longer if telling else 1))
     pairs = min(len(a), len(b)) >= need and (telling or not elsewhere and len(a) == len(b)
                                              and one.varied and two.varied)
     offsets = {int(b[j] - a[i]) for i in (0, 1) for j in (0, 1)} if pairs else set()
-    if pairs and len(ia):  # the first iteration both print paired, wherever it lies
-        at = np.flatnonzero(two.steps == one.steps[ia[0]])[:1]
-        offsets.update((b[at] - a[ia[0]]).tolist())
+    if pairs and len(common):  # the first iteration both print paired, wherever it lies
+        offsets.update((b[two.steps == common[0]][:1] - a[one.steps == common[0]][:1]).tolist())
     for offset in sorted(offsets, key=abs):
         moved = a + offset
         right = np.clip(np.searchsorted(b, moved), 0, len(b) - 1)

@@ -84,3 +84,16 @@ def test_a_copy_of_the_first_lines_of_a_log_is_one_run(tmp_path, last):
     Measured over the iterations both print, every stamp is run 1's to the microsecond."""
     _told(*_campaign(tmp_path, lambda t: _prefix(t, last)),
           f"{last} of 150 stamps the same to the microsecond")
+
+
+@pytest.mark.parametrize("copy", [
+    lambda t: _without(t, lambda i: i > 4),  # 1_drop4: its first 4 lines lost
+    lambda t: _stretched(_without(t, lambda i: i > 2), 0.97),  # 2_drop2_stretch
+    lambda t: _stretched(_without(t, lambda i: i > 4), 0.97),  # 1e_drop4_stretch
+    lambda t: _without(t, lambda i: i > 20),  # 1d_trim_warmup: its warm-up trimmed
+])
+def test_a_copy_that_lost_its_first_lines_is_one_run(tmp_path, copy):
+    """Run 1 less its first 4 lines (byte-identical else, or stretched x0.97), its first 2
+    and stretched, or its warm-up's 20 lines was a 4th repeat, 11,673.21 (11,667.64): every
+    lookup key came from a log's first lines. Keys at iterations through the log find it."""
+    _told(*_campaign(tmp_path, copy))
