@@ -55,7 +55,8 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
     whose lines print another's values to their print precision, its timed values one
     constant multiple of the other's, iteration for iteration is a copy (`_alike`). A log of
     the same text as one under the same folder, relative name or file name is a copy too,
-    whatever its header states (the keys it states otherwise are named). Candidates come from one index (`_Index`), confirmed by reading both logs whole."""
+    whatever its header states (the keys it states otherwise are named). Candidates come
+    from one index (`_Index`), confirmed by reading both logs whole."""
     index = _Index()
     texts: dict[tuple, _Run] = {}
     kept = []
@@ -168,8 +169,8 @@ class _Index:
     or gained its first line), where those tell a copy; the values of each of the first
     four stamps, where values vary; and, whatever the stamps and however reprinted or
     rescaled, the ratios of each timed column's values to one another at the head and at
-    iterations through the log (`_keys`: a copy that lost lines keeps some). A lookup finds the few runs that can be copies,
-    not every run read."""
+    iterations through the log (`_keys`: a copy that lost lines keeps some). A lookup finds
+    the few runs that can be copies, not every run read."""
 
     def __init__(self):
         self._by_key: dict[tuple, list] = {}
@@ -238,9 +239,10 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
     offset (their first or second stamps, or those of the first iteration both print,
     paired), at least `NEAR_SHARE` of the more numerous of two logs' training stamps (of
     those at iterations both print: `_shared`) are the other's within the coarser log's
-    resolution (a copy re-stamped, or its stamps cut or rounded to any resolution), as many of those carry the
-    same iteration and, where the logs lie `elsewhere` or their stamps alone cannot tell
-    (coarser than a microsecond, intervals not `distinct`), the same values; "" otherwise.
+    resolution (a copy re-stamped, or its stamps cut or rounded to any resolution), as many
+    of those carry the same iteration and, where the logs lie `elsewhere` or their stamps
+    alone cannot tell (coarser than a microsecond, intervals not `distinct`), the same
+    values; "" otherwise.
     Where stamps cannot tell, a copy has as many, lies in the same place (a run that went a
     line further is another run; fixtures edited from one another share stamps and values)
     and its values vary (a generator's constant values tell no copy). A line lost or gained
@@ -280,12 +282,11 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
 def _alike(one: Signature, two: Signature) -> str:
     """"values (k of n iterations' values alike ...)" when, of at least `MIN_LINES`
     iterations, `NEAR_SHARE` of the more numerous (of those both print: `_shared`) print
-    values equal within the coarser
-    print precision of the two, and timed ones (the printed rates or times; where neither
-    log prints any, the stamps' intervals) one constant multiple of the other log's, per
-    column, within both logs' rounding: two real runs never time alike line for line (a run
-    made deterministic prints the same losses, never its timings in proportion), a copy
-    reprinted, rescaled or stretched does. A timed column tells only where its rounding is
+    values equal within the coarser print precision of the two, and timed ones (the printed
+    rates or times; where neither log prints any, the stamps' intervals) one constant
+    multiple of the other log's, per column, within both logs' rounding: two real runs
+    never time alike line for line (a run made deterministic prints the same losses, never
+    its timings in proportion), a copy reprinted, rescaled or stretched does. A timed column tells only where its rounding is
     fine enough that it is not so alike to itself a line later (`_proportional`)."""
     common, i, j = np.intersect1d(one.lines, two.lines, assume_unique=True, return_indices=True)
     longer = max(len(one.lines), len(two.lines))
