@@ -54,14 +54,15 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
     from one another), nearly all values must be the same too. Whatever the stamps, a run
     whose lines print another's values to their print precision, its timed values one
     constant multiple of the other's, iteration for iteration is a copy (`_alike`). A log of
-    the same text as one under the same folder, relative name or file name is a copy too.
-    Candidates come from one index (`_Index`), confirmed by reading both logs whole."""
+    the same text as one under the same folder, relative name or file name is a copy too,
+    whatever its header states (the keys it states otherwise are named). Candidates come
+    from one index (`_Index`), confirmed by reading both logs whole."""
     index = _Index()
     texts: dict[tuple, _Run] = {}
     kept = []
     for run in runs:
         main = run.main
-        first, same = None, ""
+        first, same, differ = None, "", []
         if main.parsed is not None and M.TRAIN in main.parsed.obs.phases():
             for key in ((main.digest, "folder", run.folder),
                         (main.digest, "id", run.relative_id),
@@ -72,21 +73,29 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
                     first, same = other, "content"
             sig = main.signature or signature(main.parsed)  # kept with the parse, else now
             if sig is not None and first is None:
-                for other, theirs in index.candidates(sig):
+                keys, near = _keys(sig)
+                for other, theirs in index.candidates(near):
                     elsewhere = other.folder != run.folder \
                         and other.relative_id != run.relative_id
-                    alike = _states_alike(other.main.parsed, main.parsed) \
-                        and _copy_of(theirs, sig, elsewhere)
-                    if alike and _copy_whole(other.main, main, read_whole, elsewhere):
+                    # logs in other places that state another configuration share their
+                    # lines by construction (fixtures edited from one another) unless
+                    # their stamps tell; within one place a header edit makes no new run
+                    by_values = not elsewhere or not _states_differ(other.main.parsed,
+                                                                    main.parsed)
+                    alike = _copy_of(theirs, sig, elsewhere, by_values)
+                    if alike and _copy_whole(other.main, main, read_whole, elsewhere,
+                                             by_values):
                         first, same = other, f"training {alike}"
+                        differ = _states_differ(other.main.parsed, main.parsed)
                         break
                 if first is None:
-                    index.add(run, sig)
+                    index.add(run, sig, keys)
         if first is not None:
             problems.append(Problem(
                 str(main.path), None, "duplicate_run",
                 f"the same {same} as {first.main.path} (run {first.row['run_id']}); "
-                "counted once", run_id=first.row["run_id"]))
+                "counted once" + (f", though its header states another {', '.join(differ)}"
+                                  if differ else ""), run_id=first.row["run_id"]))
             continue
         kept.append(run)
     return kept
@@ -159,56 +168,63 @@ class _Index:
     first three intervals to the microsecond (or the three after the first: a copy that lost
     or gained its first line), where those tell a copy; the values of each of the first
     four stamps, where values vary; and, whatever the stamps and however reprinted or
-    rescaled, the ratios of each timed column's first values to one another. A lookup finds
-    the few runs that can be copies, not every run read; `compared` counts the candidates
-    returned."""
+    rescaled, the ratios of each timed column's values to one another at the head and at
+    iterations through the log (`_keys`: a copy that lost lines keeps some). A lookup finds
+    the few runs that can be copies, not every run read."""
 
     def __init__(self):
         self._by_key: dict[tuple, list] = {}
         self._added = 0
-        self.compared = 0
 
-    def add(self, run: _Run, sig: Signature) -> None:
-        for key in _keys(sig):
+    def add(self, run: _Run, sig: Signature, keys: set[tuple]) -> None:
+        for key in keys:
             self._by_key.setdefault(key, []).append((self._added, run, sig))
         self._added += 1
 
-    def candidates(self, sig: Signature) -> list[tuple[_Run, Signature]]:
-        """The runs kept that may have `sig`'s stamps, in the order added, each once."""
+    def candidates(self, near: set[tuple]) -> list[tuple[_Run, Signature]]:
+        """The runs kept that have one of the keys `near`, in the order added, each once."""
         found = {}
-        for key in _keys(sig, near=True):
+        for key in near:
             for n, run, theirs in self._by_key.get(key, ()):
                 found[n] = (run, theirs)
-        self.compared += len(found)
         return [found[n] for n in sorted(found)]
 
 
-def _keys(sig: Signature, near: bool = False) -> set[tuple]:
-    """`sig`'s keys in `_Index`; with `near` also those of intervals a microsecond longer or
-    shorter (a stamp edited or rounded by one) and of ratios in the next bucket."""
+def _keys(sig: Signature) -> tuple[set[tuple], set[tuple]]:
+    """`sig`'s keys in `_Index`, and those near them that a copy's may be: of intervals a
+    microsecond longer or shorter (a stamp edited or rounded by one) and of ratios in the
+    next bucket."""
     keys = {("values", int(row)) for row in sig.rows[:4]} if sig.varied else set()
+    near = set(keys)
     if sig.resolution == 1 and sig.distinct:
         gaps = np.diff(sig.stamps[:5]).tolist()
         for three in (gaps[:3], gaps[1:4]):
-            keys.update(("intervals", *g) for g in itertools.product(
-                *((d - 1, d, d + 1) if near else (d,) for d in three)))
+            keys.add(("intervals", *three))
+            near.update(("intervals", *g) for g in itertools.product(
+                *((d - 1, d, d + 1) for d in three)))
+    # the log's head, and the lines after the first iteration from 64, 512, 4096, ... on:
+    # a copy that lost its first lines (up to 63, or more in a longer log) still has those
+    starts = [0, *(1 + np.searchsorted(sig.lines, 8 ** np.arange(2, 1 + int(math.log(
+        max(sig.lines[-1], 1), 8))))).tolist()]
     for name, column in zip(sig.names, sig.table, strict=True):
         if name not in TIMED and name != INTERVAL:
             continue
-        head = [v for v in column[:7].tolist() if v == v][:6]  # v == v: not NaN
-        if len(head) < 6 or min(head) <= 0 or max(head) == min(head):
-            continue
-        digit = [(2.0 * sig.resolution if name == INTERVAL else _last_digit(v)) / v
-                 for v in head]
-        if max(digit) > RATIO_BUCKET / 8:
-            continue  # rounding could move a ratio by more than a quarter bucket
-        # a copy's ratios are within a quarter bucket of the original's each way
-        spans = [{math.floor(r - reach), math.floor(r + reach)} for r, reach in (
-            (math.log(b / a) / RATIO_BUCKET, (da + db) / RATIO_BUCKET + 0.25 if near else 0)
-            for a, b, da, db in zip(head, head[1:], digit, digit[1:]))]
-        for four in (spans[:4], spans[1:]):
-            keys.update((name, *r) for r in itertools.product(*four))
-    return keys
+        for start in starts:
+            head = [v for v in column[start:start + 6].tolist() if v == v][:5]  # not NaN
+            if len(head) < 5 or min(head) <= 0 or max(head) == min(head):
+                continue
+            digit = [(2.0 * sig.resolution if name == INTERVAL else _last_digit(v)) / v
+                     for v in head]
+            if max(digit) > RATIO_BUCKET / 8:
+                continue  # rounding could move a ratio by more than a quarter bucket
+            # a copy's ratios are within a quarter bucket of the original's each way
+            ratios = [(math.log(b / a) / RATIO_BUCKET, (da + db) / RATIO_BUCKET + 0.25)
+                      for a, b, da, db in zip(head, head[1:], digit, digit[1:])]
+            spans = [{math.floor(r - reach), math.floor(r + reach)} for r, reach in ratios]
+            exact = [math.floor(r) for r, _ in ratios]
+            keys.add((name, *exact))
+            near.update((name, *r) for r in itertools.product(*spans))
+    return keys, near
 
 
 def _last_digit(value: float) -> float:
@@ -218,26 +234,34 @@ def _last_digit(value: float) -> float:
     return 10.0 ** (int(exponent or 0) - len(digits.partition(".")[2]))
 
 
-def _copy_of(one: Signature, two: Signature, elsewhere: bool) -> str:
+def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = True) -> str:
     """"stamps ... (k of n the same to the <resolution>, moved by s)" when, moved by one
-    offset (their first or second stamps paired), at least `NEAR_SHARE` of the more numerous
-    of two logs' training stamps are the other's within the coarser log's resolution (a copy
-    re-stamped, or its stamps cut or rounded to any resolution), as many of those carry the
-    same iteration and, where the logs lie `elsewhere` or their stamps alone cannot tell
-    (coarser than a microsecond, intervals not `distinct`), the same values; "" otherwise.
+    offset (their first or second stamps, or those of the first iteration both print,
+    paired), at least `NEAR_SHARE` of the more numerous of two logs' training stamps (of
+    those at iterations both print: `_shared`) are the other's within the coarser log's
+    resolution (a copy re-stamped, or its stamps cut or rounded to any resolution), as many
+    of those carry the same iteration and, where the logs lie `elsewhere` or their stamps
+    alone cannot tell (coarser than a microsecond, intervals not `distinct`), the same
+    values; "" otherwise.
     Where stamps cannot tell, a copy has as many, lies in the same place (a run that went a
     line further is another run; fixtures edited from one another share stamps and values)
     and its values vary (a generator's constant values tell no copy). A line lost or gained
-    anywhere after the first few leaves the rest paired. Whatever the stamps: `_alike`."""
+    anywhere after the first few leaves the rest paired. Whatever the stamps, where
+    `by_values`: `_alike`."""
     a, b = one.stamps, two.stamps
     tol = max(one.resolution, two.resolution)
     telling = tol == 1 and one.distinct and two.distinct
     values = elsewhere or not telling
-    need = max(3, NEAR_SHARE * max(len(a), len(b)))
+    common = np.intersect1d(one.lines, two.lines, assume_unique=True) if telling else ()
+    longer = max(len(one.lines), len(two.lines))
+    need = max(3, NEAR_SHARE * max(len(a), len(b)) * (
+        _shared(len(common), longer) / longer if telling else 1))
     pairs = min(len(a), len(b)) >= need and (telling or not elsewhere and len(a) == len(b)
                                              and one.varied and two.varied)
-    for offset in sorted({int(b[j] - a[i]) for i in (0, 1) for j in (0, 1)} if pairs else (),
-                         key=abs):
+    offsets = {int(b[j] - a[i]) for i in (0, 1) for j in (0, 1)} if pairs else set()
+    if pairs and len(common):  # the first iteration both print paired, wherever it lies
+        offsets.update((b[two.steps == common[0]][:1] - a[one.steps == common[0]][:1]).tolist())
+    for offset in sorted(offsets, key=abs):
         moved = a + offset
         right = np.clip(np.searchsorted(b, moved), 0, len(b) - 1)
         left = np.maximum(right - 1, 0)
@@ -252,20 +276,21 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool) -> str:
         return (f"stamps{' and values' if values else ''} ({same} of "
                 f"{max(len(a), len(b))} stamps the same to {_name(tol)}{moved_by}: "
                 "a copy re-stamped, its stamps cut, a line lost or a value edited)")
-    return _alike(one, two)
+    return _alike(one, two) if by_values else ""
 
 
 def _alike(one: Signature, two: Signature) -> str:
     """"values (k of n iterations' values alike ...)" when, of at least `MIN_LINES`
-    iterations, `NEAR_SHARE` of the more numerous print values equal within the coarser
-    print precision of the two, and timed ones (the printed rates or times; where neither
-    log prints any, the stamps' intervals) one constant multiple of the other log's, per
-    column, within both logs' rounding: two real runs never time alike line for line (a run
-    made deterministic prints the same losses, never its timings in proportion), a copy
-    reprinted, rescaled or stretched does. A timed column tells only where its rounding is
+    iterations, `NEAR_SHARE` of the more numerous (of those both print: `_shared`) print
+    values equal within the coarser print precision of the two, and timed ones (the printed
+    rates or times; where neither log prints any, the stamps' intervals) one constant
+    multiple of the other log's, per column, within both logs' rounding: two real runs
+    never time alike line for line (a run made deterministic prints the same losses, never
+    its timings in proportion), a copy reprinted, rescaled or stretched does. A timed column tells only where its rounding is
     fine enough that it is not so alike to itself a line later (`_proportional`)."""
-    lines = max(len(one.lines), len(two.lines))
     common, i, j = np.intersect1d(one.lines, two.lines, assume_unique=True, return_indices=True)
+    longer = max(len(one.lines), len(two.lines))
+    lines = _shared(len(common), longer)
     if len(common) < max(MIN_LINES, NEAR_SHARE * lines):
         return ""
     names = [n for n in one.names if n in two.names]
@@ -295,9 +320,16 @@ def _alike(one: Signature, two: Signature) -> str:
     same = int(ok.sum())
     if not told or same < NEAR_SHARE * lines:
         return ""
-    return (f"values ({same} of {lines} iterations' values alike to their print precision, "
+    return (f"values ({same} of {longer} iterations' values alike to their print precision, "
             f"{' and '.join(timed)} one multiple of the other's: a copy "
             "re-stamped, stretched, jittered, reprinted or rescaled)")
+
+
+def _shared(both: int, longer: int) -> int:
+    """How many iterations a copy's share is measured over: those `both` logs print (a copy
+    taken while the run was writing, or with its first lines lost), where they are at least
+    `MIN_LINES` and half the `longer` log's; else all of the longer log's."""
+    return both if both >= max(MIN_LINES, longer / 2) else longer
 
 
 def _unit(column: np.ndarray, name: str, sig: Signature) -> float:
@@ -335,19 +367,19 @@ def _name(resolution: int) -> str:
 
 
 def _copy_whole(one: FileRead, two: FileRead, read_whole: Callable[[FileRead], Signature | None],
-                elsewhere: bool) -> bool:
+                elsewhere: bool, by_values: bool) -> bool:
     """Whether two logs whose parsed training stamps nearly agree do so when read whole (the
     DLPerf method parses only their first lines): `read_whole` gives a log's signature."""
     sigs = [read_whole(f) for f in (one, two)]
-    return all(s is not None for s in sigs) and bool(_copy_of(*sigs, elsewhere))
+    return all(s is not None for s in sigs) and bool(_copy_of(*sigs, elsewhere, by_values))
 
 
-def _states_alike(one: ParsedLog, two: ParsedLog) -> bool:
-    """Whether two logs state nothing different (metadata and argument dump, on the keys
-    both state): a copy may lose its header, but one stating another batch is no copy."""
-    return all(one.meta[k] == two.meta[k] for k in one.meta.keys() & two.meta.keys()) and all(
-        one.parameters[k] == two.parameters[k]
-        for k in one.parameters.keys() & two.parameters.keys())
+def _states_differ(one: ParsedLog, two: ParsedLog) -> list[str]:
+    """The keys both logs state (metadata and argument dump) with different values: a copy
+    may have its header edited, its training lines still tell it."""
+    return sorted({k for k in one.meta.keys() & two.meta.keys() if one.meta[k] != two.meta[k]}
+                  | {k for k in one.parameters.keys() & two.parameters.keys()
+                     if one.parameters[k] != two.parameters[k]})
 
 
 def _same_text(a: Path, b: Path, limit: int) -> bool:
