@@ -473,8 +473,7 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         excess -= usual
     excess += float(beyond.sum())
     # as `far`: a coarse stamp leaves an interval up to its step short of the time it timed
-    # (none at all, two lines in one second, only where it times under a step)
-    short = rest & ((dt > 0) | (coarse > 0)) & back \
+    short = rest & (dt > 0) & back \
         & (dt + coarse < (1 - MISMATCH) * ds * median * (low_q if few else 1.0))
     missing = float(np.sum(ds[short] * median - dt[short]))
     if median * rest_i - rest_s <= MISMATCH * seconds:
