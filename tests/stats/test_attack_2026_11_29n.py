@@ -17,6 +17,7 @@ from analysis.stats import run_throughput
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dll_synth as S  # noqa: E402
+from test_attack_2026_11_29k import _short_hiccups  # noqa: E402
 
 BATCH, SECONDS = 128, 0.05
 
@@ -89,27 +90,6 @@ def test_evaluations_between_epochs_after_a_warm_up_are_left_out(tmp_path):
 
 # --- 4. short runs printed every iteration whose loader hiccups reach 3-5x --------------------
 
-def _hiccups(n: int, seed: int, share: float, low: float, high: float,
-             steps: dict | None = None) -> tuple[list[str], np.ndarray]:
-    """`n` iterations of 50 ms x lognormal(0.05), a 2.5 s first one; on `share` of them at
-    random a hiccup of `low`..`high` times; a line every iteration, no rate printed; `steps`
-    {iteration: seconds} step the clock. Returns the lines and each iteration's true end."""
-    rng = np.random.default_rng(seed)
-    took = SECONDS * rng.lognormal(0.0, 0.05, n)
-    took[0] = 2.5
-    hit = rng.random(n) < share
-    took[hit] *= rng.uniform(low, high, int(hit.sum()))
-    end = 20.0 + np.cumsum(took)
-    stamped = end.copy()
-    for at, seconds in (steps or {}).items():
-        stamped[at - 1:] += seconds
-    out = [S.parameter(S.START, arch="resnet50", batch_size=BATCH, amp=True, world_size=1,
-                       print_freq=1)]
-    out += [f"DLL {S.stamp(S.START + timedelta(seconds=float(stamped[i - 1])))} - Epoch: 0 "
-            f"Iteration: {i}  train.loss : {3.5 - i * 1e-4:.5f}" for i in range(1, n + 1)]
-    return out, end
-
-
 @pytest.mark.parametrize("n, seed, share, low, high", [
     (150, 30, 0.02, 3.0, 4.0), (150, 30, 0.03, 2.0, 4.0), (300, 31, 0.02, 3.0, 4.0),
     (300, 30, 0.03, 3.0, 5.0), (300, 31, 0.03, 3.0, 5.0)])
@@ -122,7 +102,7 @@ def test_short_runs_with_loader_hiccups_of_3_to_5x_keep_their_figure(tmp_path, n
     taking longer; a clock step moves one interval by a fixed amount, and these move the
     window by under 5 % each, together under 20 % where the run shows as many outside it
     (kept flagged where they move it more than 5 %: a step of that shape would too)."""
-    text, end = _hiccups(n, seed, share, low, high)
+    text, end = _short_hiccups(n, seed, share, low, high)
     S.write(tmp_path, text)
     result = parse_paths([tmp_path], jobs=1)
     window = run_throughput(result, "window").iloc[0]
@@ -142,7 +122,7 @@ def test_clock_steps_where_the_run_shows_no_hiccups_of_its_own_give_no_figure(tm
     the window each, 12 % in all), +0.15 s five times (4x, 15 %) or +0.3 s once (6 %):
     each shaped as a hiccup of 4-5x or larger than one alone may move the window, and the
     run shows none of its own outside the window to take more than 10 % of it."""
-    text, _ = _hiccups(n, 30, 0.0, 1.0, 1.0, steps)
+    text, _ = _short_hiccups(n, 30, 0.0, 1.0, 1.0, steps)
     S.write(tmp_path, text)
     for method in ("window", "dlperf"):
         row = run_throughput(parse_paths([tmp_path], jobs=1), method).iloc[0]
