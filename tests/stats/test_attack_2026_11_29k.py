@@ -23,12 +23,18 @@ TRUTH = BATCH / SECONDS
 
 # --- 4. an evaluation after every line, its line stamped as it starts -------------------
 
-def _evaluated_at_start(n: int, every: int, evaluation: float, first_free: bool) -> list[str]:
+def _evaluated_at_start(n: int, every: int, evaluation: float, first_free: bool,
+                        warm: float | None = None, epoch_len: int | None = None) -> list[str]:
     """`n` iterations of 50 ms x lognormal(0.03), a line every `every`; after each line an
     evaluation of `evaluation` s whose `val.` line is stamped 1 ms after the training line
     (before the evaluation runs). `first_free`: the run's first line (iteration 1) has no
-    evaluation after it, so its first interval times training alone."""
+    evaluation after it, so its first interval times training alone. `warm`: the first
+    iteration takes 2.5 s and iterations 2-5 `warm` times (cuDNN autotune, the allocator);
+    `epoch_len`: an evaluation only after each epoch's last line."""
     took = SECONDS * np.random.default_rng(3).lognormal(0.0, 0.03, n)
+    if warm is not None:
+        took[0] = 2.5
+        took[1:5] *= warm
     out = [S.parameter(S.START, arch="resnet50", batch_size=BATCH, amp=True, world_size=1,
                        print_freq=every)]
     t = 20.0
@@ -38,7 +44,8 @@ def _evaluated_at_start(n: int, every: int, evaluation: float, first_free: bool)
             continue
         out.append(f"DLL {S.stamp(S.START + timedelta(seconds=t))} - Epoch: 0 Iteration: {i}  "
                    f"train.loss : {3.5 - i * 1e-4:.5f}")
-        if i < n and not (first_free and i == 1):
+        if i < n and not (first_free and i == 1) \
+                and (epoch_len is None or i % epoch_len == 0):
             out.append(f"DLL {S.stamp(S.START + timedelta(seconds=t + 0.001))} - Epoch: 0 "
                        f"Iteration: {i}  val.loss : 3.4  val.top1 : 0.5")
             t += evaluation

@@ -6,7 +6,6 @@ iteration (2,560 img/s)."""
 from __future__ import annotations
 
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +16,7 @@ from analysis.stats import run_throughput
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dll_synth as S  # noqa: E402
-from test_attack_2026_11_29k import _short_hiccups  # noqa: E402
+from test_attack_2026_11_29k import _evaluated_at_start, _short_hiccups  # noqa: E402
 
 BATCH, SECONDS = 128, 0.05
 
@@ -26,28 +25,9 @@ BATCH, SECONDS = 128, 0.05
 
 def _warm_evaluated(n: int, every: int, evaluation: float, warm: float,
                     epoch_len: int | None = None) -> list[str]:
-    """`n` iterations of 50 ms x lognormal(0.03), the first 2.5 s and iterations 2-5 `warm`
-    times (cuDNN autotune, the allocator); a line every `every` iterations and at iteration
-    1; after each line but the first and the last (or, with `epoch_len`, after each epoch's
-    last line) an evaluation of `evaluation` s whose `val.` line is stamped 1 ms after the
-    training line, before it runs."""
-    took = SECONDS * np.random.default_rng(3).lognormal(0.0, 0.03, n)
-    took[0] = 2.5
-    took[1:5] *= warm
-    out = [S.parameter(S.START, arch="resnet50", batch_size=BATCH, amp=True, world_size=1,
-                       print_freq=every)]
-    t = 20.0
-    for i in range(1, n + 1):
-        t += float(took[i - 1])
-        if i != 1 and i % every:
-            continue
-        out.append(f"DLL {S.stamp(S.START + timedelta(seconds=t))} - Epoch: 0 Iteration: {i}  "
-                   f"train.loss : {3.5 - i * 1e-4:.5f}")
-        if i < n and i != 1 and (epoch_len is None or i % epoch_len == 0):
-            out.append(f"DLL {S.stamp(S.START + timedelta(seconds=t + 0.001))} - Epoch: 0 "
-                       f"Iteration: {i}  val.loss : 3.4  val.top1 : 0.5")
-            t += evaluation
-    return out
+    """29k's run evaluated after each line but the first (or, with `epoch_len`, after each
+    epoch's last line), its first iteration 2.5 s and iterations 2-5 `warm` times."""
+    return _evaluated_at_start(n, every, evaluation, True, warm, epoch_len)
 
 
 @pytest.mark.parametrize("method", ["window", "dlperf"])
