@@ -53,7 +53,14 @@ from analysis.stats.methods.window import (
     stamp_step,
     whole_seconds,
 )
-from analysis.stats.run_pace import LOCAL, MIN_RECURRING, STALL_FACTOR, USUAL_QUANTILE, run_pace
+from analysis.stats.run_pace import (
+    LOCAL,
+    MIN_RECURRING,
+    STALL_FACTOR,
+    USUAL_QUANTILE,
+    run_pace,
+    telescoped_pace,
+)
 
 #: Relative difference between a measured figure and the printed throughput that is flagged.
 MISMATCH = 0.05
@@ -475,9 +482,21 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     # as `far`: a coarse stamp leaves an interval up to its step short of the time it timed
     short = rest & (dt > 0) & back \
         & (dt + coarse < (1 - MISMATCH) * ds * median * (low_q if few else 1.0))
-    missing = float(np.sum(ds[short] * median - dt[short]))
-    if median * rest_i - rest_s <= MISMATCH * seconds:
-        missing = 0.0
+
+    def lost(paced: float, which: np.ndarray) -> float:
+        """The window's time short of `paced` in its intervals `which`, where the window
+        as a whole is more than MISMATCH short of it (jitter both ways cancels)."""
+        if paced * rest_i - rest_s <= MISMATCH * seconds:
+            return 0.0
+        return float(np.sum(ds[which] * paced - dt[which]))
+
+    steady, missing = median, lost(median, short)
+    if coarse and not few:
+        # whole seconds read a run of 1.6 s iterations as 1 s and 2 s, whose median is no
+        # pace, and a step back as 0 s: their sum is (telescoped_pace)
+        paced, quick = telescoped_pace(ds, dt, rest & ~far, coarse, 1 - MISMATCH)
+        if lost(paced, quick & back) > missing:
+            steady, short, missing = paced, quick & back, lost(paced, quick & back)
     missing += float(below.sum())
     if excess <= MISMATCH * seconds and missing <= MISMATCH * seconds:
         return kept
@@ -499,7 +518,9 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     i = int(jumps[0])
     sibling = (f"; the run's intervals recurring at that period take up to "
                f"{ds[i - 1] * np.fmax(slow, fast)[i - 1]:.6g} s" if own[i - 1] else "")
-    where, paced = ("around", "the run's local pace") if few else ("of", "median")
+    where, paced = ("around", "the run's local pace") if few else ("of", "median") \
+        if steady == median else ("of", "whole-second stamps in sum, less the quickest and as many "
+                                     "of the slowest")
     if forward:
         what = checks.jump_reason(lines[a:b], st, t, jumps, median).replace(
             "an iteration of the window takes", f"an iteration {where} the window takes").replace(
@@ -510,7 +531,7 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     else:
         what = (f"the timestamps advance only {t[i] - t[i - 1]:.6g} s from line "
                 f"{int(lines[a + i - 1])} to line {int(lines[a + i])} over {int(st[i] - st[i - 1])} "
-                f"iteration(s), where an iteration {where} the window takes {median:.4g} s ({paced})"
+                f"iteration(s), where an iteration {where} the window takes {steady:.4g} s ({paced})"
                 + (f", and {len(jumps) - 1} more such interval(s)" if len(jumps) > 1 else "")
                 + f"{sibling}: a clock stepped back; the {missing:.6g} s missing from the window "
                 f"are {missing / seconds:.1%} of its {seconds:.6g} s")

@@ -19,6 +19,8 @@ intervals are judged against when they are looked at for a clock step or a stall
   rest.
 * The spread: the `USUAL_QUANTILE` of those intervals' time per iteration over their
   local pace (at least 1): how far the run's healthy intervals stray from their pace.
+* A window of whole-second stamps: the pace its intervals give in sum (telescoped_pace),
+  where the median of values read as 1 s and 2 s is none.
 """
 
 from __future__ import annotations
@@ -167,3 +169,31 @@ def _rolling_median(x: np.ndarray, k: int) -> np.ndarray:
         lo = min(max(i - h, 0), n - 2 * h - 1)
         out[i] = sorted(vals[lo:lo + 2 * h + 1])[h]
     return out
+
+
+def telescoped_pace(ds: np.ndarray, dt: np.ndarray, ok: np.ndarray, coarse: float,
+                    keep: float) -> tuple[float, np.ndarray]:
+    """(the pace of the intervals `ok` of stamps cut to `coarse` (whole seconds), those of
+    them more than a step short of `keep` times it: a clock stepped back). Each interval is
+    up to a step off, so the median of values read as 1 s and 2 s is no pace; but the
+    errors telescope, so a sum of intervals is off by under a step a stretch. The pace is
+    the time per iteration in sum of the intervals left when the k quickest and the k
+    slowest are left out, for the largest k whose quickest are all that short of it:
+    jitter on both sides (and stalls) leaves its pace where it is, a low tail of its own
+    (steps back) moves it up."""
+    order = np.flatnonzero(ok & (ds > 0))
+    short = np.zeros(len(ok), dtype=bool)
+    if not len(order):
+        return float("nan"), short
+    order = order[np.argsort(dt[order] / ds[order], kind="stable")]
+    t, n = dt[order], ds[order]
+    k = np.arange((len(order) - 1) // 2 + 1)  # left out at each end
+
+    def ends(x: np.ndarray) -> np.ndarray:  # the k first and the k last together
+        return np.cumsum(np.r_[0.0, x])[k] + np.cumsum(np.r_[0.0, x[::-1]])[k]
+
+    pace = (t.sum() - ends(t)) / (n.sum() - ends(n))
+    reach = np.concatenate([[-np.inf], np.maximum.accumulate((t + coarse) / n)])[k]
+    best = int(k[reach < keep * pace].max())
+    short[order[:best]] = True
+    return float(pace[best]), short
