@@ -241,9 +241,9 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
     paired), at least `NEAR_SHARE` of the more numerous of two logs' training stamps (of
     those at iterations both print: `_shared`) are the other's within the coarser log's
     resolution (a copy re-stamped, or its stamps cut or rounded to any resolution), as many
-    of those carry the same iteration (but for one constant) and, where the logs lie `elsewhere` or their stamps
-    alone cannot tell (coarser than a microsecond, intervals not `distinct`), the same
-    values; "" otherwise.
+    of those carry the same iteration but for one constant (a copy renumbered) and, where
+    the logs lie `elsewhere` or their stamps alone cannot tell (coarser than a microsecond,
+    intervals not `distinct`), the same values; "" otherwise.
     Where stamps cannot tell, a copy has as many, lies in the same place (a run that went a
     line further is another run; fixtures edited from one another share stamps and values)
     and its values vary (a generator's constant values tell no copy). A line lost or gained
@@ -253,16 +253,16 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
     tol = max(one.resolution, two.resolution)
     telling = tol == 1 and one.distinct and two.distinct
     values = elsewhere or not telling
-    i, j = _paired(one, two) if telling else ((), ())
+    ones, twos = _paired(one, two) if telling else ((), ())
     longer = max(len(one.lines), len(two.lines))
     need = max(3, NEAR_SHARE * max(len(a), len(b)) * (
-        _shared(len(i), longer) / longer if telling else 1))
+        _shared(len(ones), longer) / longer if telling else 1))
     pairs = min(len(a), len(b)) >= need and (telling or not elsewhere and len(a) == len(b)
                                              and one.varied and two.varied)
     offsets = {int(b[j] - a[i]) for i in (0, 1) for j in (0, 1)} if pairs else set()
-    if pairs and len(i):  # the first iteration both print paired, wherever it lies
-        offsets.update((b[two.steps == two.lines[j[0]]][:1]
-                        - a[one.steps == one.lines[i[0]]][:1]).tolist())
+    if pairs and len(ones):  # the first iteration both print paired, wherever it lies
+        offsets.update((b[two.steps == two.lines[twos[0]]][:1]
+                        - a[one.steps == one.lines[ones[0]]][:1]).tolist())
     for offset in sorted(offsets, key=abs):
         moved = a + offset
         right = np.clip(np.searchsorted(b, moved), 0, len(b) - 1)
@@ -285,13 +285,15 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
 
 def _alike(one: Signature, two: Signature) -> str:
     """"values (k of n iterations' values alike ...)" when, of at least `MIN_LINES`
-    iterations, `NEAR_SHARE` of the more numerous (of those both print: `_shared`) print
-    values equal within the coarser print precision of the two, and timed ones (the printed
-    rates or times; where neither log prints any, the stamps' intervals) one constant
-    multiple of the other log's, per column, within both logs' rounding: two real runs
-    never time alike line for line (a run made deterministic prints the same losses, never
-    its timings in proportion), a copy reprinted, rescaled or stretched does. A timed column tells only where its rounding is
-    fine enough that it is not so alike to itself a line later (`_proportional`)."""
+    iterations, `NEAR_SHARE` of the more numerous (of those both print, numbered alike but
+    for one constant: `_paired`, `_shared`) print values equal within the coarser print
+    precision of the two, and timed ones (the printed rates or times; where neither log
+    prints any, the stamps' intervals) one constant multiple of the other log's, per
+    column, within both logs' rounding and on average within one's (`_rounded_once`): two
+    real runs never time alike line for line (a run made deterministic prints the same
+    losses, never its timings in proportion), a copy reprinted, rescaled or stretched does.
+    A timed column tells only where its rounding is fine enough that it is not so alike to
+    itself a line later (`_proportional`)."""
     i, j = _paired(one, two)
     longer = max(len(one.lines), len(two.lines))
     lines = _shared(len(i), longer)

@@ -172,8 +172,9 @@ def _reruns(folder: Path, res_us: int = 1000, base: float = 0.05, spread: float 
             if i % every == 0:
                 us = int(t.timestamp() * 1e6) // res_us * res_us
                 shown = f"{dt.datetime.fromtimestamp(us / 1e6):%Y-%m-%d %H:%M:%S.%f}"
-                ips = (f"  train.total_ips : {512 * every / (t - ends[i - every]).total_seconds():.0f}"
-                       " img/s" if rate and i > every else "")
+                took = (t - ends.get(i - every, t)).total_seconds()
+                ips = f"  train.total_ips : {512 * every / took:.0f} img/s" \
+                    if rate and i > every else ""
                 out.append(f"DLL {shown} - Epoch: 0 Iteration: {i}  train.loss : "
                            f"{losses[i]:.5f}{ips}")
         (folder / f"{STEM}{run}.log").write_text("\n".join(out) + "\n")
