@@ -346,6 +346,8 @@ def _paired(one: Signature, two: Signature) -> tuple[np.ndarray, np.ndarray]:
                                  return_indices=True)
         if len(i) > len(best[0]):
             best = i, j
+        if len(i) == min(len(one.lines), len(two.lines)):
+            break  # all of the shorter log's lines paired: none pairs more
     return best
 
 
