@@ -79,9 +79,10 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
                         and other.relative_id != run.relative_id
                     # logs in other places that state another configuration share their
                     # lines by construction (fixtures edited from one another) unless
-                    # their stamps tell; within one place a header edit makes no new run
+                    # their stamps tell; a header edit makes no new run within one place,
+                    # nor of another host or seed anywhere
                     by_values = not elsewhere or not _states_differ(other.main.parsed,
-                                                                    main.parsed)
+                                                                    main.parsed, True)
                     alike = _copy_of(theirs, sig, elsewhere, by_values)
                     if alike and _copy_whole(other.main, main, read_whole, elsewhere,
                                              by_values):
@@ -240,9 +241,9 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
     paired), at least `NEAR_SHARE` of the more numerous of two logs' training stamps (of
     those at iterations both print: `_shared`) are the other's within the coarser log's
     resolution (a copy re-stamped, or its stamps cut or rounded to any resolution), as many
-    of those carry the same iteration and, where the logs lie `elsewhere` or their stamps
-    alone cannot tell (coarser than a microsecond, intervals not `distinct`), the same
-    values; "" otherwise.
+    of those carry the same iteration but for one constant (a copy renumbered) and, where
+    the logs lie `elsewhere` or their stamps alone cannot tell (coarser than a microsecond,
+    intervals not `distinct`), the same values; "" otherwise.
     Where stamps cannot tell, a copy has as many, lies in the same place (a run that went a
     line further is another run; fixtures edited from one another share stamps and values)
     and its values vary (a generator's constant values tell no copy). A line lost or gained
@@ -252,15 +253,16 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
     tol = max(one.resolution, two.resolution)
     telling = tol == 1 and one.distinct and two.distinct
     values = elsewhere or not telling
-    common = np.intersect1d(one.lines, two.lines, assume_unique=True) if telling else ()
+    ones, twos = _paired(one, two) if telling else ((), ())
     longer = max(len(one.lines), len(two.lines))
     need = max(3, NEAR_SHARE * max(len(a), len(b)) * (
-        _shared(len(common), longer) / longer if telling else 1))
+        _shared(len(ones), longer) / longer if telling else 1))
     pairs = min(len(a), len(b)) >= need and (telling or not elsewhere and len(a) == len(b)
                                              and one.varied and two.varied)
     offsets = {int(b[j] - a[i]) for i in (0, 1) for j in (0, 1)} if pairs else set()
-    if pairs and len(common):  # the first iteration both print paired, wherever it lies
-        offsets.update((b[two.steps == common[0]][:1] - a[one.steps == common[0]][:1]).tolist())
+    if pairs and len(ones):  # the first iteration both print paired, wherever it lies
+        offsets.update((b[two.steps == two.lines[twos[0]]][:1]
+                        - a[one.steps == one.lines[ones[0]]][:1]).tolist())
     for offset in sorted(offsets, key=abs):
         moved = a + offset
         right = np.clip(np.searchsorted(b, moved), 0, len(b) - 1)
@@ -268,7 +270,9 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
         nearest = np.where(np.abs(b[right] - moved) <= np.abs(b[left] - moved), right, left)
         paired = np.abs(b[nearest] - moved) <= tol
         same = len(np.unique(nearest[paired]))
-        if same < need or (one.steps[paired] == two.steps[nearest[paired]]).sum() < need \
+        _, renumbered = np.unique(two.steps[nearest[paired]] - one.steps[paired],
+                                  return_counts=True)
+        if same < need or renumbered.max(initial=0) < need \
                 or values and (one.rows[paired] == two.rows[nearest[paired]]).sum() < need:
             continue
         shift = np.median(b[nearest[paired]] - a[paired])  # a cut stamp is early by < tol
@@ -281,17 +285,19 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
 
 def _alike(one: Signature, two: Signature) -> str:
     """"values (k of n iterations' values alike ...)" when, of at least `MIN_LINES`
-    iterations, `NEAR_SHARE` of the more numerous (of those both print: `_shared`) print
-    values equal within the coarser print precision of the two, and timed ones (the printed
-    rates or times; where neither log prints any, the stamps' intervals) one constant
-    multiple of the other log's, per column, within both logs' rounding: two real runs
-    never time alike line for line (a run made deterministic prints the same losses, never
-    its timings in proportion), a copy reprinted, rescaled or stretched does. A timed column tells only where its rounding is
-    fine enough that it is not so alike to itself a line later (`_proportional`)."""
-    common, i, j = np.intersect1d(one.lines, two.lines, assume_unique=True, return_indices=True)
+    iterations, `NEAR_SHARE` of the more numerous (of those both print, numbered alike but
+    for one constant: `_paired`, `_shared`) print values equal within the coarser print
+    precision of the two, and timed ones (the printed rates or times; where neither log
+    prints any, the stamps' intervals) one constant multiple of the other log's, per
+    column, within both logs' rounding and on average within one's (`_rounded_once`): two
+    real runs never time alike line for line (a run made deterministic prints the same
+    losses, never its timings in proportion), a copy reprinted, rescaled or stretched does.
+    A timed column tells only where its rounding is fine enough that it is not so alike to
+    itself a line later (`_proportional`)."""
+    i, j = _paired(one, two)
     longer = max(len(one.lines), len(two.lines))
-    lines = _shared(len(common), longer)
-    if len(common) < max(MIN_LINES, NEAR_SHARE * lines):
+    lines = _shared(len(i), longer)
+    if len(i) < max(MIN_LINES, NEAR_SHARE * lines):
         return ""
     names = [n for n in one.names if n in two.names]
     timed = [n for n in names if n in TIMED] or [n for n in names if n == INTERVAL]
@@ -302,9 +308,9 @@ def _alike(one: Signature, two: Signature) -> str:
     x, y = (s.table[s.names.index(timed[0])][k[:2 * MIN_LINES]] for s, k in ((one, i), (two, j)))
     fail = ~(_proportional(x, _unit(x, timed[0], one), y, _unit(y, timed[0], two))
              | np.isnan(x) & np.isnan(y))
-    if fail.sum() > len(common) - NEAR_SHARE * lines:
+    if fail.sum() > len(i) - NEAR_SHARE * lines:
         return ""
-    ok, told = np.ones(len(common), bool), False
+    ok, told = np.ones(len(i), bool), False
     for name in names:
         if name == INTERVAL and name not in timed:
             continue
@@ -312,7 +318,10 @@ def _alike(one: Signature, two: Signature) -> str:
         ux, uy = _unit(x, name, one), _unit(y, name, two)
         x, y = x[i], y[j]
         if name in timed:
-            ok &= _proportional(x, ux, y, uy) | np.isnan(x) & np.isnan(y)
+            fits = _proportional(x, ux, y, uy)
+            if not _rounded_once(x[fits], ux, y[fits], uy, name):
+                return ""
+            ok &= fits | np.isnan(x) & np.isnan(y)
             told = told or not any(_proportional(v[:-1], u, v[1:], u).sum() * 2 >= len(v) - 1
                                    for v, u in ((x, ux), (y, uy)))
         else:
@@ -323,6 +332,23 @@ def _alike(one: Signature, two: Signature) -> str:
     return (f"values ({same} of {longer} iterations' values alike to their print precision, "
             f"{' and '.join(timed)} one multiple of the other's: a copy "
             "re-stamped, stretched, jittered, reprinted or rescaled)")
+
+
+def _paired(one: Signature, two: Signature) -> tuple[np.ndarray, np.ndarray]:
+    """The indices, in each log's `lines`, of the iterations both print, numbered alike but
+    for the one constant (0 first) that pairs the most; the constants tried align one of
+    either log's first three lines with one of the other's (a copy counted from 0, or from
+    1000 as if resumed)."""
+    best = np.empty(0, int), np.empty(0, int)
+    for shift in sorted({0, *(int(b - a) for a in one.lines[:3] for b in two.lines[:3])},
+                        key=abs):
+        _, i, j = np.intersect1d(one.lines + shift, two.lines, assume_unique=True,
+                                 return_indices=True)
+        if len(i) > len(best[0]):
+            best = i, j
+        if len(i) == min(len(one.lines), len(two.lines)):
+            break  # all of the shorter log's lines paired: none pairs more
+    return best
 
 
 def _shared(both: int, longer: int) -> int:
@@ -361,6 +387,26 @@ def _proportional(x: np.ndarray, ux: float, y: np.ndarray, uy: float) -> np.ndar
     return fine & (low <= c) & (c <= high)
 
 
+#: How far the spread of a copy's timed values about one constant multiple of the other
+#: log's may exceed what one rounding gives: a copy is rounded once (where reprinted or
+#: re-stamped), two runs each their own way (sqrt 2 times as much), besides their jitter.
+ROUNDED_ONCE = 1.25
+
+
+def _rounded_once(x: np.ndarray, ux: float, y: np.ndarray, uy: float, name: str) -> bool:
+    """Whether pairs (x, y) of a timed column, each within its unit of y = c x, are so on
+    average as one rounding allows: the root mean square of y - c x (c from their sums) at
+    most `ROUNDED_ONCE` times the spread of a value rounded to the coarser unit (uniform
+    within a unit: unit / sqrt 12; an interval, two stamps each within their resolution:
+    unit / sqrt 24)."""
+    if len(x) < 2 or x.sum() <= 0:
+        return True
+    c = y.sum() / x.sum()
+    spread = max(uy, c * ux) / math.sqrt(24 if name == INTERVAL else 12)
+    return bool(np.sqrt(np.mean((y - c * x) ** 2))
+                <= ROUNDED_ONCE * spread + 1e-9 * np.abs(y).max())
+
+
 def _name(resolution: int) -> str:
     return {1: "the microsecond", 1000: "the millisecond", 10 ** 6: "the second"}.get(
         resolution, f"{resolution / 1e3:g} ms")
@@ -374,12 +420,17 @@ def _copy_whole(one: FileRead, two: FileRead, read_whole: Callable[[FileRead], S
     return all(s is not None for s in sigs) and bool(_copy_of(*sigs, elsewhere, by_values))
 
 
-def _states_differ(one: ParsedLog, two: ParsedLog) -> list[str]:
+def _states_differ(one: ParsedLog, two: ParsedLog, configured: bool = False) -> list[str]:
     """The keys both logs state (metadata and argument dump) with different values: a copy
-    may have its header edited, its training lines still tell it."""
+    may have its header edited, its training lines still tell it. Where `configured`, only
+    the dump's keys that state a configuration (`case_stats.configuration`: not the host,
+    seed or paths each repeat states its own)."""
+    from analysis.stats.case_stats import configuration
+
+    states = configuration if configured else dict
+    mine, theirs = states(one.parameters), states(two.parameters)
     return sorted({k for k in one.meta.keys() & two.meta.keys() if one.meta[k] != two.meta[k]}
-                  | {k for k in one.parameters.keys() & two.parameters.keys()
-                     if one.parameters[k] != two.parameters[k]})
+                  | {k for k in mine.keys() & theirs.keys() if mine[k] != theirs[k]})
 
 
 def _same_text(a: Path, b: Path, limit: int) -> bool:
