@@ -138,10 +138,11 @@ def _restarts(epoch: np.ndarray, steps: np.ndarray, lines: np.ndarray) -> bool:
 
 def holds_evaluation(evaluations: np.ndarray | None, lines: np.ndarray) -> np.ndarray:
     """For each interval between consecutive training `lines` (in line order): whether an
-    evaluation line (``RunData.evaluations``) lies between them."""
+    evaluation line (``RunData.evaluations``) lies between them or ends it: a training line
+    that carries evaluation results was printed after the evaluation ran, in its interval."""
     if evaluations is None or not len(evaluations) or len(lines) < 2:
         return np.zeros(max(len(lines) - 1, 0), dtype=bool)
-    return np.diff(np.searchsorted(evaluations, lines)) > 0
+    return np.diff(np.searchsorted(evaluations, lines, "right")) > 0
 
 
 def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
