@@ -244,11 +244,11 @@ def _first_step(run: RunData) -> int | None:
 SKIPPED = ("; iterations include {n} optimizer steps the AMP loss scaler skipped (printed "
            "skipped_steps; the log numbers iterations without them)")
 #: What a window's method text adds when it leaves out intervals holding evaluation lines.
-EVALUATIONS = ("; {n} interval(s) inside the window hold evaluation lines (first after line "
-               "{line}): they are left out, as the intervals across an epoch's end are")
+EVALUATIONS = ("; {n} interval(s) inside the window hold evaluation lines or end at one (first "
+               "after line {line}): they are left out, as the intervals across an epoch's end are")
 #: What a window's method text adds when it counts intervals holding evaluation lines.
-EVALUATIONS_COUNTED = ("; {n} of the window's {of} intervals hold evaluation lines (first after "
-                       "line {line}), too many to leave out (the run has too few intervals "
+EVALUATIONS_COUNTED = ("; {n} of the window's {of} intervals hold evaluation lines or end at one "
+                       "(first after line {line}), too many to leave out (the run has too few intervals "
                        "without one to fill the window): their time is counted as training")
 #: What a window's method text adds when its intervals ran other global batches.
 RAMP_UP = "; samples = each interval's printed global batch x its iterations (batch ramp-up)"
