@@ -749,7 +749,7 @@ def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
             first = int(np.flatnonzero(held)[0])
             return _flag(est, "figure_mismatch", (
                 f"the figure's lines {int(lines[0])} to {int(lines[-1])} hold {int(held.sum())} "
-                f"evaluation line(s) between training lines (first between lines "
+                f"evaluation line(s) between training lines or at their end (first between lines "
                 f"{int(lines[first])} and {int(lines[first + 1])}): the intervals holding them "
                 f"take {extra:.6g} s beyond the pace of the others, {extra / seconds:.1%} of the "
                 f"{seconds:.6g} s the figure counts as training (--method window leaves them out "
@@ -791,7 +791,9 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, ok, held,
              f"evaluation lines ({len(at)} intervals)")
     spent = 0.0
     if stamps is not None and len(stamps) == len(run.evaluations):
-        last = np.searchsorted(run.evaluations, lines[at + 1]) - 1  # the last before the next
+        # the last before the next training line: one carried on that line is stamped with
+        # the training that ran before the evaluation, so it times nothing of its own
+        last = np.searchsorted(run.evaluations, lines[at + 1]) - 1
         took = stamps[last] - t[at]
         spent = float(took[np.isfinite(took) & (took > 0)].sum())
     if spent > MISMATCH * seconds:
@@ -800,14 +802,9 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, ok, held,
             f"after the training lines before them, {spent / seconds:.1%} of the "
             f"{seconds:.6g} s the figure counts; the figure is kept"))
     all_lines, _, step, ts = run.timeline()
-    # evaluation metrics carried on the training lines themselves (a running val_top1, a
-    # count named valid_...) are no line of their own between them: nothing to time
-    between = np.setdiff1d(run.evaluations, all_lines)
-    if not len(between):
-        return None
     run_ds, run_dt = np.diff(step), np.diff(ts)
     free = ((run_ds > 0) & np.isfinite(run_dt) & (run_dt > 0)
-            & ~holds_evaluation(between, all_lines))
+            & ~holds_evaluation(run.evaluations, all_lines))
     run_per = run_dt / np.where(run_ds > 0, run_ds, 1)
     end = free & (all_lines[:-1] >= lines[-1])
     cleared = _training_pace(run_per[end], np.diff(t)[held] / ds[held])

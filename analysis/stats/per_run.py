@@ -217,9 +217,15 @@ def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | 
               evaluations: tuple[np.ndarray, np.ndarray] | None = None) -> RunData:
     gbs = run["global_batch_size"]
     lines, stamps = (None, None) if evaluations is None else evaluations
-    return RunData(run["run_id"], run["family"],
-                   float("nan") if schema.is_missing(gbs) else float(gbs), train, run,
-                   metric_rows, arrays, closing, lines, stamps)
+    rd = RunData(run["run_id"], run["family"],
+                 float("nan") if schema.is_missing(gbs) else float(gbs), train, run,
+                 metric_rows, arrays, closing, lines, stamps)
+    if lines is not None and np.isin(rd.timeline()[0][1:], lines).all():
+        # evaluation figures on every training line (a running val_top1) leave no interval
+        # without one to tell an evaluation's time by: a metric printed with each line
+        keep = ~np.isin(lines, rd.timeline()[0])
+        rd.evaluations, rd.evaluation_stamps = lines[keep], stamps[keep]
+    return rd
 
 
 def run_data(result: ParseResult, run_id: str) -> RunData:

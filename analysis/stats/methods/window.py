@@ -138,10 +138,11 @@ def _restarts(epoch: np.ndarray, steps: np.ndarray, lines: np.ndarray) -> bool:
 
 def holds_evaluation(evaluations: np.ndarray | None, lines: np.ndarray) -> np.ndarray:
     """For each interval between consecutive training `lines` (in line order): whether an
-    evaluation line (``RunData.evaluations``) lies between them."""
+    evaluation line (``RunData.evaluations``) lies between them or ends it: a training line
+    that carries evaluation results was printed after the evaluation ran, in its interval."""
     if evaluations is None or not len(evaluations) or len(lines) < 2:
         return np.zeros(max(len(lines) - 1, 0), dtype=bool)
-    return np.diff(np.searchsorted(evaluations, lines)) > 0
+    return np.diff(np.searchsorted(evaluations, lines, "right")) > 0
 
 
 def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
@@ -243,11 +244,11 @@ def _first_step(run: RunData) -> int | None:
 SKIPPED = ("; iterations include {n} optimizer steps the AMP loss scaler skipped (printed "
            "skipped_steps; the log numbers iterations without them)")
 #: What a window's method text adds when it leaves out intervals holding evaluation lines.
-EVALUATIONS = ("; {n} interval(s) inside the window hold evaluation lines (first after line "
-               "{line}): they are left out, as the intervals across an epoch's end are")
+EVALUATIONS = ("; {n} interval(s) inside the window hold evaluation lines or end at one (first "
+               "after line {line}): they are left out, as the intervals across an epoch's end are")
 #: What a window's method text adds when it counts intervals holding evaluation lines.
-EVALUATIONS_COUNTED = ("; {n} of the window's {of} intervals hold evaluation lines (first after "
-                       "line {line}), too many to leave out (the run has too few intervals "
+EVALUATIONS_COUNTED = ("; {n} of the window's {of} intervals hold evaluation lines or end at one "
+                       "(first after line {line}), too many to leave out (the run has too few intervals "
                        "without one to fill the window): their time is counted as training")
 #: What a window's method text adds when its intervals ran other global batches.
 RAMP_UP = "; samples = each interval's printed global batch x its iterations (batch ramp-up)"
