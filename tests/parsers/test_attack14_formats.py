@@ -1,0 +1,57 @@
+"""Formats read across a boundary the log itself states: a TF2 Keras run across New Year's
+midnight (absl prefixes print no year), MXNet Speedometer windows across an epoch's end,
+the MLPerf review committee's ``scaling.json``, and the OneFlow models-repo's rank text."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import pytest
+
+from analysis.collect import parse_paths
+from analysis.stats import run_throughput
+
+REAL = Path(__file__).resolve().parents[1] / "data" / "real"
+TF2 = REAL / "dlperf_tf2" / "1n1g" / "rn50_b128_fp32_2.log"
+#: the log's own figures (tests/parsers/test_tf_keras_timehistory.py pins them unshifted)
+TF2_FIGURES = {"dlperf": 321.80, "window": 325.10, "reported": 321.30}
+
+
+def _shifted(text: str, to: dt.datetime) -> str:
+    """`text` with every stamp, dated TF C++ lines and year-less absl prefixes alike, moved by
+    one offset so that the first dated line is at `to`."""
+    first = dt.datetime.fromisoformat(re.search(r"(?m)^(\d{4}-\S+ \S+):", text)[1])
+    off = to - first
+
+    def iso(m):
+        return f"{dt.datetime.fromisoformat(m[1]) + off:%Y-%m-%d %H:%M:%S.%f}"
+
+    def absl(m):
+        t = dt.datetime(first.year, int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]),
+                        int(m[7])) + off
+        return f"{m[1]}{t:%m%d %H:%M:%S.%f}"
+    text = re.sub(r"(?m)^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6})", iso, text)
+    return re.sub(r"(?m)^([IWEF])(\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6})", absl, text)
+
+
+@pytest.mark.parametrize("to", [dt.datetime(2020, 12, 31, 23, 57, 20),  # before step 200
+                                dt.datetime(2020, 12, 31, 23, 55, 0),  # before step 500
+                                dt.datetime(2023, 2, 28, 23, 55, 0),  # Feb 28 -> Mar 1
+                                dt.datetime(2024, 2, 28, 23, 55, 0)],
+                         ids=["newyear_early", "newyear_late", "feb28_common", "feb28_leap"])
+def test_a_tf2_run_across_midnight_keeps_its_figures(tmp_path, to):
+    """The absl prefix `I0101 00:00:28` follows `I1231 23:59:48`: a new year, 40 s later."""
+    text = _shifted(TF2.read_text(), to)
+    prefixes = re.findall(r"(?m)^I(\d\d)\d\d \S+ \d+ keras_utils\.py:\d+\] TimeHistory", text)
+    assert to.month != 12 or prefixes[0] == "12" and prefixes[-1] == "01"
+    out = tmp_path / "1n1g" / TF2.name
+    out.parent.mkdir()
+    out.write_text(text)
+    result = parse_paths([tmp_path])
+    assert "timestamps_backwards" not in set(result.problems["kind"])
+    for method, figure in TF2_FIGURES.items():
+        row = run_throughput(result, method).iloc[0]
+        assert (row["throughput"], row["problem_kind"]) == (pytest.approx(figure, abs=0.005),
+                                                             ""), method
