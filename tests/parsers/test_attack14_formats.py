@@ -5,6 +5,8 @@ the MLPerf review committee's ``scaling.json``, and the OneFlow models-repo's ra
 from __future__ import annotations
 
 import datetime as dt
+import gzip
+import math
 import re
 from pathlib import Path
 
@@ -55,3 +57,37 @@ def test_a_tf2_run_across_midnight_keeps_its_figures(tmp_path, to):
         row = run_throughput(result, method).iloc[0]
         assert (row["throughput"], row["problem_kind"]) == (pytest.approx(figure, abs=0.005),
                                                              ""), method
+
+
+# --- MXNet Speedometer windows across an epoch's end --------------------------------------
+
+MXNET = REAL / "mlperf_v1_0_nvidia_mxnet_resnet" / "result_0.txt.gz"
+MXNET_META = {"num_nodes": 1, "gpus_per_node": 8, "batch_size_per_device": 408}
+
+
+def _speedometer_truth(warmup: int, measure: int) -> float:
+    """Read independently of the parser: the global batch x every batch run between the
+    Speedometer lines the window spans (an epoch runs ceil(train_samples / global batch),
+    its last partial, whatever its lines print) / the seconds between those lines."""
+    text = gzip.decompress(MXNET.read_bytes()).decode()
+    stated = {k: int(v) for k, v in re.findall(
+        r'"key": "(global_batch_size|train_samples)", "value": (\d+)', text)}
+    per_epoch = math.ceil(stated["train_samples"] / stated["global_batch_size"])
+    rows = [(int(e) * per_epoch + int(b), dt.datetime.fromisoformat(f"{t}.{ms}").timestamp())
+            for t, ms, e, b in re.findall(r"(?m)^(\S+ \S+),(\d{3}) Node\[0\] Epoch\[(\d+)\] "
+                                          r"Batch \[\d+-(\d+)\]\tSpeed: ", text)]
+    a = next(r for r in rows if r[0] >= warmup)
+    b = next(r for r in rows if r[0] >= a[0] + measure)
+    return stated["global_batch_size"] * (b[0] - a[0]) / (b[1] - a[1])
+
+
+@pytest.mark.parametrize("warmup, measure", [(1200, 400), (700, 200), (20, 100)])
+def test_a_speedometer_window_counts_the_batches_after_an_epochs_last_line(warmup, measure):
+    """1200..1600 spans the ends of epochs 3 and 4: 413 batches ran in its 50.3 s, the
+    Speedometer lines' numbers differ by 400 (each epoch's last 12-13 batches unprinted)."""
+    row = run_throughput(parse_paths([MXNET], meta=MXNET_META), "window", warmup,
+                         measure).iloc[0]
+    assert row["throughput"] == pytest.approx(_speedometer_truth(warmup, measure), rel=1e-9)
+    assert row["problem_kind"] == ""
+    if warmup == 1200:  # the printed Speed of those lines: median 26,778.38
+        assert row["throughput"] == pytest.approx(26773.76, abs=0.01)
