@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from analysis.collect import parse_paths
-from analysis.stats import run_throughput
+from analysis.stats import run_throughput, summarize
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real"
 TF2 = REAL / "dlperf_tf2" / "1n1g" / "rn50_b128_fp32_2.log"
@@ -91,3 +91,58 @@ def test_a_speedometer_window_counts_the_batches_after_an_epochs_last_line(warmu
     assert row["problem_kind"] == ""
     if warmup == 1200:  # the printed Speed of those lines: median 26,778.38
         assert row["throughput"] == pytest.approx(26773.76, abs=0.01)
+
+
+# --- the MLPerf review committee's scaling.json ---------------------------------------------
+
+#: mlperf-logging's summarizer on the five NVIDIA v1.0 MXNet ResNet logs (their SOURCE)
+RESNET_SCORE = 28.770861111111106
+
+
+def _resnet_folder(root: Path, scaling: str | None) -> Path:
+    folder = root / "resnet"
+    folder.mkdir(parents=True)
+    for log in sorted(MXNET.parent.glob("result_*.txt.gz")):
+        (folder / log.name).write_bytes(log.read_bytes())
+    if scaling is not None:
+        (folder / "scaling.json").write_text(scaling)
+    return folder
+
+
+def _score(root: Path) -> tuple[float, str]:
+    row = summarize(parse_paths([root]), "reported").iloc[0]
+    return row["time_to_train_min"], row["time_to_train_rule"]
+
+
+def test_scaling_json_beside_the_result_logs_scales_the_score(tmp_path):
+    """The summarizer multiplies the folder's olympic mean by the committee's factor."""
+    _resnet_folder(tmp_path, '{"scaling_factor": 1.1}')
+    score, rule = _score(tmp_path)
+    assert score == pytest.approx(RESNET_SCORE * 1.1, rel=1e-12)
+    assert rule.endswith("; x 1.1 (scaling.json)")
+
+
+@pytest.mark.parametrize("text, said", [
+    ('{"scaling_factor": 1.1\n', "scaling.json:2: unreadable (Expecting ',' delimiter"),
+    ('{"scaling_factor": "x"}', "states no positive scaling_factor ({'scaling_factor': 'x'})"),
+    ('[1.1]', "states no positive scaling_factor ([1.1])"),
+    ('{"scaling_factor": -1}', "states no positive scaling_factor")])
+def test_a_scaling_json_that_states_no_factor_gives_no_score(tmp_path, text, said):
+    _resnet_folder(tmp_path, text)
+    score, rule = _score(tmp_path)
+    assert math.isnan(score) and said in rule and rule.endswith("no score")
+
+
+def test_a_case_across_folders_of_different_scaling_has_no_score(tmp_path):
+    folder = _resnet_folder(tmp_path / "a", '{"scaling_factor": 1.1}')
+    other = tmp_path / "b" / "resnet"
+    other.mkdir(parents=True)
+    for log in ("result_3.txt.gz", "result_4.txt.gz"):
+        (folder / log).rename(other / log)
+    score, rule = _score(tmp_path)
+    assert math.isnan(score) and "scaled differently" in rule
+    assert "x 1 (" in rule and "x 1.1 (" in rule
+    (other / "scaling.json").write_text('{"scaling_factor": 1.1}')
+    score, rule = _score(tmp_path)
+    assert score == pytest.approx(RESNET_SCORE * 1.1, rel=1e-12)
+    assert rule.endswith("; x 1.1 (scaling.json)")
