@@ -146,3 +146,36 @@ def test_a_case_across_folders_of_different_scaling_has_no_score(tmp_path):
     score, rule = _score(tmp_path)
     assert score == pytest.approx(RESNET_SCORE * 1.1, rel=1e-12)
     assert rule.endswith("; x 1.1 (scaling.json)")
+
+
+# --- OneFlow models-repo: why a run has no printed run throughput ---------------------------
+
+OFM = REAL.parent / "oneflow_models" / "graph_dated" / "1n2g" / "resnet50_b192_amp_1.log"
+
+
+def _ofm(tmp_path: Path, keep, dump: str | None = None) -> dict:
+    """The 2-GPU log (argument dump, both ranks' lines) with only the lines of ranks `keep`,
+    its dump's devices per node set to `dump`: `reported`'s row."""
+    lines = OFM.read_text().splitlines(keepends=True)
+    text = "".join(ln for ln in lines
+                   if not (m := re.match(r"\[rank:(\d+)\] ", ln)) or int(m[1]) in keep)
+    if dump is not None:
+        text = re.sub(r"(num_devices_per_node \.+ )\d+", rf"\g<1>{dump}", text)
+    out = tmp_path / "logs" / "train.log"  # a path that states no world size
+    out.parent.mkdir()
+    out.write_text(text)
+    return run_throughput(parse_paths([out.parent]), "reported").iloc[0]
+
+
+def test_a_models_log_without_rank_0_says_so_not_that_its_dump_is_missing(tmp_path):
+    """Its dump states 2 devices; only rank 1 printed: rank 0's lines are what is missing."""
+    row = _ofm(tmp_path, {1})
+    assert math.isnan(row["throughput"]) and row["problem_kind"] == "method_fallback"
+    assert "prints the lines of rank 1 only of the 2 of the world, not rank 0's" in row["problem"]
+    assert "argument dump" not in row["problem"] and "--method window" in row["problem"]
+
+
+def test_a_models_log_short_of_its_world_names_the_ranks_it_prints(tmp_path):
+    row = _ofm(tmp_path, {0, 1}, dump="4")
+    assert row["problem_kind"] == "method_fallback"
+    assert "prints the lines of ranks 0, 1 only of the 4 of the world" in row["problem"]
