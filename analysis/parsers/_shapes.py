@@ -177,6 +177,28 @@ def unix_seconds(datetimes: list[bytes]) -> np.ndarray:
     return out
 
 
+#: A year-less stamp this far before the one above it is in the next year (Dec 31 -> Jan 1).
+_YEAR_TURNS = 180 * 86400.0
+
+
+def year_less(stamps: list[bytes], year: int | None = None) -> np.ndarray:
+    """Unix seconds of ``MM-DD HH:MM:SS[.f]`` stamps that print no year, in log order: the
+    first in `year`, one year on after each stamp that goes back by more than half a year;
+    without `year` in nominal years, NO_YEAR on, shifted so that a year whose Feb 29 is
+    printed is LEAP_YEAR (Feb 28 -> Mar 1 is a day in any other). NaN for an empty stamp."""
+    def read(years: np.ndarray) -> np.ndarray:
+        return unix_seconds([b"%d-%s" % (y, s) if s else b""
+                             for y, s in zip(years.tolist(), stamps)])
+    ts = read(np.full(len(stamps), LEAP_YEAR))  # every month and day read, to find the turns
+    ok = np.flatnonzero(np.isfinite(ts))
+    turns = np.zeros(len(stamps), np.int64)
+    turns[ok[1:]] = np.diff(ts[ok]) < -_YEAR_TURNS
+    years = np.cumsum(turns) + (NO_YEAR if year is None else year)
+    leap = [i for i, s in enumerate(stamps) if s.startswith(b"02-29")]
+    if year is None and leap:
+        years += LEAP_YEAR - years[leap[0]]
+    return read(years)
+
 def datetime_columns(dates: list[bytes], times: list[bytes]) -> np.ndarray | None:
     """Unix seconds of date and time token columns (``YYYY-MM-DD``, ``HH:MM:SS[.f…]`` with
     one time width throughout), as :func:`unix_seconds`; None when the widths differ or a

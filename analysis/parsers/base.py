@@ -185,6 +185,10 @@ class LogParser(ABC):
     no_throughput: ClassVar[tuple[str, str]] = ("the log prints no throughput of the run",
                                                 "method_fallback")
 
+    def why_no_throughput(self, run) -> tuple[str, str]:
+        """`no_throughput` for `run` (a RunData): a family may say from the run what it lacks."""
+        return self.no_throughput
+
     @classmethod
     @abstractmethod
     def sniff(cls, head: bytes) -> int:

@@ -23,7 +23,7 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._gpt import GPTCases
 from analysis.parsers._scan import NUM, bad_lines, column, floats, found, in_int64, ints
-from analysis.parsers._shapes import LEAP_YEAR, NO_YEAR, unix_seconds
+from analysis.parsers._shapes import year_less
 from analysis.parsers.base import LogParser, ParsedLog, parse_bool
 from analysis.parsers.gpu_memory import add_memory_blocks
 
@@ -64,27 +64,11 @@ _THROUGHPUT = (rb"total_throughput: (" + NUM + rb") samples/s",
 _TIMER_WARMUP = 2  # IterationTimer(warmup_iter=3) times iterations from the 3rd on
 
 
-#: A stamp this far before the one above it is in the next year (Dec 31 -> Jan 1).
-_YEAR_TURNS = 180 * 86400.0
-
-
 def _stamps(matches: list[re.Match]) -> np.ndarray:
-    """Unix seconds of the metric lines' ``[MM/DD HH:MM:SS`` stamps in nominal years: NO_YEAR,
-    one year on after each stamp that goes back by more than half a year, and shifted so
-    that a year whose Feb 29 is printed is LEAP_YEAR (Feb 28 -> Mar 1 is a day in any
-    other year)."""
-    stamps = [m.group(0)[1:15] for m in matches]
+    """Unix seconds of the metric lines' ``[MM/DD HH:MM:SS`` stamps in nominal years
+    (:func:`analysis.parsers._shapes.year_less`)."""
+    return year_less([b"%s-%s" % (m.group(0)[1:3], m.group(0)[4:15]) for m in matches])
 
-    def read(years: np.ndarray) -> np.ndarray:
-        return unix_seconds([b"%d-%s-%s %s" % (y, s[:2], s[3:5], s[6:])
-                             for y, s in zip(years.tolist(), stamps)])
-    years = np.full(len(stamps), LEAP_YEAR)  # every month and day read, to find the turns
-    turns = np.diff(read(years)) < -_YEAR_TURNS
-    years += np.concatenate([[0], np.cumsum(turns)]) - LEAP_YEAR + NO_YEAR
-    leap = [i for i, s in enumerate(stamps) if s.startswith(b"02/29")]
-    if leap:
-        years += LEAP_YEAR - years[leap[0]]
-    return read(years)
 
 def _interval_latency(step: np.ndarray, avg: np.ndarray) -> np.ndarray:
     """Mean seconds per iteration between consecutive prints from the printed running means

@@ -407,7 +407,7 @@ def _read_keys(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog)
                            epoch=np.array([-1 if e is None else e for e in ep], dtype=np.int64))
 
 
-def _read_speed(log: LogText, parsed: ParsedLog) -> None:
+def _read_speed(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> None:
     """MXNet Speedometer lines: training throughput per interval, global (NVIDIA's fit.py
     gives the Speedometer the global batch on rank 0)."""
     matches, lines = found(log, _SPEED)
@@ -417,19 +417,28 @@ def _read_speed(log: LogText, parsed: ParsedLog) -> None:
     ts = unix_seconds([b"%s.%s" % t.groups() if (t := _ASCTIME.search(h)) else b""
                        for h in heads])
     epoch = np.array([int(m.group(1)) for m in matches], dtype=np.int64)
+    samples = next((_count(rec.get("value")) for _, rec in records
+                    if rec["key"] == "train_samples"), None)
+    batch = parsed.meta.get("global_batch_size")
     parsed.obs.add(line=lines, metric=M.THROUGHPUT, phase=M.TRAIN, unit=M.SAMPLES_PER_S,
-                   value=to_float([m.group(3) for m in matches]), timestamp=ts,
-                   epoch=epoch, step=_run_steps(epoch, [int(m.group(2)) for m in matches]))
+                   value=to_float([m.group(3) for m in matches]), timestamp=ts, epoch=epoch,
+                   step=_run_steps(epoch, [int(m.group(2)) for m in matches],
+                                   -(-samples // batch) if samples and batch else None))
     parsed.meta.setdefault("framework", "MXNet")
     parsed.meta_lines.setdefault("framework", int(lines[0]))
 
 
-def _run_steps(epoch: np.ndarray, batch: list[int]) -> np.ndarray:
-    """Batches since the start of the run: the Speedometer counts batches from 0 in each
-    epoch, so each epoch's count is put after the last one printed in the epochs before
-    it. The batches an epoch runs after its last Speedometer line are not printed and not
-    counted (fewer than the 20 between two lines)."""
+def _run_steps(epoch: np.ndarray, batch: list[int], per_epoch: int | None) -> np.ndarray:
+    """Batches since the start of the run; the Speedometer counts them from 0 in each
+    epoch. Where the log states an epoch's samples (``train_samples``) and the global batch,
+    an epoch runs ``per_epoch`` = ceil(samples / batch) batches (the last one partial), so
+    epoch e's count starts at e x per_epoch: a window across an epoch's end counts the
+    batches run after the epoch's last line. Else each epoch's count is put after the last
+    one printed before it, and those batches (fewer than the 20 between two lines) are
+    not counted."""
     steps = np.array(batch, dtype=np.int64)
+    if per_epoch and steps.max(initial=0) <= per_epoch:
+        return steps + epoch * per_epoch
     offset, last_epoch, last = 0, None, 0
     for i, e in enumerate(epoch.tolist()):
         if e != last_epoch:
@@ -464,7 +473,7 @@ class MLPerfParser(LogParser):
             _time_to_train(log, records, parsed)
             _block_cadence(log, records, parsed)
             _time_order(log, records, parsed)
-        _read_speed(log, parsed)
+        _read_speed(log, records, parsed)
         return parsed
 
     def dlperf(self, run: RunData) -> Estimate:

@@ -43,6 +43,10 @@ _SNIFF = re.compile(rb"^\[(?:rank:)?\d+\] \[(?:train|eval)\], epoch: \d+/\d+, it
                     re.M)
 _DUMP_KEYS = (b"num_devices_per_node .", b"ofrecord_path .")
 PER_DEVICE = "throughput_per_device"
+_RULE = ("the printed throughput is each rank's own samples/s and the run's is their sum over "
+         "all ranks")
+
+
 def _world_size(parsed: ParsedLog, source: str) -> int | None:
     """Devices of the run: the argument dump's, else the DLPerf path's (``1n8g/``)."""
     stated = parsed.meta if parsed.meta.get("gpus_per_node") else meta_from_path(source)
@@ -112,13 +116,31 @@ class OneFlowModelsParser(LogParser):
     markers = (b"[train], epoch: ", b"[eval], epoch: ", b"num_devices_per_node .")
     framework = "OneFlow"
     description = "OneFlow >= 0.5 ResNet-50 logs (Oneflow-Inc/models): [rank:N] [train] lines"
-    no_throughput = ("the printed throughput is each rank's own samples/s and the run's is "
-                     "their sum over all ranks, but the world size is unknown: the log has "
-                     "no argument dump and does not print every rank 0..k-1",
-                     "missing_metadata")
+    no_throughput = (f"{_RULE}, but the world size is unknown", "missing_metadata")
     #: the run's throughput rows are the ranks' own rates summed (or one rank's x the world
     #: size): samples/s of all devices over the interval
     printed_global_rate = True
+
+    def why_no_throughput(self, run) -> tuple[str, str]:
+        """What the run's lines miss of the module docstring's rule: rank 0's lines, the
+        world size, or a print of every rank of the world."""
+        rank = run.columns()["rank"]
+        seen = np.unique(rank[np.isfinite(rank)]).astype(np.int64).tolist()
+        printed = f"rank{'s' * (len(seen) != 1)} {', '.join(map(str, seen[:8]))}" + (
+            ", …" if len(seen) > 8 else "")
+        world = run.meta.get("num_devices")
+        world = None if world is None or world != world else int(world)  # NaN/NA: unknown
+        if seen[:1] == [0] and world is None:
+            return (f"{self.no_throughput[0]}: no argument dump or <N>n<G>g path states it, "
+                    f"and the log prints {printed}, not every rank 0..k-1 (k >= 2)",
+                    self.no_throughput[1])
+        if world and set(range(world)) <= set(seen):
+            why = f"no print of the log carries the lines of all {world} ranks"
+        else:
+            why = (f"the log prints the lines of {printed} only"
+                   + (f" of the {world} of the world" if world else "")
+                   + (", not rank 0's" if seen[:1] != [0] else ""))
+        return f"{_RULE}: {why}", "method_fallback"
 
     @classmethod
     def sniff(cls, head: bytes) -> int:

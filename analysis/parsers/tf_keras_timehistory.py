@@ -4,9 +4,9 @@ ResNet-50), docs/formats.md §14::
     I0826 15:13:29.256277 140405777909504 keras_utils.py:133] TimeHistory: 39.13 seconds, 327.08 examples/second between steps 100 and 200
 
 ``examples/second`` counts the global batch: it is the run's throughput. The absl prefix has no
-year; it comes from the log's first dated line. DLPerf rule: the mean of the printed
-examples/second of TimeHistory lines 2 to 6, rounded to 2 decimals (its ``_time`` variant is
-stated in ``Estimate.method``).
+year; it comes from the log's first dated line, one on at each new year the prefixes cross.
+DLPerf rule: the mean of the printed examples/second of TimeHistory lines 2 to 6, rounded to
+2 decimals (its ``_time`` variant is stated in ``Estimate.method``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from analysis.logtext import LogText
 from analysis.parsers import register
 from analysis.parsers._fields import NUM
 from analysis.parsers._scan import bad_lines, floats, found, ints
-from analysis.parsers._shapes import unix_seconds
+from analysis.parsers._shapes import year_less
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.problems import Problem, excerpt
 
@@ -32,7 +32,7 @@ _BODY = re.compile(rb" *(" + NUM + rb") seconds, (" + NUM + rb") examples/second
                    rb"(\d{1,18}) and (\d{1,18})[ \t]*$")
 #: absl prefix: ``I0826 15:13:29.256277 <thread> file.py:133] ``
 _ABSL = re.compile(rb"[IWEF](\d\d)(\d\d) (\d\d:\d\d:\d\d\.\d{6}) ")
-_YEAR = re.compile(rb"^(\d{4})-\d\d-\d\d \d\d:\d\d:\d\d", re.M)
+_YEAR = re.compile(rb"^(\d{4})-(\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?)", re.M)
 _SNIFF_TRAINER = re.compile(rb"classifier_trainer\.py:\d+\] ")
 
 _DEVICES = re.compile(rb"\] Detected (\d+) devices\.")
@@ -50,12 +50,15 @@ RULE = ("DLPerf TensorFlow 2 Keras rule (extract_tensorflow_logs.py): mean of th
 
 
 def _timestamps(prefixes: list[bytes], data: bytes) -> np.ndarray:
-    """Unix seconds of absl prefixes, the year from the log's first dated line (NaN without
-    a prefix or a year)."""
-    year = _YEAR.search(data)
-    found = [_ABSL.search(p) if year else None for p in prefixes]
-    return unix_seconds([b"%s-%s-%s %s" % (year[1], m[1], m[2], m[3]) if m else b""
-                         for m in found])
+    """Unix seconds of absl prefixes, which print no year: they follow the log's first dated
+    line, in its year and on past each new year (``_shapes.year_less``); NaN without a
+    prefix or a dated line."""
+    first = _YEAR.search(data)
+    if first is None:
+        return np.full(len(prefixes), np.nan)
+    found = [_ABSL.search(p) for p in prefixes]
+    return year_less([first[2]] + [b"%s-%s %s" % m.groups() if m else b"" for m in found],
+                     int(first[1]))[1:]
 
 
 def _read_fields(log: LogText, parsed: ParsedLog) -> None:

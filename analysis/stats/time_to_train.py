@@ -8,11 +8,15 @@ each aborted run (an aborted run counts as a slowest one), and average the rest;
 than `k` aborted runs there is no score. `k` is 4 for unet3d and 1 for every other benchmark.
 A round asks for a set number of runs per benchmark (RUNS); a case with another number gets
 its score with the difference said in `time_to_train_rule`, and one with fewer is flagged.
+A ``scaling.json`` beside the result logs (SCALING_FILE) scales the score as the summarizer
+does.
 """
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 from analysis import metrics as M
 from analysis.parsers.mlperf import QUALITY_TARGETS, TARGET_UNKNOWN
@@ -32,6 +36,10 @@ DOUBTED = ("timestamps_jump", "timestamps_backwards")
 SCORE_DOUBTS = "_score_doubts"
 #: Fastest (and slowest) runs the score drops per benchmark; 1 for the others.
 DROPPED = {"unet3d": 4}
+#: The review committee's scaling of a benchmark's score: ``{"scaling_factor": x}`` in the
+#: folder of its result logs, which the summarizer multiplies the score by
+#: (``_get_scaling_factor``, ``_compute_strong_score_standalone``).
+SCALING_FILE = "scaling.json"
 
 
 def scored_by_time(rows) -> bool:
@@ -72,6 +80,35 @@ def olympic(times: list[float], aborted: int, benchmark: str | None) -> tuple[fl
     return math.fsum(kept) / len(kept), text
 
 
+def _scaling(sources) -> tuple[float, str]:
+    """(factor, what the rule text adds) of the SCALING_FILE in the folders of the logs
+    `sources`: 1.0 and "" where there is none; NaN and why where one is no factor or the
+    folders state different ones (the summarizer scores each folder alone)."""
+    factors: dict[float, list[str]] = {}
+    for folder in sorted({Path(str(s)).parent for s in sources}):
+        path = folder / SCALING_FILE
+        if not path.is_file():
+            factors.setdefault(1.0, []).append(str(folder))
+            continue
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError, RecursionError) as e:
+            where = f":{e.lineno}" if isinstance(e, json.JSONDecodeError) else ""
+            return math.nan, f"{path}{where}: unreadable ({str(e)[:80]}); no score"
+        value = data.get("scaling_factor") if isinstance(data, dict) else None
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and math.isfinite(value) and value > 0):
+            return math.nan, (f"{path}: states no positive scaling_factor "
+                              f"({str(data)[:60]}); no score")
+        factors.setdefault(float(value), []).append(str(path))
+    if len(factors) > 1:
+        said = "; ".join(f"x {f:g} ({', '.join(p[:2])})" for f, p in sorted(factors.items()))
+        return math.nan, (f"the case's logs sit in folders scaled differently ({said}): the "
+                          "MLPerf summarizer scores each folder alone; no score")
+    factor = next(iter(factors), 1.0)
+    return factor, "" if factor == 1.0 else f"; x {factor:g} ({SCALING_FILE})"
+
+
 def case_score(result, runs_by_id, run_ids) -> dict:
     """Summary columns time_to_train_min and time_to_train_rule of a case of MLPerf runs:
     `result` the ParseResult, `runs_by_id` its runs frame by run_id, `run_ids` the case's."""
@@ -96,6 +133,11 @@ def case_score(result, runs_by_id, run_ids) -> dict:
     model = runs_by_id.loc[list(run_ids), "model"].dropna()
     benchmark = str(model.iloc[0]) if len(model) else None
     score, rule = olympic(times, aborted, benchmark)
+    factor, said = _scaling(runs_by_id.loc[list(run_ids), "source"])
+    if math.isnan(factor):
+        score, rule = math.nan, said
+    elif not math.isnan(score):
+        score, rule = score * factor, rule + said
     doubted = problems[problems["kind"].isin(DOUBTED)]
     n, need = len(times) + aborted, RUNS.get(benchmark or "", 0)
     # fewer runs than the round asks for are not a result its rules accept: a gate that

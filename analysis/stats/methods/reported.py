@@ -76,11 +76,11 @@ class Reported(ThroughputMethod):
 
 def _none_printed(run: RunData, cols: dict[str, np.ndarray], label: str) -> Estimate:
     """Why a run without any printed run throughput has no `reported` figure: the family's
-    reason (``LogParser.no_throughput``) and the methods that measure the run instead."""
+    reason (``LogParser.why_no_throughput``) and the methods that measure the run instead."""
     if cols["value"].size == 0:
         return Estimate.fail("no training lines", "no_training_lines", label)
     family = parsers.get(run.family) if run.family in parsers.names() else None
-    why, kind = family.no_throughput if family else LogParser.no_throughput
+    why, kind = family.why_no_throughput(run) if family else LogParser.no_throughput
     foreign = _foreign_rates(run)
     if foreign:  # printed, but not in samples/s (unit_not_samples says where)
         why = (f"the log prints its throughput only in {', '.join(foreign)}, not in "
