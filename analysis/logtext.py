@@ -55,16 +55,19 @@ _SIZE = re.compile(r"^\s*(\d+)\s*([kmgt]?)(?:i?b)?\s*$", re.I)
 
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\n]*\x07")
 _ASCTIME = rb"(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})?"
-# group 1: Open MPI job id or horovod-gloo rank; group 2: Open MPI rank; 3: torchrun; 4: srun -l
+# group 1: Open MPI job id or horovod-gloo rank; group 2: Open MPI rank; 3: torchrun; 4: srun -l;
+# 5: torchrun's per-rank tag (``[rank0]:``, and ``[rank0]: `` as Megatron logs carry it)
 _RANK_PREFIX = re.compile(
     rb"^" + _ASCTIME + rb"\[(\d+)(?:,(\d+))?\]<std(?:out|err)>:"
     rb"|^\[default(\d+)\]:"
-    rb"|^ {0,3}(\d{1,5}): (?=\S)",
+    rb"|^ {0,3}(\d{1,5}): (?=\S)"
+    rb"|^\[rank(\d+)\]: ?",
     re.M,
 )
 #: A prefix at a line start, searched in "\n" + text: a pattern that starts with a literal is
 #: searched for fast, where ``^`` with re.M is tried at every byte.
-_PREFIX_HINT = re.compile(rb"\n(?:" + _ASCTIME + rb"\[\d+(?:,\d+)?\]<std|\[default\d+\]:| {0,3}\d{1,5}: \S)")
+_PREFIX_HINT = re.compile(rb"\n(?:" + _ASCTIME + rb"\[\d+(?:,\d+)?\]<std|\[default\d+\]:| {0,3}\d{1,5}: \S"
+                          rb"|\[rank\d+\]:)")
 
 
 #: Text before a launcher tag later on its line (greedy: up to the last tag), in "\n" + text.

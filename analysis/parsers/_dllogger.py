@@ -40,6 +40,7 @@ from analysis.parsers._shapes import (
     unix_seconds,
 )
 from analysis.parsers.base import ParsedLog
+from analysis.parsers.gpu_memory import add_memory_blocks
 from analysis.problems import Problem
 from analysis.user_meta import accumulation_counts, against_layout, is_count
 
@@ -54,6 +55,20 @@ PT_STEP = re.compile(_LINE + rb"(?:Epoch: \d+ |Summary:|Training Epoch: \d+ )")
 TF_STEP = re.compile(_LINE + rb"(?:\(|Iteration: )")
 PARAM = re.compile(_LINE + rb"PARAMETER ")
 ANY = re.compile(_LINE)
+#: The framework an argument dump states (``framework : PyTorch``, ``torch_version : 2.1``).
+_STATED = re.compile(_LINE + rb"PARAMETER [^\n]*?\b(?:framework : (PyTorch|TensorFlow)\b"
+                     rb"|(torch|pytorch|tf|tensorflow)_version : )", re.I)
+
+
+def stated_framework(head: bytes) -> str:
+    """'pytorch' or 'tensorflow' where a PARAMETER line of `head` ("\\n" + a log's head)
+    states its framework, else '': what the program says of itself outweighs its step form,
+    which dllogger prints as the program passes it (a tuple by default, ``str(step)``)."""
+    m = _STATED.search(head)
+    if m is None:
+        return ""
+    word = (m.group(1) or m.group(2)).lower()
+    return "tensorflow" if word in (b"tf", b"tensorflow") else "pytorch"
 _GENERAL = re.compile(rb"DLL (" + _DT + rb") - (.*)", re.S)
 #: (pattern on the stripped step text, kind, role of each captured number)
 _STEPS = (
@@ -70,6 +85,7 @@ _STEPS = (
     (re.compile(rb"\((\d+), (\d+)\)"), TRAIN, ("epoch", "step")),
     (re.compile(rb"\((\d+),?\)"), EPOCH, ("epoch",)),
     (re.compile(rb"Iteration: (\d+)"), TRAIN, ("step",)),
+    (re.compile(rb"(\d+)"), TRAIN, ("step",)),  # ``step=25``: dllogger prints ``str(step)``
 )
 _ROLES = ("epoch", "step", "val_step")
 #: A Python logging record (``INFO:tensorflow:Saving checkpoints …``, TensorFlow's stderr)
@@ -511,4 +527,5 @@ def parse_stdout(family: str, log: LogText, found: DllRead | None = None) -> Par
     parsed.problems.extend(found.problems)
     add_groups(parsed, log, found.groups)
     apply_parameters(parsed, found.parameters, found.parameter_lines, log.source)
+    add_memory_blocks(log, parsed)  # a wrapper's nvidia-smi query teed into the log
     return parsed

@@ -105,6 +105,9 @@ class DllPyTorch(LogParser):
     @classmethod
     def sniff(cls, head: bytes) -> int:
         head = b"\n" + head
+        stated = dll.stated_framework(head)
+        if stated:
+            return 90 if stated == "pytorch" else 0
         pt = len(dll.PT_STEP.findall(head))
         tf = len(dll.TF_STEP.findall(head))
         if pt and pt >= tf:

@@ -69,6 +69,9 @@ class DllTensorFlow(LogParser):
     @classmethod
     def sniff(cls, head: bytes) -> int:
         head = b"\n" + head
+        stated = dll.stated_framework(head)
+        if stated:
+            return 90 if stated == "tensorflow" else 0
         tf = len(dll.TF_STEP.findall(head))
         pt = len(dll.PT_STEP.findall(head))
         if tf and tf > pt:

@@ -3,7 +3,8 @@
 samples with the header ``timestamp, index, memory.used [MiB], memory.total [MiB],
 utilization.gpu [%], power.draw [W]`` (columns found by name; ``power.draw.average`` read as
 ``power.draw``; ``[N/A]`` cells give no observation). Also the inline nvidia-smi blocks that
-OneFlow's scripts print into their logs (:func:`add_memory_blocks`)::
+OneFlow's scripts print into their logs, or a wrapper tees into a DLLogger log
+(:func:`add_memory_blocks`)::
 
     utilization.gpu [%], memory.used [MiB]
     100 %, 11838 MiB
@@ -74,7 +75,17 @@ class GpuMemory(LogParser):
 
     @classmethod
     def sniff(cls, head: bytes) -> int:
-        return 95 if (_MEM_HINT.search(head) or _HEADER.search(head)) else 0
+        """95 for a head of samples; a head whose other lines outnumber its sample lines
+        (``.mem`` lines, or lines of as many cells as the CSV header) is a log with an
+        nvidia-smi block printed into it: 50, so that the family of its other lines wins,
+        and this one only where none does."""
+        header = _HEADER.search(head)
+        if not (header or _MEM_HINT.search(head)):
+            return 0
+        cells = head.count(b",", header.start(), head.find(b"\n", header.start())) if header else -1
+        lines = [ln for ln in head.split(b"\n") if ln.strip()]
+        samples = sum(ln.count(b",") == cells or _MEM_HINT.match(ln) is not None for ln in lines)
+        return 95 if 2 * samples >= len(lines) else 50
 
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
