@@ -220,7 +220,8 @@ def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | 
     rd = RunData(run["run_id"], run["family"],
                  float("nan") if schema.is_missing(gbs) else float(gbs), train, run,
                  metric_rows, arrays, closing, lines, stamps)
-    if lines is not None and np.isin(rd.timeline()[0][1:], lines).all():
+    if lines is not None and (train is not None or arrays is not None) \
+            and np.isin(rd.timeline()[0][1:], lines).all():
         # evaluation figures on every training line (a running val_top1) leave no interval
         # without one to tell an evaluation's time by: a metric printed with each line
         keep = ~np.isin(lines, rd.timeline()[0])
