@@ -146,28 +146,43 @@ _MEMORY_METRICS = ("memory_allocated", M.MEMORY_MAX_ALLOCATED, "memory_reserved"
                    "memory_max_reserved")
 
 
-#: A launcher's tag before the first iteration line: the text before it, less core's date and
-#: the line's own leading space (none where the date starts the line; kubectl's ``--prefix``
-#: tags run to 100 characters and more).
-_TAG = re.compile(rb"([^\n]{0,160}?) *(?:\[\d{4}-\d\d-\d\d[ T][^\]\n]*\] *)?iteration +\d+/ *\d+ *\|")
+#: A line holding one of Megatron's and DeepSpeed's own markers (an iteration line, a stamped
+#: step= line, the argument dump's header), found by its literal: group 1 is whatever a
+#: launcher put before it, less core's date and spaces.
+_MARKED = re.compile(rb"([^\n]*?) *(?:\[\d{4}-\d\d-\d\d[ T][^\]\n]*\] *)?(?:iteration +\d+/ *\d+ *\|"
+                     rb"|\[INFO\] \[logging\.py:\d+:log_dist\] \[Rank 0\] step=|-{3,} arguments -{3,})")
+_MARKER_LITERALS = (b"iteration ", b"log_dist] [Rank 0] step=", b" arguments -")
+#: Distinct tags read at most (a real log has one a host or rank; more are no launcher's).
+_MOST_TAGS = 16
 
 
 def _untagged(log: LogText) -> LogText:
-    """`log` without the launcher's tag its first iteration line carries (torchrun's
-    ``[rank0]: ``, pdsh's ``worker-0: ``, ``srun -l``'s ``3: ``, a host name; cleaning strips
-    Open MPI's and ``[default0]:``) from every line it leads, any number in it read as any
-    (nodes and ranks differ), so that every pattern reads the lines as untagged; a tag of
-    a number, or of ``rank`` and one, states the line's rank."""
-    m = _ITER.search(log.data)
-    tag = m and _TAG.match(log.data, log.data.rfind(b"\n", 0, m.start()) + 1)
-    text = tag.group(1).strip() if tag else b""
-    if not text:
+    """`log` without the launcher tags (torchrun's ``[rank0]: ``, pdsh's ``worker-0: ``,
+    ``srun -l``'s ``3: ``, a host or pod name; cleaning strips Open MPI's and
+    ``[default0]:``) that lead the lines of Megatron's and DeepSpeed's own markers, from
+    every line any of them leads, any number in one read as any (nodes and ranks differ):
+    ranks and hosts may tag each kind of line differently, or only some lines, and every
+    pattern reads them as untagged. A tag of a number, or of ``rank`` and one, states the
+    line's rank."""
+    data, tags = log.data, {}
+    for literal in _MARKER_LITERALS:
+        at = data.find(literal)
+        while at >= 0 and len(tags) < _MOST_TAGS:
+            begin = data.rfind(b"\n", 0, at) + 1
+            m = _MARKED.match(data, begin) if at - begin > 1 else None
+            if m and (text := m.group(1).strip()):
+                tags.setdefault(re.sub(rb"\d+", b"0", text), text)
+            end = data.find(b"\n", at)
+            at = -1 if end < 0 else data.find(literal, end)
+    if not tags:
         return log
-    words = re.split(rb"\d+", text)
-    ranked = len(words) == 2 and re.sub(rb"[\[\]:]", b"", b"".join(words)) in (b"", b"rank")
-    number = rb"(\d{1,6})" if ranked else rb"\d{1,6}"
-    pattern = rb"^ *" + number.join(map(re.escape, words)) + rb" ?"
-    return log.without_tag(re.compile(pattern, re.M))
+    alternatives = []
+    for text in sorted(tags.values(), key=len, reverse=True):
+        words = re.split(rb"\d+", text)
+        ranked = len(words) == 2 and re.sub(rb"[\[\]:]", b"", b"".join(words)) in (b"", b"rank")
+        number = rb"(\d{1,6})" if ranked else rb"\d{1,6}"
+        alternatives.append(number.join(map(re.escape, words)))
+    return log.without_tag(re.compile(rb"^ *(?:" + b"|".join(alternatives) + rb") ?", re.M))
 
 
 def _line_prefixes(log: LogText, starts: np.ndarray, lines: np.ndarray) -> list[bytes]:

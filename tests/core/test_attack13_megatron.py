@@ -1,0 +1,60 @@
+"""Inputs of a thirteenth attack on Megatron logs: the real Megatron-DeepSpeed log of the test
+bed behind launcher tags that differ between its kinds of line (two hosts, a tag on the
+step= lines only), printing TFLOP/s by the 72 count under a dump that states grouped-query
+attention, and cut on some of its iteration lines only. Built in tmp_path."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from analysis.cli import main
+from analysis.collect import parse_paths
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from edited_runs import megatron_folder  # noqa: E402
+from test_attack_2026_11_29r import _row, _scaled  # noqa: E402
+
+_ITERATION = re.compile(r"iteration +\d+/ *\d+ *\|")
+
+
+def _two_hosts(rank0: str, last: str, factor: float):
+    """Every line behind `rank0`'s tag but the iteration lines, behind `last`'s (Megatron
+    prints them from the last rank, on another host of a multi-node run), clock x `factor`."""
+    return lambda text: "\n".join(
+        (last if _ITERATION.search(line) else rank0) + line if line else line
+        for line in _scaled(text, factor).split("\n"))
+
+
+def _stamps_ratio(folder: Path) -> str | None:
+    for reason in parse_paths([folder], cache=False).problems["reason"]:
+        if m := re.search(r"is ([\d.]+) times the spacing of DeepSpeed's stamped step= lines",
+                          reason):
+            return m[1]
+    return None
+
+
+@pytest.mark.parametrize("hosts", [("gpu-a: ", "gpu-b: "), ("job-master-0: ", "job-worker-1: ")])
+def test_two_hosts_tags_are_both_taken_off(tmp_path, hosts):
+    """Two hosts' tags that differ in letters: x 0.8 gave 547.95 samples/s for 438.36 with 0
+    problems (only the iteration lines' tag was stripped, the step= stamps went unread); the
+    uncut log lost its precision, batch, case and TFLOP/s (its dump unread)."""
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "tagged").mkdir()
+    plain = _row(megatron_folder(tmp_path / "plain", lambda text: text))
+    assert _row(megatron_folder(tmp_path / "tagged", _two_hosts(*hosts, 1.0))) == plain
+    folder = megatron_folder(tmp_path, _two_hosts(*hosts, 0.8))
+    assert _stamps_ratio(folder) == "0.800"
+    assert main(["summarize", "--method", "dlperf", "--strict", str(folder)]) != 0
+
+
+def test_a_tag_on_the_step_lines_only_is_taken_off(tmp_path):
+    """``[rank0]: `` before DeepSpeed's step= lines only, x 0.8: 547.95 samples/s, 0 problems
+    (no tag before the first iteration line, so none was stripped)."""
+    def edit(text: str) -> str:
+        return re.sub(r"(?m)^(\[\d{4}-[^\n]*step=)", r"[rank0]: \1", _scaled(text, 0.8))
+    folder = megatron_folder(tmp_path, edit)
+    assert _stamps_ratio(folder) == "0.800"
