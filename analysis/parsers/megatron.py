@@ -310,18 +310,26 @@ def _megatron_flops(parsed: ParsedLog) -> tuple[float, float, float] | None:
     return megatron_counts(parsed.parameters, parsed.meta.get("vocab_size"))
 
 
+#: Half the last printed digit of the elapsed time (ms) and the TFLOP/s (both ``{:.1f}``).
+_PRINTED = 0.05
+#: Beside the prints' rounding: float noise of the count and the median.
+_FLOAT_OFF = 0.002
+
+
 def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.ndarray,
                                     lines: np.ndarray) -> None:
     """A ``figure_mismatch`` where the iteration lines' printed ``throughput per GPU
     (TFLOP/s/GPU)`` (Megatron-LM's FLOPs count over its elapsed time) is more than 5 % off
     what the same lines' elapsed time and global batch give by that count, by the median
     over the lines: both come from one timer, so they disagree only where one was altered.
-    Which of Megatron-LM's counts ran (:func:`_megatron_flops`) the log says only by its
-    dump's age: every version that counts FLOPs states ``group_query_attention`` (its first
-    count reads it), so a dump without it is older than all of them and held to the first,
-    not credited a cut by the ratio of two counts; a newer dump is held to the nearest (its
-    lines do not say which version ran). Lines printing under 5 TFLOP/s (rounding over
-    1 %) are left out."""
+    Which of Megatron-LM's counts ran (:func:`_megatron_flops`) the lines do not say, and
+    two counts of one model differ by a fixed ratio (the 2025 one halves the attention
+    scores), so a cut by about that ratio reads as the other count: a count is credited only
+    where the lines match it within the two prints' rounding (0.05 of each figure), as a
+    print by it does; else the lines are held to the first count. A dump without
+    ``group_query_attention`` is older than every version that counts FLOPs (each states it;
+    the first count reads it) and is held to the first. Lines printing under 5 TFLOP/s
+    (rounding over 1 %) are left out."""
     printed = field_values(rest, b"throughput per GPU (TFLOP/s/GPU)")
     elapsed = field_values(rest, b"elapsed time per iteration (ms)")
     batch = field_values(rest, b"global batch size")
@@ -337,14 +345,16 @@ def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.nd
     # the elapsed time over the one the printed TFLOP/s implies, by each count
     ratios = [ms * 1e9 * tflops * world / (b * f) for f in counts]
     old = "group_query_attention" not in parsed.parameters
-    near = 0 if old else min(range(3), key=lambda k: abs(float(np.median(ratios[k])) - 1))
+    rounding = float(np.median(_PRINTED / tflops + _PRINTED / ms)) + _FLOAT_OFF
+    near = 0 if old else next((k for k in (0, 1, 2)
+                               if abs(float(np.median(ratios[k])) - 1) <= rounding), 0)
     derived = [float(np.median(b * f / (ms * 1e9 * world))) for f in counts]
     _elapsed_off(log, parsed, list(ratios[near]), used, lambda r: abs(r - 1) > _ELAPSED_OFF,
                  "the iteration time their own printed throughput per GPU (TFLOP/s/GPU) implies "
                  + ("by Megatron-LM's first FLOPs count (the argument dump states no "
                     "group_query_attention, which every version that counts FLOPs states: it is "
-                    "older than all of them)" if old else "by the nearest of Megatron-LM's FLOPs "
-                    "counts"),
+                    "older than all of them)" if old else "by Megatron-LM's first FLOPs count "
+                    "(no other matches them within the prints' rounding)"),
                  ": their elapsed times give {:.1f}, {:.1f} or {:.1f} TFLOP/s per GPU by its "
                  "counts of late 2023, 2024 and 2025 on where the lines print {:.1f}, two "
                  "figures of one timer".format(*derived, float(np.median(tflops))))

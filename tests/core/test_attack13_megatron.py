@@ -16,7 +16,13 @@ from analysis.collect import parse_paths
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from edited_runs import megatron_folder  # noqa: E402
-from test_attack_2026_11_29r import _row, _scaled  # noqa: E402
+from test_attack_2026_11_29r import (  # noqa: E402
+    _RATIO,
+    _printing_72,
+    _row,
+    _scaled,
+    _tflops_ratio,
+)
 
 _ITERATION = re.compile(r"iteration +\d+/ *\d+ *\|")
 
@@ -58,3 +64,16 @@ def test_a_tag_on_the_step_lines_only_is_taken_off(tmp_path):
         return re.sub(r"(?m)^(\[\d{4}-[^\n]*step=)", r"[rank0]: \1", _scaled(text, 0.8))
     folder = megatron_folder(tmp_path, edit)
     assert _stamps_ratio(folder) == "0.800"
+
+
+_GQA_FALSE = "  group_query_attention ......................... False\n"
+
+
+@pytest.mark.parametrize("factor", [0.84, 0.85, 0.9, _RATIO * 1.02])
+def test_a_cut_near_the_ratio_of_two_counts_is_held_to_the_first(tmp_path, factor):
+    """Under a dump stating group_query_attention, TFLOP/s printed by the 72 count and the
+    clock x 0.84: 521.81 samples/s for 438.36 with 0 problems (the check took the nearest
+    count, 2025's, within 5 %); a count is now credited only within the prints' rounding."""
+    folder = megatron_folder(tmp_path, _printing_72(factor, _GQA_FALSE))
+    assert _tflops_ratio(folder) == pytest.approx(factor, abs=0.002)
+    assert main(["summarize", "--method", "dlperf", "--strict", str(folder)]) != 0
