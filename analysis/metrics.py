@@ -23,6 +23,9 @@ TOP1 = "top1"
 TOPK = "topk"
 LR = "lr"
 LATENCY = "latency"  # seconds per iteration
+#: Seconds per iteration of the interval a latency line ends by another clock its log states
+#: (Megatron: DeepSpeed's stamped step= lines, or the TFLOP/s printed beside the latency).
+CLOCK_LATENCY = "clock_latency"
 SAMPLES = "samples"  # cumulative samples consumed
 GLOBAL_BATCH = "global_batch_size"  # the global batch of an interval (a ramp-up grows it)
 MEMORY_USED = "memory_used"  # MiB on one device

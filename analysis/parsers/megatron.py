@@ -238,9 +238,15 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
     elapsed = field_values(rest, b"elapsed time per iteration (ms)")
     has = elapsed != b""
     elapsed_ms = floats(elapsed[has])
-    _elapsed_against_stamps(log, parsed, step[has], elapsed_ms, lines[has])
+    clock = _elapsed_against_printed_tflops(log, parsed, rest, lines)
+    clock.update(_elapsed_against_stamps(log, parsed, step[has], elapsed_ms, lines[has]))
     _elapsed_against_parts(log, parsed, elapsed_ms, lines[has])
-    _elapsed_against_printed_tflops(log, parsed, rest, lines)
+    if clock:  # what a window's sum of elapsed times is held to (analysis.stats.figure_checks)
+        at = np.array(sorted(clock))
+        of = np.searchsorted(lines, at)
+        parsed.obs.add(line=at, metric=M.CLOCK_LATENCY, value=np.array([clock[k] for k in at]),
+                       phase=M.TRAIN, unit=M.SECONDS, step=step[of],
+                       rank=None if ranks is None else ranks[of])
 
 
 def _timer_fields(log: LogText) -> dict[int, dict[bytes, float]]:
@@ -317,7 +323,7 @@ _FLOAT_OFF = 0.002
 
 
 def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.ndarray,
-                                    lines: np.ndarray) -> None:
+                                    lines: np.ndarray) -> dict[int, float]:
     """A ``figure_mismatch`` where the iteration lines' printed ``throughput per GPU
     (TFLOP/s/GPU)`` (Megatron-LM's FLOPs count over its elapsed time) is more than 5 % off
     what the same lines' elapsed time and global batch give by that count, by the median
@@ -329,19 +335,20 @@ def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.nd
     print by it does; else the lines are held to the first count. A dump without
     ``group_query_attention`` is older than every version that counts FLOPs (each states it;
     the first count reads it) and is held to the first. Lines printing under 5 TFLOP/s
-    (rounding over 1 %) are left out."""
+    (rounding over 1 %) are left out. Returns line -> the seconds an iteration that line's
+    TFLOP/s imply by the count held."""
     printed = field_values(rest, b"throughput per GPU (TFLOP/s/GPU)")
     elapsed = field_values(rest, b"elapsed time per iteration (ms)")
     batch = field_values(rest, b"global batch size")
     at = np.flatnonzero((printed != b"") & (elapsed != b"") & (batch != b""))
     world = to_int(parsed.parameters.get("world_size"))
     if len(at) < 3 or not world or world < 1 or (counts := _megatron_flops(parsed)) is None:
-        return
+        return {}
     tflops, ms, b = floats(printed[at]), floats(elapsed[at]), floats(batch[at])
     keep = (tflops >= 5) & (ms > 0) & (b > 0)
     tflops, ms, b, used = tflops[keep], ms[keep], b[keep], lines[at[keep]]
     if len(used) < 3:
-        return
+        return {}
     # the elapsed time over the one the printed TFLOP/s implies, by each count
     ratios = [ms * 1e9 * tflops * world / (b * f) for f in counts]
     old = "group_query_attention" not in parsed.parameters
@@ -358,6 +365,7 @@ def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.nd
                  ": their elapsed times give {:.1f}, {:.1f} or {:.1f} TFLOP/s per GPU by its "
                  "counts of late 2023, 2024 and 2025 on where the lines print {:.1f}, two "
                  "figures of one timer".format(*derived, float(np.median(tflops))))
+    return dict(zip(used.tolist(), (ms * 1e-3 / ratios[near]).tolist()))
 
 
 def _elapsed_off(log: LogText, parsed: ParsedLog, ratios: list[float], used: np.ndarray,
@@ -379,17 +387,18 @@ def _elapsed_off(log: LogText, parsed: ParsedLog, ratios: list[float], used: np.
 
 
 def _elapsed_against_stamps(log: LogText, parsed: ParsedLog, step: np.ndarray,
-                            elapsed: np.ndarray, lines: np.ndarray) -> None:
+                            elapsed: np.ndarray, lines: np.ndarray) -> dict[int, float]:
     """A ``figure_mismatch`` where the printed elapsed time per iteration (the only clock the
     figures use) is more than 5 % off the spacing of DeepSpeed's stamped ``step=N`` lines
     over the same iterations: the median, per interval both clock alike, of elapsed / stamps'
     milliseconds per iteration (the median leaves out the intervals holding an evaluation or
-    a checkpoint, which only the stamps count)."""
+    a checkpoint, which only the stamps count). Returns line -> the stamps' seconds an
+    iteration of the interval it ends, where no evaluation or checkpoint line is in it."""
     if len(step) < 2 or b"log_dist] [Rank 0] step=" not in log.data:
-        return
+        return {}
     matches = list(_DS_STEP.finditer(log.data))
     if len(matches) < 3:
-        return
+        return {}
     when = unix_seconds([m.group(1) + b"." + m.group(2) for m in matches])
     at = {int(m.group(3)): t for m, t in zip(matches, when.tolist())}
     ratios, used = [], []
@@ -401,6 +410,24 @@ def _elapsed_against_stamps(log: LogText, parsed: ParsedLog, step: np.ndarray,
     _elapsed_off(log, parsed, ratios, lines[used], lambda r: abs(r - 1) > _ELAPSED_OFF,
                  "the spacing of DeepSpeed's stamped step= lines over the same iterations",
                  ": the two clocks of one run disagree")
+    held = _not_training(log)
+    return {int(lines[i]): elapsed[i] * 1e-3 / r for i, r in zip(used, ratios)
+            if np.searchsorted(held, lines[i - 1]) == np.searchsorted(held, lines[i])}
+
+
+#: Lines Megatron prints for work between two iteration lines that is not training.
+_NOT_TRAINING = (b"validation loss at ", b"saving checkpoint at ")
+
+
+def _not_training(log: LogText) -> np.ndarray:
+    """The sorted lines of an evaluation's or a checkpoint save's print (_NOT_TRAINING)."""
+    data, at = log.data, []
+    for literal in _NOT_TRAINING:
+        pos = data.find(literal)
+        while pos >= 0:
+            at.append(pos)
+            pos = data.find(literal, pos + 1)
+    return np.sort(log.lines_at(np.array(at, dtype=np.int64))) if at else np.empty(0, np.int64)
 
 
 def _ramp_up_stated(parsed: ParsedLog) -> bool:

@@ -19,6 +19,8 @@ printed rates, a closing line) or its family.
 
   - a window's figure and the throughput the lines print for the same lines (their median
     and their harmonic mean);
+  - a window's figure from printed latencies and another clock the log states for the
+    same intervals (their sums: a cut on a few lines moves the sum, not a median);
   - a window's figure and its span at its own pace, where its intervals recurring quick
     at one period are short of it by more than MISMATCH in sum (_quick_in_sum);
   - a median of printed rates and the global batch x the iterations those lines cover over
@@ -81,6 +83,8 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
     for kind in NO_FIGURE:
         if kind in stated:
             return Estimate.fail(f"{stated[kind][1]}; no figure", kind, est.method)
+    if est.ok and _open(est) and est.window is not None:
+        est = _latencies_against_clock(run, est)
     if est.ok and _open(est) and est.window is not None:
         est = _against_intervals(run, est)
         values = _printed(run, est.window) if est.ok else ()
@@ -243,6 +247,42 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
         "of the rates it printed (uneven iterations, whose slow ones the median leaves "
         "out), or the printed rate counts another batch than the stated one; the figure "
         "is kept"))
+
+
+def _latencies_against_clock(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``figure_mismatch`` where it is its window's printed latencies added up
+    (seconds x iterations of each line) and, over the window's intervals that the log times
+    by another clock too (``metrics.CLOCK_LATENCY``), their sum is more than MISMATCH off
+    that clock's: the figure sums the lines, so each line counts, however few are off."""
+    cols = train_arrays(run)
+    clock = series_rows(run, cols, M.CLOCK_LATENCY)
+    if not len(clock):
+        return est
+    rows = series_rows(run, cols, M.LATENCY)
+    rows = rows[lowest_rank(cols["rank"][rows]) & np.isfinite(cols["step"][rows])]
+    rows = rows[np.argsort(cols["step"][rows], kind="stable")]
+    lines, value = cols["line"][rows], cols["value"][rows]
+    n = np.diff(cols["step"][rows], prepend=0.0)
+    inside = (lines >= est.window[0]) & (lines <= est.window[1])
+    if not inside.any() or not math.isclose(
+            float((value * n)[inside].sum() / n[inside].sum()), est.latency, rel_tol=1e-9):
+        return est  # timed by something else than these latencies
+    timed = dict(zip(cols["line"][clock].tolist(), cols["value"][clock].tolist()))
+    both = inside & np.isin(lines, list(timed))
+    if both.sum() < MIN_PRINTED:
+        return est
+    other = np.array([timed[k] for k in lines[both].tolist()])
+    printed, timed = float((value * n)[both].sum()), float((other * n[both]).sum())
+    if abs(printed / timed - 1) <= MISMATCH:
+        return est
+    off = lines[both][np.abs(value[both] / other - 1) > MISMATCH]
+    return _flag(est, "figure_mismatch", (
+        f"the latencies printed on the window's lines {est.window[0]} to {est.window[1]} add "
+        f"up to {printed:.6g} s over the {int(both.sum())} intervals that another clock the "
+        f"log states times too, which gives {timed:.6g} s ({printed / timed:.3f} times; off by "
+        f"more than {MISMATCH:.0%} on line(s) {', '.join(map(str, off[:5].tolist()))}"
+        f"{' …' if len(off) > 5 else ''}): the figure {est.throughput:,.2f} samples/s, their "
+        "sum, is kept"))
 
 
 def _printed_against_latency(run: RunData, est: Estimate) -> Estimate:

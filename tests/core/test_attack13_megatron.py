@@ -77,3 +77,34 @@ def test_a_cut_near_the_ratio_of_two_counts_is_held_to_the_first(tmp_path, facto
     folder = megatron_folder(tmp_path, _printing_72(factor, _GQA_FALSE))
     assert _tflops_ratio(folder) == pytest.approx(factor, abs=0.002)
     assert main(["summarize", "--method", "dlperf", "--strict", str(folder)]) != 0
+
+
+def _cut_some(factor: float, which: set[int], before=lambda text: text):
+    """`before` applied, then the elapsed time of the iteration lines numbered `which`
+    (0-based) and the timers line after each x `factor`: a cut on some lines only."""
+    def edit(text: str) -> str:
+        lines, k, pending = before(text).split("\n"), -1, False
+        for i, line in enumerate(lines):
+            if _ITERATION.search(line):
+                k += 1
+                pending = k in which
+                if pending:
+                    lines[i] = _scaled(line, factor)
+            elif pending and line.startswith("time (ms) |"):
+                lines[i], pending = _scaled(line, factor), False
+        return "\n".join(lines)
+    return edit
+
+
+@pytest.mark.parametrize("edit", [
+    _cut_some(0.6, {7, 8, 9, 10, 11}),
+    _cut_some(0.6, {1, 3, 5, 7, 9}),
+    _cut_some(0.6, {1, 3, 5, 7, 9}, _printing_72(1.0))], ids=["stamps-last5", "stamps-odd",
+                                                               "tflops-odd"])
+def test_a_window_of_latencies_cut_on_some_lines_fails_strict(tmp_path, edit):
+    """Elapsed x 0.6 on 5 of the 12 iteration lines: window 525.56 samples/s for 414.96
+    with 0 problems (each check took the median of its intervals, the window sums them);
+    dlperf, a median, stays right (439.86) and unflagged."""
+    folder = megatron_folder(tmp_path, edit)
+    assert main(["summarize", "--method", "window", "--strict", str(folder)]) != 0
+    assert main(["summarize", "--method", "dlperf", "--strict", str(folder)]) == 0
