@@ -245,7 +245,7 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
         at = np.array(sorted(clock))
         of = np.searchsorted(lines, at)
         parsed.obs.add(line=at, metric=M.CLOCK_LATENCY, value=np.array([clock[k] for k in at]),
-                       phase=M.TRAIN, unit=M.SECONDS, step=step[of],
+                       phase=M.TRAIN, unit=M.SECONDS, step=step[of], timestamp=ts[of],
                        rank=None if ranks is None else ranks[of])
 
 

@@ -264,7 +264,7 @@ def _latencies_against_clock(run: RunData, est: Estimate) -> Estimate:
     lines, value = cols["line"][rows], cols["value"][rows]
     n = np.diff(cols["step"][rows], prepend=0.0)
     inside = (lines >= est.window[0]) & (lines <= est.window[1])
-    if not inside.any() or not math.isclose(
+    if not n[inside].sum() > 0 or not math.isclose(
             float((value * n)[inside].sum() / n[inside].sum()), est.latency, rel_tol=1e-9):
         return est  # timed by something else than these latencies
     timed = dict(zip(cols["line"][clock].tolist(), cols["value"][clock].tolist()))
