@@ -180,7 +180,7 @@ def _untagged(log: LogText) -> LogText:
     for text in sorted(tags.values(), key=len, reverse=True):
         words = re.split(rb"\d+", text)
         ranked = len(words) == 2 and re.sub(rb"[\[\]:]", b"", b"".join(words)) in (b"", b"rank")
-        number = rb"(\d{1,6})" if ranked else rb"\d{1,6}"
+        number = rb"(\d{1,6})" if ranked else rb"\d+"
         alternatives.append(number.join(map(re.escape, words)))
     return log.without_tag(re.compile(rb"^ *(?:" + b"|".join(alternatives) + rb") ?", re.M))
 

@@ -108,3 +108,14 @@ def test_a_window_of_latencies_cut_on_some_lines_fails_strict(tmp_path, edit):
     folder = megatron_folder(tmp_path, edit)
     assert main(["summarize", "--method", "window", "--strict", str(folder)]) != 0
     assert main(["summarize", "--method", "dlperf", "--strict", str(folder)]) == 0
+
+
+def test_a_tag_of_nanosecond_stamps_is_taken_off(tmp_path):
+    """``kubectl logs --timestamps`` puts an RFC 3339 stamp of nine fraction digits before each
+    line: x 0.8 gave 547.95 samples/s with 0 problems (a number in a tag was read as at most
+    six digits, so the tag was not taken off its own lines)."""
+    def edit(text: str) -> str:
+        return "\n".join(f"2022-10-29T00:{i // 60 % 60:02d}:{i % 60:02d}.{i * 7919 % 10**9:09d}Z "
+                         + line if line else line
+                         for i, line in enumerate(_scaled(text, 0.8).split("\n")))
+    assert _stamps_ratio(megatron_folder(tmp_path, edit)) == "0.800"
