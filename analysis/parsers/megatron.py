@@ -240,13 +240,15 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
     elapsed_ms = floats(elapsed[has])
     clock = _elapsed_against_printed_tflops(log, parsed, rest, lines)
     clock.update(_elapsed_against_stamps(log, parsed, step[has], elapsed_ms, lines[has]))
-    _elapsed_against_parts(log, parsed, elapsed_ms, lines[has])
-    if clock:  # what a window's sum of elapsed times is held to (analysis.stats.figure_checks)
-        at = np.array(sorted(clock))
-        of = np.searchsorted(lines, at)
-        parsed.obs.add(line=at, metric=M.CLOCK_LATENCY, value=np.array([clock[k] for k in at]),
-                       phase=M.TRAIN, unit=M.SECONDS, step=step[of], timestamp=ts[of],
-                       rank=None if ranks is None else ranks[of])
+    parts = _elapsed_against_parts(log, parsed, elapsed_ms, lines[has])
+    # what a window's sum of elapsed times is held to (analysis.stats.figure_checks)
+    for metric, seconds in ((M.CLOCK_LATENCY, clock), (M.PARTS_LATENCY, parts)):
+        if seconds:
+            at = np.array(sorted(seconds))
+            of = np.searchsorted(lines, at)
+            parsed.obs.add(line=at, metric=metric, value=np.array([seconds[k] for k in at]),
+                           phase=M.TRAIN, unit=M.SECONDS, step=step[of], timestamp=ts[of],
+                           rank=None if ranks is None else ranks[of])
 
 
 def _timer_fields(log: LogText) -> dict[int, dict[bytes, float]]:
@@ -283,18 +285,18 @@ def _parts_ms(fields: dict[bytes, float]) -> float | None:
 
 
 def _elapsed_against_parts(log: LogText, parsed: ParsedLog, elapsed: np.ndarray,
-                           lines: np.ndarray) -> None:
+                           lines: np.ndarray) -> dict[int, float]:
     """A ``figure_mismatch`` where the printed elapsed time per iteration is below the
     forward and backward passes and the optimizer step the timers after it print for the
     same interval (an iteration holds all three, one after another) by more than
     `_PARTS_OFF`, by the median over the intervals after the first (whose timers count
-    start-up the elapsed time does not)."""
+    start-up the elapsed time does not). Returns line -> those parts' seconds."""
     if len(lines) < 4:
-        return
+        return {}
     at = {line: ms for line, fields in _timer_fields(log).items()
           if (ms := _parts_ms(fields)) is not None and ms > 0}
     if not at:
-        return
+        return {}
     timer_lines = np.array(sorted(at))
     nxt = np.searchsorted(timer_lines, lines, side="right")  # the timers after each
     ratios, used = [], []
@@ -307,6 +309,7 @@ def _elapsed_against_parts(log: LogText, parsed: ParsedLog, elapsed: np.ndarray,
     _elapsed_off(log, parsed, ratios, lines[used], lambda r: r < 1 - _PARTS_OFF,
                  "the forward, backward and optimizer times their timers print",
                  "; an iteration cannot take less than its parts")
+    return {int(lines[i]): elapsed[i] * 1e-3 / r for i, r in zip(used, ratios)}
 
 
 def _megatron_flops(parsed: ParsedLog) -> tuple[float, float, float] | None:
