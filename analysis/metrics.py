@@ -23,6 +23,12 @@ TOP1 = "top1"
 TOPK = "topk"
 LR = "lr"
 LATENCY = "latency"  # seconds per iteration
+#: Seconds per iteration of the interval a latency line ends by another clock its log states
+#: (Megatron: DeepSpeed's stamped step= lines, or the TFLOP/s printed beside the latency).
+CLOCK_LATENCY = "clock_latency"
+#: Seconds per iteration the timed parts of an interval add up to, which it cannot take less
+#: than (Megatron: the forward and backward passes and the optimizer step its timers print).
+PARTS_LATENCY = "parts_latency"
 SAMPLES = "samples"  # cumulative samples consumed
 GLOBAL_BATCH = "global_batch_size"  # the global batch of an interval (a ramp-up grows it)
 MEMORY_USED = "memory_used"  # MiB on one device

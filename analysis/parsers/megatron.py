@@ -146,28 +146,43 @@ _MEMORY_METRICS = ("memory_allocated", M.MEMORY_MAX_ALLOCATED, "memory_reserved"
                    "memory_max_reserved")
 
 
-#: A launcher's tag before the first iteration line: the text before it, less core's date and
-#: the line's own leading space (none where the date starts the line; kubectl's ``--prefix``
-#: tags run to 100 characters and more).
-_TAG = re.compile(rb"([^\n]{0,160}?) *(?:\[\d{4}-\d\d-\d\d[ T][^\]\n]*\] *)?iteration +\d+/ *\d+ *\|")
+#: A line holding one of Megatron's and DeepSpeed's own markers (an iteration line, a stamped
+#: step= line, the argument dump's header), found by its literal: group 1 is whatever a
+#: launcher put before it, less core's date and spaces.
+_MARKED = re.compile(rb"([^\n]*?) *(?:\[\d{4}-\d\d-\d\d[ T][^\]\n]*\] *)?(?:iteration +\d+/ *\d+ *\|"
+                     rb"|\[INFO\] \[logging\.py:\d+:log_dist\] \[Rank 0\] step=|-{3,} arguments -{3,})")
+_MARKER_LITERALS = (b"iteration ", b"log_dist] [Rank 0] step=", b" arguments -")
+#: Distinct tags read at most (a real log has one a host or rank; more are no launcher's).
+_MOST_TAGS = 16
 
 
 def _untagged(log: LogText) -> LogText:
-    """`log` without the launcher's tag its first iteration line carries (torchrun's
-    ``[rank0]: ``, pdsh's ``worker-0: ``, ``srun -l``'s ``3: ``, a host name; cleaning strips
-    Open MPI's and ``[default0]:``) from every line it leads, any number in it read as any
-    (nodes and ranks differ), so that every pattern reads the lines as untagged; a tag of
-    a number, or of ``rank`` and one, states the line's rank."""
-    m = _ITER.search(log.data)
-    tag = m and _TAG.match(log.data, log.data.rfind(b"\n", 0, m.start()) + 1)
-    text = tag.group(1).strip() if tag else b""
-    if not text:
+    """`log` without the launcher tags (torchrun's ``[rank0]: ``, pdsh's ``worker-0: ``,
+    ``srun -l``'s ``3: ``, a host or pod name; cleaning strips Open MPI's and
+    ``[default0]:``) that lead the lines of Megatron's and DeepSpeed's own markers, from
+    every line any of them leads, any number in one read as any (nodes and ranks differ):
+    ranks and hosts may tag each kind of line differently, or only some lines, and every
+    pattern reads them as untagged. A tag of a number, or of ``rank`` and one, states the
+    line's rank."""
+    data, tags = log.data, {}
+    for literal in _MARKER_LITERALS:
+        at = data.find(literal)
+        while at >= 0 and len(tags) < _MOST_TAGS:
+            begin = data.rfind(b"\n", 0, at) + 1
+            m = _MARKED.match(data, begin) if at - begin > 1 else None
+            if m and (text := m.group(1).strip()):
+                tags.setdefault(re.sub(rb"\d+", b"0", text), text)
+            end = data.find(b"\n", at)
+            at = -1 if end < 0 else data.find(literal, end)
+    if not tags:
         return log
-    words = re.split(rb"\d+", text)
-    ranked = len(words) == 2 and re.sub(rb"[\[\]:]", b"", b"".join(words)) in (b"", b"rank")
-    number = rb"(\d{1,6})" if ranked else rb"\d{1,6}"
-    pattern = rb"^ *" + number.join(map(re.escape, words)) + rb" ?"
-    return log.without_tag(re.compile(pattern, re.M))
+    alternatives = []
+    for text in sorted(tags.values(), key=len, reverse=True):
+        words = re.split(rb"\d+", text)
+        ranked = len(words) == 2 and re.sub(rb"[\[\]:]", b"", b"".join(words)) in (b"", b"rank")
+        number = rb"(\d{1,6})" if ranked else rb"\d+"
+        alternatives.append(number.join(map(re.escape, words)))
+    return log.without_tag(re.compile(rb"^ *(?:" + b"|".join(alternatives) + rb") ?", re.M))
 
 
 def _line_prefixes(log: LogText, starts: np.ndarray, lines: np.ndarray) -> list[bytes]:
@@ -223,9 +238,17 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
     elapsed = field_values(rest, b"elapsed time per iteration (ms)")
     has = elapsed != b""
     elapsed_ms = floats(elapsed[has])
-    _elapsed_against_stamps(log, parsed, step[has], elapsed_ms, lines[has])
-    _elapsed_against_parts(log, parsed, elapsed_ms, lines[has])
-    _elapsed_against_printed_tflops(log, parsed, rest, lines)
+    clock = _elapsed_against_printed_tflops(log, parsed, rest, lines)
+    clock.update(_elapsed_against_stamps(log, parsed, step[has], elapsed_ms, lines[has]))
+    parts = _elapsed_against_parts(log, parsed, elapsed_ms, lines[has])
+    # what a window's sum of elapsed times is held to (analysis.stats.figure_checks)
+    for metric, seconds in ((M.CLOCK_LATENCY, clock), (M.PARTS_LATENCY, parts)):
+        if seconds:
+            at = np.array(sorted(seconds))
+            of = np.searchsorted(lines, at)
+            parsed.obs.add(line=at, metric=metric, value=np.array([seconds[k] for k in at]),
+                           phase=M.TRAIN, unit=M.SECONDS, step=step[of], timestamp=ts[of],
+                           rank=None if ranks is None else ranks[of])
 
 
 def _timer_fields(log: LogText) -> dict[int, dict[bytes, float]]:
@@ -262,18 +285,18 @@ def _parts_ms(fields: dict[bytes, float]) -> float | None:
 
 
 def _elapsed_against_parts(log: LogText, parsed: ParsedLog, elapsed: np.ndarray,
-                           lines: np.ndarray) -> None:
+                           lines: np.ndarray) -> dict[int, float]:
     """A ``figure_mismatch`` where the printed elapsed time per iteration is below the
     forward and backward passes and the optimizer step the timers after it print for the
     same interval (an iteration holds all three, one after another) by more than
     `_PARTS_OFF`, by the median over the intervals after the first (whose timers count
-    start-up the elapsed time does not)."""
+    start-up the elapsed time does not). Returns line -> those parts' seconds."""
     if len(lines) < 4:
-        return
+        return {}
     at = {line: ms for line, fields in _timer_fields(log).items()
           if (ms := _parts_ms(fields)) is not None and ms > 0}
     if not at:
-        return
+        return {}
     timer_lines = np.array(sorted(at))
     nxt = np.searchsorted(timer_lines, lines, side="right")  # the timers after each
     ratios, used = [], []
@@ -286,6 +309,7 @@ def _elapsed_against_parts(log: LogText, parsed: ParsedLog, elapsed: np.ndarray,
     _elapsed_off(log, parsed, ratios, lines[used], lambda r: r < 1 - _PARTS_OFF,
                  "the forward, backward and optimizer times their timers print",
                  "; an iteration cannot take less than its parts")
+    return {int(lines[i]): elapsed[i] * 1e-3 / r for i, r in zip(used, ratios)}
 
 
 def _megatron_flops(parsed: ParsedLog) -> tuple[float, float, float] | None:
@@ -295,44 +319,56 @@ def _megatron_flops(parsed: ParsedLog) -> tuple[float, float, float] | None:
     return megatron_counts(parsed.parameters, parsed.meta.get("vocab_size"))
 
 
+#: Half the last printed digit of the elapsed time (ms) and the TFLOP/s (both ``{:.1f}``).
+_PRINTED = 0.05
+#: Beside the prints' rounding: float noise of the count and the median.
+_FLOAT_OFF = 0.002
+
+
 def _elapsed_against_printed_tflops(log: LogText, parsed: ParsedLog, rest: np.ndarray,
-                                    lines: np.ndarray) -> None:
+                                    lines: np.ndarray) -> dict[int, float]:
     """A ``figure_mismatch`` where the iteration lines' printed ``throughput per GPU
     (TFLOP/s/GPU)`` (Megatron-LM's FLOPs count over its elapsed time) is more than 5 % off
     what the same lines' elapsed time and global batch give by that count, by the median
     over the lines: both come from one timer, so they disagree only where one was altered.
-    Which of Megatron-LM's counts ran (:func:`_megatron_flops`) the log says only by its
-    dump's age: every version that counts FLOPs states ``group_query_attention`` (its first
-    count reads it), so a dump without it is older than all of them and held to the first,
-    not credited a cut by the ratio of two counts; a newer dump is held to the nearest (its
-    lines do not say which version ran). Lines printing under 5 TFLOP/s (rounding over
-    1 %) are left out."""
+    Which of Megatron-LM's counts ran (:func:`_megatron_flops`) the lines do not say, and
+    two counts of one model differ by a fixed ratio (the 2025 one halves the attention
+    scores), so a cut by about that ratio reads as the other count: a count is credited only
+    where the lines match it within the two prints' rounding (0.05 of each figure), as a
+    print by it does; else the lines are held to the first count. A dump without
+    ``group_query_attention`` is older than every version that counts FLOPs (each states it;
+    the first count reads it) and is held to the first. Lines printing under 5 TFLOP/s
+    (rounding over 1 %) are left out. Returns line -> the seconds an iteration that line's
+    TFLOP/s imply by the count held."""
     printed = field_values(rest, b"throughput per GPU (TFLOP/s/GPU)")
     elapsed = field_values(rest, b"elapsed time per iteration (ms)")
     batch = field_values(rest, b"global batch size")
     at = np.flatnonzero((printed != b"") & (elapsed != b"") & (batch != b""))
     world = to_int(parsed.parameters.get("world_size"))
     if len(at) < 3 or not world or world < 1 or (counts := _megatron_flops(parsed)) is None:
-        return
+        return {}
     tflops, ms, b = floats(printed[at]), floats(elapsed[at]), floats(batch[at])
     keep = (tflops >= 5) & (ms > 0) & (b > 0)
     tflops, ms, b, used = tflops[keep], ms[keep], b[keep], lines[at[keep]]
     if len(used) < 3:
-        return
+        return {}
     # the elapsed time over the one the printed TFLOP/s implies, by each count
     ratios = [ms * 1e9 * tflops * world / (b * f) for f in counts]
     old = "group_query_attention" not in parsed.parameters
-    near = 0 if old else min(range(3), key=lambda k: abs(float(np.median(ratios[k])) - 1))
+    rounding = float(np.median(_PRINTED / tflops + _PRINTED / ms)) + _FLOAT_OFF
+    near = 0 if old else next((k for k in (0, 1, 2)
+                               if abs(float(np.median(ratios[k])) - 1) <= rounding), 0)
     derived = [float(np.median(b * f / (ms * 1e9 * world))) for f in counts]
     _elapsed_off(log, parsed, list(ratios[near]), used, lambda r: abs(r - 1) > _ELAPSED_OFF,
                  "the iteration time their own printed throughput per GPU (TFLOP/s/GPU) implies "
                  + ("by Megatron-LM's first FLOPs count (the argument dump states no "
                     "group_query_attention, which every version that counts FLOPs states: it is "
-                    "older than all of them)" if old else "by the nearest of Megatron-LM's FLOPs "
-                    "counts"),
+                    "older than all of them)" if old else "by Megatron-LM's first FLOPs count "
+                    "(no other matches them within the prints' rounding)"),
                  ": their elapsed times give {:.1f}, {:.1f} or {:.1f} TFLOP/s per GPU by its "
                  "counts of late 2023, 2024 and 2025 on where the lines print {:.1f}, two "
                  "figures of one timer".format(*derived, float(np.median(tflops))))
+    return dict(zip(used.tolist(), (ms * 1e-3 / ratios[near]).tolist()))
 
 
 def _elapsed_off(log: LogText, parsed: ParsedLog, ratios: list[float], used: np.ndarray,
@@ -354,17 +390,18 @@ def _elapsed_off(log: LogText, parsed: ParsedLog, ratios: list[float], used: np.
 
 
 def _elapsed_against_stamps(log: LogText, parsed: ParsedLog, step: np.ndarray,
-                            elapsed: np.ndarray, lines: np.ndarray) -> None:
+                            elapsed: np.ndarray, lines: np.ndarray) -> dict[int, float]:
     """A ``figure_mismatch`` where the printed elapsed time per iteration (the only clock the
     figures use) is more than 5 % off the spacing of DeepSpeed's stamped ``step=N`` lines
     over the same iterations: the median, per interval both clock alike, of elapsed / stamps'
     milliseconds per iteration (the median leaves out the intervals holding an evaluation or
-    a checkpoint, which only the stamps count)."""
+    a checkpoint, which only the stamps count). Returns line -> the stamps' seconds an
+    iteration of the interval it ends, where no evaluation or checkpoint line is in it."""
     if len(step) < 2 or b"log_dist] [Rank 0] step=" not in log.data:
-        return
+        return {}
     matches = list(_DS_STEP.finditer(log.data))
     if len(matches) < 3:
-        return
+        return {}
     when = unix_seconds([m.group(1) + b"." + m.group(2) for m in matches])
     at = {int(m.group(3)): t for m, t in zip(matches, when.tolist())}
     ratios, used = [], []
@@ -376,6 +413,24 @@ def _elapsed_against_stamps(log: LogText, parsed: ParsedLog, step: np.ndarray,
     _elapsed_off(log, parsed, ratios, lines[used], lambda r: abs(r - 1) > _ELAPSED_OFF,
                  "the spacing of DeepSpeed's stamped step= lines over the same iterations",
                  ": the two clocks of one run disagree")
+    held = _not_training(log)
+    return {int(lines[i]): elapsed[i] * 1e-3 / r for i, r in zip(used, ratios)
+            if np.searchsorted(held, lines[i - 1]) == np.searchsorted(held, lines[i])}
+
+
+#: Lines Megatron prints for work between two iteration lines that is not training.
+_NOT_TRAINING = (b"validation loss at ", b"saving checkpoint at ")
+
+
+def _not_training(log: LogText) -> np.ndarray:
+    """The sorted lines of an evaluation's or a checkpoint save's print (_NOT_TRAINING)."""
+    data, at = log.data, []
+    for literal in _NOT_TRAINING:
+        pos = data.find(literal)
+        while pos >= 0:
+            at.append(pos)
+            pos = data.find(literal, pos + 1)
+    return np.sort(log.lines_at(np.array(at, dtype=np.int64))) if at else np.empty(0, np.int64)
 
 
 def _ramp_up_stated(parsed: ParsedLog) -> bool:

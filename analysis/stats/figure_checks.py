@@ -19,6 +19,9 @@ printed rates, a closing line) or its family.
 
   - a window's figure and the throughput the lines print for the same lines (their median
     and their harmonic mean);
+  - a window's figure from printed latencies and another clock the log states for the
+    same intervals, or the parts it times of them (their sums: a cut on a few lines moves
+    the sum, not a median);
   - a window's figure and its span at its own pace, where its intervals recurring quick
     at one period are short of it by more than MISMATCH in sum (_quick_in_sum);
   - a median of printed rates and the global batch x the iterations those lines cover over
@@ -88,6 +91,8 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
     for kind in NO_FIGURE:
         if kind in stated:
             return Estimate.fail(f"{stated[kind][1]}; no figure", kind, est.method)
+    if est.ok and _open(est) and est.window is not None:
+        est = _latencies_against_clock(run, est)
     if est.ok and _open(est) and est.window is not None:
         est = _against_intervals(run, est)
         values = _printed(run, est.window) if est.ok else ()
@@ -250,6 +255,51 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
         "of the rates it printed (uneven iterations, whose slow ones the median leaves "
         "out), or the printed rate counts another batch than the stated one; the figure "
         "is kept"))
+
+
+#: Per-line statements of an interval's seconds per iteration beside its printed latency:
+#: (metric, what it is, whether it is only a lower bound).
+_OTHER_TIMES = ((M.CLOCK_LATENCY, "their time by another clock", False),
+                (M.PARTS_LATENCY, "the time of their timed parts, which an iteration cannot "
+                 "take less than", True))
+
+
+def _latencies_against_clock(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``figure_mismatch`` where it is its window's printed latencies added up
+    (seconds x iterations of each line) and, over the window's intervals that the log times
+    otherwise too (_OTHER_TIMES), their sum is more than MISMATCH off that time's (below
+    it, for a lower bound): the figure sums the lines, so each line counts, however few
+    are off (a median of per-line ratios does not see a cut on fewer than half of them)."""
+    cols = train_arrays(run)
+    rows = series_rows(run, cols, M.LATENCY)
+    rows = rows[lowest_rank(cols["rank"][rows]) & np.isfinite(cols["step"][rows])]
+    rows = rows[np.argsort(cols["step"][rows], kind="stable")]
+    lines, value = cols["line"][rows], cols["value"][rows]
+    n = np.diff(cols["step"][rows], prepend=0.0)
+    inside = (lines >= est.window[0]) & (lines <= est.window[1])
+    if not n[inside].sum() > 0 or not math.isclose(
+            float((value * n)[inside].sum() / n[inside].sum()), est.latency, rel_tol=1e-9):
+        return est  # timed by something else than these latencies
+    for metric, what, bound in _OTHER_TIMES:
+        other = series_rows(run, cols, metric)
+        timed = dict(zip(cols["line"][other].tolist(), cols["value"][other].tolist()))
+        both = inside & np.isin(lines, list(timed))
+        if both.sum() < MIN_PRINTED:
+            continue
+        times = np.array([timed[k] for k in lines[both].tolist()])
+        printed, said = float((value * n)[both].sum()), float((times * n[both]).sum())
+        if printed / said - 1 >= -MISMATCH and (bound or printed / said - 1 <= MISMATCH):
+            continue
+        ratio = value[both] / times - 1
+        off = lines[both][ratio < -MISMATCH if bound else np.abs(ratio) > MISMATCH]
+        return _flag(est, "figure_mismatch", (
+            f"the latencies printed on the window's lines {est.window[0]} to {est.window[1]} "
+            f"add up to {printed:.6g} s over the {int(both.sum())} intervals for which the log "
+            f"also states {what}: {said:.6g} s ({printed / said:.3f} times; off by more "
+            f"than {MISMATCH:.0%} on line(s) {', '.join(map(str, off[:5].tolist()))}"
+            f"{' …' if len(off) > 5 else ''}): the figure {est.throughput:,.2f} samples/s, "
+            "their sum, is kept"))
+    return est
 
 
 def _printed_against_latency(run: RunData, est: Estimate) -> Estimate:

@@ -228,10 +228,11 @@ def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Esti
     latency = seconds / iters
     label += " from printed latencies"
     batches = printed_batches(run, cols, cols["line"][rows][inside])
+    edges = (int(inside_lines.min()), int(inside_lines.max()))
     if (batches != run.global_batch_size).any():
         return Estimate(float((batches * n_it).sum()) / seconds, label + RAMP_UP, iters,
-                        latency)
-    return Estimate(run.global_batch_size / latency, label, iters, latency)
+                        latency, window=edges)
+    return Estimate(run.global_batch_size / latency, label, iters, latency, window=edges)
 
 
 def _first_step(run: RunData) -> int | None:
