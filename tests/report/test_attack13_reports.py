@@ -1,10 +1,21 @@
-"""Reports after attack 13: the same report printed twice gives the same PDF bytes under load."""
+"""After attack 13: the same report printed twice gives the same PDF bytes under load; a
+LiBai log appended with a rerun months later says what its year-less stamps show."""
 
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
+from pathlib import Path
 
+import pytest
+
+from analysis.collect import parse_paths
 from analysis.report import webpdf
+from analysis.stats import run_throughput
+
+LIBAI = (Path(__file__).resolve().parents[1] / "data" / "libai" / "gpt2_stdout" / "1n8g"
+         / "gpt2_b4_amp_1.log")
+STAMP = re.compile(r"\[(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d) ")
 
 
 def _tagged_pdf(ids: list[int]) -> bytes:
@@ -42,3 +53,32 @@ def test_printed_pdf_numbers_its_element_ids_from_one():
             "<tr><td>1</td><td>2</td></tr></table></body></html>")
     pdf, = webpdf.SystemChromiumWebPDFExporter().print_pages([page])
     assert re.findall(rb"/ID \(node(\d+)\)", pdf) == [b"00000001", b"00000002"]
+
+
+def _shifted(text: str, start: datetime) -> str:
+    """`text` with its LiBai stamps (11/23 of a year) moved so the first day is `start`'s."""
+    offset = start - datetime(2022, 11, 23)
+
+    def moved(m: re.Match) -> str:
+        return (datetime(2022, *(int(x) for x in m.groups())) + offset).strftime(
+            "[%m/%d %H:%M:%S ")
+    return STAMP.sub(moved, text)
+
+
+@pytest.mark.parametrize("first, days, told", [
+    (datetime(2022, 11, 23), 200, "jumps 165.0 days back or about 200 days forward"),
+    (datetime(2022, 7, 1), 188, "jumps 177.0 days back or about 188 days forward")])
+def test_libai_rerun_appended_months_later_says_the_order_is_unknown(tmp_path, first, days,
+                                                                      told):
+    """A rerun appended 200 days later read "the timestamp goes back 1.42561e+07 s": the
+    stamps print no year, so the jump reads as well back as forward across a new year."""
+    text = LIBAI.read_text()
+    log = tmp_path / "libai" / "1n8g" / LIBAI.name
+    log.parent.mkdir(parents=True)
+    log.write_text(_shifted(text, first) + _shifted(text, first + timedelta(days=days)))
+    result = parse_paths([tmp_path / "libai"], cache=False)
+    reasons = result.problems[result.problems["kind"] == "timestamps_backwards"]["reason"]
+    assert [r.split(" from line")[0] for r in reasons] == [
+        f"the timestamp {told} across a new year (its stamps print no year)"]
+    window = run_throughput(result, "window")  # the first run's figure, as before
+    assert window["throughput"].tolist() == [pytest.approx(64.0, abs=0.01)]
