@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from analysis import metrics as M
+from analysis.parsers._shapes import dated
 from analysis.problems import Problem
 
 if TYPE_CHECKING:
@@ -35,6 +36,11 @@ if TYPE_CHECKING:
 
 #: Lines named one by one in a problem's reason; the rest are counted.
 _LINES_SHOWN = 5
+#: A gap between two stamps from which a reason gives it in days and, for stamps that print
+#: no year, names the other reading across a new year: below a day the reading within one
+#: year is the one a run can take (a clock step, a stall); from a day on (a rerun appended)
+#: either may be true.
+_DAY = 86400.0
 
 
 def check_parsed(parsed: ParsedLog, log: LogText) -> None:
@@ -129,7 +135,7 @@ def _time_reason(lines, ts, bad, where: str) -> str:
     finite = np.flatnonzero(np.isfinite(ts))
     i = int(bad[0])
     prev = int(finite[np.searchsorted(finite, i) - 1])
-    text = (f"the timestamp goes back {ts[prev] - ts[i]:.6g} s from line {int(lines[prev])} "
+    text = (f"the timestamp {_gap(ts[prev], ts[i])} from line {int(lines[prev])} "
             f"to line {int(lines[i])}")
     if len(bad) > 1:
         text += f" ({_lines_text(lines[bad], 'backwards jumps in ' + where)})"
@@ -138,13 +144,26 @@ def _time_reason(lines, ts, bad, where: str) -> str:
 
 def jump_reason(lines, step, ts, jumps, median: float) -> str:
     i = int(jumps[0])
-    text = (f"the timestamp jumps forward {ts[i] - ts[i - 1]:.6g} s from line {int(lines[i - 1])} "
+    text = (f"the timestamp {_gap(ts[i - 1], ts[i])} from line {int(lines[i - 1])} "
             f"to line {int(lines[i])} over {int(step[i] - step[i - 1])} iteration(s), where an "
             f"iteration of the window takes {median:.4g} s (median): a clock step (daylight "
             "saving, NTP), a stall or other work between the lines")
     if len(jumps) > 1:
         text += f" ({_lines_text(lines[jumps], 'such jumps in the window')})"
     return text
+
+
+def _gap(before: float, after: float) -> str:
+    """'goes back 3599.68 s', 'jumps forward 2.0 days' (from a day on in days); between
+    stamps that print no year (read before 1970, :func:`analysis.parsers._shapes.dated`) a
+    day or more apart, the other reading across a new year too: the stamps cannot tell."""
+    gap = abs(after - before)
+    way, other = ("forward", "back") if after > before else ("back", "forward")
+    text = f"{gap:.6g} s" if gap < _DAY else f"{gap / _DAY:.1f} days"
+    if gap >= _DAY and not dated(np.array([before, after])).any():
+        return (f"jumps {text} {way} or about {365 - gap / _DAY:.0f} days {other} across a new "
+                "year (its stamps print no year)")
+    return f"jumps forward {text}" if after > before else f"goes back {text}"
 
 
 def _step_reason(lines, epoch, step, bad, where: str) -> str:

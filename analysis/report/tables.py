@@ -37,11 +37,11 @@ def scaling_groups(summary: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame]]:
 
 
 def time_to_train(summary: pd.DataFrame) -> pd.Series:
-    """The rows scored by their time to train (MLPerf's score) and by no throughput: the
-    throughput, speedup and scaling tables do not apply to them."""
-    ttt = summary["time_to_train_min"] if "time_to_train_min" in summary else \
-        pd.Series(float("nan"), index=summary.index)
-    return ttt.notna() & summary["throughput_median"].isna()
+    """The rows scored by their time to train (MLPerf's score) and by no throughput, with a
+    score or the rule's reason for none (aborted runs): the throughput, speedup and scaling
+    tables do not apply to them."""
+    rule = summary.get("time_to_train_rule", pd.Series("", index=summary.index))
+    return (rule.fillna("") != "") & summary["throughput_median"].isna()
 
 
 def devices_text(tr, counts) -> str:

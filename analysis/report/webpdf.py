@@ -6,7 +6,8 @@ fontconfig file that keeps the AR PL fonts out, one browser for every page of a 
 Never run ``playwright install``: the system browser is the one we use.
 
 Chromium dates each PDF with the time it printed it; the exporter replaces both dates by
-``SOURCE_DATE_EPOCH`` (0 when unset), so the same HTML gives the same bytes.
+``SOURCE_DATE_EPOCH`` (0 when unset), and numbers the tagged elements' IDs in their order
+(:func:`with_fixed_node_ids`), so the same HTML gives the same bytes.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ UNLINK_RELATIVE = """() => {
 }"""
 _PDF_DATE = re.compile(rb"/(CreationDate|ModDate) ?\(D:(\d{14})(Z|[+-]\d\d'\d\d')\)")
 _UTC = {1: b"Z", 7: b"+00'00'"}
+#: A tagged element's ID, ``(node00000065)``: Chromium's DOM node id, drawn from a counter of
+#: the renderer that other work draws from too, so that under load the same page can print
+#: one element as node00000065 in one build and node00000066 in the next.
+_NODE_ID = re.compile(rb"\(node(\d+)\)")
 _YEAR_10000 = 253402300800  # the first second whose date no longer has 14 digits
 
 
@@ -64,6 +69,21 @@ def with_fixed_dates(pdf: bytes, epoch: int) -> bytes:
         return m.group(0)[:m.start(2) - m.start()] + stamp + _UTC[len(m.group(3))] + b")"
 
     return _PDF_DATE.sub(fixed, pdf)
+
+
+def with_fixed_node_ids(pdf: bytes) -> bytes:
+    """`pdf` with the IDs of its structure elements (``/ID (node…)``, and the same strings in
+    the ID tree) numbered 1, 2, … in the order of their values, each as wide as before: the
+    order the ID tree is sorted by and the cross-reference offsets stay right."""
+    ids = sorted({int(d) for d in re.findall(rb"/ID \(node(\d+)\)", pdf)})
+    rank = {value: i + 1 for i, value in enumerate(ids)}
+
+    def fixed(m: re.Match) -> bytes:
+        if int(m[1]) not in rank:
+            return m[0]
+        return b"(node" + str(rank[int(m[1])]).zfill(len(m[1])).encode() + b")"
+
+    return _NODE_ID.sub(fixed, pdf)
 
 
 def chromium_path() -> str:
@@ -107,7 +127,7 @@ class SystemChromiumWebPDFExporter(WebPDFExporter):
                 printed = pool.submit(asyncio.run, self._print(files, names)).result()
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        return [with_fixed_dates(pdf, self.epoch) for pdf in printed]
+        return [with_fixed_node_ids(with_fixed_dates(pdf, self.epoch)) for pdf in printed]
 
     async def _print(self, urls: list[str], names: list[str]) -> list[bytes]:
         from playwright.async_api import async_playwright

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
 from analysis.env import describe
 from analysis.i18n import cjk_spacing
 from analysis.report import prose, tables
@@ -131,7 +133,8 @@ def _time_to_train(rep: Report, rows) -> str:
     """The score of each case scored by its time to train (MLPerf), with its GPUs (as far
     as stated) and the rule it was computed by; the throughput sections do not apply."""
     tr = rep.tr
-    cases = [tr("caveat.time_to_train_case", model=prose.md(rep.model_name(r["model"])),
+    cases = [tr("caveat.time_to_train_case" if pd.notna(r["time_to_train_min"])
+                else "caveat.time_to_train_none", model=prose.md(rep.model_name(r["model"])),
                 framework=prose.md(str(r["framework"])),
                 devices=tables.devices_text(tr, [r["num_devices"]]),
                 minutes=tr.num(r["time_to_train_min"]), rule=prose.md(r["time_to_train_rule"]))
