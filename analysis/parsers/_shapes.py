@@ -199,6 +199,7 @@ def year_less(stamps: list[bytes], year: int | None = None) -> np.ndarray:
         years += LEAP_YEAR - years[leap[0]]
     return read(years)
 
+
 def datetime_columns(dates: list[bytes], times: list[bytes]) -> np.ndarray | None:
     """Unix seconds of date and time token columns (``YYYY-MM-DD``, ``HH:MM:SS[.f…]`` with
     one time width throughout), as :func:`unix_seconds`; None when the widths differ or a
