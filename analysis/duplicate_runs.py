@@ -173,17 +173,16 @@ def _keyed(sig: Signature) -> Signature:
 
 
 def _hashed(keys: set[tuple]) -> np.ndarray:
-    """Each key (a name, then whole numbers) as 64 bits: its name's CRC-32 and count of
-    numbers, then each number (two's complement) mixed in. Two keys that hash alike only
+    """Each key (a name, then whole numbers) as 64 bits: Python's hash of its name's CRC-32
+    and its numbers (a tuple of whole numbers hashes alike in every process, unlike a
+    string: the cache keys its stores by the interpreter too). Two keys that hash alike only
     add a candidate (which the comparison judges), never lose one."""
-    width = 1 + max(map(len, keys), default=1)
-    rows = [(zlib.crc32(name.encode()) | len(numbers) << 32,
-             *(v & 0xFFFF_FFFF_FFFF_FFFF for v in numbers), *(0,) * (width - 1 - len(numbers)))
-            for name, *numbers in keys]
-    h = np.zeros(len(rows), np.uint64)
-    for column in np.array(rows, np.uint64).reshape(len(rows), width).T:
-        h = _mix(h ^ column)
-    return np.unique(h)
+    crc = _NAME_CRC
+    return np.unique(np.array([hash((crc.get(k[0]) or crc.setdefault(
+        k[0], zlib.crc32(k[0].encode())), k[1:])) for k in keys], np.int64)).view(np.uint64)
+
+
+_NAME_CRC: dict[str, int] = {}
 
 
 def _mix(bits: np.ndarray) -> np.ndarray:
@@ -213,9 +212,10 @@ class _Index:
         if not have:
             return
         keys = np.concatenate([s.keys for _, s in have])
-        owner = np.repeat([n for n, _ in have], [len(s.keys) for _, s in have])
+        places = np.array([n for n, _ in have], np.int32)
+        owner = np.repeat(places, [len(s.keys) for _, s in have])
         near = np.concatenate([s.near for _, s in have])
-        near_owner = np.repeat([n for n, _ in have], [len(s.near) for _, s in have])
+        near_owner = np.repeat(places, [len(s.near) for _, s in have])
         if not len(keys):
             return
         order = np.argsort(keys, kind="stable")  # the holders of a key stay in order

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
 from functools import cache
 from pathlib import Path
@@ -81,7 +82,9 @@ class FolderCache:
 
     def __init__(self, folder: str, how: dict) -> None:
         self.folder = folder
-        self.key = {"folder": folder, "version": code_version(), **how}
+        # the interpreter too: the copy signature's keys are its hashes of whole numbers
+        self.key = {"folder": folder, "version": code_version(),
+                    "python": f"{sys.implementation.cache_tag}-{sys.hash_info.width}", **how}
         name = hashlib.blake2b(json.dumps(self.key, sort_keys=True).encode(),
                                digest_size=20).hexdigest()
         self.path = cache_dir() / name[:2] / f"{name}.npz"
