@@ -491,11 +491,19 @@ def _unit(column: np.ndarray, name: str, sig: Signature) -> float:
 
 def _units(columns: np.ndarray) -> np.ndarray:
     """`_unit` of each row of `columns` (printed values; NaN where none)."""
+    out = np.zeros(len(columns))
+    left = np.arange(len(columns))  # the rows not yet printed to fewer decimals
     with np.errstate(invalid="ignore", over="ignore"):
-        scaled = columns[..., None] * _SCALES
-        fits = ((np.abs(scaled - np.rint(scaled)) <= 1e-10 * np.abs(scaled) + 1e-9)
-                | ~np.isfinite(columns)[..., None]).all(axis=-2)
-    return np.where(fits.any(axis=-1), _DIGITS[fits.argmax(axis=-1)], 0.0)
+        for scale, unit in zip(_SCALES.tolist(), _DIGITS.tolist(), strict=True):
+            v = columns[left]
+            x = v * scale
+            done = ((np.abs(x - np.rint(x)) <= 1e-10 * np.abs(x) + 1e-9)
+                    | ~np.isfinite(v)).all(axis=-1)
+            out[left[done]] = unit
+            left = left[~done]
+            if not len(left):
+                break
+    return out
 
 
 #: 10^d and 10^-d for the decimals d `_unit` tries.
