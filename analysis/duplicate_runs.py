@@ -174,12 +174,14 @@ def _keyed(sig: Signature) -> Signature:
 
 def _hashed(keys: set[tuple]) -> np.ndarray:
     """Each key (a name, then whole numbers) as 64 bits: Python's hash of its name's CRC-32
-    and its numbers (a tuple of whole numbers hashes alike in every process, unlike a
-    string: the cache keys its stores by the interpreter too). Two keys that hash alike only
-    add a candidate (which the comparison judges), never lose one."""
+    and its numbers, each as a count (0, -1, 1, -2, ... as 0, 1, 2, 3, ...: Python hashes -1
+    as -2), which hashes alike in every process, unlike a string (the cache keys its stores
+    by the interpreter too). Two keys that hash alike only add a candidate (which the
+    comparison judges), never lose one."""
     crc = _NAME_CRC
     return np.unique(np.array([hash((crc.get(k[0]) or crc.setdefault(
-        k[0], zlib.crc32(k[0].encode())), k[1:])) for k in keys], np.int64)).view(np.uint64)
+        k[0], zlib.crc32(k[0].encode())), *(2 * v if v >= 0 else -2 * v - 1 for v in k[1:])))
+        for k in keys], np.int64)).view(np.uint64)
 
 
 _NAME_CRC: dict[str, int] = {}

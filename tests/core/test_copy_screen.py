@@ -6,6 +6,7 @@ jittered or cut, lines lost) and other runs of its shape, each pair in both orde
 from __future__ import annotations
 
 import importlib.util
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -91,8 +92,8 @@ def test_the_screen_turns_away_no_pair_the_comparison_calls_a_copy():
 
 def test_the_speed_corpus_runs_are_looked_up_and_none_compared(tmp_path, monkeypatch):
     """300 logs of the parse-speed corpus share first values with others (candidates of the
-    lookup) but are no copies: the screen turns every candidate away, and `_copy_of` agrees
-    on each."""
+    lookup: the hashed keys meet where the keys do) but are no copies: the screen turns every
+    candidate away, and `_copy_of` agrees on each."""
     spec = importlib.util.spec_from_file_location("parse_speed",
                                                   ROOT / "benchmarks" / "parse_speed.py")
     corpus = importlib.util.module_from_spec(spec)
@@ -101,7 +102,11 @@ def test_the_speed_corpus_runs_are_looked_up_and_none_compared(tmp_path, monkeyp
     sigs = [_read_file(p, None, False, max_log_bytes()).signature
             for p in sorted(tmp_path.rglob("*.log"))]
     index = duplicate_runs._Index(sigs)
-    pairs = [(sigs[m], sigs[n]) for n in range(len(sigs)) for m in index.sharing(n)]
+    found = [(m, n) for n in range(len(sigs)) for m in index.sharing(n)]
+    keys = [duplicate_runs._keys(s) for s in sigs]  # the keys as they are, not hashed
+    assert found == [(m, n) for n in range(len(sigs)) for m in range(n)
+                     if keys[m][0] & keys[n][1]]
+    pairs = [(sigs[m], sigs[n]) for m, n in found]
     assert len(pairs) >= 5
     assert not duplicate_runs._may_copy(pairs).any()
     assert not any(duplicate_runs._copy_of(a, b, False) for a, b in pairs)
@@ -110,3 +115,13 @@ def test_the_speed_corpus_runs_are_looked_up_and_none_compared(tmp_path, monkeyp
     monkeypatch.setattr(duplicate_runs, "_copy_of", lambda *a: compared.append(1) or copy_of(*a))
     result = parse_paths([tmp_path], cache=False)
     assert len(result.runs) == 300 and not compared
+
+
+def test_keys_of_nearby_buckets_hash_apart():
+    """The index's keys are small whole numbers (ratio buckets either side of 0, intervals)
+    or 64-bit digests of values: distinct keys hash apart, so the lookup meets no more
+    pairs than the keys do."""
+    keys = {("throughput", *k) for k in itertools.product(range(-4, 5), repeat=4)}
+    keys |= {("values", int(v)) for v in duplicate_runs._mix(np.arange(5000, dtype=np.uint64))}
+    keys |= {("stamp interval", *k) for k in itertools.product(range(-4, 5), repeat=4)}
+    assert len(duplicate_runs._hashed(keys)) == len(keys)
