@@ -63,7 +63,7 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
     # each log's signature is kept with its parse (and cache entry), else made now
     sigs = [(run.main.signature or signature(run.main.parsed)) if t else None
             for run, t in zip(runs, trains, strict=True)]
-    index, added, screen = _Index(sigs), set(), _Screen(sigs)
+    index, screen = _Index(sigs), _Screen(sigs)
     texts: dict[tuple, _Run] = {}
     kept = []
     for n, (run, sig) in enumerate(zip(runs, sigs, strict=True)):
@@ -78,8 +78,8 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
                         and _same_text(other.main.path, main.path, limit):
                     first, same = other, "content"
             if sig is not None and first is None:
-                for m in index.sharing(n):
-                    if m not in added or not screen.may(m, n, index, added):
+                for m in index.candidates(n):
+                    if not screen.may(m, n, index):
                         continue
                     other, theirs = runs[m], sigs[m]
                     elsewhere = other.folder != run.folder \
@@ -96,7 +96,7 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
                         differ = _states_differ(other.main.parsed, main.parsed)
                         break
                 if first is None:
-                    added.add(n)
+                    index.add(n)
         if first is not None:
             problems.append(Problem(
                 str(main.path), None, "duplicate_run",
@@ -122,10 +122,12 @@ class Signature(NamedTuple):
     near: np.ndarray  # the keys a copy's may be, hashed alike
 
 
-def signature(parsed: ParsedLog | None) -> Signature | None:
+def signature(parsed: ParsedLog | None, keyed: bool = True) -> Signature | None:
     """What tells a copy of a log: its training rows that carry a step (made where the log
-    is read and kept in its cache entry); None when there are none. Its stamps are left out (empty) when any row has none or fewer than 3 are distinct
-    (too few to tell a copy by)."""
+    is read and kept in its cache entry), with its index keys unless not `keyed` (a log
+    read again whole only to confirm a copy is looked up by none); None when there are
+    none. Its stamps are left out (empty) when any row has none or fewer than 3 are
+    distinct (too few to tell a copy by)."""
     stamps, steps, values, codes, names = [], [], [], [], {}
     for b in parsed.obs.blocks if parsed is not None else ():
         keep = np.broadcast_to((b["phase"] == M.TRAIN) & (b["step"] != -1), (b["n"],))
@@ -148,9 +150,9 @@ def signature(parsed: ParsedLog | None) -> Signature | None:
     mixed = _mix(value.view(np.uint64))
     us = np.unique(np.round(t * 1e6).astype(np.int64)) if np.isfinite(t).all() else ()
     if len(us) < 3:
-        return _keyed(Signature(np.empty(0, np.int64), np.empty(0, np.int64),
-                                np.empty(0, np.uint64), 0, False, False, lines, names,
-                                table[:-1], None, None))
+        sig = Signature(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint64),
+                        0, False, False, lines, names, table[:-1], None, None)
+        return _keyed(sig) if keyed else sig
     us, first, which = np.unique(np.round(t * 1e6).astype(np.int64), return_index=True,
                                  return_inverse=True)
     rows = np.zeros(len(us), dtype=np.uint64)
@@ -159,10 +161,11 @@ def signature(parsed: ParsedLog | None) -> Signature | None:
     gaps = np.diff(us)
     _, at_first = np.unique(at, return_index=True)
     table[-1, 1:] = np.diff(np.round(t[at_first] * 1e6))  # each line's first stamp
-    return _keyed(Signature(us, step[first], rows, resolution,
-                            len(gaps) >= MIN_INTERVALS and 2 * len(np.unique(gaps)) >= len(gaps),
-                            2 * len(np.unique(rows)) >= len(rows), lines, (*names, INTERVAL),
-                            table, None, None))
+    sig = Signature(us, step[first], rows, resolution,
+                    len(gaps) >= MIN_INTERVALS and 2 * len(np.unique(gaps)) >= len(gaps),
+                    2 * len(np.unique(rows)) >= len(rows), lines, (*names, INTERVAL), table,
+                    None, None)
+    return _keyed(sig) if keyed else sig
 
 
 def _keyed(sig: Signature) -> Signature:
@@ -203,13 +206,14 @@ class _Index:
     four stamps, where values vary; and, whatever the stamps and however reprinted or
     rescaled, the ratios of each timed column's values to one another at the head and at
     iterations through the log (`_keys`: a copy that lost lines keeps some). A lookup finds
-    the few runs that can be copies, not every run read. All signatures' hashed keys are
-    matched against all near keys at once: only the keys that are another signature's near
-    key are kept, with the signatures holding each."""
+    the few runs kept that can be copies, not every run read. All signatures' hashed keys
+    are matched against all near keys at once first: a lookup, and a run kept, then touch
+    only the keys that meet another signature's."""
 
     def __init__(self, sigs: list[Signature | None]) -> None:
         self._looked: dict[int, list[int]] = {}  # signature (its place in `sigs`) -> near keys
-        self._holders: dict[int, list[int]] = {}  # such a key -> the signatures of it, in order
+        self._met: dict[int, list[int]] = {}  # signature -> its keys such near keys are
+        self._kept: dict[int, list[int]] = {}  # such a key -> the signatures kept of it, in order
         have = [(n, s) for n, s in enumerate(sigs) if s is not None]
         if not have:
             return
@@ -229,23 +233,35 @@ class _Index:
         # signature's near key where it is a near key twice
         met = hi - lo >= 2
         for n, key in zip(owner[met].tolist(), keys[met].tolist(), strict=True):
-            self._holders.setdefault(key, []).append(n)
+            self._met.setdefault(n, []).append(key)
         once = met & np.r_[True, keys[1:] != keys[:-1]]
         counts = (hi - lo)[once]
         at = np.arange(counts.sum()) + np.repeat(lo[once] - np.cumsum(counts) + counts, counts)
         for n, key in zip(near_owner[at].tolist(), near[at].tolist(), strict=True):
             self._looked.setdefault(n, []).append(key)
 
-    def sharing(self, n: int) -> list[int]:
-        """The signatures before `sigs[n]` that have a key near one of its keys, in order."""
-        return sorted({m for key in self._looked.get(n, ()) for m in self._holders[key]
-                       if m < n})
+    def add(self, n: int) -> None:
+        """Keep `sigs[n]` (a run kept): later lookups find it."""
+        for key in self._met.get(n, ()):
+            self._kept.setdefault(key, []).append(n)
+
+    def candidates(self, n: int) -> list[int]:
+        """The signatures kept that have a key near one of those of `sigs[n]`, in order."""
+        return sorted({m for key in self._looked.get(n, ()) for m in self._kept.get(key, ())})
+
+    def near(self, n: int) -> list[int]:
+        """`sigs[n]`'s near keys that are some other signature's keys."""
+        return self._looked.get(n, [])
+
+    def met(self, n: int) -> list[int]:
+        """`sigs[n]`'s keys that are some other signature's near keys."""
+        return self._met.get(n, [])
 
 
 class _Screen:
     """`_may_copy` of the pairs the lookup meets, judged in batches of about `BATCH` pairs
     (a call per pair cost more than the comparisons it spares): those of the next runs, each
-    with every earlier run that is kept or not yet judged."""
+    with the runs kept before the first of them and with those among them before it."""
 
     BATCH = 2048
 
@@ -254,12 +270,17 @@ class _Screen:
         self.judged: dict[tuple[int, int], bool] = {}
         self.upto = 0  # the runs before this one have their pairs judged
 
-    def may(self, m: int, n: int, index: _Index, added: set[int]) -> bool:
-        """Whether run `m` (kept: in `added`) may be a copy of run `n`, of the runs after it."""
+    def may(self, m: int, n: int, index: _Index) -> bool:
+        """Whether run `m`, a candidate of `index` for run `n`, may be a copy of it."""
         if n >= self.upto:
-            pairs, k = [], n
+            pairs, k, span = [], n, {}
             while k < len(self.sigs) and (k == n or len(pairs) < self.BATCH):
-                pairs += [(j, k) for j in index.sharing(k) if j >= n or j in added]
+                found = set(index.candidates(k))
+                for key in index.near(k):
+                    found.update(span.get(key, ()))
+                pairs += [(j, k) for j in sorted(found)]
+                for key in index.met(k):
+                    span.setdefault(key, []).append(k)
                 k += 1
             self.upto = k
             self.judged = dict(zip(pairs, _may_copy(

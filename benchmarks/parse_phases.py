@@ -56,7 +56,7 @@ def warm(root: str) -> str:
         runs = [read_run(members, known=known) for members in groups.values()]
         t6 = time.perf_counter()
         collect.drop_copies(runs, [], how["max_bytes"], lambda f: collect._read_file(
-            f.path, f.family, True, how["max_bytes"]).signature)
+            f.path, f.family, True, how["max_bytes"], keyed=False).signature)
     del runs  # as parse_paths holds none of them after (the steps below take longer beside them)
     t6b = time.perf_counter()
     result = collect.parse_paths([root], dlperf_only=True, cache=True, require_runs=True,
