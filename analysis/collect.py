@@ -196,10 +196,11 @@ class FileRead:
 
 
 def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
-               dlperf_only: bool = False) -> FileRead:
+               dlperf_only: bool = False, keyed: bool = True) -> FileRead:
     """Read and parse one file; never raises for what the file holds. With `dlperf_only`,
     only as many of its first lines as its family's DLPerf rule reads are parsed
-    (:func:`~analysis.parsers._prefix.first_lines`)."""
+    (:func:`~analysis.parsers._prefix.first_lines`). Its copy signature has its index keys
+    unless not `keyed` (a log read again only to confirm a copy)."""
     source = str(path)
     if family is None and _zero_bytes(path):  # nothing to open, clean or sniff
         return _unknown_format(path, explicit, LogText(source, b""))
@@ -231,7 +232,7 @@ def _read_file(path: Path, family: str | None, explicit: bool, max_bytes: int,
             parsed = rule_rows(parsed)
             break
     return FileRead(path, parsed, log.problems + parsed.problems, parser.name,
-                    content_key(log.data), signature=signature(parsed))
+                    content_key(log.data), signature=signature(parsed, keyed))
 
 
 def _zero_bytes(path: Path) -> bool:
@@ -473,7 +474,7 @@ def _parse(paths: list[str], family: str | None, user_meta: dict, limit: int,
                   for g, run in zip(groups, runs, strict=True))
     runs = _leave_out_strays(groups, runs, all_problems)
     kept = drop_copies(runs, all_problems, limit,
-                       lambda f: _read_file(f.path, f.family, True, limit).signature)
+                       lambda f: _read_file(f.path, f.family, True, limit, keyed=False).signature)
     for run in kept:
         all_problems += run.problems
     run_rows = _place_unread_runs(kept)

@@ -56,14 +56,20 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
     constant multiple of the other's, iteration for iteration is a copy (`_alike`). A log of
     the same text as one under the same folder, relative name or file name is a copy too,
     whatever its header states (the keys it states otherwise are named). Candidates come
-    from one index (`_Index`), confirmed by reading both logs whole."""
-    index = _Index()
+    from one index (`_Index`), are screened in batches by what either test needs first
+    (`_may_copy`, which turns away only pairs the tests would), are compared, and are
+    confirmed by reading both logs whole."""
+    trains = [r.main.parsed is not None and M.TRAIN in r.main.parsed.obs.phases() for r in runs]
+    # each log's signature is kept with its parse (and cache entry), else made now
+    sigs = [(run.main.signature or signature(run.main.parsed)) if t else None
+            for run, t in zip(runs, trains, strict=True)]
+    index, screen = _Index(sigs), _Screen(sigs)
     texts: dict[tuple, _Run] = {}
     kept = []
-    for run in runs:
+    for n, (run, sig) in enumerate(zip(runs, sigs, strict=True)):
         main = run.main
         first, same, differ = None, "", []
-        if main.parsed is not None and M.TRAIN in main.parsed.obs.phases():
+        if trains[n]:
             for key in ((main.digest, "folder", run.folder),
                         (main.digest, "id", run.relative_id),
                         (main.digest, "name", main.path.name)):
@@ -71,10 +77,11 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
                 if first is None and other is not run \
                         and _same_text(other.main.path, main.path, limit):
                     first, same = other, "content"
-            sig = main.signature or signature(main.parsed)  # kept with the parse, else now
             if sig is not None and first is None:
-                keys, near = _keys(sig)
-                for other, theirs in index.candidates(near):
+                for m in index.candidates(n):
+                    if not screen.may(m, n, index):
+                        continue
+                    other, theirs = runs[m], sigs[m]
                     elsewhere = other.folder != run.folder \
                         and other.relative_id != run.relative_id
                     # logs in other places that state another configuration share their
@@ -90,7 +97,7 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
                         differ = _states_differ(other.main.parsed, main.parsed)
                         break
                 if first is None:
-                    index.add(run, sig, keys)
+                    index.add(n)
         if first is not None:
             problems.append(Problem(
                 str(main.path), None, "duplicate_run",
@@ -112,12 +119,16 @@ class Signature(NamedTuple):
     lines: np.ndarray  # the distinct iterations, sorted
     names: tuple  # the metrics printed at them, and INTERVAL where every row is stamped
     table: np.ndarray  # (names, lines): each one's first value at each iteration, NaN if none
+    keys: np.ndarray  # its keys in `_Index` (`_keys`), hashed (uint64, distinct, sorted)
+    near: np.ndarray  # the keys a copy's may be, hashed alike
 
 
-def signature(parsed: ParsedLog | None) -> Signature | None:
+def signature(parsed: ParsedLog | None, keyed: bool = True) -> Signature | None:
     """What tells a copy of a log: its training rows that carry a step (made where the log
-    is read and kept in its cache entry); None when there are none. Its stamps are left out (empty) when any row has none or fewer than 3 are distinct
-    (too few to tell a copy by)."""
+    is read and kept in its cache entry), with its index keys unless not `keyed` (a log
+    read again whole only to confirm a copy is looked up by none); None when there are
+    none. Its stamps are left out (empty) when any row has none or fewer than 3 are
+    distinct (too few to tell a copy by)."""
     stamps, steps, values, codes, names = [], [], [], [], {}
     for b in parsed.obs.blocks if parsed is not None else ():
         keep = np.broadcast_to((b["phase"] == M.TRAIN) & (b["step"] != -1), (b["n"],))
@@ -140,8 +151,9 @@ def signature(parsed: ParsedLog | None) -> Signature | None:
     mixed = _mix(value.view(np.uint64))
     us = np.unique(np.round(t * 1e6).astype(np.int64)) if np.isfinite(t).all() else ()
     if len(us) < 3:
-        return Signature(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint64),
-                          0, False, False, lines, names, table[:-1])
+        sig = Signature(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint64),
+                        0, False, False, lines, names, table[:-1], None, None)
+        return _keyed(sig) if keyed else sig
     us, first, which = np.unique(np.round(t * 1e6).astype(np.int64), return_index=True,
                                  return_inverse=True)
     rows = np.zeros(len(us), dtype=np.uint64)
@@ -150,9 +162,33 @@ def signature(parsed: ParsedLog | None) -> Signature | None:
     gaps = np.diff(us)
     _, at_first = np.unique(at, return_index=True)
     table[-1, 1:] = np.diff(np.round(t[at_first] * 1e6))  # each line's first stamp
-    return Signature(us, step[first], rows, resolution,
-                      len(gaps) >= MIN_INTERVALS and 2 * len(np.unique(gaps)) >= len(gaps),
-                      2 * len(np.unique(rows)) >= len(rows), lines, (*names, INTERVAL), table)
+    sig = Signature(us, step[first], rows, resolution,
+                    len(gaps) >= MIN_INTERVALS and 2 * len(np.unique(gaps)) >= len(gaps),
+                    2 * len(np.unique(rows)) >= len(rows), lines, (*names, INTERVAL), table,
+                    None, None)
+    return _keyed(sig) if keyed else sig
+
+
+def _keyed(sig: Signature) -> Signature:
+    """`sig` with its index keys, made once where the log is read (and kept in its cache
+    entry) rather than on every lookup."""
+    keys, near = _keys(sig)
+    return sig._replace(keys=_hashed(keys), near=_hashed(near | keys))
+
+
+def _hashed(keys: set[tuple]) -> np.ndarray:
+    """Each key (a name, then whole numbers) as 64 bits: Python's hash of its name's CRC-32
+    and its numbers, each as a count (0, -1, 1, -2, ... as 0, 1, 2, 3, ...: Python hashes -1
+    as -2), which hashes alike in every process, unlike a string (the cache keys its stores
+    by the interpreter too). Two keys that hash alike only add a candidate (which the
+    comparison judges), never lose one."""
+    crc = _NAME_CRC
+    return np.unique(np.array([hash((crc.get(k[0]) or crc.setdefault(
+        k[0], zlib.crc32(k[0].encode())), *(2 * v if v >= 0 else -2 * v - 1 for v in k[1:])))
+        for k in keys], np.int64)).view(np.uint64)
+
+
+_NAME_CRC: dict[str, int] = {}
 
 
 def _mix(bits: np.ndarray) -> np.ndarray:
@@ -165,30 +201,92 @@ def _mix(bits: np.ndarray) -> np.ndarray:
 
 
 class _Index:
-    """The signatures kept, looked up by what a copy shares with the log it copies: the
+    """The signatures looked up by what a copy shares with the log it copies: the
     first three intervals to the microsecond (or the three after the first: a copy that lost
     or gained its first line), where those tell a copy; the values of each of the first
     four stamps, where values vary; and, whatever the stamps and however reprinted or
     rescaled, the ratios of each timed column's values to one another at the head and at
     iterations through the log (`_keys`: a copy that lost lines keeps some). A lookup finds
-    the few runs that can be copies, not every run read."""
+    the few runs kept that can be copies, not every run read. All signatures' hashed keys
+    are matched against all near keys at once first: a lookup, and a run kept, then touch
+    only the keys that meet another signature's."""
 
-    def __init__(self):
-        self._by_key: dict[tuple, list] = {}
-        self._added = 0
+    def __init__(self, sigs: list[Signature | None]) -> None:
+        self._looked: dict[int, list[int]] = {}  # signature (its place in `sigs`) -> near keys
+        self._met: dict[int, list[int]] = {}  # signature -> its keys such near keys are
+        self._kept: dict[int, list[int]] = {}  # such a key -> the signatures kept of it, in order
+        have = [(n, s) for n, s in enumerate(sigs) if s is not None]
+        if not have:
+            return
+        keys = np.concatenate([s.keys for _, s in have])
+        places = np.array([n for n, _ in have], np.int32)
+        owner = np.repeat(places, [len(s.keys) for _, s in have])
+        near = np.concatenate([s.near for _, s in have])
+        near_owner = np.repeat(places, [len(s.near) for _, s in have])
+        if not len(keys):
+            return
+        order = np.argsort(keys, kind="stable")  # the holders of a key stay in order
+        keys, owner = keys[order], owner[order]
+        order = np.argsort(near)
+        near, near_owner = near[order], near_owner[order]
+        lo, hi = np.searchsorted(near, keys, "left"), np.searchsorted(near, keys, "right")
+        # each signature's near keys are distinct and hold its keys: a key is another
+        # signature's near key where it is a near key twice
+        met = hi - lo >= 2
+        for n, key in zip(owner[met].tolist(), keys[met].tolist(), strict=True):
+            self._met.setdefault(n, []).append(key)
+        once = met & np.r_[True, keys[1:] != keys[:-1]]
+        counts = (hi - lo)[once]
+        at = np.arange(counts.sum()) + np.repeat(lo[once] - np.cumsum(counts) + counts, counts)
+        for n, key in zip(near_owner[at].tolist(), near[at].tolist(), strict=True):
+            self._looked.setdefault(n, []).append(key)
 
-    def add(self, run: _Run, sig: Signature, keys: set[tuple]) -> None:
-        for key in keys:
-            self._by_key.setdefault(key, []).append((self._added, run, sig))
-        self._added += 1
+    def add(self, n: int) -> None:
+        """Keep `sigs[n]` (a run kept): later lookups find it."""
+        for key in self._met.get(n, ()):
+            self._kept.setdefault(key, []).append(n)
 
-    def candidates(self, near: set[tuple]) -> list[tuple[_Run, Signature]]:
-        """The runs kept that have one of the keys `near`, in the order added, each once."""
-        found = {}
-        for key in near:
-            for n, run, theirs in self._by_key.get(key, ()):
-                found[n] = (run, theirs)
-        return [found[n] for n in sorted(found)]
+    def candidates(self, n: int) -> list[int]:
+        """The signatures kept that have a key near one of those of `sigs[n]`, in order."""
+        return sorted({m for key in self._looked.get(n, ()) for m in self._kept.get(key, ())})
+
+    def near(self, n: int) -> list[int]:
+        """`sigs[n]`'s near keys that are some other signature's keys."""
+        return self._looked.get(n, [])
+
+    def met(self, n: int) -> list[int]:
+        """`sigs[n]`'s keys that are some other signature's near keys."""
+        return self._met.get(n, [])
+
+
+class _Screen:
+    """`_may_copy` of the pairs the lookup meets, judged in batches of about `BATCH` pairs
+    (a call per pair cost more than the comparisons it spares): those of the next runs, each
+    with the runs kept before the first of them and with those among them before it."""
+
+    BATCH = 2048
+
+    def __init__(self, sigs: list[Signature | None]) -> None:
+        self.sigs = sigs
+        self.judged: dict[tuple[int, int], bool] = {}
+        self.upto = 0  # the runs before this one have their pairs judged
+
+    def may(self, m: int, n: int, index: _Index) -> bool:
+        """Whether run `m`, a candidate of `index` for run `n`, may be a copy of it."""
+        if n >= self.upto:
+            pairs, k, span = [], n, {}
+            while k < len(self.sigs) and (k == n or len(pairs) < self.BATCH):
+                found = set(index.candidates(k))
+                for key in index.near(k):
+                    found.update(span.get(key, ()))
+                pairs += [(j, k) for j in sorted(found)]
+                for key in index.met(k):
+                    span.setdefault(key, []).append(k)
+                k += 1
+            self.upto = k
+            self.judged = dict(zip(pairs, _may_copy(
+                [(self.sigs[j], self.sigs[k]) for j, k in pairs]).tolist(), strict=True))
+        return self.judged[m, n]
 
 
 def _keys(sig: Signature) -> tuple[set[tuple], set[tuple]]:
@@ -351,6 +449,88 @@ def _paired(one: Signature, two: Signature) -> tuple[np.ndarray, np.ndarray]:
     return best
 
 
+def _may_copy(pairs: list[tuple[Signature, Signature]]) -> np.ndarray:
+    """Whether `_copy_of` (`one`, `two`, in any place, by values or not) can call each pair's
+    `one` a copy of its `two`: False only where it cannot, judged for all pairs at once from
+    what its two tests need first, where the logs print the same n iterations (then those
+    are the iterations both print, `_shared` counts all of them, and either test asks for
+    ceil(max(3, 0.9 n)) iterations, or 0.9 n of them, alike); True wherever else.
+    Stamps: where each log has one stamp per iteration, in order, a copy by stamps has
+    ceil(max(3, 0.9 n)) iterations whose stamps, the one's moved by one offset, are within
+    the coarser resolution of the other's (a paired stamp has the iteration of the stamp it
+    pairs with, or of the one beside it: the offsets tried align either log's first or
+    second stamp, and a copy may be renumbered), so that many of the differences of their
+    stamps at the same or neighbouring places lie within twice it:
+    where no window of that many sorted differences is that narrow, the test fails; a log
+    without stamps fails it. Values: fewer than `MIN_LINES` iterations fail `_alike`, as
+    does no timed column both print; else `_alike` first counts the pairs of the first
+    timed column's first 2 `MIN_LINES` values that are neither proportional with the
+    constant the most of them admit (`_proportional`) nor both missing, and fails where
+    they are more than n - 0.9 n: the same count is made here, for all pairs at once."""
+    may = np.ones(len(pairs), bool)
+    by_length: dict[int, list[int]] = {}
+    for p, (one, two) in enumerate(pairs):
+        if len(one.lines) == len(two.lines) > 0:
+            by_length.setdefault(len(two.lines), []).append(p)
+    for n, rows in by_length.items():
+        same = (_stacked(pairs, rows, 0, "lines") == _stacked(pairs, rows, 1, "lines")).all(1)
+        like = [pairs[p] for p in np.array(rows)[same].tolist()]
+        if like:
+            may[np.array(rows)[same]] = _stamps_may(like, n) | _values_may(like, n)
+    return may
+
+
+def _stacked(pairs: list[tuple], rows: list[int], side: int, field: str) -> np.ndarray:
+    return np.stack([getattr(pairs[p][side], field) for p in rows])
+
+
+def _stamps_may(pairs: list[tuple[Signature, Signature]], n: int) -> np.ndarray:
+    """`_may_copy`'s stamp test, for pairs of logs of the same n iterations."""
+    may = np.array([len(one.stamps) > 0 and len(two.stamps) > 0 for one, two in pairs])
+    rows = [p for p, (one, two) in enumerate(pairs) if len(one.stamps) == n == len(two.stamps)]
+    if not rows:
+        return may
+    simple = np.ones(len(rows), bool)
+    for side in (0, 1):  # one stamp per iteration, in order
+        simple &= (_stacked(pairs, rows, side, "steps") == _stacked(pairs, rows, side, "lines")
+                   ).all(axis=1)
+    need = math.ceil(max(3, NEAR_SHARE * n))
+    narrow = np.zeros(len(rows), bool)
+    mine, theirs = _stacked(pairs, rows, 0, "stamps"), _stacked(pairs, rows, 1, "stamps")
+    tol = np.array([max(pairs[p][0].resolution, pairs[p][1].resolution) for p in rows])
+    for k in (-1, 0, 1):  # the offsets `_copy_of` tries pair stamps k places apart
+        m = n - abs(k)
+        if need > m:
+            continue
+        ends = np.sort(theirs[:, max(k, 0):n + min(k, 0)] - mine[:, max(-k, 0):n - max(k, 0)],
+                       axis=1)
+        narrow |= (ends[:, need - 1:] - ends[:, :m - need + 1]).min(axis=1) <= 2 * tol
+    may[rows] = ~simple | narrow
+    return may
+
+
+def _values_may(pairs: list[tuple[Signature, Signature]], n: int) -> np.ndarray:
+    """`_may_copy`'s value test, for pairs of logs of the same n iterations."""
+    may = np.zeros(len(pairs), bool)
+    if n < MIN_LINES:
+        return may
+    by_name: dict[str, list[int]] = {}
+    for p, (one, two) in enumerate(pairs):
+        names = [m for m in one.names if m in two.names]
+        timed = [m for m in names if m in TIMED] or [m for m in names if m == INTERVAL]
+        if timed:
+            by_name.setdefault(timed[0], []).append(p)
+    width = min(2 * MIN_LINES, n)
+    for name, rows in by_name.items():
+        x, y = (np.stack([s.table[s.names.index(name)][:width] for s in sigs])
+                for sigs in ([pairs[p][0] for p in rows], [pairs[p][1] for p in rows]))
+        ux, uy = (np.array([2.0 * pairs[p][side].resolution for p in rows]) if name == INTERVAL
+                  else _units(v) for side, v in ((0, x), (1, y)))
+        alike = _proportional(x, ux[:, None], y, uy[:, None]) | np.isnan(x) & np.isnan(y)
+        may[rows] = width - alike.sum(axis=1) <= n - NEAR_SHARE * n
+    return may
+
+
 def _shared(both: int, longer: int) -> int:
     """How many iterations a copy's share is measured over: those `both` logs print (a copy
     taken while the run was writing, or with its first lines lost), where they are at least
@@ -361,29 +541,52 @@ def _shared(both: int, longer: int) -> int:
 def _unit(column: np.ndarray, name: str, sig: Signature) -> float:
     """The unit of the last printed digit of a column: 10^-d for the fewest decimals d that
     print all its values (up to 12); two stamps' resolution for an interval."""
-    if name == INTERVAL:
-        return 2.0 * sig.resolution
-    v = column[np.isfinite(column)]
-    for d in range(13):
-        x = v * 10.0 ** d
-        if (np.abs(x - np.rint(x)) <= 1e-10 * np.abs(x) + 1e-9).all():
-            return 10.0 ** -d
-    return 0.0
+    return 2.0 * sig.resolution if name == INTERVAL else float(_units(column[None])[0])
 
 
-def _proportional(x: np.ndarray, ux: float, y: np.ndarray, uy: float) -> np.ndarray:
+def _units(columns: np.ndarray) -> np.ndarray:
+    """`_unit` of each row of `columns` (printed values; NaN where none)."""
+    out = np.zeros(len(columns))
+    left = np.arange(len(columns))  # the rows not yet printed to fewer decimals
+    with np.errstate(invalid="ignore", over="ignore"):
+        for scale, unit in zip(_SCALES.tolist(), _DIGITS.tolist(), strict=True):
+            v = columns[left]
+            x = v * scale
+            done = ((np.abs(x - np.rint(x)) <= 1e-10 * np.abs(x) + 1e-9)
+                    | ~np.isfinite(v)).all(axis=-1)
+            out[left[done]] = unit
+            left = left[~done]
+            if not len(left):
+                break
+    return out
+
+
+#: 10^d and 10^-d for the decimals d `_unit` tries.
+_SCALES = np.array([10.0 ** d for d in range(13)])
+_DIGITS = np.array([10.0 ** -d for d in range(13)])
+
+
+def _proportional(x: np.ndarray, ux, y: np.ndarray, uy) -> np.ndarray:
     """Which pairs (x, y), each printed to its unit, admit y = c x for the one constant c
     that the most of them admit: each pair admits c in [(y - uy) / (x + ux),
-    (y + uy) / (x - ux)] (any c where x prints as 0)."""
+    (y + uy) / (x - ux)] (any c where x prints as 0). Along the last axis: rows of `x` and
+    `y` (with a unit each, or one for all) are judged apart, each with its own c."""
     with np.errstate(divide="ignore", invalid="ignore"):
         low = (y - uy) / (x + ux) * (1 - 1e-9)
         high = np.where(x > ux, (y + uy) / (x - ux), np.inf) * (1 + 1e-9)
     fine = np.isfinite(low) & (x >= 0) & (y >= 0)
-    if not fine.any():
+    if not fine.shape[-1]:
         return fine
-    lows, highs = np.sort(low[fine]), np.sort(high[fine])
-    admit = np.searchsorted(lows, lows, "right") - np.searchsorted(highs, lows, "left")
-    c = lows[np.argmax(admit)]
+    # a sweep over the ends: each low end +1, each high end -1, a low before a high of the
+    # same value (a pair admits both its ends); after a low end, the count is how many
+    # pairs admit its value, and the first greatest such count gives the least c of most
+    ends = np.concatenate([np.where(fine, low, np.inf), np.where(fine, high, np.inf)], axis=-1)
+    order = np.argsort(ends, axis=-1, kind="stable")
+    step = np.take_along_axis(np.concatenate([fine, fine], axis=-1).astype(np.int64)
+                              * np.repeat([1, -1], fine.shape[-1]), order, axis=-1)
+    count = np.where(step > 0, np.cumsum(step, axis=-1), -1)
+    c = np.take_along_axis(ends, np.take_along_axis(order, count.argmax(axis=-1)[..., None],
+                                                    axis=-1), axis=-1)
     return fine & (low <= c) & (c <= high)
 
 

@@ -14,7 +14,8 @@ file cost more than reading the lines the DLPerf rules need. A store that cannot
 be read or names another key is ignored and rewritten, never trusted. A file changed in the
 last seconds is not cached (its next change could keep its size and ``mtime_ns``).
 Each entry also keeps the log's copy signature (:func:`analysis.duplicate_runs.signature`:
-its arrays in the numeric columns), so a warm run only compares them. The entry of a run's
+its arrays, its hashed index keys among them, in the numeric columns), so a warm run only
+looks them up and compares them. The entry of a run's
 main log also keeps the run's figure by each method and window asked
 for (:class:`RunFigures`), under a digest of all else it depends on (the run's row, its
 files, the problems that withhold a figure): a run read from the store is not measured again.
@@ -27,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
 from functools import cache
 from pathlib import Path
@@ -50,7 +52,8 @@ _NAMES = ("phase", "metric", "unit")
 #: A signature's arrays: their column in the store (rows as int64 bits) and dtype.
 _SIGNATURE = (("stamps", "step", np.int64), ("steps", "step", np.int64),
               ("rows", "step", np.uint64), ("lines", "step", np.int64),
-              ("table", "value", np.float64))
+              ("table", "value", np.float64), ("keys", "step", np.uint64),
+              ("near", "step", np.uint64))
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -79,7 +82,9 @@ class FolderCache:
 
     def __init__(self, folder: str, how: dict) -> None:
         self.folder = folder
-        self.key = {"folder": folder, "version": code_version(), **how}
+        # the interpreter too: the copy signature's keys are its hashes of whole numbers
+        self.key = {"folder": folder, "version": code_version(),
+                    "python": f"{sys.implementation.cache_tag}-{sys.hash_info.width}", **how}
         name = hashlib.blake2b(json.dumps(self.key, sort_keys=True).encode(),
                                digest_size=20).hexdigest()
         self.path = cache_dir() / name[:2] / f"{name}.npz"
@@ -145,7 +150,8 @@ class FolderCache:
         names = tuple(s["names"])
         return Signature(arrays["stamps"], arrays["steps"], arrays["rows"], s["resolution"],
                          s["distinct"], s["varied"], arrays["lines"], names,
-                         arrays["table"].reshape(len(names), -1))
+                         arrays["table"].reshape(len(names), -1), arrays["keys"],
+                         arrays["near"])
 
     def _parsed(self, p: dict | None) -> ParsedLog | None:
         if p is None:

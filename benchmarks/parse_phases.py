@@ -3,7 +3,8 @@
 Warm (the default): the corpus's parse cache must be filled first (one `dlperf summarize
 CORPUS --method dlperf` with the same ``DLPERF_CACHE_DIR``); each step is timed apart:
 importing numpy and the package, finding the logs, opening the stores, looking up the
-files' entries, assembling the runs, the duplicate-run lookup; then `parse_paths` whole,
+files' entries, assembling the runs, the duplicate-run lookup (with Python's collector
+paused, as `parse_paths` has it); then `parse_paths` whole,
 the per-run figures and the summary with its CSV. Cold (``--cold J``): `parse_paths`
 without the cache in J processes, then the per-run figures and the summary.
 
@@ -31,31 +32,31 @@ def warm(root: str) -> str:
     from analysis.user_meta import MetaFiles
 
     t2 = time.perf_counter()
-    files, _ = find_logs([root])
-    t3 = time.perf_counter()
-    how = {"family": None, "max_bytes": collect.max_log_bytes(None), "dlperf_only": True}
-    stores = {d: parse_cache.FolderCache(d, how) for d in sorted({f.run_key[0] for f in files})}
-    t4 = time.perf_counter()
-    known = {}
-    for f in files:
-        hit = stores[f.run_key[0]].get(f.path, f.explicit, f.real_path)
-        if hit is None:
-            raise SystemExit(f"{f.path} is not in the cache: fill it first (see --help)")
-        fields, parsed, problems, signature = hit
-        known[f.path] = collect.FileRead(f.path, parsed, problems, fields["family"],
-                                         bytes.fromhex(fields["digest"]), fields["skip"],
-                                         signature)
-    t5 = time.perf_counter()
-    groups: dict = {}
-    for f in files:
-        groups.setdefault(f.run_key, []).append(f)
-    read_run = partial(collect._read_run, family=None, limit=how["max_bytes"],
-                       meta_files=MetaFiles(), user_meta={}, dlperf_only=True)
-    runs = [read_run(members, known=known) for members in groups.values()]
-    t6 = time.perf_counter()
-    with collect.gc_paused():  # as in `parse_paths`
+    with collect.gc_paused():  # as `parse_paths` runs all of these steps
+        files, _ = find_logs([root])
+        t3 = time.perf_counter()
+        how = {"family": None, "max_bytes": collect.max_log_bytes(None), "dlperf_only": True}
+        stores = {d: parse_cache.FolderCache(d, how) for d in sorted({f.run_key[0] for f in files})}
+        t4 = time.perf_counter()
+        known = {}
+        for f in files:
+            hit = stores[f.run_key[0]].get(f.path, f.explicit, f.real_path)
+            if hit is None:
+                raise SystemExit(f"{f.path} is not in the cache: fill it first (see --help)")
+            fields, parsed, problems, signature = hit
+            known[f.path] = collect.FileRead(f.path, parsed, problems, fields["family"],
+                                             bytes.fromhex(fields["digest"]), fields["skip"],
+                                             signature)
+        t5 = time.perf_counter()
+        groups: dict = {}
+        for f in files:
+            groups.setdefault(f.run_key, []).append(f)
+        read_run = partial(collect._read_run, family=None, limit=how["max_bytes"],
+                           meta_files=MetaFiles(), user_meta={}, dlperf_only=True)
+        runs = [read_run(members, known=known) for members in groups.values()]
+        t6 = time.perf_counter()
         collect.drop_copies(runs, [], how["max_bytes"], lambda f: collect._read_file(
-            f.path, f.family, True, how["max_bytes"]).signature)
+            f.path, f.family, True, how["max_bytes"], keyed=False).signature)
     del runs  # as parse_paths holds none of them after (the steps below take longer beside them)
     t6b = time.perf_counter()
     result = collect.parse_paths([root], dlperf_only=True, cache=True, require_runs=True,
