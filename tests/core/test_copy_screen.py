@@ -127,3 +127,16 @@ def test_keys_of_nearby_buckets_hash_apart():
     keys |= {("values", int(v)) for v in duplicate_runs._mix(np.arange(5000, dtype=np.uint64))}
     keys |= {("stamp interval", *k) for k in itertools.product(range(-4, 5), repeat=4)}
     assert len(duplicate_runs._hashed(keys)) == len(keys)
+
+
+def test_a_copy_whose_stamps_sit_one_place_over_is_not_turned_away():
+    """A copy renumbered by one (its first line lost, a line added at its end) prints the
+    same iterations as the original, each with the stamp and values of the original's next:
+    `_copy_of` pairs the stamps one place apart, and so must the screen."""
+    lines, stamps, values = _rows(RN50)
+    over = (lines, np.r_[stamps[1:], stamps[-1] + 0.05], {k: np.r_[v[1:], v[-1]]
+                                                          for k, v in values.items()})
+    one, two = _signature(lines, stamps, values), _signature(*over)
+    for x, y in ((one, two), (two, one)):
+        assert duplicate_runs._copy_of(x, y, False)
+        assert duplicate_runs._may_copy([(x, y)])[0]
