@@ -1,0 +1,52 @@
+"""Formats attacked on their edges: nvidia-smi samples teed into a log from another time, the
+TF2 Keras log without its TF C++ lines, rank 0 untagged beside tagged ranks, LiBai stamps of
+impossible dates, and a scaling.json far larger than its one key."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from analysis.collect import parse_paths
+from analysis.stats import run_throughput
+
+ROOT = Path(__file__).resolve().parents[2]
+RN50 = ROOT / "data" / "raw_logs" / "rn50_4gpu" / "1n4g" / "resnet50_b128_fp32_1.log"
+SMI_HEADER = "timestamp, index, name, memory.used [MiB], memory.total [MiB]\n"
+
+
+def _smi_block(stamp: str) -> str:
+    return SMI_HEADER + "".join(f"{stamp}, {g}, NVIDIA H200, 70000 MiB, 143771 MiB\n"
+                                for g in range(4))
+
+
+@pytest.mark.parametrize("stamp, at_end", [("2025/11/21 20:41:20.000", False),  # a year before
+                                           ("2026/11/21 19:41:20.000", False),  # an hour before
+                                           ("2026/11/21 20:51:40.000", True)],  # 10 min after
+                         ids=["year_before", "hour_before", "ten_min_after"])
+def test_a_teed_smi_block_from_another_time_is_not_the_runs_memory(tmp_path, stamp, at_end):
+    """The run (20:41:28 to 20:41:38) is the log's own; 70 GB sampled outside it is not its
+    peak, as with the same rows in a sidecar: left out, said in foreign_gpu_sample."""
+    text, block = RN50.read_text(), _smi_block(stamp)
+    out = tmp_path / "1n4g" / RN50.name
+    out.parent.mkdir()
+    out.write_text(text + block if at_end else block + text)
+    result = parse_paths([tmp_path])
+    row = run_throughput(result, "window").iloc[0]
+    assert row["throughput"] == pytest.approx(11677.45, abs=0.005)
+    assert not row["memory_sampled_mib"] == row["memory_sampled_mib"]  # NaN: no sample is its
+    said = result.problems[result.problems["kind"] == "foreign_gpu_sample"]
+    assert len(said) == 1 and "taken outside the run's time" in said["reason"].iloc[0]
+
+
+def test_a_teed_smi_block_while_the_run_ran_is_its_memory(tmp_path):
+    text = RN50.read_text().replace("NCCL version", _smi_block("2026/11/21 20:41:30.000")
+                                    + "NCCL version", 1)
+    out = tmp_path / "1n4g" / RN50.name
+    out.parent.mkdir()
+    out.write_text(text)
+    result = parse_paths([tmp_path])
+    assert run_throughput(result, "window").iloc[0]["memory_sampled_mib"] == 70000
+    assert "foreign_gpu_sample" not in set(result.problems["kind"])
