@@ -4,7 +4,7 @@ impossible dates, and a scaling.json far larger than its one key."""
 
 from __future__ import annotations
 
-import shutil
+import re
 from pathlib import Path
 
 import pytest
@@ -50,3 +50,21 @@ def test_a_teed_smi_block_while_the_run_ran_is_its_memory(tmp_path):
     result = parse_paths([tmp_path])
     assert run_throughput(result, "window").iloc[0]["memory_sampled_mib"] == 70000
     assert "foreign_gpu_sample" not in set(result.problems["kind"])
+
+
+TF2 = ROOT / "tests" / "data" / "real" / "dlperf_tf2" / "1n1g" / "rn50_b128_fp32_2.log"
+
+
+def test_tf2_without_its_tf_cpp_lines_keeps_its_window(tmp_path):
+    """TF_CPP_MIN_LOG_LEVEL hides the dated TF C++ lines; the absl prefixes still time the
+    TimeHistory lines (in a nominal year), so the window keeps the whole log's figure."""
+    text = re.sub(r"(?m)^\d{4}-.*\n", "", TF2.read_text())
+    assert not re.search(r"(?m)^\d{4}-", text)
+    out = tmp_path / "1n1g" / TF2.name
+    out.parent.mkdir()
+    out.write_text(text)
+    result = parse_paths([tmp_path])
+    for method, figure in {"window": 325.10, "dlperf": 321.80, "reported": 321.30}.items():
+        row = run_throughput(result, method).iloc[0]
+        assert (row["throughput"], row["problem_kind"]) == (pytest.approx(figure, abs=0.005),
+                                                             ""), method
