@@ -68,3 +68,21 @@ def test_tf2_without_its_tf_cpp_lines_keeps_its_window(tmp_path):
         row = run_throughput(result, method).iloc[0]
         assert (row["throughput"], row["problem_kind"]) == (pytest.approx(figure, abs=0.005),
                                                              ""), method
+
+
+def test_rank0_untagged_beside_tagged_rank1_is_one_process(tmp_path):
+    """A launcher that tags the ranks it tees (`[rank1]:`) leaves its own rank's lines
+    untagged: those are rank 0's, read alone, not one process with rank 1's."""
+    out = []
+    for line in RN50.read_text().split("\n"):
+        out.append(line)
+        m = re.match(r"(DLL \S+ \S+ - Epoch: \d+ Iteration: \d+ .*train\.total_ips : )(\S+)", line)
+        if m:  # rank 1 prints its own rate, a quarter of the global one
+            out.append(f"[rank1]:{m[1]}{float(m[2]) / 4:.2f} img/s")
+    (tmp_path / "1n4g").mkdir()
+    (tmp_path / "1n4g" / RN50.name).write_text("\n".join(out))
+    result = parse_paths([tmp_path])
+    for method, figure in {"window": 11677.45, "dlperf": 11684.55}.items():
+        row = run_throughput(result, method).iloc[0]
+        assert (row["throughput"], row["problem_kind"]) == (pytest.approx(figure, abs=0.005),
+                                                             ""), method
