@@ -199,11 +199,17 @@ def in_run_time(source: Path, parsed: ParsedLog, main: ParsedLog | None, log_pat
     return dataclasses.replace(parsed, obs=kept)
 
 
+#: What a GPU sampler measures (nvidia-smi, NVML), not a framework's own allocator peak.
+_SAMPLED = (M.MEMORY_USED, M.MEMORY_TOTAL, M.UTILIZATION, M.POWER_DRAW)
+
+
 def _memory(block: dict) -> np.ndarray:
-    """Where `block`'s rows are GPU samples (phase memory)."""
-    phase = block["phase"]
-    return np.full(block["n"], phase == M.MEMORY) if isinstance(phase, str) \
+    """Where `block`'s rows are GPU samples (phase memory, of a sampler's metric)."""
+    phase, metric = block["phase"], block["metric"]
+    rows = np.full(block["n"], phase == M.MEMORY) if isinstance(phase, str) \
         else np.asarray(phase == M.MEMORY, dtype=bool)
+    return rows & (np.full(block["n"], metric in _SAMPLED) if isinstance(metric, str)
+                   else np.isin(metric, _SAMPLED))
 
 
 def _keep(kept: Observations, block: dict, rows: np.ndarray) -> None:
