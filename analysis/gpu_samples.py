@@ -18,7 +18,9 @@ of the run's observations, so of its memory peak and energy, each cause said in 
   :data:`LEAD_S` before the log's first timestamped line), or from the end of the last pause
   of more than :data:`GAP_S` in the samples before that line, to :data:`TAIL_S` after its
   last one. Both clocks are the node's wall clock, compared as printed; a log without
-  timestamps leaves the time unchecked.
+  dated timestamps leaves the time unchecked, said in a note unless the samples are a
+  sidecar beside the run's done marker. The nvidia-smi blocks a wrapper tees into the log
+  itself are held to the same time (:func:`in_run_time`).
 """
 
 from __future__ import annotations
@@ -165,11 +167,15 @@ def in_run_time(source: Path, parsed: ParsedLog, main: ParsedLog | None, log_pat
     blocks of the log itself, `parsed` then being `main`) taken outside :func:`run_span`, said
     in a `foreign_gpu_sample` problem on `source`. Where the log has no dated timestamps
     (none, or LiBai's year-less ones), the samples are kept and a note says their time was
-    not checked."""
+    not checked, unless they are a sidecar beside the run's done marker (the suite's agent
+    samples while the run runs)."""
     timed = [np.isfinite(b["timestamp"]) & _memory(b) for b in parsed.obs.blocks]
     if not any(t.any() for t in timed):
         return parsed
+    marker = _marker(log_path) if marker is None else marker
     span = run_span(main, log_path, marker)
+    if span is None and source != log_path and marker:
+        return parsed  # the suite's own sampling: its agent ran the sampler with the run
     if span is None:
         found = {}
         for block, rows in zip(parsed.obs.blocks, timed, strict=True):

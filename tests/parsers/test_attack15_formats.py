@@ -86,3 +86,16 @@ def test_rank0_untagged_beside_tagged_rank1_is_one_process(tmp_path):
         row = run_throughput(result, method).iloc[0]
         assert (row["throughput"], row["problem_kind"]) == (pytest.approx(figure, abs=0.005),
                                                              ""), method
+
+
+def test_a_teed_smi_block_in_a_log_without_a_year_is_said_unchecked(tmp_path):
+    """LiBai prints no year: the block's time cannot be held against the run's, so the
+    samples are kept and a note says their time was not checked."""
+    src = ROOT / "tests" / "data" / "libai" / "gpt2_stdout" / "1n8g" / "gpt2_b4_amp_1.log"
+    out = tmp_path / "1n8g" / src.name
+    out.parent.mkdir()
+    out.write_text(_smi_block("2025/11/21 20:41:20.000") + src.read_text())
+    result = parse_paths([tmp_path])
+    assert run_throughput(result, "window").iloc[0]["memory_sampled_mib"] == 70000
+    (said,) = result.problems[result.problems["kind"] == "foreign_gpu_sample"].itertuples()
+    assert "not checked" in said.reason and said.line == 2
