@@ -99,3 +99,31 @@ def test_a_teed_smi_block_in_a_log_without_a_year_is_said_unchecked(tmp_path):
     assert run_throughput(result, "window").iloc[0]["memory_sampled_mib"] == 70000
     (said,) = result.problems[result.problems["kind"] == "foreign_gpu_sample"].itertuples()
     assert "not checked" in said.reason and said.line == 2
+
+
+LIBAI = ROOT / "tests" / "data" / "libai" / "gpt2_stdout" / "1n8g" / "gpt2_b4_amp_1.log"
+
+
+@pytest.mark.parametrize("day", ["13/01", "00/10", "02/30", "04/31"])
+def test_libai_stamps_of_no_date_are_said_not_read(tmp_path, day):
+    text = LIBAI.read_text()
+    line = next(i for i, ln in enumerate(text.split("\n"), 1) if "iteration: " in ln)
+    text = re.sub(r"\[\d\d/\d\d (\d\d:\d\d:\d\d lb\.utils\.events\])", rf"[{day} \1", text)
+    out = tmp_path / "1n8g" / LIBAI.name
+    out.parent.mkdir()
+    out.write_text(text)
+    result = parse_paths([tmp_path])
+    bad = result.problems[result.problems["kind"] == "bad_line"]
+    assert len(bad) and bad["line"].min() == line and "no date" in bad["reason"].iloc[0]
+    assert not result.observations.query("phase == 'train'")["timestamp"].notna().any()
+
+
+def test_libai_feb_29_is_a_date(tmp_path):
+    text = re.sub(r"\[\d\d/\d\d (\d\d:\d\d:\d\d lb\.utils\.events\])", r"[02/29 \1",
+                  LIBAI.read_text())
+    out = tmp_path / "1n8g" / LIBAI.name
+    out.parent.mkdir()
+    out.write_text(text)
+    result = parse_paths([tmp_path])
+    assert "bad_line" not in set(result.problems["kind"])
+    assert result.observations.query("phase == 'train'")["timestamp"].notna().all()
