@@ -5,6 +5,7 @@ impossible dates, and a scaling.json far larger than its one key."""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,22 @@ def test_libai_feb_29_is_a_date(tmp_path):
     result = parse_paths([tmp_path])
     assert "bad_line" not in set(result.problems["kind"])
     assert result.observations.query("phase == 'train'")["timestamp"].notna().all()
+
+
+def test_a_scaling_json_larger_than_a_record_is_not_read(tmp_path):
+    """scaling.json states one key: one of many megabytes is not read whole (memory grows
+    with it), and the rule text names the file and its size."""
+    from analysis.fsutil import MAX_RECORD_BYTES
+    from analysis.stats import summarize
+    mxnet = ROOT / "tests" / "data" / "real" / "mlperf_v1_0_nvidia_mxnet_resnet"
+    folder = tmp_path / "resnet"
+    folder.mkdir()
+    for log in sorted(mxnet.glob("result_*.txt.gz")):
+        shutil.copy(log, folder / log.name)
+    pad = "x" * (MAX_RECORD_BYTES + 1)
+    (folder / "scaling.json").write_text(f'{{"scaling_factor": 1.1, "pad": "{pad}"}}')
+    row = summarize(parse_paths([tmp_path]), "reported").iloc[0]
+    rule = row["time_to_train_rule"]
+    assert row["time_to_train_min"] != row["time_to_train_min"]  # NaN: no score
+    assert f"{folder / 'scaling.json'}: unreadable (scaling.json holds" in rule
+    assert rule.endswith("no score")
