@@ -33,7 +33,7 @@ from analysis.discover import Found, NoKnownLogsError, NoLogsError, find_logs, i
 from analysis.duplicate_runs import drop_copies, signature
 from analysis.errors import LogProblemError, UsageError
 from analysis.fsutil import display_path, printable
-from analysis.gpu_samples import own_samples
+from analysis.gpu_samples import in_run_time, own_samples
 from analysis.layout import meta_from_path, node_index
 from analysis.logtext import MAX_BYTES_ENV, LogText, max_log_bytes
 from analysis.parsers._fields import to_int
@@ -737,6 +737,9 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
             if read is not main and parsers.get(read.family).sidecar:
                 part = own_samples(read.path, part, parsed, main.path, rid, run_problems,
                                    row.get("gpus_per_node"))
+            elif read is main and not parsers.get(read.family).sidecar:
+                # nvidia-smi blocks printed into the log itself: held to its time alike
+                part = in_run_time(read.path, part, parsed, main.path, rid, run_problems)
             obs_parts.append((row, part, str(read.path)))
             row["n_observations"] += len(part.obs)
             if read.parsed is not parsed:  # a copy: the row shares the main file's dict

@@ -18,7 +18,9 @@ of the run's observations, so of its memory peak and energy, each cause said in 
   :data:`LEAD_S` before the log's first timestamped line), or from the end of the last pause
   of more than :data:`GAP_S` in the samples before that line, to :data:`TAIL_S` after its
   last one. Both clocks are the node's wall clock, compared as printed; a log without
-  timestamps leaves the time unchecked.
+  dated timestamps leaves the time unchecked, said in a note unless the samples are a
+  sidecar beside the run's done marker. The nvidia-smi blocks a wrapper tees into the log
+  itself are held to the same time (:func:`in_run_time`).
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ def _unbroken_start(parsed: ParsedLog, first: float, lower: float) -> tuple[floa
     log's `first` line without a pause longer than GAP_S: samples before such a pause are
     another sampling (an earlier attempt appended to the file), not this run's start-up.
     Returns (that time, the pause's seconds; 0 where there is none)."""
-    ts = [b["timestamp"] for b in parsed.obs.blocks]
+    ts = [b["timestamp"][_memory(b)] for b in parsed.obs.blocks]
     ts = np.unique(np.concatenate(ts)) if ts else np.empty(0)
     ts = ts[np.isfinite(ts) & (ts >= lower)]
     at = int(np.searchsorted(ts, first))
@@ -144,46 +146,84 @@ def own_samples(sidecar: Path, parsed: ParsedLog, main: ParsedLog | None, log_pa
         unsure = _unsure(sidecar, parsed, used, run_id, problems, why)
         if unsure is not None:
             return unsure
-    span = run_span(main, log_path, marker)
-    if gpus is None and span is None:
-        return parsed
-    pause = 0.0
-    if span is not None:
-        start, pause = _unbroken_start(parsed, _log_stamps(main)[0], span[0])
-        span = (start, span[1])
-    kept, other_gpu, out_of_time = Observations(), {}, {}
-    for block in parsed.obs.blocks:
-        sampled = np.isfinite(block["timestamp"])
-        keep = np.ones(block["n"], dtype=bool)
-        if gpus is not None:
-            mine = np.isin(block["device"], list(gpus)) | (block["device"] < 0) | ~sampled
-            _note(other_gpu, block, ~mine)
-            keep &= mine
-        if span is not None:
-            ts = block["timestamp"]
-            inside = ~sampled | ((ts >= span[0]) & (ts <= span[1]))
-            _note(out_of_time, block, keep & ~inside)
-            keep &= inside
-        if keep.all():
-            kept.blocks.append(block)
-        elif keep.any():
-            kept.blocks.append(select_rows(block, keep))
-    if not other_gpu and not out_of_time:
-        return parsed
+    kept, other_gpu = Observations(), {}
+    for block in parsed.obs.blocks if gpus is not None else ():
+        mine = np.isin(block["device"], list(gpus)) | (block["device"] < 0) \
+            | ~np.isfinite(block["timestamp"])
+        _note(other_gpu, block, ~mine)
+        _keep(kept, block, mine)
     if other_gpu:
         problems.append(_problem(sidecar, run_id, other_gpu,
                                  f"of GPU {_list(other_gpu['devices'])}, which the run did not "
                                  f"use ({said_by} gives CUDA_VISIBLE_DEVICES="
                                  f"{','.join(map(str, sorted(gpus)))})"))
-    if out_of_time:
-        start, end = (np.datetime64(int(round(t)), "s").astype(str).replace("T", " ")
-                      for t in span)
-        after = (f"; it begins where the samples resume after a pause of {pause:,.0f} s, the "
-                 "samples before it another sampling") if pause else ""
-        problems.append(_problem(sidecar, run_id, out_of_time,
-                                 f"taken outside the run's time ({start} to {end}, from its "
-                                 f"log's timestamps{after})"))
+        parsed = dataclasses.replace(parsed, obs=kept)
+    return in_run_time(sidecar, parsed, main, log_path, run_id, problems, marker)
+
+
+def in_run_time(source: Path, parsed: ParsedLog, main: ParsedLog | None, log_path: Path,
+                run_id: str, problems: list[Problem], marker: dict | None = None) -> ParsedLog:
+    """`parsed` less its timed GPU samples (phase memory: a sidecar's, or the nvidia-smi
+    blocks of the log itself, `parsed` then being `main`) taken outside :func:`run_span`, said
+    in a `foreign_gpu_sample` problem on `source`. Where the log has no dated timestamps
+    (none, or LiBai's year-less ones), the samples are kept and a note says their time was
+    not checked, unless they are a sidecar beside the run's done marker (the suite's agent
+    samples while the run runs)."""
+    timed = [np.isfinite(b["timestamp"]) & _memory(b) for b in parsed.obs.blocks]
+    if not any(t.any() for t in timed):
+        return parsed
+    marker = _marker(log_path) if marker is None else marker
+    span = run_span(main, log_path, marker)
+    if span is None and source != log_path and marker:
+        return parsed  # the suite's own sampling: its agent ran the sampler with the run
+    if span is None:
+        found = {}
+        for block, rows in zip(parsed.obs.blocks, timed, strict=True):
+            _note(found, block, rows)
+        problems.append(Problem(
+            str(source), min(found["lines"]), "foreign_gpu_sample",
+            f"{len(found['lines']):,} timed GPU sample line(s), where the log has no dated "
+            "timestamps (none, or no year) to hold their time against: whether they were "
+            "taken while the run ran is not checked; kept", run_id=run_id))
+        return parsed
+    start, pause = _unbroken_start(parsed, _log_stamps(main)[0], span[0])
+    span = (start, span[1])
+    kept, out_of_time = Observations(), {}
+    for block, rows in zip(parsed.obs.blocks, timed, strict=True):
+        ts = block["timestamp"]
+        outside = rows & ~((ts >= span[0]) & (ts <= span[1]))
+        _note(out_of_time, block, outside)
+        _keep(kept, block, ~outside)
+    if not out_of_time:
+        return parsed
+    start, end = (np.datetime64(int(round(t)), "s").astype(str).replace("T", " ") for t in span)
+    after = (f"; it begins where the samples resume after a pause of {pause:,.0f} s, the "
+             "samples before it another sampling") if pause else ""
+    problems.append(_problem(source, run_id, out_of_time,
+                             f"taken outside the run's time ({start} to {end}, from its "
+                             f"log's timestamps{after})"))
     return dataclasses.replace(parsed, obs=kept)
+
+
+#: What a GPU sampler measures (nvidia-smi, NVML), not a framework's own allocator peak.
+_SAMPLED = (M.MEMORY_USED, M.MEMORY_TOTAL, M.UTILIZATION, M.POWER_DRAW)
+
+
+def _memory(block: dict) -> np.ndarray:
+    """Where `block`'s rows are GPU samples (phase memory, of a sampler's metric)."""
+    phase, metric = block["phase"], block["metric"]
+    rows = np.full(block["n"], phase == M.MEMORY) if isinstance(phase, str) \
+        else np.asarray(phase == M.MEMORY, dtype=bool)
+    return rows & (np.full(block["n"], metric in _SAMPLED) if isinstance(metric, str)
+                   else np.isin(metric, _SAMPLED))
+
+
+def _keep(kept: Observations, block: dict, rows: np.ndarray) -> None:
+    """Append `block`'s rows that `rows` selects to `kept`."""
+    if rows.all():
+        kept.blocks.append(block)
+    elif rows.any():
+        kept.blocks.append(select_rows(block, rows))
 
 
 def _unsure(sidecar: Path, parsed: ParsedLog, used: int, run_id: str,

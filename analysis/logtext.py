@@ -380,13 +380,16 @@ class LogText:
         return self.data[start:end].decode("utf-8", "replace")
 
     def ranks_at(self, lines: np.ndarray) -> np.ndarray:
-        """Rank per line from the stripped prefixes; -1 where none was printed."""
+        """Rank per line from the stripped prefixes; -1 where none was printed, but 0 where
+        the prefixes number no rank 0: a launcher that tags the ranks it tees leaves its own
+        (rank 0's) lines untagged, and they are one process, not the tagged ones'."""
         import numpy as np  # not at import: discovery runs without numpy
 
         if not self.line_ranks:
             return np.full(len(lines), -1, dtype=np.int64)
-        get = self.line_ranks.get
-        return np.fromiter((get(int(n), -1) for n in lines), dtype=np.int64, count=len(lines))
+        get, untagged = self.line_ranks.get, 0 if min(self.line_ranks.values()) > 0 else -1
+        return np.fromiter((get(int(n), untagged) for n in lines), dtype=np.int64,
+                           count=len(lines))
 
     def head(self, n: int = 1 << 16) -> bytes:
         return self.data[:n]

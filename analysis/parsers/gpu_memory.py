@@ -175,11 +175,13 @@ def add_memory_blocks(log: LogText, parsed: ParsedLog) -> None:
     (docs/formats.md §8): ``utilization``, ``memory_used``, ``memory_total``, ``power_draw``, one
     row per GPU, ``device`` its ``index`` column, else its position in the block. Where the log
     states its GPUs per node n, rows of GPUs from n on, and blocks with no index column and more
-    than n rows, are not the run's: left out, said in ``foreign_gpu_sample`` problems."""
+    than n rows, are not the run's: left out, said in ``foreign_gpu_sample`` problems. Rows
+    keep their block's timestamp column, held against the run's time as a sidecar's samples
+    are (:func:`analysis.gpu_samples.in_run_time`)."""
     devices = parsed.meta.get("gpus_per_node")
     other, unsaid = (set(), set()), (set(), set())
     for (metric, unit), cells in _read_blocks(log).items():
-        lines, devs, vals, unindexed = np.array(cells, dtype=np.float64).T
+        lines, devs, vals, unindexed, stamps = np.array(cells, dtype=np.float64).T
         if isinstance(devices, int) and devices > 0:
             untold = unindexed > devices
             beyond = ~untold & (devs >= devices)
@@ -188,11 +190,12 @@ def add_memory_blocks(log: LogText, parsed: ParsedLog) -> None:
             unsaid[0].update(lines[untold].astype(int).tolist())
             unsaid[1].update(unindexed[untold].astype(int).tolist())
             mine = ~(untold | beyond)
-            lines, devs, vals = lines[mine], devs[mine], vals[mine]
+            lines, devs, vals, stamps = lines[mine], devs[mine], vals[mine], stamps[mine]
             if not len(vals):
                 continue
         parsed.obs.add(line=lines.astype(np.int64), metric=metric, value=vals,
-                       phase=M.MEMORY, unit=unit, device=devs.astype(np.int64))
+                       phase=M.MEMORY, unit=unit, device=devs.astype(np.int64),
+                       timestamp=stamps)
     if other[0]:
         lines = sorted(other[0])
         parsed.problems.append(Problem(
@@ -214,7 +217,8 @@ def add_memory_blocks(log: LogText, parsed: ParsedLog) -> None:
 
 def _read_blocks(log: LogText) -> dict[tuple[str, str], list[tuple]]:
     """(metric, unit) -> (line, device, value, rows of its block when it has no index column,
-    else 0) of every cell of the log's blocks: a plain loop, a log holds one block or a few."""
+    else 0, the row's timestamp column in unix seconds or NaN) of every cell of the log's
+    blocks: a plain loop, a log holds one block or a few."""
     data, found = log.data, {}
     pos = data.find(_HEADER_KEY)
     while pos >= 0:
@@ -236,13 +240,17 @@ def _read_blocks(log: LogText) -> dict[tuple[str, str], list[tuple]]:
             if all(np.isnan(v) for n, v in values.items() if n in _COLUMNS):
                 break
             idx = values.get("index", np.nan)
-            rows.append((int(idx) if np.isfinite(idx) else len(rows), values))
+            when = iso_seconds(cells[names.index("timestamp")].strip().replace("/", "-")) \
+                if "timestamp" in names else None
+            rows.append((int(idx) if np.isfinite(idx) else len(rows), values,
+                         np.nan if when is None else when))
             pos = nxt + 1
         size = 0 if "index" in names else len(rows)
-        for row, (device, values) in enumerate(rows):
+        for row, (device, values, when) in enumerate(rows):
             for name in _BLOCK_ORDER:
                 v, key = values.get(name), _COLUMNS[name]
                 if v is not None and np.isfinite(v):
-                    found.setdefault(key, []).append((header_line + 1 + row, device, v, size))
+                    found.setdefault(key, []).append((header_line + 1 + row, device, v, size,
+                                                      when))
         pos = data.find(_HEADER_KEY, pos)
     return found

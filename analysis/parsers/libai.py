@@ -64,10 +64,23 @@ _THROUGHPUT = (rb"total_throughput: (" + NUM + rb") samples/s",
 _TIMER_WARMUP = 2  # IterationTimer(warmup_iter=3) times iterations from the 3rd on
 
 
-def _stamps(matches: list[re.Match]) -> np.ndarray:
+#: Days of each month, Feb 29 included (a year-less stamp may be of a leap year).
+_MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _stamps(log: LogText, parsed: ParsedLog, matches: list[re.Match],
+            lines: np.ndarray) -> np.ndarray:
     """Unix seconds of the metric lines' ``[MM/DD HH:MM:SS`` stamps in nominal years
-    (:func:`analysis.parsers._shapes.year_less`)."""
-    return year_less([b"%s-%s" % (m.group(0)[1:3], m.group(0)[4:15]) for m in matches])
+    (:func:`analysis.parsers._shapes.year_less`); NaN, and a `bad_line` naming the line,
+    where the month and day are no date (13/01, 00/10, 02/30)."""
+    texts = [b"%s-%s" % (m.group(0)[1:3], m.group(0)[4:15]) for m in matches]
+    dates = [(int(t[:2]), int(t[3:5])) if t[:2].isdigit() and t[3:5].isdigit() else (0, 0)
+             for t in texts]
+    bad = np.array([not (1 <= mo <= 12 and 1 <= dd <= _MONTH_DAYS[mo - 1])
+                    for mo, dd in dates], dtype=bool)
+    bad_lines(log, lines[bad], "LiBai", parsed, "its stamp's month and day are no date; "
+              "its time is not read")
+    return year_less([b"" if no else t for t, no in zip(texts, bad.tolist(), strict=True)])
 
 
 def _interval_latency(step: np.ndarray, avg: np.ndarray) -> np.ndarray:
@@ -157,7 +170,7 @@ def _read_metrics(log: LogText, parsed: ParsedLog) -> None:
     if not ok.any():
         return
     lines, rest, step = lines[ok], g[ok, 1], ints(g[ok, 0]) + 1
-    ts = _stamps([m for m, keep in zip(matches, ok) if keep])
+    ts = _stamps(log, parsed, [m for m, keep in zip(matches, ok) if keep], lines)
     _first_global_batch(parsed, step[0], column(rest[:1], _FIELDS[0][0] + _FIELDS[0][1]),
                         int(lines[0]))
 

@@ -51,14 +51,15 @@ RULE = ("DLPerf TensorFlow 2 Keras rule (extract_tensorflow_logs.py): mean of th
 
 def _timestamps(prefixes: list[bytes], data: bytes) -> np.ndarray:
     """Unix seconds of absl prefixes, which print no year: they follow the log's first dated
-    line, in its year and on past each new year (``_shapes.year_less``); NaN without a
-    prefix or a dated line."""
+    line, in its year and on past each new year (``_shapes.year_less``); in its nominal years
+    where no line is dated (TF_CPP_MIN_LOG_LEVEL hides the TF C++ lines), a clock but no
+    date, as LiBai's; NaN without a prefix."""
     first = _YEAR.search(data)
-    if first is None:
-        return np.full(len(prefixes), np.nan)
     found = [_ABSL.search(p) for p in prefixes]
-    return year_less([first[2]] + [b"%s-%s %s" % m.groups() if m else b"" for m in found],
-                     int(first[1]))[1:]
+    stamps = [b"%s-%s %s" % m.groups() if m else b"" for m in found]
+    if first is None:
+        return year_less(stamps)
+    return year_less([first[2]] + stamps, int(first[1]))[1:]
 
 
 def _read_fields(log: LogText, parsed: ParsedLog) -> None:

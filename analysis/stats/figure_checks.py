@@ -503,21 +503,29 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         local = np.full(len(local), median)
     else:
         median = float(statistics.median(per[rest].tolist()))
+    summed = bool(coarse) and not few and median < coarse
+    if summed:
+        # iterations quicker than whole-second stamps read as 0 s and 1 s: their median is
+        # no pace (0 s), their sum is, less the intervals far beyond it (stalls, steps)
+        median = float(dt[rest].sum() / ds[rest].sum())
+        near = rest & (dt <= ds * (1 + MISMATCH) * spread * median + coarse)
+        median = float(dt[near].sum() / ds[near].sum()) if dt[near].sum() > 0 else median
+        local = np.fmax(local, median)
     quick = _recurring_quick(est, lines[a:b], ds, dt, own & np.isfinite(fast),
-                             own & np.isfinite(slow), median, seconds)
+                             own & np.isfinite(slow), median, seconds, coarse)
     if quick is not None:
         return quick
     # the quick ones' shortfall within the free half, in sum: `est` kept, flagged where it
     # moves the figure more than MISMATCH (what the checks below return for a clean window)
     kept = _quick_in_sum(run, est, lines[a:b], ds, dt, per, own & np.isfinite(fast),
-                         own & np.isfinite(slow), median, seconds) or est
+                         own & np.isfinite(slow), median, seconds, coarse) or est
     # each interval against the window's pace or its own local one (a warm-up ramp, a
     # slow phase), widened by how far the run's healthy intervals stray from their pace:
     # a slow phase elsewhere in the run widens nothing here
     bound = (1 + MISMATCH) * spread * np.fmax(local, median)
     # steps forward on as many as half the window's lines move its median with them: the
     # lower quartile is a pace no step forward reached
-    low = median if few else float(np.quantile(per[rest], 0.25))
+    low = median if few or summed else float(np.quantile(per[rest], 0.25))
     # a coarse stamp (whole seconds, tenths) is up to its step off at each end of an interval
     far = rest & (dt > ds * bound + coarse)
     excess = float(np.sum(dt[far] - ds[far] * low))
@@ -568,9 +576,10 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     i = int(jumps[0])
     sibling = (f"; the run's intervals recurring at that period take up to "
                f"{ds[i - 1] * np.fmax(slow, fast)[i - 1]:.6g} s" if own[i - 1] else "")
-    where, paced = ("around", "the run's local pace") if few else ("of", "median") \
-        if steady == median else ("of", "whole-second stamps in sum, less the quickest and as many "
-                                     "of the slowest")
+    where, paced = ("around", "the run's local pace") if few else \
+        ("of", "whole-second stamps in sum, less the intervals far beyond it") if summed \
+        and steady == median else ("of", "median") if steady == median else \
+        ("of", "whole-second stamps in sum, less the quickest and as many of the slowest")
     if forward:
         what = checks.jump_reason(lines[a:b], st, t, jumps, median).replace(
             "an iteration of the window takes", f"an iteration {where} the window takes").replace(
@@ -599,7 +608,7 @@ QUICK_FREE = 0.5
 
 
 def _recurring_quick(est: Estimate, lines, ds, dt, fast, slow, median: float,
-                     seconds: float) -> Estimate | None:
+                     seconds: float, coarse: float) -> Estimate | None:
     """No figure (``timestamps_jump``) where the window's intervals recurring quick at one
     period all through the run (`fast`: each at most an iteration short, which run_pace
     lets pass one by one) are short of the window's pace (`median`) by more than
@@ -609,10 +618,12 @@ def _recurring_quick(est: Estimate, lines, ds, dt, fast, slow, median: float,
     iteration, a step back of 0.9 iteration every 2: +82 %), and so would iterations
     nearly free, which the log cannot tell apart; the bound is a judgement: iterations
     half as quick recur in healthy runs (a batch that was ready), ones that take a tenth
-    of their siblings' time hardly do. None otherwise."""
+    of their siblings' time hardly do. A stamp cut to `coarse` (whole seconds) leaves an
+    interval up to its step short of the time it timed: that much is no shortfall. None
+    otherwise."""
     if not fast.any():
         return None
-    short = np.maximum(ds[fast] * median - dt[fast], 0.0)
+    short = np.maximum(ds[fast] * median - dt[fast] - coarse, 0.0)
     beyond = float(np.sum(np.maximum(short - QUICK_FREE * median, 0.0)))
     back = float(np.sum(np.maximum(dt[slow] - ds[slow] * median, 0.0)))
     if beyond - back <= MISMATCH * seconds:
@@ -636,7 +647,7 @@ QUICK_SHARE = 0.4
 
 
 def _quick_in_sum(run: RunData, est: Estimate, lines, ds, dt, per, fast, slow,
-                  median: float, seconds: float) -> Estimate | None:
+                  median: float, seconds: float, coarse: float) -> Estimate | None:
     """`est` kept, flagged ``figure_mismatch``, where the window's intervals recurring quick
     at one period (`fast`, each short of the window's pace `median` by up to QUICK_FREE of
     an iteration, which _recurring_quick lets pass) are together short of it by more than
@@ -648,11 +659,13 @@ def _quick_in_sum(run: RunData, est: Estimate, lines, ds, dt, per, fast, slow,
     slow) are the run's pace, and so are shortfalls under MISMATCH in sum: those the log
     tells from a step. Quick ones at every other interval or more often (over QUICK_SHARE
     of the window's) leave no majority pace to be short of: the log cannot tell which of
-    two alternating paces is the run's, nor a step there (not bounded here). Where the quick ones' lines print rates their stamps do not give,
+    two alternating paces is the run's, nor a step there (not bounded here). As in
+    _recurring_quick, `coarse` of each interval is no shortfall. Where the quick ones' lines
+    print rates their stamps do not give,
     the printed rates settle it (_against_printed). None otherwise."""
     if not fast.any() or fast.sum() > QUICK_SHARE * np.sum(ds > 0):
         return None
-    short = float(np.sum(np.maximum(ds[fast] * median - dt[fast], 0.0)))
+    short = float(np.sum(np.maximum(ds[fast] * median - dt[fast] - coarse, 0.0)))
     back = float(np.sum(np.maximum(dt[slow] - ds[slow] * median, 0.0)))
     if short - back <= MISMATCH * seconds or _rates_disagree(run, lines, per, fast)[fast].all():
         return None

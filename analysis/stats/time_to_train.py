@@ -19,6 +19,7 @@ import math
 from pathlib import Path
 
 from analysis import metrics as M
+from analysis.fsutil import loads_json, read_record
 from analysis.parsers.mlperf import QUALITY_TARGETS, TARGET_UNKNOWN
 from analysis.stats import case_stats
 
@@ -91,7 +92,7 @@ def _scaling(sources) -> tuple[float, str]:
             factors.setdefault(1.0, []).append(str(folder))
             continue
         try:
-            data = json.loads(path.read_bytes())
+            data = loads_json(read_record(path))  # a record's size cap: one key
         except (OSError, ValueError, RecursionError) as e:
             where = f":{e.lineno}" if isinstance(e, json.JSONDecodeError) else ""
             return math.nan, f"{path}{where}: unreadable ({str(e)[:80]}); no score"
