@@ -246,7 +246,9 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
     intervals not `distinct`), the same values; "" otherwise.
     Where stamps cannot tell, a copy has as many, lies in the same place (a run that went a
     line further is another run; fixtures edited from one another share stamps and values)
-    and its values vary (a generator's constant values tell no copy). A line lost or gained
+    and its values vary (a generator's constant values tell no copy). Stamps that tell, with
+    values that differ but are `_alike` (a header and its rates edited), are a copy too. A
+    line lost or gained
     anywhere after the first few leaves the rest paired. Whatever the stamps, where
     `by_values`: `_alike`."""
     a, b = one.stamps, two.stamps
@@ -272,8 +274,17 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
         same = len(np.unique(nearest[paired]))
         _, renumbered = np.unique(two.steps[nearest[paired]] - one.steps[paired],
                                   return_counts=True)
-        if same < need or renumbered.max(initial=0) < need \
-                or values and (one.rows[paired] == two.rows[nearest[paired]]).sum() < need:
+        if same < need or renumbered.max(initial=0) < need:
+            continue
+        if values and (one.rows[paired] == two.rows[nearest[paired]]).sum() < need:
+            # stamps shared to the microsecond are a copy wherever it lies and whatever its
+            # header states (the header, or a timed column rescaled with it, is the edit),
+            # where its values are alike too
+            if telling and _alike(one, two):
+                return (f"stamps ({same} of {max(len(a), len(b))} the same to the microsecond)"
+                        " and values alike, timed ones one multiple of the other's: a copy "
+                        "with its header or rates edited (which of the two is the copy the "
+                        "logs cannot tell)")
             continue
         shift = np.median(b[nearest[paired]] - a[paired])  # a cut stamp is early by < tol
         moved_by = f", moved by {shift / 1e6:+.6f} s" if abs(shift) >= tol else ""
@@ -424,13 +435,15 @@ def _states_differ(one: ParsedLog, two: ParsedLog, configured: bool = False) -> 
     """The keys both logs state (metadata and argument dump) with different values: a copy
     may have its header edited, its training lines still tell it. Where `configured`, only
     the dump's keys that state a configuration (`case_stats.configuration`: not the host,
-    seed or paths each repeat states its own)."""
-    from analysis.stats.case_stats import configuration
+    seed or paths each repeat states its own). Values are compared as `mixed_configuration`
+    compares them (`case_stats.canonical`: ``0.256`` and ``0.2560`` are one value)."""
+    from analysis.stats.case_stats import canonical, configuration
 
     states = configuration if configured else dict
     mine, theirs = states(one.parameters), states(two.parameters)
     return sorted({k for k in one.meta.keys() & two.meta.keys() if one.meta[k] != two.meta[k]}
-                  | {k for k in mine.keys() & theirs.keys() if mine[k] != theirs[k]})
+                  | {k for k in mine.keys() & theirs.keys()
+                     if canonical(str(mine[k])) != canonical(str(theirs[k]))})
 
 
 def _same_text(a: Path, b: Path, limit: int) -> bool:
