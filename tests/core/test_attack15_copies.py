@@ -2,11 +2,16 @@
 copied into `1n8g/` with its dump edited to 8 GPUs and its rates doubled, stamps and losses
 unchanged, was an 8-GPU case; launcher keys each repeat states its own (`job_id`,
 `dist_url`, ...) were configuration; a stretched copy in another folder whose dump re-spells
-a key (`lr : 0.2560`) was another repeat. Built in tmp_path from the bundled campaign
-data/raw_logs/rn50_4gpu/1n4g (runs 1-3: DLPerf median 11,661.87 img/s)."""
+a key (`lr : 0.2560`) was another repeat; copies whose rates or stamps carry a jitter far
+below a real rerun's (or rates reprinted as `%.3g`) were other repeats, while deterministic
+reruns logged at different stamp resolutions were merged. Built in tmp_path from the
+bundled campaign data/raw_logs/rn50_4gpu/1n4g (runs 1-3: DLPerf median 11,661.87 img/s) or
+attack14's generator of deterministic reruns."""
 
 from __future__ import annotations
 
+import random
+import re
 import sys
 from pathlib import Path
 
@@ -17,8 +22,25 @@ from analysis.stats import summarize
 from analysis.stats.case_stats import CONFIGURATION_DIFFERS, configuration
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_attack14_copies import _other_folder, _three_runs  # noqa: E402
-from test_attack_2026_11_29q import RN50, STEM, _duplicates, _field, _rn50  # noqa: E402
+from test_attack14_copies import _other_folder, _reruns, _three_runs  # noqa: E402
+from test_attack_2026_11_29h import _restamped  # noqa: E402
+from test_attack_2026_11_29q import (  # noqa: E402
+    RN50,
+    STEM,
+    _duplicates,
+    _field,
+    _one_run_each,
+    _rn50,
+    _stretched,
+)
+
+_NO_RATES = re.compile(r"  train\.total_ips : [\d.]+ img/s")
+
+
+def _jittered(by: float):
+    """Rates /0.97, each moved by up to ±`by` (relative, uniform, seeded)."""
+    rng = random.Random(3)
+    return _field("total_ips", lambda v: f"{v / 0.97 * (1 + rng.uniform(-by, by)):.2f}")
 
 
 def _as_8_gpus(text: str) -> str:
@@ -83,3 +105,66 @@ def test_a_key_that_names_no_identity_is_still_configuration():
     stated = {"pad_token_id": "0", "max_time": "3600", "lr": "0.1", "job_id": "7",
               "master_port": "29500", "node_rank": "0", "warmup_steps": "10"}
     assert set(configuration(stated)) == {"pad_token_id", "max_time", "lr", "warmup_steps"}
+
+
+@pytest.mark.parametrize("rates, copy", [
+    (True, lambda t: _jittered(0.0002)(_stretched(t, 0.97))),  # k2_jitter002
+    (True, lambda t: _jittered(0.0005)(_stretched(t, 0.97))),  # k2b_jitter005
+    (True, lambda t: _field("total_ips", lambda v: f"{round(v) / 0.97:.2f}")(
+        _stretched(t, 0.97))),  # k1_reround_int
+    (True, lambda t: _field("total_ips", lambda v: f"{v / 0.97:.3g}")(
+        _stretched(t, 0.97))),  # k9c_rates_sig3
+    (False, lambda t: _stretched(t, 0.97, jitter_us=30)),  # k5d_allnorate_us_jit30
+    (False, lambda t: _stretched(t, 0.97, jitter_us=100)),  # k5c_allnorate_us_jit100
+    (False, lambda t: _restamped(_stretched(t, 0.97), 0, 1000)),  # k5_allnorate_ms_jit0
+], ids=["rates_jitter002", "rates_jitter005", "rates_rounded_twice", "rates_sig3",
+        "stamps_jitter30us", "stamps_jitter100us", "restamped_ms"])
+def test_a_copy_jittered_below_a_reruns_jitter_is_one_run(tmp_path, rates, copy):
+    """Run 1 stretched x0.97, its rates /0.97 jittered ±0.02 % or ±0.05 %, rounded twice or
+    reprinted in 3 significant digits, or (logs without rates) its stamps jittered ±30 or
+    ±100 us or re-stamped to the millisecond, was a 4th repeat (11,664.64, high 12,038.59):
+    its timings had to lie within their print unit of run 1's times one constant; its
+    losses are run 1's, and two reruns that print the same losses time at least 0.3 % apart
+    line for line."""
+    folder = tmp_path / "1n4g"
+    text = _rn50(folder, (lambda t: t) if rates else (lambda t: _NO_RATES.sub("", t)))
+    (folder / f"{STEM}4.log").write_text(copy(text))
+    _one_run_each(tmp_path, folder, [4])
+
+
+def test_two_runs_each_copied_with_a_jitter_are_two_runs(tmp_path):
+    """The attacker's build: runs 1 and 2, and each stretched x0.955 with its stamps jittered
+    ±30 us and its rates ±0.02 %, were 4 repeats (median 11,947.99, spread 4.8 %)."""
+    folder = tmp_path / "1n4g"
+    folder.mkdir()
+    for run in (1, 2):
+        text = (RN50 / f"{STEM}{run}.log").read_text()
+        (folder / f"{STEM}{run}.log").write_text(text)
+        (folder / f"{STEM}{run + 2}.log").write_text(_jittered(0.0002)(_field(
+            "total_ips", lambda v: f"{v * 0.97 / 0.955:.2f}")(_stretched(text, 0.955, 30))))
+    result = parse_paths([tmp_path], cache=False)
+    assert sorted(source for source, _ in _duplicates(result)) == [
+        str(folder / f"{STEM}{run}.log") for run in (3, 4)]
+    [row] = summarize(result).to_dict("records")
+    assert row["repeats"] == 2
+
+
+@pytest.mark.parametrize("base, coarse", [(0.05, 1000), (0.3, 10_000), (0.02, 1000)],
+                         ids=["us_ms", "us_10ms_slow", "us_ms_fast"])
+@pytest.mark.parametrize("fine_first", [True, False])
+def test_deterministic_reruns_at_different_stamp_resolutions_are_three_runs(
+        tmp_path, base, coarse, fine_first):
+    """Deterministic reruns (the same losses, 0.3 % jitter each) stamped to the microsecond
+    and to the millisecond (or 10 ms) were merged as copies (1 run, two duplicate_run): the
+    coarse rounding of one log left room for both runs' jitter in their intervals, while
+    their stamps drift apart line after line by more than a rounding."""
+    folder = tmp_path / "1n4g"
+    truth = _reruns(folder, res_us=1, base=base)
+    for run in ((2, 3) if fine_first else (1,)):
+        log = folder / f"{STEM}{run}.log"
+        log.write_text(_restamped(log.read_text(), 0, coarse))
+    result = parse_paths([tmp_path], cache=False)
+    assert _duplicates(result) == []
+    [row] = summarize(result, method="window").to_dict("records")
+    assert row["repeats"] == 3
+    assert row["throughput_median"] == pytest.approx(sorted(truth)[1], rel=5e-3)
