@@ -168,3 +168,42 @@ def test_deterministic_reruns_at_different_stamp_resolutions_are_three_runs(
     [row] = summarize(result, method="window").to_dict("records")
     assert row["repeats"] == 3
     assert row["throughput_median"] == pytest.approx(sorted(truth)[1], rel=5e-3)
+
+
+def _every_10th(text: str) -> str:
+    """The log as `print_freq : 10` prints it: the training lines of iterations 10, 20, ..."""
+    text = text.replace("print_freq : 1 ", "print_freq : 10 ")
+    return "\n".join(line for line in text.splitlines()
+                     if (m := re.search(r"Iteration: (\d+) ", line)) is None
+                     or int(m[1]) % 10 == 0) + "\n"
+
+
+def test_a_stretched_copy_of_a_short_log_is_one_run(tmp_path):
+    """Logs of 15 training lines (print_freq 10): run 1 stretched x0.97, its rates /0.97, was
+    a 4th repeat (high 12,038.61): fewer than 20 lines never told a copy by its values."""
+    folder = tmp_path / "1n4g"
+    text = _rn50(folder, _every_10th)
+    (folder / f"{STEM}4.log").write_text(_field("total_ips", lambda v: f"{v / 0.97:.2f}")(
+        _stretched(text, 0.97)))
+    result = parse_paths([tmp_path], cache=False)
+    [(source, reason)] = _duplicates(result)
+    assert source == str(folder / f"{STEM}4.log") and f"{STEM}1.log" in reason
+    assert "training values (15 of 15 iterations'" in reason
+    [row] = summarize(result).to_dict("records")
+    (folder / f"{STEM}4.log").unlink()
+    [truth] = summarize(parse_paths([tmp_path], cache=False)).to_dict("records")
+    assert row["repeats"] == truth["repeats"] == 3
+    assert row["throughput_median"] == truth["throughput_median"]
+
+
+@pytest.mark.parametrize("kind", [dict(), dict(res_us=1), dict(res_us=1, rate=True)],
+                         ids=["ms", "us", "us_integer_rate"])
+def test_short_deterministic_reruns_are_three_runs(tmp_path, kind):
+    """The other side: deterministic reruns (the same losses) printing every 10th of 150
+    iterations stay three runs: a short log tells a copy only within one rounding."""
+    truth = _reruns(tmp_path / "1n4g", every=10, **kind)
+    result = parse_paths([tmp_path], cache=False)
+    assert _duplicates(result) == []
+    [row] = summarize(result, method="window").to_dict("records")
+    assert row["repeats"] == 3
+    assert row["throughput_median"] == pytest.approx(sorted(truth)[1], rel=5e-3)
