@@ -253,9 +253,8 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
     line further is another run; fixtures edited from one another share stamps and values)
     and its values vary (a generator's constant values tell no copy). Stamps that tell, with
     values that differ but are `_alike` (a header and its rates edited), are a copy too. A
-    line lost or gained
-    anywhere after the first few leaves the rest paired. Whatever the stamps, where
-    `by_values`: `_alike`."""
+    line lost or gained anywhere after the first few leaves the rest paired. Whatever the
+    stamps, where `by_values`: `_alike`."""
     a, b = one.stamps, two.stamps
     tol = max(one.resolution, two.resolution)
     telling = tol == 1 and one.distinct and two.distinct
@@ -302,15 +301,15 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
 def _alike(one: Signature, two: Signature) -> str:
     """"values (k of n iterations' values alike ...)" when, of at least `MIN_LINES`
     iterations (or all of at least `MIN_SHORT`, alike without `COPY_JITTER`), `NEAR_SHARE`
-    of the more numerous (of those both print, numbered alike but
-    for one constant: `_paired`, `_shared`) print values equal within the coarser print
+    of the more numerous (of those both print, numbered alike but for one constant:
+    `_paired`, `_shared`) print values equal within the coarser print
     precision of the two, and timed ones (the printed rates or times; where neither log
     prints any, the stamps' intervals) one constant multiple of the other log's, per
     column, within both logs' rounding and on average within one's (`_rounded_once`): two
     real runs never time alike line for line (a run made deterministic prints the same
     losses, never its timings in proportion), a copy reprinted, rescaled or stretched does.
-    A timed column tells only where its rounding is fine enough that it is not so alike to
-    itself a line later (`_proportional`)."""
+    A timed column tells only where one log's rounding is fine enough that it is not so
+    alike to itself a line later (`_proportional`)."""
     i, j = _paired(one, two)
     longer = max(len(one.lines), len(two.lines))
     lines = _shared(len(i), longer)
@@ -350,8 +349,8 @@ def _alike(one: Signature, two: Signature) -> str:
         if not _rounded_once(x[i][fits], ux[fits], y[j][fits], uy[fits], name, jitter):
             return ""
         ok &= fits | both
-        told = told or not all(_proportional(v[:-1], u[:-1], v[1:], u[1:]).sum() * 2 >= len(v) - 1
-                               for v, u in ((xi, ux), (yj, uy)))
+        told = told or not all(_proportional(v[:-1], u[:-1], v[1:], u[1:]).sum() * 2
+                               >= len(v) - 1 for v, u in ((xi, ux), (yj, uy)))
     same = int(ok.sum())
     if not told or same < (len(i) if short else NEAR_SHARE * lines):
         return ""
@@ -422,17 +421,19 @@ def _proportional(x: np.ndarray, ux, y: np.ndarray, uy) -> np.ndarray:
 #: How far the spread of a copy's timed values about one constant multiple of the other
 #: log's (of its stamps, about one straight line) may exceed what one rounding gives: a copy
 #: is rounded once (where reprinted or re-stamped), two runs each their own way, besides
-#: their jitter, which in their stamps adds up line after line. Measured: copies re-stamped
-#: to ms 0.99 of one rounding; deterministic reruns, one at us and two at ms, 1.26 (20 ms an
-#: iteration) to 2.4 (50 ms), all at 10 ms 1.9.
+#: their jitter, which in their stamps adds up line after line. Measured on stamps: a copy
+#: re-stamped to ms 0.99 roundings; deterministic reruns (0.3 % jitter) at us against ms
+#: 1.26 (20 ms an iteration) to 2.4 (50 ms), at us against 10 ms 1.6, all at 10 ms 1.9. A
+#: copy re-stamped to ms with +-400 us of jitter (1.31) is not told from such reruns.
 ROUNDED_ONCE = 1.15
 #: What a copy's values or stamps may be moved by besides (an editor's jitter), relative to
 #: the values or to a mean interval (root mean square), where its losses are the same as the
-#: other log's (without them, steady real runs' rates lie 0.1 % apart: MLPerf MXNet): copies jittered +-0.02 % to +-0.05 %
-#: (rates) or +-30 to +-100 us on 44 ms intervals (stamps) lie 0.01 % to 0.15 % off; two
-#: deterministic reruns, each with the 0.3 % jitter of a real GPU run or more, 0.43 % (rates)
-#: and 0.45 % (stamps, a line every 5 iterations) to 2 % and more (the real rn50 repeats:
-#: 0.66 % and 3.1 %). A copy jittered more, or reruns steadier, are not told apart.
+#: other log's (without them, steady real runs' rates lie 0.1 % apart: MLPerf MXNet). Copies
+#: jittered +-0.02 % to +-0.05 % (rates) or +-30 to +-100 us on 44 ms intervals (stamps) lie
+#: 0.01 % to 0.15 % off; deterministic reruns, each with the 0.3 % jitter of a real GPU run
+#: or more, 0.43 % (rates) and 0.45 % (stamps, a line every 5 iterations) to 2 % and more
+#: (the real rn50 repeats: 0.66 % and 3.1 %). A copy jittered more, or reruns steadier, are
+#: not told apart.
 COPY_JITTER = 0.002
 
 
@@ -454,7 +455,7 @@ def _rounded_once(x: np.ndarray, ux: np.ndarray, y: np.ndarray, uy: np.ndarray, 
         return True
     if name == INTERVAL:
         c, b = np.polyfit(x, y, 1)
-        mean, ux, uy = (y[-1] - y[0]) / (len(y) - 1), ux / 2, uy / 2
+        mean, ux, uy = (y.max() - y.min()) / (len(y) - 1), ux / 2, uy / 2  # an interval
     else:
         c, b, mean = y.sum() / x.sum(), 0.0, np.mean(np.abs(y))
     spread = math.sqrt(np.mean(np.maximum(uy, c * ux) ** 2) / 12)
