@@ -431,9 +431,9 @@ ROUNDED_ONCE = 1.15
 #: other log's (without them, steady real runs' rates lie 0.1 % apart: MLPerf MXNet). Copies
 #: jittered +-0.02 % to +-0.05 % (rates) or +-30 to +-100 us on 44 ms intervals (stamps) lie
 #: 0.01 % to 0.15 % off; deterministic reruns, each with the 0.3 % jitter of a real GPU run
-#: or more, 0.43 % (rates) and 0.45 % (stamps, a line every 5 iterations) to 2 % and more
-#: (the real rn50 repeats: 0.66 % and 3.1 %). A copy jittered more, or reruns steadier, are
-#: not told apart.
+#: or more, 0.43 % (rates) and 0.45 % (stamps, a line every 5 iterations) to 2 % and more;
+#: the real GPT repeats of the bundled campaigns (the same losses) 0.64 % (rates) and more.
+#: A copy jittered more, or reruns steadier, are not told apart.
 COPY_JITTER = 0.002
 
 
