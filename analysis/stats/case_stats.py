@@ -116,17 +116,23 @@ def ratio(a: float, b: float) -> float:
 #: Spread of a case's repeats, (max - min) / median, above which the case is flagged.
 DEFAULT_SPREAD_THRESHOLD = 0.05
 #: Argument-dump keys that differ between repeats of one configuration: where and when a run
-#: ran (host, ranks, ports, its name, the paths of its checkpoints and outputs: DLE's
-#: ``workspace``, TF's ``logdir``), its seed (``seed``, ``random_seed``), its repeat number,
-#: and what DLE BERT restates as a PARAMETER while it runs (the dynamic ``loss_scale``, the
-#: ``checkpoint_step`` reached), or writes its DLLogger file to (``json_summary``): the last
-#: one stated differs from repeat to repeat.
+#: ran, by what the launchers print (torchrun: ``master_addr``, ``*_port``, ``*rank``,
+#: ``rdzv_id``, ``dist_url``/``init_method``; Slurm: ``slurm_job_id``, ``slurm_jobid``,
+#: ``slurm_job_nodelist``, ``slurm_procid``; wandb: ``wandb_run_id``; MPI:
+#: ``ompi_comm_world_rank``): by rule, a key whose last word names an identity (``id``, not a
+#: token's), a place (``host``, ``addr``, ``url``, a node list, a path, dir or file) or a
+#: moment (``date``, ``timestamp``, a start or end time); its name (``run_name``), the paths of
+#: its checkpoints and outputs (DLE's ``workspace``, TF's ``logdir``), its seed
+#: (``seed``, ``random_seed``), its repeat number, and what DLE BERT restates as a PARAMETER
+#: while it runs (the dynamic ``loss_scale``, the ``checkpoint_step`` reached), or writes
+#: its DLLogger file to (``json_summary``): the last one stated differs from repeat to
+#: repeat.
 PER_RUN_KEYS = re.compile(
-    r"^(hostname|host|hostfile|node_?rank|local_?rank|rank|master_addr|pid|run_?id|repeat|"
-    r"date|time|timestamp|save|load|workspace|logdir|output|loss_scale|checkpoint_step|"
-    r"json_summary|"
-    r"(run|job|exp|experiment)_?name)$"
-    r"|(^|_)seed$|(_dir|_path|_file|_filename|_port)$", re.I)
+    r"^(hostfile|pid|repeat|time|save|load|workspace|logdir|output|loss_scale|checkpoint_step|"
+    r"json_summary|init_method|(run|job|exp|experiment)_?name)$"
+    r"|(?<!token)(^|_)(seed|(job)?id|rank|procid|host|hostname|addr|address|url|uri|endpoint|"
+    r"node_?list|nodename|date|timestamp|(start|end|submit|launch)_?time)$"
+    r"|(_dir|_path|_file|_filename|_port)$", re.I)
 ABSENT = "(absent)"
 
 
@@ -158,7 +164,7 @@ def _per_run_key(key: str) -> bool:
 
 def differing_keys(dumps: list) -> dict[str, list[str]]:
     """Of the runs of one case that state a configuration, each key whose value is not the
-    same in all of them (:func:`_canonical`: not its spelling), with the value of each such
+    same in all of them (:func:`canonical`: not its spelling), with the value of each such
     run as printed (ABSENT where it lacks the key)."""
     configs = [c for c in _configurations(dumps) if c]
     if len(configs) < 2:
@@ -170,7 +176,7 @@ def differing_keys(dumps: list) -> dict[str, list[str]]:
     out = {}
     for k in keys:
         values = [c.get(k, ABSENT) for c in configs]
-        if len(set(values)) > 1 and len({_canonical(v) for v in values}) > 1:
+        if len(set(values)) > 1 and len({canonical(v) for v in values}) > 1:
             out[k] = values
     return out
 
@@ -199,7 +205,7 @@ def _configurations(dumps: list) -> list[dict[str, str]]:
     return out
 
 
-def _canonical(text: str) -> str:
+def canonical(text: str) -> str:
     """`text` as the value it states: a number as its float (``0.1``, ``0.10`` and ``1e-1``
     are one learning rate), a boolean whatever its case (Python's ``True``, YAML's
     ``true``); other text as printed."""
