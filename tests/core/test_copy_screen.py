@@ -140,3 +140,23 @@ def test_a_copy_whose_stamps_sit_one_place_over_is_not_turned_away():
     for x, y in ((one, two), (two, one)):
         assert duplicate_runs._copy_of(x, y, False)
         assert duplicate_runs._may_copy([(x, y)])[0]
+
+
+def test_copies_jittered_or_short_that_the_comparison_tells_are_not_turned_away():
+    """A copy whose rates carry a jitter under a rerun's (its losses the same), and a short
+    log's stretched copy, both told by `_copy_of`: the screen reads them the same way."""
+    rng = np.random.default_rng(3)
+    lines, stamps, values = _rows(RN50)
+    jittered = {k: np.round(v * (1 + rng.normal(0, 5e-4, len(v))), 2) if k == M.THROUGHPUT
+                else v for k, v in values.items()}
+    n = 16
+    short = (lines[:n], stamps[:n], {k: v[:n] for k, v in values.items()})
+    stretched = (lines[:n], stamps[0] + (stamps[:n] - stamps[0]) / 0.97,
+                 {k: np.round(v[:n] * 0.97, 2) if k == M.THROUGHPUT else v[:n]
+                  for k, v in values.items()})
+    for original, copy in (((lines, stamps, values), (lines, stamps + 5.0, jittered)),
+                           (short, stretched)):
+        one, two = _signature(*original), _signature(*copy)
+        for x, y in ((one, two), (two, one)):
+            assert duplicate_runs._copy_of(x, y, False)
+            assert duplicate_runs._may_copy([(x, y)])[0]
