@@ -1,0 +1,92 @@
+"""Inputs of a fifteenth attack on evaluations and steps: results CARRIED on every training
+line (the latest val.top1 printed with each iteration, changing only after an evaluation),
+results printed one training line AFTER the evaluation, and DLLogger steps that are not
+iterations. DLLogger logs of batch 128 on 1 GPU at 50 ms an iteration (2,560 img/s)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis.collect import parse_paths
+from analysis.stats import run_throughput
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dll_synth as S  # noqa: E402
+
+BATCH, SECONDS = 128, 0.05
+TRUTH = BATCH / SECONDS
+
+
+def _carried(n: int, every: int, evaluation: float, start: int = 1, late: int = 0,
+             running: bool = False, only: bool = False) -> list[str]:
+    """`n` iterations of 50 ms x lognormal(0.03); every `every`-th one then evaluates for
+    `evaluation` s (in the interval its line ends). From iteration `start` on each line
+    carries the latest result (`val.top1`), which changes `late` lines after each
+    evaluation; `running`: a value that changes on every line; `only`: printed only on the
+    line where it changes."""
+    took = SECONDS * np.random.default_rng(7).lognormal(0.0, 0.03, n)
+    out = [S.parameter(S.START, arch="resnet50", batch_size=BATCH, amp=True, world_size=1,
+                       print_freq=1)]
+    t, top1 = 20.0, 0.001
+    for i in range(1, n + 1):
+        t += float(took[i - 1]) + (evaluation if i % every == 0 else 0.0)
+        changed = (i - late) % every == 0 and i > late
+        if changed:
+            top1 = 0.1 + i / 1000
+        line = (f"DLL {S.stamp(S.START + timedelta(seconds=t))} - Epoch: 0 Iteration: {i}  "
+                f"train.loss : {6.9 - i * 1e-3:.5f}")
+        if i >= start and (changed or not only):
+            line += f"  val.top1 : {(0.5 + i / 1e4) if running else top1:.5f}"
+        out.append(line)
+    return out
+
+
+def _rows(tmp_path, text: list[str]) -> dict:
+    S.write(tmp_path, text)
+    result = parse_paths([tmp_path], jobs=1)
+    return {m: run_throughput(result, m).iloc[0] for m in ("window", "dlperf")}
+
+
+@pytest.mark.parametrize("every, evaluation, late, only", [
+    (25, 0.3, 0, False), (10, 0.1, 0, False), (25, 0.3, 1, False), (25, 0.3, 1, True)])
+def test_a_result_carried_on_every_line_marks_the_evaluation_where_it_changes(
+        tmp_path, every, evaluation, late, only):
+    """The latest result on every training line, changing after each 0.3 s evaluation:
+    window 9,168.20 and dlperf 9,172.58 for 11,677.45 / 11,684.55 (-21.5 %), 0 problems,
+    as a value on every line was taken for a running metric and no evaluation counted.
+    Where it changes marks the interval the evaluation ran in; printed a line late (the
+    results logged with the next iteration, carried or on that line alone: 9,168.50 /
+    9,172.58, 0 problems), the slow interval before it is the one. The window leaves
+    those out; the DLPerf rule, counting them, is flagged."""
+    rows = _rows(tmp_path, _carried(300, every, evaluation, late=late, only=only))
+    window, dlperf = rows["window"], rows["dlperf"]
+    assert window["problem_kind"] == "", window["problem"]
+    assert window["throughput"] == pytest.approx(TRUTH, rel=0.01)
+    assert dlperf["problem_kind"] == "figure_mismatch", dlperf["problem"]
+    assert dlperf["throughput"] < 0.9 * TRUTH
+
+
+@pytest.mark.parametrize("start, running", [(5, False), (25, False), (1, True)])
+def test_a_carried_result_without_evaluation_time_flags_nothing(tmp_path, start, running):
+    """The carried result from iteration 5 or 25 on, with no evaluation time: every later
+    interval read as holding an evaluation, evaluation_in_figure on the right figure. Only
+    the lines where it changes mark one, and those run at the pace; a value changing on
+    every line (a running metric) marks none."""
+    rows = _rows(tmp_path, _carried(300, 25, 0.0, start=start, running=running))
+    for method, row in rows.items():
+        assert row["problem_kind"] == "", (method, row["problem"])
+        assert row["throughput"] == pytest.approx(TRUTH, rel=0.01), method
+
+
+def test_results_a_line_late_at_no_cost_mark_their_own_line(tmp_path):
+    """Results a line after an evaluation that took no time: nothing is slow, the marks
+    stay where they are printed, and nothing is flagged."""
+    rows = _rows(tmp_path, _carried(300, 25, 0.0, late=1))
+    for method, row in rows.items():
+        assert row["problem_kind"] == "", (method, row["problem"])
+        assert row["throughput"] == pytest.approx(TRUTH, rel=0.01), method
