@@ -70,6 +70,9 @@ def stated_framework(head: bytes) -> str:
     word = (m.group(1) or m.group(2)).lower()
     return "tensorflow" if word in (b"tf", b"tensorflow") else "pytorch"
 _GENERAL = re.compile(rb"DLL (" + _DT + rb") - (.*)", re.S)
+#: A bare-number step (``str(step)``): a training iteration, or (:func:`_bare_steps`) an
+#: epoch where the log's training lines name their steps in another form.
+_BARE = "bare"
 #: (pattern on the stripped step text, kind, role of each captured number)
 _STEPS = (
     (re.compile(rb"Epoch: (\d+) Iteration: (\d+) Validation Iteration: (\d+)"), VAL,
@@ -85,7 +88,7 @@ _STEPS = (
     (re.compile(rb"\((\d+), (\d+)\)"), TRAIN, ("epoch", "step")),
     (re.compile(rb"\((\d+),?\)"), EPOCH, ("epoch",)),
     (re.compile(rb"Iteration: (\d+)"), TRAIN, ("step",)),
-    (re.compile(rb"(\d+)"), TRAIN, ("step",)),  # ``step=25``: dllogger prints ``str(step)``
+    (re.compile(rb"(\d+)"), _BARE, ("step",)),  # ``step=25``: dllogger prints ``str(step)``
 )
 _ROLES = ("epoch", "step", "val_step")
 #: A Python logging record (``INFO:tensorflow:Saving checkpoints …``, TensorFlow's stderr)
@@ -245,6 +248,7 @@ def read(log: LogText) -> DllRead:
             general += rows
     general.sort()
     _general(log, general, [lines[i] for i in general], out, acc)
+    _bare_steps(acc)
     _add_groups(acc, out)
     return out
 
@@ -287,6 +291,21 @@ def _read_shape(lines: list[bytes], rows: list[int], shape: bytes, acc: dict) ->
         key = (tpl.kind, name, "" if unit == "None" else unit)
         acc.setdefault(key, []).append((line, ts, epoch, step, vals))
     return True
+
+
+def _bare_steps(acc: dict) -> None:
+    """The rows of bare-number steps in `acc` as training iterations (dllogger prints
+    ``str(step)`` of an int step), or, where other lines are training lines of a named
+    form (``Epoch: 0 Iteration: 50``, ``(0, 50)``), as epochs: the program's epoch summaries
+    (``dllogger.log(step=epoch, ...)``), as a ``(0,)`` step is one."""
+    bare = [key for key in acc if key[0] == _BARE]
+    epochs = any(key[0] == TRAIN for key in acc)
+    for key in bare:
+        parts = acc.pop(key)
+        if epochs:
+            parts = [(line, ts, step, np.full(len(line), -1, np.int64), vals)
+                     for line, ts, _epoch, step, vals in parts]
+        acc.setdefault((EPOCH if epochs else TRAIN,) + key[1:], []).extend(parts)
 
 
 def _add_groups(acc: dict, out: DllRead) -> None:

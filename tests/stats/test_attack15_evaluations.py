@@ -90,3 +90,33 @@ def test_results_a_line_late_at_no_cost_mark_their_own_line(tmp_path):
     for method, row in rows.items():
         assert row["problem_kind"] == "", (method, row["problem"])
         assert row["throughput"] == pytest.approx(TRUTH, rel=0.01), method
+
+
+def _with_bare_summaries(every: int) -> list[str]:
+    """300 iterations at 50 ms, one `Epoch: 0 Iteration: i` line each, and after every
+    `every`-th a summary logged with a bare-number step (``dllogger.log(step=epoch, ...)``
+    prints ``- 0  train.loss ...``)."""
+    out = []
+    for k, line in enumerate(S.lines(300)):
+        out.append(line)
+        if k and k % every == 0:
+            when = line.split(" - ")[0]
+            out.append(f"{when} - {k // every - 1}  train.loss : 3.42777  "
+                       f"train.total_ips : {TRUTH:.2f} img/s")
+    return out
+
+
+@pytest.mark.parametrize("every", [50, 300])
+def test_bare_number_epoch_summaries_beside_named_iterations_are_no_training_lines(
+        tmp_path, every):
+    """Epoch summaries with a bare-number step after `Epoch/Iteration` lines were read as
+    training steps going back: steps_backwards "a log appended twice", and with one every
+    50 iterations no figure at all. Beside training lines of a named form a bare number is
+    the epoch's, as a ``(0,)`` step is."""
+    S.write(tmp_path, _with_bare_summaries(every))
+    result = parse_paths([tmp_path], jobs=1)
+    assert not [p for p in result.problem_list() if p.kind == "steps_backwards"]
+    for method in ("window", "dlperf", "reported"):
+        row = run_throughput(result, method).iloc[0]
+        assert row["problem_kind"] == "", (method, row["problem"])
+        assert row["throughput"] == pytest.approx(TRUTH, rel=0.01), method
