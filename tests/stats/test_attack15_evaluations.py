@@ -120,3 +120,36 @@ def test_bare_number_epoch_summaries_beside_named_iterations_are_no_training_lin
         row = run_throughput(result, method).iloc[0]
         assert row["problem_kind"] == "", (method, row["problem"])
         assert row["throughput"] == pytest.approx(TRUTH, rel=0.01), method
+
+
+def _counting_samples(form: str, stated: int = 150) -> list[str]:
+    """150 iterations of batch 128 on 4 GPUs at 50 ms whose steps count the samples seen
+    (512 a line), no rate and no print frequency; the dump states `iterations : stated`."""
+    out = [S.parameter(S.START, arch="resnet50", batch_size=BATCH, global_batch_size=512,
+                       world_size=4, iterations=stated)]
+    for i in range(1, 151):
+        when = S.stamp(S.START + timedelta(seconds=20.0 + i * SECONDS))
+        step = {"bare": f"{512 * i}", "tuple": f"(0, {512 * i})",
+                "named": f"Epoch: 0 Iteration: {512 * i}"}[form]
+        out.append(f"DLL {when} - {step}  train.loss : {6.9 - i * 1e-3:.5f}")
+    return out
+
+
+@pytest.mark.parametrize("form", ["bare", "tuple", "named"])
+def test_steps_counting_samples_past_the_stated_iterations_are_flagged(tmp_path, form):
+    """Steps counting samples (512 a line) with no rate and no print frequency: dlperf
+    5,978,855.60 samples/s for 11,684.55 (x512), 0 problems. The dump's `iterations : 150`
+    against steps reaching 76,800 by the global batch a line names it meta_contradicted."""
+    S.write(tmp_path, _counting_samples(form), name="1n4g/r50_b128_amp_1.log")
+    kinds = [p.kind for p in parse_paths([tmp_path], jobs=1).problem_list()]
+    assert kinds.count("meta_contradicted") == 1, kinds
+
+
+def test_a_counter_over_epochs_past_the_stated_iterations_is_no_sample_count(tmp_path):
+    """Steps past `iterations` that advance one a line (a counter across epochs, or a
+    dump's iterations per epoch) count iterations: nothing is said."""
+    text = [line.replace(f"- {512 * i}  ", f"- {i}  ")
+            for i, line in enumerate(_counting_samples("bare", stated=100))]
+    S.write(tmp_path, text, name="1n4g/r50_b128_amp_1.log")
+    kinds = [p.kind for p in parse_paths([tmp_path], jobs=1).problem_list()]
+    assert "meta_contradicted" not in kinds, kinds
