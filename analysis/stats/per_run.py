@@ -232,9 +232,8 @@ def _evaluation_marks(timeline, lines: np.ndarray, stamps: np.ndarray, said: lis
     result carried on a training line marks it only where it changes (or first appears)
     from the training line before, as an evaluation ran in the interval before it; where
     the marks still fall on every training line (a running val_top1) none of those does, no
-    interval being left to tell an evaluation's time by; and where each mark's interval runs
-    at the training pace and the one before it is slow (results printed a line late, with
-    the next iteration's), the one before it is marked instead."""
+    interval being left to tell an evaluation's time by; marks printed a line late
+    (:func:`_a_line_late`) move to the line before."""
     t_lines, _, step, ts = timeline
     if not len(t_lines):
         return lines, stamps
@@ -249,26 +248,33 @@ def _evaluation_marks(timeline, lines: np.ndarray, stamps: np.ndarray, said: lis
     keep = ~carried
     if np.isin(t_lines[1:], lines[keep]).all():
         keep &= ~on
-    lines, stamps, at, on = lines[keep], stamps[keep], at[keep], on[keep]
-    late = on & (at >= 2)
+    lines, stamps, at, late = lines[keep], stamps[keep], at[keep], on[keep] & (at[keep] >= 2)
+    if not _a_line_late(step, ts, at[late]):
+        return lines, stamps
+    lines, stamps = lines.copy(), stamps.copy()
+    lines[late], stamps[late] = t_lines[at[late] - 1], ts[at[late] - 1]
+    order = np.argsort(lines, kind="stable")
+    return lines[order], stamps[order]
+
+
+def _a_line_late(step: np.ndarray, ts: np.ndarray, at: np.ndarray) -> bool:
+    """Whether evaluation results on the training lines at indices `at` were printed a line
+    after the evaluation (with the next iteration's metrics): MIN_RECURRING of them or more,
+    the intervals they end at the pace of the run's others and most of those before them
+    over MISMATCH slower (a jittered healthy run's lower quartile of a few intervals is not
+    5 % over its median)."""
+    if len(at) < MIN_RECURRING:
+        return False
     with np.errstate(divide="ignore", invalid="ignore"):
         per = np.diff(ts) / np.diff(step)  # interval k ends at training line k + 1
-    if late.sum() >= MIN_RECURRING:
-        mine, before = per[at[late] - 1], per[at[late] - 2]
-        free = np.ones(len(per), dtype=bool)
-        free[at[late] - 1] = free[at[late] - 2] = False
-        free &= np.isfinite(per) & (per > 0)
-        pace = float(np.median(per[free])) if free.sum() >= MIN_RECURRING else math.nan
-        # most of the intervals before the marks slow, the marked ones not (a jittered
-        # healthy run's lower quartile of a few intervals is not 5 % over its median)
-        if np.isfinite(before).all() and np.isfinite(mine).all() \
-                and np.quantile(before, 0.25) > (1 + MISMATCH) * pace \
-                and np.median(mine) <= (1 + MISMATCH) * pace:
-            lines, stamps = lines.copy(), stamps.copy()
-            lines[late], stamps[late] = t_lines[at[late] - 1], ts[at[late] - 1]
-            order = np.argsort(lines, kind="stable")
-            lines, stamps = lines[order], stamps[order]
-    return lines, stamps
+    mine, before = per[at - 1], per[at - 2]
+    free = np.isfinite(per) & (per > 0)
+    free[at - 1] = free[at - 2] = False
+    if free.sum() < MIN_RECURRING or not (np.isfinite(before).all() and np.isfinite(mine).all()):
+        return False
+    pace = float(np.median(per[free]))
+    return bool(np.quantile(before, 0.25) > (1 + MISMATCH) * pace
+                and np.median(mine) <= (1 + MISMATCH) * pace)
 
 
 def run_data(result: ParseResult, run_id: str) -> RunData:
