@@ -84,7 +84,8 @@ KINDS = {
                         "throughput",
     "meta_contradicted": "the log's lines contradict a run field its own argument dump "
                          "states (the sequence length the iterations run, the print "
-                         "frequency the lines advance by): the lines' value is used, or the "
+                         "frequency the lines advance by, the iterations its steps number): "
+                         "the lines' value is used, or the "
                          "field is left unknown where they vary",
     "mixed_configuration": "repeats placed in one case state different configurations (their "
                            "argument dumps differ in the keys named, e.g. compile or lr, or "

@@ -70,6 +70,9 @@ def stated_framework(head: bytes) -> str:
     word = (m.group(1) or m.group(2)).lower()
     return "tensorflow" if word in (b"tf", b"tensorflow") else "pytorch"
 _GENERAL = re.compile(rb"DLL (" + _DT + rb") - (.*)", re.S)
+#: A bare-number step (``str(step)``): a training iteration, or (:func:`_bare_steps`) an
+#: epoch where the log's training lines name their steps in another form.
+_BARE = "bare"
 #: (pattern on the stripped step text, kind, role of each captured number)
 _STEPS = (
     (re.compile(rb"Epoch: (\d+) Iteration: (\d+) Validation Iteration: (\d+)"), VAL,
@@ -85,7 +88,7 @@ _STEPS = (
     (re.compile(rb"\((\d+), (\d+)\)"), TRAIN, ("epoch", "step")),
     (re.compile(rb"\((\d+),?\)"), EPOCH, ("epoch",)),
     (re.compile(rb"Iteration: (\d+)"), TRAIN, ("step",)),
-    (re.compile(rb"(\d+)"), TRAIN, ("step",)),  # ``step=25``: dllogger prints ``str(step)``
+    (re.compile(rb"(\d+)"), _BARE, ("step",)),  # ``step=25``: dllogger prints ``str(step)``
 )
 _ROLES = ("epoch", "step", "val_step")
 #: A Python logging record (``INFO:tensorflow:Saving checkpoints …``, TensorFlow's stderr)
@@ -245,6 +248,7 @@ def read(log: LogText) -> DllRead:
             general += rows
     general.sort()
     _general(log, general, [lines[i] for i in general], out, acc)
+    _bare_steps(acc)
     _add_groups(acc, out)
     return out
 
@@ -287,6 +291,21 @@ def _read_shape(lines: list[bytes], rows: list[int], shape: bytes, acc: dict) ->
         key = (tpl.kind, name, "" if unit == "None" else unit)
         acc.setdefault(key, []).append((line, ts, epoch, step, vals))
     return True
+
+
+def _bare_steps(acc: dict) -> None:
+    """The rows of bare-number steps in `acc` as training iterations (dllogger prints
+    ``str(step)`` of an int step), or, where other lines are training lines of a named
+    form (``Epoch: 0 Iteration: 50``, ``(0, 50)``), as epochs: the program's epoch summaries
+    (``dllogger.log(step=epoch, ...)``), as a ``(0,)`` step is one."""
+    bare = [key for key in acc if key[0] == _BARE]
+    epochs = any(key[0] == TRAIN for key in acc)
+    for key in bare:
+        parts = acc.pop(key)
+        if epochs:
+            parts = [(line, ts, step, np.full(len(line), -1, np.int64), vals)
+                     for line, ts, _epoch, step, vals in parts]
+        acc.setdefault((EPOCH if epochs else TRAIN,) + key[1:], []).extend(parts)
 
 
 def _add_groups(acc: dict, out: DllRead) -> None:
@@ -527,5 +546,41 @@ def parse_stdout(family: str, log: LogText, found: DllRead | None = None) -> Par
     parsed.problems.extend(found.problems)
     add_groups(parsed, log, found.groups)
     apply_parameters(parsed, found.parameters, found.parameter_lines, log.source)
+    _steps_against_stated(parsed, log, found.parameters)
     add_memory_blocks(log, parsed)  # a wrapper's nvidia-smi query teed into the log
     return parsed
+
+
+def _steps_against_stated(parsed: ParsedLog, log: LogText, params: dict) -> None:
+    """``meta_contradicted`` where the training lines number steps beyond the ``iterations``
+    the dump states, advancing by the global batch a line: the steps count samples seen
+    (``dllogger.log(step=samples, ...)``), not iterations. Flagged, not divided: a stride of
+    the global batch is what samples give, but the log does not say what it counts, and
+    the figures count the steps the lines number (x the global batch, where they are
+    samples). A counter over several epochs advances 1 (or print_freq) a line, not this."""
+    stated = to_int(params.get("iterations"))
+    batch = parsed.meta.get("global_batch_size")
+    if stated is None or stated <= 0 or not is_count(batch) or batch <= 1:
+        return
+    rows = [(b["line"][at], b["step"][at]) for b, at in parsed.obs.rows(M.TRAIN)]
+    if not rows:
+        return
+    line, step = (np.concatenate(c) for c in zip(*rows, strict=True))
+    line, first = np.unique(line, return_index=True)
+    step = step[first]
+    keep = step >= 0
+    line, step = line[keep], step[keep]
+    ds = np.diff(step)
+    ds = ds[ds > 0]
+    if not len(ds) or step.max() <= stated:
+        return
+    strides, counts = np.unique(ds, return_counts=True)
+    if int(strides[np.argmax(counts)]) != batch:
+        return
+    beyond = int(line[np.argmax(step > stated)])
+    parsed.problems.append(Problem(log.source, beyond, "meta_contradicted", (
+        f"the argument dump states iterations {stated}; the training lines number steps up to "
+        f"{int(step.max())}, advancing {int(batch)} a line ({int(counts.max())} of {len(ds)} "
+        f"intervals), the global batch (first beyond {stated} on line {beyond}): the steps "
+        "count samples, not iterations, and a figure counting them as iterations is the "
+        "global batch times too high"), log.line_text(beyond)[:300]))

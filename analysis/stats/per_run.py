@@ -18,7 +18,8 @@ from analysis.parsers.base import ParsedLog
 from analysis.schema import CASE_COLUMNS
 from analysis.stats import energy, methods
 from analysis.stats.case_stats import median
-from analysis.stats.figure_checks import NO_FIGURE, check_figure
+from analysis.stats.figure_checks import MISMATCH, NO_FIGURE, check_figure
+from analysis.stats.run_pace import MIN_RECURRING
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -214,19 +215,66 @@ def _runs_frame(rows: list[dict]) -> pd.DataFrame:
 
 def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | None,
               closing: tuple[float, int] | None = None,
-              evaluations: tuple[np.ndarray, np.ndarray] | None = None) -> RunData:
+              evaluations: tuple[np.ndarray, np.ndarray, list] | None = None) -> RunData:
     gbs = run["global_batch_size"]
-    lines, stamps = (None, None) if evaluations is None else evaluations
+    lines, stamps, said = (None, None, None) if evaluations is None else evaluations
     rd = RunData(run["run_id"], run["family"],
                  float("nan") if schema.is_missing(gbs) else float(gbs), train, run,
                  metric_rows, arrays, closing, lines, stamps)
-    if lines is not None and (train is not None or arrays is not None) \
-            and np.isin(rd.timeline()[0][1:], lines).all():
-        # evaluation figures on every training line (a running val_top1) leave no interval
-        # without one to tell an evaluation's time by: a metric printed with each line
-        keep = ~np.isin(lines, rd.timeline()[0])
-        rd.evaluations, rd.evaluation_stamps = lines[keep], stamps[keep]
+    if lines is not None and (train is not None or arrays is not None):
+        rd.evaluations, rd.evaluation_stamps = _evaluation_marks(rd.timeline(), lines, stamps,
+                                                                 said)
     return rd
+
+
+def _evaluation_marks(timeline, lines: np.ndarray, stamps: np.ndarray, said: list):
+    """The (lines, stamps) that mark the run's evaluations among its validation rows: a
+    result carried on a training line marks it only where it changes (or first appears)
+    from the training line before, as an evaluation ran in the interval before it; where
+    the marks still fall on every training line (a running val_top1) none of those does, no
+    interval being left to tell an evaluation's time by; marks printed a line late
+    (:func:`_a_line_late`) move to the line before."""
+    t_lines, _, step, ts = timeline
+    if not len(t_lines):
+        return lines, stamps
+    at = np.searchsorted(t_lines, lines)
+    on = at < len(t_lines)
+    on[on] = t_lines[at[on]] == lines[on]
+    prev = np.searchsorted(lines, t_lines[np.maximum(at - 1, 0)])
+    carried = on & (at > 0) & (prev < len(lines))
+    carried[carried] = (lines[prev[carried]] == t_lines[at[carried] - 1]) & \
+        np.array([said[k] == said[j] for k, j in zip(np.flatnonzero(carried), prev[carried])],
+                 dtype=bool)
+    keep = ~carried
+    if np.isin(t_lines[1:], lines[keep]).all():
+        keep &= ~on
+    lines, stamps, at, late = lines[keep], stamps[keep], at[keep], on[keep] & (at[keep] >= 2)
+    if not _a_line_late(step, ts, at[late]):
+        return lines, stamps
+    lines, stamps = lines.copy(), stamps.copy()
+    lines[late], stamps[late] = t_lines[at[late] - 1], ts[at[late] - 1]
+    order = np.argsort(lines, kind="stable")
+    return lines[order], stamps[order]
+
+
+def _a_line_late(step: np.ndarray, ts: np.ndarray, at: np.ndarray) -> bool:
+    """Whether evaluation results on the training lines at indices `at` were printed a line
+    after the evaluation (with the next iteration's metrics): MIN_RECURRING of them or more,
+    the intervals they end at the pace of the run's others and most of those before them
+    over MISMATCH slower (a jittered healthy run's lower quartile of a few intervals is not
+    5 % over its median)."""
+    if len(at) < MIN_RECURRING:
+        return False
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = np.diff(ts) / np.diff(step)  # interval k ends at training line k + 1
+    mine, before = per[at - 1], per[at - 2]
+    free = np.isfinite(per) & (per > 0)
+    free[at - 1] = free[at - 2] = False
+    if free.sum() < MIN_RECURRING or not (np.isfinite(before).all() and np.isfinite(mine).all()):
+        return False
+    pace = float(np.median(per[free]))
+    return bool(np.quantile(before, 0.25) > (1 + MISMATCH) * pace
+                and np.median(mine) <= (1 + MISMATCH) * pace)
 
 
 def run_data(result: ParseResult, run_id: str) -> RunData:
@@ -320,10 +368,12 @@ def _closing(parsed_logs: list[ParsedLog]) -> tuple[float, int] | None:
     return max(rows, key=lambda r: r[1])[:2] if rows else None
 
 
-def _evaluations(parsed_logs: list[ParsedLog]) -> tuple[np.ndarray, np.ndarray] | None:
-    """(the sorted lines, their timestamps) of the run's validation rows of its lowest rank
-    or of none (``RunData.evaluations``, ``RunData.evaluation_stamps``); None without any."""
-    rows = _lowest_rank([(int(b["line"][i]), float(b["timestamp"][i]), _rank(b, i))
+def _evaluations(parsed_logs: list[ParsedLog]) -> tuple[np.ndarray, np.ndarray, list] | None:
+    """(the sorted lines, their timestamps, their (metric, value) pairs) of the run's
+    validation rows of its lowest rank or of none (``RunData.evaluations``,
+    ``RunData.evaluation_stamps``); None without any."""
+    rows = _lowest_rank([(int(b["line"][i]), float(b["timestamp"][i]), _name(b, i),
+                          repr(float(b["value"][i])), _rank(b, i))
                          for parsed in parsed_logs for b, at in parsed.obs.rows(M.VAL)
                          for i in at])
     if not rows:
@@ -331,7 +381,16 @@ def _evaluations(parsed_logs: list[ParsedLog]) -> tuple[np.ndarray, np.ndarray] 
     rows.sort(key=lambda r: r[:2])
     lines = np.asarray([r[0] for r in rows], dtype=np.int64)
     first = np.unique(lines, return_index=True)[1]
-    return lines[first], np.asarray([r[1] for r in rows], dtype=float)[first]
+    said: dict[int, list] = {}
+    for r in rows:
+        said.setdefault(r[0], []).append(r[2:4])
+    return (lines[first], np.asarray([r[1] for r in rows], dtype=float)[first],
+            [sorted(said[int(line)]) for line in lines[first]])
+
+
+def _name(block: dict, i: int) -> str:
+    metric = block["metric"]
+    return metric if isinstance(metric, str) else str(metric[i])
 
 
 def _rank(block: dict, i: int) -> float:
