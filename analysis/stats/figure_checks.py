@@ -576,10 +576,14 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     i = int(jumps[0])
     sibling = (f"; the run's intervals recurring at that period take up to "
                f"{ds[i - 1] * np.fmax(slow, fast)[i - 1]:.6g} s" if own[i - 1] else "")
-    where, paced = ("around", "the run's local pace") if few else \
-        ("of", "whole-second stamps in sum, less the intervals far beyond it") if summed \
-        and steady == median else ("of", "median") if steady == median else \
-        ("of", "whole-second stamps in sum, less the quickest and as many of the slowest")
+    if few:
+        where, paced = "around", "the run's local pace"
+    elif steady != median:
+        where, paced = "of", "whole-second stamps in sum, less the quickest and as many of the slowest"
+    elif summed:
+        where, paced = "of", "whole-second stamps in sum, less the intervals far beyond it"
+    else:
+        where, paced = "of", "median"
     if forward:
         what = checks.jump_reason(lines[a:b], st, t, jumps, median).replace(
             "an iteration of the window takes", f"an iteration {where} the window takes").replace(
