@@ -75,7 +75,7 @@ def run(args) -> int:
     result = compare(base, new, args.threshold, dict(args.case_threshold), args.confidence,
                      args.allow_different_hardware, args.spread_threshold)
     print(render_comparison(result, args.format, base.label, new.label), end="")
-    _options.report_problems(result.copies)
+    _options.report_problems(result.copies, sys.stderr)
     for side in (base, new):
         note_failed_runs(side)
     if result.unchecked_hardware:
