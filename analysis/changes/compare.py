@@ -143,16 +143,30 @@ def _failed(base_measured, new_measured) -> str:
     return FAILED_NEW if base_measured else FAILED_BASE if new_measured else FAILED_BOTH
 
 
+#: Run fields under whose other value the same lines are another campaign (a stated batch
+#: corrected and the logs added again: the store keys campaigns by them too).
+STATED = (*CASE_COLUMNS, "global_batch_size")
+
+
+def _restated(one: dict, two: dict) -> bool:
+    """Whether two runs' rows state another value of a `STATED` field both state."""
+    return any(k in one and k in two and not (pd.isna(one[k]) and pd.isna(two[k]))
+               and one[k] != two[k] for k in STATED)
+
+
 def copied_runs(base: Campaign, new: Campaign) -> list[Problem]:
     """NEW's runs whose log is a copy of a BASE run's (duplicate_runs.copies_across: two
-    campaigns are logs in other places), each a `duplicate_run` problem naming both logs;
+    campaigns are logs in other places) and that states no other `STATED` field, each a
+    `duplicate_run` problem naming both logs;
     none where a side kept no logs (a stored campaign), or where BASE and NEW are one path
     (the campaign compared with itself on purpose: a check of the comparison, every run
     its own copy)."""
     if Path(base.label).resolve() == Path(new.label).resolve():
         return []
     b, n = base.logs or [], new.logs or []
-    found = copies_across([p for _, p, _ in b], [p for _, p, _ in n])
+    found = [(j, m, what) for j, m, what in copies_across([p for _, p, _ in b],
+                                                           [p for _, p, _ in n])
+             if not _restated(b[m][0], n[j][0])]
     return [Problem(n[j][2], None, "duplicate_run",
                     f"the same {what} as {b[m][2]} (run {b[m][0]['run_id']}) of {base.label}: "
                     f"BASE's measurement, not one of {new.label}; left out",

@@ -92,3 +92,30 @@ def test_a_campaign_named_twice_is_compared_with_itself(tmp_path):
     assert status == 0 and (df["verdict"] == "unchanged").all() and err == ""
     status, df, _ = _compare(base, tmp_path / "base" / ".." / "base")
     assert status == 0 and (df["verdict"] == "unchanged").all()
+
+
+def _run(*args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main([str(a) for a in args])
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_a_stretched_copy_of_a_stored_campaign_is_not_added_to_its_trend(tmp_path):
+    base, new = _one_config(tmp_path / "base"), _one_config(tmp_path / "new")
+    for log in (new / "1n1g").glob("*.log"):
+        _stretch(log, 0.97)
+    store = tmp_path / "store"
+    assert _run("store", "add", base, "--store", store)[0] == 0
+    status, out, err = _run("store", "add", new, "--store", store)
+    # before: added, and the trend stepped up 3 % at the same start time
+    assert status == 0 and out.startswith("copies of stored runs, nothing added: ")
+    assert err.count("duplicate_run: the same training values") == 10
+    assert "(run 1n1g/resnet50_b128_fp32_1, stored campaign " in err
+    trend = json.loads(_run("store", "trend", "--store", store, "--format", "json")[1])
+    assert {r["name"] for r in trend} == {"base"} and len(trend) == 2
+    status, out, err = _run("compare", "--store", store, "base", new, "--format", "json")
+    assert status == 4 and {r["verdict"] for r in json.loads(out)} == {"not re-measured"}
+    again = tmp_path / "again"  # runs of their own: stored beside
+    rerun(again)
+    assert _run("store", "add", again / "1n1g", "--store", store)[1].startswith("added ")
