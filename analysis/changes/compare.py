@@ -149,14 +149,19 @@ STATED = (*CASE_COLUMNS, "global_batch_size")
 
 
 def _restated(one: dict, two: dict) -> bool:
-    """Whether two runs' rows state another value of a `STATED` field both state."""
-    return any(k in one and k in two and not (pd.isna(one[k]) and pd.isna(two[k]))
-               and one[k] != two[k] for k in STATED)
+    """Whether two runs' rows state another value of a `STATED` field, or of a key of their
+    argument dumps' configurations (`parameters`: not the host or seed), that both state."""
+    if any(k in one and k in two and not (pd.isna(one[k]) and pd.isna(two[k]))
+           and one[k] != two[k] for k in STATED):
+        return True
+    mine, theirs = (case_stats.configuration(r.get("parameters")) for r in (one, two))
+    return any(case_stats.canonical(mine[k]) != case_stats.canonical(theirs[k])
+               for k in mine.keys() & theirs.keys())
 
 
 def copied_runs(base: Campaign, new: Campaign) -> list[Problem]:
     """NEW's runs whose log is a copy of a BASE run's (duplicate_runs.copies_across: two
-    campaigns are logs in other places) and that states no other `STATED` field, each a
+    campaigns are logs in other places) and that states nothing else (`_restated`), each a
     `duplicate_run` problem naming both logs;
     none where a side kept no logs (a stored campaign), or where BASE and NEW are one path
     (the campaign compared with itself on purpose: a check of the comparison, every run

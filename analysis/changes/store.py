@@ -39,6 +39,7 @@ from analysis.errors import UsageError
 from analysis.fsutil import atomic_path, display_path, printable
 from analysis.parsers.base import ParsedLog
 from analysis.problems import Problem
+from analysis.stats.case_stats import configuration
 
 TABLES = ("runs", "summary", "campaigns")
 PART = "part-0.parquet"
@@ -49,9 +50,10 @@ CAMPAIGN_COLUMNS = ["campaign", "name", "started", "added", "suite_commit", "sou
 CHECKED = ("runs", "summary")
 #: The method of a campaign stored before the method was kept: unknown.
 UNRECORDED = ""
-#: Column of the runs table: each run's training rows that carry a step, as JSON ({metric:
-#: [steps, times, values]}): a store keeps no log, and a campaign added later is screened
-#: for copies of stored runs by them (`compare.copied_runs`).
+#: Column of the runs table: each run's training rows that carry a step and its stated
+#: configuration, as JSON ({"rows": {metric: [steps, times, values]}, "configuration": {key:
+#: value}}): a store keeps no log, and a campaign added later is screened for copies of
+#: stored runs by them (`compare.copied_runs`).
 TRAINING = "training_rows"
 
 
@@ -177,7 +179,9 @@ def stored_copies(store: Path, campaign: Campaign, method: str) -> list[Problem]
 def _training_rows(campaign: Campaign) -> dict[str, str]:
     """Each run's training rows that carry a step (`TRAINING`), by run id."""
     out: dict[str, dict] = {}
+    stated: dict[str, dict] = {}
     for row, parsed, _ in campaign.logs or ():
+        stated[str(row["run_id"])] = configuration(row.get("parameters"))
         for b in parsed.obs.blocks:
             n = b["n"]
             keep = np.broadcast_to((b["phase"] == M.TRAIN) & (b["step"] != -1), (n,))
@@ -190,7 +194,8 @@ def _training_rows(campaign: Campaign) -> dict[str, str]:
                 columns = run.setdefault(str(m), [[], [], []])
                 for column, v in zip(columns, (step[at], stamp[at], value[at]), strict=True):
                     column.extend(v.tolist())
-    return {rid: json.dumps(rows) for rid, rows in out.items() if rows}
+    return {rid: json.dumps({"rows": rows, "configuration": stated[rid]})
+            for rid, rows in out.items() if rows}
 
 
 def _logs_of(runs: pd.DataFrame) -> list[tuple[dict, ParsedLog, str]]:
@@ -202,16 +207,16 @@ def _logs_of(runs: pd.DataFrame) -> list[tuple[dict, ParsedLog, str]]:
             runs[stated].to_dict("records"), strict=True):
         if not isinstance(text, str):
             continue
-        parsed = ParsedLog("")
-        for metric, (steps, stamps, values) in json.loads(text).items():
+        parsed, kept = ParsedLog(""), json.loads(text)
+        for metric, (steps, stamps, values) in kept["rows"].items():
             n = len(steps)
             parsed.obs.blocks.append({
                 "n": n, "phase": M.TRAIN, "metric": metric, "unit": "",
                 "step": np.array(steps, np.int64), "timestamp": np.array(stamps, float),
                 "value": np.array(values, float),
                 **{c: np.full(n, -1, np.int64) for c in ("line", "rank", "device", "epoch")}})
-        logs.append(({**fields, "run_id": f"{rid}, stored campaign {key}"}, parsed,
-                     str(source)))
+        logs.append(({**fields, "parameters": kept["configuration"],
+                      "run_id": f"{rid}, stored campaign {key}"}, parsed, str(source)))
     return logs
 
 
