@@ -166,7 +166,10 @@ def stored_copies(store: Path, campaign: Campaign, method: str) -> list[Problem]
     training rows the store keeps (`compare.copied_runs`, every stored campaign one side)."""
     if not (store / "campaigns").is_dir():
         return []
-    listed = campaigns(store)
+    try:
+        listed = campaigns(store)
+    except StoreDamage:  # adding is how a damaged campaign is repaired: not refused here
+        return []
     keys = list(listed.loc[listed["method"].isin([method, UNRECORDED]), "campaign"])
     runs = _read(store, "runs", keys)
     if TRAINING not in runs.columns:  # stored before the store kept them
