@@ -733,3 +733,25 @@ def _same_text(a: Path, b: Path, limit: int) -> bool:
             == LogText.read(b, max_bytes=limit).data.rstrip()
     except (OSError, EOFError, zlib.error):
         return False
+
+
+def copies_across(base: list[ParsedLog], new: list[ParsedLog]) -> list[tuple[int, int, str]]:
+    """The logs of `new` that are copies of one of `base` (another campaign's: `_copy_of` of
+    logs elsewhere, compared by values where their headers state no other configuration, as
+    :func:`drop_copies` compares logs in other places; looked up in the one `_Index`), each
+    as (its place in `new`, the base log's place, what they share); base logs are not
+    compared with one another, nor new ones."""
+    sigs = [signature(p) for p in (*base, *new)]
+    index = _Index(sigs)
+    for m in range(len(base)):
+        index.add(m)
+    found = []
+    for j, two in enumerate(new):
+        n = len(base) + j
+        for m in index.candidates(n) if sigs[n] is not None else ():
+            alike = _copy_of(sigs[m], sigs[n], True,
+                             not _states_differ(base[m], two, True))
+            if alike:
+                found.append((j, m, f"training {alike}"))
+                break
+    return found

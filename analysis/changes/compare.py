@@ -5,19 +5,25 @@ are cases whose runs on one side all failed (no throughput): `Comparison.missing
 names the cases BASE measured and NEW did not (a breakage that a gate must not pass).
 Cases with an MLPerf time to train on both sides (summary ``time_to_train_min``, one score
 per case) also get its change and a verdict by the threshold alone; lower is better, so a
-longer time is slower. Where neither side has a throughput, that verdict is the case's."""
+longer time is slower. Where neither side has a throughput, that verdict is the case's.
+A NEW run whose log is a copy of a BASE run's (the copy test of ``summarize``, across the
+sides: :func:`copied_runs`) measured nothing new: it is left out of NEW, and a case all of
+whose NEW runs are such copies is `not re-measured`."""
 
 from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from analysis.changes import environment, verdict
 from analysis.changes.sources import Campaign
+from analysis.duplicate_runs import copies_across
 from analysis.errors import UsageError
+from analysis.problems import Problem
 from analysis.schema import CASE_COLUMNS, case_key
 from analysis.stats import case_stats
 from analysis.stats.figure_checks import KEPT_FLAGGED
@@ -26,6 +32,8 @@ from analysis.stats.time_to_train import scored_by_time
 ONLY_BASE, ONLY_NEW = "only in base", "only in new"
 #: A case with runs on both sides, every run of one side (or of both) without a throughput.
 FAILED_NEW, FAILED_BASE, FAILED_BOTH = "failed in new", "failed in base", "failed in both"
+#: A case every NEW run of which is a copy of a BASE run's log (BASE's measurement again).
+NOT_REMEASURED = "not re-measured"
 COLUMNS = [
     "case_key", *CASE_COLUMNS, "base_repeats", "new_repeats", "base_median", "new_median",
     "ratio", "ratio_low", "ratio_high", "no_spread", "threshold", "verdict", "base_efficiency",
@@ -72,6 +80,7 @@ class Comparison:
     different_hardware: list[str] = field(default_factory=list)  # case keys
     confidence: float = verdict.DEFAULT_CONFIDENCE
     unchecked_hardware: list[str] = field(default_factory=list)  # case keys, not recorded
+    copies: list[Problem] = field(default_factory=list)  # NEW runs copied from BASE runs
 
     @property
     def slower(self) -> pd.DataFrame:
@@ -85,6 +94,11 @@ class Comparison:
         measured = (self.table["base_repeats"].fillna(0) > 0) \
             | self.table["base_time_to_train_min"].notna()
         return self.table[self.table["verdict"].isin((ONLY_BASE, FAILED_NEW)) & measured]
+
+    @property
+    def not_remeasured(self) -> pd.DataFrame:
+        """Cases every NEW run of which is a copy of a BASE run's log."""
+        return self.table[self.table["verdict"] == NOT_REMEASURED]
 
 
 def _by_case(c: Campaign) -> tuple[dict, dict]:
@@ -129,6 +143,41 @@ def _failed(base_measured, new_measured) -> str:
     return FAILED_NEW if base_measured else FAILED_BASE if new_measured else FAILED_BOTH
 
 
+#: Run fields under whose other value the same lines are another campaign (a stated batch
+#: corrected and the logs added again: the store keys campaigns by them too).
+STATED = (*CASE_COLUMNS, "global_batch_size")
+
+
+def _restated(one: dict, two: dict) -> bool:
+    """Whether two runs' rows state another value of a `STATED` field, or of a key of their
+    argument dumps' configurations (`parameters`: not the host or seed), that both state."""
+    if any(k in one and k in two and not (pd.isna(one[k]) and pd.isna(two[k]))
+           and one[k] != two[k] for k in STATED):
+        return True
+    mine, theirs = (case_stats.configuration(r.get("parameters")) for r in (one, two))
+    return any(case_stats.canonical(mine[k]) != case_stats.canonical(theirs[k])
+               for k in mine.keys() & theirs.keys())
+
+
+def copied_runs(base: Campaign, new: Campaign) -> list[Problem]:
+    """NEW's runs whose log is a copy of a BASE run's (duplicate_runs.copies_across: two
+    campaigns are logs in other places) and that states nothing else (`_restated`), each a
+    `duplicate_run` problem naming both logs;
+    none where a side kept no logs (a stored campaign), or where BASE and NEW are one path
+    (the campaign compared with itself on purpose: a check of the comparison, every run
+    its own copy)."""
+    if Path(base.label).resolve() == Path(new.label).resolve():
+        return []
+    b, n = base.logs or [], new.logs or []
+    found = [(j, m, what) for j, m, what in copies_across([p for _, p, _ in b],
+                                                           [p for _, p, _ in n])
+             if not _restated(b[m][0], n[j][0])]
+    return [Problem(n[j][2], None, "duplicate_run",
+                    f"the same {what} as {b[m][2]} (run {b[m][0]['run_id']}) of {base.label}: "
+                    f"BASE's measurement, not one of {new.label}; left out",
+                    run_id=str(n[j][0]["run_id"])) for j, m, what in found]
+
+
 def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_THRESHOLD,
             overrides: dict[str, float] | None = None,
             confidence: float = verdict.DEFAULT_CONFIDENCE,
@@ -143,6 +192,8 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     """
     base_runs, base_sum = _by_case(base)
     new_runs, new_sum = _by_case(new)
+    copies = copied_runs(base, new)
+    copied = {p.run_id for p in copies}
     # case key -> (base, new) recorded hardware types ('' unrecorded), cases in both
     hardware = {key: (environment.values(base.env, base_runs[key]["run_id"], "hardware"),
                       environment.values(new.env, new_runs[key]["run_id"], "hardware"))
@@ -171,11 +222,16 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             word = ONLY_NEW if b is None else (FAILED_NEW if new.failed_runs else ONLY_BASE)
             changes = []
         else:
-            est = verdict.ratio_interval(br["throughput"], nr["throughput"], confidence)
-            word = _failed(est.base_repeats, est.new_repeats) or verdict.decide(est, t)
+            own = nr[~nr["run_id"].astype(str).isin(copied)]
+            est = verdict.ratio_interval(br["throughput"], own["throughput"], confidence)
+            word = NOT_REMEASURED if own.empty else (
+                _failed(est.base_repeats, est.new_repeats) or verdict.decide(est, t))
             changes = environment.differences(base.env, br["run_id"], new.env, nr["run_id"])
         for name, column in _SIDE_COLUMNS.items():  # base_median, new_median, ...
             row[f"base_{name}"], row[f"new_{name}"] = _num(b, column), _num(n, column)
+        left_out = 0 if b is None or n is None else len(nr) - len(own)
+        if left_out:  # NEW's own runs only: its median is theirs
+            row["new_median"] = float(own["throughput"].median()) if len(own) else np.nan
         ttt = time_to_train_verdict(row["base_time_to_train_min"],
                                     row["new_time_to_train_min"], t)
         if word == FAILED_BOTH and scored_by_time((b, n)):
@@ -191,7 +247,9 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
                 [f"{side}: {f}" for side, r in (("base", b), ("new", n))
                  if r is not None for f in case_stats.case_flags(r, spread_threshold)]
                 + [f"{side}: {f}" for side, g in (("base", br), ("new", nr))
-                   for f in figure_flags(g)]))
+                   for f in figure_flags(g)]
+                + ([f"new: {left_out} of {len(nr)} run(s) copies of base runs, left out"]
+                   if left_out and word != NOT_REMEASURED else [])))
         rows.append(row)
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in (
         "efficiency_change", "memory_change", "time_to_train_change")])
@@ -204,4 +262,4 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     env_changes = environment.differences(base.env, base.runs["run_id"], new.env,
                                           new.runs["run_id"])
     return Comparison(table[COLUMNS], env_changes, mismatch, confidence,
-                      [k for k, (a, b) in hardware.items() if not (a and b)])
+                      [k for k, (a, b) in hardware.items() if not (a and b)], copies)

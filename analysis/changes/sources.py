@@ -44,6 +44,9 @@ class Campaign:
     #: runs its campaign records (done markers) say failed, when none left a log: each case
     #: of the other side is then "failed" here, not "absent"
     failed_runs: int = 0
+    #: (run row, ParsedLog, source) of each file its runs' figures come from (none stored):
+    #: what `compare` tells a run copied from the other side's by
+    logs: list | None = None
 
 
 def content_key(observations: pd.DataFrame, env: pd.DataFrame, runs: pd.DataFrame) -> str:
@@ -90,7 +93,8 @@ def from_result(result: ParseResult, label: str, name: str, envs, method: str = 
     if env is None:
         env = environment.run_env(runs, envs)
     return Campaign(label, name, started_at(result.observations),
-                    content_key(result.observations, env, result.runs), runs, summary, env)
+                    content_key(result.observations, env, result.runs), runs, summary, env,
+                    logs=result.parsed_parts())
 
 
 def _campaign_name(folder: Path) -> str:

@@ -23,17 +23,23 @@ through a link.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from analysis import metrics as M
 from analysis.changes import environment
-from analysis.changes.compare import case_keys, figure_flags
+from analysis.changes.compare import STATED, case_keys, copied_runs, figure_flags
 from analysis.changes.sources import Campaign
 from analysis.errors import UsageError
 from analysis.fsutil import atomic_path, display_path, printable
+from analysis.parsers.base import ParsedLog
+from analysis.problems import Problem
+from analysis.stats.case_stats import configuration
 
 TABLES = ("runs", "summary", "campaigns")
 PART = "part-0.parquet"
@@ -44,6 +50,11 @@ CAMPAIGN_COLUMNS = ["campaign", "name", "started", "added", "suite_commit", "sou
 CHECKED = ("runs", "summary")
 #: The method of a campaign stored before the method was kept: unknown.
 UNRECORDED = ""
+#: Column of the runs table: each run's training rows that carry a step and its stated
+#: configuration, as JSON ({"rows": {metric: [steps, times, values]}, "configuration": {key:
+#: value}}): a store keeps no log, and a campaign added later is screened for copies of
+#: stored runs by them (`compare.copied_runs`).
+TRAINING = "training_rows"
 
 
 class StoreDamage(UsageError):
@@ -56,6 +67,8 @@ class Added:
     name: str
     new: bool  # False: the campaign was already stored, intact
     repaired: bool = False  # True: it was stored, damaged, and has been written again
+    #: its runs whose logs are copies of stored runs' (nothing added where all are)
+    copies: list[Problem] = field(default_factory=list)
 
 
 def stored_key(content_key: str, method: str) -> str:
@@ -129,8 +142,13 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
             name = printable(given or str(row.get("name") or campaign.name))  # kept on repair
         except (UsageError, IndexError):
             pass  # its row itself is damaged: written again below
+    copies = [] if was_stored else stored_copies(store, campaign, method)
+    if copies and len({p.run_id for p in copies}) == len(campaign.runs):
+        return Added(key, name, False, copies=copies)  # measured nothing the store lacks
     env = campaign.env.rename(columns={c: ENV_PREFIX + c for c in environment.FACTS})
     runs = campaign.runs.merge(env, on="run_id", how="left")
+    rows = _training_rows(campaign)
+    runs[TRAINING] = [rows.get(str(r)) for r in runs["run_id"]]
     digests = {"runs": _write(store, "runs", key, runs),
                "summary": _write(store, "summary", key, campaign.summary)}
     hardware = "; ".join(sorted({h for h in campaign.env["hardware"] if h}))
@@ -140,7 +158,69 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
            "runs": len(campaign.runs), "cases": len(campaign.summary), "hardware": hardware,
            "method": method, "key": key, **{f"{t}_sha256": digests[t] for t in CHECKED}}
     _write(store, "campaigns", key, pd.DataFrame([row]))
-    return Added(key, name, True, repaired=was_stored)
+    return Added(key, name, True, repaired=was_stored, copies=copies)
+
+
+def stored_copies(store: Path, campaign: Campaign, method: str) -> list[Problem]:
+    """The runs of `campaign` whose logs are copies of a run stored with `method`, by the
+    training rows the store keeps (`compare.copied_runs`, every stored campaign one side)."""
+    if not (store / "campaigns").is_dir():
+        return []
+    try:
+        listed = campaigns(store)
+    except StoreDamage:  # adding is how a damaged campaign is repaired: not refused here
+        return []
+    keys = list(listed.loc[listed["method"].isin([method, UNRECORDED]), "campaign"])
+    runs = _read(store, "runs", keys)
+    if TRAINING not in runs.columns:  # stored before the store kept them
+        return []
+    stored = Campaign(f"store {display_path(store)}", "", "", "", runs, pd.DataFrame(),
+                      pd.DataFrame(), logs=_logs_of(runs))
+    return copied_runs(stored, campaign)
+
+
+def _training_rows(campaign: Campaign) -> dict[str, str]:
+    """Each run's training rows that carry a step (`TRAINING`), by run id."""
+    out: dict[str, dict] = {}
+    stated: dict[str, dict] = {}
+    for row, parsed, _ in campaign.logs or ():
+        stated[str(row["run_id"])] = configuration(row.get("parameters"))
+        for b in parsed.obs.blocks:
+            n = b["n"]
+            keep = np.broadcast_to((b["phase"] == M.TRAIN) & (b["step"] != -1), (n,))
+            metric = np.broadcast_to(np.asarray(b["metric"], dtype=object), (n,))[keep]
+            step, stamp, value = (np.broadcast_to(b[c], (n,))[keep]
+                                  for c in ("step", "timestamp", "value"))
+            run = out.setdefault(str(row["run_id"]), {})
+            for m in dict.fromkeys(metric.tolist()):
+                at = metric == m
+                columns = run.setdefault(str(m), [[], [], []])
+                for column, v in zip(columns, (step[at], stamp[at], value[at]), strict=True):
+                    column.extend(v.tolist())
+    return {rid: json.dumps({"rows": rows, "configuration": stated[rid]})
+            for rid, rows in out.items() if rows}
+
+
+def _logs_of(runs: pd.DataFrame) -> list[tuple[dict, ParsedLog, str]]:
+    """(run, its training rows as a ParsedLog, its log) of each stored run that kept them."""
+    logs = []
+    stated = [c for c in STATED if c in runs.columns]
+    for (key, rid, source, text), fields in zip(
+            zip(runs["campaign"], runs["run_id"], runs["source"], runs[TRAINING], strict=True),
+            runs[stated].to_dict("records"), strict=True):
+        if not isinstance(text, str):
+            continue
+        parsed, kept = ParsedLog(""), json.loads(text)
+        for metric, (steps, stamps, values) in kept["rows"].items():
+            n = len(steps)
+            parsed.obs.blocks.append({
+                "n": n, "phase": M.TRAIN, "metric": metric, "unit": "",
+                "step": np.array(steps, np.int64), "timestamp": np.array(stamps, float),
+                "value": np.array(values, float),
+                **{c: np.full(n, -1, np.int64) for c in ("line", "rank", "device", "epoch")}})
+        logs.append(({**fields, "parameters": kept["configuration"],
+                      "run_id": f"{rid}, stored campaign {key}"}, parsed, str(source)))
+    return logs
 
 
 def _links(store: Path) -> list[Path]:
@@ -342,6 +422,8 @@ def load(store: str | Path, ref: str, method: str | None = None) -> Campaign:
                          f"{row['method']}, not {method}: pass --method {row['method']}, or "
                          f"add its logs again with --method {method}")
     runs = _read_parquet(_partition(store, "runs", key))
+    logs = _logs_of(runs.assign(campaign=key)) if TRAINING in runs.columns else None
+    runs = runs.drop(columns=[TRAINING], errors="ignore")
     summary = _read_parquet(_partition(store, "summary", key))
     # a store written before a fact was kept (env_nccl_env) lacks its column: unknown there
     env_cols = [ENV_PREFIX + c for c in environment.FACTS if ENV_PREFIX + c in runs.columns]
@@ -349,7 +431,7 @@ def load(store: str | Path, ref: str, method: str | None = None) -> Campaign:
     env = env.dropna(subset=["hardware"]).fillna("").astype(str)
     return Campaign(f"{ref} ({key})", str(row["name"]), str(row["started"]), key,
                     _plain(runs.drop(columns=env_cols)), _plain(summary), env,
-                    str(row["suite_commit"] or ""))
+                    str(row["suite_commit"] or ""), logs=logs)
 
 
 def summaries(store: str | Path, method: str | None = None) -> pd.DataFrame:

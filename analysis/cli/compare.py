@@ -18,8 +18,9 @@ EPILOG = """exit status:
   0  no case slower beyond its threshold, and every case BASE measured was measured in NEW
   1  a case is slower beyond its threshold (named on stderr), or a runtime error
   2  usage error (bad option or side; hardware differs without --allow-different-hardware)
-  4  a case BASE measured has no throughput in NEW: absent from NEW, or every NEW run of it
-     failed (named on stderr); wins over 1, so a gate never passes a total breakage"""
+  4  a case BASE measured has no throughput in NEW: absent from NEW, every NEW run of it
+     failed, or every NEW run of it is a copy of a BASE run's log (not re-measured; named
+     on stderr); wins over 1, so a gate never passes a total breakage"""
 
 
 def add_arguments(p) -> None:
@@ -74,6 +75,7 @@ def run(args) -> int:
     result = compare(base, new, args.threshold, dict(args.case_threshold), args.confidence,
                      args.allow_different_hardware, args.spread_threshold)
     print(render_comparison(result, args.format, base.label, new.label), end="")
+    _options.report_problems(result.copies, sys.stderr)
     for side in (base, new):
         note_failed_runs(side)
     if result.unchecked_hardware:
@@ -92,5 +94,9 @@ def run(args) -> int:
     if note_cases(missing, f"case(s) measured in {base.label} have no throughput in "
                   f"{new.label} (absent, or every run failed)",
                   map("{} ({})".format, missing["case_key"], missing["verdict"])):
+        status = EXIT_MISSING
+    if note_cases(result.not_remeasured, f"case(s) of {base.label} not re-measured in "
+                  f"{new.label} (every run of it a copy of a log of {base.label})",
+                  result.not_remeasured["case_key"]):
         status = EXIT_MISSING
     return status

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from analysis.changes import verdict
 from analysis.cli import _options
 from analysis.fsutil import display_path
@@ -52,7 +54,9 @@ def run(args) -> int:
         campaign = load(args.log_dir, None, args.method)
         campaign.suite_commit = suite_commit()
         added = results_store.add(args.store, campaign, args.name, args.method)
+        _options.report_problems(added.copies, sys.stderr)
         what = ("repaired (written again)" if added.repaired else "added") if added.new \
+            else "copies of stored runs, nothing added:" if added.copies \
             else "already stored, nothing added:"
         print(f"{what} {added.key} {added.name} ({len(campaign.runs)} runs, "
               f"{len(campaign.summary)} cases) in {display_path(args.store)}")

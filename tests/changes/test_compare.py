@@ -14,7 +14,7 @@ from cli._helpers import assert_one_clean_line, run_cli
 
 from analysis.cli import main
 
-from .campaigns import BUNDLED, stretched_copy
+from .campaigns import BUNDLED, rerun, stretched_copy
 
 CASES_1N4G = {"PyTorch/resnet50/amp/b256/1n4g", "PyTorch/resnet50/fp32/b128/1n4g"}
 
@@ -73,7 +73,7 @@ def test_a_raised_case_threshold_lets_the_slower_case_pass(tmp_path, stretched):
 
 def test_cases_on_one_side_are_listed(tmp_path):
     new = tmp_path / "new"
-    shutil.copytree(BUNDLED, new)
+    rerun(new)
     shutil.rmtree(new / "2n2g")
     status, df = _records(tmp_path, BUNDLED, new)
     assert status == 4  # cases BASE measured vanished from NEW: the gate fails
@@ -95,7 +95,7 @@ def _edit_env(folder, **changes):
 
 def test_environment_differences_are_shown_beside_the_numbers(tmp_path):
     new = tmp_path / "new"
-    shutil.copytree(BUNDLED, new)
+    rerun(new)
     _edit_env(new, driver_version="590.1", nccl_version="2.29.1")
     status, df = _records(tmp_path, BUNDLED, new)
     assert status == 0
@@ -113,7 +113,7 @@ def _edit_env_vars(folder, **changes):
 
 def test_nccl_settings_that_differ_are_environment_differences(dlperf_exe, tmp_path):
     new = tmp_path / "new"
-    shutil.copytree(BUNDLED, new)  # the bundled records set NCCL_NVLS_ENABLE=0, NCCL_DEBUG=WARN
+    rerun(new)  # the bundled records set NCCL_NVLS_ENABLE=0, NCCL_DEBUG=WARN
     _edit_env_vars(new, NCCL_ALGO="Tree", NCCL_P2P_DISABLE="1", NCCL_NVLS_ENABLE=None,
                    NCCL_IB_HCA="=mlx5_0:1", NCCL_DEBUG="INFO", NCCL_VERSION="2.29.1-1",
                    NCCL_SECRET_KEY="***")
@@ -129,7 +129,7 @@ def test_nccl_settings_that_differ_are_environment_differences(dlperf_exe, tmp_p
 
 def test_a_hand_written_nccl_secret_is_not_shown_by_compare(tmp_path):
     new = tmp_path / "new"
-    shutil.copytree(BUNDLED, new)
+    rerun(new)
     _edit_env_vars(new, NCCL_NET_PLUGIN_TOKEN="tok-LEAK-123456", NCCL_PROTO="Simple",
                    NCCL_SOCKET_IFNAME="postgres://u:pw-LEAK-99@db/x")
     status, df = _records(tmp_path, BUNDLED, new)
@@ -140,7 +140,7 @@ def test_a_hand_written_nccl_secret_is_not_shown_by_compare(tmp_path):
 
 def test_different_hardware_is_refused_unless_allowed(dlperf_exe, tmp_path):
     new = tmp_path / "new"
-    shutil.copytree(BUNDLED, new)
+    rerun(new)
     _edit_env(new, gpu_model="NVIDIA H100 80GB HBM3")
     done = run_cli(dlperf_exe, "compare", BUNDLED, new)
     assert done.returncode == 2 and done.stdout == ""
@@ -154,9 +154,11 @@ def test_different_hardware_is_refused_unless_allowed(dlperf_exe, tmp_path):
 def test_a_parquet_export_compares_like_its_folder(dlperf_exe, tmp_path):
     out = tmp_path / "export.parquet"
     assert run_cli(dlperf_exe, "parse", BUNDLED, "-o", out).returncode == 0
-    status, df = _records(tmp_path, BUNDLED, out)
+    again = rerun(tmp_path / "again")
+    status, df = _records(tmp_path, again, out)
     assert status == 0 and (df["verdict"] == "unchanged").all()
-    assert (df["base_median"] == df["new_median"]).all()
+    _, folder = _records(tmp_path, again, BUNDLED)
+    assert df.drop(columns="env_changes").equals(folder.drop(columns="env_changes"))
 
 
 
@@ -165,7 +167,7 @@ def test_a_side_without_hardware_records_is_said_not_compared_silently(dlperf_ex
     the hardware is not checked, and the output said nothing of it, so the verdicts read as
     a like-for-like comparison."""
     h100 = tmp_path / "h100"
-    shutil.copytree(BUNDLED, h100)
+    rerun(h100)
     _edit_env(h100, gpu_model="NVIDIA H100 80GB HBM3")
     out = tmp_path / "export.parquet"
     assert run_cli(dlperf_exe, "parse", BUNDLED, "-o", out).returncode == 0
@@ -191,7 +193,7 @@ def test_a_missing_side_or_a_bad_option_is_one_line_and_exit_2(dlperf_exe, tmp_p
 
 def test_a_broken_log_is_named_and_does_not_hide_the_good_repeats(dlperf_exe, tmp_path):
     new = tmp_path / "new"
-    shutil.copytree(BUNDLED, new)
+    rerun(new)
     broken = new / "1n2g" / "resnet50_b128_fp32_1.log"
     broken.write_bytes(broken.read_bytes()[:3000])  # cut before the DLPerf window
     done = run_cli(dlperf_exe, "compare", BUNDLED, new, "--format", "csv")
@@ -252,7 +254,7 @@ def test_a_case_whose_new_runs_all_failed_fails_the_gate(dlperf_exe, tmp_path):
     """Every NEW run of 1n2g fp32 cut before the DLPerf window: before, 'too few repeats'
     and exit 0 ('no slower case'), so a CI gate passed a total breakage."""
     new = tmp_path / "new"
-    shutil.copytree(BUNDLED, new)
+    rerun(new)
     for log in (new / "1n2g").glob("resnet50_b128_fp32_*.log"):
         log.write_bytes(log.read_bytes()[:3000])
     done = run_cli(dlperf_exe, "compare", BUNDLED, new, "--format", "csv")

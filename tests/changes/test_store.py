@@ -21,7 +21,7 @@ from analysis.changes.trend import change_points
 from analysis.cli import main
 from analysis.errors import UsageError
 
-from .campaigns import BUNDLED, stretched_copy
+from .campaigns import BUNDLED, rerun, stretched_copy
 
 
 def as_before_checksums(folder):
@@ -87,7 +87,7 @@ def test_compare_reads_stored_campaigns_by_name(store):
 
 def test_stored_nccl_settings_are_compared_and_older_stores_still_load(tmp_path):
     new = tmp_path / "nccl_tree"
-    shutil.copytree(BUNDLED, new)
+    rerun(new)
     for p in new.rglob("*.env.json"):
         record = json.loads(p.read_text())
         record["env"]["NCCL_ALGO"] = "Tree"
@@ -163,7 +163,7 @@ def test_a_case_pattern_that_matches_nothing_is_one_line_not_an_empty_trend(stor
 
 def test_a_hardware_change_is_marked(tmp_path):
     other = tmp_path / "other"
-    shutil.copytree(BUNDLED, other)
+    rerun(other)
     for p in (other / "1n1g").glob("*.env.json"):
         p.write_text(json.dumps({**json.loads(p.read_text()), "gpu_model": "NVIDIA H100"}))
     folder = tmp_path / "results"
