@@ -230,19 +230,20 @@ class _Index:
         near_owner = np.repeat(places, [len(s.near) for _, s in have])
         if not len(keys):
             return
-        order = np.argsort(keys, kind="stable")  # the holders of a key stay in order
-        keys, owner = keys[order], owner[order]
         order = np.argsort(near)
         near, near_owner = near[order], near_owner[order]
-        lo, hi = np.searchsorted(near, keys, "left"), np.searchsorted(near, keys, "right")
+        mine = np.sort(keys)  # (np.unique is slower on these)
         # each signature's near keys are distinct and hold its keys: a key is another
         # signature's near key where it is a near key twice
-        met = hi - lo >= 2
-        for n, key in zip(owner[met].tolist(), keys[met].tolist(), strict=True):
+        shared = np.unique(mine[np.searchsorted(near, mine, "right")
+                                - np.searchsorted(near, mine, "left") >= 2])
+        if not len(shared):
+            return
+        hit = shared[np.searchsorted(shared, keys).clip(max=len(shared) - 1)] == keys
+        for n, key in zip(owner[hit].tolist(), keys[hit].tolist(), strict=True):
             self._met.setdefault(n, []).append(key)
-        once = met & np.r_[True, keys[1:] != keys[:-1]]
-        counts = (hi - lo)[once]
-        at = np.arange(counts.sum()) + np.repeat(lo[once] - np.cumsum(counts) + counts, counts)
+        lo, hi = np.searchsorted(near, shared, "left"), np.searchsorted(near, shared, "right")
+        at = np.concatenate([np.arange(a, b) for a, b in zip(lo.tolist(), hi.tolist())])
         for n, key in zip(near_owner[at].tolist(), near[at].tolist(), strict=True):
             self._looked.setdefault(n, []).append(key)
 
@@ -306,16 +307,17 @@ def _keys(sig: Signature) -> tuple[set[tuple], set[tuple]]:
             keys.add(("intervals", *three))
             near.update(("intervals", *g) for g in itertools.product(
                 *((d - 1, d, d + 1) for d in three)))
-    # the log's head, and the lines after the first iteration from 64, 512, 4096, ... on:
-    # a copy that lost its first lines (up to 63, or more in a longer log) still has those
-    starts = [0, *(1 + np.searchsorted(sig.lines, 8 ** np.arange(2, 1 + int(math.log(
-        max(sig.lines[-1], 1), 8))))).tolist()]
+    timed = [n for n in sig.names if n in TIMED] or [n for n in sig.names if n == INTERVAL]
     for name, column in zip(sig.names, sig.table, strict=True):
         if name not in TIMED and name != INTERVAL:
             continue
-        for start in starts:
-            head = [v for v in column[start:start + 6].tolist() if v == v][:5]  # not NaN
-            if len(head) < 5 or min(head) <= 0 or max(head) == min(head):
+        # each timed column's head (its near keys looked up); through the log, the column
+        # `_alike` reads first (`_starts`)
+        window, spread = _starts(len(column)) if timed[:1] == [name] else ((), ())
+        for start in sorted({0, *window, *spread}):
+            head = [v for v in column[start:start + RATIOS + 2].tolist() if v == v]  # not NaN
+            head = head[:RATIOS + 1]
+            if len(head) <= RATIOS or min(head) <= 0 or max(head) == min(head):
                 continue
             digit = [(2.0 * sig.resolution if name == INTERVAL else _last_digit(v)) / v
                      for v in head]
@@ -325,10 +327,31 @@ def _keys(sig: Signature) -> tuple[set[tuple], set[tuple]]:
             ratios = [(math.log(b / a) / RATIO_BUCKET, (da + db) / RATIO_BUCKET + 0.25)
                       for a, b, da, db in zip(head, head[1:], digit, digit[1:])]
             spans = [{math.floor(r - reach), math.floor(r + reach)} for r, reach in ratios]
-            exact = [math.floor(r) for r, _ in ratios]
-            keys.add((name, *exact))
-            near.update((name, *r) for r in itertools.product(*spans))
+            exact = (name, *(math.floor(r) for r, _ in ratios))
+            near_by = {(name, *r) for r in itertools.product(*spans)}
+            keys.add(exact)
+            near.update(near_by if start in spread or not window else {exact})
+            if start in spread:
+                keys.update(near_by)
     return keys, near
+
+
+#: Lines apart of the places keyed through a log (`_starts`).
+SPREAD = 64
+#: Ratios of values that follow each other in a key of `_Index`.
+RATIOS = 5
+
+
+def _starts(n: int) -> tuple[range, range]:
+    """The places (of a log's n lines) whose ratios are keyed through the column `_alike`
+    reads first: its first `SPREAD` lines exactly, and every `SPREAD`th line up to half the
+    log and `SPREAD` more with the keys near them. A copy that lost its first k lines (at
+    most half the longer log's, as `_shared` allows; renumbered or not) starts at the
+    original's line k, so one of its first `SPREAD` lines is one of the original's every
+    `SPREAD`th; either log may be the copy, so the spread places hold their near keys as
+    keys too, and the first lines only their exact ones: a long log has about `SPREAD`
+    keys and near keys for its head and a few for each spread place."""
+    return range(min(SPREAD, n)), range(0, min(n, n // 2 + SPREAD), SPREAD)
 
 
 def _last_digit(value: float) -> float:
@@ -461,10 +484,15 @@ def _paired(one: Signature, two: Signature) -> tuple[np.ndarray, np.ndarray]:
     """The indices, in each log's `lines`, of the iterations both print, numbered alike but
     for the one constant (0 first) that pairs the most; the constants tried align one of
     either log's first three lines with one of the other's (a copy counted from 0, or from
-    1000 as if resumed)."""
+    1000 as if resumed) and, tried first, either log's first line with up to three of the
+    other's of the same loss (a copy that lost its first lines and was counted afresh pairs
+    as many lines numbered alike as aligned by its losses)."""
     best = np.empty(0, int), np.empty(0, int)
-    for shift in sorted({0, *(int(b - a) for a in one.lines[:3] for b in two.lines[:3])},
-                        key=abs):
+    aligned = {sign * int(b.lines[at] - a.lines[0])
+               for a, b, sign in ((one, two, 1), (two, one, -1)) for at in _same_loss(a, b)}
+    for shift in sorted(aligned | {0, *(int(b - a) for a in one.lines[:3]
+                                        for b in two.lines[:3])},
+                        key=lambda s: (s not in aligned, abs(s))):
         _, i, j = np.intersect1d(one.lines + shift, two.lines, assume_unique=True,
                                  return_indices=True)
         if len(i) > len(best[0]):
@@ -472,6 +500,14 @@ def _paired(one: Signature, two: Signature) -> tuple[np.ndarray, np.ndarray]:
         if len(i) == min(len(one.lines), len(two.lines)):
             break  # all of the shorter log's lines paired: none pairs more
     return best
+
+
+def _same_loss(one: Signature, two: Signature) -> np.ndarray:
+    """The first three places in `two.lines` whose loss is that of `one`'s first line."""
+    if M.LOSS not in one.names or M.LOSS not in two.names:
+        return np.empty(0, int)
+    first = one.table[one.names.index(M.LOSS)][0]
+    return np.flatnonzero(two.table[two.names.index(M.LOSS)] == first)[:3]
 
 
 def _may_copy(pairs: list[tuple[Signature, Signature]]) -> np.ndarray:
