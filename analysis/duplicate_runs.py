@@ -209,12 +209,13 @@ class _Index:
     """The signatures looked up by what a copy shares with the log it copies: the
     first three intervals to the microsecond (or the three after the first: a copy that lost
     or gained its first line), where those tell a copy; the values of each of the first
-    four stamps, where values vary; and, whatever the stamps and however reprinted or
-    rescaled, the ratios of each timed column's values to one another at the head and at
-    iterations through the log (`_keys`: a copy that lost lines keeps some). A lookup finds
-    the few runs kept that can be copies, not every run read. All signatures' hashed keys
-    are matched against all near keys at once first: a lookup, and a run kept, then touch
-    only the keys that meet another signature's."""
+    four stamps, where values vary; whatever the stamps and however reprinted or
+    rescaled, the ratios of each timed column's values to one another at the head and of
+    the first one's at places through the log (`_keys`: a copy that lost lines or was
+    renumbered keeps some); and a log without rates by its first losses (`_by_losses`). A
+    lookup finds the few runs kept that can be copies, not every run read. All signatures'
+    hashed keys are matched against all near keys at once first: a lookup, and a run kept,
+    then touch only the keys that meet another signature's."""
 
     def __init__(self, sigs: list[Signature | None]) -> None:
         self._looked: dict[int, list[int]] = {}  # signature (its place in `sigs`) -> near keys
@@ -223,6 +224,7 @@ class _Index:
         have = [(n, s) for n, s in enumerate(sigs) if s is not None]
         if not have:
             return
+        self._by_losses(have)
         keys = np.concatenate([s.keys for _, s in have])
         places = np.array([n for n, _ in have], np.int32)
         owner = np.repeat(places, [len(s.keys) for _, s in have])
@@ -246,6 +248,28 @@ class _Index:
         at = np.concatenate([np.arange(a, b) for a, b in zip(lo.tolist(), hi.tolist())])
         for n, key in zip(near_owner[at].tolist(), near[at].tolist(), strict=True):
             self._looked.setdefault(n, []).append(key)
+
+    def _by_losses(self, have: list[tuple[int, Signature]]) -> None:
+        """A log that prints no timed value but its stamps (its copy's intervals may be
+        re-stamped or jittered, its rates left out) meets any log of the same first losses,
+        either way round: it looks them up among all logs kept and is kept under them for
+        logs that print rates (which meet one another by their rates, not their losses:
+        deterministic reruns print the same losses). As negative numbers, apart from keys."""
+        heads = {n: _head_losses(s) for n, s in have}
+        rateless = {n for n, s in have if not TIMED.intersection(s.names)}
+        if not rateless:
+            return
+        wanted = {int(v) for n in rateless for v in heads[n]}
+        counts: dict[int, int] = {}
+        for n, _ in have:
+            for v in set(heads[n].tolist()) & wanted:
+                counts[v] = counts.get(v, 0) + 1
+        for n, _ in have:
+            for v in (v for v in set(heads[n].tolist()) & wanted if counts[v] >= 2):
+                # held under "any log" (-2v - 1) and, without rates, "a rateless log" (-2v - 2)
+                self._met.setdefault(n, []).extend(
+                    (-2 * v - 1, -2 * v - 2) if n in rateless else (-2 * v - 1,))
+                self._looked.setdefault(n, []).append(-2 * v - (1 if n in rateless else 2))
 
     def add(self, n: int) -> None:
         """Keep `sigs[n]` (a run kept): later lookups find it."""
@@ -352,6 +376,18 @@ def _starts(n: int) -> tuple[range, range]:
     keys too, and the first lines only their exact ones: a long log has about `SPREAD`
     keys and near keys for its head and a few for each spread place."""
     return range(min(SPREAD, n)), range(0, min(n, n // 2 + SPREAD), SPREAD)
+
+
+def _head_losses(sig: Signature) -> np.ndarray:
+    """The first four losses a log prints (their bits, whole numbers), where its losses vary
+    (half of them distinct: not a generator's constant); none otherwise."""
+    if M.LOSS not in sig.names:
+        return np.empty(0, np.uint64)
+    loss = sig.table[sig.names.index(M.LOSS)]
+    loss = loss[np.isfinite(loss)]
+    if 2 * len(np.unique(loss)) < len(loss):
+        return np.empty(0, np.uint64)
+    return np.unique(loss[:4]).view(np.uint64)
 
 
 def _last_digit(value: float) -> float:

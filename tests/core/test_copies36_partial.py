@@ -18,6 +18,7 @@ from analysis.logtext import max_log_bytes
 from analysis.stats import summarize
 
 sys.path.insert(0, str(Path(__file__).parent))
+from test_attack_2026_11_29h import _restamped  # noqa: E402
 from test_attack_2026_11_29q import STEM, _duplicates, _field, _rn50, _stretched  # noqa: E402
 
 _LINE = re.compile(r"^DLL .* Iteration: (\d+) .*\n", re.M)
@@ -53,6 +54,8 @@ COPIES = {
     "lost_66_stretched": lambda t: _lost(66)(_stretch(t)),  # c4d
     "lost_10_renumbered": _lost(10, True),  # k7b_drop10_renumber_nostretch
     "lost_10_renumbered_stretched": lambda t: _lost(10, True)(_stretch(t)),  # k7
+    "no_rates_ms": lambda t: _no_rates(_restamped(t, 0.0, 1000)),  # k4b_norate_ms_jit0
+    "no_rates_jittered": lambda t: _no_rates(_stretched(t, 1.0, 100)),  # k4c_norate_us_jit100
 }
 
 
