@@ -633,21 +633,6 @@ def _values_may(pairs: list[tuple[Signature, Signature]], n: int) -> np.ndarray:
                  | np.isnan(x) & np.isnan(y))
         may[rows] = width - alike.sum(axis=1) <= n - NEAR_SHARE * n
     return may
-    by_name: dict[str, list[int]] = {}
-    for p, (one, two) in enumerate(pairs):
-        names = [m for m in one.names if m in two.names]
-        timed = [m for m in names if m in TIMED] or [m for m in names if m == INTERVAL]
-        if timed:
-            by_name.setdefault(timed[0], []).append(p)
-    width = min(2 * MIN_LINES, n)
-    for name, rows in by_name.items():
-        x, y = (np.stack([s.table[s.names.index(name)][:width] for s in sigs])
-                for sigs in ([pairs[p][0] for p in rows], [pairs[p][1] for p in rows]))
-        ux, uy = (np.array([2.0 * pairs[p][side].resolution for p in rows]) if name == INTERVAL
-                  else _units(v) for side, v in ((0, x), (1, y)))
-        alike = _proportional(x, ux[:, None], y, uy[:, None]) | np.isnan(x) & np.isnan(y)
-        may[rows] = width - alike.sum(axis=1) <= n - NEAR_SHARE * n
-    return may
 
 
 def _shared(both: int, longer: int) -> int:
