@@ -209,12 +209,13 @@ class _Index:
     """The signatures looked up by what a copy shares with the log it copies: the
     first three intervals to the microsecond (or the three after the first: a copy that lost
     or gained its first line), where those tell a copy; the values of each of the first
-    four stamps, where values vary; and, whatever the stamps and however reprinted or
-    rescaled, the ratios of each timed column's values to one another at the head and at
-    iterations through the log (`_keys`: a copy that lost lines keeps some). A lookup finds
-    the few runs kept that can be copies, not every run read. All signatures' hashed keys
-    are matched against all near keys at once first: a lookup, and a run kept, then touch
-    only the keys that meet another signature's."""
+    four stamps, where values vary; whatever the stamps and however reprinted or
+    rescaled, the ratios of each timed column's values to one another at the head and of
+    the first one's at places through the log (`_keys`: a copy that lost lines or was
+    renumbered keeps some); and a log without rates by its first losses (`_by_losses`). A
+    lookup finds the few runs kept that can be copies, not every run read. All signatures'
+    hashed keys are matched against all near keys at once first: a lookup, and a run kept,
+    then touch only the keys that meet another signature's."""
 
     def __init__(self, sigs: list[Signature | None]) -> None:
         self._looked: dict[int, list[int]] = {}  # signature (its place in `sigs`) -> near keys
@@ -223,6 +224,7 @@ class _Index:
         have = [(n, s) for n, s in enumerate(sigs) if s is not None]
         if not have:
             return
+        self._by_losses(have)
         keys = np.concatenate([s.keys for _, s in have])
         places = np.array([n for n, _ in have], np.int32)
         owner = np.repeat(places, [len(s.keys) for _, s in have])
@@ -230,21 +232,38 @@ class _Index:
         near_owner = np.repeat(places, [len(s.near) for _, s in have])
         if not len(keys):
             return
-        order = np.argsort(keys, kind="stable")  # the holders of a key stay in order
-        keys, owner = keys[order], owner[order]
-        order = np.argsort(near)
-        near, near_owner = near[order], near_owner[order]
-        lo, hi = np.searchsorted(near, keys, "left"), np.searchsorted(near, keys, "right")
         # each signature's near keys are distinct and hold its keys: a key is another
         # signature's near key where it is a near key twice
-        met = hi - lo >= 2
-        for n, key in zip(owner[met].tolist(), keys[met].tolist(), strict=True):
-            self._met.setdefault(n, []).append(key)
-        once = met & np.r_[True, keys[1:] != keys[:-1]]
-        counts = (hi - lo)[once]
-        at = np.arange(counts.sum()) + np.repeat(lo[once] - np.cumsum(counts) + counts, counts)
-        for n, key in zip(near_owner[at].tolist(), near[at].tolist(), strict=True):
-            self._looked.setdefault(n, []).append(key)
+        ordered, mine = np.sort(near), np.sort(keys)
+        twice = ordered[1:][ordered[1:] == ordered[:-1]]
+        shared = np.unique(twice[mine[np.searchsorted(mine, twice).clip(max=len(mine) - 1)]
+                                 == twice])
+        for held, owners, found in ((keys, owner, self._met), (near, near_owner, self._looked)):
+            at = _among(held, shared)
+            for n, key in zip(owners[at].tolist(), held[at].tolist(), strict=True):
+                found.setdefault(n, []).append(key)
+
+    def _by_losses(self, have: list[tuple[int, Signature]]) -> None:
+        """A log that prints no timed value but its stamps (its copy's intervals may be
+        re-stamped or jittered, its rates left out) meets any log of the same first losses,
+        either way round: it looks them up among all logs kept and is kept under them for
+        logs that print rates (which meet one another by their rates, not their losses:
+        deterministic reruns print the same losses). As negative numbers, apart from keys."""
+        rateless = {n for n, s in have if not TIMED.intersection(s.names)}
+        if not rateless:
+            return
+        heads = {n: _head_losses(s) for n, s in have}
+        wanted = {int(v) for n in rateless for v in heads[n]}
+        counts: dict[int, int] = {}
+        for n, _ in have:
+            for v in set(heads[n].tolist()) & wanted:
+                counts[v] = counts.get(v, 0) + 1
+        for n, _ in have:
+            for v in (v for v in set(heads[n].tolist()) & wanted if counts[v] >= 2):
+                # held under "any log" (-2v - 1) and, without rates, "a rateless log" (-2v - 2)
+                self._met.setdefault(n, []).extend(
+                    (-2 * v - 1, -2 * v - 2) if n in rateless else (-2 * v - 1,))
+                self._looked.setdefault(n, []).append(-2 * v - (1 if n in rateless else 2))
 
     def add(self, n: int) -> None:
         """Keep `sigs[n]` (a run kept): later lookups find it."""
@@ -262,6 +281,19 @@ class _Index:
     def met(self, n: int) -> list[int]:
         """`sigs[n]`'s keys that are some other signature's near keys."""
         return self._met.get(n, [])
+
+
+def _among(values: np.ndarray, few: np.ndarray) -> np.ndarray:
+    """Where `values` are one of the `few` (sorted, distinct): those whose low 20 bits are
+    some of theirs, checked; np.isin sorts them all, ten times slower here."""
+    low = np.uint64((1 << 20) - 1)
+    table = np.zeros(1 << 20, bool)
+    table[(few & low).astype(np.intp)] = True
+    maybe = np.flatnonzero(table[(values & low).astype(np.intp)])
+    if not len(few):
+        return maybe
+    return maybe[few[np.searchsorted(few, values[maybe]).clip(max=len(few) - 1)]
+                 == values[maybe]]
 
 
 class _Screen:
@@ -306,16 +338,17 @@ def _keys(sig: Signature) -> tuple[set[tuple], set[tuple]]:
             keys.add(("intervals", *three))
             near.update(("intervals", *g) for g in itertools.product(
                 *((d - 1, d, d + 1) for d in three)))
-    # the log's head, and the lines after the first iteration from 64, 512, 4096, ... on:
-    # a copy that lost its first lines (up to 63, or more in a longer log) still has those
-    starts = [0, *(1 + np.searchsorted(sig.lines, 8 ** np.arange(2, 1 + int(math.log(
-        max(sig.lines[-1], 1), 8))))).tolist()]
+    timed = [n for n in sig.names if n in TIMED] or [n for n in sig.names if n == INTERVAL]
     for name, column in zip(sig.names, sig.table, strict=True):
         if name not in TIMED and name != INTERVAL:
             continue
-        for start in starts:
-            head = [v for v in column[start:start + 6].tolist() if v == v][:5]  # not NaN
-            if len(head) < 5 or min(head) <= 0 or max(head) == min(head):
+        # each timed column's head (its near keys looked up); through the log, the column
+        # `_alike` reads first (`_starts`)
+        window, spread = _starts(len(column)) if timed[:1] == [name] else ((), ())
+        for start in sorted({0, *window, *spread}):
+            head = [v for v in column[start:start + RATIOS + 2].tolist() if v == v]  # not NaN
+            head = head[:RATIOS + 1]
+            if len(head) <= RATIOS or min(head) <= 0 or max(head) == min(head):
                 continue
             digit = [(2.0 * sig.resolution if name == INTERVAL else _last_digit(v)) / v
                      for v in head]
@@ -325,10 +358,43 @@ def _keys(sig: Signature) -> tuple[set[tuple], set[tuple]]:
             ratios = [(math.log(b / a) / RATIO_BUCKET, (da + db) / RATIO_BUCKET + 0.25)
                       for a, b, da, db in zip(head, head[1:], digit, digit[1:])]
             spans = [{math.floor(r - reach), math.floor(r + reach)} for r, reach in ratios]
-            exact = [math.floor(r) for r, _ in ratios]
-            keys.add((name, *exact))
-            near.update((name, *r) for r in itertools.product(*spans))
+            exact = (name, *(math.floor(r) for r, _ in ratios))
+            near_by = {(name, *r) for r in itertools.product(*spans)}
+            keys.add(exact)
+            near.update(near_by if start in spread or not window else {exact})
+            if start in spread:
+                keys.update(near_by)
     return keys, near
+
+
+#: Lines apart of the places keyed through a log (`_starts`).
+SPREAD = 64
+#: Ratios of values that follow each other in a key of `_Index`.
+RATIOS = 5
+
+
+def _starts(n: int) -> tuple[range, range]:
+    """The places (of a log's n lines) whose ratios are keyed through the column `_alike`
+    reads first: its first `SPREAD` lines exactly, and every `SPREAD`th line up to half the
+    log and `SPREAD` more with the keys near them. A copy that lost its first k lines (at
+    most half the longer log's, as `_shared` allows; renumbered or not) starts at the
+    original's line k, so one of its first `SPREAD` lines is one of the original's every
+    `SPREAD`th; either log may be the copy, so the spread places hold their near keys as
+    keys too, and the first lines only their exact ones: a long log has about `SPREAD`
+    keys and near keys for its head and a few for each spread place."""
+    return range(min(SPREAD, n)), range(0, min(n, n // 2 + SPREAD), SPREAD)
+
+
+def _head_losses(sig: Signature) -> np.ndarray:
+    """The first four losses a log prints (their bits, whole numbers), where its losses vary
+    (half of them distinct: not a generator's constant); none otherwise."""
+    if M.LOSS not in sig.names:
+        return np.empty(0, np.uint64)
+    loss = sig.table[sig.names.index(M.LOSS)]
+    loss = loss[np.isfinite(loss)]
+    if 2 * len(np.unique(loss)) < len(loss):
+        return np.empty(0, np.uint64)
+    return np.unique(loss[:4]).view(np.uint64)
 
 
 def _last_digit(value: float) -> float:
@@ -461,10 +527,15 @@ def _paired(one: Signature, two: Signature) -> tuple[np.ndarray, np.ndarray]:
     """The indices, in each log's `lines`, of the iterations both print, numbered alike but
     for the one constant (0 first) that pairs the most; the constants tried align one of
     either log's first three lines with one of the other's (a copy counted from 0, or from
-    1000 as if resumed)."""
+    1000 as if resumed) and, tried first, either log's first line with up to three of the
+    other's of the same loss (a copy that lost its first lines and was counted afresh pairs
+    as many lines numbered alike as aligned by its losses)."""
     best = np.empty(0, int), np.empty(0, int)
-    for shift in sorted({0, *(int(b - a) for a in one.lines[:3] for b in two.lines[:3])},
-                        key=abs):
+    aligned = {sign * int(b.lines[at] - a.lines[0])
+               for a, b, sign in ((one, two, 1), (two, one, -1)) for at in _same_loss(a, b)}
+    for shift in sorted(aligned | {0, *(int(b - a) for a in one.lines[:3]
+                                        for b in two.lines[:3])},
+                        key=lambda s: (s not in aligned, abs(s))):
         _, i, j = np.intersect1d(one.lines + shift, two.lines, assume_unique=True,
                                  return_indices=True)
         if len(i) > len(best[0]):
@@ -472,6 +543,14 @@ def _paired(one: Signature, two: Signature) -> tuple[np.ndarray, np.ndarray]:
         if len(i) == min(len(one.lines), len(two.lines)):
             break  # all of the shorter log's lines paired: none pairs more
     return best
+
+
+def _same_loss(one: Signature, two: Signature) -> np.ndarray:
+    """The first three places in `two.lines` whose loss is that of `one`'s first line."""
+    if M.LOSS not in one.names or M.LOSS not in two.names:
+        return np.empty(0, int)
+    first = one.table[one.names.index(M.LOSS)][0]
+    return np.flatnonzero(two.table[two.names.index(M.LOSS)] == first)[:3]
 
 
 def _may_copy(pairs: list[tuple[Signature, Signature]]) -> np.ndarray:
@@ -559,21 +638,6 @@ def _values_may(pairs: list[tuple[Signature, Signature]], n: int) -> np.ndarray:
         allowed = jitter[rows][:, None]
         alike = (_proportional(x, _moved(x, ux, allowed), y, _moved(y, uy, allowed))
                  | np.isnan(x) & np.isnan(y))
-        may[rows] = width - alike.sum(axis=1) <= n - NEAR_SHARE * n
-    return may
-    by_name: dict[str, list[int]] = {}
-    for p, (one, two) in enumerate(pairs):
-        names = [m for m in one.names if m in two.names]
-        timed = [m for m in names if m in TIMED] or [m for m in names if m == INTERVAL]
-        if timed:
-            by_name.setdefault(timed[0], []).append(p)
-    width = min(2 * MIN_LINES, n)
-    for name, rows in by_name.items():
-        x, y = (np.stack([s.table[s.names.index(name)][:width] for s in sigs])
-                for sigs in ([pairs[p][0] for p in rows], [pairs[p][1] for p in rows]))
-        ux, uy = (np.array([2.0 * pairs[p][side].resolution for p in rows]) if name == INTERVAL
-                  else _units(v) for side, v in ((0, x), (1, y)))
-        alike = _proportional(x, ux[:, None], y, uy[:, None]) | np.isnan(x) & np.isnan(y)
         may[rows] = width - alike.sum(axis=1) <= n - NEAR_SHARE * n
     return may
 
