@@ -345,23 +345,31 @@ def _keys(sig: Signature) -> tuple[set[tuple], set[tuple]]:
         # each timed column's head (its near keys looked up); through the log, the column
         # `_alike` reads first (`_starts`)
         window, spread = _starts(len(column)) if timed[:1] == [name] else ((), ())
-        for start in sorted({0, *window, *spread}):
-            head = [v for v in column[start:start + RATIOS + 2].tolist() if v == v]  # not NaN
-            head = head[:RATIOS + 1]
+        starts = sorted({0, *window, *spread})
+        values = column[:starts[-1] + RATIOS + 2].tolist()
+        units: dict[int, float] = {}  # each value's last digit over itself, once (windows overlap)
+        for start in starts:
+            at = [i for i in range(start, min(start + RATIOS + 2, len(values)))
+                  if values[i] == values[i]][:RATIOS + 1]  # not NaN
+            head = [values[i] for i in at]
             if len(head) <= RATIOS or min(head) <= 0 or max(head) == min(head):
                 continue
-            digit = [(2.0 * sig.resolution if name == INTERVAL else _last_digit(v)) / v
-                     for v in head]
+            digit = [units[i] if i in units else units.setdefault(
+                i, (2.0 * sig.resolution if name == INTERVAL else _last_digit(v)) / v)
+                for i, v in zip(at, head)]
             if max(digit) > RATIO_BUCKET / 8:
                 continue  # rounding could move a ratio by more than a quarter bucket
             # a copy's ratios are within a quarter bucket of the original's each way
             ratios = [(math.log(b / a) / RATIO_BUCKET, (da + db) / RATIO_BUCKET + 0.25)
                       for a, b, da, db in zip(head, head[1:], digit, digit[1:])]
-            spans = [{math.floor(r - reach), math.floor(r + reach)} for r, reach in ratios]
             exact = (name, *(math.floor(r) for r, _ in ratios))
-            near_by = {(name, *r) for r in itertools.product(*spans)}
             keys.add(exact)
-            near.update(near_by if start in spread or not window else {exact})
+            if window and start not in spread:
+                near.add(exact)  # a head line's near keys: those of the copy's spread places
+                continue
+            spans = [{math.floor(r - reach), math.floor(r + reach)} for r, reach in ratios]
+            near_by = {(name, *r) for r in itertools.product(*spans)}
+            near.update(near_by)
             if start in spread:
                 keys.update(near_by)
     return keys, near
