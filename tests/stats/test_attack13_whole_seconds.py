@@ -6,7 +6,6 @@ test_attack_2026_11_29w)."""
 from __future__ import annotations
 
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +16,7 @@ from analysis.stats import run_throughput
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dll_synth as S  # noqa: E402
-from test_attack_2026_11_29w import BATCH, _whole_seconds  # noqa: E402
+from test_attack_2026_11_29w import BATCH, _whole_second_lines, _whole_seconds  # noqa: E402
 
 
 @pytest.mark.parametrize("method", ["window", "dlperf"])
@@ -47,11 +46,7 @@ def _jittered(seed: int, pace: float, spread: float, skewed: bool) -> tuple[list
                    else 1 + spread * rng.standard_normal(150))
     took[0] = 3 * pace
     end = 0.4 + np.cumsum(took)
-    out = [S.parameter(S.START, arch="resnet50", batch_size=BATCH, amp=True, world_size=1,
-                       print_freq=1)]
-    out += [f"DLL {S.stamp(S.START + timedelta(seconds=float(np.floor(end[i - 1]))))} "
-            f"- Epoch: 0 Iteration: {i}  train.loss : {3.5 - i * 1e-4:.5f}" for i in range(1, 151)]
-    return out, BATCH * 100 / (end[119] - end[19])
+    return _whole_second_lines(end), BATCH * 100 / (end[119] - end[19])
 
 
 @pytest.mark.parametrize("method", ["window", "dlperf"])

@@ -17,9 +17,7 @@ from analysis.stats import run_throughput
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dll_synth as S  # noqa: E402
-
-BATCH, SECONDS = 128, 0.05
-TRUTH = BATCH / SECONDS
+from test_attack14_evaluations import BATCH, SECONDS, TRUTH, _rows  # noqa: E402
 
 
 def _carried(n: int, every: int, evaluation: float, start: int = 1, late: int = 0,
@@ -44,12 +42,6 @@ def _carried(n: int, every: int, evaluation: float, start: int = 1, late: int = 
             line += f"  val.top1 : {(0.5 + i / 1e4) if running else top1:.5f}"
         out.append(line)
     return out
-
-
-def _rows(tmp_path, text: list[str]) -> dict:
-    S.write(tmp_path, text)
-    result = parse_paths([tmp_path], jobs=1)
-    return {m: run_throughput(result, m).iloc[0] for m in ("window", "dlperf")}
 
 
 @pytest.mark.parametrize("every, evaluation, late, only", [

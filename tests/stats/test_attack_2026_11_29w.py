@@ -31,11 +31,18 @@ def _whole_seconds(seed: int, pace: float, steps: dict) -> tuple[list[str], floa
     stamped = end.copy()
     for at, seconds in steps.items():
         stamped[at - 1:] += seconds
+    return _whole_second_lines(stamped), BATCH * 100 / (end[119] - end[19])
+
+
+def _whole_second_lines(stamps: np.ndarray) -> list[str]:
+    """A DLLogger log of batch 128 whose iteration i ends at `stamps`[i - 1] s, each cut to
+    its whole second; no rate printed."""
     out = [S.parameter(S.START, arch="resnet50", batch_size=BATCH, amp=True, world_size=1,
                        print_freq=1)]
-    out += [f"DLL {S.stamp(S.START + timedelta(seconds=float(np.floor(stamped[i - 1]))))} "
-            f"- Epoch: 0 Iteration: {i}  train.loss : {3.5 - i * 1e-4:.5f}" for i in range(1, 151)]
-    return out, BATCH * 100 / (end[119] - end[19])
+    out += [f"DLL {S.stamp(S.START + timedelta(seconds=float(np.floor(t))))} "
+            f"- Epoch: 0 Iteration: {i}  train.loss : {3.5 - i * 1e-4:.5f}"
+            for i, t in enumerate(stamps.tolist(), start=1)]
+    return out
 
 
 @pytest.mark.parametrize("method", ["window", "dlperf"])
