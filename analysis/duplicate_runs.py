@@ -472,7 +472,7 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
 
 def _alike(one: Signature, two: Signature) -> str:
     """"values (k of n iterations' values alike ...)" when, of at least `MIN_LINES`
-    iterations (or all of at least `MIN_SHORT`, alike without `COPY_JITTER`), `NEAR_SHARE`
+    iterations (or all of at least `MIN_SHORT`), `NEAR_SHARE`
     of the more numerous (of those both print, numbered alike but for one constant:
     `_paired`, `_shared`) print values equal within the coarser print
     precision of the two, and timed ones (the printed rates or times; where neither log
@@ -481,7 +481,9 @@ def _alike(one: Signature, two: Signature) -> str:
     real runs never time alike line for line (a run made deterministic prints the same
     losses, never its timings in proportion), a copy reprinted, rescaled or stretched does.
     A timed column tells only where one log's rounding is fine enough that it is not so
-    alike to itself a line later (`_proportional`)."""
+    alike to itself a line later (`_proportional`). A copy whose timings were jittered is
+    not told: deterministic reruns whose rates are running means, or means over a print
+    interval, lie as close to one multiple of each other as such a copy."""
     i, j = _paired(one, two)
     longer = max(len(one.lines), len(two.lines))
     lines = _shared(len(i), longer)
@@ -492,15 +494,10 @@ def _alike(one: Signature, two: Signature) -> str:
     timed = [n for n in names if n in TIMED] or [n for n in names if n == INTERVAL]
     if not timed:
         return ""
-    # a copy's timings may be jittered where its losses (the same in both: tested below) tell
-    # it from another run: two real runs share them only when made deterministic, and then
-    # their timings differ more (`COPY_JITTER`)
-    jitter = COPY_JITTER if M.LOSS in names and not short else 0.0
     # lines the first timed column's first lines already fail cannot be made up by the
     # rest (their units, of fewer values, are no finer): most pairs end here, cheaply
     x, y = (s.table[s.names.index(timed[0])][k[:2 * MIN_LINES]] for s, k in ((one, i), (two, j)))
-    fail = ~(_proportional(x, _moved(x, _unit(x, timed[0], one), jitter), y,
-                           _moved(y, _unit(y, timed[0], two), jitter))
+    fail = ~(_proportional(x, _unit(x, timed[0], one), y, _unit(y, timed[0], two))
              | np.isnan(x) & np.isnan(y))
     if fail.sum() > len(i) - NEAR_SHARE * lines:
         return ""
@@ -515,10 +512,10 @@ def _alike(one: Signature, two: Signature) -> str:
         if name not in timed:
             ok &= (np.abs(xi - yj) <= np.maximum(ux, uy) * (1 + 1e-9)) | both
             continue
-        fits = _proportional(xi, _moved(xi, ux, jitter), yj, _moved(yj, uy, jitter))
+        fits = _proportional(xi, ux, yj, uy)
         if name == INTERVAL:  # where each line's stamp lies, from the first one's
             x, y = np.nancumsum(x), np.nancumsum(y)
-        if not _rounded_once(x[i][fits], ux[fits], y[j][fits], uy[fits], name, jitter):
+        if not _rounded_once(x[i][fits], ux[fits], y[j][fits], uy[fits], name):
             return ""
         ok &= fits | both
         told = told or not all(_proportional(v[:-1], u[:-1], v[1:], u[1:]).sum() * 2
@@ -577,8 +574,7 @@ def _may_copy(pairs: list[tuple[Signature, Signature]]) -> np.ndarray:
     without stamps fails it. Values: fewer than `MIN_SHORT` iterations fail `_alike`, as
     does no timed column both print; else `_alike` first counts the pairs of the first
     timed column's first 2 `MIN_LINES` values that are neither proportional with the
-    constant the most of them admit (`_proportional`, within their units and the jitter
-    allowed: `_moved`) nor both missing, and fails where they are more than n - 0.9 n: the
+    constant the most of them admit (`_proportional`, within their units) nor both missing, and fails where they are more than n - 0.9 n: the
     same count is made here, for all pairs at once."""
     may = np.ones(len(pairs), bool)
     by_length: dict[int, list[int]] = {}
@@ -624,28 +620,23 @@ def _stamps_may(pairs: list[tuple[Signature, Signature]], n: int) -> np.ndarray:
 
 def _values_may(pairs: list[tuple[Signature, Signature]], n: int) -> np.ndarray:
     """`_may_copy`'s value test, for pairs of logs of the same n iterations: `_alike`'s
-    first count, with its units and its `COPY_JITTER` where both logs print losses."""
+    first count, with its units."""
     may = np.zeros(len(pairs), bool)
     if n < MIN_SHORT:
         return may
     by_name: dict[str, list[int]] = {}
-    jitter = np.zeros(len(pairs))
     for p, (one, two) in enumerate(pairs):
         names = [m for m in one.names if m in two.names]
         timed = [m for m in names if m in TIMED] or [m for m in names if m == INTERVAL]
         if timed:
             by_name.setdefault(timed[0], []).append(p)
-        if M.LOSS in names and n >= MIN_LINES:
-            jitter[p] = COPY_JITTER
     width = min(2 * MIN_LINES, n)
     for name, rows in by_name.items():
         x, y = (np.stack([s.table[s.names.index(name)][:width] for s in sigs])
                 for sigs in ([pairs[p][0] for p in rows], [pairs[p][1] for p in rows]))
         ux, uy = (np.array([[2.0 * pairs[p][side].resolution] for p in rows])
                   if name == INTERVAL else _units(v) for side, v in ((0, x), (1, y)))
-        allowed = jitter[rows][:, None]
-        alike = (_proportional(x, _moved(x, ux, allowed), y, _moved(y, uy, allowed))
-                 | np.isnan(x) & np.isnan(y))
+        alike = _proportional(x, ux, y, uy) | np.isnan(x) & np.isnan(y)
         may[rows] = width - alike.sum(axis=1) <= n - NEAR_SHARE * n
     return may
 
@@ -731,42 +722,25 @@ def _proportional(x: np.ndarray, ux, y: np.ndarray, uy) -> np.ndarray:
 #: 1.26 (20 ms an iteration) to 2.4 (50 ms), at us against 10 ms 1.6, all at 10 ms 1.9. A
 #: copy re-stamped to ms with +-400 us of jitter (1.31) is not told from such reruns.
 ROUNDED_ONCE = 1.15
-#: What a copy's values or stamps may be moved by besides (an editor's jitter), relative to
-#: the values or to a mean interval (root mean square), where its losses are the same as the
-#: other log's (without them, steady real runs' rates lie 0.1 % apart: MLPerf MXNet). Copies
-#: jittered +-0.02 % to +-0.05 % (rates) or +-30 to +-100 us on 44 ms intervals (stamps) lie
-#: 0.01 % to 0.15 % off; deterministic reruns, each with the 0.3 % jitter of a real GPU run
-#: or more, 0.43 % (rates) and 0.45 % (stamps, a line every 5 iterations) to 2 % and more;
-#: the real GPT repeats of the bundled campaigns (the same losses) 0.64 % (rates) and more.
-#: A copy jittered more, or reruns steadier, are not told apart.
-COPY_JITTER = 0.002
 
 
-def _moved(values: np.ndarray, unit: np.ndarray, jitter) -> np.ndarray:
-    """How far each of a timed column's values may lie from a copy's: its unit, and four
-    times the `jitter` allowed of it (an interval between two jittered stamps)."""
-    return unit + 4 * jitter * np.abs(np.nan_to_num(values))
-
-
-def _rounded_once(x: np.ndarray, ux: np.ndarray, y: np.ndarray, uy: np.ndarray, name: str,
-                  jitter: float) -> bool:
+def _rounded_once(x: np.ndarray, ux: np.ndarray, y: np.ndarray, uy: np.ndarray,
+                  name: str) -> bool:
     """Whether pairs (x, y) of a timed column, each within its unit of y = c x, are so on
-    average as one rounding and a `jitter` allow: the root mean square of y - c x (c from
-    their sums) at most `ROUNDED_ONCE` times the spread of a value rounded to the coarser
-    unit (uniform within a unit: unit / sqrt 12), with `jitter` of the mean value. For
-    stamps (`INTERVAL`: x and y the stamps' places), about y = c x + b, each stamp within
-    its resolution (half the interval's unit), `jitter` of the mean interval."""
+    average as one rounding allows: the root mean square of y - c x (c from their sums) at
+    most `ROUNDED_ONCE` times the spread of a value rounded to the coarser unit (uniform
+    within a unit: unit / sqrt 12). For stamps (`INTERVAL`: x and y the stamps' places),
+    about y = c x + b, each stamp within its resolution (half the interval's unit)."""
     if len(x) < 3 or x.sum() <= 0:
         return True
     if name == INTERVAL:
         c, b = np.polyfit(x, y, 1)
-        mean, ux, uy = (y.max() - y.min()) / (len(y) - 1), ux / 2, uy / 2  # an interval
+        ux, uy = ux / 2, uy / 2  # a stamp, of the interval's unit
     else:
-        c, b, mean = y.sum() / x.sum(), 0.0, np.mean(np.abs(y))
+        c, b = y.sum() / x.sum(), 0.0
     spread = math.sqrt(np.mean(np.maximum(uy, c * ux) ** 2) / 12)
     return bool(np.sqrt(np.mean((y - c * x - b) ** 2))
-                <= math.hypot(ROUNDED_ONCE * spread, jitter * mean)
-                + 1e-9 * np.abs(y).max())
+                <= ROUNDED_ONCE * spread + 1e-9 * np.abs(y).max())
 
 
 def _name(resolution: int) -> str:

@@ -146,11 +146,12 @@ def test_a_stretched_log_in_another_folder_stating_another_configuration_is_its_
 
 def _reruns(folder: Path, res_us: int = 1000, base: float = 0.05, spread: float = 0.4,
             jitter: float = 0.003, every: int = 1, lines: int = 150, rate: bool = False,
-            copy: float = 0.0) -> list[float]:
+            copy: float = 0.0, decimals: int = 0, average: bool = False) -> list[float]:
     """Three seeded reruns (the same losses, the same data order: each iteration's work
     1 ± `spread`, `base` seconds a batch of 512), each at its own pace with its own
-    `jitter`, a DLLogger line every `every` iterations (its rate as an integer where
-    `rate`), stamps cut to `res_us`; where `copy`, a 4th log copies run 1's lines, its
+    `jitter`, a DLLogger line every `every` iterations (its rate over the line's iterations
+    to `decimals` where `rate`, or the mean rate since the first iteration where `average`),
+    stamps cut to `res_us`; where `copy`, a 4th log copies run 1's lines, its
     stamps stretched by `copy` from run 1's printed ones and cut alike (its rates divided
     by it). Gives
     each rerun's throughput over iterations 20-120 by its own clock."""
@@ -173,8 +174,10 @@ def _reruns(folder: Path, res_us: int = 1000, base: float = 0.05, spread: float 
                 us = int(t.timestamp() * 1e6) // res_us * res_us
                 shown = f"{dt.datetime.fromtimestamp(us / 1e6):%Y-%m-%d %H:%M:%S.%f}"
                 took = (t - ends.get(i - every, t)).total_seconds()
-                ips = f"  train.total_ips : {512 * every / took:.0f} img/s" \
-                    if rate and i > every else ""
+                if average:
+                    took = (t - ends[1]).total_seconds() / (i - 1) * every if i > 1 else 0.0
+                ips = f"  train.total_ips : {512 * every / took:.{decimals}f} img/s" \
+                    if (rate or average) and took > 0 else ""
                 out.append(f"DLL {shown} - Epoch: 0 Iteration: {i}  train.loss : "
                            f"{losses[i]:.5f}{ips}")
         (folder / f"{STEM}{run}.log").write_text("\n".join(out) + "\n")
@@ -193,7 +196,11 @@ def _reruns(folder: Path, res_us: int = 1000, base: float = 0.05, spread: float 
     dict(every=5, lines=750),  # d2
     dict(base=0.3, res_us=10_000),  # d5: 10 ms stamps
     dict(res_us=1, base=3.0, rate=True),  # d12: µs stamps, an integer rate of a slow run
-], ids=["ms", "ms_jitter2", "ms_work25_jitter1", "ms_every5", "10ms", "us_integer_rate"])
+    dict(res_us=1, average=True, decimals=2),  # attack16 a1: the mean rate since the start
+    dict(res_us=1, average=True, decimals=2, jitter=0.01),  # a2
+    dict(res_us=1, every=5, rate=True, decimals=2),  # f2: a line and its rate every 5th
+], ids=["ms", "ms_jitter2", "ms_work25_jitter1", "ms_every5", "10ms", "us_integer_rate",
+        "us_mean_rate", "us_mean_rate_jitter1", "us_rate_every5"])
 def test_deterministic_reruns_of_varying_work_are_three_runs(tmp_path, kind):
     """Genuine reruns printing the same losses, their intervals one multiple of the other's
     within ±2 stamp resolutions on 149 of 150 lines, were merged as copies (1 run, two

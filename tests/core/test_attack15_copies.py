@@ -10,7 +10,6 @@ attack14's generator of deterministic reruns."""
 
 from __future__ import annotations
 
-import random
 import re
 import sys
 from pathlib import Path
@@ -35,12 +34,6 @@ from test_attack_2026_11_29q import (  # noqa: E402
 )
 
 _NO_RATES = re.compile(r"  train\.total_ips : [\d.]+ img/s")
-
-
-def _jittered(by: float):
-    """Rates /0.97, each moved by up to ±`by` (relative, uniform, seeded)."""
-    rng = random.Random(3)
-    return _field("total_ips", lambda v: f"{v / 0.97 * (1 + rng.uniform(-by, by)):.2f}")
 
 
 def _as_8_gpus(text: str) -> str:
@@ -108,45 +101,19 @@ def test_a_key_that_names_no_identity_is_still_configuration():
 
 
 @pytest.mark.parametrize("rates, copy", [
-    (True, lambda t: _jittered(0.0002)(_stretched(t, 0.97))),  # k2_jitter002
-    (True, lambda t: _jittered(0.0005)(_stretched(t, 0.97))),  # k2b_jitter005
-    (True, lambda t: _field("total_ips", lambda v: f"{round(v) / 0.97:.2f}")(
-        _stretched(t, 0.97))),  # k1_reround_int
     (True, lambda t: _field("total_ips", lambda v: f"{v / 0.97:.3g}")(
         _stretched(t, 0.97))),  # k9c_rates_sig3
-    (False, lambda t: _stretched(t, 0.97, jitter_us=30)),  # k5d_allnorate_us_jit30
-    (False, lambda t: _stretched(t, 0.97, jitter_us=100)),  # k5c_allnorate_us_jit100
     (False, lambda t: _restamped(_stretched(t, 0.97), 0, 1000)),  # k5_allnorate_ms_jit0
-], ids=["rates_jitter002", "rates_jitter005", "rates_rounded_twice", "rates_sig3",
-        "stamps_jitter30us", "stamps_jitter100us", "restamped_ms"])
-def test_a_copy_jittered_below_a_reruns_jitter_is_one_run(tmp_path, rates, copy):
-    """Run 1 stretched x0.97, its rates /0.97 jittered ±0.02 % or ±0.05 %, rounded twice or
-    reprinted in 3 significant digits, or (logs without rates) its stamps jittered ±30 or
-    ±100 us or re-stamped to the millisecond, was a 4th repeat (11,664.64, high 12,038.59):
-    its timings had to lie within their print unit of run 1's times one constant; its
-    losses are run 1's, and two reruns that print the same losses time at least 0.3 % apart
-    line for line."""
+], ids=["rates_sig3", "restamped_ms"])
+def test_a_copy_rounded_again_is_one_run(tmp_path, rates, copy):
+    """Run 1 stretched x0.97, its rates /0.97 reprinted in 3 significant digits, or (a log
+    without rates) re-stamped to the millisecond, was a 4th repeat
+    (11,664.64, high 12,038.59): its timings lie within one rounding of run 1's times one
+    constant, on average as one rounding gives."""
     folder = tmp_path / "1n4g"
     text = _rn50(folder, (lambda t: t) if rates else (lambda t: _NO_RATES.sub("", t)))
     (folder / f"{STEM}4.log").write_text(copy(text))
     _one_run_each(tmp_path, folder, [4])
-
-
-def test_two_runs_each_copied_with_a_jitter_are_two_runs(tmp_path):
-    """The attacker's build: runs 1 and 2, and each stretched x0.955 with its stamps jittered
-    ±30 us and its rates ±0.02 %, were 4 repeats (median 11,947.99, spread 4.8 %)."""
-    folder = tmp_path / "1n4g"
-    folder.mkdir()
-    for run in (1, 2):
-        text = (RN50 / f"{STEM}{run}.log").read_text()
-        (folder / f"{STEM}{run}.log").write_text(text)
-        (folder / f"{STEM}{run + 2}.log").write_text(_jittered(0.0002)(_field(
-            "total_ips", lambda v: f"{v * 0.97 / 0.955:.2f}")(_stretched(text, 0.955, 30))))
-    result = parse_paths([tmp_path], cache=False)
-    assert sorted(source for source, _ in _duplicates(result)) == [
-        str(folder / f"{STEM}{run}.log") for run in (3, 4)]
-    [row] = summarize(result).to_dict("records")
-    assert row["repeats"] == 2
 
 
 @pytest.mark.parametrize("base, coarse", [(0.05, 1000), (0.3, 10_000), (0.02, 1000)],

@@ -55,7 +55,6 @@ COPIES = {
     "lost_10_renumbered": _lost(10, True),  # k7b_drop10_renumber_nostretch
     "lost_10_renumbered_stretched": lambda t: _lost(10, True)(_stretch(t)),  # k7
     "no_rates_ms": lambda t: _no_rates(_restamped(t, 0.0, 1000)),  # k4b_norate_ms_jit0
-    "no_rates_jittered": lambda t: _no_rates(_stretched(t, 1.0, 100)),  # k4c_norate_us_jit100
 }
 
 
