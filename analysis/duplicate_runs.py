@@ -352,8 +352,8 @@ def _keys(sig: Signature) -> tuple[set[tuple], set[tuple]]:
             at = [i for i in range(start, min(start + RATIOS + 2, len(values)))
                   if values[i] == values[i]][:RATIOS + 1]  # not NaN
             head = [values[i] for i in at]
-            if len(head) <= RATIOS or min(head) <= 0 or max(head) == min(head):
-                continue
+            if len(head) <= RATIOS or min(head) <= 0 or not 1 < max(head) / min(head) < 1e6:
+                continue  # no timing a key can hold (constant, or apart past any float's log)
             digit = [units[i] if i in units else units.setdefault(
                 i, (2.0 * sig.resolution if name == INTERVAL else _last_digit(v)) / v)
                 for i, v in zip(at, head)]

@@ -160,3 +160,15 @@ def test_copies_jittered_or_short_that_the_comparison_tells_are_not_turned_away(
         for x, y in ((one, two), (two, one)):
             assert duplicate_runs._copy_of(x, y, False)
             assert duplicate_runs._may_copy([(x, y)])[0]
+
+
+def test_rates_far_apart_give_no_key_and_no_error():
+    """Two finite rates whose ratio overflows (1.2345678e308 then 1.2345678e-300) in a log's first
+    lines: the log is keyed where it can be, and nothing raises."""
+    lines, stamps, values = _rows(RN50)
+    for first, second in ((1.2345678e308, 1.2345678e-300), (1.2345678e-300, 1.2345678e308)):
+        rates = values[M.THROUGHPUT].copy()
+        rates[3:5] = first, second
+        keys, near = duplicate_runs._keys(_signature(lines, stamps,
+                                                     {**values, M.THROUGHPUT: rates}))
+        assert keys and near
