@@ -26,6 +26,7 @@ from analysis.stats.methods.base import (
     train_arrays,
     truncated,
 )
+from analysis.stats.run_pace import MIN_RECURRING
 
 
 @register
@@ -143,6 +144,58 @@ def holds_evaluation(evaluations: np.ndarray | None, lines: np.ndarray) -> np.nd
     if evaluations is None or not len(evaluations) or len(lines) < 2:
         return np.zeros(max(len(lines) - 1, 0), dtype=bool)
     return np.diff(np.searchsorted(evaluations, lines, "right")) > 0
+
+
+def evaluation_marks(timeline, lines: np.ndarray, stamps: np.ndarray, said: list):
+    """The (lines, stamps) that mark the run's evaluations among its validation rows: a
+    result carried on a training line marks it only where it changes (or first appears)
+    from the training line before, as an evaluation ran in the interval before it; where
+    the marks still fall on every training line (a running val_top1) none of those does, no
+    interval being left to tell an evaluation's time by; marks printed a line late
+    (:func:`_a_line_late`) move to the line before."""
+    t_lines, _, step, ts = timeline
+    if not len(t_lines):
+        return lines, stamps
+    at = np.searchsorted(t_lines, lines)
+    on = at < len(t_lines)
+    on[on] = t_lines[at[on]] == lines[on]
+    prev = np.searchsorted(lines, t_lines[np.maximum(at - 1, 0)])
+    carried = on & (at > 0) & (prev < len(lines))
+    carried[carried] = (lines[prev[carried]] == t_lines[at[carried] - 1]) & \
+        np.array([said[k] == said[j] for k, j in zip(np.flatnonzero(carried), prev[carried])],
+                 dtype=bool)
+    keep = ~carried
+    if np.isin(t_lines[1:], lines[keep]).all():
+        keep &= ~on
+    lines, stamps, at, late = lines[keep], stamps[keep], at[keep], on[keep] & (at[keep] >= 2)
+    if not _a_line_late(step, ts, at[late]):
+        return lines, stamps
+    lines, stamps = lines.copy(), stamps.copy()
+    lines[late], stamps[late] = t_lines[at[late] - 1], ts[at[late] - 1]
+    order = np.argsort(lines, kind="stable")
+    return lines[order], stamps[order]
+
+
+def _a_line_late(step: np.ndarray, ts: np.ndarray, at: np.ndarray) -> bool:
+    """Whether evaluation results on the training lines at indices `at` were printed a line
+    after the evaluation (with the next iteration's metrics): MIN_RECURRING of them or more,
+    the intervals they end at the pace of the run's others and most of those before them
+    over MISMATCH slower (a jittered healthy run's lower quartile of a few intervals is not
+    5 % over its median)."""
+    from analysis.stats.figure_checks import MISMATCH  # it imports this module
+
+    if len(at) < MIN_RECURRING:
+        return False
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = np.diff(ts) / np.diff(step)  # interval k ends at training line k + 1
+    mine, before = per[at - 1], per[at - 2]
+    free = np.isfinite(per) & (per > 0)
+    free[at - 1] = free[at - 2] = False
+    if free.sum() < MIN_RECURRING or not (np.isfinite(before).all() and np.isfinite(mine).all()):
+        return False
+    pace = float(np.median(per[free]))
+    return bool(np.quantile(before, 0.25) > (1 + MISMATCH) * pace
+                and np.median(mine) <= (1 + MISMATCH) * pace)
 
 
 def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
