@@ -18,8 +18,8 @@ from analysis.parsers.base import ParsedLog
 from analysis.schema import CASE_COLUMNS
 from analysis.stats import energy, methods
 from analysis.stats.case_stats import median
-from analysis.stats.figure_checks import MISMATCH, NO_FIGURE, check_figure
-from analysis.stats.run_pace import MIN_RECURRING
+from analysis.stats.figure_checks import NO_FIGURE, check_figure
+from analysis.stats.methods.window import evaluation_marks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -222,59 +222,9 @@ def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | 
                  float("nan") if schema.is_missing(gbs) else float(gbs), train, run,
                  metric_rows, arrays, closing, lines, stamps)
     if lines is not None and (train is not None or arrays is not None):
-        rd.evaluations, rd.evaluation_stamps = _evaluation_marks(rd.timeline(), lines, stamps,
-                                                                 said)
+        rd.evaluations, rd.evaluation_stamps = evaluation_marks(rd.timeline(), lines, stamps,
+                                                                said)
     return rd
-
-
-def _evaluation_marks(timeline, lines: np.ndarray, stamps: np.ndarray, said: list):
-    """The (lines, stamps) that mark the run's evaluations among its validation rows: a
-    result carried on a training line marks it only where it changes (or first appears)
-    from the training line before, as an evaluation ran in the interval before it; where
-    the marks still fall on every training line (a running val_top1) none of those does, no
-    interval being left to tell an evaluation's time by; marks printed a line late
-    (:func:`_a_line_late`) move to the line before."""
-    t_lines, _, step, ts = timeline
-    if not len(t_lines):
-        return lines, stamps
-    at = np.searchsorted(t_lines, lines)
-    on = at < len(t_lines)
-    on[on] = t_lines[at[on]] == lines[on]
-    prev = np.searchsorted(lines, t_lines[np.maximum(at - 1, 0)])
-    carried = on & (at > 0) & (prev < len(lines))
-    carried[carried] = (lines[prev[carried]] == t_lines[at[carried] - 1]) & \
-        np.array([said[k] == said[j] for k, j in zip(np.flatnonzero(carried), prev[carried])],
-                 dtype=bool)
-    keep = ~carried
-    if np.isin(t_lines[1:], lines[keep]).all():
-        keep &= ~on
-    lines, stamps, at, late = lines[keep], stamps[keep], at[keep], on[keep] & (at[keep] >= 2)
-    if not _a_line_late(step, ts, at[late]):
-        return lines, stamps
-    lines, stamps = lines.copy(), stamps.copy()
-    lines[late], stamps[late] = t_lines[at[late] - 1], ts[at[late] - 1]
-    order = np.argsort(lines, kind="stable")
-    return lines[order], stamps[order]
-
-
-def _a_line_late(step: np.ndarray, ts: np.ndarray, at: np.ndarray) -> bool:
-    """Whether evaluation results on the training lines at indices `at` were printed a line
-    after the evaluation (with the next iteration's metrics): MIN_RECURRING of them or more,
-    the intervals they end at the pace of the run's others and most of those before them
-    over MISMATCH slower (a jittered healthy run's lower quartile of a few intervals is not
-    5 % over its median)."""
-    if len(at) < MIN_RECURRING:
-        return False
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per = np.diff(ts) / np.diff(step)  # interval k ends at training line k + 1
-    mine, before = per[at - 1], per[at - 2]
-    free = np.isfinite(per) & (per > 0)
-    free[at - 1] = free[at - 2] = False
-    if free.sum() < MIN_RECURRING or not (np.isfinite(before).all() and np.isfinite(mine).all()):
-        return False
-    pace = float(np.median(per[free]))
-    return bool(np.quantile(before, 0.25) > (1 + MISMATCH) * pace
-                and np.median(mine) <= (1 + MISMATCH) * pace)
 
 
 def run_data(result: ParseResult, run_id: str) -> RunData:

@@ -26,6 +26,7 @@ from analysis.stats.methods.base import (
     train_arrays,
     truncated,
 )
+from analysis.stats.run_pace import MIN_RECURRING
 
 
 @register
@@ -143,6 +144,70 @@ def holds_evaluation(evaluations: np.ndarray | None, lines: np.ndarray) -> np.nd
     if evaluations is None or not len(evaluations) or len(lines) < 2:
         return np.zeros(max(len(lines) - 1, 0), dtype=bool)
     return np.diff(np.searchsorted(evaluations, lines, "right")) > 0
+
+
+def evaluation_marks(timeline, lines: np.ndarray, stamps: np.ndarray, said: list):
+    """The (lines, stamps) that mark the run's evaluations among its validation rows: a
+    result carried on a training line marks it only where it changes (or first appears)
+    from the training line before, as an evaluation ran in the interval before it; where
+    the marks still fall on every training line (a running val_top1) none of those does, no
+    interval being left to tell an evaluation's time by; marks printed lines late
+    (:func:`_lines_late`) move to the line that ends their evaluation's interval."""
+    t_lines, _, step, ts = timeline
+    if not len(t_lines):
+        return lines, stamps
+    at = np.searchsorted(t_lines, lines)
+    on = at < len(t_lines)
+    on[on] = t_lines[at[on]] == lines[on]
+    prev = np.searchsorted(lines, t_lines[np.maximum(at - 1, 0)])
+    carried = on & (at > 0) & (prev < len(lines))
+    carried[carried] = (lines[prev[carried]] == t_lines[at[carried] - 1]) & \
+        np.array([said[k] == said[j] for k, j in zip(np.flatnonzero(carried), prev[carried])],
+                 dtype=bool)
+    keep = ~carried
+    if np.isin(t_lines[1:], lines[keep]).all():
+        keep &= ~on
+    lines, stamps, at, late = lines[keep], stamps[keep], at[keep], on[keep] & (at[keep] >= 2)
+    k = _lines_late(step, ts, at[late])
+    late &= at > k
+    if not k or not late.any():
+        return lines, stamps
+    lines, stamps = lines.copy(), stamps.copy()
+    lines[late], stamps[late] = t_lines[at[late] - k], ts[at[late] - k]
+    order = np.argsort(lines, kind="stable")
+    return lines[order], stamps[order]
+
+
+def _lines_late(step: np.ndarray, ts: np.ndarray, at: np.ndarray) -> int:
+    """How many training lines after their evaluation the results on the training lines at
+    indices `at` were printed (a logger holding them for its next print or a few), 0 where on
+    time or where the log cannot tell. Going back from the marks' lines, the first intervals
+    whose median is over MISMATCH slower than the run's pace (the median of the others) must
+    be so at most marks (their lower quartile: a jittered healthy run's is not 5 % over its
+    pace), MIN_RECURRING marks or more. At most half the marks' usual spacing back: a slow
+    interval nearer the mark before may as well be that mark's (a stall after each
+    evaluation), and the log cannot say whose it is. Where no slow interval recurs within
+    that (an evaluation that cost nothing, or results printed later still), nothing moves."""
+    from analysis.stats.figure_checks import MISMATCH  # it imports this module
+
+    if len(at) < 2:
+        return 0
+    back = max(1, int(np.median(np.diff(at))) // 2)
+    full = at[at > back]
+    if len(full) < MIN_RECURRING:
+        return 0
+    ends = full[:, None] - 1 - np.arange(back + 1)  # column k: the intervals k lines before
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = np.diff(ts) / np.diff(step)  # interval i ends at training line i + 1
+        free = np.isfinite(per) & (per > 0)
+        free[ends.ravel()] = False
+        ends = per[ends]
+        if free.sum() < MIN_RECURRING:
+            return 0
+        slow = (1 + MISMATCH) * float(np.median(per[free]))
+        over = np.flatnonzero(~np.isfinite(ends).all(axis=0) | (np.median(ends, axis=0) > slow))
+        k = int(over[0]) if len(over) else 0
+        return k if k and np.quantile(ends[:, k], 0.25) > slow else 0
 
 
 def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
