@@ -32,10 +32,8 @@ printed rates, a closing line) or its family.
     imply (printed rate x seconds per iteration by the timestamps; the stated batch x the
     clock's time per iteration / the printed one; the growth of a printed consumed-samples
     count), or the printed rate and the stated batch over the printed time per iteration.
-* ``meta_contradicted``: the steps the window's lines number are not iterations by what the
-  log states: the dump's print frequency (``print_freq``, …) is not their stride, or they
-  advance the global batch a line past the iterations the dump states or, stating neither,
-  faster than any GPU iteration by the stamps: the figure is kept, flagged.
+* ``meta_contradicted``: the window's steps are not iterations by what the log states (a
+  print frequency, an iteration count, else the stamps): the figure is kept, flagged.
 """
 
 from __future__ import annotations
@@ -74,13 +72,10 @@ MIN_PRINTED = 3
 #: Argument-dump keys that state how many iterations apart the training lines are
 #: (DLLogger's print_freq, Megatron's log_interval, OneFlow's loss_print_every_n_iter).
 PRINT_EVERY = ("print_freq", "log_interval", "loss_print_every_n_iter")
-#: Argument-dump keys that state how many iterations the run trains (DLLogger's iterations,
-#: Hugging Face's max_steps, Megatron's train_iters).
+#: Argument-dump keys that state the iterations a run trains (DLLogger, Hugging Face, Megatron).
 STATED_ITERATIONS = ("iterations", "max_steps", "train_iters")
-#: Seconds under which no iteration of GPU training runs: a forward, a backward and an
-#: update over a batch launch hundreds of kernels, microseconds each (a judgement; real
-#: runs of the test bed take 42 ms and more). Steps advancing the global batch a line that
-#: leave an iteration shorter count samples.
+#: Seconds no GPU training iteration undercuts (a judgement: a forward, a backward and an
+#: update launch hundreds of kernels of microseconds; the test bed's runs take 42 ms or more).
 FASTEST_ITERATION = 1e-3
 #: Problem kinds of a run's log after which no method gives it a figure.
 NO_FIGURE = ("batch_changed",)
@@ -346,21 +341,16 @@ def _printed_against_latency(run: RunData, est: Estimate) -> Estimate:
 
 
 def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
-    """`est` flagged ``meta_contradicted`` where the steps its window's lines number (the
-    run's, where the window holds fewer than MIN_PRINTED intervals) are not iterations by
-    what the log states: a print frequency (PRINT_EVERY) other than the
-    iterations the lines most often advance by (lines of another run, or edited); or,
-    stating none, lines advancing the global batch a line (``dllogger.log(step=samples)``)
-    with steps past the iterations the dump states (STATED_ITERATIONS) or, stating none
-    either, at a pace that leaves an iteration under FASTEST_ITERATION by the stamps. Kept:
-    the log does not say what its steps count, and the figure counts them as iterations (x
-    the global batch, where they are samples). A counter over several epochs advances 1 (or
-    the print frequency) a line, not the global batch."""
+    """`est` flagged ``meta_contradicted`` (kept: the log does not say what its steps count)
+    where the stride of its window's lines (the run's, for a window of few) is not the
+    print frequency the dump states (PRINT_EVERY), or, stating none, is the global batch
+    (``dllogger.log(step=samples)``; a counter over epochs advances 1 a line) with steps
+    past the STATED_ITERATIONS or, stating none, an iteration under FASTEST_ITERATION."""
     lines, _, step, ts = run.timeline()
     a = int(np.searchsorted(lines, est.window[0]))
     b = int(np.searchsorted(lines, est.window[1], "right"))
     if np.sum(np.diff(step[a:b]) > 0) < MIN_PRINTED:
-        a, b = 0, len(lines)  # a window of a few lines has no stride of its own: the run's
+        a, b = 0, len(lines)
     ds, dt = np.diff(step[a:b]), np.diff(ts[a:b])
     ok = ds > 0  # a restarting counter's interval is no stride
     if ok.sum() < MIN_PRINTED:
@@ -393,14 +383,12 @@ def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
                f"iteration would take {per:.4g} s, less than any GPU training step takes "
                f"(at least {FASTEST_ITERATION:g} s)")
     return _flag(est, "meta_contradicted", (
-        f"{shown}, the global batch {batch:g}; {why}: the steps count samples, not "
-        f"iterations, and the figure counting them as iterations is {batch:g} times too "
-        "high (kept: the log does not say what they count)"))
+        f"{shown}, the global batch {batch:g}; {why}: steps counting samples do so, and a "
+        f"figure counting them as iterations is then {batch:g} times too high"))
 
 
 def _stated(run: RunData, keys: tuple[str, ...]) -> tuple[str, int | None]:
-    """(key, value) of the first of `keys` the argument dump states as a positive count,
-    else ("", None)."""
+    """(key, count) of the first of `keys` the dump states as a positive count, or ("", None)."""
     params = run.meta.get("parameters")
     for key in keys if isinstance(params, dict) else ():
         value = str(params.get(key, "")).strip()
