@@ -343,8 +343,8 @@ def _printed_against_latency(run: RunData, est: Estimate) -> Estimate:
 def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
     """`est` flagged ``meta_contradicted`` (kept: the log does not say what its steps count)
     where the stride of its window's lines (the run's, for a window of few) is not the
-    print frequency the dump states (PRINT_EVERY), or, stating none, is the global batch
-    (``dllogger.log(step=samples)``; a counter over epochs advances 1 a line) with steps
+    print frequency the dump states (PRINT_EVERY), or, stating none, a multiple of the global
+    batch (``dllogger.log(step=samples)``; a counter over epochs advances 1 a line) with steps
     past the STATED_ITERATIONS or, stating none, an iteration under FASTEST_ITERATION."""
     lines, _, step, ts = run.timeline()
     a = int(np.searchsorted(lines, est.window[0]))
@@ -367,7 +367,7 @@ def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
             f"the argument dump states {key} {every} (a line every {every} iteration(s)); "
             f"{shown}: the figure counts the iterations the lines number, which the dump "
             "contradicts (lines of another run, or edited)"))
-    if not batch > 1 or seen != batch:
+    if not batch > 1 or seen % batch:
         return est
     key, total = _stated(run, STATED_ITERATIONS)
     if total is not None and step.max() > total:
@@ -383,7 +383,8 @@ def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
                f"iteration would take {per:.4g} s, less than any GPU training step takes "
                f"(at least {FASTEST_ITERATION:g} s)")
     return _flag(est, "meta_contradicted", (
-        f"{shown}, the global batch {batch:g}; {why}: steps counting samples do so, and a "
+        f"{shown}, {f'{seen / batch:g} times ' if seen > batch else ''}the global batch "
+        f"{batch:g}; {why}: steps counting samples do so, and a "
         f"figure counting them as iterations is then {batch:g} times too high"))
 
 

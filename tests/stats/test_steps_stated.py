@@ -40,15 +40,20 @@ def _figures(tmp_path: Path, text: list[str]) -> dict:
     return {m: df.iloc[0] for m, df in run_throughputs(result, METHODS).items()}
 
 
-def test_steps_counting_samples_with_nothing_stated_are_flagged_by_the_stamps(tmp_path):
+@pytest.mark.parametrize("every", [1, 10])
+def test_steps_counting_samples_with_nothing_stated_are_flagged_by_the_stamps(tmp_path, every):
     """Neither iterations nor print_freq stated (attack16's s4): dlperf gave 5,242,880
-    samples/s, 0 problems, for 10,240. The stamps put an iteration at 98 us."""
-    for method, row in _figures(tmp_path, _log(512)).items():
+    samples/s, 0 problems, for 10,240. The stamps put an iteration at 98 us. A line every
+    10 iterations advances 10 global batches."""
+    text = _log(512 * every, seconds=0.05 * every)
+    for method, row in _figures(tmp_path, text).items():
         assert row["throughput"] == pytest.approx(512 * TRUTH, rel=1e-3), method  # kept
         assert row["problem_kind"] == "meta_contradicted", (method, row["problem"])
-        assert "advance 512 iterations a line" in row["problem"], method
-        assert "the global batch 512; the dump states no print frequency or iteration " \
-               "count, and by the stamps an iteration would take 9.766e-05 s" in row["problem"]
+        times = "10 times " if every == 10 else ""
+        assert f"advance {512 * every} iterations a line" in row["problem"], method
+        assert f"{times}the global batch 512; the dump states no print frequency or " \
+               "iteration count, and by the stamps an iteration would take 9.766e-05 s" \
+               in row["problem"], method
         assert "512 times too high" in row["problem"], method
 
 
