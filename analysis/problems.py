@@ -84,7 +84,9 @@ KINDS = {
                         "throughput",
     "meta_contradicted": "the log's lines contradict a run field its own argument dump "
                          "states (the sequence length the iterations run, the print "
-                         "frequency the lines advance by, the iterations its steps number): "
+                         "frequency the lines advance by, the iterations its steps number, "
+                         "or, stating neither, steps advancing the global batch a line faster "
+                         "than any GPU iteration by the stamps): "
                          "the lines' value is used, or the "
                          "field is left unknown where they vary",
     "mixed_configuration": "repeats placed in one case state different configurations (their "

@@ -546,41 +546,6 @@ def parse_stdout(family: str, log: LogText, found: DllRead | None = None) -> Par
     parsed.problems.extend(found.problems)
     add_groups(parsed, log, found.groups)
     apply_parameters(parsed, found.parameters, found.parameter_lines, log.source)
-    _steps_against_stated(parsed, log, found.parameters)
     add_memory_blocks(log, parsed)  # a wrapper's nvidia-smi query teed into the log
     return parsed
 
-
-def _steps_against_stated(parsed: ParsedLog, log: LogText, params: dict) -> None:
-    """``meta_contradicted`` where the training lines number steps beyond the ``iterations``
-    the dump states, advancing by the global batch a line: the steps count samples seen
-    (``dllogger.log(step=samples, ...)``), not iterations. Flagged, not divided: a stride of
-    the global batch is what samples give, but the log does not say what it counts, and
-    the figures count the steps the lines number (x the global batch, where they are
-    samples). A counter over several epochs advances 1 (or print_freq) a line, not this."""
-    stated = to_int(params.get("iterations"))
-    batch = parsed.meta.get("global_batch_size")
-    if stated is None or stated <= 0 or not is_count(batch) or batch <= 1:
-        return
-    rows = [(b["line"][at], b["step"][at]) for b, at in parsed.obs.rows(M.TRAIN)]
-    if not rows:
-        return
-    line, step = (np.concatenate(c) for c in zip(*rows, strict=True))
-    line, first = np.unique(line, return_index=True)
-    step = step[first]
-    keep = step >= 0
-    line, step = line[keep], step[keep]
-    ds = np.diff(step)
-    ds = ds[ds > 0]
-    if not len(ds) or step.max() <= stated:
-        return
-    strides, counts = np.unique(ds, return_counts=True)
-    if int(strides[np.argmax(counts)]) != batch:
-        return
-    beyond = int(line[np.argmax(step > stated)])
-    parsed.problems.append(Problem(log.source, beyond, "meta_contradicted", (
-        f"the argument dump states iterations {stated}; the training lines number steps up to "
-        f"{int(step.max())}, advancing {int(batch)} a line ({int(counts.max())} of {len(ds)} "
-        f"intervals), the global batch (first beyond {stated} on line {beyond}): the steps "
-        "count samples, not iterations, and a figure counting them as iterations is the "
-        "global batch times too high"), log.line_text(beyond)[:300]))

@@ -32,8 +32,8 @@ printed rates, a closing line) or its family.
     imply (printed rate x seconds per iteration by the timestamps; the stated batch x the
     clock's time per iteration / the printed one; the growth of a printed consumed-samples
     count), or the printed rate and the stated batch over the printed time per iteration.
-* ``meta_contradicted``: the argument dump's print frequency (``print_freq``, …) is not the
-  step stride of the window's lines: the figure is kept, flagged with both.
+* ``meta_contradicted``: the window's steps are not iterations by what the log states (a
+  print frequency, an iteration count, else the stamps): the figure is kept, flagged.
 """
 
 from __future__ import annotations
@@ -72,6 +72,11 @@ MIN_PRINTED = 3
 #: Argument-dump keys that state how many iterations apart the training lines are
 #: (DLLogger's print_freq, Megatron's log_interval, OneFlow's loss_print_every_n_iter).
 PRINT_EVERY = ("print_freq", "log_interval", "loss_print_every_n_iter")
+#: Argument-dump keys that state the iterations a run trains (DLLogger, Hugging Face, Megatron).
+STATED_ITERATIONS = ("iterations", "max_steps", "train_iters")
+#: Seconds no GPU training iteration undercuts (a judgement: a forward, a backward and an
+#: update launch hundreds of kernels of microseconds; the test bed's runs take 42 ms or more).
+FASTEST_ITERATION = 1e-3
 #: Problem kinds of a run's log after which no method gives it a figure.
 NO_FIGURE = ("batch_changed",)
 #: Problem kinds of a figure that is kept though it disagrees with its log.
@@ -101,7 +106,7 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
         elif est.ok:
             est = _against_resolution(run, est)
         if est.ok and _open(est):
-            est = _against_stated_stride(run, est)
+            est = _steps_against_stated(run, est)
     if est.ok and _open(est) and est.printed is not None:
         est = _median_against_timestamps(run, est)
     if est.ok and _open(est) and est.window is None:
@@ -335,37 +340,62 @@ def _printed_against_latency(run: RunData, est: Estimate) -> Estimate:
         f"printed rate is not what ran; the figure {est.throughput:,.2f} samples/s is kept"))
 
 
-def _against_stated_stride(run: RunData, est: Estimate) -> Estimate:
-    """`est` flagged ``meta_contradicted`` when the argument dump states a print frequency
-    (PRINT_EVERY) other than the iterations the window's lines most often advance by: the
-    figure counts the iterations the lines number, which the dump contradicts (lines of
-    another run, or edited). Kept: the printed step numbers are what it counted."""
-    params = run.meta.get("parameters")
-    if not isinstance(params, dict):
-        return est
-    key = next((k for k in PRINT_EVERY if k in params), None)
-    if key is None:
-        return est
-    try:
-        stated = int(str(params[key]).strip())
-    except ValueError:
-        return est
-    lines, _, step, _ = run.timeline()
+def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``meta_contradicted`` (kept: the log does not say what its steps count)
+    where the stride of its window's lines (the run's, for a window of few) is not the
+    print frequency the dump states (PRINT_EVERY), or, stating none, a multiple of the global
+    batch (``dllogger.log(step=samples)``; a counter over epochs advances 1 a line) with steps
+    past the STATED_ITERATIONS or, stating none, an iteration under FASTEST_ITERATION."""
+    lines, _, step, ts = run.timeline()
     a = int(np.searchsorted(lines, est.window[0]))
     b = int(np.searchsorted(lines, est.window[1], "right"))
-    ds = np.diff(step[a:b])
-    ds = ds[ds > 0]  # a restarting counter's interval is no stride
-    if stated <= 0 or len(ds) < MIN_PRINTED:
+    if np.sum(np.diff(step[a:b]) > 0) < MIN_PRINTED:
+        a, b = 0, len(lines)
+    ds, dt = np.diff(step[a:b]), np.diff(ts[a:b])
+    ok = ds > 0  # a restarting counter's interval is no stride
+    if ok.sum() < MIN_PRINTED:
         return est
-    strides, counts = np.unique(ds, return_counts=True)
-    seen = int(strides[np.argmax(counts)])
-    if seen == stated:
+    strides, counts = np.unique(ds[ok], return_counts=True)
+    seen, batch = int(strides[np.argmax(counts)]), run.global_batch_size
+    shown = (f"the training lines {int(lines[a])} to {int(lines[b - 1])} advance {seen} "
+             f"iterations a line ({int(counts.max())} of {int(ok.sum())} intervals)")
+    key, every = _stated(run, PRINT_EVERY)
+    if every is not None:
+        if every == seen:
+            return est
+        return _flag(est, "meta_contradicted", (
+            f"the argument dump states {key} {every} (a line every {every} iteration(s)); "
+            f"{shown}: the figure counts the iterations the lines number, which the dump "
+            "contradicts (lines of another run, or edited)"))
+    if not batch > 1 or seen % batch:
         return est
-    return dataclasses.replace(est, problem_kind="meta_contradicted", problem=(
-        f"the argument dump states {key} {stated} (a line every {stated} iteration(s)); the "
-        f"window's lines {est.window[0]} to {est.window[1]} advance {seen} iterations a line "
-        f"({int(counts.max())} of {len(ds)} intervals): the figure counts the iterations the "
-        "lines number, which the dump contradicts (lines of another run, or edited)"))
+    key, total = _stated(run, STATED_ITERATIONS)
+    if total is not None and step.max() > total:
+        past = int(lines[np.argmax(step > total)])
+        why = (f"the argument dump states {key} {total}, and the steps reach "
+               f"{int(step.max())} (first past it on line {past})")
+    else:
+        timed = ok & np.isfinite(dt)
+        per = float(np.median(dt[timed] / ds[timed])) if timed.any() else math.nan
+        if total is not None or not per < FASTEST_ITERATION:
+            return est
+        why = (f"the dump states no print frequency or iteration count, and by the stamps an "
+               f"iteration would take {per:.4g} s, less than any GPU training step takes "
+               f"(at least {FASTEST_ITERATION:g} s)")
+    return _flag(est, "meta_contradicted", (
+        f"{shown}, {f'{seen / batch:g} times ' if seen > batch else ''}the global batch "
+        f"{batch:g}; {why}: steps counting samples do so, and a "
+        f"figure counting them as iterations is then {batch:g} times too high"))
+
+
+def _stated(run: RunData, keys: tuple[str, ...]) -> tuple[str, int | None]:
+    """(key, count) of the first of `keys` the dump states as a positive count, or ("", None)."""
+    params = run.meta.get("parameters")
+    for key in keys if isinstance(params, dict) else ():
+        value = str(params.get(key, "")).strip()
+        if value.isdigit() and int(value) > 0:
+            return key, int(value)
+    return "", None
 
 
 def _against_resolution(run: RunData, est: Estimate) -> Estimate:
