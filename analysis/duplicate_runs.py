@@ -852,21 +852,20 @@ def _same_text(a: Path, b: Path, limit: int) -> bool:
 
 def copies_across(base: list[ParsedLog], new: list[ParsedLog]) -> list[tuple[int, int, Verdict]]:
     """The logs of `new` that are copies of one of `base` (another campaign's: `_copy_of` of
-    logs elsewhere, compared by values where their headers state no other configuration, as
-    :func:`drop_copies` compares logs in other places; looked up in the one `_Index`), each
-    as (its place in `new`, the base log's place, what they share: not `told` where the
-    logs cannot tell a copy from a rerun made deterministic, and no base log's copy is
-    told); base logs are not compared with one another, nor new ones."""
+    logs elsewhere, compared by values whatever their headers state: the caller judges a
+    copy stating another configuration; looked up in the one `_Index`), each as (its place
+    in `new`, the base log's place, what they share: not `told` where the logs cannot tell
+    a copy from a rerun made deterministic, and no base log's copy is told); base logs are
+    not compared with one another, nor new ones."""
     sigs = [signature(p) for p in (*base, *new)]
     index = _Index(sigs)
     for m in range(len(base)):
         index.add(m)
     found = []
-    for j, two in enumerate(new):
+    for j in range(len(new)):
         n, untold = len(base) + j, None
         for m in index.candidates(n) if sigs[n] is not None else ():
-            alike = _copy_of(sigs[m], sigs[n], True,
-                             not _states_differ(base[m], two, True))
+            alike = _copy_of(sigs[m], sigs[n], True)
             if alike and not alike.told:
                 untold = untold or (j, m, alike)
             elif alike:

@@ -150,37 +150,42 @@ def _failed(base_measured, new_measured) -> str:
 STATED = (*CASE_COLUMNS, "global_batch_size")
 
 
-def _restated(one: dict, two: dict) -> bool:
-    """Whether two runs' rows state another value of a `STATED` field, or of a key of their
-    argument dumps' configurations (`parameters`: not the host or seed), that both state."""
-    if any(k in one and k in two and not (pd.isna(one[k]) and pd.isna(two[k]))
-           and one[k] != two[k] for k in STATED):
-        return True
+def _restated(one: dict, two: dict) -> list[str]:
+    """The `STATED` fields, and keys of their argument dumps' configurations (`parameters`:
+    not the host or seed), that two runs' rows both state with other values."""
     mine, theirs = (case_stats.configuration(r.get("parameters")) for r in (one, two))
-    return any(case_stats.canonical(mine[k]) != case_stats.canonical(theirs[k])
-               for k in mine.keys() & theirs.keys())
+    return [k for k in STATED if k in one and k in two
+            and not (pd.isna(one[k]) and pd.isna(two[k])) and one[k] != two[k]] \
+        + sorted(k for k in mine.keys() & theirs.keys()
+                 if case_stats.canonical(mine[k]) != case_stats.canonical(theirs[k]))
 
 
 def copied_runs(base: Campaign, new: Campaign) -> tuple[list[Problem], list[Problem]]:
     """NEW's runs whose log is a copy of a BASE run's (duplicate_runs.copies_across: two
-    campaigns are logs in other places) and that states nothing else (`_restated`), each a
-    `duplicate_run` problem naming both logs; then, apart, those the logs cannot tell from
-    a rerun made deterministic (stamps too coarse), counted and flagged;
+    campaigns are logs in other places), each a `duplicate_run` problem naming both logs;
+    then, apart, those counted all the same, flagged: a copy that states another setting
+    (`_restated`: the same lines under another stated setting are another campaign, as the
+    store's key says; the keys named), or one the logs cannot tell from a rerun made
+    deterministic (stamps too coarse);
     none where a side kept no logs (a stored campaign), or where BASE and NEW are one path
     (the campaign compared with itself on purpose: a check of the comparison, every run
     its own copy)."""
     if Path(base.label).resolve() == Path(new.label).resolve():
         return [], []
     b, n = base.logs or [], new.logs or []
-    found = [(j, m, what) for j, m, what in copies_across([p for _, p, _ in b],
-                                                           [p for _, p, _ in n])
-             if not _restated(b[m][0], n[j][0])]
-    return tuple([Problem(n[j][2], None, "duplicate_run",
-                          f"the same training {what} as {b[m][2]} (run {b[m][0]['run_id']}) "
-                          f"of {base.label}: " + (f"BASE's measurement, not one of {new.label}; "
-                                                  "left out" if told else "counted"),
-                          run_id=str(n[j][0]["run_id"]))
-                  for j, m, what in found if what.told == told] for told in (True, False))
+    copies, counted = [], []
+    for j, m, what in copies_across([p for _, p, _ in b], [p for _, p, _ in n]):
+        keys = _restated(b[m][0], n[j][0])
+        said = f"the same training {what} as {b[m][2]} (run {b[m][0]['run_id']}) of {base.label}"
+        if what.told and not keys:
+            copies.append(Problem(n[j][2], None, "duplicate_run", f"{said}: BASE's "
+                                  f"measurement, not one of {new.label}; left out",
+                                  run_id=str(n[j][0]["run_id"])))
+        else:
+            counted.append(Problem(n[j][2], None, "duplicate_run", said + (
+                f", though it states another {', '.join(keys)}: counted as another "
+                "campaign's run" if keys else ": counted"), run_id=str(n[j][0]["run_id"])))
+    return copies, counted
 
 
 def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_THRESHOLD,
@@ -256,8 +261,9 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
                    for f in figure_flags(g)]
                 + ([f"new: {left_out} of {len(nr)} run(s) copies of base runs, left out"]
                    if left_out and word != NOT_REMEASURED else [])
-                + ([f"new: {untold} of {len(nr)} run(s) copies of base runs or reruns made "
-                    "deterministic (the logs cannot tell), counted"] if untold else [])))
+                + ([f"new: {untold} of {len(nr)} run(s) alike to base runs' logs (copies "
+                    "stating another setting, or the logs cannot tell them from reruns made "
+                    "deterministic), counted"] if untold else [])))
         rows.append(row)
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in (
         "efficiency_change", "memory_change", "time_to_train_change")])

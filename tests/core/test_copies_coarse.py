@@ -15,6 +15,7 @@ import io
 import json
 import random
 import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -125,8 +126,9 @@ def test_compare_judges_reruns_at_coarser_stamps_by_their_runs(tmp_path):
     assert status == 1 and row["verdict"] == "slower" and row["new_repeats"] == 3
     truth = sorted(slow)[1] / sorted(fast)[1]
     assert row["ratio"] == pytest.approx(truth, rel=3e-3)
-    assert "copies of base runs or reruns made deterministic (the logs cannot tell)" \
-        in row["flags"]
+    assert row["flags"] == ("new: 3 of 3 run(s) alike to base runs' logs (copies stating "
+                            "another setting, or the logs cannot tell them from reruns made "
+                            "deterministic), counted")
     assert err.count(": duplicate_run: ") == 3 and err.count(f"{UNTOLD}) as ") == 3
 
 
@@ -140,3 +142,36 @@ def test_store_add_stores_reruns_at_coarser_stamps(tmp_path):
     status, out, _ = _cli("store", "trend", "--store", store, "--method", "window",
                           "--format", "json")
     assert [r["repeats"] for r in json.loads(out)] == [3, 3]
+
+
+_STAMP = re.compile(r"^DLL (\S+ \S+)", re.M)
+
+
+def _stretched(text: str, start: dt.datetime) -> str:
+    """Every stamp 0.97 times as far from `start`, and 3 days later."""
+    return _STAMP.sub(lambda m: "DLL " + (start + dt.timedelta(days=3) + (
+        dt.datetime.fromisoformat(m[1]) - start) * 0.97).strftime("%Y-%m-%d %H:%M:%S.%f"), text)
+
+
+def test_compare_names_a_copy_whose_dump_restates_a_key(tmp_path):
+    """attack16 q2: NEW = the bundled runs 1-3 stretched x0.97, rates / 0.97, moved 3 days,
+    `device_name : NVIDIA H200` restated `NVIDIA H200 141GB`. Before: `faster +3.09 %`,
+    exit 0, and nothing said the logs are BASE's; now each is a `duplicate_run` naming the
+    key, counted (another stated setting is another campaign), the case flagged."""
+    base, new = tmp_path / "base" / "1n4g", tmp_path / "new" / "1n4g"
+    base.mkdir(parents=True)
+    new.mkdir(parents=True)
+    for run in (1, 2, 3):
+        log = RN50.with_name(f"{STEM}{run}.log")
+        shutil.copy(log, base)
+        text = log.read_text()
+        text = _stretched(text, dt.datetime.fromisoformat(_STAMP.search(text)[1]))
+        text = re.sub(r"(?<=total_ips : )([\d.]+)", lambda m: f"{float(m[1]) / 0.97:.2f}", text)
+        (new / log.name).write_text(text.replace("device_name : NVIDIA H200 ",
+                                                 "device_name : NVIDIA H200 141GB "))
+    status, out, err = _cli("compare", base.parent, new.parent, "--method", "window",
+                            "--format", "json")
+    [row] = pd.DataFrame(json.loads(out)).to_dict("records")
+    assert status == 0 and row["new_repeats"] == 3 and row["flags"].startswith("new: 3 of 3")
+    assert err.count("though it states another device_name: counted as another "
+                     "campaign's run") == 3
