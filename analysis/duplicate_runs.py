@@ -1,7 +1,8 @@
 """Runs that are copies of others: a log read twice (a repeat copied under another number, a
 copied campaign folder, a backup inside the tree read, a copy re-stamped, stretched or
 jittered, or with its stamps cut) is counted once, with a `duplicate_run` problem naming
-both (:func:`drop_copies`)."""
+both (:func:`drop_copies`); where only stamps too coarse for a rerun made deterministic to
+stray past one rounding tell the pair, both are counted and the problem says so."""
 
 from __future__ import annotations
 
@@ -63,7 +64,8 @@ def drop_copies(runs: list[_Run], problems: list[Problem], limit: int,
     whatever its header states (the keys it states otherwise are named). Candidates come
     from one index (`_Index`), are screened in batches by what either test needs first
     (`_may_copy`, which turns away only pairs the tests would), are compared, and are
-    confirmed by reading both logs whole."""
+    confirmed by reading both logs whole. A pair the logs cannot tell from a rerun made
+    deterministic (`Verdict.told`) is a `duplicate_run` too, both runs kept."""
     trains = [r.main.parsed is not None and M.TRAIN in r.main.parsed.obs.phases() for r in runs]
     # each log's signature is kept with its parse (and cache entry), else made now
     sigs = [(run.main.signature or signature(run.main.parsed)) if t else None
@@ -521,7 +523,7 @@ def _told(said: str, told: bool, drift: float, resolution: int, copy: str) -> Ve
     their stamps to within the coarser `resolution`: a `copy` where `told` (a rerun made
     deterministic, which strays from a run by its `drift`, us, would not be so alike); else
     the logs cannot tell a copy from such a rerun (not `told`). The sixteenth attack's such
-    reruns, stamped to whole seconds over 150 iterations of 2 s, stray at least 12 ms (1.6 %
+    reruns, stamped to whole seconds over 150 iterations of 2 s, stray at least 12 ms (1.2 %
     of a rounding), to 100 ms over iterations of 1 s 6 ms: not told. So are copies without
     rates re-stamped to the millisecond from a run's microsecond stamps (the fifteenth
     attack's k4b, k5; the sixteenth's p1, p2 at 10 and 100 ms): 0.26 ms over 150 of 44 ms.
