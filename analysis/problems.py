@@ -33,7 +33,8 @@ KINDS = {
                             "samples an iteration, as if each iteration accumulated k batches "
                             "(k the log states, or at most 8); the note names k",
     "duplicate_run": "the same run was found twice (another file of the same run, or the same "
-                     "content); it is counted once",
+                     "content); it is counted once, but where the logs cannot tell a copy "
+                     "from a rerun made deterministic (stamps too coarse): both are counted",
     "stray_log": "a log in a campaign folder that the campaign did not run (no done marker "
                  "saying ok, not done in status.json; left by an earlier campaign or put there "
                  "by hand): left out of the runs and the figures",

@@ -80,7 +80,9 @@ class Comparison:
     different_hardware: list[str] = field(default_factory=list)  # case keys
     confidence: float = verdict.DEFAULT_CONFIDENCE
     unchecked_hardware: list[str] = field(default_factory=list)  # case keys, not recorded
-    copies: list[Problem] = field(default_factory=list)  # NEW runs copied from BASE runs
+    #: NEW runs copied from BASE runs (left out), then those the logs cannot tell from
+    #: reruns made deterministic (counted)
+    copies: list[Problem] = field(default_factory=list)
 
     @property
     def slower(self) -> pd.DataFrame:
@@ -148,34 +150,42 @@ def _failed(base_measured, new_measured) -> str:
 STATED = (*CASE_COLUMNS, "global_batch_size")
 
 
-def _restated(one: dict, two: dict) -> bool:
-    """Whether two runs' rows state another value of a `STATED` field, or of a key of their
-    argument dumps' configurations (`parameters`: not the host or seed), that both state."""
-    if any(k in one and k in two and not (pd.isna(one[k]) and pd.isna(two[k]))
-           and one[k] != two[k] for k in STATED):
-        return True
+def _restated(one: dict, two: dict) -> list[str]:
+    """The `STATED` fields, and keys of their argument dumps' configurations (`parameters`:
+    not the host or seed), that two runs' rows both state with other values."""
     mine, theirs = (case_stats.configuration(r.get("parameters")) for r in (one, two))
-    return any(case_stats.canonical(mine[k]) != case_stats.canonical(theirs[k])
-               for k in mine.keys() & theirs.keys())
+    return [k for k in STATED if k in one and k in two
+            and not (pd.isna(one[k]) and pd.isna(two[k])) and one[k] != two[k]] \
+        + sorted(k for k in mine.keys() & theirs.keys()
+                 if case_stats.canonical(mine[k]) != case_stats.canonical(theirs[k]))
 
 
-def copied_runs(base: Campaign, new: Campaign) -> list[Problem]:
+def copied_runs(base: Campaign, new: Campaign) -> tuple[list[Problem], list[Problem]]:
     """NEW's runs whose log is a copy of a BASE run's (duplicate_runs.copies_across: two
-    campaigns are logs in other places) and that states nothing else (`_restated`), each a
-    `duplicate_run` problem naming both logs;
+    campaigns are logs in other places), each a `duplicate_run` problem naming both logs;
+    then, apart, those counted all the same, flagged: a copy that states another setting
+    (`_restated`: the same lines under another stated setting are another campaign, as the
+    store's key says; the keys named), or one the logs cannot tell from a rerun made
+    deterministic (stamps too coarse);
     none where a side kept no logs (a stored campaign), or where BASE and NEW are one path
     (the campaign compared with itself on purpose: a check of the comparison, every run
     its own copy)."""
     if Path(base.label).resolve() == Path(new.label).resolve():
-        return []
+        return [], []
     b, n = base.logs or [], new.logs or []
-    found = [(j, m, what) for j, m, what in copies_across([p for _, p, _ in b],
-                                                           [p for _, p, _ in n])
-             if not _restated(b[m][0], n[j][0])]
-    return [Problem(n[j][2], None, "duplicate_run",
-                    f"the same {what} as {b[m][2]} (run {b[m][0]['run_id']}) of {base.label}: "
-                    f"BASE's measurement, not one of {new.label}; left out",
-                    run_id=str(n[j][0]["run_id"])) for j, m, what in found]
+    copies, counted = [], []
+    for j, m, what in copies_across([p for _, p, _ in b], [p for _, p, _ in n]):
+        keys = _restated(b[m][0], n[j][0])
+        said = f"the same training {what} as {b[m][2]} (run {b[m][0]['run_id']}) of {base.label}"
+        if what.told and not keys:
+            copies.append(Problem(n[j][2], None, "duplicate_run", f"{said}: BASE's "
+                                  f"measurement, not one of {new.label}; left out",
+                                  run_id=str(n[j][0]["run_id"])))
+        else:
+            counted.append(Problem(n[j][2], None, "duplicate_run", said + (
+                f", though it states another {', '.join(keys)}: counted as another "
+                "campaign's run" if keys else ": counted"), run_id=str(n[j][0]["run_id"])))
+    return copies, counted
 
 
 def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_THRESHOLD,
@@ -192,8 +202,8 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     """
     base_runs, base_sum = _by_case(base)
     new_runs, new_sum = _by_case(new)
-    copies = copied_runs(base, new)
-    copied = {p.run_id for p in copies}
+    copies, alike = copied_runs(base, new)
+    copied, kept = {p.run_id for p in copies}, {p.run_id for p in alike}
     # case key -> (base, new) recorded hardware types ('' unrecorded), cases in both
     hardware = {key: (environment.values(base.env, base_runs[key]["run_id"], "hardware"),
                       environment.values(new.env, new_runs[key]["run_id"], "hardware"))
@@ -230,6 +240,7 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
         for name, column in _SIDE_COLUMNS.items():  # base_median, new_median, ...
             row[f"base_{name}"], row[f"new_{name}"] = _num(b, column), _num(n, column)
         left_out = 0 if b is None or n is None else len(nr) - len(own)
+        untold = 0 if nr is None else int(nr["run_id"].astype(str).isin(kept).sum())
         if left_out:  # NEW's own runs only: its median is theirs
             row["new_median"] = float(own["throughput"].median()) if len(own) else np.nan
         ttt = time_to_train_verdict(row["base_time_to_train_min"],
@@ -249,7 +260,10 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
                 + [f"{side}: {f}" for side, g in (("base", br), ("new", nr))
                    for f in figure_flags(g)]
                 + ([f"new: {left_out} of {len(nr)} run(s) copies of base runs, left out"]
-                   if left_out and word != NOT_REMEASURED else [])))
+                   if left_out and word != NOT_REMEASURED else [])
+                + ([f"new: {untold} of {len(nr)} run(s) alike to base runs' logs (copies "
+                    "stating another setting, or the logs cannot tell them from reruns made "
+                    "deterministic), counted"] if untold else [])))
         rows.append(row)
     table = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in (
         "efficiency_change", "memory_change", "time_to_train_change")])
@@ -262,4 +276,4 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     env_changes = environment.differences(base.env, base.runs["run_id"], new.env,
                                           new.runs["run_id"])
     return Comparison(table[COLUMNS], env_changes, mismatch, confidence,
-                      [k for k, (a, b) in hardware.items() if not (a and b)], copies)
+                      [k for k, (a, b) in hardware.items() if not (a and b)], copies + alike)

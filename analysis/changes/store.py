@@ -142,9 +142,10 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
             name = printable(given or str(row.get("name") or campaign.name))  # kept on repair
         except (UsageError, IndexError):
             pass  # its row itself is damaged: written again below
-    copies = [] if was_stored else stored_copies(store, campaign, method)
+    copies, alike = ([], []) if was_stored else stored_copies(store, campaign, method)
     if copies and len({p.run_id for p in copies}) == len(campaign.runs):
         return Added(key, name, False, copies=copies)  # measured nothing the store lacks
+    copies += alike  # the logs cannot tell these from reruns: stored, named
     env = campaign.env.rename(columns={c: ENV_PREFIX + c for c in environment.FACTS})
     runs = campaign.runs.merge(env, on="run_id", how="left")
     rows = _training_rows(campaign)
@@ -161,19 +162,21 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
     return Added(key, name, True, repaired=was_stored, copies=copies)
 
 
-def stored_copies(store: Path, campaign: Campaign, method: str) -> list[Problem]:
+def stored_copies(store: Path, campaign: Campaign, method: str
+                  ) -> tuple[list[Problem], list[Problem]]:
     """The runs of `campaign` whose logs are copies of a run stored with `method`, by the
-    training rows the store keeps (`compare.copied_runs`, every stored campaign one side)."""
+    training rows the store keeps (`compare.copied_runs`, every stored campaign one side),
+    and apart those the logs cannot tell from reruns made deterministic."""
     if not (store / "campaigns").is_dir():
-        return []
+        return [], []
     try:
         listed = campaigns(store)
     except StoreDamage:  # adding is how a damaged campaign is repaired: not refused here
-        return []
+        return [], []
     keys = list(listed.loc[listed["method"].isin([method, UNRECORDED]), "campaign"])
     runs = _read(store, "runs", keys)
     if TRAINING not in runs.columns:  # stored before the store kept them
-        return []
+        return [], []
     stored = Campaign(f"store {display_path(store)}", "", "", "", runs, pd.DataFrame(),
                       pd.DataFrame(), logs=_logs_of(runs))
     return copied_runs(stored, campaign)

@@ -60,8 +60,7 @@ def run(args) -> int:
             else "already stored, nothing added:"
         print(f"{what} {added.key} {added.name} ({len(campaign.runs)} runs, "
               f"{len(campaign.summary)} cases) in {display_path(args.store)}")
-        # refused as copies: a job that stores each campaign must see that nothing was (the
-        # copy test can take deterministic reruns at coarse stamps for copies)
+        # refused as copies: a job that stores each campaign must see that nothing was
         return 4 if added.copies and not added.new else 0
     if args.action == "list":
         print(render(results_store.campaigns(args.store), args.format), end="")
