@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import sys
 
 from analysis import schema
@@ -163,6 +164,14 @@ def run(args) -> int:
     if args.strict and flagged:
         p = flagged[0]
         raise LogProblemError(p.source, None, f"{p.kind}: {p.reason}")
+    # --strict fails on every flag, also one that no problem holds (an MLPerf case with fewer
+    # runs than its round asks for: no score the rules accept)
+    doubted = [r for r in table if r["flags"]]
+    if args.strict and doubted:
+        key = schema.case_key(doubted[0])
+        sources = [str(r["source"]) for r in runs if schema.case_key(r) == key]
+        raise LogProblemError(os.path.commonpath(sources) if sources else key, None,
+                              f"case {key} flagged: {doubted[0]['flags']}")
     if args.all_columns:
         text = render_records(table, Columns.of_dtypes(_CSV_DTYPES, SUMMARY_COLUMNS),
                               args.format)

@@ -84,24 +84,34 @@ def _read_fields(log: LogText, parsed: ParsedLog) -> None:
             int(glob.group(1)) % int(devices.group(1)) == 0:
         put("batch_size_per_device", int(glob.group(1)) // int(devices.group(1)), glob.start())
     final = _FINAL.search(data)
-    if final is None:
-        return
-    start = final.end()
-    for pattern, key in ((_GPUS, "gpus_per_node"), (_HOSTS, "num_nodes")):
-        m = pattern.search(data, start)
-        if m is None:
-            continue
-        parsed.parameters[key] = m.group(1).decode("utf-8", "replace")
-        if key == "gpus_per_node":
-            put(key, int(m.group(1)), m.start())
-        else:
-            hosts = [h for h in (m.group(2) or b"").split(b",") if h.strip()]
-            put(key, max(len(hosts), 1), m.start())
+    start = final.end() if final else len(data)
+    gpus, hosts = _GPUS.search(data, start), _HOSTS.search(data, start)
+    if gpus:
+        parsed.parameters["gpus_per_node"] = gpus.group(1).decode()
+        put("gpus_per_node", int(gpus.group(1)), gpus.start())
+    if hosts:
+        parsed.parameters["worker_hosts"] = hosts.group(1).decode("utf-8", "replace")
+    _nodes(devices, gpus, hosts, parsed, put)
     train = _TRAIN_SET.search(data, start)
     dtype = _DTYPE.search(data, train.end()) if train else None
     if dtype:
         parsed.parameters["train_dataset.dtype"] = dtype.group(1).decode()
         put("precision", normalize_precision(dtype.group(1).decode()), dtype.start())
+
+
+def _nodes(devices, gpus, hosts, parsed: ParsedLog, put) -> None:
+    """Nodes from the devices the run detected (all workers': its ``world_size``) over the
+    dump's GPUs per worker, else from the ``worker_hosts`` it lists. ``worker_hosts: None``
+    states nothing: TF_CONFIG (a launcher's) may set the workers without it."""
+    world = int(devices.group(1)) if devices else 0
+    if world:
+        parsed.parameters["world_size"] = str(world)
+    per = int(gpus.group(1)) if gpus else 0
+    listed = [h for h in (hosts.group(2) or b"").split(b",") if h.strip()] if hosts else []
+    if world and per and world % per == 0:
+        put("num_nodes", world // per, devices.start())
+    elif listed:
+        put("num_nodes", len(listed), hosts.start())
 
 
 @register
