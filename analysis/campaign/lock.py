@@ -7,11 +7,13 @@ its pid, host and start time into the file, so that a second run can say who hol
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from analysis.errors import DLPerfError
@@ -30,36 +32,29 @@ def _holder(fd: int) -> str:
         return "a process that has not yet recorded its pid and host"
 
 
-class CampaignLock:
-    """``with CampaignLock(out):`` holds the folder's lock, or raises :class:`CampaignBusy` at
-    once (it never waits) naming the holder."""
-
-    def __init__(self, out: str | os.PathLike):
-        self.path = Path(out) / ".campaign" / "lock"
-        self._fd: int | None = None
-
-    def __enter__(self) -> CampaignLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _holder(fd)
-            os.close(fd)
-            raise CampaignBusy(
-                f"campaign folder {self.path.parent.parent} is in use by another `dlperf run` "
-                f"({holder}); wait for it to end or stop it, then run again") from None
-        except BaseException:
-            os.close(fd)
-            raise
+@contextlib.contextmanager
+def campaign_lock(out: str | os.PathLike) -> Iterator[Path]:
+    """``with campaign_lock(out) as path:`` holds the folder's lock (its file is `path`), or
+    raises :class:`CampaignBusy` at once (it never waits) naming the holder."""
+    path = Path(out) / ".campaign" / "lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _holder(fd)
+        os.close(fd)
+        raise CampaignBusy(
+            f"campaign folder {path.parent.parent} is in use by another `dlperf run` "
+            f"({holder}); wait for it to end or stop it, then run again") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                              "since": time.time()}).encode(), 0)
+    try:
+        yield path
+    finally:
         os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                  "since": time.time()}).encode(), 0)
-        self._fd = fd
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._fd is not None:
-            os.ftruncate(self._fd, 0)
-            os.close(self._fd)  # closing the file releases the lock
-            self._fd = None
+        os.close(fd)  # closing the file releases the lock

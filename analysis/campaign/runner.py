@@ -34,7 +34,7 @@ from analysis.campaign.backends import (
     NodeOutcome,
     Outcome,
 )
-from analysis.campaign.lock import CampaignLock
+from analysis.campaign.lock import campaign_lock
 from analysis.campaign.node import visible_gpus
 from analysis.campaign.progress import CampaignProgress
 from analysis.campaign.spec import Run, Spec, from_dict, load
@@ -204,9 +204,9 @@ class Campaign:
         With `fresh`, the folder's contents are first moved aside into a dated folder beside
         it (:func:`~analysis.campaign.resume.move_aside`; nothing is deleted).
         """
-        with CampaignLock(self.out) as lock:
+        with campaign_lock(self.out) as lock:
             if fresh:
-                moved = resume.move_aside(self.out, keep=lock.path)
+                moved = resume.move_aside(self.out, keep=lock)
                 if moved:
                     print(f"{self.spec.name}: moved the contents of {self.out} to {moved}",
                           file=sys.stderr, flush=True)
