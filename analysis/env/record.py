@@ -18,7 +18,7 @@ from analysis.env.fields import RECORD_KEYS, WRITTEN, accepts
 from analysis.env.probes import GPU_KEYS
 from analysis.errors import SchemaError
 from analysis.fsutil import atomic_write_text
-from analysis.redact import redact_env, redact_value
+from analysis.redact import redact_env
 
 SCHEMA_VERSION = 1
 
@@ -95,9 +95,6 @@ class EnvRecord:
             bad = {k: v for k, v in getattr(self, name).items() if not isinstance(v, str)}
             if bad:
                 raise EnvRecordError(f"env record {name!r} values must be strings; got {bad!r}")
-        leaked = [k for k, v in self.env.items() if redact_value(k, v) != v]
-        if leaked:  # only reachable if someone edits .env after construction
-            raise EnvRecordError(f"variables holding secrets not redacted: {', '.join(leaked)}")
         if self.topology is not None and self.topology_text is None:
             raise EnvRecordError("env record has a parsed topology but no topology_text")
 
