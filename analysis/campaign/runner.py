@@ -36,7 +36,6 @@ from analysis.campaign.backends import (
 )
 from analysis.campaign.lock import campaign_lock
 from analysis.campaign.node import visible_gpus
-from analysis.campaign.progress import CampaignProgress
 from analysis.campaign.spec import Run, Spec, from_dict, load
 from analysis.campaign.workloads import LaunchContext, wrap_container
 from analysis.campaign.workloads import get as get_workload
@@ -272,8 +271,15 @@ class Campaign:
         if not todo:
             return records.status_frame(list(rows.values()))
         device, note = self.resolve_device()
-        bar = CampaignProgress(self.spec.name, len(self.runs), len(self.runs) - len(todo),
-                               enabled=progress)
+        # progress on stderr: a bar that redraws in place on a terminal; elsewhere (a file,
+        # a notebook, a CI log, where each redraw would be a line) a line per finished run
+        done = len(self.runs) - len(todo)
+        bar = None
+        if progress and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(self.runs), initial=done, unit="run", desc=self.spec.name,
+                       file=sys.stderr)
         old = trap_sigterm()
         current = None
         # the longest run recorded in the folder (earlier invocations) or run here so far:
@@ -288,7 +294,8 @@ class Campaign:
                 if start_by is not None and time.monotonic() > start_by:
                     break
                 current = run
-                bar.start(run.run_id)
+                if bar is not None:
+                    bar.set_postfix_str(run.run_id)
                 t0 = time.monotonic()
                 try:
                     self._run_one(run, rows, device, note, start_by)
@@ -299,7 +306,13 @@ class Campaign:
                     current = None
                     break
                 longest = max(longest, time.monotonic() - t0)
-                bar.finish(run.run_id, rows[run.run_id]["state"], time.monotonic() - t0)
+                done += 1
+                if bar is not None:
+                    bar.update(1)
+                elif progress:
+                    print(f"{self.spec.name}: [{done}/{len(self.runs)}] {run.run_id} "
+                          f"{rows[run.run_id]['state']} in {time.monotonic() - t0:.1f} s",
+                          file=sys.stderr, flush=True)
                 current = None
         except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM through trap_sigterm
             why = f"interrupted ({str(exc) or 'SIGINT'}); nodes stopped, will run next time"
@@ -311,7 +324,8 @@ class Campaign:
                                       f"{current.run_id if current else 'start'}; status in "
                                       f"{self.out / 'status.json'}") from None
         finally:
-            bar.close()
+            if bar is not None:
+                bar.close()
             self.backend.close()
             restore_sigterm(old)
             self._save(rows)
