@@ -8,7 +8,7 @@ failure that another attempt would only repeat (``Outcome.no_retry``: a Slurm jo
 started) is not retried within the invocation; its reason says so. An
 interruption (SIGINT/SIGTERM) stops the nodes and leaves the run pending — never done.
 
-One run of a campaign at a time per output folder (:mod:`analysis.campaign.lock`). Every
+One run of a campaign at a time per output folder (:func:`records.campaign_lock`). Every
 process of every run gets ``OMP_NUM_THREADS`` (:data:`OMP_THREADS`, unless the spec's ``env``
 sets it), so that 1 and N processes per node compute with the same threads per process.
 """
@@ -34,7 +34,6 @@ from analysis.campaign.backends import (
     NodeOutcome,
     Outcome,
 )
-from analysis.campaign.lock import campaign_lock
 from analysis.campaign.node import visible_gpus
 from analysis.campaign.spec import Run, Spec, from_dict, load
 from analysis.campaign.workloads import LaunchContext, wrap_container
@@ -196,14 +195,14 @@ class Campaign:
         with none yet, the first run starts), and a queued Slurm job that has not started by
         then is cancelled (its run stays pending); the rest stay pending and a
         later call resumes them — for job time limits and lent machines. Raises
-        :class:`~analysis.campaign.lock.CampaignBusy` at once when another process runs a
+        :class:`~analysis.campaign.records.CampaignBusy` at once when another process runs a
         campaign in the same output folder, :class:`~analysis.campaign.resume.FolderMismatch`
         before anything runs when the folder holds done runs that this spec would run
         differently (:meth:`changes`), :class:`CampaignInterrupted` on SIGINT/SIGTERM.
         With `fresh`, the folder's contents are first moved aside into a dated folder beside
         it (:func:`~analysis.campaign.resume.move_aside`; nothing is deleted).
         """
-        with campaign_lock(self.out) as lock:
+        with records.campaign_lock(self.out) as lock:
             if fresh:
                 moved = resume.move_aside(self.out, keep=lock)
                 if moved:

@@ -17,8 +17,8 @@ import pytest
 import sleeper  # noqa: F401  (registers the test_sleeper workload)
 import yaml
 
-from analysis.campaign.lock import CampaignBusy, campaign_lock
 from analysis.campaign.node import alive, descendants
+from analysis.campaign.records import CampaignBusy, campaign_lock
 from analysis.campaign.runner import Campaign
 from analysis.campaign.spec import from_dict
 
