@@ -97,21 +97,6 @@ def _check_argv(argv: Sequence[str]) -> tuple[str, ...]:
 DEVNULL, PIPE, STDOUT = subprocess.DEVNULL, subprocess.PIPE, subprocess.STDOUT
 
 
-def _popen(args: tuple[str, ...], *, stdin, stdout, stderr, env, cwd,
-           new_session: bool) -> subprocess.Popen:
-    try:
-        return subprocess.Popen(args, stdin=stdin, stdout=stdout, stderr=stderr,
-                                env=dict(env) if env is not None else None, cwd=cwd,
-                                start_new_session=new_session)
-    except (FileNotFoundError, NotADirectoryError) as exc:
-        if cwd is not None and not os.path.isdir(cwd):  # not the program: its folder is missing
-            raise CommandError(args, None, reason=f"cannot be started: its working directory "
-                                                  f"{os.fspath(cwd)!r} does not exist") from None
-        raise CommandNotFoundError(args, None, reason=f"cannot be started: {exc.strerror}") from None
-    except (PermissionError, OSError) as exc:
-        raise CommandError(args, None, reason=f"cannot be started: {exc}") from None
-
-
 class Process:
     """A child started by :func:`start_process`; it runs until it ends or is stopped."""
 
@@ -191,8 +176,17 @@ def start_process(argv: Sequence[str], *, env: Mapping[str, str] | None = None,
     args = _check_argv(argv)
     if stdin not in (DEVNULL, PIPE):
         raise UsageError(f"start_process stdin must be DEVNULL or PIPE, not {stdin!r}")
-    popen = _popen(args, stdin=stdin, stdout=stdout, stderr=stderr, env=env,
-                   cwd=cwd, new_session=new_session)
+    try:
+        popen = subprocess.Popen(args, stdin=stdin, stdout=stdout, stderr=stderr,
+                                 env=dict(env) if env is not None else None, cwd=cwd,
+                                 start_new_session=new_session)
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        if cwd is not None and not os.path.isdir(cwd):  # not the program: its folder is missing
+            raise CommandError(args, None, reason=f"cannot be started: its working directory "
+                                                  f"{os.fspath(cwd)!r} does not exist") from None
+        raise CommandNotFoundError(args, None, reason=f"cannot be started: {exc.strerror}") from None
+    except OSError as exc:
+        raise CommandError(args, None, reason=f"cannot be started: {exc}") from None
     return Process(popen, args, new_session)
 
 
@@ -215,12 +209,10 @@ def run_command(argv: Sequence[str], timeout: float, check: bool = True,
     With ``check`` (default) a non-zero exit raises :class:`CommandError`; a missing program
     always raises :class:`CommandNotFoundError`.
     """
-    args = _check_argv(argv)
     if not timeout or timeout <= 0:
         raise UsageError(f"run_command timeout must be a positive number of seconds, not {timeout!r}")
-    proc = start_process(args, env=env, cwd=cwd, stdout=PIPE, stderr=PIPE, new_session=True)
+    proc = start_process(argv, env=env, cwd=cwd, stdout=PIPE, stderr=PIPE, new_session=True)
     out, err = proc.communicate(timeout)
-    result = CompletedCommand(args, proc.returncode, out, err)
-    if check and result.returncode != 0:
-        raise CommandError(args, result.returncode, result.stdout, result.stderr)
-    return result
+    if check and proc.returncode != 0:
+        raise CommandError(proc.argv, proc.returncode, out, err)
+    return CompletedCommand(proc.argv, proc.returncode, out, err)

@@ -8,7 +8,7 @@ failure that another attempt would only repeat (``Outcome.no_retry``: a Slurm jo
 started) is not retried within the invocation; its reason says so. An
 interruption (SIGINT/SIGTERM) stops the nodes and leaves the run pending — never done.
 
-One run of a campaign at a time per output folder (:mod:`analysis.campaign.lock`). Every
+One run of a campaign at a time per output folder (:func:`records.campaign_lock`). Every
 process of every run gets ``OMP_NUM_THREADS`` (:data:`OMP_THREADS`, unless the spec's ``env``
 sets it), so that 1 and N processes per node compute with the same threads per process.
 """
@@ -34,9 +34,7 @@ from analysis.campaign.backends import (
     NodeOutcome,
     Outcome,
 )
-from analysis.campaign.lock import CampaignLock
 from analysis.campaign.node import visible_gpus
-from analysis.campaign.progress import CampaignProgress
 from analysis.campaign.spec import Run, Spec, from_dict, load
 from analysis.campaign.workloads import LaunchContext, wrap_container
 from analysis.campaign.workloads import get as get_workload
@@ -197,16 +195,16 @@ class Campaign:
         with none yet, the first run starts), and a queued Slurm job that has not started by
         then is cancelled (its run stays pending); the rest stay pending and a
         later call resumes them — for job time limits and lent machines. Raises
-        :class:`~analysis.campaign.lock.CampaignBusy` at once when another process runs a
+        :class:`~analysis.campaign.records.CampaignBusy` at once when another process runs a
         campaign in the same output folder, :class:`~analysis.campaign.resume.FolderMismatch`
         before anything runs when the folder holds done runs that this spec would run
         differently (:meth:`changes`), :class:`CampaignInterrupted` on SIGINT/SIGTERM.
         With `fresh`, the folder's contents are first moved aside into a dated folder beside
         it (:func:`~analysis.campaign.resume.move_aside`; nothing is deleted).
         """
-        with CampaignLock(self.out) as lock:
+        with records.campaign_lock(self.out) as lock:
             if fresh:
-                moved = resume.move_aside(self.out, keep=lock.path)
+                moved = resume.move_aside(self.out, keep=lock)
                 if moved:
                     print(f"{self.spec.name}: moved the contents of {self.out} to {moved}",
                           file=sys.stderr, flush=True)
@@ -272,8 +270,15 @@ class Campaign:
         if not todo:
             return records.status_frame(list(rows.values()))
         device, note = self.resolve_device()
-        bar = CampaignProgress(self.spec.name, len(self.runs), len(self.runs) - len(todo),
-                               enabled=progress)
+        # progress on stderr: a bar that redraws in place on a terminal; elsewhere (a file,
+        # a notebook, a CI log, where each redraw would be a line) a line per finished run
+        done = len(self.runs) - len(todo)
+        bar = None
+        if progress and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(self.runs), initial=done, unit="run", desc=self.spec.name,
+                       file=sys.stderr)
         old = trap_sigterm()
         current = None
         # the longest run recorded in the folder (earlier invocations) or run here so far:
@@ -288,7 +293,8 @@ class Campaign:
                 if start_by is not None and time.monotonic() > start_by:
                     break
                 current = run
-                bar.start(run.run_id)
+                if bar is not None:
+                    bar.set_postfix_str(run.run_id)
                 t0 = time.monotonic()
                 try:
                     self._run_one(run, rows, device, note, start_by)
@@ -299,7 +305,13 @@ class Campaign:
                     current = None
                     break
                 longest = max(longest, time.monotonic() - t0)
-                bar.finish(run.run_id, rows[run.run_id]["state"], time.monotonic() - t0)
+                done += 1
+                if bar is not None:
+                    bar.update(1)
+                elif progress:
+                    print(f"{self.spec.name}: [{done}/{len(self.runs)}] {run.run_id} "
+                          f"{rows[run.run_id]['state']} in {time.monotonic() - t0:.1f} s",
+                          file=sys.stderr, flush=True)
                 current = None
         except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM through trap_sigterm
             why = f"interrupted ({str(exc) or 'SIGINT'}); nodes stopped, will run next time"
@@ -311,7 +323,8 @@ class Campaign:
                                       f"{current.run_id if current else 'start'}; status in "
                                       f"{self.out / 'status.json'}") from None
         finally:
-            bar.close()
+            if bar is not None:
+                bar.close()
             self.backend.close()
             restore_sigterm(old)
             self._save(rows)

@@ -48,37 +48,31 @@ def add_arguments(p) -> None:
                         "pending for the next invocation (default: no budget)")
 
 
-def record_launch_notebook(out: Path, spec_path: str | Path, backend: str | None) -> Path:
-    """Execute the launch notebook read-only for the campaign in `out`; the record's path.
-    Written atomically: a failure leaves the previous record (or none), never half of one."""
+def _record(campaign, args) -> bool:
+    """Execute the launch notebook read-only for the campaign as its record, atomically (a
+    failure leaves the previous record, or none, never half of one); False when interrupted.
+    Any other failure is one warning line: the campaign itself is done by then."""
     from analysis.notebook_run import execute_notebook, kernel
 
-    target = Path(out) / "00_launch.ipynb"
-    # the kernel talks over IPC sockets in a private folder (no TCP), and dies with the record
-    with tempfile.TemporaryDirectory(prefix="dlperf-launch-") as folder, kernel(folder) as km:
-        with atomic_path(target) as tmp:
-            execute_notebook(
-                config.NOTEBOOKS_DIR / target.name, tmp,
-                {"spec_path": str(Path(spec_path).resolve()), "spec_inline": None,
-                 "backend": backend, "dry_run": True, "out_dir": str(Path(out).resolve()),
-                 "progress": False, "time_budget": None}, km, folder)
-    return target
-
-
-def _record(campaign, args) -> bool:
-    """Write the launch-notebook record; False when interrupted. Any other failure is one
-    warning line: the campaign itself is done by then."""
+    target = campaign.out / "00_launch.ipynb"
+    params = {"spec_path": str(Path(args.spec).resolve()), "spec_inline": None,
+              "backend": args.backend, "dry_run": True, "out_dir": str(campaign.out),
+              "progress": False, "time_budget": None}
     try:
-        with sigterm_as_interrupt():  # stop like Ctrl-C: the kernel is killed, no half record
-            record_launch_notebook(campaign.out, args.spec, args.backend)
+        # stopped like Ctrl-C: the kernel is killed, no half record; the kernel talks over
+        # IPC sockets in a private folder (no TCP), and dies with the record
+        with (sigterm_as_interrupt(),
+              tempfile.TemporaryDirectory(prefix="dlperf-launch-") as folder,
+              kernel(folder) as km, atomic_path(target) as tmp):
+            execute_notebook(config.NOTEBOOKS_DIR / target.name, tmp, params, km, folder)
     except KeyboardInterrupt:
         print("dlperf run: interrupted while writing the launch notebook record",
               file=sys.stderr)
         return False
     except Exception as exc:  # papermill and the kernel raise errors of many kinds
         first = str(exc).strip().splitlines()[:1] or [type(exc).__name__]
-        print(f"dlperf run: warning: the launch notebook record {campaign.out}/00_launch.ipynb "
-              f"was not written: {first[0][:300]}", file=sys.stderr)
+        print(f"dlperf run: warning: the launch notebook record {target} was not written: "
+              f"{first[0][:300]}", file=sys.stderr)
     return True
 
 

@@ -38,7 +38,7 @@ def _mib(value) -> str:
 
 def _ib(devices) -> str:
     """InfiniBand/RoCE devices as 'mlx5_0 100 Gb/sec (InfiniBand)' (of a record read through
-    :func:`analysis.env.fields.usable`: lists of mappings)."""
+    :func:`analysis.env.record.usable`: lists of mappings)."""
     out = []
     for d in devices:
         ports = [f"{p.get('rate', '')} ({p.get('link_layer', '')})".strip()

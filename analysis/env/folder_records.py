@@ -2,7 +2,7 @@
 campaign's launch records, found inside LOG_DIR or given explicitly.
 
 - environment: ``env.json`` / ``*.env.json`` (written by ``dlperf env``), JSON objects; a
-  field of a wrong type (:mod:`analysis.env.fields`) is left out and listed;
+  field of a wrong type (:mod:`analysis.env.record`) is left out and listed;
 - topology: ``topo*.txt`` (saved ``nvidia-smi topo -m`` output), or the raw text kept in an
   environment record;
 - campaign: ``campaign.yaml`` (kept verbatim) and ``<stem>.done`` JSON markers holding the
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis import config, yamlio
-from analysis.env.fields import usable
+from analysis.env.record import usable
 from analysis.errors import UsageError
 from analysis.fsutil import display_path, loads_json, read_record
 from analysis.problems import excerpt
@@ -25,7 +25,7 @@ from analysis.problems import excerpt
 @dataclass
 class EnvInput:
     name: str  # file name relative to LOG_DIR (or as given)
-    record: dict  # without its fields of a wrong type (analysis.env.fields.usable)
+    record: dict  # without its fields of a wrong type (analysis.env.record.usable)
     #: the fields left out, 'gpu_count: "4" is a string, expected an integer; not used'
     problems: list[str] = field(default_factory=list)
 

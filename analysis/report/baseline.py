@@ -1,10 +1,12 @@
-"""The report's "Changes since baseline" section (``dlperf report LOG_DIR --baseline OTHER``):
-the report's campaign compared case by case with a baseline (:mod:`analysis.changes.compare`),
-as a table, a chart of the ratios with their intervals and one sentence on the method.
+"""What a report sets its campaign against, computed once by the publisher and handed to
+the kernels with the other frames (``analysis.report.prepared``):
 
-The comparison is computed once by the publisher (:func:`compare_with`) and handed to the
-kernels with the other frames (``analysis.report.prepared``); ``sections/changes.py`` shows
-it in one language.
+- ``--baseline OTHER`` (:func:`compare_with`): the campaign compared case by case with a
+  baseline (:mod:`analysis.changes.compare`), shown by ``sections/changes.py``;
+- ``--references FILE`` (:func:`match`): each case's median over the value of every
+  reference it matches (:mod:`analysis.changes.references`), only where the reference was
+  measured on the runs' hardware; page 1's reference block (``sections/reference.py``)
+  shows every reference.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from analysis.changes import verdict
 from analysis.discover import NoLogsError
 from analysis.errors import UsageError
 from analysis.fsutil import display_path
+
+
+def _rounded(v):
+    return None if pd.isna(v) else round(float(v), 5)
 
 
 @dataclass
@@ -34,11 +40,9 @@ class Changes:
 
     def numbers(self) -> list[dict]:
         """Per case: key, ratio NEW/BASE, its interval and the verdict (report_L.json)."""
-        def num(v):
-            return None if pd.isna(v) else round(float(v), 5)
-
-        return [{"case_key": r.case_key, "ratio": num(r.ratio), "ratio_low": num(r.ratio_low),
-                 "ratio_high": num(r.ratio_high), "verdict": r.verdict}
+        return [{"case_key": r.case_key, "ratio": _rounded(r.ratio),
+                 "ratio_low": _rounded(r.ratio_low), "ratio_high": _rounded(r.ratio_high),
+                 "verdict": r.verdict}
                 for r in self.table.itertuples(index=False)]
 
 
@@ -80,3 +84,41 @@ def compare_with(baseline: str | Path, store, log_dir: Path, runs: pd.DataFrame,
     result = compare(base, new, threshold, allow_different_hardware=True)
     return Changes(result.table, str(baseline), threshold, result.confidence,
                    result.env_changes, result.different_hardware)
+
+
+@dataclass
+class ReferenceRatios:
+    """The matches of a references file: one row per (reference, case) pair
+    (``references.COLUMNS``; ``excluded`` says why a pair is not shown), and the file as the
+    user named it."""
+
+    table: pd.DataFrame
+    file: str
+
+    @property
+    def shown(self) -> pd.DataFrame:
+        """The pairs measured on the runs' hardware."""
+        return self.table[self.table["excluded"].fillna("") == ""]
+
+    def numbers(self) -> list[dict]:
+        """Per shown match: case key, reference value, ratio median/value, source, hardware
+        (report_L.json)."""
+        return [{"case_key": r.case_key, "value": _rounded(r.value), "ratio": _rounded(r.ratio),
+                 "source": r.source, "hardware": r.hardware}
+                for r in self.shown.itertuples(index=False)]
+
+
+def match(path: str | Path, summary: pd.DataFrame, runs: pd.DataFrame | None = None,
+          envs=None) -> ReferenceRatios:
+    """The references of `path` matched against the report's cases (references no case
+    matches are left out: they are about no case of the report). The runs' GPUs come from
+    `runs` (analysis.stats.RUN_COLUMNS) and their env records `envs`
+    (analysis.env.folder_records.EnvInput); without `runs` no GPUs are known and no reference is
+    shown."""
+    from analysis.changes import environment, references
+
+    gpus_by_case = ({} if runs is None
+                    else references.case_gpus(runs, environment.run_env(runs, envs or [])))
+    table = references.check(summary, references.load_references(path), gpus_by_case=gpus_by_case)
+    table = table[table["case_key"] != ""].reset_index(drop=True)
+    return ReferenceRatios(table, str(path))

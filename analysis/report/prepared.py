@@ -22,8 +22,7 @@ from analysis.env import folder_records
 from analysis.env.folder_records import CampaignInput, EnvInput, TopoInput
 from analysis.errors import DLPerfError, UsageError
 from analysis.fsutil import atomic_write_text
-from analysis.report.baseline import Changes
-from analysis.report.vs_reference import ReferenceRatios
+from analysis.report.baseline import Changes, ReferenceRatios
 from analysis.suite_version import suite_commit
 
 #: Written last by :func:`save`: the frames beside it are complete.
@@ -106,9 +105,9 @@ def compute(log_dir=None, env=None, topology=None, method: str = "dlperf",
                                DEFAULT_THRESHOLD if threshold is None else threshold)
     ratios = None
     if references is not None:
-        from analysis.report import vs_reference
+        from analysis.report.baseline import match
 
-        ratios = vs_reference.match(references, summary, runs, envs)
+        ratios = match(references, summary, runs, envs)
     return Prepared(root, result, runs, summary, trace, envs, topos, camp, suite_commit(),
                     changes, ratios, agreement)
 

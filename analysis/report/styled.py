@@ -1,5 +1,8 @@
-"""Report tables as pandas Stylers: a fixed id per table (the same logs give the same
-bytes), the report's table classes, and per-column alignment (text left, numbers right)."""
+"""The report's HTML: tables as pandas Stylers (a fixed id per table, so the same logs give
+the same bytes; the report's table classes; per-column alignment, text left, numbers right),
+and the few outputs that are HTML of their own: the stylesheet cell and the logs
+(:class:`Fragment`), and the paragraphs and lists of ``notebooks/30_compare.ipynb``
+(:func:`para`, :func:`bullets`). Text in them goes through :func:`esc`."""
 
 from __future__ import annotations
 
@@ -10,8 +13,6 @@ from pathlib import Path
 
 import pandas as pd
 from pandas.io.formats.style import Styler
-
-from analysis.report.html import md_inline
 
 ALIGN = {"l": "left", "r": "right", "c": "center", "w": "right", "t": "left", "b": "right",
          "p": "left"}
@@ -27,6 +28,33 @@ CSS_PATH = Path(__file__).resolve().parent / "report.css"
 #: Classes of the tables that hold log text, commands and file names: MathJax (JupyterLab
 #: typesets HTML outputs) must not read `$…$` in them as formulas.
 NO_MATH = "tex2jax_ignore mathjax_ignore"
+
+
+class Fragment(str):
+    """Built, escaped HTML that a notebook cell shows as HTML (``text/html`` output)."""
+
+    def _repr_html_(self) -> str:
+        return str(self)
+
+
+def esc(value) -> str:
+    """HTML-escaped text of `value` (quotes too)."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def md_inline(text: str) -> str:
+    """Escape `text`, then render `code` spans (catalogue strings use backticks)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", esc(text))
+
+
+def para(text: str) -> str:
+    """A paragraph of escaped text (`code` spans rendered)."""
+    return f"<p>{md_inline(text)}</p>"
+
+
+def bullets(items: list[str]) -> str:
+    """A <ul> of escaped items (`code` spans rendered)."""
+    return "<ul>" + "".join(f"<li>{md_inline(i)}</li>" for i in items) + "</ul>"
 
 
 class ReportStyler(Styler):

@@ -17,8 +17,8 @@ import pytest
 import sleeper  # noqa: F401  (registers the test_sleeper workload)
 import yaml
 
-from analysis.campaign.lock import CampaignBusy, CampaignLock
 from analysis.campaign.node import alive, descendants
+from analysis.campaign.records import CampaignBusy, campaign_lock
 from analysis.campaign.runner import Campaign
 from analysis.campaign.spec import from_dict
 
@@ -92,7 +92,7 @@ def test_second_run_is_refused_while_the_first_runs_and_ctrl_c_leaves_it_pending
     assert not [p for p in tree if alive(p)]
     nb = json.loads((out / "00_launch.ipynb").read_text())
     assert "pending" in json.dumps(nb["cells"])
-    with CampaignLock(out):  # released by the first run
+    with campaign_lock(out):  # released by the first run
         pass
 
 
@@ -115,16 +115,16 @@ def test_kill_9_of_dlperf_run_leaves_no_agent_or_workload(tmp_path):
         time.sleep(0.2)
     left = [p for p in tree if alive(p)]
     assert left == [], [Path(f"/proc/{p}/cmdline").read_bytes() for p in left]
-    with CampaignLock(out):  # the kernel released the dead controller's lock
+    with campaign_lock(out):  # the kernel released the dead controller's lock
         pass
 
 
 def test_lock_refuses_a_second_holder_and_names_it(tmp_path):
-    with CampaignLock(tmp_path):
+    with campaign_lock(tmp_path):
         with pytest.raises(CampaignBusy, match=rf"pid {os.getpid()} on host "):
-            with CampaignLock(tmp_path):
+            with campaign_lock(tmp_path):
                 pass
-    with CampaignLock(tmp_path):  # free again
+    with campaign_lock(tmp_path):  # free again
         pass
 
 

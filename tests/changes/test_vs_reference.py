@@ -1,4 +1,4 @@
-"""The report's "vs reference" column (analysis.report.vs_reference) shows a reference only
+"""The report's "vs reference" column (analysis.report.baseline) shows a reference only
 where it was measured on the runs' GPUs (model and count from their env records); the note
 under the tables names the references left out and why, in English and Chinese."""
 
@@ -9,7 +9,7 @@ import pytest
 from analysis import stats
 from analysis.collect import parse_paths
 from analysis.env import folder_records
-from analysis.report import vs_reference
+from analysis.report import baseline
 
 from .campaigns import BUNDLED
 
@@ -43,7 +43,7 @@ def refs_file(tmp_path):
 
 def test_only_references_measured_on_the_runs_gpus_give_a_ratio(report_data, refs_file):
     summary, runs, envs = report_data
-    ratios = vs_reference.match(refs_file, summary, runs, envs)
+    ratios = baseline.match(refs_file, summary, runs, envs)
     assert [n["case_key"] for n in ratios.numbers()] == [FP32_1N1G]  # AMP_1N4G: V100 only
     assert ratios.numbers()[0]["ratio"] == pytest.approx(2998.16 / 3100, abs=1e-5)
     assert ratios.numbers()[0]["source"] == "our H200 baseline"
@@ -53,6 +53,6 @@ def test_only_references_measured_on_the_runs_gpus_give_a_ratio(report_data, ref
 
 def test_without_the_runs_no_reference_is_shown(report_data, refs_file):
     summary, _runs, _envs = report_data
-    ratios = vs_reference.match(refs_file, summary)
+    ratios = baseline.match(refs_file, summary)
     assert ratios.numbers() == []
     assert len(ratios.table) == 3  # matched, each left out: the runs' GPUs are not known

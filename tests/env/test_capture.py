@@ -290,9 +290,6 @@ def test_a_record_with_a_url_password_is_scrubbed_when_built():
     data = _record() | {"env": {"NCCL_X": "https://u:SECRETVALUE@host/p"}}
     rec = EnvRecord(**data)
     assert rec.env == {"NCCL_X": "https://u:***@host/p"}
-    rec.env["NCCL_X"] = "https://u:SECRETVALUE@host/p"
-    with pytest.raises(EnvRecordError, match="not redacted: NCCL_X"):
-        rec.validate()
 
 
 # ---- the record ------------------------------------------------------------------------------

@@ -1,12 +1,11 @@
-"""analysis.env.fields: the one declared layout of an env record, read strictly by EnvRecord
+"""analysis.env.record: the one declared layout of an env record, read strictly by EnvRecord
 and leniently (wrong fields left out) by reports and comparisons."""
 
 from __future__ import annotations
 
 import pytest
 
-from analysis.env.fields import usable
-from analysis.env.record import EnvRecord, EnvRecordError
+from analysis.env.record import EnvRecord, EnvRecordError, usable
 
 #: A hand-written record in the spellings ``dlperf env`` writes, with a key of its own.
 HAND = {"hostname": "n1", "gpu_model": "V100", "gpu_count": 8, "gpu_memory_mib": 16160,

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from analysis.env.capture import capture
-from analysis.env.fields import usable
 from analysis.env.probes import MATMUL_SECONDS, MATMUL_SIZE, measure_matmul, probe_matmul
-from analysis.env.record import EnvRecord
+from analysis.env.record import EnvRecord, usable
 
 ROOT = Path(__file__).resolve().parents[2]
 MEASURED = ROOT / "data" / "raw_logs" / "gpt_4gpu" / "matmul.json"

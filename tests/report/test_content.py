@@ -92,8 +92,10 @@ def test_charts_return_figures_in_both_languages():
 
 
 def test_topology_cells_have_link_classes():
-    assert plots.link_class("NV18") == "NV" and plots.link_class("0-11") is None
-    assert plots.link_color("NV12") == plots.LINK_COLORS["NV"] and plots.link_color("") is None
+    from analysis.report.sections.environment import LINK_COLORS, link_color
+
+    assert link_color("NV18") == LINK_COLORS["NV"] and link_color("0-11") is None
+    assert link_color("pix") == LINK_COLORS["PIX"] and link_color("") is None
 
 
 def test_inputs_found_in_log_dir(tmp_path):

@@ -16,8 +16,7 @@ import synth
 from conftest import ROOT, TOPO
 from pandas.io.formats.style import Styler
 
-from analysis.report import build
-from analysis.report import html as H
+from analysis.report import build, styled
 from analysis.report.build import cell_html
 from analysis.report.prose import Markdown
 
@@ -47,7 +46,7 @@ def test_sections_are_markdown_or_stylers(reports):
             assert type(getattr(rep, method)()) is Markdown, method
         for method in ("topology", "commands", "log_table", "problems"):
             assert isinstance(getattr(rep, method)(), Styler), method
-        fragments = [x for x in rep.cells() if isinstance(x, H.Fragment)]
+        fragments = [x for x in rep.cells() if isinstance(x, styled.Fragment)]
         # the stylesheet, and the logs: a paragraph with the folded list under it
         assert fragments == [rep.style(), rep.logs()]
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.i18n import Translator
-from analysis.report import html as H
 from analysis.report import styled
 from analysis.report.sections import register
 
@@ -24,7 +23,7 @@ SHORT_WINDOW_S = 30
 MAX_LISTED = 10
 
 
-def section(summary: pd.DataFrame, runs: pd.DataFrame, tr: Translator) -> H.Fragment | None:
+def section(summary: pd.DataFrame, runs: pd.DataFrame, tr: Translator) -> styled.Fragment | None:
     """Heading, how power and energy were measured, one row per case (`summary`) and the
     runs without energy with why (`runs`: the per-run frame); None when no case has an
     energy figure."""
@@ -43,10 +42,11 @@ def section(summary: pd.DataFrame, runs: pd.DataFrame, tr: Translator) -> H.Frag
         listed = [f"{r.run_id} ({r.energy_note})" for r in missing.head(MAX_LISTED).itertuples()]
         caption.append(tr("energy.runs_without", count=len(missing), runs="; ".join(listed)))
     table = styled.table(frame, "energy", "llrrrrrrrr", caption=caption or None)
-    return H.Fragment(f'<a id="sec-energy"></a>\n<h2>{H.esc(tr("section.energy"))}</h2>\n'
-                      f'<p>{H.md_inline(tr("energy.method"))}</p>\n{table.to_html()}')
+    heading = styled.esc(tr("section.energy"))
+    return styled.Fragment(f'<a id="sec-energy"></a>\n<h2>{heading}</h2>\n'
+                           f'<p>{styled.md_inline(tr("energy.method"))}</p>\n{table.to_html()}')
 
 
 @register("energy")
-def energy(rep) -> H.Fragment | None:
+def energy(rep) -> styled.Fragment | None:
     return section(rep.summary, rep.runs, rep.tr)

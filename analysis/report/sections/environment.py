@@ -4,12 +4,24 @@ matrices coloured by link type (``topology``)."""
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from analysis.env import describe, folder_records
 from analysis.env.folder_records import TopoInput
 from analysis.report import prose, styled
 from analysis.report.sections import register
+
+#: Colour of each `nvidia-smi topo -m` link class (fastest = darkest green).
+LINK_COLORS = {"X": "#d9d9d9", "NV": "#1a9850", "PIX": "#a6d96a", "PXB": "#fee08b",
+               "PHB": "#fdae61", "NODE": "#f46d43", "SYS": "#d73027"}
+
+
+def link_color(cell: str) -> str | None:
+    """The colour of a topology cell's link class ('NV12': NVLink), None when it names none."""
+    text = str(cell).strip().upper()
+    return LINK_COLORS.get("NV" if re.fullmatch(r"NV\d+", text) else text)
 
 
 def merge_lines(per_record: list[list[tuple[str, str]]]) -> list[tuple[str, str]]:
@@ -91,8 +103,6 @@ def topology(rep):
     parsed = [t for t in shown if t.topology is not None]
     if not parsed:
         return None
-    from analysis import plots
-
     lead = ([tr("env.hostname")] if len(parsed) > 1 else []) + [""]
     frames, styles, devices, others = [], [], {}, {}
     for topo in parsed:
@@ -103,8 +113,8 @@ def topology(rep):
         for c in frame.columns[1:]:
             if c in topo.topology.devices:
                 devices[c] = None
-                style[c] = [f"background-color: {plots.link_color(v)}"
-                            if plots.link_color(v) else "" for v in frame[c]]
+                style[c] = [f"background-color: {link_color(v)}" if link_color(v) else ""
+                            for v in frame[c]]
             else:
                 others[c] = None
         if len(parsed) > 1:

@@ -14,7 +14,6 @@ import pandas as pd
 
 from analysis.discover import find_logs
 from analysis.errors import DLPerfError, UsageError
-from analysis.report import html as H
 from analysis.report import styled
 from analysis.report.sections import register
 
@@ -80,7 +79,7 @@ def other_files(rep) -> dict[str, list[Path]]:
 
 
 @register("logs")
-def logs(rep) -> H.Fragment:
+def logs(rep) -> styled.Fragment:
     tr = rep.tr
     files = rep.shared(log_files)
     kinds: dict[str, int] = {}
@@ -101,12 +100,12 @@ def logs(rep) -> H.Fragment:
     if beside:
         text = tr("logs.with_beside", summary=text, beside=tr("logs.beside", kinds=beside))
     table = rep.log_table().to_html()
-    summary = H.para(text)
+    summary = styled.para(text)
     if rep.log_base_url:  # the folder's address as a link: on paper too
-        summary = summary.replace(H.esc(rep.log_base_url),
+        summary = summary.replace(styled.esc(rep.log_base_url),
                                   styled.link(rep.log_base_url, rep.log_base_url), 1)
-    return H.Fragment(f"{summary}<details class=\"dlperf-logs-list\"><summary>"
-                      f"{H.esc(tr('logs.list'))}</summary>{table}</details>")
+    return styled.Fragment(f"{summary}<details class=\"dlperf-logs-list\"><summary>"
+                           f"{styled.esc(tr('logs.list'))}</summary>{table}</details>")
 
 
 def href(rep, p: Path) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 
 from analysis import __version__
-from analysis.report import html as H
 from analysis.report import prose, styled, tables
 from analysis.report.sections import register
 from analysis.report.sections.gpt_strategies import case_facts
@@ -17,8 +16,8 @@ from analysis.stats import gpt_runs
 
 
 @register("style")
-def style(rep) -> H.Fragment:
-    return H.Fragment(f"<style>{styled.CSS_PATH.read_text(encoding='utf-8')}</style>")
+def style(rep) -> styled.Fragment:
+    return styled.Fragment(f"<style>{styled.CSS_PATH.read_text(encoding='utf-8')}</style>")
 
 
 @register("title_block")
