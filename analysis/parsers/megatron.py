@@ -62,9 +62,14 @@ _DS_LAUNCH = re.compile(rb"\[launch\.py:\d+:main\] nnodes=(\d{1,6}), num_local_p
 #: Megatron's count of micro-batches an iteration accumulates (global batch / (micro x DP)).
 _MICRO_BATCHES = re.compile(rb"[^\n]*?setting number of micro-batches to constant (\d{1,12})[ \t]*$", re.M)
 #: An evaluation's line (``validation loss at iteration 100 | lm loss value: 9.08E+00 | ...``;
-#: ``... at the end of training for val data``): the validation rows, whose lines mark the
-#: interval it ran in, as other families' evaluation lines do.
-_VALIDATION = re.compile(rb"validation loss at (?:iteration (\d{1,18})\b)?[^|\n]*\|([^\n]*)")
+#: ``validation-<set> loss at ...``, ``... at the end of training for val data``): the
+#: validation rows, whose lines mark the interval it ran in, as other families' evaluation
+#: lines do.
+_VALIDATION = re.compile(rb"validation(?:-[^ |\n]+)? loss at (?:iteration (\d{1,18})\b)?[^|\n]*"
+                         rb"\|([^\n]*)")
+#: The ``evaluate`` timer's entry, which Megatron-LM prints after each evaluation since it
+#: stopped its iteration timer around them (November 2023).
+_EVALUATE_TIMER = re.compile(rb"^[^\n]{0,40}? {2,}evaluate \.{3,}: [(0-9]", re.M)
 
 
 def _ds_config(key: bytes) -> re.Pattern:
@@ -651,8 +656,11 @@ def _read_validation(log: LogText, parsed: ParsedLog) -> None:
     """The evaluations' lines as validation rows (their ``lm loss value``, NaN where another
     loss is printed): Megatron's timer runs across an evaluation, so the elapsed time per
     iteration of the interval that holds one counts it, and the methods read these lines
-    to leave that interval out or say it is counted."""
-    if b"validation loss at " not in log.data:
+    to leave that interval out or say it is counted. None where the log prints the
+    ``evaluate`` timer: that version stops the iteration timer around an evaluation, so the
+    interval's elapsed time is training alone."""
+    if b" loss at " not in log.data or (
+            b"evaluate ..." in log.data and _EVALUATE_TIMER.search(log.data)):
         return
     matches, lines = found(log, _VALIDATION)
     if not matches:

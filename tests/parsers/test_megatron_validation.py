@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from analysis import metrics as M
+from analysis import parsers
 from analysis.collect import parse_paths
+from analysis.logtext import LogText
 from analysis.stats import run_throughput
 
 ORIGIN = (Path(__file__).resolve().parents[1] / "data" / "real" / "megatron_deepspeed_examples"
@@ -24,14 +26,19 @@ def _lines() -> list[str]:
     return gzip.decompress(ORIGIN.read_bytes()).decode().splitlines(keepends=True)
 
 
-def _validated(after, extra_ms: float) -> str:
-    """The real log with a copy of its validation block (the line between two rules) after
-    the iteration lines of `after` (iterations; the real one after 100 stays), and
-    `extra_ms` more on the elapsed time of each interval a copy is in (what the real interval
-    100 -> 110 shows: ~320 ms)."""
+#: What Megatron-LM prints after an evaluation since it stops its iteration timer around one.
+EVALUATE_TIMER = ("(min, max) time across ranks (ms):\n    evaluate "
+                  "........................................: (3190.41, 3201.27)\n")
+
+
+def _validated(after, extra_ms: float, timer: str = "") -> str:
+    """The real log with a copy of its validation block (the line between two rules, `timer`
+    before it) after the iteration lines of `after` (iterations; the real one after 100
+    stays), and `extra_ms` more on the elapsed time of each interval a copy is in (what the
+    real interval 100 -> 110 shows: ~320 ms)."""
     lines = _lines()
     at = next(i for i, ln in enumerate(lines) if "validation loss at iteration 100" in ln)
-    block, out, held = lines[at - 1:at + 2], [], False
+    block, out, held = [timer] + lines[at - 1:at + 2], [], False
     for ln in lines:
         m = _ITERATION.match(ln)
         if m and held:
@@ -76,6 +83,26 @@ def test_a_validation_in_every_interval_flags_the_figure(tmp_path, method):
     assert row["problem_kind"] == "evaluation_in_figure"
     assert "holds evaluation lines" in row["problem"]
     assert row["throughput"] < 300
+
+
+@pytest.mark.parametrize("method", ["window", "dlperf"])
+def test_validations_timed_apart_are_no_marks(tmp_path, method):
+    """Megatron-LM since November 2023 stops its iteration timer around an evaluation and
+    prints an `evaluate` timer after it: the interval's elapsed time is training alone, so
+    a validation in every interval is no evaluation in the figure."""
+    (tmp_path / "b.log").write_text(_validated(range(10, 160, 10), 0.0, EVALUATE_TIMER))
+    result = parse_paths([tmp_path / "b.log"], jobs=1)
+    assert (result.observations["phase"] != M.VAL).all()
+    row = run_throughput(result, method).iloc[0]
+    assert row["problem_kind"] == "" and row["throughput"] > 400
+
+
+def test_a_named_validation_set_is_read():
+    """`validation-<set> loss at iteration N`: Megatron-LM's line for each of several sets."""
+    text = gzip.decompress(ORIGIN.read_bytes()).replace(b"validation loss at",
+                                                        b"validation-pile loss at")
+    parsed = parsers.get("megatron").parse(LogText.from_bytes(text, "mem"))
+    assert [int(b["step"][0]) for b in parsed.obs.blocks if b["phase"] == M.VAL] == [100]
 
 
 def test_a_median_of_mostly_validation_intervals_is_flagged(tmp_path):
