@@ -198,19 +198,22 @@ def _older_rule(run: RunData, why: str) -> Estimate:
 
 # --- OneFlow GPT and Megatron: printed latencies ---------------------------------------------
 
-#: Intervals at the final global batch a figure after a batch-size ramp-up rests on (the
-#: first at that batch left out): the fewest whose median sets one odd interval, an
-#: evaluation or a checkpoint, aside. A bound, not a rule of Megatron's: fewer give no figure.
-MIN_AFTER_RAMP_UP = 3
+#: Intervals a median rests on (after a batch-size ramp-up: at the final batch, its first
+#: left out): the fewest whose median sets one odd interval, an evaluation or a checkpoint,
+#: aside. A bound, not a rule of Megatron's: fewer give no figure.
+MIN_MEDIAN = 3
 
 
 def latency_rule(run: RunData, what: str, ramp_up: np.ndarray = ()) -> Estimate:
     """Latency = median of the printed per-interval latencies after the first (start-up) one,
     the lines `ramp_up` (intervals at a smaller global batch) left out, and the first
     interval after them too (the new batch's start-up, which may hold iterations of the
-    last smaller batch); at least MIN_AFTER_RAMP_UP must be left after a ramp-up, else there
-    is no figure (``truncated``). Throughput = global batch / latency. Steps that repeat or
-    go back give no figure."""
+    last smaller batch); at least MIN_MEDIAN must be left, else there is no figure
+    (``truncated``). Throughput = global batch / latency, flagged where intervals holding
+    an evaluation are in it (:func:`~analysis.stats.methods.window.evaluations_in_latencies`).
+    Steps that repeat or go back give no figure."""
+    from analysis.stats.methods.window import evaluations_in_latencies, holds_evaluation
+
     method = (f"median of the printed {what} of every interval after the first (start-up) "
               "interval; throughput = global batch / latency")
     if len(ramp_up):
@@ -224,35 +227,34 @@ def latency_rule(run: RunData, what: str, ramp_up: np.ndarray = ()) -> Estimate:
     if not np.isfinite(gbs):
         return Estimate.fail("the global batch size is unknown", kind="missing_metadata",
                              method=method)
-    kept = rows.iloc[1:]
-    if len(kept):
-        lines = rows["line"].to_numpy()
+    lines, printed = rows["line"].to_numpy(), rows["value"].to_numpy(dtype=float)
+    if len(rows) > 1:
         refused = run.refuse(lines.min(), lines.max(), method, timestamps=False)
         if refused is not None:
             return refused
-    if len(ramp_up):
-        end = int(np.max(ramp_up))
-        after = rows[rows["line"].to_numpy() > end]
-        values = after["value"].to_numpy(dtype=float)[1:]
-        values = values[np.isfinite(values)]
-        if len(values) < MIN_AFTER_RAMP_UP:
-            step = rows["step"].to_numpy(dtype=float)[rows["line"].to_numpy() == end]
-            at = f" (iteration {int(step[0])})" if len(step) and np.isfinite(step[0]) else ""
+    end = int(np.max(ramp_up)) if len(ramp_up) else -1
+    used = np.flatnonzero(lines > end)[1:]
+    used = used[np.isfinite(printed[used])]
+    if len(used) < MIN_MEDIAN:
+        if not len(ramp_up):
             return Estimate.fail(
-                f"the batch-size ramp-up ends on line {end}{at}; the log prints {len(after)} "
-                f"latency interval(s) after it, {len(values)} after the first at the final "
-                f"global batch (its start-up, left out): at least {MIN_AFTER_RAMP_UP} are "
-                "needed for a median", kind="truncated", method=method)
-    else:
-        values = kept["value"].to_numpy(dtype=float)
-        values = values[np.isfinite(values)]
-    if not len(values):
-        return Estimate.fail(f"the log prints {len(rows)} latency interval(s); at least one "
-                             "after the first is needed", kind="truncated", method=method)
-    latency = float(np.median(values))
+                f"the log prints {len(rows)} latency interval(s), {len(used)} after the first "
+                f"(start-up, left out): at least {MIN_MEDIAN} are needed for a median",
+                kind="truncated", method=method)
+        step = rows["step"].to_numpy(dtype=float)[lines == end]
+        at = f" (iteration {int(step[0])})" if len(step) and np.isfinite(step[0]) else ""
+        return Estimate.fail(
+            f"the batch-size ramp-up ends on line {end}{at}; the log prints "
+            f"{int((lines > end).sum())} latency interval(s) after it, {len(used)} after the "
+            f"first at the final global batch (its start-up, left out): at least {MIN_MEDIAN} "
+            "are needed for a median", kind="truncated", method=method)
+    latency = float(np.median(printed[used]))
     if latency <= 0:
         return Estimate.fail(f"the median printed latency is {latency:g} s", "impossible_value",
                              method)
     steps = rows["step"].dropna().to_numpy(dtype=float)
     iters = int(steps[-1] - steps[0]) if len(steps) > 1 else 0
-    return Estimate(throughput=gbs / latency, method=method, iterations=iters, latency=latency)
+    held = np.concatenate([[False], holds_evaluation(run.evaluations, lines)])
+    return evaluations_in_latencies(
+        Estimate(throughput=gbs / latency, method=method, iterations=iters, latency=latency),
+        lines[used], printed[used], held[used], int(lines[used[0] - 1]), median=True)

@@ -61,6 +61,15 @@ _MODEL = re.compile(rb"^> building (GPT|BERT|T5)\w* model", re.M)
 _DS_LAUNCH = re.compile(rb"\[launch\.py:\d+:main\] nnodes=(\d{1,6}), num_local_procs=(\d{1,6}), ")
 #: Megatron's count of micro-batches an iteration accumulates (global batch / (micro x DP)).
 _MICRO_BATCHES = re.compile(rb"[^\n]*?setting number of micro-batches to constant (\d{1,12})[ \t]*$", re.M)
+#: An evaluation's line (``validation loss at iteration 100 | lm loss value: 9.08E+00 | ...``;
+#: ``validation-<set> loss at ...``, ``... at the end of training for val data``): the
+#: validation rows, whose lines mark the interval it ran in, as other families' evaluation
+#: lines do.
+_VALIDATION = re.compile(rb"validation(?:-[^ |\n]+)? loss at (?:iteration (\d{1,18})\b)?[^|\n]*"
+                         rb"\|([^\n]*)")
+#: The ``evaluate`` timer's entry, which Megatron-LM prints after each evaluation since it
+#: stopped its iteration timer around them (November 2023).
+_EVALUATE_TIMER = re.compile(rb"^[^\n]{0,40}? {2,}evaluate \.{3,}: [(0-9]", re.M)
 
 
 def _ds_config(key: bytes) -> re.Pattern:
@@ -213,6 +222,13 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
     # a complete line ends with `|`; a cut one (killed run, truncated file) does not
     ok = np.char.endswith(np.char.rstrip(groups[:, 2]), b"|")
     bad_lines(log, lines[~ok], "Megatron-LM iteration", parsed)
+    for i in np.flatnonzero(ok & (np.char.find(groups[:, 2], b",") >= 0)).tolist():
+        if (said := _comma_number(groups[i, 2])) is not None:
+            ok[i] = False
+            bad_lines(log, lines[i:i + 1], "Megatron-LM iteration", parsed, (
+                f"prints {said}: a number going on past a comma, which Megatron's prints never "
+                "hold (read as a decimal comma or as a thousands separator, it would be a "
+                "guess); the line is not read"))
     ok[ok] = in_int64(log, lines[ok], "Megatron-LM iteration", parsed, groups[ok, 0])
     if not ok.any():
         return
@@ -249,6 +265,20 @@ def _read_iterations(log: LogText, parsed: ParsedLog) -> None:
             parsed.obs.add(line=at, metric=metric, value=np.array([seconds[k] for k in at]),
                            phase=M.TRAIN, unit=M.SECONDS, step=step[of], timestamp=ts[of],
                            rank=None if ranks is None else ranks[of])
+
+
+#: A number going on past a comma (``578,5``, ``2,560``): no print of Megatron's.
+_COMMA_NUMBER = re.compile(rb"[-+]?[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?,[0-9][^ ]*")
+
+
+def _comma_number(rest: bytes) -> str | None:
+    """``field: value`` of the first field read (_FIELDS) of an iteration line whose value
+    is a number going on past a comma, else None."""
+    for part in rest.split(b"|"):
+        name, _, value = part.partition(b": ")
+        if name.strip().decode("latin-1") in _FIELDS and _COMMA_NUMBER.fullmatch(value.strip()):
+            return f"{name.strip().decode('latin-1')}: {value.strip().decode('latin-1')}"
+    return None
 
 
 def _timer_fields(log: LogText) -> dict[int, dict[bytes, float]]:
@@ -622,6 +652,26 @@ def _read_launcher(log: LogText, parsed: ParsedLog) -> None:
         parsed.state(key, int(value), line)
 
 
+def _read_validation(log: LogText, parsed: ParsedLog) -> None:
+    """The evaluations' lines as validation rows (their ``lm loss value``, NaN where another
+    loss is printed): Megatron's timer runs across an evaluation, so the elapsed time per
+    iteration of the interval that holds one counts it, and the methods read these lines
+    to leave that interval out or say it is counted. None where the log prints the
+    ``evaluate`` timer: that version stops the iteration timer around an evaluation, so the
+    interval's elapsed time is training alone."""
+    if b" loss at " not in log.data or (
+            b"evaluate ..." in log.data and _EVALUATE_TIMER.search(log.data)):
+        return
+    matches, lines = found(log, _VALIDATION)
+    if not matches:
+        return
+    groups = np.array([m.groups(b"") for m in matches], dtype="S")
+    fit = in_int64(log, lines, "Megatron-LM validation", parsed, groups[:, 0])
+    groups, lines = groups[fit], lines[fit]
+    parsed.obs.add(line=lines, metric=M.LOSS, phase=M.VAL, step=ints(groups[:, 0]),
+                   value=floats(field_values(groups[:, 1], b"lm loss value")))
+
+
 def _read_memory(log: LogText, parsed: ParsedLog) -> None:
     matches, lines = found(log, _MEMORY)
     if not matches:
@@ -696,6 +746,7 @@ class MegatronParser(GPTCases, LogParser):
             _restated_batch(log, parsed)
         _batch_statements(log, parsed, dump_lines)
         _read_memory(log, parsed)
+        _read_validation(log, parsed)
         return parsed
 
     def dlperf(self, run: RunData) -> Estimate:

@@ -282,6 +282,7 @@ def _latencies_against_clock(run: RunData, est: Estimate) -> Estimate:
     lines, value = cols["line"][rows], cols["value"][rows]
     n = np.diff(cols["step"][rows], prepend=0.0)
     inside = (lines >= est.window[0]) & (lines <= est.window[1])
+    inside[1:] &= ~holds_evaluation(run.evaluations, lines)  # left out of the window
     if not n[inside].sum() > 0 or not math.isclose(
             float((value * n)[inside].sum() / n[inside].sum()), est.latency, rel_tol=1e-9):
         return est  # timed by something else than these latencies

@@ -201,7 +201,8 @@ def _dump(**args) -> bytes:
             + "\n".join(lines) + "\n-------------------- end of arguments ---------------------\n"
             "Training...\n| step | micro_batches | samples | throughput | latency | loss |\n"
             "| 10 | 10 | 160 | 1.0 | 16.0 | 11.0 |\n| 20 | 20 | 320 | 25.0 | 0.64 | 10.9 |\n"
-            "| 30 | 30 | 480 | 25.0 | 0.64 | 10.8 |\n").encode()
+            "| 30 | 30 | 480 | 25.0 | 0.64 | 10.8 |\n| 40 | 40 | 640 | 25.0 | 0.64 | 10.7 |\n"
+            "| 50 | 50 | 800 | 25.0 | 0.64 | 10.6 |\n").encode()
 
 
 MP8 = dict(micro_batch_size=16, num_accumulation_steps=1, num_gpus_per_node=8, num_nodes=1,

@@ -220,7 +220,8 @@ def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
     holds the end of an epoch, evaluation or a checkpoint; one holding an evaluation line
     ran evaluation wherever it falls, so the window leaves it out alike). Where too few
     intervals hold none to fill the window (an evaluation line after every training line),
-    the window counts them, and its method text says so."""
+    the window counts them, its method text says so, and the figure checks flag it where
+    the run's intervals without one do not show them to cost nothing."""
     order = np.argsort(lines, kind="stable")
     steps, ts, lines = steps[order], ts[order], lines[order]
     keep = np.isfinite(ts)
@@ -266,6 +267,12 @@ def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
 
 
 def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Estimate:
+    """The window from the printed latencies: global batch x iterations / their sum over the
+    intervals after `warmup` to `warmup + measure`. An interval holding an evaluation line
+    (its printed time counts the evaluation, as Megatron's timer runs across it) is left
+    out, and the window runs on by its iterations as far as the log goes; where every
+    interval of the window holds one, it counts them, says so, and the figure is flagged
+    (:func:`evaluations_in_latencies`)."""
     cols = train_arrays(run)
     rows = series_rows(run, cols, M.LATENCY)
     rows = rows[lowest_rank(cols["rank"][rows])]
@@ -277,27 +284,87 @@ def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Esti
     order = np.argsort(steps, kind="quicksort")  # as pandas sorts the Int64 steps
     rows, steps = rows[order], steps[order]
     prev = np.concatenate([[0], steps[:-1]])
-    inside = (prev >= warmup) & (steps <= warmup + measure)
-    if not inside.any() or steps[-1] < warmup + measure:
+    if steps[-1] < warmup + measure:
         return truncated(label, warmup, measure, int(steps[-1]), _first_step(run))
-    inside_lines = cols["line"][rows][inside]
+    lines = cols["line"][rows]
+    held = np.concatenate([[False], holds_evaluation(run.evaluations, lines)])
+    after = prev >= warmup
+    # the training iterations up to each line: the held intervals' ones do not count
+    ran = steps - np.cumsum(np.where(after & held, steps - prev, 0))
+    inside = after & np.where(held, ran < warmup + measure, ran <= warmup + measure)
+    counted = not (inside & ~held).any()
+    if counted:
+        inside = after & (steps <= warmup + measure)
+    if not inside.any():
+        return truncated(label, warmup, measure, int(steps[-1]), _first_step(run))
+    inside_lines = lines[inside]
     refused = run.refuse(inside_lines.min(), inside_lines.max(), label, timestamps=False)
     if refused is not None:
         return refused
-    n_it = steps[inside] - prev[inside]
-    seconds = float((cols["value"][rows][inside] * n_it).sum())
+    used = inside if counted else inside & ~held
+    n_it = steps[used] - prev[used]
+    latencies = cols["value"][rows][used]
+    seconds = float((latencies * n_it).sum())
     iters = int(n_it.sum())
     if iters <= 0 or not seconds > 0:
         return Estimate.fail(f"the printed latencies add up to {seconds:g} s over {iters} "
                              "iterations", "impossible_value", label)
     latency = seconds / iters
     label += " from printed latencies"
-    batches = printed_batches(run, cols, cols["line"][rows][inside])
+    out = inside & held
+    if out.any():
+        first = int(lines[np.flatnonzero(out)[0] - 1])
+        label += (EVALUATIONS_COUNTED.format(n=int(out.sum()), of=int(inside.sum()), line=first)
+                  if counted else EVALUATIONS.format(n=int(out.sum()), line=first))
+    batches = printed_batches(run, cols, lines[used])
     edges = (int(inside_lines.min()), int(inside_lines.max()))
     if (batches != run.global_batch_size).any():
-        return Estimate(float((batches * n_it).sum()) / seconds, label + RAMP_UP, iters,
-                        latency, window=edges)
-    return Estimate(run.global_batch_size / latency, label, iters, latency, window=edges)
+        est = Estimate(float((batches * n_it).sum()) / seconds, label + RAMP_UP, iters,
+                       latency, window=edges)
+    else:
+        est = Estimate(run.global_batch_size / latency, label, iters, latency, window=edges)
+    a = int(np.flatnonzero(used)[0])
+    return evaluations_in_latencies(est, lines[used], latencies, held[used],
+                                    int(lines[max(a - 1, 0)]))
+
+
+def evaluations_in_latencies(est: Estimate, lines: np.ndarray, latencies: np.ndarray,
+                             held: np.ndarray, before: int, median: bool = False) -> Estimate:
+    """`est`, a figure from the printed latencies of the intervals ending at `lines` (in line
+    order, the first starting at line `before`; their mean, or their `median`, which counts
+    an evaluation only where a middle interval holds one), of which `held` hold an
+    evaluation line, kept but flagged where it counts their evaluations:
+    ``evaluation_in_figure`` where fewer than MIN_RECURRING of them are without one (one or
+    two may hold a stall: no interval times training alone), else ``figure_mismatch`` where
+    its latency is more than MISMATCH over those intervals' median (training's pace)."""
+    from analysis.stats.figure_checks import MISMATCH, _flag  # it imports this module
+
+    order = np.argsort(latencies, kind="stable")
+    middle = order[(len(order) - 1) // 2:len(order) // 2 + 1] if median else order
+    if not held[middle].any():
+        return est
+    first = int(np.flatnonzero(held)[0])
+    start = before if first == 0 else int(lines[first - 1])
+    span = f"the figure's lines {before} to {int(lines[-1])}"
+    whose = (f"every interval of {span} holds evaluation lines ({len(held)} intervals)"
+             if held.all() else
+             f"{int(held.sum())} of the {len(held)} intervals of {span} hold evaluation lines "
+             f"(first between lines {start} and {int(lines[first])})")
+    free = latencies[~held]
+    if len(free) < MIN_RECURRING:
+        return _flag(est, "evaluation_in_figure", (
+            f"{whose}{'' if held.all() else f', {len(free)} none, fewer than {MIN_RECURRING}'}"
+            ": no interval times training alone, and the latencies printed for those holding "
+            "one count the evaluation run inside them, so the figure counts the evaluations' "
+            f"time as training; the figure {est.throughput:,.2f} samples/s is kept"))
+    pace = float(np.median(free))
+    if est.latency <= (1 + MISMATCH) * pace:
+        return est
+    return _flag(est, "figure_mismatch", (
+        f"{whose}, whose printed latencies count the evaluation run inside them: the figure's "
+        f"{est.latency:.6g} s an iteration is {est.latency / pace - 1:.1%} over the median of "
+        f"the {len(free)} without one, {pace:.6g} s, so it counts the evaluations' time as "
+        f"training; the figure {est.throughput:,.2f} samples/s is kept"))
 
 
 def _first_step(run: RunData) -> int | None:
