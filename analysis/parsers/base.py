@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
@@ -47,8 +48,9 @@ class Observations:
         block = {"n": n, "value": _column(value, np.float64, n)}
         for name, v in (("line", line), ("step", step), ("epoch", epoch),
                         ("rank", rank), ("device", device)):
-            block[name] = _column(_MISSING_INT if v is None else v, np.int64, n)
-        block["timestamp"] = _column(np.nan if timestamp is None else timestamp, np.float64, n)
+            block[name] = _missing(np.int64, n) if v is None else _column(v, np.int64, n)
+        block["timestamp"] = (_missing(np.float64, n) if timestamp is None
+                              else _column(timestamp, np.float64, n))
         for name, v in (("phase", phase), ("metric", metric), ("unit", unit)):
             if not isinstance(v, str):
                 v = np.asarray(v, dtype=object)
@@ -119,6 +121,14 @@ def _column(v, dtype, n: int) -> np.ndarray:
         a.flags.writeable = False
         return a
     return repeated(a, n)
+
+
+@lru_cache(maxsize=1024)
+def _missing(dtype: type, n: int) -> np.ndarray:
+    """A read-only column of n values not printed (-1, or NaN for a float column), made once
+    for each length: blocks share it as they share a line's arrays (making it is most of
+    the cost of a block of a few hundred rows)."""
+    return repeated(_MISSING_INT if dtype is np.int64 else np.nan, n, dtype)
 
 
 def repeated(value, n: int, dtype=None) -> np.ndarray:
