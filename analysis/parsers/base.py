@@ -100,6 +100,9 @@ class Observations:
         given), the first row of each line, in line order."""
         parts = []
         for b in self.blocks:
+            if isinstance(b["phase"], str) and b["phase"] != M.TRAIN or metric is not None \
+                    and isinstance(b["metric"], str) and b["metric"] != metric:
+                continue  # none of its rows (as `rows` skips it)
             keep = (b["phase"] == M.TRAIN) & (b["step"] != _MISSING_INT)
             if metric is not None:
                 keep = keep & (b["metric"] == metric)
@@ -108,6 +111,8 @@ class Observations:
                 parts.append((b["line"][keep], b["step"][keep], b["timestamp"][keep]))
         if not parts:
             return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64)
+        if len(parts) == 1 and (np.diff(parts[0][0]) > 0).all():
+            return parts[0]  # a row a line in line order already (a family's usual block)
         lines, steps, ts = (np.concatenate(col) for col in zip(*parts, strict=True))
         lines, first = np.unique(lines, return_index=True)
         return lines, steps[first], ts[first]
