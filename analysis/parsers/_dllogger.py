@@ -63,7 +63,12 @@ _STATED = re.compile(_LINE + rb"PARAMETER [^\n]*?\b(?:framework : (PyTorch|Tenso
 def stated_framework(head: bytes) -> str:
     """'pytorch' or 'tensorflow' where a PARAMETER line of `head` ("\\n" + a log's head)
     states its framework, else '': what the program says of itself outweighs its step form,
-    which dllogger prints as the program passes it (a tuple by default, ``str(step)``)."""
+    which dllogger prints as the program passes it (a tuple by default, ``str(step)``).
+    The pattern's two literals are looked for first: its lazy scan of an argument dump's
+    long line costs most of a sniff where the dump states neither."""
+    lower = head.lower()
+    if b"framework : " not in lower and b"_version : " not in lower:
+        return ""
     m = _STATED.search(head)
     if m is None:
         return ""

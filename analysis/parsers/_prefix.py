@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from analysis import metrics as M
-from analysis.logtext import LogText
+from analysis.logtext import LogText, contains
 from analysis.parsers.base import ParsedLog, repeated
 
 FIRST_LINES = 256
@@ -48,7 +48,7 @@ def first_lines(log: LogText, late_markers: tuple[bytes, ...] = (),
             yield log  # no line after the prefix
             return
         cut = end + 1
-        if not any(data.find(m, cut) >= 0 for m in late_markers):
+        if not any(contains(data, m, cut) for m in late_markers):
             yield LogText(log.source, data[:cut])
         n *= 2
     yield log

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
@@ -47,8 +48,9 @@ class Observations:
         block = {"n": n, "value": _column(value, np.float64, n)}
         for name, v in (("line", line), ("step", step), ("epoch", epoch),
                         ("rank", rank), ("device", device)):
-            block[name] = _column(_MISSING_INT if v is None else v, np.int64, n)
-        block["timestamp"] = _column(np.nan if timestamp is None else timestamp, np.float64, n)
+            block[name] = _missing(np.int64, n) if v is None else _column(v, np.int64, n)
+        block["timestamp"] = (_missing(np.float64, n) if timestamp is None
+                              else _column(timestamp, np.float64, n))
         for name, v in (("phase", phase), ("metric", metric), ("unit", unit)):
             if not isinstance(v, str):
                 v = np.asarray(v, dtype=object)
@@ -98,6 +100,9 @@ class Observations:
         given), the first row of each line, in line order."""
         parts = []
         for b in self.blocks:
+            if isinstance(b["phase"], str) and b["phase"] != M.TRAIN or metric is not None \
+                    and isinstance(b["metric"], str) and b["metric"] != metric:
+                continue  # none of its rows (as `rows` skips it)
             keep = (b["phase"] == M.TRAIN) & (b["step"] != _MISSING_INT)
             if metric is not None:
                 keep = keep & (b["metric"] == metric)
@@ -106,6 +111,8 @@ class Observations:
                 parts.append((b["line"][keep], b["step"][keep], b["timestamp"][keep]))
         if not parts:
             return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64)
+        if len(parts) == 1 and (np.diff(parts[0][0]) > 0).all():
+            return parts[0]  # a row a line in line order already (a family's usual block)
         lines, steps, ts = (np.concatenate(col) for col in zip(*parts, strict=True))
         lines, first = np.unique(lines, return_index=True)
         return lines, steps[first], ts[first]
@@ -119,6 +126,14 @@ def _column(v, dtype, n: int) -> np.ndarray:
         a.flags.writeable = False
         return a
     return repeated(a, n)
+
+
+@lru_cache(maxsize=1024)
+def _missing(dtype: type, n: int) -> np.ndarray:
+    """A read-only column of n values not printed (-1, or NaN for a float column), made once
+    for each length: blocks share it as they share a line's arrays (making it is most of
+    the cost of a block of a few hundred rows)."""
+    return repeated(_MISSING_INT if dtype is np.int64 else np.nan, n, dtype)
 
 
 def repeated(value, n: int, dtype=None) -> np.ndarray:

@@ -112,7 +112,8 @@ class OneFlowCNNParser(LogParser):
     def sniff(cls, head: bytes) -> int:
         if _SNIFF_TRAIN.search(b"\n" + head):
             return 95
-        banner = _BANNER.search(head)
+        # its literal first: ``^`` under re.M is tried at every byte of the head
+        banner = _BANNER.search(head) if b"Running " in head else None
         if banner and not banner.group(1).lower().startswith(b"bert"):
             return 90
         if b"\nloss_print_every_n_iter = " in head and b"\nmodel = " in head:

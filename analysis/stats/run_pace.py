@@ -25,6 +25,7 @@ intervals are judged against when they are looked at for a clock step or a stall
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,14 +76,14 @@ def run_pace(step: np.ndarray, ts: np.ndarray, skip: np.ndarray | None = None) -
     if ok.sum() < 3:
         return None
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
-    median = float(np.median(per[ok]))
+    median = _median(per[ok])
     done = np.cumsum(np.where(ok, ds, 0))  # iterations covered at each interval's end
     slow, fast = np.full(len(ds), np.nan), np.full(len(ds), np.nan)
     # a fast interval is short by at most one iteration (an iteration takes no less than no
     # time): one of many iterations shorter than that is a clock stepped back, never the run's
     fast_ok = (per < (1 - OFF) * median) & (dt >= (ds - 1) * median)
     unlike = np.zeros(len(ds), dtype=bool)
-    spacing = float(np.median(ds[ok]))  # the run's usual interval, in iterations
+    spacing = _median(ds[ok])  # the run's usual interval, in iterations
     # in a noisy run many intervals are OFF the median by jitter alone: stalls are looked
     # for above larger ratios too, the first that leaves them at one period (a hiccup of
     # about 3x that jitters straddles any one cut)
@@ -106,8 +107,9 @@ def run_pace(step: np.ndarray, ts: np.ndarray, skip: np.ndarray | None = None) -
     paced = rest[local[rest] > 0]  # whole-second stamps read a short interval as 0 s
     if not len(paced):
         return Pace(slow, fast, local, 1.0)
-    spread, low = np.quantile(per[paced] / local[paced], [USUAL_QUANTILE, 1 - USUAL_QUANTILE])
-    return Pace(slow, fast, local, max(float(spread), 1.0), min(float(low), 1.0))
+    ratio = np.sort(per[paced] / local[paced])
+    spread, low = _quantile(ratio, USUAL_QUANTILE), _quantile(ratio, 1 - USUAL_QUANTILE)
+    return Pace(slow, fast, local, max(spread, 1.0), min(low, 1.0))
 
 
 def _at_one_period(idx: np.ndarray, done: np.ndarray, ok: np.ndarray,
@@ -160,15 +162,36 @@ def _rolling_median(x: np.ndarray, k: int) -> np.ndarray:
     if n <= 2 * k + 1:
         return np.full(n, float(np.median(x)))
     out = np.empty(n)
-    out[k:n - k] = np.median(np.lib.stride_tricks.sliding_window_view(x, 2 * k + 1), axis=1)
-    # an odd count's median is its middle value: sorted in Python, numpy's value exactly,
-    # without numpy's cost per call on 7 to 19 values
+    # an odd count's median is its middle value: that of each window sorted (numpy's
+    # median partitions, with several times the cost per call on rows this short)
+    out[k:n - k] = np.sort(np.lib.stride_tricks.sliding_window_view(x, 2 * k + 1), axis=1)[:, k]
+    # near the ends sorted in Python: numpy's cost per call on 7 to 19 values is more
     vals = x.tolist()
     for i in (*range(k), *range(n - k, n)):
         h = max(min(i, n - 1 - i), EDGE)
         lo = min(max(i - h, 0), n - 2 * h - 1)
         out[i] = sorted(vals[lo:lo + 2 * h + 1])[h]
     return out
+
+
+def _median(x: np.ndarray) -> float:
+    """``np.median`` of finite values `x` (its value exactly: the middle one, or the mean
+    of the middle two), from one sort: numpy's median costs several times more per call
+    on the few hundred values of a run."""
+    s = np.sort(x)
+    h = len(s) // 2
+    return float(s[h]) if len(s) % 2 else (float(s[h - 1]) + float(s[h])) / 2
+
+
+def _quantile(s: np.ndarray, q: float) -> float:
+    """``np.quantile(s, q)`` (linear) of sorted finite values `s`, numpy's arithmetic
+    exactly, without its cost per call."""
+    at = (len(s) - 1) * q
+    lo = math.floor(at)
+    if lo >= len(s) - 1:
+        return float(s[-1])
+    a, b, t = float(s[lo]), float(s[lo + 1]), at - lo
+    return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t
 
 
 def telescoped_pace(ds: np.ndarray, dt: np.ndarray, ok: np.ndarray, coarse: float,
