@@ -147,3 +147,34 @@ def test_a_threshold_is_read_in_its_documented_form_only(text, pristine):
                                          ("20%", 0.2)])
 def test_the_documented_threshold_forms_are_read(text, value):
     assert verdict.parse_threshold(text) == pytest.approx(value)
+
+
+MLPERF = ROOT / "tests" / "data" / "real" / "mlperf_v1_0_google_tf_resnet"
+
+
+def _references(tmp_path: Path, key: str, value: float) -> Path:
+    path = tmp_path / "ref.yaml"
+    path.write_text(f'source: "MLPerf v1.0 Google tpu-v4-128 resnet"\nhardware: 128x TPU-v4\n'
+                    f'references:\n  - {{key: "{key}", value: {value}, tolerance: 2%, '
+                    'unit: min}\n', encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("value, status, word", [(4.30, 0, "within"), (4.0, 1, "slower"),
+                                                 (4.6, 0, "faster")])
+def test_check_takes_the_mlperf_case_key_summarize_prints_with_a_time_to_train(
+        tmp_path, value, status, word):
+    # the real round's 5 runs score 4.3011 min; the key's "?" are its unknown fields
+    refs = _references(tmp_path, "MLPerf/resnet/?/b?/?n?g", value)
+    got, out, err = _main("check", MLPERF, "--references", refs, "--format", "csv")
+    assert got == status
+    row = pd.read_csv(io.StringIO(out)).iloc[0]
+    assert row["case_key"] == "MLPerf/resnet/?/b?/?n?g" and row["verdict"] == word
+    assert row["median"] == pytest.approx(4.301094, abs=1e-6) and row["unit"] == "min"
+
+
+@pytest.mark.parametrize("key", ["MLPerf/resnet/*/b?/?n?g", "MLPerf/resnet/fp?/b?/?n?g",
+                                 "MLPerf/res?et/?/b?/?n?g"])
+def test_a_wildcard_in_a_reference_key_is_still_refused(tmp_path, key):
+    got, out, err = _main("check", MLPERF, "--references", _references(tmp_path, key, 4.3))
+    assert got == 2 and "is not a case key" in err and "no wildcards" in err
