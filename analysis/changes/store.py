@@ -140,7 +140,7 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
         raise StoreDamage(f"store {display_path(store)}: nothing added: "
                           + "; ".join(_link_fault(p) for p in links))
     key = stored_key(campaign.key, method)
-    faults = _faults(store, _listed(store)) if _kept(store) else []
+    faults = damage(store, _listed(store)) if _kept(store) else []
     others = [text for k, text in faults if k not in (key, "")]
     if others and not any(k == key for k, _ in faults):  # a repair of its own goes on
         raise StoreDamage(f"store {display_path(store)} is damaged, nothing added (repair it "
@@ -197,21 +197,22 @@ def _manifest(store: Path) -> tuple[dict | None, str]:
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         pass
     return None, (f"{display_path(path)} is not a readable list of the store's campaigns: "
-                  "remove it (the next store add writes it again from the campaigns rows)")
+                  "the next store add writes it again from the campaigns rows")
 
 
 def _record(store: Path, key: str, row) -> None:
     """Put campaign `key` (its campaigns `row`) in the manifest; one that lacks it or is
     unreadable starts from the campaigns rows the store holds."""
     listed, _ = _manifest(store)
-    if listed is None:
+    fresh = listed is None
+    if fresh:
         listed = {str(r["campaign"]): {"name": str(r.get("name") or ""),
                                         "source": str(r.get("source") or ""),
                                         "method": str(r.get("method") or "")}
                   for r in _listed(store).to_dict("records")}
     entry = {"name": str(row.get("name") or ""), "source": str(row.get("source") or ""),
              "method": str(row.get("method") or "")}
-    if listed.get(key) != entry or not (store / MANIFEST).is_file():
+    if fresh or listed.get(key) != entry:
         listed[key] = entry
         atomic_write_text(store / MANIFEST, json.dumps({"campaigns": listed}, indent=1,
                                                        sort_keys=True) + "\n")
@@ -387,7 +388,7 @@ def _summary_faults(store: Path, key: str) -> list[str]:
         if any(not _same(given[c], wanted[c]) for c in FROM_RUNS) or not (
                 any(is_missing(v) for v in (low, median, high)) or low <= median <= high):
             out.append(f"case {case_key(row)} states {_figures(given)}, interval "
-                       f"{_figures({'': low})}–{_figures({'': high})}; its stored runs give "
+                       f"{_number(low)}–{_number(high)}; its stored runs give "
                        f"{_figures(wanted)}")
     if not out:
         return []
@@ -401,22 +402,19 @@ def _same(a, b) -> bool:
     return bool(np.isclose(float(a), float(b), rtol=1e-9, atol=0.0))
 
 
+def _number(value) -> str:
+    return "none" if is_missing(value) else f"{value:.10g}"
+
+
 def _figures(figures: dict) -> str:
-    return ", ".join(f"{c.removeprefix('throughput_')} {v:.10g}".strip() if not is_missing(v)
-                     else f"{c.removeprefix('throughput_')} none".strip()
-                     for c, v in figures.items())
+    return ", ".join(f"{c.removeprefix('throughput_')} {_number(v)}" for c, v in figures.items())
 
 
-def damage(store: Path, listed: pd.DataFrame) -> list[str]:
+def damage(store: Path, listed: pd.DataFrame) -> list[tuple[str | None, str]]:
     """Every fault of the store: of each campaign listed in `listed` (its rows), of the
     campaigns its manifest lists and no row does, and files or partitions among the tables
-    that no campaign row accounts for."""
-    return [text for _, text in _faults(store, listed)]
-
-
-def _faults(store: Path, listed: pd.DataFrame) -> list[tuple[str | None, str]]:
-    """damage(), each fault with the key of the campaign whose adding again repairs it
-    ('' when any add does, None when none does)."""
+    that no campaign row accounts for; each with the key of the campaign whose adding again
+    repairs it ('' when any add does, None when none does)."""
     links = _links(store)
     if links:  # the files behind a link are not the store's: none is named for removal
         return [(None, _link_fault(p)) for p in links]
@@ -428,7 +426,7 @@ def _faults(store: Path, listed: pd.DataFrame) -> list[tuple[str | None, str]]:
                 for text in _damage_of(store, str(row["campaign"]), row)]
     manifest, unreadable = _manifest(store)
     if unreadable:
-        out.append((None, unreadable))
+        out.append(("", unreadable))
     if not (store / "campaigns").is_dir():
         out.append(("", f"{display_path(store / 'campaigns')} is missing (deleted?): it holds "
                         "each campaign's row"))
@@ -499,7 +497,7 @@ def campaigns(store: str | Path) -> pd.DataFrame:
                          f"folder (make one with `dlperf store add LOG_DIR --store "
                          f"{display_path(store)}`)")
     frame = _listed(store)
-    faults = damage(store, frame)
+    faults = [text for _, text in damage(store, frame)]
     if faults:
         raise StoreDamage(f"store {display_path(store)} is damaged: " + "; ".join(faults))
     if frame.empty:

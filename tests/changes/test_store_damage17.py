@@ -132,6 +132,8 @@ def test_an_unreadable_manifest_is_named(store):
     (store / results_store.MANIFEST).write_text("{", encoding="utf-8")
     status, _, err = _main("store", "list", "--store", store)
     assert status == 2 and f"{store / results_store.MANIFEST} is not a readable list" in err
+    assert _main("store", "add", TF2, "--store", store)[0] == 0  # writes it again
+    assert _main("store", "list", "--store", store)[0] == 0
 
 
 @pytest.mark.parametrize("text", ["2_0%", "２%", "1e1%", "nan%", "inf%", "-2%", "2 %%"])
