@@ -180,8 +180,11 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
 
 
 def _kept(store: Path) -> bool:
-    """Whether `store` holds any part of a results store (a table or its manifest)."""
-    return any((store / t).exists() for t in TABLES) or (store / MANIFEST).exists()
+    """Whether `store` holds any part of a results store: its manifest, a campaigns folder
+    or a partition (a log folder's own runs/ or summary/ folder is none)."""
+    return (store / MANIFEST).exists() or (store / "campaigns").is_dir() or any(
+        (store / t).is_dir() and any(p.name.startswith("campaign=") for p in (store / t).iterdir())
+        for t in CHECKED)
 
 
 def _manifest(store: Path) -> tuple[dict | None, str]:
