@@ -180,3 +180,9 @@ def test_check_takes_the_mlperf_case_key_summarize_prints_with_a_time_to_train(
 def test_a_wildcard_in_a_reference_key_is_still_refused(tmp_path, key):
     got, out, err = _main("check", MLPERF, "--references", _references(tmp_path, key, 4.3))
     assert got == 2 and "is not a case key" in err and "no wildcards" in err
+
+
+def test_a_log_folder_with_a_runs_folder_of_its_own_is_no_store(tmp_path):
+    (tmp_path / "runs" / "tensorboard").mkdir(parents=True)  # not a partition: never "remove it"
+    status, _, err = _main("store", "list", "--store", tmp_path)
+    assert status == 2 and "is not a results store" in err and "remove" not in err
