@@ -66,8 +66,8 @@ def _percent(value) -> bool:
 TYPES = {
     **{name: (_path, "a path (text)", True) for name in (
         "log_dir", "summary_csv", "compare_csv", "excluded_csv", "trend_csv", "numbers_json",
-        "data_dir", "link_base", "store", "references", "out_dir")},
-    "spec_path": (_path, "a path (text)", False),
+        "data_dir", "link_base", "store", "references", "out_dir", "campaign_base")},
+    **{name: (_path, "a path (text)", False) for name in ("spec_path", "campaign_new")},
     "store_dir": (_path, "a path (text)", False),
     **{name: (_paths, "a path or a list of paths", True) for name in ("env", "topology")},
     **{name: (lambda v: isinstance(v, bool), "True or False", False) for name in (
@@ -79,7 +79,7 @@ TYPES = {
     **{name: (lambda v: isinstance(v, str), "text", False) for name in (
         "case", "lang", "method")},
     **{name: (lambda v: isinstance(v, str), "text", True) for name in (
-        "title", "backend", "baseline")},
+        "title", "backend", "baseline", "log_base_url")},
     "threshold": (_percent, "a percentage with its sign such as \"2%\"", True),
     "spec_inline": (lambda v: isinstance(v, dict), "a mapping of the spec's keys", True),
 }

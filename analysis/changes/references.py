@@ -6,7 +6,8 @@ Every reference names one case completely — ``framework, model, precision,
 batch_size_per_device, num_nodes, gpus_per_node`` (and ``case`` for GPT case labels) as
 fields, or ``key``, the case key (``PyTorch/resnet50/amp/b256/1n4g``), or both when they
 agree — and gives ``value`` with ``lower``/``upper`` bounds or a ``tolerance`` (``5%``)
-around it, ``unit`` (samples/s), ``source`` (a URL or citation; ``source_zh``, optional, the
+around it, ``unit`` (samples/s; ``min``: an MLPerf case's time to train, lower is
+better), ``source`` (a URL or citation; ``source_zh``, optional, the
 same in Chinese for a Chinese report) and ``hardware``, the GPU
 model and count of the machine it was measured on (``8x V100-SXM2-16GB``, see
 :mod:`analysis.changes.gpus`). YAML: a mapping with ``references:`` (a list of such
@@ -52,6 +53,8 @@ KEYS = ("key", *FIELDS, "value", "lower", "upper", "tolerance", "unit", "source"
 DEFAULT_KEYS = ("unit", "source", "source_zh", "tolerance", "hardware")
 #: Names of samples/s, the unit of the medians a reference is checked against.
 UNITS = ("samples/s", "img/s", "images/s", "samples/sec", "sequences/s")
+#: The unit of a time-to-train reference (an MLPerf case's score, lower is better).
+TIME_UNIT = "min"
 WITHIN, SLOWER, FASTER, NO_RUNS = "within", verdict.SLOWER, verdict.FASTER, "no runs"
 #: A case matched whose runs all gave no throughput (truncated, no training lines, …).
 FAILED = "all runs failed"
@@ -62,8 +65,10 @@ COLUMNS = ["reference", "case_key", "repeats", "median", "interval_low", "interv
            "lower", "upper", "ratio", "verdict", "unit", "source", "source_zh", "hardware",
            "derived_from", "run_hardware",
            "excluded", "flags"]
-_KEY = re.compile(r"^([^/]+)/([^/]+)/([^/]+)/b(\d+)/(\d+)n(\d+)g(?:/(.+))?$")
+_KEY = re.compile(r"^([^/]+)/([^/]+)/([^/]+)/b(\d+|\?)/(\d+|\?)n(\d+|\?)g(?:/(.+))?$")
 _GLOB = re.compile(r"[*?\[\]]")
+#: A field of a case key that its logs do not state, as case keys print it (MLPerf's).
+UNKNOWN = "?"
 
 
 def _entries_yaml(text: str, where: str) -> list[tuple[int, dict]]:
@@ -119,14 +124,17 @@ def _case_fields(entry: dict, at: str) -> dict:
     if "key" in entry:
         key = str(entry["key"])
         found = _KEY.match(key)
-        if _GLOB.search(key) or not found:
+        # a field that is "?" alone is the case key's unknown mark, not a wildcard
+        if not found or any(_GLOB.search(p) for p in found.groups() if p not in (None, UNKNOWN)):
             raise UsageError(f"{at}: key {key!r} is not a case key such as "
-                             "PyTorch/resnet50/amp/b256/1n4g (no wildcards)")
+                             "PyTorch/resnet50/amp/b256/1n4g (no wildcards; ? alone for a "
+                             "field its logs do not state, as MLPerf/resnet/?/b?/?n?g)")
         for k, part in zip(FIELDS, found.groups()):
             if part is None:
                 continue
             have = fields.setdefault(k, part)
-            same = (int(have) == int(part) if k in _INT_FIELDS
+            same = (str(have) == part if UNKNOWN in (str(have), part) else
+                    int(have) == int(part) if k in _INT_FIELDS
                     else str(have).lower() == part.lower())
             if not same:
                 raise UsageError(f"{at}: key {key!r} says {k} {part}, the entry {have}")
@@ -134,7 +142,8 @@ def _case_fields(entry: dict, at: str) -> dict:
     if missing:
         raise UsageError(f"{at}: name the case completely, by key or fields; missing "
                          f"{', '.join(missing)}")
-    return {k: int(v) if k in _INT_FIELDS else str(v) for k, v in fields.items()}
+    return {k: None if str(v) == UNKNOWN else int(v) if k in _INT_FIELDS else str(v)
+            for k, v in fields.items()}
 
 
 def _reference(entry, at: str, default_tolerance: float) -> dict:
@@ -168,8 +177,9 @@ def _reference(entry, at: str, default_tolerance: float) -> dict:
     if unit == "tokens/s":
         raise UsageError(f"{at}: unit tokens/s is not comparable with the medians (samples/s); "
                          "give the figure in samples/s (tokens/s divided by the sequence length)")
-    if unit not in UNITS:
-        raise UsageError(f"{at}: unit {unit!r} is not a throughput unit ({', '.join(UNITS)})")
+    if unit not in (*UNITS, TIME_UNIT):
+        raise UsageError(f"{at}: unit {unit!r} is not a throughput unit ({', '.join(UNITS)}) "
+                         f"nor {TIME_UNIT} (an MLPerf time to train)")
     source = str(entry.get("source", "")).strip()
     if not source:
         raise UsageError(f"{at}: give the source of the figure (a URL or citation)")
@@ -206,7 +216,11 @@ def load_references(path: str | Path, default_tolerance: float = verdict.DEFAULT
 def _matches(match: dict, row: dict) -> bool:
     for k, want in match.items():
         have = row.get(k)
-        if have is None or (not isinstance(have, str) and pd.isna(have)) or (
+        unknown = have is None or (not isinstance(have, str) and pd.isna(have))
+        if want is None:  # the key's "?": a field the logs do not state
+            if not unknown:
+                return False
+        elif unknown or (
                 int(have) != want if k in _INT_FIELDS else str(have).lower() != want.lower()):
             return False
     return True
@@ -280,20 +294,25 @@ def check(summary: pd.DataFrame, references: list[dict],
             rows.append({**base, "case_key": "", "repeats": 0, "median": np.nan,
                          "interval_low": np.nan, "interval_high": np.nan, "ratio": np.nan,
                          "verdict": NO_RUNS, "run_hardware": "", "excluded": "", "flags": ""})
+        timed = ref["unit"] == TIME_UNIT  # lower is better: above upper is slower
         for key, r in hits:
-            median = float(r["throughput_median"])
+            median = float(r.get("time_to_train_min", np.nan) if timed
+                           else r["throughput_median"])
             run_gpus = "" if gpus_by_case is None else gpus_by_case.get(key, "")
             word, why = ("", "") if gpus_by_case is None else hardware_mismatch(
                 ref["hardware"], run_gpus, len(machines[key]) == 1)
+            low, high = (FASTER, SLOWER) if timed else (SLOWER, FASTER)
             if not word:
-                word = (FAILED if not np.isfinite(median) else SLOWER
-                        if median < ref["lower"] else FASTER if median > ref["upper"]
+                word = (FAILED if not np.isfinite(median) else low
+                        if median < ref["lower"] else high if median > ref["upper"]
                         else WITHIN)
             ratio = (median / ref["value"] if ref["value"] and word not in NO_VERDICT
                      else np.nan)
-            rows.append({**base, "case_key": key, "repeats": int(r["repeats"]),
-                         "median": median, "interval_low": r["interval_low"],
-                         "interval_high": r["interval_high"],
+            runs_of_case = runs_of.get(key)  # a time to train has no repeats nor interval
+            rows.append({**base, "case_key": key, "repeats": len(runs_of_case) if timed and
+                         runs_of_case is not None else int(r["repeats"]),
+                         "median": median, "interval_low": np.nan if timed else r["interval_low"],
+                         "interval_high": np.nan if timed else r["interval_high"],
                          "ratio": ratio, "verdict": word, "run_hardware": run_gpus,
                          "excluded": why, "flags": "; ".join(
                              case_stats.case_flags(r) + figure_flags(runs_of.get(key)))})

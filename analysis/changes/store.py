@@ -17,7 +17,10 @@ deleted or without its row, a second part file or any other file among the parti
 row under another key than the one it records, two keys with the same runs file (a campaign
 copied whole) or a link among the tables is :class:`StoreDamage`, each named with how to
 repair it; adding a damaged campaign again rewrites its partitions, and nothing is written
-through a link.
+through a link. ``manifest.json`` lists every campaign added (a campaign whose partitions
+were all deleted leaves no other trace), and each summary is checked against the stored
+runs it summarises (repeats, median, min, max). A damaged store takes no new campaign
+until it is repaired.
 """
 
 from __future__ import annotations
@@ -35,11 +38,13 @@ from analysis import metrics as M
 from analysis.changes import environment
 from analysis.changes.compare import STATED, case_keys, copied_runs, figure_flags
 from analysis.changes.sources import Campaign
+from analysis.collect import records_of
 from analysis.errors import UsageError
-from analysis.fsutil import atomic_path, display_path, printable
+from analysis.fsutil import atomic_path, atomic_write_text, display_path, printable
 from analysis.parsers.base import ParsedLog
 from analysis.problems import Problem
-from analysis.stats.case_stats import configuration
+from analysis.schema import CASE_COLUMNS, case_key, is_missing
+from analysis.stats.case_stats import configuration, throughput_stats
 
 TABLES = ("runs", "summary", "campaigns")
 PART = "part-0.parquet"
@@ -55,6 +60,11 @@ UNRECORDED = ""
 #: value}}): a store keeps no log, and a campaign added later is screened for copies of
 #: stored runs by them (`compare.copied_runs`).
 TRAINING = "training_rows"
+#: The store's list of the campaigns added to it ({"campaigns": {key: {name, source,
+#: method}}}), written by every add.
+MANIFEST = "manifest.json"
+#: Summary columns that follow from the stored runs' throughputs whatever the confidence.
+FROM_RUNS = ("repeats", "throughput_median", "throughput_min", "throughput_max")
 
 
 class StoreDamage(UsageError):
@@ -130,6 +140,11 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
         raise StoreDamage(f"store {display_path(store)}: nothing added: "
                           + "; ".join(_link_fault(p) for p in links))
     key = stored_key(campaign.key, method)
+    faults = damage(store, _listed(store)) if _kept(store) else []
+    others = [text for k, text in faults if k not in (key, "")]
+    if others and not any(k == key for k, _ in faults):  # a repair of its own goes on
+        raise StoreDamage(f"store {display_path(store)} is damaged, nothing added (repair it "
+                          "first): " + "; ".join(others))
     given = name
     name = printable(given or campaign.name)  # shown on terminals: no escape sequences
     stored = _partition(store, "campaigns", key)
@@ -138,6 +153,7 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
         try:
             row = _read_parquet(stored).iloc[0]
             if not _damage_of(store, key, row):
+                _record(store, key, row)
                 return Added(key, printable(str(row.get("name") or name)), False)
             name = printable(given or str(row.get("name") or campaign.name))  # kept on repair
         except (UsageError, IndexError):
@@ -159,7 +175,51 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
            "runs": len(campaign.runs), "cases": len(campaign.summary), "hardware": hardware,
            "method": method, "key": key, **{f"{t}_sha256": digests[t] for t in CHECKED}}
     _write(store, "campaigns", key, pd.DataFrame([row]))
-    return Added(key, name, True, repaired=was_stored, copies=copies)
+    was_listed = key in (_manifest(store)[0] or {})
+    _record(store, key, row)
+    return Added(key, name, True, repaired=was_stored or was_listed, copies=copies)
+
+
+def _kept(store: Path) -> bool:
+    """Whether `store` holds any part of a results store: its manifest, a campaigns folder
+    or a partition (a log folder's own runs/ or summary/ folder is none)."""
+    return (store / MANIFEST).exists() or (store / "campaigns").is_dir() or any(
+        (store / t).is_dir() and any(p.name.startswith("campaign=") for p in (store / t).iterdir())
+        for t in CHECKED)
+
+
+def _manifest(store: Path) -> tuple[dict | None, str]:
+    """The campaigns `store`'s manifest lists, by key (None: it has none, as stores written
+    before it was kept), and what is wrong with it ('' when readable)."""
+    path = store / MANIFEST
+    if not path.exists() and not path.is_symlink():
+        return None, ""
+    try:
+        listed = json.loads(path.read_text(encoding="utf-8"))["campaigns"]
+        if isinstance(listed, dict) and all(isinstance(v, dict) for v in listed.values()):
+            return listed, ""
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        pass
+    return None, (f"{display_path(path)} is not a readable list of the store's campaigns: "
+                  "the next store add writes it again from the campaigns rows")
+
+
+def _record(store: Path, key: str, row) -> None:
+    """Put campaign `key` (its campaigns `row`) in the manifest; one that lacks it or is
+    unreadable starts from the campaigns rows the store holds."""
+    listed, _ = _manifest(store)
+    fresh = listed is None
+    if fresh:
+        listed = {str(r["campaign"]): {"name": str(r.get("name") or ""),
+                                        "source": str(r.get("source") or ""),
+                                        "method": str(r.get("method") or "")}
+                  for r in _listed(store).to_dict("records")}
+    entry = {"name": str(row.get("name") or ""), "source": str(row.get("source") or ""),
+             "method": str(row.get("method") or "")}
+    if fresh or listed.get(key) != entry:
+        listed[key] = entry
+        atomic_write_text(store / MANIFEST, json.dumps({"campaigns": listed}, indent=1,
+                                                       sort_keys=True) + "\n")
 
 
 def stored_copies(store: Path, campaign: Campaign, method: str
@@ -304,19 +364,90 @@ def _damage_of(store: Path, key: str, row) -> list[str]:
         extra = _extra_files(part.parent) if part.parent.is_dir() else []
         out += [f"{display_path(p)}: a second file in the partition (a copy?){twice}: remove "
                 f"it, or {again}" for p in extra]
+    if not out:
+        out += [f"{text} (edited?): {again}" for text in _summary_faults(store, key)]
     return out
 
 
-def damage(store: Path, listed: pd.DataFrame) -> list[str]:
-    """Every fault of the store: of each campaign listed in `listed` (its rows), and files
-    or partitions among the tables that no campaign row accounts for."""
+def _summary_faults(store: Path, key: str) -> list[str]:
+    """Cases whose stored summary is not what the stored runs give (FROM_RUNS), or whose
+    median lies outside its own interval: an edit whose checksum was rewritten with it."""
+    import pyarrow.parquet as pq
+
+    part = _partition(store, "summary", key)
+    summary = records_of(_read_parquet(part))
+    runs_part = _partition(store, "runs", key)
+    columns = [c for c in (*CASE_COLUMNS, "throughput")
+               if c in pq.ParquetFile(runs_part).schema_arrow.names]
+    if not summary or "throughput" not in columns or not set(FROM_RUNS) <= set(summary[0]):
+        return []  # a store of another layout: nothing to check against
+    values: dict[tuple, list] = {}
+    for r in records_of(pd.read_parquet(runs_part, columns=columns)):
+        values.setdefault(tuple(r.get(c) for c in CASE_COLUMNS), []).append(r["throughput"])
+    out = []
+    for row in summary:
+        given = {c: row[c] for c in FROM_RUNS}
+        wanted = {c: throughput_stats(values.get(tuple(row.get(c) for c in CASE_COLUMNS),
+                                                 []))[c] for c in FROM_RUNS}
+        low, median, high = (row.get(c) for c in ("interval_low", "throughput_median",
+                                                  "interval_high"))
+        if any(not _same(given[c], wanted[c]) for c in FROM_RUNS) or not (
+                any(is_missing(v) for v in (low, median, high)) or low <= median <= high):
+            out.append(f"case {case_key(row)} states {_figures(given)}, interval "
+                       f"{_number(low)}–{_number(high)}; its stored runs give "
+                       f"{_figures(wanted)}")
+    if not out:
+        return []
+    more = f" (and {len(out) - 1} more case(s))" if len(out) > 1 else ""
+    return [f"{display_path(part)} is not what the stored runs give: {out[0]}{more}"]
+
+
+def _same(a, b) -> bool:
+    if is_missing(a) or is_missing(b):
+        return is_missing(a) and is_missing(b)
+    return bool(np.isclose(float(a), float(b), rtol=1e-9, atol=0.0))
+
+
+def _number(value) -> str:
+    return "none" if is_missing(value) else f"{value:.10g}"
+
+
+def _figures(figures: dict) -> str:
+    return ", ".join(f"{c.removeprefix('throughput_')} {_number(v)}" for c, v in figures.items())
+
+
+def damage(store: Path, listed: pd.DataFrame) -> list[tuple[str | None, str]]:
+    """Every fault of the store: of each campaign listed in `listed` (its rows), of the
+    campaigns its manifest lists and no row does, and files or partitions among the tables
+    that no campaign row accounts for; each with the key of the campaign whose adding again
+    repairs it ('' when any add does, None when none does)."""
     links = _links(store)
     if links:  # the files behind a link are not the store's: none is named for removal
-        return [_link_fault(p) for p in links]
-    out = _copies(listed) if not listed.empty else []
+        return [(None, _link_fault(p)) for p in links]
+    out: list[tuple[str | None, str]] = [(None, text) for text in _copies(listed)] \
+        if not listed.empty else []
     keys = set(listed["campaign"]) if not listed.empty else set()
     for _, row in listed.iterrows():
-        out += _damage_of(store, str(row["campaign"]), row)
+        out += [(str(row["campaign"]), text)
+                for text in _damage_of(store, str(row["campaign"]), row)]
+    manifest, unreadable = _manifest(store)
+    if unreadable:
+        out.append(("", unreadable))
+    if not (store / "campaigns").is_dir():
+        out.append(("", f"{display_path(store / 'campaigns')} is missing (deleted?): it holds "
+                        "each campaign's row"))
+    gone = {k: v for k, v in (manifest or {}).items() if k not in keys}
+    for key, entry in gone.items():
+        left = [t for t in TABLES if (store / t / f"campaign={key}").exists()]
+        what = (f"its campaigns row is missing ({', '.join(left)} left)" if left else
+                "all its partitions are gone (deleted?)")
+        method = f" --method {entry.get('method')}" if entry.get("method") not in (
+            None, "", "dlperf") else ""
+        out.append((key, f"campaign {key} ({printable(str(entry.get('name', '')))}), listed in "
+                         f"{display_path(store / MANIFEST)}: {what}: add it again (dlperf store "
+                         f"add {display_path(str(entry.get('source') or 'its logs'))} --store "
+                         f"{display_path(store)}{method}), or, to drop it for good, remove its "
+                         f"partitions and its entry in {MANIFEST}"))
     for table in TABLES:
         folder = store / table
         if not folder.is_dir():
@@ -326,15 +457,18 @@ def damage(store: Path, listed: pd.DataFrame) -> list[str]:
                 continue
             key = p.name.removeprefix("campaign=")
             if not p.is_dir() or not p.name.startswith("campaign="):
-                out.append(f"{display_path(p)}: not a partition of the store (a copy?): "
-                           "remove it")
+                out.append((None, f"{display_path(p)}: not a partition of the store (a copy?): "
+                                  "remove it"))
+            elif key in gone:
+                continue  # named above, with its logs
             elif key not in keys and table != "campaigns":
-                out.append(f"{display_path(p)}: a partition of no stored campaign (its "
-                           "campaigns row was deleted, or a copy of another partition): "
-                           "remove it, or add that campaign again")
+                out.append((key, f"{display_path(p)}: a partition of no stored campaign (its "
+                                 "campaigns row was deleted, or a copy of another partition): "
+                                 "add that campaign again, or remove it if it is a copy"))
             elif key not in keys and (p / PART).exists():
-                out.append(f"{display_path(p / PART)}: not a readable campaigns row: remove "
-                           "the campaign=… folders of this key and add the campaign again")
+                out.append((key, f"{display_path(p / PART)}: not a readable campaigns row: "
+                                 "remove the campaign=… folders of this key and add the "
+                                 "campaign again"))
     return out
 
 
@@ -364,12 +498,12 @@ def campaigns(store: str | Path) -> pd.DataFrame:
     if not store.is_dir():
         raise UsageError(f"no such store: {display_path(store)} (make one with "
                          f"`dlperf store add LOG_DIR --store {display_path(store)}`)")
-    if not (store / "campaigns").is_dir():  # a log folder or a typo'd path: not an empty store
+    if not _kept(store):  # a log folder or a typo'd path: not an empty store
         raise UsageError(f"{display_path(store)} is not a results store: it has no campaigns/ "
                          f"folder (make one with `dlperf store add LOG_DIR --store "
                          f"{display_path(store)}`)")
     frame = _listed(store)
-    faults = damage(store, frame)
+    faults = [text for _, text in damage(store, frame)]
     if faults:
         raise StoreDamage(f"store {display_path(store)} is damaged: " + "; ".join(faults))
     if frame.empty:

@@ -36,6 +36,7 @@ A case whose true ratio is 1 is called slower with probability at most (1 − co
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -105,16 +106,22 @@ def decide(est: RatioEstimate, threshold: float = DEFAULT_THRESHOLD) -> str:
     return TOO_FEW
 
 
+_PERCENT = re.compile(r"(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(?P<sign>%?)", re.ASCII)
+
+
 def parse_threshold(text: str) -> float:
     """'2%' or '0.5 %' -> 0.02, 0.005: a percentage with its sign, the one form of every
     threshold and tolerance. A bare number is refused (ValueError): is 0.5 half a percent or
     fifty? The message says how to write it; a value outside (0 %, 100 %) is refused too."""
     s = str(text).strip()
-    if not s.endswith("%"):
-        float(s)  # not a number at all: the ordinary "could not convert" ValueError
+    # digits and one point only: Python's float() also reads "2_0" as 20 and "２" as 2
+    found = _PERCENT.fullmatch(s)
+    if not found:
+        raise ValueError(f"could not read {text!r} as a percentage")
+    if not found["sign"]:
         raise ValueError(f"{text!r} has no % sign: write 2% for two percent, 0.5% for half "
                          "a percent")
-    value = float(s[:-1]) / 100.0
+    value = float(found["number"]) / 100.0
     if not 0.0 < value < 1.0:
         raise ValueError(f"threshold must be between 0 and 100 %, not {text!r}")
     return value

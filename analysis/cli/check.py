@@ -13,7 +13,8 @@ HEADERS = {"median": "samples/s", "repeats": "runs", "interval_low": "low", "int
            "excluded": "hardware not matched"}
 EPILOG = """exit status:
   0  no case below its reference's lower bound, and no matched case without a throughput
-  1  a case is below its reference's lower bound (named on stderr), or a runtime error
+  1  a case is slower than its reference (a median below its lower bound, a time to
+     train above its upper; named on stderr), or a runtime error
   2  usage error (bad option, bad references file)
   4  a reference matched a case whose runs all failed (no throughput), or, with
      --require-all, a reference that gives no verdict: no case matches it, or its case
@@ -45,18 +46,24 @@ def add_arguments(p) -> None:
 
 def _text(table, fmt: str) -> str:
     """csv/json: every column; table/markdown: one short line per reference, sources below."""
+    from analysis.changes import references
+
     if fmt in ("csv", "json"):
         return render(table, fmt)
     flagged = "flags" in table.columns and bool((table["flags"].fillna("") != "").any())
-    columns = READING_COLUMNS + (["flags"] if flagged else [])
+    timed = bool((table["unit"] == references.TIME_UNIT).any())  # MLPerf: minutes beside
+    columns = READING_COLUMNS[:3] + ["unit"] * timed + READING_COLUMNS[3:] + (
+        ["flags"] if flagged else [])
     shown = table.assign(case=table["case_key"].where(table["case_key"] != "",
                                                       table["reference"]))[columns]
     sources = "; ".join(dict.fromkeys(s for s in table["source"] if s))
     note = ("samples/s: median over the repeats, low-high: min–max of the repeats "
             "(n < 7), else the median's order-statistic 95 % interval; ratio: median / value; "
             "within: lower <= median <= upper"
-            + (f"; source: {sources}" if sources else ""))
-    return render(shown, fmt, headers=HEADERS, note=note)
+            + ("; unit min: the MLPerf time to train (lower is better: above upper is slower)"
+               if timed else "") + (f"; source: {sources}" if sources else ""))
+    return render(shown, fmt, headers={**HEADERS, "median": "figure"} if timed else HEADERS,
+                  note=note)
 
 
 def run(args) -> int:
@@ -75,7 +82,7 @@ def run(args) -> int:
     note_cases(flagged, "case(s) checked on a flagged figure",
                map("{} ({})".format, flagged["case_key"], flagged["flags"]), sep="; ")
     slower = table[table["verdict"] == references.SLOWER]
-    if note_cases(slower, "case(s) below their reference", slower["case_key"]):
+    if note_cases(slower, "case(s) slower than their reference", slower["case_key"]):
         status = 1
     failed = table[table["verdict"] == references.FAILED]
     if note_cases(failed, "case(s) with a reference have no throughput (every run failed)",

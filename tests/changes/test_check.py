@@ -60,7 +60,7 @@ def test_a_case_below_its_reference_fails_the_gate(dlperf_exe, tmp_path):
                     f"    value: {MEDIAN_FP32_1N4G * 1.05}\n    tolerance: 2%\n")
     done = run_cli(dlperf_exe, "check", BUNDLED, "--references", refs)
     assert done.returncode == 1
-    assert_one_clean_line(done.stderr, "1 case(s) below their reference", FP32_1N4G)
+    assert_one_clean_line(done.stderr, "1 case(s) slower than their reference", FP32_1N4G)
     refs.write_text(f"- {{key: '{FP32_1N4G}', value: {MEDIAN_FP32_1N4G * 1.01}, "
                     "hardware: 4x H200, source: ours}\n")
     status, df = _check("--references", refs)  # within the default 2 %
