@@ -40,9 +40,12 @@ NCCL_NOT_COMPARED = ("NCCL_DEBUG", "NCCL_DEBUG_*", "NCCL_WARN_ENABLE_DEBUG_INFO"
 #: shell inside an allocation holds its own: not compared (the case's geometry is).
 SLURM_JOB_VARIABLES = ("SLURM_*",)
 UNSET = "unset"
-#: The key :func:`run_settings` gives (empty) where a run's records list their variables,
-#: though maybe none compared: every variable is then stated, each unset one unset.
+#: The key :func:`run_settings` gives (empty) where a run's records (or, without any, its
+#: done marker) list their variables: the NCCL settings are then stated, each unset one unset.
 NCCL_RECORDED = "nccl"
+#: The same where its records list them: every other variable is then stated too (a run
+#: without records states only the NCCL ones, from its marker).
+RECORDED_VARIABLES = "variables"
 
 
 def nccl_settings(record: dict) -> dict[str, str] | None:
@@ -87,7 +90,8 @@ def setting_family(key: str) -> str:
     """The record a key of :func:`run_settings` comes from: a run that records none of a
     family's keys does not state it (unknown, not different); one that records the family
     but not the key leaves it unset."""
-    return NCCL_RECORDED if _VARIABLE.match(key) else \
+    return NCCL_RECORDED if key.startswith("NCCL_") else \
+        RECORDED_VARIABLES if _VARIABLE.match(key) else \
         "launch env" if key.startswith(LAUNCH_ENV) else key
 
 
@@ -194,12 +198,12 @@ def run_settings(log: Path, framework: str, names: list[str] | None = None) -> d
     if not records and not marker:  # most runs record nothing beside their log
         return {}
     out: dict[str, str] = {}
-    # the records' variables (the marker's env holds only the NCCL ones of the launch's)
+    # the records' variables; without a record, the NCCL ones of the marker's (the rest below)
     nccl = nccl_by_variable(records, _recorded_variables) if records else \
         nccl_by_variable([marker])
     if nccl is not None:
         out.update({k: " / ".join(v) for k, v in nccl.items()})
-        out[NCCL_RECORDED] = ""
+        out.update({NCCL_RECORDED: "", **({RECORDED_VARIABLES: ""} if records else {})})
     per_node = [facts(r, framework) for r in records]
     for key, label in REPEAT_FACTS.items():
         value = "; ".join(dict.fromkeys(f[key] for f in per_node if f[key]))
@@ -217,6 +221,6 @@ def run_settings(log: Path, framework: str, names: list[str] | None = None) -> d
     env = marker.get("env")
     if isinstance(env, dict):
         for k, v in sorted(redact_env(env).items()):
-            if not k.startswith("NCCL_") and not _WHERE_VARIABLES.search(k) and k not in out:
+            if not k.startswith("NCCL_") and not _WHERE_VARIABLES.search(k):
                 out[f"{LAUNCH_ENV}{k}"] = str(v)
     return out

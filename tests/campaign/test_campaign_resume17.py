@@ -127,6 +127,13 @@ def test_summarize_flags_repeats_recorded_under_other_workload_variables(tmp_pat
     [mixed] = [p for p in result.problem_list() if p.kind == "mixed_configuration"]
     assert f"CUDA_LAUNCH_BLOCKING: (absent) ({STEM.format(1)}), 1 ({STEM.format(2)})" \
         in mixed.reason
+    # a run without a record (its capture failed) states only its marker's NCCL settings:
+    # the variables the others record are not differences
+    shutil.copy(LOGS / f"{STEM.format(3)}.log", camp)
+    shutil.copy(LOGS / f"{STEM.format(3)}.done", camp)
+    record.unlink()
+    [row] = summarize(parse_paths([camp], cache=False)).to_dict("records")
+    assert row["repeats"] == 3 and row["flags"] == ""
 
 
 def test_a_resume_with_another_workdir_is_refused(spec, tmp_path):
