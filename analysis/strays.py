@@ -35,7 +35,7 @@ MARKER_SUFFIX = ".done"
 STATUS_NAME = "status.json"
 
 
-def _status_states(path: str) -> dict[str, str] | None:
+def _status_states(path: str) -> dict[str | None, str] | None:
     """Run id (and log path without ``.log``) -> state of a campaign's ``status.json``, and
     under ``None`` the campaign it names ("" none); None when the file is absent or not a
     campaign's status (no ``runs`` list)."""
@@ -43,7 +43,8 @@ def _status_states(path: str) -> dict[str, str] | None:
     runs = data.get("runs") if data is not None else None
     if not isinstance(runs, list):
         return None
-    states: dict = {None: data.get("campaign") if isinstance(data.get("campaign"), str) else ""}
+    name = data.get("campaign")
+    states: dict[str | None, str] = {None: name if isinstance(name, str) else ""}
     for run in runs:
         if not isinstance(run, dict):
             continue
