@@ -4,12 +4,10 @@ A done marker (:mod:`analysis.campaign.records`) records what defined its run: t
 :data:`DEFINING` — the campaign's name, backend, workload, framework and device, the case
 (model, nodes, GPUs, precision, batch size, repeat, iterations, warmup and the case's own
 parameters), the working directory (the workload's code), node 0's environment — and every
-node's command. Where the backend hands the workload this process's environment (local,
-Slurm), node 0's environment also holds the variables its record (``<stem>.node0.env.json``)
-lists, against what this shell would hand on: both as
-:func:`analysis.run_settings.compared_variables` keeps them (per-run ids, hosts, ports, GPU
-sets and logging left out), so a resume from a shell exporting ``CUDA_LAUNCH_BLOCKING`` is
-refused too. The runner builds the marker
+node's command. Where the backend hands the nodes this shell's environment (local, Slurm),
+node 0's environment also holds the variables its record (``<stem>.node0.env.json``) lists,
+compared with what this shell would hand on, both as
+:func:`analysis.run_settings.compared_variables` keeps them. The runner builds the marker
 the spec would write for the same run and :func:`differences` compares the two, setting aside
 where the run happened (the hosts and the rendezvous port, found by building the commands
 twice with different ones) and the variables the backend adds per node (its GPU set). Times,
