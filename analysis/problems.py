@@ -92,8 +92,9 @@ KINDS = {
                          "field is left unknown where they vary",
     "mixed_configuration": "repeats placed in one case state different configurations (their "
                            "argument dumps differ in the keys named, e.g. compile or lr, or "
-                           "their environment records in NCCL settings, e.g. "
-                           "NCCL_NVLS_ENABLE): they are not repeats of one case, and its "
+                           "their environment records in variables, e.g. "
+                           "NCCL_NVLS_ENABLE or CUDA_LAUNCH_BLOCKING): they are not repeats "
+                           "of one case, and its "
                            "median mixes them",
     "wide_spread": "the repeats of a case are further apart than the spread threshold "
                    "(--spread-threshold, default 5%): its median stands for runs that disagree",

@@ -4,10 +4,12 @@ the hardware type, the software versions (the facts `compare` names,
 done marker the launch command (ports and hosts masked: they are picked per run) and the
 launch variables. The records beside a run are read once for all of them.
 
-The NCCL settings are the ``NCCL_*`` variables of the records (recorded by ``dlperf env``'s
-allow-list, redacted) that change how NCCL communicates; logging and per-job identifiers
-(:data:`NCCL_NOT_COMPARED`) are left out. A variable set in one record and unset in another
-is a difference: unset means NCCL's default.
+The variables compared are those the records list (``dlperf env``'s allow-list: what can
+change performance, redacted), less what differs per run without changing how it runs
+(:func:`compared_variables`: NCCL's logging and per-job identifiers, :data:`NCCL_NOT_COMPARED`;
+Slurm's job variables; devices, hosts, ports, ranks and job ids). A variable set in one
+record and unset in another is a difference: unset means the default. ``compare`` names the
+``NCCL_*`` ones (:func:`nccl_settings`).
 
 The hardware type is the report's host fingerprint (:func:`analysis.env_record.fingerprint`)
 without the GPU serial numbers: two machines of the same type compare, a different GPU model,
@@ -34,10 +36,16 @@ NCCL_COMPARED = ("NCCL_*",)
 NCCL_NOT_COMPARED = ("NCCL_DEBUG", "NCCL_DEBUG_*", "NCCL_WARN_ENABLE_DEBUG_INFO",
                      "NCCL_COMM_ID", "NCCL_HOSTID", "NCCL_TOPO_DUMP_FILE", "NCCL_GRAPH_DUMP_FILE",
                      "NCCL_SET_THREAD_NAME", "NCCL_VERSION")
+#: Slurm sets these per job from the case and the spec (ids, node lists, step geometry); a
+#: shell inside an allocation holds its own: not compared (the case's geometry is).
+SLURM_JOB_VARIABLES = ("SLURM_*",)
 UNSET = "unset"
-#: The key :func:`run_settings` gives (empty) where a run's records list their variables,
-#: though maybe no NCCL variable: the NCCL settings are then stated, each unset one unset.
+#: The key :func:`run_settings` gives (empty) where a run's records (or, without any, its
+#: done marker) list their variables: the NCCL settings are then stated, each unset one unset.
 NCCL_RECORDED = "nccl"
+#: The same where its records list them: every other variable is then stated too (a run
+#: without records states only the NCCL ones, from its marker).
+RECORDED_VARIABLES = "variables"
 
 
 def nccl_settings(record: dict) -> dict[str, str] | None:
@@ -52,10 +60,26 @@ def nccl_settings(record: dict) -> dict[str, str] | None:
             and not any(fnmatch.fnmatchcase(k, p) for p in NCCL_NOT_COMPARED)}
 
 
-def nccl_by_variable(records: list[dict]) -> dict[str, list[str]] | None:
-    """The compared NCCL variables of one run's records, each with its values on the nodes
-    (UNSET where a node does not set it); None when no record lists its variables."""
-    per_node = [s for s in map(nccl_settings, records) if s is not None]
+def compared_variables(env: dict) -> dict[str, str]:
+    """The variables of a recorded environment that say how a run ran, redacted: all but
+    :data:`NCCL_NOT_COMPARED`, :data:`SLURM_JOB_VARIABLES` and those naming where it ran
+    (devices, hosts, ports, ranks, job ids)."""
+    noise = NCCL_NOT_COMPARED + SLURM_JOB_VARIABLES
+    return {k: v for k, v in sorted(redact_env(env).items())
+            if not any(fnmatch.fnmatchcase(k, p) for p in noise)
+            and not _WHERE_VARIABLES.search(k)}
+
+
+def _recorded_variables(record: dict) -> dict[str, str] | None:
+    env = record.get("env")
+    return compared_variables(env) if isinstance(env, dict) else None
+
+
+def nccl_by_variable(records: list[dict], pick=nccl_settings) -> dict[str, list[str]] | None:
+    """The variables `pick` takes (the compared NCCL ones) of one run's records, each with its
+    values on the nodes (UNSET where a node does not set it); None when no record lists its
+    variables."""
+    per_node = [s for s in map(pick, records) if s is not None]
     if not per_node:
         return None
     names = sorted({k for s in per_node for k in s})
@@ -67,7 +91,12 @@ def setting_family(key: str) -> str:
     family's keys does not state it (unknown, not different); one that records the family
     but not the key leaves it unset."""
     return NCCL_RECORDED if key.startswith("NCCL_") else \
+        RECORDED_VARIABLES if _VARIABLE.match(key) else \
         "launch env" if key.startswith(LAUNCH_ENV) else key
+
+
+#: A recorded variable's key (``CUDA_LAUNCH_BLOCKING``), not a fact's label (``CUDA``).
+_VARIABLE = re.compile(r"[A-Z][A-Z0-9]*(_[A-Za-z0-9]+)+$")
 
 
 
@@ -169,10 +198,12 @@ def run_settings(log: Path, framework: str, names: list[str] | None = None) -> d
     if not records and not marker:  # most runs record nothing beside their log
         return {}
     out: dict[str, str] = {}
-    nccl = nccl_by_variable(records or [marker])
+    # the records' variables; without a record, the NCCL ones of the marker's (the rest below)
+    nccl = nccl_by_variable(records, _recorded_variables) if records else \
+        nccl_by_variable([marker])
     if nccl is not None:
         out.update({k: " / ".join(v) for k, v in nccl.items()})
-        out[NCCL_RECORDED] = ""
+        out.update({NCCL_RECORDED: "", **({RECORDED_VARIABLES: ""} if records else {})})
     per_node = [facts(r, framework) for r in records]
     for key, label in REPEAT_FACTS.items():
         value = "; ".join(dict.fromkeys(f[key] for f in per_node if f[key]))

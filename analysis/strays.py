@@ -5,7 +5,8 @@
 (each run's state: done / failed / pending). A folder holding done markers, or a
 ``status.json`` of that shape (its own or its parent's), is a campaign folder: there a run
 counts only when it has a done marker of its own (its ``run_id``, where it states one, names
-the log's stem) that does not say the run failed (:func:`marker_failure`: an ``ok`` (other
+the log's stem; its ``campaign``, where it and ``status.json`` name one, is the status's)
+that does not say the run failed (:func:`marker_failure`: an ``ok`` (other
 tools: ``success``) that is not true in any spelling, a ``state`` (other tools: ``status``,
 ``result``) other than done, a non-zero exit code, or a node that exited non-zero or was
 stopped; markers written by other tools stating none of these count as done, as reports
@@ -34,14 +35,16 @@ MARKER_SUFFIX = ".done"
 STATUS_NAME = "status.json"
 
 
-def _status_states(path: str) -> dict[str, str] | None:
-    """Run id (and log path without ``.log``) -> state of a campaign's ``status.json``;
-    None when the file is absent or not a campaign's status (no ``runs`` list)."""
+def _status_states(path: str) -> dict[str | None, str] | None:
+    """Run id (and log path without ``.log``) -> state of a campaign's ``status.json``, and
+    under ``None`` the campaign it names ("" none); None when the file is absent or not a
+    campaign's status (no ``runs`` list)."""
     data = read_json_object(path)
     runs = data.get("runs") if data is not None else None
     if not isinstance(runs, list):
         return None
-    states: dict[str, str] = {}
+    name = data.get("campaign")
+    states: dict[str | None, str] = {None: name if isinstance(name, str) else ""}
     for run in runs:
         if not isinstance(run, dict):
             continue
@@ -201,12 +204,16 @@ class CampaignFolders:
             marker = read_json_object(os.path.join(folder, stem + MARKER_SUFFIX))
             owner = _marker_run(marker, stem)
             failure = marker_failure(marker) if marker is not None else ""
+            named, ours = (marker or {}).get("campaign"), (status or {}).get(None)
+            if isinstance(named, str) and named and ours and named != ours:
+                # two campaigns' outputs in one folder: the status says whose the folder is
+                return (f"its done marker names campaign {named!r}, {STATUS_NAME} names "
+                        f"campaign {ours!r}")
             if marker is not None and not failure and not owner:
                 # a status that lists runs but not this one says the campaign did not run it
                 if status is None or prefix + stem in status:
                     return ""
-                return (f"its done marker says done, but {STATUS_NAME} does not list it "
-                        "(a marker copied beside a log the campaign did not run)")
+                return f"its done marker says done, but {STATUS_NAME} does not list it"
             if marker is None:
                 line, fault = marker_fault(os.path.join(folder, stem + MARKER_SUFFIX))
                 if status is None or status.get(prefix + stem) == "done":

@@ -58,19 +58,48 @@ def disk_state(run, out: Path) -> tuple[str, str, int]:
         finished = "ok" in marker and not marker_failure(marker)
         if finished and run.log_path(out).exists():
             return "done", "", attempts
+        there = finished_files(run, out)
+        rel = [str(p.relative_to(out)) for p in [run.path(out, ".done"), *there]]
+        again = f"To run it again, delete {', '.join(rel)} (in {out})"
         if finished:
-            files = [run.path(out, ".done")] + [
-                p for k in range(run.case.num_nodes) for p in run.files(out, k) if p.exists()]
-            rel = [str(p.relative_to(out)) for p in files]
             return "failed", (f"finished (done marker {rel[0]}) but its log "
                               f"{run.log_path(out).relative_to(out)} is missing; not re-run (its "
-                              f"finished files would clash). To run it again, delete "
-                              f"{', '.join(rel)} (in {out})"), attempts
+                              f"finished files would clash). {again}"), attempts
+        if there:  # a failed attempt's files are archived: these are no attempt's of ours
+            return "failed", (f"its done marker {rel[0]} says it failed "
+                              f"({marker_failure(marker) or 'not ok'}), yet its finished "
+                              f"file(s) {', '.join(rel[1:])} are there; not re-run (they would "
+                              f"clash). {again}"), attempts
         return "failed", str(marker.get("reason") or marker_failure(marker) or "failed"), attempts
     if run.log_path(out).exists():
         return "failed", ("log exists without a done marker; kept and not re-run "
                           "(remove it to run again)"), 0
     return "pending", "", 0
+
+
+def finished_files(run, out: Path) -> list[Path]:
+    """The finished (final-named) files of `run` under `out` that exist."""
+    return [p for k in range(run.case.num_nodes) for p in run.files(out, k) if p.exists()]
+
+
+def kept_rows(out: Path, done: dict[str, dict], listed: set[str]) -> list[dict]:
+    """The rows of the done runs in `done` (``{run_id: marker}``) that a spec no longer
+    lists (`listed`: its run ids), e.g. after a retry of one case with a smaller matrix:
+    runs the campaign ran stay listed in ``status.json`` (their status row as it was, else
+    one from the marker)."""
+    old = read_json(Path(out) / "status.json") or {}
+    rows = {r.get("run_id"): r for r in old.get("runs") or [] if isinstance(r, dict)}
+    out_rows = []
+    for run_id in sorted(set(done) - listed):
+        case = done[run_id].get("case") or {}
+        row = {"config": run_id.split("/")[0], "model": case.get("model"),
+               "precision": case.get("precision"),
+               "batch_size": case.get("batch_size_per_device"), "repeat": case.get("repeat"),
+               "attempts": done[run_id].get("attempts_total", 1),
+               "duration_s": done[run_id].get("duration_s"), "log": f"{run_id}.log",
+               **rows.get(run_id, {})}
+        out_rows.append(dict(row, run_id=run_id, state="done", reason=""))
+    return out_rows
 
 
 def status_frame(rows: list[dict]) -> pd.DataFrame:

@@ -3,7 +3,11 @@
 A done marker (:mod:`analysis.campaign.records`) records what defined its run: the fields in
 :data:`DEFINING` — the campaign's name, backend, workload, framework and device, the case
 (model, nodes, GPUs, precision, batch size, repeat, iterations, warmup and the case's own
-parameters), node 0's environment — and every node's command. The runner builds the marker
+parameters), the working directory (the workload's code), node 0's environment — and every
+node's command. Where the backend hands the nodes this shell's environment (local, Slurm),
+node 0's environment also holds the variables its record (``<stem>.node0.env.json``) lists,
+compared with what this shell would hand on, both as
+:func:`analysis.run_settings.compared_variables` keeps them. The runner builds the marker
 the spec would write for the same run and :func:`differences` compares the two, setting aside
 where the run happened (the hosts and the rendezvous port, found by building the commands
 twice with different ones) and the variables the backend adds per node (its GPU set). Times,
@@ -25,10 +29,11 @@ from pathlib import Path
 
 from analysis.campaign import records
 from analysis.errors import UsageError
+from analysis.run_settings import compared_variables
 from analysis.strays import marker_failure
 
 #: The marker fields that say what a run ran (the others say how and when it went).
-DEFINING = ("campaign", "backend", "workload", "framework", "device", "case", "env")
+DEFINING = ("campaign", "backend", "workload", "framework", "device", "workdir", "case", "env")
 #: Case fields the runner takes from the spec, not from the case: a done run of a case the
 #: spec no longer has is compared on these (and the campaign-wide fields) only.
 SPEC_WIDE_CASE = ("iterations", "warmup")
@@ -50,10 +55,21 @@ def done_markers(out: Path) -> dict[str, dict]:
     return found
 
 
-def settings(marker: dict, drop_env: set[str] = frozenset()) -> dict[str, object]:
+def recorded_env(out: Path, run_id: str) -> dict[str, str] | None:
+    """The variables node 0's environment record of done run `run_id` lists, as compared
+    (:func:`analysis.run_settings.compared_variables`); None without a readable record."""
+    record = records.read_json(Path(out) / f"{run_id}.node0.env.json")
+    env = record.get("env") if record else None
+    return compared_variables(env) if isinstance(env, dict) else None
+
+
+def settings(marker: dict, drop_env: set[str] = frozenset(),
+             inherited: dict[str, str] | None = None) -> dict[str, object]:
     """The defining fields of `marker`, flat (``case.iterations``, ``env.NCCL_ALGO``,
-    ``node 0 command``), without the variables in `drop_env`."""
+    ``node 0 command``), without the variables in `drop_env`; `inherited`: the variables that
+    reached node 0 besides the marker's ``env`` (its record, or this shell's)."""
     flat: dict[str, object] = {}
+    marker = dict(marker, env={**(inherited or {}), **(marker.get("env") or {})})
     for key in DEFINING:
         value = marker.get(key)
         if isinstance(value, dict):
@@ -132,8 +148,11 @@ def mismatch_message(out: Path, changes: dict[str, list[str]]) -> str:
     lines = [f"  {line} ({len(ids)} done run(s), e.g. {ids[0]})"
              for line, ids in by_change.items()]
     return (f"campaign folder {out} holds {len(changes)} done run(s) that this spec would run "
-            f"differently (old → new); nothing was run:\n" + "\n".join(lines) + "\n"
-            "Run the old spec to resume, give another folder (-o OUT_DIR), or start afresh "
+            f"differently (old → new; env.*: the spec's env and, on the local and Slurm "
+            f"backends, the variables this shell exports); nothing was run:\n"
+            + "\n".join(lines) + "\n"
+            "Run the old spec from the old environment to resume, give another folder "
+            "(-o OUT_DIR), or start afresh "
             "with --fresh (the folder's contents are moved aside into a dated folder beside "
             "it, nothing is deleted).")
 

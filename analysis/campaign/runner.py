@@ -38,10 +38,12 @@ from analysis.campaign.node import visible_gpus
 from analysis.campaign.spec import Run, Spec, from_dict, load
 from analysis.campaign.workloads import LaunchContext, wrap_container
 from analysis.campaign.workloads import get as get_workload
+from analysis.env.capture import select_env
 from analysis.errors import DLPerfError
 from analysis.fsutil import atomic_write_text
 from analysis.interrupt import restore_sigterm, trap_sigterm
 from analysis.redact import redact_argv, redact_env, redact_tree
+from analysis.run_settings import compared_variables
 from analysis.suite_version import suite_version
 
 #: Threads per process when the spec's ``env`` does not set ``OMP_NUM_THREADS``. torchrun
@@ -84,6 +86,7 @@ class Campaign:
         self.runs = spec.runs()
         self.workload = get_workload(spec.workload)
         self.suite: dict | None = None  # the suite that runs it (suite_version), set by run()
+        self._kept: list[dict] = []  # status rows of done runs the spec no longer has
 
     # -- planning ---------------------------------------------------------------------
     @cached_property
@@ -110,7 +113,8 @@ class Campaign:
         """A failed run is retried when an attempt failed: not a log without a done marker
         (made by hand?), nor a done run whose log is gone (its other files would clash)."""
         marker = records.read_json(run.path(self.out, ".done"))
-        return marker is not None and not marker.get("ok")
+        return marker is not None and not marker.get("ok") and \
+            not records.finished_files(run, self.out)
 
     def _rows(self) -> dict[str, dict]:
         return {r.run_id: self._row(r, *records.disk_state(r, self.out)) for r in self.runs}
@@ -235,8 +239,14 @@ class Campaign:
                                            [f"dlperf-host-{tag}{k}" for k in range(n)], port)
                       for tag, port in (("a", 10001), ("b", 10002))]
             drop = set(self.backend.node_env(0, run.case.gpus_per_node))
-            new, other = (resume.settings(m, drop) for m in builds)
-            was = resume.settings(old, drop)
+            recorded = resume.recorded_env(self.out, run_id) \
+                if self.backend.passes_environment else None
+            shell = None if recorded is None else compared_variables(
+                select_env({**os.environ, **builds[0]["env"]}))
+            new, other = (resume.settings(m, drop, shell) for m in builds)
+            was = resume.settings(old, drop, recorded)
+            if "workdir" not in old:  # a marker of an older suite does not say
+                new.pop("workdir", None)
             if run_id not in by_id:
                 new, was = resume.spec_wide(new), resume.spec_wide(was)
             lines = resume.differences(was, new, resume.masked_positions(new, other))
@@ -257,6 +267,12 @@ class Campaign:
     def _run_locked(self, progress: bool, time_budget: float | None):
         self.suite = suite_version(exclude=[self.out])
         self._write_spec()
+        self._kept = records.kept_rows(self.out, resume.done_markers(self.out),
+                                       {r.run_id for r in self.runs})
+        if self._kept:
+            print(f"{self.spec.name}: {len(self._kept)} done run(s) of cases this spec does not "
+                  f"run stay listed in status.json (e.g. {self._kept[0]['run_id']})",
+                  file=sys.stderr, flush=True)
         rows = self._rows()
         todo = [r for r in self.runs if rows[r.run_id]["state"] == "pending" or (
             rows[r.run_id]["state"] == "failed" and self.spec.retry_failed and self._retried(r))]
@@ -331,8 +347,8 @@ class Campaign:
         return records.status_frame(list(rows.values()))
 
     def _save(self, rows: dict) -> None:
-        records.write_status(self.out, self.spec.name, [rows[r.run_id] for r in self.runs],
-                             suite=self.suite)
+        records.write_status(self.out, self.spec.name,
+                             [rows[r.run_id] for r in self.runs] + self._kept, suite=self.suite)
 
     def _run_one(self, run: Run, rows: dict, device: str, note: str,
                  start_by: float | None = None) -> None:
@@ -415,6 +431,7 @@ class Campaign:
             "campaign": self.spec.name, "suite": self.suite, "backend": self.spec.backend,
             "workload": self.spec.workload, "framework": self.spec.framework,
             "device": device, "device_note": note, "timeout_s": self.spec.timeout,
+            "workdir": str(self.spec.workdir or config.PROJECT_DIR),
             "case": {"model": c.model, "num_nodes": c.num_nodes, "gpus_per_node": c.gpus_per_node,
                      "precision": c.precision, "batch_size_per_device": c.batch_size,
                      "repeat": run.repeat, "iterations": self.spec.iterations,

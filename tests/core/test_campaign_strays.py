@@ -39,7 +39,7 @@ def _campaign(tmp_path: Path, status: bool = True, markers: bool = True,
     if status:
         runs = [{"run_id": f"1n1g/{STEM.format(i)}", "state": "done",
                  "log": f"1n1g/{STEM.format(i)}.log"} for i in (1, 2)]
-        (camp / "status.json").write_text(json.dumps({"campaign": "t", "runs": runs}))
+        (camp / "status.json").write_text(json.dumps({"campaign": "rn50_4gpu", "runs": runs}))
     return camp
 
 

@@ -93,6 +93,9 @@ class Backend(ABC):
     """A way to start the nodes of a run. Subclasses set :attr:`name` and register."""
 
     name: str = ""
+    #: Whether the nodes' processes get this process's environment (plus the launch's): a
+    #: resume then compares the variables a done run recorded with this shell's.
+    passes_environment: bool = False
 
     def __init__(self, spec):
         self.spec = spec

@@ -41,6 +41,7 @@ class LocalBackend(Backend):
     :func:`~analysis.campaign.node.stop_agents` has killed what is left of each session."""
 
     name = "local"
+    passes_environment = True
     _ids: list[str] | None = None
 
     def _gpu_ids(self) -> list[str]:

@@ -94,6 +94,7 @@ class SlurmBackend(Backend):
     """Submit each run as a Slurm batch job."""
 
     name = "slurm"
+    passes_environment = True  # sbatch --export=ALL
 
     def probe_gpus(self) -> int:
         if "gpus_per_node" in self.spec.slurm:
