@@ -97,7 +97,8 @@ def test_slurm_single_node_two_processes(slurm_cluster, tmp_path):
     assert "world_size : 2" in text and text.count("Iteration:") == 8
     marker = json.loads((tmp_path / "1n2g" / "resnet50_b2_fp32_1.done").read_text())
     assert marker["job_state"] == "COMPLETED" and marker["nodes"][0]["rc"] == 0
-    assert (tmp_path / "1n2g" / "resnet50_b2_fp32_1.node0.env.json").exists()
+    record = json.loads((tmp_path / "1n2g" / "resnet50_b2_fp32_1.node0.env.json").read_text())
+    assert record["env"]["OMP_NUM_THREADS"] == "1"  # the runner's default reached the step
     scripts = list((tmp_path / ".campaign").rglob("job.sbatch"))
     assert scripts and all(p.stat().st_mode & 0o077 == 0 for p in scripts)  # args hold secrets
 

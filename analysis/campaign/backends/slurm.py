@@ -201,7 +201,9 @@ class SlurmBackend(Backend):
         path.touch(mode=0o600)
         path.chmod(0o600)
         path.write_text(self.script(launch), encoding="utf-8")
-        env = {**os.environ, **self.spec.env}
+        # the nodes' variables (the runner's OMP_NUM_THREADS, the spec's env) reach the steps
+        # only through sbatch's environment; every node of a Slurm run gets the same ones
+        env = {**os.environ, **{k: v for n in launch.active() for k, v in n.env.items()}}
         argv = self.sbatch_argv(launch, str(path), f"dlperf-{self.spec.name}")
         try:
             out = run_command(argv, timeout=60, env=env).stdout
