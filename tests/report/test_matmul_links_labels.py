@@ -65,7 +65,8 @@ def test_log_links_point_under_the_base_url():
     assert "relative to the report" in str(plain.logs())
 
 
-@pytest.mark.parametrize("url", ["ftp://example.org/", "example.org/logs", "https://a b/"])
+@pytest.mark.parametrize("url", ["ftp://example.org/", "example.org/logs", "https://a b/",
+                                 "https://x.example/?q=1", "https://x.example/logs#frag"])
 def test_a_base_url_that_is_not_http_is_refused(url):
     with pytest.raises(UsageError, match="--log-base-url"):
         build(RN50, lang="en", log_base_url=url)

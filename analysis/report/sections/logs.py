@@ -40,12 +40,17 @@ def log_pattern(files: list[str], root: Path) -> str:
 
 
 def check_log_base_url(url: str | None) -> str:
-    """`url` ending in '/', '' for none; anything but an http(s) URL is refused."""
+    """`url` ending in '/', '' for none; anything but an http(s) URL is refused, and so is
+    one with a query or fragment (each log's path is appended to it: every link would
+    open the same page)."""
     url = (url or "").strip()
     if not url:
         return ""
     if not re.match(r"^https?://[^/\s]+", url) or any(c.isspace() for c in url):
         raise UsageError(f"--log-base-url must be an http:// or https:// URL, not {url!r}")
+    if "?" in url or "#" in url:
+        raise UsageError(f"--log-base-url must be a folder's URL without '?' or '#' (the logs' "
+                         f"paths are appended to it), not {url!r}")
     return url if url.endswith("/") else url + "/"
 
 
