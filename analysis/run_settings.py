@@ -179,7 +179,8 @@ def _named(names: list[str], prefix: str, suffix: str = "") -> list[str]:
     return out
 
 
-def run_settings(log: Path, framework: str, names: list[str] | None = None) -> dict[str, str]:
+def run_settings(log: Path, framework: str, names: list[str] | None = None,
+                 unreadable: list[Path] | None = None) -> dict[str, str]:
     """What the records beside run `log` state that repeats of one case share: the facts
     `compare` holds campaigns to (:data:`REPEAT_FACTS`, from its nodes'
     ``<stem>.node<N>.env.json``), its NCCL settings (from those records, else its done
@@ -187,11 +188,17 @@ def run_settings(log: Path, framework: str, names: list[str] | None = None) -> d
     NCCL_RECORDED), the GPUs' power limit, and from its done marker each node's launch
     command (ports and hosts masked) and the other launch variables; a key not recorded is
     left out. `names`: the log's folder's :func:`folder_names`, when the caller looks up
-    many runs of one folder (listed once, not once a run)."""
+    many runs of one folder (listed once, not once a run). A record listed but not read
+    (not a JSON object, too large or deep) is added to `unreadable`, when given."""
     stem = run_stem(log)
     names = folder_names(log.parent) if names is None else names
-    records = [r for n in _named(names, f"{stem}.node", ".env.json")
-               if (r := read_json_object(log.parent / n))]
+    records = []
+    for n in _named(names, f"{stem}.node", ".env.json"):
+        record = read_json_object(log.parent / n)
+        if record:
+            records.append(record)
+        elif record is None and unreadable is not None:
+            unreadable.append(log.parent / n)
     done = f"{stem}.done"
     marker = (read_json_object(log.parent / done) if _named(names, done)[:1] == [done]
               else None) or {}

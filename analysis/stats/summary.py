@@ -180,14 +180,21 @@ def _environment_flag(key: str, where: str, sources: list[str], ids: list[str],
                       framework: str) -> list[Problem]:
     """A ``mixed_configuration`` problem when the runs of a case whose records state their
     NCCL settings, hardware, software versions, GPU power limit, launch command or launch
-    variables state different ones (each compared over the runs that record it)."""
-    if len(sources) < 2:
-        return []
+    variables state different ones (each compared over the runs that record it); an
+    ``unreadable_file`` problem for each record beside a run's log that cannot be read (its
+    settings are then compared without it)."""
     from analysis.run_settings import NCCL_RECORDED, folder_names, run_settings, setting_family
 
     paths = [Path(s) for s in sources]
     listed = {d: folder_names(d) for d in {p.parent for p in paths}}  # each folder once
-    settings = [run_settings(p, framework, listed[p.parent]) for p in paths]
+    unreadable: list[Path] = []
+    settings = [run_settings(p, framework, listed[p.parent], unreadable) for p in paths]
+    broken = [Problem(str(p), None, "unreadable_file",
+                      "an environment record beside the run's log is not a readable JSON "
+                      "object: the run's environment is compared without it", run_id=key)
+              for p in unreadable]
+    if len(sources) < 2:
+        return broken
     families = [{setting_family(k) for k in s} for s in settings]
     differ: dict[str, list[tuple[str, str]]] = {}
     for name in sorted({k for s in settings for k in s if k != NCCL_RECORDED}):
@@ -197,12 +204,12 @@ def _environment_flag(key: str, where: str, sources: list[str], ids: list[str],
         if len(stated) > 1 and len({v for _, v in stated}) > 1:
             differ[name] = stated
     if not differ:
-        return []
+        return broken
     shown = list(differ)[:SHOWN_KEYS]
     more = f", … {len(differ) - len(shown)} more" if len(differ) > len(shown) else ""
     detail = "; ".join(f"{k}: " + ", ".join(f"{v} ({r})" for r, v in _where_differ(differ[k]))
                        for k in shown)
-    return [Problem(where, None, "mixed_configuration",
+    return broken + [Problem(where, None, "mixed_configuration",
                     f"{case_stats.CONFIGURATION_DIFFERS} {', '.join(shown)}{more}: the runs "
                     f"of case {key} record {detail} in their environment; they are not "
                     "repeats of one case", run_id=key)]

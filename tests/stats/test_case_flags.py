@@ -148,3 +148,16 @@ def test_megatron_runs_of_other_arguments_are_not_repeats(tmp_path):
     assert row["flags"] == "configuration differs in checkpoint_activations"
     assert "checkpoint_activations: False (1n4g/gpt_b1_amp_1), True (1n4g/gpt_b1_amp_2), " \
            "False (1n4g/gpt_b1_amp_3)" in proc.stderr
+
+
+@pytest.mark.parametrize("record", ["{", "[" * 100_000 + "]" * 100_000])
+def test_an_unreadable_environment_record_is_named_not_skipped(tmp_path, record):
+    (tmp_path / "1n1g").mkdir()
+    log = tmp_path / "1n1g" / "resnet50_b128_fp32_1.log"
+    shutil.copy(RN50 / "1n1g" / log.name, log)
+    (tmp_path / "1n1g" / "resnet50_b128_fp32_1.node0.env.json").write_text(record)
+    proc = _cli("summarize", tmp_path, "--no-cache")
+    assert proc.returncode == 0
+    assert "resnet50_b128_fp32_1.node0.env.json: unreadable_file: an environment record" \
+        in proc.stderr
+    assert _cli("summarize", tmp_path, "--strict", "--no-cache").returncode == 3
