@@ -555,10 +555,12 @@ def _alike(one: Signature, two: Signature) -> str:
     column, within both logs' rounding and on average within one's (`_rounded_once`): two
     real runs never time alike line for line (a run made deterministic prints the same
     losses, never its timings in proportion), a copy reprinted, rescaled or stretched does.
-    A timed column tells only where one log's rounding is fine enough that it is not so
-    alike to itself a line later (`_proportional`). A copy whose timings were jittered is
-    not told: deterministic reruns whose rates are running means, or means over a print
-    interval, lie as close to one multiple of each other as such a copy."""
+    A timed column tells only by the lines both logs print it on (at least `MIN_SHORT`,
+    or all of a short log's), where one log's rounding is fine enough that it is not so
+    alike to itself a printed value later (`_proportional`). A copy whose printed timings
+    were jittered is not told: deterministic reruns whose rates are running means, or means
+    over a print interval, lie as close to one multiple of each other as such a copy; one
+    whose stamps were jittered is, well within what a rerun strays (`_stamp_unit`)."""
     i, j = _paired(one, two)
     longer = max(len(one.lines), len(two.lines))
     lines = _shared(len(i), longer)
