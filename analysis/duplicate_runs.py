@@ -762,7 +762,7 @@ def _unit(column: np.ndarray, name: str, sig: Signature) -> np.ndarray:
 #: are one log's, as if rounded to it (`_stamp_unit`). Stamps about one straight line,
 #: root mean square over that least, the least of any pair: the bundled real repeats 3.06
 #: (ResNet-50 1n2g; 1n1g 4.2, 1n4g 5.9), the sixteenth attack's reruns made deterministic
-#: 1.02 (d1: 0.15 % jitter, us; d2-d9 1.35 to 2.4); copies jittered +-3 us 0.007, +-20 us
+#: 1.02 (d1: 0.15 % jitter, us; d2-d6, d9 1.35 to 2.4); copies jittered +-3 us 0.007, +-20 us
 #: 0.046, +-100 us 0.23 (150 lines of 44 ms, that least 0.27 ms). Within a quarter, `_rounded_once` admits 1.15 / sqrt(12) / 4 = 0.083
 #: of it: 12 times below the steadiest rerun; +-100 us of jitter is not told.
 JITTER_SHARE = 0.25
