@@ -477,15 +477,22 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
         moved_by = f", moved by {shift / 1e6:+.6f} s" if abs(shift) >= tol else ""
         said = (f"stamps{' and values' if values else ''} ({same} of "
                 f"{max(len(a), len(b))} stamps the same to {_name(tol)}{moved_by}")
-        # the same values with a timed column among them: a rerun prints its own timings;
-        # else a rerun strays from a run by its drift, which the stamps show past one rounding
-        told = telling or bool(TIMED.intersection(one.names))
+        # a rerun strays from a run by its drift, which the stamps show past one rounding,
+        # and prints its own timings, which `_alike` tells where both logs print them; it
+        # runs later, never at the same wall-clock times (a campaign runs its runs one
+        # after another): stamps of the clock not moved are a copy's
         drift = min(_drift(s.stamps.astype(float), s.steps) for s in (one, two))
-        verdict = _told(said, told or drift >= tol, drift, tol,
-                        "a copy re-stamped, its stamps cut, a line lost or a value edited")
-        alike = _alike(one, two) if by_values and not verdict.told else ""
-        return alike if alike and alike.told else verdict  # a proven copy wins
+        told = telling or drift >= tol or not moved_by and min(a[0], b[0]) >= WALL_CLOCK
+        alike = _alike(one, two) if by_values and not told else ""
+        return _told(said, told or bool(alike) and alike.told, drift, tol,
+                     "a copy re-stamped, its stamps cut, a line lost or a value edited"
+                     if moved_by or telling else "a copy: a rerun runs at other times")
     return _alike(one, two) if by_values else ""
+
+
+#: The least stamp of the wall clock (us since 1970: September 2001); smaller ones count
+#: from a run's start, alike in its reruns.
+WALL_CLOCK = 10 ** 15
 
 
 class Verdict(str):
@@ -548,10 +555,12 @@ def _alike(one: Signature, two: Signature) -> str:
     column, within both logs' rounding and on average within one's (`_rounded_once`): two
     real runs never time alike line for line (a run made deterministic prints the same
     losses, never its timings in proportion), a copy reprinted, rescaled or stretched does.
-    A timed column tells only where one log's rounding is fine enough that it is not so
-    alike to itself a line later (`_proportional`). A copy whose timings were jittered is
-    not told: deterministic reruns whose rates are running means, or means over a print
-    interval, lie as close to one multiple of each other as such a copy."""
+    A timed column tells only by the lines both logs print it on (at least `MIN_SHORT`,
+    or all of a short log's), where one log's rounding is fine enough that it is not so
+    alike to itself a printed value later (`_proportional`). A copy whose printed timings
+    were jittered is not told: deterministic reruns whose rates are running means, or means
+    over a print interval, lie as close to one multiple of each other as such a copy; one
+    whose stamps were jittered is, well within what a rerun strays (`_stamp_unit`)."""
     i, j = _paired(one, two)
     longer = max(len(one.lines), len(two.lines))
     lines = _shared(len(i), longer)
@@ -559,7 +568,10 @@ def _alike(one: Signature, two: Signature) -> str:
     if len(i) < (MIN_SHORT if len(i) == longer else max(MIN_LINES, NEAR_SHARE * lines)):
         return ""
     names = [n for n in one.names if n in two.names]
-    timed = [n for n in names if n in TIMED] or [n for n in names if n == INTERVAL]
+    # a timed column tells only by the lines both logs print it on (a mean rate every 50th
+    # line tells nothing of the 49 between); too few such lines and the stamps time them
+    timed = [n for n in names if n in TIMED and _printed(one, two, n, i, j) >= (
+        len(i) if short else MIN_SHORT)] or [n for n in names if n == INTERVAL]
     if not timed:
         return ""
     # lines the first timed column's first lines already fail cannot be made up by the
@@ -586,8 +598,15 @@ def _alike(one: Signature, two: Signature) -> str:
         if not _rounded_once(x[i][fits], ux[fits], y[j][fits], uy[fits], name):
             return ""
         ok &= fits | both
-        told = told or not all(_proportional(v[:-1], u[:-1], v[1:], u[1:]).sum() * 2
-                               >= len(v) - 1 for v, u in ((xi, ux), (yj, uy)))
+        # told by the values both print: nearly all in proportion, and not so alike to
+        # themselves a printed value later (intervals: as their rounding, not the jitter
+        # `_stamp_unit` admits, leaves them: a rerun strays however steady its pace)
+        printed = ~np.isnan(xi) & ~np.isnan(yj)
+        if name == INTERVAL:
+            ux, uy = np.minimum(ux, 2.0 * one.resolution), np.minimum(uy, 2.0 * two.resolution)
+        told = told or (fits & printed).sum() >= NEAR_SHARE * printed.sum() and not all(
+            _proportional(v[:-1], u[:-1], v[1:], u[1:]).sum() * 2 >= len(v) - 1
+            for v, u in ((xi[printed], ux[printed]), (yj[printed], uy[printed])))
     same = int(ok.sum())
     if not told or same < (len(i) if short else NEAR_SHARE * lines):
         return ""
@@ -711,7 +730,7 @@ def _values_may(pairs: list[tuple[Signature, Signature]], n: int) -> np.ndarray:
     for name, rows in by_name.items():
         x, y = (np.stack([s.table[s.names.index(name)][:width] for s in sigs])
                 for sigs in ([pairs[p][0] for p in rows], [pairs[p][1] for p in rows]))
-        ux, uy = (np.array([[2.0 * pairs[p][side].resolution] for p in rows])
+        ux, uy = (np.array([[2.0 * _stamp_unit(pairs[p][side])] for p in rows])
                   if name == INTERVAL else _units(v) for side, v in ((0, x), (1, y)))
         alike = _proportional(x, ux, y, uy) | np.isnan(x) & np.isnan(y)
         may[rows] = width - alike.sum(axis=1) <= n - NEAR_SHARE * n
@@ -725,12 +744,35 @@ def _shared(both: int, longer: int) -> int:
     return both if both >= max(MIN_LINES, longer / 2) else longer
 
 
+def _printed(one: Signature, two: Signature, name: str, i: np.ndarray, j: np.ndarray) -> int:
+    """At how many of the paired iterations (`i` of `one`, `j` of `two`) both print `name`."""
+    return int((np.isfinite(one.table[one.names.index(name)][i])
+                & np.isfinite(two.table[two.names.index(name)][j])).sum())
+
+
 def _unit(column: np.ndarray, name: str, sig: Signature) -> np.ndarray:
     """The unit of the last printed digit of each value of a column (`_units`); two stamps'
-    resolution for an interval."""
+    unit (`_stamp_unit`) for an interval."""
     if name == INTERVAL:
-        return np.full(column.shape, 2.0 * sig.resolution)
+        return np.full(column.shape, 2.0 * _stamp_unit(sig))
     return _units(column[None])[0]
+
+
+#: The share of the least a rerun strays from a run (`_drift`) within which two logs' stamps
+#: are one log's, as if rounded to it (`_stamp_unit`). Stamps about one straight line,
+#: root mean square over that least, the least of any pair: the bundled real repeats 3.06
+#: (ResNet-50 1n2g; 1n1g 4.2, 1n4g 5.9), the sixteenth attack's reruns made deterministic
+#: 1.02 (d1: 0.15 % jitter, us; d2-d6, d9 1.35 to 2.4); copies jittered +-3 us 0.007, +-20 us
+#: 0.046, +-100 us 0.23 (150 lines of 44 ms, that least 0.27 ms). Within a quarter, `_rounded_once` admits 1.15 / sqrt(12) / 4 = 0.083
+#: of it: 12 times below the steadiest rerun; +-100 us of jitter is not told.
+JITTER_SHARE = 0.25
+
+
+def _stamp_unit(sig: Signature) -> float:
+    """The unit of a log's stamps (us) as copies are told by them: their resolution, or a
+    `JITTER_SHARE` of the least a rerun of it strays, where coarser (a copy's stamps
+    jittered well within what a rerun strays are still its original's)."""
+    return max(sig.resolution, JITTER_SHARE * _drift(sig.stamps.astype(float), sig.steps))
 
 
 def _units(columns: np.ndarray) -> np.ndarray:
