@@ -222,8 +222,8 @@ def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | 
                  float("nan") if schema.is_missing(gbs) else float(gbs), train, run,
                  metric_rows, arrays, closing, lines, stamps)
     if lines is not None and (train is not None or arrays is not None):
-        rd.evaluations, rd.evaluation_stamps = evaluation_marks(rd.timeline(), lines, stamps,
-                                                                said)
+        rd.evaluations, rd.evaluation_stamps, rd.evaluations_other = evaluation_marks(
+            rd.timeline(), lines, stamps, said)
     return rd
 
 

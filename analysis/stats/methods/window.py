@@ -39,61 +39,67 @@ class Window(ThroughputMethod):
 
     @staticmethod
     def estimate(run: RunData, warmup: int, measure: int) -> Estimate:
-        label = f"window(warmup={warmup}, measure={measure})"
-        if not np.isfinite(run.global_batch_size):
-            return Estimate.fail("global batch size unknown", "missing_metadata", label)
-        cols = train_arrays(run)
-        keep = np.flatnonzero(lowest_rank(cols["rank"]) & ~np.isnan(cols["step"]))
-        _, first = np.unique(cols["line"][keep], return_index=True)
-        clock = keep[np.sort(first)]  # the first row of each line, in row order
-        if clock.size == 0:
-            return Estimate.fail("no training lines", "no_training_lines", label)
-        steps = cols["step"][clock].astype(np.int64)
-        ts, lines = cols["timestamp"][clock], cols["line"][clock]
-        if np.isfinite(ts).any() and _restarts(cols["epoch"][clock], steps, lines):
+        return late_or_stall(run, _window(run, warmup, measure),
+                             lambda other: _window(other, warmup, measure))
+
+
+def _window(run: RunData, warmup: int, measure: int) -> Estimate:
+    """The window of :class:`Window`, by its run's evaluation marks as they are."""
+    label = f"window(warmup={warmup}, measure={measure})"
+    if not np.isfinite(run.global_batch_size):
+        return Estimate.fail("global batch size unknown", "missing_metadata", label)
+    cols = train_arrays(run)
+    keep = np.flatnonzero(lowest_rank(cols["rank"]) & ~np.isnan(cols["step"]))
+    _, first = np.unique(cols["line"][keep], return_index=True)
+    clock = keep[np.sort(first)]  # the first row of each line, in row order
+    if clock.size == 0:
+        return Estimate.fail("no training lines", "no_training_lines", label)
+    steps = cols["step"][clock].astype(np.int64)
+    ts, lines = cols["timestamp"][clock], cols["line"][clock]
+    if np.isfinite(ts).any() and _restarts(cols["epoch"][clock], steps, lines):
+        return _across_epochs(run, steps, ts, lines, warmup, measure, label)
+    order = np.argsort(steps, kind="stable")
+    steps, ts, lines = steps[order], ts[order], lines[order]
+    if np.isfinite(ts).any():
+        keep = np.isfinite(ts)
+        steps, ts, lines = steps[keep], ts[keep], lines[keep]
+        i0 = np.searchsorted(steps, warmup, side="left")
+        if i0 >= len(steps):
+            return truncated(label, warmup, measure, int(steps[-1]), _first_step(run))
+        i1 = np.searchsorted(steps, steps[i0] + measure, side="left")
+        if i1 >= len(steps):
+            return truncated(label, warmup, measure, int(steps[-1]), _first_step(run))
+        refused = run.refuse(lines[i0], lines[i1], label)
+        if refused is not None:
+            return refused
+        if holds_evaluation(run.evaluations, lines[i0:i1 + 1]).any():
             return _across_epochs(run, steps, ts, lines, warmup, measure, label)
-        order = np.argsort(steps, kind="stable")
-        steps, ts, lines = steps[order], ts[order], lines[order]
-        if np.isfinite(ts).any():
-            keep = np.isfinite(ts)
-            steps, ts, lines = steps[keep], ts[keep], lines[keep]
-            i0 = np.searchsorted(steps, warmup, side="left")
-            if i0 >= len(steps):
-                return truncated(label, warmup, measure, int(steps[-1]), _first_step(run))
-            i1 = np.searchsorted(steps, steps[i0] + measure, side="left")
-            if i1 >= len(steps):
-                return truncated(label, warmup, measure, int(steps[-1]), _first_step(run))
-            refused = run.refuse(lines[i0], lines[i1], label)
-            if refused is not None:
-                return refused
-            if holds_evaluation(run.evaluations, lines[i0:i1 + 1]).any():
-                return _across_epochs(run, steps, ts, lines, warmup, measure, label)
-            n_it = int(steps[i1] - steps[i0])
-            dt = ts[i1] - ts[i0]
-            if dt <= 0:
-                return Estimate.fail(f"non-increasing timestamps between steps {steps[i0]} and "
-                                     f"{steps[i1]}", "bad_line", label)
-            if whole_seconds(ts[i0:i1 + 1]) and RESOLUTION > COARSE_SHARE * dt:
-                # a whole-second stamp is up to a second late at each end: where that is more
-                # than COARSE_SHARE of the window, the latencies its lines print time it
-                by_latency = _latency_window(run, int(steps[i0]), int(steps[i1] - steps[i0]),
-                                             label)
-                if by_latency.ok:
-                    return dataclasses.replace(by_latency, method=by_latency.method + (
-                        f" (its whole-second timestamps span {dt:g} s: too coarse)"))
-            skipped = run.skipped_counts(lines[[i0, i1]])
-            if skipped is not None and np.isfinite(skipped).all() and skipped[1] > skipped[0]:
-                # AMP skipped steps: their samples were processed, the iteration not counted
-                n_it += int(skipped[1] - skipped[0])
-                label += SKIPPED.format(n=int(skipped[1] - skipped[0]))
-            batches = printed_batches(run, cols, lines[i0 + 1:i1 + 1])
-            edges = (int(lines[i0]), int(lines[i1]))
-            if (batches != run.global_batch_size).any():
-                samples = float((batches * np.diff(steps[i0:i1 + 1])).sum())
-                return Estimate(samples / dt, label + RAMP_UP, n_it, dt / n_it, window=edges)
-            return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it,
-                            window=edges)
-        return _latency_window(run, warmup, measure, label)
+        n_it = int(steps[i1] - steps[i0])
+        dt = ts[i1] - ts[i0]
+        if dt <= 0:
+            return Estimate.fail(f"non-increasing timestamps between steps {steps[i0]} and "
+                                 f"{steps[i1]}", "bad_line", label)
+        if whole_seconds(ts[i0:i1 + 1]) and RESOLUTION > COARSE_SHARE * dt:
+            # a whole-second stamp is up to a second late at each end: where that is more
+            # than COARSE_SHARE of the window, the latencies its lines print time it
+            by_latency = _latency_window(run, int(steps[i0]), int(steps[i1] - steps[i0]),
+                                         label)
+            if by_latency.ok:
+                return dataclasses.replace(by_latency, method=by_latency.method + (
+                    f" (its whole-second timestamps span {dt:g} s: too coarse)"))
+        skipped = run.skipped_counts(lines[[i0, i1]])
+        if skipped is not None and np.isfinite(skipped).all() and skipped[1] > skipped[0]:
+            # AMP skipped steps: their samples were processed, the iteration not counted
+            n_it += int(skipped[1] - skipped[0])
+            label += SKIPPED.format(n=int(skipped[1] - skipped[0]))
+        batches = printed_batches(run, cols, lines[i0 + 1:i1 + 1])
+        edges = (int(lines[i0]), int(lines[i1]))
+        if (batches != run.global_batch_size).any():
+            samples = float((batches * np.diff(steps[i0:i1 + 1])).sum())
+            return Estimate(samples / dt, label + RAMP_UP, n_it, dt / n_it, window=edges)
+        return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it,
+                        window=edges)
+    return _latency_window(run, warmup, measure, label)
 
 
 #: Seconds a timestamp printed in whole seconds may be off, at each end of an interval.
@@ -147,15 +153,20 @@ def holds_evaluation(evaluations: np.ndarray | None, lines: np.ndarray) -> np.nd
 
 
 def evaluation_marks(timeline, lines: np.ndarray, stamps: np.ndarray, said: list):
-    """The (lines, stamps) that mark the run's evaluations among its validation rows: a
-    result carried on a training line marks it only where it changes (or first appears)
-    from the training line before, as an evaluation ran in the interval before it; where
-    the marks still fall on every training line (a running val_top1) none of those does, no
-    interval being left to tell an evaluation's time by; marks printed lines late
-    (:func:`_lines_late`) move to the line that ends their evaluation's interval."""
+    """(lines, stamps, other) of the marks of the run's evaluations among its validation
+    rows: a result carried on a training line marks it only where it changes (or first
+    appears) from the training line before, as an evaluation ran in the interval before it;
+    where the marks still fall on every training line (a running val_top1) none of those
+    does, no interval being left to tell an evaluation's time by. Where a slow interval
+    recurs k lines before the marks (:func:`_lines_late`), the log cannot tell results
+    printed k lines late from a stall recurring before each evaluation: within half the
+    marks' spacing the marks move onto it, beyond that they stay; `other` is then the other
+    reading, (lines, stamps, k, moved, spacing), for the figure to say where it matters
+    (:func:`late_or_stall`), None where the marks are on time, no such interval recurs, or
+    the results are one line late (the usual logger printing a result at its next line)."""
     t_lines, _, step, ts = timeline
     if not len(t_lines):
-        return lines, stamps
+        return lines, stamps, None
     at = np.searchsorted(t_lines, lines)
     on = at < len(t_lines)
     on[on] = t_lines[at[on]] == lines[on]
@@ -168,46 +179,115 @@ def evaluation_marks(timeline, lines: np.ndarray, stamps: np.ndarray, said: list
     if np.isin(t_lines[1:], lines[keep]).all():
         keep &= ~on
     lines, stamps, at, late = lines[keep], stamps[keep], at[keep], on[keep] & (at[keep] >= 2)
-    k = _lines_late(step, ts, at[late])
+    k, back, spacing = _lines_late(step, ts, at[late])
     late &= at > k
     if not k or not late.any():
-        return lines, stamps
-    lines, stamps = lines.copy(), stamps.copy()
-    lines[late], stamps[late] = t_lines[at[late] - k], ts[at[late] - k]
-    order = np.argsort(lines, kind="stable")
-    return lines[order], stamps[order]
+        return lines, stamps, None
+    moved, moved_stamps = lines.copy(), stamps.copy()
+    moved[late], moved_stamps[late] = t_lines[at[late] - k], ts[at[late] - k]
+    order = np.argsort(moved, kind="stable")
+    moved, moved_stamps = moved[order], moved_stamps[order]
+    if k > back:
+        return lines, stamps, (moved, moved_stamps, k, False, spacing)
+    return moved, moved_stamps, None if k == 1 else (lines, stamps, k, True, spacing)
 
 
-def _lines_late(step: np.ndarray, ts: np.ndarray, at: np.ndarray) -> int:
-    """How many training lines after their evaluation the results on the training lines at
-    indices `at` were printed (a logger holding them for its next print or a few), 0 where on
-    time or where the log cannot tell. Going back from the marks' lines, the first intervals
-    whose median is over MISMATCH slower than the run's pace (the median of the others) must
-    be so at most marks (their lower quartile: a jittered healthy run's is not 5 % over its
-    pace), MIN_RECURRING marks or more. At most half the marks' usual spacing back: a slow
-    interval nearer the mark before may as well be that mark's (a stall after each
-    evaluation), and the log cannot say whose it is. Where no slow interval recurs within
-    that (an evaluation that cost nothing, or results printed later still), nothing moves."""
+def _lines_late(step: np.ndarray, ts: np.ndarray, at: np.ndarray) -> tuple[int, int, int]:
+    """(k, back, spacing): how many training lines before the marks on the training lines at
+    indices `at` a slow interval recurs (0 where on time or where none does), half the
+    marks' usual `spacing` (`back`). Going back from the marks' lines, the first intervals
+    whose median is over MISMATCH slower than the run's pace (the median of the intervals
+    more than `back` lines before a mark) must be so at most marks (their lower quartile: a
+    jittered healthy run's is not 5 % over its pace), MIN_RECURRING marks or more. An
+    evaluation that cost time on time (k = 0) ends the search; otherwise it goes on past
+    `back` to the mark before: a slow interval nearer that mark may as well be its stall as
+    this mark's evaluation, and the log cannot say whose it is."""
     from analysis.stats.figure_checks import MISMATCH  # it imports this module
 
     if len(at) < 2:
-        return 0
-    back = max(1, int(np.median(np.diff(at))) // 2)
-    full = at[at > back]
-    if len(full) < MIN_RECURRING:
-        return 0
-    ends = full[:, None] - 1 - np.arange(back + 1)  # column k: the intervals k lines before
+        return 0, 0, 0
+    spacing = int(np.median(np.diff(at)))
+    back = max(1, spacing // 2)
     with np.errstate(divide="ignore", invalid="ignore"):
         per = np.diff(ts) / np.diff(step)  # interval i ends at training line i + 1
         free = np.isfinite(per) & (per > 0)
-        free[ends.ravel()] = False
-        ends = per[ends]
-        if free.sum() < MIN_RECURRING:
-            return 0
+        near = at[at > back]
+        free[(near[:, None] - 1 - np.arange(back + 1)).ravel()] = False
+        if len(near) < MIN_RECURRING or free.sum() < MIN_RECURRING:
+            return 0, back, spacing
         slow = (1 + MISMATCH) * float(np.median(per[free]))
-        over = np.flatnonzero(~np.isfinite(ends).all(axis=0) | (np.median(ends, axis=0) > slow))
-        k = int(over[0]) if len(over) else 0
-        return k if k and np.quantile(ends[:, k], 0.25) > slow else 0
+        for first, last in ((0, back), (back + 1, spacing - 1)):
+            full = at[at > last]
+            if last < first or len(full) < MIN_RECURRING:
+                return 0, back, spacing
+            ends = per[full[:, None] - 1 - np.arange(first, last + 1)]
+            missing = ~np.isfinite(ends).all(axis=0)
+            over = np.flatnonzero((missing & (first == 0)) | (np.median(ends, axis=0) > slow))
+            if len(over):
+                k = first + int(over[0])
+                return (k if k and np.quantile(ends[:, over[0]], 0.25) > slow else 0,
+                        back, spacing)
+        return 0, back, spacing
+
+
+def late_or_stall(run: RunData, est: Estimate, estimate) -> Estimate:
+    """`est`, `estimate`'s figure of `run`, flagged ``figure_mismatch`` where the other
+    reading of its evaluation marks (:func:`evaluation_marks`: results printed k lines
+    late, or a stall recurring k lines before each evaluation) moves it by more than
+    MISMATCH: the figure taken is kept, both readings said."""
+    from analysis.stats.figure_checks import MISMATCH, _flag  # it imports this module
+
+    other = run.evaluations_other
+    if other is None or not est.ok:
+        return est
+    lines, stamps, k, moved, spacing = other
+    alt = estimate(dataclasses.replace(run, evaluations=lines, evaluation_stamps=stamps,
+                                       evaluations_other=None))
+    if not alt.ok or abs(alt.throughput / est.throughput - 1) <= MISMATCH:
+        return est
+    out, kept = (est, alt) if moved else (alt, est)
+    return _flag(est, "figure_mismatch", stall_text(k, moved, spacing) + (
+        f": taken as the evaluation's and left out, figure {out.throughput:,.2f} samples/s; "
+        f"counted as training, figure {kept.throughput:,.2f}; the log does not say "
+        f"{'which' if moved else 'whose it is'}; the figure {est.throughput:,.2f} is kept"))
+
+
+def late_or_stall_counted(run: RunData, est: Estimate, lines, ds, dt, ok, held,
+                          seconds: float) -> Estimate | None:
+    """`est`, a figure counting every interval of its window's `lines` (`ok` ones timed;
+    `held` those holding evaluation marks), flagged ``figure_mismatch`` where the slow
+    interval recurring before each evaluation (``RunData.evaluations_other``) takes more than
+    MISMATCH of its `seconds` beyond the others' pace: both readings said, as
+    :func:`late_or_stall`; None where the marks are not in doubt or it takes less."""
+    from analysis.stats.figure_checks import MISMATCH, _flag  # it imports this module
+
+    other = run.evaluations_other
+    if other is None:
+        return None
+    lines_o, _, k, moved, spacing = other
+    stall = held if moved else ok & holds_evaluation(lines_o, lines)
+    if not stall.any() or not (ok & ~stall).any():
+        return None
+    extra = float(np.sum(dt[stall] - ds[stall] * np.median(dt[ok & ~stall] / ds[ok & ~stall])))
+    if extra <= MISMATCH * seconds:
+        return None
+    first = int(np.flatnonzero(stall)[0])
+    return _flag(est, "figure_mismatch", stall_text(k, moved, spacing) + (
+        f" (the figure's lines {int(lines[0])} to {int(lines[-1])} hold {int(stall.sum())}, "
+        f"first between lines {int(lines[first])} and {int(lines[first + 1])}, taking "
+        f"{extra:.6g} s beyond the pace of the others): taken as the evaluation's and left out, "
+        f"figure {est.throughput * seconds / (seconds - extra):,.2f} samples/s; counted as "
+        f"training, figure {est.throughput:,.2f}; the log does not say "
+        f"{'which' if moved else 'whose it is'}; the figure is kept"))
+
+
+def stall_text(k: int, moved: bool, spacing: int) -> str:
+    """What a slow interval recurring `k` lines before each evaluation's results is."""
+    if moved:
+        return (f"results printed {k} lines after a slow interval recurring before each "
+                "evaluation")
+    return (f"a slow interval recurring every {spacing} lines between evaluations, {k} "
+            "lines before each one's results")
 
 
 def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
