@@ -238,7 +238,7 @@ def late_or_stall(run: RunData, est: Estimate, estimate) -> Estimate:
     from analysis.stats.figure_checks import MISMATCH, _flag  # it imports this module
 
     other = run.evaluations_other
-    if other is None or not est.ok:
+    if other is None or not est.ok or not est.throughput > 0:
         return est
     lines, stamps, k, moved, spacing = other
     alt = estimate(dataclasses.replace(run, evaluations=lines, evaluation_stamps=stamps,
