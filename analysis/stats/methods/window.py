@@ -39,67 +39,61 @@ class Window(ThroughputMethod):
 
     @staticmethod
     def estimate(run: RunData, warmup: int, measure: int) -> Estimate:
-        return late_or_stall(run, _window(run, warmup, measure),
-                             lambda other: _window(other, warmup, measure))
-
-
-def _window(run: RunData, warmup: int, measure: int) -> Estimate:
-    """The window of :class:`Window`, by its run's evaluation marks as they are."""
-    label = f"window(warmup={warmup}, measure={measure})"
-    if not np.isfinite(run.global_batch_size):
-        return Estimate.fail("global batch size unknown", "missing_metadata", label)
-    cols = train_arrays(run)
-    keep = np.flatnonzero(lowest_rank(cols["rank"]) & ~np.isnan(cols["step"]))
-    _, first = np.unique(cols["line"][keep], return_index=True)
-    clock = keep[np.sort(first)]  # the first row of each line, in row order
-    if clock.size == 0:
-        return Estimate.fail("no training lines", "no_training_lines", label)
-    steps = cols["step"][clock].astype(np.int64)
-    ts, lines = cols["timestamp"][clock], cols["line"][clock]
-    if np.isfinite(ts).any() and _restarts(cols["epoch"][clock], steps, lines):
-        return _across_epochs(run, steps, ts, lines, warmup, measure, label)
-    order = np.argsort(steps, kind="stable")
-    steps, ts, lines = steps[order], ts[order], lines[order]
-    if np.isfinite(ts).any():
-        keep = np.isfinite(ts)
-        steps, ts, lines = steps[keep], ts[keep], lines[keep]
-        i0 = np.searchsorted(steps, warmup, side="left")
-        if i0 >= len(steps):
-            return truncated(label, warmup, measure, int(steps[-1]), _first_step(run))
-        i1 = np.searchsorted(steps, steps[i0] + measure, side="left")
-        if i1 >= len(steps):
-            return truncated(label, warmup, measure, int(steps[-1]), _first_step(run))
-        refused = run.refuse(lines[i0], lines[i1], label)
-        if refused is not None:
-            return refused
-        if holds_evaluation(run.evaluations, lines[i0:i1 + 1]).any():
+        label = f"window(warmup={warmup}, measure={measure})"
+        if not np.isfinite(run.global_batch_size):
+            return Estimate.fail("global batch size unknown", "missing_metadata", label)
+        cols = train_arrays(run)
+        keep = np.flatnonzero(lowest_rank(cols["rank"]) & ~np.isnan(cols["step"]))
+        _, first = np.unique(cols["line"][keep], return_index=True)
+        clock = keep[np.sort(first)]  # the first row of each line, in row order
+        if clock.size == 0:
+            return Estimate.fail("no training lines", "no_training_lines", label)
+        steps = cols["step"][clock].astype(np.int64)
+        ts, lines = cols["timestamp"][clock], cols["line"][clock]
+        if np.isfinite(ts).any() and _restarts(cols["epoch"][clock], steps, lines):
             return _across_epochs(run, steps, ts, lines, warmup, measure, label)
-        n_it = int(steps[i1] - steps[i0])
-        dt = ts[i1] - ts[i0]
-        if dt <= 0:
-            return Estimate.fail(f"non-increasing timestamps between steps {steps[i0]} and "
-                                 f"{steps[i1]}", "bad_line", label)
-        if whole_seconds(ts[i0:i1 + 1]) and RESOLUTION > COARSE_SHARE * dt:
-            # a whole-second stamp is up to a second late at each end: where that is more
-            # than COARSE_SHARE of the window, the latencies its lines print time it
-            by_latency = _latency_window(run, int(steps[i0]), int(steps[i1] - steps[i0]),
-                                         label)
-            if by_latency.ok:
-                return dataclasses.replace(by_latency, method=by_latency.method + (
-                    f" (its whole-second timestamps span {dt:g} s: too coarse)"))
-        skipped = run.skipped_counts(lines[[i0, i1]])
-        if skipped is not None and np.isfinite(skipped).all() and skipped[1] > skipped[0]:
-            # AMP skipped steps: their samples were processed, the iteration not counted
-            n_it += int(skipped[1] - skipped[0])
-            label += SKIPPED.format(n=int(skipped[1] - skipped[0]))
-        batches = printed_batches(run, cols, lines[i0 + 1:i1 + 1])
-        edges = (int(lines[i0]), int(lines[i1]))
-        if (batches != run.global_batch_size).any():
-            samples = float((batches * np.diff(steps[i0:i1 + 1])).sum())
-            return Estimate(samples / dt, label + RAMP_UP, n_it, dt / n_it, window=edges)
-        return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it,
-                        window=edges)
-    return _latency_window(run, warmup, measure, label)
+        order = np.argsort(steps, kind="stable")
+        steps, ts, lines = steps[order], ts[order], lines[order]
+        if np.isfinite(ts).any():
+            keep = np.isfinite(ts)
+            steps, ts, lines = steps[keep], ts[keep], lines[keep]
+            i0 = np.searchsorted(steps, warmup, side="left")
+            if i0 >= len(steps):
+                return truncated(label, warmup, measure, int(steps[-1]), _first_step(run))
+            i1 = np.searchsorted(steps, steps[i0] + measure, side="left")
+            if i1 >= len(steps):
+                return truncated(label, warmup, measure, int(steps[-1]), _first_step(run))
+            refused = run.refuse(lines[i0], lines[i1], label)
+            if refused is not None:
+                return refused
+            if holds_evaluation(run.evaluations, lines[i0:i1 + 1]).any():
+                return _across_epochs(run, steps, ts, lines, warmup, measure, label)
+            n_it = int(steps[i1] - steps[i0])
+            dt = ts[i1] - ts[i0]
+            if dt <= 0:
+                return Estimate.fail(f"non-increasing timestamps between steps {steps[i0]} and "
+                                     f"{steps[i1]}", "bad_line", label)
+            if whole_seconds(ts[i0:i1 + 1]) and RESOLUTION > COARSE_SHARE * dt:
+                # a whole-second stamp is up to a second late at each end: where that is more
+                # than COARSE_SHARE of the window, the latencies its lines print time it
+                by_latency = _latency_window(run, int(steps[i0]), int(steps[i1] - steps[i0]),
+                                             label)
+                if by_latency.ok:
+                    return dataclasses.replace(by_latency, method=by_latency.method + (
+                        f" (its whole-second timestamps span {dt:g} s: too coarse)"))
+            skipped = run.skipped_counts(lines[[i0, i1]])
+            if skipped is not None and np.isfinite(skipped).all() and skipped[1] > skipped[0]:
+                # AMP skipped steps: their samples were processed, the iteration not counted
+                n_it += int(skipped[1] - skipped[0])
+                label += SKIPPED.format(n=int(skipped[1] - skipped[0]))
+            batches = printed_batches(run, cols, lines[i0 + 1:i1 + 1])
+            edges = (int(lines[i0]), int(lines[i1]))
+            if (batches != run.global_batch_size).any():
+                samples = float((batches * np.diff(steps[i0:i1 + 1])).sum())
+                return Estimate(samples / dt, label + RAMP_UP, n_it, dt / n_it, window=edges)
+            return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it,
+                            window=edges)
+        return _latency_window(run, warmup, measure, label)
 
 
 #: Seconds a timestamp printed in whole seconds may be off, at each end of an interval.
@@ -240,16 +234,12 @@ def late_or_stall(run: RunData, est: Estimate, estimate) -> Estimate:
     other = run.evaluations_other
     if other is None or not est.ok or not est.throughput > 0:
         return est
-    lines, stamps, k, moved, spacing = other
-    alt = estimate(dataclasses.replace(run, evaluations=lines, evaluation_stamps=stamps,
+    alt = estimate(dataclasses.replace(run, evaluations=other[0], evaluation_stamps=other[1],
                                        evaluations_other=None))
     if not alt.ok or abs(alt.throughput / est.throughput - 1) <= MISMATCH:
         return est
-    out, kept = (est, alt) if moved else (alt, est)
-    return _flag(est, "figure_mismatch", stall_text(k, moved, spacing) + (
-        f": taken as the evaluation's and left out, figure {out.throughput:,.2f} samples/s; "
-        f"counted as training, figure {kept.throughput:,.2f}; the log does not say "
-        f"{'which' if moved else 'whose it is'}; the figure {est.throughput:,.2f} is kept"))
+    out, kept = (est, alt) if other[3] else (alt, est)
+    return _flag(est, "figure_mismatch", _readings(other, out.throughput, kept.throughput))
 
 
 def late_or_stall_counted(run: RunData, est: Estimate, lines, ds, dt, ok, held,
@@ -264,30 +254,30 @@ def late_or_stall_counted(run: RunData, est: Estimate, lines, ds, dt, ok, held,
     other = run.evaluations_other
     if other is None:
         return None
-    lines_o, _, k, moved, spacing = other
-    stall = held if moved else ok & holds_evaluation(lines_o, lines)
+    stall = held if other[3] else ok & holds_evaluation(other[0], lines)
     if not stall.any() or not (ok & ~stall).any():
         return None
     extra = float(np.sum(dt[stall] - ds[stall] * np.median(dt[ok & ~stall] / ds[ok & ~stall])))
-    if extra <= MISMATCH * seconds:
+    if not MISMATCH * seconds < extra < seconds:
         return None
     first = int(np.flatnonzero(stall)[0])
-    return _flag(est, "figure_mismatch", stall_text(k, moved, spacing) + (
+    return _flag(est, "figure_mismatch", _readings(
+        other, est.throughput * seconds / (seconds - extra), est.throughput,
         f" (the figure's lines {int(lines[0])} to {int(lines[-1])} hold {int(stall.sum())}, "
         f"first between lines {int(lines[first])} and {int(lines[first + 1])}, taking "
-        f"{extra:.6g} s beyond the pace of the others): taken as the evaluation's and left out, "
-        f"figure {est.throughput * seconds / (seconds - extra):,.2f} samples/s; counted as "
-        f"training, figure {est.throughput:,.2f}; the log does not say "
-        f"{'which' if moved else 'whose it is'}; the figure is kept"))
+        f"{extra:.6g} s beyond the pace of the others)"))
 
 
-def stall_text(k: int, moved: bool, spacing: int) -> str:
-    """What a slow interval recurring `k` lines before each evaluation's results is."""
-    if moved:
-        return (f"results printed {k} lines after a slow interval recurring before each "
-                "evaluation")
-    return (f"a slow interval recurring every {spacing} lines between evaluations, {k} "
-            "lines before each one's results")
+def _readings(other: tuple, left_out: float, counted: float, where: str = "") -> str:
+    """Both readings of a slow interval recurring before each evaluation's results
+    (``RunData.evaluations_other``), with the figure each gives."""
+    _, _, k, moved, spacing = other
+    what = (f"results printed {k} lines after a slow interval recurring before each "
+            "evaluation" if moved else f"a slow interval recurring every {spacing} lines "
+            f"between evaluations, {k} lines before each one's results")
+    return (f"{what}{where}: taken as the evaluation's and left out, figure {left_out:,.2f} "
+            f"samples/s; counted as training, figure {counted:,.2f}; the log does not say "
+            f"{'which' if moved else 'whose it is'}; the figure is kept")
 
 
 def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
