@@ -134,6 +134,7 @@ def test_a_cheap_evaluation_after_a_recurring_stall_is_said_both_ways(tmp_path, 
         assert row["problem_kind"] == "figure_mismatch", row["problem"]
         assert row["problem"].startswith("results printed 2 lines after a slow interval")
         assert "the log does not say which" in row["problem"]
+        assert "first between lines" in row["problem"]
         assert "evaluation line(s)" not in row["problem"]
     counted = re.search(r"counted as training, figure ([\d,.]+)", window["problem"])[1]
     assert float(counted.replace(",", "")) < 0.8 * window["throughput"]

@@ -239,7 +239,16 @@ def late_or_stall(run: RunData, est: Estimate, estimate) -> Estimate:
     if not alt.ok or abs(alt.throughput / est.throughput - 1) <= MISMATCH:
         return est
     out, kept = (est, alt) if other[3] else (alt, est)
-    return _flag(est, "figure_mismatch", _readings(other, out.throughput, kept.throughput))
+    t_lines, where = run.timeline()[0], ""
+    ends = run.evaluations if other[3] else other[0]
+    if est.window is not None and len(t_lines):
+        ends = ends[(ends > est.window[0]) & (ends <= est.window[1])]
+        at = np.searchsorted(t_lines, ends[:1])
+        if len(ends) and at[0] > 0:
+            where = (f" (the figure's lines {est.window[0]} to {est.window[1]} hold {len(ends)}, "
+                     f"first between lines {int(t_lines[at[0] - 1])} and {int(ends[0])})")
+    return _flag(est, "figure_mismatch", _readings(other, out.throughput, kept.throughput,
+                                                   where))
 
 
 def late_or_stall_counted(run: RunData, est: Estimate, lines, ds, dt, ok, held,
