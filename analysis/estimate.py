@@ -103,6 +103,9 @@ class RunData:
     evaluations: np.ndarray | None = field(default=None, repr=False, compare=False)
     #: The timestamps of the `evaluations` lines (NaN where a line has none).
     evaluation_stamps: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: The other reading of the evaluation marks where the log cannot tell results printed
+    #: lines late from a stall recurring before each evaluation (window.evaluation_marks).
+    evaluations_other: tuple | None = field(default=None, repr=False, compare=False)
     _timeline: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def series(self, metric: str) -> pd.DataFrame:

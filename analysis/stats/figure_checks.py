@@ -52,6 +52,7 @@ from analysis.stats.methods.window import (
     COARSE_SHARE,
     RESOLUTION,
     holds_evaluation,
+    late_or_stall_counted,
     printed_batches,
     stamp_step,
     whole_seconds,
@@ -840,6 +841,9 @@ def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
     window method leaves such intervals out, as it leaves out those across an epoch's end,
     where it has enough others."""
     rest = ok & ~held
+    said = late_or_stall_counted(run, est, lines, ds, dt, ok, held, seconds)
+    if said is not None:
+        return said
     if rest.any():
         pace = float(np.median(dt[rest] / ds[rest]))
         extra = float(np.sum(dt[held] - ds[held] * pace))

@@ -19,7 +19,7 @@ from analysis.schema import CASE_COLUMNS
 from analysis.stats import energy, methods
 from analysis.stats.case_stats import median
 from analysis.stats.figure_checks import NO_FIGURE, check_figure
-from analysis.stats.methods.window import evaluation_marks
+from analysis.stats.methods.window import evaluation_marks, late_or_stall
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -222,8 +222,8 @@ def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | 
                  float("nan") if schema.is_missing(gbs) else float(gbs), train, run,
                  metric_rows, arrays, closing, lines, stamps)
     if lines is not None and (train is not None or arrays is not None):
-        rd.evaluations, rd.evaluation_stamps = evaluation_marks(rd.timeline(), lines, stamps,
-                                                                said)
+        rd.evaluations, rd.evaluation_stamps, rd.evaluations_other = evaluation_marks(
+            rd.timeline(), lines, stamps, said)
     return rd
 
 
@@ -358,7 +358,7 @@ def _lowest_rank(rows: list[tuple]) -> list[tuple]:
 def _estimate(fn, rd: RunData, warmup: int, measure: int) -> Estimate:
     if not rd.metric_rows:
         return Estimate.fail("no training lines", "no_training_lines")
-    return fn(rd, warmup, measure)
+    return late_or_stall(rd, fn(rd, warmup, measure), lambda other: fn(other, warmup, measure))
 
 
 def _mark_outliers(rows: list[dict]) -> None:

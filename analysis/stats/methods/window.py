@@ -147,15 +147,20 @@ def holds_evaluation(evaluations: np.ndarray | None, lines: np.ndarray) -> np.nd
 
 
 def evaluation_marks(timeline, lines: np.ndarray, stamps: np.ndarray, said: list):
-    """The (lines, stamps) that mark the run's evaluations among its validation rows: a
-    result carried on a training line marks it only where it changes (or first appears)
-    from the training line before, as an evaluation ran in the interval before it; where
-    the marks still fall on every training line (a running val_top1) none of those does, no
-    interval being left to tell an evaluation's time by; marks printed lines late
-    (:func:`_lines_late`) move to the line that ends their evaluation's interval."""
+    """(lines, stamps, other) of the marks of the run's evaluations among its validation
+    rows: a result carried on a training line marks it only where it changes (or first
+    appears) from the training line before, as an evaluation ran in the interval before it;
+    where the marks still fall on every training line (a running val_top1) none of those
+    does, no interval being left to tell an evaluation's time by. Where a slow interval
+    recurs k lines before the marks (:func:`_lines_late`), the log cannot tell results
+    printed k lines late from a stall recurring before each evaluation: within half the
+    marks' spacing the marks move onto it, beyond that they stay; `other` is then the other
+    reading, (lines, stamps, k, moved, spacing), for the figure to say where it matters
+    (:func:`late_or_stall`), None where the marks are on time, no such interval recurs, or
+    the results are one line late (the usual logger printing a result at its next line)."""
     t_lines, _, step, ts = timeline
     if not len(t_lines):
-        return lines, stamps
+        return lines, stamps, None
     at = np.searchsorted(t_lines, lines)
     on = at < len(t_lines)
     on[on] = t_lines[at[on]] == lines[on]
@@ -168,46 +173,120 @@ def evaluation_marks(timeline, lines: np.ndarray, stamps: np.ndarray, said: list
     if np.isin(t_lines[1:], lines[keep]).all():
         keep &= ~on
     lines, stamps, at, late = lines[keep], stamps[keep], at[keep], on[keep] & (at[keep] >= 2)
-    k = _lines_late(step, ts, at[late])
+    k, back, spacing = _lines_late(step, ts, at[late])
     late &= at > k
     if not k or not late.any():
-        return lines, stamps
-    lines, stamps = lines.copy(), stamps.copy()
-    lines[late], stamps[late] = t_lines[at[late] - k], ts[at[late] - k]
-    order = np.argsort(lines, kind="stable")
-    return lines[order], stamps[order]
+        return lines, stamps, None
+    moved, moved_stamps = lines.copy(), stamps.copy()
+    moved[late], moved_stamps[late] = t_lines[at[late] - k], ts[at[late] - k]
+    order = np.argsort(moved, kind="stable")
+    moved, moved_stamps = moved[order], moved_stamps[order]
+    if k > back:
+        return lines, stamps, (moved, moved_stamps, k, False, spacing)
+    return moved, moved_stamps, None if k == 1 else (lines, stamps, k, True, spacing)
 
 
-def _lines_late(step: np.ndarray, ts: np.ndarray, at: np.ndarray) -> int:
-    """How many training lines after their evaluation the results on the training lines at
-    indices `at` were printed (a logger holding them for its next print or a few), 0 where on
-    time or where the log cannot tell. Going back from the marks' lines, the first intervals
-    whose median is over MISMATCH slower than the run's pace (the median of the others) must
-    be so at most marks (their lower quartile: a jittered healthy run's is not 5 % over its
-    pace), MIN_RECURRING marks or more. At most half the marks' usual spacing back: a slow
-    interval nearer the mark before may as well be that mark's (a stall after each
-    evaluation), and the log cannot say whose it is. Where no slow interval recurs within
-    that (an evaluation that cost nothing, or results printed later still), nothing moves."""
+def _lines_late(step: np.ndarray, ts: np.ndarray, at: np.ndarray) -> tuple[int, int, int]:
+    """(k, back, spacing): how many training lines before the marks on the training lines at
+    indices `at` a slow interval recurs (0 where on time or where none does), half the
+    marks' usual `spacing` (`back`). Going back from the marks' lines, the first intervals
+    whose median is over MISMATCH slower than the run's pace (the median of the intervals
+    more than `back` lines before a mark) must be so at most marks (their lower quartile: a
+    jittered healthy run's is not 5 % over its pace), MIN_RECURRING marks or more. An
+    evaluation that cost time on time (k = 0) ends the search; otherwise it goes on past
+    `back` to the mark before: a slow interval nearer that mark may as well be its stall as
+    this mark's evaluation, and the log cannot say whose it is."""
     from analysis.stats.figure_checks import MISMATCH  # it imports this module
 
     if len(at) < 2:
-        return 0
-    back = max(1, int(np.median(np.diff(at))) // 2)
-    full = at[at > back]
-    if len(full) < MIN_RECURRING:
-        return 0
-    ends = full[:, None] - 1 - np.arange(back + 1)  # column k: the intervals k lines before
+        return 0, 0, 0
+    spacing = int(np.median(np.diff(at)))
+    back = max(1, spacing // 2)
     with np.errstate(divide="ignore", invalid="ignore"):
         per = np.diff(ts) / np.diff(step)  # interval i ends at training line i + 1
         free = np.isfinite(per) & (per > 0)
-        free[ends.ravel()] = False
-        ends = per[ends]
-        if free.sum() < MIN_RECURRING:
-            return 0
+        near = at[at > back]
+        free[(near[:, None] - 1 - np.arange(back + 1)).ravel()] = False
+        if len(near) < MIN_RECURRING or free.sum() < MIN_RECURRING:
+            return 0, back, spacing
         slow = (1 + MISMATCH) * float(np.median(per[free]))
-        over = np.flatnonzero(~np.isfinite(ends).all(axis=0) | (np.median(ends, axis=0) > slow))
-        k = int(over[0]) if len(over) else 0
-        return k if k and np.quantile(ends[:, k], 0.25) > slow else 0
+        for first, last in ((0, back), (back + 1, spacing - 1)):
+            full = at[at > last]
+            if last < first or len(full) < MIN_RECURRING:
+                return 0, back, spacing
+            ends = per[full[:, None] - 1 - np.arange(first, last + 1)]
+            missing = ~np.isfinite(ends).all(axis=0)
+            over = np.flatnonzero((missing & (first == 0)) | (np.median(ends, axis=0) > slow))
+            if len(over):
+                k = first + int(over[0])
+                return (k if k and np.quantile(ends[:, over[0]], 0.25) > slow else 0,
+                        back, spacing)
+        return 0, back, spacing
+
+
+def late_or_stall(run: RunData, est: Estimate, estimate) -> Estimate:
+    """`est`, `estimate`'s figure of `run`, flagged ``figure_mismatch`` where the other
+    reading of its evaluation marks (:func:`evaluation_marks`: results printed k lines
+    late, or a stall recurring k lines before each evaluation) moves it by more than
+    MISMATCH: the figure taken is kept, both readings said."""
+    from analysis.stats.figure_checks import MISMATCH, _flag  # it imports this module
+
+    other = run.evaluations_other
+    if other is None or not est.ok or not est.throughput > 0:
+        return est
+    alt = estimate(dataclasses.replace(run, evaluations=other[0], evaluation_stamps=other[1],
+                                       evaluations_other=None))
+    if not alt.ok or abs(alt.throughput / est.throughput - 1) <= MISMATCH:
+        return est
+    out, kept = (est, alt) if other[3] else (alt, est)
+    t_lines, where = run.timeline()[0], ""
+    ends = run.evaluations if other[3] else other[0]
+    if est.window is not None and len(t_lines):
+        ends = ends[(ends > est.window[0]) & (ends <= est.window[1])]
+        at = np.searchsorted(t_lines, ends[:1])
+        if len(ends) and at[0] > 0:
+            where = (f" (the figure's lines {est.window[0]} to {est.window[1]} hold {len(ends)}, "
+                     f"first between lines {int(t_lines[at[0] - 1])} and {int(ends[0])})")
+    return _flag(est, "figure_mismatch", _readings(other, out.throughput, kept.throughput,
+                                                   where))
+
+
+def late_or_stall_counted(run: RunData, est: Estimate, lines, ds, dt, ok, held,
+                          seconds: float) -> Estimate | None:
+    """`est`, a figure counting every interval of its window's `lines` (`ok` ones timed;
+    `held` those holding evaluation marks), flagged ``figure_mismatch`` where the slow
+    interval recurring before each evaluation (``RunData.evaluations_other``) takes more than
+    MISMATCH of its `seconds` beyond the others' pace: both readings said, as
+    :func:`late_or_stall`; None where the marks are not in doubt or it takes less."""
+    from analysis.stats.figure_checks import MISMATCH, _flag  # it imports this module
+
+    other = run.evaluations_other
+    if other is None:
+        return None
+    stall = held if other[3] else ok & holds_evaluation(other[0], lines)
+    if not stall.any() or not (ok & ~stall).any():
+        return None
+    extra = float(np.sum(dt[stall] - ds[stall] * np.median(dt[ok & ~stall] / ds[ok & ~stall])))
+    if not MISMATCH * seconds < extra < seconds:
+        return None
+    first = int(np.flatnonzero(stall)[0])
+    return _flag(est, "figure_mismatch", _readings(
+        other, est.throughput * seconds / (seconds - extra), est.throughput,
+        f" (the figure's lines {int(lines[0])} to {int(lines[-1])} hold {int(stall.sum())}, "
+        f"first between lines {int(lines[first])} and {int(lines[first + 1])}, taking "
+        f"{extra:.6g} s beyond the pace of the others)"))
+
+
+def _readings(other: tuple, left_out: float, counted: float, where: str = "") -> str:
+    """Both readings of a slow interval recurring before each evaluation's results
+    (``RunData.evaluations_other``), with the figure each gives."""
+    _, _, k, moved, spacing = other
+    what = (f"results printed {k} lines after a slow interval recurring before each "
+            "evaluation" if moved else f"a slow interval recurring every {spacing} lines "
+            f"between evaluations, {k} lines before each one's results")
+    return (f"{what}{where}: taken as the evaluation's and left out, figure {left_out:,.2f} "
+            f"samples/s; counted as training, figure {counted:,.2f}; the log does not say "
+            f"{'which' if moved else 'whose it is'}; the figure is kept")
 
 
 def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
