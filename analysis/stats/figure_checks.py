@@ -375,10 +375,10 @@ def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
                     ("per-device batch", _number(run.meta.get("batch_size_per_device")))):
         if math.isfinite(n) and n > 1 and n == int(n) and seen % int(n) == 0:
             batches.setdefault(int(n), name)
-    said = {batch: f"{shown}, {f'{seen // batch} times ' if seen > batch else ''}the {name} "
-                   f"{batch}" for batch, name in batches.items()}
     if not batches or _lines_weigh_steps(run):
         return est
+    said = {batch: f"{shown}, {f'{seen // batch} times ' if seen > batch else ''}the {name} "
+                   f"{batch}" for batch, name in batches.items()}
     key, total = _stated(run, STATED_ITERATIONS)
     last = int(step.max())
     for batch in batches if total is not None and total < last else ():
@@ -399,7 +399,7 @@ def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
 def _lines_weigh_steps(run: RunData) -> bool:
     """Whether the run's lines print what weighs its steps as iterations: a rate or a time
     per iteration against the stamps (:func:`_implied_batch`), or a consumed-samples count;
-    the checks before :func:`_steps_against_stated` flag steps that it does not bear out."""
+    the checks before :func:`_steps_against_stated` flag steps that these do not bear out."""
     if np.isfinite(run.global_batch_size) \
             and _once(run, "implied", lambda: _implied_batch(run)) is not None:
         return True
