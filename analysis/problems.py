@@ -85,11 +85,11 @@ KINDS = {
                         "throughput",
     "meta_contradicted": "the log's lines contradict a run field its own argument dump "
                          "states (the sequence length the iterations run, the print "
-                         "frequency the lines advance by, the iterations its steps number, "
-                         "or, stating neither, steps advancing the global batch a line faster "
-                         "than any GPU iteration by the stamps): "
-                         "the lines' value is used, or the "
-                         "field is left unknown where they vary",
+                         "frequency the lines advance by, the iterations its steps number), "
+                         "or, stating no print frequency, steps advancing a multiple of the "
+                         "batch a line, which may count samples: the lines' value is used "
+                         "(a figure is kept, flagged), or the field is left unknown where "
+                         "they vary",
     "mixed_configuration": "repeats placed in one case state different configurations (their "
                            "argument dumps differ in the keys named, e.g. compile or lr, or "
                            "their environment records in variables, e.g. "

@@ -32,8 +32,9 @@ printed rates, a closing line) or its family.
     imply (printed rate x seconds per iteration by the timestamps; the stated batch x the
     clock's time per iteration / the printed one; the growth of a printed consumed-samples
     count), or the printed rate and the stated batch over the printed time per iteration.
-* ``meta_contradicted``: the window's steps are not iterations by what the log states (a
-  print frequency, an iteration count, else the stamps): the figure is kept, flagged.
+* ``meta_contradicted``: the window's steps are not iterations by a print frequency the log
+  states, or, stating none, advance a batch multiple a line, so may count samples (they do
+  where they end at a stated iteration count of batches): the figure is kept, flagged.
 """
 
 from __future__ import annotations
@@ -75,9 +76,6 @@ MIN_PRINTED = 3
 PRINT_EVERY = ("print_freq", "log_interval", "loss_print_every_n_iter")
 #: Argument-dump keys that state the iterations a run trains (DLLogger, Hugging Face, Megatron).
 STATED_ITERATIONS = ("iterations", "max_steps", "train_iters")
-#: Seconds no GPU training iteration undercuts (a judgement: a forward, a backward and an
-#: update launch hundreds of kernels of microseconds; the test bed's runs take 42 ms or more).
-FASTEST_ITERATION = 1e-3
 #: Problem kinds of a run's log after which no method gives it a figure.
 NO_FIGURE = ("batch_changed",)
 #: Problem kinds of a figure that is kept though it disagrees with its log.
@@ -93,7 +91,7 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
     the timestamps of the printed rates it is the median of, the lines its closing figure
     summarises), then those about the run that every figure rests on (the samples an
     iteration its printed rates, printed latencies and printed sample counts imply against
-    the stated global batch)."""
+    the stated global batch), last what a window's steps count (a doubt it may only raise)."""
     for kind in NO_FIGURE:
         if kind in stated:
             return Estimate.fail(f"{stated[kind][1]}; no figure", kind, est.method)
@@ -106,8 +104,6 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
             est = _against_printed(run, est, values)
         elif est.ok:
             est = _against_resolution(run, est)
-        if est.ok and _open(est):
-            est = _steps_against_stated(run, est)
     if est.ok and _open(est) and est.printed is not None:
         est = _median_against_timestamps(run, est)
     if est.ok and _open(est) and est.window is None:
@@ -115,6 +111,8 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
     for check in (_printed_against_latency, _printed_against_clock, _samples_against_batch):
         if est.ok and _open(est):
             est = check(run, est)
+    if est.ok and _open(est) and est.window is not None:  # last: a doubt gives way to proof
+        est = _steps_against_stated(run, est)
     return est
 
 
@@ -346,21 +344,25 @@ def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
     """`est` flagged ``meta_contradicted`` (kept: the log does not say what its steps count)
     where the stride of its window's lines (the run's, for a window of few) is not the
     print frequency the dump states (PRINT_EVERY), or, stating none, a multiple of the global
-    batch (``dllogger.log(step=samples)``; a counter over epochs advances 1 a line) with steps
-    past the STATED_ITERATIONS or, stating none, an iteration under FASTEST_ITERATION."""
-    lines, _, step, ts = run.timeline()
+    or the per-device batch (``dllogger.log(step=samples)``, all devices' or rank 0's own):
+    said as samples where the steps pass the STATED_ITERATIONS and end within a line of that
+    many batches (the run did that many iterations, counted in samples), else as steps that
+    may count samples or number iterations printed a stride apart, unless the lines print
+    what weighs them (:func:`_lines_weigh_steps`). No pace of the stamps alone settles it
+    (a CUDA-graph step of a small model takes well under a millisecond)."""
+    lines, _, step, _ = run.timeline()
     a = int(np.searchsorted(lines, est.window[0]))
     b = int(np.searchsorted(lines, est.window[1], "right"))
     if np.sum(np.diff(step[a:b]) > 0) < MIN_PRINTED:
         a, b = 0, len(lines)
-    ds, dt = np.diff(step[a:b]), np.diff(ts[a:b])
+    ds = np.diff(step[a:b])
     ok = ds > 0  # a restarting counter's interval is no stride
     if ok.sum() < MIN_PRINTED:
         return est
     strides, counts = np.unique(ds[ok], return_counts=True)
-    seen, batch = int(strides[np.argmax(counts)]), run.global_batch_size
+    seen = int(strides[np.argmax(counts)])
     shown = (f"the training lines {int(lines[a])} to {int(lines[b - 1])} advance {seen} "
-             f"iterations a line ({int(counts.max())} of {int(ok.sum())} intervals)")
+             f"steps a line ({int(counts.max())} of {int(ok.sum())} intervals)")
     key, every = _stated(run, PRINT_EVERY)
     if every is not None:
         if every == seen:
@@ -369,25 +371,48 @@ def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
             f"the argument dump states {key} {every} (a line every {every} iteration(s)); "
             f"{shown}: the figure counts the iterations the lines number, which the dump "
             "contradicts (lines of another run, or edited)"))
-    if not batch > 1 or seen % batch:
+    batches = {}  # batch: its name, the global one first
+    for name, n in (("global batch", run.global_batch_size),
+                    ("per-device batch", _number(run.meta.get("batch_size_per_device")))):
+        if math.isfinite(n) and n > 1 and n == int(n) and seen % int(n) == 0:
+            batches.setdefault(int(n), name)
+    if not batches or _lines_weigh_steps(run):
         return est
+    said = {batch: f"{shown}, {f'{seen // batch} times ' if seen > batch else ''}the {name} "
+                   f"{batch}" for batch, name in batches.items()}
     key, total = _stated(run, STATED_ITERATIONS)
-    if total is not None and step.max() > total:
-        past = int(lines[np.argmax(step > total)])
-        why = (f"the argument dump states {key} {total}, and the steps reach "
-               f"{int(step.max())} (first past it on line {past})")
-    else:
-        timed = ok & np.isfinite(dt)
-        per = float(np.median(dt[timed] / ds[timed])) if timed.any() else math.nan
-        if total is not None or not per < FASTEST_ITERATION:
-            return est
-        why = (f"the dump states no print frequency or iteration count, and by the stamps an "
-               f"iteration would take {per:.4g} s, less than any GPU training step takes "
-               f"(at least {FASTEST_ITERATION:g} s)")
+    last = int(step.max())
+    for batch in batches if total is not None and total < last else ():
+        if total * batch - seen <= last <= total * batch:
+            return _flag(est, "meta_contradicted", (
+                f"{said[batch]}; the argument dump states {key} {total}, and the steps reach "
+                f"{last} (first past it on line {int(lines[np.argmax(step > total)])}), "
+                f"{total} iterations of {batch} samples: they count samples, and the figure, "
+                f"counting them as iterations, is {batch} times too high"))
+    batch, *others = batches
+    also = "".join(f", or {n} times, were they one device's" for n in others)
     return _flag(est, "meta_contradicted", (
-        f"{shown}, {f'{seen / batch:g} times ' if seen > batch else ''}the global batch "
-        f"{batch:g}; {why}: steps counting samples do so, and a "
-        f"figure counting them as iterations is then {batch:g} times too high"))
+        f"{said[batch]}, and the dump states no print frequency: the steps may count samples "
+        f"(the figure would then be {batch} times too high{also}) or number iterations "
+        f"printed every {seen}; the log does not say"))
+
+
+def _lines_weigh_steps(run: RunData) -> bool:
+    """Whether the run's lines print what weighs its steps as iterations: a rate or a time
+    per iteration against the stamps (:func:`_implied_batch`), or a consumed-samples count;
+    the checks before :func:`_steps_against_stated` flag steps that these do not bear out."""
+    if np.isfinite(run.global_batch_size) \
+            and _once(run, "implied", lambda: _implied_batch(run)) is not None:
+        return True
+    return len(series_rows(run, train_arrays(run), M.SAMPLES)) > MIN_PRINTED
+
+
+def _number(value) -> float:
+    """`value` as a float, NaN where it is none."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def _stated(run: RunData, keys: tuple[str, ...]) -> tuple[str, int | None]:
@@ -1229,7 +1254,8 @@ def _clock_ratios(run: RunData) -> tuple[float, float, float, int, bool] | None:
         return None  # a second's rounding makes each interval's ratio too rough to call steady
     ds, dt = np.diff(step), np.diff(ts)
     # each interval's seconds by its printed rate, were the stated global batch what ran
-    timed = run.global_batch_size * np.where(ds > 0, ds, np.nan) / _printed_at(run, lines)[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):  # a printed 0.00 times nothing
+        timed = run.global_batch_size * np.where(ds > 0, ds, np.nan) / _printed_at(run, lines)[1:]
     ok = np.isfinite(timed) & (timed > 0) & (dt > 0)
     if ok.sum() < MIN_PRINTED:
         return None

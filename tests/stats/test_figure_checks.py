@@ -291,7 +291,7 @@ def test_a_stated_print_frequency_the_lines_contradict_is_flagged(tmp_path):
         assert row["throughput"] == pytest.approx(2560.0), method  # the lines' steps counted
         assert row["problem_kind"] == "meta_contradicted", method
         assert "states print_freq 10 (a line every 10 iteration(s))" in row["problem"], method
-        assert "advance 20 iterations a line" in row["problem"], method
+        assert "advance 20 steps a line" in row["problem"], method
 
 
 def test_a_stated_print_frequency_the_lines_keep_is_not_flagged(tmp_path):
