@@ -146,36 +146,40 @@ def signature(parsed: ParsedLog | None, keyed: bool = True) -> Signature | None:
     distinct (too few to tell a copy by)."""
     stamps, steps, values, codes, names = [], [], [], [], {}
     for b in parsed.obs.blocks if parsed is not None else ():
+        if isinstance(b["phase"], str) and b["phase"] != M.TRAIN:
+            continue  # most of a log's blocks: its epoch and summary lines
         keep = np.broadcast_to((b["phase"] == M.TRAIN) & (b["step"] != -1), (b["n"],))
-        if keep.any():
+        count = int(np.count_nonzero(keep))
+        if count:
+            keep = slice(None) if count == b["n"] else keep
             stamps.append(np.asarray(b["timestamp"][keep], dtype=float))
             steps.append(np.broadcast_to(b["step"], (b["n"],))[keep])
             values.append(np.asarray(b["value"][keep], dtype=float))
             metric = b["metric"]
-            codes.append(np.full(int(keep.sum()), names.setdefault(metric, len(names)))
+            codes.append(np.full(count, names.setdefault(metric, len(names)))
                          if isinstance(metric, str) else
                          np.array([names.setdefault(m, len(names)) for m in metric[keep]]))
     if not stamps:
         return None
     t, step, value = np.concatenate(stamps), np.concatenate(steps), np.concatenate(values)
-    lines, at = np.unique(step, return_inverse=True)
+    lines, at_first, at = np.unique(step, return_index=True, return_inverse=True)
     table = np.full((len(names) + 1, len(lines)), np.nan)
     cell, first = np.unique(np.concatenate(codes) * len(lines) + at, return_index=True)
     table.flat[cell] = value[first]  # each metric's first value at each iteration
     names = tuple(names)
     mixed = _mix(value.view(np.uint64))
-    us = np.unique(np.round(t * 1e6).astype(np.int64)) if np.isfinite(t).all() else ()
-    if len(us) < 3:
+    finite = np.isfinite(t).all()
+    if finite:
+        us, first, which = np.unique(np.round(t * 1e6).astype(np.int64), return_index=True,
+                                     return_inverse=True)
+    if not finite or len(us) < 3:
         sig = Signature(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint64),
                         0, False, False, lines, names, table[:-1], None, None)
         return _keyed(sig) if keyed else sig
-    us, first, which = np.unique(np.round(t * 1e6).astype(np.int64), return_index=True,
-                                 return_inverse=True)
     rows = np.zeros(len(us), dtype=np.uint64)
     np.add.at(rows, which, mixed)  # in any order
     resolution = max(r for r in RESOLUTIONS if not (us % r).any())
     gaps = np.diff(us)
-    _, at_first = np.unique(at, return_index=True)
     table[-1, 1:] = np.diff(np.round(t[at_first] * 1e6))  # each line's first stamp
     sig = Signature(us, step[first], rows, resolution,
                     len(gaps) >= MIN_INTERVALS and 2 * len(np.unique(gaps)) >= len(gaps),
@@ -188,22 +192,17 @@ def _keyed(sig: Signature) -> Signature:
     """`sig` with its index keys, made once where the log is read (and kept in its cache
     entry) rather than on every lookup."""
     keys, near = _keys(sig)
-    return sig._replace(keys=_hashed(keys), near=_hashed(near | keys))
+    hashed = _hashed(near)  # its keys first
+    return sig._replace(keys=np.unique(hashed[:keys.shape[1]]), near=np.unique(hashed))
 
 
-def _hashed(keys: set[tuple]) -> np.ndarray:
-    """Each key (a name, then whole numbers) as 64 bits: Python's hash of its name's CRC-32
-    and its numbers, each as a count (0, -1, 1, -2, ... as 0, 1, 2, 3, ...: Python hashes -1
-    as -2), which hashes alike in every process, unlike a string (the cache keys its stores
-    by the interpreter too). Two keys that hash alike only add a candidate (which the
+def _hashed(keys: np.ndarray) -> np.ndarray:
+    """Each key (a column of `_keys`) as 64 bits: each of its numbers scrambled with its
+    place (`_mix`), those folded and scrambled again, which is the same in every process
+    and on every machine. Two keys that hash alike only add a candidate (which the
     comparison judges), never lose one."""
-    crc = _NAME_CRC
-    return np.unique(np.array([hash((crc.get(k[0]) or crc.setdefault(
-        k[0], zlib.crc32(k[0].encode())), *(2 * v if v >= 0 else -2 * v - 1 for v in k[1:])))
-        for k in keys], np.int64)).view(np.uint64)
-
-
-_NAME_CRC: dict[str, int] = {}
+    mixed = _mix(keys.view(np.uint64) + _PLACES)
+    return _mix(np.bitwise_xor.reduce(mixed))
 
 
 def _mix(bits: np.ndarray) -> np.ndarray:
@@ -336,59 +335,120 @@ class _Screen:
         return self.judged[m, n]
 
 
-def _keys(sig: Signature) -> tuple[set[tuple], set[tuple]]:
-    """`sig`'s keys in `_Index`, and those near them that a copy's may be: of intervals a
-    microsecond longer or shorter (a stamp edited or rounded by one) and of ratios in the
-    next bucket."""
-    keys = {("values", int(row)) for row in sig.rows[:4]} if sig.varied else set()
-    near = set(keys)
+def _keys(sig: Signature) -> tuple[np.ndarray, np.ndarray]:
+    """`sig`'s keys in `_Index`, and those near them that a copy's may be (its keys among
+    them): of intervals a microsecond longer or shorter (a stamp edited or rounded by one)
+    and of ratios in the next bucket. A key is a column of whole numbers: its name's
+    CRC-32, then its numbers (a digest of a stamp's values, three intervals, or `RATIOS`
+    ratio buckets), 0 past them."""
+    keys = [_columns("values", sig.rows[None, :4].view(np.int64))] if sig.varied else []
+    near = list(keys)
     if sig.resolution == 1 and sig.distinct:
-        gaps = np.diff(sig.stamps[:5]).tolist()
-        for three in (gaps[:3], gaps[1:4]):
-            keys.add(("intervals", *three))
-            near.update(("intervals", *g) for g in itertools.product(
-                *((d - 1, d, d + 1) for d in three)))
+        gaps = np.diff(sig.stamps[:5])
+        three = np.stack([gaps[:3], gaps[1:4]], axis=1)  # each a column
+        keys.append(_columns("intervals", three))
+        near.append(_columns("intervals", (three[:, None, :] + _AROUND).reshape(3, -1)))
     timed = [n for n in sig.names if n in TIMED] or [n for n in sig.names if n == INTERVAL]
+    if timed:
+        _ratio_keys(sig, timed[0], keys, near)
+    keys = np.concatenate([np.empty((1 + RATIOS, 0), np.int64), *keys], axis=1)
+    return keys, np.concatenate([keys, *near], axis=1)
+
+
+def _ratio_keys(sig: Signature, first: str, keys: list[np.ndarray],
+                near: list[np.ndarray]) -> None:
+    """The timed columns' keys and near keys (added to `keys`, `near`): the ratios of the
+    `RATIOS` + 1 values (NaN left out) from each one's head and, through the column
+    `_alike` reads `first`, from each of `_starts`: all windows of all columns at once,
+    each window a column of the arrays below, the columns' values one after another."""
+    parts, starts, names, kinds = [], [], [], []
     for name, column in zip(sig.names, sig.table, strict=True):
         if name not in TIMED and name != INTERVAL:
             continue
-        # each timed column's head (its near keys looked up); through the log, the column
-        # `_alike` reads first (`_starts`)
-        window, spread = _starts(len(column)) if timed[:1] == [name] else ((), ())
-        starts = sorted({0, *window, *spread})
-        values = column[:starts[-1] + RATIOS + 2].tolist()
-        units: dict[int, float] = {}  # each value's last digit over itself, once (windows overlap)
-        for start in starts:
-            at = [i for i in range(start, min(start + RATIOS + 2, len(values)))
-                  if values[i] == values[i]][:RATIOS + 1]  # not NaN
-            head = [values[i] for i in at]
-            if len(head) <= RATIOS or min(head) <= 0 or not 1 < max(head) / min(head) < 1e6:
-                continue  # no timing a key can hold (constant, or apart past any float's log)
-            digit = [units[i] if i in units else units.setdefault(
-                i, (2.0 * sig.resolution if name == INTERVAL else _last_digit(v)) / v)
-                for i, v in zip(at, head)]
-            if max(digit) > RATIO_BUCKET / 8:
-                continue  # rounding could move a ratio by more than a quarter bucket
-            # a copy's ratios are within a quarter bucket of the original's each way
-            ratios = [(math.log(b / a) / RATIO_BUCKET, (da + db) / RATIO_BUCKET + 0.25)
-                      for a, b, da, db in zip(head, head[1:], digit, digit[1:])]
-            exact = (name, *(math.floor(r) for r, _ in ratios))
-            keys.add(exact)
-            if window and start not in spread:
-                near.add(exact)  # a head line's near keys: those of the copy's spread places
-                continue
-            spans = [{math.floor(r - reach), math.floor(r + reach)} for r, reach in ratios]
-            near_by = {(name, *r) for r in itertools.product(*spans)}
-            near.update(near_by)
-            if start in spread:
-                keys.update(near_by)
-    return keys, near
+        window, spread = _starts(len(column)) if name == first else (range(1), range(0))
+        own = np.array([*window, *spread[1:]])  # sorted: spread[0] is 0
+        # each start's RATIOS + 2 values (past the column's end: NaN)
+        values = np.full(own[-1] + RATIOS + 2, np.nan)
+        values[:min(len(column), len(values))] = column[:len(values)]
+        starts.append(own + sum(len(v) for v, _ in parts))
+        parts.append((values, np.full(len(values), name == INTERVAL)))
+        names.append(np.full(len(own), zlib.crc32(name.encode()), np.int64))
+        # a spread place of the first column (its near keys are keys too), a head place of
+        # it (its near keys are its exact ones), or another column's head
+        kinds.append(np.where((own % SPREAD == 0) & (own < spread.stop), _SPREAD, _HEAD)
+                     if name == first else np.full(1, _OTHER))
+    values, interval = (np.concatenate(x) for x in zip(*parts))
+    starts, names, kinds = (np.concatenate(x) for x in (starts, names, kinds))
+    # each start's first RATIOS + 1 values that are not NaN among its next RATIOS + 2, at
+    # most one left out
+    lost = np.cumsum(np.isnan(values)[_SPAN + starts], axis=0)
+    at = _SPAN[:-1] + starts + (lost[:-1] > 0)
+    head = values[at]
+    low, high = np.minimum.reduce(head), np.maximum.reduce(head)
+    ok = (lost[-1] <= 1) & (low > 0)
+    with np.errstate(over="ignore"):
+        # a timing a key can hold (not constant, nor apart past any float's log)
+        ratio = high / np.where(ok, low, 1.0)
+    ok &= (1 < ratio) & (ratio < 1e6)
+    if not ok.any():
+        return
+    # each value's last digit over itself, once (windows overlap): where rounding could
+    # move a ratio by more than a quarter bucket, no key
+    need = np.zeros(len(values), bool)
+    need[at[:, ok]] = True
+    printed, stamped = np.flatnonzero(need & ~interval), np.flatnonzero(need & interval)
+    digit = np.full(len(values), np.inf)
+    digit[printed] = _last_digits(values[printed]) / values[printed]
+    digit[stamped] = 2.0 * sig.resolution / values[stamped]
+    digit = digit[at]
+    ok &= np.maximum.reduce(digit) <= RATIO_BUCKET / 8
+    if not ok.any():
+        return
+    head, digit, names, kinds = head[:, ok], digit[:, ok], names[ok], kinds[ok]
+    # a copy's ratios are within a quarter bucket of the original's each way
+    ratio = np.log(head[1:] / head[:-1]) / RATIO_BUCKET
+    reach = (digit[:-1] + digit[1:]) / RATIO_BUCKET + 0.25
+    exact = np.concatenate([names[None], np.floor(ratio).astype(np.int64)])
+    keys.append(exact)
+    # a head place's near keys are its exact ones (those of the copy's spread places meet
+    # them); elsewhere, every choice of the buckets either side of each ratio
+    near.append(exact[:, kinds == _HEAD])
+    apart = kinds != _HEAD
+    low, high = np.floor(ratio[:, apart] - reach[:, apart]), \
+        np.floor(ratio[:, apart] + reach[:, apart])
+    near_by = np.concatenate([
+        np.broadcast_to(names[apart], (len(_EITHER[0]), apart.sum())).reshape(1, -1),
+        np.where(_EITHER, high[:, None], low[:, None]).astype(np.int64).reshape(RATIOS, -1)])
+    near.append(near_by)
+    keys.append(near_by[:, np.tile(kinds[apart] == _SPREAD, len(_EITHER[0]))])
+
+
+#: What a window of `_ratio_keys` is: a spread place of the first timed column, one of its
+#: head, or another timed column's head.
+_SPREAD, _HEAD, _OTHER = range(3)
+
+
+def _columns(name: str, numbers: np.ndarray) -> np.ndarray:
+    """Keys of one name, a column of `numbers` each."""
+    keys = np.zeros((1 + RATIOS, numbers.shape[1]), np.int64)
+    keys[0] = zlib.crc32(name.encode())
+    keys[1:1 + len(numbers)] = numbers
+    return keys
 
 
 #: Lines apart of the places keyed through a log (`_starts`).
 SPREAD = 64
 #: Ratios of values that follow each other in a key of `_Index`.
 RATIOS = 5
+#: What `_hashed` adds to a key's number at each place, so that places hash apart.
+_PLACES = _mix(np.arange(1, 2 + RATIOS, dtype=np.uint64))[:, None]
+#: The places of a window of `RATIOS` + 1 values and one more (one may be NaN), a column.
+_SPAN = np.arange(RATIOS + 2)[:, None]
+#: Every choice of the buckets either side of `RATIOS` ratios (True: the upper one), each
+#: a column.
+_EITHER = np.array(list(itertools.product((False, True), repeat=RATIOS))).T[:, :, None]
+#: Three intervals a microsecond longer, shorter or alike, every way, each a column.
+_AROUND = np.array(list(itertools.product((-1, 0, 1), repeat=3))).T[:, :, None]
 
 
 def _starts(n: int) -> tuple[range, range]:
@@ -415,11 +475,23 @@ def _head_losses(sig: Signature) -> np.ndarray:
     return np.unique(loss[:4]).view(np.uint64)
 
 
-def _last_digit(value: float) -> float:
-    """The unit of the last digit of `value` as Python writes it shortest (an upper bound of
-    the unit it was printed to: trailing zeros are dropped)."""
-    digits, _, exponent = repr(float(value)).partition("e")
-    return 10.0 ** (int(exponent or 0) - len(digits.partition(".")[2]))
+def _last_digits(values: np.ndarray) -> np.ndarray:
+    """The unit of the last digit of each of `values` (finite) as Python writes it shortest
+    (an upper bound of the unit it was printed to: trailing zeros are dropped), all written
+    at once and measured where none has an exponent."""
+    text = " ".join(map(repr, values.tolist()))
+    if "e" in text or "n" in text:  # an exponent, or not finite
+        return np.array([_TENTHS[len(d.partition(".")[2]) - int(e or 0)] if e or "." in d
+                         else math.nan for d, _, e in (v.partition("e")
+                                                       for v in text.split(" "))])
+    chars = np.frombuffer(text.encode(), np.uint8)
+    ends = np.append(np.flatnonzero(chars == ord(" ")), len(chars))
+    return _TENTHS[ends - np.flatnonzero(chars == ord(".")) - 1]
+
+
+#: 10^-d (`_TENTHS[d]`, a negative d counted from the end) for every d a float's shortest
+#: form gives, as Python computes it.
+_TENTHS = np.array([10.0 ** -d for d in range(360)] + [10.0 ** d for d in range(308, 0, -1)])
 
 
 def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = True) -> str:

@@ -63,6 +63,8 @@ from analysis.stats.run_pace import (
     MIN_RECURRING,
     STALL_FACTOR,
     USUAL_QUANTILE,
+    _median,
+    _quantile,
     run_pace,
     telescoped_pace,
 )
@@ -326,8 +328,8 @@ def _printed_against_latency(run: RunData, est: Estimate) -> Estimate:
     ok = np.isfinite(printed) & (printed > 0) & np.isfinite(seconds) & (seconds > 0)
     if ok.sum() < MIN_PRINTED:
         return est
-    printed = float(np.median(printed[ok]))
-    derived = run.global_batch_size / float(np.median(seconds[ok]))
+    printed = _median(printed[ok])
+    derived = run.global_batch_size / _median(seconds[ok])
     apart = abs(derived - printed) / printed
     if apart <= MISMATCH:
         return est
@@ -556,7 +558,7 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
             est = _unlike_intervals(est, lines, a, b, inside, spread, "after them")
             if not est.ok:
                 return est
-        median = float(np.median(side))
+        median = _median(side)
         local = np.full(len(local), median)
     else:
         median = float(statistics.median(per[rest].tolist()))
@@ -582,7 +584,7 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     bound = (1 + MISMATCH) * spread * np.fmax(local, median)
     # steps forward on as many as half the window's lines move its median with them: the
     # lower quartile is a pace no step forward reached
-    low = median if few or summed else float(np.quantile(per[rest], 0.25))
+    low = median if few or summed else _quantile(np.sort(per[rest]), 0.25)
     # a coarse stamp (whole seconds, tenths) is up to its step off at each end of an interval
     far = rest & (dt > ds * bound + coarse)
     excess = float(np.sum(dt[far] - ds[far] * low))
@@ -771,7 +773,7 @@ def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coars
     if hiccup.sum() < MIN_HICCUPS:
         return 0.0, _short_run_hiccups(far, ratio, extra, ds[a:max(a, b - 1)],
                                        int(hiccup.sum()), per[usual] / pace.local[usual], seconds)
-    top = float(np.quantile(per[hiccup] / pace.local[hiccup], USUAL_QUANTILE))
+    top = _quantile(np.sort(per[hiccup] / pace.local[hiccup]), USUAL_QUANTILE)
     share = float(np.sum(dt[hiccup] - ds[hiccup] * pace.local[hiccup]) / np.sum(dt[usual]))
     like = far & (ratio <= top)
     return min(float(np.sum(extra[like])), share * seconds), 0.0
@@ -817,7 +819,7 @@ def _short_run_hiccups(far: np.ndarray, ratio: np.ndarray, extra: np.ndarray,
     the rate of both. A clock step of that shape reads the same: the figure is kept, flagged
     where counting them or not moves it by more than MISMATCH (_stalls_or_steps)."""
     calm = ratio[~far & np.isfinite(ratio)]
-    jitter = 1.4826 * float(np.median(np.abs(calm - np.median(calm)))) if len(calm) else 0.0
+    jitter = 1.4826 * _median(np.abs(calm - _median(calm))) if len(calm) else 0.0
     took = extra[far]
     stall = ds[far] * ratio[far] - (ds[far] - 1)  # one iteration that long, the others at pace
     outside = len(around)
@@ -870,7 +872,7 @@ def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
     if said is not None:
         return said
     if rest.any():
-        pace = float(np.median(dt[rest] / ds[rest]))
+        pace = _median(dt[rest] / ds[rest])
         extra = float(np.sum(dt[held] - ds[held] * pace))
         if extra > MISMATCH * seconds:
             first = int(np.flatnonzero(held)[0])
@@ -936,7 +938,7 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, ok, held,
     end = free & (all_lines[:-1] >= lines[-1])
     cleared = _training_pace(run_per[end], np.diff(t)[held] / ds[held])
     ref = end if cleared else free
-    pace = float(np.median(run_per[ref])) if ref.any() else math.nan
+    pace = _median(run_per[ref]) if ref.any() else math.nan
     extra = float(np.sum(np.diff(t)[held] - ds[held] * pace))
     if extra > MISMATCH * seconds:
         return _flag(est, "figure_mismatch", (
@@ -979,7 +981,7 @@ def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,
         others[k] = False
         if others.sum() < MIN_PRINTED:
             continue
-        own = float(np.median(run_per[others]))
+        own = _median(run_per[others])
         out[i] = own / tol <= per[i] <= own * tol
     return out
 
@@ -1023,9 +1025,9 @@ def _paces_around(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int):
     # as many nearest intervals after it as before (at least 3): a pace drifting along the
     # run (throttling) is compared over like spans on both sides
     after = idx[idx >= b - 1][:max(len(before), 3)]
-    ratio = per[idx] / pace.local[idx]
-    spread, low = np.quantile(ratio, [USUAL_QUANTILE, 1 - USUAL_QUANTILE])
-    return per[before], per[after], max(float(spread), 1.0), min(float(low), 1.0)
+    ratio = np.sort(per[idx] / pace.local[idx])
+    spread, low = _quantile(ratio, USUAL_QUANTILE), _quantile(ratio, 1 - USUAL_QUANTILE)
+    return per[before], per[after], max(spread, 1.0), min(low, 1.0)
 
 
 def _unlike_intervals(est: Estimate, lines, a: int, b: int, inside, spread: float,
@@ -1125,7 +1127,7 @@ def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
         if ok.sum() < MIN_PRINTED:
             continue
         if not coarse:
-            return float(np.median(implied[ok])), int(ok.sum()), what, 0.0
+            return _median(implied[ok]), int(ok.sum()), what, 0.0
         # whole-second stamps round each interval by up to a second: their sum does not,
         # but for less than a second at each end of a stretch of intervals (samples the
         # lines ran over the iterations, or clock over printed seconds)
@@ -1260,7 +1262,8 @@ def _clock_ratios(run: RunData) -> tuple[float, float, float, int, bool] | None:
     if ok.sum() < MIN_PRINTED:
         return None
     ratio = dt[ok] / timed[ok]
-    low, mid, high = np.quantile(ratio, [0.1, 0.5, 0.9])
+    ordered = np.sort(ratio)
+    low, mid, high = (_quantile(ordered, q) for q in (0.1, 0.5, 0.9))
     # an interval off the run's ratio by 4 x its middle 80 %'s width (a stall one clock
     # left out, a first line timing other iterations) would set the whole run's offset
     # alone; a stamp's own delay stays inside it

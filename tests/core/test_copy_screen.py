@@ -105,7 +105,8 @@ def test_the_speed_corpus_runs_are_looked_up_and_none_compared(tmp_path, monkeyp
     for n in range(len(sigs)):  # each run kept: every pair sharing a key is met
         found += [(m, n) for m in index.candidates(n)]
         index.add(n)
-    keys = [duplicate_runs._keys(s) for s in sigs]  # the keys as they are, not hashed
+    keys = [[set(map(tuple, k.T.tolist())) for k in duplicate_runs._keys(s)]
+            for s in sigs]  # the keys as they are, not hashed
     assert found == [(m, n) for n in range(len(sigs)) for m in range(n)
                      if keys[m][0] & keys[n][1]]
     pairs = [(sigs[m], sigs[n]) for m, n in found]
@@ -123,10 +124,14 @@ def test_keys_of_nearby_buckets_hash_apart():
     """The index's keys are small whole numbers (ratio buckets either side of 0, intervals)
     or 64-bit digests of values: distinct keys hash apart, so the lookup meets no more
     pairs than the keys do."""
-    keys = {("throughput", *k) for k in itertools.product(range(-4, 5), repeat=4)}
-    keys |= {("values", int(v)) for v in duplicate_runs._mix(np.arange(5000, dtype=np.uint64))}
-    keys |= {("stamp interval", *k) for k in itertools.product(range(-4, 5), repeat=4)}
-    assert len(duplicate_runs._hashed(keys)) == len(keys)
+    buckets = np.array(list(itertools.product(range(-4, 5), repeat=duplicate_runs.RATIOS)))
+    keys = np.concatenate([
+        duplicate_runs._columns("throughput", buckets.T),
+        duplicate_runs._columns("values", duplicate_runs._mix(np.arange(5000, dtype=np.uint64))
+                                .view(np.int64)[None]),
+        duplicate_runs._columns("stamp interval", buckets.T),
+        duplicate_runs._columns("intervals", buckets.T[:3])], axis=1)
+    assert len(np.unique(duplicate_runs._hashed(keys))) == np.unique(keys, axis=1).shape[1]
 
 
 def test_a_copy_whose_stamps_sit_one_place_over_is_not_turned_away():
@@ -171,4 +176,4 @@ def test_rates_far_apart_give_no_key_and_no_error():
         rates[3:5] = first, second
         keys, near = duplicate_runs._keys(_signature(lines, stamps,
                                                      {**values, M.THROUGHPUT: rates}))
-        assert keys and near
+        assert keys.size and near.size
