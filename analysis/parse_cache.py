@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import time
 from functools import cache
 from pathlib import Path
@@ -82,9 +81,7 @@ class FolderCache:
 
     def __init__(self, folder: str, how: dict) -> None:
         self.folder = folder
-        # the interpreter too: the copy signature's keys are its hashes of whole numbers
-        self.key = {"folder": folder, "version": code_version(),
-                    "python": f"{sys.implementation.cache_tag}-{sys.hash_info.width}", **how}
+        self.key = {"folder": folder, "version": code_version(), **how}
         name = hashlib.blake2b(json.dumps(self.key, sort_keys=True).encode(),
                                digest_size=20).hexdigest()
         self.path = cache_dir() / name[:2] / f"{name}.npz"
