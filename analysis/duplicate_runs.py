@@ -550,21 +550,15 @@ def _copy_of(one: Signature, two: Signature, elsewhere: bool, by_values: bool = 
         said = (f"stamps{' and values' if values else ''} ({same} of "
                 f"{max(len(a), len(b))} stamps the same to {_name(tol)}{moved_by}")
         # a rerun strays from a run by its drift, which the stamps show past one rounding,
-        # and prints its own timings, which `_alike` tells where both logs print them; it
-        # runs later, never at the same wall-clock times (a campaign runs its runs one
-        # after another): stamps of the clock not moved are a copy's
+        # and prints its own timings, which `_alike` tells where both logs print them;
+        # stamps not moved tell nothing more: reruns started together (side by side, a job
+        # array) share them
         drift = min(_drift(s.stamps.astype(float), s.steps) for s in (one, two))
-        told = telling or drift >= tol or not moved_by and min(a[0], b[0]) >= WALL_CLOCK
+        told = telling or drift >= tol
         alike = _alike(one, two) if by_values and not told else ""
         return _told(said, told or bool(alike) and alike.told, drift, tol,
-                     "a copy re-stamped, its stamps cut, a line lost or a value edited"
-                     if moved_by or telling else "a copy: a rerun runs at other times")
+                     "a copy re-stamped, its stamps cut, a line lost or a value edited")
     return _alike(one, two) if by_values else ""
-
-
-#: The least stamp of the wall clock (us since 1970: September 2001); smaller ones count
-#: from a run's start, alike in its reruns.
-WALL_CLOCK = 10 ** 15
 
 
 class Verdict(str):
