@@ -156,8 +156,8 @@ def evaluation_marks(timeline, lines: np.ndarray, stamps: np.ndarray, said: list
     printed k lines late from a stall recurring before each evaluation: within half the
     marks' spacing the marks move onto it, beyond that they stay; `other` is then the other
     reading, (lines, stamps, k, moved, spacing), for the figure to say where it matters
-    (:func:`late_or_stall`), None where the marks are on time, no such interval recurs, or
-    the results are one line late (the usual logger printing a result at its next line)."""
+    (:func:`late_or_stall`), None where the marks are on time or no such interval recurs
+    (one line late too: a cheap evaluation after a stall one line before looks the same)."""
     t_lines, _, step, ts = timeline
     if not len(t_lines):
         return lines, stamps, None
@@ -183,7 +183,7 @@ def evaluation_marks(timeline, lines: np.ndarray, stamps: np.ndarray, said: list
     moved, moved_stamps = moved[order], moved_stamps[order]
     if k > back:
         return lines, stamps, (moved, moved_stamps, k, False, spacing)
-    return moved, moved_stamps, None if k == 1 else (lines, stamps, k, True, spacing)
+    return moved, moved_stamps, (lines, stamps, k, True, spacing)
 
 
 def _lines_late(step: np.ndarray, ts: np.ndarray, at: np.ndarray) -> tuple[int, int, int]:
@@ -281,8 +281,8 @@ def _readings(other: tuple, left_out: float, counted: float, where: str = "") ->
     """Both readings of a slow interval recurring before each evaluation's results
     (``RunData.evaluations_other``), with the figure each gives."""
     _, _, k, moved, spacing = other
-    what = (f"results printed {k} lines after a slow interval recurring before each "
-            "evaluation" if moved else f"a slow interval recurring every {spacing} lines "
+    what = (f"results printed {k} line{'s' * (k > 1)} after a slow interval recurring "
+            "before each evaluation" if moved else f"a slow interval recurring every {spacing} lines "
             f"between evaluations, {k} lines before each one's results")
     return (f"{what}{where}: taken as the evaluation's and left out, figure {left_out:,.2f} "
             f"samples/s; counted as training, figure {counted:,.2f}; the log does not say "
