@@ -37,7 +37,8 @@ from analysis.redact import redact_env
 DEFAULT_ENV_PATTERNS = (
     "CUDA_*", "NCCL_*", "NVIDIA_*", "CUDNN_*", "NVSHMEM_*", "UCX_*", "OMPI_MCA_*", "GLOO_*",
     "OMP_*", "MKL_*", "KMP_*", "GOMP_*", "HOROVOD_*", "TF_*", "XLA_*", "ONEFLOW_*", "TORCH_*",
-    "PYTORCH_*", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK",
+    "PYTORCH_*", "TORCHINDUCTOR_*", "TORCHDYNAMO_*", "TRITON_*", "CUBLAS_*", "CUBLASLT_*",
+    "NVTE_*", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK",
     "LOCAL_WORLD_SIZE", "NODE_RANK", "LD_LIBRARY_PATH", "LD_PRELOAD",
     # Slurm job geometry
     "SLURM_JOB_ID", "SLURM_JOB_PARTITION", "SLURM_JOB_NODELIST", "SLURM_JOB_NUM_NODES",

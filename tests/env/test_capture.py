@@ -359,3 +359,12 @@ def test_infiniband_from_sysfs(tmp_path):
     tr = Translator("en")
     shown = dict(describe.hardware_lines(rec.to_dict(), tr))[tr("env.network")]
     assert shown == "mlx5_0 100 Gb/sec (4X EDR) (InfiniBand)"
+
+
+def test_compiler_and_kernel_library_variables_are_recorded():
+    # each changes what a compiled or cuBLAS/Transformer Engine step runs: a resume that
+    # exports one must be compared (and refused), so the record must hold it
+    shown = {"TORCHINDUCTOR_MAX_AUTOTUNE": "1", "TORCHDYNAMO_DISABLE": "1",
+             "TRITON_CACHE_DIR": "/tmp/t", "CUBLAS_WORKSPACE_CONFIG": ":16:8",
+             "CUBLASLT_LOG_LEVEL": "0", "NVTE_FLASH_ATTN": "0"}
+    assert select_env({**shown, "HOME": "/root", "EDITOR": "vi"}) == shown

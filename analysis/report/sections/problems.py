@@ -29,7 +29,11 @@ def problems_intro(tr: Translator, count: int, runs: int) -> str:
 def problems(rep):
     tr = rep.tr
     rows = []
+    # records the campaign could not read are listed by their names below, once
+    unread = tuple("/" + name for name, _ in rep.campaign.unreadable)
     for p in rep.result.problems.itertuples(index=False):
+        if p.kind == "unreadable_file" and unread and str(p.source).endswith(unread):
+            continue
         rows.append([p.run_id, _kind(rep, p.kind), tr.reason(p.reason),
                      "" if pd.isna(p.line) else str(int(p.line)), p.text or ""])
     rows += [[run, _kind(rep, "failed_run"), tr("problems.failed_run", state=tr.reason(state),
