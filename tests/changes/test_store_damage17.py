@@ -5,7 +5,6 @@ it is repaired; a threshold is read in its documented form only."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import shutil
@@ -16,19 +15,13 @@ import pytest
 
 from analysis.changes import store as results_store
 from analysis.changes import verdict
-from analysis.cli import main
+
+from .test_store_damage import _main
 
 ROOT = Path(__file__).resolve().parents[2]
 TF2 = ROOT / "tests" / "data" / "real" / "dlperf_tf2"
 BERT = ROOT / "tests" / "data" / "real" / "paddle_perf_pytorch_bert"
 MEGATRON = ROOT / "tests" / "data" / "real" / "megatron_deepspeed_examples"
-
-
-def _main(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main([str(a) for a in args])
-    return status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")
