@@ -83,8 +83,11 @@ TYPES = {
     "threshold": (_percent, "a percentage with its sign such as \"2%\"", True),
     "spec_inline": (lambda v: isinstance(v, dict), "a mapping of the spec's keys", True),
 }
-#: Parameters naming a file the notebook writes, and those naming the folders it reads.
+#: Parameters naming a file the notebook writes.
 OUTPUTS = ("summary_csv", "compare_csv", "excluded_csv", "trend_csv", "numbers_json")
+#: Parameters naming what a notebook reads: a file, or a folder whose files it may read.
+INPUTS = ("log_dir", "campaign_base", "campaign_new", "references", "baseline", "store",
+          "store_dir", "data_dir", "env", "topology", "spec_path")
 
 
 def check_types(values: dict) -> None:
@@ -99,27 +102,41 @@ def check_types(values: dict) -> None:
 
 
 def check_outputs(values: dict) -> None:
-    """UsageError when a file the notebook would write is one it reads (a log under
-    ``log_dir``, a file of ``store_dir``), a link or a folder: the check of ``dlperf parse
-    -o``, with the files found under the folders read as inputs."""
+    """UsageError when a file the notebook would write is one it reads (a file named by an
+    input parameter or under a folder one names: the logs of ``log_dir``, a campaign, a
+    references file, a store), a link or a folder: the check of ``dlperf parse -o``. Each
+    path is taken as given and as the notebooks read it (under the project folder)."""
+    from analysis import config
     from analysis.fsutil import check_outputs as refuse
 
-    outputs = [Path(values[n]).expanduser() for n in OUTPUTS if values.get(n)]
+    outputs = [p for n in OUTPUTS if values.get(n) for p in _places(values[n])]
     if not outputs:
         return
+    read = dict(values)
+    if "log_dir" in read and not read["log_dir"]:
+        read["log_dir"] = config.RAW_LOGS_DIR  # the notebooks' default campaign
     inputs: list[Path] = []
-    if "log_dir" in values:
-        from analysis.discover import find_logs
-        from analysis.env.folder_records import resolve_log_dir
-
-        try:
-            found, _ = find_logs([resolve_log_dir(values["log_dir"])])
-        except UsageError:
-            found = []  # no log folder: the notebook says so itself
-        inputs += [f.path for f in found]
-    if values.get("store_dir") and Path(values["store_dir"]).is_dir():
-        inputs += [p for p in Path(values["store_dir"]).rglob("*") if p.is_file()]
+    for name in INPUTS:
+        for value in _listed(read.get(name)):
+            for place in _places(value):
+                if place.is_file():
+                    inputs.append(place)
+                elif place.is_dir():
+                    inputs += [p for p in place.rglob("*") if p.is_file()]
     refuse(outputs, inputs, force=True)
+
+
+def _listed(value) -> list:
+    """A parameter's paths: its list, or itself; none for None or text that is no path."""
+    values = value if isinstance(value, list | tuple) else [value]
+    return [v for v in values if isinstance(v, str | os.PathLike) and str(v)]
+
+
+def _places(value) -> list[Path]:
+    """Where a path parameter may lie: as given (``~`` expanded) and under the project."""
+    from analysis import config
+
+    return list(dict.fromkeys([Path(value).expanduser(), config.project_path(value)]))
 
 
 def check(history: list[str] | None = None, namespace: dict | None = None, **values) -> None:

@@ -67,3 +67,22 @@ def test_compare_notebook_names_the_parameter(tmp_path):
                if o.output_type == "error"]
     assert error.traceback == ["UsageError: notebook parameter campaign_base=5 must be a path "
                                "(text) or None"]
+
+
+def test_no_output_is_written_onto_a_file_any_input_names(tmp_path):
+    """compare_csv onto a log of campaign_new, numbers_json onto the references file: each
+    replaced the file it named (only log_dir and store_dir counted as inputs)."""
+    campaign = tmp_path / "new" / "1n1g"
+    campaign.mkdir(parents=True)
+    log = campaign / "resnet50_b128_fp32_1.log"
+    log.write_text("a log\n")
+    refs = tmp_path / "refs.yaml"
+    refs.write_text("references: []\n")
+    for given in ({"campaign_new": str(tmp_path / "new"), "compare_csv": str(log)},
+                  {"references": str(refs), "numbers_json": str(refs)},
+                  {"log_dir": str(tmp_path / "new"), "summary_csv": str(log)}):
+        with pytest.raises(UsageError, match="one of the input files"):
+            notebook_params.check_outputs(given)
+    notebook_params.check_outputs({"campaign_new": str(tmp_path / "new"),
+                                   "compare_csv": str(tmp_path / "out.csv")})
+    assert log.read_text() == "a log\n" and refs.read_text() == "references: []\n"
