@@ -190,7 +190,7 @@ def _reference(entry, at: str, default_tolerance: float) -> dict:
                             "1x H200") if "derived_from" in entry else ""
     return {"match": match, "value": value, "lower": lower, "upper": upper, "unit": unit,
             "source": source, "source_zh": str(entry.get("source_zh", "") or "").strip(),
-            "hardware": hardware, "derived_from": str(derived_from)}
+            "hardware": hardware, "derived_from": str(derived_from), "at": at}
 
 
 def _machine(entry: dict, key: str, at: str, what: str, example: str) -> gpus.Gpus:
@@ -296,6 +296,7 @@ def check(summary: pd.DataFrame, references: list[dict],
                          "verdict": NO_RUNS, "run_hardware": "", "excluded": "", "flags": ""})
         timed = ref["unit"] == TIME_UNIT  # lower is better: above upper is slower
         for key, r in hits:
+            _same_kind(ref, key, r)
             median = float(r.get("time_to_train_min", np.nan) if timed
                            else r["throughput_median"])
             run_gpus = "" if gpus_by_case is None else gpus_by_case.get(key, "")
@@ -317,3 +318,19 @@ def check(summary: pd.DataFrame, references: list[dict],
                          "excluded": why, "flags": "; ".join(
                              case_stats.case_flags(r) + figure_flags(runs_of.get(key)))})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _same_kind(ref: dict, key: str, row: dict) -> None:
+    """UsageError naming the reference entry where its unit is not the kind of figure its
+    case gives (a time to train for a throughput case, or the reverse): a bad entry, not
+    a case whose runs all failed."""
+    figures = {kind: np.isfinite(float(row.get(col, np.nan)))
+               for kind, col in ((TIME_UNIT, "time_to_train_min"),
+                                 ("samples/s", "throughput_median"))}
+    timed = ref["unit"] == TIME_UNIT
+    if figures[TIME_UNIT if timed else "samples/s"] or \
+            not figures["samples/s" if timed else TIME_UNIT]:
+        return
+    gives = "a throughput (samples/s)" if timed else f"a time to train ({TIME_UNIT})"
+    raise UsageError(f"{ref.get('at', 'a reference')}: unit {ref['unit']} for case {key}, "
+                     f"whose figure is {gives}")

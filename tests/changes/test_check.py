@@ -203,3 +203,18 @@ def test_a_wide_spread_case_within_its_reference_is_flagged():
              "source": "s", "hardware": "1x H200"}]
     [row] = references.check(summary, refs).to_dict("records")
     assert row["verdict"] == "within" and row["flags"] == "spread 9.5 % > 5 %"
+
+
+@pytest.mark.parametrize("logs, unit, key", [
+    (BUNDLED, "min", "PyTorch/resnet50/fp32/b128/1n4g"),
+    (ROOT / "tests" / "data" / "real" / "mlperf_v1_0_nvidia_mxnet_resnet", "samples/s",
+     "MXNet/resnet/?/b?/?n?g")])
+def test_a_reference_in_another_units_kind_is_a_bad_entry(dlperf_exe, tmp_path, logs, unit,
+                                                          key):
+    # a time to train for a throughput case (or the reverse) read "all runs failed", exit 4
+    refs = tmp_path / "refs.yaml"
+    refs.write_text(f"unit: {unit}\ntolerance: 5%\nhardware: 4x H200\nsource: test\n"
+                    f"references:\n  - {{key: \"{key}\", value: 25}}\n")
+    done = run_cli(dlperf_exe, "check", logs, "--references", refs)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert_one_clean_line(done.stderr, f"{refs}:6 (reference 1): unit {unit} for case {key}")
