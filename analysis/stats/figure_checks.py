@@ -48,6 +48,7 @@ import numpy as np
 from analysis import checks, parsers
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
+from analysis.parsers._fields import to_int
 from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
 from analysis.stats.methods.window import (
     COARSE_SHARE,
@@ -421,9 +422,9 @@ def _stated(run: RunData, keys: tuple[str, ...]) -> tuple[str, int | None]:
     """(key, count) of the first of `keys` the dump states as a positive count, or ("", None)."""
     params = run.meta.get("parameters")
     for key in keys if isinstance(params, dict) else ():
-        value = str(params.get(key, "")).strip()
-        if value.isdigit() and int(value) > 0:
-            return key, int(value)
+        count = to_int(params.get(key))
+        if count is not None and count > 0:
+            return key, count
     return "", None
 
 
