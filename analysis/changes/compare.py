@@ -91,6 +91,12 @@ class Comparison:
                           | (self.table["time_to_train_verdict"] == verdict.SLOWER)]
 
     @property
+    def undecided(self) -> pd.DataFrame:
+        """Cases the repeats cannot decide (too few repeats) and not slower by time to train."""
+        t = self.table
+        return t[(t["verdict"] == verdict.TOO_FEW) & ~t.index.isin(self.slower.index)]
+
+    @property
     def missing_in_new(self) -> pd.DataFrame:
         """Cases BASE measured that NEW did not: absent from NEW, or every NEW run failed."""
         measured = (self.table["base_repeats"].fillna(0) > 0) \

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from analysis.changes import verdict
 from analysis.changes.compare import Comparison
 from analysis.text_tables import render
 
@@ -33,6 +34,23 @@ def _runs(b, n) -> str:
         return "-" if v is None or pd.isna(v) else str(int(v))
 
     return f"{text(b)}/{text(n)}"
+
+
+def _why_undecided(row) -> str:
+    few = [side for side, n in (("base", row.base_repeats), ("new", row.new_repeats))
+           if n < verdict.MIN_REPEATS]
+    if few:
+        return (f"repeats {_runs(row.base_repeats, row.new_repeats)}, fewer than "
+                f"{verdict.MIN_REPEATS} in {' and '.join(few)}")
+    return f"interval {_interval(row.ratio_low, row.ratio_high)} too wide to decide"
+
+
+def undecided_cases(table: pd.DataFrame) -> list[str]:
+    """Each undecided case with its change, its threshold and why its repeats cannot decide
+    it: 'KEY (-19.98 %, threshold 2 %; repeats 5/1, fewer than 2 in new)', 'KEY (-4.10 %,
+    threshold 2 %; interval [-9.20, +1.30] % too wide to decide)'."""
+    return [f"{r.case_key} ({_pct(r.ratio - 1)}, threshold {r.threshold * 100:g} %; "
+            f"{_why_undecided(r)})" for r in table.itertuples(index=False)]
 
 
 def shown(table: pd.DataFrame) -> pd.DataFrame:

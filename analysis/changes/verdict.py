@@ -21,6 +21,8 @@ Verdicts, for a threshold τ (0.02 = 2 %) and a two-sided interval [lo, hi] at `
 - ``faster``: lo > 1 and the estimate ≥ 1 + τ;
 - ``unchanged``: the whole interval lies within [1 − τ, 1 + τ] (no change that matters);
 - ``too few repeats``: fewer than 2 repeats on a side, or an interval too wide to say.
+  Undecided is not unchanged: one whose estimate is at most 1 − τ (`looks_slower`) is
+  possibly slower, and ``dlperf compare`` fails the gate on it with a status of its own.
 
 No spread measured: when every repeat of each side gave the same figure (a quantised printed
 value, copied logs), the sample variances are 0 and the t interval would have zero width,
@@ -88,16 +90,22 @@ def ratio_interval(base, new, confidence: float = DEFAULT_CONFIDENCE) -> RatioEs
                          int(b.size), int(n.size))
 
 
+def looks_slower(ratio, threshold):
+    """Whether NEW/BASE `ratio` is a drop of at least `threshold` (scalars or Series): what
+    ``slower`` asks of the estimate, and what makes an undecided case possibly slower."""
+    return ratio <= 1.0 - threshold
+
+
 def decide(est: RatioEstimate, threshold: float = DEFAULT_THRESHOLD) -> str:
     """The verdict of an estimate against `threshold` (a fraction: 0.02 = 2 %); without a
     measured spread, by the threshold alone (see the module docstring)."""
     if est.no_spread:
-        if est.ratio <= 1.0 - threshold:
+        if looks_slower(est.ratio, threshold):
             return SLOWER
         return FASTER if est.ratio >= 1.0 + threshold else UNCHANGED
     if not np.isfinite(est.low) or not np.isfinite(est.high):
         return TOO_FEW
-    if est.high < 1.0 and est.ratio <= 1.0 - threshold:
+    if est.high < 1.0 and looks_slower(est.ratio, threshold):
         return SLOWER
     if est.low > 1.0 and est.ratio >= 1.0 + threshold:
         return FASTER

@@ -14,13 +14,19 @@ EXIT_SLOWER = 1
 #: A case BASE measured (check: a reference's case) has no throughput in NEW (absent, or
 #: every run of it failed).
 EXIT_MISSING = 4
+#: A case the repeats cannot decide whose change is a drop beyond its threshold.
+EXIT_POSSIBLY_SLOWER = 5
 EPILOG = """exit status:
-  0  no case slower beyond its threshold, and every case BASE measured was measured in NEW
+  0  no case slower or possibly slower beyond its threshold, and every case BASE measured
+     was measured in NEW; other cases the repeats cannot decide are named on stderr
   1  a case is slower beyond its threshold (named on stderr), or a runtime error
   2  usage error (bad option or side; hardware differs without --allow-different-hardware)
   4  a case BASE measured has no throughput in NEW: absent from NEW, every NEW run of it
      failed, or every NEW run of it is a copy of a BASE run's log (not re-measured; named
-     on stderr); wins over 1, so a gate never passes a total breakage"""
+     on stderr); wins over 1 and 5, so a gate never passes a total breakage
+  5  possibly slower, more repeats needed: a case too few repeats decide (fewer than 2
+     on a side, or an interval too wide) changed by its threshold or more in the slower
+     direction (named on stderr with its change and why); 1 and 4 win over it"""
 
 
 def add_arguments(p) -> None:
@@ -65,6 +71,19 @@ def note_failed_runs(campaign) -> None:
           f"{failed['source'].iloc[0]}", file=sys.stderr)
 
 
+def note_undecided(result) -> bool:
+    """The cases the repeats cannot decide on stderr, those whose change is a drop beyond
+    their threshold apart; whether there are such."""
+    from analysis.changes.comparison_text import undecided_cases
+
+    undecided = result.undecided
+    slow = verdict.looks_slower(undecided["ratio"], undecided["threshold"])
+    note_cases(undecided[~slow], "case(s) undecided, not looking slower (too few repeats to "
+               "decide)", undecided_cases(undecided[~slow]), "; ")
+    return note_cases(undecided[slow], "case(s) possibly slower, not confirmed (more repeats "
+                      "needed)", undecided_cases(undecided[slow]), "; ")
+
+
 def run(args) -> int:
     from analysis.changes.compare import compare  # heavy: loaded for the command only
     from analysis.changes.comparison_text import render_comparison
@@ -86,10 +105,10 @@ def run(args) -> int:
     # their medians mix runs that disagree: a verdict to read with care
     note_cases(flagged, "case(s) flagged", map("{} ({})".format, flagged["case_key"],
                                               flagged["flags"]))
-    status = 0
-    if note_cases(result.slower, "case(s) slower beyond the threshold",
-                  result.slower["case_key"]):
-        status = EXIT_SLOWER
+    status = EXIT_SLOWER if note_cases(result.slower, "case(s) slower beyond the threshold",
+                                       result.slower["case_key"]) else 0
+    if note_undecided(result) and not status:
+        status = EXIT_POSSIBLY_SLOWER
     missing = result.missing_in_new
     if note_cases(missing, f"case(s) measured in {base.label} have no throughput in "
                   f"{new.label} (absent, or every run failed)",
