@@ -14,6 +14,10 @@ printed rates, a closing line) or its family.
   those intervals print rates their own stamps do not give (the program's clock did not
   step with them), the printed rates settle it (below); an interval at the pace of the
   rest of its printed epoch is the run's (an epoch at another speed).
+* ``missing_timestamps``: a window whose whole-second stamps are too coarse for its span
+  (a second is over COARSE_SHARE of it) is timed by the global rates its lines print where
+  they keep the stamps' clock (its method text says so); where nothing times it closer, no
+  figure.
 * ``figure_mismatch``, the figure kept and flagged with both values, where it is more than
   `MISMATCH` from an independent statement of its log:
 
@@ -102,11 +106,11 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
         est = _latencies_against_clock(run, est)
     if est.ok and _open(est) and est.window is not None:
         est = _against_intervals(run, est)
+        if est.ok:  # first: stamps too coarse for the window time no figure to check
+            est = _against_resolution(run, est)
         values = _printed(run, est.window) if est.ok else ()
         if len(values):
             est = _against_printed(run, est, values)
-        elif est.ok:
-            est = _against_resolution(run, est)
     if est.ok and _open(est) and est.printed is not None:
         est = _median_against_timestamps(run, est)
     if est.ok and _open(est) and est.window is None:
@@ -429,25 +433,90 @@ def _stated(run: RunData, keys: tuple[str, ...]) -> tuple[str, int | None]:
 
 
 def _against_resolution(run: RunData, est: Estimate) -> Estimate:
-    """`est` failed ``missing_timestamps`` when its window's timestamps are whole seconds
-    and a second is more than COARSE_SHARE of its span, with no printed rate or latency to
-    time it closer: each end may be up to a second off, so the figure may be off by
-    more than the 5 % a figure is checked to (a window of 4.37 s read as 4 s: +9 %)."""
-    lines, _, _, ts = run.timeline()
-    inside = ts[(lines >= est.window[0]) & (lines <= est.window[1])]
-    inside = inside[np.isfinite(inside)]
-    if len(inside) < 2 or not whole_seconds(inside):
+    """`est` where its window's timestamps are whole seconds and a second is more than
+    COARSE_SHARE of its span (each end may be up to a second off, so the figure may be off
+    by more than the 5 % a figure is checked to: a window of 4.37 s read as 4 s, +9 %):
+    timed by the rates its lines print where they time every interval it counts and agree
+    with the stamps as far as whole seconds tell (:func:`_timed_by_rates`); failed
+    ``missing_timestamps`` where nothing in the log times it closer. A window its printed
+    latencies time (the window method's) stands; a figure already flagged is not timed
+    again (its flag names its numbers)."""
+    lines, _, step, ts = run.timeline()
+    inside = (lines >= est.window[0]) & (lines <= est.window[1]) & np.isfinite(ts)
+    lines, step, ts = lines[inside], step[inside], ts[inside]
+    if len(ts) < 2 or not whole_seconds(ts):
         return est
-    seconds = float(inside[-1] - inside[0])
+    seconds = float(ts[-1] - ts[0])
     if seconds > 0 and RESOLUTION <= COARSE_SHARE * seconds \
             or len(series_rows(run, train_arrays(run), M.LATENCY)):
         return est
+    timed, why = _timed_by_rates(run, est, lines, step, ts)
+    if timed is not None:
+        return timed if _open(est) else est
     return Estimate.fail(
         f"the window's timestamps (lines {est.window[0]} to {est.window[1]}) are whole "
         f"seconds, up to {RESOLUTION:g} s off at each end of its {seconds:g} s, more than "
-        f"{COARSE_SHARE:.0%} of it, and its lines print no rate or time per iteration to "
-        "time it closer, so no throughput from this window", "missing_timestamps",
-        est.method)
+        f"{COARSE_SHARE:.0%} of it, and {why}, so no throughput from this window",
+        "missing_timestamps", est.method)
+
+
+#: What a window's method text adds when the rates its lines print time it.
+TIMED_BY_RATES = ("; its whole-second timestamps ({stamped:g} s) are too coarse: timed by the "
+                  "rates its lines print, each interval's samples / its printed rate "
+                  "({timed:.6g} s; every line's stamp within a second of that time)")
+#: How far the stamps' offset from the time the printed rates give may range over a stretch
+#: of a window's lines when both keep one clock: the stamps' second, and a margin for the
+#: stamp being written a little after the iteration its line's rate times.
+ONE_CLOCK_BAND = RESOLUTION * (1 + MISMATCH)
+
+
+def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estimate | None, str]:
+    """(`est` timed by the global rates printed on its window's lines, why not when None):
+    each interval the figure counts (those its stamps' seconds add up to) takes its samples
+    over the rate its line prints, where every one prints one and the rates keep the stamps'
+    clock as far as whole seconds tell: the lines are at most COARSE_SHARE of the window
+    apart, and along each stretch of counted intervals every line's stamp less the time the
+    rates give since the stretch began stays in one band a second wide (ONE_CLOCK_BAND; a
+    clock that leaves out time, or a batch other than the rates count, drifts out of it),
+    so they time the window to far less than a second."""
+    spent = est.latency * est.iterations  # the figure's seconds by its stamps
+    rates = _printed_at(run, lines)[1:]
+    if not np.isfinite(rates).any():
+        return None, "its lines print no rate or time per iteration to time it closer"
+    ds, dt = np.diff(step), np.diff(ts)
+    held = holds_evaluation(run.evaluations, lines)
+    counted = next((c for c in ((ds > 0) & ~held, ds > 0)
+                    if abs(float(dt[c].sum()) - spent) <= 1e-9 * max(spent, 1.0)), None)
+    if counted is None:
+        return None, "the intervals it counts cannot be matched to the rates its lines print"
+    rated = np.isfinite(rates[counted]) & (rates[counted] > 0)
+    if not rated.all():
+        return None, (f"its lines print a rate for {int(rated.sum())} of the {len(rated)} "
+                      "intervals it counts, so the others cannot be timed closer")
+    took = np.zeros(len(ds))
+    took[counted] = printed_batches(run, train_arrays(run), lines[1:][counted]) \
+        * ds[counted] / rates[counted]
+    timed = float(took.sum())
+    if took.max() > COARSE_SHARE * timed:
+        # a rate off between two lines a second apart moves no stamp out of the band
+        return None, (
+            f"its lines are up to {took.max():.3g} s apart by the rates they print, more than "
+            f"{COARSE_SHARE:.0%} of the {timed:.6g} s they give: too far apart for whole-second "
+            "stamps to check those rates")
+    offset = ts - np.concatenate([[0.0], np.cumsum(took)])
+    stretch = np.flatnonzero(np.diff(np.concatenate([[0], np.cumsum(~counted)]), prepend=-1))
+    band = float(np.max(np.maximum.reduceat(offset, stretch)
+                        - np.minimum.reduceat(offset, stretch)))
+    if band > ONE_CLOCK_BAND:
+        return None, (
+            f"the rates its lines print time the intervals it counts at {timed:.6g} s against "
+            f"{spent:g} s by the stamps, the stamps ranging {band:.3g} s around the time the "
+            f"rates give (one clock keeps them within {ONE_CLOCK_BAND:g} s): the rates leave "
+            "out time the stamps hold (another clock, a stall, an evaluation) or count another "
+            "batch, and the log cannot tell which")
+    return dataclasses.replace(
+        est, throughput=est.throughput * spent / timed, latency=timed / est.iterations,
+        method=est.method + TIMED_BY_RATES.format(stamped=spent, timed=timed)), ""
 
 
 def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:

@@ -279,10 +279,15 @@ def test_the_true_batch_over_uneven_iterations_is_not_flagged(tmp_path):
         assert runs[method]["problem_kind"] == "", method
 
 
+#: A start off the whole second: lines 1 s apart from a whole one read as whole-second
+#: stamps, too coarse for the 5 s window (tests/stats/test_coarse_window_rates.py).
+OFF_THE_SECOND = S.START + timedelta(seconds=0.25)
+
+
 def test_a_stated_print_frequency_the_lines_contradict_is_flagged(tmp_path):
     """The PARAMETER line says print_freq 10 while the lines advance 20 iterations each
     (lines of another run, or edited): nothing said so."""
-    text = S.lines(3000, every=20)
+    text = S.lines(3000, every=20, start=OFF_THE_SECOND)
     text[0] = text[0].replace("print_freq : 20", "print_freq : 10")
     S.write(tmp_path, text)
     _, runs = figures(tmp_path)
@@ -295,7 +300,7 @@ def test_a_stated_print_frequency_the_lines_contradict_is_flagged(tmp_path):
 
 
 def test_a_stated_print_frequency_the_lines_keep_is_not_flagged(tmp_path):
-    S.write(tmp_path, S.lines(3000, every=20))
+    S.write(tmp_path, S.lines(3000, every=20, start=OFF_THE_SECOND))
     _, runs = figures(tmp_path)
     assert runs["dlperf"]["problem_kind"] == runs["window"]["problem_kind"] == ""
 
@@ -304,7 +309,7 @@ def test_one_odd_printed_value_over_even_iterations_is_not_a_mismatch(tmp_path):
     """Even 50 ms iterations printed every 20, one of the window's five lines printing twice
     its rate (as the OneFlow fixture with_timestamps does): the harmonic mean moves 11 %,
     the figure (the timestamps, the median) does not."""
-    text = S.lines(3000, every=20)
+    text = S.lines(3000, every=20, start=OFF_THE_SECOND)
     text[3] = text[3].replace("2560.00 images/s", "5120.00 images/s")  # iteration 60
     S.write(tmp_path, text)
     _, runs = figures(tmp_path)
