@@ -21,12 +21,28 @@ through a link. ``manifest.json`` lists every campaign added (a campaign whose p
 were all deleted leaves no other trace), and each summary is checked against the stored
 runs it summarises (repeats, median, min, max). A damaged store takes no new campaign
 until it is repaired.
+
+Each campaigns row keeps a copy of the manifest as it stood once that campaign was added,
+so a manifest deleted, emptied, cut or unreadable is damage, never taken for a store written
+before the manifest was kept, and every campaign added before the newest row left is named
+when deleted too. What no file left can tell: campaigns added after the newest row left
+(all of them, where no row is left), deleted together with the manifest (or with their
+entries and its count edited to match);
+the damage then names the newest row, after which nothing is known. A lost manifest is
+written again only by an explicit repair: adding again a campaign the store holds, or
+``dlperf store drop``, never by the add of a new campaign. Adds and drops hold the store's
+lock (``.lock``), so concurrent adds lose no manifest entry.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
+import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -60,9 +76,15 @@ UNRECORDED = ""
 #: value}}): a store keeps no log, and a campaign added later is screened for copies of
 #: stored runs by them (`compare.copied_runs`).
 TRAINING = "training_rows"
-#: The store's list of the campaigns added to it ({"campaigns": {key: {name, source,
-#: method}}}), written by every add.
+#: The store's list of the campaigns added to it ({"campaigns": {key: {name, source, method,
+#: and "dropped": true once dropped}}, "count": how many it lists}), written by every add
+#: and drop; column LISTING of each campaigns row keeps it as it stood once that campaign
+#: was added.
 MANIFEST = "manifest.json"
+LISTING = "manifest"
+#: The key damage() gives a fault of the manifest: adding again any campaign the store
+#: holds repairs it, the add of a new one does not.
+ANY_STORED = "*"
 #: Summary columns that follow from the stored runs' throughputs whatever the confidence.
 FROM_RUNS = ("repeats", "throughput_median", "throughput_min", "throughput_max")
 
@@ -135,17 +157,23 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
     store = Path(store).expanduser()  # never a folder named "~" in the working folder
     if store.exists() and not store.is_dir():
         raise UsageError(f"store {display_path(store)} is not a folder")
-    links = _links(store) if store.is_dir() else []
-    if links:  # writing through a link would change files outside the store
-        raise StoreDamage(f"store {display_path(store)}: nothing added: "
-                          + "; ".join(_link_fault(p) for p in links))
+    _refuse_links(store, "nothing added")
+    with _locked(store):
+        return _add(store, campaign, name, method)
+
+
+def _add(store: Path, campaign: Campaign, given: str | None, method: str) -> Added:
     key = stored_key(campaign.key, method)
-    faults = damage(store, _listed(store)) if _kept(store) else []
-    others = [text for k, text in faults if k not in (key, "")]
+    listed = _listed(store)
+    faults = damage(store, listed) if _kept(store) else []
+    stored_keys = set(listed["campaign"])
+    others = [text for k, text in faults if k not in (key, "")
+              and not (k == ANY_STORED and key in stored_keys)]
     if others and not any(k == key for k, _ in faults):  # a repair of its own goes on
         raise StoreDamage(f"store {display_path(store)} is damaged, nothing added (repair it "
                           "first): " + "; ".join(others))
-    given = name
+    manifest_repaired = any(k == ANY_STORED for k, _ in faults)
+    known = _known(listed, _manifest(store)[0])
     name = printable(given or campaign.name)  # shown on terminals: no escape sequences
     stored = _partition(store, "campaigns", key)
     was_stored = stored.is_file()
@@ -153,8 +181,9 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
         try:
             row = _read_parquet(stored).iloc[0]
             if not _damage_of(store, key, row):
-                _record(store, key, row)
-                return Added(key, printable(str(row.get("name") or name)), False)
+                _record(store, known)
+                return Added(key, printable(str(row.get("name") or name)), False,
+                             repaired=manifest_repaired)
             name = printable(given or str(row.get("name") or campaign.name))  # kept on repair
         except (UsageError, IndexError):
             pass  # its row itself is damaged: written again below
@@ -174,10 +203,54 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
            "suite_commit": campaign.suite_commit, "source": campaign.label,
            "runs": len(campaign.runs), "cases": len(campaign.summary), "hardware": hardware,
            "method": method, "key": key, **{f"{t}_sha256": digests[t] for t in CHECKED}}
-    _write(store, "campaigns", key, pd.DataFrame([row]))
-    was_listed = key in (_manifest(store)[0] or {})
-    _record(store, key, row)
+    was_listed = key in known and not known[key].get("dropped")
+    known[key] = _entry(row)
+    # the manifest before the row: a reader in between sees a campaign not yet complete,
+    # never a row its manifest lacks
+    _record(store, known)
+    _write(store, "campaigns", key, pd.DataFrame([{**row, LISTING: _dumps(known)}]))
     return Added(key, name, True, repaired=was_stored or was_listed, copies=copies)
+
+
+def drop(store: str | Path, key: str) -> str:
+    """Remove the campaign `key` from `store` for good (its partitions, any left) and mark
+    its manifest entry dropped, kept so that no row's copy of the manifest names it as lost;
+    its name. Writes a lost or damaged manifest again: an explicit repair."""
+    store = Path(store).expanduser()
+    if not store.is_dir() or not _kept(store):
+        raise UsageError(f"{display_path(store)} is not a results store")
+    _refuse_links(store, "nothing dropped")
+    with _locked(store):
+        known = _known(_listed(store), _manifest(store)[0])
+        if key not in known:
+            raise UsageError(f"no campaign {key!r} in store {display_path(store)}: give its "
+                             "key in full, as `dlperf store list` or the damage names it")
+        for table in TABLES:
+            if (store / table / f"campaign={key}").is_dir():
+                shutil.rmtree(store / table / f"campaign={key}")
+        known[key] = {**known[key], "dropped": True}
+        _record(store, known)
+    return printable(str(known[key].get("name") or ""))
+
+
+def _refuse_links(store: Path, what: str) -> None:
+    links = _links(store) if store.is_dir() else []
+    if links:  # writing through a link would change files outside the store
+        raise StoreDamage(f"store {display_path(store)}: {what}: "
+                          + "; ".join(_link_fault(p) for p in links))
+
+
+@contextlib.contextmanager
+def _locked(store: Path) -> Iterator[None]:
+    """Hold the store's lock, waiting for it: one add or drop at a time, so that none
+    writes the manifest over another's entry (the kernel frees it when its holder ends)."""
+    store.mkdir(parents=True, exist_ok=True)
+    fd = os.open(store / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _kept(store: Path) -> bool:
@@ -188,38 +261,69 @@ def _kept(store: Path) -> bool:
         for t in CHECKED)
 
 
+def _entries(text: str) -> dict | None:
+    """The campaigns a manifest's text lists, by key; None when it is no such list."""
+    try:
+        listed = json.loads(text)["campaigns"]
+        if isinstance(listed, dict) and all(isinstance(v, dict) for v in listed.values()):
+            return listed
+    except (ValueError, KeyError, TypeError, RecursionError):
+        pass
+    return None
+
+
 def _manifest(store: Path) -> tuple[dict | None, str]:
     """The campaigns `store`'s manifest lists, by key (None: it has none, as stores written
-    before it was kept), and what is wrong with it ('' when readable)."""
+    before it was kept, or it is unreadable), and what is wrong with it ('' when nothing)."""
     path = store / MANIFEST
     if not path.exists() and not path.is_symlink():
         return None, ""
     try:
-        listed = json.loads(path.read_text(encoding="utf-8"))["campaigns"]
-        if isinstance(listed, dict) and all(isinstance(v, dict) for v in listed.values()):
-            return listed, ""
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        text = ""
+    listed = _entries(text)
+    if listed is None:
+        return None, f"{display_path(path)} is not a readable list of the store's campaigns"
+    count = json.loads(text).get("count", len(listed))  # none in a manifest before it was kept
+    if count != len(listed):
+        return listed, (f"{display_path(path)} lists {len(listed)} campaign(s), not the "
+                        f"{count} its count states (an entry removed by hand?)")
+    return listed, ""
+
+
+def _entry(row) -> dict:
+    """A campaign's manifest entry, from its campaigns `row`."""
+    return {c: str(row.get(c) or "") for c in ("name", "source", "method")}
+
+
+def _dumps(known: dict) -> str:
+    return json.dumps({"campaigns": known, "count": len(known)}, indent=1, sort_keys=True)
+
+
+def _known(listed: pd.DataFrame, manifest: dict | None) -> dict:
+    """Every campaign the store has a record of, by key, with its manifest entry: those its
+    rows' copies of the manifest list, oldest first (a later record wins), the manifest's,
+    and those of its rows."""
+    known: dict = {}
+    if LISTING in listed.columns:
+        for text in listed.sort_values("added")[LISTING]:
+            if isinstance(text, str):
+                known.update(_entries(text) or {})
+    known.update(manifest or {})
+    known.update({str(r["campaign"]): _entry(r) for r in listed.to_dict("records")})
+    return known
+
+
+def _record(store: Path, known: dict) -> None:
+    """Write the manifest listing `known`, unless it does already."""
+    path, text = store / MANIFEST, _dumps(known) + "\n"
+    try:
+        if not path.is_symlink() and path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, ValueError):
         pass
-    return None, (f"{display_path(path)} is not a readable list of the store's campaigns: "
-                  "the next store add writes it again from the campaigns rows")
-
-
-def _record(store: Path, key: str, row) -> None:
-    """Put campaign `key` (its campaigns `row`) in the manifest; one that lacks it or is
-    unreadable starts from the campaigns rows the store holds."""
-    listed, _ = _manifest(store)
-    fresh = listed is None
-    if fresh:
-        listed = {str(r["campaign"]): {"name": str(r.get("name") or ""),
-                                        "source": str(r.get("source") or ""),
-                                        "method": str(r.get("method") or "")}
-                  for r in _listed(store).to_dict("records")}
-    entry = {"name": str(row.get("name") or ""), "source": str(row.get("source") or ""),
-             "method": str(row.get("method") or "")}
-    if fresh or listed.get(key) != entry:
-        listed[key] = entry
-        atomic_write_text(store / MANIFEST, json.dumps({"campaigns": listed}, indent=1,
-                                                       sort_keys=True) + "\n")
+    atomic_write_text(path, text)
 
 
 def stored_copies(store: Path, campaign: Campaign, method: str
@@ -364,6 +468,10 @@ def _damage_of(store: Path, key: str, row) -> list[str]:
         extra = _extra_files(part.parent) if part.parent.is_dir() else []
         out += [f"{display_path(p)}: a second file in the partition (a copy?){twice}: remove "
                 f"it, or {again}" for p in extra]
+    copied = row.get(LISTING)
+    if isinstance(copied, str) and _entries(copied) is None:
+        out.append(f"{display_path(_partition(store, 'campaigns', key))}: its copy of "
+                   f"{MANIFEST} is unreadable (edited?): {again}")
     if not out:
         out += [f"{text} (edited?): {again}" for text in _summary_faults(store, key)]
     return out
@@ -417,10 +525,11 @@ def _figures(figures: dict) -> str:
 
 
 def damage(store: Path, listed: pd.DataFrame) -> list[tuple[str | None, str]]:
-    """Every fault of the store: of each campaign listed in `listed` (its rows), of the
-    campaigns its manifest lists and no row does, and files or partitions among the tables
-    that no campaign row accounts for; each with the key of the campaign whose adding again
-    repairs it ('' when any add does, None when none does)."""
+    """Every fault of the store: of each campaign listed in `listed` (its rows), of its
+    manifest, of the campaigns it or a row's copy of it records as added and no row holds,
+    and files or partitions among the tables that no campaign row accounts for; each with
+    the key of the campaign whose adding again repairs it ('' when any add does, ANY_STORED
+    when that of any campaign the store holds does, None when none does)."""
     links = _links(store)
     if links:  # the files behind a link are not the store's: none is named for removal
         return [(None, _link_fault(p)) for p in links]
@@ -430,24 +539,25 @@ def damage(store: Path, listed: pd.DataFrame) -> list[tuple[str | None, str]]:
     for _, row in listed.iterrows():
         out += [(str(row["campaign"]), text)
                 for text in _damage_of(store, str(row["campaign"]), row)]
-    manifest, unreadable = _manifest(store)
-    if unreadable:
-        out.append(("", unreadable))
+    manifest, problem = _manifest(store)
+    out += [(ANY_STORED, text) for text in _manifest_faults(store, listed, manifest, problem)]
     if not (store / "campaigns").is_dir():
         out.append(("", f"{display_path(store / 'campaigns')} is missing (deleted?): it holds "
                         "each campaign's row"))
-    gone = {k: v for k, v in (manifest or {}).items() if k not in keys}
+    gone = {k: v for k, v in _known(listed, manifest).items()
+            if k not in keys and not v.get("dropped")}
     for key, entry in gone.items():
         left = [t for t in TABLES if (store / t / f"campaign={key}").exists()]
         what = (f"its campaigns row is missing ({', '.join(left)} left)" if left else
                 "all its partitions are gone (deleted?)")
         method = f" --method {entry.get('method')}" if entry.get("method") not in (
             None, "", "dlperf") else ""
-        out.append((key, f"campaign {key} ({printable(str(entry.get('name', '')))}), listed in "
-                         f"{display_path(store / MANIFEST)}: {what}: add it again (dlperf store "
-                         f"add {display_path(str(entry.get('source') or 'its logs'))} --store "
-                         f"{display_path(store)}{method}), or, to drop it for good, remove its "
-                         f"partitions and its entry in {MANIFEST}"))
+        out.append((key, f"campaign {key} ({printable(str(entry.get('name', '')))}), recorded "
+                         f"as added ({MANIFEST}, or a later campaign's copy of it): {what}: add "
+                         f"it again (dlperf store add "
+                         f"{display_path(str(entry.get('source') or 'its logs'))} --store "
+                         f"{display_path(store)}{method}), or drop it for good (dlperf store "
+                         f"drop {key} --store {display_path(store)})"))
     for table in TABLES:
         folder = store / table
         if not folder.is_dir():
@@ -470,6 +580,37 @@ def damage(store: Path, listed: pd.DataFrame) -> list[tuple[str | None, str]]:
                                  "remove the campaign=… folders of this key and add the "
                                  "campaign again"))
     return out
+
+
+def _manifest_faults(store: Path, listed: pd.DataFrame, manifest: dict | None,
+                     problem: str) -> list[str]:
+    """What is wrong with the manifest (`problem`: unreadable, an entry removed), or that it
+    is lost or does not list a campaign whose row was added with it (a row keeping a copy of
+    it); with the repair and the limit of what the rows left can tell."""
+    copied = listed[listed[LISTING].notna()] if LISTING in listed.columns else listed[:0]
+    path = display_path(store / MANIFEST)
+    faults = [problem] if problem else []
+    if manifest is None and not problem and not copied.empty:
+        faults.append(f"{path} is missing (deleted?), yet its campaigns were added with it")
+    unlisted = copied[~copied["campaign"].isin(list(manifest or {}))] if manifest is not None \
+        else copied[:0]
+    if not unlisted.empty:
+        faults.append(f"{path} does not list " + ", ".join(
+            f"campaign {k} ({printable(str(n))})" for k, n in zip(
+                unlisted["campaign"], unlisted["name"], strict=True)) + " (edited by hand?)")
+    if not faults:
+        return []
+    if listed.empty:  # nothing to write it again from: what it listed is beyond knowing
+        return [f"{'; '.join(faults)}: the store holds no campaigns row that could tell what "
+                f"it listed: remove {MANIFEST} and add again the campaigns it held"]
+    newest = copied.sort_values("added").iloc[-1] if not copied.empty else None
+    limit = (f"; the campaigns rows left record every campaign added up to "
+             f"{newest['campaign']} ({printable(str(newest['name']))}, added "
+             f"{newest['added']}): one added after it and deleted leaves nothing the store "
+             "can name") if newest is not None else ""
+    return [f"{'; '.join(faults)}{limit}: once each campaign named lost is added again or "
+            f"dropped, add again any campaign the store holds (dlperf store add LOG_DIR "
+            f"--store {display_path(store)}), which writes {MANIFEST} again from the rows"]
 
 
 def _listed(store: Path) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""`dlperf store add|list|trend`: campaigns kept in a results store, and each case over time."""
+"""`dlperf store add|list|trend|drop`: campaigns kept in a results store, and each case over time."""
 
 from __future__ import annotations
 
@@ -22,11 +22,14 @@ def add_arguments(p) -> None:
     actions = {}
     for name, help in (("add", "add a campaign (a no-op when it is already stored)"),
                        ("list", "the stored campaigns, oldest first"),
-                       ("trend", "each case's median over the stored campaigns")):
+                       ("trend", "each case's median over the stored campaigns"),
+                       ("drop", "remove a stored (or lost) campaign for good")):
         actions[name] = sub.add_parser(name, help=help, formatter_class=_options.HelpFormatter)
         actions[name].add_argument("--store", required=True, metavar="DIR",
                                    help="the store folder (made by the first add); required")
-    a, ls, t = actions.values()
+    a, ls, t, d = actions.values()
+    d.add_argument("key", metavar="KEY", help="the campaign's key in full (dlperf store list, "
+                   "or the damage the store names, gives it)")
     a.add_argument("log_dir", metavar="LOG_DIR",
                    help="log folder or Parquet export of dlperf parse")
     a.add_argument("--name", default=None,
@@ -57,11 +60,16 @@ def run(args) -> int:
         _options.report_problems(added.copies, sys.stderr)
         what = ("repaired (written again)" if added.repaired else "added") if added.new \
             else "copies of stored runs, nothing added:" if added.copies \
+            else f"already stored, {results_store.MANIFEST} written again:" if added.repaired \
             else "already stored, nothing added:"
         print(f"{what} {added.key} {added.name} ({len(campaign.runs)} runs, "
               f"{len(campaign.summary)} cases) in {display_path(args.store)}")
         # refused as copies: a job that stores each campaign must see that nothing was
         return 4 if added.copies and not added.new else 0
+    if args.action == "drop":
+        name = results_store.drop(args.store, args.key)
+        print(f"dropped {args.key} {name} from {display_path(args.store)}")
+        return 0
     if args.action == "list":
         print(render(results_store.campaigns(args.store), args.format), end="")
         return 0
