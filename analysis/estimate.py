@@ -87,9 +87,10 @@ class RunData:
     `metric_rows`, `train` may be None: it is built when a method asks for it.
     `closing` is the run's own closing figure, (value, line): the last finite summary-phase
     throughput its lowest rank printed (DLLogger ``Summary:`` / ``()`` lines), None when
-    the log prints none. `evaluations` are the lines of the run's evaluation rows (its
-    validation lines, sorted; None or empty where it prints none): an interval between
-    training lines that holds one ran evaluation, not only training.
+    the log prints none. `evaluations` are the lines of the pauses the log names (its
+    validation lines and checkpoint saves, sorted; None or empty where it prints none): an
+    interval between training lines that holds one ran an evaluation or a save, not only
+    training; `saves` are those of them that are checkpoint saves.
     """
 
     run_id: str
@@ -106,6 +107,8 @@ class RunData:
     #: The other reading of the evaluation marks where the log cannot tell results printed
     #: lines late from a stall recurring before each evaluation (window.evaluation_marks).
     evaluations_other: tuple | None = field(default=None, repr=False, compare=False)
+    #: The lines of `evaluations` that are checkpoint saves (sorted; None where none is).
+    saves: np.ndarray | None = field(default=None, repr=False, compare=False)
     _timeline: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def series(self, metric: str) -> pd.DataFrame:

@@ -13,7 +13,8 @@ VAL = "val"  # validation
 EPOCH = "epoch"  # end-of-epoch summary line
 SUMMARY = "summary"  # end-of-run summary line (DLLogger step `()` / `Summary:`)
 MEMORY = "memory"  # GPU memory / utilisation / power sample
-PHASES = (TRAIN, VAL, EPOCH, SUMMARY, MEMORY)
+CHECKPOINT = "checkpoint"  # a checkpoint save the log prints (training paused for it)
+PHASES = (TRAIN, VAL, EPOCH, SUMMARY, MEMORY, CHECKPOINT)
 
 # metric: canonical names
 THROUGHPUT = "throughput"  # samples/s over all devices, as printed for the interval
@@ -44,6 +45,9 @@ SKIPPED_STEPS = "skipped_steps"
 #: Time to train (MLPerf): from the run's ``run_start`` to its ``run_stop`` with status
 #: success, in minutes as MLPerf scores it; a summary-phase row, one per run.
 TIME_TO_TRAIN = "time_to_train"
+
+#: One checkpoint save begun on the line (value 1; `step`: the iteration it saves, where printed).
+SAVE = "save"
 
 # unit: canonical spellings
 SAMPLES_PER_S = "samples/s"

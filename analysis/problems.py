@@ -101,11 +101,11 @@ KINDS = {
     "steps_backwards": "training steps repeat or go back, e.g. a log appended twice "
                        "(no throughput from a window across it); a step repeated with a "
                        "larger printed skipped_steps count (AMP skipped it) is not one",
-    "evaluation_in_figure": "every interval of the figure's window holds an evaluation line, "
-                            "and the run's others, if any, are its warm-up or end (slower "
-                            "than training, never faster): no interval times training alone, "
-                            "so the figure counts the evaluations' time as training: the "
-                            "figure is kept, flagged",
+    "evaluation_in_figure": "every interval of the figure's window holds an evaluation or "
+                            "checkpoint save line, and the run's others, if any, are its "
+                            "warm-up or end (slower than training, never faster): no interval "
+                            "times training alone, so the figure counts their time as "
+                            "training: the figure is kept, flagged",
     "rates_other_clock": "the rates the lines print are a steady 1.05 to 1.2 times the rate "
                          "their timestamps give over the whole run, varying between intervals "
                          "as another clock's would (the same ratio on every interval, or one "

@@ -42,7 +42,7 @@ OBSERVATIONS = _cols(
     ("repeat", "Int64", "", "repeat number of the case, from 1"),
     ("rank", "Int64", "", "global rank that printed the line, when known"),
     ("device", "Int64", "", "GPU index of a memory sample"),
-    ("phase", "category", "", "train, val, epoch, summary or memory (analysis.metrics)"),
+    ("phase", "category", "", "train, val, epoch, summary, memory or checkpoint (analysis.metrics)"),
     ("epoch", "Int64", "", "epoch as printed"),
     ("step", "Int64", "", "training iterations completed (1-based) when the line was printed"),
     ("timestamp", "float64", "s", "unix time of the line, NaN when the log has none"),

@@ -256,5 +256,5 @@ def latency_rule(run: RunData, what: str, ramp_up: np.ndarray = ()) -> Estimate:
     iters = int(steps[-1] - steps[0]) if len(steps) > 1 else 0
     held = np.concatenate([[False], holds_evaluation(run.evaluations, lines)])
     return evaluations_in_latencies(
-        Estimate(throughput=gbs / latency, method=method, iterations=iters, latency=latency),
+        run, Estimate(throughput=gbs / latency, method=method, iterations=iters, latency=latency),
         lines[used], printed[used], held[used], int(lines[used[0] - 1]), median=True)

@@ -40,6 +40,8 @@ _ASSIGN = re.compile(rb"^((?:train|model|graph)(?:\.\w+)+) = ([^\n#]*?)[ \t]*(?:
 _OPT = re.compile(r"'((?:train|model|graph)(?:\.\w+)+)=([^']*)'")
 _SPEED = re.compile(_PREFIX + rb" Overall training speed: (\d+) iterations in [^\n(]*\((" + NUM
                     + rb") s / it\)", re.M)
+#: A checkpoint save (``Checkpointer.save``: ``Saving checkpoint to output/model_0000999``).
+_SAVE = re.compile(_PREFIX + rb" Saving checkpoint to ", re.M)
 _LOSS_NAME = re.compile(rb"(?<![\w])(\w*loss\w*): ")
 #: config key -> META_FIELDS key (integers)
 _INT_KEYS = {
@@ -243,6 +245,15 @@ _SNIFF_METRIC = re.compile(_PREFIX + rb" +(?:eta: [^\n]*?  +)?iteration: \d+/\d+
                            rb"samples: \d+", re.M)
 
 
+def _read_saves(log: LogText, parsed: ParsedLog) -> None:
+    """The checkpoint saves as save rows: the interval that holds one is not training alone
+    (its stamps count the save)."""
+    if b"Saving checkpoint to " in log.data:
+        _, lines = found(log, _SAVE)
+        parsed.obs.add(line=lines, metric=M.SAVE, phase=M.CHECKPOINT,
+                       value=np.ones(len(lines)))
+
+
 @register
 class LiBaiParser(GPTCases, LogParser):
     name = "libai"
@@ -265,5 +276,6 @@ class LiBaiParser(GPTCases, LogParser):
         _read_metrics(log, parsed)
         _eager_accumulation(parsed, settings)
         _read_summary(log, parsed)
+        _read_saves(log, parsed)
         add_memory_blocks(log, parsed)
         return parsed

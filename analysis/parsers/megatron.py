@@ -67,6 +67,11 @@ _MICRO_BATCHES = re.compile(rb"[^\n]*?setting number of micro-batches to constan
 #: lines do.
 _VALIDATION = re.compile(rb"validation(?:-[^ |\n]+)? loss at (?:iteration (\d{1,18})\b)?[^|\n]*"
                          rb"\|([^\n]*)")
+#: A checkpoint save's first line (``saving checkpoint at iteration     500 to /ckpt``; since
+#: 2024 dated, ``[2024-05-02 10:11:12.345678] saving checkpoint at ...``): the save rows, whose
+#: lines mark the interval it ran in, as an evaluation's do.
+_SAVE = re.compile(rb"^[ \t]*(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?)\] )?"
+                   rb"saving checkpoint at iteration +(\d{1,18}) to ", re.M)
 #: The ``evaluate`` timer's entry, which Megatron-LM prints after each evaluation since it
 #: stopped its iteration timer around them (November 2023).
 _EVALUATE_TIMER = re.compile(rb"^[^\n]{0,40}? {2,}evaluate \.{3,}: [(0-9]", re.M)
@@ -672,6 +677,22 @@ def _read_validation(log: LogText, parsed: ParsedLog) -> None:
                    value=floats(field_values(groups[:, 1], b"lm loss value")))
 
 
+def _read_saves(log: LogText, parsed: ParsedLog) -> None:
+    """The checkpoint saves' first lines as save rows (stamped where dated): the interval
+    that holds one is not training alone (Megatron-DeepSpeed's timer runs across a save;
+    Megatron-LM since November 2023 stops it, but a line's stamps still count it)."""
+    if b"saving checkpoint at iteration" not in log.data:
+        return
+    matches, lines = found(log, _SAVE)
+    if not matches:
+        return
+    groups = np.array([m.groups(b"") for m in matches], dtype="S")
+    fit = in_int64(log, lines, "Megatron-LM checkpoint save", parsed, groups[:, 1])
+    groups, lines = groups[fit], lines[fit]
+    parsed.obs.add(line=lines, metric=M.SAVE, phase=M.CHECKPOINT, value=np.ones(len(lines)),
+                   step=ints(groups[:, 1]), timestamp=unix_seconds(list(groups[:, 0])))
+
+
 def _read_memory(log: LogText, parsed: ParsedLog) -> None:
     matches, lines = found(log, _MEMORY)
     if not matches:
@@ -747,6 +768,7 @@ class MegatronParser(GPTCases, LogParser):
         _batch_statements(log, parsed, dump_lines)
         _read_memory(log, parsed)
         _read_validation(log, parsed)
+        _read_saves(log, parsed)
         return parsed
 
     def dlperf(self, run: RunData) -> Estimate:

@@ -59,6 +59,7 @@ from analysis.stats.methods.window import (
     RESOLUTION,
     holds_evaluation,
     late_or_stall_counted,
+    pause_words,
     printed_batches,
     stamp_step,
     whole_seconds,
@@ -946,9 +947,10 @@ def _evaluation_counted(run: RunData, est: Estimate, lines, t, ds, dt, ok, held,
         extra = float(np.sum(dt[held] - ds[held] * pace))
         if extra > MISMATCH * seconds:
             first = int(np.flatnonzero(held)[0])
+            what = pause_words(run, int(lines[0]), int(lines[-1]))[0]
             return _flag(est, "figure_mismatch", (
                 f"the figure's lines {int(lines[0])} to {int(lines[-1])} hold {int(held.sum())} "
-                f"evaluation line(s) between training lines or at their end (first between lines "
+                f"{what} line(s) between training lines or at their end (first between lines "
                 f"{int(lines[first])} and {int(lines[first + 1])}): the intervals holding them "
                 f"take {extra:.6g} s beyond the pace of the others, {extra / seconds:.1%} of the "
                 f"{seconds:.6g} s the figure counts as training (--method window leaves them out "
@@ -984,10 +986,11 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, ok, held,
     stamps = run.evaluation_stamps
     at = np.flatnonzero(held)
     inside = int(np.sum(ok & ~held))
+    what, whats = pause_words(run, int(lines[0]), int(lines[-1]))
     whose = (f"{len(at)} of the {int(ok.sum())} intervals of the figure's lines {int(lines[0])} "
-             f"to {int(lines[-1])} hold evaluation lines" if inside else
+             f"to {int(lines[-1])} hold {what} lines" if inside else
              f"every interval of the figure's lines {int(lines[0])} to {int(lines[-1])} holds "
-             f"evaluation lines ({len(at)} intervals)")
+             f"{what} lines ({len(at)} intervals)")
     spent = 0.0
     if stamps is not None and len(stamps) == len(run.evaluations):
         # the last before the next training line: one carried on that line is stamped with
@@ -1026,8 +1029,8 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, ok, held,
                "stall: they cannot clear it" if free.any() else "so does every interval of the run")
     return _flag(est, "evaluation_in_figure", (
         f"{whose}, and {outside}; no interval times training alone, so the figure counts the "
-        "evaluations' time as training, however long they took (their lines' stamps do not "
-        "show it: an evaluation may run after its line is stamped); the figure is kept"))
+        f"{whats}' time as training, however long they took (their lines' stamps do not "
+        "show it: one may run after its line is stamped); the figure is kept"))
 
 
 def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,

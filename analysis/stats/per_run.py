@@ -215,12 +215,12 @@ def _runs_frame(rows: list[dict]) -> pd.DataFrame:
 
 def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | None,
               closing: tuple[float, int] | None = None,
-              evaluations: tuple[np.ndarray, np.ndarray, list] | None = None) -> RunData:
+              evaluations: tuple | None = None) -> RunData:
     gbs = run["global_batch_size"]
-    lines, stamps, said = (None, None, None) if evaluations is None else evaluations
+    lines, stamps, said, saves = (None,) * 4 if evaluations is None else evaluations
     rd = RunData(run["run_id"], run["family"],
                  float("nan") if schema.is_missing(gbs) else float(gbs), train, run,
-                 metric_rows, arrays, closing, lines, stamps)
+                 metric_rows, arrays, closing, lines, stamps, saves=saves)
     if lines is not None and (train is not None or arrays is not None):
         rd.evaluations, rd.evaluation_stamps, rd.evaluations_other = evaluation_marks(
             rd.timeline(), lines, stamps, said)
@@ -318,14 +318,15 @@ def _closing(parsed_logs: list[ParsedLog]) -> tuple[float, int] | None:
     return max(rows, key=lambda r: r[1])[:2] if rows else None
 
 
-def _evaluations(parsed_logs: list[ParsedLog]) -> tuple[np.ndarray, np.ndarray, list] | None:
-    """(the sorted lines, their timestamps, their (metric, value) pairs) of the run's
-    validation rows of its lowest rank or of none (``RunData.evaluations``,
-    ``RunData.evaluation_stamps``); None without any."""
+def _evaluations(parsed_logs: list[ParsedLog]) -> tuple | None:
+    """(the sorted lines, their timestamps, their (metric, value) pairs, the lines of saves)
+    of the pauses the run's lowest rank (or none) names: its validation rows and its
+    checkpoint saves (``RunData.evaluations``, ``evaluation_stamps``, ``saves``); None
+    without any."""
     rows = _lowest_rank([(int(b["line"][i]), float(b["timestamp"][i]), _name(b, i),
-                          repr(float(b["value"][i])), _rank(b, i))
-                         for parsed in parsed_logs for b, at in parsed.obs.rows(M.VAL)
-                         for i in at])
+                          repr(float(b["value"][i])), phase, _rank(b, i))
+                         for parsed in parsed_logs for phase in (M.VAL, M.CHECKPOINT)
+                         for b, at in parsed.obs.rows(phase) for i in at])
     if not rows:
         return None
     rows.sort(key=lambda r: r[:2])
@@ -334,8 +335,9 @@ def _evaluations(parsed_logs: list[ParsedLog]) -> tuple[np.ndarray, np.ndarray, 
     said: dict[int, list] = {}
     for r in rows:
         said.setdefault(r[0], []).append(r[2:4])
+    saves = np.unique([r[0] for r in rows if r[4] == M.CHECKPOINT]).astype(np.int64)
     return (lines[first], np.asarray([r[1] for r in rows], dtype=float)[first],
-            [sorted(said[int(line)]) for line in lines[first]])
+            [sorted(said[int(line)]) for line in lines[first]], saves)
 
 
 def _name(block: dict, i: int) -> str:

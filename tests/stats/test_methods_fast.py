@@ -80,7 +80,7 @@ def ref_window(run: RunData, warmup: int, measure: int) -> Estimate:
             n_it = int(inside[i1] - inside[i0])
             dt = float(np.diff(ts)[i0:i1][use[i0:i1]].sum())
             first = int(lines[i0 + np.flatnonzero(held[i0:i1])[0]])
-            label += EVALUATIONS.format(n=int(held[i0:i1].sum()), line=first)
+            label += EVALUATIONS.format(n=int(held[i0:i1].sum()), line=first, what="evaluation")
             return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it)
         n_it = int(steps[i1] - steps[i0])
         dt = ts[i1] - ts[i0]

@@ -138,18 +138,36 @@ def _restarts(epoch: np.ndarray, steps: np.ndarray, lines: np.ndarray) -> bool:
 
 
 def holds_evaluation(evaluations: np.ndarray | None, lines: np.ndarray) -> np.ndarray:
-    """For each interval between consecutive training `lines` (in line order): whether an
-    evaluation line (``RunData.evaluations``) lies between them or ends it: a training line
-    that carries evaluation results was printed after the evaluation ran, in its interval."""
+    """For each interval between consecutive training `lines` (in line order): whether a
+    pause the log names (``RunData.evaluations``: an evaluation or a checkpoint save) lies
+    between them or ends it: a training line that carries evaluation results was printed
+    after the evaluation ran, in its interval."""
     if evaluations is None or not len(evaluations) or len(lines) < 2:
         return np.zeros(max(len(lines) - 1, 0), dtype=bool)
     return np.diff(np.searchsorted(evaluations, lines, "right")) > 0
 
 
+#: (singular, plural) naming the pauses a window holds: (evaluations?, saves?) -> words.
+_PAUSE_WORDS = {(True, False): ("evaluation", "evaluations"),
+                (False, True): ("checkpoint save", "checkpoint saves"),
+                (True, True): ("evaluation or checkpoint save", "evaluations and checkpoint saves")}
+
+
+def pause_words(run: RunData, first: int, last: int) -> tuple[str, str]:
+    """(singular, plural) naming what the pauses the log names after line `first` up to line
+    `last` are (``RunData.evaluations``): evaluations, checkpoint saves (``RunData.saves``)
+    or both; evaluations where none is."""
+    marks = np.empty(0, np.int64) if run.evaluations is None else run.evaluations
+    marks = marks[(marks > first) & (marks <= last)]
+    saved = np.isin(marks, np.empty(0) if run.saves is None else run.saves)
+    return _PAUSE_WORDS[(bool((~saved).any() or not saved.any()), bool(saved.any()))]
+
+
 def evaluation_marks(timeline, lines: np.ndarray, stamps: np.ndarray, said: list):
     """(lines, stamps, other) of the marks of the run's evaluations among its validation
-    rows: a result carried on a training line marks it only where it changes (or first
-    appears) from the training line before, as an evaluation ran in the interval before it;
+    rows (and of its checkpoint saves, lines of their own, each a mark): a result carried
+    on a training line marks it only where it changes (or first appears) from the training
+    line before, as an evaluation ran in the interval before it;
     where the marks still fall on every training line (a running val_top1) none of those
     does, no interval being left to tell an evaluation's time by. Where a slow interval
     recurs k lines before the marks (:func:`_lines_late`), the log cannot tell results
@@ -335,11 +353,13 @@ def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
                              f"{lines[i1]}", "bad_line", label)
     if len(restarts):
         label += RESTARTS.format(n=len(restarts), line=int(lines[i0 + restarts[0]]))
+    what = pause_words(run, int(lines[i0]), int(lines[i1]))[0]
     if out.any():
-        label += EVALUATIONS.format(n=int(out.sum()), line=int(lines[i0 + np.flatnonzero(out)[0]]))
+        label += EVALUATIONS.format(n=int(out.sum()), what=what,
+                                    line=int(lines[i0 + np.flatnonzero(out)[0]]))
     if counted:
         kept = held[i0:i1]
-        label += EVALUATIONS_COUNTED.format(n=int(kept.sum()), of=i1 - i0,
+        label += EVALUATIONS_COUNTED.format(n=int(kept.sum()), of=i1 - i0, what=what,
                                             line=int(lines[i0 + np.flatnonzero(kept)[0]]))
     return Estimate(run.global_batch_size * n_it / dt, label, n_it, dt / n_it,
                     window=(int(lines[i0]), int(lines[i1])))
@@ -393,8 +413,10 @@ def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Esti
     out = inside & held
     if out.any():
         first = int(lines[np.flatnonzero(out)[0] - 1])
-        label += (EVALUATIONS_COUNTED.format(n=int(out.sum()), of=int(inside.sum()), line=first)
-                  if counted else EVALUATIONS.format(n=int(out.sum()), line=first))
+        what = pause_words(run, first, int(inside_lines.max()))[0]
+        label += (EVALUATIONS_COUNTED.format(n=int(out.sum()), of=int(inside.sum()), line=first,
+                                             what=what)
+                  if counted else EVALUATIONS.format(n=int(out.sum()), line=first, what=what))
     batches = printed_batches(run, cols, lines[used])
     edges = (int(inside_lines.min()), int(inside_lines.max()))
     if (batches != run.global_batch_size).any():
@@ -403,16 +425,17 @@ def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Esti
     else:
         est = Estimate(run.global_batch_size / latency, label, iters, latency, window=edges)
     a = int(np.flatnonzero(used)[0])
-    return evaluations_in_latencies(est, lines[used], latencies, held[used],
+    return evaluations_in_latencies(run, est, lines[used], latencies, held[used],
                                     int(lines[max(a - 1, 0)]))
 
 
-def evaluations_in_latencies(est: Estimate, lines: np.ndarray, latencies: np.ndarray,
-                             held: np.ndarray, before: int, median: bool = False) -> Estimate:
-    """`est`, a figure from the printed latencies of the intervals ending at `lines` (in line
-    order, the first starting at line `before`; their mean, or their `median`, which counts
-    an evaluation only where a middle interval holds one), of which `held` hold an
-    evaluation line, kept but flagged where it counts their evaluations:
+def evaluations_in_latencies(run: RunData, est: Estimate, lines: np.ndarray,
+                             latencies: np.ndarray, held: np.ndarray, before: int,
+                             median: bool = False) -> Estimate:
+    """`est`, `run`'s figure from the printed latencies of the intervals ending at `lines` (in
+    line order, the first starting at line `before`; their mean, or their `median`, which
+    counts an evaluation only where a middle interval holds one), of which `held` hold an
+    evaluation or checkpoint save line, kept but flagged where it counts their pauses:
     ``evaluation_in_figure`` where fewer than MIN_RECURRING of them are without one (one or
     two may hold a stall: no interval times training alone), else ``figure_mismatch`` where
     its latency is more than MISMATCH over those intervals' median (training's pace)."""
@@ -425,24 +448,25 @@ def evaluations_in_latencies(est: Estimate, lines: np.ndarray, latencies: np.nda
     first = int(np.flatnonzero(held)[0])
     start = before if first == 0 else int(lines[first - 1])
     span = f"the figure's lines {before} to {int(lines[-1])}"
-    whose = (f"every interval of {span} holds evaluation lines ({len(held)} intervals)"
+    what, whats = pause_words(run, before, int(lines[-1]))
+    whose = (f"every interval of {span} holds {what} lines ({len(held)} intervals)"
              if held.all() else
-             f"{int(held.sum())} of the {len(held)} intervals of {span} hold evaluation lines "
+             f"{int(held.sum())} of the {len(held)} intervals of {span} hold {what} lines "
              f"(first between lines {start} and {int(lines[first])})")
     free = latencies[~held]
     if len(free) < MIN_RECURRING:
         return _flag(est, "evaluation_in_figure", (
             f"{whose}{'' if held.all() else f', {len(free)} none, fewer than {MIN_RECURRING}'}"
             ": no interval times training alone, and the latencies printed for those holding "
-            "one count the evaluation run inside them, so the figure counts the evaluations' "
+            f"one count the {what} run inside them, so the figure counts the {whats}' "
             f"time as training; the figure {est.throughput:,.2f} samples/s is kept"))
     pace = float(np.median(free))
     if est.latency <= (1 + MISMATCH) * pace:
         return est
     return _flag(est, "figure_mismatch", (
-        f"{whose}, whose printed latencies count the evaluation run inside them: the figure's "
+        f"{whose}, whose printed latencies count the {what} run inside them: the figure's "
         f"{est.latency:.6g} s an iteration is {est.latency / pace - 1:.1%} over the median of "
-        f"the {len(free)} without one, {pace:.6g} s, so it counts the evaluations' time as "
+        f"the {len(free)} without one, {pace:.6g} s, so it counts the {whats}' time as "
         f"training; the figure {est.throughput:,.2f} samples/s is kept"))
 
 
@@ -455,11 +479,12 @@ def _first_step(run: RunData) -> int | None:
 #: What a window's method text adds when the loss scaler skipped steps inside it.
 SKIPPED = ("; iterations include {n} optimizer steps the AMP loss scaler skipped (printed "
            "skipped_steps; the log numbers iterations without them)")
-#: What a window's method text adds when it leaves out intervals holding evaluation lines.
-EVALUATIONS = ("; {n} interval(s) inside the window hold evaluation lines or end at one (first "
+#: What a window's method text adds when it leaves out intervals holding evaluation (or
+#: checkpoint save: `what`) lines.
+EVALUATIONS = ("; {n} interval(s) inside the window hold {what} lines or end at one (first "
                "after line {line}): they are left out, as the intervals across an epoch's end are")
 #: What a window's method text adds when it counts intervals holding evaluation lines.
-EVALUATIONS_COUNTED = ("; {n} of the window's {of} intervals hold evaluation lines or end at one "
+EVALUATIONS_COUNTED = ("; {n} of the window's {of} intervals hold {what} lines or end at one "
                        "(first after line {line}), too many to leave out (the run has too few intervals "
                        "without one to fill the window): their time is counted as training")
 #: What a window's method text adds when its intervals ran other global batches.
