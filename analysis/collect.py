@@ -700,7 +700,8 @@ def _read_run(members: list[Found], family: str | None, limit: int, meta_files: 
     main = _main_file(reads)
     parsed, fam = main.parsed, main.family
     main_trains = parsed is not None and M.TRAIN in parsed.obs.phases()
-    trains = any(r.parsed is not None and M.TRAIN in r.parsed.obs.phases() for r in reads)
+    trains = main_trains or any(r.parsed is not None and M.TRAIN in r.parsed.obs.phases()
+                                for r in reads)
     for read in reads:
         probs = read.problems
         if main_trains and read is not main and node_index(read.path) > 0:
@@ -787,7 +788,7 @@ def _main_file(reads: list[FileRead]) -> FileRead:
         is_log = bool(read.family) and not parsers.get(read.family).sidecar
         return (not is_log, node_index(read.path) != 0, not read.family)
 
-    return min(reads, key=rank)
+    return reads[0] if len(reads) == 1 else min(reads, key=rank)
 
 
 def _run_row(rid: str, source: str, fam: str, meta: dict, parsed: ParsedLog | None) -> dict:

@@ -169,6 +169,8 @@ def in_run_time(source: Path, parsed: ParsedLog, main: ParsedLog | None, log_pat
     (none, or LiBai's year-less ones), the samples are kept and a note says their time was
     not checked, unless they are a sidecar beside the run's done marker (the suite's agent
     samples while the run runs)."""
+    if M.MEMORY not in parsed.obs.phases():  # no GPU samples (most logs): nothing to hold
+        return parsed
     timed = [np.isfinite(b["timestamp"]) & _memory(b) for b in parsed.obs.blocks]
     if not any(t.any() for t in timed):
         return parsed

@@ -327,7 +327,8 @@ def figure_digest(key: str, row: dict, files: list[str], stated: dict) -> str:
     """What a run's figure by `key` depends on besides its files' text: the row's fields (not
     its ``parameters``, which its files' text alone gives: a JSON or repr of a whole argument
     dump per run cost more than the figure), its files (sorted), the stated problems."""
-    fields = [(k, v) for k, v in row.items() if k != "parameters"]
+    # values alone: the keys are the code's (RUN_FIELDS), and the code's version keys stores
+    fields = [v for k, v in row.items() if k != "parameters"]
     text = repr((key, fields, files, sorted(stated.items())))
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 

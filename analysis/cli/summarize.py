@@ -136,6 +136,15 @@ def output(records: list[dict], fmt: str) -> str:
 
 
 def run(args) -> int:
+    from analysis.collect import gc_paused
+
+    # the collector stays off to the end: resumed after the parse, its first passes would
+    # walk every object the parse made (reference counting frees them, as it does there)
+    with gc_paused():
+        return _summarize(args)
+
+
+def _summarize(args) -> int:
     from analysis import metrics as M
     from analysis.collect import parse_paths
     from analysis.problems import NOTES, Problem

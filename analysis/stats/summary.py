@@ -185,10 +185,11 @@ def _environment_flag(key: str, where: str, sources: list[str], ids: list[str],
     settings are then compared without it)."""
     from analysis.run_settings import NCCL_RECORDED, folder_names, run_settings, setting_family
 
-    paths = [Path(s) for s in sources]
-    listed = {d: folder_names(d) for d in {p.parent for p in paths}}  # each folder once
+    folders = [os.path.dirname(s) for s in sources]  # text: a Path's parent costs more
+    listed = {d: folder_names(Path(d)) for d in set(folders)}  # each folder once
     unreadable: list[Path] = []
-    settings = [run_settings(p, framework, listed[p.parent], unreadable) for p in paths]
+    settings = [run_settings(Path(s), framework, listed[d], unreadable)
+                for s, d in zip(sources, folders, strict=True)]
     broken = [Problem(str(p), None, "unreadable_file",
                       "an environment record beside the run's log is not a readable JSON "
                       "object: the run's environment is compared without it", run_id=key)
