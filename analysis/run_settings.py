@@ -38,7 +38,7 @@ NCCL_NOT_COMPARED = ("NCCL_DEBUG", "NCCL_DEBUG_*", "NCCL_WARN_ENABLE_DEBUG_INFO"
                      "NCCL_SET_THREAD_NAME", "NCCL_VERSION")
 #: Slurm sets these per job from the case and the spec (ids, node lists, step geometry); a
 #: shell inside an allocation holds its own: not compared (the case's geometry is).
-SLURM_JOB_VARIABLES = ("SLURM_*",)
+SLURM_JOB_VARIABLES = ("SLURM_*", "SLURMD_*")
 UNSET = "unset"
 #: The key :func:`run_settings` gives (empty) where a run's records (or, without any, its
 #: done marker) list their variables: the NCCL settings are then stated, each unset one unset.
@@ -60,14 +60,19 @@ def nccl_settings(record: dict) -> dict[str, str] | None:
             and not any(fnmatch.fnmatchcase(k, p) for p in NCCL_NOT_COMPARED)}
 
 
-def compared_variables(env: dict) -> dict[str, str]:
-    """The variables of a recorded environment that say how a run ran, redacted: all but
+def is_compared(name: str) -> bool:
+    """Whether a variable named `name` says how a run ran: all but
     :data:`NCCL_NOT_COMPARED`, :data:`SLURM_JOB_VARIABLES` and those naming where it ran
     (devices, hosts, ports, ranks, job ids)."""
     noise = NCCL_NOT_COMPARED + SLURM_JOB_VARIABLES
-    return {k: v for k, v in sorted(redact_env(env).items())
-            if not any(fnmatch.fnmatchcase(k, p) for p in noise)
-            and not _WHERE_VARIABLES.search(k)}
+    return not any(fnmatch.fnmatchcase(name, p) for p in noise) \
+        and not _WHERE_VARIABLES.search(name)
+
+
+def compared_variables(env: dict) -> dict[str, str]:
+    """The variables of a recorded environment that say how a run ran (:func:`is_compared`),
+    redacted."""
+    return {k: v for k, v in sorted(redact_env(env).items()) if is_compared(k)}
 
 
 def _recorded_variables(record: dict) -> dict[str, str] | None:

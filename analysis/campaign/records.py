@@ -10,6 +10,10 @@
 - ``<out>/.campaign/failed/<N>n<G>g/<stem>.a<k>[-<n>].<file>.failed`` — the partial outputs of
   failed or interrupted attempts (suffix ``.failed`` so log walkers never take them for
   results; ``-<n>`` when attempt k was archived before, e.g. after two crashes).
+- ``<out>/.campaign/env.key`` — the campaign's secret key (:func:`campaign_key`), readable by
+  its owner alone: done markers keep a keyed digest of each variable a run inherited outside
+  its environment record, which neither a copy of the log folders nor another user can
+  guess values from (:mod:`analysis.campaign.resume`).
 - ``<out>/.campaign/lock`` — one campaign run per output folder (:func:`campaign_lock`): an
   exclusive ``fcntl.flock`` on the open file, which the kernel releases when the holder ends
   in any way (``kill -9`` included), so there is never a stale lock to remove by hand. The
@@ -23,7 +27,9 @@ import contextlib
 import fcntl
 import json
 import os
+import secrets
 import socket
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -140,6 +146,25 @@ def archive(paths: list[Path], out: Path, run, attempt: int) -> list[str]:
         os.replace(p, target)
         moved.append(str(target.relative_to(out)))
     return moved
+
+
+def campaign_key(out: Path) -> bytes:
+    """The key of the campaign in `out` (``.campaign/env.key``), made on first use: random,
+    written whole under a temporary name and linked into place, so that two processes racing
+    both end up with the one that got there first."""
+    path = Path(out) / ".campaign" / "env.key"
+    with contextlib.suppress(FileNotFoundError):
+        return path.read_bytes()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".env.key.", dir=path.parent)  # mode 0600
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(32))
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+    finally:
+        os.unlink(tmp)
+    return path.read_bytes()
 
 
 class CampaignBusy(DLPerfError):

@@ -7,8 +7,15 @@ parameters), the working directory (the workload's code), node 0's environment â
 node's command. Where the backend hands the nodes this shell's environment (local, Slurm),
 node 0's environment also holds the variables its record (``<stem>.node0.env.json``) lists,
 compared with what this shell would hand on, both as
-:func:`analysis.run_settings.compared_variables` keeps them. The runner builds the marker
-the spec would write for the same run and :func:`differences` compares the two, setting aside
+:func:`analysis.run_settings.compared_variables` keeps them; every other variable node 0
+inherits from the shell is in the marker's :data:`DIGESTS` as its name and a digest keyed by
+the campaign's secret key (:func:`analysis.campaign.records.campaign_key`), never its value
+(:func:`env_digests`): set, unset or changed, it is a difference too. Left out are the
+variables that say where, when or how the shell was opened (:data:`SHELL_SESSION`), so a new
+login, another terminal or a tmux pane resumes. A marker without digests (an older suite),
+or with digests of another key (the key file moved or replaced; said on stderr), is compared
+on the rest. The runner builds the marker the spec would write for the same run and
+:func:`differences` compares the two, setting aside
 where the run happened (the hosts and the rendezvous port, found by building the commands
 twice with different ones) and the variables the backend adds per node (its GPU set). Times,
 attempts, exit statuses and the suite version are how a run went, not what it ran: a newer
@@ -23,13 +30,17 @@ as ``dlperf summarize OUT`` never reads the old runs with the new ones).
 from __future__ import annotations
 
 import difflib
+import fnmatch
+import hmac
 import os
+import sys
 import time
 from pathlib import Path
 
 from analysis.campaign import records
+from analysis.env.capture import select_env
 from analysis.errors import UsageError
-from analysis.run_settings import compared_variables
+from analysis.run_settings import compared_variables, is_compared
 from analysis.strays import marker_failure
 
 #: The marker fields that say what a run ran (the others say how and when it went).
@@ -38,6 +49,26 @@ DEFINING = ("campaign", "backend", "workload", "framework", "device", "workdir",
 #: spec no longer has is compared on these (and the campaign-wide fields) only.
 SPEC_WIDE_CASE = ("iterations", "warmup")
 UNSET = "(unset)"
+#: Variables that say where, when or how a shell (or the process running the campaign) was
+#: opened, not how a run runs: not compared, so a resume from a new login, another terminal,
+#: a tmux pane, an IDE, a notebook kernel or a make target is not refused. By kind: the
+#: shell's bookkeeping; the terminal; the login session (ssh, X, desktop, systemd);
+#: terminal multiplexers and terminal applications; a Jupyter kernel's and make's own.
+SHELL_SESSION = (
+    "PWD", "OLDPWD", "SHLVL", "_", "HOSTNAME", "COLUMNS", "LINES", "MOTD_SHOWN",
+    "TERM", "TERM_*", "TERMCAP", "COLORTERM", "LS_COLORS", "LC_TERMINAL*", "VTE_VERSION",
+    "WINDOWID", "WINDOWPATH", "GPG_TTY",
+    "SSH_*", "KRB5CCNAME", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "XDG_SESSION_*",
+    "XDG_SEAT*", "XDG_VTNR", "DBUS_SESSION_BUS_ADDRESS", "SESSION_MANAGER", "DESKTOP_SESSION",
+    "INVOCATION_ID", "JOURNAL_STREAM", "MANAGERPID", "SYSTEMD_EXEC_PID",
+    "TMUX", "TMUX_PANE", "STY", "WINDOW", "VSCODE_*", "GIT_ASKPASS", "GNOME_TERMINAL_*",
+    "KONSOLE_*", "ITERM_*", "KITTY_*", "WT_SESSION", "WT_PROFILE_ID",
+    "JPY_*", "PYDEVD_*", "MPLBACKEND", "CLICOLOR", "CLICOLOR_FORCE", "FORCE_COLOR", "PAGER",
+    "GIT_PAGER", "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKE_TERMOUT", "MAKE_TERMERR",
+)
+#: The done marker's field of keyed digests: ``{"key": the key's own digest, "variables":
+#: {name: digest}}``.
+DIGESTS = "env_digests"
 
 
 class FolderMismatch(UsageError):
@@ -55,6 +86,46 @@ def done_markers(out: Path) -> dict[str, dict]:
     return found
 
 
+class Digest(str):
+    """A variable's keyed digest among :func:`settings`: shown as set, never as its text."""
+
+
+def _digest(key: bytes, name: str, value: str) -> str:
+    message = f"{name}={value}".encode("utf-8", "surrogateescape")
+    return hmac.new(key, message, "sha256").hexdigest()[:16]
+
+
+def env_digests(environ: dict[str, str], launch_env: dict[str, str], key: bytes) -> dict:
+    """The :data:`DIGESTS` of a run whose node 0 gets `environ` (this shell's) with
+    `launch_env` on top: each variable of `environ` that the launch does not set and node 0's
+    environment record does not hold as it is (off the allow-list, or redacted there), whose
+    name says how a run runs (:func:`analysis.run_settings.is_compared`, not
+    :data:`SHELL_SESSION`)."""
+    env = {**environ, **launch_env}
+    held = {k for k, v in select_env(env).items() if v == env[k]}
+    names = [k for k in sorted(environ) if k not in launch_env and k not in held
+             and is_compared(k) and not any(fnmatch.fnmatchcase(k, p) for p in SHELL_SESSION)]
+    return {"key": _digest(key, "", ""),
+            "variables": {k: _digest(key, k, environ[k]) for k in names}}
+
+
+def digest_key(marker: dict) -> str | None:
+    """The key's digest `marker`'s :data:`DIGESTS` were made with (None: it has none)."""
+    field = marker.get(DIGESTS)
+    if isinstance(field, dict) and isinstance(field.get("variables"), dict):
+        return str(field.get("key"))
+    return None
+
+
+def key_warning(out: Path, run_ids: list[str]) -> None:
+    """Say on stderr that done runs `run_ids` hold digests of another key than the folder's."""
+    if run_ids:
+        print(f"warning: {len(run_ids)} done run(s) in {out} (e.g. {run_ids[0]}) hold digests "
+              f"of the variables they inherited made with another key than "
+              f"{Path(out) / '.campaign' / 'env.key'} (moved or replaced): those variables "
+              f"are not compared", file=sys.stderr, flush=True)
+
+
 def recorded_env(out: Path, run_id: str) -> dict[str, str] | None:
     """The variables node 0's environment record of done run `run_id` lists, as compared
     (:func:`analysis.run_settings.compared_variables`); None without a readable record."""
@@ -64,10 +135,12 @@ def recorded_env(out: Path, run_id: str) -> dict[str, str] | None:
 
 
 def settings(marker: dict, drop_env: set[str] = frozenset(),
-             inherited: dict[str, str] | None = None) -> dict[str, object]:
+             inherited: dict[str, str] | None = None, digests: bool = False
+             ) -> dict[str, object]:
     """The defining fields of `marker`, flat (``case.iterations``, ``env.NCCL_ALGO``,
     ``node 0 command``), without the variables in `drop_env`; `inherited`: the variables that
-    reached node 0 besides the marker's ``env`` (its record, or this shell's)."""
+    reached node 0 besides the marker's ``env`` (its record, or this shell's); with
+    `digests`, also its :data:`DIGESTS`, each a :class:`Digest`."""
     flat: dict[str, object] = {}
     marker = dict(marker, env={**(inherited or {}), **(marker.get("env") or {})})
     for key in DEFINING:
@@ -77,6 +150,9 @@ def settings(marker: dict, drop_env: set[str] = frozenset(),
                          if not (key == "env" and k in drop_env)})
         elif key in marker:
             flat[key] = value
+    if digests:
+        flat.update({f"env.{k}": Digest(v) for k, v in marker[DIGESTS]["variables"].items()
+                     if k not in drop_env})
     for n in marker.get("nodes") or []:
         flat[f"node {n.get('node')} command"] = [str(w) for w in n.get("command") or []]
     return flat
@@ -91,7 +167,9 @@ def spec_wide(flat: dict[str, object]) -> dict[str, object]:
 
 
 def _show(value: object) -> str:
-    return UNSET if value is None else str(value)
+    if value is None:
+        return UNSET
+    return "set (value not recorded)" if isinstance(value, Digest) else str(value)
 
 
 def _command_change(old: list[str], new: list[str], masked: set[int]) -> str:
@@ -122,6 +200,8 @@ def differences(old: dict[str, object], new: dict[str, object],
             change = _command_change(list(a or []), list(b or []), (masks or {}).get(key, set()))
             if change:
                 out.append(f"{key}: {change}")
+        elif isinstance(a, Digest) and isinstance(b, Digest) and a != b:
+            out.append(f"{key}: another value (values not recorded)")
         elif a != b:
             out.append(f"{key}: {_show(a)} â†’ {_show(b)}")
     return out

@@ -231,6 +231,7 @@ class Campaign:
         case the spec no longer has is compared on the campaign-wide settings only."""
         by_id = {r.run_id: r for r in self.runs}
         found: dict[str, list[str]] = {}
+        other_key: list[str] = []  # done runs whose digests another key made
         for run_id, old in resume.done_markers(self.out).items() if self.runs else ():
             run = by_id.get(run_id, self.runs[0])
             device = self.spec.device if self.spec.device != "auto" else old.get("device")
@@ -243,8 +244,12 @@ class Campaign:
                 if self.backend.passes_environment else None
             shell = None if recorded is None else compared_variables(
                 select_env({**os.environ, **builds[0]["env"]}))
-            new, other = (resume.settings(m, drop, shell) for m in builds)
-            was = resume.settings(old, drop, recorded)
+            key, old_key = resume.digest_key(builds[0]), resume.digest_key(old)
+            digests = key is not None and key == old_key
+            if key and old_key and not digests:
+                other_key.append(run_id)
+            new, other = (resume.settings(m, drop, shell, digests) for m in builds)
+            was = resume.settings(old, drop, recorded, digests)
             if "workdir" not in old:  # a marker of an older suite does not say
                 new.pop("workdir", None)
             if run_id not in by_id:
@@ -252,6 +257,7 @@ class Campaign:
             lines = resume.differences(was, new, resume.masked_positions(new, other))
             if lines:
                 found[run_id] = lines
+        resume.key_warning(self.out, other_key)
         return found
 
     def _skipped_line(self, rows: dict, todo: list[Run]) -> str:
@@ -424,7 +430,7 @@ class Campaign:
         c = run.case
         # the node's fields in their order, its index named "node"
         nodes = [{"node": d.pop("index"), **d} for d in map(asdict, outcome.nodes)]
-        return redact_tree({
+        marker = redact_tree({
             "run_id": run.run_id, "ok": outcome.ok, "state": "done" if outcome.ok else "failed",
             "reason": outcome.reason, "attempt": attempt, "attempts_total": total,
             "finished": time.time(), "duration_s": outcome.wall_s,
@@ -439,4 +445,8 @@ class Campaign:
             "env": redact_env(launch.nodes[0].env) if launch else {},
             "nodes": nodes, **outcome.extra,
         }, self.spec.secrets(), by_name=False)
+        if launch is not None and self.backend.passes_environment:  # no secret: not redacted
+            marker[resume.DIGESTS] = resume.env_digests(
+                dict(os.environ), launch.nodes[0].env, records.campaign_key(self.out))
+        return marker
 
