@@ -36,7 +36,7 @@ from analysis.parsers._shapes import (
     ints,
     line_shapes,
     rows_by_shape,
-    token_columns,
+    tokens_of,
     unix_seconds,
 )
 from analysis.parsers.base import ParsedLog
@@ -265,28 +265,31 @@ def _read_shape(lines: list[bytes], rows: list[int], shape: bytes, acc: dict) ->
     tpl = _template(lines[rows[0]])
     if tpl is None:
         return False
-    kinds = shape.split(b" ")
-    cols = token_columns([lines[i] for i in rows], len(tpl.tokens))
-    if cols is None or len(kinds) != len(tpl.tokens):
+    kinds, width = shape.split(b" "), len(tpl.tokens)
+    tokens = tokens_of([lines[i] for i in rows], width)
+    if tokens is None or len(kinds) != width:
         return False
-    ts = datetime_columns(cols[1], cols[2])
+    ts = datetime_columns(tokens[1::width], tokens[2::width])
     if ts is None:
         return False
     nums, values = {}, []
     for k, tok in enumerate(tpl.tokens):
         if tok[0] == "const":
-            if has_digit(tok[1]) and set(cols[k]) != {tok[1]}:
+            # a token of no digit is the same text on every line of its shape
+            if has_digit(tok[1]) and set(tokens[k::width]) != {tok[1]}:
                 return False
         elif tok[0] == "int":
             _, role, pre, suf = tok
-            col = cols[k] if not (pre or suf) else [t[len(pre):len(t) - len(suf)] for t in cols[k]]
+            col = tokens[k::width]
+            if pre or suf:
+                col = [t[len(pre):len(t) - len(suf)] for t in col]
             nums[role] = ints(col)
             if nums[role] is None:
                 return False
         elif tok[0] == "float":
             if kinds[k] not in DECIMAL_SHAPES:
                 return False
-            values.append(floats(cols[k]))
+            values.append(floats(tokens[k::width]))
             if values[-1] is None:
                 return False
     line = np.array(rows, np.int64) + 1

@@ -49,15 +49,12 @@ def rows_by_shape(shapes: list[bytes], prefix: bytes) -> dict[bytes, list[int]]:
     return dict(sorted(found.items(), key=lambda item: item[1][0]))
 
 
-def token_columns(lines: list[bytes], width: int, drop: bytes = b"") -> list[list[bytes]] | None:
-    """The `width` space-separated tokens of each of `lines` (all of one shape), as columns,
-    without the bytes `drop` (a separator glued to numbers, say); None when a line does not
-    split into `width` tokens."""
-    text = b" ".join(lines)
-    tokens = (text.replace(drop, b"") if drop else text).split(b" ")
-    if len(tokens) != width * len(lines):
-        return None
-    return [tokens[k::width] for k in range(width)]
+def tokens_of(lines: list[bytes], width: int) -> list[bytes] | None:
+    """The `width` space-separated tokens of each of `lines` (all of one shape), one line's
+    after another: token k of line i is at ``i * width + k``, so column k is
+    ``tokens[k::width]``; None when a line does not split into `width` tokens."""
+    tokens = b" ".join(lines).split(b" ")
+    return tokens if len(tokens) == width * len(lines) else None
 
 
 def ints(tokens: list[bytes]) -> np.ndarray | None:
@@ -200,6 +197,15 @@ def year_less(stamps: list[bytes], year: int | None = None) -> np.ndarray:
     return read(years)
 
 
+#: A time ``HH:MM:SS.ffffff`` (cut to its width) as bytes less 48 (``b":"``: 10, ``b"."``:
+#: 254 as uint8), the places that hold a separator, and the microseconds a digit at each
+#: place counts (a separator none).
+_TIME_TEXT = np.frombuffer(b"00:00:00.000000", np.uint8) - np.uint8(48)
+_TIME_SEPARATOR = _TIME_TEXT > 9
+_TIME_US = np.array([36_000_000_000, 3_600_000_000, 0, 600_000_000, 60_000_000, 0,
+                     10_000_000, 1_000_000, 0, 100_000, 10_000, 1_000, 100, 10, 1], np.int64)
+
+
 def datetime_columns(dates: list[bytes], times: list[bytes]) -> np.ndarray | None:
     """Unix seconds of date and time token columns (``YYYY-MM-DD``, ``HH:MM:SS[.f…]`` with
     one time width throughout), as :func:`unix_seconds`; None when the widths differ or a
@@ -213,14 +219,14 @@ def datetime_columns(dates: list[bytes], times: list[bytes]) -> np.ndarray | Non
     if not (width == 8 or 10 <= width <= 15) or any(len(d) != 10 for d in days):
         return None
     t = np.frombuffer(b"".join(times), np.uint8).reshape(n, width) - np.uint8(48)
-    digits = [0, 1, 3, 4, 6, 7] + list(range(9, width))
-    if (t[:, digits] > 9).any() or (t[:, [2, 5]] != 10).any() or (width > 8 and (t[:, 8] != 254).any()):
-        return None  # b":" - 48 == 10, b"." - 48 == 254 (uint8)
-    t = t.astype(np.int64)
-    hh, mi, ss = t[:, 0] * 10 + t[:, 1], t[:, 3] * 10 + t[:, 4], t[:, 6] * 10 + t[:, 7]
-    if (hh > 23).any() or (mi > 59).any() or (ss > 60).any():
+    # a digit everywhere but at the separators (whose bytes less 48 are above 9), theirs there
+    separator = _TIME_SEPARATOR[:width]
+    if ((t > 9) != separator).any() or (t[:, separator] != _TIME_TEXT[:width][separator]).any():
         return None
-    frac = t[:, 9:] @ (10 ** np.arange(5, 14 - width, -1)) if width > 8 else 0
+    if (t[:, 0] * 10 + t[:, 1] > 23).any() or (t[:, 3] > 5).any() \
+            or (t[:, 6] * 10 + t[:, 7] > 60).any():
+        return None
+    of_day = t.astype(np.int64) @ _TIME_US[:width]  # microseconds since 00:00
     day_us = [_day_us(d) for d in days]
     if None in day_us:
         return None
@@ -229,4 +235,4 @@ def datetime_columns(dates: list[bytes], times: list[bytes]) -> np.ndarray | Non
     else:
         at = dict(zip(days, day_us, strict=True))
         base = np.array([at[d] for d in dates], np.int64)
-    return (base + (hh * 3600 + mi * 60 + ss) * 1_000_000 + frac) / 1e6
+    return (base + of_day) / 1e6

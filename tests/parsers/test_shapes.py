@@ -27,10 +27,10 @@ def test_many_shapes_are_grouped_in_line_order():
     assert sorted(i for r in rows.values() for i in r) == list(range(200))
 
 
-def test_token_columns_refuse_lines_of_another_width():
-    assert _shapes.token_columns([b"a 1", b"b 2"], 2) == [[b"a", b"b"], [b"1", b"2"]]
-    assert _shapes.token_columns([b"a 1,", b"b 2,"], 2, drop=b",") == [[b"a", b"b"], [b"1", b"2"]]
-    assert _shapes.token_columns([b"a 1", b"b 2 3"], 2) is None
+def test_tokens_of_refuse_lines_of_another_width():
+    tokens = _shapes.tokens_of([b"a 1", b"b 2"], 2)
+    assert [tokens[0::2], tokens[1::2]] == [[b"a", b"b"], [b"1", b"2"]]  # its columns
+    assert _shapes.tokens_of([b"a 1", b"b 2 3"], 2) is None
 
 
 def test_numbers_are_what_int_and_float_give_or_none():
@@ -63,7 +63,8 @@ def test_datetime_columns_equal_the_reference_conversion(fraction):
 
 @pytest.mark.parametrize("times", [[b"10:00:00", b"10:00:00.5"],  # two widths
                                    [b"24:00:00"], [b"10:60:00"], [b"1a:00:00"], [b"10-00-00"],
-                                   [b"10:00:00x5"]])
+                                   [b"10:00:00x5"], [b"10:00.00"], [b"10:00:00:5"], [b"10:00:61"],
+                                   [b"10:00:00.5", b"10:0a:00.5"], [b"10:00:00.5", b"10:00:00.:"]])
 def test_datetime_columns_leave_odd_times_to_the_reference(times):
     assert _shapes.datetime_columns([b"2020-01-01"] * len(times), times) is None
 
