@@ -109,6 +109,9 @@ class RunData:
     evaluations_other: tuple | None = field(default=None, repr=False, compare=False)
     #: The lines of `evaluations` that are checkpoint saves (sorted; None where none is).
     saves: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: The lines of `evaluations` whose pause the printed latencies leave out (the program
+    #: stopped its iteration timer around it): only timestamps count it (None where none is).
+    timed_apart: np.ndarray | None = field(default=None, repr=False, compare=False)
     _timeline: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def series(self, metric: str) -> pd.DataFrame:

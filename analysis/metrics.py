@@ -48,6 +48,9 @@ TIME_TO_TRAIN = "time_to_train"
 
 #: One checkpoint save begun on the line (value 1; `step`: the iteration it saves, where printed).
 SAVE = "save"
+#: A pause on the line (an evaluation, a checkpoint save) that the printed latencies leave out,
+#: the program having stopped its iteration timer around it: only timestamps count it (value 1).
+TIMED_APART = "timed_apart"
 
 # unit: canonical spellings
 SAMPLES_PER_S = "samples/s"

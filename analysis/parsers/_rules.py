@@ -212,8 +212,13 @@ def latency_rule(run: RunData, what: str, ramp_up: np.ndarray = ()) -> Estimate:
     (``truncated``). Throughput = global batch / latency, flagged where intervals holding
     an evaluation are in it (:func:`~analysis.stats.methods.window.evaluations_in_latencies`).
     Steps that repeat or go back give no figure."""
-    from analysis.stats.methods.window import evaluations_in_latencies, holds_evaluation
+    from analysis.stats.methods.window import (
+        evaluations_in_latencies,
+        holds_evaluation,
+        latency_view,
+    )
 
+    run = latency_view(run)
     method = (f"median of the printed {what} of every interval after the first (start-up) "
               "interval; throughput = global batch / latency")
     if len(ramp_up):

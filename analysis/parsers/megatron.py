@@ -73,7 +73,7 @@ _VALIDATION = re.compile(rb"validation(?:-[^ |\n]+)? loss at (?:iteration (\d{1,
 _SAVE = re.compile(rb"^[ \t]*(?:\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?)\] )?"
                    rb"saving checkpoint at iteration +(\d{1,18}) to ", re.M)
 #: The ``evaluate`` timer's entry, which Megatron-LM prints after each evaluation since it
-#: stopped its iteration timer around them (November 2023).
+#: stopped its iteration timer around evaluations and checkpoint saves (November 2023).
 _EVALUATE_TIMER = re.compile(rb"^[^\n]{0,40}? {2,}evaluate \.{3,}: [(0-9]", re.M)
 
 
@@ -657,15 +657,26 @@ def _read_launcher(log: LogText, parsed: ParsedLog) -> None:
         parsed.state(key, int(value), line)
 
 
+def _timer_stopped_for_pauses(log: LogText) -> bool:
+    """Whether the log prints the ``evaluate`` timer: Megatron-LM stops its iteration timer
+    around evaluations and checkpoint saves since it prints it (one change of November 2023),
+    so their time is in no printed elapsed time per iteration, only in the line dates."""
+    return b"evaluate ..." in log.data and _EVALUATE_TIMER.search(log.data) is not None
+
+
+def _mark_timed_apart(log: LogText, parsed: ParsedLog, lines: np.ndarray, phase: str) -> None:
+    """``timed_apart`` rows on the pauses' `lines` where the iteration timer stopped around
+    them: the latencies leave them out, the dates count them."""
+    if len(lines) and _timer_stopped_for_pauses(log):
+        parsed.obs.add(line=lines, metric=M.TIMED_APART, phase=phase, value=np.ones(len(lines)))
+
+
 def _read_validation(log: LogText, parsed: ParsedLog) -> None:
     """The evaluations' lines as validation rows (their ``lm loss value``, NaN where another
-    loss is printed): Megatron's timer runs across an evaluation, so the elapsed time per
-    iteration of the interval that holds one counts it, and the methods read these lines
-    to leave that interval out or say it is counted. None where the log prints the
-    ``evaluate`` timer: that version stops the iteration timer around an evaluation, so the
-    interval's elapsed time is training alone."""
-    if b" loss at " not in log.data or (
-            b"evaluate ..." in log.data and _EVALUATE_TIMER.search(log.data)):
+    loss is printed), which the methods read to leave the interval holding one out or say
+    it is counted: the line dates count an evaluation, and so does the elapsed time per
+    iteration, unless the timer stopped around it (``timed_apart`` rows)."""
+    if b" loss at " not in log.data:
         return
     matches, lines = found(log, _VALIDATION)
     if not matches:
@@ -675,12 +686,13 @@ def _read_validation(log: LogText, parsed: ParsedLog) -> None:
     groups, lines = groups[fit], lines[fit]
     parsed.obs.add(line=lines, metric=M.LOSS, phase=M.VAL, step=ints(groups[:, 0]),
                    value=floats(field_values(groups[:, 1], b"lm loss value")))
+    _mark_timed_apart(log, parsed, lines, M.VAL)
 
 
 def _read_saves(log: LogText, parsed: ParsedLog) -> None:
     """The checkpoint saves' first lines as save rows (stamped where dated): the interval
     that holds one is not training alone (Megatron-DeepSpeed's timer runs across a save;
-    Megatron-LM since November 2023 stops it, but a line's stamps still count it)."""
+    Megatron-LM since November 2023 stops it, ``timed_apart`` rows, but the dates count it)."""
     if b"saving checkpoint at iteration" not in log.data:
         return
     matches, lines = found(log, _SAVE)
@@ -691,6 +703,7 @@ def _read_saves(log: LogText, parsed: ParsedLog) -> None:
     groups, lines = groups[fit], lines[fit]
     parsed.obs.add(line=lines, metric=M.SAVE, phase=M.CHECKPOINT, value=np.ones(len(lines)),
                    step=ints(groups[:, 1]), timestamp=unix_seconds(list(groups[:, 0])))
+    _mark_timed_apart(log, parsed, lines, M.CHECKPOINT)
 
 
 def _read_memory(log: LogText, parsed: ParsedLog) -> None:

@@ -217,10 +217,10 @@ def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | 
               closing: tuple[float, int] | None = None,
               evaluations: tuple | None = None) -> RunData:
     gbs = run["global_batch_size"]
-    lines, stamps, said, saves = (None,) * 4 if evaluations is None else evaluations
+    lines, stamps, said, saves, apart = (None,) * 5 if evaluations is None else evaluations
     rd = RunData(run["run_id"], run["family"],
                  float("nan") if schema.is_missing(gbs) else float(gbs), train, run,
-                 metric_rows, arrays, closing, lines, stamps, saves=saves)
+                 metric_rows, arrays, closing, lines, stamps, saves=saves, timed_apart=apart)
     if lines is not None and (train is not None or arrays is not None):
         rd.evaluations, rd.evaluation_stamps, rd.evaluations_other = evaluation_marks(
             rd.timeline(), lines, stamps, said)
@@ -319,14 +319,17 @@ def _closing(parsed_logs: list[ParsedLog]) -> tuple[float, int] | None:
 
 
 def _evaluations(parsed_logs: list[ParsedLog]) -> tuple | None:
-    """(the sorted lines, their timestamps, their (metric, value) pairs, the lines of saves)
-    of the pauses the run's lowest rank (or none) names: its validation rows and its
-    checkpoint saves (``RunData.evaluations``, ``evaluation_stamps``, ``saves``); None
-    without any."""
+    """(the sorted lines, their timestamps, their (metric, value) pairs, the lines of saves,
+    the lines of pauses timed apart) of the pauses the run's lowest rank (or none) names:
+    its validation rows and its checkpoint saves (``RunData.evaluations``,
+    ``evaluation_stamps``, ``saves``, ``timed_apart``: those with a ``timed_apart`` row);
+    None without any."""
     rows = _lowest_rank([(int(b["line"][i]), float(b["timestamp"][i]), _name(b, i),
                           repr(float(b["value"][i])), phase, _rank(b, i))
                          for parsed in parsed_logs for phase in (M.VAL, M.CHECKPOINT)
                          for b, at in parsed.obs.rows(phase) for i in at])
+    apart = np.unique([r[0] for r in rows if r[2] == M.TIMED_APART]).astype(np.int64)
+    rows = [r for r in rows if r[2] != M.TIMED_APART]
     if not rows:
         return None
     rows.sort(key=lambda r: r[:2])
@@ -337,7 +340,7 @@ def _evaluations(parsed_logs: list[ParsedLog]) -> tuple | None:
         said.setdefault(r[0], []).append(r[2:4])
     saves = np.unique([r[0] for r in rows if r[4] == M.CHECKPOINT]).astype(np.int64)
     return (lines[first], np.asarray([r[1] for r in rows], dtype=float)[first],
-            [sorted(said[int(line)]) for line in lines[first]], saves)
+            [sorted(said[int(line)]) for line in lines[first]], saves, apart)
 
 
 def _name(block: dict, i: int) -> str:

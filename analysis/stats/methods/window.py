@@ -147,6 +147,17 @@ def holds_evaluation(evaluations: np.ndarray | None, lines: np.ndarray) -> np.nd
     return np.diff(np.searchsorted(evaluations, lines, "right")) > 0
 
 
+def latency_view(run: RunData) -> RunData:
+    """`run` as its printed latencies see it: without the pauses their timer stopped around
+    (``RunData.timed_apart``), in no interval of theirs; the timestamps count those."""
+    if run.evaluations is None or run.timed_apart is None or not len(run.timed_apart):
+        return run
+    kept = ~np.isin(run.evaluations, run.timed_apart)
+    stamps = None if run.evaluation_stamps is None else run.evaluation_stamps[kept]
+    return dataclasses.replace(run, evaluations=run.evaluations[kept], evaluation_stamps=stamps,
+                               timed_apart=None)
+
+
 #: (singular, plural) naming the pauses a window holds: (evaluations?, saves?) -> words.
 _PAUSE_WORDS = {(True, False): ("evaluation", "evaluations"),
                 (False, True): ("checkpoint save", "checkpoint saves"),
@@ -340,6 +351,11 @@ def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
         i1 = int(np.searchsorted(whole, whole[i0] + measure, side="left"))
         if i1 >= len(steps) or not held[i0:i1].any():
             return truncated(label, warmup, measure, int(since_start[-1]))
+        if run.timed_apart is not None and len(run.timed_apart):
+            # the printed latencies leave those pauses out: they time training alone
+            by_latency = _latency_window(run, warmup, measure, label)
+            if by_latency.ok:
+                return dataclasses.replace(by_latency, method=by_latency.method + TIMED_APART)
         counted = True
     refused = run.refuse(lines[i0], lines[i1], label)
     if refused is not None:
@@ -371,7 +387,9 @@ def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Esti
     (its printed time counts the evaluation, as Megatron's timer runs across it) is left
     out, and the window runs on by its iterations as far as the log goes; where every
     interval of the window holds one, it counts them, says so, and the figure is flagged
-    (:func:`evaluations_in_latencies`)."""
+    (:func:`evaluations_in_latencies`). Pauses the latencies leave out are in no interval
+    (:func:`latency_view`)."""
+    run = latency_view(run)
     cols = train_arrays(run)
     rows = series_rows(run, cols, M.LATENCY)
     rows = rows[lowest_rank(cols["rank"][rows])]
@@ -487,6 +505,9 @@ EVALUATIONS = ("; {n} interval(s) inside the window hold {what} lines or end at 
 EVALUATIONS_COUNTED = ("; {n} of the window's {of} intervals hold {what} lines or end at one "
                        "(first after line {line}), too many to leave out (the run has too few intervals "
                        "without one to fill the window): their time is counted as training")
+#: What a window's method text adds when the latencies time it as its stamps cannot.
+TIMED_APART = ("; too few of its intervals by the timestamps hold no evaluation or checkpoint "
+               "save, which the printed latencies leave out (the timer stopped around them)")
 #: What a window's method text adds when its intervals ran other global batches.
 RAMP_UP = "; samples = each interval's printed global batch x its iterations (batch ramp-up)"
 
