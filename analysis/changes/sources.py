@@ -47,6 +47,9 @@ class Campaign:
     #: (run row, ParsedLog, source) of each file its runs' figures come from (none stored):
     #: what `compare` tells a run copied from the other side's by
     logs: list | None = None
+    #: the parse its runs and summary come from (none stored): what the store summarises
+    #: again when it leaves some runs out
+    result: ParseResult | None = None
 
 
 def content_key(observations: pd.DataFrame, env: pd.DataFrame, runs: pd.DataFrame) -> str:
@@ -94,7 +97,7 @@ def from_result(result: ParseResult, label: str, name: str, envs, method: str = 
         env = environment.run_env(runs, envs)
     return Campaign(label, name, started_at(result.observations),
                     content_key(result.observations, env, result.runs), runs, summary, env,
-                    logs=result.parsed_parts())
+                    logs=result.parsed_parts(), result=result)
 
 
 def _campaign_name(folder: Path) -> str:

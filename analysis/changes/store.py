@@ -22,16 +22,28 @@ were all deleted leaves no other trace), and each summary is checked against the
 runs it summarises (repeats, median, min, max). A damaged store takes no new campaign
 until it is repaired.
 
-Each campaigns row keeps a copy of the manifest as it stood once that campaign was added,
-so a manifest deleted, emptied, cut or unreadable is damage, never taken for a store written
-before the manifest was kept, and every campaign added before the newest row left is named
-when deleted too. What no file left can tell: campaigns added after the newest row left
-(all of them, where no row is left), deleted together with the manifest (or with their
-entries and its count edited to match);
-the damage then names the newest row, after which nothing is known. A lost manifest is
-written again only by an explicit repair: adding again a campaign the store holds, or
-``dlperf store drop``, never by the add of a new campaign. Adds and drops hold the store's
-lock (``.lock``), so concurrent adds lose no manifest entry.
+Each campaigns row keeps a record of the manifest as it stood once that campaign was added,
+cut to a chain that grows linearly: the row's place in the order of adding (how many
+campaigns the store had listed then, dropped ones included), its entry and that of the
+campaign added just before it, and the drops since the last add. So a manifest deleted,
+emptied, cut or unreadable is damage, never taken for a store written before the manifest
+was kept; a campaign deleted with it is named by the next row's record, and places that no
+record holds are counted: "2 campaign(s) added between X and Y are gone" (Y itself named
+when gone too). What no file left can tell: the names of all but the last of several
+campaigns deleted in a row with the manifest, campaigns added after the newest row left (all
+of them, where no row is left) deleted with the manifest (or with their entries and its
+count edited to match), and a drop made after the newest row was added (named lost again:
+drop it again); the damage names the newest row, after which nothing is known. A lost
+manifest is written again only by an explicit repair: adding again a campaign the store
+holds or one named lost, or ``dlperf store drop``, never by the add of a new campaign; it
+then lists each place no record names as a campaign dropped. Adds and drops hold the
+store's lock (``.lock``), so concurrent adds lose no manifest entry.
+
+A campaign some of whose runs' logs are copies of stored runs' (the copy test of
+``compare``, the stored campaigns one side) is stored without them: its summary is made
+again from the runs kept, as ``compare`` counts them. Runs alike to stored ones that the
+logs cannot tell from reruns, or that state another setting, are stored and counted, and
+their cases flagged (column ALIKE of ``runs``).
 """
 
 from __future__ import annotations
@@ -39,6 +51,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -61,6 +74,8 @@ from analysis.parsers.base import ParsedLog
 from analysis.problems import Problem
 from analysis.schema import CASE_COLUMNS, case_key, is_missing
 from analysis.stats.case_stats import configuration, throughput_stats
+from analysis.stats.per_run import _mark_outliers
+from analysis.stats.summary import summarize
 
 TABLES = ("runs", "summary", "campaigns")
 PART = "part-0.parquet"
@@ -76,12 +91,21 @@ UNRECORDED = ""
 #: value}}): a store keeps no log, and a campaign added later is screened for copies of
 #: stored runs by them (`compare.copied_runs`).
 TRAINING = "training_rows"
+#: Column of the runs table: why a run's log is alike to a stored run's (a copy stating
+#: another setting, or one the logs cannot tell from a rerun made deterministic), '' when
+#: it is not: stored and counted, as a comparison counts it, and its case flagged.
+ALIKE = "alike_to_stored"
 #: The store's list of the campaigns added to it ({"campaigns": {key: {name, source, method,
-#: and "dropped": true once dropped}}, "count": how many it lists}), written by every add
-#: and drop; column LISTING of each campaigns row keeps it as it stood once that campaign
-#: was added.
+#: seq: its place in the order of adding, and "dropped": true once dropped}}, "count": how
+#: many it lists}), written by every add and drop. Column LISTING of each campaigns row
+#: keeps the manifest as it stood once that campaign was added, cut to the entries of that
+#: campaign, of the one added just before it and of those dropped since the last add, with
+#: the count then (its own seq): a chain, linear in the campaigns added.
 MANIFEST = "manifest.json"
 LISTING = "manifest"
+#: Key prefix of the manifest's entry for a place in the order of adding that no record
+#: names any more, written by a repair that accepts that campaign as gone (a dropped entry).
+UNNAMED = "unnamed-"
 #: The key damage() gives a fault of the manifest: adding again any campaign the store
 #: holds repairs it, the add of a new one does not.
 ANY_STORED = "*"
@@ -99,8 +123,12 @@ class Added:
     name: str
     new: bool  # False: the campaign was already stored, intact
     repaired: bool = False  # True: it was stored, damaged, and has been written again
-    #: its runs whose logs are copies of stored runs' (nothing added where all are)
+    #: its runs whose logs are copies of stored runs': left out of what is stored (nothing
+    #: added where all are)
     copies: list[Problem] = field(default_factory=list)
+    #: its runs alike to stored runs' logs that the logs cannot tell from reruns, or that
+    #: state another setting: stored and counted, their cases flagged (ALIKE)
+    alike: list[Problem] = field(default_factory=list)
 
 
 def stored_key(content_key: str, method: str) -> str:
@@ -173,7 +201,7 @@ def _add(store: Path, campaign: Campaign, given: str | None, method: str) -> Add
         raise StoreDamage(f"store {display_path(store)} is damaged, nothing added (repair it "
                           "first): " + "; ".join(others))
     manifest_repaired = any(k == ANY_STORED for k, _ in faults)
-    known = _known(listed, _manifest(store)[0])
+    known = _recorded(store, listed)
     name = printable(given or campaign.name)  # shown on terminals: no escape sequences
     stored = _partition(store, "campaigns", key)
     was_stored = stored.is_file()
@@ -187,29 +215,52 @@ def _add(store: Path, campaign: Campaign, given: str | None, method: str) -> Add
             name = printable(given or str(row.get("name") or campaign.name))  # kept on repair
         except (UsageError, IndexError):
             pass  # its row itself is damaged: written again below
-    copies, alike = ([], []) if was_stored else stored_copies(store, campaign, method)
-    if copies and len({p.run_id for p in copies}) == len(campaign.runs):
+    copies, alike = stored_copies(store, campaign, method, listed[listed["campaign"] != key])
+    copied = {p.run_id for p in copies}
+    if copied and len(copied) == len(campaign.runs):
         return Added(key, name, False, copies=copies)  # measured nothing the store lacks
-    copies += alike  # the logs cannot tell these from reruns: stored, named
-    env = campaign.env.rename(columns={c: ENV_PREFIX + c for c in environment.FACTS})
-    runs = campaign.runs.merge(env, on="run_id", how="left")
-    rows = _training_rows(campaign)
+    runs, summary = _own_runs(campaign, copied, method)
+    env = campaign.env[campaign.env["run_id"].isin(runs["run_id"])]
+    runs = runs.merge(env.rename(columns={c: ENV_PREFIX + c for c in environment.FACTS}),
+                      on="run_id", how="left")
+    rows, said = _training_rows(campaign), {p.run_id: p.reason for p in alike}
     runs[TRAINING] = [rows.get(str(r)) for r in runs["run_id"]]
+    runs[ALIKE] = [said.get(str(r), "") for r in runs["run_id"]]
     digests = {"runs": _write(store, "runs", key, runs),
-               "summary": _write(store, "summary", key, campaign.summary)}
-    hardware = "; ".join(sorted({h for h in campaign.env["hardware"] if h}))
+               "summary": _write(store, "summary", key, summary)}
+    hardware = "; ".join(sorted({h for h in env["hardware"] if h}))
     row = {"name": name, "started": campaign.started,
            "added": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
            "suite_commit": campaign.suite_commit, "source": campaign.label,
-           "runs": len(campaign.runs), "cases": len(campaign.summary), "hardware": hardware,
+           "runs": len(runs), "cases": len(summary), "hardware": hardware,
            "method": method, "key": key, **{f"{t}_sha256": digests[t] for t in CHECKED}}
     was_listed = key in known and not known[key].get("dropped")
-    known[key] = _entry(row)
+    chain = _chain(listed, known, key)
+    known[key] = chain[key] = {**_entry(row), "seq": chain[key]["seq"]}
     # the manifest before the row: a reader in between sees a campaign not yet complete,
     # never a row its manifest lacks
     _record(store, known)
-    _write(store, "campaigns", key, pd.DataFrame([{**row, LISTING: _dumps(known)}]))
-    return Added(key, name, True, repaired=was_stored or was_listed, copies=copies)
+    _write(store, "campaigns", key,
+           pd.DataFrame([{**row, LISTING: _dumps(chain, chain[key]["seq"])}]))
+    return Added(key, name, True, repaired=was_stored or was_listed, copies=copies,
+                 alike=alike)
+
+
+def _own_runs(campaign: Campaign, copied: set[str], method: str
+              ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The runs of `campaign` less the copies of stored runs `copied`, and the summary of
+    those kept (outliers judged among them), as a comparison counts them."""
+    if not copied:
+        return campaign.runs, campaign.summary
+    if campaign.result is None:  # a campaign not read from logs or an export
+        raise UsageError(f"{campaign.label}: {len(copied)} of its runs are copies of stored "
+                         "runs, and it keeps no parse to summarise the others from: add it "
+                         "from its logs")
+    runs = campaign.runs[~campaign.runs["run_id"].astype(str).isin(copied)]
+    kept = records_of(runs)
+    _mark_outliers(kept)
+    runs = runs.assign(outlier=[r["outlier"] for r in kept]).reset_index(drop=True)
+    return runs, summarize(campaign.result, method, runs=kept)
 
 
 def drop(store: str | Path, key: str) -> str:
@@ -221,7 +272,7 @@ def drop(store: str | Path, key: str) -> str:
         raise UsageError(f"{display_path(store)} is not a results store")
     _refuse_links(store, "nothing dropped")
     with _locked(store):
-        known = _known(_listed(store), _manifest(store)[0])
+        known = _recorded(store, _listed(store))
         if key not in known:
             raise UsageError(f"no campaign {key!r} in store {display_path(store)}: give its "
                              "key in full, as `dlperf store list` or the damage names it")
@@ -261,63 +312,117 @@ def _kept(store: Path) -> bool:
         for t in CHECKED)
 
 
-def _entries(text: str) -> dict | None:
-    """The campaigns a manifest's text lists, by key; None when it is no such list."""
+def _listing(text: str) -> tuple[dict, int] | None:
+    """The campaigns a manifest's text lists, by key, and the count it states (how many it
+    lists where it states none, as manifests before the count was kept); None when it is
+    no such list."""
     try:
-        listed = json.loads(text)["campaigns"]
-        if isinstance(listed, dict) and all(isinstance(v, dict) for v in listed.values()):
-            return listed
-    except (ValueError, KeyError, TypeError, RecursionError):
+        data = json.loads(text)
+        listed, count = data["campaigns"], data.get("count", len(data["campaigns"]))
+        if isinstance(listed, dict) and all(isinstance(v, dict) for v in listed.values()) \
+                and isinstance(count, int):
+            return listed, count
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         pass
     return None
 
 
-def _manifest(store: Path) -> tuple[dict | None, str]:
+def _manifest(store: Path) -> tuple[dict | None, int, str]:
     """The campaigns `store`'s manifest lists, by key (None: it has none, as stores written
-    before it was kept, or it is unreadable), and what is wrong with it ('' when nothing)."""
+    before it was kept, or it is unreadable), the count it states, and what is wrong with
+    it ('' when nothing)."""
     path = store / MANIFEST
     if not path.exists() and not path.is_symlink():
-        return None, ""
+        return None, 0, ""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, ValueError):
         text = ""
-    listed = _entries(text)
-    if listed is None:
-        return None, f"{display_path(path)} is not a readable list of the store's campaigns"
-    count = json.loads(text).get("count", len(listed))  # none in a manifest before it was kept
+    read = _listing(text)
+    if read is None:
+        return None, 0, f"{display_path(path)} is not a readable list of the store's campaigns"
+    listed, count = read
     if count != len(listed):
-        return listed, (f"{display_path(path)} lists {len(listed)} campaign(s), not the "
-                        f"{count} its count states (an entry removed by hand?)")
-    return listed, ""
+        return listed, count, (f"{display_path(path)} lists {len(listed)} campaign(s), not "
+                               f"the {count} its count states (an entry removed by hand?)")
+    return listed, count, ""
 
 
 def _entry(row) -> dict:
-    """A campaign's manifest entry, from its campaigns `row`."""
+    """A campaign's manifest entry, from its campaigns `row` (its place apart)."""
     return {c: str(row.get(c) or "") for c in ("name", "source", "method")}
 
 
-def _dumps(known: dict) -> str:
-    return json.dumps({"campaigns": known, "count": len(known)}, indent=1, sort_keys=True)
+def _dumps(entries: dict, count: int) -> str:
+    return json.dumps({"campaigns": entries, "count": count}, indent=1, sort_keys=True)
 
 
-def _known(listed: pd.DataFrame, manifest: dict | None) -> dict:
-    """Every campaign the store has a record of, by key, with its manifest entry: those its
-    rows' copies of the manifest list, oldest first (a later record wins), the manifest's,
-    and those of its rows."""
+def _records(listed: pd.DataFrame) -> list[tuple[dict, int]]:
+    """The entries and the count of each campaigns row's record (LISTING), oldest first."""
+    if LISTING not in listed.columns:
+        return []
+    texts = listed.sort_values("added")[LISTING]
+    return [read for text in texts if isinstance(text, str) and (read := _listing(text))]
+
+
+def _merge(known: dict, entries: dict) -> None:
+    """`entries` over `known`, each keeping the place a record gave it where it has none."""
+    for key, entry in entries.items():
+        seq = entry.get("seq", known.get(key, {}).get("seq"))
+        known[key] = {**entry, **({} if seq is None else {"seq": seq})}
+
+
+def _known(listed: pd.DataFrame, manifest: dict | None, count: int
+           ) -> tuple[dict, list[int]]:
+    """Every campaign the store has a record of, by key, with its manifest entry and place
+    (`seq`): those its rows' records name, oldest first (a later record wins), the
+    manifest's (stating `count`) and those of its rows; and the places up to the highest
+    count any of them states that none holds: campaigns deleted with every record of
+    them. An entry recorded before places were kept takes the first free place: those
+    campaigns were added first."""
     known: dict = {}
-    if LISTING in listed.columns:
-        for text in listed.sort_values("added")[LISTING]:
-            if isinstance(text, str):
-                known.update(_entries(text) or {})
-    known.update(manifest or {})
-    known.update({str(r["campaign"]): _entry(r) for r in listed.to_dict("records")})
+    records = _records(listed)
+    for entries, _ in records:
+        _merge(known, entries)
+    _merge(known, manifest or {})
+    _merge(known, {str(r["campaign"]): _entry(r) for r in listed.to_dict("records")})
+    held = {e.get("seq") for e in known.values()}
+    free = (place for place in itertools.count(1) if place not in held)
+    for entry in known.values():
+        if not isinstance(entry.get("seq"), int):
+            entry["seq"] = next(free)
+    held = {e["seq"] for e in known.values()}
+    last = max([count, *(n for _, n in records)])
+    return known, [place for place in range(1, last + 1) if place not in held]
+
+
+def _recorded(store: Path, listed: pd.DataFrame) -> dict:
+    """What the manifest a writer writes lists: every campaign known, and an entry dropped
+    for each place no record names (that writer is an explicit repair: those campaigns are
+    gone for good)."""
+    manifest, count, _ = _manifest(store)
+    known, unnamed = _known(listed, manifest, count)
+    known.update({f"{UNNAMED}{place}": {"name": "", "source": "", "method": "", "seq": place,
+                                        "dropped": True} for place in unnamed})
     return known
+
+
+def _chain(listed: pd.DataFrame, known: dict, key: str) -> dict:
+    """The entries the campaigns row of `key`, being added, records: its own (its place:
+    the one it had, else the next), that of the campaign added just before it and those
+    dropped since the last row recorded a drop of them."""
+    seq = known[key]["seq"] if key in known else max(
+        (e["seq"] for e in known.values()), default=0) + 1
+    recorded = {k for entries, _ in _records(listed) for k, e in entries.items()
+                if e.get("dropped")}
+    chain = {k: e for k, e in known.items() if k != key and (
+        e["seq"] == seq - 1 or (e.get("dropped") and k not in recorded))}
+    return {**chain, key: {"seq": seq}}
 
 
 def _record(store: Path, known: dict) -> None:
     """Write the manifest listing `known`, unless it does already."""
-    path, text = store / MANIFEST, _dumps(known) + "\n"
+    path, text = store / MANIFEST, _dumps(known, len(known)) + "\n"
     try:
         if not path.is_symlink() and path.read_text(encoding="utf-8") == text:
             return
@@ -326,19 +431,18 @@ def _record(store: Path, known: dict) -> None:
     atomic_write_text(path, text)
 
 
-def stored_copies(store: Path, campaign: Campaign, method: str
+def stored_copies(store: Path, campaign: Campaign, method: str, listed: pd.DataFrame
                   ) -> tuple[list[Problem], list[Problem]]:
-    """The runs of `campaign` whose logs are copies of a run stored with `method`, by the
-    training rows the store keeps (`compare.copied_runs`, every stored campaign one side),
-    and apart those the logs cannot tell from reruns made deterministic."""
-    if not (store / "campaigns").is_dir():
-        return [], []
-    try:
-        listed = campaigns(store)
-    except StoreDamage:  # adding is how a damaged campaign is repaired: not refused here
-        return [], []
-    keys = list(listed.loc[listed["method"].isin([method, UNRECORDED]), "campaign"])
-    runs = _read(store, "runs", keys)
+    """The runs of `campaign` whose logs are copies of a run of the campaigns `listed`
+    measured with `method`, by the training rows the store keeps (`compare.copied_runs`,
+    those campaigns one side), and apart those the logs cannot tell from reruns made
+    deterministic or that state another setting. A runs partition that cannot be read is
+    left aside: the damage names it, and adding is how a damaged campaign is repaired."""
+    frames = []
+    for key in listed.loc[listed["method"].isin([method, UNRECORDED]), "campaign"]:
+        with contextlib.suppress(UsageError):
+            frames.append(_read_parquet(_partition(store, "runs", key)).assign(campaign=key))
+    runs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if TRAINING not in runs.columns:  # stored before the store kept them
         return [], []
     stored = Campaign(f"store {display_path(store)}", "", "", "", runs, pd.DataFrame(),
@@ -469,7 +573,7 @@ def _damage_of(store: Path, key: str, row) -> list[str]:
         out += [f"{display_path(p)}: a second file in the partition (a copy?){twice}: remove "
                 f"it, or {again}" for p in extra]
     copied = row.get(LISTING)
-    if isinstance(copied, str) and _entries(copied) is None:
+    if isinstance(copied, str) and _listing(copied) is None:
         out.append(f"{display_path(_partition(store, 'campaigns', key))}: its copy of "
                    f"{MANIFEST} is unreadable (edited?): {again}")
     if not out:
@@ -526,7 +630,7 @@ def _figures(figures: dict) -> str:
 
 def damage(store: Path, listed: pd.DataFrame) -> list[tuple[str | None, str]]:
     """Every fault of the store: of each campaign listed in `listed` (its rows), of its
-    manifest, of the campaigns it or a row's copy of it records as added and no row holds,
+    manifest, of the campaigns it or a row's record names as added and no row holds,
     and files or partitions among the tables that no campaign row accounts for; each with
     the key of the campaign whose adding again repairs it ('' when any add does, ANY_STORED
     when that of any campaign the store holds does, None when none does)."""
@@ -539,13 +643,15 @@ def damage(store: Path, listed: pd.DataFrame) -> list[tuple[str | None, str]]:
     for _, row in listed.iterrows():
         out += [(str(row["campaign"]), text)
                 for text in _damage_of(store, str(row["campaign"]), row)]
-    manifest, problem = _manifest(store)
-    out += [(ANY_STORED, text) for text in _manifest_faults(store, listed, manifest, problem)]
+    manifest, count, problem = _manifest(store)
+    known, unnamed = _known(listed, manifest, count)
+    out += [(ANY_STORED, text) for text in _manifest_faults(
+        store, listed, manifest, problem + "; " * bool(problem and unnamed)
+        + "; ".join(_unnamed_faults(known, unnamed)))]
     if not (store / "campaigns").is_dir():
         out.append(("", f"{display_path(store / 'campaigns')} is missing (deleted?): it holds "
                         "each campaign's row"))
-    gone = {k: v for k, v in _known(listed, manifest).items()
-            if k not in keys and not v.get("dropped")}
+    gone = {k: v for k, v in known.items() if k not in keys and not v.get("dropped")}
     for key, entry in gone.items():
         left = [t for t in TABLES if (store / t / f"campaign={key}").exists()]
         what = (f"its campaigns row is missing ({', '.join(left)} left)" if left else
@@ -553,7 +659,8 @@ def damage(store: Path, listed: pd.DataFrame) -> list[tuple[str | None, str]]:
         method = f" --method {entry.get('method')}" if entry.get("method") not in (
             None, "", "dlperf") else ""
         out.append((key, f"campaign {key} ({printable(str(entry.get('name', '')))}), recorded "
-                         f"as added ({MANIFEST}, or a later campaign's copy of it): {what}: add "
+                         f"as added ({MANIFEST}, or the record of the campaign added after it): "
+                         f"{what}: add "
                          f"it again (dlperf store add "
                          f"{display_path(str(entry.get('source') or 'its logs'))} --store "
                          f"{display_path(store)}{method}), or drop it for good (dlperf store "
@@ -584,9 +691,10 @@ def damage(store: Path, listed: pd.DataFrame) -> list[tuple[str | None, str]]:
 
 def _manifest_faults(store: Path, listed: pd.DataFrame, manifest: dict | None,
                      problem: str) -> list[str]:
-    """What is wrong with the manifest (`problem`: unreadable, an entry removed), or that it
-    is lost or does not list a campaign whose row was added with it (a row keeping a copy of
-    it); with the repair and the limit of what the rows left can tell."""
+    """What is wrong with the manifest (`problem`: unreadable, an entry removed, campaigns
+    no record names), or that it is lost or does not list a campaign whose row was added
+    with it (a row keeping a record); with the repair and the limit of what the rows left
+    can tell."""
     copied = listed[listed[LISTING].notna()] if LISTING in listed.columns else listed[:0]
     path = display_path(store / MANIFEST)
     faults = [problem] if problem else []
@@ -606,11 +714,41 @@ def _manifest_faults(store: Path, listed: pd.DataFrame, manifest: dict | None,
     newest = copied.sort_values("added").iloc[-1] if not copied.empty else None
     limit = (f"; the campaigns rows left record every campaign added up to "
              f"{newest['campaign']} ({printable(str(newest['name']))}, added "
-             f"{newest['added']}): one added after it and deleted leaves nothing the store "
-             "can name") if newest is not None else ""
+             f"{newest['added']}), by name each one added just before a row, by count the "
+             "others: one added after it and deleted leaves nothing the store can name") \
+        if newest is not None else ""
     return [f"{'; '.join(faults)}{limit}: once each campaign named lost is added again or "
             f"dropped, add again any campaign the store holds (dlperf store add LOG_DIR "
-            f"--store {display_path(store)}), which writes {MANIFEST} again from the rows"]
+            f"--store {display_path(store)}), which writes {MANIFEST} again from the rows "
+            "(as adding again a campaign named lost does), taking each campaign no record "
+            "names as dropped"]
+
+
+def _unnamed_faults(known: dict, unnamed: list[int]) -> list[str]:
+    """Each run of places in the order of adding that no record names: how many campaigns,
+    added between which two the store knows."""
+    at = {e["seq"]: f"{k} ({printable(str(e.get('name', '')))})" for k, e in known.items()}
+    out = []
+    for first, last in _runs(unnamed):
+        between = " and ".join(at[p] for p in (first - 1, last + 1) if p in at)
+        where = (f" between {between}" if first - 1 in at and last + 1 in at else
+                 f" after {between}" if first - 1 in at else
+                 f" before {between}" if between else "")
+        out.append(f"{last - first + 1} campaign(s) added{where} are gone, named by no "
+                   "record left (each campaigns row names only the campaign added just "
+                   "before it)")
+    return out
+
+
+def _runs(places: list[int]) -> list[tuple[int, int]]:
+    """The runs of consecutive numbers in the sorted `places`, each as (first, last)."""
+    out: list[tuple[int, int]] = []
+    for place in places:
+        if out and out[-1][1] == place - 1:
+            out[-1] = (out[-1][0], place)
+        else:
+            out.append((place, place))
+    return out
 
 
 def _listed(store: Path) -> pd.DataFrame:
@@ -701,7 +839,7 @@ def load(store: str | Path, ref: str, method: str | None = None) -> Campaign:
                          f"add its logs again with --method {method}")
     runs = _read_parquet(_partition(store, "runs", key))
     logs = _logs_of(runs.assign(campaign=key)) if TRAINING in runs.columns else None
-    runs = runs.drop(columns=[TRAINING], errors="ignore")
+    runs = runs.drop(columns=[TRAINING, ALIKE], errors="ignore")
     summary = _read_parquet(_partition(store, "summary", key))
     # a store written before a fact was kept (env_nccl_env) lacks its column: unknown there
     env_cols = [ENV_PREFIX + c for c in environment.FACTS if ENV_PREFIX + c in runs.columns]
@@ -739,11 +877,19 @@ def summaries(store: str | Path, method: str | None = None) -> pd.DataFrame:
                             on="campaign")
     summary["hardware"] = [hw.get((c, k), "") for c, k in zip(summary["campaign"],
                                                                summary["case_key"])]
-    flagged = {ck: "; ".join(figure_flags(g)) for ck, g in
+    flagged = {ck: "; ".join(figure_flags(g) + _alike_flags(g)) for ck, g in
                runs.groupby(["campaign", "case_key"])}
     summary["figure_flags"] = [flagged.get((c, k), "") for c, k in zip(summary["campaign"],
                                                                        summary["case_key"])]
     return summary
+
+
+def _alike_flags(runs: pd.DataFrame) -> list[str]:
+    """How many of a case's stored runs are alike to runs stored before them (ALIKE)."""
+    n = int((runs[ALIKE].fillna("") != "").sum()) if ALIKE in runs.columns else 0
+    return [f"{n} of {len(runs)} run(s) alike to stored runs' logs (copies stating another "
+            "setting, or the logs cannot tell them from reruns made deterministic), "
+            "counted"] if n else []
 
 
 def _plain(frame: pd.DataFrame) -> pd.DataFrame:

@@ -57,13 +57,16 @@ def run(args) -> int:
         campaign = load(args.log_dir, None, args.method)
         campaign.suite_commit = suite_commit()
         added = results_store.add(args.store, campaign, args.name, args.method)
-        _options.report_problems(added.copies, sys.stderr)
+        _options.report_problems(added.copies + added.alike, sys.stderr)
         what = ("repaired (written again)" if added.repaired else "added") if added.new \
             else "copies of stored runs, nothing added:" if added.copies \
             else f"already stored, {results_store.MANIFEST} written again:" if added.repaired \
             else "already stored, nothing added:"
+        left = len({p.run_id for p in added.copies}) if added.new else 0
         print(f"{what} {added.key} {added.name} ({len(campaign.runs)} runs, "
-              f"{len(campaign.summary)} cases) in {display_path(args.store)}")
+              f"{len(campaign.summary)} cases" + (f"; {left} run(s) copies of stored runs, "
+                                                   "left out" if left else "")
+              + f") in {display_path(args.store)}")
         # refused as copies: a job that stores each campaign must see that nothing was
         return 4 if added.copies and not added.new else 0
     if args.action == "drop":
