@@ -74,7 +74,7 @@ from analysis.parsers.base import ParsedLog
 from analysis.problems import Problem
 from analysis.schema import CASE_COLUMNS, case_key, is_missing
 from analysis.stats.case_stats import configuration, throughput_stats
-from analysis.stats.per_run import _mark_outliers
+from analysis.stats.per_run import mark_outliers
 from analysis.stats.summary import summarize
 
 TABLES = ("runs", "summary", "campaigns")
@@ -258,7 +258,7 @@ def _own_runs(campaign: Campaign, copied: set[str], method: str
                          "from its logs")
     runs = campaign.runs[~campaign.runs["run_id"].astype(str).isin(copied)]
     kept = records_of(runs)
-    _mark_outliers(kept)
+    mark_outliers(kept)
     runs = runs.assign(outlier=[r["outlier"] for r in kept]).reset_index(drop=True)
     return runs, summarize(campaign.result, method, runs=kept)
 

@@ -146,7 +146,7 @@ def _compute(result: ParseResult, runs: list[dict], fns: dict, warmup: int,
     if kept is not None:
         kept.save()
     for per in rows.values():
-        _mark_outliers(per)
+        mark_outliers(per)
     return rows
 
 
@@ -366,7 +366,7 @@ def _estimate(fn, rd: RunData, warmup: int, measure: int) -> Estimate:
     return late_or_stall(rd, fn(rd, warmup, measure), lambda other: fn(other, warmup, measure))
 
 
-def _mark_outliers(rows: list[dict]) -> None:
+def mark_outliers(rows: list[dict]) -> None:
     """Set ``outlier`` in each per-run row: True for repeats more than OUTLIER_MADS scaled
     median absolute deviations from the case median. The MAD is scaled by 1.4826 (a normal
     sigma) and floored at OUTLIER_MIN_SPREAD of the median, so very repeatable cases do not

@@ -1,11 +1,11 @@
-from analysis.stats.per_run import _mark_outliers
+from analysis.stats.per_run import mark_outliers
 
 
 def _outliers(values):
     rows = [{"framework": "PyTorch", "model": "resnet50", "precision": "amp", "num_nodes": 1,
              "gpus_per_node": 4, "batch_size_per_device": 256, "case": "", "throughput": v}
             for v in values]
-    _mark_outliers(rows)
+    mark_outliers(rows)
     return [r["outlier"] for r in rows]
 
 
