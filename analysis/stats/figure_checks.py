@@ -33,9 +33,11 @@ printed rates, a closing line) or its family.
   - a closing figure and every statement of the training lines (their printed median and
     harmonic mean, the global batch x iterations / seconds by their timestamps);
   - for any figure: the stated global batch and the samples an iteration the run's lines
-    imply (printed rate x seconds per iteration by the timestamps; the stated batch x the
-    clock's time per iteration / the printed one; the growth of a printed consumed-samples
-    count), or the printed rate and the stated batch over the printed time per iteration.
+    imply (printed rate x seconds per iteration by the timestamps over the span the rate
+    is the mean of: its interval, since the rate before, since the run's or its epoch's
+    start, the last N lines, whichever the log shows; the stated batch x the clock's time
+    per iteration / the printed one; the growth of a printed consumed-samples count), or
+    the printed rate and the stated batch over the printed time per iteration.
 * ``meta_contradicted``: the window's steps are not iterations by a print frequency the log
   states, or, stating none, advance a batch multiple a line, so may count samples (they do
   where they end at a stated iteration count of batches): the figure is kept, flagged.
@@ -46,6 +48,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -230,12 +233,13 @@ def _timed(run: RunData) -> list[tuple[float, str]]:
 def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     """`est` flagged ``figure_mismatch`` when it is the median of the throughputs printed on
     the lines ``est.printed`` and the global batch times the iterations those lines cover
-    over their seconds (from the line before the first: its value covers the iterations
-    since) is more than MISMATCH from it: the run did not run at the median of the rates
-    it printed (uneven iterations: a slow one every few, whose low rate the median leaves
-    out), or the printed rate counts another batch than the stated one. The batch is the
-    stated global batch, else the samples an iteration the lines imply
-    (:func:`_implied_batch`). Kept, naming both."""
+    over their seconds (from the start of the first one's span: the line before it, or the
+    rate printed before, :func:`_rate_reading`) is more than MISMATCH from it: the run did
+    not run at the median of the rates it printed (uneven iterations, a slow one every few,
+    whose low rate the median leaves out; means since the start or over the last lines that
+    hold a slower start before them), or the printed rate counts another batch than the
+    stated one. The batch is the stated global batch, else the samples an iteration the
+    lines imply (:func:`_implied_batch`). Kept, naming both."""
     if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
         return est
     implied = None if np.isfinite(run.global_batch_size) else _implied_batch(run)
@@ -243,7 +247,12 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     if not np.isfinite(batch):
         return est
     lines, epoch, step, ts = run.timeline()
-    a = max(int(np.searchsorted(lines, est.printed[0])) - 1, 0)
+    reading = _once(run, "reading", lambda: _rate_reading(run))
+    first = int(np.searchsorted(lines, est.printed[0]))
+    a = max(first - 1, 0)
+    k = int(np.searchsorted(reading.at, first)) if reading is not None else 0
+    if reading is not None and k < len(reading.at) and reading.at[k] == first:
+        a = max(int(reading.start[k]), 0)
     b = int(np.searchsorted(lines, est.printed[1], "right"))
     if b - a <= MIN_PRINTED or not np.isfinite(ts[a:b]).all():
         return est
@@ -256,17 +265,29 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     # whole-second stamps are up to a second off at each end of the lines' time
     if apart <= MISMATCH + (RESOLUTION / seconds if whole_seconds(ts[a:b]) else 0.0):
         return est
+    read = "" if reading is None or reading.interval else \
+        f"each printed rate read as {reading.what}"
     which = (f"the {batch:,.1f} samples an iteration the lines imply (printed rate x seconds "
-             f"per iteration, median of {implied[1]} intervals)" if implied is not None
-             else f"the global batch {batch:,.0f}")
+             f"per iteration{', ' + read if read else ''}, median of {implied[1]} intervals)"
+             if implied is not None else f"the global batch {batch:,.0f}")
+    if reading is None or reading.own:
+        why = ("the run did not run at the median of the rates it printed (uneven "
+               "iterations, whose slow ones the median leaves out), or the printed rate "
+               "counts another batch than the stated one")
+    elif abs((said := reading.value()) - batch) > MISMATCH * batch:
+        why = (f"the printed rates count another batch than the stated one ({read}, they "
+               f"imply {said:,.1f} samples an iteration)")
+    else:
+        why = (f"the printed rates are means over more than their lines ({read}, they give "
+               "one batch on every line, read as each interval's a scattered one): their "
+               "median holds iterations before these lines (a slower start), or the stamps "
+               "time more than the means do (a clock step, a stall the program leaves out)")
     return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
         f"the figure {est.throughput:,.2f} samples/s (the median of the throughput printed on "
         f"lines {est.printed[0]} to {est.printed[1]}) and {which} x the {iterations:,} "
-        f"iterations those lines cover / their {seconds:.6g} s by the timestamps, "
-        f"{timed:,.2f} samples/s, are {apart:.1%} apart: the run did not run at the median "
-        "of the rates it printed (uneven iterations, whose slow ones the median leaves "
-        "out), or the printed rate counts another batch than the stated one; the figure "
-        "is kept"))
+        f"iterations lines {int(lines[a])} to {int(lines[b - 1])} cover / their "
+        f"{seconds:.6g} s by the timestamps, {timed:,.2f} samples/s, are {apart:.1%} apart: "
+        f"{why}; the figure is kept"))
 
 
 #: Per-line statements of an interval's seconds per iteration beside its printed latency:
@@ -522,10 +543,13 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
 
 def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:
     """The finite, positive global throughputs the lowest rank printed on the window's
-    lines after its first; none where the family prints another quantity (a running mean,
-    per device, …)."""
+    lines after its first; none where the family prints another quantity (per device, …);
+    where they are means over more than their lines, the rates of their own iterations
+    (:func:`_own_rates`)."""
     if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
         return np.empty(0)
+    if (recovered := _own_rates(run, window)) is not None:
+        return recovered
     cols = train_arrays(run)
     rows = series_rows(run, cols, M.THROUGHPUT)
     rows = rows[lowest_rank(cols["rank"][rows])]
@@ -1064,7 +1088,9 @@ def _rates_disagree(run: RunData, lines: np.ndarray, per: np.ndarray,
     """For each interval between `lines` (true only among `which`): whether its line prints a
     rate that its own stamps do not give, i.e. the rate x the interval's seconds per
     iteration is more than MISMATCH from the samples an iteration the run's lines imply
-    (:func:`_implied_batch`). Only such a rate is evidence about the interval: a program
+    (:func:`_implied_batch`); where the rates are means over spans of lines
+    (:func:`_rate_reading`), the rate of the span the interval is in, over the span's
+    seconds per iteration. Only such a rate is evidence about the interval: a program
     times its iterations by some clock, and a rate that agrees with the stamps was timed
     by theirs or shows the same time, which a clock step forges as well as a stall makes
     it; one that disagrees shows the stamps' clock stepped (or the rate times less than
@@ -1073,8 +1099,11 @@ def _rates_disagree(run: RunData, lines: np.ndarray, per: np.ndarray,
     implied = _once(run, "implied", lambda: _implied_batch(run))
     if implied is None or not which.any():
         return out
-    rates = _printed_at(run, lines)[1:]
-    samples = rates * per
+    reading = _once(run, "reading", lambda: _rate_reading(run))
+    if reading is None or reading.interval:
+        samples = _printed_at(run, lines)[1:] * per
+    else:
+        samples = np.where(np.isfinite(per), _span_batches(run, reading, lines), np.nan)
     with np.errstate(invalid="ignore"):
         off = np.abs(samples / implied[0] - 1) > MISMATCH + implied[3]
     out[which] = (np.isfinite(samples) & off)[which]
@@ -1166,12 +1195,41 @@ def _printed_at(run: RunData, lines: np.ndarray) -> np.ndarray:
     return out
 
 
+def _own_rates(run: RunData, window: tuple[int, int]) -> np.ndarray | None:
+    """Where the run's printed rates are means over more than their lines
+    (:func:`_rate_reading`), the finite, positive rates of each one's own iterations on the
+    window's lines after its first (recovered from a running mean; none from a sliding
+    mean, which the log cannot take apart); None where each rate is its own lines'."""
+    reading = _once(run, "reading", lambda: _rate_reading(run))
+    if reading is None or reading.own:
+        return None
+    if reading.rates is None:
+        return np.empty(0)
+    lines = run.timeline()[0][reading.at]
+    inside = (lines > window[0]) & (lines <= window[1]) & np.isfinite(reading.rates) \
+        & (reading.rates > 0)
+    return reading.rates[inside]
+
+
+def _span_batches(run: RunData, reading: _Reading, lines: np.ndarray) -> np.ndarray:
+    """For each interval between `lines` (consecutive training lines): the samples an
+    iteration implied by the nearest printed rate whose span (`reading`) holds it, NaN
+    where none does."""
+    first = int(np.searchsorted(run.timeline()[0], lines[0]))
+    ends = np.arange(first + 1, first + len(lines))  # each interval's closing line
+    k = np.minimum(np.searchsorted(reading.at, ends), len(reading.at) - 1)
+    held = (reading.at[k] >= ends) & (reading.start[k] >= 0) & (reading.start[k] < ends)
+    return np.where(held, reading.batch[k], np.nan)
+
+
 def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
     """(the median over the run's intervals of the samples an iteration its lines imply,
     the intervals, from what, the relative error the stamps' resolution allows it; over
     timestamps in whole seconds, the sum of the intervals' samples over their iterations,
-    which rounding moves by under a second a stretch of intervals): each interval's printed throughput x its seconds per
-    iteration by the timestamps where the family prints a global rate, else the stated
+    which rounding moves by under a second a stretch of intervals): each printed throughput
+    x the seconds per iteration by the timestamps over the span it is the mean of (its
+    interval, or as :func:`_rate_reading` reads it) where the family prints a global
+    rate, else the stated
     global batch x its seconds per iteration by the timestamps / the latency its line
     prints (a printed time per iteration the clock does not keep is a batch other than
     the stated one); None with fewer than MIN_PRINTED such intervals."""
@@ -1184,6 +1242,11 @@ def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
         if metric == M.THROUGHPUT and not _global_rate(run):
             continue
         if metric == M.LATENCY and not np.isfinite(run.global_batch_size):
+            continue
+        if metric == M.THROUGHPUT and not coarse:
+            reading = _once(run, "reading", lambda: _rate_reading(run))
+            if reading is not None:
+                return reading.value(), len(reading.values()), what, 0.0
             continue
         if metric == M.THROUGHPUT:
             printed = _printed_at(run, lines)
@@ -1213,6 +1276,163 @@ def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
         slack = stretches / seconds if seconds > 0 else np.inf
         return value, int(ok.sum()), what, slack
     return None
+
+
+#: Printed rates back over which a sliding meter may average them (the last N printed
+#: intervals), besides the one since the rate printed before.
+SLIDING = (2, 5, 10, 20, 50, 100)
+#: How much wider (times, plus a share) than the tightest reading's spread another reading's
+#: may be and still fit the log as well: the stamps' own noise then cannot tell them apart.
+FIT_TIMES, FIT_SHARE = 2.0, 0.01
+#: Printed rates over which a running mean's batch is valued: its rounding (a rate to 2
+#: decimals) moves one line's growth of 100,000 iterations by 20 %, 50 of them by 0.4 %,
+#: and a clock step moves no more than this many of them.
+RUNNING_LAG = 50
+#: The widest spread of each interval's own rate x its seconds per iteration that the
+#: stamps' noise alone may make (a logger's delay of a few ms on 50 ms iterations: ~7 %).
+STAMP_NOISE = 2 * MISMATCH
+
+
+@dataclasses.dataclass(frozen=True)
+class _Reading:
+    """What a run's printed rates are read as: each the mean over the iterations of a span
+    of its lines (`what`), from timeline index `start` to the printed line at index `at`;
+    `batch`, the samples an iteration each rate implies over its span by the timestamps
+    (NaN where the span is none: a restarting counter, no rate before); `rates`, the rate
+    of each one's iterations since the rate printed before (the printed one where `own`,
+    else recovered from a running mean; None from a sliding one); `whole`, where given, the
+    batches the reading is valued by (a running mean's over RUNNING_LAG printed rates,
+    which a rate's rounding moves far less than its growth from one line to the next;
+    judged by `batch` still: over a long span the spread of a single interval's rate read
+    so is the program's own, however its stamps are off)."""
+
+    what: str
+    at: np.ndarray
+    start: np.ndarray
+    batch: np.ndarray
+    rates: np.ndarray | None
+    own: bool = True
+    whole: np.ndarray | None = None
+
+    @property
+    def interval(self) -> bool:
+        """Whether each rate is read as its own interval's (since the line before)."""
+        return self.own and bool(np.all(self.start == self.at - 1))
+
+    def values(self) -> np.ndarray:
+        """The implied batches of the spans there are, sorted."""
+        return np.sort(self.batch[np.isfinite(self.batch) & (self.batch > 0)])
+
+    def value(self) -> float:
+        """The samples an iteration the rates imply read so: the median of `whole`, else
+        of `batch`."""
+        whole = self.whole[np.isfinite(self.whole)] if self.whole is not None else ()
+        return _median(whole) if len(whole) else _median(self.values())
+
+    def spread(self) -> float:
+        """The 10th to 90th percentile of the implied batches, relative to their median:
+        the reading the program printed gives one batch on every line."""
+        s = self.values()
+        return (_quantile(s, 0.9) - _quantile(s, 0.1)) / _quantile(s, 0.5)
+
+
+def _rate_readings(run: RunData) -> list[_Reading]:
+    """Every reading of the run's printed rates (:class:`_Reading`) a program may print,
+    in order, each with MIN_PRINTED spans at least: the interval since the line before;
+    the iterations since the last printed rate (a mean over the lines between prints:
+    Megatron's, MXNet's Speedometer); since the run's start, or its epoch's (a running
+    mean: an ``avg`` meter), read by its time, iterations / rate, growing by the stamps'
+    time over the batch; over the last N printed intervals (SLIDING: a smoothed meter)."""
+    lines, epoch, step, ts = run.timeline()
+    rate = _printed_at(run, lines)
+    at = np.flatnonzero(np.isfinite(rate) & (rate > 0))
+    if len(at) < MIN_PRINTED:
+        return []
+    rate = rate[at]
+    out = [_over_span("its own interval's rate", rate, at, at - 1, step, ts)]
+    if not np.array_equal(at[1:] - 1, at[:-1]):  # lines without a rate between printed ones
+        out.append(_over_span("the mean since the rate printed before", rate, at,
+                              _back(at, 1), step, ts))
+    for what, done, part in _running_counts(epoch, step, np.diff(step)):
+        # a running mean's time by the program is its iterations / rate (x the batch): from
+        # one printed rate to the next it grows by the stamps' time over the batch
+        held = done[at] / rate
+        new = np.concatenate([[True], np.diff(part[at]) != 0])  # a new epoch's mean starts anew
+        # the rate RUNNING_LAG printed rates back, or its part's first
+        back = np.maximum(np.flatnonzero(new)[np.cumsum(new) - 1],
+                          np.arange(len(at)) - RUNNING_LAG)
+        batch, rates = np.full(len(at), np.nan), np.full(len(at), np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            batch[1:], rates[1:] = np.diff(ts[at]) / np.diff(held), np.diff(done[at]) / np.diff(held)
+            whole = (ts[at] - ts[at][back]) / (held - held[back])
+        batch[new], rates[new], whole[new] = np.nan, np.nan, np.nan
+        out.append(_Reading(what, at, _back(at, 1), batch, rates, own=False, whole=whole))
+    out += [dataclasses.replace(_over_span(f"the mean over the last {n} printed intervals",
+                                           rate, at, _back(at, n), step, ts),
+                                rates=None, own=False)
+            for n in SLIDING if n < len(at)]
+    return [r for r in out if len(r.values()) >= MIN_PRINTED]
+
+
+def _back(at: np.ndarray, n: int) -> np.ndarray:
+    """The index of the line `n` printed rates before each of `at` (-1 where none)."""
+    return np.concatenate([np.full(min(n, len(at)), -1), at[:-n]])
+
+
+def _over_span(what: str, rate: np.ndarray, at: np.ndarray, start: np.ndarray,
+               step: np.ndarray, ts: np.ndarray) -> _Reading:
+    """The rates printed on lines `at` read as the means over the iterations since the
+    lines `start`: a counter restarting in between leaves a span none."""
+    j = np.maximum(start, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        batch = rate * (ts[at] - ts[j]) / (step[at] - step[j])
+    restarts = np.concatenate([[0], np.cumsum(np.diff(step) <= 0)])
+    batch[(start < 0) | (restarts[at] != restarts[j])] = np.nan
+    return _Reading(what, at, start, batch, rate)
+
+
+def _running_counts(epoch: np.ndarray, step: np.ndarray,
+                    ds: np.ndarray) -> Iterator[tuple[str, np.ndarray, np.ndarray]]:
+    """(what, the iterations done at each line, the part of the run each line is in) since
+    the run's start, and since its epoch's where the log prints epochs or its counter
+    restarts: a restarting counter counts the new epoch's iterations on (the epoch before
+    ended at its last printed line)."""
+    done = np.concatenate([[step[0]], step[0] + np.cumsum(np.where(ds > 0, ds, step[1:]))])
+    yield "a mean since the run's start", done, np.zeros(len(step))
+    new = np.concatenate([[False], (ds <= 0) | (np.diff(epoch) != 0)])
+    if new.any():
+        first = np.flatnonzero(new)
+        # the iterations done before each epoch's first line (none after a restart)
+        base = np.concatenate([[0.0], np.where(ds[first - 1] > 0, step[first - 1], 0.0)])
+        part = np.cumsum(new)
+        yield "a mean since its epoch's start", step - base[part], part
+
+
+def _rate_reading(run: RunData) -> _Reading | None:
+    """The reading of the run's printed rates (:func:`_rate_readings`) that fits its stamps:
+    of those whose implied batches spread about as little as the tightest's (FIT_TIMES,
+    FIT_SHARE: the stamps cannot tell them apart), the first in order (the shortest span)
+    that gives the stated global batch within MISMATCH, else the first. A rate that is a
+    mean over a span gives one batch over that span and a scattered one over any other;
+    where several fit and one gives the stated batch, the log does not show another. Each
+    interval's own rate fits too where it spreads by no more than STAMP_NOISE and gives the
+    tightest's batch: a longer span only averages the stamps' noise away. None where the
+    family prints no global rate or too few, or the stamps are whole seconds."""
+    if not _global_rate(run) or whole_seconds(run.timeline()[3]):
+        return None  # a second's rounding scatters every reading of sub-second intervals
+    readings = _rate_readings(run)
+    if not readings:
+        return None
+    spreads = [r.spread() for r in readings]
+    tightest = readings[int(np.argmin(spreads))]
+    fit = [r for r, s in zip(readings, spreads, strict=True)
+           if s <= FIT_TIMES * min(spreads) + FIT_SHARE
+           or r.interval and s <= STAMP_NOISE
+           and abs(r.value() - tightest.value()) <= MISMATCH * tightest.value()]
+    stated = run.global_batch_size
+    agree = [r for r in fit if np.isfinite(stated)
+             and abs(r.value() - stated) <= MISMATCH * stated]
+    return (agree or fit)[0]
 
 
 def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
