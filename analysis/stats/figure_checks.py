@@ -12,8 +12,10 @@ printed rates, a closing line) or its family.
   off, and nothing in the log tells which (a rate the program printed for such an interval
   shows the same time: it timed it by the same clock), so no figure. Where the lines of
   those intervals print rates their own stamps do not give (the program's clock did not
-  step with them), the printed rates settle it (below); an interval at the pace of the
-  rest of its printed epoch is the run's (an epoch at another speed).
+  step with them) and the window's other intervals' stamps give theirs, those intervals
+  are timed by their printed rates, the figure too (its method text names them); an
+  interval at the pace of the rest of its printed epoch is the run's (an epoch at another
+  speed).
 * ``missing_timestamps``: a window whose whole-second stamps are too coarse for its span
   (a second is over COARSE_SHARE of it) is timed by the global rates its lines print where
   they keep the stamps' clock (its method text says so); where nothing times it closer, no
@@ -492,6 +494,32 @@ TIMED_BY_RATES = ("; its whole-second timestamps ({stamped:g} s) are too coarse:
 ONE_CLOCK_BAND = RESOLUTION * (1 + MISMATCH)
 
 
+def _rate_times(run: RunData, est: Estimate, lines, step, ts):
+    """(the intervals between the window's `lines` that `est` counts, those its stamps'
+    seconds add up to, or None where none add up to them; each interval's seconds by the
+    global rate its line prints, its samples / that rate, NaN where it prints none): what
+    times a window by its printed rates, wherever its stamps do not."""
+    spent = est.latency * est.iterations  # the figure's seconds by its stamps
+    ds, dt = np.diff(step), np.diff(ts)
+    held = holds_evaluation(run.evaluations, lines)
+    # a rule may time its span from the stamps' text, exact where float unix seconds keep
+    # some 0.4 us: intervals left out (an evaluation) differ by far more
+    counted = next((c for c in ((ds > 0) & ~held, ds > 0)
+                    if abs(float(dt[c].sum()) - spent) <= max(1e-6, 1e-9 * spent)), None)
+    rates = _printed_at(run, lines)[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        took = printed_batches(run, train_arrays(run), lines[1:]) * ds \
+            / np.where(rates > 0, rates, np.nan)
+    return counted, took
+
+
+def _retimed(est: Estimate, seconds: float, text: str) -> Estimate:
+    """`est` over `seconds` instead of its stamps' time, its method text adding `text`."""
+    spent = est.latency * est.iterations
+    return dataclasses.replace(est, throughput=est.throughput * spent / seconds,
+                               latency=seconds / est.iterations, method=est.method + text)
+
+
 def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estimate | None, str]:
     """(`est` timed by the global rates printed on its window's lines, why not when None):
     each interval the figure counts (those its stamps' seconds add up to) takes its samples
@@ -502,22 +530,16 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
     clock that leaves out time, or a batch other than the rates count, drifts out of it),
     so they time the window to far less than a second."""
     spent = est.latency * est.iterations  # the figure's seconds by its stamps
-    rates = _printed_at(run, lines)[1:]
-    if not np.isfinite(rates).any():
+    counted, took = _rate_times(run, est, lines, step, ts)
+    if not np.isfinite(took).any():
         return None, "its lines print no rate or time per iteration to time it closer"
-    ds, dt = np.diff(step), np.diff(ts)
-    held = holds_evaluation(run.evaluations, lines)
-    counted = next((c for c in ((ds > 0) & ~held, ds > 0)
-                    if abs(float(dt[c].sum()) - spent) <= 1e-9 * max(spent, 1.0)), None)
     if counted is None:
         return None, "the intervals it counts cannot be matched to the rates its lines print"
-    rated = np.isfinite(rates[counted]) & (rates[counted] > 0)
+    rated = np.isfinite(took[counted])
     if not rated.all():
         return None, (f"its lines print a rate for {int(rated.sum())} of the {len(rated)} "
                       "intervals it counts, so the others cannot be timed closer")
-    took = np.zeros(len(ds))
-    took[counted] = printed_batches(run, train_arrays(run), lines[1:][counted]) \
-        * ds[counted] / rates[counted]
+    took = np.where(counted, took, 0.0)
     timed = float(took.sum())
     if took.max() > COARSE_SHARE * timed:
         # a rate off between two lines a second apart moves no stamp out of the band
@@ -536,9 +558,70 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
             f"rates give (one clock keeps them within {ONE_CLOCK_BAND:g} s): the rates leave "
             "out time the stamps hold (another clock, a stall, an evaluation) or count another "
             "batch, and the log cannot tell which")
-    return dataclasses.replace(
-        est, throughput=est.throughput * spent / timed, latency=timed / est.iterations,
-        method=est.method + TIMED_BY_RATES.format(stamped=spent, timed=timed)), ""
+    return _retimed(est, timed, TIMED_BY_RATES.format(stamped=spent, timed=timed)), ""
+
+
+#: What a window's method text adds when the rates its lines print time its stepped intervals.
+STEPS_TIMED_BY_RATES = (
+    "; the rates printed on {n} of its intervals (ending at line(s) {named}) are off their "
+    "stamps by {shift:+.4g} s in all, where its other intervals' stamps give their rates: the "
+    "stamps' clock stepped there, so those are timed by their printed rates ({timed:.6g} s "
+    "against {stamped:.6g} s by the stamps)")
+
+
+def _batch_agrees(run: RunData) -> bool:
+    """Whether the samples an iteration the run's lines imply (:func:`_implied_batch`) are
+    the stated global batch."""
+    implied = _once(run, "implied", lambda: _implied_batch(run))
+    return implied is not None and np.isfinite(run.global_batch_size) and abs(
+        implied[0] - run.global_batch_size) <= (MISMATCH + implied[3]) * run.global_batch_size
+
+
+def _stepped_by_rates(run: RunData, est: Estimate, lines, epoch, step, ts) -> np.ndarray | None:
+    """For each interval between the window's `lines`: its seconds by the rate its line
+    prints where its stamps do not give that rate (:func:`_rates_disagree`) and are further
+    from the window's pace than it is (the stamps' clock stepped there, forward or back, the
+    program's did not), NaN elsewhere. None where there are none or the log does not settle
+    them: the run's lines imply another batch than the stated one, they are not fewer than
+    half the intervals `est` counts (the others' stamps must give their rates: one clock),
+    or the stamps are coarser than the lines' intervals (each then off by amounts that
+    cancel only in sum)."""
+    if len(ts) < 2 or not _batch_agrees(run) \
+            or _once(run, "stamp_step", lambda: stamp_step(run.timeline()[3])):
+        return None
+    counted, took = _rate_times(run, est, lines, step, ts)
+    if counted is None:
+        return None
+    ds, dt = np.diff(step), np.diff(ts)
+    per = dt / np.where(ds > 0, ds, np.nan)
+    pace = _median(per[counted])
+    # the stamps stepped, not the rate, where the rate keeps the window's pace and the
+    # stamps do not (a rate misprinted on one line is off the pace, its stamps are not);
+    # an epoch's end or an evaluation holds work the rates leave out: no step is read there
+    stepped = _rates_disagree(run, lines, per, counted) \
+        & (np.abs(took - ds * pace) < np.abs(dt - ds * pace)) \
+        & (np.diff(epoch) == 0) & ~holds_evaluation(run.evaluations, lines)
+    if not stepped.any() or 2 * stepped.sum() >= counted.sum():
+        return None
+    return np.where(stepped, took, np.nan)
+
+
+def _steps_timed_by_rates(run: RunData, est: Estimate) -> Estimate | None:
+    """`est` with its window's intervals that the stamps' clock stepped timed by the rates
+    their lines print (:func:`_stepped_by_rates`); None where there are none to time."""
+    lines, epoch, step, ts = run.timeline()
+    inside = (lines >= est.window[0]) & (lines <= est.window[1])
+    lines, ts = lines[inside], ts[inside]
+    settled = _stepped_by_rates(run, est, lines, epoch[inside], step[inside], ts)
+    if settled is None:
+        return None
+    stepped = np.isfinite(settled)
+    spent = est.latency * est.iterations
+    timed = spent + float(np.sum(settled[stepped] - np.diff(ts)[stepped]))
+    at = np.flatnonzero(stepped) + 1
+    named = ", ".join(str(int(lines[i])) for i in at[:5]) + (", ..." if len(at) > 5 else "")
+    return _retimed(est, timed, STEPS_TIMED_BY_RATES.format(
+        n=len(at), named=named, shift=spent - timed, timed=timed, stamped=spent))
 
 
 def _printed(run: RunData, window: tuple[int, int]) -> np.ndarray:
@@ -594,6 +677,13 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         ok &= ~held
         iterations -= int(ds[held].sum())
         seconds -= float(dt[held].sum())
+    settled = _stepped_by_rates(run, est, lines[a:b], epoch[a:b], st, t)
+    if settled is not None:
+        # intervals the stamps' clock stepped are judged as their printed rates time them,
+        # as _against_printed then times the figure; the others as their stamps do
+        fix = ok & np.isfinite(settled)
+        seconds += float(np.sum(settled[fix] - dt[fix]))
+        dt = np.where(fix, settled, dt)
     if pace is None or not seconds > 0 or not ok.any():
         return est
     per = np.where(ok, dt / np.where(ds > 0, ds, 1), np.nan)
@@ -1636,22 +1726,26 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
     than MISMATCH from it, however few they are: one or two printed intervals time the
     window's own iterations, so a clock step in it shows against them as against many. A
     batch that lands on one of them while the lines imply another is
-    :func:`_printed_against_clock`'s."""
+    :func:`_printed_against_clock`'s. Intervals whose stamps the clock stepped while the
+    rates their lines print did not are timed by those rates where that brings the figure
+    to them (:func:`_steps_timed_by_rates`)."""
     allowed = MISMATCH
     implied = _once(run, "implied", lambda: _implied_batch(run))
+    batch_agrees = _batch_agrees(run)
     if len(values) < MIN_PRINTED and implied is not None and np.isfinite(run.global_batch_size) \
-            and abs(implied[0] - run.global_batch_size) \
-            > (MISMATCH + implied[3]) * run.global_batch_size:
+            and not batch_agrees:
         # the run's lines imply another batch than the stated one:
         # _printed_against_clock names it, which says more than a few printed rates do
         return est
-    batch_agrees = implied is not None and np.isfinite(run.global_batch_size) \
-        and abs(implied[0] - run.global_batch_size) <= (MISMATCH + implied[3]) * run.global_batch_size
     printed, harmonic = _median_and_harmonic(values)
     apart = abs(est.throughput - printed) / printed
     if min(apart, abs(est.throughput - harmonic) / harmonic) > allowed:
         if why := _other_clock(run, est):
             return _other_clock_note(est, why)
+        timed = _steps_timed_by_rates(run, est)
+        if timed is not None and min(abs(timed.throughput - v) / v
+                                     for v in (printed, harmonic)) <= allowed:
+            return timed
         seconds = est.latency * est.iterations if est.latency and est.iterations else np.nan
         lines, _, _, ts = run.timeline()
         inside = ts[(lines >= est.window[0]) & (lines <= est.window[1])]
@@ -1662,8 +1756,10 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
                f"end of its {seconds:g} s ({RESOLUTION / seconds:.1%}): the printed rates time "
                "it closer" if coarse else
                "the run's other lines agree with the stated global batch, so the window's "
-               "timestamps are off (a clock step, or a stall the printed rates do not time)"
-               if batch_agrees and len(values) < MIN_PRINTED else
+               "timestamps hold time its printed rates do not (a clock step, or a stall or an "
+               "evaluation they leave out), or its rates count another batch than the run's "
+               "others"
+               if batch_agrees else
                "the stated global batch or devices may not be what ran" + (
                    f" (the run's lines imply {implied[0]:,.1f} samples an iteration, by their "
                    f"timestamps and each one's {implied[2]})" if implied and not batch_agrees
