@@ -580,7 +580,7 @@ def _batch_agrees(run: RunData) -> bool:
 def _stepped_by_rates(run: RunData, est: Estimate, lines, epoch, step, ts) -> np.ndarray | None:
     """For each interval between the window's `lines`: its seconds by the rate its line
     prints where its stamps do not give that rate (:func:`_rates_disagree`) and are further
-    from the window's pace than it is (the stamps' clock stepped there, forward or back, the
+    from the window's pace than it is (the stamps' clock stepped back there, the
     program's did not), NaN elsewhere. None where there are none or the log does not settle
     them: the run's lines imply another batch than the stated one, they are not fewer than
     half the intervals `est` counts (the others' stamps must give their rates: one clock),
@@ -597,8 +597,11 @@ def _stepped_by_rates(run: RunData, est: Estimate, lines, epoch, step, ts) -> np
     pace = _median(per[counted])
     # the stamps stepped, not the rate, where the rate keeps the window's pace and the
     # stamps do not (a rate misprinted on one line is off the pace, its stamps are not);
+    # only back: stamps shorter than the rate's time are a clock step and nothing else,
+    # while longer ones may be a pause the program's timer leaves out (a save no line
+    # names, a stall between iterations), which the log cannot tell from a step forward;
     # an epoch's end or an evaluation holds work the rates leave out: no step is read there
-    stepped = _rates_disagree(run, lines, per, counted) \
+    stepped = _rates_disagree(run, lines, per, counted) & (dt < took) \
         & (np.abs(took - ds * pace) < np.abs(dt - ds * pace)) \
         & (np.diff(epoch) == 0) & ~holds_evaluation(run.evaluations, lines)
     if not stepped.any() or 2 * stepped.sum() >= counted.sum():

@@ -3,7 +3,9 @@ GPU at about 50 ms an iteration (2,560 img/s), each line printing the rate of it
 iteration by the program's clock, the stamps' clock stepped forward 0.5 s once, or back
 0.04 s every 10 iterations. Printed rate x stamps gives the batch on every interval but
 the stepped ones, yet the figures were kept at the stepped value (-9.1 %, +7.8 %), flagged
-"the stated global batch or devices may not be what ran"."""
+"the stated global batch or devices may not be what ran". A step back is a clock step and
+nothing else: timed by the rates. A step forward cannot be told from a pause the program's
+timer leaves out (a save no line names): flagged with both readings named, never retimed."""
 
 from __future__ import annotations
 
@@ -47,8 +49,7 @@ def _run(steps: dict[int, float], seed: int = 1, n: int = 150) -> tuple[list[str
     return out, end
 
 
-@pytest.mark.parametrize("steps, shift, first", [(FORWARD, "+0.5 s", 61), (BACK, "-0.36 s", 31)],
-                         ids=["forward", "back"])
+@pytest.mark.parametrize("steps, shift, first", [(BACK, "-0.36 s", 31)], ids=["back"])
 @pytest.mark.parametrize("method", ["dlperf", "window"])
 def test_intervals_the_clock_stepped_are_timed_by_their_printed_rates(tmp_path, method, steps,
                                                                       shift, first):
@@ -64,7 +65,20 @@ def test_intervals_the_clock_stepped_are_timed_by_their_printed_rates(tmp_path, 
     assert f"ending at line(s) {first}" in row["method"] and f"by {shift} in all" in row["method"]
 
 
-@pytest.mark.parametrize("steps", [FORWARD, BACK], ids=["forward", "back"])
+@pytest.mark.parametrize("method", ["dlperf", "window"])
+def test_stamps_longer_than_the_rates_are_flagged_not_retimed(tmp_path, method):
+    """Forward: a clock step or a pause the program's timer leaves out, the log cannot tell
+    which; the figure is the stamps', flagged with both readings, never silently the rates'
+    (an unlogged 3 s pause read as a step gave a run at 1,600 img/s as 2,560)."""
+    text, _ = _run(FORWARD)
+    S.write(tmp_path, text)
+    row = run_throughputs(parse_paths([tmp_path], jobs=1), [method])[method].iloc[0]
+    assert row["problem_kind"] == "figure_mismatch"
+    assert "a clock step, or a stall" in row["problem"]
+    assert "timed by their printed rates" not in row["method"]
+
+
+@pytest.mark.parametrize("steps", [BACK], ids=["back"])
 @pytest.mark.parametrize("method", ["dlperf", "window", "reported"])
 def test_a_stepped_run_passes_strict_at_its_true_rate(tmp_path, method, steps, capsys):
     """Three repeats, the stepped one among them: strict summarize passes (it failed on the
