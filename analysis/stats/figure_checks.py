@@ -89,6 +89,9 @@ MIN_PRINTED = 3
 PRINT_EVERY = ("print_freq", "log_interval", "loss_print_every_n_iter")
 #: Argument-dump keys that state the iterations a run trains (DLLogger, Hugging Face, Megatron).
 STATED_ITERATIONS = ("iterations", "max_steps", "train_iters")
+#: Argument-dump keys that state the iterations a run's closing average leaves out (the
+#: suite's own workload averages its Summary over the iterations after them).
+STATED_WARMUP = ("warmup_iterations",)
 #: Problem kinds of a run's log after which no method gives it a figure.
 NO_FIGURE = ("batch_changed",)
 #: Problem kinds of a figure that is kept though it disagrees with its log.
@@ -211,17 +214,23 @@ def _within_epochs(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray,
 
 def _timed(run: RunData) -> list[tuple[float, str]]:
     """(samples/s, what) by the timestamps of the run's training lines: the global batch x
-    the iterations they cover / their seconds, from the first line and from the second;
-    none without a stated global batch or timestamps on at least MIN_PRINTED lines."""
+    the iterations they cover / their seconds, from the first line, from the second and from
+    the stated warm-up's last iteration (STATED_WARMUP); none without a stated global batch
+    or timestamps on at least MIN_PRINTED lines."""
     if not np.isfinite(run.global_batch_size):
         return []
     lines, epoch, step, ts = run.timeline()
     keep = np.isfinite(ts)
     lines, epoch, step, ts = lines[keep], epoch[keep], step[keep], ts[keep]
+    starts = [0, 1]
+    _, warm = _stated(run, STATED_WARMUP)
+    after = np.flatnonzero(step >= warm) if warm is not None else ()
+    if len(after) and after[0] > 1:
+        starts.append(int(after[0]))
     out = []
-    for a in (0, 1):
+    for a in starts:
         if len(ts) - a <= MIN_PRINTED:
-            break
+            continue
         iterations, seconds = _within_epochs(epoch[a:], step[a:], ts[a:],
                                              holds_evaluation(run.evaluations, lines[a:]))
         if iterations > 0 and seconds > 0:
