@@ -1537,6 +1537,13 @@ def _rate_reading(run: RunData) -> _Reading | None:
     return (agree or fit)[0]
 
 
+def rate_reading(run: RunData) -> _Reading | None:
+    """The reading of the run's printed rates that fits its stamps (:func:`_rate_reading`),
+    made once a run: the span each rate is the mean of, which the ``reported`` method reads
+    each interval's rate from."""
+    return _once(run, "reading", lambda: _rate_reading(run))
+
+
 def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
     """`est` flagged ``figure_mismatch`` when the samples an iteration the run's lines imply
     by the timestamps (:func:`_implied_batch`: printed rate x seconds per iteration, or the
