@@ -17,7 +17,12 @@ or with digests of another key (the key file moved or replaced; said on stderr),
 on the rest. The runner builds the marker the spec would write for the same run and
 :func:`differences` compares the two, setting aside
 where the run happened (the hosts and the rendezvous port, found by building the commands
-twice with different ones) and the variables the backend adds per node (its GPU set). Times,
+twice with different ones) and the variables the backend adds per node (its GPU set). A
+marker's warm-up is read from its node 0 command (:func:`warmup_run`), as the runner records
+it: what the command gives the workload's warm-up option, else the program's default. An
+older suite recorded 0 for every warm-up the spec did not state, though the built-in
+workload's default of 20 ran; such a marker is compared as 20 (said on stderr), and a spec
+that now states 0 is still refused, on its command. Times,
 attempts, exit statuses and the suite version are how a run went, not what it ran: a newer
 suite may resume a campaign (each marker names its suite).
 
@@ -156,6 +161,34 @@ def settings(marker: dict, drop_env: set[str] = frozenset(),
     for n in marker.get("nodes") or []:
         flat[f"node {n.get('node')} command"] = [str(w) for w in n.get("command") or []]
     return flat
+
+
+def warmup_run(marker: dict) -> dict:
+    """`marker` with ``case.warmup`` the warm-up its node 0 command gave the program
+    (:meth:`~analysis.campaign.workloads.Workload.warmup_given`), as this suite records it; the
+    same `marker` where they agree, or where it records no command or another workload."""
+    from analysis.campaign import workloads
+
+    case, name = marker.get("case"), marker.get("workload")
+    command = next((n.get("command") for n in marker.get("nodes") or []
+                    if isinstance(n, dict) and n.get("node") == 0), None)
+    if not isinstance(case, dict) or not isinstance(command, list) \
+            or name not in workloads.names():
+        return marker
+    ran = workloads.get(name).warmup_given([str(w) for w in command])
+    return marker if case.get("warmup") == ran else dict(marker, case=dict(case, warmup=ran))
+
+
+def warmup_note(out: Path, relabelled: list[tuple[str, object, object]]) -> None:
+    """Say on stderr which done runs (``(run_id, recorded, ran)``) record a warm-up other than
+    the one their commands gave the program, and that the latter is compared."""
+    if relabelled:
+        run_id, recorded, ran = relabelled[0]
+        what = "no warm-up setting" if ran is None else f"a warm-up of {ran}"
+        print(f"note: {len(relabelled)} done run(s) in {out} (e.g. {run_id}) record warmup "
+              f"{recorded}, but their commands ran {what} (an older suite recorded 0 where "
+              f"the spec stated none, whatever ran): compared as {_show(ran)}",
+              file=sys.stderr, flush=True)
 
 
 def spec_wide(flat: dict[str, object]) -> dict[str, object]:

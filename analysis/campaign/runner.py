@@ -232,6 +232,7 @@ class Campaign:
         by_id = {r.run_id: r for r in self.runs}
         found: dict[str, list[str]] = {}
         other_key: list[str] = []  # done runs whose digests another key made
+        relabelled: list[tuple] = []  # done runs whose recorded warm-up is not what ran
         for run_id, old in resume.done_markers(self.out).items() if self.runs else ():
             run = by_id.get(run_id, self.runs[0])
             device = self.spec.device if self.spec.device != "auto" else old.get("device")
@@ -249,7 +250,10 @@ class Campaign:
             if key and old_key and not digests:
                 other_key.append(run_id)
             new, other = (resume.settings(m, drop, shell, digests) for m in builds)
-            was = resume.settings(old, drop, recorded, digests)
+            read = resume.warmup_run(old)
+            if read is not old:
+                relabelled.append((run_id, old["case"].get("warmup"), read["case"]["warmup"]))
+            was = resume.settings(read, drop, recorded, digests)
             if "workdir" not in old:  # a marker of an older suite does not say
                 new.pop("workdir", None)
             if run_id not in by_id:
@@ -258,6 +262,7 @@ class Campaign:
             if lines:
                 found[run_id] = lines
         resume.key_warning(self.out, other_key)
+        resume.warmup_note(self.out, relabelled)
         return found
 
     def _skipped_line(self, rows: dict, todo: list[Run]) -> str:
@@ -441,7 +446,8 @@ class Campaign:
             "case": {"model": c.model, "num_nodes": c.num_nodes, "gpus_per_node": c.gpus_per_node,
                      "precision": c.precision, "batch_size_per_device": c.batch_size,
                      "repeat": run.repeat, "iterations": self.spec.iterations,
-                     "warmup": self.spec.warmup, **c.param},
+                     "warmup": self.workload.warmup_given(launch.nodes[0].argv or [])
+                     if launch else None, **c.param},
             "env": redact_env(launch.nodes[0].env) if launch else {},
             "nodes": nodes, **outcome.extra,
         }, self.spec.secrets(), by_name=False)

@@ -84,7 +84,6 @@ class Spec(SpecFile):
     model: str
     cases: list[Case]
     iterations: int
-    warmup: int
     hosts: list[dict]
     ssh: dict
     slurm: dict
@@ -140,6 +139,18 @@ def _given(section) -> dict:
     return {} if section is None else section.model_dump(exclude_none=True)
 
 
+def _check_warmup(spec: Spec, wl) -> None:
+    """A stated warm-up must reach the program and leave iterations to measure (an unstated
+    one is the program's own: the built-in workload's 20 with fewer iterations is its rule)."""
+    if spec.warmup is None:
+        return
+    if not wl.warmup_option:
+        raise SpecError(f"spec key 'warmup': workload {wl.name!r} gives its program no warm-up "
+                        "setting, so this one would not run; leave it out", "warmup")
+    if spec.warmup >= spec.iterations:
+        raise invalid("warmup", spec.warmup, f"fewer than iterations ({spec.iterations})")
+
+
 def from_dict(raw: dict) -> Spec:
     """Validate a spec mapping (as loaded from YAML) into a :class:`Spec`."""
     from analysis.campaign import workloads
@@ -165,10 +176,8 @@ def from_dict(raw: dict) -> Spec:
     spec = Spec.model_construct(**{
         **v.model_dump(exclude={"cases", *nested}), **nested, "workload": wl.name,
         "framework": wl.framework, "model": model, "cases": cases,
-        "iterations": v.iterations or wl.default_iterations, "warmup": v.warmup or 0,
-        "raw": dict(raw)})
-    if spec.warmup >= spec.iterations:
-        raise invalid("warmup", spec.warmup, f"fewer than iterations ({spec.iterations})")
+        "iterations": v.iterations or wl.default_iterations, "raw": dict(raw)})
+    _check_warmup(spec, wl)
     nodes = max(c.num_nodes for c in cases)
     if spec.backend == "ssh" and len(spec.hosts) < nodes:
         raise SpecError(f"spec key 'hosts': backend ssh needs at least {nodes} hosts for "

@@ -289,7 +289,9 @@ class SpecFile(_Section):
     iterations: _count(1, LIMITS["iterations"]) | None = Field(
         None, description="training iterations per run (default: the workload's)")
     warmup: _count(0, LIMITS["iterations"]) | None = Field(
-        None, description="warm-up iterations (passed to workloads that take it; default 0)")
+        None, description="warm-up iterations given to the workload's program (builtin: "
+        "--warmup-iterations, default 20; dle_tf_rn50: --warmup_steps, default 0; refused by "
+        "workloads whose program takes none)")
     backend: Literal[BACKENDS] = Field("local", description=" | ".join(BACKENDS))
     hosts: Annotated[list[Annotated[Host, BeforeValidator(_host), WithJsonSchema(
         {"anyOf": [{"type": "string"}, Host.model_json_schema()]})]],

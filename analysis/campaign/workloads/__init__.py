@@ -64,6 +64,10 @@ class Workload(ABC):
     default_model: str = "resnet50"
     default_iterations: int = 100
     precisions: tuple[str, ...] = ("fp32", "amp")
+    #: the program's option that sets its warm-up iterations ("" where the suite knows none)
+    #: and the warm-up it runs when its command does not give it (None: none known)
+    warmup_option: str = ""
+    default_warmup: int | None = None
 
     def check_case(self, case: Case) -> None:
         """SpecError when the template cannot run `case`."""
@@ -77,6 +81,18 @@ class Workload(ABC):
         """Log file stem in the DLPerf layout: ``<model>_b<bsz>_<precision>_<repeat>``."""
         base = case.name or f"{case.model}_b{case.batch_size}_{case.precision}"
         return f"{base}_{repeat}"
+
+    def warmup_given(self, argv: list[str]) -> int | str | None:
+        """The warm-up a node's command `argv` gives its program, whether the spec, the
+        workload's arguments or nothing set it: the value of the last :attr:`warmup_option`
+        there (``OPT N``, ``OPT=N``, or a prefix argparse takes for it: ``--warmup 5``), else
+        :attr:`default_warmup`."""
+        opt, value = self.warmup_option, self.default_warmup
+        for word, after in zip(argv, [*argv[1:], None], strict=True):
+            name, eq, text = word.partition("=")
+            if opt and len(name) > 2 and name.startswith("--") and opt.startswith(name):
+                value = text if eq else after
+        return int(value) if isinstance(value, str) and value.isdigit() else value
 
     @abstractmethod
     def commands(self, ctx: LaunchContext) -> list[list[str] | None]:

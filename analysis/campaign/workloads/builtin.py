@@ -1,5 +1,7 @@
 """``builtin``: the suite's own ResNet (``python -m workloads.resnet``) under torchrun; on CPU
 (no CUDA GPU, or ``device: cpu``) gloo and the reduced size ``--image-size 32 --width 8``.
+A warm-up is passed only when the spec states one (the commands of folders made without it stay
+the same); else the program's own default runs.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ class Builtin(Workload):
     name, framework = "builtin", "pytorch"
     precisions = ("fp32", "amp", "bf16")
     default_iterations = 100
+    warmup_option, default_warmup = "--warmup-iterations", 20  # workloads/resnet/options.py
 
     def commands(self, ctx):
         c = ctx.case
@@ -22,8 +25,8 @@ class Builtin(Workload):
             argv = torchrun_node(ctx, rank, "workloads.resnet", [
                 "--arch", c.model, "--precision", c.precision, "--batch-size", str(c.batch_size),
                 "--iterations", str(ctx.spec.iterations), "--print-freq", "1"])
-            if "warmup" in ctx.spec.raw:
-                argv += ["--warmup-iterations", str(ctx.spec.warmup)]
+            if ctx.spec.warmup is not None:
+                argv += [self.warmup_option, str(ctx.spec.warmup)]
             if ctx.reduced:
                 argv += ["--image-size", "32", "--width", "8"]
             out.append(argv + ctx.extra())

@@ -16,6 +16,7 @@ class DLETensorFlowRN50(Workload):
 
     name, framework = "dle_tf_rn50", "tensorflow"
     default_iterations = 150
+    warmup_option = "--warmup_steps"  # always passed: 0 unless the spec states one
 
     def commands(self, ctx):
         c, code = ctx.case, str(ctx.opt("code_dir", "/workspace/rn50v15_tf")).rstrip("/")
@@ -33,7 +34,7 @@ class DLETensorFlowRN50(Workload):
         argv = [*head, ctx.opt("python", "python"), f"{code}/main.py",
                 f"--mode={ctx.opt('mode', 'train')}", "--arch=resnet50",
                 f"--batch_size={c.batch_size}", f"--num_iter={ctx.spec.iterations}",
-                "--iter_unit=batch", f"--warmup_steps={ctx.spec.warmup}",
+                "--iter_unit=batch", f"{self.warmup_option}={ctx.spec.warmup or 0}",
                 f"--data_dir={ctx.opt('data_dir', '/data/tfrecords')}",
                 f"--results_dir={ctx.opt('results_dir', '/tmp/results')}", "--display_every=1"]
         if c.precision == "amp":
