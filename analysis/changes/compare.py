@@ -7,11 +7,13 @@ Cases with an MLPerf time to train on both sides (summary ``time_to_train_min``,
 per case) also get its change and a verdict by the threshold alone; lower is better, so a
 longer time is slower. Where neither side has a throughput, that verdict is the case's.
 A NEW run whose log is a copy of a BASE run's (the copy test of ``summarize``, across the
-sides: :func:`copied_runs`) measured nothing new: it is left out of NEW, and a case all of
-whose NEW runs are such copies is `not re-measured`."""
+sides: :func:`copied_runs`) measured nothing new: it is left out of NEW, whose every figure
+and flag is then that of the runs counted (:func:`counted_runs`), and a case all of whose
+NEW runs are such copies is `not re-measured`."""
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,12 +23,15 @@ import pandas as pd
 
 from analysis.changes import environment, verdict
 from analysis.changes.sources import Campaign
+from analysis.collect import records_of
 from analysis.duplicate_runs import copies_across
 from analysis.errors import UsageError
 from analysis.problems import Problem
 from analysis.schema import CASE_COLUMNS, case_key
 from analysis.stats import case_stats
 from analysis.stats.figure_checks import KEPT_FLAGGED
+from analysis.stats.per_run import mark_outliers
+from analysis.stats.summary import summarize
 from analysis.stats.time_to_train import scored_by_time
 
 ONLY_BASE, ONLY_NEW = "only in base", "only in new"
@@ -92,9 +97,10 @@ class Comparison:
 
     @property
     def undecided(self) -> pd.DataFrame:
-        """Cases the repeats cannot decide (too few repeats) and not slower by time to train."""
+        """Cases the repeats cannot decide (verdict.UNDECIDED: too few repeats, or an
+        interval too wide) and not slower by time to train."""
         t = self.table
-        return t[(t["verdict"] == verdict.TOO_FEW) & ~t.index.isin(self.slower.index)]
+        return t[t["verdict"].isin(verdict.UNDECIDED) & ~t.index.isin(self.slower.index)]
 
     @property
     def missing_in_new(self) -> pd.DataFrame:
@@ -194,6 +200,25 @@ def copied_runs(base: Campaign, new: Campaign) -> tuple[list[Problem], list[Prob
     return copies, counted
 
 
+def counted_runs(campaign: Campaign, copied: set[str]) -> Campaign:
+    """`campaign` less its runs `copied` (copies of another campaign's logs): its runs, with
+    outliers judged among those kept, and its summary made again from them, so that every
+    figure and flag of a case is of the runs counted. UsageError when it keeps no parse to
+    summarise them from (a stored campaign)."""
+    if not copied:
+        return campaign
+    if campaign.result is None:
+        raise UsageError(f"{campaign.label}: {len(copied)} of its runs are copies of another "
+                         "campaign's logs, and it keeps no parse to summarise the others "
+                         "from: give it as its logs")
+    runs = campaign.runs[~campaign.runs["run_id"].astype(str).isin(copied)]
+    kept = records_of(runs)
+    mark_outliers(kept)
+    runs = runs.assign(outlier=[r["outlier"] for r in kept]).reset_index(drop=True)
+    return dataclasses.replace(campaign, runs=runs,
+                               summary=summarize(campaign.result, runs=kept))
+
+
 def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_THRESHOLD,
             overrides: dict[str, float] | None = None,
             confidence: float = verdict.DEFAULT_CONFIDENCE,
@@ -206,10 +231,12 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     Raises UsageError when the hardware type of a case differs between the two (a change of
     machine, not of software) unless `allow_different_hardware`.
     """
-    base_runs, base_sum = _by_case(base)
-    new_runs, new_sum = _by_case(new)
     copies, alike = copied_runs(base, new)
     copied, kept = {p.run_id for p in copies}, {p.run_id for p in alike}
+    base_runs, base_sum = _by_case(base)
+    new_runs, new_sum = _by_case(new)  # every run NEW holds: which cases it ran
+    counted = counted_runs(new, copied)
+    own_runs, own_sum = _by_case(counted)  # those it measured: its figures and flags
     # case key -> (base, new) recorded hardware types ('' unrecorded), cases in both
     hardware = {key: (environment.values(base.env, base_runs[key]["run_id"], "hardware"),
                       environment.values(new.env, new_runs[key]["run_id"], "hardware"))
@@ -231,6 +258,7 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
         row = {"case_key": key, **{c: first[c] for c in CASE_COLUMNS}}
         t = threshold_for(key, threshold, overrides)
         br, nr = base_runs.get(key), new_runs.get(key)
+        own, mine = own_runs.get(key), own_sum.get(key)  # None: every NEW run a copy
         if b is None or n is None:
             est = verdict.RatioEstimate(np.nan, np.nan, np.nan,
                                         0 if b is None else int(b["repeats"]),
@@ -238,17 +266,16 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             word = ONLY_NEW if b is None else (FAILED_NEW if new.failed_runs else ONLY_BASE)
             changes = []
         else:
-            own = nr[~nr["run_id"].astype(str).isin(copied)]
-            est = verdict.ratio_interval(br["throughput"], own["throughput"], confidence)
-            word = NOT_REMEASURED if own.empty else (
+            est = verdict.ratio_interval(br["throughput"],
+                                         [] if own is None else own["throughput"], confidence)
+            word = NOT_REMEASURED if own is None else (
                 _failed(est.base_repeats, est.new_repeats) or verdict.decide(est, t))
-            changes = environment.differences(base.env, br["run_id"], new.env, nr["run_id"])
+            changes = environment.differences(base.env, br["run_id"], new.env,
+                                              [] if own is None else own["run_id"])
         for name, column in _SIDE_COLUMNS.items():  # base_median, new_median, ...
-            row[f"base_{name}"], row[f"new_{name}"] = _num(b, column), _num(n, column)
-        left_out = 0 if b is None or n is None else len(nr) - len(own)
+            row[f"base_{name}"], row[f"new_{name}"] = _num(b, column), _num(mine, column)
+        left_out = 0 if nr is None else len(nr) - (0 if own is None else len(own))
         untold = 0 if nr is None else int(nr["run_id"].astype(str).isin(kept).sum())
-        if left_out:  # NEW's own runs only: its median is theirs
-            row["new_median"] = float(own["throughput"].median()) if len(own) else np.nan
         ttt = time_to_train_verdict(row["base_time_to_train_min"],
                                     row["new_time_to_train_min"], t)
         if word == FAILED_BOTH and scored_by_time((b, n)):
@@ -261,9 +288,9 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             no_spread=est.no_spread, threshold=t, verdict=word, time_to_train_verdict=ttt,
             env_changes="; ".join(changes),
             flags="; ".join(
-                [f"{side}: {f}" for side, r in (("base", b), ("new", n))
+                [f"{side}: {f}" for side, r in (("base", b), ("new", mine))
                  if r is not None for f in case_stats.case_flags(r, spread_threshold)]
-                + [f"{side}: {f}" for side, g in (("base", br), ("new", nr))
+                + [f"{side}: {f}" for side, g in (("base", br), ("new", own))
                    for f in figure_flags(g)]
                 + ([f"new: {left_out} of {len(nr)} run(s) copies of base runs, left out"]
                    if left_out and word != NOT_REMEASURED else [])
@@ -280,6 +307,6 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
     for c in ("base_repeats", "new_repeats"):
         table[c] = table[c].astype("Int64")
     env_changes = environment.differences(base.env, base.runs["run_id"], new.env,
-                                          new.runs["run_id"])
+                                          counted.runs["run_id"])
     return Comparison(table[COLUMNS], env_changes, mismatch, confidence,
                       [k for k, (a, b) in hardware.items() if not (a and b)], copies + alike)

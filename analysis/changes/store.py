@@ -65,7 +65,7 @@ import pandas as pd
 
 from analysis import metrics as M
 from analysis.changes import environment
-from analysis.changes.compare import STATED, case_keys, copied_runs, figure_flags
+from analysis.changes.compare import STATED, case_keys, copied_runs, counted_runs, figure_flags
 from analysis.changes.sources import Campaign
 from analysis.collect import records_of
 from analysis.errors import UsageError
@@ -74,8 +74,6 @@ from analysis.parsers.base import ParsedLog
 from analysis.problems import Problem
 from analysis.schema import CASE_COLUMNS, case_key, is_missing
 from analysis.stats.case_stats import configuration, throughput_stats
-from analysis.stats.per_run import mark_outliers
-from analysis.stats.summary import summarize
 
 TABLES = ("runs", "summary", "campaigns")
 PART = "part-0.parquet"
@@ -219,7 +217,8 @@ def _add(store: Path, campaign: Campaign, given: str | None, method: str) -> Add
     copied = {p.run_id for p in copies}
     if copied and len(copied) == len(campaign.runs):
         return Added(key, name, False, copies=copies)  # measured nothing the store lacks
-    runs, summary = _own_runs(campaign, copied, method)
+    own = counted_runs(campaign, copied)  # as a comparison counts them
+    runs, summary = own.runs, own.summary
     env = campaign.env[campaign.env["run_id"].isin(runs["run_id"])]
     runs = runs.merge(env.rename(columns={c: ENV_PREFIX + c for c in environment.FACTS}),
                       on="run_id", how="left")
@@ -244,23 +243,6 @@ def _add(store: Path, campaign: Campaign, given: str | None, method: str) -> Add
            pd.DataFrame([{**row, LISTING: _dumps(chain, chain[key]["seq"])}]))
     return Added(key, name, True, repaired=was_stored or was_listed, copies=copies,
                  alike=alike)
-
-
-def _own_runs(campaign: Campaign, copied: set[str], method: str
-              ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The runs of `campaign` less the copies of stored runs `copied`, and the summary of
-    those kept (outliers judged among them), as a comparison counts them."""
-    if not copied:
-        return campaign.runs, campaign.summary
-    if campaign.result is None:  # a campaign not read from logs or an export
-        raise UsageError(f"{campaign.label}: {len(copied)} of its runs are copies of stored "
-                         "runs, and it keeps no parse to summarise the others from: add it "
-                         "from its logs")
-    runs = campaign.runs[~campaign.runs["run_id"].astype(str).isin(copied)]
-    kept = records_of(runs)
-    mark_outliers(kept)
-    runs = runs.assign(outlier=[r["outlier"] for r in kept]).reset_index(drop=True)
-    return runs, summarize(campaign.result, method, runs=kept)
 
 
 def drop(store: str | Path, key: str) -> str:

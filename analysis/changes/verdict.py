@@ -20,9 +20,11 @@ Verdicts, for a threshold τ (0.02 = 2 %) and a two-sided interval [lo, hi] at `
 - ``slower``: hi < 1 (the change is real) and the estimate ≤ 1 − τ (and big enough to matter);
 - ``faster``: lo > 1 and the estimate ≥ 1 + τ;
 - ``unchanged``: the whole interval lies within [1 − τ, 1 + τ] (no change that matters);
-- ``too few repeats``: fewer than 2 repeats on a side, or an interval too wide to say.
-  Undecided is not unchanged: one whose estimate is at most 1 − τ (`looks_slower`) is
-  possibly slower, and ``dlperf compare`` fails the gate on it with a status of its own.
+- ``too few repeats``: fewer than 2 repeats on a side (no interval);
+- ``interval too wide``: 2 or more a side, but the interval is none of the above.
+  Both are undecided (`UNDECIDED`), and undecided is not unchanged: one whose estimate is at
+  most 1 − τ (`looks_slower`) is possibly slower, and ``dlperf compare`` fails the gate on it
+  with a status of its own.
 
 No spread measured: when every repeat of each side gave the same figure (a quantised printed
 value, copied logs), the sample variances are 0 and the t interval would have zero width,
@@ -47,6 +49,9 @@ from analysis.changes.student_t import t_quantile
 from analysis.errors import UsageError
 
 SLOWER, FASTER, UNCHANGED, TOO_FEW = "slower", "faster", "unchanged", "too few repeats"
+TOO_WIDE = "interval too wide"
+#: The verdicts that decide nothing: more repeats, or less noisy ones, are needed.
+UNDECIDED = (TOO_FEW, TOO_WIDE)
 DEFAULT_THRESHOLD = 0.02
 DEFAULT_CONFIDENCE = 0.95
 #: Campaigns a step must last to be a change point in a trend.
@@ -111,7 +116,7 @@ def decide(est: RatioEstimate, threshold: float = DEFAULT_THRESHOLD) -> str:
         return FASTER
     if est.low >= 1.0 - threshold and est.high <= 1.0 + threshold:
         return UNCHANGED
-    return TOO_FEW
+    return TOO_WIDE
 
 
 _PERCENT = re.compile(r"(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(?P<sign>%?)", re.ASCII)

@@ -24,9 +24,9 @@ EPILOG = """exit status:
   4  a case BASE measured has no throughput in NEW: absent from NEW, every NEW run of it
      failed, or every NEW run of it is a copy of a BASE run's log (not re-measured; named
      on stderr); wins over 1 and 5, so a gate never passes a total breakage
-  5  possibly slower, more repeats needed: a case too few repeats decide (fewer than 2
-     on a side, or an interval too wide) changed by its threshold or more in the slower
-     direction (named on stderr with its change and why); 1 and 4 win over it"""
+  5  possibly slower, more repeats needed: a case its repeats cannot decide (too few
+     repeats: fewer than 2 on a side; interval too wide) changed by its threshold or more
+     in the slower direction (named on stderr with its change and why); 1 and 4 win over it"""
 
 
 def add_arguments(p) -> None:
@@ -78,7 +78,7 @@ def note_undecided(result) -> bool:
 
     undecided = result.undecided
     slow = verdict.looks_slower(undecided["ratio"], undecided["threshold"])
-    note_cases(undecided[~slow], "case(s) undecided, not looking slower (too few repeats to "
+    note_cases(undecided[~slow], "case(s) undecided, not looking slower (the repeats cannot "
                "decide)", undecided_cases(undecided[~slow]), "; ")
     return note_cases(undecided[slow], "case(s) possibly slower, not confirmed (more repeats "
                       "needed)", undecided_cases(undecided[slow]), "; ")

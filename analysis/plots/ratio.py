@@ -12,7 +12,8 @@ from .figure import ReportFigure, new_figure, plain
 
 #: Colour of each verdict of a comparison (analysis.changes.verdict).
 VERDICT_COLORS = {"slower": "#d73027", "faster": "#1a9850", "unchanged": "#4575b4",
-                  "too few repeats": "#e08214", "failed in new": "#d73027"}
+                  "too few repeats": "#e08214", "interval too wide": "#e08214",
+                  "failed in new": "#d73027"}
 
 
 def ratio_intervals(table: pd.DataFrame, lang: str = "en", threshold: float = 0.02,

@@ -1,4 +1,5 @@
-"""`dlperf compare` on cases its repeats cannot decide (verdict 'too few repeats'): each is
+"""`dlperf compare` on cases its repeats cannot decide (verdict 'too few repeats' or
+'interval too wide'): each is
 named on stderr with its change and why, and one that looks slower beyond its threshold fails
 the gate with exit 5 (possibly slower), which 1 (confirmed slower) and 4 (not measured) win
 over. Before, such a case passed silently with exit 0: a 20 % drop measured by one NEW run."""
@@ -76,7 +77,7 @@ def test_a_case_threshold_above_the_drop_passes_it_named_as_undecided(one_slow):
     assert rows.loc[CASE, "threshold"] == 0.25
     assert status == 0
     assert len(err) == 1 and err[0].startswith(
-        "dlperf: 1 case(s) undecided, not looking slower (too few repeats to decide): "
+        "dlperf: 1 case(s) undecided, not looking slower (the repeats cannot decide): "
         f"{CASE} (-")
     assert err[0].endswith(", threshold 25 %; repeats 5/1, fewer than 2 in new)")
     status, _, err = _compare(BUNDLED, one_slow, "--case-threshold", "*/1n4g=15%")
@@ -88,7 +89,7 @@ def test_a_faster_looking_undecided_case_passes_and_is_named(tmp_path):
     assert rows.loc[CASE, "verdict"] == "too few repeats"
     assert status == 0
     assert len(err) == 1 and err[0].startswith("dlperf: 1 case(s) undecided, not looking "
-                                               f"slower (too few repeats to decide): {CASE} (+")
+                                               f"slower (the repeats cannot decide): {CASE} (+")
 
 
 def test_an_interval_too_wide_is_the_reason_with_enough_repeats(tmp_path):
@@ -97,7 +98,7 @@ def test_an_interval_too_wide_is_the_reason_with_enough_repeats(tmp_path):
     new = _new(tmp_path, {1: 1.0, 2: 1.0, 3: 1.3, 4: 1.3, 5: 1.0})
     status, rows, err = _compare(BUNDLED, new)
     row = rows.loc[CASE]
-    assert row["new_repeats"] == 5 and row["verdict"] == "too few repeats"
+    assert row["new_repeats"] == 5 and row["verdict"] == "interval too wide"
     assert row["ratio_low"] < row["ratio"] <= 0.98 < 1 < row["ratio_high"]
     assert status == 5
     [line] = [ln for ln in err if "possibly slower" in ln]
