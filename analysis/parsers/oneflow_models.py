@@ -5,10 +5,10 @@ Megatron-style argument dump on rank 0, then every rank (``--metric-local``) pri
 
 ``throughput`` is the printing rank's own samples/s, stored as ``throughput_per_device``. The
 run's ``throughput`` (one a print, on the lowest rank's row) is the sum over the ranks where
-every rank of the world printed (the world from the dump, else the ranks 0..k-1, k >= 2, the
-file prints), or rank 0's value x the dump's world size where only rank 0 prints; none when
-the world size is unknown. ``step`` = epoch x iterations an epoch + iter; ``timestamp`` the
-date suffix (UTC), else the ``timestamp:`` field.
+every rank of the world printed (the world from the dump, else from a ``<N>n<G>g/`` path,
+else the ranks 0..k-1, k >= 2, the file prints), or rank 0's value x that world size where
+only rank 0 prints; none when the world size is unknown. ``step`` = epoch x iterations an
+epoch + iter; ``timestamp`` the date suffix (UTC), else the ``timestamp:`` field.
 """
 
 from __future__ import annotations

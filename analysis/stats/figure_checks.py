@@ -686,28 +686,43 @@ def _stepped_by_rates(run: RunData, est: Estimate, lines, epoch, step, ts) -> np
     them: the run's lines imply another batch than the stated one, they are not fewer than
     half the intervals `est` counts (the others' stamps must give their rates: one clock),
     or the stamps are coarser than the lines' intervals (each then off by amounts that
-    cancel only in sum)."""
+    cancel only in sum). Only intervals whose rates disagree can have stepped: the run's
+    are found once (:func:`_run_rates_disagree`), and a window without one needs no more."""
     if len(ts) < 2 or not _batch_agrees(run) \
             or _once(run, "stamp_step", lambda: stamp_step(run.timeline()[3])):
+        return None
+    first = int(np.searchsorted(run.timeline()[0], lines[0]))
+    disagree = _once(run, "disagree", lambda: _run_rates_disagree(run))[
+        first:first + len(lines) - 1]
+    if not disagree.any():
         return None
     counted, took = _rate_times(run, est, lines, step, ts)
     if counted is None:
         return None
     ds, dt = np.diff(step), np.diff(ts)
-    per = dt / np.where(ds > 0, ds, np.nan)
-    pace = _median(per[counted])
+    pace = _median((dt / np.where(ds > 0, ds, np.nan))[counted])
     # the stamps stepped, not the rate, where the rate keeps the window's pace and the
     # stamps do not (a rate misprinted on one line is off the pace, its stamps are not);
     # only back: stamps shorter than the rate's time are a clock step and nothing else,
     # while longer ones may be a pause the program's timer leaves out (a save no line
     # names, a stall between iterations), which the log cannot tell from a step forward;
     # an epoch's end or an evaluation holds work the rates leave out: no step is read there
-    stepped = _rates_disagree(run, lines, per, counted) & (dt < took) \
+    stepped = disagree & counted & (dt < took) \
         & (np.abs(took - ds * pace) < np.abs(dt - ds * pace)) \
         & (np.diff(epoch) == 0) & ~holds_evaluation(run.evaluations, lines)
     if not stepped.any() or 2 * stepped.sum() >= counted.sum():
         return None
     return np.where(stepped, took, np.nan)
+
+
+def _run_rates_disagree(run: RunData) -> np.ndarray:
+    """For each interval between the run's consecutive lines: whether its line prints a rate
+    its own stamps do not give (:func:`_rates_disagree`, which reads each interval alone, so
+    a window's are these)."""
+    lines, _, step, ts = run.timeline()
+    ds = np.diff(step)
+    per = np.diff(ts) / np.where(ds > 0, ds, np.nan)
+    return _rates_disagree(run, lines, per, np.ones(len(per), dtype=bool))
 
 
 def _steps_timed_by_rates(run: RunData, est: Estimate) -> Estimate | None:
@@ -1535,9 +1550,9 @@ class _Reading:
         return (_quantile(s, 0.9) - _quantile(s, 0.1)) / _quantile(s, 0.5)
 
 
-def _rate_readings(run: RunData) -> list[_Reading]:
+def _rate_readings(run: RunData) -> Iterator[_Reading]:
     """Every reading of the run's printed rates (:class:`_Reading`) a program may print,
-    in order, each with MIN_PRINTED spans at least: the interval since the line before;
+    in order, each made when asked for: the interval since the line before;
     the iterations since the last printed rate (a mean over the lines between prints:
     Megatron's, MXNet's Speedometer); since the run's start, or its epoch's (a running
     mean: an ``avg`` meter), read by its time, iterations / rate, growing by the stamps'
@@ -1546,12 +1561,12 @@ def _rate_readings(run: RunData) -> list[_Reading]:
     rate = _printed_at(run, lines)
     at = np.flatnonzero(np.isfinite(rate) & (rate > 0))
     if len(at) < MIN_PRINTED:
-        return []
+        return
     rate = rate[at]
-    out = [_over_span("its own interval's rate", rate, at, at - 1, step, ts)]
+    yield _over_span("its own interval's rate", rate, at, at - 1, step, ts)
     if not np.array_equal(at[1:] - 1, at[:-1]):  # lines without a rate between printed ones
-        out.append(_over_span("the mean since the rate printed before", rate, at,
-                              _back(at, 1), step, ts))
+        yield _over_span("the mean since the rate printed before", rate, at,
+                         _back(at, 1), step, ts)
     for what, done, part in _running_counts(epoch, step, np.diff(step)):
         # a running mean's time by the program is its iterations / rate (x the batch): from
         # one printed rate to the next it grows by the stamps' time over the batch
@@ -1565,12 +1580,12 @@ def _rate_readings(run: RunData) -> list[_Reading]:
             batch[1:], rates[1:] = np.diff(ts[at]) / np.diff(held), np.diff(done[at]) / np.diff(held)
             whole = (ts[at] - ts[at][back]) / (held - held[back])
         batch[new], rates[new], whole[new] = np.nan, np.nan, np.nan
-        out.append(_Reading(what, at, _back(at, 1), batch, rates, own=False, whole=whole))
-    out += [dataclasses.replace(_over_span(f"the mean over the last {n} printed intervals",
-                                           rate, at, _back(at, n), step, ts),
-                                rates=None, own=False)
-            for n in SLIDING if n < len(at)]
-    return [r for r in out if len(r.values()) >= MIN_PRINTED]
+        yield _Reading(what, at, _back(at, 1), batch, rates, own=False, whole=whole)
+    for n in SLIDING:
+        if n < len(at):
+            yield dataclasses.replace(_over_span(f"the mean over the last {n} printed intervals",
+                                                 rate, at, _back(at, n), step, ts),
+                                      rates=None, own=False)
 
 
 def _back(at: np.ndarray, n: int) -> np.ndarray:
@@ -1616,22 +1631,37 @@ def _rate_reading(run: RunData) -> _Reading | None:
     where several fit and one gives the stated batch, the log does not show another. Each
     interval's own rate fits too where it spreads by no more than STAMP_NOISE and gives the
     tightest's batch: a longer span only averages the stamps' noise away. None where the
-    family prints no global rate or too few, or the stamps are whole seconds."""
+    family prints no global rate or too few, or the stamps are whole seconds. Only readings
+    of MIN_PRINTED spans or more count."""
     if not _global_rate(run) or whole_seconds(run.timeline()[3]):
         return None  # a second's rounding scatters every reading of sub-second intervals
-    readings = _rate_readings(run)
-    if not readings:
-        return None
+    stated = run.global_batch_size
+    readings = (r for r in _rate_readings(run) if len(r.values()) >= MIN_PRINTED)
+    first = next(readings, None)
+    if first is None or first.spread() <= FIT_SHARE and _gives(first, stated):
+        # within FIT_SHARE it fits however tight the others are, and it comes first: the
+        # others need not be made
+        return first
+    readings = [first, *readings]
     spreads = [r.spread() for r in readings]
     tightest = readings[int(np.argmin(spreads))]
     fit = [r for r, s in zip(readings, spreads, strict=True)
            if s <= FIT_TIMES * min(spreads) + FIT_SHARE
            or r.interval and s <= STAMP_NOISE
            and abs(r.value() - tightest.value()) <= MISMATCH * tightest.value()]
-    stated = run.global_batch_size
-    agree = [r for r in fit if np.isfinite(stated)
-             and abs(r.value() - stated) <= MISMATCH * stated]
-    return (agree or fit)[0]
+    return ([r for r in fit if _gives(r, stated)] or fit)[0]
+
+
+def _gives(reading: _Reading, stated: float) -> bool:
+    """Whether `reading` gives the stated global batch within MISMATCH."""
+    return bool(np.isfinite(stated)) and abs(reading.value() - stated) <= MISMATCH * stated
+
+
+def rate_reading(run: RunData) -> _Reading | None:
+    """The reading of the run's printed rates that fits its stamps (:func:`_rate_reading`),
+    made once a run: the span each rate is the mean of, which the ``reported`` method reads
+    each interval's rate from."""
+    return _once(run, "reading", lambda: _rate_reading(run))
 
 
 def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:

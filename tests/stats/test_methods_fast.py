@@ -155,12 +155,12 @@ def ref_reported(run: RunData, warmup: int, measure: int) -> Estimate:
         return refused or Estimate(run.closing[0], method)
     label = f"reported(warmup={warmup})"
     if run.family == "libai":  # running means: global batch / each interval's latency
-        label += RUNNING
+        label += RUNNING.format(what="a mean since the run's start")
         df = _ref_intervals(run, M.LATENCY, warmup)
         if df.empty:
             return Estimate.fail(
-                f"the printed throughputs are running means since the start of the run and "
-                f"no interval after iteration {warmup} could be recovered from them (too "
+                f"the printed throughputs are running means (a mean since the run's start) "
+                f"and no interval after iteration {warmup} could be recovered from them (too "
                 "short, or resumed from a checkpoint: docs/formats.md)", "truncated", label)
         lines = df["line"].to_numpy(dtype=np.int64)
         refused = run.refuse(lines.min(), lines.max(), label, timestamps=False)

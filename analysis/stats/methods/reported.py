@@ -7,7 +7,9 @@ median of the throughput values the program printed for intervals after
 (since 0 for the first, or where steps restart), so with a print every 100 iterations the
 value at step 100 (start-up included) is not one after a warm-up of 20. A printed 0 is not
 a speed (a stalled interval, or one not yet timed): it is left out and the run flagged
-``zero_throughput``, naming its lines."""
+``zero_throughput``, naming its lines. Printed running means (since the run's or the
+epoch's start) would hold the start-up in every value: each interval's own rate is
+recovered from them and the median taken of those (:func:`_interval_rates`)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from analysis import metrics as M
 from analysis import parsers
 from analysis.estimate import Estimate, RunData
 from analysis.parsers.base import LogParser
+from analysis.stats.figure_checks import MISMATCH, rate_reading
 from analysis.stats.methods import register
 from analysis.stats.methods.base import (
     ThroughputMethod,
@@ -34,9 +37,9 @@ class Reported(ThroughputMethod):
     rank = 2
     description = ("the program's own closing (end-of-run summary) throughput where the log "
                    "prints one, else the median of the throughput values it printed for "
-                   "intervals after a warm-up of {warmup} iterations (for LiBai, which prints "
-                   "running means, global batch / each interval's mean latency recovered "
-                   "from them)")
+                   "intervals after a warm-up of {warmup} iterations (where they are running "
+                   "means, since the run's or the epoch's start, each interval's own rate "
+                   "recovered from them)")
 
     @staticmethod
     def estimate(run: RunData, warmup: int, measure: int) -> Estimate:
@@ -45,14 +48,19 @@ class Reported(ThroughputMethod):
             return closing
         label = f"reported(warmup={warmup})"
         cols = train_arrays(run)
-        running = run.family in parsers.names() and parsers.get(run.family).running_mean_throughput
-        if running:
-            return _from_running_means(run, cols, warmup, label + RUNNING)
-        printed = series_rows(run, cols, M.THROUGHPUT)
-        if printed.size == 0:
+        rows, values, seconds, running = _interval_rates(run, cols)
+        label += RUNNING.format(what=running) if running else ""
+        if isinstance(values, str):
+            return Estimate.fail(values, "missing_metadata", label)
+        if rows.size == 0 and not running:
             return _none_printed(run, cols, label)
-        rows = _after_warmup(cols, printed, warmup)
-        finite = np.isfinite(cols["value"][rows])
+        rows, starts = _after_warmup(cols, rows, warmup)
+        if running and rows.size == 0:
+            return Estimate.fail(
+                f"the printed throughputs are running means ({running}) and no interval "
+                f"after iteration {warmup} could be recovered from them (too short, or resumed "
+                "from a checkpoint: docs/formats.md)", "truncated", label)
+        finite = np.isfinite(values[rows])
         if not finite.any():
             return Estimate.fail(f"no throughput printed for an interval after iteration {warmup}",
                                  "truncated", label)
@@ -60,7 +68,9 @@ class Reported(ThroughputMethod):
         refused = run.refuse(lines.min(), lines.max(), label, timestamps=False)
         if refused is not None:
             return refused
-        vals, lines = cols["value"][rows][finite], lines[finite]
+        if running:
+            return _recovered_median(cols, rows, starts, values, seconds, label)
+        vals, lines = values[rows][finite], lines[finite]
         stalled = vals <= 0  # not a speed (negative values never get here: analysis.checks)
         if not stalled.any():
             return Estimate(float(np.median(vals)), label, int(vals.size),
@@ -116,45 +126,93 @@ def _lines(lines: np.ndarray) -> str:
     return f"line{'s' if len(lines) > 1 else ''} {shown}{more}"
 
 
-#: What the method text adds for a family that prints running means.
-RUNNING = (" from running means: global batch / each interval's mean latency, recovered from "
-           "the printed running means")
+#: What the method text adds where the printed rates are running means.
+RUNNING = (" of each interval's own rate, recovered from running means ({what}): the time "
+           "to each print is the samples since the mean's start / the printed mean")
 
 
-def _after_warmup(cols: dict[str, np.ndarray], rows: np.ndarray, warmup: int) -> np.ndarray:
-    """`rows` of the lowest rank that carry a step and measured only iterations after
-    `warmup`."""
+def _after_warmup(cols: dict[str, np.ndarray], rows: np.ndarray,
+                  warmup: int) -> tuple[np.ndarray, np.ndarray]:
+    """(`rows` of the lowest rank that carry a step and measured only iterations after
+    `warmup`, the step each one's interval starts at)."""
     rows = rows[lowest_rank(cols["rank"][rows])]
     rows = rows[~np.isnan(cols["step"][rows])]
-    return rows[after_warmup(cols["step"][rows], warmup)]
+    steps = cols["step"][rows]
+    kept = after_warmup(steps, warmup)
+    return rows[kept], _interval_starts(steps)[kept]
 
 
-def _from_running_means(run: RunData, cols: dict[str, np.ndarray], warmup: int,
-                        label: str) -> Estimate:
-    """The median over the intervals after `warmup` of global batch / the interval's mean
-    latency, for a family whose printed throughput is a running mean since the start (each
-    value averages in the start-up, so their median leans towards it)."""
-    if not np.isfinite(run.global_batch_size):
-        return Estimate.fail("global batch size unknown", "missing_metadata", label)
-    rows = _after_warmup(cols, series_rows(run, cols, M.LATENCY), warmup)
-    if rows.size == 0:
+def _interval_rates(run: RunData, cols: dict[str, np.ndarray]
+                    ) -> tuple[np.ndarray, np.ndarray | str, np.ndarray, str]:
+    """(rows of `cols`, the rate of each one's own interval aligned to `cols` or why none is
+    known, its seconds an iteration where the rates are recovered (NaN with no batch
+    stated), the span the printed rates are means of: "" where each is its own interval's).
+    A running mean R_k over N_k samples took T_k = N_k / R_k, so its interval's own rate is
+    (N_k - N_k-1) / (T_k - T_k-1): a family that prints running means states it (its parser
+    recovers each interval's latency), any other's rates are read so where their stamps
+    show it (:func:`analysis.stats.figure_checks.rate_reading`)."""
+    if run.family in parsers.names() and parsers.get(run.family).running_mean_throughput:
+        what = "a mean since the run's start"
+        if not np.isfinite(run.global_batch_size):
+            return np.empty(0, np.int64), "global batch size unknown", cols["value"], what
+        rows = series_rows(run, cols, M.LATENCY)
+        values = np.full(len(cols["value"]), np.nan)
+        values[rows] = run.global_batch_size / cols["value"][rows]
+        return rows, values, cols["value"], what
+    rows = series_rows(run, cols, M.THROUGHPUT)
+    reading = rate_reading(run)
+    if reading is None or reading.own or reading.rates is None:
+        return rows, cols["value"], cols["value"], ""
+    printed = run.timeline()[0][reading.at]
+    # where a mean starts anew its first interval is its whole span: the printed mean
+    rates = np.where(np.isnan(reading.rates), cols["value"][rows][np.searchsorted(
+        cols["line"][rows], printed)], reading.rates)
+    values = np.full(len(cols["value"]), np.nan)
+    _, at_row, at_rate = np.intersect1d(cols["line"][rows], printed, return_indices=True)
+    values[rows[at_row]] = rates[at_rate]
+    with np.errstate(divide="ignore"):
+        seconds = run.global_batch_size / values
+    return rows[np.isin(cols["line"][rows], printed)], values, seconds, reading.what
+
+
+def _recovered_median(cols: dict[str, np.ndarray], rows: np.ndarray, starts: np.ndarray,
+                      values: np.ndarray, seconds: np.ndarray, label: str) -> Estimate:
+    """The median of the interval rates recovered from running means on `rows` (after the
+    warm-up), flagged where the iterations are uneven: the median is then not the rate the
+    run ran at, which the same means state (the iterations over the time they give)."""
+    rates, lines = values[rows], cols["line"][rows]
+    bad = ~(np.isfinite(rates) & (rates > 0))
+    if bad.any():
         return Estimate.fail(
-            f"the printed throughputs are running means since the start of the run and no "
-            f"interval after iteration {warmup} could be recovered from them (too short, or "
-            "resumed from a checkpoint: docs/formats.md)", "truncated", label)
-    lines = cols["line"][rows]
-    refused = run.refuse(lines.min(), lines.max(), label, timestamps=False)
-    if refused is not None:
-        return refused
-    latency = cols["value"][rows]
-    return Estimate(float(np.median(run.global_batch_size / latency)), label, int(rows.size),
-                    float(np.median(latency)))
+            f"the running means printed on {_lines(lines[bad])} give their intervals no "
+            "positive time (their rounding outgrows the intervals, or they are not means over "
+            "the span read): no interval's own rate can be recovered from them",
+            "impossible_value", label)
+    done = cols["step"][rows] - starts
+    median, mean = float(np.median(rates)), float(done.sum() / (done / rates).sum())
+    printed = (int(lines.min()), int(lines.max()))
+    latency = float(np.median(seconds[rows]))
+    if abs(median - mean) <= MISMATCH * mean:
+        return Estimate(median, label, int(rates.size), latency, printed=printed)
+    return Estimate(median, label, int(rates.size), latency, printed=printed,
+                    problem_kind="figure_mismatch", problem=(
+                        f"the median {median:,.2f} samples/s of the intervals' own rates on "
+                        f"lines {printed[0]} to {printed[1]} and the {int(done.sum()):,} "
+                        f"iterations over the time the running means give them, "
+                        f"{mean:,.2f} samples/s, are {abs(median - mean) / mean:.1%} apart: "
+                        "uneven iterations, whose slow ones the median leaves out; the figure "
+                        "is kept"))
 
 
 def after_warmup(steps: np.ndarray, warmup: int) -> np.ndarray:
     """Which printed values (their steps, in line order) measured only iterations after
-    `warmup`: the step is past it and so is the previous printed step (the interval's start;
-    0 for the first value and where steps restart, as in a new epoch)."""
-    start = np.concatenate([[0.0], steps[:-1]])
+    `warmup`: the step is past it and so is its interval's start (:func:`_interval_starts`)."""
+    return (steps > warmup) & (_interval_starts(steps) >= warmup)
+
+
+def _interval_starts(steps: np.ndarray) -> np.ndarray:
+    """The step each printed value's interval starts at: the previous printed step (0 for
+    the first value and where steps restart, as in a new epoch)."""
+    start = np.concatenate([[0.0], steps[:-1]])[:len(steps)]
     start[start > steps] = 0.0
-    return (steps > warmup) & (start >= warmup)
+    return start
