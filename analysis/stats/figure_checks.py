@@ -44,7 +44,8 @@ printed rates, a closing line) or its family.
   states, or, stating none, advance a batch multiple a line, so may count samples (they do
   where they end at a stated iteration count of batches): the figure is kept, flagged.
   Steps a batch apart whose lines' rates give one global batch a line by the stamps count
-  samples: the figure and every check read them as iterations (a method note says so).
+  samples: the run is measured and checked in iterations (:func:`as_iterations`; a method
+  note says so).
 """
 
 from __future__ import annotations
@@ -113,7 +114,6 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
     for kind in NO_FIGURE:
         if kind in stated:
             return Estimate.fail(f"{stated[kind][1]}; no figure", kind, est.method)
-    run, est = _steps_as_iterations(run, est)
     if est.ok and _open(est) and est.window is not None:
         est = _latencies_against_clock(run, est)
     if est.ok and _open(est) and est.window is not None:
@@ -391,8 +391,8 @@ def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
     said as samples where the steps pass the STATED_ITERATIONS and end within a line of that
     many batches (the run did that many iterations, counted in samples), else as steps that
     may count samples or number iterations printed a stride apart, unless the lines print
-    what weighs them (:func:`_lines_weigh_steps`; steps they weigh as samples were counted
-    as iterations before any check: :func:`_steps_as_iterations`). No pace of the stamps
+    what weighs them (:func:`_lines_weigh_steps`; steps they weigh as samples were read
+    as iterations before the run was measured: :func:`as_iterations`). No pace of the stamps
     alone settles it (a CUDA-graph step of a small model takes well under a millisecond)."""
     lines, _, step, _ = run.timeline()
     a = int(np.searchsorted(lines, est.window[0]))
@@ -491,42 +491,26 @@ def _sample_doubt(run: RunData) -> str:
 
 
 #: What a figure's method text adds where the run's steps count samples.
-SAMPLE_STEPS = "; the steps count samples ({shown}): counted as {iterations:,} iteration(s)"
+SAMPLE_STEPS = "; the steps count samples ({shown}): measured as iterations, each {stride} steps"
 
 
-def _steps_as_iterations(run: RunData, est: Estimate) -> tuple[RunData, Estimate]:
-    """(`run`, `est`) as the checks read them where the run's steps count samples
-    (:func:`_sample_steps`): the run with its steps over the stride, as iterations, and
-    `est` with its iterations so, its figure too where it is a global batch a step by the
-    stamps (nearer that than a global batch an iteration: a figure of printed latencies
-    per iteration stands), with a method note."""
-    if not est.ok:
-        return run, est
+def as_iterations(run: RunData) -> tuple[RunData, str]:
+    """(`run` as the methods measure it, a note for its figures' method text): where its
+    steps count samples (:func:`_sample_steps`), the run with its steps over the stride, as
+    iterations, so that every window is chosen and counted in iterations, and the note
+    saying so; else (`run`, "")."""
     stride, shown = _once(run, "sample_steps", lambda: _sample_steps(run))
     if stride == 1:
-        return run, est
-    run = _once(run, "in_iterations", lambda: _in_iterations(run, stride))
-    if est.window is None or not est.iterations:
-        return run, est
-    lines, _, step, ts = run.timeline()
-    a, b = np.searchsorted(lines, est.window)
-    by_iterations = run.global_batch_size * (step[b] - step[a]) / (ts[b] - ts[a]) \
-        if ts[b] > ts[a] and step[b] > step[a] else math.nan
-    by_steps = not by_iterations > 0 or abs(math.log(est.throughput / by_iterations / stride)) \
-        < abs(math.log(est.throughput / by_iterations))
-    iterations = max(round(est.iterations / stride), 1)
-    return run, dataclasses.replace(
-        est, throughput=est.throughput / stride if by_steps else est.throughput,
-        iterations=iterations,
-        latency=est.latency * est.iterations / iterations if by_steps else est.latency,
-        method=est.method + SAMPLE_STEPS.format(shown=shown, iterations=iterations))
+        return run, ""
+    return _in_iterations(run, stride), SAMPLE_STEPS.format(shown=shown, stride=stride)
 
 
 def _in_iterations(run: RunData, stride: int) -> RunData:
     """`run` with its steps over `stride`: the iterations of steps that count samples."""
     cols = train_arrays(run)
-    return dataclasses.replace(run, arrays={**cols, "step": cols["step"] / stride},
-                               train=None if run.metric_rows is not None else run.train)
+    # without metric_rows the methods read the frame itself: its steps change with the arrays
+    train = None if run.metric_rows is not None else run.train.assign(step=cols["step"] / stride)
+    return dataclasses.replace(run, arrays={**cols, "step": cols["step"] / stride}, train=train)
 
 
 def _lines_weigh_steps(run: RunData) -> bool:

@@ -11,6 +11,7 @@ on 1 GPU at 50 ms an iteration: 2,560 img/s."""
 from __future__ import annotations
 
 import math
+import random
 import sys
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -72,17 +73,21 @@ def _evaluated(stated: int = 128, epochs: int = 3, epoch_len: int = 300,
 
 
 def _sample_steps(n: int = 200, stride: int = 128, samples_a_line: int = 128,
-                  line_seconds: float = 0.05, gpus: int = 1, **stated) -> list[str]:
-    """Sub-second stamps, `n` lines about `line_seconds` apart, each printing the rate of
-    `samples_a_line` samples over its interval, whose steps advance `stride` a line; the dump
-    states batch 128 on `gpus`, no print frequency unless given (`stated`)."""
+                  line_seconds: float = 0.05, gpus: int = 1, jitter: float = 0.0,
+                  **stated) -> list[str]:
+    """Sub-second stamps, `n` lines about `line_seconds` apart (each up to `jitter` of it
+    longer or shorter, seeded, where given), each printing the rate of `samples_a_line`
+    samples over its interval, whose steps advance `stride` a line; the dump states batch 128
+    on `gpus`, no print frequency unless given (`stated`)."""
     params = "  ".join(f"{k} : {v}" for k, v in stated.items())
     out = [f"DLL {_stamp(START, False)} - PARAMETER data : /imagenet  arch : resnet50  "
            f"epochs : 1  batch_size : 128  amp : True  world_size : {gpus}  {params}",
            "RUNNING EPOCHS FROM 0 TO 1"]
     t = START + timedelta(seconds=10)
+    rng = random.Random(59)
     for i in range(1, n + 1):
         seconds = line_seconds * (10 if i == 1 else 1 + 0.004 * math.sin(i))
+        seconds *= 1 + rng.uniform(-jitter, jitter)
         t += timedelta(seconds=seconds)
         out.append(_train(t, False, 0, stride * i, samples_a_line / seconds))
     out.append(f"DLL {_stamp(t, False)} - Summary: train.loss : 6.5 None train.total_ips : "
@@ -194,3 +199,24 @@ def test_steps_of_the_batch_with_rates_of_another_batch_are_still_flagged(tmp_pa
     for method, row in figures.items():
         assert row["problem_kind"] == "figure_mismatch", (method, row["problem"])
         assert "the steps count samples" not in row["method"], method
+
+
+def test_steps_that_count_samples_are_measured_as_the_same_run_numbered_by_iterations(
+        tmp_path):
+    """400 lines a global batch apart in steps, each iteration 50 ms +-10 %: the base
+    measured the steps as they were, so the DLPerf rule's iterations 25..125 and the window
+    method's 20 + 100 fell inside a line or two and the figure, divided by the stride after,
+    rested on one interval (`iterations` 1). Measured in iterations, each figure is that of
+    the same log numbered 1, 2, 3, ...: the same window, the same intervals."""
+    by_samples, _ = _figures(tmp_path / "samples", _sample_steps(n=400, jitter=0.1))
+    by_iterations, _ = _figures(tmp_path / "iterations",
+                                _sample_steps(n=400, stride=1, jitter=0.1))
+    assert by_iterations["dlperf"]["iterations"] == 100
+    for method in METHODS:
+        row, want = by_samples[method], by_iterations[method]
+        assert row["problem_kind"] == want["problem_kind"] == "", (method, row["problem"])
+        assert row["throughput"] == pytest.approx(want["throughput"], rel=1e-6), method
+        assert row["latency_ms"] == pytest.approx(want["latency_ms"], rel=1e-6, nan_ok=True), method
+        assert row["iterations"] == want["iterations"], method
+    for method in ("dlperf", "window"):
+        assert "the steps count samples" in by_samples[method]["method"], method
