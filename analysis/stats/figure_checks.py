@@ -43,6 +43,9 @@ printed rates, a closing line) or its family.
 * ``meta_contradicted``: the window's steps are not iterations by a print frequency the log
   states, or, stating none, advance a batch multiple a line, so may count samples (they do
   where they end at a stated iteration count of batches): the figure is kept, flagged.
+  Steps a batch apart whose lines' rates give one global batch a line by the stamps count
+  samples: the run is measured and checked in iterations (:func:`as_iterations`; a method
+  note says so).
 """
 
 from __future__ import annotations
@@ -388,21 +391,20 @@ def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
     said as samples where the steps pass the STATED_ITERATIONS and end within a line of that
     many batches (the run did that many iterations, counted in samples), else as steps that
     may count samples or number iterations printed a stride apart, unless the lines print
-    what weighs them (:func:`_lines_weigh_steps`). No pace of the stamps alone settles it
-    (a CUDA-graph step of a small model takes well under a millisecond)."""
+    what weighs them (:func:`_lines_weigh_steps`; steps they weigh as samples were read
+    as iterations before the run was measured: :func:`as_iterations`). No pace of the stamps
+    alone settles it (a CUDA-graph step of a small model takes well under a millisecond)."""
     lines, _, step, _ = run.timeline()
     a = int(np.searchsorted(lines, est.window[0]))
     b = int(np.searchsorted(lines, est.window[1], "right"))
     if np.sum(np.diff(step[a:b]) > 0) < MIN_PRINTED:
         a, b = 0, len(lines)
-    ds = np.diff(step[a:b])
-    ok = ds > 0  # a restarting counter's interval is no stride
-    if ok.sum() < MIN_PRINTED:
+    stride = _stride(step[a:b])
+    if stride is None:
         return est
-    strides, counts = np.unique(ds[ok], return_counts=True)
-    seen = int(strides[np.argmax(counts)])
+    seen, count, total = stride
     shown = (f"the training lines {int(lines[a])} to {int(lines[b - 1])} advance {seen} "
-             f"steps a line ({int(counts.max())} of {int(ok.sum())} intervals)")
+             f"steps a line ({count} of {total} intervals)")
     key, every = _stated(run, PRINT_EVERY)
     if every is not None:
         if every == seen:
@@ -411,11 +413,7 @@ def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
             f"the argument dump states {key} {every} (a line every {every} iteration(s)); "
             f"{shown}: the figure counts the iterations the lines number, which the dump "
             "contradicts (lines of another run, or edited)"))
-    batches = {}  # batch: its name, the global one first
-    for name, n in (("global batch", run.global_batch_size),
-                    ("per-device batch", _number(run.meta.get("batch_size_per_device")))):
-        if math.isfinite(n) and n > 1 and n == int(n) and seen % int(n) == 0:
-            batches.setdefault(int(n), name)
+    batches = _batches_of(run, seen)
     if not batches or _lines_weigh_steps(run):
         return est
     said = {batch: f"{shown}, {f'{seen // batch} times ' if seen > batch else ''}the {name} "
@@ -435,6 +433,84 @@ def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
         f"{said[batch]}, and the dump states no print frequency: the steps may count samples "
         f"(the figure would then be {batch} times too high{also}) or number iterations "
         f"printed every {seen}; the log does not say"))
+
+
+def _stride(step: np.ndarray) -> tuple[int, int, int] | None:
+    """(the steps most intervals between `step`'s lines advance, how many do, how many
+    advance at all), None with fewer than MIN_PRINTED that advance (a restarting counter's
+    interval is no stride)."""
+    ds = np.diff(step)
+    ds = ds[ds > 0]
+    if len(ds) < MIN_PRINTED:
+        return None
+    strides, counts = np.unique(ds, return_counts=True)
+    return int(strides[np.argmax(counts)]), int(counts.max()), len(ds)
+
+
+def _batches_of(run: RunData, seen: int) -> dict[int, str]:
+    """{batch: its name} of the run's stated global and per-device batches (the global one
+    first) that a stride of `seen` steps is a multiple of: steps that may count samples."""
+    batches = {}
+    for name, n in (("global batch", run.global_batch_size),
+                    ("per-device batch", _number(run.meta.get("batch_size_per_device")))):
+        if math.isfinite(n) and n > 1 and n == int(n) and seen % int(n) == 0:
+            batches.setdefault(int(n), name)
+    return batches
+
+
+def _sample_steps(run: RunData) -> tuple[int, str]:
+    """(the samples a step counts where the run's log settles that its steps count samples,
+    else 1; what shows they may, where they may and the log does not settle it, else ""):
+    its lines advance a stride of one of its batches (:func:`_batches_of`: all devices' or
+    rank 0's own samples) and the rates or latencies they print give, by their stamps, one
+    global batch a line (:func:`_implied_batch` x the stride): one iteration a line, each
+    `stride` steps. A print frequency the dump states other than one line an iteration
+    reads the steps as iterations that many apart (the log then contradicts itself)."""
+    stride = _stride(run.timeline()[2])
+    name = _batches_of(run, stride[0]).get(stride[0]) if stride is not None else None
+    implied = _once(run, "implied", lambda: _implied_batch(run)) if name else None
+    batch = run.global_batch_size
+    if implied is None or not np.isfinite(batch) \
+            or abs(implied[0] * stride[0] - batch) > (MISMATCH + implied[3]) * batch:
+        return 1, ""
+    seen, line = stride[0], implied[0] * stride[0]
+    shown = (f"the lines advance {seen} steps each, the {name} {seen}, and their "
+             f"{implied[2]}s give {line:,.1f} samples a line by the stamps, one iteration "
+             f"of the global batch {batch:,.0f}")
+    key, every = _stated(run, PRINT_EVERY)
+    if every in (None, 1):
+        return seen, shown
+    return 1, (f"the steps appear to count samples ({shown}), but the dump states {key} "
+               f"{every} (a line every {every} iterations)")
+
+
+def _sample_doubt(run: RunData) -> str:
+    """What shows the run's steps may count samples where its log does not settle it
+    (:func:`_sample_steps`), else ""."""
+    return _once(run, "sample_steps", lambda: _sample_steps(run))[1]
+
+
+#: What a figure's method text adds where the run's steps count samples.
+SAMPLE_STEPS = "; the steps count samples ({shown}): measured as iterations, each {stride} steps"
+
+
+def as_iterations(run: RunData) -> tuple[RunData, str]:
+    """(`run` as the methods measure it, a note for its figures' method text): where its
+    steps count samples (:func:`_sample_steps`), the run with its steps over the stride, as
+    iterations, so that every window is chosen and counted in iterations, and the note
+    saying so; else (`run`, "")."""
+    stride, shown = _once(run, "sample_steps", lambda: _sample_steps(run))
+    if stride == 1:
+        return run, ""
+    return _in_iterations(run, stride), SAMPLE_STEPS.format(shown=shown, stride=stride)
+
+
+def _in_iterations(run: RunData, stride: int) -> RunData:
+    """`run` with its steps over `stride`: the iterations of steps that count samples."""
+    cols = train_arrays(run)
+    # without metric_rows the methods read the frame itself: its steps change with the arrays
+    train = None if run.metric_rows is not None else run.train.assign(step=cols["step"] / stride)
+    return dataclasses.replace(run, arrays={**cols, "step": cols["step"] / stride}, train=train)
 
 
 def _lines_weigh_steps(run: RunData) -> bool:
@@ -1349,12 +1425,17 @@ def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
     rate, else the stated
     global batch x its seconds per iteration by the timestamps / the latency its line
     prints (a printed time per iteration the clock does not keep is a batch other than
-    the stated one); None with fewer than MIN_PRINTED such intervals."""
-    lines, _, step, ts = run.timeline()
+    the stated one); None with fewer than MIN_PRINTED such intervals. Intervals across an
+    epoch's end or holding a pause the log names are left out, as the window method leaves
+    them out."""
+    lines, epoch, step, ts = run.timeline()
     cols = train_arrays(run)
     ds, dt = np.diff(step), np.diff(ts)
     per = dt / np.where(ds > 0, ds, np.nan)  # seconds an iteration by the clock
     coarse = whole_seconds(ts)
+    # as the window method does: an interval across an epoch's end or holding a pause the
+    # log names (an evaluation, a save) holds time its line's rate or latency leaves out
+    paused = (np.diff(epoch) != 0) | holds_evaluation(run.evaluations, lines)
     for metric, what in ((M.THROUGHPUT, "printed rate"), (M.LATENCY, "printed latency")):
         if metric == M.THROUGHPUT and not _global_rate(run):
             continue
@@ -1376,7 +1457,7 @@ def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
         implied = (printed[1:] * per if metric == M.THROUGHPUT
                    else run.global_batch_size * per / printed[1:])
         # a whole-second stamp reads an interval under a second as 0 s: it counts
-        ok = np.isfinite(implied) & ((implied >= 0) if coarse else (implied > 0))
+        ok = np.isfinite(implied) & ((implied >= 0) if coarse else (implied > 0)) & ~paused
         if ok.sum() < MIN_PRINTED:
             continue
         if not coarse:
@@ -1603,8 +1684,9 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
         f"{run.global_batch_size:,.0f}, while {how} gives {value:,.1f} samples an iteration "
         + (f"(median of {n} intervals)" if not slack else
            f"(over {n} intervals of whole-second timestamps)")
-        + f"{whole}: the stated global batch or devices, the printed "
-        "values or the clock may not be what ran; the figure is kept"))
+        + f"{whole}: " + (_sample_doubt(run) or "the stated global batch or devices, the "
+                          "printed values or the clock may not be what ran")
+        + "; the figure is kept"))
 
 
 def _samples_against_batch(run: RunData, est: Estimate) -> Estimate:
@@ -1802,7 +1884,7 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
                "evaluation they leave out), or its rates count another batch than the run's "
                "others"
                if batch_agrees else
-               "the stated global batch or devices may not be what ran" + (
+               _sample_doubt(run) or "the stated global batch or devices may not be what ran" + (
                    f" (the run's lines imply {implied[0]:,.1f} samples an iteration, by their "
                    f"timestamps and each one's {implied[2]})" if implied and not batch_agrees
                    else ""))

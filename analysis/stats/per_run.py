@@ -18,7 +18,7 @@ from analysis.parsers.base import ParsedLog
 from analysis.schema import CASE_COLUMNS
 from analysis.stats import energy, methods
 from analysis.stats.case_stats import median
-from analysis.stats.figure_checks import NO_FIGURE, check_figure
+from analysis.stats.figure_checks import NO_FIGURE, as_iterations, check_figure
 from analysis.stats.methods.window import evaluation_marks, late_or_stall
 
 if TYPE_CHECKING:
@@ -127,9 +127,8 @@ def _compute(result: ParseResult, runs: list[dict], fns: dict, warmup: int,
             est = _kept_estimate(kept, rid, key, run, said)
             if est is None:
                 if rd is None:  # the run's arrays, only for a figure not kept
-                    rd = _run_data(run, *_parsed_arrays(mine), _closing(mine),
-                                   _evaluations(mine))
-                est = check_figure(rd, _estimate(fn, rd, warmup, measure), said)
+                    rd, note = _measured_run(run, mine)
+                est = check_figure(rd, _estimate(fn, rd, warmup, measure, note), said)
                 if kept is not None:
                     kept.put(rid, key, run, said, _estimate_fields(est))
             rows[name].append({
@@ -164,12 +163,11 @@ def figures_where_read(row: dict, parsed_logs: list[ParsedLog], problems: list,
     warmup, measure = window_counts(warmup, measure)
     rid = row["run_id"]
     said = _stated_problems(problems).get(rid, {})
-    rd = _run_data(row, *_parsed_arrays(parsed_logs),
-                   _closing(parsed_logs), _evaluations(parsed_logs))
+    rd, note = _measured_run(row, parsed_logs)
     out = {}
     for name in names:
         key = f"{name} {warmup} {measure}"
-        est = check_figure(rd, _estimate(methods.get(name), rd, warmup, measure), said)
+        est = check_figure(rd, _estimate(methods.get(name), rd, warmup, measure, note), said)
         out[key] = (figure_digest(key, row, sorted(files), said), _estimate_fields(est))
     return out
 
@@ -211,6 +209,14 @@ def _runs_frame(rows: list[dict]) -> pd.DataFrame:
     import pandas as pd
 
     return schema.coerce(pd.DataFrame(rows, columns=RUN_COLUMNS), schema.PER_RUN)
+
+
+def _measured_run(run: dict, parsed_logs: list[ParsedLog]) -> tuple[RunData, str]:
+    """(the run of `run`'s row and files as the methods measure it, what that read notes:
+    :func:`~analysis.stats.figure_checks.as_iterations`)."""
+    rd = _run_data(run, *_parsed_arrays(parsed_logs), _closing(parsed_logs),
+                   _evaluations(parsed_logs))
+    return as_iterations(rd) if rd.metric_rows else (rd, "")
 
 
 def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | None,
@@ -360,10 +366,13 @@ def _lowest_rank(rows: list[tuple]) -> list[tuple]:
     return [r for r in rows if np.isnan(r[-1]) or r[-1] == low]
 
 
-def _estimate(fn, rd: RunData, warmup: int, measure: int) -> Estimate:
+def _estimate(fn, rd: RunData, warmup: int, measure: int, note: str = "") -> Estimate:
+    """Method `fn`'s figure of `rd` (:func:`as_iterations` of the run), `note` (what that
+    read) added to its method text."""
     if not rd.metric_rows:
         return Estimate.fail("no training lines", "no_training_lines")
-    return late_or_stall(rd, fn(rd, warmup, measure), lambda other: fn(other, warmup, measure))
+    est = late_or_stall(rd, fn(rd, warmup, measure), lambda other: fn(other, warmup, measure))
+    return dataclasses.replace(est, method=est.method + note) if note else est
 
 
 def mark_outliers(rows: list[dict]) -> None:
