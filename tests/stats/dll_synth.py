@@ -52,3 +52,16 @@ def write(folder: Path, text_lines: list[str], name: str = "1n1g/r50_b128_amp_1.
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(text_lines) + "\n")
     return path
+
+
+#: The argument header of a OneFlow CNN benchmark log (1 GPU, batch 128, a line every 20
+#: iterations), for tests that build OneFlow CNN lines beside DLL ones.
+ONEFLOW_HEAD = """Running resnet50: num_gpu_per_node = 1, num_nodes = 1.
+gpu_num_per_node = 1
+num_nodes = 1
+model = resnet50
+batch_size_per_device = 128
+loss_print_every_n_iter = 20
+------------------------------------------------------------------
+Time stamp: 2020-08-21-23:13:45
+"""

@@ -89,17 +89,6 @@ def write_dll(folder: Path, durations: np.ndarray, rate, times: float = 1.0,
     return S.write(folder, out, "1n1g/r50_b128_amp_1.log" if stated else "1n1g/r50_amp_1.log")
 
 
-ONEFLOW_HEAD = """Running resnet50: num_gpu_per_node = 1, num_nodes = 1.
-gpu_num_per_node = 1
-num_nodes = 1
-model = resnet50
-batch_size_per_device = 128
-loss_print_every_n_iter = 20
-------------------------------------------------------------------
-Time stamp: 2020-08-21-23:13:45
-"""
-
-
 def write_oneflow(folder: Path, times: float = 1.0) -> Path:
     """OneFlow CNN lines every 20 iterations, 4 epochs of 400 with 30 s of validation after
     each, the counter restarting: 1 s an interval, one in 3 taking 1.5 s more (a data
@@ -115,7 +104,7 @@ def write_oneflow(folder: Path, times: float = 1.0) -> Path:
         t += 30.0
     path = folder / "1n1g/resnet50_b128_fp32_1.log"
     path.parent.mkdir(parents=True)
-    path.write_text(ONEFLOW_HEAD + "\n".join(out) + "\n")
+    path.write_text(S.ONEFLOW_HEAD + "\n".join(out) + "\n")
     return path
 
 

@@ -49,17 +49,6 @@ def test_dllogger_counter_restarting_each_epoch(tmp_path):
         assert "restarts 1 time(s)" in runs[method]["method"], method
 
 
-ONEFLOW_HEAD = """Running resnet50: num_gpu_per_node = 1, num_nodes = 1.
-gpu_num_per_node = 1
-num_nodes = 1
-model = resnet50
-batch_size_per_device = 128
-loss_print_every_n_iter = 20
-------------------------------------------------------------------
-Time stamp: 2020-08-21-23:13:45
-"""
-
-
 def _oneflow(epochs) -> str:
     """OneFlow CNN lines every 20 iterations, the counter restarting each epoch;
     `epochs`: (iterations, samples/s) of each, 30 s of validation after each."""
@@ -70,7 +59,7 @@ def _oneflow(epochs) -> str:
             out.append(f"train: epoch {e}, iter {i}, loss: 1.0, top_1: 0.0, top_k: 0.0, "
                        f"samples/s: {speed:.3f} {t:.4f}")
         t += 30.0
-    return ONEFLOW_HEAD + "\n".join(out) + "\n"
+    return S.ONEFLOW_HEAD + "\n".join(out) + "\n"
 
 
 def test_oneflow_counter_restarting_each_epoch(tmp_path):

@@ -52,17 +52,6 @@ def write_dle(folder: Path, d: np.ndarray, epoch_len: int | None = None,
     return S.write(folder, out)
 
 
-ONEFLOW_HEAD = """Running resnet50: num_gpu_per_node = 1, num_nodes = 1.
-gpu_num_per_node = 1
-num_nodes = 1
-model = resnet50
-batch_size_per_device = 128
-loss_print_every_n_iter = 20
-------------------------------------------------------------------
-Time stamp: 2020-08-21-23:13:45
-"""
-
-
 def write_oneflow(folder: Path) -> Path:
     """OneFlow CNN lines every 20 iterations, samples/s the mean since the epoch's start:
     an epoch of 600 iterations, 30 s of validation, 300 more; the first 20 iterations slow."""
@@ -77,7 +66,7 @@ def write_oneflow(folder: Path) -> Path:
         t += 30.0
     path = folder / "1n1g/resnet50_b128_fp32_1.log"
     path.parent.mkdir(parents=True)
-    path.write_text(ONEFLOW_HEAD + "\n".join(out) + "\n")
+    path.write_text(S.ONEFLOW_HEAD + "\n".join(out) + "\n")
     return path
 
 
