@@ -26,21 +26,33 @@ PYTORCH_RULE = ("DLPerf PyTorch rule: training lines with Iteration > 5, lines 2
         "(t120 - t20), rounded to 2 decimals")
 
 
+def pytorch_has_read(steps: np.ndarray) -> bool:
+    """Whether training lines of `steps` (a log's first ones) hold the rule's window and the
+    line after it however the methods read the steps: as iterations, or as samples of the
+    stride most lines advance (``figure_checks.as_iterations``, where the log settles it),
+    its first PYTORCH_SKIP strides of each epoch then skipped."""
+    ds = np.diff(steps)
+    strides, counts = np.unique(ds[ds > 0], return_counts=True)
+    stride = int(strides[np.argmax(counts)]) if len(strides) else 1
+    return int((steps > PYTORCH_SKIP * max(stride, 1)).sum()) > PYTORCH_LINES
+
+
 def pytorch_rule(run: RunData) -> Estimate:
     """The DLPerf PyTorch DLL rule on a run's training lines (shared with the JSON backend)."""
     steps, ts, lines = run.clock_arrays()
-    n_all, restarts = len(steps), int((np.diff(steps) < 0).sum())
+    n_all, epochs = len(steps), _epoch_lengths(steps)
     after = steps > PYTORCH_SKIP
     steps, ts, lines = steps[after], ts[after], lines[after]
     if n_all == 0:
         return Estimate.fail("no training lines (a non-master log?)", "no_training_lines", PYTORCH_RULE)
-    if len(steps) < 120 and restarts and n_all >= 120:
+    if len(steps) < 120 and len(epochs) > 1 and n_all >= 120:
         # the log is long enough: its counter restarting each epoch hides it from the rule
         return Estimate.fail(
-            f"only {len(steps)} training lines after Iteration 5 of {n_all}: the iteration "
-            f"counter restarts {restarts} times (epochs of about {round(n_all / (restarts + 1))} "
-            "lines), and the rule counts only lines past Iteration 5 of each; the rule needs "
-            "120 (--method window numbers the iterations on)", "method_fallback", PYTORCH_RULE)
+            f"only {len(steps)} training lines after Iteration 5 of the log's {n_all}: the "
+            f"iteration counter restarts {len(epochs) - 1} times (epochs of up to "
+            f"{epochs.max()} lines), and the rule counts only lines past Iteration 5 of each; "
+            "the rule needs 120 (--method window numbers the iterations on)", "method_fallback",
+            PYTORCH_RULE)
     if len(steps) < 120:
         return Estimate.fail(
             f"only {len(steps)} training lines after Iteration 5 (of {n_all}); the rule needs 120",
@@ -74,6 +86,11 @@ def pytorch_rule(run: RunData) -> Estimate:
     return Estimate(throughput=round(gb * iters / dt, 2), iterations=iters,
                     latency=dt / iters, method=f"{method}, {dt:.6f} s)",
                     window=(int(lines[19]), int(lines[119])))
+
+
+def _epoch_lengths(steps: np.ndarray) -> np.ndarray:
+    """The lines of each epoch of `steps`, whose counter restarts each epoch."""
+    return np.diff(np.concatenate([[0], np.flatnonzero(np.diff(steps) < 0) + 1, [len(steps)]]))
 
 
 #: What a rule's method text says of a window whose iteration counter restarts.

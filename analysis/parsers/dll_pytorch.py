@@ -39,7 +39,7 @@ from analysis.logtext import LogText
 from analysis.parsers import _dllogger as dll
 from analysis.parsers import register
 from analysis.parsers._fields import LAUNCH, namespace_items, to_int
-from analysis.parsers._rules import PYTORCH_LINES, PYTORCH_READS, PYTORCH_SKIP, pytorch_rule
+from analysis.parsers._rules import PYTORCH_READS, pytorch_has_read, pytorch_rule
 from analysis.parsers.base import LogParser, ParsedLog
 
 # a non-master rank's log of the PyTorch ConvNets example has its text but no DLL lines
@@ -131,6 +131,5 @@ class DllPyTorch(LogParser):
 
     def dlperf_has_read(self, parsed: ParsedLog) -> bool:
         """The rule reads the first 120 throughput lines after Iteration 5 (and the next)."""
-        _, steps, _ = parsed.obs.train_lines(M.THROUGHPUT)
-        return int((steps > PYTORCH_SKIP).sum()) > PYTORCH_LINES
+        return pytorch_has_read(parsed.obs.train_lines(M.THROUGHPUT)[1])
 
