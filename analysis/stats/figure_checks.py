@@ -577,20 +577,37 @@ TIMED_BY_RATES = ("; its whole-second timestamps ({stamped:g} s) are too coarse:
 #: of a window's lines when both keep one clock: the stamps' second, and a margin for the
 #: stamp being written a little after the iteration its line's rate times.
 ONE_CLOCK_BAND = RESOLUTION * (1 + MISMATCH)
+#: Standard deviations of a sum of whole-second roundings beyond which it is no rounding.
+ROUNDING_SDS = 3
+
+
+def _rounding_drift(stretches: int) -> float:
+    """The most seconds by which whole-second stamps may read `stretches` stretches of
+    intervals off in sum where the rates that time them are right. Each stretch's stamps
+    read its time f s short or 1 - f s long (f: the fraction of a second in it), mean 0,
+    variance f (1 - f) <= 1/4 s^2 (sd ONE_CLOCK_BAND / 2 with the stamps' margin); the
+    bound is ROUNDING_SDS of their sum's sd, which a healthy window exceeds about 0.3 % of
+    the time where every stretch rounds its worst (f = 1/2), about 1 in 10,000 where f is
+    uniform (sd 0.41 s), and less where stretches a short interval apart nearly cancel.
+    Rates of another batch drift in proportion to the time instead: rates of half the
+    batch time each 1 s epoch at 2 s, past this bound from 3 stretches on."""
+    return ROUNDING_SDS * ONE_CLOCK_BAND / 2 * math.sqrt(stretches)
 
 
 def _rate_times(run: RunData, est: Estimate, lines, step, ts):
     """(the intervals between the window's `lines` that `est` counts, those its stamps'
-    seconds add up to, or None where none add up to them; each interval's seconds by the
-    global rate its line prints, its samples / that rate, NaN where it prints none): what
-    times a window by its printed rates, wherever its stamps do not."""
+    seconds and its iterations add up to, or None where none do; each interval's seconds
+    by the global rate its line prints, its samples / that rate, NaN where it prints none):
+    what times a window by its printed rates, wherever its stamps do not."""
     spent = est.latency * est.iterations  # the figure's seconds by its stamps
     ds, dt = np.diff(step), np.diff(ts)
     held = holds_evaluation(run.evaluations, lines)
     # a rule may time its span from the stamps' text, exact where float unix seconds keep
-    # some 0.4 us: intervals left out (an evaluation) differ by far more
+    # some 0.4 us: intervals left out (an evaluation) differ by far more, or, where whole
+    # seconds read them as 0 s, by their iterations
     counted = next((c for c in ((ds > 0) & ~held, ds > 0)
-                    if abs(float(dt[c].sum()) - spent) <= max(1e-6, 1e-9 * spent)), None)
+                    if abs(float(dt[c].sum()) - spent) <= max(1e-6, 1e-9 * spent)
+                    and float(ds[c].sum()) == est.iterations), None)
     rates = _printed_at(run, lines)[1:]
     with np.errstate(divide="ignore", invalid="ignore"):
         took = printed_batches(run, train_arrays(run), lines[1:]) * ds \
@@ -610,10 +627,12 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
     each interval the figure counts (those its stamps' seconds add up to) takes its samples
     over the rate its line prints, where every one prints one and the rates keep the stamps'
     clock as far as whole seconds tell: the lines are at most COARSE_SHARE of the window
-    apart, and along each stretch of counted intervals every line's stamp less the time the
-    rates give since the stretch began stays in one band a second wide (ONE_CLOCK_BAND; a
-    clock that leaves out time, or a batch other than the rates count, drifts out of it),
-    so they time the window to far less than a second."""
+    apart, along each stretch of counted intervals every line's stamp less the time the
+    rates give since the stretch began stays in one band a second wide (ONE_CLOCK_BAND),
+    and over the window the stamps' seconds of the counted intervals are the rates' within
+    what rounding makes of its stretches (:func:`_rounding_drift`): a clock that leaves out
+    time, or a batch other than the rates count, drifts out of either, so they time the
+    window to far less than a second."""
     spent = est.latency * est.iterations  # the figure's seconds by its stamps
     counted, took = _rate_times(run, est, lines, step, ts)
     if not np.isfinite(took).any():
@@ -643,6 +662,14 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
             f"rates give (one clock keeps them within {ONE_CLOCK_BAND:g} s): the rates leave "
             "out time the stamps hold (another clock, a stall, an evaluation) or count another "
             "batch, and the log cannot tell which")
+    stretches = int(counted[0]) + int(np.sum(counted[1:] & ~counted[:-1]))
+    if abs(spent - timed) > (drift := _rounding_drift(stretches)):
+        return None, (
+            f"the rates its lines print time the intervals it counts at {timed:.6g} s against "
+            f"{spent:g} s by the stamps, {abs(spent - timed):.3g} s apart over its {stretches} "
+            f"stretches of intervals, where whole-second stamps of right rates are within "
+            f"{drift:.3g} s: the rates leave out time the stamps hold (another clock, a stall, "
+            "an evaluation) or count another batch, and the log cannot tell which")
     return _retimed(est, timed, TIMED_BY_RATES.format(stamped=spent, timed=timed)), ""
 
 
@@ -1415,11 +1442,11 @@ def _span_batches(run: RunData, reading: _Reading, lines: np.ndarray) -> np.ndar
     return np.where(held, reading.batch[k], np.nan)
 
 
-def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
+def _implied_batch(run: RunData) -> tuple[float, int, str, float] | None:
     """(the median over the run's intervals of the samples an iteration its lines imply,
     the intervals, from what, the relative error the stamps' resolution allows it; over
     timestamps in whole seconds, the sum of the intervals' samples over their iterations,
-    which rounding moves by under a second a stretch of intervals): each printed throughput
+    which rounding moves by :func:`_rounding_drift` of its stretches): each printed throughput
     x the seconds per iteration by the timestamps over the span it is the mean of (its
     interval, or as :func:`_rate_reading` reads it) where the family prints a global
     rate, else the stated
@@ -1463,15 +1490,15 @@ def _implied_batch(run: RunData) -> tuple[float, int, str] | None:
         if not coarse:
             return _median(implied[ok]), int(ok.sum()), what, 0.0
         # whole-second stamps round each interval by up to a second: their sum does not,
-        # but for less than a second at each end of a stretch of intervals (samples the
-        # lines ran over the iterations, or clock over printed seconds)
+        # but for a rounding of each stretch of intervals (samples the lines ran over the
+        # iterations, or clock over printed seconds), mean 0 (_rounding_drift)
         stretches = int(ok[0]) + int(np.sum(ok[1:] & ~ok[:-1]))
         seconds = float(np.sum(dt[ok]))
         if metric == M.THROUGHPUT:
             value = float(np.sum(printed[1:][ok] * dt[ok]) / np.sum(ds[ok]))
         else:
             value = float(run.global_batch_size * seconds / np.sum(ds[ok] * printed[1:][ok]))
-        slack = stretches / seconds if seconds > 0 else np.inf
+        slack = _rounding_drift(stretches) / seconds if seconds > 0 else np.inf
         return value, int(ok.sum()), what, slack
     return None
 
@@ -1502,7 +1529,8 @@ class _Reading:
     batches the reading is valued by (a running mean's over RUNNING_LAG printed rates,
     which a rate's rounding moves far less than its growth from one line to the next;
     judged by `batch` still: over a long span the spread of a single interval's rate read
-    so is the program's own, however its stamps are off)."""
+    so is the program's own, however its stamps are off); `rounding`, where given, the sd
+    (relative) the printed values' rounding gives each of `batch`."""
 
     what: str
     at: np.ndarray
@@ -1511,6 +1539,7 @@ class _Reading:
     rates: np.ndarray | None
     own: bool = True
     whole: np.ndarray | None = None
+    rounding: np.ndarray | None = None
 
     @property
     def interval(self) -> bool:
@@ -1529,8 +1558,14 @@ class _Reading:
 
     def spread(self) -> float:
         """The 10th to 90th percentile of the implied batches, relative to their median:
-        the reading the program printed gives one batch on every line."""
-        s = self.values()
+        the reading the program printed gives one batch on every line, as far as the
+        printed values' rounding tells (each batch is moved toward the median by the sd
+        `rounding` gives it)."""
+        kept = np.isfinite(self.batch) & (self.batch > 0)
+        s, mid = self.batch[kept], _median(self.values())
+        if self.rounding is not None:
+            s = mid + np.sign(s - mid) * np.maximum(np.abs(s - mid) - self.rounding[kept] * s, 0)
+        s = np.sort(s)
         return (_quantile(s, 0.9) - _quantile(s, 0.1)) / _quantile(s, 0.5)
 
 
@@ -1563,13 +1598,31 @@ def _rate_readings(run: RunData) -> Iterator[_Reading]:
         with np.errstate(divide="ignore", invalid="ignore"):
             batch[1:], rates[1:] = np.diff(ts[at]) / np.diff(held), np.diff(done[at]) / np.diff(held)
             whole = (ts[at] - ts[at][back]) / (held - held[back])
-        batch[new], rates[new], whole[new] = np.nan, np.nan, np.nan
-        yield _Reading(what, at, _back(at, 1), batch, rates, own=False, whole=whole)
+            # a rate rounded to its printed digits moves its time by held x that rounding
+            # / rate, which grows with the run while one line's growth does not: a span
+            # it moves more than the stamps' noise does tells nothing
+            off = held * _rounding_sd(rate)
+            rounding = np.concatenate([[np.nan], np.hypot(off[1:], off[:-1])
+                                       / np.abs(np.diff(held))])
+        batch[new | ~(rounding <= STAMP_NOISE)], rates[new], whole[new] = np.nan, np.nan, np.nan
+        yield _Reading(what, at, _back(at, 1), batch, rates, own=False, whole=whole,
+                       rounding=rounding)
     for n in SLIDING:
         if n < len(at):
             yield dataclasses.replace(_over_span(f"the mean over the last {n} printed intervals",
                                                  rate, at, _back(at, n), step, ts),
                                       rates=None, own=False)
+
+
+def _rounding_sd(values: np.ndarray) -> np.ndarray:
+    """The sd of each of `values` (> 0) relative to it that its rounding to the digit they
+    are printed to gives it (uniform over the digit: digit / sqrt(12)). The digit is read
+    from them: the largest power of ten from 1,000 to 0.0001 every one is a multiple of
+    (1 where they are whole numbers); none where none is (printed finer)."""
+    for digit in 10.0 ** np.arange(3, -5, -1):
+        if np.all(np.abs(values / digit - np.round(values / digit)) < 1e-6):
+            return digit / math.sqrt(12) / values
+    return np.zeros(len(values))
 
 
 def _back(at: np.ndarray, n: int) -> np.ndarray:
@@ -1586,7 +1639,7 @@ def _over_span(what: str, rate: np.ndarray, at: np.ndarray, start: np.ndarray,
         batch = rate * (ts[at] - ts[j]) / (step[at] - step[j])
     restarts = np.concatenate([[0], np.cumsum(np.diff(step) <= 0)])
     batch[(start < 0) | (restarts[at] != restarts[j])] = np.nan
-    return _Reading(what, at, start, batch, rate)
+    return _Reading(what, at, start, batch, rate, rounding=_rounding_sd(rate))
 
 
 def _running_counts(epoch: np.ndarray, step: np.ndarray,
