@@ -622,6 +622,41 @@ def _retimed(est: Estimate, seconds: float, text: str) -> Estimate:
                                latency=seconds / est.iterations, method=est.method + text)
 
 
+def _span_against_rates(run: RunData, window: tuple[int, int], pace: float) -> str:
+    """Why the stamps' span over the run's lines around `window` (one rounding at each end)
+    is not the time its printed rates give, '' where it is within ONE_CLOCK_BAND: each
+    interval's iterations (on a restarting counter, those the new epoch's first line numbers)
+    at the rate its line prints, or at `pace` s an iteration where it prints none. The rates'
+    batch and clock are the logger's, not the window's: the longer span checks them closer
+    than the window's short stretches can. It reaches as far as no evaluation intervenes (time
+    the rates leave out), nor an epoch's end unless the window already spans one (its epoch
+    ends are then taken to hold no pause: where they do, the span is not the rates')."""
+    lines, epoch, step, ts = run.timeline()
+    keep = np.isfinite(ts)
+    lines, epoch, step, ts = lines[keep], epoch[keep], step[keep], ts[keep]
+    first, last = np.searchsorted(lines, window[0]), np.searchsorted(lines, window[1])
+    ends = np.diff(epoch) != 0
+    cut = holds_evaluation(run.evaluations, lines) | (ends & ~ends[first:last].any())
+    if cut[first:last].any():
+        return "an evaluation between its lines holds time the rates leave out"
+    cuts = np.flatnonzero(cut)
+    a = int(cuts[cuts < first].max(initial=-1)) + 1
+    b = int(cuts[cuts >= last].min(initial=len(cut))) + 1
+    lines, step, ts = lines[a:b], step[a:b], ts[a:b]
+    ds = np.diff(step)
+    rates = _printed_at(run, lines)[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = printed_batches(run, train_arrays(run), lines[1:]) / np.where(rates > 0, rates,
+                                                                            np.nan)
+    rated = float(np.sum(np.where(ds > 0, ds, step[1:]) * np.where(np.isfinite(per), per, pace)))
+    span = float(ts[-1] - ts[0])
+    if abs(span - rated) <= ONE_CLOCK_BAND:
+        return ""
+    return (f"over lines {int(lines[0])} to {int(lines[-1])}, every interval included, they "
+            f"give {span:g} s against the rates' {rated:.6g} s: the rates count another batch "
+            "or the lines' epoch ends hold pauses they leave out, and the log cannot tell which")
+
+
 def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estimate | None, str]:
     """(`est` timed by the global rates printed on its window's lines, why not when None):
     each interval the figure counts (those its stamps' seconds add up to) takes its samples
@@ -629,10 +664,10 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
     clock as far as whole seconds tell: the lines are at most COARSE_SHARE of the window
     apart, along each stretch of counted intervals every line's stamp less the time the
     rates give since the stretch began stays in one band a second wide (ONE_CLOCK_BAND),
-    and over the window the stamps' seconds of the counted intervals are the rates' within
-    what rounding makes of its stretches (:func:`_rounding_drift`): a clock that leaves out
-    time, or a batch other than the rates count, drifts out of either, so they time the
-    window to far less than a second."""
+    and where the stretches are too short for that to bound the rates to MISMATCH (their
+    roundings add up linearly), the stamps' span over the whole window is the rates' time
+    over the run (:func:`_span_against_rates`): a clock that leaves out time, or a batch other than the
+    rates count, drifts out of either, so they time the window to far less than a second."""
     spent = est.latency * est.iterations  # the figure's seconds by its stamps
     counted, took = _rate_times(run, est, lines, step, ts)
     if not np.isfinite(took).any():
@@ -643,15 +678,15 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
     if not rated.all():
         return None, (f"its lines print a rate for {int(rated.sum())} of the {len(rated)} "
                       "intervals it counts, so the others cannot be timed closer")
-    took = np.where(counted, took, 0.0)
-    timed = float(took.sum())
-    if took.max() > COARSE_SHARE * timed:
+    each = np.where(counted, took, 0.0)
+    timed = float(each.sum())
+    if each.max() > COARSE_SHARE * timed:
         # a rate off between two lines a second apart moves no stamp out of the band
         return None, (
-            f"its lines are up to {took.max():.3g} s apart by the rates they print, more than "
+            f"its lines are up to {each.max():.3g} s apart by the rates they print, more than "
             f"{COARSE_SHARE:.0%} of the {timed:.6g} s they give: too far apart for whole-second "
             "stamps to check those rates")
-    offset = ts - np.concatenate([[0.0], np.cumsum(took)])
+    offset = ts - np.concatenate([[0.0], np.cumsum(each)])
     stretch = np.flatnonzero(np.diff(np.concatenate([[0], np.cumsum(~counted)]), prepend=-1))
     band = float(np.max(np.maximum.reduceat(offset, stretch)
                         - np.minimum.reduceat(offset, stretch)))
@@ -663,13 +698,13 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
             "out time the stamps hold (another clock, a stall, an evaluation) or count another "
             "batch, and the log cannot tell which")
     stretches = int(counted[0]) + int(np.sum(counted[1:] & ~counted[:-1]))
-    if abs(spent - timed) > (drift := _rounding_drift(stretches)):
-        return None, (
-            f"the rates its lines print time the intervals it counts at {timed:.6g} s against "
-            f"{spent:g} s by the stamps, {abs(spent - timed):.3g} s apart over its {stretches} "
-            f"stretches of intervals, where whole-second stamps of right rates are within "
-            f"{drift:.3g} s: the rates leave out time the stamps hold (another clock, a stall, "
-            "an evaluation) or count another batch, and the log cannot tell which")
+    # stretches of one length a period apart round alike: their errors add up linearly
+    if stretches * ONE_CLOCK_BAND > MISMATCH * timed:
+        why = _span_against_rates(run, est.window, timed / float(np.diff(step)[counted].sum()))
+        if why:
+            return None, (f"the whole-second stamps over its {stretches} stretches of about "
+                          f"{timed / stretches:.3g} s check the rates its lines print only to "
+                          f"{stretches * ONE_CLOCK_BAND / timed:.0%}, and {why}")
     return _retimed(est, timed, TIMED_BY_RATES.format(stamped=spent, timed=timed)), ""
 
 

@@ -3,8 +3,10 @@
 Whole-second stamps with epochs of 20 iterations of 50 ms (a second each): rates of another
 batch than the stated one (per device on 2 GPUs; a stated batch twice the one run) drifted
 under a second an epoch, inside the one-second band each epoch's stretch is held to, and
-timed the window at twice its stamps' time unflagged (2,560 where the run did 5,120); the
-sum over the window's stretches is checked against what rounding makes of it. And running
+timed the window at twice its stamps' time unflagged (2,560 where the run did 5,120), and
+rates 0.8-1.5x the run's as well: stretches of one length a period apart round alike, so
+their errors add up linearly; the stamps' span over the lines around the window, epoch ends
+included, is checked against the rates' time instead (one rounding at each end). And running
 means printed as whole numbers: rounding a mean of T s of iterations moves the recovered
 time by T x 0.5 / rate, which swamps one interval's 50 ms late in a run; the check of the
 batch the rates imply left those intervals in and read 118.7 samples an iteration of 128.
@@ -34,14 +36,15 @@ PHASES = (0.1, 0.45, 0.8)
 
 def whole_second_log(folder: Path, *, epoch_len: int, gpus: int = 1, stated: int = PER_DEVICE,
                      counts: float = 1.0, phase: float = 0.3, seed: int = 1,
-                     n: int = 400) -> Path:
+                     n: int = 400, pause: float = 0.0) -> Path:
     """`n` iterations of PACE s (1 % jitter, the first 10x) of PER_DEVICE a device on `gpus`,
     a line each, the iteration counter restarting every `epoch_len`, stamped to the whole
     second; the dump states `stated` a device, and each line prints `counts` x the rate of
-    its own interval over all devices (0.5 on 2 GPUs: per device)."""
+    its own interval over all devices (0.5 on 2 GPUs: per device); each epoch's end holds
+    `pause` s that no line names and no rate counts."""
     took = PACE * (1 + np.random.default_rng(seed).normal(0, 0.01, n))
     took[0] = 10 * PACE
-    ends = 20 + phase + np.cumsum(took)
+    ends = 20 + phase + np.cumsum(took) + pause * (np.arange(n) // epoch_len)
     out = [S.parameter(S.START, arch="resnet50", batch_size=stated, amp=True, world_size=gpus,
                        print_freq=1)]
     for i, (t, d) in enumerate(zip(ends.tolist(), took.tolist())):
@@ -153,3 +156,47 @@ def test_running_means_of_twice_the_batch_are_still_flagged(tmp_path):
     for method in ("dlperf", "window", "reported"):
         assert figure(tmp_path, method)[1] == "figure_mismatch"
         assert strict(tmp_path, method) != 0
+
+
+def right_or_none(folder: Path, method: str, truth: float) -> None:
+    """`method` gives `truth` or no figure (flagged, --strict failing), never another."""
+    value, kind = figure(folder, method)
+    if kind == "":
+        assert value == pytest.approx(truth, rel=0.05)
+    else:
+        assert strict(folder, method) != 0
+
+
+@pytest.mark.parametrize("phase", PHASES)
+@pytest.mark.parametrize("counts", [0.8, 0.9, 1.1, 1.5])
+@pytest.mark.parametrize("epoch_len", [20, 40])
+def test_rates_scaled_on_short_epochs_give_no_wrong_figure(tmp_path, epoch_len, counts, phase):
+    """Epochs of 1 or 2 s, rates printed 0.8-1.5x the run's: each stretch is under a
+    second or two, which whole-second stamps read as anything near it, and stretches of one
+    length a period apart round alike, so their errors add up linearly. The window was timed
+    by the rates unflagged (3,839.96 at 1.5x); the stamps' span over the whole window, epoch
+    ends included, is 1/counts of the rates' time."""
+    whole_second_log(tmp_path, epoch_len=epoch_len, counts=counts, phase=phase, n=1000)
+    right_or_none(tmp_path, "window", PER_DEVICE / PACE)
+    assert figure(tmp_path, "window")[1] != ""
+
+
+@pytest.mark.parametrize("phase", PHASES + (0.0,))
+@pytest.mark.parametrize("epoch_len", [20, 40, 100])
+def test_healthy_short_epochs_on_one_gpu_keep_their_figure(tmp_path, epoch_len, phase):
+    whole_second_log(tmp_path, epoch_len=epoch_len, phase=phase)
+    value, kind = figure(tmp_path, "window")
+    assert kind == ""
+    assert value == pytest.approx(PER_DEVICE / PACE, rel=0.01)
+    assert strict(tmp_path, "window") == 0
+
+
+@pytest.mark.parametrize("phase", PHASES)
+@pytest.mark.parametrize("epoch_len", [20, 40, 100])
+def test_unnamed_pauses_at_epoch_ends_give_no_wrong_figure(tmp_path, epoch_len, phase):
+    """Right rates, 5 s at each epoch's end that no line names: the rates' figure is right,
+    the stamps' span over the window is not theirs (the log cannot tell a pause from another
+    batch), so the right figure or none."""
+    whole_second_log(tmp_path, epoch_len=epoch_len, phase=phase, pause=5.0)
+    for method in ("dlperf", "window", "reported"):
+        right_or_none(tmp_path, method, PER_DEVICE / PACE)
