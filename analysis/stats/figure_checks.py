@@ -665,9 +665,10 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
     apart, along each stretch of counted intervals every line's stamp less the time the
     rates give since the stretch began stays in one band a second wide (ONE_CLOCK_BAND),
     and where the stretches are too short for that to bound the rates to MISMATCH (their
-    roundings add up linearly), the stamps' span over the whole window is the rates' time
-    over the run (:func:`_span_against_rates`): a clock that leaves out time, or a batch other than the
-    rates count, drifts out of either, so they time the window to far less than a second."""
+    roundings add up linearly), the stamps' span over the run's lines around the window is
+    the rates' time (:func:`_span_against_rates`): a clock that leaves out time, or a batch
+    other than the rates count, drifts out of either, so they time the window to far less
+    than a second."""
     spent = est.latency * est.iterations  # the figure's seconds by its stamps
     counted, took = _rate_times(run, est, lines, step, ts)
     if not np.isfinite(took).any():
