@@ -65,3 +65,17 @@ loss_print_every_n_iter = 20
 ------------------------------------------------------------------
 Time stamp: 2020-08-21-23:13:45
 """
+
+
+def oneflow_line(epoch: int, it: int, rate: float, t: float) -> str:
+    """A OneFlow CNN training line: `rate` samples/s at unix time `t`."""
+    return (f"train: epoch {epoch}, iter {it}, loss: 1.0, top_1: 0.0, top_k: 0.0, "
+            f"samples/s: {rate:.3f} {t:.4f}")
+
+
+def write_oneflow(folder: Path, text_lines: list[str]) -> Path:
+    """A OneFlow CNN log of `text_lines` under ONEFLOW_HEAD, in the DLPerf layout."""
+    path = folder / "1n1g/resnet50_b128_fp32_1.log"
+    path.parent.mkdir(parents=True)
+    path.write_text(ONEFLOW_HEAD + "\n".join(text_lines) + "\n")
+    return path

@@ -99,13 +99,9 @@ def write_oneflow(folder: Path, times: float = 1.0) -> Path:
         start = t
         for i in range(20, 401, 20):
             t += 20 * 0.05 * (1 + rng.normal(0, 0.01)) + (1.5 if (i // 20) % 3 == 0 else 0.0)
-            out.append(f"train: epoch {e}, iter {i}, loss: 1.0, top_1: 0.0, top_k: 0.0, "
-                       f"samples/s: {BATCH * i / (t - start) * times:.3f} {t:.4f}")
+            out.append(S.oneflow_line(e, i, BATCH * i / (t - start) * times, t))
         t += 30.0
-    path = folder / "1n1g/resnet50_b128_fp32_1.log"
-    path.parent.mkdir(parents=True)
-    path.write_text(S.ONEFLOW_HEAD + "\n".join(out) + "\n")
-    return path
+    return S.write_oneflow(folder, out)
 
 
 def assert_clean(runs: dict, methods=METHODS) -> None:
