@@ -256,12 +256,12 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     lines imply (:func:`_implied_batch`). Kept, naming both."""
     if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
         return est
-    implied = None if np.isfinite(run.global_batch_size) else _implied_batch(run)
+    implied = None if np.isfinite(run.global_batch_size) else _implied(run)
     batch = run.global_batch_size if implied is None else implied[0]
     if not np.isfinite(batch):
         return est
     lines, epoch, step, ts = run.timeline()
-    reading = _once(run, "reading", lambda: _rate_reading(run))
+    reading = rate_reading(run)
     first = int(np.searchsorted(lines, est.printed[0]))
     a = max(first - 1, 0)
     k = int(np.searchsorted(reading.at, first)) if reading is not None else 0
@@ -468,7 +468,7 @@ def _sample_steps(run: RunData) -> tuple[int, str]:
     reads the steps as iterations that many apart (the log then contradicts itself)."""
     stride = _stride(run.timeline()[2])
     name = _batches_of(run, stride[0]).get(stride[0]) if stride is not None else None
-    implied = _once(run, "implied", lambda: _implied_batch(run)) if name else None
+    implied = _implied(run) if name else None
     batch = run.global_batch_size
     if implied is None or not np.isfinite(batch) \
             or abs(implied[0] * stride[0] - batch) > (MISMATCH + implied[3]) * batch:
@@ -484,10 +484,15 @@ def _sample_steps(run: RunData) -> tuple[int, str]:
                f"{every} (a line every {every} iterations)")
 
 
+def _samples_a_step(run: RunData) -> tuple[int, str]:
+    """:func:`_sample_steps` of the run, made once a run."""
+    return _once(run, "sample_steps", lambda: _sample_steps(run))
+
+
 def _sample_doubt(run: RunData) -> str:
     """What shows the run's steps may count samples where its log does not settle it
     (:func:`_sample_steps`), else ""."""
-    return _once(run, "sample_steps", lambda: _sample_steps(run))[1]
+    return _samples_a_step(run)[1]
 
 
 #: What a figure's method text adds where the run's steps count samples.
@@ -499,7 +504,7 @@ def as_iterations(run: RunData) -> tuple[RunData, str]:
     steps count samples (:func:`_sample_steps`), the run with its steps over the stride, as
     iterations, so that every window is chosen and counted in iterations, and the note
     saying so; else (`run`, "")."""
-    stride, shown = _once(run, "sample_steps", lambda: _sample_steps(run))
+    stride, shown = _samples_a_step(run)
     if stride == 1:
         return run, ""
     return _in_iterations(run, stride), SAMPLE_STEPS.format(shown=shown, stride=stride)
@@ -518,7 +523,7 @@ def _lines_weigh_steps(run: RunData) -> bool:
     per iteration against the stamps (:func:`_implied_batch`), or a consumed-samples count;
     the checks before :func:`_steps_against_stated` flag steps that these do not bear out."""
     if np.isfinite(run.global_batch_size) \
-            and _once(run, "implied", lambda: _implied_batch(run)) is not None:
+            and _implied(run) is not None:
         return True
     return len(series_rows(run, train_arrays(run), M.SAMPLES)) > MIN_PRINTED
 
@@ -720,7 +725,7 @@ STEPS_TIMED_BY_RATES = (
 def _batch_agrees(run: RunData) -> bool:
     """Whether the samples an iteration the run's lines imply (:func:`_implied_batch`) are
     the stated global batch."""
-    implied = _once(run, "implied", lambda: _implied_batch(run))
+    implied = _implied(run)
     return implied is not None and np.isfinite(run.global_batch_size) and abs(
         implied[0] - run.global_batch_size) <= (MISMATCH + implied[3]) * run.global_batch_size
 
@@ -1352,10 +1357,10 @@ def _rates_disagree(run: RunData, lines: np.ndarray, per: np.ndarray,
     it; one that disagrees shows the stamps' clock stepped (or the rate times less than
     the interval), and the printed rates then check the figure."""
     out = np.zeros(len(per), dtype=bool)
-    implied = _once(run, "implied", lambda: _implied_batch(run))
+    implied = _implied(run)
     if implied is None or not which.any():
         return out
-    reading = _once(run, "reading", lambda: _rate_reading(run))
+    reading = rate_reading(run)
     if reading is None or reading.interval:
         samples = _printed_at(run, lines)[1:] * per
     else:
@@ -1456,7 +1461,7 @@ def _own_rates(run: RunData, window: tuple[int, int]) -> np.ndarray | None:
     (:func:`_rate_reading`), the finite, positive rates of each one's own iterations on the
     window's lines after its first (recovered from a running mean; none from a sliding
     mean, which the log cannot take apart); None where each rate is its own lines'."""
-    reading = _once(run, "reading", lambda: _rate_reading(run))
+    reading = rate_reading(run)
     if reading is None or reading.own:
         return None
     if reading.rates is None:
@@ -1476,6 +1481,11 @@ def _span_batches(run: RunData, reading: _Reading, lines: np.ndarray) -> np.ndar
     k = np.minimum(np.searchsorted(reading.at, ends), len(reading.at) - 1)
     held = (reading.at[k] >= ends) & (reading.start[k] >= 0) & (reading.start[k] < ends)
     return np.where(held, reading.batch[k], np.nan)
+
+
+def _implied(run: RunData) -> tuple[float, int, str, float] | None:
+    """:func:`_implied_batch` of the run, made once a run."""
+    return _once(run, "implied", lambda: _implied_batch(run))
 
 
 def _implied_batch(run: RunData) -> tuple[float, int, str, float] | None:
@@ -1505,7 +1515,7 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float] | None:
         if metric == M.LATENCY and not np.isfinite(run.global_batch_size):
             continue
         if metric == M.THROUGHPUT and not coarse:
-            reading = _once(run, "reading", lambda: _rate_reading(run))
+            reading = rate_reading(run)
             if reading is not None:
                 return reading.value(), len(reading.values()), what, 0.0
             continue
@@ -1732,8 +1742,8 @@ def _gives(reading: _Reading, stated: float) -> bool:
 
 def rate_reading(run: RunData) -> _Reading | None:
     """The reading of the run's printed rates that fits its stamps (:func:`_rate_reading`),
-    made once a run: the span each rate is the mean of, which the ``reported`` method reads
-    each interval's rate from."""
+    made once a run: the span each rate is the mean of, which every check here and the
+    ``reported`` method read each interval's rate by."""
     return _once(run, "reading", lambda: _rate_reading(run))
 
 
@@ -1745,7 +1755,7 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
     what ran, so a figure made from any of them is in doubt, whichever it was made from."""
     if not np.isfinite(run.global_batch_size):
         return est
-    implied = _once(run, "implied", lambda: _implied_batch(run))
+    implied = _implied(run)
     if implied is None or abs(implied[0] - run.global_batch_size) \
             <= (MISMATCH + implied[3]) * run.global_batch_size:
         return est
@@ -1943,7 +1953,7 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
     rates their lines print did not are timed by those rates where that brings the figure
     to them (:func:`_steps_timed_by_rates`)."""
     allowed = MISMATCH
-    implied = _once(run, "implied", lambda: _implied_batch(run))
+    implied = _implied(run)
     batch_agrees = _batch_agrees(run)
     if len(values) < MIN_PRINTED and implied is not None and np.isfinite(run.global_batch_size) \
             and not batch_agrees:
