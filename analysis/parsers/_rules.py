@@ -31,10 +31,19 @@ def pytorch_has_read(steps: np.ndarray) -> bool:
     line after it however the methods read the steps: as iterations, or as samples of the
     stride most lines advance (``figure_checks.as_iterations``, where the log settles it),
     its first PYTORCH_SKIP strides of each epoch then skipped."""
-    ds = np.diff(steps)
-    strides, counts = np.unique(ds[ds > 0], return_counts=True)
-    stride = int(strides[np.argmax(counts)]) if len(strides) else 1
+    stride = step_stride(steps)[0]
     return int((steps > PYTORCH_SKIP * max(stride, 1)).sum()) > PYTORCH_LINES
+
+
+def step_stride(steps: np.ndarray) -> tuple[int, int, int]:
+    """(the steps most intervals between lines of `steps` advance, 1 where none advances;
+    how many do; how many advance at all): a restarting counter's interval is no stride."""
+    ds = np.diff(steps)
+    ds = ds[ds > 0]
+    if not len(ds):
+        return 1, 0, 0
+    strides, counts = np.unique(ds, return_counts=True)
+    return int(strides[np.argmax(counts)]), int(counts.max()), len(ds)
 
 
 def pytorch_rule(run: RunData) -> Estimate:

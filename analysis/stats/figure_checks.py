@@ -61,6 +61,7 @@ from analysis import checks, parsers
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.parsers._fields import to_int
+from analysis.parsers._rules import step_stride
 from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
 from analysis.stats.methods.window import (
     COARSE_SHARE,
@@ -438,13 +439,9 @@ def _steps_against_stated(run: RunData, est: Estimate) -> Estimate:
 def _stride(step: np.ndarray) -> tuple[int, int, int] | None:
     """(the steps most intervals between `step`'s lines advance, how many do, how many
     advance at all), None with fewer than MIN_PRINTED that advance (a restarting counter's
-    interval is no stride)."""
-    ds = np.diff(step)
-    ds = ds[ds > 0]
-    if len(ds) < MIN_PRINTED:
-        return None
-    strides, counts = np.unique(ds, return_counts=True)
-    return int(strides[np.argmax(counts)]), int(counts.max()), len(ds)
+    interval is no stride: :func:`~analysis.parsers._rules.step_stride`)."""
+    stride = step_stride(step)
+    return stride if stride[2] >= MIN_PRINTED else None
 
 
 def _batches_of(run: RunData, seen: int) -> dict[int, str]:
