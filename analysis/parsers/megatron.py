@@ -38,7 +38,7 @@ from analysis.parsers.oneflow_gpt import read_argument_dump
 from analysis.problems import Problem
 
 _ITER = re.compile(rb"iteration +(\d+)/ *(\d+) *(\|[^\n]*)")
-_DATE = re.compile(rb"\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[.,]\d+)?\]")
+_DATE = re.compile(rb"\[(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d)(?:[.,](\d{1,6})\d*)?\]")
 _MEMORY = re.compile(
     rb"\[Rank (\d+)\] \(after (\d+) iterations\) memory \(MB\) \| allocated: (" + NUM
     + rb") \| max allocated: (" + NUM + rb") \| reserved: (" + NUM + rb") \| max reserved: ("
@@ -214,8 +214,14 @@ def _line_prefixes(log: LogText, starts: np.ndarray, lines: np.ndarray) -> list[
 
 
 def _timestamps(prefixes: list[bytes]) -> np.ndarray:
-    """Unix seconds of the ``[YYYY-MM-DD HH:MM:SS]`` prefixes (naive -> UTC); NaN without."""
-    return unix_seconds([m.group(1) if p and (m := _DATE.search(p)) else b"" for p in prefixes])
+    """Unix seconds of the ``[YYYY-MM-DD HH:MM:SS[.ffffff]]`` prefixes (naive -> UTC; a
+    decimal comma read as a point, digits past microseconds dropped); NaN without."""
+    return unix_seconds([_stamp(m) if p and (m := _DATE.search(p)) else b"" for p in prefixes])
+
+
+def _stamp(m: re.Match) -> bytes:
+    """The prefix's date and time with its fraction, if it prints one."""
+    return m.group(1) + b"." + m.group(2) if m.group(2) else m.group(1)
 
 
 def _read_iterations(log: LogText, parsed: ParsedLog) -> None:

@@ -239,3 +239,29 @@ def test_reported_says_the_format_prints_no_throughput(result):
     assert np.isnan(est["throughput"]) and est["problem_kind"] == "method_fallback"
     assert "print no throughput in samples/s" in est["problem"] and "--method window" in est["problem"]
     assert "truncated" not in est["problem"] and "after iteration" not in est["problem"]
+
+
+@pytest.mark.parametrize("point", [".", ","])
+def test_dated_prefixes_keep_their_fraction_of_a_second(tmp_path, point):
+    """A prefix printing a fraction (`[2024-05-01 10:00:07.250000]`, or with a decimal
+    comma) is read to the microsecond, not cut to whole seconds, so a latency 7 % off the
+    stamps is seen on a short run rather than hidden in a second's rounding."""
+    log = tmp_path / "1n8g" / "gpt_b4_fp16_1.log"
+    log.parent.mkdir()
+    start = datetime(2024, 5, 2, 10, 11, 0, tzinfo=timezone.utc).timestamp() + 0.25
+    lines = []
+    for it in range(10, 101, 10):
+        t = datetime.fromtimestamp(start + 0.5 * it, timezone.utc)
+        stamp = t.strftime("%Y-%m-%d %H:%M:%S") + point + f"{t.microsecond:06d}"
+        lines.append(f"[{stamp}]  iteration {it:8d}/     100 | consumed samples: {it * 256:12d} "
+                     f"| elapsed time per iteration (ms): {500 * 0.93:.1f} | global batch size: "
+                     "  256 | lm loss: 7.990000E+00 | loss scale: 65536.0 | number of skipped "
+                     "iterations:   0 | number of nan iterations:   0 |")
+    log.write_text("\n".join(lines) + "\n")
+    run = parse_paths([tmp_path])
+    stamps = rows(run, "1n8g/gpt_b4_fp16_1", "latency")["timestamp"]
+    assert stamps.diff().dropna().tolist() == pytest.approx([5.0] * 9)
+    assert stamps.iloc[0] == pytest.approx(start + 5.0)
+    assert (stamps % 1).tolist() == pytest.approx([0.25] * 10)  # the quarter seconds are kept
+    row = run_throughput(run, "dlperf").iloc[0]
+    assert row["problem_kind"] == "figure_mismatch" and "275" in row["problem"]
