@@ -79,7 +79,7 @@ def pytorch_rule(run: RunData) -> Estimate:
     gap = _window_gap(run, steps[19:120], lines[19:120])
     if gap is not None:
         return Estimate.fail(f"{gap}; the rule's window is its 20th and 120th counted lines, "
-                             "which a missing line moves, so no throughput from this window",
+                             "so no throughput from this window",
                              "window_gap", PYTORCH_RULE)
     iters, dt, restarts = checks.covered(steps[19:120], ts[19:120])
     method = f"{PYTORCH_RULE} (Iterations {int(steps[19])} and {int(steps[119])}"
@@ -131,9 +131,16 @@ def _window_gap(run: RunData, steps: np.ndarray, lines: np.ndarray) -> str | Non
     stride = np.diff(steps)
     if len(stride) and stride.min() > 0 and stride.max() > stride.min():
         at = int(np.argmax(stride))
+        if (stride[at:] == stride[at]).all() and len(stride) - at > 1:
+            # the lines go on at the longer step: the print frequency changed, none is missing
+            return (f"the lines print every {int(stride[at - 1]) if at else int(stride.min())} "
+                    f"iteration(s) up to line {int(lines[at])} (iteration {int(steps[at])}), "
+                    f"then every {int(stride[at])}: the print frequency changes, and the rule "
+                    "counts lines, not iterations")
         return (f"a training line is missing between line {int(lines[at])} (iteration "
                 f"{int(steps[at])}) and line {int(lines[at + 1])} (iteration "
-                f"{int(steps[at + 1])}): garbled, or no value finite")
+                f"{int(steps[at + 1])}): garbled, or no value finite, and a missing line moves "
+                "the counted lines")
     return None
 
 
