@@ -43,10 +43,11 @@ import time
 from pathlib import Path
 
 from analysis.campaign import records
+from analysis.discover import NoLogsError, find_logs
 from analysis.env.capture import select_env
 from analysis.errors import UsageError
 from analysis.run_settings import compared_variables, is_compared
-from analysis.strays import marker_failure
+from analysis.strays import STATUS_NAME, marker_failure
 
 #: The marker fields that say what a run ran (the others say how and when it went).
 DEFINING = ("campaign", "backend", "workload", "framework", "device", "workdir", "case", "env")
@@ -129,6 +130,27 @@ def key_warning(out: Path, run_ids: list[str]) -> None:
               f"of the variables they inherited made with another key than "
               f"{Path(out) / '.campaign' / 'env.key'} (moved or replaced): those variables "
               f"are not compared", file=sys.stderr, flush=True)
+
+
+def stray_files(out: Path, runs: set[str]) -> list[str]:
+    """The files under `out`, relative to it, of logs that are none of `runs` (the runs
+    ``status.json`` lists) and that its records say the campaign did not run: the strays
+    ``dlperf summarize`` leaves out (:mod:`analysis.strays`)."""
+    try:
+        found, _ = find_logs([out])
+    except NoLogsError:
+        return []
+    return [os.path.relpath(f.path, out) for f in found if f.stray and f.run_id not in runs]
+
+
+def stray_note(out: Path, name: str, runs: set[str]) -> None:
+    """Say on stderr which stray files (:func:`stray_files`) campaign `name` found in `out`."""
+    strays = stray_files(out, runs)
+    if strays:
+        more = f", … ({len(strays)} in all)" if len(strays) > 5 else ""
+        print(f"{name}: {len(strays)} stray file(s) in {out} that no done marker or "
+              f"{STATUS_NAME} names, not counted as this campaign's runs: "
+              f"{', '.join(strays[:5])}{more}", file=sys.stderr, flush=True)
 
 
 def recorded_env(out: Path, run_id: str) -> dict[str, str] | None:

@@ -288,6 +288,7 @@ class Campaign:
         todo = [r for r in self.runs if rows[r.run_id]["state"] == "pending" or (
             rows[r.run_id]["state"] == "failed" and self.spec.retry_failed and self._retried(r))]
         self._save(rows)
+        resume.stray_note(self.out, self.spec.name, set(rows))
         skipped = self._skipped_line(rows, todo)
         if skipped:
             print(skipped, file=sys.stderr, flush=True)

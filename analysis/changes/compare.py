@@ -179,7 +179,8 @@ def copied_runs(base: Campaign, new: Campaign) -> tuple[list[Problem], list[Prob
     (`_restated`: the same lines under another stated setting are another campaign, as the
     store's key says; the keys named), or one the logs cannot tell from a rerun made
     deterministic (stamps too coarse);
-    none where a side kept no logs (a stored campaign), or where BASE and NEW are one path
+    none where a side kept neither logs nor their training rows (a campaign stored before
+    the store kept them: `store.TRAINING`), or where BASE and NEW are one path
     (the campaign compared with itself on purpose: a check of the comparison, every run
     its own copy)."""
     if Path(base.label).resolve() == Path(new.label).resolve():
@@ -203,20 +204,34 @@ def copied_runs(base: Campaign, new: Campaign) -> tuple[list[Problem], list[Prob
 def counted_runs(campaign: Campaign, copied: set[str]) -> Campaign:
     """`campaign` less its runs `copied` (copies of another campaign's logs): its runs, with
     outliers judged among those kept, and its summary made again from them, so that every
-    figure and flag of a case is of the runs counted. UsageError when it keeps no parse to
-    summarise them from (a stored campaign)."""
+    figure and flag of a case is of the runs counted. A stored campaign keeps no parse to
+    summarise from: it loses the cases all of whose runs are copies (not re-measured), and
+    one only some of whose runs are is a UsageError naming it."""
     if not copied:
         return campaign
-    if campaign.result is None:
-        raise UsageError(f"{campaign.label}: {len(copied)} of its runs are copies of another "
-                         "campaign's logs, and it keeps no parse to summarise the others "
-                         "from: give it as its logs")
     runs = campaign.runs[~campaign.runs["run_id"].astype(str).isin(copied)]
+    if campaign.result is None:
+        return _less_copied_cases(campaign, runs)
     kept = records_of(runs)
     mark_outliers(kept)
     runs = runs.assign(outlier=[r["outlier"] for r in kept]).reset_index(drop=True)
     return dataclasses.replace(campaign, runs=runs,
                                summary=summarize(campaign.result, runs=kept))
+
+
+def _less_copied_cases(campaign: Campaign, runs: pd.DataFrame) -> Campaign:
+    """Stored `campaign` with only `runs`, of which no case may have lost some runs only:
+    its stored summary stands for the cases whose runs are all kept."""
+    before, after = (pd.Series(case_keys(f)).value_counts() for f in (campaign.runs, runs))
+    partly = [k for k, n in after.items() if n != before[k]]
+    if partly:
+        raise UsageError(f"{campaign.label}: {len(partly)} case(s) hold copies of another "
+                         f"campaign's logs beside runs of their own (e.g. {partly[0]}), and "
+                         "a stored campaign keeps no parse to summarise the others from: "
+                         "give it as its logs")
+    kept = [k in after for k in case_keys(campaign.summary)]
+    return dataclasses.replace(campaign, runs=runs.reset_index(drop=True),
+                               summary=campaign.summary[kept].reset_index(drop=True))
 
 
 def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_THRESHOLD,

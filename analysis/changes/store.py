@@ -427,6 +427,8 @@ def stored_copies(store: Path, campaign: Campaign, method: str, listed: pd.DataF
     runs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if TRAINING not in runs.columns:  # stored before the store kept them
         return [], []
+    # many campaigns on one side: each run named with its own
+    runs["run_id"] = runs["run_id"].astype(str) + ", stored campaign " + runs["campaign"]
     stored = Campaign(f"store {display_path(store)}", "", "", "", runs, pd.DataFrame(),
                       pd.DataFrame(), logs=_logs_of(runs))
     return copied_runs(stored, campaign)
@@ -458,8 +460,8 @@ def _logs_of(runs: pd.DataFrame) -> list[tuple[dict, ParsedLog, str]]:
     """(run, its training rows as a ParsedLog, its log) of each stored run that kept them."""
     logs = []
     stated = [c for c in STATED if c in runs.columns]
-    for (key, rid, source, text), fields in zip(
-            zip(runs["campaign"], runs["run_id"], runs["source"], runs[TRAINING], strict=True),
+    for (rid, source, text), fields in zip(
+            zip(runs["run_id"], runs["source"], runs[TRAINING], strict=True),
             runs[stated].to_dict("records"), strict=True):
         if not isinstance(text, str):
             continue
@@ -472,7 +474,7 @@ def _logs_of(runs: pd.DataFrame) -> list[tuple[dict, ParsedLog, str]]:
                 "value": np.array(values, float),
                 **{c: np.full(n, -1, np.int64) for c in ("line", "rank", "device", "epoch")}})
         logs.append(({**fields, "parameters": kept["configuration"],
-                      "run_id": f"{rid}, stored campaign {key}"}, parsed, str(source)))
+                      "run_id": str(rid)}, parsed, str(source)))
     return logs
 
 
@@ -820,7 +822,7 @@ def load(store: str | Path, ref: str, method: str | None = None) -> Campaign:
                          f"{row['method']}, not {method}: pass --method {row['method']}, or "
                          f"add its logs again with --method {method}")
     runs = _read_parquet(_partition(store, "runs", key))
-    logs = _logs_of(runs.assign(campaign=key)) if TRAINING in runs.columns else None
+    logs = _logs_of(runs) if TRAINING in runs.columns else None
     runs = runs.drop(columns=[TRAINING, ALIKE], errors="ignore")
     summary = _read_parquet(_partition(store, "summary", key))
     # a store written before a fact was kept (env_nccl_env) lacks its column: unknown there

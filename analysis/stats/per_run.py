@@ -234,16 +234,16 @@ def _run_data(run: dict, train: pd.DataFrame, metric_rows: dict, arrays: dict | 
 
 
 def run_data(result: ParseResult, run_id: str) -> RunData:
-    """One run as the throughput methods see it (for notebooks, tests and new rules), its
-    training rows as a frame the caller may change before use."""
+    """One run as the throughput methods measure it (for notebooks, tests and new rules), its
+    training rows as a frame the caller may change before use: where its steps count
+    samples, in iterations, as every method reads them (`_measured_run`)."""
     run = next((r for r in result.run_records() if r["run_id"] == run_id), None)
     if run is None:
         raise UsageError(f"no run {run_id!r}; runs: {', '.join(result.runs['run_id'][:5])}, ...")
-    mine = result.parsed_by_run().get(run_id, [])
-    _, metric_rows, arrays = _parsed_arrays(mine)
-    if arrays is None:  # no training rows: the frame is empty
-        arrays = {k: np.empty(0, np.int64 if k == "line" else np.float64) for k in _PART_COLUMNS}
-    rd = _run_data(run, None, metric_rows, arrays, _closing(mine), _evaluations(mine))
+    rd, _ = _measured_run(run, result.parsed_by_run().get(run_id, []))
+    if rd.arrays is None:  # no training rows: the frame is empty
+        rd.arrays = {k: np.empty(0, np.int64 if k == "line" else np.float64)
+                     for k in _PART_COLUMNS}
     rd.train, rd.arrays = rd.train, None  # built from the arrays, and then read alone
     return rd
 
