@@ -11,6 +11,7 @@ batch", and passed. Each span now reaches back as far as the rounding needs.
 
 from __future__ import annotations
 
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,7 +22,8 @@ from analysis.cli import main
 from analysis.collect import parse_paths
 from analysis.stats.per_run import run_throughputs
 
-import dll_synth as S
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dll_synth as S  # noqa: E402
 
 METHODS = ("dlperf", "window", "reported")
 TRUTH = 128 / 0.05
