@@ -1544,15 +1544,14 @@ def _telescoped_batch(run: RunData, printed: np.ndarray, value: float,
     ds = np.diff(step)
     rated = printed[1:] > 0
     cut = holds_evaluation(run.evaluations, lines)
-    if not rated[~cut].all():
+    if not rated[~cut].all() or cut.all():
         return value, slack
-    piece = np.cumsum(np.concatenate([[1], cut]))[:-1]  # the span each interval is in
-    kept = ~cut
-    spans = np.unique(piece[kept])
-    seconds = float(sum(ts[np.flatnonzero(piece == p)[-1] + 1] - ts[np.flatnonzero(piece == p)[0]]
-                        for p in spans))
+    kept = np.flatnonzero(~cut)
+    opens = np.concatenate([[True], np.diff(kept) > 1])  # a span's first interval
+    closes = np.concatenate([opens[1:], [True]])
+    seconds = float(np.sum(ts[kept[closes] + 1] - ts[kept[opens]]))
     per_sample = float(np.sum((np.where(ds > 0, ds, step[1:]) / printed[1:])[kept]))
-    telescoped = len(spans) * ONE_CLOCK_BAND / seconds if seconds > 0 else np.inf
+    telescoped = int(opens.sum()) * ONE_CLOCK_BAND / seconds if seconds > 0 else np.inf
     if telescoped >= slack or not per_sample > 0:
         return value, slack
     return seconds / per_sample, telescoped
