@@ -1678,12 +1678,16 @@ def _settled_back(held: np.ndarray, off: np.ndarray, first: np.ndarray) -> np.nd
     """For each running mean's time `held` (its rounding's sd `off`): the index of the
     nearest of 1, 2, 4, ... printed rates back over whose span the rounding moves the growth
     of `held` by at most SPAN_ROUNDING, else its part's `first` (a mean since the start: its
-    rounding relative to the growth shrinks as the span grows)."""
+    rounding relative to the growth shrinks as the span grows); a span that shrinks by more
+    than half a digit at each end can (sqrt(3) sd) ends the search there: those means
+    contradict each other, whatever their rounding."""
     k = np.arange(len(held))
     back, todo, n = first.copy(), k > first, 1
     while todo.any() and n < len(held):
         j = np.maximum(k - n, first)
-        settled = todo & (SPAN_ROUNDING * (held - held[j]) >= np.hypot(off, off[j]))
+        grown = held - held[j]
+        settled = todo & ((SPAN_ROUNDING * grown >= np.hypot(off, off[j]))
+                          | (grown < -math.sqrt(3) * (off + off[j])))
         back[settled], todo, n = j[settled], todo & ~settled, 2 * n
     return back
 
