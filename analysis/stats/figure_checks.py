@@ -579,23 +579,6 @@ TIMED_BY_RATES = ("; its whole-second timestamps ({stamped:g} s) are too coarse:
 #: of a window's lines when both keep one clock: the stamps' second, and a margin for the
 #: stamp being written a little after the iteration its line's rate times.
 ONE_CLOCK_BAND = RESOLUTION * (1 + MISMATCH)
-#: Standard deviations of a sum of whole-second roundings beyond which it is no rounding.
-ROUNDING_SDS = 3
-
-
-def _rounding_drift(stretches: int) -> float:
-    """The most seconds by which whole-second stamps may read `stretches` stretches of
-    intervals off in sum where the rates that time them are right. Each stretch's stamps
-    read its time f s short or 1 - f s long (f: the fraction of a second in it), mean 0,
-    variance f (1 - f) <= 1/4 s^2 (sd ONE_CLOCK_BAND / 2 with the stamps' margin); the
-    bound is ROUNDING_SDS of their sum's sd, which a healthy window exceeds about 0.3 % of
-    the time where every stretch rounds its worst (f = 1/2), about 1 in 10,000 where f is
-    uniform (sd 0.41 s), and less where stretches a short interval apart nearly cancel.
-    Rates of another batch drift in proportion to the time instead: rates of half the
-    batch time each 1 s epoch at 2 s, past this bound from 3 stretches on."""
-    return ROUNDING_SDS * ONE_CLOCK_BAND / 2 * math.sqrt(stretches)
-
-
 def _rate_times(run: RunData, est: Estimate, lines, step, ts):
     """(the intervals between the window's `lines` that `est` counts, those its stamps'
     seconds and its iterations add up to, or None where none do; each interval's seconds
@@ -1489,7 +1472,8 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float] | None:
     """(the median over the run's intervals of the samples an iteration its lines imply,
     the intervals, from what, the relative error the stamps' resolution allows it; over
     timestamps in whole seconds, the sum of the intervals' samples over their iterations,
-    which rounding moves by :func:`_rounding_drift` of its stretches): each printed throughput
+    which rounding moves by up to a second a stretch, else :func:`_telescoped_batch`): each
+    printed throughput
     x the seconds per iteration by the timestamps over the span it is the mean of (its
     interval, or as :func:`_rate_reading` reads it) where the family prints a global
     rate, else the stated
@@ -1532,18 +1516,45 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float] | None:
             continue
         if not coarse:
             return _median(implied[ok]), int(ok.sum()), what, 0.0
-        # whole-second stamps round each interval by up to a second: their sum does not,
-        # but for a rounding of each stretch of intervals (samples the lines ran over the
-        # iterations, or clock over printed seconds), mean 0 (_rounding_drift)
+        # whole-second stamps read each stretch of intervals up to a second off, and
+        # stretches of one length a period apart round alike: their errors add up linearly
         stretches = int(ok[0]) + int(np.sum(ok[1:] & ~ok[:-1]))
         seconds = float(np.sum(dt[ok]))
         if metric == M.THROUGHPUT:
             value = float(np.sum(printed[1:][ok] * dt[ok]) / np.sum(ds[ok]))
         else:
             value = float(run.global_batch_size * seconds / np.sum(ds[ok] * printed[1:][ok]))
-        slack = _rounding_drift(stretches) / seconds if seconds > 0 else np.inf
+        slack = stretches * ONE_CLOCK_BAND / seconds if seconds > 0 else np.inf
+        if metric == M.THROUGHPUT and slack > MISMATCH:
+            value, slack = _telescoped_batch(run, printed, value, slack)
         return value, int(ok.sum()), what, slack
     return None
+
+
+def _telescoped_batch(run: RunData, printed: np.ndarray, value: float,
+                      slack: float) -> tuple[float, float]:
+    """(the samples an iteration the global rates `printed` on the run's lines imply over
+    whole-second stamps, the relative error their rounding allows it): over the spans
+    between evaluations, epoch ends included, each interval's iterations at its rate take
+    the span's seconds, which telescope to one rounding at each end (:func:`_span_against_rates`);
+    `value` and `slack` (its stretches within epochs) where those spans check no closer or
+    an interval prints no rate. Epoch ends are taken to hold no pause: where they do, the
+    batch implied is larger, as a batch other than the stated one makes it."""
+    lines, _, step, ts = run.timeline()
+    ds = np.diff(step)
+    rated = printed[1:] > 0
+    cut = holds_evaluation(run.evaluations, lines)
+    if not rated[~cut].all() or cut.all():
+        return value, slack
+    kept = np.flatnonzero(~cut)
+    opens = np.concatenate([[True], np.diff(kept) > 1])  # a span's first interval
+    closes = np.concatenate([opens[1:], [True]])
+    seconds = float(np.sum(ts[kept[closes] + 1] - ts[kept[opens]]))
+    per_sample = float(np.sum((np.where(ds > 0, ds, step[1:]) / printed[1:])[kept]))
+    telescoped = int(opens.sum()) * ONE_CLOCK_BAND / seconds if seconds > 0 else np.inf
+    if telescoped >= slack or not per_sample > 0:
+        return value, slack
+    return seconds / per_sample, telescoped
 
 
 #: Printed rates back over which a sliding meter may average them (the last N printed
@@ -1552,10 +1563,14 @@ SLIDING = (2, 5, 10, 20, 50, 100)
 #: How much wider (times, plus a share) than the tightest reading's spread another reading's
 #: may be and still fit the log as well: the stamps' own noise then cannot tell them apart.
 FIT_TIMES, FIT_SHARE = 2.0, 0.01
-#: Printed rates over which a running mean's batch is valued: its rounding (a rate to 2
-#: decimals) moves one line's growth of 100,000 iterations by 20 %, 50 of them by 0.4 %,
-#: and a clock step moves no more than this many of them.
+#: Printed rates over which a running mean's batch is valued (at least): a clock step moves
+#: no more than this many of them.
 RUNNING_LAG = 50
+#: The most (sd, relative) a running mean's rounding may move the batch a span implies: a
+#: rate to 2 decimals moves one line's growth of 100,000 iterations by 20 %, a whole
+#: number's after 100 lines by 20 % as well; the span reaches back until it is a third of
+#: MISMATCH (rounding alone then moves it past MISMATCH about once in 400).
+SPAN_ROUNDING = MISMATCH / 3
 #: The widest spread of each interval's own rate x its seconds per iteration that the
 #: stamps' noise alone may make (a logger's delay of a few ms on 50 ms iterations: ~7 %).
 STAMP_NOISE = 2 * MISMATCH
@@ -1634,27 +1649,47 @@ def _rate_readings(run: RunData) -> Iterator[_Reading]:
         # one printed rate to the next it grows by the stamps' time over the batch
         held = done[at] / rate
         new = np.concatenate([[True], np.diff(part[at]) != 0])  # a new epoch's mean starts anew
-        # the rate RUNNING_LAG printed rates back, or its part's first
-        back = np.maximum(np.flatnonzero(new)[np.cumsum(new) - 1],
-                          np.arange(len(at)) - RUNNING_LAG)
-        batch, rates = np.full(len(at), np.nan), np.full(len(at), np.nan)
+        first = np.flatnonzero(new)[np.cumsum(new) - 1]  # each one's part's first printed rate
+        # a rate rounded to its printed digits moves its time by held x that rounding / rate,
+        # which grows with the run while one line's growth does not: each span reaches back
+        # as far as that rounding needs, and the value is read over RUNNING_LAG rates or more
+        off = held * _rounding_sd(rate)
+        back = _settled_back(held, off, first)
+        lag = np.maximum(first, np.minimum(back, np.arange(len(at)) - RUNNING_LAG))
         with np.errstate(divide="ignore", invalid="ignore"):
-            batch[1:], rates[1:] = np.diff(ts[at]) / np.diff(held), np.diff(done[at]) / np.diff(held)
-            whole = (ts[at] - ts[at][back]) / (held - held[back])
-            # a rate rounded to its printed digits moves its time by held x that rounding
-            # / rate, which grows with the run while one line's growth does not: a span
-            # it moves more than the stamps' noise does tells nothing
-            off = held * _rounding_sd(rate)
-            rounding = np.concatenate([[np.nan], np.hypot(off[1:], off[:-1])
-                                       / np.abs(np.diff(held))])
-        batch[new | ~(rounding <= STAMP_NOISE)], rates[new], whole[new] = np.nan, np.nan, np.nan
-        yield _Reading(what, at, _back(at, 1), batch, rates, own=False, whole=whole,
-                       rounding=rounding)
+            grown = held - held[back]
+            batch, rates = (ts[at] - ts[at][back]) / grown, (done[at] - done[at][back]) / grown
+            whole = (ts[at] - ts[at][lag]) / (held - held[lag])
+            rounding = np.hypot(off, off[back]) / np.abs(grown)
+        unsettled = new | ~(rounding <= SPAN_ROUNDING)  # its part's rounding tells nothing
+        batch[unsettled], whole[unsettled], rates[new] = np.nan, np.nan, np.nan
+        start = np.where(new, _back(at, 1), at[back])
+        yield _Reading(what, at, start, batch, rates, own=False, whole=whole, rounding=rounding)
     for n in SLIDING:
-        if n < len(at):
+        # spans of more than half the printed rates share most of their lines: however
+        # little their batches spread, that tells nothing of the meter
+        if 2 * n <= len(at):
             yield dataclasses.replace(_over_span(f"the mean over the last {n} printed intervals",
                                                  rate, at, _back(at, n), step, ts),
                                       rates=None, own=False)
+
+
+def _settled_back(held: np.ndarray, off: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """For each running mean's time `held` (its rounding's sd `off`): the index of the
+    nearest of 1, 2, 4, ... printed rates back over whose span the rounding moves the growth
+    of `held` by at most SPAN_ROUNDING, else its part's `first` (a mean since the start: its
+    rounding relative to the growth shrinks as the span grows); a span that shrinks by more
+    than half a digit at each end can (sqrt(3) sd) ends the search there: those means
+    contradict each other, whatever their rounding."""
+    k = np.arange(len(held))
+    back, todo, n = first.copy(), k > first, 1
+    while todo.any() and n < len(held):
+        j = np.maximum(k - n, first)
+        grown = held - held[j]
+        settled = todo & ((SPAN_ROUNDING * grown >= np.hypot(off, off[j]))
+                          | (grown < -math.sqrt(3) * (off + off[j])))
+        back[settled], todo, n = j[settled], todo & ~settled, 2 * n
+    return back
 
 
 def _rounding_sd(values: np.ndarray) -> np.ndarray:

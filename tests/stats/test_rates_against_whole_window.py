@@ -200,3 +200,33 @@ def test_unnamed_pauses_at_epoch_ends_give_no_wrong_figure(tmp_path, epoch_len, 
     whole_second_log(tmp_path, epoch_len=epoch_len, phase=phase, pause=5.0)
     for method in ("dlperf", "window", "reported"):
         right_or_none(tmp_path, method, PER_DEVICE / PACE)
+
+
+@pytest.mark.parametrize("phase", PHASES)
+@pytest.mark.parametrize("off", [{"stated": 113}, {"stated": 144}, {"counts": 0.88},
+                                 {"counts": 1.12}])
+@pytest.mark.parametrize("epoch_len", [20, 40])
+def test_a_batch_off_the_rates_on_short_epochs_is_flagged(tmp_path, epoch_len, off, phase):
+    """Epochs of 1 or 2 s, 400 iterations, the rates 12 % off the stated batch (the dump
+    states 113 or 144, or the rates count 0.88 or 1.12 x the run's): the batch the lines
+    imply was summed within epochs, over stretches of about a second or two that round
+    alike, under a slack of independent roundings, and the reported figure of 2-s epochs
+    passed unflagged; over the spans epoch ends do not cut, the stamps telescope to a
+    rounding at each end and tell the rates' batch from the stated one."""
+    whole_second_log(tmp_path, epoch_len=epoch_len, phase=phase, **off)
+    for method in ("dlperf", "window", "reported"):
+        assert figure(tmp_path, method)[1] != "", method
+        assert strict(tmp_path, method) != 0, method
+
+
+@pytest.mark.parametrize("phase", PHASES + (0.0, 0.6))
+@pytest.mark.parametrize("epoch_len", [20, 40])
+def test_the_stated_batch_of_the_rates_on_short_epochs_agrees(tmp_path, epoch_len, phase):
+    """The same, healthy: the window method and the rates' median keep the true 2,560 (the
+    reported method finds no interval past its warm-up of 20 in epochs of 20)."""
+    whole_second_log(tmp_path, epoch_len=epoch_len, phase=phase)
+    for method in ("window", "reported")[:1 if epoch_len == 20 else 2]:
+        value, kind = figure(tmp_path, method)
+        assert kind == "", method
+        assert value == pytest.approx(PER_DEVICE / PACE, rel=0.01)
+        assert strict(tmp_path, method) == 0
