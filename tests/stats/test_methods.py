@@ -166,7 +166,9 @@ def test_each_method_is_a_module_of_its_name():
 @pytest.mark.parametrize("steps, warmup, kept", [
     ([100, 200, 300], 20, [False, True, True]),  # the first value measured steps 1-100
     ([19, 20, 21, 22], 20, [False, False, True, True]),  # one value per iteration: step > 20
-    ([40, 60, 20, 40, 60], 20, [False, True, False, True, True]),  # a new epoch restarts steps
+    # a new epoch restarts steps: its iterations count on run-wide (61-80 at its step 20)
+    ([40, 60, 20, 40, 60], 20, [False, True, True, True, True]),
+    ([10, 20, 10, 20, 10], 20, [False, False, True, True, True]),  # epochs of 10
     ([10, 30, 50], 30, [False, False, True]),
 ])
 def test_reported_keeps_values_whose_interval_is_past_the_warmup(steps, warmup, kept):

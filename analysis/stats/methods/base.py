@@ -57,6 +57,17 @@ def lowest_rank(rank: np.ndarray) -> np.ndarray:
     return np.isnan(rank) | (rank == np.nanmin(rank))
 
 
+def iterations_done(steps: np.ndarray) -> np.ndarray:
+    """The iterations done at each line since the run's start (steps of one rank in line
+    order): where the counter does not advance (a new epoch numbering its iterations from 1
+    again) the new step counts on from the line before, so a warm-up is the run's first
+    iterations, not each epoch's."""
+    if len(steps) == 0:
+        return steps
+    ds = np.diff(steps)
+    return steps[0] + np.concatenate([[0], np.where(ds > 0, ds, steps[1:])]).cumsum()
+
+
 def truncated(label: str, warmup: int, measure: int, last: int,
               first: int | None = None) -> Estimate:
     """Why a window does not fit the run's iterations: where its training lines end and,

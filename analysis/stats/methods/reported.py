@@ -4,9 +4,10 @@ BERT's ``training_sequences_per_second``, TensorFlow's ``() throughput_train``: 
 program's figure for the whole run from its own timers, whatever `warmup`); else the
 median of the throughput values the program printed for intervals after
 `warmup`: a value printed at step s covers the iterations since the previous printed step
-(since 0 for the first, or where steps restart), so with a print every 100 iterations the
-value at step 100 (start-up included) is not one after a warm-up of 20. A printed 0 is not
-a speed (a stalled interval, or one not yet timed): it is left out and the run flagged
+(since 0 for the first), so with a print every 100 iterations the value at step 100
+(start-up included) is not one after a warm-up of 20; a counter that restarts each epoch
+counts on run-wide: the warm-up is the run's first iterations, not each epoch's. A printed
+0 is not a speed (a stalled interval, or one not yet timed): it is left out and the run flagged
 ``zero_throughput``, naming its lines. Printed running means (since the run's or the
 epoch's start) would hold the start-up in every value: each interval's own rate is
 recovered from them and the median taken of those (:func:`_interval_rates`)."""
@@ -24,6 +25,7 @@ from analysis.stats.methods import register
 from analysis.stats.methods.base import (
     ThroughputMethod,
     closing_figure,
+    iterations_done,
     lowest_rank,
     series_rows,
     train_arrays,
@@ -54,7 +56,7 @@ class Reported(ThroughputMethod):
             return Estimate.fail(values, "missing_metadata", label)
         if rows.size == 0 and not running:
             return _none_printed(run, cols, label)
-        rows, starts = _after_warmup(cols, rows, warmup)
+        rows, done = _after_warmup(cols, rows, warmup)
         if running and rows.size == 0:
             return Estimate.fail(
                 f"the printed throughputs are running means ({running}) and no interval "
@@ -69,7 +71,7 @@ class Reported(ThroughputMethod):
         if refused is not None:
             return refused
         if running:
-            return _recovered_median(cols, rows, starts, values, seconds, label)
+            return _recovered_median(cols, rows, done, values, seconds, label)
         vals, lines = values[rows][finite], lines[finite]
         stalled = vals <= 0  # not a speed (negative values never get here: analysis.checks)
         if not stalled.any():
@@ -134,12 +136,12 @@ RUNNING = (" of each interval's own rate, recovered from running means ({what}):
 def _after_warmup(cols: dict[str, np.ndarray], rows: np.ndarray,
                   warmup: int) -> tuple[np.ndarray, np.ndarray]:
     """(`rows` of the lowest rank that carry a step and measured only iterations after
-    `warmup`, the step each one's interval starts at)."""
+    `warmup`, the iterations each one's interval holds)."""
     rows = rows[lowest_rank(cols["rank"][rows])]
     rows = rows[~np.isnan(cols["step"][rows])]
-    steps = cols["step"][rows]
-    kept = after_warmup(steps, warmup)
-    return rows[kept], _interval_starts(steps)[kept]
+    start, done = _intervals(cols["step"][rows])
+    kept = after_warmup(cols["step"][rows], warmup)
+    return rows[kept], (done - start)[kept]
 
 
 def _interval_rates(run: RunData, cols: dict[str, np.ndarray]
@@ -175,11 +177,11 @@ def _interval_rates(run: RunData, cols: dict[str, np.ndarray]
     return rows[np.isin(cols["line"][rows], printed)], values, seconds, reading.what
 
 
-def _recovered_median(cols: dict[str, np.ndarray], rows: np.ndarray, starts: np.ndarray,
+def _recovered_median(cols: dict[str, np.ndarray], rows: np.ndarray, done: np.ndarray,
                       values: np.ndarray, seconds: np.ndarray, label: str) -> Estimate:
     """The median of the interval rates recovered from running means on `rows` (after the
-    warm-up), flagged where the iterations are uneven: the median is then not the rate the
-    run ran at, which the same means state (the iterations over the time they give)."""
+    warm-up; `done`: the iterations each one's interval holds), flagged where the iterations
+    are uneven: the median is then not the rate the run ran at, which the same means state (the iterations over the time they give)."""
     rates, lines = values[rows], cols["line"][rows]
     bad = ~(np.isfinite(rates) & (rates > 0))
     if bad.any():
@@ -188,7 +190,6 @@ def _recovered_median(cols: dict[str, np.ndarray], rows: np.ndarray, starts: np.
             "positive time (their rounding outgrows the intervals, or they are not means over "
             "the span read): no interval's own rate can be recovered from them",
             "impossible_value", label)
-    done = cols["step"][rows] - starts
     median, mean = float(np.median(rates)), float(done.sum() / (done / rates).sum())
     printed = (int(lines.min()), int(lines.max()))
     latency = float(np.median(seconds[rows]))
@@ -206,13 +207,14 @@ def _recovered_median(cols: dict[str, np.ndarray], rows: np.ndarray, starts: np.
 
 def after_warmup(steps: np.ndarray, warmup: int) -> np.ndarray:
     """Which printed values (their steps, in line order) measured only iterations after
-    `warmup`: the step is past it and so is its interval's start (:func:`_interval_starts`)."""
-    return (steps > warmup) & (_interval_starts(steps) >= warmup)
+    `warmup`: their interval (:func:`_intervals`) starts at or past it."""
+    start, done = _intervals(steps)
+    return (done > warmup) & (start >= warmup)
 
 
-def _interval_starts(steps: np.ndarray) -> np.ndarray:
-    """The step each printed value's interval starts at: the previous printed step (0 for
-    the first value and where steps restart, as in a new epoch)."""
-    start = np.concatenate([[0.0], steps[:-1]])[:len(steps)]
-    start[start > steps] = 0.0
-    return start
+def _intervals(steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(iterations done at the start of each printed value's interval, at its end), counted
+    from the run's start (:func:`iterations_done`): its interval starts at the previous
+    printed value (0 for the first)."""
+    done = iterations_done(steps)
+    return np.concatenate([[0.0], done[:-1]])[:len(done)], done

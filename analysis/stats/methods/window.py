@@ -21,6 +21,7 @@ from analysis.parsers._rules import RESTARTS
 from analysis.stats.methods import register
 from analysis.stats.methods.base import (
     ThroughputMethod,
+    iterations_done,
     lowest_rank,
     series_rows,
     train_arrays,
@@ -337,7 +338,7 @@ def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
     ds = np.diff(steps)
     held = holds_evaluation(run.evaluations, lines) & (ds > 0)
     inside = np.concatenate([[0], np.where((ds > 0) & ~held, ds, 0)]).cumsum()
-    since_start = steps[0] + np.concatenate([[0], np.where(ds > 0, ds, steps[1:])]).cumsum()
+    since_start = iterations_done(steps)
     i0 = int(np.searchsorted(since_start, warmup, side="left"))
     if i0 >= len(steps):
         return truncated(label, warmup, measure, int(since_start[-1]))
