@@ -1524,11 +1524,19 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float] | None:
             value = float(np.sum(printed[1:][ok] * dt[ok]) / np.sum(ds[ok]))
         else:
             value = float(run.global_batch_size * seconds / np.sum(ds[ok] * printed[1:][ok]))
-        slack = stretches * ONE_CLOCK_BAND / seconds if seconds > 0 else np.inf
+        slack = _rounding_share(stretches, seconds)
         if metric == M.THROUGHPUT and slack > MISMATCH:
             value, slack = _telescoped_batch(run, printed, value, slack)
         return value, int(ok.sum()), what, slack
     return None
+
+
+def _rounding_share(stretches: int, seconds: float) -> float:
+    """The most a time of `seconds` read from whole-second stamps over `stretches` stretches
+    (each up to ONE_CLOCK_BAND off) may be off, relative to the true time: the stamps may read
+    it that much long, and a true time shorter than they read gives a larger share."""
+    off = stretches * ONE_CLOCK_BAND
+    return off / (seconds - off) if seconds > off else np.inf
 
 
 def _telescoped_batch(run: RunData, printed: np.ndarray, value: float,
@@ -1551,7 +1559,7 @@ def _telescoped_batch(run: RunData, printed: np.ndarray, value: float,
     closes = np.concatenate([opens[1:], [True]])
     seconds = float(np.sum(ts[kept[closes] + 1] - ts[kept[opens]]))
     per_sample = float(np.sum((np.where(ds > 0, ds, step[1:]) / printed[1:])[kept]))
-    telescoped = int(opens.sum()) * ONE_CLOCK_BAND / seconds if seconds > 0 else np.inf
+    telescoped = _rounding_share(int(opens.sum()), seconds)
     if telescoped >= slack or not per_sample > 0:
         return value, slack
     return seconds / per_sample, telescoped
@@ -1788,8 +1796,11 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
     if not np.isfinite(run.global_batch_size):
         return est
     implied = _implied(run)
+    # whole-second stamps bound the batch they imply to within its slack, a worst case (every
+    # stretch rounding its most); a healthy log's stays inside it, so beyond MISMATCH and the
+    # slack the stamps' best reading puts the figure further off than MISMATCH allows
     if implied is None or abs(implied[0] - run.global_batch_size) \
-            <= (MISMATCH + implied[3]) * run.global_batch_size:
+            <= max(MISMATCH, implied[3]) * run.global_batch_size:
         return est
     value, n, what, slack = implied
     if est.printed is None and what == "printed rate" and (why := _other_clock(run, est)):
@@ -1814,7 +1825,8 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
         f"the figure {est.throughput:,.2f} samples/s rests on the stated global batch "
         f"{run.global_batch_size:,.0f}, while {how} gives {value:,.1f} samples an iteration "
         + (f"(median of {n} intervals)" if not slack else
-           f"(over {n} intervals of whole-second timestamps)")
+           f"(over {n} intervals of whole-second timestamps, which bound it to "
+           f"{slack:.1%} either way)")
         + f"{whole}: " + (_sample_doubt(run) or "the stated global batch or devices, the "
                           "printed values or the clock may not be what ran")
         + "; the figure is kept"))
