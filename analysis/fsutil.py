@@ -130,17 +130,24 @@ def atomic_path(target: str | os.PathLike, sync: bool = True) -> Iterator[Path]:
         raise
 
 
-def check_outputs(outputs: list[Path], inputs: list[Path], force: bool) -> None:
-    """Refuse (UsageError) to write over an input file, through a symbolic link, onto a
+def check_outputs(outputs: list[Path], inputs: list[Path], force: bool,
+                  stores: list[Path] = ()) -> None:
+    """Refuse (UsageError) to write over an input file, into an input results store (of
+    `stores`: every file in it is read as a part of it), through a symbolic link, onto a
     folder, or over an existing file unless `force`. Paths are compared by their real paths
     (links, `..`, relative paths)."""
     from analysis.errors import UsageError
 
     read = {os.path.realpath(p) for p in inputs}
+    sealed = [os.path.realpath(s) for s in stores]
     for path in map(Path, outputs):
-        shown = display_path(path)
-        if os.path.realpath(path) in read:
+        shown, real = display_path(path), os.path.realpath(path)
+        if real in read:
             raise UsageError(f"refusing to write {shown}: it is one of the input files")
+        store = next((s for s in sealed if os.path.commonpath([s, real]) == s), None)
+        if store is not None:
+            raise UsageError(f"refusing to write {shown}: it is inside the results store "
+                             f"{display_path(store)}, which it would damage; write elsewhere")
         if path.is_symlink():
             raise UsageError(f"refusing to write {shown}: it is a symbolic link (to "
                              f"{display_path(os.readlink(path))}); remove it or write elsewhere")

@@ -88,6 +88,8 @@ OUTPUTS = ("summary_csv", "compare_csv", "excluded_csv", "trend_csv", "numbers_j
 #: Parameters naming what a notebook reads: a file, or a folder whose files it may read.
 INPUTS = ("log_dir", "campaign_base", "campaign_new", "references", "baseline", "store",
           "store_dir", "data_dir", "env", "topology", "spec_path")
+#: Parameters naming a results store: a file written anywhere in it is read as damage.
+STORES = ("store", "store_dir")
 
 
 def check_types(values: dict) -> None:
@@ -104,8 +106,9 @@ def check_types(values: dict) -> None:
 def check_outputs(values: dict) -> None:
     """UsageError when a file the notebook would write is one it reads (a file named by an
     input parameter or under a folder one names: the logs of ``log_dir``, a campaign, a
-    references file, a store), a link or a folder: the check of ``dlperf parse -o``. Each
-    path is taken as given and as the notebooks read it (under the project folder)."""
+    references file, a store), lies in a store it reads, is a link or a folder: the check
+    of ``dlperf parse -o``. Each path is taken as given and as the notebooks read it (under
+    the project folder)."""
     from analysis import config
     from analysis.fsutil import check_outputs as refuse
 
@@ -123,7 +126,8 @@ def check_outputs(values: dict) -> None:
                     inputs.append(place)
                 elif place.is_dir():
                     inputs += [p for p in place.rglob("*") if p.is_file()]
-    refuse(outputs, inputs, force=True)
+    stores = [p for n in STORES for v in _listed(read.get(n)) for p in _places(v) if p.is_dir()]
+    refuse(outputs, inputs, force=True, stores=stores)
 
 
 def _listed(value) -> list:

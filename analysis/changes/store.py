@@ -248,7 +248,8 @@ def _add(store: Path, campaign: Campaign, given: str | None, method: str) -> Add
 def drop(store: str | Path, key: str) -> str:
     """Remove the campaign `key` from `store` for good (its partitions, any left) and mark
     its manifest entry dropped, kept so that no row's copy of the manifest names it as lost;
-    its name. Writes a lost or damaged manifest again: an explicit repair."""
+    its name. Writes a lost or damaged manifest again: an explicit repair. A UsageError when
+    it was dropped already and nothing of it is left to drop or repair."""
     store = Path(store).expanduser()
     if not store.is_dir() or not _kept(store):
         raise UsageError(f"{display_path(store)} is not a results store")
@@ -258,11 +259,14 @@ def drop(store: str | Path, key: str) -> str:
         if key not in known:
             raise UsageError(f"no campaign {key!r} in store {display_path(store)}: give its "
                              "key in full, as `dlperf store list` or the damage names it")
-        for table in TABLES:
-            if (store / table / f"campaign={key}").is_dir():
-                shutil.rmtree(store / table / f"campaign={key}")
+        left = [p for t in TABLES if (p := store / t / f"campaign={key}").is_dir()]
+        for partition in left:
+            shutil.rmtree(partition)
+        gone = known[key].get("dropped") and not left
         known[key] = {**known[key], "dropped": True}
-        _record(store, known)
+        if not _record(store, known) and gone:
+            raise UsageError(f"no campaign {key!r} in store {display_path(store)}: it was "
+                             "dropped already, nothing dropped")
     return printable(str(known[key].get("name") or ""))
 
 
@@ -402,15 +406,16 @@ def _chain(listed: pd.DataFrame, known: dict, key: str) -> dict:
     return {**chain, key: {"seq": seq}}
 
 
-def _record(store: Path, known: dict) -> None:
-    """Write the manifest listing `known`, unless it does already."""
+def _record(store: Path, known: dict) -> bool:
+    """Write the manifest listing `known`, unless it does already; whether it was written."""
     path, text = store / MANIFEST, _dumps(known, len(known)) + "\n"
     try:
         if not path.is_symlink() and path.read_text(encoding="utf-8") == text:
-            return
+            return False
     except (OSError, ValueError):
         pass
     atomic_write_text(path, text)
+    return True
 
 
 def stored_copies(store: Path, campaign: Campaign, method: str, listed: pd.DataFrame

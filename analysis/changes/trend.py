@@ -5,7 +5,7 @@ A case's figure is its median throughput, or for an MLPerf case (no throughput) 
 train, lower is better (:func:`analysis.stats.time_to_train.scored_by_time`, as compare decides).
 A change point is a step beyond the threshold that persists: campaign *i* differs from the
 level of the current segment (the median of its campaigns' medians since the last change
-point) by more than the threshold, and so do the next ``persist - 1`` campaigns, all in the
+point, those beyond the threshold left out: a blip moves no level) by more than the threshold, and so do the next ``persist - 1`` campaigns, all in the
 same direction. A step seen in fewer campaigns than that because the history ends there is
 flagged as unconfirmed (``step down?``); a step that comes back is a blip, not a change.
 """
@@ -43,17 +43,19 @@ def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
     for i in range(1, len(known)):
         level = float(np.median(segment))
         rel = known[i] / level - 1.0
-        if abs(rel) > threshold:
-            sign = np.sign(rel)
-            window = known[i:i + persist]
-            if all(sign * (x / level - 1.0) > threshold for x in window):
-                word = STEP_DOWN if sign < 0 else STEP_UP
-                flags[at[i]] = word if len(window) == persist else word + "?"
-                steps[at[i]] = rel
-                if len(window) == persist:
-                    segment = [known[i]]
-                    continue
-        segment.append(known[i])
+        if abs(rel) <= threshold:
+            segment.append(known[i])
+            continue
+        # a point beyond the threshold joins no level until its step is confirmed: a blip
+        # taken into a short segment would move its median, and the return read as a step
+        sign = np.sign(rel)
+        window = known[i:i + persist]
+        if all(sign * (x / level - 1.0) > threshold for x in window):
+            word = STEP_DOWN if sign < 0 else STEP_UP
+            flags[at[i]] = word if len(window) == persist else word + "?"
+            steps[at[i]] = rel
+            if len(window) == persist:
+                segment = [known[i]]
     return flags, steps
 
 

@@ -1,0 +1,66 @@
+"""Change points of `dlperf store trend`: the promises of docs/cli.md — a step beyond the
+threshold that lasts `persist` campaigns is a change point (up or down), one the history is
+too short to confirm is flagged with '?', and nothing is flagged for a blip that comes back."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from analysis.changes.trend import change_points
+
+# the medians of a store of DLE campaigns at 2,560 samples/s with one campaign at 2,048
+LEVEL, BLIP = [2558.63], [2047.14]
+BACK = [2560.31, 2559.98, 2559.43]
+
+
+@pytest.mark.parametrize("series", [
+    LEVEL + BLIP + BACK[:1],
+    LEVEL + BLIP + BACK[:2],
+    LEVEL + BLIP + BACK,
+    LEVEL + [2559.19] + BLIP + BACK,
+    [100, 120, 100, 100],  # a blip up
+])
+def test_a_blip_that_comes_back_is_no_change_point(series):
+    """The blip joined a level of one campaign: the median of the two was their mean, and
+    the campaigns back at the old level read as a step up of 11 %."""
+    flags, steps = change_points(series, 0.02, 2)
+    assert flags == [""] * len(series)
+    assert all(math.isnan(s) for s in steps)
+
+
+@pytest.mark.parametrize("persist", [2, 3])
+@pytest.mark.parametrize("new, word", [(90.0, "step down"), (110.0, "step up")])
+def test_a_step_that_lasts_persist_campaigns_is_a_change_point(new, word, persist):
+    flags, steps = change_points([100.0, 100.0] + [new] * persist, 0.02, persist)
+    assert flags == ["", "", word] + [""] * (persist - 1)
+    assert steps[2] == pytest.approx(new / 100 - 1)
+
+
+@pytest.mark.parametrize("new, word", [(90.0, "step down?"), (110.0, "step up?")])
+def test_a_step_the_history_is_too_short_to_confirm_is_flagged_unconfirmed(new, word):
+    flags, steps = change_points([100.0, 100.0, new], 0.02, 2)
+    assert flags == ["", "", word] and steps[2] == pytest.approx(new / 100 - 1)
+
+
+def test_a_blip_does_not_hide_the_step_that_follows_it():
+    """The step is measured from the level before the blip, not from a level it moved."""
+    flags, steps = change_points([100.0, 115.0, 90.0, 90.0], 0.02, 2)
+    assert flags == ["", "", "step down", ""]
+    assert steps[2] == pytest.approx(-0.10)
+
+
+def test_a_blip_in_the_window_of_a_step_leaves_it_unconfirmed_and_moves_no_level():
+    # 97 comes back: no change; the level stays 100, so 100.5 after it is no step up
+    flags, _ = change_points([100.0, 97.0, 100.0, 100.5, 100.2], 0.02, 2)
+    assert flags == [""] * 5
+
+
+def test_a_drift_is_flagged_once_it_is_beyond_the_threshold_from_the_level():
+    """Each campaign within the threshold joins the level; once the series is more than the
+    threshold from the level of its segment, and stays so, the change point is there."""
+    flags, steps = change_points([100.0, 101.0, 102.0, 103.0, 104.0, 105.0], 0.02, 2)
+    assert flags == ["", "", "", "", "step up", ""]
+    assert steps[4] == pytest.approx(104 / 101.5 - 1)
+    assert change_points([100.0, 100.5, 101.0, 101.5], 0.02, 2)[0] == [""] * 4
