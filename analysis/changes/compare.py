@@ -149,6 +149,12 @@ def time_to_train_verdict(base: float, new: float, threshold: float) -> str:
     return verdict.FASTER if change <= -threshold else verdict.UNCHANGED
 
 
+def _failed_in(side, key: str) -> bool:
+    """Whether `side`'s campaign records say every run of case `key` failed (a side with no
+    run at all that failed: every case, its markers need not state their cases)."""
+    return key in side.failed_cases or bool(side.failed_cases) and side.summary.empty
+
+
 def _failed(base_measured, new_measured) -> str:
     """The verdict of a case one of whose sides measured nothing (no run with a throughput,
     or no time-to-train score: its runs aborted too often for one); '' when both did."""
@@ -278,7 +284,7 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             est = verdict.RatioEstimate(np.nan, np.nan, np.nan,
                                         0 if b is None else int(b["repeats"]),
                                         0 if n is None else int(n["repeats"]))
-            word = ONLY_NEW if b is None else (FAILED_NEW if new.failed_runs else ONLY_BASE)
+            word = ONLY_NEW if b is None else (FAILED_NEW if _failed_in(new, key) else ONLY_BASE)
             changes = []
         else:
             est = verdict.ratio_interval(br["throughput"],

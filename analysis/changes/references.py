@@ -259,7 +259,8 @@ def hardware_mismatch(reference: gpus.Gpus, run_gpus: str, alone: bool = False
 
 def check(summary: pd.DataFrame, references: list[dict],
           gpus_by_case: dict[str, str] | None = None,
-          runs: pd.DataFrame | None = None) -> pd.DataFrame:
+          runs: pd.DataFrame | None = None, failed_cases: dict | None = None
+          ) -> pd.DataFrame:
     """One row per (reference, matching case): the median, its interval, the bounds and the
     verdict (COLUMNS); a reference no case matches gets one row with verdict *no runs*,
     a case whose runs all failed the verdict *all runs failed*.
@@ -272,7 +273,11 @@ def check(summary: pd.DataFrame, references: list[dict],
 
     ``flags`` names why a matched case's median may not be what ran, as ``compare`` does:
     its summary's flags (configurations differ, spread above the default threshold) and,
-    given `runs` (per-run figures), how many runs' figures disagree with their logs."""
+    given `runs` (per-run figures), how many runs' figures disagree with their logs.
+
+    `failed_cases` (``sources.Campaign.failed_cases``): cases whose every run failed before
+    writing a log; a reference no case of the summary matches but one of these does is
+    *all runs failed*, not *no runs*."""
     keys = case_keys(summary)
     runs_of = ({} if runs is None else
                {k: g for k, g in runs.assign(case_key=case_keys(runs)).groupby("case_key")})
@@ -290,10 +295,13 @@ def check(summary: pd.DataFrame, references: list[dict],
                 "lower": ref["lower"], "upper": ref["upper"], "unit": ref["unit"],
                 "source": ref["source"], "source_zh": ref.get("source_zh", ""),
                 "hardware": str(ref["hardware"]), "derived_from": ref.get("derived_from", "")}
-        if not hits:
-            rows.append({**base, "case_key": "", "repeats": 0, "median": np.nan,
+        failed = [] if hits else [k for k, c in (failed_cases or {}).items()
+                                  if _matches(ref["match"], c)]
+        for key in failed or ([""] if not hits else []):
+            rows.append({**base, "case_key": key, "repeats": 0, "median": np.nan,
                          "interval_low": np.nan, "interval_high": np.nan, "ratio": np.nan,
-                         "verdict": NO_RUNS, "run_hardware": "", "excluded": "", "flags": ""})
+                         "verdict": FAILED if key else NO_RUNS, "run_hardware": "",
+                         "excluded": "", "flags": ""})
         timed = ref["unit"] == TIME_UNIT  # lower is better: above upper is slower
         for key, r in hits:
             _same_kind(ref, key, r)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from analysis.errors import UsageError
 from analysis.fsutil import display_path, printable
 from analysis.parsers._shapes import dated
 from analysis.redact import redact_env
+from analysis.schema import case_key
 from analysis.stats import RUN_COLUMNS, SUMMARY_COLUMNS, run_throughput, summarize
 
 
@@ -41,9 +42,10 @@ class Campaign:
     summary: pd.DataFrame  # analysis.stats.SUMMARY_COLUMNS
     env: pd.DataFrame  # environment.RUN_ENV_COLUMNS
     suite_commit: str = ""
-    #: runs its campaign records (done markers) say failed, when none left a log: each case
-    #: of the other side is then "failed" here, not "absent"
-    failed_runs: int = 0
+    #: case key -> the runs its campaign records (done markers) say failed and left no log
+    #: counted (folder_records.failed_by_case): a case absent from `summary` but here failed
+    #: in every run, not "absent"
+    failed_cases: dict = field(default_factory=dict)
     #: (run row, ParsedLog, source) of each file its runs' figures come from (none stored):
     #: what `compare` tells a run copied from the other side's by
     logs: list | None = None
@@ -121,20 +123,26 @@ def from_folder(folder: Path, method: str = "dlperf") -> Campaign:
     except NoLogsError:
         if not camp.failed:
             raise
-        return _all_failed(folder, camp.failed)
-    return from_result(result, str(folder), _campaign_name(folder), envs, method)
+        return _all_failed(folder, camp)
+    campaign = from_result(result, str(folder), _campaign_name(folder), envs, method)
+    campaign.failed_cases = folder_records.failed_by_case(camp, campaign.runs["run_id"])
+    if note := folder_records.failed_cases_text(
+            campaign.failed_cases, {case_key(r) for r in campaign.summary.to_dict("records")}):
+        print(f"dlperf: {display_path(folder)}: {note}", file=sys.stderr)
+    return campaign
 
 
-def _all_failed(folder: Path, failed: list[tuple[str, str, str]]) -> Campaign:
+def _all_failed(folder: Path, camp: folder_records.CampaignInput) -> Campaign:
     """A campaign whose every run failed before writing a log (``dlperf run`` moves a failed
-    attempt's files aside): no runs, its failed runs counted and named on stderr."""
-    run, _state, reason = failed[0]
-    print(f"dlperf: {display_path(folder)}: no logs, every run failed ({len(failed)} "
+    attempt's files aside): no runs, its failed runs by case, named on stderr."""
+    run, _state, reason = camp.failed[0]
+    print(f"dlperf: {display_path(folder)}: no logs, every run failed ({len(camp.failed)} "
           f"failed run(s) in its campaign records, e.g. {run}: {printable(reason)})",
           file=sys.stderr)
     return Campaign(str(folder), _campaign_name(folder), "", "",
                     pd.DataFrame(columns=RUN_COLUMNS), pd.DataFrame(columns=SUMMARY_COLUMNS),
-                    pd.DataFrame(columns=environment.RUN_ENV_COLUMNS), failed_runs=len(failed))
+                    pd.DataFrame(columns=environment.RUN_ENV_COLUMNS),
+                    failed_cases=folder_records.failed_by_case(camp))
 
 
 def export_paths(path: Path) -> tuple[Path, Path, Path, Path]:

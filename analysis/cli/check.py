@@ -73,7 +73,8 @@ def run(args) -> int:
     refs = references.load_references(args.references, args.tolerance)
     campaign = load(args.log_dir, args.store, args.method)
     table = references.check(campaign.summary, refs,
-                             references.case_gpus(campaign.runs, campaign.env), campaign.runs)
+                             references.case_gpus(campaign.runs, campaign.env), campaign.runs,
+                             campaign.failed_cases)
     print(_text(table, args.format), end="")
     note_failed_runs(campaign)
     status = 0

@@ -144,6 +144,29 @@ def run(args) -> int:
         return _summarize(args)
 
 
+def _failed_runs(paths, runs: list[dict], table: list[dict], strict: bool) -> list[str]:
+    """A line per campaign folder among `paths` whose done markers say runs failed that left
+    no counted log (they are no repeats: a case that failed in every run has no row);
+    with `strict` a LogProblemError naming the first folder instead."""
+    from pathlib import Path
+
+    from analysis.env import folder_records
+    from analysis.problems import FAILED_RUN
+
+    counted = {str(r["run_id"]) for r in runs}
+    measured = {schema.case_key(r) for r in table}
+    notes = []
+    for path in map(Path, paths):
+        if not path.is_dir():
+            continue
+        failed = folder_records.failed_by_case(folder_records.load_campaign(path), counted)
+        note = folder_records.failed_cases_text(failed, measured)
+        if note and strict:
+            raise LogProblemError(str(path), None, f"{FAILED_RUN}: {note}")
+        notes += [f"{path}: {note}"] if note else []
+    return notes
+
+
 def _summarize(args) -> int:
     from analysis import metrics as M
     from analysis.collect import parse_paths
@@ -181,6 +204,7 @@ def _summarize(args) -> int:
         sources = [str(r["source"]) for r in runs if schema.case_key(r) == key]
         raise LogProblemError(os.path.commonpath(sources) if sources else key, None,
                               f"case {key} flagged: {doubted[0]['flags']}")
+    failed_notes = _failed_runs(args.paths, runs, table, args.strict)
     if args.all_columns:
         text = render_records(table, Columns.of_dtypes(_CSV_DTYPES, SUMMARY_COLUMNS),
                               args.format)
@@ -197,6 +221,8 @@ def _summarize(args) -> int:
     extra = [Problem(r["source"], None, r["problem_kind"], r["problem"], run_id=r["run_id"])
              for r in bad if (r["run_id"], r["problem_kind"]) not in known]
     report_problems(extra)
+    for note in failed_notes:
+        print(f"dlperf: {note}", file=sys.stderr)
     if args.method == "dlperf" and any(r["problem_kind"] == "truncated" for r in runs):
         print("hint: runs shorter than the DLPerf window can be measured with "
               "--method window --warmup N --measure M (e.g. --warmup 5 --measure 20)",

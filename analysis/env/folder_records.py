@@ -18,7 +18,7 @@ from pathlib import Path
 from analysis import config, yamlio
 from analysis.env.record import usable
 from analysis.errors import UsageError
-from analysis.fsutil import display_path, loads_json, read_record
+from analysis.fsutil import display_path, loads_json, printable, read_record
 from analysis.problems import excerpt
 
 
@@ -99,6 +99,10 @@ class CampaignInput:
     #: runs the campaign did not finish: (run, state, reason) of each done marker that says
     #: ``"ok": false`` (a run with no log, or a log of a failed attempt)
     failed: list[tuple[str, str, str]] = field(default_factory=list)
+    #: run -> the case its failed done marker states (framework, model, precision, batch per
+    #: device, nodes, GPUs per node): a run that failed before writing a log names its case
+    #: nowhere else
+    failed_case: dict[str, dict] = field(default_factory=dict)
     #: runs the spec asks for that never started (``pending`` in ``status.json``: a device
     #: budget or job time limit ended the campaign first), and how many runs it asks for
     pending: list[str] = field(default_factory=list)
@@ -226,10 +230,54 @@ def load_campaign(root: Path) -> CampaignInput:
             camp.commands += _commands_of(data, stem)
             camp.suite_commits |= {_suite_commit(data)} - {""}
             if data.get("ok") is False:
-                camp.failed.append((str(data.get("run_id") or stem), str(data.get("state", "")),
-                                    str(data.get("reason", ""))))
+                run = str(data.get("run_id") or stem)
+                camp.failed.append((run, str(data.get("state", "")), str(data.get("reason", ""))))
+                camp.failed_case[run] = _marker_case(data)
     _read_status(root / "status.json", root, camp)
     return camp
+
+
+def _marker_case(marker: dict) -> dict:
+    """The case fields a done marker states, the framework spelled as the log families
+    spell it (the runner writes the workload's lower-case name); None where it states none."""
+    from analysis import parsers
+
+    case = marker.get("case") if isinstance(marker.get("case"), dict) else {}
+    spelling = {parsers.get(n).framework.lower(): parsers.get(n).framework
+                for n in parsers.names()}
+    framework = marker.get("framework")
+    fields = {"framework": spelling.get(str(framework).lower(), framework) if framework else None,
+              **{k: case.get(k) for k in ("model", "precision", "batch_size_per_device",
+                                          "num_nodes", "gpus_per_node")}, "case": ""}
+    return {k: v if isinstance(v, (str, int)) else None for k, v in fields.items()}
+
+
+def failed_by_case(camp: CampaignInput, counted=()) -> dict[str, dict]:
+    """Case key -> its case fields and ``runs``, the (run, reason) of each of its runs the
+    done markers say failed, but for the runs in `counted` (a log of theirs is counted)."""
+    from analysis.schema import case_key
+
+    out: dict[str, dict] = {}
+    counted = set(counted)
+    for run, _state, reason in camp.failed:
+        if run in counted:
+            continue
+        fields = camp.failed_case.get(run) or _marker_case({})
+        out.setdefault(case_key(fields), {**fields, "runs": []})["runs"].append((run, reason))
+    return out
+
+
+def failed_cases_text(failed_cases: dict, measured) -> str:
+    """One line naming the runs of `failed_cases` (:func:`failed_by_case`) by case, those of
+    cases that ran no other run (not in `measured`) marked as such; '' when none."""
+    if not failed_cases:
+        return ""
+    n = sum(len(c["runs"]) for c in failed_cases.values())
+    run, reason = next(iter(failed_cases.values()))["runs"][0]
+    cases = ", ".join(f"{key} ({len(c['runs'])}{'' if key in measured else ', every run'})"
+                      for key, c in failed_cases.items())
+    return (f"{n} run(s) failed in the campaign records, not counted as repeats: "
+            f"{cases}; e.g. {run}: {printable(reason)}")
 
 
 def _read_status(path: Path, root: Path, camp: CampaignInput) -> None:

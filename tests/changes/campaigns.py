@@ -55,3 +55,37 @@ def rerun(dest: Path, config: str = "", factor: float = 1.0, seed: int = 0) -> P
 def stretched_copy(dest: Path, config: str = "1n4g", factor: float = 1.03) -> Path:
     """The bundled campaign run again (`rerun`) with its `config` runs `factor` times slower."""
     return rerun(dest, config, factor)
+
+
+def failed_case_campaign(dest: Path, failed_repeats=(1, 2, 3), repeats: int = 3) -> Path:
+    """The bundled campaign's 1n1g runs (repeats 1..`repeats` of fp32 b128 and amp b256) as
+    `dlperf run` leaves them when the amp runs of `failed_repeats` failed: their done markers
+    say ``ok: false`` and the node's exit status, status.json says failed, and their files are
+    moved aside (none left beside the markers)."""
+    import json
+
+    (dest / "1n1g").mkdir(parents=True)
+    shutil.copy(BUNDLED / "campaign.yaml", dest)
+    status = json.loads((BUNDLED / "status.json").read_text())
+    runs = []
+    for stem in ("resnet50_b128_fp32", "resnet50_b256_amp"):
+        for r in range(1, repeats + 1):
+            row = next(x for x in status["runs"] if x["run_id"] == f"1n1g/{stem}_{r}")
+            failed = stem.endswith("amp") and r in failed_repeats
+            for f in (BUNDLED / "1n1g").glob(f"{stem}_{r}.*"):
+                if not failed or f.suffix == ".done":
+                    shutil.copy(f, dest / "1n1g")
+            if failed:
+                marker_path = dest / "1n1g" / f"{stem}_{r}.done"
+                marker = json.loads(marker_path.read_text())
+                marker.update(ok=False, state="failed", reason="exit 1: CUDA out of memory")
+                marker["nodes"][0]["rc"] = 1
+                marker_path.write_text(json.dumps(marker))
+                row = {**row, "state": "failed", "reason": marker["reason"]}
+                row.pop("log")
+            runs.append(row)
+    failed_runs = sum(r["state"] == "failed" for r in runs)
+    status.update(runs=runs, counts={"done": len(runs) - failed_runs, "failed": failed_runs,
+                                     "pending": 0})
+    (dest / "status.json").write_text(json.dumps(status))
+    return dest

@@ -1,0 +1,69 @@
+"""`dlperf check` on a `dlperf run` folder some of whose runs failed before writing a log:
+their done markers and status.json are the only records of them."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+from cli._helpers import run_cli
+
+from .campaigns import BUNDLED, failed_case_campaign
+
+AMP = "PyTorch/resnet50/amp/b256/1n1g"
+FP32 = "PyTorch/resnet50/fp32/b128/1n1g"
+
+
+def _check(dlperf_exe, tmp_path, folder):
+    refs = tmp_path / "refs.yaml"
+    refs.write_text("hardware: 4x NVIDIA H200\nsource: ours\ntolerance: 50%\nreferences:\n"
+                    f"  - {{key: {FP32}, value: 3000}}\n  - {{key: {AMP}, value: 6000}}\n")
+    done = run_cli(dlperf_exe, "check", folder, "--references", refs, "--format", "csv")
+    return done, pd.read_csv(io.StringIO(done.stdout)).set_index("reference")
+
+
+def test_a_case_whose_every_run_failed_is_all_runs_failed_exit_4(dlperf_exe, tmp_path):
+    """Before: the reference of the failed case read 'no runs', exit 0, nothing said."""
+    done, table = _check(dlperf_exe, tmp_path, failed_case_campaign(tmp_path / "c"))
+    assert done.returncode == 4, done.stderr
+    assert table.loc[AMP, "verdict"] == "all runs failed"
+    assert table.loc[AMP, "case_key"] == AMP and table.loc[AMP, "repeats"] == 0
+    assert table.loc[FP32, "verdict"] == "within"
+    assert f"no throughput (every run failed): {AMP}" in done.stderr
+    assert f"3 run(s) failed in the campaign records, not counted as repeats: {AMP} " \
+           "(3, every run); e.g. 1n1g/resnet50_b256_amp_1: exit 1: CUDA out of memory" \
+           in done.stderr
+
+
+def test_a_campaign_whose_every_run_failed_is_all_runs_failed_exit_4(dlperf_exe, tmp_path):
+    """No log at all: before, 'every run failed' on stderr, then 'no runs', exit 0."""
+    folder = failed_case_campaign(tmp_path / "c", repeats=2)
+    for f in (folder / "1n1g").glob("resnet50_b128_fp32_*"):
+        f.unlink()
+    done, table = _check(dlperf_exe, tmp_path, folder)
+    assert done.returncode == 4, done.stderr
+    assert "no logs, every run failed" in done.stderr
+    assert table.loc[AMP, "verdict"] == "all runs failed"
+    # the fp32 runs left no record at all here: their reference matches nothing
+    assert table.loc[FP32, "verdict"] == "no runs"
+
+
+def test_a_case_with_some_runs_failed_keeps_the_verdict_of_those_that_ran(dlperf_exe, tmp_path):
+    done, table = _check(dlperf_exe, tmp_path,
+                         failed_case_campaign(tmp_path / "c", failed_repeats=(2,)))
+    assert done.returncode == 0, done.stderr
+    assert table.loc[AMP, "verdict"] == "within" and table.loc[AMP, "repeats"] == 2
+    assert f"1 run(s) failed in the campaign records, not counted as repeats: {AMP} (1);" \
+           in done.stderr
+
+
+def test_compare_says_failed_in_new_only_of_the_case_that_failed(dlperf_exe, tmp_path):
+    """NEW ran one 1n1g case (copies of BASE's: not re-measured) and its other failed in
+    every run; BASE's other configurations NEW did not run. Before: 'only in base' for all."""
+    new = failed_case_campaign(tmp_path / "new")
+    done = run_cli(dlperf_exe, "compare", BUNDLED, new, "--format", "csv")
+    assert done.returncode == 4, done.stderr
+    verdicts = pd.read_csv(io.StringIO(done.stdout)).set_index("case_key")["verdict"]
+    assert verdicts.pop(AMP) == "failed in new"
+    assert verdicts.pop(FP32) == "not re-measured"
+    assert set(verdicts) == {"only in base"} and len(verdicts) == 6
