@@ -11,7 +11,12 @@ tools: ``success``) that is not true in any spelling, a ``state`` (other tools: 
 ``result``) other than done, a non-zero exit code, or a node that exited non-zero or was
 stopped; markers written by other tools stating none of these count as done, as reports
 read them), and that ``status.json``, where there is
-one, lists; or when ``status.json`` lists it as done. A run whose marker cannot be read (not
+one, lists; or, without a done marker, when ``status.json`` lists it as done. The marker is
+the run's own record, written once its logs are final, and ``dlperf run`` rebuilds
+``status.json`` from the markers: a marker saying the run failed, or naming another run,
+beside a ``status.json`` that lists the run as done is followed, and the conflict named in
+the stray's reason (:func:`marker_denial`, the one reading ``dlperf run`` resumes by). A
+run whose marker cannot be read (not
 JSON: a hand edit) counts unless ``status.json`` says otherwise, with a ``bad_done_marker``
 problem naming the marker, line and error. Any other log in
 it (left by an earlier campaign, a failed attempt, or put there by hand) is a stray:
@@ -152,6 +157,17 @@ def _marker_run(marker: dict | None, stem: str) -> str:
     return run_id
 
 
+def marker_denial(marker: dict, stem: str) -> str:
+    """Why done marker `marker`, found beside run `stem`'s log, does not say that run
+    finished, as the words after "its done marker": ``is another run's (run_id '…': a
+    copy)`` or ``says <failure>`` (:func:`marker_failure`); "" when it says so."""
+    owner = _marker_run(marker, stem)
+    if owner:
+        return f"is another run's (run_id {owner!r}: a copy)"
+    failure = marker_failure(marker)
+    return f"says {failure}" if failure else ""
+
+
 def marker_fault(path: str) -> tuple[int | None, str] | None:
     """(line, why) when the done marker at `path` cannot be read as a JSON object (a hand
     edit, a disk fault); None when it can."""
@@ -200,36 +216,39 @@ class CampaignFolders:
             return ""
         markers, status, prefix = info
         why = []
+        state = status.get(prefix + stem) if status is not None else None
         if stem in markers:
             marker = read_json_object(os.path.join(folder, stem + MARKER_SUFFIX))
-            owner = _marker_run(marker, stem)
-            failure = marker_failure(marker) if marker is not None else ""
+            denial = marker_denial(marker, stem) if marker is not None else ""
             named, ours = (marker or {}).get("campaign"), (status or {}).get(None)
             if isinstance(named, str) and named and ours and named != ours:
                 # two campaigns' outputs in one folder: the status says whose the folder is
                 return (f"its done marker names campaign {named!r}, {STATUS_NAME} names "
                         f"campaign {ours!r}")
-            if marker is not None and not failure and not owner:
+            if marker is not None and not denial:
                 # a status that lists runs but not this one says the campaign did not run it
                 if status is None or prefix + stem in status:
                     return ""
                 return f"its done marker says done, but {STATUS_NAME} does not list it"
+            if denial and state == "done":
+                # the runner writes no such pair (status.json is made from the markers, and
+                # a resume rewrites it so): a hand edit, followed as a resume follows it
+                return (f"its done marker {stem}{MARKER_SUFFIX} {denial}, while "
+                        f"{STATUS_NAME} lists it as done: the two records conflict, and the "
+                        "marker, the run's own record, is followed")
             if marker is None:
                 line, fault = marker_fault(os.path.join(folder, stem + MARKER_SUFFIX))
-                if status is None or status.get(prefix + stem) == "done":
+                if status is None or state == "done":
                     # nothing says the campaign did not run it, and its log is there:
                     # counted, the damaged marker said (`damaged_marker`)
                     self._faults[(str(folder), stem)] = (line, fault)
                     return ""
                 why.append(f"its done marker cannot be read ({fault})")
-            elif owner:
-                why.append(f"its done marker is another run's (run_id {owner!r}: a copy)")
             else:
-                why.append(f"its done marker says {failure}")
+                why.append(f"its done marker {denial}")
         else:
             why.append("no done marker")
         if status is not None:
-            state = status.get(prefix + stem)
             if state == "done":
                 return ""
             why.append(f"{STATUS_NAME} lists it as {state}" if state else

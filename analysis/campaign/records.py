@@ -40,7 +40,7 @@ from analysis.errors import DLPerfError
 from analysis.fsutil import atomic_write_text
 from analysis.fsutil import read_json_object as read_json
 from analysis.redact import redact_tree
-from analysis.strays import marker_failure
+from analysis.strays import marker_denial
 
 STATUS_COLUMNS = ["run_id", "config", "model", "precision", "batch_size", "repeat", "state",
                   "reason", "attempts", "duration_s", "log"]
@@ -60,8 +60,9 @@ def disk_state(run, out: Path) -> tuple[str, str, int]:
     marker = read_json(run.path(out, ".done"))
     if marker is not None:
         attempts = int(marker.get("attempts_total", marker.get("attempt", 1)) or 1)
-        # `ok` in any spelling and no failed state (the one reading strays use too)
-        finished = "ok" in marker and not marker_failure(marker)
+        # `ok` in any spelling, this run's, and no failed state (the reading strays use too)
+        denial = marker_denial(marker, run.stem)
+        finished = "ok" in marker and not denial
         if finished and run.log_path(out).exists():
             return "done", "", attempts
         there = finished_files(run, out)
@@ -72,11 +73,10 @@ def disk_state(run, out: Path) -> tuple[str, str, int]:
                               f"{run.log_path(out).relative_to(out)} is missing; not re-run (its "
                               f"finished files would clash). {again}"), attempts
         if there:  # a failed attempt's files are archived: these are no attempt's of ours
-            return "failed", (f"its done marker {rel[0]} says it failed "
-                              f"({marker_failure(marker) or 'not ok'}), yet its finished "
-                              f"file(s) {', '.join(rel[1:])} are there; not re-run (they would "
-                              f"clash). {again}"), attempts
-        return "failed", str(marker.get("reason") or marker_failure(marker) or "failed"), attempts
+            return "failed", (f"its done marker {rel[0]} {denial or 'does not say ok'}, "
+                              f"yet its finished file(s) {', '.join(rel[1:])} are there; not "
+                              f"re-run (they would clash). {again}"), attempts
+        return "failed", str(marker.get("reason") or denial or "failed"), attempts
     if run.log_path(out).exists():
         return "failed", ("log exists without a done marker; kept and not re-run "
                           "(remove it to run again)"), 0
@@ -148,13 +148,16 @@ def archive(paths: list[Path], out: Path, run, attempt: int) -> list[str]:
     return moved
 
 
-def campaign_key(out: Path) -> bytes:
+def campaign_key(out: Path, create: bool = True) -> bytes:
     """The key of the campaign in `out` (``.campaign/env.key``), made on first use: random,
     written whole under a temporary name and linked into place, so that two processes racing
-    both end up with the one that got there first."""
+    both end up with the one that got there first. Without `create` (a dry run writes
+    nothing), a missing key is a random one kept nowhere: no marker's digests match it."""
     path = Path(out) / ".campaign" / "env.key"
     with contextlib.suppress(FileNotFoundError):
         return path.read_bytes()
+    if not create:
+        return secrets.token_bytes(32)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".env.key.", dir=path.parent)  # mode 0600
     try:

@@ -47,7 +47,7 @@ from analysis.discover import NoLogsError, find_logs
 from analysis.env.capture import select_env
 from analysis.errors import UsageError
 from analysis.run_settings import compared_variables, is_compared
-from analysis.strays import STATUS_NAME, marker_failure
+from analysis.strays import STATUS_NAME, marker_denial
 
 #: The marker fields that say what a run ran (the others say how and when it went).
 DEFINING = ("campaign", "backend", "workload", "framework", "device", "workdir", "case", "env")
@@ -83,12 +83,13 @@ class FolderMismatch(UsageError):
 
 def done_markers(out: Path) -> dict[str, dict]:
     """``{run_id: marker}`` of every done marker under `out` that says ``ok`` (in any
-    spelling, and no failed state: :func:`analysis.strays.marker_failure`)."""
+    spelling) of its own run (the one beside whose log it lies) and no failed state
+    (:func:`analysis.strays.marker_denial`)."""
     found = {}
     for path in sorted(Path(out).glob("*/*.done")):
         marker = records.read_json(path)
-        if marker and "ok" in marker and not marker_failure(marker):
-            found[str(marker.get("run_id") or f"{path.parent.name}/{path.stem}")] = marker
+        if marker and "ok" in marker and not marker_denial(marker, path.stem):
+            found[f"{path.parent.name}/{path.stem}"] = marker
     return found
 
 

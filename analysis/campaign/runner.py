@@ -163,8 +163,11 @@ class Campaign:
                       work=work, device=device, python=python,
                       gpus_per_node=case.gpus_per_node, start_by=start_by)
 
-    def dry_run(self, file=None) -> list[str]:
-        """Print (to `file`, default stdout) and return every node's command of every run."""
+    def dry_run(self, file=None, fresh: bool = False) -> list[str]:
+        """Print (to `file`, default stdout) and return every node's command of every run,
+        writing nothing; then raise :class:`~analysis.campaign.resume.FolderMismatch` where
+        :meth:`run` would (not with `fresh`: the real run moves the folder aside first)."""
+        changes = {} if fresh else self.changes(create_key=False)
         probe = self.spec.backend == "local"
         device, note = self.resolve_device(probe=probe)
         if device == "cuda" and not visible_gpus(dict(os.environ)):
@@ -180,7 +183,9 @@ class Campaign:
                                  if self.spec.master_port != "auto" else 29500)
             lines.append(f"run {run.run_id}:")
             lines += self.backend.describe(launch)
-        print("\n".join(lines), file=file or sys.stdout)
+        print("\n".join(lines), file=file or sys.stdout, flush=True)
+        if changes:
+            raise resume.FolderMismatch(resume.mismatch_message(self.out, changes))
         return lines
 
     # -- running ----------------------------------------------------------------------
@@ -218,17 +223,21 @@ class Campaign:
             return self._run_locked(progress, time_budget)
 
     # -- resuming ---------------------------------------------------------------------
-    def expected_marker(self, run: Run, device: str, hosts: list[str], port: int) -> dict:
-        """The done marker this spec would write for `run` run on `hosts` with `port`."""
+    def expected_marker(self, run: Run, device: str, hosts: list[str], port: int,
+                        create_key: bool = True) -> dict:
+        """The done marker this spec would write for `run` run on `hosts` with `port`
+        (`create_key`: see :func:`records.campaign_key`)."""
         launch = self.launch(run, device, port=port, hosts=hosts)
         nodes = [NodeOutcome(n.index, n.host, None, command=redact_argv(n.argv or [], n.env))
                  for n in launch.active()]
-        return self._marker(run, launch, Outcome(True, "", nodes), device, "", 1, 1)
+        return self._marker(run, launch, Outcome(True, "", nodes), device, "", 1, 1,
+                            create_key)
 
-    def changes(self) -> dict[str, list[str]]:
+    def changes(self, create_key: bool = True) -> dict[str, list[str]]:
         """``{run_id: ['key: old → new', ...]}`` for each done run in the folder that this
         spec would run differently (see :mod:`analysis.campaign.resume`); a done run of a
-        case the spec no longer has is compared on the campaign-wide settings only."""
+        case the spec no longer has is compared on the campaign-wide settings only.
+        Without `create_key`, writes nothing (:func:`records.campaign_key`)."""
         by_id = {r.run_id: r for r in self.runs}
         found: dict[str, list[str]] = {}
         other_key: list[str] = []  # done runs whose digests another key made
@@ -238,7 +247,8 @@ class Campaign:
             device = self.spec.device if self.spec.device != "auto" else old.get("device")
             n = run.case.num_nodes
             builds = [self.expected_marker(run, device or "cpu",
-                                           [f"dlperf-host-{tag}{k}" for k in range(n)], port)
+                                           [f"dlperf-host-{tag}{k}" for k in range(n)], port,
+                                           create_key)
                       for tag, port in (("a", 10001), ("b", 10002))]
             drop = set(self.backend.node_env(0, run.case.gpus_per_node))
             recorded = resume.recorded_env(self.out, run_id) \
@@ -432,7 +442,7 @@ class Campaign:
         return ""
 
     def _marker(self, run: Run, launch: Launch | None, outcome: Outcome, device: str,
-                note: str, attempt: int, total: int) -> dict:
+                note: str, attempt: int, total: int, create_key: bool = True) -> dict:
         c = run.case
         # the node's fields in their order, its index named "node"
         nodes = [{"node": d.pop("index"), **d} for d in map(asdict, outcome.nodes)]
@@ -454,6 +464,7 @@ class Campaign:
         }, self.spec.secrets(), by_name=False)
         if launch is not None and self.backend.passes_environment:  # no secret: not redacted
             marker[resume.DIGESTS] = resume.env_digests(
-                dict(os.environ), launch.nodes[0].env, records.campaign_key(self.out))
+                dict(os.environ), launch.nodes[0].env,
+                records.campaign_key(self.out, create_key))
         return marker
 

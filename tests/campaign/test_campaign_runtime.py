@@ -156,10 +156,12 @@ def test_redirected_progress_is_one_plain_line_per_run_and_a_rerun_says_what_it_
     assert len(lines) == 2
 
 
-def test_dry_run_warns_once_when_the_spec_asks_for_gpus_and_none_is_visible():
+def test_dry_run_warns_once_when_the_spec_asks_for_gpus_and_none_is_visible(tmp_path):
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}  # no GPU visible, whatever the machine
-    gpu = subprocess.run([*DLPERF, "run", "examples/campaigns/rn50_4gpu.yaml", "--dry-run"],
-                         cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+    # a new folder: the default one, the bundled campaign's, was run from another machine's
+    # environment, and its refusal is the dry run's too
+    gpu = subprocess.run([*DLPERF, "run", "examples/campaigns/rn50_4gpu.yaml", "--dry-run",
+                          "-o", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
     assert gpu.returncode == 0, gpu.stderr
     assert gpu.stderr.splitlines() == [
         "warning: campaign rn50_4gpu asks for GPUs (device cuda) but no NVIDIA GPU is visible "

@@ -181,12 +181,15 @@ def test_a_log_planted_with_another_runs_marker_is_a_stray(tmp_path):
     assert f"run_id '1n1g/{STEM.format(1)}'" in reason and "not in status.json" in reason
 
 
-def test_a_copied_marker_still_counts_where_status_lists_the_run(tmp_path):
-    """status.json is the campaign's own record: a run it lists as done counts whatever its
-    marker says."""
+def test_a_copied_marker_is_a_stray_where_status_lists_the_run(tmp_path):
+    """The marker is the run's own record: a copy of another run's beside a log is followed
+    over a status.json listing the run as done, and the conflict named."""
     camp = _campaign(tmp_path)
     shutil.copy(SRC / f"{STEM.format(1)}.done", camp / "1n1g" / f"{STEM.format(3)}.done")
     status = json.loads((camp / "status.json").read_text())
     status["runs"].append({"run_id": f"1n1g/{STEM.format(3)}", "state": "done"})
     (camp / "status.json").write_text(json.dumps(status))
-    assert sorted(parse_paths([camp]).runs["repeat"]) == [1, 2, 3]
+    result = parse_paths([camp])
+    assert sorted(result.runs["repeat"]) == [1, 2]
+    [(_, reason)] = _strays(result)
+    assert "status.json lists it as done: the two records conflict" in reason
