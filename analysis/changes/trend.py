@@ -5,8 +5,8 @@ A case's figure is its median throughput, or for an MLPerf case (no throughput) 
 train, lower is better (:func:`analysis.stats.time_to_train.scored_by_time`, as compare decides).
 A change point is a step beyond the threshold that persists: campaign *i* differs from the
 level of the current segment (the median of its campaigns' medians since the last change
-point, those beyond the threshold left out: a blip moves no level) by more than the threshold, and so do the next ``persist - 1`` campaigns, all in the
-same direction. A step seen in fewer campaigns than that because the history ends there is
+point, those beyond the threshold left out: a blip moves no level) by more than the
+threshold, and so do the next ``persist - 1`` campaigns, all in the same direction. A step seen in fewer campaigns than that because the history ends there is
 flagged as unconfirmed (``step down?``); a step that comes back is a blip, not a change.
 """
 

@@ -181,7 +181,8 @@ def _recovered_median(cols: dict[str, np.ndarray], rows: np.ndarray, done: np.nd
                       values: np.ndarray, seconds: np.ndarray, label: str) -> Estimate:
     """The median of the interval rates recovered from running means on `rows` (after the
     warm-up; `done`: the iterations each one's interval holds), flagged where the iterations
-    are uneven: the median is then not the rate the run ran at, which the same means state (the iterations over the time they give)."""
+    are uneven: the median is then not the rate the run ran at, which the same means state
+    (the iterations over the time they give)."""
     rates, lines = values[rows], cols["line"][rows]
     bad = ~(np.isfinite(rates) & (rates > 0))
     if bad.any():
