@@ -4,12 +4,12 @@ The spec is validated first (clear errors, nothing started). ``--dry-run`` print
 command of every run and writes nothing. A folder holding done runs that the spec would run
 differently is refused before anything runs (a dry run prints its plan, then the refusal),
 unless ``--fresh`` moves its contents aside (:mod:`analysis.campaign.resume`). Otherwise the
-campaign runs in this process (one run at a time per output folder; Ctrl-C or SIGTERM stops the nodes and leaves the current run pending),
-then the launch notebook is executed with ``dry_run = True`` as the record
-``<out>/00_launch.ipynb`` (the plan, every node's command and the status, read from the
-folder: what the campaign left, without running anything again) and the status table is
-printed. Exit status: 0 all runs done, 1 some failed or pending (or another run holds the
-folder), 130 interrupted.
+campaign runs in this process (one run at a time per output folder; Ctrl-C or SIGTERM stops
+the nodes and leaves the current run pending), then the launch notebook is executed with
+``dry_run = True`` as the record ``<out>/00_launch.ipynb`` (the plan, every node's command
+and the status, read from the folder: what the campaign left, without running anything
+again) and the status table is printed. Exit status: 0 all runs done, 1 some failed or
+pending (or another run holds the folder), 130 interrupted.
 """
 
 from __future__ import annotations
