@@ -16,10 +16,10 @@ printed rates, a closing line) or its family.
   are timed by their printed rates, the figure too (its method text names them); an
   interval at the pace of the rest of its printed epoch is the run's (an epoch at another
   speed).
-* ``missing_timestamps``: a window whose whole-second stamps are too coarse for its span
-  (a second is over COARSE_SHARE of it) is timed by the global rates its lines print where
-  they keep the stamps' clock (its method text says so); where nothing times it closer, no
-  figure.
+* ``missing_timestamps``: a window whose whole-second stamps are too coarse for the time
+  its figure sums (a second a stretch of it, within epochs, is over COARSE_SHARE of it) is
+  timed by the global rates its lines print where they keep the stamps' clock (its method
+  text says so); where nothing times it closer, no figure.
 * ``figure_mismatch``, the figure kept and flagged with both values, where it is more than
   `MISMATCH` from an independent statement of its log:
 
@@ -206,14 +206,14 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
 
 
 def _within_epochs(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray,
-                   held: np.ndarray) -> tuple[int, float]:
-    """(iterations, seconds) one rank's lines cover (:func:`analysis.checks.covered`), less
-    the intervals from one printed epoch into the next and those holding an evaluation line
-    (`held`): an epoch's end holds work that is not training (evaluation, a checkpoint),
+                   held: np.ndarray) -> tuple[int, float, int]:
+    """(iterations, seconds, stretches of consecutive intervals) one rank's lines cover
+    (:func:`analysis.checks.covered`), less the intervals from one printed epoch into the
+    next and those holding an evaluation line (`held`): an epoch's end holds work that is not training (evaluation, a checkpoint),
     which its printed rates leave out, and so does an evaluation anywhere."""
     ds, dt = np.diff(step), np.diff(ts)
     same = (ds > 0) & (np.diff(epoch) == 0) & ~held
-    return int(ds[same].sum()), float(dt[same].sum())
+    return int(ds[same].sum()), float(dt[same].sum()), _stretches(same)
 
 
 def _timed(run: RunData) -> list[tuple[float, str]]:
@@ -235,8 +235,8 @@ def _timed(run: RunData) -> list[tuple[float, str]]:
     for a in starts:
         if len(ts) - a <= MIN_PRINTED:
             continue
-        iterations, seconds = _within_epochs(epoch[a:], step[a:], ts[a:],
-                                             holds_evaluation(run.evaluations, lines[a:]))
+        iterations, seconds, _ = _within_epochs(epoch[a:], step[a:], ts[a:],
+                                                holds_evaluation(run.evaluations, lines[a:]))
         if iterations > 0 and seconds > 0:
             out.append((run.global_batch_size * iterations / seconds,
                         f"the global batch {run.global_batch_size:,.0f} x the {iterations:,} "
@@ -253,8 +253,10 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     not run at the median of the rates it printed (uneven iterations, a slow one every few,
     whose low rate the median leaves out; means since the start or over the last lines that
     hold a slower start before them), or the printed rate counts another batch than the
-    stated one. The batch is the stated global batch, else the samples an iteration the
-    lines imply (:func:`_implied_batch`). Kept, naming both."""
+    stated one. Whole-second stamps allow a second a stretch of intervals within epochs;
+    where that is more than MISMATCH, the median is checked against the rates' own time
+    instead (:func:`_median_against_rates`). The batch is the stated global batch, else the
+    samples an iteration the lines imply (:func:`_implied_batch`). Kept, naming both."""
     if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
         return est
     implied = None if np.isfinite(run.global_batch_size) else _implied(run)
@@ -271,14 +273,16 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     b = int(np.searchsorted(lines, est.printed[1], "right"))
     if b - a <= MIN_PRINTED or not np.isfinite(ts[a:b]).all():
         return est
-    iterations, seconds = _within_epochs(epoch[a:b], step[a:b], ts[a:b],
-                                         holds_evaluation(run.evaluations, lines[a:b]))
+    iterations, seconds, stretches = _within_epochs(
+        epoch[a:b], step[a:b], ts[a:b], holds_evaluation(run.evaluations, lines[a:b]))
     if iterations <= 0 or not seconds > 0:
         return est
+    slack = _rounding_share(stretches, seconds) if whole_seconds(ts[a:b]) else 0.0
+    if slack > MISMATCH:
+        return _median_against_rates(run, est, lines[a:b], step[a:b], stretches, seconds)
     timed = batch * iterations / seconds
     apart = abs(est.throughput - timed) / timed
-    # whole-second stamps are up to a second off at each end of the lines' time
-    if apart <= MISMATCH + (RESOLUTION / seconds if whole_seconds(ts[a:b]) else 0.0):
+    if apart <= MISMATCH + slack:
         return est
     read = "" if reading is None or reading.interval else \
         f"each printed rate read as {reading.what}"
@@ -303,6 +307,40 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
         f"iterations lines {int(lines[a])} to {int(lines[b - 1])} cover / their "
         f"{seconds:.6g} s by the timestamps, {timed:,.2f} samples/s, are {apart:.1%} apart: "
         f"{why}; the figure is kept"))
+
+
+def _median_against_rates(run: RunData, est: Estimate, lines, step, stretches: int,
+                          seconds: float) -> Estimate:
+    """`est`, the median of printed rates whose whole-second stamps are too coarse over their
+    `stretches` (`seconds` in all) to time them to MISMATCH, flagged ``figure_mismatch``
+    where it is more than MISMATCH from the rate the same lines' rates give their iterations
+    (their harmonic mean weighted by iterations): uneven iterations, whose slow ones the
+    median leaves out. Whether the rates count the stated batch is
+    :func:`_printed_against_clock`'s, over the span their stamps telescope across; rates
+    recovered from means were weighed so where they were recovered (the ``reported``
+    method)."""
+    reading = rate_reading(run)
+    if reading is not None and not reading.own:
+        return est
+    ds = np.diff(step)
+    iterations = np.where(ds > 0, ds, step[1:])  # a restart's line counts its epoch's
+    rates = _printed_at(run, lines)[1:]
+    rated = np.isfinite(rates) & (rates > 0)
+    if rated.sum() < MIN_PRINTED:
+        return est
+    mean = float(iterations[rated].sum() / (iterations[rated] / rates[rated]).sum())
+    apart = abs(est.throughput - mean) / mean
+    if apart <= MISMATCH:
+        return est
+    return _flag(est, "figure_mismatch", (
+        f"the figure {est.throughput:,.2f} samples/s (the median of the throughput printed on "
+        f"lines {est.printed[0]} to {est.printed[1]}) and the {mean:,.2f} samples/s those "
+        f"rates give the {int(iterations[rated].sum()):,} iterations of lines {int(lines[0])} "
+        f"to {int(lines[-1])} (their harmonic mean by iterations: the whole-second stamps, up "
+        f"to {RESOLUTION:g} s off over each of their {stretches} stretches of {seconds:g} s in "
+        f"all, cannot time them to {MISMATCH:.0%}) are {apart:.1%} "
+        "apart: the run did not run at the median of the rates it printed (uneven "
+        "iterations, whose slow ones the median leaves out); the figure is kept"))
 
 
 #: Per-line statements of an interval's seconds per iteration beside its printed latency:
@@ -544,9 +582,11 @@ def _stated(run: RunData, keys: tuple[str, ...]) -> tuple[str, int | None]:
 
 
 def _against_resolution(run: RunData, est: Estimate) -> Estimate:
-    """`est` where its window's timestamps are whole seconds and a second is more than
-    COARSE_SHARE of its span (each end may be up to a second off, so the figure may be off
-    by more than the 5 % a figure is checked to: a window of 4.37 s read as 4 s, +9 %):
+    """`est` where its window's timestamps are whole seconds and a second a stretch of the
+    intervals its figure sums (one, or one an epoch where it sums within epochs: stretches
+    of one length a period apart round alike) is more than COARSE_SHARE of their time (each
+    end of a stretch may be up to a second off, so the figure may be off by more than the
+    5 % a figure is checked to: a window of 4.37 s read as 4 s, +9 %):
     timed by the rates its lines print where they time every interval it counts and agree
     with the stamps as far as whole seconds tell (:func:`_timed_by_rates`); failed
     ``missing_timestamps`` where nothing in the log times it closer. A window its printed
@@ -557,16 +597,21 @@ def _against_resolution(run: RunData, est: Estimate) -> Estimate:
     lines, step, ts = lines[inside], step[inside], ts[inside]
     if len(ts) < 2 or not whole_seconds(ts):
         return est
-    seconds = float(ts[-1] - ts[0])
-    if seconds > 0 and RESOLUTION <= COARSE_SHARE * seconds \
+    # a figure summed over stretches (within epochs) is off by up to a second a stretch
+    counted = _counted(run, est, lines, step, ts)
+    stretches = 1 if counted is None else _stretches(counted)
+    seconds = float(ts[-1] - ts[0]) if counted is None else est.latency * est.iterations
+    if seconds > 0 and stretches * RESOLUTION <= COARSE_SHARE * seconds \
             or len(series_rows(run, train_arrays(run), M.LATENCY)):
         return est
     timed, why = _timed_by_rates(run, est, lines, step, ts)
     if timed is not None:
         return timed if _open(est) else est
+    each = f"each of its {stretches} stretches ({seconds:g} s in all)" if stretches > 1 \
+        else f"its {seconds:g} s"
     return Estimate.fail(
         f"the window's timestamps (lines {est.window[0]} to {est.window[1]}) are whole "
-        f"seconds, up to {RESOLUTION:g} s off at each end of its {seconds:g} s, more than "
+        f"seconds, up to {RESOLUTION:g} s off at each end of {each}, more than "
         f"{COARSE_SHARE:.0%} of it, and {why}, so no throughput from this window",
         "missing_timestamps", est.method)
 
@@ -584,20 +629,33 @@ def _rate_times(run: RunData, est: Estimate, lines, step, ts):
     seconds and its iterations add up to, or None where none do; each interval's seconds
     by the global rate its line prints, its samples / that rate, NaN where it prints none):
     what times a window by its printed rates, wherever its stamps do not."""
+    counted, ds = _counted(run, est, lines, step, ts), np.diff(step)
+    rates = _printed_at(run, lines)[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        took = printed_batches(run, train_arrays(run), lines[1:]) * ds \
+            / np.where(rates > 0, rates, np.nan)
+    return counted, took
+
+
+def _counted(run: RunData, est: Estimate, lines, step, ts) -> np.ndarray | None:
+    """Which intervals between the window's `lines` `est` counts: those its stamps' seconds
+    and its iterations add up to (None where none do)."""
     spent = est.latency * est.iterations  # the figure's seconds by its stamps
     ds, dt = np.diff(step), np.diff(ts)
     held = holds_evaluation(run.evaluations, lines)
     # a rule may time its span from the stamps' text, exact where float unix seconds keep
     # some 0.4 us: intervals left out (an evaluation) differ by far more, or, where whole
     # seconds read them as 0 s, by their iterations
-    counted = next((c for c in ((ds > 0) & ~held, ds > 0)
-                    if abs(float(dt[c].sum()) - spent) <= max(1e-6, 1e-9 * spent)
-                    and float(ds[c].sum()) == est.iterations), None)
-    rates = _printed_at(run, lines)[1:]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        took = printed_batches(run, train_arrays(run), lines[1:]) * ds \
-            / np.where(rates > 0, rates, np.nan)
-    return counted, took
+    return next((c for c in ((ds > 0) & ~held, ds > 0)
+                 if abs(float(dt[c].sum()) - spent) <= max(1e-6, 1e-9 * spent)
+                 and float(ds[c].sum()) == est.iterations), None)
+
+
+def _stretches(kept: np.ndarray) -> int:
+    """How many runs of consecutive intervals `kept` (a mask over intervals) holds: each is
+    read from whole-second stamps up to a second off, and stretches of one length a period
+    apart round alike, so their errors add up linearly."""
+    return int(kept[0]) + int(np.sum(kept[1:] & ~kept[:-1])) if len(kept) else 0
 
 
 def _retimed(est: Estimate, seconds: float, text: str) -> Estimate:
@@ -683,8 +741,7 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
             f"rates give (one clock keeps them within {ONE_CLOCK_BAND:g} s): the rates leave "
             "out time the stamps hold (another clock, a stall, an evaluation) or count another "
             "batch, and the log cannot tell which")
-    stretches = int(counted[0]) + int(np.sum(counted[1:] & ~counted[:-1]))
-    # stretches of one length a period apart round alike: their errors add up linearly
+    stretches = _stretches(counted)
     if stretches * ONE_CLOCK_BAND > MISMATCH * timed:
         why = _span_against_rates(run, est.window, timed / float(np.diff(step)[counted].sum()))
         if why:
@@ -1516,9 +1573,7 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float] | None:
             continue
         if not coarse:
             return _median(implied[ok]), int(ok.sum()), what, 0.0
-        # whole-second stamps read each stretch of intervals up to a second off, and
-        # stretches of one length a period apart round alike: their errors add up linearly
-        stretches = int(ok[0]) + int(np.sum(ok[1:] & ~ok[:-1]))
+        stretches = _stretches(ok)
         seconds = float(np.sum(dt[ok]))
         if metric == M.THROUGHPUT:
             value = float(np.sum(printed[1:][ok] * dt[ok]) / np.sum(ds[ok]))

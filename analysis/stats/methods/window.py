@@ -365,6 +365,12 @@ def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
     out = held[i0:i1] & (not counted)
     n_it -= int(ds[i0:i1][out].sum())
     dt -= float(np.diff(ts[i0:i1 + 1])[out].sum())
+    if not dt > 0 and n_it > 0 and whole_seconds(ts[i0:i1 + 1]):
+        # each epoch's stretch under a second may read 0 s, every stretch alike
+        return Estimate.fail(
+            f"the window's whole-second timestamps (lines {lines[i0]} to {lines[i1]}) read the "
+            f"intervals it counts within epochs as {dt:g} s: too coarse to time them, so no "
+            "throughput from this window", "missing_timestamps", label)
     if not dt > 0:
         return Estimate.fail(f"non-increasing timestamps between lines {lines[i0]} and "
                              f"{lines[i1]}", "bad_line", label)
