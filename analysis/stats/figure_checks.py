@@ -209,8 +209,9 @@ def _within_epochs(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray,
                    held: np.ndarray) -> tuple[int, float, int]:
     """(iterations, seconds, stretches of consecutive intervals) one rank's lines cover
     (:func:`analysis.checks.covered`), less the intervals from one printed epoch into the
-    next and those holding an evaluation line (`held`): an epoch's end holds work that is not training (evaluation, a checkpoint),
-    which its printed rates leave out, and so does an evaluation anywhere."""
+    next and those holding an evaluation line (`held`): an epoch's end holds work that is
+    not training (evaluation, a checkpoint), which its printed rates leave out, and so does
+    an evaluation anywhere."""
     ds, dt = np.diff(step), np.diff(ts)
     same = (ds > 0) & (np.diff(epoch) == 0) & ~held
     return int(ds[same].sum()), float(dt[same].sum()), _stretches(same)
