@@ -37,7 +37,9 @@ KINDS = {
                      "from a rerun made deterministic (stamps too coarse): both are counted",
     "stray_log": "a log in a campaign folder that the campaign did not run (no done marker "
                  "saying ok, not done in status.json; left by an earlier campaign or put there "
-                 "by hand): left out of the runs and the figures",
+                 "by hand), or whose done marker says it failed or is another run's while "
+                 "status.json lists it as done (the marker, the run's own record, is "
+                 "followed): left out of the runs and the figures",
     "bad_done_marker": "a run's done marker cannot be read (not JSON: a hand edit, a disk "
                        "fault): nothing says whether the campaign finished the run; it is "
                        "counted (its log is there), unless status.json says otherwise",
