@@ -1,7 +1,7 @@
 """Campaign against campaign: per case the two medians, NEW/BASE with its interval and a
 verdict (:mod:`analysis.changes.verdict`), scaling-efficiency and memory change, and what
 differs in the environment records. Cases on one side only are listed, not dropped, and so
-are cases whose runs on one side all failed (no throughput): `Comparison.missing_in_new`
+are cases whose runs on one side, or both, all failed (no throughput): `Comparison.missing_in_new`
 names the cases BASE measured and NEW did not (a breakage that a gate must not pass).
 Cases with an MLPerf time to train on both sides (summary ``time_to_train_min``, one score
 per case) also get its change and a verdict by the threshold alone; lower is better, so a
@@ -25,6 +25,7 @@ from analysis.changes import environment, verdict
 from analysis.changes.sources import Campaign
 from analysis.collect import records_of
 from analysis.duplicate_runs import copies_across
+from analysis.env import folder_records
 from analysis.errors import UsageError
 from analysis.problems import Problem
 from analysis.schema import CASE_COLUMNS, case_key
@@ -270,12 +271,15 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             f"{hardware[first][0]} vs {hardware[first][1]}; "
             "pass --allow-different-hardware to compare them anyway")
     overrides = overrides or {}
-    keys = list(dict.fromkeys([*base_sum, *new_sum]))
+    failed_both = {k: c for k, c in base.failed_cases.items()
+                   if k in new.failed_cases and k not in base_sum and k not in new_sum
+                   and k != folder_records.UNKNOWN_CASE}
+    keys = list(dict.fromkeys([*base_sum, *new_sum, *failed_both]))
     _check_patterns(overrides, keys)
     rows = []
     for key in keys:
         b, n = base_sum.get(key), new_sum.get(key)
-        first = b if b is not None else n
+        first = b if b is not None else n if n is not None else failed_both[key]
         row = {"case_key": key, **{c: first[c] for c in CASE_COLUMNS}}
         t = threshold_for(key, threshold, overrides)
         br, nr = base_runs.get(key), new_runs.get(key)
@@ -284,7 +288,8 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             est = verdict.RatioEstimate(np.nan, np.nan, np.nan,
                                         0 if b is None else int(b["repeats"]),
                                         0 if n is None else int(n["repeats"]))
-            word = ONLY_NEW if b is None else (FAILED_NEW if _failed_in(new, key) else ONLY_BASE)
+            word = (FAILED_BOTH if b is None and n is None else ONLY_NEW if b is None
+                    else FAILED_NEW if _failed_in(new, key) else ONLY_BASE)
             changes = []
         else:
             est = verdict.ratio_interval(br["throughput"],

@@ -276,7 +276,8 @@ def check(summary: pd.DataFrame, references: list[dict],
     given `runs` (per-run figures), how many runs' figures disagree with their logs.
 
     `failed_cases` (``sources.Campaign.failed_cases``): cases whose every run failed before
-    writing a log; a reference no case of the summary matches but one of these does is
+    writing a log; a reference no case of the summary matches but one of these does (or
+    may: folder_records.UNKNOWN_CASE, runs whose records do not state their whole case) is
     *all runs failed*, not *no runs*."""
     keys = case_keys(summary)
     runs_of = ({} if runs is None else
@@ -295,8 +296,9 @@ def check(summary: pd.DataFrame, references: list[dict],
                 "lower": ref["lower"], "upper": ref["upper"], "unit": ref["unit"],
                 "source": ref["source"], "source_zh": ref.get("source_zh", ""),
                 "hardware": str(ref["hardware"]), "derived_from": ref.get("derived_from", "")}
-        failed = [] if hits else [k for k, c in (failed_cases or {}).items()
-                                  if _matches(ref["match"], c)]
+        # a failed run whose records leave a field unstated may be any value of it
+        failed = [] if hits else [k for k, c in (failed_cases or {}).items() if _matches(
+            {f: want for f, want in ref["match"].items() if c.get(f) is not None}, c)]
         for key in failed or ([""] if not hits else []):
             rows.append({**base, "case_key": key, "repeats": 0, "median": np.nan,
                          "interval_low": np.nan, "interval_high": np.nan, "ratio": np.nan,

@@ -19,6 +19,7 @@ from analysis import config, yamlio
 from analysis.env.record import usable
 from analysis.errors import UsageError
 from analysis.fsutil import display_path, loads_json, printable, read_record
+from analysis.layout import meta_from_path
 from analysis.problems import excerpt
 
 
@@ -99,9 +100,10 @@ class CampaignInput:
     #: runs the campaign did not finish: (run, state, reason) of each done marker that says
     #: ``"ok": false`` (a run with no log, or a log of a failed attempt)
     failed: list[tuple[str, str, str]] = field(default_factory=list)
-    #: run -> the case its failed done marker states (framework, model, precision, batch per
-    #: device, nodes, GPUs per node): a run that failed before writing a log names its case
-    #: nowhere else
+    #: run -> the case fields of each failed run (framework, model, precision, batch per
+    #: device, nodes, GPUs per node; None where unstated) as its done marker states them, else
+    #: its ``status.json`` row, else its run id (:func:`analysis.layout.meta_from_path`): a
+    #: run that failed before writing a log names its case nowhere else
     failed_case: dict[str, dict] = field(default_factory=dict)
     #: runs the spec asks for that never started (``pending`` in ``status.json``: a device
     #: budget or job time limit ended the campaign first), and how many runs it asks for
@@ -233,8 +235,25 @@ def load_campaign(root: Path) -> CampaignInput:
                 run = str(data.get("run_id") or stem)
                 camp.failed.append((run, str(data.get("state", "")), str(data.get("reason", ""))))
                 camp.failed_case[run] = _marker_case(data)
-    _read_status(root / "status.json", root, camp)
+    rows = _read_status(root / "status.json", root, camp)
+    for run, fields in camp.failed_case.items():
+        _fill_case(fields, _status_case(rows.get(run, {})), meta_from_path(run))
     return camp
+
+
+def _fill_case(fields: dict, *fallbacks: dict) -> None:
+    """`fields`' unstated (None) values taken from the first of `fallbacks` that states them."""
+    for k, v in fields.items():
+        fields[k] = next((f[k] for f in fallbacks if f.get(k) is not None), v) if v is None else v
+
+
+def _status_case(row: dict) -> dict:
+    """The case fields a ``status.json`` row states (its ``config`` is ``<N>n<G>g``)."""
+    meta = meta_from_path(f"{row.get('config')}/-")
+    fields = {**{k: meta[k] for k in ("num_nodes", "gpus_per_node") if k in meta},
+              "batch_size_per_device": row.get("batch_size"),
+              **{k: row.get(k) for k in ("model", "precision")}}
+    return {k: v for k, v in fields.items() if isinstance(v, (str, int))}
 
 
 def _marker_case(marker: dict) -> dict:
@@ -252,9 +271,15 @@ def _marker_case(marker: dict) -> dict:
     return {k: v if isinstance(v, (str, int)) else None for k, v in fields.items()}
 
 
+#: The key of the failed runs whose records do not state their whole case.
+UNKNOWN_CASE = "case unknown"
+
+
 def failed_by_case(camp: CampaignInput, counted=()) -> dict[str, dict]:
     """Case key -> its case fields and ``runs``, the (run, reason) of each of its runs the
-    done markers say failed, but for the runs in `counted` (a log of theirs is counted)."""
+    done markers say failed, but for the runs in `counted` (a log of theirs is counted).
+    Runs whose case is not wholly stated are under UNKNOWN_CASE, with the fields they all
+    state alike (None for the others: they may be any)."""
     from analysis.schema import case_key
 
     out: dict[str, dict] = {}
@@ -263,7 +288,12 @@ def failed_by_case(camp: CampaignInput, counted=()) -> dict[str, dict]:
         if run in counted:
             continue
         fields = camp.failed_case.get(run) or _marker_case({})
-        out.setdefault(case_key(fields), {**fields, "runs": []})["runs"].append((run, reason))
+        known = all(v is not None for k, v in fields.items() if k != "case")
+        key = case_key(fields) if known else UNKNOWN_CASE
+        entry = out.setdefault(key, {**fields, "runs": []})
+        if key == UNKNOWN_CASE:
+            entry.update({k: None for k, v in fields.items() if entry[k] != v})
+        entry["runs"].append((run, reason))
     return out
 
 
@@ -274,17 +304,20 @@ def failed_cases_text(failed_cases: dict, measured) -> str:
         return ""
     n = sum(len(c["runs"]) for c in failed_cases.values())
     run, reason = next(iter(failed_cases.values()))["runs"][0]
-    cases = ", ".join(f"{key} ({len(c['runs'])}{'' if key in measured else ', every run'})"
-                      for key, c in failed_cases.items())
+    def said(key: str) -> str:
+        return (", their records do not state their case" if key == UNKNOWN_CASE
+                else "" if key in measured else ", every run")
+
+    cases = ", ".join(f"{key} ({len(c['runs'])}{said(key)})" for key, c in failed_cases.items())
     return (f"{n} run(s) failed in the campaign records, not counted as repeats: "
             f"{cases}; e.g. {run}: {printable(reason)}")
 
 
-def _read_status(path: Path, root: Path, camp: CampaignInput) -> None:
-    """The runs ``status.json`` lists as pending, and how many it lists (nothing without
-    one; an unreadable one is named and left out)."""
+def _read_status(path: Path, root: Path, camp: CampaignInput) -> dict[str, dict]:
+    """The runs ``status.json`` lists as pending, and how many it lists; its rows by run
+    ({} without one; an unreadable one is named and left out)."""
     if not path.is_file():
-        return
+        return {}
     try:
         data = loads_json(_text(path))
         rows = data["runs"] if isinstance(data, dict) else data
@@ -292,12 +325,13 @@ def _read_status(path: Path, root: Path, camp: CampaignInput) -> None:
     except KeyError as exc:
         camp.unreadable.append((_rel(path, root), f"not a campaign status: a run without "
                                                   f"{exc.args[0]!r}"))
-        return
+        return {}
     except (OSError, ValueError, TypeError) as exc:
         camp.unreadable.append((_rel(path, root), f"not a campaign status: {_why(exc)}"))
-        return
+        return {}
     camp.planned = len(states)
     camp.pending = [run for run, state in states if state == "pending"]
+    return {run: r for (run, _), r in zip(states, rows)}
 
 
 def gather(log_dir: Path, env: str | Path | list | None = None,

@@ -67,3 +67,68 @@ def test_compare_says_failed_in_new_only_of_the_case_that_failed(dlperf_exe, tmp
     assert verdicts.pop(AMP) == "failed in new"
     assert verdicts.pop(FP32) == "not re-measured"
     assert set(verdicts) == {"only in base"} and len(verdicts) == 6
+
+
+def _restate(folder, marker_fields=(), run_id=None, status=True):
+    """`folder`'s failed amp runs with `marker_fields` taken out of their done markers, their
+    run id replaced by `run_id` (its repeat appended), status.json deleted unless `status`."""
+    import json
+
+    for marker_path in (folder / "1n1g").glob("resnet50_b256_amp_*.done"):
+        marker = json.loads(marker_path.read_text())
+        for f in marker_fields:
+            marker.pop(f)
+        if run_id:
+            marker["run_id"] = f"{run_id}_{marker['run_id'][-1]}"
+        marker_path.write_text(json.dumps(marker))
+    if not status:
+        (folder / "status.json").unlink()
+    return folder
+
+
+def test_a_failed_case_its_markers_leave_unstated_is_read_from_status_or_run_id(
+        dlperf_exe, tmp_path):
+    """Markers without `case` (a run that failed early, another writer's markers): before,
+    the case was 'PyTorch/?/?/b?/?n?g' on stderr and its reference 'no runs', exit 0."""
+    for status in (True, False):  # status.json's rows, else the run id
+        folder = _restate(failed_case_campaign(tmp_path / f"c{status}"), ["case"],
+                          status=status)
+        done, table = _check(dlperf_exe, tmp_path, folder)
+        assert done.returncode == 4, done.stderr
+        assert table.loc[AMP, "verdict"] == "all runs failed"
+        assert table.loc[AMP, "case_key"] == AMP
+        assert f"not counted as repeats: {AMP} (3, every run)" in done.stderr
+        assert "?" not in done.stderr
+
+
+def test_a_failed_run_whose_case_nothing_states_is_case_unknown_and_no_pass(
+        dlperf_exe, tmp_path):
+    """Nothing states the amp runs' model, precision nor batch: they are 'case unknown', and
+    a reference without runs that they may be is not passed; one they cannot be is 'no
+    runs'."""
+    folder = _restate(failed_case_campaign(tmp_path / "c"), ["case"], "1n1g/attempt",
+                      status=False)
+    refs = tmp_path / "refs.yaml"
+    refs.write_text("hardware: 4x NVIDIA H200\nsource: ours\ntolerance: 50%\nreferences:\n"
+                    f"  - {{key: {FP32}, value: 3000}}\n  - {{key: {AMP}, value: 6000}}\n"
+                    "  - {key: PyTorch/resnet50/amp/b256/2n8g, value: 6000}\n")
+    done = run_cli(dlperf_exe, "check", folder, "--references", refs, "--format", "csv")
+    table = pd.read_csv(io.StringIO(done.stdout), keep_default_na=False).set_index("reference")
+    assert done.returncode == 4, done.stderr
+    assert table.loc[AMP, ["case_key", "verdict"]].tolist() == ["case unknown",
+                                                                "all runs failed"]
+    assert table.loc[FP32, "verdict"] == "within"
+    assert table.loc["PyTorch/resnet50/amp/b256/2n8g", "verdict"] == "no runs"
+    assert "not counted as repeats: case unknown (3, their records do not state their " \
+           "case); e.g. 1n1g/attempt_1" in done.stderr
+    assert "?" not in done.stderr
+
+
+def test_compare_lists_a_case_failed_on_both_sides(dlperf_exe, tmp_path):
+    """A folder compared with itself whose amp case failed in every run: before, the case
+    was missing from the table."""
+    folder = failed_case_campaign(tmp_path / "c")
+    done = run_cli(dlperf_exe, "compare", folder, folder, "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    verdicts = pd.read_csv(io.StringIO(done.stdout)).set_index("case_key")["verdict"]
+    assert verdicts.to_dict() == {FP32: "unchanged", AMP: "failed in both"}
