@@ -1652,7 +1652,9 @@ class _Reading:
     which a rate's rounding moves far less than its growth from one line to the next;
     judged by `batch` still: over a long span the spread of a single interval's rate read
     so is the program's own, however its stamps are off); `rounding`, where given, the sd
-    (relative) the printed values' rounding gives each of `batch`."""
+    (relative) the printed values' rounding gives each of `batch`; `contradictions`, the
+    spans the printed values themselves rule out, whatever the stamps (a running mean's
+    time shrinking: the mean restarted there, or a value was edited)."""
 
     what: str
     at: np.ndarray
@@ -1662,6 +1664,7 @@ class _Reading:
     own: bool = True
     whole: np.ndarray | None = None
     rounding: np.ndarray | None = None
+    contradictions: int = 0
 
     @property
     def interval(self) -> bool:
@@ -1725,10 +1728,12 @@ def _rate_readings(run: RunData) -> Iterator[_Reading]:
             batch, rates = (ts[at] - ts[at][back]) / grown, (done[at] - done[at][back]) / grown
             whole = (ts[at] - ts[at][lag]) / (held - held[lag])
             rounding = np.hypot(off, off[back]) / np.abs(grown)
+        contradictions = int(np.sum(_shrinks(grown, off, off[back])))
         unsettled = new | ~(rounding <= SPAN_ROUNDING)  # its part's rounding tells nothing
         batch[unsettled], whole[unsettled], rates[new] = np.nan, np.nan, np.nan
         start = np.where(new, _back(at, 1), at[back])
-        yield _Reading(what, at, start, batch, rates, own=False, whole=whole, rounding=rounding)
+        yield _Reading(what, at, start, batch, rates, own=False, whole=whole, rounding=rounding,
+                       contradictions=contradictions)
     for n in SLIDING:
         # spans of more than half the printed rates share most of their lines: however
         # little their batches spread, that tells nothing of the meter
@@ -1742,18 +1747,24 @@ def _settled_back(held: np.ndarray, off: np.ndarray, first: np.ndarray) -> np.nd
     """For each running mean's time `held` (its rounding's sd `off`): the index of the
     nearest of 1, 2, 4, ... printed rates back over whose span the rounding moves the growth
     of `held` by at most SPAN_ROUNDING, else its part's `first` (a mean since the start: its
-    rounding relative to the growth shrinks as the span grows); a span that shrinks by more
-    than half a digit at each end can (sqrt(3) sd) ends the search there: those means
-    contradict each other, whatever their rounding."""
+    rounding relative to the growth shrinks as the span grows); a span that shrinks
+    (:func:`_shrinks`) ends the search there: those means contradict each other."""
     k = np.arange(len(held))
     back, todo, n = first.copy(), k > first, 1
     while todo.any() and n < len(held):
         j = np.maximum(k - n, first)
         grown = held - held[j]
         settled = todo & ((SPAN_ROUNDING * grown >= np.hypot(off, off[j]))
-                          | (grown < -math.sqrt(3) * (off + off[j])))
+                          | _shrinks(grown, off, off[j]))
         back[settled], todo, n = j[settled], todo & ~settled, 2 * n
     return back
+
+
+def _shrinks(grown: np.ndarray, off: np.ndarray, off_back: np.ndarray) -> np.ndarray:
+    """Where a running mean's time `grown` over a span shrinks by more than the rounding of
+    its two ends (sds `off`, `off_back`) can make it (half a digit each: sqrt(3) sd), which
+    no mean over that span does, whatever its rounding."""
+    return grown < -math.sqrt(3) * (off + off_back)
 
 
 def _rounding_sd(values: np.ndarray) -> np.ndarray:
@@ -1804,9 +1815,11 @@ def _running_counts(epoch: np.ndarray, step: np.ndarray,
 def _rate_reading(run: RunData) -> _Reading | None:
     """The reading of the run's printed rates (:func:`_rate_readings`) that fits its stamps:
     of those whose implied batches spread about as little as the tightest's (FIT_TIMES,
-    FIT_SHARE: the stamps cannot tell them apart), the first in order (the shortest span)
-    that gives the stated global batch within MISMATCH, else the first. A rate that is a
-    mean over a span gives one batch over that span and a scattered one over any other;
+    FIT_SHARE: the stamps cannot tell them apart) and the printed values contradict least
+    (the spans that do give no batch: dropped, they must not make a reading fit as well as
+    one that fits every line), the first in order (the shortest span) that gives the stated
+    global batch within MISMATCH, else the first. A rate that is a mean over a span gives
+    one batch over that span and a scattered one over any other;
     where several fit and one gives the stated batch, the log does not show another. Each
     interval's own rate fits too where it spreads by no more than STAMP_NOISE and gives the
     tightest's batch: a longer span only averages the stamps' noise away. None where the
@@ -1828,6 +1841,7 @@ def _rate_reading(run: RunData) -> _Reading | None:
            if s <= FIT_TIMES * min(spreads) + FIT_SHARE
            or r.interval and s <= STAMP_NOISE
            and abs(r.value() - tightest.value()) <= MISMATCH * tightest.value()]
+    fit = [r for r in fit if r.contradictions == min(f.contradictions for f in fit)]
     return ([r for r in fit if _gives(r, stated)] or fit)[0]
 
 
