@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text", "check_outputs",
-           "display_path"]
+           "check_outside_stores", "display_path"]
 
 
 def display_path(path: str | os.PathLike) -> str:
@@ -139,15 +139,11 @@ def check_outputs(outputs: list[Path], inputs: list[Path], force: bool,
     from analysis.errors import UsageError
 
     read = {os.path.realpath(p) for p in inputs}
-    sealed = [os.path.realpath(s) for s in stores]
     for path in map(Path, outputs):
-        shown, real = display_path(path), os.path.realpath(path)
-        if real in read:
+        shown = display_path(path)
+        if os.path.realpath(path) in read:
             raise UsageError(f"refusing to write {shown}: it is one of the input files")
-        store = next((s for s in sealed if os.path.commonpath([s, real]) == s), None)
-        if store is not None:
-            raise UsageError(f"refusing to write {shown}: it is inside the results store "
-                             f"{display_path(store)}, which it would damage; write elsewhere")
+        check_outside_stores(path, stores)
         if path.is_symlink():
             raise UsageError(f"refusing to write {shown}: it is a symbolic link (to "
                              f"{display_path(os.readlink(path))}); remove it or write elsewhere")
@@ -155,6 +151,20 @@ def check_outputs(outputs: list[Path], inputs: list[Path], force: bool,
             raise UsageError(f"cannot write {shown}: it is a folder")
         if path.exists() and not force:
             raise UsageError(f"{shown} exists; pass --force to replace it")
+
+
+def check_outside_stores(path: str | os.PathLike, stores: list[Path]) -> None:
+    """Refuse (UsageError) to write `path` (a file, or a folder of outputs) inside one of the
+    results `stores` a command reads, by real paths: every file in a store is read as a part
+    of it."""
+    from analysis.errors import UsageError
+
+    real = os.path.realpath(path)
+    for store in map(os.path.realpath, stores):
+        if os.path.commonpath([store, real]) == store:
+            raise UsageError(f"refusing to write {display_path(path)}: it is inside the results "
+                             f"store {display_path(store)}, which it would damage; write "
+                             "elsewhere")
 
 
 def atomic_write_bytes(target: str | os.PathLike, data: bytes) -> None:

@@ -6,7 +6,10 @@ train, lower is better (:func:`analysis.stats.time_to_train.scored_by_time`, as 
 A change point is a step beyond the threshold that persists: campaign *i* differs from the
 level of the current segment (the median of its campaigns' medians since the last change
 point, those beyond the threshold left out: a blip moves no level) by more than the
-threshold, and so do the next ``persist - 1`` campaigns, all in the same direction. A step seen in fewer campaigns than that because the history ends there is
+threshold, and so do the next ``persist - 1`` campaigns, all in the same direction; those
+``persist`` campaigns are the new segment. A step's first campaign beyond the threshold past
+the rest of them (a dip on the way to a new level) is a blip, the step read from the next. A
+step seen in fewer campaigns than that because the history ends there is
 flagged as unconfirmed (``step down?``); a step that comes back is a blip, not a change.
 """
 
@@ -40,7 +43,10 @@ def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
     at = np.flatnonzero(np.isfinite(m))  # positions of the points with a median
     known = m[at]
     segment: list[float] = list(known[:1])
+    skip = 1  # the points before it are in the segment: a confirmed step's window joins whole
     for i in range(1, len(known)):
+        if i < skip:
+            continue
         level = float(np.median(segment))
         rel = known[i] / level - 1.0
         if abs(rel) <= threshold:
@@ -50,13 +56,23 @@ def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
         # taken into a short segment would move its median, and the return read as a step
         sign = np.sign(rel)
         window = known[i:i + persist]
-        if all(sign * (x / level - 1.0) > threshold for x in window):
+        if (all(sign * (x / level - 1.0) > threshold for x in window)
+                and not _overshoots(window, sign, threshold)):
             word = STEP_DOWN if sign < 0 else STEP_UP
             flags[at[i]] = word if len(window) == persist else word + "?"
             steps[at[i]] = rel
             if len(window) == persist:
-                segment = [known[i]]
+                segment, skip = list(window), i + persist
     return flags, steps
+
+
+def _overshoots(window, sign: float, threshold: float) -> bool:
+    """Whether a step's first point went beyond the threshold past where the rest of its
+    window settles, in the step's direction: a blip on the way to the new level (a dip to
+    -20 % that settles at -6 %), so the step is read from the next point, not from it."""
+    if len(window) < 2:
+        return False
+    return bool(sign * (window[0] / float(np.median(window[1:])) - 1.0) > threshold)
 
 
 def trend(store, case: str = "*", threshold: float | str = verdict.DEFAULT_THRESHOLD,

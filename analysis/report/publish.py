@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from analysis import config, notebook_run
 from analysis.errors import DLPerfError, UsageError
-from analysis.fsutil import atomic_write_bytes
+from analysis.fsutil import atomic_write_bytes, check_outside_stores
 from analysis.i18n import check_lang
 from analysis.notebook_run import execute_notebook
 from analysis.report import prepared
@@ -283,6 +283,7 @@ def publish(log_dir: str | Path | None = None, out_dir: str | Path | None = None
 
         load_references(references)
     out = Path(out_dir or config.REPORTS_DIR).resolve()
+    check_outside_stores(out, [Path(store)] if store else [])
     out.mkdir(parents=True, exist_ok=True)
     say = progress or (lambda _message: None)
 

@@ -64,3 +64,29 @@ def test_a_drift_is_flagged_once_it_is_beyond_the_threshold_from_the_level():
     assert flags == ["", "", "", "", "step up", ""]
     assert steps[4] == pytest.approx(104 / 101.5 - 1)
     assert change_points([100.0, 100.5, 101.0, 101.5], 0.02, 2)[0] == [""] * 4
+
+
+# a store of DLE campaigns at 2,560 samples/s that dip to 2,048 for one campaign on the way to
+# a lasting 2,406 (-6 %), and its mirror: a spike to 3,072 on the way to a lasting 2,714 (+6 %)
+SETTLE_DOWN = [2558.63, 2559.19, 2047.14, 2406.29, 2405.98, 2405.46]
+SETTLE_UP = [2558.63, 2559.19, 3071.62, 2714.33, 2713.87, 2714.71]
+
+
+@pytest.mark.parametrize("persist", [2, 3])
+@pytest.mark.parametrize("series, word", [(SETTLE_DOWN, "step down"), (SETTLE_UP, "step up")])
+def test_a_step_that_overshoots_on_the_way_is_one_change_point_to_where_it_settles(
+        series, word, persist):
+    """The step's first campaign alone was the new level, and the campaigns settling past it
+    read as a confirmed step back of 18 % (down) or 12 % (up): a speed-up that never was."""
+    flags, steps = change_points(series, 0.02, persist)
+    assert flags == ["", "", "", word, "", ""]
+    assert steps[3] == pytest.approx(series[3] / 2558.91 - 1)
+    assert abs(steps[3]) == pytest.approx(0.06, abs=0.003)
+
+
+def test_the_level_after_a_step_is_its_window_s_median():
+    """Its first campaign alone (97) was the level, and the campaigns at 94 after it read as
+    a second step down."""
+    flags, steps = change_points([100.0, 100.0, 97.0, 94.0, 94.0, 94.5], 0.02, 3)
+    assert flags == ["", "", "step down", "", "", ""]
+    assert steps[2] == pytest.approx(-0.03)
