@@ -26,6 +26,8 @@ from analysis.strays import CampaignFolders
 
 #: Suffixes (before an optional .gz) of files picked up when walking a folder.
 WALK_SUFFIXES = (".log", ".out", ".err", ".txt", ".mem", ".gpu.csv", ".json")
+#: Of those, the suffixes of a run's sidecars, read with its log.
+SIDECARS = (".mem", ".gpu.csv")
 #: Of those, the suffixes of files that may as well not be logs (published logs are often
 #: ``.txt``, batch jobs write ``.out``/``.err``; so are READMEs and notes): found by walking,
 #: such a file is a log only when a family recognises its content, and is skipped otherwise
@@ -222,6 +224,9 @@ def find_logs(paths: Iterable[str | os.PathLike]) -> tuple[list[Found], list[Pro
             if damaged is not None:
                 problems.append(damaged)
             found.append(Found(f, run_ids[key], relative_id, key, explicit, real, stray))
+    # a run's sidecars (memory, GPU samples) without its log are no log of it
+    problems += campaigns.lost_logs({(os.path.abspath(x.path.parent), x.run_key[1]) for x in found
+                                     if not x.path.name.removesuffix(".gz").endswith(SIDECARS)})
     if not found and not problems:
         raise NoLogsError([str(p) for p in paths])
     return found, problems

@@ -18,7 +18,11 @@ beside a ``status.json`` that lists the run as done is followed, and the conflic
 the stray's reason (:func:`marker_denial`, the one reading ``dlperf run`` resumes by). A
 run whose marker cannot be read (not
 JSON: a hand edit) counts unless ``status.json`` says otherwise, with a ``bad_done_marker``
-problem naming the marker, line and error. Any other log in
+problem naming the marker, line and error; so does a run whose marker is missing while
+other runs of its folder have theirs and ``status.json`` lists it as done (a
+``missing_done_marker`` problem), and ``dlperf run`` reads both so too. A done marker saying its
+run finished beside no log of the run is a ``missing_log`` problem (:meth:`CampaignFolders.lost_logs`).
+Any other log in
 it (left by an earlier campaign, a failed attempt, or put there by hand) is a stray:
 :func:`analysis.discover.find_logs` marks it, the full path leaves it out of the runs and says
 why in a ``stray_log`` problem. A folder without markers
@@ -248,6 +252,11 @@ class CampaignFolders:
                 why.append(f"its done marker {denial}")
         else:
             why.append("no done marker")
+            if markers and state == "done":
+                # the runner writes a marker for every run it ends: this one was lost after
+                # (status.json is made from the markers); status.json is followed, as for a
+                # marker that cannot be read, and the loss said (`damaged_marker`)
+                self._faults[(str(folder), stem)] = (None, "missing")
         if status is not None:
             if state == "done":
                 return ""
@@ -263,8 +272,34 @@ class CampaignFolders:
             return None
         self._said.add((str(folder), stem))  # once per run, not per file of it
         line, why = fault
-        return Problem(os.path.join(folder, stem + MARKER_SUFFIX), line, "bad_done_marker",
+        path = os.path.join(folder, stem + MARKER_SUFFIX)
+        if why == "missing":
+            return Problem(path, None, "missing_done_marker",
+                           f"no done marker, while {STATUS_NAME} lists the run as done and "
+                           "its log is there: counted, as status.json says (restore the "
+                           "marker)", run_id=run_id)
+        return Problem(path, line, "bad_done_marker",
                        f"its done marker is {why}: whether the run finished is not stated; "
                        "it is counted, its log being there (fix or remove the marker)",
                        run_id=run_id)
+
+    def lost_logs(self, logged: set[tuple[str, str]]) -> list[Problem]:
+        """A ``missing_log`` problem for each done marker of the campaign folders looked at
+        that says its run finished while no log of that run was found (`logged`: the
+        ``(folder, stem)`` of every log found, folders as absolute paths)."""
+        lost = []
+        for folder in sorted(f for f, info in self._folders.items() if info is not None):
+            for stem in sorted(self._folders[folder][0]):
+                if (folder, stem) in logged:
+                    continue
+                path = os.path.join(folder, stem + MARKER_SUFFIX)
+                marker = read_json_object(path)
+                if marker is not None and not marker_denial(marker, stem):
+                    lost.append(Problem(
+                        path, None, "missing_log",
+                        "its done marker says the run finished, but no log of the run is "
+                        "there: the run is not counted (restore the log; or delete the "
+                        "marker and resume to run it again)",
+                        run_id=str(marker.get("run_id") or stem)))
+        return lost
 

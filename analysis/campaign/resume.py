@@ -14,7 +14,9 @@ the campaign's secret key (:func:`analysis.campaign.records.campaign_key`), neve
 variables that say where, when or how the shell was opened (:data:`SHELL_SESSION`), so a new
 login, another terminal or a tmux pane resumes. A marker without digests (an older suite),
 or with digests of another key (the key file moved or replaced; said on stderr), is compared
-on the rest. The runner builds the marker the spec would write for the same run and
+on the rest. A done run whose environment record is gone (deleted, or not copied with its
+log) cannot be compared on the variables the record kept, and is refused like a difference
+(:func:`record_gone`). The runner builds the marker the spec would write for the same run and
 :func:`differences` compares the two, setting aside
 where the run happened (the hosts and the rendezvous port, found by building the commands
 twice with different ones) and the variables the backend adds per node (its GPU set). A
@@ -162,6 +164,20 @@ def recorded_env(out: Path, run_id: str) -> dict[str, str] | None:
     return compared_variables(env) if isinstance(env, dict) else None
 
 
+def record_gone(marker: dict) -> bool:
+    """Whether the run of done marker `marker`, whose node 0 environment record is missing
+    or unreadable, wrote one (its node 0 ``env_capture`` says ok, or an older suite's does
+    not say): the variables the record kept can no longer be compared, so it cannot resume."""
+    node0 = next((n for n in marker.get("nodes") or []
+                  if isinstance(n, dict) and n.get("node") == 0), {})
+    return node0.get("env_capture", "ok") == "ok"
+
+
+#: The refusal's line for a done run whose environment record is gone (:func:`record_gone`).
+RECORD_GONE = ("node 0 environment record (<run>.node0.env.json): missing or unreadable, so "
+               "the variables it kept cannot be compared; restore it")
+
+
 def settings(marker: dict, drop_env: set[str] = frozenset(),
              inherited: dict[str, str] | None = None, digests: bool = False
              ) -> dict[str, object]:
@@ -284,7 +300,7 @@ def mismatch_message(out: Path, changes: dict[str, list[str]]) -> str:
     lines = [f"  {line} ({len(ids)} done run(s), e.g. {ids[0]})"
              for line, ids in by_change.items()]
     return (f"campaign folder {out} holds {len(changes)} done run(s) that this spec would run "
-            f"differently (old → new; env.*: the spec's env and, on the local and Slurm "
+            f"differently, or whose records cannot tell (old → new; env.*: the spec's env and, on the local and Slurm "
             f"backends, the variables this shell exports); nothing was run:\n"
             + "\n".join(lines) + "\n"
             "Run the old spec from the old environment to resume, give another folder "

@@ -44,6 +44,7 @@ from analysis.fsutil import atomic_write_text
 from analysis.interrupt import restore_sigterm, trap_sigterm
 from analysis.redact import redact_argv, redact_env, redact_tree
 from analysis.run_settings import compared_variables
+from analysis.strays import CampaignFolders
 from analysis.suite_version import suite_version
 
 #: Threads per process when the spec's ``env`` does not set ``OMP_NUM_THREADS``. torchrun
@@ -117,7 +118,20 @@ class Campaign:
             not records.finished_files(run, self.out)
 
     def _rows(self) -> dict[str, dict]:
-        return {r.run_id: self._row(r, *records.disk_state(r, self.out)) for r in self.runs}
+        folders = CampaignFolders()
+        return {r.run_id: self._row(r, *self._state(r, folders)) for r in self.runs}
+
+    def _state(self, run: Run, folders: CampaignFolders) -> tuple[str, str, int]:
+        """`run`'s (state, reason, attempts) from disk, as ``dlperf summarize`` counts it: a
+        log whose done marker is missing or unreadable is done where status.json lists it
+        as done (:meth:`~analysis.strays.CampaignFolders.stray_reason`), so that a resume
+        does not rewrite it as failed and change the count with no run made."""
+        state = records.disk_state(run, self.out)
+        log = run.log_path(self.out)
+        if state[0] == "failed" and records.read_json(run.path(self.out, ".done")) is None \
+                and log.exists() and not folders.stray_reason(log.parent, run.stem):
+            return "done", "", state[2]
+        return state
 
     def status(self):
         """The status table from the files on disk (see :func:`records.status_frame`)."""
@@ -269,6 +283,8 @@ class Campaign:
             if run_id not in by_id:
                 new, was = resume.spec_wide(new), resume.spec_wide(was)
             lines = resume.differences(was, new, resume.masked_positions(new, other))
+            if self.backend.passes_environment and recorded is None and resume.record_gone(old):
+                lines.append(resume.RECORD_GONE)
             if lines:
                 found[run_id] = lines
         resume.key_warning(self.out, other_key)

@@ -1,0 +1,73 @@
+"""A finished run of a `dlperf run` folder that lost a file: its log gone beside a done
+marker saying it finished (`missing_log`), or its done marker gone while status.json lists
+it as done and its log is there (`missing_done_marker`: counted, as status.json says). On a
+copy of a real campaign folder, markers and status.json as the runner wrote them."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from analysis.collect import parse_paths
+from analysis.discover import find_logs
+from analysis.errors import LogProblemError
+
+REAL = Path(__file__).resolve().parents[2] / "data" / "raw_logs" / "rn50_4gpu"
+RUN2 = "resnet50_b128_fp32_2"
+ALL = len(list((REAL / "1n1g").glob("*.log")))
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """The real campaign's 1n1g runs with its status.json (other configs' rows kept)."""
+    out = tmp_path / "camp"
+    shutil.copytree(REAL / "1n1g", out / "1n1g")
+    shutil.copy(REAL / "status.json", out / "status.json")
+    return out
+
+
+def _counted_and_problems(out: Path) -> tuple[list[str], list[tuple[str, str]]]:
+    found, problems = find_logs([out])
+    counted = sorted({f.run_id for f in found if not f.stray})
+    return counted, [(p.kind, Path(p.source).name) for p in problems]
+
+
+def test_the_intact_folder_counts_every_run_with_no_problem(folder):
+    counted, problems = _counted_and_problems(folder)
+    assert len(counted) == ALL and problems == []
+
+
+def test_a_done_run_whose_log_is_gone_is_a_problem_naming_its_marker(folder):
+    (folder / "1n1g" / f"{RUN2}.log").unlink()  # its GPU samples and env record stay
+    assert _counted_and_problems(folder)[1] == [("missing_log", f"{RUN2}.done")]
+    result = parse_paths([folder])
+    [lost] = [p for p in result.problem_list() if p.kind == "missing_log"]
+    assert lost.source == str(folder / "1n1g" / f"{RUN2}.done") and "not counted" in lost.reason
+    (folder / "1n1g" / f"{RUN2}.gpu.csv").unlink()
+    with pytest.raises(LogProblemError, match=f"{RUN2}.done.*missing_log.*not counted"):
+        parse_paths([folder], strict=True)
+
+
+def test_a_failed_run_without_a_log_is_no_missing_log(folder):
+    marker = folder / "1n1g" / f"{RUN2}.done"
+    marker.write_text(marker.read_text().replace('"ok": true', '"ok": false', 1))
+    (folder / "1n1g" / f"{RUN2}.log").unlink()
+    assert ("missing_log", f"{RUN2}.done") not in _counted_and_problems(folder)[1]
+
+
+def test_a_run_listed_done_whose_marker_is_gone_is_counted_and_flagged(folder):
+    (folder / "1n1g" / f"{RUN2}.done").unlink()
+    counted, problems = _counted_and_problems(folder)
+    assert f"1n1g/{RUN2}" in counted and len(counted) == ALL
+    assert problems == [("missing_done_marker", f"{RUN2}.done")]
+    with pytest.raises(LogProblemError, match="missing_done_marker.*status.json lists"):
+        parse_paths([folder], strict=True)
+
+
+def test_a_status_only_folder_of_another_tool_is_not_flagged(folder):
+    for marker in (folder / "1n1g").glob("*.done"):
+        marker.unlink()  # no run of the folder has a marker: status.json is its record
+    counted, problems = _counted_and_problems(folder)
+    assert len(counted) == ALL and problems == []
