@@ -1817,10 +1817,10 @@ def _rate_reading(run: RunData) -> _Reading | None:
     of those whose implied batches spread about as little as the tightest's (FIT_TIMES,
     FIT_SHARE: the stamps cannot tell them apart) and the printed values contradict least
     (the spans that do give no batch: dropped, they must not make a reading fit as well as
-    one that fits every line), the first in order (the shortest span) that gives the stated
-    global batch within MISMATCH, else the first. A rate that is a mean over a span gives
-    one batch over that span and a scattered one over any other;
-    where several fit and one gives the stated batch, the log does not show another. Each
+    one that fits every line), of those that give the stated global batch within MISMATCH
+    (else of all) the tightest whose rates are known, else the first. A rate that is a mean
+    over a span gives one batch over that span and a scattered one over any other; where
+    several fit and one gives the stated batch, the log does not show another. Each
     interval's own rate fits too where it spreads by no more than STAMP_NOISE and gives the
     tightest's batch: a longer span only averages the stamps' noise away. None where the
     family prints no global rate or too few, or the stamps are whole seconds. Only readings
@@ -1837,12 +1837,17 @@ def _rate_reading(run: RunData) -> _Reading | None:
     readings = [first, *readings]
     spreads = [r.spread() for r in readings]
     tightest = readings[int(np.argmin(spreads))]
-    fit = [r for r, s in zip(readings, spreads, strict=True)
+    fit = [(s, r) for r, s in zip(readings, spreads, strict=True)
            if s <= FIT_TIMES * min(spreads) + FIT_SHARE
            or r.interval and s <= STAMP_NOISE
            and abs(r.value() - tightest.value()) <= MISMATCH * tightest.value()]
-    fit = [r for r in fit if r.contradictions == min(f.contradictions for f in fit)]
-    return ([r for r in fit if _gives(r, stated)] or fit)[0]
+    fit = [(s, r) for s, r in fit if r.contradictions == min(f.contradictions for _, f in fit)]
+    fit = [(s, r) for s, r in fit if _gives(r, stated)] or fit
+    # a steady run's interval rates read as a running mean too, and a long run's running
+    # means as interval rates (their lag shrinks): where the rates differ, the reading that
+    # spreads least is the program's; a sliding mean's only averages the stamps' noise
+    known = [(s, r) for s, r in fit if r.rates is not None]
+    return min(known, key=lambda f: f[0])[1] if known else fit[0][1]
 
 
 def _gives(reading: _Reading, stated: float) -> bool:
