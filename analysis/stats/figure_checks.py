@@ -1830,9 +1830,10 @@ def _rate_reading(run: RunData) -> _Reading | None:
     stated = run.global_batch_size
     readings = (r for r in _rate_readings(run) if len(r.values()) >= MIN_PRINTED)
     first = next(readings, None)
-    if first is None or first.spread() <= FIT_SHARE and _gives(first, stated):
-        # within FIT_SHARE it fits however tight the others are, and it comes first: the
-        # others need not be made
+    if first is None or first.spread() <= FIT_SHARE and _gives(first, stated) \
+            and not _drifts(first):
+        # within FIT_SHARE, steady from the first lines on, no other reading spreads less:
+        # the others need not be made
         return first
     readings = [first, *readings]
     spreads = [r.spread() for r in readings]
@@ -1848,6 +1849,17 @@ def _rate_reading(run: RunData) -> _Reading | None:
     # spreads least is the program's; a sliding mean's only averages the stamps' noise
     known = [(s, r) for s, r in fit if r.rates is not None]
     return min(known, key=lambda f: f[0])[1] if known else fit[0][1]
+
+
+def _drifts(reading: _Reading) -> bool:
+    """Whether the batches `reading` implies on its first lines (a tenth, at most
+    RUNNING_LAG) differ from those on its second half by more than half MISMATCH: a long run's running means read as
+    interval rates spread little over the run, but lag early on (a mean holding a slower
+    start); interval rates do not."""
+    values = reading.batch[np.isfinite(reading.batch) & (reading.batch > 0)]  # line order
+    k = max(MIN_PRINTED, min(len(values) // 10, RUNNING_LAG))
+    early, late = float(np.median(values[:k])), float(np.median(values[len(values) // 2:]))
+    return abs(early - late) > MISMATCH / 2 * abs(late)
 
 
 def _gives(reading: _Reading, stated: float) -> bool:
