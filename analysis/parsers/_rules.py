@@ -87,6 +87,13 @@ def pytorch_rule(run: RunData) -> Estimate:
         dt = exact_elapsed_seconds(t20, t120) if run.family == "dll_pytorch" else t120 - t20
     else:
         method += RESTARTS.format(n=len(restarts), line=int(lines[19 + restarts[0]]))
+    if dt <= 0 and len(restarts):
+        # the counter restarts: the rule's time is its intervals within epochs alone
+        return Estimate.fail(
+            f"the timestamps read the {iters} iterations the rule counts within epochs between "
+            f"its 20th and 120th lines (lines {int(lines[19])} to {int(lines[119])}, "
+            f"{len(restarts)} epoch ends left out) as {dt:g} s: too coarse to time them",
+            "missing_timestamps", PYTORCH_RULE)
     if dt <= 0:
         return Estimate.fail(f"timestamps do not increase (t120 - t20 = {dt:g} s)",
                              "missing_timestamps", PYTORCH_RULE)

@@ -1521,14 +1521,15 @@ def _span_batches(run: RunData, reading: _Reading, lines: np.ndarray) -> np.ndar
     return np.where(held, reading.batch[k], np.nan)
 
 
-def _implied(run: RunData) -> tuple[float, int, str, float] | None:
+def _implied(run: RunData) -> tuple[float, int, str, float, bool] | None:
     """:func:`_implied_batch` of the run, made once a run."""
     return _once(run, "implied", lambda: _implied_batch(run))
 
 
-def _implied_batch(run: RunData) -> tuple[float, int, str, float] | None:
+def _implied_batch(run: RunData) -> tuple[float, int, str, float, bool] | None:
     """(the median over the run's intervals of the samples an iteration its lines imply,
-    the intervals, from what, the relative error the stamps' resolution allows it; over
+    the intervals, from what, the relative error the stamps' resolution allows it, whether
+    it spans epoch ends taken to hold no pause; over
     timestamps in whole seconds, the sum of the intervals' samples over their iterations,
     which rounding moves by up to a second a stretch, else :func:`_telescoped_batch`): each
     printed throughput
@@ -1556,7 +1557,7 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float] | None:
         if metric == M.THROUGHPUT and not coarse:
             reading = rate_reading(run)
             if reading is not None:
-                return reading.value(), len(reading.values()), what, 0.0
+                return reading.value(), len(reading.values()), what, 0.0, False
             continue
         if metric == M.THROUGHPUT:
             printed = _printed_at(run, lines)
@@ -1570,20 +1571,22 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float] | None:
                    else run.global_batch_size * per / printed[1:])
         # a whole-second stamp reads an interval under a second as 0 s: it counts
         ok = np.isfinite(implied) & ((implied >= 0) if coarse else (implied > 0)) & ~paused
-        if ok.sum() < MIN_PRINTED:
-            continue
-        if not coarse:
-            return _median(implied[ok]), int(ok.sum()), what, 0.0
-        stretches = _stretches(ok)
-        seconds = float(np.sum(dt[ok]))
-        if metric == M.THROUGHPUT:
-            value = float(np.sum(printed[1:][ok] * dt[ok]) / np.sum(ds[ok]))
-        else:
-            value = float(run.global_batch_size * seconds / np.sum(ds[ok] * printed[1:][ok]))
-        slack = _rounding_share(stretches, seconds)
+        n, value, slack = int(ok.sum()), np.nan, np.inf
+        if n >= MIN_PRINTED and not coarse:
+            return _median(implied[ok]), n, what, 0.0, False
+        if n >= MIN_PRINTED:
+            seconds = float(np.sum(dt[ok]))
+            value = float(np.sum(printed[1:][ok] * dt[ok]) / np.sum(ds[ok])
+                          if metric == M.THROUGHPUT else
+                          run.global_batch_size * seconds / np.sum(ds[ok] * printed[1:][ok]))
+            slack = _rounding_share(_stretches(ok), seconds)
+        across = False
         if metric == M.THROUGHPUT and slack > MISMATCH:
-            value, slack = _telescoped_batch(run, printed, value, slack)
-        return value, int(ok.sum()), what, slack
+            # within epochs too few or too short (one line an epoch: none): the span over
+            # every interval, epoch ends included
+            value, slack, n, across = _telescoped_batch(run, printed, value, slack, n)
+        if n >= MIN_PRINTED:
+            return value, n, what, slack, across
     return None
 
 
@@ -1595,21 +1598,22 @@ def _rounding_share(stretches: int, seconds: float) -> float:
     return off / (seconds - off) if seconds > off else np.inf
 
 
-def _telescoped_batch(run: RunData, printed: np.ndarray, value: float,
-                      slack: float) -> tuple[float, float]:
+def _telescoped_batch(run: RunData, printed: np.ndarray, value: float, slack: float,
+                      n: int) -> tuple[float, float, int, bool]:
     """(the samples an iteration the global rates `printed` on the run's lines imply over
-    whole-second stamps, the relative error their rounding allows it): over the spans
-    between evaluations, epoch ends included, each interval's iterations at its rate take
-    the span's seconds, which telescope to one rounding at each end (:func:`_span_against_rates`);
-    `value` and `slack` (its stretches within epochs) where those spans check no closer or
-    an interval prints no rate. Epoch ends are taken to hold no pause: where they do, the
-    batch implied is larger, as a batch other than the stated one makes it."""
-    lines, _, step, ts = run.timeline()
+    whole-second stamps, the relative error their rounding allows it, the intervals, whether
+    they span an epoch's end): over the spans between evaluations, epoch ends included, each
+    interval's iterations at its rate take the span's seconds, which telescope to one
+    rounding at each end (:func:`_span_against_rates`); `value`, `slack` and `n` (its intervals within epochs)
+    where those spans check no closer or an interval prints no rate. Epoch ends are taken
+    to hold no pause: where they do, the batch implied is larger, as a batch other than the
+    stated one makes it (:func:`_printed_against_clock` says so)."""
+    lines, epoch, step, ts = run.timeline()
     ds = np.diff(step)
     rated = printed[1:] > 0
     cut = holds_evaluation(run.evaluations, lines)
     if not rated[~cut].all() or cut.all():
-        return value, slack
+        return value, slack, n, False
     kept = np.flatnonzero(~cut)
     opens = np.concatenate([[True], np.diff(kept) > 1])  # a span's first interval
     closes = np.concatenate([opens[1:], [True]])
@@ -1617,8 +1621,9 @@ def _telescoped_batch(run: RunData, printed: np.ndarray, value: float,
     per_sample = float(np.sum((np.where(ds > 0, ds, step[1:]) / printed[1:])[kept]))
     telescoped = _rounding_share(int(opens.sum()), seconds)
     if telescoped >= slack or not per_sample > 0:
-        return value, slack
-    return seconds / per_sample, telescoped
+        return value, slack, n, False
+    ends = (np.diff(epoch) != 0) | (ds <= 0)
+    return seconds / per_sample, telescoped, len(kept), bool(ends[kept].any())
 
 
 #: Printed rates back over which a sliding meter may average them (the last N printed
@@ -1879,17 +1884,26 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
     by the timestamps (:func:`_implied_batch`: printed rate x seconds per iteration, or the
     stated batch x the clock's time per iteration / the printed one) are more than MISMATCH
     from the stated global batch: the stated batch, the printed values or the clock is not
-    what ran, so a figure made from any of them is in doubt, whichever it was made from."""
+    what ran, so a figure made from any of them is in doubt, whichever it was made from.
+    Failed ``missing_timestamps`` where it is made from the printed rates (their median, or
+    the closing figure of the program's timers) and the stamps are too coarse to check them
+    (:func:`_rates_unchecked`)."""
     if not np.isfinite(run.global_batch_size):
         return est
     implied = _implied(run)
+    rests = est.printed is not None or (run.closing is not None
+                                         and est.throughput == float(run.closing[0]))
+    if rests and _global_rate(run) and (why := _rates_unchecked(run, implied)):
+        return Estimate.fail(f"the figure {est.throughput:,.2f} samples/s rests on the rates "
+                             f"the run's lines print, and {why}; no figure",
+                             "missing_timestamps", est.method)
     # whole-second stamps bound the batch they imply to within its slack, a worst case (every
     # stretch rounding its most); a healthy log's stays inside it, so beyond MISMATCH and the
     # slack the stamps' best reading puts the figure further off than MISMATCH allows
     if implied is None or abs(implied[0] - run.global_batch_size) \
             <= max(MISMATCH, implied[3]) * run.global_batch_size:
         return est
-    value, n, what, slack = implied
+    value, n, what, slack, across = implied
     if est.printed is None and what == "printed rate" and (why := _other_clock(run, est)):
         return _other_clock_note(est, why)
     times = value / run.global_batch_size
@@ -1916,7 +1930,26 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
            f"{slack:.1%} either way)")
         + f"{whole}: " + (_sample_doubt(run) or "the stated global batch or devices, the "
                           "printed values or the clock may not be what ran")
+        + ("; or the lines' epoch ends, which that span holds, hold pauses the rates leave "
+           "out (each makes the batch implied larger), and the log cannot tell which"
+           if across and times > 1 else "")
         + "; the figure is kept"))
+
+
+def _rates_unchecked(run: RunData, implied) -> str:
+    """Why the run's whole-second stamps cannot check the global rates its lines print
+    against the stated batch at all (`implied`, :func:`_implied`, is None), '' where they
+    do or its stamps are finer."""
+    lines, _, _, ts = run.timeline()
+    if not whole_seconds(ts[np.isfinite(ts)]):
+        return ""
+    if implied is not None:  # checked, if only as far as the stamps' rounding allows
+        return ""
+    held = int(holds_evaluation(run.evaluations, lines).sum())
+    return (f"its timestamps are whole seconds, and {held} of the {len(lines) - 1} intervals "
+            "between its training lines hold an evaluation, whose time those rates leave out "
+            "and the log does not state, so they cannot check them" if held else
+            f"its whole-second timestamps over its {len(lines) - 1} intervals cannot check them")
 
 
 def _samples_against_batch(run: RunData, est: Estimate) -> Estimate:

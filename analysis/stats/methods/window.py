@@ -351,7 +351,14 @@ def _across_epochs(run: RunData, steps, ts, lines, warmup: int, measure: int,
         whole = np.concatenate([[0], np.where(ds > 0, ds, 0)]).cumsum()
         i1 = int(np.searchsorted(whole, whole[i0] + measure, side="left"))
         if i1 >= len(steps) or not held[i0:i1].any():
-            return truncated(label, warmup, measure, int(since_start[-1]))
+            if since_start[-1] < warmup + measure:
+                return truncated(label, warmup, measure, int(since_start[-1]))
+            return Estimate.fail(
+                f"the run's {int(since_start[-1])} iterations hold only "
+                f"{int(inside[-1] - inside[i0])} after the warm-up between lines of one epoch; "
+                f"the window needs {measure}: its other intervals cross an epoch's end, whose "
+                "time (evaluation, a checkpoint) the lines do not tell apart from training",
+                "truncated", label)
         if run.timed_apart is not None and len(run.timed_apart):
             # the printed latencies leave those pauses out: they time training alone
             by_latency = _latency_window(run, warmup, measure, label)
