@@ -65,6 +65,7 @@ from analysis.parsers._rules import step_stride
 from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
 from analysis.stats.methods.window import (
     COARSE_SHARE,
+    FROM_LATENCIES,
     RESOLUTION,
     holds_evaluation,
     late_or_stall_counted,
@@ -591,8 +592,8 @@ def _against_resolution(run: RunData, est: Estimate) -> Estimate:
     timed by the rates its lines print where they time every interval it counts and agree
     with the stamps as far as whole seconds tell (:func:`_timed_by_rates`); failed
     ``missing_timestamps`` where nothing in the log times it closer. A window its printed
-    latencies time (the window method's) stands; a figure already flagged is not timed
-    again (its flag names its numbers)."""
+    latencies time (the window method's, its method text says so) stands; a figure already
+    flagged is not timed again (its flag names its numbers)."""
     lines, _, step, ts = run.timeline()
     inside = (lines >= est.window[0]) & (lines <= est.window[1]) & np.isfinite(ts)
     lines, step, ts = lines[inside], step[inside], ts[inside]
@@ -603,7 +604,7 @@ def _against_resolution(run: RunData, est: Estimate) -> Estimate:
     stretches = 1 if counted is None else _stretches(counted)
     seconds = float(ts[-1] - ts[0]) if counted is None else est.latency * est.iterations
     if seconds > 0 and stretches * RESOLUTION <= COARSE_SHARE * seconds \
-            or len(series_rows(run, train_arrays(run), M.LATENCY)):
+            or FROM_LATENCIES in est.method:
         return est
     timed, why = _timed_by_rates(run, est, lines, step, ts)
     if timed is not None:
@@ -619,8 +620,12 @@ def _against_resolution(run: RunData, est: Estimate) -> Estimate:
 
 #: What a window's method text adds when the rates its lines print time it.
 TIMED_BY_RATES = ("; its whole-second timestamps ({stamped:g} s) are too coarse: timed by the "
-                  "rates its lines print, each interval's samples / its printed rate "
-                  "({timed:.6g} s; every line's stamp within a second of that time)")
+                  "{what}, {how} ({timed:.6g} s; every line's stamp within a second of that time)")
+#: How TIMED_BY_RATES names the printed values that time a window: rates, where its lines
+#: print them, else times per iteration.
+BY_RATES = dict(what="rates its lines print", how="each interval's samples / its printed rate")
+BY_LATENCIES = dict(what="time per iteration its lines print",
+                    how="each interval's iterations x it")
 #: How far the stamps' offset from the time the printed rates give may range over a stretch
 #: of a window's lines when both keep one clock: the stamps' second, and a margin for the
 #: stamp being written a little after the iteration its line's rate times.
@@ -644,10 +649,13 @@ def _counted(run: RunData, est: Estimate, lines, step, ts) -> np.ndarray | None:
     spent = est.latency * est.iterations  # the figure's seconds by its stamps
     ds, dt = np.diff(step), np.diff(ts)
     held = holds_evaluation(run.evaluations, lines)
+    # a rule that reads only lines past an epoch's first iterations (DLPerf's Iteration > 5)
+    # leaves out the interval after each restart's first line
+    after_restart = np.concatenate([[False], ds[:-1] < 0])
     # a rule may time its span from the stamps' text, exact where float unix seconds keep
     # some 0.4 us: intervals left out (an evaluation) differ by far more, or, where whole
     # seconds read them as 0 s, by their iterations
-    return next((c for c in ((ds > 0) & ~held, ds > 0)
+    return next((c for c in ((ds > 0) & ~held, ds > 0, (ds > 0) & ~held & ~after_restart)
                  if abs(float(dt[c].sum()) - spent) <= max(1e-6, 1e-9 * spent)
                  and float(ds[c].sum()) == est.iterations), None)
 
@@ -715,6 +723,9 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
     than a second."""
     spent = est.latency * est.iterations  # the figure's seconds by its stamps
     counted, took = _rate_times(run, est, lines, step, ts)
+    by = BY_RATES
+    if not np.isfinite(took).any():
+        took, by = _printed_latencies(run, lines[1:]) * np.diff(step), BY_LATENCIES
     if not np.isfinite(took).any():
         return None, "its lines print no rate or time per iteration to time it closer"
     if counted is None:
@@ -728,7 +739,7 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
     if each.max() > COARSE_SHARE * timed:
         # a rate off between two lines a second apart moves no stamp out of the band
         return None, (
-            f"its lines are up to {each.max():.3g} s apart by the rates they print, more than "
+            f"its lines are up to {each.max():.3g} s apart by the {by['what']}, more than "
             f"{COARSE_SHARE:.0%} of the {timed:.6g} s they give: too far apart for whole-second "
             "stamps to check those rates")
     offset = ts - np.concatenate([[0.0], np.cumsum(each)])
@@ -737,7 +748,7 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
                         - np.minimum.reduceat(offset, stretch)))
     if band > ONE_CLOCK_BAND:
         return None, (
-            f"the rates its lines print time the intervals it counts at {timed:.6g} s against "
+            f"the {by['what']} time the intervals it counts at {timed:.6g} s against "
             f"{spent:g} s by the stamps, the stamps ranging {band:.3g} s around the time the "
             f"rates give (one clock keeps them within {ONE_CLOCK_BAND:g} s): the rates leave "
             "out time the stamps hold (another clock, a stall, an evaluation) or count another "
@@ -747,9 +758,21 @@ def _timed_by_rates(run: RunData, est: Estimate, lines, step, ts) -> tuple[Estim
         why = _span_against_rates(run, est.window, timed / float(np.diff(step)[counted].sum()))
         if why:
             return None, (f"the whole-second stamps over its {stretches} stretches of about "
-                          f"{timed / stretches:.3g} s check the rates its lines print only to "
+                          f"{timed / stretches:.3g} s check the {by['what']} only to "
                           f"{stretches * ONE_CLOCK_BAND / timed:.0%}, and {why}")
-    return _retimed(est, timed, TIMED_BY_RATES.format(stamped=spent, timed=timed)), ""
+    return _retimed(est, timed, TIMED_BY_RATES.format(stamped=spent, timed=timed, **by)), ""
+
+
+def _printed_latencies(run: RunData, lines: np.ndarray) -> np.ndarray:
+    """The time per iteration the lowest rank printed on each of `lines`, in seconds (NaN
+    where none)."""
+    out = np.full(len(lines), np.nan)
+    cols = train_arrays(run)
+    rows = series_rows(run, cols, M.LATENCY)
+    rows = rows[lowest_rank(cols["rank"][rows])]
+    _, at_line, at_row = np.intersect1d(lines, cols["line"][rows], return_indices=True)
+    out[at_line] = cols["value"][rows][at_row]
+    return out
 
 
 #: What a window's method text adds when the rates its lines print time its stepped intervals.
@@ -2134,14 +2157,18 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
                                      for v in (printed, harmonic)) <= allowed:
             return timed
         seconds = est.latency * est.iterations if est.latency and est.iterations else np.nan
-        lines, _, _, ts = run.timeline()
-        inside = ts[(lines >= est.window[0]) & (lines <= est.window[1])]
-        # whole-second stamps are up to a second off at each end of the window
-        coarse = whole_seconds(inside) and seconds > 0 \
-            and abs(est.throughput - harmonic) / harmonic <= allowed + RESOLUTION / seconds
+        lines, _, step, ts = run.timeline()
+        inside = (lines >= est.window[0]) & (lines <= est.window[1]) & np.isfinite(ts)
+        counted = _counted(run, est, lines[inside], step[inside], ts[inside]) \
+            if inside.sum() > 1 else None
+        stretches = 1 if counted is None else _stretches(counted)
+        # whole-second stamps are up to a second off at each end of each stretch it sums
+        share = RESOLUTION * stretches / seconds if seconds > 0 else np.inf
+        coarse = whole_seconds(ts[inside]) and seconds > 0 \
+            and abs(est.throughput - harmonic) / harmonic <= allowed + share
         why = (f"the window's timestamps are whole seconds, up to {RESOLUTION:g} s off at each "
-               f"end of its {seconds:g} s ({RESOLUTION / seconds:.1%}): the printed rates time "
-               "it closer" if coarse else
+               f"end of {'each of its ' + str(stretches) + ' stretches in ' if stretches > 1 else ''}"
+               f"its {seconds:g} s ({share:.1%}): the printed rates time it closer" if coarse else
                "the run's other lines agree with the stated global batch, so the window's "
                "timestamps hold time its printed rates do not (a clock step, or a stall or an "
                "evaluation they leave out), or its rates count another batch than the run's "

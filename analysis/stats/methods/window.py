@@ -441,7 +441,7 @@ def _latency_window(run: RunData, warmup: int, measure: int, label: str) -> Esti
         return Estimate.fail(f"the printed latencies add up to {seconds:g} s over {iters} "
                              "iterations", "impossible_value", label)
     latency = seconds / iters
-    label += " from printed latencies"
+    label += FROM_LATENCIES
     out = inside & held
     if out.any():
         first = int(lines[np.flatnonzero(out)[0] - 1])
@@ -519,6 +519,8 @@ EVALUATIONS = ("; {n} interval(s) inside the window hold {what} lines or end at 
 EVALUATIONS_COUNTED = ("; {n} of the window's {of} intervals hold {what} lines or end at one "
                        "(first after line {line}), too many to leave out (the run has too few intervals "
                        "without one to fill the window): their time is counted as training")
+#: What a window's method text adds when its printed latencies time it, not its stamps.
+FROM_LATENCIES = " from printed latencies"
 #: What a window's method text adds when the latencies time it as its stamps cannot.
 TIMED_APART = ("; too few of its intervals by the timestamps hold no evaluation or checkpoint "
                "save, which the printed latencies leave out (the timer stopped around them)")
