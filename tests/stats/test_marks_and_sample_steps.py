@@ -106,13 +106,19 @@ def _figures(tmp_path: Path, text: list[str],
 @pytest.mark.parametrize(("evaluate_at", "pause"), [((15, 150), 9.0), ((15, 150, 250), 18.0)])
 def test_whole_second_evaluations_are_left_out_of_the_batch_the_lines_imply(
         tmp_path, evaluate_at, pause):
-    """Evaluations of 9 or 18 s inside epochs (outside the DLPerf rule's lines) over whole-second stamps: the base summed their
+    """Evaluations of 9 or 18 s inside epochs (outside the DLPerf rule's lines) over
+    whole-second stamps: the base summed their
     intervals into the samples an iteration the printed rates imply (265 for 128), and every
     method's figure, right at 2,560, was flagged figure_mismatch ("the stated global batch
-    or devices ... may not be what ran")."""
+    or devices ... may not be what ran"). The reported median of the printed rates is no
+    figure: stretches of 0.75-7.5 s between evaluations check the rates only to 27-39 %."""
     figures, problems = _figures(tmp_path, _evaluated(evaluate_at=evaluate_at, pause=pause))
     assert problems == []
     for method, row in figures.items():
+        if method == "reported":
+            assert row["problem_kind"] == "missing_timestamps", row["problem"]
+            assert "check them only to" in row["problem"]
+            continue
         assert row["problem_kind"] == "", (method, row["problem"])
         assert row["throughput"] == pytest.approx(TRUTH, rel=0.01), method
 
@@ -136,8 +142,8 @@ def test_whole_second_evaluations_leave_a_wrong_stated_batch_flagged(tmp_path):
     figures, _ = _figures(tmp_path, _evaluated(stated=256))
     for method, row in figures.items():
         assert row["problem_kind"] in ("figure_mismatch", "missing_timestamps"), method
-        assert "another batch" in row["problem"] or "stated global batch" in row["problem"]
-    assert figures["reported"]["problem_kind"] == "figure_mismatch"
+        assert ("another batch" in row["problem"] or "stated global batch" in row["problem"]
+                or "check them only to" in row["problem"])
 
 
 @pytest.mark.parametrize("gpus", [1, 4])
