@@ -119,9 +119,11 @@ DEFAULT_SPREAD_THRESHOLD = 0.05
 #: ran, by what the launchers print (torchrun: ``master_addr``, ``*_port``, ``*rank``,
 #: ``rdzv_id``, ``dist_url``/``init_method``; Slurm: ``slurm_job_id``, ``slurm_jobid``,
 #: ``slurm_job_nodelist``, ``slurm_procid``; wandb: ``wandb_run_id``; MPI:
-#: ``ompi_comm_world_rank``): by rule, a key whose last word names an identity (``id``, not a
-#: token's), a place (``host``, ``addr``, ``url``, a node list, a path, dir or file) or a
-#: moment (``date``, ``timestamp``, a start or end time); its name (``run_name``), the paths of
+#: ``ompi_comm_world_rank``; TF: ``worker_hosts``; OneFlow: ``node_ips``): by rule, a key
+#: whose last word (split at ``_``, ``-``, ``.``; singular or plural) names an identity
+#: (``id``, not a token's), a place (``host``, ``addr``, ``ip``, ``url``, a node list, a path,
+#: dir or file; not ``gpus_per_node`` nor ``num_hosts``: a count is configuration) or a moment
+#: (``date``, ``timestamp``, a start or end time); its name (``wandb_exp_name``), the paths of
 #: its checkpoints and outputs (DLE's ``workspace``, TF's ``logdir``), its seed
 #: (``seed``, ``random_seed``), its repeat number, and what DLE BERT restates as a PARAMETER
 #: while it runs (the dynamic ``loss_scale``, the ``checkpoint_step`` reached), or writes
@@ -129,9 +131,10 @@ DEFAULT_SPREAD_THRESHOLD = 0.05
 #: repeat.
 PER_RUN_KEYS = re.compile(
     r"^(hostfile|pid|repeat|time|save|load|workspace|logdir|output|loss_scale|checkpoint_step|"
-    r"json_summary|init_method|(run|job|exp|experiment)_?name)$"
-    r"|(?<!token)(^|_)(seed|(job)?id|rank|procid|host|hostname|addr|address|url|uri|endpoint|"
-    r"node_?list|nodename|date|timestamp|(start|end|submit|launch)_?time)$"
+    r"json_summary|init_method)$"
+    r"|(?<!token)(?<!num)(?<!^n)(^|[-_.])(seed|(job)?id|rank|procid|host|hostname|addr|ip|"
+    r"url|uri|endpoint|node_?list|nodename|date|timestamp|(start|end|submit|launch)_?time|"
+    r"(run|job|exp|experiment)_?name)s?$|(^|[-_.])address(es)?$"
     r"|(_dir|_path|_file|_filename|_port)$", re.I)
 ABSENT = "(absent)"
 

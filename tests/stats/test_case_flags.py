@@ -161,3 +161,48 @@ def test_an_unreadable_environment_record_is_named_not_skipped(tmp_path, record)
     assert "resnet50_b128_fp32_1.node0.env.json: unreadable_file: an environment record" \
         in proc.stderr
     assert _cli("summarize", tmp_path, "--strict", "--no-cache").returncode == 3
+
+
+def test_host_lists_and_addresses_are_where_a_run_ran():
+    # TF's worker_hosts, OneFlow's node_ips and their kin name places, singular or plural
+    a = {"worker_hosts": "node1:2222", "node_ips": "['192.168.1.11']", "host_ip": "10.0.0.1",
+         "gpu_ids": "0,1", "wandb_exp_name": "r1", "num_nodes": "1", "lr": "0.1"}
+    b = {"worker_hosts": "node2:2222", "node_ips": "['192.168.1.12']", "host_ip": "10.0.0.2",
+         "gpu_ids": "2,3", "wandb_exp_name": "r2", "num_nodes": "1", "lr": "0.1"}
+    assert case_stats.differing_keys([a, b]) == {}
+    # a real difference beside them is still one; so is a count of places
+    assert case_stats.differing_keys([a, {**b, "lr": "0.2"}]) == {"lr": ["0.1", "0.2"]}
+    for count in ("num_nodes", "num_hosts", "gpus_per_node", "nproc_per_node"):
+        assert case_stats.differing_keys([{**a, count: "1"}, {**b, count: "2"}]) == {
+            count: ["1", "2"]}
+
+
+def _tf2_repeats(folder: Path, hosts: bool) -> Path:
+    """The real DLPerf TF2 1n1g repeats 1-3, each stating `worker_hosts` as a launcher on
+    node N writes it when `hosts`."""
+    import gzip
+
+    src = ROOT / "tests" / "data" / "real" / "dlperf_tf2" / "1n1g"
+    (folder / "1n1g").mkdir(parents=True)
+    for i in (1, 2, 3):
+        gz = src / f"rn50_b128_fp32_{i}.log.gz"
+        text = gzip.open(gz, "rt").read() if gz.exists() else \
+            (src / f"rn50_b128_fp32_{i}.log").read_text()
+        assert "'worker_hosts': None" in text
+        if hosts:
+            text = text.replace("'worker_hosts': None", f"'worker_hosts': 'node{i}:2222'")
+        (folder / "1n1g" / f"rn50_b128_fp32_{i}.log").write_text(text)
+    return folder
+
+
+def test_repeats_on_other_hosts_pass_strict(tmp_path):
+    proc = _cli("summarize", _tf2_repeats(tmp_path / "L", True), "--no-cache", "--strict")
+    assert proc.returncode == 0, proc.stderr
+    assert "configuration differs" not in proc.stdout + proc.stderr
+
+
+def test_a_copy_with_its_hosts_restated_is_not_re_measured(tmp_path):
+    proc = _cli("compare", _tf2_repeats(tmp_path / "ctl", False),
+                _tf2_repeats(tmp_path / "L", True), "--format", "json")
+    assert proc.returncode == 4, proc.stderr
+    assert {r["verdict"] for r in json.loads(proc.stdout)} == {"not re-measured"}
