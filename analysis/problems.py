@@ -45,8 +45,9 @@ KINDS = {
                        "counted (its log is there), unless status.json says otherwise",
     "missing_done_marker": "a log in a campaign folder whose done marker is gone while "
                            "status.json lists the run as done: counted, as status.json says",
-    "missing_log": "a done marker that says its run finished beside no log of the run (the "
-                   "log deleted or not copied): the run is lost from the figures",
+    "missing_log": "a done marker that says its run finished beside no log of the run, or a "
+                   "run status.json lists as done with neither (deleted or not copied): "
+                   "the run is lost from the figures",
     "parser_error": "the parser failed unexpectedly on this file (a bug: please report it)",
     "method_fallback": "the requested method does not apply to the run: its reason names the "
                        "method used instead, or the one to ask for",

@@ -21,7 +21,8 @@ JSON: a hand edit) counts unless ``status.json`` says otherwise, with a ``bad_do
 problem naming the marker, line and error; so does a run whose marker is missing while
 other runs of its folder have theirs and ``status.json`` lists it as done (a
 ``missing_done_marker`` problem), and ``dlperf run`` reads both so too. A done marker saying its
-run finished beside no log of the run is a ``missing_log`` problem (:meth:`CampaignFolders.lost_logs`).
+run finished beside no log of the run is a ``missing_log`` problem (:meth:`CampaignFolders.lost_logs`),
+and so is a run ``status.json`` lists as done with neither file there.
 Any other log in
 it (left by an earlier campaign, a failed attempt, or put there by hand) is a stray:
 :func:`analysis.discover.find_logs` marks it, the full path leaves it out of the runs and says
@@ -284,12 +285,14 @@ class CampaignFolders:
                        run_id=run_id)
 
     def lost_logs(self, logged: set[tuple[str, str]]) -> list[Problem]:
-        """A ``missing_log`` problem for each done marker of the campaign folders looked at
-        that says its run finished while no log of that run was found (`logged`: the
-        ``(folder, stem)`` of every log found, folders as absolute paths)."""
+        """A ``missing_log`` problem for each run of the campaign folders looked at that
+        finished while no log of it was found (`logged`: the ``(folder, stem)`` of every log
+        found, folders as absolute paths): its done marker says so, or, both gone,
+        ``status.json`` lists it as done."""
         lost = []
         for folder in sorted(f for f, info in self._folders.items() if info is not None):
-            for stem in sorted(self._folders[folder][0]):
+            markers, _status, prefix = self._folders[folder]
+            for stem in sorted(markers):
                 if (folder, stem) in logged:
                     continue
                 path = os.path.join(folder, stem + MARKER_SUFFIX)
@@ -301,5 +304,29 @@ class CampaignFolders:
                         "there: the run is not counted (restore the log; or delete the "
                         "marker and resume to run it again)",
                         run_id=str(marker.get("run_id") or stem)))
+            if markers:  # a folder of other tools' runs (no markers): its status is theirs
+                lost += _listed_done_without_files(folder, prefix, markers, logged)
         return lost
 
+
+def _listed_done_without_files(folder: str, prefix: str, markers: set[str],
+                               logged: set[tuple[str, str]]) -> list[Problem]:
+    """A ``missing_log`` problem for each run of `folder` that its campaign's ``status.json``
+    lists as done while neither its log nor its done marker is there."""
+    status = os.path.join(folder if not prefix else os.path.dirname(folder), STATUS_NAME)
+    data = read_json_object(status) or {}
+    lost = []
+    for run in data.get("runs") or []:
+        if not isinstance(run, dict) or str(run.get("state", "")) != "done":
+            continue
+        keys = [k.removesuffix(".log") for k in (run.get("run_id"), run.get("log"))
+                if isinstance(k, str) and k.startswith(prefix)]
+        stems = [k[len(prefix):] for k in keys if "/" not in k[len(prefix):]]
+        if stems and not any(s in markers or (folder, s) in logged for s in stems):
+            lost.append(Problem(
+                status, None, "missing_log",
+                f"{STATUS_NAME} lists run {run.get('run_id') or stems[0]} as done, but "
+                "neither its log nor its done marker is there: the run is not counted "
+                "(restore them; or resume to run it again)",
+                run_id=str(run.get("run_id") or stems[0])))
+    return lost

@@ -7,8 +7,9 @@ A change point is a step beyond the threshold that persists: campaign *i* differ
 level of the current segment (the median of its campaigns' medians since the last change
 point, those beyond the threshold left out: a blip moves no level) by more than the
 threshold, and so do the next ``persist - 1`` campaigns, all in the same direction; those
-``persist`` campaigns are the new segment. A step's first campaign beyond the threshold past
-the rest of them (a dip on the way to a new level) is a blip, the step read from the next. A
+``persist`` campaigns are the new segment. A step's first campaign on the way to where the rest
+of them settle (a dip beyond the threshold past it, or a point short of it that would pull the
+window's median beyond the threshold from it) is no level: the step is read from the next. A
 step seen in fewer campaigns than that because the history ends there is
 flagged as unconfirmed (``step down?``); a step that comes back is a blip, not a change.
 """
@@ -57,7 +58,7 @@ def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
         sign = np.sign(rel)
         window = known[i:i + persist]
         if (all(sign * (x / level - 1.0) > threshold for x in window)
-                and not _overshoots(window, sign, threshold)):
+                and not _on_the_way(window, sign, threshold)):
             word = STEP_DOWN if sign < 0 else STEP_UP
             flags[at[i]] = word if len(window) == persist else word + "?"
             steps[at[i]] = rel
@@ -66,13 +67,18 @@ def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
     return flags, steps
 
 
-def _overshoots(window, sign: float, threshold: float) -> bool:
-    """Whether a step's first point went beyond the threshold past where the rest of its
-    window settles, in the step's direction: a blip on the way to the new level (a dip to
-    -20 % that settles at -6 %), so the step is read from the next point, not from it."""
+def _on_the_way(window, sign: float, threshold: float) -> bool:
+    """Whether a step's first point is on the way to where the rest of its window settles:
+    beyond the threshold past it (a dip to -20 % that settles at -6 %), or short of it by so
+    much that the window's median, the new level, is beyond the threshold from it (-3 % then
+    -20 %: a level of -11.5 % that no campaign ran at). The step is then read from the next
+    point, once, at the level where it settles."""
     if len(window) < 2:
         return False
-    return bool(sign * (window[0] / float(np.median(window[1:])) - 1.0) > threshold)
+    settled = float(np.median(window[1:]))
+    past = sign * (window[0] / settled - 1.0)
+    short = sign * (settled / float(np.median(window)) - 1.0)
+    return bool(past > threshold or short > threshold)
 
 
 def trend(store, case: str = "*", threshold: float | str = verdict.DEFAULT_THRESHOLD,

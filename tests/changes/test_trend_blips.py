@@ -90,3 +90,21 @@ def test_the_level_after_a_step_is_its_window_s_median():
     flags, steps = change_points([100.0, 100.0, 97.0, 94.0, 94.0, 94.5], 0.02, 3)
     assert flags == ["", "", "step down", "", "", ""]
     assert steps[2] == pytest.approx(-0.03)
+
+
+# a store of DLE campaigns at 2,560 samples/s that steps -3 % for one campaign on the way to a
+# lasting 2,048 (-20 %), and its mirror: +3 % on the way to a lasting 3,072 (+20 %)
+STAIR_DOWN = [2558.63, 2559.19, 2560.02, 2483.41, 2047.14, 2048.27, 2047.88]
+STAIR_UP = [2558.63, 2559.19, 2560.02, 2636.77, 3071.62, 3072.48, 3071.95]
+
+
+@pytest.mark.parametrize("series, word", [(STAIR_DOWN, "step down"), (STAIR_UP, "step up")])
+def test_a_step_that_falls_short_on_the_way_is_one_change_point_to_where_it_settles(
+        series, word):
+    """The window's median (the mean of -3 % and -20 %) was the new level, so the campaigns
+    settled at -20 % read as a second step of 10 % where nothing changed, and the -20 % step
+    was never named."""
+    flags, steps = change_points(series, 0.02, 2)
+    assert flags == ["", "", "", "", word, "", ""]
+    assert steps[4] == pytest.approx(series[4] / 2559.19 - 1)
+    assert abs(steps[4]) == pytest.approx(0.20, abs=0.003)

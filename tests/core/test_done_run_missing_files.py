@@ -71,3 +71,14 @@ def test_a_status_only_folder_of_another_tool_is_not_flagged(folder):
         marker.unlink()  # no run of the folder has a marker: status.json is its record
     counted, problems = _counted_and_problems(folder)
     assert len(counted) == ALL and problems == []
+
+
+def test_a_run_listed_done_whose_log_and_marker_are_both_gone_is_a_problem(folder):
+    """Nothing said the run was lost: its figures left the median in silence."""
+    for suffix in (".log", ".done", ".gpu.csv"):
+        (folder / "1n1g" / f"{RUN2}{suffix}").unlink(missing_ok=True)
+    counted, problems = _counted_and_problems(folder)
+    assert f"1n1g/{RUN2}" not in counted and len(counted) == ALL - 1
+    assert problems == [("missing_log", "status.json")]
+    with pytest.raises(LogProblemError, match=f"status.json.*missing_log.*1n1g/{RUN2}.*not counted"):
+        parse_paths([folder], strict=True)
