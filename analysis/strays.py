@@ -16,14 +16,13 @@ the run's own record, written once its logs are final, and ``dlperf run`` rebuil
 ``status.json`` from the markers: a marker saying the run failed, or naming another run,
 beside a ``status.json`` that lists the run as done is followed, and the conflict named in
 the stray's reason (:func:`marker_denial`, the one reading ``dlperf run`` resumes by). A
-run whose marker cannot be read (not
-JSON: a hand edit) counts unless ``status.json`` says otherwise, with a ``bad_done_marker``
-problem naming the marker, line and error; so does a run whose marker is missing while
-other runs of its folder have theirs and ``status.json`` lists it as done (a
-``missing_done_marker`` problem), and ``dlperf run`` reads both so too. A done marker saying its
-run finished beside no log of the run is a ``missing_log`` problem (:meth:`CampaignFolders.lost_logs`),
-and so is a run ``status.json`` lists as done with neither file there.
-Any other log in
+run whose marker cannot be read (not JSON: a hand edit) counts unless ``status.json`` says
+otherwise, with a ``bad_done_marker`` problem naming the marker, line and error; so does a
+run whose marker is missing while other runs of its folder have theirs and ``status.json``
+lists it as done (a ``missing_done_marker`` problem), and ``dlperf run`` reads both so too.
+A done marker saying its run finished beside no log of the run is a ``missing_log`` problem
+(:meth:`CampaignFolders.lost_logs`), and so is a run ``status.json`` lists as done with
+neither file there. Any other log in
 it (left by an earlier campaign, a failed attempt, or put there by hand) is a stray:
 :func:`analysis.discover.find_logs` marks it, the full path leaves it out of the runs and says
 why in a ``stray_log`` problem. A folder without markers
