@@ -4,29 +4,14 @@ file; a drop that repairs a lost manifest still does."""
 
 from __future__ import annotations
 
-import shutil
-
-import pytest
-
 from analysis.changes import store as results_store
 
+from . import test_store_manifest_lost as lost
 from .test_store_damage import _main
-from .test_store_manifest_lost import ADDED, BERT, _files, _key
+from .test_store_manifest_lost import BERT, _files, _key
 
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("drop_twice") / "results"
-    for logs in ADDED:
-        assert _main("store", "add", logs, "--store", folder)[0] == 0
-    return folder
-
-
-@pytest.fixture
-def store(pristine, tmp_path):
-    folder = tmp_path / "results"
-    shutil.copytree(pristine, folder)
-    return folder
+#: the manifest tests' store of three campaigns, a fresh copy each test
+pristine, store = lost.pristine, lost.store
 
 
 def test_dropping_a_campaign_twice_says_it_is_not_in_the_store(store):
