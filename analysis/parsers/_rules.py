@@ -14,6 +14,10 @@ from analysis import checks
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData, exact_elapsed_seconds
 
+#: Argument-dump keys that state how many iterations apart the training lines are
+#: (DLLogger's print_freq, Megatron's log_interval, OneFlow's loss_print_every_n_iter).
+PRINT_EVERY = ("print_freq", "log_interval", "loss_print_every_n_iter")
+
 # --- NVIDIA DLE PyTorch -------------------------------------------------------------------
 
 PYTORCH_SKIP = 5  # iterations up to this one are not counted
@@ -121,8 +125,6 @@ def _iterations_run(run: RunData) -> int:
 def _print_every(run: RunData, steps: np.ndarray) -> str:
     """'10 iterations (print_freq 10)' where the lines `steps` advance most often by more
     than one iteration (the dump's print frequency named where it states one), else ''."""
-    from analysis.stats.figure_checks import PRINT_EVERY
-
     stride = step_stride(steps)[0]
     if stride <= 1:
         return ""
@@ -244,15 +246,15 @@ def _not_printed(run: RunData, steps: np.ndarray, first: int, last: int) -> str 
     stride, every = step_stride(steps)[0], _print_every(run, steps)
     if _iterations_run(run) < last:
         return None
-    if first % stride or last % stride:
-        return (f"the rule needs training lines at iterations {first} and {last}; the log "
-                f"prints one line every {every}, so never both (--method window times the "
-                "iterations it prints)")
     if (np.diff(steps) < 0).any() and steps.max() < last:
         return (f"the rule needs training lines at iterations {first} and {last}; the "
                 "iteration counter restarts each epoch, the last printed at iteration "
                 f"{int(steps.max())}, so no epoch reaches iteration {last} (--method window "
                 "numbers the iterations on)")
+    if stride > 1:
+        return (f"the rule needs training lines at iterations {first} and {last}; the log "
+                f"prints one line every {every}, so never both (--method window times the "
+                "iterations it prints)")
     return None
 
 
