@@ -14,6 +14,10 @@ from analysis import checks
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData, exact_elapsed_seconds
 
+#: Argument-dump keys that state how many iterations apart the training lines are
+#: (DLLogger's print_freq, Megatron's log_interval, OneFlow's loss_print_every_n_iter).
+PRINT_EVERY = ("print_freq", "log_interval", "loss_print_every_n_iter")
+
 # --- NVIDIA DLE PyTorch -------------------------------------------------------------------
 
 PYTORCH_SKIP = 5  # iterations up to this one are not counted
@@ -49,7 +53,7 @@ def step_stride(steps: np.ndarray) -> tuple[int, int, int]:
 def pytorch_rule(run: RunData) -> Estimate:
     """The DLPerf PyTorch DLL rule on a run's training lines (shared with the JSON backend)."""
     steps, ts, lines = run.clock_arrays()
-    n_all, epochs = len(steps), _epoch_lengths(steps)
+    n_all, epochs, every = len(steps), _epoch_lengths(steps), _print_every(run, steps)
     after = steps > PYTORCH_SKIP
     steps, ts, lines = steps[after], ts[after], lines[after]
     if n_all == 0:
@@ -62,6 +66,11 @@ def pytorch_rule(run: RunData) -> Estimate:
             f"{epochs.max()} lines), and the rule counts only lines past Iteration 5 of each; "
             "the rule needs 120 (--method window numbers the iterations on)", "method_fallback",
             PYTORCH_RULE)
+    if len(steps) < 120 and every and _iterations_run(run) > PYTORCH_SKIP + PYTORCH_LINES:
+        return Estimate.fail(
+            f"only {len(steps)} training lines after Iteration 5 (of {n_all}): the log prints "
+            f"one line every {every}, and the rule counts lines, not iterations; the rule "
+            "needs 120 (--method window counts the iterations)", "method_fallback", PYTORCH_RULE)
     if len(steps) < 120:
         return Estimate.fail(
             f"only {len(steps)} training lines after Iteration 5 (of {n_all}); the rule needs 120",
@@ -102,6 +111,27 @@ def pytorch_rule(run: RunData) -> Estimate:
     return Estimate(throughput=round(gb * iters / dt, 2), iterations=iters,
                     latency=dt / iters, method=f"{method}, {dt:.6f} s)",
                     window=(int(lines[19]), int(lines[119])))
+
+
+def _iterations_run(run: RunData) -> int:
+    """The iterations a run's training lines reach, numbered on across a counter that
+    restarts each epoch (the sum of each epoch's last step)."""
+    steps = run.clock_arrays()[0]
+    if not len(steps):
+        return 0
+    return int(steps[np.flatnonzero(np.diff(steps) < 0)].sum() + steps[-1])
+
+
+def _print_every(run: RunData, steps: np.ndarray) -> str:
+    """'10 iterations (print_freq 10)' where the lines `steps` advance most often by more
+    than one iteration (the dump's print frequency named where it states one), else ''."""
+    stride = step_stride(steps)[0]
+    if stride <= 1:
+        return ""
+    params = run.meta.get("parameters")
+    stated = [f"{key} {params[key]}" for key in PRINT_EVERY
+              if isinstance(params, dict) and key in params]
+    return f"{stride} iterations" + (f" ({stated[0]})" if stated else "")
 
 
 def _epoch_lengths(steps: np.ndarray) -> np.ndarray:
@@ -170,7 +200,11 @@ def window_rule(run: RunData, first: int, last: int, rule: str) -> Estimate:
                              "missing)", kind="missing_metadata", method=rule)
     uniq, first_at = np.unique(steps, return_index=True)  # first line of each step
     at = dict(zip(uniq.tolist(), first_at.tolist()))
-    if first not in at or last not in at:
+    unreached = first not in at or last not in at
+    why = _not_printed(run, steps, first, last) if unreached else None
+    if why is not None:
+        return Estimate.fail(why, "method_fallback", rule)
+    if unreached:
         return Estimate.fail(
             f"the rule needs training lines at iterations {first} and {last}; the log has "
             f"{len(uniq)} printed iterations, the last at iteration {int(uniq.max())}",
@@ -203,6 +237,25 @@ def window_rule(run: RunData, first: int, last: int, rule: str) -> Estimate:
     else:
         why = "the log prints no timestamps (a version before 2020-08-21)"
     return _older_rule(run, f"{why}, so the DLPerf rule ({rule}) is undefined")
+
+
+def _not_printed(run: RunData, steps: np.ndarray, first: int, last: int) -> str | None:
+    """Why a log that runs past iteration `last` prints no line at `first` or `last`: its
+    print frequency, or its counter restarting in epochs shorter than `last`; None where
+    neither explains it."""
+    stride, every = step_stride(steps)[0], _print_every(run, steps)
+    if _iterations_run(run) < last:
+        return None
+    if (np.diff(steps) < 0).any() and steps.max() < last:
+        return (f"the rule needs training lines at iterations {first} and {last}; the "
+                "iteration counter restarts each epoch, the last printed at iteration "
+                f"{int(steps.max())}, so no epoch reaches iteration {last} (--method window "
+                "numbers the iterations on)")
+    if stride > 1:
+        return (f"the rule needs training lines at iterations {first} and {last}; the log "
+                f"prints one line every {every}, so never both (--method window times the "
+                "iterations it prints)")
+    return None
 
 
 def _one_epoch(steps: np.ndarray, segment: np.ndarray, first: int, last: int) -> dict | None:

@@ -63,7 +63,7 @@ from analysis import checks, parsers
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.parsers._fields import to_int
-from analysis.parsers._rules import step_stride
+from analysis.parsers._rules import PRINT_EVERY, step_stride
 from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
 from analysis.stats.methods.window import (
     COARSE_SHARE,
@@ -91,9 +91,6 @@ from analysis.stats.run_pace import (
 MISMATCH = 0.05
 #: Printed values needed inside the window before a median of them is compared at MISMATCH.
 MIN_PRINTED = 3
-#: Argument-dump keys that state how many iterations apart the training lines are
-#: (DLLogger's print_freq, Megatron's log_interval, OneFlow's loss_print_every_n_iter).
-PRINT_EVERY = ("print_freq", "log_interval", "loss_print_every_n_iter")
 #: Argument-dump keys that state the iterations a run trains (DLLogger, Hugging Face, Megatron).
 STATED_ITERATIONS = ("iterations", "max_steps", "train_iters")
 #: Argument-dump keys that state the iterations a run's closing average leaves out (the

@@ -78,7 +78,8 @@ def test_oneflow_without_an_epoch_holding_the_rule_window_says_so(tmp_path):
     S.write(tmp_path, [_oneflow([(100, 1024), (100, 2048), (100, 2048)])],
             "1n1g/resnet50_b128_fp32_1.log")
     _, runs = figures(tmp_path)
-    assert runs["dlperf"]["problem_kind"] == "truncated"
+    assert runs["dlperf"]["problem_kind"] == "method_fallback"  # complete: epochs too short
+    assert "so no epoch reaches iteration 120" in runs["dlperf"]["problem"]
     assert np.isnan(runs["dlperf"]["throughput"])
 
 
