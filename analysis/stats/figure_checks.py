@@ -1516,6 +1516,19 @@ def _printed_at(run: RunData, lines: np.ndarray) -> np.ndarray:
     return out
 
 
+def _interval_rates_at(run: RunData, lines: np.ndarray) -> np.ndarray:
+    """The global rate of each of `lines`' own interval: the printed one, or where the run's
+    rates are running means (:func:`rate_reading`), the one recovered from them (the
+    printed mean where it starts anew)."""
+    printed = _printed_at(run, lines)
+    reading = rate_reading(run)
+    if reading is None or reading.own or reading.rates is None:
+        return printed
+    recovered = np.full(len(lines), np.nan)
+    recovered[reading.at] = reading.rates
+    return np.where(np.isnan(recovered), printed, recovered)
+
+
 def _own_rates(run: RunData, window: tuple[int, int]) -> np.ndarray | None:
     """Where the run's printed rates are means over more than their lines
     (:func:`_rate_reading`), the finite, positive rates of each one's own iterations on the
@@ -1582,7 +1595,7 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, bool] | None:
                 return reading.value(), len(reading.values()), what, 0.0, False
             continue
         if metric == M.THROUGHPUT:
-            printed = _printed_at(run, lines)
+            printed = _interval_rates_at(run, lines)
         else:
             rows = series_rows(run, cols, metric)
             rows = rows[lowest_rank(cols["rank"][rows])]
@@ -1738,29 +1751,16 @@ def _rate_readings(run: RunData) -> Iterator[_Reading]:
     if not np.array_equal(at[1:] - 1, at[:-1]):  # lines without a rate between printed ones
         yield _over_span("the mean since the rate printed before", rate, at,
                          _back(at, 1), step, ts)
+    # a meter that stops over the evaluations the log names (an ``avg`` meter updated by
+    # training steps alone) times its spans less theirs: read so too, the stamps less them
+    paused = np.concatenate([[False], np.diff(np.concatenate(
+        [[0], np.cumsum(holds_evaluation(run.evaluations, lines))])[at]) > 0])
     for what, done, part in _running_counts(epoch, step, np.diff(step)):
-        # a running mean's time by the program is its iterations / rate (x the batch): from
-        # one printed rate to the next it grows by the stamps' time over the batch
-        held = done[at] / rate
-        new = np.concatenate([[True], np.diff(part[at]) != 0])  # a new epoch's mean starts anew
-        first = np.flatnonzero(new)[np.cumsum(new) - 1]  # each one's part's first printed rate
-        # a rate rounded to its printed digits moves its time by held x that rounding / rate,
-        # which grows with the run while one line's growth does not: each span reaches back
-        # as far as that rounding needs, and the value is read over RUNNING_LAG rates or more
-        off = held * _rounding_sd(rate)
-        back = _settled_back(held, off, first)
-        lag = np.maximum(first, np.minimum(back, np.arange(len(at)) - RUNNING_LAG))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            grown = held - held[back]
-            batch, rates = (ts[at] - ts[at][back]) / grown, (done[at] - done[at][back]) / grown
-            whole = (ts[at] - ts[at][lag]) / (held - held[lag])
-            rounding = np.hypot(off, off[back]) / np.abs(grown)
-        contradictions = int(np.sum(_shrinks(grown, off, off[back])))
-        unsettled = new | ~(rounding <= SPAN_ROUNDING)  # its part's rounding tells nothing
-        batch[unsettled], whole[unsettled], rates[new] = np.nan, np.nan, np.nan
-        start = np.where(new, _back(at, 1), at[back])
-        yield _Reading(what, at, start, batch, rates, own=False, whole=whole, rounding=rounding,
-                       contradictions=contradictions)
+        yield _running_reading(what, rate, at, done[at], part[at], ts[at])
+        if (paused[1:] & (np.diff(part[at]) == 0)).any():  # inside a mean's part
+            yield _running_reading(f"{what} over its training time (its meter stopped over "
+                                   "the evaluations)", rate, at, done[at], part[at],
+                                   _less(ts[at], paused), paused)
     for n in SLIDING:
         # spans of more than half the printed rates share most of their lines: however
         # little their batches spread, that tells nothing of the meter
@@ -1768,6 +1768,44 @@ def _rate_readings(run: RunData) -> Iterator[_Reading]:
             yield dataclasses.replace(_over_span(f"the mean over the last {n} printed intervals",
                                                  rate, at, _back(at, n), step, ts),
                                       rates=None, own=False)
+
+
+def _running_reading(what: str, rate: np.ndarray, at: np.ndarray, done: np.ndarray,
+                     part: np.ndarray, stamps: np.ndarray,
+                     paused: np.ndarray | None = None) -> _Reading:
+    """The rates printed on lines `at` read as running means over the iterations `done` since
+    their `part`'s start, their spans timed by the timestamps `stamps`; where `paused` is
+    given, less the printed intervals it marks (`stamps` is then less them too): the meter
+    stopped over them."""
+    # a running mean's time by the program is its iterations / rate (x the batch): from
+    # one printed rate to the next it grows by the stamps' time over the batch
+    held = done / rate
+    timed = held if paused is None else _less(held, paused)
+    new = np.concatenate([[True], np.diff(part) != 0])  # a new epoch's mean starts anew
+    first = np.flatnonzero(new)[np.cumsum(new) - 1]  # each one's part's first printed rate
+    # a rate rounded to its printed digits moves its time by held x that rounding / rate,
+    # which grows with the run while one line's growth does not: each span reaches back
+    # as far as that rounding needs, and the value is read over RUNNING_LAG rates or more
+    off = held * _rounding_sd(rate)
+    back = _settled_back(timed, off, first)
+    lag = np.maximum(first, np.minimum(back, np.arange(len(at)) - RUNNING_LAG))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grown = timed - timed[back]
+        batch, rates = (stamps - stamps[back]) / grown, (done - done[back]) / (held - held[back])
+        whole = (stamps - stamps[lag]) / (timed - timed[lag])
+        rounding = np.hypot(off, off[back]) / np.abs(grown)
+    contradictions = int(np.sum(_shrinks(grown, off, off[back])))
+    unsettled = new | ~(rounding <= SPAN_ROUNDING)  # its part's rounding tells nothing
+    batch[unsettled], whole[unsettled], rates[new] = np.nan, np.nan, np.nan
+    start = np.where(new, _back(at, 1), at[back])
+    return _Reading(what, at, start, batch, rates, own=False, whole=whole, rounding=rounding,
+                    contradictions=contradictions)
+
+
+def _less(values: np.ndarray, paused: np.ndarray) -> np.ndarray:
+    """Cumulative `values` less their growth over the intervals `paused` (each to its own
+    index from the one before; never the first)."""
+    return values - np.cumsum(np.where(paused, np.diff(values, prepend=values[:1]), 0))
 
 
 def _settled_back(held: np.ndarray, off: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -1813,12 +1851,21 @@ def _back(at: np.ndarray, n: int) -> np.ndarray:
 def _over_span(what: str, rate: np.ndarray, at: np.ndarray, start: np.ndarray,
                step: np.ndarray, ts: np.ndarray) -> _Reading:
     """The rates printed on lines `at` read as the means over the iterations since the
-    lines `start`: a counter restarting in between leaves a span none."""
+    lines `start`: a counter restarting in between leaves a span none, unless each span is
+    of one printed interval and too few are left without one (one line an epoch: every
+    span holds an epoch's end, taken
+    to end at its last printed line and to hold no pause, as :func:`_running_counts` takes
+    it; a pause there scatters the batches)."""
     j = np.maximum(start, 0)
+    done = next(_running_counts(step, step, np.diff(step)))[1]
     with np.errstate(divide="ignore", invalid="ignore"):
-        batch = rate * (ts[at] - ts[j]) / (step[at] - step[j])
+        batch = rate * (ts[at] - ts[j]) / (done[at] - done[j])
     restarts = np.concatenate([[0], np.cumsum(np.diff(step) <= 0)])
-    batch[(start < 0) | (restarts[at] != restarts[j])] = np.nan
+    batch[start < 0] = np.nan
+    across = restarts[at] != restarts[j]
+    if not np.array_equal(start[1:], at[:-1]) \
+            or np.sum(np.isfinite(batch[~across]) & (batch[~across] > 0)) >= MIN_PRINTED:
+        batch[across] = np.nan
     return _Reading(what, at, start, batch, rate, rounding=_rounding_sd(rate))
 
 
@@ -1852,9 +1899,11 @@ def _rate_reading(run: RunData) -> _Reading | None:
     tightest's batch: a longer span only averages the stamps' noise away. None where the
     family prints no global rate or too few, or the stamps are whole seconds. Only readings
     of MIN_PRINTED spans or more count."""
-    if not _global_rate(run) or whole_seconds(run.timeline()[3]):
-        return None  # a second's rounding scatters every reading of sub-second intervals
+    if not _global_rate(run):
+        return None
     stated = run.global_batch_size
+    if whole_seconds(run.timeline()[3]):  # a second's rounding scatters every span's batch
+        return _coarse_reading(run, stated)
     readings = (r for r in _rate_readings(run) if len(r.values()) >= MIN_PRINTED)
     first = next(readings, None)
     if first is None or first.spread() <= FIT_SHARE and _gives(first, stated) \
@@ -1876,6 +1925,44 @@ def _rate_reading(run: RunData) -> _Reading | None:
     # spreads least is the program's; a sliding mean's only averages the stamps' noise
     known = [(s, r) for s, r in fit if r.rates is not None]
     return min(known, key=lambda f: f[0])[1] if known else fit[0][1]
+
+
+def _coarse_reading(run: RunData, stated: float) -> _Reading | None:
+    """On whole-second stamps, the reading of the run's printed rates whose rates (known,
+    uncontradicted) give the stated global batch over all the stamps' time
+    (:func:`_telescoped`, within its slack or MISMATCH) where its own interval's rate does
+    not and lies MISMATCH / 2 further off: a running mean holding a slower start reads as
+    interval rates that fall short; None where the interval's rate is the closer, or the
+    stamps cannot tell (each is then read as its own interval's)."""
+    readings = [r for r in _rate_readings(run) if len(r.values()) >= MIN_PRINTED
+                and r.rates is not None and not r.contradictions]
+    if len(readings) < 2 or not readings[0].interval or not np.isfinite(stated):
+        return None
+    off = []
+    for r in readings:
+        value, slack = _telescoped(run, r)
+        off.append((abs(value - stated) / stated, max(MISMATCH, slack)))
+    near = [(o, r) for (o, bound), r in zip(off[1:], readings[1:], strict=True)
+            if o <= bound and o + MISMATCH / 2 <= off[0][0]]
+    return min(near, key=lambda f: f[0])[1] if off[0][0] > off[0][1] and near else None
+
+
+def _telescoped(run: RunData, reading: _Reading) -> tuple[float, float]:
+    """(the samples an iteration `reading`'s rates imply over the stamps' time of its
+    printed intervals, less those holding a pause the log names, the relative error
+    whole-second stamps allow it): each interval's iterations at its rate take its seconds,
+    which telescope to one rounding at each end of a stretch."""
+    lines, _, step, ts = run.timeline()
+    done = next(_running_counts(step, step, np.diff(step)))[1][reading.at]
+    paused = np.diff(np.concatenate([[0], np.cumsum(holds_evaluation(
+        run.evaluations, lines))])[reading.at]) > 0
+    rates = reading.rates[1:]
+    keep = np.isfinite(rates) & (rates > 0) & ~paused
+    seconds = float(np.sum(np.diff(ts[reading.at])[keep]))
+    per_sample = float(np.sum((np.diff(done) / np.where(keep, rates, 1.0))[keep]))
+    if not per_sample > 0 or not seconds > 0:
+        return np.nan, np.inf
+    return seconds / per_sample, _rounding_share(_stretches(keep), seconds)
 
 
 def _drifts(reading: _Reading) -> bool:
