@@ -7,9 +7,10 @@ A change point is a step beyond the threshold that persists: campaign *i* differ
 level of the current segment (the median of its campaigns' medians since the last change
 point, those beyond the threshold left out: a blip moves no level) by more than the
 threshold, and so do the next ``persist - 1`` campaigns, all in the same direction; those
-``persist`` campaigns are the new segment. A step's first campaign on the way to where the rest
-of them settle (a dip beyond the threshold past it, or a point short of it that would pull the
-window's median beyond the threshold from it) is no level: the step is read from the next. A
+``persist`` campaigns (a dip among them left out) are the new segment. A step's first campaign
+on the way to where the ``persist`` after it settle (beyond the threshold past it, or short of
+it by so much that the two as one level would be beyond the threshold from it) is no level:
+the step is read from the next. A
 step seen in fewer campaigns than that because the history ends there is
 flagged as unconfirmed (``step down?``); a step that comes back is a blip, not a change.
 """
@@ -57,27 +58,45 @@ def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
         # taken into a short segment would move its median, and the return read as a step
         sign = np.sign(rel)
         window = known[i:i + persist]
-        if (all(sign * (x / level - 1.0) > threshold for x in window)
-                and not _on_the_way(window, sign, threshold)):
+        if (_beyond(window, level, sign, threshold)
+                and not _on_the_way(known[i], known[i + 1:i + 1 + persist], level, sign,
+                                    threshold)):
             word = STEP_DOWN if sign < 0 else STEP_UP
             flags[at[i]] = word if len(window) == persist else word + "?"
             steps[at[i]] = rel
             if len(window) == persist:
-                segment, skip = list(window), i + persist
+                segment, skip = _new_level(window, threshold), i + persist
     return flags, steps
 
 
-def _on_the_way(window, sign: float, threshold: float) -> bool:
-    """Whether a step's first point is on the way to where the rest of its window settles:
-    beyond the threshold past it (a dip to -20 % that settles at -6 %), or short of it by so
-    much that the window's median, the new level, is beyond the threshold from it (-3 % then
-    -20 %: a level of -11.5 % that no campaign ran at). The step is then read from the next
-    point, once, at the level where it settles."""
-    if len(window) < 2:
+def _beyond(points, level: float, sign: float, threshold: float) -> bool:
+    """Whether every point is beyond the threshold from `level` in the direction `sign`."""
+    return all(sign * (x / level - 1.0) > threshold for x in points)
+
+
+def _new_level(window, threshold: float) -> list[float]:
+    """The campaigns of a confirmed step's window that make its level: those within the
+    threshold of its median (a dip in it moves no level); where none is (two campaigns far
+    apart), the step's own campaign, where the step is read."""
+    middle = float(np.median(window))
+    return [x for x in window if abs(x / middle - 1.0) <= threshold] or list(window[:1])
+
+
+def _on_the_way(first: float, rest, level: float, sign: float, threshold: float) -> bool:
+    """Whether a step's first point is on the way to where the `persist` points after it
+    settle (each beyond the threshold from the old level, all within it of their median, so
+    a step read from the next point): past it by more than the threshold (a dip to -20 %
+    that settles at -6 %), or short of it by so much that the two, taken as one level, would
+    be beyond the threshold from it (-3 % then -20 %: a level of -11.5 % that no campaign
+    ran at). The step is then read from the next point, once, at the level where it settles.
+    After the first point the rest may dip and come back (-3 %, -20 %, -3 %): no settling."""
+    if not len(rest) or not _beyond(rest, level, sign, threshold):
         return False
-    settled = float(np.median(window[1:]))
-    past = sign * (window[0] / settled - 1.0)
-    short = sign * (settled / float(np.median(window)) - 1.0)
+    settled = float(np.median(rest))
+    if any(abs(x / settled - 1.0) > threshold for x in rest):
+        return False
+    past = sign * (first / settled - 1.0)
+    short = sign * (settled / ((first + settled) / 2.0) - 1.0)
     return bool(past > threshold or short > threshold)
 
 

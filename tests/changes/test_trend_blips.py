@@ -108,3 +108,39 @@ def test_a_step_that_falls_short_on_the_way_is_one_change_point_to_where_it_sett
     assert flags == ["", "", "", "", word, "", ""]
     assert steps[4] == pytest.approx(series[4] / 2559.19 - 1)
     assert abs(steps[4]) == pytest.approx(0.20, abs=0.003)
+
+
+# a store of DLE campaigns at 2,560 samples/s: -3 % for one campaign on the way to a lasting
+# 2,048 (-20 %), long enough to confirm at any persist up to 4, and its mirror up
+LONG_STAIR_DOWN = STAIR_DOWN + [2048.51, 2047.62]
+LONG_STAIR_UP = STAIR_UP + [3072.19, 3071.44]
+
+
+@pytest.mark.parametrize("persist", [2, 3, 4])
+@pytest.mark.parametrize("series, word", [(LONG_STAIR_DOWN, "step down"),
+                                          (LONG_STAIR_UP, "step up")])
+def test_a_step_short_on_the_way_is_read_where_it_settles_at_every_persist(
+        series, word, persist):
+    """With persist 3 the window's median was already where it settles, so the -3 % campaign
+    was read as the step, the -20 % window became the level, and the drop was never named."""
+    flags, steps = change_points(series, 0.02, persist)
+    assert flags == ["", "", "", "", word, "", "", "", ""]
+    assert abs(steps[4]) == pytest.approx(0.20, abs=0.003)
+
+
+# a lasting -3 % step with a one-campaign dip to 2,048 right after it, and its mirror up
+STEP_THEN_DIP = [2558.63, 2559.19, 2560.02, 2483.41, 2047.14, 2483.77, 2482.95, 2483.12,
+                 2483.60]
+STEP_THEN_SPIKE = [2558.63, 2559.19, 2560.02, 2636.77, 3071.62, 2637.14, 2636.20, 2636.91,
+                   2637.35]
+
+
+@pytest.mark.parametrize("persist", [2, 3, 4])
+@pytest.mark.parametrize("series, word", [(STEP_THEN_DIP, "step down"),
+                                          (STEP_THEN_SPIKE, "step up")])
+def test_a_dip_right_after_a_step_leaves_the_step_where_it_is(series, word, persist):
+    """The dip was taken for where the step settles and the step read at the campaign after
+    the dip; nor may the dip move the new level (a mean of -3 % and -20 % at persist 2)."""
+    flags, steps = change_points(series, 0.02, persist)
+    assert flags == ["", "", "", word] + [""] * 5
+    assert abs(steps[3]) == pytest.approx(0.03, abs=0.001)
