@@ -25,7 +25,7 @@ CASES = [
      b"iteration: 39/220", b"iteration: " + HUGE + b"/220"),
     ("libai", "libai/gpt2_stdout/1n8g/gpt2_b4_amp_1.log",  # stored +1: beyond int64 then
      b"iteration: 39/220", b"iteration: 9223372036854775807/220"),
-    ("oneflow_bert", "oneflow_bert/with_timestamps/1n8g/bert_base_b96_fp32_1.log",
+    ("oneflow_bert", "oneflow_bert/with_timestamps/1n1g/bert_base_b24_fp32_1.log",
      b"step: 39,", b"step: " + HUGE + b","),
     ("oneflow_cnn", "oneflow_cnn/with_timestamps/1n8g/resnet50_b128_fp32_1.log",
      b"train: epoch 0, iter 40,", b"train: epoch 0, iter " + HUGE + b","),

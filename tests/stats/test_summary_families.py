@@ -24,7 +24,7 @@ def test_gpt_seed_002_row_with_latency_memory_and_tflops(data_dir):
 
 @pytest.mark.parametrize("parts,framework,median", [
     (("oneflow_cnn", "with_timestamps"), "OneFlow", 2957.82),
-    (("oneflow_bert", "with_timestamps"), "OneFlow", 4486.37),
+    (("oneflow_bert", "with_timestamps"), "OneFlow", 140.20),
     (("dll_pytorch", "seed003_2020"), "PyTorch", 5120.00),
     (("dll_tensorflow", "horovod_mpi_prefixes"), "TensorFlow", 1049.50),
     (("megatron", "iterations"), "Megatron-LM", 28.45),
