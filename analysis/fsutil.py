@@ -131,18 +131,26 @@ def atomic_path(target: str | os.PathLike, sync: bool = True) -> Iterator[Path]:
 
 
 def check_outputs(outputs: list[Path], inputs: list[Path], force: bool,
-                  stores: list[Path] = ()) -> None:
+                  stores: list[Path] = (), names: list[str] | None = None) -> None:
     """Refuse (UsageError) to write over an input file, into an input results store (of
     `stores`: every file in it is read as a part of it), through a symbolic link, onto a
-    folder, or over an existing file unless `force`. Paths are compared by their real paths
-    (links, `..`, relative paths)."""
+    folder, over an existing file unless `force`, or one file as two outputs (the second
+    written over the first). `names` says what names each output (an option, a parameter;
+    its path where not given): outputs of one name are one. Paths are compared by their real
+    paths (links, `..`, relative paths)."""
     from analysis.errors import UsageError
 
     read = {os.path.realpath(p) for p in inputs}
-    for path in map(Path, outputs):
+    written: dict[str, str] = {}
+    for path, name in zip(map(Path, outputs), names or map(display_path, outputs), strict=True):
         shown = display_path(path)
-        if os.path.realpath(path) in read:
+        real = os.path.realpath(path)
+        if real in read:
             raise UsageError(f"refusing to write {shown}: it is one of the input files")
+        if written.setdefault(real, name) != name:
+            raise UsageError(f"refusing to write {shown} twice: {written[real]} and {name} "
+                             "name the same file, and one would overwrite the other; give "
+                             "each its own file")
         check_outside_stores(path, stores)
         if path.is_symlink():
             raise UsageError(f"refusing to write {shown}: it is a symbolic link (to "

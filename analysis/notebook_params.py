@@ -106,14 +106,14 @@ def check_types(values: dict) -> None:
 def check_outputs(values: dict) -> None:
     """UsageError when a file the notebook would write is one it reads (a file named by an
     input parameter or under a folder one names: the logs of ``log_dir``, a campaign, a
-    references file, a store), lies in a store it reads, is a link or a folder: the check
-    of ``dlperf parse -o``. Each path is taken as given and as the notebooks read it (under
-    the project folder)."""
+    references file, a store), lies in a store it reads, is a link or a folder, or is the
+    file another output parameter names: the check of ``dlperf parse -o``. Each path is
+    taken as given and as the notebooks read it (under the project folder)."""
     from analysis import config
     from analysis.fsutil import check_outputs as refuse
 
-    outputs = [p for n in OUTPUTS if values.get(n) for p in _places(values[n])]
-    if not outputs:
+    named = [(n, p) for n in OUTPUTS if values.get(n) for p in _places(values[n])]
+    if not named:
         return
     read = dict(values)
     if "log_dir" in read and not read["log_dir"]:
@@ -127,7 +127,8 @@ def check_outputs(values: dict) -> None:
                 elif place.is_dir():
                     inputs += [p for p in place.rglob("*") if p.is_file()]
     stores = [p for n in STORES for v in _listed(read.get(n)) for p in _places(v) if p.is_dir()]
-    refuse(outputs, inputs, force=True, stores=stores)
+    refuse([p for _, p in named], inputs, force=True, stores=stores,
+           names=[n for n, _ in named])
 
 
 def _listed(value) -> list:

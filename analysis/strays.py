@@ -311,16 +311,20 @@ class CampaignFolders:
 def _listed_done_without_files(folder: str, prefix: str, markers: set[str],
                                logged: set[tuple[str, str]]) -> list[Problem]:
     """A ``missing_log`` problem for each run of `folder` that its campaign's ``status.json``
-    lists as done while neither its log nor its done marker is there."""
+    lists as done while neither its log nor its done marker is there (a row's ``log`` that
+    another run's row or marker claims is not its own: a hand edit)."""
     status = os.path.join(folder if not prefix else os.path.dirname(folder), STATUS_NAME)
     data = read_json_object(status) or {}
+    rows = [run for run in data.get("runs") or [] if isinstance(run, dict)]
+    ids = {run["run_id"] for run in rows if isinstance(run.get("run_id"), str)}
     lost = []
-    for run in data.get("runs") or []:
-        if not isinstance(run, dict) or str(run.get("state", "")) != "done":
+    for run in rows:
+        if str(run.get("state", "")) != "done":
             continue
         keys = [k.removesuffix(".log") for k in (run.get("run_id"), run.get("log"))
                 if isinstance(k, str) and k.startswith(prefix)]
-        stems = [k[len(prefix):] for k in keys if "/" not in k[len(prefix):]]
+        stems = [k[len(prefix):] for k in keys if "/" not in k[len(prefix):]
+                 and not _claimed(folder, k, run.get("run_id"), ids)]
         if stems and not any(s in markers or (folder, s) in logged for s in stems):
             lost.append(Problem(
                 status, None, "missing_log",
@@ -329,3 +333,13 @@ def _listed_done_without_files(folder: str, prefix: str, markers: set[str],
                 "(restore them; or resume to run it again)",
                 run_id=str(run.get("run_id") or stems[0])))
     return lost
+
+
+def _claimed(folder: str, key: str, run_id: object, ids: set[str]) -> bool:
+    """Whether run `key` (a status row's run id or log, without ``.log``) is another run's than
+    `run_id`: another row has it as its run id, or its done marker names another run."""
+    if key == run_id:
+        return False
+    marker = read_json_object(os.path.join(folder, key.rsplit("/", 1)[-1] + MARKER_SUFFIX))
+    named = marker.get("run_id") if marker is not None else None
+    return key in ids or (isinstance(named, str) and bool(named) and named != run_id)

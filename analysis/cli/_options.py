@@ -8,8 +8,10 @@ message names the option: ``argument --warmup: must be an integer >= 0, not -1``
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from analysis import parsers
 from analysis.errors import UsageError
@@ -175,3 +177,15 @@ def report_problems(problems, stream=sys.stderr, limit: int = 20) -> None:
         print(f"  {where}: {p.kind}: {p.reason}", file=stream)
     if len(problems) > limit:
         print(f"  ... and {len(problems) - limit} more", file=stream)
+
+
+def check_outside_stores(out: str | os.PathLike) -> None:
+    """Refuse (UsageError) an output `out` (a file, or a folder of outputs) at or below a
+    results store, by real path, through links: every file in a store is read as a part of
+    it. A store is what the store itself takes for one (its manifest, its ``campaigns``
+    folder or a table's ``campaign=`` partitions: a store whose manifest is lost is one)."""
+    from analysis.changes.store import _kept as is_store  # pandas: not for `dlperf --help`
+    from analysis.fsutil import check_outside_stores as refuse
+
+    real = Path(os.path.realpath(out))
+    refuse(out, [d for d in (real, *real.parents) if d.is_dir() and is_store(d)])

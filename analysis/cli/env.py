@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from analysis.cli._options import positive_float
+from analysis.cli._options import check_outside_stores, positive_float
 
 COMMAND = "env"
 HELP = "record this host's GPUs, drivers, libraries, CPU, topology and environment (JSON)"
@@ -30,6 +30,8 @@ def run(args) -> int:
     from analysis.env.capture import DEFAULT_TIMEOUT, capture
     from analysis.fsutil import display_path
 
+    if args.output is not None:
+        check_outside_stores(args.output)  # before the capture: it takes seconds
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     record = capture(timeout=timeout, env_patterns=args.env_var,
                      import_frameworks=args.import_frameworks, matmul=args.matmul)

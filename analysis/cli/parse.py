@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from analysis.cli._options import add_paths, report_problems
+from analysis.cli._options import add_paths, check_outside_stores, report_problems
 from analysis.errors import UsageError
 from analysis.fsutil import atomic_path, check_outputs, display_path
 
@@ -86,17 +85,6 @@ def _write_parquet(frames: Iterable, path: Path) -> int:
     return rows
 
 
-def _stores_above(out: Path) -> list[Path]:
-    """The results stores at or above `out` (by real path, through links): folders holding
-    a store's manifest and campaigns folder, as `store add` writes them (either name alone is
-    too common to refuse a write on). Every file in a store is read as a part of it."""
-    from analysis.changes.store import MANIFEST
-
-    real = Path(os.path.realpath(out))
-    return [d for d in (real, *real.parents)
-            if (d / MANIFEST).is_file() and (d / "campaigns").is_dir()]
-
-
 def run(args) -> int:
     from analysis.changes.sources import (  # pandas: not for `dlperf --help`
         export_env,
@@ -110,8 +98,8 @@ def run(args) -> int:
     if out.suffix not in SUFFIXES:
         raise UsageError(f"output must end in .parquet or .csv, got {display_path(out.name)!r}")
     outputs = list(export_paths(out))
-    check_outputs(outputs, [f.path for f in find_logs(args.paths)[0]], args.force,
-                  stores=_stores_above(out))
+    check_outside_stores(out)
+    check_outputs(outputs, [f.path for f in find_logs(args.paths)[0]], args.force)
     result = parse_paths(args.paths, family=args.family, strict=args.strict, meta=args.meta,
                          jobs=args.jobs, cache=args.cache)
     out.parent.mkdir(parents=True, exist_ok=True)
