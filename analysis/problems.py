@@ -18,7 +18,8 @@ KINDS = {
     "bad_line": "a line looks like a metric line of the family but could not be read",
     "no_training_lines": "the log has no training lines (e.g. a non-master node's log)",
     "missing_timestamps": "the lines carry no timestamps (or whole-second ones, a second more "
-                          "than 5 % of the window, with nothing printed to time it closer), "
+                          "than 5 % of the window, with nothing printed to time it closer, "
+                          "or checking the printed rates a figure rests on only beyond 5 %), "
                           "so timestamp windows are undefined",
     "truncated": "fewer iterations than the method's window needs",
     "metadata_conflict": "the path, a meta file or --meta, and the log disagree about the "

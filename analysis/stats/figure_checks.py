@@ -675,7 +675,8 @@ def _retimed(est: Estimate, seconds: float, text: str) -> Estimate:
 
 def _span_against_rates(run: RunData, window: tuple[int, int], pace: float) -> str:
     """Why the stamps' span over the run's lines around `window` (one rounding at each end)
-    is not the time its printed rates give, '' where it is within ONE_CLOCK_BAND: each
+    is not the time its printed rates give, or too short (a second more than MISMATCH of
+    it) to check them, '' where it is within ONE_CLOCK_BAND: each
     interval's iterations (on a restarting counter, those the new epoch's first line numbers)
     at the rate its line prints, or at `pace` s an iteration where it prints none. The rates'
     batch and clock are the logger's, not the window's: the longer span checks them closer
@@ -701,6 +702,11 @@ def _span_against_rates(run: RunData, window: tuple[int, int], pace: float) -> s
                                                                             np.nan)
     rated = float(np.sum(np.where(ds > 0, ds, step[1:]) * np.where(np.isfinite(per), per, pace)))
     span = float(ts[-1] - ts[0])
+    if ONE_CLOCK_BAND > MISMATCH * rated:  # its two roundings alone may move it that far
+        return (f"over lines {int(lines[0])} to {int(lines[-1])}, the longest span they check "
+                f"the rates over, the rates give {rated:.6g} s, so a second checks them only "
+                f"to {ONE_CLOCK_BAND / rated:.1%}, more than {MISMATCH:.0%}: a longer run or "
+                "finer stamps settle it")
     if abs(span - rated) <= ONE_CLOCK_BAND:
         return ""
     return (f"over lines {int(lines[0])} to {int(lines[-1])}, every interval included, they "
@@ -1556,15 +1562,15 @@ def _span_batches(run: RunData, reading: _Reading, lines: np.ndarray) -> np.ndar
     return np.where(held, reading.batch[k], np.nan)
 
 
-def _implied(run: RunData) -> tuple[float, int, str, float, bool] | None:
+def _implied(run: RunData) -> tuple[float, int, str, float, float] | None:
     """:func:`_implied_batch` of the run, made once a run."""
     return _once(run, "implied", lambda: _implied_batch(run))
 
 
-def _implied_batch(run: RunData) -> tuple[float, int, str, float, bool] | None:
+def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
     """(the median over the run's intervals of the samples an iteration its lines imply,
-    the intervals, from what, the relative error the stamps' resolution allows it, whether
-    it spans epoch ends taken to hold no pause; over
+    the intervals, from what, the relative error the stamps' resolution allows it, the share
+    of its span pauses at the epoch ends it spans may take unseen (they make it larger); over
     timestamps in whole seconds, the sum of the intervals' samples over their iterations,
     which rounding moves by up to a second a stretch, else :func:`_telescoped_batch`): each
     printed throughput
@@ -1592,7 +1598,7 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, bool] | None:
         if metric == M.THROUGHPUT and not coarse:
             reading = rate_reading(run)
             if reading is not None:
-                return reading.value(), len(reading.values()), what, 0.0, False
+                return reading.value(), len(reading.values()), what, 0.0, 0.0
             continue
         if metric == M.THROUGHPUT:
             printed = _interval_rates_at(run, lines)
@@ -1608,20 +1614,20 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, bool] | None:
         ok = np.isfinite(implied) & ((implied >= 0) if coarse else (implied > 0)) & ~paused
         n, value, slack = int(ok.sum()), np.nan, np.inf
         if n >= MIN_PRINTED and not coarse:
-            return _median(implied[ok]), n, what, 0.0, False
+            return _median(implied[ok]), n, what, 0.0, 0.0
         if n >= MIN_PRINTED:
             seconds = float(np.sum(dt[ok]))
             value = float(np.sum(printed[1:][ok] * dt[ok]) / np.sum(ds[ok])
                           if metric == M.THROUGHPUT else
                           run.global_batch_size * seconds / np.sum(ds[ok] * printed[1:][ok]))
             slack = _rounding_share(_stretches(ok), seconds)
-        across = False
+        pauses = 0.0
         if metric == M.THROUGHPUT and slack > MISMATCH:
             # within epochs too few or too short (one line an epoch: none): the span over
             # every interval, epoch ends included
-            value, slack, n, across = _telescoped_batch(run, printed, value, slack, n)
+            value, slack, n, pauses = _telescoped_batch(run, printed, value, slack, n)
         if n >= MIN_PRINTED:
-            return value, n, what, slack, across
+            return value, n, what, slack, pauses
     return None
 
 
@@ -1634,31 +1640,54 @@ def _rounding_share(stretches: int, seconds: float) -> float:
 
 
 def _telescoped_batch(run: RunData, printed: np.ndarray, value: float, slack: float,
-                      n: int) -> tuple[float, float, int, bool]:
+                      n: int) -> tuple[float, float, int, float]:
     """(the samples an iteration the global rates `printed` on the run's lines imply over
-    whole-second stamps, the relative error their rounding allows it, the intervals, whether
-    they span an epoch's end): over the spans between evaluations, epoch ends included, each
+    whole-second stamps, the relative error their rounding allows it, the intervals, the
+    share of the span that pauses at the epoch ends it holds may take unseen,
+    :func:`_epoch_end_pauses`): over the spans between evaluations, epoch ends included, each
     interval's iterations at its rate take the span's seconds, which telescope to one
-    rounding at each end (:func:`_span_against_rates`); `value`, `slack` and `n` (its intervals within epochs)
-    where those spans check no closer or an interval prints no rate. Epoch ends are taken
-    to hold no pause: where they do, the batch implied is larger, as a batch other than the
-    stated one makes it (:func:`_printed_against_clock` says so)."""
+    rounding at each end (:func:`_span_against_rates`); `value`, `slack` and `n` (its
+    intervals within epochs) where those spans check no closer or an interval prints no
+    rate. A pause at an epoch end makes the batch implied larger, as rates printed too low
+    make it smaller: the span bounds the rates one way only unless its stamps bound the
+    pauses too."""
     lines, epoch, step, ts = run.timeline()
     ds = np.diff(step)
     rated = printed[1:] > 0
     cut = holds_evaluation(run.evaluations, lines)
     if not rated[~cut].all() or cut.all():
-        return value, slack, n, False
+        return value, slack, n, 0.0
     kept = np.flatnonzero(~cut)
     opens = np.concatenate([[True], np.diff(kept) > 1])  # a span's first interval
     closes = np.concatenate([opens[1:], [True]])
     seconds = float(np.sum(ts[kept[closes] + 1] - ts[kept[opens]]))
-    per_sample = float(np.sum((np.where(ds > 0, ds, step[1:]) / printed[1:])[kept]))
+    iterations = np.where(ds > 0, ds, step[1:])
+    per_sample = float(np.sum((iterations / printed[1:])[kept]))
     telescoped = _rounding_share(int(opens.sum()), seconds)
     if telescoped >= slack or not per_sample > 0:
-        return value, slack, n, False
-    ends = (np.diff(epoch) != 0) | (ds <= 0)
-    return seconds / per_sample, telescoped, len(kept), bool(ends[kept].any())
+        return value, slack, n, 0.0
+    ends = ((np.diff(epoch) != 0) | (ds <= 0)) & ~cut
+    return (seconds / per_sample, telescoped, len(kept),
+            _epoch_end_pauses(np.diff(ts), iterations, ~cut & ~ends, ends) / seconds)
+
+
+def _epoch_end_pauses(dt: np.ndarray, iterations: np.ndarray, within: np.ndarray,
+                      ends: np.ndarray) -> float:
+    """The most seconds the intervals `ends` (across epoch ends; masks over intervals of
+    whole-second `dt`) may hold beyond their `iterations` at the pace the intervals `within`
+    epochs keep, 0 where there are none: their stamped excess plus a second for each of
+    them and each stretch within epochs (its share). A stamp drops its second's fraction,
+    and where an epoch lasts whole seconds every epoch's stamps drop the same fractions, so
+    the roundings need not average out: only a second each bounds them."""
+    if not ends.any():
+        return 0.0
+    paced = float(np.sum(iterations[within]))
+    if not paced > 0:
+        return np.inf
+    share = float(np.sum(iterations[ends])) / paced
+    excess = float(np.sum(dt[ends])) - float(np.sum(dt[within])) * share
+    rounding = ONE_CLOCK_BAND * (int(ends.sum()) + _stretches(within) * share)
+    return max(excess, 0.0) + rounding
 
 
 #: Printed rates back over which a sliding meter may average them (the last N printed
@@ -2012,7 +2041,7 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
     if implied is None or abs(implied[0] - run.global_batch_size) \
             <= max(MISMATCH, implied[3]) * run.global_batch_size:
         return est
-    value, n, what, slack, across = implied
+    value, n, what, slack, pauses = implied
     if est.printed is None and what == "printed rate" and (why := _other_clock(run, est)):
         return _other_clock_note(est, why)
     times = value / run.global_batch_size
@@ -2041,31 +2070,37 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
                           "printed values or the clock may not be what ran")
         + ("; or the lines' epoch ends, which that span holds, hold pauses the rates leave "
            "out (each makes the batch implied larger), and the log cannot tell which"
-           if across and times > 1 else "")
+           if pauses and times > 1 else "")
         + "; the figure is kept"))
-
-
-#: The widest slack of the batch whole-second stamps imply (:func:`_implied_batch`) by which
-#: a figure of printed rates is still given: a short run (20 s: 5.5 %) checks them only so
-#: far, and is given; with an evaluation after every epoch the slack grows a second a
-#: stretch (20-50 %), and rates 0.8-1.2x the run's passed inside it.
-LOOSE_CHECK = 2 * MISMATCH
 
 
 def _rates_unchecked(run: RunData, implied) -> str:
     """Why the run's whole-second stamps cannot check the global rates its lines print
-    against the stated batch (`implied`, :func:`_implied`, is None, or its slack is wider
-    than LOOSE_CHECK), '' where they do or its stamps are finer."""
+    against the stated batch to MISMATCH (`implied`, :func:`_implied`, is None, its slack is
+    wider, or it lies within it over epoch ends whose pauses may hide that much), '' where
+    they do, disprove them (:func:`_printed_against_clock` flags that) or are finer."""
     lines, _, _, ts = run.timeline()
     if not whole_seconds(ts[np.isfinite(ts)]):
         return ""
-    if implied is not None and implied[3] <= LOOSE_CHECK:  # checked, if loosely
-        return ""
+    if implied is not None and implied[3] <= MISMATCH:
+        value, n, _, slack, pauses = implied
+        # a pause only adds time, so a batch implied below the stated one's slack is proof;
+        # one inside it confirms the rates only where the pauses cannot hide MISMATCH
+        if slack + pauses <= MISMATCH \
+                or abs(value - run.global_batch_size) > MISMATCH * run.global_batch_size:
+            return ""
+        return (f"its whole-second timestamps over {n} intervals span epoch ends whose "
+                f"pauses, which the rates leave out, they bound only to {pauses:.1%} of that "
+                f"span (a second each), so they check them only to {slack + pauses:.1%}, "
+                f"more than {MISMATCH:.0%} "
+                "(rates printed that much too low imply the stated batch with the pauses): "
+                "a longer run or finer stamps settle it")
     if implied is not None:
         # a second a stretch, stretches of one period rounding alike (evaluations cutting
-        # the span at each epoch): rates far off the run's pass inside that slack
-        return (f"its whole-second timestamps check them only to {implied[3]:.0%} (the "
-                f"batch they imply over {implied[1]} intervals), more than {LOOSE_CHECK:.0%}")
+        # the span at each epoch): rates off the run's by that much pass inside that slack
+        return (f"its whole-second timestamps check them only to {implied[3]:.1%} (the "
+                f"batch they imply over {implied[1]} intervals), more than {MISMATCH:.0%}: "
+                "a longer run or finer stamps settle it")
     held = int(holds_evaluation(run.evaluations, lines).sum())
     return (f"its timestamps are whole seconds, and {held} of the {len(lines) - 1} intervals "
             "between its training lines hold an evaluation, whose time those rates leave out "

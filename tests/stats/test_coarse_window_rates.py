@@ -25,7 +25,7 @@ PHASES = (0.05, 0.4, 0.75)
 
 
 def _run(phase: float, seed: int, clock: float = 1.0, pace: float = 0.05,
-         n: int = 400) -> tuple[list[str], np.ndarray]:
+         n: int = 500) -> tuple[list[str], np.ndarray]:
     """`n` iterations of `pace` s with 2 ms jitter (the first three times as long) starting
     `phase` s into a second, each line stamped to its whole second and printing the rate of
     its own iteration times `clock` (1: the stamps' clock). Returns the lines and the

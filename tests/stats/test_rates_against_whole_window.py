@@ -75,6 +75,12 @@ def figure(folder: Path, method: str) -> tuple[float, str]:
     return float(row["throughput"]), str(row["problem_kind"])
 
 
+def checked(folder: Path, method: str) -> tuple[float, str, str]:
+    """(figure, problem kind, problem) of the one run under `folder` by `method`."""
+    row = run_throughputs(parse_paths([folder], jobs=1), [method])[method].iloc[0]
+    return float(row["throughput"]), str(row["problem_kind"]), str(row["problem"])
+
+
 def strict(folder: Path, method: str) -> int:
     return main(["summarize", "--method", method, "--strict", "--no-cache", str(folder)])
 
@@ -110,31 +116,28 @@ def test_rates_of_another_batch_on_five_second_epochs_stay_flagged(tmp_path, sha
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("phase", PHASES)
-def test_healthy_one_second_epochs_keep_their_figure(tmp_path, phase, seed):
-    """Right rates on 2 GPUs, epochs of a second: the window is timed by the rates, the
-    true 5,120 img/s, and passes --strict (the DLPerf rule counts Iterations across the
-    restarting counter, and reported has no Iteration past its warm-up of 20: flagged on
-    the code before too)."""
+def test_healthy_one_second_epochs_give_no_figure_but_no_false_flag(tmp_path, phase, seed):
+    """Right rates on 2 GPUs, epochs of a second, 20 s in all: the window timed by the rates
+    was the true 5,120 img/s; but the span the stamps check the rates over is under 21 s, so
+    a second checks them only beyond 5 %: no figure by the one 5 % rule (missing_timestamps,
+    the bound stated), never figure_mismatch."""
     whole_second_log(tmp_path, epoch_len=20, gpus=2, phase=phase, seed=seed)
-    value, kind = figure(tmp_path, "window")
-    assert kind == ""
-    assert value == pytest.approx(2 * PER_DEVICE / PACE, rel=0.01)
-    assert strict(tmp_path, "window") == 0
+    _, kind, problem = checked(tmp_path, "window")
+    assert kind == "missing_timestamps" and "more than 5%" in problem
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("phase", PHASES)
-def test_healthy_five_second_epochs_keep_their_figure(tmp_path, phase, seed):
-    """Epochs of 5 s: the window and the printed rates' median are the true 5,120 img/s and
-    pass --strict. The DLPerf rule leaves out each epoch's first 5 lines, which the rates
-    cannot be matched to where whole seconds read them as 0 s: it was timed by 104
-    intervals' rates for its 99 iterations, 4.8 % low and unflagged; now no figure."""
+def test_healthy_five_second_epochs_give_no_figure_but_no_false_flag(tmp_path, phase, seed):
+    """Epochs of 5 s, 20 s in all, no line naming what their ends hold: a second at each
+    epoch end may hide a pause, and the run's span checks the rates only beyond 5 %, so the
+    window and the printed rates' median give no figure (missing_timestamps, the bound
+    stated), never figure_mismatch. The DLPerf rule leaves out each epoch's first 5 lines,
+    which the rates cannot be matched to where whole seconds read them as 0 s: no figure."""
     whole_second_log(tmp_path, epoch_len=100, gpus=2, phase=phase, seed=seed)
     for method in ("window", "reported"):
-        value, kind = figure(tmp_path, method)
-        assert kind == ""
-        assert value == pytest.approx(2 * PER_DEVICE / PACE, rel=0.01)
-        assert strict(tmp_path, method) == 0
+        _, kind, problem = checked(tmp_path, method)
+        assert kind == "missing_timestamps" and "more than 5%" in problem, method
     value, kind = figure(tmp_path, "dlperf")
     assert kind == "missing_timestamps" or value == pytest.approx(2 * PER_DEVICE / PACE, rel=0.01)
 
@@ -183,12 +186,13 @@ def test_rates_scaled_on_short_epochs_give_no_wrong_figure(tmp_path, epoch_len, 
 
 @pytest.mark.parametrize("phase", PHASES + (0.0,))
 @pytest.mark.parametrize("epoch_len", [20, 40, 100])
-def test_healthy_short_epochs_on_one_gpu_keep_their_figure(tmp_path, epoch_len, phase):
+def test_healthy_short_epochs_on_one_gpu_give_no_figure_but_no_false_flag(tmp_path, epoch_len,
+                                                                          phase):
+    """20 s of whole-second stamps: they check the rates that would time the window only
+    beyond 5 %, so no figure (missing_timestamps, the bound stated), never a false flag."""
     whole_second_log(tmp_path, epoch_len=epoch_len, phase=phase)
-    value, kind = figure(tmp_path, "window")
-    assert kind == ""
-    assert value == pytest.approx(PER_DEVICE / PACE, rel=0.01)
-    assert strict(tmp_path, "window") == 0
+    _, kind, problem = checked(tmp_path, "window")
+    assert kind == "missing_timestamps" and "more than 5%" in problem
 
 
 @pytest.mark.parametrize("phase", PHASES)
@@ -221,12 +225,13 @@ def test_a_batch_off_the_rates_on_short_epochs_is_flagged(tmp_path, epoch_len, o
 
 @pytest.mark.parametrize("phase", PHASES + (0.0, 0.6))
 @pytest.mark.parametrize("epoch_len", [20, 40])
-def test_the_stated_batch_of_the_rates_on_short_epochs_agrees(tmp_path, epoch_len, phase):
-    """The same, healthy: the window method and the rates' median keep the true 2,560 (the
-    reported method finds no interval past its warm-up of 20 in epochs of 20)."""
+def test_the_stated_batch_of_the_rates_on_short_epochs_is_no_false_flag(tmp_path, epoch_len,
+                                                                        phase):
+    """The same, healthy: the window method and the rates' median gave the true 2,560; over
+    20 s of whole-second stamps and epochs of 1-2 s they check the rates only beyond 5 %, so
+    no figure, the bound stated, never figure_mismatch (the reported method finds no
+    interval past its warm-up of 20 in epochs of 20)."""
     whole_second_log(tmp_path, epoch_len=epoch_len, phase=phase)
     for method in ("window", "reported")[:1 if epoch_len == 20 else 2]:
-        value, kind = figure(tmp_path, method)
-        assert kind == "", method
-        assert value == pytest.approx(PER_DEVICE / PACE, rel=0.01)
-        assert strict(tmp_path, method) == 0
+        _, kind, problem = checked(tmp_path, method)
+        assert kind == "missing_timestamps" and "more than 5%" in problem, method
