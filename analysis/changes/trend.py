@@ -50,14 +50,14 @@ def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
             continue
         level = float(np.median(segment))
         rel = known[i] / level - 1.0
-        if abs(rel) <= threshold:
+        if verdict.past(abs(rel), threshold) <= 0:
             segment.append(known[i])
             continue
         # a point beyond the threshold joins no level until its step is confirmed: a blip
         # taken into a short segment would move its median, and the return read as a step
         sign = np.sign(rel)
         window = known[i:i + persist]
-        if (all(sign * (x / level - 1.0) > threshold for x in window)
+        if (all(verdict.past(sign * (x / level - 1.0), threshold) > 0 for x in window)
                 and not _on_the_way(window, sign, threshold)):
             word = STEP_DOWN if sign < 0 else STEP_UP
             flags[at[i]] = word if len(window) == persist else word + "?"
@@ -78,7 +78,7 @@ def _on_the_way(window, sign: float, threshold: float) -> bool:
     settled = float(np.median(window[1:]))
     past = sign * (window[0] / settled - 1.0)
     short = sign * (settled / float(np.median(window)) - 1.0)
-    return bool(past > threshold or short > threshold)
+    return bool(verdict.past(past, threshold) > 0 or verdict.past(short, threshold) > 0)
 
 
 def trend(store, case: str = "*", threshold: float | str = verdict.DEFAULT_THRESHOLD,
