@@ -145,9 +145,9 @@ def time_to_train_verdict(base: float, new: float, threshold: float) -> str:
     if not (np.isfinite(base) and np.isfinite(new) and base > 0):
         return ""
     change = new / base - 1.0
-    if change >= threshold:
+    if verdict.past(change, threshold) >= 0:
         return verdict.SLOWER
-    return verdict.FASTER if change <= -threshold else verdict.UNCHANGED
+    return verdict.FASTER if verdict.past(-change, threshold) >= 0 else verdict.UNCHANGED
 
 
 def _failed_in(side, key: str) -> bool:

@@ -257,6 +257,14 @@ def hardware_mismatch(reference: gpus.Gpus, run_gpus: str, alone: bool = False
     return "", ""
 
 
+def _beyond(median: float, bound: float, sign: int) -> bool:
+    """Whether `median` lies beyond `bound` (`sign` -1: below it, 1: above it) at the precision
+    of the figures: a bound a tolerance puts at 98.0392 (100.04 - 2 %) is 98.03920000000001."""
+    if bound == 0 or math.isinf(bound):  # no bound, or one no ratio can be taken to
+        return sign * median > sign * bound
+    return bool(verdict.past(sign * (median / bound - 1.0), 0.0) > 0)
+
+
 def check(summary: pd.DataFrame, references: list[dict],
           gpus_by_case: dict[str, str] | None = None,
           runs: pd.DataFrame | None = None, failed_cases: dict | None = None
@@ -315,7 +323,8 @@ def check(summary: pd.DataFrame, references: list[dict],
             low, high = (FASTER, SLOWER) if timed else (SLOWER, FASTER)
             if not word:
                 word = (FAILED if not np.isfinite(median) else low
-                        if median < ref["lower"] else high if median > ref["upper"]
+                        if _beyond(median, ref["lower"], -1) else high
+                        if _beyond(median, ref["upper"], 1)
                         else WITHIN)
             ratio = (median / ref["value"] if ref["value"] and word not in NO_VERDICT
                      else np.nan)

@@ -51,7 +51,7 @@ def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
             continue
         level = float(np.median(segment))
         rel = known[i] / level - 1.0
-        if abs(rel) <= threshold:
+        if verdict.past(abs(rel), threshold) <= 0:
             segment.append(known[i])
             continue
         # a point beyond the threshold joins no level until its step is confirmed: a blip
@@ -71,7 +71,7 @@ def change_points(medians, threshold: float = verdict.DEFAULT_THRESHOLD,
 
 def _beyond(points, level: float, sign: float, threshold: float) -> bool:
     """Whether every point is beyond the threshold from `level` in the direction `sign`."""
-    return all(sign * (x / level - 1.0) > threshold for x in points)
+    return all(verdict.past(sign * (x / level - 1.0), threshold) > 0 for x in points)
 
 
 def _new_level(window, threshold: float) -> list[float]:
@@ -79,7 +79,8 @@ def _new_level(window, threshold: float) -> list[float]:
     threshold of its median (a dip in it moves no level); where none is (two campaigns far
     apart), the step's own campaign, where the step is read."""
     middle = float(np.median(window))
-    return [x for x in window if abs(x / middle - 1.0) <= threshold] or list(window[:1])
+    return [x for x in window if verdict.past(abs(x / middle - 1.0), threshold) <= 0] \
+        or list(window[:1])
 
 
 def _on_the_way(first: float, rest, level: float, sign: float, threshold: float) -> bool:
@@ -93,11 +94,11 @@ def _on_the_way(first: float, rest, level: float, sign: float, threshold: float)
     if not len(rest) or not _beyond(rest, level, sign, threshold):
         return False
     settled = float(np.median(rest))
-    if any(abs(x / settled - 1.0) > threshold for x in rest):
+    if any(verdict.past(abs(x / settled - 1.0), threshold) > 0 for x in rest):
         return False
     past = sign * (first / settled - 1.0)
     short = sign * (settled / ((first + settled) / 2.0) - 1.0)
-    return bool(past > threshold or short > threshold)
+    return bool(verdict.past(past, threshold) > 0 or verdict.past(short, threshold) > 0)
 
 
 def trend(store, case: str = "*", threshold: float | str = verdict.DEFAULT_THRESHOLD,

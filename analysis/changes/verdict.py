@@ -95,10 +95,18 @@ def ratio_interval(base, new, confidence: float = DEFAULT_CONFIDENCE) -> RatioEs
                          int(b.size), int(n.size))
 
 
+def past(change, threshold):
+    """How far the relative change `change` (signed: positive in the direction asked) lies
+    past `threshold` (scalars or Series), at the precision of ratios of float figures: 12
+    decimals. A change of exactly the threshold is then 0 past it, which float division
+    would not give (0.98 / 1 - 1 is -0.0200000000000000018)."""
+    return np.round(change - threshold, 12)
+
+
 def looks_slower(ratio, threshold):
     """Whether NEW/BASE `ratio` is a drop of at least `threshold` (scalars or Series): what
     ``slower`` asks of the estimate, and what makes an undecided case possibly slower."""
-    return ratio <= 1.0 - threshold
+    return past(1.0 - ratio, threshold) >= 0
 
 
 def decide(est: RatioEstimate, threshold: float = DEFAULT_THRESHOLD) -> str:
@@ -107,14 +115,14 @@ def decide(est: RatioEstimate, threshold: float = DEFAULT_THRESHOLD) -> str:
     if est.no_spread:
         if looks_slower(est.ratio, threshold):
             return SLOWER
-        return FASTER if est.ratio >= 1.0 + threshold else UNCHANGED
+        return FASTER if past(est.ratio - 1.0, threshold) >= 0 else UNCHANGED
     if not np.isfinite(est.low) or not np.isfinite(est.high):
         return TOO_FEW
     if est.high < 1.0 and looks_slower(est.ratio, threshold):
         return SLOWER
-    if est.low > 1.0 and est.ratio >= 1.0 + threshold:
+    if est.low > 1.0 and past(est.ratio - 1.0, threshold) >= 0:
         return FASTER
-    if est.low >= 1.0 - threshold and est.high <= 1.0 + threshold:
+    if past(1.0 - est.low, threshold) <= 0 and past(est.high - 1.0, threshold) <= 0:
         return UNCHANGED
     return TOO_WIDE
 

@@ -179,9 +179,22 @@ def differing_keys(dumps: list) -> dict[str, list[str]]:
     out = {}
     for k in keys:
         values = [c.get(k, ABSENT) for c in configs]
-        if len(set(values)) > 1 and len({canonical(v) for v in values}) > 1:
+        if len(set(values)) > 1 and len({_stated(k, v) for v in values}) > 1:
             out[k] = values
     return out
+
+
+#: A job id in a configuration file's name (BigScience's ``ds_config.<SLURM_JOBID>.json``):
+#: a run of 5 or more digits between separators of the last path segment, which has an
+#: extension. A digit run joined to a word (``zero2``, ``zero3``) names another configuration.
+JOB_ID_IN_FILE_NAME = re.compile(r"(?<=[._-])\d{5,}(?=(?:[._-][^/]*)?\.[A-Za-z]\w*$)")
+
+
+def _stated(key: str, value: str) -> str:
+    """The value key `key` states (:func:`canonical`), a configuration file written per job
+    being one file whatever its job id."""
+    text = canonical(value)
+    return JOB_ID_IN_FILE_NAME.sub("#", text) if "config" in key.lower() else text
 
 
 def _configurations(dumps: list) -> list[dict[str, str]]:

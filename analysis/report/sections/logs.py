@@ -114,14 +114,12 @@ def logs(rep) -> styled.Fragment:
 
 
 def href(rep, p: Path) -> str:
-    """The link to file `p`: under the log base URL (path segments percent-encoded), or
-    relative to the report's folder."""
-    if rep.log_base_url:
-        rel = Path(os.path.relpath(p.resolve(), rep.log_dir.resolve())).as_posix()
-        return rep.log_base_url + quote(rel)
-    rel = Path(os.path.relpath(p.resolve(), Path(rep.link_base).resolve())).as_posix()
-    # a first segment with a colon ("javascript:...") would be read as a URL scheme
-    return "./" + rel if ":" in rel.split("/", 1)[0] else rel
+    """The link to file `p`, its path segments percent-encoded (a '#' or '?' in a name would
+    end the path, a ':' in the first segment make it a URL scheme): under the log base URL,
+    or relative to the report's folder."""
+    base, rel_to = ((rep.log_base_url, rep.log_dir) if rep.log_base_url
+                    else ("", Path(rep.link_base)))
+    return base + quote(Path(os.path.relpath(p.resolve(), rel_to.resolve())).as_posix())
 
 
 @register("log_table")
