@@ -43,7 +43,10 @@ A campaign some of whose runs' logs are copies of stored runs' (the copy test of
 ``compare``, the stored campaigns one side) is stored without them: its summary is made
 again from the runs kept, as ``compare`` counts them. Runs alike to stored ones that the
 logs cannot tell from reruns, or that state another setting, are stored and counted, and
-their cases flagged (column ALIKE of ``runs``).
+their cases flagged (column ALIKE of ``runs``). A campaign holding every run of a stored
+one (proven copies under the same run ids) and more is that campaign grown since it was
+stored (a resume with more repeats): stored whole, the stored one dropped. A campaign's
+``started`` is that of the runs it stores.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ import pandas as pd
 from analysis import metrics as M
 from analysis.changes import environment
 from analysis.changes.compare import STATED, case_keys, copied_runs, counted_runs, figure_flags
-from analysis.changes.sources import Campaign
+from analysis.changes.sources import Campaign, started_at
 from analysis.collect import records_of
 from analysis.errors import UsageError
 from analysis.fsutil import atomic_path, atomic_write_text, display_path, printable
@@ -127,6 +130,9 @@ class Added:
     #: its runs alike to stored runs' logs that the logs cannot tell from reruns, or that
     #: state another setting: stored and counted, their cases flagged (ALIKE)
     alike: list[Problem] = field(default_factory=list)
+    #: stored campaigns it holds every run of, and more (the same campaign grown since it
+    #: was stored, as by a resume with more repeats): dropped, it stored whole; key -> name
+    replaced: dict[str, str] = field(default_factory=dict)
 
 
 def stored_key(content_key: str, method: str) -> str:
@@ -213,7 +219,11 @@ def _add(store: Path, campaign: Campaign, given: str | None, method: str) -> Add
             name = printable(given or str(row.get("name") or campaign.name))  # kept on repair
         except (UsageError, IndexError):
             pass  # its row itself is damaged: written again below
-    copies, alike = stored_copies(store, campaign, method, listed[listed["campaign"] != key])
+    grown = _grown_from(store, campaign, method, listed[listed["campaign"] != key])
+    if grown and not given:  # a campaign grown keeps its stored name
+        name = next(reversed(grown.values()))
+    copies, alike = stored_copies(store, campaign, method,
+                                  listed[~listed["campaign"].isin([key, *grown])])
     copied = {p.run_id for p in copies}
     if copied and len(copied) == len(campaign.runs):
         return Added(key, name, False, copies=copies)  # measured nothing the store lacks
@@ -228,21 +238,60 @@ def _add(store: Path, campaign: Campaign, given: str | None, method: str) -> Add
     digests = {"runs": _write(store, "runs", key, runs),
                "summary": _write(store, "summary", key, summary)}
     hardware = "; ".join(sorted({h for h in env["hardware"] if h}))
-    row = {"name": name, "started": campaign.started,
+    row = {"name": name, "started": _started(campaign, runs),
            "added": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
            "suite_commit": campaign.suite_commit, "source": campaign.label,
            "runs": len(runs), "cases": len(summary), "hardware": hardware,
            "method": method, "key": key, **{f"{t}_sha256": digests[t] for t in CHECKED}}
     was_listed = key in known and not known[key].get("dropped")
+    for old in grown:  # dropped in the manifest this row records, then removed
+        known[old] = {**known[old], "dropped": True}
     chain = _chain(listed, known, key)
     known[key] = chain[key] = {**_entry(row), "seq": chain[key]["seq"]}
     # the manifest before the row: a reader in between sees a campaign not yet complete,
     # never a row its manifest lacks
     _record(store, known)
+    for old in grown:
+        _remove(store, old)
     _write(store, "campaigns", key,
            pd.DataFrame([{**row, LISTING: _dumps(chain, chain[key]["seq"])}]))
     return Added(key, name, True, repaired=was_stored or was_listed, copies=copies,
-                 alike=alike)
+                 alike=alike, replaced=grown)
+
+
+def _started(campaign: Campaign, runs: pd.DataFrame) -> str:
+    """When the stored `runs` of `campaign` started: the runs left out (copies of stored
+    runs, which may be far older) are not the campaign's time."""
+    if campaign.result is None or len(runs) == len(campaign.runs):
+        return campaign.started
+    obs = campaign.result.observations
+    return started_at(obs[obs["run_id"].astype(str).isin(set(runs["run_id"].astype(str)))])
+
+
+def _grown_from(store: Path, campaign: Campaign, method: str, listed: pd.DataFrame
+                ) -> dict[str, str]:
+    """The campaigns `listed` (measured with `method`) that `campaign` has grown from since
+    they were stored: each of their runs a proven copy of its run of the same id here,
+    `campaign` holding more (a resume with more repeats); their names by key."""
+    ids = set(campaign.runs["run_id"].astype(str))
+    out = {}
+    for k, name in zip(listed["campaign"], listed["name"], strict=True):
+        try:
+            stored = set(_read_parquet(_partition(store, "runs", k))["run_id"].astype(str))
+        except (UsageError, KeyError):
+            continue  # named by damage()
+        if stored and stored < ids and stored <= {p.run_id for p in stored_copies(
+                store, campaign, method, listed[listed["campaign"] == k])[0]}:
+            out[str(k)] = printable(str(name))
+    return out
+
+
+def _remove(store: Path, key: str) -> list[Path]:
+    """Remove every partition of the campaign `key`; those there were."""
+    left = [p for t in TABLES if (p := store / t / f"campaign={key}").is_dir()]
+    for partition in left:
+        shutil.rmtree(partition)
+    return left
 
 
 def drop(store: str | Path, key: str) -> str:
@@ -259,9 +308,7 @@ def drop(store: str | Path, key: str) -> str:
         if key not in known:
             raise UsageError(f"no campaign {key!r} in store {display_path(store)}: give its "
                              "key in full, as `dlperf store list` or the damage names it")
-        left = [p for t in TABLES if (p := store / t / f"campaign={key}").is_dir()]
-        for partition in left:
-            shutil.rmtree(partition)
+        left = _remove(store, key)
         gone = known[key].get("dropped") and not left
         known[key] = {**known[key], "dropped": True}
         if not _record(store, known) and gone:
@@ -790,20 +837,26 @@ def in_time_order(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _resolve(store: Path, listed: pd.DataFrame, ref: str, method: str | None) -> str:
     """The key of the stored campaign `ref` names: its key, a unique prefix of it (4
-    characters or more) or its name (the most recent campaign of that name measured with
-    `method`, when given)."""
-    if method is not None:
-        by_name = listed[(listed["name"] == ref) & listed["method"].isin([method, UNRECORDED])]
-        if not by_name.empty and ref not in set(listed["campaign"]):
-            return str(by_name["campaign"].iloc[-1])
+    characters or more) or its name (the most recent campaign of that name, measured with
+    `method` where one is); a UsageError naming both when it is one campaign's name and the
+    start of another's key."""
     if ref in set(listed["campaign"]):
         return ref
-    prefixed = listed[listed["campaign"].str.startswith(ref)] if len(ref) >= 4 else listed[:0]
-    if len(prefixed) == 1:
-        return str(prefixed["campaign"].iloc[0])
     named = listed[listed["name"] == ref]
+    if method is not None and named["method"].isin([method, UNRECORDED]).any():
+        named = named[named["method"].isin([method, UNRECORDED])]
+    prefixed = listed[listed["campaign"].str.startswith(ref)] if len(ref) >= 4 else listed[:0]
+    others = prefixed[~prefixed["campaign"].isin(named["campaign"])]
+    if not named.empty and not others.empty:
+        raise UsageError(f"{ref!r} is ambiguous in store {display_path(store)}: the name of "
+                         f"stored campaign {named['campaign'].iloc[-1]} and the start of the "
+                         "key of " + ", ".join(f"{k} ({printable(str(n))})" for k, n in zip(
+                             others["campaign"], others["name"], strict=True))
+                         + ": give the key of the one meant in full")
     if not named.empty:
         return str(named["campaign"].iloc[-1])
+    if len(prefixed) == 1:
+        return str(prefixed["campaign"].iloc[0])
     if len(prefixed) > 1:
         raise UsageError(f"{ref!r} matches {len(prefixed)} stored campaigns; give more of the key")
     raise UsageError(f"no log folder, export or campaign {ref!r} in store "

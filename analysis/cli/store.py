@@ -58,6 +58,7 @@ def run(args) -> int:
         campaign.suite_commit = suite_commit()
         added = results_store.add(args.store, campaign, args.name, args.method)
         _options.report_problems(added.copies + added.alike, sys.stderr)
+        _say_unfinished(args.log_dir, campaign, added)
         what = ("repaired (written again)" if added.repaired else "added") if added.new \
             else "copies of stored runs, nothing added:" if added.copies \
             else f"already stored, {results_store.MANIFEST} written again:" if added.repaired \
@@ -89,3 +90,26 @@ def run(args) -> int:
     print(render(frame, args.format, headers=TREND_HEADERS,
                  note=note if args.format in ("table", "markdown") else ""), end="")
     return 0
+
+
+def _say_unfinished(log_dir: str, campaign, added) -> None:
+    """On stderr: the stored campaigns `added` replaced (it holds all their runs and more),
+    and the runs its status.json lists as pending that left no log counted (a campaign
+    interrupted or cut short: nothing of them is a measurement, none is stored)."""
+    from pathlib import Path
+
+    from analysis.env.folder_records import load_campaign
+
+    for key, name in added.replaced.items():
+        print(f"dlperf: replaced stored campaign {key} {name}: {display_path(log_dir)} holds "
+              "every run of it and more (the same campaign grown since it was stored), "
+              "stored whole", file=sys.stderr)
+    if not Path(log_dir).is_dir():
+        return
+    counted = set(campaign.runs["run_id"].astype(str))
+    pending = [r for r in load_campaign(Path(log_dir)).pending if r not in counted]
+    if pending:
+        print(f"dlperf: {display_path(log_dir)}: its status.json lists {len(pending)} run(s) "
+              f"pending that left no log (e.g. {pending[0]}): an unfinished campaign; "
+              f"stored: the {len(campaign.runs)} run(s) it finished (add it again once resumed:"
+              " it is then stored whole)", file=sys.stderr)

@@ -1,0 +1,152 @@
+"""What a stored campaign is: its time is that of the runs it stores (not of copies of
+stored runs left out), a campaign folder grown since it was stored (a resume with more
+repeats) is stored again whole, replacing the stored one, and a reference that is one
+campaign's name and the start of another's key is refused as ambiguous."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from datetime import datetime, timedelta
+
+import pandas as pd
+import pytest
+
+from analysis.changes import store as results_store
+
+from .campaigns import BUNDLED, JITTER, stretch_log
+from .test_compare_copies import _stretch
+from .test_compare_stored_copies import _run
+
+FP32 = "PyTorch/resnet50/fp32/b128/1n1g"
+LOG = "resnet50_b128_fp32_{}.log"
+_STAMP = re.compile(r"^(DLL )(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+)", re.M)
+
+
+def _later(log, days: int) -> None:
+    """Every stamp of `log` `days` later: the same run, made on another day."""
+    def moved(m):
+        when = datetime.strptime(m.group(2), "%Y-%m-%d %H:%M:%S.%f") + timedelta(days=days)
+        return m.group(1) + when.strftime("%Y-%m-%d %H:%M:%S.%f")
+
+    log.write_text(_STAMP.sub(moved, log.read_text()))
+
+
+def _own(folder, runs, days: int, slower: float = 1.0, seed: int = 0) -> None:
+    """The bundled fp32 runs `runs` measured again into `folder`, `days` later, each
+    interval its own jitter, `slower` times slower."""
+    (folder / "1n1g").mkdir(parents=True, exist_ok=True)
+    for run in runs:
+        log = folder / "1n1g" / LOG.format(run)
+        shutil.copy(BUNDLED / "1n1g" / LOG.format(run), log)
+        stretch_log(log, 1.0, JITTER, seed=seed)
+        if slower != 1.0:
+            _stretch(log, slower)
+        _later(log, days)
+
+
+def _listed(store) -> list[dict]:
+    status, out, err = _run("store", "list", "--store", store, "--format", "json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+@pytest.fixture(scope="module")
+def copies_beside(tmp_path_factory):
+    """A (the bundled runs), D (a day later, as fast) and B (two days later, its 3 own
+    runs 20 % slower, beside byte copies of 3 of A's logs)."""
+    tmp = tmp_path_factory.mktemp("identity")
+    a, d, b = tmp / "A", tmp / "D", tmp / "B"
+    (a / "1n1g").mkdir(parents=True)
+    for run in range(1, 6):
+        shutil.copy(BUNDLED / "1n1g" / LOG.format(run), a / "1n1g")
+    _own(d, range(1, 6), days=1, seed=3)
+    _own(b, range(1, 4), days=2, slower=1.25, seed=5)
+    for run in range(1, 4):
+        shutil.copy(a / "1n1g" / LOG.format(run), b / "1n1g" / LOG.format(run + 3))
+    return a, d, b
+
+
+def test_a_campaign_s_time_is_that_of_its_own_runs_not_of_copies_left_out(
+        copies_beside, tmp_path):
+    a, d, b = copies_beside
+    store = tmp_path / "store"
+    for folder in (a, d, b):
+        status, out, err = _run("store", "add", folder, "--store", store)
+        assert status == 0 and out.startswith("added "), err
+    assert "3 run(s) copies of stored runs, left out" in out
+    rows = _listed(store)
+    # before: B's start was A's (its copies'), so it was listed second, before D
+    assert [r["name"] for r in rows] == ["A", "D", "B"]
+    assert rows[2]["started"] > rows[1]["started"] > rows[0]["started"]
+    status, out, _ = _run("store", "trend", "--store", store, "--format", "json")
+    last = json.loads(out)[-1]
+    assert status == 0 and last["name"] == "B" and last["change"] == "step down?"
+    assert last["step"] == pytest.approx(-0.2, abs=0.01)
+
+
+def test_the_latest_of_a_name_is_the_campaign_measured_last(copies_beside, tmp_path):
+    a, d, b = copies_beside
+    store = tmp_path / "store"
+    _run("store", "add", a, "--store", store)
+    for folder in (d, b):
+        assert _run("store", "add", folder, "--store", store, "--name", "nightly")[0] == 0
+    status, out, err = _run("compare", "A", "nightly", "--store", store, "--format", "json")
+    (row,) = json.loads(out)
+    # before: D taken as the latest nightly, "unchanged", exit 0
+    assert status == 1, err
+    assert row["verdict"] == "slower" and row["new_repeats"] == 3
+
+
+def _status(folder, done: int, planned: int) -> None:
+    rows = [{"run_id": f"1n1g/{LOG.format(r)[:-4]}", "state": "done" if r <= done else "pending"}
+            for r in range(1, planned + 1)]
+    (folder / "status.json").write_text(json.dumps({"campaign": "nightly", "runs": rows}))
+
+
+def test_a_campaign_grown_since_it_was_stored_is_stored_whole_once(tmp_path):
+    folder, store = tmp_path / "C", tmp_path / "store"
+    _own(folder, range(1, 4), days=0, seed=1)
+    _status(folder, done=3, planned=5)
+    status, out, err = _run("store", "add", folder, "--store", store, "--name", "nightly")
+    assert status == 0 and out.startswith("added ")
+    first = out.split()[1]
+    assert ("status.json lists 2 run(s) pending that left no log (e.g. "
+            "1n1g/resnet50_b128_fp32_4)") in err
+    assert "stored: the 3 run(s) it finished" in err
+    _own(folder, range(4, 6), days=0, slower=1.1, seed=1)  # resumed: 2 more repeats
+    _status(folder, done=5, planned=5)
+    status, out, err = _run("store", "add", folder, "--store", store, "--name", "nightly")
+    assert status == 0 and out.startswith("added ")
+    # before: "3 run(s) copies of stored runs, left out", a second nightly of runs 4-5
+    assert "copies of stored runs" not in out and "pending" not in err
+    assert f"replaced stored campaign {first} nightly" in err
+    rows = _listed(store)
+    assert [(r["name"], r["runs"]) for r in rows] == [("nightly", 5)]
+    key = rows[0]["campaign"]
+    summary = pd.read_parquet(store / "summary" / f"campaign={key}" / results_store.PART)
+    assert summary["repeats"].tolist() == [5]
+    status, out, _ = _run("summarize", folder, "--no-cache", "--format", "json")
+    assert summary["throughput_median"].iloc[0] == pytest.approx(
+        json.loads(out)[0]["throughput_median"], rel=1e-12)
+    assert not (store / "runs" / f"campaign={first}").exists()
+    manifest = json.loads((store / results_store.MANIFEST).read_text())["campaigns"]
+    assert manifest[first]["dropped"] is True
+    assert _run("store", "add", folder, "--store", store)[1].startswith("already stored")
+
+
+def test_a_name_that_starts_another_campaign_s_key_is_refused_as_ambiguous(
+        copies_beside, tmp_path):
+    a, d, b = copies_beside
+    store = tmp_path / "store"
+    _run("store", "add", a, "--store", store)
+    d_key = _run("store", "add", d, "--store", store)[1].split()[1]
+    status, out, _ = _run("store", "add", b, "--store", store, "--name", d_key[:4])
+    b_key = out.split()[1]
+    status, out, err = _run("compare", "A", d_key[:4], "--store", store)
+    # before: B (named so) taken silently, "slower", exit 1
+    assert status == 2 and "ambiguous" in err
+    assert b_key in err and d_key in err
+    status, out, err = _run("compare", "A", d_key[:8], "--store", store, "--format", "json")
+    assert status == 0 and json.loads(out)[0]["verdict"] == "unchanged"
