@@ -345,6 +345,21 @@ def _kept(store: Path) -> bool:
         for t in CHECKED)
 
 
+def is_store(folder: Path) -> bool:
+    """Whether `folder` is a results store an output must stay out of: its manifest lists
+    campaigns, or a table of it holds ``campaign=`` partitions (a store whose manifest is
+    lost is one). A folder merely named ``campaigns`` or holding another ``manifest.json``
+    is not: a write there damages no store."""
+    try:
+        manifest = (folder / MANIFEST).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        manifest = ""
+    return _listing(manifest) is not None or any(
+        (folder / t).is_dir() and any(p.name.startswith("campaign=")
+                                      for p in (folder / t).iterdir())
+        for t in TABLES)
+
+
 def _listing(text: str) -> tuple[dict, int] | None:
     """The campaigns a manifest's text lists, by key, and the count it states (how many it
     lists where it states none, as manifests before the count was kept); None when it is

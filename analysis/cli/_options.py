@@ -182,9 +182,8 @@ def report_problems(problems, stream=sys.stderr, limit: int = 20) -> None:
 def check_outside_stores(out: str | os.PathLike) -> None:
     """Refuse (UsageError) an output `out` (a file, or a folder of outputs) at or below a
     results store, by real path, through links: every file in a store is read as a part of
-    it. A store is what the store itself takes for one (its manifest, its ``campaigns``
-    folder or a table's ``campaign=`` partitions: a store whose manifest is lost is one)."""
-    from analysis.changes.store import _kept as is_store  # pandas: not for `dlperf --help`
+    it (:func:`analysis.changes.store.is_store`)."""
+    from analysis.changes.store import is_store  # pandas: not for `dlperf --help`
     from analysis.fsutil import check_outside_stores as refuse
 
     real = Path(os.path.realpath(out))

@@ -88,3 +88,16 @@ def test_a_store_whose_manifest_is_lost_is_still_one(campaign, store, tmp_path, 
     assert main([*argv, "-o", str(out)]) == 2
     assert f"it is inside the results store {lost}" in capsys.readouterr().err
     assert _files(lost) == before
+
+
+@pytest.mark.parametrize("lookalike", ["campaigns folder", "other manifest"])
+def test_a_folder_only_named_like_a_store_takes_outputs(campaign, tmp_path, lookalike):
+    """A folder of log campaigns called ``campaigns/``, or one holding a dataset's own
+    ``manifest.json``, is no store: writing beside them damages nothing, so it is allowed."""
+    if lookalike == "campaigns folder":
+        shutil.copytree(campaign, tmp_path / "campaigns" / "nightly")
+    else:
+        (tmp_path / results_store.MANIFEST).write_text('{"files": ["a.tfrecord"]}\n')
+    out = tmp_path / "summary.csv"
+    assert main(["parse", str(campaign), "-o", str(out)]) == 0
+    assert out.is_file()
