@@ -222,6 +222,7 @@ def _add(store: Path, campaign: Campaign, given: str | None, method: str) -> Add
     grown = _grown_from(store, campaign, method, listed[listed["campaign"] != key])
     if grown and not given:  # a campaign grown keeps its stored name
         name = next(reversed(grown.values()))
+    _check_name(store, name, listed[listed["campaign"] != key])
     copies, alike = stored_copies(store, campaign, method,
                                   listed[~listed["campaign"].isin([key, *grown])])
     copied = {p.run_id for p in copies}
@@ -268,14 +269,30 @@ def _started(campaign: Campaign, runs: pd.DataFrame) -> str:
     return started_at(obs[obs["run_id"].astype(str).isin(set(runs["run_id"].astype(str)))])
 
 
+def _check_name(store: Path, name: str, listed: pd.DataFrame) -> None:
+    """UsageError where `name` is another stored campaign's key: a reference to it would
+    name two campaigns, and the key wins (a name that only starts a key is refused where
+    it is used, as ambiguous)."""
+    if name in set(listed["campaign"]):
+        raise UsageError(f"the name {name!r} is the key of stored campaign {name} in store "
+                         f"{display_path(store)}: a reference to it would name both; give "
+                         "another --name")
+
+
 def _grown_from(store: Path, campaign: Campaign, method: str, listed: pd.DataFrame
                 ) -> dict[str, str]:
     """The campaigns `listed` (measured with `method`) that `campaign` has grown from since
-    they were stored: each of their runs a proven copy of its run of the same id here,
-    `campaign` holding more (a resume with more repeats); their names by key."""
+    they were stored: added from the same folder, each of their runs a proven copy of its
+    run of the same id here, `campaign` holding more (a resume with more repeats); their
+    names by key. Another folder holding copies of a stored campaign's logs beside runs of
+    its own is another campaign: the copies are left out of it, the stored one kept."""
     ids = set(campaign.runs["run_id"].astype(str))
+    here = os.path.realpath(campaign.label)
     out = {}
-    for k, name in zip(listed["campaign"], listed["name"], strict=True):
+    for k, name, source in zip(listed["campaign"], listed["name"], listed["source"],
+                               strict=True):
+        if os.path.realpath(str(source)) != here:
+            continue
         try:
             stored = set(_read_parquet(_partition(store, "runs", k))["run_id"].astype(str))
         except (UsageError, KeyError):

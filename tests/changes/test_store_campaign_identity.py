@@ -136,6 +136,26 @@ def test_a_campaign_grown_since_it_was_stored_is_stored_whole_once(tmp_path):
     assert _run("store", "add", folder, "--store", store)[1].startswith("already stored")
 
 
+def test_another_folder_holding_a_stored_campaign_s_logs_is_another_campaign(tmp_path):
+    """B holds byte copies of all of A's logs under the same names beside 2 runs of its own,
+    20 % slower: not A grown (another folder), so A stays and B is its own 2 runs. Taken
+    for A grown, A was dropped and B stored with 5 runs (spread 22 %) under A's name."""
+    a, b, store = tmp_path / "A", tmp_path / "B", tmp_path / "store"
+    (a / "1n1g").mkdir(parents=True)
+    for run in range(1, 4):
+        shutil.copy(BUNDLED / "1n1g" / LOG.format(run), a / "1n1g")
+    _own(b, range(4, 6), days=2, slower=1.25, seed=5)
+    shutil.copytree(a, b, dirs_exist_ok=True)
+    assert _run("store", "add", a, "--store", store)[0] == 0
+    status, out, err = _run("store", "add", b, "--store", store)
+    assert status == 0 and "replaced" not in err, err
+    assert "3 run(s) copies of stored runs, left out" in out
+    assert [(r["name"], r["runs"]) for r in _listed(store)] == [("A", 3), ("B", 2)]
+    status, out, err = _run("compare", "A", "B", "--store", store, "--format", "json")
+    (row,) = json.loads(out)
+    assert status == 1 and row["verdict"] == "slower", err
+
+
 def test_a_name_that_starts_another_campaign_s_key_is_refused_as_ambiguous(
         copies_beside, tmp_path):
     a, d, b = copies_beside
@@ -150,3 +170,14 @@ def test_a_name_that_starts_another_campaign_s_key_is_refused_as_ambiguous(
     assert b_key in err and d_key in err
     status, out, err = _run("compare", "A", d_key[:8], "--store", store, "--format", "json")
     assert status == 0 and json.loads(out)[0]["verdict"] == "unchanged"
+
+
+def test_a_name_that_is_another_campaign_s_key_is_refused(copies_beside, tmp_path):
+    """Stored with A's key as its name, D was unreachable by it: the key wins, silently."""
+    a, d, _ = copies_beside
+    store = tmp_path / "store"
+    a_key = _run("store", "add", a, "--store", store)[1].split()[1]
+    full = next(r["campaign"] for r in _listed(store) if r["campaign"].startswith(a_key))
+    status, _, err = _run("store", "add", d, "--store", store, "--name", full)
+    assert status == 2 and f"is the key of stored campaign {full}" in err
+    assert [r["name"] for r in _listed(store)] == ["A"]
