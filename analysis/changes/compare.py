@@ -288,7 +288,8 @@ def compare(base: Campaign, new: Campaign, threshold: float = verdict.DEFAULT_TH
             est = verdict.RatioEstimate(np.nan, np.nan, np.nan,
                                         0 if b is None else int(b["repeats"]),
                                         0 if n is None else int(n["repeats"]))
-            word = (FAILED_BOTH if b is None and n is None else ONLY_NEW if b is None
+            word = (FAILED_BOTH if b is None and n is None
+                    else (FAILED_BASE if _failed_in(base, key) else ONLY_NEW) if b is None
                     else FAILED_NEW if _failed_in(new, key) else ONLY_BASE)
             changes = []
         else:

@@ -187,6 +187,9 @@ def add(store: str | Path, campaign: Campaign, name: str | None = None,
     """Store `campaign`, measured with `method`, under `name` (default its own) unless it is
     there already and intact; a stored copy that is damaged is written again."""
     store = Path(store).expanduser()  # never a folder named "~" in the working folder
+    if campaign.runs.empty:
+        raise UsageError(f"{display_path(campaign.label)} has no run to store (every run "
+                         "failed)")
     if store.exists() and not store.is_dir():
         raise UsageError(f"store {display_path(store)} is not a folder")
     _refuse_links(store, "nothing added")
@@ -241,7 +244,7 @@ def _add(store: Path, campaign: Campaign, given: str | None, method: str) -> Add
     hardware = "; ".join(sorted({h for h in env["hardware"] if h}))
     row = {"name": name, "started": _started(campaign, runs),
            "added": datetime.now(timezone.utc).isoformat(timespec="microseconds"),
-           "suite_commit": campaign.suite_commit, "source": campaign.label,
+           "suite_commit": campaign.suite_commit, "source": _source(campaign.label),
            "runs": len(runs), "cases": len(summary), "hardware": hardware,
            "method": method, "key": key, **{f"{t}_sha256": digests[t] for t in CHECKED}}
     was_listed = key in known and not known[key].get("dropped")
@@ -279,6 +282,12 @@ def _check_name(store: Path, name: str, listed: pd.DataFrame) -> None:
                          "another --name")
 
 
+def _source(label: str) -> str:
+    """Where a campaign was added from, as the store keeps it: the real path of its folder or
+    export (the same folder by any spelling, from any working folder), else `label`."""
+    return os.path.realpath(label) if os.path.exists(label) else label
+
+
 def _grown_from(store: Path, campaign: Campaign, method: str, listed: pd.DataFrame
                 ) -> dict[str, str]:
     """The campaigns `listed` (measured with `method`) that `campaign` has grown from since
@@ -287,12 +296,12 @@ def _grown_from(store: Path, campaign: Campaign, method: str, listed: pd.DataFra
     names by key. Another folder holding copies of a stored campaign's logs beside runs of
     its own is another campaign: the copies are left out of it, the stored one kept."""
     ids = set(campaign.runs["run_id"].astype(str))
-    here = os.path.realpath(campaign.label)
+    here = _source(campaign.label)
     out = {}
     for k, name, source in zip(listed["campaign"], listed["name"], listed["source"],
                                strict=True):
-        if os.path.realpath(str(source)) != here:
-            continue
+        if str(source) != here or not os.path.isabs(here):
+            continue  # a source stored as typed (relative) tells not which folder it was
         try:
             stored = set(_read_parquet(_partition(store, "runs", k))["run_id"].astype(str))
         except (UsageError, KeyError):

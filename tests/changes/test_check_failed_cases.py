@@ -69,6 +69,15 @@ def test_compare_says_failed_in_new_only_of_the_case_that_failed(dlperf_exe, tmp
     assert set(verdicts) == {"only in base"} and len(verdicts) == 6
 
 
+def test_compare_says_failed_in_base_of_a_case_whose_base_runs_failed(dlperf_exe, tmp_path):
+    """The mirror: BASE's amp runs all failed, NEW measured them. Before: 'only in new'."""
+    base = failed_case_campaign(tmp_path / "base")
+    done = run_cli(dlperf_exe, "compare", base, BUNDLED, "--format", "csv")
+    verdicts = pd.read_csv(io.StringIO(done.stdout)).set_index("case_key")["verdict"]
+    assert verdicts.pop(AMP) == "failed in base", done.stderr
+    assert "failed in base" not in set(verdicts)
+
+
 def _restate(folder, marker_fields=(), run_id=None, status=True):
     """`folder`'s failed amp runs with `marker_fields` taken out of their done markers, their
     run id replaced by `run_id` (its repeat appended), status.json deleted unless `status`."""

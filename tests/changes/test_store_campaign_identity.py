@@ -15,7 +15,7 @@ import pytest
 
 from analysis.changes import store as results_store
 
-from .campaigns import BUNDLED, JITTER, stretch_log
+from .campaigns import BUNDLED, JITTER, failed_case_campaign, stretch_log
 from .test_compare_copies import _stretch
 from .test_compare_stored_copies import _run
 
@@ -181,3 +181,41 @@ def test_a_name_that_is_another_campaign_s_key_is_refused(copies_beside, tmp_pat
     status, _, err = _run("store", "add", d, "--store", store, "--name", full)
     assert status == 2 and f"is the key of stored campaign {full}" in err
     assert [r["name"] for r in _listed(store)] == ["A"]
+
+
+def test_where_a_campaign_came_from_is_its_real_path(tmp_path, monkeypatch):
+    """Added as `A` from x/ and again as `A` from y/ (another folder: copies of x/A's logs
+    beside runs of its own), it is another campaign; the same folder added by another
+    spelling from elsewhere, grown since, is that campaign grown. Stored as typed, the
+    relative source was resolved against the working folder of the next add."""
+    store = tmp_path / "store"
+    x, y = tmp_path / "x" / "A", tmp_path / "y" / "A"
+    (x / "1n1g").mkdir(parents=True)
+    for run in range(1, 4):
+        shutil.copy(BUNDLED / "1n1g" / LOG.format(run), x / "1n1g")
+    _own(y, range(4, 6), days=2, slower=1.25, seed=5)
+    shutil.copytree(x, y, dirs_exist_ok=True)
+    monkeypatch.chdir(x.parent)
+    assert _run("store", "add", "A", "--store", store)[0] == 0
+    monkeypatch.chdir(y.parent)
+    status, out, err = _run("store", "add", "A", "--store", store, "--name", "B")
+    assert status == 0 and "replaced" not in err and "left out" in out, err
+    rows = _listed(store)
+    assert [(r["name"], r["runs"], r["source"]) for r in rows] == [("A", 3, str(x)),
+                                                                    ("B", 2, str(y))]
+    _own(x, range(4, 6), days=1, seed=2)  # x/A resumed: 2 more repeats
+    monkeypatch.chdir(tmp_path)
+    status, out, err = _run("store", "add", "x/../x/A", "--store", store)
+    assert status == 0 and "replaced stored campaign" in err, err
+    assert sorted((r["name"], r["runs"]) for r in _listed(store)) == [("A", 5), ("B", 2)]
+
+
+def test_a_campaign_whose_every_run_failed_stores_nothing(tmp_path):
+    """No run to store: exit 4, nothing written. It was stored under an empty key, and the
+    next such campaign was "already stored"."""
+    folder, store = failed_case_campaign(tmp_path / "N", repeats=2), tmp_path / "store"
+    for f in (folder / "1n1g").glob("resnet50_b128_fp32_*"):
+        f.unlink()
+    status, out, err = _run("store", "add", folder, "--store", store)
+    assert status == 4 and out.startswith("nothing added: ") and "every run failed" in out, err
+    assert not store.exists()
