@@ -1,4 +1,4 @@
-"""OneFlow BERT parser: fixtures in tests/data/oneflow_bert (SYNTHETIC, FORMATS.md §2/§8)."""
+"""OneFlow BERT parser: fixtures in tests/data/oneflow_bert (SYNTHETIC, docs/formats.md §2/§8)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_dlperf_rule(result):
     assert est.throughput == pytest.approx(24 * 100 / (T119 - T19), rel=1e-12)
     assert round(est.throughput, 2) == 140.20  # 2400 / 17.1185193 s
     assert est.problem_kind == "" and "step 119" in est.method
-    # the FORMATS.md §2 lines printed 139.896 for this window: the stated batch is what ran
+    # the docs/formats.md §2 lines printed 139.896 for this window: the stated batch is what ran
     row = run_throughput(result).set_index("run_id").loc[STAMPED]
     assert row["throughput"] == est.throughput and row["problem_kind"] == ""
 

@@ -1,6 +1,6 @@
 """Write the SYNTHETIC OneFlow BERT fixtures of this folder (deterministic).
 
-Logs follow FORMATS.md §2 and §8; every example line of §2 appears in one of them. As the
+Logs follow docs/formats.md §2 and §8; every example line of §2 appears in one of them. As the
 writer does, each line prints the samples of every device since the previous line over the
 seconds between their stamps, so the rates agree with the stamps and the stated batch: the
 §2 stamps (step 19 → 119, 17.1185 s) and the rate 139.896 fit 100 steps of 1 GPU x 24.
@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 HERE = Path(__file__).parent
-T19, T119 = 1598056519.8844702, 1598056537.0029895  # FORMATS.md §2 example timestamps
-RATE119 = 139.896  # FORMATS.md §2 rate printed with T119
+T19, T119 = 1598056519.8844702, 1598056537.0029895  # docs/formats.md §2 example timestamps
+RATE119 = 139.896  # docs/formats.md §2 rate printed with T119
 EVERY = 20  # loss_print_every_n_iter
 GLOG = "I0822 08:35:04.123456789  9102 ev_epoll_linux.c:82] Use engine: epollex\n"
 #: the §2 lines, printed 0-based step -> (total_loss, mlm_loss, nsp_loss, rate)
