@@ -63,7 +63,7 @@ from analysis import checks, parsers
 from analysis import metrics as M
 from analysis.estimate import Estimate, RunData
 from analysis.parsers._fields import to_int
-from analysis.parsers._rules import PRINT_EVERY, step_stride
+from analysis.parsers._rules import PRINT_EVERY, PYTORCH_SKIP, step_stride
 from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
 from analysis.stats.methods.window import (
     COARSE_SHARE,
@@ -648,13 +648,14 @@ def _counted(run: RunData, est: Estimate, lines, step, ts) -> np.ndarray | None:
     spent = est.latency * est.iterations  # the figure's seconds by its stamps
     ds, dt = np.diff(step), np.diff(ts)
     held = holds_evaluation(run.evaluations, lines)
-    # a rule that reads only lines past an epoch's first iterations (DLPerf's Iteration > 5)
-    # leaves out the interval after each restart's first line
-    after_restart = np.concatenate([[False], ds[:-1] < 0])
+    # a rule that reads only lines past each epoch's first iterations (DLPerf's Iteration >
+    # PYTORCH_SKIP) sums the intervals between the lines it reads, each epoch's own piece:
+    # those from an epoch's first line up to the first it reads are left out
+    read = (ds > 0) & (step[:-1] > PYTORCH_SKIP)
     # a rule may time its span from the stamps' text, exact where float unix seconds keep
     # some 0.4 us: intervals left out (an evaluation) differ by far more, or, where whole
     # seconds read them as 0 s, by their iterations
-    return next((c for c in ((ds > 0) & ~held, ds > 0, (ds > 0) & ~held & ~after_restart)
+    return next((c for c in ((ds > 0) & ~held, ds > 0, read)
                  if abs(float(dt[c].sum()) - spent) <= max(1e-6, 1e-9 * spent)
                  and float(ds[c].sum()) == est.iterations), None)
 
