@@ -71,6 +71,7 @@ from analysis.stats.methods.window import (
     RESOLUTION,
     holds_evaluation,
     late_or_stall_counted,
+    latency_view,
     pause_words,
     printed_batches,
     stamp_step,
@@ -1190,7 +1191,8 @@ def _usual_hiccups(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int, coars
     usual = np.isfinite(pace.local) & (pace.local > 0) & np.isfinite(per) & ~pace.own
     usual[a:max(a, b - 1)] = False
     bound = (1 + MISMATCH) * pace.spread * np.where(usual, pace.local, np.inf)
-    hiccup = usual & (dt > ds * bound + coarse)
+    with np.errstate(invalid="ignore"):  # 0 iterations x an unbounded interval: not usual
+        hiccup = usual & (dt > ds * bound + coarse)
     if not far.any():
         return 0.0, 0.0
     if hiccup.sum() < MIN_HICCUPS:
@@ -1581,17 +1583,19 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
     global batch x its seconds per iteration by the timestamps / the latency its line
     prints (a printed time per iteration the clock does not keep is a batch other than
     the stated one); None with fewer than MIN_PRINTED such intervals. Intervals across an
-    epoch's end or holding a pause the log names are left out, as the window method leaves
-    them out."""
+    epoch's end or holding a pause the log names whose time the printed value leaves out
+    (:func:`_left_out`) are left out, as the window method leaves them out."""
     lines, epoch, step, ts = run.timeline()
     cols = train_arrays(run)
     ds, dt = np.diff(step), np.diff(ts)
     per = dt / np.where(ds > 0, ds, np.nan)  # seconds an iteration by the clock
     coarse = whole_seconds(ts)
     # as the window method does: an interval across an epoch's end or holding a pause the
-    # log names (an evaluation, a save) holds time its line's rate or latency leaves out
-    paused = (np.diff(epoch) != 0) | holds_evaluation(run.evaluations, lines)
+    # log names (an evaluation, a save) holds time its line's rate leaves out; its printed
+    # latency counts the pause, as the stamps do, unless the timer stopped around it
+    ends = np.diff(epoch) != 0
     for metric, what in ((M.THROUGHPUT, "printed rate"), (M.LATENCY, "printed latency")):
+        paused = ends | holds_evaluation(_left_out(run, metric), lines)
         if metric == M.THROUGHPUT and not _global_rate(run):
             continue
         if metric == M.LATENCY and not np.isfinite(run.global_batch_size):
@@ -1630,6 +1634,15 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
         if n >= MIN_PRINTED:
             return value, n, what, slack, pauses
     return None
+
+
+def _left_out(run: RunData, metric: str) -> np.ndarray | None:
+    """The lines of the pauses the log names (``RunData.evaluations``) whose time the printed
+    `metric` leaves out while the stamps count it: every one for a rate, for a latency those
+    its timer stopped around (:func:`latency_view`)."""
+    if metric != M.LATENCY or run.evaluations is None:
+        return run.evaluations
+    return np.setdiff1d(run.evaluations, latency_view(run).evaluations)
 
 
 def _rounding_share(stretches: int, seconds: float) -> float:
@@ -2024,17 +2037,15 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
     stated batch x the clock's time per iteration / the printed one) are more than MISMATCH
     from the stated global batch: the stated batch, the printed values or the clock is not
     what ran, so a figure made from any of them is in doubt, whichever it was made from.
-    Failed ``missing_timestamps`` where it is made from the printed rates (their median, or
-    the closing figure of the program's timers) and the stamps are too coarse to check them
-    (:func:`_rates_unchecked`)."""
+    Failed ``missing_timestamps`` where it is made from the printed values the stamps check
+    (:func:`_rests_on`) and they are too coarse to check them (:func:`_printed_unchecked`)."""
     if not np.isfinite(run.global_batch_size):
         return est
     implied = _implied(run)
-    rests = est.printed is not None or (run.closing is not None
-                                         and est.throughput == float(run.closing[0]))
-    if rests and _global_rate(run) and (why := _rates_unchecked(run, implied)):
-        return Estimate.fail(f"the figure {est.throughput:,.2f} samples/s rests on the rates "
-                             f"the run's lines print, and {why}; no figure",
+    values = _rests_on(run, est)
+    if values and (why := _printed_unchecked(run, implied, values)):
+        return Estimate.fail(f"the figure {est.throughput:,.2f} samples/s rests on the "
+                             f"{values} the run's lines print, and {why}; no figure",
                              "missing_timestamps", est.method)
     # whole-second stamps bound the batch they imply to within its slack, a worst case (every
     # stretch rounding its most); a healthy log's stays inside it, so beyond MISMATCH and the
@@ -2075,11 +2086,26 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
         + "; the figure is kept"))
 
 
-def _rates_unchecked(run: RunData, implied) -> str:
-    """Why the run's whole-second stamps cannot check the global rates its lines print
-    against the stated batch to MISMATCH (`implied`, :func:`_implied`, is None, its slack is
-    wider, or it lies within it over epoch ends whose pauses may hide that much), '' where
-    they do, disprove them (:func:`_printed_against_clock` flags that) or are finer."""
+def _rests_on(run: RunData, est: Estimate) -> str:
+    """What printed values `est` is made from, of those the stamps check against the stated
+    batch (:func:`_implied_batch`): "rates" (their median, or the closing figure of the
+    program's timers, where the family prints global rates), "times per iteration" (the
+    DLPerf rule's median of the printed latencies, or a window they time); '' for others."""
+    if _global_rate(run) and (est.printed is not None or (
+            run.closing is not None and est.throughput == float(run.closing[0]))):
+        return "rates"
+    if FROM_LATENCIES in est.method or (est.window is None and est.printed is None
+                                        and np.isfinite(est.latency)):
+        return "times per iteration"
+    return ""
+
+
+def _printed_unchecked(run: RunData, implied, values: str) -> str:
+    """Why the run's whole-second stamps cannot check the printed `values` (global rates or
+    times per iteration) against the stated batch to MISMATCH (`implied`, :func:`_implied`,
+    is None, its slack is wider, or it lies within it over epoch ends whose pauses may hide
+    that much), '' where they do, disprove them (:func:`_printed_against_clock` flags that)
+    or are finer."""
     lines, _, _, ts = run.timeline()
     if not whole_seconds(ts[np.isfinite(ts)]):
         return ""
@@ -2091,7 +2117,7 @@ def _rates_unchecked(run: RunData, implied) -> str:
                 or abs(value - run.global_batch_size) > MISMATCH * run.global_batch_size:
             return ""
         return (f"its whole-second timestamps over {n} intervals span epoch ends whose "
-                f"pauses, which the rates leave out, they bound only to {pauses:.1%} of that "
+                f"pauses, which the {values} leave out, they bound only to {pauses:.1%} of that "
                 f"span (a second each), so they check them only to {slack + pauses:.1%}, "
                 f"more than {MISMATCH:.0%} "
                 "(rates printed that much too low imply the stated batch with the pauses): "
@@ -2102,10 +2128,11 @@ def _rates_unchecked(run: RunData, implied) -> str:
         return (f"its whole-second timestamps check them only to {implied[3]:.1%} (the "
                 f"batch they imply over {implied[1]} intervals), more than {MISMATCH:.0%}: "
                 "a longer run or finer stamps settle it")
-    held = int(holds_evaluation(run.evaluations, lines).sum())
+    metric = M.THROUGHPUT if values == "rates" else M.LATENCY
+    held = int(holds_evaluation(_left_out(run, metric), lines).sum())
     return (f"its timestamps are whole seconds, and {held} of the {len(lines) - 1} intervals "
-            "between its training lines hold an evaluation, whose time those rates leave out "
-            "and the log does not state, so they cannot check them" if held else
+            f"between its training lines hold an evaluation, whose time those {values} leave "
+            "out and the stamps count, so they cannot check them" if held else
             f"its whole-second timestamps over its {len(lines) - 1} intervals cannot check them")
 
 

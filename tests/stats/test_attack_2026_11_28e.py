@@ -193,17 +193,22 @@ def _megatron_whole_seconds(folder: Path, ms: float, start: float = 5.0, n: int 
     return path
 
 
-@pytest.mark.parametrize("ms, start", [(141.2, 5.0), (141.2, 5.5), (90.0, 5.0), (100.0, 5.0)])
+@pytest.mark.parametrize("ms, start, kind", [(141.2, 5.0, ""), (141.2, 5.5, ""),
+                                              (90.0, 5.0, "missing_timestamps"),
+                                              (100.0, 5.0, "missing_timestamps")])
 def test_whole_second_megatron_stamps_neither_move_nor_flag_a_healthy_run(tmp_path, ms,
-                                                                          start):
+                                                                          start, kind):
     """141.2 ms an iteration: the window read 14 s for 14.12 (53.33 samples/s for 56.66);
-    90 ms (0.9 s a line): flagged figure_mismatch, 8.9 samples an iteration for 8."""
+    90 ms (0.9 s a line): flagged figure_mismatch, 8.9 samples an iteration for 8. A run of
+    17 or 19 s: its stamps check the latencies the figures rest on only to 6.6 % or 5.8 %,
+    more than 5 %, so no figure (missing_timestamps), and no mismatch flag."""
     _megatron_whole_seconds(tmp_path, ms, start)
     result = parse_paths([tmp_path])
     for method in ("dlperf", "window"):
         row = run_throughput(result, method).iloc[0]
-        assert row["throughput"] == pytest.approx(8 / (ms / 1e3)), method
-        assert row["problem_kind"] == "", (method, row["problem"])
+        assert row["problem_kind"] == kind, (method, row["problem"])
+        if not kind:
+            assert row["throughput"] == pytest.approx(8 / (ms / 1e3)), method
 
 
 def test_whole_second_dll_stamps_keep_the_printed_rates_figure_unflagged(tmp_path):
