@@ -546,6 +546,21 @@ def _stated_global_batch(parsed: ParsedLog, put, params: dict, lines: dict,
         parsed.problems.append(Problem(source, lines.get("global_batch_size"), *odd))
 
 
+#: an accumulation count DLE BERT's launch script states in its shell trace or command line
+#: (TensorFlow's ``+ num_accumulation_steps_phase1=528`` or ``--num_accumulation_steps=528``,
+#: PyTorch's ``+ gradient_accumulation_steps=66`` or ``--gradient_accumulation_steps=66``)
+_TRACED_ACCUMULATION = re.compile(
+    rb"\b((?:num|gradient)_accumulation_steps(?:_phase[12])?)[ =]+(\d{1,7})\b")
+
+
+def traced_accumulation(parsed: ParsedLog, log: LogText) -> ParsedLog:
+    """`parsed` with the accumulation counts the launch script's trace or command line
+    states as parameters, where its argument dump states no such key itself."""
+    for m in _TRACED_ACCUMULATION.finditer(log.data):
+        parsed.parameters.setdefault(m.group(1).decode(), m.group(2).decode())
+    return parsed
+
+
 def parse_stdout(family: str, log: LogText, found: DllRead | None = None) -> ParsedLog:
     """A DLLogger stdout log of either framework read into a ParsedLog of `family` (from
     `found`, its lines read already, when given)."""

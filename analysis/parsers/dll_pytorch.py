@@ -24,9 +24,10 @@ Run fields the log states besides its PARAMETER lines (docs/formats.md §6):
   number, or where they disagree with a printed ``world_size``). A PARAMETER line stating
   them wins.
 * gradient accumulation (``gradient_accumulation_steps`` or another ACCUMULATION_KEYS
-  spelling, a PARAMETER key or in BERT's
-  ``Config`` Namespace): an iteration is an optimizer step of batch × accumulation steps × devices
-  samples, the run's global batch when nodes, GPUs and batch are all stated in the log.
+  spelling, in BERT's ``Config`` Namespace, a PARAMETER key, or the launch script's trace
+  ``+ gradient_accumulation_steps=66`` or command line): an iteration is an optimizer
+  step of batch × accumulation steps × devices samples, the run's global batch when
+  nodes, GPUs and batch are all stated in the log.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def _launch_fields(parsed: ParsedLog, log: LogText) -> ParsedLog:
                 if key not in parsed.meta:
                     parsed.meta[key] = value
                     parsed.meta_lines[key] = line
-    _accumulation(parsed)
+    _accumulation(dll.traced_accumulation(parsed, log))
     return parsed
 
 
@@ -81,7 +82,8 @@ def _accumulation(parsed: ParsedLog) -> None:
     """Global batch = batch × gradient accumulation steps × devices, all stated in the log
     (the steps as a PARAMETER key of their own, or in BERT's ``Config`` Namespace)."""
     config = namespace_items(parsed.parameters.get("Config", ""))
-    stated = next((found.get(k) for found in (parsed.parameters, config)
+    # the program's Namespace first: the launch script's trace (in `parameters`) set it
+    stated = next((found.get(k) for found in (config, parsed.parameters)
                    for k in ACCUMULATION_KEYS if found.get(k) is not None), None)
     steps = to_int(stated)
     meta = parsed.meta

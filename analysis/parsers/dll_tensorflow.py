@@ -51,11 +51,6 @@ def _is_bert(run: RunData, tput: pd.DataFrame) -> bool:
     return False
 
 
-#: an accumulation count the log states (DLE BERT's launch script trace ``+
-#: num_accumulation_steps_phase1=528``, or its command line ``--num_accumulation_steps=528``)
-_ACCUMULATION = re.compile(rb"\b(num_accumulation_steps(?:_phase[12])?)[ =]+(\d{1,7})\b")
-
-
 @register
 class DllTensorFlow(LogParser):
     name = "dll_tensorflow"
@@ -81,10 +76,7 @@ class DllTensorFlow(LogParser):
         return 0
 
     def parse(self, log: LogText) -> ParsedLog:
-        parsed = dll.parse_stdout(self.name, log)
-        for m in _ACCUMULATION.finditer(log.data):
-            parsed.parameters.setdefault(m.group(1).decode(), m.group(2).decode())
-        return parsed
+        return dll.traced_accumulation(dll.parse_stdout(self.name, log), log)
 
     def accumulation_counts(self, run: RunData) -> tuple[int, ...]:
         """BERT's `Iteration` is an optimizer step of --num_accumulation_steps micro batches

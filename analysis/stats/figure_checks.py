@@ -112,7 +112,8 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
     the timestamps of the printed rates it is the median of, the lines its closing figure
     summarises), then those about the run that every figure rests on (the samples an
     iteration its printed rates, printed latencies and printed sample counts imply against
-    the stated global batch), last what a window's steps count (a doubt it may only raise)."""
+    the stated global batch, the run's own closing figure against one made otherwise), last
+    what a window's steps count (a doubt it may only raise)."""
     for kind in NO_FIGURE:
         if kind in stated:
             return Estimate.fail(f"{stated[kind][1]}; no figure", kind, est.method)
@@ -129,7 +130,8 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
         est = _median_against_timestamps(run, est)
     if est.ok and _open(est) and est.window is None:
         est = _closing_against_lines(run, est)
-    for check in (_printed_against_latency, _printed_against_clock, _samples_against_batch):
+    for check in (_printed_against_latency, _printed_against_clock, _samples_against_batch,
+                  _closing_against_figure):
         if est.ok and _open(est):
             est = check(run, est)
     if est.ok and _open(est) and est.window is not None:  # last: a doubt gives way to proof
@@ -204,6 +206,30 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
         f"{apart:.1%} or more from every statement of the run's training lines ({named} "
         "samples/s): it is not the average of what the run ran (a figure of one device, "
         "of another run, or multiplied again); the figure is kept"))
+
+
+def _closing_against_figure(run: RunData, est: Estimate) -> Estimate:
+    """`est`, a figure other than the run's closing one, flagged ``figure_mismatch`` when the
+    closing figure (``RunData.closing``, the program's average over the whole run) is more
+    than MISMATCH from it and from every statement of the run's lines it could be
+    (:func:`_closing_against_lines`: those from the first line hold a warm-up the window of
+    `est` leaves out): the log contradicts itself, most often in the global batch both the
+    figure and those statements rest on."""
+    if run.closing is None or est.throughput == (closing := float(run.closing[0])) \
+            or abs(est.throughput - closing) <= MISMATCH * closing:
+        return est
+    if _open(_closing_against_lines(run, dataclasses.replace(est, throughput=closing))):
+        return est
+    times = closing / est.throughput
+    whole = (f" (the closing figure is {round(times):,} times it)"
+             if times >= 1.5 and abs(times - round(times)) <= MISMATCH * times else "")
+    return _flag(est, "figure_mismatch", (
+        f"the figure {est.throughput:,.2f} samples/s and the run's own closing figure "
+        f"{closing:,.2f} samples/s (line {run.closing[1]}) are {abs(times - 1):.1%} apart"
+        f"{whole}, and no statement of the run's training lines meets the closing figure: the "
+        f"stated global batch {run.global_batch_size:,.0f} may not be what an iteration ran "
+        "(an accumulation count the log states wrongly or not at all), or the closing figure "
+        "is not the run's average; the figure is kept"))
 
 
 def _within_epochs(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray,
@@ -2064,8 +2090,10 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
         # the log states that many micro batches an iteration: the printed rates are what
         # ran, and a figure of them stands (one of the stated batch alone is _against_printed's)
         return est
+    stated = (f"where the log states {', '.join(map(str, counts))}" if counts
+              else "the log does not state")
     whole = (f" ({round(times):,} times it: an optimizer step of {round(times):,} accumulated "
-             "batches the log does not state? then state the global batch an iteration runs: "
+             f"batches {stated}? then state the global batch an iteration runs: "
              "--meta global_batch_size=N)"
              if times >= 1.5 and abs(times - round(times)) <= MISMATCH * times else "")
     how = ("the throughput the run's lines print times their seconds per iteration by the "
