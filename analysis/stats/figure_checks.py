@@ -1751,16 +1751,28 @@ class _Reading:
         return _median(whole) if len(whole) else _median(self.values())
 
     def spread(self) -> float:
-        """The 10th to 90th percentile of the implied batches, relative to their median:
-        the reading the program printed gives one batch on every line, as far as the
-        printed values' rounding tells (each batch is moved toward the median by the sd
-        `rounding` gives it)."""
-        kept = np.isfinite(self.batch) & (self.batch > 0)
-        s, mid = self.batch[kept], _median(self.values())
-        if self.rounding is not None:
-            s = mid + np.sign(s - mid) * np.maximum(np.abs(s - mid) - self.rounding[kept] * s, 0)
-        s = np.sort(s)
-        return (_quantile(s, 0.9) - _quantile(s, 0.1)) / _quantile(s, 0.5)
+        """The 10th to 90th percentile of the implied batches, relative to their median,
+        the larger of `batch`'s and `whole`'s: the reading the program printed gives one
+        batch on every line and over every span, as far as the printed values' rounding
+        tells (each batch is moved toward the median by the sd `rounding` gives it). A
+        reading that fails on one span (a mean since the run's start read over epochs'
+        means after a slow first epoch) may leave it among the tenth `batch` drops, while
+        every longer span of `whole` that holds it carries it."""
+        return max(_spread(b, self.rounding) for b in (self.batch, self.whole) if b is not None)
+
+
+def _spread(batch: np.ndarray, rounding: np.ndarray | None) -> float:
+    """The 10th to 90th percentile of the finite, positive `batch`, relative to their
+    median, each moved toward it by the sd `rounding` gives it (:meth:`_Reading.spread`)."""
+    kept = np.isfinite(batch) & (batch > 0)
+    s = batch[kept]
+    if not len(s):
+        return 0.0
+    mid = _median(s)
+    if rounding is not None:
+        s = mid + np.sign(s - mid) * np.maximum(np.abs(s - mid) - rounding[kept] * s, 0)
+    s = np.sort(s)
+    return (_quantile(s, 0.9) - _quantile(s, 0.1)) / _quantile(s, 0.5)
 
 
 def _rate_readings(run: RunData) -> Iterator[_Reading]:
@@ -1925,7 +1937,8 @@ def _rate_reading(run: RunData) -> _Reading | None:
     over a span gives one batch over that span and a scattered one over any other; where
     several fit and one gives the stated batch, the log does not show another. Each
     interval's own rate fits too where it spreads by no more than STAMP_NOISE and gives the
-    tightest's batch: a longer span only averages the stamps' noise away. None where the
+    tightest's batch: a longer span only averages the stamps' noise away; not where it
+    drifts (:func:`_drifts`), as running means holding a slower start do. None where the
     family prints no global rate or too few, or the stamps are whole seconds. Only readings
     of MIN_PRINTED spans or more count."""
     if not _global_rate(run):
@@ -1945,7 +1958,7 @@ def _rate_reading(run: RunData) -> _Reading | None:
     tightest = readings[int(np.argmin(spreads))]
     fit = [(s, r) for r, s in zip(readings, spreads, strict=True)
            if s <= FIT_TIMES * min(spreads) + FIT_SHARE
-           or r.interval and s <= STAMP_NOISE
+           or r.interval and s <= STAMP_NOISE and not _drifts(r)
            and abs(r.value() - tightest.value()) <= MISMATCH * tightest.value()]
     fit = [(s, r) for s, r in fit if r.contradictions == min(f.contradictions for _, f in fit)]
     fit = [(s, r) for s, r in fit if _gives(r, stated)] or fit
