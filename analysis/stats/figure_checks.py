@@ -1719,8 +1719,8 @@ class _Reading:
     else recovered from a running mean; None from a sliding one); `whole`, where given, the
     batches the reading is valued by (a running mean's over RUNNING_LAG printed rates,
     which a rate's rounding moves far less than its growth from one line to the next;
-    judged by `batch` still: over a long span the spread of a single interval's rate read
-    so is the program's own, however its stamps are off); `rounding`, where given, the sd
+    none reaching back past a span far off the others, a clock step the program's clock
+    did not take, which would carry into every span after it); `rounding`, where given, the sd
     (relative) the printed values' rounding gives each of `batch`; `contradictions`, the
     spans the printed values themselves rule out, whatever the stamps (a running mean's
     time shrinking: the mean restarted there, or a value was edited)."""
@@ -1829,18 +1829,32 @@ def _running_reading(what: str, rate: np.ndarray, at: np.ndarray, done: np.ndarr
     # as far as that rounding needs, and the value is read over RUNNING_LAG rates or more
     off = held * _rounding_sd(rate)
     back = _settled_back(timed, off, first)
-    lag = np.maximum(first, np.minimum(back, np.arange(len(at)) - RUNNING_LAG))
     with np.errstate(divide="ignore", invalid="ignore"):
         grown = timed - timed[back]
         batch, rates = (stamps - stamps[back]) / grown, (done - done[back]) / (held - held[back])
-        whole = (stamps - stamps[lag]) / (timed - timed[lag])
         rounding = np.hypot(off, off[back]) / np.abs(grown)
     contradictions = int(np.sum(_shrinks(grown, off, off[back])))
     unsettled = new | ~(rounding <= SPAN_ROUNDING)  # its part's rounding tells nothing
-    batch[unsettled], whole[unsettled], rates[new] = np.nan, np.nan, np.nan
+    batch[unsettled], rates[new] = np.nan, np.nan
+    # every longer span over a span the stamps put far off the others (a clock step, an
+    # epoch's mean read as the run's after a slower start) carries it: none reaches back past
+    lag = np.maximum(first, np.minimum(back, np.maximum(np.arange(len(at)) - RUNNING_LAG,
+                                                        _last_outlier(batch))))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        whole = (stamps - stamps[lag]) / (timed - timed[lag])
+    whole[unsettled] = np.nan
     start = np.where(new, _back(at, 1), at[back])
     return _Reading(what, at, start, batch, rates, own=False, whole=whole, rounding=rounding,
                     contradictions=contradictions)
+
+
+def _last_outlier(batch: np.ndarray) -> np.ndarray:
+    """For each of `batch`, the index of the last one up to it more than STAMP_NOISE from
+    their median (0 where none is)."""
+    kept = batch[np.isfinite(batch) & (batch > 0)]
+    mid = _median(kept) if len(kept) else np.nan
+    out = np.abs(batch - mid) > STAMP_NOISE * mid  # NaN: False
+    return np.maximum.accumulate(np.where(out, np.arange(len(batch)), 0))
 
 
 def _less(values: np.ndarray, paused: np.ndarray) -> np.ndarray:
