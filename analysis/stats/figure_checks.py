@@ -1759,8 +1759,8 @@ class _Reading:
     else recovered from a running mean; None from a sliding one); `whole`, where given, the
     batches the reading is valued by (a running mean's over RUNNING_LAG printed rates,
     which a rate's rounding moves far less than its growth from one line to the next;
-    judged by `batch` still: over a long span the spread of a single interval's rate read
-    so is the program's own, however its stamps are off); `rounding`, where given, the sd
+    none reaching back past a span far off the others, a clock step the program's clock
+    did not take, which would carry into every span after it); `rounding`, where given, the sd
     (relative) the printed values' rounding gives each of `batch`; `contradictions`, the
     spans the printed values themselves rule out, whatever the stamps (a running mean's
     time shrinking: the mean restarted there, or a value was edited)."""
@@ -1791,16 +1791,28 @@ class _Reading:
         return _median(whole) if len(whole) else _median(self.values())
 
     def spread(self) -> float:
-        """The 10th to 90th percentile of the implied batches, relative to their median:
-        the reading the program printed gives one batch on every line, as far as the
-        printed values' rounding tells (each batch is moved toward the median by the sd
-        `rounding` gives it)."""
-        kept = np.isfinite(self.batch) & (self.batch > 0)
-        s, mid = self.batch[kept], _median(self.values())
-        if self.rounding is not None:
-            s = mid + np.sign(s - mid) * np.maximum(np.abs(s - mid) - self.rounding[kept] * s, 0)
-        s = np.sort(s)
-        return (_quantile(s, 0.9) - _quantile(s, 0.1)) / _quantile(s, 0.5)
+        """The 10th to 90th percentile of the implied batches, relative to their median,
+        the larger of `batch`'s and `whole`'s: the reading the program printed gives one
+        batch on every line and over every span, as far as the printed values' rounding
+        tells (each batch is moved toward the median by the sd `rounding` gives it). A
+        reading that fails on one span (a mean since the run's start read over epochs'
+        means after a slow first epoch) may leave it among the tenth `batch` drops, while
+        every longer span of `whole` that holds it carries it."""
+        return max(_spread(b, self.rounding) for b in (self.batch, self.whole) if b is not None)
+
+
+def _spread(batch: np.ndarray, rounding: np.ndarray | None) -> float:
+    """The 10th to 90th percentile of the finite, positive `batch`, relative to their
+    median, each moved toward it by the sd `rounding` gives it (:meth:`_Reading.spread`)."""
+    kept = np.isfinite(batch) & (batch > 0)
+    s = batch[kept]
+    if not len(s):
+        return 0.0
+    mid = _median(s)
+    if rounding is not None:
+        s = mid + np.sign(s - mid) * np.maximum(np.abs(s - mid) - rounding[kept] * s, 0)
+    s = np.sort(s)
+    return (_quantile(s, 0.9) - _quantile(s, 0.1)) / _quantile(s, 0.5)
 
 
 def _rate_readings(run: RunData) -> Iterator[_Reading]:
@@ -1857,18 +1869,32 @@ def _running_reading(what: str, rate: np.ndarray, at: np.ndarray, done: np.ndarr
     # as far as that rounding needs, and the value is read over RUNNING_LAG rates or more
     off = held * _rounding_sd(rate)
     back = _settled_back(timed, off, first)
-    lag = np.maximum(first, np.minimum(back, np.arange(len(at)) - RUNNING_LAG))
     with np.errstate(divide="ignore", invalid="ignore"):
         grown = timed - timed[back]
         batch, rates = (stamps - stamps[back]) / grown, (done - done[back]) / (held - held[back])
-        whole = (stamps - stamps[lag]) / (timed - timed[lag])
         rounding = np.hypot(off, off[back]) / np.abs(grown)
     contradictions = int(np.sum(_shrinks(grown, off, off[back])))
     unsettled = new | ~(rounding <= SPAN_ROUNDING)  # its part's rounding tells nothing
-    batch[unsettled], whole[unsettled], rates[new] = np.nan, np.nan, np.nan
+    batch[unsettled], rates[new] = np.nan, np.nan
+    # every longer span over a span the stamps put far off the others (a clock step, an
+    # epoch's mean read as the run's after a slower start) carries it: none reaches back past
+    lag = np.maximum(first, np.minimum(back, np.maximum(np.arange(len(at)) - RUNNING_LAG,
+                                                        _last_outlier(batch))))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        whole = (stamps - stamps[lag]) / (timed - timed[lag])
+    whole[unsettled] = np.nan
     start = np.where(new, _back(at, 1), at[back])
     return _Reading(what, at, start, batch, rates, own=False, whole=whole, rounding=rounding,
                     contradictions=contradictions)
+
+
+def _last_outlier(batch: np.ndarray) -> np.ndarray:
+    """For each of `batch`, the index of the last one up to it more than STAMP_NOISE from
+    their median (0 where none is)."""
+    kept = batch[np.isfinite(batch) & (batch > 0)]
+    mid = _median(kept) if len(kept) else np.nan
+    out = np.abs(batch - mid) > STAMP_NOISE * mid  # NaN: False
+    return np.maximum.accumulate(np.where(out, np.arange(len(batch)), 0))
 
 
 def _less(values: np.ndarray, paused: np.ndarray) -> np.ndarray:
@@ -1965,7 +1991,8 @@ def _rate_reading(run: RunData) -> _Reading | None:
     over a span gives one batch over that span and a scattered one over any other; where
     several fit and one gives the stated batch, the log does not show another. Each
     interval's own rate fits too where it spreads by no more than STAMP_NOISE and gives the
-    tightest's batch: a longer span only averages the stamps' noise away. None where the
+    tightest's batch: a longer span only averages the stamps' noise away; not where it
+    drifts (:func:`_drifts`), as running means holding a slower start do. None where the
     family prints no global rate or too few, or the stamps are whole seconds. Only readings
     of MIN_PRINTED spans or more count."""
     if not _global_rate(run):
@@ -1985,7 +2012,7 @@ def _rate_reading(run: RunData) -> _Reading | None:
     tightest = readings[int(np.argmin(spreads))]
     fit = [(s, r) for r, s in zip(readings, spreads, strict=True)
            if s <= FIT_TIMES * min(spreads) + FIT_SHARE
-           or r.interval and s <= STAMP_NOISE
+           or r.interval and s <= STAMP_NOISE and not _drifts(r)
            and abs(r.value() - tightest.value()) <= MISMATCH * tightest.value()]
     fit = [(s, r) for s, r in fit if r.contradictions == min(f.contradictions for _, f in fit)]
     fit = [(s, r) for s, r in fit if _gives(r, stated)] or fit
