@@ -133,6 +133,9 @@ class Added:
     #: stored campaigns it holds every run of, and more (the same campaign grown since it
     #: was stored, as by a resume with more repeats): dropped, it stored whole; key -> name
     replaced: dict[str, str] = field(default_factory=dict)
+    #: stored campaigns named by its key (chosen before it was stored): a reference by that
+    #: name now means this campaign, the key winning
+    shadowed: list[str] = field(default_factory=list)
 
 
 def stored_key(content_key: str, method: str) -> str:
@@ -260,7 +263,8 @@ def _add(store: Path, campaign: Campaign, given: str | None, method: str) -> Add
     _write(store, "campaigns", key,
            pd.DataFrame([{**row, LISTING: _dumps(chain, chain[key]["seq"])}]))
     return Added(key, name, True, repaired=was_stored or was_listed, copies=copies,
-                 alike=alike, replaced=grown)
+                 alike=alike, replaced=grown,
+                 shadowed=[str(k) for k in listed.loc[listed["name"] == key, "campaign"]])
 
 
 def _started(campaign: Campaign, runs: pd.DataFrame) -> str:

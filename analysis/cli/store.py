@@ -97,13 +97,17 @@ def run(args) -> int:
 
 
 def _say_unfinished(log_dir: str, campaign, added) -> None:
-    """On stderr: the stored campaigns `added` replaced (it holds all their runs and more),
-    and the runs its status.json lists as pending that left no log counted (a campaign
+    """On stderr: stored campaigns named by the key of `added`, those it replaced (it holds
+    all their runs and more), and the runs its status.json lists as pending that left no log counted (a campaign
     interrupted or cut short: nothing of them is a measurement, none is stored)."""
     from pathlib import Path
 
     from analysis.env.folder_records import load_campaign
 
+    for key in added.shadowed:
+        print(f"dlperf: stored campaign {key} is named {added.key}, this campaign's key: that "
+              f"name now means this campaign; reach the other by its key {key}",
+              file=sys.stderr)
     for key, name in added.replaced.items():
         print(f"dlperf: replaced stored campaign {key} {name}: {display_path(log_dir)} holds "
               "every run of it and more (the same campaign grown since it was stored), "

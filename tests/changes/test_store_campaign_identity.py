@@ -219,3 +219,16 @@ def test_a_campaign_whose_every_run_failed_stores_nothing(tmp_path):
     status, out, err = _run("store", "add", folder, "--store", store)
     assert status == 4 and out.startswith("nothing added: ") and "every run failed" in out, err
     assert not store.exists()
+
+
+def test_a_key_that_is_a_stored_name_is_said(copies_beside, tmp_path):
+    """D stored under the name A's key would have, then A stored: a reference by that string
+    now means A (the key wins), and store add says so, naming D's own key."""
+    a, d, _ = copies_beside
+    store, probe = tmp_path / "store", tmp_path / "probe"
+    a_key = _run("store", "add", a, "--store", probe)[1].split()[1]
+    d_key = _run("store", "add", d, "--store", store, "--name", a_key)[1].split()[1]
+    status, _, err = _run("store", "add", a, "--store", store)
+    assert status == 0
+    assert (f"stored campaign {d_key} is named {a_key}, this campaign's key: that name now "
+            f"means this campaign; reach the other by its key {d_key}") in err
