@@ -1627,8 +1627,8 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
         if metric == M.LATENCY and not np.isfinite(run.global_batch_size):
             continue
         if metric == M.THROUGHPUT and not coarse:
-            reading = rate_reading(run)
-            if reading is not None:
+            reading = _unpaused(rate_reading(run), paused)
+            if reading is not None and len(reading.values()):
                 return reading.value(), len(reading.values()), what, 0.0, 0.0
             continue
         if metric == M.THROUGHPUT:
@@ -1660,6 +1660,20 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
         if n >= MIN_PRINTED:
             return value, n, what, slack, pauses
     return None
+
+
+def _unpaused(reading: _Reading | None, paused: np.ndarray) -> _Reading | None:
+    """`reading` without its spans that hold any of the intervals `paused` (a pause its rates
+    leave out while the stamps count it), nor the longer spans it is valued by there."""
+    if reading is None:
+        return None
+    held = np.concatenate([[0], np.cumsum(paused)])
+    gone = held[reading.at] > held[np.maximum(reading.start, 0)]
+    if not gone.any():
+        return reading
+    return dataclasses.replace(
+        reading, batch=np.where(gone, np.nan, reading.batch),
+        whole=None if reading.whole is None else np.where(gone, np.nan, reading.whole))
 
 
 def _left_out(run: RunData, metric: str) -> np.ndarray | None:
@@ -2160,10 +2174,19 @@ def _printed_unchecked(run: RunData, implied, values: str) -> str:
     times per iteration) against the stated batch to MISMATCH (`implied`, :func:`_implied`,
     is None, its slack is wider, or it lies within it over epoch ends whose pauses may hide
     that much), '' where they do, disprove them (:func:`_printed_against_clock` flags that)
-    or are finer."""
-    lines, _, _, ts = run.timeline()
+    or are finer, unless every interval holds an evaluation or an epoch's end."""
+    lines, epoch, _, ts = run.timeline()
+    metric = M.THROUGHPUT if values == "rates" else M.LATENCY
+    evaluations = holds_evaluation(_left_out(run, metric), lines)
+    held = int(evaluations.sum())
     if not whole_seconds(ts[np.isfinite(ts)]):
-        return ""
+        # finer stamps check them over any interval free of a pause they leave out
+        if implied is not None or not held or not (evaluations | (np.diff(epoch) != 0)).all():
+            return ""
+        which = "" if held == len(lines) - 1 else f" ({held} of them) or an epoch's end"
+        return (f"each of its {len(lines) - 1} intervals between its training lines holds an "
+                f"evaluation{which}, whose time those {values} leave out and the stamps count, "
+                "so they cannot check them")
     if implied is not None and implied[3] <= MISMATCH:
         value, n, _, slack, pauses = implied
         # a pause only adds time, so a batch implied below the stated one's slack is proof;
@@ -2183,8 +2206,6 @@ def _printed_unchecked(run: RunData, implied, values: str) -> str:
         return (f"its whole-second timestamps check them only to {implied[3]:.1%} (the "
                 f"batch they imply over {implied[1]} intervals), more than {MISMATCH:.0%}: "
                 "a longer run or finer stamps settle it")
-    metric = M.THROUGHPUT if values == "rates" else M.LATENCY
-    held = int(holds_evaluation(_left_out(run, metric), lines).sum())
     return (f"its timestamps are whole seconds, and {held} of the {len(lines) - 1} intervals "
             f"between its training lines hold an evaluation, whose time those {values} leave "
             "out and the stamps count, so they cannot check them" if held else
