@@ -1621,13 +1621,16 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
     # latency counts the pause, as the stamps do, unless the timer stopped around it
     ends = np.diff(epoch) != 0
     for metric, what in ((M.THROUGHPUT, "printed rate"), (M.LATENCY, "printed latency")):
-        paused = ends | holds_evaluation(_left_out(run, metric), lines)
+        named = holds_evaluation(_left_out(run, metric), lines)
+        paused = ends | named
         if metric == M.THROUGHPUT and not _global_rate(run):
             continue
         if metric == M.LATENCY and not np.isfinite(run.global_batch_size):
             continue
         if metric == M.THROUGHPUT and not coarse:
-            reading = _unpaused(rate_reading(run), paused)
+            # the reading's spans across an epoch's end stay, taken to hold no pause (one
+            # line an epoch: every span); a pause there makes the batch implied larger
+            reading = _unpaused(rate_reading(run), named)
             if reading is not None and len(reading.values()):
                 return reading.value(), len(reading.values()), what, 0.0, 0.0
             continue

@@ -89,14 +89,18 @@ def test_a_validation_in_every_interval_flags_the_figure(tmp_path, method):
 def test_validations_timed_apart_are_no_marks(tmp_path, method):
     """Megatron-LM since November 2023 stops its iteration timer around an evaluation and
     prints an `evaluate` timer after it: the interval's elapsed time is training alone, so
-    a validation in every interval is no evaluation in the figure from those times."""
+    a validation in every interval is no evaluation in a figure from those times; and no
+    interval free of one is left for the stamps to check those times by: no figure, the
+    evaluations named (the one rule: printed values the stamps cannot check give none)."""
     (tmp_path / "b.log").write_text(_validated(range(10, 160, 10), 0.0, EVALUATE_TIMER))
     result = parse_paths([tmp_path / "b.log"], jobs=1)
     val = result.observations[result.observations["phase"] == M.VAL]
     assert (val[val["metric"] == M.LOSS]["line"].tolist()
             == val[val["metric"] == M.TIMED_APART]["line"].tolist() != [])
     row = run_throughput(result, method).iloc[0]
-    assert row["problem_kind"] == "" and row["throughput"] > 400
+    assert row["problem_kind"] == "missing_timestamps"
+    assert "each of its 15 intervals between its training lines holds an evaluation, whose " \
+           "time those times per iteration leave out and the stamps count" in row["problem"]
 
 
 def test_a_named_validation_set_is_read():
