@@ -14,6 +14,7 @@ META_FIELDS = (
     "framework", "model", "precision", "num_nodes", "gpus_per_node", "batch_size_per_device",
     "global_batch_size", "repeat", "case", "group", "data_parallel", "tensor_parallel",
     "pipeline_parallel", "seq_length", "num_layers", "hidden_size", "num_heads", "vocab_size",
+    "train_start",
 )
 
 #: A number as the families print it (also nan/inf spellings and None).
