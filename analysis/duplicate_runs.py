@@ -967,11 +967,13 @@ def _states_differ(one: ParsedLog, two: ParsedLog, configured: bool = False) -> 
     the dump's keys that state a configuration (`case_stats.configuration`: not the host,
     seed or paths each repeat states its own). Values are compared as `mixed_configuration`
     compares them (`case_stats.canonical`: ``0.256`` and ``0.2560`` are one value)."""
+    from analysis.parsers._fields import STAMPED_FIELDS
     from analysis.stats.case_stats import canonical, configuration
 
     states = configuration if configured else dict
     mine, theirs = states(one.parameters), states(two.parameters)
-    return sorted({k for k in one.meta.keys() & two.meta.keys() if one.meta[k] != two.meta[k]}
+    return sorted({k for k in one.meta.keys() & two.meta.keys() - set(STAMPED_FIELDS)
+                   if one.meta[k] != two.meta[k]}
                   | {k for k in mine.keys() & theirs.keys()
                      if canonical(str(mine[k])) != canonical(str(theirs[k]))})
 

@@ -84,6 +84,8 @@ RUNS = _cols(
     ("hidden_size", "Int64", "", "GPT hidden size"),
     ("num_heads", "Int64", "", "GPT attention heads"),
     ("vocab_size", "Int64", "", "GPT vocabulary size (51200 when the log does not say)"),
+    ("train_start", "float64", "s", "unix seconds of the log's last stamped statement before its "
+     "first training line (a DLLogger PARAMETER line), NaN where it stamps none"),
     ("n_observations", "int64", "", "rows of the run in the observations frame"),
     ("problems", "string", "", "problem kinds met in this run, ';'-separated ('' when clean)"),
     ("parameters", "object", "", "dict of the run's parameter dump as printed (strings)"),

@@ -23,10 +23,10 @@ from pathlib import Path
 
 from analysis.errors import UsageError, shown_value
 from analysis.layout import normalize_model, normalize_precision, run_stem
-from analysis.parsers._fields import META_FIELDS, namespace_items
+from analysis.parsers._fields import META_FIELDS, STAMPED_FIELDS, namespace_items
 
 #: Keys a user may state (the derived `case` and `group` are not among them).
-USER_KEYS = tuple(k for k in META_FIELDS if k not in ("case", "group"))
+USER_KEYS = tuple(k for k in META_FIELDS if k not in ("case", "group", *STAMPED_FIELDS))
 INT_KEYS = ("num_nodes", "gpus_per_node", "batch_size_per_device", "global_batch_size",
             "repeat", "data_parallel", "tensor_parallel", "pipeline_parallel", "seq_length",
             "num_layers", "hidden_size", "num_heads", "vocab_size")

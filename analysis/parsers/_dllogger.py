@@ -141,6 +141,7 @@ class DllRead:
     groups: list[Group] = field(default_factory=list)
     parameters: dict = field(default_factory=dict)  # name -> value text
     parameter_lines: dict = field(default_factory=dict)  # name -> line
+    parameter_stamps: list = field(default_factory=list)  # (line, datetime text), in order
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -342,6 +343,7 @@ def _general(log: LogText, idx: list[int], texts: list[bytes], out: DllRead, acc
             continue
         dt, kind, nums, payload = parsed
         if kind == PARAMETER:
+            out.parameter_stamps.append((line, dt))
             state_parameters(log, parse_parameters(payload).items(), line, out.parameters,
                              out.parameter_lines, out.problems)
             continue
@@ -561,6 +563,19 @@ def traced_accumulation(parsed: ParsedLog, log: LogText) -> ParsedLog:
     return parsed
 
 
+def _state_train_start(parsed: ParsedLog, found: DllRead) -> None:
+    """``train_start``: the stamp of the last PARAMETER line before the first training line
+    (DLE BERT's ``train_start : True``), where the run's first step begins by the log's clock:
+    the first training line is printed after that step, which a slow start (compilation, the
+    first data shard) makes long."""
+    firsts = [int(g.line[0]) for g in found.groups if g.kind == TRAIN and len(g.line)]
+    before = [(line, dt) for line, dt in found.parameter_stamps if firsts and line < min(firsts)]
+    if before:
+        stamp = float(unix_seconds([before[-1][1]])[0])
+        if np.isfinite(stamp):
+            parsed.state("train_start", stamp, before[-1][0])
+
+
 def parse_stdout(family: str, log: LogText, found: DllRead | None = None) -> ParsedLog:
     """A DLLogger stdout log of either framework read into a ParsedLog of `family` (from
     `found`, its lines read already, when given)."""
@@ -569,6 +584,7 @@ def parse_stdout(family: str, log: LogText, found: DllRead | None = None) -> Par
     parsed.problems.extend(found.problems)
     add_groups(parsed, log, found.groups)
     apply_parameters(parsed, found.parameters, found.parameter_lines, log.source)
+    _state_train_start(parsed, found)
     add_memory_blocks(log, parsed)  # a wrapper's nvidia-smi query teed into the log
     return parsed
 

@@ -14,7 +14,11 @@ META_FIELDS = (
     "framework", "model", "precision", "num_nodes", "gpus_per_node", "batch_size_per_device",
     "global_batch_size", "repeat", "case", "group", "data_parallel", "tensor_parallel",
     "pipeline_parallel", "seq_length", "num_layers", "hidden_size", "num_heads", "vocab_size",
+    "train_start",
 )
+#: META_FIELDS that are a stamp of the run, not a setting: each run (a copy re-stamped too)
+#: states its own, and no user states one.
+STAMPED_FIELDS = ("train_start",)
 
 #: A number as the families print it (also nan/inf spellings and None).
 NUM = rb"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:nan|NaN|inf|Inf|Infinity)|None"

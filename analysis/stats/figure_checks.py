@@ -177,10 +177,11 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     (``RunData.closing``) and more than MISMATCH from every statement of the run's lines:
     the median and the harmonic mean of the throughput they print (the lowest rank's, after
     its first), and the global batch x the iterations they cover / their seconds by the
-    timestamps (from the first line, and from the second). The program's average over its
-    run is one of these: a closing line multiplied again, copied from another run, or a
-    per-device figure of a run on several devices is none of them. A warm-up the average
-    holds shows in the timestamps from the first line."""
+    timestamps (from the first line, from the second, and from the run's start where the
+    log stamps it). The program's average over its run is one of these: a closing line
+    multiplied again, copied from another run, or a per-device figure of a run on several
+    devices is none of them. A warm-up the average holds shows in the timestamps from the
+    first line, or, a slow first step before it, from the run's start."""
     if run.closing is None or est.throughput != float(run.closing[0]):
         return est
     said = []  # (value, what it is)
@@ -247,8 +248,12 @@ def _within_epochs(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray,
 def _timed(run: RunData) -> list[tuple[float, str]]:
     """(samples/s, what) by the timestamps of the run's training lines: the global batch x
     the iterations they cover / their seconds, from the first line, from the second and from
-    the stated warm-up's last iteration (STATED_WARMUP); none without a stated global batch
-    or timestamps on at least MIN_PRINTED lines."""
+    the stated warm-up's last iteration (STATED_WARMUP); and from the run's start, where the
+    log stamps it before its first training line (``train_start``), counting the first
+    line's own iteration and its seconds from that stamp: a first step the first line is
+    printed after (a slow start: compilation, the first data shard) is in the program's
+    average only so. None without a stated global batch or timestamps on at least
+    MIN_PRINTED lines."""
     if not np.isfinite(run.global_batch_size):
         return []
     lines, epoch, step, ts = run.timeline()
@@ -270,6 +275,13 @@ def _timed(run: RunData) -> list[tuple[float, str]]:
                         f"the global batch {run.global_batch_size:,.0f} x the {iterations:,} "
                         f"iterations lines {int(lines[a])} to {int(lines[-1])} cover / their "
                         f"{seconds:.6g} s by the timestamps"))
+        start = _number(run.meta.get("train_start"))
+        if a == 0 and out and np.isfinite(start) and start < ts[0]:
+            iterations, seconds = iterations + 1, seconds + float(ts[0] - start)
+            out.append((run.global_batch_size * iterations / seconds,
+                        f"from the run's start: the {iterations:,} iterations to line "
+                        f"{int(lines[-1])} / their {seconds:.6g} s from the stamp before the "
+                        "first training line"))
     return out
 
 

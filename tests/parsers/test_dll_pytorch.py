@@ -61,7 +61,7 @@ def test_parameter_line_gives_run_fields(result):
     assert params["world_size"] == "16" and params["data"] == "/data/image"
     parsed = parsers.get("dll_pytorch").parse(LogText.read(DATA / "seed003_2020/2n8g/r50_b128_fp32_5.log"))
     assert parsed.meta_lines == {"model": 3, "batch_size_per_device": 3, "precision": 3,
-                                 "num_nodes": 3, "gpus_per_node": 3}
+                                 "num_nodes": 3, "gpus_per_node": 3, "train_start": 3}
 
 
 def test_dlperf_rule_by_hand(per_run):
