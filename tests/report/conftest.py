@@ -38,6 +38,23 @@ def campaign(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def store(campaign, tmp_path_factory) -> Path:
+    """A results store holding the campaign as "A" (tests that use it only read it)."""
+    from analysis.changes import sources
+    from analysis.changes import store as results_store
+
+    folder = tmp_path_factory.mktemp("campaign_store") / "store"
+    results_store.add(folder, sources.load(str(campaign)), name="A")
+    return folder
+
+
+def files_of(folder: Path) -> dict:
+    """Every path under `folder` with its bytes (False for a folder): what a refusal must
+    leave as it was."""
+    return {p: p.is_file() and p.read_bytes() for p in sorted(folder.rglob("*"))}
+
+
+@pytest.fixture(scope="session")
 def published(campaign, tmp_path_factory):
     from analysis.report.publish import publish
 

@@ -13,24 +13,12 @@ import shutil
 import nbformat
 import papermill as pm
 import pytest
-from conftest import ROOT
+from conftest import ROOT, files_of
 
 from analysis import notebook_params
-from analysis.changes import sources
 from analysis.changes import store as results_store
 from analysis.cli import main
 from analysis.errors import UsageError
-
-
-@pytest.fixture(scope="module")
-def store(campaign, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("collisions") / "store"
-    results_store.add(folder, sources.load(str(campaign)), name="A")
-    return folder
-
-
-def _files(folder):
-    return {p: p.is_file() and p.read_bytes() for p in sorted(folder.rglob("*"))}
 
 
 @pytest.mark.parametrize("second", ["same", "dots", "link"])
@@ -68,11 +56,11 @@ def test_the_compare_notebook_refuses_one_file_for_both_outputs(campaign, tmp_pa
 
 @pytest.mark.parametrize("inside", ["runs/x.json", "x.json"])
 def test_env_refuses_an_output_inside_a_store(store, inside, capsys):
-    before = _files(store)
+    before = files_of(store)
     assert main(["env", "-o", str(store / inside), "--timeout", "1"]) == 2
     err = capsys.readouterr().err
     assert f"refusing to write {store / inside}: it is inside the results store {store}" in err
-    assert _files(store) == before
+    assert files_of(store) == before
     assert len(results_store.campaigns(store)) == 1  # was: "store … is damaged", exit 2
 
 
@@ -82,12 +70,12 @@ def test_a_store_whose_manifest_is_lost_is_still_one(campaign, store, tmp_path, 
     lost = tmp_path / "lost"
     shutil.copytree(store, lost)
     (lost / results_store.MANIFEST).unlink()  # its partitions are there: a store still
-    before = _files(lost)
+    before = files_of(lost)
     out = lost / "runs" / ("y.parquet" if "parse" in command else "y.json")
     argv = [str(campaign) if a == "LOGS" else a for a in command]
     assert main([*argv, "-o", str(out)]) == 2
     assert f"it is inside the results store {lost}" in capsys.readouterr().err
-    assert _files(lost) == before
+    assert files_of(lost) == before
 
 
 @pytest.mark.parametrize("lookalike", ["campaigns folder", "other manifest"])

@@ -9,36 +9,25 @@ from __future__ import annotations
 import os
 
 import pytest
+from conftest import files_of
 
-from analysis.changes import sources
 from analysis.changes import store as results_store
 from analysis.cli import main
 from analysis.errors import UsageError
 from analysis.fsutil import check_outside_stores
 
 
-@pytest.fixture(scope="module")
-def store(campaign, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("report_outputs") / "store"
-    results_store.add(folder, sources.load(str(campaign)), name="A")
-    return folder
-
-
-def _files(folder):
-    return {p: p.is_file() and p.read_bytes() for p in sorted(folder.rglob("*"))}
-
-
 @pytest.mark.parametrize("inside", ["summary/rep", ".", "runs/../rep"])
 def test_a_report_folder_inside_the_store_it_reads_is_refused_before_anything_is_written(
         campaign, store, inside, capsys):
-    before = _files(store)
+    before = files_of(store)
     out = str(store / inside)
     assert main(["report", str(campaign), "--baseline", "A", "--store", str(store), "-o", out,
                  "--to", "html", "--lang", "en"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"dlperf: error: refusing to write {os.path.realpath(out)}: it is inside "
                    f"the results store {store}, which it would damage; write elsewhere"]
-    assert _files(store) == before
+    assert files_of(store) == before
     assert len(results_store.campaigns(store)) == 1  # was: "store … is damaged"
 
 
