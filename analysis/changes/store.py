@@ -43,10 +43,10 @@ A campaign some of whose runs' logs are copies of stored runs' (the copy test of
 ``compare``, the stored campaigns one side) is stored without them: its summary is made
 again from the runs kept, as ``compare`` counts them. Runs alike to stored ones that the
 logs cannot tell from reruns, or that state another setting, are stored and counted, and
-their cases flagged (column ALIKE of ``runs``). A campaign holding every run of a stored
-one (proven copies under the same run ids) and more is that campaign grown since it was
-stored (a resume with more repeats): stored whole, the stored one dropped. A campaign's
-``started`` is that of the runs it stores.
+their cases flagged (column ALIKE of ``runs``). A campaign added from the folder a stored
+one was (``source``, its real path) holding every run of it (proven copies under the same
+run ids) and more is that campaign grown since it was stored (a resume with more repeats):
+stored whole, the stored one dropped. A campaign's ``started`` is that of the runs it stores.
 """
 
 from __future__ import annotations
