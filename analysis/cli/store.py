@@ -98,8 +98,9 @@ def run(args) -> int:
 
 def _say_unfinished(log_dir: str, campaign, added) -> None:
     """On stderr: stored campaigns named by the key of `added`, those it replaced (it holds
-    all their runs and more), and the runs its status.json lists as pending that left no log counted (a campaign
-    interrupted or cut short: nothing of them is a measurement, none is stored)."""
+    all their runs and more), and the runs its status.json lists as pending that left no
+    log counted (a campaign interrupted or cut short: nothing of them is a measurement,
+    none is stored)."""
     from pathlib import Path
 
     from analysis.env.folder_records import load_campaign
