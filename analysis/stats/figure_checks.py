@@ -1863,8 +1863,7 @@ def _rate_readings(run: RunData) -> Iterator[_Reading]:
                          _back(at, 1), step, ts)
     # a meter that stops over the evaluations the log names (an ``avg`` meter updated by
     # training steps alone) times its spans less theirs: read so too, the stamps less them
-    paused = np.concatenate([[False], np.diff(np.concatenate(
-        [[0], np.cumsum(holds_evaluation(run.evaluations, lines))])[at]) > 0])
+    paused = np.concatenate([[False], _held_between(run, lines, at)])
     for what, done, part in _running_counts(epoch, step, np.diff(step)):
         yield _running_reading(what, rate, at, done[at], part[at], ts[at])
         if (paused[1:] & (np.diff(part[at]) == 0)).any():  # inside a mean's part
@@ -2072,6 +2071,13 @@ def _coarse_reading(run: RunData, stated: float) -> _Reading | None:
     return min(near, key=lambda f: f[0])[1] if off[0][0] > off[0][1] and near else None
 
 
+def _held_between(run: RunData, lines: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """For each pair of consecutive printed lines `at` (indexes into the timeline `lines`),
+    whether an interval between them holds a pause the log names."""
+    held = np.concatenate([[0], np.cumsum(holds_evaluation(run.evaluations, lines))])
+    return np.diff(held[at]) > 0
+
+
 def _telescoped(run: RunData, reading: _Reading) -> tuple[float, float]:
     """(the samples an iteration `reading`'s rates imply over the stamps' time of its
     printed intervals, less those holding a pause the log names, the relative error
@@ -2079,8 +2085,7 @@ def _telescoped(run: RunData, reading: _Reading) -> tuple[float, float]:
     which telescope to one rounding at each end of a stretch."""
     lines, _, step, ts = run.timeline()
     done = next(_running_counts(step, step, np.diff(step)))[1][reading.at]
-    paused = np.diff(np.concatenate([[0], np.cumsum(holds_evaluation(
-        run.evaluations, lines))])[reading.at]) > 0
+    paused = _held_between(run, lines, reading.at)
     rates = reading.rates[1:]
     keep = np.isfinite(rates) & (rates > 0) & ~paused
     seconds = float(np.sum(np.diff(ts[reading.at])[keep]))
