@@ -46,6 +46,8 @@ KINDS = {
                        "counted (its log is there), unless status.json says otherwise",
     "missing_done_marker": "a log in a campaign folder whose done marker is gone while "
                            "status.json lists the run as done: counted, as status.json says",
+    "status_conflict": "a run's done marker says it finished while status.json lists it as "
+                       "failed (a hand edit): counted, as its marker says",
     "missing_log": "a done marker that says its run finished beside no log of the run, or a "
                    "run status.json lists as done with neither (deleted or not copied): "
                    "the run is lost from the figures",

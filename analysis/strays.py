@@ -15,7 +15,9 @@ one, lists; or, without a done marker, when ``status.json`` lists it as done. Th
 the run's own record, written once its logs are final, and ``dlperf run`` rebuilds
 ``status.json`` from the markers: a marker saying the run failed, or naming another run,
 beside a ``status.json`` that lists the run as done is followed, and the conflict named in
-the stray's reason (:func:`marker_denial`, the one reading ``dlperf run`` resumes by). A
+the stray's reason (:func:`marker_denial`, the one reading ``dlperf run`` resumes by); a
+marker saying done beside a ``status.json`` listing the run as failed is followed too, the run
+counted with a ``status_conflict`` problem. A
 run whose marker cannot be read (not JSON: a hand edit) counts unless ``status.json`` says
 otherwise, with a ``bad_done_marker`` problem naming the marker, line and error; so does a
 run whose marker is missing while other runs of its folder have theirs and ``status.json``
@@ -230,6 +232,11 @@ class CampaignFolders:
                 return (f"its done marker names campaign {named!r}, {STATUS_NAME} names "
                         f"campaign {ours!r}")
             if marker is not None and not denial:
+                if state == "failed":
+                    # the runner writes no such pair (it rebuilds status.json from the
+                    # markers): a hand edit; the marker is followed, the conflict said
+                    self._faults[(str(folder), stem)] = (None, "status failed")
+                    return ""
                 # a status that lists runs but not this one says the campaign did not run it
                 if status is None or prefix + stem in status:
                     return ""
@@ -265,8 +272,9 @@ class CampaignFolders:
         return ", ".join(why)
 
     def damaged_marker(self, folder: Path, stem: str, run_id: str) -> Problem | None:
-        """A ``bad_done_marker`` problem of run `stem` of `folder` when `stray_reason`
-        counted it though its done marker cannot be read (once per run); None otherwise."""
+        """A ``bad_done_marker``, ``missing_done_marker`` or ``status_conflict`` problem of
+        run `stem` of `folder` when `stray_reason` counted it though its done marker cannot
+        be read, is gone, or conflicts with ``status.json`` (once per run); None otherwise."""
         fault = self._faults.pop((str(folder), stem), None)
         if fault is None or (str(folder), stem) in self._said:
             return None
@@ -278,6 +286,13 @@ class CampaignFolders:
                            f"no done marker, while {STATUS_NAME} lists the run as done and "
                            "its log is there: counted, as status.json says (restore the "
                            "marker)", run_id=run_id)
+        if why == "status failed":
+            return Problem(path, None, "status_conflict",
+                           f"its done marker says the run finished, while {STATUS_NAME} "
+                           "lists it as failed: the two records conflict, and the marker, "
+                           "the run's own record, is followed (a resume rewrites "
+                           f"{STATUS_NAME} from the markers; to run it again, delete the "
+                           "marker and its log)", run_id=run_id)
         return Problem(path, line, "bad_done_marker",
                        f"its done marker is {why}: whether the run finished is not stated; "
                        "it is counted, its log being there (fix or remove the marker)",
