@@ -2195,9 +2195,10 @@ def _rests_on(run: RunData, est: Estimate) -> str:
 def _printed_unchecked(run: RunData, implied, values: str) -> str:
     """Why the run's whole-second stamps cannot check the printed `values` (global rates or
     times per iteration) against the stated batch to MISMATCH (`implied`, :func:`_implied`,
-    is None, its slack is wider, or it lies within it over epoch ends whose pauses may hide
-    that much), '' where they do, disprove them (:func:`_printed_against_clock` flags that)
-    or are finer, unless every interval holds an evaluation or an epoch's end."""
+    is None, its slack is wider, or all that slack and the pauses of the epoch ends it spans
+    allow does not lie within MISMATCH), '' where they do, disprove them
+    (:func:`_printed_against_clock` flags that) or are finer, unless every interval holds an
+    evaluation or an epoch's end."""
     lines, epoch, _, ts = run.timeline()
     metric = M.THROUGHPUT if values == "rates" else M.LATENCY
     evaluations = holds_evaluation(_left_out(run, metric), lines)
@@ -2212,17 +2213,25 @@ def _printed_unchecked(run: RunData, implied, values: str) -> str:
                 "so they cannot check them")
     if implied is not None and implied[3] <= MISMATCH:
         value, n, _, slack, pauses = implied
-        # a pause only adds time, so a batch implied below the stated one's slack is proof;
-        # one inside it confirms the rates only where the pauses cannot hide MISMATCH
-        if slack + pauses <= MISMATCH \
-                or abs(value - run.global_batch_size) > MISMATCH * run.global_batch_size:
+        off = value / run.global_batch_size - 1
+        # the stamps put the printed values `off` the stated batch, to within the rounding's
+        # slack, and a pause only adds time (a batch implied below the stated one's slack is
+        # proof): they confirm them where all they allow lies within MISMATCH; beyond it
+        # (:func:`_printed_against_clock` flags that) or inside, each says so
+        if abs(off) > MISMATCH or (off + slack <= MISMATCH
+                                   and off - slack - pauses >= -MISMATCH):
             return ""
-        return (f"its whole-second timestamps over {n} intervals span epoch ends whose "
-                f"pauses, which the {values} leave out, they bound only to {pauses:.1%} of that "
-                f"span (a second each), so they check them only to {slack + pauses:.1%}, "
-                f"more than {MISMATCH:.0%} "
-                "(rates printed that much too low imply the stated batch with the pauses): "
-                "a longer run or finer stamps settle it")
+        high, low = off + slack, slack + pauses - off
+        if pauses and low >= high:
+            return (f"its whole-second timestamps over {n} intervals span epoch ends whose "
+                    f"pauses, which the {values} leave out, they bound only to {pauses:.1%} "
+                    f"of that span (a second each), so they check them only to {low:.1%}, "
+                    f"more than {MISMATCH:.0%} (rates printed that much too low imply the "
+                    "stated batch with the pauses): a longer run or finer stamps settle it")
+        return (f"its whole-second timestamps over {n} intervals put them {off:+.1%} off "
+                f"the stated batch, to within {slack:.1%} (a second a stretch), so they may "
+                f"be {max(high, low):.1%} off, more than {MISMATCH:.0%}: a longer run or finer stamps "
+                "settle it")
     if implied is not None:
         # a second a stretch, stretches of one period rounding alike (evaluations cutting
         # the span at each epoch): rates off the run's by that much pass inside that slack
