@@ -319,11 +319,43 @@ def _before_init(records: list[tuple[int, dict]], start_ms: float) -> str:
     return ""
 
 
+#: Seconds apart that the copies of one run_start or run_stop printed by different ranks may
+#: be stamped: each rank prints it on its own clock after the same collective step, so they
+#: differ by the hosts' clock offsets and print latency. The published v1.0 logs print both
+#: once, but init_start (stamped before any barrier) on every rank, at most 3.1 s apart (64
+#: ranks); two runs' run_starts are a whole run and its init apart, minutes at least.
+SAME_EVENT_S = 5.0
+_RUN_EVENTS = ("run_start", "run_stop")
+
+
+def _without_rank_copies(log: LogText, records: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
+    """`records` less the copies of a run_start or run_stop that other ranks print (launcher
+    rank tags), within SAME_EVENT_S of the first: the lowest rank's copy is kept, so the
+    time to train is read on one rank's clock. Untagged copies, and a rank's own second
+    one, stay for _several_runs to judge."""
+    lines = np.array([line for line, _ in records], dtype=np.int64)
+    ranks = log.ranks_at(lines).tolist() if len(lines) else []
+    events: list[list[int]] = []  # indices into records, the copies of one event
+    for i, (_, rec) in enumerate(records):
+        if rec["key"] not in _RUN_EVENTS or ranks[i] < 0:
+            continue
+        t = float(rec["time_ms"])
+        same = next((e for e in events if records[e[0]][1]["key"] == rec["key"]
+                     and abs(float(records[e[0]][1]["time_ms"]) - t) <= SAME_EVENT_S * 1e3
+                     and ranks[i] not in {ranks[j] for j in e}), None)
+        if same is None:
+            events.append([i])
+        else:
+            same.append(i)
+    drop = {j for e in events for j in e if j != min(e, key=ranks.__getitem__)}
+    return [r for i, r in enumerate(records) if i not in drop] if drop else records
+
+
 def _several_runs(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog) -> bool:
     """Whether the log holds more than one run (a several_runs problem naming the lines):
     run_start or run_stop at more than one time, or a run_start after a run_stop (a log
-    appended to itself). The same event printed by several ranks (one time_ms, before the
-    run stops) is one."""
+    appended to itself). The same event printed by several ranks (one time_ms, or tagged
+    copies the caller already merged) is one."""
     at: dict[str, dict[float, int]] = {"run_start": {}, "run_stop": {}}
     stopped = None
     for line, rec in records:
@@ -343,16 +375,26 @@ def _several_runs(log: LogText, records: list[tuple[int, dict]], parsed: ParsedL
             lines = sorted(times.values())
             shown = ", ".join(str(x) for x in lines[:5]) + (", …" if len(lines) > 5 else "")
             _several(log, parsed, lines[1], f"{key} at {len(times)} different times (lines "
-                                            f"{shown})")
+                                            f"{shown})", _rank_unknown(log, times))
             return True
     return False
 
 
-def _several(log: LogText, parsed: ParsedLog, line: int, what: str) -> None:
+def _rank_unknown(log: LogText, times: dict[float, int]) -> bool:
+    """Whether copies at `times` (time_ms -> line) may be one event printed by several ranks:
+    all within SAME_EVENT_S, and no launcher tag says which rank printed one of them."""
+    close = max(times) - min(times) <= SAME_EVENT_S * 1e3
+    return close and bool((log.ranks_at(np.array(list(times.values()))) < 0).any())
+
+
+def _several(log: LogText, parsed: ParsedLog, line: int, what: str,
+             rank_unknown: bool = False) -> None:
+    why = ("printed more than once (several ranks, or several runs: no rank tag says which)"
+           if rank_unknown else
+           "more than one run in this log (runs written to one file, or a run restarted)")
     parsed.problems.append(Problem(
         log.source, line, "several_runs",
-        f"{what}: more than one run in this log (runs written to one file, or a run "
-        "restarted); the MLPerf rules score one run a log, so no time to train is taken "
+        f"{what}: {why}; the MLPerf rules score one run a log, so no time to train is taken "
         "from it", log.line_text(line)))
 
 
@@ -467,7 +509,7 @@ class MLPerfParser(LogParser):
 
     def parse(self, log: LogText) -> ParsedLog:
         parsed = ParsedLog(self.name)
-        records = _records(log, parsed)
+        records = _without_rank_copies(log, _records(log, parsed))
         if records:
             _read_keys(log, records, parsed)
             _time_to_train(log, records, parsed)

@@ -1,0 +1,104 @@
+"""The run events of an MLPerf log printed by every rank (``srun -l``'s ``N: `` tags, each
+rank's copy a few ms apart on its own clock) are one event of one run, read on the lowest
+rank's clock; a rank's own second run_start, one far from the first, or untagged copies at
+different times are not taken as one."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from analysis import metrics as M
+from analysis.collect import parse_paths
+from analysis.stats import summarize
+
+T0 = 1621118661300  # run_start, ms
+
+
+def _line(key: str, t: int, rank: int | None = None, **meta) -> str:
+    rec = {"namespace": "", "time_ms": t, "event_type": "POINT_IN_TIME", "key": key,
+           "value": None, "metadata": meta}
+    return ("" if rank is None else f"{rank}: ") + ":::MLLOG " + json.dumps(rec)
+
+
+def _bert(minutes: float, ranks: int = 8, tagged: bool = True) -> list[str]:
+    """A healthy BERT log: every rank prints init_start, init_stop, run_start, run_stop,
+    rank r's copy r % 4 ms after rank 0's; the rest rank 0 alone."""
+    def all_ranks(key, t, **meta):
+        return [_line(key, t + r % 4, r if tagged else None, **meta) for r in range(ranks)]
+    stop = T0 + round(minutes * 60_000)
+    lines = [_line(k, T0 - 70_000, 0 if tagged else None, value=v) for k, v in
+             (("submission_benchmark", "bert"), ("submission_org", "NVIDIA"))]
+    lines = [ln.replace('"value": null', f'"value": "{v}"') for ln, v in
+             zip(lines, ("bert", "NVIDIA"))]
+    lines += all_ranks("init_start", T0 - 61_000) + all_ranks("init_stop", T0 - 100)
+    lines += all_ranks("run_start", T0)
+    lines += [_line("eval_accuracy", stop - 100, 0 if tagged else None, epoch_num=1)
+              .replace('"value": null', '"value": 0.7215')]
+    lines += all_ranks("run_stop", stop, status="success")
+    return lines
+
+
+def _case(folder: Path, logs: list[list[str]]) -> Path:
+    case = folder / "bert"
+    case.mkdir(parents=True)
+    for i, lines in enumerate(logs):
+        (case / f"result_{i}.txt").write_text("\n".join(lines) + "\n")
+    return case
+
+
+def _parse(folder: Path):
+    result = parse_paths([folder], jobs=1)
+    o = result.observations
+    rows = o[(o["metric"] == M.TIME_TO_TRAIN) & (o["phase"] == M.SUMMARY)]
+    return result, {Path(s).name: v for s, v in zip(rows["source"], rows["value"])}
+
+
+def test_every_rank_printing_the_run_events_is_one_run_and_scores(tmp_path):
+    """Ten runs of 20.0 … 24.5 min, each event printed by 8 ranks 0-3 ms apart: every log
+    was several_runs ("more than one run"), no score; the case scores 22.25 min."""
+    _case(tmp_path, [_bert(20 + i * 0.5) for i in range(10)])
+    result, times = _parse(tmp_path)
+    assert "several_runs" not in set(result.problems["kind"])
+    assert times == {f"result_{i}.txt": pytest.approx(20 + i * 0.5, abs=1e-9) for i in range(10)}
+    row = summarize(result, "reported").iloc[0]
+    assert row["time_to_train_min"] == pytest.approx(22.25, abs=1e-9)
+
+
+def test_the_same_rank_printing_run_start_twice_is_several_runs(tmp_path):
+    """Rank 0's run_start again 2 s later (a restarted run): not another rank's copy."""
+    lines = _bert(20.0)
+    at = lines.index(_line("run_stop", T0 + 1_200_000, 0, status="success"))
+    lines.insert(at, _line("run_start", T0 + 2_000, 0))
+    _case(tmp_path, [lines])
+    result, times = _parse(tmp_path)
+    assert times == {}
+    reason = result.problems[result.problems["kind"] == "several_runs"]["reason"].iloc[0]
+    assert "more than one run in this log" in reason
+
+
+def test_another_ranks_run_start_an_hour_later_is_several_runs(tmp_path):
+    """Rank 3's run_start an hour after rank 0's is no copy of it: far beyond clock skew."""
+    lines = _bert(90.0)
+    lines[lines.index(_line("run_start", T0 + 3, 3))] = _line("run_start", T0 + 3_600_000, 3)
+    _case(tmp_path, [lines])
+    result, times = _parse(tmp_path)
+    assert times == {}
+    reason = result.problems[result.problems["kind"] == "several_runs"]["reason"].iloc[0]
+    assert "run_start at 2 different times" in reason
+    assert "more than one run in this log" in reason
+
+
+def test_untagged_copies_ms_apart_are_flagged_without_claiming_several_runs(tmp_path):
+    """Without rank tags, copies 0-3 ms apart may be ranks or runs: the log does not say,
+    so no time, and the reason does not claim more than one run."""
+    _case(tmp_path, [_bert(20.0, tagged=False)])
+    result, times = _parse(tmp_path)
+    assert times == {}
+    reason = result.problems[result.problems["kind"] == "several_runs"]["reason"].iloc[0]
+    assert "printed more than once (several ranks, or several runs" in reason
+    assert "more than one run in this log" not in reason
+    assert math.isnan(summarize(result, "reported").iloc[0]["time_to_train_min"])
