@@ -173,6 +173,10 @@ def _reference(entry, at: str, default_tolerance: float) -> dict:
     upper = math.inf if math.isnan(upper) else upper
     if lower > upper:
         raise UsageError(f"{at}: lower {lower:g} is above upper {upper:g}")
+    if not math.isnan(value) and not lower <= value <= upper:
+        # the entry states two figures that cannot both be the reference's
+        raise UsageError(f"{at}: value {value:g} lies outside its bounds [{lower:g}, "
+                         f"{upper:g}]; give bounds around it, or only one of the two")
     unit = str(entry.get("unit", "samples/s"))
     if unit == "tokens/s":
         raise UsageError(f"{at}: unit tokens/s is not comparable with the medians (samples/s); "
