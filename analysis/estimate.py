@@ -87,7 +87,8 @@ class RunData:
     `metric_rows`, `train` may be None: it is built when a method asks for it.
     `closing` is the run's own closing figure, (value, line): the last finite summary-phase
     throughput its lowest rank printed (DLLogger ``Summary:`` / ``()`` lines), None when
-    the log prints none. `evaluations` are the lines of the pauses the log names (its
+    the log prints none; `closing_seconds` the seconds its closing line states that figure is
+    over (DLE PyTorch BERT's ``raw_train_time``), None where it states none. `evaluations` are the lines of the pauses the log names (its
     validation lines and checkpoint saves, sorted; None or empty where it prints none): an
     interval between training lines that holds one ran an evaluation or a save, not only
     training; `saves` are those of them that are checkpoint saves.
@@ -101,6 +102,7 @@ class RunData:
     metric_rows: dict | None = None
     arrays: dict | None = field(default=None, repr=False, compare=False)
     closing: tuple[float, int] | None = None
+    closing_seconds: float | None = None
     evaluations: np.ndarray | None = field(default=None, repr=False, compare=False)
     #: The timestamps of the `evaluations` lines (NaN where a line has none).
     evaluation_stamps: np.ndarray | None = field(default=None, repr=False, compare=False)

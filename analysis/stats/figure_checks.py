@@ -184,6 +184,8 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     first line, or, a slow first step before it, from the run's start."""
     if run.closing is None or est.throughput != float(run.closing[0]):
         return est
+    if (flagged := _closing_against_stated_time(run, est)) is not est:
+        return flagged
     said = []  # (value, what it is)
     if _global_rate(run):
         cols = train_arrays(run)
@@ -207,6 +209,51 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
         f"{apart:.1%} or more from every statement of the run's training lines ({named} "
         "samples/s): it is not the average of what the run ran (a figure of one device, "
         "of another run, or multiplied again); the figure is kept"))
+
+
+def _closing_against_stated_time(run: RunData, est: Estimate) -> Estimate:
+    """`est`, the run's closing figure, flagged ``figure_mismatch`` where its closing line
+    states the seconds it is over (``RunData.closing_seconds``) and those seconds do not fit
+    the stamps (fewer than the advancing intervals of its lines take, less one interval and
+    MISMATCH; more than its last line is after the run's start, plus one interval), or the figure is more than
+    MISMATCH from the global batch x the steps its lines count over them: the iterations
+    they cover from the run's start, or the lines themselves (a step each: a skipped step
+    repeats its iteration's number, and the program counts it)."""
+    stated = run.closing_seconds
+    if stated is None or not np.isfinite(run.global_batch_size):
+        return est
+    lines, epoch, step, ts = run.timeline()
+    keep = np.isfinite(ts)
+    lines, epoch, step, ts = lines[keep], epoch[keep], step[keep], ts[keep]
+    if len(ts) <= MIN_PRINTED:
+        return est
+    iterations, seconds, _ = _within_epochs(epoch, step, ts,
+                                            holds_evaluation(run.evaluations, lines))
+    if iterations <= 0 or not seconds > 0:
+        return est
+    interval = float(np.median(np.diff(ts)))
+    start = _number(run.meta.get("train_start"))
+    longest = float(ts[-1] - start) + interval if np.isfinite(start) else np.inf
+    where = f"the closing line {run.closing[1]} states the figure is over {stated:,.6g} s"
+    if not (seconds - interval) * (1 - MISMATCH) <= stated <= longest:
+        most = f", and its last line is {longest - interval:,.6g} s after the run's start" \
+            if np.isfinite(longest) else ""
+        return _flag(est, "figure_mismatch", (
+            f"{where}, but the {iterations:,} iterations of its training lines {int(lines[0])} "
+            f"to {int(lines[-1])} take {seconds:,.6g} s by the timestamps{most}: the "
+            "stated time does not fit the log, nor the closing figure over it; the figure is "
+            "kept"))
+    counts = {iterations + 1: "iterations its training lines cover from the run's start",
+              len(ts): "training lines, a step each"}
+    said = {run.global_batch_size * n / stated: f"{n:,} {what}" for n, what in counts.items()}
+    if min(abs(est.throughput - v) / v for v in said) <= MISMATCH:
+        return est
+    named = "; ".join(f"the global batch {run.global_batch_size:,.0f} x the {what}: {v:,.2f}"
+                      for v, what in said.items())
+    return _flag(est, "figure_mismatch", (
+        f"the closing figure {est.throughput:,.2f} samples/s is more than {MISMATCH:.0%} from "
+        f"the samples the run's lines count over the time it states ({where}; {named} "
+        "samples/s): it is not the average of what the run ran; the figure is kept"))
 
 
 def _closing_against_figure(run: RunData, est: Estimate) -> Estimate:
@@ -277,7 +324,10 @@ def _timed(run: RunData) -> list[tuple[float, str]]:
                         f"{seconds:.6g} s by the timestamps"))
         start = _number(run.meta.get("train_start"))
         if a == 0 and out and np.isfinite(start) and start < ts[0]:
-            iterations, seconds = iterations + 1, seconds + float(ts[0] - start)
+            # a gap the closing line's stated time leaves out is setup, not a slow first step
+            gap = float(ts[0] - start) if run.closing_seconds is None else \
+                min(float(ts[0] - start), max(run.closing_seconds - seconds, 0.0))
+            iterations, seconds = iterations + 1, seconds + gap
             out.append((run.global_batch_size * iterations / seconds,
                         f"from the run's start: the {iterations:,} iterations to line "
                         f"{int(lines[-1])} / their {seconds:.6g} s from the stamp before the "

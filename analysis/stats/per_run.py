@@ -214,8 +214,9 @@ def _runs_frame(rows: list[dict]) -> pd.DataFrame:
 def _measured_run(run: dict, parsed_logs: list[ParsedLog]) -> tuple[RunData, str]:
     """(the run of `run`'s row and files as the methods measure it, what that read notes:
     :func:`~analysis.stats.figure_checks.as_iterations`)."""
-    rd = _run_data(run, *_parsed_arrays(parsed_logs), _closing(parsed_logs),
-                   _evaluations(parsed_logs))
+    closing = _closing(parsed_logs)
+    rd = _run_data(run, *_parsed_arrays(parsed_logs), closing, _evaluations(parsed_logs))
+    rd.closing_seconds = _closing_seconds(parsed_logs, closing)
     return as_iterations(rd) if rd.metric_rows else (rd, "")
 
 
@@ -322,6 +323,21 @@ def _closing(parsed_logs: list[ParsedLog]) -> tuple[float, int] | None:
                          for b, at in parsed.obs.rows(M.SUMMARY, M.THROUGHPUT) for i in at
                          if np.isfinite(b["value"][i])])
     return max(rows, key=lambda r: r[1])[:2] if rows else None
+
+
+#: The printed name of the seconds a closing line states its figure is over (DLE PyTorch
+#: BERT: ``training_sequences_per_second`` is its samples over ``raw_train_time``).
+CLOSING_SECONDS = "raw_train_time"
+
+
+def _closing_seconds(parsed_logs: list[ParsedLog], closing: tuple[float, int] | None
+                     ) -> float | None:
+    """The seconds the run's closing line states its figure is over (``RunData.
+    closing_seconds``), None where that line states none."""
+    found = [float(b["value"][i]) for parsed in parsed_logs
+             for b, at in parsed.obs.rows(M.SUMMARY, CLOSING_SECONDS) for i in at
+             if closing is not None and int(b["line"][i]) == closing[1]]
+    return found[-1] if found and np.isfinite(found[-1]) and found[-1] > 0 else None
 
 
 def _evaluations(parsed_logs: list[ParsedLog]) -> tuple | None:
