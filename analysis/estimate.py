@@ -88,10 +88,11 @@ class RunData:
     `closing` is the run's own closing figure, (value, line): the last finite summary-phase
     throughput its lowest rank printed (DLLogger ``Summary:`` / ``()`` lines), None when
     the log prints none; `closing_seconds` the seconds its closing line states that figure is
-    over (DLE PyTorch BERT's ``raw_train_time``), None where it states none. `evaluations` are the lines of the pauses the log names (its
-    validation lines and checkpoint saves, sorted; None or empty where it prints none): an
-    interval between training lines that holds one ran an evaluation or a save, not only
-    training; `saves` are those of them that are checkpoint saves.
+    over (DLE PyTorch BERT's ``raw_train_time``), None where it states none. `evaluations`
+    are the lines of the pauses the log names (its validation lines and checkpoint saves,
+    sorted; None or empty where it prints none): an interval between training lines that
+    holds one ran an evaluation or a save, not only training; `saves` are those of them that
+    are checkpoint saves.
     """
 
     run_id: str

@@ -215,8 +215,8 @@ def _closing_against_stated_time(run: RunData, est: Estimate) -> Estimate:
     """`est`, the run's closing figure, flagged ``figure_mismatch`` where its closing line
     states the seconds it is over (``RunData.closing_seconds``) and those seconds do not fit
     the stamps (fewer than the advancing intervals of its lines take, less one interval and
-    MISMATCH; more than its last line is after the run's start, plus one interval), or the figure is more than
-    MISMATCH from the global batch x the steps its lines count over them: the iterations
+    MISMATCH; more than its last line is after the run's start, plus one interval), or the
+    figure is more than MISMATCH from the global batch x the steps its lines count over them: the iterations
     they cover from the run's start, or the lines themselves (a step each: a skipped step
     repeats its iteration's number, and the program counts it)."""
     stated = run.closing_seconds
@@ -2147,9 +2147,9 @@ def _telescoped(run: RunData, reading: _Reading) -> tuple[float, float]:
 
 def _drifts(reading: _Reading) -> bool:
     """Whether the batches `reading` implies on its first lines (a tenth, at most
-    RUNNING_LAG) differ from those on its second half by more than half MISMATCH: a long run's running means read as
-    interval rates spread little over the run, but lag early on (a mean holding a slower
-    start); interval rates do not."""
+    RUNNING_LAG) differ from those on its second half by more than half MISMATCH: a long
+    run's running means read as interval rates spread little over the run, but lag early on
+    (a mean holding a slower start); interval rates do not."""
     values = reading.batch[np.isfinite(reading.batch) & (reading.batch > 0)]  # line order
     k = max(MIN_PRINTED, min(len(values) // 10, RUNNING_LAG))
     early, late = float(np.median(values[:k])), float(np.median(values[len(values) // 2:]))
@@ -2280,8 +2280,8 @@ def _printed_unchecked(run: RunData, implied, values: str) -> str:
                     "stated batch with the pauses): a longer run or finer stamps settle it")
         return (f"its whole-second timestamps over {n} intervals put them {off:+.1%} off "
                 f"the stated batch, to within {slack:.1%} (a second a stretch), so they may "
-                f"be {max(high, low):.1%} off, more than {MISMATCH:.0%}: a longer run or finer stamps "
-                "settle it")
+                f"be {max(high, low):.1%} off, more than {MISMATCH:.0%}: a longer run or finer "
+                "stamps settle it")
     if implied is not None:
         # a second a stretch, stretches of one period rounding alike (evaluations cutting
         # the span at each epoch): rates off the run's by that much pass inside that slack
