@@ -1690,11 +1690,13 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
         if metric == M.LATENCY and not np.isfinite(run.global_batch_size):
             continue
         if metric == M.THROUGHPUT and not coarse:
-            # the reading's spans across an epoch's end stay, taken to hold no pause (one
-            # line an epoch: every span); a pause there makes the batch implied larger
+            # the reading's spans across an epoch's end stay; a pause there only makes the
+            # batch implied larger, so where every interval crosses one (one line an epoch)
+            # they bound the rates one way only: those pauses are unbounded
             reading = _unpaused(rate_reading(run), named)
             if reading is not None and len(reading.values()):
-                return reading.value(), len(reading.values()), what, 0.0, 0.0
+                return (reading.value(), len(reading.values()), what, 0.0,
+                        np.inf if paused.all() else 0.0)
             continue
         if metric == M.THROUGHPUT:
             printed = _interval_rates_at(run, lines)
@@ -2172,7 +2174,8 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
     """`est` flagged ``figure_mismatch`` when the samples an iteration the run's lines imply
     by the timestamps (:func:`_implied_batch`: printed rate x seconds per iteration, or the
     stated batch x the clock's time per iteration / the printed one) are more than MISMATCH
-    from the stated global batch: the stated batch, the printed values or the clock is not
+    from the stated global batch (only below it where every interval's epoch end may hold
+    a pause the rates leave out): the stated batch, the printed values or the clock is not
     what ran, so a figure made from any of them is in doubt, whichever it was made from.
     Failed ``missing_timestamps`` where it is made from the printed values the stamps check
     (:func:`_rests_on`) and they are too coarse to check them (:func:`_printed_unchecked`)."""
@@ -2187,8 +2190,9 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
     # whole-second stamps bound the batch they imply to within its slack, a worst case (every
     # stretch rounding its most); a healthy log's stays inside it, so beyond MISMATCH and the
     # slack the stamps' best reading puts the figure further off than MISMATCH allows
-    if implied is None or abs(implied[0] - run.global_batch_size) \
-            <= max(MISMATCH, implied[3]) * run.global_batch_size:
+    # unbounded pauses (every interval crosses an epoch's end) excuse any batch implied above
+    if implied is None or -max(MISMATCH, implied[3]) <= implied[0] / run.global_batch_size - 1 \
+            <= (max(MISMATCH, implied[3]) if np.isfinite(implied[4]) else np.inf):
         return est
     value, n, what, slack, pauses = implied
     if est.printed is None and what == "printed rate" and (why := _other_clock(run, est)):
@@ -2248,19 +2252,25 @@ def _printed_unchecked(run: RunData, implied, values: str) -> str:
     is None, its slack is wider, or all that slack and the pauses of the epoch ends it spans
     allow does not lie within MISMATCH), '' where they do, disprove them
     (:func:`_printed_against_clock` flags that) or are finer, unless every interval holds an
-    evaluation or an epoch's end."""
+    evaluation or an epoch's end and the batch they imply is not below the stated one."""
     lines, epoch, _, ts = run.timeline()
     metric = M.THROUGHPUT if values == "rates" else M.LATENCY
     evaluations = holds_evaluation(_left_out(run, metric), lines)
     held = int(evaluations.sum())
     if not whole_seconds(ts[np.isfinite(ts)]):
-        # finer stamps check them over any interval free of a pause they leave out
-        if implied is not None or not held or not (evaluations | (np.diff(epoch) != 0)).all():
+        # finer stamps check them over any interval free of a pause they leave out; where
+        # none is, a pause only adds time: a batch implied below the stated one disproves
+        # them (:func:`_printed_against_clock` flags that), any other cannot confirm them
+        below = implied is not None and implied[0] < (1 - MISMATCH) * run.global_batch_size
+        if below or (implied is None and not held) \
+                or not (evaluations | (np.diff(epoch) != 0)).all():
             return ""
-        which = "" if held == len(lines) - 1 else f" ({held} of them) or an epoch's end"
-        return (f"each of its {len(lines) - 1} intervals between its training lines holds an "
-                f"evaluation{which}, whose time those {values} leave out and the stamps count, "
-                "so they cannot check them")
+        which = ("an evaluation" if held == len(lines) - 1 else
+                 f"an evaluation ({held} of them) or an epoch's end" if held else
+                 "an epoch's end")
+        return (f"each of its {len(lines) - 1} intervals between its training lines holds "
+                f"{which}, whose time those {values} leave out and the stamps count, so they "
+                "cannot check them")
     if implied is not None and implied[3] <= MISMATCH:
         value, n, _, slack, pauses = implied
         off = value / run.global_batch_size - 1
