@@ -2283,11 +2283,15 @@ def _printed_unchecked(run: RunData, implied, values: str) -> str:
             return ""
         high, low = off + slack, slack + pauses - off
         if pauses and low >= high:
+            bound = (f"they bound only to {pauses:.1%} of that span (a second each), so they "
+                     f"check them only to {low:.1%}, more than {MISMATCH:.0%} (rates printed "
+                     "that much too low imply the stated batch with the pauses)"
+                     if np.isfinite(pauses) else
+                     "nothing bounds (no interval lies within an epoch), so they cannot "
+                     "check them")
             return (f"its whole-second timestamps over {n} intervals span epoch ends whose "
-                    f"pauses, which the {values} leave out, they bound only to {pauses:.1%} "
-                    f"of that span (a second each), so they check them only to {low:.1%}, "
-                    f"more than {MISMATCH:.0%} (rates printed that much too low imply the "
-                    "stated batch with the pauses): a longer run or finer stamps settle it")
+                    f"pauses, which the {values} leave out, {bound}: a longer run or finer "
+                    "stamps settle it")
         return (f"its whole-second timestamps over {n} intervals put them {off:+.1%} off "
                 f"the stated batch, to within {slack:.1%} (a second a stretch), so they may "
                 f"be {max(high, low):.1%} off, more than {MISMATCH:.0%}: a longer run or finer "

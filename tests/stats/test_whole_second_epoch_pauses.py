@@ -104,3 +104,13 @@ def test_rates_checked_only_beyond_five_percent_give_no_figure(tmp_path, factor)
     _, kind, problem = reported(tmp_path)
     assert kind == "missing_timestamps"
     assert "more than 5%" in problem and "a longer run or finer stamps settle it" in problem
+
+
+def test_one_line_an_epoch_says_nothing_bounds_the_pauses(tmp_path):
+    """One line an epoch: no interval lies within an epoch, so nothing bounds the pauses the
+    rates leave out; the reason says so in words, not as a bound of inf %."""
+    paused_epochs(tmp_path, factor=0.9, start_us=412345, iterations=500, epoch=50, every=50,
+                  seconds=0.05, pause=0.3)
+    value, kind, problem = reported(tmp_path)
+    assert kind == "missing_timestamps", (value, problem)
+    assert "nothing bounds" in problem and "inf" not in problem
