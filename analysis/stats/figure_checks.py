@@ -771,8 +771,10 @@ def _span_against_rates(run: RunData, window: tuple[int, int], pace: float) -> s
     at the rate its line prints, or at `pace` s an iteration where it prints none. The rates'
     batch and clock are the logger's, not the window's: the longer span checks them closer
     than the window's short stretches can. It reaches as far as no evaluation intervenes (time
-    the rates leave out), nor an epoch's end unless the window already spans one (its epoch
-    ends are then taken to hold no pause: where they do, the span is not the rates')."""
+    the rates leave out), nor an epoch's end unless the window already spans one; a pause
+    there adds time as rates printed too low remove it, so a span agreeing with the rates
+    confirms them only where the stamps bound those pauses (:func:`_epoch_end_pauses`) within
+    MISMATCH too."""
     lines, epoch, step, ts = run.timeline()
     keep = np.isfinite(ts)
     lines, epoch, step, ts = lines[keep], epoch[keep], step[keep], ts[keep]
@@ -784,19 +786,31 @@ def _span_against_rates(run: RunData, window: tuple[int, int], pace: float) -> s
     cuts = np.flatnonzero(cut)
     a = int(cuts[cuts < first].max(initial=-1)) + 1
     b = int(cuts[cuts >= last].min(initial=len(cut))) + 1
-    lines, step, ts = lines[a:b], step[a:b], ts[a:b]
+    lines, step, ts, ends = lines[a:b], step[a:b], ts[a:b], ends[a:b - 1]
     ds = np.diff(step)
+    iterations = np.where(ds > 0, ds, step[1:])
     rates = _printed_at(run, lines)[1:]
     with np.errstate(divide="ignore", invalid="ignore"):
         per = printed_batches(run, train_arrays(run), lines[1:]) / np.where(rates > 0, rates,
                                                                             np.nan)
-    rated = float(np.sum(np.where(ds > 0, ds, step[1:]) * np.where(np.isfinite(per), per, pace)))
+    rated = float(np.sum(iterations * np.where(np.isfinite(per), per, pace)))
     span = float(ts[-1] - ts[0])
     if ONE_CLOCK_BAND > MISMATCH * rated:  # its two roundings alone may move it that far
         return (f"over lines {int(lines[0])} to {int(lines[-1])}, the longest span they check "
                 f"the rates over, the rates give {rated:.6g} s, so a second checks them only "
                 f"to {ONE_CLOCK_BAND / rated:.1%}, more than {MISMATCH:.0%}: a longer run or "
                 "finer stamps settle it")
+    # a pause at an epoch end the span holds adds time as rates printed too low remove it:
+    # the span confirms them only where the stamps bound such pauses within MISMATCH too
+    pauses = _epoch_end_pauses(np.diff(ts), iterations, ~ends, ends)
+    if ONE_CLOCK_BAND + pauses > MISMATCH * rated and span <= rated + ONE_CLOCK_BAND:
+        bound = (f"the stamps bound only to {pauses:.3g} s (a second each)"
+                 if np.isfinite(pauses) else "nothing bounds (no interval lies within an epoch)")
+        return (f"over lines {int(lines[0])} to {int(lines[-1])}, the longest span they check "
+                f"the rates over, the rates give {rated:.6g} s, and its {int(ends.sum())} "
+                f"epoch ends may hold pauses the rates leave out, which {bound}, so the span "
+                f"checks them only to more than {MISMATCH:.0%} (rates printed that much too "
+                "low meet the stamps with the pauses): longer epochs or finer stamps settle it")
     if abs(span - rated) <= ONE_CLOCK_BAND:
         return ""
     return (f"over lines {int(lines[0])} to {int(lines[-1])}, every interval included, they "
@@ -2274,28 +2288,31 @@ def _printed_unchecked(run: RunData, implied, values: str) -> str:
     if implied is not None and implied[3] <= MISMATCH:
         value, n, _, slack, pauses = implied
         off = value / run.global_batch_size - 1
-        # the stamps put the printed values `off` the stated batch, to within the rounding's
-        # slack, and a pause only adds time (a batch implied below the stated one's slack is
-        # proof): they confirm them where all they allow lies within MISMATCH; beyond it
-        # (:func:`_printed_against_clock` flags that) or inside, each says so
-        if abs(off) > MISMATCH or (off + slack <= MISMATCH
-                                   and off - slack - pauses >= -MISMATCH):
+        # the stamps put the printed values `off` the stated batch to within the rounding's
+        # slack, and a pause at an epoch end only adds time, so theirs lies between `low`
+        # and `high`: they confirm them where all of that lies within MISMATCH, and disprove
+        # them (:func:`_printed_against_clock` flags that) where their best reading lies
+        # beyond it, below, or above by more than the pauses may take
+        low, high = off - slack - pauses, off + slack
+        if -MISMATCH <= low and high <= MISMATCH or off < -MISMATCH or off - pauses > MISMATCH:
             return ""
-        high, low = off + slack, slack + pauses - off
-        if pauses and low >= high:
-            bound = (f"they bound only to {pauses:.1%} of that span (a second each), so they "
-                     f"check them only to {low:.1%}, more than {MISMATCH:.0%} (rates printed "
-                     "that much too low imply the stated batch with the pauses)"
-                     if np.isfinite(pauses) else
-                     "nothing bounds (no interval lies within an epoch), so they cannot "
-                     "check them")
+        if not np.isfinite(pauses):
             return (f"its whole-second timestamps over {n} intervals span epoch ends whose "
-                    f"pauses, which the {values} leave out, {bound}: a longer run or finer "
-                    "stamps settle it")
-        return (f"its whole-second timestamps over {n} intervals put them {off:+.1%} off "
-                f"the stated batch, to within {slack:.1%} (a second a stretch), so they may "
-                f"be {max(high, low):.1%} off, more than {MISMATCH:.0%}: a longer run or finer "
-                "stamps settle it")
+                    f"pauses, which the {values} leave out, nothing bounds (no interval lies "
+                    "within an epoch), so they cannot check them: lines within epochs settle "
+                    "it")
+        implies = (f"its whole-second timestamps over {n} intervals imply {value:,.1f} samples "
+                   f"an iteration for the stated {run.global_batch_size:,.0f} ({off:+.1%}), "
+                   f"to within {slack:.1%} (a second a stretch)")
+        if off > MISMATCH:
+            return (f"{implies}, which pauses at the epoch ends that span holds, which the "
+                    f"{values} leave out, may explain (up to {pauses:.1%} of it, a second "
+                    f"each): they cannot tell {values} printed too high from such pauses; "
+                    "epochs of 20 s or more, or finer stamps, settle it")
+        less = (f", and less by up to {pauses:.1%} for the pauses at the epoch ends that span "
+                f"holds (a second each), which the {values} leave out") if pauses else ""
+        return (f"{implies}{less}, so they may be {max(high, -low):.1%} off, more than "
+                f"{MISMATCH:.0%}: a longer run or finer stamps settle it")
     if implied is not None:
         # a second a stretch, stretches of one period rounding alike (evaluations cutting
         # the span at each epoch): rates off the run's by that much pass inside that slack

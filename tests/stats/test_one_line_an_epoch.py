@@ -72,11 +72,15 @@ def test_rates_off_the_clock_are_never_a_figure_unflagged(tmp_path, name):
         assert not off or row["problem_kind"] not in ("", "method_fallback"), (method, row)
 
 
-def test_the_flag_names_the_implied_batch_and_the_epoch_ends(tmp_path):
+def test_the_reason_names_the_implied_batch_and_the_epoch_ends(tmp_path):
+    """Rates x1.15 on epochs of a second: the stamps imply 147 samples an iteration, which a
+    pause of 0.15 s at each epoch's end (a second each may hide) gives too, so the log
+    cannot tell the two: no figure, not a mismatch."""
     _dle(tmp_path, **SHAPES["w01"])
     row = _rows(tmp_path)["reported"]
-    assert row["problem_kind"] == "figure_mismatch"
+    assert row["problem_kind"] == "missing_timestamps"
     assert "147." in row["problem"] and "epoch ends" in row["problem"]
+    assert "cannot tell rates printed too high from such pauses" in row["problem"]
 
 
 def test_evaluations_after_every_epoch_say_the_stamps_cannot_check_the_rates(tmp_path):

@@ -69,7 +69,7 @@ def test_the_reason_states_how_far_the_stamps_allow_them_off(tmp_path):
     _libai(tmp_path, 1.06, 316)
     row = _reported(tmp_path)
     assert row["problem_kind"] == "missing_timestamps"
-    assert "to within 1.1% (a second a stretch), so they may be 5.9% off" in row["problem"]
+    assert "(-4.8%), to within 1.1% (a second a stretch), so they may be 5.9% off" in row["problem"]
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 316])
