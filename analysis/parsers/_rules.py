@@ -305,6 +305,7 @@ def latency_rule(run: RunData, what: str, ramp_up: np.ndarray = ()) -> Estimate:
     (``truncated``). Throughput = global batch / latency, flagged where intervals holding
     an evaluation are in it (:func:`~analysis.stats.methods.window.evaluations_in_latencies`).
     Steps that repeat or go back give no figure."""
+    from analysis.stats.methods.base import lowest_rank
     from analysis.stats.methods.window import (
         evaluations_in_latencies,
         holds_evaluation,
@@ -318,6 +319,7 @@ def latency_rule(run: RunData, what: str, ramp_up: np.ndarray = ()) -> Estimate:
         method += (f"; the {len(ramp_up)} intervals of the batch-size ramp-up (another "
                    "global batch size printed) and the first after them left out")
     rows = run.series(M.LATENCY).drop_duplicates("line")
+    rows = rows[lowest_rank(rows["rank"].to_numpy(dtype=float, na_value=np.nan))]
     if rows.empty:
         return Estimate.fail("the log has no training lines with a latency",
                              kind="no_training_lines", method=method)

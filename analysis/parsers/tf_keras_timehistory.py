@@ -25,6 +25,7 @@ from analysis.parsers._scan import bad_lines, floats, found, ints
 from analysis.parsers._shapes import year_less
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.problems import Problem, excerpt
+from analysis.stats.methods.base import lowest_rank
 
 #: Any line holding the anchor (the DLPerf script counts every line with "TimeHistory").
 _ANY = re.compile(rb"^([^\n]*?)TimeHistory:([^\n]*)$", re.M)
@@ -155,6 +156,7 @@ class TfKerasTimeHistory(LogParser):
 
     def dlperf(self, run: RunData) -> Estimate:
         rows = run.series(M.THROUGHPUT).drop_duplicates("line")
+        rows = rows[lowest_rank(rows["rank"].to_numpy(dtype=float, na_value=np.nan))]
         if rows.empty:
             return Estimate.fail("no TimeHistory lines", "no_training_lines", RULE)
         window = rows.iloc[:LINES]

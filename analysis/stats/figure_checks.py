@@ -130,8 +130,8 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
         est = _median_against_timestamps(run, est)
     if est.ok and _open(est) and est.window is None:
         est = _closing_against_lines(run, est)
-    for check in (_printed_against_latency, _printed_against_clock, _samples_against_batch,
-                  _closing_against_figure):
+    for check in (_ranks_against_lowest, _printed_against_latency, _printed_against_clock,
+                  _samples_against_batch, _closing_against_figure):
         if est.ok and _open(est):
             est = check(run, est)
     if est.ok and _open(est) and est.window is not None:  # last: a doubt gives way to proof
@@ -945,6 +945,40 @@ def _run_rates_disagree(run: RunData) -> np.ndarray:
     ds = np.diff(step)
     per = np.diff(ts) / np.where(ds > 0, ds, np.nan)
     return _rates_disagree(run, lines, per, np.ones(len(per), dtype=bool))
+
+
+def _ranks_against_lowest(run: RunData, est: Estimate) -> Estimate:
+    """`est` flagged ``figure_mismatch`` where the ranks printing the run's lines time it
+    differently (:func:`_ranks_disagree`): ranks of one synchronous run share its pace, so
+    the log contradicts itself, and every figure reads the lowest rank's lines."""
+    reason = _once(run, "ranks", lambda: _ranks_disagree(run))
+    return est if reason is None else _flag(est, "figure_mismatch", reason)
+
+
+def _ranks_disagree(run: RunData) -> str | None:
+    """Why the lowest rank's printed times per iteration disagree with the other ranks':
+    the median of its values over the steps every rank prints more than MISMATCH off the
+    median of the others' medians (one odd rank of many moves no median); None where they
+    agree or one rank prints. Rates are not compared: a rank may print its own devices'."""
+    cols = train_arrays(run)
+    rows = series_rows(run, cols, M.LATENCY)
+    rank, step, value = cols["rank"][rows], cols["step"][rows], cols["value"][rows]
+    ok = np.isfinite(rank) & np.isfinite(step) & np.isfinite(value)
+    ranks = np.unique(rank[ok])
+    common = step[ok & (rank == ranks[0])] if len(ranks) > 1 else np.empty(0)
+    for r in ranks[1:]:
+        common = np.intersect1d(common, step[ok & (rank == r)])
+    if not len(common):
+        return None
+    ok &= np.isin(step, common)
+    medians = [float(np.median(value[ok & (rank == r)])) for r in ranks]
+    others = float(np.median(medians[1:]))
+    if abs(medians[0] - others) <= MISMATCH * others:
+        return None
+    return (f"rank {int(ranks[0])} prints a median time per iteration of {medians[0]:.6g} s "
+            f"over the {len(common)} steps every rank prints, the other ranks {others:.6g} s "
+            "(the median of theirs): ranks of one run share its pace, so the log contradicts "
+            f"itself; the figure follows rank {int(ranks[0])}'s lines")
 
 
 def _steps_timed_by_rates(run: RunData, est: Estimate) -> Estimate | None:
