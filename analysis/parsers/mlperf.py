@@ -13,6 +13,8 @@ scipy.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import math
 import re
@@ -309,45 +311,54 @@ MIN_CLOCK_MS = 1e12
 
 def _before_init(records: list[tuple[int, dict]], start_ms: float) -> str:
     """Why a run_start at `start_ms` cannot be the run's start ('' when it can): before the
-    log's init_start (the rules' order is init_start, init_stop, run_start), or no clock
+    log's earliest init_start (the rules' order is init_start, init_stop, run_start; each
+    rank stamps its own on its own clock, one ahead of the run_start's), or no clock
     reading at all."""
     if start_ms < MIN_CLOCK_MS:
         return f"before {MIN_CLOCK_MS:.0f} ms (2001), no clock reading"
-    for line, rec in records:
-        if rec["key"] == "init_start" and rec["time_ms"] > start_ms:
-            return f"before init_start at {rec['time_ms']} ms (line {line})"
-    return ""
+    t, line = min(((rec["time_ms"], line) for line, rec in records
+                   if rec["key"] == "init_start"), default=(start_ms, 0))
+    return f"before init_start at {t} ms (line {line})" if t > start_ms else ""
 
 
-#: Seconds apart that the copies of one run_start or run_stop printed by different ranks may
-#: be stamped: each rank prints it on its own clock after the same collective step, so they
-#: differ by the hosts' clock offsets and print latency. The published v1.0 logs print both
-#: once, but init_start (stamped before any barrier) on every rank, at most 3.1 s apart (64
-#: ranks); two runs' run_starts are a whole run and its init apart, minutes at least.
+#: Seconds apart that untagged copies of one run_start or run_stop may be stamped and still
+#: be read as ranks' copies (flagged, as the log does not say): each rank prints it on its own
+#: clock after the same collective step, so they differ by the hosts' clock offsets and print
+#: latency. The published v1.0 logs print both once, but init_start (stamped before any
+#: barrier) on every rank, at most 3.1 s apart (64 ranks); two runs' run_starts are a whole
+#: run and its init apart, minutes at least.
 SAME_EVENT_S = 5.0
 _RUN_EVENTS = ("run_start", "run_stop")
 
 
 def _without_rank_copies(log: LogText, records: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
     """`records` less the copies of a run_start or run_stop that other ranks print (launcher
-    rank tags), within SAME_EVENT_S of the first: the lowest rank's copy is kept, so the
-    time to train is read on one rank's clock. Untagged copies, and a rank's own second
-    one, stay for _several_runs to judge."""
+    rank tags): each rank's n-th time of an event is one event of one run however far the
+    ranks' clocks are apart, read on the lowest rank's copy; copies on either side of
+    another run event's time (two runs, one a rank) are two. Untagged copies and a rank's
+    own second one stay for _several_runs to judge."""
     lines = np.array([line for line, _ in records], dtype=np.int64)
     ranks = log.ranks_at(lines).tolist() if len(lines) else []
-    events: list[list[int]] = []  # indices into records, the copies of one event
+    seen: dict[tuple[str, int], list[float]] = {}  # (key, rank) -> its distinct times, in order
+    events: dict[tuple[str, int], list[int]] = {}  # (key, n) -> indices of the n-th copies
     for i, (_, rec) in enumerate(records):
         if rec["key"] not in _RUN_EVENTS or ranks[i] < 0:
             continue
-        t = float(rec["time_ms"])
-        same = next((e for e in events if records[e[0]][1]["key"] == rec["key"]
-                     and abs(float(records[e[0]][1]["time_ms"]) - t) <= SAME_EVENT_S * 1e3
-                     and ranks[i] not in {ranks[j] for j in e}), None)
-        if same is None:
-            events.append([i])
-        else:
-            same.append(i)
-    drop = {j for e in events for j in e if j != min(e, key=ranks.__getitem__)}
+        times = seen.setdefault((rec["key"], ranks[i]), [])
+        if (t := float(rec["time_ms"])) not in times:
+            times.append(t)
+        events.setdefault((rec["key"], times.index(t)), []).append(i)
+    drop = set()
+    for (key, _), copies in events.items():
+        others = sorted(float(rec["time_ms"]) for _, rec in records
+                        if rec["key"] in _RUN_EVENTS and rec["key"] != key)
+
+        # copies on either side of another run event are of two runs: one kept of each
+        side = {j: bisect.bisect_left(others, float(records[j][1]["time_ms"])) for j in copies}
+        for _, part in itertools.groupby(sorted(copies, key=side.get), key=side.get):
+            part = list(part)
+            low = min(ranks[j] for j in part)
+            drop.update(j for j in part if ranks[j] != low)
     return [r for i, r in enumerate(records) if i not in drop] if drop else records
 
 

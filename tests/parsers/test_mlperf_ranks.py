@@ -1,7 +1,7 @@
 """The run events of an MLPerf log printed by every rank (``srun -l``'s ``N: `` tags, each
-rank's copy a few ms apart on its own clock) are one event of one run, read on the lowest
-rank's clock; a rank's own second run_start, one far from the first, or untagged copies at
-different times are not taken as one."""
+rank's copy on its own clock, ms or a minute apart) are one event of one run, read on the
+lowest rank's clock; a rank's own second run_start, copies between which another run's
+event falls, or untagged copies at different times are not taken as one."""
 
 from __future__ import annotations
 
@@ -24,11 +24,14 @@ def _line(key: str, t: int, rank: int | None = None, **meta) -> str:
     return ("" if rank is None else f"{rank}: ") + ":::MLLOG " + json.dumps(rec)
 
 
-def _bert(minutes: float, ranks: int = 8, tagged: bool = True) -> list[str]:
+def _bert(minutes: float, ranks: int = 8, tagged: bool = True, ahead: dict | None = None
+          ) -> list[str]:
     """A healthy BERT log: every rank prints init_start, init_stop, run_start, run_stop,
-    rank r's copy r % 4 ms after rank 0's; the rest rank 0 alone."""
+    rank r's copy r % 4 ms after rank 0's, plus `ahead`'s ms where its clock is ahead; the
+    rest rank 0 alone."""
     def all_ranks(key, t, **meta):
-        return [_line(key, t + r % 4, r if tagged else None, **meta) for r in range(ranks)]
+        return [_line(key, t + r % 4 + (ahead or {}).get(r, 0), r if tagged else None, **meta)
+                for r in range(ranks)]
     stop = T0 + round(minutes * 60_000)
     lines = [_line(k, T0 - 70_000, 0 if tagged else None, value=v) for k, v in
              (("submission_benchmark", "bert"), ("submission_org", "NVIDIA"))]
@@ -80,9 +83,38 @@ def test_the_same_rank_printing_run_start_twice_is_several_runs(tmp_path):
     assert "more than one run in this log" in reason
 
 
-def test_another_ranks_run_start_an_hour_later_is_several_runs(tmp_path):
-    """Rank 3's run_start an hour after rank 0's is no copy of it: far beyond clock skew."""
-    lines = _bert(90.0)
+@pytest.mark.parametrize("ahead_ms", [6_000, 60_000, 90_000])
+def test_a_rank_whose_clock_is_ahead_is_one_run_and_scores(tmp_path, ahead_ms):
+    """Rank 7's clock 6 s (60 s; 90 s, its init_start after rank 0's run_start) ahead, each
+    rank printing each run event once: every log was several_runs ("more than one run … a
+    run restarted"); one run a log, read on rank 0's clock, the case 22.25 min, and not
+    "run_start before init_start" at 90 s."""
+    _case(tmp_path, [_bert(20 + i * 0.5, ahead={7: ahead_ms}) for i in range(10)])
+    result, times = _parse(tmp_path)
+    assert "several_runs" not in set(result.problems["kind"])
+    assert times == {f"result_{i}.txt": pytest.approx(20 + i * 0.5, abs=1e-9) for i in range(10)}
+    assert summarize(result, "reported").iloc[0]["time_to_train_min"] == pytest.approx(22.25)
+
+
+def test_a_skewed_rank_printing_run_start_twice_is_several_runs_of_two_starts(tmp_path):
+    """Rank 7's clock 60 s ahead, and rank 3 printing run_start again 90 s later (restarted):
+    rank 7's copy is one start with the others' (it was counted a third), rank 3's second
+    is another."""
+    lines = _bert(20.0, ahead={7: 60_000})
+    at = lines.index(_line("run_stop", T0 + 1_200_000, 0, status="success"))
+    lines.insert(at, _line("run_start", T0 + 90_003, 3))
+    _case(tmp_path, [lines])
+    result, times = _parse(tmp_path)
+    assert times == {}
+    reason = result.problems[result.problems["kind"] == "several_runs"]["reason"].iloc[0]
+    assert "run_start at 2 different times" in reason
+    assert "more than one run in this log" in reason
+
+
+def test_another_ranks_run_start_after_the_run_stop_is_several_runs(tmp_path):
+    """Rank 3's run_start an hour after rank 0's, the 30 min run's run_stop between them:
+    no copy of rank 0's start, however far clocks may be apart."""
+    lines = _bert(30.0)
     lines[lines.index(_line("run_start", T0 + 3, 3))] = _line("run_start", T0 + 3_600_000, 3)
     _case(tmp_path, [lines])
     result, times = _parse(tmp_path)
@@ -90,6 +122,18 @@ def test_another_ranks_run_start_an_hour_later_is_several_runs(tmp_path):
     reason = result.problems[result.problems["kind"] == "several_runs"]["reason"].iloc[0]
     assert "run_start at 2 different times" in reason
     assert "more than one run in this log" in reason
+
+
+def test_two_one_rank_runs_in_one_log_are_several_runs(tmp_path):
+    """Rank 0's run, then rank 1's (two jobs written to one file): each rank prints each run
+    event once, but one run's run_stop falls between the run_starts."""
+    lines = [_line("run_start", T0, 0), _line("run_stop", T0 + 1_200_000, 0, status="success"),
+             _line("run_start", T0 + 1_300_000, 1),
+             _line("run_stop", T0 + 2_500_000, 1, status="success")]
+    _case(tmp_path, [lines])
+    result, times = _parse(tmp_path)
+    assert times == {}
+    assert "several_runs" in set(result.problems["kind"])
 
 
 def test_untagged_copies_ms_apart_are_flagged_without_claiming_several_runs(tmp_path):
