@@ -2327,8 +2327,11 @@ def _printed_unchecked(run: RunData, implied, values: str) -> str:
         # and `high`: they confirm them where all of that lies within MISMATCH, and disprove
         # them (:func:`_printed_against_clock` flags that) where their best reading lies
         # beyond it, below, or above by more than the pauses may take
-        low, high = off - slack - pauses, off + slack
-        if -MISMATCH <= low and high <= MISMATCH or off < -MISMATCH or off - pauses > MISMATCH:
+        # `pauses` is their share of the span; they raise the batch implied by the rest of
+        # it by pauses / (1 - pauses)
+        raised = pauses / (1 - pauses) if pauses < 1 else np.inf
+        low, high = off - slack - raised, off + slack
+        if -MISMATCH <= low and high <= MISMATCH or off < -MISMATCH or off - raised > MISMATCH:
             return ""
         if not np.isfinite(pauses):
             return (f"its whole-second timestamps over {n} intervals span epoch ends whose "
@@ -2340,10 +2343,10 @@ def _printed_unchecked(run: RunData, implied, values: str) -> str:
                    f"to within {slack:.1%} (a second a stretch)")
         if off > MISMATCH:
             return (f"{implies}, which pauses at the epoch ends that span holds, which the "
-                    f"{values} leave out, may explain (up to {pauses:.1%} of it, a second "
-                    f"each): they cannot tell {values} printed too high from such pauses; "
+                    f"{values} leave out, may explain (they may raise it by {raised:.1%}, a "
+                    f"second each): they cannot tell {values} printed too high from such pauses; "
                     "epochs of 20 s or more, or finer stamps, settle it")
-        less = (f", and less by up to {pauses:.1%} for the pauses at the epoch ends that span "
+        less = (f", and less by up to {raised:.1%} for the pauses at the epoch ends that span "
                 f"holds (a second each), which the {values} leave out") if pauses else ""
         return (f"{implies}{less}, so they may be {max(high, -low):.1%} off, more than "
                 f"{MISMATCH:.0%}: a longer run or finer stamps settle it")

@@ -146,3 +146,15 @@ def test_rates_printed_high_one_line_an_epoch_are_no_figure(tmp_path, factor):
     row = methods(tmp_path)["reported"]
     assert row["problem_kind"] == "missing_timestamps", (row["throughput"], row["problem"])
     assert "nothing bounds" in row["problem"]
+
+
+@pytest.mark.parametrize("pause", [3.0, 6.0])
+def test_long_unnamed_pauses_are_weighed_as_the_batch_they_raise(tmp_path, pause):
+    """Epochs of 15 s, a 6 s pause at each end: 28 % of the span, which raises the batch
+    implied by the rest by 40 % (6 / 15), not by 28 %: the +38 % the stamps imply is what
+    the pauses may take, so no figure (it was figure_mismatch, the right figure kept)."""
+    paused_epochs(tmp_path, factor=1.0, iterations=3000, epoch=150, every=10, seconds=0.1,
+                  pause=pause, start_us=250000, jitter=0.03)
+    _, kind, problem = reported(tmp_path)
+    assert kind == "missing_timestamps", problem
+    assert "cannot tell rates printed too high from such pauses" in problem
