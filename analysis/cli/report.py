@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from analysis import config
 from analysis.changes import verdict
-from analysis.cli._options import add_meta, add_method, add_percentage
+from analysis.cli._options import add_meta, add_method, add_percentage, check_outside_stores
 from analysis.interrupt import sigterm_as_interrupt
 
 COMMAND = "report"
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from analysis.discover import find_logs
     from analysis.report.publish import publish
 
+    check_outside_stores(args.out_dir or config.REPORTS_DIR)  # any store, not only --store
     if args.log_dir:
         find_logs([args.log_dir])  # an empty folder: "no logs found" before any kernel starts
     with sigterm_as_interrupt():  # its kernel and temporary folder go, as with Ctrl-C

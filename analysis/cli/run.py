@@ -20,7 +20,7 @@ from pathlib import Path
 
 from analysis import config
 from analysis.cli import EXIT_INTERRUPTED
-from analysis.cli._options import positive_float
+from analysis.cli._options import check_outside_stores, positive_float
 from analysis.fsutil import atomic_path
 from analysis.interrupt import sigterm_as_interrupt
 
@@ -81,6 +81,9 @@ def run(args) -> int:
     from analysis.campaign.runner import Campaign, CampaignInterrupted
 
     campaign = Campaign(args.spec, out_dir=args.out_dir, backend=args.backend)  # validates
+    # before anything runs or moves: --fresh would move a store's contents aside, and runs
+    # written inside one damage it (the folder moved aside lies beside it, in no other store)
+    check_outside_stores(campaign.out)
     if args.dry_run:
         campaign.dry_run(fresh=args.fresh)
         return 0
