@@ -218,7 +218,7 @@ def find_logs(paths: Iterable[str | os.PathLike]) -> tuple[list[Found], list[Pro
                     rid = f.parent.joinpath(stem).as_posix()
                 run_ids[key] = rid
                 used.add(rid)
-            stray = "" if explicit else campaigns.stray_reason(f.parent, stem)
+            stray = "" if explicit else campaigns.stray_reason(f.parent, stem, raw)
             damaged = None if explicit or stray else campaigns.damaged_marker(
                 f.parent, stem, run_ids[key])
             if damaged is not None:

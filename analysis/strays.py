@@ -3,10 +3,11 @@
 ``dlperf run`` writes, beside each log ``<N>n<G>g/<stem>.log``, a done marker ``<stem>.done``
 (JSON; ``ok`` once the logs were finalized) and, in the campaign folder, ``status.json``
 (each run's state: done / failed / pending). A folder holding done markers, or a
-``status.json`` of that shape (its own or its parent's), is a campaign folder: there a run
-counts only when it has a done marker of its own (its ``run_id``, where it states one, names
-the log's stem; its ``campaign``, where it and ``status.json`` name one, is the status's)
-that does not say the run failed (:func:`marker_failure`: an ``ok`` (other
+``status.json`` of that shape (its own, or the nearest above it: its parent's, or one up to
+the folder the user named, which names the folder's runs ``old/1n1g/<stem>``), is a campaign
+folder: there a run counts only when it has a done marker of its own (its ``run_id``, where
+it states one, names the log's stem; its ``campaign``, where it and ``status.json`` name one,
+is the status's) that does not say the run failed (:func:`marker_failure`: an ``ok`` (other
 tools: ``success``) that is not true in any spelling, a ``state`` (other tools: ``status``,
 ``result``) other than done, a non-zero exit code, or a node that exited non-zero or was
 stopped; markers written by other tools stating none of these count as done, as reports
@@ -191,36 +192,59 @@ class CampaignFolders:
 
     def __init__(self) -> None:
         self._folders: dict[str, tuple[set[str], dict[str, str] | None, str] | None] = {}
+        self._statuses: dict[str, dict[str | None, str] | None] = {}
         #: (folder, stem) -> (line, why) of the counted runs whose done marker is damaged
         self._faults: dict[tuple[str, str], tuple[int | None, str]] = {}
         self._said: set[tuple[str, str]] = set()
 
-    def _folder(self, folder: str):
+    def _status(self, folder: str) -> dict[str | None, str] | None:
+        """The states of the campaign ``status.json`` in `folder` (None: none), read once."""
+        if folder not in self._statuses:
+            self._statuses[folder] = _status_states(os.path.join(folder, STATUS_NAME))
+        return self._statuses[folder]
+
+    def _campaign_status(self, folder: str, named: str | None) -> tuple[dict | None, str]:
+        """(states, run id prefix) of the nearest campaign ``status.json`` in `folder` or
+        above it, up to its parent or, deeper below, up to the folder the user named
+        (`named`): a log kept in a subfolder of a campaign folder is the campaign's to
+        account for, while a folder named inside one is read for itself; (None, "") when
+        there is none."""
+        top = os.path.dirname(folder)
+        if named is not None and top.startswith(os.path.join(named, "")):
+            top = named
+        where, prefix = folder, ""
+        while (status := self._status(where)) is None and where != top:
+            where, prefix = os.path.dirname(where), f"{os.path.basename(where)}/{prefix}"
+        return (status, prefix) if status is not None else (None, "")
+
+    def _folder(self, folder: str, named: str | None = None):
         """(stems with a marker, status states or None, run id prefix in the status) of a
-        campaign folder; None for a folder that is none."""
+        campaign folder; None for a folder that is none (the first `named` decides)."""
         if folder not in self._folders:
             try:
                 names = os.listdir(folder)
             except OSError:
                 names = []
             markers = {n[: -len(MARKER_SUFFIX)] for n in names if n.endswith(MARKER_SUFFIX)}
-            status, prefix = None, ""
-            for where, pre in ((folder, ""), (os.path.dirname(folder), os.path.basename(folder) + "/")):
-                status = _status_states(os.path.join(where, STATUS_NAME))
-                if status is not None:
-                    prefix = pre
-                    break
+            status, prefix = self._campaign_status(folder, named)
             self._folders[folder] = (markers, status, prefix) if markers or status is not None \
                 else None
         return self._folders[folder]
 
-    def stray_reason(self, folder: Path, stem: str) -> str:
-        """Why run `stem` of `folder` (as walked) is not one the campaign ran; "" when it is,
-        or when `folder` is no campaign folder."""
-        info = self._folder(os.path.abspath(folder))
+    def stray_reason(self, folder: Path, stem: str, named: str | None = None) -> str:
+        """Why run `stem` of `folder` (as walked from folder `named`, when one was) is not one
+        the campaign ran; "" when it is, or when `folder` is no campaign folder."""
+        info = self._folder(os.path.abspath(folder), named and os.path.abspath(named))
         if info is None:
             return ""
-        markers, status, prefix = info
+        why = self._why(Path(folder), stem, *info)
+        if why and info[2].count("/") > 1:  # not beside its status: say whose, and as what
+            why += f" (under campaign folder {_home(folder, info[2])}, as run {info[2]}{stem})"
+        return why
+
+    def _why(self, folder: Path, stem: str, markers: set[str], status: dict | None,
+             prefix: str) -> str:
+        """:meth:`stray_reason` of a campaign folder's run."""
         why = []
         state = status.get(prefix + stem) if status is not None else None
         if stem in markers:
@@ -328,7 +352,7 @@ def _listed_done_without_files(folder: str, prefix: str, markers: set[str],
     """A ``missing_log`` problem for each run of `folder` that its campaign's ``status.json``
     lists as done while neither its log nor its done marker is there (a row's ``log`` that
     another run's row or marker claims is not its own: a hand edit)."""
-    status = os.path.join(folder if not prefix else os.path.dirname(folder), STATUS_NAME)
+    status = os.path.join(_home(folder, prefix), STATUS_NAME)
     data = read_json_object(status) or {}
     rows = [run for run in data.get("runs") or [] if isinstance(run, dict)]
     ids = {run["run_id"] for run in rows if isinstance(run.get("run_id"), str)}
@@ -348,6 +372,13 @@ def _listed_done_without_files(folder: str, prefix: str, markers: set[str],
                 "(restore them; or resume to run it again)",
                 run_id=str(run.get("run_id") or stems[0])))
     return lost
+
+
+def _home(folder: str | Path, prefix: str) -> str:
+    """The campaign folder whose ``status.json`` names the runs of `folder` as ``<prefix><stem>``."""
+    for _ in range(prefix.count("/")):
+        folder = os.path.dirname(folder)
+    return str(folder)
 
 
 def _claimed(folder: str, key: str, run_id: object, ids: set[str]) -> bool:
