@@ -345,8 +345,11 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     hold a slower start before them), or the printed rate counts another batch than the
     stated one. Whole-second stamps allow a second a stretch of intervals within epochs;
     where that is more than MISMATCH, the median is checked against the rates' own time
-    instead (:func:`_median_against_rates`). The batch is the stated global batch, else the
-    samples an iteration the lines imply (:func:`_implied_batch`). Kept, naming both."""
+    instead (:func:`_median_against_rates`), and within it the median stands only where it
+    and that slack lie within MISMATCH of the stamps' figure, else it is no figure
+    (``missing_timestamps``) unless it lies beyond both. The batch is the stated global
+    batch, else the samples an iteration the lines imply (:func:`_implied_batch`). Kept,
+    naming both."""
     if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
         return est
     implied = None if np.isfinite(run.global_batch_size) else _implied(run)
@@ -372,8 +375,19 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
         return _median_against_rates(run, est, lines[a:b], step[a:b], stretches, seconds)
     timed = batch * iterations / seconds
     apart = abs(est.throughput - timed) / timed
-    if apart <= MISMATCH + slack:
+    if apart + slack <= MISMATCH:
         return est
+    if apart - slack <= MISMATCH:
+        # whole-second stamps time the lines only to within `slack`: what they allow reaches
+        # past MISMATCH on one side, short of it on the other: they neither confirm the
+        # median nor disprove it (the one rule for whole seconds)
+        return Estimate.fail(
+            f"the figure {est.throughput:,.2f} samples/s (the median of the throughput printed "
+            f"on lines {est.printed[0]} to {est.printed[1]}) rests on the rates the run's lines "
+            f"print, and its whole-second timestamps time those lines at {timed:,.2f} samples/s, "
+            f"{apart:.1%} apart, to within {slack:.1%} (a second a stretch), so they may be "
+            f"{apart + slack:.1%} apart, more than {MISMATCH:.0%}: a longer run or finer stamps "
+            "settle it; no figure", "missing_timestamps", est.method)
     read = "" if reading is None or reading.interval else \
         f"each printed rate read as {reading.what}"
     which = (f"the {batch:,.1f} samples an iteration the lines imply (printed rate x seconds "
