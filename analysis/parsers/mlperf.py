@@ -36,6 +36,7 @@ _MLLOG = re.compile(rb":::MLLOG (\{[^\n]*)")
 _SPEED = re.compile(rb"Epoch\[(\d{1,9})\] Batch \[(?:\d{1,9}-)?(\d{1,9})\]\tSpeed: (" + NUM
                     + rb") samples/sec")
 _ASCTIME = re.compile(rb"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3}) ")
+_NODE = re.compile(rb"Node\[(\d{1,9})\] $")
 _STATED = {"global_batch_size": "global_batch_size", "number_of_nodes": "num_nodes",
            "accelerators_per_node": "gpus_per_node"}
 _SUBMISSION = ("submission_benchmark", "submission_org", "submission_division",
@@ -469,12 +470,16 @@ def _read_speed(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog
     heads = [log.data[log.data.rfind(b"\n", 0, m.start()) + 1:m.start()] for m in matches]
     ts = unix_seconds([b"%s.%s" % t.groups() if (t := _ASCTIME.search(h)) else b""
                        for h in heads])
+    # the logger's Node[k] is the printing rank: the lowest one's lines are the run's series
+    rank = np.array([int(k.group(1)) if (k := _NODE.search(h)) else -1 for h in heads],
+                    dtype=np.int64)
     epoch = np.array([int(m.group(1)) for m in matches], dtype=np.int64)
     samples = next((_count(rec.get("value")) for _, rec in records
                     if rec["key"] == "train_samples"), None)
     batch = parsed.meta.get("global_batch_size")
     parsed.obs.add(line=lines, metric=M.THROUGHPUT, phase=M.TRAIN, unit=M.SAMPLES_PER_S,
                    value=to_float([m.group(3) for m in matches]), timestamp=ts, epoch=epoch,
+                   rank=rank,
                    step=_run_steps(epoch, [int(m.group(2)) for m in matches],
                                    -(-samples // batch) if samples and batch else None))
     parsed.meta.setdefault("framework", "MXNet")
