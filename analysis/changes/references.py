@@ -166,6 +166,12 @@ def _reference(entry, at: str, default_tolerance: float) -> dict:
         tolerance = default_tolerance
     if math.isnan(value) and math.isnan(lower) and math.isnan(upper):
         raise UsageError(f"{at}: give value (with a tolerance) or lower/upper bounds")
+    if value < lower or value > upper:  # NaN compares false: only bounds the entry gives
+        # the entry states two figures that cannot both be the reference's
+        given = ", ".join(f"{k} {b:g}" for k, b in (("lower", lower), ("upper", upper))
+                          if not math.isnan(b))
+        raise UsageError(f"{at}: value {value:g} lies outside its own bounds ({given}); give "
+                         "bounds around it, or only one of the two")
     if not math.isnan(value):
         lower = value * (1 - tolerance) if math.isnan(lower) else lower
         upper = value * (1 + tolerance) if math.isnan(upper) else upper
@@ -173,10 +179,6 @@ def _reference(entry, at: str, default_tolerance: float) -> dict:
     upper = math.inf if math.isnan(upper) else upper
     if lower > upper:
         raise UsageError(f"{at}: lower {lower:g} is above upper {upper:g}")
-    if not math.isnan(value) and not lower <= value <= upper:
-        # the entry states two figures that cannot both be the reference's
-        raise UsageError(f"{at}: value {value:g} lies outside its bounds [{lower:g}, "
-                         f"{upper:g}]; give bounds around it, or only one of the two")
     unit = str(entry.get("unit", "samples/s"))
     if unit == "tokens/s":
         raise UsageError(f"{at}: unit tokens/s is not comparable with the medians (samples/s); "

@@ -94,8 +94,9 @@ def test_csv_references_with_bounds(tmp_path):
     ("r.yaml", f"- {{{CASE}, lower: 5, upper: 2}}\n", ["r.yaml:1", "lower 5"]),
     # a value outside its own bounds: two references in one entry, neither taken
     ("r.yaml", f"- {{{CASE}, value: 2560, lower: 2700, upper: 2900}}\n",
-     ["r.yaml:1", "value 2560 lies outside its bounds"]),
-    ("r.yaml", f"- {{{CASE}, value: 2560, upper: 2000}}\n", ["r.yaml:1", "above upper 2000"]),
+     ["r.yaml:1", "value 2560 lies outside its own bounds (lower 2700, upper 2900)"]),
+    ("r.yaml", f"- {{{CASE}, value: 2560, upper: 2500}}\n",
+     ["r.yaml:1", "value 2560 lies outside its own bounds (upper 2500)"]),
     ("r.yaml", f"- {{{CASE}, value: fast}}\n", ["r.yaml:1", "value"]),
     ("r.yaml", "- {value: 3}\n", ["r.yaml:1", "name the case"]),
     ("r.yaml", "references: [unclosed\n", ["r.yaml", "not valid YAML"]),
