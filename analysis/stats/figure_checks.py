@@ -1113,10 +1113,11 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         if around is None:
             # the run is its window: its intervals are all there is to judge them by
             return _unlike_intervals(est, lines, a, b, per[rest], pace.spread, "")
-        before, after, spread, low_q = around
+        before, after, spread, low_q, rounding = around
         if _rates_disagree(run, lines[a:b], per, rest).any():
             return est  # the program's clock did not step with the stamps: _against_printed's
-        changed = _pace_change(run, est, lines, a, b, before, after, spread, per[rest])
+        changed = _pace_change(run, est, lines, a, b, before, after, spread, per[rest],
+                               rounding)
         if changed is not None:
             return changed
         agree = len(before) and len(after) \
@@ -1125,6 +1126,10 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
         # warm-up there is slower, never faster, so alone it bounds the window only above
         side = np.concatenate([before, after]) if agree else after if len(after) else before
         back = bool(len(after))
+        # the side's pace is read from whole-second stamps too: each interval of the window
+        # is judged against it widened by its rounding (a window too short for whole
+        # seconds is refused as such, _against_resolution)
+        spread *= 1 + (max(rounding) if agree else rounding[1] if back else rounding[0])
         inside = per[rest]
         if not back:
             # at the run's end the window's own intervals are all that time its pace (the
@@ -1593,7 +1598,8 @@ def _rates_disagree(run: RunData, lines: np.ndarray, per: np.ndarray,
 def _paces_around(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int):
     """(the times per iteration of up to LOCAL of the run's own intervals before the window
     of lines a..b-1, of up to LOCAL after it, the USUAL_QUANTILE of the run's intervals
-    outside the window over their local pace (at least 1) and its low side (at most 1)):
+    outside the window over their local pace (at least 1) and its low side (at most 1),
+    how far whole-second stamps may move each side's pace (_side_rounding; 0 for finer)):
     a window of few intervals is judged against both sides, with a spread its own
     intervals do not widen; None with no interval outside it."""
     ds, dt = np.diff(step), np.diff(ts)
@@ -1609,7 +1615,17 @@ def _paces_around(pace, step: np.ndarray, ts: np.ndarray, a: int, b: int):
     after = idx[idx >= b - 1][:max(len(before), 3)]
     ratio = np.sort(per[idx] / pace.local[idx])
     spread, low = _quantile(ratio, USUAL_QUANTILE), _quantile(ratio, 1 - USUAL_QUANTILE)
-    return per[before], per[after], max(spread, 1.0), min(low, 1.0)
+    rounding = tuple(_side_rounding(ds, dt, side) if whole_seconds(ts) else 0.0
+                     for side in (before, after))
+    return per[before], per[after], max(spread, 1.0), min(low, 1.0), rounding
+
+
+def _side_rounding(ds: np.ndarray, dt: np.ndarray, side: np.ndarray) -> float:
+    """How far whole-second stamps may move the pace of the intervals `side` (indices),
+    relative to it: a second a stretch of them (_rounding_share), 0 with none."""
+    kept = np.zeros(len(ds), dtype=bool)
+    kept[side] = True
+    return _rounding_share(_stretches(kept), float(dt[kept].sum())) if len(side) else 0.0
 
 
 def _unlike_intervals(est: Estimate, lines, a: int, b: int, inside, spread: float,
@@ -1629,18 +1645,20 @@ def _unlike_intervals(est: Estimate, lines, a: int, b: int, inside, spread: floa
 
 
 def _pace_change(run: RunData, est: Estimate, lines, a: int, b: int, before, after,
-                 spread: float, inside) -> Estimate | None:
+                 spread: float, inside, rounding: tuple[float, float]) -> Estimate | None:
     """No figure (``timestamps_jump``) for a window of few intervals at a change of the
     run's pace: slower after it than before (a second phase, throttling), or faster after it
     with one of its intervals at the pace before (a warm-up ending inside it). A clock step
     in one or two intervals can make them match either side, so the log cannot tell which
-    its intervals are; None where the pace does not change there."""
+    its intervals are; None where the pace does not change there beyond what whole-second
+    stamps may move each side's pace (`rounding`: 4 s against 4.67 s per 50 iterations is
+    a second's rounding, no change)."""
     if not len(before) or not len(after):
         return None
     # means, not medians: a side whose intervals alternate (an evaluation every other line)
     # runs at their mean
     b_pace, a_pace = float(np.mean(before)), float(np.mean(after))
-    tol = (1 + MISMATCH) * spread
+    tol = (1 + MISMATCH) * spread * (1 + rounding[0]) * (1 + rounding[1])
     slower = a_pace > tol * b_pace
     straddled = b_pace > tol * a_pace and bool(np.any(inside > tol * a_pace))
     if not slower and not straddled:
