@@ -1,10 +1,15 @@
 """A finished run of a `dlperf run` folder that lost a file: its log gone beside a done
 marker saying it finished (`missing_log`), or its done marker gone while status.json lists
-it as done and its log is there (`missing_done_marker`: counted, as status.json says). On a
-copy of a real campaign folder, markers and status.json as the runner wrote them."""
+it as done and its log is there (`missing_done_marker`: counted, as status.json says); or
+whose records conflict: its marker says it finished while status.json lists it as failed (a
+hand edit: the runner rebuilds status.json from the markers), counted as its marker says
+with a `status_conflict` problem, while one listed as pending (a runner stopped between
+writing the marker and the status) is counted without one. On a copy of a real campaign
+folder, markers and status.json as the runner wrote them."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -82,3 +87,27 @@ def test_a_run_listed_done_whose_log_and_marker_are_both_gone_is_a_problem(folde
     assert problems == [("missing_log", "status.json")]
     with pytest.raises(LogProblemError, match=f"status.json.*missing_log.*1n1g/{RUN2}.*not counted"):
         parse_paths([folder], strict=True)
+
+
+def _listed_as(folder: Path, state: str) -> None:
+    status = json.loads((folder / "status.json").read_text())
+    for row in status["runs"]:
+        if row["run_id"] == f"1n1g/{RUN2}":
+            row["state"] = state
+    (folder / "status.json").write_text(json.dumps(status))
+
+
+def test_a_run_marked_done_and_listed_failed_is_counted_and_the_conflict_said(folder):
+    _listed_as(folder, "failed")
+    counted, problems = _counted_and_problems(folder)
+    assert f"1n1g/{RUN2}" in counted and len(counted) == ALL
+    assert problems == [("status_conflict", f"{RUN2}.done")]
+    with pytest.raises(LogProblemError, match="status_conflict.*lists it as failed"):
+        parse_paths([folder], strict=True)
+
+
+def test_a_run_marked_done_and_listed_pending_is_counted_without_a_problem(folder):
+    _listed_as(folder, "pending")
+    counted, problems = _counted_and_problems(folder)
+    assert f"1n1g/{RUN2}" in counted and len(counted) == ALL
+    assert problems == []

@@ -96,6 +96,16 @@ def test_a_rank_whose_clock_is_ahead_is_one_run_and_scores(tmp_path, ahead_ms):
     assert summarize(result, "reported").iloc[0]["time_to_train_min"] == pytest.approx(22.25)
 
 
+def _two_runs_said(folder, lines: list[str]) -> None:
+    """The log of `lines` has no time and its several_runs reason names two run_starts."""
+    _case(folder, [lines])
+    result, times = _parse(folder)
+    assert times == {}
+    reason = result.problems[result.problems["kind"] == "several_runs"]["reason"].iloc[0]
+    assert "run_start at 2 different times" in reason
+    assert "more than one run in this log" in reason
+
+
 def test_a_skewed_rank_printing_run_start_twice_is_several_runs_of_two_starts(tmp_path):
     """Rank 7's clock 60 s ahead, and rank 3 printing run_start again 90 s later (restarted):
     rank 7's copy is one start with the others' (it was counted a third), rank 3's second
@@ -103,12 +113,7 @@ def test_a_skewed_rank_printing_run_start_twice_is_several_runs_of_two_starts(tm
     lines = _bert(20.0, ahead={7: 60_000})
     at = lines.index(_line("run_stop", T0 + 1_200_000, 0, status="success"))
     lines.insert(at, _line("run_start", T0 + 90_003, 3))
-    _case(tmp_path, [lines])
-    result, times = _parse(tmp_path)
-    assert times == {}
-    reason = result.problems[result.problems["kind"] == "several_runs"]["reason"].iloc[0]
-    assert "run_start at 2 different times" in reason
-    assert "more than one run in this log" in reason
+    _two_runs_said(tmp_path, lines)
 
 
 def test_another_ranks_run_start_after_the_run_stop_is_several_runs(tmp_path):
@@ -116,12 +121,7 @@ def test_another_ranks_run_start_after_the_run_stop_is_several_runs(tmp_path):
     no copy of rank 0's start, however far clocks may be apart."""
     lines = _bert(30.0)
     lines[lines.index(_line("run_start", T0 + 3, 3))] = _line("run_start", T0 + 3_600_000, 3)
-    _case(tmp_path, [lines])
-    result, times = _parse(tmp_path)
-    assert times == {}
-    reason = result.problems[result.problems["kind"] == "several_runs"]["reason"].iloc[0]
-    assert "run_start at 2 different times" in reason
-    assert "more than one run in this log" in reason
+    _two_runs_said(tmp_path, lines)
 
 
 def test_two_one_rank_runs_in_one_log_are_several_runs(tmp_path):
