@@ -216,9 +216,10 @@ def _closing_against_stated_time(run: RunData, est: Estimate) -> Estimate:
     states the seconds it is over (``RunData.closing_seconds``) and those seconds do not fit
     the stamps (fewer than the advancing intervals of its lines take, less one interval and
     MISMATCH; more than its last line is after the run's start, plus one interval), or the
-    figure is more than MISMATCH from the global batch x the steps its lines count over them: the iterations
-    they cover from the run's start, or the lines themselves (a step each: a skipped step
-    repeats its iteration's number, and the program counts it)."""
+    figure is more than MISMATCH from the global batch x the steps its lines count over them:
+    the iterations they cover from the run's start, or the lines themselves (a step each: a
+    skipped step repeats its iteration's number, and the program counts it), the first step
+    only where those seconds have room for it."""
     stated = run.closing_seconds
     if stated is None or not np.isfinite(run.global_batch_size):
         return est
@@ -243,8 +244,13 @@ def _closing_against_stated_time(run: RunData, est: Estimate) -> Estimate:
             f"to {int(lines[-1])} take {seconds:,.6g} s by the timestamps{most}: the "
             "stated time does not fit the log, nor the closing figure over it; the figure is "
             "kept"))
+    # the first step, done before the first line, counts only where the stated time has room
+    # for it at the lines' pace: a time no longer than their span holds none of it
+    first = stated - seconds >= (1 - MISMATCH) * seconds / iterations
     counts = {iterations + 1: "iterations its training lines cover from the run's start",
-              len(ts): "training lines, a step each"}
+              len(ts): "training lines, a step each"} if first else \
+        {iterations: "iterations its training lines cover",
+         len(ts) - 1: "training lines after the first, a step each"}
     said = {run.global_batch_size * n / stated: f"{n:,} {what}" for n, what in counts.items()}
     if min(abs(est.throughput - v) / v for v in said) <= MISMATCH:
         return est
@@ -327,6 +333,8 @@ def _timed(run: RunData) -> list[tuple[float, str]]:
             # a gap the closing line's stated time leaves out is setup, not a slow first step
             gap = float(ts[0] - start) if run.closing_seconds is None else \
                 min(float(ts[0] - start), max(run.closing_seconds - seconds, 0.0))
+            if gap < (1 - MISMATCH) * seconds / iterations:
+                continue  # no room for a first step at the lines' pace: none counted
             iterations, seconds = iterations + 1, seconds + gap
             out.append((run.global_batch_size * iterations / seconds,
                         f"from the run's start: the {iterations:,} iterations to line "

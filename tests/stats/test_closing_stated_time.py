@@ -99,3 +99,13 @@ def test_a_stated_time_longer_than_the_run_is_flagged(tmp_path):
     path.write_text(text)
     row = run_throughput(parse_paths([tmp_path], jobs=1, cache=False), "reported").iloc[0]
     assert row["problem_kind"] == "figure_mismatch" and "does not fit" in row["problem"]
+
+
+@pytest.mark.parametrize("steps,factor", [(12, 1.03), (20, 1.0)])
+def test_a_closing_figure_counting_a_step_its_time_leaves_out_is_flagged(tmp_path, steps,
+                                                                         factor):
+    """raw_train_time no longer than the lines' span holds no first step, yet the figure
+    counts it: 12 steps over 11 steps' time x1.03 is 12.6 % over the run's pace (it passed
+    as the iterations from the run's start plus a slack of one interval)."""
+    row = _row(tmp_path, "reported", steps=steps, factor=factor, gap=20)
+    assert row["problem_kind"] == "figure_mismatch", (row["throughput"], GB / STEP)
