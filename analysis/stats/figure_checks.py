@@ -117,6 +117,8 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
     for kind in NO_FIGURE:
         if kind in stated:
             return Estimate.fail(f"{stated[kind][1]}; no figure", kind, est.method)
+    if est.ok:  # first: ranks that contradict each other say more than any one's lines
+        est = _ranks_against_lowest(run, est)
     if est.ok and _open(est) and est.window is not None:
         est = _latencies_against_clock(run, est)
     if est.ok and _open(est) and est.window is not None:
@@ -130,7 +132,7 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
         est = _median_against_timestamps(run, est)
     if est.ok and _open(est) and est.window is None:
         est = _closing_against_lines(run, est)
-    for check in (_ranks_against_lowest, _printed_against_latency, _printed_against_clock,
+    for check in (_printed_against_latency, _printed_against_clock,
                   _samples_against_batch, _closing_against_figure):
         if est.ok and _open(est):
             est = check(run, est)
@@ -978,12 +980,37 @@ def _ranks_against_lowest(run: RunData, est: Estimate) -> Estimate:
 
 
 def _ranks_disagree(run: RunData) -> str | None:
-    """Why the lowest rank's printed times per iteration disagree with the other ranks':
-    the median of its values over the steps every rank prints more than MISMATCH off the
-    median of the others' medians (one odd rank of many moves no median); None where they
-    agree or one rank prints. Rates are not compared: a rank may print its own devices'."""
+    """Why the lowest rank's printed times per iteration, or global rates, disagree with the
+    other ranks': the median of its values over the steps every rank prints more than
+    MISMATCH off the median of the others' medians (one odd rank of many moves no median);
+    None where they agree or one rank prints. Rates by less than RANK_SHARE only: a rank
+    may print its own devices' (a half of the global rate or less)."""
+    for metric, what, unit in ((M.LATENCY, "time per iteration", "s"),
+                               (M.THROUGHPUT, "throughput", "samples/s")):
+        if metric == M.THROUGHPUT and not _global_rate(run):
+            continue
+        medians, common = _rank_medians(run, metric)
+        if len(medians) < 2:
+            continue
+        (low, mine), others = medians[0], float(np.median([m for _, m in medians[1:]]))
+        ratio = max(mine, others) / min(mine, others)
+        if ratio - 1 > MISMATCH and (metric == M.LATENCY or ratio < RANK_SHARE):
+            return (f"rank {low} prints a median {what} of {mine:.6g} {unit} over the "
+                    f"{common} steps every rank prints, the other ranks {others:.6g} {unit} (the "
+                    "median of theirs): ranks of one run share its pace, so the log contradicts "
+                    f"itself; the figure follows rank {low}'s lines")
+    return None
+
+
+#: The ratio of two ranks' median printed rates from which one may be its own devices' share.
+RANK_SHARE = 1.5
+
+
+def _rank_medians(run: RunData, metric: str) -> tuple[list[tuple[int, float]], int]:
+    """(each rank's median printed `metric` over the steps every rank prints, lowest rank
+    first; those steps' count): none where one rank prints or they share no step."""
     cols = train_arrays(run)
-    rows = series_rows(run, cols, M.LATENCY)
+    rows = series_rows(run, cols, metric)
     rank, step, value = cols["rank"][rows], cols["step"][rows], cols["value"][rows]
     ok = np.isfinite(rank) & np.isfinite(step) & np.isfinite(value)
     ranks = np.unique(rank[ok])
@@ -991,16 +1018,9 @@ def _ranks_disagree(run: RunData) -> str | None:
     for r in ranks[1:]:
         common = np.intersect1d(common, step[ok & (rank == r)])
     if not len(common):
-        return None
+        return [], 0
     ok &= np.isin(step, common)
-    medians = [float(np.median(value[ok & (rank == r)])) for r in ranks]
-    others = float(np.median(medians[1:]))
-    if abs(medians[0] - others) <= MISMATCH * others:
-        return None
-    return (f"rank {int(ranks[0])} prints a median time per iteration of {medians[0]:.6g} s "
-            f"over the {len(common)} steps every rank prints, the other ranks {others:.6g} s "
-            "(the median of theirs): ranks of one run share its pace, so the log contradicts "
-            f"itself; the figure follows rank {int(ranks[0])}'s lines")
+    return [(int(r), float(np.median(value[ok & (rank == r)]))) for r in ranks], len(common)
 
 
 def _steps_timed_by_rates(run: RunData, est: Estimate) -> Estimate | None:
@@ -1722,6 +1742,12 @@ def _own_rates(run: RunData, window: tuple[int, int]) -> np.ndarray | None:
     reading = rate_reading(run)
     if reading is None or reading.own:
         return None
+    return _window_rates(run, reading, window)
+
+
+def _window_rates(run: RunData, reading: _Reading, window: tuple[int, int]) -> np.ndarray:
+    """The finite, positive rates of `reading` (none where they are unknown) on the window's
+    lines after its first."""
     if reading.rates is None:
         return np.empty(0)
     lines = run.timeline()[0][reading.at]
@@ -2198,17 +2224,28 @@ def _coarse_reading(run: RunData, stated: float) -> _Reading | None:
     not and lies MISMATCH / 2 further off: a running mean holding a slower start reads as
     interval rates that fall short; None where the interval's rate is the closer, or the
     stamps cannot tell (each is then read as its own interval's)."""
+    off = _coarse_offs(run, stated)
+    if len(off) < 2:
+        return None
+    near = [(o, r) for o, bound, r in off[1:] if o <= bound and o + MISMATCH / 2 <= off[0][0]]
+    return min(near, key=lambda f: f[0])[1] if off[0][0] > off[0][1] and near else None
+
+
+def _coarse_offs(run: RunData, stated: float) -> list[tuple[float, float, _Reading]]:
+    """On whole-second stamps, for each reading of the run's printed rates whose rates are
+    known and uncontradicted, its own interval's first (none where that is not first or no
+    global batch is stated): (how far, relative, the batch its rates imply over all the
+    stamps' time lies from the stated one, the bound it is read within: its slack or
+    MISMATCH, the reading)."""
     readings = [r for r in _rate_readings(run) if len(r.values()) >= MIN_PRINTED
                 and r.rates is not None and not r.contradictions]
-    if len(readings) < 2 or not readings[0].interval or not np.isfinite(stated):
-        return None
+    if not readings or not readings[0].interval or not np.isfinite(stated):
+        return []
     off = []
     for r in readings:
         value, slack = _telescoped(run, r)
-        off.append((abs(value - stated) / stated, max(MISMATCH, slack)))
-    near = [(o, r) for (o, bound), r in zip(off[1:], readings[1:], strict=True)
-            if o <= bound and o + MISMATCH / 2 <= off[0][0]]
-    return min(near, key=lambda f: f[0])[1] if off[0][0] > off[0][1] and near else None
+        off.append((abs(value - stated) / stated, max(MISMATCH, slack), r))
+    return off
 
 
 def _held_between(run: RunData, lines: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -2579,6 +2616,8 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
     if min(apart, abs(est.throughput - harmonic) / harmonic) > allowed:
         if why := _other_clock(run, est):
             return _other_clock_note(est, why)
+        if why := _read_otherwise(run, est, printed):
+            return dataclasses.replace(est, method=f"{est.method}; {why}")
         timed = _steps_timed_by_rates(run, est)
         if timed is not None and min(abs(timed.throughput - v) / v
                                      for v in (printed, harmonic)) <= allowed:
@@ -2612,3 +2651,24 @@ def _against_printed(run: RunData, est: Estimate, values: np.ndarray) -> Estimat
             f"(median of {len(values)}; harmonic mean {harmonic:,.2f}), are {apart:.1%} "
             f"apart: {why}"))
     return est
+
+
+def _read_otherwise(run: RunData, est: Estimate, printed: float) -> str:
+    """Why the rates printed on `est`'s window cannot be read over it ('' where they can):
+    its whole-second stamps settle no reading of them (:func:`rate_reading`: each is then
+    read as its own interval's, `printed` their median), while another reading fits the
+    stamps over the run as well (:func:`_coarse_offs`) and reads the window's rates within
+    MISMATCH of the figure (a running mean still carrying a slower start); the window's
+    stamps then stand, and no clock step or stall is shown."""
+    if rate_reading(run) is not None or not whole_seconds(run.timeline()[3]):
+        return ""
+    for off, bound, reading in _coarse_offs(run, run.global_batch_size)[1:]:
+        values = _window_rates(run, reading, est.window) if off <= bound else ()
+        if len(values) and min(abs(est.throughput - v) / v
+                               for v in _median_and_harmonic(values)) <= MISMATCH:
+            return (f"the rates printed on lines {est.window[0]} to {est.window[1]} cannot be "
+                    f"read over the window: as each interval's own their median is "
+                    f"{printed:,.2f} samples/s, as {reading.what} "
+                    f"{_median_and_harmonic(values)[0]:,.2f}, and the run's whole-second "
+                    "timestamps fit both; the figure is the timestamps'")
+    return ""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import re
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,46 @@ def test_ranks_that_agree_are_clean(tmp_path, slow):
     for method, row in rows.items():
         assert row["problem_kind"] == "", (method, row["problem"])
         assert row["throughput"] == pytest.approx(512 / 1.2, rel=0.01), method
+
+
+def _horovod(tmp_path: Path, rate0: float, rate1: float) -> dict:
+    """A DLE TF ResNet-50 log of two ranks (8 devices x 256, 0.1 s an iteration: 20,480
+    img/s) tagged by mpirun, rank r printing `rate_r` x that as its imgs_per_sec."""
+    rng, t = random.Random(5), datetime(2020, 6, 20, 10, 0, 0, 123456)
+    out = [f"[1,{r}]<stdout>:DLL 2020-06-20 09:59:50.000000 - PARAMETER mode : train_and_evaluate"
+           "  batch_size : 256  num_iter : 600  iter_unit : batch  use_tf_amp : True"
+           for r in (0, 1)]
+    for i in range(600):
+        t += timedelta(seconds=0.1 * (1 + rng.uniform(-0.01, 0.01)))
+        for r, f in ((0, rate0), (1, rate1)):
+            stamp = t + timedelta(seconds=rng.uniform(0, 0.002))
+            rate = 20480 * f * (1 + rng.uniform(-0.01, 0.01))
+            out += [f"[1,{r}]<stdout>:DLL {stamp:%Y-%m-%d %H:%M:%S.%f} - (0, {i}) "
+                    f"imgs_per_sec : {rate:.5f}  total_loss : 7.3"] if i >= 20 else []
+    log = tmp_path / "8n1g" / "rn50_b256_amp_1.log"
+    log.parent.mkdir(parents=True)
+    log.write_text("\n".join(out) + "\n")
+    result = parse_paths([tmp_path], jobs=1)
+    return {m: run_throughput(result, m).iloc[0] for m in METHODS}
+
+
+RATES = re.compile(r"rank 0 prints a median throughput of ([\d.]+) samples/s .* the other "
+                   r"ranks ([\d.]+) samples/s")
+
+
+@pytest.mark.parametrize("rate0", [0.93, 1.07])
+def test_ranks_printing_other_global_rates_are_named(tmp_path, rate0):
+    for method in ("dlperf", "reported"):
+        row = _horovod(tmp_path / method, rate0, 1.0)[method]
+        assert row["problem_kind"] == "figure_mismatch", method
+        named = RATES.search(row["problem"])
+        assert named, (method, row["problem"])
+        assert float(named[1]) == pytest.approx(20480 * rate0, rel=0.01), method
+        assert float(named[2]) == pytest.approx(20480, rel=0.01), method
+
+
+@pytest.mark.parametrize("rate1", [1.0, 1 / 8])  # agreeing; rank 1 printing its own share
+def test_ranks_printing_one_rate_or_their_own_share_are_clean(tmp_path, rate1):
+    for method, row in _horovod(tmp_path, 1.0, rate1).items():
+        assert row["problem_kind"] == "", (method, row["problem"])
+        assert row["throughput"] == pytest.approx(20480, rel=0.01), method
