@@ -3,10 +3,10 @@
 ``dlperf run`` writes, beside each log ``<N>n<G>g/<stem>.log``, a done marker ``<stem>.done``
 (JSON; ``ok`` once the logs were finalized) and, in the campaign folder, ``status.json``
 (each run's state: done / failed / pending). A folder holding done markers, or a
-``status.json`` of that shape (its own, or the nearest above it: its parent's, or one up to
-the folder the user named, which names the folder's runs ``old/1n1g/<stem>``), is a campaign
-folder: there a run counts only when it has a done marker of its own (its ``run_id``, where
-it states one, names the log's stem; its ``campaign``, where it and ``status.json`` name one,
+``status.json`` of that shape (its own, or one above it: its parent's, or one up to the folder
+the user named, which names the folder's runs ``old/1n1g/<stem>``; the outermost decides, so a
+campaign kept inside another is the outer one's to account for), is a campaign folder: there
+a run counts only when it has a done marker of its own (its ``run_id``, where it states one, names the log's stem; its ``campaign``, where it and ``status.json`` name one,
 is the status's) that does not say the run failed (:func:`marker_failure`: an ``ok`` (other
 tools: ``success``) that is not true in any spelling, a ``state`` (other tools: ``status``,
 ``result``) other than done, a non-zero exit code, or a node that exited non-zero or was
@@ -65,6 +65,17 @@ def _status_states(path: str) -> dict[str | None, str] | None:
             if isinstance(key, str) and key:
                 states.setdefault(key[:-4] if key.endswith(".log") else key, state)
     return states
+
+
+def enclosing_campaign(path: str | os.PathLike) -> Path | None:
+    """The nearest folder above `path`, by its spelling or by its real path, holding a
+    campaign ``status.json`` (whose campaign accounts for every log under it); None when none
+    does."""
+    for spelled in (os.path.abspath(path), os.path.realpath(path)):
+        for folder in Path(spelled).parents:
+            if _status_states(os.path.join(folder, STATUS_NAME)) is not None:
+                return folder
+    return None
 
 
 #: Spellings of a true ``ok`` (JSON true, 1, or a word) in markers written by hand or by shells.
@@ -204,18 +215,22 @@ class CampaignFolders:
         return self._statuses[folder]
 
     def _campaign_status(self, folder: str, named: str | None) -> tuple[dict | None, str]:
-        """(states, run id prefix) of the nearest campaign ``status.json`` in `folder` or
+        """(states, run id prefix) of the outermost campaign ``status.json`` in `folder` or
         above it, up to its parent or, deeper below, up to the folder the user named
-        (`named`): a log kept in a subfolder of a campaign folder is the campaign's to
-        account for, while a folder named inside one is read for itself; (None, "") when
-        there is none."""
+        (`named`; `folder` itself when it is that campaign folder): a campaign folder accounts
+        for everything under it, so a campaign kept inside another is read by its own status
+        only when it, or a folder inside it, is named; (None, "") when there is none."""
         top = os.path.dirname(folder)
-        if named is not None and top.startswith(os.path.join(named, "")):
+        if named is not None and (top.startswith(os.path.join(named, "")) or (
+                named == folder and self._status(folder) is not None)):
             top = named
-        where, prefix = folder, ""
-        while (status := self._status(where)) is None and where != top:
+        where, prefix, found = folder, "", (None, "")
+        while True:
+            if (status := self._status(where)) is not None:
+                found = status, prefix
+            if where == top:
+                return found
             where, prefix = os.path.dirname(where), f"{os.path.basename(where)}/{prefix}"
-        return (status, prefix) if status is not None else (None, "")
 
     def _folder(self, folder: str, named: str | None = None):
         """(stems with a marker, status states or None, run id prefix in the status) of a

@@ -3,7 +3,9 @@
 The spec is validated first (clear errors, nothing started). ``--dry-run`` prints every node's
 command of every run and writes nothing. A folder holding done runs that the spec would run
 differently is refused before anything runs (a dry run prints its plan, then the refusal),
-unless ``--fresh`` moves its contents aside (:mod:`analysis.campaign.resume`). Otherwise the
+unless ``--fresh`` moves its contents aside (:mod:`analysis.campaign.resume`); so is one inside
+a results store or inside another campaign's folder (one above it holding a campaign
+``status.json``: that campaign accounts for every log under it). Otherwise the
 campaign runs in this process (one run at a time per output folder; Ctrl-C or SIGTERM stops
 the nodes and leaves the current run pending), then the launch notebook is executed with
 ``dry_run = True`` as the record ``<out>/00_launch.ipynb`` (the plan, every node's command
@@ -76,6 +78,23 @@ def _record(campaign, args) -> bool:
     return True
 
 
+def _check_outside_campaigns(out: Path) -> None:
+    """Refuse (UsageError) an output folder inside another campaign's folder: that campaign
+    accounts for every log under it, so the runs would be read as its strays (or, were the
+    inner status followed, take over its logs). `out` itself a campaign folder (a resume) is
+    allowed."""
+    from analysis.errors import UsageError
+    from analysis.fsutil import display_path
+    from analysis.strays import STATUS_NAME, enclosing_campaign
+
+    outer = enclosing_campaign(out)
+    if outer is not None:
+        raise UsageError(f"refusing to write the campaign into {display_path(out)}: it is inside "
+                         f"the campaign folder {display_path(outer)} (its {STATUS_NAME}), which "
+                         "accounts for every log under it (these runs would be read as its "
+                         "strays); write elsewhere")
+
+
 def run(args) -> int:
     from analysis.campaign import records
     from analysis.campaign.runner import Campaign, CampaignInterrupted
@@ -84,6 +103,7 @@ def run(args) -> int:
     # before anything runs or moves: --fresh would move a store's contents aside, and runs
     # written inside one damage it (the folder moved aside lies beside it, in no other store)
     check_outside_stores(campaign.out)
+    _check_outside_campaigns(campaign.out)
     if args.dry_run:
         campaign.dry_run(fresh=args.fresh)
         return 0

@@ -1,6 +1,7 @@
 """Logs kept in a subfolder of a campaign folder (``P/old/1n1g/x.log``): the campaign's
 ``status.json``, however far above, decides whether it ran them, so a stray there is left out
-and named (not pooled into the campaign's cases, stored, or compared); a folder named inside a
+and named (not pooled into the campaign's cases, stored, or compared), so is a whole campaign
+kept or written inside it (the outermost status.json decides); a folder named inside a
 campaign folder is read for itself, and the bundled campaigns read as before."""
 
 from __future__ import annotations
@@ -110,12 +111,110 @@ def test_a_campaign_run_into_a_folder_of_published_logs(tmp_path):
     assert sorted(published.runs["repeat"]) == [3, 4, 5] and _strays(published, camp) == []
 
 
-def test_a_campaign_kept_inside_another_is_read_by_its_own_status(tmp_path):
-    """The nearest status.json decides: a whole campaign copied into P/q counts as q's."""
+def test_a_campaign_kept_inside_another_is_the_outer_ones_to_account_for(tmp_path):
+    """The outermost status.json decides: a whole campaign copied into P/q is strays naming P
+    when P is named, and read by its own status when P/q (or a folder inside it) is."""
     camp = _campaign(tmp_path / "P", [B128.format(1)])
     _campaign(camp / "q", [B128.format(2), B128.format(3)])
     result = parse_paths([camp])
-    assert sorted(result.runs["repeat"]) == [1, 2, 3] and _strays(result, camp) == []
+    assert result.runs["repeat"].tolist() == [1]
+    strays = _strays(result, camp)
+    assert [name for name, _ in strays] == [f"q/1n1g/{B128.format(i)}.log" for i in (2, 3)]
+    assert all(f"(under campaign folder {camp}, as run q/1n1g/" in why for _, why in strays)
+    for inner in (camp / "q", camp / "q" / "1n1g"):
+        result = parse_paths([inner])
+        assert sorted(result.runs["repeat"]) == [2, 3] and _strays(result, camp) == []
+
+
+def test_a_nested_campaign_folder_named_is_read_by_its_own_status(tmp_path):
+    """Named itself, a campaign folder inside another, its logs beside its status.json (other
+    tools' layout), is read by its own status, not by the outer one's above it."""
+    camp = _campaign(tmp_path / "P", [B128.format(1)])
+    inner = camp / "q"
+    _plant(inner, [B128.format(2)])
+    shutil.copy(SRC / f"{B128.format(2)}.done", inner)
+    (inner / "status.json").write_text(json.dumps({"campaign": "rn50_4gpu", "runs": [
+        {"run_id": B128.format(2), "state": "done"}]}))
+    result = parse_paths([inner])
+    assert result.runs["repeat"].tolist() == [2] and _strays(result, camp) == []
+    assert parse_paths([camp]).runs["repeat"].tolist() == [1]
+
+
+@pytest.fixture(params=["copy", "link"])
+def new_holding_older(request, tmp_path) -> Path:
+    """NEW, a campaign of b128 runs 3 and 4, holding at NEW/old the whole campaign of b256
+    runs 3 and 4 (its own status.json and markers): a copy, or a link to it."""
+    new = _campaign(tmp_path / "NEW", [B128.format(3), B128.format(4)])
+    older = _campaign(tmp_path / "OLDER", [B256.format(3), B256.format(4)])
+    if request.param == "copy":
+        shutil.copytree(older, new / "old")
+    else:
+        (new / "old").symlink_to(older)
+    return new
+
+
+def test_a_whole_campaign_inside_another_is_strays_of_the_outer(new_holding_older):
+    result = parse_paths([new_holding_older])
+    assert sorted(result.runs["repeat"]) == [3, 4]
+    assert set(result.runs["batch_size_per_device"]) == {128}
+    assert [n for n, _ in _strays(result, new_holding_older)] == [
+        f"old/1n1g/{B256.format(i)}.log" for i in (3, 4)]
+    own = parse_paths([new_holding_older / "old"])
+    assert set(own.runs["batch_size_per_device"]) == {256} and len(own.runs) == 2
+
+
+def test_compare_a_case_only_in_a_nested_campaign_is_only_in_base(new_holding_older, tmp_path,
+                                                                  monkeypatch):
+    base = _campaign(tmp_path / "BASE", [s.format(i) for s in (B128, B256) for i in (1, 2)])
+    monkeypatch.setenv(parse_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    done = _cli("compare", str(base), str(new_holding_older))
+    assert done.returncode == 4, done.stdout + done.stderr
+    [row] = [line for line in done.stdout.splitlines() if "/b256/" in line]
+    assert "only in base" in row
+
+
+def test_store_add_stores_the_outer_campaigns_runs(new_holding_older, tmp_path, monkeypatch):
+    monkeypatch.setenv(parse_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    done = _cli("store", "add", str(new_holding_older), "--store", str(tmp_path / "st"))
+    assert done.returncode == 0, done.stderr
+    assert "(2 runs, 1 cases)" in done.stdout + done.stderr
+
+
+@pytest.fixture
+def run_into_subfolder(tmp_path) -> tuple[Path, Path]:
+    """FRESH, a campaign of b128 runs 1 and 2, and Q, a copy of it into whose config folder
+    Q/1n1g a second campaign of runs 3 to 5 of the same case was written (Q/1n1g/status.json,
+    Q/1n1g/1n1g/*.log)."""
+    fresh = _campaign(tmp_path / "FRESH", [B128.format(1), B128.format(2)])
+    q = tmp_path / "Q"
+    shutil.copytree(fresh, q)
+    _campaign(q / "1n1g", [B128.format(i) for i in (3, 4, 5)])
+    return fresh, q
+
+
+def test_a_campaign_written_into_a_campaigns_subfolder_does_not_take_it_over(
+        run_into_subfolder):
+    _, q = run_into_subfolder
+    result = parse_paths([q])
+    assert sorted(result.runs["repeat"]) == [1, 2]
+    assert [n for n, _ in _strays(result, q)] == [
+        f"1n1g/1n1g/{B128.format(i)}.log" for i in (3, 4, 5)]
+    inner = parse_paths([q / "1n1g" / "1n1g"])
+    assert sorted(inner.runs["repeat"]) == [3, 4, 5]
+
+
+def test_compare_and_store_read_the_outer_campaigns_own_runs(run_into_subfolder, tmp_path,
+                                                             monkeypatch):
+    """Q's own runs are FRESH's copies: not re-measured (rc 4), not the inner campaign's
+    figure; store add stores Q's two runs."""
+    fresh, q = run_into_subfolder
+    monkeypatch.setenv(parse_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    done = _cli("compare", str(fresh), str(q))
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "not re-measured" in done.stdout + done.stderr
+    added = _cli("store", "add", str(q), "--store", str(tmp_path / "st"))
+    assert added.returncode == 0, added.stderr
+    assert "(2 runs, 1 cases)" in added.stdout + added.stderr
 
 
 @pytest.mark.parametrize("path", [RAW, RAW / "rn50_4gpu" / "1n1g",
