@@ -111,11 +111,14 @@ def forward_jumps(step: np.ndarray, ts: np.ndarray) -> tuple[np.ndarray, float]:
 
 def window_fault(lines, epoch, step, ts, timestamps: bool = True,
                  skipped: np.ndarray | None = None,
-                 inner: tuple[int, int] | None = None) -> tuple[str, str] | None:
+                 inner: tuple[int, int] | None = None,
+                 paused: np.ndarray | None = None) -> tuple[str, str] | None:
     """(problem kind, reason) when one rank's training lines (arrays in line order) go back
     in time (when `timestamps`) or in steps (`skipped`: as for :func:`backwards_steps`), or
     when their clock jumps forward between two lines from `inner` = (first line, last line)
-    (:func:`forward_jumps`); None when the window is in order."""
+    (:func:`forward_jumps`) with no pause the log names between them (`paused`: the lines
+    of its evaluations and saves, whose time is no clock's jump); None when the window is
+    in order."""
     if timestamps:
         bad = backwards_timestamps(ts)
         if len(bad):
@@ -123,6 +126,11 @@ def window_fault(lines, epoch, step, ts, timestamps: bool = True,
         a, b = (0, len(lines)) if inner is None else (
             int(np.searchsorted(lines, inner[0])), int(np.searchsorted(lines, inner[1], "right")))
         jumps, median = forward_jumps(step[a:b], ts[a:b])
+        if len(jumps) and paused is not None and len(paused):
+            # a named pause lies between the lines of such an interval: the time is its
+            held = np.searchsorted(paused, lines[a:b][jumps]) \
+                > np.searchsorted(paused, lines[a:b][jumps - 1], "right")
+            jumps = jumps[~held]
         if len(jumps):
             return "timestamps_jump", jump_reason(lines[a:b], step[a:b], ts[a:b], jumps, median)
     bad = backwards_steps(epoch, step, skipped)

@@ -184,7 +184,8 @@ class RunData:
         lo = max(int(np.searchsorted(lines, a, "left")) - 1, 0)
         hi = int(np.searchsorted(lines, b, "right")) + 1
         return checks.window_fault(lines[lo:hi], epoch[lo:hi], step[lo:hi], ts[lo:hi], timestamps,
-                                   self.skipped_counts(lines[lo:hi]), inner=(a, b))
+                                   self.skipped_counts(lines[lo:hi]), inner=(a, b),
+                                   paused=self.evaluations)
 
     def skipped_counts(self, lines: np.ndarray) -> np.ndarray | None:
         """The printed skipped-step counts of `lines` (``metrics.SKIPPED_STEPS``, NaN where
