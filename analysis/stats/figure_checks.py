@@ -2387,14 +2387,16 @@ def _printed_unchecked(run: RunData, implied, values: str) -> str:
         # none is, a pause only adds time: a batch implied below the stated one disproves
         # them (:func:`_printed_against_clock` flags that), any other cannot confirm them
         below = implied is not None and implied[0] < (1 - MISMATCH) * run.global_batch_size
-        stamped = int(np.isfinite(ts).sum())
-        if implied is None and not held and 0 < stamped <= MIN_PRINTED:
+        paused = evaluations | (np.diff(epoch) != 0)
+        free = int((np.isfinite(np.diff(ts)) & ~paused).sum())
+        if implied is None and np.isfinite(ts).any() and free < MIN_PRINTED \
+                and not paused.all():
             # a median of so few intervals is one hiccup's, so none is taken: nothing checks
             # the values (a log without stamps has no clock to check them at all)
-            return (f"its {stamped - 1} interval(s) between stamped training lines are too "
-                    f"few for the timestamps to check them ({MIN_PRINTED} at least)")
-        if below or (implied is None and not held) \
-                or not (evaluations | (np.diff(epoch) != 0)).all():
+            return (f"its {free} interval(s) between stamped training lines that hold no "
+                    f"pause are too few for the timestamps to check them ({MIN_PRINTED} at "
+                    "least)")
+        if below or (implied is None and not held) or not paused.all():
             return ""
         which = ("an evaluation" if held == len(lines) - 1 else
                  f"an evaluation ({held} of them) or an epoch's end" if held else
