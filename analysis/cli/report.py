@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from analysis import config
 from analysis.changes import verdict
@@ -55,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     from analysis.discover import find_logs
     from analysis.report.publish import publish
 
-    check_outside_stores(args.out_dir or config.REPORTS_DIR)  # any store, not only --store
+    # any store, not only --store; named by its real path, as the report writes it
+    check_outside_stores(Path(args.out_dir or config.REPORTS_DIR).resolve())
     if args.log_dir:
         find_logs([args.log_dir])  # an empty folder: "no logs found" before any kernel starts
     with sigterm_as_interrupt():  # its kernel and temporary folder go, as with Ctrl-C
