@@ -6,8 +6,9 @@
 ``status.json`` of that shape (its own, or one above it: its parent's, or one up to the folder
 the user named, which names the folder's runs ``old/1n1g/<stem>``; the outermost decides, so a
 campaign kept inside another is the outer one's to account for), is a campaign folder: there
-a run counts only when it has a done marker of its own (its ``run_id``, where it states one, names the log's stem; its ``campaign``, where it and ``status.json`` name one,
-is the status's) that does not say the run failed (:func:`marker_failure`: an ``ok`` (other
+a run counts only when it has a done marker of its own (its ``run_id``, where it states one,
+names the log's stem; its ``campaign``, where it and ``status.json`` name one, is the
+status's) that does not say the run failed (:func:`marker_failure`: an ``ok`` (other
 tools: ``success``) that is not true in any spelling, a ``state`` (other tools: ``status``,
 ``result``) other than done, a non-zero exit code, or a node that exited non-zero or was
 stopped; markers written by other tools stating none of these count as done, as reports
@@ -390,7 +391,8 @@ def _listed_done_without_files(folder: str, prefix: str, markers: set[str],
 
 
 def _home(folder: str | Path, prefix: str) -> str:
-    """The campaign folder whose ``status.json`` names the runs of `folder` as ``<prefix><stem>``."""
+    """The campaign folder whose ``status.json`` names the runs of `folder` as
+    ``<prefix><stem>``."""
     for _ in range(prefix.count("/")):
         folder = os.path.dirname(folder)
     return str(folder)

@@ -248,7 +248,7 @@ def _closing_against_stated_time(run: RunData, est: Estimate) -> Estimate:
             "kept"))
     # the first step, done before the first line, counts only where the stated time has room
     # for it at the lines' pace: a time no longer than their span holds none of it
-    first = stated - seconds >= (1 - MISMATCH) * seconds / iterations
+    first = _room_for_a_step(stated - seconds, iterations, seconds)
     counts = {iterations + 1: "iterations its training lines cover from the run's start",
               len(ts): "training lines, a step each"} if first else \
         {iterations: "iterations its training lines cover",
@@ -262,6 +262,13 @@ def _closing_against_stated_time(run: RunData, est: Estimate) -> Estimate:
         f"the closing figure {est.throughput:,.2f} samples/s is more than {MISMATCH:.0%} from "
         f"the samples the run's lines count over the time it states ({where}; {named} "
         "samples/s): it is not the average of what the run ran; the figure is kept"))
+
+
+def _room_for_a_step(room: float, iterations: int, seconds: float) -> bool:
+    """Whether `room` seconds before a run's first training line hold its first step at the
+    pace its lines keep (`iterations` over `seconds`, within MISMATCH): where they do not, a
+    figure counting that step counts one its time leaves out."""
+    return room >= (1 - MISMATCH) * seconds / iterations
 
 
 def _closing_against_figure(run: RunData, est: Estimate) -> Estimate:
@@ -335,8 +342,8 @@ def _timed(run: RunData) -> list[tuple[float, str]]:
             # a gap the closing line's stated time leaves out is setup, not a slow first step
             gap = float(ts[0] - start) if run.closing_seconds is None else \
                 min(float(ts[0] - start), max(run.closing_seconds - seconds, 0.0))
-            if gap < (1 - MISMATCH) * seconds / iterations:
-                continue  # no room for a first step at the lines' pace: none counted
+            if not _room_for_a_step(gap, iterations, seconds):
+                continue
             iterations, seconds = iterations + 1, seconds + gap
             out.append((run.global_batch_size * iterations / seconds,
                         f"from the run's start: the {iterations:,} iterations to line "
