@@ -4,6 +4,7 @@ told: 2,560 img/s)."""
 
 from __future__ import annotations
 
+import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -79,3 +80,36 @@ def write_oneflow(folder: Path, text_lines: list[str]) -> Path:
     path.parent.mkdir(parents=True)
     path.write_text(ONEFLOW_HEAD + "\n".join(text_lines) + "\n")
     return path
+
+
+def epoch_means(folder: Path, *, f: float, seed: int, iters: int, ipe: int, every: int,
+                pace: float, slow: float, jitter: float, t0: float = 10.0, digits: int = 0,
+                evaluation: float | None = None) -> Path:
+    """A log of `iters` iterations of `pace` s (`jitter` relative, drawn per iteration) in
+    epochs of `ipe`, the first `slow` s longer, stamped to the whole second from `t0` s
+    after 2023-08-04 05:46:58; a line every `every` of an epoch's iterations printing `f` x
+    the mean since the epoch's start to `digits` decimals, and where `evaluation` is given a
+    named evaluation of that many seconds after each epoch."""
+    rng, start = random.Random(seed), datetime(2023, 8, 4, 5, 46, 58)
+    out = [f"DLL {start:%Y-%m-%d %H:%M:%S} - PARAMETER data : /imagenet  arch : resnet50  "
+           f"epochs : {iters // ipe}  batch_size : 128  print_freq : {every}  amp : True  "
+           "world_size : 1"]
+    if evaluation is not None:
+        out.append(f"RUNNING EPOCHS FROM 0 TO {iters // ipe}")
+    t = te = t0
+    ne = 0
+    for i in range(1, iters + 1):
+        ep, it = (i - 1) // ipe, (i - 1) % ipe + 1
+        if it == 1:
+            te, ne = t, 0
+        t += pace * (1 + rng.uniform(-1, 1) * jitter) + (slow if i == 1 else 0)
+        ne += 1
+        if it % every == 0:
+            out.append(f"DLL {start + timedelta(seconds=t):%Y-%m-%d %H:%M:%S} - Epoch: {ep} "
+                       f"Iteration: {it}  train.loss : 6.00000 None train.total_ips : "
+                       f"{f * 128 * ne / (t - te):.{digits}f} images/s train.lr : 0.1")
+        if evaluation is not None and it == ipe:
+            t += evaluation
+            out.append(f"DLL {start + timedelta(seconds=t):%Y-%m-%d %H:%M:%S} - Epoch: {ep}  "
+                       "val.loss : 6.9 None val.top1 : 1.2 None val.compute_ips : 9000.00 images/s")
+    return write(folder, out)

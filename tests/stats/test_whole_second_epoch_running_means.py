@@ -10,8 +10,7 @@ figure_mismatch, its reason a clock step or a stall the log does not hold.
 
 from __future__ import annotations
 
-import random
-from datetime import datetime, timedelta
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,35 +18,17 @@ import pytest
 from analysis.collect import parse_paths
 from analysis.stats.per_run import run_throughputs
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dll_synth as S  # noqa: E402
+
 TRUTH = 128 / 0.2
 
 
 def dle(folder: Path, *, f: float, seed: int, iters: int = 2250, ipe: int = 450,
         pf: int = 5) -> Path:
     """The run described above, whole-second stamps, rates to 1 decimal."""
-    rng, start = random.Random(seed), datetime(2023, 8, 4, 5, 46, 58)
-    out = [f"DLL {start:%Y-%m-%d %H:%M:%S} - PARAMETER data : /imagenet  arch : resnet50  "
-           f"epochs : {iters // ipe}  batch_size : 128  print_freq : {pf}  amp : True  "
-           "world_size : 1", f"RUNNING EPOCHS FROM 0 TO {iters // ipe}"]
-    t = te = 10.0
-    ne = 0
-    for i in range(1, iters + 1):
-        ep, it = (i - 1) // ipe, (i - 1) % ipe + 1
-        if it == 1:
-            te, ne = t, 0
-        t += 0.2 * (1 + rng.uniform(-1, 1) * 0.005) + (2.0 if i == 1 else 0)
-        ne += 1
-        if it % pf == 0:
-            out.append(f"DLL {start + timedelta(seconds=t):%Y-%m-%d %H:%M:%S} - Epoch: {ep} "
-                       f"Iteration: {it}  train.loss : 6.00000 None train.total_ips : "
-                       f"{f * 128 * ne / (t - te):.1f} images/s train.lr : 0.1")
-        if it == ipe:
-            t += 8.0
-            out.append(f"DLL {start + timedelta(seconds=t):%Y-%m-%d %H:%M:%S} - Epoch: {ep}  "
-                       "val.loss : 6.9 None val.top1 : 1.2 None val.compute_ips : 9000.00 images/s")
-    path = folder / "1n1g" / "r50_b128_amp_1.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(out) + "\n")
+    S.epoch_means(folder, f=f, seed=seed, iters=iters, ipe=ipe, every=pf, pace=0.2, slow=2.0,
+                  jitter=0.005, digits=1, evaluation=8.0)
     return folder
 
 

@@ -7,9 +7,7 @@ for 2,560, rc 0. Now no figure; healthy twins keep theirs."""
 
 from __future__ import annotations
 
-import math
-import random
-from datetime import datetime, timedelta
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,32 +15,17 @@ import pytest
 from analysis.collect import parse_paths
 from analysis.stats.per_run import run_throughputs
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dll_synth as S  # noqa: E402
+
 
 def dle(folder: Path, *, f: float, pace: float, slow: float, every: int, seed: int,
         iters: int = 1800, ipe: int = 600, jitter: float = 0.03) -> float:
     """`iters` iterations of `pace` s in epochs of `ipe`, the first `slow` s longer, a line
     every `every` printing `f` x the mean since the epoch's start, stamped to the second.
     Returns the truth."""
-    rng, start = random.Random(seed), datetime(2023, 8, 4, 5, 46, 58)
-    out = [f"DLL {start:%Y-%m-%d %H:%M:%S} - PARAMETER data : /imagenet  arch : resnet50  "
-           f"epochs : {iters // ipe}  batch_size : 128  print_freq : {every}  amp : True  "
-           "world_size : 1"]
-    t = te = 10.261681
-    ne = 0
-    for i in range(1, iters + 1):
-        ep, it = (i - 1) // ipe, (i - 1) % ipe + 1
-        if it == 1:
-            te, ne = t, 0
-        t += pace * (1 + rng.uniform(-1, 1) * jitter) + (slow if i == 1 else 0)
-        ne += 1
-        if it % every == 0:
-            stamp = start + timedelta(seconds=math.floor(t))
-            out.append(f"DLL {stamp:%Y-%m-%d %H:%M:%S} - Epoch: {ep} Iteration: {it}  "
-                       f"train.loss : 6.00000 None train.total_ips : "
-                       f"{f * 128 * ne / (t - te):.0f} images/s train.lr : 0.1")
-    path = folder / "1n1g" / "r50_b128_amp_1.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(out) + "\n")
+    S.epoch_means(folder, f=f, seed=seed, iters=iters, ipe=ipe, every=every, pace=pace,
+                  slow=slow, jitter=jitter, t0=10.261681)
     return 128 / pace
 
 
