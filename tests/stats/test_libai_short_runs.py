@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,34 +14,28 @@ import pytest
 from analysis.collect import parse_paths
 from analysis.stats import run_throughput
 
-LIBAI = Path(__file__).resolve().parents[1] / "data" / "libai" / "gpt2_stdout" / "1n8g" / \
-    "gpt2_b4_amp_1.log"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import libai_synth as L  # noqa: E402
 
 
 def _short_libai(folder: Path, off: float, seed: int, overall: bool) -> float:
     """A LiBai log of 60 iterations at 0.5 s, stamped to the second, a line every 20, whose
     printed `time` (a mean since the run's start, as LiBai prints it) and closing line are
     `off` times the run's. Returns the truth: 32 samples / 0.5 s."""
-    text = LIBAI.read_text().split("\n")
-    head = text[:next(i for i, ln in enumerate(text) if "iteration: " in ln)]
     rng, clock = random.Random(seed), dt.datetime(2022, 11, 23, 10, 40, 21)
-    lines, timed = list(head), []
+    lines, timed = L.head(), []
     for it in range(60):
         step = 0.5 * (1 + rng.uniform(-0.02, 0.02))
         clock += dt.timedelta(seconds=step)
         timed.append(step)
         if (it + 1) % 20 == 0:
             mean = sum(timed[2:]) / len(timed[2:]) * off
-            lines.append(f"[{clock:%m/%d %H:%M:%S} lb.utils.events]:  eta: 0:00:10  "
-                         f"iteration: {it}/60  consumed_samples: {32 * (it + 1)}  total_loss: "
-                         f"{10 - it / 60:.4f}  time: {mean:.4f} s/iter  data_time: 0.0016 s/iter "
-                         f"total_throughput: {32 / mean:.2f} samples/s lr: 1.50e-04")
+            lines.append(L.event(clock, it, 60, 32, 10 - it / 60, mean))
     if overall:
         mean = sum(timed[2:]) / len(timed[2:]) * off
         lines.append(f"[{clock:%m/%d %H:%M:%S} lb.engine.hooks]: Overall training speed: 58 "
                      f"iterations in 0:00:{int(58 * mean):02d} ({mean:.4f} s / it)")
-    (folder / "1n8g").mkdir(parents=True)
-    (folder / "1n8g" / LIBAI.name).write_text("\n".join(lines) + "\n")
+    L.write(folder, lines)
     return 32 / 0.5
 
 

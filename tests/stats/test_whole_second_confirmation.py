@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,8 @@ import pytest
 from analysis.collect import parse_paths
 from analysis.stats import run_throughput
 
-LIBAI = Path(__file__).resolve().parents[1] / "data" / "libai" / "gpt2_stdout" / "1n8g" / \
-    "gpt2_b4_amp_1.log"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import libai_synth as L  # noqa: E402
 
 
 def _libai(folder: Path, off: float, seed: int, iterations: int = 500, step: float = 0.2,
@@ -25,24 +26,16 @@ def _libai(folder: Path, off: float, seed: int, iterations: int = 500, step: flo
     """A LiBai log of `iterations` at `step` seconds (5 % jitter), stamped to the second, a
     line every `period`, at 64 samples an iteration, whose printed `time` (a mean since the
     run's start, as LiBai prints it) is `off` times the run's. Returns the truth."""
-    text = LIBAI.read_text().replace("train.global_batch_size=32", "train.global_batch_size=64")
-    text = text.split("\n")
-    head = text[:next(i for i, ln in enumerate(text) if "iteration: " in ln)]
     rng, clock = random.Random(seed), dt.datetime(2022, 11, 23, 10, 40, 21)
-    lines, timed = list(head), []
+    lines, timed = L.head(64), []
     for it in range(iterations):
         took = step * (1 + rng.uniform(-0.05, 0.05))
         clock += dt.timedelta(seconds=took)
         timed.append(took)
         if (it + 1) % period == 0:
             mean = sum(timed[2:]) / max(len(timed[2:]), 1) * off
-            lines.append(f"[{clock:%m/%d %H:%M:%S} lb.utils.events]:  eta: 0:00:10  "
-                         f"iteration: {it}/{iterations}  consumed_samples: {64 * (it + 1)}  "
-                         f"total_loss: {10 - it / iterations:.4f}  time: {mean:.4f} s/iter  "
-                         f"data_time: 0.0016 s/iter total_throughput: {64 / mean:.2f} "
-                         "samples/s lr: 1.50e-04")
-    (folder / "1n8g").mkdir(parents=True)
-    (folder / "1n8g" / LIBAI.name).write_text("\n".join(lines) + "\n")
+            lines.append(L.event(clock, it, iterations, 64, 10 - it / iterations, mean))
+    L.write(folder, lines)
     return 64 / step
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,32 +17,25 @@ import pytest
 from analysis.collect import parse_paths
 from analysis.stats import run_throughput
 
-LIBAI = Path(__file__).resolve().parents[1] / "data" / "libai" / "gpt2_stdout" / "1n8g" / \
-    "gpt2_b4_amp_1.log"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import libai_synth as L  # noqa: E402
 
 
 def _libai(folder: Path, seed: int, rates: bool, slower_from: int | None = None) -> float:
     """A LiBai log of 2,000 iterations at 0.1 s (5 % jitter; the first 20 at 0.3 s; 0.2 s
     from iteration `slower_from` on), a line every 50, stamped to the second, at 32 samples
     an iteration, printing its time and rate (`rates`) or neither. Returns the truth."""
-    text = LIBAI.read_text().split("\n")
-    head = text[:next(i for i, ln in enumerate(text) if "iteration: " in ln)]
     rng, clock = random.Random(seed), dt.datetime(2022, 11, 23, 10, 40, 21)
-    lines, spent = list(head), 0.0
+    lines, spent = L.head(), 0.0
     for it in range(2000):
         pace = 0.3 if it < 20 else 0.2 if slower_from is not None and it >= slower_from else 0.1
         took = pace * (1 + rng.uniform(-0.05, 0.05))
         clock += dt.timedelta(seconds=took)
         spent += took
         if (it + 1) % 50 == 0:
-            mean = spent / (it + 1)
-            timed = (f"time: {mean:.4f} s/iter  data_time: 0.0016 s/iter "
-                     f"total_throughput: {32 / mean:.2f} samples/s " if rates else "")
-            lines.append(f"[{clock:%m/%d %H:%M:%S} lb.utils.events]:  eta: 0:03:00  "
-                         f"iteration: {it}/2000  consumed_samples: {32 * (it + 1)}  "
-                         f"total_loss: {10 - it / 2000:.4f}  {timed}lr: 1.50e-04")
-    (folder / "1n8g").mkdir(parents=True)
-    (folder / "1n8g" / LIBAI.name).write_text("\n".join(lines) + "\n")
+            lines.append(L.event(clock, it, 2000, 32, 10 - it / 2000,
+                                 spent / (it + 1) if rates else None, eta="0:03:00"))
+    L.write(folder, lines)
     return 32 / 0.1
 
 
