@@ -14,7 +14,8 @@
   its owner alone: done markers keep a keyed digest of each variable a run inherited outside
   its environment record, which neither a copy of the log folders nor another user can
   guess values from (:mod:`analysis.campaign.resume`).
-- ``<out>/.campaign/lock`` — one campaign run per output folder (:func:`campaign_lock`): an
+- ``<out>/.campaign/lock`` — one campaign run per output folder, and none in a folder above
+  or below one another runs in (:func:`campaign_lock`): an
   exclusive ``fcntl.flock`` on the open file, which the kernel releases when the holder ends
   in any way (``kill -9`` included), so there is never a stale lock to remove by hand. The
   holder writes its pid, host and start time into it, so that a second run can say who holds
@@ -186,8 +187,12 @@ def _holder(fd: int) -> str:
 @contextlib.contextmanager
 def campaign_lock(out: str | os.PathLike) -> Iterator[Path]:
     """``with campaign_lock(out) as path:`` holds the folder's lock (its file is `path`), or
-    raises :class:`CampaignBusy` at once (it never waits) naming the holder."""
+    raises :class:`CampaignBusy` at once (it never waits) naming the holder: of `out`, or of
+    a folder above or below it another `dlperf run` runs a campaign in (the two would write
+    each other's logs). Each run takes its own lock before it looks for the other's, so of
+    two started at once at least one sees the other; one refused leaves no folder it made."""
     path = Path(out) / ".campaign" / "lock"
+    made = [p for p in (path.parent, Path(out), *Path(out).parents) if not p.exists()]
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
@@ -201,6 +206,18 @@ def campaign_lock(out: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         os.close(fd)
         raise
+    if (other := _running_around(Path(out))) is not None:
+        os.close(fd)
+        if path.parent in made:
+            path.unlink(missing_ok=True)
+        for folder in made:  # the folders this call made, innermost first, if still empty
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        where = "inside" if Path(out).resolve() in other[0].resolve().parents else "around"
+        raise CampaignBusy(
+            f"refusing to run a campaign in {out}: another `dlperf run` ({other[1]}) runs one "
+            f"in {other[0]}, {where} it, and the two would write each other's logs; wait for "
+            "it to end, or write elsewhere")
     os.ftruncate(fd, 0)
     os.pwrite(fd, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
                               "since": time.time()}).encode(), 0)
@@ -209,3 +226,32 @@ def campaign_lock(out: str | os.PathLike) -> Iterator[Path]:
     finally:
         os.ftruncate(fd, 0)
         os.close(fd)  # closing the file releases the lock
+
+
+def _running_around(out: Path) -> tuple[Path, str] | None:
+    """(the folder, its holder) of a campaign lock another process holds now in a folder
+    above `out` or below it; None where none is."""
+    for folder in (*Path(os.path.abspath(out)).parents, *_campaign_folders(out)):
+        if folder.resolve() == out.resolve():
+            continue
+        lock = folder / ".campaign" / "lock"
+        try:
+            fd = os.open(lock, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return folder, _holder(fd)
+        finally:
+            os.close(fd)  # a lock it took is released with it
+    return None
+
+
+def _campaign_folders(top: Path) -> Iterator[Path]:
+    """The folders under `top` (itself included) holding a ``.campaign`` folder, not looking
+    inside those."""
+    for root, dirs, _ in os.walk(top):
+        if ".campaign" in dirs:
+            dirs.remove(".campaign")
+            yield Path(root)

@@ -51,3 +51,25 @@ def test_run_resumes_into_a_campaign_folder_itself(dlperf_exe, outer):
     r = run_cli(dlperf_exe, "run", outer / "spec.yaml", "-o", outer / "C", "--dry-run")
     assert r.returncode == 0, (r.stdout, r.stderr)
     assert "inside the campaign folder" not in r.stderr
+
+
+@pytest.mark.parametrize("held, out", [("C", "C/1n1g"), ("C/1n1g", "C")])
+def test_run_refuses_a_folder_above_or_below_one_another_run_holds(dlperf_exe, tmp_path, held,
+                                                                   out):
+    """Two `dlperf run`, one into a folder inside the other's, started at the same moment:
+    neither has written its status.json when the other looks, but each holds its folder's
+    lock from its start, so the later to take it is refused and leaves nothing behind."""
+    from analysis.campaign.records import campaign_lock
+
+    (tmp_path / "spec.yaml").write_text(yaml.safe_dump({
+        "name": "tiny", "workload": "builtin", "precisions": ["fp32"], "batch_sizes": [2],
+        "devices": ["1n1g"], "repeats": 1, "iterations": 8, "retries": 0, "timeout": 240}))
+    with campaign_lock(tmp_path / held):
+        before = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+        r = run_cli(dlperf_exe, "run", tmp_path / "spec.yaml", "-o", tmp_path / out,
+                    "--no-progress", timeout=600)
+        after = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    assert r.returncode != 0, (r.stdout, r.stderr)
+    assert_one_clean_line(r.stderr, "another `dlperf run`", str(tmp_path / held),
+                          "would write each other's logs")
+    assert after == before
