@@ -75,6 +75,14 @@ def train_columns(df: pd.DataFrame) -> dict[str, np.ndarray]:
     }
 
 
+def lowest_rank(rank: np.ndarray) -> np.ndarray:
+    """Which rows (by their `rank`, NaN where none) the lowest rank printed, or name no rank:
+    one process's lines, which every rule reads."""
+    if np.isnan(rank).all():
+        return np.ones(len(rank), dtype=bool)
+    return np.isnan(rank) | (rank == np.nanmin(rank))
+
+
 @dataclass
 class RunData:
     """One run's observations and case fields, as a throughput method sees them.
@@ -150,10 +158,10 @@ class RunData:
             lines, first = np.unique(cols["line"], return_index=True)
             steps, ts = cols["step"][first], cols["timestamp"][first]
         keep = ~np.isnan(steps)
-        if rank is not None and not np.isnan(rank).all():
+        if rank is not None:
             # lines of several ranks (launcher-tagged, in any order): the lowest rank's, as
             # `timeline` keeps; counting every rank's lines would count each step twice
-            keep &= np.isnan(rank) | (rank == np.nanmin(rank))
+            keep &= lowest_rank(rank)
         return (steps, ts, lines) if keep.all() else (steps[keep], ts[keep], lines[keep])
 
     def timeline(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -162,9 +170,7 @@ class RunData:
         if self._timeline is None:
             cols = self.columns()
             step, rank, epoch, ts = cols["step"], cols["rank"], cols["epoch"], cols["timestamp"]
-            keep = ~np.isnan(step)
-            if not np.isnan(rank).all():
-                keep &= np.isnan(rank) | (rank == np.nanmin(rank))
+            keep = ~np.isnan(step) & lowest_rank(rank)
             lines = cols["line"][keep]
             if (lines[1:] > lines[:-1]).all():  # one row per line, in order (one metric)
                 first = slice(None)

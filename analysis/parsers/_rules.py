@@ -12,7 +12,7 @@ import numpy as np
 
 from analysis import checks
 from analysis import metrics as M
-from analysis.estimate import Estimate, RunData, exact_elapsed_seconds
+from analysis.estimate import Estimate, RunData, exact_elapsed_seconds, lowest_rank
 
 #: Argument-dump keys that state how many iterations apart the training lines are
 #: (DLLogger's print_freq, Megatron's log_interval, OneFlow's loss_print_every_n_iter).
@@ -305,7 +305,6 @@ def latency_rule(run: RunData, what: str, ramp_up: np.ndarray = ()) -> Estimate:
     (``truncated``). Throughput = global batch / latency, flagged where intervals holding
     an evaluation are in it (:func:`~analysis.stats.methods.window.evaluations_in_latencies`).
     Steps that repeat or go back give no figure."""
-    from analysis.stats.methods.base import lowest_rank
     from analysis.stats.methods.window import (
         evaluations_in_latencies,
         holds_evaluation,

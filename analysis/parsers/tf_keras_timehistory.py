@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from analysis import metrics as M
-from analysis.estimate import Estimate, RunData
+from analysis.estimate import Estimate, RunData, lowest_rank
 from analysis.layout import normalize_precision
 from analysis.logtext import LogText
 from analysis.parsers import register
@@ -25,7 +25,6 @@ from analysis.parsers._scan import bad_lines, floats, found, ints
 from analysis.parsers._shapes import year_less
 from analysis.parsers.base import LogParser, ParsedLog
 from analysis.problems import Problem, excerpt
-from analysis.stats.methods.base import lowest_rank
 
 #: Any line holding the anchor (the DLPerf script counts every line with "TimeHistory").
 _ANY = re.compile(rb"^([^\n]*?)TimeHistory:([^\n]*)$", re.M)

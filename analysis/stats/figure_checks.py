@@ -61,10 +61,10 @@ import numpy as np
 
 from analysis import checks, parsers
 from analysis import metrics as M
-from analysis.estimate import Estimate, RunData
+from analysis.estimate import Estimate, RunData, lowest_rank
 from analysis.parsers._fields import to_int
 from analysis.parsers._rules import PRINT_EVERY, PYTORCH_SKIP, step_stride
-from analysis.stats.methods.base import lowest_rank, series_rows, train_arrays
+from analysis.stats.methods.base import series_rows, train_arrays
 from analysis.stats.methods.window import (
     COARSE_SHARE,
     FROM_LATENCIES,
@@ -130,10 +130,8 @@ def check_figure(run: RunData, est: Estimate, stated: dict[str, tuple[str, str]]
             est = _against_printed(run, est, values)
     if est.ok and _open(est) and est.printed is not None:
         est = _median_against_timestamps(run, est)
-    if est.ok and _open(est) and est.window is None:
-        est = _closing_against_lines(run, est)
     for check in (_printed_against_latency, _printed_against_clock,
-                  _samples_against_batch, _closing_against_figure):
+                  _samples_against_batch, _closing_against_lines, _closing_against_figure):
         if est.ok and _open(est):
             est = check(run, est)
     if est.ok and _open(est) and est.window is not None:  # last: a doubt gives way to proof
@@ -175,42 +173,73 @@ def _flag(est: Estimate, kind: str, reason: str) -> Estimate:
 
 
 def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
-    """`est` flagged ``figure_mismatch`` when it is the run's closing figure
-    (``RunData.closing``) and more than MISMATCH from every statement of the run's lines:
-    the median and the harmonic mean of the throughput they print (the lowest rank's, after
-    its first), and the global batch x the iterations they cover / their seconds by the
-    timestamps (from the first line, from the second, and from the run's start where the
-    log stamps it). The program's average over its run is one of these: a closing line
-    multiplied again, copied from another run, or a per-device figure of a run on several
-    devices is none of them. A warm-up the average holds shows in the timestamps from the
-    first line, or, a slow first step before it, from the run's start."""
+    """`est` checked where it is the run's closing figure (``RunData.closing``): against the
+    time its closing line states it is over (:func:`_closing_against_stated_time`), then
+    against the paces the timestamps of the run's training lines give (:func:`_stamped`):
+    confirmed where one of them, all its stamps' rounding allowed, lies within MISMATCH;
+    flagged ``figure_mismatch`` where every one lies beyond MISMATCH and its rounding; else
+    (whole-second stamps that neither confirm nor disprove it) failed ``missing_timestamps``.
+    The program's average over its run is one of these paces: a closing line multiplied
+    again, copied from another run, or a per-device figure of a run on several devices is
+    none of them. Only where the stamps cannot time the run (too few stamped lines, no
+    stated global batch, stamps too coarse) is it held to the throughput the lines print
+    (their median and harmonic mean, the lowest rank's, after its first): those printed
+    values are the program's own, and a closing figure scaled with them would agree."""
     if run.closing is None or est.throughput != float(run.closing[0]):
         return est
     if (flagged := _closing_against_stated_time(run, est)) is not est:
         return flagged
-    said = []  # (value, what it is)
-    if _global_rate(run):
-        cols = train_arrays(run)
-        rows = series_rows(run, cols, M.THROUGHPUT)
-        rows = rows[lowest_rank(cols["rank"][rows])]
-        values = cols["value"][rows][1:]
-        lines = cols["line"][rows][1:][np.isfinite(values) & (values > 0)]
-        values = values[np.isfinite(values) & (values > 0)]
-        if len(values) >= MIN_PRINTED:
-            printed, harmonic = _median_and_harmonic(values)
-            said += [(printed, f"the median of the throughput printed on lines {int(lines[0])} "
-                               f"to {int(lines[-1])} ({len(values)} values)"),
-                     (harmonic, "their harmonic mean")]
-    said += _timed(run)
-    if not said or min(abs(est.throughput - v) / v for v, _ in said) <= MISMATCH:
+    said = _stamped(run)
+    counts = parsers.get(run.family).accumulation_counts(run) \
+        if run.family in parsers.names() else ()
+    # iterations of that many stated batches, as the log states: its rates count them all
+    said += [(v * k, slack, f"{what}, x the {k:,} batches an iteration the log states")
+             for k in counts if k > 1 for v, slack, what in said]
+    if not said:
+        said = [(v, 0.0, what) for v, what in _printed_statements(run)]
+    if not said:
         return est
-    named = "; ".join(f"{what}: {v:,.2f}" for v, what in said)
-    apart = min(abs(est.throughput - v) / v for v, _ in said)
+    apart = [(abs(est.throughput - v) / v, slack, v, what) for v, slack, what in said]
+    if any(a + slack <= MISMATCH for a, slack, _, _ in apart):
+        return est
+    where = f"the closing figure {est.throughput:,.2f} samples/s (line {run.closing[1]})"
+    near = min(apart, key=lambda x: x[0] - x[1])
+    if near[0] - near[1] <= MISMATCH:
+        a, slack, v, what = near
+        return Estimate.fail(
+            f"{where} rests on the program's timers, and the run's whole-second timestamps give "
+            f"{what}: {v:,.2f} samples/s, {a:.1%} apart, to within {slack:.1%} (a second a "
+            f"stretch), so they may be {a + slack:.1%} apart, more than {MISMATCH:.0%}: a "
+            "longer run or finer stamps settle it; no figure", "missing_timestamps", est.method)
+    # the whole span's statements, and the nearest of those from a later line on
+    shown = [x for x in apart if not x[3].startswith(LATER)]
+    shown += [near] if near not in shown else []
+    named = "; ".join(f"{what}: {v:,.2f}" + (f" (to within {slack:.1%})" if slack else "")
+                      for _, slack, v, what in shown)
     return _flag(est, "figure_mismatch", (
-        f"the closing figure {est.throughput:,.2f} samples/s (line {run.closing[1]}) is "
-        f"{apart:.1%} or more from every statement of the run's training lines ({named} "
-        "samples/s): it is not the average of what the run ran (a figure of one device, "
-        "of another run, or multiplied again); the figure is kept"))
+        f"{where} is {near[0]:.1%} or more from every pace the run's training lines state "
+        f"({named} samples/s): it is not the average of what the run ran (a figure of one "
+        "device, of another run, or multiplied again); the figure is kept"))
+
+
+def _printed_statements(run: RunData) -> list[tuple[float, str]]:
+    """(samples/s, what): the median and the harmonic mean of the throughput the run's lines
+    print (the lowest rank's, after its first), where the family prints global rates and
+    MIN_PRINTED values or more."""
+    if not _global_rate(run):
+        return []
+    cols = train_arrays(run)
+    rows = series_rows(run, cols, M.THROUGHPUT)
+    rows = rows[lowest_rank(cols["rank"][rows])]
+    values = cols["value"][rows][1:]
+    lines = cols["line"][rows][1:][np.isfinite(values) & (values > 0)]
+    values = values[np.isfinite(values) & (values > 0)]
+    if len(values) < MIN_PRINTED:
+        return []
+    printed, harmonic = _median_and_harmonic(values)
+    return [(printed, f"the median of the throughput printed on lines {int(lines[0])} to "
+                      f"{int(lines[-1])} ({len(values)} values)"),
+            (harmonic, "their harmonic mean")]
 
 
 def _closing_against_stated_time(run: RunData, est: Estimate) -> Estimate:
@@ -281,7 +310,8 @@ def _closing_against_figure(run: RunData, est: Estimate) -> Estimate:
     if run.closing is None or est.throughput == (closing := float(run.closing[0])) \
             or abs(est.throughput - closing) <= MISMATCH * closing:
         return est
-    if _open(_closing_against_lines(run, dataclasses.replace(est, throughput=closing))):
+    checked = _closing_against_lines(run, dataclasses.replace(est, throughput=closing))
+    if checked.problem_kind != "figure_mismatch":  # met, or the stamps cannot tell
         return est
     times = closing / est.throughput
     whole = (f" (the closing figure is {round(times):,} times it)"
@@ -307,49 +337,77 @@ def _within_epochs(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray,
     return int(ds[same].sum()), float(dt[same].sum()), _stretches(same)
 
 
-def _timed(run: RunData) -> list[tuple[float, str]]:
-    """(samples/s, what) by the timestamps of the run's training lines: the global batch x
-    the iterations they cover / their seconds, from the first line, from the second and from
-    the stated warm-up's last iteration (STATED_WARMUP); and from the run's start, where the
-    log stamps it before its first training line (``train_start``), counting the first
-    line's own iteration and its seconds from that stamp: a first step the first line is
-    printed after (a slow start: compilation, the first data shard) is in the program's
-    average only so. None without a stated global batch or timestamps on at least
-    MIN_PRINTED lines."""
+#: How :func:`_stamped` begins what the lines from a later line than the second state.
+LATER = "from a later line: "
+
+
+def _stamped(run: RunData) -> list[tuple[float, float, str]]:
+    """(samples/s, the relative error whole-second stamps allow it, what) the timestamps of
+    the run's training lines give, each an average a program may take over its run: the
+    global batch x the iterations they cover / their seconds from each line to the last,
+    from the first to the one half-way and from the stated warm-up's last iteration
+    (STATED_WARMUP; a warm-up the program leaves out); from the run's
+    start, where the log stamps it before its first training line (``train_start``),
+    counting the first line's own iteration and its seconds from that stamp (a slow first
+    step, in the program's average only so); and on finer stamps the median of the
+    intervals' paces and their mean by iterations (the program's mean of its iterations'
+    rates: a slow last step weighs one step in it), each pace at most MISMATCH above their
+    median (an interval shorter than the rest is a print delayed before it). Intervals
+    across an epoch's end or holding an evaluation line are left out (their time is not
+    training). Those whose rounding allows more than MISMATCH are left out; none without a
+    stated global batch or more than MIN_PRINTED stamped lines."""
     if not np.isfinite(run.global_batch_size):
         return []
     lines, epoch, step, ts = run.timeline()
     keep = np.isfinite(ts)
     lines, epoch, step, ts = lines[keep], epoch[keep], step[keep], ts[keep]
-    starts = [0, 1]
+    if len(ts) <= MIN_PRINTED + 1:
+        return []
+    batch, coarse = run.global_batch_size, whole_seconds(ts)
+    ds, dt = np.diff(step), np.diff(ts)
+    same = (ds > 0) & (np.diff(epoch) == 0) & ~holds_evaluation(run.evaluations, lines)
+    begins = same & ~np.concatenate([[False], same[:-1]])  # each stretch's first interval
+
+    def suffix(x):
+        return np.cumsum(x[::-1])[::-1]
+
+    iterations = suffix(np.where(same, ds, 0)).astype(float)
+    seconds = suffix(np.where(same, dt, 0.0))
+    # from interval k on, a stretch begins at k where k is in one, and at every begin after
+    stretches = np.concatenate([suffix(begins)[1:], [0]]) + same
+    out = []
     _, warm = _stated(run, STATED_WARMUP)
     after = np.flatnonzero(step >= warm) if warm is not None else ()
-    if len(after) and after[0] > 1:
-        starts.append(int(after[0]))
-    out = []
-    for a in starts:
-        if len(ts) - a <= MIN_PRINTED:
-            continue
-        iterations, seconds, _ = _within_epochs(epoch[a:], step[a:], ts[a:],
-                                                holds_evaluation(run.evaluations, lines[a:]))
-        if iterations > 0 and seconds > 0:
-            out.append((run.global_batch_size * iterations / seconds,
-                        f"the global batch {run.global_batch_size:,.0f} x the {iterations:,} "
-                        f"iterations lines {int(lines[a])} to {int(lines[-1])} cover / their "
-                        f"{seconds:.6g} s by the timestamps"))
-        start = _number(run.meta.get("train_start"))
-        if a == 0 and out and np.isfinite(start) and start < ts[0]:
-            # a gap the closing line's stated time leaves out is setup, not a slow first step
-            gap = float(ts[0] - start) if run.closing_seconds is None else \
-                min(float(ts[0] - start), max(run.closing_seconds - seconds, 0.0))
-            if not _room_for_a_step(gap, iterations, seconds):
-                continue
-            iterations, seconds = iterations + 1, seconds + gap
-            out.append((run.global_batch_size * iterations / seconds,
-                        f"from the run's start: the {iterations:,} iterations to line "
-                        f"{int(lines[-1])} / their {seconds:.6g} s from the stamp before the "
+    starts = set(range(0, max(len(ts) // 2, 2))) | ({int(after[0])} if len(after) else set())
+    for k in sorted(k for k in starts if k <= len(ts) - 1 - MIN_PRINTED):
+        if iterations[k] > 0 and seconds[k] > 0:
+            slack = _rounding_share(int(stretches[k]), float(seconds[k])) if coarse else 0.0
+            out.append((batch * iterations[k] / seconds[k], slack,
+                        f"{LATER if k > 1 else ''}the global batch {batch:,.0f} x the "
+                        f"{int(iterations[k]):,} iterations lines {int(lines[k])} to {int(lines[-1])} cover / their "
+                        f"{seconds[k]:.6g} s by the timestamps"))
+    start = _number(run.meta.get("train_start"))
+    if out and np.isfinite(start) and start < ts[0]:
+        n, s = iterations[0], float(seconds[0])
+        # a gap the closing line's stated time leaves out is setup, not a slow first step
+        gap = float(ts[0] - start) if run.closing_seconds is None else \
+            min(float(ts[0] - start), max(run.closing_seconds - s, 0.0))
+        if _room_for_a_step(gap, int(n), s):
+            slack = _rounding_share(int(stretches[0]) + 1, s + gap) if coarse else 0.0
+            out.append((batch * (n + 1) / (s + gap), slack,
+                        f"from the run's start: the {int(n) + 1:,} iterations to line "
+                        f"{int(lines[-1])} / their {s + gap:.6g} s from the stamp before the "
                         "first training line"))
-    return out
+    paces = batch * ds[same] / dt[same] if not coarse else np.empty(0)
+    paces = paces[np.isfinite(paces)]
+    if len(paces) >= MIN_PRINTED:
+        mid = _median(paces)
+        weights = ds[same][np.isfinite(batch * ds[same] / dt[same])]
+        mean = float(np.average(np.minimum(paces, (1 + MISMATCH) * mid), weights=weights))
+        out += [(mid, 0.0, f"the median of the paces of its {len(paces):,} intervals within "
+                           "epochs by the timestamps"),
+                (mean, 0.0, "their mean by iterations")]
+    return [o for o in out if o[1] <= MISMATCH]
 
 
 def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
@@ -2228,13 +2286,18 @@ def _coarse_reading(run: RunData, stated: float) -> _Reading | None:
     """On whole-second stamps, the reading of the run's printed rates whose rates (known,
     uncontradicted) give the stated global batch over all the stamps' time
     (:func:`_telescoped`, within its slack or MISMATCH) where its own interval's rate does
-    not and lies MISMATCH / 2 further off: a running mean holding a slower start reads as
-    interval rates that fall short; None where the interval's rate is the closer, or the
+    not and lies MISMATCH / 2 further off, and whose spans the stamps scatter no more than
+    its own interval's (FIT_TIMES, FIT_SHARE): a running mean holding a slower start reads
+    as interval rates that fall short; None where the interval's rate is the closer, or the
     stamps cannot tell (each is then read as its own interval's)."""
     off = _coarse_offs(run, stated)
     if len(off) < 2:
         return None
-    near = [(o, r) for o, bound, r in off[1:] if o <= bound and o + MISMATCH / 2 <= off[0][0]]
+    # a reading the stamps scatter more than each interval's own is not read so because it
+    # gives the stated batch: the batch it would confirm is the one it was chosen by
+    fits = FIT_TIMES * off[0][2].spread() + FIT_SHARE
+    near = [(o, r) for o, bound, r in off[1:] if o <= bound and o + MISMATCH / 2 <= off[0][0]
+            and r.spread() <= fits]
     return min(near, key=lambda f: f[0])[1] if off[0][0] > off[0][1] and near else None
 
 

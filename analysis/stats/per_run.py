@@ -13,7 +13,7 @@ from analysis import metrics as M
 from analysis import schema
 from analysis.collect import ParseResult, gc_paused
 from analysis.errors import UsageError
-from analysis.estimate import Estimate, RunData
+from analysis.estimate import Estimate, RunData, lowest_rank
 from analysis.parsers.base import ParsedLog
 from analysis.schema import CASE_COLUMNS
 from analysis.stats import energy, methods
@@ -377,9 +377,8 @@ def _rank(block: dict, i: int) -> float:
 
 def _lowest_rank(rows: list[tuple]) -> list[tuple]:
     """The rows (rank last, NaN for none) of the lowest rank or of no rank: one process's."""
-    ranks = [r[-1] for r in rows if not np.isnan(r[-1])]
-    low = min(ranks) if ranks else np.nan
-    return [r for r in rows if np.isnan(r[-1]) or r[-1] == low]
+    keep = lowest_rank(np.array([r[-1] for r in rows], dtype=float))
+    return [r for r, k in zip(rows, keep, strict=True) if k]
 
 
 def _estimate(fn, rd: RunData, warmup: int, measure: int, note: str = "") -> Estimate:
@@ -492,7 +491,7 @@ def iteration_throughput(result: ParseResult) -> pd.DataFrame:
 
 def _lowest_rank_rows(train: pd.DataFrame, code: np.ndarray, n_runs: int) -> np.ndarray:
     """Which rows of `train` are from their run's lowest rank (or name no rank): the rows
-    one process wrote, as ``methods.base.lowest_rank`` keeps them for each run."""
+    one process wrote, as ``estimate.lowest_rank`` keeps them, for every run at once."""
     if "rank" not in train.columns:
         return np.ones(len(train), dtype=bool)
     rank = train["rank"].to_numpy(dtype=float, na_value=np.nan)

@@ -113,3 +113,46 @@ def epoch_means(folder: Path, *, f: float, seed: int, iters: int, ipe: int, ever
             out.append(f"DLL {start + timedelta(seconds=t):%Y-%m-%d %H:%M:%S} - Epoch: {ep}  "
                        "val.loss : 6.9 None val.top1 : 1.2 None val.compute_ips : 9000.00 images/s")
     return write(folder, out)
+
+
+def printed_means(folder: Path, *, f: float, mode: str, seed: int, iters: int, ipe: int,
+                  every: int, pace: float, slow: float, jitter: float, batch: int = 128,
+                  whole: bool = True, digits: int = 1, pause: float | None = None,
+                  named: bool = False, closing: bool = True, us: int = 0) -> Path:
+    """A log of `iters` iterations of `pace` s (`jitter` relative, drawn per iteration) in
+    epochs of `ipe`, the first `slow` s longer, from 2023-08-04 05:47:08 and `us` µs (10 s
+    after its PARAMETER line), stamped to the whole second where `whole`; a line every `every`
+    iterations printing `f` x the rate over `mode`: "interval" (since the line before),
+    "run" (since the start, less the pauses) or "epoch" (since the epoch's start), to
+    `digits` decimals; a pause of `pause` s after each epoch (an evaluation line where
+    `named`), and where `closing` a Summary line of `f` x the truth (`batch` / `pace`)."""
+    rng, start = random.Random(seed), datetime(2023, 8, 4, 5, 46, 58, us)
+    clock = "%Y-%m-%d %H:%M:%S" if whole else "%Y-%m-%d %H:%M:%S.%f"
+    out = [f"DLL {start:{clock}} - PARAMETER data : /imagenet  arch : resnet50  epochs : "
+           f"{iters // ipe}  batch_size : {batch}  print_freq : {every}  amp : True  "
+           "world_size : 1", f"RUNNING EPOCHS FROM 0 TO {iters // ipe}"]
+    t = last = t_run = t_epoch = 10.0
+    n = n_run = n_epoch = 0
+    for i in range(1, iters + 1):
+        ep, it = (i - 1) // ipe, (i - 1) % ipe + 1
+        if it == 1:
+            t_epoch, n_epoch = t, 0
+        t += pace * (1 + rng.uniform(-1, 1) * jitter) + (slow if i == 1 else 0)
+        n, n_run, n_epoch = n + 1, n_run + 1, n_epoch + 1
+        if it % every == 0:
+            done, since = {"interval": (n, last), "run": (n_run, t_run),
+                           "epoch": (n_epoch, t_epoch)}[mode]
+            out.append(f"DLL {start + timedelta(seconds=t):{clock}} - Epoch: {ep} Iteration: "
+                       f"{it}  train.loss : 6.00000 None train.total_ips : "
+                       f"{f * batch * done / (t - since):.{digits}f} images/s train.lr : 0.1")
+            last, n = t, 0
+        if pause is not None and it == ipe:
+            t += pause
+            last, t_run = t, t_run + pause
+            if named:
+                out.append(f"DLL {start + timedelta(seconds=t):{clock}} - Epoch: {ep}  val.loss "
+                           ": 6.9 None val.top1 : 1.2 None val.compute_ips : 9000.00 images/s")
+    if closing:
+        out.append(f"DLL {start + timedelta(seconds=t):{clock}} - Summary: train.loss : 6.5 "
+                   f"None train.total_ips : {f * batch / pace:.2f} images/s")
+    return write(folder, out, f"1n1g/r50_b{batch}_amp_1.log")

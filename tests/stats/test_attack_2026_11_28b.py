@@ -139,8 +139,8 @@ def test_a_closing_figure_ten_times_the_lines_is_flagged(tmp_path, n, method):
     row = run_throughput(parse_paths([tmp_path]), method).iloc[0]
     assert row["throughput"] == 25600.0 and row["problem_kind"] == "figure_mismatch"
     assert "the closing figure 25,600.00 samples/s" in row["problem"]
-    assert "the median of the throughput printed on lines" in row["problem"]
-    assert "): 2,560.00;" in row["problem"]
+    assert "from every pace the run's training lines state" in row["problem"]
+    assert "their mean by iterations: 2,560.00" in row["problem"]
 
 
 def test_a_closing_figure_near_the_lines_is_not_flagged(tmp_path):

@@ -49,14 +49,6 @@ def series_rows(run: RunData, cols: dict[str, np.ndarray], metric: str) -> np.nd
     return rows[np.argsort(run.train["line"].to_numpy(dtype=np.int64)[rows], kind="quicksort")]
 
 
-def lowest_rank(rank: np.ndarray) -> np.ndarray:
-    """Which rows (by their `rank`, NaN where none) the lowest rank printed, or name no rank:
-    one process's lines."""
-    if np.isnan(rank).all():
-        return np.ones(len(rank), dtype=bool)
-    return np.isnan(rank) | (rank == np.nanmin(rank))
-
-
 def iterations_done(steps: np.ndarray) -> np.ndarray:
     """The iterations done at each line since the run's start (steps of one rank in line
     order): where the counter does not advance (a new epoch numbering its iterations from 1

@@ -18,7 +18,7 @@ import numpy as np
 
 from analysis import metrics as M
 from analysis import parsers
-from analysis.estimate import Estimate, RunData
+from analysis.estimate import Estimate, RunData, lowest_rank
 from analysis.parsers.base import LogParser
 from analysis.stats.figure_checks import MISMATCH, rate_reading
 from analysis.stats.methods import register
@@ -26,7 +26,6 @@ from analysis.stats.methods.base import (
     ThroughputMethod,
     closing_figure,
     iterations_done,
-    lowest_rank,
     series_rows,
     train_arrays,
 )

@@ -16,13 +16,12 @@ import numpy as np
 
 from analysis import checks
 from analysis import metrics as M
-from analysis.estimate import Estimate, RunData
+from analysis.estimate import Estimate, RunData, lowest_rank
 from analysis.parsers._rules import RESTARTS
 from analysis.stats.methods import register
 from analysis.stats.methods.base import (
     ThroughputMethod,
     iterations_done,
-    lowest_rank,
     series_rows,
     train_arrays,
     truncated,

@@ -1,0 +1,74 @@
+"""A run's closing figure (DLLogger's Summary) is held to the paces its timestamps state,
+not to the rates its lines print: a program printing rates and closing figure alike off
+what ran agrees with itself, and its stamps alone disagree. Logs of 0.25 s iterations,
+the first slower, rates and Summary x F (dll_synth.printed_means)."""
+
+from __future__ import annotations
+
+import pytest
+
+from analysis import parse_paths
+from analysis.stats import run_throughput
+from tests.stats import dll_synth as S
+
+#: (kwargs, truth): attack54's three shapes that passed at 476.16, 1,095.68 and 552.96.
+SHAPES = {
+    # whole seconds, 8 lines 50 iterations apart, interval rates, a 5 s first step
+    "whole_intervals": (dict(mode="interval", seed=58, iters=400, ipe=200, every=50,
+                             slow=5.0, jitter=0.05, us=676445), 512.0),
+    # whole seconds, running means since the start, a named 10 s evaluation each epoch
+    "whole_running": (dict(mode="run", seed=3, iters=400, ipe=200, every=50, slow=2.0,
+                           jitter=0.01, digits=0, batch=256, pause=10.0, named=True, us=513816),
+                      1024.0),
+    # fractional stamps, running means since the start less unnamed 3 s epoch-end pauses
+    "fine_running": (dict(mode="run", seed=69, iters=800, ipe=100, every=10, slow=5.0,
+                          jitter=0.05, digits=0, whole=False, pause=3.0, us=55360), 512.0),
+}
+FACTORS = {"whole_intervals": 0.93, "whole_running": 1.07, "fine_running": 1.08}
+
+
+def _rows(tmp_path, shape: str, f: float) -> dict:
+    kw, _ = SHAPES[shape]
+    S.printed_means(tmp_path, f=f, pace=0.25, **kw)
+    result = parse_paths([tmp_path])
+    return {m: run_throughput(result, m).iloc[0] for m in ("dlperf", "reported")}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_closing_figure_scaled_with_its_rates_is_no_figure_unflagged(tmp_path, shape):
+    """The closing figure F x the truth: flagged, or no figure where whole-second stamps
+    cannot tell; never kept unflagged."""
+    for method, row in _rows(tmp_path, shape, FACTORS[shape]).items():
+        assert row["problem_kind"] in ("figure_mismatch", "missing_timestamps"), \
+            (method, row["throughput"], row["problem"])
+
+
+def test_the_reason_names_the_paces_the_stamps_state(tmp_path):
+    row = _rows(tmp_path, "fine_running", 1.08)["reported"]
+    assert row["problem_kind"] == "figure_mismatch"
+    assert "the closing figure 552.96 samples/s" in row["problem"]
+    assert "from every pace the run's training lines state" in row["problem"]
+    assert "the median of the paces of its 72 intervals within epochs" in row["problem"]
+
+
+def test_whole_seconds_that_cannot_tell_say_so(tmp_path):
+    row = _rows(tmp_path, "whole_running", 1.07)["reported"]
+    assert row["problem_kind"] == "missing_timestamps"
+    assert "a longer run or finer stamps settle it" in row["problem"]
+
+
+def test_the_healthy_twin_keeps_its_closing_figure(tmp_path):
+    for method, row in _rows(tmp_path, "fine_running", 1.0).items():
+        assert row["throughput"] == pytest.approx(512.0), method
+        assert row["problem_kind"] in ("", "method_fallback"), (method, row["problem"])
+
+
+@pytest.mark.parametrize("f, kind", [(1.0, ""), (1.07, "figure_mismatch")])
+def test_a_longer_whole_second_run_settles_it(tmp_path, f, kind):
+    """Ten times the iterations of the whole-second running means (40 lines over 17
+    minutes): the stamps confirm the healthy closing figure and disprove the scaled one."""
+    kw = dict(SHAPES["whole_running"][0], iters=4000, ipe=2000)
+    S.printed_means(tmp_path, f=f, pace=0.25, **kw)
+    row = run_throughput(parse_paths([tmp_path]), "reported").iloc[0]
+    assert row["problem_kind"] == kind, row["problem"]
+    assert row["throughput"] == pytest.approx(1024.0 * f)
