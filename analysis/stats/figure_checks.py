@@ -189,12 +189,12 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
         return est
     if (flagged := _closing_against_stated_time(run, est)) is not est:
         return flagged
-    said = _stamped(run)
+    said = _stamped(run, est.throughput)
     counts = parsers.get(run.family).accumulation_counts(run) \
         if run.family in parsers.names() else ()
     # iterations of that many stated batches, as the log states: its rates count them all
     said += [(v * k, slack, f"{what}, x the {k:,} batches an iteration the log states")
-             for k in counts if k > 1 for v, slack, what in said]
+             for k in counts if k > 1 for v, slack, what in _stamped(run, est.throughput / k)]
     if not said:
         said = [(v, 0.0, what) for v, what in _printed_statements(run)]
     if not said:
@@ -337,32 +337,56 @@ def _within_epochs(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray,
     return int(ds[same].sum()), float(dt[same].sum()), _stretches(same)
 
 
+def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
+    """(samples/s, the relative error whole-second stamps allow it, what) the timestamps of
+    the run's training lines give, each an average a program may take over its run: the
+    global batch x the iterations they cover / their seconds from the first line to the
+    last and from the second (of those from each later line up to half-way, or from the
+    stated warm-up's last iteration, STATED_WARMUP: a warm-up the program leaves out, the
+    two nearest `figure`, with and without their rounding); from the run's start, where the
+    log stamps it before its first training line (``train_start``), counting the first
+    line's own iteration and its seconds from that stamp (a slow first step, in the
+    program's average only so); and on finer stamps the median of the intervals' paces and
+    their mean by iterations (the program's mean of its iterations' rates: a slow last step
+    weighs one step in it), each pace at most MISMATCH above their median (an interval
+    shorter than the rest is a print delayed before it). Intervals across an epoch's end or
+    holding an evaluation line are left out (their time is not training). Those whose
+    rounding allows more than MISMATCH are left out; none without a stated global batch or
+    more than MIN_PRINTED stamped lines."""
+    spans = _once(run, "stamped spans", lambda: _stamped_spans(run))
+    if spans is None:
+        return []
+    lines, iterations, seconds, slack, rest = spans
+    batch = run.global_batch_size
+    value = batch * iterations / seconds
+    apart = np.abs(figure - value) / value
+    later = np.arange(len(value)) > 1
+    picked = {0, 1} | {int(np.argmin(np.where(later, apart + s, np.inf)))
+                       for s in (slack, -slack)}
+    out = [(float(value[k]), float(slack[k]),
+            f"{LATER if k > 1 else ''}the global batch {batch:,.0f} x the "
+            f"{int(iterations[k]):,} iterations lines {int(lines[k])} to {int(lines[-1])} "
+            f"cover / their {seconds[k]:.6g} s by the timestamps")
+           for k in sorted(picked) if k < len(value) and np.isfinite(value[k])]
+    return [o for o in out + rest if o[1] <= MISMATCH]
+
+
 #: How :func:`_stamped` begins what the lines from a later line than the second state.
 LATER = "from a later line: "
 
 
-def _stamped(run: RunData) -> list[tuple[float, float, str]]:
-    """(samples/s, the relative error whole-second stamps allow it, what) the timestamps of
-    the run's training lines give, each an average a program may take over its run: the
-    global batch x the iterations they cover / their seconds from each line to the last,
-    from the first to the one half-way and from the stated warm-up's last iteration
-    (STATED_WARMUP; a warm-up the program leaves out); from the run's
-    start, where the log stamps it before its first training line (``train_start``),
-    counting the first line's own iteration and its seconds from that stamp (a slow first
-    step, in the program's average only so); and on finer stamps the median of the
-    intervals' paces and their mean by iterations (the program's mean of its iterations'
-    rates: a slow last step weighs one step in it), each pace at most MISMATCH above their
-    median (an interval shorter than the rest is a print delayed before it). Intervals
-    across an epoch's end or holding an evaluation line are left out (their time is not
-    training). Those whose rounding allows more than MISMATCH are left out; none without a
-    stated global batch or more than MIN_PRINTED stamped lines."""
+def _stamped_spans(run: RunData):
+    """What :func:`_stamped` reads, made once a run: (the lines, and from each line up to
+    half-way or the stated warm-up's the iterations, seconds and rounding slack of the
+    intervals within epochs from it to the last, NaN where none; the run-wide statements
+    from the run's start and of the intervals' paces), None where it reads nothing."""
     if not np.isfinite(run.global_batch_size):
-        return []
+        return None
     lines, epoch, step, ts = run.timeline()
     keep = np.isfinite(ts)
     lines, epoch, step, ts = lines[keep], epoch[keep], step[keep], ts[keep]
     if len(ts) <= MIN_PRINTED + 1:
-        return []
+        return None
     batch, coarse = run.global_batch_size, whole_seconds(ts)
     ds, dt = np.diff(step), np.diff(ts)
     same = (ds > 0) & (np.diff(epoch) == 0) & ~holds_evaluation(run.evaluations, lines)
@@ -375,39 +399,42 @@ def _stamped(run: RunData) -> list[tuple[float, float, str]]:
     seconds = suffix(np.where(same, dt, 0.0))
     # from interval k on, a stretch begins at k where k is in one, and at every begin after
     stretches = np.concatenate([suffix(begins)[1:], [0]]) + same
-    out = []
     _, warm = _stated(run, STATED_WARMUP)
     after = np.flatnonzero(step >= warm) if warm is not None else ()
-    starts = set(range(0, max(len(ts) // 2, 2))) | ({int(after[0])} if len(after) else set())
-    for k in sorted(k for k in starts if k <= len(ts) - 1 - MIN_PRINTED):
-        if iterations[k] > 0 and seconds[k] > 0:
-            slack = _rounding_share(int(stretches[k]), float(seconds[k])) if coarse else 0.0
-            out.append((batch * iterations[k] / seconds[k], slack,
-                        f"{LATER if k > 1 else ''}the global batch {batch:,.0f} x the "
-                        f"{int(iterations[k]):,} iterations lines {int(lines[k])} to {int(lines[-1])} cover / their "
-                        f"{seconds[k]:.6g} s by the timestamps"))
+    last = min(max(len(ts) // 2, 2), len(ts) - MIN_PRINTED)
+    if len(after) and last <= after[0] <= len(ts) - 1 - MIN_PRINTED:
+        last = int(after[0]) + 1
+    iterations, seconds, stretches = iterations[:last], seconds[:last], stretches[:last]
+    gone = ~((iterations > 0) & (seconds > 0))
+    iterations[gone], seconds[gone] = np.nan, np.nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slack = (np.where(seconds > stretches * ONE_CLOCK_BAND, stretches * ONE_CLOCK_BAND
+                          / (seconds - stretches * ONE_CLOCK_BAND), np.inf)
+                 if coarse else np.zeros(len(seconds)))
+    rest = []
     start = _number(run.meta.get("train_start"))
-    if out and np.isfinite(start) and start < ts[0]:
-        n, s = iterations[0], float(seconds[0])
+    if np.isfinite(iterations[0]) and np.isfinite(start) and start < ts[0]:
+        n, s = int(iterations[0]), float(seconds[0])
         # a gap the closing line's stated time leaves out is setup, not a slow first step
         gap = float(ts[0] - start) if run.closing_seconds is None else \
             min(float(ts[0] - start), max(run.closing_seconds - s, 0.0))
-        if _room_for_a_step(gap, int(n), s):
-            slack = _rounding_share(int(stretches[0]) + 1, s + gap) if coarse else 0.0
-            out.append((batch * (n + 1) / (s + gap), slack,
-                        f"from the run's start: the {int(n) + 1:,} iterations to line "
-                        f"{int(lines[-1])} / their {s + gap:.6g} s from the stamp before the "
-                        "first training line"))
-    paces = batch * ds[same] / dt[same] if not coarse else np.empty(0)
-    paces = paces[np.isfinite(paces)]
-    if len(paces) >= MIN_PRINTED:
-        mid = _median(paces)
-        weights = ds[same][np.isfinite(batch * ds[same] / dt[same])]
-        mean = float(np.average(np.minimum(paces, (1 + MISMATCH) * mid), weights=weights))
-        out += [(mid, 0.0, f"the median of the paces of its {len(paces):,} intervals within "
-                           "epochs by the timestamps"),
-                (mean, 0.0, "their mean by iterations")]
-    return [o for o in out if o[1] <= MISMATCH]
+        if _room_for_a_step(gap, n, s):
+            rest.append((batch * (n + 1) / (s + gap),
+                         _rounding_share(int(stretches[0]) + 1, s + gap) if coarse else 0.0,
+                         f"from the run's start: the {n + 1:,} iterations to line "
+                         f"{int(lines[-1])} / their {s + gap:.6g} s from the stamp before the "
+                         "first training line"))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        paces = batch * ds[same] / dt[same] if not coarse else np.empty(0)
+    counted = np.isfinite(paces)
+    if counted.sum() >= MIN_PRINTED:
+        mid = _median(paces[counted])
+        mean = float(np.average(np.minimum(paces[counted], (1 + MISMATCH) * mid),
+                                weights=ds[same][counted]))
+        rest += [(mid, 0.0, f"the median of the paces of its {int(counted.sum()):,} intervals "
+                            "within epochs by the timestamps"),
+                 (mean, 0.0, "their mean by iterations")]
+    return lines, iterations, seconds, slack, rest
 
 
 def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
