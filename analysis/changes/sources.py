@@ -28,6 +28,7 @@ from analysis.parsers._shapes import dated
 from analysis.redact import redact_env
 from analysis.schema import case_key
 from analysis.stats import RUN_COLUMNS, SUMMARY_COLUMNS, run_throughput, summarize
+from analysis.strays import enclosing_campaign
 
 
 @dataclass
@@ -103,10 +104,21 @@ def from_result(result: ParseResult, label: str, name: str, envs, method: str = 
 
 
 def _campaign_name(folder: Path) -> str:
-    spec = folder_records.campaign_yaml(folder_records.load_campaign(folder))
-    name = spec.get("name")
-    name = str(name) if isinstance(name, (str, int)) and str(name) else folder.resolve().name
-    return printable(name)  # a campaign.yaml from elsewhere: no escape sequence reaches a terminal
+    """The name its campaign.yaml gives the campaign of `folder`, else the folder's; a folder
+    inside another campaign's (its status.json above) is that one's part, named so:
+    ``rn50_4gpu/1n1g``, not ``1n1g``."""
+    name = _spec_name(folder)
+    if name is None and (outer := enclosing_campaign(folder)) is not None:
+        part = folder.resolve().relative_to(outer.resolve()) \
+            if outer.resolve() in folder.resolve().parents else folder.resolve().name
+        name = f"{_spec_name(outer) or outer.resolve().name}/{part}"
+    return printable(name or folder.resolve().name)  # no escape sequence reaches a terminal
+
+
+def _spec_name(folder: Path) -> str | None:
+    """The name `folder`'s campaign.yaml states, None where it states none."""
+    name = folder_records.campaign_yaml(folder_records.load_campaign(folder)).get("name")
+    return str(name) if isinstance(name, (str, int)) and str(name) else None
 
 
 def from_folder(folder: Path, method: str = "dlperf") -> Campaign:

@@ -185,14 +185,26 @@ def _partition(store: Path, table: str, key: str) -> Path:
     return store / table / f"campaign={key}" / PART
 
 
+def nothing_measured(campaign: Campaign) -> str:
+    """Why `campaign` has no run to store ('' where it has one): every run failed, or none
+    has a figure (each too short for its method, cut off, ...): a campaign that measured
+    nothing is not stored as if it had, as `compare` counts no such run either."""
+    if campaign.runs.empty:
+        return "every run failed"
+    figures = pd.to_numeric(campaign.runs["throughput"], errors="coerce").to_numpy(float)
+    if np.isfinite(figures).any():
+        return ""
+    kinds = sorted({str(k) for k in campaign.runs["problem_kind"].dropna()} - {""})
+    return "no run has a figure" + (f": {', '.join(kinds)}" if kinds else "")
+
+
 def add(store: str | Path, campaign: Campaign, name: str | None = None,
         method: str = "dlperf") -> Added:
     """Store `campaign`, measured with `method`, under `name` (default its own) unless it is
     there already and intact; a stored copy that is damaged is written again."""
     store = Path(store).expanduser()  # never a folder named "~" in the working folder
-    if campaign.runs.empty:
-        raise UsageError(f"{display_path(campaign.label)} has no run to store (every run "
-                         "failed)")
+    if why := nothing_measured(campaign):
+        raise UsageError(f"{display_path(campaign.label)} has no run to store ({why})")
     if store.exists() and not store.is_dir():
         raise UsageError(f"store {display_path(store)} is not a folder")
     _refuse_links(store, "nothing added")

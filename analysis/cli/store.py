@@ -56,9 +56,9 @@ def run(args) -> int:
 
         campaign = load(args.log_dir, None, args.method)
         campaign.suite_commit = suite_commit()
-        if campaign.runs.empty:  # every run failed: a nightly job must see nothing was stored
-            print(f"nothing added: {display_path(args.log_dir)} has no run to store (every "
-                  "run failed)")
+        if why := results_store.nothing_measured(campaign):
+            # a nightly job must see nothing was stored
+            print(f"nothing added: {display_path(args.log_dir)} has no run to store ({why})")
             return 4
         added = results_store.add(args.store, campaign, args.name, args.method)
         _options.report_problems(added.copies + added.alike, sys.stderr)

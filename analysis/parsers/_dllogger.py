@@ -555,11 +555,22 @@ _TRACED_ACCUMULATION = re.compile(
     rb"\b((?:num|gradient)_accumulation_steps(?:_phase[12])?)[ =]+(\d{1,7})\b")
 
 
+#: The pretraining phase a DLE BERT run's estimator writes its checkpoints under.
+_PHASE_DIR = re.compile(rb"'_model_dir': '[^']*/phase_([12])'")
+
+
 def traced_accumulation(parsed: ParsedLog, log: LogText) -> ParsedLog:
     """`parsed` with the accumulation counts the launch script's trace or command line
-    states as parameters, where its argument dump states no such key itself."""
+    states as parameters, where its argument dump states no such key itself; of counts per
+    phase, only its own phase's where the log names it (the estimator's ``phase_N`` model
+    folder): the script states both phases', and the run is one of them."""
+    phase = _PHASE_DIR.search(log.data)
     for m in _TRACED_ACCUMULATION.finditer(log.data):
-        parsed.parameters.setdefault(m.group(1).decode(), m.group(2).decode())
+        key = m.group(1).decode()
+        if phase and key[-1:] in "12" and key.endswith(f"_phase{key[-1]}") \
+                and key[-1] != phase.group(1).decode():
+            continue
+        parsed.parameters.setdefault(key, m.group(2).decode())
     return parsed
 
 

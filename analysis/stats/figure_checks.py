@@ -346,7 +346,8 @@ def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
     two nearest `figure`, with and without their rounding); from the run's start, where the
     log stamps it before its first training line (``train_start``), counting the first
     line's own iteration and its seconds from that stamp (a slow first step, in the
-    program's average only so); and on finer stamps the median of the intervals' paces and
+    program's average only so), where its closing line states the time it is over, which
+    bounds that gap; and on finer stamps the median of the intervals' paces and
     their mean by iterations (the program's mean of its iterations' rates: a slow last step
     weighs one step in it), each pace at most MISMATCH above their median (an interval
     shorter than the rest is a print delayed before it). Intervals across an epoch's end or
@@ -413,11 +414,13 @@ def _stamped_spans(run: RunData):
                  if coarse else np.zeros(len(seconds)))
     rest = []
     start = _number(run.meta.get("train_start"))
-    if np.isfinite(iterations[0]) and np.isfinite(start) and start < ts[0]:
+    if run.closing_seconds is not None and np.isfinite(iterations[0]) and np.isfinite(start) \
+            and start < ts[0]:
         n, s = int(iterations[0]), float(seconds[0])
-        # a gap the closing line's stated time leaves out is setup, not a slow first step
-        gap = float(ts[0] - start) if run.closing_seconds is None else \
-            min(float(ts[0] - start), max(run.closing_seconds - s, 0.0))
+        # a gap the closing line's stated time leaves out is setup, not a slow first step;
+        # where it states none, nothing tells them apart, and a setup gap counted as a step
+        # would let a closing figure as low as it makes stand
+        gap = min(float(ts[0] - start), max(run.closing_seconds - s, 0.0))
         if _room_for_a_step(gap, n, s):
             rest.append((batch * (n + 1) / (s + gap),
                          _rounding_share(int(stretches[0]) + 1, s + gap) if coarse else 0.0,
@@ -2493,7 +2496,10 @@ def _printed_unchecked(run: RunData, implied, values: str) -> str:
             return (f"its {free} interval(s) between stamped training lines that hold no "
                     f"pause are too few for the timestamps to check them ({MIN_PRINTED} at "
                     "least)")
-        if below or (implied is None and not held) or not paused.all():
+        # where every interval holds an epoch's end, no interval checks them, so a figure of
+        # them stands only on a log with no stamps to check it by (no second clock at all)
+        if below or not paused.all() or (implied is None and not held
+                                         and np.isfinite(ts).sum() < 2):
             return ""
         which = ("an evaluation" if held == len(lines) - 1 else
                  f"an evaluation ({held} of them) or an epoch's end" if held else

@@ -291,3 +291,28 @@ def test_a_campaign_name_with_escape_sequences_never_reaches_the_terminal(tmp_pa
         assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout
     assert "evil\\x1b]0;pwned\\x07\\x1b[2J\\x0a中文" in out[0].stdout
     assert "x\\x1b[2Jy" in out[2].stdout
+
+
+def test_a_campaign_part_is_named_as_part_of_its_campaign(tmp_path):
+    """`store add CAMPAIGN/1n1g` (a part of a campaign, no campaign.yaml of its own): named
+    after the campaign that holds it, `rn50_4gpu/1n1g`, not `1n1g`; a folder of logs in no
+    campaign keeps its own name."""
+    assert sources.load(str(BUNDLED / "1n1g")).name == "rn50_4gpu/1n1g"
+    loose = tmp_path / "loose"
+    shutil.copytree(BUNDLED / "1n1g", loose / "1n1g")
+    assert sources.load(str(loose / "1n1g")).name == "1n1g"
+
+
+def test_a_campaign_that_measured_nothing_is_not_stored(tmp_path):
+    """Every log cut to its first three lines: each run is `truncated`, no figure; stored, it
+    was listed with 0 runs (`added`, rc 0) where `compare` says `failed in new` (rc 4)."""
+    cut = tmp_path / "cut"
+    shutil.copytree(BUNDLED, cut)
+    for log in cut.rglob("*.log"):
+        log.write_text("".join(log.read_text().splitlines(keepends=True)[:3]))
+    status, out = _main("store", "add", cut, "--store", tmp_path / "s")
+    assert status == 4, out
+    assert "nothing added:" in out and "has no run to store (no run has a figure: " in out
+    assert not (tmp_path / "s").exists()
+    with pytest.raises(UsageError, match="no run has a figure"):
+        results_store.add(tmp_path / "s", sources.load(str(cut)))

@@ -118,20 +118,22 @@ def epoch_means(folder: Path, *, f: float, seed: int, iters: int, ipe: int, ever
 def printed_means(folder: Path, *, f: float, mode: str, seed: int, iters: int, ipe: int,
                   every: int, pace: float, slow: float, jitter: float, batch: int = 128,
                   whole: bool = True, digits: int = 1, pause: float | None = None,
-                  named: bool = False, closing: bool = True, us: int = 0) -> Path:
+                  named: bool = False, closing: bool = True, us: int = 0,
+                  setup: float = 10.0, closing_f: float | None = None) -> Path:
     """A log of `iters` iterations of `pace` s (`jitter` relative, drawn per iteration) in
-    epochs of `ipe`, the first `slow` s longer, from 2023-08-04 05:47:08 and `us` µs (10 s
-    after its PARAMETER line), stamped to the whole second where `whole`; a line every `every`
-    iterations printing `f` x the rate over `mode`: "interval" (since the line before),
+    epochs of `ipe`, the first `slow` s longer, from `setup` s (10) and `us` µs after its
+    PARAMETER line (2023-08-04 05:46:58), stamped to the whole second where `whole`; a line
+    every `every` iterations printing `f` x the rate over `mode`: "interval" (since the line before),
     "run" (since the start, less the pauses) or "epoch" (since the epoch's start), to
     `digits` decimals; a pause of `pause` s after each epoch (an evaluation line where
-    `named`), and where `closing` a Summary line of `f` x the truth (`batch` / `pace`)."""
+    `named`), and where `closing` a Summary line of `closing_f` (default `f`) x the truth
+    (`batch` / `pace`)."""
     rng, start = random.Random(seed), datetime(2023, 8, 4, 5, 46, 58, us)
     clock = "%Y-%m-%d %H:%M:%S" if whole else "%Y-%m-%d %H:%M:%S.%f"
     out = [f"DLL {start:{clock}} - PARAMETER data : /imagenet  arch : resnet50  epochs : "
            f"{iters // ipe}  batch_size : {batch}  print_freq : {every}  amp : True  "
            "world_size : 1", f"RUNNING EPOCHS FROM 0 TO {iters // ipe}"]
-    t = last = t_run = t_epoch = 10.0
+    t = last = t_run = t_epoch = setup
     n = n_run = n_epoch = 0
     for i in range(1, iters + 1):
         ep, it = (i - 1) // ipe, (i - 1) % ipe + 1
@@ -153,6 +155,7 @@ def printed_means(folder: Path, *, f: float, mode: str, seed: int, iters: int, i
                 out.append(f"DLL {start + timedelta(seconds=t):{clock}} - Epoch: {ep}  val.loss "
                            ": 6.9 None val.top1 : 1.2 None val.compute_ips : 9000.00 images/s")
     if closing:
+        said = (f if closing_f is None else closing_f) * batch / pace
         out.append(f"DLL {start + timedelta(seconds=t):{clock}} - Summary: train.loss : 6.5 "
-                   f"None train.total_ips : {f * batch / pace:.2f} images/s")
+                   f"None train.total_ips : {said:.2f} images/s")
     return write(folder, out, f"1n1g/r50_b{batch}_amp_1.log")

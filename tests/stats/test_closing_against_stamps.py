@@ -72,3 +72,20 @@ def test_a_longer_whole_second_run_settles_it(tmp_path, f, kind):
     row = run_throughput(parse_paths([tmp_path]), "reported").iloc[0]
     assert row["problem_kind"] == kind, row["problem"]
     assert row["throughput"] == pytest.approx(1024.0 * f)
+
+
+@pytest.mark.parametrize("setup, closing_f", [(20.0, 0.9), (60.0, 0.75)])
+def test_a_setup_gap_is_no_slow_first_step_of_a_closing_figure_stating_no_time(
+        tmp_path, setup, closing_f):
+    """True rates, a Summary x0.9 (x0.75) after 20 s (60 s) of setup before the first step:
+    the gap was counted as a slow first step, so the run's pace from its start let the
+    closing figure stand (attack57 close_setup: 460.80 and 384.00 for 512, rc 0). A Summary
+    line states no time that would bound the gap."""
+    S.printed_means(tmp_path, f=1.0, closing_f=closing_f, mode="interval", seed=5, iters=800,
+                    ipe=800, every=10, pace=0.25, slow=0.5, jitter=0.05, whole=False,
+                    setup=setup)
+    for method in ("dlperf", "reported"):
+        row = run_throughput(parse_paths([tmp_path]), method).iloc[0]
+        assert row["throughput"] == pytest.approx(512 * closing_f)
+        assert row["problem_kind"] == "figure_mismatch", (method, row["problem"])
+        assert "from the run's start" not in row["problem"]

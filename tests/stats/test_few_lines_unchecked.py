@@ -55,3 +55,17 @@ def test_an_interval_holding_an_evaluation_is_not_one_that_checks(tmp_path, fact
     row = run_throughput(parse_paths([tmp_path], jobs=1, cache=False), "reported").iloc[0]
     assert row["problem_kind"] == "missing_timestamps", (row["throughput"], row["problem"])
     assert "that hold no pause are too few" in row["problem"]
+
+
+@pytest.mark.parametrize("epochs", [2, 3])
+@pytest.mark.parametrize("factor", [1.1, 0.9])
+def test_one_line_an_epoch_on_two_or_three_lines_is_no_figure(tmp_path, epochs, factor):
+    """A line at each epoch's end (epochs of 200): every interval crosses an epoch's end,
+    none an evaluation the log names, so no interval checks the rates; the rule let the
+    figure stand (attack56 two_lines: 2,814.31 and 2,301.03 for 2,560, rc 0)."""
+    S.write(tmp_path, S.lines(200 * epochs, every=200, epoch_len=200, printed=factor * TRUTH,
+                              start=S.START.replace(microsecond=250000)))
+    row = run_throughput(parse_paths([tmp_path], jobs=1, cache=False), "reported").iloc[0]
+    assert row["problem_kind"] == "missing_timestamps", (row["throughput"], row["problem"])
+    assert "holds an epoch's end" in row["problem"]
+
