@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -220,6 +221,9 @@ def counted_runs(campaign: Campaign, copied: set[str]) -> Campaign:
     if campaign.result is None:
         return _less_copied_cases(campaign, runs)
     kept = records_of(runs)
+    floats = [c for c in runs.columns if pd.api.types.is_float_dtype(runs[c])]
+    for row in kept:  # as the methods made them: a run without a figure has NaN, not None
+        row.update({c: math.nan for c in floats if row[c] is None})
     mark_outliers(kept)
     runs = runs.assign(outlier=[r["outlier"] for r in kept]).reset_index(drop=True)
     return dataclasses.replace(campaign, runs=runs,

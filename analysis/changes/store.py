@@ -187,13 +187,16 @@ def _partition(store: Path, table: str, key: str) -> Path:
 
 def nothing_measured(campaign: Campaign) -> str:
     """Why `campaign` has no run to store ('' where it has one): every run failed, or none
-    has a figure (each too short for its method, cut off, ...): a campaign that measured
+    has a figure (a throughput, or an MLPerf time to train; each too short for its method,
+    cut off, ...): a campaign that measured
     nothing is not stored as if it had, as `compare` counts no such run either."""
     if campaign.runs.empty:
         return "every run failed"
-    figures = pd.to_numeric(campaign.runs["throughput"], errors="coerce").to_numpy(float)
-    if np.isfinite(figures).any():
-        return ""
+    for frame, column in ((campaign.runs, "throughput"),  # MLPerf cases: a time to train
+                          (campaign.summary, "time_to_train_min")):
+        if column in frame.columns and np.isfinite(pd.to_numeric(
+                frame[column], errors="coerce").to_numpy(float)).any():
+            return ""
     kinds = sorted({str(k) for k in campaign.runs["problem_kind"].dropna()} - {""})
     return "no run has a figure" + (f": {', '.join(kinds)}" if kinds else "")
 
@@ -247,6 +250,8 @@ def _add(store: Path, campaign: Campaign, given: str | None, method: str) -> Add
     if copied and len(copied) == len(campaign.runs):
         return Added(key, name, False, copies=copies)  # measured nothing the store lacks
     own = counted_runs(campaign, copied)  # as a comparison counts them
+    if copied and nothing_measured(own):  # nor did the runs besides the copies
+        return Added(key, name, False, copies=copies)
     runs, summary = own.runs, own.summary
     env = campaign.env[campaign.env["run_id"].isin(runs["run_id"])]
     runs = runs.merge(env.rename(columns={c: ENV_PREFIX + c for c in environment.FACTS}),

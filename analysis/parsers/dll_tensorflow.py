@@ -81,17 +81,17 @@ class DllTensorFlow(LogParser):
     def accumulation_counts(self, run: RunData) -> tuple[int, ...]:
         """BERT's `Iteration` is an optimizer step of --num_accumulation_steps micro batches
         of the printed `Batch size`: the counts its launch script's trace or command line
-        states (``num_accumulation_steps_phase1=528``; the run is one of the phases): none
-        where it states other counts for other phases and does not name its own, which
-        would let a figure stand at either."""
+        states (``num_accumulation_steps_phase1=528``; the run is one of the phases, and of
+        per-phase counts only its own is kept where the log names it): none where it states
+        counts that disagree (another phase's, with its own unnamed; a command line's beside
+        the trace's), which would let a figure stand at either."""
         params = run.meta.get("parameters")
         if not isinstance(params, dict) or not _is_bert(run, _rank0(run.series(M.THROUGHPUT))):
             return ()
-        counts = {str(k): int(v) for k, v in params.items()
+        counts = {int(v) for k, v in params.items()
                   if str(k).startswith("num_accumulation_steps") and str(v).isdigit()
                   and int(v) > 0}
-        phases = {v for k, v in counts.items() if k.endswith(("_phase1", "_phase2"))}
-        return () if len(phases) > 1 else tuple(counts.values())
+        return tuple(counts) if len(counts) == 1 else ()
 
     def dlperf(self, run: RunData) -> Estimate:
         tput = _rank0(run.series(M.THROUGHPUT)).sort_values("line").drop_duplicates("line")

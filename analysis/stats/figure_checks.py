@@ -2457,12 +2457,14 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
 def _rests_on(run: RunData, est: Estimate) -> str:
     """What printed values `est` is made from, of those the stamps check against the stated
     batch (:func:`_implied_batch`): "rates" (their median, or the closing figure of the
-    program's timers, where the family prints global rates), "times per iteration" (the
+    program's timers where the stamps give no pace to hold it to themselves,
+    :func:`_stamped`, where the family prints global rates), "times per iteration" (the
     DLPerf rule's median of the printed latencies, a window they time, or the printed rates
     of a family whose running means the ``reported`` method reads by the times per iteration
     its parser recovers: the stated batch over them); '' for others."""
     if _global_rate(run) and (est.printed is not None or (
-            run.closing is not None and est.throughput == float(run.closing[0]))):
+            run.closing is not None and est.throughput == float(run.closing[0])
+            and not _stamped(run, est.throughput))):
         return "rates"
     running = run.family in parsers.names() and parsers.get(run.family).running_mean_throughput
     if FROM_LATENCIES in est.method or (est.window is None and np.isfinite(est.latency) and (

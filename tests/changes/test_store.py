@@ -316,3 +316,21 @@ def test_a_campaign_that_measured_nothing_is_not_stored(tmp_path):
     assert not (tmp_path / "s").exists()
     with pytest.raises(UsageError, match="no run has a figure"):
         results_store.add(tmp_path / "s", sources.load(str(cut)))
+
+
+def test_copies_beside_runs_without_a_figure_are_no_campaign_to_store(tmp_path):
+    """A copy of the bundled campaign whose 1n1g logs are its own (copies of the stored
+    runs) and every other log cut to three lines (no figure): `store add` and `compare`
+    stopped on an internal TypeError (a run without a figure counted as None); nothing in
+    it is measured that the store lacks."""
+    mixed = tmp_path / "mixed"
+    shutil.copytree(BUNDLED, mixed)
+    for log in mixed.rglob("*.log"):
+        if log.parent.name != "1n1g":
+            log.write_text("".join(log.read_text().splitlines(keepends=True)[:3]))
+    assert _main("store", "add", BUNDLED, "--store", tmp_path / "s")[0] == 0
+    status, out = _main("store", "add", mixed, "--store", tmp_path / "s")
+    assert status == 4 and out.startswith("copies of stored runs, nothing added:"), out
+    assert len(results_store.campaigns(tmp_path / "s")) == 1
+    status, out = _main("compare", BUNDLED, mixed)
+    assert status == 4, out

@@ -53,3 +53,20 @@ def test_two_phases_counts_and_no_phase_named_state_no_count(tmp_path):
     row = run_throughput(parse_paths([_log(tmp_path, named=False)], meta=META),
                          "reported").iloc[0]
     assert row["problem_kind"] == "figure_mismatch", row["problem"]
+
+
+@pytest.mark.parametrize("line", ["+ num_accumulation_steps=1024\n",
+                                  "+ python run_pretraining.py --num_accumulation_steps=1024\n"])
+def test_a_count_that_disagrees_with_the_phase_s_own_states_no_count(tmp_path, line):
+    """An unsuffixed count (a trace line, or the command line's) of 1024 beside the phase's
+    528: the log contradicts itself, and a closing figure 1024/528 times the run's stood
+    (attack59 bert_unsuffixed: 1,366.71 for ~711, rc 0; compare said +93.94 % faster)."""
+    src = next(REAL.glob("*.log"))
+    text = src.read_text().replace("+ num_accumulation_steps_phase1=528\n",
+                                   "+ num_accumulation_steps_phase1=528\n" + line)
+    closing = re.compile(r"(DLL \S+ \S+ -  throughput_train : )([0-9.]+)")
+    text = closing.sub(lambda m: f"{m.group(1)}{float(m.group(2)) * 1024 / 528:.3f}", text)
+    (tmp_path / src.name).write_text(text)
+    for method in ("dlperf", "reported"):
+        row = run_throughput(parse_paths([tmp_path], meta=META), method).iloc[0]
+        assert row["problem_kind"] == "figure_mismatch", (method, row["problem"])

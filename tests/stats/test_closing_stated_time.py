@@ -20,15 +20,17 @@ NAME = "bert_base_lamb_pretraining.pyt_bert_pretraining_phase1_fp16_bs128_gpu8_1
 SKIPPED = 9  # AMP's skipped steps repeat iterations 0 and 1, as the real log's first lines do
 
 
-def _stamp(t: datetime.datetime) -> str:
-    return f"DLL {t:%Y-%m-%d %H:%M:%S.%f} - "
+def _stamp(t: datetime.datetime, whole: bool = False) -> str:
+    return f"DLL {t:%Y-%m-%d %H:%M:%S} - " if whole else f"DLL {t:%Y-%m-%d %H:%M:%S.%f} - "
 
 
-def _log(path: Path, steps: int, factor: float, gap: float, slow_first: float = 0.0) -> float:
+def _log(path: Path, steps: int, factor: float, gap: float, slow_first: float = 0.0,
+         whole: bool = False) -> float:
     """The real log's header, then `SKIPPED` skipped steps and iterations 2 to `steps` at
     STEP s after `gap` s of setup from ``train_start`` that raw_train_time leaves out and
     `slow_first` s of a slow first step that it counts; the closing figure, the samples
-    of `steps` iterations over raw_train_time, printed x `factor`. Returns the true figure."""
+    of `steps` iterations over raw_train_time, printed x `factor`; the stamps to the whole
+    second where `whole`. Returns the true figure."""
     src = REAL.read_text().split("\n")
     head = [line.replace("max_steps=20.0", f"max_steps={steps}.0")
             .replace("steps_this_run=20.0", f"steps_this_run={steps}.0")
@@ -36,11 +38,11 @@ def _log(path: Path, steps: int, factor: float, gap: float, slow_first: float = 
     own = [line.split(" - ", 1)[1] for line in head if line.startswith("DLL 2023-08-02 02:37:04")]
     head = [line for line in head if not line.startswith("DLL 2023-08-02 02:37:04")]
     t = datetime.datetime(2023, 8, 2, 2, 37, 4, 257585)
-    out = [*head, *(_stamp(t) + line for line in own)]  # SEED, train_start, batch size, lr
+    out = [*head, *(_stamp(t, whole) + line for line in own)]  # SEED, train_start, batch size, lr
     t += datetime.timedelta(seconds=gap + slow_first)
     for k in range(SKIPPED):
         t += datetime.timedelta(seconds=STEP)
-        out.append(f"{_stamp(t)}Training Epoch: 0 Training Iteration: {min(k, 1)}  "
+        out.append(f"{_stamp(t, whole)}Training Epoch: 0 Training Iteration: {min(k, 1)}  "
                    f"average_loss : 11.18  learning_rate : 0.001  skipped_steps : {k + 1} ")
     raw = slow_first
     for it in range(2, steps + 1):
@@ -49,9 +51,9 @@ def _log(path: Path, steps: int, factor: float, gap: float, slow_first: float = 
         tail = "final_loss : 8.5654 None" if it == steps else \
             f"average_loss : {11 - 2 * it / steps:.6f}  learning_rate : 0.004  " \
             f"skipped_steps : {SKIPPED} "
-        out.append(f"{_stamp(t)}Training Epoch: 0 Training Iteration: {it}  {tail}")
+        out.append(f"{_stamp(t, whole)}Training Epoch: 0 Training Iteration: {it}  {tail}")
     t += datetime.timedelta(seconds=1.79)
-    out += [f"{_stamp(t)} e2e_train_time : {raw + 30} s training_sequences_per_second : "
+    out += [f"{_stamp(t, whole)} e2e_train_time : {raw + 30} s training_sequences_per_second : "
             f"{GB * steps / raw * factor} sequences/s final_loss : 8.565444946289062 None "
             f"raw_train_time : {raw} s", "+ set +x", "finished pretraining"]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,3 +111,14 @@ def test_a_closing_figure_counting_a_step_its_time_leaves_out_is_flagged(tmp_pat
     as the iterations from the run's start plus a slack of one interval)."""
     row = _row(tmp_path, "reported", steps=steps, factor=factor, gap=20)
     assert row["problem_kind"] == "figure_mismatch", (row["throughput"], GB / STEP)
+
+
+@pytest.mark.parametrize("factor, kind", [(1.0, ""), (1.08, "figure_mismatch")])
+def test_a_closing_figure_on_whole_seconds_is_checked_by_its_stamps(tmp_path, factor, kind):
+    """Whole-second stamps over 500 steps (46 minutes) time the closing figure to 0.1 %: the
+    lines print no rates, and a healthy one was no figure, "its whole-second timestamps over
+    its 507 intervals cannot check them" (attack60 ptb_whole), though they did."""
+    truth = _log(tmp_path / "1n8g" / NAME, steps=500, factor=factor, gap=0.0, whole=True)
+    row = run_throughput(parse_paths([tmp_path], jobs=1, cache=False), "reported").iloc[0]
+    assert row["problem_kind"] == kind, row["problem"]
+    assert row["throughput"] == pytest.approx(truth * factor)
