@@ -141,7 +141,21 @@ def from_folder(folder: Path, method: str = "dlperf") -> Campaign:
     if note := folder_records.failed_cases_text(
             campaign.failed_cases, {case_key(r) for r in campaign.summary.to_dict("records")}):
         print(f"dlperf: {display_path(folder)}: {note}", file=sys.stderr)
+    _say_strays(folder, result)
     return campaign
+
+
+def _say_strays(folder: Path, result: ParseResult) -> None:
+    """Name on stderr the logs of `folder` its campaign's records do not count (``stray_log``,
+    a done marker naming another run or edited): left out of what is compared or stored, so
+    a log that finished is never dropped without a word."""
+    problems = result.problems
+    strays = problems[problems["kind"] == "stray_log"] if len(problems) else problems
+    if len(strays):
+        names = [display_path(str(s)) for s in strays["source"]]
+        print(f"dlperf: {display_path(folder)}: {len(names)} log(s) its campaign records do not "
+              f"count, left out (stray_log): {', '.join(names[:5])}"
+              + (f", and {len(names) - 5} more" if len(names) > 5 else ""), file=sys.stderr)
 
 
 def _all_failed(folder: Path, camp: folder_records.CampaignInput) -> Campaign:

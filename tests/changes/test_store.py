@@ -334,3 +334,20 @@ def test_copies_beside_runs_without_a_figure_are_no_campaign_to_store(tmp_path):
     assert len(results_store.campaigns(tmp_path / "s")) == 1
     status, out = _main("compare", BUNDLED, mixed)
     assert status == 4, out
+
+
+def test_a_log_its_campaign_does_not_count_is_named_when_stored(tmp_path, capsys):
+    """A done marker edited to name another run: its finished log is a stray, left out of the
+    stored campaign; `store add` said nothing of it (9 runs stored, rc 0, stderr empty)."""
+    edited = tmp_path / "edited"
+    shutil.copytree(BUNDLED, edited)
+    marker = edited / "1n1g" / "resnet50_b128_fp32_1.done"
+    record = json.loads(marker.read_text())
+    record["run_id"] = "1n1g/resnet50_b128_fp32_2"
+    marker.write_text(json.dumps(record))
+    capsys.readouterr()
+    status, out = _main("store", "add", edited, "--store", tmp_path / "s")
+    said = capsys.readouterr().err
+    assert status == 0 and "added" in out
+    assert "1 log(s) its campaign records do not count, left out (stray_log)" in said
+    assert "resnet50_b128_fp32_1.log" in said
