@@ -2124,13 +2124,18 @@ def _rate_readings(run: RunData) -> Iterator[_Reading]:
                          _back(at, 1), step, ts)
     # a meter that stops over the evaluations the log names (an ``avg`` meter updated by
     # training steps alone) times its spans less theirs: read so too, the stamps less them
+    # so does one stopped at each epoch's end (a save, an evaluation the log does not name)
+    # where the stamps show a pause there
     paused = np.concatenate([[False], _held_between(run, lines, at)])
+    ends = paused | np.concatenate([[False], _paused_ends(epoch[at], step[at], ts[at])])
     for what, done, part in _running_counts(epoch, step, np.diff(step)):
         yield _running_reading(what, rate, at, done[at], part[at], ts[at])
-        if (paused[1:] & (np.diff(part[at]) == 0)).any():  # inside a mean's part
-            yield _running_reading(f"{what} over its training time (its meter stopped over "
-                                   "the evaluations)", rate, at, done[at], part[at],
-                                   _less(ts[at], paused), paused)
+        for stops, over in ((paused, "over the evaluations"), (ends, "at each epoch's end")):
+            if (stops[1:] & (np.diff(part[at]) == 0)).any() and \
+                    (stops is paused or (ends != paused).any()):  # inside a mean's part
+                yield _running_reading(f"{what} over its training time (its meter stopped "
+                                       f"{over})", rate, at, done[at], part[at],
+                                       _less(ts[at], stops), stops)
     for n in SLIDING:
         # spans of more than half the printed rates share most of their lines: however
         # little their batches spread, that tells nothing of the meter
@@ -2138,6 +2143,19 @@ def _rate_readings(run: RunData) -> Iterator[_Reading]:
             yield dataclasses.replace(_over_span(f"the mean over the last {n} printed intervals",
                                                  rate, at, _back(at, n), step, ts),
                                       rates=None, own=False)
+
+
+def _paused_ends(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """Which intervals between consecutive printed lines cross an epoch's end and take
+    longer than their iterations at the pace of those within epochs, by more than
+    STAMP_NOISE: a pause there the lines do not name."""
+    done = next(_running_counts(step, step, np.diff(step)))[1]
+    ds, dt, crossing = np.diff(done), np.diff(ts), np.diff(epoch) != 0
+    within = ~crossing & (ds > 0) & np.isfinite(dt)
+    if not crossing.any() or within.sum() < MIN_PRINTED:
+        return np.zeros(len(dt), dtype=bool)
+    pace = float(np.sum(dt[within]) / np.sum(ds[within]))
+    return crossing & (dt > (1 + STAMP_NOISE) * ds * pace)
 
 
 def _running_reading(what: str, rate: np.ndarray, at: np.ndarray, done: np.ndarray,
@@ -2162,7 +2180,9 @@ def _running_reading(what: str, rate: np.ndarray, at: np.ndarray, done: np.ndarr
         grown = timed - timed[back]
         batch, rates = (stamps - stamps[back]) / grown, (done - done[back]) / (held - held[back])
         rounding = np.hypot(off, off[back]) / np.abs(grown)
-    contradictions = int(np.sum(_shrinks(grown, off, off[back])))
+    # a meter stopped over a pause holds its time there, never gives any back: the time the
+    # printed values give shrinking is a contradiction whatever the pauses
+    contradictions = int(np.sum(_shrinks(held - held[back], off, off[back])))
     unsettled = new | ~(rounding <= SPAN_ROUNDING)  # its part's rounding tells nothing
     batch[unsettled], rates[new] = np.nan, np.nan
     # every longer span over a span the stamps put far off the others (a clock step, an

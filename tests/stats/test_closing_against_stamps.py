@@ -44,7 +44,10 @@ def test_a_closing_figure_scaled_with_its_rates_is_no_figure_unflagged(tmp_path,
 
 
 def test_the_reason_names_the_paces_the_stamps_state(tmp_path):
-    row = _rows(tmp_path, "fine_running", 1.08)["reported"]
+    """True rates, the closing figure alone x1.08."""
+    kw, _ = SHAPES["fine_running"]
+    S.printed_means(tmp_path, f=1.0, closing_f=1.08, pace=0.25, **kw)
+    row = run_throughput(parse_paths([tmp_path]), "reported").iloc[0]
     assert row["problem_kind"] == "figure_mismatch"
     assert "the closing figure 552.96 samples/s" in row["problem"]
     assert "from every pace the run's training lines state" in row["problem"]
