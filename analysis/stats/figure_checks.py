@@ -429,7 +429,7 @@ def _stamped_spans(run: RunData):
                          f"from the run's start: the {n + 1:,} iterations to line "
                          f"{int(lines[-1])} / their {s + gap:.6g} s from the stamp before the "
                          "first training line"))
-    off = _off_pace(ds, dt, same) if coarse else np.zeros(len(dt), dtype=bool)
+    off = _off_pace(ds.astype(float), dt, same) if coarse else np.zeros(len(dt), dtype=bool)
     if off.any():  # a program's timers may leave out a stall the stamps show
         free = same & ~off
         n_free, s_free = int(np.sum(ds[free])), float(np.sum(dt[free]))
@@ -1931,8 +1931,10 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
                    else run.global_batch_size * per / printed[1:])
         # a whole-second stamp reads an interval under a second as 0 s: it counts
         ok = np.isfinite(implied) & ((implied >= 0) if coarse else (implied > 0)) & ~paused
-        # a sum, unlike a median, takes a stall or a clock step in: left out, the span cut there
-        off = _off_pace(ds, dt, ok) if coarse else np.zeros(len(dt), dtype=bool)
+        # a sum, unlike a median, takes in a stall or a clock step the printed values do not
+        # show: left out, the span cut there
+        weight = ds / printed[1:] if metric == M.THROUGHPUT else ds * printed[1:]
+        off = _off_pace(weight, dt, ok) if coarse else np.zeros(len(dt), dtype=bool)
         ok &= ~off
         n, value, slack = int(ok.sum()), np.nan, np.inf
         if n >= MIN_PRINTED and not coarse:
@@ -1953,18 +1955,21 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
     return None
 
 
-def _off_pace(ds: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> np.ndarray:
-    """Which of the whole-second intervals `ok` (`ds` iterations over `dt` seconds) take
-    longer than their iterations at the others' pace, by more than STAMP_NOISE and a
-    second's rounding: a stall or a clock step, whose time the batch the others imply over
-    their sum must not take in (a lone 5 s stall in 45 s hid rates printed 13 % low)."""
+def _off_pace(weight: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """Which of the whole-second intervals `ok` take longer than their share of the others'
+    time by what the lines print (`weight`: an interval's iterations over its printed rate,
+    or x its printed time per iteration), by more than STAMP_NOISE and a second's rounding:
+    a stall or a clock step the printed values do not show, which the batch the others
+    imply over their sum must not take in (a lone 5 s stall in 45 s hid rates printed 13 %
+    low). One the printed values show (a time per iteration holding an evaluation) stays."""
     off = np.zeros(len(dt), dtype=bool)
     for _ in range(2):  # the pace without the intervals found off it, once more
-        kept = ok & ~off & (ds > 0)
-        if kept.sum() < MIN_PRINTED or not np.sum(ds[kept]) > 0:
+        kept = ok & ~off & np.isfinite(weight) & (weight > 0)
+        if kept.sum() < MIN_PRINTED:
             return np.zeros(len(dt), dtype=bool)
-        pace = float(np.sum(dt[kept]) / np.sum(ds[kept]))
-        off = ok & (dt > (1 + STAMP_NOISE) * ds * pace + ONE_CLOCK_BAND)
+        pace = float(np.sum(dt[kept]) / np.sum(weight[kept]))
+        with np.errstate(invalid="ignore"):
+            off = ok & (dt > (1 + STAMP_NOISE) * weight * pace + ONE_CLOCK_BAND)
     return off
 
 
