@@ -351,9 +351,11 @@ def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
     their mean by iterations (the program's mean of its iterations' rates: a slow last step
     weighs one step in it), each pace at most MISMATCH above their median (an interval
     shorter than the rest is a print delayed before it). Intervals across an epoch's end or
-    holding an evaluation line are left out (their time is not training). Those whose
-    rounding allows more than MISMATCH are left out; none without a stated global batch or
-    more than MIN_PRINTED stamped lines."""
+    holding an evaluation line are left out (their time is not training); on whole seconds
+    also the spans less the intervals far off the others' pace (:func:`_off_pace`: a stall
+    the program's timers may leave out). Each with the rounding its stamps allow (a span
+    too coarse to confirm a figure may still not disprove it); none without a stated global
+    batch or more than MIN_PRINTED stamped lines."""
     spans = _once(run, "stamped spans", lambda: _stamped_spans(run))
     if spans is None:
         return []
@@ -369,7 +371,7 @@ def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
             f"{int(iterations[k]):,} iterations lines {int(lines[k])} to {int(lines[-1])} "
             f"cover / their {seconds[k]:.6g} s by the timestamps")
            for k in sorted(picked) if k < len(value) and np.isfinite(value[k])]
-    return [o for o in out + rest if o[1] <= MISMATCH]
+    return [o for o in out + rest if np.isfinite(o[1])]
 
 
 #: How :func:`_stamped` begins what the lines from a later line than the second state.
@@ -427,6 +429,16 @@ def _stamped_spans(run: RunData):
                          f"from the run's start: the {n + 1:,} iterations to line "
                          f"{int(lines[-1])} / their {s + gap:.6g} s from the stamp before the "
                          "first training line"))
+    off = _off_pace(ds.astype(float), dt, same) if coarse else np.zeros(len(dt), dtype=bool)
+    if off.any():  # a program's timers may leave out a stall the stamps show
+        free = same & ~off
+        n_free, s_free = int(np.sum(ds[free])), float(np.sum(dt[free]))
+        rest.append((batch * n_free / s_free, _rounding_share(_stretches(free), s_free),
+                     f"the global batch {batch:,.0f} x the {n_free:,} iterations lines "
+                     f"{int(lines[0])} to {int(lines[-1])} cover / their {s_free:.6g} s by the "
+                     "timestamps, less "
+                     f"{int(off.sum())} interval(s) far slower than the rest (a stall or a "
+                     "clock step)"))
     with np.errstate(divide="ignore", invalid="ignore"):
         paces = batch * ds[same] / dt[same] if not coarse else np.empty(0)
     counted = np.isfinite(paces)
@@ -1919,6 +1931,11 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
                    else run.global_batch_size * per / printed[1:])
         # a whole-second stamp reads an interval under a second as 0 s: it counts
         ok = np.isfinite(implied) & ((implied >= 0) if coarse else (implied > 0)) & ~paused
+        # a sum, unlike a median, takes in a stall or a clock step the printed values do not
+        # show: left out, the span cut there
+        weight = ds / printed[1:] if metric == M.THROUGHPUT else ds * printed[1:]
+        off = _off_pace(weight, dt, ok) if coarse else np.zeros(len(dt), dtype=bool)
+        ok &= ~off
         n, value, slack = int(ok.sum()), np.nan, np.inf
         if n >= MIN_PRINTED and not coarse:
             return _median(implied[ok]), n, what, 0.0, 0.0
@@ -1932,10 +1949,28 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
         if metric == M.THROUGHPUT and slack > MISMATCH:
             # within epochs too few or too short (one line an epoch: none): the span over
             # every interval, epoch ends included
-            value, slack, n, pauses = _telescoped_batch(run, printed, value, slack, n)
+            value, slack, n, pauses = _telescoped_batch(run, printed, value, slack, n, off)
         if n >= MIN_PRINTED:
             return value, n, what, slack, pauses
     return None
+
+
+def _off_pace(weight: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """Which of the whole-second intervals `ok` take longer than their share of the others'
+    time by what the lines print (`weight`: an interval's iterations over its printed rate,
+    or x its printed time per iteration), by more than STAMP_NOISE and a second's rounding:
+    a stall or a clock step the printed values do not show, which the batch the others
+    imply over their sum must not take in (a lone 5 s stall in 45 s hid rates printed 13 %
+    low). One the printed values show (a time per iteration holding an evaluation) stays."""
+    off = np.zeros(len(dt), dtype=bool)
+    for _ in range(2):  # the pace without the intervals found off it, once more
+        kept = ok & ~off & np.isfinite(weight) & (weight > 0)
+        if kept.sum() < MIN_PRINTED:
+            return np.zeros(len(dt), dtype=bool)
+        pace = float(np.sum(dt[kept]) / np.sum(weight[kept]))
+        with np.errstate(invalid="ignore"):
+            off = ok & (dt > (1 + STAMP_NOISE) * weight * pace + ONE_CLOCK_BAND)
+    return off
 
 
 def _unpaused(reading: _Reading | None, paused: np.ndarray) -> _Reading | None:
@@ -1970,11 +2005,12 @@ def _rounding_share(stretches: int, seconds: float) -> float:
 
 
 def _telescoped_batch(run: RunData, printed: np.ndarray, value: float, slack: float,
-                      n: int) -> tuple[float, float, int, float]:
+                      n: int, off: np.ndarray) -> tuple[float, float, int, float]:
     """(the samples an iteration the global rates `printed` on the run's lines imply over
     whole-second stamps, the relative error their rounding allows it, the intervals, the
     share of the span that pauses at the epoch ends it holds may take unseen,
-    :func:`_epoch_end_pauses`): over the spans between evaluations, epoch ends included, each
+    :func:`_epoch_end_pauses`): over the spans between evaluations and the intervals `off`
+    the pace (:func:`_off_pace`), epoch ends included, each
     interval's iterations at its rate take the span's seconds, which telescope to one
     rounding at each end (:func:`_span_against_rates`); `value`, `slack` and `n` (its
     intervals within epochs) where those spans check no closer or an interval prints no
@@ -1984,7 +2020,7 @@ def _telescoped_batch(run: RunData, printed: np.ndarray, value: float, slack: fl
     lines, epoch, step, ts = run.timeline()
     ds = np.diff(step)
     rated = printed[1:] > 0
-    cut = holds_evaluation(run.evaluations, lines)
+    cut = holds_evaluation(run.evaluations, lines) | off
     if not rated[~cut].all() or cut.all():
         return value, slack, n, 0.0
     kept = np.flatnonzero(~cut)
