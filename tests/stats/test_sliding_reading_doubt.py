@@ -13,8 +13,6 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-import pytest
-
 from analysis import parse_paths
 from analysis.stats import run_throughput
 from tests.stats import dll_synth as S
