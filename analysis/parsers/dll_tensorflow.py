@@ -60,6 +60,7 @@ class DllTensorFlow(LogParser):
 
     max_score = 90
     printed_global_rate = True
+    dlperf_rule_of_printed = RULE_A
 
     @classmethod
     def sniff(cls, head: bytes) -> int:

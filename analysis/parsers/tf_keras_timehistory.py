@@ -124,6 +124,7 @@ class TfKerasTimeHistory(LogParser):
 
     max_score = 95
     printed_global_rate = True  # examples/second: steps x the global batch / seconds
+    dlperf_rule_of_printed = RULE
 
     @classmethod
     def sniff(cls, head: bytes) -> int:

@@ -347,13 +347,13 @@ def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
     log stamps it before its first training line (``train_start``), counting the first
     line's own iteration and its seconds from that stamp (a slow first step, in the
     program's average only so), where its closing line states the time it is over, which
-    bounds that gap; and on finer stamps the median of the intervals' paces and
-    their mean by iterations (the program's mean of its iterations' rates: a slow last step
-    weighs one step in it), each pace at most MISMATCH above their median (an interval
-    shorter than the rest is a print delayed before it). Intervals across an epoch's end or
-    holding an evaluation line are left out (their time is not training); on whole seconds
-    also the spans less the intervals far off the others' pace (:func:`_off_pace`: a stall
-    the program's timers may leave out). Each with the rounding its stamps allow (a span
+    bounds that gap; and on finer stamps the mean by iterations of the intervals' paces (the
+    program's mean of its iterations' rates: a slow last step weighs one step in it), each
+    at most MISMATCH above their median (an interval shorter than the rest is a print
+    delayed before it). Intervals across an epoch's end or holding an evaluation line are
+    left out (their time is not training); on whole seconds also the spans less the
+    intervals far off the others' pace and their printed rates (:func:`_off_pace`: a stall
+    the program's timers may leave out, which those rates do not show). Each with the rounding its stamps allow (a span
     too coarse to confirm a figure may still not disprove it); none without a stated global
     batch or more than MIN_PRINTED stamped lines."""
     spans = _once(run, "stamped spans", lambda: _stamped_spans(run))
@@ -429,7 +429,10 @@ def _stamped_spans(run: RunData):
                          f"from the run's start: the {n + 1:,} iterations to line "
                          f"{int(lines[-1])} / their {s + gap:.6g} s from the stamp before the "
                          "first training line"))
-    off = _off_pace(ds.astype(float), dt, same) if coarse else np.zeros(len(dt), dtype=bool)
+    # where the lines' printed rates do not show it (a slow phase they show is no stall)
+    weight = ds / _interval_rates_at(run, lines)[1:] if _global_rate(run) else np.full(
+        len(dt), np.nan)
+    off = _off_pace(weight, dt, same) if coarse else np.zeros(len(dt), dtype=bool)
     if off.any():  # a program's timers may leave out a stall the stamps show
         free = same & ~off
         n_free, s_free = int(np.sum(ds[free])), float(np.sum(dt[free]))
@@ -437,8 +440,8 @@ def _stamped_spans(run: RunData):
                      f"the global batch {batch:,.0f} x the {n_free:,} iterations lines "
                      f"{int(lines[0])} to {int(lines[-1])} cover / their {s_free:.6g} s by the "
                      "timestamps, less "
-                     f"{int(off.sum())} interval(s) far slower than the rest (a stall or a "
-                     "clock step)"))
+                     f"{int(off.sum())} interval(s) far off the pace of the rest and of "
+                     "their printed rates (a stall or a clock step)"))
     with np.errstate(divide="ignore", invalid="ignore"):
         paces = batch * ds[same] / dt[same] if not coarse else np.empty(0)
     counted = np.isfinite(paces)
@@ -446,9 +449,9 @@ def _stamped_spans(run: RunData):
         mid = _median(paces[counted])
         mean = float(np.average(np.minimum(paces[counted], (1 + MISMATCH) * mid),
                                 weights=ds[same][counted]))
-        rest += [(mid, 0.0, f"the median of the paces of its {int(counted.sum()):,} intervals "
-                            "within epochs by the timestamps"),
-                 (mean, 0.0, "their mean by iterations")]
+        rest.append((mean, 0.0, f"the mean by iterations of the paces of its "
+                                f"{int(counted.sum()):,} intervals within epochs by the "
+                                "timestamps"))
     return lines, iterations, seconds, slack, rest
 
 
@@ -1916,8 +1919,8 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
             # they bound the rates one way only: those pauses are unbounded
             reading = _unpaused(rate_reading(run), named)
             if reading is not None and len(reading.values()):
-                return (reading.value(), len(reading.values()), what, 0.0,
-                        np.inf if paused.all() else 0.0)
+                return (reading.value(), len(reading.values()), what,
+                        _sliding_doubt(run, reading, named), np.inf if paused.all() else 0.0)
             continue
         if metric == M.THROUGHPUT:
             printed = _interval_rates_at(run, lines)
@@ -1956,12 +1959,13 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
 
 
 def _off_pace(weight: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> np.ndarray:
-    """Which of the whole-second intervals `ok` take longer than their share of the others'
-    time by what the lines print (`weight`: an interval's iterations over its printed rate,
-    or x its printed time per iteration), by more than STAMP_NOISE and a second's rounding:
-    a stall or a clock step the printed values do not show, which the batch the others
-    imply over their sum must not take in (a lone 5 s stall in 45 s hid rates printed 13 %
-    low). One the printed values show (a time per iteration holding an evaluation) stays."""
+    """Which of the whole-second intervals `ok` take longer or shorter than their share of
+    the others' time by what the lines print (`weight`: an interval's iterations over its
+    printed rate, or x its printed time per iteration), by more than STAMP_NOISE and a
+    second's rounding: a stall or a clock step the printed values do not show, which the
+    batch the others imply over their sum must not take in (a lone 5 s stall in 45 s hid
+    rates printed 13 % low, a 9 s step back rates 10 % high). One the printed values show
+    (a time per iteration holding an evaluation) stays."""
     off = np.zeros(len(dt), dtype=bool)
     for _ in range(2):  # the pace without the intervals found off it, once more
         kept = ok & ~off & np.isfinite(weight) & (weight > 0)
@@ -1969,8 +1973,30 @@ def _off_pace(weight: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> np.ndarray:
             return np.zeros(len(dt), dtype=bool)
         pace = float(np.sum(dt[kept]) / np.sum(weight[kept]))
         with np.errstate(invalid="ignore"):
-            off = ok & (dt > (1 + STAMP_NOISE) * weight * pace + ONE_CLOCK_BAND)
+            share = weight * pace
+            off = ok & ((dt > (1 + STAMP_NOISE) * share + ONE_CLOCK_BAND)
+                        | (dt < (1 - STAMP_NOISE) * share - ONE_CLOCK_BAND))
     return off
+
+
+def _sliding_doubt(run: RunData, reading: _Reading, named: np.ndarray) -> float:
+    """How far (relative to the stated batch) the batch each interval's own rate implies
+    lies from what `reading` implies, where `reading` is a mean over the last printed
+    intervals (a smoothing meter, chosen as it spreads least) and the two disagree on
+    whether the stated batch is met, while the stamps scatter each interval's own no more
+    than they fit (FIT_TIMES, FIT_SHARE): such spans take in every stall the stamps show,
+    which raises the batch they imply as rates printed too low lower it, and the stamps
+    cannot tell those apart. 0.0 for any other reading, or where they agree."""
+    stated = run.global_batch_size
+    if reading.rates is not None or not np.isfinite(stated):
+        return 0.0
+    own = _unpaused(next(_rate_readings(run), None), named)
+    if own is None or len(own.values()) < MIN_PRINTED:
+        return 0.0
+    if _gives(own, stated) == _gives(reading, stated) \
+            or own.spread() > FIT_TIMES * reading.spread() + FIT_SHARE:  # the stamps tell
+        return 0.0
+    return abs(own.value() - reading.value()) / stated
 
 
 def _unpaused(reading: _Reading | None, paused: np.ndarray) -> _Reading | None:
@@ -2512,13 +2538,15 @@ def _printed_against_clock(run: RunData, est: Estimate) -> Estimate:
 
 def _rests_on(run: RunData, est: Estimate) -> str:
     """What printed values `est` is made from, of those the stamps check against the stated
-    batch (:func:`_implied_batch`): "rates" (their median, or the closing figure of the
-    program's timers where the stamps give no pace to hold it to themselves,
-    :func:`_stamped`, where the family prints global rates), "times per iteration" (the
+    batch (:func:`_implied_batch`): "rates" (their median, a DLPerf rule's mean of them, or
+    the closing figure of the program's timers where the stamps give no pace to hold it to
+    themselves, :func:`_stamped`, where the family prints global rates), "times per
+    iteration" (the
     DLPerf rule's median of the printed latencies, a window they time, or the printed rates
     of a family whose running means the ``reported`` method reads by the times per iteration
     its parser recovers: the stated batch over them); '' for others."""
-    if _global_rate(run) and (est.printed is not None or (
+    rule = parsers.get(run.family).dlperf_rule_of_printed if _global_rate(run) else ""
+    if _global_rate(run) and (est.printed is not None or (rule and est.method.startswith(rule)) or (
             run.closing is not None and est.throughput == float(run.closing[0])
             and not _stamped(run, est.throughput))):
         return "rates"
@@ -2541,6 +2569,15 @@ def _printed_unchecked(run: RunData, implied, values: str) -> str:
     evaluations = holds_evaluation(_left_out(run, metric), lines)
     held = int(evaluations.sum())
     if not whole_seconds(ts[np.isfinite(ts)]):
+        if implied is not None and implied[3] > 0:
+            value, n, what, doubt, _ = implied
+            reading = rate_reading(run)
+            return (f"its timestamps fit the {values} read as {reading.what}, implying "
+                    f"{value:,.1f} samples an iteration for the stated "
+                    f"{run.global_batch_size:,.0f}, about as well as each read as its own "
+                    f"interval's, which implies one {doubt:.1%} of it away: those spans take "
+                    "in every stall the stamps show, which raises the batch they imply as "
+                    f"{values} printed too low lower it, and the stamps cannot tell which")
         # finer stamps check them over any interval free of a pause they leave out; where
         # none is, a pause only adds time: a batch implied below the stated one disproves
         # them (:func:`_printed_against_clock` flags that), any other cannot confirm them

@@ -43,3 +43,14 @@ def test_a_true_closing_figure_beside_a_stall_is_not_flagged(tmp_path):
     at it)."""
     row = run_throughput(_log(tmp_path, 1.0, closing=True), "reported").iloc[0]
     assert row["problem_kind"] != "figure_mismatch", row["problem"]
+
+
+def test_a_clock_stepped_back_does_not_hide_rates_printed_high(tmp_path):
+    """The clock 9 s back inside a 10 s interval (a line every 100 iterations of 0.1 s):
+    the interval reads 1 s, and the sum lost the 9 s rates printed 10 % high would add
+    (attack65 back: `reported` 1,408.27 for 1,280, rc 0; `compare` said +10 % faster)."""
+    text = S.lines(1200, seconds=0.1, every=100, jumps={650: -9.0}, printed=1.1 * 1280)
+    S.write(tmp_path, [re.sub(r"^(DLL \S+ \d\d:\d\d:\d\d)\.\d+", r"\1", line) for line in text])
+    row = run_throughput(parse_paths([tmp_path]), "reported").iloc[0]
+    assert row["throughput"] == pytest.approx(1.1 * 1280, rel=1e-4)
+    assert row["problem_kind"] == "figure_mismatch", row["problem"]
