@@ -1958,6 +1958,11 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
     return None
 
 
+#: The most (share of the intervals) that may be left out of a whole-second sum as off the
+#: pace: a stall or a clock step is rare; more is the run's pace.
+RARE_SHARE = 0.1
+
+
 def _off_pace(weight: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> np.ndarray:
     """Which of the whole-second intervals `ok` take longer or shorter than their share of
     the others' time by what the lines print (`weight`: an interval's iterations over its
@@ -1965,7 +1970,8 @@ def _off_pace(weight: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> np.ndarray:
     second's rounding: a stall or a clock step the printed values do not show, which the
     batch the others imply over their sum must not take in (a lone 5 s stall in 45 s hid
     rates printed 13 % low, a 9 s step back rates 10 % high). One the printed values show
-    (a time per iteration holding an evaluation) stays."""
+    (a time per iteration holding an evaluation) stays; none where more than RARE_SHARE of
+    the intervals are off (a slow phase the printed values hide is the run's pace)."""
     off = np.zeros(len(dt), dtype=bool)
     for _ in range(2):  # the pace without the intervals found off it, once more
         kept = ok & ~off & np.isfinite(weight) & (weight > 0)
@@ -1976,7 +1982,9 @@ def _off_pace(weight: np.ndarray, dt: np.ndarray, ok: np.ndarray) -> np.ndarray:
             share = weight * pace
             off = ok & ((dt > (1 + STAMP_NOISE) * share + ONE_CLOCK_BAND)
                         | (dt < (1 - STAMP_NOISE) * share - ONE_CLOCK_BAND))
-    return off
+    # a stall or a clock step is rare: where many intervals are off, that is the run's pace
+    # (a slow phase its printed values hide), which the sums must keep
+    return off if off.sum() <= RARE_SHARE * ok.sum() else np.zeros(len(dt), dtype=bool)
 
 
 def _sliding_doubt(run: RunData, reading: _Reading, named: np.ndarray) -> float:
