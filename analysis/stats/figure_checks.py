@@ -1934,28 +1934,53 @@ def _implied_batch(run: RunData) -> tuple[float, int, str, float, float] | None:
                    else run.global_batch_size * per / printed[1:])
         # a whole-second stamp reads an interval under a second as 0 s: it counts
         ok = np.isfinite(implied) & ((implied >= 0) if coarse else (implied > 0)) & ~paused
-        # a sum, unlike a median, takes in a stall or a clock step the printed values do not
-        # show: left out, the span cut there
+        if not coarse:
+            # the median leaves out intervals slower than the rest that the printed values
+            # do not show (a stall, or slowness they hide); their sum takes them in: the
+            # further of the two from the stated batch is the stamps' word
+            if ok.sum() >= MIN_PRINTED:
+                summed = _summed_batch(run, metric, printed, ds, dt, ok, ~ok)[0]
+                return (max((_median(implied[ok]), summed),
+                            key=lambda v: abs(v / run.global_batch_size - 1)),
+                        int(ok.sum()), what, 0.0, 0.0)
+            continue
+        # a sum, unlike a median, takes in a stall or a clock step the printed values do
+        # not show, which may hide rates printed off as well as be one they leave out: the
+        # batch is read with and without those intervals, and the reading further off the
+        # stated batch, its rounding allowed, is the stamps' word
         weight = ds / printed[1:] if metric == M.THROUGHPUT else ds * printed[1:]
-        off = _off_pace(weight, dt, ok) if coarse else np.zeros(len(dt), dtype=bool)
-        ok &= ~off
-        n, value, slack = int(ok.sum()), np.nan, np.inf
-        if n >= MIN_PRINTED and not coarse:
-            return _median(implied[ok]), n, what, 0.0, 0.0
-        if n >= MIN_PRINTED:
-            seconds = float(np.sum(dt[ok]))
-            value = float(np.sum(printed[1:][ok] * dt[ok]) / np.sum(ds[ok])
-                          if metric == M.THROUGHPUT else
-                          run.global_batch_size * seconds / np.sum(ds[ok] * printed[1:][ok]))
-            slack = _rounding_share(_stretches(ok), seconds)
-        pauses = 0.0
-        if metric == M.THROUGHPUT and slack > MISMATCH:
-            # within epochs too few or too short (one line an epoch: none): the span over
-            # every interval, epoch ends included
-            value, slack, n, pauses = _telescoped_batch(run, printed, value, slack, n, off)
-        if n >= MIN_PRINTED:
+        off = _off_pace(weight, dt, ok)
+        sums = [_summed_batch(run, metric, printed, ds, dt, ok & ~left, left)
+                for left in ((off, np.zeros(len(dt), dtype=bool)) if off.any() else (off,))]
+        sums = [x for x in sums if x[1] >= MIN_PRINTED]
+        if sums:
+            value, n, slack, pauses = max(sums, key=lambda x: abs(
+                x[0] / run.global_batch_size - 1) - x[2])
             return value, n, what, slack, pauses
     return None
+
+
+def _summed_batch(run: RunData, metric: str, printed: np.ndarray, ds: np.ndarray,
+                  dt: np.ndarray, ok: np.ndarray, cut: np.ndarray
+                  ) -> tuple[float, int, float, float]:
+    """(the samples an iteration the printed `metric` values imply over the whole-second
+    intervals `ok`, the intervals, the relative error their rounding allows it, the share of
+    the span epoch-end pauses may take unseen): the sum of their seconds against the time
+    the printed values give them, a second a stretch; where that checks no closer than
+    MISMATCH, the span over every interval but those `cut` (:func:`_telescoped_batch`)."""
+    n, value, slack = int(ok.sum()), np.nan, np.inf
+    if n >= MIN_PRINTED:
+        seconds = float(np.sum(dt[ok]))
+        value = float(np.sum(printed[1:][ok] * dt[ok]) / np.sum(ds[ok])
+                      if metric == M.THROUGHPUT else
+                      run.global_batch_size * seconds / np.sum(ds[ok] * printed[1:][ok]))
+        slack = _rounding_share(_stretches(ok), seconds)
+    pauses = 0.0
+    if metric == M.THROUGHPUT and slack > MISMATCH:
+        # within epochs too few or too short (one line an epoch: none): the span over
+        # every interval, epoch ends included
+        value, slack, n, pauses = _telescoped_batch(run, printed, value, slack, n, cut)
+    return value, n, slack, pauses
 
 
 #: The most (share of the intervals) that may be left out of a whole-second sum as off the
