@@ -20,7 +20,7 @@ from analysis import metrics as M
 from analysis import parsers
 from analysis.estimate import Estimate, RunData, lowest_rank
 from analysis.parsers.base import LogParser
-from analysis.stats.figure_checks import MISMATCH, rate_reading
+from analysis.stats.figure_checks import MIN_PRINTED, MISMATCH, rate_reading
 from analysis.stats.methods import register
 from analysis.stats.methods.base import (
     ThroughputMethod,
@@ -29,6 +29,7 @@ from analysis.stats.methods.base import (
     series_rows,
     train_arrays,
 )
+from analysis.stats.methods.window import holds_evaluation
 
 
 @register
@@ -70,7 +71,7 @@ class Reported(ThroughputMethod):
         if refused is not None:
             return refused
         if running:
-            return _recovered_median(cols, rows, done, values, seconds, label)
+            return _recovered_median(run, cols, rows, done, values, seconds, label)
         vals, lines = values[rows][finite], lines[finite]
         stalled = vals <= 0  # not a speed (negative values never get here: analysis.checks)
         if not stalled.any():
@@ -176,12 +177,15 @@ def _interval_rates(run: RunData, cols: dict[str, np.ndarray]
     return rows[np.isin(cols["line"][rows], printed)], values, seconds, reading.what
 
 
-def _recovered_median(cols: dict[str, np.ndarray], rows: np.ndarray, done: np.ndarray,
-                      values: np.ndarray, seconds: np.ndarray, label: str) -> Estimate:
+def _recovered_median(run: RunData, cols: dict[str, np.ndarray], rows: np.ndarray,
+                      done: np.ndarray, values: np.ndarray, seconds: np.ndarray,
+                      label: str) -> Estimate:
     """The median of the interval rates recovered from running means on `rows` (after the
     warm-up; `done`: the iterations each one's interval holds), flagged where the iterations
     are uneven: the median is then not the rate the run ran at, which the same means state
-    (the iterations over the time they give)."""
+    (the iterations over the time they give). Intervals holding a pause the log names (an
+    evaluation a meter counting through it takes in) are left out of both, as the window
+    method leaves them out."""
     rates, lines = values[rows], cols["line"][rows]
     bad = ~(np.isfinite(rates) & (rates > 0))
     if bad.any():
@@ -190,7 +194,10 @@ def _recovered_median(cols: dict[str, np.ndarray], rows: np.ndarray, done: np.nd
             "positive time (their rounding outgrows the intervals, or they are not means over "
             "the span read): no interval's own rate can be recovered from them",
             "impossible_value", label)
-    median, mean = float(np.median(rates)), float(done.sum() / (done / rates).sum())
+    paused = np.concatenate([[False], holds_evaluation(run.evaluations, lines)])
+    kept = ~paused if (~paused).sum() >= MIN_PRINTED else np.ones(len(rates), dtype=bool)
+    median = float(np.median(rates[kept]))
+    mean = float(done[kept].sum() / (done[kept] / rates[kept]).sum())
     printed = (int(lines.min()), int(lines.max()))
     latency = float(np.median(seconds[rows]))
     if abs(median - mean) <= MISMATCH * mean:
