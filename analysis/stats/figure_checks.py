@@ -353,9 +353,9 @@ def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
     delayed before it). Intervals across an epoch's end or holding an evaluation line are
     left out (their time is not training); on whole seconds also the spans less the
     intervals far off the others' pace and their printed rates (:func:`_off_pace`: a stall
-    the program's timers may leave out, which those rates do not show). Each with the rounding its stamps allow (a span
-    too coarse to confirm a figure may still not disprove it); none without a stated global
-    batch or more than MIN_PRINTED stamped lines."""
+    the program's timers may leave out, which those rates do not show). Each with the
+    rounding its stamps allow (a span too coarse to confirm a figure may still not disprove
+    it); none without a stated global batch or more than MIN_PRINTED stamped lines."""
     spans = _once(run, "stamped spans", lambda: _stamped_spans(run))
     if spans is None:
         return []
@@ -410,10 +410,9 @@ def _stamped_spans(run: RunData):
     iterations, seconds, stretches = iterations[:last], seconds[:last], stretches[:last]
     gone = ~((iterations > 0) & (seconds > 0))
     iterations[gone], seconds[gone] = np.nan, np.nan
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slack = (np.where(seconds > stretches * ONE_CLOCK_BAND, stretches * ONE_CLOCK_BAND
-                          / (seconds - stretches * ONE_CLOCK_BAND), np.inf)
-                 if coarse else np.zeros(len(seconds)))
+    slack = np.array([_rounding_share(int(k), float(x)) if np.isfinite(x) else np.inf
+                      for k, x in zip(stretches, seconds, strict=True)]) \
+        if coarse else np.zeros(len(seconds))
     rest = []
     start = _number(run.meta.get("train_start"))
     if run.closing_seconds is not None and np.isfinite(iterations[0]) and np.isfinite(start) \
