@@ -350,7 +350,8 @@ def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
     bounds that gap; and on finer stamps the mean by iterations of the intervals' paces (the
     program's mean of its iterations' rates: a slow last step weighs one step in it), each
     at most MISMATCH above their median (an interval shorter than the rest is a print
-    delayed before it). Intervals across an epoch's end or holding an evaluation line are
+    delayed before it), where at most RARE_SHARE of them are more than STAMP_NOISE below it
+    (many slow steps make that mean overstate the run's pace). Intervals across an epoch's end or holding an evaluation line are
     left out (their time is not training); on whole seconds also the spans less the
     intervals far off the others' pace and their printed rates (:func:`_off_pace`: a stall
     the program's timers may leave out, which those rates do not show). Each with the
@@ -444,8 +445,11 @@ def _stamped_spans(run: RunData):
     with np.errstate(divide="ignore", invalid="ignore"):
         paces = batch * ds[same] / dt[same] if not coarse else np.empty(0)
     counted = np.isfinite(paces)
-    if counted.sum() >= MIN_PRINTED:
-        mid = _median(paces[counted])
+    mid = _median(paces[counted]) if counted.sum() >= MIN_PRINTED else np.nan
+    # a program's mean of its iterations' rates is a pace of the run where few are slow (a
+    # final sync, a save); where many are, it overstates the run's pace by them
+    if np.isfinite(mid) and np.sum(paces[counted] < (1 - STAMP_NOISE) * mid) \
+            <= RARE_SHARE * counted.sum():
         mean = float(np.average(np.minimum(paces[counted], (1 + MISMATCH) * mid),
                                 weights=ds[same][counted]))
         rest.append((mean, 0.0, f"the mean by iterations of the paces of its "
