@@ -47,9 +47,11 @@ class Estimate:
     #: was measured between; None for the others (analysis.stats.figure_checks compares it
     #: with what the lines between print)
     window: tuple[int, int] | None = None
-    #: (first line, last line) of the printed throughputs a figure is the median of; None
-    #: for the others (analysis.stats.figure_checks compares it with the lines' timestamps)
+    #: (first line, last line) of the printed throughputs a figure is the median or the mean
+    #: of (`of_printed`); None for the others (analysis.stats.figure_checks compares it with
+    #: the lines' timestamps)
     printed: tuple[int, int] | None = None
+    of_printed: str = "median"
 
     @classmethod
     def fail(cls, reason: str, kind: str = "method_fallback", method: str = "") -> Estimate:

@@ -195,10 +195,6 @@ class LogParser(ABC):
     #: global batch x iterations / time measures): a figure from timestamps is then checked
     #: against it (analysis.stats.figure_checks).
     printed_global_rate: ClassVar[bool] = False
-    #: How the family's DLPerf rule names its figure where that figure is a mean of the
-    #: throughput the log prints (the stamps check it as they check the printed values);
-    #: '' where the rule times the lines itself.
-    dlperf_rule_of_printed: ClassVar[str] = ""
     #: (reason, problem kind) the ``reported`` method gives for a run of the family with no
     #: run throughput rows at all; it adds which method measures the run instead.
     no_throughput: ClassVar[tuple[str, str]] = ("the log prints no throughput of the run",

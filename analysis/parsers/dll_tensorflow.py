@@ -60,7 +60,6 @@ class DllTensorFlow(LogParser):
 
     max_score = 90
     printed_global_rate = True
-    dlperf_rule_of_printed = RULE_A
 
     @classmethod
     def sniff(cls, head: bytes) -> int:
@@ -117,7 +116,7 @@ class DllTensorFlow(LogParser):
                 and run.window_fault(a, b) is None):
             method += f"; rule (b), global batch x 99 / (t100 - t1): {gb * 99 / (t99 - t0):.2f}"
         return Estimate(throughput=round(float(vals[:100].mean()), 2), iterations=100,
-                        method=method)
+                        method=method, printed=(a, b), of_printed="mean")
 
     @staticmethod
     def _bert(run: RunData, tput: pd.DataFrame, gb: float) -> Estimate:

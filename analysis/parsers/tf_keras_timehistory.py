@@ -124,7 +124,6 @@ class TfKerasTimeHistory(LogParser):
 
     max_score = 95
     printed_global_rate = True  # examples/second: steps x the global batch / seconds
-    dlperf_rule_of_printed = RULE
 
     @classmethod
     def sniff(cls, head: bytes) -> int:
@@ -180,7 +179,8 @@ class TfKerasTimeHistory(LogParser):
                                  "window_gap", method)
         method += self._time_variant(run, window, steps)
         return Estimate(throughput=round(float(values.mean()), 2),
-                        iterations=int(steps[-1] - steps[0]), method=method)
+                        iterations=int(steps[-1] - steps[0]), method=method,
+                        printed=(int(lines[1]), int(lines[-1])), of_printed="mean")
 
     @staticmethod
     def _time_variant(run: RunData, window, steps: np.ndarray) -> str:

@@ -216,10 +216,18 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     shown += [near] if near not in shown else []
     named = "; ".join(f"{what}: {v:,.2f}" + (f" (to within {slack:.1%})" if slack else "")
                       for _, slack, v, what in shown)
+    uneven = (_once(run, "stamped spans", lambda: _stamped_spans(run)) or [None] * 6)[5]
+    if uneven is not None and abs(est.throughput - uneven[0]) <= MISMATCH * uneven[0]:
+        mean, timed, what = uneven
+        why = (f"it is {what} ({mean:,.2f}), {mean / timed - 1:+.1%} from the pace of their "
+               f"time less the last ({timed:,.2f}): a mean of per-step rates, which weighs "
+               "each slow step inside the run as one step, not the run's throughput")
+    else:
+        why = ("it is not the average of what the run ran (a figure of one device, of "
+               "another run, or multiplied again)")
     return _flag(est, "figure_mismatch", (
         f"{where} is {near[0]:.1%} or more from every pace the run's training lines state "
-        f"({named} samples/s): it is not the average of what the run ran (a figure of one "
-        "device, of another run, or multiplied again); the figure is kept"))
+        f"({named} samples/s): {why}; the figure is kept"))
 
 
 def _printed_statements(run: RunData) -> list[tuple[float, str]]:
@@ -350,8 +358,10 @@ def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
     bounds that gap; and on finer stamps the mean by iterations of the intervals' paces (the
     program's mean of its iterations' rates: a slow last step weighs one step in it), each
     at most MISMATCH above their median (an interval shorter than the rest is a print
-    delayed before it), where at most RARE_SHARE of them are more than STAMP_NOISE below it
-    (many slow steps make that mean overstate the run's pace). Intervals across an epoch's end or holding an evaluation line are
+    delayed before it), where it lies within MISMATCH of the global batch x their
+    iterations / their seconds, the last interval left out (slow steps inside the run make
+    that mean overstate the run's pace). Intervals across an epoch's end or holding an
+    evaluation line are
     left out (their time is not training); on whole seconds also the spans less the
     intervals far off the others' pace and their printed rates (:func:`_off_pace`: a stall
     the program's timers may leave out, which those rates do not show). Each with the
@@ -360,7 +370,7 @@ def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
     spans = _once(run, "stamped spans", lambda: _stamped_spans(run))
     if spans is None:
         return []
-    lines, iterations, seconds, slack, rest = spans
+    lines, iterations, seconds, slack, rest, _ = spans
     batch = run.global_batch_size
     value = batch * iterations / seconds
     apart = np.abs(figure - value) / value
@@ -383,7 +393,9 @@ def _stamped_spans(run: RunData):
     """What :func:`_stamped` reads, made once a run: (the lines, and from each line up to
     half-way or the stated warm-up's the iterations, seconds and rounding slack of the
     intervals within epochs from it to the last, NaN where none; the run-wide statements
-    from the run's start and of the intervals' paces), None where it reads nothing."""
+    from the run's start and of the intervals' paces; (the mean of those paces, the pace of
+    their time, what) where that mean is no pace of the run, else None), None where it
+    reads nothing."""
     if not np.isfinite(run.global_batch_size):
         return None
     lines, epoch, step, ts = run.timeline()
@@ -445,21 +457,27 @@ def _stamped_spans(run: RunData):
     with np.errstate(divide="ignore", invalid="ignore"):
         paces = batch * ds[same] / dt[same] if not coarse else np.empty(0)
     counted = np.isfinite(paces)
-    mid = _median(paces[counted]) if counted.sum() >= MIN_PRINTED else np.nan
-    # a program's mean of its iterations' rates is a pace of the run where few are slow (a
-    # final sync, a save); where many are, it overstates the run's pace by them
-    if np.isfinite(mid) and np.sum(paces[counted] < (1 - STAMP_NOISE) * mid) \
-            <= RARE_SHARE * counted.sum():
-        mean = float(np.average(np.minimum(paces[counted], (1 + MISMATCH) * mid),
-                                weights=ds[same][counted]))
-        rest.append((mean, 0.0, f"the mean by iterations of the paces of its "
-                                f"{int(counted.sum()):,} intervals within epochs by the "
-                                "timestamps"))
-    return lines, iterations, seconds, slack, rest
+    mid = _median(paces[counted]) if counted.sum() > MIN_PRINTED else np.nan
+    uneven = None
+    if np.isfinite(mid):
+        n, s = ds[same][counted], dt[same][counted]
+        mean = float(np.average(np.minimum(paces[counted], (1 + MISMATCH) * mid), weights=n))
+        # a program's mean of its iterations' rates weighs a slow step as one step: it is a
+        # pace of the run only where it is the pace of the run's time, less its last step (a
+        # final sync or save); slow steps inside the run make it overstate that pace
+        timed = batch * float(n[:-1].sum()) / float(s[:-1].sum())
+        what = (f"the mean by iterations of the paces of its {int(counted.sum()):,} "
+                "intervals within epochs by the timestamps")
+        if abs(mean - timed) <= MISMATCH * timed:
+            rest.append((mean, 0.0, what))
+        else:
+            uneven = (mean, timed, what)
+    return lines, iterations, seconds, slack, rest, uneven
 
 
 def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
-    """`est` flagged ``figure_mismatch`` when it is the median of the throughputs printed on
+    """`est` flagged ``figure_mismatch`` when it is the median (or the mean, a DLPerf rule's:
+    ``est.of_printed``) of the throughputs printed on
     the lines ``est.printed`` and the global batch times the iterations those lines cover
     over their seconds (from the start of the first one's span: the line before it, or the
     rate printed before, :func:`_rate_reading`) is more than MISMATCH from it: the run did
@@ -473,7 +491,7 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     (``missing_timestamps``) unless it lies beyond both. The batch is the stated global
     batch, else the samples an iteration the lines imply (:func:`_implied_batch`). Kept,
     naming both."""
-    if run.family not in parsers.names() or not parsers.get(run.family).printed_global_rate:
+    if est.printed is None or not _global_rate(run):
         return est
     implied = None if np.isfinite(run.global_batch_size) else _implied(run)
     batch = run.global_batch_size if implied is None else implied[0]
@@ -505,8 +523,8 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
         # past MISMATCH on one side, short of it on the other: they neither confirm the
         # median nor disprove it (the one rule for whole seconds)
         return Estimate.fail(
-            f"the figure {est.throughput:,.2f} samples/s (the median of the throughput printed "
-            f"on lines {est.printed[0]} to {est.printed[1]}) rests on the rates the run's lines "
+            f"the figure {est.throughput:,.2f} samples/s (the {est.of_printed} of the throughput "
+            f"printed on lines {est.printed[0]} to {est.printed[1]}) rests on the rates the run's lines "
             f"print, and its whole-second timestamps time those lines at {timed:,.2f} samples/s, "
             f"{apart:.1%} apart, to within {slack:.1%} (a second a stretch), so they may be "
             f"{apart + slack:.1%} apart, more than {MISMATCH:.0%}: a longer run or finer stamps "
@@ -516,10 +534,16 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     which = (f"the {batch:,.1f} samples an iteration the lines imply (printed rate x seconds "
              f"per iteration{', ' + read if read else ''}, median of {implied[1]} intervals)"
              if implied is not None else f"the global batch {batch:,.0f}")
-    if reading is None or reading.own:
-        why = ("the run did not run at the median of the rates it printed (uneven "
-               "iterations, whose slow ones the median leaves out), or the printed rate "
-               "counts another batch than the stated one")
+    lines_say = _implied(run) if implied is None else None
+    if lines_say is not None and not lines_say[3] and \
+            abs(lines_say[0] - batch) > MISMATCH * batch:
+        how = ("each printed rate x its interval's seconds by the timestamps"
+               if lines_say[2] == "printed rate" else f"the {lines_say[2]}")
+        why = (f"the printed rates count another batch than the stated one ({how} gives "
+               f"{lines_say[0]:,.1f} samples an iteration, median of {lines_say[1]} intervals)")
+    elif reading is None or reading.own:
+        why = (f"the run did not run at the {_uneven(est)}, or the printed rate counts "
+               "another batch than the stated one")
     elif abs((said := reading.value()) - batch) > MISMATCH * batch:
         why = (f"the printed rates count another batch than the stated one ({read}, they "
                f"imply {said:,.1f} samples an iteration)")
@@ -529,8 +553,8 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
                "median holds iterations before these lines (a slower start), or the stamps "
                "time more than the means do (a clock step, a stall the program leaves out)")
     return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
-        f"the figure {est.throughput:,.2f} samples/s (the median of the throughput printed on "
-        f"lines {est.printed[0]} to {est.printed[1]}) and {which} x the {iterations:,} "
+        f"the figure {est.throughput:,.2f} samples/s (the {est.of_printed} of the throughput "
+        f"printed on lines {est.printed[0]} to {est.printed[1]}) and {which} x the {iterations:,} "
         f"iterations lines {int(lines[a])} to {int(lines[b - 1])} cover / their "
         f"{seconds:.6g} s by the timestamps, {timed:,.2f} samples/s, are {apart:.1%} apart: "
         f"{why}; the figure is kept"))
@@ -560,14 +584,20 @@ def _median_against_rates(run: RunData, est: Estimate, lines, step, stretches: i
     if apart <= MISMATCH:
         return est
     return _flag(est, "figure_mismatch", (
-        f"the figure {est.throughput:,.2f} samples/s (the median of the throughput printed on "
-        f"lines {est.printed[0]} to {est.printed[1]}) and the {mean:,.2f} samples/s those "
+        f"the figure {est.throughput:,.2f} samples/s (the {est.of_printed} of the throughput "
+        f"printed on lines {est.printed[0]} to {est.printed[1]}) and the {mean:,.2f} samples/s those "
         f"rates give the {int(iterations[rated].sum()):,} iterations of lines {int(lines[0])} "
         f"to {int(lines[-1])} (their harmonic mean by iterations: the whole-second stamps, up "
         f"to {RESOLUTION:g} s off over each of their {stretches} stretches of {seconds:g} s in "
         f"all, cannot time them to {MISMATCH:.0%}) are {apart:.1%} "
-        "apart: the run did not run at the median of the rates it printed (uneven "
-        "iterations, whose slow ones the median leaves out); the figure is kept"))
+        f"apart: the run did not run at the {_uneven(est)}; the figure is kept"))
+
+
+def _uneven(est: Estimate) -> str:
+    """Why a run need not run at the median or mean of the rates it printed (`est`'s)."""
+    return (f"{est.of_printed} of the rates it printed (uneven iterations, "
+            + ("whose slow ones the median leaves out)" if est.of_printed == "median" else
+               "each slow one of which a mean of rates weighs as one step)"))
 
 
 #: Per-line statements of an interval's seconds per iteration beside its printed latency:
@@ -2581,8 +2611,7 @@ def _rests_on(run: RunData, est: Estimate) -> str:
     DLPerf rule's median of the printed latencies, a window they time, or the printed rates
     of a family whose running means the ``reported`` method reads by the times per iteration
     its parser recovers: the stated batch over them); '' for others."""
-    rule = parsers.get(run.family).dlperf_rule_of_printed if _global_rate(run) else ""
-    if _global_rate(run) and (est.printed is not None or (rule and est.method.startswith(rule)) or (
+    if _global_rate(run) and (est.printed is not None or (
             run.closing is not None and est.throughput == float(run.closing[0])
             and not _stamped(run, est.throughput))):
         return "rates"

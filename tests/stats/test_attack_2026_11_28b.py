@@ -114,7 +114,10 @@ def test_tf2_printed_rate_contradicting_its_own_seconds_is_flagged(tmp_path):
         row = run_throughput(result, method).iloc[0]
         assert row["problem_kind"] == "figure_mismatch", method
         assert np.isfinite(row["throughput"]), method  # kept, flagged
-    row = run_throughput(result, "dlperf").iloc[0]
+    row = run_throughput(result, "dlperf").iloc[0]  # the rule's mean, held to the stamps
+    assert "count another batch than the stated one" in row["problem"]
+    assert "1,280.2 samples an iteration" in row["problem"]
+    row = run_throughput(result, "window").iloc[0]
     assert "over the time per iteration the same lines print" in row["problem"]
     assert "90.0% apart" in row["problem"]
 

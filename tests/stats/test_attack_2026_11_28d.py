@@ -125,7 +125,8 @@ def test_a_mean_of_printed_rates_the_clock_halves_is_flagged():
                          "dlperf").iloc[0]
     assert row["throughput"] == pytest.approx(1049.5)
     assert row["problem_kind"] == "figure_mismatch"
-    assert "the stated global batch 1,024" in row["problem"]
+    assert "the global batch 1,024" in row["problem"]
+    assert "537.5 samples an iteration" in row["problem"]
 
 
 # --- 3, 4. closing figures against the timestamps and the lines ---------------------------
