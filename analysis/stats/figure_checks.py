@@ -216,7 +216,8 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     shown += [near] if near not in shown else []
     named = "; ".join(f"{what}: {v:,.2f}" + (f" (to within {slack:.1%})" if slack else "")
                       for _, slack, v, what in shown)
-    uneven = (_once(run, "stamped spans", lambda: _stamped_spans(run)) or [None] * 6)[5]
+    spans = _once(run, "stamped spans", lambda: _stamped_spans(run))
+    uneven = spans[5] if spans is not None else None
     if uneven is not None and abs(est.throughput - uneven[0]) <= MISMATCH * uneven[0]:
         mean, timed, what = uneven
         why = (f"it is {what} ({mean:,.2f}), {mean / timed - 1:+.1%} from the pace of their "
@@ -361,12 +362,12 @@ def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
     delayed before it), where it lies within MISMATCH of the global batch x their
     iterations / their seconds, the last interval left out (slow steps inside the run make
     that mean overstate the run's pace). Intervals across an epoch's end or holding an
-    evaluation line are
-    left out (their time is not training); on whole seconds also the spans less the
-    intervals far off the others' pace and their printed rates (:func:`_off_pace`: a stall
-    the program's timers may leave out, which those rates do not show). Each with the
-    rounding its stamps allow (a span too coarse to confirm a figure may still not disprove
-    it); none without a stated global batch or more than MIN_PRINTED stamped lines."""
+    evaluation line are left out (their time is not training); on whole seconds also the
+    spans less the intervals far off the others' pace and their printed rates
+    (:func:`_off_pace`: a stall the program's timers may leave out, which those rates do not
+    show). Each with the rounding its stamps allow (a span too coarse to confirm a figure
+    may still not disprove it); none without a stated global batch or more than MIN_PRINTED
+    stamped lines."""
     spans = _once(run, "stamped spans", lambda: _stamped_spans(run))
     if spans is None:
         return []
@@ -524,11 +525,11 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
         # median nor disprove it (the one rule for whole seconds)
         return Estimate.fail(
             f"the figure {est.throughput:,.2f} samples/s (the {est.of_printed} of the throughput "
-            f"printed on lines {est.printed[0]} to {est.printed[1]}) rests on the rates the run's lines "
-            f"print, and its whole-second timestamps time those lines at {timed:,.2f} samples/s, "
-            f"{apart:.1%} apart, to within {slack:.1%} (a second a stretch), so they may be "
-            f"{apart + slack:.1%} apart, more than {MISMATCH:.0%}: a longer run or finer stamps "
-            "settle it; no figure", "missing_timestamps", est.method)
+            f"printed on lines {est.printed[0]} to {est.printed[1]}) rests on the rates the "
+            f"run's lines print, and its whole-second timestamps time those lines at "
+            f"{timed:,.2f} samples/s, {apart:.1%} apart, to within {slack:.1%} (a second a "
+            f"stretch), so they may be {apart + slack:.1%} apart, more than {MISMATCH:.0%}: a "
+            "longer run or finer stamps settle it; no figure", "missing_timestamps", est.method)
     read = "" if reading is None or reading.interval else \
         f"each printed rate read as {reading.what}"
     which = (f"the {batch:,.1f} samples an iteration the lines imply (printed rate x seconds "
@@ -554,8 +555,8 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
                "time more than the means do (a clock step, a stall the program leaves out)")
     return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
         f"the figure {est.throughput:,.2f} samples/s (the {est.of_printed} of the throughput "
-        f"printed on lines {est.printed[0]} to {est.printed[1]}) and {which} x the {iterations:,} "
-        f"iterations lines {int(lines[a])} to {int(lines[b - 1])} cover / their "
+        f"printed on lines {est.printed[0]} to {est.printed[1]}) and {which} x the "
+        f"{iterations:,} iterations lines {int(lines[a])} to {int(lines[b - 1])} cover / their "
         f"{seconds:.6g} s by the timestamps, {timed:,.2f} samples/s, are {apart:.1%} apart: "
         f"{why}; the figure is kept"))
 
@@ -585,12 +586,12 @@ def _median_against_rates(run: RunData, est: Estimate, lines, step, stretches: i
         return est
     return _flag(est, "figure_mismatch", (
         f"the figure {est.throughput:,.2f} samples/s (the {est.of_printed} of the throughput "
-        f"printed on lines {est.printed[0]} to {est.printed[1]}) and the {mean:,.2f} samples/s those "
-        f"rates give the {int(iterations[rated].sum()):,} iterations of lines {int(lines[0])} "
-        f"to {int(lines[-1])} (their harmonic mean by iterations: the whole-second stamps, up "
-        f"to {RESOLUTION:g} s off over each of their {stretches} stretches of {seconds:g} s in "
-        f"all, cannot time them to {MISMATCH:.0%}) are {apart:.1%} "
-        f"apart: the run did not run at the {_uneven(est)}; the figure is kept"))
+        f"printed on lines {est.printed[0]} to {est.printed[1]}) and the {mean:,.2f} samples/s "
+        f"those rates give the {int(iterations[rated].sum()):,} iterations of lines "
+        f"{int(lines[0])} to {int(lines[-1])} (their harmonic mean by iterations: the "
+        f"whole-second stamps, up to {RESOLUTION:g} s off over each of their {stretches} "
+        f"stretches of {seconds:g} s in all, cannot time them to {MISMATCH:.0%}) are "
+        f"{apart:.1%} apart: the run did not run at the {_uneven(est)}; the figure is kept"))
 
 
 def _uneven(est: Estimate) -> str:
