@@ -224,8 +224,8 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
                f"time less the last ({timed:,.2f}): a mean of per-step rates, which weighs "
                "each slow step inside the run as one step, not the run's throughput")
     else:
-        why = ("it is not the average of what the run ran (a figure of one device, of "
-               "another run, or multiplied again)")
+        why = ("it is not the average of what the run ran (a mean of per-step rates over "
+               "uneven steps, a figure of one device, of another run, or multiplied again)")
     return _flag(est, "figure_mismatch", (
         f"{where} is {near[0]:.1%} or more from every pace the run's training lines state "
         f"({named} samples/s): {why}; the figure is kept"))
@@ -406,8 +406,15 @@ def _stamped_spans(run: RunData):
         return None
     batch, coarse = run.global_batch_size, whole_seconds(ts)
     ds, dt = np.diff(step), np.diff(ts)
-    same = (ds > 0) & (np.diff(epoch) == 0) & ~holds_evaluation(run.evaluations, lines)
+    held = holds_evaluation(run.evaluations, lines)
+    same = (ds > 0) & (np.diff(epoch) == 0) & ~held
     begins = same & ~np.concatenate([[False], same[:-1]])  # each stretch's first interval
+    first = _epochs_first_steps(run, lines, epoch, step, same, held)
+    if first.any():  # each its own stretch: its time is its printed rate's, not the stamps'
+        ds, dt = ds.astype(float), dt.copy()
+        ds[first] = 1
+        dt[first] = np.minimum(dt[first], batch / _interval_rates_at(run, lines)[1:][first])
+        same, begins = same | first, begins | first | np.concatenate([[False], first[:-1]]) & same
 
     def suffix(x):
         return np.cumsum(x[::-1])[::-1]
@@ -474,6 +481,20 @@ def _stamped_spans(run: RunData):
         else:
             uneven = (mean, timed, what)
     return lines, iterations, seconds, slack, rest, uneven
+
+
+def _epochs_first_steps(run: RunData, lines, epoch, step, same, held) -> np.ndarray:
+    """Which intervals between `lines` (a step each within epochs, `same`) end on an epoch's
+    first step and print that step's rate (the run's global rates): an interval across an
+    epoch's end holds the new epoch's first step, which the program counts (a slow one, as
+    a loader starting anew makes it, is training time its rate shows), and may hold more (an
+    evaluation, a save) that it leaves out; the rate tells the step's time from the rest."""
+    none = np.zeros(len(lines) - 1, dtype=bool)
+    if not _global_rate(run) or not same.any() or not (np.diff(step)[same] == 1).all():
+        return none
+    rate = _interval_rates_at(run, lines)[1:]
+    with np.errstate(invalid="ignore"):
+        return (np.diff(epoch) > 0) & (step[1:] == 1) & ~held & np.isfinite(rate) & (rate > 0)
 
 
 def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
@@ -1372,7 +1393,7 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     unlike = own & (np.maximum(beyond, below) > MISMATCH * ds * np.fmax(slow, fast))
     forward = excess > MISMATCH * seconds
     odd = (far | (unlike & (beyond > 0))) if forward else (short | (unlike & (below > 0)))
-    odd &= ~_at_epoch_pace(epoch, step, ts, a, per, odd, spread)
+    odd &= ~_at_epoch_pace(epoch, step, ts, a, per, odd, spread, coarse)
     if not odd.any():
         return kept
     if _rates_disagree(run, lines[a:b], per, odd)[odd].all():
@@ -1406,13 +1427,14 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
                 f"{int(lines[a + i - 1])} to line {int(lines[a + i])} over {int(st[i] - st[i - 1])} "
                 f"iteration(s), where an iteration {where} the window takes {steady:.4g} s ({paced})"
                 + (f", and {len(jumps) - 1} more such interval(s)" if len(jumps) > 1 else "")
-                + f"{sibling}: a clock stepped back; the {missing:.6g} s missing from the window "
+                + f"{sibling}: a clock stepped back, or iterations that much quicker than a "
+                f"slower phase around them; the {missing:.6g} s missing from the window "
                 f"are {missing / seconds:.1%} of its {seconds:.6g} s")
     return Estimate.fail(
-        f"{what}, and nothing in the log tells a clock step from a stall (the rates it "
-        "prints there, if any, show the same time: the program timed them by the same "
-        "clock), so no throughput from this window",
-        "timestamps_jump", est.method)
+        f"{what}, and nothing in the log tells a clock step from "
+        f"{'a stall' if forward else 'a change of pace'} (the rates it prints there, if any, "
+        "show the same time: the program timed them by the same clock), so no throughput "
+        "from this window", "timestamps_jump", est.method)
 
 
 #: Share of an iteration a recurring quick interval may be short of the pace and count for
@@ -1715,21 +1737,32 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, ok, held,
 
 
 def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,
-                   per: np.ndarray, which: np.ndarray, spread: float) -> np.ndarray:
+                   per: np.ndarray, which: np.ndarray, spread: float,
+                   coarse: float) -> np.ndarray:
     """For each interval of the window starting at line index `a` (true only among `which`):
     whether it runs at the pace of the other intervals of its printed epoch (their median
     time per iteration, MIN_PRINTED of them at least, within MISMATCH times the run's
     spread): an epoch at another speed (a cached dataset, a resized input) is the run's,
-    where a clock step or a stall changes one interval and not the rest of its epoch. A
-    log printing no epoch has one, whose pace is the window's."""
+    where a clock step or a stall changes one interval and not the rest of its epoch. In a
+    log printing no epoch, each of the MIN_PRINTED intervals right after it: a pace the run
+    keeps from that interval on (a slow start ending) is the run's, where a clock step or a
+    stall changes one interval and not the ones after it (`coarse` stamps, up to a step off
+    at each end of each)."""
     out = np.zeros(len(per), dtype=bool)
     ds, dt = np.diff(step), np.diff(ts)
-    same = (ds > 0) & (np.diff(epoch) == 0) & np.isfinite(dt) & (epoch[1:] >= 0)
+    numbered = epoch[1:] >= 0
+    same = (ds > 0) & (np.diff(epoch) == 0) & np.isfinite(dt)
     run_per = np.where(same, dt / np.where(ds > 0, ds, 1), np.nan)
     tol = (1 + MISMATCH) * spread
     for i in np.flatnonzero(which):
         k = a + i  # the run's interval from line index k to k + 1
         if not same[k]:
+            continue
+        if not numbered[k]:
+            after = run_per[k + 1:k + 1 + MIN_PRINTED]
+            room = 2 * coarse / ds[k]  # seconds an iteration the stamps may be off, both
+            out[i] = len(after) == MIN_PRINTED and bool(
+                np.all((after / tol - room <= per[i]) & (per[i] <= after * tol + room)))
             continue
         others = same & (epoch[1:] == epoch[k + 1])
         others[k] = False
