@@ -216,15 +216,16 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     shown += [near] if near not in shown else []
     named = "; ".join(f"{what}: {v:,.2f}" + (f" (to within {slack:.1%})" if slack else "")
                       for _, slack, v, what in shown)
-    uneven = (_once(run, "stamped spans", lambda: _stamped_spans(run)) or [None] * 6)[5]
+    spans = _once(run, "stamped spans", lambda: _stamped_spans(run))
+    uneven = spans[5] if spans is not None else None
     if uneven is not None and abs(est.throughput - uneven[0]) <= MISMATCH * uneven[0]:
         mean, timed, what = uneven
         why = (f"it is {what} ({mean:,.2f}), {mean / timed - 1:+.1%} from the pace of their "
                f"time less the last ({timed:,.2f}): a mean of per-step rates, which weighs "
                "each slow step inside the run as one step, not the run's throughput")
     else:
-        why = ("it is not the average of what the run ran (a figure of one device, of "
-               "another run, or multiplied again)")
+        why = ("it is not the average of what the run ran (a mean of per-step rates over "
+               "uneven steps, a figure of one device, of another run, or multiplied again)")
     return _flag(est, "figure_mismatch", (
         f"{where} is {near[0]:.1%} or more from every pace the run's training lines state "
         f"({named} samples/s): {why}; the figure is kept"))
@@ -361,12 +362,12 @@ def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
     delayed before it), where it lies within MISMATCH of the global batch x their
     iterations / their seconds, the last interval left out (slow steps inside the run make
     that mean overstate the run's pace). Intervals across an epoch's end or holding an
-    evaluation line are
-    left out (their time is not training); on whole seconds also the spans less the
-    intervals far off the others' pace and their printed rates (:func:`_off_pace`: a stall
-    the program's timers may leave out, which those rates do not show). Each with the
-    rounding its stamps allow (a span too coarse to confirm a figure may still not disprove
-    it); none without a stated global batch or more than MIN_PRINTED stamped lines."""
+    evaluation line are left out (their time is not training); on whole seconds also the
+    spans less the intervals far off the others' pace and their printed rates
+    (:func:`_off_pace`: a stall the program's timers may leave out, which those rates do not
+    show). Each with the rounding its stamps allow (a span too coarse to confirm a figure
+    may still not disprove it); none without a stated global batch or more than MIN_PRINTED
+    stamped lines."""
     spans = _once(run, "stamped spans", lambda: _stamped_spans(run))
     if spans is None:
         return []
@@ -405,8 +406,15 @@ def _stamped_spans(run: RunData):
         return None
     batch, coarse = run.global_batch_size, whole_seconds(ts)
     ds, dt = np.diff(step), np.diff(ts)
-    same = (ds > 0) & (np.diff(epoch) == 0) & ~holds_evaluation(run.evaluations, lines)
+    held = holds_evaluation(run.evaluations, lines)
+    same = (ds > 0) & (np.diff(epoch) == 0) & ~held
     begins = same & ~np.concatenate([[False], same[:-1]])  # each stretch's first interval
+    first = _epochs_first_steps(run, lines, epoch, step, same, held)
+    if first.any():  # each its own stretch: its time is its printed rate's, not the stamps'
+        ds, dt = ds.astype(float), dt.copy()
+        ds[first] = 1
+        dt[first] = np.minimum(dt[first], batch / _interval_rates_at(run, lines)[1:][first])
+        same, begins = same | first, begins | first | np.concatenate([[False], first[:-1]]) & same
 
     def suffix(x):
         return np.cumsum(x[::-1])[::-1]
@@ -475,6 +483,20 @@ def _stamped_spans(run: RunData):
     return lines, iterations, seconds, slack, rest, uneven
 
 
+def _epochs_first_steps(run: RunData, lines, epoch, step, same, held) -> np.ndarray:
+    """Which intervals between `lines` (a step each within epochs, `same`) end on an epoch's
+    first step and print that step's rate (the run's global rates): an interval across an
+    epoch's end holds the new epoch's first step, which the program counts (a slow one, as
+    a loader starting anew makes it, is training time its rate shows), and may hold more (an
+    evaluation, a save) that it leaves out; the rate tells the step's time from the rest."""
+    none = np.zeros(len(lines) - 1, dtype=bool)
+    if not _global_rate(run) or not same.any() or not (np.diff(step)[same] == 1).all():
+        return none
+    rate = _interval_rates_at(run, lines)[1:]
+    with np.errstate(invalid="ignore"):
+        return (np.diff(epoch) > 0) & (step[1:] == 1) & ~held & np.isfinite(rate) & (rate > 0)
+
+
 def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
     """`est` flagged ``figure_mismatch`` when it is the median (or the mean, a DLPerf rule's:
     ``est.of_printed``) of the throughputs printed on
@@ -524,11 +546,11 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
         # median nor disprove it (the one rule for whole seconds)
         return Estimate.fail(
             f"the figure {est.throughput:,.2f} samples/s (the {est.of_printed} of the throughput "
-            f"printed on lines {est.printed[0]} to {est.printed[1]}) rests on the rates the run's lines "
-            f"print, and its whole-second timestamps time those lines at {timed:,.2f} samples/s, "
-            f"{apart:.1%} apart, to within {slack:.1%} (a second a stretch), so they may be "
-            f"{apart + slack:.1%} apart, more than {MISMATCH:.0%}: a longer run or finer stamps "
-            "settle it; no figure", "missing_timestamps", est.method)
+            f"printed on lines {est.printed[0]} to {est.printed[1]}) rests on the rates the "
+            f"run's lines print, and its whole-second timestamps time those lines at "
+            f"{timed:,.2f} samples/s, {apart:.1%} apart, to within {slack:.1%} (a second a "
+            f"stretch), so they may be {apart + slack:.1%} apart, more than {MISMATCH:.0%}: a "
+            "longer run or finer stamps settle it; no figure", "missing_timestamps", est.method)
     read = "" if reading is None or reading.interval else \
         f"each printed rate read as {reading.what}"
     which = (f"the {batch:,.1f} samples an iteration the lines imply (printed rate x seconds "
@@ -554,8 +576,8 @@ def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:
                "time more than the means do (a clock step, a stall the program leaves out)")
     return dataclasses.replace(est, problem_kind="figure_mismatch", problem=(
         f"the figure {est.throughput:,.2f} samples/s (the {est.of_printed} of the throughput "
-        f"printed on lines {est.printed[0]} to {est.printed[1]}) and {which} x the {iterations:,} "
-        f"iterations lines {int(lines[a])} to {int(lines[b - 1])} cover / their "
+        f"printed on lines {est.printed[0]} to {est.printed[1]}) and {which} x the "
+        f"{iterations:,} iterations lines {int(lines[a])} to {int(lines[b - 1])} cover / their "
         f"{seconds:.6g} s by the timestamps, {timed:,.2f} samples/s, are {apart:.1%} apart: "
         f"{why}; the figure is kept"))
 
@@ -585,12 +607,12 @@ def _median_against_rates(run: RunData, est: Estimate, lines, step, stretches: i
         return est
     return _flag(est, "figure_mismatch", (
         f"the figure {est.throughput:,.2f} samples/s (the {est.of_printed} of the throughput "
-        f"printed on lines {est.printed[0]} to {est.printed[1]}) and the {mean:,.2f} samples/s those "
-        f"rates give the {int(iterations[rated].sum()):,} iterations of lines {int(lines[0])} "
-        f"to {int(lines[-1])} (their harmonic mean by iterations: the whole-second stamps, up "
-        f"to {RESOLUTION:g} s off over each of their {stretches} stretches of {seconds:g} s in "
-        f"all, cannot time them to {MISMATCH:.0%}) are {apart:.1%} "
-        f"apart: the run did not run at the {_uneven(est)}; the figure is kept"))
+        f"printed on lines {est.printed[0]} to {est.printed[1]}) and the {mean:,.2f} samples/s "
+        f"those rates give the {int(iterations[rated].sum()):,} iterations of lines "
+        f"{int(lines[0])} to {int(lines[-1])} (their harmonic mean by iterations: the "
+        f"whole-second stamps, up to {RESOLUTION:g} s off over each of their {stretches} "
+        f"stretches of {seconds:g} s in all, cannot time them to {MISMATCH:.0%}) are "
+        f"{apart:.1%} apart: the run did not run at the {_uneven(est)}; the figure is kept"))
 
 
 def _uneven(est: Estimate) -> str:
@@ -1371,7 +1393,7 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
     unlike = own & (np.maximum(beyond, below) > MISMATCH * ds * np.fmax(slow, fast))
     forward = excess > MISMATCH * seconds
     odd = (far | (unlike & (beyond > 0))) if forward else (short | (unlike & (below > 0)))
-    odd &= ~_at_epoch_pace(epoch, step, ts, a, per, odd, spread)
+    odd &= ~_at_epoch_pace(epoch, step, ts, a, per, odd, spread, coarse)
     if not odd.any():
         return kept
     if _rates_disagree(run, lines[a:b], per, odd)[odd].all():
@@ -1405,13 +1427,14 @@ def _against_intervals(run: RunData, est: Estimate) -> Estimate:
                 f"{int(lines[a + i - 1])} to line {int(lines[a + i])} over {int(st[i] - st[i - 1])} "
                 f"iteration(s), where an iteration {where} the window takes {steady:.4g} s ({paced})"
                 + (f", and {len(jumps) - 1} more such interval(s)" if len(jumps) > 1 else "")
-                + f"{sibling}: a clock stepped back; the {missing:.6g} s missing from the window "
+                + f"{sibling}: a clock stepped back, or iterations that much quicker than a "
+                f"slower phase around them; the {missing:.6g} s missing from the window "
                 f"are {missing / seconds:.1%} of its {seconds:.6g} s")
     return Estimate.fail(
-        f"{what}, and nothing in the log tells a clock step from a stall (the rates it "
-        "prints there, if any, show the same time: the program timed them by the same "
-        "clock), so no throughput from this window",
-        "timestamps_jump", est.method)
+        f"{what}, and nothing in the log tells a clock step from "
+        f"{'a stall' if forward else 'a change of pace'} (the rates it prints there, if any, "
+        "show the same time: the program timed them by the same clock), so no throughput "
+        "from this window", "timestamps_jump", est.method)
 
 
 #: Share of an iteration a recurring quick interval may be short of the pace and count for
@@ -1714,21 +1737,32 @@ def _evaluations_by_stamps(run: RunData, est: Estimate, lines, t, ds, ok, held,
 
 
 def _at_epoch_pace(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray, a: int,
-                   per: np.ndarray, which: np.ndarray, spread: float) -> np.ndarray:
+                   per: np.ndarray, which: np.ndarray, spread: float,
+                   coarse: float) -> np.ndarray:
     """For each interval of the window starting at line index `a` (true only among `which`):
     whether it runs at the pace of the other intervals of its printed epoch (their median
     time per iteration, MIN_PRINTED of them at least, within MISMATCH times the run's
     spread): an epoch at another speed (a cached dataset, a resized input) is the run's,
-    where a clock step or a stall changes one interval and not the rest of its epoch. A
-    log printing no epoch has one, whose pace is the window's."""
+    where a clock step or a stall changes one interval and not the rest of its epoch. In a
+    log printing no epoch, each of the MIN_PRINTED intervals right after it: a pace the run
+    keeps from that interval on (a slow start ending) is the run's, where a clock step or a
+    stall changes one interval and not the ones after it (`coarse` stamps, up to a step off
+    at each end of each)."""
     out = np.zeros(len(per), dtype=bool)
     ds, dt = np.diff(step), np.diff(ts)
-    same = (ds > 0) & (np.diff(epoch) == 0) & np.isfinite(dt) & (epoch[1:] >= 0)
+    numbered = epoch[1:] >= 0
+    same = (ds > 0) & (np.diff(epoch) == 0) & np.isfinite(dt)
     run_per = np.where(same, dt / np.where(ds > 0, ds, 1), np.nan)
     tol = (1 + MISMATCH) * spread
     for i in np.flatnonzero(which):
         k = a + i  # the run's interval from line index k to k + 1
         if not same[k]:
+            continue
+        if not numbered[k]:
+            after = run_per[k + 1:k + 1 + MIN_PRINTED]
+            room = 2 * coarse / ds[k]  # seconds an iteration the stamps may be off, both
+            out[i] = len(after) == MIN_PRINTED and bool(
+                np.all((after / tol - room <= per[i]) & (per[i] <= after * tol + room)))
             continue
         others = same & (epoch[1:] == epoch[k + 1])
         others[k] = False

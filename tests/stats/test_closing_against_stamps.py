@@ -206,3 +206,47 @@ def test_a_mean_of_rates_beside_a_slow_last_step_stands(tmp_path):
     row, said = _per_step_rates(tmp_path, steps, "mean")
     assert row["problem_kind"] == "", row["problem"]
     assert row["throughput"] == pytest.approx(said, rel=1e-4)
+
+
+def _epochs(tmp_path, first: float, pause: float, closing: str):
+    """3 epochs of 200 steps of 0.3 s (8 x 256), a line a step printing its rate, each
+    epoch's first step `first` times as long and `pause` s (unnamed) before it; a Summary of
+    the mean of the per-step rates ("mean") or of the run's pace over its steps ("pace")."""
+    from datetime import timedelta
+    t, out = S.START + timedelta(seconds=20.25), [
+        S.parameter(S.START, arch="resnet50", batch_size=256, amp=True, world_size=8,
+                    print_freq=1, epochs=3)]
+    steps = []
+    for epoch in range(3):
+        t += timedelta(seconds=pause if epoch else 0.0)
+        for it in range(1, 201):
+            step = 0.3 * (first if it == 1 else 1.0) * (1 + 0.01 * ((it * 7) % 3 - 1))
+            t += timedelta(seconds=step)
+            steps.append(step)
+            out.append(S.train_line(t, epoch, it, 2048 / step))
+    said = (sum(2048 / x for x in steps) / len(steps) if closing == "mean"
+            else 2048 * len(steps) / sum(steps))
+    out.append(f"DLL {S.stamp(t)} - Summary: train.loss : 6.9 None train.total_ips : "
+               f"{said:.2f} images/s ")
+    S.write(tmp_path, out)
+    return run_throughput(parse_paths([tmp_path]), "reported").iloc[0], said
+
+
+def test_a_slow_first_step_of_every_epoch_is_training_time(tmp_path):
+    """Each epoch's first step 30 times as long, its line saying so (a loader starting
+    anew), a Summary of the mean of the per-step rates: 6,796.90 for 5,966 passed (attack74
+    epfirst) while the interval across each epoch's end, which holds that step, was left
+    out of every pace as if it held an evaluation."""
+    row, said = _epochs(tmp_path, 30.0, 0.0, "mean")
+    assert row["problem_kind"] == "figure_mismatch", row["problem"]
+    assert row["throughput"] == pytest.approx(said, rel=1e-4)
+    healthy, _ = _epochs(tmp_path, 30.0, 0.0, "pace")
+    assert healthy["problem_kind"] == "", healthy["problem"]
+
+
+def test_a_pause_between_epochs_the_rates_leave_out_stays_out(tmp_path):
+    """A 20 s pause before each epoch's first step (an evaluation no line names), every step
+    even: the program's mean of its steps' rates leaves the pause out, and stands."""
+    row, said = _epochs(tmp_path, 1.0, 20.0, "mean")
+    assert row["problem_kind"] == "", row["problem"]
+    assert row["throughput"] == pytest.approx(said, rel=1e-4)
