@@ -169,8 +169,7 @@ def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
     a, b = _run_span(records)
     if b is None:
         return
-    blocks = [(line, float(rec["time_ms"]) / 1e3, _epochs(rec)) for line, rec in records[a:b]
-              if rec["key"] == "block_start"]
+    blocks = _one_copy_of_each_block(log, records[a:b])
     if len(blocks) < 4:
         return
     (start_line, start_rec), (stop_line, stop_rec) = records[a], records[b]
@@ -205,6 +204,35 @@ def _block_cadence(log: LogText, records: list[tuple[int, dict]], parsed: Parsed
         f"the first), but {took[i]:.1f} s pass for its {epochs[i]:g} epoch(s) {what}, from line "
         f"{int(l0)} to line {int(l1)}" + (f" ({len(far)} such blocks)" if len(far) > 1 else "")
         + f": {cause}; the time is kept", log.line_text(int(l1))))
+
+
+def _one_clock(log: LogText, span: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
+    """`span` (records from run_start on) less the copies other ranks print where ranks are
+    tagged (launcher tags): only the rank whose run_start was kept, one process's clock;
+    ranks' clocks may be seconds apart, and each prints every event."""
+    lines = np.array([line for line, _ in span], dtype=np.int64)
+    ranks = log.ranks_at(lines).tolist() if len(lines) else []
+    own = ranks[0] if ranks else -1
+    return span if own < 0 else [r for r, rank in zip(span, ranks, strict=True) if rank == own]
+
+
+def _one_copy_of_each_block(log: LogText, span: list[tuple[int, dict]]
+                            ) -> list[tuple[int, float, float]]:
+    """(line, seconds, epochs) of each block_start of `span` (run_start to run_stop), on one
+    rank's clock (:func:`_one_clock`), and of copies naming one first epoch (untagged ranks,
+    or one rank's own repeat) the first: a copy is no block, and a block of none of the
+    run's time halves the pace the others are held to."""
+    blocks, seen = [], set()
+    for line, rec in _one_clock(log, span):
+        if rec["key"] != "block_start":
+            continue
+        first = _metadata(rec).get("first_epoch_num")
+        if first is not None:
+            if first in seen:
+                continue
+            seen.add(first)
+        blocks.append((line, float(rec["time_ms"]) / 1e3, _epochs(rec)))
+    return blocks
 
 
 def _off_in_all(log: LogText, parsed: ParsedLog, edges, took, epochs, median: float) -> None:
@@ -254,11 +282,11 @@ def _time_order(log: LogText, records: list[tuple[int, dict]], parsed: ParsedLog
     """A ``timestamps_backwards`` problem when a record from run_start to run_stop is
     stamped more than BACK_TOLERANCE_S before the latest record above it: the clock stepped
     back inside the run (an NTP step, a daylight-saving change), so run_stop less run_start
-    leaves that much of the run out. The time is kept (the log does not say how far back),
-    the run flagged."""
+    leaves that much of the run out; on one rank's clock (:func:`_one_clock`). The time is
+    kept (the log does not say how far back), the run flagged."""
     a, b = _run_span(records)
     latest = None
-    for line, rec in records[a:len(records) if b is None else b + 1]:
+    for line, rec in _one_clock(log, records[a:len(records) if b is None else b + 1]):
         t = float(rec["time_ms"])
         if latest is not None and latest[1] - t > BACK_TOLERANCE_S * 1e3:
             parsed.problems.append(Problem(

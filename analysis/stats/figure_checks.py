@@ -412,8 +412,9 @@ def _stamped_spans(run: RunData):
     first = _epochs_first_steps(run, lines, epoch, step, same, held)
     if first.any():  # each its own stretch: its time is its printed rate's, not the stamps'
         ds, dt = ds.astype(float), dt.copy()
-        ds[first] = 1
-        dt[first] = np.minimum(dt[first], batch / _interval_rates_at(run, lines)[1:][first])
+        ds[first] = step[1:][first]
+        dt[first] = np.minimum(
+            dt[first], batch * ds[first] / _interval_rates_at(run, lines)[1:][first])
         same, begins = same | first, begins | first | np.concatenate([[False], first[:-1]]) & same
 
     def suffix(x):
@@ -484,17 +485,21 @@ def _stamped_spans(run: RunData):
 
 
 def _epochs_first_steps(run: RunData, lines, epoch, step, same, held) -> np.ndarray:
-    """Which intervals between `lines` (a step each within epochs, `same`) end on an epoch's
-    first step and print that step's rate (the run's global rates): an interval across an
-    epoch's end holds the new epoch's first step, which the program counts (a slow one, as
-    a loader starting anew makes it, is training time its rate shows), and may hold more (an
-    evaluation, a save) that it leaves out; the rate tells the step's time from the rest."""
+    """Which intervals between `lines` (as many steps each within epochs, `same`) end on
+    their epoch's first line, that many steps in, printing those steps' rate (the run's
+    global rates): an interval across an epoch's end holds the new epoch's first steps,
+    which the program counts (a slow first one, as a loader starting anew makes it, is
+    training time the rate shows), and may hold more (an evaluation, a save, steps of the
+    old epoch no line printed) that it leaves out; the rate tells those steps' time from
+    the rest."""
     none = np.zeros(len(lines) - 1, dtype=bool)
-    if not _global_rate(run) or not same.any() or not (np.diff(step)[same] == 1).all():
+    strides = np.unique(np.diff(step)[same])
+    if not _global_rate(run) or len(strides) != 1:
         return none
     rate = _interval_rates_at(run, lines)[1:]
     with np.errstate(invalid="ignore"):
-        return (np.diff(epoch) > 0) & (step[1:] == 1) & ~held & np.isfinite(rate) & (rate > 0)
+        return (np.diff(epoch) > 0) & (step[1:] == strides[0]) & ~held & np.isfinite(rate) \
+            & (rate > 0)
 
 
 def _median_against_timestamps(run: RunData, est: Estimate) -> Estimate:

@@ -146,3 +146,40 @@ def test_untagged_copies_ms_apart_are_flagged_without_claiming_several_runs(tmp_
     assert "printed more than once (several ranks, or several runs" in reason
     assert "more than one run in this log" not in reason
     assert math.isnan(summarize(result, "reported").iloc[0]["time_to_train_min"])
+
+
+REAL_RESNET = Path(__file__).resolve().parents[1] / "data" / "real" / \
+    "mlperf_v1_0_google_tf_resnet" / "result_0.txt"
+
+
+def _every_rank(src: Path, late_ms: int, tagged: bool) -> list[str]:
+    """The real log as two ranks print it, each line twice in turn: rank 1's copy
+    `late_ms` on (its own clock), tagged ``0: ``/``1: `` or not."""
+    out = []
+    for line in src.read_text().splitlines():
+        if ":::MLLOG " not in line:
+            continue
+        rec = json.loads(line.split(":::MLLOG ", 1)[1])
+        late = dict(rec, time_ms=rec["time_ms"] + late_ms)
+        for rank, r in ((0, rec), (1, late)):
+            out.append((f"{rank}: " if tagged else "") + ":::MLLOG " + json.dumps(r))
+    return out
+
+
+@pytest.mark.parametrize(("late_ms", "tagged"), [(0, True), (0, False), (3_000, True),
+                                                 (-90_000, True)])
+def test_blocks_every_rank_prints_are_one_block_each(tmp_path, late_ms, tagged):
+    """Each block_start printed by both ranks: its copies read as blocks of no time halved
+    the pace the run's blocks were held to, and a rank's clock 3 s on read as a clock
+    stepped back; every healthy run failed --strict as a clock step (attack77 mlrank)."""
+    ranks, alone = tmp_path / "ranks", tmp_path / "alone"
+    ranks.mkdir()
+    alone.mkdir()
+    (ranks / "result_0.txt").write_text(
+        "\n".join(_every_rank(REAL_RESNET, late_ms, tagged)) + "\n")
+    (alone / "result_0.txt").write_text(REAL_RESNET.read_text())
+    result, minutes = _parse(ranks)
+    kinds = set(result.problems["kind"])
+    assert not kinds & {"timestamps_jump", "timestamps_backwards"}, result.problems
+    _, truth = _parse(alone)
+    assert minutes["result_0.txt"] == pytest.approx(truth["result_0.txt"])

@@ -53,7 +53,7 @@ def test_the_reason_names_the_paces_the_stamps_state(tmp_path):
     assert row["problem_kind"] == "figure_mismatch"
     assert "the closing figure 552.96 samples/s" in row["problem"]
     assert "from every pace the run's training lines state" in row["problem"]
-    assert "the mean by iterations of the paces of its 72 intervals within epochs" in row["problem"]
+    assert "the mean by iterations of the paces of its 79 intervals within epochs" in row["problem"]
 
 
 def test_whole_seconds_that_cannot_tell_say_so(tmp_path):
@@ -208,14 +208,15 @@ def test_a_mean_of_rates_beside_a_slow_last_step_stands(tmp_path):
     assert row["throughput"] == pytest.approx(said, rel=1e-4)
 
 
-def _epochs(tmp_path, first: float, pause: float, closing: str):
-    """3 epochs of 200 steps of 0.3 s (8 x 256), a line a step printing its rate, each
-    epoch's first step `first` times as long and `pause` s (unnamed) before it; a Summary of
-    the mean of the per-step rates ("mean") or of the run's pace over its steps ("pace")."""
+def _epochs(tmp_path, first: float, pause: float, closing: str, every: int = 1):
+    """3 epochs of 200 steps of 0.3 s (8 x 256), a line every `every` steps printing their
+    rate, each epoch's first step `first` times as long and `pause` s (unnamed) before it; a
+    Summary of the mean of the per-step rates ("mean") or of the run's pace over its steps
+    ("pace")."""
     from datetime import timedelta
     t, out = S.START + timedelta(seconds=20.25), [
         S.parameter(S.START, arch="resnet50", batch_size=256, amp=True, world_size=8,
-                    print_freq=1, epochs=3)]
+                    print_freq=every, epochs=3)]
     steps = []
     for epoch in range(3):
         t += timedelta(seconds=pause if epoch else 0.0)
@@ -223,7 +224,8 @@ def _epochs(tmp_path, first: float, pause: float, closing: str):
             step = 0.3 * (first if it == 1 else 1.0) * (1 + 0.01 * ((it * 7) % 3 - 1))
             t += timedelta(seconds=step)
             steps.append(step)
-            out.append(S.train_line(t, epoch, it, 2048 / step))
+            if it % every == 0:
+                out.append(S.train_line(t, epoch, it, 2048 * every / sum(steps[-every:])))
     said = (sum(2048 / x for x in steps) / len(steps) if closing == "mean"
             else 2048 * len(steps) / sum(steps))
     out.append(f"DLL {S.stamp(t)} - Summary: train.loss : 6.9 None train.total_ips : "
@@ -232,21 +234,25 @@ def _epochs(tmp_path, first: float, pause: float, closing: str):
     return run_throughput(parse_paths([tmp_path]), "reported").iloc[0], said
 
 
-def test_a_slow_first_step_of_every_epoch_is_training_time(tmp_path):
+@pytest.mark.parametrize("every", [1, 10])
+def test_a_slow_first_step_of_every_epoch_is_training_time(tmp_path, every):
     """Each epoch's first step 30 times as long, its line saying so (a loader starting
     anew), a Summary of the mean of the per-step rates: 6,796.90 for 5,966 passed (attack74
-    epfirst) while the interval across each epoch's end, which holds that step, was left
-    out of every pace as if it held an evaluation."""
-    row, said = _epochs(tmp_path, 30.0, 0.0, "mean")
+    epfirst; attack76 h5, a line every 10 steps) while the interval across each epoch's
+    end, which holds that step, was left out of every pace as if it held an evaluation; a
+    Summary of the run's pace was flagged (attack76 h4)."""
+    row, said = _epochs(tmp_path, 30.0, 0.0, "mean", every)
     assert row["problem_kind"] == "figure_mismatch", row["problem"]
     assert row["throughput"] == pytest.approx(said, rel=1e-4)
-    healthy, _ = _epochs(tmp_path, 30.0, 0.0, "pace")
+    healthy, pace = _epochs(tmp_path, 30.0, 0.0, "pace", every)
     assert healthy["problem_kind"] == "", healthy["problem"]
+    assert healthy["throughput"] == pytest.approx(pace, rel=1e-4)
 
 
 def test_a_pause_between_epochs_the_rates_leave_out_stays_out(tmp_path):
     """A 20 s pause before each epoch's first step (an evaluation no line names), every step
     even: the program's mean of its steps' rates leaves the pause out, and stands."""
-    row, said = _epochs(tmp_path, 1.0, 20.0, "mean")
-    assert row["problem_kind"] == "", row["problem"]
+    for every in (1, 10):
+        row, said = _epochs(tmp_path / str(every), 1.0, 20.0, "mean", every)
+        assert row["problem_kind"] == "", row["problem"]
     assert row["throughput"] == pytest.approx(said, rel=1e-4)
