@@ -199,9 +199,15 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
         said = [(v, 0.0, what) for v, what in _printed_statements(run)]
     if not said:
         return est
+    # where epochs' first lines print a rate of several steps, their intervals read both ways
+    whole = [(abs(est.throughput - v) / v, slack, v, f"{what} (each epoch's first line's "
+              "interval whole)") for v, slack, what in _stamped(run, est.throughput, True)]
+    if any(a + slack <= MISMATCH for a, slack, _, _ in whole):
+        return est
     apart = [(abs(est.throughput - v) / v, slack, v, what) for v, slack, what in said]
     if any(a + slack <= MISMATCH for a, slack, _, _ in apart):
-        return est
+        return _epoch_starts_in_doubt(est, run.closing[1], whole[0]) if whole else est
+    apart += whole[:1]
     where = f"the closing figure {est.throughput:,.2f} samples/s (line {run.closing[1]})"
     near = min(apart, key=lambda x: x[0] - x[1])
     if near[0] - near[1] <= MISMATCH:
@@ -216,7 +222,7 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     shown += [near] if near not in shown else []
     named = "; ".join(f"{what}: {v:,.2f}" + (f" (to within {slack:.1%})" if slack else "")
                       for _, slack, v, what in shown)
-    spans = _once(run, "stamped spans", lambda: _stamped_spans(run))
+    spans = _once(run, "stamped spans False", lambda: _stamped_spans(run))
     uneven = spans[5] if spans is not None else None
     if uneven is not None and abs(est.throughput - uneven[0]) <= MISMATCH * uneven[0]:
         mean, timed, what = uneven
@@ -229,6 +235,25 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     return _flag(est, "figure_mismatch", (
         f"{where} is {near[0]:.1%} or more from every pace the run's training lines state "
         f"({named} samples/s): {why}; the figure is kept"))
+
+
+def _epoch_starts_in_doubt(est: Estimate, line: int, whole) -> Estimate:
+    """`est`, a closing figure (on `line`) the stamps' paces confirm where they count the
+    intervals across epochs' ends as the time their lines' rates state
+    (:func:`_epochs_first_steps`), but none counting those intervals' whole stamped time
+    (`whole`: the nearest such, how far apart): no figure (``missing_timestamps``). Those
+    lines print a rate of several steps, which may be the mean of their rates and hardly
+    move for a slow first step: the time the stamps hold beyond it is a pause the program
+    leaves out or slow first steps, and the log cannot tell which."""
+    apart, _, value, what = whole
+    return Estimate.fail(
+        f"the closing figure {est.throughput:,.2f} samples/s (line {line}) is the pace of the "
+        "run's stamps where the first line of each epoch took only the time its printed rate "
+        f"states; {what}: {value:,.2f} samples/s, {apart:.1%} apart. Those lines print a rate "
+        "of several steps, which may be the mean of their rates (a slow first step hardly "
+        "moves it): the time the stamps hold beyond it is a pause the program leaves out or "
+        "slow first steps, and the log cannot tell which; no figure",
+        "missing_timestamps", est.method)
 
 
 def _printed_statements(run: RunData) -> list[tuple[float, str]]:
@@ -346,7 +371,8 @@ def _within_epochs(epoch: np.ndarray, step: np.ndarray, ts: np.ndarray,
     return int(ds[same].sum()), float(dt[same].sum()), _stretches(same)
 
 
-def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
+def _stamped(run: RunData, figure: float,
+             whole_crossings: bool = False) -> list[tuple[float, float, str]]:
     """(samples/s, the relative error whole-second stamps allow it, what) the timestamps of
     the run's training lines give, each an average a program may take over its run: the
     global batch x the iterations they cover / their seconds from the first line to the
@@ -367,8 +393,12 @@ def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
     (:func:`_off_pace`: a stall the program's timers may leave out, which those rates do not
     show). Each with the rounding its stamps allow (a span too coarse to confirm a figure
     may still not disprove it); none without a stated global batch or more than MIN_PRINTED
-    stamped lines."""
-    spans = _once(run, "stamped spans", lambda: _stamped_spans(run))
+    stamped lines. With `whole_crossings`, the intervals across epochs' ends that
+    :func:`_epochs_first_steps` counts take their whole stamped time, and none is read
+    where there are none, or their lines print a rate of one step or one recovered from
+    running means (each tells its steps' time)."""
+    spans = _once(run, f"stamped spans {whole_crossings}",
+                  lambda: _stamped_spans(run, whole_crossings))
     if spans is None:
         return []
     lines, iterations, seconds, slack, rest, _ = spans
@@ -390,7 +420,7 @@ def _stamped(run: RunData, figure: float) -> list[tuple[float, float, str]]:
 LATER = "from a later line: "
 
 
-def _stamped_spans(run: RunData):
+def _stamped_spans(run: RunData, whole_crossings: bool = False):
     """What :func:`_stamped` reads, made once a run: (the lines, and from each line up to
     half-way or the stated warm-up's the iterations, seconds and rounding slack of the
     intervals within epochs from it to the last, NaN where none; the run-wide statements
@@ -410,11 +440,16 @@ def _stamped_spans(run: RunData):
     same = (ds > 0) & (np.diff(epoch) == 0) & ~held
     begins = same & ~np.concatenate([[False], same[:-1]])  # each stretch's first interval
     first = _epochs_first_steps(run, lines, epoch, step, same, held)
+    reading = rate_reading(run)
+    if whole_crossings and not (first.any() and (step[1:][first] > 1).any() and (
+            reading is None or reading.own)):  # a rate recovered from means is one of time
+        return None
     if first.any():  # each its own stretch: its time is its printed rate's, not the stamps'
         ds, dt = ds.astype(float), dt.copy()
         ds[first] = step[1:][first]
-        dt[first] = np.minimum(
-            dt[first], batch * ds[first] / _interval_rates_at(run, lines)[1:][first])
+        if not whole_crossings:
+            dt[first] = np.minimum(
+                dt[first], batch * ds[first] / _interval_rates_at(run, lines)[1:][first])
         same, begins = same | first, begins | first | np.concatenate([[False], first[:-1]]) & same
 
     def suffix(x):
@@ -485,20 +520,21 @@ def _stamped_spans(run: RunData):
 
 
 def _epochs_first_steps(run: RunData, lines, epoch, step, same, held) -> np.ndarray:
-    """Which intervals between `lines` (as many steps each within epochs, `same`) end on
-    their epoch's first line, that many steps in, printing those steps' rate (the run's
-    global rates): an interval across an epoch's end holds the new epoch's first steps,
-    which the program counts (a slow first one, as a loader starting anew makes it, is
-    training time the rate shows), and may hold more (an evaluation, a save, steps of the
-    old epoch no line printed) that it leaves out; the rate tells those steps' time from
-    the rest."""
+    """Which intervals between `lines` (as many steps each within epochs as most are,
+    `same`) end on their epoch's first line, that many steps in, printing those steps' rate
+    (the run's global rates): an interval across an epoch's end holds the new epoch's first
+    steps, which the program counts (a slow first one, as a loader starting anew makes it,
+    is training time the rate shows), and may hold more (an evaluation, a save, steps of
+    the old epoch no line printed) that it leaves out; the rate tells those steps' time
+    from the rest."""
     none = np.zeros(len(lines) - 1, dtype=bool)
-    strides = np.unique(np.diff(step)[same])
-    if not _global_rate(run) or len(strides) != 1:
+    strides, counts = np.unique(np.diff(step)[same], return_counts=True)
+    if not _global_rate(run) or not len(strides):
         return none
+    stride = strides[np.argmax(counts)]  # the print frequency; an epoch's short tail aside
     rate = _interval_rates_at(run, lines)[1:]
     with np.errstate(invalid="ignore"):
-        return (np.diff(epoch) > 0) & (step[1:] == strides[0]) & ~held & np.isfinite(rate) \
+        return (np.diff(epoch) > 0) & (step[1:] == stride) & ~held & np.isfinite(rate) \
             & (rate > 0)
 
 

@@ -117,3 +117,25 @@ def test_a_baseline_without_logs_from_python_names_itself(tmp_path):
     with pytest.raises(UsageError) as exc:
         build(BUNDLED, lang="en", baseline=empty)
     assert str(exc.value) == f"baseline {empty}: no logs found under {empty}"
+
+
+@pytest.mark.parametrize("lang, words", [("en", ("4.30 min to train", "1.100 (time to train")),
+                                         ("zh", ("训练 4.30 分钟", "1.100（训练时间"))])
+def test_an_mlperf_case_shows_its_times_to_train(lang, words):
+    """An MLPerf case has no throughput: its row read '- - - slower', the +10 % its time to
+    train changed (which `compare` prints) dropped (attack79 rep ml)."""
+    import pandas as pd
+
+    from analysis.i18n import Translator
+    from analysis.report import baseline
+
+    nan = float("nan")
+    table = pd.DataFrame([{
+        "case_key": "MLPerf/resnet/?/b?/1n8g", "base_median": nan, "new_median": nan,
+        "ratio": nan, "ratio_low": nan, "ratio_high": nan, "no_spread": False,
+        "verdict": "slower", "efficiency_change": nan, "memory_change": nan,
+        "base_time_to_train_min": 4.3, "new_time_to_train_min": 4.73,
+        "time_to_train_change": 0.1, "env_changes": ""}])
+    frame, _ = table_frame(baseline.Changes(table, "base"), Translator(lang))
+    row = frame.iloc[0].tolist()
+    assert words[0] in row[1] and words[1] in row[3], row

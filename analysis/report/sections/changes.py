@@ -55,9 +55,16 @@ def table_frame(changes: baseline.Changes, tr: Translator) -> tuple[pd.DataFrame
               tr("col.memory_change"), tr("col.env_changes")]
     rows, styles = [], []
     for r in changes.table.itertuples(index=False):
-        rows.append([r.case_key, tr.num(r.base_median), tr.num(r.new_median),
-                     _ratio_cell(tr, r.ratio, r.ratio_low, r.ratio_high,
-                                 bool(getattr(r, "no_spread", False))),
+        if _scored_by_time(r):  # MLPerf: no throughput, its score is the time to train
+            base, new = (tr("changes.time_to_train", minutes=tr.num(m, 2))
+                         for m in (r.base_time_to_train_min, r.new_time_to_train_min))
+            ratio = tr("changes.time_to_train_ratio",
+                       ratio=tr.num(1.0 + float(r.time_to_train_change), 3))
+        else:
+            base, new = tr.num(r.base_median), tr.num(r.new_median)
+            ratio = _ratio_cell(tr, r.ratio, r.ratio_low, r.ratio_high,
+                                bool(getattr(r, "no_spread", False)))
+        rows.append([r.case_key, base, new, ratio,
                      verdict_text(tr, r.verdict),
                      _signed(tr, r.efficiency_change * 100, 1, " " + tr("unit.points")),
                      _signed(tr, r.memory_change * 100, 1, "%"),
@@ -67,6 +74,16 @@ def table_frame(changes: baseline.Changes, tr: Translator) -> tuple[pd.DataFrame
                       + [""] * 3)
     return (pd.DataFrame(rows, columns=header),
             pd.DataFrame(styles, columns=header) if styles else pd.DataFrame(columns=header))
+
+
+def _scored_by_time(row) -> bool:
+    """Whether a row of the comparison has no throughput on either side and a time to
+    train on both (an MLPerf case: compare's verdict is of that time)."""
+    def finite(name):
+        v = getattr(row, name, None)
+        return v is not None and not pd.isna(v) and np.isfinite(float(v))
+    return not finite("base_median") and not finite("new_median") and \
+        finite("base_time_to_train_min") and finite("new_time_to_train_min")
 
 
 @register("changes_text")
