@@ -462,7 +462,11 @@ def _stamped_spans(run: RunData, whole_crossings: bool = False):
     stretches = np.concatenate([suffix(begins)[1:], [0]]) + same
     _, warm = _stated(run, STATED_WARMUP)
     after = np.flatnonzero(step >= warm) if warm is not None else ()
-    last = min(max(len(ts) // 2, 2), len(ts) - MIN_PRINTED)
+    # a warm-up is the run's start: a later line of another epoch would skip that epoch's
+    # start (a slow first step) as if it were one
+    later = np.flatnonzero(epoch != epoch[0])
+    last = min(max(len(ts) // 2, 2), len(ts) - MIN_PRINTED,
+               max(int(later[0]), 2) if len(later) else len(ts))
     if len(after) and last <= after[0] <= len(ts) - 1 - MIN_PRINTED:
         last = int(after[0]) + 1
     iterations, seconds, stretches = iterations[:last], seconds[:last], stretches[:last]
