@@ -382,13 +382,12 @@ def _stamped(run: RunData, figure: float,
     log stamps it before its first training line (``train_start``), counting the first
     line's own iteration and its seconds from that stamp (a slow first step, in the
     program's average only so), where its closing line states the time it is over, which
-    bounds that gap; and on finer stamps the mean by iterations of the intervals' paces (the
-    program's mean of its iterations' rates: a slow last step weighs one step in it), each
-    at most MISMATCH above their median (an interval shorter than the rest is a print
-    delayed before it), where it lies within MISMATCH of the global batch x their
-    iterations / their seconds, the last interval left out (slow steps inside the run make
-    that mean overstate the run's pace). Intervals across an epoch's end or holding an
-    evaluation line are left out (their time is not training); on whole seconds also the
+    bounds that gap; and on finer stamps the pace of the intervals within epochs less the
+    last (a program's mean of its iterations' rates is that pace where it weighs one slow
+    step, the last, a final sync or save; slow steps inside the run make it overstate the
+    run's pace, and :func:`_closing_against_lines` names it). Intervals across an epoch's
+    end or holding an evaluation line are left out (their time is not training), but for
+    the new epoch's first steps (:func:`_epochs_first_steps`); on whole seconds also the
     spans less the intervals far off the others' pace and their printed rates
     (:func:`_off_pace`: a stall the program's timers may leave out, which those rates do not
     show). Each with the rounding its stamps allow (a span too coarse to confirm a figure
@@ -424,9 +423,9 @@ def _stamped_spans(run: RunData, whole_crossings: bool = False):
     """What :func:`_stamped` reads, made once a run: (the lines, and from each line up to
     half-way or the stated warm-up's the iterations, seconds and rounding slack of the
     intervals within epochs from it to the last, NaN where none; the run-wide statements
-    from the run's start and of the intervals' paces; (the mean of those paces, the pace of
-    their time, what) where that mean is no pace of the run, else None), None where it
-    reads nothing."""
+    from the run's start and of the intervals less the last; (the mean of the intervals'
+    paces, the pace of their time less the last, what) where that mean is more than
+    MISMATCH from it, else None), None where it reads nothing."""
     if not np.isfinite(run.global_batch_size):
         return None
     lines, epoch, step, ts = run.timeline()
@@ -439,14 +438,16 @@ def _stamped_spans(run: RunData, whole_crossings: bool = False):
     held = holds_evaluation(run.evaluations, lines)
     same = (ds > 0) & (np.diff(epoch) == 0) & ~held
     begins = same & ~np.concatenate([[False], same[:-1]])  # each stretch's first interval
-    first = _epochs_first_steps(run, lines, epoch, step, same, held)
+    # an interval holding a named evaluation trains from its last stamped line on
+    base = np.where(held, _after_evaluations(run, lines, ts), dt)
+    first = _epochs_first_steps(run, lines, epoch, step, same, held & ~np.isfinite(base))
     reading = rate_reading(run)
     if whole_crossings and not (first.any() and (step[1:][first] > 1).any() and (
             reading is None or reading.own)):  # a rate recovered from means is one of time
         return None
     if first.any():  # each its own stretch: its time is its printed rate's, not the stamps'
         ds, dt = ds.astype(float), dt.copy()
-        ds[first] = step[1:][first]
+        ds[first], dt[first] = step[1:][first], base[first]
         if not whole_crossings:
             dt[first] = np.minimum(
                 dt[first], batch * ds[first] / _interval_rates_at(run, lines)[1:][first])
@@ -461,7 +462,11 @@ def _stamped_spans(run: RunData, whole_crossings: bool = False):
     stretches = np.concatenate([suffix(begins)[1:], [0]]) + same
     _, warm = _stated(run, STATED_WARMUP)
     after = np.flatnonzero(step >= warm) if warm is not None else ()
-    last = min(max(len(ts) // 2, 2), len(ts) - MIN_PRINTED)
+    # a warm-up is the run's start: a later line of another epoch would skip that epoch's
+    # start (a slow first step) as if it were one
+    later = np.flatnonzero(epoch != epoch[0])
+    last = min(max(len(ts) // 2, 2), len(ts) - MIN_PRINTED,
+               max(int(later[0]), 2) if len(later) else len(ts))
     if len(after) and last <= after[0] <= len(ts) - 1 - MIN_PRINTED:
         last = int(after[0]) + 1
     iterations, seconds, stretches = iterations[:last], seconds[:last], stretches[:last]
@@ -505,18 +510,38 @@ def _stamped_spans(run: RunData, whole_crossings: bool = False):
     uneven = None
     if np.isfinite(mid):
         n, s = ds[same][counted], dt[same][counted]
-        mean = float(np.average(np.minimum(paces[counted], (1 + MISMATCH) * mid), weights=n))
         # a program's mean of its iterations' rates weighs a slow step as one step: it is a
-        # pace of the run only where it is the pace of the run's time, less its last step (a
-        # final sync or save); slow steps inside the run make it overstate that pace
+        # pace of the run where it is the pace of the run's time less its last step (a final
+        # sync or save: that step weighs one step in it); slow steps inside the run make it
+        # overstate that pace, which alone is the statement
         timed = batch * float(n[:-1].sum()) / float(s[:-1].sum())
-        what = (f"the mean by iterations of the paces of its {int(counted.sum()):,} "
-                "intervals within epochs by the timestamps")
-        if abs(mean - timed) <= MISMATCH * timed:
-            rest.append((mean, 0.0, what))
-        else:
-            uneven = (mean, timed, what)
+        rest.append((timed, 0.0, f"the global batch {batch:,.0f} x the {int(n[:-1].sum()):,} "
+                                 f"iterations of its {len(n) - 1:,} intervals within epochs "
+                                 "before the last / their seconds by the timestamps"))
+        mean = float(np.average(np.minimum(paces[counted], (1 + MISMATCH) * mid), weights=n))
+        if abs(mean - timed) > MISMATCH * timed:
+            uneven = (mean, timed, f"the mean by iterations of the paces of its "
+                                   f"{int(counted.sum()):,} intervals within epochs by the "
+                                   "timestamps")
     return lines, iterations, seconds, slack, rest, uneven
+
+
+def _after_evaluations(run: RunData, lines: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """For each interval between training `lines` (stamped `ts`): the seconds from the last
+    stamped evaluation line strictly inside it (``RunData.evaluation_stamps``: an evaluation's
+    results, an epoch's closing line) to its end, NaN where none is: the time the interval
+    trained after the evaluation it holds."""
+    out = np.full(max(len(lines) - 1, 0), np.nan)
+    marks, stamps = run.evaluations, run.evaluation_stamps
+    if marks is None or stamps is None or not len(marks) or len(lines) < 2:
+        return out
+    stamped = np.isfinite(stamps)
+    marks, stamps = marks[stamped], stamps[stamped]
+    last = np.searchsorted(marks, lines[1:], "left") - 1  # the last mark before each end
+    inside = (last >= 0) & (marks[np.maximum(last, 0)] > lines[:-1])
+    after = ts[1:] - stamps[np.maximum(last, 0)]
+    out[inside & (after >= 0)] = after[inside & (after >= 0)]
+    return out
 
 
 def _epochs_first_steps(run: RunData, lines, epoch, step, same, held) -> np.ndarray:
@@ -529,9 +554,12 @@ def _epochs_first_steps(run: RunData, lines, epoch, step, same, held) -> np.ndar
     from the rest."""
     none = np.zeros(len(lines) - 1, dtype=bool)
     strides, counts = np.unique(np.diff(step)[same], return_counts=True)
-    if not _global_rate(run) or not len(strides):
+    # the print frequency: the most common stride an epoch's first line is at (a short
+    # tail printed at each epoch's end is a stride as common where epochs are short)
+    firsts = np.isin(strides, step[1:][np.diff(epoch) > 0])
+    if not _global_rate(run) or not firsts.any():
         return none
-    stride = strides[np.argmax(counts)]  # the print frequency; an epoch's short tail aside
+    stride = strides[firsts][np.argmax(counts[firsts])]
     rate = _interval_rates_at(run, lines)[1:]
     with np.errstate(invalid="ignore"):
         return (np.diff(epoch) > 0) & (step[1:] == stride) & ~held & np.isfinite(rate) \

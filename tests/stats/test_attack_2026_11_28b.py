@@ -143,7 +143,8 @@ def test_a_closing_figure_ten_times_the_lines_is_flagged(tmp_path, n, method):
     assert row["throughput"] == 25600.0 and row["problem_kind"] == "figure_mismatch"
     assert "the closing figure 25,600.00 samples/s" in row["problem"]
     assert "from every pace the run's training lines state" in row["problem"]
-    assert "intervals within epochs by the timestamps: 2,560.00" in row["problem"]
+    assert "intervals within epochs before the last / their seconds by the timestamps: 2,560.00" \
+        in row["problem"]
 
 
 def test_a_closing_figure_near_the_lines_is_not_flagged(tmp_path):
