@@ -160,6 +160,18 @@ def test_a_mean_of_rates_over_many_slow_steps_is_not_the_runs_pace(tmp_path, clo
     assert row["throughput"] == pytest.approx(said, rel=1e-4)
 
 
+def _closed(tmp_path, out: list[str], t, steps: list[float], closing: str):
+    """`out` written with a Summary at `t` of the mean of the rates of `steps` ("mean") or
+    of the run's pace over them ("pace", 8 x 256 a step): the reported row and the
+    Summary."""
+    said = (sum(2048 / x for x in steps) / len(steps) if closing == "mean"
+            else 2048 * len(steps) / sum(steps))
+    out.append(f"DLL {S.stamp(t)} - Summary: train.loss : 6.9 None train.total_ips : "
+               f"{said:.2f} images/s ")
+    S.write(tmp_path, out)
+    return run_throughput(parse_paths([tmp_path]), "reported").iloc[0], said
+
+
 def _per_step_rates(tmp_path, steps: list[float], closing: str):
     """A line a step of `steps` s, each printing its true rate (fine stamps), and a Summary
     of the mean of those rates ("mean") or of the run's pace ("pace"): the reported row and
@@ -171,12 +183,7 @@ def _per_step_rates(tmp_path, steps: list[float], closing: str):
     for i, step in enumerate(steps):
         t += timedelta(seconds=step)
         out.append(S.train_line(t, 0, i + 1, 2048 / step))
-    said = (sum(2048 / x for x in steps) / len(steps) if closing == "mean"
-            else 2048 * len(steps) / sum(steps))
-    out.append(f"DLL {S.stamp(t)} - Summary: train.loss : 6.9 None train.total_ips : "
-               f"{said:.2f} images/s ")
-    S.write(tmp_path, out)
-    return run_throughput(parse_paths([tmp_path]), "reported").iloc[0], said
+    return _closed(tmp_path, out, t, steps, closing)
 
 
 #: (one step in `every`, that many times 0.3 s): attack73 rare20's shapes, whose Summary
@@ -236,12 +243,7 @@ def _epochs(tmp_path, first: float, pause: float, closing: str, every: int = 1,
                 ips = (2048 * len(done) / sum(done) if rate == "time"
                        else sum(2048 / x for x in done) / len(done))
                 out.append(S.train_line(t, epoch, it, ips))
-    said = (sum(2048 / x for x in steps) / len(steps) if closing == "mean"
-            else 2048 * len(steps) / sum(steps))
-    out.append(f"DLL {S.stamp(t)} - Summary: train.loss : 6.9 None train.total_ips : "
-               f"{said:.2f} images/s ")
-    S.write(tmp_path, out)
-    return run_throughput(parse_paths([tmp_path]), "reported").iloc[0], said
+    return _closed(tmp_path, out, t, steps, closing)
 
 
 @pytest.mark.parametrize("every", [1, 10])
