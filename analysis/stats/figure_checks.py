@@ -545,13 +545,14 @@ def _after_evaluations(run: RunData, lines: np.ndarray, ts: np.ndarray) -> np.nd
 
 
 def _epochs_first_steps(run: RunData, lines, epoch, step, same, held) -> np.ndarray:
-    """Which intervals between `lines` (as many steps each within epochs as most are,
-    `same`) end on their epoch's first line, that many steps in, printing those steps' rate
-    (the run's global rates): an interval across an epoch's end holds the new epoch's first
-    steps, which the program counts (a slow first one, as a loader starting anew makes it,
-    is training time the rate shows), and may hold more (an evaluation, a save, steps of
-    the old epoch no line printed) that it leaves out; the rate tells those steps' time
-    from the rest."""
+    """Which intervals between `lines` end on their epoch's first line, at the print
+    frequency (the most common stride, among those within epochs, `same`, that an epoch's
+    first line is at), printing those steps' rate (the run's global rates), and hold no
+    unstamped evaluation (`held`): an interval across an epoch's end holds the new epoch's
+    first steps, which the program counts (a slow first one, as a loader starting anew
+    makes it, is training time the rate shows), and may hold more (an evaluation, a save,
+    steps of the old epoch no line printed) that it leaves out; the rate tells those steps'
+    time from the rest."""
     none = np.zeros(len(lines) - 1, dtype=bool)
     strides, counts = np.unique(np.diff(step)[same], return_counts=True)
     # the print frequency: the most common stride an epoch's first line is at (a short
