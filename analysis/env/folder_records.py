@@ -221,6 +221,7 @@ def load_campaign(root: Path) -> CampaignInput:
     spec = root / "campaign.yaml"
     if spec.is_file():
         camp.text, camp.name = spec.read_text(encoding="utf-8", errors="replace"), spec.name
+    marked = set()
     for marker in sorted(root.rglob("*.done")):
         try:
             data = loads_json(_text(marker))
@@ -229,6 +230,7 @@ def load_campaign(root: Path) -> CampaignInput:
             continue
         if isinstance(data, dict):
             stem = _rel(marker, root)[: -len(".done")]
+            marked |= {stem, str(data.get("run_id") or stem)}
             camp.commands += _commands_of(data, stem)
             camp.suite_commits |= {_suite_commit(data)} - {""}
             if data.get("ok") is False:
@@ -236,6 +238,8 @@ def load_campaign(root: Path) -> CampaignInput:
                 camp.failed.append((run, str(data.get("state", "")), str(data.get("reason", ""))))
                 camp.failed_case[run] = _marker_case(data)
     rows = _read_status(root / "status.json", root, camp)
+    # a run's done marker outranks the status.json a killed runner left behind
+    camp.pending = [run for run in camp.pending if run not in marked]
     for run, fields in camp.failed_case.items():
         _fill_case(fields, _status_case(rows.get(run, {})), meta_from_path(run))
     return camp

@@ -438,20 +438,25 @@ def _stamped_spans(run: RunData, whole_crossings: bool = False):
     held = holds_evaluation(run.evaluations, lines)
     same = (ds > 0) & (np.diff(epoch) == 0) & ~held
     begins = same & ~np.concatenate([[False], same[:-1]])  # each stretch's first interval
-    # an interval holding a named evaluation trains from its last stamped line on
+    # an interval holding a named evaluation trains from its last stamped line on: the
+    # steps after it (a slow first one) are training, whose time the line's rate states
     base = np.where(held, _after_evaluations(run, lines, ts), dt)
+    rates = _interval_rates_at(run, lines)[1:]
+    with np.errstate(invalid="ignore"):
+        resumed = held & np.isfinite(base) & (ds > 0) & (np.diff(epoch) == 0) & (rates > 0)
     first = _epochs_first_steps(run, lines, epoch, step, same, held & ~np.isfinite(base))
+    apart = first | resumed
     reading = rate_reading(run)
-    if whole_crossings and not (first.any() and (step[1:][first] > 1).any() and (
-            reading is None or reading.own)):  # a rate recovered from means is one of time
-        return None
-    if first.any():  # each its own stretch: its time is its printed rate's, not the stamps'
+    if whole_crossings and not (apart.any() and (np.where(first, step[1:], ds)[apart] > 1).any()
+                                and (reading is None or reading.own)):
+        return None  # a rate of one step, or recovered from running means, states its time
+    if apart.any():  # each its own stretch: its time is its printed rate's, not the stamps'
         ds, dt = ds.astype(float), dt.copy()
-        ds[first], dt[first] = step[1:][first], base[first]
+        ds[first] = step[1:][first]
+        dt[apart] = base[apart]
         if not whole_crossings:
-            dt[first] = np.minimum(
-                dt[first], batch * ds[first] / _interval_rates_at(run, lines)[1:][first])
-        same, begins = same | first, begins | first | np.concatenate([[False], first[:-1]]) & same
+            dt[apart] = np.minimum(dt[apart], batch * ds[apart] / rates[apart])
+        same, begins = same | apart, begins | apart | np.concatenate([[False], apart[:-1]]) & same
 
     def suffix(x):
         return np.cumsum(x[::-1])[::-1]
@@ -545,13 +550,14 @@ def _after_evaluations(run: RunData, lines: np.ndarray, ts: np.ndarray) -> np.nd
 
 
 def _epochs_first_steps(run: RunData, lines, epoch, step, same, held) -> np.ndarray:
-    """Which intervals between `lines` (as many steps each within epochs as most are,
-    `same`) end on their epoch's first line, that many steps in, printing those steps' rate
-    (the run's global rates): an interval across an epoch's end holds the new epoch's first
-    steps, which the program counts (a slow first one, as a loader starting anew makes it,
-    is training time the rate shows), and may hold more (an evaluation, a save, steps of
-    the old epoch no line printed) that it leaves out; the rate tells those steps' time
-    from the rest."""
+    """Which intervals between `lines` end on their epoch's first line, at the print
+    frequency (the most common stride, among those within epochs, `same`, that an epoch's
+    first line is at), printing those steps' rate (the run's global rates), and hold no
+    unstamped evaluation (`held`): an interval across an epoch's end holds the new epoch's
+    first steps, which the program counts (a slow first one, as a loader starting anew
+    makes it, is training time the rate shows), and may hold more (an evaluation, a save,
+    steps of the old epoch no line printed) that it leaves out; the rate tells those steps'
+    time from the rest."""
     none = np.zeros(len(lines) - 1, dtype=bool)
     strides, counts = np.unique(np.diff(step)[same], return_counts=True)
     # the print frequency: the most common stride an epoch's first line is at (a short

@@ -123,10 +123,10 @@ def test_runs_the_campaign_never_started_are_counted(reports):
     29 left pending in status.json are a caveat on page 1 (en and zh), not silence; none
     failed."""
     caveats = str(reports["en"].caveats())
-    assert "**Runs not made**: 29 of the 70 runs the campaign spec asks for never started" \
+    assert "**Runs not made**: 29 of the 70 runs the campaign spec asks for did not finish" \
         in caveats
     assert "**Failed runs**" not in caveats
-    assert "70 次运行中有 29 次未开始" in str(reports["zh"].caveats())
+    assert "70 次运行中有 29 次未完成" in str(reports["zh"].caveats())
 
 
 def test_a_status_file_that_is_not_one_is_named_and_left_out(tmp_path):

@@ -160,6 +160,18 @@ def test_a_mean_of_rates_over_many_slow_steps_is_not_the_runs_pace(tmp_path, clo
     assert row["throughput"] == pytest.approx(said, rel=1e-4)
 
 
+def _closed(tmp_path, out: list[str], t, steps: list[float], closing: str):
+    """`out` written with a Summary at `t` of the mean of the rates of `steps` ("mean") or
+    of the run's pace over them ("pace", 8 x 256 a step): the reported row and the
+    Summary."""
+    said = (sum(2048 / x for x in steps) / len(steps) if closing == "mean"
+            else 2048 * len(steps) / sum(steps))
+    out.append(f"DLL {S.stamp(t)} - Summary: train.loss : 6.9 None train.total_ips : "
+               f"{said:.2f} images/s ")
+    S.write(tmp_path, out)
+    return run_throughput(parse_paths([tmp_path]), "reported").iloc[0], said
+
+
 def _per_step_rates(tmp_path, steps: list[float], closing: str):
     """A line a step of `steps` s, each printing its true rate (fine stamps), and a Summary
     of the mean of those rates ("mean") or of the run's pace ("pace"): the reported row and
@@ -171,12 +183,7 @@ def _per_step_rates(tmp_path, steps: list[float], closing: str):
     for i, step in enumerate(steps):
         t += timedelta(seconds=step)
         out.append(S.train_line(t, 0, i + 1, 2048 / step))
-    said = (sum(2048 / x for x in steps) / len(steps) if closing == "mean"
-            else 2048 * len(steps) / sum(steps))
-    out.append(f"DLL {S.stamp(t)} - Summary: train.loss : 6.9 None train.total_ips : "
-               f"{said:.2f} images/s ")
-    S.write(tmp_path, out)
-    return run_throughput(parse_paths([tmp_path]), "reported").iloc[0], said
+    return _closed(tmp_path, out, t, steps, closing)
 
 
 #: (one step in `every`, that many times 0.3 s): attack73 rare20's shapes, whose Summary
@@ -236,12 +243,7 @@ def _epochs(tmp_path, first: float, pause: float, closing: str, every: int = 1,
                 ips = (2048 * len(done) / sum(done) if rate == "time"
                        else sum(2048 / x for x in done) / len(done))
                 out.append(S.train_line(t, epoch, it, ips))
-    said = (sum(2048 / x for x in steps) / len(steps) if closing == "mean"
-            else 2048 * len(steps) / sum(steps))
-    out.append(f"DLL {S.stamp(t)} - Summary: train.loss : 6.9 None train.total_ips : "
-               f"{said:.2f} images/s ")
-    S.write(tmp_path, out)
-    return run_throughput(parse_paths([tmp_path]), "reported").iloc[0], said
+    return _closed(tmp_path, out, t, steps, closing)
 
 
 @pytest.mark.parametrize("every", [1, 10])
@@ -331,3 +333,34 @@ def test_a_later_line_of_another_epoch_is_no_warm_up(tmp_path):
     only."""
     row, _ = _epochs(tmp_path, 15.0, 0.0, "mean", 10, "mean", steps_an_epoch=150)
     assert row["problem_kind"] != "", row["problem"]
+
+
+def _evaluations_inside(tmp_path, closing: str):
+    """One epoch of 600 steps of 0.3 s, a line every 10 printing their rate, an 8 s
+    evaluation its line names every 100 steps and the step after it 20 times as long."""
+    from datetime import timedelta
+    t, out, steps = S.START + timedelta(seconds=20.25), [
+        S.parameter(S.START, arch="resnet50", batch_size=256, amp=True, world_size=8,
+                    print_freq=10, epochs=1)], []
+    for it in range(1, 601):
+        if it % 100 == 1 and it > 1:
+            t += timedelta(seconds=8.0)
+            out.append(f"DLL {S.stamp(t)} - Epoch: 0 Iteration: {it}  val.loss : 5.1 None "
+                       "val.top1 : 12.3 % val.compute_ips : 20000.00 images/s")
+        step = 0.3 * (20.0 if it % 100 == 1 and it > 1 else 1.0)
+        t += timedelta(seconds=step)
+        steps.append(step)
+        if it % 10 == 0:
+            out.append(S.train_line(t, 0, it, 2048 * 10 / sum(steps[-10:])))
+    return _closed(tmp_path, out, t, steps, closing)
+
+
+def test_a_slow_step_after_an_evaluation_inside_an_epoch_is_training_time(tmp_path):
+    """The interval holding a named evaluation inside an epoch was left out whole, its
+    slow step with it: a mean-of-rates Summary passed at +17.9 % and a true one was
+    flagged (attack82 mid, midt)."""
+    row, _ = _evaluations_inside(tmp_path, "mean")
+    assert row["problem_kind"] == "figure_mismatch", row["problem"]
+    true, pace = _evaluations_inside(tmp_path, "pace")
+    assert true["problem_kind"] == "", true["problem"]
+    assert true["throughput"] == pytest.approx(pace, rel=1e-4)
