@@ -450,13 +450,16 @@ def _stamped_spans(run: RunData, whole_crossings: bool = False):
     if whole_crossings and not (apart.any() and (np.where(first, step[1:], ds)[apart] > 1).any()
                                 and (reading is None or reading.own)):
         return None  # a rate of one step, or recovered from running means, states its time
-    if apart.any():  # each its own stretch: its time is its printed rate's, not the stamps'
+    stamped = same  # the stretches whose stamps telescope, a rounding at each end
+    if apart.any():  # timed by the rate its line prints, not by the stamps
         ds, dt = ds.astype(float), dt.copy()
         ds[first] = step[1:][first]
-        dt[apart] = base[apart]
-        if not whole_crossings:
-            dt[apart] = np.minimum(dt[apart], batch * ds[apart] / rates[apart])
-        same, begins = same | apart, begins | apart | np.concatenate([[False], apart[:-1]]) & same
+        said = batch * ds[apart] / rates[apart]
+        # the rate's time, within the interval; read whole, at least that and all the
+        # stamps hold after an evaluation line (one stamped late cuts the steps short)
+        dt[apart] = np.minimum(dt[apart], np.maximum(base[apart], said) if whole_crossings
+                               else said)
+        same = same | apart
 
     def suffix(x):
         return np.cumsum(x[::-1])[::-1]
@@ -464,7 +467,7 @@ def _stamped_spans(run: RunData, whole_crossings: bool = False):
     iterations = suffix(np.where(same, ds, 0)).astype(float)
     seconds = suffix(np.where(same, dt, 0.0))
     # from interval k on, a stretch begins at k where k is in one, and at every begin after
-    stretches = np.concatenate([suffix(begins)[1:], [0]]) + same
+    stretches = np.concatenate([suffix(begins)[1:], [0]]) + stamped
     _, warm = _stated(run, STATED_WARMUP)
     after = np.flatnonzero(step >= warm) if warm is not None else ()
     # a warm-up is the run's start: a later line of another epoch would skip that epoch's
