@@ -200,8 +200,9 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     if not said:
         return est
     # where epochs' first lines print a rate of several steps, their intervals read both ways
-    whole = [(abs(est.throughput - v) / v, slack, v, f"{what} (each epoch's first line's "
-              "interval whole)") for v, slack, what in _stamped(run, est.throughput, True)]
+    whole = [(abs(est.throughput - v) / v, slack, v,
+              f"{what} (each epoch's or evaluation's first line's interval whole)")
+             for v, slack, what in _stamped(run, est.throughput, True)]
     if any(a + slack <= MISMATCH for a, slack, _, _ in whole):
         return est
     apart = [(abs(est.throughput - v) / v, slack, v, what) for v, slack, what in said]
@@ -248,11 +249,12 @@ def _epoch_starts_in_doubt(est: Estimate, line: int, whole) -> Estimate:
     apart, _, value, what = whole
     return Estimate.fail(
         f"the closing figure {est.throughput:,.2f} samples/s (line {line}) is the pace of the "
-        "run's stamps where the first line of each epoch took only the time its printed rate "
-        f"states; {what}: {value:,.2f} samples/s, {apart:.1%} apart. Those lines print a rate "
-        "of several steps, which may be the mean of their rates (a slow first step hardly "
-        "moves it): the time the stamps hold beyond it is a pause the program leaves out or "
-        "slow first steps, and the log cannot tell which; no figure",
+        "run's stamps where the first line of each epoch, or after an evaluation, took only "
+        f"the time its printed rate states; {what}: {value:,.2f} samples/s, {apart:.1%} "
+        "apart. Those lines print a rate of several steps, which may be the mean of their "
+        "rates (a slow first step hardly moves it): the time the stamps hold beyond it is a "
+        "pause the program leaves out or slow first steps, and the log cannot tell which; "
+        "no figure",
         "missing_timestamps", est.method)
 
 
@@ -501,7 +503,9 @@ def _stamped_spans(run: RunData, whole_crossings: bool = False):
     # where the lines' printed rates do not show it (a slow phase they show is no stall)
     weight = ds / _interval_rates_at(run, lines)[1:] if _global_rate(run) else np.full(
         len(dt), np.nan)
-    off = _off_pace(weight, dt, same) if coarse else np.zeros(len(dt), dtype=bool)
+    # an interval timed by its rate (an epoch's first steps, those after an evaluation) is
+    # training the rate states, never a stall to leave out
+    off = _off_pace(weight, dt, same & ~apart) if coarse else np.zeros(len(dt), dtype=bool)
     if off.any():  # a program's timers may leave out a stall the stamps show
         free = same & ~off
         n_free, s_free = int(np.sum(ds[free])), float(np.sum(dt[free]))
