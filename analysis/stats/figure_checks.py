@@ -506,6 +506,12 @@ def _stamped_spans(run: RunData, whole_crossings: bool = False):
     # an interval timed by its rate (an epoch's first steps, those after an evaluation) is
     # training the rate states, never a stall to leave out
     off = _off_pace(weight, dt, same & ~apart) if coarse else np.zeros(len(dt), dtype=bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        said = weight / ds  # seconds an iteration by the printed rate
+    typical = _median(said[same & np.isfinite(said)]) if off.any() else np.nan
+    # one whose own rate shows it slow is a slow stretch the program saw, however much a
+    # mean of its steps' rates understates it: no stall its timers left out
+    off &= ~(said > (1 + STAMP_NOISE) * typical)
     if off.any():  # a program's timers may leave out a stall the stamps show
         free = same & ~off
         n_free, s_free = int(np.sum(ds[free])), float(np.sum(dt[free]))
