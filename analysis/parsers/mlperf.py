@@ -227,10 +227,10 @@ def _one_copy_of_each_block(log: LogText, span: list[tuple[int, dict]]
         if rec["key"] != "block_start":
             continue
         first = _metadata(rec).get("first_epoch_num")
-        if first is not None:
-            if first in seen:
+        if _is_number(first):  # anything else names no epoch to tell copies by
+            if float(first) in seen:
                 continue
-            seen.add(first)
+            seen.add(float(first))
         blocks.append((line, float(rec["time_ms"]) / 1e3, _epochs(rec)))
     return blocks
 

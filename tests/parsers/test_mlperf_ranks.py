@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -183,3 +184,14 @@ def test_blocks_every_rank_prints_are_one_block_each(tmp_path, late_ms, tagged):
     assert not kinds & {"timestamps_jump", "timestamps_backwards"}, result.problems
     _, truth = _parse(alone)
     assert minutes["result_0.txt"] == pytest.approx(truth["result_0.txt"])
+
+
+def test_a_block_naming_its_first_epoch_oddly_is_read_not_a_crash(tmp_path):
+    """A block_start whose first_epoch_num is a list (a hand-edited or broken log) names no
+    epoch to tell copies by: read as a block, no internal error."""
+    lines = REAL_RESNET.read_text().splitlines()
+    at = next(k for k, ln in enumerate(lines) if '"key": "block_start"' in ln)
+    lines[at] = re.sub(r'"first_epoch_num": [0-9.]+', '"first_epoch_num": [1]', lines[at])
+    (tmp_path / "result_0.txt").write_text("\n".join(lines) + "\n")
+    _, minutes = _parse(tmp_path)
+    assert minutes["result_0.txt"] > 0
