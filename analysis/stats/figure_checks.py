@@ -223,7 +223,7 @@ def _closing_against_lines(run: RunData, est: Estimate) -> Estimate:
     shown += [near] if near not in shown else []
     named = "; ".join(f"{what}: {v:,.2f}" + (f" (to within {slack:.1%})" if slack else "")
                       for _, slack, v, what in shown)
-    spans = _once(run, "stamped spans False", lambda: _stamped_spans(run))
+    spans = _spans(run)
     uneven = spans[5] if spans is not None else None
     if uneven is not None and abs(est.throughput - uneven[0]) <= MISMATCH * uneven[0]:
         mean, timed, what = uneven
@@ -398,8 +398,7 @@ def _stamped(run: RunData, figure: float,
     :func:`_epochs_first_steps` counts take their whole stamped time, and none is read
     where there are none, or their lines print a rate of one step or one recovered from
     running means (each tells its steps' time)."""
-    spans = _once(run, f"stamped spans {whole_crossings}",
-                  lambda: _stamped_spans(run, whole_crossings))
+    spans = _spans(run, whole_crossings)
     if spans is None:
         return []
     lines, iterations, seconds, slack, rest, _ = spans
@@ -419,6 +418,12 @@ def _stamped(run: RunData, figure: float,
 
 #: How :func:`_stamped` begins what the lines from a later line than the second state.
 LATER = "from a later line: "
+
+
+def _spans(run: RunData, whole_crossings: bool = False):
+    """:func:`_stamped_spans` of the run, made once a run for each reading."""
+    return _once(run, f"stamped spans {whole_crossings}",
+                 lambda: _stamped_spans(run, whole_crossings))
 
 
 def _stamped_spans(run: RunData, whole_crossings: bool = False):
@@ -446,7 +451,7 @@ def _stamped_spans(run: RunData, whole_crossings: bool = False):
     rates = _interval_rates_at(run, lines)[1:]
     with np.errstate(invalid="ignore"):
         resumed = held & np.isfinite(base) & (ds > 0) & (np.diff(epoch) == 0) & (rates > 0)
-    first = _epochs_first_steps(run, lines, epoch, step, same, held & ~np.isfinite(base))
+    first = _epochs_first_steps(run, epoch, step, rates, same, held & ~np.isfinite(base))
     apart = first | resumed
     reading = rate_reading(run)
     if whole_crossings and not (apart.any() and (np.where(first, step[1:], ds)[apart] > 1).any()
@@ -501,8 +506,7 @@ def _stamped_spans(run: RunData, whole_crossings: bool = False):
                          f"{int(lines[-1])} / their {s + gap:.6g} s from the stamp before the "
                          "first training line"))
     # where the lines' printed rates do not show it (a slow phase they show is no stall)
-    weight = ds / _interval_rates_at(run, lines)[1:] if _global_rate(run) else np.full(
-        len(dt), np.nan)
+    weight = ds / rates if _global_rate(run) else np.full(len(dt), np.nan)
     # an interval timed by its rate (an epoch's first steps, those after an evaluation) is
     # training the rate states, never a stall to leave out
     off = _off_pace(weight, dt, same & ~apart) if coarse else np.zeros(len(dt), dtype=bool)
@@ -562,8 +566,9 @@ def _after_evaluations(run: RunData, lines: np.ndarray, ts: np.ndarray) -> np.nd
     return out
 
 
-def _epochs_first_steps(run: RunData, lines, epoch, step, same, held) -> np.ndarray:
-    """Which intervals between `lines` end on their epoch's first line, at the print
+def _epochs_first_steps(run: RunData, epoch, step, rate, same, held) -> np.ndarray:
+    """Which intervals between the run's lines (`epoch`, `step`; each interval's global
+    `rate`, :func:`_interval_rates_at`) end on their epoch's first line, at the print
     frequency (the most common stride, among those within epochs, `same`, that an epoch's
     first line is at), printing those steps' rate (the run's global rates), and hold no
     unstamped evaluation (`held`): an interval across an epoch's end holds the new epoch's
@@ -571,7 +576,7 @@ def _epochs_first_steps(run: RunData, lines, epoch, step, same, held) -> np.ndar
     makes it, is training time the rate shows), and may hold more (an evaluation, a save,
     steps of the old epoch no line printed) that it leaves out; the rate tells those steps'
     time from the rest."""
-    none = np.zeros(len(lines) - 1, dtype=bool)
+    none = np.zeros(len(step) - 1, dtype=bool)
     strides, counts = np.unique(np.diff(step)[same], return_counts=True)
     # the print frequency: the most common stride an epoch's first line is at (a short
     # tail printed at each epoch's end is a stride as common where epochs are short)
@@ -579,7 +584,6 @@ def _epochs_first_steps(run: RunData, lines, epoch, step, same, held) -> np.ndar
     if not _global_rate(run) or not firsts.any():
         return none
     stride = strides[firsts][np.argmax(counts[firsts])]
-    rate = _interval_rates_at(run, lines)[1:]
     with np.errstate(invalid="ignore"):
         return (np.diff(epoch) > 0) & (step[1:] == stride) & ~held & np.isfinite(rate) \
             & (rate > 0)

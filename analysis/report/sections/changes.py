@@ -77,13 +77,15 @@ def table_frame(changes: baseline.Changes, tr: Translator) -> tuple[pd.DataFrame
 
 
 def _scored_by_time(row) -> bool:
-    """Whether a row of the comparison has no throughput on either side and a time to
-    train on both (an MLPerf case: compare's verdict is of that time)."""
-    def finite(name):
-        v = getattr(row, name, None)
-        return v is not None and not pd.isna(v) and np.isfinite(float(v))
-    return not finite("base_median") and not finite("new_median") and \
-        finite("base_time_to_train_min") and finite("new_time_to_train_min")
+    """Whether a row of the comparison is of a case judged by its time to train (the rule
+    compare and trend share) with a time on both sides (compare's verdict is of it)."""
+    from analysis.stats.time_to_train import scored_by_time
+
+    sides = [{"throughput_median": getattr(row, f"{side}_median", np.nan),
+              "time_to_train_min": getattr(row, f"{side}_time_to_train_min", np.nan)}
+             for side in ("base", "new")]
+    return scored_by_time(sides) and bool(np.isfinite(getattr(row, "time_to_train_change",
+                                                              np.nan)))
 
 
 @register("changes_text")
